@@ -1,0 +1,39 @@
+/* cli.h -- the hiredhand command line: shared option handling for the
+ * subcommands in main.c (dispatch), work.c, exec_handler.c and inspect.c.
+ * The CLI uses only the public API of include/hiredhand.h. */
+#ifndef HH_CLI_H
+#define HH_CLI_H
+
+#include "hiredhand.h"
+
+#define CLI_EXIT_USAGE 2
+
+/* Prints "hiredhand: <msg>" on stderr and returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/* Parses a non-negative number of seconds; returns 0 or -1. */
+int cli_parse_seconds(const char *s, double *out);
+/* Parses an integer in [lo, hi]; returns 0 or -1. */
+int cli_parse_int(const char *s, long lo, long hi, long *out);
+
+int cli_work(int argc, char **argv);
+int cli_push(int argc, char **argv);
+int cli_stats(int argc, char **argv);
+int cli_processes(int argc, char **argv);
+int cli_signal(int argc, char **argv, const char *signal);
+
+/* --exec CLASS=COMMAND handlers. */
+typedef struct cli_exec cli_exec;
+/* Parses "CLASS=COMMAND" (split on blanks, no shell) and checks that the
+ * program exists and is executable. Returns NULL with a message in err. */
+cli_exec *cli_exec_new(const char *spec, double timeout, char *err, size_t errlen);
+void cli_exec_free(cli_exec *e);
+const char *cli_exec_class(const cli_exec *e);
+/* The hh_handler_fn running the command; udata is the cli_exec. */
+int cli_exec_handler(hh_job *job, void *udata);
+
+#endif

@@ -1,0 +1,72 @@
+/* main.c -- `hiredhand` entry point: dispatches to the subcommands. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+
+static const char usage[] =
+    "usage: hiredhand <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  work        run jobs from Redis (see hiredhand work --help)\n"
+    "  push        push a job: hiredhand push CLASS [ARGS_JSON] [-q QUEUE] [--in S | --at EPOCH]\n"
+    "  stats       what Sidekiq::Stats shows (--json for machines)\n"
+    "  processes   live processes, as the Web UI's Busy page (--json)\n"
+    "  quiet ID    quiet a process, as the Web UI's Quiet button\n"
+    "  stop ID     stop a process, as the Web UI's Stop button\n"
+    "  dump ID     ask a process to log what each thread runs (TTIN)\n"
+    "  version     print the version\n"
+    "\n"
+    "Every command takes -r/--redis URL (default $REDIS_URL, else redis://127.0.0.1:6379/0)\n"
+    "and --namespace NS.\n";
+
+int cli_usage_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("hiredhand: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return CLI_EXIT_USAGE;
+}
+
+int cli_parse_seconds(const char *s, double *out) {
+    char *end;
+    if (!s || !*s) return -1;
+    double v = strtod(s, &end);
+    if (*end || v < 0 || v != v || v > 1e10) return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_parse_int(const char *s, long lo, long hi, long *out) {
+    char *end;
+    if (!s || !*s) return -1;
+    long v = strtol(s, &end, 10);
+    if (*end || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        fputs(usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? CLI_EXIT_USAGE : 0;
+    }
+    const char *cmd = argv[1];
+    argc--, argv++;
+    if (!strcmp(cmd, "work")) return cli_work(argc, argv);
+    if (!strcmp(cmd, "push")) return cli_push(argc, argv);
+    if (!strcmp(cmd, "stats")) return cli_stats(argc, argv);
+    if (!strcmp(cmd, "processes")) return cli_processes(argc, argv);
+    if (!strcmp(cmd, "quiet")) return cli_signal(argc, argv, "TSTP");
+    if (!strcmp(cmd, "stop")) return cli_signal(argc, argv, "TERM");
+    if (!strcmp(cmd, "dump")) return cli_signal(argc, argv, "TTIN");
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        printf("hiredhand %s\n", HH_VERSION);
+        return 0;
+    }
+    fputs(usage, stderr);
+    return cli_usage_error("unknown command '%s'", cmd);
+}

@@ -1,0 +1,251 @@
+/* work.c -- `hiredhand work`: parses options into hh_manager_options,
+ * registers --exec handlers and --require plug-ins, runs the manager and
+ * turns OS signals into quiet/stop/dump (Sidekiq's INT, TERM, TSTP, TTIN). */
+#include <dlfcn.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli.h"
+
+static const char work_usage[] =
+    "usage: hiredhand work [options]\n"
+    "  -r, --redis URL            redis://[user:password@]host:port/db or unix:///path?db=N\n"
+    "                             (default $REDIS_URL, else redis://127.0.0.1:6379/0)\n"
+    "  -q, --queue NAME[,WEIGHT]  a queue to fetch from; repeatable (default: default).\n"
+    "                             No weights: strict order; weights: weighted random order\n"
+    "  -c, --concurrency N        worker threads (default 10)\n"
+    "  -t, --timeout SECONDS      shutdown grace period (default 25)\n"
+    "  -v, --verbose              log every job (debug level)\n"
+    "      --tag TAG              tag shown on the Web UI's Busy page\n"
+    "      --label LABEL          extra Busy page label; repeatable\n"
+    "  -l, --logfile FILE         append logs to FILE instead of stderr\n"
+    "      --exec CLASS=COMMAND   run COMMAND for jobs of CLASS (job JSON on stdin); repeatable\n"
+    "      --exec-timeout SECONDS fail an --exec job that runs longer (default: none)\n"
+    "      --require PATH.so      load a plug-in that registers C handlers; repeatable\n"
+    "      --namespace NS         prefix every key with NS: (redis-namespace)\n"
+    "      --identity ID          stable process identity (default host:pid:random)\n"
+    "      --fetch reliable|basic reliable (default) keeps fetched jobs in Redis until done\n"
+    "      --timestamps float|millis  payload timestamps for Sidekiq 6/7 (float) or 8 (millis)\n"
+    "      --sidekiq-version V    version shown to 7.x/8.x Web UIs (default 6.4.1)\n"
+    "      --heartbeat-interval S seconds between heartbeats (default 5)\n"
+    "      --poll-interval S      scheduler average poll interval (default 5 x processes)\n"
+    "      --recovery-interval S  orphaned-job scan period (default 60)\n"
+    "      --max-recoveries N     recoveries before a job goes dead (default 3)\n"
+    "      --max-retries N        retries for retry: true (default 25)\n"
+    "      --dead-max-jobs N      dead set size limit (default 10000)\n"
+    "      --dead-timeout S       dead set age limit (default 15552000)\n";
+
+enum {
+    OPT_TAG = 1000, OPT_LABEL, OPT_EXEC, OPT_EXEC_TIMEOUT, OPT_REQUIRE, OPT_NS, OPT_IDENTITY,
+    OPT_FETCH, OPT_TS, OPT_VERSION, OPT_HB, OPT_POLL, OPT_RECOVERY, OPT_MAXREC, OPT_MAXRETRY,
+    OPT_DEADMAX, OPT_DEADTIMEOUT, OPT_HELP
+};
+
+static const struct option longopts[] = {
+    {"redis", required_argument, 0, 'r'},      {"queue", required_argument, 0, 'q'},
+    {"concurrency", required_argument, 0, 'c'}, {"timeout", required_argument, 0, 't'},
+    {"verbose", no_argument, 0, 'v'},          {"logfile", required_argument, 0, 'l'},
+    {"tag", required_argument, 0, OPT_TAG},    {"label", required_argument, 0, OPT_LABEL},
+    {"exec", required_argument, 0, OPT_EXEC},  {"exec-timeout", required_argument, 0, OPT_EXEC_TIMEOUT},
+    {"require", required_argument, 0, OPT_REQUIRE}, {"namespace", required_argument, 0, OPT_NS},
+    {"identity", required_argument, 0, OPT_IDENTITY}, {"fetch", required_argument, 0, OPT_FETCH},
+    {"timestamps", required_argument, 0, OPT_TS}, {"sidekiq-version", required_argument, 0, OPT_VERSION},
+    {"heartbeat-interval", required_argument, 0, OPT_HB}, {"poll-interval", required_argument, 0, OPT_POLL},
+    {"recovery-interval", required_argument, 0, OPT_RECOVERY},
+    {"max-recoveries", required_argument, 0, OPT_MAXREC}, {"max-retries", required_argument, 0, OPT_MAXRETRY},
+    {"dead-max-jobs", required_argument, 0, OPT_DEADMAX}, {"dead-timeout", required_argument, 0, OPT_DEADTIMEOUT},
+    {"help", no_argument, 0, OPT_HELP},        {0, 0, 0, 0}};
+
+static FILE *log_file;
+
+static void log_line(hh_log_level level, const char *msg, void *udata) {
+    (void)udata;
+    static const char *names[] = {"DEBUG", "INFO", "WARN", "ERROR"};
+    struct timespec ts;
+    struct tm tm;
+    char when[32];
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+    FILE *f = log_file ? log_file : stderr;
+    fprintf(f, "%s.%03ldZ pid=%d %s: %s\n", when, ts.tv_nsec / 1000000, (int)getpid(),
+            names[level <= HH_LOG_ERROR ? level : HH_LOG_ERROR], msg);
+    fflush(f);
+}
+
+#define MAX_ITEMS 64
+
+int cli_work(int argc, char **argv) {
+    hh_manager_options o;
+    hh_manager_options_init(&o);
+    o.log = log_line;
+    hh_queue_weight queues[HH_MAX_QUEUES];
+    char *queue_names[HH_MAX_QUEUES];
+    size_t nq = 0;
+    const char *labels[MAX_ITEMS + 1] = {0};
+    size_t nlabels = 0;
+    const char *execs[MAX_ITEMS], *requires[MAX_ITEMS];
+    size_t nexec = 0, nreq = 0;
+    double exec_timeout = 0;
+    const char *logpath = NULL;
+    long l;
+    double d;
+    int ch, rc = 0;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "r:q:c:t:vl:", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'r': o.redis.url = optarg; break;
+        case 'q': {
+            if (nq == HH_MAX_QUEUES) return cli_usage_error("at most %d queues", HH_MAX_QUEUES);
+            char *name = strdup(optarg), *comma = strrchr(name, ',');
+            long w = 0;
+            if (comma) {
+                *comma = '\0';
+                if (cli_parse_int(comma + 1, 0, 1000000, &w) != 0)
+                    return cli_usage_error("bad queue weight in '%s'", optarg);
+            }
+            if (!*name || strchr(name, '|')) return cli_usage_error("bad queue name in '%s'", optarg);
+            queue_names[nq] = name;
+            queues[nq].name = name;
+            queues[nq++].weight = (int)w;
+            break;
+        }
+        case 'c':
+            if (cli_parse_int(optarg, 1, 1000, &l)) return cli_usage_error("bad --concurrency '%s' (1..1000)", optarg);
+            o.concurrency = (int)l;
+            break;
+        case 't':
+            if (cli_parse_seconds(optarg, &o.shutdown_timeout)) return cli_usage_error("bad --timeout '%s'", optarg);
+            break;
+        case 'v': o.log_level = HH_LOG_DEBUG; break;
+        case 'l': logpath = optarg; break;
+        case OPT_TAG: o.tag = optarg; break;
+        case OPT_LABEL:
+            if (nlabels == MAX_ITEMS) return cli_usage_error("too many --label");
+            labels[nlabels++] = optarg;
+            break;
+        case OPT_EXEC:
+            if (nexec == MAX_ITEMS) return cli_usage_error("too many --exec");
+            execs[nexec++] = optarg;
+            break;
+        case OPT_EXEC_TIMEOUT:
+            if (cli_parse_seconds(optarg, &exec_timeout)) return cli_usage_error("bad --exec-timeout '%s'", optarg);
+            break;
+        case OPT_REQUIRE:
+            if (nreq == MAX_ITEMS) return cli_usage_error("too many --require");
+            requires[nreq++] = optarg;
+            break;
+        case OPT_NS: o.redis.ns = optarg; break;
+        case OPT_IDENTITY:
+            if (!*optarg || strchr(optarg, '|') || strlen(optarg) > 200)
+                return cli_usage_error("bad --identity '%s' (1..200 chars, no '|')", optarg);
+            o.identity = optarg;
+            break;
+        case OPT_FETCH:
+            if (!strcmp(optarg, "reliable")) o.fetch = HH_FETCH_RELIABLE;
+            else if (!strcmp(optarg, "basic")) o.fetch = HH_FETCH_BASIC;
+            else return cli_usage_error("--fetch is reliable or basic, not '%s'", optarg);
+            break;
+        case OPT_TS:
+            if (!strcmp(optarg, "float")) o.redis.timestamps = HH_TS_FLOAT;
+            else if (!strcmp(optarg, "millis")) o.redis.timestamps = HH_TS_MILLIS;
+            else return cli_usage_error("--timestamps is float or millis, not '%s'", optarg);
+            break;
+        case OPT_VERSION: o.version = optarg; break;
+        case OPT_HB:
+            if (cli_parse_seconds(optarg, &d) || d < 0.1 || d > 30) return cli_usage_error("bad --heartbeat-interval '%s' (0.1..30)", optarg);
+            o.heartbeat_interval = d;
+            break;
+        case OPT_POLL:
+            if (cli_parse_seconds(optarg, &d) || d <= 0) return cli_usage_error("bad --poll-interval '%s'", optarg);
+            o.poll_interval_average = d;
+            break;
+        case OPT_RECOVERY:
+            if (cli_parse_seconds(optarg, &d) || d <= 0) return cli_usage_error("bad --recovery-interval '%s'", optarg);
+            o.recovery_interval = d;
+            break;
+        case OPT_MAXREC:
+            if (cli_parse_int(optarg, 0, 1000000, &l)) return cli_usage_error("bad --max-recoveries '%s'", optarg);
+            o.max_recoveries = (int)l;
+            break;
+        case OPT_MAXRETRY:
+            if (cli_parse_int(optarg, 0, 1000000, &l)) return cli_usage_error("bad --max-retries '%s'", optarg);
+            o.max_retries = (int)l;
+            break;
+        case OPT_DEADMAX:
+            if (cli_parse_int(optarg, 1, 100000000, &l)) return cli_usage_error("bad --dead-max-jobs '%s'", optarg);
+            o.dead_max_jobs = l;
+            break;
+        case OPT_DEADTIMEOUT:
+            if (cli_parse_seconds(optarg, &o.dead_timeout) || o.dead_timeout <= 0) return cli_usage_error("bad --dead-timeout '%s'", optarg);
+            break;
+        case OPT_HELP: fputs(work_usage, stdout); return 0;
+        default: fputs(work_usage, stderr); return CLI_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) return cli_usage_error("unexpected argument '%s'", argv[optind]);
+    char err[256];
+    if (hh_redis_url_check(o.redis.url, err, sizeof(err)) != HH_OK) return cli_usage_error("%s", err);
+    if (logpath && !(log_file = fopen(logpath, "a"))) return cli_usage_error("cannot open log file %s", logpath);
+    o.queues = queues;
+    o.nqueues = nq;
+    o.labels = nlabels ? labels : NULL;
+
+    cli_exec *handlers[MAX_ITEMS];
+    for (size_t i = 0; i < nexec; i++) {
+        if (!(handlers[i] = cli_exec_new(execs[i], exec_timeout, err, sizeof(err)))) {
+            while (i--) cli_exec_free(handlers[i]);
+            return cli_usage_error("%s", err);
+        }
+    }
+    int e;
+    hh_manager *m = hh_manager_new(&o, &e);
+    if (!m) {
+        for (size_t i = 0; i < nexec; i++) cli_exec_free(handlers[i]);
+        return cli_usage_error("cannot create the worker: %s", hh_strerror(e));
+    }
+    for (size_t i = 0; i < nexec && rc == 0; i++) {
+        e = hh_manager_register(m, cli_exec_class(handlers[i]), cli_exec_handler, handlers[i]);
+        if (e != HH_OK) rc = cli_usage_error("--exec %s: %s", cli_exec_class(handlers[i]), hh_strerror(e));
+    }
+    for (size_t i = 0; i < nreq && rc == 0; i++) {
+        void *so = dlopen(requires[i], RTLD_NOW | RTLD_LOCAL);
+        hh_plugin_init_fn init = so ? (hh_plugin_init_fn)(uintptr_t)dlsym(so, HH_PLUGIN_INIT_SYMBOL) : NULL;
+        if (!so) rc = cli_usage_error("--require %s: %s", requires[i], dlerror());
+        else if (!init) rc = cli_usage_error("--require %s: no %s function", requires[i], HH_PLUGIN_INIT_SYMBOL);
+        else if (init(m) != 0) rc = cli_usage_error("--require %s: %s() failed", requires[i], HH_PLUGIN_INIT_SYMBOL);
+    }
+    if (rc == 0 && nexec == 0 && nreq == 0)
+        hh_manager_log(m, HH_LOG_WARN, "no --exec or --require handlers: every job will fail with NameError");
+
+    /* Signals are taken synchronously here; every thread inherits the mask. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGTSTP);
+    sigaddset(&set, SIGTTIN);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    if (rc == 0) {
+        e = hh_manager_start(m);
+        if (e != HH_OK) rc = e == HH_ERR_EXISTS ? 3 : 1;
+    }
+    while (rc == 0 && hh_manager_wait(m, 0) != HH_OK) {
+        struct timespec ts = {0, 200 * 1000000L};
+        int sig = sigtimedwait(&set, NULL, &ts);
+        if (sig == SIGINT || sig == SIGTERM) hh_manager_stop(m);
+        else if (sig == SIGTSTP) hh_manager_quiet(m);
+        else if (sig == SIGTTIN) hh_manager_dump(m);
+    }
+    hh_manager_free(m);
+    for (size_t i = 0; i < nexec; i++) cli_exec_free(handlers[i]);
+    for (size_t i = 0; i < nq; i++) free(queue_names[i]);
+    if (log_file) fclose(log_file);
+    return rc;
+}

@@ -1,0 +1,395 @@
+/* hiredhand.h -- the public API of libhiredhand, a Sidekiq-compatible job
+ * client and worker written in C.
+ *
+ * Jobs live in Redis in Sidekiq's data model (see docs/ and the protocol
+ * spec): a job pushed here runs in Sidekiq, a job pushed by Sidekiq's Ruby
+ * client runs here, and retries, scheduled jobs, the dead set, stats and
+ * heartbeats land where Sidekiq's API and Web UI read them.
+ *
+ * Conventions used by every function below:
+ *   - Times called "epoch" are seconds since the Unix epoch as a double
+ *     (Ruby's Time#to_f), durations are seconds as a double, unless a name
+ *     ends in _ms or _us.
+ *   - Functions returning int return HH_OK (0) or a negative hh_err code;
+ *     hh_strerror() names it. Nothing in the library calls exit().
+ *   - Strings passed in are borrowed: the library copies what it keeps.
+ *     Strings handed out are owned by the caller only where a function says
+ *     "free with free()".
+ *   - An hh_client is used by one thread at a time (wrap it in a lock or
+ *     keep one per thread); an hh_manager is thread-safe where documented.
+ *
+ * Copyright (c) hiredhand authors. BSD-3-Clause. */
+#ifndef HIREDHAND_H
+#define HIREDHAND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HH_VERSION "0.1.0"
+
+/* ---------------------------------------------------------------- errors */
+
+typedef enum hh_err {
+    HH_OK = 0,
+    HH_ERR_INVALID = -1,  /* bad argument, bad JSON, bad URL, bad option */
+    HH_ERR_REDIS = -2,    /* Redis unreachable or replied with an error */
+    HH_ERR_NOMEM = -3,    /* allocation failed */
+    HH_ERR_IO = -4,       /* a system call failed (errno is kept) */
+    HH_ERR_STATE = -5,    /* call not allowed in the object's current state */
+    HH_ERR_EXISTS = -6,   /* name already registered / identity already live */
+    HH_ERR_NOTFOUND = -7  /* no such job, handler or process */
+} hh_err;
+
+/* Returns a static English description of an hh_err code. Never NULL.
+ * Thread-safe. */
+const char *hh_strerror(int err);
+
+/* ------------------------------------------------------- shared settings */
+
+/* Which Sidekiq generation the payload timestamps written are meant for
+ * (spec §2.4, §12.1). Readers always accept both encodings. */
+typedef enum hh_timestamps {
+    HH_TS_FLOAT = 0, /* EPOCH_F float seconds: read right by 6.x, 7.x, 8.x */
+    HH_TS_MILLIS = 1 /* EPOCH_MS integer milliseconds: Sidekiq 8.x only   */
+} hh_timestamps;
+
+/* Where Redis is and how keys are named; embedded in the client and the
+ * manager options. Zero-initialise, or call hh_redis_options_init(). */
+typedef struct hh_redis_options {
+    /* "redis://[user:password@]host:port/db" or "unix:///path?db=N".
+     * NULL: $REDIS_URL, else "redis://127.0.0.1:6379/0". */
+    const char *url;
+    /* Prefix for every key, as redis-namespace does ("ns" gives "ns:queues").
+     * NULL or "": no prefix. */
+    const char *ns;
+    double connect_timeout; /* seconds; default 5 */
+    double command_timeout; /* seconds for non-blocking commands; default 5.
+                             * Blocking fetches add their block time to it. */
+    hh_timestamps timestamps; /* default HH_TS_FLOAT */
+} hh_redis_options;
+
+/* Fills *o with the defaults documented above. Thread-safe. */
+void hh_redis_options_init(hh_redis_options *o);
+
+/* Checks a Redis URL without connecting. Returns HH_OK or HH_ERR_INVALID and,
+ * when errbuf is non-NULL, writes a message (never containing the password)
+ * into it. Thread-safe. */
+int hh_redis_url_check(const char *url, char *errbuf, size_t errlen);
+
+/* ---------------------------------------------------------------- client */
+
+typedef struct hh_client hh_client;
+
+/* Retry policy written into a payload's "retry" key (spec §2.3). */
+typedef enum hh_retry_policy {
+    HH_RETRY_DEFAULT = 0, /* "retry": true (zeroed options mean this) */
+    HH_RETRY_TRUE = 1,    /* "retry": true: max_retries (25) retries */
+    HH_RETRY_FALSE = 2,   /* "retry": false: no retry set, no dead set */
+    HH_RETRY_COUNT = 3    /* "retry": retry_max; 0 means straight to dead */
+} hh_retry_policy;
+
+typedef struct hh_push_options {
+    const char *queue;     /* NULL: "default" */
+    hh_retry_policy retry; /* default HH_RETRY_DEFAULT */
+    int retry_max;         /* with HH_RETRY_COUNT: N >= 0 */
+    double at;             /* epoch seconds to run at; 0 = now. A time not in
+                            * the future is pushed now, as perform_at does. */
+    const char *extra_json; /* NULL, or a JSON object whose keys are copied
+                             * into the payload (tags, backtrace, custom...) */
+} hh_push_options;
+
+/* Fills *o with queue "default", retry true, at 0, no extra keys. */
+void hh_push_options_init(hh_push_options *o);
+
+/* Length of a jid including its NUL: 24 lowercase hex characters + 1. */
+#define HH_JID_SIZE 25
+
+/* Connects to Redis and returns a client, or NULL with *err set
+ * (HH_ERR_INVALID for a bad URL, HH_ERR_REDIS when Redis cannot be reached,
+ * HH_ERR_NOMEM). opts may be NULL for the defaults. Free with
+ * hh_client_free(). A client reconnects by itself after a lost connection.
+ * Not thread-safe: use one client per thread. */
+hh_client *hh_client_new(const hh_redis_options *opts, int *err);
+
+/* Closes the connection and frees the client. NULL is a no-op. */
+void hh_client_free(hh_client *c);
+
+/* Pushes one job of class `klass` with `args_json` (a JSON array; NULL means
+ * "[]"), like Sidekiq::Client.push (6.4 lib/sidekiq/client.rb): a fresh jid,
+ * created_at, enqueued_at, SADD queues + LPUSH queue:<q> pipelined, or ZADD
+ * schedule when opts->at is in the future. The jid is written to jid_out
+ * (may be NULL). Errors: HH_ERR_INVALID (klass empty, args not a JSON array,
+ * extra_json not an object, bad queue), HH_ERR_REDIS (Redis error, including
+ * a payload over proto-max-bulk-len), HH_ERR_NOMEM. */
+int hh_client_push(hh_client *c, const char *klass, const char *args_json,
+                   const hh_push_options *opts, char jid_out[HH_JID_SIZE]);
+
+/* Pushes a complete job item given as JSON, like Sidekiq::Client.push(hash):
+ * "class" and "args" are required; "queue", "retry", "at", "jid" and any other
+ * key are honoured and kept in order. Errors as hh_client_push(). */
+int hh_client_push_item(hh_client *c, const char *item_json,
+                        char jid_out[HH_JID_SIZE]);
+
+/* Pushes n jobs of one class in one pipelined round trip, like
+ * Sidekiq::Client.push_bulk: one SADD and one LPUSH (or one ZADD) for all,
+ * sharing one enqueued_at. args_json[i] is job i's argument array. jids_out,
+ * when non-NULL, receives n jids. Nothing is pushed if any args are invalid.
+ * Errors as hh_client_push(). */
+int hh_client_push_bulk(hh_client *c, const char *klass,
+                        const char *const *args_json, size_t n,
+                        const hh_push_options *opts,
+                        char (*jids_out)[HH_JID_SIZE]);
+
+/* Reads what Sidekiq::Stats shows (6.4 lib/sidekiq/api.rb) and returns it as
+ * a JSON object string in *json_out (free with free()): processed, failed,
+ * scheduled_size, retry_size, dead_size, processes_size, workers_size,
+ * enqueued, default_queue_latency and "queues": [{name, size, latency}].
+ * Latency is seconds (float) from the oldest job's enqueued_at, which is read
+ * in either encoding. Errors: HH_ERR_REDIS, HH_ERR_NOMEM. */
+int hh_client_stats(hh_client *c, char **json_out);
+
+/* Lists live processes as Sidekiq::ProcessSet does (pruning members whose
+ * heartbeat hash expired) and returns a JSON array string in *json_out (free
+ * with free()): identity, hostname, pid, tag, concurrency, queues, busy,
+ * beat, beat_age (seconds), quiet (bool), rss (KB), started_at, version.
+ * Errors: HH_ERR_REDIS, HH_ERR_NOMEM. */
+int hh_client_processes(hh_client *c, char **json_out);
+
+/* Sends a signal to a process through <identity>-signals exactly as the Web
+ * UI's buttons do (MULTI, LPUSH, EXPIRE 60, EXEC; spec §9.1). signal is
+ * "TSTP" (quiet), "TERM" (stop) or "TTIN" (dump). Errors: HH_ERR_INVALID
+ * (other signal names), HH_ERR_NOTFOUND (identity not in processes or its
+ * hash expired), HH_ERR_REDIS. */
+int hh_client_signal(hh_client *c, const char *identity, const char *signal);
+
+/* Moves a job into the dead set like Sidekiq::DeadSet#kill: in one MULTI,
+ * ZADD dead now payload, then trims by age and size (dead_timeout seconds,
+ * dead_max_jobs entries; 0 for Sidekiq's 15552000 s and 10000). payload is
+ * stored byte for byte. Errors: HH_ERR_INVALID, HH_ERR_REDIS. */
+int hh_client_kill(hh_client *c, const char *payload, size_t len,
+                   double dead_timeout, long dead_max_jobs);
+
+/* --------------------------------------------------------------- the job */
+
+typedef struct hh_job hh_job;
+
+/* Accessors for the job a handler or middleware is given. The returned
+ * strings are owned by the job and valid until the handler returns.
+ * hh_job_payload() is the job JSON exactly as fetched (len in *len if non-NULL);
+ * hh_job_args() is the "args" array as compact JSON. Thread-safe for the
+ * thread running the job. */
+const char *hh_job_jid(const hh_job *job);
+const char *hh_job_class(const hh_job *job);
+const char *hh_job_queue(const hh_job *job);
+const char *hh_job_args(const hh_job *job);
+const char *hh_job_payload(const hh_job *job, size_t *len);
+/* retry_count from the payload, -1 when absent (the job never failed). */
+int hh_job_retry_count(const hh_job *job);
+/* Reads a top-level payload key as compact JSON; free with free(). NULL when
+ * absent or on allocation failure. */
+char *hh_job_get(const hh_job *job, const char *key);
+
+/* Records why the job failed: error_class (NULL: "StandardError") and a
+ * printf-style message, both stored in the retry/dead entry as Sidekiq's
+ * error_class and error_message (message truncated to 10,000 bytes). Call
+ * before returning non-zero from a handler; the last call wins. */
+void hh_job_fail(hh_job *job, const char *error_class, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Sets the backtrace lines stored as error_backtrace when the payload asks
+ * for one ("backtrace": true or N). lines are copied. */
+void hh_job_set_backtrace(hh_job *job, const char *const *lines, size_t n);
+
+/* 1 once a hard shutdown gave up on this job: it was already pushed back to
+ * its queue and the handler's outcome will be ignored, so a long-running
+ * handler should poll this and return early. Thread-safe. */
+int hh_job_cancelled(const hh_job *job);
+
+/* A job handler: return 0 on success, non-zero on failure (call hh_job_fail
+ * first to say why; otherwise the error is "hiredhand::JobFailed"). Runs on a
+ * worker thread; several handlers run at once, up to the concurrency. */
+typedef int (*hh_handler_fn)(hh_job *job, void *udata);
+
+/* ---------------------------------------------------------- middleware */
+
+typedef struct hh_chain hh_chain;
+
+/* Server middleware, run around every job in the order added, like
+ * Sidekiq's server middleware chain (6.4 lib/sidekiq/middleware/chain.rb).
+ * Call hh_chain_next(chain, job) to run the rest of the chain and the
+ * handler, and return what it returned (or your own non-zero to fail the job;
+ * not calling it skips the job, which then counts as done). */
+typedef int (*hh_middleware_fn)(hh_job *job, hh_chain *chain, void *udata);
+
+/* Runs the next middleware or, at the end, the handler. Returns its result. */
+int hh_chain_next(hh_chain *chain, hh_job *job);
+
+/* ------------------------------------------------------------ manager */
+
+typedef struct hh_manager hh_manager;
+
+typedef struct hh_queue_weight {
+    const char *name; /* queue name without "queue:" */
+    int weight;       /* 0: unweighted. All 0: strict order; any > 0: weighted
+                       * random order (Sidekiq 6.4 lib/sidekiq/fetch.rb) */
+} hh_queue_weight;
+
+typedef enum hh_fetch_mode {
+    HH_FETCH_RELIABLE = 0, /* LMOVE into a private in-progress list (default) */
+    HH_FETCH_BASIC = 1     /* Sidekiq's BRPOP: a crash loses running jobs */
+} hh_fetch_mode;
+
+typedef enum hh_log_level {
+    HH_LOG_DEBUG = 0, HH_LOG_INFO = 1, HH_LOG_WARN = 2, HH_LOG_ERROR = 3
+} hh_log_level;
+
+/* A log sink; msg has no trailing newline. Called from any thread, possibly
+ * at once from several: the function must be thread-safe. */
+typedef void (*hh_log_fn)(hh_log_level level, const char *msg, void *udata);
+
+typedef struct hh_manager_options {
+    hh_redis_options redis;
+    const hh_queue_weight *queues; /* NULL/0: the single queue "default" */
+    size_t nqueues;
+    int concurrency;           /* worker threads; default 10 */
+    double shutdown_timeout;   /* seconds to let jobs finish on stop; 25 */
+    const char *tag;           /* Busy page tag; default "" */
+    const char *const *labels; /* Busy page labels; NULL-terminated, or NULL */
+    const char *identity;      /* NULL: "<hostname>:<pid>:<12 hex>" with
+                                * $DYNO or gethostname(); fixed: a stable name
+                                * whose in-progress lists are recovered at
+                                * start. Must not contain '|'. */
+    hh_fetch_mode fetch;       /* default HH_FETCH_RELIABLE */
+    double heartbeat_interval; /* seconds between beats; default 5 */
+    int max_retries;           /* for "retry": true; default 25 */
+    long dead_max_jobs;        /* default 10000 */
+    double dead_timeout;       /* seconds; default 15552000 (180 days) */
+    double poll_interval_average; /* scheduler; 0: Sidekiq's 5 s x processes */
+    double recovery_interval;  /* orphan scan period, seconds; default 60 */
+    int max_recoveries;        /* recoveries before a job goes dead; 3 */
+    const char *version;       /* "version" shown to 7.x/8.x Web UIs; "6.4.1" */
+    hh_log_fn log;             /* NULL: lines to stderr */
+    void *log_udata;
+    hh_log_level log_level;    /* default HH_LOG_INFO */
+} hh_manager_options;
+
+/* Fills *o with the defaults documented above. Thread-safe. */
+void hh_manager_options_init(hh_manager_options *o);
+
+/* Creates a manager (no threads, no connection yet). Returns NULL with *err
+ * set: HH_ERR_INVALID (bad option: concurrency < 1, a bad URL or queue name,
+ * '|' in identity), HH_ERR_NOMEM. Free with hh_manager_free(). */
+hh_manager *hh_manager_new(const hh_manager_options *opts, int *err);
+
+/* Stops (if running) and frees. Only call once hh_manager_wait() returned or
+ * the manager never started. NULL is a no-op. */
+void hh_manager_free(hh_manager *m);
+
+/* Registers the handler for jobs whose "class" equals klass exactly (case
+ * and "::" included). Before hh_manager_start() only. Errors:
+ * HH_ERR_INVALID, HH_ERR_EXISTS (already registered), HH_ERR_STATE (started). */
+int hh_manager_register(hh_manager *m, const char *klass, hh_handler_fn fn,
+                        void *udata);
+
+/* Registers a handler for every class without one of its own (the CLI uses
+ * it to report unknown classes). Without it, such a job fails with Sidekiq's
+ * NameError. Before start only. Errors: HH_ERR_STATE. */
+int hh_manager_register_default(hh_manager *m, hh_handler_fn fn, void *udata);
+
+/* Whether `klass` has a handler of its own. Thread-safe. */
+int hh_manager_has_handler(const hh_manager *m, const char *klass);
+
+/* Appends a server middleware. Before start only. Errors: HH_ERR_INVALID,
+ * HH_ERR_STATE, HH_ERR_NOMEM. */
+int hh_manager_use(hh_manager *m, hh_middleware_fn fn, void *udata);
+
+/* Connects, recovers this identity's leftover in-progress jobs, and starts
+ * the worker, heartbeat, scheduler and recovery threads, then returns.
+ * Redis being down is not an error: the threads keep reconnecting with
+ * backoff. Errors: HH_ERR_STATE (started twice), HH_ERR_EXISTS (a fixed
+ * identity that has a live heartbeat from another process), HH_ERR_IO
+ * (threads could not be created). */
+int hh_manager_start(hh_manager *m);
+
+/* Quiet: stop fetching and scheduling, finish running jobs, keep beating
+ * with quiet "true" (Sidekiq's TSTP). Irreversible. Thread-safe and
+ * async-signal-safe. */
+void hh_manager_quiet(hh_manager *m);
+
+/* Stop: quiet, wait up to shutdown_timeout for running jobs, push the rest
+ * back to their queues (RPUSH, exact bytes), leave the processes set, then
+ * let hh_manager_wait() return (Sidekiq's TERM). Thread-safe and
+ * async-signal-safe; returns at once. */
+void hh_manager_stop(hh_manager *m);
+
+/* Logs every worker thread and the job it runs (Sidekiq's TTIN).
+ * Thread-safe and async-signal-safe; the dump happens on the heartbeat thread. */
+void hh_manager_dump(hh_manager *m);
+
+/* Blocks until the manager stopped (by hh_manager_stop, a TERM from Redis or
+ * the Web UI). Returns HH_OK. timeout < 0 waits forever; otherwise returns
+ * HH_ERR_STATE if still running after timeout seconds. */
+int hh_manager_wait(hh_manager *m, double timeout);
+
+/* The identity this manager beats under (valid for the manager's life). */
+const char *hh_manager_identity(const hh_manager *m);
+
+#define HH_MAX_QUEUES 64
+
+/* A snapshot of the manager's state; no Redis round trip. */
+typedef struct hh_manager_stats {
+    char identity[256];
+    double started_at;        /* epoch seconds */
+    int concurrency;
+    int busy;                 /* jobs running now */
+    int quiet;                /* 1 once quiet or stopping */
+    int stopping;             /* 1 once stop began */
+    uint64_t processed;       /* jobs finished since start, failed included */
+    uint64_t failed;
+    uint64_t recovered;       /* orphaned jobs this process pushed back */
+    size_t nqueues;
+    struct { char name[128]; uint64_t fetched; } queues[HH_MAX_QUEUES];
+    double heartbeat_last_pushed_at; /* epoch s of the last beat Redis
+                                      * acknowledged (EXEC ok); 0 before */
+    char heartbeat_last_error[256];  /* "" when the last beat succeeded */
+    int redis_connected;      /* 1 when the heartbeat connection is up */
+} hh_manager_stats;
+
+/* Copies a consistent snapshot into *out. Thread-safe, lock-brief, no I/O.
+ * Errors: HH_ERR_INVALID (NULL argument). */
+int hh_manager_get_stats(hh_manager *m, hh_manager_stats *out);
+
+/* Called on the heartbeat thread after every heartbeat attempt: ok is 1 when
+ * Redis acknowledged the beat, stats is the snapshot after it. Must not
+ * block for long (it delays the next beat). Set before start. */
+typedef void (*hh_heartbeat_hook_fn)(int ok, const hh_manager_stats *stats,
+                                     void *udata);
+int hh_manager_on_heartbeat(hh_manager *m, hh_heartbeat_hook_fn fn,
+                            void *udata);
+
+/* Logs through the manager's sink (for handlers and plug-ins). Thread-safe. */
+void hh_manager_log(hh_manager *m, hh_log_level level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* ---------------------------------------------------------- plug-ins */
+
+/* A shared object loaded with `hiredhand work --require x.so` exports this
+ * symbol; it registers its handlers/middleware and returns 0 (non-zero
+ * aborts start-up). argv is unused today and NULL. */
+#define HH_PLUGIN_INIT_SYMBOL "hh_plugin_init"
+typedef int (*hh_plugin_init_fn)(hh_manager *m);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HIREDHAND_H */

@@ -1,0 +1,565 @@
+/* client.c -- pushing jobs like Sidekiq::Client (6.4 lib/sidekiq/client.rb)
+ * and the read-only API the CLI shows (Sidekiq::Stats, ProcessSet), plus
+ * remote signals and kills.
+ * Keys written: queues (SADD), queue:<q> (LPUSH), schedule (ZADD),
+ * dead (ZADD + trims), <id>-signals (LPUSH + EXPIRE), processes (SREM of
+ * expired members, as ProcessSet.new does). Keys read: stat:processed,
+ * stat:failed, retry, processes, <id>, queue:<q>. */
+#include "client.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "job.h"
+#include "util.h"
+
+#define HH_DEAD_TIMEOUT 15552000.0 /* 180 days, Sidekiq's dead_timeout_in_seconds */
+#define HH_DEAD_MAX_JOBS 10000     /* Sidekiq's dead_max_jobs */
+
+struct hh_client {
+    hh_redis_config cfg;
+    hh_keys keys;
+    hh_logger log;
+    hh_conn conn;
+    hh_timestamps ts;
+};
+
+const char *hh_strerror(int err) {
+    switch (err) {
+    case HH_OK: return "ok";
+    case HH_ERR_INVALID: return "invalid argument";
+    case HH_ERR_REDIS: return "Redis error";
+    case HH_ERR_NOMEM: return "out of memory";
+    case HH_ERR_IO: return "system error";
+    case HH_ERR_STATE: return "not allowed in this state";
+    case HH_ERR_EXISTS: return "already exists";
+    case HH_ERR_NOTFOUND: return "not found";
+    default: return "unknown error";
+    }
+}
+
+void hh_redis_options_init(hh_redis_options *o) {
+    memset(o, 0, sizeof(*o));
+    o->connect_timeout = 5;
+    o->command_timeout = 5;
+    o->timestamps = HH_TS_FLOAT;
+}
+
+int hh_redis_url_check(const char *url, char *errbuf, size_t errlen) {
+    hh_redis_options o;
+    hh_redis_config cfg;
+    hh_redis_options_init(&o);
+    o.url = url;
+    if (hh_redis_config_parse(&cfg, &o, errbuf, errlen) != 0) return HH_ERR_INVALID;
+    hh_redis_config_free(&cfg);
+    return HH_OK;
+}
+
+void hh_push_options_init(hh_push_options *o) { memset(o, 0, sizeof(*o)); }
+
+hh_client *hh_client_new(const hh_redis_options *opts, int *err) {
+    hh_redis_options def;
+    if (!opts) {
+        hh_redis_options_init(&def);
+        opts = &def;
+    }
+    int e = HH_OK;
+    hh_client *c = calloc(1, sizeof(*c));
+    if (!c) {
+        e = HH_ERR_NOMEM;
+        goto out;
+    }
+    char msg[256];
+    if (hh_redis_config_parse(&c->cfg, opts, msg, sizeof(msg)) != 0) {
+        free(c);
+        c = NULL;
+        e = HH_ERR_INVALID;
+        goto out;
+    }
+    hh_keys_init(&c->keys, opts->ns);
+    c->log.level = HH_LOG_WARN;
+    c->ts = opts->timestamps;
+    hh_conn_init(&c->conn, &c->cfg, &c->log, "client", NULL);
+    if (hh_conn_ready(&c->conn) != 0) {
+        hh_client_free(c);
+        c = NULL;
+        e = HH_ERR_REDIS;
+    }
+out:
+    if (err) *err = e;
+    return c;
+}
+
+void hh_client_free(hh_client *c) {
+    if (!c) return;
+    hh_conn_close(&c->conn);
+    hh_keys_free(&c->keys);
+    hh_redis_config_free(&c->cfg);
+    free(c);
+}
+
+/* ------------------------------------------------------ shared sequences */
+
+void hh_enqueue_append(hh_pipe *p, const hh_keys *k, const char *queue,
+                       const char *const *payloads, const size_t *lens, size_t n) {
+    sds qs = hh_key(k, HH_K_QUEUES), ql = hh_key_queue(k, queue);
+    hh_pipe_add(p, "SADD %s %s", qs, queue);
+    size_t argc = n + 2;
+    const char **argv = malloc(argc * sizeof(*argv));
+    size_t *alen = malloc(argc * sizeof(*alen));
+    if (argv && alen) {
+        argv[0] = "LPUSH", alen[0] = 5;
+        argv[1] = ql, alen[1] = sdslen(ql);
+        for (size_t i = 0; i < n; i++) argv[2 + i] = payloads[i], alen[2 + i] = lens[i];
+        hh_pipe_addargv(p, (int)argc, argv, alen);
+    } else {
+        p->failed = 1;
+    }
+    free(argv);
+    free(alen);
+    sdsfree(qs);
+    sdsfree(ql);
+}
+
+char *hh_payload_set_enqueued_at(const char *payload, size_t len, double now, hh_timestamps ts) {
+    json_t *item = json_loadb(payload, len, JSON_ALLOW_NUL, NULL);
+    if (!json_is_object(item)) {
+        json_decref(item);
+        return NULL;
+    }
+    json_object_set_new(item, "enqueued_at", hh_json_time_new(now, ts));
+    char *out = hh_json_dump(item);
+    json_decref(item);
+    return out;
+}
+
+void hh_dead_append(hh_pipe *p, const hh_keys *k, const char *payload, size_t len, double now,
+                    double dead_timeout, long dead_max_jobs) {
+    char score[32], cutoff[32];
+    if (dead_timeout <= 0) dead_timeout = HH_DEAD_TIMEOUT;
+    if (dead_max_jobs <= 0) dead_max_jobs = HH_DEAD_MAX_JOBS;
+    hh_fmt_double(score, sizeof(score), now);
+    hh_fmt_double(cutoff, sizeof(cutoff), now - dead_timeout);
+    sds dk = hh_key(k, HH_K_DEAD);
+    hh_pipe_add(p, "ZADD %s %s %b", dk, score, payload, len);
+    hh_pipe_add(p, "ZREMRANGEBYSCORE %s -inf %s", dk, cutoff);
+    hh_pipe_add(p, "ZREMRANGEBYRANK %s 0 %ld", dk, -dead_max_jobs);
+    sdsfree(dk);
+}
+
+/* ---------------------------------------------------------------- pushing */
+
+static int valid_queue(const char *q) { return q && *q && !strchr(q, '|'); }
+
+/* Builds the payload as Sidekiq's client does: defaults first ("retry",
+ * "queue"), then the item's keys in order, then jid and created_at when
+ * absent. `at` is removed and returned in *at (0 when absent). */
+static json_t *normalize(json_t *item, double *at, char *why, size_t whylen) {
+    json_t *k = json_object_get(item, "class"), *a = json_object_get(item, "args");
+    json_t *q = json_object_get(item, "queue"), *t = json_object_get(item, "at");
+    if (!json_is_string(k) || !json_string_length(k)) {
+        hh_strlcpy(why, "job needs a non-empty \"class\" string", whylen);
+        return NULL;
+    }
+    if (!json_is_array(a)) {
+        hh_strlcpy(why, "job \"args\" must be a JSON array", whylen);
+        return NULL;
+    }
+    if (q && (!json_is_string(q) || !valid_queue(json_string_value(q)))) {
+        hh_strlcpy(why, "job \"queue\" must be a non-empty string without '|'", whylen);
+        return NULL;
+    }
+    if (t && !json_is_number(t)) {
+        hh_strlcpy(why, "job \"at\" must be a number (epoch seconds)", whylen);
+        return NULL;
+    }
+    json_t *tags = json_object_get(item, "tags");
+    if (tags && !json_is_array(tags)) {
+        hh_strlcpy(why, "job \"tags\" must be an array", whylen);
+        return NULL;
+    }
+    *at = t ? json_number_value(t) : 0;
+    json_t *out = json_object();
+    json_object_set_new(out, "retry", json_true());
+    json_object_set_new(out, "queue", json_string("default"));
+    const char *key;
+    json_t *v;
+    json_object_foreach(item, key, v) {
+        if (strcmp(key, "at") != 0) json_object_set(out, key, v);
+    }
+    return out;
+}
+
+static void stamp(json_t *job, double now, hh_timestamps ts, int scheduled) {
+    json_t *j = json_object_get(job, "jid");
+    if (!json_is_string(j) || !json_string_length(j)) {
+        char jid[HH_JID_SIZE];
+        hh_new_jid(jid);
+        json_object_set_new(job, "jid", json_string(jid));
+    }
+    if (!json_object_get(job, "created_at")) json_object_set_new(job, "created_at", hh_json_time_new(now, ts));
+    if (scheduled)
+        json_object_del(job, "enqueued_at");
+    else
+        json_object_set_new(job, "enqueued_at", hh_json_time_new(now, ts));
+}
+
+/* Writes already-normalised jobs: one pipelined SADD+LPUSH, or one ZADD. */
+static int write_jobs(hh_client *c, json_t **jobs, size_t n, double at,
+                      char (*jids_out)[HH_JID_SIZE]) {
+    double now = hh_now();
+    int scheduled = at > 0;
+    char **dumps = calloc(n, sizeof(char *));
+    size_t *lens = calloc(n, sizeof(size_t));
+    int rc = HH_ERR_NOMEM;
+    if (!dumps || !lens) goto done;
+    for (size_t i = 0; i < n; i++) {
+        stamp(jobs[i], now, c->ts, scheduled);
+        if (!(dumps[i] = hh_json_dump(jobs[i]))) goto done;
+        lens[i] = strlen(dumps[i]);
+        if (jids_out) hh_strlcpy(jids_out[i], json_string_value(json_object_get(jobs[i], "jid")), HH_JID_SIZE);
+    }
+    const char *queue = json_string_value(json_object_get(jobs[0], "queue"));
+    rc = HH_ERR_REDIS;
+    for (int attempt = 0; attempt < 2; attempt++) { /* reconnect once, as Ruby does */
+        hh_pipe p;
+        hh_pipe_begin(&p, &c->conn);
+        if (scheduled) {
+            sds zk = hh_key(&c->keys, HH_K_SCHEDULE);
+            char score[32];
+            hh_fmt_double(score, sizeof(score), at);
+            for (size_t i = 0; i < n; i++)
+                hh_pipe_add(&p, "ZADD %s %s %b", zk, score, dumps[i], lens[i]);
+            sdsfree(zk);
+        } else {
+            hh_enqueue_append(&p, &c->keys, queue, (const char *const *)dumps, lens, n);
+        }
+        redisReply **r = hh_pipe_exec(&p);
+        if (!r) continue;
+        rc = HH_OK;
+        for (int i = 0; i < p.n; i++)
+            if (r[i]->type == REDIS_REPLY_ERROR) {
+                hh_strlcpy(c->conn.last_error, r[i]->str, sizeof(c->conn.last_error));
+                rc = HH_ERR_REDIS;
+            }
+        hh_replies_free(r, p.n);
+        break;
+    }
+done:
+    for (size_t i = 0; dumps && i < n; i++) free(dumps[i]);
+    free(dumps);
+    free(lens);
+    return rc;
+}
+
+static json_t *simple_item(const char *klass, const char *args_json, const hh_push_options *o,
+                           int *err) {
+    *err = HH_ERR_INVALID;
+    if (!klass || !*klass) return NULL;
+    json_t *args = json_loads(args_json ? args_json : "[]", JSON_ALLOW_NUL, NULL);
+    if (!json_is_array(args)) {
+        json_decref(args);
+        return NULL;
+    }
+    json_t *item = json_object();
+    switch (o ? o->retry : HH_RETRY_DEFAULT) {
+    case HH_RETRY_FALSE: json_object_set_new(item, "retry", json_false()); break;
+    case HH_RETRY_COUNT:
+        if (o->retry_max < 0) goto bad;
+        json_object_set_new(item, "retry", json_integer(o->retry_max));
+        break;
+    default: json_object_set_new(item, "retry", json_true()); break;
+    }
+    const char *q = o && o->queue ? o->queue : "default";
+    if (!valid_queue(q)) goto bad;
+    json_object_set_new(item, "queue", json_string(q));
+    json_object_set_new(item, "class", json_string(klass));
+    json_object_set_new(item, "args", args);
+    args = NULL;
+    if (o && o->extra_json) {
+        json_t *extra = json_loads(o->extra_json, JSON_ALLOW_NUL, NULL);
+        if (!json_is_object(extra)) {
+            json_decref(extra);
+            goto bad;
+        }
+        const char *key;
+        json_t *v;
+        json_object_foreach(extra, key, v) {
+            if (strcmp(key, "class") && strcmp(key, "args") && strcmp(key, "at"))
+                json_object_set(item, key, v);
+        }
+        json_decref(extra);
+    }
+    *err = HH_OK;
+    return item;
+bad:
+    json_decref(args);
+    json_decref(item);
+    return NULL;
+}
+
+/* perform_at semantics: a time not in the future means now. */
+static double effective_at(const hh_push_options *o) {
+    return (o && o->at > hh_now()) ? o->at : 0;
+}
+
+int hh_client_push(hh_client *c, const char *klass, const char *args_json,
+                   const hh_push_options *opts, char jid_out[HH_JID_SIZE]) {
+    return hh_client_push_bulk(c, klass, &args_json, 1, opts,
+                               (char(*)[HH_JID_SIZE])jid_out);
+}
+
+int hh_client_push_bulk(hh_client *c, const char *klass, const char *const *args_json, size_t n,
+                        const hh_push_options *opts, char (*jids_out)[HH_JID_SIZE]) {
+    if (!c || n == 0) return HH_ERR_INVALID;
+    json_t **jobs = calloc(n, sizeof(json_t *));
+    if (!jobs) return HH_ERR_NOMEM;
+    int rc = HH_OK;
+    for (size_t i = 0; i < n && rc == HH_OK; i++) jobs[i] = simple_item(klass, args_json[i], opts, &rc);
+    if (rc == HH_OK) rc = write_jobs(c, jobs, n, effective_at(opts), jids_out);
+    for (size_t i = 0; i < n; i++) json_decref(jobs[i]);
+    free(jobs);
+    return rc;
+}
+
+int hh_client_push_item(hh_client *c, const char *item_json, char jid_out[HH_JID_SIZE]) {
+    if (!c || !item_json) return HH_ERR_INVALID;
+    json_t *item = json_loads(item_json, JSON_ALLOW_NUL, NULL);
+    if (!json_is_object(item)) {
+        json_decref(item);
+        return HH_ERR_INVALID;
+    }
+    char why[128];
+    double at = 0;
+    json_t *job = normalize(item, &at, why, sizeof(why));
+    json_decref(item);
+    if (!job) return HH_ERR_INVALID;
+    int rc = write_jobs(c, &job, 1, at, (char(*)[HH_JID_SIZE])jid_out);
+    json_decref(job);
+    return rc;
+}
+
+/* -------------------------------------------------------------- reading */
+
+static long long reply_ll(const redisReply *r) {
+    if (!r) return 0;
+    if (r->type == REDIS_REPLY_INTEGER) return r->integer;
+    if (r->type == REDIS_REPLY_STRING) return strtoll(r->str, NULL, 10);
+    return 0;
+}
+
+/* Latency of a queue from its oldest job's enqueued_at (either encoding). */
+static double latency_of(const redisReply *tail, double now) {
+    if (!tail || tail->type != REDIS_REPLY_ARRAY || tail->elements == 0) return 0;
+    const redisReply *e = tail->element[0];
+    if (e->type != REDIS_REPLY_STRING) return 0;
+    json_t *j = json_loadb(e->str, e->len, JSON_ALLOW_NUL, NULL);
+    double t = hh_json_time(json_object_get(j, "enqueued_at"));
+    json_decref(j);
+    return t > 0 ? now - t : 0;
+}
+
+static redisReply *members(hh_client *c, const char *name) {
+    sds k = hh_key(&c->keys, name);
+    redisReply *r = hh_conn_cmd(&c->conn, "SMEMBERS %s", k);
+    sdsfree(k);
+    if (r && r->type != REDIS_REPLY_ARRAY) {
+        freeReplyObject(r);
+        r = NULL;
+    }
+    return r;
+}
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp((*(redisReply *const *)a)->str, (*(redisReply *const *)b)->str);
+}
+
+int hh_client_stats(hh_client *c, char **json_out) {
+    if (!c || !json_out) return HH_ERR_INVALID;
+    *json_out = NULL;
+    redisReply *procs = members(c, HH_K_PROCESSES), *queues = members(c, HH_K_QUEUES);
+    if (!procs || !queues) {
+        if (procs) freeReplyObject(procs);
+        if (queues) freeReplyObject(queues);
+        return HH_ERR_REDIS;
+    }
+    qsort(queues->element, queues->elements, sizeof(redisReply *), cmp_str);
+    sds kp = hh_key(&c->keys, HH_K_STAT_PROCESSED), kf = hh_key(&c->keys, HH_K_STAT_FAILED);
+    sds ks = hh_key(&c->keys, HH_K_SCHEDULE), kr = hh_key(&c->keys, HH_K_RETRY);
+    sds kd = hh_key(&c->keys, HH_K_DEAD), kpr = hh_key(&c->keys, HH_K_PROCESSES);
+    hh_pipe p;
+    hh_pipe_begin(&p, &c->conn);
+    hh_pipe_add(&p, "GET %s", kp);
+    hh_pipe_add(&p, "GET %s", kf);
+    hh_pipe_add(&p, "ZCARD %s", ks);
+    hh_pipe_add(&p, "ZCARD %s", kr);
+    hh_pipe_add(&p, "ZCARD %s", kd);
+    hh_pipe_add(&p, "SCARD %s", kpr);
+    for (size_t i = 0; i < procs->elements; i++) {
+        sds k = hh_key_process(&c->keys, procs->element[i]->str);
+        hh_pipe_add(&p, "HGET %s busy", k);
+        sdsfree(k);
+    }
+    for (size_t i = 0; i < queues->elements; i++) {
+        sds k = hh_key_queue(&c->keys, queues->element[i]->str);
+        hh_pipe_add(&p, "LLEN %s", k);
+        hh_pipe_add(&p, "LRANGE %s -1 -1", k);
+        sdsfree(k);
+    }
+    sdsfree(kp), sdsfree(kf), sdsfree(ks), sdsfree(kr), sdsfree(kd), sdsfree(kpr);
+    redisReply **r = hh_pipe_exec(&p);
+    if (!r) {
+        freeReplyObject(procs);
+        freeReplyObject(queues);
+        return HH_ERR_REDIS;
+    }
+    double now = hh_now();
+    json_t *o = json_object();
+    json_object_set_new(o, "processed", json_integer(reply_ll(r[0])));
+    json_object_set_new(o, "failed", json_integer(reply_ll(r[1])));
+    json_object_set_new(o, "scheduled_size", json_integer(reply_ll(r[2])));
+    json_object_set_new(o, "retry_size", json_integer(reply_ll(r[3])));
+    json_object_set_new(o, "dead_size", json_integer(reply_ll(r[4])));
+    json_object_set_new(o, "processes_size", json_integer(reply_ll(r[5])));
+    long long busy = 0, enqueued = 0;
+    size_t at = 6;
+    for (size_t i = 0; i < procs->elements; i++) busy += reply_ll(r[at++]);
+    json_t *qs = json_array();
+    double default_latency = 0;
+    for (size_t i = 0; i < queues->elements; i++) {
+        long long size = reply_ll(r[at]);
+        double lat = latency_of(r[at + 1], now);
+        at += 2;
+        enqueued += size;
+        if (strcmp(queues->element[i]->str, "default") == 0) default_latency = lat;
+        json_t *q = json_object();
+        json_object_set_new(q, "name", json_string(queues->element[i]->str));
+        json_object_set_new(q, "size", json_integer(size));
+        json_object_set_new(q, "latency", json_real(lat));
+        json_array_append_new(qs, q);
+    }
+    json_object_set_new(o, "workers_size", json_integer(busy));
+    json_object_set_new(o, "enqueued", json_integer(enqueued));
+    json_object_set_new(o, "default_queue_latency", json_real(default_latency));
+    json_object_set_new(o, "queues", qs);
+    hh_replies_free(r, p.n);
+    freeReplyObject(procs);
+    freeReplyObject(queues);
+    *json_out = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+    json_decref(o);
+    return *json_out ? HH_OK : HH_ERR_NOMEM;
+}
+
+int hh_client_processes(hh_client *c, char **json_out) {
+    if (!c || !json_out) return HH_ERR_INVALID;
+    *json_out = NULL;
+    redisReply *procs = members(c, HH_K_PROCESSES);
+    if (!procs) return HH_ERR_REDIS;
+    qsort(procs->element, procs->elements, sizeof(redisReply *), cmp_str);
+    hh_pipe p;
+    hh_pipe_begin(&p, &c->conn);
+    for (size_t i = 0; i < procs->elements; i++) {
+        sds k = hh_key_process(&c->keys, procs->element[i]->str);
+        hh_pipe_add(&p, "HMGET %s info busy beat quiet rss rtt_us concurrency", k);
+        sdsfree(k);
+    }
+    redisReply **r = hh_pipe_exec(&p);
+    if (!r && procs->elements) {
+        freeReplyObject(procs);
+        return HH_ERR_REDIS;
+    }
+    double now = hh_now();
+    json_t *arr = json_array();
+    sds dead = sdsempty();
+    int ndead = 0;
+    for (size_t i = 0; i < procs->elements; i++) {
+        redisReply *h = r[i];
+        if (h->type != REDIS_REPLY_ARRAY || h->elements < 7 || h->element[0]->type != REDIS_REPLY_STRING) {
+            /* ProcessSet.new prunes members whose hash expired. */
+            sds pk = hh_key(&c->keys, HH_K_PROCESSES);
+            redisReply *x = hh_conn_cmd(&c->conn, "SREM %s %s", pk, procs->element[i]->str);
+            if (x) freeReplyObject(x);
+            sdsfree(pk);
+            ndead++;
+            continue;
+        }
+        json_t *info = json_loadb(h->element[0]->str, h->element[0]->len, 0, NULL);
+        if (!json_is_object(info)) {
+            json_decref(info);
+            continue;
+        }
+        json_t *o = json_object();
+        const char *fields[] = {"identity", "hostname", "pid", "tag", "queues", "labels", "started_at", "version"};
+        for (size_t f = 0; f < sizeof(fields) / sizeof(*fields); f++) {
+            json_t *v = json_object_get(info, fields[f]);
+            if (v) json_object_set(o, fields[f], v);
+        }
+        json_t *conc = json_object_get(info, "concurrency");
+        long long cc = h->element[6]->type == REDIS_REPLY_STRING ? reply_ll(h->element[6])
+                                                                : (conc ? json_integer_value(conc) : 0);
+        json_object_set_new(o, "concurrency", json_integer(cc));
+        json_object_set_new(o, "busy", json_integer(reply_ll(h->element[1])));
+        double beat = h->element[2]->type == REDIS_REPLY_STRING ? strtod(h->element[2]->str, NULL) : 0;
+        json_object_set_new(o, "beat", json_real(beat));
+        json_object_set_new(o, "beat_age", json_real(beat > 0 ? now - beat : 0));
+        json_object_set_new(o, "quiet", json_boolean(h->element[3]->type == REDIS_REPLY_STRING &&
+                                                     strcmp(h->element[3]->str, "true") == 0));
+        json_object_set_new(o, "rss", json_integer(reply_ll(h->element[4])));
+        json_object_set_new(o, "rtt_us", json_integer(reply_ll(h->element[5])));
+        json_array_append_new(arr, o);
+        json_decref(info);
+    }
+    (void)ndead;
+    sdsfree(dead);
+    hh_replies_free(r, p.n);
+    freeReplyObject(procs);
+    *json_out = json_dumps(arr, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+    json_decref(arr);
+    return *json_out ? HH_OK : HH_ERR_NOMEM;
+}
+
+int hh_client_signal(hh_client *c, const char *identity, const char *signal) {
+    if (!c || !identity || !signal) return HH_ERR_INVALID;
+    if (strcmp(signal, "TSTP") && strcmp(signal, "TERM") && strcmp(signal, "TTIN"))
+        return HH_ERR_INVALID;
+    sds pk = hh_key(&c->keys, HH_K_PROCESSES), hk = hh_key_process(&c->keys, identity);
+    sds sk = hh_key_signals(&c->keys, identity);
+    int rc = HH_ERR_REDIS;
+    hh_pipe p;
+    hh_pipe_begin(&p, &c->conn);
+    hh_pipe_add(&p, "SISMEMBER %s %s", pk, identity);
+    hh_pipe_add(&p, "EXISTS %s", hk);
+    redisReply **r = hh_pipe_exec(&p);
+    if (r) {
+        int live = reply_ll(r[0]) == 1 && reply_ll(r[1]) == 1;
+        hh_replies_free(r, p.n);
+        rc = HH_ERR_NOTFOUND;
+        if (live) {
+            hh_pipe_begin(&p, &c->conn);
+            hh_pipe_add(&p, "MULTI");
+            hh_pipe_add(&p, "LPUSH %s %s", sk, signal);
+            hh_pipe_add(&p, "EXPIRE %s 60", sk);
+            hh_pipe_add(&p, "EXEC");
+            r = hh_pipe_exec(&p);
+            rc = r && r[3]->type == REDIS_REPLY_ARRAY ? HH_OK : HH_ERR_REDIS;
+            hh_replies_free(r, p.n);
+        }
+    }
+    sdsfree(pk), sdsfree(hk), sdsfree(sk);
+    return rc;
+}
+
+int hh_client_kill(hh_client *c, const char *payload, size_t len, double dead_timeout,
+                   long dead_max_jobs) {
+    if (!c || !payload) return HH_ERR_INVALID;
+    hh_pipe p;
+    hh_pipe_begin(&p, &c->conn);
+    hh_pipe_add(&p, "MULTI");
+    hh_dead_append(&p, &c->keys, payload, len, hh_now(), dead_timeout, dead_max_jobs);
+    hh_pipe_add(&p, "EXEC");
+    redisReply **r = hh_pipe_exec(&p);
+    int rc = r && r[p.n - 1]->type == REDIS_REPLY_ARRAY ? HH_OK : HH_ERR_REDIS;
+    hh_replies_free(r, p.n);
+    return rc;
+}

@@ -1,0 +1,25 @@
+/* client.h -- internal side of the client: payload building and the
+ * enqueue command sequence shared by the client, the scheduler and the
+ * retry path, so a job is always enqueued the same way (spec §3.2). */
+#ifndef HH_CLIENT_H
+#define HH_CLIENT_H
+
+#include <jansson.h>
+#include "keys.h"
+#include "redis.h"
+
+/* Appends SADD queues <q> + LPUSH queue:<q> <payload...> to a pipeline. */
+void hh_enqueue_append(hh_pipe *p, const hh_keys *k, const char *queue, const char *const *payloads,
+                       const size_t *lens, size_t n);
+
+/* Returns the payload re-serialised with enqueued_at set to `now` (kept in
+ * place when present, appended otherwise), everything else kept. Free with
+ * free(). NULL when the payload is not a JSON object. */
+char *hh_payload_set_enqueued_at(const char *payload, size_t len, double now, hh_timestamps ts);
+
+/* Appends the dead-set insert with Sidekiq's trims (spec §6.4) to a
+ * pipeline, inside MULTI/EXEC issued by the caller. */
+void hh_dead_append(hh_pipe *p, const hh_keys *k, const char *payload, size_t len, double now,
+                    double dead_timeout, long dead_max_jobs);
+
+#endif

@@ -1,0 +1,45 @@
+/* fetch.h -- taking jobs off queues: the queue order (strict or weighted,
+ * Sidekiq 6.4 lib/sidekiq/fetch.rb), reliable fetch into a private
+ * in-progress list, basic BRPOP fetch, acknowledging and pushing back. */
+#ifndef HH_FETCH_H
+#define HH_FETCH_H
+
+#include <stddef.h>
+#include "manager.h"
+
+#define HH_FETCH_BLOCK_SECONDS 2.0 /* Sidekiq's BRPOP timeout: quiet noticed within 2 s */
+#define HH_FETCH_JOIN_GRACE 3.0 /* s for idle threads to leave their blocking fetch */
+
+/* Writes the order in which to try the n queues into out (indexes), as
+ * Sidekiq does: strict keeps configuration order; weighted repeats queue i
+ * max(weights[i], 1) times, shuffles, keeps each queue's first occurrence.
+ * Returns n. Thread-safe with a per-caller rng. */
+size_t hh_queue_order(const int *weights, size_t n, int weighted, hh_rng *rng, size_t *out);
+
+typedef struct hh_fetched {
+    char *payload; /* malloc'd, NUL-terminated */
+    size_t len;
+    size_t queue;  /* index into m->queues */
+} hh_fetched;
+
+/* Fetches one job for processor p, blocking up to HH_FETCH_BLOCK_SECONDS
+ * when every queue is empty. Returns 1 with *out filled, 0 when nothing came,
+ * -1 on a Redis error (already logged and backed off). */
+int hh_fetch(hh_processor *p, hh_fetched *out);
+
+/* Removes a finished job from the in-progress list (no-op in basic fetch).
+ * Retries through outages until done or the manager is stopping hard.
+ * Returns 0 when acknowledged. */
+int hh_fetch_ack(hh_processor *p, const hh_job *job);
+
+/* Appends the ack (LREM of the exact payload) to a pipeline; nothing in
+ * basic fetch. */
+void hh_fetch_ack_append(struct hh_manager *m, hh_pipe *pipe, const hh_job *job);
+
+/* Pushes a fetched job back to the tail of its queue (runs next), exact
+ * bytes, once: LREM+RPUSH in one script for reliable fetch, RPUSH for basic.
+ * Returns 1 pushed, 0 it was no longer in progress, -1 Redis error. */
+int hh_fetch_requeue(struct hh_manager *m, hh_conn *c, const char *queue, const char *payload,
+                     size_t len);
+
+#endif

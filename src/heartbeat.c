@@ -1,0 +1,256 @@
+/* heartbeat.c -- see heartbeat.h.
+ * Keys written: processes (SADD, SREM on stop), <id> (HSET + EXPIRE 60),
+ * <id>:work and <id>:workers (UNLINK, HSET, EXPIRE 60), <id>-signals (RPOP),
+ * stat:processed, stat:failed and their :<date> keys (INCRBY, EXPIRE). */
+#include "heartbeat.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "job.h"
+
+#define HH_PROCESS_TTL 60          /* Sidekiq's TTL for <id> and the work hashes */
+#define HH_STAT_DAILY_TTL 157680000 /* 5 years */
+
+long hh_rss_kb(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = 0;
+    if (!f) return 0;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "VmRSS: %ld", &kb) == 1) break;
+    fclose(f);
+    return kb;
+}
+
+char *hh_heartbeat_info(struct hh_manager *m) {
+    json_t *o = json_object(), *queues = json_array(), *weights = json_object(), *labels = json_array();
+    for (size_t i = 0; i < m->nqueues; i++) {
+        json_array_append_new(queues, json_string(m->queues[i]));
+        json_object_set_new(weights, m->queues[i], json_integer(m->weighted ? m->weights[i] : 0));
+    }
+    for (size_t i = 0; m->labels && m->labels[i]; i++) json_array_append_new(labels, json_string(m->labels[i]));
+    json_object_set_new(o, "hostname", json_string(m->hostname));
+    json_object_set_new(o, "started_at", json_real(m->started_at));
+    json_object_set_new(o, "pid", json_integer(getpid()));
+    json_object_set_new(o, "tag", json_string(m->tag));
+    json_object_set_new(o, "concurrency", json_integer(m->opts.concurrency));
+    json_object_set_new(o, "queues", queues);
+    json_t *wl = json_array();
+    json_array_append(wl, weights);
+    json_object_set_new(o, "weights", wl);
+    json_t *cap = json_object(), *def = json_object();
+    json_object_set_new(def, "concurrency", json_integer(m->opts.concurrency));
+    json_object_set_new(def, "mode", json_string(m->weighted ? "weighted" : "strict"));
+    json_object_set_new(def, "weights", weights);
+    json_object_set_new(cap, "default", def);
+    json_object_set_new(o, "capsules", cap);
+    json_object_set_new(o, "labels", labels);
+    json_object_set_new(o, "identity", json_string(m->identity));
+    json_object_set_new(o, "version", json_string(m->version));
+    json_object_set_new(o, "embedded", json_false());
+    char *s = hh_json_dump(o);
+    json_decref(o);
+    return s;
+}
+
+/* Appends the counter flush (spec §8.6) for p processed and f failed. */
+static void stats_append(struct hh_manager *m, hh_pipe *pipe, unsigned long long p,
+                         unsigned long long f, double now) {
+    const char *names[2] = {HH_K_STAT_PROCESSED, HH_K_STAT_FAILED};
+    unsigned long long v[2] = {p, f};
+    for (int i = 0; i < 2; i++) {
+        sds k = hh_key(&m->keys, names[i]), d = hh_key_stat_daily(&m->keys, names[i], now);
+        hh_pipe_add(pipe, "INCRBY %s %llu", k, v[i]);
+        hh_pipe_add(pipe, "INCRBY %s %llu", d, v[i]);
+        hh_pipe_add(pipe, "EXPIRE %s %d", d, HH_STAT_DAILY_TTL);
+        sdsfree(k);
+        sdsfree(d);
+    }
+}
+
+/* Appends the running-jobs hashes, both generations' keys (spec §8.10), and
+ * returns how many jobs run: the same snapshot gives `busy`, so busy always
+ * equals HLEN of the work hash (B01). */
+static int work_append(struct hh_manager *m, hh_pipe *pipe) {
+    sds keys[2] = {hh_key_work(&m->keys, m->identity), hh_key_workers(&m->keys, m->identity)};
+    int n = m->opts.concurrency, busy = 0;
+    char **vals = calloc((size_t)n, sizeof(char *));
+    for (int i = 0; vals && i < n; i++) {
+        hh_processor *p = &m->procs[i];
+        pthread_mutex_lock(&p->mu);
+        if (p->job && !p->abandoned) {
+            json_t *w = json_object();
+            json_object_set_new(w, "queue", json_string(p->job->queue));
+            json_object_set_new(w, "payload", json_stringn(p->job->payload, p->job->len));
+            json_object_set_new(w, "run_at", json_integer((json_int_t)p->job->run_at));
+            vals[i] = hh_json_dump(w);
+            json_decref(w);
+            if (vals[i]) busy++;
+        }
+        pthread_mutex_unlock(&p->mu);
+    }
+    for (int k = 0; k < 2; k++) {
+        hh_pipe_add(pipe, "UNLINK %s", keys[k]);
+        for (int i = 0; vals && i < n; i++)
+            if (vals[i]) hh_pipe_add(pipe, "HSET %s %s %s", keys[k], m->procs[i].tid, vals[i]);
+        hh_pipe_add(pipe, "EXPIRE %s %d", keys[k], HH_PROCESS_TTL);
+    }
+    for (int i = 0; vals && i < n; i++) free(vals[i]);
+    free(vals);
+    sdsfree(keys[0]);
+    sdsfree(keys[1]);
+    return busy;
+}
+
+static void deliver_signal(struct hh_manager *m, const char *sig) {
+    hh_log(&m->log, HH_LOG_INFO, "received %s through %s%s", sig, m->identity, HH_K_SIGNALS_SUFFIX);
+    if (strcmp(sig, "TSTP") == 0)
+        hh_manager_quiet(m);
+    else if (strcmp(sig, "TERM") == 0 || strcmp(sig, "INT") == 0)
+        hh_manager_stop(m);
+    else if (strcmp(sig, "TTIN") == 0 || strcmp(sig, "INFO") == 0)
+        hh_manager_dump(m);
+    else
+        hh_log(&m->log, HH_LOG_WARN, "ignoring unknown signal %s", sig);
+}
+
+static void dump_threads(struct hh_manager *m) {
+    int busy = 0;
+    for (int i = 0; i < m->opts.concurrency; i++) {
+        hh_processor *p = &m->procs[i];
+        pthread_mutex_lock(&p->mu);
+        if (p->job) {
+            busy++;
+            hh_log(&m->log, HH_LOG_WARN, "thread tid=%s: class=%s jid=%s queue=%s running for %.1f s",
+                   p->tid, p->job->klass, p->job->jid, p->job->queue, hh_now() - p->job->run_at);
+        } else {
+            hh_log(&m->log, HH_LOG_WARN, "thread tid=%s: idle", p->tid);
+        }
+        pthread_mutex_unlock(&p->mu);
+    }
+    hh_log(&m->log, HH_LOG_WARN, "%d of %d threads busy, quiet=%d", busy, m->opts.concurrency,
+           atomic_load(&m->quiet));
+}
+
+static void beat(struct hh_manager *m, hh_conn *c, const char *info, int *registered) {
+    double now = hh_now();
+    unsigned long long p = atomic_exchange(&m->unflushed_processed, 0);
+    unsigned long long f = atomic_exchange(&m->unflushed_failed, 0);
+    int ok = 0;
+    char err[320] = "";
+    double t0 = hh_mono();
+    redisReply *ping = hh_conn_cmd(c, "PING");
+    long rtt_us = (long)((hh_mono() - t0) * 1e6);
+    if (ping) {
+        freeReplyObject(ping);
+        sds pk = hh_key(&m->keys, HH_K_PROCESSES), hk = hh_key_process(&m->keys, m->identity);
+        sds sk = hh_key_signals(&m->keys, m->identity);
+        hh_pipe pipe;
+        hh_pipe_begin(&pipe, c);
+        hh_pipe_add(&pipe, "MULTI");
+        stats_append(m, &pipe, p, f, now);
+        int busy = work_append(m, &pipe);
+        char beat_s[32];
+        hh_fmt_double(beat_s, sizeof(beat_s), now);
+        hh_pipe_add(&pipe, "SADD %s %s", pk, m->identity);
+        int exists_at = pipe.n - 1; /* index inside EXEC's array */
+        hh_pipe_add(&pipe, "EXISTS %s", hk);
+        hh_pipe_add(&pipe, "HSET %s info %s concurrency %d busy %d beat %s rtt_us %ld quiet %s rss %ld",
+                    hk, info, m->opts.concurrency, busy, beat_s, rtt_us,
+                    atomic_load(&m->quiet) ? "true" : "false", hh_rss_kb());
+        hh_pipe_add(&pipe, "EXPIRE %s %d", hk, HH_PROCESS_TTL);
+        hh_pipe_add(&pipe, "RPOP %s", sk);
+        hh_pipe_add(&pipe, "EXEC");
+        sdsfree(pk), sdsfree(hk), sdsfree(sk);
+        redisReply **r = hh_pipe_exec(&pipe);
+        if (r) {
+            redisReply *ex = r[pipe.n - 1];
+            if (ex->type == REDIS_REPLY_ARRAY && ex->elements == (size_t)(pipe.n - 2)) {
+                ok = 1;
+                redisReply *exists = ex->element[exists_at];
+                if (exists->type == REDIS_REPLY_INTEGER && exists->integer == 0 && *registered)
+                    hh_log(&m->log, HH_LOG_INFO, "heartbeat: process hash had expired; registered again");
+                *registered = 1;
+                redisReply *sig = ex->element[ex->elements - 1];
+                if (sig->type == REDIS_REPLY_STRING) deliver_signal(m, sig->str);
+            } else {
+                snprintf(err, sizeof(err), "heartbeat: %s",
+                         ex->type == REDIS_REPLY_ERROR ? ex->str : "transaction aborted");
+            }
+            hh_replies_free(r, pipe.n);
+        }
+    }
+    if (!ok && !err[0]) snprintf(err, sizeof(err), "heartbeat: %s", c->last_error[0] ? c->last_error : "Redis unreachable");
+    pthread_mutex_lock(&m->lock);
+    int was_error = m->heartbeat_last_error[0] != '\0';
+    if (ok) {
+        m->heartbeat_last_pushed_at = now;
+        m->heartbeat_last_error[0] = '\0';
+    } else {
+        hh_strlcpy(m->heartbeat_last_error, err, sizeof(m->heartbeat_last_error));
+    }
+    m->redis_connected = c->ctx != NULL;
+    pthread_mutex_unlock(&m->lock);
+    if (!ok) {
+        /* keep the counts for the next successful beat (spec §15) */
+        atomic_fetch_add(&m->unflushed_processed, p);
+        atomic_fetch_add(&m->unflushed_failed, f);
+        if (!was_error) hh_log(&m->log, HH_LOG_WARN, "%s", err);
+    } else if (was_error) {
+        hh_log(&m->log, HH_LOG_INFO, "heartbeat: back to normal");
+    }
+    if (m->hook) {
+        hh_manager_stats st;
+        hh_manager_fill_stats(m, &st);
+        m->hook(ok, &st, m->hook_udata);
+    }
+}
+
+void *hh_heartbeat_main(void *arg) {
+    struct hh_manager *m = arg;
+    hh_conn c;
+    hh_conn_init(&c, &m->cfg, &m->log, "heartbeat", &m->beats_off);
+    char *info = hh_heartbeat_info(m);
+    int registered = 0;
+    while (!atomic_load(&m->beats_off)) {
+        beat(m, &c, info ? info : "{}", &registered);
+        /* Sleep in slices so TTIN and the end of a stop are seen quickly. */
+        double until = hh_mono() + m->opts.heartbeat_interval;
+        while (!atomic_load(&m->beats_off) && hh_mono() < until) {
+            if (atomic_exchange(&m->dump_requested, 0)) dump_threads(m);
+            hh_sleep(0.05);
+        }
+    }
+    free(info);
+    hh_conn_close(&c);
+    return NULL;
+}
+
+int hh_heartbeat_unregister(struct hh_manager *m, hh_conn *c) {
+    sds pk = hh_key(&m->keys, HH_K_PROCESSES);
+    sds wk = hh_key_work(&m->keys, m->identity), wsk = hh_key_workers(&m->keys, m->identity);
+    int rc = -1;
+    for (int attempt = 0; attempt < 3 && rc != 0; attempt++) {
+        unsigned long long p = atomic_exchange(&m->unflushed_processed, 0);
+        unsigned long long f = atomic_exchange(&m->unflushed_failed, 0);
+        hh_pipe pipe;
+        hh_pipe_begin(&pipe, c);
+        if (p || f) stats_append(m, &pipe, p, f, hh_now());
+        hh_pipe_add(&pipe, "SREM %s %s", pk, m->identity);
+        hh_pipe_add(&pipe, "UNLINK %s %s", wk, wsk);
+        redisReply **r = hh_pipe_exec(&pipe);
+        if (r) {
+            hh_replies_free(r, pipe.n);
+            rc = 0;
+        } else {
+            atomic_fetch_add(&m->unflushed_processed, p);
+            atomic_fetch_add(&m->unflushed_failed, f);
+            hh_conn_ready(c);
+        }
+    }
+    sdsfree(pk), sdsfree(wk), sdsfree(wsk);
+    return rc;
+}

@@ -1,0 +1,24 @@
+/* heartbeat.h -- the process registry the Web UI reads (spec §8): every
+ * beat flushes the stats, rewrites the running-jobs hashes, refreshes the
+ * process hash with its TTL and pops one remote signal, all in one
+ * MULTI/EXEC (field report B01). */
+#ifndef HH_HEARTBEAT_H
+#define HH_HEARTBEAT_H
+
+#include "manager.h"
+
+/* Thread entry point; arg is the manager. Beats every heartbeat_interval
+ * until m->beats_off is set. */
+void *hh_heartbeat_main(void *arg);
+
+/* The info JSON (spec §8.4, the union of §8.10). Free with free(). */
+char *hh_heartbeat_info(struct hh_manager *m);
+
+/* Clean stop (spec §8.9): leave `processes`, delete both running-jobs
+ * hashes, flush the counters not yet flushed. Returns 0 or -1. */
+int hh_heartbeat_unregister(struct hh_manager *m, hh_conn *c);
+
+/* Resident set size in KB from /proc/self/status (0 when unknown). */
+long hh_rss_kb(void);
+
+#endif

@@ -1,0 +1,155 @@
+/* job.c -- the job payload (see job.h). No Redis keys. */
+#include "job.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "util.h"
+
+#define HH_ERROR_MESSAGE_MAX 10000 /* Sidekiq truncates error_message here */
+
+static char *dupn(const char *s, size_t n) {
+    char *d = malloc(n + 1);
+    if (!d) return NULL;
+    memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
+hh_job *hh_job_new(const char *payload, size_t len, const char *queue, char *why,
+                   size_t whylen) {
+    hh_job *job = calloc(1, sizeof(*job));
+    if (!job) return NULL;
+    job->payload = dupn(payload, len);
+    job->len = len;
+    job->queue = strdup(queue ? queue : "default");
+    job->retry_count = -1;
+    job->jid = "";
+    if (!job->payload || !job->queue) {
+        hh_job_free(job);
+        return NULL;
+    }
+    if (why && whylen) why[0] = '\0';
+    json_error_t err;
+    json_t *item = json_loadb(payload, len, JSON_ALLOW_NUL, &err);
+    if (!item) {
+        if (why) snprintf(why, whylen, "payload is not valid JSON: %s (line %d, column %d)",
+                          err.text, err.line, err.column);
+        return job;
+    }
+    const char *problem = NULL;
+    json_t *k = json_object_get(item, "class");
+    json_t *a = json_object_get(item, "args");
+    if (!json_is_object(item))
+        problem = "payload is not a JSON object";
+    else if (!json_is_string(k))
+        problem = "payload has no \"class\" string";
+    else if (json_string_length(k) == 0)
+        problem = "payload has an empty \"class\"";
+    else if (!json_is_array(a))
+        problem = "payload has no \"args\" array";
+    if (problem) {
+        if (why) hh_strlcpy(why, problem, whylen);
+        json_decref(item);
+        return job;
+    }
+    job->item = item;
+    job->klass = json_string_value(k);
+    json_t *j = json_object_get(item, "jid");
+    if (json_is_string(j)) job->jid = json_string_value(j);
+    json_t *rc = json_object_get(item, "retry_count");
+    if (json_is_integer(rc)) job->retry_count = (int)json_integer_value(rc);
+    return job;
+}
+
+void hh_job_reset_error(hh_job *job) {
+    free(job->error_class);
+    free(job->error_message);
+    for (size_t i = 0; i < job->nbacktrace; i++) free(job->backtrace[i]);
+    free(job->backtrace);
+    job->error_class = job->error_message = NULL;
+    job->backtrace = NULL;
+    job->nbacktrace = 0;
+}
+
+void hh_job_free(hh_job *job) {
+    if (!job) return;
+    hh_job_reset_error(job);
+    json_decref(job->item);
+    free(job->payload);
+    free(job->queue);
+    free(job->args_json);
+    free(job);
+}
+
+double hh_json_time(const json_t *v) {
+    if (json_is_real(v)) return json_real_value(v);
+    if (json_is_integer(v)) return (double)json_integer_value(v) / 1000.0;
+    return 0;
+}
+
+json_t *hh_json_time_new(double epoch, hh_timestamps ts) {
+    if (ts == HH_TS_MILLIS) return json_integer((json_int_t)llround(epoch * 1000.0));
+    return json_real(epoch);
+}
+
+char *hh_json_dump(const json_t *v) {
+    return json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17) |
+                             JSON_ENCODE_ANY);
+}
+
+/* ------------------------------------------------------- public accessors */
+
+const char *hh_job_jid(const hh_job *job) { return job->jid; }
+const char *hh_job_class(const hh_job *job) { return job->klass; }
+const char *hh_job_queue(const hh_job *job) { return job->queue; }
+int hh_job_retry_count(const hh_job *job) { return job->retry_count; }
+
+const char *hh_job_payload(const hh_job *job, size_t *len) {
+    if (len) *len = job->len;
+    return job->payload;
+}
+
+const char *hh_job_args(const hh_job *job) {
+    hh_job *j = (hh_job *)job; /* lazily cached; the job belongs to one thread */
+    if (!j->args_json && j->item) j->args_json = hh_json_dump(json_object_get(j->item, "args"));
+    return j->args_json ? j->args_json : "[]";
+}
+
+char *hh_job_get(const hh_job *job, const char *key) {
+    json_t *v = job->item ? json_object_get(job->item, key) : NULL;
+    return v ? hh_json_dump(v) : NULL;
+}
+
+void hh_job_fail(hh_job *job, const char *error_class, const char *fmt, ...) {
+    free(job->error_class);
+    free(job->error_message);
+    job->error_class = strdup(error_class ? error_class : "StandardError");
+    char *msg = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    if (vasprintf(&msg, fmt ? fmt : "", ap) < 0) msg = NULL;
+    va_end(ap);
+    if (msg && strlen(msg) > HH_ERROR_MESSAGE_MAX) {
+        /* cut on a UTF-8 boundary */
+        size_t n = HH_ERROR_MESSAGE_MAX;
+        while (n > 0 && ((unsigned char)msg[n] & 0xC0) == 0x80) n--;
+        msg[n] = '\0';
+    }
+    job->error_message = msg;
+}
+
+void hh_job_set_backtrace(hh_job *job, const char *const *lines, size_t n) {
+    for (size_t i = 0; i < job->nbacktrace; i++) free(job->backtrace[i]);
+    free(job->backtrace);
+    job->backtrace = n ? calloc(n, sizeof(char *)) : NULL;
+    job->nbacktrace = 0;
+    if (!job->backtrace) return;
+    for (size_t i = 0; i < n; i++) {
+        job->backtrace[i] = strdup(lines[i] ? lines[i] : "");
+        if (!job->backtrace[i]) break;
+        job->nbacktrace++;
+    }
+}

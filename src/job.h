@@ -1,0 +1,51 @@
+/* job.h -- the job payload: parsing and validating what was fetched,
+ * keeping its exact bytes, reading timestamps in either encoding, and
+ * serialising with key order and number types kept (spec §2). No Redis I/O. */
+#ifndef HH_JOB_H
+#define HH_JOB_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include "hiredhand.h"
+
+struct hh_manager;
+
+struct hh_job {
+    char *payload;       /* exact bytes as fetched (owned, NUL-terminated) */
+    size_t len;
+    json_t *item;        /* parsed object; NULL when malformed */
+    const char *klass;   /* into item */
+    const char *jid;     /* into item, "" when absent */
+    char *queue;         /* queue it was fetched from, without "queue:" */
+    char *args_json;     /* lazily dumped "args" */
+    int retry_count;     /* -1 when absent */
+    double run_at;       /* epoch seconds the job started */
+    /* failure details, set by the handler or the processor */
+    char *error_class;
+    char *error_message;
+    char **backtrace;
+    size_t nbacktrace;
+    /* for the middleware chain */
+    struct hh_manager *manager;
+    struct hh_processor *processor;
+};
+
+/* Builds a job from fetched bytes (copied). Never NULL unless out of memory.
+ * When the payload is malformed (not JSON, not an object, no "class" string,
+ * "args" not an array) job->item is NULL and *why describes it. */
+hh_job *hh_job_new(const char *payload, size_t len, const char *queue, char *why,
+                   size_t whylen);
+void hh_job_free(hh_job *job);
+/* Clears failure details (used before a run). */
+void hh_job_reset_error(hh_job *job);
+
+/* Reads a timestamp: JSON real = seconds, JSON integer = milliseconds (the
+ * rule of Sidekiq 8, spec §2.4). Returns 0 when absent or not a number. */
+double hh_json_time(const json_t *v);
+/* A timestamp in the configured encoding: real seconds or integer ms. */
+json_t *hh_json_time_new(double epoch, hh_timestamps ts);
+/* Compact JSON with key order kept and reals at full precision. Free with
+ * free(). NULL on failure. */
+char *hh_json_dump(const json_t *v);
+
+#endif

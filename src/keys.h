@@ -1,0 +1,69 @@
+/* keys.h -- every Redis key name hiredhand reads or writes, built in one
+ * place and namespaced exactly once (field report B19). Other files never
+ * format a key themselves; grep for a HH_K_ constant to find its users.
+ *
+ * Sidekiq's keys (spec §1):            hiredhand's own keys:
+ *   queues               set            hiredhand:inprogress:<id>|<q>  list
+ *   queue:<q>            list           hiredhand:fetchers             set
+ *   schedule retry dead  zset           hiredhand:recovery-lock        string
+ *   processes            set            hiredhand:recoveries           hash
+ *   <id>                 hash
+ *   <id>:work <id>:workers  hash
+ *   <id>-signals         list
+ *   stat:processed[:<date>] stat:failed[:<date>]  string
+ */
+#ifndef HH_KEYS_H
+#define HH_KEYS_H
+
+#include <hiredis/sds.h>
+
+#define HH_K_QUEUES "queues"
+#define HH_K_QUEUE_PREFIX "queue:"
+#define HH_K_SCHEDULE "schedule"
+#define HH_K_RETRY "retry"
+#define HH_K_DEAD "dead"
+#define HH_K_PROCESSES "processes"
+#define HH_K_WORK_SUFFIX ":work"       /* 6.5+/7.x/8.x readers */
+#define HH_K_WORKERS_SUFFIX ":workers" /* 6.4 and older readers */
+#define HH_K_SIGNALS_SUFFIX "-signals"
+#define HH_K_STAT_PROCESSED "stat:processed"
+#define HH_K_STAT_FAILED "stat:failed"
+/* Reliable fetch: one list per (owner identity, source queue). Not named
+ * queue:* and not like Sidekiq Pro's queue:sq|..., never in `queues`
+ * (spec §4.6, §4.7). The identity may not contain '|'. */
+#define HH_K_INPROGRESS_PREFIX "hiredhand:inprogress:"
+#define HH_K_INPROGRESS_SEP "|"
+/* Identities that have owned in-progress lists: what recovery reads. Kept
+ * apart from `processes`, which is what the Web UI reads. */
+#define HH_K_FETCHERS "hiredhand:fetchers"
+#define HH_K_RECOVERY_LOCK "hiredhand:recovery-lock"
+/* jid -> times the job was recovered from a dead owner (poison pills). */
+#define HH_K_RECOVERIES "hiredhand:recoveries"
+
+typedef struct hh_keys {
+    sds ns; /* "" or "ns:" */
+} hh_keys;
+
+int hh_keys_init(hh_keys *k, const char *ns);
+void hh_keys_free(hh_keys *k);
+
+/* Each returns a new sds (sdsfree it); NULL only when out of memory. */
+sds hh_key(const hh_keys *k, const char *name);
+sds hh_key_queue(const hh_keys *k, const char *queue);
+sds hh_key_process(const hh_keys *k, const char *identity);
+sds hh_key_work(const hh_keys *k, const char *identity);
+sds hh_key_workers(const hh_keys *k, const char *identity);
+sds hh_key_signals(const hh_keys *k, const char *identity);
+/* stat:processed:<date> / stat:failed:<date>, UTC date of `epoch`. */
+sds hh_key_stat_daily(const hh_keys *k, const char *stat, double epoch);
+sds hh_key_inprogress(const hh_keys *k, const char *identity, const char *queue);
+/* SCAN MATCH pattern for every in-progress list (glob chars in ns escaped). */
+sds hh_key_inprogress_pattern(const hh_keys *k);
+/* Splits an in-progress key back into owner identity and queue; returns 0,
+ * or -1 when the key is not one. *identity and *queue are new sds. */
+int hh_key_inprogress_parse(const hh_keys *k, const char *key, sds *identity, sds *queue);
+/* Strips the namespace from a full key, returning a pointer into key, or
+ * NULL when the key lacks it. */
+const char *hh_key_strip(const hh_keys *k, const char *key);
+
+#endif

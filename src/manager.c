@@ -1,0 +1,416 @@
+/* manager.c -- the embeddable worker: options, handlers, middleware, and
+ * the lifecycle that drives the worker threads (processor.c), heartbeat.c,
+ * scheduler.c and recovery.c: start, quiet, stop with a grace period and
+ * hard-shutdown push-back (Sidekiq 6.4 lib/sidekiq/launcher.rb,
+ * manager.rb). Keys: only through the files it drives, plus INFO at start. */
+#include "manager.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "heartbeat.h"
+#include "processor.h"
+#include "recovery.h"
+#include "scheduler.h"
+#include "fetch.h"
+
+void hh_manager_options_init(hh_manager_options *o) {
+    memset(o, 0, sizeof(*o));
+    hh_redis_options_init(&o->redis);
+    o->concurrency = 10;
+    o->shutdown_timeout = 25;
+    o->fetch = HH_FETCH_RELIABLE;
+    o->heartbeat_interval = 5;
+    o->max_retries = 25;
+    o->dead_max_jobs = 10000;
+    o->dead_timeout = 15552000;
+    o->recovery_interval = 60;
+    o->max_recoveries = 3;
+    o->version = "6.4.1";
+    o->log_level = HH_LOG_INFO;
+}
+
+static int valid_name(const char *s) { return s && *s && !strchr(s, '|') && strlen(s) < 128; }
+
+static void free_strv(char **v, size_t n) {
+    for (size_t i = 0; v && i < n; i++) free(v[i]);
+    free(v);
+}
+
+void hh_manager_free(hh_manager *m) {
+    if (!m) return;
+    if (atomic_load(&m->started) && !atomic_load(&m->done)) {
+        hh_manager_stop(m);
+        hh_manager_wait(m, -1);
+    }
+    for (int i = 0; m->procs && i < m->opts.concurrency; i++) {
+        hh_conn_close(&m->procs[i].conn);
+        pthread_mutex_destroy(&m->procs[i].mu);
+    }
+    free(m->procs);
+    free_strv(m->queues, m->nqueues);
+    free(m->weights);
+    free(m->fetched);
+    size_t nl = 0;
+    while (m->labels && m->labels[nl]) nl++;
+    free_strv(m->labels, nl);
+    free(m->tag);
+    free(m->version);
+    for (size_t i = 0; i < m->nhandlers; i++) free(m->handlers[i].klass);
+    free(m->handlers);
+    free(m->middleware);
+    hh_keys_free(&m->keys);
+    hh_redis_config_free(&m->cfg);
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+}
+
+hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
+    hh_manager_options def;
+    if (!opts) {
+        hh_manager_options_init(&def);
+        opts = &def;
+    }
+    int e = HH_ERR_INVALID;
+    hh_manager *m = calloc(1, sizeof(*m));
+    if (!m) {
+        if (err) *err = HH_ERR_NOMEM;
+        return NULL;
+    }
+    pthread_mutex_init(&m->lock, NULL);
+    m->opts = *opts;
+    m->log.fn = opts->log;
+    m->log.udata = opts->log_udata;
+    m->log.level = opts->log_level;
+    char msg[256];
+    if (opts->concurrency < 1 || opts->concurrency > 1000 || opts->nqueues > HH_MAX_QUEUES ||
+        opts->shutdown_timeout < 0 || opts->heartbeat_interval <= 0 || opts->heartbeat_interval > 30)
+        goto fail;
+    if (hh_redis_config_parse(&m->cfg, &opts->redis, msg, sizeof(msg)) != 0) {
+        hh_log(&m->log, HH_LOG_ERROR, "%s", msg);
+        goto fail;
+    }
+    hh_keys_init(&m->keys, opts->redis.ns);
+    /* defaults for fields an embedder left zero */
+    if (m->opts.max_retries < 0) m->opts.max_retries = 25;
+    if (m->opts.dead_max_jobs <= 0) m->opts.dead_max_jobs = 10000;
+    if (m->opts.dead_timeout <= 0) m->opts.dead_timeout = 15552000;
+    if (m->opts.recovery_interval <= 0) m->opts.recovery_interval = 60;
+
+    size_t nq = opts->nqueues ? opts->nqueues : 1;
+    m->queues = calloc(nq, sizeof(char *));
+    m->weights = calloc(nq, sizeof(int));
+    m->fetched = calloc(nq, sizeof(*m->fetched));
+    if (!m->queues || !m->weights || !m->fetched) goto nomem;
+    if (!opts->nqueues) {
+        m->queues[0] = strdup("default");
+        m->nqueues = 1;
+    }
+    for (size_t i = 0; i < opts->nqueues; i++) {
+        const hh_queue_weight *q = &opts->queues[i];
+        if (!valid_name(q->name) || q->weight < 0) goto fail;
+        size_t j = 0;
+        while (j < m->nqueues && strcmp(m->queues[j], q->name)) j++;
+        if (j < m->nqueues) { /* repeated "-q a -q a": Sidekiq adds the weights */
+            m->weights[j] += q->weight;
+            continue;
+        }
+        m->queues[m->nqueues] = strdup(q->name);
+        m->weights[m->nqueues++] = q->weight;
+        if (q->weight > 0) m->weighted = 1;
+    }
+    if (m->weighted)
+        for (size_t i = 0; i < m->nqueues; i++)
+            if (m->weights[i] == 0)
+                hh_log(&m->log, HH_LOG_WARN, "queue %s has no weight while others do: it gets weight 1, as in Sidekiq", m->queues[i]);
+    size_t nl = 0;
+    while (opts->labels && opts->labels[nl]) nl++;
+    m->labels = calloc(nl + 1, sizeof(char *));
+    for (size_t i = 0; m->labels && i < nl; i++) m->labels[i] = strdup(opts->labels[i]);
+    m->tag = strdup(opts->tag ? opts->tag : "");
+    m->version = strdup(opts->version ? opts->version : "6.4.1");
+    if (!m->labels || !m->tag || !m->version) goto nomem;
+
+    const char *dyno = getenv("DYNO");
+    if (dyno && *dyno) hh_strlcpy(m->hostname, dyno, sizeof(m->hostname));
+    else if (gethostname(m->hostname, sizeof(m->hostname) - 1) != 0) hh_strlcpy(m->hostname, "localhost", sizeof(m->hostname));
+    if (opts->identity && *opts->identity) {
+        if (!valid_name(opts->identity)) goto fail;
+        hh_strlcpy(m->identity, opts->identity, sizeof(m->identity));
+        m->fixed_identity = 1;
+    } else {
+        char nonce[13];
+        if (hh_random_hex(nonce, 6) != 0) goto fail;
+        snprintf(m->identity, sizeof(m->identity), "%s:%d:%s", m->hostname, (int)getpid(), nonce);
+    }
+    m->opts.identity = m->identity;
+    m->opts.tag = m->tag;
+    m->opts.version = m->version;
+    m->opts.queues = NULL;
+    m->opts.labels = NULL;
+    m->opts.redis.url = NULL;
+    m->opts.redis.ns = NULL;
+
+    m->procs = calloc((size_t)opts->concurrency, sizeof(hh_processor));
+    if (!m->procs) goto nomem;
+    for (int i = 0; i < opts->concurrency; i++) {
+        hh_processor *p = &m->procs[i];
+        p->m = m;
+        p->index = i;
+        pthread_mutex_init(&p->mu, NULL);
+        /* A short base-36 tid, unique in the process, like Sidekiq's. */
+        unsigned long v = ((unsigned long)getpid() * 2654435761ul) ^ ((unsigned long)(i + 1) * 40503ul);
+        char tmp[16];
+        int k = 0;
+        do { tmp[k++] = "0123456789abcdefghijklmnopqrstuvwxyz"[v % 36]; v /= 36; } while (v && k < 6);
+        for (int j = 0; j < k; j++) p->tid[j] = tmp[k - 1 - j];
+        p->tid[k] = '\0';
+        p->block_queue = (int)((size_t)i % m->nqueues);
+        hh_rng_seed(&p->rng);
+        hh_conn_init(&p->conn, &m->cfg, &m->log, "fetch", &m->done);
+    }
+    if (err) *err = HH_OK;
+    return m;
+nomem:
+    e = HH_ERR_NOMEM;
+fail:
+    if (err) *err = e;
+    hh_manager_free(m);
+    return NULL;
+}
+
+const char *hh_manager_identity(const hh_manager *m) { return m->identity; }
+
+int hh_manager_register(hh_manager *m, const char *klass, hh_handler_fn fn, void *udata) {
+    if (!m || !klass || !*klass || !fn) return HH_ERR_INVALID;
+    if (atomic_load(&m->started)) return HH_ERR_STATE;
+    if (hh_manager_has_handler(m, klass)) return HH_ERR_EXISTS;
+    hh_handler *h = realloc(m->handlers, (m->nhandlers + 1) * sizeof(*h));
+    if (!h) return HH_ERR_NOMEM;
+    m->handlers = h;
+    if (!(h[m->nhandlers].klass = strdup(klass))) return HH_ERR_NOMEM;
+    h[m->nhandlers].fn = fn;
+    h[m->nhandlers].udata = udata;
+    m->nhandlers++;
+    return HH_OK;
+}
+
+int hh_manager_register_default(hh_manager *m, hh_handler_fn fn, void *udata) {
+    if (!m || !fn) return HH_ERR_INVALID;
+    if (atomic_load(&m->started)) return HH_ERR_STATE;
+    m->default_handler.fn = fn;
+    m->default_handler.udata = udata;
+    return HH_OK;
+}
+
+int hh_manager_has_handler(const hh_manager *m, const char *klass) {
+    for (size_t i = 0; klass && i < m->nhandlers; i++)
+        if (strcmp(m->handlers[i].klass, klass) == 0) return 1;
+    return 0;
+}
+
+int hh_manager_use(hh_manager *m, hh_middleware_fn fn, void *udata) {
+    if (!m || !fn) return HH_ERR_INVALID;
+    if (atomic_load(&m->started)) return HH_ERR_STATE;
+    hh_middleware *mw = realloc(m->middleware, (m->nmiddleware + 1) * sizeof(*mw));
+    if (!mw) return HH_ERR_NOMEM;
+    m->middleware = mw;
+    mw[m->nmiddleware].fn = fn;
+    mw[m->nmiddleware].udata = udata;
+    m->nmiddleware++;
+    return HH_OK;
+}
+
+int hh_manager_on_heartbeat(hh_manager *m, hh_heartbeat_hook_fn fn, void *udata) {
+    if (!m) return HH_ERR_INVALID;
+    if (atomic_load(&m->started)) return HH_ERR_STATE;
+    m->hook = fn;
+    m->hook_udata = udata;
+    return HH_OK;
+}
+
+void hh_manager_log(hh_manager *m, hh_log_level level, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    hh_vlog(&m->log, level, fmt, ap);
+    va_end(ap);
+}
+
+/* Sidekiq warns when Redis may evict keys: eviction silently drops jobs. */
+static void check_redis(hh_manager *m, hh_conn *c) {
+    redisReply *r = hh_conn_cmd(c, "INFO memory");
+    if (r && r->type == REDIS_REPLY_STRING) {
+        const char *p = strstr(r->str, "maxmemory_policy:");
+        if (p && strncmp(p + 17, "noeviction", 10) != 0)
+            hh_log(&m->log, HH_LOG_WARN, "Redis maxmemory_policy is not noeviction: Redis may evict jobs");
+    }
+    if (r) freeReplyObject(r);
+    if (c->version && c->version < 400)
+        hh_log(&m->log, HH_LOG_WARN, "Redis %d.%d is older than 4.0, which Sidekiq requires", c->version / 100, c->version % 100);
+}
+
+static void *supervisor_main(void *arg);
+
+int hh_manager_start(hh_manager *m) {
+    if (!m) return HH_ERR_INVALID;
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&m->started, &expected, 1)) return HH_ERR_STATE;
+    m->started_at = hh_now();
+    hh_conn c;
+    hh_conn_init(&c, &m->cfg, &m->log, "start", NULL);
+    /* One attempt now: Redis being down is not fatal, the threads reconnect. */
+    if (hh_conn_ready(&c) == 0) {
+        check_redis(m, &c);
+        int rc = hh_recovery_boot(m, &c);
+        if (rc == HH_ERR_EXISTS) {
+            hh_log(&m->log, HH_LOG_ERROR, "identity %s is live in another process (fresh heartbeat); refusing to start", m->identity);
+            hh_conn_close(&c);
+            atomic_store(&m->done, 1);
+            return HH_ERR_EXISTS;
+        }
+    }
+    hh_conn_close(&c);
+    hh_log(&m->log, HH_LOG_INFO, "hiredhand %s starting: identity=%s concurrency=%d fetch=%s redis=%s",
+           HH_VERSION, m->identity, m->opts.concurrency,
+           m->opts.fetch == HH_FETCH_BASIC ? "basic" : "reliable", m->cfg.display);
+    int failed = 0;
+    for (int i = 0; i < m->opts.concurrency && !failed; i++) {
+        failed = pthread_create(&m->procs[i].thread, NULL, hh_processor_main, &m->procs[i]) != 0;
+        if (!failed) m->procs[i].thread_started = 1;
+    }
+    if (!failed) failed = pthread_create(&m->heartbeat_thread, NULL, hh_heartbeat_main, m) != 0;
+    if (!failed) m->heartbeat_started = 1;
+    if (!failed) failed = pthread_create(&m->scheduler_thread, NULL, hh_scheduler_main, m) != 0;
+    if (!failed) m->scheduler_started = 1;
+    if (!failed && m->opts.fetch == HH_FETCH_RELIABLE) {
+        failed = pthread_create(&m->recovery_thread, NULL, hh_recovery_main, m) != 0;
+        if (!failed) m->recovery_started = 1;
+    }
+    if (!failed) failed = pthread_create(&m->supervisor_thread, NULL, supervisor_main, m) != 0;
+    if (!failed) m->supervisor_started = 1;
+    if (failed) {
+        hh_log(&m->log, HH_LOG_ERROR, "cannot create threads");
+        hh_manager_stop(m);
+        if (!m->supervisor_started) { /* stop what did start, here */
+            atomic_store(&m->quiet, 1);
+            atomic_store(&m->beats_off, 1);
+            atomic_store(&m->done, 1);
+        }
+        return HH_ERR_IO;
+    }
+    return HH_OK;
+}
+
+void hh_manager_quiet(hh_manager *m) { atomic_store(&m->quiet, 1); }
+
+void hh_manager_stop(hh_manager *m) {
+    atomic_store(&m->quiet, 1);
+    atomic_store(&m->stopping, 1);
+}
+
+void hh_manager_request_stop(hh_manager *m) { hh_manager_stop(m); }
+
+void hh_manager_dump(hh_manager *m) { atomic_store(&m->dump_requested, 1); }
+
+/* Waits for the stop request, the grace period, the hard shutdown, and the
+ * clean-up, in that order (spec §9.3). */
+static void *supervisor_main(void *arg) {
+    hh_manager *m = arg;
+    int announced_quiet = 0;
+    while (!atomic_load(&m->stopping)) {
+        if (atomic_load(&m->quiet) && !announced_quiet) {
+            announced_quiet = 1;
+            hh_log(&m->log, HH_LOG_INFO, "quiet: no new jobs will be fetched");
+        }
+        hh_sleep(0.05);
+    }
+    double deadline = hh_mono() + m->opts.shutdown_timeout;
+    hh_log(&m->log, HH_LOG_INFO, "stopping: waiting up to %.0f s for %d running jobs", m->opts.shutdown_timeout,
+           atomic_load(&m->busy));
+    while (atomic_load(&m->busy) > 0 && hh_mono() < deadline) hh_sleep(0.05);
+    hh_conn c;
+    hh_conn_init(&c, &m->cfg, &m->log, "shutdown", NULL);
+    int pushed = 0;
+    for (int i = 0; i < m->opts.concurrency; i++) {
+        int rc = hh_processor_abandon(&m->procs[i], &c);
+        if (rc > 0) pushed++;
+    }
+    if (pushed) hh_log(&m->log, HH_LOG_WARN, "pushed %d unfinished jobs back to their queues", pushed);
+    /* Threads still inside a handler cannot be killed safely in C; they are
+     * detached below and their outcome is ignored (the job is back in its
+     * queue). Idle threads leave within the fetch block time. */
+    double join_deadline = hh_mono() + HH_FETCH_JOIN_GRACE;
+    for (int i = 0; i < m->opts.concurrency; i++) {
+        hh_processor *p = &m->procs[i];
+        if (!p->thread_started) continue;
+        int busy;
+        do {
+            pthread_mutex_lock(&p->mu);
+            busy = p->job != NULL;
+            pthread_mutex_unlock(&p->mu);
+            if (!busy) break;
+            hh_sleep(0.02);
+        } while (hh_mono() < join_deadline);
+        if (busy) pthread_detach(p->thread);
+        else pthread_join(p->thread, NULL);
+        p->thread_started = 0;
+    }
+    if (m->scheduler_started) pthread_join(m->scheduler_thread, NULL);
+    if (m->recovery_started) pthread_join(m->recovery_thread, NULL);
+    atomic_store(&m->beats_off, 1);
+    if (m->heartbeat_started) pthread_join(m->heartbeat_thread, NULL);
+    m->scheduler_started = m->recovery_started = m->heartbeat_started = 0;
+    if (hh_heartbeat_unregister(m, &c) != 0)
+        hh_log(&m->log, HH_LOG_WARN, "could not unregister from Redis: the process hash expires in 60 s");
+    hh_conn_close(&c);
+    hh_log(&m->log, HH_LOG_INFO, "stopped: processed=%llu failed=%llu", (unsigned long long)atomic_load(&m->processed),
+           (unsigned long long)atomic_load(&m->failed));
+    atomic_store(&m->done, 1);
+    return NULL;
+}
+
+int hh_manager_wait(hh_manager *m, double timeout) {
+    if (!m) return HH_ERR_INVALID;
+    if (!atomic_load(&m->started)) return HH_OK;
+    double until = hh_mono() + timeout;
+    while (!atomic_load(&m->done)) {
+        if (timeout >= 0 && hh_mono() >= until) return HH_ERR_STATE;
+        hh_sleep(0.02);
+    }
+    if (m->supervisor_started) {
+        pthread_join(m->supervisor_thread, NULL);
+        m->supervisor_started = 0;
+    }
+    return HH_OK;
+}
+
+void hh_manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
+    memset(out, 0, sizeof(*out));
+    hh_strlcpy(out->identity, m->identity, sizeof(out->identity));
+    out->started_at = m->started_at;
+    out->concurrency = m->opts.concurrency;
+    out->busy = atomic_load(&m->busy);
+    out->quiet = atomic_load(&m->quiet);
+    out->stopping = atomic_load(&m->stopping);
+    out->processed = atomic_load(&m->processed);
+    out->failed = atomic_load(&m->failed);
+    out->recovered = atomic_load(&m->recovered);
+    out->nqueues = m->nqueues;
+    for (size_t i = 0; i < m->nqueues; i++) {
+        hh_strlcpy(out->queues[i].name, m->queues[i], sizeof(out->queues[i].name));
+        out->queues[i].fetched = atomic_load(&m->fetched[i]);
+    }
+    pthread_mutex_lock(&m->lock);
+    out->heartbeat_last_pushed_at = m->heartbeat_last_pushed_at;
+    hh_strlcpy(out->heartbeat_last_error, m->heartbeat_last_error, sizeof(out->heartbeat_last_error));
+    out->redis_connected = m->redis_connected;
+    pthread_mutex_unlock(&m->lock);
+}
+
+int hh_manager_get_stats(hh_manager *m, hh_manager_stats *out) {
+    if (!m || !out) return HH_ERR_INVALID;
+    hh_manager_fill_stats(m, out);
+    return HH_OK;
+}

@@ -1,0 +1,96 @@
+/* manager.h -- the manager's internal state, shared by the files it drives
+ * (fetch.c, processor.c, heartbeat.c, scheduler.c, recovery.c, http.c).
+ * Only manager.c creates or frees it. */
+#ifndef HH_MANAGER_H
+#define HH_MANAGER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include "hiredhand.h"
+#include "job.h"
+#include "keys.h"
+#include "redis.h"
+#include "util.h"
+
+typedef struct hh_handler {
+    char *klass;
+    hh_handler_fn fn;
+    void *udata;
+} hh_handler;
+
+typedef struct hh_middleware {
+    hh_middleware_fn fn;
+    void *udata;
+} hh_middleware;
+
+/* One worker thread: its connection, its fetch state and the job it runs.
+ * `mu` guards job/abandoned against the heartbeat and the shutdown path. */
+typedef struct hh_processor {
+    struct hh_manager *m;
+    int index;
+    char tid[16];
+    pthread_t thread;
+    int thread_started;
+    hh_conn conn;
+    hh_rng rng;
+    pthread_mutex_t mu;
+    hh_job *job;          /* running job, NULL when idle */
+    int abandoned;        /* hard shutdown pushed `job` back already */
+    atomic_int cancelled; /* read by hh_job_cancelled() */
+    int block_queue;      /* which queue this thread blocks on when idle */
+} hh_processor;
+
+struct hh_manager {
+    hh_manager_options opts; /* strings below are owned copies */
+    hh_redis_config cfg;
+    hh_keys keys;
+    hh_logger log;
+    char identity[256];
+    char hostname[200];
+    int fixed_identity;
+
+    size_t nqueues;
+    char **queues; /* names, configuration order, duplicates removed */
+    int *weights;
+    int weighted;  /* any weight > 0: shuffle per fetch */
+    char **labels;
+    char *tag, *version;
+
+    hh_handler *handlers;
+    size_t nhandlers;
+    hh_handler default_handler;
+    hh_middleware *middleware;
+    size_t nmiddleware;
+    hh_heartbeat_hook_fn hook;
+    void *hook_udata;
+
+    hh_processor *procs;
+    pthread_t heartbeat_thread, scheduler_thread, recovery_thread, supervisor_thread;
+    int heartbeat_started, scheduler_started, recovery_started, supervisor_started;
+
+    atomic_int started;
+    atomic_int quiet;     /* stop fetching */
+    atomic_int stopping;  /* stop requested */
+    atomic_int beats_off; /* heartbeat thread must exit */
+    atomic_int done;      /* fully stopped */
+    atomic_int dump_requested;
+    atomic_int busy;
+
+    /* counters: totals since start, and not yet flushed to Redis */
+    atomic_ullong processed, failed, recovered;
+    atomic_ullong unflushed_processed, unflushed_failed;
+    atomic_ullong *fetched; /* per queue */
+
+    double started_at;
+    pthread_mutex_t lock; /* guards the heartbeat fields below */
+    double heartbeat_last_pushed_at;
+    char heartbeat_last_error[256];
+    int redis_connected;
+};
+
+/* manager.c */
+void hh_manager_request_stop(struct hh_manager *m); /* from threads */
+/* Appends the identity's clean-stop commands (spec §8.9). */
+void hh_manager_fill_stats(struct hh_manager *m, hh_manager_stats *out);
+
+#endif

@@ -1,0 +1,215 @@
+/* processor.c -- worker threads (see processor.h).
+ * Keys written: retry (ZADD), dead (ZADD + trims), and through fetch.c
+ * the in-progress lists (LREM ack) and queue:<q> (push back). */
+#include "processor.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include "fetch.h"
+#include "retry.h"
+#include "client.h"
+
+struct hh_chain {
+    struct hh_manager *m;
+    size_t next;
+    const hh_handler *handler;
+};
+
+int hh_chain_next(hh_chain *chain, hh_job *job) {
+    struct hh_manager *m = chain->m;
+    if (chain->next < m->nmiddleware) {
+        const hh_middleware *mw = &m->middleware[chain->next++];
+        return mw->fn(job, chain, mw->udata);
+    }
+    if (!chain->handler) {
+        /* Sidekiq raises NameError for a class it cannot constantize. */
+        hh_job_fail(job, "NameError", "uninitialized constant %s", job->klass);
+        return -1;
+    }
+    return chain->handler->fn(job, chain->handler->udata);
+}
+
+int hh_job_cancelled(const hh_job *job) {
+    const hh_processor *p = job->processor;
+    return p ? atomic_load(&p->cancelled) : 0;
+}
+
+static const hh_handler *find_handler(struct hh_manager *m, const char *klass) {
+    for (size_t i = 0; i < m->nhandlers; i++)
+        if (strcmp(m->handlers[i].klass, klass) == 0) return &m->handlers[i];
+    return m->default_handler.fn ? &m->default_handler : NULL;
+}
+
+/* Runs MULTI <outcome> <ack> EXEC until it succeeds or the manager is done.
+ * The outcome is kept across outages (B14): a finished job is never re-run
+ * or failed because Redis was briefly unreachable. */
+static void write_outcome(hh_processor *p, hh_job *job, const hh_failure_plan *plan) {
+    struct hh_manager *m = p->m;
+    for (;;) {
+        hh_pipe pipe;
+        hh_pipe_begin(&pipe, &p->conn);
+        hh_pipe_add(&pipe, "MULTI");
+        if (plan && plan->kind == HH_FAIL_RETRY) {
+            char score[32];
+            hh_fmt_double(score, sizeof(score), plan->score);
+            sds rk = hh_key(&m->keys, HH_K_RETRY);
+            hh_pipe_add(&pipe, "ZADD %s %s %s", rk, score, plan->payload);
+            sdsfree(rk);
+        } else if (plan && plan->kind == HH_FAIL_DEAD) {
+            hh_dead_append(&pipe, &m->keys, plan->payload, strlen(plan->payload), plan->score,
+                           m->opts.dead_timeout, m->opts.dead_max_jobs);
+        }
+        hh_fetch_ack_append(m, &pipe, job);
+        hh_pipe_add(&pipe, "EXEC");
+        if (pipe.n == 2) return; /* basic fetch, success: nothing to write */
+        redisReply **r = hh_pipe_exec(&pipe);
+        if (r) {
+            redisReply *exec = r[pipe.n - 1];
+            if (exec->type != REDIS_REPLY_ARRAY)
+                hh_log(&m->log, HH_LOG_ERROR, "jid=%s: outcome not written: %s", job->jid,
+                       exec->type == REDIS_REPLY_ERROR ? exec->str : "EXEC aborted");
+            hh_replies_free(r, pipe.n);
+            return;
+        }
+        if (atomic_load(&m->done)) return;
+        hh_conn_ready(&p->conn);
+    }
+}
+
+/* A malformed payload goes to the dead set with the reason, never dropped. */
+static void bury_malformed(hh_processor *p, const hh_fetched *f, const char *why) {
+    struct hh_manager *m = p->m;
+    const char *queue = m->queues[f->queue];
+    size_t len = 0;
+    double now = hh_now();
+    char *entry = hh_malformed_dead_payload(f->payload, f->len, why, now, m->opts.redis.timestamps, &len);
+    hh_log(&m->log, HH_LOG_WARN, "queue=%s: malformed job moved to the dead set: %s", queue, why);
+    if (!entry) return; /* out of memory: it stays in progress and is recovered */
+    for (;;) {
+        redisReply *r;
+        char score[32], cutoff[32], maxrank[32];
+        hh_fmt_double(score, sizeof(score), now);
+        hh_fmt_double(cutoff, sizeof(cutoff), now - m->opts.dead_timeout);
+        snprintf(maxrank, sizeof(maxrank), "%ld", -m->opts.dead_max_jobs);
+        if (m->opts.fetch == HH_FETCH_BASIC) {
+            hh_pipe pipe;
+            hh_pipe_begin(&pipe, &p->conn);
+            hh_pipe_add(&pipe, "MULTI");
+            hh_dead_append(&pipe, &m->keys, entry, len, now, m->opts.dead_timeout, m->opts.dead_max_jobs);
+            hh_pipe_add(&pipe, "EXEC");
+            redisReply **rs = hh_pipe_exec(&pipe);
+            hh_replies_free(rs, pipe.n);
+            r = rs ? (redisReply *)1 : NULL;
+        } else {
+            sds ik = hh_key_inprogress(&m->keys, m->identity, queue), dk = hh_key(&m->keys, HH_K_DEAD);
+            const char *keys[2] = {ik, dk};
+            size_t klen[2] = {sdslen(ik), sdslen(dk)};
+            const char *args[5] = {f->payload, entry, score, cutoff, maxrank};
+            size_t alen[5] = {f->len, len, strlen(score), strlen(cutoff), strlen(maxrank)};
+            r = hh_conn_eval(&p->conn, HH_SCRIPT_KILL_FROM, 2, keys, klen, 5, args, alen);
+            if (r) freeReplyObject(r);
+            sdsfree(ik);
+            sdsfree(dk);
+        }
+        if (r || atomic_load(&m->done)) break;
+        hh_conn_ready(&p->conn);
+    }
+    free(entry);
+}
+
+static void run_job(hh_processor *p, hh_fetched *f) {
+    struct hh_manager *m = p->m;
+    char why[256];
+    hh_job *job = hh_job_new(f->payload, f->len, m->queues[f->queue], why, sizeof(why));
+    if (!job) return; /* out of memory: the job stays in progress */
+    if (!job->item) {
+        bury_malformed(p, f, why);
+        hh_job_free(job);
+        return;
+    }
+    job->manager = m;
+    job->processor = p;
+    job->run_at = hh_now();
+    pthread_mutex_lock(&p->mu);
+    p->job = job;
+    p->abandoned = 0;
+    pthread_mutex_unlock(&p->mu);
+    atomic_fetch_add(&m->busy, 1);
+    hh_log(&m->log, HH_LOG_DEBUG, "class=%s jid=%s queue=%s: start", job->klass, job->jid, job->queue);
+
+    const hh_handler *h = find_handler(m, job->klass);
+    hh_chain chain = {m, 0, h};
+    int rc = hh_chain_next(&chain, job);
+    double elapsed = hh_now() - job->run_at;
+
+    pthread_mutex_lock(&p->mu);
+    int abandoned = p->abandoned;
+    p->job = NULL;
+    pthread_mutex_unlock(&p->mu);
+    atomic_fetch_sub(&m->busy, 1);
+    if (abandoned) { /* already pushed back by the hard shutdown: no outcome */
+        hh_job_free(job);
+        return;
+    }
+    atomic_fetch_add(&m->processed, 1);
+    atomic_fetch_add(&m->unflushed_processed, 1);
+    if (rc == 0) {
+        hh_log(&m->log, HH_LOG_DEBUG, "class=%s jid=%s: done in %.3f s", job->klass, job->jid, elapsed);
+        write_outcome(p, job, NULL);
+    } else {
+        atomic_fetch_add(&m->failed, 1);
+        atomic_fetch_add(&m->unflushed_failed, 1);
+        if (!job->error_class) hh_job_fail(job, "hiredhand::JobFailed", "handler returned %d", rc);
+        hh_retry_config rcfg = {m->opts.max_retries, m->opts.redis.timestamps,
+                                h != NULL && h != &m->default_handler};
+        hh_failure_plan plan;
+        if (hh_retry_plan(job, &rcfg, hh_now(), &p->rng, &plan) == 0) {
+            hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: failed in %.3f s: %s: %s (%s)", job->klass,
+                   job->jid, elapsed, job->error_class, job->error_message ? job->error_message : "",
+                   plan.reason);
+            write_outcome(p, job, &plan);
+            free(plan.payload);
+        }
+    }
+    hh_job_free(job);
+}
+
+void *hh_processor_main(void *arg) {
+    hh_processor *p = arg;
+    struct hh_manager *m = p->m;
+    while (!atomic_load(&m->quiet)) {
+        hh_fetched f = {0};
+        int got = hh_fetch(p, &f);
+        if (got != 1) continue;
+        if (atomic_load(&m->quiet)) {
+            /* Fetched after quiet: straight back to the front (spec §4.3). */
+            while (hh_fetch_requeue(m, &p->conn, m->queues[f.queue], f.payload, f.len) < 0 &&
+                   !atomic_load(&m->done))
+                hh_conn_ready(&p->conn);
+            free(f.payload);
+            break;
+        }
+        run_job(p, &f);
+        free(f.payload);
+    }
+    hh_conn_close(&p->conn);
+    return NULL;
+}
+
+int hh_processor_abandon(hh_processor *p, hh_conn *conn) {
+    struct hh_manager *m = p->m;
+    pthread_mutex_lock(&p->mu);
+    int rc = 0;
+    if (p->job && !p->abandoned) {
+        p->abandoned = 1;
+        atomic_store(&p->cancelled, 1);
+        rc = hh_fetch_requeue(m, conn, p->job->queue, p->job->payload, p->job->len);
+        if (rc >= 0) {
+            hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: still running at the shutdown timeout; pushed back to queue %s",
+                   p->job->klass, p->job->jid, p->job->queue);
+            rc = 1;
+        }
+    }
+    pthread_mutex_unlock(&p->mu);
+    return rc;
+}

@@ -1,0 +1,245 @@
+/* recovery.c -- see recovery.h.
+ * Keys read: hiredhand:inprogress:* (SCAN, LINDEX), <id> (EXISTS, HMGET),
+ * hiredhand:fetchers (SMEMBERS). Keys written: hiredhand:fetchers (SADD,
+ * SREM), hiredhand:recovery-lock (SET NX PX), hiredhand:recoveries:<jid>
+ * (INCR, EXPIRE), queue:<q> (RPUSH in HH_LUA_REQUEUE), dead (in
+ * HH_LUA_KILL_FROM), the in-progress lists (LREM in both scripts). */
+#include "recovery.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "fetch.h"
+#include "job.h"
+#include "retry.h"
+
+#define HH_RECOVERY_LOCK_MS 30000
+#define HH_RECOVERY_COUNT_TTL (7 * 86400)
+
+/* Counts one more recovery of jid; returns the new count (0 when unknown). */
+static long count_recovery(struct hh_manager *m, hh_conn *c, const char *jid) {
+    if (!jid || !*jid) return 0;
+    sds k = hh_key(&m->keys, HH_K_RECOVERIES);
+    k = sdscatfmt(k, ":%s", jid);
+    hh_pipe p;
+    hh_pipe_begin(&p, c);
+    hh_pipe_add(&p, "INCR %s", k);
+    hh_pipe_add(&p, "EXPIRE %s %d", k, HH_RECOVERY_COUNT_TTL);
+    redisReply **r = hh_pipe_exec(&p);
+    long n = r && r[0]->type == REDIS_REPLY_INTEGER ? (long)r[0]->integer : 0;
+    hh_replies_free(r, p.n);
+    sdsfree(k);
+    return n;
+}
+
+static int kill_poison(struct hh_manager *m, hh_conn *c, sds list, const redisReply *job, long n) {
+    double now = hh_now();
+    char why[128], score[32], cutoff[32], maxrank[32];
+    snprintf(why, sizeof(why), "job was running when its process died %ld times (max_recoveries %d)",
+             n, m->opts.max_recoveries);
+    json_t *item = json_loadb(job->str, job->len, JSON_ALLOW_NUL, NULL);
+    char *entry = NULL;
+    if (json_is_object(item)) {
+        json_object_set_new(item, "error_class", json_string("hiredhand::PoisonPill"));
+        json_object_set_new(item, "error_message", json_string(why));
+        entry = hh_json_dump(item);
+    }
+    json_decref(item);
+    hh_fmt_double(score, sizeof(score), now);
+    hh_fmt_double(cutoff, sizeof(cutoff), now - m->opts.dead_timeout);
+    snprintf(maxrank, sizeof(maxrank), "%ld", -m->opts.dead_max_jobs);
+    sds dk = hh_key(&m->keys, HH_K_DEAD);
+    const char *keys[2] = {list, dk};
+    size_t klen[2] = {sdslen(list), sdslen(dk)};
+    const char *args[5] = {job->str, entry ? entry : job->str, score, cutoff, maxrank};
+    size_t alen[5] = {job->len, entry ? strlen(entry) : job->len, strlen(score), strlen(cutoff), strlen(maxrank)};
+    redisReply *r = hh_conn_eval(c, HH_SCRIPT_KILL_FROM, 2, keys, klen, 5, args, alen);
+    int rc = r && r->type == REDIS_REPLY_INTEGER ? (int)r->integer : -1;
+    if (r) freeReplyObject(r);
+    sdsfree(dk);
+    free(entry);
+    return rc;
+}
+
+/* Pushes every job of one in-progress list back to its queue, oldest first,
+ * each move atomic and done once. Returns jobs moved, or -1. */
+static int drain(struct hh_manager *m, hh_conn *c, const char *key, const char *owner,
+                 const char *queue) {
+    sds list = sdsnew(key), qk = hh_key_queue(&m->keys, queue);
+    int moved = 0;
+    for (int guard = 0; guard < 1000000; guard++) {
+        redisReply *r = hh_conn_cmd(c, "LINDEX %s -1", list);
+        if (!r) { moved = -1; break; }
+        if (r->type != REDIS_REPLY_STRING) { freeReplyObject(r); break; }
+        json_t *item = json_loadb(r->str, r->len, JSON_ALLOW_NUL, NULL);
+        json_t *j = json_object_get(item, "jid"), *k = json_object_get(item, "class");
+        const char *jid = json_is_string(j) ? json_string_value(j) : "";
+        long n = count_recovery(m, c, jid);
+        int rc;
+        if (m->opts.max_recoveries > 0 && n > m->opts.max_recoveries) {
+            rc = kill_poison(m, c, list, r, n);
+            hh_log(&m->log, HH_LOG_WARN, "recovery: class=%s jid=%s owner=%s: recovered %ld times, moved to the dead set",
+                   json_is_string(k) ? json_string_value(k) : "?", jid, owner, n);
+        } else {
+            const char *keys[2] = {list, qk};
+            size_t klen[2] = {sdslen(list), sdslen(qk)};
+            const char *args[1] = {r->str};
+            size_t alen[1] = {r->len};
+            redisReply *x = hh_conn_eval(c, HH_SCRIPT_REQUEUE, 2, keys, klen, 1, args, alen);
+            rc = x && x->type == REDIS_REPLY_INTEGER ? (int)x->integer : -1;
+            if (x) freeReplyObject(x);
+            if (rc == 1)
+                hh_log(&m->log, HH_LOG_WARN, "recovery: class=%s jid=%s owner=%s queue=%s: pushed back (recovery %ld)",
+                       json_is_string(k) ? json_string_value(k) : "?", jid, owner, queue, n);
+        }
+        json_decref(item);
+        freeReplyObject(r);
+        if (rc < 0) { moved = -1; break; }
+        if (rc == 1) {
+            moved++;
+            atomic_fetch_add(&m->recovered, 1);
+        }
+    }
+    sdsfree(list);
+    sdsfree(qk);
+    return moved;
+}
+
+/* Whether an owner is alive: its heartbeat hash exists (spec §4.7, §8.8). */
+static int owner_alive(struct hh_manager *m, hh_conn *c, const char *owner) {
+    sds hk = hh_key_process(&m->keys, owner);
+    redisReply *r = hh_conn_cmd(c, "EXISTS %s", hk);
+    sdsfree(hk);
+    int alive = r && r->type == REDIS_REPLY_INTEGER ? r->integer > 0 : -1;
+    if (r) freeReplyObject(r);
+    return alive;
+}
+
+/* SCANs for in-progress lists and drains those whose owner matches `only`
+ * (boot) or, when only is NULL, whose owner is dead (orphans). */
+static int scan_lists(struct hh_manager *m, hh_conn *c, const char *only) {
+    sds pattern = hh_key_inprogress_pattern(&m->keys);
+    char cursor[32] = "0";
+    int total = 0;
+    do {
+        redisReply *r = hh_conn_cmd(c, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
+        if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+            if (r) freeReplyObject(r);
+            total = -1;
+            break;
+        }
+        hh_strlcpy(cursor, r->element[0]->str, sizeof(cursor));
+        redisReply *keys = r->element[1];
+        for (size_t i = 0; i < keys->elements; i++) {
+            sds owner, queue;
+            if (hh_key_inprogress_parse(&m->keys, keys->element[i]->str, &owner, &queue) != 0) continue;
+            int mine = strcmp(owner, m->identity) == 0;
+            int take = only ? strcmp(owner, only) == 0 : (!mine && owner_alive(m, c, owner) == 0);
+            if (take) {
+                int n = drain(m, c, keys->element[i]->str, owner, queue);
+                if (n > 0) total += n;
+            }
+            sdsfree(owner);
+            sdsfree(queue);
+        }
+        freeReplyObject(r);
+    } while (strcmp(cursor, "0") != 0);
+    sdsfree(pattern);
+    return total;
+}
+
+/* A fixed identity whose hash shows a fresh beat from a process that still
+ * exists is live elsewhere: two processes must never share one list. */
+static int identity_in_use(struct hh_manager *m, hh_conn *c) {
+    sds hk = hh_key_process(&m->keys, m->identity);
+    redisReply *r = hh_conn_cmd(c, "HMGET %s info beat", hk);
+    sdsfree(hk);
+    if (!r) return -1;
+    int live = 0;
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[0]->type == REDIS_REPLY_STRING) {
+        json_t *info = json_loadb(r->element[0]->str, r->element[0]->len, 0, NULL);
+        const char *host = json_string_value(json_object_get(info, "hostname"));
+        long pid = (long)json_integer_value(json_object_get(info, "pid"));
+        double beat = r->element[1]->type == REDIS_REPLY_STRING ? strtod(r->element[1]->str, NULL) : 0;
+        int fresh = hh_now() - beat < 2 * m->opts.heartbeat_interval + 2;
+        int same_host = host && strcmp(host, m->hostname) == 0;
+        int gone = same_host && (pid == (long)getpid() || (kill((pid_t)pid, 0) != 0 && errno == ESRCH));
+        live = fresh && !gone;
+        json_decref(info);
+    }
+    freeReplyObject(r);
+    return live;
+}
+
+int hh_recovery_boot(struct hh_manager *m, hh_conn *c) {
+    if (m->opts.fetch == HH_FETCH_BASIC) return HH_OK;
+    if (m->fixed_identity) {
+        int used = identity_in_use(m, c);
+        if (used < 0) return HH_ERR_REDIS;
+        if (used) return HH_ERR_EXISTS;
+    }
+    sds fk = hh_key(&m->keys, HH_K_FETCHERS);
+    redisReply *r = hh_conn_cmd(c, "SADD %s %s", fk, m->identity);
+    sdsfree(fk);
+    if (!r) return HH_ERR_REDIS;
+    freeReplyObject(r);
+    if (!m->fixed_identity) return HH_OK; /* a fresh random identity owns nothing */
+    int n = scan_lists(m, c, m->identity);
+    if (n > 0)
+        hh_log(&m->log, HH_LOG_WARN, "recovery: pushed back %d jobs left by a previous run of %s", n, m->identity);
+    return n < 0 ? HH_ERR_REDIS : HH_OK;
+}
+
+int hh_recovery_scan(struct hh_manager *m, hh_conn *c) {
+    sds lk = hh_key(&m->keys, HH_K_RECOVERY_LOCK);
+    long ms = (long)(m->opts.recovery_interval * 500);
+    if (ms > HH_RECOVERY_LOCK_MS) ms = HH_RECOVERY_LOCK_MS;
+    if (ms < 100) ms = 100;
+    redisReply *r = hh_conn_cmd(c, "SET %s %s NX PX %ld", lk, m->identity, ms);
+    int got = r && r->type == REDIS_REPLY_STATUS;
+    if (r) freeReplyObject(r);
+    if (!got) {
+        sdsfree(lk);
+        return -1;
+    }
+    int n = scan_lists(m, c, NULL);
+    /* Forget registered fetchers that are dead and own nothing any more. */
+    sds fk = hh_key(&m->keys, HH_K_FETCHERS);
+    redisReply *mem = hh_conn_cmd(c, "SMEMBERS %s", fk);
+    for (size_t i = 0; mem && mem->type == REDIS_REPLY_ARRAY && i < mem->elements; i++) {
+        const char *owner = mem->element[i]->str;
+        if (strcmp(owner, m->identity) != 0 && owner_alive(m, c, owner) == 0) {
+            redisReply *x = hh_conn_cmd(c, "SREM %s %s", fk, owner);
+            if (x) freeReplyObject(x);
+        }
+    }
+    if (mem) freeReplyObject(mem);
+    sdsfree(fk);
+    /* The lock is not released: it expires, so the fleet scans at most
+     * once per lock period however many processes run. */
+    sdsfree(lk);
+    if (n > 0) hh_log(&m->log, HH_LOG_WARN, "recovery: pushed back %d orphaned jobs", n);
+    return n;
+}
+
+void *hh_recovery_main(void *arg) {
+    struct hh_manager *m = arg;
+    hh_conn c;
+    hh_conn_init(&c, &m->cfg, &m->log, "recovery", &m->quiet);
+    hh_rng rng;
+    hh_rng_seed(&rng);
+    double next = hh_mono() + 1 + hh_rng_double(&rng) * 2; /* soon after boot */
+    while (!atomic_load(&m->quiet)) {
+        if (hh_mono() >= next) {
+            hh_recovery_scan(m, &c);
+            double iv = m->opts.recovery_interval;
+            next = hh_mono() + iv * (0.75 + 0.5 * hh_rng_double(&rng));
+        }
+        hh_sleep(0.1);
+    }
+    hh_conn_close(&c);
+    return NULL;
+}

@@ -1,0 +1,443 @@
+/* redis.c -- connections, reconnect with capped backoff, pipelines and
+ * scripts (see redis.h). Reads INFO server once per connect for the Redis
+ * version; touches no data key. */
+#include "redis.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#define HH_DEFAULT_URL "redis://127.0.0.1:6379/0"
+#define BACKOFF_MIN 0.05
+#define BACKOFF_MAX 2.0 /* at most one connect attempt every 2 s (B13) */
+
+static const char *script_src[HH_SCRIPT_COUNT] = {
+    [HH_SCRIPT_FETCH] = HH_LUA_FETCH,
+    [HH_SCRIPT_ENQUEUE_DUE] = HH_LUA_ENQUEUE_DUE,
+    [HH_SCRIPT_REQUEUE] = HH_LUA_REQUEUE,
+    [HH_SCRIPT_KILL_FROM] = HH_LUA_KILL_FROM,
+};
+
+/* ------------------------------------------------------------ URL parsing */
+
+static int fail_url(char *err, size_t len, const char *msg, const char *url) {
+    if (err) snprintf(err, len, "invalid Redis URL (%s): %s", msg, url ? url : "");
+    return -1;
+}
+
+static int parse_int(const char *s, size_t n, int lo, int hi, int *out) {
+    if (n == 0 || n > 9) return -1;
+    int v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    if (v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+/* Percent-decodes user info (passwords may hold %40 and the like). */
+static sds pct_decode(const char *s, size_t n) {
+    sds out = sdsempty();
+    for (size_t i = 0; out && i < n; i++) {
+        if (s[i] == '%' && i + 2 < n) {
+            char hex[3] = {s[i + 1], s[i + 2], 0};
+            char *end;
+            long v = strtol(hex, &end, 16);
+            if (*end == '\0') {
+                char ch = (char)v;
+                out = sdscatlen(out, &ch, 1);
+                i += 2;
+                continue;
+            }
+        }
+        out = sdscatlen(out, s + i, 1);
+    }
+    return out;
+}
+
+static void mask_url(hh_redis_config *cfg) {
+    if (cfg->unix_path)
+        cfg->display = sdscatfmt(sdsempty(), "unix://%s?db=%i", cfg->unix_path, cfg->db);
+    else
+        cfg->display = sdscatfmt(sdsempty(), "redis://%s%s%s%s:%i/%i",
+                                 cfg->user ? cfg->user : "",
+                                 cfg->password ? (cfg->user ? ":***" : ":***") : "",
+                                 (cfg->user || cfg->password) ? "@" : "", cfg->host, cfg->port,
+                                 cfg->db);
+}
+
+int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char *err,
+                          size_t errlen) {
+    memset(cfg, 0, sizeof(*cfg));
+    const char *url = o ? o->url : NULL;
+    if (!url || !*url) url = getenv("REDIS_URL");
+    if (!url || !*url) url = HH_DEFAULT_URL;
+    cfg->connect_timeout = (o && o->connect_timeout > 0) ? o->connect_timeout : 5.0;
+    cfg->command_timeout = (o && o->command_timeout > 0) ? o->command_timeout : 5.0;
+
+    if (strncmp(url, "unix://", 7) == 0) {
+        const char *path = url + 7;
+        const char *q = strchr(path, '?');
+        size_t plen = q ? (size_t)(q - path) : strlen(path);
+        if (plen == 0 || path[0] != '/') return fail_url(err, errlen, "no socket path", url);
+        cfg->unix_path = sdsnewlen(path, plen);
+        if (q) {
+            if (strncmp(q, "?db=", 4) != 0 || parse_int(q + 4, strlen(q + 4), 0, 1 << 20, &cfg->db))
+                return hh_redis_config_free(cfg), fail_url(err, errlen, "bad ?db=N", url);
+        }
+        mask_url(cfg);
+        return 0;
+    }
+    if (strncmp(url, "redis://", 8) != 0)
+        return fail_url(err, errlen, "must start with redis:// or unix://", "");
+    const char *p = url + 8;
+    const char *end = p + strcspn(p, "/?#");
+    const char *at = NULL;
+    for (const char *s = p; s < end; s++)
+        if (*s == '@') at = s;
+    if (at) {
+        const char *colon = memchr(p, ':', (size_t)(at - p));
+        if (colon) {
+            if (colon > p) cfg->user = pct_decode(p, (size_t)(colon - p));
+            cfg->password = pct_decode(colon + 1, (size_t)(at - colon - 1));
+        } else if (at > p) {
+            cfg->password = pct_decode(p, (size_t)(at - p)); /* redis://pass@host */
+        }
+        p = at + 1;
+    }
+    /* host[:port], with [v6] literals */
+    const char *hend, *portp = NULL;
+    if (*p == '[') {
+        const char *rb = memchr(p, ']', (size_t)(end - p));
+        if (!rb) return hh_redis_config_free(cfg), fail_url(err, errlen, "unclosed [", "");
+        cfg->host = sdsnewlen(p + 1, (size_t)(rb - p - 1));
+        hend = rb + 1;
+        if (hend < end && *hend == ':') portp = hend + 1;
+        else if (hend != end) return hh_redis_config_free(cfg), fail_url(err, errlen, "bad host", "");
+    } else {
+        const char *colon = memchr(p, ':', (size_t)(end - p));
+        hend = colon ? colon : end;
+        cfg->host = sdsnewlen(p, (size_t)(hend - p));
+        if (colon) portp = colon + 1;
+    }
+    if (sdslen(cfg->host) == 0) {
+        sdsfree(cfg->host);
+        cfg->host = sdsnew("127.0.0.1");
+    }
+    cfg->port = 6379;
+    if (portp && parse_int(portp, (size_t)(end - portp), 1, 65535, &cfg->port))
+        return hh_redis_config_free(cfg), fail_url(err, errlen, "bad port", "");
+    if (*end == '/' && end[1]) {
+        const char *d = end + 1;
+        size_t dl = strcspn(d, "?#");
+        if (dl && parse_int(d, dl, 0, 1 << 20, &cfg->db))
+            return hh_redis_config_free(cfg), fail_url(err, errlen, "bad db number", "");
+    }
+    mask_url(cfg);
+    return 0;
+}
+
+void hh_redis_config_free(hh_redis_config *cfg) {
+    sdsfree(cfg->host);
+    sdsfree(cfg->unix_path);
+    sdsfree(cfg->user);
+    sdsfree(cfg->password);
+    sdsfree(cfg->display);
+    cfg->host = cfg->unix_path = cfg->user = cfg->password = cfg->display = NULL;
+}
+
+/* ------------------------------------------------------------- connections */
+
+void hh_conn_init(hh_conn *c, hh_redis_config *cfg, const hh_logger *log, const char *name,
+                  const atomic_int *cancel) {
+    memset(c, 0, sizeof(*c));
+    c->cfg = cfg;
+    c->log = log;
+    c->name = name;
+    c->cancel = cancel;
+    c->backoff = BACKOFF_MIN;
+}
+
+void hh_conn_close(hh_conn *c) {
+    if (c->ctx) redisFree(c->ctx);
+    c->ctx = NULL;
+}
+
+static struct timeval tv_of(double s) {
+    struct timeval tv;
+    tv.tv_sec = (time_t)s;
+    tv.tv_usec = (suseconds_t)((s - (double)tv.tv_sec) * 1e6);
+    return tv;
+}
+
+int hh_error_is_connection_level(const char *msg) {
+    static const char *prefixes[] = {"READONLY", "UNBLOCKED", "LOADING", "MASTERDOWN",
+                                     "NOAUTH", "MISCONF", "CLUSTERDOWN", NULL};
+    if (!msg) return 0;
+    for (int i = 0; prefixes[i]; i++)
+        if (strncmp(msg, prefixes[i], strlen(prefixes[i])) == 0) return 1;
+    return 0;
+}
+
+int hh_reply_is_error(const redisReply *r) { return !r || r->type == REDIS_REPLY_ERROR; }
+
+void hh_conn_fail(hh_conn *c, const char *why) {
+    hh_strlcpy(c->last_error, why ? why : "connection lost", sizeof(c->last_error));
+    hh_conn_close(c);
+    c->next_attempt = hh_mono() + c->backoff;
+    int was = 0;
+    if (atomic_compare_exchange_strong(&c->cfg->outage, &was, 1))
+        hh_log(c->log, HH_LOG_WARN, "redis %s: connection lost (%s): %s; reconnecting with backoff",
+               c->cfg->display, c->name, c->last_error);
+    else
+        hh_log(c->log, HH_LOG_DEBUG, "redis (%s): %s", c->name, c->last_error);
+}
+
+static int setup(hh_conn *c) {
+    redisReply *r;
+    if (c->cfg->password) {
+        if (c->cfg->user)
+            r = redisCommand(c->ctx, "AUTH %s %s", c->cfg->user, c->cfg->password);
+        else
+            r = redisCommand(c->ctx, "AUTH %s", c->cfg->password);
+        if (!r || r->type == REDIS_REPLY_ERROR) {
+            snprintf(c->last_error, sizeof(c->last_error), "AUTH failed: %s",
+                     r ? r->str : c->ctx->errstr);
+            if (r) freeReplyObject(r);
+            return -1;
+        }
+        freeReplyObject(r);
+    }
+    if (c->cfg->db) {
+        r = redisCommand(c->ctx, "SELECT %d", c->cfg->db);
+        if (!r || r->type == REDIS_REPLY_ERROR) {
+            snprintf(c->last_error, sizeof(c->last_error), "SELECT failed: %s",
+                     r ? r->str : c->ctx->errstr);
+            if (r) freeReplyObject(r);
+            return -1;
+        }
+        freeReplyObject(r);
+    }
+    r = redisCommand(c->ctx, "INFO server");
+    if (!r || r->type != REDIS_REPLY_STRING) {
+        snprintf(c->last_error, sizeof(c->last_error), "INFO failed: %s",
+                 r && r->str ? r->str : c->ctx->errstr);
+        if (r) freeReplyObject(r);
+        return -1;
+    }
+    const char *v = strstr(r->str, "redis_version:");
+    if (v) {
+        int major = 0, minor = 0;
+        sscanf(v + 14, "%d.%d", &major, &minor);
+        c->version = major * 100 + minor;
+    }
+    freeReplyObject(r);
+    return 0;
+}
+
+int hh_conn_ready(hh_conn *c) {
+    if (c->ctx) return 0;
+    while (hh_mono() < c->next_attempt) {
+        if (c->cancel && atomic_load(c->cancel)) return -1;
+        double left = c->next_attempt - hh_mono();
+        hh_sleep(left > 0.05 ? 0.05 : left);
+    }
+    struct timeval ctv = tv_of(c->cfg->connect_timeout);
+    if (c->cfg->unix_path)
+        c->ctx = redisConnectUnixWithTimeout(c->cfg->unix_path, ctv);
+    else
+        c->ctx = redisConnectWithTimeout(c->cfg->host, c->cfg->port, ctv);
+    int ok = c->ctx && !c->ctx->err;
+    if (ok) {
+        /* Set on every new context: a reconnect must not lose it (B13). */
+        redisSetTimeout(c->ctx, tv_of(c->cfg->command_timeout));
+        if (!c->cfg->unix_path) redisEnableKeepAlive(c->ctx);
+        ok = setup(c) == 0;
+    } else {
+        hh_strlcpy(c->last_error, c->ctx ? c->ctx->errstr : "out of memory",
+                   sizeof(c->last_error));
+    }
+    if (!ok) {
+        hh_conn_close(c);
+        c->backoff = c->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : c->backoff * 2;
+        c->next_attempt = hh_mono() + c->backoff;
+        int was = 0;
+        if (atomic_compare_exchange_strong(&c->cfg->outage, &was, 1))
+            hh_log(c->log, HH_LOG_WARN, "redis %s: cannot connect (%s): %s; retrying with backoff",
+                   c->cfg->display, c->name, c->last_error);
+        return -1;
+    }
+    c->backoff = BACKOFF_MIN;
+    memset(c->shas, 0, sizeof(c->shas));
+    int was = 1;
+    if (atomic_compare_exchange_strong(&c->cfg->outage, &was, 0))
+        hh_log(c->log, HH_LOG_INFO, "redis %s: connected (%s)", c->cfg->display, c->name);
+    return 0;
+}
+
+/* Inspects a reply (recursively for EXEC arrays) for connection-level errors. */
+static int conn_level(const redisReply *r, char *why, size_t len) {
+    if (!r) return 0;
+    if (r->type == REDIS_REPLY_ERROR && hh_error_is_connection_level(r->str)) {
+        hh_strlcpy(why, r->str, len);
+        return 1;
+    }
+    if (r->type == REDIS_REPLY_ARRAY)
+        for (size_t i = 0; i < r->elements; i++)
+            if (conn_level(r->element[i], why, len)) return 1;
+    /* EXECABORT hides READONLY of a queued command. */
+    if (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "EXECABORT", 9) == 0 &&
+        strstr(r->str, "READONLY")) {
+        hh_strlcpy(why, r->str, len);
+        return 1;
+    }
+    return 0;
+}
+
+static redisReply *finish(hh_conn *c, redisReply *r) {
+    char why[256];
+    if (!r) {
+        hh_conn_fail(c, c->ctx && c->ctx->errstr[0] ? c->ctx->errstr : "connection lost");
+        return NULL;
+    }
+    if (conn_level(r, why, sizeof(why))) {
+        freeReplyObject(r);
+        hh_conn_fail(c, why);
+        return NULL;
+    }
+    return r;
+}
+
+redisReply *hh_conn_cmd(hh_conn *c, const char *fmt, ...) {
+    if (hh_conn_ready(c) != 0) return NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(c->ctx, fmt, ap);
+    va_end(ap);
+    return finish(c, r);
+}
+
+redisReply *hh_conn_cmdargv(hh_conn *c, int argc, const char **argv, const size_t *lens) {
+    if (hh_conn_ready(c) != 0) return NULL;
+    return finish(c, redisCommandArgv(c->ctx, argc, argv, lens));
+}
+
+redisReply *hh_conn_cmdargv_blocking(hh_conn *c, double block_s, int argc, const char **argv,
+                                     const size_t *lens) {
+    if (hh_conn_ready(c) != 0) return NULL;
+    redisSetTimeout(c->ctx, tv_of(block_s + c->cfg->command_timeout));
+    redisReply *r = finish(c, redisCommandArgv(c->ctx, argc, argv, lens));
+    if (c->ctx) redisSetTimeout(c->ctx, tv_of(c->cfg->command_timeout));
+    return r;
+}
+
+void hh_pipe_begin(hh_pipe *p, hh_conn *c) {
+    p->c = c;
+    p->n = 0;
+    p->failed = hh_conn_ready(c) != 0;
+}
+
+void hh_pipe_add(hh_pipe *p, const char *fmt, ...) {
+    if (p->failed) return;
+    va_list ap;
+    va_start(ap, fmt);
+    if (redisvAppendCommand(p->c->ctx, fmt, ap) != REDIS_OK) p->failed = 1;
+    else p->n++;
+    va_end(ap);
+}
+
+void hh_pipe_addargv(hh_pipe *p, int argc, const char **argv, const size_t *lens) {
+    if (p->failed) return;
+    if (redisAppendCommandArgv(p->c->ctx, argc, argv, lens) != REDIS_OK) p->failed = 1;
+    else p->n++;
+}
+
+void hh_replies_free(redisReply **r, int n) {
+    if (!r) return;
+    for (int i = 0; i < n; i++)
+        if (r[i]) freeReplyObject(r[i]);
+    free(r);
+}
+
+redisReply **hh_pipe_exec(hh_pipe *p) {
+    if (p->failed) {
+        if (p->c->ctx) hh_conn_fail(p->c, "pipeline could not be written");
+        return NULL;
+    }
+    redisReply **out = calloc((size_t)(p->n ? p->n : 1), sizeof(*out));
+    if (!out) {
+        hh_conn_fail(p->c, "out of memory");
+        return NULL;
+    }
+    char why[256];
+    int bad = 0;
+    for (int i = 0; i < p->n; i++) {
+        void *r = NULL;
+        if (redisGetReply(p->c->ctx, &r) != REDIS_OK || !r) {
+            hh_replies_free(out, i);
+            hh_conn_fail(p->c, p->c->ctx && p->c->ctx->errstr[0] ? p->c->ctx->errstr
+                                                                 : "connection lost");
+            return NULL;
+        }
+        out[i] = r;
+        if (!bad && conn_level(out[i], why, sizeof(why))) bad = 1;
+    }
+    if (bad) {
+        hh_replies_free(out, p->n);
+        hh_conn_fail(p->c, why);
+        return NULL;
+    }
+    return out;
+}
+
+redisReply *hh_conn_eval(hh_conn *c, hh_script_id id, int nkeys, const char **keys,
+                         const size_t *keylens, int nargs, const char **args,
+                         const size_t *arglens) {
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (hh_conn_ready(c) != 0) return NULL;
+        if (!c->shas[id][0]) {
+            redisReply *r = hh_conn_cmd(c, "SCRIPT LOAD %s", script_src[id]);
+            if (!r) return NULL;
+            if (r->type != REDIS_REPLY_STRING) return r; /* error reply */
+            hh_strlcpy(c->shas[id], r->str, sizeof(c->shas[id]));
+            freeReplyObject(r);
+        }
+        int argc = 3 + nkeys + nargs;
+        const char *argv[argc];
+        size_t lens[argc];
+        char nk[16];
+        snprintf(nk, sizeof(nk), "%d", nkeys);
+        argv[0] = "EVALSHA", lens[0] = 7;
+        argv[1] = c->shas[id], lens[1] = strlen(c->shas[id]);
+        argv[2] = nk, lens[2] = strlen(nk);
+        for (int i = 0; i < nkeys; i++) {
+            argv[3 + i] = keys[i];
+            lens[3 + i] = keylens ? keylens[i] : strlen(keys[i]);
+        }
+        for (int i = 0; i < nargs; i++) {
+            argv[3 + nkeys + i] = args[i];
+            lens[3 + nkeys + i] = arglens ? arglens[i] : strlen(args[i]);
+        }
+        redisReply *r = hh_conn_cmdargv(c, argc, argv, lens);
+        if (r && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOSCRIPT", 8) == 0) {
+            freeReplyObject(r);
+            c->shas[id][0] = '\0';
+            continue;
+        }
+        return r;
+    }
+    return NULL;
+}
+
+void hh_fmt_double(char *buf, size_t len, double v) {
+    /* The shortest of 15..17 digits that reads back as the same double. */
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, len, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) return;
+    }
+}

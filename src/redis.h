@@ -1,0 +1,99 @@
+/* redis.h -- connections to Redis: URL parsing, connect with timeouts, AUTH
+ * and SELECT, reconnect with capped backoff, connection-level error
+ * detection (READONLY, UNBLOCKED, LOADING...: field report B14), pipelines
+ * and Lua scripts by EVALSHA. One hh_conn belongs to one thread (hiredis
+ * contexts are not thread-safe). Touches no key by itself. */
+#ifndef HH_REDIS_H
+#define HH_REDIS_H
+
+#include <hiredis/hiredis.h>
+#include <hiredis/sds.h>
+#include <stdatomic.h>
+#include "scripts.h"
+#include "util.h"
+
+typedef struct hh_redis_config {
+    sds host;       /* NULL for unix sockets */
+    int port;
+    sds unix_path;  /* NULL for TCP */
+    int db;
+    sds user;       /* NULL: AUTH <password> */
+    sds password;   /* NULL: no AUTH */
+    sds display;    /* the URL with the password masked, for logs */
+    double connect_timeout;
+    double command_timeout;
+    atomic_int outage;      /* 1 while some connection is down: logs once */
+} hh_redis_config;
+
+/* Parses a redis:// or unix:// URL (NULL: $REDIS_URL, else the default).
+ * Returns 0, or -1 with a message in err (never the password). */
+int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char *err,
+                          size_t errlen);
+void hh_redis_config_free(hh_redis_config *cfg);
+
+typedef struct hh_conn {
+    hh_redis_config *cfg;
+    const hh_logger *log;
+    const char *name;           /* "heartbeat", "fetch", ... for logs */
+    const atomic_int *cancel;   /* when non-NULL and set, backoff waits end */
+    redisContext *ctx;          /* NULL while disconnected */
+    double next_attempt;        /* monotonic time of the next connect try */
+    double backoff;             /* seconds */
+    int version;                /* Redis version as major*100+minor, 0 unknown */
+    char last_error[256];
+    char shas[HH_SCRIPT_COUNT][41];
+} hh_conn;
+
+void hh_conn_init(hh_conn *c, hh_redis_config *cfg, const hh_logger *log, const char *name,
+                  const atomic_int *cancel);
+void hh_conn_close(hh_conn *c);
+
+/* Connects if needed. Returns 0 when connected; -1 when not, after waiting
+ * out the current backoff (interrupted by *cancel). Never exits. */
+int hh_conn_ready(hh_conn *c);
+
+/* Marks the connection broken with a reason; the next hh_conn_ready()
+ * reconnects. */
+void hh_conn_fail(hh_conn *c, const char *why);
+
+/* Runs one command (hiredis format string, %b for binary-safe payloads).
+ * Returns the reply (freeReplyObject it), or NULL when the connection failed
+ * or Redis answered a connection-level error (then the connection is
+ * dropped). Ordinary error replies (WRONGTYPE...) are returned as replies. */
+redisReply *hh_conn_cmd(hh_conn *c, const char *fmt, ...);
+redisReply *hh_conn_cmdargv(hh_conn *c, int argc, const char **argv, const size_t *lens);
+/* Like hh_conn_cmdargv for a command that blocks up to block_s seconds: the
+ * socket timeout is block_s + command_timeout for this call only (B12). */
+redisReply *hh_conn_cmdargv_blocking(hh_conn *c, double block_s, int argc, const char **argv,
+                                     const size_t *lens);
+
+/* Pipelines: append commands, then read all replies at once. */
+typedef struct hh_pipe {
+    hh_conn *c;
+    int n;
+    int failed;
+} hh_pipe;
+void hh_pipe_begin(hh_pipe *p, hh_conn *c);
+void hh_pipe_add(hh_pipe *p, const char *fmt, ...);
+void hh_pipe_addargv(hh_pipe *p, int argc, const char **argv, const size_t *lens);
+/* Returns an array of p->n replies (hh_replies_free it), or NULL when the
+ * connection failed (nothing to free). Connection-level errors anywhere in
+ * the replies, EXEC's nested ones included, also give NULL. */
+redisReply **hh_pipe_exec(hh_pipe *p);
+void hh_replies_free(redisReply **r, int n);
+
+/* EVALSHA of a script from scripts.h, loading it on first use and again on
+ * NOSCRIPT (after a Redis restart). Returns a reply or NULL as hh_conn_cmd. */
+redisReply *hh_conn_eval(hh_conn *c, hh_script_id id, int nkeys, const char **keys,
+                         const size_t *keylens, int nargs, const char **args,
+                         const size_t *arglens);
+
+/* Whether a reply is an error, and is a connection-level one. */
+int hh_reply_is_error(const redisReply *r);
+int hh_error_is_connection_level(const char *msg);
+
+/* Formats a sorted-set score or float timestamp with 17 significant
+ * digits (round-trips a double exactly). buf needs 32 bytes. */
+void hh_fmt_double(char *buf, size_t len, double v);
+
+#endif

@@ -1,0 +1,142 @@
+/* retry.c -- failure handling (see retry.h). Builds payloads only; the
+ * writes (ZADD retry / dead, together with the ack) are made by
+ * processor.c, so the outcome and the ack go in one transaction. */
+#include "retry.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+double hh_retry_delay(int c, hh_rng *rng) {
+    double cc = c;
+    return cc * cc * cc * cc + 15.0 + (double)hh_rng_below(rng, 10) * (cc + 1.0);
+}
+
+static char *base64(const unsigned char *in, size_t n) {
+    static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char *out = malloc(4 * ((n + 2) / 3) + 1), *o = out;
+    if (!out) return NULL;
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < n ? (uint32_t)in[i + 1] << 8 : 0) |
+                     (i + 2 < n ? in[i + 2] : 0);
+        *o++ = tbl[v >> 18 & 63];
+        *o++ = tbl[v >> 12 & 63];
+        *o++ = i + 1 < n ? tbl[v >> 6 & 63] : '=';
+        *o++ = i + 2 < n ? tbl[v & 63] : '=';
+    }
+    *o = '\0';
+    return out;
+}
+
+char *hh_backtrace_encode(char *const *lines, size_t n) {
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) json_array_append_new(arr, json_string(lines[i]));
+    char *text = json_dumps(arr, JSON_COMPACT);
+    json_decref(arr);
+    if (!text) return NULL;
+    uLong srclen = (uLong)strlen(text);
+    uLongf dstlen = compressBound(srclen);
+    unsigned char *z = malloc(dstlen);
+    char *out = NULL;
+    if (z && compress2(z, &dstlen, (const Bytef *)text, srclen, Z_DEFAULT_COMPRESSION) == Z_OK)
+        out = base64(z, dstlen);
+    free(z);
+    free(text);
+    return out;
+}
+
+/* How many backtrace lines the payload asks for: "backtrace": true = all,
+ * N = first N, absent/false = none. */
+static size_t backtrace_wanted(const json_t *item, size_t have) {
+    json_t *b = json_object_get(item, "backtrace");
+    if (json_is_true(b)) return have;
+    if (json_is_integer(b) && json_integer_value(b) > 0)
+        return (size_t)json_integer_value(b) < have ? (size_t)json_integer_value(b) : have;
+    return 0;
+}
+
+int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_rng *rng,
+                  hh_failure_plan *out) {
+    memset(out, 0, sizeof(*out));
+    json_t *msg = json_deep_copy(job->item); /* the original, not middleware's edits */
+    if (!msg) return -1;
+    json_t *retry = json_object_get(msg, "retry");
+    /* Absent/null: the class's own option (true for every registered
+     * handler); an unknown class has none, so only the payload counts and
+     * the job is discarded (spec §6.1 step 2, field report B18). */
+    int falsy = json_is_false(retry) || ((!retry || json_is_null(retry)) && !cfg->class_known);
+    if (falsy) {
+        json_decref(msg);
+        out->kind = HH_FAIL_DISCARD;
+        out->reason = retry ? "retry is false" : "unknown class and no retry option";
+        return 0;
+    }
+    json_t *rq = json_object_get(msg, "retry_queue");
+    json_object_set_new(msg, "queue", json_string(json_is_string(rq) ? json_string_value(rq) : job->queue));
+    json_object_set_new(msg, "error_message", json_string(job->error_message ? job->error_message : ""));
+    json_object_set_new(msg, "error_class", json_string(job->error_class ? job->error_class : "StandardError"));
+    json_t *rc = json_object_get(msg, "retry_count");
+    int count;
+    if (json_is_integer(rc)) {
+        json_object_set_new(msg, "retried_at", hh_json_time_new(now, cfg->timestamps));
+        count = (int)json_integer_value(rc) + 1;
+    } else {
+        json_object_set_new(msg, "failed_at", hh_json_time_new(now, cfg->timestamps));
+        count = 0;
+    }
+    json_object_set_new(msg, "retry_count", json_integer(count));
+    size_t nb = backtrace_wanted(msg, job->nbacktrace);
+    if (nb) {
+        char *bt = hh_backtrace_encode(job->backtrace, nb);
+        if (bt) json_object_set_new(msg, "error_backtrace", json_string(bt));
+        free(bt);
+    }
+    long max = json_is_integer(retry) ? (long)json_integer_value(retry) : cfg->max_retries;
+    if (count >= max) {
+        if (json_is_false(json_object_get(msg, "dead"))) {
+            out->kind = HH_FAIL_DISCARD;
+            out->reason = "retries exhausted and dead is false";
+        } else {
+            out->kind = HH_FAIL_DEAD;
+            out->score = now;
+            out->reason = "retries exhausted";
+        }
+    } else {
+        out->kind = HH_FAIL_RETRY;
+        out->score = now + hh_retry_delay(count, rng);
+        out->reason = "will retry";
+    }
+    if (out->kind != HH_FAIL_DISCARD && !(out->payload = hh_json_dump(msg))) {
+        json_decref(msg);
+        return -1;
+    }
+    json_decref(msg);
+    return 0;
+}
+
+char *hh_malformed_dead_payload(const char *payload, size_t len, const char *why, double now,
+                                hh_timestamps ts, size_t *outlen) {
+    json_t *item = json_loadb(payload, len, JSON_ALLOW_NUL, NULL);
+    char *out = NULL;
+    if (json_is_object(item)) {
+        json_object_set_new(item, "error_class", json_string("hiredhand::InvalidJob"));
+        json_object_set_new(item, "error_message", json_string(why));
+        if (!json_object_get(item, "failed_at"))
+            json_object_set_new(item, "failed_at", hh_json_time_new(now, ts));
+        out = hh_json_dump(item);
+    }
+    json_decref(item);
+    if (out) {
+        *outlen = strlen(out);
+        return out;
+    }
+    out = malloc(len + 1);
+    if (out) {
+        memcpy(out, payload, len);
+        out[len] = '\0';
+    }
+    *outlen = len;
+    return out;
+}

@@ -1,0 +1,49 @@
+/* retry.h -- what happens to a failed job, as Sidekiq 6.4's JobRetry
+ * (lib/sidekiq/job_retry.rb, spec §6): the retry set with Sidekiq's fields
+ * and backoff, the dead set with its limits, or nothing (retry: false). */
+#ifndef HH_RETRY_H
+#define HH_RETRY_H
+
+#include "job.h"
+#include "util.h"
+
+typedef enum hh_failure_kind {
+    HH_FAIL_RETRY = 0,  /* ZADD retry <score> <payload> */
+    HH_FAIL_DEAD = 1,   /* ZADD dead <now> <payload> + trims */
+    HH_FAIL_DISCARD = 2 /* nothing written: retry false, or dead: false */
+} hh_failure_kind;
+
+typedef struct hh_failure_plan {
+    hh_failure_kind kind;
+    double score;  /* retry: next attempt time; dead: now */
+    char *payload; /* new payload (free()); NULL for discard */
+    const char *reason; /* static text for logs */
+} hh_failure_plan;
+
+typedef struct hh_retry_config {
+    int max_retries;       /* for "retry": true; 25 */
+    hh_timestamps timestamps;
+    int class_known;       /* the class has a handler: an absent "retry" means true */
+} hh_retry_config;
+
+/* Decides a failed job's fate and builds the payload to store, from the
+ * job as fetched plus job->error_class/error_message/backtrace. `now` is
+ * epoch seconds. Returns 0, or -1 when out of memory. */
+int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_rng *rng,
+                  hh_failure_plan *out);
+
+/* Sidekiq 6.4's delay for retry_count c: c^4 + 15 + rand(10) * (c + 1). */
+double hh_retry_delay(int count, hh_rng *rng);
+
+/* The payload for a malformed job going to the dead set: JSON objects keep
+ * every key and gain error_class/error_message with the reason; anything
+ * else is stored as fetched (as Sidekiq does, spec §4.5). Returns a malloc'd
+ * copy; *len set. */
+char *hh_malformed_dead_payload(const char *payload, size_t len, const char *why, double now,
+                                hh_timestamps ts, size_t *outlen);
+
+/* zlib + strict base64 of a JSON array of lines, as error_backtrace is
+ * stored (spec §2.6). Free with free(). */
+char *hh_backtrace_encode(char *const *lines, size_t n);
+
+#endif

@@ -1,0 +1,125 @@
+/* scheduler.c -- see scheduler.h.
+ * Keys read: retry, schedule (ZRANGEBYSCORE), processes (SCARD).
+ * Keys written (in HH_LUA_ENQUEUE_DUE): retry/schedule (ZREM), queues (SADD),
+ * queue:<q> (LPUSH); dead (ZADD) for members that are not job JSON. */
+#include "scheduler.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include "client.h"
+#include "retry.h"
+#include "job.h"
+
+#define HH_POLL_AVERAGE 5.0 /* Sidekiq's average_scheduled_poll_interval */
+#define HH_POLL_BATCH 100
+
+double hh_scheduler_wait(double average, long processes, double r) {
+    return processes < 10 ? average * r + average / 2 : average * r;
+}
+
+/* A member that cannot be enqueued (not a job object) would be polled
+ * forever: move it to the dead set instead, once. */
+static void bury(struct hh_manager *m, hh_conn *c, const char *set, const redisReply *member) {
+    double now = hh_now();
+    size_t len;
+    char *entry = hh_malformed_dead_payload(member->str, member->len,
+                                            "scheduled entry is not a job object", now,
+                                            m->opts.redis.timestamps, &len);
+    if (!entry) return;
+    sds sk = hh_key(&m->keys, set);
+    hh_pipe pipe;
+    hh_pipe_begin(&pipe, c);
+    hh_pipe_add(&pipe, "MULTI");
+    hh_pipe_add(&pipe, "ZREM %s %b", sk, member->str, member->len);
+    hh_dead_append(&pipe, &m->keys, entry, len, now, m->opts.dead_timeout, m->opts.dead_max_jobs);
+    hh_pipe_add(&pipe, "EXEC");
+    hh_replies_free(hh_pipe_exec(&pipe), pipe.n);
+    hh_log(&m->log, HH_LOG_WARN, "%s: malformed entry moved to the dead set", set);
+    sdsfree(sk);
+    free(entry);
+}
+
+static int poll_set(struct hh_manager *m, hh_conn *c, const char *set) {
+    sds sk = hh_key(&m->keys, set), qs = hh_key(&m->keys, HH_K_QUEUES);
+    int moved = 0;
+    for (;;) {
+        char now_s[32];
+        double now = hh_now();
+        hh_fmt_double(now_s, sizeof(now_s), now);
+        redisReply *r = hh_conn_cmd(c, "ZRANGEBYSCORE %s -inf %s LIMIT 0 %d", sk, now_s, HH_POLL_BATCH);
+        if (!r || r->type != REDIS_REPLY_ARRAY) {
+            if (r) freeReplyObject(r);
+            moved = -1;
+            break;
+        }
+        size_t n = r->elements;
+        for (size_t i = 0; i < n && !atomic_load(&m->quiet); i++) {
+            const redisReply *e = r->element[i];
+            json_t *item = json_loadb(e->str, e->len, JSON_ALLOW_NUL, NULL);
+            json_t *q = json_object_get(item, "queue");
+            const char *queue = json_is_string(q) ? json_string_value(q) : "default";
+            char *fresh = json_is_object(item) ? hh_payload_set_enqueued_at(e->str, e->len, now, m->opts.redis.timestamps) : NULL;
+            if (!fresh) {
+                bury(m, c, set, e);
+            } else {
+                sds qk = hh_key_queue(&m->keys, queue);
+                const char *keys[3] = {sk, qs, qk};
+                size_t klen[3] = {sdslen(sk), sdslen(qs), sdslen(qk)};
+                const char *args[3] = {e->str, fresh, queue};
+                size_t alen[3] = {e->len, strlen(fresh), strlen(queue)};
+                redisReply *x = hh_conn_eval(c, HH_SCRIPT_ENQUEUE_DUE, 3, keys, klen, 3, args, alen);
+                if (x && x->type == REDIS_REPLY_INTEGER && x->integer == 1) moved++;
+                if (x) freeReplyObject(x);
+                sdsfree(qk);
+            }
+            free(fresh);
+            json_decref(item);
+        }
+        freeReplyObject(r);
+        if (n < HH_POLL_BATCH || atomic_load(&m->quiet)) break;
+    }
+    sdsfree(sk);
+    sdsfree(qs);
+    return moved;
+}
+
+int hh_scheduler_poll(struct hh_manager *m, hh_conn *c) {
+    int a = poll_set(m, c, HH_K_RETRY);
+    int b = poll_set(m, c, HH_K_SCHEDULE);
+    if (a < 0 || b < 0) return -1;
+    if (a + b) hh_log(&m->log, HH_LOG_DEBUG, "scheduler: enqueued %d due jobs", a + b);
+    return a + b;
+}
+
+static long process_count(struct hh_manager *m, hh_conn *c) {
+    sds pk = hh_key(&m->keys, HH_K_PROCESSES);
+    redisReply *r = hh_conn_cmd(c, "SCARD %s", pk);
+    sdsfree(pk);
+    long n = r && r->type == REDIS_REPLY_INTEGER ? (long)r->integer : 1;
+    if (r) freeReplyObject(r);
+    return n < 1 ? 1 : n;
+}
+
+static void nap(struct hh_manager *m, double seconds) {
+    double until = hh_mono() + seconds;
+    while (!atomic_load(&m->quiet) && hh_mono() < until) hh_sleep(0.05);
+}
+
+void *hh_scheduler_main(void *arg) {
+    struct hh_manager *m = arg;
+    hh_conn c;
+    hh_conn_init(&c, &m->cfg, &m->log, "scheduler", &m->quiet);
+    hh_rng rng;
+    hh_rng_seed(&rng);
+    double fixed = m->opts.poll_interval_average;
+    /* Initial wait: let the heartbeat register us, spread a fleet's polls. */
+    nap(m, fixed > 0 ? fixed * hh_rng_double(&rng) : 10 + 5 * hh_rng_double(&rng));
+    while (!atomic_load(&m->quiet)) {
+        hh_scheduler_poll(m, &c);
+        double avg = fixed > 0 ? fixed : HH_POLL_AVERAGE * (double)process_count(m, &c);
+        nap(m, hh_scheduler_wait(avg, fixed > 0 ? 1 : (long)(avg / HH_POLL_AVERAGE), hh_rng_double(&rng)));
+    }
+    hh_conn_close(&c);
+    return NULL;
+}

@@ -1,0 +1,71 @@
+/* scripts.h -- every Lua script hiredhand runs, in one place. Each takes all
+ * its keys through KEYS (already namespaced by keys.c, never prefixed here)
+ * and is called with EVALSHA by redis.c, reloaded on NOSCRIPT. */
+#ifndef HH_SCRIPTS_H
+#define HH_SCRIPTS_H
+
+typedef enum hh_script_id {
+    HH_SCRIPT_FETCH = 0,   /* reliable fetch over several queues */
+    HH_SCRIPT_ENQUEUE_DUE, /* scheduler: move one due member, once */
+    HH_SCRIPT_REQUEUE,     /* in-progress -> front of its queue, once */
+    HH_SCRIPT_KILL_FROM,   /* in-progress -> dead set (with trims), once */
+    HH_SCRIPT_COUNT
+} hh_script_id;
+
+/* KEYS: queue:<q1>, inprogress(q1), queue:<q2>, inprogress(q2), ... in the
+ * order to try. ARGV[1]: max jobs to move; ARGV[2]: "1" to use LMOVE (Redis
+ * >= 6.2), else RPOPLPUSH. Moves up to ARGV[1] jobs from the first non-empty
+ * queue, each atomically, and returns {pair index, payload, ...} or false. */
+#define HH_LUA_FETCH                                                          \
+    "local n = tonumber(ARGV[1])\n"                                           \
+    "local lmove = ARGV[2] == '1'\n"                                          \
+    "for i = 1, #KEYS, 2 do\n"                                                \
+    "  local out = {}\n"                                                      \
+    "  while #out < 2 * n do\n"                                               \
+    "    local v\n"                                                           \
+    "    if lmove then v = redis.call('LMOVE', KEYS[i], KEYS[i+1], 'RIGHT', 'LEFT')\n" \
+    "    else v = redis.call('RPOPLPUSH', KEYS[i], KEYS[i+1]) end\n"          \
+    "    if not v then break end\n"                                           \
+    "    out[#out+1] = (i + 1) / 2\n"                                         \
+    "    out[#out+1] = v\n"                                                   \
+    "  end\n"                                                                 \
+    "  if #out > 0 then return out end\n"                                     \
+    "end\n"                                                                   \
+    "return false\n"
+
+/* KEYS: the sorted set, queues, queue:<q>. ARGV: member, new payload, queue
+ * name. Pushes the new payload only if this caller removed the member, so
+ * two schedulers never enqueue one job twice (Sidekiq 6.4's scheduler pops
+ * and pushes in two steps; this closes the gap). Returns 1 or 0. */
+#define HH_LUA_ENQUEUE_DUE                                                    \
+    "if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then\n"                     \
+    "  redis.call('SADD', KEYS[2], ARGV[3])\n"                                \
+    "  redis.call('LPUSH', KEYS[3], ARGV[2])\n"                               \
+    "  return 1\n"                                                            \
+    "end\n"                                                                   \
+    "return 0\n"
+
+/* KEYS: in-progress list, queue:<q>. ARGV: exact payload. Removes one copy
+ * and pushes it to the queue's tail (runs next, spec §4.7) only if it was
+ * still there: two recoverers never requeue one job twice. Returns 1 or 0. */
+#define HH_LUA_REQUEUE                                                        \
+    "if redis.call('LREM', KEYS[1], -1, ARGV[1]) > 0 then\n"                  \
+    "  redis.call('RPUSH', KEYS[2], ARGV[1])\n"                               \
+    "  return 1\n"                                                            \
+    "end\n"                                                                   \
+    "return 0\n"
+
+/* KEYS: in-progress list, dead. ARGV: exact payload, dead entry, score
+ * (now), cutoff score (now - dead_timeout), -max_jobs. Moves the job to the
+ * dead set with Sidekiq's trims (spec §6.4) only if it was still in the
+ * list. Returns 1 or 0. */
+#define HH_LUA_KILL_FROM                                                      \
+    "if redis.call('LREM', KEYS[1], -1, ARGV[1]) > 0 then\n"                  \
+    "  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])\n"                       \
+    "  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[4])\n"            \
+    "  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, ARGV[5])\n"                  \
+    "  return 1\n"                                                            \
+    "end\n"                                                                   \
+    "return 0\n"
+
+#endif

@@ -1,0 +1,154 @@
+/* util.c -- clocks, randomness, logging, string helpers. No Redis keys. */
+#include "util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+double hh_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double hh_mono(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void hh_sleep(double seconds) {
+    if (seconds <= 0) return;
+    struct timespec ts;
+    ts.tv_sec = (time_t)seconds;
+    ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+    while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
+    }
+}
+
+static int fill_random(unsigned char *buf, size_t n) {
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = getrandom(buf + got, n - got, 0);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        got += (size_t)r;
+    }
+    return 0;
+}
+
+int hh_random_hex(char *buf, size_t nbytes) {
+    static const char hex[] = "0123456789abcdef";
+    unsigned char raw[64];
+    if (nbytes > sizeof(raw) || fill_random(raw, nbytes) != 0) return -1;
+    for (size_t i = 0; i < nbytes; i++) {
+        buf[2 * i] = hex[raw[i] >> 4];
+        buf[2 * i + 1] = hex[raw[i] & 15];
+    }
+    buf[2 * nbytes] = '\0';
+    return 0;
+}
+
+int hh_new_jid(char jid[HH_JID_SIZE]) { return hh_random_hex(jid, 12); }
+
+void hh_rng_seed(hh_rng *r) {
+    if (fill_random((unsigned char *)&r->s, sizeof(r->s)) != 0 || r->s == 0)
+        r->s = (uint64_t)hh_mono() * 0x9E3779B97F4A7C15ull + (uint64_t)getpid();
+    if (r->s == 0) r->s = 0x9E3779B97F4A7C15ull;
+}
+
+/* xorshift64*: plenty for jitter and queue shuffles. */
+uint64_t hh_rng_next(hh_rng *r) {
+    uint64_t x = r->s;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    r->s = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}
+
+double hh_rng_double(hh_rng *r) {
+    return (double)(hh_rng_next(r) >> 11) / 9007199254740992.0;
+}
+
+uint64_t hh_rng_below(hh_rng *r, uint64_t n) { return n ? hh_rng_next(r) % n : 0; }
+
+static const char *level_name(hh_log_level l) {
+    switch (l) {
+    case HH_LOG_DEBUG: return "DEBUG";
+    case HH_LOG_INFO: return "INFO";
+    case HH_LOG_WARN: return "WARN";
+    default: return "ERROR";
+    }
+}
+
+void hh_log_stderr(hh_log_level level, const char *msg, void *udata) {
+    FILE *f = udata ? (FILE *)udata : stderr;
+    struct timespec ts;
+    struct tm tm;
+    char when[32];
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+    /* One fprintf per line: stdio locks the stream, so lines never interleave. */
+    fprintf(f, "%s.%03ldZ pid=%d %s: %s\n", when, ts.tv_nsec / 1000000, (int)getpid(),
+            level_name(level), msg);
+    fflush(f);
+}
+
+void hh_vlog(const hh_logger *lg, hh_log_level level, const char *fmt, va_list ap) {
+    if (!lg || level < lg->level) return;
+    char buf[2048];
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    if (lg->fn)
+        lg->fn(level, buf, lg->udata);
+    else
+        hh_log_stderr(level, buf, NULL);
+}
+
+void hh_log(const hh_logger *lg, hh_log_level level, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    hh_vlog(lg, level, fmt, ap);
+    va_end(ap);
+}
+
+char *hh_strdup(const char *s) { return s ? strdup(s) : NULL; }
+
+void hh_strlcpy(char *dst, const char *src, size_t n) {
+    if (!n) return;
+    size_t l = src ? strlen(src) : 0;
+    if (l >= n) l = n - 1;
+    if (l) memcpy(dst, src, l);
+    dst[l] = '\0';
+}
+
+int hh_utf8_valid(const char *s, size_t len) {
+    const unsigned char *p = (const unsigned char *)s, *end = p + len;
+    while (p < end) {
+        unsigned char c = *p;
+        size_t n;
+        uint32_t cp;
+        if (c < 0x80) { p++; continue; }
+        else if ((c & 0xE0) == 0xC0) { n = 1; cp = c & 0x1F; }
+        else if ((c & 0xF0) == 0xE0) { n = 2; cp = c & 0x0F; }
+        else if ((c & 0xF8) == 0xF0) { n = 3; cp = c & 0x07; }
+        else return 0;
+        if ((size_t)(end - p) <= n) return 0;
+        for (size_t i = 1; i <= n; i++) {
+            if ((p[i] & 0xC0) != 0x80) return 0;
+            cp = (cp << 6) | (p[i] & 0x3F);
+        }
+        if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+            cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+            return 0;
+        p += n + 1;
+    }
+    return 1;
+}

@@ -1,0 +1,56 @@
+/* util.h -- clocks, randomness, logging and small string helpers shared by
+ * every layer. Touches no Redis key. */
+#ifndef HH_UTIL_H
+#define HH_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "hiredhand.h"
+
+/* Wall clock (CLOCK_REALTIME) as epoch seconds: for every stored timestamp. */
+double hh_now(void);
+/* Monotonic seconds: for intervals, deadlines and rtt. */
+double hh_mono(void);
+/* Sleeps `seconds` (interrupted early by nothing; callers keep slices short). */
+void hh_sleep(double seconds);
+
+/* Fills buf with 2*nbytes lowercase hex digits from getrandom() plus a NUL.
+ * Returns 0, or -1 when the kernel's CSPRNG failed. */
+int hh_random_hex(char *buf, size_t nbytes);
+/* A fresh jid: 12 CSPRNG bytes as 24 hex digits (Sidekiq's SecureRandom.hex(12)). */
+int hh_new_jid(char jid[HH_JID_SIZE]);
+
+/* Fast non-cryptographic randomness for jitter and shuffles; state per caller. */
+typedef struct hh_rng { uint64_t s; } hh_rng;
+void hh_rng_seed(hh_rng *r);
+uint64_t hh_rng_next(hh_rng *r);
+/* Uniform in [0, 1). */
+double hh_rng_double(hh_rng *r);
+/* Uniform integer in [0, n-1]; n > 0. */
+uint64_t hh_rng_below(hh_rng *r, uint64_t n);
+
+/* A log sink shared by one manager or client. */
+typedef struct hh_logger {
+    hh_log_fn fn;
+    void *udata;
+    hh_log_level level;
+} hh_logger;
+
+void hh_log(const hh_logger *lg, hh_log_level level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+void hh_vlog(const hh_logger *lg, hh_log_level level, const char *fmt, va_list ap);
+/* The default sink: "2026-11-29T15:24:53.123Z pid=1 LEVEL: msg" on stderr. */
+void hh_log_stderr(hh_log_level level, const char *msg, void *udata);
+
+/* strdup that returns NULL for NULL. */
+char *hh_strdup(const char *s);
+/* Copies src into dst (size n), always NUL-terminated, truncating. */
+void hh_strlcpy(char *dst, const char *src, size_t n);
+/* Whether the bytes are valid UTF-8. */
+int hh_utf8_valid(const char *s, size_t len);
+
+#endif

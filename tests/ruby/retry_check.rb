@@ -1,0 +1,185 @@
+# Used by test_retry_dead.sh (B07, B18 and issue 2 "What must show" 3).
+#   push               -> LPUSHes the failing jobs (raw JSON, so the "retry" key is exactly as
+#                         wanted); name => jid in the hash test:jobs, name => raw in test:raw
+#   phase1             -> checks after every job's first execution
+#   bump NAME          -> sets NAME's retry-set score to now (so the scheduler moves it at once)
+#   state NAME         -> prints "retry <retry_count>" | "dead <retry_count>" | "none"
+#   phase3             -> checks after the retries; prints the expected stat:failed/processed
+require_relative "helper"
+
+def jid_of(name)
+  redis.hget("test:jobs", name) or abort "no job #{name}"
+end
+
+def fails_of(jid)
+  redis.lrange("test:fails", 0, -1).map(&:split).select { |j, _| j == jid }.map { |_, rc| rc }
+end
+
+def keys_in_order(raw)
+  # top-level keys of a JSON object in textual order (JSON.parse keeps insertion order)
+  JSON.parse(raw).keys
+end
+
+def common_failure_checks(name, entry, set_name, now)
+  item = entry.item
+  raw = entry.value
+  orig = redis.hget("test:raw", name)
+  check(item["error_class"].is_a?(String) && !item["error_class"].empty?, "#{name}: error_class in #{set_name}: #{raw}")
+  check(item["error_message"].is_a?(String) && !item["error_message"].empty?, "#{name}: error_message in #{set_name}: #{raw}")
+  check(item["failed_at"].is_a?(Float) && json_real?(raw, "failed_at"), "#{name}: failed_at is a float (EPOCH_F): #{raw}")
+  check((item["failed_at"].to_f - now).abs < 60, "#{name}: failed_at #{item["failed_at"]} near now #{now}")
+  check_eq(item["queue"], "default", "#{name}: queue in #{set_name}")
+  check_eq(item["jid"], jid_of(name), "#{name}: jid in #{set_name}")
+  # every original key kept, with the same value, in the same order, new keys appended
+  o = JSON.parse(orig)
+  o.each do |k, v|
+    next if k == "enqueued_at"
+    check_eq(item[k], v, "#{name}: original key #{k.inspect} kept in #{set_name}")
+  end
+  check_eq(keys_in_order(raw).first(o.size), o.keys, "#{name}: original keys keep their order in #{set_name}")
+  ca = orig[/"created_at":[^,}]+/]
+  check(ca.nil? || raw.include?(ca), "#{name}: created_at kept as the same JSON token (#{ca}) in #{set_name}: #{raw}")
+  %w[retry_count error_class error_message failed_at].each do |k|
+    check(item.key?(k), "#{name}: #{k} present in #{set_name}")
+  end
+  check(!raw.include?(":null"), "#{name}: no null fields written: #{raw}")
+end
+
+JOBS = {
+  "t_true" => { "class" => "FailJob", "retry" => true, "custom_key" => { "x" => [1, 2.5] }, "tags" => ["t1"] },
+  "t_false" => { "class" => "FailJob", "retry" => false },
+  "t_zero" => { "class" => "FailJob", "retry" => 0 },
+  "t_two" => { "class" => "FailJob", "retry" => 2 },
+  "t_absent" => { "class" => "FailJob" },
+  "t_zero_nodead" => { "class" => "FailJob", "retry" => 0, "dead" => false },
+  "flaky" => { "class" => "FlakyJob", "retry" => true },
+  "unknown_true" => { "class" => "Nope::Missing", "retry" => true },
+  "unknown_absent" => { "class" => "Gone::Away" }
+}.freeze
+
+now = Time.now.to_f
+case ARGV[0]
+when "push"
+  JOBS.each do |name, h|
+    jid = SecureRandom.hex(12)
+    job = { "queue" => "default" }.merge(h).merge("args" => [name, { "n" => 1 }], "jid" => jid,
+                                                  "created_at" => Time.now.to_f, "enqueued_at" => Time.now.to_f)
+    # keep "class" first like Sidekiq's client does for "retry"/"queue"; order matters for the check
+    raw = JSON.generate(job)
+    redis.hset("test:jobs", name, jid)
+    redis.hset("test:raw", name, raw)
+    redis.sadd("queues", "default")
+    redis.lpush("queue:default", raw)
+  end
+  puts JOBS.size
+when "phase1"
+  rs = Sidekiq::RetrySet.new
+  ds = Sidekiq::DeadSet.new
+  inretry = ->(n) { rs.find_job(jid_of(n)) }
+  indead = ->(n) { ds.find_job(jid_of(n)) }
+
+  %w[t_true t_two t_absent flaky].each do |name|
+    e = inretry.(name)
+    check(!e.nil?, "#{name}: is in Sidekiq::RetrySet after its first failure")
+    check(indead.(name).nil?, "#{name}: not in Sidekiq::DeadSet")
+    next unless e
+    item = e.item
+    check_eq(item["retry_count"], 0, "#{name}: retry_count after the first failure")
+    check(!item.key?("retried_at"), "#{name}: no retried_at after the first failure")
+    common_failure_checks(name, e, "retry", now)
+    d = e.score - item["failed_at"].to_f
+    # 6.4: delay = 0**4 + 15 + rand(10) * 1 -> 15..24 s after the failure (0.5 s slack for clocks)
+    check_between(d, 14.5, 25.0, "#{name}: first retry delay (score - failed_at)")
+    check(e.at > Time.now - 1, "#{name}: retry due time is in the future")
+    redis.hset("test:failed_at", name, item["failed_at"].to_s)
+  end
+  t = inretry.("t_true")
+  if t
+    msg = t.item["error_message"]
+    check(msg.include?("3"), "t_true: error_message carries the exit status 3: #{msg.inspect}")
+    check(msg.include?("boom: FailJob failed on purpose"), "t_true: error_message carries the last stderr line: #{msg.inspect}")
+  end
+  f = inretry.("flaky")
+  check(f.nil? || f.item["error_message"].include?("flaky: first attempt fails"), "flaky: error_message carries stderr: #{f && f.item["error_message"].inspect}")
+
+  z = indead.("t_zero")
+  check(!z.nil?, "t_zero (retry: 0): is in Sidekiq::DeadSet")
+  check(inretry.("t_zero").nil?, "t_zero (retry: 0): not in the RetrySet")
+  if z
+    check_eq(z.item["retry_count"], 0, "t_zero: retry_count in dead")
+    common_failure_checks("t_zero", z, "dead", now)
+    check_between(z.score, now - 60, now + 1, "t_zero: dead score is the time of death")
+  end
+
+  %w[t_false t_zero_nodead unknown_absent].each do |name|
+    check(inretry.(name).nil?, "#{name}: not in the RetrySet")
+    check(indead.(name).nil?, "#{name}: not in the DeadSet")
+  end
+  %w[t_true t_false t_zero t_two t_absent t_zero_nodead].each do |name|
+    check_eq(fails_of(jid_of(name)), ["-"], "#{name}: executions of the failing handler (HIREDHAND_RETRY_COUNT values)")
+  end
+
+  u = inretry.("unknown_true")
+  check(!u.nil?, "unknown_true (class Nope::Missing, retry true): is in the RetrySet")
+  if u
+    check_eq(u.item["error_class"], "NameError", "unknown_true: error_class")
+    check(u.item["error_message"].to_s.include?("Nope::Missing"), "unknown_true: error_message names the class: #{u.item["error_message"].inspect}")
+    check_eq(u.item["retry_count"], 0, "unknown_true: retry_count")
+    check(u.at > Time.now - 1, "unknown_true: score in the future")
+    common_failure_checks("unknown_true", u, "retry", now)
+  end
+  check_eq(Sidekiq::Queue.new("default").size, 0, "queue default is empty after the first pass")
+when "bump"
+  e = Sidekiq::RetrySet.new.find_job(jid_of(ARGV[1]))
+  abort "bump: #{ARGV[1]} is not in the retry set" unless e
+  redis.zadd("retry", Time.now.to_f - 1, e.value)
+  puts "bumped"
+when "state"
+  jid = jid_of(ARGV[1])
+  if (e = Sidekiq::RetrySet.new.find_job(jid))
+    puts "retry #{e.item["retry_count"]}"
+  elsif (e = Sidekiq::DeadSet.new.find_job(jid))
+    puts "dead #{e.item["retry_count"]}"
+  else
+    puts "none"
+  end
+when "phase3"
+  rs = Sidekiq::RetrySet.new
+  ds = Sidekiq::DeadSet.new
+  two = ds.find_job(jid_of("t_two"))
+  check(!two.nil?, "t_two (retry: 2): in the DeadSet after 3 executions")
+  check(rs.find_job(jid_of("t_two")).nil?, "t_two: no longer in the RetrySet")
+  check_eq(fails_of(jid_of("t_two")), ["-", "0", "1"], "t_two: executions (HIREDHAND_RETRY_COUNT values)")
+  if two
+    item = two.item
+    check_eq(item["retry_count"], 2, "t_two: retry_count in dead")
+    check(item["retried_at"].is_a?(Float) && json_real?(two.value, "retried_at"), "t_two: retried_at is a float: #{two.value}")
+    check_eq(item["failed_at"].to_s, redis.hget("test:failed_at", "t_two"), "t_two: failed_at unchanged since the first failure")
+    check(item["retried_at"].to_f >= item["failed_at"].to_f, "t_two: retried_at >= failed_at")
+    common_failure_checks("t_two", two, "dead", now)
+    check_eq(JSON.parse(two.value).keys.count("retry_count"), 1, "t_two: one retry_count key")
+  end
+  fl = jid_of("flaky")
+  check(rs.find_job(fl).nil?, "flaky: no trace in the RetrySet after succeeding")
+  check(ds.find_job(fl).nil?, "flaky: not in the DeadSet")
+  ran = redis.lrange("test:ran", 0, -1).map { |s| JSON.parse(s) }
+  check_eq(ran.count { |j| j["jid"] == fl }, 1, "flaky: succeeded exactly once")
+  meta = redis.lrange("test:meta", 0, -1).map(&:split).select { |m| m[0] == fl }
+  check_eq(meta.map { |m| m[3] }, ["0"], "flaky: HIREDHAND_RETRY_COUNT on the successful retry")
+  fr = ran.find { |j| j["jid"] == fl }
+  check(fr.nil? || fr["retry_count"] == 0, "flaky: the retried payload carries retry_count 0")
+  check(fr.nil? || fr["enqueued_at"].to_f > fr["failed_at"].to_f, "flaky: the scheduler refreshed enqueued_at when it re-enqueued the job")
+  %w[t_false t_zero_nodead unknown_absent].each do |name|
+    check(rs.find_job(jid_of(name)).nil? && ds.find_job(jid_of(name)).nil?, "#{name}: in neither set at the end")
+  end
+  # expected counters: every failing execution counts in stat:failed; processed counts all
+  handler_fails = redis.llen("test:fails")
+  u = rs.find_job(jid_of("unknown_true")) || ds.find_job(jid_of("unknown_true"))
+  unknown_execs = 1 + (u ? u.item["retry_count"].to_i + 1 : 1)
+  failed = handler_fails + unknown_execs
+  processed = failed + ran.size
+  emit("failed" => failed, "processed" => processed)
+else
+  abort "usage: retry_check.rb push|phase1|bump NAME|state NAME|phase3"
+end
+finish!
