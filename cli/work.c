@@ -38,12 +38,14 @@ static const char work_usage[] =
     "      --max-recoveries N     recoveries before a job goes dead (default 3)\n"
     "      --max-retries N        retries for retry: true (default 25)\n"
     "      --dead-max-jobs N      dead set size limit (default 10000)\n"
-    "      --dead-timeout S       dead set age limit (default 15552000)\n";
+    "      --dead-timeout S       dead set age limit (default 15552000)\n"
+    "      --http [HOST:]PORT     serve /healthz, /stats, /metrics (bare port: 127.0.0.1)\n"
+    "      --liveness-max-age S   /healthz fails once the last heartbeat is older (default 30)\n";
 
 enum {
     OPT_TAG = 1000, OPT_LABEL, OPT_EXEC, OPT_EXEC_TIMEOUT, OPT_REQUIRE, OPT_NS, OPT_IDENTITY,
     OPT_FETCH, OPT_TS, OPT_VERSION, OPT_HB, OPT_POLL, OPT_RECOVERY, OPT_MAXREC, OPT_MAXRETRY,
-    OPT_DEADMAX, OPT_DEADTIMEOUT, OPT_HELP
+    OPT_DEADMAX, OPT_DEADTIMEOUT, OPT_HTTP, OPT_LIVENESS, OPT_HELP
 };
 
 static const struct option longopts[] = {
@@ -59,6 +61,7 @@ static const struct option longopts[] = {
     {"recovery-interval", required_argument, 0, OPT_RECOVERY},
     {"max-recoveries", required_argument, 0, OPT_MAXREC}, {"max-retries", required_argument, 0, OPT_MAXRETRY},
     {"dead-max-jobs", required_argument, 0, OPT_DEADMAX}, {"dead-timeout", required_argument, 0, OPT_DEADTIMEOUT},
+    {"http", required_argument, 0, OPT_HTTP}, {"liveness-max-age", required_argument, 0, OPT_LIVENESS},
     {"help", no_argument, 0, OPT_HELP},        {0, 0, 0, 0}};
 
 static FILE *log_file;
@@ -184,6 +187,11 @@ int cli_work(int argc, char **argv) {
         case OPT_DEADTIMEOUT:
             if (cli_parse_seconds(optarg, &o.dead_timeout) || o.dead_timeout <= 0) return cli_usage_error("bad --dead-timeout '%s'", optarg);
             break;
+        case OPT_HTTP: o.http_bind = optarg; break;
+        case OPT_LIVENESS:
+            if (cli_parse_seconds(optarg, &d) || d <= 0) return cli_usage_error("bad --liveness-max-age '%s'", optarg);
+            o.liveness_max_age = d;
+            break;
         case OPT_HELP: fputs(work_usage, stdout); return 0;
         default: fputs(work_usage, stderr); return CLI_EXIT_USAGE;
         }
@@ -234,7 +242,8 @@ int cli_work(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     if (rc == 0) {
         e = hh_manager_start(m);
-        if (e != HH_OK) rc = e == HH_ERR_EXISTS ? 3 : 1;
+        if (e == HH_ERR_INVALID) rc = CLI_EXIT_USAGE; /* e.g. --http address in use */
+        else if (e != HH_OK) rc = e == HH_ERR_EXISTS ? 3 : 1;
     }
     while (rc == 0 && hh_manager_wait(m, 0) != HH_OK) {
         struct timespec ts = {0, 200 * 1000000L};

@@ -278,6 +278,10 @@ typedef struct hh_manager_options {
     hh_log_fn log;             /* NULL: lines to stderr */
     void *log_udata;
     hh_log_level log_level;    /* default HH_LOG_INFO */
+    const char *http_bind;     /* "HOST:PORT" or "PORT" (127.0.0.1) to serve
+                                * /healthz, /stats and /metrics; NULL: off */
+    double liveness_max_age;   /* /healthz is 503 once the last acknowledged
+                                * heartbeat is older than this; default 30 s */
 } hh_manager_options;
 
 /* Fills *o with the defaults documented above. Thread-safe. */
@@ -355,7 +359,13 @@ typedef struct hh_manager_stats {
     uint64_t failed;
     uint64_t recovered;       /* orphaned jobs this process pushed back */
     size_t nqueues;
-    struct { char name[128]; uint64_t fetched; } queues[HH_MAX_QUEUES];
+    struct {
+        char name[128];
+        uint64_t fetched;  /* jobs this process took from the queue */
+        int64_t size;      /* LLEN at the last heartbeat, -1 before */
+        double latency;    /* seconds since the oldest job's enqueued_at,
+                            * read at the last heartbeat */
+    } queues[HH_MAX_QUEUES];
     double heartbeat_last_pushed_at; /* epoch s of the last beat Redis
                                       * acknowledged (EXEC ok); 0 before */
     char heartbeat_last_error[256];  /* "" when the last beat succeeded */

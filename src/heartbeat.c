@@ -135,6 +135,36 @@ static void dump_threads(struct hh_manager *m) {
            atomic_load(&m->quiet));
 }
 
+/* Queue sizes and latency for the stats snapshot and /metrics: read once
+ * per beat, never per request. */
+static void read_queues(struct hh_manager *m, hh_conn *c, double now) {
+    hh_pipe pipe;
+    hh_pipe_begin(&pipe, c);
+    for (size_t i = 0; i < m->nqueues; i++) {
+        sds k = hh_key_queue(&m->keys, m->queues[i]);
+        hh_pipe_add(&pipe, "LLEN %s", k);
+        hh_pipe_add(&pipe, "LINDEX %s -1", k);
+        sdsfree(k);
+    }
+    redisReply **r = hh_pipe_exec(&pipe);
+    if (!r) return;
+    pthread_mutex_lock(&m->lock);
+    for (size_t i = 0; i < m->nqueues; i++) {
+        redisReply *len = r[2 * i], *tail = r[2 * i + 1];
+        m->queue_size[i] = len->type == REDIS_REPLY_INTEGER ? len->integer : -1;
+        double lat = 0;
+        if (tail->type == REDIS_REPLY_STRING) {
+            json_t *j = json_loadb(tail->str, tail->len, JSON_ALLOW_NUL, NULL);
+            double t = hh_json_time(json_object_get(j, "enqueued_at"));
+            json_decref(j);
+            if (t > 0 && now > t) lat = now - t;
+        }
+        m->queue_latency[i] = lat;
+    }
+    pthread_mutex_unlock(&m->lock);
+    hh_replies_free(r, pipe.n);
+}
+
 static void beat(struct hh_manager *m, hh_conn *c, const char *info, int *registered) {
     double now = hh_now();
     unsigned long long p = atomic_exchange(&m->unflushed_processed, 0);
@@ -183,6 +213,7 @@ static void beat(struct hh_manager *m, hh_conn *c, const char *info, int *regist
             hh_replies_free(r, pipe.n);
         }
     }
+    if (ok) read_queues(m, c, now);
     if (!ok && !err[0]) snprintf(err, sizeof(err), "heartbeat: %s", c->last_error[0] ? c->last_error : "Redis unreachable");
     pthread_mutex_lock(&m->lock);
     int was_error = m->heartbeat_last_error[0] != '\0';

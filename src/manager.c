@@ -15,6 +15,7 @@
 #include "recovery.h"
 #include "scheduler.h"
 #include "fetch.h"
+#include "http.h"
 
 void hh_manager_options_init(hh_manager_options *o) {
     memset(o, 0, sizeof(*o));
@@ -30,6 +31,7 @@ void hh_manager_options_init(hh_manager_options *o) {
     o->max_recoveries = 3;
     o->version = "6.4.1";
     o->log_level = HH_LOG_INFO;
+    o->liveness_max_age = 30;
 }
 
 static int valid_name(const char *s) { return s && *s && !strchr(s, '|') && strlen(s) < 128; }
@@ -53,6 +55,9 @@ void hh_manager_free(hh_manager *m) {
     free_strv(m->queues, m->nqueues);
     free(m->weights);
     free(m->fetched);
+    free(m->queue_size);
+    free(m->queue_latency);
+    free((char *)m->opts.http_bind);
     size_t nl = 0;
     while (m->labels && m->labels[nl]) nl++;
     free_strv(m->labels, nl);
@@ -103,7 +108,11 @@ hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
     m->queues = calloc(nq, sizeof(char *));
     m->weights = calloc(nq, sizeof(int));
     m->fetched = calloc(nq, sizeof(*m->fetched));
-    if (!m->queues || !m->weights || !m->fetched) goto nomem;
+    m->queue_size = calloc(nq, sizeof(*m->queue_size));
+    m->queue_latency = calloc(nq, sizeof(*m->queue_latency));
+    if (!m->queues || !m->weights || !m->fetched || !m->queue_size || !m->queue_latency) goto nomem;
+    for (size_t i = 0; i < nq; i++) m->queue_size[i] = -1;
+    if (m->opts.liveness_max_age <= 0) m->opts.liveness_max_age = 30;
     if (!opts->nqueues) {
         m->queues[0] = strdup("default");
         m->nqueues = 1;
@@ -152,6 +161,8 @@ hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
     m->opts.labels = NULL;
     m->opts.redis.url = NULL;
     m->opts.redis.ns = NULL;
+    m->opts.http_bind = NULL;
+    if (opts->http_bind && !(m->opts.http_bind = strdup(opts->http_bind))) goto nomem;
 
     m->procs = calloc((size_t)opts->concurrency, sizeof(hh_processor));
     if (!m->procs) goto nomem;
@@ -272,6 +283,14 @@ int hh_manager_start(hh_manager *m) {
         }
     }
     hh_conn_close(&c);
+    if (m->opts.http_bind) {
+        char err[256];
+        if (!(m->http = hh_http_start(m, m->opts.http_bind, m->opts.liveness_max_age, err, sizeof(err)))) {
+            hh_log(&m->log, HH_LOG_ERROR, "http: %s", err);
+            atomic_store(&m->done, 1);
+            return HH_ERR_INVALID;
+        }
+    }
     hh_log(&m->log, HH_LOG_INFO, "hiredhand %s starting: identity=%s concurrency=%d fetch=%s redis=%s",
            HH_VERSION, m->identity, m->opts.concurrency,
            m->opts.fetch == HH_FETCH_BASIC ? "basic" : "reliable", m->cfg.display);
@@ -367,6 +386,8 @@ static void *supervisor_main(void *arg) {
     hh_conn_close(&c);
     hh_log(&m->log, HH_LOG_INFO, "stopped: processed=%llu failed=%llu", (unsigned long long)atomic_load(&m->processed),
            (unsigned long long)atomic_load(&m->failed));
+    hh_http_stop(m->http);
+    m->http = NULL;
     atomic_store(&m->done, 1);
     return NULL;
 }
@@ -403,6 +424,10 @@ void hh_manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
         out->queues[i].fetched = atomic_load(&m->fetched[i]);
     }
     pthread_mutex_lock(&m->lock);
+    for (size_t i = 0; i < m->nqueues; i++) {
+        out->queues[i].size = m->queue_size[i];
+        out->queues[i].latency = m->queue_latency[i];
+    }
     out->heartbeat_last_pushed_at = m->heartbeat_last_pushed_at;
     hh_strlcpy(out->heartbeat_last_error, m->heartbeat_last_error, sizeof(out->heartbeat_last_error));
     out->redis_connected = m->redis_connected;

@@ -86,6 +86,9 @@ struct hh_manager {
     double heartbeat_last_pushed_at;
     char heartbeat_last_error[256];
     int redis_connected;
+    int64_t *queue_size;    /* per queue, read at each beat; guarded by lock */
+    double *queue_latency;
+    struct hh_http *http;   /* NULL unless http_bind */
 };
 
 /* manager.c */

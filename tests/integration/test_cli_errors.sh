@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Issue 2 "Bad input": bad flags, a bad URL and a missing handler program give a clear message on
+# stderr and exit status 2 (checked for `work` and `push`); Redis unreachable at start does NOT
+# make the worker exit: it stays up, logs the outage once per state change (no log spam), and when
+# a redis-server appears on that port it processes a pushed job.
+. "$(dirname "$0")/../lib/harness.sh"
+hh_require_binary
+
+expect_usage_error() {   # DESCRIPTION NEEDLE-IN-STDERR(optional) -- ARGS...
+    local what="$1" needle="$2"; shift 3
+    hh_cli "$@"
+    [ "$HH_RC" = 124 ] && fail "$what: 'hiredhand $*' still running after 30 s (expected exit 2)"
+    assert_eq "$HH_RC" 2 "$what: exit status of 'hiredhand $*' (stderr: $HH_ERR)"
+    [ -n "$HH_ERR" ] || fail "$what: 'hiredhand $*' exited 2 without a message on stderr"
+    [ -z "$needle" ] || assert_contains "$HH_ERR" "$needle" "$what: stderr of 'hiredhand $*' names the problem"
+}
+
+port="$(hh_pick_free_port)"   # nothing listens there (yet)
+url="redis://127.0.0.1:$port/0"
+expect_usage_error "unknown flag" "bogus-flag" -- work --bogus-flag -r "$url"
+expect_usage_error "unknown flag (push)" "bogus-flag" -- push OkJob '[]' --bogus-flag -r "$url"
+expect_usage_error "bad URL scheme" "" -- work -r "notaurl://x" --exec "OkJob=$HH_HANDLERS/record.sh"
+expect_usage_error "bad URL port" "" -- work -r "redis://127.0.0.1:99999999/0" --exec "OkJob=$HH_HANDLERS/record.sh"
+expect_usage_error "bad URL db" "" -- work -r "redis://127.0.0.1:$port/notadb" --exec "OkJob=$HH_HANDLERS/record.sh"
+expect_usage_error "bad URL (push)" "" -- push OkJob '[]' -r "notaurl://x"
+expect_usage_error "missing --exec program" "/nonexistent/handler-prog" -- work -r "$url" --exec "X=/nonexistent/handler-prog"
+expect_usage_error "--exec without CLASS=" "" -- work -r "$url" --exec "/bin/true"
+expect_usage_error "non-numeric concurrency" "" -- work -r "$url" -c abc --exec "OkJob=$HH_HANDLERS/record.sh"
+expect_usage_error "non-numeric timeout" "" -- work -r "$url" -t soon --exec "OkJob=$HH_HANDLERS/record.sh"
+expect_usage_error "bad --fetch" "" -- work -r "$url" --fetch sometimes --exec "OkJob=$HH_HANDLERS/record.sh"
+expect_usage_error "push: --in and --at together" "" -- push OkJob '[]' --in 5 --at 2000000000 -r "$url"
+expect_usage_error "push: --retry not true/false/N" "" -- push OkJob '[]' --retry maybe -r "$url"
+hh_cli frobnicate
+[ "$HH_RC" != 0 ] || fail "unknown subcommand 'frobnicate' exited 0"
+hh_log "usage errors: all exit 2 with a message"
+
+# ---- Redis unreachable at start
+export REDIS_PORT="$port"   # the handler (record.sh) reaches Redis through REDIS_PORT
+HH_NO_URL=1 hh_start_worker -r "$url" -c 2 --exec "OkJob=$HH_HANDLERS/record.sh"
+sleep 1.5
+assert_alive "$WORKER_PID" "worker exited when Redis was unreachable at start (must stay up and retry)"
+lines1="$(wc -l <"$WORKER_LOG")"
+sleep 4
+assert_alive "$WORKER_PID" "worker exited after 5.5 s without Redis"
+lines2="$(wc -l <"$WORKER_LOG")"
+[ "$lines2" -ge 1 ] || fail "worker logged nothing while Redis was unreachable"
+[ $((lines2 - lines1)) -le 3 ] || fail "worker log grew by $((lines2 - lines1)) lines in 4 s of the same outage (log once per state change): $(tail -n 5 "$WORKER_LOG")"
+
+hh_redis_start_on "$port"
+jid="$(hh_jid)"
+R lpush queue:default "{\"retry\":true,\"queue\":\"default\",\"class\":\"OkJob\",\"args\":[1],\"jid\":\"$jid\",\"created_at\":$(hh_now),\"enqueued_at\":$(hh_now)}" >/dev/null
+must_wait 30 'R lrange test:ran 0 -1 | grep -q '"$jid" \
+    "job pushed after Redis came up did not run within 30 s (queue=$(R llen queue:default))"
+assert_alive "$WORKER_PID" "worker died after Redis came up"
+hh_stop_worker TERM 30
+assert_eq "$WORKER_RC" 0 "worker exit status after SIGTERM"
+pass
