@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# scripts/demo.sh -- `make demo`: a worker running real jobs. Uses
+# $REDIS_URL when set, else a throwaway redis-server on a free loopback port.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+B="$root/build/hiredhand"
+cleanup() {
+  [ -n "${worker:-}" ] && kill "$worker" 2>/dev/null || true
+  [ -n "${redis_pid:-}" ] && kill "$redis_pid" 2>/dev/null || true
+  [ -n "${tmp:-}" ] && rm -rf "$tmp"
+}
+trap cleanup EXIT
+if [ -z "${REDIS_URL:-}" ]; then
+  tmp=$(mktemp -d)
+  for _ in $(seq 1 50); do
+    port=$((20000 + RANDOM % 20000))
+    (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null || break
+  done
+  redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$tmp" \
+    --logfile "$tmp/redis.log" &
+  redis_pid=$!
+  export REDIS_URL="redis://127.0.0.1:$port/0"
+  for _ in $(seq 1 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  echo "== throwaway Redis at $REDIS_URL (set REDIS_URL to use yours)"
+fi
+
+echo "== pushing jobs with hiredhand push"
+echo "HardWorker     $("$B" push HardWorker '["bob", 5]')"
+echo "EmailJob       $("$B" push EmailJob '["ann@example.com", "Welcome"]')"
+echo "EmailJob (+3s) $("$B" push EmailJob '["later@example.com", "Scheduled"]' --in 3)"
+echo "FailingJob     $("$B" push FailingJob '[]' --retry 0)"
+if command -v ruby >/dev/null && ruby -e 'require "sidekiq"' 2>/dev/null; then
+  echo "== pushing a job with Sidekiq's own Ruby client"
+  ruby -e 'require "sidekiq"; Redis.silence_deprecations = true
+    Sidekiq.configure_client { |c| c.redis = { url: ENV["REDIS_URL"] } }
+    puts "EmailJob       " + Sidekiq::Client.push("class" => "EmailJob", "args" => ["ruby@example.com", "From Ruby ✓"])'
+fi
+
+echo "== running: hiredhand work -c 5 --require example_plugin.so --exec EmailJob=print_job.sh"
+"$B" work -r "$REDIS_URL" -c 5 --poll-interval 1 --require "$root/build/example_plugin.so" \
+  --exec "EmailJob=$root/examples/handlers/print_job.sh" &
+worker=$!
+for _ in $(seq 1 100); do
+  left=$(redis-cli -u "$REDIS_URL" eval "return redis.call('llen','queue:default') + redis.call('zcard','schedule')" 0)
+  [ "$left" = 0 ] && break
+  sleep 0.2
+done
+sleep 1
+kill -TERM "$worker"
+wait "$worker" || true
+worker=""
+echo "== hiredhand stats (FailingJob had retry 0, so it is in the dead set)"
+"$B" stats -r "$REDIS_URL"
