@@ -3,6 +3,7 @@
  * hiredhand:inprogress:<identity>|<q> (LMOVE into, LREM on ack). */
 #include "fetch.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,51 +50,116 @@ static int fetch_basic(hh_processor *p, const size_t *order, hh_fetched *out) {
     size_t n = m->nqueues, argc = n + 2;
     const char *argv[HH_MAX_QUEUES + 2];
     size_t lens[HH_MAX_QUEUES + 2];
-    sds keys[HH_MAX_QUEUES];
     argv[0] = "BRPOP", lens[0] = 5;
-    for (size_t i = 0; i < n; i++) {
-        keys[i] = hh_key_queue(&m->keys, m->queues[order[i]]);
-        argv[1 + i] = keys[i], lens[1 + i] = sdslen(keys[i]);
-    }
+    for (size_t i = 0; i < n; i++)
+        argv[1 + i] = m->queue_keys[order[i]], lens[1 + i] = sdslen(m->queue_keys[order[i]]);
     argv[n + 1] = "2", lens[n + 1] = 1;
     redisReply *r = hh_conn_cmdargv_blocking(&p->conn, HH_FETCH_BLOCK_SECONDS, (int)argc, argv, lens);
     int rc = r ? 0 : -1;
     if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2) {
-        for (size_t i = 0; i < n; i++)
-            if (r->element[0]->len == sdslen(keys[i]) && memcmp(r->element[0]->str, keys[i], sdslen(keys[i])) == 0)
-                rc = take(out, r->element[1], order[i]);
+        for (size_t i = 0; i < n; i++) {
+            sds k = m->queue_keys[i];
+            if (r->element[0]->len == sdslen(k) && memcmp(r->element[0]->str, k, sdslen(k)) == 0)
+                rc = take(out, r->element[1], i);
+        }
     } else if (r && r->type == REDIS_REPLY_ERROR) {
         hh_log(&m->log, HH_LOG_ERROR, "fetch: %s", r->str);
         rc = -1;
     }
     if (r) freeReplyObject(r);
-    for (size_t i = 0; i < n; i++) sdsfree(keys[i]);
     return rc;
 }
 
-static int fetch_reliable(hh_processor *p, const size_t *order, hh_fetched *out) {
+/* Appends one LREM per finished job to the pipeline. */
+static void acks_append(hh_processor *p, hh_pipe *pipe) {
+    for (size_t i = 0; i < p->nacks; i++) hh_fetch_ack_append(p->m, pipe, p->acks[i]);
+}
+
+static void acks_done(hh_processor *p) {
+    for (size_t i = 0; i < p->nacks; i++) hh_job_free(p->acks[i]);
+    p->nacks = 0;
+}
+
+void hh_fetch_flush_acks(hh_processor *p) {
+    while (p->nacks) {
+        hh_pipe pipe;
+        hh_pipe_begin(&pipe, &p->conn);
+        acks_append(p, &pipe);
+        redisReply **r = hh_pipe_exec(&pipe);
+        if (r) {
+            hh_replies_free(r, pipe.n);
+            break;
+        }
+        /* An outage (or a READONLY primary): keep the outcome, retry (B14). */
+        if (atomic_load(&p->m->done)) break;
+        hh_conn_ready(&p->conn);
+    }
+    acks_done(p);
+}
+
+static int fetch_reliable(hh_processor *p, const size_t *order, hh_fetched *out, size_t max) {
     struct hh_manager *m = p->m;
     size_t n = m->nqueues;
-    const char *keys[2 * HH_MAX_QUEUES];
-    size_t klen[2 * HH_MAX_QUEUES];
-    sds own[2 * HH_MAX_QUEUES];
-    for (size_t i = 0; i < n; i++) {
-        own[2 * i] = hh_key_queue(&m->keys, m->queues[order[i]]);
-        own[2 * i + 1] = hh_key_inprogress(&m->keys, m->identity, m->queues[order[i]]);
-    }
-    for (size_t i = 0; i < 2 * n; i++) keys[i] = own[i], klen[i] = sdslen(own[i]);
-    const char *args[2] = {"1", NULL};
-    int rc = 0;
+    if (hh_conn_ready(&p->conn) != 0) return -1;
+    /* One round trip: the pending acks, then the fetch script. */
+    char sha_needed = !p->conn.shas[HH_SCRIPT_FETCH][0];
+    if (sha_needed || p->nacks == 0) hh_fetch_flush_acks(p);
+    const char *argv[3 + 2 * HH_MAX_QUEUES + 2];
+    size_t lens[3 + 2 * HH_MAX_QUEUES + 2];
+    char nk[16], nmax[16];
     redisReply *r = NULL;
-    if (hh_conn_ready(&p->conn) == 0) {
-        args[1] = p->conn.version >= 602 ? "1" : "0";
+    if (p->nacks) {
+        snprintf(nk, sizeof(nk), "%zu", 2 * n);
+        snprintf(nmax, sizeof(nmax), "%zu", max);
+        int argc = 0;
+        argv[argc] = "EVALSHA", lens[argc++] = 7;
+        argv[argc] = p->conn.shas[HH_SCRIPT_FETCH], lens[argc++] = 40;
+        argv[argc] = nk, lens[argc++] = strlen(nk);
+        for (size_t i = 0; i < n; i++) {
+            argv[argc] = m->queue_keys[order[i]], lens[argc++] = sdslen(m->queue_keys[order[i]]);
+            argv[argc] = m->inprog_keys[order[i]], lens[argc++] = sdslen(m->inprog_keys[order[i]]);
+        }
+        argv[argc] = nmax, lens[argc++] = strlen(nmax);
+        argv[argc] = p->conn.version >= 602 ? "1" : "0", lens[argc++] = 1;
+        hh_pipe pipe;
+        hh_pipe_begin(&pipe, &p->conn);
+        acks_append(p, &pipe);
+        hh_pipe_addargv(&pipe, argc, argv, lens);
+        redisReply **rs = hh_pipe_exec(&pipe);
+        if (!rs) {
+            hh_fetch_flush_acks(p); /* retries the acks alone */
+            return -1;
+        }
+        acks_done(p);
+        r = rs[pipe.n - 1];
+        rs[pipe.n - 1] = NULL;
+        hh_replies_free(rs, pipe.n);
+        if (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOSCRIPT", 8) == 0) {
+            freeReplyObject(r);
+            r = NULL;
+            p->conn.shas[HH_SCRIPT_FETCH][0] = '\0';
+        }
+    }
+    if (!r) {
+        const char *keys[2 * HH_MAX_QUEUES];
+        size_t klen[2 * HH_MAX_QUEUES];
+        for (size_t i = 0; i < n; i++) {
+            keys[2 * i] = m->queue_keys[order[i]], klen[2 * i] = sdslen(m->queue_keys[order[i]]);
+            keys[2 * i + 1] = m->inprog_keys[order[i]], klen[2 * i + 1] = sdslen(m->inprog_keys[order[i]]);
+        }
+        snprintf(nmax, sizeof(nmax), "%zu", max);
+        const char *args[2] = {nmax, p->conn.version >= 602 ? "1" : "0"};
         r = hh_conn_eval(&p->conn, HH_SCRIPT_FETCH, (int)(2 * n), keys, klen, 2, args, NULL);
     }
+    int rc = 0;
     if (!r) {
         rc = -1;
     } else if (r->type == REDIS_REPLY_ARRAY && r->elements >= 2) {
-        size_t pair = (size_t)r->element[0]->integer - 1;
-        rc = pair < n ? take(out, r->element[1], order[pair]) : -1;
+        for (size_t i = 0; i + 1 < r->elements && rc >= 0; i += 2) {
+            size_t pair = (size_t)r->element[i]->integer - 1;
+            if (pair >= n || take(&out[rc], r->element[i + 1], order[pair]) < 0) break;
+            rc++;
+        }
     } else if (r->type == REDIS_REPLY_ERROR) {
         hh_log(&m->log, HH_LOG_ERROR, "fetch: %s", r->str);
         rc = -1;
@@ -103,35 +169,31 @@ static int fetch_reliable(hh_processor *p, const size_t *order, hh_fetched *out)
          * has a waiter when concurrency >= queues, otherwise they rotate. */
         size_t q = (size_t)p->block_queue % n;
         if ((size_t)m->opts.concurrency < n) p->block_queue = (int)((q + 1) % n);
-        sds src = hh_key_queue(&m->keys, m->queues[q]);
-        sds dst = hh_key_inprogress(&m->keys, m->identity, m->queues[q]);
+        sds src = m->queue_keys[q], dst = m->inprog_keys[q];
         int lmove = p->conn.version >= 602;
-        const char *argv[6] = {lmove ? "BLMOVE" : "BRPOPLPUSH", src, dst, "RIGHT", "LEFT", "2"};
-        size_t lens[6] = {strlen(argv[0]), sdslen(src), sdslen(dst), 5, 4, 1};
-        if (!lmove) argv[3] = "2", lens[3] = 1;
+        const char *bargv[6] = {lmove ? "BLMOVE" : "BRPOPLPUSH", src, dst, "RIGHT", "LEFT", "2"};
+        size_t blens[6] = {strlen(bargv[0]), sdslen(src), sdslen(dst), 5, 4, 1};
+        if (!lmove) bargv[3] = "2", blens[3] = 1;
         freeReplyObject(r);
-        r = hh_conn_cmdargv_blocking(&p->conn, HH_FETCH_BLOCK_SECONDS, lmove ? 6 : 4, argv, lens);
+        r = hh_conn_cmdargv_blocking(&p->conn, HH_FETCH_BLOCK_SECONDS, lmove ? 6 : 4, bargv, blens);
         if (!r) rc = -1;
         else if (r->type == REDIS_REPLY_STRING) rc = take(out, r, q);
         else if (r->type == REDIS_REPLY_ERROR) {
             hh_log(&m->log, HH_LOG_ERROR, "fetch: %s", r->str);
             rc = -1;
         }
-        sdsfree(src);
-        sdsfree(dst);
     }
     if (r) freeReplyObject(r);
-    for (size_t i = 0; i < 2 * n; i++) sdsfree(own[i]);
     return rc;
 }
 
-int hh_fetch(hh_processor *p, hh_fetched *out) {
+int hh_fetch(hh_processor *p, hh_fetched *out, size_t max) {
     struct hh_manager *m = p->m;
     size_t order[HH_MAX_QUEUES];
     hh_queue_order(m->weights, m->nqueues, m->weighted, &p->rng, order);
     int rc = m->opts.fetch == HH_FETCH_BASIC ? fetch_basic(p, order, out)
-                                             : fetch_reliable(p, order, out);
-    if (rc == 1) atomic_fetch_add(&m->fetched[out->queue], 1);
+                                             : fetch_reliable(p, order, out, max ? max : 1);
+    for (int i = 0; i < rc; i++) atomic_fetch_add(&m->fetched[out[i].queue], 1);
     if (rc < 0 && !p->conn.ctx) hh_conn_ready(&p->conn); /* waits out the backoff */
     else if (rc < 0) hh_sleep(1.0); /* an error reply: as Sidekiq, pause 1 s */
     return rc;
@@ -142,24 +204,6 @@ void hh_fetch_ack_append(struct hh_manager *m, hh_pipe *pipe, const hh_job *job)
     sds k = hh_key_inprogress(&m->keys, m->identity, job->queue);
     hh_pipe_add(pipe, "LREM %s -1 %b", k, job->payload, job->len);
     sdsfree(k);
-}
-
-int hh_fetch_ack(hh_processor *p, const hh_job *job) {
-    struct hh_manager *m = p->m;
-    if (m->opts.fetch == HH_FETCH_BASIC) return 0;
-    for (;;) {
-        hh_pipe pipe;
-        hh_pipe_begin(&pipe, &p->conn);
-        hh_fetch_ack_append(m, &pipe, job);
-        redisReply **r = hh_pipe_exec(&pipe);
-        if (r) {
-            hh_replies_free(r, pipe.n);
-            return 0;
-        }
-        /* An outage (or a READONLY primary): keep the outcome, retry (B14). */
-        if (atomic_load(&m->done)) return -1;
-        hh_conn_ready(&p->conn);
-    }
 }
 
 int hh_fetch_requeue(struct hh_manager *m, hh_conn *c, const char *queue, const char *payload,

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include "manager.h"
 
+#define HH_FETCH_BATCH_MAX 32 /* jobs one thread may take per fetch (fast jobs only) */
 #define HH_FETCH_BLOCK_SECONDS 2.0 /* Sidekiq's BRPOP timeout: quiet noticed within 2 s */
 #define HH_FETCH_JOIN_GRACE 3.0 /* s for idle threads to leave their blocking fetch */
 
@@ -22,15 +23,16 @@ typedef struct hh_fetched {
     size_t queue;  /* index into m->queues */
 } hh_fetched;
 
-/* Fetches one job for processor p, blocking up to HH_FETCH_BLOCK_SECONDS
- * when every queue is empty. Returns 1 with *out filled, 0 when nothing came,
- * -1 on a Redis error (already logged and backed off). */
-int hh_fetch(hh_processor *p, hh_fetched *out);
+/* Fetches up to max jobs (all from the first non-empty queue in order) for
+ * processor p into out[], blocking up to HH_FETCH_BLOCK_SECONDS when every
+ * queue is empty. Acks in p->acks go out in the same round trip. Returns
+ * the number of jobs, 0 when nothing came, -1 on a Redis error (already
+ * logged and backed off). */
+int hh_fetch(hh_processor *p, hh_fetched *out, size_t max);
 
-/* Removes a finished job from the in-progress list (no-op in basic fetch).
- * Retries through outages until done or the manager is stopping hard.
- * Returns 0 when acknowledged. */
-int hh_fetch_ack(hh_processor *p, const hh_job *job);
+/* Sends the pending acks of p (pipelined LREMs) and frees those jobs;
+ * retries through outages until done or the manager is done. */
+void hh_fetch_flush_acks(hh_processor *p);
 
 /* Appends the ack (LREM of the exact payload) to a pipeline; nothing in
  * basic fetch. */

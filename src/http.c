@@ -1,9 +1,514 @@
-/* http.c -- stub until the libmicrohttpd server lands (see http.h). */
+/* http.c -- see http.h. Owns the optional libmicrohttpd daemon of one
+ * manager: parses the --http bind address, runs one internal polling thread
+ * (started in hh_manager_start, stopped at the end of shutdown) and answers
+ * GET/HEAD /healthz, /stats and /metrics from hh_manager_fill_stats()
+ * snapshots; anything else is a JSON 404 (405 for other methods).
+ * Keys: none -- it never talks to Redis; queue sizes and latencies are the
+ * ones the heartbeat read at its last beat. */
 #include "http.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
-hh_http *hh_http_start(struct hh_manager *m, const char *bind, double max_age, char *err, size_t errlen) {
-    (void)m, (void)bind, (void)max_age;
-    snprintf(err, errlen, "HTTP endpoints are not built yet");
-    return NULL;
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "manager.h"
+#include "util.h"
+
+#define HH_HTTP_CONNECTION_LIMIT 64
+#define HH_HTTP_CONNECTION_TIMEOUT 10 /* seconds */
+#define HH_HTTP_ALLOW "GET, HEAD"
+#define HH_HTTP_JSON "application/json"
+#define HH_HTTP_PROMETHEUS "text/plain; version=0.0.4; charset=utf-8"
+/* Enough digits for epoch seconds with microseconds, without %.17g noise. */
+#define HH_JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(16))
+
+struct hh_http {
+    struct hh_manager *m;
+    struct MHD_Daemon *daemon;
+    double max_age;
+    char display[INET6_ADDRSTRLEN + 16]; /* "127.0.0.1:8080", "[::1]:8080" */
+    atomic_int serving;  /* 0 while starting: MHD messages are kept, not logged */
+    char start_msg[256]; /* MHD's last message while starting */
+};
+
+/* ------------------------------------------------------------ helpers */
+
+/* Seconds since the last acknowledged beat, or -1 before the first one. */
+static double heartbeat_age(const hh_manager_stats *st, double now) {
+    if (st->heartbeat_last_pushed_at <= 0) return -1;
+    double age = now - st->heartbeat_last_pushed_at;
+    return age < 0 ? 0 : age; /* the wall clock stepped back */
 }
-void hh_http_stop(hh_http *h) { (void)h; }
+
+static double round_ms(double x) { return round(x * 1000.0) / 1000.0; }
+
+static json_int_t json_u64(uint64_t v) {
+    return v > (uint64_t)LLONG_MAX ? (json_int_t)LLONG_MAX : (json_int_t)v; /* json_int_t is long long */
+}
+
+/* json_string() refuses invalid UTF-8; an error message from Redis or a
+ * hostname should still show, so bytes >= 0x80 become '?' in that case. */
+static json_t *jstr(const char *s) {
+    if (!s) return json_null();
+    json_t *j = json_string(s);
+    if (j) return j;
+    char *copy = strdup(s);
+    if (!copy) return NULL;
+    for (char *p = copy; *p; p++)
+        if ((unsigned char)*p >= 0x80) *p = '?';
+    j = json_string(copy);
+    free(copy);
+    return j;
+}
+
+/* A growable text buffer for /metrics; on allocation failure it keeps
+ * failing quietly and buf_take() returns NULL. */
+typedef struct buf {
+    char *s;
+    size_t len, cap;
+    int oom;
+} buf;
+
+static void buf_printf(buf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void buf_printf(buf *b, const char *fmt, ...) {
+    if (b->oom) return;
+    for (;;) {
+        size_t room = b->cap - b->len;
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->s ? b->s + b->len : NULL, room, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->oom = 1;
+            return;
+        }
+        if ((size_t)n < room) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = b->cap ? b->cap : 1024;
+        while (cap - b->len <= (size_t)n) cap *= 2;
+        char *s = realloc(b->s, cap);
+        if (!s) {
+            b->oom = 1;
+            return;
+        }
+        b->s = s;
+        b->cap = cap;
+    }
+}
+
+/* A label value escaped as the text format wants: \\, \" and \n. */
+static void buf_label(buf *b, const char *v) {
+    for (const char *p = v; *p; p++) {
+        if (*p == '\\') buf_printf(b, "\\\\");
+        else if (*p == '"') buf_printf(b, "\\\"");
+        else if (*p == '\n') buf_printf(b, "\\n");
+        else buf_printf(b, "%c", *p);
+    }
+}
+
+static void buf_header(buf *b, const char *name, const char *type, const char *help) {
+    buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A sample value: Go's float syntax, which the text format uses. */
+static void buf_value(buf *b, double v) {
+    if (isnan(v)) buf_printf(b, " NaN\n");
+    else if (isinf(v)) buf_printf(b, v > 0 ? " +Inf\n" : " -Inf\n");
+    else if (v == floor(v) && fabs(v) < 1e15) buf_printf(b, " %.0f\n", v);
+    else buf_printf(b, " %.3f\n", v);
+}
+
+static char *buf_take(buf *b) {
+    if (b->oom || !b->s) {
+        free(b->s);
+        return NULL;
+    }
+    return b->s;
+}
+
+/* ------------------------------------------------------- pure functions */
+
+int hh_http_healthy(const hh_manager_stats *st, double now, double max_age, char *reason, size_t len) {
+    char tmp[256];
+    int healthy;
+    if (st->heartbeat_last_pushed_at > 0) {
+        double age = heartbeat_age(st, now);
+        healthy = age < max_age;
+        snprintf(tmp, sizeof(tmp), "last heartbeat acknowledged by Redis %.1f s ago (liveness max age %g s)", age,
+                 max_age);
+    } else if (st->started_at > 0) {
+        double since = now - st->started_at;
+        healthy = since < max_age;
+        snprintf(tmp, sizeof(tmp), "no heartbeat acknowledged by Redis in the %.1f s since start (liveness max age %g s)",
+                 since < 0 ? 0 : since, max_age);
+    } else {
+        healthy = 0;
+        snprintf(tmp, sizeof(tmp), "the manager has not started");
+    }
+    if (reason && len) hh_strlcpy(reason, healthy ? "" : tmp, len);
+    return healthy;
+}
+
+static json_t *stats_object(const hh_manager_stats *st, double now, double max_age) {
+    json_t *o = json_object(), *queues = json_array();
+    if (!o || !queues) {
+        json_decref(o);
+        json_decref(queues);
+        return NULL;
+    }
+    double age = heartbeat_age(st, now);
+    int ok = 1;
+    ok &= !json_object_set_new(o, "identity", jstr(st->identity));
+    ok &= !json_object_set_new(o, "version", json_string(HH_VERSION));
+    ok &= !json_object_set_new(o, "started_at", json_real(st->started_at));
+    ok &= !json_object_set_new(o, "concurrency", json_integer(st->concurrency));
+    ok &= !json_object_set_new(o, "busy", json_integer(st->busy));
+    ok &= !json_object_set_new(o, "quiet", json_boolean(st->quiet));
+    ok &= !json_object_set_new(o, "stopping", json_boolean(st->stopping));
+    ok &= !json_object_set_new(o, "processed", json_integer(json_u64(st->processed)));
+    ok &= !json_object_set_new(o, "failed", json_integer(json_u64(st->failed)));
+    ok &= !json_object_set_new(o, "recovered", json_integer(json_u64(st->recovered)));
+    ok &= !json_object_set_new(o, "heartbeat_last_pushed_at", json_real(st->heartbeat_last_pushed_at));
+    ok &= !json_object_set_new(o, "heartbeat_age", age < 0 ? json_null() : json_real(round_ms(age)));
+    ok &= !json_object_set_new(o, "heartbeat_last_error", jstr(st->heartbeat_last_error));
+    ok &= !json_object_set_new(o, "redis_connected", json_boolean(st->redis_connected));
+    ok &= !json_object_set_new(o, "healthy", json_boolean(hh_http_healthy(st, now, max_age, NULL, 0)));
+    ok &= !json_object_set_new(o, "liveness_max_age", json_real(max_age));
+    size_t nq = st->nqueues < HH_MAX_QUEUES ? st->nqueues : HH_MAX_QUEUES;
+    for (size_t i = 0; i < nq && ok; i++) {
+        json_t *q = json_object();
+        ok &= q != NULL;
+        if (!q) break;
+        int read = st->queues[i].size >= 0; /* size and latency come from the same beat */
+        ok &= !json_object_set_new(q, "name", jstr(st->queues[i].name));
+        ok &= !json_object_set_new(q, "fetched", json_integer(json_u64(st->queues[i].fetched)));
+        ok &= !json_object_set_new(q, "size", read ? json_integer((json_int_t)st->queues[i].size) : json_null());
+        ok &= !json_object_set_new(q, "latency", read ? json_real(round_ms(st->queues[i].latency)) : json_null());
+        ok &= !json_array_append_new(queues, q);
+    }
+    ok &= !json_object_set_new(o, "queues", queues);
+    if (!ok) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+char *hh_http_stats_json(const hh_manager_stats *st, double now, double max_age) {
+    json_t *o = stats_object(st, now, max_age);
+    char *s = o ? json_dumps(o, HH_JSON_FLAGS) : NULL;
+    json_decref(o);
+    return s;
+}
+
+char *hh_http_metrics_text(const hh_manager_stats *st, double now) {
+    buf b = {0};
+    size_t nq = st->nqueues < HH_MAX_QUEUES ? st->nqueues : HH_MAX_QUEUES;
+
+    buf_header(&b, "hiredhand_info", "gauge", "Identity and version of this worker process (always 1).");
+    buf_printf(&b, "hiredhand_info{identity=\"");
+    buf_label(&b, st->identity);
+    buf_printf(&b, "\",version=\"");
+    buf_label(&b, HH_VERSION);
+    buf_printf(&b, "\"} 1\n");
+
+    buf_header(&b, "hiredhand_jobs_processed_total", "counter", "Jobs finished by this process since start, failures included.");
+    buf_printf(&b, "hiredhand_jobs_processed_total %llu\n", (unsigned long long)st->processed);
+    buf_header(&b, "hiredhand_jobs_failed_total", "counter", "Jobs that failed in this process since start.");
+    buf_printf(&b, "hiredhand_jobs_failed_total %llu\n", (unsigned long long)st->failed);
+    buf_header(&b, "hiredhand_jobs_recovered_total", "counter", "Orphaned jobs this process pushed back to their queues.");
+    buf_printf(&b, "hiredhand_jobs_recovered_total %llu\n", (unsigned long long)st->recovered);
+
+    buf_header(&b, "hiredhand_busy", "gauge", "Jobs running now.");
+    buf_printf(&b, "hiredhand_busy %d\n", st->busy);
+    buf_header(&b, "hiredhand_concurrency", "gauge", "Worker threads.");
+    buf_printf(&b, "hiredhand_concurrency %d\n", st->concurrency);
+    buf_header(&b, "hiredhand_quiet", "gauge", "1 once the process is quiet or stopping (fetches no new jobs).");
+    buf_printf(&b, "hiredhand_quiet %d\n", st->quiet ? 1 : 0);
+    buf_header(&b, "hiredhand_redis_connected", "gauge", "1 when the heartbeat connection to Redis is up.");
+    buf_printf(&b, "hiredhand_redis_connected %d\n", st->redis_connected ? 1 : 0);
+    buf_header(&b, "hiredhand_start_time_seconds", "gauge", "When the worker started, epoch seconds.");
+    buf_printf(&b, "hiredhand_start_time_seconds");
+    buf_value(&b, st->started_at);
+
+    buf_header(&b, "hiredhand_heartbeat_last_pushed_timestamp_seconds", "gauge",
+               "When Redis last acknowledged a heartbeat, epoch seconds (0 before the first).");
+    buf_printf(&b, "hiredhand_heartbeat_last_pushed_timestamp_seconds");
+    buf_value(&b, st->heartbeat_last_pushed_at > 0 ? st->heartbeat_last_pushed_at : 0);
+    /* No sample before the first acknowledged beat: there is no age yet. */
+    buf_header(&b, "hiredhand_heartbeat_age_seconds", "gauge", "Seconds since Redis last acknowledged a heartbeat.");
+    double age = heartbeat_age(st, now);
+    if (age >= 0) {
+        buf_printf(&b, "hiredhand_heartbeat_age_seconds");
+        buf_value(&b, age);
+    }
+
+    /* Sizes and latencies are read at each beat: none before the first. */
+    buf_header(&b, "hiredhand_queue_size", "gauge", "Jobs waiting in the queue, read at the last heartbeat.");
+    for (size_t i = 0; i < nq; i++) {
+        if (st->queues[i].size < 0) continue;
+        buf_printf(&b, "hiredhand_queue_size{queue=\"");
+        buf_label(&b, st->queues[i].name);
+        buf_printf(&b, "\"} %lld\n", (long long)st->queues[i].size);
+    }
+    buf_header(&b, "hiredhand_queue_latency_seconds", "gauge",
+               "Age of the oldest job in the queue, read at the last heartbeat.");
+    for (size_t i = 0; i < nq; i++) {
+        if (st->queues[i].size < 0) continue;
+        buf_printf(&b, "hiredhand_queue_latency_seconds{queue=\"");
+        buf_label(&b, st->queues[i].name);
+        buf_printf(&b, "\"}");
+        buf_value(&b, st->queues[i].latency);
+    }
+    buf_header(&b, "hiredhand_queue_fetched_total", "counter", "Jobs this process took from the queue since start.");
+    for (size_t i = 0; i < nq; i++) {
+        buf_printf(&b, "hiredhand_queue_fetched_total{queue=\"");
+        buf_label(&b, st->queues[i].name);
+        buf_printf(&b, "\"} %llu\n", (unsigned long long)st->queues[i].fetched);
+    }
+    return buf_take(&b);
+}
+
+/* ------------------------------------------------------------- serving */
+
+static enum MHD_Result respond(struct MHD_Connection *conn, unsigned int status, char *body, const char *type,
+                               int allow) {
+    static const char oom[] = "{\"error\":\"out of memory\"}";
+    struct MHD_Response *r;
+    if (body) {
+        r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+        if (!r) free(body);
+    } else {
+        status = MHD_HTTP_INTERNAL_SERVER_ERROR;
+        type = HH_HTTP_JSON;
+        r = MHD_create_response_from_buffer(sizeof(oom) - 1, (void *)(uintptr_t)oom, MHD_RESPMEM_PERSISTENT);
+    }
+    if (!r) return MHD_NO; /* MHD closes the connection */
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    if (allow) MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, HH_HTTP_ALLOW);
+    enum MHD_Result rc = MHD_queue_response(conn, status, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+static char *dump_new(json_t *o) {
+    char *s = o ? json_dumps(o, HH_JSON_FLAGS) : NULL;
+    json_decref(o);
+    return s;
+}
+
+static enum MHD_Result serve_healthz(hh_http *h, struct MHD_Connection *conn, const hh_manager_stats *st,
+                                     double now) {
+    char reason[256];
+    int healthy = hh_http_healthy(st, now, h->max_age, reason, sizeof(reason));
+    double age = heartbeat_age(st, now);
+    json_t *o = json_object();
+    if (o) {
+        json_object_set_new(o, "status", json_string(healthy ? "ok" : "unhealthy"));
+        if (!healthy) json_object_set_new(o, "reason", jstr(reason));
+        json_object_set_new(o, "identity", jstr(st->identity));
+        json_object_set_new(o, "heartbeat_age", age < 0 ? json_null() : json_real(round_ms(age)));
+        json_object_set_new(o, "liveness_max_age", json_real(h->max_age));
+        json_object_set_new(o, "redis_connected", json_boolean(st->redis_connected));
+        if (!healthy) json_object_set_new(o, "last_error", jstr(st->heartbeat_last_error));
+    }
+    return respond(conn, healthy ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, dump_new(o), HH_HTTP_JSON, 0);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+                                  const char *version, const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls) {
+    hh_http *h = cls;
+    (void)version, (void)upload_data, (void)upload_data_size, (void)con_cls;
+    /* Answered on the first call, once the headers are in: MHD discards any
+     * request body and closes such a connection after the response. */
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
+        json_t *o = json_pack("{s:s, s:s}", "error", "method not allowed", "allow", HH_HTTP_ALLOW);
+        return respond(conn, MHD_HTTP_METHOD_NOT_ALLOWED, dump_new(o), HH_HTTP_JSON, 1);
+    }
+    int healthz = !strcmp(url, "/healthz"), stats = !strcmp(url, "/stats"), metrics = !strcmp(url, "/metrics");
+    if (!healthz && !stats && !metrics) {
+        json_t *o = json_pack("{s:s, s:[s,s,s]}", "error", "not found", "paths", "/healthz", "/stats", "/metrics");
+        return respond(conn, MHD_HTTP_NOT_FOUND, dump_new(o), HH_HTTP_JSON, 0);
+    }
+    /* The snapshot is ~26 KB: keep it off the MHD thread's stack. */
+    hh_manager_stats *st = malloc(sizeof(*st));
+    if (!st) return respond(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, HH_HTTP_JSON, 0);
+    hh_manager_fill_stats(h->m, st);
+    double now = hh_now();
+    enum MHD_Result rc;
+    if (healthz) rc = serve_healthz(h, conn, st, now);
+    else if (stats) rc = respond(conn, MHD_HTTP_OK, hh_http_stats_json(st, now, h->max_age), HH_HTTP_JSON, 0);
+    else rc = respond(conn, MHD_HTTP_OK, hh_http_metrics_text(st, now), HH_HTTP_PROMETHEUS, 0);
+    free(st);
+    return rc;
+}
+
+/* MHD's own messages: kept while starting (for the error), logged after. */
+static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
+    hh_http *h = cls;
+    char msg[256];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    size_t n = strlen(msg);
+    while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r')) msg[--n] = '\0';
+    if (atomic_load(&h->serving)) hh_log(&h->m->log, HH_LOG_WARN, "http: %s", msg);
+    else hh_strlcpy(h->start_msg, msg, sizeof(h->start_msg));
+}
+
+/* ---------------------------------------------------------- start, stop */
+
+/* Splits "PORT", "HOST:PORT" or "[V6]:PORT" and resolves it into *ss. */
+static int parse_bind(const char *bind, struct sockaddr_storage *ss, socklen_t *sslen, int *v6, char *err,
+                      size_t errlen) {
+    char host[256], port[16];
+    const char *colon;
+    *v6 = 0;
+    if (!bind || !*bind) {
+        snprintf(err, errlen, "empty --http address (want PORT, HOST:PORT or [IPV6]:PORT)");
+        return -1;
+    }
+    if (bind[0] == '[') {
+        const char *close = strchr(bind, ']');
+        if (!close || close[1] != ':' || close == bind + 1 || (size_t)(close - bind - 1) >= sizeof(host)) {
+            snprintf(err, errlen, "bad --http address '%s' (want [IPV6]:PORT, e.g. [::1]:9090)", bind);
+            return -1;
+        }
+        memcpy(host, bind + 1, (size_t)(close - bind - 1));
+        host[close - bind - 1] = '\0';
+        colon = close + 1;
+        *v6 = 1;
+    } else if ((colon = strchr(bind, ':'))) {
+        if (strchr(colon + 1, ':')) {
+            snprintf(err, errlen, "bad --http address '%s' (put an IPv6 address in brackets: [::1]:PORT)", bind);
+            return -1;
+        }
+        if (colon == bind || (size_t)(colon - bind) >= sizeof(host)) {
+            snprintf(err, errlen, "bad --http address '%s' (want PORT or HOST:PORT)", bind);
+            return -1;
+        }
+        memcpy(host, bind, (size_t)(colon - bind));
+        host[colon - bind] = '\0';
+    } else {
+        hh_strlcpy(host, "127.0.0.1", sizeof(host));
+        colon = bind - 1; /* the whole string is the port */
+    }
+    const char *p = colon + 1;
+    size_t plen = strlen(p);
+    long portnum = 0;
+    int digits = plen > 0 && plen < 6;
+    for (size_t i = 0; digits && i < plen; i++) {
+        if (p[i] < '0' || p[i] > '9') digits = 0;
+        else portnum = portnum * 10 + (p[i] - '0');
+    }
+    if (!digits || portnum < 1 || portnum > 65535) {
+        snprintf(err, errlen, "bad --http port in '%s' (want 1-65535)", bind);
+        return -1;
+    }
+    snprintf(port, sizeof(port), "%ld", portnum);
+
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = *v6 ? AF_INET6 : AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV | AI_PASSIVE;
+    /* Literals only, plus "localhost" (127.0.0.1): no DNS lookup at start. */
+    if (*v6 || strcmp(host, "localhost") != 0) hints.ai_flags |= AI_NUMERICHOST;
+    int rc = getaddrinfo(host, port, &hints, &res);
+    if (rc != 0 || !res) {
+        snprintf(err, errlen, "bad --http address '%s': %s (want PORT, IPV4:PORT, localhost:PORT or [IPV6]:PORT)", bind,
+                 rc == EAI_NONAME ? (*v6 ? "not an IPv6 address" : "not an IPv4 address or localhost")
+                                  : gai_strerror(rc));
+        if (res) freeaddrinfo(res);
+        return -1;
+    }
+    memcpy(ss, res->ai_addr, res->ai_addrlen);
+    *sslen = res->ai_addrlen;
+    freeaddrinfo(res);
+    return 0;
+}
+
+/* Why MHD could not listen: try the same bind ourselves for a precise errno.
+ * Returns 0 when the probe bound fine (then MHD's message is all we have). */
+static int probe_bind(const struct sockaddr_storage *ss, socklen_t sslen, int v6) {
+    int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return errno;
+    int one = 1, e = 0;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)); /* as MHD does */
+    if (v6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+    if (bind(fd, (const struct sockaddr *)ss, sslen) != 0) e = errno;
+    close(fd);
+    return e;
+}
+
+hh_http *hh_http_start(struct hh_manager *m, const char *bind, double liveness_max_age, char *err, size_t errlen) {
+    struct sockaddr_storage ss;
+    socklen_t sslen = 0;
+    int v6 = 0;
+    char tmp[256];
+    if (!err || !errlen) {
+        err = tmp;
+        errlen = sizeof(tmp);
+    }
+    err[0] = '\0';
+    if (!m) {
+        snprintf(err, errlen, "no manager");
+        return NULL;
+    }
+    memset(&ss, 0, sizeof(ss));
+    if (parse_bind(bind, &ss, &sslen, &v6, err, errlen) != 0) return NULL;
+
+    hh_http *h = calloc(1, sizeof(*h));
+    if (!h) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    h->m = m;
+    h->max_age = liveness_max_age > 0 ? liveness_max_age : 30;
+    char addr[INET6_ADDRSTRLEN] = "?", port[16] = "?";
+    getnameinfo((struct sockaddr *)&ss, sslen, addr, sizeof(addr), port, sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV);
+    snprintf(h->display, sizeof(h->display), v6 ? "[%s]:%s" : "%s:%s", addr, port);
+
+    unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
+    h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h,
+                                 MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
+                                 MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HH_HTTP_CONNECTION_LIMIT,
+                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HH_HTTP_CONNECTION_TIMEOUT,
+                                 MHD_OPTION_END);
+    if (!h->daemon) {
+        int e = probe_bind(&ss, sslen, v6);
+        if (e) snprintf(err, errlen, "cannot listen on %s: %s", h->display, strerror(e));
+        else snprintf(err, errlen, "cannot listen on %s: %s", h->display,
+                      h->start_msg[0] ? h->start_msg : "libmicrohttpd could not start");
+        free(h);
+        return NULL;
+    }
+    atomic_store(&h->serving, 1);
+    hh_log(&m->log, HH_LOG_INFO, "http: serving /healthz, /stats and /metrics on http://%s (liveness max age %g s)",
+           h->display, h->max_age);
+    return h;
+}
+
+void hh_http_stop(hh_http *h) {
+    if (!h) return;
+    MHD_stop_daemon(h->daemon); /* joins the polling thread, closes every connection */
+    free(h);
+}

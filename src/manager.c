@@ -48,10 +48,21 @@ void hh_manager_free(hh_manager *m) {
         hh_manager_wait(m, -1);
     }
     for (int i = 0; m->procs && i < m->opts.concurrency; i++) {
-        hh_conn_close(&m->procs[i].conn);
-        pthread_mutex_destroy(&m->procs[i].mu);
+        hh_processor *p = &m->procs[i];
+        hh_conn_close(&p->conn);
+        pthread_mutex_destroy(&p->mu);
+        for (size_t k = p->held_next; k < p->nheld; k++) free(p->held[k].payload);
+        for (size_t k = 0; k < p->nacks; k++) hh_job_free(p->acks[k]);
+        free(p->held);
+        free(p->acks);
     }
     free(m->procs);
+    for (size_t i = 0; i < m->nqueues; i++) {
+        if (m->queue_keys) sdsfree(m->queue_keys[i]);
+        if (m->inprog_keys) sdsfree(m->inprog_keys[i]);
+    }
+    free(m->queue_keys);
+    free(m->inprog_keys);
     free_strv(m->queues, m->nqueues);
     free(m->weights);
     free(m->fetched);
@@ -164,6 +175,14 @@ hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
     m->opts.http_bind = NULL;
     if (opts->http_bind && !(m->opts.http_bind = strdup(opts->http_bind))) goto nomem;
 
+    m->queue_keys = calloc(m->nqueues, sizeof(sds));
+    m->inprog_keys = calloc(m->nqueues, sizeof(sds));
+    if (!m->queue_keys || !m->inprog_keys) goto nomem;
+    for (size_t i = 0; i < m->nqueues; i++) {
+        m->queue_keys[i] = hh_key_queue(&m->keys, m->queues[i]);
+        m->inprog_keys[i] = hh_key_inprogress(&m->keys, m->identity, m->queues[i]);
+        if (!m->queue_keys[i] || !m->inprog_keys[i]) goto nomem;
+    }
     m->procs = calloc((size_t)opts->concurrency, sizeof(hh_processor));
     if (!m->procs) goto nomem;
     for (int i = 0; i < opts->concurrency; i++) {
@@ -181,6 +200,10 @@ hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
         p->block_queue = (int)((size_t)i % m->nqueues);
         hh_rng_seed(&p->rng);
         hh_conn_init(&p->conn, &m->cfg, &m->log, "fetch", &m->done);
+        p->batch = 1;
+        p->held = calloc(HH_FETCH_BATCH_MAX, sizeof(*p->held));
+        p->acks = calloc(HH_FETCH_BATCH_MAX, sizeof(*p->acks));
+        if (!p->held || !p->acks) goto nomem;
     }
     if (err) *err = HH_OK;
     return m;

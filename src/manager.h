@@ -38,6 +38,14 @@ typedef struct hh_processor {
     int abandoned;        /* hard shutdown pushed `job` back already */
     atomic_int cancelled; /* read by hh_job_cancelled() */
     int block_queue;      /* which queue this thread blocks on when idle */
+    /* Jobs fetched in one batch and not started yet (guarded by mu, so a
+     * hard shutdown can push them back too), and finished jobs whose ack
+     * (LREM) goes out in one pipeline with the next fetch. */
+    struct hh_fetched *held;
+    size_t nheld, held_next;
+    int batch;            /* current fetch batch size, adapted to job speed */
+    hh_job **acks;
+    size_t nacks;
 } hh_processor;
 
 struct hh_manager {
@@ -51,6 +59,8 @@ struct hh_manager {
 
     size_t nqueues;
     char **queues; /* names, configuration order, duplicates removed */
+    sds *queue_keys;    /* queue:<q>, namespaced, per queue */
+    sds *inprog_keys;   /* this identity's in-progress list per queue */
     int *weights;
     int weighted;  /* any weight > 0: shuffle per fetch */
     char **labels;

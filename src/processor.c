@@ -117,15 +117,16 @@ static void bury_malformed(hh_processor *p, const hh_fetched *f, const char *why
     free(entry);
 }
 
-static void run_job(hh_processor *p, hh_fetched *f) {
+/* Runs one fetched job; returns the seconds its handler took. */
+static double run_job(hh_processor *p, hh_fetched *f) {
     struct hh_manager *m = p->m;
     char why[256];
     hh_job *job = hh_job_new(f->payload, f->len, m->queues[f->queue], why, sizeof(why));
-    if (!job) return; /* out of memory: the job stays in progress */
+    if (!job) return 0; /* out of memory: the job stays in progress */
     if (!job->item) {
         bury_malformed(p, f, why);
         hh_job_free(job);
-        return;
+        return 0;
     }
     job->manager = m;
     job->processor = p;
@@ -139,8 +140,9 @@ static void run_job(hh_processor *p, hh_fetched *f) {
 
     const hh_handler *h = find_handler(m, job->klass);
     hh_chain chain = {m, 0, h};
+    double t0 = hh_mono();
     int rc = hh_chain_next(&chain, job);
-    double elapsed = hh_now() - job->run_at;
+    double elapsed = hh_mono() - t0;
 
     pthread_mutex_lock(&p->mu);
     int abandoned = p->abandoned;
@@ -149,55 +151,92 @@ static void run_job(hh_processor *p, hh_fetched *f) {
     atomic_fetch_sub(&m->busy, 1);
     if (abandoned) { /* already pushed back by the hard shutdown: no outcome */
         hh_job_free(job);
-        return;
+        return elapsed;
     }
     atomic_fetch_add(&m->processed, 1);
     atomic_fetch_add(&m->unflushed_processed, 1);
     if (rc == 0) {
         hh_log(&m->log, HH_LOG_DEBUG, "class=%s jid=%s: done in %.3f s", job->klass, job->jid, elapsed);
-        write_outcome(p, job, NULL);
-    } else {
-        atomic_fetch_add(&m->failed, 1);
-        atomic_fetch_add(&m->unflushed_failed, 1);
-        if (!job->error_class) hh_job_fail(job, "hiredhand::JobFailed", "handler returned %d", rc);
-        hh_retry_config rcfg = {m->opts.max_retries, m->opts.redis.timestamps,
-                                h != NULL && h != &m->default_handler};
-        hh_failure_plan plan;
-        if (hh_retry_plan(job, &rcfg, hh_now(), &p->rng, &plan) == 0) {
-            hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: failed in %.3f s: %s: %s (%s)", job->klass,
-                   job->jid, elapsed, job->error_class, job->error_message ? job->error_message : "",
-                   plan.reason);
-            write_outcome(p, job, &plan);
-            free(plan.payload);
+        if (m->opts.fetch == HH_FETCH_BASIC) {
+            hh_job_free(job);
+        } else {
+            /* The ack rides with the next fetch (one round trip, not two). */
+            p->acks[p->nacks++] = job;
+            if (p->nacks == HH_FETCH_BATCH_MAX) hh_fetch_flush_acks(p);
         }
+        return elapsed;
+    }
+    atomic_fetch_add(&m->failed, 1);
+    atomic_fetch_add(&m->unflushed_failed, 1);
+    if (!job->error_class) hh_job_fail(job, "hiredhand::JobFailed", "handler returned %d", rc);
+    hh_retry_config rcfg = {m->opts.max_retries, m->opts.redis.timestamps,
+                            h != NULL && h != &m->default_handler};
+    hh_failure_plan plan;
+    if (hh_retry_plan(job, &rcfg, hh_now(), &p->rng, &plan) == 0) {
+        hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: failed in %.3f s: %s: %s (%s)", job->klass,
+               job->jid, elapsed, job->error_class, job->error_message ? job->error_message : "",
+               plan.reason);
+        write_outcome(p, job, &plan);
+        free(plan.payload);
     }
     hh_job_free(job);
+    return elapsed;
+}
+
+/* Takes the next held job, or returns 0 when the batch is used up. */
+static int next_held(hh_processor *p, hh_fetched *out) {
+    pthread_mutex_lock(&p->mu);
+    int got = p->held_next < p->nheld;
+    if (got) *out = p->held[p->held_next++];
+    if (p->held_next >= p->nheld) p->held_next = p->nheld = 0;
+    pthread_mutex_unlock(&p->mu);
+    return got;
+}
+
+/* Pushes every fetched-but-unstarted job back to the front of its queue. */
+static void requeue_held(hh_processor *p, hh_conn *conn) {
+    struct hh_manager *m = p->m;
+    hh_fetched f;
+    while (next_held(p, &f)) {
+        while (hh_fetch_requeue(m, conn, m->queues[f.queue], f.payload, f.len) < 0 && !atomic_load(&m->done))
+            hh_conn_ready(conn);
+        free(f.payload);
+    }
 }
 
 void *hh_processor_main(void *arg) {
     hh_processor *p = arg;
     struct hh_manager *m = p->m;
     while (!atomic_load(&m->quiet)) {
-        hh_fetched f = {0};
-        int got = hh_fetch(p, &f);
-        if (got != 1) continue;
-        if (atomic_load(&m->quiet)) {
-            /* Fetched after quiet: straight back to the front (spec §4.3). */
-            while (hh_fetch_requeue(m, &p->conn, m->queues[f.queue], f.payload, f.len) < 0 &&
-                   !atomic_load(&m->done))
-                hh_conn_ready(&p->conn);
+        int got = hh_fetch(p, p->held, (size_t)p->batch);
+        if (got <= 0) continue;
+        pthread_mutex_lock(&p->mu);
+        p->nheld = (size_t)got;
+        p->held_next = 0;
+        pthread_mutex_unlock(&p->mu);
+        double spent = 0;
+        hh_fetched f;
+        while (!atomic_load(&m->quiet) && next_held(p, &f)) {
+            spent += run_job(p, &f);
             free(f.payload);
-            break;
         }
-        run_job(p, &f);
-        free(f.payload);
+        /* Fetched after quiet: straight back to the front (spec §4.3). */
+        requeue_held(p, &p->conn);
+        /* Batch only fast jobs: a thread must not sit on jobs that idle
+         * threads could run. */
+        if (got == p->batch && spent < 0.001 * got)
+            p->batch = p->batch * 2 > HH_FETCH_BATCH_MAX ? HH_FETCH_BATCH_MAX : p->batch * 2;
+        else if (spent >= 0.001 * got)
+            p->batch = 1;
     }
+    hh_fetch_flush_acks(p);
     hh_conn_close(&p->conn);
     return NULL;
 }
 
 int hh_processor_abandon(hh_processor *p, hh_conn *conn) {
     struct hh_manager *m = p->m;
+    requeue_held(p, conn);
     pthread_mutex_lock(&p->mu);
     int rc = 0;
     if (p->job && !p->abandoned) {
