@@ -94,11 +94,13 @@ int cli_push(int argc, char **argv) {
     if (!cl) return rc;
     char jid[HH_JID_SIZE];
     int e = hh_client_push(cl, klass, args, &po, jid);
-    hh_client_free(cl);
     if (e != HH_OK) {
-        fprintf(stderr, "hiredhand: push failed: %s\n", hh_strerror(e));
+        const char *why = hh_client_last_error(cl);
+        fprintf(stderr, "hiredhand: push failed: %s%s%s\n", hh_strerror(e), *why ? ": " : "", why);
+        hh_client_free(cl);
         return e == HH_ERR_INVALID ? CLI_EXIT_USAGE : 1;
     }
+    hh_client_free(cl);
     printf("%s\n", jid);
     return 0;
 }

@@ -118,6 +118,11 @@ hh_client *hh_client_new(const hh_redis_options *opts, int *err);
 /* Closes the connection and frees the client. NULL is a no-op. */
 void hh_client_free(hh_client *c);
 
+/* The last error Redis or the connection reported to this client (for
+ * example "ERR string exceeds maximum allowed size (proto-max-bulk-len)"),
+ * "" when none. Owned by the client; valid until its next call. */
+const char *hh_client_last_error(const hh_client *c);
+
 /* Pushes one job of class `klass` with `args_json` (a JSON array; NULL means
  * "[]"), like Sidekiq::Client.push (6.4 lib/sidekiq/client.rb): a fresh jid,
  * created_at, enqueued_at, SADD queues + LPUSH queue:<q> pipelined, or ZADD
@@ -292,8 +297,10 @@ void hh_manager_options_init(hh_manager_options *o);
  * '|' in identity), HH_ERR_NOMEM. Free with hh_manager_free(). */
 hh_manager *hh_manager_new(const hh_manager_options *opts, int *err);
 
-/* Stops (if running) and frees. Only call once hh_manager_wait() returned or
- * the manager never started. NULL is a no-op. */
+/* Stops (if running, waiting for the stop to finish) and frees. NULL is a
+ * no-op. If a hard shutdown left a C handler still running (it cannot be
+ * killed safely), the manager is deliberately not freed, so that handler
+ * never touches freed memory: exit the process instead. */
 void hh_manager_free(hh_manager *m);
 
 /* Registers the handler for jobs whose "class" equals klass exactly (case

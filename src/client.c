@@ -91,6 +91,8 @@ out:
     return c;
 }
 
+const char *hh_client_last_error(const hh_client *c) { return c ? c->conn.last_error : ""; }
+
 void hh_client_free(hh_client *c) {
     if (!c) return;
     hh_conn_close(&c->conn);
@@ -235,6 +237,7 @@ static int write_jobs(hh_client *c, json_t **jobs, size_t n, double at,
         } else {
             hh_enqueue_append(&p, &c->keys, queue, (const char *const *)dumps, lens, n);
         }
+        c->conn.last_error[0] = '\0';
         redisReply **r = hh_pipe_exec(&p);
         if (!r) continue;
         rc = HH_OK;

@@ -29,8 +29,8 @@
 #define HH_HTTP_ALLOW "GET, HEAD"
 #define HH_HTTP_JSON "application/json"
 #define HH_HTTP_PROMETHEUS "text/plain; version=0.0.4; charset=utf-8"
-/* Enough digits for epoch seconds with microseconds, without %.17g noise. */
-#define HH_JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(16))
+/* Epoch seconds to 10 µs, ages without %.17g noise (0.009, not 0.0089999...). */
+#define HH_JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(15))
 
 struct hh_http {
     struct hh_manager *m;
@@ -337,12 +337,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                                   const char *version, const char *upload_data, size_t *upload_data_size,
                                   void **con_cls) {
     hh_http *h = cls;
-    (void)version, (void)upload_data, (void)upload_data_size, (void)con_cls;
-    /* Answered on the first call, once the headers are in: MHD discards any
-     * request body and closes such a connection after the response. */
+    (void)version, (void)upload_data;
+    /* Other methods are answered at once, on the first call: MHD discards
+     * the request body and closes that connection after the response. */
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
         json_t *o = json_pack("{s:s, s:s}", "error", "method not allowed", "allow", HH_HTTP_ALLOW);
         return respond(conn, MHD_HTTP_METHOD_NOT_ALLOWED, dump_new(o), HH_HTTP_JSON, 1);
+    }
+    /* GET/HEAD: wait for the whole request (skipping any body) so that the
+     * connection can be kept alive. *con_cls only marks "headers seen". */
+    if (!*con_cls) {
+        *con_cls = h;
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        *upload_data_size = 0;
+        return MHD_YES;
     }
     int healthz = !strcmp(url, "/healthz"), stats = !strcmp(url, "/stats"), metrics = !strcmp(url, "/metrics");
     if (!healthz && !stats && !metrics) {

@@ -47,6 +47,10 @@ void hh_manager_free(hh_manager *m) {
         hh_manager_stop(m);
         hh_manager_wait(m, -1);
     }
+    if (atomic_load(&m->detached)) {
+        hh_log(&m->log, HH_LOG_WARN, "%d handlers still running after the stop: manager not freed", atomic_load(&m->detached));
+        return;
+    }
     for (int i = 0; m->procs && i < m->opts.concurrency; i++) {
         hh_processor *p = &m->procs[i];
         hh_conn_close(&p->conn);
@@ -395,7 +399,10 @@ static void *supervisor_main(void *arg) {
             if (!busy) break;
             hh_sleep(0.02);
         } while (hh_mono() < join_deadline);
-        if (busy) pthread_detach(p->thread);
+        if (busy) {
+            pthread_detach(p->thread);
+            atomic_fetch_add(&m->detached, 1);
+        }
         else pthread_join(p->thread, NULL);
         p->thread_started = 0;
     }

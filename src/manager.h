@@ -85,6 +85,7 @@ struct hh_manager {
     atomic_int done;      /* fully stopped */
     atomic_int dump_requested;
     atomic_int busy;
+    atomic_int detached;  /* threads left inside a handler at hard shutdown */
 
     /* counters: totals since start, and not yet flushed to Redis */
     atomic_ullong processed, failed, recovered;
