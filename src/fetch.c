@@ -91,7 +91,7 @@ void hh_fetch_flush_acks(hh_processor *p) {
             break;
         }
         /* An outage (or a READONLY primary): keep the outcome, retry (B14). */
-        if (atomic_load(&p->m->done)) break;
+        if (atomic_load(&p->m->giving_up)) break;
         hh_conn_ready(&p->conn);
     }
     acks_done(p);

@@ -203,7 +203,7 @@ hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
         p->tid[k] = '\0';
         p->block_queue = (int)((size_t)i % m->nqueues);
         hh_rng_seed(&p->rng);
-        hh_conn_init(&p->conn, &m->cfg, &m->log, "fetch", &m->done);
+        hh_conn_init(&p->conn, &m->cfg, &m->log, "fetch", &m->giving_up);
         p->batch = 1;
         p->held = calloc(HH_FETCH_BATCH_MAX, sizeof(*p->held));
         p->acks = calloc(HH_FETCH_BATCH_MAX, sizeof(*p->acks));
@@ -376,6 +376,9 @@ static void *supervisor_main(void *arg) {
     hh_log(&m->log, HH_LOG_INFO, "stopping: waiting up to %.0f s for %d running jobs", m->opts.shutdown_timeout,
            atomic_load(&m->busy));
     while (atomic_load(&m->busy) > 0 && hh_mono() < deadline) hh_sleep(0.05);
+    /* From here writes that fail (Redis down) are tried once, not retried
+     * forever: those jobs stay in their in-progress lists for recovery. */
+    atomic_store(&m->giving_up, 1);
     hh_conn c;
     hh_conn_init(&c, &m->cfg, &m->log, "shutdown", NULL);
     int pushed = 0;
@@ -384,6 +387,7 @@ static void *supervisor_main(void *arg) {
         if (rc > 0) pushed++;
     }
     if (pushed) hh_log(&m->log, HH_LOG_WARN, "pushed %d unfinished jobs back to their queues", pushed);
+
     /* Threads still inside a handler cannot be killed safely in C; they are
      * detached below and their outcome is ignored (the job is back in its
      * queue). Idle threads leave within the fetch block time. */

@@ -71,7 +71,7 @@ static void write_outcome(hh_processor *p, hh_job *job, const hh_failure_plan *p
             hh_replies_free(r, pipe.n);
             return;
         }
-        if (atomic_load(&m->done)) return;
+        if (atomic_load(&m->giving_up)) return;
         hh_conn_ready(&p->conn);
     }
 }
@@ -111,7 +111,7 @@ static void bury_malformed(hh_processor *p, const hh_fetched *f, const char *why
             sdsfree(ik);
             sdsfree(dk);
         }
-        if (r || atomic_load(&m->done)) break;
+        if (r || atomic_load(&m->giving_up)) break;
         hh_conn_ready(&p->conn);
     }
     free(entry);
@@ -198,7 +198,7 @@ static void requeue_held(hh_processor *p, hh_conn *conn) {
     struct hh_manager *m = p->m;
     hh_fetched f;
     while (next_held(p, &f)) {
-        while (hh_fetch_requeue(m, conn, m->queues[f.queue], f.payload, f.len) < 0 && !atomic_load(&m->done))
+        while (hh_fetch_requeue(m, conn, m->queues[f.queue], f.payload, f.len) < 0 && !atomic_load(&m->giving_up))
             hh_conn_ready(conn);
         free(f.payload);
     }
