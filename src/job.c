@@ -128,10 +128,14 @@ void hh_job_fail(hh_job *job, const char *error_class, const char *fmt, ...) {
     free(job->error_message);
     job->error_class = strdup(error_class ? error_class : "StandardError");
     char *msg = NULL;
-    va_list ap;
-    va_start(ap, fmt);
-    if (vasprintf(&msg, fmt ? fmt : "", ap) < 0) msg = NULL;
-    va_end(ap);
+    if (!fmt) {
+        msg = strdup("");
+    } else {
+        va_list ap;
+        va_start(ap, fmt);
+        if (vasprintf(&msg, fmt, ap) < 0) msg = NULL;
+        va_end(ap);
+    }
     if (msg && strlen(msg) > HH_ERROR_MESSAGE_MAX) {
         /* cut on a UTF-8 boundary */
         size_t n = HH_ERROR_MESSAGE_MAX;

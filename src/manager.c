@@ -296,6 +296,14 @@ int hh_manager_start(hh_manager *m) {
     int expected = 0;
     if (!atomic_compare_exchange_strong(&m->started, &expected, 1)) return HH_ERR_STATE;
     m->started_at = hh_now();
+    if (m->opts.http_bind) {
+        char err[256];
+        if (!(m->http = hh_http_start(m, m->opts.http_bind, m->opts.liveness_max_age, err, sizeof(err)))) {
+            hh_log(&m->log, HH_LOG_ERROR, "http: %s", err);
+            atomic_store(&m->done, 1);
+            return HH_ERR_INVALID;
+        }
+    }
     hh_conn c;
     hh_conn_init(&c, &m->cfg, &m->log, "start", NULL);
     /* One attempt now: Redis being down is not fatal, the threads reconnect. */
@@ -305,19 +313,13 @@ int hh_manager_start(hh_manager *m) {
         if (rc == HH_ERR_EXISTS) {
             hh_log(&m->log, HH_LOG_ERROR, "identity %s is live in another process (fresh heartbeat); refusing to start", m->identity);
             hh_conn_close(&c);
+            hh_http_stop(m->http);
+            m->http = NULL;
             atomic_store(&m->done, 1);
             return HH_ERR_EXISTS;
         }
     }
     hh_conn_close(&c);
-    if (m->opts.http_bind) {
-        char err[256];
-        if (!(m->http = hh_http_start(m, m->opts.http_bind, m->opts.liveness_max_age, err, sizeof(err)))) {
-            hh_log(&m->log, HH_LOG_ERROR, "http: %s", err);
-            atomic_store(&m->done, 1);
-            return HH_ERR_INVALID;
-        }
-    }
     hh_log(&m->log, HH_LOG_INFO, "hiredhand %s starting: identity=%s concurrency=%d fetch=%s redis=%s",
            HH_VERSION, m->identity, m->opts.concurrency,
            m->opts.fetch == HH_FETCH_BASIC ? "basic" : "reliable", m->cfg.display);
