@@ -387,7 +387,7 @@ int hh_client_stats(hh_client *c, char **json_out) {
         if (queues) freeReplyObject(queues);
         return HH_ERR_REDIS;
     }
-    qsort(queues->element, queues->elements, sizeof(redisReply *), cmp_str);
+    if (queues->elements) qsort(queues->element, queues->elements, sizeof(redisReply *), cmp_str);
     sds kp = hh_key(&c->keys, HH_K_STAT_PROCESSED), kf = hh_key(&c->keys, HH_K_STAT_FAILED);
     sds ks = hh_key(&c->keys, HH_K_SCHEDULE), kr = hh_key(&c->keys, HH_K_RETRY);
     sds kd = hh_key(&c->keys, HH_K_DEAD), kpr = hh_key(&c->keys, HH_K_PROCESSES);
@@ -459,7 +459,7 @@ int hh_client_processes(hh_client *c, char **json_out) {
     *json_out = NULL;
     redisReply *procs = members(c, HH_K_PROCESSES);
     if (!procs) return HH_ERR_REDIS;
-    qsort(procs->element, procs->elements, sizeof(redisReply *), cmp_str);
+    if (procs->elements) qsort(procs->element, procs->elements, sizeof(redisReply *), cmp_str);
     hh_pipe p;
     hh_pipe_begin(&p, &c->conn);
     for (size_t i = 0; i < procs->elements; i++) {

@@ -43,7 +43,11 @@ char *hh_heartbeat_info(struct hh_manager *m) {
     json_object_set_new(o, "weights", wl);
     json_t *cap = json_object(), *def = json_object();
     json_object_set_new(def, "concurrency", json_integer(m->opts.concurrency));
-    json_object_set_new(def, "mode", json_string(m->weighted ? "weighted" : "strict"));
+    /* Sidekiq 7/8 Capsule#queues=: all 0 strict, all 1 random, else weighted */
+    int all_one = m->weighted;
+    for (size_t i = 0; i < m->nqueues; i++)
+        if (m->weights[i] != 1) all_one = 0;
+    json_object_set_new(def, "mode", json_string(!m->weighted ? "strict" : all_one ? "random" : "weighted"));
     json_object_set_new(def, "weights", weights);
     json_object_set_new(cap, "default", def);
     json_object_set_new(o, "capsules", cap);

@@ -1,11 +1,13 @@
 /* job.c -- the job payload (see job.h). No Redis keys. */
 #include "job.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <hiredis/sds.h>
 #include "util.h"
 
 #define HH_ERROR_MESSAGE_MAX 10000 /* Sidekiq truncates error_message here */
@@ -60,7 +62,10 @@ hh_job *hh_job_new(const char *payload, size_t len, const char *queue, char *why
     json_t *j = json_object_get(item, "jid");
     if (json_is_string(j)) job->jid = json_string_value(j);
     json_t *rc = json_object_get(item, "retry_count");
-    if (json_is_integer(rc)) job->retry_count = (int)json_integer_value(rc);
+    if (json_is_integer(rc)) {
+        json_int_t v = json_integer_value(rc);
+        job->retry_count = v < 0 ? -1 : v > INT_MAX ? INT_MAX : (int)v;
+    }
     return job;
 }
 
@@ -95,9 +100,77 @@ json_t *hh_json_time_new(double epoch, hh_timestamps ts) {
     return json_real(epoch);
 }
 
+/* Shortest text that reads back as the same double, as Ruby's Float#to_s
+ * writes it, so a real stored by Sidekiq (1795962157.061338, 0.1) keeps its
+ * exact token through a retry or the scheduler (B11). jansson only offers a
+ * fixed precision, which would print 1795962157.0613379. */
+static void fmt_real(char *buf, size_t len, double v) {
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, len, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    if (!strpbrk(buf, ".eEn")) { /* keep it a real: 1.0 stays 1.0 */
+        size_t l = strlen(buf);
+        if (l + 2 < len) memcpy(buf + l, ".0", 3);
+    }
+}
+
+/* Writes v into *out. Strings, integers and literals are printed by jansson
+ * itself (escaping stays jansson's); only containers are walked here, so
+ * reals can be printed in their shortest form. Returns 0 or -1. */
+static int dump_into(const json_t *v, sds *out) {
+    char num[40];
+    if (json_is_real(v)) {
+        double d = json_real_value(v);
+        if (!isfinite(d)) return -1;
+        fmt_real(num, sizeof(num), d);
+        *out = sdscat(*out, num);
+    } else if (json_is_object(v)) {
+        const char *key;
+        json_t *val;
+        int first = 1;
+        *out = sdscatlen(*out, "{", 1);
+        json_object_foreach((json_t *)v, key, val) {
+            json_t *k = json_string(key);
+            char *ks = k ? json_dumps(k, JSON_ENCODE_ANY) : NULL;
+            json_decref(k);
+            if (!ks) return -1;
+            if (!first) *out = sdscatlen(*out, ",", 1);
+            first = 0;
+            *out = sdscat(*out, ks);
+            *out = sdscatlen(*out, ":", 1);
+            free(ks);
+            if (!*out || dump_into(val, out) != 0) return -1;
+        }
+        *out = sdscatlen(*out, "}", 1);
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *val;
+        *out = sdscatlen(*out, "[", 1);
+        json_array_foreach(v, i, val) {
+            if (i) *out = sdscatlen(*out, ",", 1);
+            if (!*out || dump_into(val, out) != 0) return -1;
+        }
+        *out = sdscatlen(*out, "]", 1);
+    } else {
+        char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+        if (!s) return -1;
+        *out = sdscat(*out, s);
+        free(s);
+    }
+    return *out ? 0 : -1;
+}
+
 char *hh_json_dump(const json_t *v) {
-    return json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17) |
-                             JSON_ENCODE_ANY);
+    sds out = sdsempty();
+    if (!out || dump_into(v, &out) != 0) {
+        sdsfree(out);
+        return NULL;
+    }
+    char *s = malloc(sdslen(out) + 1);
+    if (s) memcpy(s, out, sdslen(out) + 1);
+    sdsfree(out);
+    return s;
 }
 
 /* ------------------------------------------------------- public accessors */
@@ -126,7 +199,7 @@ char *hh_job_get(const hh_job *job, const char *key) {
 void hh_job_fail(hh_job *job, const char *error_class, const char *fmt, ...) {
     free(job->error_class);
     free(job->error_message);
-    job->error_class = strdup(error_class ? error_class : "StandardError");
+    job->error_class = hh_utf8_scrub(error_class ? error_class : "StandardError");
     char *msg = NULL;
     if (!fmt) {
         msg = strdup("");
@@ -135,6 +208,11 @@ void hh_job_fail(hh_job *job, const char *error_class, const char *fmt, ...) {
         va_start(ap, fmt);
         if (vasprintf(&msg, fmt, ap) < 0) msg = NULL;
         va_end(ap);
+    }
+    if (msg) { /* Sidekiq replaces invalid UTF-8 in error messages */
+        char *clean = hh_utf8_scrub(msg);
+        free(msg);
+        msg = clean;
     }
     if (msg && strlen(msg) > HH_ERROR_MESSAGE_MAX) {
         /* cut on a UTF-8 boundary */
@@ -152,7 +230,7 @@ void hh_job_set_backtrace(hh_job *job, const char *const *lines, size_t n) {
     job->nbacktrace = 0;
     if (!job->backtrace) return;
     for (size_t i = 0; i < n; i++) {
-        job->backtrace[i] = strdup(lines[i] ? lines[i] : "");
+        job->backtrace[i] = hh_utf8_scrub(lines[i] ? lines[i] : "");
         if (!job->backtrace[i]) break;
         job->nbacktrace++;
     }

@@ -3,6 +3,7 @@
  * version; touches no data key. */
 #include "redis.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -44,11 +45,11 @@ static int parse_int(const char *s, size_t n, int lo, int hi, int *out) {
 static sds pct_decode(const char *s, size_t n) {
     sds out = sdsempty();
     for (size_t i = 0; out && i < n; i++) {
-        if (s[i] == '%' && i + 2 < n) {
+        if (s[i] == '%' && i + 2 < n && isxdigit((unsigned char)s[i + 1]) &&
+            isxdigit((unsigned char)s[i + 2])) {
             char hex[3] = {s[i + 1], s[i + 2], 0};
-            char *end;
-            long v = strtol(hex, &end, 16);
-            if (*end == '\0') {
+            long v = strtol(hex, NULL, 16);
+            {
                 char ch = (char)v;
                 out = sdscatlen(out, &ch, 1);
                 i += 2;
@@ -84,11 +85,11 @@ int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char 
         const char *path = url + 7;
         const char *q = strchr(path, '?');
         size_t plen = q ? (size_t)(q - path) : strlen(path);
-        if (plen == 0 || path[0] != '/') return fail_url(err, errlen, "no socket path", url);
+        if (plen == 0 || path[0] != '/') return fail_url(err, errlen, "unix:// needs an absolute socket path", "");
         cfg->unix_path = sdsnewlen(path, plen);
         if (q) {
             if (strncmp(q, "?db=", 4) != 0 || parse_int(q + 4, strlen(q + 4), 0, 1 << 20, &cfg->db))
-                return hh_redis_config_free(cfg), fail_url(err, errlen, "bad ?db=N", url);
+                return hh_redis_config_free(cfg), fail_url(err, errlen, "unix:// takes only ?db=N", "");
         }
         mask_url(cfg);
         return 0;

@@ -4,6 +4,7 @@
 #include "retry.h"
 
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,10 +79,11 @@ int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_
     json_object_set_new(msg, "error_message", json_string(job->error_message ? job->error_message : ""));
     json_object_set_new(msg, "error_class", json_string(job->error_class ? job->error_class : "StandardError"));
     json_t *rc = json_object_get(msg, "retry_count");
-    int count;
+    json_int_t count;
     if (json_is_integer(rc)) {
         json_object_set_new(msg, "retried_at", hh_json_time_new(now, cfg->timestamps));
-        count = (int)json_integer_value(rc) + 1;
+        json_int_t prev = json_integer_value(rc);
+        count = prev < 0 ? 0 : prev >= LLONG_MAX - 1 ? LLONG_MAX : prev + 1;
     } else {
         json_object_set_new(msg, "failed_at", hh_json_time_new(now, cfg->timestamps));
         count = 0;
@@ -93,7 +95,7 @@ int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_
         if (bt) json_object_set_new(msg, "error_backtrace", json_string(bt));
         free(bt);
     }
-    long max = json_is_integer(retry) ? (long)json_integer_value(retry) : cfg->max_retries;
+    json_int_t max = json_is_integer(retry) ? json_integer_value(retry) : cfg->max_retries;
     if (count >= max) {
         if (json_is_false(json_object_get(msg, "dead"))) {
             out->kind = HH_FAIL_DISCARD;
@@ -105,7 +107,7 @@ int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_
         }
     } else {
         out->kind = HH_FAIL_RETRY;
-        out->score = now + hh_retry_delay(count, rng);
+        out->score = now + hh_retry_delay((int)count, rng); /* count < max fits an int */
         out->reason = "will retry";
     }
     if (out->kind != HH_FAIL_DISCARD && !(out->payload = hh_json_dump(msg))) {

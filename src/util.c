@@ -129,26 +129,55 @@ void hh_strlcpy(char *dst, const char *src, size_t n) {
     dst[l] = '\0';
 }
 
+/* Length of the valid UTF-8 sequence at p (1..4), or 0 if invalid. */
+static size_t utf8_seq(const unsigned char *p, const unsigned char *end);
+
 int hh_utf8_valid(const char *s, size_t len) {
     const unsigned char *p = (const unsigned char *)s, *end = p + len;
     while (p < end) {
-        unsigned char c = *p;
-        size_t n;
-        uint32_t cp;
-        if (c < 0x80) { p++; continue; }
-        else if ((c & 0xE0) == 0xC0) { n = 1; cp = c & 0x1F; }
-        else if ((c & 0xF0) == 0xE0) { n = 2; cp = c & 0x0F; }
-        else if ((c & 0xF8) == 0xF0) { n = 3; cp = c & 0x07; }
-        else return 0;
-        if ((size_t)(end - p) <= n) return 0;
-        for (size_t i = 1; i <= n; i++) {
-            if ((p[i] & 0xC0) != 0x80) return 0;
-            cp = (cp << 6) | (p[i] & 0x3F);
-        }
-        if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
-            cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-            return 0;
-        p += n + 1;
+        size_t n = utf8_seq(p, end);
+        if (!n) return 0;
+        p += n;
     }
     return 1;
+}
+
+char *hh_utf8_scrub(const char *s) {
+    size_t len = strlen(s);
+    char *out = malloc(len + 1);
+    if (!out) return NULL;
+    const unsigned char *p = (const unsigned char *)s, *end = p + len;
+    size_t o = 0;
+    while (p < end) {
+        size_t n = utf8_seq(p, end);
+        if (n) {
+            memcpy(out + o, p, n);
+            o += n, p += n;
+        } else {
+            out[o++] = '?';
+            p++;
+        }
+    }
+    out[o] = '\0';
+    return out;
+}
+
+static size_t utf8_seq(const unsigned char *p, const unsigned char *end) {
+    unsigned char c = *p;
+    size_t n;
+    uint32_t cp;
+    if (c < 0x80) return 1;
+    else if ((c & 0xE0) == 0xC0) { n = 1; cp = c & 0x1F; }
+    else if ((c & 0xF0) == 0xE0) { n = 2; cp = c & 0x0F; }
+    else if ((c & 0xF8) == 0xF0) { n = 3; cp = c & 0x07; }
+    else return 0;
+    if ((size_t)(end - p) <= n) return 0;
+    for (size_t i = 1; i <= n; i++) {
+        if ((p[i] & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (p[i] & 0x3F);
+    }
+    if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return n + 1;
 }

@@ -52,5 +52,8 @@ char *hh_strdup(const char *s);
 void hh_strlcpy(char *dst, const char *src, size_t n);
 /* Whether the bytes are valid UTF-8. */
 int hh_utf8_valid(const char *s, size_t len);
+/* A malloc'd copy of a NUL-terminated string with every byte that is not
+ * part of valid UTF-8 replaced by '?'. NULL when out of memory. */
+char *hh_utf8_scrub(const char *s);
 
 #endif

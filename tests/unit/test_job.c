@@ -1,7 +1,334 @@
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <cmocka.h>
-static void t(void **s){(void)s;}
-int main(void){const struct CMUnitTest x[]={cmocka_unit_test(t)};return cmocka_run_group_tests(x,NULL,NULL);}
+/* test_job.c -- src/job.c: parsing and validating payloads (spec §2.1), the
+ * exact bytes kept, timestamps in both encodings (§2.4), serialisation with
+ * key order and number types kept (§2.1 rule 4, B11), error_message
+ * truncation, and the public accessors. */
+#include "unit_helpers.h"
+
+#include <math.h>
+#include "job.h"
+#include "util.h"
+
+static hh_job *mk(const char *payload, char *why, size_t whylen) {
+    hh_job *j = hh_job_new(payload, strlen(payload), "low", why, whylen);
+    assert_non_null(j);
+    return j;
+}
+
+static void test_valid_payload(void **s) {
+    (void)s;
+    const char *p = "{\"retry\":true,\"queue\":\"default\",\"class\":\"OkWorker\","
+                    "\"args\":[1,\"a\",{\"z\":1,\"a\":2.0},null],"
+                    "\"jid\":\"47585b590c2486eae7138aff\",\"created_at\":1795962147.0172818}";
+    char why[256] = "garbage";
+    hh_job *j = mk(p, why, sizeof(why));
+    assert_non_null(j->item);
+    assert_string_equal(why, "");
+    assert_string_equal(hh_job_class(j), "OkWorker");
+    assert_string_equal(hh_job_jid(j), "47585b590c2486eae7138aff");
+    assert_string_equal(hh_job_queue(j), "low"); /* the queue fetched from */
+    assert_int_equal(hh_job_retry_count(j), -1);
+    assert_string_equal(hh_job_args(j), "[1,\"a\",{\"z\":1,\"a\":2.0},null]");
+    char *v = hh_job_get(j, "retry");
+    assert_string_equal(v, "true");
+    free(v);
+    v = hh_job_get(j, "created_at");
+    assert_string_equal(v, "1795962147.0172818");
+    free(v);
+    assert_null(hh_job_get(j, "nope"));
+    hh_job_free(j);
+}
+
+static void test_retry_count_and_defaults(void **s) {
+    (void)s;
+    hh_job *j = mk("{\"class\":\"K\",\"args\":[],\"retry_count\":3}", NULL, 0);
+    assert_non_null(j->item);
+    assert_int_equal(hh_job_retry_count(j), 3);
+    assert_string_equal(hh_job_jid(j), ""); /* absent jid */
+    hh_job_free(j);
+    j = mk("{\"class\":\"K\",\"args\":[],\"retry_count\":0}", NULL, 0);
+    assert_int_equal(hh_job_retry_count(j), 0);
+    hh_job_free(j);
+    const char *d = "{\"class\":\"K\",\"args\":[]}";
+    j = hh_job_new(d, strlen(d), NULL, NULL, 0);
+    assert_non_null(j);
+    assert_string_equal(hh_job_queue(j), "default");
+    hh_job_free(j);
+}
+
+static void test_exact_bytes_kept(void **s) {
+    (void)s;
+    /* spacing, key order, escapes and number spelling are never normalised */
+    const char *p = " { \"class\" : \"A\",\n \"args\" : [ 1.50, \"\\u00e9\" ] , \"x\":1e2 } ";
+    hh_job *j = mk(p, NULL, 0);
+    assert_non_null(j->item);
+    size_t len = 0;
+    const char *got = hh_job_payload(j, &len);
+    assert_int_equal(len, strlen(p));
+    assert_memory_equal(got, p, len);
+    assert_int_equal(got[len], '\0');
+    hh_job_free(j);
+
+    /* only len bytes are taken from the buffer */
+    const char *buf = "{\"class\":\"A\",\"args\":[]}TRAILING";
+    size_t n = strlen("{\"class\":\"A\",\"args\":[]}");
+    j = hh_job_new(buf, n, "q", NULL, 0);
+    assert_non_null(j->item);
+    got = hh_job_payload(j, &len);
+    assert_int_equal(len, n);
+    assert_string_equal(got, "{\"class\":\"A\",\"args\":[]}");
+    hh_job_free(j);
+}
+
+static void malformed(const char *payload, size_t len, const char *why_contains) {
+    char why[256] = "";
+    hh_job *j = hh_job_new(payload, len, "default", why, sizeof(why));
+    assert_non_null(j);
+    if (j->item) fail_msg("payload accepted: %.*s", (int)len, payload);
+    assert_null(j->klass);
+    if (!why[0]) fail_msg("no reason given for: %.*s", (int)len, payload);
+    if (why_contains && !strstr(why, why_contains))
+        fail_msg("reason \"%s\" lacks \"%s\"", why, why_contains);
+    /* the bytes are still kept for the dead set */
+    size_t got_len = 0;
+    const char *got = hh_job_payload(j, &got_len);
+    assert_int_equal(got_len, len);
+    assert_memory_equal(got, payload, len);
+    assert_string_equal(hh_job_args(j), "[]");
+    assert_null(hh_job_get(j, "class"));
+    assert_int_equal(hh_job_retry_count(j), -1);
+    hh_job_free(j);
+}
+
+#define MALFORMED(lit, needle) malformed(lit, sizeof(lit) - 1, needle)
+
+static void test_malformed_payloads(void **s) {
+    (void)s;
+    MALFORMED("not json at all", "JSON");
+    MALFORMED("{\"class\":\"A\",\"args\":[]", "JSON");     /* truncated */
+    MALFORMED("", "JSON");
+    MALFORMED("[\"class\",\"A\"]", "object");
+    MALFORMED("\"just a string\"", NULL);
+    MALFORMED("{\"args\":[]}", "class");
+    MALFORMED("{\"class\":42,\"args\":[]}", "class");
+    MALFORMED("{\"class\":null,\"args\":[]}", "class");
+    MALFORMED("{\"class\":\"\",\"args\":[]}", "class");
+    MALFORMED("{\"class\":\"A\"}", "args");
+    MALFORMED("{\"class\":\"A\",\"args\":{}}", "args");
+    MALFORMED("{\"class\":\"A\",\"args\":\"[1]\"}", "args");
+    MALFORMED("{\"class\":\"A\",\"args\":null}", "args");
+    MALFORMED("{\"class\":\"A\",\"args\":[\"\xff\xfe\"]}", NULL);       /* invalid UTF-8 */
+    MALFORMED("{\"class\":\"\xc3\x28\",\"args\":[]}", NULL);           /* bad continuation */
+    MALFORMED("{\"class\":\"A\",\"args\":[\"\xed\xa0\x80\"]}", NULL);  /* surrogate */
+    MALFORMED("{\"class\":\"A\",\"args\":[9223372036854775808]}", NULL); /* 2^63 */
+    MALFORMED("{\"class\":\"A\",\"args\":[99999999999999999999999]}", NULL);
+    MALFORMED("{\"class\":\"A\",\"args\":[]}\0{}", NULL); /* NUL then more bytes */
+}
+
+static void test_integer_limits_accepted(void **s) {
+    (void)s;
+    const char *p = "{\"class\":\"A\",\"args\":[9223372036854775807,-9223372036854775808]}";
+    hh_job *j = mk(p, NULL, 0);
+    assert_non_null(j->item);
+    assert_string_equal(hh_job_args(j), "[9223372036854775807,-9223372036854775808]");
+    hh_job_free(j);
+}
+
+static void test_json_time(void **s) {
+    (void)s;
+    json_t *v = json_loads("[1795962147.0172818,1795962547349,\"1795962147\",null,true,"
+                           "1795962147.0,0]",
+                           0, NULL);
+    assert_non_null(v);
+    assert_true(hh_json_time(json_array_get(v, 0)) == 1795962147.0172818);
+    UH_ASSERT_DBL_IN(hh_json_time(json_array_get(v, 1)), 1795962547.349 - 1e-6,
+                     1795962547.349 + 1e-6);
+    assert_true(hh_json_time(json_array_get(v, 2)) == 0);
+    assert_true(hh_json_time(json_array_get(v, 3)) == 0);
+    assert_true(hh_json_time(json_array_get(v, 4)) == 0);
+    assert_true(hh_json_time(json_array_get(v, 5)) == 1795962147.0);
+    assert_true(hh_json_time(json_array_get(v, 6)) == 0);
+    assert_true(hh_json_time(NULL) == 0);
+    json_decref(v);
+}
+
+static void test_json_time_new(void **s) {
+    (void)s;
+    json_t *f = hh_json_time_new(1795962147.0172818, HH_TS_FLOAT);
+    assert_true(json_is_real(f));
+    assert_true(json_real_value(f) == 1795962147.0172818);
+    assert_true(hh_json_time(f) == 1795962147.0172818);
+    json_decref(f);
+
+    /* a whole number of seconds must still be a real (8.x reads ints as ms) */
+    f = hh_json_time_new(1795962147.0, HH_TS_FLOAT);
+    assert_true(json_is_real(f));
+    char *d = hh_json_dump(f);
+    assert_string_equal(d, "1795962147.0");
+    free(d);
+    json_decref(f);
+
+    json_t *m = hh_json_time_new(1795962547.349, HH_TS_MILLIS);
+    assert_true(json_is_integer(m));
+    assert_int_equal(json_integer_value(m), 1795962547349LL);
+    UH_ASSERT_DBL_IN(hh_json_time(m), 1795962547.349 - 1e-6, 1795962547.349 + 1e-6);
+    json_decref(m);
+    m = hh_json_time_new(1795962547.3496, HH_TS_MILLIS); /* rounds to nearest ms */
+    assert_int_equal(json_integer_value(m), 1795962547350LL);
+    json_decref(m);
+}
+
+static void test_json_dump_order_and_types(void **s) {
+    (void)s;
+    const char *in = "{\"z\":1,\"retry\":true,\"a\":{\"y\":1.0,\"b\":[2.5,-0.5,3]},\"m\":null,"
+                     "\"created_at\":1795962147.0172818,\"big\":9223372036854775807,"
+                     "\"s\":\"\\u00e9\\n\"}";
+    json_t *v = json_loads(in, 0, NULL);
+    assert_non_null(v);
+    char *out = hh_json_dump(v);
+    assert_non_null(out);
+    /* compact, same order, 1.0 stays a real, é written as UTF-8 */
+    assert_string_equal(out, "{\"z\":1,\"retry\":true,\"a\":{\"y\":1.0,\"b\":[2.5,-0.5,3]},"
+                             "\"m\":null,\"created_at\":1795962147.0172818,"
+                             "\"big\":9223372036854775807,\"s\":\"\xc3\xa9\\n\"}");
+    json_t *back = json_loads(out, 0, NULL);
+    assert_true(json_is_real(json_object_get(back, "created_at")));
+    assert_true(json_real_value(json_object_get(back, "created_at")) == 1795962147.0172818);
+    assert_true(json_is_real(json_object_get(json_object_get(back, "a"), "y")));
+    json_decref(back);
+    free(out);
+    json_decref(v);
+}
+
+/* Every real reads back as the same double (no precision lost). */
+static void test_json_dump_reals_roundtrip_value(void **s) {
+    (void)s;
+    hh_rng rng = {0x1234567ull};
+    for (int i = 0; i < 20000; i++) {
+        double d;
+        if (i % 2) d = 1.7e9 + hh_rng_double(&rng) * 2e8; /* epoch-like */
+        else {
+            uint64_t bits = hh_rng_next(&rng);
+            memcpy(&d, &bits, sizeof(d));
+            if (!isfinite(d)) continue;
+        }
+        json_t *r = json_real(d);
+        char *t = hh_json_dump(r);
+        json_t *b = json_loads(t, JSON_DECODE_ANY, NULL);
+        if (!json_is_real(b) || json_real_value(b) != d)
+            fail_msg("%.17g dumped as %s does not read back as the same real", d, t);
+        json_decref(b);
+        free(t);
+        json_decref(r);
+    }
+}
+
+/* B11: "Retried/dead payloads keep created_at exactly as received (same JSON
+ * token, not converted)". Ruby writes the shortest repr; re-serialising must
+ * give the same text back for every timestamp in the spec's traces. */
+static void test_json_dump_keeps_timestamp_tokens(void **s) {
+    (void)s;
+    const char *tokens[] = {"1795962147.0172818", "1795962147.0173023", "1795962147.2214",
+                            "1795962147.019136",  "1795962157.0566924", "1795962157.061338",
+                            "1795962144.1420772", "1795962544.396041",  "1795962147.0204237",
+                            "0.1",                "1.5"};
+    int bad = 0;
+    for (size_t i = 0; i < sizeof(tokens) / sizeof(tokens[0]); i++) {
+        char in[128];
+        snprintf(in, sizeof(in), "{\"created_at\":%s}", tokens[i]);
+        json_t *v = json_loads(in, 0, NULL);
+        assert_non_null(v);
+        char *out = hh_json_dump(v);
+        if (strcmp(out, in) != 0) {
+            print_error("token %s re-serialised as %s\n", tokens[i], out);
+            bad++;
+        }
+        free(out);
+        json_decref(v);
+    }
+    assert_int_equal(bad, 0);
+}
+
+static int utf8_ok(const char *s) { return hh_utf8_valid(s, strlen(s)); }
+
+static void fail_with(hh_job *j, const char *prefix_fill, size_t nfill, const char *tail,
+                      size_t want_len) {
+    char *msg = malloc(nfill + strlen(tail) + 1);
+    memset(msg, prefix_fill[0], nfill);
+    strcpy(msg + nfill, tail);
+    hh_job_fail(j, "ArgumentError", "%s", msg);
+    assert_string_equal(j->error_class, "ArgumentError");
+    assert_non_null(j->error_message);
+    if (strlen(j->error_message) != want_len)
+        fail_msg("fill %zu + %zu tail bytes: length %zu, want %zu", nfill, strlen(tail),
+                 strlen(j->error_message), want_len);
+    assert_true(utf8_ok(j->error_message));
+    assert_memory_equal(j->error_message, msg, want_len);
+    free(msg);
+}
+
+static void test_job_fail_truncation(void **s) {
+    (void)s;
+    hh_job *j = mk("{\"class\":\"A\",\"args\":[]}", NULL, 0);
+    fail_with(j, "a", 10000, "", 10000);                 /* exactly the limit */
+    fail_with(j, "a", 9999, "", 9999);
+    fail_with(j, "a", 20000, "", 10000);
+    fail_with(j, "a", 9999, "\xc3\xa9" "bbbb", 9999);     /* é straddles byte 10000 */
+    fail_with(j, "a", 9998, "\xc3\xa9" "bbbb", 10000);    /* é ends exactly at 10000 */
+    fail_with(j, "a", 9998, "\xe2\x82\xac" "bb", 9998);   /* € straddles */
+    fail_with(j, "a", 9999, "\xe2\x82\xac" "bb", 9999);
+    fail_with(j, "a", 9997, "\xf0\x9f\x98\x80" "b", 9997); /* 4-byte emoji straddles */
+    fail_with(j, "a", 9996, "\xf0\x9f\x98\x80" "b", 10000);
+    hh_job_free(j);
+}
+
+static void test_job_fail_fields(void **s) {
+    (void)s;
+    hh_job *j = mk("{\"class\":\"A\",\"args\":[]}", NULL, 0);
+    hh_job_fail(j, NULL, "boom %d %s", 42, "x");
+    assert_string_equal(j->error_class, "StandardError");
+    assert_string_equal(j->error_message, "boom 42 x");
+    hh_job_fail(j, "KeyError", "second"); /* last call wins */
+    assert_string_equal(j->error_class, "KeyError");
+    assert_string_equal(j->error_message, "second");
+    const char *lines[] = {"a.c:1:in 'f'", "b.c:2:in 'g'"};
+    hh_job_set_backtrace(j, lines, 2);
+    assert_int_equal(j->nbacktrace, 2);
+    assert_string_equal(j->backtrace[1], "b.c:2:in 'g'");
+    assert_true(j->backtrace[0] != lines[0]); /* copied */
+    hh_job_reset_error(j);
+    assert_null(j->error_class);
+    assert_null(j->error_message);
+    assert_int_equal(j->nbacktrace, 0);
+    hh_job_free(j);
+}
+
+static void test_job_args(void **s) {
+    (void)s;
+    hh_job *j = mk("{\"class\":\"A\",\"args\": [ 1 , 2.0, \"x\" , {\"k\" : [true]} ] }", NULL, 0);
+    assert_string_equal(hh_job_args(j), "[1,2.0,\"x\",{\"k\":[true]}]");
+    const char *first = hh_job_args(j);
+    assert_ptr_equal(first, hh_job_args(j)); /* cached, stable while the job lives */
+    hh_job_free(j);
+    j = mk("{\"class\":\"A\",\"args\":[]}", NULL, 0);
+    assert_string_equal(hh_job_args(j), "[]");
+    hh_job_free(j);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_valid_payload),
+        cmocka_unit_test(test_retry_count_and_defaults),
+        cmocka_unit_test(test_exact_bytes_kept),
+        cmocka_unit_test(test_malformed_payloads),
+        cmocka_unit_test(test_integer_limits_accepted),
+        cmocka_unit_test(test_json_time),
+        cmocka_unit_test(test_json_time_new),
+        cmocka_unit_test(test_json_dump_order_and_types),
+        cmocka_unit_test(test_json_dump_reals_roundtrip_value),
+        cmocka_unit_test(test_json_dump_keeps_timestamp_tokens),
+        cmocka_unit_test(test_job_fail_truncation),
+        cmocka_unit_test(test_job_fail_fields),
+        cmocka_unit_test(test_job_args),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

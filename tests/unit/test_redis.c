@@ -1,7 +1,594 @@
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <cmocka.h>
-static void t(void **s){(void)s;}
-int main(void){const struct CMUnitTest x[]={cmocka_unit_test(t)};return cmocka_run_group_tests(x,NULL,NULL);}
+/* test_redis.c -- src/redis.c: URL parsing and masking, score formatting,
+ * connection-level error detection (B14), and, against a private
+ * redis-server: reconnect after a restart with timeouts and SELECT re-applied
+ * (B13), pipelines, EVALSHA reload on NOSCRIPT, READONLY dropping the
+ * connection, blocking calls longer than the command timeout (B12), and
+ * the capped connect backoff. */
+#include "unit_helpers.h"
+
+#include <math.h>
+#include "redis.h"
+
+#define SECRET "hunter2S3cret"
+
+static int parse(const char *url, hh_redis_config *cfg, char *err, size_t errlen) {
+    hh_redis_options o;
+    hh_redis_options_init(&o);
+    o.url = url;
+    return hh_redis_config_parse(cfg, &o, err, errlen);
+}
+
+static void expect_tcp(const char *url, const char *host, int port, int db, const char *user,
+                       const char *pass, const char *display) {
+    hh_redis_config cfg;
+    char err[256] = "";
+    if (parse(url, &cfg, err, sizeof(err)) != 0) fail_msg("%s rejected: %s", url, err);
+    assert_null(cfg.unix_path);
+    assert_non_null(cfg.host);
+    assert_string_equal(cfg.host, host);
+    assert_int_equal(cfg.port, port);
+    assert_int_equal(cfg.db, db);
+    if (user) {
+        assert_non_null(cfg.user);
+        assert_string_equal(cfg.user, user);
+    } else {
+        assert_null(cfg.user);
+    }
+    if (pass) {
+        assert_non_null(cfg.password);
+        if (sdslen(cfg.password) != strlen(pass) || memcmp(cfg.password, pass, strlen(pass)) != 0) {
+            char msg[256];
+            snprintf(msg, sizeof(msg), "%s: password decoded as %zu bytes \"%s\", want \"%s\"",
+                     url, sdslen(cfg.password), cfg.password, pass);
+            hh_redis_config_free(&cfg);
+            fail_msg("%s", msg);
+        }
+        assert_null(strstr(cfg.display, pass));
+    } else {
+        assert_null(cfg.password);
+    }
+    if (display) assert_string_equal(cfg.display, display);
+    hh_redis_config_free(&cfg);
+}
+
+static void test_parse_tcp_urls(void **s) {
+    (void)s;
+    expect_tcp("redis://localhost:6380/2", "localhost", 6380, 2, NULL, NULL,
+               "redis://localhost:6380/2");
+    expect_tcp("redis://10.1.2.3", "10.1.2.3", 6379, 0, NULL, NULL, "redis://10.1.2.3:6379/0");
+    expect_tcp("redis://h/", "h", 6379, 0, NULL, NULL, NULL);
+    expect_tcp("redis://h:7000", "h", 7000, 0, NULL, NULL, NULL);
+    expect_tcp("redis://:" SECRET "@redis.example", "redis.example", 6379, 0, NULL, SECRET,
+               "redis://:***@redis.example:6379/0");
+    expect_tcp("redis://" SECRET "@h:6379/1", "h", 6379, 1, NULL, SECRET,
+               "redis://:***@h:6379/1");
+    expect_tcp("redis://alice:" SECRET "@h:6380/3", "h", 6380, 3, "alice", SECRET,
+               "redis://alice:***@h:6380/3");
+    expect_tcp("redis://:p%40ss%2Fw%3Ard%25@h:1/0", "h", 1, 0, NULL, "p@ss/w:rd%", NULL);
+    expect_tcp("redis://us%65r:pw@h:65535/15", "h", 65535, 15, "user", "pw", NULL);
+    expect_tcp("redis://:a@b@h", "h", 6379, 0, NULL, "a@b", NULL); /* last '@' splits */
+    expect_tcp("redis://[::1]:6379", "::1", 6379, 0, NULL, NULL, NULL);
+    expect_tcp("redis://[::1]/4", "::1", 6379, 4, NULL, NULL, NULL);
+    expect_tcp("redis://:pw@[fe80::1]:6390/2", "fe80::1", 6390, 2, NULL, "pw", NULL);
+    expect_tcp("redis://h:6379/3?timeout=1", "h", 6379, 3, NULL, NULL, NULL);
+}
+
+/* "%" must be followed by two hex digits to be an escape; anything else is
+ * literal (strtol also accepts signs and spaces, which are not hex digits). */
+static void test_parse_percent_literal(void **s) {
+    (void)s;
+    expect_tcp("redis://:50%@h", "h", 6379, 0, NULL, "50%", NULL);
+    expect_tcp("redis://:a%zzb@h", "h", 6379, 0, NULL, "a%zzb", NULL);
+    expect_tcp("redis://:a%4@h", "h", 6379, 0, NULL, "a%4", NULL);
+    expect_tcp("redis://:a%+1b@h", "h", 6379, 0, NULL, "a%+1b", NULL);
+    expect_tcp("redis://:a%-1b@h", "h", 6379, 0, NULL, "a%-1b", NULL);
+    expect_tcp("redis://:a% fb@h", "h", 6379, 0, NULL, "a% fb", NULL);
+}
+
+static void test_parse_unix(void **s) {
+    (void)s;
+    hh_redis_config cfg;
+    char err[256];
+    assert_int_equal(parse("unix:///tmp/r.sock?db=2", &cfg, err, sizeof(err)), 0);
+    assert_null(cfg.host);
+    assert_string_equal(cfg.unix_path, "/tmp/r.sock");
+    assert_int_equal(cfg.db, 2);
+    assert_string_equal(cfg.display, "unix:///tmp/r.sock?db=2");
+    hh_redis_config_free(&cfg);
+    assert_int_equal(parse("unix:///var/run/redis/redis.sock", &cfg, err, sizeof(err)), 0);
+    assert_string_equal(cfg.unix_path, "/var/run/redis/redis.sock");
+    assert_int_equal(cfg.db, 0);
+    hh_redis_config_free(&cfg);
+}
+
+static void test_parse_defaults(void **s) {
+    (void)s;
+    char *saved = getenv("REDIS_URL") ? strdup(getenv("REDIS_URL")) : NULL;
+    hh_redis_config cfg;
+    char err[256];
+
+    unsetenv("REDIS_URL");
+    assert_int_equal(hh_redis_config_parse(&cfg, NULL, err, sizeof(err)), 0);
+    assert_string_equal(cfg.host, "127.0.0.1");
+    assert_int_equal(cfg.port, 6379);
+    assert_int_equal(cfg.db, 0);
+    assert_null(cfg.password);
+    assert_true(cfg.connect_timeout == 5.0 && cfg.command_timeout == 5.0);
+    hh_redis_config_free(&cfg);
+
+    hh_redis_options o;
+    memset(&o, 0, sizeof(o)); /* zeroed options: url NULL, timeouts 0 = defaults */
+    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_string_equal(cfg.display, "redis://127.0.0.1:6379/0");
+    assert_true(cfg.connect_timeout == 5.0 && cfg.command_timeout == 5.0);
+    hh_redis_config_free(&cfg);
+
+    setenv("REDIS_URL", "redis://:" SECRET "@envhost:7001/5", 1);
+    assert_int_equal(hh_redis_config_parse(&cfg, NULL, err, sizeof(err)), 0);
+    assert_string_equal(cfg.host, "envhost");
+    assert_int_equal(cfg.port, 7001);
+    assert_int_equal(cfg.db, 5);
+    assert_string_equal(cfg.password, SECRET);
+    assert_null(strstr(cfg.display, SECRET));
+    hh_redis_config_free(&cfg);
+    o.url = ""; /* empty means unset too */
+    o.connect_timeout = 0.25;
+    o.command_timeout = 1.5;
+    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_string_equal(cfg.host, "envhost");
+    assert_true(cfg.connect_timeout == 0.25 && cfg.command_timeout == 1.5);
+    hh_redis_config_free(&cfg);
+    o.url = "redis://explicit:1/1"; /* an explicit URL wins over the environment */
+    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_string_equal(cfg.host, "explicit");
+    hh_redis_config_free(&cfg);
+
+    if (saved) {
+        setenv("REDIS_URL", saved, 1);
+        free(saved);
+    } else {
+        unsetenv("REDIS_URL");
+    }
+}
+
+static void expect_bad(const char *url) {
+    hh_redis_config cfg;
+    char err[512];
+    memset(err, 0, sizeof(err));
+    if (parse(url, &cfg, err, sizeof(err)) != -1) {
+        hh_redis_config_free(&cfg);
+        fail_msg("accepted bad URL %s", url);
+    }
+    if (!err[0]) fail_msg("no message for %s", url);
+    if (strstr(err, SECRET)) fail_msg("message for a bad URL shows the password: %s", err);
+    /* the public checker agrees */
+    char err2[512] = "";
+    assert_int_equal(hh_redis_url_check(url, err2, sizeof(err2)), HH_ERR_INVALID);
+    assert_null(strstr(err2, SECRET));
+    assert_int_equal(hh_redis_url_check(url, NULL, 0), HH_ERR_INVALID);
+}
+
+static void test_parse_bad_urls(void **s) {
+    (void)s;
+    expect_bad("http://localhost:6379/0");
+    expect_bad("http://:" SECRET "@localhost:6379/0");
+    expect_bad("rediss://:" SECRET "@localhost:6379/0");
+    expect_bad("localhost:6379");
+    expect_bad("redis://h:0");
+    expect_bad("redis://:" SECRET "@h:0/1");
+    expect_bad("redis://h:70000");
+    expect_bad("redis://u:" SECRET "@h:70000/1");
+    expect_bad("redis://h:abc");
+    expect_bad("redis://:" SECRET "@h:abc/1");
+    expect_bad("redis://h:-1");
+    expect_bad("redis://h:/0");
+    expect_bad("redis://h:6379/x");
+    expect_bad("redis://:" SECRET "@h:6379/x");
+    expect_bad("redis://h:6379/-1");
+    expect_bad("redis://h:6379/1/2");
+    expect_bad("redis://[::1");
+    expect_bad("redis://:" SECRET "@[::1:6379");
+    expect_bad("redis://[::1]x:6379");
+    expect_bad("unix://");
+    expect_bad("unix://relative.sock");
+    expect_bad("unix:///tmp/r.sock?db=x");
+    expect_bad("unix:///tmp/r.sock?database=1");
+    assert_int_equal(hh_redis_url_check("redis://h:6379/2", NULL, 0), HH_OK);
+}
+
+/* A password written into a unix:// URL (which hiredhand does not accept)
+ * must not be echoed in the error message either (redis.h: "a message in
+ * err (never the password)"). */
+static void test_parse_bad_unix_url_hides_password(void **s) {
+    (void)s;
+    expect_bad("unix://:" SECRET "@/tmp/r.sock");
+    expect_bad("unix:///tmp/r.sock?password=" SECRET);
+    expect_bad("unix:///tmp/r.sock?db=1&password=" SECRET);
+}
+
+static void test_fmt_double_shortest(void **s) {
+    (void)s;
+    char buf[32];
+    struct {
+        double v;
+        const char *want;
+    } fixed[] = {
+        {1795962147.0172818, "1795962147.0172818"},
+        {1795962157.061338, "1795962157.061338"},
+        {1795962147.2214, "1795962147.2214"},
+        {1795962153.0191004, "1795962153.0191004"},
+        {0.1, "0.1"},
+        {1.0, "1"},
+        {-0.5, "-0.5"},
+        {0.0, "0"},
+        {1e21, "1e+21"},
+        {123456789012345680.0, "1.2345678901234568e+17"},
+    };
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+        hh_fmt_double(buf, sizeof(buf), fixed[i].v);
+        assert_string_equal(buf, fixed[i].want);
+    }
+    /* random doubles: reads back exactly, and no shorter %g reads back */
+    hh_rng rng = {0xfeedbeefull};
+    for (int i = 0; i < 20000; i++) {
+        double v;
+        if (i % 2) v = 1.7e9 + hh_rng_double(&rng) * 1e8;
+        else {
+            uint64_t bits = hh_rng_next(&rng);
+            memcpy(&v, &bits, sizeof(v));
+            if (!isfinite(v)) continue;
+        }
+        hh_fmt_double(buf, sizeof(buf), v);
+        if (strtod(buf, NULL) != v) fail_msg("%.17g formatted as %s", v, buf);
+        int shortest = 17;
+        char t[40];
+        for (int p = 1; p <= 17; p++) {
+            snprintf(t, sizeof(t), "%.*g", p, v);
+            if (strtod(t, NULL) == v) {
+                shortest = p;
+                break;
+            }
+        }
+        snprintf(t, sizeof(t), "%.*g", shortest, v);
+        if (strcmp(t, buf) != 0) fail_msg("%.17g formatted as %s, shortest is %s", v, buf, t);
+    }
+}
+
+static void test_connection_level_errors(void **s) {
+    (void)s;
+    const char *yes[] = {"READONLY You can't write against a read only replica.",
+                         "UNBLOCKED force unblock from blocking operation, instance state changed "
+                         "(master -> replica?)",
+                         "LOADING Redis is loading the dataset in memory",
+                         "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set "
+                         "to 'no'."};
+    const char *no[] = {"WRONGTYPE Operation against a key holding the wrong kind of value",
+                        "ERR unknown command 'FOO'",
+                        "NOSCRIPT No matching script. Please use EVAL.",
+                        "EXECABORT Transaction discarded because of previous errors.",
+                        "BUSYKEY Target key name already exists.",
+                        "",
+                        "readonly lower case is not a Redis error prefix",
+                        NULL};
+    for (size_t i = 0; i < sizeof(yes) / sizeof(*yes); i++)
+        if (!hh_error_is_connection_level(yes[i])) fail_msg("not connection-level: %s", yes[i]);
+    for (size_t i = 0; i < sizeof(no) / sizeof(*no); i++)
+        if (hh_error_is_connection_level(no[i]))
+            fail_msg("wrongly connection-level: %s", no[i] ? no[i] : "(null)");
+}
+
+/* ------------------------------------------------------ live Redis tests */
+
+static uh_redis srv;
+
+static int group_setup(void **s) {
+    (void)s;
+    return uh_redis_start(&srv);
+}
+
+static int group_teardown(void **s) {
+    (void)s;
+    uh_redis_stop(&srv);
+    return 0;
+}
+
+typedef struct live {
+    hh_redis_config cfg;
+    hh_logger log;
+    hh_conn c;
+} live;
+
+static live *live_new(const char *url, double command_timeout) {
+    live *l = calloc(1, sizeof(*l));
+    hh_redis_options o;
+    hh_redis_options_init(&o);
+    o.url = url;
+    o.connect_timeout = 1;
+    if (command_timeout > 0) o.command_timeout = command_timeout;
+    char err[256];
+    assert_int_equal(hh_redis_config_parse(&l->cfg, &o, err, sizeof(err)), 0);
+    l->log.level = HH_LOG_ERROR + 1; /* silent */
+    hh_conn_init(&l->c, &l->cfg, &l->log, "test", NULL);
+    return l;
+}
+
+static void live_free(live *l) {
+    hh_conn_close(&l->c);
+    hh_redis_config_free(&l->cfg);
+    free(l);
+}
+
+static double rcvtimeo(const hh_conn *c) {
+    struct timeval tv;
+    socklen_t len = sizeof(tv);
+    assert_int_equal(getsockopt(c->ctx->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &len), 0);
+    return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+/* Runs cmd until it returns a reply, through at most `seconds` of backoff. */
+static redisReply *cmd_retry(hh_conn *c, double seconds, const char *cmd) {
+    double until = uh_mono() + seconds;
+    redisReply *r = NULL;
+    while (!r && uh_mono() < until) r = hh_conn_cmd(c, cmd);
+    return r;
+}
+
+static void test_live_reconnect_after_restart(void **s) {
+    (void)s;
+    uh_flushall(&srv);
+    char url[96];
+    snprintf(url, sizeof(url), "redis://127.0.0.1:%d/3", srv.port);
+    live *l = live_new(url, 1.5);
+    redisReply *r = hh_conn_cmd(&l->c, "SET k before");
+    assert_non_null(r);
+    freeReplyObject(r);
+    assert_true(l->c.version >= 400); /* INFO read on connect */
+    UH_ASSERT_DBL_IN(rcvtimeo(&l->c), 1.49, 1.51);
+
+    assert_int_equal(uh_redis_restart(&srv), 0); /* empty dataset, same port */
+    r = hh_conn_cmd(&l->c, "PING"); /* the old socket is dead */
+    if (r) freeReplyObject(r);
+    r = cmd_retry(&l->c, 5.0, "SET k after");
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    assert_non_null(l->c.ctx);
+    /* B13: the new connection has the command timeout again, and SELECT */
+    UH_ASSERT_DBL_IN(rcvtimeo(&l->c), 1.49, 1.51);
+    char *v = uh_str(&srv, "GET k");
+    assert_null(v); /* not in db 0 */
+    v = NULL;
+    redisContext *dc = uh_connect(srv.port);
+    assert_non_null(dc);
+    redisReply *x = redisCommand(dc, "SELECT 3");
+    freeReplyObject(x);
+    x = redisCommand(dc, "GET k");
+    assert_int_equal(x->type, REDIS_REPLY_STRING);
+    assert_string_equal(x->str, "after");
+    freeReplyObject(x);
+    redisFree(dc);
+    assert_int_equal(atomic_load(&l->cfg.outage), 0); /* outage cleared */
+    live_free(l);
+}
+
+static void test_live_pipeline(void **s) {
+    (void)s;
+    uh_flushall(&srv);
+    live *l = live_new(srv.url, 0);
+    hh_pipe p;
+    hh_pipe_begin(&p, &l->c);
+    assert_int_equal(p.failed, 0);
+    hh_pipe_add(&p, "SET %s %b", "bin", "a\0b", (size_t)3);
+    hh_pipe_add(&p, "INCRBY %s %d", "ctr", 5);
+    hh_pipe_add(&p, "LPUSH %s %s", "ctr", "x"); /* WRONGTYPE: an ordinary error */
+    const char *argv[] = {"GET", "bin"};
+    hh_pipe_addargv(&p, 2, argv, NULL);
+    assert_int_equal(p.n, 4);
+    redisReply **r = hh_pipe_exec(&p);
+    assert_non_null(r);
+    assert_int_equal(r[0]->type, REDIS_REPLY_STATUS);
+    assert_int_equal(r[1]->type, REDIS_REPLY_INTEGER);
+    assert_int_equal(r[1]->integer, 5);
+    assert_int_equal(r[2]->type, REDIS_REPLY_ERROR);
+    assert_true(hh_reply_is_error(r[2]));
+    assert_false(hh_reply_is_error(r[1]));
+    assert_int_equal(r[3]->type, REDIS_REPLY_STRING);
+    assert_int_equal(r[3]->len, 3);
+    assert_memory_equal(r[3]->str, "a\0b", 3);
+    hh_replies_free(r, p.n);
+    assert_non_null(l->c.ctx); /* WRONGTYPE does not drop the connection */
+
+    /* MULTI/EXEC inside a pipeline */
+    hh_pipe_begin(&p, &l->c);
+    hh_pipe_add(&p, "MULTI");
+    hh_pipe_add(&p, "INCR ctr");
+    hh_pipe_add(&p, "EXPIRE ctr 60");
+    hh_pipe_add(&p, "EXEC");
+    r = hh_pipe_exec(&p);
+    assert_non_null(r);
+    assert_int_equal(r[3]->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(r[3]->elements, 2);
+    assert_int_equal(r[3]->element[0]->integer, 6);
+    hh_replies_free(r, p.n);
+    long long ttl = uh_int(&srv, "TTL ctr");
+    assert_true(ttl > 0 && ttl <= 60);
+    live_free(l);
+}
+
+static void test_live_eval_reload_after_script_flush(void **s) {
+    (void)s;
+    uh_flushall(&srv);
+    live *l = live_new(srv.url, 0);
+    redisReply *x = uh_cmd(&srv, "RPUSH inprog payload-1");
+    freeReplyObject(x);
+    const char *keys[2] = {"inprog", "queue:q"};
+    const char *args[1] = {"payload-1"};
+    redisReply *r = hh_conn_eval(&l->c, HH_SCRIPT_REQUEUE, 2, keys, NULL, 1, args, NULL);
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+    assert_int_equal(r->integer, 1);
+    freeReplyObject(r);
+    assert_int_equal(strlen(l->c.shas[HH_SCRIPT_REQUEUE]), 40);
+    char sha[41];
+    memcpy(sha, l->c.shas[HH_SCRIPT_REQUEUE], sizeof(sha));
+
+    x = uh_cmd(&srv, "SCRIPT FLUSH");
+    freeReplyObject(x);
+    x = uh_cmd(&srv, "SCRIPT EXISTS %s", sha);
+    assert_int_equal(x->element[0]->integer, 0);
+    freeReplyObject(x);
+
+    /* the cached sha is now unknown to Redis: NOSCRIPT, reload, run */
+    x = uh_cmd(&srv, "RPUSH inprog payload-2");
+    freeReplyObject(x);
+    args[0] = "payload-2";
+    r = hh_conn_eval(&l->c, HH_SCRIPT_REQUEUE, 2, keys, NULL, 1, args, NULL);
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+    assert_int_equal(r->integer, 1);
+    freeReplyObject(r);
+    x = uh_cmd(&srv, "SCRIPT EXISTS %s", sha);
+    assert_int_equal(x->element[0]->integer, 1);
+    freeReplyObject(x);
+    assert_int_equal(uh_int(&srv, "LLEN queue:q"), 2);
+    assert_int_equal(uh_int(&srv, "LLEN inprog"), 0);
+    /* once only: a second requeue of the same payload does nothing */
+    r = hh_conn_eval(&l->c, HH_SCRIPT_REQUEUE, 2, keys, NULL, 1, args, NULL);
+    assert_int_equal(r->integer, 0);
+    freeReplyObject(r);
+    assert_non_null(l->c.ctx);
+    live_free(l);
+}
+
+static void test_live_readonly_drops_connection(void **s) {
+    (void)s;
+    uh_flushall(&srv);
+    live *l = live_new(srv.url, 0);
+    redisReply *r = hh_conn_cmd(&l->c, "SET a 1");
+    assert_non_null(r);
+    freeReplyObject(r);
+    int nowhere = uh_pick_port();
+    redisReply *x = uh_cmd(&srv, "REPLICAOF 127.0.0.1 %d", nowhere);
+    assert_non_null(x);
+    freeReplyObject(x);
+
+    r = hh_conn_cmd(&l->c, "SET a 2");
+    assert_null(r);                  /* READONLY is not handed out as a reply */
+    assert_null(l->c.ctx);           /* the connection was dropped */
+    assert_non_null(strstr(l->c.last_error, "READONLY"));
+
+    /* READONLY inside EXEC, in a pipeline, also drops it */
+    hh_conn_fail(&l->c, "reset");
+    l->c.next_attempt = 0;
+    hh_pipe p;
+    hh_pipe_begin(&p, &l->c);
+    assert_int_equal(p.failed, 0);
+    hh_pipe_add(&p, "MULTI");
+    hh_pipe_add(&p, "SET a 3");
+    hh_pipe_add(&p, "EXEC");
+    assert_null(hh_pipe_exec(&p));
+    assert_null(l->c.ctx);
+
+    x = uh_cmd(&srv, "REPLICAOF NO ONE");
+    freeReplyObject(x);
+    r = cmd_retry(&l->c, 5.0, "SET a 4");
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    live_free(l);
+}
+
+/* B12: a blocking call longer than the command timeout is not a timeout,
+ * and the normal timeout is back afterwards. */
+static void test_live_blocking_longer_than_timeout(void **s) {
+    (void)s;
+    uh_flushall(&srv);
+    live *l = live_new(srv.url, 0.3);
+    redisReply *r = hh_conn_cmd(&l->c, "PING");
+    assert_non_null(r);
+    freeReplyObject(r);
+    const char *argv[] = {"BLPOP", "empty", "1"};
+    double t0 = uh_mono();
+    r = hh_conn_cmdargv_blocking(&l->c, 1.0, 3, argv, NULL);
+    double took = uh_mono() - t0;
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_NIL);
+    freeReplyObject(r);
+    UH_ASSERT_DBL_IN(took, 0.9, 1.3);
+    assert_non_null(l->c.ctx);
+    UH_ASSERT_DBL_IN(rcvtimeo(&l->c), 0.29, 0.31);
+    /* while a plain command that blocks past the timeout fails fast */
+    t0 = uh_mono();
+    r = hh_conn_cmd(&l->c, "BLPOP empty 2");
+    took = uh_mono() - t0;
+    assert_null(r);
+    UH_ASSERT_DBL_IN(took, 0.2, 0.8);
+    live_free(l);
+}
+
+/* Nothing listening: -1 each time, never longer than the 2 s backoff cap,
+ * and the attempts back off to at most one every ~2 s (B13). */
+static void test_live_ready_gives_up_with_capped_backoff(void **s) {
+    (void)s;
+    int port = uh_pick_port();
+    char url[96];
+    snprintf(url, sizeof(url), "redis://127.0.0.1:%d/0", port);
+    live *l = live_new(url, 0);
+    double last = 0;
+    for (int i = 0; i < 8; i++) {
+        double t0 = uh_mono();
+        assert_int_equal(hh_conn_ready(&l->c), -1);
+        last = uh_mono() - t0;
+        if (last > 2.3) fail_msg("attempt %d took %.3f s (cap 2 s)", i, last);
+        assert_null(l->c.ctx);
+        assert_true(l->c.backoff <= 2.0);
+    }
+    UH_ASSERT_DBL_IN(last, 1.5, 2.3); /* saturated at the cap */
+    assert_int_equal(atomic_load(&l->cfg.outage), 1);
+    assert_true(l->c.last_error[0] != '\0');
+
+    /* a set cancel flag ends the wait at once */
+    atomic_int cancel = 1;
+    l->c.cancel = &cancel;
+    double t0 = uh_mono();
+    assert_int_equal(hh_conn_ready(&l->c), -1);
+    assert_true(uh_mono() - t0 < 0.2);
+
+    /* the server appears: connected within one backoff period */
+    l->c.cancel = NULL;
+    uh_redis other;
+    memset(&other, 0, sizeof(other));
+    assert_int_equal(uh_redis_start_on(&other, port), 0);
+    t0 = uh_mono();
+    int rc = -1;
+    while (rc != 0 && uh_mono() - t0 < 5) rc = hh_conn_ready(&l->c);
+    assert_int_equal(rc, 0);
+    assert_true(uh_mono() - t0 < 2.5);
+    assert_true(l->c.backoff <= 0.05 + 1e-9); /* reset after success */
+    uh_redis_stop(&other);
+    live_free(l);
+}
+
+int main(void) {
+    const struct CMUnitTest pure[] = {
+        cmocka_unit_test(test_parse_tcp_urls),
+        cmocka_unit_test(test_parse_percent_literal),
+        cmocka_unit_test(test_parse_unix),
+        cmocka_unit_test(test_parse_defaults),
+        cmocka_unit_test(test_parse_bad_urls),
+        cmocka_unit_test(test_parse_bad_unix_url_hides_password),
+        cmocka_unit_test(test_fmt_double_shortest),
+        cmocka_unit_test(test_connection_level_errors),
+    };
+    const struct CMUnitTest withredis[] = {
+        cmocka_unit_test(test_live_pipeline),
+        cmocka_unit_test(test_live_eval_reload_after_script_flush),
+        cmocka_unit_test(test_live_readonly_drops_connection),
+        cmocka_unit_test(test_live_blocking_longer_than_timeout),
+        cmocka_unit_test(test_live_reconnect_after_restart),
+        cmocka_unit_test(test_live_ready_gives_up_with_capped_backoff),
+    };
+    int failed = cmocka_run_group_tests_name("redis_pure", pure, NULL, NULL);
+    failed += cmocka_run_group_tests_name("redis_live", withredis, group_setup, group_teardown);
+    return failed;
+}

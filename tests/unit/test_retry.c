@@ -1,7 +1,681 @@
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <cmocka.h>
-static void t(void **s){(void)s;}
-int main(void){const struct CMUnitTest x[]={cmocka_unit_test(t)};return cmocka_run_group_tests(x,NULL,NULL);}
+/* test_retry.c -- src/retry.c: the failure decision of spec §2.3/§6.1 and
+ * field report B07 (retry true/false/0/N/absent, dead: false, retry_queue),
+ * the fields written and where (new keys appended, existing keys in place,
+ * unknown keys kept), both timestamp encodings, error_backtrace (§2.6), the
+ * backoff of §6.2, and the dead-set payload of a malformed job (§4.5). */
+#include "unit_helpers.h"
+
+#include <math.h>
+#include <zlib.h>
+#include "job.h"
+#include "retry.h"
+#include "util.h"
+
+#define NOW 1795962147.2214
+
+static hh_retry_config cfg_default(void) {
+    hh_retry_config c;
+    c.max_retries = 25;
+    c.timestamps = HH_TS_FLOAT;
+    c.class_known = 1;
+    return c;
+}
+
+static hh_job *failed_job(const char *payload, const char *queue) {
+    char why[256];
+    hh_job *j = hh_job_new(payload, strlen(payload), queue, why, sizeof(why));
+    assert_non_null(j);
+    if (!j->item) fail_msg("test payload malformed: %s", why);
+    hh_job_fail(j, "ArgumentError", "boom f1");
+    return j;
+}
+
+/* Plans a failure and parses the new payload (NULL for discard). */
+static json_t *plan(const char *payload, const char *queue, const hh_retry_config *cfg,
+                    hh_failure_plan *out, char **text) {
+    hh_job *j = failed_job(payload, queue);
+    hh_rng rng;
+    hh_rng_seed(&rng);
+    assert_int_equal(hh_retry_plan(j, cfg, NOW, &rng, out), 0);
+    hh_job_free(j);
+    if (text) *text = out->payload;
+    if (!out->payload) return NULL;
+    json_t *v = json_loads(out->payload, 0, NULL);
+    assert_non_null(v);
+    return v;
+}
+
+static long long ival(json_t *o, const char *k) {
+    json_t *v = json_object_get(o, k);
+    if (!json_is_integer(v)) fail_msg("\"%s\" is not an integer", k);
+    return (long long)json_integer_value(v);
+}
+
+static const char *sval(json_t *o, const char *k) {
+    json_t *v = json_object_get(o, k);
+    if (!json_is_string(v)) fail_msg("\"%s\" is not a string", k);
+    return json_string_value(v);
+}
+
+static void test_retry_true_first_failure(void **s) {
+    (void)s;
+    hh_retry_config cfg = cfg_default();
+    hh_failure_plan p;
+    const char *in = "{\"retry\":true,\"queue\":\"default\",\"class\":\"FailWorker\","
+                     "\"args\":[\"f1\"],\"custom_key\":{\"x\":[1,2.0]},\"tags\":[\"t1\"],"
+                     "\"jid\":\"ef7ca11055ffe52f71c8b6e3\",\"created_at\":1795962147.0172818,"
+                     "\"enqueued_at\":1795962147.0173023}";
+    char *text;
+    json_t *o = plan(in, "default", &cfg, &p, &text);
+    assert_int_equal(p.kind, HH_FAIL_RETRY);
+    assert_non_null(o);
+    assert_string_equal(uh_keys_csv(text),
+                        "retry,queue,class,args,custom_key,tags,jid,created_at,enqueued_at,"
+                        "error_message,error_class,failed_at,retry_count");
+    assert_int_equal(ival(o, "retry_count"), 0);
+    assert_string_equal(sval(o, "error_message"), "boom f1");
+    assert_string_equal(sval(o, "error_class"), "ArgumentError");
+    assert_true(json_is_real(json_object_get(o, "failed_at")));
+    assert_true(json_real_value(json_object_get(o, "failed_at")) == NOW);
+    assert_null(json_object_get(o, "retried_at"));
+    assert_null(json_object_get(o, "error_backtrace"));
+    assert_true(json_is_true(json_object_get(o, "retry")));
+    /* unknown keys kept as they were */
+    assert_non_null(strstr(text, "\"custom_key\":{\"x\":[1,2.0]},\"tags\":[\"t1\"]"));
+    assert_non_null(strstr(text, "\"created_at\":1795962147.0172818"));
+    /* §6.2: score = now + 0^4 + 15 + rand(10) * 1 */
+    UH_ASSERT_DBL_IN(p.score, NOW + 15, NOW + 24);
+    json_decref(o);
+    free(p.payload);
+}
+
+/* The whole payload of spec §2.5's "member of retry after the first
+ * failure", byte for byte (error_backtrace aside). */
+static void test_retry_payload_matches_spec_example(void **s) {
+    (void)s;
+    hh_retry_config cfg = cfg_default();
+    hh_failure_plan p;
+    const char *in = "{\"retry\":1,\"queue\":\"default\",\"backtrace\":3,\"args\":[\"f1\"],"
+                     "\"class\":\"FailWorker\",\"jid\":\"ef7ca11055ffe52f71c8b6e3\","
+                     "\"created_at\":1795962147.0172818,\"enqueued_at\":1795962147.0173023}";
+    char *text;
+    json_t *o = plan(in, "default", &cfg, &p, &text);
+    assert_int_equal(p.kind, HH_FAIL_RETRY); /* retry 1, count 0: 0 < 1 */
+    json_decref(o);
+    /* no backtrace lines were set: the key may be absent; cut it off */
+    char *bt = strstr(text, ",\"error_backtrace\"");
+    if (bt) strcpy(bt, "}");
+    assert_string_equal(text,
+                        "{\"retry\":1,\"queue\":\"default\",\"backtrace\":3,\"args\":[\"f1\"],"
+                        "\"class\":\"FailWorker\",\"jid\":\"ef7ca11055ffe52f71c8b6e3\","
+                        "\"created_at\":1795962147.0172818,\"enqueued_at\":1795962147.0173023,"
+                        "\"error_message\":\"boom f1\",\"error_class\":\"ArgumentError\","
+                        "\"failed_at\":1795962147.2214,\"retry_count\":0}");
+    free(p.payload);
+}
+
+static void test_retry_false_discards(void **s) {
+    (void)s;
+    hh_retry_config cfg = cfg_default();
+    hh_failure_plan p;
+    assert_null(plan("{\"retry\":false,\"class\":\"K\",\"args\":[]}", "default", &cfg, &p, NULL));
+    assert_int_equal(p.kind, HH_FAIL_DISCARD);
+    assert_null(p.payload);
+    assert_non_null(p.reason);
+    /* also with retry_count present and with an unknown class */
+    cfg.class_known = 0;
+    assert_null(plan("{\"retry\":false,\"class\":\"K\",\"args\":[],\"retry_count\":3}", "default",
+                     &cfg, &p, NULL));
+    assert_int_equal(p.kind, HH_FAIL_DISCARD);
+}
+
+static void test_retry_zero_goes_dead(void **s) {
+    (void)s;
+    hh_retry_config cfg = cfg_default();
+    hh_failure_plan p;
+    char *text;
+    json_t *o = plan("{\"retry\":0,\"queue\":\"default\",\"class\":\"DieWorker\",\"args\":[]}",
+                     "default", &cfg, &p, &text);
+    assert_int_equal(p.kind, HH_FAIL_DEAD);
+    assert_true(p.score == NOW);
+    assert_int_equal(ival(o, "retry_count"), 0);
+    assert_string_equal(sval(o, "error_class"), "ArgumentError");
+    assert_string_equal(sval(o, "error_message"), "boom f1");
+    assert_true(json_is_real(json_object_get(o, "failed_at")));
+    assert_int_equal(ival(o, "retry"), 0); /* still the integer 0, not false */
+    json_decref(o);
+    free(p.payload);
+
+    /* retry 0 + dead false: in neither set */
+    assert_null(plan("{\"retry\":0,\"dead\":false,\"class\":\"K\",\"args\":[]}", "default", &cfg,
+                     &p, NULL));
+    assert_int_equal(p.kind, HH_FAIL_DISCARD);
+}
+
+/* "retry": 2 gives 3 executions: count 0 retry, count 1 retry, count 2 dead. */
+static void test_retry_n_counts(void **s) {
+    (void)s;
+    hh_retry_config cfg = cfg_default();
+    hh_failure_plan p;
+    const char *base = "{\"retry\":2,\"queue\":\"default\",\"class\":\"K\",\"args\":[]";
+    char in[512];
+    struct {
+        const char *extra;
+        hh_failure_kind kind;
+        int count;
+    } steps[] = {
+        {"", HH_FAIL_RETRY, 0},
+        {",\"retry_count\":0,\"failed_at\":1795962000.5", HH_FAIL_RETRY, 1},
+        {",\"retry_count\":1,\"failed_at\":1795962000.5", HH_FAIL_DEAD, 2},
+    };
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(in, sizeof(in), "%s%s}", base, steps[i].extra);
+        json_t *o = plan(in, "default", &cfg, &p, NULL);
+        if (p.kind != steps[i].kind)
+            fail_msg("retry 2, step %zu: kind %d, want %d", i, p.kind, steps[i].kind);
+        assert_int_equal(ival(o, "retry_count"), steps[i].count);
+        if (p.kind == HH_FAIL_RETRY) {
+            double c = steps[i].count;
+            UH_ASSERT_DBL_IN(p.score, NOW + c * c * c * c + 15, NOW + c * c * c * c + 15 + 9 * (c + 1));
+        } else {
+            assert_true(p.score == NOW);
+        }
+        json_decref(o);
+        free(p.payload);
+    }
+}
+
+static void test_retry_true_limit_25_and_configured(void **s) {
+    (void)s;
+    hh_retry_config cfg = cfg_default();
+    hh_failure_plan p;
+    json_t *o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":23}", "default",
+                     &cfg, &p, NULL);
+    assert_int_equal(p.kind, HH_FAIL_RETRY); /* 24 < 25 */
+    assert_int_equal(ival(o, "retry_count"), 24);
+    json_decref(o);
+    free(p.payload);
+    o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":24}", "default", &cfg, &p,
+             NULL);
+    assert_int_equal(p.kind, HH_FAIL_DEAD); /* 25th retry failed: 26 executions */
+    assert_int_equal(ival(o, "retry_count"), 25);
+    json_decref(o);
+    free(p.payload);
+    cfg.max_retries = 3;
+    o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":2}", "default", &cfg, &p,
+             NULL);
+    assert_int_equal(p.kind, HH_FAIL_DEAD);
+    json_decref(o);
+    free(p.payload);
+    /* an integer retry overrides the global maximum */
+    o = plan("{\"retry\":5,\"class\":\"K\",\"args\":[],\"retry_count\":2}", "default", &cfg, &p,
+             NULL);
+    assert_int_equal(p.kind, HH_FAIL_RETRY);
+    json_decref(o);
+    free(p.payload);
+    /* any other type of retry is treated like true (spec §2.3) */
+    cfg.max_retries = 25;
+    o = plan("{\"retry\":\"yes\",\"class\":\"K\",\"args\":[]}", "default", &cfg, &p, NULL);
+    assert_int_equal(p.kind, HH_FAIL_RETRY);
+    json_decref(o);
+    free(p.payload);
+}
+
+static void test_retry_absent(void **s) {
+    (void)s;
+    hh_retry_config cfg = cfg_default();
+    hh_failure_plan p;
+    cfg.class_known = 1; /* a registered handler: the class default, true */
+    json_t *o = plan("{\"class\":\"K\",\"args\":[]}", "default", &cfg, &p, NULL);
+    assert_int_equal(p.kind, HH_FAIL_RETRY);
+    assert_int_equal(ival(o, "retry_count"), 0);
+    assert_null(json_object_get(o, "retry")); /* nothing invented */
+    json_decref(o);
+    free(p.payload);
+    o = plan("{\"retry\":null,\"class\":\"K\",\"args\":[]}", "default", &cfg, &p, NULL);
+    assert_int_equal(p.kind, HH_FAIL_RETRY);
+    json_decref(o);
+    free(p.payload);
+    cfg.class_known = 0; /* unknown class, no retry key: discarded (B18) */
+    assert_null(plan("{\"class\":\"Nope::Missing\",\"args\":[]}", "default", &cfg, &p, NULL));
+    assert_int_equal(p.kind, HH_FAIL_DISCARD);
+    assert_null(plan("{\"retry\":null,\"class\":\"Nope::Missing\",\"args\":[]}", "default", &cfg, &p,
+                     NULL));
+    assert_int_equal(p.kind, HH_FAIL_DISCARD);
+    /* unknown class with retry true: the normal path */
+    o = plan("{\"retry\":true,\"class\":\"Nope::Missing\",\"args\":[]}", "default", &cfg, &p, NULL);
+    assert_int_equal(p.kind, HH_FAIL_RETRY);
+    json_decref(o);
+    free(p.payload);
+}
+
+static void test_dead_false_on_exhaustion(void **s) {
+    (void)s;
+    hh_retry_config cfg = cfg_default();
+    hh_failure_plan p;
+    assert_null(plan("{\"retry\":1,\"dead\":false,\"class\":\"K\",\"args\":[],\"retry_count\":0}",
+                     "default", &cfg, &p, NULL));
+    assert_int_equal(p.kind, HH_FAIL_DISCARD);
+    /* not exhausted: dead false changes nothing */
+    json_t *o = plan("{\"retry\":2,\"dead\":false,\"class\":\"K\",\"args\":[]}", "default", &cfg, &p,
+                     NULL);
+    assert_int_equal(p.kind, HH_FAIL_RETRY);
+    json_decref(o);
+    free(p.payload);
+    /* dead true / absent: dead set */
+    o = plan("{\"retry\":0,\"dead\":true,\"class\":\"K\",\"args\":[]}", "default", &cfg, &p, NULL);
+    assert_int_equal(p.kind, HH_FAIL_DEAD);
+    json_decref(o);
+    free(p.payload);
+}
+
+static void test_queue_and_retry_queue(void **s) {
+    (void)s;
+    hh_retry_config cfg = cfg_default();
+    hh_failure_plan p;
+    char *text;
+    /* queue <- the queue it was fetched from */
+    json_t *o = plan("{\"queue\":\"default\",\"class\":\"K\",\"args\":[]}", "critical", &cfg, &p,
+                     &text);
+    assert_string_equal(sval(o, "queue"), "critical");
+    assert_string_equal(uh_keys_csv(text),
+                        "queue,class,args,error_message,error_class,failed_at,retry_count");
+    json_decref(o);
+    free(p.payload);
+    /* retry_queue wins */
+    o = plan("{\"queue\":\"default\",\"retry_queue\":\"slow\",\"class\":\"K\",\"args\":[]}",
+             "default", &cfg, &p, &text);
+    assert_string_equal(sval(o, "queue"), "slow");
+    assert_string_equal(sval(o, "retry_queue"), "slow");
+    json_decref(o);
+    free(p.payload);
+    /* no queue key at all: appended */
+    o = plan("{\"class\":\"K\",\"args\":[]}", "low", &cfg, &p, &text);
+    assert_string_equal(sval(o, "queue"), "low");
+    json_decref(o);
+    free(p.payload);
+}
+
+static void test_second_failure(void **s) {
+    (void)s;
+    hh_retry_config cfg = cfg_default();
+    hh_failure_plan p;
+    char *text;
+    const char *in = "{\"retry\":3,\"queue\":\"default\",\"class\":\"FailWorker\",\"args\":[\"f1\"],"
+                     "\"jid\":\"ef7ca11055ffe52f71c8b6e3\",\"created_at\":1795962147.0172818,"
+                     "\"enqueued_at\":1795962157.0566924,\"error_message\":\"old\","
+                     "\"error_class\":\"OldError\",\"failed_at\":1795962147.0204237,"
+                     "\"retry_count\":0}";
+    json_t *o = plan(in, "default", &cfg, &p, &text);
+    assert_int_equal(p.kind, HH_FAIL_RETRY);
+    assert_string_equal(uh_keys_csv(text),
+                        "retry,queue,class,args,jid,created_at,enqueued_at,error_message,"
+                        "error_class,failed_at,retry_count,retried_at");
+    assert_int_equal(ival(o, "retry_count"), 1);
+    assert_string_equal(sval(o, "error_message"), "boom f1");
+    assert_string_equal(sval(o, "error_class"), "ArgumentError");
+    /* failed_at unchanged (same token), retried_at = now */
+    assert_string_equal(uh_token(text, "failed_at"), "1795962147.0204237");
+    assert_true(json_is_real(json_object_get(o, "retried_at")));
+    assert_true(json_real_value(json_object_get(o, "retried_at")) == NOW);
+    UH_ASSERT_DBL_IN(p.score, NOW + 16, NOW + 16 + 18);
+    json_decref(o);
+    free(p.payload);
+}
+
+/* B11: the stored timestamps written by Ruby come back as the same token. */
+static void test_timestamps_kept_as_tokens(void **s) {
+    (void)s;
+    hh_retry_config cfg = cfg_default();
+    hh_failure_plan p;
+    char *text;
+    const char *in = "{\"retry\":3,\"queue\":\"default\",\"class\":\"K\",\"args\":[],"
+                     "\"created_at\":1795962157.061338,\"enqueued_at\":1795962544.396041,"
+                     "\"failed_at\":1795962147.2214,\"retry_count\":0}";
+    json_t *o = plan(in, "default", &cfg, &p, &text);
+    json_decref(o);
+    const char *keys[] = {"created_at", "enqueued_at", "failed_at"};
+    const char *want[] = {"1795962157.061338", "1795962544.396041", "1795962147.2214"};
+    int bad = 0;
+    for (int i = 0; i < 3; i++)
+        if (strcmp(uh_token(text, keys[i]), want[i]) != 0) {
+            print_error("%s %s re-serialised as %s\n", keys[i], want[i], uh_token(text, keys[i]));
+            bad++;
+        }
+    free(p.payload);
+    assert_int_equal(bad, 0);
+}
+
+static void test_millisecond_timestamps(void **s) {
+    (void)s;
+    hh_retry_config cfg = cfg_default();
+    cfg.timestamps = HH_TS_MILLIS;
+    hh_failure_plan p;
+    char *text;
+    json_t *o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"created_at\":1795962547349}",
+                     "default", &cfg, &p, &text);
+    assert_int_equal(ival(o, "failed_at"), (long long)llround(NOW * 1000));
+    assert_string_equal(uh_token(text, "created_at"), "1795962547349");
+    json_decref(o);
+    free(p.payload);
+    o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":0,"
+             "\"failed_at\":1795962547349}",
+             "default", &cfg, &p, &text);
+    assert_int_equal(ival(o, "retried_at"), (long long)llround(NOW * 1000));
+    assert_int_equal(ival(o, "failed_at"), 1795962547349LL);
+    /* the score stays float seconds */
+    UH_ASSERT_DBL_IN(p.score, NOW + 16, NOW + 34);
+    json_decref(o);
+    free(p.payload);
+}
+
+/* ----------------------------------------------------- error_backtrace */
+
+static unsigned char *b64decode(const char *in, size_t *outlen) {
+    static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t n = strlen(in);
+    unsigned char *out = malloc(n);
+    size_t o = 0;
+    uint32_t acc = 0;
+    int bits = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (in[i] == '=') break;
+        const char *p = strchr(tbl, in[i]);
+        if (!p || !in[i]) fail_msg("not strict base64: byte %zu (0x%02x)", i, (unsigned char)in[i]);
+        acc = (acc << 6) | (uint32_t)(p - tbl);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out[o++] = (unsigned char)(acc >> bits);
+        }
+    }
+    *outlen = o;
+    return out;
+}
+
+static json_t *decode_backtrace(const char *b64) {
+    size_t zlen;
+    unsigned char *z = b64decode(b64, &zlen);
+    assert_true(zlen > 2);
+    assert_int_equal(z[0], 0x78); /* zlib format, RFC 1950 */
+    uLongf rawlen = 1 << 20;
+    unsigned char *raw = malloc(rawlen + 1);
+    assert_int_equal(uncompress(raw, &rawlen, z, zlen), Z_OK);
+    raw[rawlen] = '\0';
+    json_t *arr = json_loads((char *)raw, 0, NULL);
+    free(raw);
+    free(z);
+    assert_true(json_is_array(arr));
+    return arr;
+}
+
+static json_t *plan_bt(const char *payload, size_t nlines, hh_failure_plan *p) {
+    hh_retry_config cfg = cfg_default();
+    hh_job *j = failed_job(payload, "default");
+    const char *lines[] = {"app.rb:23:in 'perform'", "lib/x.rb:1:in 'call'",
+                           "lib/y.rb:2:in \"q\\uote\"", "main.c:99", "\xc3\xa9t\xc3\xa9.c:5"};
+    hh_job_set_backtrace(j, lines, nlines);
+    hh_rng rng;
+    hh_rng_seed(&rng);
+    assert_int_equal(hh_retry_plan(j, &cfg, NOW, &rng, p), 0);
+    hh_job_free(j);
+    json_t *o = json_loads(p->payload, 0, NULL);
+    assert_non_null(o);
+    return o;
+}
+
+static void test_error_backtrace(void **s) {
+    (void)s;
+    hh_failure_plan p;
+    /* true: every line */
+    json_t *o = plan_bt("{\"retry\":true,\"backtrace\":true,\"class\":\"K\",\"args\":[]}", 5, &p);
+    const char *b = sval(o, "error_backtrace");
+    assert_true(strlen(b) > 0);
+    assert_int_equal(strncmp(b, "eJ", 2), 0);
+    assert_null(strchr(b, '\n')); /* strict base64 */
+    json_t *arr = decode_backtrace(b);
+    assert_int_equal(json_array_size(arr), 5);
+    assert_string_equal(json_string_value(json_array_get(arr, 0)), "app.rb:23:in 'perform'");
+    assert_string_equal(json_string_value(json_array_get(arr, 2)), "lib/y.rb:2:in \"q\\uote\"");
+    assert_string_equal(json_string_value(json_array_get(arr, 4)), "\xc3\xa9t\xc3\xa9.c:5");
+    json_decref(arr);
+    assert_string_equal(uh_keys_csv(p.payload),
+                        "retry,backtrace,class,args,queue,error_message,error_class,failed_at,"
+                        "retry_count,error_backtrace");
+    json_decref(o);
+    free(p.payload);
+
+    /* N: the first N lines */
+    o = plan_bt("{\"retry\":true,\"backtrace\":3,\"class\":\"K\",\"args\":[]}", 5, &p);
+    arr = decode_backtrace(sval(o, "error_backtrace"));
+    assert_int_equal(json_array_size(arr), 3);
+    assert_string_equal(json_string_value(json_array_get(arr, 1)), "lib/x.rb:1:in 'call'");
+    json_decref(arr);
+    json_decref(o);
+    free(p.payload);
+
+    /* N larger than what there is: all of it */
+    o = plan_bt("{\"retry\":true,\"backtrace\":10,\"class\":\"K\",\"args\":[]}", 2, &p);
+    arr = decode_backtrace(sval(o, "error_backtrace"));
+    assert_int_equal(json_array_size(arr), 2);
+    json_decref(arr);
+    json_decref(o);
+    free(p.payload);
+
+    /* false / absent / 0: none */
+    const char *none[] = {"{\"retry\":true,\"backtrace\":false,\"class\":\"K\",\"args\":[]}",
+                          "{\"retry\":true,\"class\":\"K\",\"args\":[]}",
+                          "{\"retry\":true,\"backtrace\":0,\"class\":\"K\",\"args\":[]}"};
+    for (size_t i = 0; i < 3; i++) {
+        o = plan_bt(none[i], 5, &p);
+        assert_null(json_object_get(o, "error_backtrace"));
+        json_decref(o);
+        free(p.payload);
+    }
+}
+
+static void test_backtrace_encode_direct(void **s) {
+    (void)s;
+    char *lines[] = {"a", "b:1"};
+    char *b = hh_backtrace_encode(lines, 2);
+    assert_non_null(b);
+    json_t *arr = decode_backtrace(b);
+    char *d = json_dumps(arr, JSON_COMPACT);
+    assert_string_equal(d, "[\"a\",\"b:1\"]");
+    free(d);
+    json_decref(arr);
+    free(b);
+    b = hh_backtrace_encode(NULL, 0);
+    assert_non_null(b);
+    arr = decode_backtrace(b);
+    assert_int_equal(json_array_size(arr), 0);
+    json_decref(arr);
+    free(b);
+}
+
+/* Spec §2.2: error_message is stored "invalid UTF-8 replaced": a handler
+ * message with bad bytes must still produce an error_message (and not keep
+ * the previous failure's message). */
+static void test_invalid_utf8_error_message(void **s) {
+    (void)s;
+    hh_retry_config cfg = cfg_default();
+    const char *in = "{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":0,"
+                     "\"error_message\":\"stale message\",\"error_class\":\"Old\"}";
+    hh_job *j = hh_job_new(in, strlen(in), "default", NULL, 0);
+    assert_non_null(j->item);
+    hh_job_fail(j, "Bad\xff" "Class", "bad bytes \xff\xfe here");
+    hh_rng rng;
+    hh_rng_seed(&rng);
+    hh_failure_plan p;
+    assert_int_equal(hh_retry_plan(j, &cfg, NOW, &rng, &p), 0);
+    hh_job_free(j);
+    assert_non_null(p.payload);
+    json_t *o = json_loads(p.payload, 0, NULL);
+    assert_non_null(o);
+    json_t *m = json_object_get(o, "error_message"), *c = json_object_get(o, "error_class");
+    char msg[512];
+    snprintf(msg, sizeof(msg), "after a failure with class \"Bad\\xffClass\" and message "
+             "\"bad bytes \\xff\\xfe here\": error_class %s, error_message %s",
+             json_is_string(c) ? json_string_value(c) : "(absent)",
+             json_is_string(m) ? json_string_value(m) : "(absent)");
+    int ok = json_is_string(m) && strstr(json_string_value(m), "bad bytes") &&
+             json_is_string(c) && strcmp(json_string_value(c), "Old") != 0;
+    json_decref(o);
+    free(p.payload);
+    if (!ok) fail_msg("%s", msg);
+}
+
+/* A backtrace line with bytes that are not UTF-8 (a C path, a symbol) is
+ * still one entry of error_backtrace: lines are neither dropped nor shifted. */
+static void test_backtrace_invalid_utf8_line_kept(void **s) {
+    (void)s;
+    hh_retry_config cfg = cfg_default();
+    const char *in = "{\"retry\":true,\"backtrace\":true,\"class\":\"K\",\"args\":[]}";
+    hh_job *j = failed_job(in, "default");
+    const char *lines[] = {"first.c:1", "/srv/caf\xe9/x.c:2", "third.c:3"};
+    hh_job_set_backtrace(j, lines, 3);
+    hh_rng rng;
+    hh_rng_seed(&rng);
+    hh_failure_plan p;
+    assert_int_equal(hh_retry_plan(j, &cfg, NOW, &rng, &p), 0);
+    hh_job_free(j);
+    json_t *o = json_loads(p.payload, 0, NULL);
+    free(p.payload);
+    json_t *arr = decode_backtrace(sval(o, "error_backtrace"));
+    size_t n = json_array_size(arr);
+    char last[64];
+    snprintf(last, sizeof(last), "%s", json_string_value(json_array_get(arr, n - 1)));
+    json_decref(arr);
+    json_decref(o);
+    assert_int_equal(n, 3);
+    assert_string_equal(last, "third.c:3");
+}
+
+/* retry_count is a JSON integer of any size; hiredhand must not truncate it
+ * to int. 2^32 failures already happened: the job is exhausted. */
+static void test_retry_count_beyond_int(void **s) {
+    (void)s;
+    hh_retry_config cfg = cfg_default();
+    hh_failure_plan p;
+    json_t *o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":4294967296}",
+                     "default", &cfg, &p, NULL);
+    hh_failure_kind kind = p.kind;
+    long long count = json_integer_value(json_object_get(o, "retry_count"));
+    json_decref(o);
+    free(p.payload);
+    assert_int_equal(count, 4294967297LL);
+    assert_int_equal(kind, HH_FAIL_DEAD);
+}
+
+/* retry_count INT_MAX: count + 1 must not overflow (signed overflow is UB;
+ * under -fsanitize=undefined it aborts). Last in the list for that reason. */
+static void test_retry_count_int_max(void **s) {
+    (void)s;
+    hh_retry_config cfg = cfg_default();
+    hh_failure_plan p;
+    json_t *o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":2147483647}",
+                     "default", &cfg, &p, NULL);
+    hh_failure_kind kind = p.kind;
+    double score = p.score;
+    long long count = json_integer_value(json_object_get(o, "retry_count"));
+    json_decref(o);
+    free(p.payload);
+    if (kind != HH_FAIL_DEAD)
+        fail_msg("retry_count 2147483647 + failure: kind %d, retry_count %lld, score %.17g", kind,
+                 count, score);
+    assert_int_equal(count, 2147483648LL);
+}
+
+static void test_retry_delay_bounds(void **s) {
+    (void)s;
+    hh_rng rng;
+    hh_rng_seed(&rng);
+    int counts[] = {0, 1, 2, 3, 5, 10, 24};
+    for (size_t k = 0; k < sizeof(counts) / sizeof(*counts); k++) {
+        double c = counts[k];
+        double lo = c * c * c * c + 15, hi = lo + 9 * (c + 1);
+        int seen[10] = {0};
+        for (int i = 0; i < 5000; i++) {
+            double d = hh_retry_delay(counts[k], &rng);
+            UH_ASSERT_DBL_IN(d, lo, hi);
+            double step = (d - lo) / (c + 1);
+            if (step != floor(step)) fail_msg("delay %.17g not base + k*(c+1)", d);
+            seen[(int)step]++;
+        }
+        for (int r = 0; r < 10; r++)
+            if (!seen[r]) fail_msg("count %d: rand(10) = %d never drawn", counts[k], r);
+    }
+    /* the spec's base delays */
+    assert_true(hh_retry_delay(4, &rng) >= 271);
+    assert_true(hh_retry_delay(24, &rng) >= 331791);
+}
+
+static void test_malformed_dead_payload(void **s) {
+    (void)s;
+    size_t len = 0;
+    /* an object keeps every key, in order, and gains the error fields */
+    const char *obj = "{\"class\":\"\",\"args\":[],\"jid\":\"j1\",\"custom\":{\"a\":1.0}}";
+    char *out = hh_malformed_dead_payload(obj, strlen(obj), "payload has an empty \"class\"", NOW,
+                                          HH_TS_FLOAT, &len);
+    assert_non_null(out);
+    assert_int_equal(len, strlen(out));
+    json_t *o = json_loads(out, 0, NULL);
+    assert_non_null(o);
+    assert_string_equal(uh_keys_csv(out), "class,args,jid,custom,error_class,error_message,failed_at");
+    assert_non_null(strstr(out, "\"custom\":{\"a\":1.0}"));
+    assert_string_equal(sval(o, "error_message"), "payload has an empty \"class\"");
+    assert_true(strlen(sval(o, "error_class")) > 0);
+    assert_true(json_real_value(json_object_get(o, "failed_at")) == NOW);
+    json_decref(o);
+    free(out);
+
+    /* failed_at already there: kept */
+    obj = "{\"args\":{},\"failed_at\":1795962000.5}";
+    out = hh_malformed_dead_payload(obj, strlen(obj), "why", NOW, HH_TS_MILLIS, &len);
+    assert_string_equal(uh_token(out, "failed_at"), "1795962000.5");
+    free(out);
+    obj = "{\"args\":{}}";
+    out = hh_malformed_dead_payload(obj, strlen(obj), "why", NOW, HH_TS_MILLIS, &len);
+    assert_string_equal(uh_token(out, "failed_at"), "1795962147221");
+    free(out);
+
+    /* anything else: stored byte for byte, embedded NUL and bad UTF-8 too */
+    const char *raws[] = {"not json", "[1,2,3]", "\"str\"", "{\"a\":\xff}", "{\"a\":1"};
+    for (size_t i = 0; i < sizeof(raws) / sizeof(*raws); i++) {
+        out = hh_malformed_dead_payload(raws[i], strlen(raws[i]), "why", NOW, HH_TS_FLOAT, &len);
+        assert_int_equal(len, strlen(raws[i]));
+        assert_memory_equal(out, raws[i], len);
+        free(out);
+    }
+    const char bin[] = "ab\0cd\xff";
+    out = hh_malformed_dead_payload(bin, sizeof(bin) - 1, "why", NOW, HH_TS_FLOAT, &len);
+    assert_int_equal(len, sizeof(bin) - 1);
+    assert_memory_equal(out, bin, len);
+    free(out);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_retry_true_first_failure),
+        cmocka_unit_test(test_retry_payload_matches_spec_example),
+        cmocka_unit_test(test_retry_false_discards),
+        cmocka_unit_test(test_retry_zero_goes_dead),
+        cmocka_unit_test(test_retry_n_counts),
+        cmocka_unit_test(test_retry_true_limit_25_and_configured),
+        cmocka_unit_test(test_retry_absent),
+        cmocka_unit_test(test_dead_false_on_exhaustion),
+        cmocka_unit_test(test_queue_and_retry_queue),
+        cmocka_unit_test(test_second_failure),
+        cmocka_unit_test(test_timestamps_kept_as_tokens),
+        cmocka_unit_test(test_millisecond_timestamps),
+        cmocka_unit_test(test_error_backtrace),
+        cmocka_unit_test(test_backtrace_encode_direct),
+        cmocka_unit_test(test_invalid_utf8_error_message),
+        cmocka_unit_test(test_retry_delay_bounds),
+        cmocka_unit_test(test_malformed_dead_payload),
+        cmocka_unit_test(test_backtrace_invalid_utf8_line_kept),
+        cmocka_unit_test(test_retry_count_beyond_int),
+        cmocka_unit_test(test_retry_count_int_max), /* keep last: UB aborts under UBSan */
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
