@@ -150,6 +150,26 @@ void hh_dead_append(hh_pipe *p, const hh_keys *k, const char *payload, size_t le
     sdsfree(dk);
 }
 
+int hh_dead_move(hh_conn *c, const hh_keys *k, const char *list, const char *payload, size_t len,
+                 const char *entry, size_t elen, double now, double dead_timeout, long dead_max_jobs) {
+    char score[32], cutoff[32], maxrank[32];
+    if (dead_timeout <= 0) dead_timeout = HH_DEAD_TIMEOUT;
+    if (dead_max_jobs <= 0) dead_max_jobs = HH_DEAD_MAX_JOBS;
+    hh_fmt_double(score, sizeof(score), now);
+    hh_fmt_double(cutoff, sizeof(cutoff), now - dead_timeout);
+    snprintf(maxrank, sizeof(maxrank), "%ld", -dead_max_jobs);
+    sds dk = hh_key(k, HH_K_DEAD);
+    const char *keys[2] = {list, dk};
+    size_t klen[2] = {strlen(list), sdslen(dk)};
+    const char *args[5] = {payload, entry, score, cutoff, maxrank};
+    size_t alen[5] = {len, elen, strlen(score), strlen(cutoff), strlen(maxrank)};
+    redisReply *r = hh_conn_eval(c, HH_SCRIPT_KILL_FROM, 2, keys, klen, 5, args, alen);
+    int rc = r && r->type == REDIS_REPLY_INTEGER ? (int)r->integer : -1;
+    if (r) freeReplyObject(r);
+    sdsfree(dk);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- pushing */
 
 static int valid_queue(const char *q) { return q && *q && !strchr(q, '|'); }

@@ -86,11 +86,7 @@ static void bury_malformed(hh_processor *p, const hh_fetched *f, const char *why
     hh_log(&m->log, HH_LOG_WARN, "queue=%s: malformed job moved to the dead set: %s", queue, why);
     if (!entry) return; /* out of memory: it stays in progress and is recovered */
     for (;;) {
-        redisReply *r;
-        char score[32], cutoff[32], maxrank[32];
-        hh_fmt_double(score, sizeof(score), now);
-        hh_fmt_double(cutoff, sizeof(cutoff), now - m->opts.dead_timeout);
-        snprintf(maxrank, sizeof(maxrank), "%ld", -m->opts.dead_max_jobs);
+        int rc;
         if (m->opts.fetch == HH_FETCH_BASIC) {
             hh_pipe pipe;
             hh_pipe_begin(&pipe, &p->conn);
@@ -99,19 +95,12 @@ static void bury_malformed(hh_processor *p, const hh_fetched *f, const char *why
             hh_pipe_add(&pipe, "EXEC");
             redisReply **rs = hh_pipe_exec(&pipe);
             hh_replies_free(rs, pipe.n);
-            r = rs ? (redisReply *)1 : NULL;
+            rc = rs ? 1 : -1;
         } else {
-            sds ik = hh_key_inprogress(&m->keys, m->identity, queue), dk = hh_key(&m->keys, HH_K_DEAD);
-            const char *keys[2] = {ik, dk};
-            size_t klen[2] = {sdslen(ik), sdslen(dk)};
-            const char *args[5] = {f->payload, entry, score, cutoff, maxrank};
-            size_t alen[5] = {f->len, len, strlen(score), strlen(cutoff), strlen(maxrank)};
-            r = hh_conn_eval(&p->conn, HH_SCRIPT_KILL_FROM, 2, keys, klen, 5, args, alen);
-            if (r) freeReplyObject(r);
-            sdsfree(ik);
-            sdsfree(dk);
+            rc = hh_dead_move(&p->conn, &m->keys, m->inprog_keys[f->queue], f->payload, f->len, entry, len,
+                              now, m->opts.dead_timeout, m->opts.dead_max_jobs);
         }
-        if (r || atomic_load(&m->giving_up)) break;
+        if (rc >= 0 || atomic_load(&m->giving_up)) break;
         hh_conn_ready(&p->conn);
     }
     free(entry);

@@ -15,6 +15,7 @@
 #include "fetch.h"
 #include "job.h"
 #include "retry.h"
+#include "client.h"
 
 #define HH_RECOVERY_LOCK_MS 30000
 #define HH_RECOVERY_COUNT_TTL (7 * 86400)
@@ -37,7 +38,7 @@ static long count_recovery(struct hh_manager *m, hh_conn *c, const char *jid) {
 
 static int kill_poison(struct hh_manager *m, hh_conn *c, sds list, const redisReply *job, long n) {
     double now = hh_now();
-    char why[128], score[32], cutoff[32], maxrank[32];
+    char why[128];
     snprintf(why, sizeof(why), "job was running when its process died %ld times (max_recoveries %d)",
              n, m->opts.max_recoveries);
     json_t *item = json_loadb(job->str, job->len, JSON_ALLOW_NUL, NULL);
@@ -48,18 +49,8 @@ static int kill_poison(struct hh_manager *m, hh_conn *c, sds list, const redisRe
         entry = hh_json_dump(item);
     }
     json_decref(item);
-    hh_fmt_double(score, sizeof(score), now);
-    hh_fmt_double(cutoff, sizeof(cutoff), now - m->opts.dead_timeout);
-    snprintf(maxrank, sizeof(maxrank), "%ld", -m->opts.dead_max_jobs);
-    sds dk = hh_key(&m->keys, HH_K_DEAD);
-    const char *keys[2] = {list, dk};
-    size_t klen[2] = {sdslen(list), sdslen(dk)};
-    const char *args[5] = {job->str, entry ? entry : job->str, score, cutoff, maxrank};
-    size_t alen[5] = {job->len, entry ? strlen(entry) : job->len, strlen(score), strlen(cutoff), strlen(maxrank)};
-    redisReply *r = hh_conn_eval(c, HH_SCRIPT_KILL_FROM, 2, keys, klen, 5, args, alen);
-    int rc = r && r->type == REDIS_REPLY_INTEGER ? (int)r->integer : -1;
-    if (r) freeReplyObject(r);
-    sdsfree(dk);
+    int rc = hh_dead_move(c, &m->keys, list, job->str, job->len, entry ? entry : job->str,
+                          entry ? strlen(entry) : job->len, now, m->opts.dead_timeout, m->opts.dead_max_jobs);
     free(entry);
     return rc;
 }
