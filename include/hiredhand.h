@@ -369,7 +369,9 @@ typedef struct hh_manager_stats {
     struct {
         char name[128];
         uint64_t fetched;  /* jobs this process took from the queue */
-        int64_t size;      /* LLEN at the last heartbeat, -1 before */
+        int64_t size;      /* LLEN at the last heartbeat; -1 before, and
+                            * always -1 unless http_bind or a heartbeat
+                            * hook is set (nobody reads them otherwise) */
         double latency;    /* seconds since the oldest job's enqueued_at,
                             * read at the last heartbeat */
     } queues[HH_MAX_QUEUES];

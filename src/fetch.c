@@ -168,23 +168,42 @@ static int fetch_reliable(hh_processor *p, const size_t *order, hh_fetched *out,
          * job wakes us at once. Threads spread over the queues so each queue
          * has a waiter when concurrency >= queues, otherwise they rotate. */
         size_t q = (size_t)p->block_queue % n;
-        if ((size_t)m->opts.concurrency < n) p->block_queue = (int)((q + 1) % n);
+        int rotate = (size_t)m->opts.concurrency < n;
+        if (rotate) p->block_queue = (int)((q + 1) % n);
+        /* A long wait only where every queue has its own waiter and quiet
+         * can cut the wait short (CLIENT UNBLOCK needs Redis 5). */
+        double block = !rotate && p->conn.version >= 500 ? HH_FETCH_IDLE_BLOCK_SECONDS : HH_FETCH_BLOCK_SECONDS;
+        char bs[16];
+        snprintf(bs, sizeof(bs), "%.0f", block);
         sds src = m->queue_keys[q], dst = m->inprog_keys[q];
         int lmove = p->conn.version >= 602;
-        const char *bargv[6] = {lmove ? "BLMOVE" : "BRPOPLPUSH", src, dst, "RIGHT", "LEFT", "2"};
-        size_t blens[6] = {strlen(bargv[0]), sdslen(src), sdslen(dst), 5, 4, 1};
-        if (!lmove) bargv[3] = "2", blens[3] = 1;
+        const char *bargv[6] = {lmove ? "BLMOVE" : "BRPOPLPUSH", src, dst, "RIGHT", "LEFT", bs};
+        size_t blens[6] = {strlen(bargv[0]), sdslen(src), sdslen(dst), 5, 4, strlen(bs)};
+        if (!lmove) bargv[3] = bs, blens[3] = strlen(bs);
         freeReplyObject(r);
-        r = hh_conn_cmdargv_blocking(&p->conn, HH_FETCH_BLOCK_SECONDS, lmove ? 6 : 4, bargv, blens);
-        if (!r) rc = -1;
-        else if (r->type == REDIS_REPLY_STRING) rc = take(out, r, q);
-        else if (r->type == REDIS_REPLY_ERROR) {
+        r = NULL;
+        if (!atomic_load(&m->quiet)) {
+            r = hh_conn_cmdargv_blocking(&p->conn, block, lmove ? 6 : 4, bargv, blens);
+            if (!r) rc = atomic_load(&m->quiet) ? 0 : -1;
+        }
+        if (r && r->type == REDIS_REPLY_STRING) {
+            rc = take(out, r, q);
+        } else if (r && r->type == REDIS_REPLY_ERROR) {
             hh_log(&m->log, HH_LOG_ERROR, "fetch: %s", r->str);
             rc = -1;
         }
     }
     if (r) freeReplyObject(r);
     return rc;
+}
+
+void hh_fetch_wake(struct hh_manager *m, hh_conn *c) {
+    for (int i = 0; i < m->opts.concurrency; i++) {
+        long long id = atomic_load(&m->procs[i].conn.client_id);
+        if (!id) continue;
+        redisReply *r = hh_conn_cmd(c, "CLIENT UNBLOCK %lld TIMEOUT", id);
+        if (r) freeReplyObject(r);
+    }
 }
 
 int hh_fetch(hh_processor *p, hh_fetched *out, size_t max) {

@@ -9,6 +9,10 @@
 
 #define HH_FETCH_BATCH_MAX 32 /* jobs one thread may take per fetch (fast jobs only) */
 #define HH_FETCH_BLOCK_SECONDS 2.0 /* Sidekiq's BRPOP timeout: quiet noticed within 2 s */
+/* An idle thread that is the waiter for its queue blocks this long: idle
+ * processes cost a few commands a second. Quiet ends the wait at once with
+ * CLIENT UNBLOCK (hh_fetch_wake). */
+#define HH_FETCH_IDLE_BLOCK_SECONDS 10.0
 #define HH_FETCH_JOIN_GRACE 3.0 /* s for idle threads to leave their blocking fetch */
 
 /* Writes the order in which to try the n queues into out (indexes), as
@@ -43,5 +47,9 @@ void hh_fetch_ack_append(struct hh_manager *m, hh_pipe *pipe, const hh_job *job)
  * Returns 1 pushed, 0 it was no longer in progress, -1 Redis error. */
 int hh_fetch_requeue(struct hh_manager *m, hh_conn *c, const char *queue, const char *payload,
                      size_t len);
+
+/* Ends the blocking fetch of every worker thread now (CLIENT UNBLOCK on a
+ * connection of its own), so quiet and stop take effect at once. */
+void hh_fetch_wake(struct hh_manager *m, hh_conn *c);
 
 #endif

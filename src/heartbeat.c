@@ -96,8 +96,9 @@ static int work_append(struct hh_manager *m, hh_pipe *pipe) {
         }
         pthread_mutex_unlock(&p->mu);
     }
-    for (int k = 0; k < 2; k++) {
-        hh_pipe_add(pipe, "UNLINK %s", keys[k]);
+    /* Idle: one UNLINK and nothing else, as 7.2.3+ does. */
+    hh_pipe_add(pipe, "UNLINK %s %s", keys[0], keys[1]);
+    for (int k = 0; k < 2 && busy; k++) {
         for (int i = 0; vals && i < n; i++)
             if (vals[i]) hh_pipe_add(pipe, "HSET %s %s %s", keys[k], m->procs[i].tid, vals[i]);
         hh_pipe_add(pipe, "EXPIRE %s %d", keys[k], HH_PROCESS_TTL);
@@ -185,7 +186,7 @@ static void beat(struct hh_manager *m, hh_conn *c, const char *info, int *regist
         hh_pipe pipe;
         hh_pipe_begin(&pipe, c);
         hh_pipe_add(&pipe, "MULTI");
-        stats_append(m, &pipe, p, f, now);
+        if (p || f) stats_append(m, &pipe, p, f, now); /* only non-zero, as 7.x */
         int busy = work_append(m, &pipe);
         char beat_s[32];
         hh_fmt_double(beat_s, sizeof(beat_s), now);
@@ -217,7 +218,7 @@ static void beat(struct hh_manager *m, hh_conn *c, const char *info, int *regist
             hh_replies_free(r, pipe.n);
         }
     }
-    if (ok) read_queues(m, c, now);
+    if (ok && (m->http || m->hook)) read_queues(m, c, now); /* only someone reads them */
     if (!ok && !err[0]) snprintf(err, sizeof(err), "heartbeat: %s", c->last_error[0] ? c->last_error : "Redis unreachable");
     pthread_mutex_lock(&m->lock);
     int was_error = m->heartbeat_last_error[0] != '\0';

@@ -366,14 +366,26 @@ void hh_manager_dump(hh_manager *m) { atomic_store(&m->dump_requested, 1); }
  * clean-up, in that order (spec §9.3). */
 static void *supervisor_main(void *arg) {
     hh_manager *m = arg;
-    int announced_quiet = 0;
-    while (!atomic_load(&m->stopping)) {
-        if (atomic_load(&m->quiet) && !announced_quiet) {
-            announced_quiet = 1;
-            hh_log(&m->log, HH_LOG_INFO, "quiet: no new jobs will be fetched");
+    int announced_quiet = 0, wakes = 0;
+    hh_conn wake;
+    hh_conn_init(&wake, &m->cfg, &m->log, "wake", NULL);
+    for (;;) {
+        if (atomic_load(&m->quiet)) {
+            if (!announced_quiet) {
+                announced_quiet = 1;
+                hh_log(&m->log, HH_LOG_INFO, "quiet: no new jobs will be fetched");
+            }
+            /* End the idle threads' long blocking fetches now; repeated a few
+             * times for a thread that was just about to block. */
+            if (wakes < 5) {
+                hh_fetch_wake(m, &wake);
+                wakes++;
+            }
         }
+        if (atomic_load(&m->stopping)) break;
         hh_sleep(0.05);
     }
+    hh_conn_close(&wake);
     double deadline = hh_mono() + m->opts.shutdown_timeout;
     hh_log(&m->log, HH_LOG_INFO, "stopping: waiting up to %.0f s for %d running jobs", m->opts.shutdown_timeout,
            atomic_load(&m->busy));

@@ -167,6 +167,7 @@ void hh_conn_init(hh_conn *c, hh_redis_config *cfg, const hh_logger *log, const 
 void hh_conn_close(hh_conn *c) {
     if (c->ctx) redisFree(c->ctx);
     c->ctx = NULL;
+    atomic_store(&c->client_id, 0);
 }
 
 static struct timeval tv_of(double s) {
@@ -238,6 +239,11 @@ static int setup(hh_conn *c) {
         c->version = major * 100 + minor;
     }
     freeReplyObject(r);
+    if (c->version >= 500) { /* lets another thread end our blocking calls */
+        r = redisCommand(c->ctx, "CLIENT ID");
+        if (r && r->type == REDIS_REPLY_INTEGER) atomic_store(&c->client_id, r->integer);
+        if (r) freeReplyObject(r);
+    }
     return 0;
 }
 

@@ -40,6 +40,7 @@ typedef struct hh_conn {
     double next_attempt;        /* monotonic time of the next connect try */
     double backoff;             /* seconds */
     int version;                /* Redis version as major*100+minor, 0 unknown */
+    atomic_llong client_id;     /* CLIENT ID of the live connection (Redis >= 5), 0 none */
     char last_error[256];
     char shas[HH_SCRIPT_COUNT][41];
 } hh_conn;
