@@ -227,32 +227,19 @@ static void stamp(json_t *job, double now, hh_timestamps ts, int scheduled) {
         json_object_set_new(job, "enqueued_at", hh_json_time_new(now, ts));
 }
 
-/* Writes already-normalised jobs: one pipelined SADD+LPUSH, or one ZADD. */
-static int write_jobs(hh_client *c, json_t **jobs, size_t n, double at,
-                      char (*jids_out)[HH_JID_SIZE]) {
-    double now = hh_now();
-    int scheduled = at > 0;
-    char **dumps = calloc(n, sizeof(char *));
-    size_t *lens = calloc(n, sizeof(size_t));
-    int rc = HH_ERR_NOMEM;
-    if (!dumps || !lens) goto done;
-    for (size_t i = 0; i < n; i++) {
-        stamp(jobs[i], now, c->ts, scheduled);
-        if (!(dumps[i] = hh_json_dump(jobs[i]))) goto done;
-        lens[i] = strlen(dumps[i]);
-        if (jids_out) hh_strlcpy(jids_out[i], json_string_value(json_object_get(jobs[i], "jid")), HH_JID_SIZE);
-    }
-    const char *queue = json_string_value(json_object_get(jobs[0], "queue"));
-    rc = HH_ERR_REDIS;
-    for (int attempt = 0; attempt < 2; attempt++) { /* reconnect once, as Ruby does */
+/* Writes serialised payloads: one pipelined SADD+LPUSH, or ZADDs (spec
+ * §3.2, §3.3). Reconnects once on a lost connection, as Ruby's client does. */
+static int write_payloads(hh_client *c, const char *queue, char *const *dumps, const size_t *lens,
+                          size_t n, double at) {
+    int rc = HH_ERR_REDIS;
+    for (int attempt = 0; attempt < 2; attempt++) {
         hh_pipe p;
         hh_pipe_begin(&p, &c->conn);
-        if (scheduled) {
+        if (at > 0) {
             sds zk = hh_key(&c->keys, HH_K_SCHEDULE);
             char score[32];
             hh_fmt_double(score, sizeof(score), at);
-            for (size_t i = 0; i < n; i++)
-                hh_pipe_add(&p, "ZADD %s %s %b", zk, score, dumps[i], lens[i]);
+            for (size_t i = 0; i < n; i++) hh_pipe_add(&p, "ZADD %s %s %b", zk, score, dumps[i], lens[i]);
             sdsfree(zk);
         } else {
             hh_enqueue_append(&p, &c->keys, queue, (const char *const *)dumps, lens, n);
@@ -269,10 +256,130 @@ static int write_jobs(hh_client *c, json_t **jobs, size_t n, double at,
         hh_replies_free(r, p.n);
         break;
     }
-done:
+    return rc;
+}
+
+static void free_dumps(char **dumps, size_t *lens, size_t n) {
     for (size_t i = 0; dumps && i < n; i++) free(dumps[i]);
     free(dumps);
     free(lens);
+}
+
+/* Writes already-normalised jobs. */
+static int write_jobs(hh_client *c, json_t **jobs, size_t n, double at,
+                      char (*jids_out)[HH_JID_SIZE]) {
+    double now = hh_now();
+    char **dumps = calloc(n, sizeof(char *));
+    size_t *lens = calloc(n, sizeof(size_t));
+    int rc = HH_ERR_NOMEM;
+    if (!dumps || !lens) goto done;
+    for (size_t i = 0; i < n; i++) {
+        stamp(jobs[i], now, c->ts, at > 0);
+        if (!(dumps[i] = hh_json_dump(jobs[i]))) goto done;
+        lens[i] = strlen(dumps[i]);
+        if (jids_out) hh_strlcpy(jids_out[i], json_string_value(json_object_get(jobs[i], "jid")), HH_JID_SIZE);
+    }
+    rc = write_payloads(c, json_string_value(json_object_get(jobs[0], "queue")), dumps, lens, n, at);
+done:
+    free_dumps(dumps, lens, n);
+    return rc;
+}
+
+/* Keys the fast bulk path writes itself; extra_json naming one of them
+ * takes the general path instead. */
+static int reserved_key(const char *k) {
+    static const char *const keys[] = {"retry", "queue", "class", "args", "at", "jid", "created_at", "enqueued_at", NULL};
+    for (int i = 0; keys[i]; i++)
+        if (strcmp(k, keys[i]) == 0) return 1;
+    return 0;
+}
+
+/* push_bulk without a JSON tree per job: jobs of one call share every key
+ * but args and jid, so the shared parts are serialised once (by jansson)
+ * and each payload is those pieces around its own args. Returns 1 when
+ * the options need the general path. */
+static int bulk_fast(hh_client *c, const char *klass, const char *const *args_json, size_t n,
+                     const hh_push_options *o, char (*jids_out)[HH_JID_SIZE], double at) {
+    json_t *head = json_object(), *extra = NULL;
+    const char *key;
+    json_t *v;
+    int rc = 1;
+    char **dumps = NULL;
+    size_t *lens = NULL;
+    char *head_s = NULL, *extra_s = NULL, *stamp_s = NULL;
+    unsigned char *raw = NULL;
+    if (o && o->extra_json) {
+        extra = json_loads(o->extra_json, JSON_ALLOW_NUL, NULL);
+        if (!json_is_object(extra)) goto out;
+        json_object_foreach(extra, key, v) if (reserved_key(key)) goto out;
+    }
+    const char *q = o && o->queue ? o->queue : "default";
+    if (!klass || !*klass || !valid_queue(q) || (o && o->retry == HH_RETRY_COUNT && o->retry_max < 0)) {
+        rc = HH_ERR_INVALID;
+        goto out;
+    }
+    switch (o ? o->retry : HH_RETRY_DEFAULT) {
+    case HH_RETRY_FALSE: json_object_set_new(head, "retry", json_false()); break;
+    case HH_RETRY_COUNT: json_object_set_new(head, "retry", json_integer(o->retry_max)); break;
+    default: json_object_set_new(head, "retry", json_true()); break;
+    }
+    if (json_object_set_new(head, "queue", json_string(q)) || json_object_set_new(head, "class", json_string(klass))) {
+        rc = HH_ERR_INVALID; /* not UTF-8 */
+        goto out;
+    }
+    double now = hh_now();
+    json_t *t = hh_json_time_new(now, c->ts);
+    head_s = hh_json_dump(head);    /* {"retry":…,"queue":…,"class":…} */
+    extra_s = extra ? hh_json_dump(extra) : strdup("{}");
+    stamp_s = hh_json_dump(t);
+    json_decref(t);
+    rc = HH_ERR_NOMEM;
+    dumps = calloc(n, sizeof(char *));
+    lens = calloc(n, sizeof(size_t));
+    raw = malloc(12 * n);
+    if (!head_s || !extra_s || !stamp_s || !dumps || !lens || !raw) goto out;
+    if (hh_random_bytes(raw, 12 * n) != 0) goto out;
+    size_t hl = strlen(head_s) - 1, el = strlen(extra_s) - 2; /* without '}', without braces */
+    for (size_t i = 0; i < n; i++) {
+        json_t *args = json_loads(args_json[i] ? args_json[i] : "[]", JSON_ALLOW_NUL, NULL);
+        int is_array = json_is_array(args);
+        char *a = is_array ? hh_json_dump(args) : NULL;
+        json_decref(args);
+        if (!a) {
+            rc = is_array ? HH_ERR_NOMEM : HH_ERR_INVALID;
+            goto out;
+        }
+        char jid[HH_JID_SIZE];
+        hh_hex(jid, raw + 12 * i, 12);
+        if (jids_out) memcpy(jids_out[i], jid, HH_JID_SIZE);
+        sds p = sdsnewlen(head_s, hl);
+        p = sdscat(p, ",\"args\":");
+        p = sdscat(p, a);
+        free(a);
+        if (el) {
+            p = sdscatlen(p, ",", 1);
+            p = sdscatlen(p, extra_s + 1, el);
+        }
+        p = sdscatfmt(p, ",\"jid\":\"%s\",\"created_at\":%s", jid, stamp_s);
+        if (at <= 0) p = sdscatfmt(p, ",\"enqueued_at\":%s", stamp_s);
+        p = sdscatlen(p, "}", 1);
+        if (!p || !(dumps[i] = malloc(sdslen(p) + 1))) {
+            sdsfree(p);
+            goto out;
+        }
+        memcpy(dumps[i], p, sdslen(p) + 1);
+        lens[i] = sdslen(p);
+        sdsfree(p);
+    }
+    rc = write_payloads(c, q, dumps, lens, n, at);
+out:
+    free_dumps(dumps, lens, n);
+    free(raw);
+    free(head_s);
+    free(extra_s);
+    free(stamp_s);
+    json_decref(head);
+    json_decref(extra);
     return rc;
 }
 
@@ -336,6 +443,8 @@ int hh_client_push(hh_client *c, const char *klass, const char *args_json,
 int hh_client_push_bulk(hh_client *c, const char *klass, const char *const *args_json, size_t n,
                         const hh_push_options *opts, char (*jids_out)[HH_JID_SIZE]) {
     if (!c || n == 0) return HH_ERR_INVALID;
+    int fast = bulk_fast(c, klass, args_json, n, opts, jids_out, effective_at(opts));
+    if (fast != 1) return fast;
     json_t **jobs = calloc(n, sizeof(json_t *));
     if (!jobs) return HH_ERR_NOMEM;
     int rc = HH_OK;

@@ -43,15 +43,21 @@ static int fill_random(unsigned char *buf, size_t n) {
     return 0;
 }
 
-int hh_random_hex(char *buf, size_t nbytes) {
+int hh_random_bytes(unsigned char *buf, size_t n) { return fill_random(buf, n); }
+
+void hh_hex(char *out, const unsigned char *raw, size_t n) {
     static const char hex[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = hex[raw[i] >> 4];
+        out[2 * i + 1] = hex[raw[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
+
+int hh_random_hex(char *buf, size_t nbytes) {
     unsigned char raw[64];
     if (nbytes > sizeof(raw) || fill_random(raw, nbytes) != 0) return -1;
-    for (size_t i = 0; i < nbytes; i++) {
-        buf[2 * i] = hex[raw[i] >> 4];
-        buf[2 * i + 1] = hex[raw[i] & 15];
-    }
-    buf[2 * nbytes] = '\0';
+    hh_hex(buf, raw, nbytes);
     return 0;
 }
 

@@ -18,6 +18,10 @@ void hh_sleep(double seconds);
 /* Fills buf with 2*nbytes lowercase hex digits from getrandom() plus a NUL.
  * Returns 0, or -1 when the kernel's CSPRNG failed. */
 int hh_random_hex(char *buf, size_t nbytes);
+/* Fills buf with n bytes from getrandom(); returns 0 or -1. */
+int hh_random_bytes(unsigned char *buf, size_t n);
+/* Writes 2*n lowercase hex digits of raw plus a NUL into out. */
+void hh_hex(char *out, const unsigned char *raw, size_t n);
 /* A fresh jid: 12 CSPRNG bytes as 24 hex digits (Sidekiq's SecureRandom.hex(12)). */
 int hh_new_jid(char jid[HH_JID_SIZE]);
 
