@@ -47,7 +47,7 @@ test-asan:
 
 bench: build
 	@scripts/deps.sh test
-	@bench/run.sh
+	@bench/run.sh $(BENCH_ARGS)
 
 soak: build
 	@tests/soak/soak.sh

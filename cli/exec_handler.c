@@ -121,10 +121,9 @@ static char **job_env(hh_job *job, char vars[4][512]) {
 
 /* Keeps the last STDERR_TAIL bytes of the child's stderr. */
 static void tail_append(char *tail, size_t *len, const char *buf, size_t n) {
-    if (n >= STDERR_TAIL) {
-        memcpy(tail, buf + n - STDERR_TAIL, STDERR_TAIL);
-        *len = STDERR_TAIL;
-        return;
+    if (n > STDERR_TAIL) {
+        buf += n - STDERR_TAIL;
+        n = STDERR_TAIL;
     }
     if (*len + n > STDERR_TAIL) {
         size_t drop = *len + n - STDERR_TAIL;

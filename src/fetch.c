@@ -106,7 +106,7 @@ static int fetch_reliable(hh_processor *p, const size_t *order, hh_fetched *out,
     if (sha_needed || p->nacks == 0) hh_fetch_flush_acks(p);
     const char *argv[3 + 2 * HH_MAX_QUEUES + 2];
     size_t lens[3 + 2 * HH_MAX_QUEUES + 2];
-    char nk[16], nmax[16];
+    char nk[24], nmax[24];
     redisReply *r = NULL;
     if (p->nacks) {
         snprintf(nk, sizeof(nk), "%zu", 2 * n);
@@ -173,7 +173,7 @@ static int fetch_reliable(hh_processor *p, const size_t *order, hh_fetched *out,
         /* A long wait only where every queue has its own waiter and quiet
          * can cut the wait short (CLIENT UNBLOCK needs Redis 5). */
         double block = !rotate && p->conn.version >= 500 ? HH_FETCH_IDLE_BLOCK_SECONDS : HH_FETCH_BLOCK_SECONDS;
-        char bs[16];
+        char bs[24];
         snprintf(bs, sizeof(bs), "%.0f", block);
         sds src = m->queue_keys[q], dst = m->inprog_keys[q];
         int lmove = p->conn.version >= 602;
