@@ -1,6 +1,777 @@
-/* bench.c -- placeholder replaced by the benchmark (issue 4). */
+/* bench.c -- hh_bench: the hiredhand half of `make bench` (issue 4).
+ *
+ * Drives libhiredhand through its public API only (hiredhand.h); a plain
+ * hiredis connection is used for what the API does not offer: INFO
+ * commandstats, GET stat:*, LLEN and the RENAME that releases the jobs.
+ * bench/run.sh starts Redis, calls the modes below in separate invocations
+ * (so the worker's VmHWM is its own, not the enqueuer's) and prints the
+ * table against Sidekiq.
+ *
+ *   hh_bench enqueue -u URL -n N [-b 1000]
+ *       push N NoopJob jobs (args [i]) to "default" with hh_client_push_bulk,
+ *       -b per call; prints enqueue_* lines.
+ *   hh_bench process -u URL -n N -c C [--timeout S]
+ *       queue:default must hold exactly N jobs. They are moved aside
+ *       (RENAME), a manager (reliable fetch, concurrency C) is started with a
+ *       no-op NoopJob handler, and once it has beaten once and settled they
+ *       are moved back: the clock and the CPU/commandstats windows start there
+ *       and end when hh_manager_get_stats says processed == N. The manager is
+ *       then stopped (final counter flush) and stat:processed / stat:failed
+ *       must have grown by exactly N / 0. Prints proc_c<C>_* lines.
+ *   hh_bench latency -u URL [-c 10] [-j 1000] [--rate 200] [--idle 10]
+ *       a manager on critical,default,low (strict order), idle; a second
+ *       thread pushes j LatencyJob jobs at --rate per second, round robin
+ *       over the queues, with hh_client_push; the handler records now -
+ *       enqueued_at. Then the manager sits idle for --idle s: CPU % and
+ *       Redis commands/s. Prints lat_* and idle_* lines.
+ *
+ * Output: one "key=value" per line on stdout; progress and errors on stderr.
+ * Exit status: 0, 1 when a correctness check failed, 2 on a usage or setup
+ * error. Every wait is bounded. Speed figures are printed, never checked. */
+#include <errno.h>
+#include <getopt.h>
+#include <hiredis/hiredis.h>
+#include <jansson.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdarg.h>
 #include <stdio.h>
-int main(void) {
-    puts("bench: not yet written");
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hiredhand.h"
+
+/* ------------------------------------------------------------ utilities */
+
+static double mono(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double realnow(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_s(double s) {
+    if (s <= 0) return;
+    struct timespec ts;
+    ts.tv_sec = (time_t)s;
+    ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+static double cpu_seconds(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+           (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* VmHWM (peak resident set) of this process in KiB, 0 when unreadable. */
+static long vm_hwm_kib(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = 0;
+    if (!f) return 0;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "VmHWM: %ld", &kb) == 1) break;
+    fclose(f);
+    return kb;
+}
+
+static void note(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("hh_bench: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static void out(const char *key, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    printf("%s=", key);
+    vprintf(fmt, ap);
+    putchar('\n');
+    va_end(ap);
+    fflush(stdout);
+}
+
+/* ------------------------------------------------------------ options */
+
+typedef struct bopts {
+    const char *url;
+    size_t n;          /* jobs to enqueue / process */
+    int conc;          /* manager concurrency */
+    size_t batch;      /* jobs per push_bulk call */
+    size_t jobs;       /* latency jobs */
+    double rate;       /* latency pushes per second */
+    double idle;       /* idle window, seconds */
+    double settle;     /* seconds between the first beat and the measurement */
+    double timeout;    /* bound on the processing wait, seconds */
+    const char *dump;  /* latency: write every job's figures here */
+} bopts;
+
+/* ------------------------------------------------------------ hiredis side */
+
+/* A direct connection for INFO / GET / LLEN / RENAME. Accepts
+ * redis://[user:pass@]host:port[/db] (no password support needed: the
+ * benchmark's Redis is private and on loopback). */
+static redisContext *raw_connect(const char *url) {
+    char host[256] = "127.0.0.1";
+    int port = 6379, db = 0;
+    const char *p = url;
+    if (!p || !*p) p = getenv("REDIS_URL");
+    if (!p || !*p) p = "redis://127.0.0.1:6379/0";
+    if (strncmp(p, "redis://", 8) != 0) {
+        note("only redis:// URLs are supported here: %s", p);
+        return NULL;
+    }
+    p += 8;
+    const char *at = strchr(p, '@');
+    if (at) p = at + 1;
+    size_t hl = strcspn(p, ":/");
+    if (hl > 0 && hl < sizeof(host)) {
+        memcpy(host, p, hl);
+        host[hl] = '\0';
+    }
+    p += hl;
+    if (*p == ':') port = atoi(p + 1), p += 1 + strcspn(p + 1, "/");
+    if (*p == '/' && p[1]) db = atoi(p + 1);
+    struct timeval tv = {5, 0};
+    redisContext *c = redisConnectWithTimeout(host, port, tv);
+    if (!c || c->err) {
+        note("cannot connect to %s:%d: %s", host, port, c ? c->errstr : "out of memory");
+        if (c) redisFree(c);
+        return NULL;
+    }
+    redisSetTimeout(c, tv);
+    if (db) {
+        redisReply *r = redisCommand(c, "SELECT %d", db);
+        if (r) freeReplyObject(r);
+    }
+    return c;
+}
+
+/* Runs a command that must answer an integer (or a number as a string, or
+ * nil = 0). Returns -1 on an error. */
+static long long raw_int(redisContext *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(c, fmt, ap);
+    va_end(ap);
+    long long v = -1;
+    if (!r) {
+        note("redis: %s", c->errstr);
+        return -1;
+    }
+    if (r->type == REDIS_REPLY_INTEGER) v = r->integer;
+    else if (r->type == REDIS_REPLY_STRING) v = atoll(r->str);
+    else if (r->type == REDIS_REPLY_NIL) v = 0;
+    else if (r->type == REDIS_REPLY_ERROR) note("redis: %s", r->str);
+    freeReplyObject(r);
+    return v;
+}
+
+static int raw_ok(redisContext *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(c, fmt, ap);
+    va_end(ap);
+    if (!r) {
+        note("redis: %s", c->errstr);
+        return -1;
+    }
+    int ok = r->type != REDIS_REPLY_ERROR;
+    if (!ok) note("redis: %s", r->str);
+    freeReplyObject(r);
+    return ok ? 0 : -1;
+}
+
+/* INFO commandstats, as (command, calls) pairs. Redis updates a command's
+ * counters after it ran, so a snapshot does not include its own INFO: the
+ * delta between two snapshots holds the first INFO and not the second. */
+#define MAX_CMDS 512
+typedef struct cmdstat {
+    char name[64];
+    long long calls;
+} cmdstat;
+typedef struct cmdstats {
+    cmdstat v[MAX_CMDS];
+    size_t n;
+} cmdstats;
+
+static int cmdstats_read(redisContext *c, cmdstats *s) {
+    s->n = 0;
+    redisReply *r = redisCommand(c, "INFO commandstats");
+    if (!r || r->type != REDIS_REPLY_STRING) {
+        note("INFO commandstats failed: %s", r && r->type == REDIS_REPLY_ERROR ? r->str : c->errstr);
+        if (r) freeReplyObject(r);
+        return -1;
+    }
+    const char *p = r->str;
+    while ((p = strstr(p, "cmdstat_")) != NULL && s->n < MAX_CMDS) {
+        p += 8;
+        size_t nl = strcspn(p, ":");
+        const char *calls = strstr(p, "calls=");
+        if (!calls) break;
+        if (nl >= sizeof(s->v[0].name)) nl = sizeof(s->v[0].name) - 1;
+        memcpy(s->v[s->n].name, p, nl);
+        s->v[s->n].name[nl] = '\0';
+        s->v[s->n].calls = atoll(calls + 6);
+        s->n++;
+    }
+    freeReplyObject(r);
     return 0;
+}
+
+static int cmd_cmp_desc(const void *a, const void *b) {
+    const cmdstat *x = a, *y = b;
+    return (y->calls > x->calls) - (y->calls < x->calls);
+}
+
+/* d = b - a per command (sorted by calls, descending); returns the total. */
+static long long cmdstats_delta(const cmdstats *a, const cmdstats *b, cmdstats *d) {
+    long long total = 0;
+    d->n = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        long long before = 0;
+        for (size_t j = 0; j < a->n; j++)
+            if (strcmp(a->v[j].name, b->v[i].name) == 0) {
+                before = a->v[j].calls;
+                break;
+            }
+        long long diff = b->v[i].calls - before;
+        if (diff <= 0) continue;
+        d->v[d->n] = b->v[i];
+        d->v[d->n].calls = diff;
+        d->n++;
+        total += diff;
+    }
+    qsort(d->v, d->n, sizeof(d->v[0]), cmd_cmp_desc);
+    return total;
+}
+
+/* Removes `k` calls of `name` (our own commands) from the delta. */
+static long long cmdstats_discount(cmdstats *d, long long total, const char *name, long long k) {
+    for (size_t i = 0; i < d->n; i++)
+        if (strcmp(d->v[i].name, name) == 0) {
+            long long take = d->v[i].calls < k ? d->v[i].calls : k;
+            d->v[i].calls -= take;
+            return total - take;
+        }
+    return total;
+}
+
+/* "cmd:x.xx,cmd:y.yy" with calls divided by `per`, the top `max` entries. */
+static void out_breakdown(const char *key, const cmdstats *d, double per, size_t max) {
+    char buf[1024];
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0, shown = 0; i < d->n && shown < max; i++) {
+        if (d->v[i].calls <= 0) continue;
+        int w = snprintf(buf + len, sizeof(buf) - len, "%s%s:%.3g", shown ? "," : "", d->v[i].name,
+                         (double)d->v[i].calls / per);
+        if (w < 0 || (size_t)w >= sizeof(buf) - len) break;
+        len += (size_t)w;
+        shown++;
+    }
+    out(key, "%s", buf);
+}
+
+/* ------------------------------------------------------------ manager helpers */
+
+static atomic_int log_problems;
+
+static void log_sink(hh_log_level level, const char *msg, void *udata) {
+    (void)udata;
+    if (level >= HH_LOG_WARN) atomic_fetch_add(&log_problems, 1);
+    fprintf(stderr, "hiredhand[%s]: %s\n", level >= HH_LOG_ERROR ? "error" : level == HH_LOG_WARN ? "warn" : "info",
+            msg);
+}
+
+static hh_manager *manager_make(const bopts *o, const hh_queue_weight *queues, size_t nq) {
+    hh_manager_options mo;
+    hh_manager_options_init(&mo);
+    mo.redis.url = o->url;
+    mo.concurrency = o->conc;
+    mo.queues = queues;
+    mo.nqueues = nq;
+    mo.fetch = HH_FETCH_RELIABLE;
+    mo.log = log_sink;
+    mo.log_level = HH_LOG_WARN;
+    mo.tag = "hh_bench";
+    int err = 0;
+    hh_manager *m = hh_manager_new(&mo, &err);
+    if (!m) note("hh_manager_new: %s", hh_strerror(err));
+    return m;
+}
+
+/* Waits (bounded) for the first acknowledged heartbeat, then `settle` s so
+ * every worker thread sits in its blocking fetch. */
+static int manager_wait_ready(hh_manager *m, double settle) {
+    hh_manager_stats st;
+    double deadline = mono() + 20;
+    for (;;) {
+        hh_manager_get_stats(m, &st);
+        if (st.heartbeat_last_pushed_at > 0) break;
+        if (mono() > deadline) {
+            note("no acknowledged heartbeat within 20 s (%s)", st.heartbeat_last_error);
+            return -1;
+        }
+        sleep_s(0.01);
+    }
+    sleep_s(settle);
+    return 0;
+}
+
+static int manager_finish(hh_manager *m) {
+    hh_manager_stop(m);
+    if (hh_manager_wait(m, 60) != HH_OK) {
+        note("the manager did not stop within 60 s");
+        return -1; /* cannot free a running manager; the process exits soon */
+    }
+    hh_manager_free(m);
+    return 0;
+}
+
+static int noop_handler(hh_job *job, void *udata) {
+    (void)job;
+    (void)udata;
+    return 0;
+}
+
+/* ------------------------------------------------------------ enqueue */
+
+static int mode_enqueue(const bopts *o) {
+    redisContext *rc = raw_connect(o->url);
+    if (!rc) return 2;
+    char **args = calloc(o->n ? o->n : 1, sizeof(char *));
+    if (!args) return 2;
+    for (size_t i = 0; i < o->n; i++) {
+        char tmp[32];
+        snprintf(tmp, sizeof(tmp), "[%zu]", i);
+        args[i] = strdup(tmp);
+        if (!args[i]) return 2;
+    }
+    hh_redis_options ro;
+    hh_redis_options_init(&ro);
+    ro.url = o->url;
+    int err = 0;
+    hh_client *c = hh_client_new(&ro, &err);
+    if (!c) {
+        note("hh_client_new: %s", hh_strerror(err));
+        return 2;
+    }
+    hh_push_options po;
+    hh_push_options_init(&po);
+    po.queue = "default";
+    long long len0 = raw_int(rc, "LLEN queue:default");
+    static cmdstats a, b, d;
+    if (cmdstats_read(rc, &a) != 0) return 2;
+    double cpu0 = cpu_seconds(), t0 = mono();
+    for (size_t off = 0; off < o->n; off += o->batch) {
+        size_t k = o->n - off < o->batch ? o->n - off : o->batch;
+        int e = hh_client_push_bulk(c, "NoopJob", (const char *const *)(args + off), k, &po, NULL);
+        if (e != HH_OK) {
+            note("hh_client_push_bulk at job %zu: %s", off, hh_strerror(e));
+            return 1;
+        }
+    }
+    double t1 = mono(), cpu1 = cpu_seconds();
+    if (cmdstats_read(rc, &b) != 0) return 2;
+    long long total = cmdstats_delta(&a, &b, &d);
+    total = cmdstats_discount(&d, total, "info", 1);
+    long long len1 = raw_int(rc, "LLEN queue:default");
+    int bad = 0;
+    if (len1 - len0 != (long long)o->n) {
+        note("CHECK FAILED: queue:default grew by %lld, expected %zu", len1 - len0, o->n);
+        bad = 1;
+    }
+    double secs = t1 - t0;
+    out("enqueue_jobs", "%zu", o->n);
+    out("enqueue_seconds", "%.4f", secs);
+    out("enqueue_jobs_per_s", "%.0f", secs > 0 ? (double)o->n / secs : 0.0);
+    out("enqueue_client_cpu_us_per_job", "%.2f", (cpu1 - cpu0) * 1e6 / (double)(o->n ? o->n : 1));
+    out("enqueue_cmds_per_job", "%.4f", (double)total / (double)(o->n ? o->n : 1));
+    out_breakdown("enqueue_cmd_breakdown", &d, (double)(o->n ? o->n : 1), 8);
+    out("enqueue_ok", "%d", !bad);
+    hh_client_free(c);
+    for (size_t i = 0; i < o->n; i++) free(args[i]);
+    free(args);
+    redisFree(rc);
+    return bad;
+}
+
+/* ------------------------------------------------------------ process */
+
+static int mode_process(const bopts *o) {
+    redisContext *rc = raw_connect(o->url);
+    if (!rc) return 2;
+    long long len = raw_int(rc, "LLEN queue:default");
+    if (len != (long long)o->n) {
+        note("queue:default holds %lld jobs, expected %zu (run the enqueue mode first)", len, o->n);
+        return 2;
+    }
+    long long p0 = raw_int(rc, "GET stat:processed"), f0 = raw_int(rc, "GET stat:failed");
+    if (raw_ok(rc, "RENAME queue:default hh_bench:staging") != 0) return 2;
+
+    hh_manager *m = manager_make(o, NULL, 0);
+    if (!m) return 2;
+    if (hh_manager_register(m, "NoopJob", noop_handler, NULL) != HH_OK) return 2;
+    int e = hh_manager_start(m);
+    if (e != HH_OK) {
+        note("hh_manager_start: %s", hh_strerror(e));
+        return 2;
+    }
+    if (manager_wait_ready(m, o->settle) != 0) return 2;
+
+    static cmdstats a, b, d;
+    if (cmdstats_read(rc, &a) != 0) return 2;
+    double cpu0 = cpu_seconds(), t0 = mono();
+    /* the jobs appear at once to the blocked fetches (RENAME wakes them) */
+    if (raw_ok(rc, "RENAME hh_bench:staging queue:default") != 0) return 2;
+    hh_manager_stats st;
+    int timed_out = 0;
+    for (;;) {
+        hh_manager_get_stats(m, &st);
+        if (st.processed >= o->n) break;
+        if (mono() - t0 > o->timeout) {
+            timed_out = 1;
+            break;
+        }
+        sleep_s(0.001);
+    }
+    double t1 = mono(), cpu1 = cpu_seconds();
+    long hwm = vm_hwm_kib();
+    uint64_t processed = st.processed, failed = st.failed;
+    if (manager_finish(m) != 0) return 1;
+    if (cmdstats_read(rc, &b) != 0) return 2;
+    long long total = cmdstats_delta(&a, &b, &d);
+    total = cmdstats_discount(&d, total, "info", 1);
+    total = cmdstats_discount(&d, total, "rename", 1);
+    long long p1 = raw_int(rc, "GET stat:processed"), f1 = raw_int(rc, "GET stat:failed");
+    long long left = raw_int(rc, "LLEN queue:default");
+
+    int bad = 0;
+    if (timed_out) {
+        note("CHECK FAILED: only %llu of %zu jobs processed after %.0f s", (unsigned long long)processed, o->n,
+             o->timeout);
+        bad = 1;
+    }
+    if (p1 - p0 != (long long)o->n) {
+        note("CHECK FAILED: stat:processed grew by %lld, expected exactly %zu (manager counted %llu)", p1 - p0, o->n,
+             (unsigned long long)processed);
+        bad = 1;
+    }
+    if (f1 - f0 != 0 || failed) {
+        note("CHECK FAILED: stat:failed grew by %lld (manager counted %llu failed), expected 0", f1 - f0,
+             (unsigned long long)failed);
+        bad = 1;
+    }
+    if (left != 0) {
+        note("CHECK FAILED: %lld jobs left in queue:default", left);
+        bad = 1;
+    }
+    char k[64];
+    double n = (double)(o->n ? o->n : 1), secs = t1 - t0;
+#define OUTC(suffix, ...)                                          \
+    do {                                                           \
+        snprintf(k, sizeof(k), "proc_c%d_%s", o->conc, suffix);    \
+        out(k, __VA_ARGS__);                                       \
+    } while (0)
+    OUTC("seconds", "%.4f", secs);
+    OUTC("jobs_per_s", "%.0f", secs > 0 ? n / secs : 0.0);
+    OUTC("cpu_us_per_job", "%.2f", (cpu1 - cpu0) * 1e6 / n);
+    OUTC("cpu_pct", "%.1f", secs > 0 ? (cpu1 - cpu0) / secs * 100 : 0.0);
+    OUTC("peak_rss_kib", "%ld", hwm);
+    OUTC("cmds_per_job", "%.4f", (double)total / n);
+    OUTC("processed_delta", "%lld", p1 - p0);
+    OUTC("failed_delta", "%lld", f1 - f0);
+    OUTC("log_warnings", "%d", atomic_load(&log_problems));
+    OUTC("ok", "%d", !bad);
+#undef OUTC
+    snprintf(k, sizeof(k), "proc_c%d_cmd_breakdown", o->conc);
+    out_breakdown(k, &d, n, 10);
+    redisFree(rc);
+    return bad;
+}
+
+/* ------------------------------------------------------------ latency + idle */
+
+typedef struct latstore {
+    double *lat; /* seconds, one per job */
+    double *at;  /* enqueued_at of each, for --dump */
+    char (*queue)[16];
+    size_t cap;
+    atomic_size_t n;
+    atomic_int bad; /* payloads without a numeric enqueued_at */
+} latstore;
+
+static int latency_handler(hh_job *job, void *udata) {
+    double now = realnow();
+    latstore *s = udata;
+    size_t len = 0;
+    const char *payload = hh_job_payload(job, &len);
+    json_t *j = json_loadb(payload, len, 0, NULL);
+    json_t *e = json_object_get(j, "enqueued_at");
+    if (!json_is_number(e)) {
+        atomic_fetch_add(&s->bad, 1);
+    } else {
+        double t = json_number_value(e);
+        if (json_is_integer(e)) t /= 1000.0; /* Sidekiq 8 EPOCH_MS */
+        size_t i = atomic_fetch_add(&s->n, 1);
+        if (i < s->cap) {
+            s->lat[i] = now - t;
+            s->at[i] = t;
+            snprintf(s->queue[i], sizeof(s->queue[i]), "%s", hh_job_queue(job));
+        }
+    }
+    json_decref(j);
+    return 0;
+}
+
+typedef struct pusher {
+    const bopts *o;
+    const char *const *queues;
+    size_t nq;
+    int err;
+    size_t pushed;
+} pusher;
+
+/* Pushes o->jobs LatencyJob jobs at o->rate per second, on a schedule (job
+ * i is due at t0 + i / rate), with a client of its own. */
+static void *pusher_main(void *arg) {
+    pusher *p = arg;
+    hh_redis_options ro;
+    hh_redis_options_init(&ro);
+    ro.url = p->o->url;
+    int err = 0;
+    hh_client *c = hh_client_new(&ro, &err);
+    if (!c) {
+        p->err = err;
+        return NULL;
+    }
+    double t0 = mono();
+    for (size_t i = 0; i < p->o->jobs; i++) {
+        sleep_s(t0 + (double)i / p->o->rate - mono());
+        char args[32];
+        snprintf(args, sizeof(args), "[%zu]", i);
+        hh_push_options po;
+        hh_push_options_init(&po);
+        po.queue = p->queues[i % p->nq];
+        int e = hh_client_push(c, "LatencyJob", args, &po, NULL);
+        if (e != HH_OK) {
+            p->err = e;
+            break;
+        }
+        p->pushed++;
+    }
+    hh_client_free(c);
+    return NULL;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* nearest-rank percentile of a sorted array */
+static double pct(const double *v, size_t n, double q) {
+    if (!n) return 0;
+    size_t r = (size_t)ceil(q * (double)n);
+    if (r < 1) r = 1;
+    if (r > n) r = n;
+    return v[r - 1];
+}
+
+static int mode_latency(const bopts *o) {
+    static const char *const qnames[3] = {"critical", "default", "low"};
+    hh_queue_weight qs[3] = {{"critical", 0}, {"default", 0}, {"low", 0}};
+    redisContext *rc = raw_connect(o->url);
+    if (!rc) return 2;
+    latstore s;
+    memset(&s, 0, sizeof(s));
+    s.cap = o->jobs;
+    s.lat = calloc(o->jobs ? o->jobs : 1, sizeof(double));
+    s.at = calloc(o->jobs ? o->jobs : 1, sizeof(double));
+    s.queue = calloc(o->jobs ? o->jobs : 1, sizeof(*s.queue));
+    if (!s.lat || !s.at || !s.queue) return 2;
+    atomic_init(&s.n, 0);
+    atomic_init(&s.bad, 0);
+
+    hh_manager *m = manager_make(o, qs, 3);
+    if (!m) return 2;
+    if (hh_manager_register(m, "LatencyJob", latency_handler, &s) != HH_OK) return 2;
+    int e = hh_manager_start(m);
+    if (e != HH_OK) {
+        note("hh_manager_start: %s", hh_strerror(e));
+        return 2;
+    }
+    if (manager_wait_ready(m, o->settle) != 0) return 2;
+
+    pusher p = {o, qnames, 3, 0, 0};
+    pthread_t th;
+    if (pthread_create(&th, NULL, pusher_main, &p) != 0) return 2;
+    double deadline = mono() + (double)o->jobs / o->rate + 30;
+    hh_manager_stats st;
+    int timed_out = 0;
+    for (;;) {
+        hh_manager_get_stats(m, &st);
+        if (st.processed >= o->jobs) break;
+        if (mono() > deadline) {
+            timed_out = 1;
+            break;
+        }
+        sleep_s(0.005);
+    }
+    pthread_join(th, NULL);
+    int bad = 0;
+    if (p.err) {
+        note("CHECK FAILED: hh_client_push: %s after %zu jobs", hh_strerror(p.err), p.pushed);
+        bad = 1;
+    }
+    if (timed_out) {
+        note("CHECK FAILED: only %llu of %zu latency jobs processed in time", (unsigned long long)st.processed,
+             o->jobs);
+        bad = 1;
+    }
+    if (atomic_load(&s.bad)) {
+        note("CHECK FAILED: %d payloads had no numeric enqueued_at", atomic_load(&s.bad));
+        bad = 1;
+    }
+    size_t n = atomic_load(&s.n);
+    if (n > s.cap) n = s.cap;
+    if (o->dump) { /* enqueued_at, queue, latency ms: one line per job in pickup order */
+        FILE *f = fopen(o->dump, "w");
+        for (size_t i = 0; f && i < n; i++) fprintf(f, "%.6f %s %.3f\n", s.at[i], s.queue[i], s.lat[i] * 1e3);
+        if (f) fclose(f);
+    }
+    qsort(s.lat, n, sizeof(double), cmp_double);
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) sum += s.lat[i];
+    out("lat_jobs", "%zu", n);
+    out("lat_p50_ms", "%.3f", pct(s.lat, n, 0.50) * 1e3);
+    out("lat_p99_ms", "%.3f", pct(s.lat, n, 0.99) * 1e3);
+    out("lat_max_ms", "%.3f", n ? s.lat[n - 1] * 1e3 : 0.0);
+    out("lat_mean_ms", "%.3f", n ? sum / (double)n * 1e3 : 0.0);
+    out("lat_ok", "%d", !bad);
+
+    /* idle: the same manager, nothing to do */
+    sleep_s(1.0);
+    static cmdstats a, b, d;
+    if (cmdstats_read(rc, &a) != 0) return 2;
+    double cpu0 = cpu_seconds(), t0 = mono();
+    sleep_s(o->idle);
+    double t1 = mono(), cpu1 = cpu_seconds();
+    if (cmdstats_read(rc, &b) != 0) return 2;
+    long long total = cmdstats_delta(&a, &b, &d);
+    total = cmdstats_discount(&d, total, "info", 1);
+    double secs = t1 - t0;
+    out("idle_seconds", "%.2f", secs);
+    out("idle_cpu_pct", "%.3f", (cpu1 - cpu0) / secs * 100);
+    out("idle_cmds_per_s", "%.2f", (double)total / secs);
+    out_breakdown("idle_cmd_breakdown", &d, secs, 12);
+    out("idle_peak_rss_kib", "%ld", vm_hwm_kib());
+    if (manager_finish(m) != 0) bad = 1;
+    free(s.lat);
+    free(s.at);
+    free(s.queue);
+    redisFree(rc);
+    return bad;
+}
+
+/* ------------------------------------------------------------ main */
+
+static void usage(FILE *f) {
+    fputs("usage: hh_bench enqueue|process|latency [-u URL] [-n N] [-c CONCURRENCY] [-b BATCH]\n"
+          "                [-j LATENCY_JOBS] [--rate PER_S] [--idle S] [--settle S] [--timeout S]\n"
+          "                [--dump FILE (latency: enqueued_at, queue, ms per job)]\n"
+          "Normally run by bench/run.sh, which starts a private Redis.\n",
+          f);
+}
+
+static int parse_size(const char *s, size_t *out, size_t min) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || end == s || v < min || s[0] == '-') return -1;
+    *out = (size_t)v;
+    return 0;
+}
+
+static int parse_double(const char *s, double *out, double min) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end || end == s || !(v >= min) || !isfinite(v)) return -1;
+    *out = v;
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    const char *mode = argv[1];
+    bopts o = {NULL, 100000, 10, 1000, 1000, 200, 10, 0.5, 120, NULL};
+    static const struct option longopts[] = {
+        {"url", required_argument, NULL, 'u'},     {"jobs", required_argument, NULL, 'n'},
+        {"concurrency", required_argument, NULL, 'c'}, {"batch", required_argument, NULL, 'b'},
+        {"latency-jobs", required_argument, NULL, 'j'}, {"rate", required_argument, NULL, 'R'},
+        {"idle", required_argument, NULL, 'I'},    {"settle", required_argument, NULL, 'S'},
+        {"timeout", required_argument, NULL, 'T'}, {"dump", required_argument, NULL, 'D'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    optind = 2;
+    int ch;
+    size_t tmp;
+    while ((ch = getopt_long(argc, argv, "u:n:c:b:j:h", longopts, NULL)) != -1) {
+        int bad = 0;
+        switch (ch) {
+        case 'u': o.url = optarg; break;
+        case 'n': bad = parse_size(optarg, &o.n, 1); break;
+        case 'c':
+            bad = parse_size(optarg, &tmp, 1) || tmp > 1000;
+            o.conc = (int)tmp;
+            break;
+        case 'b': bad = parse_size(optarg, &o.batch, 1); break;
+        case 'j': bad = parse_size(optarg, &o.jobs, 1); break;
+        case 'R': bad = parse_double(optarg, &o.rate, 0.001); break;
+        case 'I': bad = parse_double(optarg, &o.idle, 0.1); break;
+        case 'S': bad = parse_double(optarg, &o.settle, 0); break;
+        case 'T': bad = parse_double(optarg, &o.timeout, 1); break;
+        case 'D': o.dump = optarg; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+        if (bad) {
+            note("bad value for -%c: %s", ch, optarg);
+            return 2;
+        }
+    }
+    if (optind != argc) {
+        usage(stderr);
+        return 2;
+    }
+    if (!o.url) o.url = getenv("REDIS_URL");
+    if (!o.url) {
+        note("no Redis URL: pass -u or set REDIS_URL");
+        return 2;
+    }
+    if (strcmp(mode, "enqueue") == 0) return mode_enqueue(&o);
+    if (strcmp(mode, "process") == 0) return mode_process(&o);
+    if (strcmp(mode, "latency") == 0) return mode_latency(&o);
+    usage(stderr);
+    return 2;
 }
