@@ -7,6 +7,7 @@
  * ones the heartbeat read at its last beat. */
 #include "http.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
@@ -32,7 +33,46 @@
 /* Epoch seconds to 10 µs, ages without %.17g noise (0.009, not 0.0089999...). */
 #define HH_JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(15))
 
+/* libmicrohttpd is loaded when an endpoint starts, not with the program: it
+ * pulls in GnuTLS, about 1.4 MiB of resident pages that every worker
+ * without --http would otherwise carry (issue 4's footprint target). */
+typedef struct mhd_api {
+    void *so;
+    struct MHD_Daemon *(*start_daemon)(unsigned int, uint16_t, MHD_AcceptPolicyCallback, void *,
+                                       MHD_AccessHandlerCallback, void *, ...);
+    void (*stop_daemon)(struct MHD_Daemon *);
+    struct MHD_Response *(*create_response_from_buffer)(size_t, void *, enum MHD_ResponseMemoryMode);
+    enum MHD_Result (*add_response_header)(struct MHD_Response *, const char *, const char *);
+    enum MHD_Result (*queue_response)(struct MHD_Connection *, unsigned int, struct MHD_Response *);
+    void (*destroy_response)(struct MHD_Response *);
+} mhd_api;
+
+#define HH_MHD_SONAME "libmicrohttpd.so.12"
+
+static int mhd_load(mhd_api *api, char *err, size_t errlen) {
+    api->so = dlopen(HH_MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (!api->so) {
+        snprintf(err, errlen, "cannot load %s (Debian package libmicrohttpd12): %s", HH_MHD_SONAME, dlerror());
+        return -1;
+    }
+#define HH_MHD_SYM(field, name)                                                       \
+    if (!(*(void **)(&api->field) = dlsym(api->so, name))) {                          \
+        snprintf(err, errlen, "%s lacks %s", HH_MHD_SONAME, name);                   \
+        dlclose(api->so);                                                             \
+        return -1;                                                                    \
+    }
+    HH_MHD_SYM(start_daemon, "MHD_start_daemon")
+    HH_MHD_SYM(stop_daemon, "MHD_stop_daemon")
+    HH_MHD_SYM(create_response_from_buffer, "MHD_create_response_from_buffer")
+    HH_MHD_SYM(add_response_header, "MHD_add_response_header")
+    HH_MHD_SYM(queue_response, "MHD_queue_response")
+    HH_MHD_SYM(destroy_response, "MHD_destroy_response")
+#undef HH_MHD_SYM
+    return 0;
+}
+
 struct hh_http {
+    mhd_api api;
     struct hh_manager *m;
     struct MHD_Daemon *daemon;
     double max_age;
@@ -288,24 +328,24 @@ char *hh_http_metrics_text(const hh_manager_stats *st, double now) {
 
 /* ------------------------------------------------------------- serving */
 
-static enum MHD_Result respond(struct MHD_Connection *conn, unsigned int status, char *body, const char *type,
+static enum MHD_Result respond(const hh_http *h, struct MHD_Connection *conn, unsigned int status, char *body, const char *type,
                                int allow) {
     static const char oom[] = "{\"error\":\"out of memory\"}";
     struct MHD_Response *r;
     if (body) {
-        r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+        r = h->api.create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
         if (!r) free(body);
     } else {
         status = MHD_HTTP_INTERNAL_SERVER_ERROR;
         type = HH_HTTP_JSON;
-        r = MHD_create_response_from_buffer(sizeof(oom) - 1, (void *)(uintptr_t)oom, MHD_RESPMEM_PERSISTENT);
+        r = h->api.create_response_from_buffer(sizeof(oom) - 1, (void *)(uintptr_t)oom, MHD_RESPMEM_PERSISTENT);
     }
     if (!r) return MHD_NO; /* MHD closes the connection */
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    if (allow) MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, HH_HTTP_ALLOW);
-    enum MHD_Result rc = MHD_queue_response(conn, status, r);
-    MHD_destroy_response(r);
+    h->api.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    h->api.add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    if (allow) h->api.add_response_header(r, MHD_HTTP_HEADER_ALLOW, HH_HTTP_ALLOW);
+    enum MHD_Result rc = h->api.queue_response(conn, status, r);
+    h->api.destroy_response(r);
     return rc;
 }
 
@@ -330,7 +370,7 @@ static enum MHD_Result serve_healthz(hh_http *h, struct MHD_Connection *conn, co
         json_object_set_new(o, "redis_connected", json_boolean(st->redis_connected));
         if (!healthy) json_object_set_new(o, "last_error", jstr(st->heartbeat_last_error));
     }
-    return respond(conn, healthy ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, dump_new(o), HH_HTTP_JSON, 0);
+    return respond(h, conn, healthy ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, dump_new(o), HH_HTTP_JSON, 0);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
@@ -342,7 +382,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
      * the request body and closes that connection after the response. */
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
         json_t *o = json_pack("{s:s, s:s}", "error", "method not allowed", "allow", HH_HTTP_ALLOW);
-        return respond(conn, MHD_HTTP_METHOD_NOT_ALLOWED, dump_new(o), HH_HTTP_JSON, 1);
+        return respond(h, conn, MHD_HTTP_METHOD_NOT_ALLOWED, dump_new(o), HH_HTTP_JSON, 1);
     }
     /* GET/HEAD: wait for the whole request (skipping any body) so that the
      * connection can be kept alive. *con_cls only marks "headers seen". */
@@ -357,17 +397,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     int healthz = !strcmp(url, "/healthz"), stats = !strcmp(url, "/stats"), metrics = !strcmp(url, "/metrics");
     if (!healthz && !stats && !metrics) {
         json_t *o = json_pack("{s:s, s:[s,s,s]}", "error", "not found", "paths", "/healthz", "/stats", "/metrics");
-        return respond(conn, MHD_HTTP_NOT_FOUND, dump_new(o), HH_HTTP_JSON, 0);
+        return respond(h, conn, MHD_HTTP_NOT_FOUND, dump_new(o), HH_HTTP_JSON, 0);
     }
     /* The snapshot is ~26 KB: keep it off the MHD thread's stack. */
     hh_manager_stats *st = malloc(sizeof(*st));
-    if (!st) return respond(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, HH_HTTP_JSON, 0);
+    if (!st) return respond(h, conn, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, HH_HTTP_JSON, 0);
     hh_manager_fill_stats(h->m, st);
     double now = hh_now();
     enum MHD_Result rc;
     if (healthz) rc = serve_healthz(h, conn, st, now);
-    else if (stats) rc = respond(conn, MHD_HTTP_OK, hh_http_stats_json(st, now, h->max_age), HH_HTTP_JSON, 0);
-    else rc = respond(conn, MHD_HTTP_OK, hh_http_metrics_text(st, now), HH_HTTP_PROMETHEUS, 0);
+    else if (stats) rc = respond(h, conn, MHD_HTTP_OK, hh_http_stats_json(st, now, h->max_age), HH_HTTP_JSON, 0);
+    else rc = respond(h, conn, MHD_HTTP_OK, hh_http_metrics_text(st, now), HH_HTTP_PROMETHEUS, 0);
     free(st);
     return rc;
 }
@@ -497,7 +537,11 @@ hh_http *hh_http_start(struct hh_manager *m, const char *bind, double liveness_m
     snprintf(h->display, sizeof(h->display), v6 ? "[%s]:%s" : "%s:%s", addr, port);
 
     unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
-    h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h,
+    if (mhd_load(&h->api, err, errlen) != 0) {
+        free(h);
+        return NULL;
+    }
+    h->daemon = h->api.start_daemon(flags, 0, NULL, NULL, on_request, h,
                                  MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
                                  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
                                  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HH_HTTP_CONNECTION_LIMIT,
@@ -508,6 +552,7 @@ hh_http *hh_http_start(struct hh_manager *m, const char *bind, double liveness_m
         if (e) snprintf(err, errlen, "cannot listen on %s: %s", h->display, strerror(e));
         else snprintf(err, errlen, "cannot listen on %s: %s", h->display,
                       h->start_msg[0] ? h->start_msg : "libmicrohttpd could not start");
+        dlclose(h->api.so);
         free(h);
         return NULL;
     }
@@ -519,6 +564,7 @@ hh_http *hh_http_start(struct hh_manager *m, const char *bind, double liveness_m
 
 void hh_http_stop(hh_http *h) {
     if (!h) return;
-    MHD_stop_daemon(h->daemon); /* joins the polling thread, closes every connection */
+    h->api.stop_daemon(h->daemon); /* joins the polling thread, closes every connection */
+    dlclose(h->api.so);
     free(h);
 }
