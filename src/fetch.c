@@ -97,30 +97,55 @@ void hh_fetch_flush_acks(hh_processor *p) {
     acks_done(p);
 }
 
-static int fetch_reliable(hh_processor *p, const size_t *order, hh_fetched *out, size_t max) {
+/* The fetch script's arguments: every queue's key pair in configuration
+ * order, then one queue order per job wanted (drawn per job, so weights keep
+ * their meaning inside a batch). Returns the argument count. */
+static int fetch_args(hh_processor *p, size_t max, const char **keys, size_t *klen, const char **args,
+                      size_t *alen, char (*ord)[4 * HH_MAX_QUEUES]) {
+    struct hh_manager *m = p->m;
+    size_t n = m->nqueues, order[HH_MAX_QUEUES];
+    for (size_t i = 0; i < n; i++) {
+        keys[2 * i] = m->queue_keys[i], klen[2 * i] = sdslen(m->queue_keys[i]);
+        keys[2 * i + 1] = m->inprog_keys[i], klen[2 * i + 1] = sdslen(m->inprog_keys[i]);
+    }
+    args[0] = p->conn.version >= 602 ? "1" : "0", alen[0] = 1;
+    for (size_t j = 0; j < max; j++) {
+        if (j == 0 || m->weighted) { /* strict order: one string serves every job */
+            hh_queue_order(m->weights, n, m->weighted, &p->rng, order);
+            size_t o = 0;
+            for (size_t i = 0; i < n; i++)
+                o += (size_t)snprintf(ord[j] + o, sizeof(ord[j]) - o, i ? ",%zu" : "%zu", order[i] + 1);
+            args[1 + j] = ord[j], alen[1 + j] = o;
+        } else {
+            args[1 + j] = args[1], alen[1 + j] = alen[1];
+        }
+    }
+    return (int)(1 + max);
+}
+
+static int fetch_reliable(hh_processor *p, hh_fetched *out, size_t max) {
     struct hh_manager *m = p->m;
     size_t n = m->nqueues;
+    if (max > HH_FETCH_BATCH_MAX) max = HH_FETCH_BATCH_MAX;
     if (hh_conn_ready(&p->conn) != 0) return -1;
+    const char *keys[2 * HH_MAX_QUEUES], *args[1 + HH_FETCH_BATCH_MAX];
+    size_t klen[2 * HH_MAX_QUEUES], alen[1 + HH_FETCH_BATCH_MAX];
+    char ord[HH_FETCH_BATCH_MAX][4 * HH_MAX_QUEUES];
+    int nargs = fetch_args(p, max, keys, klen, args, alen, ord);
     /* One round trip: the pending acks, then the fetch script. */
-    char sha_needed = !p->conn.shas[HH_SCRIPT_FETCH][0];
-    if (sha_needed || p->nacks == 0) hh_fetch_flush_acks(p);
-    const char *argv[3 + 2 * HH_MAX_QUEUES + 2];
-    size_t lens[3 + 2 * HH_MAX_QUEUES + 2];
-    char nk[24], nmax[24];
+    if (!p->conn.shas[HH_SCRIPT_FETCH][0]) hh_fetch_flush_acks(p);
     redisReply *r = NULL;
     if (p->nacks) {
+        const char *argv[3 + 2 * HH_MAX_QUEUES + 1 + HH_FETCH_BATCH_MAX];
+        size_t lens[3 + 2 * HH_MAX_QUEUES + 1 + HH_FETCH_BATCH_MAX];
+        char nk[24];
         snprintf(nk, sizeof(nk), "%zu", 2 * n);
-        snprintf(nmax, sizeof(nmax), "%zu", max);
         int argc = 0;
         argv[argc] = "EVALSHA", lens[argc++] = 7;
         argv[argc] = p->conn.shas[HH_SCRIPT_FETCH], lens[argc++] = 40;
         argv[argc] = nk, lens[argc++] = strlen(nk);
-        for (size_t i = 0; i < n; i++) {
-            argv[argc] = m->queue_keys[order[i]], lens[argc++] = sdslen(m->queue_keys[order[i]]);
-            argv[argc] = m->inprog_keys[order[i]], lens[argc++] = sdslen(m->inprog_keys[order[i]]);
-        }
-        argv[argc] = nmax, lens[argc++] = strlen(nmax);
-        argv[argc] = p->conn.version >= 602 ? "1" : "0", lens[argc++] = 1;
+        for (size_t i = 0; i < 2 * n; i++) argv[argc] = keys[i], lens[argc++] = klen[i];
+        for (int i = 0; i < nargs; i++) argv[argc] = args[i], lens[argc++] = alen[i];
         hh_pipe pipe;
         hh_pipe_begin(&pipe, &p->conn);
         acks_append(p, &pipe);
@@ -140,24 +165,14 @@ static int fetch_reliable(hh_processor *p, const size_t *order, hh_fetched *out,
             p->conn.shas[HH_SCRIPT_FETCH][0] = '\0';
         }
     }
-    if (!r) {
-        const char *keys[2 * HH_MAX_QUEUES];
-        size_t klen[2 * HH_MAX_QUEUES];
-        for (size_t i = 0; i < n; i++) {
-            keys[2 * i] = m->queue_keys[order[i]], klen[2 * i] = sdslen(m->queue_keys[order[i]]);
-            keys[2 * i + 1] = m->inprog_keys[order[i]], klen[2 * i + 1] = sdslen(m->inprog_keys[order[i]]);
-        }
-        snprintf(nmax, sizeof(nmax), "%zu", max);
-        const char *args[2] = {nmax, p->conn.version >= 602 ? "1" : "0"};
-        r = hh_conn_eval(&p->conn, HH_SCRIPT_FETCH, (int)(2 * n), keys, klen, 2, args, NULL);
-    }
+    if (!r) r = hh_conn_eval(&p->conn, HH_SCRIPT_FETCH, (int)(2 * n), keys, klen, nargs, args, alen);
     int rc = 0;
     if (!r) {
         rc = -1;
     } else if (r->type == REDIS_REPLY_ARRAY && r->elements >= 2) {
         for (size_t i = 0; i + 1 < r->elements && rc >= 0; i += 2) {
-            size_t pair = (size_t)r->element[i]->integer - 1;
-            if (pair >= n || take(&out[rc], r->element[i + 1], order[pair]) < 0) break;
+            size_t q = (size_t)r->element[i]->integer - 1;
+            if (q >= n || take(&out[rc], r->element[i + 1], q) < 0) break;
             rc++;
         }
     } else if (r->type == REDIS_REPLY_ERROR) {
@@ -208,10 +223,14 @@ void hh_fetch_wake(struct hh_manager *m, hh_conn *c) {
 
 int hh_fetch(hh_processor *p, hh_fetched *out, size_t max) {
     struct hh_manager *m = p->m;
-    size_t order[HH_MAX_QUEUES];
-    hh_queue_order(m->weights, m->nqueues, m->weighted, &p->rng, order);
-    int rc = m->opts.fetch == HH_FETCH_BASIC ? fetch_basic(p, order, out)
-                                             : fetch_reliable(p, order, out, max ? max : 1);
+    int rc;
+    if (m->opts.fetch == HH_FETCH_BASIC) {
+        size_t order[HH_MAX_QUEUES];
+        hh_queue_order(m->weights, m->nqueues, m->weighted, &p->rng, order);
+        rc = fetch_basic(p, order, out);
+    } else {
+        rc = fetch_reliable(p, out, max ? max : 1);
+    }
     for (int i = 0; i < rc; i++) atomic_fetch_add(&m->fetched[out[i].queue], 1);
     if (rc < 0 && !p->conn.ctx) hh_conn_ready(&p->conn); /* waits out the backoff */
     else if (rc < 0) hh_sleep(1.0); /* an error reply: as Sidekiq, pause 1 s */

@@ -110,8 +110,10 @@ static int work_append(struct hh_manager *m, hh_pipe *pipe) {
     return busy;
 }
 
-static void deliver_signal(struct hh_manager *m, const char *sig) {
+/* Returns 1 when the signal changed the quiet flag the hash shows. */
+static int deliver_signal(struct hh_manager *m, const char *sig) {
     hh_log(&m->log, HH_LOG_INFO, "received %s through %s%s", sig, m->identity, HH_K_SIGNALS_SUFFIX);
+    int was_quiet = atomic_load(&m->quiet);
     if (strcmp(sig, "TSTP") == 0)
         hh_manager_quiet(m);
     else if (strcmp(sig, "TERM") == 0 || strcmp(sig, "INT") == 0)
@@ -120,6 +122,7 @@ static void deliver_signal(struct hh_manager *m, const char *sig) {
         hh_manager_dump(m);
     else
         hh_log(&m->log, HH_LOG_WARN, "ignoring unknown signal %s", sig);
+    return !was_quiet && atomic_load(&m->quiet);
 }
 
 static void dump_threads(struct hh_manager *m) {
@@ -170,7 +173,10 @@ static void read_queues(struct hh_manager *m, hh_conn *c, double now) {
     hh_replies_free(r, pipe.n);
 }
 
-static void beat(struct hh_manager *m, hh_conn *c, const char *info, int *registered) {
+/* One beat; returns 1 when another should follow at once (a remote quiet
+ * must show on the Busy page within one beat, B02). */
+static int beat(struct hh_manager *m, hh_conn *c, const char *info, int *registered) {
+    int again = 0;
     double now = hh_now();
     unsigned long long p = atomic_exchange(&m->unflushed_processed, 0);
     unsigned long long f = atomic_exchange(&m->unflushed_failed, 0);
@@ -210,7 +216,7 @@ static void beat(struct hh_manager *m, hh_conn *c, const char *info, int *regist
                     hh_log(&m->log, HH_LOG_INFO, "heartbeat: process hash had expired; registered again");
                 *registered = 1;
                 redisReply *sig = ex->element[ex->elements - 1];
-                if (sig->type == REDIS_REPLY_STRING) deliver_signal(m, sig->str);
+                if (sig->type == REDIS_REPLY_STRING) again = deliver_signal(m, sig->str);
             } else {
                 snprintf(err, sizeof(err), "heartbeat: %s",
                          ex->type == REDIS_REPLY_ERROR ? ex->str : "transaction aborted");
@@ -243,6 +249,7 @@ static void beat(struct hh_manager *m, hh_conn *c, const char *info, int *regist
         hh_manager_fill_stats(m, &st);
         m->hook(ok, &st, m->hook_udata);
     }
+    return again;
 }
 
 void *hh_heartbeat_main(void *arg) {
@@ -252,9 +259,9 @@ void *hh_heartbeat_main(void *arg) {
     char *info = hh_heartbeat_info(m);
     int registered = 0;
     while (!atomic_load(&m->beats_off)) {
-        beat(m, &c, info ? info : "{}", &registered);
+        int again = beat(m, &c, info ? info : "{}", &registered);
         /* Sleep in slices so TTIN and the end of a stop are seen quickly. */
-        double until = hh_mono() + m->opts.heartbeat_interval;
+        double until = hh_mono() + (again ? 0 : m->opts.heartbeat_interval);
         while (!atomic_load(&m->beats_off) && hh_mono() < until) {
             if (atomic_exchange(&m->dump_requested, 0)) dump_threads(m);
             hh_sleep(0.05);

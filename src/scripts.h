@@ -12,25 +12,32 @@ typedef enum hh_script_id {
     HH_SCRIPT_COUNT
 } hh_script_id;
 
-/* KEYS: queue:<q1>, inprogress(q1), queue:<q2>, inprogress(q2), ... in the
- * order to try. ARGV[1]: max jobs to move; ARGV[2]: "1" to use LMOVE (Redis
- * >= 6.2), else RPOPLPUSH. Moves up to ARGV[1] jobs from the first non-empty
- * queue, each atomically, and returns {pair index, payload, ...} or false. */
+/* KEYS: queue:<q1>, inprogress(q1), queue:<q2>, inprogress(q2), ... in
+ * configuration order. ARGV[1]: "1" to use LMOVE (Redis >= 6.2), else
+ * RPOPLPUSH. ARGV[2..]: one entry per job wanted, each the order in which to
+ * try the queues for that job ("2,1,3", 1-based), so weighted order is drawn
+ * per job as Sidekiq draws it per BRPOP. Moves each job atomically and
+ * returns {queue index, payload, ...}, or false when every queue is empty. */
 #define HH_LUA_FETCH                                                          \
-    "local n = tonumber(ARGV[1])\n"                                           \
-    "local lmove = ARGV[2] == '1'\n"                                          \
-    "for i = 1, #KEYS, 2 do\n"                                                \
-    "  local out = {}\n"                                                      \
-    "  while #out < 2 * n do\n"                                               \
+    "local lmove = ARGV[1] == '1'\n"                                          \
+    "local out = {}\n"                                                        \
+    "for j = 2, #ARGV do\n"                                                   \
+    "  local got = false\n"                                                   \
+    "  for idx in string.gmatch(ARGV[j], '%d+') do\n"                         \
+    "    local i = tonumber(idx)\n"                                           \
     "    local v\n"                                                           \
-    "    if lmove then v = redis.call('LMOVE', KEYS[i], KEYS[i+1], 'RIGHT', 'LEFT')\n" \
-    "    else v = redis.call('RPOPLPUSH', KEYS[i], KEYS[i+1]) end\n"          \
-    "    if not v then break end\n"                                           \
-    "    out[#out+1] = (i + 1) / 2\n"                                         \
-    "    out[#out+1] = v\n"                                                   \
+    "    if lmove then v = redis.call('LMOVE', KEYS[2*i-1], KEYS[2*i], 'RIGHT', 'LEFT')\n" \
+    "    else v = redis.call('RPOPLPUSH', KEYS[2*i-1], KEYS[2*i]) end\n"      \
+    "    if v then\n"                                                         \
+    "      out[#out+1] = i\n"                                                 \
+    "      out[#out+1] = v\n"                                                 \
+    "      got = true\n"                                                      \
+    "      break\n"                                                           \
+    "    end\n"                                                               \
     "  end\n"                                                                 \
-    "  if #out > 0 then return out end\n"                                     \
+    "  if not got then break end\n"                                           \
     "end\n"                                                                   \
+    "if #out > 0 then return out end\n"                                       \
     "return false\n"
 
 /* KEYS: the sorted set, queues, queue:<q>. ARGV: member, new payload, queue

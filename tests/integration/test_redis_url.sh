@@ -43,9 +43,9 @@ assert_not_contains "$HH_OUT$HH_ERR" "$bad" "push error output echoes the wrong 
 
 hh_redis_stop
 sock="$HH_TMP/redis2.sock"
+unset REDISCLI_AUTH
 hh_redis_start --unixsocket "$sock" --unixsocketperm 700
 R() { redis-cli -h 127.0.0.1 -p "$REDIS_PORT" "$@"; }
-unset REDISCLI_AUTH
 HH_NO_URL=1 hh_start_worker -r "unix://$sock?db=5" -c 2 --exec "OkJob=$HH_HANDLERS/record.sh"
 jid5="$(hh_jid)"
 R -n 5 lpush queue:default "{\"retry\":true,\"queue\":\"default\",\"class\":\"OkJob\",\"args\":[5],\"jid\":\"$jid5\",\"created_at\":$(hh_now),\"enqueued_at\":$(hh_now)}" >/dev/null

@@ -8,8 +8,11 @@
 #   retry 2     -> 3 executions (HIREDHAND_RETRY_COUNT -, 0, 1), then dead with retry_count 2,
 #                  retried_at, failed_at unchanged (retries sped up by moving the score to now)
 #   key absent  -> registered handler's default: retry true
-#   fails once then succeeds -> no trace in RetrySet or DeadSet, ran once, retry_count 0 on retry
-#   unknown class, retry true -> RetrySet with error_class NameError naming the class
+#   fails once then succeeds -> no trace in RetrySet or DeadSet, ran once, retry_count 0 on retry;
+#                  awkward args (unicode, escapes, NUL, floats incl. -0.0/5e-324/1e300, int64 limits)
+#                  keep value and JSON type through the re-serialized retry member
+#   unknown class, retry true -> RetrySet with error_class NameError naming the class (B18: also
+#                  Foo::Bar::Baz and foo::bar while Foo::Bar is registered -- and Foo::Bar runs)
 #   unknown class, no retry key -> discarded (neither set), logged
 #   stat:failed / stat:processed (and today's daily keys) count every execution exactly.
 . "$(dirname "$0")/../lib/harness.sh"
@@ -18,10 +21,12 @@ hh_redis_start
 
 hh_ruby retry_check.rb push >/dev/null || fail "pushing the jobs failed"
 hh_start_worker -c 4 --poll-interval 1 --heartbeat-interval 1 \
-    --exec "FailJob=$HH_HANDLERS/fail.sh" --exec "FlakyJob=$HH_HANDLERS/flaky.sh"
+    --exec "FailJob=$HH_HANDLERS/fail.sh" --exec "FlakyJob=$HH_HANDLERS/flaky.sh" \
+    --exec "Foo::Bar=$HH_HANDLERS/record.sh"
 
-# first pass: 7 handler executions; retry: t_true t_two t_absent flaky unknown_true; dead: t_zero
-must_wait 30 '[ "$(R llen test:fails)" -ge 7 ] && [ "$(R zcard retry)" -ge 5 ] && [ "$(R zcard dead)" -ge 1 ] && [ "$(R llen queue:default)" = 0 ]' \
+# first pass: 8 failing handler executions, Foo::Bar ran; retry: t_true t_two t_absent flaky
+# flaky_args unknown_true ns_child ns_case; dead: t_zero
+must_wait 30 '[ "$(R llen test:fails)" -ge 8 ] && [ "$(R llen test:ran)" -ge 1 ] && [ "$(R zcard retry)" -ge 8 ] && [ "$(R zcard dead)" -ge 1 ] && [ "$(R llen queue:default)" = 0 ]' \
     "first pass incomplete after 30 s: fails=$(R llen test:fails) retry=$(R zcard retry) dead=$(R zcard dead) queued=$(R llen queue:default)"
 sleep 1
 assert_alive "$WORKER_PID" "worker died during the first pass"
@@ -32,13 +37,14 @@ grep -qE "Gone::Away|$unknown_jid" "$WORKER_LOG" \
 
 # speed the retries up: move the score to now and let hiredhand's scheduler (poll ~1 s) enqueue it
 hh_ruby retry_check.rb bump flaky >/dev/null || fail "bump flaky"
+hh_ruby retry_check.rb bump flaky_args >/dev/null || fail "bump flaky_args"
 hh_ruby retry_check.rb bump t_two >/dev/null || fail "bump t_two (1)"
 must_wait 25 '[ "$(hh_ruby retry_check.rb state t_two)" = "retry 1" ]' \
     "t_two: expected 'retry 1' after its second execution, state is [$(hh_ruby retry_check.rb state t_two)]"
 hh_ruby retry_check.rb bump t_two >/dev/null || fail "bump t_two (2)"
 must_wait 25 '[ "$(hh_ruby retry_check.rb state t_two)" = "dead 2" ]' \
     "t_two: expected 'dead 2' after its third execution, state is [$(hh_ruby retry_check.rb state t_two)]"
-must_wait 25 '[ "$(R llen test:ran)" -ge 1 ]' "flaky: did not succeed on its retry within 25 s"
+must_wait 25 '[ "$(R llen test:ran)" -ge 3 ]' "flaky, flaky_args: did not both succeed on their retry within 25 s (ran: $(R llen test:ran))"
 sleep 1
 
 # graceful stop flushes the counters; then compare them with the executions we saw

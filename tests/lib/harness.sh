@@ -24,11 +24,22 @@
 #   fail MSG, assert_eq ACTUAL EXPECTED MSG, assert_ne, assert_contains HAYSTACK NEEDLE MSG,
 #   assert_not_contains, assert_between VALUE LOW HIGH MSG (numbers, floats allowed),
 #   assert_alive PID MSG, pass
-#   hh_tmp                           a private temp dir for the test ($HH_TMP), removed at exit
+#   hh_tmp                           a new private temp dir (the test's own is $HH_TMP)
 #   hh_track_pid PID                 kill this process (and its group) at exit too
+#   hh_cli ARGS...                   run "$HIREDHAND ARGS..." (bounded 30 s): HH_OUT, HH_ERR, HH_RC
+#   hh_require_binary                fail clearly when $HIREDHAND is missing
+#   hh_worker_wait_ready [T]         wait for a member in `processes`
+#   hh_sidekiq_stop                  TERM the sidekiq server and wait (its stats get flushed)
+#   hh_jid, hh_now                   a fresh 24-hex jid; epoch seconds as a float
+#   HH_NO_URL=1 hh_start_worker ...  do not add "-r $REDIS_URL" (pass your own -r)
+#   $HH_HANDLERS                     tests/integration/handlers (record.sh, fail.sh, ...)
+#   $HH_PIDFILE                      where handlers leave pids of long-running children
 #
 # Every process started through these helpers is killed at exit (normal end, failure, ^C or
 # SIGTERM from the runner), and every temp dir is removed (kept when HH_KEEP=1, for debugging).
+# A guard process also does that if the test's shell is killed with SIGKILL (no trap runs then).
+# All processes are started with setsid (own process group), so a worker's handler children
+# die with it.
 #
 # Environment honoured:
 #   HIREDHAND   path of the binary (default: <repo>/build/hiredhand)
@@ -43,6 +54,7 @@ HH_TESTS_DIR="$HH_ROOT/tests"
 HH_HANDLERS="$HH_TESTS_DIR/integration/handlers"
 HH_RUBY_DIR="$HH_TESTS_DIR/ruby"
 HIREDHAND="${HIREDHAND:-$HH_ROOT/build/hiredhand}"
+case "$HIREDHAND" in /*) ;; */*) HIREDHAND="$PWD/$HIREDHAND" ;; esac
 HH_TEST_NAME="$(basename "${0:-test}" .sh)"
 HH_VERBOSE="${HH_VERBOSE:-1}"
 export HIREDHAND HH_HANDLERS
@@ -151,7 +163,14 @@ hh_tmp() {   # prints a new private temp dir, removed at exit
     mktemp -d "$HH_BASE_TMP/d.XXXXXX" || fail "mktemp -d failed"
 }
 
-hh_track_pid() { HH_PIDS+=("$1"); }
+# Every background process is registered twice: in HH_PIDS (for hh_cleanup) and in the file
+# $HH_PIDLIST, read by the guard below if this shell dies without running its cleanup.
+_hh_register() {
+    HH_PIDS+=("$1")
+    echo "$1" >>"$HH_PIDLIST"
+}
+
+hh_track_pid() { _hh_register "$1"; }
 
 # kill PID's process group (every process we start is a group leader via setsid), then PID itself,
 # then its descendants that may have moved elsewhere; TERM first, KILL after a grace period.
@@ -191,6 +210,8 @@ hh_descendants() {   # PID -> all descendant pids (bounded depth)
 hh_cleanup() {
     local rc=$? pid f p d
     trap - EXIT INT TERM HUP
+    kill -KILL "$HH_GUARD_PID" 2>/dev/null   # normal cleanup: the guard must not act
+    wait "$HH_GUARD_PID" 2>/dev/null
     # workers first (their handlers), then sidekiq/ruby, then redis last
     for ((i = ${#HH_PIDS[@]} - 1; i >= 0; i--)); do
         pid="${HH_PIDS[$i]}"
@@ -215,6 +236,22 @@ hh_cleanup() {
     fi
     exit "$rc"
 }
+
+# The guard: a tiny process in its own session that outlives a test killed with SIGKILL (or any
+# death that skips the EXIT trap) and then kills what the test had started and removes its temp
+# dir. hh_cleanup stops it first, so it never acts after a normal exit. Bounded: it polls the
+# test's shell every 0.5 s and exits as soon as that shell is gone.
+HH_PIDLIST="$HH_BASE_TMP/pids"
+: >"$HH_PIDLIST"
+setsid bash -c '
+    trap "" INT TERM HUP
+    while kill -0 "$1" 2>/dev/null; do sleep 0.5; done
+    [ -d "$3" ] || exit 0
+    for p in $(cat "$2" 2>/dev/null); do kill -KILL -- "-$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; done
+    for p in $(cat "$3"/d.*/handler.pids 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+    case "$3" in /*/hh-*) [ "$4" = 1 ] || rm -rf -- "$3" ;; esac
+' hh-guard "$$" "$HH_PIDLIST" "$HH_BASE_TMP" "${HH_KEEP:-0}" </dev/null >/dev/null 2>&1 &
+HH_GUARD_PID=$!
 
 trap hh_cleanup EXIT
 trap 'exit 130' INT
@@ -256,14 +293,16 @@ _hh_redis_launch() {   # PORT ARGS...  -> 0 when redis answers PING, 1 when it d
         --save "" --appendonly no --daemonize no --protected-mode yes \
         --logfile "$REDIS_DIR/redis.log" "$@" </dev/null >>"$REDIS_DIR/redis.out" 2>&1 &
     REDIS_PID=$!
-    HH_PIDS+=("$REDIS_PID")
-    for ((i = 0; i < 100; i++)); do
+    _hh_register "$REDIS_PID"
+    for ((i = 0; i < 50; i++)); do
         if ! kill -0 "$REDIS_PID" 2>/dev/null; then
             wait "$REDIS_PID" 2>/dev/null
             REDIS_PID=""
             return 1
         fi
-        [ "$(redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null)" = PONG ] && return 0
+        case "$(env -u REDISCLI_AUTH redis-cli -h 127.0.0.1 -p "$port" ping 2>&1)" in
+            PONG|NOAUTH*) return 0 ;;   # NOAUTH: up, with --requirepass
+        esac
         sleep 0.1
     done
     hh_kill_tree "$REDIS_PID" 1
@@ -327,7 +366,7 @@ hh_redis_restart() {   # same port, same dir, same args (data survives only with
 # ------------------------------------------------------------------ hiredhand
 
 hh_require_binary() {
-    [ -x "$HIREDHAND" ] || fail "hiredhand binary not found or not executable: $HIREDHAND (build it, or set HIREDHAND=...)"
+    [ -x "$HIREDHAND" ] || { case "$HIREDHAND" in */*) false ;; *) command -v "$HIREDHAND" >/dev/null ;; esac; } || fail "hiredhand binary not found or not executable: $HIREDHAND (build it, or set HIREDHAND=...)"
 }
 
 # hh_start_worker ARGS...   (add -r yourself with HH_NO_URL=1)
@@ -342,7 +381,7 @@ hh_start_worker() {
         setsid "$HIREDHAND" work -r "$REDIS_URL" "$@" </dev/null >"$WORKER_LOG" 2>&1 &
     fi
     WORKER_PID=$!
-    HH_PIDS+=("$WORKER_PID")
+    _hh_register "$WORKER_PID"
     hh_log "worker pid $WORKER_PID: hiredhand work $* (log $WORKER_LOG)"
     export WORKER_PID WORKER_LOG
 }
@@ -366,7 +405,7 @@ hh_stop_worker() {
 hh_cli() {
     hh_require_binary
     local out="$HH_TMP/cli.out" err="$HH_TMP/cli.err"
-    timeout -k 2 30 "$HIREDHAND" "$@" </dev/null >"$out" 2>"$err"
+    timeout --foreground -k 2 30 "$HIREDHAND" "$@" </dev/null >"$out" 2>"$err"
     HH_RC=$?
     HH_OUT="$(cat "$out")"
     HH_ERR="$(cat "$err")"
@@ -383,7 +422,9 @@ hh_worker_wait_ready() {
 hh_ruby() {   # FILE.rb ARGS...   (bounded at HH_RUBY_TIMEOUT, default 120 s)
     local f="$1"; shift
     case "$f" in /*) ;; *) [ -f "$f" ] || f="$HH_RUBY_DIR/$f" ;; esac
-    REDIS_URL="$REDIS_URL" timeout -k 2 "${HH_RUBY_TIMEOUT:-120}" \
+    # --foreground: stay in the test's process group, so a TERM/INT sent to the group (run.sh's
+    # timeout, ^C) reaches ruby at once and the test's cleanup trap runs right away
+    REDIS_URL="$REDIS_URL" timeout --foreground -k 2 "${HH_RUBY_TIMEOUT:-120}" \
         ruby -W0 -I "$HH_RUBY_DIR" "$f" "$@"
 }
 
@@ -401,7 +442,7 @@ hh_sidekiq_start() {   # APPFILE [extra sidekiq args...]   (-q default -c 2 unle
     (cd "$HH_TMP" && REDIS_URL="$REDIS_URL" exec setsid sidekiq -r "$app" "${extra[@]}") \
         </dev/null >>"$SIDEKIQ_LOG" 2>&1 &
     SIDEKIQ_PID=$!
-    HH_PIDS+=("$SIDEKIQ_PID")
+    _hh_register "$SIDEKIQ_PID"
     hh_log "sidekiq pid $SIDEKIQ_PID: sidekiq -r $app ${extra[*]} (log $SIDEKIQ_LOG)"
     export SIDEKIQ_PID SIDEKIQ_LOG
 }

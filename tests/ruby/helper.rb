@@ -47,6 +47,8 @@ def emit(obj)
 end
 
 def finish!
+  $stdout.flush
+  $stderr.flush
   unless $hh_failures.empty?
     $stderr.puts "ruby checks failed (#{$hh_failures.size}):"
     $hh_failures.each { |m| $stderr.puts "  - #{m}" }
