@@ -185,8 +185,9 @@ typedef struct hh_job hh_job;
 /* Accessors for the job a handler or middleware is given. The returned
  * strings are owned by the job and valid until the handler returns.
  * hh_job_payload() is the job JSON exactly as fetched (len in *len if non-NULL);
- * hh_job_args() is the "args" array as compact JSON. Thread-safe for the
- * thread running the job. */
+ * hh_job_args() is the "args" array as compact JSON (integers beyond 64
+ * bits, which Ruby allows, appear there as reals: read hh_job_payload() for
+ * the exact text). Thread-safe for the thread running the job. */
 const char *hh_job_jid(const hh_job *job);
 const char *hh_job_class(const hh_job *job);
 const char *hh_job_queue(const hh_job *job);

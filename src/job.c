@@ -36,6 +36,13 @@ hh_job *hh_job_new(const char *payload, size_t len, const char *queue, char *why
     if (why && whylen) why[0] = '\0';
     json_error_t err;
     json_t *item = json_loadb(payload, len, JSON_ALLOW_NUL, &err);
+    if (!item && strstr(err.text, "too big integer")) {
+        /* Ruby's JSON reads bignums, so Sidekiq runs such jobs: read the
+         * metadata with every integer as a real and keep the bytes as they
+         * are (jansson has no bignums; spec §15). */
+        item = json_loadb(payload, len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &err);
+        job->lossy = item != NULL;
+    }
     if (!item) {
         if (why) snprintf(why, whylen, "payload is not valid JSON: %s (line %d, column %d)",
                           err.text, err.line, err.column);
@@ -62,8 +69,8 @@ hh_job *hh_job_new(const char *payload, size_t len, const char *queue, char *why
     json_t *j = json_object_get(item, "jid");
     if (json_is_string(j)) job->jid = json_string_value(j);
     json_t *rc = json_object_get(item, "retry_count");
-    if (json_is_integer(rc)) {
-        json_int_t v = json_integer_value(rc);
+    if (json_is_number(rc)) {
+        double v = json_number_value(rc);
         job->retry_count = v < 0 ? -1 : v > INT_MAX ? INT_MAX : (int)v;
     }
     return job;

@@ -19,6 +19,9 @@ struct hh_job {
     char *queue;         /* queue it was fetched from, without "queue:" */
     char *args_json;     /* lazily dumped "args" */
     int retry_count;     /* -1 when absent */
+    int lossy;           /* holds integers beyond 64 bits: item was parsed
+                          * with them as reals, so it runs (the handler gets
+                          * the exact bytes) but is never re-serialised */
     double run_at;       /* epoch seconds the job started */
     /* failure details, set by the handler or the processor */
     char *error_class;

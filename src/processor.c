@@ -161,7 +161,19 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     hh_retry_config rcfg = {m->opts.max_retries, m->opts.redis.timestamps,
                             h != NULL && h != &m->default_handler};
     hh_failure_plan plan;
-    if (hh_retry_plan(job, &rcfg, hh_now(), &p->rng, &plan) == 0) {
+    if (job->lossy) {
+        /* Cannot be re-serialised without changing its numbers: no retry
+         * entry; the exact bytes go to the dead set unless retry is false. */
+        json_t *retry = json_object_get(job->item, "retry");
+        int falsy = json_is_false(retry) || (!retry && !rcfg.class_known);
+        plan = (hh_failure_plan){falsy ? HH_FAIL_DISCARD : HH_FAIL_DEAD, hh_now(),
+                                 falsy ? NULL : strdup(job->payload),
+                                 "integers beyond 64 bits: kept byte for byte in the dead set, not retried"};
+        hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: failed: %s: %s (%s)", job->klass, job->jid, job->error_class,
+               job->error_message ? job->error_message : "", plan.reason);
+        if (plan.kind == HH_FAIL_DISCARD || plan.payload) write_outcome(p, job, &plan);
+        free(plan.payload);
+    } else if (hh_retry_plan(job, &rcfg, hh_now(), &p->rng, &plan) == 0) {
         hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: failed in %.3f s: %s: %s (%s)", job->klass,
                job->jid, elapsed, job->error_class, job->error_message ? job->error_message : "",
                plan.reason);
