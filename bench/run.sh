@@ -206,7 +206,7 @@ R() { redis-cli -h 127.0.0.1 -p "$REDIS_PORT" "$@"; }
 start_redis() {
     local try i port
     for ((try = 0; try < 10; try++)); do
-        port=$((20000 + RANDOM % 20001))
+        port=$((20000 + RANDOM % 12000))
         port_in_use "$port" && continue
         setsid redis-server --port "$port" --bind 127.0.0.1 --protected-mode yes --save "" \
             --appendonly no --dir "$TMP" --daemonize no --logfile "$TMP/redis.log" \

@@ -13,7 +13,7 @@ trap cleanup EXIT
 if [ -z "${REDIS_URL:-}" ]; then
   tmp=$(mktemp -d)
   for _ in $(seq 1 50); do
-    port=$((20000 + RANDOM % 20000))
+    port=$((20000 + RANDOM % 12000))
     (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null || break
   done
   redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$tmp" \

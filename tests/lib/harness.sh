@@ -177,7 +177,9 @@ hh_track_pid() { _hh_register "$1"; }
 hh_kill_tree() {
     local pid="$1" grace="${2:-3}" kids k i
     [ -n "$pid" ] || return 0
-    kill -0 "$pid" 2>/dev/null || { kill -KILL -- "-$pid" 2>/dev/null; return 0; }
+    # A dead leader: its pid (and group id) may already belong to another
+    # test's process group, so never signal the group then.
+    kill -0 "$pid" 2>/dev/null || return 0
     kids="$(hh_descendants "$pid")"
     kill -TERM -- "-$pid" 2>/dev/null
     kill -TERM "$pid" $kids 2>/dev/null
@@ -276,7 +278,7 @@ hh_port_in_use() {   # PORT -> 0 when something accepts connections on 127.0.0.1
 hh_pick_free_port() {
     local i p
     for ((i = 0; i < 50; i++)); do
-        p=$((20000 + RANDOM % 20001))
+        p=$((20000 + RANDOM % 12000))   # below the kernel's ephemeral range (32768+)
         hh_port_in_use "$p" || { echo "$p"; return 0; }
     done
     fail "no free port found in 50 tries"

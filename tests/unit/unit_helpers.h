@@ -2,7 +2,7 @@
  *
  *   uh_redis_start / uh_redis_stop / uh_redis_restart
  *       a private redis-server on 127.0.0.1 and a random free port in
- *       [20000, 40000) (--save "" --appendonly no), killed at the end (also
+ *       [20000, 32000) (--save "" --appendonly no), killed at the end (also
  *       when the test binary dies: PR_SET_PDEATHSIG + atexit).
  *   uh_cmd            one command on a private hiredis context, for checks
  *   uh_keys_csv       the top-level keys of a JSON object, in order, "a,b,c"
@@ -124,12 +124,12 @@ static inline int uh_port_free(int port) {
     return ok;
 }
 
-/* A loopback port in [20000, 40000) that nothing listens on now. */
+/* A loopback port in [20000, 32000) that nothing listens on now. */
 static inline int uh_pick_port(void) {
     static unsigned seed;
     if (!seed) seed = (unsigned)getpid() ^ (unsigned)time(NULL) ^ (unsigned)(uh_mono() * 1e6);
     for (int i = 0; i < 200; i++) {
-        int port = 20000 + (int)(rand_r(&seed) % 20000);
+        int port = 20000 + (int)(rand_r(&seed) % 12000); /* below ephemeral ports */
         if (uh_port_free(port)) return port;
     }
     return -1;
