@@ -192,6 +192,7 @@ void hh_conn_fail(hh_conn *c, const char *why) {
     hh_strlcpy(c->last_error, why ? why : "connection lost", sizeof(c->last_error));
     hh_conn_close(c);
     c->next_attempt = hh_mono() + c->backoff;
+    c->backoff = c->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : c->backoff * 2;
     int was = 0;
     if (atomic_compare_exchange_strong(&c->cfg->outage, &was, 1))
         hh_log(c->log, HH_LOG_WARN, "redis %s: connection lost (%s): %s; reconnecting with backoff",
@@ -279,11 +280,11 @@ int hh_conn_ready(hh_conn *c) {
                    c->cfg->display, c->name, c->last_error);
         return -1;
     }
-    c->backoff = BACKOFF_MIN;
+    /* The backoff is reset and the outage declared over only when a command
+     * succeeds (finish()): a replica accepts the connection and INFO but
+     * refuses every write (READONLY), and must not be hammered (B14). */
     memset(c->shas, 0, sizeof(c->shas));
-    int was = 1;
-    if (atomic_compare_exchange_strong(&c->cfg->outage, &was, 0))
-        hh_log(c->log, HH_LOG_INFO, "redis %s: connected (%s)", c->cfg->display, c->name);
+    c->connected_at = hh_mono();
     return 0;
 }
 
@@ -306,6 +307,17 @@ static int conn_level(const redisReply *r, char *why, size_t len) {
     return 0;
 }
 
+/* A command went through. The connection counts as healthy again only once
+ * it has lasted a second: a replica that answers reads but refuses writes
+ * must keep the backoff growing and not flip the outage log. */
+static void succeeded(hh_conn *c) {
+    if (hh_mono() - c->connected_at < 1.0) return;
+    c->backoff = BACKOFF_MIN;
+    int was = 1;
+    if (atomic_load(&c->cfg->outage) && atomic_compare_exchange_strong(&c->cfg->outage, &was, 0))
+        hh_log(c->log, HH_LOG_INFO, "redis %s: connection restored (%s)", c->cfg->display, c->name);
+}
+
 static redisReply *finish(hh_conn *c, redisReply *r) {
     char why[256];
     if (!r) {
@@ -317,6 +329,7 @@ static redisReply *finish(hh_conn *c, redisReply *r) {
         hh_conn_fail(c, why);
         return NULL;
     }
+    succeeded(c);
     return r;
 }
 
@@ -399,6 +412,7 @@ redisReply **hh_pipe_exec(hh_pipe *p) {
         hh_conn_fail(p->c, why);
         return NULL;
     }
+    succeeded(p->c);
     return out;
 }
 

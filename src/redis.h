@@ -39,6 +39,7 @@ typedef struct hh_conn {
     redisContext *ctx;          /* NULL while disconnected */
     double next_attempt;        /* monotonic time of the next connect try */
     double backoff;             /* seconds */
+    double connected_at;        /* monotonic time of the last connect */
     int version;                /* Redis version as major*100+minor, 0 unknown */
     atomic_llong client_id;     /* CLIENT ID of the live connection (Redis >= 5), 0 none */
     char last_error[256];
