@@ -17,9 +17,14 @@ typedef enum hh_script_id {
  * RPOPLPUSH. ARGV[2..]: one entry per job wanted, each the order in which to
  * try the queues for that job ("2,1,3", 1-based), so weighted order is drawn
  * per job as Sidekiq draws it per BRPOP. Moves each job atomically and
- * returns {queue index, payload, ...}, or false when every queue is empty. */
+ * returns {queue index, payload, ...}, or false when every queue is empty
+ * (found with one EXISTS, so an idle poll costs one command, not one per
+ * queue). */
 #define HH_LUA_FETCH                                                          \
     "local lmove = ARGV[1] == '1'\n"                                          \
+    "local queues = {}\n"                                                     \
+    "for i = 1, #KEYS, 2 do queues[#queues+1] = KEYS[i] end\n"                \
+    "if redis.call('EXISTS', unpack(queues)) == 0 then return false end\n"    \
     "local out = {}\n"                                                        \
     "for j = 2, #ARGV do\n"                                                   \
     "  local got = false\n"                                                   \
