@@ -15,87 +15,83 @@
 #include "fetch.h"
 #include "job.h"
 #include "retry.h"
-#include "client.h"
 
 #define HH_RECOVERY_LOCK_MS 30000
 #define HH_RECOVERY_COUNT_TTL (7 * 86400)
 
-/* Counts one more recovery of jid; returns the new count (0 when unknown). */
-static long count_recovery(struct hh_manager *m, hh_conn *c, const char *jid) {
-    if (!jid || !*jid) return 0;
-    sds k = hh_key(&m->keys, HH_K_RECOVERIES);
-    k = sdscatfmt(k, ":%s", jid);
-    hh_pipe p;
-    hh_pipe_begin(&p, c);
-    hh_pipe_add(&p, "INCR %s", k);
-    hh_pipe_add(&p, "EXPIRE %s %d", k, HH_RECOVERY_COUNT_TTL);
-    redisReply **r = hh_pipe_exec(&p);
-    long n = r && r[0]->type == REDIS_REPLY_INTEGER ? (long)r[0]->integer : 0;
-    hh_replies_free(r, p.n);
-    sdsfree(k);
-    return n;
-}
-
-static int kill_poison(struct hh_manager *m, hh_conn *c, sds list, const redisReply *job, long n) {
-    double now = hh_now();
-    char why[128];
-    snprintf(why, sizeof(why), "job was running when its process died %ld times (max_recoveries %d)",
-             n, m->opts.max_recoveries);
-    json_t *item = json_loadb(job->str, job->len, JSON_ALLOW_NUL, NULL);
+/* The dead-set entry for a poison pill: the job with Sidekiq's error fields
+ * saying why. NULL when the payload is not a JSON object (stored as is). */
+static char *poison_entry(struct hh_manager *m, const char *payload, size_t len, double now) {
+    char why[160];
+    /* the script buries a job on the first recovery past the limit */
+    snprintf(why, sizeof(why), "job was running when its process died %d times (max_recoveries %d)",
+             m->opts.max_recoveries + 1, m->opts.max_recoveries);
+    json_t *item = json_loadb(payload, len, JSON_ALLOW_NUL, NULL);
     char *entry = NULL;
     if (json_is_object(item)) {
         json_object_set_new(item, "error_class", json_string("hiredhand::PoisonPill"));
         json_object_set_new(item, "error_message", json_string(why));
+        if (!json_object_get(item, "failed_at"))
+            json_object_set_new(item, "failed_at", hh_json_time_new(now, m->opts.redis.timestamps));
         entry = hh_json_dump(item);
     }
     json_decref(item);
-    int rc = hh_dead_move(c, &m->keys, list, job->str, job->len, entry ? entry : job->str,
-                          entry ? strlen(entry) : job->len, now, m->opts.dead_timeout, m->opts.dead_max_jobs);
-    free(entry);
-    return rc;
+    return entry;
 }
 
 /* Pushes every job of one in-progress list back to its queue, oldest first,
- * each move atomic and done once. Returns jobs moved, or -1. */
+ * each move atomic, done and counted once (HH_LUA_RECOVER). Returns jobs
+ * moved, or -1. */
 static int drain(struct hh_manager *m, hh_conn *c, const char *key, const char *owner,
                  const char *queue) {
-    sds list = sdsnew(key), qk = hh_key_queue(&m->keys, queue);
+    sds list = sdsnew(key), qk = hh_key_queue(&m->keys, queue), dk = hh_key(&m->keys, HH_K_DEAD);
     int moved = 0;
     for (int guard = 0; guard < 1000000; guard++) {
         redisReply *r = hh_conn_cmd(c, "LINDEX %s -1", list);
         if (!r) { moved = -1; break; }
         if (r->type != REDIS_REPLY_STRING) { freeReplyObject(r); break; }
-        json_t *item = json_loadb(r->str, r->len, JSON_ALLOW_NUL, NULL);
+        json_t *item = json_loadb(r->str, r->len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, NULL);
         json_t *j = json_object_get(item, "jid"), *k = json_object_get(item, "class");
         const char *jid = json_is_string(j) ? json_string_value(j) : "";
-        long n = count_recovery(m, c, jid);
-        int rc;
-        if (m->opts.max_recoveries > 0 && n > m->opts.max_recoveries) {
-            rc = kill_poison(m, c, list, r, n);
-            hh_log(&m->log, HH_LOG_WARN, "recovery: class=%s jid=%s owner=%s: recovered %ld times, moved to the dead set",
-                   json_is_string(k) ? json_string_value(k) : "?", jid, owner, n);
-        } else {
-            const char *keys[2] = {list, qk};
-            size_t klen[2] = {sdslen(list), sdslen(qk)};
-            const char *args[1] = {r->str};
-            size_t alen[1] = {r->len};
-            redisReply *x = hh_conn_eval(c, HH_SCRIPT_REQUEUE, 2, keys, klen, 1, args, alen);
-            rc = x && x->type == REDIS_REPLY_INTEGER ? (int)x->integer : -1;
-            if (x) freeReplyObject(x);
-            if (rc == 1)
-                hh_log(&m->log, HH_LOG_WARN, "recovery: class=%s jid=%s owner=%s queue=%s: pushed back (recovery %ld)",
-                       json_is_string(k) ? json_string_value(k) : "?", jid, owner, queue, n);
-        }
+        const char *klass = json_is_string(k) ? json_string_value(k) : "?";
+        double now = hh_now();
+        char *entry = poison_entry(m, r->str, r->len, now);
+        char score[32], cutoff[32], maxrank[24], max[24], ttl[24];
+        hh_fmt_double(score, sizeof(score), now);
+        hh_fmt_double(cutoff, sizeof(cutoff), now - m->opts.dead_timeout);
+        snprintf(maxrank, sizeof(maxrank), "%ld", -m->opts.dead_max_jobs);
+        /* without a jid there is nothing to count by: no poison-pill limit */
+        snprintf(max, sizeof(max), "%d", *jid ? m->opts.max_recoveries : 0);
+        snprintf(ttl, sizeof(ttl), "%d", HH_RECOVERY_COUNT_TTL);
+        sds ck = hh_key(&m->keys, HH_K_RECOVERIES);
+        ck = sdscatfmt(ck, ":%s", *jid ? jid : "-");
+        const char *keys[4] = {list, qk, ck, dk};
+        size_t klen[4] = {sdslen(list), sdslen(qk), sdslen(ck), sdslen(dk)};
+        const char *args[7] = {r->str, max, entry ? entry : r->str, score, cutoff, maxrank, ttl};
+        size_t alen[7] = {r->len, strlen(max), entry ? strlen(entry) : r->len, strlen(score), strlen(cutoff),
+                          strlen(maxrank), strlen(ttl)};
+        redisReply *x = hh_conn_eval(c, HH_SCRIPT_RECOVER, 4, keys, klen, 7, args, alen);
+        int rc = x && x->type == REDIS_REPLY_INTEGER ? (int)x->integer : -1;
+        if (x) freeReplyObject(x);
+        if (rc == 1)
+            hh_log(&m->log, HH_LOG_WARN, "recovery: class=%s jid=%s owner=%s queue=%s: pushed back to the queue",
+                   klass, jid, owner, queue);
+        else if (rc == 2)
+            hh_log(&m->log, HH_LOG_WARN, "recovery: class=%s jid=%s owner=%s: recovered %d times, moved to the dead set",
+                   klass, jid, owner, m->opts.max_recoveries + 1);
+        sdsfree(ck);
+        free(entry);
         json_decref(item);
         freeReplyObject(r);
         if (rc < 0) { moved = -1; break; }
-        if (rc == 1) {
+        if (rc >= 1) {
             moved++;
             atomic_fetch_add(&m->recovered, 1);
         }
     }
     sdsfree(list);
     sdsfree(qk);
+    sdsfree(dk);
     return moved;
 }
 

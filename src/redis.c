@@ -20,6 +20,7 @@ static const char *script_src[HH_SCRIPT_COUNT] = {
     [HH_SCRIPT_ENQUEUE_DUE] = HH_LUA_ENQUEUE_DUE,
     [HH_SCRIPT_REQUEUE] = HH_LUA_REQUEUE,
     [HH_SCRIPT_KILL_FROM] = HH_LUA_KILL_FROM,
+    [HH_SCRIPT_RECOVER] = HH_LUA_RECOVER,
 };
 
 /* ------------------------------------------------------------ URL parsing */

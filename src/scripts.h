@@ -9,6 +9,7 @@ typedef enum hh_script_id {
     HH_SCRIPT_ENQUEUE_DUE, /* scheduler: move one due member, once */
     HH_SCRIPT_REQUEUE,     /* in-progress -> front of its queue, once */
     HH_SCRIPT_KILL_FROM,   /* in-progress -> dead set (with trims), once */
+    HH_SCRIPT_RECOVER,     /* orphan -> queue, counted; poison pill -> dead */
     HH_SCRIPT_COUNT
 } hh_script_id;
 
@@ -79,5 +80,25 @@ typedef enum hh_script_id {
     "  return 1\n"                                                            \
     "end\n"                                                                   \
     "return 0\n"
+
+/* KEYS: in-progress list, queue:<q>, recovery counter (hiredhand:recoveries:
+ * <jid>), dead. ARGV: exact payload, max recoveries (0: no limit), dead
+ * entry, score (now), cutoff score, -max_jobs, counter TTL seconds.
+ * Only the caller that removes the job counts the recovery, so racing
+ * recoverers never count one twice. Returns 1 requeued (to the tail: runs
+ * next), 2 moved to the dead set as a poison pill, 0 it was gone. */
+#define HH_LUA_RECOVER                                                        \
+    "if redis.call('LREM', KEYS[1], -1, ARGV[1]) == 0 then return 0 end\n"   \
+    "local n = redis.call('INCR', KEYS[3])\n"                                 \
+    "redis.call('EXPIRE', KEYS[3], ARGV[7])\n"                                \
+    "local max = tonumber(ARGV[2])\n"                                         \
+    "if max > 0 and n > max then\n"                                           \
+    "  redis.call('ZADD', KEYS[4], ARGV[4], ARGV[3])\n"                       \
+    "  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', ARGV[5])\n"            \
+    "  redis.call('ZREMRANGEBYRANK', KEYS[4], 0, ARGV[6])\n"                  \
+    "  return 2\n"                                                            \
+    "end\n"                                                                   \
+    "redis.call('RPUSH', KEYS[2], ARGV[1])\n"                                 \
+    "return 1\n"
 
 #endif
