@@ -245,13 +245,15 @@ int cli_work(int argc, char **argv) {
         if (e == HH_ERR_INVALID) rc = CLI_EXIT_USAGE; /* e.g. --http address in use */
         else if (e != HH_OK) rc = e == HH_ERR_EXISTS ? 3 : 1;
     }
-    while (rc == 0 && hh_manager_wait(m, 0) != HH_OK) {
+    int w = HH_ERR_STATE;
+    while (rc == 0 && (w = hh_manager_wait(m, 0)) == HH_ERR_STATE) {
         struct timespec ts = {0, 200 * 1000000L};
         int sig = sigtimedwait(&set, NULL, &ts);
         if (sig == SIGINT || sig == SIGTERM) hh_manager_stop(m);
         else if (sig == SIGTSTP) hh_manager_quiet(m);
         else if (sig == SIGTTIN) hh_manager_dump(m);
     }
+    if (rc == 0 && w == HH_ERR_EXISTS) rc = 3; /* as a refused start */
     hh_manager_free(m);
     for (size_t i = 0; i < nexec; i++) cli_exec_free(handlers[i]);
     for (size_t i = 0; i < nq; i++) free(queue_names[i]);

@@ -346,7 +346,9 @@ void hh_manager_stop(hh_manager *m);
 void hh_manager_dump(hh_manager *m);
 
 /* Blocks until the manager stopped (by hh_manager_stop, a TERM from Redis or
- * the Web UI). Returns HH_OK. timeout < 0 waits forever; otherwise returns
+ * the Web UI). Returns HH_OK, or HH_ERR_EXISTS when it stopped because its
+ * fixed identity proved live in another process once Redis answered (Redis
+ * was down at start). timeout < 0 waits forever; otherwise returns
  * HH_ERR_STATE if still running after timeout seconds. */
 int hh_manager_wait(hh_manager *m, double timeout);
 

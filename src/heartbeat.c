@@ -258,6 +258,8 @@ void *hh_heartbeat_main(void *arg) {
     hh_conn_init(&c, &m->cfg, &m->log, "heartbeat", &m->beats_off);
     char *info = hh_heartbeat_info(m);
     int registered = 0;
+    /* Never beat under an identity that may be another process's. */
+    while (!atomic_load(&m->booted) && !atomic_load(&m->beats_off)) hh_sleep(0.05);
     while (!atomic_load(&m->beats_off)) {
         int again = beat(m, &c, info ? info : "{}", &registered);
         /* Sleep in slices so TTIN and the end of a stop are seen quickly. */

@@ -310,6 +310,7 @@ int hh_manager_start(hh_manager *m) {
     if (hh_conn_ready(&c) == 0) {
         check_redis(m, &c);
         int rc = hh_recovery_boot(m, &c);
+        if (rc == HH_OK) atomic_store(&m->booted, 1);
         if (rc == HH_ERR_EXISTS) {
             hh_log(&m->log, HH_LOG_ERROR, "identity %s is live in another process (fresh heartbeat); refusing to start", m->identity);
             hh_conn_close(&c);
@@ -320,6 +321,13 @@ int hh_manager_start(hh_manager *m) {
         }
     }
     hh_conn_close(&c);
+    /* A fixed identity must pass its checks (not live elsewhere, leftovers
+     * pushed back) before it fetches or beats: with Redis down now, the
+     * recovery thread does them once Redis answers. A random identity is
+     * new, so nothing can hold it. */
+    if (!m->fixed_identity || m->opts.fetch == HH_FETCH_BASIC) atomic_store(&m->booted, 1);
+    if (!atomic_load(&m->booted))
+        hh_log(&m->log, HH_LOG_WARN, "Redis unreachable: identity %s checks and recovery wait for it", m->identity);
     hh_log(&m->log, HH_LOG_INFO, "hiredhand %s starting: identity=%s concurrency=%d fetch=%s redis=%s",
            HH_VERSION, m->identity, m->opts.concurrency,
            m->opts.fetch == HH_FETCH_BASIC ? "basic" : "reliable", m->cfg.display);
@@ -429,7 +437,8 @@ static void *supervisor_main(void *arg) {
     atomic_store(&m->beats_off, 1);
     if (m->heartbeat_started) pthread_join(m->heartbeat_thread, NULL);
     m->scheduler_started = m->recovery_started = m->heartbeat_started = 0;
-    if (hh_heartbeat_unregister(m, &c) != 0)
+    /* Never booted: the identity may belong to a live process; leave it. */
+    if (atomic_load(&m->booted) && hh_heartbeat_unregister(m, &c) != 0)
         hh_log(&m->log, HH_LOG_WARN, "could not unregister from Redis: the process hash expires in 60 s");
     hh_conn_close(&c);
     hh_log(&m->log, HH_LOG_INFO, "stopped: processed=%llu failed=%llu", (unsigned long long)atomic_load(&m->processed),
@@ -452,7 +461,7 @@ int hh_manager_wait(hh_manager *m, double timeout) {
         pthread_join(m->supervisor_thread, NULL);
         m->supervisor_started = 0;
     }
-    return HH_OK;
+    return atomic_load(&m->start_error);
 }
 
 void hh_manager_fill_stats(hh_manager *m, hh_manager_stats *out) {

@@ -82,6 +82,8 @@ struct hh_manager {
     atomic_int quiet;     /* stop fetching */
     atomic_int stopping;  /* stop requested */
     atomic_int beats_off; /* heartbeat thread must exit */
+    atomic_int booted;    /* identity checked and own leftovers recovered */
+    atomic_int start_error; /* HH_ERR_EXISTS when the identity proved live elsewhere */
     atomic_int giving_up; /* stop timed out: stop retrying writes, leave jobs to recovery */
     atomic_int done;      /* fully stopped */
     atomic_int dump_requested;

@@ -208,6 +208,7 @@ static void requeue_held(hh_processor *p, hh_conn *conn) {
 void *hh_processor_main(void *arg) {
     hh_processor *p = arg;
     struct hh_manager *m = p->m;
+    while (!atomic_load(&m->booted) && !atomic_load(&m->quiet)) hh_sleep(0.05);
     while (!atomic_load(&m->quiet)) {
         int got = hh_fetch(p, p->held, (size_t)p->batch);
         if (got <= 0) continue;

@@ -219,6 +219,20 @@ void *hh_recovery_main(void *arg) {
     hh_rng rng;
     hh_rng_seed(&rng);
     double next = hh_mono() + 1 + hh_rng_double(&rng) * 2; /* soon after boot */
+    /* Redis was down at start: the identity checks come first, then the
+     * workers and the heartbeat may go. */
+    while (!atomic_load(&m->booted) && !atomic_load(&m->quiet)) {
+        int rc = hh_conn_ready(&c) == 0 ? hh_recovery_boot(m, &c) : HH_ERR_REDIS;
+        if (rc == HH_OK) {
+            atomic_store(&m->booted, 1);
+        } else if (rc == HH_ERR_EXISTS) {
+            hh_log(&m->log, HH_LOG_ERROR, "identity %s is live in another process (fresh heartbeat); stopping", m->identity);
+            atomic_store(&m->start_error, HH_ERR_EXISTS);
+            hh_manager_stop(m);
+        } else {
+            hh_sleep(0.2);
+        }
+    }
     while (!atomic_load(&m->quiet)) {
         if (hh_mono() >= next) {
             hh_recovery_scan(m, &c);

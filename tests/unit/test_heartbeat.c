@@ -207,6 +207,10 @@ static void test_one_beat_and_unregister(void **s) {
 
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, hh_heartbeat_main, m), 0);
+    /* the heartbeat waits for the identity checks of a start */
+    uh_sleep(0.3);
+    assert_int_equal(last_pushed(m), 0);
+    atomic_store(&m->booted, 1);
     double until = uh_mono() + 5;
     while (last_pushed(m) == 0 && uh_mono() < until) uh_sleep(0.02);
     atomic_store(&m->beats_off, 1);
