@@ -70,31 +70,87 @@ static int fetch_basic(hh_processor *p, const size_t *order, hh_fetched *out) {
     return rc;
 }
 
-/* Appends one LREM per finished job to the pipeline. */
-static void acks_append(hh_processor *p, hh_pipe *pipe) {
-    for (size_t i = 0; i < p->nacks; i++) hh_fetch_ack_append(p->m, pipe, p->acks[i]);
+/* Acks are queued per manager, not per thread: the thread that fetches
+ * next sends them all in its fetch round trip, and the supervisor sends
+ * what is left every 50 ms, so a job that finished is acknowledged soon
+ * even while its thread runs a slow job or idles in a blocking fetch. */
+void hh_fetch_queue_ack(struct hh_manager *m, hh_job *job, hh_conn *c) {
+    pthread_mutex_lock(&m->acks_mu);
+    m->acks[m->nacks++] = job;
+    int full = m->nacks == m->acks_cap;
+    pthread_mutex_unlock(&m->acks_mu);
+    if (full) hh_fetch_flush_acks(m, c);
 }
 
-static void acks_done(hh_processor *p) {
-    for (size_t i = 0; i < p->nacks; i++) hh_job_free(p->acks[i]);
-    p->nacks = 0;
+/* Takes every queued ack; *n set; the array is the caller's to free. */
+static hh_job **acks_take(struct hh_manager *m, size_t *n) {
+    pthread_mutex_lock(&m->acks_mu);
+    *n = m->nacks;
+    hh_job **out = NULL;
+    if (*n && (out = malloc(*n * sizeof(*out)))) {
+        memcpy(out, m->acks, *n * sizeof(*out));
+        m->nacks = 0;
+    } else {
+        *n = 0;
+    }
+    pthread_mutex_unlock(&m->acks_mu);
+    return out;
 }
 
-void hh_fetch_flush_acks(hh_processor *p) {
-    while (p->nacks) {
+static void acks_free(hh_job **jobs, size_t n) {
+    for (size_t i = 0; i < n; i++) hh_job_free(jobs[i]);
+    free(jobs);
+}
+
+/* Puts acks that could not be sent back in the queue. */
+static void acks_return(struct hh_manager *m, hh_job **jobs, size_t n) {
+    pthread_mutex_lock(&m->acks_mu);
+    if (m->nacks + n > m->acks_cap) {
+        hh_job **grown = realloc(m->acks, (m->nacks + n) * sizeof(*grown));
+        if (grown) m->acks = grown, m->acks_cap = m->nacks + n;
+    }
+    size_t k = 0;
+    for (; k < n && m->nacks < m->acks_cap; k++) m->acks[m->nacks++] = jobs[k];
+    pthread_mutex_unlock(&m->acks_mu);
+    /* out of memory: those jobs stay in progress and are recovered later */
+    for (; k < n; k++) hh_job_free(jobs[k]);
+    free(jobs);
+}
+
+/* Sends acks (pipelined LREMs), retrying through outages until done or the
+ * stop gave up (then the jobs stay in progress and may run again: at least
+ * once). Frees them. With once, a failed send puts them back instead. */
+static void acks_send(struct hh_manager *m, hh_conn *c, hh_job **jobs, size_t n, int once) {
+    while (n) {
         hh_pipe pipe;
-        hh_pipe_begin(&pipe, &p->conn);
-        acks_append(p, &pipe);
+        hh_pipe_begin(&pipe, c);
+        for (size_t i = 0; i < n; i++) hh_fetch_ack_append(m, &pipe, jobs[i]);
         redisReply **r = hh_pipe_exec(&pipe);
         if (r) {
             hh_replies_free(r, pipe.n);
             break;
         }
         /* An outage (or a READONLY primary): keep the outcome, retry (B14). */
-        if (atomic_load(&p->m->giving_up)) break;
-        hh_conn_ready(&p->conn);
+        if (once && !atomic_load(&m->giving_up)) {
+            acks_return(m, jobs, n);
+            return;
+        }
+        if (atomic_load(&m->giving_up)) break;
+        hh_conn_ready(c);
     }
-    acks_done(p);
+    acks_free(jobs, n);
+}
+
+void hh_fetch_flush_acks(struct hh_manager *m, hh_conn *c) {
+    size_t n;
+    hh_job **jobs = acks_take(m, &n);
+    if (jobs) acks_send(m, c, jobs, n, 0);
+}
+
+void hh_fetch_try_acks(struct hh_manager *m, hh_conn *c) {
+    size_t n;
+    hh_job **jobs = acks_take(m, &n);
+    if (jobs) acks_send(m, c, jobs, n, 1);
 }
 
 /* The fetch script's arguments: every queue's key pair in configuration
@@ -132,10 +188,12 @@ static int fetch_reliable(hh_processor *p, hh_fetched *out, size_t max) {
     size_t klen[2 * HH_MAX_QUEUES], alen[1 + HH_FETCH_BATCH_MAX];
     char ord[HH_FETCH_BATCH_MAX][4 * HH_MAX_QUEUES];
     int nargs = fetch_args(p, max, keys, klen, args, alen, ord);
-    /* One round trip: the pending acks, then the fetch script. */
-    if (!p->conn.shas[HH_SCRIPT_FETCH][0]) hh_fetch_flush_acks(p);
+    /* One round trip: the queued acks, then the fetch script. */
+    if (!p->conn.shas[HH_SCRIPT_FETCH][0]) hh_fetch_flush_acks(m, &p->conn);
     redisReply *r = NULL;
-    if (p->nacks) {
+    size_t nacks = 0;
+    hh_job **acks = p->conn.shas[HH_SCRIPT_FETCH][0] ? acks_take(m, &nacks) : NULL;
+    if (acks) {
         const char *argv[3 + 2 * HH_MAX_QUEUES + 1 + HH_FETCH_BATCH_MAX];
         size_t lens[3 + 2 * HH_MAX_QUEUES + 1 + HH_FETCH_BATCH_MAX];
         char nk[24];
@@ -148,14 +206,14 @@ static int fetch_reliable(hh_processor *p, hh_fetched *out, size_t max) {
         for (int i = 0; i < nargs; i++) argv[argc] = args[i], lens[argc++] = alen[i];
         hh_pipe pipe;
         hh_pipe_begin(&pipe, &p->conn);
-        acks_append(p, &pipe);
+        for (size_t i = 0; i < nacks; i++) hh_fetch_ack_append(m, &pipe, acks[i]);
         hh_pipe_addargv(&pipe, argc, argv, lens);
         redisReply **rs = hh_pipe_exec(&pipe);
         if (!rs) {
-            hh_fetch_flush_acks(p); /* retries the acks alone */
+            acks_send(m, &p->conn, acks, nacks, 0); /* retries the acks alone */
             return -1;
         }
-        acks_done(p);
+        acks_free(acks, nacks);
         r = rs[pipe.n - 1];
         rs[pipe.n - 1] = NULL;
         hh_replies_free(rs, pipe.n);

@@ -27,16 +27,23 @@ typedef struct hh_fetched {
     size_t queue;  /* index into m->queues */
 } hh_fetched;
 
-/* Fetches up to max jobs (all from the first non-empty queue in order) for
- * processor p into out[], blocking up to HH_FETCH_BLOCK_SECONDS when every
- * queue is empty. Acks in p->acks go out in the same round trip. Returns
+/* Fetches up to max jobs (each job's queue drawn in Sidekiq's order) for
+ * processor p into out[], blocking when every queue is empty. Queued acks
+ * go out in the same round trip. Returns
  * the number of jobs, 0 when nothing came, -1 on a Redis error (already
  * logged and backed off). */
 int hh_fetch(hh_processor *p, hh_fetched *out, size_t max);
 
-/* Sends the pending acks of p (pipelined LREMs) and frees those jobs;
- * retries through outages until done or the manager is done. */
-void hh_fetch_flush_acks(hh_processor *p);
+/* Queues the ack of a finished job (which it then owns and frees); sends
+ * the queue with connection c when it is full. Thread-safe. */
+void hh_fetch_queue_ack(struct hh_manager *m, hh_job *job, hh_conn *c);
+
+/* Sends every queued ack (pipelined LREMs) with connection c, retrying
+ * through outages until done or the stop gave up. Thread-safe. */
+void hh_fetch_flush_acks(struct hh_manager *m, hh_conn *c);
+/* The same, one attempt: what fails stays queued (for the supervisor, which
+ * must never block on an outage). */
+void hh_fetch_try_acks(struct hh_manager *m, hh_conn *c);
 
 /* Appends the ack (LREM of the exact payload) to a pipeline; nothing in
  * basic fetch. */

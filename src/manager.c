@@ -55,12 +55,15 @@ void hh_manager_free(hh_manager *m) {
         hh_processor *p = &m->procs[i];
         hh_conn_close(&p->conn);
         pthread_mutex_destroy(&p->mu);
-        for (size_t k = p->held_next; k < p->nheld; k++) free(p->held[k].payload);
-        for (size_t k = 0; k < p->nacks; k++) hh_job_free(p->acks[k]);
         free(p->held);
-        free(p->acks);
     }
     free(m->procs);
+    for (size_t k = 0; k < m->npending; k++) free(m->pending[k].payload);
+    free(m->pending);
+    pthread_mutex_destroy(&m->pending_mu);
+    for (size_t k = 0; k < m->nacks; k++) hh_job_free(m->acks[k]);
+    free(m->acks);
+    pthread_mutex_destroy(&m->acks_mu);
     for (size_t i = 0; i < m->nqueues; i++) {
         if (m->queue_keys) sdsfree(m->queue_keys[i]);
         if (m->inprog_keys) sdsfree(m->inprog_keys[i]);
@@ -187,6 +190,12 @@ hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
         m->inprog_keys[i] = hh_key_inprogress(&m->keys, m->identity, m->queues[i]);
         if (!m->queue_keys[i] || !m->inprog_keys[i]) goto nomem;
     }
+    pthread_mutex_init(&m->pending_mu, NULL);
+    m->pending_cap = (size_t)opts->concurrency * HH_FETCH_BATCH_MAX;
+    if (!(m->pending = calloc(m->pending_cap, sizeof(*m->pending)))) goto nomem;
+    pthread_mutex_init(&m->acks_mu, NULL);
+    m->acks_cap = (size_t)opts->concurrency * HH_FETCH_BATCH_MAX;
+    if (!(m->acks = calloc(m->acks_cap, sizeof(*m->acks)))) goto nomem;
     m->procs = calloc((size_t)opts->concurrency, sizeof(hh_processor));
     if (!m->procs) goto nomem;
     for (int i = 0; i < opts->concurrency; i++) {
@@ -206,8 +215,7 @@ hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
         hh_conn_init(&p->conn, &m->cfg, &m->log, "fetch", &m->giving_up);
         p->batch = 1;
         p->held = calloc(HH_FETCH_BATCH_MAX, sizeof(*p->held));
-        p->acks = calloc(HH_FETCH_BATCH_MAX, sizeof(*p->acks));
-        if (!p->held || !p->acks) goto nomem;
+        if (!p->held) goto nomem;
     }
     if (err) *err = HH_OK;
     return m;
@@ -391,6 +399,7 @@ static void *supervisor_main(void *arg) {
             }
         }
         if (atomic_load(&m->stopping)) break;
+        hh_fetch_try_acks(m, &wake); /* acks left by idle or busy threads */
         hh_sleep(0.05);
     }
     hh_conn_close(&wake);
@@ -437,6 +446,7 @@ static void *supervisor_main(void *arg) {
     atomic_store(&m->beats_off, 1);
     if (m->heartbeat_started) pthread_join(m->heartbeat_thread, NULL);
     m->scheduler_started = m->recovery_started = m->heartbeat_started = 0;
+    hh_fetch_flush_acks(m, &c); /* giving_up is set: one attempt each */
     /* Never booted: the identity may belong to a live process; leave it. */
     if (atomic_load(&m->booted) && hh_heartbeat_unregister(m, &c) != 0)
         hh_log(&m->log, HH_LOG_WARN, "could not unregister from Redis: the process hash expires in 60 s");

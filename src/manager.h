@@ -38,14 +38,8 @@ typedef struct hh_processor {
     int abandoned;        /* hard shutdown pushed `job` back already */
     atomic_int cancelled; /* read by hh_job_cancelled() */
     int block_queue;      /* which queue this thread blocks on when idle */
-    /* Jobs fetched in one batch and not started yet (guarded by mu, so a
-     * hard shutdown can push them back too), and finished jobs whose ack
-     * (LREM) goes out in one pipeline with the next fetch. */
-    struct hh_fetched *held;
-    size_t nheld, held_next;
+    struct hh_fetched *held; /* scratch space for one fetch */
     int batch;            /* current fetch batch size, adapted to job speed */
-    hh_job **acks;
-    size_t nacks;
 } hh_processor;
 
 struct hh_manager {
@@ -75,6 +69,15 @@ struct hh_manager {
     void *hook_udata;
 
     hh_processor *procs;
+    /* Jobs fetched in a batch and not started yet, shared by every worker
+     * thread (a slow job never holds others hostage); guarded by pending_mu. */
+    pthread_mutex_t pending_mu;
+    struct hh_fetched *pending;
+    size_t npending, pending_cap;
+    /* Finished jobs whose ack (LREM) is not sent yet (fetch.c); acks_mu. */
+    pthread_mutex_t acks_mu;
+    hh_job **acks;
+    size_t nacks, acks_cap;
     pthread_t heartbeat_thread, scheduler_thread, recovery_thread, supervisor_thread;
     int heartbeat_started, scheduler_started, recovery_started, supervisor_started;
 

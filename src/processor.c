@@ -150,8 +150,7 @@ static double run_job(hh_processor *p, hh_fetched *f) {
             hh_job_free(job);
         } else {
             /* The ack rides with the next fetch (one round trip, not two). */
-            p->acks[p->nacks++] = job;
-            if (p->nacks == HH_FETCH_BATCH_MAX) hh_fetch_flush_acks(p);
+            hh_fetch_queue_ack(m, job, &p->conn);
         }
         return elapsed;
     }
@@ -184,21 +183,32 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     return elapsed;
 }
 
-/* Takes the next held job, or returns 0 when the batch is used up. */
-static int next_held(hh_processor *p, hh_fetched *out) {
-    pthread_mutex_lock(&p->mu);
-    int got = p->held_next < p->nheld;
-    if (got) *out = p->held[p->held_next++];
-    if (p->held_next >= p->nheld) p->held_next = p->nheld = 0;
-    pthread_mutex_unlock(&p->mu);
+/* Takes a fetched job no thread has started yet; 0 when there is none. */
+static int pop_pending(struct hh_manager *m, hh_fetched *out) {
+    pthread_mutex_lock(&m->pending_mu);
+    int got = m->npending > 0;
+    if (got) *out = m->pending[--m->npending];
+    pthread_mutex_unlock(&m->pending_mu);
     return got;
 }
 
+/* Offers jobs of a batch to every thread. The buffer holds a full batch
+ * per thread, and a thread only fetches when it is empty, so it never
+ * overflows; if it did, the job stays with this thread. Returns how many
+ * were taken. */
+static size_t push_pending(struct hh_manager *m, hh_fetched *jobs, size_t n) {
+    pthread_mutex_lock(&m->pending_mu);
+    size_t k = 0;
+    /* reversed so pops come out in fetch order */
+    for (size_t i = n; i-- > 0 && m->npending < m->pending_cap; k++) m->pending[m->npending++] = jobs[i];
+    pthread_mutex_unlock(&m->pending_mu);
+    return k;
+}
+
 /* Pushes every fetched-but-unstarted job back to the front of its queue. */
-static void requeue_held(hh_processor *p, hh_conn *conn) {
-    struct hh_manager *m = p->m;
+static void requeue_pending(struct hh_manager *m, hh_conn *conn) {
     hh_fetched f;
-    while (next_held(p, &f)) {
+    while (pop_pending(m, &f)) {
         while (hh_fetch_requeue(m, conn, m->queues[f.queue], f.payload, f.len) < 0 && !atomic_load(&m->giving_up))
             hh_conn_ready(conn);
         free(f.payload);
@@ -208,37 +218,53 @@ static void requeue_held(hh_processor *p, hh_conn *conn) {
 void *hh_processor_main(void *arg) {
     hh_processor *p = arg;
     struct hh_manager *m = p->m;
+    double spent = 0;
+    int ran = 0;
     while (!atomic_load(&m->booted) && !atomic_load(&m->quiet)) hh_sleep(0.05);
     while (!atomic_load(&m->quiet)) {
-        int got = hh_fetch(p, p->held, (size_t)p->batch);
-        if (got <= 0) continue;
-        pthread_mutex_lock(&p->mu);
-        p->nheld = (size_t)got;
-        p->held_next = 0;
-        pthread_mutex_unlock(&p->mu);
-        double spent = 0;
         hh_fetched f;
-        while (!atomic_load(&m->quiet) && next_held(p, &f)) {
-            spent += run_job(p, &f);
-            free(f.payload);
+        if (!pop_pending(m, &f)) {
+            /* Batch only fast jobs: adapt to what this thread ran since its
+             * last fetch. */
+            if (ran && spent < 0.001 * ran)
+                p->batch = p->batch * 2 > HH_FETCH_BATCH_MAX ? HH_FETCH_BATCH_MAX : p->batch * 2;
+            else if (ran)
+                p->batch = 1;
+            spent = 0, ran = 0;
+            int got = hh_fetch(p, p->held, (size_t)p->batch);
+            if (got <= 0) continue;
+            f = p->held[0];
+            size_t rest = got > 1 ? (size_t)got - 1 : 0;
+            size_t taken = rest ? push_pending(m, p->held + 1, rest) : 0;
+            if (taken < rest) {
+                /* cannot happen (see push_pending), but never lose a job: the
+                 * first rest - taken were not taken */
+                for (size_t i = 1; i <= rest - taken; i++)
+                    while (hh_fetch_requeue(m, &p->conn, m->queues[p->held[i].queue], p->held[i].payload,
+                                            p->held[i].len) < 0 && !atomic_load(&m->giving_up))
+                        hh_conn_ready(&p->conn);
+            }
         }
-        /* Fetched after quiet: straight back to the front (spec §4.3). */
-        requeue_held(p, &p->conn);
-        /* Batch only fast jobs: a thread must not sit on jobs that idle
-         * threads could run. */
-        if (got == p->batch && spent < 0.001 * got)
-            p->batch = p->batch * 2 > HH_FETCH_BATCH_MAX ? HH_FETCH_BATCH_MAX : p->batch * 2;
-        else if (spent >= 0.001 * got)
-            p->batch = 1;
+        if (atomic_load(&m->quiet)) { /* fetched after quiet: straight back (spec §4.3) */
+            while (hh_fetch_requeue(m, &p->conn, m->queues[f.queue], f.payload, f.len) < 0 &&
+                   !atomic_load(&m->giving_up))
+                hh_conn_ready(&p->conn);
+            free(f.payload);
+            break;
+        }
+        spent += run_job(p, &f);
+        ran++;
+        free(f.payload);
     }
-    hh_fetch_flush_acks(p);
+    requeue_pending(m, &p->conn);
+    hh_fetch_flush_acks(m, &p->conn);
     hh_conn_close(&p->conn);
     return NULL;
 }
 
 int hh_processor_abandon(hh_processor *p, hh_conn *conn) {
     struct hh_manager *m = p->m;
-    requeue_held(p, conn);
+    requeue_pending(m, conn);
     pthread_mutex_lock(&p->mu);
     int rc = 0;
     if (p->job && !p->abandoned) {

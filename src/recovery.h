@@ -10,8 +10,8 @@
 /* At start: refuse (HH_ERR_EXISTS) when this identity is live in another
  * process, else push back what a previous incarnation of this identity left
  * and register it in hiredhand:fetchers. Returns HH_OK, HH_ERR_EXISTS, or
- * HH_ERR_REDIS when Redis is unreachable (start goes on: the periodic scan
- * and the next start will find the jobs). */
+ * HH_ERR_REDIS when Redis is unreachable (then the recovery thread calls it
+ * again until it answers, and no worker fetches before). */
 int hh_recovery_boot(struct hh_manager *m, hh_conn *c);
 
 /* Scans for in-progress lists whose owner's heartbeat hash has expired and
