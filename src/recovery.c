@@ -71,11 +71,16 @@ static int drain(struct hh_manager *m, hh_conn *c, const char *key, const char *
         size_t alen[7] = {r->len, strlen(max), entry ? strlen(entry) : r->len, strlen(score), strlen(cutoff),
                           strlen(maxrank), strlen(ttl)};
         redisReply *x = hh_conn_eval(c, HH_SCRIPT_RECOVER, 4, keys, klen, 7, args, alen);
-        int rc = x && x->type == REDIS_REPLY_INTEGER ? (int)x->integer : -1;
+        int rc = -1;
+        long long count = 0;
+        if (x && x->type == REDIS_REPLY_ARRAY && x->elements == 2) {
+            rc = (int)x->element[0]->integer;
+            count = x->element[1]->integer;
+        }
         if (x) freeReplyObject(x);
         if (rc == 1)
-            hh_log(&m->log, HH_LOG_WARN, "recovery: class=%s jid=%s owner=%s queue=%s: pushed back to the queue",
-                   klass, jid, owner, queue);
+            hh_log(&m->log, HH_LOG_WARN, "recovery: class=%s jid=%s owner=%s queue=%s: pushed back to the queue (recovery %lld)",
+                   klass, jid, owner, queue, count);
         else if (rc == 2)
             hh_log(&m->log, HH_LOG_WARN, "recovery: class=%s jid=%s owner=%s: recovered %d times, moved to the dead set",
                    klass, jid, owner, m->opts.max_recoveries + 1);

@@ -85,10 +85,11 @@ typedef enum hh_script_id {
  * <jid>), dead. ARGV: exact payload, max recoveries (0: no limit), dead
  * entry, score (now), cutoff score, -max_jobs, counter TTL seconds.
  * Only the caller that removes the job counts the recovery, so racing
- * recoverers never count one twice. Returns 1 requeued (to the tail: runs
- * next), 2 moved to the dead set as a poison pill, 0 it was gone. */
+ * recoverers never count one twice. Returns {1, count} requeued (to the
+ * tail: runs next), {2, count} moved to the dead set as a poison pill, or
+ * {0, 0} when it was gone. */
 #define HH_LUA_RECOVER                                                        \
-    "if redis.call('LREM', KEYS[1], -1, ARGV[1]) == 0 then return 0 end\n"   \
+    "if redis.call('LREM', KEYS[1], -1, ARGV[1]) == 0 then return {0, 0} end\n" \
     "local n = redis.call('INCR', KEYS[3])\n"                                 \
     "redis.call('EXPIRE', KEYS[3], ARGV[7])\n"                                \
     "local max = tonumber(ARGV[2])\n"                                         \
@@ -96,9 +97,9 @@ typedef enum hh_script_id {
     "  redis.call('ZADD', KEYS[4], ARGV[4], ARGV[3])\n"                       \
     "  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', ARGV[5])\n"            \
     "  redis.call('ZREMRANGEBYRANK', KEYS[4], 0, ARGV[6])\n"                  \
-    "  return 2\n"                                                            \
+    "  return {2, n}\n"                                                       \
     "end\n"                                                                   \
     "redis.call('RPUSH', KEYS[2], ARGV[1])\n"                                 \
-    "return 1\n"
+    "return {1, n}\n"
 
 #endif

@@ -2,7 +2,7 @@
 # Issue 3 "Own work at boot" when Redis is down at that moment (field report B13's restart
 # applied to a fixed identity): a process started with a stable --identity pushes back whatever
 # its previous incarnation left -- also when Redis only becomes reachable after it started
-# (recovery.h: "start goes on: the periodic scan and the next start will find the jobs").
+# (recovery.h: with Redis down at start, the recovery thread retries the boot before any fetch).
 # redis-server --appendonly yes. Worker I (--identity I, -c 3) runs 3 SlowJobs (30 s); kill -9.
 # redis-server is stopped; worker I is started again (--recovery-interval 2) while Redis is down;
 # 2 s later redis-server starts again on the same port and dir (the AOF brings back the 3 jobs
