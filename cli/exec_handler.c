@@ -8,7 +8,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,6 +157,62 @@ static void fail_with_stderr(hh_job *job, const char *status, char *tail, size_t
     }
 }
 
+/* Ruby's name for an errno, as Sidekiq would report the exception. */
+static const char *errno_class(int err) {
+    static __thread char buf[64];
+    const char *name = strerrorname_np(err);
+    snprintf(buf, sizeof(buf), "Errno::%s", name ? name : "EINVAL");
+    return buf;
+}
+
+/* fork + exec rather than posix_spawn, for PR_SET_PDEATHSIG: a worker killed
+ * with kill -9 (or the OOM killer) takes its running handlers with it, so a
+ * recovered job never runs twice at once. Only async-signal-safe calls run
+ * between fork and exec; an exec failure comes back through a CLOEXEC pipe.
+ * Returns 0 or an errno. */
+static int spawn(char *const *argv, char *const *env, int in_fd, int err_fd, pid_t *out) {
+    int ep[2];
+    if (pipe2(ep, O_CLOEXEC) != 0) return errno;
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        close(ep[0]), close(ep[1]);
+        return e;
+    }
+    if (pid == 0) {
+        int e;
+        setpgid(0, 0); /* own group: a timeout kills the handler's children too */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(127);
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof(dfl));
+        dfl.sa_handler = SIG_DFL;
+        for (int sig = 1; sig < NSIG; sig++) sigaction(sig, &dfl, NULL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL); /* the worker blocks signals for sigwait */
+        if (dup2(in_fd, 0) < 0 || dup2(err_fd, 2) < 0) goto fail;
+        execvpe(argv[0], argv, env);
+    fail:
+        e = errno;
+        (void)!write(ep[1], &e, sizeof(e));
+        _exit(127);
+    }
+    close(ep[1]);
+    int child_err = 0;
+    ssize_t n;
+    while ((n = read(ep[0], &child_err, sizeof(child_err))) < 0 && errno == EINTR) {
+    }
+    close(ep[0]);
+    if (n == (ssize_t)sizeof(child_err)) {
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+        }
+        return child_err;
+    }
+    *out = pid;
+    return 0;
+}
+
 int cli_exec_handler(hh_job *job, void *udata) {
     cli_exec *e = udata;
     int in[2], errp[2];
@@ -170,30 +227,15 @@ int cli_exec_handler(hh_job *job, void *udata) {
     }
     char vars[4][512];
     char **env = job_env(job, vars);
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t at;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-    posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
-    posix_spawnattr_init(&at);
-    sigset_t none, defaults;
-    sigemptyset(&none);
-    sigfillset(&defaults);
-    posix_spawnattr_setsigmask(&at, &none); /* the worker blocks signals for sigwait */
-    posix_spawnattr_setsigdefault(&at, &defaults);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&at, 0); /* own group: a timeout kills its children too */
-    pid_t pid;
-    int rc = env ? posix_spawnp(&pid, e->argv[0], &fa, &at, e->argv, env) : ENOMEM;
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
+    pid_t pid = -1;
+    int rc = env ? spawn(e->argv, env, in[0], errp[1], &pid) : ENOMEM;
     free(env);
     close(in[0]);
     close(errp[1]);
     if (rc != 0) {
         close(in[1]);
         close(errp[0]);
-        hh_job_fail(job, "Errno::ENOENT", "cannot run %s: %s", e->argv[0], strerror(rc));
+        hh_job_fail(job, errno_class(rc), "cannot run %s: %s", e->argv[0], strerror(rc));
         return -1;
     }
     size_t plen;
@@ -205,30 +247,57 @@ int cli_exec_handler(hh_job *job, void *udata) {
     int in_open = 1, err_open = 1, killed = 0;
     double start = mono(), kill_at = 0;
     const char *why_killed = NULL;
-    while (err_open) {
+    /* The job ends when the handler exits, not when its stderr closes: a
+     * handler may leave a background process holding it. */
+    fcntl(errp[0], F_SETFL, O_NONBLOCK);
+    int status = 0, exited = 0;
+    /* A pidfd turns "the handler exited" into a poll event (Linux 5.3+);
+     * without one the loop checks every 20 ms. */
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    while (!exited) {
         if (in_open && off == plen) {
             close(in[1]);
             in_open = 0;
         }
-        struct pollfd pf[2];
-        int n = 0;
-        pf[n].fd = errp[0], pf[n].events = POLLIN, n++;
-        if (in_open) pf[n].fd = in[1], pf[n].events = POLLOUT, n++;
-        int r = poll(pf, (nfds_t)n, 100);
+        struct pollfd pf[3];
+        int n = 0, ie = -1, ii = -1;
+        if (err_open) ie = n, pf[n].fd = errp[0], pf[n].events = POLLIN, n++;
+        if (in_open) ii = n, pf[n].fd = in[1], pf[n].events = POLLOUT, n++;
+        if (pidfd >= 0) pf[n].fd = pidfd, pf[n].events = POLLIN, n++;
+        int r = poll(pf, (nfds_t)n, pidfd >= 0 ? 100 : 20);
         if (r < 0 && errno != EINTR) break;
-        if (r > 0 && (pf[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+        if (r > 0 && ie >= 0 && (pf[ie].revents & (POLLIN | POLLHUP | POLLERR))) {
             char buf[4096];
             ssize_t got = read(errp[0], buf, sizeof(buf));
             if (got > 0) tail_append(tail, &tlen, buf, (size_t)got);
             else if (got == 0 || (errno != EINTR && errno != EAGAIN)) err_open = 0;
         }
-        if (r > 0 && in_open && n > 1 && (pf[1].revents & (POLLOUT | POLLERR | POLLHUP))) {
+        if (r > 0 && ii >= 0 && (pf[ii].revents & (POLLOUT | POLLERR | POLLHUP))) {
             ssize_t w = write(in[1], payload + off, plen - off);
             if (w > 0) off += (size_t)w;
             else if (w < 0 && errno != EAGAIN && errno != EINTR) { /* the child closed stdin */
                 close(in[1]);
                 in_open = 0;
             }
+        }
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            exited = 1;
+            char buf[4096]; /* what it wrote last, without waiting for more */
+            ssize_t got;
+            if (killed) {
+                /* killed for a timeout or a stop: make sure nothing of it
+                 * outlives the failure (its group holds stderr until gone) */
+                kill(-pid, SIGKILL);
+                double until = mono() + 2;
+                struct pollfd ef = {errp[0], POLLIN, 0};
+                while (err_open && mono() < until && poll(&ef, 1, 50) >= 0) {
+                    got = read(errp[0], buf, sizeof(buf));
+                    if (got > 0) tail_append(tail, &tlen, buf, (size_t)got);
+                    else if (got == 0 || (errno != EAGAIN && errno != EINTR)) err_open = 0;
+                }
+            }
+            while (err_open && (got = read(errp[0], buf, sizeof(buf))) > 0) tail_append(tail, &tlen, buf, (size_t)got);
+            break;
         }
         int over = e->timeout > 0 && mono() - start > e->timeout;
         if ((over || hh_job_cancelled(job)) && !killed) {
@@ -242,9 +311,9 @@ int cli_exec_handler(hh_job *job, void *udata) {
         }
     }
     if (in_open) close(in[1]);
+    if (pidfd >= 0) close(pidfd);
     close(errp[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    while (!exited && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     char what[128];
     if (why_killed) {

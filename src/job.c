@@ -35,7 +35,7 @@ hh_job *hh_job_new(const char *payload, size_t len, const char *queue, char *why
     }
     if (why && whylen) why[0] = '\0';
     json_error_t err;
-    json_t *item = json_loadb(payload, len, JSON_ALLOW_NUL, &err);
+    json_t *item = json_loadb(payload, len, JSON_ALLOW_NUL | JSON_DECODE_ANY, &err);
     if (!item && strstr(err.text, "too big integer")) {
         /* Ruby's JSON reads bignums, so Sidekiq runs such jobs: read the
          * metadata with every integer as a real and keep the bytes as they

@@ -120,7 +120,7 @@ int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_
 
 char *hh_malformed_dead_payload(const char *payload, size_t len, const char *why, double now,
                                 hh_timestamps ts, size_t *outlen) {
-    json_t *item = json_loadb(payload, len, JSON_ALLOW_NUL, NULL);
+    json_t *item = json_loadb(payload, len, JSON_ALLOW_NUL | JSON_DECODE_ANY, NULL);
     char *out = NULL;
     if (json_is_object(item)) {
         json_object_set_new(item, "error_class", json_string("hiredhand::InvalidJob"));
@@ -128,6 +128,24 @@ char *hh_malformed_dead_payload(const char *payload, size_t len, const char *why
         if (!json_object_get(item, "failed_at"))
             json_object_set_new(item, "failed_at", hh_json_time_new(now, ts));
         out = hh_json_dump(item);
+    }
+    else if (item) {
+        /* Valid JSON that is not an object (an array, a number...): stored as
+         * is it would break Sidekiq's Dead page (JobRecord indexes it like a
+         * hash), so it goes in as an object holding the exact text. */
+        char jid[HH_JID_SIZE];
+        json_t *w = json_object();
+        json_t *args = json_array();
+        json_array_append_new(args, json_stringn(payload, len));
+        json_object_set_new(w, "class", json_string("hiredhand::InvalidJob"));
+        json_object_set_new(w, "args", args);
+        if (hh_new_jid(jid) == 0) json_object_set_new(w, "jid", json_string(jid));
+        json_object_set_new(w, "retry", json_false());
+        json_object_set_new(w, "error_class", json_string("hiredhand::InvalidJob"));
+        json_object_set_new(w, "error_message", json_string(why));
+        json_object_set_new(w, "failed_at", hh_json_time_new(now, ts));
+        out = hh_json_dump(w);
+        json_decref(w);
     }
     json_decref(item);
     if (out) {

@@ -36,9 +36,12 @@ int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_
 double hh_retry_delay(int count, hh_rng *rng);
 
 /* The payload for a malformed job going to the dead set: JSON objects keep
- * every key and gain error_class/error_message with the reason; anything
- * else is stored as fetched (as Sidekiq does, spec §4.5). Returns a malloc'd
- * copy; *len set. */
+ * every key and gain error_class/error_message with the reason; other JSON
+ * values (arrays, numbers...) are wrapped in a hiredhand::InvalidJob object
+ * whose args hold their exact text (stored bare they break Sidekiq's Dead
+ * page); anything that is not JSON is stored as fetched (as Sidekiq does,
+ * spec §4.5; Sidekiq's Web UI shows it as args). Returns a malloc'd copy;
+ * *len set. */
 char *hh_malformed_dead_payload(const char *payload, size_t len, const char *why, double now,
                                 hh_timestamps ts, size_t *outlen);
 

@@ -1,8 +1,10 @@
 # Used by test_malformed.sh (issue 2 "What must show" 6).
 #   push BATCH   -> LPUSHes malformed entries (batch 1: many kinds; batch 2: one more) followed by a
 #                   good OkJob; records name => raw in test:bad:<batch>, good jid in test:good:<batch>
-#   verify       -> every malformed entry is in `dead` exactly once: byte-identical for non-objects
-#                   (not JSON, invalid UTF-8, array, string, null), and for JSON objects every
+#   verify       -> every malformed entry is in `dead` exactly once: byte-identical when it is not
+#                   JSON (or not UTF-8); JSON that is not an object (array, string, null) wrapped
+#                   as a hiredhand::InvalidJob whose only arg is its exact text (stored bare it
+#                   breaks Sidekiq's Dead page); and for JSON objects every
 #                   original key/value kept plus error_class and error_message strings; the good
 #                   jobs ran once; nothing left queued, nothing in retry
 require_relative "helper"
@@ -46,13 +48,22 @@ when "verify"
   bad = redis.hgetall("test:bad:1").merge(redis.hgetall("test:bad:2"))
   bad.each do |name, raw|
     raw = raw.b
-    obj = begin
-      v = JSON.parse(raw.dup.force_encoding("UTF-8"))
-      v.is_a?(Hash) && raw.dup.force_encoding("UTF-8").valid_encoding? ? v : nil
+    utf8 = raw.dup.force_encoding("UTF-8")
+    parsed = begin
+      utf8.valid_encoding? ? [JSON.parse(utf8, quirks_mode: true)] : nil
     rescue JSON::ParserError
       nil
     end
-    if obj.nil?
+    obj = parsed && parsed[0].is_a?(Hash) ? parsed[0] : nil
+    if parsed && obj.nil?
+      hits = dead.select do |m|
+        h = (JSON.parse(m.dup.force_encoding("UTF-8")) rescue nil)
+        h.is_a?(Hash) && h["class"] == "hiredhand::InvalidJob" && h["args"] == [utf8]
+      end
+      check_eq(hits.size, 1, "#{name} (#{raw[0, 60].inspect}): wrapped with its exact text as the arg")
+      h = hits.first && JSON.parse(hits.first)
+      check(h && h["error_message"].is_a?(String) && !h["error_message"].empty?, "#{name}: wrapped entry has the reason")
+    elsif obj.nil?
       check_eq(dead.count(raw), 1, "#{name} (#{raw[0, 60].inspect}): byte-identical copies in the dead set")
     else
       hits = dead.select do |m|
@@ -68,6 +79,14 @@ when "verify"
     end
   end
   check_eq(dead.size, bad.size, "dead set size (one entry per malformed item)")
+  # Sidekiq's own Dead page reads every entry (a bare array or number broke it)
+  begin
+    n = 0
+    Sidekiq::DeadSet.new.each { |e| e.klass; e.args; e.jid; n += 1 }
+    check_eq(n, bad.size, "Sidekiq::DeadSet#each reads every entry")
+  rescue StandardError => e
+    check(false, "Sidekiq::DeadSet#each raised #{e.class}: #{e.message}")
+  end
   scores = redis.zrange("dead", 0, -1, with_scores: true).map(&:last)
   check(scores.all? { |s| (s - Time.now.to_f).abs < 120 }, "dead scores are the time of the move: #{scores.inspect}")
   ran = redis.lrange("test:ran", 0, -1).map { |s| JSON.parse(s)["jid"] }

@@ -639,8 +639,23 @@ static void test_malformed_dead_payload(void **s) {
     assert_string_equal(uh_token(out, "failed_at"), "1795962147221");
     free(out);
 
+    /* JSON that is not an object: wrapped, exact text as the only arg, so
+     * Sidekiq's Dead page can show it */
+    const char *vals[] = {"[1,2,3]", "\"str\"", "null", "42"};
+    for (size_t i = 0; i < sizeof(vals) / sizeof(*vals); i++) {
+        out = hh_malformed_dead_payload(vals[i], strlen(vals[i]), "why", NOW, HH_TS_FLOAT, &len);
+        json_t *w = json_loads(out, 0, NULL);
+        assert_true(json_is_object(w));
+        assert_string_equal(json_string_value(json_object_get(w, "class")), "hiredhand::InvalidJob");
+        assert_string_equal(json_string_value(json_array_get(json_object_get(w, "args"), 0)), vals[i]);
+        assert_string_equal(json_string_value(json_object_get(w, "error_message")), "why");
+        assert_int_equal(json_string_length(json_object_get(w, "jid")), 24);
+        json_decref(w);
+        free(out);
+    }
+
     /* anything else: stored byte for byte, embedded NUL and bad UTF-8 too */
-    const char *raws[] = {"not json", "[1,2,3]", "\"str\"", "{\"a\":\xff}", "{\"a\":1"};
+    const char *raws[] = {"not json", "{\"a\":\xff}", "{\"a\":1"};
     for (size_t i = 0; i < sizeof(raws) / sizeof(*raws); i++) {
         out = hh_malformed_dead_payload(raws[i], strlen(raws[i]), "why", NOW, HH_TS_FLOAT, &len);
         assert_int_equal(len, strlen(raws[i]));
