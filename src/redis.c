@@ -25,8 +25,23 @@ static const char *script_src[HH_SCRIPT_COUNT] = {
 
 /* ------------------------------------------------------------ URL parsing */
 
+/* Writes the error with the URL shown but its password masked: whatever
+ * follows the scheme up to the last '@' is user info. */
 static int fail_url(char *err, size_t len, const char *msg, const char *url) {
-    if (err) snprintf(err, len, "invalid Redis URL (%s): %s", msg, url ? url : "");
+    if (!err) return -1;
+    char shown[512];
+    hh_strlcpy(shown, url ? url : "", sizeof(shown));
+    char *start = strstr(shown, "://");
+    char *at = start ? strrchr(start, '@') : NULL;
+    if (at) {
+        char *colon = memchr(start + 3, ':', (size_t)(at - start - 3));
+        char *from = colon ? colon + 1 : start + 3;
+        memmove(from + 3, at, strlen(at) + 1);
+        memcpy(from, "***", 3);
+    }
+    char *q = strchr(start ? start : shown, '?'); /* ?password=... and the like */
+    if (q && strstr(q, "pass")) strcpy(q, "?***");
+    snprintf(err, len, "invalid Redis URL (%s): %s", msg, shown);
     return -1;
 }
 
@@ -86,17 +101,17 @@ int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char 
         const char *path = url + 7;
         const char *q = strchr(path, '?');
         size_t plen = q ? (size_t)(q - path) : strlen(path);
-        if (plen == 0 || path[0] != '/') return fail_url(err, errlen, "unix:// needs an absolute socket path", "");
+        if (plen == 0 || path[0] != '/') return fail_url(err, errlen, "unix:// needs an absolute socket path", url);
         cfg->unix_path = sdsnewlen(path, plen);
         if (q) {
             if (strncmp(q, "?db=", 4) != 0 || parse_int(q + 4, strlen(q + 4), 0, 1 << 20, &cfg->db))
-                return hh_redis_config_free(cfg), fail_url(err, errlen, "unix:// takes only ?db=N", "");
+                return hh_redis_config_free(cfg), fail_url(err, errlen, "unix:// takes only ?db=N", url);
         }
         mask_url(cfg);
         return 0;
     }
     if (strncmp(url, "redis://", 8) != 0)
-        return fail_url(err, errlen, "must start with redis:// or unix://", "");
+        return fail_url(err, errlen, "must start with redis:// or unix://", url);
     const char *p = url + 8;
     const char *end = p + strcspn(p, "/?#");
     const char *at = NULL;
@@ -116,11 +131,11 @@ int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char 
     const char *hend, *portp = NULL;
     if (*p == '[') {
         const char *rb = memchr(p, ']', (size_t)(end - p));
-        if (!rb) return hh_redis_config_free(cfg), fail_url(err, errlen, "unclosed [", "");
+        if (!rb) return hh_redis_config_free(cfg), fail_url(err, errlen, "unclosed [", url);
         cfg->host = sdsnewlen(p + 1, (size_t)(rb - p - 1));
         hend = rb + 1;
         if (hend < end && *hend == ':') portp = hend + 1;
-        else if (hend != end) return hh_redis_config_free(cfg), fail_url(err, errlen, "bad host", "");
+        else if (hend != end) return hh_redis_config_free(cfg), fail_url(err, errlen, "bad host", url);
     } else {
         const char *colon = memchr(p, ':', (size_t)(end - p));
         hend = colon ? colon : end;
@@ -133,12 +148,12 @@ int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char 
     }
     cfg->port = 6379;
     if (portp && parse_int(portp, (size_t)(end - portp), 1, 65535, &cfg->port))
-        return hh_redis_config_free(cfg), fail_url(err, errlen, "bad port", "");
+        return hh_redis_config_free(cfg), fail_url(err, errlen, "bad port", url);
     if (*end == '/' && end[1]) {
         const char *d = end + 1;
         size_t dl = strcspn(d, "?#");
         if (dl && parse_int(d, dl, 0, 1 << 20, &cfg->db))
-            return hh_redis_config_free(cfg), fail_url(err, errlen, "bad db number", "");
+            return hh_redis_config_free(cfg), fail_url(err, errlen, "bad db number", url);
     }
     mask_url(cfg);
     return 0;
