@@ -4,10 +4,12 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 B="$root/build/hiredhand"
+Q=hiredhand_demo   # its own queue: with REDIS_URL set, your queues are left alone
 cleanup() {
-  [ -n "${worker:-}" ] && kill "$worker" 2>/dev/null || true
-  [ -n "${redis_pid:-}" ] && kill "$redis_pid" 2>/dev/null || true
-  [ -n "${tmp:-}" ] && rm -rf "$tmp"
+  if [ -n "${worker:-}" ]; then kill "$worker" 2>/dev/null || true; fi
+  if [ -n "${redis_pid:-}" ]; then kill "$redis_pid" 2>/dev/null || true; fi
+  if [ -n "${tmp:-}" ]; then rm -rf "$tmp"; fi
+  return 0
 }
 trap cleanup EXIT
 if [ -z "${REDIS_URL:-}" ]; then
@@ -25,23 +27,23 @@ if [ -z "${REDIS_URL:-}" ]; then
 fi
 
 echo "== pushing jobs with hiredhand push"
-echo "HardWorker     $("$B" push HardWorker '["bob", 5]')"
-echo "EmailJob       $("$B" push EmailJob '["ann@example.com", "Welcome"]')"
-echo "EmailJob (+3s) $("$B" push EmailJob '["later@example.com", "Scheduled"]' --in 3)"
-echo "FailingJob     $("$B" push FailingJob '[]' --retry 0)"
+echo "HardWorker     $("$B" push HardWorker '["bob", 5]' -q $Q)"
+echo "EmailJob       $("$B" push EmailJob '["ann@example.com", "Welcome"]' -q $Q)"
+echo "EmailJob (+3s) $("$B" push EmailJob '["later@example.com", "Scheduled"]' --in 3 -q $Q)"
+echo "FailingJob     $("$B" push FailingJob '[]' --retry 0 -q $Q)"
 if command -v ruby >/dev/null && ruby -e 'require "sidekiq"' 2>/dev/null; then
   echo "== pushing a job with Sidekiq's own Ruby client"
   ruby -e 'require "sidekiq"; Redis.silence_deprecations = true
     Sidekiq.configure_client { |c| c.redis = { url: ENV["REDIS_URL"] } }
-    puts "EmailJob       " + Sidekiq::Client.push("class" => "EmailJob", "args" => ["ruby@example.com", "From Ruby ✓"])'
+    puts "EmailJob       " + Sidekiq::Client.push("class" => "EmailJob", "queue" => ARGV[0], "args" => ["ruby@example.com", "From Ruby ✓"])' "$Q"
 fi
 
-echo "== running: hiredhand work -c 5 --require example_plugin.so --exec EmailJob=print_job.sh"
-"$B" work -r "$REDIS_URL" -c 5 --poll-interval 1 --require "$root/build/example_plugin.so" \
+echo "== running: hiredhand work -q $Q -c 5 --require example_plugin.so --exec EmailJob=print_job.sh"
+"$B" work -r "$REDIS_URL" -q $Q -c 5 --poll-interval 1 --require "$root/build/example_plugin.so" \
   --exec "EmailJob=$root/examples/handlers/print_job.sh" &
 worker=$!
 for _ in $(seq 1 100); do
-  left=$(redis-cli -u "$REDIS_URL" eval "return redis.call('llen','queue:default') + redis.call('zcard','schedule')" 0)
+  left=$(redis-cli -u "$REDIS_URL" eval "return redis.call('llen',KEYS[1]) + redis.call('zcard','schedule')" 1 "queue:$Q")
   [ "$left" = 0 ] && break
   sleep 0.2
 done
