@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 size_t hh_queue_order(const int *weights, size_t n, int weighted, hh_rng *rng, size_t *out) {
     if (!weighted) {
@@ -243,6 +244,30 @@ static int fetch_reliable(hh_processor *p, hh_fetched *out, size_t max) {
         size_t q = (size_t)p->block_queue % n;
         int rotate = (size_t)m->opts.concurrency < n;
         if (rotate) p->block_queue = (int)((q + 1) % n);
+        freeReplyObject(r);
+        r = NULL;
+        /* One waiter per queue is enough: other idle threads sleep in the
+         * process, at no Redis cost, until a waiter gets a job (or leaves). */
+        if (!rotate) {
+            pthread_mutex_lock(&m->idle_mu);
+            size_t pick = n;
+            if (m->waiters[q] == 0) pick = q;
+            for (size_t i = 0; i < n && pick == n; i++)
+                if (m->waiters[i] == 0) pick = i;
+            if (pick == n) {
+                if (!atomic_load(&m->quiet)) {
+                    struct timespec until;
+                    clock_gettime(CLOCK_REALTIME, &until);
+                    until.tv_sec += HH_FETCH_SLEEPER_SECONDS;
+                    pthread_cond_timedwait(&m->idle_cv, &m->idle_mu, &until);
+                }
+                pthread_mutex_unlock(&m->idle_mu);
+                return 0;
+            }
+            q = pick;
+            m->waiters[q]++;
+            pthread_mutex_unlock(&m->idle_mu);
+        }
         /* A long wait only where every queue has its own waiter and quiet
          * can cut the wait short (CLIENT UNBLOCK needs Redis 5). */
         double block = !rotate && p->conn.version >= 500 ? HH_FETCH_IDLE_BLOCK_SECONDS : HH_FETCH_BLOCK_SECONDS;
@@ -253,11 +278,15 @@ static int fetch_reliable(hh_processor *p, hh_fetched *out, size_t max) {
         const char *bargv[6] = {lmove ? "BLMOVE" : "BRPOPLPUSH", src, dst, "RIGHT", "LEFT", bs};
         size_t blens[6] = {strlen(bargv[0]), sdslen(src), sdslen(dst), 5, 4, strlen(bs)};
         if (!lmove) bargv[3] = bs, blens[3] = strlen(bs);
-        freeReplyObject(r);
-        r = NULL;
         if (!atomic_load(&m->quiet)) {
             r = hh_conn_cmdargv_blocking(&p->conn, block, lmove ? 6 : 4, bargv, blens);
             if (!r) rc = atomic_load(&m->quiet) ? 0 : -1;
+        }
+        if (!rotate) { /* leaving the post: let a sleeper take it, and fetch */
+            pthread_mutex_lock(&m->idle_mu);
+            m->waiters[q]--;
+            pthread_cond_broadcast(&m->idle_cv);
+            pthread_mutex_unlock(&m->idle_mu);
         }
         if (r && r->type == REDIS_REPLY_STRING) {
             rc = take(out, r, q);
@@ -271,6 +300,9 @@ static int fetch_reliable(hh_processor *p, hh_fetched *out, size_t max) {
 }
 
 void hh_fetch_wake(struct hh_manager *m, hh_conn *c) {
+    pthread_mutex_lock(&m->idle_mu);
+    pthread_cond_broadcast(&m->idle_cv); /* sleepers see quiet */
+    pthread_mutex_unlock(&m->idle_mu);
     for (int i = 0; i < m->opts.concurrency; i++) {
         long long id = atomic_load(&m->procs[i].conn.client_id);
         if (!id) continue;

@@ -13,6 +13,9 @@
  * processes cost a few commands a second. Quiet ends the wait at once with
  * CLIENT UNBLOCK (hh_fetch_wake). */
 #define HH_FETCH_IDLE_BLOCK_SECONDS 10.0
+/* Idle threads beyond one waiter per queue sleep in the process this long
+ * at most; a waiter that gets a job (or leaves) wakes them at once. */
+#define HH_FETCH_SLEEPER_SECONDS 30
 #define HH_FETCH_JOIN_GRACE 3.0 /* s for idle threads to leave their blocking fetch */
 
 /* Writes the order in which to try the n queues into out (indexes), as

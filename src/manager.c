@@ -64,6 +64,9 @@ void hh_manager_free(hh_manager *m) {
     for (size_t k = 0; k < m->nacks; k++) hh_job_free(m->acks[k]);
     free(m->acks);
     pthread_mutex_destroy(&m->acks_mu);
+    free(m->waiters);
+    pthread_mutex_destroy(&m->idle_mu);
+    pthread_cond_destroy(&m->idle_cv);
     for (size_t i = 0; i < m->nqueues; i++) {
         if (m->queue_keys) sdsfree(m->queue_keys[i]);
         if (m->inprog_keys) sdsfree(m->inprog_keys[i]);
@@ -193,6 +196,9 @@ hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
     pthread_mutex_init(&m->pending_mu, NULL);
     m->pending_cap = (size_t)opts->concurrency * HH_FETCH_BATCH_MAX;
     if (!(m->pending = calloc(m->pending_cap, sizeof(*m->pending)))) goto nomem;
+    pthread_mutex_init(&m->idle_mu, NULL);
+    pthread_cond_init(&m->idle_cv, NULL);
+    if (!(m->waiters = calloc(m->nqueues, sizeof(int)))) goto nomem;
     pthread_mutex_init(&m->acks_mu, NULL);
     m->acks_cap = (size_t)opts->concurrency * HH_FETCH_BATCH_MAX;
     if (!(m->acks = calloc(m->acks_cap, sizeof(*m->acks)))) goto nomem;

@@ -74,6 +74,11 @@ struct hh_manager {
     pthread_mutex_t pending_mu;
     struct hh_fetched *pending;
     size_t npending, pending_cap;
+    /* Idle fetching (fetch.c): waiters[q] threads block on queue q in Redis,
+     * the other idle threads sleep on idle_cv. */
+    pthread_mutex_t idle_mu;
+    pthread_cond_t idle_cv;
+    int *waiters;
     /* Finished jobs whose ack (LREM) is not sent yet (fetch.c); acks_mu. */
     pthread_mutex_t acks_mu;
     hh_job **acks;
