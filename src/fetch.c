@@ -282,10 +282,13 @@ static int fetch_reliable(hh_processor *p, hh_fetched *out, size_t max) {
             r = hh_conn_cmdargv_blocking(&p->conn, block, lmove ? 6 : 4, bargv, blens);
             if (!r) rc = atomic_load(&m->quiet) ? 0 : -1;
         }
-        if (!rotate) { /* leaving the post: let a sleeper take it, and fetch */
+        if (!rotate) {
+            /* Leaving the post. After a job (more may follow) or an error,
+             * wake the sleepers to fetch and take over; after a plain
+             * timeout this thread comes straight back to it. */
             pthread_mutex_lock(&m->idle_mu);
             m->waiters[q]--;
-            pthread_cond_broadcast(&m->idle_cv);
+            if (rc != 0 || (r && r->type == REDIS_REPLY_STRING)) pthread_cond_broadcast(&m->idle_cv);
             pthread_mutex_unlock(&m->idle_mu);
         }
         if (r && r->type == REDIS_REPLY_STRING) {

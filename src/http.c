@@ -25,8 +25,8 @@
 #include "manager.h"
 #include "util.h"
 
-#define HH_HTTP_CONNECTION_LIMIT 64
-#define HH_HTTP_CONNECTION_TIMEOUT 10 /* seconds */
+#define HH_HTTP_CONNECTION_LIMIT 256 /* idle clients must not starve a liveness probe */
+#define HH_HTTP_CONNECTION_TIMEOUT 5 /* seconds an idle connection is kept */
 #define HH_HTTP_ALLOW "GET, HEAD"
 #define HH_HTTP_JSON "application/json"
 #define HH_HTTP_PROMETHEUS "text/plain; version=0.0.4; charset=utf-8"

@@ -40,8 +40,8 @@ static char *poison_entry(struct hh_manager *m, const char *payload, size_t len,
 }
 
 /* Pushes every job of one in-progress list back to its queue, oldest first,
- * each move atomic, done and counted once (HH_LUA_RECOVER). Returns jobs
- * moved, or -1. */
+ * each move atomic, done and counted once (HH_LUA_RECOVER); poison pills go
+ * to the dead set. Returns jobs pushed back, or -1. */
 static int drain(struct hh_manager *m, hh_conn *c, const char *key, const char *owner,
                  const char *queue) {
     sds list = sdsnew(key), qk = hh_key_queue(&m->keys, queue), dk = hh_key(&m->keys, HH_K_DEAD);
@@ -89,10 +89,8 @@ static int drain(struct hh_manager *m, hh_conn *c, const char *key, const char *
         json_decref(item);
         freeReplyObject(r);
         if (rc < 0) { moved = -1; break; }
-        if (rc >= 1) {
-            moved++;
-            atomic_fetch_add(&m->recovered, 1);
-        }
+        if (rc >= 1) atomic_fetch_add(&m->recovered, 1);
+        if (rc == 1) moved++; /* the callers log how many went back to queues */
     }
     sdsfree(list);
     sdsfree(qk);
