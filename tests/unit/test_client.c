@@ -11,18 +11,7 @@
 #include "hiredhand.h"
 #include "util.h"
 
-static uh_redis srv;
-
-static int group_setup(void **s) {
-    (void)s;
-    return uh_redis_start(&srv);
-}
-
-static int group_teardown(void **s) {
-    (void)s;
-    uh_redis_stop(&srv);
-    return 0;
-}
+UH_REDIS_GROUP()
 
 static hh_client *client_ns(const char *ns, hh_timestamps ts) {
     uh_flushall(&srv);

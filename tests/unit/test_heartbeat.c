@@ -172,18 +172,7 @@ static void test_rss(void **s) {
 
 /* ------------------------------------------------------ one real beat */
 
-static uh_redis srv;
-
-static int group_setup(void **s) {
-    (void)s;
-    return uh_redis_start(&srv);
-}
-
-static int group_teardown(void **s) {
-    (void)s;
-    uh_redis_stop(&srv);
-    return 0;
-}
+UH_REDIS_GROUP()
 
 static double last_pushed(struct hh_manager *m) {
     pthread_mutex_lock(&m->lock);

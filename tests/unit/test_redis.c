@@ -279,18 +279,7 @@ static void test_connection_level_errors(void **s) {
 
 /* ------------------------------------------------------ live Redis tests */
 
-static uh_redis srv;
-
-static int group_setup(void **s) {
-    (void)s;
-    return uh_redis_start(&srv);
-}
-
-static int group_teardown(void **s) {
-    (void)s;
-    uh_redis_stop(&srv);
-    return 0;
-}
+UH_REDIS_GROUP()
 
 typedef struct live {
     hh_redis_config cfg;

@@ -53,18 +53,7 @@ static void test_wait_formula_many_processes(void **s) {
 
 /* ------------------------------------------------------------- polling */
 
-static uh_redis srv;
-
-static int group_setup(void **s) {
-    (void)s;
-    return uh_redis_start(&srv);
-}
-
-static int group_teardown(void **s) {
-    (void)s;
-    uh_redis_stop(&srv);
-    return 0;
-}
+UH_REDIS_GROUP()
 
 static struct hh_manager *manager(const char *ns, hh_timestamps ts) {
     hh_manager_options o;

@@ -305,4 +305,18 @@ static inline void uh_flushall(const uh_redis *r) {
     freeReplyObject(rep);
 }
 
+/* One private redis-server for a cmocka group: defines `srv` and the
+ * group_setup/group_teardown to pass to cmocka_run_group_tests. */
+#define UH_REDIS_GROUP()                                                      \
+    static uh_redis srv;                                                      \
+    static int group_setup(void **s) {                                        \
+        (void)s;                                                              \
+        return uh_redis_start(&srv);                                          \
+    }                                                                         \
+    static int group_teardown(void **s) {                                     \
+        (void)s;                                                              \
+        uh_redis_stop(&srv);                                                  \
+        return 0;                                                             \
+    }
+
 #endif
