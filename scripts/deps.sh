@@ -8,7 +8,7 @@ what="${1:-test}"
 pkgs=(cmake make gcc clang pkg-config libhiredis-dev libjansson-dev libmicrohttpd-dev zlib1g-dev
       redis-server redis-tools)
 if [ "$what" = test ]; then
-  pkgs+=(libcmocka-dev ruby ruby-sidekiq ruby-rack ruby-webrick curl chromium procps)
+  pkgs+=(libcmocka-dev ruby ruby-sidekiq ruby-rack ruby-webrick curl jq iproute2 chromium procps)
 fi
 if [ "$what" = demo ]; then
   pkgs+=(ruby ruby-sidekiq)
