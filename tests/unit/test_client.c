@@ -527,6 +527,29 @@ static void test_processes(void **s) {
     hh_client_free(c);
 }
 
+/* B17: a push over Redis' proto-max-bulk-len fails with Redis' own message,
+ * writes nothing, and the client stays usable. */
+static void test_push_over_proto_max_bulk_len(void **st) {
+    (void)st;
+    freeReplyObject(uh_cmd(&srv, "FLUSHALL"));
+    freeReplyObject(uh_cmd(&srv, "CONFIG SET proto-max-bulk-len 1mb"));
+    hh_client *c = client();
+    size_t n = 1536 * 1024;
+    char *a = malloc(n + 8);
+    assert_non_null(a);
+    a[0] = '[', a[1] = '"';
+    memset(a + 2, 'x', n);
+    memcpy(a + 2 + n, "\"]", 3);
+    char jid[HH_JID_SIZE];
+    assert_int_equal(hh_client_push(c, "Big", a, NULL, jid), HH_ERR_REDIS);
+    assert_non_null(strstr(hh_client_last_error(c), "bulk length"));
+    free(a);
+    freeReplyObject(uh_cmd(&srv, "CONFIG SET proto-max-bulk-len 512mb"));
+    assert_int_equal(hh_client_push(c, "Small", "[1]", NULL, jid), HH_OK);
+    assert_int_equal(uh_int(&srv, "LLEN queue:default"), 1);
+    hh_client_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_client_new_errors),
@@ -540,6 +563,7 @@ int main(void) {
         cmocka_unit_test(test_signal),
         cmocka_unit_test(test_kill_trims_dead_set),
         cmocka_unit_test(test_processes),
+        cmocka_unit_test(test_push_over_proto_max_bulk_len),
         cmocka_unit_test(test_stats_empty_database),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
