@@ -22,9 +22,17 @@ static char *dupn(const char *s, size_t n) {
 
 hh_job *hh_job_new(const char *payload, size_t len, const char *queue, char *why,
                    size_t whylen) {
+    char *copy = dupn(payload, len);
+    return copy ? hh_job_adopt(copy, len, queue, why, whylen) : NULL;
+}
+
+hh_job *hh_job_adopt(char *payload, size_t len, const char *queue, char *why, size_t whylen) {
     hh_job *job = calloc(1, sizeof(*job));
-    if (!job) return NULL;
-    job->payload = dupn(payload, len);
+    if (!job) {
+        free(payload);
+        return NULL;
+    }
+    job->payload = payload;
     job->len = len;
     job->queue = strdup(queue ? queue : "default");
     job->retry_count = -1;

@@ -38,6 +38,9 @@ struct hh_job {
  * "args" not an array) job->item is NULL and *why describes it. */
 hh_job *hh_job_new(const char *payload, size_t len, const char *queue, char *why,
                    size_t whylen);
+/* The same, taking ownership of a malloc'd, NUL-terminated payload (freed
+ * even on failure): a fetched 32 MiB job is not copied again (B17). */
+hh_job *hh_job_adopt(char *payload, size_t len, const char *queue, char *why, size_t whylen);
 void hh_job_free(hh_job *job);
 /* Clears failure details (used before a run). */
 void hh_job_reset_error(hh_job *job);

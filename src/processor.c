@@ -77,12 +77,12 @@ static void write_outcome(hh_processor *p, hh_job *job, const hh_failure_plan *p
 }
 
 /* A malformed payload goes to the dead set with the reason, never dropped. */
-static void bury_malformed(hh_processor *p, const hh_fetched *f, const char *why) {
+static void bury_malformed(hh_processor *p, const hh_job *job, size_t qi, const char *why) {
     struct hh_manager *m = p->m;
-    const char *queue = m->queues[f->queue];
+    const char *queue = m->queues[qi];
     size_t len = 0;
     double now = hh_now();
-    char *entry = hh_malformed_dead_payload(f->payload, f->len, why, now, m->opts.redis.timestamps, &len);
+    char *entry = hh_malformed_dead_payload(job->payload, job->len, why, now, m->opts.redis.timestamps, &len);
     hh_log(&m->log, HH_LOG_WARN, "queue=%s: malformed job moved to the dead set: %s", queue, why);
     if (!entry) return; /* out of memory: it stays in progress and is recovered */
     for (;;) {
@@ -97,7 +97,7 @@ static void bury_malformed(hh_processor *p, const hh_fetched *f, const char *why
             hh_replies_free(rs, pipe.n);
             rc = rs ? 1 : -1;
         } else {
-            rc = hh_dead_move(&p->conn, &m->keys, m->inprog_keys[f->queue], f->payload, f->len, entry, len,
+            rc = hh_dead_move(&p->conn, &m->keys, m->inprog_keys[qi], job->payload, job->len, entry, len,
                               now, m->opts.dead_timeout, m->opts.dead_max_jobs);
         }
         if (rc >= 0 || atomic_load(&m->giving_up)) break;
@@ -110,10 +110,11 @@ static void bury_malformed(hh_processor *p, const hh_fetched *f, const char *why
 static double run_job(hh_processor *p, hh_fetched *f) {
     struct hh_manager *m = p->m;
     char why[256];
-    hh_job *job = hh_job_new(f->payload, f->len, m->queues[f->queue], why, sizeof(why));
+    hh_job *job = hh_job_adopt(f->payload, f->len, m->queues[f->queue], why, sizeof(why));
+    f->payload = NULL; /* the job owns it now */
     if (!job) return 0; /* out of memory: the job stays in progress */
     if (!job->item) {
-        bury_malformed(p, f, why);
+        bury_malformed(p, job, f->queue, why);
         hh_job_free(job);
         return 0;
     }

@@ -28,8 +28,11 @@ id="$(R smembers processes | head -n 1)"
 ttl="$(R ttl "$id")"
 [ "$ttl" -ge 55 ] || fail "heartbeat not refreshed while big jobs ran: TTL $id = $ttl"
 rss_kb="$(awk '/VmHWM/ { print $2 }' "/proc/$WORKER_PID/status")"
-[ "$rss_kb" -lt $((8 * 32 * 1024 + 64 * 1024)) ] || fail "peak RSS $rss_kb KB is over 8 x 32 MiB"
 hh_log "peak RSS with two big jobs: $((rss_kb / 1024)) MiB"
+# (a sanitizer build keeps freed memory in quarantine: no bound there)
+if [ "${HH_SANITIZED:-0}" != 1 ]; then
+    [ "$rss_kb" -lt $((8 * 32 * 1024)) ] || fail "peak RSS $rss_kb KB is over 8 x 32 MiB"
+fi
 left=0
 for k in $(R --scan --pattern 'hiredhand:inprogress:*'); do left=$((left + $(R llen "$k"))); done
 assert_eq "$left" 0 "jobs left in in-progress lists"
