@@ -96,11 +96,18 @@ static int work_append(struct hh_manager *m, hh_pipe *pipe) {
         }
         pthread_mutex_unlock(&p->mu);
     }
-    /* Idle: one UNLINK and nothing else, as 7.2.3+ does. */
+    /* Idle: one UNLINK and nothing else, as 7.2.3+ does. The 6.4 key is a
+     * server-side COPY where Redis has it (6.2+): a 32 MiB payload is sent
+     * once per beat, not twice (B17). */
     hh_pipe_add(pipe, "UNLINK %s %s", keys[0], keys[1]);
+    int copy = pipe->c->version >= 602;
     for (int k = 0; k < 2 && busy; k++) {
-        for (int i = 0; vals && i < n; i++)
-            if (vals[i]) hh_pipe_add(pipe, "HSET %s %s %s", keys[k], m->procs[i].tid, vals[i]);
+        if (k == 1 && copy) {
+            hh_pipe_add(pipe, "COPY %s %s", keys[0], keys[1]);
+        } else {
+            for (int i = 0; vals && i < n; i++)
+                if (vals[i]) hh_pipe_add(pipe, "HSET %s %s %s", keys[k], m->procs[i].tid, vals[i]);
+        }
         hh_pipe_add(pipe, "EXPIRE %s %d", keys[k], HH_PROCESS_TTL);
     }
     for (int i = 0; vals && i < n; i++) free(vals[i]);
