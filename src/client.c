@@ -23,7 +23,30 @@ struct hh_client {
     hh_logger log;
     hh_conn conn;
     hh_timestamps ts;
+    long long max_bulk; /* Redis' proto-max-bulk-len, 0 unknown, -1 unreadable */
 };
+
+/* Redis drops the connection on an argument over proto-max-bulk-len, so
+ * the client usually sees only "connection reset": a payload over 1 MiB
+ * (the setting's minimum) is checked against it first (B17). Returns 0 or
+ * -1 with last_error set. */
+static int check_bulk_len(hh_client *c, size_t len) {
+    if (len <= 1024 * 1024) return 0;
+    if (c->max_bulk == 0) {
+        redisReply *r = hh_conn_cmd(&c->conn, "CONFIG GET proto-max-bulk-len");
+        c->max_bulk = -1; /* CONFIG may be denied (ACLs, managed Redis) */
+        if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[1]->type == REDIS_REPLY_STRING)
+            c->max_bulk = strtoll(r->element[1]->str, NULL, 10);
+        if (r) freeReplyObject(r);
+    }
+    if (c->max_bulk > 0 && (long long)len > c->max_bulk) {
+        snprintf(c->conn.last_error, sizeof(c->conn.last_error),
+                 "job payload of %zu bytes is over Redis' proto-max-bulk-len (%lld bytes): invalid bulk length",
+                 len, c->max_bulk);
+        return -1;
+    }
+    return 0;
+}
 
 const char *hh_strerror(int err) {
     switch (err) {
@@ -232,6 +255,8 @@ static void stamp(json_t *job, double now, hh_timestamps ts, int scheduled) {
 static int write_payloads(hh_client *c, const char *queue, char *const *dumps, const size_t *lens,
                           size_t n, double at) {
     int rc = HH_ERR_REDIS;
+    for (size_t i = 0; i < n; i++)
+        if (check_bulk_len(c, lens[i]) != 0) return HH_ERR_REDIS;
     for (int attempt = 0; attempt < 2; attempt++) {
         hh_pipe p;
         hh_pipe_begin(&p, &c->conn);
