@@ -201,8 +201,10 @@ char *hh_job_get(const hh_job *job, const char *key);
 
 /* Records why the job failed: error_class (NULL: "StandardError") and a
  * printf-style message, both stored in the retry/dead entry as Sidekiq's
- * error_class and error_message (message truncated to 10,000 bytes). Call
- * before returning non-zero from a handler; the last call wins. */
+ * error_class and error_message (message truncated to 10,000 bytes on a
+ * UTF-8 boundary, invalid UTF-8 replaced by '?'). Call before returning
+ * non-zero from a handler; the last call wins. Only from the thread running
+ * the job; on allocation failure the message is left out. */
 void hh_job_fail(hh_job *job, const char *error_class, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
@@ -210,7 +212,8 @@ void hh_job_fail(hh_job *job, const char *error_class, const char *fmt, ...)
     ;
 
 /* Sets the backtrace lines stored as error_backtrace when the payload asks
- * for one ("backtrace": true or N). lines are copied. */
+ * for one ("backtrace": true or N), compressed as Sidekiq does (spec §2.6).
+ * lines are copied. Only from the thread running the job. */
 void hh_job_set_backtrace(hh_job *job, const char *const *lines, size_t n);
 
 /* 1 once a hard shutdown gave up on this job: it was already pushed back to
@@ -234,7 +237,10 @@ typedef struct hh_chain hh_chain;
  * not calling it skips the job, which then counts as done). */
 typedef int (*hh_middleware_fn)(hh_job *job, hh_chain *chain, void *udata);
 
-/* Runs the next middleware or, at the end, the handler. Returns its result. */
+/* Runs the next middleware or, at the end, the handler, and returns its
+ * result (0 success). With no handler for the class it fails the job with
+ * Sidekiq's NameError and returns -1. Only from the thread running the job,
+ * inside a middleware call. */
 int hh_chain_next(hh_chain *chain, hh_job *job);
 
 /* ------------------------------------------------------------ manager */
