@@ -120,7 +120,7 @@ done
 hh_log "drain took $((SECONDS - t_drain)) s"
 
 rf_compare "$PUSHED" "$RF_DIR/done"
-recov="$(cat "${HH_WORKER_LOGS[@]}" | grep -c ': pushed back (recovery')"
+recov="$(cat "${HH_WORKER_LOGS[@]}" | grep -c ': pushed back to the queue (recovery')"
 poison="$(cat "${HH_WORKER_LOGS[@]}" | grep -c 'moved to the dead set')"
 orph="$( [ -f "$RF_DIR/orphaned" ] && grep -c . "$RF_DIR/orphaned" || echo 0)"
 rerun="$(awk '{ n[$1 ""]++ } END { for (j in n) if (n[j] > 1) c++; print c + 0 }' "$RF_DIR/started")"
