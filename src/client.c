@@ -147,18 +147,6 @@ void hh_enqueue_append(hh_pipe *p, const hh_keys *k, const char *queue,
     sdsfree(ql);
 }
 
-char *hh_payload_set_enqueued_at(const char *payload, size_t len, double now, hh_timestamps ts) {
-    json_t *item = json_loadb(payload, len, JSON_ALLOW_NUL, NULL);
-    if (!json_is_object(item)) {
-        json_decref(item);
-        return NULL;
-    }
-    json_object_set_new(item, "enqueued_at", hh_json_time_new(now, ts));
-    char *out = hh_json_dump(item);
-    json_decref(item);
-    return out;
-}
-
 void hh_dead_append(hh_pipe *p, const hh_keys *k, const char *payload, size_t len, double now,
                     double dead_timeout, long dead_max_jobs) {
     char score[32], cutoff[32];
@@ -628,8 +616,6 @@ int hh_client_processes(hh_client *c, char **json_out) {
     }
     double now = hh_now();
     json_t *arr = json_array();
-    sds dead = sdsempty();
-    int ndead = 0;
     for (size_t i = 0; i < procs->elements; i++) {
         redisReply *h = r[i];
         if (h->type != REDIS_REPLY_ARRAY || h->elements < 7 || h->element[0]->type != REDIS_REPLY_STRING) {
@@ -638,7 +624,6 @@ int hh_client_processes(hh_client *c, char **json_out) {
             redisReply *x = hh_conn_cmd(&c->conn, "SREM %s %s", pk, procs->element[i]->str);
             if (x) freeReplyObject(x);
             sdsfree(pk);
-            ndead++;
             continue;
         }
         json_t *info = json_loadb(h->element[0]->str, h->element[0]->len, 0, NULL);
@@ -667,8 +652,6 @@ int hh_client_processes(hh_client *c, char **json_out) {
         json_array_append_new(arr, o);
         json_decref(info);
     }
-    (void)ndead;
-    sdsfree(dead);
     hh_replies_free(r, p.n);
     freeReplyObject(procs);
     *json_out = json_dumps(arr, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));

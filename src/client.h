@@ -12,11 +12,6 @@
 void hh_enqueue_append(hh_pipe *p, const hh_keys *k, const char *queue, const char *const *payloads,
                        const size_t *lens, size_t n);
 
-/* Returns the payload re-serialised with enqueued_at set to `now` (kept in
- * place when present, appended otherwise), everything else kept. Free with
- * free(). NULL when the payload is not a JSON object. */
-char *hh_payload_set_enqueued_at(const char *payload, size_t len, double now, hh_timestamps ts);
-
 /* Appends the dead-set insert with Sidekiq's trims (spec §6.4) to a
  * pipeline, inside MULTI/EXEC issued by the caller. */
 void hh_dead_append(hh_pipe *p, const hh_keys *k, const char *payload, size_t len, double now,

@@ -380,8 +380,6 @@ void hh_manager_stop(hh_manager *m) {
     atomic_store(&m->stopping, 1);
 }
 
-void hh_manager_request_stop(hh_manager *m) { hh_manager_stop(m); }
-
 void hh_manager_dump(hh_manager *m) { atomic_store(&m->dump_requested, 1); }
 
 /* Waits for the stop request, the grace period, the hard shutdown, and the

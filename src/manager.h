@@ -114,8 +114,7 @@ struct hh_manager {
 };
 
 /* manager.c */
-void hh_manager_request_stop(struct hh_manager *m); /* from threads */
-/* Appends the identity's clean-stop commands (spec §8.9). */
+/* The stats snapshot behind hh_manager_get_stats(); no I/O. */
 void hh_manager_fill_stats(struct hh_manager *m, hh_manager_stats *out);
 
 #endif

@@ -124,6 +124,7 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     pthread_mutex_lock(&p->mu);
     p->job = job;
     p->abandoned = 0;
+    atomic_store(&p->cancelled, 0);
     pthread_mutex_unlock(&p->mu);
     atomic_fetch_add(&m->busy, 1);
     hh_log(&m->log, HH_LOG_DEBUG, "class=%s jid=%s queue=%s: start", job->klass, job->jid, job->queue);

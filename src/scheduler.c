@@ -59,7 +59,11 @@ static int poll_set(struct hh_manager *m, hh_conn *c, const char *set) {
             json_t *item = json_loadb(e->str, e->len, JSON_ALLOW_NUL, NULL);
             json_t *q = json_object_get(item, "queue");
             const char *queue = json_is_string(q) ? json_string_value(q) : "default";
-            char *fresh = json_is_object(item) ? hh_payload_set_enqueued_at(e->str, e->len, now, m->opts.redis.timestamps) : NULL;
+            char *fresh = NULL;
+            if (json_is_object(item)) { /* enqueued_at refreshed in place or appended, all else kept */
+                json_object_set_new(item, "enqueued_at", hh_json_time_new(now, m->opts.redis.timestamps));
+                fresh = hh_json_dump(item);
+            }
             if (!fresh) {
                 bury(m, c, set, e);
             } else {

@@ -250,26 +250,28 @@ static inline int uh_redis_restart(uh_redis *r) {
 }
 
 /* One command on a fresh private connection; the reply (freeReplyObject
- * it) or NULL. */
-static inline redisReply *uh_cmd(const uh_redis *r, const char *fmt, ...) {
+ * it) or NULL. The helpers below read its reply in one way each. */
+static inline redisReply *uh_vcmd(const uh_redis *r, const char *fmt, va_list ap) {
     redisContext *c = uh_connect(r->port);
     if (!c) return NULL;
-    va_list ap;
-    va_start(ap, fmt);
     redisReply *rep = redisvCommand(c, fmt, ap);
-    va_end(ap);
     redisFree(c);
     return rep;
 }
 
-static inline long long uh_int(const uh_redis *r, const char *fmt, ...) {
-    redisContext *c = uh_connect(r->port);
-    if (!c) return -999;
+static inline redisReply *uh_cmd(const uh_redis *r, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    redisReply *rep = redisvCommand(c, fmt, ap);
+    redisReply *rep = uh_vcmd(r, fmt, ap);
     va_end(ap);
-    redisFree(c);
+    return rep;
+}
+
+static inline long long uh_int(const uh_redis *r, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *rep = uh_vcmd(r, fmt, ap);
+    va_end(ap);
     long long v = -999;
     if (rep && rep->type == REDIS_REPLY_INTEGER) v = rep->integer;
     else if (rep && rep->type == REDIS_REPLY_STRING) v = strtoll(rep->str, NULL, 10);
@@ -280,13 +282,10 @@ static inline long long uh_int(const uh_redis *r, const char *fmt, ...) {
 
 /* A string reply as a malloc'd copy (free it), or NULL when not a string. */
 static inline char *uh_str(const uh_redis *r, const char *fmt, ...) {
-    redisContext *c = uh_connect(r->port);
-    if (!c) return NULL;
     va_list ap;
     va_start(ap, fmt);
-    redisReply *rep = redisvCommand(c, fmt, ap);
+    redisReply *rep = uh_vcmd(r, fmt, ap);
     va_end(ap);
-    redisFree(c);
     char *s = NULL;
     if (rep && (rep->type == REDIS_REPLY_STRING || rep->type == REDIS_REPLY_STATUS)) {
         s = malloc(rep->len + 1);
