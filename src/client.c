@@ -12,10 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "job.h"
+#include "outcome.h"
 #include "util.h"
 
-#define HH_DEAD_TIMEOUT 15552000.0 /* 180 days, Sidekiq's dead_timeout_in_seconds */
-#define HH_DEAD_MAX_JOBS 10000     /* Sidekiq's dead_max_jobs */
 
 struct hh_client {
     hh_redis_config cfg;
@@ -145,40 +144,6 @@ void hh_enqueue_append(hh_pipe *p, const hh_keys *k, const char *queue,
     free(alen);
     sdsfree(qs);
     sdsfree(ql);
-}
-
-void hh_dead_append(hh_pipe *p, const hh_keys *k, const char *payload, size_t len, double now,
-                    double dead_timeout, long dead_max_jobs) {
-    char score[32], cutoff[32];
-    if (dead_timeout <= 0) dead_timeout = HH_DEAD_TIMEOUT;
-    if (dead_max_jobs <= 0) dead_max_jobs = HH_DEAD_MAX_JOBS;
-    hh_fmt_double(score, sizeof(score), now);
-    hh_fmt_double(cutoff, sizeof(cutoff), now - dead_timeout);
-    sds dk = hh_key(k, HH_K_DEAD);
-    hh_pipe_add(p, "ZADD %s %s %b", dk, score, payload, len);
-    hh_pipe_add(p, "ZREMRANGEBYSCORE %s -inf %s", dk, cutoff);
-    hh_pipe_add(p, "ZREMRANGEBYRANK %s 0 %ld", dk, -dead_max_jobs);
-    sdsfree(dk);
-}
-
-int hh_dead_move(hh_conn *c, const hh_keys *k, const char *list, const char *payload, size_t len,
-                 const char *entry, size_t elen, double now, double dead_timeout, long dead_max_jobs) {
-    char score[32], cutoff[32], maxrank[32];
-    if (dead_timeout <= 0) dead_timeout = HH_DEAD_TIMEOUT;
-    if (dead_max_jobs <= 0) dead_max_jobs = HH_DEAD_MAX_JOBS;
-    hh_fmt_double(score, sizeof(score), now);
-    hh_fmt_double(cutoff, sizeof(cutoff), now - dead_timeout);
-    snprintf(maxrank, sizeof(maxrank), "%ld", -dead_max_jobs);
-    sds dk = hh_key(k, HH_K_DEAD);
-    const char *keys[2] = {list, dk};
-    size_t klen[2] = {strlen(list), sdslen(dk)};
-    const char *args[5] = {payload, entry, score, cutoff, maxrank};
-    size_t alen[5] = {len, elen, strlen(score), strlen(cutoff), strlen(maxrank)};
-    redisReply *r = hh_conn_eval(c, HH_SCRIPT_KILL_FROM, 2, keys, klen, 5, args, alen);
-    int rc = r && r->type == REDIS_REPLY_INTEGER ? (int)r->integer : -1;
-    if (r) freeReplyObject(r);
-    sdsfree(dk);
-    return rc;
 }
 
 /* ---------------------------------------------------------------- pushing */
@@ -682,7 +647,9 @@ int hh_client_signal(hh_client *c, const char *identity, const char *signal) {
             hh_pipe_add(&p, "EXPIRE %s 60", sk);
             hh_pipe_add(&p, "EXEC");
             r = hh_pipe_exec(&p);
-            rc = r && r[3]->type == REDIS_REPLY_ARRAY ? HH_OK : HH_ERR_REDIS;
+            char why[256];
+            rc = r && hh_tx_check(r, 0, 3, why, sizeof(why), NULL) == 0 ? HH_OK : HH_ERR_REDIS;
+            if (r && rc != HH_OK) hh_strlcpy(c->conn.last_error, why, sizeof(c->conn.last_error));
             hh_replies_free(r, p.n);
         }
     }
@@ -693,13 +660,10 @@ int hh_client_signal(hh_client *c, const char *identity, const char *signal) {
 int hh_client_kill(hh_client *c, const char *payload, size_t len, double dead_timeout,
                    long dead_max_jobs) {
     if (!c || !payload) return HH_ERR_INVALID;
-    hh_pipe p;
-    hh_pipe_begin(&p, &c->conn);
-    hh_pipe_add(&p, "MULTI");
-    hh_dead_append(&p, &c->keys, payload, len, hh_now(), dead_timeout, dead_max_jobs);
-    hh_pipe_add(&p, "EXEC");
-    redisReply **r = hh_pipe_exec(&p);
-    int rc = r && r[p.n - 1]->type == REDIS_REPLY_ARRAY ? HH_OK : HH_ERR_REDIS;
-    hh_replies_free(r, p.n);
-    return rc;
+    hh_outcome o = {HH_OUTCOME_DEAD, HH_SOURCE_NONE, NULL, NULL, 0, payload, len, hh_now(), dead_timeout,
+                    dead_max_jobs};
+    char why[256];
+    if (hh_outcome_write(&c->conn, &c->keys, &o, why, sizeof(why)) == 1) return HH_OK;
+    hh_strlcpy(c->conn.last_error, why, sizeof(c->conn.last_error));
+    return HH_ERR_REDIS;
 }

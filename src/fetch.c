@@ -118,9 +118,37 @@ static void acks_return(struct hh_manager *m, hh_job **jobs, size_t n) {
     free(jobs);
 }
 
-/* Sends acks (pipelined LREMs), retrying through outages until done or the
- * stop gave up (then the jobs stay in progress and may run again: at least
- * once). Frees them. With once, a failed send puts them back instead. */
+/* Reads the replies of n pipelined acks (LREMs) in order: an ack Redis
+ * refused goes back in the queue for the next send; an LREM that removed
+ * nothing means the job was no longer this process's (a recovery took it
+ * over while this process could not beat): logged. Frees the rest. Returns
+ * how many were refused. */
+static size_t acks_settle(struct hh_manager *m, hh_job **jobs, redisReply **r, size_t n) {
+    size_t refused = 0;
+    char why[256] = "";
+    for (size_t i = 0; i < n; i++) {
+        if (!r[i] || r[i]->type != REDIS_REPLY_INTEGER) {
+            if (!refused) hh_strlcpy(why, r[i] && r[i]->type == REDIS_REPLY_ERROR ? r[i]->str : "unexpected reply", sizeof(why));
+            jobs[refused++] = jobs[i];
+            continue;
+        }
+        if (r[i]->integer == 0)
+            hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: lease lost: the job was no longer in this process's "
+                   "in-progress list when acknowledged (recovered by another process)", jobs[i]->klass, jobs[i]->jid);
+        hh_job_free(jobs[i]);
+    }
+    if (refused) {
+        hh_log(&m->log, HH_LOG_WARN, "%zu acknowledgements refused, kept for the next try: %s", refused, why);
+        acks_return(m, jobs, refused);
+    } else {
+        free(jobs);
+    }
+    return refused;
+}
+
+/* Sends acks (pipelined LREMs), retrying through outages and refusals until
+ * done or the stop gave up (then the jobs stay in progress and may run
+ * again: at least once). With once, what fails is put back instead. */
 static void acks_send(struct hh_manager *m, hh_conn *c, hh_job **jobs, size_t n, int once) {
     while (n) {
         hh_pipe pipe;
@@ -128,8 +156,14 @@ static void acks_send(struct hh_manager *m, hh_conn *c, hh_job **jobs, size_t n,
         for (size_t i = 0; i < n; i++) hh_fetch_ack_append(m, &pipe, jobs[i]);
         redisReply **r = hh_pipe_exec(&pipe);
         if (r) {
+            size_t refused = acks_settle(m, jobs, r, n);
             hh_replies_free(r, pipe.n);
-            break;
+            if (refused && !once && !atomic_load(&m->giving_up)) { /* take them again and retry */
+                hh_sleep(0.1);
+                jobs = acks_take(m, &n);
+                continue;
+            }
+            return;
         }
         /* An outage (or a READONLY primary): keep the outcome, retry (B14). */
         if (once && !atomic_load(&m->giving_up)) {
@@ -214,7 +248,7 @@ static int fetch_reliable(hh_processor *p, hh_fetched *out, size_t max) {
             acks_send(m, &p->conn, acks, nacks, 0); /* retries the acks alone */
             return -1;
         }
-        acks_free(acks, nacks);
+        acks_settle(m, acks, rs, nacks);
         r = rs[pipe.n - 1];
         rs[pipe.n - 1] = NULL;
         hh_replies_free(rs, pipe.n);

@@ -187,7 +187,7 @@ static int beat(struct hh_manager *m, hh_conn *c, const char *info, int *registe
     double now = hh_now();
     unsigned long long p = atomic_exchange(&m->unflushed_processed, 0);
     unsigned long long f = atomic_exchange(&m->unflushed_failed, 0);
-    int ok = 0;
+    int ok = 0, stats_ok = 0;
     char err[320] = "";
     double t0 = hh_mono();
     redisReply *ping = hh_conn_cmd(c, "PING");
@@ -199,7 +199,11 @@ static int beat(struct hh_manager *m, hh_conn *c, const char *info, int *registe
         hh_pipe pipe;
         hh_pipe_begin(&pipe, c);
         hh_pipe_add(&pipe, "MULTI");
-        if (p || f) stats_append(m, &pipe, p, f, now); /* only non-zero, as 7.x */
+        int stats_n = 0;
+        if (p || f) { /* only non-zero, as 7.x */
+            stats_append(m, &pipe, p, f, now);
+            stats_n = pipe.n - 1;
+        }
         int busy = work_append(m, &pipe);
         char beat_s[32];
         hh_fmt_double(beat_s, sizeof(beat_s), now);
@@ -212,29 +216,47 @@ static int beat(struct hh_manager *m, hh_conn *c, const char *info, int *registe
         hh_pipe_add(&pipe, "EXPIRE %s %d", hk, HH_PROCESS_TTL);
         hh_pipe_add(&pipe, "RPOP %s", sk);
         hh_pipe_add(&pipe, "EXEC");
-        sdsfree(pk), sdsfree(hk), sdsfree(sk);
         redisReply **r = hh_pipe_exec(&pipe);
         if (r) {
-            redisReply *ex = r[pipe.n - 1];
-            if (ex->type == REDIS_REPLY_ARRAY && ex->elements == (size_t)(pipe.n - 2)) {
-                ok = 1;
+            char why[256];
+            int at = -1;
+            if (hh_tx_check(r, 0, pipe.n - 1, why, sizeof(why), &at) == 0 || at >= 0) {
+                /* EXEC ran: a failed command inside it does not undo the
+                 * others, so each part is judged on its own replies. */
+                redisReply *ex = r[pipe.n - 1];
+                int n = (int)ex->elements;
+                stats_ok = hh_replies_check(ex->element, 0, stats_n, why, sizeof(why)) < 0;
+                if (!stats_ok) snprintf(err, sizeof(err), "heartbeat: stats not written (kept for the next beat): %s", why);
+                if (hh_replies_check(ex->element, stats_n, exists_at - 1, why, sizeof(why)) >= 0)
+                    snprintf(err, sizeof(err), "heartbeat: busy jobs not written: %s", why);
+                if (hh_replies_check(ex->element, n - 1, n, why, sizeof(why)) >= 0)
+                    snprintf(err, sizeof(err), "heartbeat: signals not read: %s", why);
+                ok = hh_replies_check(ex->element, exists_at - 1, n - 1, why, sizeof(why)) < 0;
+                if (!ok) snprintf(err, sizeof(err), "heartbeat: process hash not written: %s", why);
                 redisReply *exists = ex->element[exists_at];
-                if (exists->type == REDIS_REPLY_INTEGER && exists->integer == 0 && *registered)
+                if (ok && exists->type == REDIS_REPLY_INTEGER && exists->integer == 0 && *registered)
                     hh_log(&m->log, HH_LOG_INFO, "heartbeat: process hash had expired; registered again");
-                *registered = 1;
-                redisReply *sig = ex->element[ex->elements - 1];
+                if (ok) *registered = 1;
+                redisReply *sig = ex->element[n - 1];
                 if (sig->type == REDIS_REPLY_STRING) again = deliver_signal(m, sig->str);
             } else {
-                snprintf(err, sizeof(err), "heartbeat: %s",
-                         ex->type == REDIS_REPLY_ERROR ? ex->str : "transaction aborted");
+                snprintf(err, sizeof(err), "heartbeat: %s", why);
+                /* A refused beat (OOM) need not lose the lease: EXPIRE is
+                 * allowed over maxmemory, so the process and its jobs stay
+                 * known as alive while this process retries its writes. */
+                redisReply *x = hh_conn_cmd(c, "EXPIRE %s %d", hk, HH_PROCESS_TTL);
+                if (x) freeReplyObject(x);
             }
             hh_replies_free(r, pipe.n);
         }
+        sdsfree(pk), sdsfree(hk), sdsfree(sk);
     }
     if (ok && (m->http || m->hook)) read_queues(m, c, now); /* only someone reads them */
     if (!ok && !err[0]) snprintf(err, sizeof(err), "heartbeat: %s", c->last_error[0] ? c->last_error : "Redis unreachable");
     pthread_mutex_lock(&m->lock);
     int was_error = m->heartbeat_last_error[0] != '\0';
+    char prev_error[sizeof(m->heartbeat_last_error)];
+    hh_strlcpy(prev_error, m->heartbeat_last_error, sizeof(prev_error));
     if (ok) {
         m->heartbeat_last_pushed_at = now;
         m->heartbeat_last_error[0] = '\0';
@@ -243,11 +265,19 @@ static int beat(struct hh_manager *m, hh_conn *c, const char *info, int *registe
     }
     m->redis_connected = c->ctx != NULL;
     pthread_mutex_unlock(&m->lock);
-    if (!ok) {
-        /* keep the counts for the next successful beat (spec §15) */
+    if (!stats_ok) { /* keep the counts for the next beat, as Sidekiq 6.4 does */
         atomic_fetch_add(&m->unflushed_processed, p);
         atomic_fetch_add(&m->unflushed_failed, f);
-        if (!was_error) hh_log(&m->log, HH_LOG_WARN, "%s", err);
+    }
+    static _Thread_local char partial[sizeof(err)]; /* a part refused while the beat itself went in */
+    if (!ok) {
+        if (!was_error || strncmp(prev_error, err, sizeof(prev_error) - 1) != 0) hh_log(&m->log, HH_LOG_WARN, "%s", err);
+    } else if (err[0]) {
+        if (strcmp(partial, err) != 0) hh_log(&m->log, HH_LOG_WARN, "%s", err);
+        hh_strlcpy(partial, err, sizeof(partial));
+    } else if (partial[0]) {
+        partial[0] = '\0';
+        hh_log(&m->log, HH_LOG_INFO, "heartbeat: every write accepted again");
     } else if (was_error) {
         hh_log(&m->log, HH_LOG_INFO, "heartbeat: back to normal");
     }
@@ -294,14 +324,25 @@ int hh_heartbeat_unregister(struct hh_manager *m, hh_conn *c) {
         hh_pipe_add(&pipe, "SREM %s %s", pk, m->identity);
         hh_pipe_add(&pipe, "UNLINK %s %s", wk, wsk);
         redisReply **r = hh_pipe_exec(&pipe);
-        if (r) {
-            hh_replies_free(r, pipe.n);
+        char why[256];
+        int bad = r ? hh_replies_check(r, 0, pipe.n, why, sizeof(why)) : 0;
+        if (r && bad < 0) {
             rc = 0;
         } else {
-            atomic_fetch_add(&m->unflushed_processed, p);
-            atomic_fetch_add(&m->unflushed_failed, f);
-            hh_conn_ready(c);
+            /* the stats go first in the pipeline: keep them when any failed */
+            int stats_n = (p || f) ? 6 : 0;
+            if (!r || bad < stats_n) {
+                atomic_fetch_add(&m->unflushed_processed, p);
+                atomic_fetch_add(&m->unflushed_failed, f);
+            }
+            if (r) {
+                hh_log(&m->log, HH_LOG_WARN, "unregistering: %s", why);
+                if (bad >= stats_n) rc = 0; /* only the removal of the busy jobs failed: they expire */
+            } else {
+                hh_conn_ready(c);
+            }
         }
+        hh_replies_free(r, pipe.n);
     }
     sdsfree(pk), sdsfree(wk), sdsfree(wsk);
     return rc;

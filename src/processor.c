@@ -8,6 +8,7 @@
 #include "fetch.h"
 #include "retry.h"
 #include "client.h"
+#include "outcome.h"
 
 struct hh_chain {
     struct hh_manager *m;
@@ -40,40 +41,73 @@ static const hh_handler *find_handler(struct hh_manager *m, const char *klass) {
     return m->default_handler.fn ? &m->default_handler : NULL;
 }
 
-/* Runs MULTI <outcome> <ack> EXEC until it succeeds or the manager is done.
- * The outcome is kept across outages (B14): a finished job is never re-run
- * or failed because Redis was briefly unreachable. */
-static void write_outcome(hh_processor *p, hh_job *job, const hh_failure_plan *plan) {
+/* Writes a job's outcome until Redis takes it, whatever the error (an
+ * outage, OOM, a wrong-typed key): the job stays in its in-progress list
+ * until then, so a refused write never loses it and its owner, alive and
+ * beating, keeps it from recoverers. Each change of error is logged once.
+ * Stops only when the shutdown gave up on Redis: the job then stays in its
+ * list for the next start or a peer (reliable fetch), or is logged whole
+ * (basic fetch, where nothing else holds it). Returns 1 written, 0 the job
+ * was no longer in this process's list (taken over by a recovery), -1
+ * given up. */
+static int write_outcome(hh_processor *p, const hh_job *job, hh_outcome *o, const char *what) {
     struct hh_manager *m = p->m;
+    const char *klass = job->klass ? job->klass : "-", *jid = job->jid ? job->jid : "-";
+    char why[256], last[256] = "";
+    double backoff = 0.05;
+    int attempts = 0;
     for (;;) {
-        hh_pipe pipe;
-        hh_pipe_begin(&pipe, &p->conn);
-        hh_pipe_add(&pipe, "MULTI");
-        if (plan && plan->kind == HH_FAIL_RETRY) {
-            char score[32];
-            hh_fmt_double(score, sizeof(score), plan->score);
-            sds rk = hh_key(&m->keys, HH_K_RETRY);
-            hh_pipe_add(&pipe, "ZADD %s %s %s", rk, score, plan->payload);
-            sdsfree(rk);
-        } else if (plan && plan->kind == HH_FAIL_DEAD) {
-            hh_dead_append(&pipe, &m->keys, plan->payload, strlen(plan->payload), plan->score,
-                           m->opts.dead_timeout, m->opts.dead_max_jobs);
+        int rc = hh_outcome_write(&p->conn, &m->keys, o, why, sizeof(why));
+        if (rc >= 0) {
+            if (attempts)
+                hh_log(&m->log, HH_LOG_INFO, "class=%s jid=%s: %s written after %d refused attempts", klass,
+                       jid, what, attempts);
+            if (rc == 0)
+                hh_log(&m->log, HH_LOG_WARN,
+                       "class=%s jid=%s: lease lost: the job is no longer in this process's in-progress list "
+                       "(recovered by another process); its %s was not written", klass, jid, what);
+            return rc;
         }
-        hh_fetch_ack_append(m, &pipe, job);
-        hh_pipe_add(&pipe, "EXEC");
-        if (pipe.n == 2) return; /* basic fetch, success: nothing to write */
-        redisReply **r = hh_pipe_exec(&pipe);
-        if (r) {
-            redisReply *exec = r[pipe.n - 1];
-            if (exec->type != REDIS_REPLY_ARRAY)
-                hh_log(&m->log, HH_LOG_ERROR, "jid=%s: outcome not written: %s", job->jid,
-                       exec->type == REDIS_REPLY_ERROR ? exec->str : "EXEC aborted");
-            hh_replies_free(r, pipe.n);
-            return;
+        attempts++;
+        if (strcmp(why, last) != 0) {
+            hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: %s not written, retrying until Redis takes it: %s",
+                   klass, jid, what, why);
+            hh_strlcpy(last, why, sizeof(last));
         }
-        if (atomic_load(&m->giving_up)) return;
-        hh_conn_ready(&p->conn);
+        if (atomic_load(&m->giving_up)) {
+            if (o->source == HH_SOURCE_LIST)
+                hh_log(&m->log, HH_LOG_ERROR, "class=%s jid=%s: %s not written before the shutdown deadline: "
+                       "left in the in-progress list for recovery", klass, jid, what);
+            else
+                hh_log(&m->log, HH_LOG_ERROR, "class=%s jid=%s: %s not written before the shutdown deadline (%s); "
+                       "the job is lost unless re-pushed: %.*s", klass, jid, what, why,
+                       (int)job->len, job->payload);
+            return -1;
+        }
+        if (!p->conn.ctx) {
+            hh_conn_ready(&p->conn); /* waits out the reconnect backoff */
+        } else {
+            double until = hh_mono() + backoff;
+            while (hh_mono() < until && !atomic_load(&m->giving_up)) hh_sleep(0.02);
+            backoff = backoff * 2 > 2.0 ? 2.0 : backoff * 2;
+        }
     }
+}
+
+/* The outcome of a failed job, per its plan. */
+static void write_failure(hh_processor *p, hh_job *job, const hh_failure_plan *plan) {
+    struct hh_manager *m = p->m;
+    int reliable = m->opts.fetch != HH_FETCH_BASIC;
+    if (plan->kind == HH_FAIL_DISCARD && !reliable) return; /* nothing holds it */
+    sds list = reliable ? hh_key_inprogress(&m->keys, m->identity, job->queue) : NULL;
+    hh_outcome o = {plan->kind == HH_FAIL_RETRY  ? HH_OUTCOME_RETRY
+                    : plan->kind == HH_FAIL_DEAD ? HH_OUTCOME_DEAD
+                                                 : HH_OUTCOME_DROP,
+                    reliable ? HH_SOURCE_LIST : HH_SOURCE_NONE, list, job->payload, job->len, plan->payload,
+                    plan->payload ? strlen(plan->payload) : 0, plan->score, m->opts.dead_timeout,
+                    m->opts.dead_max_jobs};
+    write_outcome(p, job, &o, plan->kind == HH_FAIL_RETRY ? "retry entry" : plan->kind == HH_FAIL_DEAD ? "dead entry" : "removal");
+    sdsfree(list);
 }
 
 /* A malformed payload goes to the dead set with the reason, never dropped. */
@@ -85,24 +119,10 @@ static void bury_malformed(hh_processor *p, const hh_job *job, size_t qi, const 
     char *entry = hh_malformed_dead_payload(job->payload, job->len, why, now, m->opts.redis.timestamps, &len);
     hh_log(&m->log, HH_LOG_WARN, "queue=%s: malformed job moved to the dead set: %s", queue, why);
     if (!entry) return; /* out of memory: it stays in progress and is recovered */
-    for (;;) {
-        int rc;
-        if (m->opts.fetch == HH_FETCH_BASIC) {
-            hh_pipe pipe;
-            hh_pipe_begin(&pipe, &p->conn);
-            hh_pipe_add(&pipe, "MULTI");
-            hh_dead_append(&pipe, &m->keys, entry, len, now, m->opts.dead_timeout, m->opts.dead_max_jobs);
-            hh_pipe_add(&pipe, "EXEC");
-            redisReply **rs = hh_pipe_exec(&pipe);
-            hh_replies_free(rs, pipe.n);
-            rc = rs ? 1 : -1;
-        } else {
-            rc = hh_dead_move(&p->conn, &m->keys, m->inprog_keys[qi], job->payload, job->len, entry, len,
-                              now, m->opts.dead_timeout, m->opts.dead_max_jobs);
-        }
-        if (rc >= 0 || atomic_load(&m->giving_up)) break;
-        hh_conn_ready(&p->conn);
-    }
+    int reliable = m->opts.fetch != HH_FETCH_BASIC;
+    hh_outcome o = {HH_OUTCOME_DEAD, reliable ? HH_SOURCE_LIST : HH_SOURCE_NONE, m->inprog_keys[qi], job->payload,
+                    job->len, entry, len, now, m->opts.dead_timeout, m->opts.dead_max_jobs};
+    write_outcome(p, job, &o, "dead entry");
     free(entry);
 }
 
@@ -172,13 +192,13 @@ static double run_job(hh_processor *p, hh_fetched *f) {
                                  "integers beyond 64 bits: kept byte for byte in the dead set, not retried"};
         hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: failed: %s: %s (%s)", job->klass, job->jid, job->error_class,
                job->error_message ? job->error_message : "", plan.reason);
-        if (plan.kind == HH_FAIL_DISCARD || plan.payload) write_outcome(p, job, &plan);
+        if (plan.kind == HH_FAIL_DISCARD || plan.payload) write_failure(p, job, &plan);
         free(plan.payload);
     } else if (hh_retry_plan(job, &rcfg, hh_now(), &p->rng, &plan) == 0) {
         hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: failed in %.3f s: %s: %s (%s)", job->klass,
                job->jid, elapsed, job->error_class, job->error_message ? job->error_message : "",
                plan.reason);
-        write_outcome(p, job, &plan);
+        write_failure(p, job, &plan);
         free(plan.payload);
     }
     hh_job_free(job);
@@ -207,12 +227,26 @@ static size_t push_pending(struct hh_manager *m, hh_fetched *jobs, size_t n) {
     return k;
 }
 
+/* Pushes a fetched job back to the front of its queue until Redis takes
+ * it or the stop gave up (then, with reliable fetch, it stays in its
+ * in-progress list for recovery). A refusal (OOM...) backs off. */
+static void requeue(struct hh_manager *m, hh_conn *conn, const hh_fetched *f) {
+    double backoff = 0.05;
+    while (hh_fetch_requeue(m, conn, m->queues[f->queue], f->payload, f->len) < 0 && !atomic_load(&m->giving_up)) {
+        if (!conn->ctx) {
+            hh_conn_ready(conn);
+            continue;
+        }
+        hh_sleep(backoff);
+        backoff = backoff * 2 > 2.0 ? 2.0 : backoff * 2;
+    }
+}
+
 /* Pushes every fetched-but-unstarted job back to the front of its queue. */
 static void requeue_pending(struct hh_manager *m, hh_conn *conn) {
     hh_fetched f;
     while (pop_pending(m, &f)) {
-        while (hh_fetch_requeue(m, conn, m->queues[f.queue], f.payload, f.len) < 0 && !atomic_load(&m->giving_up))
-            hh_conn_ready(conn);
+        requeue(m, conn, &f);
         free(f.payload);
     }
 }
@@ -241,16 +275,11 @@ void *hh_processor_main(void *arg) {
             if (taken < rest) {
                 /* cannot happen (see push_pending), but never lose a job: the
                  * first rest - taken were not taken */
-                for (size_t i = 1; i <= rest - taken; i++)
-                    while (hh_fetch_requeue(m, &p->conn, m->queues[p->held[i].queue], p->held[i].payload,
-                                            p->held[i].len) < 0 && !atomic_load(&m->giving_up))
-                        hh_conn_ready(&p->conn);
+                for (size_t i = 1; i <= rest - taken; i++) requeue(m, &p->conn, &p->held[i]);
             }
         }
         if (atomic_load(&m->quiet)) { /* fetched after quiet: straight back (spec §4.3) */
-            while (hh_fetch_requeue(m, &p->conn, m->queues[f.queue], f.payload, f.len) < 0 &&
-                   !atomic_load(&m->giving_up))
-                hh_conn_ready(&p->conn);
+            requeue(m, &p->conn, &f);
             free(f.payload);
             break;
         }

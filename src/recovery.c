@@ -2,8 +2,8 @@
  * Keys read: hiredhand:inprogress:* (SCAN, LINDEX), <id> (EXISTS, HMGET),
  * hiredhand:fetchers (SMEMBERS). Keys written: hiredhand:fetchers (SADD,
  * SREM), hiredhand:recovery-lock (SET NX PX), hiredhand:recoveries:<jid>
- * (INCR, EXPIRE), queue:<q> (RPUSH in HH_LUA_REQUEUE), dead (in
- * HH_LUA_KILL_FROM), the in-progress lists (LREM in both scripts). */
+ * (GET, SET EX), queue:<q> (RPUSH in HH_LUA_REQUEUE), dead (in
+ * HH_LUA_RECOVER), the in-progress lists (LREM, last in each script). */
 #include "recovery.h"
 
 #include <errno.h>
@@ -73,9 +73,13 @@ static int drain(struct hh_manager *m, hh_conn *c, const char *key, const char *
         redisReply *x = hh_conn_eval(c, HH_SCRIPT_RECOVER, 4, keys, klen, 7, args, alen);
         int rc = -1;
         long long count = 0;
-        if (x && x->type == REDIS_REPLY_ARRAY && x->elements == 2) {
+        if (x && x->type == REDIS_REPLY_ARRAY && x->elements == 2 && x->element[0]->type == REDIS_REPLY_INTEGER &&
+            x->element[1]->type == REDIS_REPLY_INTEGER && x->element[0]->integer >= 0 && x->element[0]->integer <= 2) {
             rc = (int)x->element[0]->integer;
             count = x->element[1]->integer;
+        } else if (x) {
+            hh_log(&m->log, HH_LOG_WARN, "recovery: owner=%s queue=%s: not pushed back, left for the next scan: %s", owner,
+                   queue, x->type == REDIS_REPLY_ERROR ? x->str : "unexpected reply to the recovery script");
         }
         if (x) freeReplyObject(x);
         if (rc == 1)

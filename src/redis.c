@@ -19,7 +19,7 @@ static const char *script_src[HH_SCRIPT_COUNT] = {
     [HH_SCRIPT_FETCH] = HH_LUA_FETCH,
     [HH_SCRIPT_ENQUEUE_DUE] = HH_LUA_ENQUEUE_DUE,
     [HH_SCRIPT_REQUEUE] = HH_LUA_REQUEUE,
-    [HH_SCRIPT_KILL_FROM] = HH_LUA_KILL_FROM,
+    [HH_SCRIPT_OUTCOME] = HH_LUA_OUTCOME,
     [HH_SCRIPT_RECOVER] = HH_LUA_RECOVER,
 };
 
@@ -430,6 +430,50 @@ redisReply **hh_pipe_exec(hh_pipe *p) {
     }
     succeeded(p->c);
     return out;
+}
+
+int hh_replies_check(redisReply **r, int from, int to, char *why, size_t len) {
+    for (int i = from; r && i < to; i++) {
+        if (!r[i]) {
+            hh_strlcpy(why, "missing reply", len);
+            return i;
+        }
+        if (r[i]->type == REDIS_REPLY_ERROR) {
+            hh_strlcpy(why, r[i]->str, len);
+            return i;
+        }
+    }
+    return -1;
+}
+
+int hh_tx_check(redisReply **r, int multi, int exec, char *why, size_t len, int *failed_at) {
+    if (failed_at) *failed_at = -1;
+    /* A command refused when queued (OOM, a syntax error) aborts the EXEC;
+     * its own reply says why, where EXECABORT only says "previous errors". */
+    int bad = hh_replies_check(r, multi, exec, why, len);
+    if (bad >= 0 || r[multi]->type != REDIS_REPLY_STATUS) {
+        if (bad < 0) hh_strlcpy(why, "MULTI refused", len);
+        return -1;
+    }
+    redisReply *ex = r[exec];
+    if (ex->type == REDIS_REPLY_ERROR) {
+        hh_strlcpy(why, ex->str, len);
+        return -1;
+    }
+    if (ex->type != REDIS_REPLY_ARRAY) { /* nil: a WATCHed key changed */
+        hh_strlcpy(why, "transaction aborted", len);
+        return -1;
+    }
+    if (ex->elements != (size_t)(exec - multi - 1)) {
+        snprintf(why, len, "transaction answered %zu replies for %d commands", ex->elements, exec - multi - 1);
+        return -1;
+    }
+    int at = hh_replies_check(ex->element, 0, (int)ex->elements, why, len);
+    if (at >= 0) {
+        if (failed_at) *failed_at = at;
+        return -1;
+    }
+    return 0;
 }
 
 redisReply *hh_conn_eval(hh_conn *c, hh_script_id id, int nkeys, const char **keys,

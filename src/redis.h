@@ -84,6 +84,20 @@ void hh_pipe_addargv(hh_pipe *p, int argc, const char **argv, const size_t *lens
 redisReply **hh_pipe_exec(hh_pipe *p);
 void hh_replies_free(redisReply **r, int n);
 
+/* Checks replies r[from..to) for error replies (a NULL element counts as
+ * one). Returns the index of the first, with its text in why, or -1 when
+ * none failed. */
+int hh_replies_check(redisReply **r, int from, int to, char *why, size_t len);
+
+/* Checks a transaction inside a pipeline's replies, element by element:
+ * MULTI at r[multi], the queued commands, EXEC at r[exec]. Returns 0 when
+ * every command succeeded; else -1 with Redis' own message in why: a
+ * command refused when queued (OOM...; EXEC then aborts and writes
+ * nothing), EXECABORT, or the error of a command inside EXEC's array (the
+ * others were applied: MULTI is no rollback), whose index in that array
+ * goes to *failed_at (else -1; failed_at may be NULL). */
+int hh_tx_check(redisReply **r, int multi, int exec, char *why, size_t len, int *failed_at);
+
 /* EVALSHA of a script from scripts.h, loading it on first use and again on
  * NOSCRIPT (after a Redis restart). Returns a reply or NULL as hh_conn_cmd. */
 redisReply *hh_conn_eval(hh_conn *c, hh_script_id id, int nkeys, const char **keys,

@@ -1,7 +1,8 @@
 /* scheduler.c -- see scheduler.h.
  * Keys read: retry, schedule (ZRANGEBYSCORE), processes (SCARD).
- * Keys written (in HH_LUA_ENQUEUE_DUE): retry/schedule (ZREM), queues (SADD),
- * queue:<q> (LPUSH); dead (ZADD) for members that are not job JSON. */
+ * Keys written (in HH_LUA_ENQUEUE_DUE): queue:<q> (LPUSH), queues (SADD),
+ * retry/schedule (ZREM); dead (ZADD, in HH_LUA_OUTCOME) for members that are
+ * not job JSON. */
 #include "scheduler.h"
 
 #include <jansson.h>
@@ -10,6 +11,7 @@
 #include "client.h"
 #include "retry.h"
 #include "job.h"
+#include "outcome.h"
 
 #define HH_POLL_AVERAGE 5.0 /* Sidekiq's average_scheduled_poll_interval */
 #define HH_POLL_BATCH 100
@@ -19,36 +21,52 @@ double hh_scheduler_wait(double average, long processes, double r) {
 }
 
 /* A member that cannot be enqueued (not a job object) would be polled
- * forever: move it to the dead set instead, once. */
-static void bury(struct hh_manager *m, hh_conn *c, const char *set, const redisReply *member) {
+ * forever: move it to the dead set instead, once (written first, removed
+ * last, so a refused write keeps it where it was). */
+static int bury(struct hh_manager *m, hh_conn *c, const char *set, const redisReply *member, char *why,
+                size_t whylen) {
     double now = hh_now();
     size_t len;
     char *entry = hh_malformed_dead_payload(member->str, member->len,
                                             "scheduled entry is not a job object", now,
                                             m->opts.redis.timestamps, &len);
-    if (!entry) return;
+    if (!entry) {
+        hh_strlcpy(why, "out of memory", whylen);
+        return -1;
+    }
     sds sk = hh_key(&m->keys, set);
-    hh_pipe pipe;
-    hh_pipe_begin(&pipe, c);
-    hh_pipe_add(&pipe, "MULTI");
-    hh_pipe_add(&pipe, "ZREM %s %b", sk, member->str, member->len);
-    hh_dead_append(&pipe, &m->keys, entry, len, now, m->opts.dead_timeout, m->opts.dead_max_jobs);
-    hh_pipe_add(&pipe, "EXEC");
-    hh_replies_free(hh_pipe_exec(&pipe), pipe.n);
-    hh_log(&m->log, HH_LOG_WARN, "%s: malformed entry moved to the dead set", set);
+    hh_outcome o = {HH_OUTCOME_DEAD, HH_SOURCE_ZSET, sk, member->str, member->len, entry, len, now,
+                    m->opts.dead_timeout, m->opts.dead_max_jobs};
+    int rc = hh_outcome_write(c, &m->keys, &o, why, whylen);
+    if (rc == 1) hh_log(&m->log, HH_LOG_WARN, "%s: malformed entry moved to the dead set", set);
     sdsfree(sk);
     free(entry);
+    return rc;
+}
+
+/* Logs a refused scheduler write once per change of error, and its end. */
+static void note_error(struct hh_manager *m, const char *set, const char *why) {
+    static _Thread_local char last[256];
+    if (!why) {
+        if (last[0]) hh_log(&m->log, HH_LOG_INFO, "scheduler: writes accepted again");
+        last[0] = '\0';
+        return;
+    }
+    if (strcmp(last, why) == 0) return;
+    hh_strlcpy(last, why, sizeof(last));
+    hh_log(&m->log, HH_LOG_WARN, "scheduler: %s: due jobs stay where they are until Redis takes the write: %s", set, why);
 }
 
 static int poll_set(struct hh_manager *m, hh_conn *c, const char *set) {
     sds sk = hh_key(&m->keys, set), qs = hh_key(&m->keys, HH_K_QUEUES);
-    int moved = 0;
+    int moved = 0, failed = 0;
     for (;;) {
         char now_s[32];
         double now = hh_now();
         hh_fmt_double(now_s, sizeof(now_s), now);
         redisReply *r = hh_conn_cmd(c, "ZRANGEBYSCORE %s -inf %s LIMIT 0 %d", sk, now_s, HH_POLL_BATCH);
         if (!r || r->type != REDIS_REPLY_ARRAY) {
+            note_error(m, set, !r ? c->last_error : r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply to ZRANGEBYSCORE");
             if (r) freeReplyObject(r);
             moved = -1;
             break;
@@ -56,6 +74,7 @@ static int poll_set(struct hh_manager *m, hh_conn *c, const char *set) {
         size_t n = r->elements;
         for (size_t i = 0; i < n && !atomic_load(&m->quiet); i++) {
             const redisReply *e = r->element[i];
+            if (e->type != REDIS_REPLY_STRING) continue;
             json_t *item = json_loadb(e->str, e->len, JSON_ALLOW_NUL, NULL);
             json_t *q = json_object_get(item, "queue");
             const char *queue = json_is_string(q) ? json_string_value(q) : "default";
@@ -64,8 +83,10 @@ static int poll_set(struct hh_manager *m, hh_conn *c, const char *set) {
                 json_object_set_new(item, "enqueued_at", hh_json_time_new(now, m->opts.redis.timestamps));
                 fresh = hh_json_dump(item);
             }
+            char why[256];
+            int rc;
             if (!fresh) {
-                bury(m, c, set, e);
+                rc = bury(m, c, set, e, why, sizeof(why));
             } else {
                 sds qk = hh_key_queue(&m->keys, queue);
                 const char *keys[3] = {sk, qs, qk};
@@ -73,14 +94,26 @@ static int poll_set(struct hh_manager *m, hh_conn *c, const char *set) {
                 const char *args[3] = {e->str, fresh, queue};
                 size_t alen[3] = {e->len, strlen(fresh), strlen(queue)};
                 redisReply *x = hh_conn_eval(c, HH_SCRIPT_ENQUEUE_DUE, 3, keys, klen, 3, args, alen);
-                if (x && x->type == REDIS_REPLY_INTEGER && x->integer == 1) moved++;
+                rc = x && x->type == REDIS_REPLY_INTEGER && (x->integer == 0 || x->integer == 1) ? (int)x->integer : -1;
+                if (rc == 1) moved++;
+                if (rc < 0) hh_strlcpy(why, !x ? c->last_error : x->type == REDIS_REPLY_ERROR ? x->str : "unexpected reply", sizeof(why));
                 if (x) freeReplyObject(x);
                 sdsfree(qk);
             }
             free(fresh);
             json_decref(item);
+            if (rc < 0) { /* refused (OOM...) or unreachable: the rest waits for the next poll */
+                note_error(m, set, why);
+                failed = 1;
+                break;
+            }
         }
         freeReplyObject(r);
+        if (failed) {
+            moved = -1;
+            break;
+        }
+        if (n) note_error(m, set, NULL);
         if (n < HH_POLL_BATCH || atomic_load(&m->quiet)) break;
     }
     sdsfree(sk);

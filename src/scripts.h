@@ -8,7 +8,7 @@ typedef enum hh_script_id {
     HH_SCRIPT_FETCH = 0,   /* reliable fetch over several queues */
     HH_SCRIPT_ENQUEUE_DUE, /* scheduler: move one due member, once */
     HH_SCRIPT_REQUEUE,     /* in-progress -> front of its queue, once */
-    HH_SCRIPT_KILL_FROM,   /* in-progress -> dead set (with trims), once */
+    HH_SCRIPT_OUTCOME,     /* retry/dead entry written, then the job leaves its source */
     HH_SCRIPT_RECOVER,     /* orphan -> queue, counted; poison pill -> dead */
     HH_SCRIPT_COUNT
 } hh_script_id;
@@ -46,60 +46,98 @@ typedef enum hh_script_id {
     "if #out > 0 then return out end\n"                                       \
     "return false\n"
 
+/* Write first, remove last. Redis refuses a script's first write command
+ * when it is over maxmemory (OOM) and then lets the rest through, and an
+ * error reply (WRONGTYPE...) ends a script without undoing what it wrote:
+ * so every script that moves a job does its denied-on-OOM write (LPUSH,
+ * RPUSH, ZADD) first and removes the job from where it was last. A refused
+ * write leaves the job where it was, to be tried again (docs/reliability.md). */
+
 /* KEYS: the sorted set, queues, queue:<q>. ARGV: member, new payload, queue
- * name. Pushes the new payload only if this caller removed the member, so
- * two schedulers never enqueue one job twice (Sidekiq 6.4's scheduler pops
- * and pushes in two steps; this closes the gap). Returns 1 or 0. */
+ * name. Pushes the new payload and removes the member only if it is still
+ * there, so two schedulers never enqueue one job twice (Sidekiq 6.4's
+ * scheduler pops and pushes in two steps; this closes the gap). Returns 1 or
+ * 0. */
 #define HH_LUA_ENQUEUE_DUE                                                    \
-    "if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then\n"                     \
-    "  redis.call('SADD', KEYS[2], ARGV[3])\n"                                \
-    "  redis.call('LPUSH', KEYS[3], ARGV[2])\n"                               \
-    "  return 1\n"                                                            \
-    "end\n"                                                                   \
-    "return 0\n"
+    "if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end\n"       \
+    "redis.call('LPUSH', KEYS[3], ARGV[2])\n"                                 \
+    "redis.call('SADD', KEYS[2], ARGV[3])\n"                                  \
+    "redis.call('ZREM', KEYS[1], ARGV[1])\n"                                  \
+    "return 1\n"
 
-/* KEYS: in-progress list, queue:<q>. ARGV: exact payload. Removes one copy
- * and pushes it to the queue's tail (runs next, spec §4.7) only if it was
- * still there: two recoverers never requeue one job twice. Returns 1 or 0. */
-#define HH_LUA_REQUEUE                                                        \
-    "if redis.call('LREM', KEYS[1], -1, ARGV[1]) > 0 then\n"                  \
-    "  redis.call('RPUSH', KEYS[2], ARGV[1])\n"                               \
-    "  return 1\n"                                                            \
-    "end\n"                                                                   \
-    "return 0\n"
+/* Whether the exact payload ARGV[1] is in the list KEYS[1]: LPOS from the
+ * tail where Redis has it (6.0.6+), a scan of the list before (a failure
+ * path only). */
+#define HH_LUA_IN_LIST                                                        \
+    "local function in_list(key, v)\n"                                       \
+    "  local ok, pos = pcall(redis.call, 'LPOS', key, v, 'RANK', -1)\n"       \
+    "  if ok then return pos ~= false and pos ~= nil end\n"                  \
+    "  for _, e in ipairs(redis.call('LRANGE', key, 0, -1)) do\n"            \
+    "    if e == v then return true end\n"                                   \
+    "  end\n"                                                                 \
+    "  return false\n"                                                        \
+    "end\n"
 
-/* KEYS: in-progress list, dead. ARGV: exact payload, dead entry, score
- * (now), cutoff score (now - dead_timeout), -max_jobs. Moves the job to the
- * dead set with Sidekiq's trims (spec §6.4) only if it was still in the
- * list. Returns 1 or 0. */
-#define HH_LUA_KILL_FROM                                                      \
-    "if redis.call('LREM', KEYS[1], -1, ARGV[1]) > 0 then\n"                  \
+/* A job's outcome in one atomic step. KEYS: source, target sorted set
+ * (retry or dead). ARGV: [1] exact member in the source, [2] entry for the
+ * target, [3] its score, [4] mode: "retry", "dead" (with Sidekiq's trims:
+ * [5] cutoff score, [6] -max_jobs) or "drop" (nothing written), [7] source
+ * kind: "list" (an in-progress list), "zset" (a sorted set) or "none"
+ * (basic fetch: the job is only in memory). Writes the entry first and
+ * removes the member last, only if it was still in the source. Returns 1
+ * written, 0 when the member was no longer there (nothing written). */
+#define HH_LUA_OUTCOME                                                        \
+    HH_LUA_IN_LIST                                                            \
+    "local src, mode = ARGV[7], ARGV[4]\n"                                    \
+    "if src == 'list' and not in_list(KEYS[1], ARGV[1]) then return 0 end\n"  \
+    "if src == 'zset' and not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end\n" \
+    "if mode ~= 'drop' then\n"                                                \
     "  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])\n"                       \
-    "  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[4])\n"            \
-    "  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, ARGV[5])\n"                  \
-    "  return 1\n"                                                            \
+    "  if mode == 'dead' then\n"                                              \
+    "    redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[5])\n"          \
+    "    redis.call('ZREMRANGEBYRANK', KEYS[2], 0, ARGV[6])\n"                \
+    "  end\n"                                                                 \
     "end\n"                                                                   \
-    "return 0\n"
+    "if src == 'list' then redis.call('LREM', KEYS[1], -1, ARGV[1]) end\n"     \
+    "if src == 'zset' then redis.call('ZREM', KEYS[1], ARGV[1]) end\n"         \
+    "return 1\n"
+
+/* KEYS: in-progress list, queue:<q>. ARGV: exact payload. Pushes it to the
+ * queue's tail (runs next, as Sidekiq's own requeue does) and removes one
+ * copy from the list, only if it was still there: two recoverers never
+ * requeue one job twice. Returns 1 or 0. */
+#define HH_LUA_REQUEUE                                                        \
+    HH_LUA_IN_LIST                                                            \
+    "if not in_list(KEYS[1], ARGV[1]) then return 0 end\n"                    \
+    "redis.call('RPUSH', KEYS[2], ARGV[1])\n"                                 \
+    "redis.call('LREM', KEYS[1], -1, ARGV[1])\n"                              \
+    "return 1\n"
 
 /* KEYS: in-progress list, queue:<q>, recovery counter (hiredhand:recoveries:
  * <jid>), dead. ARGV: exact payload, max recoveries (0: no limit), dead
  * entry, score (now), cutoff score, -max_jobs, counter TTL seconds.
- * Only the caller that removes the job counts the recovery, so racing
- * recoverers never count one twice. Returns {1, count} requeued (to the
+ * Only the caller that finds the job counts the recovery, so racing
+ * recoverers never count one twice; the push comes first and the removal
+ * last, the counter (best effort) in between. Returns {1, count} requeued (to the
  * tail: runs next), {2, count} moved to the dead set as a poison pill, or
  * {0, 0} when it was gone. */
 #define HH_LUA_RECOVER                                                        \
-    "if redis.call('LREM', KEYS[1], -1, ARGV[1]) == 0 then return {0, 0} end\n" \
-    "local n = redis.call('INCR', KEYS[3])\n"                                 \
-    "redis.call('EXPIRE', KEYS[3], ARGV[7])\n"                                \
+    HH_LUA_IN_LIST                                                            \
+    "if not in_list(KEYS[1], ARGV[1]) then return {0, 0} end\n"               \
+    "local okc, c = pcall(redis.call, 'GET', KEYS[3])\n"                      \
+    "local n = (okc and tonumber(c) or 0) + 1\n"                              \
     "local max = tonumber(ARGV[2])\n"                                         \
+    "local res = 1\n"                                                         \
     "if max > 0 and n > max then\n"                                           \
     "  redis.call('ZADD', KEYS[4], ARGV[4], ARGV[3])\n"                       \
     "  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', ARGV[5])\n"            \
     "  redis.call('ZREMRANGEBYRANK', KEYS[4], 0, ARGV[6])\n"                  \
-    "  return {2, n}\n"                                                       \
+    "  res = 2\n"                                                             \
+    "else\n"                                                                  \
+    "  redis.call('RPUSH', KEYS[2], ARGV[1])\n"                               \
     "end\n"                                                                   \
-    "redis.call('RPUSH', KEYS[2], ARGV[1])\n"                                 \
-    "return {1, n}\n"
+    "pcall(redis.call, 'SET', KEYS[3], n, 'EX', ARGV[7])\n"                   \
+    "redis.call('LREM', KEYS[1], -1, ARGV[1])\n"                              \
+    "return {res, n}\n"
 
 #endif
