@@ -474,7 +474,11 @@ static redisReply *members(hh_client *c, const char *name) {
     sds k = hh_key(&c->keys, name);
     redisReply *r = hh_conn_cmd(&c->conn, "SMEMBERS %s", k);
     sdsfree(k);
-    if (r && r->type != REDIS_REPLY_ARRAY) {
+    int ok = r && r->type == REDIS_REPLY_ARRAY;
+    for (size_t i = 0; ok && i < r->elements; i++) ok = r->element[i]->type == REDIS_REPLY_STRING;
+    if (r && !ok) {
+        hh_strlcpy(c->conn.last_error, r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply to SMEMBERS",
+                   sizeof(c->conn.last_error));
         freeReplyObject(r);
         r = NULL;
     }
