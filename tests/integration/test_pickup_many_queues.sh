@@ -3,7 +3,8 @@
 # pushed by redis-cli LPUSH (not through hiredhand) into the last queue, 20 runs: every pickup
 # under 100 ms. Reliable fetch strict (20, 1,000 queues) and weighted (300), basic fetch (300).
 # With 300 idle queues the whole process sends a few Redis commands per second at most (INFO
-# commandstats over 10 s, our own INFO/CONFIG left out).
+# commandstats over 10 s, our own INFO/CONFIG left out). /stats and /metrics list the first 64
+# queues and count them all. More than 10,000 queues are refused with a message naming the limit.
 # Before the pickup design: ~1.3 s pickups with 11-20 queues at -c 10, and more than 64 queues
 # were refused.
 . "$(dirname "$0")/../lib/harness.sh"
@@ -20,15 +21,17 @@ calls() {   # STATS [CMD...] -> calls in INFO commandstats text (all commands wi
     printf '%s\n' "$stats" | awk -F'[:=,]' -v f=" $* " '/^cmdstat_/ { c = substr($1, 9); sub(/[|].*/, "", c); if (f == "  " || index(f, " " c " ")) n += $3 } END { print n + 0 }'
 }
 
-run_case() {   # NQUEUES FETCH ORDER [idle]
-    local nq="$1" fetch="$2" order="$3" idle="${4:-}" i l lat=() qs=() slow_seen=0 last
+run_case() {   # NQUEUES FETCH ORDER [idle|http]
+    local nq="$1" fetch="$2" order="$3" idle="" http="" i l lat=() qs=() slow_seen=0 last extra=()
+    [ "${4:-}" = idle ] && idle=1
+    if [ "${4:-}" = http ]; then http="$(hh_pick_free_port)"; extra=(--http "$http"); fi
     for ((i = 1; i <= nq; i++)); do
         if [ "$order" = weighted ]; then qs+=(-q "q$i,$((1 + i % 3))"); else qs+=(-q "q$i"); fi
     done
     last="q$nq"
     R flushall >/dev/null
     : >"$RF_DIR/started"; : >"$RF_DIR/done"
-    hh_start_worker -c 10 -t 1 --fetch "$fetch" "${qs[@]}" --exec "OkJob=$RF_HANDLER"
+    hh_start_worker -c 10 -t 1 --fetch "$fetch" "${extra[@]}" "${qs[@]}" --exec "OkJob=$RF_HANDLER"
     hh_worker_wait_ready 15
     sleep 2   # every thread finds its queues empty and goes idle
     if [ -n "$idle" ]; then
@@ -55,6 +58,13 @@ run_case() {   # NQUEUES FETCH ORDER [idle]
         sleep "$(awk -v r=$RANDOM 'BEGIN { printf "%.2f", 0.05 + (r % 300) / 1000 }')"
     done
     assert_alive "$WORKER_PID" "$nq queues: worker died"
+    if [ -n "$http" ]; then   # the snapshot lists the first 64 queues and counts them all
+        local body; body="$(curl -sS --max-time 5 "http://127.0.0.1:$http/stats")" || fail "GET /stats failed"
+        assert_eq "$(jq -r '.queues | length' <<<"$body")" 64 "/stats lists the first 64 of $nq queues"
+        assert_eq "$(jq -r '.queues_total' <<<"$body")" "$nq" "/stats queues_total"
+        assert_eq "$(jq -r '.queues[0].name' <<<"$body")" q1 "/stats lists queues in configuration order"
+        assert_contains "$(curl -sS --max-time 5 "http://127.0.0.1:$http/metrics")" "hiredhand_queues $nq" "/metrics hiredhand_queues"
+    fi
     hh_stop_worker TERM 15
     assert_eq "$WORKER_RC" 0 "$nq queues $fetch/$order: exit status after SIGTERM"
     local s; s="$(pk_summary "${lat[@]}")"
@@ -66,7 +76,7 @@ run_case() {   # NQUEUES FETCH ORDER [idle]
 
 run_case 20 reliable strict
 run_case 300 reliable weighted idle
-run_case 300 basic strict
+run_case 300 basic strict http
 run_case 1000 reliable strict
 
 # More than the limit is refused with a clear message (no silent cap).
