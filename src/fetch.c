@@ -387,12 +387,12 @@ int hh_fetch(hh_processor *p, hh_fetched *out, size_t max) {
     hh_pickup_ticket ticket;
     hh_pickup_ticket_take(m, &ticket);
     rc = basic ? fetch_basic(p, out) : fetch_reliable(p, out, max ? max : 1);
-    if (rc > 0) {
-        hh_pickup_more(m);
-    } else if (rc == 0 && !atomic_load(&m->quiet) && !hh_pickup_wait(m, &ticket)) {
+    if (rc != 0 || atomic_load(&m->quiet)) {
+        hh_pickup_done(m, &ticket, rc);
+    } else if (!hh_pickup_wait(m, &ticket) && !basic) {
         /* No wake-up available. Basic fetch's BRPOP covered every queue
          * for 2 s already; reliable fetch blocks on one queue. */
-        if (!basic) rc = idle_fallback(p, out);
+        rc = idle_fallback(p, out);
     }
     for (int i = 0; i < rc; i++) atomic_fetch_add(&m->fetched[out[i].queue], 1);
     if (rc < 0 && !p->conn.ctx) hh_conn_ready(&p->conn); /* waits out the backoff */

@@ -24,6 +24,7 @@ typedef struct hh_pickup {
     unsigned long gen;  /* bumped by every event after which a fetch may find a job */
     int mode;           /* PK_* */
     int waiting;        /* threads inside hh_pickup_wait */
+    int fetching;       /* threads between their ticket and its outcome */
     int poller;         /* one of them holds the timed safety poll */
     int requested;      /* a waiter asked the waker to switch tracking on */
     double last_idle;   /* monotonic time a thread last left a wait */
@@ -40,12 +41,22 @@ typedef struct hh_pickup {
 
 /* ------------------------------------------------------------ the idle side */
 
+/* Bumps gen and wakes up to n waiters (n < 0: all). Call with mu held. */
+static void wake_locked(hh_pickup *pk, long n) {
+    pk->gen++;
+    if (n < 0 || n >= pk->waiting) pthread_cond_broadcast(&pk->cv);
+    else
+        for (long i = 0; i < n; i++) pthread_cond_signal(&pk->cv);
+}
+
+
 void hh_pickup_ticket_take(struct hh_manager *m, hh_pickup_ticket *t) {
     hh_pickup *pk = m->pickup;
     t->gen = 0;
     if (!pk) return;
     pthread_mutex_lock(&pk->mu);
     t->gen = pk->gen;
+    pk->fetching++;
     pthread_mutex_unlock(&pk->mu);
 }
 
@@ -58,6 +69,7 @@ int hh_pickup_wait(struct hh_manager *m, const hh_pickup_ticket *t) {
     hh_pickup *pk = m->pickup;
     if (!pk) return 0;
     pthread_mutex_lock(&pk->mu);
+    pk->fetching--;
     if (pk->mode == PK_UNSUPPORTED) {
         pthread_mutex_unlock(&pk->mu);
         return 0;
@@ -94,13 +106,14 @@ int hh_pickup_wait(struct hh_manager *m, const hh_pickup_ticket *t) {
     return !fallback;
 }
 
-void hh_pickup_more(struct hh_manager *m) {
+void hh_pickup_done(struct hh_manager *m, const hh_pickup_ticket *t, int got) {
     hh_pickup *pk = m->pickup;
     if (!pk) return;
     pthread_mutex_lock(&pk->mu);
+    pk->fetching--;
     if (pk->waiting > 0) {
-        pk->gen++;
-        pthread_cond_signal(&pk->cv);
+        if (got > 1) wake_locked(pk, got - 1); /* the batch's other jobs, shared in the process */
+        else if (pk->gen != t->gen) wake_locked(pk, 1); /* wake-ups left to this thread: hand them on */
     }
     pthread_mutex_unlock(&pk->mu);
 }
@@ -115,14 +128,6 @@ void hh_pickup_poke(struct hh_manager *m) {
 }
 
 /* ------------------------------------------------------------ the waker */
-
-/* Bumps gen and wakes up to n waiters (n < 0: all). Call with mu held. */
-static void wake_locked(hh_pickup *pk, long n) {
-    pk->gen++;
-    if (n < 0 || n >= pk->waiting) pthread_cond_broadcast(&pk->cv);
-    else
-        for (long i = 0; i < n; i++) pthread_cond_signal(&pk->cv);
-}
 
 static void set_mode(hh_pickup *pk, int mode) {
     pthread_mutex_lock(&pk->mu);
@@ -190,8 +195,15 @@ static void on_message(hh_pickup *pk, const redisReply *r) {
                 n++;
     }
     if (n == 0) return;
+    /* gen moves even with nobody waiting: a thread between its ticket and
+     * its wait must see that a queue changed. Threads fetching now see it
+     * too (they fetch again, or hand it on: hh_pickup_done), so only the
+     * wake-ups beyond them go to waiting threads: a job's own pop, which
+     * comes back here as a write, then costs no extra fetch most times. */
     pthread_mutex_lock(&pk->mu);
-    if (pk->waiting > 0) wake_locked(pk, n);
+    if (n > 0) n = n > pk->fetching ? n - pk->fetching : 0;
+    if (n != 0) wake_locked(pk, n);
+    else pk->gen++;
     pthread_mutex_unlock(&pk->mu);
 }
 

@@ -26,7 +26,8 @@
 /* Tracking is switched off once no thread has been idle for this long. */
 #define HH_PICKUP_OFF_AFTER 2.0
 
-/* Taken before a fetch, handed to hh_pickup_wait after it found nothing. */
+/* Taken before every fetch; then exactly one of hh_pickup_wait (the fetch
+ * found nothing) or hh_pickup_done. */
 typedef struct hh_pickup_ticket {
     unsigned long gen;
 } hh_pickup_ticket;
@@ -47,8 +48,9 @@ void hh_pickup_ticket_take(struct hh_manager *m, hh_pickup_ticket *t);
  * interval passed, or quiet. Returns 1: fetch again; 0: no wake-up is
  * available (no CLIENT TRACKING), the caller must wait its own way. */
 int hh_pickup_wait(struct hh_manager *m, const hh_pickup_ticket *t);
-/* After a fetch that got jobs: more may be waiting, wake one more idle
- * thread to look (a burst is spread over the idle threads, one by one). */
-void hh_pickup_more(struct hh_manager *m);
+/* After a fetch taken with ticket t that got `got` jobs (or -1: an error),
+ * instead of hh_pickup_wait: wakes idle threads for a batch's other jobs,
+ * and hands on a wake-up that came while this thread was fetching. */
+void hh_pickup_done(struct hh_manager *m, const hh_pickup_ticket *t, int got);
 
 #endif
