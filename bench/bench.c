@@ -24,6 +24,12 @@
  *       over the queues, with hh_client_push; the handler records now -
  *       enqueued_at. Then the manager sits idle for --idle s: CPU % and
  *       Redis commands/s. Prints lat_* and idle_* lines.
+ *   hh_bench pickup -u URL [-c 3] [--queues 3] [--busy] [-j 100] [--prefix P]
+ *       a manager on N queues (strict; critical,default,low when N is 3,
+ *       else q1..qN), one thread held by a BusyJob with --busy; then j
+ *       LatencyJob jobs pushed one at a time, each once the previous one
+ *       started, to queue (i * 37) % N: now - enqueued_at at the handler.
+ *       Prints P_p50_ms, P_p99_ms, P_max_ms, P_jobs, P_ok.
  *
  * Output: one "key=value" per line on stdout; progress and errors on stderr.
  * Exit status: 0, 1 when a correctness check failed, 2 on a usage or setup
@@ -119,6 +125,9 @@ typedef struct bopts {
     double settle;     /* seconds between the first beat and the measurement */
     double timeout;    /* bound on the processing wait, seconds */
     const char *dump;  /* latency: write every job's figures here */
+    size_t queues;     /* pickup: how many queues */
+    int busy;          /* pickup: hold one thread with a BusyJob */
+    const char *prefix; /* pickup: key prefix of the output */
 } bopts;
 
 /* ------------------------------------------------------------ hiredis side */
@@ -690,12 +699,130 @@ static int mode_latency(const bopts *o) {
     return bad;
 }
 
+/* ------------------------------------------------------------ pickup */
+
+static atomic_int busy_release;
+static atomic_int busy_started;
+
+/* Holds its thread until the pickup run is over. */
+static int busy_handler(hh_job *job, void *udata) {
+    (void)job;
+    (void)udata;
+    atomic_store(&busy_started, 1);
+    double until = mono() + 300;
+    while (!atomic_load(&busy_release) && mono() < until) sleep_s(0.005);
+    return 0;
+}
+
+/* Pickup latency on an idle manager: `-c C` over --queues N queues (strict
+ * order), optionally with one thread held by a BusyJob; then -j jobs pushed
+ * one at a time with hh_client_push, each once the previous one started,
+ * to queue (i * 37) % N. Prints <prefix>_p50_ms, _p99_ms, _max_ms, _ok. */
+static int mode_pickup(const bopts *o) {
+    size_t nq = o->queues;
+    char **names = calloc(nq, sizeof(char *));
+    hh_queue_weight *qs = calloc(nq, sizeof(*qs));
+    if (!names || !qs) return 2;
+    static const char *const three[3] = {"critical", "default", "low"};
+    for (size_t i = 0; i < nq; i++) {
+        char tmp[32];
+        snprintf(tmp, sizeof(tmp), "q%zu", i + 1);
+        names[i] = strdup(nq == 3 ? three[i] : tmp);
+        if (!names[i]) return 2;
+        qs[i].name = names[i];
+        qs[i].weight = 0;
+    }
+    latstore s;
+    memset(&s, 0, sizeof(s));
+    s.cap = o->jobs;
+    s.lat = calloc(o->jobs, sizeof(double));
+    s.at = calloc(o->jobs, sizeof(double));
+    s.queue = calloc(o->jobs, sizeof(*s.queue));
+    if (!s.lat || !s.at || !s.queue) return 2;
+    atomic_init(&s.n, 0);
+    atomic_init(&s.bad, 0);
+
+    hh_manager *m = manager_make(o, qs, nq);
+    if (!m) return 2;
+    if (hh_manager_register(m, "LatencyJob", latency_handler, &s) != HH_OK ||
+        hh_manager_register(m, "BusyJob", busy_handler, NULL) != HH_OK)
+        return 2;
+    if (hh_manager_start(m) != HH_OK) return 2;
+    if (manager_wait_ready(m, o->settle) != 0) return 2;
+
+    hh_redis_options ro;
+    hh_redis_options_init(&ro);
+    ro.url = o->url;
+    int err = 0, bad = 0;
+    hh_client *c = hh_client_new(&ro, &err);
+    if (!c) {
+        note("hh_client_new: %s", hh_strerror(err));
+        return 2;
+    }
+    hh_push_options po;
+    if (o->busy) {
+        hh_push_options_init(&po);
+        po.queue = names[0];
+        if (hh_client_push(c, "BusyJob", "[]", &po, NULL) != HH_OK) return 2;
+        double until = mono() + 20;
+        while (!atomic_load(&busy_started) && mono() < until) sleep_s(0.002);
+        if (!atomic_load(&busy_started)) {
+            note("CHECK FAILED: the BusyJob did not start within 20 s");
+            bad = 1;
+        }
+        sleep_s(0.5); /* the other threads go idle */
+    }
+    for (size_t i = 0; i < o->jobs && !bad; i++) {
+        char args[32];
+        snprintf(args, sizeof(args), "[%zu]", i);
+        hh_push_options_init(&po);
+        po.queue = names[(i * 37) % nq];
+        if (hh_client_push(c, "LatencyJob", args, &po, NULL) != HH_OK) {
+            note("CHECK FAILED: hh_client_push failed");
+            bad = 1;
+            break;
+        }
+        double until = mono() + 30;
+        while (atomic_load(&s.n) <= i && mono() < until) sleep_s(0.0005);
+        if (atomic_load(&s.n) <= i) {
+            note("CHECK FAILED: pickup job %zu not started within 30 s", i);
+            bad = 1;
+        }
+        sleep_s(0.02 + (double)((i * 13) % 30) / 1000); /* back to idle */
+    }
+    atomic_store(&busy_release, 1);
+    hh_client_free(c);
+    size_t n = atomic_load(&s.n);
+    if (n > s.cap) n = s.cap;
+    qsort(s.lat, n, sizeof(double), cmp_double);
+    char key[64];
+    snprintf(key, sizeof(key), "%s_p50_ms", o->prefix);
+    out(key, "%.3f", pct(s.lat, n, 0.50) * 1e3);
+    snprintf(key, sizeof(key), "%s_p99_ms", o->prefix);
+    out(key, "%.3f", pct(s.lat, n, 0.99) * 1e3);
+    snprintf(key, sizeof(key), "%s_max_ms", o->prefix);
+    out(key, "%.3f", n ? s.lat[n - 1] * 1e3 : 0.0);
+    snprintf(key, sizeof(key), "%s_jobs", o->prefix);
+    out(key, "%zu", n);
+    if (manager_finish(m) != 0) bad = 1;
+    snprintf(key, sizeof(key), "%s_ok", o->prefix);
+    out(key, "%d", !bad);
+    for (size_t i = 0; i < nq; i++) free(names[i]);
+    free(names);
+    free(qs);
+    free(s.lat);
+    free(s.at);
+    free(s.queue);
+    return bad;
+}
+
 /* ------------------------------------------------------------ main */
 
 static void usage(FILE *f) {
-    fputs("usage: hh_bench enqueue|process|latency [-u URL] [-n N] [-c CONCURRENCY] [-b BATCH]\n"
+    fputs("usage: hh_bench enqueue|process|latency|pickup [-u URL] [-n N] [-c CONCURRENCY] [-b BATCH]\n"
           "                [-j LATENCY_JOBS] [--rate PER_S] [--idle S] [--settle S] [--timeout S]\n"
           "                [--dump FILE (latency: enqueued_at, queue, ms per job)]\n"
+          "                [--queues N] [--busy] [--prefix KEY (pickup)]\n"
           "Normally run by bench/run.sh, which starts a private Redis.\n",
           f);
 }
@@ -724,13 +851,15 @@ int main(int argc, char **argv) {
         return argc < 2 ? 2 : 0;
     }
     const char *mode = argv[1];
-    bopts o = {NULL, 100000, 10, 1000, 1000, 200, 10, 0.5, 120, NULL};
+    bopts o = {NULL, 100000, 10, 1000, 1000, 200, 10, 0.5, 120, NULL, 3, 0, "pickup"};
     static const struct option longopts[] = {
         {"url", required_argument, NULL, 'u'},     {"jobs", required_argument, NULL, 'n'},
         {"concurrency", required_argument, NULL, 'c'}, {"batch", required_argument, NULL, 'b'},
         {"latency-jobs", required_argument, NULL, 'j'}, {"rate", required_argument, NULL, 'R'},
         {"idle", required_argument, NULL, 'I'},    {"settle", required_argument, NULL, 'S'},
         {"timeout", required_argument, NULL, 'T'}, {"dump", required_argument, NULL, 'D'},
+        {"queues", required_argument, NULL, 'Q'},  {"busy", no_argument, NULL, 'B'},
+        {"prefix", required_argument, NULL, 'P'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     optind = 2;
@@ -752,6 +881,9 @@ int main(int argc, char **argv) {
         case 'S': bad = parse_double(optarg, &o.settle, 0); break;
         case 'T': bad = parse_double(optarg, &o.timeout, 1); break;
         case 'D': o.dump = optarg; break;
+        case 'Q': bad = parse_size(optarg, &o.queues, 1) || o.queues > HH_QUEUES_LIMIT; break;
+        case 'B': o.busy = 1; break;
+        case 'P': o.prefix = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -772,6 +904,7 @@ int main(int argc, char **argv) {
     if (strcmp(mode, "enqueue") == 0) return mode_enqueue(&o);
     if (strcmp(mode, "process") == 0) return mode_process(&o);
     if (strcmp(mode, "latency") == 0) return mode_latency(&o);
+    if (strcmp(mode, "pickup") == 0) return mode_pickup(&o);
     usage(stderr);
     return 2;
 }

@@ -10,7 +10,9 @@
 #   2. hiredhand, through bench/hh_bench (bench.c, public C API only), per concurrency:
 #      FLUSHALL, enqueue N no-op jobs with hh_client_push_bulk (1,000 per call), then process
 #      them with a manager (reliable fetch) in a separate process; then pickup latency on an idle
-#      manager with three queues (1,000 jobs at 200/s) followed by 10 s idle;
+#      manager with three queues (1,000 jobs at 200/s) followed by 10 s idle; then two pickup
+#      runs, jobs pushed one at a time to an idle manager: -c 3 with 3 queues and one thread held
+#      by a long job, and -c 10 with 100 queues;
 #   3. when `require "sidekiq"` works, the same through bench/sidekiq_bench.rb: push_bulk, the real
 #      `sidekiq` server, a middleware-timed pickup latency, idle;
 #   4. prints one table with both systems and the ratios hiredhand/Sidekiq, and writes it as
@@ -31,6 +33,7 @@ LAT_JOBS=1000
 RATE=200
 IDLE=10
 RUNS=1
+PICK_JOBS=100
 SETTLE=0.5
 OUT="$ROOT/bench/results.md"
 WITH_HH=1
@@ -46,6 +49,7 @@ usage: bench/run.sh [options]
   -j, --pickup-jobs N     jobs in the pickup-latency run (default $LAT_JOBS)
       --rate R            pickup-latency push rate, jobs/s (default $RATE)
       --idle S            idle measurement window, seconds (default $IDLE)
+      --pickups N         jobs in each pickup run, pushed one at a time (default $PICK_JOBS)
   -r, --runs K            repeat the enqueue+process runs K times, report medians (default $RUNS)
   -o, --output FILE       markdown results file (default bench/results.md)
       --no-sidekiq        hiredhand only
@@ -67,6 +71,7 @@ while [ $# -gt 0 ]; do
         -j|--pickup-jobs) is_uint "${2:-}" || die_usage "-j needs a positive integer"; LAT_JOBS=$2; shift 2 ;;
         --rate) is_num "${2:-}" || die_usage "--rate needs a positive number"; RATE=$2; shift 2 ;;
         --idle) is_num "${2:-}" || die_usage "--idle needs a positive number"; IDLE=$2; shift 2 ;;
+        --pickups) is_uint "${2:-}" || die_usage "--pickups needs a positive integer"; PICK_JOBS=$2; shift 2 ;;
         -r|--runs) is_uint "${2:-}" || die_usage "-r needs a positive integer"; RUNS=$2; shift 2 ;;
         -o|--output) [ -n "${2:-}" ] || die_usage "-o needs a file"; OUT=$2; shift 2 ;;
         --no-sidekiq) WITH_SK=0; shift ;;
@@ -294,6 +299,19 @@ if [ "$WITH_SK" = 1 ]; then
     flush && run_step "sidekiq.latency" "$LAT_T" "$SK_KV" "${SK_DRIVER[@]}" latency "${SK_COMMON[@]}" -c 10 \
         -j "$LAT_JOBS" --rate "$RATE" --idle "$IDLE"
 fi
+PICK_T=$((PICK_JOBS / 5 + 120))
+if [ "$WITH_HH" = 1 ]; then
+    flush && run_step "hiredhand.pickup.busy" "$PICK_T" "$HH_KV" "$HH_BENCH" pickup -u "$REDIS_URL" -c 3 --queues 3 \
+        --busy -j "$PICK_JOBS" --settle "$SETTLE" --prefix pickup_busy
+    flush && run_step "hiredhand.pickup.many" "$PICK_T" "$HH_KV" "$HH_BENCH" pickup -u "$REDIS_URL" -c 10 --queues 100 \
+        -j "$PICK_JOBS" --settle "$SETTLE" --prefix pickup_many
+fi
+if [ "$WITH_SK" = 1 ]; then
+    flush && run_step "sidekiq.pickup.busy" "$PICK_T" "$SK_KV" "${SK_DRIVER[@]}" pickup "${SK_COMMON[@]}" -c 3 --queues 3 \
+        --busy 1 -j "$PICK_JOBS" --prefix pickup_busy
+    flush && run_step "sidekiq.pickup.many" "$PICK_T" "$SK_KV" "${SK_DRIVER[@]}" pickup "${SK_COMMON[@]}" -c 10 --queues 100 \
+        -j "$PICK_JOBS" --prefix pickup_many
+fi
 ELAPSED=$(($(date +%s) - T_START))
 
 # ------------------------------------------------------------------ results
@@ -373,6 +391,12 @@ done
 add_row "pickup latency p50 ms (3 queues, ${RATE}/s)" lat_p50_ms "%.2f" 1
 add_row "pickup latency p99 ms" lat_p99_ms "%.2f" 1 "ratio <= 1" ratio_le 1
 add_row "pickup latency max ms" lat_max_ms "%.2f" 1
+add_row "pickup p50 ms, c=3, 3 queues, 1 busy" pickup_busy_p50_ms "%.2f" 1
+add_row "pickup p99 ms, c=3, 3 queues, 1 busy" pickup_busy_p99_ms "%.2f" 1 "hiredhand < 100" abs_lt 100
+add_row "pickup max ms, c=3, 3 queues, 1 busy" pickup_busy_max_ms "%.2f" 1
+add_row "pickup p50 ms, c=10, 100 queues" pickup_many_p50_ms "%.2f" 1
+add_row "pickup p99 ms, c=10, 100 queues" pickup_many_p99_ms "%.2f" 1 "hiredhand < 100" abs_lt 100
+add_row "pickup max ms, c=10, 100 queues" pickup_many_max_ms "%.2f" 1
 add_row "Redis cmds/job, enqueue" enqueue_cmds_per_job "%.4f" 1
 for c in "${CONC_LIST[@]}"; do
     add_row "Redis cmds/job, processing c=$c" "proc_c${c}_cmds_per_job" "%.2f" 1
@@ -418,7 +442,7 @@ case "$OKS" in *0*) FAILED+=("a correctness check (see the CHECK FAILED lines ab
 
 HOST_CPU="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)"
 GIT_REV="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet HEAD -- src include 2>/dev/null || echo '+dirty src')"
-HEADER="N=$N jobs, concurrency $CONCS, $RUNS run(s)$( [ "$RUNS" -gt 1 ] && echo ' (medians)'), pickup $LAT_JOBS jobs at ${RATE}/s, idle ${IDLE} s; $(nproc) CPUs (${HOST_CPU:-?}); redis $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'); hiredhand ${GIT_REV:-?} from $BUILD_NOTE${SK_VERSION:+; Sidekiq $SK_VERSION on $(ruby -e 'print RUBY_DESCRIPTION.split(" ")[0..1].join(" ")')}; ${ELAPSED} s"
+HEADER="N=$N jobs, concurrency $CONCS, $RUNS run(s)$( [ "$RUNS" -gt 1 ] && echo ' (medians)'), pickup $LAT_JOBS jobs at ${RATE}/s and $PICK_JOBS one at a time, idle ${IDLE} s; $(nproc) CPUs (${HOST_CPU:-?}); redis $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'); hiredhand ${GIT_REV:-?} from $BUILD_NOTE${SK_VERSION:+; Sidekiq $SK_VERSION on $(ruby -e 'print RUBY_DESCRIPTION.split(" ")[0..1].join(" ")')}; ${ELAPSED} s"
 
 echo
 echo "$HEADER"

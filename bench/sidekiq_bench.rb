@@ -15,6 +15,7 @@
 #     ruby bench/sidekiq_bench.rb enqueue  -n N [-b 1000]
 #     ruby bench/sidekiq_bench.rb process  -n N -c C [--timeout S]
 #     ruby bench/sidekiq_bench.rb latency  [-c 10] [-j 1000] [--rate 200] [--idle 10]
+#     ruby bench/sidekiq_bench.rb pickup   [-c 3] [--queues 3] [--busy 1] [-j 100] [--prefix P]
 #   with REDIS_URL set (or --url). It prints the same key=value lines as hh_bench, so
 #   bench/run.sh tabulates both alike. process and latency start the `sidekiq` executable
 #   themselves (in --tmp DIR, pid written to --pidfile for run.sh's clean-up) and stop it with
@@ -79,6 +80,19 @@ class LatencyJob
   def perform(_i); end
 end
 
+# Holds its thread until the driver creates BENCH_RELEASE (pickup with one thread busy).
+class BusyJob
+  include Sidekiq::Worker
+
+  def perform
+    release = ENV["BENCH_RELEASE"].to_s
+    File.write("#{release}.started", "1") unless release.empty?
+    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 300
+    sleep 0.005 until release.empty? || File.exist?(release) ||
+                      Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+  end
+end
+
 # now - enqueued_at, taken as the job reaches the server middleware chain (just before perform)
 class BenchLatencyProbe
   def call(_worker, job, _queue)
@@ -105,7 +119,8 @@ class BenchDriver
   def initialize(argv)
     @mode = argv.shift
     @o = { url: BENCH_REDIS_URL, n: 100_000, batch: 1000, conc: 10, jobs: 1000, rate: 200.0,
-           idle: 10.0, settle: 0.5, timeout: 120.0, tmp: Dir.pwd, pidfile: nil }
+           idle: 10.0, settle: 0.5, timeout: 120.0, tmp: Dir.pwd, pidfile: nil,
+           queues: 3, busy: 0, prefix: "pickup" }
     until argv.empty?
       flag = argv.shift
       val = argv.shift or usage!("#{flag} needs a value")
@@ -121,6 +136,9 @@ class BenchDriver
       when "--timeout" then @o[:timeout] = float!(val)
       when "--tmp" then @o[:tmp] = val
       when "--pidfile" then @o[:pidfile] = val
+      when "--queues" then @o[:queues] = int!(val)
+      when "--busy" then @o[:busy] = Integer(val, 10)
+      when "--prefix" then @o[:prefix] = val
       else usage!("unknown option #{flag}")
       end
     end
@@ -131,7 +149,7 @@ class BenchDriver
 
   def usage!(msg)
     warn "sidekiq_bench.rb: #{msg}"
-    warn "usage: ruby bench/sidekiq_bench.rb enqueue|process|latency [-n N] [-c C] [-b BATCH] " \
+    warn "usage: ruby bench/sidekiq_bench.rb enqueue|process|latency|pickup [-n N] [-c C] [-b BATCH] " \
          "[-j JOBS] [--rate R] [--idle S] [--settle S] [--timeout S] [--tmp DIR] [--pidfile F]"
     exit! 2
   end
@@ -157,6 +175,7 @@ class BenchDriver
     when "enqueue" then enqueue
     when "process" then process
     when "latency" then latency
+    when "pickup" then pickup
     else usage!("unknown mode #{@mode.inspect}")
     end
   end
@@ -397,6 +416,45 @@ class BenchDriver
     out "idle_cmd_breakdown", breakdown(d, secs, 12)
     out "idle_peak_rss_kib", hwm_kib(@pid)
     stop_server
+    exit! 0
+  end
+
+  # The counterpart of hh_bench pickup: N queues (strict; critical,default,low when N is 3,
+  # else q1..qN), one thread held by a BusyJob with --busy 1, then j LatencyJob jobs pushed one
+  # at a time, each once the previous one left its queue, to queue (i * 37) % N.
+  def pickup
+    jobs = @o[:jobs]
+    nq = @o[:queues]
+    queues = nq == 3 ? %w[critical default low] : (1..nq).map { |i| "q#{i}" }
+    done = File.join(@o[:tmp], "sidekiq.pickup.#{Process.pid}")
+    release = File.join(@o[:tmp], "sidekiq.release.#{Process.pid}")
+    [done, release, "#{release}.started"].each { |f| File.delete(f) if File.exist?(f) }
+    start_server(@o[:conc], queues, "BENCH_MODE" => "latency", "BENCH_TARGET" => jobs.to_s,
+                                    "BENCH_DONE_FILE" => done, "BENCH_RELEASE" => release)
+    if @o[:busy] == 1
+      Sidekiq::Client.push("class" => "BusyJob", "args" => [], "queue" => queues[0])
+      fail_run("the BusyJob did not start within 20 s") unless wait_file("#{release}.started", 20)
+      sleep 0.5
+    end
+    jobs.times do |i|
+      q = queues[(i * 37) % nq]
+      Sidekiq::Client.push("class" => "LatencyJob", "args" => [i], "queue" => q)
+      deadline = mono + 30
+      sleep 0.0005 while @redis.llen("queue:#{q}").positive? && mono < deadline
+      sleep 0.02 + ((i * 13) % 30) / 1000.0
+    end
+    ok = wait_file(done, 30)
+    File.write(release, "1")
+    fail_run("not all #{jobs} pickup jobs ran within 30 s; log #{@log}:\n#{tail(@log)}") unless ok
+    lat = JSON.parse(File.read(done)).sort
+    pct = ->(q) { lat[[(q * lat.size).ceil, 1].max - 1] }
+    k = @o[:prefix]
+    out "#{k}_p50_ms", format("%.3f", pct.call(0.50) * 1e3)
+    out "#{k}_p99_ms", format("%.3f", pct.call(0.99) * 1e3)
+    out "#{k}_max_ms", format("%.3f", lat.last * 1e3)
+    out "#{k}_jobs", lat.size
+    stop_server
+    out "#{k}_ok", 1
     exit! 0
   end
 end

@@ -12,12 +12,16 @@
 #include <unistd.h>
 #include "cli.h"
 
+#define CLI_STR_(x) #x
+#define CLI_STR(x) CLI_STR_(x)
+
 static const char work_usage[] =
     "usage: hiredhand work [options]\n"
     "  -r, --redis URL            redis://[user:password@]host:port/db or unix:///path?db=N\n"
     "                             (default $REDIS_URL, else redis://127.0.0.1:6379/0)\n"
     "  -q, --queue NAME[,WEIGHT]  a queue to fetch from; repeatable (default: default).\n"
-    "                             No weights: strict order; weights: weighted random order\n"
+    "                             No weights: strict order; weights: weighted random order.\n"
+    "                             At most " CLI_STR(HH_QUEUES_LIMIT) " queues\n"
     "  -c, --concurrency N        worker threads (default 10)\n"
     "  -t, --timeout SECONDS      shutdown grace period (default 25)\n"
     "  -v, --verbose              log every job (debug level)\n"
@@ -87,9 +91,11 @@ int cli_work(int argc, char **argv) {
     hh_manager_options o;
     hh_manager_options_init(&o);
     o.log = log_line;
-    hh_queue_weight queues[HH_MAX_QUEUES];
-    char *queue_names[HH_MAX_QUEUES];
+    /* -q can appear at most argc times: no fixed cap below HH_QUEUES_LIMIT */
+    hh_queue_weight *queues = calloc((size_t)argc, sizeof(*queues));
+    char **queue_names = calloc((size_t)argc, sizeof(*queue_names));
     size_t nq = 0;
+    if (!queues || !queue_names) return cli_usage_error("out of memory");
     const char *labels[MAX_ITEMS + 1] = {0};
     size_t nlabels = 0;
     const char *execs[MAX_ITEMS], *requires[MAX_ITEMS];
@@ -104,7 +110,7 @@ int cli_work(int argc, char **argv) {
         switch (ch) {
         case 'r': o.redis.url = optarg; break;
         case 'q': {
-            if (nq == HH_MAX_QUEUES) return cli_usage_error("at most %d queues", HH_MAX_QUEUES);
+            if (nq == HH_QUEUES_LIMIT) return cli_usage_error("too many queues: at most %d (-q)", HH_QUEUES_LIMIT);
             char *name = strdup(optarg), *comma = strrchr(name, ',');
             long w = 0;
             if (comma) {
@@ -257,6 +263,8 @@ int cli_work(int argc, char **argv) {
     hh_manager_free(m);
     for (size_t i = 0; i < nexec; i++) cli_exec_free(handlers[i]);
     for (size_t i = 0; i < nq; i++) free(queue_names[i]);
+    free(queue_names);
+    free(queues);
     if (log_file) fclose(log_file);
     return rc;
 }

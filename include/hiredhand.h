@@ -361,6 +361,12 @@ int hh_manager_wait(hh_manager *m, double timeout);
 /* The identity this manager beats under (valid for the manager's life). */
 const char *hh_manager_identity(const hh_manager *m);
 
+/* A worker takes at most this many queues (hh_manager_new refuses more,
+ * with a log line); there is no smaller cap. */
+#define HH_QUEUES_LIMIT 10000
+/* The stats snapshot lists the first HH_MAX_QUEUES queues (configuration
+ * order) and counts them all in nqueues: a fixed size keeps the struct's
+ * ABI. It does not limit the worker. */
 #define HH_MAX_QUEUES 64
 
 /* A snapshot of the manager's state; no Redis round trip. */
@@ -374,7 +380,8 @@ typedef struct hh_manager_stats {
     uint64_t processed;       /* jobs finished since start, failed included */
     uint64_t failed;
     uint64_t recovered;       /* orphaned jobs this process pushed back */
-    size_t nqueues;
+    size_t nqueues;           /* every queue; queues[] holds the first
+                               * HH_MAX_QUEUES of them */
     struct {
         char name[128];
         uint64_t fetched;  /* jobs this process took from the queue */

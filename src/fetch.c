@@ -2,6 +2,7 @@
  * Keys: queue:<q> (LMOVE/RPOPLPUSH/BRPOP from, RPUSH back),
  * hiredhand:inprogress:<identity>|<q> (LMOVE into, LREM on ack). */
 #include "fetch.h"
+#include "pickup.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,9 +30,16 @@ size_t hh_queue_order(const int *weights, size_t n, int weighted, hh_rng *rng, s
         rep[i] = rep[j], rep[j] = t;
     }
     size_t m = 0;
-    unsigned char seen[HH_MAX_QUEUES] = {0};
+    unsigned char seenbuf[256] = {0};
+    unsigned char *seen = n <= sizeof(seenbuf) ? seenbuf : calloc(n, 1);
+    if (!seen) { /* degrade to strict rather than fail a fetch */
+        if (rep != stackbuf) free(rep);
+        for (size_t i = 0; i < n; i++) out[i] = i;
+        return n;
+    }
     for (size_t i = 0; i < total && m < n; i++)
         if (!seen[rep[i]]) seen[rep[i]] = 1, out[m++] = rep[i];
+    if (seen != seenbuf) free(seen);
     if (rep != stackbuf) free(rep);
     return m;
 }
@@ -46,11 +54,47 @@ static int take(hh_fetched *out, const redisReply *v, size_t q) {
     return 1;
 }
 
-static int fetch_basic(hh_processor *p, const size_t *order, hh_fetched *out) {
+/* Per-thread argument space for the fetch commands, sized for the number of
+ * queues once (any number: no fixed cap) and reused by every fetch. */
+typedef struct fetch_scratch {
+    const char **argv;  /* EVALSHA sha nkeys keys... args..., or BRPOP keys... timeout */
+    size_t *lens;
+    size_t *order;      /* one queue order */
+    char *ord;          /* order strings, back to back */
+    size_t ordcap;
+} fetch_scratch;
+
+static fetch_scratch *scratch(hh_processor *p) {
+    if (p->fetch_scratch) return p->fetch_scratch;
+    size_t n = p->m->nqueues, argc = 3 + 2 * n + 1 + HH_FETCH_BATCH_MAX;
+    fetch_scratch *s = calloc(1, sizeof(*s));
+    if (!s) return NULL;
+    s->argv = malloc(argc * sizeof(*s->argv));
+    s->lens = malloc(argc * sizeof(*s->lens));
+    s->order = malloc(n * sizeof(*s->order));
+    if (!s->argv || !s->lens || !s->order) {
+        free(s->argv), free(s->lens), free(s->order), free(s);
+        return NULL;
+    }
+    return p->fetch_scratch = s;
+}
+
+void hh_fetch_scratch_free(hh_processor *p) {
+    fetch_scratch *s = p->fetch_scratch;
+    if (!s) return;
+    free(s->argv), free(s->lens), free(s->order), free(s->ord), free(s);
+    p->fetch_scratch = NULL;
+}
+
+static int fetch_basic(hh_processor *p, hh_fetched *out) {
     struct hh_manager *m = p->m;
+    fetch_scratch *s = scratch(p);
+    if (!s) return -1;
     size_t n = m->nqueues, argc = n + 2;
-    const char *argv[HH_MAX_QUEUES + 2];
-    size_t lens[HH_MAX_QUEUES + 2];
+    const size_t *order = s->order;
+    hh_queue_order(m->weights, n, m->weighted, &p->rng, s->order);
+    const char **argv = s->argv;
+    size_t *lens = s->lens;
     argv[0] = "BRPOP", lens[0] = 5;
     for (size_t i = 0; i < n; i++)
         argv[1 + i] = m->queue_keys[order[i]], lens[1 + i] = sdslen(m->queue_keys[order[i]]);
@@ -188,25 +232,37 @@ void hh_fetch_try_acks(struct hh_manager *m, hh_conn *c) {
     if (jobs) acks_send(m, c, jobs, n, 1);
 }
 
-/* The fetch script's arguments: every queue's key pair in configuration
- * order, then one queue order per job wanted (drawn per job, so weights keep
- * their meaning inside a batch). Returns the argument count. */
-static int fetch_args(hh_processor *p, size_t max, const char **keys, size_t *klen, const char **args,
-                      size_t *alen, char (*ord)[4 * HH_MAX_QUEUES]) {
+/* The fetch script's arguments, written into s->argv from index 3 on: every
+ * queue's key pair in configuration order, then "1"/"0" (LMOVE or not) and
+ * one queue order per job wanted (drawn per job, so weights keep their
+ * meaning inside a batch). Returns the argument count after the keys, or -1
+ * out of memory. */
+static int fetch_args(hh_processor *p, fetch_scratch *s, size_t max) {
     struct hh_manager *m = p->m;
-    size_t n = m->nqueues, order[HH_MAX_QUEUES];
+    size_t n = m->nqueues;
+    const char **keys = s->argv + 3, **args = s->argv + 3 + 2 * n;
+    size_t *klen = s->lens + 3, *alen = s->lens + 3 + 2 * n;
     for (size_t i = 0; i < n; i++) {
         keys[2 * i] = m->queue_keys[i], klen[2 * i] = sdslen(m->queue_keys[i]);
         keys[2 * i + 1] = m->inprog_keys[i], klen[2 * i + 1] = sdslen(m->inprog_keys[i]);
     }
+    size_t digits = 1;
+    for (size_t v = n; v >= 10; v /= 10) digits++;
+    size_t per = n * (digits + 1) + 1, nstr = m->weighted ? max : 1;
+    if (s->ordcap < per * nstr) {
+        char *grown = realloc(s->ord, per * nstr);
+        if (!grown) return -1;
+        s->ord = grown, s->ordcap = per * nstr;
+    }
     args[0] = p->conn.version >= 602 ? "1" : "0", alen[0] = 1;
     for (size_t j = 0; j < max; j++) {
         if (j == 0 || m->weighted) { /* strict order: one string serves every job */
-            hh_queue_order(m->weights, n, m->weighted, &p->rng, order);
-            size_t o = 0;
+            char *o = s->ord + (m->weighted ? j : 0) * per;
+            hh_queue_order(m->weights, n, m->weighted, &p->rng, s->order);
+            size_t len = 0;
             for (size_t i = 0; i < n; i++)
-                o += (size_t)snprintf(ord[j] + o, sizeof(ord[j]) - o, i ? ",%zu" : "%zu", order[i] + 1);
-            args[1 + j] = ord[j], alen[1 + j] = o;
+                len += (size_t)snprintf(o + len, per - len, i ? ",%zu" : "%zu", s->order[i] + 1);
+            args[1 + j] = o, alen[1 + j] = len;
         } else {
             args[1 + j] = args[1], alen[1 + j] = alen[1];
         }
@@ -214,35 +270,38 @@ static int fetch_args(hh_processor *p, size_t max, const char **keys, size_t *kl
     return (int)(1 + max);
 }
 
+/* One run of the fetch script (with the queued acks in front): returns the
+ * number of jobs, 0 when every queue was empty, -1 on an error. */
 static int fetch_reliable(hh_processor *p, hh_fetched *out, size_t max) {
     struct hh_manager *m = p->m;
     size_t n = m->nqueues;
     if (max > HH_FETCH_BATCH_MAX) max = HH_FETCH_BATCH_MAX;
+    /* One weighted order string per job: bound their total size with very
+     * many queues (a batch is an optimisation, one job per fetch is fine). */
+    if (m->weighted && n * max > 65536) max = n >= 65536 ? 1 : 65536 / n;
     if (hh_conn_ready(&p->conn) != 0) return -1;
-    const char *keys[2 * HH_MAX_QUEUES], *args[1 + HH_FETCH_BATCH_MAX];
-    size_t klen[2 * HH_MAX_QUEUES], alen[1 + HH_FETCH_BATCH_MAX];
-    char ord[HH_FETCH_BATCH_MAX][4 * HH_MAX_QUEUES];
-    int nargs = fetch_args(p, max, keys, klen, args, alen, ord);
+    fetch_scratch *s = scratch(p);
+    if (!s) return -1;
+    int nargs = fetch_args(p, s, max);
+    if (nargs < 0) return -1;
+    const char **keys = s->argv + 3, **args = s->argv + 3 + 2 * n;
+    size_t *klen = s->lens + 3, *alen = s->lens + 3 + 2 * n;
     /* One round trip: the queued acks, then the fetch script. */
     if (!p->conn.shas[HH_SCRIPT_FETCH][0]) hh_fetch_flush_acks(m, &p->conn);
     redisReply *r = NULL;
     size_t nacks = 0;
     hh_job **acks = p->conn.shas[HH_SCRIPT_FETCH][0] ? acks_take(m, &nacks) : NULL;
     if (acks) {
-        const char *argv[3 + 2 * HH_MAX_QUEUES + 1 + HH_FETCH_BATCH_MAX];
-        size_t lens[3 + 2 * HH_MAX_QUEUES + 1 + HH_FETCH_BATCH_MAX];
         char nk[24];
         snprintf(nk, sizeof(nk), "%zu", 2 * n);
-        int argc = 0;
-        argv[argc] = "EVALSHA", lens[argc++] = 7;
-        argv[argc] = p->conn.shas[HH_SCRIPT_FETCH], lens[argc++] = 40;
-        argv[argc] = nk, lens[argc++] = strlen(nk);
-        for (size_t i = 0; i < 2 * n; i++) argv[argc] = keys[i], lens[argc++] = klen[i];
-        for (int i = 0; i < nargs; i++) argv[argc] = args[i], lens[argc++] = alen[i];
+        s->argv[0] = "EVALSHA", s->lens[0] = 7;
+        s->argv[1] = p->conn.shas[HH_SCRIPT_FETCH], s->lens[1] = 40;
+        s->argv[2] = nk, s->lens[2] = strlen(nk);
+        int argc = 3 + (int)(2 * n) + nargs;
         hh_pipe pipe;
         hh_pipe_begin(&pipe, &p->conn);
         for (size_t i = 0; i < nacks; i++) hh_fetch_ack_append(m, &pipe, acks[i]);
-        hh_pipe_addargv(&pipe, argc, argv, lens);
+        hh_pipe_addargv(&pipe, argc, s->argv, s->lens);
         redisReply **rs = hh_pipe_exec(&pipe);
         if (!rs) {
             acks_send(m, &p->conn, acks, nacks, 0); /* retries the acks alone */
@@ -271,72 +330,77 @@ static int fetch_reliable(hh_processor *p, hh_fetched *out, size_t max) {
     } else if (r->type == REDIS_REPLY_ERROR) {
         hh_log(&m->log, HH_LOG_ERROR, "fetch: %s", r->str);
         rc = -1;
-    } else {
-        /* Every queue empty: block on one of them with an atomic move, so a new
-         * job wakes us at once. Threads spread over the queues so each queue
-         * has a waiter when concurrency >= queues, otherwise they rotate. */
-        size_t q = (size_t)p->block_queue % n;
-        int rotate = (size_t)m->opts.concurrency < n;
-        if (rotate) p->block_queue = (int)((q + 1) % n);
-        freeReplyObject(r);
-        r = NULL;
-        /* One waiter per queue is enough: other idle threads sleep in the
-         * process, at no Redis cost, until a waiter gets a job (or leaves). */
-        if (!rotate) {
-            pthread_mutex_lock(&m->idle_mu);
-            size_t pick = n;
-            if (m->waiters[q] == 0) pick = q;
-            for (size_t i = 0; i < n && pick == n; i++)
-                if (m->waiters[i] == 0) pick = i;
-            if (pick == n) {
-                if (!atomic_load(&m->quiet)) {
-                    struct timespec until;
-                    clock_gettime(CLOCK_REALTIME, &until);
-                    until.tv_sec += HH_FETCH_SLEEPER_SECONDS;
-                    pthread_cond_timedwait(&m->idle_cv, &m->idle_mu, &until);
-                }
-                pthread_mutex_unlock(&m->idle_mu);
-                return 0;
+    }
+    if (r) freeReplyObject(r);
+    return rc;
+}
+
+/* Every queue empty and no wake-up from pickup.c (Redis without CLIENT
+ * TRACKING): block on one queue with an atomic move, so a job there wakes
+ * us at once. Threads spread over the queues so each queue has a waiter
+ * when concurrency >= queues, otherwise they rotate; the blocks last
+ * Sidekiq's 2 s, so a job in a queue without a waiter waits 2 s at most. */
+static int idle_fallback(hh_processor *p, hh_fetched *out) {
+    struct hh_manager *m = p->m;
+    size_t n = m->nqueues;
+    size_t q = (size_t)p->block_queue % n;
+    int rotate = (size_t)m->opts.concurrency < n;
+    if (rotate) p->block_queue = (int)((q + 1) % n);
+    redisReply *r = NULL;
+    int rc = 0;
+    /* One waiter per queue is enough: other idle threads sleep in the
+     * process, at no Redis cost, until a waiter gets a job (or leaves). */
+    if (!rotate) {
+        pthread_mutex_lock(&m->idle_mu);
+        size_t pick = n;
+        if (m->waiters[q] == 0) pick = q;
+        for (size_t i = 0; i < n && pick == n; i++)
+            if (m->waiters[i] == 0) pick = i;
+        if (pick == n) {
+            if (!atomic_load(&m->quiet)) {
+                struct timespec until;
+                clock_gettime(CLOCK_REALTIME, &until);
+                until.tv_sec += HH_FETCH_SLEEPER_SECONDS;
+                pthread_cond_timedwait(&m->idle_cv, &m->idle_mu, &until);
             }
-            q = pick;
-            m->waiters[q]++;
             pthread_mutex_unlock(&m->idle_mu);
+            return 0;
         }
-        /* A long wait only where every queue has its own waiter and quiet
-         * can cut the wait short (CLIENT UNBLOCK needs Redis 5). */
-        double block = !rotate && p->conn.version >= 500 ? HH_FETCH_IDLE_BLOCK_SECONDS : HH_FETCH_BLOCK_SECONDS;
-        char bs[24];
-        snprintf(bs, sizeof(bs), "%.0f", block);
-        sds src = m->queue_keys[q], dst = m->inprog_keys[q];
-        int lmove = p->conn.version >= 602;
-        const char *bargv[6] = {lmove ? "BLMOVE" : "BRPOPLPUSH", src, dst, "RIGHT", "LEFT", bs};
-        size_t blens[6] = {strlen(bargv[0]), sdslen(src), sdslen(dst), 5, 4, strlen(bs)};
-        if (!lmove) bargv[3] = bs, blens[3] = strlen(bs);
-        if (!atomic_load(&m->quiet)) {
-            r = hh_conn_cmdargv_blocking(&p->conn, block, lmove ? 6 : 4, bargv, blens);
-            if (!r) rc = atomic_load(&m->quiet) ? 0 : -1;
-        }
-        if (!rotate) {
-            /* Leaving the post. After a job (more may follow) or an error,
-             * wake the sleepers to fetch and take over; after a plain
-             * timeout this thread comes straight back to it. */
-            pthread_mutex_lock(&m->idle_mu);
-            m->waiters[q]--;
-            if (rc != 0 || (r && r->type == REDIS_REPLY_STRING)) pthread_cond_broadcast(&m->idle_cv);
-            pthread_mutex_unlock(&m->idle_mu);
-        }
-        if (r && r->type == REDIS_REPLY_STRING) {
-            rc = take(out, r, q);
-        } else if (r && r->type == REDIS_REPLY_ERROR) {
-            hh_log(&m->log, HH_LOG_ERROR, "fetch: %s", r->str);
-            rc = -1;
-        }
+        q = pick;
+        m->waiters[q]++;
+        pthread_mutex_unlock(&m->idle_mu);
+    }
+    const char *bs = "2"; /* HH_FETCH_BLOCK_SECONDS */
+    sds src = m->queue_keys[q], dst = m->inprog_keys[q];
+    int lmove = p->conn.version >= 602;
+    const char *bargv[6] = {lmove ? "BLMOVE" : "BRPOPLPUSH", src, dst, "RIGHT", "LEFT", bs};
+    size_t blens[6] = {strlen(bargv[0]), sdslen(src), sdslen(dst), 5, 4, strlen(bs)};
+    if (!lmove) bargv[3] = bs, blens[3] = strlen(bs);
+    if (!atomic_load(&m->quiet)) {
+        r = hh_conn_cmdargv_blocking(&p->conn, HH_FETCH_BLOCK_SECONDS, lmove ? 6 : 4, bargv, blens);
+        if (!r) rc = atomic_load(&m->quiet) ? 0 : -1;
+    }
+    if (!rotate) {
+        /* Leaving the post. After a job (more may follow) or an error,
+         * wake the sleepers to fetch and take over; after a plain
+         * timeout this thread comes straight back to it. */
+        pthread_mutex_lock(&m->idle_mu);
+        m->waiters[q]--;
+        if (rc != 0 || (r && r->type == REDIS_REPLY_STRING)) pthread_cond_broadcast(&m->idle_cv);
+        pthread_mutex_unlock(&m->idle_mu);
+    }
+    if (r && r->type == REDIS_REPLY_STRING) {
+        rc = take(out, r, q);
+    } else if (r && r->type == REDIS_REPLY_ERROR) {
+        hh_log(&m->log, HH_LOG_ERROR, "fetch: %s", r->str);
+        rc = -1;
     }
     if (r) freeReplyObject(r);
     return rc;
 }
 
 void hh_fetch_wake(struct hh_manager *m, hh_conn *c) {
+    hh_pickup_poke(m); /* idle threads waiting for a wake-up see quiet */
     pthread_mutex_lock(&m->idle_mu);
     pthread_cond_broadcast(&m->idle_cv); /* sleepers see quiet */
     pthread_mutex_unlock(&m->idle_mu);
@@ -350,13 +414,19 @@ void hh_fetch_wake(struct hh_manager *m, hh_conn *c) {
 
 int hh_fetch(hh_processor *p, hh_fetched *out, size_t max) {
     struct hh_manager *m = p->m;
-    int rc;
-    if (m->opts.fetch == HH_FETCH_BASIC) {
-        size_t order[HH_MAX_QUEUES];
-        hh_queue_order(m->weights, m->nqueues, m->weighted, &p->rng, order);
-        rc = fetch_basic(p, order, out);
-    } else {
-        rc = fetch_reliable(p, out, max ? max : 1);
+    int rc, basic = m->opts.fetch == HH_FETCH_BASIC;
+    /* Taken before the fetch: a write to any queue after it (the fetch
+     * included) shows as a new generation, so nothing is missed between
+     * an empty fetch and the wait. */
+    hh_pickup_ticket ticket;
+    hh_pickup_ticket_take(m, &ticket);
+    rc = basic ? fetch_basic(p, out) : fetch_reliable(p, out, max ? max : 1);
+    if (rc != 0 || atomic_load(&m->quiet)) {
+        hh_pickup_done(m, &ticket, rc);
+    } else if (!hh_pickup_wait(m, &ticket) && !basic) {
+        /* No wake-up available. Basic fetch's BRPOP covered every queue
+         * for 2 s already; reliable fetch blocks on one queue. */
+        rc = idle_fallback(p, out);
     }
     for (int i = 0; i < rc; i++) atomic_fetch_add(&m->fetched[out[i].queue], 1);
     if (rc < 0 && !p->conn.ctx) hh_conn_ready(&p->conn); /* waits out the backoff */

@@ -9,12 +9,11 @@
 
 #define HH_FETCH_BATCH_MAX 32 /* jobs one thread may take per fetch (fast jobs only) */
 #define HH_FETCH_BLOCK_SECONDS 2.0 /* Sidekiq's BRPOP timeout: quiet noticed within 2 s */
-/* An idle thread that is the waiter for its queue blocks this long: idle
- * processes cost a few commands a second. Quiet ends the wait at once with
- * CLIENT UNBLOCK (hh_fetch_wake). */
-#define HH_FETCH_IDLE_BLOCK_SECONDS 10.0
-/* Idle threads beyond one waiter per queue sleep in the process this long
- * at most; a waiter that gets a job (or leaves) wakes them at once. */
+/* Idle threads wait for pickup.c's wake-up. Without one (no CLIENT
+ * TRACKING), idle reliable fetchers block on one queue each for
+ * HH_FETCH_BLOCK_SECONDS; idle threads beyond one waiter per queue sleep in
+ * the process this long at most, a waiter that gets a job (or leaves) wakes
+ * them at once. */
 #define HH_FETCH_SLEEPER_SECONDS 30
 #define HH_FETCH_JOIN_GRACE 3.0 /* s for idle threads to leave their blocking fetch */
 
@@ -31,8 +30,9 @@ typedef struct hh_fetched {
 } hh_fetched;
 
 /* Fetches up to max jobs (each job's queue drawn in Sidekiq's order) for
- * processor p into out[], blocking when every queue is empty. Queued acks
- * go out in the same round trip. Returns
+ * processor p into out[], waiting when every queue is empty until a queue
+ * may hold a job (pickup.h) or quiet. Queued acks go out in the same round
+ * trip. Returns
  * the number of jobs, 0 when nothing came, -1 on a Redis error (already
  * logged and backed off). */
 int hh_fetch(hh_processor *p, hh_fetched *out, size_t max);
@@ -57,6 +57,9 @@ void hh_fetch_ack_append(struct hh_manager *m, hh_pipe *pipe, const hh_job *job)
  * Returns 1 pushed, 0 it was no longer in progress, -1 Redis error. */
 int hh_fetch_requeue(struct hh_manager *m, hh_conn *c, const char *queue, const char *payload,
                      size_t len);
+
+/* Frees p's fetch argument space (allocated on its first fetch). */
+void hh_fetch_scratch_free(hh_processor *p);
 
 /* Ends the blocking fetch of every worker thread now (CLIENT UNBLOCK on a
  * connection of its own), so quiet and stop take effect at once. */

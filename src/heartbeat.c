@@ -153,9 +153,12 @@ static void dump_threads(struct hh_manager *m) {
 /* Queue sizes and latency for the stats snapshot and /metrics: read once
  * per beat, never per request. */
 static void read_queues(struct hh_manager *m, hh_conn *c, double now) {
+    /* only the queues the snapshot shows (hiredhand.h): with thousands of
+     * queues, reading them all would cost thousands of commands a beat */
+    size_t shown = m->nqueues < HH_MAX_QUEUES ? m->nqueues : HH_MAX_QUEUES;
     hh_pipe pipe;
     hh_pipe_begin(&pipe, c);
-    for (size_t i = 0; i < m->nqueues; i++) {
+    for (size_t i = 0; i < shown; i++) {
         sds k = hh_key_queue(&m->keys, m->queues[i]);
         hh_pipe_add(&pipe, "LLEN %s", k);
         hh_pipe_add(&pipe, "LINDEX %s -1", k);
@@ -164,7 +167,7 @@ static void read_queues(struct hh_manager *m, hh_conn *c, double now) {
     redisReply **r = hh_pipe_exec(&pipe);
     if (!r) return;
     pthread_mutex_lock(&m->lock);
-    for (size_t i = 0; i < m->nqueues; i++) {
+    for (size_t i = 0; i < shown; i++) {
         redisReply *len = r[2 * i], *tail = r[2 * i + 1];
         m->queue_size[i] = len->type == REDIS_REPLY_INTEGER ? len->integer : -1;
         double lat = 0;

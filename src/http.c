@@ -244,6 +244,8 @@ static json_t *stats_object(const hh_manager_stats *st, double now, double max_a
         ok &= !json_array_append_new(queues, q);
     }
     ok &= !json_object_set_new(o, "queues", queues);
+    /* "queues" lists the first HH_MAX_QUEUES (hiredhand.h); this counts all */
+    ok &= !json_object_set_new(o, "queues_total", json_integer((json_int_t)st->nqueues));
     if (!ok) {
         json_decref(o);
         return NULL;
@@ -300,7 +302,11 @@ char *hh_http_metrics_text(const hh_manager_stats *st, double now) {
         buf_value(&b, age);
     }
 
-    /* Sizes and latencies are read at each beat: none before the first. */
+    /* Per-queue series cover the first HH_MAX_QUEUES queues (hiredhand.h). */
+    buf_header(&b, "hiredhand_queues", "gauge",
+               "Queues this process fetches from; the per-queue series cover the first 64.");
+    buf_printf(&b, "hiredhand_queues %zu\n", st->nqueues);
+        /* Sizes and latencies are read at each beat: none before the first. */
     buf_header(&b, "hiredhand_queue_size", "gauge", "Jobs waiting in the queue, read at the last heartbeat.");
     for (size_t i = 0; i < nq; i++) {
         if (st->queues[i].size < 0) continue;

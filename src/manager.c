@@ -16,6 +16,7 @@
 #include "scheduler.h"
 #include "fetch.h"
 #include "http.h"
+#include "pickup.h"
 
 void hh_manager_options_init(hh_manager_options *o) {
     memset(o, 0, sizeof(*o));
@@ -56,6 +57,7 @@ void hh_manager_free(hh_manager *m) {
         hh_conn_close(&p->conn);
         pthread_mutex_destroy(&p->mu);
         free(p->held);
+        hh_fetch_scratch_free(p);
     }
     free(m->procs);
     for (size_t k = 0; k < m->npending; k++) free(m->pending[k].payload);
@@ -64,6 +66,7 @@ void hh_manager_free(hh_manager *m) {
     for (size_t k = 0; k < m->nacks; k++) hh_job_free(m->acks[k]);
     free(m->acks);
     pthread_mutex_destroy(&m->acks_mu);
+    hh_pickup_free(m);
     free(m->waiters);
     pthread_mutex_destroy(&m->idle_mu);
     pthread_cond_destroy(&m->idle_cv);
@@ -111,7 +114,11 @@ hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
     m->log.udata = opts->log_udata;
     m->log.level = opts->log_level;
     char msg[256];
-    if (opts->concurrency < 1 || opts->concurrency > 1000 || opts->nqueues > HH_MAX_QUEUES ||
+    if (opts->nqueues > HH_QUEUES_LIMIT) {
+        hh_log(&m->log, HH_LOG_ERROR, "%zu queues: at most %d queues per worker", opts->nqueues, HH_QUEUES_LIMIT);
+        goto fail;
+    }
+    if (opts->concurrency < 1 || opts->concurrency > 1000 ||
         opts->shutdown_timeout < 0 || opts->heartbeat_interval <= 0 || opts->heartbeat_interval > 30)
         goto fail;
     if (hh_redis_config_parse(&m->cfg, &opts->redis, msg, sizeof(msg)) != 0) {
@@ -345,6 +352,7 @@ int hh_manager_start(hh_manager *m) {
     hh_log(&m->log, HH_LOG_INFO, "hiredhand %s starting: identity=%s concurrency=%d fetch=%s redis=%s",
            HH_VERSION, m->identity, m->opts.concurrency,
            m->opts.fetch == HH_FETCH_BASIC ? "basic" : "reliable", m->cfg.display);
+    hh_pickup_start(m); /* on failure idle threads fall back, logged */
     int failed = 0;
     for (int i = 0; i < m->opts.concurrency && !failed; i++) {
         failed = pthread_create(&m->procs[i].thread, NULL, hh_processor_main, &m->procs[i]) != 0;
@@ -445,6 +453,7 @@ static void *supervisor_main(void *arg) {
         else pthread_join(p->thread, NULL);
         p->thread_started = 0;
     }
+    hh_pickup_stop(m);
     if (m->scheduler_started) pthread_join(m->scheduler_thread, NULL);
     if (m->recovery_started) pthread_join(m->recovery_thread, NULL);
     atomic_store(&m->beats_off, 1);
@@ -490,12 +499,13 @@ void hh_manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
     out->failed = atomic_load(&m->failed);
     out->recovered = atomic_load(&m->recovered);
     out->nqueues = m->nqueues;
-    for (size_t i = 0; i < m->nqueues; i++) {
+    size_t shown = m->nqueues < HH_MAX_QUEUES ? m->nqueues : HH_MAX_QUEUES; /* see hiredhand.h */
+    for (size_t i = 0; i < shown; i++) {
         hh_strlcpy(out->queues[i].name, m->queues[i], sizeof(out->queues[i].name));
         out->queues[i].fetched = atomic_load(&m->fetched[i]);
     }
     pthread_mutex_lock(&m->lock);
-    for (size_t i = 0; i < m->nqueues; i++) {
+    for (size_t i = 0; i < shown; i++) {
         out->queues[i].size = m->queue_size[i];
         out->queues[i].latency = m->queue_latency[i];
     }

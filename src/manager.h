@@ -39,6 +39,7 @@ typedef struct hh_processor {
     atomic_int cancelled; /* read by hh_job_cancelled() */
     int block_queue;      /* which queue this thread blocks on when idle */
     struct hh_fetched *held; /* scratch space for one fetch */
+    void *fetch_scratch;  /* fetch.c's argument space, sized for every queue */
     int batch;            /* current fetch batch size, adapted to job speed */
 } hh_processor;
 
@@ -79,6 +80,7 @@ struct hh_manager {
     pthread_mutex_t idle_mu;
     pthread_cond_t idle_cv;
     int *waiters;
+    struct hh_pickup *pickup; /* pickup.c: wakes idle threads when a queue is written */
     /* Finished jobs whose ack (LREM) is not sent yet (fetch.c); acks_mu. */
     pthread_mutex_t acks_mu;
     hh_job **acks;

@@ -19,13 +19,22 @@ typedef enum hh_script_id {
  * try the queues for that job ("2,1,3", 1-based), so weighted order is drawn
  * per job as Sidekiq draws it per BRPOP. Moves each job atomically and
  * returns {queue index, payload, ...}, or false when every queue is empty
- * (found with one EXISTS, so an idle poll costs one command, not one per
- * queue). */
+ * (found with one EXISTS per 1,000 queues, so an idle poll costs one
+ * command, not one per queue; unpack() takes a few thousand values at
+ * most). */
 #define HH_LUA_FETCH                                                          \
     "local lmove = ARGV[1] == '1'\n"                                          \
     "local queues = {}\n"                                                     \
     "for i = 1, #KEYS, 2 do queues[#queues+1] = KEYS[i] end\n"                \
-    "if redis.call('EXISTS', unpack(queues)) == 0 then return false end\n"    \
+    "local any = false\n"                                                     \
+    "for i = 1, #queues, 1000 do\n"                                           \
+    "  local last = math.min(i + 999, #queues)\n"                             \
+    "  if redis.call('EXISTS', unpack(queues, i, last)) > 0 then\n"           \
+    "    any = true\n"                                                         \
+    "    break\n"                                                              \
+    "  end\n"                                                                  \
+    "end\n"                                                                    \
+    "if not any then return false end\n"                                       \
     "local out = {}\n"                                                        \
     "for j = 2, #ARGV do\n"                                                   \
     "  local got = false\n"                                                   \

@@ -1,0 +1,387 @@
+/* pickup.c -- the waker thread and the idle threads' wait (see pickup.h).
+ * Keys: none written. Its tracking connection watches every key under
+ * <ns>queue: (CLIENT TRACKING ... BCAST PREFIX); its subscriber connection
+ * reads __redis__:invalidate. Note that `queues` (the set) is not under
+ * the prefix: only the lists are. */
+#include "pickup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "fetch.h"
+
+enum { PK_OFF, PK_ON, PK_UNSUPPORTED };
+
+typedef struct hh_pickup {
+    struct hh_manager *m;
+    /* Guarded by mu: */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;  /* idle threads wait here */
+    unsigned long gen;  /* bumped by every event after which a fetch may find a job */
+    int mode;           /* PK_* */
+    int waiting;        /* threads inside hh_pickup_wait */
+    int fetching;       /* threads between their ticket and its outcome */
+    int poller;         /* one of them holds the timed safety poll */
+    int requested;      /* a waiter asked the waker to switch tracking on */
+    double last_idle;   /* monotonic time a thread last left a wait */
+    /* The waker thread's own: */
+    int pipe[2];        /* self-pipe: poke() ends the waker's poll() at once */
+    pthread_t thread;
+    int started;
+    sds prefix;         /* <ns>queue: */
+    sds *sorted;        /* this process's queue keys, sorted for bsearch */
+    size_t nsorted;
+    hh_conn sub, ctl;   /* subscriber and tracking connections */
+    int subscribed;
+} hh_pickup;
+
+/* ------------------------------------------------------------ the idle side */
+
+/* Bumps gen and wakes up to n waiters (n < 0: all). Call with mu held. */
+static void wake_locked(hh_pickup *pk, long n) {
+    pk->gen++;
+    if (n < 0 || n >= pk->waiting) pthread_cond_broadcast(&pk->cv);
+    else
+        for (long i = 0; i < n; i++) pthread_cond_signal(&pk->cv);
+}
+
+
+void hh_pickup_ticket_take(struct hh_manager *m, hh_pickup_ticket *t) {
+    hh_pickup *pk = m->pickup;
+    t->gen = 0;
+    if (!pk) return;
+    pthread_mutex_lock(&pk->mu);
+    t->gen = pk->gen;
+    pk->fetching++;
+    pthread_mutex_unlock(&pk->mu);
+}
+
+static void poke_pipe(hh_pickup *pk) {
+    ssize_t w = write(pk->pipe[1], "x", 1);
+    (void)w; /* full pipe: the waker has a wake-up pending already */
+}
+
+int hh_pickup_wait(struct hh_manager *m, const hh_pickup_ticket *t) {
+    hh_pickup *pk = m->pickup;
+    if (!pk) return 0;
+    pthread_mutex_lock(&pk->mu);
+    pk->fetching--;
+    if (pk->mode == PK_UNSUPPORTED) {
+        pthread_mutex_unlock(&pk->mu);
+        return 0;
+    }
+    pk->waiting++;
+    int poke = 0, poller = 0;
+    if (pk->mode == PK_OFF && !pk->requested) pk->requested = poke = 1;
+    if (pk->mode == PK_ON && !pk->poller) pk->poller = poller = 1;
+    /* Tracking not on yet (starting, or Redis unreachable): poll at
+     * Sidekiq's BRPOP pace until it is. On: the poller polls rarely, the
+     * others wait for a wake-up only. Every mode change bumps gen, so a
+     * deadline never outlives the mode it was chosen for. */
+    double secs = pk->mode == PK_OFF ? HH_FETCH_BLOCK_SECONDS : poller ? HH_PICKUP_POLL_SECONDS : 0;
+    if (poke) {
+        pthread_mutex_unlock(&pk->mu);
+        poke_pipe(pk);
+        pthread_mutex_lock(&pk->mu);
+    }
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)secs;
+    while (!atomic_load(&m->quiet) && pk->gen == t->gen && pk->mode != PK_UNSUPPORTED) {
+        if (secs <= 0) {
+            pthread_cond_wait(&pk->cv, &pk->mu);
+        } else if (pthread_cond_timedwait(&pk->cv, &pk->mu, &until) == ETIMEDOUT) {
+            break;
+        }
+    }
+    if (poller) pk->poller = 0;
+    pk->waiting--;
+    pk->last_idle = hh_mono();
+    int fallback = pk->mode == PK_UNSUPPORTED && pk->gen == t->gen;
+    pthread_mutex_unlock(&pk->mu);
+    return !fallback;
+}
+
+void hh_pickup_done(struct hh_manager *m, const hh_pickup_ticket *t, int got) {
+    hh_pickup *pk = m->pickup;
+    if (!pk) return;
+    pthread_mutex_lock(&pk->mu);
+    pk->fetching--;
+    if (pk->waiting > 0) {
+        if (got > 1) wake_locked(pk, got - 1); /* the batch's other jobs, shared in the process */
+        else if (pk->gen != t->gen) wake_locked(pk, 1); /* wake-ups left to this thread: hand them on */
+    }
+    pthread_mutex_unlock(&pk->mu);
+}
+
+void hh_pickup_poke(struct hh_manager *m) {
+    hh_pickup *pk = m->pickup;
+    if (!pk) return;
+    pthread_mutex_lock(&pk->mu);
+    pthread_cond_broadcast(&pk->cv);
+    pthread_mutex_unlock(&pk->mu);
+    poke_pipe(pk);
+}
+
+/* ------------------------------------------------------------ the waker */
+
+static void set_mode(hh_pickup *pk, int mode) {
+    pthread_mutex_lock(&pk->mu);
+    pk->mode = mode;
+    pk->requested = 0;
+    wake_locked(pk, -1); /* every waiter re-fetches once under the new mode */
+    pthread_mutex_unlock(&pk->mu);
+}
+
+/* Both connections go: closing the tracking one switches tracking off. */
+static void drop(hh_pickup *pk, const char *why) {
+    if (pk->sub.ctx) hh_conn_fail(&pk->sub, why);
+    hh_conn_close(&pk->ctl);
+    pk->subscribed = 0;
+    set_mode(pk, PK_OFF);
+}
+
+static void unsupported(hh_pickup *pk, const char *why) {
+    hh_log(&pk->m->log, HH_LOG_WARN,
+           "pickup: no CLIENT TRACKING (%s): idle threads wait on one queue each and poll the others "
+           "every %.0f s instead of waking at once",
+           why, HH_FETCH_BLOCK_SECONDS);
+    hh_conn_close(&pk->ctl);
+    hh_conn_close(&pk->sub);
+    pk->subscribed = 0;
+    set_mode(pk, PK_UNSUPPORTED);
+}
+
+static int key_cmp(const void *a, const void *b) {
+    sds x = *(sds const *)a, y = *(sds const *)b;
+    size_t lx = sdslen(x), ly = sdslen(y);
+    if (lx != ly) return lx < ly ? -1 : 1;
+    return memcmp(x, y, lx);
+}
+
+static int is_ours(hh_pickup *pk, const char *key, size_t len) {
+    /* bsearch on (length, bytes), the order key_cmp sorted by */
+    size_t lo = 0, hi = pk->nsorted;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        sds k = pk->sorted[mid];
+        int c = sdslen(k) != len ? (sdslen(k) < len ? -1 : 1) : memcmp(k, key, len);
+        if (c == 0) return 1;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return 0;
+}
+
+/* One pushed message: ["message", "__redis__:invalidate", [key...] | nil].
+ * nil means every key (FLUSHALL, FLUSHDB). */
+static void on_message(hh_pickup *pk, const redisReply *r) {
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 || r->element[0]->type != REDIS_REPLY_STRING ||
+        strcmp(r->element[0]->str, "message") != 0)
+        return; /* the subscribe confirmation */
+    const redisReply *keys = r->element[2];
+    long n = 0;
+    if (keys->type == REDIS_REPLY_NIL) {
+        n = -1;
+    } else if (keys->type == REDIS_REPLY_STRING) {
+        n = is_ours(pk, keys->str, keys->len);
+    } else if (keys->type == REDIS_REPLY_ARRAY) {
+        for (size_t i = 0; i < keys->elements; i++)
+            if (keys->element[i]->type == REDIS_REPLY_STRING && is_ours(pk, keys->element[i]->str, keys->element[i]->len))
+                n++;
+    }
+    if (n == 0) return;
+    /* gen moves even with nobody waiting: a thread between its ticket and
+     * its wait must see that a queue changed. Threads fetching now see it
+     * too (they fetch again, or hand it on: hh_pickup_done), so only the
+     * wake-ups beyond them go to waiting threads: a job's own pop, which
+     * comes back here as a write, then costs no extra fetch most times. */
+    pthread_mutex_lock(&pk->mu);
+    if (n > 0) n = n > pk->fetching ? n - pk->fetching : 0;
+    if (n != 0) wake_locked(pk, n);
+    else pk->gen++;
+    pthread_mutex_unlock(&pk->mu);
+}
+
+/* Reads what the subscriber socket has (read says whether to read the
+ * socket first, or only what hiredis buffered already). */
+static void read_sub(hh_pickup *pk, int read) {
+    if (read && redisBufferRead(pk->sub.ctx) != REDIS_OK) {
+        drop(pk, pk->sub.ctx->errstr[0] ? pk->sub.ctx->errstr : "subscriber connection lost");
+        return;
+    }
+    for (;;) {
+        void *rep = NULL;
+        if (redisGetReplyFromReader(pk->sub.ctx, &rep) != REDIS_OK) {
+            drop(pk, pk->sub.ctx->errstr[0] ? pk->sub.ctx->errstr : "bad reply on the subscriber connection");
+            return;
+        }
+        if (!rep) return;
+        on_message(pk, rep);
+        freeReplyObject(rep);
+    }
+}
+
+static int subscribe(hh_pickup *pk) {
+    if (pk->subscribed && pk->sub.ctx) return 0;
+    if (hh_conn_ready(&pk->sub) != 0) return -1;
+    redisReply *r = hh_conn_cmd(&pk->sub, "SUBSCRIBE __redis__:invalidate");
+    if (!r) return -1;
+    int ok = r->type == REDIS_REPLY_ARRAY && r->elements == 3 && r->element[0]->type == REDIS_REPLY_STRING &&
+             strcmp(r->element[0]->str, "subscribe") == 0;
+    if (!ok && r->type == REDIS_REPLY_ERROR) {
+        char why[300];
+        snprintf(why, sizeof(why), "SUBSCRIBE refused: %s", r->str);
+        freeReplyObject(r);
+        unsupported(pk, why);
+        return -1;
+    }
+    freeReplyObject(r);
+    if (!ok) {
+        hh_conn_fail(&pk->sub, "unexpected reply to SUBSCRIBE");
+        return -1;
+    }
+    pk->subscribed = 1;
+    return 0;
+}
+
+static void tracking_on(hh_pickup *pk) {
+    if (subscribe(pk) != 0 || hh_conn_ready(&pk->ctl) != 0) return;
+    int version = pk->sub.version < pk->ctl.version ? pk->sub.version : pk->ctl.version;
+    long long id = atomic_load(&pk->sub.client_id);
+    if (version && version < 600) {
+        char why[64];
+        snprintf(why, sizeof(why), "Redis %d.%d is older than 6.0", version / 100, version % 100);
+        unsupported(pk, why);
+        return;
+    }
+    if (!id) {
+        unsupported(pk, "CLIENT ID not available");
+        return;
+    }
+    /* One prefix only: Redis refuses overlapping ones, and `queue:` covers
+     * every queue list (`queues`, the set, does not match it). */
+    redisReply *r = hh_conn_cmd(&pk->ctl, "CLIENT TRACKING on REDIRECT %lld BCAST PREFIX %s NOLOOP", id, pk->prefix);
+    if (!r) {
+        drop(pk, "tracking connection lost");
+        return;
+    }
+    if (r->type == REDIS_REPLY_ERROR) {
+        char why[300];
+        snprintf(why, sizeof(why), "CLIENT TRACKING refused: %s", r->str);
+        freeReplyObject(r);
+        unsupported(pk, why);
+        return;
+    }
+    freeReplyObject(r);
+    hh_log(&pk->m->log, HH_LOG_DEBUG, "pickup: tracking on (threads idle)");
+    set_mode(pk, PK_ON);
+}
+
+static void tracking_off(hh_pickup *pk) {
+    redisReply *r = hh_conn_cmd(&pk->ctl, "CLIENT TRACKING off");
+    if (r && r->type == REDIS_REPLY_ERROR) {
+        freeReplyObject(r);
+        r = NULL;
+        hh_conn_close(&pk->ctl); /* closing it switches tracking off too */
+    }
+    if (r) freeReplyObject(r);
+    hh_log(&pk->m->log, HH_LOG_DEBUG, "pickup: tracking off (every thread busy)");
+    set_mode(pk, PK_OFF);
+}
+
+static void *waker_main(void *arg) {
+    hh_pickup *pk = arg;
+    struct hh_manager *m = pk->m;
+    while (!atomic_load(&m->quiet)) {
+        pthread_mutex_lock(&pk->mu);
+        int mode = pk->mode;
+        int want = pk->waiting > 0 || (mode == PK_ON && hh_mono() - pk->last_idle < HH_PICKUP_OFF_AFTER);
+        pthread_mutex_unlock(&pk->mu);
+        if (mode == PK_UNSUPPORTED) break;
+        if (want && mode == PK_OFF) tracking_on(pk);
+        else if (!want && mode == PK_ON) tracking_off(pk);
+        if (pk->subscribed && pk->sub.ctx) read_sub(pk, 0); /* replies hiredis buffered already */
+
+        struct pollfd fds[3];
+        int nfds = 0, isub = -1, ictl = -1;
+        fds[nfds++] = (struct pollfd){pk->pipe[0], POLLIN, 0};
+        if (pk->subscribed && pk->sub.ctx) isub = nfds, fds[nfds++] = (struct pollfd){pk->sub.ctx->fd, POLLIN, 0};
+        if (pk->ctl.ctx) ictl = nfds, fds[nfds++] = (struct pollfd){pk->ctl.ctx->fd, POLLIN, 0};
+        pthread_mutex_lock(&pk->mu);
+        int retry = pk->mode == PK_OFF && pk->waiting > 0; /* turning on failed: try again soon */
+        pthread_mutex_unlock(&pk->mu);
+        int n = poll(fds, (nfds_t)nfds, retry ? 100 : 1000);
+        if (n <= 0) continue;
+        if (fds[0].revents) {
+            char buf[64];
+            while (read(pk->pipe[0], buf, sizeof(buf)) > 0) {
+            }
+        }
+        if (isub >= 0 && fds[isub].revents && pk->sub.ctx) read_sub(pk, 1);
+        /* The tracking connection never gets data: readable means closed. */
+        if (ictl >= 0 && fds[ictl].revents && pk->ctl.ctx) drop(pk, "tracking connection closed");
+    }
+    hh_conn_close(&pk->sub);
+    hh_conn_close(&pk->ctl);
+    return NULL;
+}
+
+int hh_pickup_start(struct hh_manager *m) {
+    hh_pickup *pk = calloc(1, sizeof(*pk));
+    if (!pk) return -1;
+    pk->m = m;
+    pk->pipe[0] = pk->pipe[1] = -1;
+    pthread_mutex_init(&pk->mu, NULL);
+    pthread_cond_init(&pk->cv, NULL);
+    pk->prefix = sdscat(sdsdup(m->keys.ns), HH_K_QUEUE_PREFIX);
+    pk->sorted = malloc(m->nqueues * sizeof(sds));
+    if (!pk->prefix || !pk->sorted || pipe2(pk->pipe, O_CLOEXEC | O_NONBLOCK) != 0) goto fail;
+    memcpy(pk->sorted, m->queue_keys, m->nqueues * sizeof(sds));
+    pk->nsorted = m->nqueues;
+    qsort(pk->sorted, pk->nsorted, sizeof(sds), key_cmp);
+    hh_conn_init(&pk->sub, &m->cfg, &m->log, "pickup", &m->quiet);
+    hh_conn_init(&pk->ctl, &m->cfg, &m->log, "pickup", &m->quiet);
+    m->pickup = pk;
+    if (pthread_create(&pk->thread, NULL, waker_main, pk) != 0) {
+        m->pickup = NULL;
+        goto fail;
+    }
+    pk->started = 1;
+    return 0;
+fail:
+    hh_log(&m->log, HH_LOG_WARN, "pickup: cannot start the waker: idle threads wait on one queue each");
+    if (pk->pipe[0] >= 0) close(pk->pipe[0]), close(pk->pipe[1]);
+    sdsfree(pk->prefix);
+    free(pk->sorted);
+    pthread_mutex_destroy(&pk->mu);
+    pthread_cond_destroy(&pk->cv);
+    free(pk);
+    return -1;
+}
+
+void hh_pickup_stop(struct hh_manager *m) {
+    hh_pickup *pk = m->pickup;
+    if (!pk || !pk->started) return;
+    hh_pickup_poke(m); /* the waker leaves on quiet, set by every stop */
+    pthread_join(pk->thread, NULL);
+    pk->started = 0;
+}
+
+void hh_pickup_free(struct hh_manager *m) {
+    hh_pickup *pk = m->pickup;
+    if (!pk) return;
+    hh_pickup_stop(m);
+    m->pickup = NULL;
+    close(pk->pipe[0]);
+    close(pk->pipe[1]);
+    sdsfree(pk->prefix);
+    free(pk->sorted);
+    pthread_mutex_destroy(&pk->mu);
+    pthread_cond_destroy(&pk->cv);
+    free(pk);
+}

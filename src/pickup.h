@@ -1,0 +1,56 @@
+/* pickup.h -- waking idle worker threads the moment a job lands in any of
+ * their queues, whoever pushed it (hiredhand, Sidekiq's Ruby client, a bare
+ * LPUSH), with no waiting on one queue at a time.
+ *
+ * The wake-up is Redis' own client-side-caching invalidation (Redis >= 6):
+ * while some thread of the process is idle, one connection has
+ * CLIENT TRACKING on in broadcast mode for the prefix <ns>queue:, redirected
+ * to a second connection subscribed to __redis__:invalidate. Any write to a
+ * queue list then arrives as a message naming the key; the waker thread
+ * (pickup.c) matches it against this process's queues and wakes one idle
+ * thread per queue written, which runs the ordinary fetch. Tracking is on
+ * only while threads are idle, so a busy process pays nothing per job.
+ *
+ * Without CLIENT TRACKING (Redis < 6, or refused by an ACL) hh_pickup_wait
+ * says so and the fetcher falls back to blocking on one queue per thread
+ * (fetch.c), logged once. Keys: none written; tracks <ns>queue:*. */
+#ifndef HH_PICKUP_H
+#define HH_PICKUP_H
+
+#include "manager.h"
+
+/* An idle thread that is the process' one poller re-runs the fetch this often
+ * even without a wake-up, as a safety net; the other idle threads wait for a
+ * wake-up only (idle costs a few Redis commands a minute). */
+#define HH_PICKUP_POLL_SECONDS 10.0
+/* Tracking is switched off once no thread has been idle for this long. */
+#define HH_PICKUP_OFF_AFTER 2.0
+
+/* Taken before every fetch; then exactly one of hh_pickup_wait (the fetch
+ * found nothing) or hh_pickup_done. */
+typedef struct hh_pickup_ticket {
+    unsigned long gen;
+} hh_pickup_ticket;
+
+/* Creates the pickup state and starts the waker thread (m->pickup). Returns
+ * 0, or -1 when it could not (then every wait falls back). */
+int hh_pickup_start(struct hh_manager *m);
+/* Wakes the waker and every idle thread (quiet, stop): they see m->quiet. */
+void hh_pickup_poke(struct hh_manager *m);
+/* Joins the waker thread (call after quiet); idempotent. */
+void hh_pickup_stop(struct hh_manager *m);
+/* Stops, then frees the state (m->pickup NULL). */
+void hh_pickup_free(struct hh_manager *m);
+
+void hh_pickup_ticket_take(struct hh_manager *m, hh_pickup_ticket *t);
+/* After a fetch taken with ticket t found every queue empty: waits until a
+ * queue of this process may have been written since the ticket, the poll
+ * interval passed, or quiet. Returns 1: fetch again; 0: no wake-up is
+ * available (no CLIENT TRACKING), the caller must wait its own way. */
+int hh_pickup_wait(struct hh_manager *m, const hh_pickup_ticket *t);
+/* After a fetch taken with ticket t that got `got` jobs (or -1: an error),
+ * instead of hh_pickup_wait: wakes idle threads for a batch's other jobs,
+ * and hands on a wake-up that came while this thread was fetching. */
+void hh_pickup_done(struct hh_manager *m, const hh_pickup_ticket *t, int got);
+
+#endif
