@@ -254,9 +254,14 @@ int cli_work(int argc, char **argv) {
         else if (sig == SIGTTIN) hh_manager_dump(m);
     }
     if (rc == 0 && w == HH_ERR_EXISTS) rc = 3; /* as a refused start */
+    /* Threads the stop left behind (stuck in a Redis call or a handler) may
+     * still log or use their --exec handler until the process exits: keep
+     * those alive (the manager then is not freed either). */
+    int left_behind = hh_manager_detached(m);
     hh_manager_free(m);
-    for (size_t i = 0; i < nexec; i++) cli_exec_free(handlers[i]);
+    if (!left_behind)
+        for (size_t i = 0; i < nexec; i++) cli_exec_free(handlers[i]);
     for (size_t i = 0; i < nq; i++) free(queue_names[i]);
-    if (log_file) fclose(log_file);
+    if (log_file && !left_behind) fclose(log_file);
     return rc;
 }

@@ -216,9 +216,10 @@ void hh_job_fail(hh_job *job, const char *error_class, const char *fmt, ...)
  * lines are copied. Only from the thread running the job. */
 void hh_job_set_backtrace(hh_job *job, const char *const *lines, size_t n);
 
-/* 1 once a hard shutdown gave up on this job: it was already pushed back to
- * its queue and the handler's outcome will be ignored, so a long-running
- * handler should poll this and return early. Thread-safe. */
+/* 1 once the stop's grace period ended with this job still running: it is
+ * being pushed back to its queue (or left for recovery) and the handler's
+ * outcome will be ignored, so a long-running handler should poll this and
+ * return early. Thread-safe. */
 int hh_job_cancelled(const hh_job *job);
 
 /* A job handler: return 0 on success, non-zero on failure (call hh_job_fail
@@ -357,6 +358,13 @@ void hh_manager_dump(hh_manager *m);
  * was down at start). timeout < 0 waits forever; otherwise returns
  * HH_ERR_STATE if still running after timeout seconds. */
 int hh_manager_wait(hh_manager *m, double timeout);
+
+/* After hh_manager_wait(): how many threads the stop left behind at its
+ * deadline, still inside a handler (a C handler cannot be killed safely)
+ * or a Redis call (Redis hung). When non-zero, hh_manager_free() leaves the
+ * manager allocated, and whatever those threads may still use (handlers'
+ * udata, the log sink) must stay valid until the process exits. */
+int hh_manager_detached(const hh_manager *m);
 
 /* The identity this manager beats under (valid for the manager's life). */
 const char *hh_manager_identity(const hh_manager *m);

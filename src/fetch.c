@@ -358,3 +358,16 @@ int hh_fetch_requeue(struct hh_manager *m, hh_conn *c, const char *queue, const 
     freeReplyObject(r);
     return rc;
 }
+
+void hh_fetch_requeue_append(struct hh_manager *m, hh_pipe *pipe, size_t queue, const char *payload,
+                             size_t len) {
+    if (m->opts.fetch == HH_FETCH_BASIC)
+        hh_pipe_add(pipe, "RPUSH %s %b", m->queue_keys[queue], payload, len);
+    else
+        hh_pipe_add(pipe, "EVAL %s 2 %s %s %b", HH_LUA_REQUEUE, m->inprog_keys[queue], m->queue_keys[queue],
+                    payload, len);
+}
+
+hh_job **hh_fetch_take_acks(struct hh_manager *m, size_t *n) { return acks_take(m, n); }
+
+void hh_fetch_acks_free(hh_job **jobs, size_t n) { acks_free(jobs, n); }

@@ -58,6 +58,17 @@ void hh_fetch_ack_append(struct hh_manager *m, hh_pipe *pipe, const hh_job *job)
 int hh_fetch_requeue(struct hh_manager *m, hh_conn *c, const char *queue, const char *payload,
                      size_t len);
 
+/* Appends the push back of hh_fetch_requeue to a pipeline (the script's
+ * source, not its sha: one round trip even on a fresh connection). Its
+ * reply: integer 1 pushed, 0 no longer in progress; anything else failed. */
+void hh_fetch_requeue_append(struct hh_manager *m, hh_pipe *pipe, size_t queue, const char *payload,
+                             size_t len);
+
+/* Takes every queued ack (the caller sends them, then frees them with
+ * hh_fetch_acks_free). NULL and *n 0 when none. */
+hh_job **hh_fetch_take_acks(struct hh_manager *m, size_t *n);
+void hh_fetch_acks_free(hh_job **jobs, size_t n);
+
 /* Ends the blocking fetch of every worker thread now (CLIENT UNBLOCK on a
  * connection of its own), so quiet and stop take effect at once. */
 void hh_fetch_wake(struct hh_manager *m, hh_conn *c);
