@@ -229,6 +229,7 @@ int cli_work(int argc, char **argv) {
     if (optind < argc) return cli_usage_error("unexpected argument '%s'", argv[optind]);
     char err[256];
     if (hh_redis_url_check(o.redis.url, err, sizeof(err)) != HH_OK) return cli_usage_error("%s", err);
+    cli_init_split(); /* as PID 1: returns in the worker, a child of a minimal init */
     /* close-on-exec: --exec handlers must not hold the log open (logrotate) */
     if (logpath && !(log_file = fopen(logpath, "ae"))) return cli_usage_error("cannot open log file %s", logpath);
     log_path = logpath;
