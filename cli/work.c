@@ -71,6 +71,9 @@ static const struct option longopts[] = {
 static FILE *log_file;
 static const char *log_path;
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+/* A manager the stop left threads in is never freed: kept reachable here
+ * until the process exits (for leak checkers). */
+static hh_manager *left_manager;
 
 static void log_line(hh_log_level level, const char *msg, void *udata) {
     (void)udata;
@@ -293,6 +296,7 @@ int cli_work(int argc, char **argv) {
      * still log or use their --exec handler until the process exits: keep
      * those alive (the manager then is not freed either). */
     int left_behind = hh_manager_detached(m);
+    if (left_behind) left_manager = m;
     hh_manager_free(m);
     if (!left_behind)
         for (size_t i = 0; i < nexec; i++) cli_exec_free(handlers[i]);
