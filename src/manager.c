@@ -438,24 +438,6 @@ static int join_by(hh_manager *m, pthread_t t, double deadline) {
     return 0;
 }
 
-/* Logs a message that may be longer than the logger's line buffer (a job's
- * full payload), through the same sink. */
-static void log_long(hh_manager *m, hh_log_level level, const char *head, const char *payload, size_t len) {
-    if (level < m->log.level) return;
-    size_t hl = strlen(head);
-    char *msg = malloc(hl + len + 1);
-    if (!msg) {
-        hh_log(&m->log, level, "%s%.*s", head, (int)(len > 1000 ? 1000 : len), payload);
-        return;
-    }
-    memcpy(msg, head, hl);
-    memcpy(msg + hl, payload, len);
-    msg[hl + len] = '\0';
-    if (m->log.fn) m->log.fn(level, msg, m->log.udata);
-    else hh_log_stderr(level, msg, NULL);
-    free(msg);
-}
-
 /* Pushes back, in one pipeline on c (whose deadline bounds the wait), the
  * jobs still running at the end of the grace period (the first nrun of u)
  * and those fetched but not started, together with the queued acks. What
@@ -490,24 +472,16 @@ static void push_back(hh_manager *m, hh_conn *c, hh_unfinished *u, size_t n, siz
         } else if (x && x->type == REDIS_REPLY_INTEGER) {
             hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: no longer in %s at the stop: not pushed back",
                    klass ? klass : "?", jid ? jid : "?", m->inprog_keys[u[i].queue]);
-        } else if (m->opts.fetch == HH_FETCH_RELIABLE) {
-            left++;
-            hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: not pushed back to queue %s (%s): it stays in %s for the "
-                   "next start with --identity %s or a peer's recovery", klass ? klass : "?", jid ? jid : "?", queue,
-                   why, m->inprog_keys[u[i].queue], m->identity);
         } else {
-            char head[600];
-            snprintf(head, sizeof(head), "class=%s jid=%s: NOT PUSHED BACK to queue %s (%s); with basic fetch "
-                     "it is no longer in Redis unless the push back landed late: check %s and push this payload "
-                     "again if it is missing: ", klass ? klass : "?", jid ? jid : "?", queue, why,
-                     m->queue_keys[u[i].queue]);
-            log_long(m, HH_LOG_ERROR, head, u[i].payload, u[i].len);
+            left++;
+            hh_fetch_report_unreturned(m, u[i].queue, u[i].payload, u[i].len, why);
         }
         json_decref(item);
     }
     if (pushed) hh_log(&m->log, HH_LOG_WARN, "pushed %d unfinished jobs back to their queues", pushed);
     if (pend_pushed) hh_log(&m->log, HH_LOG_INFO, "pushed %d fetched jobs that had not started back to their queues", pend_pushed);
-    if (left) hh_log(&m->log, HH_LOG_WARN, "%d jobs left in this process's in-progress lists for recovery", left);
+    if (left && m->opts.fetch == HH_FETCH_RELIABLE)
+        hh_log(&m->log, HH_LOG_WARN, "%d jobs left in this process's in-progress lists for recovery", left);
     if (nacks && !r)
         hh_log(&m->log, HH_LOG_WARN, "%zu finished jobs not acknowledged (%s): they stay in progress and run again after recovery",
                nacks, c->last_error[0] ? c->last_error : "Redis unreachable");

@@ -207,12 +207,24 @@ static size_t push_pending(struct hh_manager *m, hh_fetched *jobs, size_t n) {
     return k;
 }
 
+/* Pushes a fetched job that will not run here back to the front of its
+ * queue, through outages until the stop gives up; then says where it is. */
+static void requeue_fetched(struct hh_manager *m, hh_conn *conn, const hh_fetched *f) {
+    while (hh_fetch_requeue(m, conn, m->queues[f->queue], f->payload, f->len) < 0) {
+        if (atomic_load(&m->giving_up)) {
+            hh_fetch_report_unreturned(m, f->queue, f->payload, f->len,
+                                       conn->last_error[0] ? conn->last_error : "Redis unreachable");
+            return;
+        }
+        hh_conn_ready(conn);
+    }
+}
+
 /* Pushes every fetched-but-unstarted job back to the front of its queue. */
 static void requeue_pending(struct hh_manager *m, hh_conn *conn) {
     hh_fetched f;
     while (pop_pending(m, &f)) {
-        while (hh_fetch_requeue(m, conn, m->queues[f.queue], f.payload, f.len) < 0 && !atomic_load(&m->giving_up))
-            hh_conn_ready(conn);
+        requeue_fetched(m, conn, &f);
         free(f.payload);
     }
 }
@@ -241,16 +253,11 @@ void *hh_processor_main(void *arg) {
             if (taken < rest) {
                 /* cannot happen (see push_pending), but never lose a job: the
                  * first rest - taken were not taken */
-                for (size_t i = 1; i <= rest - taken; i++)
-                    while (hh_fetch_requeue(m, &p->conn, m->queues[p->held[i].queue], p->held[i].payload,
-                                            p->held[i].len) < 0 && !atomic_load(&m->giving_up))
-                        hh_conn_ready(&p->conn);
+                for (size_t i = 1; i <= rest - taken; i++) requeue_fetched(m, &p->conn, &p->held[i]);
             }
         }
         if (atomic_load(&m->quiet)) { /* fetched after quiet: straight back (spec §4.3) */
-            while (hh_fetch_requeue(m, &p->conn, m->queues[f.queue], f.payload, f.len) < 0 &&
-                   !atomic_load(&m->giving_up))
-                hh_conn_ready(&p->conn);
+            requeue_fetched(m, &p->conn, &f);
             free(f.payload);
             break;
         }

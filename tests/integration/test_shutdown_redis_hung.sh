@@ -113,6 +113,11 @@ round() {
         done
         return 0
     fi
+    # the log says where each job is (Redis never answered: none could be pushed back)
+    for jid in "${jids[@]}"; do
+        grep "WARN: class=SlowJob jid=$jid: not pushed back" "$WORKER_LOG" | grep -qF "stays in hiredhand:inprogress:$ident|default" \
+            || fail "$tag no WARN line saying $jid stays in hiredhand:inprogress:$ident|default: $(grep WARN "$WORKER_LOG" | tail -n 3)"
+    done
     local copies
     copies="$(all_copies)"
     for jid in "${jids[@]}"; do
