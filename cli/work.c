@@ -284,7 +284,7 @@ int cli_work(int argc, char **argv) {
     }
     int w = HH_ERR_STATE;
     while (rc == 0 && (w = hh_manager_wait(m, 0)) == HH_ERR_STATE) {
-        struct timespec ts = {0, 200 * 1000000L};
+        struct timespec ts = {0, 50 * 1000000L}; /* also how soon the end of a stop is seen */
         int sig = sigtimedwait(&set, NULL, &ts);
         if (sig == SIGINT || sig == SIGTERM) hh_manager_stop(m);
         else if (sig == SIGTSTP) hh_manager_quiet(m);

@@ -509,6 +509,7 @@ static void *supervisor_main(void *arg) {
         hh_sleep(0.02);
     }
     double grace_end = hh_mono() + m->opts.shutdown_timeout;
+    if (!announced_quiet) hh_log(&m->log, HH_LOG_INFO, "quiet: no new jobs will be fetched");
     hh_log(&m->log, HH_LOG_INFO, "stopping: waiting up to %.0f s for %d running jobs", m->opts.shutdown_timeout,
            atomic_load(&m->busy));
     wake_sleepers(m);
