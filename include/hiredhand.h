@@ -306,9 +306,10 @@ void hh_manager_options_init(hh_manager_options *o);
 hh_manager *hh_manager_new(const hh_manager_options *opts, int *err);
 
 /* Stops (if running, waiting for the stop to finish) and frees. NULL is a
- * no-op. If a hard shutdown left a C handler still running (it cannot be
- * killed safely), the manager is deliberately not freed, so that handler
- * never touches freed memory: exit the process instead. */
+ * no-op. If the stop left threads behind (a C handler still running, which
+ * cannot be killed safely, or a Redis call that outlived the deadline), the
+ * manager is deliberately not freed, so they never touch freed memory:
+ * exit the process instead. */
 void hh_manager_free(hh_manager *m);
 
 /* Registers the handler for jobs whose "class" equals klass exactly (case
@@ -342,10 +343,14 @@ int hh_manager_start(hh_manager *m);
  * async-signal-safe. */
 void hh_manager_quiet(hh_manager *m);
 
-/* Stop: quiet, wait up to shutdown_timeout for running jobs, push the rest
- * back to their queues (RPUSH, exact bytes), leave the processes set, then
- * let hh_manager_wait() return (Sidekiq's TERM). Thread-safe and
- * async-signal-safe; returns at once. */
+/* Stop: quiet, wait up to shutdown_timeout for running jobs, then cancel
+ * those still running (hh_job_cancelled()), push them back to their queues
+ * (exact bytes), leave the processes set, then let hh_manager_wait() return
+ * (Sidekiq's TERM). The Redis work after the grace period shares one budget
+ * of min(command_timeout, 3 s) whatever Redis does, so the stop ends within
+ * shutdown_timeout + that budget + a moment; threads still in a handler or
+ * a Redis call then are left behind (hh_manager_detached()). Thread-safe
+ * and async-signal-safe; returns at once. */
 void hh_manager_stop(hh_manager *m);
 
 /* Logs every worker thread and the job it runs (Sidekiq's TTIN).
