@@ -21,6 +21,11 @@ int cli_parse_seconds(const char *s, double *out);
 int cli_parse_int(const char *s, long lo, long hi, long *out);
 
 int cli_work(int argc, char **argv);
+
+/* As PID 1 only: forks; the parent stays an init that forwards signals to
+ * the child, reaps orphans and exits with the child's status (it never
+ * returns). Returns 0 in the child, or when not PID 1 (init.c). */
+int cli_init_split(void);
 int cli_push(int argc, char **argv);
 int cli_stats(int argc, char **argv);
 int cli_processes(int argc, char **argv);

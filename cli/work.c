@@ -1,7 +1,9 @@
 /* work.c -- `hiredhand work`: parses options into hh_manager_options,
  * registers --exec handlers and --require plug-ins, runs the manager and
- * turns OS signals into quiet/stop/dump (Sidekiq's INT, TERM, TSTP, TTIN). */
+ * turns OS signals into quiet/stop/dump (Sidekiq's INT, TERM, TSTP, TTIN),
+ * and HUP into reopening the -l log file. */
 #include <dlfcn.h>
+#include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -27,7 +29,7 @@ static const char work_usage[] =
     "  -v, --verbose              log every job (debug level)\n"
     "      --tag TAG              tag shown on the Web UI's Busy page\n"
     "      --label LABEL          extra Busy page label; repeatable\n"
-    "  -l, --logfile FILE         append logs to FILE instead of stderr\n"
+    "  -l, --logfile FILE         append logs to FILE instead of stderr (SIGHUP reopens it)\n"
     "      --exec CLASS=COMMAND   run COMMAND for jobs of CLASS (job JSON on stdin); repeatable\n"
     "      --exec-timeout SECONDS fail an --exec job that runs longer (default: none)\n"
     "      --require PATH.so      load a plug-in that registers C handlers; repeatable\n"
@@ -68,7 +70,14 @@ static const struct option longopts[] = {
     {"http", required_argument, 0, OPT_HTTP}, {"liveness-max-age", required_argument, 0, OPT_LIVENESS},
     {"help", no_argument, 0, OPT_HELP},        {0, 0, 0, 0}};
 
+/* The -l file; SIGHUP swaps it for a new one at the same path (logrotate),
+ * so every write takes log_mu. */
 static FILE *log_file;
+static const char *log_path;
+static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+/* A manager the stop left threads in is never freed: kept reachable here
+ * until the process exits (for leak checkers). */
+static hh_manager *left_manager;
 
 static void log_line(hh_log_level level, const char *msg, void *udata) {
     (void)udata;
@@ -79,10 +88,34 @@ static void log_line(hh_log_level level, const char *msg, void *udata) {
     clock_gettime(CLOCK_REALTIME, &ts);
     gmtime_r(&ts.tv_sec, &tm);
     strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+    pthread_mutex_lock(&log_mu);
     FILE *f = log_file ? log_file : stderr;
     fprintf(f, "%s.%03ldZ pid=%d %s: %s\n", when, ts.tv_nsec / 1000000, (int)getpid(),
             names[level <= HH_LOG_ERROR ? level : HH_LOG_ERROR], msg);
     fflush(f);
+    pthread_mutex_unlock(&log_mu);
+}
+
+/* SIGHUP: logrotate moved the file away; open a new one at the same path.
+ * Lines go on to the old file until the new one is open; if it cannot be
+ * opened they keep going there. No -l: nothing to reopen. */
+static void reopen_log(hh_manager *m) {
+    if (!log_path) {
+        hh_manager_log(m, HH_LOG_INFO, "SIGHUP ignored: no log file (-l) to reopen");
+        return;
+    }
+    FILE *f = fopen(log_path, "ae");
+    if (!f) {
+        hh_manager_log(m, HH_LOG_WARN, "SIGHUP: cannot reopen log file %s: %s; logging on to the old one", log_path,
+                       strerror(errno));
+        return;
+    }
+    pthread_mutex_lock(&log_mu);
+    FILE *old = log_file;
+    log_file = f;
+    pthread_mutex_unlock(&log_mu);
+    if (old) fclose(old);
+    hh_manager_log(m, HH_LOG_INFO, "SIGHUP: log file %s reopened", log_path);
 }
 
 #define MAX_ITEMS 64
@@ -205,7 +238,10 @@ int cli_work(int argc, char **argv) {
     if (optind < argc) return cli_usage_error("unexpected argument '%s'", argv[optind]);
     char err[256];
     if (hh_redis_url_check(o.redis.url, err, sizeof(err)) != HH_OK) return cli_usage_error("%s", err);
-    if (logpath && !(log_file = fopen(logpath, "a"))) return cli_usage_error("cannot open log file %s", logpath);
+    cli_init_split(); /* as PID 1: returns in the worker, a child of a minimal init */
+    /* close-on-exec: --exec handlers must not hold the log open (logrotate) */
+    if (logpath && !(log_file = fopen(logpath, "ae"))) return cli_usage_error("cannot open log file %s", logpath);
+    log_path = logpath;
     o.queues = queues;
     o.nqueues = nq;
     o.labels = nlabels ? labels : NULL;
@@ -244,6 +280,7 @@ int cli_work(int argc, char **argv) {
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGTSTP);
     sigaddset(&set, SIGTTIN);
+    sigaddset(&set, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
     if (rc == 0) {
@@ -253,18 +290,25 @@ int cli_work(int argc, char **argv) {
     }
     int w = HH_ERR_STATE;
     while (rc == 0 && (w = hh_manager_wait(m, 0)) == HH_ERR_STATE) {
-        struct timespec ts = {0, 200 * 1000000L};
+        struct timespec ts = {0, 50 * 1000000L}; /* also how soon the end of a stop is seen */
         int sig = sigtimedwait(&set, NULL, &ts);
         if (sig == SIGINT || sig == SIGTERM) hh_manager_stop(m);
         else if (sig == SIGTSTP) hh_manager_quiet(m);
         else if (sig == SIGTTIN) hh_manager_dump(m);
+        else if (sig == SIGHUP) reopen_log(m);
     }
     if (rc == 0 && w == HH_ERR_EXISTS) rc = 3; /* as a refused start */
+    /* Threads the stop left behind (stuck in a Redis call or a handler) may
+     * still log or use their --exec handler until the process exits: keep
+     * those alive (the manager then is not freed either). */
+    int left_behind = hh_manager_detached(m);
+    if (left_behind) left_manager = m;
     hh_manager_free(m);
-    for (size_t i = 0; i < nexec; i++) cli_exec_free(handlers[i]);
+    if (!left_behind)
+        for (size_t i = 0; i < nexec; i++) cli_exec_free(handlers[i]);
     for (size_t i = 0; i < nq; i++) free(queue_names[i]);
     free(queue_names);
     free(queues);
-    if (log_file) fclose(log_file);
+    if (log_file && !left_behind) fclose(log_file);
     return rc;
 }

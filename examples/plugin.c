@@ -2,8 +2,11 @@
  * registers C handlers into the running worker.
  *   HardWorker  args [name, count]: logs and succeeds
  *   NoopJob     does nothing (used by the benchmark and tests)
- *   FailingJob  always fails with ArgumentError */
+ *   FailingJob  always fails with ArgumentError
+ *   SlowJob     args [seconds]: works that long, in short slices, and
+ *               returns early once the stop cancels it (hh_job_cancelled) */
 #include <stdlib.h>
+#include <time.h>
 #include "hiredhand.h"
 
 static int hard_worker(hh_job *job, void *udata) {
@@ -22,9 +25,33 @@ static int failing(hh_job *job, void *udata) {
     return -1;
 }
 
+static double mono(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A long job that stops when asked: the worker cannot kill a C handler, so
+ * it polls hh_job_cancelled() between slices of work. */
+static int slow(hh_job *job, void *udata) {
+    double seconds = atof(hh_job_args(job) + 1), t0 = mono();
+    while (mono() - t0 < seconds) {
+        if (hh_job_cancelled(job)) {
+            hh_manager_log((hh_manager *)udata, HH_LOG_WARN, "SlowJob jid=%s: cancelled after %.1f s", hh_job_jid(job),
+                           mono() - t0);
+            hh_job_fail(job, "Interrupted", "cancelled by the stop");
+            return -1;
+        }
+        struct timespec slice = {0, 20 * 1000000L};
+        nanosleep(&slice, NULL);
+    }
+    return 0;
+}
+
 int hh_plugin_init(hh_manager *m) {
     if (hh_manager_register(m, "HardWorker", hard_worker, m) != HH_OK) return -1;
     if (hh_manager_register(m, "NoopJob", noop, NULL) != HH_OK) return -1;
     if (hh_manager_register(m, "FailingJob", failing, NULL) != HH_OK) return -1;
+    if (hh_manager_register(m, "SlowJob", slow, m) != HH_OK) return -1;
     return 0;
 }

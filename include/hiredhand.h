@@ -216,9 +216,10 @@ void hh_job_fail(hh_job *job, const char *error_class, const char *fmt, ...)
  * lines are copied. Only from the thread running the job. */
 void hh_job_set_backtrace(hh_job *job, const char *const *lines, size_t n);
 
-/* 1 once a hard shutdown gave up on this job: it was already pushed back to
- * its queue and the handler's outcome will be ignored, so a long-running
- * handler should poll this and return early. Thread-safe. */
+/* 1 once the stop's grace period ended with this job still running: it is
+ * being pushed back to its queue (or left for recovery) and the handler's
+ * outcome will be ignored, so a long-running handler should poll this and
+ * return early. Thread-safe. */
 int hh_job_cancelled(const hh_job *job);
 
 /* A job handler: return 0 on success, non-zero on failure (call hh_job_fail
@@ -305,9 +306,10 @@ void hh_manager_options_init(hh_manager_options *o);
 hh_manager *hh_manager_new(const hh_manager_options *opts, int *err);
 
 /* Stops (if running, waiting for the stop to finish) and frees. NULL is a
- * no-op. If a hard shutdown left a C handler still running (it cannot be
- * killed safely), the manager is deliberately not freed, so that handler
- * never touches freed memory: exit the process instead. */
+ * no-op. If the stop left threads behind (a C handler still running, which
+ * cannot be killed safely, or a Redis call that outlived the deadline), the
+ * manager is deliberately not freed, so they never touch freed memory:
+ * exit the process instead. */
 void hh_manager_free(hh_manager *m);
 
 /* Registers the handler for jobs whose "class" equals klass exactly (case
@@ -341,10 +343,14 @@ int hh_manager_start(hh_manager *m);
  * async-signal-safe. */
 void hh_manager_quiet(hh_manager *m);
 
-/* Stop: quiet, wait up to shutdown_timeout for running jobs, push the rest
- * back to their queues (RPUSH, exact bytes), leave the processes set, then
- * let hh_manager_wait() return (Sidekiq's TERM). Thread-safe and
- * async-signal-safe; returns at once. */
+/* Stop: quiet, wait up to shutdown_timeout for running jobs, then cancel
+ * those still running (hh_job_cancelled()), push them back to their queues
+ * (exact bytes), leave the processes set, then let hh_manager_wait() return
+ * (Sidekiq's TERM). The Redis work after the grace period shares one budget
+ * of min(command_timeout, 3 s) whatever Redis does, so the stop ends within
+ * shutdown_timeout + that budget + a moment; threads still in a handler or
+ * a Redis call then are left behind (hh_manager_detached()). Thread-safe
+ * and async-signal-safe; returns at once. */
 void hh_manager_stop(hh_manager *m);
 
 /* Logs every worker thread and the job it runs (Sidekiq's TTIN).
@@ -357,6 +363,13 @@ void hh_manager_dump(hh_manager *m);
  * was down at start). timeout < 0 waits forever; otherwise returns
  * HH_ERR_STATE if still running after timeout seconds. */
 int hh_manager_wait(hh_manager *m, double timeout);
+
+/* After hh_manager_wait(): how many threads the stop left behind at its
+ * deadline, still inside a handler (a C handler cannot be killed safely)
+ * or a Redis call (Redis hung). When non-zero, hh_manager_free() leaves the
+ * manager allocated, and whatever those threads may still use (handlers'
+ * udata, the log sink) must stay valid until the process exits. */
+int hh_manager_detached(const hh_manager *m);
 
 /* The identity this manager beats under (valid for the manager's life). */
 const char *hh_manager_identity(const hh_manager *m);

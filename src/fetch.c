@@ -4,6 +4,7 @@
 #include "fetch.h"
 #include "pickup.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -461,4 +462,55 @@ int hh_fetch_requeue(struct hh_manager *m, hh_conn *c, const char *queue, const 
     int rc = r->type == REDIS_REPLY_INTEGER ? (r->integer > 0) : -1;
     freeReplyObject(r);
     return rc;
+}
+
+void hh_fetch_requeue_append(struct hh_manager *m, hh_pipe *pipe, size_t queue, const char *payload,
+                             size_t len) {
+    if (m->opts.fetch == HH_FETCH_BASIC)
+        hh_pipe_add(pipe, "RPUSH %s %b", m->queue_keys[queue], payload, len);
+    else
+        hh_pipe_add(pipe, "EVAL %s 2 %s %s %b", HH_LUA_REQUEUE, m->inprog_keys[queue], m->queue_keys[queue],
+                    payload, len);
+}
+
+hh_job **hh_fetch_take_acks(struct hh_manager *m, size_t *n) { return acks_take(m, n); }
+
+void hh_fetch_acks_free(hh_job **jobs, size_t n) { acks_free(jobs, n); }
+
+/* Logs a message that may be longer than the logger's line buffer (a job's
+ * full payload), through the same sink. */
+static void log_long(struct hh_manager *m, hh_log_level level, const char *head, const char *payload, size_t len) {
+    if (level < m->log.level) return;
+    size_t hl = strlen(head);
+    char *msg = malloc(hl + len + 1);
+    if (!msg) {
+        hh_log(&m->log, level, "%s%.*s", head, (int)(len > 1000 ? 1000 : len), payload);
+        return;
+    }
+    memcpy(msg, head, hl);
+    memcpy(msg + hl, payload, len);
+    msg[hl + len] = '\0';
+    if (m->log.fn) m->log.fn(level, msg, m->log.udata);
+    else hh_log_stderr(level, msg, NULL);
+    free(msg);
+}
+
+void hh_fetch_report_unreturned(struct hh_manager *m, size_t queue, const char *payload, size_t len,
+                                const char *why) {
+    json_t *item = json_loadb(payload, len, JSON_ALLOW_NUL, NULL);
+    const char *jid = json_string_value(json_object_get(item, "jid"));
+    const char *klass = json_string_value(json_object_get(item, "class"));
+    if (m->opts.fetch == HH_FETCH_RELIABLE) {
+        hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: not pushed back to queue %s (%s): it stays in %s for the "
+               "next start with --identity %s or a peer's recovery", klass ? klass : "?", jid ? jid : "?",
+               m->queues[queue], why, m->inprog_keys[queue], m->identity);
+    } else {
+        char head[700];
+        snprintf(head, sizeof(head), "class=%s jid=%s: NOT PUSHED BACK to queue %s (%s); with basic fetch it is "
+                 "no longer in Redis unless the push back landed late: check %s and push this payload again if "
+                 "it is missing: ", klass ? klass : "?", jid ? jid : "?", m->queues[queue], why,
+                 m->queue_keys[queue]);
+        log_long(m, HH_LOG_ERROR, head, payload, len);
+    }
+    json_decref(item);
 }

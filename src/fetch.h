@@ -15,7 +15,6 @@
  * the process this long at most, a waiter that gets a job (or leaves) wakes
  * them at once. */
 #define HH_FETCH_SLEEPER_SECONDS 30
-#define HH_FETCH_JOIN_GRACE 3.0 /* s for idle threads to leave their blocking fetch */
 
 /* Writes the order in which to try the n queues into out (indexes), as
  * Sidekiq does: strict keeps configuration order; weighted repeats queue i
@@ -60,6 +59,24 @@ int hh_fetch_requeue(struct hh_manager *m, hh_conn *c, const char *queue, const 
 
 /* Frees p's fetch argument space (allocated on its first fetch). */
 void hh_fetch_scratch_free(hh_processor *p);
+
+/* Appends the push back of hh_fetch_requeue to a pipeline (the script's
+ * source, not its sha: one round trip even on a fresh connection). Its
+ * reply: integer 1 pushed, 0 no longer in progress; anything else failed. */
+void hh_fetch_requeue_append(struct hh_manager *m, hh_pipe *pipe, size_t queue, const char *payload,
+                             size_t len);
+
+/* Says loudly that a fetched job could not be pushed back before the stop
+ * gave up, and where it is: still in this identity's in-progress list
+ * (reliable fetch: WARN, recovered later), or nowhere in Redis (basic
+ * fetch: ERROR with the full payload, to push again by hand). */
+void hh_fetch_report_unreturned(struct hh_manager *m, size_t queue, const char *payload, size_t len,
+                                const char *why);
+
+/* Takes every queued ack (the caller sends them, then frees them with
+ * hh_fetch_acks_free). NULL and *n 0 when none. */
+hh_job **hh_fetch_take_acks(struct hh_manager *m, size_t *n);
+void hh_fetch_acks_free(hh_job **jobs, size_t n);
 
 /* Ends the blocking fetch of every worker thread now (CLIENT UNBLOCK on a
  * connection of its own), so quiet and stop take effect at once. */

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <jansson.h>
 #include "heartbeat.h"
 #include "processor.h"
 #include "recovery.h"
@@ -17,6 +19,11 @@
 #include "fetch.h"
 #include "http.h"
 #include "pickup.h"
+
+/* The Redis work after the grace period (push back, acks, leaving the Busy
+ * page) gets one command timeout, at most this long: with -t 25 a stop ends
+ * within Kubernetes' default 30 s grace whatever Redis does. */
+#define HH_STOP_BUDGET_MAX 3.0
 
 void hh_manager_options_init(hh_manager_options *o) {
     memset(o, 0, sizeof(*o));
@@ -49,7 +56,8 @@ void hh_manager_free(hh_manager *m) {
         hh_manager_wait(m, -1);
     }
     if (atomic_load(&m->detached)) {
-        hh_log(&m->log, HH_LOG_WARN, "%d handlers still running after the stop: manager not freed", atomic_load(&m->detached));
+        hh_log(&m->log, HH_LOG_WARN, "%d threads still running after the stop (in a handler or a Redis call): manager not freed",
+               atomic_load(&m->detached));
         return;
     }
     for (int i = 0; m->procs && i < m->opts.concurrency; i++) {
@@ -242,6 +250,8 @@ fail:
 
 const char *hh_manager_identity(const hh_manager *m) { return m->identity; }
 
+int hh_manager_detached(const hh_manager *m) { return m ? atomic_load(&m->detached) : 0; }
+
 int hh_manager_register(hh_manager *m, const char *klass, hh_handler_fn fn, void *udata) {
     if (!m || !klass || !*klass || !fn) return HH_ERR_INVALID;
     if (atomic_load(&m->started)) return HH_ERR_STATE;
@@ -390,79 +400,193 @@ void hh_manager_stop(hh_manager *m) {
 
 void hh_manager_dump(hh_manager *m) { atomic_store(&m->dump_requested, 1); }
 
-/* Waits for the stop request, the grace period, the hard shutdown, and the
- * clean-up, in that order (spec §9.3). */
-static void *supervisor_main(void *arg) {
+/* The Redis chores of a running manager, off the supervisor so that it never
+ * waits on Redis: acks left by idle or busy threads, and once quiet, ending
+ * the idle threads' blocking fetches (repeated a few times for a thread that
+ * was just about to block). Ends when the stop gives up on Redis. */
+static void *chores_main(void *arg) {
     hh_manager *m = arg;
-    int announced_quiet = 0, wakes = 0;
-    hh_conn wake;
-    hh_conn_init(&wake, &m->cfg, &m->log, "wake", NULL);
-    for (;;) {
-        if (atomic_load(&m->quiet)) {
-            if (!announced_quiet) {
-                announced_quiet = 1;
-                hh_log(&m->log, HH_LOG_INFO, "quiet: no new jobs will be fetched");
-            }
-            /* End the idle threads' long blocking fetches now; repeated a few
-             * times for a thread that was just about to block. */
-            if (wakes < 5) {
-                hh_fetch_wake(m, &wake);
-                wakes++;
-            }
+    int wakes = 0;
+    hh_conn c;
+    hh_conn_init(&c, &m->cfg, &m->log, "acks", &m->giving_up);
+    while (!atomic_load(&m->giving_up)) {
+        if (atomic_load(&m->quiet) && wakes < 5) {
+            hh_fetch_wake(m, &c);
+            wakes++;
         }
-        if (atomic_load(&m->stopping)) break;
-        hh_fetch_try_acks(m, &wake); /* acks left by idle or busy threads */
+        hh_fetch_try_acks(m, &c);
         hh_sleep(0.05);
     }
-    hh_conn_close(&wake);
-    double deadline = hh_mono() + m->opts.shutdown_timeout;
-    hh_log(&m->log, HH_LOG_INFO, "stopping: waiting up to %.0f s for %d running jobs", m->opts.shutdown_timeout,
-           atomic_load(&m->busy));
-    while (atomic_load(&m->busy) > 0 && hh_mono() < deadline) hh_sleep(0.05);
-    /* From here writes that fail (Redis down) are tried once, not retried
-     * forever: those jobs stay in their in-progress lists for recovery. */
-    atomic_store(&m->giving_up, 1);
-    hh_conn c;
-    hh_conn_init(&c, &m->cfg, &m->log, "shutdown", NULL);
-    int pushed = 0;
-    for (int i = 0; i < m->opts.concurrency; i++) {
-        int rc = hh_processor_abandon(&m->procs[i], &c);
-        if (rc > 0) pushed++;
+    hh_conn_close(&c);
+    return NULL;
+}
+
+/* Idle threads sleeping in the process see quiet at once (no Redis). */
+static void wake_sleepers(hh_manager *m) {
+    hh_pickup_poke(m);
+    pthread_mutex_lock(&m->idle_mu);
+    pthread_cond_broadcast(&m->idle_cv);
+    pthread_mutex_unlock(&m->idle_mu);
+}
+
+/* Joins t by the monotonic deadline, or detaches it: a thread still inside
+ * a handler or a Redis call must not hold up the exit (the process may end
+ * under it; the manager is then never freed). Returns 1 when joined. */
+static int join_by(hh_manager *m, pthread_t t, double deadline) {
+    if (hh_join_by(t, deadline)) return 1;
+    atomic_fetch_add(&m->detached, 1);
+    return 0;
+}
+
+/* Pushes back, in one pipeline on c (whose deadline bounds the wait), the
+ * jobs still running at the end of the grace period (the first nrun of u)
+ * and those fetched but not started, together with the queued acks. What
+ * Redis did not confirm stays where it is: in this identity's in-progress
+ * list with reliable fetch, recovered later; with basic fetch the job is
+ * no longer in Redis, so its payload goes to the log for a manual push. */
+static void push_back(hh_manager *m, hh_conn *c, hh_unfinished *u, size_t n, size_t nrun, hh_job **acks,
+                      size_t nacks) {
+    hh_pipe pipe;
+    hh_pipe_begin(&pipe, c);
+    for (size_t i = 0; i < n; i++) hh_fetch_requeue_append(m, &pipe, u[i].queue, u[i].payload, u[i].len);
+    for (size_t i = 0; i < nacks; i++) hh_fetch_ack_append(m, &pipe, acks[i]);
+    redisReply **r = hh_pipe_exec(&pipe);
+    int pushed = 0, pend_pushed = 0, left = 0;
+    for (size_t i = 0; i < n; i++) {
+        redisReply *x = r ? r[i] : NULL;
+        json_t *item = json_loadb(u[i].payload, u[i].len, JSON_ALLOW_NUL, NULL);
+        const char *jid = json_string_value(json_object_get(item, "jid"));
+        const char *klass = json_string_value(json_object_get(item, "class"));
+        const char *queue = m->queues[u[i].queue];
+        char why[300];
+        snprintf(why, sizeof(why), "%s", !x ? (c->last_error[0] ? c->last_error : "Redis unreachable")
+                                        : x->type == REDIS_REPLY_ERROR ? x->str : "unexpected reply");
+        if (x && x->type == REDIS_REPLY_INTEGER && x->integer > 0) {
+            if (i < nrun) {
+                hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: still running at the shutdown timeout; pushed back to queue %s",
+                       klass ? klass : "?", jid ? jid : "?", queue);
+                pushed++;
+            } else {
+                pend_pushed++;
+            }
+        } else if (x && x->type == REDIS_REPLY_INTEGER) {
+            hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: no longer in %s at the stop: not pushed back",
+                   klass ? klass : "?", jid ? jid : "?", m->inprog_keys[u[i].queue]);
+        } else {
+            left++;
+            hh_fetch_report_unreturned(m, u[i].queue, u[i].payload, u[i].len, why);
+        }
+        json_decref(item);
     }
     if (pushed) hh_log(&m->log, HH_LOG_WARN, "pushed %d unfinished jobs back to their queues", pushed);
+    if (pend_pushed) hh_log(&m->log, HH_LOG_INFO, "pushed %d fetched jobs that had not started back to their queues", pend_pushed);
+    if (left && m->opts.fetch == HH_FETCH_RELIABLE)
+        hh_log(&m->log, HH_LOG_WARN, "%d jobs left in this process's in-progress lists for recovery", left);
+    if (nacks && !r)
+        hh_log(&m->log, HH_LOG_WARN, "%zu finished jobs not acknowledged (%s): they stay in progress and run again after recovery",
+               nacks, c->last_error[0] ? c->last_error : "Redis unreachable");
+    hh_replies_free(r, pipe.n);
+}
 
-    /* Threads still inside a handler cannot be killed safely in C; they are
-     * detached below and their outcome is ignored (the job is back in its
-     * queue). Idle threads leave within the fetch block time. */
-    double join_deadline = hh_mono() + HH_FETCH_JOIN_GRACE;
-    for (int i = 0; i < m->opts.concurrency; i++) {
-        hh_processor *p = &m->procs[i];
-        if (!p->thread_started) continue;
-        int busy;
-        do {
-            pthread_mutex_lock(&p->mu);
-            busy = p->job != NULL;
-            pthread_mutex_unlock(&p->mu);
-            if (!busy) break;
-            hh_sleep(0.02);
-        } while (hh_mono() < join_deadline);
-        if (busy) {
-            pthread_detach(p->thread);
-            atomic_fetch_add(&m->detached, 1);
+/* Waits for the stop request, then up to the grace period for the worker
+ * threads to finish their jobs and leave; then the hard shutdown: running
+ * handlers are cancelled at once, and the Redis work left (push back, acks,
+ * leaving the Busy page) shares one bounded budget, so the stop ends by
+ * grace + budget whatever Redis does (docs: README, Signals). The
+ * supervisor itself never waits on Redis before that point. */
+static void *supervisor_main(void *arg) {
+    hh_manager *m = arg;
+    pthread_t chores;
+    int chores_started = pthread_create(&chores, NULL, chores_main, m) == 0;
+    if (!chores_started) hh_log(&m->log, HH_LOG_WARN, "cannot create the acks thread: acks ride with fetches only");
+    int announced_quiet = 0;
+    while (!atomic_load(&m->stopping)) {
+        if (!announced_quiet && atomic_load(&m->quiet)) {
+            announced_quiet = 1;
+            hh_log(&m->log, HH_LOG_INFO, "quiet: no new jobs will be fetched");
+            wake_sleepers(m);
         }
-        else pthread_join(p->thread, NULL);
-        p->thread_started = 0;
+        hh_sleep(0.02);
     }
-    hh_pickup_stop(m);
-    if (m->scheduler_started) pthread_join(m->scheduler_thread, NULL);
-    if (m->recovery_started) pthread_join(m->recovery_thread, NULL);
+    double grace_end = hh_mono() + m->opts.shutdown_timeout;
+    if (!announced_quiet) hh_log(&m->log, HH_LOG_INFO, "quiet: no new jobs will be fetched");
+    hh_log(&m->log, HH_LOG_INFO, "stopping: waiting up to %.0f s for %d running jobs", m->opts.shutdown_timeout,
+           atomic_load(&m->busy));
+    wake_sleepers(m);
+    /* A thread leaves once its job's outcome is written (retried through an
+     * outage until the grace period ends) and its fetched jobs are back. */
+    for (;;) {
+        int running = 0;
+        for (int i = 0; i < m->opts.concurrency; i++) {
+            hh_processor *p = &m->procs[i];
+            if (!p->thread_started) continue;
+            if (pthread_tryjoin_np(p->thread, NULL) == 0) p->thread_started = 0;
+            else running++;
+        }
+        if (!running || hh_mono() >= grace_end) break;
+        hh_sleep(0.02);
+    }
+
+    /* Hard shutdown. From here writes that fail are tried once, not retried:
+     * those jobs stay in their in-progress lists for recovery. */
+    atomic_store(&m->giving_up, 1);
     atomic_store(&m->beats_off, 1);
-    if (m->heartbeat_started) pthread_join(m->heartbeat_thread, NULL);
-    m->scheduler_started = m->recovery_started = m->heartbeat_started = 0;
-    hh_fetch_flush_acks(m, &c); /* giving_up is set: one attempt each */
+    double budget = m->cfg.command_timeout < HH_STOP_BUDGET_MAX ? m->cfg.command_timeout : HH_STOP_BUDGET_MAX;
+    double end = hh_mono() + budget;
+    /* Cancel every running handler first, before any Redis I/O. */
+    size_t cap = (size_t)m->opts.concurrency, n = 0, nrun = 0;
+    hh_unfinished *u = calloc(cap, sizeof(*u));
+    for (int i = 0; u && i < m->opts.concurrency; i++)
+        if (hh_processor_abandon(&m->procs[i], &u[n]) == 1) n++;
+    if (!u) /* out of memory: still cancel them; their jobs stay in progress */
+        for (int i = 0; i < m->opts.concurrency; i++) atomic_store(&m->procs[i].cancelled, 1);
+    nrun = n;
+    hh_unfinished *pend = NULL;
+    size_t npend = hh_processor_take_pending(m, &pend);
+    if (npend && u) {
+        hh_unfinished *all = realloc(u, (n + npend) * sizeof(*u));
+        if (all) {
+            u = all;
+            memcpy(u + n, pend, npend * sizeof(*pend));
+            n += npend;
+            free(pend);
+            pend = NULL, npend = 0;
+        }
+    }
+    size_t nacks = 0;
+    hh_job **acks = hh_fetch_take_acks(m, &nacks);
+    hh_conn c;
+    hh_conn_init(&c, &m->cfg, &m->log, "shutdown", NULL);
+    c.deadline = end;
+    if (n || nacks) push_back(m, &c, u, n, nrun, acks, nacks);
+    for (size_t i = 0; i < n; i++) hh_unfinished_free(&u[i]);
+    for (size_t i = 0; i < npend; i++) hh_unfinished_free(&pend[i]); /* not taken: stay in progress */
+    free(u);
+    free(pend);
+    hh_fetch_acks_free(acks, nacks);
+
+    /* The heartbeat must be off before leaving the process set. */
+    int beats_joined = !m->heartbeat_started || join_by(m, m->heartbeat_thread, end);
     /* Never booted: the identity may belong to a live process; leave it. */
     if (atomic_load(&m->booted) && hh_heartbeat_unregister(m, &c) != 0)
-        hh_log(&m->log, HH_LOG_WARN, "could not unregister from Redis: the process hash expires in 60 s");
+        hh_log(&m->log, HH_LOG_WARN, "could not unregister from Redis (%s): the process hash expires in 60 s",
+               c.last_error[0] ? c.last_error : "Redis unreachable");
+    else if (!beats_joined)
+        hh_log(&m->log, HH_LOG_WARN, "heartbeat stuck in a Redis call: a late beat may show this process for 60 s");
+    int stuck = 0;
+    for (int i = 0; i < m->opts.concurrency; i++) {
+        hh_processor *p = &m->procs[i];
+        if (p->thread_started && !join_by(m, p->thread, end)) stuck++;
+        p->thread_started = 0;
+    }
+    if (stuck)
+        hh_log(&m->log, HH_LOG_WARN, "%d worker threads still in a handler or a Redis call at the deadline: left behind", stuck);
+    if (!hh_pickup_stop_by(m, end)) atomic_fetch_add(&m->detached, 1);
+    if (m->scheduler_started) join_by(m, m->scheduler_thread, end);
+    if (m->recovery_started) join_by(m, m->recovery_thread, end);
+    if (chores_started) join_by(m, chores, end);
+    m->scheduler_started = m->recovery_started = m->heartbeat_started = 0;
+    hh_fetch_flush_acks(m, &c); /* left by threads that ended late; one try within the budget */
     hh_conn_close(&c);
     hh_log(&m->log, HH_LOG_INFO, "stopped: processed=%llu failed=%llu", (unsigned long long)atomic_load(&m->processed),
            (unsigned long long)atomic_load(&m->failed));

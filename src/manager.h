@@ -98,7 +98,7 @@ struct hh_manager {
     atomic_int done;      /* fully stopped */
     atomic_int dump_requested;
     atomic_int busy;
-    atomic_int detached;  /* threads left inside a handler at hard shutdown */
+    atomic_int detached;  /* threads left in a handler or a Redis call at the stop's deadline */
 
     /* counters: totals since start, and not yet flushed to Redis */
     atomic_ullong processed, failed, recovered;

@@ -37,6 +37,7 @@ typedef struct hh_pickup {
     size_t nsorted;
     hh_conn sub, ctl;   /* subscriber and tracking connections */
     int subscribed;
+    int leaked;         /* the waker was left behind by a stop's deadline */
 } hh_pickup;
 
 /* ------------------------------------------------------------ the idle side */
@@ -372,11 +373,22 @@ void hh_pickup_stop(struct hh_manager *m) {
     pk->started = 0;
 }
 
+int hh_pickup_stop_by(struct hh_manager *m, double deadline) {
+    hh_pickup *pk = m->pickup;
+    if (!pk || !pk->started) return 1;
+    hh_pickup_poke(m);
+    pk->started = 0;
+    if (hh_join_by(pk->thread, deadline)) return 1;
+    pk->leaked = 1; /* still in a Redis call: its state must outlive us */
+    return 0;
+}
+
 void hh_pickup_free(struct hh_manager *m) {
     hh_pickup *pk = m->pickup;
     if (!pk) return;
     hh_pickup_stop(m);
     m->pickup = NULL;
+    if (pk->leaked) return;
     close(pk->pipe[0]);
     close(pk->pipe[1]);
     sdsfree(pk->prefix);

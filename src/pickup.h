@@ -39,6 +39,9 @@ int hh_pickup_start(struct hh_manager *m);
 void hh_pickup_poke(struct hh_manager *m);
 /* Joins the waker thread (call after quiet); idempotent. */
 void hh_pickup_stop(struct hh_manager *m);
+/* The same, waiting only until deadline (hh_mono() seconds): returns 1
+ * joined, 0 the waker was left behind (still in a Redis call). */
+int hh_pickup_stop_by(struct hh_manager *m, double deadline);
 /* Stops, then frees the state (m->pickup NULL). */
 void hh_pickup_free(struct hh_manager *m);
 

@@ -227,12 +227,17 @@ static size_t push_pending(struct hh_manager *m, hh_fetched *jobs, size_t n) {
     return k;
 }
 
-/* Pushes a fetched job back to the front of its queue until Redis takes
- * it or the stop gave up (then, with reliable fetch, it stays in its
- * in-progress list for recovery). A refusal (OOM...) backs off. */
-static void requeue(struct hh_manager *m, hh_conn *conn, const hh_fetched *f) {
+/* Pushes a fetched job that will not run here back to the front of its
+ * queue until Redis takes it (an outage reconnects, a refusal such as OOM
+ * backs off) or the stop gives up; then says where it is. */
+static void requeue_fetched(struct hh_manager *m, hh_conn *conn, const hh_fetched *f) {
     double backoff = 0.05;
-    while (hh_fetch_requeue(m, conn, m->queues[f->queue], f->payload, f->len) < 0 && !atomic_load(&m->giving_up)) {
+    while (hh_fetch_requeue(m, conn, m->queues[f->queue], f->payload, f->len) < 0) {
+        if (atomic_load(&m->giving_up)) {
+            hh_fetch_report_unreturned(m, f->queue, f->payload, f->len,
+                                       conn->last_error[0] ? conn->last_error : "Redis unreachable");
+            return;
+        }
         if (!conn->ctx) {
             hh_conn_ready(conn);
             continue;
@@ -246,7 +251,7 @@ static void requeue(struct hh_manager *m, hh_conn *conn, const hh_fetched *f) {
 static void requeue_pending(struct hh_manager *m, hh_conn *conn) {
     hh_fetched f;
     while (pop_pending(m, &f)) {
-        requeue(m, conn, &f);
+        requeue_fetched(m, conn, &f);
         free(f.payload);
     }
 }
@@ -275,11 +280,11 @@ void *hh_processor_main(void *arg) {
             if (taken < rest) {
                 /* cannot happen (see push_pending), but never lose a job: the
                  * first rest - taken were not taken */
-                for (size_t i = 1; i <= rest - taken; i++) requeue(m, &p->conn, &p->held[i]);
+                for (size_t i = 1; i <= rest - taken; i++) requeue_fetched(m, &p->conn, &p->held[i]);
             }
         }
         if (atomic_load(&m->quiet)) { /* fetched after quiet: straight back (spec §4.3) */
-            requeue(m, &p->conn, &f);
+            requeue_fetched(m, &p->conn, &f);
             free(f.payload);
             break;
         }
@@ -293,21 +298,48 @@ void *hh_processor_main(void *arg) {
     return NULL;
 }
 
-int hh_processor_abandon(hh_processor *p, hh_conn *conn) {
-    struct hh_manager *m = p->m;
-    requeue_pending(m, conn);
-    pthread_mutex_lock(&p->mu);
+void hh_unfinished_free(hh_unfinished *u) {
+    free(u->payload);
+    u->payload = NULL;
+}
+
+int hh_processor_abandon(hh_processor *p, hh_unfinished *out) {
     int rc = 0;
+    memset(out, 0, sizeof(*out));
+    pthread_mutex_lock(&p->mu);
     if (p->job && !p->abandoned) {
-        p->abandoned = 1;
-        atomic_store(&p->cancelled, 1);
-        rc = hh_fetch_requeue(m, conn, p->job->queue, p->job->payload, p->job->len);
-        if (rc >= 0) {
-            hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: still running at the shutdown timeout; pushed back to queue %s",
-                   p->job->klass, p->job->jid, p->job->queue);
+        struct hh_manager *m = p->m;
+        size_t q = 0;
+        while (q + 1 < m->nqueues && strcmp(m->queues[q], p->job->queue) != 0) q++;
+        if ((out->payload = malloc(p->job->len + 1))) {
+            memcpy(out->payload, p->job->payload, p->job->len);
+            out->payload[p->job->len] = '\0';
+            out->len = p->job->len;
+            out->queue = q;
+            p->abandoned = 1;
             rc = 1;
         }
+        atomic_store(&p->cancelled, 1);
     }
     pthread_mutex_unlock(&p->mu);
     return rc;
+}
+
+size_t hh_processor_take_pending(struct hh_manager *m, hh_unfinished **out) {
+    *out = NULL;
+    pthread_mutex_lock(&m->pending_mu);
+    size_t n = m->npending;
+    if (n && (*out = calloc(n, sizeof(**out)))) {
+        for (size_t i = 0; i < n; i++) { /* pops come out in fetch order */
+            hh_fetched *f = &m->pending[n - 1 - i];
+            (*out)[i].payload = f->payload;
+            (*out)[i].len = f->len;
+            (*out)[i].queue = f->queue;
+        }
+        m->npending = 0;
+    } else {
+        n = 0; /* out of memory: the threads push them back as they leave */
+    }
+    pthread_mutex_unlock(&m->pending_mu);
+    return n;
 }

@@ -264,14 +264,48 @@ static int setup(hh_conn *c) {
     return 0;
 }
 
+/* A timeout for the next wait on c: the configured one, or what is left
+ * before c's deadline when that is less (at least 1 ms: 0 means "forever"
+ * to the socket). 0 once the deadline has passed. */
+static double time_left(const hh_conn *c, double configured) {
+    if (c->deadline <= 0) return configured;
+    double left = c->deadline - hh_mono();
+    if (left <= 0) return 0;
+    if (left < 0.001) left = 0.001;
+    return left < configured ? left : configured;
+}
+
+/* Before each command on a connection with a deadline: shortens the socket
+ * timeout to what is left, or drops the connection once nothing is. */
+static int arm(hh_conn *c) {
+    if (c->deadline <= 0 || !c->ctx) return 0;
+    double t = time_left(c, c->cfg->command_timeout);
+    if (t <= 0) {
+        hh_strlcpy(c->last_error, "deadline reached", sizeof(c->last_error));
+        hh_conn_close(c);
+        return -1;
+    }
+    redisSetTimeout(c->ctx, tv_of(t));
+    return 0;
+}
+
 int hh_conn_ready(hh_conn *c) {
     if (c->ctx) return 0;
+    if (c->deadline > 0 && (c->next_attempt >= c->deadline || hh_mono() >= c->deadline)) {
+        hh_strlcpy(c->last_error, "deadline reached", sizeof(c->last_error));
+        return -1;
+    }
     while (hh_mono() < c->next_attempt) {
         if (c->cancel && atomic_load(c->cancel)) return -1;
         double left = c->next_attempt - hh_mono();
         hh_sleep(left > 0.05 ? 0.05 : left);
     }
-    struct timeval ctv = tv_of(c->cfg->connect_timeout);
+    double cto = time_left(c, c->cfg->connect_timeout);
+    if (cto <= 0) {
+        hh_strlcpy(c->last_error, "deadline reached", sizeof(c->last_error));
+        return -1;
+    }
+    struct timeval ctv = tv_of(cto);
     if (c->cfg->unix_path)
         c->ctx = redisConnectUnixWithTimeout(c->cfg->unix_path, ctv);
     else
@@ -279,7 +313,8 @@ int hh_conn_ready(hh_conn *c) {
     int ok = c->ctx && !c->ctx->err;
     if (ok) {
         /* Set on every new context: a reconnect must not lose it (B13). */
-        redisSetTimeout(c->ctx, tv_of(c->cfg->command_timeout));
+        double cmd = time_left(c, c->cfg->command_timeout);
+        redisSetTimeout(c->ctx, tv_of(cmd > 0 ? cmd : 0.001));
         if (!c->cfg->unix_path) redisEnableKeepAlive(c->ctx);
         ok = setup(c) == 0;
     } else {
@@ -350,7 +385,7 @@ static redisReply *finish(hh_conn *c, redisReply *r) {
 }
 
 redisReply *hh_conn_cmd(hh_conn *c, const char *fmt, ...) {
-    if (hh_conn_ready(c) != 0) return NULL;
+    if (hh_conn_ready(c) != 0 || arm(c) != 0) return NULL;
     va_list ap;
     va_start(ap, fmt);
     redisReply *r = redisvCommand(c->ctx, fmt, ap);
@@ -359,14 +394,14 @@ redisReply *hh_conn_cmd(hh_conn *c, const char *fmt, ...) {
 }
 
 redisReply *hh_conn_cmdargv(hh_conn *c, int argc, const char **argv, const size_t *lens) {
-    if (hh_conn_ready(c) != 0) return NULL;
+    if (hh_conn_ready(c) != 0 || arm(c) != 0) return NULL;
     return finish(c, redisCommandArgv(c->ctx, argc, argv, lens));
 }
 
 redisReply *hh_conn_cmdargv_blocking(hh_conn *c, double block_s, int argc, const char **argv,
                                      const size_t *lens) {
-    if (hh_conn_ready(c) != 0) return NULL;
-    redisSetTimeout(c->ctx, tv_of(block_s + c->cfg->command_timeout));
+    if (hh_conn_ready(c) != 0 || arm(c) != 0) return NULL;
+    redisSetTimeout(c->ctx, tv_of(time_left(c, block_s + c->cfg->command_timeout)));
     redisReply *r = finish(c, redisCommandArgv(c->ctx, argc, argv, lens));
     if (c->ctx) redisSetTimeout(c->ctx, tv_of(c->cfg->command_timeout));
     return r;
@@ -375,7 +410,7 @@ redisReply *hh_conn_cmdargv_blocking(hh_conn *c, double block_s, int argc, const
 void hh_pipe_begin(hh_pipe *p, hh_conn *c) {
     p->c = c;
     p->n = 0;
-    p->failed = hh_conn_ready(c) != 0;
+    p->failed = hh_conn_ready(c) != 0 || arm(c) != 0;
 }
 
 void hh_pipe_add(hh_pipe *p, const char *fmt, ...) {
@@ -414,6 +449,10 @@ redisReply **hh_pipe_exec(hh_pipe *p) {
     int bad = 0;
     for (int i = 0; i < p->n; i++) {
         void *r = NULL;
+        if (arm(p->c) != 0) { /* the deadline passed between replies */
+            hh_replies_free(out, i);
+            return NULL;
+        }
         if (redisGetReply(p->c->ctx, &r) != REDIS_OK || !r) {
             hh_replies_free(out, i);
             hh_conn_fail(p->c, p->c->ctx && p->c->ctx->errstr[0] ? p->c->ctx->errstr

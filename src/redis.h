@@ -44,6 +44,11 @@ typedef struct hh_conn {
     atomic_llong client_id;     /* CLIENT ID of the live connection (Redis >= 5), 0 none */
     char last_error[256];
     char shas[HH_SCRIPT_COUNT][41];
+    /* Monotonic time after which every call on this connection fails at
+     * once; before it, no connect, command or pipeline waits longer than
+     * what is left. 0: none. For work that must end by a deadline whatever
+     * Redis does (the stop's push-back). */
+    double deadline;
 } hh_conn;
 
 void hh_conn_init(hh_conn *c, hh_redis_config *cfg, const hh_logger *log, const char *name,

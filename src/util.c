@@ -187,3 +187,17 @@ static size_t utf8_seq(const unsigned char *p, const unsigned char *end) {
         return 0;
     return n + 1;
 }
+
+int hh_join_by(pthread_t t, double deadline) {
+    double left = deadline - hh_mono();
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    if (left > 0) {
+        long long ns = (long long)ts.tv_nsec + (long long)(left * 1e9);
+        ts.tv_sec += (time_t)(ns / 1000000000LL);
+        ts.tv_nsec = (long)(ns % 1000000000LL);
+    }
+    if (pthread_timedjoin_np(t, NULL, &ts) == 0) return 1;
+    pthread_detach(t);
+    return 0;
+}

@@ -4,6 +4,7 @@
 #define HH_UTIL_H
 
 #include <stdarg.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "hiredhand.h"
@@ -59,5 +60,9 @@ int hh_utf8_valid(const char *s, size_t len);
 /* A malloc'd copy of a NUL-terminated string with every byte that is not
  * part of valid UTF-8 replaced by '?'. NULL when out of memory. */
 char *hh_utf8_scrub(const char *s);
+
+/* Joins thread t by the monotonic time deadline (hh_mono() seconds), or
+ * detaches it then: returns 1 joined, 0 left running (detached). */
+int hh_join_by(pthread_t t, double deadline);
 
 #endif
