@@ -9,7 +9,8 @@
 #   - Sidekiq::ProcessSet shows hiredhand's identity; Sidekiq::Workers (the Busy page) shows
 #     exactly the 3 running jids.
 # Phase 2: the real `sidekiq` server (-c 2, BasicFetch) starts on queue default next to hiredhand;
-# 300 OkWorker jobs are pushed with Sidekiq::Client.push_bulk. Both run them (hiredhand through
+# 300 OkWorker jobs are pushed with Sidekiq::Client.push_bulk: first 4 at a time (each batch once
+# the previous one ran) until each side has run 10, then the rest at once. Both run them (hiredhand through
 # handlers/rf_job.sh, Sidekiq through tests/ruby/app.rb's OkWorker, which records in test:ran).
 # Expected: every jid ran exactly once (none lost, none twice), each side ran at least 10;
 # the 3 SlowWorker jobs running in phase 1 completed on hiredhand (the 2 queued ones may run on
@@ -54,8 +55,16 @@ assert_eq "$(json "$view" 'j["busy_jids"].sort.join(" ")')" "$(echo $running)" "
 # ---------------------------------------------------------------- phase 2
 hh_sidekiq_start app.rb -q default -c 2
 hh_sidekiq_wait_ready 60
-jids="$(hh_ruby rf_coexist.rb push OkWorker 300)" || fail "Ruby push_bulk of 300 OkWorker jobs failed: $jids"
-printf '%s\n' "$jids" >"$HH_TMP/ok.jids"
+# Both sides must get work whatever the machine's load: jobs first trickle in small batches until
+# each side has run 10 of them (an event, with a deadline), then the rest go in one push_bulk.
+trickled="$(hh_ruby rf_coexist.rb trickle OkWorker "$RF_DIR/done" 10 250 120)" \
+    || fail "Ruby trickle push of OkWorker jobs failed: $trickled"
+printf '%s\n' "$trickled" >"$HH_TMP/ok.jids"
+n_trickled="$(grep -c . "$HH_TMP/ok.jids")"
+hh_log "trickled $n_trickled OkWorker jobs until both sides had run 10"
+jids="$(hh_ruby rf_coexist.rb push OkWorker "$((300 - n_trickled))")" \
+    || fail "Ruby push_bulk of the other $((300 - n_trickled)) OkWorker jobs failed: $jids"
+printf '%s\n' "$jids" >>"$HH_TMP/ok.jids"
 assert_eq "$(grep -c . "$HH_TMP/ok.jids")" 300 "jids returned by push_bulk"
 sk_ran() { hh_ruby rf_coexist.rb ran_jids >"$HH_TMP/sk.jids" 2>/dev/null; cat "$HH_TMP/sk.jids"; }
 total() { { cut -d' ' -f1 "$RF_DIR/done"; sk_ran; } | sort -u | grep -c .; }
