@@ -3,16 +3,24 @@
  * processor.c, so the outcome and the ack go in one transaction. */
 #include "retry.h"
 
+#include <hiredis/sds.h>
 #include <jansson.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
-double hh_retry_delay(int c, hh_rng *rng) {
-    double cc = c;
-    return cc * cc * cc * cc + 15.0 + (double)hh_rng_below(rng, 10) * (cc + 1.0);
+/* In long double: a count up to 2^63 is exact and c^4 (up to about 7e75)
+ * stays finite, so the delay is Sidekiq's exact integer rounded once to a
+ * double, however large; no int conversion anywhere (a count of 2^32 once
+ * wrapped to 0 and gave a 15 s delay). A float count (3.0 read as Ruby
+ * reads it) is computed the same way; a float so big that c^4 overflows
+ * gives the largest finite delay, never inf. */
+double hh_retry_delay(long double c, hh_rng *rng) {
+    long double d = c * c * c * c + 15.0L + (long double)hh_rng_below(rng, 10) * (c + 1.0L);
+    return d <= DBL_MAX ? (double)d : DBL_MAX; /* also for inf and NaN */
 }
 
 static char *base64(const unsigned char *in, size_t n) {
@@ -78,17 +86,42 @@ int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_
     json_object_set_new(msg, "queue", json_string(json_is_string(rq) ? json_string_value(rq) : job->queue));
     json_object_set_new(msg, "error_message", json_string(job->error_message ? job->error_message : ""));
     json_object_set_new(msg, "error_class", json_string(job->error_class ? job->error_class : "StandardError"));
+    /* retry_count as Sidekiq 6.4 reads it (`msg["retry_count"] += 1` when
+     * truthy): absent, null or false is a first failure; an integer gains 1
+     * (negative ones too, as in Ruby); a float stays a float (3.0 -> 4.0).
+     * Anything else ("3", true, [], {}) makes Ruby raise TypeError there: 6.4
+     * writes no retry and drops the job. hiredhand writes no retry either,
+     * but keeps the job in the dead set with the reason, untouched. */
     json_t *rc = json_object_get(msg, "retry_count");
-    json_int_t count;
+    json_int_t count = 0;
+    double fcount = 0;
+    int is_real = 0, unusable = 0, present = rc && !json_is_null(rc) && !json_is_false(rc);
     if (json_is_integer(rc)) {
-        json_object_set_new(msg, "retried_at", hh_json_time_new(now, cfg->timestamps));
         json_int_t prev = json_integer_value(rc);
-        count = prev < 0 ? 0 : prev >= LLONG_MAX - 1 ? LLONG_MAX : prev + 1;
+        count = prev == LLONG_MAX ? prev : prev + 1; /* Ruby goes to a bignum: saturate */
+    } else if (json_is_real(rc)) {
+        is_real = 1;
+        fcount = json_real_value(rc) + 1.0;
+        json_object_set_new(msg, "retry_count", json_real(fcount));
+    } else if (present) {
+        unusable = 1;
+    }
+    if (unusable) {
+        char *shown = json_dumps(rc, JSON_ENCODE_ANY | JSON_COMPACT);
+        sds why = sdscatprintf(sdsempty(), "%s [not retried: retry_count %.64s%s is not a number]",
+                               job->error_message ? job->error_message : "", shown ? shown : "?",
+                               shown && strlen(shown) > 64 ? "..." : "");
+        free(shown);
+        if (why) json_object_set_new(msg, "error_message", json_stringn(why, sdslen(why)));
+        sdsfree(why);
+        json_object_set_new(msg, "retried_at", hh_json_time_new(now, cfg->timestamps));
+    } else if (present) {
+        json_object_set_new(msg, "retried_at", hh_json_time_new(now, cfg->timestamps));
+        if (!is_real) json_object_set_new(msg, "retry_count", json_integer(count));
     } else {
         json_object_set_new(msg, "failed_at", hh_json_time_new(now, cfg->timestamps));
-        count = 0;
+        json_object_set_new(msg, "retry_count", json_integer(count));
     }
-    json_object_set_new(msg, "retry_count", json_integer(count));
     size_t nb = backtrace_wanted(msg, job->nbacktrace);
     if (nb) {
         char *bt = hh_backtrace_encode(job->backtrace, nb);
@@ -96,7 +129,12 @@ int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_
         free(bt);
     }
     json_int_t max = json_is_integer(retry) ? json_integer_value(retry) : cfg->max_retries;
-    if (count >= max) {
+    int exhausted = is_real ? !(fcount < (double)max) : count >= max;
+    if (unusable) {
+        out->kind = HH_FAIL_DEAD;
+        out->score = now;
+        out->reason = "retry_count is not a number";
+    } else if (exhausted) {
         if (json_is_false(json_object_get(msg, "dead"))) {
             out->kind = HH_FAIL_DISCARD;
             out->reason = "retries exhausted and dead is false";
@@ -107,7 +145,9 @@ int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_
         }
     } else {
         out->kind = HH_FAIL_RETRY;
-        out->score = now + hh_retry_delay((int)count, rng); /* count < max fits an int */
+        double delay = hh_retry_delay(is_real ? (long double)fcount : (long double)count, rng);
+        out->score = now + delay;
+        if (!isfinite(out->score)) out->score = DBL_MAX;
         out->reason = "will retry";
     }
     if (out->kind != HH_FAIL_DISCARD && !(out->payload = hh_json_dump(msg))) {

@@ -32,8 +32,10 @@ typedef struct hh_retry_config {
 int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_rng *rng,
                   hh_failure_plan *out);
 
-/* Sidekiq 6.4's delay for retry_count c: c^4 + 15 + rand(10) * (c + 1). */
-double hh_retry_delay(int count, hh_rng *rng);
+/* Sidekiq 6.4's delay for retry_count c: c^4 + 15 + rand(10) * (c + 1),
+ * computed without overflow for any count (long double holds every int64
+ * exactly); always finite. */
+double hh_retry_delay(long double count, hh_rng *rng);
 
 /* The payload for a malformed job going to the dead set: JSON objects keep
  * every key and gain error_class/error_message with the reason; other JSON

@@ -5,6 +5,7 @@
  * backoff of §6.2, and the dead-set payload of a malformed job (§4.5). */
 #include "unit_helpers.h"
 
+#include <float.h>
 #include <math.h>
 #include <zlib.h>
 #include "job.h"
@@ -610,6 +611,157 @@ static void test_retry_delay_bounds(void **s) {
     assert_true(hh_retry_delay(24, &rng) >= 331791);
 }
 
+/* B36: the delay for a count past 2^31 and 2^32 is Sidekiq's c^4 + 15 +
+ * rand(10) * (c + 1) in full (today's int cast wrapped 2^32 to 0: a 15-24 s
+ * delay), and never inf for a count whose c^4 overflows a double. */
+static void test_retry_delay_extremes(void **s) {
+    (void)s;
+    hh_rng rng;
+    hh_rng_seed(&rng);
+    long double cs[] = {2147483648.0L, 4294967296.0L, 9000000000000000001.0L};
+    for (size_t k = 0; k < sizeof(cs) / sizeof(*cs); k++) {
+        long double c = cs[k];
+        double lo = (double)(c * c * c * c + 15), hi = (double)(c * c * c * c + 15 + 9 * (c + 1));
+        for (int i = 0; i < 50; i++) {
+            double d = hh_retry_delay(c, &rng);
+            assert_true(isfinite(d));
+            UH_ASSERT_DBL_IN(d, lo * (1 - 1e-15), hi * (1 + 1e-15));
+        }
+    }
+    volatile long double big = 1e300L; /* c^4 overflows a double */
+    double d = hh_retry_delay(big, &rng);
+    assert_true(isfinite(d));
+    assert_true(d == DBL_MAX);
+}
+
+/* B36 input 1: "retry": 9e18, "retry_count": 4294967295. Sidekiq 6.4 writes
+ * retry_count 4294967296 and a score about 3.4e38 s away (observed:
+ * 3.4028236692093846e+38), a finite double. */
+static void test_retry_count_u32_max_huge_limit(void **s) {
+    (void)s;
+    hh_retry_config cfg = cfg_default();
+    hh_failure_plan p;
+    char *text;
+    json_t *o = plan("{\"retry\":9000000000000000000,\"class\":\"K\",\"args\":[],"
+                     "\"retry_count\":4294967295}", "default", &cfg, &p, &text);
+    assert_int_equal(p.kind, HH_FAIL_RETRY);
+    assert_string_equal(uh_token(text, "retry_count"), "4294967296");
+    assert_true(isfinite(p.score));
+    long double c = 4294967296.0L;
+    UH_ASSERT_DBL_IN(p.score - NOW, (double)(c * c * c * c + 15) * (1 - 1e-15),
+                     (double)(c * c * c * c + 15 + 9 * (c + 1)) * (1 + 1e-15));
+    assert_non_null(json_object_get(o, "retried_at"));
+    json_decref(o);
+    free(p.payload);
+}
+
+/* B36: retry_count 9e18 with retry 9e18: 9e18 + 1 >= 9e18, dead, as 6.4 */
+static void test_retry_count_huge_dead(void **s) {
+    (void)s;
+    hh_retry_config cfg = cfg_default();
+    hh_failure_plan p;
+    char *text;
+    json_t *o = plan("{\"retry\":9000000000000000000,\"class\":\"K\",\"args\":[],"
+                     "\"retry_count\":9000000000000000000}", "default", &cfg, &p, &text);
+    assert_int_equal(p.kind, HH_FAIL_DEAD);
+    assert_string_equal(uh_token(text, "retry_count"), "9000000000000000001");
+    assert_true(p.score == NOW);
+    json_decref(o);
+    free(p.payload);
+    /* the int64 maximum does not wrap to a negative count */
+    o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":9223372036854775807}",
+             "default", &cfg, &p, &text);
+    assert_int_equal(p.kind, HH_FAIL_DEAD);
+    assert_string_equal(uh_token(text, "retry_count"), "9223372036854775807");
+    json_decref(o);
+    free(p.payload);
+}
+
+/* B36: retry_count 3.0 is read as Ruby reads it: 3.0 + 1 = 4.0, a float,
+ * retried_at set, delay 4.0^4 + 15 + rand(10) * 5.0 (6.4 wrote 4.0). */
+static void test_retry_count_float(void **s) {
+    (void)s;
+    hh_retry_config cfg = cfg_default();
+    hh_failure_plan p;
+    char *text;
+    json_t *o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":3.0}", "default",
+                     &cfg, &p, &text);
+    assert_int_equal(p.kind, HH_FAIL_RETRY);
+    assert_string_equal(uh_token(text, "retry_count"), "4.0");
+    assert_non_null(json_object_get(o, "retried_at"));
+    assert_null(json_object_get(o, "failed_at"));
+    UH_ASSERT_DBL_IN(p.score - NOW, 271 - 1e-6, 271 + 45 + 1e-6);
+    json_decref(o);
+    free(p.payload);
+    /* a float at the limit is exhausted: 24.0 + 1 = 25.0, not < 25 */
+    o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":24.0}", "default", &cfg,
+             &p, &text);
+    assert_int_equal(p.kind, HH_FAIL_DEAD);
+    assert_string_equal(uh_token(text, "retry_count"), "25.0");
+    json_decref(o);
+    free(p.payload);
+}
+
+/* B36: retry_count "3" (or true, [], {}): Sidekiq 6.4 raises TypeError in
+ * its retry code and writes no retry (observed: "no implicit conversion of
+ * Integer into String", nothing in retry or dead). hiredhand writes no retry
+ * either, and keeps the job in the dead set with the reason, retry_count
+ * untouched. */
+static void test_retry_count_not_a_number(void **s) {
+    (void)s;
+    hh_retry_config cfg = cfg_default();
+    const char *in[] = {"\"3\"", "true", "[1]", "{}"};
+    for (size_t i = 0; i < sizeof(in) / sizeof(*in); i++) {
+        char payload[128];
+        snprintf(payload, sizeof(payload), "{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":%s}",
+                 in[i]);
+        hh_failure_plan p;
+        char *text;
+        json_t *o = plan(payload, "default", &cfg, &p, &text);
+        if (p.kind != HH_FAIL_DEAD) fail_msg("retry_count %s: kind %d, payload %s", in[i], p.kind, text);
+        assert_true(p.score == NOW);
+        char kept[64];
+        snprintf(kept, sizeof(kept), "\"retry_count\":%s", in[i]);
+        if (!strstr(text, kept)) fail_msg("retry_count %s not kept as it was: %s", in[i], text);
+        assert_non_null(strstr(sval(o, "error_message"), "boom f1"));
+        assert_non_null(strstr(sval(o, "error_message"), "not a number"));
+        assert_string_equal(sval(o, "error_class"), "ArgumentError");
+        json_decref(o);
+        free(p.payload);
+    }
+    /* null and false read as absent: a first failure */
+    const char *absent[] = {"null", "false"};
+    for (size_t i = 0; i < 2; i++) {
+        char payload[128];
+        snprintf(payload, sizeof(payload), "{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":%s}",
+                 absent[i]);
+        hh_failure_plan p;
+        char *text;
+        json_t *o = plan(payload, "default", &cfg, &p, &text);
+        assert_int_equal(p.kind, HH_FAIL_RETRY);
+        assert_string_equal(uh_token(text, "retry_count"), "0");
+        assert_non_null(json_object_get(o, "failed_at"));
+        json_decref(o);
+        free(p.payload);
+    }
+}
+
+/* A negative count goes up by one as in Ruby (-5 -> -4), with Ruby's delay
+ * for it: 256 + 15 + rand(10) * -3. */
+static void test_retry_count_negative(void **s) {
+    (void)s;
+    hh_retry_config cfg = cfg_default();
+    hh_failure_plan p;
+    char *text;
+    json_t *o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":-5}", "default", &cfg,
+                     &p, &text);
+    assert_int_equal(p.kind, HH_FAIL_RETRY);
+    assert_string_equal(uh_token(text, "retry_count"), "-4");
+    UH_ASSERT_DBL_IN(p.score - NOW, 271 - 27 - 1e-6, 271 + 1e-6);
+    json_decref(o);
+    free(p.payload);
+}
+
 static void test_malformed_dead_payload(void **s) {
     (void)s;
     size_t len = 0;
@@ -690,6 +842,12 @@ int main(void) {
         cmocka_unit_test(test_malformed_dead_payload),
         cmocka_unit_test(test_backtrace_invalid_utf8_line_kept),
         cmocka_unit_test(test_retry_count_beyond_int),
+        cmocka_unit_test(test_retry_delay_extremes),
+        cmocka_unit_test(test_retry_count_u32_max_huge_limit),
+        cmocka_unit_test(test_retry_count_huge_dead),
+        cmocka_unit_test(test_retry_count_float),
+        cmocka_unit_test(test_retry_count_not_a_number),
+        cmocka_unit_test(test_retry_count_negative),
         cmocka_unit_test(test_retry_count_int_max), /* keep last: UB aborts under UBSan */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
