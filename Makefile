@@ -9,7 +9,7 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= 2
 CMAKE_ARGS ?=
 
-.PHONY: all build deps demo test test-unit test-integration test-asan bench soak install clean
+.PHONY: all build deps demo test test-build test-unit test-integration test-asan bench soak install clean
 
 all: build
 
@@ -25,22 +25,28 @@ build: $(BUILD)/Makefile
 demo:
 	@scripts/deps.sh demo
 	@$(MAKE) --no-print-directory build
-	@scripts/demo.sh
+	@HH_BUILD=$(BUILD) scripts/demo.sh
 
 # Unit and integration tests on the normal build, then the same suite
 # under ASan+UBSan. Each integration test starts its own redis-server.
-test: deps build
+# The tests need cmocka: configure with HH_TESTS=ON so a missing cmocka is an
+# error here, even in a build dir first configured without it (make demo).
+test-build:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHH_TESTS=ON $(CMAKE_ARGS) >/dev/null
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: deps test-build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	@$(MAKE) --no-print-directory test-asan
 
-test-unit: build
+test-unit: test-build
 	cd $(BUILD) && ctest --output-on-failure -L unit -j $(JOBS)
 
-test-integration: build
+test-integration: test-build
 	cd $(BUILD) && ctest --output-on-failure -L integration -j $(JOBS)
 
 test-asan:
-	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DHH_SANITIZE=ON $(CMAKE_ARGS) >/dev/null
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DHH_SANITIZE=ON -DHH_TESTS=ON $(CMAKE_ARGS) >/dev/null
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -j $(JOBS)

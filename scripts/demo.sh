@@ -3,7 +3,8 @@
 # $REDIS_URL when set, else a throwaway redis-server on a free loopback port.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-B="$root/build/hiredhand"
+build="$(cd "$root" && cd "${HH_BUILD:-build}" && pwd)"   # make demo BUILD=dir passes HH_BUILD
+B="$build/hiredhand"
 Q=hiredhand_demo   # its own queue: with REDIS_URL set, your queues are left alone
 cleanup() {
   if [ -n "${worker:-}" ]; then kill "$worker" 2>/dev/null || true; fi
@@ -39,7 +40,7 @@ if command -v ruby >/dev/null && ruby -e 'require "sidekiq"' 2>/dev/null; then
 fi
 
 echo "== running: hiredhand work -q $Q -c 5 --require example_plugin.so --exec EmailJob=print_job.sh"
-"$B" work -r "$REDIS_URL" -q $Q -c 5 --poll-interval 1 --require "$root/build/example_plugin.so" \
+"$B" work -r "$REDIS_URL" -q $Q -c 5 --poll-interval 1 --require "$build/example_plugin.so" \
   --exec "EmailJob=$root/examples/handlers/print_job.sh" &
 worker=$!
 for _ in $(seq 1 100); do
