@@ -19,7 +19,8 @@
 
 static const char work_usage[] =
     "usage: hiredhand work [options]\n"
-    "  -r, --redis URL            redis://[user:password@]host:port/db or unix:///path?db=N\n"
+    "  -r, --redis URL            redis://[user:password@]host:port/db or\n"
+    "                             unix://[user:password@]/path?db=N (percent-encoded user info)\n"
     "                             (default $REDIS_URL, else redis://127.0.0.1:6379/0)\n"
     "  -q, --queue NAME[,WEIGHT]  a queue to fetch from; repeatable (default: default).\n"
     "                             No weights: strict order; weights: weighted random order.\n"

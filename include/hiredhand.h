@@ -60,7 +60,9 @@ typedef enum hh_timestamps {
 /* Where Redis is and how keys are named; embedded in the client and the
  * manager options. Zero-initialise, or call hh_redis_options_init(). */
 typedef struct hh_redis_options {
-    /* "redis://[user:password@]host:port/db" or "unix:///path?db=N".
+    /* "redis://[user:password@]host:port/db" or
+     * "unix://[user:password@]/path?db=N" (user info percent-decoded; see
+     * the README's Redis URLs).
      * NULL: $REDIS_URL, else "redis://127.0.0.1:6379/0". */
     const char *url;
     /* Prefix for every key, as redis-namespace does ("ns" gives "ns:queues").

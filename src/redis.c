@@ -25,19 +25,30 @@ static const char *script_src[HH_SCRIPT_COUNT] = {
 
 /* ------------------------------------------------------------ URL parsing */
 
-/* Writes the error with the URL shown but its password masked: whatever
- * follows the scheme up to the last '@' is user info. */
+/* Writes the error with the URL shown but its user info masked. In
+ * redis://, user info is whatever follows the scheme up to the last '@'
+ * (the user name stays visible before a ':'); in unix:// it is whatever
+ * comes before the socket path's first '/', all of it masked. */
 static int fail_url(char *err, size_t len, const char *msg, const char *url) {
     if (!err) return -1;
     char shown[512];
     hh_strlcpy(shown, url ? url : "", sizeof(shown));
     char *start = strstr(shown, "://");
-    char *at = start ? strrchr(start, '@') : NULL;
-    if (at) {
-        char *colon = memchr(start + 3, ':', (size_t)(at - start - 3));
-        char *from = colon ? colon + 1 : start + 3;
-        memmove(from + 3, at, strlen(at) + 1);
-        memcpy(from, "***", 3);
+    if (start && strncmp(shown, "unix://", 7) == 0) {
+        char *info = shown + 7, *slash = strchr(info, '/');
+        char *end = slash ? slash : strrchr(info, '@') ? strrchr(info, '@') + 1 : info;
+        if (end > info) {
+            memmove(info + 4, end, strlen(end) + 1);
+            memcpy(info, "***@", 4);
+        }
+    } else {
+        char *at = start ? strrchr(start, '@') : NULL;
+        if (at) {
+            char *colon = memchr(start + 3, ':', (size_t)(at - start - 3));
+            char *from = colon ? colon + 1 : start + 3;
+            memmove(from + 3, at, strlen(at) + 1);
+            memcpy(from, "***", 3);
+        }
     }
     char *q = strchr(start ? start : shown, '?'); /* ?password=... and the like */
     if (q && strstr(q, "pass")) strcpy(q, "?***");
@@ -57,34 +68,45 @@ static int parse_int(const char *s, size_t n, int lo, int hi, int *out) {
     return 0;
 }
 
-/* Percent-decodes user info (passwords may hold %40 and the like). */
+/* Decodes user info as redis-rb does (CGI.unescape): %XX escapes, and '+'
+ * is a space, so one REDIS_URL means the same to Sidekiq and hiredhand. A
+ * '%' not followed by two hex digits stays literal. */
 static sds pct_decode(const char *s, size_t n) {
     sds out = sdsempty();
     for (size_t i = 0; out && i < n; i++) {
         if (s[i] == '%' && i + 2 < n && isxdigit((unsigned char)s[i + 1]) &&
             isxdigit((unsigned char)s[i + 2])) {
             char hex[3] = {s[i + 1], s[i + 2], 0};
-            long v = strtol(hex, NULL, 16);
-            {
-                char ch = (char)v;
-                out = sdscatlen(out, &ch, 1);
-                i += 2;
-                continue;
-            }
+            char ch = (char)strtol(hex, NULL, 16);
+            out = sdscatlen(out, &ch, 1);
+            i += 2;
+            continue;
         }
-        out = sdscatlen(out, s + i, 1);
+        out = sdscatlen(out, s[i] == '+' ? " " : s + i, 1);
     }
     return out;
 }
 
+/* [user][:password] as redis-rb reads it (Ruby's URI, then CGI.unescape):
+ * the first ':' splits; an empty part is absent; no ':' at all makes the
+ * whole a user name, with no password, and redis-rb then sends no AUTH. */
+static void parse_userinfo(hh_redis_config *cfg, const char *p, size_t n) {
+    const char *colon = memchr(p, ':', n);
+    size_t ulen = colon ? (size_t)(colon - p) : n;
+    if (ulen) cfg->user = pct_decode(p, ulen);
+    if (colon && n - ulen - 1 > 0) cfg->password = pct_decode(colon + 1, n - ulen - 1);
+}
+
+/* What logs show: the password as ***; a user name without a password is
+ * masked too (it is never sent, and is most often a password written
+ * without its ':'). */
 static void mask_url(hh_redis_config *cfg) {
+    const char *ui = cfg->password ? ":***@" : cfg->user ? "***@" : "";
+    const char *un = cfg->password && cfg->user ? cfg->user : "";
     if (cfg->unix_path)
-        cfg->display = sdscatfmt(sdsempty(), "unix://%s?db=%i", cfg->unix_path, cfg->db);
+        cfg->display = sdscatfmt(sdsempty(), "unix://%s%s%s?db=%i", un, ui, cfg->unix_path, cfg->db);
     else
-        cfg->display = sdscatfmt(sdsempty(), "redis://%s%s%s%s:%i/%i",
-                                 cfg->user ? cfg->user : "",
-                                 cfg->password ? (cfg->user ? ":***" : ":***") : "",
-                                 (cfg->user || cfg->password) ? "@" : "", cfg->host, cfg->port,
+        cfg->display = sdscatfmt(sdsempty(), "redis://%s%s%s:%i/%i", un, ui, cfg->host, cfg->port,
                                  cfg->db);
 }
 
@@ -98,10 +120,18 @@ int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char 
     cfg->command_timeout = (o && o->command_timeout > 0) ? o->command_timeout : 5.0;
 
     if (strncmp(url, "unix://", 7) == 0) {
-        const char *path = url + 7;
+        /* unix://[[user]:password@]/path[?db=N]: the path starts at the
+         * first '/', so user info must percent-encode any '/' (and '@'). */
+        const char *rest = url + 7;
+        const char *path = strchr(rest, '/');
+        if (!path) return fail_url(err, errlen, "unix:// needs an absolute socket path", url);
+        if (path > rest) {
+            if (path[-1] != '@')
+                return fail_url(err, errlen, "unix:// takes [user]:password@ before the /path", url);
+            parse_userinfo(cfg, rest, (size_t)(path - rest - 1));
+        }
         const char *q = strchr(path, '?');
         size_t plen = q ? (size_t)(q - path) : strlen(path);
-        if (plen == 0 || path[0] != '/') return fail_url(err, errlen, "unix:// needs an absolute socket path", url);
         cfg->unix_path = sdsnewlen(path, plen);
         if (q) {
             if (strncmp(q, "?db=", 4) != 0 || parse_int(q + 4, strlen(q + 4), 0, 1 << 20, &cfg->db))
@@ -118,13 +148,7 @@ int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char 
     for (const char *s = p; s < end; s++)
         if (*s == '@') at = s;
     if (at) {
-        const char *colon = memchr(p, ':', (size_t)(at - p));
-        if (colon) {
-            if (colon > p) cfg->user = pct_decode(p, (size_t)(colon - p));
-            cfg->password = pct_decode(colon + 1, (size_t)(at - colon - 1));
-        } else if (at > p) {
-            cfg->password = pct_decode(p, (size_t)(at - p)); /* redis://pass@host */
-        }
+        parse_userinfo(cfg, p, (size_t)(at - p));
         p = at + 1;
     }
     /* host[:port], with [v6] literals */
@@ -220,10 +244,11 @@ void hh_conn_fail(hh_conn *c, const char *why) {
 static int setup(hh_conn *c) {
     redisReply *r;
     if (c->cfg->password) {
-        if (c->cfg->user)
-            r = redisCommand(c->ctx, "AUTH %s %s", c->cfg->user, c->cfg->password);
-        else
-            r = redisCommand(c->ctx, "AUTH %s", c->cfg->password);
+        /* binary-safe: a decoded password may hold any byte */
+        const char *argv[3] = {"AUTH", c->cfg->user, c->cfg->password};
+        size_t lens[3] = {4, c->cfg->user ? sdslen(c->cfg->user) : 0, sdslen(c->cfg->password)};
+        if (!c->cfg->user) argv[1] = argv[2], lens[1] = lens[2];
+        r = redisCommandArgv(c->ctx, c->cfg->user ? 3 : 2, argv, lens);
         if (!r || r->type == REDIS_REPLY_ERROR) {
             snprintf(c->last_error, sizeof(c->last_error), "AUTH failed: %s",
                      r ? r->str : c->ctx->errstr);

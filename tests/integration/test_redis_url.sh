@@ -38,8 +38,7 @@ hh_cli push OkJob '[]' -r "redis://:$bad@127.0.0.1:$REDIS_PORT/0"
 [ "$HH_RC" != 0 ] || fail "push with a wrong password exited 0"
 assert_not_contains "$HH_OUT$HH_ERR" "$bad" "push error output echoes the wrong password"
 
-# unix socket URL, db 5 (password via the URL's user-info is not part of the unix form here, so
-# this Redis needs AUTH: use a second redis without a password for the unix case)
+# unix socket URL without a password, db 5 (with a password: test_redis_unix_auth.sh)
 
 hh_redis_stop
 sock="$HH_TMP/redis2.sock"

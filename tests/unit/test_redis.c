@@ -60,8 +60,13 @@ static void test_parse_tcp_urls(void **s) {
     expect_tcp("redis://h:7000", "h", 7000, 0, NULL, NULL, NULL);
     expect_tcp("redis://:" SECRET "@redis.example", "redis.example", 6379, 0, NULL, SECRET,
                "redis://:***@redis.example:6379/0");
-    expect_tcp("redis://" SECRET "@h:6379/1", "h", 6379, 1, NULL, SECRET,
-               "redis://:***@h:6379/1");
+    /* no ':' : a user name and no password, as redis-rb reads it (it then
+     * sends no AUTH); masked in logs, since it is often a password */
+    expect_tcp("redis://" SECRET "@h:6379/1", "h", 6379, 1, SECRET, NULL, "redis://***@h:6379/1");
+    expect_tcp("redis://name@h", "h", 6379, 0, "name", NULL, "redis://***@h:6379/0");
+    /* empty parts are absent (redis-rb: user/password only when non-empty) */
+    expect_tcp("redis://alice:@h", "h", 6379, 0, "alice", NULL, "redis://***@h:6379/0");
+    expect_tcp("redis://:@h", "h", 6379, 0, NULL, NULL, "redis://h:6379/0");
     expect_tcp("redis://alice:" SECRET "@h:6380/3", "h", 6380, 3, "alice", SECRET,
                "redis://alice:***@h:6380/3");
     expect_tcp("redis://:p%40ss%2Fw%3Ard%25@h:1/0", "h", 1, 0, NULL, "p@ss/w:rd%", NULL);
@@ -80,9 +85,44 @@ static void test_parse_percent_literal(void **s) {
     expect_tcp("redis://:50%@h", "h", 6379, 0, NULL, "50%", NULL);
     expect_tcp("redis://:a%zzb@h", "h", 6379, 0, NULL, "a%zzb", NULL);
     expect_tcp("redis://:a%4@h", "h", 6379, 0, NULL, "a%4", NULL);
-    expect_tcp("redis://:a%+1b@h", "h", 6379, 0, NULL, "a%+1b", NULL);
+    expect_tcp("redis://:a%+1b@h", "h", 6379, 0, NULL, "a% 1b", NULL); /* '+' is a space */
     expect_tcp("redis://:a%-1b@h", "h", 6379, 0, NULL, "a%-1b", NULL);
     expect_tcp("redis://:a% fb@h", "h", 6379, 0, NULL, "a% fb", NULL);
+    /* redis-rb's CGI.unescape: '+' is a space, %2B a plus */
+    expect_tcp("redis://:a+b%2Bc@h", "h", 6379, 0, NULL, "a b+c", NULL);
+}
+
+/* unix://[user:]password@/path?db=N: the user info ends at the '@' before
+ * the path's first '/'; percent-decoded; masked in `display`. */
+static void test_parse_unix_userinfo(void **s) {
+    (void)s;
+    struct {
+        const char *url, *user, *pass, *path, *display;
+        int db;
+    } ok[] = {
+        {"unix://:x%2Fy%40z@/tmp/r.sock?db=2", NULL, "x/y@z", "/tmp/r.sock", "unix://:***@/tmp/r.sock?db=2", 2},
+        {"unix://alice:" SECRET "@/var/run/r.sock", "alice", SECRET, "/var/run/r.sock",
+         "unix://alice:***@/var/run/r.sock?db=0", 0},
+        {"unix://:" SECRET "@/r.sock?db=15", NULL, SECRET, "/r.sock", "unix://:***@/r.sock?db=15", 15},
+        {"unix://" SECRET "@/r.sock", SECRET, NULL, "/r.sock", "unix://***@/r.sock?db=0", 0},
+        {"unix://:@/r.sock", NULL, NULL, "/r.sock", "unix:///r.sock?db=0", 0},
+        {"unix:///tmp/a@b.sock", NULL, NULL, "/tmp/a@b.sock", "unix:///tmp/a@b.sock?db=0", 0},
+    };
+    for (size_t i = 0; i < sizeof(ok) / sizeof(*ok); i++) {
+        hh_redis_config cfg;
+        char err[256] = "";
+        if (parse(ok[i].url, &cfg, err, sizeof(err)) != 0) fail_msg("%s rejected: %s", ok[i].url, err);
+        assert_null(cfg.host);
+        assert_string_equal(cfg.unix_path, ok[i].path);
+        assert_int_equal(cfg.db, ok[i].db);
+        if (ok[i].user) assert_string_equal(cfg.user, ok[i].user);
+        else assert_null(cfg.user);
+        if (ok[i].pass) assert_string_equal(cfg.password, ok[i].pass);
+        else assert_null(cfg.password);
+        assert_string_equal(cfg.display, ok[i].display);
+        assert_null(strstr(cfg.display, SECRET));
+        hh_redis_config_free(&cfg);
+    }
 }
 
 static void test_parse_unix(void **s) {
@@ -196,12 +236,13 @@ static void test_parse_bad_urls(void **s) {
     assert_int_equal(hh_redis_url_check("redis://h:6379/2", NULL, 0), HH_OK);
 }
 
-/* A password written into a unix:// URL (which hiredhand does not accept)
- * must not be echoed in the error message either (redis.h: "a message in
+/* A password written into a bad unix:// URL must not be echoed in the error message either (redis.h: "a message in
  * err (never the password)"). */
 static void test_parse_bad_unix_url_hides_password(void **s) {
     (void)s;
-    expect_bad("unix://:" SECRET "@/tmp/r.sock");
+    expect_bad("unix://:" SECRET "/tmp/r.sock");      /* no '@' before the path */
+    expect_bad("unix://:" SECRET "@relative.sock");    /* no path */
+    expect_bad("unix://:" SECRET "@/tmp/r.sock?db=x");
     expect_bad("unix:///tmp/r.sock?password=" SECRET);
     expect_bad("unix:///tmp/r.sock?db=1&password=" SECRET);
 }
@@ -577,6 +618,7 @@ int main(void) {
         cmocka_unit_test(test_parse_defaults),
         cmocka_unit_test(test_parse_bad_urls),
         cmocka_unit_test(test_parse_bad_unix_url_hides_password),
+        cmocka_unit_test(test_parse_unix_userinfo),
         cmocka_unit_test(test_fmt_double_shortest),
         cmocka_unit_test(test_connection_level_errors),
     };
