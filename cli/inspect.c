@@ -26,7 +26,7 @@ static hh_client *connect_or_explain(common *c, int *rc) {
     hh_client *cl = hh_client_new(&c->redis, &e);
     if (!cl) {
         fprintf(stderr, "hiredhand: cannot connect to Redis: %s\n", hh_strerror(e));
-        *rc = 1;
+        *rc = e == HH_ERR_REFUSED ? CLI_EXIT_USAGE : 1;
     }
     return cl;
 }

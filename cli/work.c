@@ -286,7 +286,7 @@ int cli_work(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     if (rc == 0) {
         e = hh_manager_start(m);
-        if (e == HH_ERR_INVALID) rc = CLI_EXIT_USAGE; /* e.g. --http address in use */
+        if (e == HH_ERR_INVALID || e == HH_ERR_REFUSED) rc = CLI_EXIT_USAGE; /* --http address in use; bad password or db */
         else if (e != HH_OK) rc = e == HH_ERR_EXISTS ? 3 : 1;
     }
     int w = HH_ERR_STATE;
@@ -299,6 +299,10 @@ int cli_work(int argc, char **argv) {
         else if (sig == SIGHUP) reopen_log(m);
     }
     if (rc == 0 && w == HH_ERR_EXISTS) rc = 3; /* as a refused start */
+    if (rc == 0 && w == HH_ERR_REFUSED) rc = CLI_EXIT_USAGE;
+    if (e == HH_ERR_REFUSED || w == HH_ERR_REFUSED)
+        fprintf(stderr, "hiredhand: %s: giving up (a configuration error, not retried)\n",
+                hh_strerror(HH_ERR_REFUSED));
     /* Threads the stop left behind (stuck in a Redis call or a handler) may
      * still log or use their --exec handler until the process exits: keep
      * those alive (the manager then is not freed either). */

@@ -41,7 +41,10 @@ typedef enum hh_err {
     HH_ERR_IO = -4,       /* a system call failed (errno is kept) */
     HH_ERR_STATE = -5,    /* call not allowed in the object's current state */
     HH_ERR_EXISTS = -6,   /* name already registered / identity already live */
-    HH_ERR_NOTFOUND = -7  /* no such job, handler or process */
+    HH_ERR_NOTFOUND = -7, /* no such job, handler or process */
+    HH_ERR_REFUSED = -8   /* Redis refused the connection settings before any
+                           * connection ever worked: wrong password or user,
+                           * NOAUTH, NOPERM, db out of range. Permanent. */
 } hh_err;
 
 /* Returns a static English description of an hh_err code. Never NULL.
@@ -112,7 +115,7 @@ void hh_push_options_init(hh_push_options *o);
 
 /* Connects to Redis and returns a client, or NULL with *err set
  * (HH_ERR_INVALID for a bad URL, HH_ERR_REDIS when Redis cannot be reached,
- * HH_ERR_NOMEM). opts may be NULL for the defaults. Free with
+ * HH_ERR_REFUSED when it refused the password, user or db, HH_ERR_NOMEM). opts may be NULL for the defaults. Free with
  * hh_client_free(). A client reconnects by itself after a lost connection.
  * Not thread-safe: use one client per thread. */
 hh_client *hh_client_new(const hh_redis_options *opts, int *err);
@@ -337,7 +340,8 @@ int hh_manager_use(hh_manager *m, hh_middleware_fn fn, void *udata);
  * Redis being down is not an error: the threads keep reconnecting with
  * backoff. Errors: HH_ERR_STATE (started twice), HH_ERR_EXISTS (a fixed
  * identity that has a live heartbeat from another process), HH_ERR_IO
- * (threads could not be created). */
+ * (threads could not be created), HH_ERR_REFUSED (Redis refused the
+ * password, user or db: a permanent error, logged with Redis' reason). */
 int hh_manager_start(hh_manager *m);
 
 /* Quiet: stop fetching and scheduling, finish running jobs, keep beating
@@ -362,7 +366,10 @@ void hh_manager_dump(hh_manager *m);
 /* Blocks until the manager stopped (by hh_manager_stop, a TERM from Redis or
  * the Web UI). Returns HH_OK, or HH_ERR_EXISTS when it stopped because its
  * fixed identity proved live in another process once Redis answered (Redis
- * was down at start). timeout < 0 waits forever; otherwise returns
+ * was down at start), or HH_ERR_REFUSED when Redis, once reachable, refused
+ * the password, user or db before any connection had worked (later
+ * refusals, as when a password is rotated, keep the reconnect backoff
+ * instead). timeout < 0 waits forever; otherwise returns
  * HH_ERR_STATE if still running after timeout seconds. */
 int hh_manager_wait(hh_manager *m, double timeout);
 

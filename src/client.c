@@ -57,6 +57,7 @@ const char *hh_strerror(int err) {
     case HH_ERR_STATE: return "not allowed in this state";
     case HH_ERR_EXISTS: return "already exists";
     case HH_ERR_NOTFOUND: return "not found";
+    case HH_ERR_REFUSED: return "Redis refused the connection settings (password, user or db)";
     default: return "unknown error";
     }
 }
@@ -104,9 +105,9 @@ hh_client *hh_client_new(const hh_redis_options *opts, int *err) {
     c->ts = opts->timestamps;
     hh_conn_init(&c->conn, &c->cfg, &c->log, "client", NULL);
     if (hh_conn_ready(&c->conn) != 0) {
+        e = hh_redis_refused(&c->cfg) ? HH_ERR_REFUSED : HH_ERR_REDIS;
         hh_client_free(c);
         c = NULL;
-        e = HH_ERR_REDIS;
     }
 out:
     if (err) *err = e;

@@ -337,8 +337,15 @@ int hh_manager_start(hh_manager *m) {
     }
     hh_conn c;
     hh_conn_init(&c, &m->cfg, &m->log, "start", NULL);
-    /* One attempt now: Redis being down is not fatal, the threads reconnect. */
-    if (hh_conn_ready(&c) == 0) {
+    /* One attempt now: Redis being down is not fatal, the threads reconnect;
+     * Redis refusing the password or db is, since retrying cannot help. */
+    if (hh_conn_ready(&c) != 0 && hh_redis_refused(&m->cfg)) {
+        hh_http_stop(m->http);
+        m->http = NULL;
+        atomic_store(&m->done, 1);
+        return HH_ERR_REFUSED;
+    }
+    if (c.ctx) {
         check_redis(m, &c);
         int rc = hh_recovery_boot(m, &c);
         if (rc == HH_OK) atomic_store(&m->booted, 1);
@@ -501,6 +508,11 @@ static void *supervisor_main(void *arg) {
     if (!chores_started) hh_log(&m->log, HH_LOG_WARN, "cannot create the acks thread: acks ride with fetches only");
     int announced_quiet = 0;
     while (!atomic_load(&m->stopping)) {
+        if (hh_redis_refused(&m->cfg)) { /* Redis was down at start, then refused us */
+            atomic_store(&m->start_error, HH_ERR_REFUSED);
+            hh_manager_stop(m);
+            break;
+        }
         if (!announced_quiet && atomic_load(&m->quiet)) {
             announced_quiet = 1;
             hh_log(&m->log, HH_LOG_INFO, "quiet: no new jobs will be fetched");

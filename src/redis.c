@@ -241,6 +241,32 @@ void hh_conn_fail(hh_conn *c, const char *why) {
         hh_log(c->log, HH_LOG_DEBUG, "redis (%s): %s", c->name, c->last_error);
 }
 
+/* Whether an error reply to AUTH or SELECT means the same settings will
+ * always be refused (WRONGPASS, "invalid password", AUTH without a password
+ * configured, user names on Redis < 6, NOPERM, "DB index is out of
+ * range"...), as opposed to a server state that passes (LOADING, BUSY, a
+ * replica without its master, too many clients). */
+static int refusal_is_permanent(const char *msg) {
+    static const char *passing[] = {"LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN",
+                                    "ERR max number of clients", NULL};
+    if (!msg) return 0;
+    for (int i = 0; passing[i]; i++)
+        if (strncmp(msg, passing[i], strlen(passing[i])) == 0) return 0;
+    return 1;
+}
+
+/* Any other command refused for want of credentials. */
+static int auth_refusal(const char *msg) {
+    return msg && (strncmp(msg, "NOAUTH", 6) == 0 || strncmp(msg, "NOPERM", 6) == 0 ||
+                   strncmp(msg, "WRONGPASS", 9) == 0);
+}
+
+const char *hh_redis_refused(hh_redis_config *cfg) {
+    return atomic_load(&cfg->refused) ? cfg->refused_why : NULL;
+}
+
+/* AUTH, SELECT, INFO server and CLIENT ID on a new connection. Returns 0,
+ * -1 (may pass: retry) or -2 (Redis refused these settings for good). */
 static int setup(hh_conn *c) {
     redisReply *r;
     if (c->cfg->password) {
@@ -252,8 +278,9 @@ static int setup(hh_conn *c) {
         if (!r || r->type == REDIS_REPLY_ERROR) {
             snprintf(c->last_error, sizeof(c->last_error), "AUTH failed: %s",
                      r ? r->str : c->ctx->errstr);
+            int rc = r && refusal_is_permanent(r->str) ? -2 : -1;
             if (r) freeReplyObject(r);
-            return -1;
+            return rc;
         }
         freeReplyObject(r);
     }
@@ -262,8 +289,9 @@ static int setup(hh_conn *c) {
         if (!r || r->type == REDIS_REPLY_ERROR) {
             snprintf(c->last_error, sizeof(c->last_error), "SELECT failed: %s",
                      r ? r->str : c->ctx->errstr);
+            int rc = r && refusal_is_permanent(r->str) ? -2 : -1;
             if (r) freeReplyObject(r);
-            return -1;
+            return rc;
         }
         freeReplyObject(r);
     }
@@ -271,8 +299,9 @@ static int setup(hh_conn *c) {
     if (!r || r->type != REDIS_REPLY_STRING) {
         snprintf(c->last_error, sizeof(c->last_error), "INFO failed: %s",
                  r && r->str ? r->str : c->ctx->errstr);
+        int rc = r && r->type == REDIS_REPLY_ERROR && auth_refusal(r->str) ? -2 : -1;
         if (r) freeReplyObject(r);
-        return -1;
+        return rc;
     }
     const char *v = strstr(r->str, "redis_version:");
     if (v) {
@@ -335,13 +364,14 @@ int hh_conn_ready(hh_conn *c) {
         c->ctx = redisConnectUnixWithTimeout(c->cfg->unix_path, ctv);
     else
         c->ctx = redisConnectWithTimeout(c->cfg->host, c->cfg->port, ctv);
-    int ok = c->ctx && !c->ctx->err;
+    int ok = c->ctx && !c->ctx->err, rc = -1;
     if (ok) {
         /* Set on every new context: a reconnect must not lose it (B13). */
         double cmd = time_left(c, c->cfg->command_timeout);
         redisSetTimeout(c->ctx, tv_of(cmd > 0 ? cmd : 0.001));
         if (!c->cfg->unix_path) redisEnableKeepAlive(c->ctx);
-        ok = setup(c) == 0;
+        rc = setup(c);
+        ok = rc == 0;
     } else {
         hh_strlcpy(c->last_error, c->ctx ? c->ctx->errstr : "out of memory",
                    sizeof(c->last_error));
@@ -350,12 +380,30 @@ int hh_conn_ready(hh_conn *c) {
         hh_conn_close(c);
         c->backoff = c->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : c->backoff * 2;
         c->next_attempt = hh_mono() + c->backoff;
-        int was = 0;
+        /* Refused before anything ever worked: the settings are wrong, and
+         * the owner (the CLI, the manager) gives up instead of retrying. */
+        int unclaimed = 0;
+        if (rc == -2 && !atomic_load(&c->cfg->ever_ready) &&
+            atomic_compare_exchange_strong(&c->cfg->refusal_claimed, &unclaimed, 1)) {
+            snprintf(c->cfg->refused_why, sizeof(c->cfg->refused_why), "Redis %s refused the connection: %s",
+                     c->cfg->display, c->last_error);
+            atomic_store(&c->cfg->refused, 1);
+            hh_log(c->log, HH_LOG_ERROR, "%s (%s); not retried: check the URL's password, user and db",
+                   c->cfg->refused_why, c->name);
+            return -1;
+        }
+        int was = 0, unlogged = 0;
         if (atomic_compare_exchange_strong(&c->cfg->outage, &was, 1))
             hh_log(c->log, HH_LOG_WARN, "redis %s: cannot connect (%s): %s; retrying with backoff",
                    c->cfg->display, c->name, c->last_error);
+        else if (rc == -2 && atomic_compare_exchange_strong(&c->cfg->refusal_logged, &unlogged, 1))
+            /* after a "connection lost": say why reconnecting fails */
+            hh_log(c->log, HH_LOG_WARN, "redis %s: refused (%s): %s; retrying with backoff (password or db changed?)",
+                   c->cfg->display, c->name, c->last_error);
         return -1;
     }
+    atomic_store(&c->cfg->ever_ready, 1);
+    atomic_store(&c->cfg->refusal_logged, 0);
     /* The backoff is reset and the outage declared over only when a command
      * succeeds (finish()): a replica accepts the connection and INFO but
      * refuses every write (READONLY), and must not be hammered (B14). */

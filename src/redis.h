@@ -23,7 +23,20 @@ typedef struct hh_redis_config {
     double connect_timeout;
     double command_timeout;
     atomic_int outage;      /* 1 while some connection is down: logs once */
+    atomic_int ever_ready;  /* 1 once any connection passed AUTH, SELECT and INFO */
+    atomic_int refusal_claimed;
+    atomic_int refusal_logged; /* a later refusal was logged; cleared on connect */
+    atomic_int refused;     /* 1: refused for good before that (hh_redis_refused) */
+    char refused_why[1024]; /* Redis' reason, set before `refused` */
 } hh_redis_config;
+
+/* Whether Redis refused this configuration before any connection ever
+ * succeeded: a permanent error (wrong password or user, NOAUTH, NOPERM, db
+ * out of range) that retrying the same settings cannot fix. A refusal once
+ * a connection has worked is not reported here: it may be a password being
+ * rotated, and the connections keep their backoff. Returns the reason (with
+ * Redis' own text, never the password), or NULL. Thread-safe. */
+const char *hh_redis_refused(hh_redis_config *cfg);
 
 /* Parses a redis:// or unix:// URL (NULL: $REDIS_URL, else the default).
  * Returns 0, or -1 with a message in err (never the password). */

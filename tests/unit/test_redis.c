@@ -610,6 +610,50 @@ static void test_live_ready_gives_up_with_capped_backoff(void **s) {
     live_free(l);
 }
 
+/* A refused SELECT (db out of range) before any connection worked is
+ * recorded as a permanent refusal with Redis' text; once a connection has
+ * worked, a refusal is not (a rotated password must keep the backoff). A
+ * connection refused at TCP level is never permanent. */
+static void test_live_refusal_only_before_first_success(void **s) {
+    (void)s;
+    char url[96];
+    snprintf(url, sizeof(url), "redis://127.0.0.1:%d/99999", srv.port);
+    live *l = live_new(url, 0);
+    assert_int_equal(hh_conn_ready(&l->c), -1);
+    const char *why = hh_redis_refused(&l->cfg);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "DB index is out of range"));
+    live_free(l);
+
+    snprintf(url, sizeof(url), "redis://:" SECRET "@127.0.0.1:%d/0", srv.port);
+    l = live_new(url, 0);
+    assert_int_equal(hh_conn_ready(&l->c), -1); /* no password configured: AUTH refused */
+    assert_non_null(hh_redis_refused(&l->cfg));
+    assert_null(strstr(hh_redis_refused(&l->cfg), SECRET));
+    live_free(l);
+
+    /* worked once, then refused: not permanent */
+    l = live_new(srv.url, 0);
+    assert_int_equal(hh_conn_ready(&l->c), 0);
+    hh_conn_close(&l->c);
+    l->cfg.db = 99999;
+    l->c.next_attempt = 0;
+    assert_int_equal(hh_conn_ready(&l->c), -1);
+    assert_null(hh_redis_refused(&l->cfg));
+    live_free(l);
+
+    /* nobody listening: transient */
+    uh_redis other;
+    assert_int_equal(uh_redis_start(&other), 0);
+    int port = other.port;
+    uh_redis_stop(&other);
+    snprintf(url, sizeof(url), "redis://127.0.0.1:%d/0", port);
+    l = live_new(url, 0);
+    assert_int_equal(hh_conn_ready(&l->c), -1);
+    assert_null(hh_redis_refused(&l->cfg));
+    live_free(l);
+}
+
 int main(void) {
     const struct CMUnitTest pure[] = {
         cmocka_unit_test(test_parse_tcp_urls),
@@ -629,6 +673,7 @@ int main(void) {
         cmocka_unit_test(test_live_blocking_longer_than_timeout),
         cmocka_unit_test(test_live_reconnect_after_restart),
         cmocka_unit_test(test_live_ready_gives_up_with_capped_backoff),
+        cmocka_unit_test(test_live_refusal_only_before_first_success),
     };
     int failed = cmocka_run_group_tests_name("redis_pure", pure, NULL, NULL);
     failed += cmocka_run_group_tests_name("redis_live", withredis, group_setup, group_teardown);
