@@ -1,6 +1,9 @@
 /* main.c -- `hiredhand` entry point: dispatches to the subcommands. */
 #include <stdarg.h>
 #include <stdio.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
@@ -50,6 +53,14 @@ int cli_parse_int(const char *s, long lo, long hi, long *out) {
 }
 
 int main(int argc, char **argv) {
+#ifdef __GLIBC__
+    /* Job payloads can be tens of MB. glibc raises its mmap threshold to
+     * the size of each big block freed (up to 32 MiB), after which such
+     * blocks come from the heap and their pages stay resident when freed,
+     * and growing buffers are copied instead of remapped. A fixed threshold
+     * keeps every big buffer mmapped: returned to the system when freed. */
+    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+#endif
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? CLI_EXIT_USAGE : 0;

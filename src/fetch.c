@@ -45,11 +45,12 @@ size_t hh_queue_order(const int *weights, size_t n, int weighted, hh_rng *rng, s
     return m;
 }
 
-static int take(hh_fetched *out, const redisReply *v, size_t q) {
-    out->payload = malloc(v->len + 1);
-    if (!out->payload) return -1;
-    memcpy(out->payload, v->str, v->len);
-    out->payload[v->len] = '\0';
+/* Takes the payload out of the reply (hiredis allocated it with a NUL
+ * after it; freeReplyObject then frees NULL): a big payload is not
+ * copied once more. */
+static int take(hh_fetched *out, redisReply *v, size_t q) {
+    out->payload = v->str;
+    v->str = NULL;
     out->len = v->len;
     out->queue = q;
     return 1;
@@ -438,7 +439,9 @@ int hh_fetch(hh_processor *p, hh_fetched *out, size_t max) {
 void hh_fetch_ack_append(struct hh_manager *m, hh_pipe *pipe, const hh_job *job) {
     if (m->opts.fetch == HH_FETCH_BASIC) return;
     sds k = hh_key_inprogress(&m->keys, m->identity, job->queue);
-    hh_pipe_add(pipe, "LREM %s -1 %b", k, job->payload, job->len);
+    const char *argv[4] = {"LREM", k, "-1", job->payload};
+    size_t lens[4] = {4, sdslen(k), 2, job->len}; /* argv: a big payload is held once (redis.c) */
+    hh_pipe_addargv(pipe, 4, argv, lens);
     sdsfree(k);
 }
 

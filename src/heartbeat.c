@@ -75,43 +75,100 @@ static void stats_append(struct hh_manager *m, hh_pipe *pipe, unsigned long long
     }
 }
 
+/* Writes s as the body of a JSON string, escaped exactly as jansson's
+ * json_dumps escapes it (", \\, \\b \\f \\n \\r \\t, other controls as \\u00XX,
+ * nothing else); with out NULL only counts. s must be valid UTF-8. */
+static size_t json_escape(char *out, const char *s, size_t n) {
+    static const char hex[] = "0123456789ABCDEF";
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        char e = ch == '"' ? '"' : ch == '\\' ? '\\' : ch == '\b' ? 'b' : ch == '\f' ? 'f'
+               : ch == '\n' ? 'n' : ch == '\r' ? 'r' : ch == '\t' ? 't' : 0;
+        if (e) {
+            if (out) out[k] = '\\', out[k + 1] = e;
+            k += 2;
+        } else if (ch < 0x20) {
+            if (out) memcpy(out + k, "\\u00", 4), out[k + 4] = hex[ch >> 4], out[k + 5] = hex[ch & 15];
+            k += 6;
+        } else {
+            if (out) out[k] = (char)ch;
+            k++;
+        }
+    }
+    return k;
+}
+
+/* HSET key tid {"queue":..,"payload":"<the payload as a JSON string>","run_at":N}
+ * in RESP, built in one buffer of the exact size: the payload may be tens
+ * of MB, and building the value with jansson, then formatting the command,
+ * then copying it to hiredis' output buffer held it four times over. The
+ * value is what json_dumps gives for that object. NULL when the payload is
+ * not valid UTF-8 (a JSON string cannot hold it) or out of memory. */
+sds hh_heartbeat_work_hset(const char *key, const char *tid, const hh_job *job) {
+    if (!hh_utf8_valid(job->payload, job->len) || !hh_utf8_valid(job->queue, strlen(job->queue)))
+        return NULL;
+    char tail[48];
+    int tl = snprintf(tail, sizeof(tail), "\",\"run_at\":%lld}", (long long)job->run_at);
+    size_t ql = json_escape(NULL, job->queue, strlen(job->queue));
+    size_t pl = json_escape(NULL, job->payload, job->len);
+    size_t vlen = strlen("{\"queue\":\"") + ql + strlen("\",\"payload\":\"") + pl + (size_t)tl;
+    sds cmd = sdscatprintf(sdsempty(), "*4\r\n$4\r\nHSET\r\n$%zu\r\n%s\r\n$%zu\r\n%s\r\n$%zu\r\n",
+                           strlen(key), key, strlen(tid), tid, vlen);
+    if (!cmd || !(cmd = sdsMakeRoomFor(cmd, vlen + 2))) {
+        sdsfree(cmd);
+        return NULL;
+    }
+    char *o = cmd + sdslen(cmd);
+    memcpy(o, "{\"queue\":\"", 10), o += 10;
+    o += json_escape(o, job->queue, strlen(job->queue));
+    memcpy(o, "\",\"payload\":\"", 13), o += 13;
+    o += json_escape(o, job->payload, job->len);
+    memcpy(o, tail, (size_t)tl), o += tl;
+    memcpy(o, "\r\n", 2), o += 2;
+    sdsIncrLen(cmd, (int)(o - (cmd + sdslen(cmd))));
+    return cmd;
+}
+
 /* Appends the running-jobs hashes, both generations' keys (spec §8.10), and
  * returns how many jobs run: the same snapshot gives `busy`, so busy always
  * equals HLEN of the work hash (B01). */
 static int work_append(struct hh_manager *m, hh_pipe *pipe) {
     sds keys[2] = {hh_key_work(&m->keys, m->identity), hh_key_workers(&m->keys, m->identity)};
+    /* The 6.4 key is a server-side COPY where Redis has it (6.2+): a 32 MiB
+     * payload is sent once per beat, not twice (B17). */
+    int copy = pipe->c->version >= 602;
     int n = m->opts.concurrency, busy = 0;
-    char **vals = calloc((size_t)n, sizeof(char *));
-    for (int i = 0; vals && i < n; i++) {
+    sds *cmds = calloc((size_t)n * 2, sizeof(sds)); /* HSET commands, RESP: [i] work, [n+i] workers */
+    for (int i = 0; cmds && i < n; i++) {
         hh_processor *p = &m->procs[i];
         pthread_mutex_lock(&p->mu);
         if (p->job && !p->abandoned) {
-            json_t *w = json_object();
-            json_object_set_new(w, "queue", json_string(p->job->queue));
-            json_object_set_new(w, "payload", json_stringn(p->job->payload, p->job->len));
-            json_object_set_new(w, "run_at", json_integer((json_int_t)p->job->run_at));
-            vals[i] = hh_json_dump(w);
-            json_decref(w);
-            if (vals[i]) busy++;
+            cmds[i] = hh_heartbeat_work_hset(keys[0], p->tid, p->job);
+            if (cmds[i] && !copy && !(cmds[n + i] = hh_heartbeat_work_hset(keys[1], p->tid, p->job))) {
+                sdsfree(cmds[i]);
+                cmds[i] = NULL;
+            }
+            if (cmds[i]) busy++;
         }
         pthread_mutex_unlock(&p->mu);
     }
-    /* Idle: one UNLINK and nothing else, as 7.2.3+ does. The 6.4 key is a
-     * server-side COPY where Redis has it (6.2+): a 32 MiB payload is sent
-     * once per beat, not twice (B17). */
+    /* Idle: one UNLINK and nothing else, as 7.2.3+ does. */
     hh_pipe_add(pipe, "UNLINK %s %s", keys[0], keys[1]);
-    int copy = pipe->c->version >= 602;
     for (int k = 0; k < 2 && busy; k++) {
         if (k == 1 && copy) {
             hh_pipe_add(pipe, "COPY %s %s", keys[0], keys[1]);
         } else {
-            for (int i = 0; vals && i < n; i++)
-                if (vals[i]) hh_pipe_add(pipe, "HSET %s %s %s", keys[k], m->procs[i].tid, vals[i]);
+            for (int i = 0; i < n; i++) {
+                if (!cmds[k * n + i]) continue;
+                hh_pipe_add_formatted(pipe, cmds[k * n + i]); /* owned by the pipe now */
+                cmds[k * n + i] = NULL;
+            }
         }
         hh_pipe_add(pipe, "EXPIRE %s %d", keys[k], HH_PROCESS_TTL);
     }
-    for (int i = 0; vals && i < n; i++) free(vals[i]);
-    free(vals);
+    for (int i = 0; cmds && i < 2 * n; i++) sdsfree(cmds[i]);
+    free(cmds);
     sdsfree(keys[0]);
     sdsfree(keys[1]);
     return busy;

@@ -3,6 +3,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,20 @@ hh_job *hh_job_new(const char *payload, size_t len, const char *queue, char *why
     return copy ? hh_job_adopt(copy, len, queue, why, whylen) : NULL;
 }
 
+/* Parsing a payload with jansson holds it three times at its peak (the
+ * bytes, the lexer's copy of a string token, the decoded string): big
+ * payloads are parsed one at a time, so threads fetching several at once
+ * add their payloads, not three times each. */
+static pthread_mutex_t big_parse = PTHREAD_MUTEX_INITIALIZER;
+
+static json_t *parse(const char *payload, size_t len, size_t flags, json_error_t *err) {
+    int big = len >= HH_JOB_SLIM_BYTES;
+    if (big) pthread_mutex_lock(&big_parse);
+    json_t *item = json_loadb(payload, len, flags, err);
+    if (big) pthread_mutex_unlock(&big_parse);
+    return item;
+}
+
 hh_job *hh_job_adopt(char *payload, size_t len, const char *queue, char *why, size_t whylen) {
     hh_job *job = calloc(1, sizeof(*job));
     if (!job) {
@@ -43,12 +58,12 @@ hh_job *hh_job_adopt(char *payload, size_t len, const char *queue, char *why, si
     }
     if (why && whylen) why[0] = '\0';
     json_error_t err;
-    json_t *item = json_loadb(payload, len, JSON_ALLOW_NUL | JSON_DECODE_ANY, &err);
+    json_t *item = parse(payload, len, JSON_ALLOW_NUL | JSON_DECODE_ANY, &err);
     if (!item && strstr(err.text, "too big integer")) {
         /* Ruby's JSON reads bignums, so Sidekiq runs such jobs: read the
          * metadata with every integer as a real and keep the bytes as they
          * are (jansson has no bignums; spec §15). */
-        item = json_loadb(payload, len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &err);
+        item = parse(payload, len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &err);
         job->lossy = item != NULL;
     }
     if (!item) {
@@ -81,7 +96,15 @@ hh_job *hh_job_adopt(char *payload, size_t len, const char *queue, char *why, si
         double v = json_number_value(rc);
         job->retry_count = v < 0 ? -1 : v > INT_MAX ? INT_MAX : (int)v;
     }
+    if (len >= HH_JOB_SLIM_BYTES && !job->lossy && json_object_set_new(item, "args", json_array()) == 0)
+        job->slim = 1; /* same key, same place; the args are parsed again when asked for */
     return job;
+}
+
+json_t *hh_job_item_full(const hh_job *job) {
+    if (!job->item) return NULL;
+    if (!job->slim) return json_incref(job->item);
+    return parse(job->payload, job->len, JSON_ALLOW_NUL | JSON_DECODE_ANY, NULL);
 }
 
 void hh_job_reset_error(hh_job *job) {
@@ -202,13 +225,20 @@ const char *hh_job_payload(const hh_job *job, size_t *len) {
 
 const char *hh_job_args(const hh_job *job) {
     hh_job *j = (hh_job *)job; /* lazily cached; the job belongs to one thread */
-    if (!j->args_json && j->item) j->args_json = hh_json_dump(json_object_get(j->item, "args"));
+    if (!j->args_json && j->item) {
+        json_t *full = hh_job_item_full(j);
+        j->args_json = hh_json_dump(json_object_get(full, "args"));
+        json_decref(full);
+    }
     return j->args_json ? j->args_json : "[]";
 }
 
 char *hh_job_get(const hh_job *job, const char *key) {
-    json_t *v = job->item ? json_object_get(job->item, key) : NULL;
-    return v ? hh_json_dump(v) : NULL;
+    json_t *full = job->slim && strcmp(key, "args") == 0 ? hh_job_item_full(job) : NULL;
+    json_t *v = json_object_get(full ? full : job->item, key);
+    char *out = v ? hh_json_dump(v) : NULL;
+    json_decref(full);
+    return out;
 }
 
 void hh_job_fail(hh_job *job, const char *error_class, const char *fmt, ...) {

@@ -13,7 +13,8 @@ struct hh_manager;
 struct hh_job {
     char *payload;       /* exact bytes as fetched (owned, NUL-terminated) */
     size_t len;
-    json_t *item;        /* parsed object; NULL when malformed */
+    json_t *item;        /* parsed object; NULL when malformed. Its "args"
+                          * is [] when `slim`: use hh_job_item_full() */
     const char *klass;   /* into item */
     const char *jid;     /* into item, "" when absent */
     char *queue;         /* queue it was fetched from, without "queue:" */
@@ -22,6 +23,7 @@ struct hh_job {
     int lossy;           /* holds integers beyond 64 bits: item was parsed
                           * with them as reals, so it runs (the handler gets
                           * the exact bytes) but is never re-serialised */
+    int slim;            /* a big payload: item's args dropped after checks */
     double run_at;       /* epoch seconds the job started */
     /* failure details, set by the handler or the processor */
     char *error_class;
@@ -42,6 +44,14 @@ hh_job *hh_job_new(const char *payload, size_t len, const char *queue, char *why
  * even on failure): a fetched 32 MiB job is not copied again (B17). */
 hh_job *hh_job_adopt(char *payload, size_t len, const char *queue, char *why, size_t whylen);
 void hh_job_free(hh_job *job);
+/* Payloads from this size on do not keep their parsed args: the bytes are
+ * held anyway, and a 32 MiB argument parsed is a second 32 MiB held for the
+ * whole run (and beyond the 3 x the payload that B17 allows). */
+#define HH_JOB_SLIM_BYTES (1024 * 1024)
+/* The whole parsed payload, args included (a new reference: json_decref
+ * it; for a slim job a fresh parse the caller owns alone). NULL when
+ * malformed or out of memory. */
+json_t *hh_job_item_full(const hh_job *job);
 /* Clears failure details (used before a run). */
 void hh_job_reset_error(hh_job *job);
 

@@ -412,6 +412,59 @@ int hh_conn_ready(hh_conn *c) {
     return 0;
 }
 
+/* Job payloads may be tens of MB; these keep each one from being held
+ * twice by hiredis itself (see trim_reader and append_argv). */
+#define BIG_COMMAND (1 << 20)
+
+/* hiredis keeps the bytes of the last reply in its read buffer until the
+ * next read on the connection: after a fetch that is a second copy of the
+ * payload for as long as the job runs. Dropped once nothing is pending. */
+static void trim_reader(redisContext *ctx) {
+    redisReader *r = ctx ? ctx->reader : NULL;
+    if (r && r->buf && r->len == 0 && r->ridx == -1 && sdsavail(r->buf) > REDIS_READER_MAX_BUF) {
+        sds fresh = sdsempty();
+        if (!fresh) return;
+        sdsfree(r->buf);
+        r->buf = fresh;
+        r->pos = 0;
+    }
+}
+
+/* Queues one command. hiredis formats it into a buffer, then copies that
+ * onto its output buffer: two copies of a payload at once. A big command
+ * instead becomes the output buffer itself, once what was queued before it
+ * has been written. */
+static int append_sds(redisContext *ctx, sds cmd) {
+    if (sdslen(cmd) < BIG_COMMAND) {
+        int rc = redisAppendFormattedCommand(ctx, cmd, sdslen(cmd));
+        sdsfree(cmd);
+        return rc;
+    }
+    int done = sdslen(ctx->obuf) == 0;
+    while (!done)
+        if (redisBufferWrite(ctx, &done) != REDIS_OK) {
+            sdsfree(cmd);
+            return REDIS_ERR;
+        }
+    sdsfree(ctx->obuf);
+    ctx->obuf = cmd;
+    return REDIS_OK;
+}
+
+static int append_argv(redisContext *ctx, int argc, const char **argv, const size_t *lens) {
+    sds cmd = NULL;
+    if (redisFormatSdsCommandArgv(&cmd, argc, argv, lens) < 0 || !cmd) return REDIS_ERR;
+    return append_sds(ctx, cmd);
+}
+
+/* redisCommandArgv, through append_argv. */
+static redisReply *command_argv(redisContext *ctx, int argc, const char **argv, const size_t *lens) {
+    void *r = NULL;
+    if (append_argv(ctx, argc, argv, lens) != REDIS_OK) return NULL;
+    if (redisGetReply(ctx, &r) != REDIS_OK) return NULL;
+    return r;
+}
+
 /* Inspects a reply (recursively for EXEC arrays) for connection-level errors. */
 static int conn_level(const redisReply *r, char *why, size_t len) {
     if (!r) return 0;
@@ -444,6 +497,7 @@ static void succeeded(hh_conn *c) {
 
 static redisReply *finish(hh_conn *c, redisReply *r) {
     char why[256];
+    if (c->ctx) trim_reader(c->ctx);
     if (!r) {
         hh_conn_fail(c, c->ctx && c->ctx->errstr[0] ? c->ctx->errstr : "connection lost");
         return NULL;
@@ -468,14 +522,14 @@ redisReply *hh_conn_cmd(hh_conn *c, const char *fmt, ...) {
 
 redisReply *hh_conn_cmdargv(hh_conn *c, int argc, const char **argv, const size_t *lens) {
     if (hh_conn_ready(c) != 0 || arm(c) != 0) return NULL;
-    return finish(c, redisCommandArgv(c->ctx, argc, argv, lens));
+    return finish(c, command_argv(c->ctx, argc, argv, lens));
 }
 
 redisReply *hh_conn_cmdargv_blocking(hh_conn *c, double block_s, int argc, const char **argv,
                                      const size_t *lens) {
     if (hh_conn_ready(c) != 0 || arm(c) != 0) return NULL;
     redisSetTimeout(c->ctx, tv_of(time_left(c, block_s + c->cfg->command_timeout)));
-    redisReply *r = finish(c, redisCommandArgv(c->ctx, argc, argv, lens));
+    redisReply *r = finish(c, command_argv(c->ctx, argc, argv, lens));
     if (c->ctx) redisSetTimeout(c->ctx, tv_of(c->cfg->command_timeout));
     return r;
 }
@@ -497,7 +551,17 @@ void hh_pipe_add(hh_pipe *p, const char *fmt, ...) {
 
 void hh_pipe_addargv(hh_pipe *p, int argc, const char **argv, const size_t *lens) {
     if (p->failed) return;
-    if (redisAppendCommandArgv(p->c->ctx, argc, argv, lens) != REDIS_OK) p->failed = 1;
+    if (append_argv(p->c->ctx, argc, argv, lens) != REDIS_OK) p->failed = 1;
+    else p->n++;
+}
+
+void hh_pipe_add_formatted(hh_pipe *p, sds cmd) {
+    if (!cmd) p->failed = 1;
+    if (p->failed) {
+        sdsfree(cmd);
+        return;
+    }
+    if (append_sds(p->c->ctx, cmd) != REDIS_OK) p->failed = 1;
     else p->n++;
 }
 
@@ -535,6 +599,7 @@ redisReply **hh_pipe_exec(hh_pipe *p) {
         out[i] = r;
         if (!bad && conn_level(out[i], why, sizeof(why))) bad = 1;
     }
+    trim_reader(p->c->ctx);
     if (bad) {
         hh_replies_free(out, p->n);
         hh_conn_fail(p->c, why);

@@ -96,6 +96,10 @@ typedef struct hh_pipe {
 void hh_pipe_begin(hh_pipe *p, hh_conn *c);
 void hh_pipe_add(hh_pipe *p, const char *fmt, ...);
 void hh_pipe_addargv(hh_pipe *p, int argc, const char **argv, const size_t *lens);
+/* Appends a command already in RESP form, taking ownership of cmd (NULL
+ * marks the pipeline failed): a big value can be written straight into its
+ * command, and that buffer is what goes to Redis, without another copy. */
+void hh_pipe_add_formatted(hh_pipe *p, sds cmd);
 /* Returns an array of p->n replies (hh_replies_free it), or NULL when the
  * connection failed (nothing to free). Connection-level errors anywhere in
  * the replies, EXEC's nested ones included, also give NULL. */

@@ -69,7 +69,10 @@ static size_t backtrace_wanted(const json_t *item, size_t have) {
 int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_rng *rng,
                   hh_failure_plan *out) {
     memset(out, 0, sizeof(*out));
-    json_t *msg = json_deep_copy(job->item); /* the original, not middleware's edits */
+    /* the original, not middleware's edits; a slim job's parse is its own */
+    json_t *full = hh_job_item_full(job);
+    json_t *msg = full && job->slim ? json_incref(full) : json_deep_copy(full);
+    json_decref(full);
     if (!msg) return -1;
     json_t *retry = json_object_get(msg, "retry");
     /* Absent/null: the class's own option (true for every registered

@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include "heartbeat.h"
+#include "job.h"
 #include "manager.h"
 #include "util.h"
 
@@ -264,6 +265,55 @@ static void test_one_beat_and_unregister(void **s) {
     hh_manager_free(mm);
 }
 
+/* The work-hash command is built by hand (one buffer for a payload of any
+ * size): its value must be exactly what jansson writes for the same object. */
+static void test_work_hset_matches_jansson(void **s) {
+    (void)s;
+    char ctl[40];
+    for (int i = 0; i < 32; i++) ctl[i] = (char)(i + 1 == 32 ? 0x7f : i + 1);
+    ctl[32] = 0;
+    const char *payloads[] = {
+        "{\"class\":\"K\",\"args\":[\"a\\\"b\\\\c\\/d\"],\"jid\":\"j\"}",
+        "{\"class\":\"K\",\"args\":[\"h\u00e9llo \u2028 \xf0\x9f\x98\x80\"]}",
+        ctl,
+        "",
+        "plain",
+    };
+    const char *queues[] = {"default", "q\"u\\e\n", "caf\xc3\xa9"};
+    for (size_t i = 0; i < sizeof(payloads) / sizeof(*payloads); i++)
+        for (size_t q = 0; q < sizeof(queues) / sizeof(*queues); q++) {
+            hh_job job;
+            memset(&job, 0, sizeof(job));
+            job.payload = (char *)payloads[i];
+            job.len = strlen(payloads[i]);
+            job.queue = (char *)queues[q];
+            job.run_at = 1795962147.75;
+            sds cmd = hh_heartbeat_work_hset("ns:host:1:abc:work", "tid9", &job);
+            assert_non_null(cmd);
+            json_t *w = json_object();
+            json_object_set_new(w, "queue", json_string(job.queue));
+            json_object_set_new(w, "payload", json_stringn(job.payload, job.len));
+            json_object_set_new(w, "run_at", json_integer((json_int_t)job.run_at));
+            char *v = hh_json_dump(w);
+            json_decref(w);
+            assert_non_null(v);
+            char want[2048];
+            snprintf(want, sizeof(want), "*4\r\n$4\r\nHSET\r\n$18\r\nns:host:1:abc:work\r\n$4\r\ntid9\r\n$%zu\r\n%s\r\n",
+                     strlen(v), v);
+            if (sdslen(cmd) != strlen(want) || memcmp(cmd, want, sdslen(cmd)) != 0)
+                fail_msg("payload %zu queue %zu:\n got  %s\n want %s", i, q, cmd, want);
+            free(v);
+            sdsfree(cmd);
+        }
+    /* not UTF-8: a JSON string cannot hold it, no command (as before) */
+    hh_job bad;
+    memset(&bad, 0, sizeof(bad));
+    bad.payload = (char *)"{\"a\":\"\xff\"}";
+    bad.len = strlen(bad.payload);
+    bad.queue = (char *)"default";
+    assert_null(hh_heartbeat_work_hset("k", "t", &bad));
+}
+
 int main(void) {
     const struct CMUnitTest pure[] = {
         cmocka_unit_test(test_info_weighted),
@@ -271,6 +321,7 @@ int main(void) {
         cmocka_unit_test(test_info_random_mode),
         cmocka_unit_test(test_info_fixed_identity),
         cmocka_unit_test(test_rss),
+        cmocka_unit_test(test_work_hset_matches_jansson),
     };
     const struct CMUnitTest live[] = {
         cmocka_unit_test(test_one_beat_and_unregister),
