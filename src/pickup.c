@@ -320,10 +320,15 @@ static void *waker_main(void *arg) {
         fds[nfds++] = (struct pollfd){pk->pipe[0], POLLIN, 0};
         if (pk->subscribed && pk->sub.ctx) isub = nfds, fds[nfds++] = (struct pollfd){pk->sub.ctx->fd, POLLIN, 0};
         if (pk->ctl.ctx) ictl = nfds, fds[nfds++] = (struct pollfd){pk->ctl.ctx->fd, POLLIN, 0};
+        int timeout = 1000;
         pthread_mutex_lock(&pk->mu);
-        int retry = pk->mode == PK_OFF && pk->waiting > 0; /* turning on failed: try again soon */
+        if (pk->mode == PK_OFF && pk->waiting > 0) timeout = 100; /* turning on failed: try again soon */
+        if (pk->mode == PK_ON && pk->waiting == 0) { /* be back when it is time to switch off */
+            double left = HH_PICKUP_OFF_AFTER - (hh_mono() - pk->last_idle);
+            timeout = left < 0.01 ? 10 : (int)(left * 1000) + 1;
+        }
         pthread_mutex_unlock(&pk->mu);
-        int n = poll(fds, (nfds_t)nfds, retry ? 100 : 1000);
+        int n = poll(fds, (nfds_t)nfds, timeout);
         if (n <= 0) continue;
         if (fds[0].revents) {
             char buf[64];
