@@ -227,9 +227,16 @@ static void read_sub(hh_pickup *pk, int read) {
     }
 }
 
+/* A handler's child process (--exec) must not keep these sockets open: the
+ * old tracking connection would outlive a reconnect until the child exits. */
+static void cloexec(hh_conn *c) {
+    if (c->ctx) fcntl(c->ctx->fd, F_SETFD, fcntl(c->ctx->fd, F_GETFD) | FD_CLOEXEC);
+}
+
 static int subscribe(hh_pickup *pk) {
     if (pk->subscribed && pk->sub.ctx) return 0;
     if (hh_conn_ready(&pk->sub) != 0) return -1;
+    cloexec(&pk->sub);
     redisReply *r = hh_conn_cmd(&pk->sub, "SUBSCRIBE __redis__:invalidate");
     if (!r) return -1;
     int ok = r->type == REDIS_REPLY_ARRAY && r->elements == 3 && r->element[0]->type == REDIS_REPLY_STRING &&
@@ -252,6 +259,7 @@ static int subscribe(hh_pickup *pk) {
 
 static void tracking_on(hh_pickup *pk) {
     if (subscribe(pk) != 0 || hh_conn_ready(&pk->ctl) != 0) return;
+    cloexec(&pk->ctl);
     int version = pk->sub.version < pk->ctl.version ? pk->sub.version : pk->ctl.version;
     long long id = atomic_load(&pk->sub.client_id);
     if (version && version < 600) {
@@ -313,10 +321,15 @@ static void *waker_main(void *arg) {
         fds[nfds++] = (struct pollfd){pk->pipe[0], POLLIN, 0};
         if (pk->subscribed && pk->sub.ctx) isub = nfds, fds[nfds++] = (struct pollfd){pk->sub.ctx->fd, POLLIN, 0};
         if (pk->ctl.ctx) ictl = nfds, fds[nfds++] = (struct pollfd){pk->ctl.ctx->fd, POLLIN, 0};
+        int timeout = 1000;
         pthread_mutex_lock(&pk->mu);
-        int retry = pk->mode == PK_OFF && pk->waiting > 0; /* turning on failed: try again soon */
+        if (pk->mode == PK_OFF && pk->waiting > 0) timeout = 100; /* turning on failed: try again soon */
+        if (pk->mode == PK_ON && pk->waiting == 0) { /* be back when it is time to switch off */
+            double left = HH_PICKUP_OFF_AFTER - (hh_mono() - pk->last_idle);
+            timeout = left < 0.01 ? 10 : (int)(left * 1000) + 1;
+        }
         pthread_mutex_unlock(&pk->mu);
-        int n = poll(fds, (nfds_t)nfds, retry ? 100 : 1000);
+        int n = poll(fds, (nfds_t)nfds, timeout);
         if (n <= 0) continue;
         if (fds[0].revents) {
             char buf[64];

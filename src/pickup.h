@@ -23,8 +23,11 @@
  * even without a wake-up, as a safety net; the other idle threads wait for a
  * wake-up only (idle costs a few Redis commands a minute). */
 #define HH_PICKUP_POLL_SECONDS 10.0
-/* Tracking is switched off once no thread has been idle for this long. */
-#define HH_PICKUP_OFF_AFTER 2.0
+/* Tracking is switched off once no thread has been idle for this long:
+ * while it is on, every write to a queue costs Redis a little (a message
+ * per event-loop round), measurable when jobs flow at full speed. Switching
+ * it on again costs one command and one fetch per idle thread. */
+#define HH_PICKUP_OFF_AFTER 0.25
 
 /* Taken before every fetch; then exactly one of hh_pickup_wait (the fetch
  * found nothing) or hh_pickup_done. */

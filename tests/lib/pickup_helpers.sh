@@ -3,18 +3,19 @@
 # harness.sh and recovery_helpers.sh; handlers are rf_job.sh, which records "JID PID EPOCH QUEUE"
 # in $RF_DIR/started the moment a job starts).
 #
-#   pk_pickup QUEUE CLASS   LPUSHes one job with redis-cli (not through hiredhand) to queue:QUEUE,
+#   pk_pickup QUEUE CLASS [KEY]  LPUSHes one job with redis-cli (not through hiredhand) to
+#                           KEY (default queue:QUEUE),
 #                           waits (polling every 10 ms, up to 15 s) for the handler to start it,
 #                           prints start - push in seconds, or "timeout"
 #   pk_summary LAT...       prints "p50 X p99 Y max Z" (s; timeout counted as 999)
 #   pk_all_under LIMIT LAT...  status 0 when every latency is a number below LIMIT
 
 pk_pickup() {
-    local q="$1" klass="$2" j p tp ts k
+    local q="$1" klass="$2" key="${3:-queue:$1}" j p tp ts k
     j="$(hh_jid)"
     p="$(rf_payload "$klass" "$j" "$q")"
     tp="$(date +%s.%N)"
-    R lpush "queue:$q" "$p" >/dev/null || { echo "push-failed"; return; }
+    R lpush "$key" "$p" >/dev/null || { echo "push-failed"; return; }
     for ((k = 0; k < 1500; k++)); do
         ts="$(awk -v j="$j" '($1 "") == (j "") { print $3; exit }' "$RF_DIR/started")"
         [ -n "$ts" ] && break

@@ -108,6 +108,26 @@ static void test_weighted_many_queues(void **s) {
     for (int d = 0; d < 2000; d++) assert_permutation(out, hh_queue_order(w, HH_MAX_QUEUES, 1, &rng, out), HH_MAX_QUEUES);
 }
 
+/* Beyond the stack buffer hh_queue_order uses for up to 256 queues. */
+static void test_weighted_thousands_of_queues(void **s) {
+    (void)s;
+    enum { N = 3000 };
+    static int w[N];
+    static size_t out[N];
+    static unsigned char seen[N];
+    for (int i = 0; i < N; i++) w[i] = 1 + (i % 3);
+    hh_rng rng;
+    hh_rng_seed(&rng);
+    for (int d = 0; d < 20; d++) {
+        assert_int_equal(hh_queue_order(w, N, 1, &rng, out), N);
+        memset(seen, 0, sizeof(seen));
+        for (size_t i = 0; i < N; i++) {
+            assert_true(out[i] < N);
+            assert_int_equal(seen[out[i]]++, 0);
+        }
+    }
+}
+
 /* ---------------------------------------- manager queue configuration */
 
 static hh_manager *manager(const hh_queue_weight *q, size_t n, int *err) {
@@ -169,6 +189,33 @@ static void test_manager_modes(void **s) {
     assert_null(manager(empty, 1, &err));
 }
 
+/* Any number of queues up to HH_QUEUES_LIMIT; more are refused. */
+static void test_manager_queue_limit(void **s) {
+    (void)s;
+    size_t n = HH_QUEUES_LIMIT + 1;
+    hh_queue_weight *q = calloc(n, sizeof(*q));
+    char (*names)[16] = calloc(n, sizeof(*names));
+    assert_non_null(q);
+    assert_non_null(names);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(names[i], sizeof(names[i]), "q%zu", i);
+        q[i].name = names[i];
+    }
+    int err = 0;
+    assert_null(manager(q, n, &err));
+    assert_int_equal(err, HH_ERR_INVALID);
+    struct hh_manager *m = manager(q, n - 1, &err);
+    assert_non_null(m);
+    assert_int_equal(m->nqueues, HH_QUEUES_LIMIT);
+    hh_manager_stats st;
+    assert_int_equal(hh_manager_get_stats(m, &st), HH_OK);
+    assert_int_equal(st.nqueues, HH_QUEUES_LIMIT); /* every queue counted, the first 64 listed */
+    assert_string_equal(st.queues[HH_MAX_QUEUES - 1].name, names[HH_MAX_QUEUES - 1]);
+    hh_manager_free(m);
+    free(names);
+    free(q);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_strict_is_config_order),
@@ -177,7 +224,9 @@ int main(void) {
         cmocka_unit_test(test_zero_weight_among_weighted_counts_one),
         cmocka_unit_test(test_weighted_large_weights),
         cmocka_unit_test(test_weighted_many_queues),
+        cmocka_unit_test(test_weighted_thousands_of_queues),
         cmocka_unit_test(test_manager_modes),
+        cmocka_unit_test(test_manager_queue_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
