@@ -3,7 +3,7 @@
  *   HardWorker  args [name, count]: logs and succeeds
  *   NoopJob     does nothing (used by the benchmark and tests)
  *   FailingJob  always fails with ArgumentError
- *   SlowJob     args [seconds]: works that long, in short slices, and
+ *   CancellableJob args [seconds]: works that long, in short slices, and
  *               returns early once the stop cancels it (hh_job_cancelled) */
 #include <stdlib.h>
 #include <time.h>
@@ -37,7 +37,7 @@ static int slow(hh_job *job, void *udata) {
     double seconds = atof(hh_job_args(job) + 1), t0 = mono();
     while (mono() - t0 < seconds) {
         if (hh_job_cancelled(job)) {
-            hh_manager_log((hh_manager *)udata, HH_LOG_WARN, "SlowJob jid=%s: cancelled after %.1f s", hh_job_jid(job),
+            hh_manager_log((hh_manager *)udata, HH_LOG_WARN, "CancellableJob jid=%s: cancelled after %.1f s", hh_job_jid(job),
                            mono() - t0);
             hh_job_fail(job, "Interrupted", "cancelled by the stop");
             return -1;
@@ -52,6 +52,6 @@ int hh_plugin_init(hh_manager *m) {
     if (hh_manager_register(m, "HardWorker", hard_worker, m) != HH_OK) return -1;
     if (hh_manager_register(m, "NoopJob", noop, NULL) != HH_OK) return -1;
     if (hh_manager_register(m, "FailingJob", failing, NULL) != HH_OK) return -1;
-    if (hh_manager_register(m, "SlowJob", slow, m) != HH_OK) return -1;
+    if (hh_manager_register(m, "CancellableJob", slow, m) != HH_OK) return -1;
     return 0;
 }

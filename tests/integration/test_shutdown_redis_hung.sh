@@ -12,7 +12,7 @@
 #   - nothing lost: with reliable fetch each job is, once Redis is back, exactly once in the
 #     worker's in-progress list or its queue, and a restart with the same --identity runs it;
 #     with basic fetch a job that could not be pushed back is in the log at ERROR with its payload.
-# C handlers: SlowJob of the example plug-in (it polls hh_job_cancelled and logs when cancelled).
+# C handlers: CancellableJob of the example plug-in (it polls hh_job_cancelled and logs when cancelled).
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
 PLUGIN="${HH_PLUGIN:-$HH_ROOT/build/example_plugin.so}"
@@ -43,9 +43,11 @@ round() {
     : >"$SHUT_DIR/started"; : >"$SHUT_DIR/cancelled"; : >"$SHUT_DIR/done"
     echo 10 >"$SHUT_DIR/sleep"
     now="$(hh_now)"
+    local klass=SlowJob
+    [ "$kind" = c ] && klass=CancellableJob   # the example plug-in's C handler
     for ((i = 0; i < njobs; i++)); do
         jid="$(hh_jid)"
-        p="$(printf '{"retry":true,"queue":"default","class":"SlowJob","args":[10],"jid":"%s","created_at":%s,"enqueued_at":%s}' "$jid" "$now" "$now")"
+        p="$(printf '{"retry":true,"queue":"default","class":"'"$klass"'","args":[10],"jid":"%s","created_at":%s,"enqueued_at":%s}' "$jid" "$now" "$now")"
         jids+=("$jid"); payloads+=("$p")
         R lpush queue:default "$p" >/dev/null
     done
@@ -53,7 +55,7 @@ round() {
     local handler=(--exec "SlowJob=$HH_HANDLERS/shut_job.sh")
     [ "$kind" = c ] && handler=(--require "$PLUGIN")
     hh_start_worker -v -c "$c" -t 3 --identity "$ident" --fetch "$fetch" "${handler[@]}"
-    must_wait 20 '[ "$(grep -c "class=SlowJob jid=.*: start" "$WORKER_LOG")" -ge '"$njobs"' ]' \
+    must_wait 20 '[ "$(grep -c "class=$klass jid=.*: start" "$WORKER_LOG")" -ge '"$njobs"' ]' \
         "$tag the $njobs SlowJobs did not all start within 20 s"
     [ "$kind" = exec ] && must_wait 10 '[ "$(grep -c . "$SHUT_DIR/started")" -ge '"$njobs"' ]' \
         "$tag the $njobs --exec handlers did not all start"
@@ -96,7 +98,7 @@ round() {
         done
     else
         for jid in "${jids[@]}"; do
-            line="$(grep -m1 "SlowJob jid=$jid: cancelled after" "$WORKER_LOG")" || fail "$tag the C handler of $jid never saw hh_job_cancelled()"
+            line="$(grep -m1 "CancellableJob jid=$jid: cancelled after" "$WORKER_LOG")" || fail "$tag the C handler of $jid never saw hh_job_cancelled()"
             cancels+=("$(fsub "$(log_time "$line")" "$t_term")")
         done
     fi
@@ -122,7 +124,7 @@ round() {
     fi
     # the log says where each job is (Redis never answered: none could be pushed back)
     for jid in "${jids[@]}"; do
-        grep "WARN: class=SlowJob jid=$jid: not pushed back" "$WORKER_LOG" | grep -qF "stays in hiredhand:inprogress:$ident|default" \
+        grep "WARN: class=$klass jid=$jid: not pushed back" "$WORKER_LOG" | grep -qF "stays in hiredhand:inprogress:$ident|default" \
             || fail "$tag no WARN line saying $jid stays in hiredhand:inprogress:$ident|default: $(grep WARN "$WORKER_LOG" | tail -n 3)"
     done
     local copies
@@ -133,7 +135,7 @@ round() {
     done
     # the next start with the same identity runs them
     echo 0.2 >"$SHUT_DIR/sleep"
-    hh_start_worker -c 2 -t 3 --identity "$ident" --exec "SlowJob=$HH_HANDLERS/shut_job.sh"
+    hh_start_worker -c 2 -t 3 --identity "$ident" --exec "$klass=$HH_HANDLERS/shut_job.sh"
     local wpid="$WORKER_PID"
     for jid in "${jids[@]}"; do
         must_wait 30 'grep -q "^'"$jid"' '"$wpid"' " "$SHUT_DIR/done"' "$tag $jid did not run after a restart with --identity $ident"
