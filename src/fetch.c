@@ -2,6 +2,7 @@
  * Keys: queue:<q> (LMOVE/RPOPLPUSH/BRPOP from, RPUSH back),
  * hiredhand:inprogress:<identity>|<q> (LMOVE into, LREM on ack). */
 #include "fetch.h"
+#include "lease.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,9 +99,25 @@ static hh_job **acks_take(struct hh_manager *m, size_t *n) {
     return out;
 }
 
-static void acks_free(hh_job **jobs, size_t n) {
-    for (size_t i = 0; i < n; i++) hh_job_free(jobs[i]);
+/* Frees sent (or abandoned) acks; their jobs are no longer held here. */
+static void acks_free(struct hh_manager *m, hh_job **jobs, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        hh_lease_release(m, &jobs[i]->lease);
+        hh_job_free(jobs[i]);
+    }
     free(jobs);
+}
+
+/* An LREM that removed nothing on its first attempt: another process took
+ * the job while this one was paused past its heartbeat TTL (lease.c). */
+static void acks_check(struct hh_manager *m, hh_job **jobs, size_t n, redisReply **r, int nr) {
+    if (m->opts.fetch == HH_FETCH_BASIC || (size_t)nr < n) return;
+    for (size_t i = 0; i < n; i++) {
+        if (r[i]->type == REDIS_REPLY_INTEGER && r[i]->integer == 0 && !jobs[i]->ack_uncertain)
+            hh_lease_lost(m, jobs[i]);
+        else if (r[i]->type == REDIS_REPLY_ERROR)
+            hh_log(&m->log, HH_LOG_ERROR, "jid=%s: ack: %s", jobs[i]->jid, r[i]->str);
+    }
 }
 
 /* Puts acks that could not be sent back in the queue. */
@@ -113,8 +130,11 @@ static void acks_return(struct hh_manager *m, hh_job **jobs, size_t n) {
     size_t k = 0;
     for (; k < n && m->nacks < m->acks_cap; k++) m->acks[m->nacks++] = jobs[k];
     pthread_mutex_unlock(&m->acks_mu);
-    /* out of memory: those jobs stay in progress and are recovered later */
-    for (; k < n; k++) hh_job_free(jobs[k]);
+    /* out of memory: those jobs stay in progress; reconciliation pushes them back */
+    for (; k < n; k++) {
+        hh_lease_release(m, &jobs[k]->lease);
+        hh_job_free(jobs[k]);
+    }
     free(jobs);
 }
 
@@ -128,9 +148,12 @@ static void acks_send(struct hh_manager *m, hh_conn *c, hh_job **jobs, size_t n,
         for (size_t i = 0; i < n; i++) hh_fetch_ack_append(m, &pipe, jobs[i]);
         redisReply **r = hh_pipe_exec(&pipe);
         if (r) {
+            acks_check(m, jobs, n, r, pipe.n);
             hh_replies_free(r, pipe.n);
             break;
         }
+        /* Whether those LREMs ran is unknown now: a retry's 0 proves nothing. */
+        for (size_t i = 0; i < n; i++) jobs[i]->ack_uncertain = 1;
         /* An outage (or a READONLY primary): keep the outcome, retry (B14). */
         if (once && !atomic_load(&m->giving_up)) {
             acks_return(m, jobs, n);
@@ -139,7 +162,7 @@ static void acks_send(struct hh_manager *m, hh_conn *c, hh_job **jobs, size_t n,
         if (atomic_load(&m->giving_up)) break;
         hh_conn_ready(c);
     }
-    acks_free(jobs, n);
+    acks_free(m, jobs, n);
 }
 
 void hh_fetch_flush_acks(struct hh_manager *m, hh_conn *c) {
@@ -191,6 +214,9 @@ static int fetch_reliable(hh_processor *p, hh_fetched *out, size_t max) {
     int nargs = fetch_args(p, max, keys, klen, args, alen, ord);
     /* One round trip: the queued acks, then the fetch script. */
     if (!p->conn.shas[HH_SCRIPT_FETCH][0]) hh_fetch_flush_acks(m, &p->conn);
+    /* From here until its reply is read, what the script moves is in our
+     * list but held by no thread (lease.c). */
+    hh_lease_fetch_begin(m, p, 0);
     redisReply *r = NULL;
     size_t nacks = 0;
     hh_job **acks = p->conn.shas[HH_SCRIPT_FETCH][0] ? acks_take(m, &nacks) : NULL;
@@ -211,10 +237,13 @@ static int fetch_reliable(hh_processor *p, hh_fetched *out, size_t max) {
         hh_pipe_addargv(&pipe, argc, argv, lens);
         redisReply **rs = hh_pipe_exec(&pipe);
         if (!rs) {
+            hh_lease_fetch_end(m, p, out, 0, 1);
+            for (size_t i = 0; i < nacks; i++) acks[i]->ack_uncertain = 1;
             acks_send(m, &p->conn, acks, nacks, 0); /* retries the acks alone */
             return -1;
         }
-        acks_free(acks, nacks);
+        acks_check(m, acks, nacks, rs, pipe.n);
+        acks_free(m, acks, nacks);
         r = rs[pipe.n - 1];
         rs[pipe.n - 1] = NULL;
         hh_replies_free(rs, pipe.n);
@@ -228,16 +257,24 @@ static int fetch_reliable(hh_processor *p, hh_fetched *out, size_t max) {
     int rc = 0;
     if (!r) {
         rc = -1;
+        hh_lease_fetch_end(m, p, out, 0, 1);
     } else if (r->type == REDIS_REPLY_ARRAY && r->elements >= 2) {
+        /* A malformed element ends the parse: what it moved is stranded and
+         * reconciliation pushes it back. */
         for (size_t i = 0; i + 1 < r->elements && rc >= 0; i += 2) {
-            size_t q = (size_t)r->element[i]->integer - 1;
-            if (q >= n || take(&out[rc], r->element[i + 1], q) < 0) break;
+            const redisReply *qi = r->element[i], *v = r->element[i + 1];
+            if (qi->type != REDIS_REPLY_INTEGER || v->type != REDIS_REPLY_STRING) break;
+            size_t q = (size_t)qi->integer - 1;
+            if (q >= n || take(&out[rc], v, q) < 0) break;
             rc++;
         }
+        hh_lease_fetch_end(m, p, out, rc, (size_t)rc * 2 != r->elements);
     } else if (r->type == REDIS_REPLY_ERROR) {
         hh_log(&m->log, HH_LOG_ERROR, "fetch: %s", r->str);
         rc = -1;
+        hh_lease_fetch_end(m, p, out, 0, 1);
     } else {
+        hh_lease_fetch_end(m, p, out, 0, 0);
         /* Every queue empty: block on one of them with an atomic move, so a new
          * job wakes us at once. Threads spread over the queues so each queue
          * has a waiter when concurrency >= queues, otherwise they rotate. */
@@ -279,8 +316,11 @@ static int fetch_reliable(hh_processor *p, hh_fetched *out, size_t max) {
         size_t blens[6] = {strlen(bargv[0]), sdslen(src), sdslen(dst), 5, 4, strlen(bs)};
         if (!lmove) bargv[3] = bs, blens[3] = strlen(bs);
         if (!atomic_load(&m->quiet)) {
+            hh_lease_fetch_begin(m, p, 1);
             r = hh_conn_cmdargv_blocking(&p->conn, block, lmove ? 6 : 4, bargv, blens);
             if (!r) rc = atomic_load(&m->quiet) ? 0 : -1;
+            if (r && r->type == REDIS_REPLY_STRING) rc = take(out, r, q);
+            hh_lease_fetch_end(m, p, out, rc > 0 ? rc : 0, !r || rc < 0 || r->type == REDIS_REPLY_ERROR);
         }
         if (!rotate) {
             /* Leaving the post. After a job (more may follow) or an error,
@@ -291,9 +331,7 @@ static int fetch_reliable(hh_processor *p, hh_fetched *out, size_t max) {
             if (rc != 0 || (r && r->type == REDIS_REPLY_STRING)) pthread_cond_broadcast(&m->idle_cv);
             pthread_mutex_unlock(&m->idle_mu);
         }
-        if (r && r->type == REDIS_REPLY_STRING) {
-            rc = take(out, r, q);
-        } else if (r && r->type == REDIS_REPLY_ERROR) {
+        if (r && r->type == REDIS_REPLY_ERROR) {
             hh_log(&m->log, HH_LOG_ERROR, "fetch: %s", r->str);
             rc = -1;
         }

@@ -5,6 +5,7 @@
 #define HH_FETCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "manager.h"
 
 #define HH_FETCH_BATCH_MAX 32 /* jobs one thread may take per fetch (fast jobs only) */
@@ -28,6 +29,7 @@ typedef struct hh_fetched {
     char *payload; /* malloc'd, NUL-terminated */
     size_t len;
     size_t queue;  /* index into m->queues */
+    uint64_t lease; /* key in the held-jobs registry, 0 when not held (lease.c) */
 } hh_fetched;
 
 /* Fetches up to max jobs (each job's queue drawn in Sidekiq's order) for

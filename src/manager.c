@@ -16,6 +16,7 @@
 #include "scheduler.h"
 #include "fetch.h"
 #include "http.h"
+#include "lease.h"
 
 void hh_manager_options_init(hh_manager_options *o) {
     memset(o, 0, sizeof(*o));
@@ -58,6 +59,7 @@ void hh_manager_free(hh_manager *m) {
         free(p->held);
     }
     free(m->procs);
+    hh_lease_free(m->lease);
     for (size_t k = 0; k < m->npending; k++) free(m->pending[k].payload);
     free(m->pending);
     pthread_mutex_destroy(&m->pending_mu);
@@ -112,7 +114,8 @@ hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
     m->log.level = opts->log_level;
     char msg[256];
     if (opts->concurrency < 1 || opts->concurrency > 1000 || opts->nqueues > HH_MAX_QUEUES ||
-        opts->shutdown_timeout < 0 || opts->heartbeat_interval <= 0 || opts->heartbeat_interval > 30)
+        opts->shutdown_timeout < 0 || opts->heartbeat_interval <= 0 || opts->heartbeat_interval > 30 ||
+        (opts->lease_lost != HH_LEASE_LOST_STOP && opts->lease_lost != HH_LEASE_LOST_FINISH))
         goto fail;
     if (hh_redis_config_parse(&m->cfg, &opts->redis, msg, sizeof(msg)) != 0) {
         hh_log(&m->log, HH_LOG_ERROR, "%s", msg);
@@ -223,6 +226,7 @@ hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
         p->held = calloc(HH_FETCH_BATCH_MAX, sizeof(*p->held));
         if (!p->held) goto nomem;
     }
+    if (!(m->lease = hh_lease_new(m))) goto nomem;
     if (err) *err = HH_OK;
     return m;
 nomem:
@@ -451,6 +455,10 @@ static void *supervisor_main(void *arg) {
     if (m->heartbeat_started) pthread_join(m->heartbeat_thread, NULL);
     m->scheduler_started = m->recovery_started = m->heartbeat_started = 0;
     hh_fetch_flush_acks(m, &c); /* giving_up is set: one attempt each */
+    /* What our lists still hold that no thread has (lost fetch replies) goes
+     * back now, not when this identity next starts; skipped when Redis just
+     * failed us, so a hung Redis costs no second timeout. */
+    if ((c.ctx || !c.last_error[0]) && m->opts.fetch == HH_FETCH_RELIABLE) hh_lease_reconcile(m, &c, 1);
     /* Never booted: the identity may belong to a live process; leave it. */
     if (atomic_load(&m->booted) && hh_heartbeat_unregister(m, &c) != 0)
         hh_log(&m->log, HH_LOG_WARN, "could not unregister from Redis: the process hash expires in 60 s");
@@ -489,6 +497,8 @@ void hh_manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
     out->processed = atomic_load(&m->processed);
     out->failed = atomic_load(&m->failed);
     out->recovered = atomic_load(&m->recovered);
+    out->lease_lost = atomic_load(&m->lease_lost);
+    out->reconciled = atomic_load(&m->reconciled);
     out->nqueues = m->nqueues;
     for (size_t i = 0; i < m->nqueues; i++) {
         hh_strlcpy(out->queues[i].name, m->queues[i], sizeof(out->queues[i].name));

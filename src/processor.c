@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fetch.h"
+#include "lease.h"
 #include "retry.h"
 #include "client.h"
 
@@ -112,9 +113,15 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     char why[256];
     hh_job *job = hh_job_adopt(f->payload, f->len, m->queues[f->queue], why, sizeof(why));
     f->payload = NULL; /* the job owns it now */
-    if (!job) return 0; /* out of memory: the job stays in progress */
+    if (!job) { /* out of memory: the job stays in progress, reconciliation pushes it back */
+        hh_lease_release(m, &f->lease);
+        return 0;
+    }
+    job->lease = f->lease;
+    f->lease = 0;
     if (!job->item) {
         bury_malformed(p, job, f->queue, why);
+        hh_lease_release(m, &job->lease);
         hh_job_free(job);
         return 0;
     }
@@ -124,6 +131,8 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     pthread_mutex_lock(&p->mu);
     p->job = job;
     p->abandoned = 0;
+    p->lease_lost = 0;
+    p->runs++;
     atomic_store(&p->cancelled, 0);
     pthread_mutex_unlock(&p->mu);
     atomic_fetch_add(&m->busy, 1);
@@ -136,11 +145,18 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     double elapsed = hh_mono() - t0;
 
     pthread_mutex_lock(&p->mu);
-    int abandoned = p->abandoned;
+    int abandoned = p->abandoned, lost = p->lease_lost;
     p->job = NULL;
+    p->lease_lost = 0;
     pthread_mutex_unlock(&p->mu);
     atomic_fetch_sub(&m->busy, 1);
-    if (abandoned) { /* already pushed back by the hard shutdown: no outcome */
+    if (abandoned || lost) {
+        /* Pushed back by the hard shutdown, or recovered by another process
+         * (lease.c): the job belongs elsewhere now, so no outcome here. */
+        if (lost)
+            hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: handler ended (%s) after the lease was lost; outcome not written",
+                   job->klass, job->jid, rc == 0 ? "success" : "failure");
+        hh_lease_release(m, &job->lease);
         hh_job_free(job);
         return elapsed;
     }
@@ -181,6 +197,7 @@ static double run_job(hh_processor *p, hh_fetched *f) {
         write_outcome(p, job, &plan);
         free(plan.payload);
     }
+    hh_lease_release(m, &job->lease);
     hh_job_free(job);
     return elapsed;
 }
@@ -213,6 +230,7 @@ static void requeue_pending(struct hh_manager *m, hh_conn *conn) {
     while (pop_pending(m, &f)) {
         while (hh_fetch_requeue(m, conn, m->queues[f.queue], f.payload, f.len) < 0 && !atomic_load(&m->giving_up))
             hh_conn_ready(conn);
+        hh_lease_release(m, &f.lease);
         free(f.payload);
     }
 }
@@ -241,16 +259,20 @@ void *hh_processor_main(void *arg) {
             if (taken < rest) {
                 /* cannot happen (see push_pending), but never lose a job: the
                  * first rest - taken were not taken */
-                for (size_t i = 1; i <= rest - taken; i++)
+                for (size_t i = 1; i <= rest - taken; i++) {
                     while (hh_fetch_requeue(m, &p->conn, m->queues[p->held[i].queue], p->held[i].payload,
                                             p->held[i].len) < 0 && !atomic_load(&m->giving_up))
                         hh_conn_ready(&p->conn);
+                    hh_lease_release(m, &p->held[i].lease);
+                    free(p->held[i].payload);
+                }
             }
         }
         if (atomic_load(&m->quiet)) { /* fetched after quiet: straight back (spec §4.3) */
             while (hh_fetch_requeue(m, &p->conn, m->queues[f.queue], f.payload, f.len) < 0 &&
                    !atomic_load(&m->giving_up))
                 hh_conn_ready(&p->conn);
+            hh_lease_release(m, &f.lease);
             free(f.payload);
             break;
         }

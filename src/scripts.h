@@ -82,13 +82,18 @@ typedef enum hh_script_id {
     "return 0\n"
 
 /* KEYS: in-progress list, queue:<q>, recovery counter (hiredhand:recoveries:
- * <jid>), dead. ARGV: exact payload, max recoveries (0: no limit), dead
- * entry, score (now), cutoff score, -max_jobs, counter TTL seconds.
+ * <jid>), dead, the owner's heartbeat hash <identity>. ARGV: exact payload,
+ * max recoveries (0: no limit), dead entry, score (now), cutoff score,
+ * -max_jobs, counter TTL seconds, "1" to take the job only while the owner's
+ * hash does not exist ("0" at boot, for this process's own identity).
  * Only the caller that removes the job counts the recovery, so racing
- * recoverers never count one twice. Returns {1, count} requeued (to the
- * tail: runs next), {2, count} moved to the dead set as a poison pill, or
- * {0, 0} when it was gone. */
+ * recoverers never count one twice; an owner that beat again (it was only
+ * paused) keeps every job not yet taken, so its own check after that beat
+ * sees every recovery there will be. Returns {1, count} requeued (to the
+ * tail: runs next), {2, count} moved to the dead set as a poison pill,
+ * {0, 0} when it was gone, {3, 0} when the owner is alive again. */
 #define HH_LUA_RECOVER                                                        \
+    "if ARGV[8] == '1' and redis.call('EXISTS', KEYS[5]) == 1 then return {3, 0} end\n" \
     "if redis.call('LREM', KEYS[1], -1, ARGV[1]) == 0 then return {0, 0} end\n" \
     "local n = redis.call('INCR', KEYS[3])\n"                                 \
     "redis.call('EXPIRE', KEYS[3], ARGV[7])\n"                                \
