@@ -21,22 +21,20 @@
  *   b. LRANGE every list; call T the moment Redis ran it;
  *   c. under mu: note, per worker thread, the number of fetches it has begun
  *      (`begun`); an entry is a candidate when, counting copies, it is in
- *      excess of held + removed; from now on only candidates' keys are
- *      recorded;
+ *      excess of held + removed; from now on record the candidates' keys
+ *      that fetches add to held (`added`);
  *   d. wait until every fetch begun before c has ended (blocked BLMOVEs are
  *      ended at once with CLIENT UNBLOCK ... TIMEOUT, which moves nothing);
- *   e. under mu: per key, push back candidates - held - removed copies;
+ *   e. under mu: per key, push back candidates - added copies;
  *   f. each copy with HH_LUA_REQUEUE (LREM one copy, RPUSH it only if the
  *      LREM removed one), so a copy already gone is never pushed twice.
  * A held job whose entry was in the list at T was held at some moment of
- * [a, c] (then held or removed counted it at c) or had its fetch in flight
- * at c (then it is in held or removed at e, since d waited for that fetch).
- * So at e the copies in excess are stranded ones; e subtracts conservatively
- * (a job may be counted twice), which can only delay a push back. Stranded
- * copies leave a list only through this (single) reconciler, a peer's
- * recovery, or an operator, so pushing back at most that many copies never
- * takes the entry of a held job. A fetch that moves entries after T is seen
- * by the next pass.
+ * [a, c] (then held + removed counted it at c) or had its fetch in flight
+ * at c (then d waited for that fetch, which counted it in added). So the
+ * copies left at e are stranded ones. Stranded copies leave a list only
+ * through this (single) reconciler, a peer's recovery, or an operator, so
+ * pushing back at most that many copies never takes the entry of a held
+ * job. A fetch that moves entries after T is seen by the next pass.
  *
  * The outage rule
  * ---------------
@@ -161,8 +159,9 @@ enum { REC_OFF = 0, REC_ALL, REC_WATCHED };
 struct hh_lease {
     pthread_mutex_t mu;      /* guards everything below */
     lease_set held;
-    lease_set removed;       /* keys released while recording */
+    lease_set removed;       /* keys released while REC_ALL */
     lease_set watch;         /* candidates' keys (REC_WATCHED) */
+    lease_set added;         /* candidates' keys fetched while REC_WATCHED */
     int recording;
     unsigned long *begun, *ended; /* per worker thread: fetches */
     int *blocking;           /* its fetch in flight is a blocking move */
@@ -206,6 +205,7 @@ void hh_lease_free(struct hh_lease *l) {
     set_clear(&l->held);
     set_clear(&l->removed);
     set_clear(&l->watch);
+    set_clear(&l->added);
     free(l->begun), free(l->ended), free(l->blocking);
     pthread_mutex_destroy(&l->mu);
     pthread_mutex_destroy(&l->reconcile_mu);
@@ -241,8 +241,13 @@ void hh_lease_fetch_end(struct hh_manager *m, hh_processor *p, hh_fetched *out, 
     struct hh_lease *l = m->lease;
     for (int i = 0; i < n; i++) out[i].lease = hh_lease_key(out[i].queue, out[i].payload, out[i].len);
     pthread_mutex_lock(&l->mu);
-    for (int i = 0; i < n; i++)
-        if (set_add(&l->held, out[i].lease, 1) != 0) out[i].lease = 0; /* unheld: pushed back later */
+    for (int i = 0; i < n; i++) {
+        if (set_add(&l->held, out[i].lease, 1) != 0) {
+            out[i].lease = 0; /* unheld: pushed back later */
+            continue;
+        }
+        if (l->recording == REC_WATCHED && set_find(&l->watch, out[i].lease)) set_add(&l->added, out[i].lease, 1);
+    }
     l->ended[p->index] = l->begun[p->index];
     l->blocking[p->index] = 0;
     if (failed) {
@@ -260,8 +265,7 @@ void hh_lease_release(struct hh_manager *m, uint64_t *lease) {
     struct hh_lease *l = m->lease;
     pthread_mutex_lock(&l->mu);
     set_add(&l->held, *lease, -1);
-    if (l->recording == REC_ALL || (l->recording == REC_WATCHED && set_find(&l->watch, *lease)))
-        set_add(&l->removed, *lease, 1);
+    if (l->recording == REC_ALL) set_add(&l->removed, *lease, 1);
     pthread_mutex_unlock(&l->mu);
     *lease = 0;
 }
@@ -297,6 +301,7 @@ static void stop_recording(struct hh_lease *l) {
     l->recording = REC_OFF;
     set_clear(&l->removed);
     set_clear(&l->watch);
+    set_clear(&l->added);
     pthread_mutex_unlock(&l->mu);
 }
 
@@ -330,6 +335,7 @@ int hh_lease_reconcile(struct hh_manager *m, hh_conn *c, int final) {
     pthread_mutex_lock(&l->mu);
     set_clear(&l->removed);
     set_clear(&l->watch);
+    set_clear(&l->added);
     l->recording = REC_ALL;
     pthread_mutex_unlock(&l->mu);
     /* b */
@@ -414,8 +420,7 @@ int hh_lease_reconcile(struct hh_manager *m, hh_conn *c, int final) {
         for (size_t k = 0; k < nc; k++) {
             lease_ent *t = set_find(&togo, cs[k].key);
             if (!t) {
-                long n = set_get(&l->watch, cs[k].key) - set_get(&l->held, cs[k].key) -
-                         set_get(&l->removed, cs[k].key);
+                long n = set_get(&l->watch, cs[k].key) - set_get(&l->added, cs[k].key);
                 set_add(&togo, cs[k].key, n + 1); /* + 1: the entry exists at 0 */
                 t = set_find(&togo, cs[k].key);
             }
@@ -427,6 +432,7 @@ int hh_lease_reconcile(struct hh_manager *m, hh_conn *c, int final) {
         l->recording = REC_OFF;
         set_clear(&l->removed);
         set_clear(&l->watch);
+        set_clear(&l->added);
         pthread_mutex_unlock(&l->mu);
         set_clear(&togo);
     }
@@ -700,7 +706,7 @@ void hh_lease_beat(struct hh_manager *m, hh_conn *c, int ok, int hash_expired) {
             l->fetchers_dirty = 0;
             pthread_mutex_unlock(&l->mu);
             if (r->integer > 0)
-                hh_log(&m->log, HH_LOG_INFO, "registered %s in hiredhand:fetchers again (Redis had lost it)",
+                hh_log(&m->log, HH_LOG_INFO, "registered %s in hiredhand:fetchers again",
                        m->identity);
         }
         if (r) freeReplyObject(r);
