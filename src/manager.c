@@ -457,8 +457,10 @@ static void *supervisor_main(void *arg) {
     hh_fetch_flush_acks(m, &c); /* giving_up is set: one attempt each */
     /* What our lists still hold that no thread has (lost fetch replies) goes
      * back now, not when this identity next starts; skipped when Redis just
-     * failed us, so a hung Redis costs no second timeout. */
-    if ((c.ctx || !c.last_error[0]) && m->opts.fetch == HH_FETCH_RELIABLE) hh_lease_reconcile(m, &c, 1);
+     * failed us, so a hung Redis costs no second timeout, and when the
+     * identity was never checked (its lists may be a live process's). */
+    if (atomic_load(&m->booted) && (c.ctx || !c.last_error[0]) && m->opts.fetch == HH_FETCH_RELIABLE)
+        hh_lease_reconcile(m, &c, 1);
     /* Never booted: the identity may belong to a live process; leave it. */
     if (atomic_load(&m->booted) && hh_heartbeat_unregister(m, &c) != 0)
         hh_log(&m->log, HH_LOG_WARN, "could not unregister from Redis: the process hash expires in 60 s");

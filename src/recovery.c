@@ -191,6 +191,10 @@ int hh_recovery_boot(struct hh_manager *m, hh_conn *c) {
     redisReply *r = hh_conn_cmd(c, "SADD %s %s", fk, m->identity);
     sdsfree(fk);
     if (!r) return HH_ERR_REDIS;
+    /* the registry only names fetchers: a refused write (OOM) is logged, not fatal */
+    if (r->type != REDIS_REPLY_INTEGER)
+        hh_log(&m->log, HH_LOG_WARN, "recovery: SADD hiredhand:fetchers: %s",
+               r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
     freeReplyObject(r);
     if (!m->fixed_identity) return HH_OK; /* a fresh random identity owns nothing */
     int n = scan_lists(m, c, m->identity);
