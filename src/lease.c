@@ -349,10 +349,11 @@ int hh_lease_reconcile(struct hh_manager *m, hh_conn *c, int final) {
     for (size_t q = 0; q < m->nqueues; q++) total += lists[q]->elements;
     cand *cs = total ? calloc(total, sizeof(*cs)) : NULL;
     unsigned long *mark = calloc((size_t)nproc, sizeof(*mark));
-    int *unblocked = calloc((size_t)nproc, sizeof(*unblocked));
+    double *unblocked = calloc((size_t)nproc, sizeof(*unblocked)); /* when, 0 never */
+    int *unblock = calloc((size_t)nproc, sizeof(*unblock));
     size_t nc = 0;
     int rc = 0;
-    if ((total && !cs) || !mark || !unblocked) {
+    if ((total && !cs) || !mark || !unblocked || !unblock) {
         rc = -1;
         goto done;
     }
@@ -392,17 +393,20 @@ int hh_lease_reconcile(struct hh_manager *m, hh_conn *c, int final) {
     double deadline = hh_mono() + HH_FETCH_BLOCK_SECONDS + m->cfg.command_timeout + 2;
     for (;;) {
         int waiting = 0;
+        double now = hh_mono();
         pthread_mutex_lock(&l->mu);
         for (int i = 0; i < nproc; i++) {
+            unblock[i] = 0;
             if (l->ended[i] >= mark[i]) continue;
             waiting = 1;
-            if (l->blocking[i] && !unblocked[i]) unblocked[i] = 2; /* to do, below */
+            /* again every 0.5 s: the first may reach Redis before the BLMOVE */
+            unblock[i] = l->blocking[i] && now - unblocked[i] > 0.5;
         }
         pthread_mutex_unlock(&l->mu);
         if (!waiting) break;
         for (int i = 0; i < nproc; i++) {
-            if (unblocked[i] != 2) continue;
-            unblocked[i] = 1;
+            if (!unblock[i]) continue;
+            unblocked[i] = now;
             long long id = atomic_load(&m->procs[i].conn.client_id);
             redisReply *r = id ? hh_conn_cmd(c, "CLIENT UNBLOCK %lld TIMEOUT", id) : NULL;
             if (r) freeReplyObject(r);
@@ -470,6 +474,7 @@ done:
     free(cs);
     free(mark);
     free(unblocked);
+    free(unblock);
     hh_replies_free(lists, (int)m->nqueues);
     pthread_mutex_unlock(&l->reconcile_mu);
     return rc != 0 ? -1 : pushed;
