@@ -456,10 +456,15 @@ static void *supervisor_main(void *arg) {
     m->scheduler_started = m->recovery_started = m->heartbeat_started = 0;
     hh_fetch_flush_acks(m, &c); /* giving_up is set: one attempt each */
     /* What our lists still hold that no thread has (lost fetch replies) goes
-     * back now, not when this identity next starts; skipped when Redis just
-     * failed us, so a hung Redis costs no second timeout, and when the
-     * identity was never checked (its lists may be a live process's). */
-    if (atomic_load(&m->booted) && (c.ctx || !c.last_error[0]) && m->opts.fetch == HH_FETCH_RELIABLE)
+     * back now, not when this identity next starts. Skipped when Redis just
+     * failed us or our last beat (a hung Redis costs no extra timeout), and
+     * when the identity was never checked (its lists may be a live
+     * process's). */
+    pthread_mutex_lock(&m->lock);
+    int beats_failing = m->heartbeat_last_error[0] != '\0';
+    pthread_mutex_unlock(&m->lock);
+    if (atomic_load(&m->booted) && !beats_failing && (c.ctx || !c.last_error[0]) &&
+        m->opts.fetch == HH_FETCH_RELIABLE)
         hh_lease_reconcile(m, &c, 1);
     /* Never booted: the identity may belong to a live process; leave it. */
     if (atomic_load(&m->booted) && hh_heartbeat_unregister(m, &c) != 0)
