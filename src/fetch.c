@@ -101,10 +101,8 @@ static hh_job **acks_take(struct hh_manager *m, size_t *n) {
 
 /* Frees sent (or abandoned) acks; their jobs are no longer held here. */
 static void acks_free(struct hh_manager *m, hh_job **jobs, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        hh_lease_release(m, &jobs[i]->lease);
-        hh_job_free(jobs[i]);
-    }
+    hh_lease_release_jobs(m, jobs, n);
+    for (size_t i = 0; i < n; i++) hh_job_free(jobs[i]);
     free(jobs);
 }
 

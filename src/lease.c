@@ -1,7 +1,7 @@
 /* lease.c -- the held-jobs registry, reconciliation of stranded fetches, the
  * outage rule and lease loss (see lease.h).
  * Keys read: hiredhand:inprogress:<identity>|<q> of this process (LRANGE),
- * hiredhand:recoveries:<jid> (GET). Keys written: the same lists (LREM) and
+ * hiredhand:recoveries:<jid> (EXISTS). Keys written: the same lists (LREM) and
  * queue:<q> (RPUSH), both in HH_LUA_REQUEUE; hiredhand:fetchers (SADD).
  *
  * Why reconciliation never pushes back a job this process holds
@@ -268,6 +268,19 @@ void hh_lease_release(struct hh_manager *m, uint64_t *lease) {
     if (l->recording == REC_ALL) set_add(&l->removed, *lease, 1);
     pthread_mutex_unlock(&l->mu);
     *lease = 0;
+}
+
+void hh_lease_release_jobs(struct hh_manager *m, hh_job **jobs, size_t n) {
+    struct hh_lease *l = m->lease;
+    if (!l || !n) return;
+    pthread_mutex_lock(&l->mu);
+    for (size_t i = 0; i < n; i++) {
+        if (!jobs[i]->lease) continue;
+        set_add(&l->held, jobs[i]->lease, -1);
+        if (l->recording == REC_ALL) set_add(&l->removed, jobs[i]->lease, 1);
+        jobs[i]->lease = 0;
+    }
+    pthread_mutex_unlock(&l->mu);
 }
 
 void hh_lease_lost(struct hh_manager *m, const hh_job *job) {

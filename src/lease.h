@@ -49,6 +49,9 @@ void hh_lease_fetch_end(struct hh_manager *m, hh_processor *p, hh_fetched *out, 
  * is a no-op, so calling twice is harmless. */
 void hh_lease_release(struct hh_manager *m, uint64_t *lease);
 
+/* The same for n jobs at once (sent acks), under one lock. */
+void hh_lease_release_jobs(struct hh_manager *m, hh_job **jobs, size_t n);
+
 /* An ack or outcome of `job` removed nothing from its in-progress list (LREM
  * returned 0) on a first attempt: another process recovered it while this
  * one was paused. Logs it (WARN, class and jid) and counts it in
