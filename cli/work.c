@@ -43,6 +43,9 @@ static const char work_usage[] =
     "      --poll-interval S      scheduler average poll interval (default 5 x processes)\n"
     "      --recovery-interval S  orphaned-job scan period (default 60)\n"
     "      --max-recoveries N     recoveries before a job goes dead (default 3)\n"
+    "      --lease-lost stop|finish  a job another process recovered from this one (paused\n"
+    "                             past the heartbeat TTL): stop its handler here (default)\n"
+    "                             or let it finish; its outcome is not written either way\n"
     "      --max-retries N        retries for retry: true (default 25)\n"
     "      --dead-max-jobs N      dead set size limit (default 10000)\n"
     "      --dead-timeout S       dead set age limit (default 15552000)\n"
@@ -52,7 +55,7 @@ static const char work_usage[] =
 enum {
     OPT_TAG = 1000, OPT_LABEL, OPT_EXEC, OPT_EXEC_TIMEOUT, OPT_REQUIRE, OPT_NS, OPT_IDENTITY,
     OPT_FETCH, OPT_TS, OPT_VERSION, OPT_HB, OPT_POLL, OPT_RECOVERY, OPT_MAXREC, OPT_MAXRETRY,
-    OPT_DEADMAX, OPT_DEADTIMEOUT, OPT_HTTP, OPT_LIVENESS, OPT_HELP
+    OPT_DEADMAX, OPT_DEADTIMEOUT, OPT_HTTP, OPT_LIVENESS, OPT_LEASE_LOST, OPT_HELP
 };
 
 static const struct option longopts[] = {
@@ -69,6 +72,7 @@ static const struct option longopts[] = {
     {"max-recoveries", required_argument, 0, OPT_MAXREC}, {"max-retries", required_argument, 0, OPT_MAXRETRY},
     {"dead-max-jobs", required_argument, 0, OPT_DEADMAX}, {"dead-timeout", required_argument, 0, OPT_DEADTIMEOUT},
     {"http", required_argument, 0, OPT_HTTP}, {"liveness-max-age", required_argument, 0, OPT_LIVENESS},
+    {"lease-lost", required_argument, 0, OPT_LEASE_LOST},
     {"help", no_argument, 0, OPT_HELP},        {0, 0, 0, 0}};
 
 /* The -l file; SIGHUP swaps it for a new one at the same path (logrotate),
@@ -231,6 +235,11 @@ int cli_work(int argc, char **argv) {
         case OPT_LIVENESS:
             if (cli_parse_seconds(optarg, &d) || d <= 0) return cli_usage_error("bad --liveness-max-age '%s'", optarg);
             o.liveness_max_age = d;
+            break;
+        case OPT_LEASE_LOST:
+            if (!strcmp(optarg, "stop")) o.lease_lost = HH_LEASE_LOST_STOP;
+            else if (!strcmp(optarg, "finish")) o.lease_lost = HH_LEASE_LOST_FINISH;
+            else return cli_usage_error("--lease-lost is stop or finish, not '%s'", optarg);
             break;
         case OPT_HELP: fputs(work_usage, stdout); return 0;
         default: fputs(work_usage, stderr); return CLI_EXIT_USAGE;

@@ -221,8 +221,9 @@ void hh_job_fail(hh_job *job, const char *error_class, const char *fmt, ...)
  * lines are copied. Only from the thread running the job. */
 void hh_job_set_backtrace(hh_job *job, const char *const *lines, size_t n);
 
-/* 1 once the stop's grace period ended with this job still running: it is
- * being pushed back to its queue (or left for recovery) and the handler's
+/* 1 once the stop's grace period ended with this job still running (it is
+ * being pushed back to its queue, or left for recovery) or, with lease_lost
+ * HH_LEASE_LOST_STOP, once another process recovered it: the handler's
  * outcome will be ignored, so a long-running handler should poll this and
  * return early. Thread-safe. */
 int hh_job_cancelled(const hh_job *job);
@@ -272,6 +273,17 @@ typedef enum hh_log_level {
  * at once from several: the function must be thread-safe. */
 typedef void (*hh_log_fn)(hh_log_level level, const char *msg, void *udata);
 
+/* What happens to a handler still running a job that another process
+ * recovered (this process was paused or cut off past its heartbeat TTL and
+ * a peer judged it dead). In both cases the outcome is not written here:
+ * the job belongs to the process that recovered it. */
+typedef enum hh_lease_lost_policy {
+    HH_LEASE_LOST_STOP = 0,  /* hh_job_cancelled() turns 1 (--exec handlers:
+                              * the process group gets SIGTERM, then SIGKILL),
+                              * so the job stops running twice at once */
+    HH_LEASE_LOST_FINISH = 1 /* let the handler run to its end */
+} hh_lease_lost_policy;
+
 typedef struct hh_manager_options {
     hh_redis_options redis;
     const hh_queue_weight *queues; /* NULL/0: the single queue "default" */
@@ -300,6 +312,7 @@ typedef struct hh_manager_options {
                                 * /healthz, /stats and /metrics; NULL: off */
     double liveness_max_age;   /* /healthz is 503 once the last acknowledged
                                 * heartbeat is older than this; default 30 s */
+    hh_lease_lost_policy lease_lost; /* default HH_LEASE_LOST_STOP */
 } hh_manager_options;
 
 /* Fills *o with the defaults documented above. Thread-safe. */
@@ -417,6 +430,12 @@ typedef struct hh_manager_stats {
                                       * acknowledged (EXEC ok); 0 before */
     char heartbeat_last_error[256];  /* "" when the last beat succeeded */
     int redis_connected;      /* 1 when the heartbeat connection is up */
+    uint64_t lease_lost;      /* jobs of this process that another process
+                               * recovered while this one still had them
+                               * (paused or cut off past the heartbeat TTL) */
+    uint64_t reconciled;      /* entries of this process's in-progress lists
+                               * that no thread held (a fetch reply was lost),
+                               * pushed back to their queues */
 } hh_manager_stats;
 
 /* Copies a consistent snapshot into *out. Thread-safe, lock-brief, no I/O.

@@ -2,6 +2,7 @@
  * Keys: queue:<q> (LMOVE/RPOPLPUSH/BRPOP from, RPUSH back),
  * hiredhand:inprogress:<identity>|<q> (LMOVE into, LREM on ack). */
 #include "fetch.h"
+#include "lease.h"
 #include "pickup.h"
 
 #include <jansson.h>
@@ -144,7 +145,9 @@ static hh_job **acks_take(struct hh_manager *m, size_t *n) {
     return out;
 }
 
-static void acks_free(hh_job **jobs, size_t n) {
+/* Frees sent (or abandoned) acks; their jobs are no longer held here. */
+static void acks_free(struct hh_manager *m, hh_job **jobs, size_t n) {
+    hh_lease_release_jobs(m, jobs, n);
     for (size_t i = 0; i < n; i++) hh_job_free(jobs[i]);
     free(jobs);
 }
@@ -159,30 +162,38 @@ static void acks_return(struct hh_manager *m, hh_job **jobs, size_t n) {
     size_t k = 0;
     for (; k < n && m->nacks < m->acks_cap; k++) m->acks[m->nacks++] = jobs[k];
     pthread_mutex_unlock(&m->acks_mu);
-    /* out of memory: those jobs stay in progress and are recovered later */
-    for (; k < n; k++) hh_job_free(jobs[k]);
+    /* out of memory: those jobs stay in progress; reconciliation pushes them back */
+    for (; k < n; k++) {
+        hh_lease_release(m, &jobs[k]->lease);
+        hh_job_free(jobs[k]);
+    }
     free(jobs);
 }
 
 /* Reads the replies of n pipelined acks (LREMs) in order: an ack Redis
  * refused goes back in the queue for the next send; an LREM that removed
- * nothing means the job was no longer this process's (a recovery took it
- * over while this process could not beat): logged. Frees the rest. Returns
- * how many were refused. */
+ * nothing on its first attempt means another process took the job while
+ * this one was paused past its heartbeat TTL (lease.c). The rest are freed
+ * (no longer held here). Returns how many were refused. */
 static size_t acks_settle(struct hh_manager *m, hh_job **jobs, redisReply **r, size_t n) {
-    size_t refused = 0;
+    size_t refused = 0, done = 0;
     char why[256] = "";
+    hh_job **ok = malloc((n ? n : 1) * sizeof(*ok));
     for (size_t i = 0; i < n; i++) {
         if (!r[i] || r[i]->type != REDIS_REPLY_INTEGER) {
             if (!refused) hh_strlcpy(why, r[i] && r[i]->type == REDIS_REPLY_ERROR ? r[i]->str : "unexpected reply", sizeof(why));
             jobs[refused++] = jobs[i];
             continue;
         }
-        if (r[i]->integer == 0)
-            hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: lease lost: the job was no longer in this process's "
-                   "in-progress list when acknowledged (recovered by another process)", jobs[i]->klass, jobs[i]->jid);
-        hh_job_free(jobs[i]);
+        if (r[i]->integer == 0 && !jobs[i]->ack_uncertain) hh_lease_lost(m, jobs[i]);
+        if (ok) {
+            ok[done++] = jobs[i];
+        } else { /* out of memory: one at a time */
+            hh_lease_release(m, &jobs[i]->lease);
+            hh_job_free(jobs[i]);
+        }
     }
+    if (ok) acks_free(m, ok, done);
     if (refused) {
         hh_log(&m->log, HH_LOG_WARN, "%zu acknowledgements refused, kept for the next try: %s", refused, why);
         acks_return(m, jobs, refused);
@@ -211,6 +222,8 @@ static void acks_send(struct hh_manager *m, hh_conn *c, hh_job **jobs, size_t n,
             }
             return;
         }
+        /* Whether those LREMs ran is unknown now: a retry's 0 proves nothing. */
+        for (size_t i = 0; i < n; i++) jobs[i]->ack_uncertain = 1;
         /* An outage (or a READONLY primary): keep the outcome, retry (B14). */
         if (once && !atomic_load(&m->giving_up)) {
             acks_return(m, jobs, n);
@@ -219,7 +232,7 @@ static void acks_send(struct hh_manager *m, hh_conn *c, hh_job **jobs, size_t n,
         if (atomic_load(&m->giving_up)) break;
         hh_conn_ready(c);
     }
-    acks_free(jobs, n);
+    acks_free(m, jobs, n);
 }
 
 void hh_fetch_flush_acks(struct hh_manager *m, hh_conn *c) {
@@ -290,6 +303,9 @@ static int fetch_reliable(hh_processor *p, hh_fetched *out, size_t max) {
     size_t *klen = s->lens + 3, *alen = s->lens + 3 + 2 * n;
     /* One round trip: the queued acks, then the fetch script. */
     if (!p->conn.shas[HH_SCRIPT_FETCH][0]) hh_fetch_flush_acks(m, &p->conn);
+    /* From here until its reply is read, what the script moves is in our
+     * list but held by no thread (lease.c). */
+    hh_lease_fetch_begin(m, p, 0);
     redisReply *r = NULL;
     size_t nacks = 0;
     hh_job **acks = p->conn.shas[HH_SCRIPT_FETCH][0] ? acks_take(m, &nacks) : NULL;
@@ -306,6 +322,8 @@ static int fetch_reliable(hh_processor *p, hh_fetched *out, size_t max) {
         hh_pipe_addargv(&pipe, argc, s->argv, s->lens);
         redisReply **rs = hh_pipe_exec(&pipe);
         if (!rs) {
+            hh_lease_fetch_end(m, p, out, 0, 1);
+            for (size_t i = 0; i < nacks; i++) acks[i]->ack_uncertain = 1;
             acks_send(m, &p->conn, acks, nacks, 0); /* retries the acks alone */
             return -1;
         }
@@ -323,15 +341,25 @@ static int fetch_reliable(hh_processor *p, hh_fetched *out, size_t max) {
     int rc = 0;
     if (!r) {
         rc = -1;
+        hh_lease_fetch_end(m, p, out, 0, 1);
     } else if (r->type == REDIS_REPLY_ARRAY && r->elements >= 2) {
+        /* A malformed element ends the parse: what it moved is stranded and
+         * reconciliation pushes it back. */
         for (size_t i = 0; i + 1 < r->elements && rc >= 0; i += 2) {
-            size_t q = (size_t)r->element[i]->integer - 1;
-            if (q >= n || take(&out[rc], r->element[i + 1], q) < 0) break;
+            const redisReply *qi = r->element[i];
+            redisReply *v = r->element[i + 1];
+            if (qi->type != REDIS_REPLY_INTEGER || v->type != REDIS_REPLY_STRING) break;
+            size_t q = (size_t)qi->integer - 1;
+            if (q >= n || take(&out[rc], v, q) < 0) break;
             rc++;
         }
+        hh_lease_fetch_end(m, p, out, rc, (size_t)rc * 2 != r->elements);
     } else if (r->type == REDIS_REPLY_ERROR) {
         hh_log(&m->log, HH_LOG_ERROR, "fetch: %s", r->str);
         rc = -1;
+        hh_lease_fetch_end(m, p, out, 0, 1);
+    } else {
+        hh_lease_fetch_end(m, p, out, 0, 0); /* every queue empty */
     }
     if (r) freeReplyObject(r);
     return rc;
@@ -379,8 +407,11 @@ static int idle_fallback(hh_processor *p, hh_fetched *out) {
     size_t blens[6] = {strlen(bargv[0]), sdslen(src), sdslen(dst), 5, 4, strlen(bs)};
     if (!lmove) bargv[3] = bs, blens[3] = strlen(bs);
     if (!atomic_load(&m->quiet)) {
+        hh_lease_fetch_begin(m, p, 1);
         r = hh_conn_cmdargv_blocking(&p->conn, HH_FETCH_BLOCK_SECONDS, lmove ? 6 : 4, bargv, blens);
         if (!r) rc = atomic_load(&m->quiet) ? 0 : -1;
+        if (r && r->type == REDIS_REPLY_STRING) rc = take(out, r, q);
+        hh_lease_fetch_end(m, p, out, rc > 0 ? rc : 0, !r || rc < 0 || r->type == REDIS_REPLY_ERROR);
     }
     if (!rotate) {
         /* Leaving the post. After a job (more may follow) or an error,
@@ -391,9 +422,7 @@ static int idle_fallback(hh_processor *p, hh_fetched *out) {
         if (rc != 0 || (r && r->type == REDIS_REPLY_STRING)) pthread_cond_broadcast(&m->idle_cv);
         pthread_mutex_unlock(&m->idle_mu);
     }
-    if (r && r->type == REDIS_REPLY_STRING) {
-        rc = take(out, r, q);
-    } else if (r && r->type == REDIS_REPLY_ERROR) {
+    if (r && r->type == REDIS_REPLY_ERROR) {
         hh_log(&m->log, HH_LOG_ERROR, "fetch: %s", r->str);
         rc = -1;
     }
@@ -478,7 +507,7 @@ void hh_fetch_requeue_append(struct hh_manager *m, hh_pipe *pipe, size_t queue, 
 
 hh_job **hh_fetch_take_acks(struct hh_manager *m, size_t *n) { return acks_take(m, n); }
 
-void hh_fetch_acks_free(hh_job **jobs, size_t n) { acks_free(jobs, n); }
+void hh_fetch_acks_free(struct hh_manager *m, hh_job **jobs, size_t n) { acks_free(m, jobs, n); }
 
 /* Logs a message that may be longer than the logger's line buffer (a job's
  * full payload), through the same sink. */

@@ -5,6 +5,7 @@
 #define HH_FETCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "manager.h"
 
 #define HH_FETCH_BATCH_MAX 32 /* jobs one thread may take per fetch (fast jobs only) */
@@ -26,6 +27,7 @@ typedef struct hh_fetched {
     char *payload; /* malloc'd, NUL-terminated */
     size_t len;
     size_t queue;  /* index into m->queues */
+    uint64_t lease; /* key in the held-jobs registry, 0 when not held (lease.c) */
 } hh_fetched;
 
 /* Fetches up to max jobs (each job's queue drawn in Sidekiq's order) for
@@ -76,7 +78,7 @@ void hh_fetch_report_unreturned(struct hh_manager *m, size_t queue, const char *
 /* Takes every queued ack (the caller sends them, then frees them with
  * hh_fetch_acks_free). NULL and *n 0 when none. */
 hh_job **hh_fetch_take_acks(struct hh_manager *m, size_t *n);
-void hh_fetch_acks_free(hh_job **jobs, size_t n);
+void hh_fetch_acks_free(struct hh_manager *m, hh_job **jobs, size_t n);
 
 /* Ends the blocking fetch of every worker thread now (CLIENT UNBLOCK on a
  * connection of its own), so quiet and stop take effect at once. */

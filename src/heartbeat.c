@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "job.h"
+#include "lease.h"
 
 #define HH_PROCESS_TTL 60          /* Sidekiq's TTL for <id> and the work hashes */
 #define HH_STAT_DAILY_TTL 157680000 /* 5 years */
@@ -247,7 +248,7 @@ static int beat(struct hh_manager *m, hh_conn *c, const char *info, int *registe
     double now = hh_now();
     unsigned long long p = atomic_exchange(&m->unflushed_processed, 0);
     unsigned long long f = atomic_exchange(&m->unflushed_failed, 0);
-    int ok = 0, stats_ok = 0;
+    int ok = 0, stats_ok = 0, expired = 0;
     char err[320] = "";
     double t0 = hh_mono();
     redisReply *ping = hh_conn_cmd(c, "PING");
@@ -294,8 +295,10 @@ static int beat(struct hh_manager *m, hh_conn *c, const char *info, int *registe
                 ok = hh_replies_check(ex->element, exists_at - 1, n - 1, why, sizeof(why)) < 0;
                 if (!ok) snprintf(err, sizeof(err), "heartbeat: process hash not written: %s", why);
                 redisReply *exists = ex->element[exists_at];
-                if (ok && exists->type == REDIS_REPLY_INTEGER && exists->integer == 0 && *registered)
-                    hh_log(&m->log, HH_LOG_INFO, "heartbeat: process hash had expired; registered again");
+                if (ok && exists->type == REDIS_REPLY_INTEGER && exists->integer == 0 && *registered) {
+                    hh_log(&m->log, HH_LOG_WARN, "heartbeat: process hash had expired; registered again");
+                    expired = 1;
+                }
                 if (ok) *registered = 1;
                 redisReply *sig = ex->element[n - 1];
                 if (sig->type == REDIS_REPLY_STRING) again = deliver_signal(m, sig->str);
@@ -341,6 +344,8 @@ static int beat(struct hh_manager *m, hh_conn *c, const char *info, int *registe
     } else if (was_error) {
         hh_log(&m->log, HH_LOG_INFO, "heartbeat: back to normal");
     }
+    /* the outage rule, lease loss, hiredhand:fetchers (lease.c) */
+    hh_lease_beat(m, c, ok, expired);
     if (m->hook) {
         hh_manager_stats st;
         hh_manager_fill_stats(m, &st);

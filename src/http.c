@@ -225,6 +225,8 @@ static json_t *stats_object(const hh_manager_stats *st, double now, double max_a
     ok &= !json_object_set_new(o, "processed", json_integer(json_u64(st->processed)));
     ok &= !json_object_set_new(o, "failed", json_integer(json_u64(st->failed)));
     ok &= !json_object_set_new(o, "recovered", json_integer(json_u64(st->recovered)));
+    ok &= !json_object_set_new(o, "reconciled", json_integer(json_u64(st->reconciled)));
+    ok &= !json_object_set_new(o, "lease_lost", json_integer(json_u64(st->lease_lost)));
     ok &= !json_object_set_new(o, "heartbeat_last_pushed_at", json_real(st->heartbeat_last_pushed_at));
     ok &= !json_object_set_new(o, "heartbeat_age", age < 0 ? json_null() : json_real(round_ms(age)));
     ok &= !json_object_set_new(o, "heartbeat_last_error", jstr(st->heartbeat_last_error));
@@ -277,6 +279,12 @@ char *hh_http_metrics_text(const hh_manager_stats *st, double now) {
     buf_printf(&b, "hiredhand_jobs_failed_total %llu\n", (unsigned long long)st->failed);
     buf_header(&b, "hiredhand_jobs_recovered_total", "counter", "Orphaned jobs this process pushed back to their queues.");
     buf_printf(&b, "hiredhand_jobs_recovered_total %llu\n", (unsigned long long)st->recovered);
+    buf_header(&b, "hiredhand_jobs_reconciled_total", "counter",
+               "Entries of this process's in-progress lists held by no thread (lost fetch replies), pushed back.");
+    buf_printf(&b, "hiredhand_jobs_reconciled_total %llu\n", (unsigned long long)st->reconciled);
+    buf_header(&b, "hiredhand_lease_lost_total", "counter",
+               "Jobs of this process recovered by another process while this one still had them.");
+    buf_printf(&b, "hiredhand_lease_lost_total %llu\n", (unsigned long long)st->lease_lost);
 
     buf_header(&b, "hiredhand_busy", "gauge", "Jobs running now.");
     buf_printf(&b, "hiredhand_busy %d\n", st->busy);

@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "hiredhand.h"
 
 struct hh_manager;
@@ -30,6 +31,8 @@ struct hh_job {
     char *error_message;
     char **backtrace;
     size_t nbacktrace;
+    uint64_t lease;      /* key in the held-jobs registry, 0 when not held (lease.c) */
+    int ack_uncertain;   /* an ack that removes nothing proves no lease loss */
     /* for the middleware chain */
     struct hh_manager *manager;
     struct hh_processor *processor;

@@ -18,6 +18,7 @@
 #include "scheduler.h"
 #include "fetch.h"
 #include "http.h"
+#include "lease.h"
 #include "pickup.h"
 
 /* The Redis work after the grace period (push back, acks, leaving the Busy
@@ -68,6 +69,7 @@ void hh_manager_free(hh_manager *m) {
         hh_fetch_scratch_free(p);
     }
     free(m->procs);
+    hh_lease_free(m->lease);
     for (size_t k = 0; k < m->npending; k++) free(m->pending[k].payload);
     free(m->pending);
     pthread_mutex_destroy(&m->pending_mu);
@@ -127,7 +129,8 @@ hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
         goto fail;
     }
     if (opts->concurrency < 1 || opts->concurrency > 1000 ||
-        opts->shutdown_timeout < 0 || opts->heartbeat_interval <= 0 || opts->heartbeat_interval > 30)
+        opts->shutdown_timeout < 0 || opts->heartbeat_interval <= 0 || opts->heartbeat_interval > 30 ||
+        (opts->lease_lost != HH_LEASE_LOST_STOP && opts->lease_lost != HH_LEASE_LOST_FINISH))
         goto fail;
     if (hh_redis_config_parse(&m->cfg, &opts->redis, msg, sizeof(msg)) != 0) {
         hh_log(&m->log, HH_LOG_ERROR, "%s", msg);
@@ -238,6 +241,7 @@ hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
         p->held = calloc(HH_FETCH_BATCH_MAX, sizeof(*p->held));
         if (!p->held) goto nomem;
     }
+    if (!(m->lease = hh_lease_new(m))) goto nomem;
     if (err) *err = HH_OK;
     return m;
 nomem:
@@ -575,10 +579,20 @@ static void *supervisor_main(void *arg) {
     for (size_t i = 0; i < npend; i++) hh_unfinished_free(&pend[i]); /* not taken: stay in progress */
     free(u);
     free(pend);
-    hh_fetch_acks_free(acks, nacks);
+    hh_fetch_acks_free(m, acks, nacks);
 
     /* The heartbeat must be off before leaving the process set. */
     int beats_joined = !m->heartbeat_started || join_by(m, m->heartbeat_thread, end);
+    /* What our lists still hold that no thread has (lost fetch replies) goes
+     * back now, not when this identity next starts. Skipped when Redis just
+     * failed us or our last beat (a hung Redis costs no extra time), and when
+     * the identity was never checked (its lists may be a live process's). */
+    pthread_mutex_lock(&m->lock);
+    int beats_failing = m->heartbeat_last_error[0] != '\0';
+    pthread_mutex_unlock(&m->lock);
+    if (atomic_load(&m->booted) && !beats_failing && (c.ctx || !c.last_error[0]) &&
+        m->opts.fetch == HH_FETCH_RELIABLE)
+        hh_lease_reconcile(m, &c, 1);
     /* Never booted: the identity may belong to a live process; leave it. */
     if (atomic_load(&m->booted) && hh_heartbeat_unregister(m, &c) != 0)
         hh_log(&m->log, HH_LOG_WARN, "could not unregister from Redis (%s): the process hash expires in 60 s",
@@ -634,6 +648,8 @@ void hh_manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
     out->processed = atomic_load(&m->processed);
     out->failed = atomic_load(&m->failed);
     out->recovered = atomic_load(&m->recovered);
+    out->lease_lost = atomic_load(&m->lease_lost);
+    out->reconciled = atomic_load(&m->reconciled);
     out->nqueues = m->nqueues;
     size_t shown = m->nqueues < HH_MAX_QUEUES ? m->nqueues : HH_MAX_QUEUES; /* see hiredhand.h */
     for (size_t i = 0; i < shown; i++) {

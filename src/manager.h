@@ -41,6 +41,8 @@ typedef struct hh_processor {
     struct hh_fetched *held; /* scratch space for one fetch */
     void *fetch_scratch;  /* fetch.c's argument space, sized for every queue */
     int batch;            /* current fetch batch size, adapted to job speed */
+    unsigned long runs;   /* jobs started (tells one run of `job` from the next); mu */
+    int lease_lost;       /* another process recovered `job` (lease.c); mu */
 } hh_processor;
 
 struct hh_manager {
@@ -104,6 +106,8 @@ struct hh_manager {
     atomic_ullong processed, failed, recovered;
     atomic_ullong unflushed_processed, unflushed_failed;
     atomic_ullong *fetched; /* per queue */
+    atomic_ullong lease_lost, reconciled; /* lease.c */
+    struct hh_lease *lease; /* held jobs, reconciliation, outage rule (lease.c) */
 
     double started_at;
     pthread_mutex_t lock; /* guards the heartbeat fields below */

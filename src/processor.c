@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fetch.h"
+#include "lease.h"
 #include "retry.h"
 #include "client.h"
 #include "outcome.h"
@@ -55,20 +56,21 @@ static int write_outcome(hh_processor *p, const hh_job *job, hh_outcome *o, cons
     const char *klass = job->klass ? job->klass : "-", *jid = job->jid ? job->jid : "-";
     char why[256], last[256] = "";
     double backoff = 0.05;
-    int attempts = 0;
+    int attempts = 0, uncertain = 0;
     for (;;) {
         int rc = hh_outcome_write(&p->conn, &m->keys, o, why, sizeof(why));
         if (rc >= 0) {
             if (attempts)
                 hh_log(&m->log, HH_LOG_INFO, "class=%s jid=%s: %s written after %d refused attempts", klass,
                        jid, what, attempts);
-            if (rc == 0)
-                hh_log(&m->log, HH_LOG_WARN,
-                       "class=%s jid=%s: lease lost: the job is no longer in this process's in-progress list "
-                       "(recovered by another process); its %s was not written", klass, jid, what);
+            /* Gone from the list: recovered by another process while this
+             * one could not beat, unless an earlier attempt whose reply was
+             * lost wrote it already. */
+            if (rc == 0 && o->source == HH_SOURCE_LIST && !uncertain) hh_lease_lost(m, job);
             return rc;
         }
         attempts++;
+        if (!p->conn.ctx) uncertain = 1; /* the script may have run */
         if (strcmp(why, last) != 0) {
             hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: %s not written, retrying until Redis takes it: %s",
                    klass, jid, what, why);
@@ -132,9 +134,15 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     char why[256];
     hh_job *job = hh_job_adopt(f->payload, f->len, m->queues[f->queue], why, sizeof(why));
     f->payload = NULL; /* the job owns it now */
-    if (!job) return 0; /* out of memory: the job stays in progress */
+    if (!job) { /* out of memory: the job stays in progress, reconciliation pushes it back */
+        hh_lease_release(m, &f->lease);
+        return 0;
+    }
+    job->lease = f->lease;
+    f->lease = 0;
     if (!job->item) {
         bury_malformed(p, job, f->queue, why);
+        hh_lease_release(m, &job->lease);
         hh_job_free(job);
         return 0;
     }
@@ -144,6 +152,8 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     pthread_mutex_lock(&p->mu);
     p->job = job;
     p->abandoned = 0;
+    p->lease_lost = 0;
+    p->runs++;
     atomic_store(&p->cancelled, 0);
     pthread_mutex_unlock(&p->mu);
     atomic_fetch_add(&m->busy, 1);
@@ -156,11 +166,18 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     double elapsed = hh_mono() - t0;
 
     pthread_mutex_lock(&p->mu);
-    int abandoned = p->abandoned;
+    int abandoned = p->abandoned, lost = p->lease_lost;
     p->job = NULL;
+    p->lease_lost = 0;
     pthread_mutex_unlock(&p->mu);
     atomic_fetch_sub(&m->busy, 1);
-    if (abandoned) { /* already pushed back by the hard shutdown: no outcome */
+    if (abandoned || lost) {
+        /* Pushed back by the hard shutdown, or recovered by another process
+         * (lease.c): the job belongs elsewhere now, so no outcome here. */
+        if (lost)
+            hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: handler ended (%s) after the lease was lost; outcome not written",
+                   job->klass, job->jid, rc == 0 ? "success" : "failure");
+        hh_lease_release(m, &job->lease);
         hh_job_free(job);
         return elapsed;
     }
@@ -201,6 +218,7 @@ static double run_job(hh_processor *p, hh_fetched *f) {
         write_failure(p, job, &plan);
         free(plan.payload);
     }
+    hh_lease_release(m, &job->lease);
     hh_job_free(job);
     return elapsed;
 }
@@ -252,6 +270,7 @@ static void requeue_pending(struct hh_manager *m, hh_conn *conn) {
     hh_fetched f;
     while (pop_pending(m, &f)) {
         requeue_fetched(m, conn, &f);
+        hh_lease_release(m, &f.lease);
         free(f.payload);
     }
 }
@@ -280,11 +299,16 @@ void *hh_processor_main(void *arg) {
             if (taken < rest) {
                 /* cannot happen (see push_pending), but never lose a job: the
                  * first rest - taken were not taken */
-                for (size_t i = 1; i <= rest - taken; i++) requeue_fetched(m, &p->conn, &p->held[i]);
+                for (size_t i = 1; i <= rest - taken; i++) {
+                    requeue_fetched(m, &p->conn, &p->held[i]);
+                    hh_lease_release(m, &p->held[i].lease);
+                    free(p->held[i].payload);
+                }
             }
         }
         if (atomic_load(&m->quiet)) { /* fetched after quiet: straight back (spec §4.3) */
             requeue_fetched(m, &p->conn, &f);
+            hh_lease_release(m, &f.lease);
             free(f.payload);
             break;
         }

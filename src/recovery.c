@@ -2,8 +2,9 @@
  * Keys read: hiredhand:inprogress:* (SCAN, LINDEX), <id> (EXISTS, HMGET),
  * hiredhand:fetchers (SMEMBERS). Keys written: hiredhand:fetchers (SADD,
  * SREM), hiredhand:recovery-lock (SET NX PX), hiredhand:recoveries:<jid>
- * (GET, SET EX), queue:<q> (RPUSH in HH_LUA_REQUEUE), dead (in
- * HH_LUA_RECOVER), the in-progress lists (LREM, last in each script). */
+ * (GET, SET EX), <owner> (EXISTS, also inside HH_LUA_RECOVER), queue:<q>
+ * (RPUSH in HH_LUA_REQUEUE), dead (in HH_LUA_RECOVER), the in-progress
+ * lists (LREM, last in each script). */
 #include "recovery.h"
 
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 #include "fetch.h"
 #include "job.h"
+#include "lease.h"
 #include "retry.h"
 
 #define HH_RECOVERY_LOCK_MS 30000
@@ -43,8 +45,9 @@ static char *poison_entry(struct hh_manager *m, const char *payload, size_t len,
  * each move atomic, done and counted once (HH_LUA_RECOVER); poison pills go
  * to the dead set. Returns jobs pushed back, or -1. */
 static int drain(struct hh_manager *m, hh_conn *c, const char *key, const char *owner,
-                 const char *queue) {
+                 const char *queue, int boot) {
     sds list = sdsnew(key), qk = hh_key_queue(&m->keys, queue), dk = hh_key(&m->keys, HH_K_DEAD);
+    sds hk = hh_key_process(&m->keys, owner);
     int moved = 0;
     for (int guard = 0; guard < 1000000; guard++) {
         redisReply *r = hh_conn_cmd(c, "LINDEX %s -1", list);
@@ -65,23 +68,25 @@ static int drain(struct hh_manager *m, hh_conn *c, const char *key, const char *
         snprintf(ttl, sizeof(ttl), "%d", HH_RECOVERY_COUNT_TTL);
         sds ck = hh_key(&m->keys, HH_K_RECOVERIES);
         ck = sdscatfmt(ck, ":%s", *jid ? jid : "-");
-        const char *keys[4] = {list, qk, ck, dk};
-        size_t klen[4] = {sdslen(list), sdslen(qk), sdslen(ck), sdslen(dk)};
-        const char *args[7] = {r->str, max, entry ? entry : r->str, score, cutoff, maxrank, ttl};
-        size_t alen[7] = {r->len, strlen(max), entry ? strlen(entry) : r->len, strlen(score), strlen(cutoff),
-                          strlen(maxrank), strlen(ttl)};
-        redisReply *x = hh_conn_eval(c, HH_SCRIPT_RECOVER, 4, keys, klen, 7, args, alen);
+        const char *keys[5] = {list, qk, ck, dk, hk};
+        size_t klen[5] = {sdslen(list), sdslen(qk), sdslen(ck), sdslen(dk), sdslen(hk)};
+        const char *args[8] = {r->str, max, entry ? entry : r->str, score, cutoff, maxrank, ttl, boot ? "0" : "1"};
+        size_t alen[8] = {r->len, strlen(max), entry ? strlen(entry) : r->len, strlen(score), strlen(cutoff),
+                          strlen(maxrank), strlen(ttl), 1};
+        redisReply *x = hh_conn_eval(c, HH_SCRIPT_RECOVER, 5, keys, klen, 8, args, alen);
         int rc = -1;
         long long count = 0;
         if (x && x->type == REDIS_REPLY_ARRAY && x->elements == 2 && x->element[0]->type == REDIS_REPLY_INTEGER &&
-            x->element[1]->type == REDIS_REPLY_INTEGER && x->element[0]->integer >= 0 && x->element[0]->integer <= 2) {
+            x->element[1]->type == REDIS_REPLY_INTEGER && x->element[0]->integer >= 0 && x->element[0]->integer <= 3) {
             rc = (int)x->element[0]->integer;
             count = x->element[1]->integer;
-        } else if (x) {
-            hh_log(&m->log, HH_LOG_WARN, "recovery: owner=%s queue=%s: not pushed back, left for the next scan: %s", owner,
-                   queue, x->type == REDIS_REPLY_ERROR ? x->str : "unexpected reply to the recovery script");
+        } else {
+            hh_log(&m->log, HH_LOG_ERROR, "recovery: owner=%s queue=%s: not pushed back, left for the next scan: %s", owner, queue,
+                   x && x->type == REDIS_REPLY_ERROR ? x->str : x ? "unexpected reply to the recovery script" : c->last_error);
         }
         if (x) freeReplyObject(x);
+        if (rc == 3)
+            hh_log(&m->log, HH_LOG_INFO, "recovery: owner=%s beat again: leaving its jobs to it", owner);
         if (rc == 1)
             hh_log(&m->log, HH_LOG_WARN, "recovery: class=%s jid=%s owner=%s queue=%s: pushed back to the queue (recovery %lld)",
                    klass, jid, owner, queue, count);
@@ -93,12 +98,14 @@ static int drain(struct hh_manager *m, hh_conn *c, const char *key, const char *
         json_decref(item);
         freeReplyObject(r);
         if (rc < 0) { moved = -1; break; }
+        if (rc >= 3) break;
         if (rc >= 1) atomic_fetch_add(&m->recovered, 1);
         if (rc == 1) moved++; /* the callers log how many went back to queues */
     }
     sdsfree(list);
     sdsfree(qk);
     sdsfree(dk);
+    sdsfree(hk);
     return moved;
 }
 
@@ -120,7 +127,11 @@ static int scan_lists(struct hh_manager *m, hh_conn *c, const char *only) {
     int total = 0;
     do {
         redisReply *r = hh_conn_cmd(c, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
-        if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+        if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_STRING ||
+            r->element[1]->type != REDIS_REPLY_ARRAY) {
+            if (r)
+                hh_log(&m->log, HH_LOG_ERROR, "recovery: SCAN: %s",
+                       r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
             if (r) freeReplyObject(r);
             total = -1;
             break;
@@ -129,11 +140,12 @@ static int scan_lists(struct hh_manager *m, hh_conn *c, const char *only) {
         redisReply *keys = r->element[1];
         for (size_t i = 0; i < keys->elements; i++) {
             sds owner, queue;
+            if (keys->element[i]->type != REDIS_REPLY_STRING) continue;
             if (hh_key_inprogress_parse(&m->keys, keys->element[i]->str, &owner, &queue) != 0) continue;
             int mine = strcmp(owner, m->identity) == 0;
             int take = only ? strcmp(owner, only) == 0 : (!mine && owner_alive(m, c, owner) == 0);
             if (take) {
-                int n = drain(m, c, keys->element[i]->str, owner, queue);
+                int n = drain(m, c, keys->element[i]->str, owner, queue, only != NULL);
                 if (n > 0) total += n;
             }
             sdsfree(owner);
@@ -179,6 +191,10 @@ int hh_recovery_boot(struct hh_manager *m, hh_conn *c) {
     redisReply *r = hh_conn_cmd(c, "SADD %s %s", fk, m->identity);
     sdsfree(fk);
     if (!r) return HH_ERR_REDIS;
+    /* the registry only names fetchers: a refused write (OOM) is logged, not fatal */
+    if (r->type != REDIS_REPLY_INTEGER)
+        hh_log(&m->log, HH_LOG_WARN, "recovery: SADD hiredhand:fetchers: %s",
+               r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
     freeReplyObject(r);
     if (!m->fixed_identity) return HH_OK; /* a fresh random identity owns nothing */
     int n = scan_lists(m, c, m->identity);
@@ -188,6 +204,15 @@ int hh_recovery_boot(struct hh_manager *m, hh_conn *c) {
 }
 
 int hh_recovery_scan(struct hh_manager *m, hh_conn *c) {
+    /* The outage rule (lease.c): a missing heartbeat hash means a dead
+     * owner only once this process has itself beaten long enough for every
+     * live peer to have beaten too. */
+    double left = 0;
+    if (!hh_lease_peers_judgeable(m, &left)) {
+        hh_log(&m->log, HH_LOG_DEBUG, "recovery: scan deferred %.1f s: this process's own heartbeats have not "
+               "run long enough since start or since Redis failed them", left);
+        return -1;
+    }
     sds lk = hh_key(&m->keys, HH_K_RECOVERY_LOCK);
     long ms = (long)(m->opts.recovery_interval * 500);
     if (ms > HH_RECOVERY_LOCK_MS) ms = HH_RECOVERY_LOCK_MS;
@@ -204,6 +229,7 @@ int hh_recovery_scan(struct hh_manager *m, hh_conn *c) {
     sds fk = hh_key(&m->keys, HH_K_FETCHERS);
     redisReply *mem = hh_conn_cmd(c, "SMEMBERS %s", fk);
     for (size_t i = 0; mem && mem->type == REDIS_REPLY_ARRAY && i < mem->elements; i++) {
+        if (mem->element[i]->type != REDIS_REPLY_STRING) continue;
         const char *owner = mem->element[i]->str;
         if (strcmp(owner, m->identity) != 0 && owner_alive(m, c, owner) == 0) {
             redisReply *x = hh_conn_cmd(c, "SREM %s %s", fk, owner);
@@ -242,10 +268,15 @@ void *hh_recovery_main(void *arg) {
     }
     while (!atomic_load(&m->quiet)) {
         if (hh_mono() >= next) {
-            hh_recovery_scan(m, &c);
-            double iv = m->opts.recovery_interval;
-            next = hh_mono() + iv * (0.75 + 0.5 * hh_rng_double(&rng));
+            double left = 0, iv = m->opts.recovery_interval;
+            if (!hh_lease_peers_judgeable(m, &left) && left < iv) {
+                next = hh_mono() + left + 0.1; /* scan as soon as the rule allows */
+            } else {
+                hh_recovery_scan(m, &c);
+                next = hh_mono() + iv * (0.75 + 0.5 * hh_rng_double(&rng));
+            }
         }
+        hh_lease_tick(m, &c); /* reconciliation of this process's own lists */
         hh_sleep(0.1);
     }
     hh_conn_close(&c);

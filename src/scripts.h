@@ -123,15 +123,20 @@ typedef enum hh_script_id {
     "return 1\n"
 
 /* KEYS: in-progress list, queue:<q>, recovery counter (hiredhand:recoveries:
- * <jid>), dead. ARGV: exact payload, max recoveries (0: no limit), dead
- * entry, score (now), cutoff score, -max_jobs, counter TTL seconds.
+ * <jid>), dead, the owner's heartbeat hash <identity>. ARGV: exact payload,
+ * max recoveries (0: no limit), dead entry, score (now), cutoff score,
+ * -max_jobs, counter TTL seconds, "1" to take the job only while the owner's
+ * hash does not exist ("0" at boot, for this process's own identity).
  * Only the caller that finds the job counts the recovery, so racing
  * recoverers never count one twice; the push comes first and the removal
- * last, the counter (best effort) in between. Returns {1, count} requeued (to the
- * tail: runs next), {2, count} moved to the dead set as a poison pill, or
- * {0, 0} when it was gone. */
+ * last, the counter (best effort) in between. An owner that beat again (it
+ * was only paused) keeps every job not yet taken, so its own check after
+ * that beat sees every recovery there will be. Returns {1, count} requeued
+ * (to the tail: runs next), {2, count} moved to the dead set as a poison
+ * pill, {0, 0} when it was gone, {3, 0} when the owner is alive again. */
 #define HH_LUA_RECOVER                                                        \
     HH_LUA_IN_LIST                                                            \
+    "if ARGV[8] == '1' and redis.call('EXISTS', KEYS[5]) == 1 then return {3, 0} end\n" \
     "if not in_list(KEYS[1], ARGV[1]) then return {0, 0} end\n"               \
     "local okc, c = pcall(redis.call, 'GET', KEYS[3])\n"                      \
     "local n = (okc and tonumber(c) or 0) + 1\n"                              \

@@ -1,0 +1,85 @@
+/* lease.h -- what this process holds of its own in-progress lists, and what
+ * follows from it (reliable fetch only):
+ *
+ *  - the held-jobs registry: every job a fetch handed to this process, from
+ *    the moment its fetch reply is read until the command that removed it
+ *    from the list (ack, outcome, push back) has answered;
+ *  - reconciliation: entries of this process's lists that no thread holds
+ *    (a fetch ran in Redis but its reply was lost: killed connection,
+ *    timeout, Redis paused) go back to their queues, one atomic script each;
+ *  - the outage rule: peers are judged dead only after this process itself
+ *    has beaten without interruption for a while (recovery.c asks);
+ *  - lease loss: after a pause past the heartbeat TTL another process may
+ *    have recovered and run our jobs; it is noticed, logged and counted, and
+ *    the running handler is stopped or let finish (hh_lease_policy);
+ *  - the hiredhand:fetchers entry of this process, written again after Redis
+ *    lost its data.
+ * The design and why it never requeues a held job is explained in lease.c. */
+#ifndef HH_LEASE_H
+#define HH_LEASE_H
+
+#include <stdint.h>
+#include "fetch.h"
+#include "manager.h"
+
+struct hh_lease;
+
+/* Allocated by hh_manager_new (NULL on out of memory), freed by
+ * hh_manager_free. */
+struct hh_lease *hh_lease_new(struct hh_manager *m);
+void hh_lease_free(struct hh_lease *l);
+
+/* The registry key of a payload fetched from queue index q: a 64-bit hash
+ * of the queue, the length and the bytes (the first and last 4 KiB of a
+ * large payload). Never 0. A collision can only make an unheld entry look
+ * held (it is pushed back later), never the reverse. */
+uint64_t hh_lease_key(size_t q, const char *payload, size_t len);
+
+/* Fetch hooks (fetch.c). begin: before a command that may move jobs into
+ * this process's lists is sent (blocking: a BLMOVE/BRPOPLPUSH that may be
+ * ended with CLIENT UNBLOCK). end: once its reply was read (n jobs in out,
+ * registered as held here, out[i].lease set) or the command failed
+ * (failed = 1: whatever it moved is stranded, a reconciliation is asked). */
+void hh_lease_fetch_begin(struct hh_manager *m, hh_processor *p, int blocking);
+void hh_lease_fetch_end(struct hh_manager *m, hh_processor *p, hh_fetched *out, int n, int failed);
+
+/* The job behind *lease is no longer held by this process: its removal from
+ * the list has answered, or it is dropped (then a reconciliation pushes it
+ * back). Call after the removal, never before. Sets *lease to 0; a 0 lease
+ * is a no-op, so calling twice is harmless. */
+void hh_lease_release(struct hh_manager *m, uint64_t *lease);
+
+/* The same for n jobs at once (sent acks), under one lock. */
+void hh_lease_release_jobs(struct hh_manager *m, hh_job **jobs, size_t n);
+
+/* An ack or outcome of `job` removed nothing from its in-progress list (LREM
+ * returned 0) on a first attempt: another process recovered it while this
+ * one was paused. Logs it (WARN, class and jid) and counts it in
+ * hh_manager_stats.lease_lost. Thread-safe. Not for a retried removal whose
+ * first attempt may have gone through (the 0 then means nothing). */
+void hh_lease_lost(struct hh_manager *m, const hh_job *job);
+
+/* Recovery-thread hook, every 100 ms: runs a reconciliation when one was
+ * asked (failed fetch) or the periodic one (every recovery_interval) is due. */
+void hh_lease_tick(struct hh_manager *m, hh_conn *c);
+
+/* One reconciliation (see lease.c). final: the stop's last pass, every worker
+ * thread has left (pushes back everything not held, whatever quiet says).
+ * Returns jobs pushed back, or -1 (Redis error, or fetches did not settle). */
+int hh_lease_reconcile(struct hh_manager *m, hh_conn *c, int final);
+
+/* Heartbeat hook, after every beat: ok = Redis took the whole beat,
+ * hash_expired = the process hash had expired (or was deleted) since the
+ * last beat. Keeps the record the outage rule reads; after an expiry checks
+ * every running and buffered job for lease loss and writes this process
+ * back into hiredhand:fetchers. Uses c (the heartbeat connection). */
+void hh_lease_beat(struct hh_manager *m, hh_conn *c, int ok, int hash_expired);
+
+/* The outage rule: 1 when this process may judge other processes dead (an
+ * expired heartbeat hash means a dead owner), 0 while its own beats have not
+ * run without interruption for hh_lease_gate_seconds(). *left (may be NULL)
+ * gets the seconds still to wait. Thread-safe. */
+int hh_lease_peers_judgeable(struct hh_manager *m, double *left);
+double hh_lease_gate_seconds(const struct hh_manager *m);
+
+#endif

@@ -1,0 +1,189 @@
+/* test_lease.c -- src/lease.c against a private redis-server: reconciliation
+ * pushes back exactly the copies of this process's in-progress list that no
+ * thread holds (copies of one payload counted), never a held one, never one
+ * moved by a fetch still in flight when the list was read; the outage rule's
+ * gate; the registry key. No worker threads run: the fetch hooks are called
+ * by hand, as fetch.c calls them. */
+#include "unit_helpers.h"
+
+#include <pthread.h>
+#include "fetch.h"
+#include "lease.h"
+#include "manager.h"
+
+static uh_redis srv;
+
+static int setup(void **s) {
+    (void)s;
+    return uh_redis_start(&srv) == 0 ? 0 : -1;
+}
+
+static int teardown(void **s) {
+    (void)s;
+    uh_redis_stop(&srv);
+    return 0;
+}
+
+static hh_manager *new_manager(void) {
+    hh_manager_options o;
+    hh_manager_options_init(&o);
+    o.redis.url = srv.url;
+    o.concurrency = 2;
+    o.identity = "lease-test";
+    o.log_level = HH_LOG_ERROR;
+    int err;
+    hh_manager *m = hh_manager_new(&o, &err);
+    assert_non_null(m);
+    return m;
+}
+
+#define LIST "hiredhand:inprogress:lease-test|default"
+
+/* Registers payloads as held by processor p, as a fetch reply would. */
+static void hold(hh_manager *m, int p, hh_fetched *out, const char **payloads, int n) {
+    for (int i = 0; i < n; i++) {
+        out[i].payload = strdup(payloads[i]);
+        out[i].len = strlen(payloads[i]);
+        out[i].queue = 0;
+    }
+    hh_lease_fetch_begin(m, &m->procs[p], 0);
+    hh_lease_fetch_end(m, &m->procs[p], out, n, 0);
+}
+
+static long long count_in(const char *key, const char *payload) {
+    redisReply *r = uh_cmd(&srv, "LRANGE %s 0 -1", key);
+    long long n = 0;
+    for (size_t i = 0; r && i < r->elements; i++) n += strcmp(r->element[i]->str, payload) == 0;
+    if (r) freeReplyObject(r);
+    return n;
+}
+
+static void test_pushes_back_only_unheld_copies(void **s) {
+    (void)s;
+    uh_flushall(&srv);
+    hh_manager *m = new_manager();
+    hh_conn c;
+    hh_conn_init(&c, &m->cfg, &m->log, "test", NULL);
+    /* list: X, Y, Y, Z (Y twice: the same bytes pushed twice) */
+    const char *X = "{\"class\":\"A\",\"jid\":\"x\",\"args\":[]}", *Y = "{\"class\":\"A\",\"jid\":\"y\",\"args\":[]}";
+    const char *Z = "{\"class\":\"A\",\"jid\":\"z\",\"args\":[]}";
+    freeReplyObject(uh_cmd(&srv, "LPUSH %s %s %s %s %s", LIST, X, Y, Y, Z));
+    hh_fetched held[2];
+    const char *mine[2] = {X, Y};
+    hold(m, 0, held, mine, 2);
+    assert_int_equal(hh_lease_reconcile(m, &c, 0), 2);
+    assert_int_equal(count_in(LIST, X), 1);
+    assert_int_equal(count_in(LIST, Y), 1);
+    assert_int_equal(count_in(LIST, Z), 0);
+    assert_int_equal(count_in("queue:default", Y), 1);
+    assert_int_equal(count_in("queue:default", Z), 1);
+    assert_int_equal(atomic_load(&m->reconciled), 2);
+    /* nothing more to do: the held ones stay */
+    assert_int_equal(hh_lease_reconcile(m, &c, 0), 0);
+    assert_int_equal(count_in(LIST, X), 1);
+    /* X acked (LREM), then released: still nothing pushed back */
+    freeReplyObject(uh_cmd(&srv, "LREM %s -1 %s", LIST, X));
+    hh_lease_release(m, &held[0].lease);
+    assert_int_equal(held[0].lease, 0);
+    hh_lease_release(m, &held[0].lease); /* twice: a no-op */
+    assert_int_equal(hh_lease_reconcile(m, &c, 0), 0);
+    /* Y dropped without its removal (as when an ack is given up): pushed back */
+    hh_lease_release(m, &held[1].lease);
+    assert_int_equal(hh_lease_reconcile(m, &c, 0), 1);
+    assert_int_equal(count_in(LIST, Y), 0);
+    assert_int_equal(count_in("queue:default", Y), 2);
+    for (int i = 0; i < 2; i++) free(held[i].payload);
+    hh_conn_close(&c);
+    hh_manager_free(m);
+}
+
+typedef struct late_fetch {
+    hh_manager *m;
+    hh_fetched out[1];
+    const char *payload;
+} late_fetch;
+
+/* The reply of a fetch that moved W before the list was read arrives while
+ * the reconciliation waits for it. */
+static void *finish_fetch_late(void *arg) {
+    late_fetch *lf = arg;
+    uh_sleep(0.5);
+    lf->out[0].payload = strdup(lf->payload);
+    lf->out[0].len = strlen(lf->payload);
+    lf->out[0].queue = 0;
+    hh_lease_fetch_end(lf->m, &lf->m->procs[1], lf->out, 1, 0);
+    return NULL;
+}
+
+static void test_never_takes_a_fetch_in_flight(void **s) {
+    (void)s;
+    uh_flushall(&srv);
+    hh_manager *m = new_manager();
+    hh_conn c;
+    hh_conn_init(&c, &m->cfg, &m->log, "test", NULL);
+    const char *W = "{\"class\":\"A\",\"jid\":\"w\",\"args\":[]}", *S = "{\"class\":\"A\",\"jid\":\"s\",\"args\":[]}";
+    /* S is stranded (its fetch failed); W was moved by a fetch whose reply is
+     * still on its way */
+    hh_lease_fetch_begin(m, &m->procs[0], 0);
+    hh_lease_fetch_end(m, &m->procs[0], NULL, 0, 1);
+    hh_lease_fetch_begin(m, &m->procs[1], 0);
+    freeReplyObject(uh_cmd(&srv, "LPUSH %s %s %s", LIST, S, W));
+    late_fetch lf = {m, {{0}}, W};
+    pthread_t t;
+    pthread_create(&t, NULL, finish_fetch_late, &lf);
+    double t0 = uh_mono();
+    assert_int_equal(hh_lease_reconcile(m, &c, 0), 1);
+    UH_ASSERT_DBL_IN(uh_mono() - t0, 0.4, 5.0); /* it waited for the fetch */
+    pthread_join(t, NULL);
+    assert_int_equal(count_in(LIST, W), 1);
+    assert_int_equal(count_in(LIST, S), 0);
+    assert_int_equal(count_in("queue:default", S), 1);
+    assert_int_equal(count_in("queue:default", W), 0);
+    free(lf.out[0].payload);
+    hh_conn_close(&c);
+    hh_manager_free(m);
+}
+
+static void test_gate_after_failed_beats(void **s) {
+    (void)s;
+    hh_manager *m = new_manager();
+    double left = -1;
+    /* before any beat: closed for the whole gate */
+    assert_int_equal(hh_lease_peers_judgeable(m, &left), 0);
+    UH_ASSERT_DBL_IN(left, hh_lease_gate_seconds(m) - 0.01, hh_lease_gate_seconds(m));
+    /* default 5 s interval: max(10, 10) + 2 + 1 */
+    UH_ASSERT_DBL_IN(hh_lease_gate_seconds(m), 13, 13);
+    hh_conn c;
+    hh_conn_init(&c, &m->cfg, &m->log, "test", NULL);
+    hh_lease_beat(m, &c, 1, 0);
+    assert_int_equal(hh_lease_peers_judgeable(m, &left), 0);
+    UH_ASSERT_DBL_IN(left, 12, 13);
+    hh_lease_beat(m, &c, 0, 0); /* a refused beat closes it again */
+    assert_int_equal(hh_lease_peers_judgeable(m, &left), 0);
+    UH_ASSERT_DBL_IN(left, 12.9, 13);
+    hh_conn_close(&c);
+    hh_manager_free(m);
+}
+
+static void test_key(void **s) {
+    (void)s;
+    char big[20000];
+    memset(big, 'a', sizeof(big));
+    assert_true(hh_lease_key(0, "x", 1) != 0);
+    assert_true(hh_lease_key(0, "x", 1) == hh_lease_key(0, "x", 1));
+    assert_true(hh_lease_key(0, "x", 1) != hh_lease_key(1, "x", 1));
+    assert_true(hh_lease_key(0, big, sizeof(big)) != hh_lease_key(0, big, sizeof(big) - 1));
+    uint64_t k = hh_lease_key(0, big, sizeof(big));
+    big[sizeof(big) - 1] = 'b'; /* the tail is hashed */
+    assert_true(k != hh_lease_key(0, big, sizeof(big)));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_key),
+        cmocka_unit_test(test_gate_after_failed_beats),
+        cmocka_unit_test(test_pushes_back_only_unheld_copies),
+        cmocka_unit_test(test_never_takes_a_fetch_in_flight),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
