@@ -2,10 +2,11 @@
 # The outage rule when Redis is up but refuses writes: maxmemory is cut so that every write is
 # refused with OOM for 65 s (longer than the 60 s TTL of the heartbeat hashes; the peers cannot
 # beat either), with long jobs running on two workers (different identities,
-# --recovery-interval 1). When memory is given back every hash has expired. Before the outage rule the first orphan scan judged the other worker dead and
-# pushed its running jobs back, so they started a second time (and counted towards the
-# poison-pill limit). Now no process judges peers dead until its own beats have run without a
-# gap for max(2 x interval, 10 s) + 3 s, by when the peers have beaten again.
+# --recovery-interval 1). When memory is given back every hash has expired. Before the outage
+# rule the first orphan scan judged the other worker dead and pushed its running jobs back, so
+# they started a second time (and counted towards the poison-pill limit). Now no process judges
+# peers dead until its own beats have run without a gap for max(2 x interval, 10 s) + 3 s, by
+# when the peers have beaten again.
 # Expected: no job starts twice; every job completes; nothing left in any list; no recovery
 # logged by either worker.
 . "$(dirname "$0")/../lib/harness.sh"
