@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The outage rule when Redis is up but refuses writes: maxmemory is cut so that every write is
+# refused with OOM for 65 s (longer than the 60 s TTL of the heartbeat hashes; the peers cannot
+# beat either), with long jobs running on two workers (different identities,
+# --recovery-interval 1). When memory is given back every hash has expired. Before the outage
+# rule the first orphan scan judged the other worker dead and pushed its running jobs back, so
+# they started a second time (and counted towards the poison-pill limit). Now no process judges
+# peers dead until its own beats have run without a gap for max(2 x interval, 10 s) + 3 s, by
+# when the peers have beaten again.
+# Expected: no job starts twice; every job completes; nothing left in any list; no recovery
+# logged by either worker.
+. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../lib/recovery_helpers.sh"
+hh_require_binary
+hh_redis_start
+
+jids="$HH_TMP/jids"; : >"$jids"
+rf_set_sleep long 120
+# a 10 s beat interval leaves a wide window after the refusal ends in which a scan (every 1 s)
+# would find the other worker's hash expired before that worker beats again
+common=(-c 2 -t 5 --fetch reliable --recovery-interval 1 --heartbeat-interval 10 --exec "LongJob=$RF_HANDLER long")
+
+rf_push default LongJob 2 "$jids" "" RPUSH
+hh_start_worker "${common[@]}"
+wa=$WORKER_PID; loga=$WORKER_LOG
+must_wait 15 '[ "$(awk -v w='"$wa"' '"'"'$2 == w'"'"' "$RF_DIR/started" | wc -l)" -ge 2 ]' "worker A did not start its 2 jobs"
+rf_push default LongJob 2 "$jids" "" RPUSH
+hh_start_worker "${common[@]}"
+wb=$WORKER_PID; logb=$WORKER_LOG
+must_wait 15 '[ "$(awk -v w='"$wb"' '"'"'$2 == w'"'"' "$RF_DIR/started" | wc -l)" -ge 2 ]' "worker B did not start its 2 jobs"
+ida="$(rf_identity "$loga")"; idb="$(rf_identity "$logb")"
+must_wait 10 '[ "$(R exists "$ida")" = 1 ] && [ "$(R exists "$idb")" = 1 ]' "heartbeat hashes missing"
+assert_eq "$(grep -c . "$RF_DIR/started")" 4 "jobs started before the outage"
+
+hh_log "refusing every write (OOM) for 65 s (heartbeat hashes have a 60 s TTL)"
+R config set maxmemory 1 >/dev/null
+must_wait 15 'grep -q "OOM\|heartbeat: transaction aborted\|EXECABORT" "$loga"' "worker A's beats were not refused"
+sleep 65   # the refusal itself (the scenario), not a pass condition
+# End it right after a beat was refused (EXECABORT counted in INFO errorstats), so that worker's
+# next beat is a full interval away.
+aborts() { R info errorstats | tr -d '\r' | awk -F'count=' '/^errorstat_EXECABORT:/ { print $2 + 0 }'; }
+n0="$(aborts)"
+must_wait 15 '[ "$(aborts)" -gt "${n0:-0}" ]' "no refused beat seen in INFO errorstats"
+R config set maxmemory 0 >/dev/null
+hh_log "writes accepted again: hashes of A: $(R exists "$ida"), B: $(R exists "$idb"); lists: $(rf_inprog_len) entries"
+assert_eq "$(rf_inprog_len)" 4 "in-progress entries kept through the outage"
+# Both hashes expired while Redis refused the beats: each worker says so when it registers again.
+must_wait 30 'grep -q "process hash had expired" "$loga" && grep -q "process hash had expired" "$logb"' \
+    "the workers did not report their expired heartbeat hashes after the OOM period"
+
+# Wait for the end: every job done and acknowledged, or some job started twice.
+must_wait 120 '[ "$(rf_uniq "$RF_DIR/done")" -ge 4 ] && [ "$(rf_inprog_len)" = 0 ] && [ "$(R llen queue:default)" = 0 ] || [ "$(grep -c . "$RF_DIR/started")" -gt 4 ]' \
+    "jobs did not complete: done $(rf_uniq "$RF_DIR/done")/4, in progress $(rf_inprog_len), queue $(R llen queue:default)"
+while read -r j; do
+    assert_eq "$(rf_count "$RF_DIR/started" "$j")" 1 "starts of $j (a live worker's running job recovered after the OOM period: $(grep -h 'recovery:' "$loga" "$logb" | head -n 4))"
+done <"$jids"
+rf_compare "$jids" "$RF_DIR/done"
+assert_eq "$RF_LOST" 0 "jobs lost: $RF_LOST_JIDS"
+assert_eq "$(grep -c 'recovery: class=' "$loga" "$logb" | awk -F: '{ n += $NF } END { print n }')" 0 "recoveries logged"
+assert_eq "$(R llen queue:default)" 0 "LLEN queue:default at the end"
+assert_alive "$wa" "worker A died"
+assert_alive "$wb" "worker B died"
+for w in "$wa" "$wb"; do
+    WORKER_PID=$w hh_stop_worker TERM 20
+    assert_eq "$WORKER_RC" 0 "exit status of $w after SIGTERM"
+done
+pass "65 s of refused writes (OOM) with 4 long jobs on 2 workers: none started twice, none lost"
