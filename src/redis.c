@@ -25,34 +25,65 @@ static const char *script_src[HH_SCRIPT_COUNT] = {
 
 /* ------------------------------------------------------------ URL parsing */
 
-/* Writes the error with the URL shown but its user info masked. In
- * redis://, user info is whatever follows the scheme up to the last '@'
- * (the user name stays visible before a ':'); in unix:// it is whatever
- * comes before the socket path's first '/', all of it masked. */
+/* Writes the error with the URL shown but any user info masked, whatever
+ * the URL's shape (a mistyped scheme such as "redis:/" or none at all must
+ * not make the password visible). Masking works on the whole URL, in an
+ * allocated copy: the message may be cut to fit err only afterwards.
+ * - After an optional scheme ("word:" and any '/'), everything up to the
+ *   last '@' of the URL is user info (a password may hold '/', '?' or '@'
+ *   when not percent-encoded): shown as "***@".
+ * - In unix://, whatever comes before the socket path's first '/' is user
+ *   info even without an '@'.
+ * - Without an '@', a "port" that is not a number may be a password whose
+ *   '@host' is missing: it is masked too.
+ * - A query naming a password is masked from its '?'. */
 static int fail_url(char *err, size_t len, const char *msg, const char *url) {
-    if (!err) return -1;
-    char shown[512];
-    hh_strlcpy(shown, url ? url : "", sizeof(shown));
-    char *start = strstr(shown, "://");
-    if (start && strncmp(shown, "unix://", 7) == 0) {
-        char *info = shown + 7, *slash = strchr(info, '/');
-        char *end = slash ? slash : strrchr(info, '@') ? strrchr(info, '@') + 1 : info;
-        if (end > info) {
-            memmove(info + 4, end, strlen(end) + 1);
-            memcpy(info, "***@", 4);
-        }
-    } else {
-        char *at = start ? strrchr(start, '@') : NULL;
-        if (at) {
-            char *colon = memchr(start + 3, ':', (size_t)(at - start - 3));
-            char *from = colon ? colon + 1 : start + 3;
-            memmove(from + 3, at, strlen(at) + 1);
-            memcpy(from, "***", 3);
+    if (!err || !len) return -1;
+    if (!url) url = "";
+    size_t n = strlen(url), s = 0;
+    if (isalpha((unsigned char)url[0])) { /* scheme */
+        size_t i = 1;
+        while (i < n && (isalnum((unsigned char)url[i]) || strchr("+.-", url[i]))) i++;
+        if (i < n && url[i] == ':') {
+            s = i + 1;
+            while (s < n && url[s] == '/') s++;
         }
     }
-    char *q = strchr(start ? start : shown, '?'); /* ?password=... and the like */
-    if (q && strstr(q, "pass")) strcpy(q, "?***");
-    snprintf(err, len, "invalid Redis URL (%s): %s", msg, shown);
+    const char *at = strrchr(url + s, '@');
+    sds shown = sdsnewlen(url, s);
+    const char *rest = url + s;
+    if (at) {
+        shown = sdscat(shown, "***@");
+        rest = at + 1;
+    } else if (strncmp(url, "unix://", 7) == 0) {
+        const char *slash = strchr(rest, '/');
+        if (slash && slash > rest) {
+            shown = sdscat(shown, "***@");
+            rest = slash;
+        }
+    } else {
+        size_t alen = strcspn(rest, "/?#");
+        const char *colon = NULL;
+        for (size_t i = 0; i < alen; i++)
+            if (rest[i] == ':') colon = rest + i;
+        int digits = colon != NULL;
+        for (const char *p = colon ? colon + 1 : rest; colon && p < rest + alen; p++)
+            if (!isdigit((unsigned char)*p)) digits = 0;
+        if (colon && !digits && colon + 1 < rest + alen) {
+            shown = sdscatlen(shown, rest, (size_t)(colon + 1 - rest));
+            shown = sdscat(shown, "***");
+            rest += alen;
+        }
+    }
+    const char *q = strchr(rest, '?'); /* ?password=... and the like */
+    if (q && strcasestr(q, "pass")) {
+        shown = sdscatlen(shown, rest, (size_t)(q - rest));
+        shown = sdscat(shown, "?***");
+    } else {
+        shown = sdscat(shown, rest);
+    }
+    snprintf(err, len, "invalid Redis URL (%s): %s", msg, shown ? shown : "(out of memory)");
+    sdsfree(shown);
     return -1;
 }
 

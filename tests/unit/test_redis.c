@@ -247,6 +247,63 @@ static void test_parse_bad_unix_url_hides_password(void **s) {
     expect_bad("unix:///tmp/r.sock?db=1&password=" SECRET);
 }
 
+/* Whatever the shape of a bad URL, its user info is not shown: a mistyped
+ * scheme, none at all, a password holding '/', or a URL longer than any
+ * fixed buffer (the message is cut only after masking). */
+static void test_parse_bad_url_shapes_hide_password(void **s) {
+    (void)s;
+    expect_bad("redis:/:" SECRET "@h:6379/0");
+    expect_bad("redis:" SECRET "@h:6379/0");
+    expect_bad(":" SECRET "@h:6379");
+    expect_bad("u:" SECRET "@h:6379");
+    expect_bad(SECRET "@h:6379");
+    expect_bad("redis//:" SECRET "@h:6379/0");
+    expect_bad("redis://:" SECRET "/x@h:abc/0");
+    expect_bad("redis://:" SECRET "?x@h:abc/0");
+    expect_bad("redis://:" SECRET);
+    expect_bad("redis://u:" SECRET "/0");
+    expect_bad("redis://h:abc/0?password=" SECRET);
+    expect_bad("redis://h:6379/x?PASSWORD=" SECRET);
+    /* longer than 512 bytes, the '@' far past the password */
+    char *big = malloc(4096);
+    assert_non_null(big);
+    snprintf(big, 4096, "redis://:%s%0600d@h:bad", SECRET, 0);
+    expect_bad(big);
+    snprintf(big, 4096, "redis:/:%s%01000d@h:6379/0", SECRET, 0);
+    expect_bad(big);
+    snprintf(big, 4096, "unix://:%s%01000d/tmp/r.sock?db=x", SECRET, 0);
+    expect_bad(big);
+    free(big);
+}
+
+/* The input that overflowed a 512-byte stack copy while masking (a long
+ * host after an empty password): a clear error, the message cut to fit. */
+static void test_parse_bad_long_url_no_overflow(void **s) {
+    (void)s;
+    char *url = malloc(700);
+    assert_non_null(url);
+    strcpy(url, "redis://:@");
+    memset(url + 10, 'a', 600);
+    strcpy(url + 610, ":bad");
+    for (size_t errlen = 1; errlen <= 1024; errlen = errlen * 2 + 1) {
+        char *err = malloc(errlen);
+        assert_non_null(err);
+        hh_redis_config cfg;
+        assert_int_equal(parse(url, &cfg, err, errlen), -1);
+        assert_true(strlen(err) < errlen);
+        if (errlen > 40) assert_non_null(strstr(err, "invalid Redis URL"));
+        free(err);
+    }
+    assert_int_equal(hh_redis_url_check(url, NULL, 0), HH_ERR_INVALID);
+    /* the empty user info is masked like any other */
+    char err[2048];
+    hh_redis_config cfg;
+    assert_int_equal(parse(url, &cfg, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "redis://***@aaaa"));
+    assert_non_null(strstr(err, "aaaa:bad"));
+    free(url);
+}
+
 static void test_fmt_double_shortest(void **s) {
     (void)s;
     char buf[32];
@@ -662,6 +719,8 @@ int main(void) {
         cmocka_unit_test(test_parse_defaults),
         cmocka_unit_test(test_parse_bad_urls),
         cmocka_unit_test(test_parse_bad_unix_url_hides_password),
+        cmocka_unit_test(test_parse_bad_url_shapes_hide_password),
+        cmocka_unit_test(test_parse_bad_long_url_no_overflow),
         cmocka_unit_test(test_parse_unix_userinfo),
         cmocka_unit_test(test_fmt_double_shortest),
         cmocka_unit_test(test_connection_level_errors),
