@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,6 +174,10 @@ static const char *errno_class(int err) {
 static int spawn(char *const *argv, char *const *env, int in_fd, int err_fd, pid_t *out) {
     int ep[2];
     if (pipe2(ep, O_CLOEXEC) != 0) return errno;
+    /* for the fallback below: getrlimit is not async-signal-safe */
+    struct rlimit rl;
+    int maxfd = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 65536
+                    ? (int)rl.rlim_cur : 65536;
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
@@ -192,6 +197,11 @@ static int spawn(char *const *argv, char *const *env, int in_fd, int err_fd, pid
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL); /* the worker blocks signals for sigwait */
         if (dup2(in_fd, 0) < 0 || dup2(err_fd, 2) < 0) goto fail;
+        /* Every descriptor the worker opens is close-on-exec, but one
+         * another thread opened between its creation and setting the flag
+         * (a Redis socket) would still leak: the handler gets 0, 1 and 2. */
+        if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
+            for (int fd = 3; fd < maxfd; fd++) fcntl(fd, F_SETFD, FD_CLOEXEC);
         execvpe(argv[0], argv, env);
     fail:
         e = errno;

@@ -397,6 +397,10 @@ int hh_conn_ready(hh_conn *c) {
         c->ctx = redisConnectWithTimeout(c->cfg->host, c->cfg->port, ctv);
     int ok = c->ctx && !c->ctx->err, rc = -1;
     if (ok) {
+        /* hiredis 0.14 opens its sockets without close-on-exec: set it
+         * before the first command, so no handler started from now on
+         * inherits an authenticated connection. */
+        hh_fd_cloexec(c->ctx->fd);
         /* Set on every new context: a reconnect must not lose it (B13). */
         double cmd = time_left(c, c->cfg->command_timeout);
         redisSetTimeout(c->ctx, tv_of(cmd > 0 ? cmd : 0.001));

@@ -6,6 +6,7 @@
  * the capped connect backoff. */
 #include "unit_helpers.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include "redis.h"
 
@@ -464,6 +465,24 @@ static void test_live_reconnect_after_restart(void **s) {
     live_free(l);
 }
 
+/* hiredis 0.14 opens its sockets without close-on-exec; every connection
+ * gets it before its first command, a reconnect's included. */
+static void test_live_socket_close_on_exec(void **s) {
+    (void)s;
+    live *l = live_new(srv.url, 0);
+    for (int round = 0; round < 2; round++) {
+        redisReply *r = hh_conn_cmd(&l->c, "PING");
+        assert_non_null(r);
+        freeReplyObject(r);
+        assert_non_null(l->c.ctx);
+        int flags = fcntl(l->c.ctx->fd, F_GETFD);
+        assert_true(flags >= 0 && (flags & FD_CLOEXEC));
+        hh_conn_fail(&l->c, "test: reconnect");
+        l->c.next_attempt = 0;
+    }
+    live_free(l);
+}
+
 static void test_live_pipeline(void **s) {
     (void)s;
     uh_flushall(&srv);
@@ -727,6 +746,7 @@ int main(void) {
     };
     const struct CMUnitTest withredis[] = {
         cmocka_unit_test(test_live_pipeline),
+        cmocka_unit_test(test_live_socket_close_on_exec),
         cmocka_unit_test(test_live_eval_reload_after_script_flush),
         cmocka_unit_test(test_live_readonly_drops_connection),
         cmocka_unit_test(test_live_blocking_longer_than_timeout),
