@@ -38,6 +38,12 @@ typedef struct cli_exec cli_exec;
 cli_exec *cli_exec_new(const char *spec, double timeout, char *err, size_t errlen);
 void cli_exec_free(cli_exec *e);
 const char *cli_exec_class(const cli_exec *e);
+/* Handlers' environment: the worker's without REDIS_URL, REDIS_PASSWORD
+ * and the names given to cli_exec_env_drop, except the names given to
+ * cli_exec_env_pass. Call before the worker starts. Return 0, or -1 for a
+ * bad name (empty or with '=') or out of memory. */
+int cli_exec_env_pass(const char *name);
+int cli_exec_env_drop(const char *name);
 /* The hh_handler_fn running the command; udata is the cli_exec. */
 int cli_exec_handler(hh_job *job, void *udata);
 

@@ -33,6 +33,10 @@ static const char work_usage[] =
     "  -l, --logfile FILE         append logs to FILE instead of stderr (SIGHUP reopens it)\n"
     "      --exec CLASS=COMMAND   run COMMAND for jobs of CLASS (job JSON on stdin); repeatable\n"
     "      --exec-timeout SECONDS fail an --exec job that runs longer (default: none)\n"
+    "      --exec-env NAME        pass NAME to --exec handlers even if removed below; repeatable\n"
+    "                             (handlers get the worker's environment without REDIS_URL,\n"
+    "                             REDIS_PASSWORD and --exec-env-drop names; e.g. --exec-env REDIS_URL)\n"
+    "      --exec-env-drop NAME   also remove NAME from handlers' environment; repeatable\n"
     "      --require PATH.so      load a plug-in that registers C handlers; repeatable\n"
     "      --namespace NS         prefix every key with NS: (redis-namespace)\n"
     "      --identity ID          stable process identity (default host:pid:random)\n"
@@ -52,7 +56,7 @@ static const char work_usage[] =
 enum {
     OPT_TAG = 1000, OPT_LABEL, OPT_EXEC, OPT_EXEC_TIMEOUT, OPT_REQUIRE, OPT_NS, OPT_IDENTITY,
     OPT_FETCH, OPT_TS, OPT_VERSION, OPT_HB, OPT_POLL, OPT_RECOVERY, OPT_MAXREC, OPT_MAXRETRY,
-    OPT_DEADMAX, OPT_DEADTIMEOUT, OPT_HTTP, OPT_LIVENESS, OPT_HELP
+    OPT_DEADMAX, OPT_DEADTIMEOUT, OPT_HTTP, OPT_LIVENESS, OPT_HELP, OPT_EXEC_ENV, OPT_EXEC_ENV_DROP
 };
 
 static const struct option longopts[] = {
@@ -69,6 +73,7 @@ static const struct option longopts[] = {
     {"max-recoveries", required_argument, 0, OPT_MAXREC}, {"max-retries", required_argument, 0, OPT_MAXRETRY},
     {"dead-max-jobs", required_argument, 0, OPT_DEADMAX}, {"dead-timeout", required_argument, 0, OPT_DEADTIMEOUT},
     {"http", required_argument, 0, OPT_HTTP}, {"liveness-max-age", required_argument, 0, OPT_LIVENESS},
+    {"exec-env", required_argument, 0, OPT_EXEC_ENV}, {"exec-env-drop", required_argument, 0, OPT_EXEC_ENV_DROP},
     {"help", no_argument, 0, OPT_HELP},        {0, 0, 0, 0}};
 
 /* The -l file; SIGHUP swaps it for a new one at the same path (logrotate),
@@ -178,6 +183,12 @@ int cli_work(int argc, char **argv) {
             break;
         case OPT_EXEC_TIMEOUT:
             if (cli_parse_seconds(optarg, &exec_timeout)) return cli_usage_error("bad --exec-timeout '%s'", optarg);
+            break;
+        case OPT_EXEC_ENV:
+            if (cli_exec_env_pass(optarg)) return cli_usage_error("bad --exec-env '%s' (a variable name)", optarg);
+            break;
+        case OPT_EXEC_ENV_DROP:
+            if (cli_exec_env_drop(optarg)) return cli_usage_error("bad --exec-env-drop '%s' (a variable name)", optarg);
             break;
         case OPT_REQUIRE:
             if (nreq == MAX_ITEMS) return cli_usage_error("too many --require");
