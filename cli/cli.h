@@ -20,6 +20,15 @@ int cli_parse_seconds(const char *s, double *out);
 /* Parses an integer in [lo, hi]; returns 0 or -1. */
 int cli_parse_int(const char *s, long lo, long hi, long *out);
 
+/* Reads a --redis-password-file: its first line, without the line end.
+ * Returns the password (owned here, valid until the next call), or NULL
+ * after printing a clear error (file missing or unreadable, first line
+ * empty); the password itself is never printed. */
+const char *cli_password_file(const char *path);
+#define CLI_PASSWORD_FILE_HELP \
+    "      --redis-password-file FILE  Redis password from FILE's first line, when the URL has\n" \
+    "                             none (else $REDIS_PASSWORD): kept out of ps and /proc\n"
+
 int cli_work(int argc, char **argv);
 
 /* As PID 1 only: forks; the parent stays an init that forwards signals to

@@ -22,6 +22,7 @@ static const char work_usage[] =
     "  -r, --redis URL            redis://[user:password@]host:port/db or\n"
     "                             unix://[user:password@]/path?db=N (percent-encoded user info)\n"
     "                             (default $REDIS_URL, else redis://127.0.0.1:6379/0)\n"
+    CLI_PASSWORD_FILE_HELP
     "  -q, --queue NAME[,WEIGHT]  a queue to fetch from; repeatable (default: default).\n"
     "                             No weights: strict order; weights: weighted random order.\n"
     "                             At most " CLI_STR(HH_QUEUES_LIMIT) " queues\n"
@@ -56,7 +57,7 @@ static const char work_usage[] =
 enum {
     OPT_TAG = 1000, OPT_LABEL, OPT_EXEC, OPT_EXEC_TIMEOUT, OPT_REQUIRE, OPT_NS, OPT_IDENTITY,
     OPT_FETCH, OPT_TS, OPT_VERSION, OPT_HB, OPT_POLL, OPT_RECOVERY, OPT_MAXREC, OPT_MAXRETRY,
-    OPT_DEADMAX, OPT_DEADTIMEOUT, OPT_HTTP, OPT_LIVENESS, OPT_HELP, OPT_EXEC_ENV, OPT_EXEC_ENV_DROP
+    OPT_DEADMAX, OPT_DEADTIMEOUT, OPT_HTTP, OPT_LIVENESS, OPT_HELP, OPT_EXEC_ENV, OPT_EXEC_ENV_DROP, OPT_PWFILE
 };
 
 static const struct option longopts[] = {
@@ -74,6 +75,7 @@ static const struct option longopts[] = {
     {"dead-max-jobs", required_argument, 0, OPT_DEADMAX}, {"dead-timeout", required_argument, 0, OPT_DEADTIMEOUT},
     {"http", required_argument, 0, OPT_HTTP}, {"liveness-max-age", required_argument, 0, OPT_LIVENESS},
     {"exec-env", required_argument, 0, OPT_EXEC_ENV}, {"exec-env-drop", required_argument, 0, OPT_EXEC_ENV_DROP},
+    {"redis-password-file", required_argument, 0, OPT_PWFILE},
     {"help", no_argument, 0, OPT_HELP},        {0, 0, 0, 0}};
 
 /* The -l file; SIGHUP swaps it for a new one at the same path (logrotate),
@@ -148,6 +150,9 @@ int cli_work(int argc, char **argv) {
     while ((ch = getopt_long(argc, argv, "r:q:c:t:vl:", longopts, NULL)) != -1) {
         switch (ch) {
         case 'r': o.redis.url = optarg; break;
+        case OPT_PWFILE:
+            if (!(o.redis.password = cli_password_file(optarg))) return CLI_EXIT_USAGE;
+            break;
         case 'q': {
             if (nq == HH_QUEUES_LIMIT) return cli_usage_error("too many queues: at most %d (-q)", HH_QUEUES_LIMIT);
             char *name = strdup(optarg), *comma = strrchr(name, ',');

@@ -141,6 +141,14 @@ static void mask_url(hh_redis_config *cfg) {
                                  cfg->db);
 }
 
+/* A URL without a password takes the options' (a password file), else
+ * $REDIS_PASSWORD: either keeps the secret off the command line. */
+static void default_password(hh_redis_config *cfg, const hh_redis_options *o) {
+    if (cfg->password) return;
+    const char *pw = o && o->password && *o->password ? o->password : getenv("REDIS_PASSWORD");
+    if (pw && *pw) cfg->password = sdsnew(pw);
+}
+
 int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char *err,
                           size_t errlen) {
     memset(cfg, 0, sizeof(*cfg));
@@ -168,6 +176,7 @@ int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char 
             if (strncmp(q, "?db=", 4) != 0 || parse_int(q + 4, strlen(q + 4), 0, 1 << 20, &cfg->db))
                 return hh_redis_config_free(cfg), fail_url(err, errlen, "unix:// takes only ?db=N", url);
         }
+        default_password(cfg, o);
         mask_url(cfg);
         return 0;
     }
@@ -210,6 +219,7 @@ int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char 
         if (dl && parse_int(d, dl, 0, 1 << 20, &cfg->db))
             return hh_redis_config_free(cfg), fail_url(err, errlen, "bad db number", url);
     }
+    default_password(cfg, o);
     mask_url(cfg);
     return 0;
 }

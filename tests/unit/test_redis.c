@@ -192,6 +192,64 @@ static void test_parse_defaults(void **s) {
     }
 }
 
+/* A password kept off the command line: hh_redis_options.password (the
+ * CLI's --redis-password-file), else $REDIS_PASSWORD; one in the URL wins. */
+static void test_password_option_and_env(void **s) {
+    (void)s;
+    hh_redis_options o;
+    hh_redis_config cfg;
+    char err[256];
+    unsetenv("REDIS_PASSWORD");
+    hh_redis_options_init(&o);
+    assert_null(o.password);
+    o.url = "redis://h:6379/0";
+    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_null(cfg.password);
+    hh_redis_config_free(&cfg);
+
+    setenv("REDIS_PASSWORD", "env" SECRET, 1);
+    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_non_null(cfg.password);
+    assert_string_equal(cfg.password, "env" SECRET);
+    assert_null(cfg.user);
+    assert_string_equal(cfg.display, "redis://:***@h:6379/0");
+    hh_redis_config_free(&cfg);
+
+    o.password = "opt" SECRET; /* the option wins over the environment */
+    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_string_equal(cfg.password, "opt" SECRET);
+    assert_null(strstr(cfg.display, SECRET));
+    hh_redis_config_free(&cfg);
+
+    o.url = "redis://alice@h:6379/0"; /* a user name without a password: both are sent */
+    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_string_equal(cfg.user, "alice");
+    assert_string_equal(cfg.password, "opt" SECRET);
+    hh_redis_config_free(&cfg);
+
+    o.url = "unix:///tmp/r.sock?db=1";
+    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_string_equal(cfg.password, "opt" SECRET);
+    assert_string_equal(cfg.display, "unix://:***@/tmp/r.sock?db=1");
+    hh_redis_config_free(&cfg);
+
+    o.url = "redis://:url" SECRET "@h:6379/0"; /* the URL's own wins */
+    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_string_equal(cfg.password, "url" SECRET);
+    hh_redis_config_free(&cfg);
+
+    o.password = ""; /* empty: as NULL */
+    o.url = "redis://h:6379/0";
+    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_string_equal(cfg.password, "env" SECRET);
+    hh_redis_config_free(&cfg);
+    setenv("REDIS_PASSWORD", "", 1);
+    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_null(cfg.password);
+    hh_redis_config_free(&cfg);
+    unsetenv("REDIS_PASSWORD");
+}
+
 static void expect_bad(const char *url) {
     hh_redis_config cfg;
     char err[512];
@@ -736,6 +794,7 @@ int main(void) {
         cmocka_unit_test(test_parse_percent_literal),
         cmocka_unit_test(test_parse_unix),
         cmocka_unit_test(test_parse_defaults),
+        cmocka_unit_test(test_password_option_and_env),
         cmocka_unit_test(test_parse_bad_urls),
         cmocka_unit_test(test_parse_bad_unix_url_hides_password),
         cmocka_unit_test(test_parse_bad_url_shapes_hide_password),
