@@ -49,6 +49,10 @@ size_t hh_queue_order(const int *weights, size_t n, int weighted, hh_rng *rng, s
  * after it; freeReplyObject then frees NULL): a big payload is not
  * copied once more. */
 static int take(hh_fetched *out, redisReply *v, size_t q) {
+    /* a payload is a bulk string; anything else (a broken or hostile
+     * server) is not taken: the job, if moved, stays in progress for the
+     * recovery */
+    if (v->type != REDIS_REPLY_STRING || !v->str) return -1;
     out->payload = v->str;
     v->str = NULL;
     out->len = v->len;
@@ -103,7 +107,7 @@ static int fetch_basic(hh_processor *p, hh_fetched *out) {
     argv[n + 1] = "2", lens[n + 1] = 1;
     redisReply *r = hh_conn_cmdargv_blocking(&p->conn, HH_FETCH_BLOCK_SECONDS, (int)argc, argv, lens);
     int rc = r ? 0 : -1;
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2) {
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[0]->type == REDIS_REPLY_STRING) {
         for (size_t i = 0; i < n; i++) {
             sds k = m->queue_keys[i];
             if (r->element[0]->len == sdslen(k) && memcmp(r->element[0]->str, k, sdslen(k)) == 0)
@@ -324,7 +328,9 @@ static int fetch_reliable(hh_processor *p, hh_fetched *out, size_t max) {
     if (!r) {
         rc = -1;
     } else if (r->type == REDIS_REPLY_ARRAY && r->elements >= 2) {
+        /* {queue index (1-based), payload} pairs, each element checked */
         for (size_t i = 0; i + 1 < r->elements && rc >= 0; i += 2) {
+            if (r->element[i]->type != REDIS_REPLY_INTEGER) break;
             size_t q = (size_t)r->element[i]->integer - 1;
             if (q >= n || take(&out[rc], r->element[i + 1], q) < 0) break;
             rc++;

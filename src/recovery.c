@@ -116,19 +116,25 @@ static int owner_alive(struct hh_manager *m, hh_conn *c, const char *owner) {
  * (boot) or, when only is NULL, whose owner is dead (orphans). */
 static int scan_lists(struct hh_manager *m, hh_conn *c, const char *only) {
     sds pattern = hh_key_inprogress_pattern(&m->keys);
-    char cursor[32] = "0";
+    sds cursor = sdsnew("0");
     int total = 0;
     do {
-        redisReply *r = hh_conn_cmd(c, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
-        if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+        redisReply *r = cursor ? hh_conn_cmd(c, "SCAN %s MATCH %s COUNT 1000", cursor, pattern) : NULL;
+        /* {cursor, [keys...]}: anything else ends this scan */
+        if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_STRING ||
+            r->element[0]->len == 0 || r->element[1]->type != REDIS_REPLY_ARRAY) {
+            if (r) hh_log(&m->log, HH_LOG_WARN, "recovery: unexpected reply to SCAN%s%s", r->type == REDIS_REPLY_ERROR ? ": " : "",
+                          r->type == REDIS_REPLY_ERROR ? r->str : "");
             if (r) freeReplyObject(r);
             total = -1;
             break;
         }
-        hh_strlcpy(cursor, r->element[0]->str, sizeof(cursor));
+        sdsfree(cursor);
+        cursor = sdsnewlen(r->element[0]->str, r->element[0]->len);
         redisReply *keys = r->element[1];
         for (size_t i = 0; i < keys->elements; i++) {
             sds owner, queue;
+            if (keys->element[i]->type != REDIS_REPLY_STRING) continue;
             if (hh_key_inprogress_parse(&m->keys, keys->element[i]->str, &owner, &queue) != 0) continue;
             int mine = strcmp(owner, m->identity) == 0;
             int take = only ? strcmp(owner, only) == 0 : (!mine && owner_alive(m, c, owner) == 0);
@@ -140,7 +146,8 @@ static int scan_lists(struct hh_manager *m, hh_conn *c, const char *only) {
             sdsfree(queue);
         }
         freeReplyObject(r);
-    } while (strcmp(cursor, "0") != 0);
+    } while (cursor && strcmp(cursor, "0") != 0);
+    sdsfree(cursor);
     sdsfree(pattern);
     return total;
 }
@@ -204,6 +211,7 @@ int hh_recovery_scan(struct hh_manager *m, hh_conn *c) {
     sds fk = hh_key(&m->keys, HH_K_FETCHERS);
     redisReply *mem = hh_conn_cmd(c, "SMEMBERS %s", fk);
     for (size_t i = 0; mem && mem->type == REDIS_REPLY_ARRAY && i < mem->elements; i++) {
+        if (mem->element[i]->type != REDIS_REPLY_STRING) continue;
         const char *owner = mem->element[i]->str;
         if (strcmp(owner, m->identity) != 0 && owner_alive(m, c, owner) == 0) {
             redisReply *x = hh_conn_cmd(c, "SREM %s %s", fk, owner);

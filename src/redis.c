@@ -706,7 +706,12 @@ redisReply *hh_conn_eval(hh_conn *c, hh_script_id id, int nkeys, const char **ke
         if (!c->shas[id][0]) {
             redisReply *r = hh_conn_cmd(c, "SCRIPT LOAD %s", script_src[id]);
             if (!r) return NULL;
-            if (r->type != REDIS_REPLY_STRING) return r; /* error reply */
+            if (r->type != REDIS_REPLY_STRING || r->len != 40) { /* an error reply, or not a SHA1 */
+                if (r->type == REDIS_REPLY_ERROR) return r;
+                freeReplyObject(r);
+                hh_conn_fail(c, "unexpected reply to SCRIPT LOAD");
+                return NULL;
+            }
             hh_strlcpy(c->shas[id], r->str, sizeof(c->shas[id]));
             freeReplyObject(r);
         }
