@@ -128,13 +128,18 @@ static void reopen_log(hh_manager *m) {
 
 #define MAX_ITEMS 64
 
+/* The -q names and weights: static so that a usage error may return at
+ * any point without leaking them (leak checkers see them reachable). */
+static hh_queue_weight *queues;
+static char **queue_names;
+
 int cli_work(int argc, char **argv) {
     hh_manager_options o;
     hh_manager_options_init(&o);
     o.log = log_line;
     /* -q can appear at most argc times: no fixed cap below HH_QUEUES_LIMIT */
-    hh_queue_weight *queues = calloc((size_t)argc, sizeof(*queues));
-    char **queue_names = calloc((size_t)argc, sizeof(*queue_names));
+    queues = calloc((size_t)argc, sizeof(*queues));
+    queue_names = calloc((size_t)argc, sizeof(*queue_names));
     size_t nq = 0;
     if (!queues || !queue_names) return cli_usage_error("out of memory");
     const char *labels[MAX_ITEMS + 1] = {0};
@@ -155,7 +160,8 @@ int cli_work(int argc, char **argv) {
             break;
         case 'q': {
             if (nq == HH_QUEUES_LIMIT) return cli_usage_error("too many queues: at most %d (-q)", HH_QUEUES_LIMIT);
-            char *name = strdup(optarg), *comma = strrchr(name, ',');
+            char *name = queue_names[nq] = strdup(optarg), *comma = name ? strrchr(name, ',') : NULL;
+            if (!name) return cli_usage_error("out of memory");
             long w = 0;
             if (comma) {
                 *comma = '\0';
@@ -163,7 +169,6 @@ int cli_work(int argc, char **argv) {
                     return cli_usage_error("bad queue weight in '%s'", optarg);
             }
             if (!*name || strchr(name, '|')) return cli_usage_error("bad queue name in '%s'", optarg);
-            queue_names[nq] = name;
             queues[nq].name = name;
             queues[nq++].weight = (int)w;
             break;
@@ -330,6 +335,8 @@ int cli_work(int argc, char **argv) {
     for (size_t i = 0; i < nq; i++) free(queue_names[i]);
     free(queue_names);
     free(queues);
+    queue_names = NULL;
+    queues = NULL;
     if (log_file && !left_behind) fclose(log_file);
     return rc;
 }
