@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every descriptor the worker opens is close-on-exec: an --exec handler's program sees only its
 # stdin, stdout and stderr (plus what it opens itself), not the worker's Redis connections, its
-# -l log file or its --http listen socket. And a handler's background child does not keep any of
+# -l log file or its --http listen socket; and every descriptor the worker itself holds, an
+# accepted HTTP connection included, has O_CLOEXEC set (/proc/<pid>/fdinfo). And a handler's background child does not keep any of
 # the worker's Redis connections open once the worker is killed with SIGKILL.
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
@@ -34,6 +35,25 @@ for j in "${jids[@]}"; do
     assert_not_contains "$listing" "socket:" "a handler inherited a socket"
     assert_not_contains "$listing" "worker-file.log" "a handler inherited the -l log file"
 done
+
+# Every descriptor the worker opened (not those it inherited from this shell) is close-on-exec,
+# checked in the worker itself while an HTTP connection is open.
+sockets() { ls -l "/proc/$WORKER_PID/fd" 2>/dev/null | grep -c 'socket:'; }
+before="$(sockets)"
+exec 7<>"/dev/tcp/127.0.0.1/$http_port"
+must_wait 10 '[ "$(sockets)" -gt "$before" ]' "the worker did not accept an HTTP connection"
+bad=""
+for f in /proc/"$WORKER_PID"/fd/*; do
+    fd="${f##*/}"
+    [ "$fd" -le 2 ] && continue
+    target="$(readlink "$f")" || continue
+    ls -l /proc/$$/fd 2>/dev/null | grep -qF -- "-> $target" && continue   # inherited from here
+    flags="$(awk '/^flags:/ { print $2 }' "/proc/$WORKER_PID/fdinfo/$fd" 2>/dev/null)"
+    [ -n "$flags" ] || continue
+    (( (8#$flags & 8#2000000) )) || bad="$bad $fd($target)"
+done
+exec 7>&-
+[ -z "$bad" ] || fail "descriptors of the worker without close-on-exec:$bad"
 
 # A background child of a handler outlives it; once the worker is killed, no Redis connection
 # may stay open through that child.
