@@ -20,6 +20,15 @@ int cli_parse_seconds(const char *s, double *out);
 /* Parses an integer in [lo, hi]; returns 0 or -1. */
 int cli_parse_int(const char *s, long lo, long hi, long *out);
 
+/* Reads a --redis-password-file: its first line, without the line end.
+ * Returns the password (owned here, valid until the next call), or NULL
+ * after printing a clear error (file missing or unreadable, first line
+ * empty); the password itself is never printed. */
+const char *cli_password_file(const char *path);
+#define CLI_PASSWORD_FILE_HELP \
+    "      --redis-password-file FILE  Redis password from FILE's first line, when the URL has\n" \
+    "                             none (else $REDIS_PASSWORD): kept out of ps and /proc\n"
+
 int cli_work(int argc, char **argv);
 
 /* As PID 1 only: forks; the parent stays an init that forwards signals to
@@ -38,6 +47,12 @@ typedef struct cli_exec cli_exec;
 cli_exec *cli_exec_new(const char *spec, double timeout, char *err, size_t errlen);
 void cli_exec_free(cli_exec *e);
 const char *cli_exec_class(const cli_exec *e);
+/* Handlers' environment: the worker's without REDIS_URL, REDIS_PASSWORD
+ * and the names given to cli_exec_env_drop, except the names given to
+ * cli_exec_env_pass. Call before the worker starts. Return 0, or -1 for a
+ * bad name (empty or with '=') or out of memory. */
+int cli_exec_env_pass(const char *name);
+int cli_exec_env_drop(const char *name);
 /* The hh_handler_fn running the command; udata is the cli_exec. */
 int cli_exec_handler(hh_job *job, void *udata);
 

@@ -3,12 +3,15 @@
  * goes to its stdin; HIREDHAND_JID, HIREDHAND_CLASS, HIREDHAND_QUEUE and
  * HIREDHAND_RETRY_COUNT are set; exit 0 is success. A non-zero exit, a
  * signal or the timeout fails the job with the status and the last line of
- * stderr. */
+ * stderr. The rest of the environment is the worker's, without the Redis
+ * credentials (REDIS_URL, REDIS_PASSWORD) and any variable named by
+ * --exec-env-drop, unless --exec-env passes it explicitly. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,21 +103,64 @@ static double mono(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* environ plus the job's variables; strings in vars[] are owned by caller. */
-static char **job_env(hh_job *job, char vars[4][512]) {
+/* Names kept out of handlers' environments unless passed: the worker's
+ * Redis credentials, then --exec-env-drop's. Set before the worker starts,
+ * read-only after. */
+static const char *default_drop[] = {"REDIS_URL", "REDIS_PASSWORD"};
+static const char **env_pass, **env_drop;
+static size_t npass, ndrop;
+
+static int env_name_ok(const char *name) { return *name && !strchr(name, '='); }
+
+static int names_add(const char ***list, size_t *n, const char *name) {
+    const char **v = realloc(*list, (*n + 1) * sizeof(*v));
+    if (!v) return -1;
+    v[(*n)++] = name;
+    *list = v;
+    return 0;
+}
+
+int cli_exec_env_pass(const char *name) { return env_name_ok(name) ? names_add(&env_pass, &npass, name) : -1; }
+int cli_exec_env_drop(const char *name) { return env_name_ok(name) ? names_add(&env_drop, &ndrop, name) : -1; }
+
+/* Whether NAME=value (var) is one of names[]. */
+static int named(const char *var, const char **names, size_t n) {
+    size_t l = strcspn(var, "=");
+    for (size_t i = 0; i < n; i++)
+        if (strlen(names[i]) == l && strncmp(var, names[i], l) == 0) return 1;
+    return 0;
+}
+
+static int dropped(const char *var) {
+    if (strncmp(var, "HIREDHAND_", 10) == 0) return 1; /* set per job below */
+    if (named(var, env_pass, npass)) return 0;
+    return named(var, default_drop, sizeof(default_drop) / sizeof(*default_drop)) || named(var, env_drop, ndrop);
+}
+
+static void vars_free(char *vars[4]) {
+    for (int i = 0; i < 4; i++) free(vars[i]);
+}
+
+/* The worker's environment as filtered above, plus the job's variables
+ * (allocated in vars[], freed by the caller with vars_free). */
+static char **job_env(hh_job *job, char *vars[4]) {
     size_t n = 0;
     while (environ[n]) n++;
     char **env = calloc(n + 5, sizeof(char *));
     if (!env) return NULL;
-    int rc = hh_job_retry_count(job);
-    snprintf(vars[0], 512, "HIREDHAND_JID=%s", hh_job_jid(job));
-    snprintf(vars[1], 512, "HIREDHAND_CLASS=%s", hh_job_class(job));
-    snprintf(vars[2], 512, "HIREDHAND_QUEUE=%s", hh_job_queue(job));
-    if (rc >= 0) snprintf(vars[3], 512, "HIREDHAND_RETRY_COUNT=%d", rc);
-    else snprintf(vars[3], 512, "HIREDHAND_RETRY_COUNT=");
+    int rc = hh_job_retry_count(job), bad = 0;
+    bad |= asprintf(&vars[0], "HIREDHAND_JID=%s", hh_job_jid(job)) < 0;
+    bad |= asprintf(&vars[1], "HIREDHAND_CLASS=%s", hh_job_class(job)) < 0;
+    bad |= asprintf(&vars[2], "HIREDHAND_QUEUE=%s", hh_job_queue(job)) < 0;
+    if (rc >= 0) bad |= asprintf(&vars[3], "HIREDHAND_RETRY_COUNT=%d", rc) < 0;
+    else bad |= !(vars[3] = strdup("HIREDHAND_RETRY_COUNT="));
+    if (bad) {
+        free(env);
+        return NULL;
+    }
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        if (strncmp(environ[i], "HIREDHAND_", 10) != 0) env[k++] = environ[i];
+        if (!dropped(environ[i])) env[k++] = environ[i];
     for (int i = 0; i < 4; i++) env[k++] = vars[i];
     env[k] = NULL;
     return env;
@@ -173,6 +219,10 @@ static const char *errno_class(int err) {
 static int spawn(char *const *argv, char *const *env, int in_fd, int err_fd, pid_t *out) {
     int ep[2];
     if (pipe2(ep, O_CLOEXEC) != 0) return errno;
+    /* for the fallback below: getrlimit is not async-signal-safe */
+    struct rlimit rl;
+    int maxfd = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 65536
+                    ? (int)rl.rlim_cur : 65536;
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
@@ -192,6 +242,11 @@ static int spawn(char *const *argv, char *const *env, int in_fd, int err_fd, pid
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL); /* the worker blocks signals for sigwait */
         if (dup2(in_fd, 0) < 0 || dup2(err_fd, 2) < 0) goto fail;
+        /* Every descriptor the worker opens is close-on-exec, but one
+         * another thread opened between its creation and setting the flag
+         * (a Redis socket) would still leak: the handler gets 0, 1 and 2. */
+        if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
+            for (int fd = 3; fd < maxfd; fd++) fcntl(fd, F_SETFD, FD_CLOEXEC);
         execvpe(argv[0], argv, env);
     fail:
         e = errno;
@@ -225,11 +280,12 @@ int cli_exec_handler(hh_job *job, void *udata) {
         hh_job_fail(job, "Errno::EMFILE", "pipe: %s", strerror(errno));
         return -1;
     }
-    char vars[4][512];
+    char *vars[4] = {0};
     char **env = job_env(job, vars);
     pid_t pid = -1;
     int rc = env ? spawn(e->argv, env, in[0], errp[1], &pid) : ENOMEM;
     free(env);
+    vars_free(vars);
     close(in[0]);
     close(errp[1]);
     if (rc != 0) {

@@ -14,7 +14,7 @@ typedef struct common {
     int json;
 } common;
 
-enum { OPT_NS = 1000, OPT_JSON, OPT_IN, OPT_AT, OPT_RETRY, OPT_TS, OPT_HELP };
+enum { OPT_NS = 1000, OPT_JSON, OPT_IN, OPT_AT, OPT_RETRY, OPT_TS, OPT_HELP, OPT_PWFILE };
 
 static hh_client *connect_or_explain(common *c, int *rc) {
     char err[256];
@@ -36,10 +36,12 @@ int cli_push(int argc, char **argv) {
         {"redis", required_argument, 0, 'r'}, {"queue", required_argument, 0, 'q'},
         {"namespace", required_argument, 0, OPT_NS}, {"in", required_argument, 0, OPT_IN},
         {"at", required_argument, 0, OPT_AT}, {"retry", required_argument, 0, OPT_RETRY},
-        {"timestamps", required_argument, 0, OPT_TS}, {"help", no_argument, 0, OPT_HELP}, {0, 0, 0, 0}};
+        {"timestamps", required_argument, 0, OPT_TS}, {"redis-password-file", required_argument, 0, OPT_PWFILE},
+        {"help", no_argument, 0, OPT_HELP}, {0, 0, 0, 0}};
     static const char usage[] =
         "usage: hiredhand push CLASS [ARGS_JSON] [-q QUEUE] [--in SECONDS | --at EPOCH]\n"
-        "                      [--retry true|false|N] [-r URL] [--namespace NS] [--timestamps float|millis]\n"
+        "                      [--retry true|false|N] [-r URL] [--redis-password-file FILE]\n"
+        "                      [--namespace NS] [--timestamps float|millis]\n"
         "Prints the jid. ARGS_JSON is a JSON array (default []).\n";
     common c = {0};
     hh_redis_options_init(&c.redis);
@@ -52,6 +54,9 @@ int cli_push(int argc, char **argv) {
     while ((ch = getopt_long(argc, argv, "r:q:", lo, NULL)) != -1) {
         switch (ch) {
         case 'r': c.redis.url = optarg; break;
+        case OPT_PWFILE:
+            if (!(c.redis.password = cli_password_file(optarg))) return CLI_EXIT_USAGE;
+            break;
         case 'q':
             if (!*optarg || strchr(optarg, '|')) return cli_usage_error("bad queue name '%s'", optarg);
             po.queue = optarg;
@@ -109,13 +114,17 @@ int cli_push(int argc, char **argv) {
 static int parse_common(int argc, char **argv, common *c, const char *usage) {
     static const struct option lo[] = {
         {"redis", required_argument, 0, 'r'}, {"namespace", required_argument, 0, OPT_NS},
-        {"json", no_argument, 0, OPT_JSON}, {"help", no_argument, 0, OPT_HELP}, {0, 0, 0, 0}};
+        {"json", no_argument, 0, OPT_JSON}, {"redis-password-file", required_argument, 0, OPT_PWFILE},
+        {"help", no_argument, 0, OPT_HELP}, {0, 0, 0, 0}};
     int ch;
     hh_redis_options_init(&c->redis);
     optind = 1;
     while ((ch = getopt_long(argc, argv, "r:", lo, NULL)) != -1) {
         switch (ch) {
         case 'r': c->redis.url = optarg; break;
+        case OPT_PWFILE:
+            if (!(c->redis.password = cli_password_file(optarg))) return CLI_EXIT_USAGE;
+            break;
         case OPT_NS: c->redis.ns = optarg; break;
         case OPT_JSON: c->json = 1; break;
         case OPT_HELP: fputs(usage, stdout); return -1;
@@ -134,7 +143,7 @@ static void human_latency(char *buf, size_t n, double s) {
 
 int cli_stats(int argc, char **argv) {
     common c = {0};
-    int rc = parse_common(argc, argv, &c, "usage: hiredhand stats [--json] [-r URL] [--namespace NS]\n");
+    int rc = parse_common(argc, argv, &c, "usage: hiredhand stats [--json] [-r URL] [--redis-password-file FILE] [--namespace NS]\n");
     if (rc) return rc < 0 ? 0 : rc;
     hh_client *cl = connect_or_explain(&c, &rc);
     if (!cl) return rc;
@@ -171,7 +180,7 @@ int cli_stats(int argc, char **argv) {
 
 int cli_processes(int argc, char **argv) {
     common c = {0};
-    int rc = parse_common(argc, argv, &c, "usage: hiredhand processes [--json] [-r URL] [--namespace NS]\n");
+    int rc = parse_common(argc, argv, &c, "usage: hiredhand processes [--json] [-r URL] [--redis-password-file FILE] [--namespace NS]\n");
     if (rc) return rc < 0 ? 0 : rc;
     hh_client *cl = connect_or_explain(&c, &rc);
     if (!cl) return rc;
@@ -206,8 +215,8 @@ int cli_processes(int argc, char **argv) {
 
 int cli_signal(int argc, char **argv, const char *signal) {
     common c = {0};
-    char usage[128];
-    snprintf(usage, sizeof(usage), "usage: hiredhand %s IDENTITY [-r URL] [--namespace NS]\n",
+    char usage[160];
+    snprintf(usage, sizeof(usage), "usage: hiredhand %s IDENTITY [-r URL] [--redis-password-file FILE] [--namespace NS]\n",
              !strcmp(signal, "TSTP") ? "quiet" : !strcmp(signal, "TERM") ? "stop" : "dump");
     int rc = parse_common(argc, argv, &c, usage);
     if (rc) return rc < 0 ? 0 : rc;

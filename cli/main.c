@@ -1,4 +1,5 @@
 /* main.c -- `hiredhand` entry point: dispatches to the subcommands. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #ifdef __GLIBC__
@@ -21,7 +22,8 @@ static const char usage[] =
     "  dump ID     ask a process to log what each thread runs (TTIN)\n"
     "  version     print the version\n"
     "\n"
-    "Every command takes -r/--redis URL (default $REDIS_URL, else redis://127.0.0.1:6379/0)\n"
+    "Every command takes -r/--redis URL (default $REDIS_URL, else redis://127.0.0.1:6379/0),\n"
+    "--redis-password-file FILE (used when the URL has no password; else $REDIS_PASSWORD)\n"
     "and --namespace NS.\n";
 
 int cli_usage_error(const char *fmt, ...) {
@@ -32,6 +34,33 @@ int cli_usage_error(const char *fmt, ...) {
     fputc('\n', stderr);
     va_end(ap);
     return CLI_EXIT_USAGE;
+}
+
+/* The last password read: reachable until exit (no leak reports). */
+static char *password_read;
+
+const char *cli_password_file(const char *path) {
+    free(password_read);
+    password_read = NULL;
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        cli_usage_error("cannot open --redis-password-file %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 0;
+    errno = 0;
+    ssize_t n = getline(&password_read, &cap, f);
+    int e = errno, failed = ferror(f);
+    fclose(f);
+    while (n > 0 && (password_read[n - 1] == '\n' || password_read[n - 1] == '\r')) password_read[--n] = '\0';
+    if (n <= 0) {
+        if (failed) cli_usage_error("cannot read --redis-password-file %s: %s", path, strerror(e ? e : EIO));
+        else cli_usage_error("--redis-password-file %s: the first line is empty (want the password)", path);
+        free(password_read);
+        password_read = NULL;
+        return NULL;
+    }
+    return password_read;
 }
 
 int cli_parse_seconds(const char *s, double *out) {

@@ -22,6 +22,7 @@ static const char work_usage[] =
     "  -r, --redis URL            redis://[user:password@]host:port/db or\n"
     "                             unix://[user:password@]/path?db=N (percent-encoded user info)\n"
     "                             (default $REDIS_URL, else redis://127.0.0.1:6379/0)\n"
+    CLI_PASSWORD_FILE_HELP
     "  -q, --queue NAME[,WEIGHT]  a queue to fetch from; repeatable (default: default).\n"
     "                             No weights: strict order; weights: weighted random order.\n"
     "                             At most " CLI_STR(HH_QUEUES_LIMIT) " queues\n"
@@ -33,6 +34,10 @@ static const char work_usage[] =
     "  -l, --logfile FILE         append logs to FILE instead of stderr (SIGHUP reopens it)\n"
     "      --exec CLASS=COMMAND   run COMMAND for jobs of CLASS (job JSON on stdin); repeatable\n"
     "      --exec-timeout SECONDS fail an --exec job that runs longer (default: none)\n"
+    "      --exec-env NAME        pass NAME to --exec handlers even if removed below; repeatable\n"
+    "                             (handlers get the worker's environment without REDIS_URL,\n"
+    "                             REDIS_PASSWORD and --exec-env-drop names; e.g. --exec-env REDIS_URL)\n"
+    "      --exec-env-drop NAME   also remove NAME from handlers' environment; repeatable\n"
     "      --require PATH.so      load a plug-in that registers C handlers; repeatable\n"
     "      --namespace NS         prefix every key with NS: (redis-namespace)\n"
     "      --identity ID          stable process identity (default host:pid:random)\n"
@@ -55,7 +60,8 @@ static const char work_usage[] =
 enum {
     OPT_TAG = 1000, OPT_LABEL, OPT_EXEC, OPT_EXEC_TIMEOUT, OPT_REQUIRE, OPT_NS, OPT_IDENTITY,
     OPT_FETCH, OPT_TS, OPT_VERSION, OPT_HB, OPT_POLL, OPT_RECOVERY, OPT_MAXREC, OPT_MAXRETRY,
-    OPT_DEADMAX, OPT_DEADTIMEOUT, OPT_HTTP, OPT_LIVENESS, OPT_LEASE_LOST, OPT_HELP
+    OPT_DEADMAX, OPT_DEADTIMEOUT, OPT_HTTP, OPT_LIVENESS, OPT_LEASE_LOST, OPT_HELP, OPT_EXEC_ENV, OPT_EXEC_ENV_DROP,
+    OPT_PWFILE
 };
 
 static const struct option longopts[] = {
@@ -73,6 +79,8 @@ static const struct option longopts[] = {
     {"dead-max-jobs", required_argument, 0, OPT_DEADMAX}, {"dead-timeout", required_argument, 0, OPT_DEADTIMEOUT},
     {"http", required_argument, 0, OPT_HTTP}, {"liveness-max-age", required_argument, 0, OPT_LIVENESS},
     {"lease-lost", required_argument, 0, OPT_LEASE_LOST},
+    {"exec-env", required_argument, 0, OPT_EXEC_ENV}, {"exec-env-drop", required_argument, 0, OPT_EXEC_ENV_DROP},
+    {"redis-password-file", required_argument, 0, OPT_PWFILE},
     {"help", no_argument, 0, OPT_HELP},        {0, 0, 0, 0}};
 
 /* The -l file; SIGHUP swaps it for a new one at the same path (logrotate),
@@ -125,13 +133,18 @@ static void reopen_log(hh_manager *m) {
 
 #define MAX_ITEMS 64
 
+/* The -q names and weights: static so that a usage error may return at
+ * any point without leaking them (leak checkers see them reachable). */
+static hh_queue_weight *queues;
+static char **queue_names;
+
 int cli_work(int argc, char **argv) {
     hh_manager_options o;
     hh_manager_options_init(&o);
     o.log = log_line;
     /* -q can appear at most argc times: no fixed cap below HH_QUEUES_LIMIT */
-    hh_queue_weight *queues = calloc((size_t)argc, sizeof(*queues));
-    char **queue_names = calloc((size_t)argc, sizeof(*queue_names));
+    queues = calloc((size_t)argc, sizeof(*queues));
+    queue_names = calloc((size_t)argc, sizeof(*queue_names));
     size_t nq = 0;
     if (!queues || !queue_names) return cli_usage_error("out of memory");
     const char *labels[MAX_ITEMS + 1] = {0};
@@ -147,9 +160,13 @@ int cli_work(int argc, char **argv) {
     while ((ch = getopt_long(argc, argv, "r:q:c:t:vl:", longopts, NULL)) != -1) {
         switch (ch) {
         case 'r': o.redis.url = optarg; break;
+        case OPT_PWFILE:
+            if (!(o.redis.password = cli_password_file(optarg))) return CLI_EXIT_USAGE;
+            break;
         case 'q': {
             if (nq == HH_QUEUES_LIMIT) return cli_usage_error("too many queues: at most %d (-q)", HH_QUEUES_LIMIT);
-            char *name = strdup(optarg), *comma = strrchr(name, ',');
+            char *name = queue_names[nq] = strdup(optarg), *comma = name ? strrchr(name, ',') : NULL;
+            if (!name) return cli_usage_error("out of memory");
             long w = 0;
             if (comma) {
                 *comma = '\0';
@@ -157,7 +174,6 @@ int cli_work(int argc, char **argv) {
                     return cli_usage_error("bad queue weight in '%s'", optarg);
             }
             if (!*name || strchr(name, '|')) return cli_usage_error("bad queue name in '%s'", optarg);
-            queue_names[nq] = name;
             queues[nq].name = name;
             queues[nq++].weight = (int)w;
             break;
@@ -182,6 +198,12 @@ int cli_work(int argc, char **argv) {
             break;
         case OPT_EXEC_TIMEOUT:
             if (cli_parse_seconds(optarg, &exec_timeout)) return cli_usage_error("bad --exec-timeout '%s'", optarg);
+            break;
+        case OPT_EXEC_ENV:
+            if (cli_exec_env_pass(optarg)) return cli_usage_error("bad --exec-env '%s' (a variable name)", optarg);
+            break;
+        case OPT_EXEC_ENV_DROP:
+            if (cli_exec_env_drop(optarg)) return cli_usage_error("bad --exec-env-drop '%s' (a variable name)", optarg);
             break;
         case OPT_REQUIRE:
             if (nreq == MAX_ITEMS) return cli_usage_error("too many --require");
@@ -323,6 +345,8 @@ int cli_work(int argc, char **argv) {
     for (size_t i = 0; i < nq; i++) free(queue_names[i]);
     free(queue_names);
     free(queues);
+    queue_names = NULL;
+    queues = NULL;
     if (log_file && !left_behind) fclose(log_file);
     return rc;
 }

@@ -75,6 +75,12 @@ typedef struct hh_redis_options {
     double command_timeout; /* seconds for non-blocking commands; default 5.
                              * Blocking fetches add their block time to it. */
     hh_timestamps timestamps; /* default HH_TS_FLOAT */
+    /* Password for AUTH when the URL holds none, so that it need not appear
+     * on a command line (ps, /proc/<pid>/cmdline). NULL or "": the
+     * REDIS_PASSWORD environment variable when set and non-empty. A
+     * password in the URL wins over both; the user name, if any, is the
+     * URL's. Copied when the options are used. */
+    const char *password;
 } hh_redis_options;
 
 /* Fills *o with the defaults documented above. Thread-safe. */

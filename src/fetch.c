@@ -50,6 +50,10 @@ size_t hh_queue_order(const int *weights, size_t n, int weighted, hh_rng *rng, s
  * after it; freeReplyObject then frees NULL): a big payload is not
  * copied once more. */
 static int take(hh_fetched *out, redisReply *v, size_t q) {
+    /* a payload is a bulk string; anything else (a broken or hostile
+     * server) is not taken: the job, if moved, stays in progress for the
+     * recovery */
+    if (v->type != REDIS_REPLY_STRING || !v->str) return -1;
     out->payload = v->str;
     v->str = NULL;
     out->len = v->len;
@@ -104,7 +108,7 @@ static int fetch_basic(hh_processor *p, hh_fetched *out) {
     argv[n + 1] = "2", lens[n + 1] = 1;
     redisReply *r = hh_conn_cmdargv_blocking(&p->conn, HH_FETCH_BLOCK_SECONDS, (int)argc, argv, lens);
     int rc = r ? 0 : -1;
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2) {
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[0]->type == REDIS_REPLY_STRING) {
         for (size_t i = 0; i < n; i++) {
             sds k = m->queue_keys[i];
             if (r->element[0]->len == sdslen(k) && memcmp(r->element[0]->str, k, sdslen(k)) == 0)

@@ -16,7 +16,7 @@
 #define HH_STAT_DAILY_TTL 157680000 /* 5 years */
 
 long hh_rss_kb(void) {
-    FILE *f = fopen("/proc/self/status", "r");
+    FILE *f = fopen("/proc/self/status", "re");
     char line[256];
     long kb = 0;
     if (!f) return 0;

@@ -200,6 +200,7 @@ hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
     m->opts.labels = NULL;
     m->opts.redis.url = NULL;
     m->opts.redis.ns = NULL;
+    m->opts.redis.password = NULL; /* the copy in m->cfg is what is used */
     m->opts.http_bind = NULL;
     if (opts->http_bind && !(m->opts.http_bind = strdup(opts->http_bind))) goto nomem;
 

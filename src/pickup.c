@@ -227,16 +227,9 @@ static void read_sub(hh_pickup *pk, int read) {
     }
 }
 
-/* A handler's child process (--exec) must not keep these sockets open: the
- * old tracking connection would outlive a reconnect until the child exits. */
-static void cloexec(hh_conn *c) {
-    if (c->ctx) fcntl(c->ctx->fd, F_SETFD, fcntl(c->ctx->fd, F_GETFD) | FD_CLOEXEC);
-}
-
 static int subscribe(hh_pickup *pk) {
     if (pk->subscribed && pk->sub.ctx) return 0;
     if (hh_conn_ready(&pk->sub) != 0) return -1;
-    cloexec(&pk->sub);
     redisReply *r = hh_conn_cmd(&pk->sub, "SUBSCRIBE __redis__:invalidate");
     if (!r) return -1;
     int ok = r->type == REDIS_REPLY_ARRAY && r->elements == 3 && r->element[0]->type == REDIS_REPLY_STRING &&
@@ -259,7 +252,6 @@ static int subscribe(hh_pickup *pk) {
 
 static void tracking_on(hh_pickup *pk) {
     if (subscribe(pk) != 0 || hh_conn_ready(&pk->ctl) != 0) return;
-    cloexec(&pk->ctl);
     int version = pk->sub.version < pk->ctl.version ? pk->sub.version : pk->ctl.version;
     long long id = atomic_load(&pk->sub.client_id);
     if (version && version < 600) {

@@ -123,20 +123,21 @@ static int owner_alive(struct hh_manager *m, hh_conn *c, const char *owner) {
  * (boot) or, when only is NULL, whose owner is dead (orphans). */
 static int scan_lists(struct hh_manager *m, hh_conn *c, const char *only) {
     sds pattern = hh_key_inprogress_pattern(&m->keys);
-    char cursor[32] = "0";
+    sds cursor = sdsnew("0");
     int total = 0;
     do {
-        redisReply *r = hh_conn_cmd(c, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
+        redisReply *r = cursor ? hh_conn_cmd(c, "SCAN %s MATCH %s COUNT 1000", cursor, pattern) : NULL;
+        /* {cursor, [keys...]}: anything else ends this scan */
         if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_STRING ||
-            r->element[1]->type != REDIS_REPLY_ARRAY) {
-            if (r)
-                hh_log(&m->log, HH_LOG_ERROR, "recovery: SCAN: %s",
-                       r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+            r->element[0]->len == 0 || r->element[1]->type != REDIS_REPLY_ARRAY) {
+            if (r) hh_log(&m->log, HH_LOG_WARN, "recovery: unexpected reply to SCAN%s%s", r->type == REDIS_REPLY_ERROR ? ": " : "",
+                          r->type == REDIS_REPLY_ERROR ? r->str : "");
             if (r) freeReplyObject(r);
             total = -1;
             break;
         }
-        hh_strlcpy(cursor, r->element[0]->str, sizeof(cursor));
+        sdsfree(cursor);
+        cursor = sdsnewlen(r->element[0]->str, r->element[0]->len);
         redisReply *keys = r->element[1];
         for (size_t i = 0; i < keys->elements; i++) {
             sds owner, queue;
@@ -152,7 +153,8 @@ static int scan_lists(struct hh_manager *m, hh_conn *c, const char *only) {
             sdsfree(queue);
         }
         freeReplyObject(r);
-    } while (strcmp(cursor, "0") != 0);
+    } while (cursor && strcmp(cursor, "0") != 0);
+    sdsfree(cursor);
     sdsfree(pattern);
     return total;
 }

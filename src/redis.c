@@ -25,34 +25,65 @@ static const char *script_src[HH_SCRIPT_COUNT] = {
 
 /* ------------------------------------------------------------ URL parsing */
 
-/* Writes the error with the URL shown but its user info masked. In
- * redis://, user info is whatever follows the scheme up to the last '@'
- * (the user name stays visible before a ':'); in unix:// it is whatever
- * comes before the socket path's first '/', all of it masked. */
+/* Writes the error with the URL shown but any user info masked, whatever
+ * the URL's shape (a mistyped scheme such as "redis:/" or none at all must
+ * not make the password visible). Masking works on the whole URL, in an
+ * allocated copy: the message may be cut to fit err only afterwards.
+ * - After an optional scheme ("word:" and any '/'), everything up to the
+ *   last '@' of the URL is user info (a password may hold '/', '?' or '@'
+ *   when not percent-encoded): shown as "***@".
+ * - In unix://, whatever comes before the socket path's first '/' is user
+ *   info even without an '@'.
+ * - Without an '@', a "port" that is not a number may be a password whose
+ *   '@host' is missing: it is masked too.
+ * - A query naming a password is masked from its '?'. */
 static int fail_url(char *err, size_t len, const char *msg, const char *url) {
-    if (!err) return -1;
-    char shown[512];
-    hh_strlcpy(shown, url ? url : "", sizeof(shown));
-    char *start = strstr(shown, "://");
-    if (start && strncmp(shown, "unix://", 7) == 0) {
-        char *info = shown + 7, *slash = strchr(info, '/');
-        char *end = slash ? slash : strrchr(info, '@') ? strrchr(info, '@') + 1 : info;
-        if (end > info) {
-            memmove(info + 4, end, strlen(end) + 1);
-            memcpy(info, "***@", 4);
-        }
-    } else {
-        char *at = start ? strrchr(start, '@') : NULL;
-        if (at) {
-            char *colon = memchr(start + 3, ':', (size_t)(at - start - 3));
-            char *from = colon ? colon + 1 : start + 3;
-            memmove(from + 3, at, strlen(at) + 1);
-            memcpy(from, "***", 3);
+    if (!err || !len) return -1;
+    if (!url) url = "";
+    size_t n = strlen(url), s = 0;
+    if (isalpha((unsigned char)url[0])) { /* scheme */
+        size_t i = 1;
+        while (i < n && (isalnum((unsigned char)url[i]) || strchr("+.-", url[i]))) i++;
+        if (i < n && url[i] == ':') {
+            s = i + 1;
+            while (s < n && url[s] == '/') s++;
         }
     }
-    char *q = strchr(start ? start : shown, '?'); /* ?password=... and the like */
-    if (q && strstr(q, "pass")) strcpy(q, "?***");
-    snprintf(err, len, "invalid Redis URL (%s): %s", msg, shown);
+    const char *at = strrchr(url + s, '@');
+    sds shown = sdsnewlen(url, s);
+    const char *rest = url + s;
+    if (at) {
+        shown = sdscat(shown, "***@");
+        rest = at + 1;
+    } else if (strncmp(url, "unix://", 7) == 0) {
+        const char *slash = strchr(rest, '/');
+        if (slash && slash > rest) {
+            shown = sdscat(shown, "***@");
+            rest = slash;
+        }
+    } else {
+        size_t alen = strcspn(rest, "/?#");
+        const char *colon = NULL;
+        for (size_t i = 0; i < alen; i++)
+            if (rest[i] == ':') colon = rest + i;
+        int digits = colon != NULL;
+        for (const char *p = colon ? colon + 1 : rest; colon && p < rest + alen; p++)
+            if (!isdigit((unsigned char)*p)) digits = 0;
+        if (colon && !digits && colon + 1 < rest + alen) {
+            shown = sdscatlen(shown, rest, (size_t)(colon + 1 - rest));
+            shown = sdscat(shown, "***");
+            rest += alen;
+        }
+    }
+    const char *q = strchr(rest, '?'); /* ?password=... and the like */
+    if (q && strcasestr(q, "pass")) {
+        shown = sdscatlen(shown, rest, (size_t)(q - rest));
+        shown = sdscat(shown, "?***");
+    } else {
+        shown = sdscat(shown, rest);
+    }
+    snprintf(err, len, "invalid Redis URL (%s): %s", msg, shown ? shown : "(out of memory)");
+    sdsfree(shown);
     return -1;
 }
 
@@ -110,6 +141,14 @@ static void mask_url(hh_redis_config *cfg) {
                                  cfg->db);
 }
 
+/* A URL without a password takes the options' (a password file), else
+ * $REDIS_PASSWORD: either keeps the secret off the command line. */
+static void default_password(hh_redis_config *cfg, const hh_redis_options *o) {
+    if (cfg->password) return;
+    const char *pw = o && o->password && *o->password ? o->password : getenv("REDIS_PASSWORD");
+    if (pw && *pw) cfg->password = sdsnew(pw);
+}
+
 int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char *err,
                           size_t errlen) {
     memset(cfg, 0, sizeof(*cfg));
@@ -137,6 +176,7 @@ int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char 
             if (strncmp(q, "?db=", 4) != 0 || parse_int(q + 4, strlen(q + 4), 0, 1 << 20, &cfg->db))
                 return hh_redis_config_free(cfg), fail_url(err, errlen, "unix:// takes only ?db=N", url);
         }
+        default_password(cfg, o);
         mask_url(cfg);
         return 0;
     }
@@ -179,6 +219,7 @@ int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char 
         if (dl && parse_int(d, dl, 0, 1 << 20, &cfg->db))
             return hh_redis_config_free(cfg), fail_url(err, errlen, "bad db number", url);
     }
+    default_password(cfg, o);
     mask_url(cfg);
     return 0;
 }
@@ -366,6 +407,10 @@ int hh_conn_ready(hh_conn *c) {
         c->ctx = redisConnectWithTimeout(c->cfg->host, c->cfg->port, ctv);
     int ok = c->ctx && !c->ctx->err, rc = -1;
     if (ok) {
+        /* hiredis 0.14 opens its sockets without close-on-exec: set it
+         * before the first command, so no handler started from now on
+         * inherits an authenticated connection. */
+        hh_fd_cloexec(c->ctx->fd);
         /* Set on every new context: a reconnect must not lose it (B13). */
         double cmd = time_left(c, c->cfg->command_timeout);
         redisSetTimeout(c->ctx, tv_of(cmd > 0 ? cmd : 0.001));
@@ -661,7 +706,12 @@ redisReply *hh_conn_eval(hh_conn *c, hh_script_id id, int nkeys, const char **ke
         if (!c->shas[id][0]) {
             redisReply *r = hh_conn_cmd(c, "SCRIPT LOAD %s", script_src[id]);
             if (!r) return NULL;
-            if (r->type != REDIS_REPLY_STRING) return r; /* error reply */
+            if (r->type != REDIS_REPLY_STRING || r->len != 40) { /* an error reply, or not a SHA1 */
+                if (r->type == REDIS_REPLY_ERROR) return r;
+                freeReplyObject(r);
+                hh_conn_fail(c, "unexpected reply to SCRIPT LOAD");
+                return NULL;
+            }
             hh_strlcpy(c->shas[id], r->str, sizeof(c->shas[id]));
             freeReplyObject(r);
         }

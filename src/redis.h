@@ -39,7 +39,9 @@ typedef struct hh_redis_config {
 const char *hh_redis_refused(hh_redis_config *cfg);
 
 /* Parses a redis:// or unix:// URL (NULL: $REDIS_URL, else the default).
- * Returns 0, or -1 with a message in err (never the password). */
+ * A URL without a password takes o->password, else $REDIS_PASSWORD.
+ * Returns 0, or -1 with a message in err (never the password, whatever
+ * the URL's shape or length). */
 int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char *err,
                           size_t errlen);
 void hh_redis_config_free(hh_redis_config *cfg);

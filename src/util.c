@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,12 @@ void hh_log(const hh_logger *lg, hh_log_level level, const char *fmt, ...) {
 }
 
 char *hh_strdup(const char *s) { return s ? strdup(s) : NULL; }
+
+int hh_fd_cloexec(int fd) {
+    int flags = fcntl(fd, F_GETFD);
+    if (flags < 0) return -1;
+    return flags & FD_CLOEXEC ? 0 : fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+}
 
 void hh_strlcpy(char *dst, const char *src, size_t n) {
     if (!n) return;

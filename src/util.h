@@ -51,6 +51,11 @@ void hh_vlog(const hh_logger *lg, hh_log_level level, const char *fmt, va_list a
 /* The default sink: "2026-11-29T15:24:53.123Z pid=1 LEVEL: msg" on stderr. */
 void hh_log_stderr(hh_log_level level, const char *msg, void *udata);
 
+/* Marks a descriptor close-on-exec: an --exec handler, or any program a
+ * plug-in starts, must not inherit the worker's Redis connections or files.
+ * Returns 0, or -1 with errno set. */
+int hh_fd_cloexec(int fd);
+
 /* strdup that returns NULL for NULL. */
 char *hh_strdup(const char *s);
 /* Copies src into dst (size n), always NUL-terminated, truncating. */

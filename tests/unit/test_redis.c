@@ -6,6 +6,7 @@
  * the capped connect backoff. */
 #include "unit_helpers.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include "redis.h"
 
@@ -191,6 +192,64 @@ static void test_parse_defaults(void **s) {
     }
 }
 
+/* A password kept off the command line: hh_redis_options.password (the
+ * CLI's --redis-password-file), else $REDIS_PASSWORD; one in the URL wins. */
+static void test_password_option_and_env(void **s) {
+    (void)s;
+    hh_redis_options o;
+    hh_redis_config cfg;
+    char err[256];
+    unsetenv("REDIS_PASSWORD");
+    hh_redis_options_init(&o);
+    assert_null(o.password);
+    o.url = "redis://h:6379/0";
+    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_null(cfg.password);
+    hh_redis_config_free(&cfg);
+
+    setenv("REDIS_PASSWORD", "env" SECRET, 1);
+    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_non_null(cfg.password);
+    assert_string_equal(cfg.password, "env" SECRET);
+    assert_null(cfg.user);
+    assert_string_equal(cfg.display, "redis://:***@h:6379/0");
+    hh_redis_config_free(&cfg);
+
+    o.password = "opt" SECRET; /* the option wins over the environment */
+    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_string_equal(cfg.password, "opt" SECRET);
+    assert_null(strstr(cfg.display, SECRET));
+    hh_redis_config_free(&cfg);
+
+    o.url = "redis://alice@h:6379/0"; /* a user name without a password: both are sent */
+    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_string_equal(cfg.user, "alice");
+    assert_string_equal(cfg.password, "opt" SECRET);
+    hh_redis_config_free(&cfg);
+
+    o.url = "unix:///tmp/r.sock?db=1";
+    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_string_equal(cfg.password, "opt" SECRET);
+    assert_string_equal(cfg.display, "unix://:***@/tmp/r.sock?db=1");
+    hh_redis_config_free(&cfg);
+
+    o.url = "redis://:url" SECRET "@h:6379/0"; /* the URL's own wins */
+    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_string_equal(cfg.password, "url" SECRET);
+    hh_redis_config_free(&cfg);
+
+    o.password = ""; /* empty: as NULL */
+    o.url = "redis://h:6379/0";
+    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_string_equal(cfg.password, "env" SECRET);
+    hh_redis_config_free(&cfg);
+    setenv("REDIS_PASSWORD", "", 1);
+    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_null(cfg.password);
+    hh_redis_config_free(&cfg);
+    unsetenv("REDIS_PASSWORD");
+}
+
 static void expect_bad(const char *url) {
     hh_redis_config cfg;
     char err[512];
@@ -245,6 +304,63 @@ static void test_parse_bad_unix_url_hides_password(void **s) {
     expect_bad("unix://:" SECRET "@/tmp/r.sock?db=x");
     expect_bad("unix:///tmp/r.sock?password=" SECRET);
     expect_bad("unix:///tmp/r.sock?db=1&password=" SECRET);
+}
+
+/* Whatever the shape of a bad URL, its user info is not shown: a mistyped
+ * scheme, none at all, a password holding '/', or a URL longer than any
+ * fixed buffer (the message is cut only after masking). */
+static void test_parse_bad_url_shapes_hide_password(void **s) {
+    (void)s;
+    expect_bad("redis:/:" SECRET "@h:6379/0");
+    expect_bad("redis:" SECRET "@h:6379/0");
+    expect_bad(":" SECRET "@h:6379");
+    expect_bad("u:" SECRET "@h:6379");
+    expect_bad(SECRET "@h:6379");
+    expect_bad("redis//:" SECRET "@h:6379/0");
+    expect_bad("redis://:" SECRET "/x@h:abc/0");
+    expect_bad("redis://:" SECRET "?x@h:abc/0");
+    expect_bad("redis://:" SECRET);
+    expect_bad("redis://u:" SECRET "/0");
+    expect_bad("redis://h:abc/0?password=" SECRET);
+    expect_bad("redis://h:6379/x?PASSWORD=" SECRET);
+    /* longer than 512 bytes, the '@' far past the password */
+    char *big = malloc(4096);
+    assert_non_null(big);
+    snprintf(big, 4096, "redis://:%s%0600d@h:bad", SECRET, 0);
+    expect_bad(big);
+    snprintf(big, 4096, "redis:/:%s%01000d@h:6379/0", SECRET, 0);
+    expect_bad(big);
+    snprintf(big, 4096, "unix://:%s%01000d/tmp/r.sock?db=x", SECRET, 0);
+    expect_bad(big);
+    free(big);
+}
+
+/* The input that overflowed a 512-byte stack copy while masking (a long
+ * host after an empty password): a clear error, the message cut to fit. */
+static void test_parse_bad_long_url_no_overflow(void **s) {
+    (void)s;
+    char *url = malloc(700);
+    assert_non_null(url);
+    strcpy(url, "redis://:@");
+    memset(url + 10, 'a', 600);
+    strcpy(url + 610, ":bad");
+    for (size_t errlen = 1; errlen <= 1024; errlen = errlen * 2 + 1) {
+        char *err = malloc(errlen);
+        assert_non_null(err);
+        hh_redis_config cfg;
+        assert_int_equal(parse(url, &cfg, err, errlen), -1);
+        assert_true(strlen(err) < errlen);
+        if (errlen > 40) assert_non_null(strstr(err, "invalid Redis URL"));
+        free(err);
+    }
+    assert_int_equal(hh_redis_url_check(url, NULL, 0), HH_ERR_INVALID);
+    /* the empty user info is masked like any other */
+    char err[2048];
+    hh_redis_config cfg;
+    assert_int_equal(parse(url, &cfg, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "redis://***@aaaa"));
+    assert_non_null(strstr(err, "aaaa:bad"));
+    free(url);
 }
 
 static void test_fmt_double_shortest(void **s) {
@@ -404,6 +520,24 @@ static void test_live_reconnect_after_restart(void **s) {
     assert_non_null(r);
     freeReplyObject(r);
     assert_int_equal(atomic_load(&l->cfg.outage), 0);
+    live_free(l);
+}
+
+/* hiredis 0.14 opens its sockets without close-on-exec; every connection
+ * gets it before its first command, a reconnect's included. */
+static void test_live_socket_close_on_exec(void **s) {
+    (void)s;
+    live *l = live_new(srv.url, 0);
+    for (int round = 0; round < 2; round++) {
+        redisReply *r = hh_conn_cmd(&l->c, "PING");
+        assert_non_null(r);
+        freeReplyObject(r);
+        assert_non_null(l->c.ctx);
+        int flags = fcntl(l->c.ctx->fd, F_GETFD);
+        assert_true(flags >= 0 && (flags & FD_CLOEXEC));
+        hh_conn_fail(&l->c, "test: reconnect");
+        l->c.next_attempt = 0;
+    }
     live_free(l);
 }
 
@@ -660,14 +794,18 @@ int main(void) {
         cmocka_unit_test(test_parse_percent_literal),
         cmocka_unit_test(test_parse_unix),
         cmocka_unit_test(test_parse_defaults),
+        cmocka_unit_test(test_password_option_and_env),
         cmocka_unit_test(test_parse_bad_urls),
         cmocka_unit_test(test_parse_bad_unix_url_hides_password),
+        cmocka_unit_test(test_parse_bad_url_shapes_hide_password),
+        cmocka_unit_test(test_parse_bad_long_url_no_overflow),
         cmocka_unit_test(test_parse_unix_userinfo),
         cmocka_unit_test(test_fmt_double_shortest),
         cmocka_unit_test(test_connection_level_errors),
     };
     const struct CMUnitTest withredis[] = {
         cmocka_unit_test(test_live_pipeline),
+        cmocka_unit_test(test_live_socket_close_on_exec),
         cmocka_unit_test(test_live_eval_reload_after_script_flush),
         cmocka_unit_test(test_live_readonly_drops_connection),
         cmocka_unit_test(test_live_blocking_longer_than_timeout),
