@@ -318,7 +318,8 @@ hh_manager *hh_manager_new(const hh_manager_options *opts, int *err);
 void hh_manager_free(hh_manager *m);
 
 /* Registers the handler for jobs whose "class" equals klass exactly (case
- * and "::" included). Before hh_manager_start() only. Errors:
+ * and "::" included; the whole JSON string: a class holding "\u0000", such
+ * as "T\u0000Evil", is not "T" and matches no handler). Before hh_manager_start() only. Errors:
  * HH_ERR_INVALID, HH_ERR_EXISTS (already registered), HH_ERR_STATE (started). */
 int hh_manager_register(hh_manager *m, const char *klass, hh_handler_fn fn,
                         void *udata);

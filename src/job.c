@@ -105,6 +105,7 @@ hh_job *hh_job_adopt(char *payload, size_t len, const char *queue, char *why, si
     }
     job->item = item;
     job->klass = json_string_value(k);
+    job->klass_len = json_string_length(k);
     json_t *j = json_object_get(item, "jid");
     if (json_is_string(j)) job->jid = json_string_value(j);
     json_t *rc = json_object_get(item, "retry_count");

@@ -16,6 +16,7 @@ struct hh_job {
     json_t *item;        /* parsed object; NULL when malformed. Its "args"
                           * is [] when `slim`: use hh_job_item_full() */
     const char *klass;   /* into item */
+    size_t klass_len;    /* its length: a class may hold "\u0000" */
     const char *jid;     /* into item, "" when absent */
     char *queue;         /* queue it was fetched from, without "queue:" */
     char *args_json;     /* lazily dumped "args" */

@@ -188,6 +188,53 @@ static size_t utf8_seq(const unsigned char *p, const unsigned char *end) {
     return n + 1;
 }
 
+/* How many bytes of p hh_escape_ctl() keeps as they are (a printable
+ * character, up to 4 bytes), or 0 when the byte at p is escaped. */
+static size_t kept(const unsigned char *p, const unsigned char *end) {
+    if (*p >= 0x20 && *p < 0x7f) return 1;
+    if (*p < 0x80) return 0; /* C0 controls and DEL */
+    size_t n = utf8_seq(p, end);
+    if (n == 2 && p[0] == 0xC2 && p[1] < 0xA0) return 0; /* C1: U+0080..U+009F */
+    return n;
+}
+
+int hh_needs_escape(const char *s, size_t len) {
+    const unsigned char *p = (const unsigned char *)s, *end = p + len;
+    while (p < end) {
+        size_t n = kept(p, end);
+        if (!n) return 1;
+        p += n;
+    }
+    return 0;
+}
+
+char *hh_escape_ctl(const char *s, size_t len) {
+    static const char hex[] = "0123456789abcdef";
+    char *out = malloc(6 * len + 1), *o = out; /* \u0085 is the longest: 6 for 2 */
+    if (!out) return NULL;
+    const unsigned char *p = (const unsigned char *)s, *end = p + len;
+    while (p < end) {
+        size_t n = kept(p, end);
+        if (n) {
+            memcpy(o, p, n);
+            o += n, p += n;
+        } else if (*p == '\n' || *p == '\r' || *p == '\t') {
+            *o++ = '\\';
+            *o++ = *p == '\n' ? 'n' : *p == '\r' ? 'r' : 't';
+            p++;
+        } else if (p[0] == 0xC2 && p + 1 < end && p[1] >= 0x80 && p[1] < 0xA0) {
+            memcpy(o, "\\u00", 4);
+            o[4] = hex[p[1] >> 4], o[5] = hex[p[1] & 15];
+            o += 6, p += 2;
+        } else {
+            o[0] = '\\', o[1] = 'x', o[2] = hex[*p >> 4], o[3] = hex[*p & 15];
+            o += 4, p++;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
 int hh_join_by(pthread_t t, double deadline) {
     double left = deadline - hh_mono();
     struct timespec ts;

@@ -61,6 +61,14 @@ int hh_utf8_valid(const char *s, size_t len);
  * part of valid UTF-8 replaced by '?'. NULL when out of memory. */
 char *hh_utf8_scrub(const char *s);
 
+/* A malloc'd copy of len bytes fit for one log line: control characters
+ * escaped (\n, \r, \t, else \xNN: NUL, ESC, DEL...), C1 controls as
+ * \u0080..\u009f, bytes that are not valid UTF-8 as \xNN; everything else
+ * (backslashes included) as it is. NULL when out of memory. */
+char *hh_escape_ctl(const char *s, size_t len);
+/* Whether hh_escape_ctl() would change these bytes. */
+int hh_needs_escape(const char *s, size_t len);
+
 /* Joins thread t by the monotonic time deadline (hh_mono() seconds), or
  * detaches it then: returns 1 joined, 0 left running (detached). */
 int hh_join_by(pthread_t t, double deadline);

@@ -15,7 +15,7 @@ R zadd schedule 1 "$sched" >/dev/null
 R zadd retry 2 "$retry" >/dev/null
 
 hh_start_worker -c 2 --poll-interval 0.5 --exec "T=$HH_HANDLERS/record.sh"
-must_wait 30 '[ "$(R llen test:ran)" = 3 ]' \
+wait_until 30 '[ "$(R llen test:ran)" = 3 ]' || fail \
     "the three bignum jobs did not all run within 30 s (ran=$(R llen test:ran) dead=$(R zcard dead) schedule=$(R zcard schedule) retry=$(R zcard retry))"
 assert_eq "$(R zcard dead)" 0 "nothing may go to the dead set"
 
