@@ -268,7 +268,9 @@ typedef enum hh_log_level {
     HH_LOG_DEBUG = 0, HH_LOG_INFO = 1, HH_LOG_WARN = 2, HH_LOG_ERROR = 3
 } hh_log_level;
 
-/* A log sink; msg has no trailing newline. Called from any thread, possibly
+/* A log sink; msg is one line: no trailing newline, and every control
+ * character in it escaped (a newline as \n, ESC as \x1b; bytes that are
+ * not UTF-8 as \xNN), whatever a payload or Redis held. Called from any thread, possibly
  * at once from several: the function must be thread-safe. */
 typedef void (*hh_log_fn)(hh_log_level level, const char *msg, void *udata);
 

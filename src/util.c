@@ -111,11 +111,21 @@ void hh_log_stderr(hh_log_level level, const char *msg, void *udata) {
 void hh_vlog(const hh_logger *lg, hh_log_level level, const char *fmt, va_list ap) {
     if (!lg || level < lg->level) return;
     char buf[2048];
-    vsnprintf(buf, sizeof(buf), fmt, ap);
+    int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1;
+    /* Class names, jids, queues, error texts come from payloads and Redis:
+     * escaped here, at the one place every message passes, so no payload
+     * can end a line early, forge the next one or drive a terminal. */
+    char *esc = hh_needs_escape(buf, len) ? hh_escape_ctl(buf, len) : NULL;
+    if (!esc && hh_needs_escape(buf, len)) /* out of memory: drop what is unsafe */
+        for (size_t i = 0; i < len; i++)
+            if ((unsigned char)buf[i] < 0x20 || (unsigned char)buf[i] >= 0x7f) buf[i] = '?';
+    const char *msg = esc ? esc : buf;
     if (lg->fn)
-        lg->fn(level, buf, lg->udata);
+        lg->fn(level, msg, lg->udata);
     else
-        hh_log_stderr(level, buf, NULL);
+        hh_log_stderr(level, msg, NULL);
+    free(esc);
 }
 
 void hh_log(const hh_logger *lg, hh_log_level level, const char *fmt, ...) {
