@@ -612,7 +612,7 @@ int hh_client_processes(hh_client *c, char **json_out) {
                                                                 : (conc ? json_integer_value(conc) : 0);
         json_object_set_new(o, "concurrency", json_integer(cc));
         json_object_set_new(o, "busy", json_integer(reply_ll(h->element[1])));
-        double beat = h->element[2]->type == REDIS_REPLY_STRING ? strtod(h->element[2]->str, NULL) : 0;
+        double beat = h->element[2]->type == REDIS_REPLY_STRING ? hh_strtod_c(h->element[2]->str, NULL) : 0;
         json_object_set_new(o, "beat", json_real(beat));
         json_object_set_new(o, "beat_age", json_real(beat > 0 ? now - beat : 0));
         json_object_set_new(o, "quiet", json_boolean(h->element[3]->type == REDIS_REPLY_STRING &&

@@ -161,8 +161,8 @@ json_t *hh_json_time_new(double epoch, hh_timestamps ts) {
  * fixed precision, which would print 1795962157.0613379. */
 static void fmt_real(char *buf, size_t len, double v) {
     for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, len, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v) break;
+        hh_snprintf_c(buf, len, "%.*g", prec, v); /* '.' whatever the locale */
+        if (hh_strtod_c(buf, NULL) == v) break;
     }
     if (!strpbrk(buf, ".eEn")) { /* keep it a real: 1.0 stays 1.0 */
         size_t l = strlen(buf);

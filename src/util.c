@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,43 @@ double hh_rng_double(hh_rng *r) {
 
 uint64_t hh_rng_below(hh_rng *r, uint64_t n) { return n ? hh_rng_next(r) % n : 0; }
 
+/* The "C" locale, made once; (locale_t)0 if even that failed, and then the
+ * process's locale is used (nothing better is at hand). */
+static locale_t c_locale;
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+static void make_c_locale(void) { c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0); }
+
+static locale_t enter_c(void) {
+    pthread_once(&c_locale_once, make_c_locale);
+    return c_locale ? uselocale(c_locale) : (locale_t)0;
+}
+
+static void leave_c(locale_t old) {
+    if (old) uselocale(old);
+}
+
+int hh_vsnprintf_c(char *buf, size_t len, const char *fmt, va_list ap) {
+    locale_t old = enter_c();
+    int n = vsnprintf(buf, len, fmt, ap);
+    leave_c(old);
+    return n;
+}
+
+int hh_snprintf_c(char *buf, size_t len, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = hh_vsnprintf_c(buf, len, fmt, ap);
+    va_end(ap);
+    return n;
+}
+
+double hh_strtod_c(const char *s, char **end) {
+    locale_t old = enter_c();
+    double v = strtod(s, end);
+    leave_c(old);
+    return v;
+}
+
 static const char *level_name(hh_log_level l) {
     switch (l) {
     case HH_LOG_DEBUG: return "DEBUG";
@@ -111,7 +149,7 @@ void hh_log_stderr(hh_log_level level, const char *msg, void *udata) {
 void hh_vlog(const hh_logger *lg, hh_log_level level, const char *fmt, va_list ap) {
     if (!lg || level < lg->level) return;
     char buf[2048];
-    int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+    int n = hh_vsnprintf_c(buf, sizeof(buf), fmt, ap); /* "0.250 s" in any locale */
     size_t len = n < 0 ? 0 : (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1;
     /* Class names, jids, queues, error texts come from payloads and Redis:
      * escaped here, at the one place every message passes, so no payload

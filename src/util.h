@@ -51,6 +51,18 @@ void hh_vlog(const hh_logger *lg, hh_log_level level, const char *fmt, va_list a
 /* The default sink: "2026-11-29T15:24:53.123Z pid=1 LEVEL: msg" on stderr. */
 void hh_log_stderr(hh_log_level level, const char *msg, void *udata);
 
+/* Numbers as text whatever the process's locale: an embedding program that
+ * calls setlocale(LC_ALL, "de_DE.UTF-8") must not get "1,5" into JSON or a
+ * ZADD score. These format and parse under the "C" locale (uselocale, for
+ * this thread and this call only). */
+int hh_snprintf_c(char *buf, size_t len, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+int hh_vsnprintf_c(char *buf, size_t len, const char *fmt, va_list ap);
+double hh_strtod_c(const char *s, char **end);
+
 /* strdup that returns NULL for NULL. */
 char *hh_strdup(const char *s);
 /* Copies src into dst (size n), always NUL-terminated, truncating. */
