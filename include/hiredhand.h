@@ -85,6 +85,38 @@ void hh_redis_options_init(hh_redis_options *o);
  * into it. Thread-safe. */
 int hh_redis_url_check(const char *url, char *errbuf, size_t errlen);
 
+/* What a name given to hiredhand is used for (see hh_name_check()). */
+typedef enum hh_name_kind {
+    HH_NAME_IDENTITY = 0,  /* a process identity: keys <id>, <id>:work,
+                            * <id>:workers, <id>-signals */
+    HH_NAME_NAMESPACE = 1, /* a key prefix: "<ns>:" before every key */
+    HH_NAME_QUEUE = 2,     /* a queue: queue:<name> */
+    HH_NAME_TAG = 3,       /* the Busy page tag (names no key) */
+    HH_NAME_LABEL = 4      /* a Busy page label (names no key) */
+} hh_name_kind;
+
+#define HH_NAME_MAX 200       /* bytes, for identities and namespaces */
+#define HH_NAME_QUEUE_MAX 127 /* bytes, for queue names */
+
+/* Checks a name before it is used, without connecting. Every kind must be
+ * valid UTF-8 without control characters (they would reach logs and the
+ * Web UI's JSON). Queue names, identities and namespaces must be non-empty
+ * and hold no '|'; queue names are at most HH_NAME_QUEUE_MAX bytes.
+ * Identities and namespaces, at most HH_NAME_MAX bytes and without spaces,
+ * must not name or share the keys Sidekiq or hiredhand own: refused is a
+ * name equal to one of queues, queue, schedule, retry, dead, processes,
+ * process_cleanup, stat, dear-leader, paused, super_processes, profiles,
+ * j, h, it, deploylock, hiredhand, or starting with one of them followed
+ * by ':' or '|' (or '-' after it and deploylock, whose keys are it-<jid>
+ * and deploylock-<label>). An identity must also not end with ":work",
+ * ":workers" or "-signals" (another process's keys) nor have the shape of
+ * Sidekiq 7/8's metrics keys (<Class>-<DD>-<HH>:<M>, <YYYYMMDD>-marks,
+ * <token>-<24 hex>). So "queue:default", "retry" and "queue" are refused;
+ * "host:1234:0123456789ab", "worker-0" and "myapp:prod" are accepted.
+ * Returns HH_OK or HH_ERR_INVALID with the reason in errbuf (may be NULL).
+ * hh_manager_new() and hh_client_new() apply it. Thread-safe. */
+int hh_name_check(hh_name_kind kind, const char *name, char *errbuf, size_t errlen);
+
 /* ---------------------------------------------------------------- client */
 
 typedef struct hh_client hh_client;
@@ -114,7 +146,8 @@ void hh_push_options_init(hh_push_options *o);
 #define HH_JID_SIZE 25
 
 /* Connects to Redis and returns a client, or NULL with *err set
- * (HH_ERR_INVALID for a bad URL, HH_ERR_REDIS when Redis cannot be reached,
+ * (HH_ERR_INVALID for a bad URL or a namespace hh_name_check() refuses,
+ * HH_ERR_REDIS when Redis cannot be reached,
  * HH_ERR_REFUSED when it refused the password, user or db, HH_ERR_NOMEM). opts may be NULL for the defaults. Free with
  * hh_client_free(). A client reconnects by itself after a lost connection.
  * Not thread-safe: use one client per thread. */
@@ -285,7 +318,10 @@ typedef struct hh_manager_options {
     const char *identity;      /* NULL: "<hostname>:<pid>:<12 hex>" with
                                 * $DYNO or gethostname(); fixed: a stable name
                                 * whose in-progress lists are recovered at
-                                * start. Must not contain '|'. */
+                                * start. Checked as hh_name_check() says:
+                                * e.g. "queue:default", "retry" or "queue"
+                                * are refused. tag, labels, queue names and
+                                * redis.ns are checked too. */
     hh_fetch_mode fetch;       /* default HH_FETCH_RELIABLE */
     double heartbeat_interval; /* seconds between beats; default 5 */
     int max_retries;           /* for "retry": true; default 25 */
@@ -308,8 +344,10 @@ typedef struct hh_manager_options {
 void hh_manager_options_init(hh_manager_options *o);
 
 /* Creates a manager (no threads, no connection yet). Returns NULL with *err
- * set: HH_ERR_INVALID (bad option: concurrency < 1, a bad URL or queue name,
- * '|' in identity), HH_ERR_NOMEM. Free with hh_manager_free(). */
+ * set: HH_ERR_INVALID (bad option: concurrency < 1, a bad URL, an identity,
+ * namespace, queue name, tag or label hh_name_check() refuses; the reason
+ * is logged through opts->log at HH_LOG_ERROR), HH_ERR_NOMEM. Free with
+ * hh_manager_free(). */
 hh_manager *hh_manager_new(const hh_manager_options *opts, int *err);
 
 /* Stops (if running, waiting for the stop to finish) and frees. NULL is a

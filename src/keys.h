@@ -16,6 +16,7 @@
 #define HH_KEYS_H
 
 #include <hiredis/sds.h>
+#include "hiredhand.h"
 
 #define HH_K_QUEUES "queues"
 #define HH_K_QUEUE_PREFIX "queue:"
