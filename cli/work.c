@@ -126,9 +126,12 @@ int cli_work(int argc, char **argv) {
     hh_manager_options o;
     hh_manager_options_init(&o);
     o.log = log_line;
-    /* -q can appear at most argc times: no fixed cap below HH_QUEUES_LIMIT */
-    hh_queue_weight *queues = calloc((size_t)argc, sizeof(*queues));
-    char **queue_names = calloc((size_t)argc, sizeof(*queue_names));
+    /* -q can appear at most argc times: no fixed cap below HH_QUEUES_LIMIT.
+     * Kept reachable from file scope: an option error returns at once. */
+    static hh_queue_weight *queues;
+    static char **queue_names;
+    queues = calloc((size_t)argc, sizeof(*queues));
+    queue_names = calloc((size_t)argc, sizeof(*queue_names));
     size_t nq = 0;
     if (!queues || !queue_names) return cli_usage_error("out of memory");
     const char *labels[MAX_ITEMS + 1] = {0};
@@ -146,7 +149,9 @@ int cli_work(int argc, char **argv) {
         case 'r': o.redis.url = optarg; break;
         case 'q': {
             if (nq == HH_QUEUES_LIMIT) return cli_usage_error("too many queues: at most %d (-q)", HH_QUEUES_LIMIT);
-            char *name = strdup(optarg), *comma = strrchr(name, ',');
+            char *name = strdup(optarg), *comma = name ? strrchr(name, ',') : NULL;
+            if (!name) return cli_usage_error("out of memory");
+            queue_names[nq] = name; /* reachable, even on an error below */
             long w = 0;
             if (comma) {
                 *comma = '\0';
@@ -154,7 +159,6 @@ int cli_work(int argc, char **argv) {
                     return cli_usage_error("bad queue weight in '%s'", optarg);
             }
             if (cli_check_name(HH_NAME_QUEUE, name)) return CLI_EXIT_USAGE;
-            queue_names[nq] = name;
             queues[nq].name = name;
             queues[nq++].weight = (int)w;
             break;
