@@ -1,5 +1,7 @@
 /* keys.c -- builds every Redis key name (see keys.h for the inventory) with
- * the namespace prefix applied exactly once. */
+ * the namespace prefix applied exactly once, and checks the names users
+ * give (identities, namespaces, queues, tags, labels: hh_name_check) so
+ * none can name or share a key Sidekiq or hiredhand owns. */
 #include "keys.h"
 
 #include <ctype.h>
