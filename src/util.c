@@ -150,19 +150,24 @@ void hh_vlog(const hh_logger *lg, hh_log_level level, const char *fmt, va_list a
     if (!lg || level < lg->level) return;
     char buf[2048];
     int n = hh_vsnprintf_c(buf, sizeof(buf), fmt, ap); /* "0.250 s" in any locale */
-    size_t len = n < 0 ? 0 : (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1;
-    /* Class names, jids, queues, error texts come from payloads and Redis:
-     * escaped here, at the one place every message passes, so no payload
-     * can end a line early, forge the next one or drive a terminal. */
-    char *esc = hh_needs_escape(buf, len) ? hh_escape_ctl(buf, len) : NULL;
-    if (!esc && hh_needs_escape(buf, len)) /* out of memory: drop what is unsafe */
+    hh_log_line(lg, level, buf, n < 0 ? 0 : (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+}
+
+void hh_log_line(const hh_logger *lg, hh_log_level level, char *msg, size_t len) {
+    if (!lg || level < lg->level) return;
+    /* Class names, jids, queues, error texts, payloads come from jobs and
+     * Redis: escaped here, where every message passes, so none can end a
+     * line early, forge the next one or drive a terminal. */
+    char *esc = hh_needs_escape(msg, len) ? hh_escape_ctl(msg, len) : NULL;
+    if (!esc && hh_needs_escape(msg, len)) /* out of memory: drop what is unsafe */
         for (size_t i = 0; i < len; i++)
-            if ((unsigned char)buf[i] < 0x20 || (unsigned char)buf[i] >= 0x7f) buf[i] = '?';
-    const char *msg = esc ? esc : buf;
+            if ((unsigned char)msg[i] < 0x20 || (unsigned char)msg[i] >= 0x7f) msg[i] = '?';
+    if (!esc) msg[len] = '\0';
+    const char *out = esc ? esc : msg;
     if (lg->fn)
-        lg->fn(level, msg, lg->udata);
+        lg->fn(level, out, lg->udata);
     else
-        hh_log_stderr(level, msg, NULL);
+        hh_log_stderr(level, out, NULL);
     free(esc);
 }
 

@@ -48,6 +48,10 @@ void hh_log(const hh_logger *lg, hh_log_level level, const char *fmt, ...)
 #endif
     ;
 void hh_vlog(const hh_logger *lg, hh_log_level level, const char *fmt, va_list ap);
+/* Sends msg (len bytes, msg[len] writable) to the sink as one line, its
+ * control characters escaped (hh_escape_ctl); for messages longer than
+ * hh_log's line buffer. Every message goes through here. */
+void hh_log_line(const hh_logger *lg, hh_log_level level, char *msg, size_t len);
 /* The default sink: "2026-11-29T15:24:53.123Z pid=1 LEVEL: msg" on stderr. */
 void hh_log_stderr(hh_log_level level, const char *msg, void *udata);
 

@@ -59,10 +59,40 @@ static void test_log_messages_escaped(void **s) {
     assert_int_equal(hh_utf8_valid(last, strlen(last)), 1);
 }
 
+/* a long message (a lost job's whole payload) keeps every byte, escaped */
+static char *long_last;
+static void long_sink(hh_log_level level, const char *msg, void *udata) {
+    (void)level, (void)udata;
+    free(long_last);
+    long_last = strdup(msg);
+}
+
+static void test_log_line_long_payload(void **s) {
+    (void)s;
+    hh_logger lg = {long_sink, NULL, HH_LOG_INFO};
+    size_t n = 10000;
+    char *msg = malloc(n + 1);
+    assert_non_null(msg);
+    memset(msg, 'p', n);
+    msg[100] = '\n', msg[5000] = '\x1b', msg[n - 1] = '\r';
+    hh_log_line(&lg, HH_LOG_ERROR, msg, n);
+    assert_non_null(long_last);
+    assert_int_equal(strlen(long_last), n - 3 + 2 + 4 + 2);
+    assert_null(strpbrk(long_last, "\n\r\x1b"));
+    assert_memory_equal(long_last + 100, "\\n", 2);
+    assert_string_equal(long_last + strlen(long_last) - 2, "\\r");
+    hh_log_line(&lg, HH_LOG_DEBUG, msg, n); /* below the level: nothing */
+    assert_int_equal(strlen(long_last), n - 3 + 2 + 4 + 2);
+    free(msg);
+    free(long_last);
+    long_last = NULL;
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_escape_ctl),
         cmocka_unit_test(test_log_messages_escaped),
+        cmocka_unit_test(test_log_line_long_payload),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
