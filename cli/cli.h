@@ -19,6 +19,9 @@ int cli_usage_error(const char *fmt, ...)
 int cli_parse_seconds(const char *s, double *out);
 /* Parses an integer in [lo, hi]; returns 0 or -1. */
 int cli_parse_int(const char *s, long lo, long hi, long *out);
+/* 0 when hh_name_check() accepts the name, else prints why and returns
+ * CLI_EXIT_USAGE. */
+int cli_check_name(hh_name_kind kind, const char *name);
 
 /* Reads a --redis-password-file: its first line, without the line end.
  * Returns the password (owned here, valid until the next call), or NULL

@@ -58,10 +58,13 @@ int cli_push(int argc, char **argv) {
             if (!(c.redis.password = cli_password_file(optarg))) return CLI_EXIT_USAGE;
             break;
         case 'q':
-            if (!*optarg || strchr(optarg, '|')) return cli_usage_error("bad queue name '%s'", optarg);
+            if (cli_check_name(HH_NAME_QUEUE, optarg)) return CLI_EXIT_USAGE;
             po.queue = optarg;
             break;
-        case OPT_NS: c.redis.ns = optarg; break;
+        case OPT_NS:
+            if (*optarg && cli_check_name(HH_NAME_NAMESPACE, optarg)) return CLI_EXIT_USAGE;
+            c.redis.ns = optarg;
+            break;
         case OPT_IN: if (cli_parse_seconds(optarg, &in)) return cli_usage_error("bad --in '%s'", optarg); break;
         case OPT_AT: if (cli_parse_seconds(optarg, &at)) return cli_usage_error("bad --at '%s'", optarg); break;
         case OPT_RETRY:
@@ -125,7 +128,10 @@ static int parse_common(int argc, char **argv, common *c, const char *usage) {
         case OPT_PWFILE:
             if (!(c->redis.password = cli_password_file(optarg))) return CLI_EXIT_USAGE;
             break;
-        case OPT_NS: c->redis.ns = optarg; break;
+        case OPT_NS:
+            if (*optarg && cli_check_name(HH_NAME_NAMESPACE, optarg)) return CLI_EXIT_USAGE;
+            c->redis.ns = optarg;
+            break;
         case OPT_JSON: c->json = 1; break;
         case OPT_HELP: fputs(usage, stdout); return -1;
         default: fputs(usage, stderr); return CLI_EXIT_USAGE;

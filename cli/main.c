@@ -72,6 +72,12 @@ int cli_parse_seconds(const char *s, double *out) {
     return 0;
 }
 
+int cli_check_name(hh_name_kind kind, const char *name) {
+    char why[512];
+    if (hh_name_check(kind, name, why, sizeof(why)) == HH_OK) return 0;
+    return cli_usage_error("%s", why);
+}
+
 int cli_parse_int(const char *s, long lo, long hi, long *out) {
     char *end;
     if (!s || !*s) return -1;

@@ -40,7 +40,8 @@ static const char work_usage[] =
     "      --exec-env-drop NAME   also remove NAME from handlers' environment; repeatable\n"
     "      --require PATH.so      load a plug-in that registers C handlers; repeatable\n"
     "      --namespace NS         prefix every key with NS: (redis-namespace)\n"
-    "      --identity ID          stable process identity (default host:pid:random)\n"
+    "      --identity ID          stable process identity (default host:pid:random); not a\n"
+    "                             name Sidekiq or hiredhand uses for keys (queue:..., retry, stat:...)\n"
     "      --fetch reliable|basic reliable (default) keeps fetched jobs in Redis until done\n"
     "      --timestamps float|millis  payload timestamps for Sidekiq 6/7 (float) or 8 (millis)\n"
     "      --sidekiq-version V    version shown to 7.x/8.x Web UIs (default 6.4.1)\n"
@@ -173,7 +174,7 @@ int cli_work(int argc, char **argv) {
                 if (cli_parse_int(comma + 1, 0, 1000000, &w) != 0)
                     return cli_usage_error("bad queue weight in '%s'", optarg);
             }
-            if (!*name || strchr(name, '|')) return cli_usage_error("bad queue name in '%s'", optarg);
+            if (cli_check_name(HH_NAME_QUEUE, name)) return CLI_EXIT_USAGE;
             queues[nq].name = name;
             queues[nq++].weight = (int)w;
             break;
@@ -187,9 +188,13 @@ int cli_work(int argc, char **argv) {
             break;
         case 'v': o.log_level = HH_LOG_DEBUG; break;
         case 'l': logpath = optarg; break;
-        case OPT_TAG: o.tag = optarg; break;
+        case OPT_TAG:
+            if (cli_check_name(HH_NAME_TAG, optarg)) return CLI_EXIT_USAGE;
+            o.tag = optarg;
+            break;
         case OPT_LABEL:
             if (nlabels == MAX_ITEMS) return cli_usage_error("too many --label");
+            if (cli_check_name(HH_NAME_LABEL, optarg)) return CLI_EXIT_USAGE;
             labels[nlabels++] = optarg;
             break;
         case OPT_EXEC:
@@ -209,10 +214,12 @@ int cli_work(int argc, char **argv) {
             if (nreq == MAX_ITEMS) return cli_usage_error("too many --require");
             requires[nreq++] = optarg;
             break;
-        case OPT_NS: o.redis.ns = optarg; break;
+        case OPT_NS:
+            if (*optarg && cli_check_name(HH_NAME_NAMESPACE, optarg)) return CLI_EXIT_USAGE;
+            o.redis.ns = optarg;
+            break;
         case OPT_IDENTITY:
-            if (!*optarg || strchr(optarg, '|') || strlen(optarg) > 200)
-                return cli_usage_error("bad --identity '%s' (1..200 chars, no '|')", optarg);
+            if (cli_check_name(HH_NAME_IDENTITY, optarg)) return CLI_EXIT_USAGE;
             o.identity = optarg;
             break;
         case OPT_FETCH:

@@ -91,6 +91,38 @@ void hh_redis_options_init(hh_redis_options *o);
  * into it. Thread-safe. */
 int hh_redis_url_check(const char *url, char *errbuf, size_t errlen);
 
+/* What a name given to hiredhand is used for (see hh_name_check()). */
+typedef enum hh_name_kind {
+    HH_NAME_IDENTITY = 0,  /* a process identity: keys <id>, <id>:work,
+                            * <id>:workers, <id>-signals */
+    HH_NAME_NAMESPACE = 1, /* a key prefix: "<ns>:" before every key */
+    HH_NAME_QUEUE = 2,     /* a queue: queue:<name> */
+    HH_NAME_TAG = 3,       /* the Busy page tag (names no key) */
+    HH_NAME_LABEL = 4      /* a Busy page label (names no key) */
+} hh_name_kind;
+
+#define HH_NAME_MAX 200       /* bytes, for identities and namespaces */
+#define HH_NAME_QUEUE_MAX 127 /* bytes, for queue names */
+
+/* Checks a name before it is used, without connecting. Every kind must be
+ * valid UTF-8 without control characters (they would reach logs and the
+ * Web UI's JSON). Queue names, identities and namespaces must be non-empty
+ * and hold no '|'; queue names are at most HH_NAME_QUEUE_MAX bytes.
+ * Identities and namespaces, at most HH_NAME_MAX bytes and without spaces,
+ * must not name or share the keys Sidekiq or hiredhand own: refused is a
+ * name equal to one of queues, queue, schedule, retry, dead, processes,
+ * process_cleanup, stat, dear-leader, paused, super_processes, profiles,
+ * j, h, it, deploylock, hiredhand, or starting with one of them followed
+ * by ':' or '|' (or '-' after it and deploylock, whose keys are it-<jid>
+ * and deploylock-<label>). An identity must also not end with ":work",
+ * ":workers" or "-signals" (another process's keys) nor have the shape of
+ * Sidekiq 7/8's metrics keys (<Class>-<DD>-<HH>:<M>, <YYYYMMDD>-marks,
+ * <token>-<24 hex>). So "queue:default", "retry" and "queue" are refused;
+ * "host:1234:0123456789ab", "worker-0" and "myapp:prod" are accepted.
+ * Returns HH_OK or HH_ERR_INVALID with the reason in errbuf (may be NULL).
+ * hh_manager_new() and hh_client_new() apply it. Thread-safe. */
+int hh_name_check(hh_name_kind kind, const char *name, char *errbuf, size_t errlen);
+
 /* ---------------------------------------------------------------- client */
 
 typedef struct hh_client hh_client;
@@ -120,7 +152,8 @@ void hh_push_options_init(hh_push_options *o);
 #define HH_JID_SIZE 25
 
 /* Connects to Redis and returns a client, or NULL with *err set
- * (HH_ERR_INVALID for a bad URL, HH_ERR_REDIS when Redis cannot be reached,
+ * (HH_ERR_INVALID for a bad URL or a namespace hh_name_check() refuses,
+ * HH_ERR_REDIS when Redis cannot be reached,
  * HH_ERR_REFUSED when it refused the password, user or db, HH_ERR_NOMEM). opts may be NULL for the defaults. Free with
  * hh_client_free(). A client reconnects by itself after a lost connection.
  * Not thread-safe: use one client per thread. */
@@ -275,7 +308,9 @@ typedef enum hh_log_level {
     HH_LOG_DEBUG = 0, HH_LOG_INFO = 1, HH_LOG_WARN = 2, HH_LOG_ERROR = 3
 } hh_log_level;
 
-/* A log sink; msg has no trailing newline. Called from any thread, possibly
+/* A log sink; msg is one line: no trailing newline, and every control
+ * character in it escaped (a newline as \n, ESC as \x1b; bytes that are
+ * not UTF-8 as \xNN), whatever a payload or Redis held. Called from any thread, possibly
  * at once from several: the function must be thread-safe. */
 typedef void (*hh_log_fn)(hh_log_level level, const char *msg, void *udata);
 
@@ -301,7 +336,10 @@ typedef struct hh_manager_options {
     const char *identity;      /* NULL: "<hostname>:<pid>:<12 hex>" with
                                 * $DYNO or gethostname(); fixed: a stable name
                                 * whose in-progress lists are recovered at
-                                * start. Must not contain '|'. */
+                                * start. Checked as hh_name_check() says:
+                                * e.g. "queue:default", "retry" or "queue"
+                                * are refused. tag, labels, queue names and
+                                * redis.ns are checked too. */
     hh_fetch_mode fetch;       /* default HH_FETCH_RELIABLE */
     double heartbeat_interval; /* seconds between beats; default 5 */
     int max_retries;           /* for "retry": true; default 25 */
@@ -325,8 +363,10 @@ typedef struct hh_manager_options {
 void hh_manager_options_init(hh_manager_options *o);
 
 /* Creates a manager (no threads, no connection yet). Returns NULL with *err
- * set: HH_ERR_INVALID (bad option: concurrency < 1, a bad URL or queue name,
- * '|' in identity), HH_ERR_NOMEM. Free with hh_manager_free(). */
+ * set: HH_ERR_INVALID (bad option: concurrency < 1, a bad URL, an identity,
+ * namespace, queue name, tag or label hh_name_check() refuses; the reason
+ * is logged through opts->log at HH_LOG_ERROR), HH_ERR_NOMEM. Free with
+ * hh_manager_free(). */
 hh_manager *hh_manager_new(const hh_manager_options *opts, int *err);
 
 /* Stops (if running, waiting for the stop to finish) and frees. NULL is a
@@ -337,7 +377,8 @@ hh_manager *hh_manager_new(const hh_manager_options *opts, int *err);
 void hh_manager_free(hh_manager *m);
 
 /* Registers the handler for jobs whose "class" equals klass exactly (case
- * and "::" included). Before hh_manager_start() only. Errors:
+ * and "::" included; the whole JSON string: a class holding "\u0000", such
+ * as "T\u0000Evil", is not "T" and matches no handler). Before hh_manager_start() only. Errors:
  * HH_ERR_INVALID, HH_ERR_EXISTS (already registered), HH_ERR_STATE (started). */
 int hh_manager_register(hh_manager *m, const char *klass, hh_handler_fn fn,
                         void *udata);

@@ -2,13 +2,14 @@
 # scripts/deps.sh -- installs the Debian packages hiredhand needs to build,
 # test and demo, when any is missing. Needs root (or sudo) for apt-get.
 #   scripts/deps.sh build   compilers and libraries
-#   scripts/deps.sh test    + redis-server, Ruby Sidekiq 6.4, curl, chromium
+#   scripts/deps.sh test    + redis-server, Ruby Sidekiq 6.4, curl, chromium, locales
+#                           (localedef: a decimal-comma locale for tests/unit/test_locale.c)
 set -euo pipefail
 what="${1:-test}"
 pkgs=(cmake make gcc clang pkg-config libhiredis-dev libjansson-dev libmicrohttpd-dev zlib1g-dev
       redis-server redis-tools)
 if [ "$what" = test ]; then
-  pkgs+=(libcmocka-dev ruby ruby-sidekiq ruby-rack ruby-webrick curl jq iproute2 chromium procps)
+  pkgs+=(libcmocka-dev ruby ruby-sidekiq ruby-rack ruby-webrick curl jq iproute2 chromium procps locales)
 fi
 if [ "$what" = demo ]; then
   pkgs+=(ruby ruby-sidekiq)

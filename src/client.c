@@ -100,8 +100,16 @@ hh_client *hh_client_new(const hh_redis_options *opts, int *err) {
         e = HH_ERR_INVALID;
         goto out;
     }
-    hh_keys_init(&c->keys, opts->ns);
     c->log.level = HH_LOG_WARN;
+    if (opts->ns && *opts->ns && hh_name_check(HH_NAME_NAMESPACE, opts->ns, msg, sizeof(msg)) != HH_OK) {
+        hh_log(&c->log, HH_LOG_ERROR, "%s", msg);
+        hh_redis_config_free(&c->cfg);
+        free(c);
+        c = NULL;
+        e = HH_ERR_INVALID;
+        goto out;
+    }
+    hh_keys_init(&c->keys, opts->ns);
     c->ts = opts->timestamps;
     hh_conn_init(&c->conn, &c->cfg, &c->log, "client", NULL);
     if (hh_conn_ready(&c->conn) != 0) {
@@ -149,7 +157,7 @@ void hh_enqueue_append(hh_pipe *p, const hh_keys *k, const char *queue,
 
 /* ---------------------------------------------------------------- pushing */
 
-static int valid_queue(const char *q) { return q && *q && !strchr(q, '|'); }
+static int valid_queue(const char *q) { return hh_name_check(HH_NAME_QUEUE, q, NULL, 0) == HH_OK; }
 
 /* Builds the payload as Sidekiq's client does: defaults first ("retry",
  * "queue"), then the item's keys in order, then jid and created_at when
@@ -612,7 +620,7 @@ int hh_client_processes(hh_client *c, char **json_out) {
                                                                 : (conc ? json_integer_value(conc) : 0);
         json_object_set_new(o, "concurrency", json_integer(cc));
         json_object_set_new(o, "busy", json_integer(reply_ll(h->element[1])));
-        double beat = h->element[2]->type == REDIS_REPLY_STRING ? strtod(h->element[2]->str, NULL) : 0;
+        double beat = h->element[2]->type == REDIS_REPLY_STRING ? hh_strtod_c(h->element[2]->str, NULL) : 0;
         json_object_set_new(o, "beat", json_real(beat));
         json_object_set_new(o, "beat_age", json_real(beat > 0 ? now - beat : 0));
         json_object_set_new(o, "quiet", json_boolean(h->element[3]->type == REDIS_REPLY_STRING &&

@@ -526,8 +526,7 @@ static void log_long(struct hh_manager *m, hh_log_level level, const char *head,
     memcpy(msg, head, hl);
     memcpy(msg + hl, payload, len);
     msg[hl + len] = '\0';
-    if (m->log.fn) m->log.fn(level, msg, m->log.udata);
-    else hh_log_stderr(level, msg, NULL);
+    hh_log_line(&m->log, level, msg, hl + len); /* escaped: a payload may hold anything */
     free(msg);
 }
 

@@ -131,7 +131,7 @@ static void buf_printf(buf *b, const char *fmt, ...) {
         size_t room = b->cap - b->len;
         va_list ap;
         va_start(ap, fmt);
-        int n = vsnprintf(b->s ? b->s + b->len : NULL, room, fmt, ap);
+        int n = hh_vsnprintf_c(b->s ? b->s + b->len : NULL, room, fmt, ap); /* Prometheus wants "0.5" */
         va_end(ap);
         if (n < 0) {
             b->oom = 1;
@@ -191,12 +191,12 @@ int hh_http_healthy(const hh_manager_stats *st, double now, double max_age, char
     if (st->heartbeat_last_pushed_at > 0) {
         double age = heartbeat_age(st, now);
         healthy = age < max_age;
-        snprintf(tmp, sizeof(tmp), "last heartbeat acknowledged by Redis %.1f s ago (liveness max age %g s)", age,
+        hh_snprintf_c(tmp, sizeof(tmp), "last heartbeat acknowledged by Redis %.1f s ago (liveness max age %g s)", age,
                  max_age);
     } else if (st->started_at > 0) {
         double since = now - st->started_at;
         healthy = since < max_age;
-        snprintf(tmp, sizeof(tmp), "no heartbeat acknowledged by Redis in the %.1f s since start (liveness max age %g s)",
+        hh_snprintf_c(tmp, sizeof(tmp), "no heartbeat acknowledged by Redis in the %.1f s since start (liveness max age %g s)",
                  since < 0 ? 0 : since, max_age);
     } else {
         healthy = 0;

@@ -41,6 +41,22 @@ static json_t *parse(const char *payload, size_t len, size_t flags, json_error_t
     return item;
 }
 
+/* jansson's errors for an integer beyond 64 bits, positive or negative. */
+static int too_big(const json_error_t *err) {
+    return strstr(err->text, "too big integer") || strstr(err->text, "too big negative integer");
+}
+
+json_t *hh_json_load_payload(const char *payload, size_t len, int *lossy) {
+    json_error_t err;
+    *lossy = 0;
+    json_t *item = json_loadb(payload, len, JSON_ALLOW_NUL, &err);
+    if (!item && too_big(&err)) {
+        item = json_loadb(payload, len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &err);
+        *lossy = item != NULL;
+    }
+    return item;
+}
+
 hh_job *hh_job_adopt(char *payload, size_t len, const char *queue, char *why, size_t whylen) {
     hh_job *job = calloc(1, sizeof(*job));
     if (!job) {
@@ -59,7 +75,7 @@ hh_job *hh_job_adopt(char *payload, size_t len, const char *queue, char *why, si
     if (why && whylen) why[0] = '\0';
     json_error_t err;
     json_t *item = parse(payload, len, JSON_ALLOW_NUL | JSON_DECODE_ANY, &err);
-    if (!item && strstr(err.text, "too big integer")) {
+    if (!item && too_big(&err)) {
         /* Ruby's JSON reads bignums, so Sidekiq runs such jobs: read the
          * metadata with every integer as a real and keep the bytes as they
          * are (jansson has no bignums; spec §15). */
@@ -89,6 +105,7 @@ hh_job *hh_job_adopt(char *payload, size_t len, const char *queue, char *why, si
     }
     job->item = item;
     job->klass = json_string_value(k);
+    job->klass_len = json_string_length(k);
     json_t *j = json_object_get(item, "jid");
     if (json_is_string(j)) job->jid = json_string_value(j);
     json_t *rc = json_object_get(item, "retry_count");
@@ -144,8 +161,8 @@ json_t *hh_json_time_new(double epoch, hh_timestamps ts) {
  * fixed precision, which would print 1795962157.0613379. */
 static void fmt_real(char *buf, size_t len, double v) {
     for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, len, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v) break;
+        hh_snprintf_c(buf, len, "%.*g", prec, v); /* '.' whatever the locale */
+        if (hh_strtod_c(buf, NULL) == v) break;
     }
     if (!strpbrk(buf, ".eEn")) { /* keep it a real: 1.0 stays 1.0 */
         size_t l = strlen(buf);
@@ -207,6 +224,89 @@ char *hh_json_dump(const json_t *v) {
     }
     char *s = malloc(sdslen(out) + 1);
     if (s) memcpy(s, out, sdslen(out) + 1);
+    sdsfree(out);
+    return s;
+}
+
+/* One JSON value at s: how many bytes it takes (jansson says where it ended,
+ * JSON_DISABLE_EOF_CHECK letting text follow it), or 0 when there is none.
+ * *str, when non-NULL, receives the value if it is a string. */
+static size_t value_len(const char *s, size_t len, json_t **str) {
+    json_error_t err;
+    json_t *v = json_loadb(s, len, JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK | JSON_ALLOW_NUL |
+                                       JSON_DECODE_INT_AS_REAL, &err);
+    if (!v) return 0;
+    size_t n = err.position > 0 ? (size_t)err.position : 0;
+    if (str && json_is_string(v)) *str = json_incref(v);
+    json_decref(v);
+    return n <= len ? n : 0;
+}
+
+static size_t skip_ws(const char *s, size_t len, size_t i) {
+    while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) i++;
+    return i;
+}
+
+char *hh_json_set_raw(const char *obj, size_t len, const char *key, const char *value, size_t *outlen) {
+    size_t i = skip_ws(obj, len, 0), vs = 0, ve = 0, last = 0, klen = strlen(key);
+    int found = 0, members = 0;
+    if (i >= len || obj[i] != '{') return NULL;
+    i = skip_ws(obj, len, i + 1);
+    if (i < len && obj[i] == '}') {
+        last = i;
+    } else {
+        for (;;) { /* each member: "key" : value, then ',' or '}' */
+            json_t *k = NULL;
+            size_t n = value_len(obj + i, len - i, &k);
+            int match = k && json_string_length(k) == klen && memcmp(json_string_value(k), key, klen) == 0;
+            json_decref(k);
+            if (!n || !k) return NULL;
+            i = skip_ws(obj, len, i + n);
+            if (i >= len || obj[i] != ':') return NULL;
+            i = skip_ws(obj, len, i + 1);
+            if (!(n = value_len(obj + i, len - i, NULL))) return NULL;
+            if (match) { /* the last one wins, as when the text is parsed */
+                found = 1;
+                vs = i, ve = i + n;
+            }
+            members++;
+            last = i + n;
+            i = skip_ws(obj, len, last);
+            if (i < len && obj[i] == ',') {
+                i = skip_ws(obj, len, i + 1);
+                continue;
+            }
+            if (i < len && obj[i] == '}') break;
+            return NULL;
+        }
+    }
+    sds out = sdsempty();
+    if (found) {
+        out = sdscatlen(out, obj, vs);
+        if (out) out = sdscat(out, value);
+        if (out) out = sdscatlen(out, obj + ve, len - ve);
+    } else { /* appended after the last member, as Ruby's Hash#[]= appends */
+        json_t *k = json_string(key);
+        char *ks = k ? json_dumps(k, JSON_ENCODE_ANY) : NULL;
+        json_decref(k);
+        if (!ks) {
+            sdsfree(out);
+            return NULL;
+        }
+        if (out) out = sdscatlen(out, obj, last);
+        if (out && members) out = sdscatlen(out, ",", 1);
+        if (out) out = sdscat(out, ks);
+        if (out) out = sdscatlen(out, ":", 1);
+        if (out) out = sdscat(out, value);
+        if (out) out = sdscatlen(out, obj + last, len - last);
+        free(ks);
+    }
+    if (!out) return NULL;
+    char *s = malloc(sdslen(out) + 1);
+    if (s) {
+        memcpy(s, out, sdslen(out) + 1);
+        if (outlen) *outlen = sdslen(out);
+    }
     sdsfree(out);
     return s;
 }

@@ -17,6 +17,7 @@ struct hh_job {
     json_t *item;        /* parsed object; NULL when malformed. Its "args"
                           * is [] when `slim`: use hh_job_item_full() */
     const char *klass;   /* into item */
+    size_t klass_len;    /* its length: a class may hold "\u0000" */
     const char *jid;     /* into item, "" when absent */
     char *queue;         /* queue it was fetched from, without "queue:" */
     char *args_json;     /* lazily dumped "args" */
@@ -63,6 +64,19 @@ void hh_job_reset_error(hh_job *job);
 double hh_json_time(const json_t *v);
 /* A timestamp in the configured encoding: real seconds or integer ms. */
 json_t *hh_json_time_new(double epoch, hh_timestamps ts);
+/* Parses a payload as hh_job_new() does: when it holds integers beyond 64
+ * bits (jansson has no bignums) it is read again with every integer as a
+ * real and *lossy is set: such a value must never be re-serialised (use
+ * hh_json_set_raw()). NULL when not JSON. */
+json_t *hh_json_load_payload(const char *payload, size_t len, int *lossy);
+/* A copy of the JSON object text `obj` with its top-level `key` set to the
+ * JSON text `value`, every other byte kept: the value's bytes replaced where
+ * the key is (its last occurrence), or the member appended after the last
+ * one. jansson reads every key and value (and says where each ends); only
+ * the whitespace and the { : , } between them are looked at here. For
+ * payloads that cannot be re-serialised unchanged (bignums). malloc'd,
+ * *outlen set; NULL when obj is not an object or out of memory. */
+char *hh_json_set_raw(const char *obj, size_t len, const char *key, const char *value, size_t *outlen);
 /* Compact JSON with key order kept and reals at full precision. Free with
  * free(). NULL on failure. */
 char *hh_json_dump(const json_t *v);

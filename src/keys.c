@@ -1,9 +1,16 @@
 /* keys.c -- builds every Redis key name (see keys.h for the inventory) with
- * the namespace prefix applied exactly once. */
+ * the namespace prefix applied exactly once, and checks the names users
+ * give (identities, namespaces, queues, tags, labels: hh_name_check) so
+ * none can name or share a key Sidekiq or hiredhand owns. */
 #include "keys.h"
 
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "util.h"
 
 int hh_keys_init(hh_keys *k, const char *ns) {
     k->ns = (ns && *ns) ? sdscatfmt(sdsempty(), "%s:", ns) : sdsempty();
@@ -79,4 +86,145 @@ int hh_key_inprogress_parse(const hh_keys *k, const char *key, sds *id, sds *q) 
         return -1;
     }
     return 0;
+}
+
+/* ---------------------------------------------------------------- names */
+
+/* The names of the keys and key families Sidekiq (6 to 8, Pro and
+ * Enterprise included) and hiredhand own, and the separators each family
+ * puts after its name. An identity or namespace equal to one of these, or
+ * starting with one and one of its separators, would name or share their
+ * keys: `--identity queue:default` made every heartbeat EXPIRE that queue,
+ * `--identity queue` beat into queue:work and queue:workers. The bare names
+ * are refused too because an identity's own keys extend it: <id>:work,
+ * <id>:workers, <id>-signals. */
+static const struct {
+    const char *name, *seps, *what;
+} reserved[] = {
+    {"queues", ":|", "Sidekiq's set of queue names"},
+    {"queue", ":|", "Sidekiq's queues (queue:<name>)"},
+    {"schedule", ":|", "Sidekiq's scheduled set"},
+    {"retry", ":|", "Sidekiq's retry set"},
+    {"dead", ":|", "Sidekiq's dead set"},
+    {"processes", ":|", "Sidekiq's process set"},
+    {"process_cleanup", ":|", "Sidekiq's process-cleanup lock"},
+    {"stat", ":|", "Sidekiq's statistics (stat:processed...)"},
+    {"dear-leader", ":|", "Sidekiq Enterprise's leader key"},
+    {"paused", ":|", "Sidekiq Pro's paused queues"},
+    {"super_processes", ":|", "Sidekiq Pro's super_fetch processes"},
+    {"profiles", ":|", "Sidekiq 8's profiles"},
+    {"j", ":|", "Sidekiq 7/8's job metrics (j|...)"},
+    {"h", ":|", "Sidekiq 8's histograms (h|...)"},
+    {"it", ":|-", "Sidekiq 7.3+'s iteration state (it-<jid>)"},
+    {"deploylock", ":|-", "Sidekiq 7+'s deploy locks (deploylock-<label>)"},
+    {"hiredhand", ":|", "hiredhand's own keys (hiredhand:...)"},
+};
+
+/* Another process's keys end so: an identity ending so would be them. */
+static const char *const owned_suffixes[] = {HH_K_WORK_SUFFIX, HH_K_WORKERS_SUFFIX, HH_K_SIGNALS_SUFFIX};
+
+static int ends_with(const char *s, size_t len, const char *suffix) {
+    size_t n = strlen(suffix);
+    return len >= n && memcmp(s + len - n, suffix, n) == 0;
+}
+
+static int digits(const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!isdigit((unsigned char)s[i])) return 0;
+    return 1;
+}
+
+/* Sidekiq 7/8 metrics keys named after a class, a date or a token rather
+ * than a family prefix: <Class>-<DD>-<HH>:<M> (7.x histograms),
+ * <YYYYMMDD>-marks (deploy marks), <token>-<jid> (8.x profiles). */
+static const char *metrics_shape(const char *s, size_t len) {
+    if (len == 14 && digits(s, 8) && memcmp(s + 8, "-marks", 6) == 0) return "<YYYYMMDD>-marks";
+    for (size_t m = 1; m <= 2; m++) { /* -DD-HH:M or -DD-HH:MM at the end */
+        if (len <= 7 + m) continue;
+        const char *t = s + len - 7 - m;
+        if (t[0] == '-' && digits(t + 1, 2) && t[3] == '-' && digits(t + 4, 2) && t[6] == ':' && digits(t + 7, m))
+            return "<Class>-<DD>-<HH>:<M>";
+    }
+    if (len > 25 && s[len - 25] == '-') {
+        size_t i = len - 24;
+        while (i < len && (isdigit((unsigned char)s[i]) || (s[i] >= 'a' && s[i] <= 'f'))) i++;
+        if (i == len) return "<token>-<jid>";
+    }
+    return NULL;
+}
+
+static int refuse(char *why, size_t whylen, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static int refuse(char *why, size_t whylen, const char *fmt, ...) {
+    if (why && whylen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, whylen, fmt, ap);
+        va_end(ap);
+    }
+    return HH_ERR_INVALID;
+}
+
+static const char *kind_name(hh_name_kind kind) {
+    switch (kind) {
+    case HH_NAME_IDENTITY: return "identity";
+    case HH_NAME_NAMESPACE: return "namespace";
+    case HH_NAME_QUEUE: return "queue name";
+    case HH_NAME_TAG: return "tag";
+    default: return "label";
+    }
+}
+
+int hh_name_check(hh_name_kind kind, const char *name, char *errbuf, size_t errlen) {
+    const char *what = kind_name(kind);
+    if (errbuf && errlen) errbuf[0] = '\0';
+    if (!name) return refuse(errbuf, errlen, "no %s given", what);
+    size_t len = strlen(name);
+    int keyish = kind == HH_NAME_IDENTITY || kind == HH_NAME_NAMESPACE || kind == HH_NAME_QUEUE;
+    char *shown = hh_escape_ctl(name, len > 80 ? 80 : len);
+    const char *sh = shown ? shown : "?", *more = len > 80 ? "..." : "";
+    int rc = HH_OK;
+    size_t max = kind == HH_NAME_QUEUE ? HH_NAME_QUEUE_MAX : kind <= HH_NAME_NAMESPACE ? HH_NAME_MAX : 0;
+    if (keyish && len == 0) {
+        rc = refuse(errbuf, errlen, "bad %s: it is empty", what);
+    } else if (max && len > max) {
+        rc = refuse(errbuf, errlen, "bad %s \"%s%s\": longer than %zu bytes", what, sh, more, max);
+    } else if (!hh_utf8_valid(name, len)) {
+        rc = refuse(errbuf, errlen, "bad %s \"%s%s\": not valid UTF-8", what, sh, more);
+    } else if (hh_needs_escape(name, len)) {
+        rc = refuse(errbuf, errlen, "bad %s \"%s%s\": it holds a control character", what, sh, more);
+    } else if (keyish && strchr(name, HH_K_INPROGRESS_SEP[0])) {
+        rc = refuse(errbuf, errlen, "bad %s \"%s%s\": it holds '|', which separates identity and queue in "
+                    HH_K_INPROGRESS_PREFIX "<identity>|<queue>", what, sh, more);
+    }
+    if (rc != HH_OK || kind == HH_NAME_QUEUE || kind == HH_NAME_TAG || kind == HH_NAME_LABEL) {
+        free(shown);
+        return rc;
+    }
+    /* identities and namespaces: no whitespace, nothing Sidekiq or hiredhand owns */
+    for (const char *p = name; *p && rc == HH_OK; p++)
+        if (*p == ' ') rc = refuse(errbuf, errlen, "bad %s \"%s%s\": it holds a space", what, sh, more);
+    for (size_t i = 0; rc == HH_OK && i < sizeof(reserved) / sizeof(*reserved); i++) {
+        size_t n = strlen(reserved[i].name);
+        if (strncmp(name, reserved[i].name, n) != 0) continue;
+        if (name[n] == '\0')
+            rc = refuse(errbuf, errlen, "bad %s \"%s\": it is the name of %s; Sidekiq and hiredhand own it", what,
+                        sh, reserved[i].what);
+        else if (strchr(reserved[i].seps, name[n]))
+            rc = refuse(errbuf, errlen, "bad %s \"%s%s\": it starts with \"%.*s\", the prefix of %s; Sidekiq and "
+                        "hiredhand own those keys", what, sh, more, (int)n + 1, name, reserved[i].what);
+    }
+    for (size_t i = 0; rc == HH_OK && kind == HH_NAME_IDENTITY && i < 3; i++)
+        if (ends_with(name, len, owned_suffixes[i]))
+            rc = refuse(errbuf, errlen, "bad %s \"%s%s\": it ends with \"%s\", as another process's keys do "
+                        "(<identity>%s)", what, sh, more, owned_suffixes[i], owned_suffixes[i]);
+    const char *shape = rc == HH_OK && kind == HH_NAME_IDENTITY ? metrics_shape(name, len) : NULL;
+    if (shape)
+        rc = refuse(errbuf, errlen, "bad %s \"%s%s\": it has the shape of Sidekiq's metrics keys %s", what, sh,
+                    more, shape);
+    free(shown);
+    return rc;
 }

@@ -11,11 +11,15 @@
  *   <id>:work <id>:workers  hash
  *   <id>-signals         list
  *   stat:processed[:<date>] stat:failed[:<date>]  string
+ * Sidekiq 7/8, Pro and Enterprise add more (process_cleanup, metrics keys
+ * j|... h|..., it-<jid>, paused, dear-leader...): hh_name_check() in keys.c
+ * keeps identities and namespaces off all of them.
  */
 #ifndef HH_KEYS_H
 #define HH_KEYS_H
 
 #include <hiredis/sds.h>
+#include "hiredhand.h"
 
 #define HH_K_QUEUES "queues"
 #define HH_K_QUEUE_PREFIX "queue:"

@@ -43,7 +43,13 @@ void hh_manager_options_init(hh_manager_options *o) {
     o->liveness_max_age = 30;
 }
 
-static int valid_name(const char *s) { return s && *s && !strchr(s, '|') && strlen(s) < 128; }
+/* Logs why a name is refused (hh_name_check's rule); 0 when it is fine. */
+static int bad_name(hh_manager *m, hh_name_kind kind, const char *name) {
+    char why[512];
+    if (hh_name_check(kind, name, why, sizeof(why)) == HH_OK) return 0;
+    hh_log(&m->log, HH_LOG_ERROR, "%s", why);
+    return 1;
+}
 
 static void free_strv(char **v, size_t n) {
     for (size_t i = 0; v && i < n; i++) free(v[i]);
@@ -136,6 +142,7 @@ hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
         hh_log(&m->log, HH_LOG_ERROR, "%s", msg);
         goto fail;
     }
+    if (opts->redis.ns && *opts->redis.ns && bad_name(m, HH_NAME_NAMESPACE, opts->redis.ns)) goto fail;
     hh_keys_init(&m->keys, opts->redis.ns);
     /* defaults for fields an embedder left zero */
     if (m->opts.max_retries < 0) m->opts.max_retries = 25;
@@ -158,7 +165,7 @@ hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
     }
     for (size_t i = 0; i < opts->nqueues; i++) {
         const hh_queue_weight *q = &opts->queues[i];
-        if (!valid_name(q->name) || q->weight < 0) goto fail;
+        if (bad_name(m, HH_NAME_QUEUE, q->name) || q->weight < 0) goto fail;
         size_t j = 0;
         while (j < m->nqueues && strcmp(m->queues[j], q->name)) j++;
         if (j < m->nqueues) { /* repeated "-q a -q a": Sidekiq adds the weights */
@@ -174,7 +181,9 @@ hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
             if (m->weights[i] == 0)
                 hh_log(&m->log, HH_LOG_WARN, "queue %s has no weight while others do: it gets weight 1, as in Sidekiq", m->queues[i]);
     size_t nl = 0;
-    while (opts->labels && opts->labels[nl]) nl++;
+    while (opts->labels && opts->labels[nl])
+        if (bad_name(m, HH_NAME_LABEL, opts->labels[nl++])) goto fail;
+    if (opts->tag && bad_name(m, HH_NAME_TAG, opts->tag)) goto fail;
     m->labels = calloc(nl + 1, sizeof(char *));
     for (size_t i = 0; m->labels && i < nl; i++) m->labels[i] = strdup(opts->labels[i]);
     m->tag = strdup(opts->tag ? opts->tag : "");
@@ -185,13 +194,17 @@ hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
     if (dyno && *dyno) hh_strlcpy(m->hostname, dyno, sizeof(m->hostname));
     else if (gethostname(m->hostname, sizeof(m->hostname) - 1) != 0) hh_strlcpy(m->hostname, "localhost", sizeof(m->hostname));
     if (opts->identity && *opts->identity) {
-        if (!valid_name(opts->identity)) goto fail;
+        if (bad_name(m, HH_NAME_IDENTITY, opts->identity)) goto fail;
         hh_strlcpy(m->identity, opts->identity, sizeof(m->identity));
         m->fixed_identity = 1;
     } else {
         char nonce[13];
         if (hh_random_hex(nonce, 6) != 0) goto fail;
         snprintf(m->identity, sizeof(m->identity), "%s:%d:%s", m->hostname, (int)getpid(), nonce);
+        if (bad_name(m, HH_NAME_IDENTITY, m->identity)) { /* a host named "queue", say */
+            hh_log(&m->log, HH_LOG_ERROR, "the identity made from the host name is refused: give one with --identity");
+            goto fail;
+        }
     }
     m->opts.identity = m->identity;
     m->opts.tag = m->tag;

@@ -25,7 +25,9 @@ int hh_chain_next(hh_chain *chain, hh_job *job) {
     }
     if (!chain->handler) {
         /* Sidekiq raises NameError for a class it cannot constantize. */
-        hh_job_fail(job, "NameError", "uninitialized constant %s", job->klass);
+        char *shown = hh_escape_ctl(job->klass, job->klass_len);
+        hh_job_fail(job, "NameError", "uninitialized constant %s", shown ? shown : job->klass);
+        free(shown);
         return -1;
     }
     return chain->handler->fn(job, chain->handler->udata);
@@ -36,9 +38,12 @@ int hh_job_cancelled(const hh_job *job) {
     return p ? atomic_load(&p->cancelled) : 0;
 }
 
-static const hh_handler *find_handler(struct hh_manager *m, const char *klass) {
+/* The whole class, not its C string: "T\u0000Evil" is not T. */
+static const hh_handler *find_handler(struct hh_manager *m, const hh_job *job) {
     for (size_t i = 0; i < m->nhandlers; i++)
-        if (strcmp(m->handlers[i].klass, klass) == 0) return &m->handlers[i];
+        if (strlen(m->handlers[i].klass) == job->klass_len &&
+            memcmp(m->handlers[i].klass, job->klass, job->klass_len) == 0)
+            return &m->handlers[i];
     return m->default_handler.fn ? &m->default_handler : NULL;
 }
 
@@ -159,7 +164,7 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     atomic_fetch_add(&m->busy, 1);
     hh_log(&m->log, HH_LOG_DEBUG, "class=%s jid=%s queue=%s: start", job->klass, job->jid, job->queue);
 
-    const hh_handler *h = find_handler(m, job->klass);
+    const hh_handler *h = find_handler(m, job);
     hh_chain chain = {m, 0, h};
     double t0 = hh_mono();
     int rc = hh_chain_next(&chain, job);

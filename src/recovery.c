@@ -171,7 +171,7 @@ static int identity_in_use(struct hh_manager *m, hh_conn *c) {
         json_t *info = json_loadb(r->element[0]->str, r->element[0]->len, 0, NULL);
         const char *host = json_string_value(json_object_get(info, "hostname"));
         long pid = (long)json_integer_value(json_object_get(info, "pid"));
-        double beat = r->element[1]->type == REDIS_REPLY_STRING ? strtod(r->element[1]->str, NULL) : 0;
+        double beat = r->element[1]->type == REDIS_REPLY_STRING ? hh_strtod_c(r->element[1]->str, NULL) : 0;
         int fresh = hh_now() - beat < 2 * m->opts.heartbeat_interval + 2;
         int same_host = host && strcmp(host, m->hostname) == 0;
         int gone = same_host && (pid == (long)getpid() || (kill((pid_t)pid, 0) != 0 && errno == ESRCH));

@@ -743,9 +743,10 @@ redisReply *hh_conn_eval(hh_conn *c, hh_script_id id, int nkeys, const char **ke
 }
 
 void hh_fmt_double(char *buf, size_t len, double v) {
-    /* The shortest of 15..17 digits that reads back as the same double. */
+    /* The shortest of 15..17 digits that reads back as the same double,
+     * with a '.' whatever the locale (a score "1700000020,5" is refused). */
     for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, len, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v) return;
+        hh_snprintf_c(buf, len, "%.*g", prec, v);
+        if (hh_strtod_c(buf, NULL) == v) return;
     }
 }

@@ -75,13 +75,22 @@ static int poll_set(struct hh_manager *m, hh_conn *c, const char *set) {
         for (size_t i = 0; i < n && !atomic_load(&m->quiet); i++) {
             const redisReply *e = r->element[i];
             if (e->type != REDIS_REPLY_STRING) continue;
-            json_t *item = json_loadb(e->str, e->len, JSON_ALLOW_NUL, NULL);
+            int lossy;
+            json_t *item = hh_json_load_payload(e->str, e->len, &lossy);
             json_t *q = json_object_get(item, "queue");
             const char *queue = json_is_string(q) ? json_string_value(q) : "default";
             char *fresh = NULL;
             if (json_is_object(item)) { /* enqueued_at refreshed in place or appended, all else kept */
-                json_object_set_new(item, "enqueued_at", hh_json_time_new(now, m->opts.redis.timestamps));
-                fresh = hh_json_dump(item);
+                json_t *ea = hh_json_time_new(now, m->opts.redis.timestamps);
+                if (lossy) { /* integers beyond 64 bits: only enqueued_at's bytes change */
+                    char *v = hh_json_dump(ea);
+                    fresh = v ? hh_json_set_raw(e->str, e->len, "enqueued_at", v, NULL) : NULL;
+                    free(v);
+                    json_decref(ea);
+                } else {
+                    json_object_set_new(item, "enqueued_at", ea);
+                    fresh = hh_json_dump(item);
+                }
             }
             char why[256];
             int rc;

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,43 @@ double hh_rng_double(hh_rng *r) {
 
 uint64_t hh_rng_below(hh_rng *r, uint64_t n) { return n ? hh_rng_next(r) % n : 0; }
 
+/* The "C" locale, made once; (locale_t)0 if even that failed, and then the
+ * process's locale is used (nothing better is at hand). */
+static locale_t c_locale;
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+static void make_c_locale(void) { c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0); }
+
+static locale_t enter_c(void) {
+    pthread_once(&c_locale_once, make_c_locale);
+    return c_locale ? uselocale(c_locale) : (locale_t)0;
+}
+
+static void leave_c(locale_t old) {
+    if (old) uselocale(old);
+}
+
+int hh_vsnprintf_c(char *buf, size_t len, const char *fmt, va_list ap) {
+    locale_t old = enter_c();
+    int n = vsnprintf(buf, len, fmt, ap);
+    leave_c(old);
+    return n;
+}
+
+int hh_snprintf_c(char *buf, size_t len, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = hh_vsnprintf_c(buf, len, fmt, ap);
+    va_end(ap);
+    return n;
+}
+
+double hh_strtod_c(const char *s, char **end) {
+    locale_t old = enter_c();
+    double v = strtod(s, end);
+    leave_c(old);
+    return v;
+}
+
 static const char *level_name(hh_log_level l) {
     switch (l) {
     case HH_LOG_DEBUG: return "DEBUG";
@@ -112,11 +150,26 @@ void hh_log_stderr(hh_log_level level, const char *msg, void *udata) {
 void hh_vlog(const hh_logger *lg, hh_log_level level, const char *fmt, va_list ap) {
     if (!lg || level < lg->level) return;
     char buf[2048];
-    vsnprintf(buf, sizeof(buf), fmt, ap);
+    int n = hh_vsnprintf_c(buf, sizeof(buf), fmt, ap); /* "0.250 s" in any locale */
+    hh_log_line(lg, level, buf, n < 0 ? 0 : (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+}
+
+void hh_log_line(const hh_logger *lg, hh_log_level level, char *msg, size_t len) {
+    if (!lg || level < lg->level) return;
+    /* Class names, jids, queues, error texts, payloads come from jobs and
+     * Redis: escaped here, where every message passes, so none can end a
+     * line early, forge the next one or drive a terminal. */
+    char *esc = hh_needs_escape(msg, len) ? hh_escape_ctl(msg, len) : NULL;
+    if (!esc && hh_needs_escape(msg, len)) /* out of memory: drop what is unsafe */
+        for (size_t i = 0; i < len; i++)
+            if ((unsigned char)msg[i] < 0x20 || (unsigned char)msg[i] >= 0x7f) msg[i] = '?';
+    if (!esc) msg[len] = '\0';
+    const char *out = esc ? esc : msg;
     if (lg->fn)
-        lg->fn(level, buf, lg->udata);
+        lg->fn(level, out, lg->udata);
     else
-        hh_log_stderr(level, buf, NULL);
+        hh_log_stderr(level, out, NULL);
+    free(esc);
 }
 
 void hh_log(const hh_logger *lg, hh_log_level level, const char *fmt, ...) {
@@ -193,6 +246,53 @@ static size_t utf8_seq(const unsigned char *p, const unsigned char *end) {
         cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
         return 0;
     return n + 1;
+}
+
+/* How many bytes of p hh_escape_ctl() keeps as they are (a printable
+ * character, up to 4 bytes), or 0 when the byte at p is escaped. */
+static size_t kept(const unsigned char *p, const unsigned char *end) {
+    if (*p >= 0x20 && *p < 0x7f) return 1;
+    if (*p < 0x80) return 0; /* C0 controls and DEL */
+    size_t n = utf8_seq(p, end);
+    if (n == 2 && p[0] == 0xC2 && p[1] < 0xA0) return 0; /* C1: U+0080..U+009F */
+    return n;
+}
+
+int hh_needs_escape(const char *s, size_t len) {
+    const unsigned char *p = (const unsigned char *)s, *end = p + len;
+    while (p < end) {
+        size_t n = kept(p, end);
+        if (!n) return 1;
+        p += n;
+    }
+    return 0;
+}
+
+char *hh_escape_ctl(const char *s, size_t len) {
+    static const char hex[] = "0123456789abcdef";
+    char *out = malloc(6 * len + 1), *o = out; /* \u0085 is the longest: 6 for 2 */
+    if (!out) return NULL;
+    const unsigned char *p = (const unsigned char *)s, *end = p + len;
+    while (p < end) {
+        size_t n = kept(p, end);
+        if (n) {
+            memcpy(o, p, n);
+            o += n, p += n;
+        } else if (*p == '\n' || *p == '\r' || *p == '\t') {
+            *o++ = '\\';
+            *o++ = *p == '\n' ? 'n' : *p == '\r' ? 'r' : 't';
+            p++;
+        } else if (p[0] == 0xC2 && p + 1 < end && p[1] >= 0x80 && p[1] < 0xA0) {
+            memcpy(o, "\\u00", 4);
+            o[4] = hex[p[1] >> 4], o[5] = hex[p[1] & 15];
+            o += 6, p += 2;
+        } else {
+            o[0] = '\\', o[1] = 'x', o[2] = hex[*p >> 4], o[3] = hex[*p & 15];
+            o += 4, p++;
+        }
+    }
+    *o = '\0';
+    return out;
 }
 
 int hh_join_by(pthread_t t, double deadline) {

@@ -48,6 +48,10 @@ void hh_log(const hh_logger *lg, hh_log_level level, const char *fmt, ...)
 #endif
     ;
 void hh_vlog(const hh_logger *lg, hh_log_level level, const char *fmt, va_list ap);
+/* Sends msg (len bytes, msg[len] writable) to the sink as one line, its
+ * control characters escaped (hh_escape_ctl); for messages longer than
+ * hh_log's line buffer. Every message goes through here. */
+void hh_log_line(const hh_logger *lg, hh_log_level level, char *msg, size_t len);
 /* The default sink: "2026-11-29T15:24:53.123Z pid=1 LEVEL: msg" on stderr. */
 void hh_log_stderr(hh_log_level level, const char *msg, void *udata);
 
@@ -55,6 +59,18 @@ void hh_log_stderr(hh_log_level level, const char *msg, void *udata);
  * plug-in starts, must not inherit the worker's Redis connections or files.
  * Returns 0, or -1 with errno set. */
 int hh_fd_cloexec(int fd);
+
+/* Numbers as text whatever the process's locale: an embedding program that
+ * calls setlocale(LC_ALL, "de_DE.UTF-8") must not get "1,5" into JSON or a
+ * ZADD score. These format and parse under the "C" locale (uselocale, for
+ * this thread and this call only). */
+int hh_snprintf_c(char *buf, size_t len, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+int hh_vsnprintf_c(char *buf, size_t len, const char *fmt, va_list ap);
+double hh_strtod_c(const char *s, char **end);
 
 /* strdup that returns NULL for NULL. */
 char *hh_strdup(const char *s);
@@ -65,6 +81,14 @@ int hh_utf8_valid(const char *s, size_t len);
 /* A malloc'd copy of a NUL-terminated string with every byte that is not
  * part of valid UTF-8 replaced by '?'. NULL when out of memory. */
 char *hh_utf8_scrub(const char *s);
+
+/* A malloc'd copy of len bytes fit for one log line: control characters
+ * escaped (\n, \r, \t, else \xNN: NUL, ESC, DEL...), C1 controls as
+ * \u0080..\u009f, bytes that are not valid UTF-8 as \xNN; everything else
+ * (backslashes included) as it is. NULL when out of memory. */
+char *hh_escape_ctl(const char *s, size_t len);
+/* Whether hh_escape_ctl() would change these bytes. */
+int hh_needs_escape(const char *s, size_t len);
 
 /* Joins thread t by the monotonic time deadline (hh_mono() seconds), or
  * detaches it then: returns 1 joined, 0 left running (detached). */

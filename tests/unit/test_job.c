@@ -154,6 +154,71 @@ static void test_bignum_args_run_lossy(void **s) {
     hh_job_free(j);
 }
 
+/* A negative bignum alone (jansson says "too big negative integer") runs
+ * like a positive one: lossy, not malformed. */
+static void test_negative_bignum_runs_lossy(void **s) {
+    (void)s;
+    const char *p = "{\"class\":\"T\",\"args\":[-123456789012345678901234567890],\"jid\":\"bigneg\","
+                    "\"retry\":true,\"queue\":\"default\"}";
+    char why[256] = "";
+    hh_job *j = mk(p, why, sizeof(why));
+    assert_non_null(j->item);
+    assert_string_equal(why, "");
+    assert_int_equal(j->lossy, 1);
+    assert_string_equal(hh_job_class(j), "T");
+    size_t len;
+    assert_memory_equal(hh_job_payload(j, &len), p, strlen(p));
+    hh_job_free(j);
+    int lossy = 0;
+    json_t *v = hh_json_load_payload(p, strlen(p), &lossy);
+    assert_true(json_is_object(v));
+    assert_int_equal(lossy, 1);
+    json_decref(v);
+    v = hh_json_load_payload("{\"a\":-1}", 8, &lossy);
+    assert_non_null(v);
+    assert_int_equal(lossy, 0);
+    json_decref(v);
+}
+
+static char *set_raw(const char *obj, const char *key, const char *value) {
+    size_t n = 0;
+    char *out = hh_json_set_raw(obj, strlen(obj), key, value, &n);
+    if (out) assert_int_equal(n, strlen(out));
+    return out;
+}
+
+/* The byte-level rewrite for payloads that cannot be re-serialised: only
+ * the value's bytes change, or the member is appended; everything else,
+ * bignums, spacing and escapes included, is kept byte for byte. */
+static void test_json_set_raw(void **s) {
+    (void)s;
+    char *o = set_raw("{\"class\":\"T\",\"args\":[123456789012345678901234567890]}", "enqueued_at", "1.5");
+    assert_string_equal(o, "{\"class\":\"T\",\"args\":[123456789012345678901234567890],\"enqueued_at\":1.5}");
+    free(o);
+    o = set_raw("{\"a\":[-99999999999999999999,{\"enqueued_at\":1}],\"enqueued_at\":17.25,\"z\":\"x}\"}",
+                "enqueued_at", "1795962147.5");
+    assert_string_equal(o, "{\"a\":[-99999999999999999999,{\"enqueued_at\":1}],\"enqueued_at\":1795962147.5,\"z\":\"x}\"}");
+    free(o);
+    o = set_raw(" { \"k\" : \"a,\\\"b\" , \"n\":1.0E+2 }\n", "enqueued_at", "2");
+    assert_string_equal(o, " { \"k\" : \"a,\\\"b\" , \"n\":1.0E+2,\"enqueued_at\":2 }\n");
+    free(o);
+    o = set_raw("{}", "enqueued_at", "2");
+    assert_string_equal(o, "{\"enqueued_at\":2}");
+    free(o);
+    /* a key with an escaped spelling is the same key */
+    o = set_raw("{\"enqueued\\u005fat\":1,\"b\":[]}", "enqueued_at", "3");
+    assert_string_equal(o, "{\"enqueued\\u005fat\":3,\"b\":[]}");
+    free(o);
+    /* duplicates: the last one, the one a parser keeps */
+    o = set_raw("{\"e\":1,\"e\":2}", "e", "9");
+    assert_string_equal(o, "{\"e\":1,\"e\":9}");
+    free(o);
+    assert_null(set_raw("[1,2]", "e", "1"));
+    assert_null(set_raw("{\"a\" 1}", "e", "1"));
+    assert_null(set_raw("{\"a\":1", "e", "1"));
+    assert_null(set_raw("{1:1}", "e", "1"));
+}
+
 static void test_json_time(void **s) {
     (void)s;
     json_t *v = json_loads("[1795962147.0172818,1795962547349,\"1795962147\",null,true,"
@@ -343,6 +408,8 @@ int main(void) {
         cmocka_unit_test(test_malformed_payloads),
         cmocka_unit_test(test_integer_limits_accepted),
         cmocka_unit_test(test_bignum_args_run_lossy),
+        cmocka_unit_test(test_negative_bignum_runs_lossy),
+        cmocka_unit_test(test_json_set_raw),
         cmocka_unit_test(test_json_time),
         cmocka_unit_test(test_json_time_new),
         cmocka_unit_test(test_json_dump_order_and_types),

@@ -5,6 +5,7 @@
 
 #include <fnmatch.h>
 #include "keys.h"
+#include "util.h"
 
 #define ID "worker-7.example.com:12345:b88a8d690349"
 
@@ -193,9 +194,165 @@ static void test_scan_pattern_escapes_glob(void **s) {
     hh_keys_free(&k);
 }
 
+/* ------------------------------------------------------------ names */
+
+static void refused(hh_name_kind kind, const char *name, const char *needle) {
+    char why[512] = "";
+    if (hh_name_check(kind, name, why, sizeof(why)) != HH_ERR_INVALID)
+        fail_msg("kind %d name \"%s\" was accepted", (int)kind, name);
+    if (!strstr(why, needle)) fail_msg("\"%s\": reason \"%s\" lacks \"%s\"", name, why, needle);
+}
+
+static void accepted(hh_name_kind kind, const char *name) {
+    char why[512] = "";
+    if (hh_name_check(kind, name, why, sizeof(why)) != HH_OK)
+        fail_msg("kind %d name \"%s\" was refused: %s", (int)kind, name, why);
+}
+
+/* Identities whose keys (<id>, <id>:work, <id>:workers, <id>-signals)
+ * would be Sidekiq's or hiredhand's, or another process's, are refused
+ * with the reason; the usual shapes are accepted. */
+static void test_identity_rule(void **s) {
+    (void)s;
+    /* the field report's examples */
+    refused(HH_NAME_IDENTITY, "queue:default", "starts with \"queue:\"");
+    refused(HH_NAME_IDENTITY, "retry", "Sidekiq's retry set");
+    refused(HH_NAME_IDENTITY, "dead", "Sidekiq's dead set");
+    refused(HH_NAME_IDENTITY, "schedule", "Sidekiq's scheduled set");
+    refused(HH_NAME_IDENTITY, "queue", "Sidekiq's queues");
+    /* every other reserved name and family */
+    const char *names[] = {"queues", "processes", "process_cleanup", "stat", "dear-leader", "paused",
+                           "super_processes", "profiles", "j", "h", "it", "deploylock", "hiredhand"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) refused(HH_NAME_IDENTITY, names[i], "own");
+    refused(HH_NAME_IDENTITY, "stat:processed", "starts with \"stat:\"");
+    refused(HH_NAME_IDENTITY, "hiredhand:fetchers", "starts with \"hiredhand:\"");
+    refused(HH_NAME_IDENTITY, "retry:x", "starts with \"retry:\"");
+    refused(HH_NAME_IDENTITY, "j|20261129|9:5", "'|'");
+    refused(HH_NAME_IDENTITY, "j:x", "starts with \"j:\"");
+    refused(HH_NAME_IDENTITY, "it-0123", "starts with \"it-\"");
+    refused(HH_NAME_IDENTITY, "deploylock-v1", "starts with \"deploylock-\"");
+    /* another process's keys */
+    refused(HH_NAME_IDENTITY, "host:1:abc:work", "ends with \":work\"");
+    refused(HH_NAME_IDENTITY, "host:1:abc:workers", "ends with \":workers\"");
+    refused(HH_NAME_IDENTITY, "host:1:abc-signals", "ends with \"-signals\"");
+    /* Sidekiq 7/8 metrics keys without a family prefix */
+    refused(HH_NAME_IDENTITY, "OkWorker-29-14:27", "metrics");
+    refused(HH_NAME_IDENTITY, "OkWorker-29-14:5", "metrics");
+    refused(HH_NAME_IDENTITY, "20261129-marks", "metrics");
+    refused(HH_NAME_IDENTITY, "tok-47585b590c2486eae7138aff", "metrics");
+    /* characters and length */
+    refused(HH_NAME_IDENTITY, "", "empty");
+    refused(HH_NAME_IDENTITY, "a|b", "'|'");
+    refused(HH_NAME_IDENTITY, "a b", "space");
+    refused(HH_NAME_IDENTITY, "a\nb", "control");
+    refused(HH_NAME_IDENTITY, "a\tb", "control");
+    refused(HH_NAME_IDENTITY, "a\x1b[31m", "control");
+    refused(HH_NAME_IDENTITY, "a\xff", "UTF-8");
+    char long_id[HH_NAME_MAX + 2];
+    memset(long_id, 'a', sizeof(long_id) - 1);
+    long_id[sizeof(long_id) - 1] = '\0';
+    refused(HH_NAME_IDENTITY, long_id, "longer than 200");
+    long_id[HH_NAME_MAX] = '\0';
+    accepted(HH_NAME_IDENTITY, long_id);
+    refused(HH_NAME_IDENTITY, NULL, "no identity");
+
+    /* accepted: Sidekiq's own shape, StatefulSet and systemd names, names
+     * that merely begin like a reserved one */
+    accepted(HH_NAME_IDENTITY, "host:1234:0123456789ab");
+    accepted(HH_NAME_IDENTITY, ID);
+    accepted(HH_NAME_IDENTITY, "worker-0");
+    accepted(HH_NAME_IDENTITY, "hiredhand@2.service");
+    accepted(HH_NAME_IDENTITY, "queue-worker-0");
+    accepted(HH_NAME_IDENTITY, "retry-worker-1");
+    accepted(HH_NAME_IDENTITY, "queues2");
+    accepted(HH_NAME_IDENTITY, "statsd");
+    accepted(HH_NAME_IDENTITY, "item-1");
+    accepted(HH_NAME_IDENTITY, "h1:22:abc");
+    accepted(HH_NAME_IDENTITY, "Queue:default"); /* keys are case-sensitive */
+    accepted(HH_NAME_IDENTITY, "w\xc3\xa9rker-0");
+}
+
+static void test_other_names(void **s) {
+    (void)s;
+    refused(HH_NAME_NAMESPACE, "queue", "Sidekiq's queues");
+    refused(HH_NAME_NAMESPACE, "stat", "statistics");
+    refused(HH_NAME_NAMESPACE, "hiredhand:x", "starts with \"hiredhand:\"");
+    refused(HH_NAME_NAMESPACE, "my app", "space");
+    accepted(HH_NAME_NAMESPACE, "myapp");
+    accepted(HH_NAME_NAMESPACE, "myapp:prod");
+    accepted(HH_NAME_NAMESPACE, "worker-0:work"); /* a namespace's keys are <ns>:..., not <id>:work */
+    refused(HH_NAME_QUEUE, "", "empty");
+    refused(HH_NAME_QUEUE, "a|b", "'|'");
+    refused(HH_NAME_QUEUE, "a\nb", "control");
+    accepted(HH_NAME_QUEUE, "default");
+    accepted(HH_NAME_QUEUE, "retry"); /* queue:retry is a queue like any */
+    accepted(HH_NAME_QUEUE, "my queue");
+    char q[HH_NAME_QUEUE_MAX + 2];
+    memset(q, 'q', sizeof(q) - 1);
+    q[sizeof(q) - 1] = '\0';
+    refused(HH_NAME_QUEUE, q, "longer than 127");
+    refused(HH_NAME_TAG, "t\x1b[2J", "control");
+    refused(HH_NAME_LABEL, "\xc3", "UTF-8");
+    accepted(HH_NAME_TAG, "");
+    accepted(HH_NAME_TAG, "app 1 | blue");
+    accepted(HH_NAME_LABEL, "r\xc3\xa9gion: eu");
+}
+
+static char logged[1024];
+static void capture(hh_log_level level, const char *msg, void *udata) {
+    (void)level, (void)udata;
+    hh_strlcpy(logged, msg, sizeof(logged));
+}
+
+/* hh_manager_new refuses such names with the reason in its log */
+static void test_manager_refuses_names(void **s) {
+    (void)s;
+    struct {
+        const char *identity, *ns, *tag, *needle;
+    } cases[] = {
+        {"queue:default", NULL, NULL, "starts with \"queue:\""},
+        {"retry", NULL, NULL, "retry set"},
+        {"queue", NULL, NULL, "Sidekiq's queues"},
+        {"worker-0", "stat", NULL, "bad namespace"},
+        {"worker-0", NULL, "a\nb", "bad tag"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        hh_manager_options o;
+        hh_manager_options_init(&o);
+        o.redis.url = "redis://127.0.0.1:1/0";
+        o.identity = cases[i].identity;
+        o.redis.ns = cases[i].ns;
+        o.tag = cases[i].tag;
+        o.log = capture;
+        logged[0] = '\0';
+        int err = 0;
+        hh_manager *m = hh_manager_new(&o, &err);
+        if (m) fail_msg("case %zu accepted", i);
+        assert_int_equal(err, HH_ERR_INVALID);
+        if (!strstr(logged, cases[i].needle)) fail_msg("case %zu logged \"%s\"", i, logged);
+    }
+    hh_manager_options o;
+    hh_manager_options_init(&o);
+    o.redis.url = "redis://127.0.0.1:1/0";
+    o.identity = "worker-0";
+    o.log = capture;
+    int err = 0;
+    hh_manager *m = hh_manager_new(&o, &err);
+    assert_non_null(m);
+    assert_string_equal(hh_manager_identity(m), "worker-0");
+    hh_manager_free(m);
+    o.identity = NULL; /* host:pid:nonce */
+    m = hh_manager_new(&o, &err);
+    assert_non_null(m);
+    hh_manager_free(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_namespace_applied_once),
+        cmocka_unit_test(test_identity_rule),
+        cmocka_unit_test(test_other_names),
+        cmocka_unit_test(test_manager_refuses_names),
         cmocka_unit_test(test_empty_namespace_no_prefix),
         cmocka_unit_test(test_key_strip_foreign),
         cmocka_unit_test(test_daily_stat_key_utc),

@@ -145,6 +145,51 @@ static void test_poll_moves_due_jobs(void **s) {
     hh_manager_free((hh_manager *)m);
 }
 
+/* Due entries holding integers beyond 64 bits (Ruby writes them) go to
+ * their queue, not the dead set, with every byte kept but enqueued_at's. */
+static void test_poll_moves_bignum_entries(void **s) {
+    (void)s;
+    uh_flushall(&srv);
+    struct hh_manager *m = manager(NULL, HH_TS_FLOAT);
+    hh_conn c;
+    hh_conn_init(&c, &m->cfg, &m->log, "test", NULL);
+    const char *sched = "{\"class\":\"T\",\"args\":[123456789012345678901234567890],\"jid\":\"bigsched\","
+                        "\"retry\":true,\"queue\":\"default\",\"created_at\":1700000000.1}";
+    const char *retry = "{\"class\":\"T\",\"args\":[-123456789012345678901234567890,1.10],\"jid\":\"bigretry\","
+                        "\"queue\":\"low\",\"enqueued_at\":1700000000.25,\"retry_count\":0,\"failed_at\":1700000001}";
+    zadd("schedule", 1, sched);
+    zadd("retry", 2, retry);
+    double t0 = hh_now();
+    assert_int_equal(hh_scheduler_poll(m, &c), 2);
+    double t1 = hh_now();
+    assert_int_equal(uh_int(&srv, "ZCARD dead"), 0);
+    assert_int_equal(uh_int(&srv, "ZCARD schedule") + uh_int(&srv, "ZCARD retry"), 0);
+
+    char *raw = uh_str(&srv, "LINDEX queue:default 0");
+    assert_non_null(raw);
+    size_t n = strlen(sched) - 1; /* all but the closing brace, then enqueued_at */
+    assert_memory_equal(raw, sched, n);
+    assert_memory_equal(raw + n, ",\"enqueued_at\":", 15);
+    assert_string_equal(raw + strlen(raw) - 1, "}");
+    json_t *v = json_loads(raw, JSON_DECODE_INT_AS_REAL, NULL);
+    UH_ASSERT_DBL_IN(json_real_value(json_object_get(v, "enqueued_at")), t0 - 1, t1);
+    json_decref(v);
+    free(raw);
+
+    raw = uh_str(&srv, "LINDEX queue:low 0");
+    assert_non_null(raw);
+    const char *ea = strstr(retry, "1700000000.25");
+    size_t pre = (size_t)(ea - retry), post = strlen(ea + 13);
+    assert_memory_equal(raw, retry, pre); /* bytes before the value */
+    assert_string_equal(raw + strlen(raw) - post, ea + 13); /* and after it */
+    v = json_loads(raw, JSON_DECODE_INT_AS_REAL, NULL);
+    UH_ASSERT_DBL_IN(json_real_value(json_object_get(v, "enqueued_at")), t0 - 1, t1);
+    json_decref(v);
+    free(raw);
+    hh_conn_close(&c);
+    hh_manager_free((hh_manager *)m);
+}
+
 static void test_poll_many_and_quiet(void **s) {
     (void)s;
     uh_flushall(&srv);
@@ -193,6 +238,7 @@ int main(void) {
     const struct CMUnitTest live[] = {
         cmocka_unit_test(test_poll_moves_due_jobs),
         cmocka_unit_test(test_poll_many_and_quiet),
+        cmocka_unit_test(test_poll_moves_bignum_entries),
     };
     int failed = cmocka_run_group_tests_name("scheduler_wait", pure, NULL, NULL);
     failed += cmocka_run_group_tests_name("scheduler_poll", live, group_setup, group_teardown);

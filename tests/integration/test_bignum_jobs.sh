@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Integers beyond 64 bits (Ruby's JSON reads them, so Sidekiq runs such jobs): a job whose only
+# bignum is negative runs with its exact bytes, like a positive one (it was once judged malformed
+# and buried), and due schedule/retry entries holding bignums are moved to their queue with every
+# byte kept but enqueued_at's (the scheduler once moved them to the dead set).
+. "$(dirname "$0")/../lib/harness.sh"
+hh_require_binary
+hh_redis_start
+
+neg='{"class":"T","args":[-123456789012345678901234567890],"jid":"bigneg","retry":true,"queue":"default"}'
+sched='{"class":"T","args":[123456789012345678901234567890],"jid":"bigsched","retry":true,"queue":"default","created_at":1700000000.1}'
+retry='{"class":"T","args":[-98765432109876543210987654321,7],"jid":"bigretry","retry":true,"queue":"default","enqueued_at":1700000000.25,"retry_count":0,"failed_at":1700000001.5}'
+R lpush queue:default "$neg" >/dev/null
+R zadd schedule 1 "$sched" >/dev/null
+R zadd retry 2 "$retry" >/dev/null
+
+hh_start_worker -c 2 --poll-interval 0.5 --exec "T=$HH_HANDLERS/record.sh"
+wait_until 30 '[ "$(R llen test:ran)" = 3 ]' || fail \
+    "the three bignum jobs did not all run within 30 s (ran=$(R llen test:ran) dead=$(R zcard dead) schedule=$(R zcard schedule) retry=$(R zcard retry))"
+assert_eq "$(R zcard dead)" 0 "nothing may go to the dead set"
+
+ran_neg="" ran_sched="" ran_retry=""
+for i in 0 1 2; do
+    p="$(R lindex test:ran $i)"
+    case "$p" in
+        *'"jid":"bigneg"'*) ran_neg="$p" ;;
+        *'"jid":"bigsched"'*) ran_sched="$p" ;;
+        *'"jid":"bigretry"'*) ran_retry="$p" ;;
+    esac
+done
+assert_eq "$ran_neg" "$neg" "the negative bignum job's handler got its exact bytes"
+# scheduled: the exact bytes with enqueued_at appended before the closing brace
+case "$ran_sched" in
+    "${sched%\}},\"enqueued_at\":"[0-9]*.[0-9]*"}") ;;
+    *) fail "scheduled bignum job ran as '$ran_sched', expected '${sched%\}},\"enqueued_at\":<now>}'" ;;
+esac
+# retried: only enqueued_at's value changed, in place
+pre="${retry%%1700000000.25*}" post="${retry#*1700000000.25}"
+case "$ran_retry" in
+    "$pre"[0-9]*.[0-9]*"$post") ;;
+    *) fail "retried bignum job ran as '$ran_retry', expected '${pre}<now>${post}'" ;;
+esac
+assert_ne "$ran_retry" "$retry" "enqueued_at was refreshed"
+hh_stop_worker TERM 30
+assert_eq "$WORKER_RC" 0 "worker exit status after SIGTERM"
+pass

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# A payload cannot forge log lines: class, jid and error text are logged with control characters
+# escaped (newline as \n, ESC as \x1b), so the injection job below gives exactly one log line,
+# no line that starts with its forged timestamp, and no ESC byte, on stderr and in an -l file.
+. "$(dirname "$0")/../lib/harness.sh"
+hh_require_binary
+hh_redis_start
+
+inj='{"class":"Nope\n2026-01-01T00:00:00.000Z pid=1 ERROR: forged line\u001b[31m","args":[],"jid":"inj\ninj","retry":true,"queue":"default"}'
+R lpush queue:default "$inj" >/dev/null
+logfile="$HH_TMP/worker.log"
+hh_start_worker -c 1 -l "$logfile"
+wait_until 30 '[ "$(R zcard retry)" = 1 ]' || fail "the injection job did not reach the retry set within 30 s (queue=$(R llen queue:default) retry=$(R zcard retry))"
+wait_until 10 'grep -q "forged line" "$logfile"' || fail "the job's failure was not logged: $(cat "$logfile")"
+assert_eq "$(grep -c 'forged line' "$logfile")" 1 "one log line for the job"
+line="$(grep 'forged line' "$logfile")"
+assert_contains "$line" 'jid=inj\ninj' "the jid's newline is escaped"
+assert_contains "$line" 'Nope\n2026-01-01T00:00:00.000Z pid=1 ERROR: forged line\x1b[31m' "the class's newline and ESC are escaped"
+if grep -q '^2026-01-01T00:00:00.000Z' "$logfile"; then fail "a forged line starts a log line: $(cat "$logfile")"; fi
+if grep -q $'\x1b' "$logfile"; then fail "an ESC byte reached the log"; fi
+if grep -q $'\r' "$logfile"; then fail "a CR reached the log"; fi
+hh_stop_worker TERM 30
+assert_eq "$WORKER_RC" 0 "worker exit status after SIGTERM"
+
+# the same on stderr (the default sink), with -v: every line about the job is one line
+R del retry >/dev/null
+R lpush queue:default "$inj" >/dev/null
+hh_start_worker -c 1 -v
+wait_until 30 '[ "$(R zcard retry)" = 1 ]' || fail "the injection job did not reach the retry set within 30 s (stderr run)"
+wait_until 10 'grep -q "forged line" "$WORKER_LOG"' || fail "the job's failure was not logged on stderr"
+hh_stop_worker TERM 30
+if grep -q '^2026-01-01T00:00:00.000Z' "$WORKER_LOG"; then fail "a forged line starts a stderr line"; fi
+if grep -q $'\x1b' "$WORKER_LOG"; then fail "an ESC byte reached stderr"; fi
+n_jid="$(grep -c 'jid=inj\\ninj' "$WORKER_LOG")"
+n_forged="$(grep -c 'forged line' "$WORKER_LOG")"
+assert_eq "$n_forged" "$n_jid" "every line naming the class is a line about the job (start, failure)"
+[ "$n_jid" -ge 2 ] || fail "expected a start and a failure line with -v, got $n_jid"
+pass

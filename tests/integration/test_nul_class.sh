@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# A class name holding NUL ("T\u0000Evil") is not T: T's handler must not run for it. No handler
+# matches, so it fails as Sidekiq fails a class it cannot constantize (NameError, through the
+# retry rules: dropped with retry false, in the retry set with retry true, the class kept).
+. "$(dirname "$0")/../lib/harness.sh"
+hh_require_binary
+hh_redis_start
+
+nul='{"class":"T\u0000Evil","args":[],"jid":"nulclass","retry":false,"queue":"default"}'
+nul_retry='{"class":"T\u0000Evil","args":[],"jid":"nulretry","retry":true,"queue":"default"}'
+plain='{"class":"T","args":[],"jid":"plain","retry":false,"queue":"default"}'
+# oldest first: the marker job runs last
+R lpush queue:default "$nul" "$nul_retry" "$plain" >/dev/null
+
+hh_start_worker -c 1 --exec "T=$HH_HANDLERS/record.sh"
+wait_until 30 '[ "$(R llen queue:default)" = 0 ] && [ "$(R zcard retry)" = 1 ] && R lrange test:ran 0 -1 | grep -q plain' || fail \
+    "the jobs were not all handled within 30 s (queue=$(R llen queue:default) retry=$(R zcard retry) ran=$(R llen test:ran))"
+assert_eq "$(R llen test:ran)" 1 "only the real T job may run T's handler"
+assert_eq "$(R lindex test:ran 0)" "$plain" "the job T's handler ran"
+entry="$(R zrange retry 0 -1)"
+assert_contains "$entry" '"class":"T\u0000Evil"' "the retry entry keeps the class as it was"
+assert_contains "$entry" '"error_class":"NameError"' "the class is unknown: NameError"
+assert_contains "$entry" 'uninitialized constant T\\x00Evil' "the error message shows the whole class"
+assert_eq "$(R zcard dead)" 0 "nothing is buried as malformed"
+hh_stop_worker TERM 30
+assert_eq "$WORKER_RC" 0 "worker exit status after SIGTERM"
+pass

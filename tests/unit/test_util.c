@@ -1,0 +1,98 @@
+/* test_util.c -- src/util.c: control characters escaped in every log
+ * message (a payload's class, jid or error text cannot forge log lines),
+ * at the one place every message passes. */
+#include "unit_helpers.h"
+
+#include "util.h"
+
+static char *esc(const char *s, size_t len) {
+    char *o = hh_escape_ctl(s, len);
+    assert_non_null(o);
+    return o;
+}
+
+static void test_escape_ctl(void **s) {
+    (void)s;
+    char *o = esc("a\nb\rc\td\x1b[31m\x7f", 13);
+    assert_string_equal(o, "a\\nb\\rc\\td\\x1b[31m\\x7f");
+    free(o);
+    o = esc("T\0Evil", 6); /* NUL kept visible */
+    assert_string_equal(o, "T\\x00Evil");
+    free(o);
+    /* UTF-8 kept, C1 controls (U+009B is CSI to some terminals) escaped,
+     * bytes that are not UTF-8 escaped, backslashes left alone */
+    o = esc("caf\xc3\xa9 \xe2\x82\xac \xc2\x9b" "2J \xff\xc3 \\n", 20);
+    assert_string_equal(o, "caf\xc3\xa9 \xe2\x82\xac \\u009b" "2J \\xff\\xc3 \\n");
+    free(o);
+    assert_int_equal(hh_needs_escape("plain text: 1.5 \xc3\xa9", 18), 0);
+    assert_int_equal(hh_needs_escape("a\nb", 3), 1);
+    assert_int_equal(hh_needs_escape("\xc2\x85", 2), 1);
+    assert_int_equal(hh_needs_escape("\xc2", 1), 1);
+}
+
+static char last[4096];
+static int calls;
+static void sink(hh_log_level level, const char *msg, void *udata) {
+    (void)level, (void)udata;
+    calls++;
+    hh_strlcpy(last, msg, sizeof(last));
+}
+
+static void test_log_messages_escaped(void **s) {
+    (void)s;
+    hh_logger lg = {sink, NULL, HH_LOG_DEBUG};
+    calls = 0;
+    hh_log(&lg, HH_LOG_WARN, "class=%s jid=%s: failed", "Nope\n2026-01-01T00:00:00.000Z pid=1 ERROR: forged\x1b[31m",
+           "inj\ninj");
+    assert_int_equal(calls, 1);
+    assert_string_equal(last, "class=Nope\\n2026-01-01T00:00:00.000Z pid=1 ERROR: forged\\x1b[31m jid=inj\\ninj: failed");
+    hh_log(&lg, HH_LOG_INFO, "clean %d", 1);
+    assert_string_equal(last, "clean 1");
+    /* a message cut at the buffer's end inside a UTF-8 character stays one
+     * line of valid text */
+    char big[3000];
+    memset(big, 'x', sizeof(big));
+    big[2046] = '\xc3', big[2047] = '\xa9';
+    big[sizeof(big) - 1] = '\0';
+    hh_log(&lg, HH_LOG_INFO, "%s", big);
+    assert_null(strchr(last, '\n'));
+    assert_int_equal(hh_utf8_valid(last, strlen(last)), 1);
+}
+
+/* a long message (a lost job's whole payload) keeps every byte, escaped */
+static char *long_last;
+static void long_sink(hh_log_level level, const char *msg, void *udata) {
+    (void)level, (void)udata;
+    free(long_last);
+    long_last = strdup(msg);
+}
+
+static void test_log_line_long_payload(void **s) {
+    (void)s;
+    hh_logger lg = {long_sink, NULL, HH_LOG_INFO};
+    size_t n = 10000;
+    char *msg = malloc(n + 1);
+    assert_non_null(msg);
+    memset(msg, 'p', n);
+    msg[100] = '\n', msg[5000] = '\x1b', msg[n - 1] = '\r';
+    hh_log_line(&lg, HH_LOG_ERROR, msg, n);
+    assert_non_null(long_last);
+    assert_int_equal(strlen(long_last), n - 3 + 2 + 4 + 2);
+    assert_null(strpbrk(long_last, "\n\r\x1b"));
+    assert_memory_equal(long_last + 100, "\\n", 2);
+    assert_string_equal(long_last + strlen(long_last) - 2, "\\r");
+    hh_log_line(&lg, HH_LOG_DEBUG, msg, n); /* below the level: nothing */
+    assert_int_equal(strlen(long_last), n - 3 + 2 + 4 + 2);
+    free(msg);
+    free(long_last);
+    long_last = NULL;
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_escape_ctl),
+        cmocka_unit_test(test_log_messages_escaped),
+        cmocka_unit_test(test_log_line_long_payload),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
