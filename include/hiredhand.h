@@ -300,6 +300,13 @@ typedef struct hh_manager_options {
                                 * /healthz, /stats and /metrics; NULL: off */
     double liveness_max_age;   /* /healthz is 503 once the last acknowledged
                                 * heartbeat is older than this; default 30 s */
+    const char *http_token;    /* NULL (default): /stats and /metrics are
+                                * open to whoever reaches http_bind. Else
+                                * they answer 401 unless the request has
+                                * "Authorization: Bearer <http_token>"
+                                * (1-4096 visible ASCII characters, no
+                                * space; copied). /healthz stays open and
+                                * tells only the status and heartbeat age. */
 } hh_manager_options;
 
 /* Fills *o with the defaults documented above. Thread-safe. */
