@@ -37,6 +37,10 @@ typedef struct cli_exec cli_exec;
  * program exists and is executable. Returns NULL with a message in err. */
 cli_exec *cli_exec_new(const char *spec, double timeout, char *err, size_t errlen);
 void cli_exec_free(cli_exec *e);
+/* COMMAND split at spaces and tabs into a NULL-terminated argv (*argc words,
+ * 0 for a blank command); NULL when out of memory. */
+char **cli_exec_split(const char *command, size_t *argc);
+void cli_exec_split_free(char **argv);
 const char *cli_exec_class(const cli_exec *e);
 /* The hh_handler_fn running the command; udata is the cli_exec. */
 int cli_exec_handler(hh_job *job, void *udata);

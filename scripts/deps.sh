@@ -8,7 +8,8 @@ what="${1:-test}"
 pkgs=(cmake make gcc clang pkg-config libhiredis-dev libjansson-dev libmicrohttpd-dev zlib1g-dev
       redis-server redis-tools)
 if [ "$what" = test ]; then
-  pkgs+=(libcmocka-dev ruby ruby-sidekiq ruby-rack ruby-webrick curl jq iproute2 chromium procps)
+  pkgs+=(libcmocka-dev ruby ruby-sidekiq ruby-rack ruby-webrick curl jq iproute2 chromium procps
+        libclang-rt-14-dev)  # libFuzzer for `make fuzz`
 fi
 if [ "$what" = demo ]; then
   pkgs+=(ruby ruby-sidekiq)
