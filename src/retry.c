@@ -207,7 +207,8 @@ char *hh_malformed_dead_payload(const char *payload, size_t len, const char *why
     json_error_t jerr;
     json_t *item = json_loadb(payload, len, JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
     char *out = NULL;
-    if (!item && strstr(jerr.text, "too big integer")) {
+    /* jansson: "too big integer", "too big negative integer" */
+    if (!item && strstr(jerr.text, "too big ")) {
         if ((out = splice_reason(payload, len, why, now, ts, outlen))) return out;
         /* not an object (a bare bignum, an array of them): wrapped below,
          * which keeps its exact text */

@@ -17,7 +17,7 @@
 static json_t *load(const char *s, size_t len) {
     json_error_t err;
     json_t *v = json_loadb(s, len, JSON_ALLOW_NUL | JSON_DECODE_ANY, &err);
-    if (!v && strstr(err.text, "too big integer"))
+    if (!v && strstr(err.text, "too big ")) /* "too big [negative ]integer" */
         v = json_loadb(s, len, JSON_ALLOW_NUL | JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL, &err);
     return v;
 }
