@@ -49,6 +49,10 @@ typedef struct cli_exec cli_exec;
  * program exists and is executable. Returns NULL with a message in err. */
 cli_exec *cli_exec_new(const char *spec, double timeout, char *err, size_t errlen);
 void cli_exec_free(cli_exec *e);
+/* COMMAND split at spaces and tabs into a NULL-terminated argv (*argc words,
+ * 0 for a blank command); NULL when out of memory. */
+char **cli_exec_split(const char *command, size_t *argc);
+void cli_exec_split_free(char **argv);
 const char *cli_exec_class(const cli_exec *e);
 /* Handlers' environment: the worker's without REDIS_URL, REDIS_PASSWORD
  * and the names given to cli_exec_env_drop, except the names given to

@@ -69,21 +69,8 @@ cli_exec *cli_exec_new(const char *spec, double timeout, char *err, size_t errle
     if (!e) return NULL;
     e->klass = strndup(spec, (size_t)(eq - spec));
     e->timeout = timeout;
-    size_t cap = 8, n = 0;
-    e->argv = calloc(cap, sizeof(char *));
-    for (const char *p = eq + 1; e->argv && *p;) {
-        while (*p == ' ' || *p == '\t') p++;
-        if (!*p) break;
-        size_t l = strcspn(p, " \t");
-        if (n + 2 > cap) {
-            char **v = realloc(e->argv, (cap *= 2) * sizeof(char *));
-            if (!v) break;
-            e->argv = v;
-        }
-        e->argv[n++] = strndup(p, l);
-        e->argv[n] = NULL;
-        p += l;
-    }
+    size_t n = 0;
+    e->argv = cli_exec_split(eq + 1, &n);
     if (!e->argv || n == 0) {
         snprintf(err, errlen, "--exec %s: empty command", e->klass);
         cli_exec_free(e);

@@ -56,13 +56,15 @@ static const char work_usage[] =
     "      --dead-max-jobs N      dead set size limit (default 10000)\n"
     "      --dead-timeout S       dead set age limit (default 15552000)\n"
     "      --http [HOST:]PORT     serve /healthz, /stats, /metrics (bare port: 127.0.0.1)\n"
-    "      --liveness-max-age S   /healthz fails once the last heartbeat is older (default 30)\n";
+    "      --liveness-max-age S   /healthz fails once the last heartbeat is older (default 30)\n"
+    "      --http-token-file FILE /stats and /metrics want \"Authorization: Bearer <token>\", the\n"
+    "                             token being FILE's first line (or $HIREDHAND_HTTP_TOKEN)\n";
 
 enum {
     OPT_TAG = 1000, OPT_LABEL, OPT_EXEC, OPT_EXEC_TIMEOUT, OPT_REQUIRE, OPT_NS, OPT_IDENTITY,
     OPT_FETCH, OPT_TS, OPT_VERSION, OPT_HB, OPT_POLL, OPT_RECOVERY, OPT_MAXREC, OPT_MAXRETRY,
     OPT_DEADMAX, OPT_DEADTIMEOUT, OPT_HTTP, OPT_LIVENESS, OPT_LEASE_LOST, OPT_HELP, OPT_EXEC_ENV, OPT_EXEC_ENV_DROP,
-    OPT_PWFILE
+    OPT_PWFILE, OPT_HTTP_TOKEN_FILE
 };
 
 static const struct option longopts[] = {
@@ -82,6 +84,7 @@ static const struct option longopts[] = {
     {"lease-lost", required_argument, 0, OPT_LEASE_LOST},
     {"exec-env", required_argument, 0, OPT_EXEC_ENV}, {"exec-env-drop", required_argument, 0, OPT_EXEC_ENV_DROP},
     {"redis-password-file", required_argument, 0, OPT_PWFILE},
+    {"http-token-file", required_argument, 0, OPT_HTTP_TOKEN_FILE},
     {"help", no_argument, 0, OPT_HELP},        {0, 0, 0, 0}};
 
 /* The -l file; SIGHUP swaps it for a new one at the same path (logrotate),
@@ -138,6 +141,30 @@ static void reopen_log(hh_manager *m) {
  * any point without leaking them (leak checkers see them reachable). */
 static hh_queue_weight *queues;
 static char **queue_names;
+
+/* The bearer token of --http-token-file: the file's first line, without
+ * its line end. A file, not an argument, so that it never shows in ps. */
+static char http_token[4100];
+
+/* As the library wants it (hiredhand.h, http_token). */
+static int token_valid(const char *t) {
+    size_t n = 0;
+    for (; t[n]; n++)
+        if ((unsigned char)t[n] <= 0x20 || (unsigned char)t[n] >= 0x7f) return 0;
+    return n > 0 && n <= 4096;
+}
+
+static int read_token_file(const char *path) {
+    FILE *f = fopen(path, "re");
+    if (!f) return cli_usage_error("cannot read --http-token-file %s: %s", path, strerror(errno));
+    size_t n = fread(http_token, 1, sizeof(http_token) - 1, f);
+    fclose(f);
+    http_token[n] = '\0';
+    http_token[strcspn(http_token, "\r\n")] = '\0';
+    if (!token_valid(http_token))
+        return cli_usage_error("--http-token-file %s: want one line of 1-4096 visible ASCII characters, no space", path);
+    return 0;
+}
 
 int cli_work(int argc, char **argv) {
     hh_manager_options o;
@@ -270,11 +297,25 @@ int cli_work(int argc, char **argv) {
             else if (!strcmp(optarg, "finish")) o.lease_lost = HH_LEASE_LOST_FINISH;
             else return cli_usage_error("--lease-lost is stop or finish, not '%s'", optarg);
             break;
+        case OPT_HTTP_TOKEN_FILE:
+            if (read_token_file(optarg)) return CLI_EXIT_USAGE;
+            o.http_token = http_token;
+            break;
         case OPT_HELP: fputs(work_usage, stdout); return 0;
         default: fputs(work_usage, stderr); return CLI_EXIT_USAGE;
         }
     }
     if (optind < argc) return cli_usage_error("unexpected argument '%s'", argv[optind]);
+    /* The environment's token, unless a file gave one; taken out of the
+     * environment so that --exec handlers do not inherit it. */
+    const char *env_token = getenv("HIREDHAND_HTTP_TOKEN");
+    if (env_token && *env_token && !o.http_token) {
+        if (strlen(env_token) >= sizeof(http_token) || !token_valid(env_token))
+            return cli_usage_error("HIREDHAND_HTTP_TOKEN: want 1-4096 visible ASCII characters, no space");
+        snprintf(http_token, sizeof(http_token), "%s", env_token);
+        o.http_token = http_token;
+    }
+    unsetenv("HIREDHAND_HTTP_TOKEN");
     char err[256];
     if (hh_redis_url_check(o.redis.url, err, sizeof(err)) != HH_OK) return cli_usage_error("%s", err);
     cli_init_split(); /* as PID 1: returns in the worker, a child of a minimal init */

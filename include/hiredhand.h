@@ -357,6 +357,13 @@ typedef struct hh_manager_options {
     double liveness_max_age;   /* /healthz is 503 once the last acknowledged
                                 * heartbeat is older than this; default 30 s */
     hh_lease_lost_policy lease_lost; /* default HH_LEASE_LOST_STOP */
+    const char *http_token;    /* NULL (default): /stats and /metrics are
+                                * open to whoever reaches http_bind. Else
+                                * they answer 401 unless the request has
+                                * "Authorization: Bearer <http_token>"
+                                * (1-4096 visible ASCII characters, no
+                                * space; copied). /healthz stays open and
+                                * tells only the status and heartbeat age. */
 } hh_manager_options;
 
 /* Fills *o with the defaults documented above. Thread-safe. */

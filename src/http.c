@@ -2,7 +2,12 @@
  * manager: parses the --http bind address, runs one internal polling thread
  * (started in hh_manager_start, stopped at the end of shutdown) and answers
  * GET/HEAD /healthz, /stats and /metrics from hh_manager_fill_stats()
- * snapshots; anything else is a JSON 404 (405 for other methods).
+ * snapshots; anything else is a JSON 404 (405 for other methods). With a
+ * token, /stats and /metrics want "Authorization: Bearer <token>" (401).
+ * The port may face a network (a probe of an orchestrator): connections are
+ * limited per client address and in total, and a watchdog thread cuts any
+ * connection whose request headers take longer than a few seconds, so slow
+ * clients cannot starve /healthz (docs: README "Security").
  * Keys: none -- it never talks to Redis; queue sizes and latencies are the
  * ones the heartbeat read at its last beat. */
 #include "http.h"
@@ -15,18 +20,36 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include "manager.h"
 #include "util.h"
 
-#define HH_HTTP_CONNECTION_LIMIT 256 /* idle clients must not starve a liveness probe */
+/* Slow or idle clients must not starve a liveness probe. One address gets
+ * a few connections (a probe and a scraper need one or two each), all of
+ * them together at most HH_HTTP_CONNECTION_MAX or a quarter of the
+ * descriptor limit, whichever is lower (the rest is for Redis and --exec
+ * pipes). The idle timeout alone does not stop a client that sends one
+ * header byte a second: HH_HTTP_HEADER_DEADLINE bounds the time from
+ * connect (or from the end of the previous request on a kept-alive
+ * connection) to the end of the request headers. */
+#define HH_HTTP_PER_IP_LIMIT 16
+#define HH_HTTP_CONNECTION_MAX 512
+#define HH_HTTP_CONNECTION_MIN 32
 #define HH_HTTP_CONNECTION_TIMEOUT 5 /* seconds an idle connection is kept */
+#define HH_HTTP_HEADER_DEADLINE 3.0  /* seconds to send a request's headers */
+#define HH_HTTP_WATCHDOG_TICK_MS 200
+#define HH_HTTP_TOKEN_MAX 4096
+#define HH_HTTP_LOG_EVERY 10 /* seconds between two of MHD's messages */
 #define HH_HTTP_ALLOW "GET, HEAD"
 #define HH_HTTP_JSON "application/json"
 #define HH_HTTP_PROMETHEUS "text/plain; version=0.0.4; charset=utf-8"
@@ -45,6 +68,8 @@ typedef struct mhd_api {
     enum MHD_Result (*add_response_header)(struct MHD_Response *, const char *, const char *);
     enum MHD_Result (*queue_response)(struct MHD_Connection *, unsigned int, struct MHD_Response *);
     void (*destroy_response)(struct MHD_Response *);
+    const union MHD_ConnectionInfo *(*get_connection_info)(struct MHD_Connection *, enum MHD_ConnectionInfoType, ...);
+    const char *(*lookup_connection_value)(struct MHD_Connection *, enum MHD_ValueKind, const char *);
 } mhd_api;
 
 #define HH_MHD_SONAME "libmicrohttpd.so.12"
@@ -67,18 +92,44 @@ static int mhd_load(mhd_api *api, char *err, size_t errlen) {
     HH_MHD_SYM(add_response_header, "MHD_add_response_header")
     HH_MHD_SYM(queue_response, "MHD_queue_response")
     HH_MHD_SYM(destroy_response, "MHD_destroy_response")
+    HH_MHD_SYM(get_connection_info, "MHD_get_connection_info")
+    HH_MHD_SYM(lookup_connection_value, "MHD_lookup_connection_value")
 #undef HH_MHD_SYM
     return 0;
 }
+
+/* One open connection, for the header deadline. Created and freed by MHD's
+ * connection notifications (its polling thread); the watchdog thread reads
+ * the list. Both hold hh_http.mu. MHD closes the descriptor only after the
+ * "closed" notification, so a descriptor on the list is still this
+ * connection's: shutdown() on it cannot hit a reused number. */
+typedef struct http_conn {
+    struct http_conn *prev, *next;
+    int fd;
+    double since; /* hh_mono() when the current request's headers began */
+    int reading;  /* 1 until the current request's headers are in */
+    int cut;      /* the watchdog shut it down already */
+} http_conn;
 
 struct hh_http {
     mhd_api api;
     struct hh_manager *m;
     struct MHD_Daemon *daemon;
     double max_age;
+    char *token;  /* NULL: /stats and /metrics are open */
     char display[INET6_ADDRSTRLEN + 16]; /* "127.0.0.1:8080", "[::1]:8080" */
     atomic_int serving;  /* 0 while starting: MHD messages are kept, not logged */
     char start_msg[256]; /* MHD's last message while starting */
+    unsigned int conn_limit;
+    pthread_mutex_t mu;  /* conns, stopping */
+    pthread_cond_t cv;
+    http_conn *conns;
+    int stopping;
+    int watchdog_running;
+    pthread_t watchdog;
+    atomic_ulong cut_total; /* connections cut at the header deadline */
+    double log_next;        /* MHD's messages: only its thread logs them */
+    unsigned long log_suppressed;
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -340,27 +391,36 @@ char *hh_http_metrics_text(const hh_manager_stats *st, double now) {
     return buf_take(&b);
 }
 
-/* ------------------------------------------------------------- serving */
+/* ------------------------------------------------------------ routing */
 
-static enum MHD_Result respond(const hh_http *h, struct MHD_Connection *conn, unsigned int status, char *body, const char *type,
-                               int allow) {
-    static const char oom[] = "{\"error\":\"out of memory\"}";
-    struct MHD_Response *r;
-    if (body) {
-        r = h->api.create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
-        if (!r) free(body);
-    } else {
-        status = MHD_HTTP_INTERNAL_SERVER_ERROR;
-        type = HH_HTTP_JSON;
-        r = h->api.create_response_from_buffer(sizeof(oom) - 1, (void *)(uintptr_t)oom, MHD_RESPMEM_PERSISTENT);
-    }
-    if (!r) return MHD_NO; /* MHD closes the connection */
-    h->api.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-    h->api.add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    if (allow) h->api.add_response_header(r, MHD_HTTP_HEADER_ALLOW, HH_HTTP_ALLOW);
-    enum MHD_Result rc = h->api.queue_response(conn, status, r);
-    h->api.destroy_response(r);
-    return rc;
+/* Whether authorization is "Bearer <token>". The scheme is matched without
+ * case (RFC 7235); the token compare takes the same time wherever the first
+ * difference is, so the answer's timing does not leak the token byte by
+ * byte (only its length). */
+int hh_http_token_ok(const char *authorization, const char *token) {
+    if (!token) return 1;
+    if (!authorization || strncasecmp(authorization, "Bearer", 6) != 0) return 0;
+    const char *given = authorization + 6;
+    if (*given != ' ' && *given != '\t') return 0;
+    while (*given == ' ' || *given == '\t') given++;
+    size_t glen = strlen(given), wlen = strlen(token);
+    while (glen && (given[glen - 1] == ' ' || given[glen - 1] == '\t')) glen--;
+    volatile unsigned char diff = glen != wlen;
+    for (size_t i = 0; i < wlen; i++) diff |= (unsigned char)(token[i] ^ (i < glen ? given[i] : 0));
+    return diff == 0;
+}
+
+hh_http_route hh_http_route_of(const char *method, const char *url, const char *authorization, const char *token) {
+    if (!method || (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0))
+        return HH_HTTP_ROUTE_METHOD;
+    if (!url) return HH_HTTP_ROUTE_NOT_FOUND;
+    /* /healthz stays open: a probe carries no credentials, and it tells
+     * only the status and the heartbeat's age. */
+    if (!strcmp(url, "/healthz")) return HH_HTTP_ROUTE_HEALTHZ;
+    int stats = !strcmp(url, "/stats"), metrics = !strcmp(url, "/metrics");
+    if (!stats && !metrics) return HH_HTTP_ROUTE_NOT_FOUND;
+    if (!hh_http_token_ok(authorization, token)) return HH_HTTP_ROUTE_UNAUTHORIZED;
+    return stats ? HH_HTTP_ROUTE_STATS : HH_HTTP_ROUTE_METRICS;
 }
 
 static char *dump_new(json_t *o) {
@@ -369,34 +429,115 @@ static char *dump_new(json_t *o) {
     return s;
 }
 
-static enum MHD_Result serve_healthz(hh_http *h, struct MHD_Connection *conn, const hh_manager_stats *st,
-                                     double now) {
+/* Status and ages only: the probe port may face a network without a token,
+ * so no identity, host or Redis error here (those are in /stats). */
+static char *healthz_json(const hh_manager_stats *st, double now, double max_age, int *healthy) {
     char reason[256];
-    int healthy = hh_http_healthy(st, now, h->max_age, reason, sizeof(reason));
+    *healthy = hh_http_healthy(st, now, max_age, reason, sizeof(reason));
     double age = heartbeat_age(st, now);
     json_t *o = json_object();
     if (o) {
-        json_object_set_new(o, "status", json_string(healthy ? "ok" : "unhealthy"));
-        if (!healthy) json_object_set_new(o, "reason", jstr(reason));
-        json_object_set_new(o, "identity", jstr(st->identity));
+        json_object_set_new(o, "status", json_string(*healthy ? "ok" : "unhealthy"));
+        if (!*healthy) json_object_set_new(o, "reason", jstr(reason));
         json_object_set_new(o, "heartbeat_age", age < 0 ? json_null() : json_real(round_ms(age)));
-        json_object_set_new(o, "liveness_max_age", json_real(h->max_age));
-        json_object_set_new(o, "redis_connected", json_boolean(st->redis_connected));
-        if (!healthy) json_object_set_new(o, "last_error", jstr(st->heartbeat_last_error));
+        json_object_set_new(o, "liveness_max_age", json_real(max_age));
     }
-    return respond(h, conn, healthy ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, dump_new(o), HH_HTTP_JSON, 0);
+    return dump_new(o);
+}
+
+void hh_http_reply_for(hh_http_route route, const hh_manager_stats *st, double now, double max_age, hh_http_reply *r) {
+    int healthy = 0;
+    memset(r, 0, sizeof(*r));
+    r->type = HH_HTTP_JSON;
+    switch (route) {
+    case HH_HTTP_ROUTE_HEALTHZ:
+        r->body = healthz_json(st, now, max_age, &healthy);
+        r->status = healthy ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE;
+        break;
+    case HH_HTTP_ROUTE_STATS:
+        r->status = MHD_HTTP_OK;
+        r->body = hh_http_stats_json(st, now, max_age);
+        break;
+    case HH_HTTP_ROUTE_METRICS:
+        r->status = MHD_HTTP_OK;
+        r->type = HH_HTTP_PROMETHEUS;
+        r->body = hh_http_metrics_text(st, now);
+        break;
+    case HH_HTTP_ROUTE_UNAUTHORIZED:
+        r->status = MHD_HTTP_UNAUTHORIZED;
+        r->header = MHD_HTTP_HEADER_WWW_AUTHENTICATE;
+        r->value = "Bearer realm=\"hiredhand\"";
+        r->body = dump_new(json_pack("{s:s}", "error", "unauthorized: /stats and /metrics want Authorization: Bearer <token>"));
+        break;
+    case HH_HTTP_ROUTE_METHOD:
+        r->status = MHD_HTTP_METHOD_NOT_ALLOWED;
+        r->header = MHD_HTTP_HEADER_ALLOW;
+        r->value = HH_HTTP_ALLOW;
+        r->body = dump_new(json_pack("{s:s, s:s}", "error", "method not allowed", "allow", HH_HTTP_ALLOW));
+        break;
+    case HH_HTTP_ROUTE_NOT_FOUND:
+    default:
+        r->status = MHD_HTTP_NOT_FOUND;
+        r->body = dump_new(json_pack("{s:s, s:[s,s,s]}", "error", "not found", "paths", "/healthz", "/stats", "/metrics"));
+        break;
+    }
+}
+
+/* ------------------------------------------------------------- serving */
+
+static enum MHD_Result respond(const hh_http *h, struct MHD_Connection *conn, hh_http_reply *rp) {
+    static const char oom[] = "{\"error\":\"out of memory\"}";
+    struct MHD_Response *r;
+    unsigned int status = rp->status;
+    const char *type = rp->type;
+    if (rp->body) {
+        r = h->api.create_response_from_buffer(strlen(rp->body), rp->body, MHD_RESPMEM_MUST_FREE);
+        if (!r) free(rp->body);
+    } else {
+        status = MHD_HTTP_INTERNAL_SERVER_ERROR;
+        type = HH_HTTP_JSON;
+        r = h->api.create_response_from_buffer(sizeof(oom) - 1, (void *)(uintptr_t)oom, MHD_RESPMEM_PERSISTENT);
+    }
+    rp->body = NULL;
+    if (!r) return MHD_NO; /* MHD closes the connection */
+    h->api.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    h->api.add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    if (rp->header) h->api.add_response_header(r, rp->header, rp->value);
+    enum MHD_Result rc = h->api.queue_response(conn, status, r);
+    h->api.destroy_response(r);
+    return rc;
+}
+
+static http_conn *conn_of(const hh_http *h, struct MHD_Connection *conn) {
+    const union MHD_ConnectionInfo *ci = h->api.get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+/* The headers of this connection's current request are in (reading 0), or
+ * a request ended and the next one's headers start now (reading 1). */
+static void conn_phase(hh_http *h, struct MHD_Connection *conn, int reading) {
+    http_conn *c = conn_of(h, conn);
+    if (!c) return;
+    pthread_mutex_lock(&h->mu);
+    if (reading && !c->reading) c->since = hh_mono();
+    c->reading = reading;
+    pthread_mutex_unlock(&h->mu);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
                                   const char *version, const char *upload_data, size_t *upload_data_size,
                                   void **con_cls) {
     hh_http *h = cls;
+    hh_http_reply r;
     (void)version, (void)upload_data;
+    if (!*con_cls) conn_phase(h, conn, 0); /* MHD calls us once the headers are in */
+    const char *auth = h->token ? h->api.lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION) : NULL;
+    hh_http_route route = hh_http_route_of(method, url, auth, h->token);
     /* Other methods are answered at once, on the first call: MHD discards
      * the request body and closes that connection after the response. */
-    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
-        json_t *o = json_pack("{s:s, s:s}", "error", "method not allowed", "allow", HH_HTTP_ALLOW);
-        return respond(h, conn, MHD_HTTP_METHOD_NOT_ALLOWED, dump_new(o), HH_HTTP_JSON, 1);
+    if (route == HH_HTTP_ROUTE_METHOD) {
+        hh_http_reply_for(route, NULL, 0, h->max_age, &r);
+        return respond(h, conn, &r);
     }
     /* GET/HEAD: wait for the whole request (skipping any body) so that the
      * connection can be kept alive. *con_cls only marks "headers seen". */
@@ -408,22 +549,83 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_data_size = 0;
         return MHD_YES;
     }
-    int healthz = !strcmp(url, "/healthz"), stats = !strcmp(url, "/stats"), metrics = !strcmp(url, "/metrics");
-    if (!healthz && !stats && !metrics) {
-        json_t *o = json_pack("{s:s, s:[s,s,s]}", "error", "not found", "paths", "/healthz", "/stats", "/metrics");
-        return respond(h, conn, MHD_HTTP_NOT_FOUND, dump_new(o), HH_HTTP_JSON, 0);
+    if (route != HH_HTTP_ROUTE_HEALTHZ && route != HH_HTTP_ROUTE_STATS && route != HH_HTTP_ROUTE_METRICS) {
+        hh_http_reply_for(route, NULL, 0, h->max_age, &r);
+        return respond(h, conn, &r);
     }
     /* The snapshot is ~26 KB: keep it off the MHD thread's stack. */
     hh_manager_stats *st = malloc(sizeof(*st));
-    if (!st) return respond(h, conn, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, HH_HTTP_JSON, 0);
+    if (!st) {
+        memset(&r, 0, sizeof(r)); /* no body: a 500 "out of memory" */
+        return respond(h, conn, &r);
+    }
     hh_manager_fill_stats(h->m, st);
-    double now = hh_now();
-    enum MHD_Result rc;
-    if (healthz) rc = serve_healthz(h, conn, st, now);
-    else if (stats) rc = respond(h, conn, MHD_HTTP_OK, hh_http_stats_json(st, now, h->max_age), HH_HTTP_JSON, 0);
-    else rc = respond(h, conn, MHD_HTTP_OK, hh_http_metrics_text(st, now), HH_HTTP_PROMETHEUS, 0);
+    hh_http_reply_for(route, st, hh_now(), h->max_age, &r);
     free(st);
-    return rc;
+    return respond(h, conn, &r);
+}
+
+/* A request ended (answered, or the client left): a kept-alive connection
+ * starts reading the next request's headers, under a new deadline. */
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe) {
+    (void)con_cls, (void)toe;
+    conn_phase(cls, conn, 1);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe) {
+    hh_http *h = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci = h->api.get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        http_conn *c = ci ? calloc(1, sizeof(*c)) : NULL;
+        if (!c) return; /* no deadline for this one; the idle timeout still applies */
+        c->fd = ci->connect_fd;
+        c->since = hh_mono();
+        c->reading = 1;
+        pthread_mutex_lock(&h->mu);
+        c->next = h->conns;
+        if (h->conns) h->conns->prev = c;
+        h->conns = c;
+        pthread_mutex_unlock(&h->mu);
+        *socket_context = c;
+    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        http_conn *c = *socket_context;
+        if (!c) return;
+        pthread_mutex_lock(&h->mu);
+        if (c->prev) c->prev->next = c->next;
+        else h->conns = c->next;
+        if (c->next) c->next->prev = c->prev;
+        pthread_mutex_unlock(&h->mu);
+        free(c);
+        *socket_context = NULL;
+    }
+}
+
+/* Cuts connections still sending headers past the deadline. shutdown()
+ * (not close()) leaves the descriptor to MHD, which sees the end of the
+ * stream at its next poll and closes the connection the usual way. */
+static void *watchdog_main(void *arg) {
+    hh_http *h = arg;
+    pthread_mutex_lock(&h->mu);
+    while (!h->stopping) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += HH_HTTP_WATCHDOG_TICK_MS * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&h->cv, &h->mu, &ts);
+        double now = hh_mono();
+        for (http_conn *c = h->conns; c && !h->stopping; c = c->next) {
+            if (!c->reading || c->cut || now - c->since < HH_HTTP_HEADER_DEADLINE) continue;
+            shutdown(c->fd, SHUT_RDWR);
+            c->cut = 1;
+            atomic_fetch_add(&h->cut_total, 1);
+        }
+    }
+    pthread_mutex_unlock(&h->mu);
+    return NULL;
 }
 
 /* MHD's own messages: kept while starting (for the error), logged after. */
@@ -433,8 +635,23 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
     vsnprintf(msg, sizeof(msg), fmt, ap);
     size_t n = strlen(msg);
     while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r')) msg[--n] = '\0';
-    if (atomic_load(&h->serving)) hh_log(&h->m->log, HH_LOG_WARN, "http: %s", msg);
-    else hh_strlcpy(h->start_msg, msg, sizeof(h->start_msg));
+    if (!atomic_load(&h->serving)) {
+        hh_strlcpy(h->start_msg, msg, sizeof(h->start_msg));
+        return;
+    }
+    /* Each refused or cut connection makes a message: at most one every
+     * HH_HTTP_LOG_EVERY seconds, or slow clients would flood the log. */
+    double now = hh_mono();
+    if (now < h->log_next) {
+        h->log_suppressed++;
+        return;
+    }
+    h->log_next = now + HH_HTTP_LOG_EVERY;
+    if (h->log_suppressed)
+        hh_log(&h->m->log, HH_LOG_WARN, "http: %s (and %lu more messages in the last %d s)", msg, h->log_suppressed,
+               HH_HTTP_LOG_EVERY);
+    else hh_log(&h->m->log, HH_LOG_WARN, "http: %s", msg);
+    h->log_suppressed = 0;
 }
 
 /* ---------------------------------------------------------- start, stop */
@@ -522,7 +739,34 @@ static int probe_bind(const struct sockaddr_storage *ss, socklen_t sslen, int v6
     return e;
 }
 
-hh_http *hh_http_start(struct hh_manager *m, const char *bind, double liveness_max_age, char *err, size_t errlen) {
+/* The total connection limit: below a quarter of the descriptor budget. */
+static unsigned int connection_limit(void) {
+    struct rlimit rl;
+    rlim_t lim = HH_HTTP_CONNECTION_MAX;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 4 < lim)
+        lim = rl.rlim_cur / 4;
+    return lim < HH_HTTP_CONNECTION_MIN ? HH_HTTP_CONNECTION_MIN : (unsigned int)lim;
+}
+
+static void http_free(hh_http *h) {
+    pthread_mutex_destroy(&h->mu);
+    pthread_cond_destroy(&h->cv);
+    free(h->token);
+    free(h);
+}
+
+static void watchdog_stop(hh_http *h) {
+    if (!h->watchdog_running) return;
+    pthread_mutex_lock(&h->mu);
+    h->stopping = 1;
+    pthread_cond_signal(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    pthread_join(h->watchdog, NULL);
+    h->watchdog_running = 0;
+}
+
+hh_http *hh_http_start(struct hh_manager *m, const char *bind, double liveness_max_age, const char *token, char *err,
+                       size_t errlen) {
     struct sockaddr_storage ss;
     socklen_t sslen = 0;
     int v6 = 0;
@@ -546,39 +790,74 @@ hh_http *hh_http_start(struct hh_manager *m, const char *bind, double liveness_m
     }
     h->m = m;
     h->max_age = liveness_max_age > 0 ? liveness_max_age : 30;
+    h->conn_limit = connection_limit();
+    pthread_mutex_init(&h->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&h->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    if (token && !(h->token = strdup(token))) {
+        snprintf(err, errlen, "out of memory");
+        http_free(h);
+        return NULL;
+    }
     char addr[INET6_ADDRSTRLEN] = "?", port[16] = "?";
     getnameinfo((struct sockaddr *)&ss, sslen, addr, sizeof(addr), port, sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV);
     snprintf(h->display, sizeof(h->display), v6 ? "[%s]:%s" : "%s:%s", addr, port);
 
     unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
     if (mhd_load(&h->api, err, errlen) != 0) {
-        free(h);
+        http_free(h);
         return NULL;
     }
+    if (pthread_create(&h->watchdog, NULL, watchdog_main, h) != 0) {
+        snprintf(err, errlen, "cannot start the http watchdog thread");
+        dlclose(h->api.so);
+        http_free(h);
+        return NULL;
+    }
+    h->watchdog_running = 1;
     h->daemon = h->api.start_daemon(flags, 0, NULL, NULL, on_request, h,
                                  MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
                                  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HH_HTTP_CONNECTION_LIMIT,
+                                 MHD_OPTION_CONNECTION_LIMIT, h->conn_limit,
+                                 MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)HH_HTTP_PER_IP_LIMIT,
                                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HH_HTTP_CONNECTION_TIMEOUT,
+                                 MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+                                 MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
                                  MHD_OPTION_END);
     if (!h->daemon) {
         int e = probe_bind(&ss, sslen, v6);
         if (e) snprintf(err, errlen, "cannot listen on %s: %s", h->display, strerror(e));
         else snprintf(err, errlen, "cannot listen on %s: %s", h->display,
                       h->start_msg[0] ? h->start_msg : "libmicrohttpd could not start");
+        watchdog_stop(h);
         dlclose(h->api.so);
-        free(h);
+        http_free(h);
         return NULL;
     }
     atomic_store(&h->serving, 1);
-    hh_log(&m->log, HH_LOG_INFO, "http: serving /healthz, /stats and /metrics on http://%s (liveness max age %g s)",
-           h->display, h->max_age);
+    hh_log(&m->log, HH_LOG_INFO,
+           "http: serving /healthz, /stats and /metrics on http://%s (liveness max age %g s; %s; at most %u "
+           "connections, %d per client address, %g s to send request headers)",
+           h->display, h->max_age, h->token ? "/stats and /metrics need the bearer token" : "no token",
+           h->conn_limit, HH_HTTP_PER_IP_LIMIT, HH_HTTP_HEADER_DEADLINE);
     return h;
 }
 
 void hh_http_stop(hh_http *h) {
     if (!h) return;
+    watchdog_stop(h);
     h->api.stop_daemon(h->daemon); /* joins the polling thread, closes every connection */
     dlclose(h->api.so);
-    free(h);
+    http_free(h);
+}
+
+int hh_http_token_valid(const char *token) {
+    if (!token || !*token) return 0;
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)token; *p; p++, n++)
+        if (*p <= 0x20 || *p >= 0x7f || n >= HH_HTTP_TOKEN_MAX) return 0;
+    return 1;
 }

@@ -5,6 +5,9 @@
  *                 long after start); 503 with a JSON reason otherwise.
  *   GET /stats    the hh_manager_stats snapshot as JSON.
  *   GET /metrics  the snapshot in Prometheus text format.
+ * With a token, /stats and /metrics answer 401 unless the request carries
+ * "Authorization: Bearer <token>"; /healthz is always open and tells only
+ * the status and the heartbeat's age.
  * Reads only the in-memory snapshot: no Redis round trip per request. */
 #ifndef HH_HTTP_H
 #define HH_HTTP_H
@@ -18,8 +21,8 @@ typedef struct hh_http hh_http;
 /* Starts serving on bind ("HOST:PORT", "[::1]:PORT" or "PORT" meaning
  * 127.0.0.1:PORT). Returns NULL with a message in err on a bad address or
  * a port in use. */
-hh_http *hh_http_start(struct hh_manager *m, const char *bind, double liveness_max_age, char *err,
-                       size_t errlen);
+hh_http *hh_http_start(struct hh_manager *m, const char *bind, double liveness_max_age, const char *token,
+                       char *err, size_t errlen);
 void hh_http_stop(hh_http *h);
 
 /* The liveness rule, pure for tests: 1 healthy, 0 not (reason filled). */
@@ -28,5 +31,29 @@ int hh_http_healthy(const hh_manager_stats *st, double now, double max_age, char
 /* The /stats JSON and /metrics text for a snapshot; free() the result. */
 char *hh_http_stats_json(const hh_manager_stats *st, double now, double max_age);
 char *hh_http_metrics_text(const hh_manager_stats *st, double now);
+
+/* A bearer token: 1..4096 visible ASCII characters (no space). */
+int hh_http_token_valid(const char *token);
+/* Whether authorization ("Bearer <token>", the header's value or NULL)
+ * carries token; 1 when token is NULL. Constant time in the given value. */
+int hh_http_token_ok(const char *authorization, const char *token);
+
+/* What a request gets, decided without a socket (and fuzzed so). */
+typedef enum hh_http_route {
+    HH_HTTP_ROUTE_HEALTHZ, HH_HTTP_ROUTE_STATS, HH_HTTP_ROUTE_METRICS,
+    HH_HTTP_ROUTE_NOT_FOUND, HH_HTTP_ROUTE_METHOD, HH_HTTP_ROUTE_UNAUTHORIZED
+} hh_http_route;
+hh_http_route hh_http_route_of(const char *method, const char *url, const char *authorization, const char *token);
+
+typedef struct hh_http_reply {
+    unsigned int status;
+    char *body;         /* malloc()ed; NULL: out of memory (a 500) */
+    const char *type;   /* Content-Type */
+    const char *header; /* one more header (Allow, WWW-Authenticate) or NULL */
+    const char *value;
+} hh_http_reply;
+/* The answer to a route; st is read for HEALTHZ, STATS and METRICS only. */
+void hh_http_reply_for(hh_http_route route, const hh_manager_stats *st, double now, double max_age,
+                       hh_http_reply *reply);
 
 #endif

@@ -98,6 +98,7 @@ void hh_manager_free(hh_manager *m) {
     free(m->queue_size);
     free(m->queue_latency);
     free((char *)m->opts.http_bind);
+    free((char *)m->opts.http_token);
     size_t nl = 0;
     while (m->labels && m->labels[nl]) nl++;
     free_strv(m->labels, nl);
@@ -126,6 +127,8 @@ hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
     }
     pthread_mutex_init(&m->lock, NULL);
     m->opts = *opts;
+    m->opts.http_bind = NULL; /* our copies, made below: never free the caller's on an early failure */
+    m->opts.http_token = NULL;
     m->log.fn = opts->log;
     m->log.udata = opts->log_udata;
     m->log.level = opts->log_level;
@@ -214,8 +217,12 @@ hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
     m->opts.redis.url = NULL;
     m->opts.redis.ns = NULL;
     m->opts.redis.password = NULL; /* the copy in m->cfg is what is used */
-    m->opts.http_bind = NULL;
     if (opts->http_bind && !(m->opts.http_bind = strdup(opts->http_bind))) goto nomem;
+    if (opts->http_token && !hh_http_token_valid(opts->http_token)) {
+        hh_log(&m->log, HH_LOG_ERROR, "bad http_token: want 1-4096 visible ASCII characters, no space");
+        goto fail;
+    }
+    if (opts->http_token && !(m->opts.http_token = strdup(opts->http_token))) goto nomem;
 
     m->queue_keys = calloc(m->nqueues, sizeof(sds));
     m->inprog_keys = calloc(m->nqueues, sizeof(sds));
@@ -347,7 +354,8 @@ int hh_manager_start(hh_manager *m) {
     m->started_at = hh_now();
     if (m->opts.http_bind) {
         char err[256];
-        if (!(m->http = hh_http_start(m, m->opts.http_bind, m->opts.liveness_max_age, err, sizeof(err)))) {
+        if (!(m->http = hh_http_start(m, m->opts.http_bind, m->opts.liveness_max_age, m->opts.http_token, err,
+                                     sizeof(err)))) {
             hh_log(&m->log, HH_LOG_ERROR, "http: %s", err);
             atomic_store(&m->done, 1);
             return HH_ERR_INVALID;

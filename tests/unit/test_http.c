@@ -1,0 +1,137 @@
+/* test_http.c -- src/http.c without a socket: the bearer token compare,
+ * the routing, what /healthz tells, and the http_token option of
+ * hh_manager_new (refused when malformed; the caller's strings are never
+ * freed when it fails). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "hiredhand.h"
+#include "http.h"
+
+static void test_token_compare(void **s) {
+    (void)s;
+    assert_true(hh_http_token_ok(NULL, NULL));
+    assert_true(hh_http_token_ok("anything", NULL));
+    assert_true(hh_http_token_ok("Bearer abc123", "abc123"));
+    assert_true(hh_http_token_ok("bearer  abc123 ", "abc123"));
+    assert_true(hh_http_token_ok("BEARER\tabc123", "abc123"));
+    assert_false(hh_http_token_ok(NULL, "abc123"));
+    assert_false(hh_http_token_ok("", "abc123"));
+    assert_false(hh_http_token_ok("Bearer", "abc123"));
+    assert_false(hh_http_token_ok("Bearer ", "abc123"));
+    assert_false(hh_http_token_ok("Bearerabc123", "abc123"));
+    assert_false(hh_http_token_ok("Basic abc123", "abc123"));
+    assert_false(hh_http_token_ok("Bearer abc12", "abc123"));
+    assert_false(hh_http_token_ok("Bearer abc1234", "abc123"));
+    assert_false(hh_http_token_ok("Bearer abc124", "abc123"));
+    assert_false(hh_http_token_ok("Bearer bbc123", "abc123"));
+    assert_false(hh_http_token_ok("Bearer abc123 x", "abc123"));
+}
+
+static void test_token_valid(void **s) {
+    (void)s;
+    char big[4098];
+    assert_true(hh_http_token_valid("abc-._~+/="));
+    assert_false(hh_http_token_valid(NULL));
+    assert_false(hh_http_token_valid(""));
+    assert_false(hh_http_token_valid("two words"));
+    assert_false(hh_http_token_valid("tab\there"));
+    assert_false(hh_http_token_valid("caf\xc3\xa9"));
+    memset(big, 'a', 4096);
+    big[4096] = '\0';
+    assert_true(hh_http_token_valid(big));
+    big[4096] = 'a';
+    big[4097] = '\0';
+    assert_false(hh_http_token_valid(big));
+}
+
+static void test_routes(void **s) {
+    (void)s;
+    assert_int_equal(hh_http_route_of("GET", "/healthz", NULL, "t0k3n"), HH_HTTP_ROUTE_HEALTHZ);
+    assert_int_equal(hh_http_route_of("HEAD", "/healthz", "Bearer wrong", "t0k3n"), HH_HTTP_ROUTE_HEALTHZ);
+    assert_int_equal(hh_http_route_of("GET", "/stats", NULL, "t0k3n"), HH_HTTP_ROUTE_UNAUTHORIZED);
+    assert_int_equal(hh_http_route_of("GET", "/metrics", "Bearer wrong", "t0k3n"), HH_HTTP_ROUTE_UNAUTHORIZED);
+    assert_int_equal(hh_http_route_of("GET", "/stats", "Bearer t0k3n", "t0k3n"), HH_HTTP_ROUTE_STATS);
+    assert_int_equal(hh_http_route_of("GET", "/metrics", "Bearer t0k3n", "t0k3n"), HH_HTTP_ROUTE_METRICS);
+    assert_int_equal(hh_http_route_of("GET", "/stats", NULL, NULL), HH_HTTP_ROUTE_STATS);
+    assert_int_equal(hh_http_route_of("GET", "/nope", NULL, "t0k3n"), HH_HTTP_ROUTE_NOT_FOUND);
+    assert_int_equal(hh_http_route_of("POST", "/stats", "Bearer t0k3n", "t0k3n"), HH_HTTP_ROUTE_METHOD);
+}
+
+static void test_healthz_tells_status_and_ages_only(void **s) {
+    (void)s;
+    hh_manager_stats *st = calloc(1, sizeof(*st));
+    assert_non_null(st);
+    strcpy(st->identity, "secret-host:42:abc");
+    strcpy(st->heartbeat_last_error, "Connection refused to redis.internal:6379");
+    strcpy(st->queues[0].name, "payroll");
+    st->nqueues = 1;
+    st->started_at = 1000;
+    st->heartbeat_last_pushed_at = 1000;
+    for (int healthy = 1; healthy >= 0; healthy--) {
+        hh_http_reply r;
+        hh_http_reply_for(HH_HTTP_ROUTE_HEALTHZ, st, healthy ? 1001 : 1100, 30, &r);
+        assert_int_equal(r.status, healthy ? 200 : 503);
+        assert_non_null(r.body);
+        assert_null(strstr(r.body, "secret-host"));
+        assert_null(strstr(r.body, "redis.internal"));
+        assert_null(strstr(r.body, "payroll"));
+        json_t *j = json_loads(r.body, 0, NULL);
+        assert_non_null(j);
+        assert_int_equal(json_object_size(j), healthy ? 3 : 4); /* status, heartbeat_age, liveness_max_age[, reason] */
+        json_decref(j);
+        free(r.body);
+    }
+    hh_http_reply r;
+    hh_http_reply_for(HH_HTTP_ROUTE_UNAUTHORIZED, NULL, 0, 30, &r);
+    assert_int_equal(r.status, 401);
+    assert_string_equal(r.header, "WWW-Authenticate");
+    free(r.body);
+    free(st);
+}
+
+static void quiet(hh_log_level level, const char *msg, void *udata) {
+    (void)level, (void)msg, (void)udata;
+}
+
+static void test_manager_option(void **s) {
+    (void)s;
+    hh_manager_options o;
+    hh_manager_options_init(&o);
+    assert_null(o.http_token);
+    o.log = quiet;
+    o.redis.url = "redis://127.0.0.1:1/0";
+    char *bind = strdup("127.0.0.1:1"), *token = strdup("two words");
+    o.http_bind = bind;
+    o.http_token = token;
+    int err = 0;
+    assert_null(hh_manager_new(&o, &err));
+    assert_int_equal(err, HH_ERR_INVALID);
+    o.concurrency = 0; /* fails before any copy is made */
+    assert_null(hh_manager_new(&o, &err));
+    o.concurrency = 1;
+    strcpy(token, "s3cr3t");
+    hh_manager *m = hh_manager_new(&o, &err);
+    assert_non_null(m);
+    memset(token, 'x', strlen(token)); /* the manager holds its own copy */
+    hh_manager_free(m);
+    free(bind); /* still ours: ASan reports a double free if it was not */
+    free(token);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_token_compare),
+        cmocka_unit_test(test_token_valid),
+        cmocka_unit_test(test_routes),
+        cmocka_unit_test(test_healthz_tells_status_and_ages_only),
+        cmocka_unit_test(test_manager_option),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
