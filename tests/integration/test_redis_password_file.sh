@@ -15,14 +15,7 @@ printf '%s\r\n' "$pw" >"$d/pw-crlf"
 printf 'wrong-%s\n' "$pw" >"$d/pw-wrong"
 : >"$d/empty"
 chmod 600 "$d"/pw*
-ran="$d/ran"
-: >"$ran"
-cat >"$d/rec.sh" <<EOS
-#!/bin/sh
-cat >/dev/null
-echo "\$HIREDHAND_JID" >>"$ran"
-EOS
-chmod +x "$d/rec.sh"
+ran="$(hh_jid_recorder "$d/rec.sh")"
 
 no_pw() {   # TEXT WHAT
     assert_not_contains "$1" "$pw" "$2 shows the password"

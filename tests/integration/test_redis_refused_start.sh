@@ -14,14 +14,7 @@
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
 d="$(hh_tmp)"
-ran="$d/ran"
-: >"$ran"
-cat >"$d/rec.sh" <<EOS
-#!/bin/sh
-cat >/dev/null
-echo "\$HIREDHAND_JID" >>"$ran"
-EOS
-chmod +x "$d/rec.sh"
+ran="$(hh_jid_recorder "$d/rec.sh")"
 
 refused() {   # WHAT NEEDLE SECRET -- ARGS...   expect exit 2 within 5 s, NEEDLE in stderr
     local what="$1" needle="$2" secret="$3" t0 t1; shift 4

@@ -20,14 +20,7 @@ RS() { redis-cli -s "$sock" -a "$pw" --no-auth-warning "$@"; }
 must_wait 10 '[ "$(RS ping)" = PONG ]' "redis-server on $sock did not answer"
 
 # a handler that records the jid (no TCP port to reach Redis from a handler)
-ran="$d/ran"
-: >"$ran"
-cat >"$d/rec.sh" <<EOS
-#!/bin/sh
-cat >/dev/null
-echo "\$HIREDHAND_JID" >>"$ran"
-EOS
-chmod +x "$d/rec.sh"
+ran="$(hh_jid_recorder "$d/rec.sh")"
 
 no_secret() {   # TEXT WHAT SECRET...
     local text="$1" what="$2" s; shift 2

@@ -31,6 +31,7 @@
 #   hh_worker_wait_ready [T]         wait for a member in `processes`
 #   hh_sidekiq_stop                  TERM the sidekiq server and wait (its stats get flushed)
 #   hh_jid, hh_now                   a fresh 24-hex jid; epoch seconds as a float
+#   hh_jid_recorder PATH             an --exec handler at PATH recording jids; prints the file
 #   HH_NO_URL=1 hh_start_worker ...  do not add "-r $REDIS_URL" (pass your own -r)
 #   $HH_HANDLERS                     tests/integration/handlers (record.sh, fail.sh, ...)
 #   $HH_PIDFILE                      where handlers leave pids of long-running children
@@ -466,6 +467,16 @@ hh_sidekiq_stop() {
 # ------------------------------------------------------------------ job helpers
 
 # hh_jid: a fresh 24-hex-character jid
+# hh_jid_recorder PATH: writes an --exec handler at PATH that appends each job's jid to a file
+# beside it, and prints that file's path (empty at first).
+hh_jid_recorder() {
+    local script="$1" ran="$1.ran"
+    : >"$ran"
+    printf '#!/bin/sh\ncat >/dev/null\necho "$HIREDHAND_JID" >>"%s"\n' "$ran" >"$script"
+    chmod +x "$script"
+    echo "$ran"
+}
+
 hh_jid() { od -An -N12 -tx1 /dev/urandom | tr -d ' \n'; }
 
 # hh_now: epoch seconds as a float
