@@ -53,8 +53,8 @@ const char *hh_strerror(int err);
 
 /* ------------------------------------------------------- shared settings */
 
-/* Which Sidekiq generation the payload timestamps written are meant for
- * (spec §2.4, §12.1). Readers always accept both encodings. */
+/* Which Sidekiq generation the payload timestamps written are meant for.
+ * Readers always accept both encodings. */
 typedef enum hh_timestamps {
     HH_TS_FLOAT = 0, /* EPOCH_F float seconds: read right by 6.x, 7.x, 8.x */
     HH_TS_MILLIS = 1 /* EPOCH_MS integer milliseconds: Sidekiq 8.x only   */
@@ -127,7 +127,7 @@ int hh_name_check(hh_name_kind kind, const char *name, char *errbuf, size_t errl
 
 typedef struct hh_client hh_client;
 
-/* Retry policy written into a payload's "retry" key (spec §2.3). */
+/* Retry policy written into a payload's "retry" key. */
 typedef enum hh_retry_policy {
     HH_RETRY_DEFAULT = 0, /* "retry": true (zeroed options mean this) */
     HH_RETRY_TRUE = 1,    /* "retry": true: max_retries (25) retries */
@@ -209,7 +209,7 @@ int hh_client_stats(hh_client *c, char **json_out);
 int hh_client_processes(hh_client *c, char **json_out);
 
 /* Sends a signal to a process through <identity>-signals exactly as the Web
- * UI's buttons do (MULTI, LPUSH, EXPIRE 60, EXEC; spec §9.1). signal is
+ * UI's buttons do (MULTI, LPUSH, EXPIRE 60, EXEC). signal is
  * "TSTP" (quiet), "TERM" (stop) or "TTIN" (dump). Errors: HH_ERR_INVALID
  * (other signal names), HH_ERR_NOTFOUND (identity not in processes or its
  * hash expired), HH_ERR_REDIS. */
@@ -256,7 +256,7 @@ void hh_job_fail(hh_job *job, const char *error_class, const char *fmt, ...)
     ;
 
 /* Sets the backtrace lines stored as error_backtrace when the payload asks
- * for one ("backtrace": true or N), compressed as Sidekiq does (spec §2.6).
+ * for one ("backtrace": true or N), compressed as Sidekiq does.
  * lines are copied. Only from the thread running the job. */
 void hh_job_set_backtrace(hh_job *job, const char *const *lines, size_t n);
 

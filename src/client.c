@@ -27,7 +27,7 @@ struct hh_client {
 
 /* Redis drops the connection on an argument over proto-max-bulk-len, so
  * the client usually sees only "connection reset": a payload over 1 MiB
- * (the setting's minimum) is checked against it first (B17). Returns 0 or
+ * (the setting's minimum) is checked against it first. Returns 0 or
  * -1 with last_error set. */
 static int check_bulk_len(hh_client *c, size_t len) {
     if (len <= 1024 * 1024) return 0;
@@ -212,8 +212,8 @@ static void stamp(json_t *job, double now, hh_timestamps ts, int scheduled) {
         json_object_set_new(job, "enqueued_at", hh_json_time_new(now, ts));
 }
 
-/* Writes serialised payloads: one pipelined SADD+LPUSH, or ZADDs (spec
- * §3.2, §3.3). Reconnects once on a lost connection, as Ruby's client does. */
+/* Writes serialised payloads: one pipelined SADD+LPUSH, or ZADDs, as
+ * Sidekiq's client does. Reconnects once on a lost connection, as Ruby's client does. */
 static int write_payloads(hh_client *c, const char *queue, char *const *dumps, const size_t *lens,
                           size_t n, double at) {
     int rc = HH_ERR_REDIS;

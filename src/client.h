@@ -1,6 +1,6 @@
 /* client.h -- internal side of the client: payload building and the
  * enqueue command sequence shared by the client, the scheduler and the
- * retry path, so a job is always enqueued the same way (spec §3.2). */
+ * retry path, so a job is always enqueued the same way. */
 #ifndef HH_CLIENT_H
 #define HH_CLIENT_H
 

@@ -228,7 +228,7 @@ static void acks_send(struct hh_manager *m, hh_conn *c, hh_job **jobs, size_t n,
         }
         /* Whether those LREMs ran is unknown now: a retry's 0 proves nothing. */
         for (size_t i = 0; i < n; i++) jobs[i]->ack_uncertain = 1;
-        /* An outage (or a READONLY primary): keep the outcome, retry (B14). */
+        /* An outage (or a READONLY primary): keep the outcome, retry. */
         if (once && !atomic_load(&m->giving_up)) {
             acks_return(m, jobs, n);
             return;

@@ -61,7 +61,7 @@ char *hh_heartbeat_info(struct hh_manager *m) {
     return s;
 }
 
-/* Appends the counter flush (spec §8.6) for p processed and f failed. */
+/* Appends the counter flush for p processed and f failed. */
 static void stats_append(struct hh_manager *m, hh_pipe *pipe, unsigned long long p,
                          unsigned long long f, double now) {
     const char *names[2] = {HH_K_STAT_PROCESSED, HH_K_STAT_FAILED};
@@ -131,13 +131,13 @@ sds hh_heartbeat_work_hset(const char *key, const char *tid, const hh_job *job) 
     return cmd;
 }
 
-/* Appends the running-jobs hashes, both generations' keys (spec §8.10), and
+/* Appends the running-jobs hashes, both generations' keys, and
  * returns how many jobs run: the same snapshot gives `busy`, so busy always
- * equals HLEN of the work hash (B01). */
+ * equals HLEN of the work hash. */
 static int work_append(struct hh_manager *m, hh_pipe *pipe) {
     sds keys[2] = {hh_key_work(&m->keys, m->identity), hh_key_workers(&m->keys, m->identity)};
     /* The 6.4 key is a server-side COPY where Redis has it (6.2+): a 32 MiB
-     * payload is sent once per beat, not twice (B17). */
+     * payload is sent once per beat, not twice. */
     int copy = pipe->c->version >= 602;
     int n = m->opts.concurrency, busy = 0;
     sds *cmds = calloc((size_t)n * 2, sizeof(sds)); /* HSET commands, RESP: [i] work, [n+i] workers */
@@ -242,7 +242,7 @@ static void read_queues(struct hh_manager *m, hh_conn *c, double now) {
 }
 
 /* One beat; returns 1 when another should follow at once (a remote quiet
- * must show on the Busy page within one beat, B02). */
+ * must show on the Busy page within one beat). */
 static int beat(struct hh_manager *m, hh_conn *c, const char *info, int *registered) {
     int again = 0;
     double now = hh_now();

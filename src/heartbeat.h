@@ -1,7 +1,7 @@
-/* heartbeat.h -- the process registry the Web UI reads (spec §8): every
+/* heartbeat.h -- the process registry the Web UI reads: every
  * beat flushes the stats, rewrites the running-jobs hashes, refreshes the
  * process hash with its TTL and pops one remote signal, all in one
- * MULTI/EXEC (field report B01). */
+ * MULTI/EXEC. */
 #ifndef HH_HEARTBEAT_H
 #define HH_HEARTBEAT_H
 
@@ -11,10 +11,10 @@
  * until m->beats_off is set. */
 void *hh_heartbeat_main(void *arg);
 
-/* The info JSON (spec §8.4, the union of §8.10). Free with free(). */
+/* The info JSON. Free with free(). */
 char *hh_heartbeat_info(struct hh_manager *m);
 
-/* Clean stop (spec §8.9): leave `processes`, delete both running-jobs
+/* Clean stop: leave `processes`, delete both running-jobs
  * hashes, flush the counters not yet flushed. Returns 0 or -1. */
 int hh_heartbeat_unregister(struct hh_manager *m, hh_conn *c);
 

@@ -58,7 +58,7 @@
 
 /* libmicrohttpd is loaded when an endpoint starts, not with the program: it
  * pulls in GnuTLS, about 1.4 MiB of resident pages that every worker
- * without --http would otherwise carry (issue 4's footprint target). */
+ * without --http would otherwise carry. */
 typedef struct mhd_api {
     void *so;
     struct MHD_Daemon *(*start_daemon)(unsigned int, uint16_t, MHD_AcceptPolicyCallback, void *,

@@ -78,7 +78,7 @@ hh_job *hh_job_adopt(char *payload, size_t len, const char *queue, char *why, si
     if (!item && too_big(&err)) {
         /* Ruby's JSON reads bignums, so Sidekiq runs such jobs: read the
          * metadata with every integer as a real and keep the bytes as they
-         * are (jansson has no bignums; spec §15). */
+         * are (jansson has no bignums). */
         item = parse(payload, len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &err);
         job->lossy = item != NULL;
     }
@@ -157,7 +157,7 @@ json_t *hh_json_time_new(double epoch, hh_timestamps ts) {
 
 /* Shortest text that reads back as the same double, as Ruby's Float#to_s
  * writes it, so a real stored by Sidekiq (1795962157.061338, 0.1) keeps its
- * exact token through a retry or the scheduler (B11). jansson only offers a
+ * exact token through a retry or the scheduler. jansson only offers a
  * fixed precision, which would print 1795962157.0613379. */
 static void fmt_real(char *buf, size_t len, double v) {
     for (int prec = 15; prec <= 17; prec++) {

@@ -1,6 +1,6 @@
 /* job.h -- the job payload: parsing and validating what was fetched,
  * keeping its exact bytes, reading timestamps in either encoding, and
- * serialising with key order and number types kept (spec §2). No Redis I/O. */
+ * serialising with key order and number types kept. No Redis I/O. */
 #ifndef HH_JOB_H
 #define HH_JOB_H
 
@@ -45,12 +45,12 @@ struct hh_job {
 hh_job *hh_job_new(const char *payload, size_t len, const char *queue, char *why,
                    size_t whylen);
 /* The same, taking ownership of a malloc'd, NUL-terminated payload (freed
- * even on failure): a fetched 32 MiB job is not copied again (B17). */
+ * even on failure): a fetched 32 MiB job is not copied again. */
 hh_job *hh_job_adopt(char *payload, size_t len, const char *queue, char *why, size_t whylen);
 void hh_job_free(hh_job *job);
 /* Payloads from this size on do not keep their parsed args: the bytes are
  * held anyway, and a 32 MiB argument parsed is a second 32 MiB held for the
- * whole run (and beyond the 3 x the payload that B17 allows). */
+ * whole run (and beyond the 3 x the payload the README promises). */
 #define HH_JOB_SLIM_BYTES (1024 * 1024)
 /* The whole parsed payload, args included (a new reference: json_decref
  * it; for a slim job a fresh parse the caller owns alone). NULL when
@@ -60,7 +60,7 @@ json_t *hh_job_item_full(const hh_job *job);
 void hh_job_reset_error(hh_job *job);
 
 /* Reads a timestamp: JSON real = seconds, JSON integer = milliseconds (the
- * rule of Sidekiq 8, spec §2.4). Returns 0 when absent or not a number. */
+ * rule of Sidekiq 8). Returns 0 when absent or not a number. */
 double hh_json_time(const json_t *v);
 /* A timestamp in the configured encoding: real seconds or integer ms. */
 json_t *hh_json_time_new(double epoch, hh_timestamps ts);

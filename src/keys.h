@@ -1,8 +1,8 @@
 /* keys.h -- every Redis key name hiredhand reads or writes, built in one
- * place and namespaced exactly once (field report B19). Other files never
+ * place and namespaced exactly once. Other files never
  * format a key themselves; grep for a HH_K_ constant to find its users.
  *
- * Sidekiq's keys (spec §1):            hiredhand's own keys:
+ * Sidekiq's keys:            hiredhand's own keys:
  *   queues               set            hiredhand:inprogress:<id>|<q>  list
  *   queue:<q>            list           hiredhand:fetchers             set
  *   schedule retry dead  zset           hiredhand:recovery-lock        string
@@ -33,8 +33,8 @@
 #define HH_K_STAT_PROCESSED "stat:processed"
 #define HH_K_STAT_FAILED "stat:failed"
 /* Reliable fetch: one list per (owner identity, source queue). Not named
- * queue:* and not like Sidekiq Pro's queue:sq|..., never in `queues`
- * (spec §4.6, §4.7). The identity may not contain '|'. */
+ * queue:* and not like Sidekiq Pro's queue:sq|..., never in `queues`.
+ * The identity may not contain '|'. */
 #define HH_K_INPROGRESS_PREFIX "hiredhand:inprogress:"
 #define HH_K_INPROGRESS_SEP "|"
 /* Identities that have owned in-progress lists: what recovery reads. Kept

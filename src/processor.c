@@ -311,7 +311,7 @@ void *hh_processor_main(void *arg) {
                 }
             }
         }
-        if (atomic_load(&m->quiet)) { /* fetched after quiet: straight back (spec §4.3) */
+        if (atomic_load(&m->quiet)) { /* fetched after quiet: straight back */
             requeue_fetched(m, &p->conn, &f);
             hh_lease_release(m, &f.lease);
             free(f.payload);

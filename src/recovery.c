@@ -109,7 +109,7 @@ static int drain(struct hh_manager *m, hh_conn *c, const char *key, const char *
     return moved;
 }
 
-/* Whether an owner is alive: its heartbeat hash exists (spec §4.7, §8.8). */
+/* Whether an owner is alive: its heartbeat hash exists. */
 static int owner_alive(struct hh_manager *m, hh_conn *c, const char *owner) {
     sds hk = hh_key_process(&m->keys, owner);
     redisReply *r = hh_conn_cmd(c, "EXISTS %s", hk);

@@ -13,7 +13,7 @@
 
 #define HH_DEFAULT_URL "redis://127.0.0.1:6379/0"
 #define BACKOFF_MIN 0.05
-#define BACKOFF_MAX 2.0 /* at most one connect attempt every 2 s (B13) */
+#define BACKOFF_MAX 2.0 /* at most one connect attempt every 2 s */
 
 static const char *script_src[HH_SCRIPT_COUNT] = {
     [HH_SCRIPT_FETCH] = HH_LUA_FETCH,
@@ -411,7 +411,7 @@ int hh_conn_ready(hh_conn *c) {
          * before the first command, so no handler started from now on
          * inherits an authenticated connection. */
         hh_fd_cloexec(c->ctx->fd);
-        /* Set on every new context: a reconnect must not lose it (B13). */
+        /* Set on every new context: a reconnect must not lose it. */
         double cmd = time_left(c, c->cfg->command_timeout);
         redisSetTimeout(c->ctx, tv_of(cmd > 0 ? cmd : 0.001));
         if (!c->cfg->unix_path) redisEnableKeepAlive(c->ctx);
@@ -451,7 +451,7 @@ int hh_conn_ready(hh_conn *c) {
     atomic_store(&c->cfg->refusal_logged, 0);
     /* The backoff is reset and the outage declared over only when a command
      * succeeds (finish()): a replica accepts the connection and INFO but
-     * refuses every write (READONLY), and must not be hammered (B14). */
+     * refuses every write (READONLY), and must not be hammered. */
     memset(c->shas, 0, sizeof(c->shas));
     c->connected_at = hh_mono();
     return 0;

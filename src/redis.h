@@ -1,6 +1,6 @@
 /* redis.h -- connections to Redis: URL parsing, connect with timeouts, AUTH
  * and SELECT, reconnect with capped backoff, connection-level error
- * detection (READONLY, UNBLOCKED, LOADING...: field report B14), pipelines
+ * detection (READONLY, UNBLOCKED, LOADING...), pipelines
  * and Lua scripts by EVALSHA. One hh_conn belongs to one thread (hiredis
  * contexts are not thread-safe). Touches no key by itself. */
 #ifndef HH_REDIS_H
@@ -85,7 +85,7 @@ void hh_conn_fail(hh_conn *c, const char *why);
 redisReply *hh_conn_cmd(hh_conn *c, const char *fmt, ...);
 redisReply *hh_conn_cmdargv(hh_conn *c, int argc, const char **argv, const size_t *lens);
 /* Like hh_conn_cmdargv for a command that blocks up to block_s seconds: the
- * socket timeout is block_s + command_timeout for this call only (B12). */
+ * socket timeout is block_s + command_timeout for this call only. */
 redisReply *hh_conn_cmdargv_blocking(hh_conn *c, double block_s, int argc, const char **argv,
                                      const size_t *lens);
 

@@ -77,7 +77,7 @@ int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_
     json_t *retry = json_object_get(msg, "retry");
     /* Absent/null: the class's own option (true for every registered
      * handler); an unknown class has none, so only the payload counts and
-     * the job is discarded (spec §6.1 step 2, field report B18). */
+     * the job is discarded. */
     int falsy = json_is_false(retry) || ((!retry || json_is_null(retry)) && !cfg->class_known);
     if (falsy) {
         json_decref(msg);

@@ -1,5 +1,5 @@
 /* retry.h -- what happens to a failed job, as Sidekiq 6.4's JobRetry
- * (lib/sidekiq/job_retry.rb, spec §6): the retry set with Sidekiq's fields
+ * (lib/sidekiq/job_retry.rb): the retry set with Sidekiq's fields
  * and backoff, the dead set with its limits, or nothing (retry: false). */
 #ifndef HH_RETRY_H
 #define HH_RETRY_H
@@ -42,13 +42,13 @@ double hh_retry_delay(long double count, hh_rng *rng);
  * values (arrays, numbers...) are wrapped in a hiredhand::InvalidJob object
  * whose args hold their exact text (stored bare they break Sidekiq's Dead
  * page); anything that is not JSON is stored as fetched (as Sidekiq does,
- * spec §4.5; Sidekiq's Web UI shows it as args). Returns a malloc'd copy;
+ * Sidekiq's Web UI shows it as args). Returns a malloc'd copy;
  * *len set. */
 char *hh_malformed_dead_payload(const char *payload, size_t len, const char *why, double now,
                                 hh_timestamps ts, size_t *outlen);
 
 /* zlib + strict base64 of a JSON array of lines, as error_backtrace is
- * stored (spec §2.6). Free with free(). */
+ * stored. Free with free(). */
 char *hh_backtrace_encode(char *const *lines, size_t n);
 
 #endif

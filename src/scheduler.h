@@ -1,5 +1,5 @@
 /* scheduler.h -- moves due jobs from the retry and schedule sets to their
- * queues (Sidekiq 6.4 lib/sidekiq/scheduled.rb, spec §7), each move atomic
+ * queues (Sidekiq 6.4 lib/sidekiq/scheduled.rb), each move atomic
  * and done once however many processes poll. */
 #ifndef HH_SCHEDULER_H
 #define HH_SCHEDULER_H
