@@ -49,19 +49,4 @@ assert_eq "$(rf_inprog_len)" 4 "in-progress entries kept through the outage"
 assert_eq "$(R exists "$ida")" 1 "worker A's heartbeat hash after 65 s of refused writes"
 assert_eq "$(R exists "$idb")" 1 "worker B's heartbeat hash after 65 s of refused writes"
 
-must_wait 120 '[ "$(rf_uniq "$RF_DIR/done")" -ge 4 ] && [ "$(rf_inprog_len)" = 0 ] && [ "$(R llen queue:default)" = 0 ] || [ "$(grep -c . "$RF_DIR/started")" -gt 4 ]' \
-    "jobs did not complete: done $(rf_uniq "$RF_DIR/done")/4, in progress $(rf_inprog_len), queue $(R llen queue:default)"
-while read -r j; do
-    assert_eq "$(rf_count "$RF_DIR/started" "$j")" 1 "starts of $j (a live worker's running job recovered after the OOM period: $(grep -h 'recovery:' "$loga" "$logb" | head -n 4))"
-done <"$jids"
-rf_compare "$jids" "$RF_DIR/done"
-assert_eq "$RF_LOST" 0 "jobs lost: $RF_LOST_JIDS"
-assert_eq "$(grep -c 'recovery: class=' "$loga" "$logb" | awk -F: '{ n += $NF } END { print n }')" 0 "recoveries logged"
-assert_eq "$(R llen queue:default)" 0 "LLEN queue:default at the end"
-assert_alive "$wa" "worker A died"
-assert_alive "$wb" "worker B died"
-for w in "$wa" "$wb"; do
-    WORKER_PID=$w hh_stop_worker TERM 20
-    assert_eq "$WORKER_RC" 0 "exit status of $w after SIGTERM"
-done
-pass "65 s of refused writes (OOM) with 4 long jobs on 2 workers: none started twice, none lost"
+rf_expect_once_on_two_workers "$jids" 120 "65 s of refused writes (OOM)"

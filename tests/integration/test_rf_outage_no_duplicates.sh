@@ -39,20 +39,4 @@ assert_eq "$(rf_inprog_len)" 4 "in-progress entries kept through the outage"
 must_wait 30 'grep -q "process hash had expired" "$loga" && grep -q "process hash had expired" "$logb"' \
     "the workers did not report their expired heartbeat hashes after the outage"
 
-# Wait for the end: every job done and acknowledged, or some job started twice.
-must_wait 90 '[ "$(rf_uniq "$RF_DIR/done")" -ge 4 ] && [ "$(rf_inprog_len)" = 0 ] && [ "$(R llen queue:default)" = 0 ] || [ "$(grep -c . "$RF_DIR/started")" -gt 4 ]' \
-    "jobs did not complete: done $(rf_uniq "$RF_DIR/done")/4, in progress $(rf_inprog_len), queue $(R llen queue:default)"
-while read -r j; do
-    assert_eq "$(rf_count "$RF_DIR/started" "$j")" 1 "starts of $j (a live worker's running job recovered after the outage: $(grep -h 'recovery:' "$loga" "$logb" | head -n 4))"
-done <"$jids"
-rf_compare "$jids" "$RF_DIR/done"
-assert_eq "$RF_LOST" 0 "jobs lost: $RF_LOST_JIDS"
-assert_eq "$(grep -c 'recovery: class=' "$loga" "$logb" | awk -F: '{ n += $NF } END { print n }')" 0 "recoveries logged"
-assert_eq "$(R llen queue:default)" 0 "LLEN queue:default at the end"
-assert_alive "$wa" "worker A died"
-assert_alive "$wb" "worker B died"
-for w in "$wa" "$wb"; do
-    WORKER_PID=$w hh_stop_worker TERM 20
-    assert_eq "$WORKER_RC" 0 "exit status of $w after SIGTERM"
-done
-pass "65 s outage with 4 long jobs on 2 workers: none started twice, none lost"
+rf_expect_once_on_two_workers "$jids" 90 "a 65 s outage"

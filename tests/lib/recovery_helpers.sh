@@ -20,6 +20,7 @@
 #        QUEUE to `queues` (unless KEY is given), appends the jids to JIDFILE
 #   rf_set_sleep NAME SECONDS
 #   rf_count FILE JID          how many lines of FILE start with JID
+#   rf_expect_once_on_two_workers JIDFILE SECONDS WHAT   the end of an outage test (see below)
 #   rf_uniq FILE               number of distinct jids in FILE
 #   rf_kill9 PID               kill -9 a worker we started, reap it (no zombie left, which would
 #                              look alive to a restarted fixed identity) and kill the handlers
@@ -155,4 +156,30 @@ rf_cmd_calls() {   # [CMD...] -> total calls in INFO commandstats (lower-case co
     R info commandstats | tr -d '\r' | awk -F'[:=,]' -v f="$filter" '
         /^cmdstat_/ { c = substr($1, 9); if (f == "  " || index(f, " " c " ")) n += $3 }
         END { print n + 0 }'
+}
+
+# rf_expect_once_on_two_workers JIDFILE SECONDS WHAT
+#   After a fault with long jobs running on two workers ($wa/$loga, $wb/$logb): waits up to
+#   SECONDS for every job of JIDFILE to finish and leave every list (or for a job to start
+#   twice), then asserts each started once, none lost, no recovery logged, both workers alive
+#   and each stops with status 0. WHAT names the fault in the messages and the pass line.
+rf_expect_once_on_two_workers() {
+    local jids="$1" secs="$2" what="$3" j w n
+    n="$(grep -c . "$jids")"
+    must_wait "$secs" '[ "$(rf_uniq "$RF_DIR/done")" -ge '"$n"' ] && [ "$(rf_inprog_len)" = 0 ] && [ "$(R llen queue:default)" = 0 ] || [ "$(grep -c . "$RF_DIR/started")" -gt '"$n"' ]' \
+        "jobs did not complete: done $(rf_uniq "$RF_DIR/done")/$n, in progress $(rf_inprog_len), queue $(R llen queue:default)"
+    while read -r j; do
+        assert_eq "$(rf_count "$RF_DIR/started" "$j")" 1 "starts of $j (a live worker's running job recovered after $what: $(grep -h 'recovery:' "$loga" "$logb" | head -n 4))"
+    done <"$jids"
+    rf_compare "$jids" "$RF_DIR/done"
+    assert_eq "$RF_LOST" 0 "jobs lost: $RF_LOST_JIDS"
+    assert_eq "$(grep -c 'recovery: class=' "$loga" "$logb" | awk -F: '{ n += $NF } END { print n }')" 0 "recoveries logged"
+    assert_eq "$(R llen queue:default)" 0 "LLEN queue:default at the end"
+    assert_alive "$wa" "worker A died"
+    assert_alive "$wb" "worker B died"
+    for w in "$wa" "$wb"; do
+        WORKER_PID=$w hh_stop_worker TERM 20
+        assert_eq "$WORKER_RC" 0 "exit status of $w after SIGTERM"
+    done
+    pass "$what with $n long jobs on 2 workers: none started twice, none lost"
 }
