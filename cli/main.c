@@ -110,7 +110,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "stop")) return cli_signal(argc, argv, "TERM");
     if (!strcmp(cmd, "dump")) return cli_signal(argc, argv, "TTIN");
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
-        printf("hiredhand %s\n", HH_VERSION);
+        printf("hiredhand %s\n", hh_version()); /* the library's, at run time */
         return 0;
     }
     fputs(usage, stderr);

@@ -24,6 +24,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "hiredhand_version.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -39,7 +40,27 @@ extern "C" {
 #define HH_EXPORT
 #endif
 
-#define HH_VERSION "0.1.0"
+/* ------------------------------------------------------------- version
+ *
+ * hiredhand_version.h (generated) defines HH_VERSION_MAJOR, _MINOR, _PATCH,
+ * the string HH_VERSION and HH_VERSION_NUM (0xMMmmpp): the version this
+ * program was compiled against. hh_version() says which library it runs
+ * with.
+ *
+ * ABI and SONAME policy. The shared library is libhiredhand.so.MAJOR
+ * (SOVERSION = HH_VERSION_MAJOR). Within one major version a program built
+ * against an older header runs with any newer library: functions are only
+ * added, never removed or changed, and the option and stats structs only
+ * grow at their end, by the struct_size rule below. The major version (and
+ * with it the SONAME) goes up whenever that promise breaks: a function
+ * removed or its signature or meaning changed, an enum value renumbered, a
+ * struct field removed, moved or retyped. While the major version is 0,
+ * the API is still settling: a minor release may break it, and says so in
+ * CHANGELOG.md. Minor releases add API; patch releases only fix. */
+
+/* The library's "MAJOR.MINOR.PATCH" at run time (HH_VERSION is the
+ * header's at compile time). Static; thread-safe. */
+HH_EXPORT const char *hh_version(void);
 
 /* ---------------------------------------------------------------- errors */
 
