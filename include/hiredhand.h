@@ -56,7 +56,23 @@ extern "C" {
  * removed or its signature or meaning changed, an enum value renumbered, a
  * struct field removed, moved or retyped. While the major version is 0,
  * the API is still settling: a minor release may break it, and says so in
- * CHANGELOG.md. Minor releases add API; patch releases only fix. */
+ * CHANGELOG.md. Minor releases add API; patch releases only fix.
+ *
+ * Structs that can grow (hh_redis_options, hh_push_options,
+ * hh_manager_options, hh_manager_stats). Each starts with
+ *     size_t struct_size;
+ * which the caller sets to sizeof the struct it was compiled with: the
+ * *_options_init functions do it (for hh_manager_stats, set it yourself:
+ * `hh_manager_stats st = {.struct_size = sizeof st};`). New fields are only ever appended
+ * at the end. The library reads (or, for stats, writes) only the first
+ * struct_size bytes; a field beyond them takes its default, so a program
+ * built against an older header keeps working with a newer library.
+ * struct_size 0 (a zeroed struct) means the first layout with this rule,
+ * that of version 0.1. hh_redis_options embedded in hh_manager_options is
+ * read by its own struct_size, so it can grow too. Arrays the library
+ * fills are the caller's, with their length (hh_manager_stats.queues);
+ * elements of such arrays (hh_queue_stats) never grow: new per-item
+ * figures would come with a new function. */
 
 /* The library's "MAJOR.MINOR.PATCH" at run time (HH_VERSION is the
  * header's at compile time). Static; thread-safe. */
@@ -94,6 +110,7 @@ typedef enum hh_timestamps {
 /* Where Redis is and how keys are named; embedded in the client and the
  * manager options. Zero-initialise, or call hh_redis_options_init(). */
 typedef struct hh_redis_options {
+    size_t struct_size; /* sizeof(hh_redis_options); see "Structs that can grow" */
     /* "redis://[user:password@]host:port/db" or
      * "unix://[user:password@]/path?db=N" (user info percent-decoded; see
      * the README's Redis URLs).
@@ -114,7 +131,8 @@ typedef struct hh_redis_options {
     const char *password;
 } hh_redis_options;
 
-/* Fills *o with the defaults documented above. Thread-safe. */
+/* Fills *o with the defaults documented above and sets struct_size.
+ * Thread-safe. */
 HH_EXPORT void hh_redis_options_init(hh_redis_options *o);
 
 /* Checks a Redis URL without connecting. Returns HH_OK or HH_ERR_INVALID and,
@@ -167,6 +185,7 @@ typedef enum hh_retry_policy {
 } hh_retry_policy;
 
 typedef struct hh_push_options {
+    size_t struct_size;    /* sizeof(hh_push_options): see "Structs that can grow" */
     const char *queue;     /* NULL: "default" */
     hh_retry_policy retry; /* default HH_RETRY_DEFAULT */
     int retry_max;         /* with HH_RETRY_COUNT: N >= 0 */
@@ -176,7 +195,8 @@ typedef struct hh_push_options {
                              * into the payload (tags, backtrace, custom...) */
 } hh_push_options;
 
-/* Fills *o with queue "default", retry true, at 0, no extra keys. */
+/* Fills *o with queue "default", retry true, at 0, no extra keys, and sets
+ * struct_size. */
 HH_EXPORT void hh_push_options_init(hh_push_options *o);
 
 /* Length of a jid including its NUL: 24 lowercase hex characters + 1. */
@@ -357,7 +377,9 @@ typedef enum hh_lease_lost_policy {
 } hh_lease_lost_policy;
 
 typedef struct hh_manager_options {
-    hh_redis_options redis;
+    size_t struct_size;        /* sizeof(hh_manager_options): see "Structs
+                                * that can grow" */
+    hh_redis_options redis;    /* read by its own struct_size */
     const hh_queue_weight *queues; /* NULL/0: the single queue "default" */
     size_t nqueues;
     int concurrency;           /* worker threads; default 10 */
@@ -397,7 +419,8 @@ typedef struct hh_manager_options {
                                 * tells only the status and heartbeat age. */
 } hh_manager_options;
 
-/* Fills *o with the defaults documented above. Thread-safe. */
+/* Fills *o (and o->redis) with the defaults documented above and sets
+ * struct_size. Thread-safe. */
 HH_EXPORT void hh_manager_options_init(hh_manager_options *o);
 
 /* Creates a manager (no threads, no connection yet). Returns NULL with *err
@@ -484,13 +507,23 @@ HH_EXPORT const char *hh_manager_identity(const hh_manager *m);
 /* A worker takes at most this many queues (hh_manager_new refuses more,
  * with a log line); there is no smaller cap. */
 #define HH_QUEUES_LIMIT 10000
-/* The stats snapshot lists the first HH_MAX_QUEUES queues (configuration
- * order) and counts them all in nqueues: a fixed size keeps the struct's
- * ABI. It does not limit the worker. */
-#define HH_MAX_QUEUES 64
+/* One queue in a stats snapshot (an array element: never grows). */
+typedef struct hh_queue_stats {
+    const char *name;  /* without "queue:"; valid for the manager's life */
+    uint64_t fetched;  /* jobs this process took from the queue */
+    int64_t size;      /* LLEN at the last heartbeat; -1 before, and always
+                        * -1 unless http_bind or a heartbeat hook is set
+                        * (nobody reads them otherwise), and for queues past
+                        * the first 64 (reading thousands of queues every
+                        * beat would cost thousands of commands) */
+    double latency;    /* seconds since the oldest job's enqueued_at, read
+                        * at the last heartbeat (as size) */
+} hh_queue_stats;
 
-/* A snapshot of the manager's state; no Redis round trip. */
+/* A snapshot of the manager's state; no Redis round trip. Set struct_size
+ * (and queues, queues_cap) before hh_manager_get_stats(). */
 typedef struct hh_manager_stats {
+    size_t struct_size;       /* sizeof(hh_manager_stats), set by the caller */
     char identity[256];
     double started_at;        /* epoch seconds */
     int concurrency;
@@ -500,17 +533,11 @@ typedef struct hh_manager_stats {
     uint64_t processed;       /* jobs finished since start, failed included */
     uint64_t failed;
     uint64_t recovered;       /* orphaned jobs this process pushed back */
-    size_t nqueues;           /* every queue; queues[] holds the first
-                               * HH_MAX_QUEUES of them */
-    struct {
-        char name[128];
-        uint64_t fetched;  /* jobs this process took from the queue */
-        int64_t size;      /* LLEN at the last heartbeat; -1 before, and
-                            * always -1 unless http_bind or a heartbeat
-                            * hook is set (nobody reads them otherwise) */
-        double latency;    /* seconds since the oldest job's enqueued_at,
-                            * read at the last heartbeat */
-    } queues[HH_MAX_QUEUES];
+    size_t nqueues;           /* how many queues the worker has */
+    hh_queue_stats *queues;   /* the caller's array (or NULL): the first
+                               * min(nqueues, queues_cap) entries are
+                               * filled, in configuration order */
+    size_t queues_cap;        /* entries in queues */
     double heartbeat_last_pushed_at; /* epoch s of the last beat Redis
                                       * acknowledged (EXEC ok); 0 before */
     char heartbeat_last_error[256];  /* "" when the last beat succeeded */
@@ -523,12 +550,15 @@ typedef struct hh_manager_stats {
                                * pushed back to their queues */
 } hh_manager_stats;
 
-/* Copies a consistent snapshot into *out. Thread-safe, lock-brief, no I/O.
- * Errors: HH_ERR_INVALID (NULL argument). */
+/* Copies a consistent snapshot into *out (its first out->struct_size
+ * bytes; the queues into out->queues, up to out->queues_cap). Thread-safe,
+ * lock-brief, no I/O, no allocation. Errors: HH_ERR_INVALID (NULL
+ * argument). */
 HH_EXPORT int hh_manager_get_stats(hh_manager *m, hh_manager_stats *out);
 
 /* Called on the heartbeat thread after every heartbeat attempt: ok is 1 when
- * Redis acknowledged the beat, stats is the snapshot after it. Must not
+ * Redis acknowledged the beat, stats is the snapshot after it (its queues
+ * array holds the first 64 queues, valid during the call). Must not
  * block for long (it delays the next beat). Set before start. */
 typedef void (*hh_heartbeat_hook_fn)(int ok, const hh_manager_stats *stats,
                                      void *udata);

@@ -6,6 +6,7 @@
  * expired members, as ProcessSet.new does). Keys read: stat:processed,
  * stat:failed, retry, processes, <id>, queue:<q>. */
 #include "client.h"
+#include "abi.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -64,6 +65,7 @@ const char *hh_strerror(int err) {
 
 void hh_redis_options_init(hh_redis_options *o) {
     memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
     o->connect_timeout = 5;
     o->command_timeout = 5;
     o->timestamps = HH_TS_FLOAT;
@@ -79,14 +81,15 @@ int hh_redis_url_check(const char *url, char *errbuf, size_t errlen) {
     return HH_OK;
 }
 
-void hh_push_options_init(hh_push_options *o) { memset(o, 0, sizeof(*o)); }
+void hh_push_options_init(hh_push_options *o) {
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+}
 
-hh_client *hh_client_new(const hh_redis_options *opts, int *err) {
-    hh_redis_options def;
-    if (!opts) {
-        hh_redis_options_init(&def);
-        opts = &def;
-    }
+hh_client *hh_client_new(const hh_redis_options *caller_opts, int *err) {
+    hh_redis_options copy; /* the caller's struct_size bytes on the defaults */
+    hh_redis_options_read(&copy, caller_opts);
+    const hh_redis_options *opts = &copy;
     int e = HH_OK;
     hh_client *c = calloc(1, sizeof(*c));
     if (!c) {
@@ -428,8 +431,11 @@ int hh_client_push(hh_client *c, const char *klass, const char *args_json,
 }
 
 int hh_client_push_bulk(hh_client *c, const char *klass, const char *const *args_json, size_t n,
-                        const hh_push_options *opts, char (*jids_out)[HH_JID_SIZE]) {
+                        const hh_push_options *caller_opts, char (*jids_out)[HH_JID_SIZE]) {
     if (!c || n == 0) return HH_ERR_INVALID;
+    hh_push_options copy; /* the caller's struct_size bytes on the defaults */
+    hh_push_options_read(&copy, caller_opts);
+    const hh_push_options *opts = &copy;
     int fast = bulk_fast(c, klass, args_json, n, opts, jids_out, effective_at(opts));
     if (fast != 1) return fast;
     json_t **jobs = calloc(n, sizeof(json_t *));

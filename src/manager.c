@@ -20,6 +20,7 @@
 #include "http.h"
 #include "lease.h"
 #include "pickup.h"
+#include "abi.h"
 
 /* The Redis work after the grace period (push back, acks, leaving the Busy
  * page) gets one command timeout, at most this long: with -t 25 a stop ends
@@ -28,6 +29,7 @@
 
 void hh_manager_options_init(hh_manager_options *o) {
     memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
     hh_redis_options_init(&o->redis);
     o->concurrency = 10;
     o->shutdown_timeout = 25;
@@ -113,12 +115,10 @@ void hh_manager_free(hh_manager *m) {
     free(m);
 }
 
-hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
-    hh_manager_options def;
-    if (!opts) {
-        hh_manager_options_init(&def);
-        opts = &def;
-    }
+hh_manager *hh_manager_new(const hh_manager_options *caller_opts, int *err) {
+    hh_manager_options copy; /* the caller's struct_size bytes on the defaults */
+    hh_manager_options_read(&copy, caller_opts);
+    const hh_manager_options *opts = &copy;
     int e = HH_ERR_INVALID;
     hh_manager *m = calloc(1, sizeof(*m));
     if (!m) {
@@ -660,7 +660,12 @@ int hh_manager_wait(hh_manager *m, double timeout) {
 }
 
 void hh_manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
+    hh_queue_stats *qs = out->queues;
+    size_t cap = qs ? out->queues_cap : 0;
     memset(out, 0, sizeof(*out));
+    out->struct_size = sizeof(*out);
+    out->queues = qs;
+    out->queues_cap = cap;
     hh_strlcpy(out->identity, m->identity, sizeof(out->identity));
     out->started_at = m->started_at;
     out->concurrency = m->opts.concurrency;
@@ -673,9 +678,9 @@ void hh_manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
     out->lease_lost = atomic_load(&m->lease_lost);
     out->reconciled = atomic_load(&m->reconciled);
     out->nqueues = m->nqueues;
-    size_t shown = m->nqueues < HH_MAX_QUEUES ? m->nqueues : HH_MAX_QUEUES; /* see hiredhand.h */
+    size_t shown = m->nqueues < cap ? m->nqueues : cap;
     for (size_t i = 0; i < shown; i++) {
-        hh_strlcpy(out->queues[i].name, m->queues[i], sizeof(out->queues[i].name));
+        out->queues[i].name = m->queues[i];
         out->queues[i].fetched = atomic_load(&m->fetched[i]);
     }
     pthread_mutex_lock(&m->lock);
@@ -691,6 +696,11 @@ void hh_manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
 
 int hh_manager_get_stats(hh_manager *m, hh_manager_stats *out) {
     if (!m || !out) return HH_ERR_INVALID;
-    hh_manager_fill_stats(m, out);
+    hh_manager_stats full; /* this library's layout; the caller's may be shorter */
+    memset(&full, 0, sizeof(full));
+    full.queues = out->queues; /* both in the first layout: always the caller's */
+    full.queues_cap = out->queues_cap;
+    hh_manager_fill_stats(m, &full);
+    hh_manager_stats_write(out, &full);
     return HH_OK;
 }
