@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -198,16 +199,15 @@ int cli_work(int argc, char **argv) {
             long w = 0;
             if (comma) {
                 *comma = '\0';
-                if (cli_parse_int(comma + 1, 0, 1000000, &w) != 0)
+                if (cli_parse_int(comma + 1, INT_MIN, INT_MAX, &w) != 0)
                     return cli_usage_error("bad queue weight in '%s'", optarg);
             }
-            if (cli_check_name(HH_NAME_QUEUE, name)) return CLI_EXIT_USAGE;
             queues[nq].name = name;
             queues[nq++].weight = (int)w;
             break;
         }
         case 'c':
-            if (cli_parse_int(optarg, 1, 1000, &l)) return cli_usage_error("bad --concurrency '%s' (1..1000)", optarg);
+            if (cli_parse_int(optarg, INT_MIN, INT_MAX, &l)) return cli_usage_error("bad --concurrency '%s' (a number of threads)", optarg);
             o.concurrency = (int)l;
             break;
         case 't':
@@ -216,12 +216,10 @@ int cli_work(int argc, char **argv) {
         case 'v': o.log_level = HH_LOG_DEBUG; break;
         case 'l': logpath = optarg; break;
         case OPT_TAG:
-            if (cli_check_name(HH_NAME_TAG, optarg)) return CLI_EXIT_USAGE;
             o.tag = optarg;
             break;
         case OPT_LABEL:
             if (nlabels == MAX_ITEMS) return cli_usage_error("too many --label");
-            if (cli_check_name(HH_NAME_LABEL, optarg)) return CLI_EXIT_USAGE;
             labels[nlabels++] = optarg;
             break;
         case OPT_EXEC:
@@ -242,11 +240,9 @@ int cli_work(int argc, char **argv) {
             requires[nreq++] = optarg;
             break;
         case OPT_NS:
-            if (*optarg && cli_check_name(HH_NAME_NAMESPACE, optarg)) return CLI_EXIT_USAGE;
             o.redis.ns = optarg;
             break;
         case OPT_IDENTITY:
-            if (cli_check_name(HH_NAME_IDENTITY, optarg)) return CLI_EXIT_USAGE;
             o.identity = optarg;
             break;
         case OPT_FETCH:
@@ -261,7 +257,7 @@ int cli_work(int argc, char **argv) {
             break;
         case OPT_VERSION: o.version = optarg; break;
         case OPT_HB:
-            if (cli_parse_seconds(optarg, &d) || d < 0.1 || d > 30) return cli_usage_error("bad --heartbeat-interval '%s' (0.1..30)", optarg);
+            if (cli_parse_seconds(optarg, &d)) return cli_usage_error("bad --heartbeat-interval '%s' (seconds)", optarg);
             o.heartbeat_interval = d;
             break;
         case OPT_POLL:
@@ -273,15 +269,15 @@ int cli_work(int argc, char **argv) {
             o.recovery_interval = d;
             break;
         case OPT_MAXREC:
-            if (cli_parse_int(optarg, 0, 1000000, &l)) return cli_usage_error("bad --max-recoveries '%s'", optarg);
+            if (cli_parse_int(optarg, 0, INT_MAX, &l)) return cli_usage_error("bad --max-recoveries '%s'", optarg);
             o.max_recoveries = (int)l;
             break;
         case OPT_MAXRETRY:
-            if (cli_parse_int(optarg, 0, 1000000, &l)) return cli_usage_error("bad --max-retries '%s'", optarg);
+            if (cli_parse_int(optarg, 0, INT_MAX, &l)) return cli_usage_error("bad --max-retries '%s'", optarg);
             o.max_retries = (int)l;
             break;
         case OPT_DEADMAX:
-            if (cli_parse_int(optarg, 1, 100000000, &l)) return cli_usage_error("bad --dead-max-jobs '%s'", optarg);
+            if (cli_parse_int(optarg, 1, LONG_MAX, &l)) return cli_usage_error("bad --dead-max-jobs '%s'", optarg);
             o.dead_max_jobs = l;
             break;
         case OPT_DEADTIMEOUT:
@@ -316,15 +312,16 @@ int cli_work(int argc, char **argv) {
         o.http_token = http_token;
     }
     unsetenv("HIREDHAND_HTTP_TOKEN");
-    char err[256];
-    if (hh_redis_url_check(o.redis.url, err, sizeof(err)) != HH_OK) return cli_usage_error("%s", err);
+    o.queues = queues;
+    o.nqueues = nq;
+    o.labels = nlabels ? labels : NULL;
+    /* The library's one check of every limit and name: its reason, printed */
+    char err[512];
+    if (hh_manager_options_check(&o, err, sizeof(err)) != HH_OK) return cli_usage_error("%s", err);
     cli_init_split(); /* as PID 1: returns in the worker, a child of a minimal init */
     /* close-on-exec: --exec handlers must not hold the log open (logrotate) */
     if (logpath && !(log_file = fopen(logpath, "ae"))) return cli_usage_error("cannot open log file %s", logpath);
     log_path = logpath;
-    o.queues = queues;
-    o.nqueues = nq;
-    o.labels = nlabels ? labels : NULL;
 
     cli_exec *handlers[MAX_ITEMS];
     for (size_t i = 0; i < nexec; i++) {
@@ -337,11 +334,11 @@ int cli_work(int argc, char **argv) {
     hh_manager *m = hh_manager_new(&o, &e);
     if (!m) {
         for (size_t i = 0; i < nexec; i++) cli_exec_free(handlers[i]);
-        return cli_usage_error("cannot create the worker: %s", hh_strerror(e));
+        return cli_usage_error("cannot create the worker: %s", hh_last_error());
     }
     for (size_t i = 0; i < nexec && rc == 0; i++) {
         e = hh_manager_register(m, cli_exec_class(handlers[i]), cli_exec_handler, handlers[i]);
-        if (e != HH_OK) rc = cli_usage_error("--exec %s: %s", cli_exec_class(handlers[i]), hh_strerror(e));
+        if (e != HH_OK) rc = cli_usage_error("--exec %s: %s", cli_exec_class(handlers[i]), hh_last_error());
     }
     for (size_t i = 0; i < nreq && rc == 0; i++) {
         void *so = dlopen(requires[i], RTLD_NOW | RTLD_LOCAL);

@@ -98,6 +98,24 @@ typedef enum hh_err {
  * Thread-safe. */
 HH_EXPORT const char *hh_strerror(int err);
 
+/* ------------------------------------------------------ errors that say why
+ *
+ * Every public call that fails (returns an hh_err, or NULL with *err set)
+ * first records a reason for people: what was wrong and where, as
+ * "concurrency 5000: want 1 to 1000 threads", "args_json: '[1,' is not
+ * JSON: unexpected end of input near line 1, column 3", "http: cannot
+ * listen on 127.0.0.1:8080: Address already in use". The reason is kept
+ * per thread, as errno and dlerror() are: read it right after the failing
+ * call, on the same thread. A call that succeeds leaves it as it was.
+ * hh_client_last_error() keeps what Redis said to one client; the library
+ * never writes to stderr or stdout itself: what it logs goes to the log
+ * callback (hh_manager_options.log; a NULL log there means stderr). */
+
+/* The reason the last failing hiredhand call on this thread failed. Never
+ * NULL; "" before any failure. Valid until this thread's next failing
+ * call. Thread-safe. */
+HH_EXPORT const char *hh_last_error(void);
+
 /* ------------------------------------------------------- shared settings */
 
 /* Which Sidekiq generation the payload timestamps written are meant for.
@@ -205,8 +223,11 @@ HH_EXPORT void hh_push_options_init(hh_push_options *o);
 /* Connects to Redis and returns a client, or NULL with *err set
  * (HH_ERR_INVALID for a bad URL or a namespace hh_name_check() refuses,
  * HH_ERR_REDIS when Redis cannot be reached,
- * HH_ERR_REFUSED when it refused the password, user or db, HH_ERR_NOMEM). opts may be NULL for the defaults. Free with
- * hh_client_free(). A client reconnects by itself after a lost connection.
+ * HH_ERR_REFUSED when it refused the password, user or db, HH_ERR_NOMEM;
+ * hh_last_error() says where and why). It tries to connect once and
+ * writes nothing to stderr: retrying is the caller's choice. opts may be
+ * NULL for the defaults. Free with hh_client_free(). A client reconnects
+ * by itself after a lost connection.
  * Not thread-safe: use one client per thread. */
 HH_EXPORT hh_client *hh_client_new(const hh_redis_options *opts, int *err);
 
@@ -423,11 +444,21 @@ typedef struct hh_manager_options {
  * struct_size. Thread-safe. */
 HH_EXPORT void hh_manager_options_init(hh_manager_options *o);
 
+/* Checks options without creating anything, as hh_manager_new() does
+ * first: concurrency 1 to 1000, heartbeat_interval 0.1 to 30 s,
+ * shutdown_timeout >= 0, at most HH_QUEUES_LIMIT queues with weights 0 to
+ * 1000000, max_retries and max_recoveries at most 1000000, dead_max_jobs
+ * at most 100000000, the enums in range, the Redis URL, and the identity,
+ * namespace, queue names, tag and labels as hh_name_check() says. Returns
+ * HH_OK, or HH_ERR_INVALID with the reason in errbuf (may be NULL) and in
+ * hh_last_error(). The CLI prints this reason: one set of limits.
+ * Thread-safe. */
+HH_EXPORT int hh_manager_options_check(const hh_manager_options *o, char *errbuf, size_t errlen);
+
 /* Creates a manager (no threads, no connection yet). Returns NULL with *err
- * set: HH_ERR_INVALID (bad option: concurrency < 1, a bad URL, an identity,
- * namespace, queue name, tag or label hh_name_check() refuses; the reason
- * is logged through opts->log at HH_LOG_ERROR), HH_ERR_NOMEM. Free with
- * hh_manager_free(). */
+ * set: HH_ERR_INVALID (options hh_manager_options_check() refuses; the
+ * reason is in hh_last_error() and logged through opts->log at
+ * HH_LOG_ERROR), HH_ERR_NOMEM. Free with hh_manager_free(). */
 HH_EXPORT hh_manager *hh_manager_new(const hh_manager_options *opts, int *err);
 
 /* Stops (if running, waiting for the stop to finish) and frees. NULL is a

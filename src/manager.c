@@ -21,6 +21,7 @@
 #include "lease.h"
 #include "pickup.h"
 #include "abi.h"
+#include "error.h"
 
 /* The Redis work after the grace period (push back, acks, leaving the Busy
  * page) gets one command timeout, at most this long: with -t 25 a stop ends
@@ -122,7 +123,7 @@ hh_manager *hh_manager_new(const hh_manager_options *caller_opts, int *err) {
     int e = HH_ERR_INVALID;
     hh_manager *m = calloc(1, sizeof(*m));
     if (!m) {
-        if (err) *err = HH_ERR_NOMEM;
+        if (err) *err = hh_fail(HH_ERR_NOMEM, "out of memory creating the manager");
         return NULL;
     }
     pthread_mutex_init(&m->lock, NULL);
@@ -132,20 +133,15 @@ hh_manager *hh_manager_new(const hh_manager_options *caller_opts, int *err) {
     m->log.fn = opts->log;
     m->log.udata = opts->log_udata;
     m->log.level = opts->log_level;
-    char msg[256];
-    if (opts->nqueues > HH_QUEUES_LIMIT) {
-        hh_log(&m->log, HH_LOG_ERROR, "%zu queues: at most %d queues per worker", opts->nqueues, HH_QUEUES_LIMIT);
-        goto fail;
-    }
-    if (opts->concurrency < 1 || opts->concurrency > 1000 ||
-        opts->shutdown_timeout < 0 || opts->heartbeat_interval <= 0 || opts->heartbeat_interval > 30 ||
-        (opts->lease_lost != HH_LEASE_LOST_STOP && opts->lease_lost != HH_LEASE_LOST_FINISH))
-        goto fail;
-    if (hh_redis_config_parse(&m->cfg, &opts->redis, msg, sizeof(msg)) != 0) {
+    char msg[512];
+    if (hh_manager_options_check(opts, msg, sizeof(msg)) != HH_OK) { /* the reason is in hh_last_error() */
         hh_log(&m->log, HH_LOG_ERROR, "%s", msg);
         goto fail;
     }
-    if (opts->redis.ns && *opts->redis.ns && bad_name(m, HH_NAME_NAMESPACE, opts->redis.ns)) goto fail;
+    if (hh_redis_config_parse(&m->cfg, &opts->redis, msg, sizeof(msg)) != 0) {
+        hh_fail(HH_ERR_INVALID, "%s", msg);
+        goto fail;
+    }
     hh_keys_init(&m->keys, opts->redis.ns);
     /* defaults for fields an embedder left zero */
     if (m->opts.max_retries < 0) m->opts.max_retries = 25;
@@ -168,7 +164,6 @@ hh_manager *hh_manager_new(const hh_manager_options *caller_opts, int *err) {
     }
     for (size_t i = 0; i < opts->nqueues; i++) {
         const hh_queue_weight *q = &opts->queues[i];
-        if (bad_name(m, HH_NAME_QUEUE, q->name) || q->weight < 0) goto fail;
         size_t j = 0;
         while (j < m->nqueues && strcmp(m->queues[j], q->name)) j++;
         if (j < m->nqueues) { /* repeated "-q a -q a": Sidekiq adds the weights */
@@ -184,9 +179,7 @@ hh_manager *hh_manager_new(const hh_manager_options *caller_opts, int *err) {
             if (m->weights[i] == 0)
                 hh_log(&m->log, HH_LOG_WARN, "queue %s has no weight while others do: it gets weight 1, as in Sidekiq", m->queues[i]);
     size_t nl = 0;
-    while (opts->labels && opts->labels[nl])
-        if (bad_name(m, HH_NAME_LABEL, opts->labels[nl++])) goto fail;
-    if (opts->tag && bad_name(m, HH_NAME_TAG, opts->tag)) goto fail;
+    while (opts->labels && opts->labels[nl]) nl++;
     m->labels = calloc(nl + 1, sizeof(char *));
     for (size_t i = 0; m->labels && i < nl; i++) m->labels[i] = strdup(opts->labels[i]);
     m->tag = strdup(opts->tag ? opts->tag : "");
@@ -197,15 +190,18 @@ hh_manager *hh_manager_new(const hh_manager_options *caller_opts, int *err) {
     if (dyno && *dyno) hh_strlcpy(m->hostname, dyno, sizeof(m->hostname));
     else if (gethostname(m->hostname, sizeof(m->hostname) - 1) != 0) hh_strlcpy(m->hostname, "localhost", sizeof(m->hostname));
     if (opts->identity && *opts->identity) {
-        if (bad_name(m, HH_NAME_IDENTITY, opts->identity)) goto fail;
         hh_strlcpy(m->identity, opts->identity, sizeof(m->identity));
         m->fixed_identity = 1;
     } else {
         char nonce[13];
-        if (hh_random_hex(nonce, 6) != 0) goto fail;
+        if (hh_random_hex(nonce, 6) != 0) {
+            hh_fail(HH_ERR_INVALID, "no random bytes for the identity (getrandom failed)");
+            goto fail;
+        }
         snprintf(m->identity, sizeof(m->identity), "%s:%d:%s", m->hostname, (int)getpid(), nonce);
         if (bad_name(m, HH_NAME_IDENTITY, m->identity)) { /* a host named "queue", say */
-            hh_log(&m->log, HH_LOG_ERROR, "the identity made from the host name is refused: give one with --identity");
+            hh_fail(HH_ERR_INVALID, "the identity %s made from the host name is refused: give one (--identity)", m->identity);
+            hh_log(&m->log, HH_LOG_ERROR, "%s", hh_last_error());
             goto fail;
         }
     }
@@ -218,10 +214,6 @@ hh_manager *hh_manager_new(const hh_manager_options *caller_opts, int *err) {
     m->opts.redis.ns = NULL;
     m->opts.redis.password = NULL; /* the copy in m->cfg is what is used */
     if (opts->http_bind && !(m->opts.http_bind = strdup(opts->http_bind))) goto nomem;
-    if (opts->http_token && !hh_http_token_valid(opts->http_token)) {
-        hh_log(&m->log, HH_LOG_ERROR, "bad http_token: want 1-4096 visible ASCII characters, no space");
-        goto fail;
-    }
     if (opts->http_token && !(m->opts.http_token = strdup(opts->http_token))) goto nomem;
 
     m->queue_keys = calloc(m->nqueues, sizeof(sds));
@@ -266,7 +258,7 @@ hh_manager *hh_manager_new(const hh_manager_options *caller_opts, int *err) {
     if (err) *err = HH_OK;
     return m;
 nomem:
-    e = HH_ERR_NOMEM;
+    e = hh_fail(HH_ERR_NOMEM, "out of memory creating the manager");
 fail:
     if (err) *err = e;
     hh_manager_free(m);
@@ -278,13 +270,14 @@ const char *hh_manager_identity(const hh_manager *m) { return m->identity; }
 int hh_manager_detached(const hh_manager *m) { return m ? atomic_load(&m->detached) : 0; }
 
 int hh_manager_register(hh_manager *m, const char *klass, hh_handler_fn fn, void *udata) {
-    if (!m || !klass || !*klass || !fn) return HH_ERR_INVALID;
-    if (atomic_load(&m->started)) return HH_ERR_STATE;
-    if (hh_manager_has_handler(m, klass)) return HH_ERR_EXISTS;
+    if (!m || !klass || !*klass || !fn)
+        return hh_fail(HH_ERR_INVALID, "register: %s is missing", !m ? "the manager" : !fn ? "the handler" : "the class name");
+    if (atomic_load(&m->started)) return hh_fail(HH_ERR_STATE, "register %s: the manager has started", klass);
+    if (hh_manager_has_handler(m, klass)) return hh_fail(HH_ERR_EXISTS, "register %s: that class has a handler already", klass);
     hh_handler *h = realloc(m->handlers, (m->nhandlers + 1) * sizeof(*h));
-    if (!h) return HH_ERR_NOMEM;
+    if (!h) return hh_fail(HH_ERR_NOMEM, "register %s: out of memory", klass);
     m->handlers = h;
-    if (!(h[m->nhandlers].klass = strdup(klass))) return HH_ERR_NOMEM;
+    if (!(h[m->nhandlers].klass = strdup(klass))) return hh_fail(HH_ERR_NOMEM, "register %s: out of memory", klass);
     h[m->nhandlers].fn = fn;
     h[m->nhandlers].udata = udata;
     m->nhandlers++;
@@ -292,8 +285,8 @@ int hh_manager_register(hh_manager *m, const char *klass, hh_handler_fn fn, void
 }
 
 int hh_manager_register_default(hh_manager *m, hh_handler_fn fn, void *udata) {
-    if (!m || !fn) return HH_ERR_INVALID;
-    if (atomic_load(&m->started)) return HH_ERR_STATE;
+    if (!m || !fn) return hh_fail(HH_ERR_INVALID, "register_default: %s is missing", !m ? "the manager" : "the handler");
+    if (atomic_load(&m->started)) return hh_fail(HH_ERR_STATE, "register_default: the manager has started");
     m->default_handler.fn = fn;
     m->default_handler.udata = udata;
     return HH_OK;
@@ -306,10 +299,10 @@ int hh_manager_has_handler(const hh_manager *m, const char *klass) {
 }
 
 int hh_manager_use(hh_manager *m, hh_middleware_fn fn, void *udata) {
-    if (!m || !fn) return HH_ERR_INVALID;
-    if (atomic_load(&m->started)) return HH_ERR_STATE;
+    if (!m || !fn) return hh_fail(HH_ERR_INVALID, "use: %s is missing", !m ? "the manager" : "the middleware");
+    if (atomic_load(&m->started)) return hh_fail(HH_ERR_STATE, "use: the manager has started");
     hh_middleware *mw = realloc(m->middleware, (m->nmiddleware + 1) * sizeof(*mw));
-    if (!mw) return HH_ERR_NOMEM;
+    if (!mw) return hh_fail(HH_ERR_NOMEM, "use: out of memory");
     m->middleware = mw;
     mw[m->nmiddleware].fn = fn;
     mw[m->nmiddleware].udata = udata;
@@ -318,8 +311,8 @@ int hh_manager_use(hh_manager *m, hh_middleware_fn fn, void *udata) {
 }
 
 int hh_manager_on_heartbeat(hh_manager *m, hh_heartbeat_hook_fn fn, void *udata) {
-    if (!m) return HH_ERR_INVALID;
-    if (atomic_load(&m->started)) return HH_ERR_STATE;
+    if (!m) return hh_fail(HH_ERR_INVALID, "on_heartbeat: the manager is missing");
+    if (atomic_load(&m->started)) return hh_fail(HH_ERR_STATE, "on_heartbeat: the manager has started");
     m->hook = fn;
     m->hook_udata = udata;
     return HH_OK;
@@ -348,9 +341,10 @@ static void check_redis(hh_manager *m, hh_conn *c) {
 static void *supervisor_main(void *arg);
 
 int hh_manager_start(hh_manager *m) {
-    if (!m) return HH_ERR_INVALID;
+    if (!m) return hh_fail(HH_ERR_INVALID, "start: the manager is missing");
     int expected = 0;
-    if (!atomic_compare_exchange_strong(&m->started, &expected, 1)) return HH_ERR_STATE;
+    if (!atomic_compare_exchange_strong(&m->started, &expected, 1))
+        return hh_fail(HH_ERR_STATE, "start: the manager was started already");
     m->started_at = hh_now();
     if (m->opts.http_bind) {
         char err[256];
@@ -358,7 +352,7 @@ int hh_manager_start(hh_manager *m) {
                                      sizeof(err)))) {
             hh_log(&m->log, HH_LOG_ERROR, "http: %s", err);
             atomic_store(&m->done, 1);
-            return HH_ERR_INVALID;
+            return hh_fail(HH_ERR_INVALID, "http: %s", err);
         }
     }
     hh_conn c;
@@ -369,7 +363,7 @@ int hh_manager_start(hh_manager *m) {
         hh_http_stop(m->http);
         m->http = NULL;
         atomic_store(&m->done, 1);
-        return HH_ERR_REFUSED;
+        return hh_fail(HH_ERR_REFUSED, "redis %s refused the connection settings: %s", m->cfg.display, c.last_error);
     }
     if (c.ctx) {
         check_redis(m, &c);
@@ -381,7 +375,7 @@ int hh_manager_start(hh_manager *m) {
             hh_http_stop(m->http);
             m->http = NULL;
             atomic_store(&m->done, 1);
-            return HH_ERR_EXISTS;
+            return hh_fail(HH_ERR_EXISTS, "identity %s is live in another process (fresh heartbeat)", m->identity);
         }
     }
     hh_conn_close(&c);
@@ -419,7 +413,7 @@ int hh_manager_start(hh_manager *m) {
             atomic_store(&m->beats_off, 1);
             atomic_store(&m->done, 1);
         }
-        return HH_ERR_IO;
+        return hh_fail(HH_ERR_IO, "cannot create the worker threads (pthread_create failed)");
     }
     return HH_OK;
 }
@@ -645,18 +639,23 @@ static void *supervisor_main(void *arg) {
 }
 
 int hh_manager_wait(hh_manager *m, double timeout) {
-    if (!m) return HH_ERR_INVALID;
+    if (!m) return hh_fail(HH_ERR_INVALID, "wait: the manager is missing");
     if (!atomic_load(&m->started)) return HH_OK;
     double until = hh_mono() + timeout;
     while (!atomic_load(&m->done)) {
-        if (timeout >= 0 && hh_mono() >= until) return HH_ERR_STATE;
+        if (timeout >= 0 && hh_mono() >= until) return hh_fail(HH_ERR_STATE, "still running after %g s", timeout);
         hh_sleep(0.02);
     }
     if (m->supervisor_started) {
         pthread_join(m->supervisor_thread, NULL);
         m->supervisor_started = 0;
     }
-    return atomic_load(&m->start_error);
+    int e = atomic_load(&m->start_error);
+    if (e == HH_ERR_EXISTS)
+        hh_fail(e, "identity %s is live in another process (found once Redis answered): stopped", m->identity);
+    else if (e == HH_ERR_REFUSED)
+        hh_fail(e, "redis %s refused the connection settings (password, user or db): stopped", m->cfg.display);
+    return e;
 }
 
 void hh_manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
@@ -695,7 +694,7 @@ void hh_manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
 }
 
 int hh_manager_get_stats(hh_manager *m, hh_manager_stats *out) {
-    if (!m || !out) return HH_ERR_INVALID;
+    if (!m || !out) return hh_fail(HH_ERR_INVALID, "get_stats: %s is missing", !m ? "the manager" : "the output struct");
     hh_manager_stats full; /* this library's layout; the caller's may be shorter */
     memset(&full, 0, sizeof(full));
     full.queues = out->queues; /* both in the first layout: always the caller's */
