@@ -116,50 +116,28 @@ void hh_manager_free(hh_manager *m) {
     free(m);
 }
 
-hh_manager *hh_manager_new(const hh_manager_options *caller_opts, int *err) {
-    hh_manager_options copy; /* the caller's struct_size bytes on the defaults */
-    hh_manager_options_read(&copy, caller_opts);
-    const hh_manager_options *opts = &copy;
-    int e = HH_ERR_INVALID;
-    hh_manager *m = calloc(1, sizeof(*m));
-    if (!m) {
-        if (err) *err = hh_fail(HH_ERR_NOMEM, "out of memory creating the manager");
-        return NULL;
-    }
-    pthread_mutex_init(&m->lock, NULL);
-    m->opts = *opts;
-    m->opts.http_bind = NULL; /* our copies, made below: never free the caller's on an early failure */
-    m->opts.http_token = NULL;
-    m->log.fn = opts->log;
-    m->log.udata = opts->log_udata;
-    m->log.level = opts->log_level;
-    char msg[512];
-    if (hh_manager_options_check(opts, msg, sizeof(msg)) != HH_OK) { /* the reason is in hh_last_error() */
-        hh_log(&m->log, HH_LOG_ERROR, "%s", msg);
-        goto fail;
-    }
-    if (hh_redis_config_parse(&m->cfg, &opts->redis, msg, sizeof(msg)) != 0) {
-        hh_fail(HH_ERR_INVALID, "%s", msg);
-        goto fail;
-    }
-    hh_keys_init(&m->keys, opts->redis.ns);
-    /* defaults for fields an embedder left zero */
+/* Fields an embedder left zero (or negative) take their defaults. */
+static void apply_defaults(hh_manager *m) {
     if (m->opts.max_retries < 0) m->opts.max_retries = 25;
     if (m->opts.dead_max_jobs <= 0) m->opts.dead_max_jobs = 10000;
     if (m->opts.dead_timeout <= 0) m->opts.dead_timeout = 15552000;
     if (m->opts.recovery_interval <= 0) m->opts.recovery_interval = 60;
+    if (m->opts.liveness_max_age <= 0) m->opts.liveness_max_age = 30;
+}
 
+/* The queues, in configuration order, repeated names merged; "default"
+ * when none is given. Their per-queue counters start here too. */
+static int copy_queues(hh_manager *m, const hh_manager_options *opts) {
     size_t nq = opts->nqueues ? opts->nqueues : 1;
     m->queues = calloc(nq, sizeof(char *));
     m->weights = calloc(nq, sizeof(int));
     m->fetched = calloc(nq, sizeof(*m->fetched));
     m->queue_size = calloc(nq, sizeof(*m->queue_size));
     m->queue_latency = calloc(nq, sizeof(*m->queue_latency));
-    if (!m->queues || !m->weights || !m->fetched || !m->queue_size || !m->queue_latency) goto nomem;
+    if (!m->queues || !m->weights || !m->fetched || !m->queue_size || !m->queue_latency) return HH_ERR_NOMEM;
     for (size_t i = 0; i < nq; i++) m->queue_size[i] = -1;
-    if (m->opts.liveness_max_age <= 0) m->opts.liveness_max_age = 30;
     if (!opts->nqueues) {
-        m->queues[0] = strdup("default");
+        if (!(m->queues[0] = strdup("default"))) return HH_ERR_NOMEM;
         m->nqueues = 1;
     }
     for (size_t i = 0; i < opts->nqueues; i++) {
@@ -170,7 +148,7 @@ hh_manager *hh_manager_new(const hh_manager_options *caller_opts, int *err) {
             m->weights[j] += q->weight;
             continue;
         }
-        m->queues[m->nqueues] = strdup(q->name);
+        if (!(m->queues[m->nqueues] = strdup(q->name))) return HH_ERR_NOMEM;
         m->weights[m->nqueues++] = q->weight;
         if (q->weight > 0) m->weighted = 1;
     }
@@ -178,33 +156,48 @@ hh_manager *hh_manager_new(const hh_manager_options *caller_opts, int *err) {
         for (size_t i = 0; i < m->nqueues; i++)
             if (m->weights[i] == 0)
                 hh_log(&m->log, HH_LOG_WARN, "queue %s has no weight while others do: it gets weight 1, as in Sidekiq", m->queues[i]);
+    return HH_OK;
+}
+
+/* Our copies of the caller's strings (labels, tag, version, HTTP). */
+static int copy_strings(hh_manager *m, const hh_manager_options *opts) {
     size_t nl = 0;
     while (opts->labels && opts->labels[nl]) nl++;
     m->labels = calloc(nl + 1, sizeof(char *));
-    for (size_t i = 0; m->labels && i < nl; i++) m->labels[i] = strdup(opts->labels[i]);
+    for (size_t i = 0; m->labels && i < nl; i++)
+        if (!(m->labels[i] = strdup(opts->labels[i]))) return HH_ERR_NOMEM;
     m->tag = strdup(opts->tag ? opts->tag : "");
     m->version = strdup(opts->version ? opts->version : "6.4.1");
-    if (!m->labels || !m->tag || !m->version) goto nomem;
+    if (!m->labels || !m->tag || !m->version) return HH_ERR_NOMEM;
+    if (opts->http_bind && !(m->opts.http_bind = strdup(opts->http_bind))) return HH_ERR_NOMEM;
+    if (opts->http_token && !(m->opts.http_token = strdup(opts->http_token))) return HH_ERR_NOMEM;
+    return HH_OK;
+}
 
+/* The host name ($DYNO first) and the identity: the caller's, fixed, or
+ * "<host>:<pid>:<12 hex>". */
+static int make_identity(hh_manager *m, const hh_manager_options *opts) {
     const char *dyno = getenv("DYNO");
     if (dyno && *dyno) hh_strlcpy(m->hostname, dyno, sizeof(m->hostname));
     else if (gethostname(m->hostname, sizeof(m->hostname) - 1) != 0) hh_strlcpy(m->hostname, "localhost", sizeof(m->hostname));
     if (opts->identity && *opts->identity) {
         hh_strlcpy(m->identity, opts->identity, sizeof(m->identity));
         m->fixed_identity = 1;
-    } else {
-        char nonce[13];
-        if (hh_random_hex(nonce, 6) != 0) {
-            hh_fail(HH_ERR_INVALID, "no random bytes for the identity (getrandom failed)");
-            goto fail;
-        }
-        snprintf(m->identity, sizeof(m->identity), "%s:%d:%s", m->hostname, (int)getpid(), nonce);
-        if (bad_name(m, HH_NAME_IDENTITY, m->identity)) { /* a host named "queue", say */
-            hh_fail(HH_ERR_INVALID, "the identity %s made from the host name is refused: give one (--identity)", m->identity);
-            hh_log(&m->log, HH_LOG_ERROR, "%s", hh_last_error());
-            goto fail;
-        }
+        return HH_OK;
     }
+    char nonce[13];
+    if (hh_random_hex(nonce, 6) != 0) return hh_fail(HH_ERR_INVALID, "no random bytes for the identity (getrandom failed)");
+    snprintf(m->identity, sizeof(m->identity), "%s:%d:%s", m->hostname, (int)getpid(), nonce);
+    if (bad_name(m, HH_NAME_IDENTITY, m->identity)) { /* a host named "queue", say */
+        hh_fail(HH_ERR_INVALID, "the identity %s made from the host name is refused: give one (--identity)", m->identity);
+        hh_log(&m->log, HH_LOG_ERROR, "%s", hh_last_error());
+        return HH_ERR_INVALID;
+    }
+    return HH_OK;
+}
+
+/* m->opts keeps no pointer into the caller's memory: ours or NULL. */
+static void forget_caller_pointers(hh_manager *m) {
     m->opts.identity = m->identity;
     m->opts.tag = m->tag;
     m->opts.version = m->version;
@@ -213,29 +206,41 @@ hh_manager *hh_manager_new(const hh_manager_options *caller_opts, int *err) {
     m->opts.redis.url = NULL;
     m->opts.redis.ns = NULL;
     m->opts.redis.password = NULL; /* the copy in m->cfg is what is used */
-    if (opts->http_bind && !(m->opts.http_bind = strdup(opts->http_bind))) goto nomem;
-    if (opts->http_token && !(m->opts.http_token = strdup(opts->http_token))) goto nomem;
+}
 
+/* queue:<q> and this identity's in-progress list of each queue. */
+static int make_queue_keys(hh_manager *m) {
     m->queue_keys = calloc(m->nqueues, sizeof(sds));
     m->inprog_keys = calloc(m->nqueues, sizeof(sds));
-    if (!m->queue_keys || !m->inprog_keys) goto nomem;
+    if (!m->queue_keys || !m->inprog_keys) return HH_ERR_NOMEM;
     for (size_t i = 0; i < m->nqueues; i++) {
         m->queue_keys[i] = hh_key_queue(&m->keys, m->queues[i]);
         m->inprog_keys[i] = hh_key_inprogress(&m->keys, m->identity, m->queues[i]);
-        if (!m->queue_keys[i] || !m->inprog_keys[i]) goto nomem;
+        if (!m->queue_keys[i] || !m->inprog_keys[i]) return HH_ERR_NOMEM;
     }
+    return HH_OK;
+}
+
+/* The fetchers' shared state: fetched-but-unclaimed jobs, idle waiters
+ * per queue, acks to send. */
+static int alloc_fetch_state(hh_manager *m) {
     pthread_mutex_init(&m->pending_mu, NULL);
-    m->pending_cap = (size_t)opts->concurrency * HH_FETCH_BATCH_MAX;
-    if (!(m->pending = calloc(m->pending_cap, sizeof(*m->pending)))) goto nomem;
+    m->pending_cap = (size_t)m->opts.concurrency * HH_FETCH_BATCH_MAX;
+    if (!(m->pending = calloc(m->pending_cap, sizeof(*m->pending)))) return HH_ERR_NOMEM;
     pthread_mutex_init(&m->idle_mu, NULL);
     pthread_cond_init(&m->idle_cv, NULL);
-    if (!(m->waiters = calloc(m->nqueues, sizeof(int)))) goto nomem;
+    if (!(m->waiters = calloc(m->nqueues, sizeof(int)))) return HH_ERR_NOMEM;
     pthread_mutex_init(&m->acks_mu, NULL);
-    m->acks_cap = (size_t)opts->concurrency * HH_FETCH_BATCH_MAX;
-    if (!(m->acks = calloc(m->acks_cap, sizeof(*m->acks)))) goto nomem;
-    m->procs = calloc((size_t)opts->concurrency, sizeof(hh_processor));
-    if (!m->procs) goto nomem;
-    for (int i = 0; i < opts->concurrency; i++) {
+    m->acks_cap = (size_t)m->opts.concurrency * HH_FETCH_BATCH_MAX;
+    if (!(m->acks = calloc(m->acks_cap, sizeof(*m->acks)))) return HH_ERR_NOMEM;
+    return HH_OK;
+}
+
+/* One processor (worker thread state, not started) per unit of concurrency. */
+static int init_processors(hh_manager *m) {
+    m->procs = calloc((size_t)m->opts.concurrency, sizeof(hh_processor));
+    if (!m->procs) return HH_ERR_NOMEM;
+    for (int i = 0; i < m->opts.concurrency; i++) {
         hh_processor *p = &m->procs[i];
         p->m = m;
         p->index = i;
@@ -252,15 +257,56 @@ hh_manager *hh_manager_new(const hh_manager_options *caller_opts, int *err) {
         hh_conn_init(&p->conn, &m->cfg, &m->log, "fetch", &m->giving_up);
         p->batch = 1;
         p->held = calloc(HH_FETCH_BATCH_MAX, sizeof(*p->held));
-        if (!p->held) goto nomem;
+        if (!p->held) return HH_ERR_NOMEM;
     }
-    if (!(m->lease = hh_lease_new(m))) goto nomem;
-    if (err) *err = HH_OK;
+    return HH_OK;
+}
+
+/* The manager with the caller's options and logger, nothing else yet. */
+static hh_manager *manager_alloc(const hh_manager_options *opts) {
+    hh_manager *m = calloc(1, sizeof(*m));
+    if (!m) return NULL;
+    pthread_mutex_init(&m->lock, NULL);
+    m->opts = *opts;
+    m->opts.http_bind = NULL; /* our copies, made later: never free the caller's on an early failure */
+    m->opts.http_token = NULL;
+    m->log.fn = opts->log;
+    m->log.udata = opts->log_udata;
+    m->log.level = opts->log_level;
     return m;
-nomem:
-    e = hh_fail(HH_ERR_NOMEM, "out of memory creating the manager");
-fail:
+}
+
+hh_manager *hh_manager_new(const hh_manager_options *caller_opts, int *err) {
+    hh_manager_options copy; /* the caller's struct_size bytes on the defaults */
+    hh_manager_options_read(&copy, caller_opts);
+    const hh_manager_options *opts = &copy;
+    hh_manager *m = manager_alloc(opts);
+    if (!m) {
+        if (err) *err = hh_fail(HH_ERR_NOMEM, "out of memory creating the manager");
+        return NULL;
+    }
+    char msg[512];
+    int e = hh_manager_options_check(opts, msg, sizeof(msg)); /* the reason is in hh_last_error() */
+    if (e != HH_OK) hh_log(&m->log, HH_LOG_ERROR, "%s", msg);
+    if (e == HH_OK && hh_redis_config_parse(&m->cfg, &opts->redis, msg, sizeof(msg)) != 0)
+        e = hh_fail(HH_ERR_INVALID, "%s", msg);
+    if (e == HH_OK) {
+        hh_keys_init(&m->keys, opts->redis.ns);
+        apply_defaults(m);
+        e = copy_queues(m, opts);
+    }
+    if (e == HH_OK) e = copy_strings(m, opts);
+    if (e == HH_OK) e = make_identity(m, opts);
+    if (e == HH_OK) {
+        forget_caller_pointers(m);
+        e = make_queue_keys(m);
+    }
+    if (e == HH_OK) e = alloc_fetch_state(m);
+    if (e == HH_OK) e = init_processors(m);
+    if (e == HH_OK && !(m->lease = hh_lease_new(m))) e = HH_ERR_NOMEM;
+    if (e == HH_ERR_NOMEM) hh_fail(e, "out of memory creating the manager");
     if (err) *err = e;
+    if (e == HH_OK) return m;
     hh_manager_free(m);
     return NULL;
 }
