@@ -44,7 +44,7 @@ static int name_ok(hh_name_kind kind, const char *name, char *errbuf, size_t err
 
 static int check_queues(const hh_manager_options *o, char *errbuf, size_t errlen) {
     if (o->nqueues > HH_QUEUES_LIMIT)
-        return why(errbuf, errlen, "%zu queues: at most %d queues per worker", o->nqueues, HH_QUEUES_LIMIT);
+        return why(errbuf, errlen, "too many queues: at most %d per worker (%zu given)", HH_QUEUES_LIMIT, o->nqueues);
     if (o->nqueues && !o->queues) return why(errbuf, errlen, "nqueues is %zu but queues is NULL", o->nqueues);
     for (size_t i = 0; i < o->nqueues; i++) {
         const hh_queue_weight *q = &o->queues[i];

@@ -79,7 +79,7 @@ static void test_manager_new_says_why(void **s) {
     opts_init(&o);
     o.queues = q;
     o.nqueues = HH_QUEUES_LIMIT + 1;
-    expect_refused(&o, "at most 10000 queues");
+    expect_refused(&o, "too many queues: at most 10000");
     opts_init(&o);
     o.redis.url = "redis://127.0.0.1:99999999/0";
     char buf[256];
