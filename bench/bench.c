@@ -328,7 +328,7 @@ static hh_manager *manager_make(const bopts *o, const hh_queue_weight *queues, s
 /* Waits (bounded) for the first acknowledged heartbeat, then `settle` s so
  * every worker thread sits in its blocking fetch. */
 static int manager_wait_ready(hh_manager *m, double settle) {
-    hh_manager_stats st;
+    hh_manager_stats st = {.struct_size = sizeof st}; /* no queues wanted */
     double deadline = mono() + 20;
     for (;;) {
         hh_manager_get_stats(m, &st);
@@ -449,7 +449,7 @@ static int mode_process(const bopts *o) {
     double cpu0 = cpu_seconds(), t0 = mono();
     /* the jobs appear at once to the blocked fetches (RENAME wakes them) */
     if (raw_ok(rc, "RENAME hh_bench:staging queue:default") != 0) return 2;
-    hh_manager_stats st;
+    hh_manager_stats st = {.struct_size = sizeof st}; /* no queues wanted */
     int timed_out = 0;
     for (;;) {
         hh_manager_get_stats(m, &st);
@@ -632,7 +632,7 @@ static int mode_latency(const bopts *o) {
     pthread_t th;
     if (pthread_create(&th, NULL, pusher_main, &p) != 0) return 2;
     double deadline = mono() + (double)o->jobs / o->rate + 30;
-    hh_manager_stats st;
+    hh_manager_stats st = {.struct_size = sizeof st}; /* no queues wanted */
     int timed_out = 0;
     for (;;) {
         hh_manager_get_stats(m, &st);

@@ -1,36 +1,12 @@
-/* cli.h -- the hiredhand command line: shared option handling for the
- * subcommands in main.c (dispatch), work.c, exec_handler.c and inspect.c.
- * The CLI uses only the public API of include/hiredhand.h. */
+/* cli.h -- the hiredhand command line: the subcommands main.c dispatches
+ * to (work.c, inspect.c, init.c) and the --exec handlers (exec_handler.c,
+ * exec_split.c). Their shared helpers are in common.h. The CLI uses only
+ * the public API of include/hiredhand.h. */
 #ifndef HH_CLI_H
 #define HH_CLI_H
 
+#include "common.h"
 #include "hiredhand.h"
-
-#define CLI_EXIT_USAGE 2
-
-/* Prints "hiredhand: <msg>" on stderr and returns CLI_EXIT_USAGE. */
-int cli_usage_error(const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
-
-/* Parses a non-negative number of seconds; returns 0 or -1. */
-int cli_parse_seconds(const char *s, double *out);
-/* Parses an integer in [lo, hi]; returns 0 or -1. */
-int cli_parse_int(const char *s, long lo, long hi, long *out);
-/* 0 when hh_name_check() accepts the name, else prints why and returns
- * CLI_EXIT_USAGE. */
-int cli_check_name(hh_name_kind kind, const char *name);
-
-/* Reads a --redis-password-file: its first line, without the line end.
- * Returns the password (owned here, valid until the next call), or NULL
- * after printing a clear error (file missing or unreadable, first line
- * empty); the password itself is never printed. */
-const char *cli_password_file(const char *path);
-#define CLI_PASSWORD_FILE_HELP \
-    "      --redis-password-file FILE  Redis password from FILE's first line, when the URL has\n" \
-    "                             none (else $REDIS_PASSWORD): kept out of ps and /proc\n"
 
 int cli_work(int argc, char **argv);
 

@@ -25,7 +25,7 @@ static hh_client *connect_or_explain(common *c, int *rc) {
     int e;
     hh_client *cl = hh_client_new(&c->redis, &e);
     if (!cl) {
-        fprintf(stderr, "hiredhand: cannot connect to Redis: %s\n", hh_strerror(e));
+        fprintf(stderr, "hiredhand: %s\n", hh_last_error()); /* the URL (password masked) and why */
         *rc = e == HH_ERR_REFUSED ? CLI_EXIT_USAGE : 1;
     }
     return cl;
@@ -103,8 +103,7 @@ int cli_push(int argc, char **argv) {
     char jid[HH_JID_SIZE];
     int e = hh_client_push(cl, klass, args, &po, jid);
     if (e != HH_OK) {
-        const char *why = hh_client_last_error(cl);
-        fprintf(stderr, "hiredhand: push failed: %s%s%s\n", hh_strerror(e), *why ? ": " : "", why);
+        fprintf(stderr, "hiredhand: %s\n", hh_last_error()); /* what and why, Redis' words included */
         hh_client_free(cl);
         return e == HH_ERR_INVALID ? CLI_EXIT_USAGE : 1;
     }

@@ -1,6 +1,5 @@
-/* main.c -- `hiredhand` entry point: dispatches to the subcommands. */
-#include <errno.h>
-#include <stdarg.h>
+/* main.c -- `hiredhand` entry point: dispatches to the subcommands. It
+ * depends on them; they depend on common.c, never on this file. */
 #include <stdio.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -26,67 +25,6 @@ static const char usage[] =
     "--redis-password-file FILE (used when the URL has no password; else $REDIS_PASSWORD)\n"
     "and --namespace NS.\n";
 
-int cli_usage_error(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("hiredhand: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return CLI_EXIT_USAGE;
-}
-
-/* The last password read: reachable until exit (no leak reports). */
-static char *password_read;
-
-const char *cli_password_file(const char *path) {
-    free(password_read);
-    password_read = NULL;
-    FILE *f = fopen(path, "re");
-    if (!f) {
-        cli_usage_error("cannot open --redis-password-file %s: %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 0;
-    errno = 0;
-    ssize_t n = getline(&password_read, &cap, f);
-    int e = errno, failed = ferror(f);
-    fclose(f);
-    while (n > 0 && (password_read[n - 1] == '\n' || password_read[n - 1] == '\r')) password_read[--n] = '\0';
-    if (n <= 0) {
-        if (failed) cli_usage_error("cannot read --redis-password-file %s: %s", path, strerror(e ? e : EIO));
-        else cli_usage_error("--redis-password-file %s: the first line is empty (want the password)", path);
-        free(password_read);
-        password_read = NULL;
-        return NULL;
-    }
-    return password_read;
-}
-
-int cli_parse_seconds(const char *s, double *out) {
-    char *end;
-    if (!s || !*s) return -1;
-    double v = strtod(s, &end);
-    if (*end || v < 0 || v != v || v > 1e10) return -1;
-    *out = v;
-    return 0;
-}
-
-int cli_check_name(hh_name_kind kind, const char *name) {
-    char why[512];
-    if (hh_name_check(kind, name, why, sizeof(why)) == HH_OK) return 0;
-    return cli_usage_error("%s", why);
-}
-
-int cli_parse_int(const char *s, long lo, long hi, long *out) {
-    char *end;
-    if (!s || !*s) return -1;
-    long v = strtol(s, &end, 10);
-    if (*end || v < lo || v > hi) return -1;
-    *out = v;
-    return 0;
-}
-
 int main(int argc, char **argv) {
 #ifdef __GLIBC__
     /* Job payloads can be tens of MB. glibc raises its mmap threshold to
@@ -110,7 +48,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "stop")) return cli_signal(argc, argv, "TERM");
     if (!strcmp(cmd, "dump")) return cli_signal(argc, argv, "TTIN");
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
-        printf("hiredhand %s\n", HH_VERSION);
+        printf("hiredhand %s\n", hh_version()); /* the library's, at run time */
         return 0;
     }
     fputs(usage, stderr);

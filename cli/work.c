@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -166,193 +167,216 @@ static int read_token_file(const char *path) {
     return 0;
 }
 
-int cli_work(int argc, char **argv) {
+/* What `hiredhand work` was asked: the manager's options and the CLI's own. */
+typedef struct work_args {
     hh_manager_options o;
-    hh_manager_options_init(&o);
-    o.log = log_line;
+    size_t nq;
+    const char *labels[MAX_ITEMS + 1];
+    size_t nlabels;
+    const char *execs[MAX_ITEMS], *requires[MAX_ITEMS];
+    size_t nexec, nreq;
+    double exec_timeout;
+    const char *logpath;
+} work_args;
+
+#define WORK_HELP (-1) /* --help printed: exit 0 */
+
+/* One option into *a: its syntax only (a number, a known word); the
+ * limits are the library's (hh_manager_options_check, in check_args).
+ * Returns 0, WORK_HELP or an exit status. */
+static int parse_option(work_args *a, int ch, const char *arg) {
+    long l;
+    double d;
+    switch (ch) {
+    case 'r': a->o.redis.url = arg; break;
+    case OPT_PWFILE:
+        if (!(a->o.redis.password = cli_password_file(arg))) return CLI_EXIT_USAGE;
+        break;
+    case 'q': {
+        char *name = queue_names[a->nq] = strdup(arg), *comma = name ? strrchr(name, ',') : NULL;
+        if (!name) return cli_usage_error("out of memory");
+        long w = 0;
+        if (comma) {
+            *comma = '\0';
+            if (cli_parse_int(comma + 1, INT_MIN, INT_MAX, &w) != 0)
+                return cli_usage_error("bad queue weight in '%s'", arg);
+        }
+        queues[a->nq].name = name;
+        queues[a->nq++].weight = (int)w;
+        break;
+    }
+    case 'c':
+        if (cli_parse_int(arg, INT_MIN, INT_MAX, &l)) return cli_usage_error("bad --concurrency '%s' (a number of threads)", arg);
+        a->o.concurrency = (int)l;
+        break;
+    case 't':
+        if (cli_parse_seconds(arg, &a->o.shutdown_timeout)) return cli_usage_error("bad --timeout '%s'", arg);
+        break;
+    case 'v': a->o.log_level = HH_LOG_DEBUG; break;
+    case 'l': a->logpath = arg; break;
+    case OPT_TAG:
+        a->o.tag = arg;
+        break;
+    case OPT_LABEL:
+        if (a->nlabels == MAX_ITEMS) return cli_usage_error("too many --label");
+        a->labels[a->nlabels++] = arg;
+        break;
+    case OPT_EXEC:
+        if (a->nexec == MAX_ITEMS) return cli_usage_error("too many --exec");
+        a->execs[a->nexec++] = arg;
+        break;
+    case OPT_EXEC_TIMEOUT:
+        if (cli_parse_seconds(arg, &a->exec_timeout)) return cli_usage_error("bad --exec-timeout '%s'", arg);
+        break;
+    case OPT_EXEC_ENV:
+        if (cli_exec_env_pass(arg)) return cli_usage_error("bad --exec-env '%s' (a variable name)", arg);
+        break;
+    case OPT_EXEC_ENV_DROP:
+        if (cli_exec_env_drop(arg)) return cli_usage_error("bad --exec-env-drop '%s' (a variable name)", arg);
+        break;
+    case OPT_REQUIRE:
+        if (a->nreq == MAX_ITEMS) return cli_usage_error("too many --require");
+        a->requires[a->nreq++] = arg;
+        break;
+    case OPT_NS:
+        a->o.redis.ns = arg;
+        break;
+    case OPT_IDENTITY:
+        a->o.identity = arg;
+        break;
+    case OPT_FETCH:
+        if (!strcmp(arg, "reliable")) a->o.fetch = HH_FETCH_RELIABLE;
+        else if (!strcmp(arg, "basic")) a->o.fetch = HH_FETCH_BASIC;
+        else return cli_usage_error("--fetch is reliable or basic, not '%s'", arg);
+        break;
+    case OPT_TS:
+        if (!strcmp(arg, "float")) a->o.redis.timestamps = HH_TS_FLOAT;
+        else if (!strcmp(arg, "millis")) a->o.redis.timestamps = HH_TS_MILLIS;
+        else return cli_usage_error("--timestamps is float or millis, not '%s'", arg);
+        break;
+    case OPT_VERSION: a->o.version = arg; break;
+    case OPT_HB:
+        if (cli_parse_seconds(arg, &d)) return cli_usage_error("bad --heartbeat-interval '%s' (seconds)", arg);
+        a->o.heartbeat_interval = d;
+        break;
+    case OPT_POLL:
+        if (cli_parse_seconds(arg, &d) || d <= 0) return cli_usage_error("bad --poll-interval '%s'", arg);
+        a->o.poll_interval_average = d;
+        break;
+    case OPT_RECOVERY:
+        if (cli_parse_seconds(arg, &d) || d <= 0) return cli_usage_error("bad --recovery-interval '%s'", arg);
+        a->o.recovery_interval = d;
+        break;
+    case OPT_MAXREC:
+        if (cli_parse_int(arg, 0, INT_MAX, &l)) return cli_usage_error("bad --max-recoveries '%s'", arg);
+        a->o.max_recoveries = (int)l;
+        break;
+    case OPT_MAXRETRY:
+        if (cli_parse_int(arg, 0, INT_MAX, &l)) return cli_usage_error("bad --max-retries '%s'", arg);
+        a->o.max_retries = (int)l;
+        break;
+    case OPT_DEADMAX:
+        if (cli_parse_int(arg, 1, LONG_MAX, &l)) return cli_usage_error("bad --dead-max-jobs '%s'", arg);
+        a->o.dead_max_jobs = l;
+        break;
+    case OPT_DEADTIMEOUT:
+        if (cli_parse_seconds(arg, &a->o.dead_timeout) || a->o.dead_timeout <= 0) return cli_usage_error("bad --dead-timeout '%s'", arg);
+        break;
+    case OPT_HTTP: a->o.http_bind = arg; break;
+    case OPT_LIVENESS:
+        if (cli_parse_seconds(arg, &d) || d <= 0) return cli_usage_error("bad --liveness-max-age '%s'", arg);
+        a->o.liveness_max_age = d;
+        break;
+    case OPT_LEASE_LOST:
+        if (!strcmp(arg, "stop")) a->o.lease_lost = HH_LEASE_LOST_STOP;
+        else if (!strcmp(arg, "finish")) a->o.lease_lost = HH_LEASE_LOST_FINISH;
+        else return cli_usage_error("--lease-lost is stop or finish, not '%s'", arg);
+        break;
+    case OPT_HTTP_TOKEN_FILE:
+        if (read_token_file(arg)) return CLI_EXIT_USAGE;
+        a->o.http_token = http_token;
+        break;
+    case OPT_HELP: fputs(work_usage, stdout); return 0;
+    default: fputs(work_usage, stderr); return CLI_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* Every option into *a; 0, WORK_HELP or an exit status. */
+static int parse_args(work_args *a, int argc, char **argv) {
+    memset(a, 0, sizeof(*a));
+    hh_manager_options_init(&a->o);
+    a->o.log = log_line;
     /* -q can appear at most argc times: no fixed cap below HH_QUEUES_LIMIT */
     queues = calloc((size_t)argc, sizeof(*queues));
     queue_names = calloc((size_t)argc, sizeof(*queue_names));
-    size_t nq = 0;
     if (!queues || !queue_names) return cli_usage_error("out of memory");
-    const char *labels[MAX_ITEMS + 1] = {0};
-    size_t nlabels = 0;
-    const char *execs[MAX_ITEMS], *requires[MAX_ITEMS];
-    size_t nexec = 0, nreq = 0;
-    double exec_timeout = 0;
-    const char *logpath = NULL;
-    long l;
-    double d;
     int ch, rc = 0;
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "r:q:c:t:vl:", longopts, NULL)) != -1) {
-        switch (ch) {
-        case 'r': o.redis.url = optarg; break;
-        case OPT_PWFILE:
-            if (!(o.redis.password = cli_password_file(optarg))) return CLI_EXIT_USAGE;
-            break;
-        case 'q': {
-            if (nq == HH_QUEUES_LIMIT) return cli_usage_error("too many queues: at most %d (-q)", HH_QUEUES_LIMIT);
-            char *name = queue_names[nq] = strdup(optarg), *comma = name ? strrchr(name, ',') : NULL;
-            if (!name) return cli_usage_error("out of memory");
-            long w = 0;
-            if (comma) {
-                *comma = '\0';
-                if (cli_parse_int(comma + 1, 0, 1000000, &w) != 0)
-                    return cli_usage_error("bad queue weight in '%s'", optarg);
-            }
-            if (cli_check_name(HH_NAME_QUEUE, name)) return CLI_EXIT_USAGE;
-            queues[nq].name = name;
-            queues[nq++].weight = (int)w;
-            break;
-        }
-        case 'c':
-            if (cli_parse_int(optarg, 1, 1000, &l)) return cli_usage_error("bad --concurrency '%s' (1..1000)", optarg);
-            o.concurrency = (int)l;
-            break;
-        case 't':
-            if (cli_parse_seconds(optarg, &o.shutdown_timeout)) return cli_usage_error("bad --timeout '%s'", optarg);
-            break;
-        case 'v': o.log_level = HH_LOG_DEBUG; break;
-        case 'l': logpath = optarg; break;
-        case OPT_TAG:
-            if (cli_check_name(HH_NAME_TAG, optarg)) return CLI_EXIT_USAGE;
-            o.tag = optarg;
-            break;
-        case OPT_LABEL:
-            if (nlabels == MAX_ITEMS) return cli_usage_error("too many --label");
-            if (cli_check_name(HH_NAME_LABEL, optarg)) return CLI_EXIT_USAGE;
-            labels[nlabels++] = optarg;
-            break;
-        case OPT_EXEC:
-            if (nexec == MAX_ITEMS) return cli_usage_error("too many --exec");
-            execs[nexec++] = optarg;
-            break;
-        case OPT_EXEC_TIMEOUT:
-            if (cli_parse_seconds(optarg, &exec_timeout)) return cli_usage_error("bad --exec-timeout '%s'", optarg);
-            break;
-        case OPT_EXEC_ENV:
-            if (cli_exec_env_pass(optarg)) return cli_usage_error("bad --exec-env '%s' (a variable name)", optarg);
-            break;
-        case OPT_EXEC_ENV_DROP:
-            if (cli_exec_env_drop(optarg)) return cli_usage_error("bad --exec-env-drop '%s' (a variable name)", optarg);
-            break;
-        case OPT_REQUIRE:
-            if (nreq == MAX_ITEMS) return cli_usage_error("too many --require");
-            requires[nreq++] = optarg;
-            break;
-        case OPT_NS:
-            if (*optarg && cli_check_name(HH_NAME_NAMESPACE, optarg)) return CLI_EXIT_USAGE;
-            o.redis.ns = optarg;
-            break;
-        case OPT_IDENTITY:
-            if (cli_check_name(HH_NAME_IDENTITY, optarg)) return CLI_EXIT_USAGE;
-            o.identity = optarg;
-            break;
-        case OPT_FETCH:
-            if (!strcmp(optarg, "reliable")) o.fetch = HH_FETCH_RELIABLE;
-            else if (!strcmp(optarg, "basic")) o.fetch = HH_FETCH_BASIC;
-            else return cli_usage_error("--fetch is reliable or basic, not '%s'", optarg);
-            break;
-        case OPT_TS:
-            if (!strcmp(optarg, "float")) o.redis.timestamps = HH_TS_FLOAT;
-            else if (!strcmp(optarg, "millis")) o.redis.timestamps = HH_TS_MILLIS;
-            else return cli_usage_error("--timestamps is float or millis, not '%s'", optarg);
-            break;
-        case OPT_VERSION: o.version = optarg; break;
-        case OPT_HB:
-            if (cli_parse_seconds(optarg, &d) || d < 0.1 || d > 30) return cli_usage_error("bad --heartbeat-interval '%s' (0.1..30)", optarg);
-            o.heartbeat_interval = d;
-            break;
-        case OPT_POLL:
-            if (cli_parse_seconds(optarg, &d) || d <= 0) return cli_usage_error("bad --poll-interval '%s'", optarg);
-            o.poll_interval_average = d;
-            break;
-        case OPT_RECOVERY:
-            if (cli_parse_seconds(optarg, &d) || d <= 0) return cli_usage_error("bad --recovery-interval '%s'", optarg);
-            o.recovery_interval = d;
-            break;
-        case OPT_MAXREC:
-            if (cli_parse_int(optarg, 0, 1000000, &l)) return cli_usage_error("bad --max-recoveries '%s'", optarg);
-            o.max_recoveries = (int)l;
-            break;
-        case OPT_MAXRETRY:
-            if (cli_parse_int(optarg, 0, 1000000, &l)) return cli_usage_error("bad --max-retries '%s'", optarg);
-            o.max_retries = (int)l;
-            break;
-        case OPT_DEADMAX:
-            if (cli_parse_int(optarg, 1, 100000000, &l)) return cli_usage_error("bad --dead-max-jobs '%s'", optarg);
-            o.dead_max_jobs = l;
-            break;
-        case OPT_DEADTIMEOUT:
-            if (cli_parse_seconds(optarg, &o.dead_timeout) || o.dead_timeout <= 0) return cli_usage_error("bad --dead-timeout '%s'", optarg);
-            break;
-        case OPT_HTTP: o.http_bind = optarg; break;
-        case OPT_LIVENESS:
-            if (cli_parse_seconds(optarg, &d) || d <= 0) return cli_usage_error("bad --liveness-max-age '%s'", optarg);
-            o.liveness_max_age = d;
-            break;
-        case OPT_LEASE_LOST:
-            if (!strcmp(optarg, "stop")) o.lease_lost = HH_LEASE_LOST_STOP;
-            else if (!strcmp(optarg, "finish")) o.lease_lost = HH_LEASE_LOST_FINISH;
-            else return cli_usage_error("--lease-lost is stop or finish, not '%s'", optarg);
-            break;
-        case OPT_HTTP_TOKEN_FILE:
-            if (read_token_file(optarg)) return CLI_EXIT_USAGE;
-            o.http_token = http_token;
-            break;
-        case OPT_HELP: fputs(work_usage, stdout); return 0;
-        default: fputs(work_usage, stderr); return CLI_EXIT_USAGE;
-        }
-    }
-    if (optind < argc) return cli_usage_error("unexpected argument '%s'", argv[optind]);
-    /* The environment's token, unless a file gave one; taken out of the
-     * environment so that --exec handlers do not inherit it. */
-    const char *env_token = getenv("HIREDHAND_HTTP_TOKEN");
-    if (env_token && *env_token && !o.http_token) {
-        if (strlen(env_token) >= sizeof(http_token) || !token_valid(env_token))
+    while (rc == 0 && (ch = getopt_long(argc, argv, "r:q:c:t:vl:", longopts, NULL)) != -1) rc = parse_option(a, ch, optarg);
+    if (rc == 0 && optind < argc) rc = cli_usage_error("unexpected argument '%s'", argv[optind]);
+    return rc;
+}
+
+/* The environment's token, unless a file gave one; taken out of the
+ * environment so that --exec handlers do not inherit it. */
+static int env_token(work_args *a) {
+    const char *env = getenv("HIREDHAND_HTTP_TOKEN");
+    if (env && *env && !a->o.http_token) {
+        if (strlen(env) >= sizeof(http_token) || !token_valid(env))
             return cli_usage_error("HIREDHAND_HTTP_TOKEN: want 1-4096 visible ASCII characters, no space");
-        snprintf(http_token, sizeof(http_token), "%s", env_token);
-        o.http_token = http_token;
+        snprintf(http_token, sizeof(http_token), "%s", env);
+        a->o.http_token = http_token;
     }
     unsetenv("HIREDHAND_HTTP_TOKEN");
-    char err[256];
-    if (hh_redis_url_check(o.redis.url, err, sizeof(err)) != HH_OK) return cli_usage_error("%s", err);
-    cli_init_split(); /* as PID 1: returns in the worker, a child of a minimal init */
-    /* close-on-exec: --exec handlers must not hold the log open (logrotate) */
-    if (logpath && !(log_file = fopen(logpath, "ae"))) return cli_usage_error("cannot open log file %s", logpath);
-    log_path = logpath;
-    o.queues = queues;
-    o.nqueues = nq;
-    o.labels = nlabels ? labels : NULL;
+    return 0;
+}
 
-    cli_exec *handlers[MAX_ITEMS];
-    for (size_t i = 0; i < nexec; i++) {
-        if (!(handlers[i] = cli_exec_new(execs[i], exec_timeout, err, sizeof(err)))) {
+/* The library's one check of every limit and name: its reason, printed. */
+static int check_args(work_args *a) {
+    a->o.queues = queues;
+    a->o.nqueues = a->nq;
+    a->o.labels = a->nlabels ? a->labels : NULL;
+    char err[512];
+    if (hh_manager_options_check(&a->o, err, sizeof(err)) != HH_OK) return cli_usage_error("%s", err);
+    return 0;
+}
+
+/* The --exec handlers, each program checked; 0 or an exit status. */
+static int make_exec_handlers(const work_args *a, cli_exec **handlers) {
+    char err[256];
+    for (size_t i = 0; i < a->nexec; i++) {
+        if (!(handlers[i] = cli_exec_new(a->execs[i], a->exec_timeout, err, sizeof(err)))) {
             while (i--) cli_exec_free(handlers[i]);
             return cli_usage_error("%s", err);
         }
     }
-    int e;
-    hh_manager *m = hh_manager_new(&o, &e);
-    if (!m) {
-        for (size_t i = 0; i < nexec; i++) cli_exec_free(handlers[i]);
-        return cli_usage_error("cannot create the worker: %s", hh_strerror(e));
-    }
-    for (size_t i = 0; i < nexec && rc == 0; i++) {
-        e = hh_manager_register(m, cli_exec_class(handlers[i]), cli_exec_handler, handlers[i]);
-        if (e != HH_OK) rc = cli_usage_error("--exec %s: %s", cli_exec_class(handlers[i]), hh_strerror(e));
-    }
-    for (size_t i = 0; i < nreq && rc == 0; i++) {
-        void *so = dlopen(requires[i], RTLD_NOW | RTLD_LOCAL);
-        hh_plugin_init_fn init = so ? (hh_plugin_init_fn)(uintptr_t)dlsym(so, HH_PLUGIN_INIT_SYMBOL) : NULL;
-        if (!so) rc = cli_usage_error("--require %s: %s", requires[i], dlerror());
-        else if (!init) rc = cli_usage_error("--require %s: no %s function", requires[i], HH_PLUGIN_INIT_SYMBOL);
-        else if (init(m) != 0) rc = cli_usage_error("--require %s: %s() failed", requires[i], HH_PLUGIN_INIT_SYMBOL);
-    }
-    if (rc == 0 && nexec == 0 && nreq == 0)
-        hh_manager_log(m, HH_LOG_WARN, "no --exec or --require handlers: every job will fail with NameError");
+    return 0;
+}
 
+/* Registers the --exec handlers and runs the --require plug-ins' init. */
+static int register_handlers(hh_manager *m, const work_args *a, cli_exec **handlers) {
+    int rc = 0;
+    for (size_t i = 0; i < a->nexec && rc == 0; i++)
+        if (hh_manager_register(m, cli_exec_class(handlers[i]), cli_exec_handler, handlers[i]) != HH_OK)
+            rc = cli_usage_error("--exec %s: %s", cli_exec_class(handlers[i]), hh_last_error());
+    for (size_t i = 0; i < a->nreq && rc == 0; i++) {
+        void *so = dlopen(a->requires[i], RTLD_NOW | RTLD_LOCAL);
+        hh_plugin_init_fn init = so ? (hh_plugin_init_fn)(uintptr_t)dlsym(so, HH_PLUGIN_INIT_SYMBOL) : NULL;
+        if (!so) rc = cli_usage_error("--require %s: %s", a->requires[i], dlerror());
+        else if (!init) rc = cli_usage_error("--require %s: no %s function", a->requires[i], HH_PLUGIN_INIT_SYMBOL);
+        else if (init(m) != 0) rc = cli_usage_error("--require %s: %s() failed", a->requires[i], HH_PLUGIN_INIT_SYMBOL);
+    }
+    if (rc == 0 && a->nexec == 0 && a->nreq == 0)
+        hh_manager_log(m, HH_LOG_WARN, "no --exec or --require handlers: every job will fail with NameError");
+    return rc;
+}
+
+/* Starts the manager and turns signals into quiet, stop, dump and log
+ * reopening until it stopped. Returns the exit status: 0, 2 for a
+ * configuration error (--http address in use, Redis refusing the
+ * password or db), 3 when the identity is live elsewhere, 1 otherwise. */
+static int run(hh_manager *m) {
     /* Signals are taken synchronously here; every thread inherits the mask. */
     sigset_t set;
     sigemptyset(&set);
@@ -363,11 +387,9 @@ int cli_work(int argc, char **argv) {
     sigaddset(&set, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
-    if (rc == 0) {
-        e = hh_manager_start(m);
-        if (e == HH_ERR_INVALID || e == HH_ERR_REFUSED) rc = CLI_EXIT_USAGE; /* --http address in use; bad password or db */
-        else if (e != HH_OK) rc = e == HH_ERR_EXISTS ? 3 : 1;
-    }
+    int rc = 0, e = hh_manager_start(m);
+    if (e == HH_ERR_INVALID || e == HH_ERR_REFUSED) rc = CLI_EXIT_USAGE; /* --http address in use; bad password or db */
+    else if (e != HH_OK) rc = e == HH_ERR_EXISTS ? 3 : 1;
     int w = HH_ERR_STATE;
     while (rc == 0 && (w = hh_manager_wait(m, 0)) == HH_ERR_STATE) {
         struct timespec ts = {0, 50 * 1000000L}; /* also how soon the end of a stop is seen */
@@ -382,19 +404,47 @@ int cli_work(int argc, char **argv) {
     if (e == HH_ERR_REFUSED || w == HH_ERR_REFUSED)
         fprintf(stderr, "hiredhand: %s: giving up (a configuration error, not retried)\n",
                 hh_strerror(HH_ERR_REFUSED));
-    /* Threads the stop left behind (stuck in a Redis call or a handler) may
-     * still log or use their --exec handler until the process exits: keep
-     * those alive (the manager then is not freed either). */
-    int left_behind = hh_manager_detached(m);
+    return rc;
+}
+
+/* Frees what the run used, unless the stop left threads behind (stuck in
+ * a Redis call or a handler): they may still log or use their --exec
+ * handler until the process exits, so those stay alive (and the manager
+ * is not freed either). */
+static void cleanup(hh_manager *m, const work_args *a, cli_exec **handlers) {
+    int left_behind = m ? hh_manager_detached(m) : 0;
     if (left_behind) left_manager = m;
     hh_manager_free(m);
     if (!left_behind)
-        for (size_t i = 0; i < nexec; i++) cli_exec_free(handlers[i]);
-    for (size_t i = 0; i < nq; i++) free(queue_names[i]);
+        for (size_t i = 0; i < a->nexec; i++) cli_exec_free(handlers[i]);
+    for (size_t i = 0; i < a->nq; i++) free(queue_names[i]);
     free(queue_names);
     free(queues);
     queue_names = NULL;
     queues = NULL;
     if (log_file && !left_behind) fclose(log_file);
+}
+
+int cli_work(int argc, char **argv) {
+    work_args a;
+    int rc = parse_args(&a, argc, argv);
+    if (rc == 0) rc = env_token(&a);
+    if (rc == 0) rc = check_args(&a);
+    if (rc) return rc == WORK_HELP ? 0 : rc;
+    cli_init_split(); /* as PID 1: returns in the worker, a child of a minimal init */
+    /* close-on-exec: --exec handlers must not hold the log open (logrotate) */
+    if (a.logpath && !(log_file = fopen(a.logpath, "ae"))) return cli_usage_error("cannot open log file %s", a.logpath);
+    log_path = a.logpath;
+    cli_exec *handlers[MAX_ITEMS];
+    if ((rc = make_exec_handlers(&a, handlers))) return rc;
+    int e;
+    hh_manager *m = hh_manager_new(&a.o, &e);
+    if (!m) {
+        for (size_t i = 0; i < a.nexec; i++) cli_exec_free(handlers[i]);
+        return cli_usage_error("cannot create the worker: %s", hh_last_error());
+    }
+    rc = register_handlers(m, &a, handlers);
+    if (rc == 0) rc = run(m);
+    cleanup(m, &a, handlers);
     return rc;
 }

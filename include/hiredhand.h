@@ -24,12 +24,59 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "hiredhand_version.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define HH_VERSION "0.1.0"
+/* HH_EXPORT marks the library's public functions: the only symbols the
+ * shared library exports (it is built with -fvisibility=hidden, so every
+ * other function stays internal). tests/abi/check_symbols.sh compares the
+ * two lists. */
+#if defined(__GNUC__) && __GNUC__ >= 4
+#define HH_EXPORT __attribute__((visibility("default")))
+#else
+#define HH_EXPORT
+#endif
+
+/* ------------------------------------------------------------- version
+ *
+ * hiredhand_version.h (generated) defines HH_VERSION_MAJOR, _MINOR, _PATCH,
+ * the string HH_VERSION and HH_VERSION_NUM (0xMMmmpp): the version this
+ * program was compiled against. hh_version() says which library it runs
+ * with.
+ *
+ * ABI and SONAME policy. The shared library is libhiredhand.so.MAJOR
+ * (SOVERSION = HH_VERSION_MAJOR). Within one major version a program built
+ * against an older header runs with any newer library: functions are only
+ * added, never removed or changed, and the option and stats structs only
+ * grow at their end, by the struct_size rule below. The major version (and
+ * with it the SONAME) goes up whenever that promise breaks: a function
+ * removed or its signature or meaning changed, an enum value renumbered, a
+ * struct field removed, moved or retyped. While the major version is 0,
+ * the API is still settling: a minor release may break it, and says so in
+ * CHANGELOG.md. Minor releases add API; patch releases only fix.
+ *
+ * Structs that can grow (hh_redis_options, hh_push_options,
+ * hh_manager_options, hh_manager_stats). Each starts with
+ *     size_t struct_size;
+ * which the caller sets to sizeof the struct it was compiled with: the
+ * *_options_init functions do it (for hh_manager_stats, set it yourself:
+ * `hh_manager_stats st = {.struct_size = sizeof st};`). New fields are only ever appended
+ * at the end. The library reads (or, for stats, writes) only the first
+ * struct_size bytes; a field beyond them takes its default, so a program
+ * built against an older header keeps working with a newer library.
+ * struct_size 0 (a zeroed struct) means the first layout with this rule,
+ * that of version 0.1. hh_redis_options embedded in hh_manager_options is
+ * read by its own struct_size, so it can grow too. Arrays the library
+ * fills are the caller's, with their length (hh_manager_stats.queues);
+ * elements of such arrays (hh_queue_stats) never grow: new per-item
+ * figures would come with a new function. */
+
+/* The library's "MAJOR.MINOR.PATCH" at run time (HH_VERSION is the
+ * header's at compile time). Static; thread-safe. */
+HH_EXPORT const char *hh_version(void);
 
 /* ---------------------------------------------------------------- errors */
 
@@ -49,7 +96,25 @@ typedef enum hh_err {
 
 /* Returns a static English description of an hh_err code. Never NULL.
  * Thread-safe. */
-const char *hh_strerror(int err);
+HH_EXPORT const char *hh_strerror(int err);
+
+/* ------------------------------------------------------ errors that say why
+ *
+ * Every public call that fails (returns an hh_err, or NULL with *err set)
+ * first records a reason for people: what was wrong and where, as
+ * "concurrency 5000: want 1 to 1000 threads", "args_json: '[1,' is not
+ * JSON: unexpected end of input near line 1, column 3", "http: cannot
+ * listen on 127.0.0.1:8080: Address already in use". The reason is kept
+ * per thread, as errno and dlerror() are: read it right after the failing
+ * call, on the same thread. A call that succeeds leaves it as it was.
+ * hh_client_last_error() keeps what Redis said to one client; the library
+ * never writes to stderr or stdout itself: what it logs goes to the log
+ * callback (hh_manager_options.log; a NULL log there means stderr). */
+
+/* The reason the last failing hiredhand call on this thread failed. Never
+ * NULL; "" before any failure. Valid until this thread's next failing
+ * call. Thread-safe. */
+HH_EXPORT const char *hh_last_error(void);
 
 /* ------------------------------------------------------- shared settings */
 
@@ -63,6 +128,7 @@ typedef enum hh_timestamps {
 /* Where Redis is and how keys are named; embedded in the client and the
  * manager options. Zero-initialise, or call hh_redis_options_init(). */
 typedef struct hh_redis_options {
+    size_t struct_size; /* sizeof(hh_redis_options); see "Structs that can grow" */
     /* "redis://[user:password@]host:port/db" or
      * "unix://[user:password@]/path?db=N" (user info percent-decoded; see
      * the README's Redis URLs).
@@ -83,13 +149,14 @@ typedef struct hh_redis_options {
     const char *password;
 } hh_redis_options;
 
-/* Fills *o with the defaults documented above. Thread-safe. */
-void hh_redis_options_init(hh_redis_options *o);
+/* Fills *o with the defaults documented above and sets struct_size.
+ * Thread-safe. */
+HH_EXPORT void hh_redis_options_init(hh_redis_options *o);
 
 /* Checks a Redis URL without connecting. Returns HH_OK or HH_ERR_INVALID and,
  * when errbuf is non-NULL, writes a message (never containing the password)
  * into it. Thread-safe. */
-int hh_redis_url_check(const char *url, char *errbuf, size_t errlen);
+HH_EXPORT int hh_redis_url_check(const char *url, char *errbuf, size_t errlen);
 
 /* What a name given to hiredhand is used for (see hh_name_check()). */
 typedef enum hh_name_kind {
@@ -121,7 +188,7 @@ typedef enum hh_name_kind {
  * "host:1234:0123456789ab", "worker-0" and "myapp:prod" are accepted.
  * Returns HH_OK or HH_ERR_INVALID with the reason in errbuf (may be NULL).
  * hh_manager_new() and hh_client_new() apply it. Thread-safe. */
-int hh_name_check(hh_name_kind kind, const char *name, char *errbuf, size_t errlen);
+HH_EXPORT int hh_name_check(hh_name_kind kind, const char *name, char *errbuf, size_t errlen);
 
 /* ---------------------------------------------------------------- client */
 
@@ -136,6 +203,7 @@ typedef enum hh_retry_policy {
 } hh_retry_policy;
 
 typedef struct hh_push_options {
+    size_t struct_size;    /* sizeof(hh_push_options): see "Structs that can grow" */
     const char *queue;     /* NULL: "default" */
     hh_retry_policy retry; /* default HH_RETRY_DEFAULT */
     int retry_max;         /* with HH_RETRY_COUNT: N >= 0 */
@@ -145,8 +213,9 @@ typedef struct hh_push_options {
                              * into the payload (tags, backtrace, custom...) */
 } hh_push_options;
 
-/* Fills *o with queue "default", retry true, at 0, no extra keys. */
-void hh_push_options_init(hh_push_options *o);
+/* Fills *o with queue "default", retry true, at 0, no extra keys, and sets
+ * struct_size. */
+HH_EXPORT void hh_push_options_init(hh_push_options *o);
 
 /* Length of a jid including its NUL: 24 lowercase hex characters + 1. */
 #define HH_JID_SIZE 25
@@ -154,18 +223,21 @@ void hh_push_options_init(hh_push_options *o);
 /* Connects to Redis and returns a client, or NULL with *err set
  * (HH_ERR_INVALID for a bad URL or a namespace hh_name_check() refuses,
  * HH_ERR_REDIS when Redis cannot be reached,
- * HH_ERR_REFUSED when it refused the password, user or db, HH_ERR_NOMEM). opts may be NULL for the defaults. Free with
- * hh_client_free(). A client reconnects by itself after a lost connection.
+ * HH_ERR_REFUSED when it refused the password, user or db, HH_ERR_NOMEM;
+ * hh_last_error() says where and why). It tries to connect once and
+ * writes nothing to stderr: retrying is the caller's choice. opts may be
+ * NULL for the defaults. Free with hh_client_free(). A client reconnects
+ * by itself after a lost connection.
  * Not thread-safe: use one client per thread. */
-hh_client *hh_client_new(const hh_redis_options *opts, int *err);
+HH_EXPORT hh_client *hh_client_new(const hh_redis_options *opts, int *err);
 
 /* Closes the connection and frees the client. NULL is a no-op. */
-void hh_client_free(hh_client *c);
+HH_EXPORT void hh_client_free(hh_client *c);
 
 /* The last error Redis or the connection reported to this client (for
  * example "ERR string exceeds maximum allowed size (proto-max-bulk-len)"),
  * "" when none. Owned by the client; valid until its next call. */
-const char *hh_client_last_error(const hh_client *c);
+HH_EXPORT const char *hh_client_last_error(const hh_client *c);
 
 /* Pushes one job of class `klass` with `args_json` (a JSON array; NULL means
  * "[]"), like Sidekiq::Client.push (6.4 lib/sidekiq/client.rb): a fresh jid,
@@ -174,13 +246,13 @@ const char *hh_client_last_error(const hh_client *c);
  * (may be NULL). Errors: HH_ERR_INVALID (klass empty, args not a JSON array,
  * extra_json not an object, bad queue), HH_ERR_REDIS (Redis error, including
  * a payload over proto-max-bulk-len), HH_ERR_NOMEM. */
-int hh_client_push(hh_client *c, const char *klass, const char *args_json,
+HH_EXPORT int hh_client_push(hh_client *c, const char *klass, const char *args_json,
                    const hh_push_options *opts, char jid_out[HH_JID_SIZE]);
 
 /* Pushes a complete job item given as JSON, like Sidekiq::Client.push(hash):
  * "class" and "args" are required; "queue", "retry", "at", "jid" and any other
  * key are honoured and kept in order. Errors as hh_client_push(). */
-int hh_client_push_item(hh_client *c, const char *item_json,
+HH_EXPORT int hh_client_push_item(hh_client *c, const char *item_json,
                         char jid_out[HH_JID_SIZE]);
 
 /* Pushes n jobs of one class in one pipelined round trip, like
@@ -188,7 +260,7 @@ int hh_client_push_item(hh_client *c, const char *item_json,
  * sharing one enqueued_at. args_json[i] is job i's argument array. jids_out,
  * when non-NULL, receives n jids. Nothing is pushed if any args are invalid.
  * Errors as hh_client_push(). */
-int hh_client_push_bulk(hh_client *c, const char *klass,
+HH_EXPORT int hh_client_push_bulk(hh_client *c, const char *klass,
                         const char *const *args_json, size_t n,
                         const hh_push_options *opts,
                         char (*jids_out)[HH_JID_SIZE]);
@@ -199,27 +271,27 @@ int hh_client_push_bulk(hh_client *c, const char *klass,
  * enqueued, default_queue_latency and "queues": [{name, size, latency}].
  * Latency is seconds (float) from the oldest job's enqueued_at, which is read
  * in either encoding. Errors: HH_ERR_REDIS, HH_ERR_NOMEM. */
-int hh_client_stats(hh_client *c, char **json_out);
+HH_EXPORT int hh_client_stats(hh_client *c, char **json_out);
 
 /* Lists live processes as Sidekiq::ProcessSet does (pruning members whose
  * heartbeat hash expired) and returns a JSON array string in *json_out (free
  * with free()): identity, hostname, pid, tag, concurrency, queues, busy,
  * beat, beat_age (seconds), quiet (bool), rss (KB), started_at, version.
  * Errors: HH_ERR_REDIS, HH_ERR_NOMEM. */
-int hh_client_processes(hh_client *c, char **json_out);
+HH_EXPORT int hh_client_processes(hh_client *c, char **json_out);
 
 /* Sends a signal to a process through <identity>-signals exactly as the Web
  * UI's buttons do (MULTI, LPUSH, EXPIRE 60, EXEC). signal is
  * "TSTP" (quiet), "TERM" (stop) or "TTIN" (dump). Errors: HH_ERR_INVALID
  * (other signal names), HH_ERR_NOTFOUND (identity not in processes or its
  * hash expired), HH_ERR_REDIS. */
-int hh_client_signal(hh_client *c, const char *identity, const char *signal);
+HH_EXPORT int hh_client_signal(hh_client *c, const char *identity, const char *signal);
 
 /* Moves a job into the dead set like Sidekiq::DeadSet#kill: in one MULTI,
  * ZADD dead now payload, then trims by age and size (dead_timeout seconds,
  * dead_max_jobs entries; 0 for Sidekiq's 15552000 s and 10000). payload is
  * stored byte for byte. Errors: HH_ERR_INVALID, HH_ERR_REDIS. */
-int hh_client_kill(hh_client *c, const char *payload, size_t len,
+HH_EXPORT int hh_client_kill(hh_client *c, const char *payload, size_t len,
                    double dead_timeout, long dead_max_jobs);
 
 /* --------------------------------------------------------------- the job */
@@ -232,16 +304,16 @@ typedef struct hh_job hh_job;
  * hh_job_args() is the "args" array as compact JSON (integers beyond 64
  * bits, which Ruby allows, appear there as reals: read hh_job_payload() for
  * the exact text). Thread-safe for the thread running the job. */
-const char *hh_job_jid(const hh_job *job);
-const char *hh_job_class(const hh_job *job);
-const char *hh_job_queue(const hh_job *job);
-const char *hh_job_args(const hh_job *job);
-const char *hh_job_payload(const hh_job *job, size_t *len);
+HH_EXPORT const char *hh_job_jid(const hh_job *job);
+HH_EXPORT const char *hh_job_class(const hh_job *job);
+HH_EXPORT const char *hh_job_queue(const hh_job *job);
+HH_EXPORT const char *hh_job_args(const hh_job *job);
+HH_EXPORT const char *hh_job_payload(const hh_job *job, size_t *len);
 /* retry_count from the payload, -1 when absent (the job never failed). */
-int hh_job_retry_count(const hh_job *job);
+HH_EXPORT int hh_job_retry_count(const hh_job *job);
 /* Reads a top-level payload key as compact JSON; free with free(). NULL when
  * absent or on allocation failure. */
-char *hh_job_get(const hh_job *job, const char *key);
+HH_EXPORT char *hh_job_get(const hh_job *job, const char *key);
 
 /* Records why the job failed: error_class (NULL: "StandardError") and a
  * printf-style message, both stored in the retry/dead entry as Sidekiq's
@@ -249,7 +321,7 @@ char *hh_job_get(const hh_job *job, const char *key);
  * UTF-8 boundary, invalid UTF-8 replaced by '?'). Call before returning
  * non-zero from a handler; the last call wins. Only from the thread running
  * the job; on allocation failure the message is left out. */
-void hh_job_fail(hh_job *job, const char *error_class, const char *fmt, ...)
+HH_EXPORT void hh_job_fail(hh_job *job, const char *error_class, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
@@ -258,14 +330,14 @@ void hh_job_fail(hh_job *job, const char *error_class, const char *fmt, ...)
 /* Sets the backtrace lines stored as error_backtrace when the payload asks
  * for one ("backtrace": true or N), compressed as Sidekiq does.
  * lines are copied. Only from the thread running the job. */
-void hh_job_set_backtrace(hh_job *job, const char *const *lines, size_t n);
+HH_EXPORT void hh_job_set_backtrace(hh_job *job, const char *const *lines, size_t n);
 
 /* 1 once the stop's grace period ended with this job still running (it is
  * being pushed back to its queue, or left for recovery) or, with lease_lost
  * HH_LEASE_LOST_STOP, once another process recovered it: the handler's
  * outcome will be ignored, so a long-running handler should poll this and
  * return early. Thread-safe. */
-int hh_job_cancelled(const hh_job *job);
+HH_EXPORT int hh_job_cancelled(const hh_job *job);
 
 /* A job handler: return 0 on success, non-zero on failure (call hh_job_fail
  * first to say why; otherwise the error is "hiredhand::JobFailed"). Runs on a
@@ -287,7 +359,7 @@ typedef int (*hh_middleware_fn)(hh_job *job, hh_chain *chain, void *udata);
  * result (0 success). With no handler for the class it fails the job with
  * Sidekiq's NameError and returns -1. Only from the thread running the job,
  * inside a middleware call. */
-int hh_chain_next(hh_chain *chain, hh_job *job);
+HH_EXPORT int hh_chain_next(hh_chain *chain, hh_job *job);
 
 /* ------------------------------------------------------------ manager */
 
@@ -326,7 +398,9 @@ typedef enum hh_lease_lost_policy {
 } hh_lease_lost_policy;
 
 typedef struct hh_manager_options {
-    hh_redis_options redis;
+    size_t struct_size;        /* sizeof(hh_manager_options): see "Structs
+                                * that can grow" */
+    hh_redis_options redis;    /* read by its own struct_size */
     const hh_queue_weight *queues; /* NULL/0: the single queue "default" */
     size_t nqueues;
     int concurrency;           /* worker threads; default 10 */
@@ -366,41 +440,52 @@ typedef struct hh_manager_options {
                                 * tells only the status and heartbeat age. */
 } hh_manager_options;
 
-/* Fills *o with the defaults documented above. Thread-safe. */
-void hh_manager_options_init(hh_manager_options *o);
+/* Fills *o (and o->redis) with the defaults documented above and sets
+ * struct_size. Thread-safe. */
+HH_EXPORT void hh_manager_options_init(hh_manager_options *o);
+
+/* Checks options without creating anything, as hh_manager_new() does
+ * first: concurrency 1 to 1000, heartbeat_interval 0.1 to 30 s,
+ * shutdown_timeout >= 0, at most HH_QUEUES_LIMIT queues with weights 0 to
+ * 1000000, max_retries and max_recoveries at most 1000000, dead_max_jobs
+ * at most 100000000, the enums in range, the Redis URL, and the identity,
+ * namespace, queue names, tag and labels as hh_name_check() says. Returns
+ * HH_OK, or HH_ERR_INVALID with the reason in errbuf (may be NULL) and in
+ * hh_last_error(). The CLI prints this reason: one set of limits.
+ * Thread-safe. */
+HH_EXPORT int hh_manager_options_check(const hh_manager_options *o, char *errbuf, size_t errlen);
 
 /* Creates a manager (no threads, no connection yet). Returns NULL with *err
- * set: HH_ERR_INVALID (bad option: concurrency < 1, a bad URL, an identity,
- * namespace, queue name, tag or label hh_name_check() refuses; the reason
- * is logged through opts->log at HH_LOG_ERROR), HH_ERR_NOMEM. Free with
- * hh_manager_free(). */
-hh_manager *hh_manager_new(const hh_manager_options *opts, int *err);
+ * set: HH_ERR_INVALID (options hh_manager_options_check() refuses; the
+ * reason is in hh_last_error() and logged through opts->log at
+ * HH_LOG_ERROR), HH_ERR_NOMEM. Free with hh_manager_free(). */
+HH_EXPORT hh_manager *hh_manager_new(const hh_manager_options *opts, int *err);
 
 /* Stops (if running, waiting for the stop to finish) and frees. NULL is a
  * no-op. If the stop left threads behind (a C handler still running, which
  * cannot be killed safely, or a Redis call that outlived the deadline), the
  * manager is deliberately not freed, so they never touch freed memory:
  * exit the process instead. */
-void hh_manager_free(hh_manager *m);
+HH_EXPORT void hh_manager_free(hh_manager *m);
 
 /* Registers the handler for jobs whose "class" equals klass exactly (case
  * and "::" included; the whole JSON string: a class holding "\u0000", such
  * as "T\u0000Evil", is not "T" and matches no handler). Before hh_manager_start() only. Errors:
  * HH_ERR_INVALID, HH_ERR_EXISTS (already registered), HH_ERR_STATE (started). */
-int hh_manager_register(hh_manager *m, const char *klass, hh_handler_fn fn,
+HH_EXPORT int hh_manager_register(hh_manager *m, const char *klass, hh_handler_fn fn,
                         void *udata);
 
 /* Registers a handler for every class without one of its own (the CLI uses
  * it to report unknown classes). Without it, such a job fails with Sidekiq's
  * NameError. Before start only. Errors: HH_ERR_STATE. */
-int hh_manager_register_default(hh_manager *m, hh_handler_fn fn, void *udata);
+HH_EXPORT int hh_manager_register_default(hh_manager *m, hh_handler_fn fn, void *udata);
 
 /* Whether `klass` has a handler of its own. Thread-safe. */
-int hh_manager_has_handler(const hh_manager *m, const char *klass);
+HH_EXPORT int hh_manager_has_handler(const hh_manager *m, const char *klass);
 
 /* Appends a server middleware. Before start only. Errors: HH_ERR_INVALID,
  * HH_ERR_STATE, HH_ERR_NOMEM. */
-int hh_manager_use(hh_manager *m, hh_middleware_fn fn, void *udata);
+HH_EXPORT int hh_manager_use(hh_manager *m, hh_middleware_fn fn, void *udata);
 
 /* Connects, recovers this identity's leftover in-progress jobs, and starts
  * the worker, heartbeat, scheduler and recovery threads, then returns.
@@ -409,12 +494,12 @@ int hh_manager_use(hh_manager *m, hh_middleware_fn fn, void *udata);
  * identity that has a live heartbeat from another process), HH_ERR_IO
  * (threads could not be created), HH_ERR_REFUSED (Redis refused the
  * password, user or db: a permanent error, logged with Redis' reason). */
-int hh_manager_start(hh_manager *m);
+HH_EXPORT int hh_manager_start(hh_manager *m);
 
 /* Quiet: stop fetching and scheduling, finish running jobs, keep beating
  * with quiet "true" (Sidekiq's TSTP). Irreversible. Thread-safe and
  * async-signal-safe. */
-void hh_manager_quiet(hh_manager *m);
+HH_EXPORT void hh_manager_quiet(hh_manager *m);
 
 /* Stop: quiet, wait up to shutdown_timeout for running jobs, then cancel
  * those still running (hh_job_cancelled()), push them back to their queues
@@ -424,11 +509,11 @@ void hh_manager_quiet(hh_manager *m);
  * shutdown_timeout + that budget + a moment; threads still in a handler or
  * a Redis call then are left behind (hh_manager_detached()). Thread-safe
  * and async-signal-safe; returns at once. */
-void hh_manager_stop(hh_manager *m);
+HH_EXPORT void hh_manager_stop(hh_manager *m);
 
 /* Logs every worker thread and the job it runs (Sidekiq's TTIN).
  * Thread-safe and async-signal-safe; the dump happens on the heartbeat thread. */
-void hh_manager_dump(hh_manager *m);
+HH_EXPORT void hh_manager_dump(hh_manager *m);
 
 /* Blocks until the manager stopped (by hh_manager_stop, a TERM from Redis or
  * the Web UI). Returns HH_OK, or HH_ERR_EXISTS when it stopped because its
@@ -438,28 +523,38 @@ void hh_manager_dump(hh_manager *m);
  * refusals, as when a password is rotated, keep the reconnect backoff
  * instead). timeout < 0 waits forever; otherwise returns
  * HH_ERR_STATE if still running after timeout seconds. */
-int hh_manager_wait(hh_manager *m, double timeout);
+HH_EXPORT int hh_manager_wait(hh_manager *m, double timeout);
 
 /* After hh_manager_wait(): how many threads the stop left behind at its
  * deadline, still inside a handler (a C handler cannot be killed safely)
  * or a Redis call (Redis hung). When non-zero, hh_manager_free() leaves the
  * manager allocated, and whatever those threads may still use (handlers'
  * udata, the log sink) must stay valid until the process exits. */
-int hh_manager_detached(const hh_manager *m);
+HH_EXPORT int hh_manager_detached(const hh_manager *m);
 
 /* The identity this manager beats under (valid for the manager's life). */
-const char *hh_manager_identity(const hh_manager *m);
+HH_EXPORT const char *hh_manager_identity(const hh_manager *m);
 
 /* A worker takes at most this many queues (hh_manager_new refuses more,
  * with a log line); there is no smaller cap. */
 #define HH_QUEUES_LIMIT 10000
-/* The stats snapshot lists the first HH_MAX_QUEUES queues (configuration
- * order) and counts them all in nqueues: a fixed size keeps the struct's
- * ABI. It does not limit the worker. */
-#define HH_MAX_QUEUES 64
+/* One queue in a stats snapshot (an array element: never grows). */
+typedef struct hh_queue_stats {
+    const char *name;  /* without "queue:"; valid for the manager's life */
+    uint64_t fetched;  /* jobs this process took from the queue */
+    int64_t size;      /* LLEN at the last heartbeat; -1 before, and always
+                        * -1 unless http_bind or a heartbeat hook is set
+                        * (nobody reads them otherwise), and for queues past
+                        * the first 64 (reading thousands of queues every
+                        * beat would cost thousands of commands) */
+    double latency;    /* seconds since the oldest job's enqueued_at, read
+                        * at the last heartbeat (as size) */
+} hh_queue_stats;
 
-/* A snapshot of the manager's state; no Redis round trip. */
+/* A snapshot of the manager's state; no Redis round trip. Set struct_size
+ * (and queues, queues_cap) before hh_manager_get_stats(). */
 typedef struct hh_manager_stats {
+    size_t struct_size;       /* sizeof(hh_manager_stats), set by the caller */
     char identity[256];
     double started_at;        /* epoch seconds */
     int concurrency;
@@ -469,17 +564,11 @@ typedef struct hh_manager_stats {
     uint64_t processed;       /* jobs finished since start, failed included */
     uint64_t failed;
     uint64_t recovered;       /* orphaned jobs this process pushed back */
-    size_t nqueues;           /* every queue; queues[] holds the first
-                               * HH_MAX_QUEUES of them */
-    struct {
-        char name[128];
-        uint64_t fetched;  /* jobs this process took from the queue */
-        int64_t size;      /* LLEN at the last heartbeat; -1 before, and
-                            * always -1 unless http_bind or a heartbeat
-                            * hook is set (nobody reads them otherwise) */
-        double latency;    /* seconds since the oldest job's enqueued_at,
-                            * read at the last heartbeat */
-    } queues[HH_MAX_QUEUES];
+    size_t nqueues;           /* how many queues the worker has */
+    hh_queue_stats *queues;   /* the caller's array (or NULL): the first
+                               * min(nqueues, queues_cap) entries are
+                               * filled, in configuration order */
+    size_t queues_cap;        /* entries in queues */
     double heartbeat_last_pushed_at; /* epoch s of the last beat Redis
                                       * acknowledged (EXEC ok); 0 before */
     char heartbeat_last_error[256];  /* "" when the last beat succeeded */
@@ -492,20 +581,23 @@ typedef struct hh_manager_stats {
                                * pushed back to their queues */
 } hh_manager_stats;
 
-/* Copies a consistent snapshot into *out. Thread-safe, lock-brief, no I/O.
- * Errors: HH_ERR_INVALID (NULL argument). */
-int hh_manager_get_stats(hh_manager *m, hh_manager_stats *out);
+/* Copies a consistent snapshot into *out (its first out->struct_size
+ * bytes; the queues into out->queues, up to out->queues_cap). Thread-safe,
+ * lock-brief, no I/O, no allocation. Errors: HH_ERR_INVALID (NULL
+ * argument). */
+HH_EXPORT int hh_manager_get_stats(hh_manager *m, hh_manager_stats *out);
 
 /* Called on the heartbeat thread after every heartbeat attempt: ok is 1 when
- * Redis acknowledged the beat, stats is the snapshot after it. Must not
+ * Redis acknowledged the beat, stats is the snapshot after it (its queues
+ * array holds the first 64 queues, valid during the call). Must not
  * block for long (it delays the next beat). Set before start. */
 typedef void (*hh_heartbeat_hook_fn)(int ok, const hh_manager_stats *stats,
                                      void *udata);
-int hh_manager_on_heartbeat(hh_manager *m, hh_heartbeat_hook_fn fn,
+HH_EXPORT int hh_manager_on_heartbeat(hh_manager *m, hh_heartbeat_hook_fn fn,
                             void *udata);
 
 /* Logs through the manager's sink (for handlers and plug-ins). Thread-safe. */
-void hh_manager_log(hh_manager *m, hh_log_level level, const char *fmt, ...)
+HH_EXPORT void hh_manager_log(hh_manager *m, hh_log_level level, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif

@@ -6,6 +6,8 @@
  * expired members, as ProcessSet.new does). Keys read: stat:processed,
  * stat:failed, retry, processes, <id>, queue:<q>. */
 #include "client.h"
+#include "abi.h"
+#include "error.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -64,6 +66,7 @@ const char *hh_strerror(int err) {
 
 void hh_redis_options_init(hh_redis_options *o) {
     memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
     o->connect_timeout = 5;
     o->command_timeout = 5;
     o->timestamps = HH_TS_FLOAT;
@@ -79,41 +82,51 @@ int hh_redis_url_check(const char *url, char *errbuf, size_t errlen) {
     return HH_OK;
 }
 
-void hh_push_options_init(hh_push_options *o) { memset(o, 0, sizeof(*o)); }
+void hh_push_options_init(hh_push_options *o) {
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+}
 
-hh_client *hh_client_new(const hh_redis_options *opts, int *err) {
-    hh_redis_options def;
-    if (!opts) {
-        hh_redis_options_init(&def);
-        opts = &def;
-    }
+static void discard_log(hh_log_level level, const char *msg, void *udata) { (void)level, (void)msg, (void)udata; }
+
+hh_client *hh_client_new(const hh_redis_options *caller_opts, int *err) {
+    hh_redis_options copy; /* the caller's struct_size bytes on the defaults */
+    hh_redis_options_read(&copy, caller_opts);
+    const hh_redis_options *opts = &copy;
     int e = HH_OK;
     hh_client *c = calloc(1, sizeof(*c));
     if (!c) {
-        e = HH_ERR_NOMEM;
+        e = hh_fail(HH_ERR_NOMEM, "out of memory creating the client");
         goto out;
     }
     char msg[256];
     if (hh_redis_config_parse(&c->cfg, opts, msg, sizeof(msg)) != 0) {
         free(c);
         c = NULL;
-        e = HH_ERR_INVALID;
+        e = hh_fail(HH_ERR_INVALID, "%s", msg);
         goto out;
     }
-    c->log.level = HH_LOG_WARN;
+    /* A client has no log sink of its own: what goes wrong reaches the
+     * caller as a return code with hh_last_error() and
+     * hh_client_last_error(), never as lines on the caller's stderr. */
+    c->log.fn = discard_log;
+    c->log.level = HH_LOG_ERROR;
     if (opts->ns && *opts->ns && hh_name_check(HH_NAME_NAMESPACE, opts->ns, msg, sizeof(msg)) != HH_OK) {
-        hh_log(&c->log, HH_LOG_ERROR, "%s", msg);
         hh_redis_config_free(&c->cfg);
         free(c);
         c = NULL;
-        e = HH_ERR_INVALID;
+        e = hh_fail(HH_ERR_INVALID, "%s", msg);
         goto out;
     }
     hh_keys_init(&c->keys, opts->ns);
     c->ts = opts->timestamps;
     hh_conn_init(&c->conn, &c->cfg, &c->log, "client", NULL);
-    if (hh_conn_ready(&c->conn) != 0) {
+    if (hh_conn_ready(&c->conn) != 0) { /* one attempt: the caller decides whether to try again */
         e = hh_redis_refused(&c->cfg) ? HH_ERR_REFUSED : HH_ERR_REDIS;
+        if (e == HH_ERR_REFUSED)
+            hh_fail(e, "redis %s refused the connection settings: %s", c->cfg.display, c->conn.last_error);
+        else
+            hh_fail(e, "cannot connect to redis %s: %s", c->cfg.display, c->conn.last_error);
         hh_client_free(c);
         c = NULL;
     }
@@ -427,9 +440,68 @@ int hh_client_push(hh_client *c, const char *klass, const char *args_json,
                                (char(*)[HH_JID_SIZE])jid_out);
 }
 
+static int push_bulk(hh_client *c, const char *klass, const char *const *args_json, size_t n,
+                     const hh_push_options *caller_opts, char (*jids_out)[HH_JID_SIZE]);
+
+/* The reason a push of these arguments is refused (run only once it was:
+ * a push that succeeds parses nothing twice). */
+static int explain_push(const char *klass, const char *const *args_json, size_t n, const hh_push_options *o) {
+    char msg[512];
+    json_error_t je;
+    if (!klass || !*klass) return hh_fail(HH_ERR_INVALID, "push: the class is %s", klass ? "empty" : "missing");
+    if (hh_name_check(HH_NAME_QUEUE, o->queue ? o->queue : "default", msg, sizeof(msg)) != HH_OK)
+        return hh_fail(HH_ERR_INVALID, "push: %s", msg);
+    if (o->retry == HH_RETRY_COUNT && o->retry_max < 0)
+        return hh_fail(HH_ERR_INVALID, "push: retry_max %d with HH_RETRY_COUNT: want 0 or more", o->retry_max);
+    if (o->extra_json) {
+        json_t *extra = json_loads(o->extra_json, JSON_ALLOW_NUL, &je);
+        int obj = json_is_object(extra);
+        json_decref(extra);
+        if (!extra)
+            return hh_fail(HH_ERR_INVALID, "push: extra_json is not JSON: %s near line %d, column %d", je.text,
+                           je.line, je.column);
+        if (!obj) return hh_fail(HH_ERR_INVALID, "push: extra_json must be a JSON object");
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_t *args = json_loads(args_json[i] ? args_json[i] : "[]", JSON_ALLOW_NUL, &je);
+        int arr = json_is_array(args);
+        json_decref(args);
+        const char *which = n > 1 ? "args_json[" : "args_json", *close = n > 1 ? "]" : "";
+        char idx[32] = "";
+        if (n > 1) snprintf(idx, sizeof(idx), "%zu", i);
+        if (!args)
+            return hh_fail(HH_ERR_INVALID, "push: %s%s%s is not JSON: %s near line %d, column %d", which, idx, close,
+                           je.text, je.line, je.column);
+        if (!arr) return hh_fail(HH_ERR_INVALID, "push: %s%s%s must be a JSON array", which, idx, close);
+    }
+    return hh_fail(HH_ERR_INVALID, "push: the class, queue or a key of extra_json is not valid UTF-8");
+}
+
+/* The reason for a failing client call, from its code and the connection. */
+static int client_fail(hh_client *c, int rc, const char *what) {
+    if (rc == HH_ERR_REDIS || rc == HH_ERR_REFUSED)
+        return hh_fail(rc, "%s: %s: %s", what, hh_strerror(rc), c->conn.last_error[0] ? c->conn.last_error : "no reply");
+    return hh_fail(rc, "%s: %s", what, hh_strerror(rc));
+}
+
 int hh_client_push_bulk(hh_client *c, const char *klass, const char *const *args_json, size_t n,
-                        const hh_push_options *opts, char (*jids_out)[HH_JID_SIZE]) {
-    if (!c || n == 0) return HH_ERR_INVALID;
+                        const hh_push_options *caller_opts, char (*jids_out)[HH_JID_SIZE]) {
+    if (!c || n == 0 || !args_json)
+        return hh_fail(HH_ERR_INVALID, "push: %s", !c ? "the client is missing" : n == 0 ? "no jobs (n is 0)" : "args_json is NULL");
+    int rc = push_bulk(c, klass, args_json, n, caller_opts, jids_out);
+    if (rc == HH_ERR_INVALID) {
+        hh_push_options o;
+        hh_push_options_read(&o, caller_opts);
+        return explain_push(klass, args_json, n, &o);
+    }
+    return rc == HH_OK ? rc : client_fail(c, rc, "push");
+}
+
+static int push_bulk(hh_client *c, const char *klass, const char *const *args_json, size_t n,
+                     const hh_push_options *caller_opts, char (*jids_out)[HH_JID_SIZE]) {
+    hh_push_options copy; /* the caller's struct_size bytes on the defaults */
+    hh_push_options_read(&copy, caller_opts);
+    const hh_push_options *opts = &copy;
     int fast = bulk_fast(c, klass, args_json, n, opts, jids_out, effective_at(opts));
     if (fast != 1) return fast;
     json_t **jobs = calloc(n, sizeof(json_t *));
@@ -443,20 +515,24 @@ int hh_client_push_bulk(hh_client *c, const char *klass, const char *const *args
 }
 
 int hh_client_push_item(hh_client *c, const char *item_json, char jid_out[HH_JID_SIZE]) {
-    if (!c || !item_json) return HH_ERR_INVALID;
-    json_t *item = json_loads(item_json, JSON_ALLOW_NUL, NULL);
+    if (!c || !item_json) return hh_fail(HH_ERR_INVALID, "push_item: %s is missing", !c ? "the client" : "the item");
+    json_error_t je;
+    json_t *item = json_loads(item_json, JSON_ALLOW_NUL, &je);
+    if (!item)
+        return hh_fail(HH_ERR_INVALID, "push_item: the item is not JSON: %s near line %d, column %d", je.text, je.line,
+                       je.column);
     if (!json_is_object(item)) {
         json_decref(item);
-        return HH_ERR_INVALID;
+        return hh_fail(HH_ERR_INVALID, "push_item: the item must be a JSON object");
     }
     char why[128];
     double at = 0;
     json_t *job = normalize(item, &at, why, sizeof(why));
     json_decref(item);
-    if (!job) return HH_ERR_INVALID;
+    if (!job) return hh_fail(HH_ERR_INVALID, "push_item: %s", why);
     int rc = write_jobs(c, &job, 1, at, (char(*)[HH_JID_SIZE])jid_out);
     json_decref(job);
-    return rc;
+    return rc == HH_OK ? rc : client_fail(c, rc, "push_item");
 }
 
 /* -------------------------------------------------------------- reading */
@@ -498,7 +574,14 @@ static int cmp_str(const void *a, const void *b) {
     return strcmp((*(redisReply *const *)a)->str, (*(redisReply *const *)b)->str);
 }
 
+static int client_stats(hh_client *c, char **json_out);
 int hh_client_stats(hh_client *c, char **json_out) {
+    if (!c || !json_out) return hh_fail(HH_ERR_INVALID, "stats: %s is missing", !c ? "the client" : "json_out");
+    int rc = client_stats(c, json_out);
+    return rc == HH_OK ? rc : client_fail(c, rc, "stats");
+}
+
+static int client_stats(hh_client *c, char **json_out) {
     if (!c || !json_out) return HH_ERR_INVALID;
     *json_out = NULL;
     redisReply *procs = members(c, HH_K_PROCESSES), *queues = members(c, HH_K_QUEUES);
@@ -574,7 +657,14 @@ int hh_client_stats(hh_client *c, char **json_out) {
     return *json_out ? HH_OK : HH_ERR_NOMEM;
 }
 
+static int client_processes(hh_client *c, char **json_out);
 int hh_client_processes(hh_client *c, char **json_out) {
+    if (!c || !json_out) return hh_fail(HH_ERR_INVALID, "processes: %s is missing", !c ? "the client" : "json_out");
+    int rc = client_processes(c, json_out);
+    return rc == HH_OK ? rc : client_fail(c, rc, "processes");
+}
+
+static int client_processes(hh_client *c, char **json_out) {
     if (!c || !json_out) return HH_ERR_INVALID;
     *json_out = NULL;
     redisReply *procs = members(c, HH_K_PROCESSES);
@@ -637,7 +727,16 @@ int hh_client_processes(hh_client *c, char **json_out) {
     return *json_out ? HH_OK : HH_ERR_NOMEM;
 }
 
+static int client_signal(hh_client *c, const char *identity, const char *signal);
 int hh_client_signal(hh_client *c, const char *identity, const char *signal) {
+    if (!c || !identity || !signal) return hh_fail(HH_ERR_INVALID, "signal: %s is missing", !c ? "the client" : !identity ? "the identity" : "the signal");
+    int rc = client_signal(c, identity, signal);
+    if (rc == HH_ERR_INVALID) return hh_fail(rc, "signal %s: want TSTP, TERM or TTIN", signal);
+    if (rc == HH_ERR_NOTFOUND) return hh_fail(rc, "signal: no live process %s (not in processes, or its heartbeat expired)", identity);
+    return rc == HH_OK ? rc : client_fail(c, rc, "signal");
+}
+
+static int client_signal(hh_client *c, const char *identity, const char *signal) {
     if (!c || !identity || !signal) return HH_ERR_INVALID;
     if (strcmp(signal, "TSTP") && strcmp(signal, "TERM") && strcmp(signal, "TTIN"))
         return HH_ERR_INVALID;
@@ -670,7 +769,14 @@ int hh_client_signal(hh_client *c, const char *identity, const char *signal) {
     return rc;
 }
 
-int hh_client_kill(hh_client *c, const char *payload, size_t len, double dead_timeout,
+static int client_kill(hh_client *c, const char *payload, size_t len, double dead_timeout, long dead_max_jobs);
+int hh_client_kill(hh_client *c, const char *payload, size_t len, double dead_timeout, long dead_max_jobs) {
+    if (!c || !payload) return hh_fail(HH_ERR_INVALID, "kill: %s is missing", !c ? "the client" : "the payload");
+    int rc = client_kill(c, payload, len, dead_timeout, dead_max_jobs);
+    return rc == HH_OK ? rc : client_fail(c, rc, "kill");
+}
+
+static int client_kill(hh_client *c, const char *payload, size_t len, double dead_timeout,
                    long dead_max_jobs) {
     if (!c || !payload) return HH_ERR_INVALID;
     hh_outcome o = {HH_OUTCOME_DEAD, HH_SOURCE_NONE, NULL, NULL, 0, payload, len, hh_now(), dead_timeout,

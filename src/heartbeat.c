@@ -347,7 +347,8 @@ static int beat(struct hh_manager *m, hh_conn *c, const char *info, int *registe
     /* the outage rule, lease loss, hiredhand:fetchers (lease.c) */
     hh_lease_beat(m, c, ok, expired);
     if (m->hook) {
-        hh_manager_stats st;
+        hh_queue_stats qs[HH_MAX_QUEUES];
+        hh_manager_stats st = {.queues = qs, .queues_cap = HH_MAX_QUEUES};
         hh_manager_fill_stats(m, &st);
         m->hook(ok, &st, m->hook_udata);
     }

@@ -284,7 +284,7 @@ static json_t *stats_object(const hh_manager_stats *st, double now, double max_a
     ok &= !json_object_set_new(o, "redis_connected", json_boolean(st->redis_connected));
     ok &= !json_object_set_new(o, "healthy", json_boolean(hh_http_healthy(st, now, max_age, NULL, 0)));
     ok &= !json_object_set_new(o, "liveness_max_age", json_real(max_age));
-    size_t nq = st->nqueues < HH_MAX_QUEUES ? st->nqueues : HH_MAX_QUEUES;
+    size_t nq = st->nqueues < st->queues_cap ? st->nqueues : st->queues_cap;
     for (size_t i = 0; i < nq && ok; i++) {
         json_t *q = json_object();
         ok &= q != NULL;
@@ -297,7 +297,7 @@ static json_t *stats_object(const hh_manager_stats *st, double now, double max_a
         ok &= !json_array_append_new(queues, q);
     }
     ok &= !json_object_set_new(o, "queues", queues);
-    /* "queues" lists the first HH_MAX_QUEUES (hiredhand.h); this counts all */
+    /* "queues" lists the first queues_cap (HH_MAX_QUEUES, manager.h); this counts all */
     ok &= !json_object_set_new(o, "queues_total", json_integer((json_int_t)st->nqueues));
     if (!ok) {
         json_decref(o);
@@ -315,7 +315,7 @@ char *hh_http_stats_json(const hh_manager_stats *st, double now, double max_age)
 
 char *hh_http_metrics_text(const hh_manager_stats *st, double now) {
     buf b = {0};
-    size_t nq = st->nqueues < HH_MAX_QUEUES ? st->nqueues : HH_MAX_QUEUES;
+    size_t nq = st->nqueues < st->queues_cap ? st->nqueues : st->queues_cap;
 
     buf_header(&b, "hiredhand_info", "gauge", "Identity and version of this worker process (always 1).");
     buf_printf(&b, "hiredhand_info{identity=\"");
@@ -361,7 +361,7 @@ char *hh_http_metrics_text(const hh_manager_stats *st, double now) {
         buf_value(&b, age);
     }
 
-    /* Per-queue series cover the first HH_MAX_QUEUES queues (hiredhand.h). */
+    /* Per-queue series cover the first HH_MAX_QUEUES queues (manager.h). */
     buf_header(&b, "hiredhand_queues", "gauge",
                "Queues this process fetches from; the per-queue series cover the first 64.");
     buf_printf(&b, "hiredhand_queues %zu\n", st->nqueues);
@@ -553,8 +553,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         hh_http_reply_for(route, NULL, 0, h->max_age, &r);
         return respond(h, conn, &r);
     }
-    /* The snapshot is ~26 KB: keep it off the MHD thread's stack. */
-    hh_manager_stats *st = malloc(sizeof(*st));
+    /* The snapshot with its queues is a few KB: keep it off the MHD thread's stack. */
+    hh_manager_stats *st = calloc(1, sizeof(*st) + HH_MAX_QUEUES * sizeof(hh_queue_stats));
+    if (st) {
+        st->queues = (hh_queue_stats *)(st + 1);
+        st->queues_cap = HH_MAX_QUEUES;
+    }
     if (!st) {
         memset(&r, 0, sizeof(r)); /* no body: a 500 "out of memory" */
         return respond(h, conn, &r);

@@ -20,6 +20,8 @@
 #include "http.h"
 #include "lease.h"
 #include "pickup.h"
+#include "abi.h"
+#include "error.h"
 
 /* The Redis work after the grace period (push back, acks, leaving the Busy
  * page) gets one command timeout, at most this long: with -t 25 a stop ends
@@ -28,6 +30,7 @@
 
 void hh_manager_options_init(hh_manager_options *o) {
     memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
     hh_redis_options_init(&o->redis);
     o->concurrency = 10;
     o->shutdown_timeout = 25;
@@ -113,69 +116,39 @@ void hh_manager_free(hh_manager *m) {
     free(m);
 }
 
-hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
-    hh_manager_options def;
-    if (!opts) {
-        hh_manager_options_init(&def);
-        opts = &def;
-    }
-    int e = HH_ERR_INVALID;
-    hh_manager *m = calloc(1, sizeof(*m));
-    if (!m) {
-        if (err) *err = HH_ERR_NOMEM;
-        return NULL;
-    }
-    pthread_mutex_init(&m->lock, NULL);
-    m->opts = *opts;
-    m->opts.http_bind = NULL; /* our copies, made below: never free the caller's on an early failure */
-    m->opts.http_token = NULL;
-    m->log.fn = opts->log;
-    m->log.udata = opts->log_udata;
-    m->log.level = opts->log_level;
-    char msg[256];
-    if (opts->nqueues > HH_QUEUES_LIMIT) {
-        hh_log(&m->log, HH_LOG_ERROR, "%zu queues: at most %d queues per worker", opts->nqueues, HH_QUEUES_LIMIT);
-        goto fail;
-    }
-    if (opts->concurrency < 1 || opts->concurrency > 1000 ||
-        opts->shutdown_timeout < 0 || opts->heartbeat_interval <= 0 || opts->heartbeat_interval > 30 ||
-        (opts->lease_lost != HH_LEASE_LOST_STOP && opts->lease_lost != HH_LEASE_LOST_FINISH))
-        goto fail;
-    if (hh_redis_config_parse(&m->cfg, &opts->redis, msg, sizeof(msg)) != 0) {
-        hh_log(&m->log, HH_LOG_ERROR, "%s", msg);
-        goto fail;
-    }
-    if (opts->redis.ns && *opts->redis.ns && bad_name(m, HH_NAME_NAMESPACE, opts->redis.ns)) goto fail;
-    hh_keys_init(&m->keys, opts->redis.ns);
-    /* defaults for fields an embedder left zero */
+/* Fields an embedder left zero (or negative) take their defaults. */
+static void apply_defaults(hh_manager *m) {
     if (m->opts.max_retries < 0) m->opts.max_retries = 25;
     if (m->opts.dead_max_jobs <= 0) m->opts.dead_max_jobs = 10000;
     if (m->opts.dead_timeout <= 0) m->opts.dead_timeout = 15552000;
     if (m->opts.recovery_interval <= 0) m->opts.recovery_interval = 60;
+    if (m->opts.liveness_max_age <= 0) m->opts.liveness_max_age = 30;
+}
 
+/* The queues, in configuration order, repeated names merged; "default"
+ * when none is given. Their per-queue counters start here too. */
+static int copy_queues(hh_manager *m, const hh_manager_options *opts) {
     size_t nq = opts->nqueues ? opts->nqueues : 1;
     m->queues = calloc(nq, sizeof(char *));
     m->weights = calloc(nq, sizeof(int));
     m->fetched = calloc(nq, sizeof(*m->fetched));
     m->queue_size = calloc(nq, sizeof(*m->queue_size));
     m->queue_latency = calloc(nq, sizeof(*m->queue_latency));
-    if (!m->queues || !m->weights || !m->fetched || !m->queue_size || !m->queue_latency) goto nomem;
+    if (!m->queues || !m->weights || !m->fetched || !m->queue_size || !m->queue_latency) return HH_ERR_NOMEM;
     for (size_t i = 0; i < nq; i++) m->queue_size[i] = -1;
-    if (m->opts.liveness_max_age <= 0) m->opts.liveness_max_age = 30;
     if (!opts->nqueues) {
-        m->queues[0] = strdup("default");
+        if (!(m->queues[0] = strdup("default"))) return HH_ERR_NOMEM;
         m->nqueues = 1;
     }
     for (size_t i = 0; i < opts->nqueues; i++) {
         const hh_queue_weight *q = &opts->queues[i];
-        if (bad_name(m, HH_NAME_QUEUE, q->name) || q->weight < 0) goto fail;
         size_t j = 0;
         while (j < m->nqueues && strcmp(m->queues[j], q->name)) j++;
         if (j < m->nqueues) { /* repeated "-q a -q a": Sidekiq adds the weights */
             m->weights[j] += q->weight;
             continue;
         }
-        m->queues[m->nqueues] = strdup(q->name);
+        if (!(m->queues[m->nqueues] = strdup(q->name))) return HH_ERR_NOMEM;
         m->weights[m->nqueues++] = q->weight;
         if (q->weight > 0) m->weighted = 1;
     }
@@ -183,32 +156,48 @@ hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
         for (size_t i = 0; i < m->nqueues; i++)
             if (m->weights[i] == 0)
                 hh_log(&m->log, HH_LOG_WARN, "queue %s has no weight while others do: it gets weight 1, as in Sidekiq", m->queues[i]);
+    return HH_OK;
+}
+
+/* Our copies of the caller's strings (labels, tag, version, HTTP). */
+static int copy_strings(hh_manager *m, const hh_manager_options *opts) {
     size_t nl = 0;
-    while (opts->labels && opts->labels[nl])
-        if (bad_name(m, HH_NAME_LABEL, opts->labels[nl++])) goto fail;
-    if (opts->tag && bad_name(m, HH_NAME_TAG, opts->tag)) goto fail;
+    while (opts->labels && opts->labels[nl]) nl++;
     m->labels = calloc(nl + 1, sizeof(char *));
-    for (size_t i = 0; m->labels && i < nl; i++) m->labels[i] = strdup(opts->labels[i]);
+    for (size_t i = 0; m->labels && i < nl; i++)
+        if (!(m->labels[i] = strdup(opts->labels[i]))) return HH_ERR_NOMEM;
     m->tag = strdup(opts->tag ? opts->tag : "");
     m->version = strdup(opts->version ? opts->version : "6.4.1");
-    if (!m->labels || !m->tag || !m->version) goto nomem;
+    if (!m->labels || !m->tag || !m->version) return HH_ERR_NOMEM;
+    if (opts->http_bind && !(m->opts.http_bind = strdup(opts->http_bind))) return HH_ERR_NOMEM;
+    if (opts->http_token && !(m->opts.http_token = strdup(opts->http_token))) return HH_ERR_NOMEM;
+    return HH_OK;
+}
 
+/* The host name ($DYNO first) and the identity: the caller's, fixed, or
+ * "<host>:<pid>:<12 hex>". */
+static int make_identity(hh_manager *m, const hh_manager_options *opts) {
     const char *dyno = getenv("DYNO");
     if (dyno && *dyno) hh_strlcpy(m->hostname, dyno, sizeof(m->hostname));
     else if (gethostname(m->hostname, sizeof(m->hostname) - 1) != 0) hh_strlcpy(m->hostname, "localhost", sizeof(m->hostname));
     if (opts->identity && *opts->identity) {
-        if (bad_name(m, HH_NAME_IDENTITY, opts->identity)) goto fail;
         hh_strlcpy(m->identity, opts->identity, sizeof(m->identity));
         m->fixed_identity = 1;
-    } else {
-        char nonce[13];
-        if (hh_random_hex(nonce, 6) != 0) goto fail;
-        snprintf(m->identity, sizeof(m->identity), "%s:%d:%s", m->hostname, (int)getpid(), nonce);
-        if (bad_name(m, HH_NAME_IDENTITY, m->identity)) { /* a host named "queue", say */
-            hh_log(&m->log, HH_LOG_ERROR, "the identity made from the host name is refused: give one with --identity");
-            goto fail;
-        }
+        return HH_OK;
     }
+    char nonce[13];
+    if (hh_random_hex(nonce, 6) != 0) return hh_fail(HH_ERR_INVALID, "no random bytes for the identity (getrandom failed)");
+    snprintf(m->identity, sizeof(m->identity), "%s:%d:%s", m->hostname, (int)getpid(), nonce);
+    if (bad_name(m, HH_NAME_IDENTITY, m->identity)) { /* a host named "queue", say */
+        hh_fail(HH_ERR_INVALID, "the identity %s made from the host name is refused: give one (--identity)", m->identity);
+        hh_log(&m->log, HH_LOG_ERROR, "%s", hh_last_error());
+        return HH_ERR_INVALID;
+    }
+    return HH_OK;
+}
+
+/* m->opts keeps no pointer into the caller's memory: ours or NULL. */
+static void forget_caller_pointers(hh_manager *m) {
     m->opts.identity = m->identity;
     m->opts.tag = m->tag;
     m->opts.version = m->version;
@@ -217,33 +206,41 @@ hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
     m->opts.redis.url = NULL;
     m->opts.redis.ns = NULL;
     m->opts.redis.password = NULL; /* the copy in m->cfg is what is used */
-    if (opts->http_bind && !(m->opts.http_bind = strdup(opts->http_bind))) goto nomem;
-    if (opts->http_token && !hh_http_token_valid(opts->http_token)) {
-        hh_log(&m->log, HH_LOG_ERROR, "bad http_token: want 1-4096 visible ASCII characters, no space");
-        goto fail;
-    }
-    if (opts->http_token && !(m->opts.http_token = strdup(opts->http_token))) goto nomem;
+}
 
+/* queue:<q> and this identity's in-progress list of each queue. */
+static int make_queue_keys(hh_manager *m) {
     m->queue_keys = calloc(m->nqueues, sizeof(sds));
     m->inprog_keys = calloc(m->nqueues, sizeof(sds));
-    if (!m->queue_keys || !m->inprog_keys) goto nomem;
+    if (!m->queue_keys || !m->inprog_keys) return HH_ERR_NOMEM;
     for (size_t i = 0; i < m->nqueues; i++) {
         m->queue_keys[i] = hh_key_queue(&m->keys, m->queues[i]);
         m->inprog_keys[i] = hh_key_inprogress(&m->keys, m->identity, m->queues[i]);
-        if (!m->queue_keys[i] || !m->inprog_keys[i]) goto nomem;
+        if (!m->queue_keys[i] || !m->inprog_keys[i]) return HH_ERR_NOMEM;
     }
+    return HH_OK;
+}
+
+/* The fetchers' shared state: fetched-but-unclaimed jobs, idle waiters
+ * per queue, acks to send. */
+static int alloc_fetch_state(hh_manager *m) {
     pthread_mutex_init(&m->pending_mu, NULL);
-    m->pending_cap = (size_t)opts->concurrency * HH_FETCH_BATCH_MAX;
-    if (!(m->pending = calloc(m->pending_cap, sizeof(*m->pending)))) goto nomem;
+    m->pending_cap = (size_t)m->opts.concurrency * HH_FETCH_BATCH_MAX;
+    if (!(m->pending = calloc(m->pending_cap, sizeof(*m->pending)))) return HH_ERR_NOMEM;
     pthread_mutex_init(&m->idle_mu, NULL);
     pthread_cond_init(&m->idle_cv, NULL);
-    if (!(m->waiters = calloc(m->nqueues, sizeof(int)))) goto nomem;
+    if (!(m->waiters = calloc(m->nqueues, sizeof(int)))) return HH_ERR_NOMEM;
     pthread_mutex_init(&m->acks_mu, NULL);
-    m->acks_cap = (size_t)opts->concurrency * HH_FETCH_BATCH_MAX;
-    if (!(m->acks = calloc(m->acks_cap, sizeof(*m->acks)))) goto nomem;
-    m->procs = calloc((size_t)opts->concurrency, sizeof(hh_processor));
-    if (!m->procs) goto nomem;
-    for (int i = 0; i < opts->concurrency; i++) {
+    m->acks_cap = (size_t)m->opts.concurrency * HH_FETCH_BATCH_MAX;
+    if (!(m->acks = calloc(m->acks_cap, sizeof(*m->acks)))) return HH_ERR_NOMEM;
+    return HH_OK;
+}
+
+/* One processor (worker thread state, not started) per unit of concurrency. */
+static int init_processors(hh_manager *m) {
+    m->procs = calloc((size_t)m->opts.concurrency, sizeof(hh_processor));
+    if (!m->procs) return HH_ERR_NOMEM;
+    for (int i = 0; i < m->opts.concurrency; i++) {
         hh_processor *p = &m->procs[i];
         p->m = m;
         p->index = i;
@@ -260,15 +257,56 @@ hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
         hh_conn_init(&p->conn, &m->cfg, &m->log, "fetch", &m->giving_up);
         p->batch = 1;
         p->held = calloc(HH_FETCH_BATCH_MAX, sizeof(*p->held));
-        if (!p->held) goto nomem;
+        if (!p->held) return HH_ERR_NOMEM;
     }
-    if (!(m->lease = hh_lease_new(m))) goto nomem;
-    if (err) *err = HH_OK;
+    return HH_OK;
+}
+
+/* The manager with the caller's options and logger, nothing else yet. */
+static hh_manager *manager_alloc(const hh_manager_options *opts) {
+    hh_manager *m = calloc(1, sizeof(*m));
+    if (!m) return NULL;
+    pthread_mutex_init(&m->lock, NULL);
+    m->opts = *opts;
+    m->opts.http_bind = NULL; /* our copies, made later: never free the caller's on an early failure */
+    m->opts.http_token = NULL;
+    m->log.fn = opts->log;
+    m->log.udata = opts->log_udata;
+    m->log.level = opts->log_level;
     return m;
-nomem:
-    e = HH_ERR_NOMEM;
-fail:
+}
+
+hh_manager *hh_manager_new(const hh_manager_options *caller_opts, int *err) {
+    hh_manager_options copy; /* the caller's struct_size bytes on the defaults */
+    hh_manager_options_read(&copy, caller_opts);
+    const hh_manager_options *opts = &copy;
+    hh_manager *m = manager_alloc(opts);
+    if (!m) {
+        if (err) *err = hh_fail(HH_ERR_NOMEM, "out of memory creating the manager");
+        return NULL;
+    }
+    char msg[512];
+    int e = hh_manager_options_check(opts, msg, sizeof(msg)); /* the reason is in hh_last_error() */
+    if (e != HH_OK) hh_log(&m->log, HH_LOG_ERROR, "%s", msg);
+    if (e == HH_OK && hh_redis_config_parse(&m->cfg, &opts->redis, msg, sizeof(msg)) != 0)
+        e = hh_fail(HH_ERR_INVALID, "%s", msg);
+    if (e == HH_OK) {
+        hh_keys_init(&m->keys, opts->redis.ns);
+        apply_defaults(m);
+        e = copy_queues(m, opts);
+    }
+    if (e == HH_OK) e = copy_strings(m, opts);
+    if (e == HH_OK) e = make_identity(m, opts);
+    if (e == HH_OK) {
+        forget_caller_pointers(m);
+        e = make_queue_keys(m);
+    }
+    if (e == HH_OK) e = alloc_fetch_state(m);
+    if (e == HH_OK) e = init_processors(m);
+    if (e == HH_OK && !(m->lease = hh_lease_new(m))) e = HH_ERR_NOMEM;
+    if (e == HH_ERR_NOMEM) hh_fail(e, "out of memory creating the manager");
     if (err) *err = e;
+    if (e == HH_OK) return m;
     hh_manager_free(m);
     return NULL;
 }
@@ -278,13 +316,14 @@ const char *hh_manager_identity(const hh_manager *m) { return m->identity; }
 int hh_manager_detached(const hh_manager *m) { return m ? atomic_load(&m->detached) : 0; }
 
 int hh_manager_register(hh_manager *m, const char *klass, hh_handler_fn fn, void *udata) {
-    if (!m || !klass || !*klass || !fn) return HH_ERR_INVALID;
-    if (atomic_load(&m->started)) return HH_ERR_STATE;
-    if (hh_manager_has_handler(m, klass)) return HH_ERR_EXISTS;
+    if (!m || !klass || !*klass || !fn)
+        return hh_fail(HH_ERR_INVALID, "register: %s is missing", !m ? "the manager" : !fn ? "the handler" : "the class name");
+    if (atomic_load(&m->started)) return hh_fail(HH_ERR_STATE, "register %s: the manager has started", klass);
+    if (hh_manager_has_handler(m, klass)) return hh_fail(HH_ERR_EXISTS, "register %s: that class has a handler already", klass);
     hh_handler *h = realloc(m->handlers, (m->nhandlers + 1) * sizeof(*h));
-    if (!h) return HH_ERR_NOMEM;
+    if (!h) return hh_fail(HH_ERR_NOMEM, "register %s: out of memory", klass);
     m->handlers = h;
-    if (!(h[m->nhandlers].klass = strdup(klass))) return HH_ERR_NOMEM;
+    if (!(h[m->nhandlers].klass = strdup(klass))) return hh_fail(HH_ERR_NOMEM, "register %s: out of memory", klass);
     h[m->nhandlers].fn = fn;
     h[m->nhandlers].udata = udata;
     m->nhandlers++;
@@ -292,8 +331,8 @@ int hh_manager_register(hh_manager *m, const char *klass, hh_handler_fn fn, void
 }
 
 int hh_manager_register_default(hh_manager *m, hh_handler_fn fn, void *udata) {
-    if (!m || !fn) return HH_ERR_INVALID;
-    if (atomic_load(&m->started)) return HH_ERR_STATE;
+    if (!m || !fn) return hh_fail(HH_ERR_INVALID, "register_default: %s is missing", !m ? "the manager" : "the handler");
+    if (atomic_load(&m->started)) return hh_fail(HH_ERR_STATE, "register_default: the manager has started");
     m->default_handler.fn = fn;
     m->default_handler.udata = udata;
     return HH_OK;
@@ -306,10 +345,10 @@ int hh_manager_has_handler(const hh_manager *m, const char *klass) {
 }
 
 int hh_manager_use(hh_manager *m, hh_middleware_fn fn, void *udata) {
-    if (!m || !fn) return HH_ERR_INVALID;
-    if (atomic_load(&m->started)) return HH_ERR_STATE;
+    if (!m || !fn) return hh_fail(HH_ERR_INVALID, "use: %s is missing", !m ? "the manager" : "the middleware");
+    if (atomic_load(&m->started)) return hh_fail(HH_ERR_STATE, "use: the manager has started");
     hh_middleware *mw = realloc(m->middleware, (m->nmiddleware + 1) * sizeof(*mw));
-    if (!mw) return HH_ERR_NOMEM;
+    if (!mw) return hh_fail(HH_ERR_NOMEM, "use: out of memory");
     m->middleware = mw;
     mw[m->nmiddleware].fn = fn;
     mw[m->nmiddleware].udata = udata;
@@ -318,8 +357,8 @@ int hh_manager_use(hh_manager *m, hh_middleware_fn fn, void *udata) {
 }
 
 int hh_manager_on_heartbeat(hh_manager *m, hh_heartbeat_hook_fn fn, void *udata) {
-    if (!m) return HH_ERR_INVALID;
-    if (atomic_load(&m->started)) return HH_ERR_STATE;
+    if (!m) return hh_fail(HH_ERR_INVALID, "on_heartbeat: the manager is missing");
+    if (atomic_load(&m->started)) return hh_fail(HH_ERR_STATE, "on_heartbeat: the manager has started");
     m->hook = fn;
     m->hook_udata = udata;
     return HH_OK;
@@ -348,9 +387,10 @@ static void check_redis(hh_manager *m, hh_conn *c) {
 static void *supervisor_main(void *arg);
 
 int hh_manager_start(hh_manager *m) {
-    if (!m) return HH_ERR_INVALID;
+    if (!m) return hh_fail(HH_ERR_INVALID, "start: the manager is missing");
     int expected = 0;
-    if (!atomic_compare_exchange_strong(&m->started, &expected, 1)) return HH_ERR_STATE;
+    if (!atomic_compare_exchange_strong(&m->started, &expected, 1))
+        return hh_fail(HH_ERR_STATE, "start: the manager was started already");
     m->started_at = hh_now();
     if (m->opts.http_bind) {
         char err[256];
@@ -358,7 +398,7 @@ int hh_manager_start(hh_manager *m) {
                                      sizeof(err)))) {
             hh_log(&m->log, HH_LOG_ERROR, "http: %s", err);
             atomic_store(&m->done, 1);
-            return HH_ERR_INVALID;
+            return hh_fail(HH_ERR_INVALID, "http: %s", err);
         }
     }
     hh_conn c;
@@ -369,7 +409,7 @@ int hh_manager_start(hh_manager *m) {
         hh_http_stop(m->http);
         m->http = NULL;
         atomic_store(&m->done, 1);
-        return HH_ERR_REFUSED;
+        return hh_fail(HH_ERR_REFUSED, "redis %s refused the connection settings: %s", m->cfg.display, c.last_error);
     }
     if (c.ctx) {
         check_redis(m, &c);
@@ -381,7 +421,7 @@ int hh_manager_start(hh_manager *m) {
             hh_http_stop(m->http);
             m->http = NULL;
             atomic_store(&m->done, 1);
-            return HH_ERR_EXISTS;
+            return hh_fail(HH_ERR_EXISTS, "identity %s is live in another process (fresh heartbeat)", m->identity);
         }
     }
     hh_conn_close(&c);
@@ -419,7 +459,7 @@ int hh_manager_start(hh_manager *m) {
             atomic_store(&m->beats_off, 1);
             atomic_store(&m->done, 1);
         }
-        return HH_ERR_IO;
+        return hh_fail(HH_ERR_IO, "cannot create the worker threads (pthread_create failed)");
     }
     return HH_OK;
 }
@@ -645,22 +685,32 @@ static void *supervisor_main(void *arg) {
 }
 
 int hh_manager_wait(hh_manager *m, double timeout) {
-    if (!m) return HH_ERR_INVALID;
+    if (!m) return hh_fail(HH_ERR_INVALID, "wait: the manager is missing");
     if (!atomic_load(&m->started)) return HH_OK;
     double until = hh_mono() + timeout;
     while (!atomic_load(&m->done)) {
-        if (timeout >= 0 && hh_mono() >= until) return HH_ERR_STATE;
+        if (timeout >= 0 && hh_mono() >= until) return hh_fail(HH_ERR_STATE, "still running after %g s", timeout);
         hh_sleep(0.02);
     }
     if (m->supervisor_started) {
         pthread_join(m->supervisor_thread, NULL);
         m->supervisor_started = 0;
     }
-    return atomic_load(&m->start_error);
+    int e = atomic_load(&m->start_error);
+    if (e == HH_ERR_EXISTS)
+        hh_fail(e, "identity %s is live in another process (found once Redis answered): stopped", m->identity);
+    else if (e == HH_ERR_REFUSED)
+        hh_fail(e, "redis %s refused the connection settings (password, user or db): stopped", m->cfg.display);
+    return e;
 }
 
 void hh_manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
+    hh_queue_stats *qs = out->queues;
+    size_t cap = qs ? out->queues_cap : 0;
     memset(out, 0, sizeof(*out));
+    out->struct_size = sizeof(*out);
+    out->queues = qs;
+    out->queues_cap = cap;
     hh_strlcpy(out->identity, m->identity, sizeof(out->identity));
     out->started_at = m->started_at;
     out->concurrency = m->opts.concurrency;
@@ -673,9 +723,9 @@ void hh_manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
     out->lease_lost = atomic_load(&m->lease_lost);
     out->reconciled = atomic_load(&m->reconciled);
     out->nqueues = m->nqueues;
-    size_t shown = m->nqueues < HH_MAX_QUEUES ? m->nqueues : HH_MAX_QUEUES; /* see hiredhand.h */
+    size_t shown = m->nqueues < cap ? m->nqueues : cap;
     for (size_t i = 0; i < shown; i++) {
-        hh_strlcpy(out->queues[i].name, m->queues[i], sizeof(out->queues[i].name));
+        out->queues[i].name = m->queues[i];
         out->queues[i].fetched = atomic_load(&m->fetched[i]);
     }
     pthread_mutex_lock(&m->lock);
@@ -690,7 +740,12 @@ void hh_manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
 }
 
 int hh_manager_get_stats(hh_manager *m, hh_manager_stats *out) {
-    if (!m || !out) return HH_ERR_INVALID;
-    hh_manager_fill_stats(m, out);
+    if (!m || !out) return hh_fail(HH_ERR_INVALID, "get_stats: %s is missing", !m ? "the manager" : "the output struct");
+    hh_manager_stats full; /* this library's layout; the caller's may be shorter */
+    memset(&full, 0, sizeof(full));
+    full.queues = out->queues; /* both in the first layout: always the caller's */
+    full.queues_cap = out->queues_cap;
+    hh_manager_fill_stats(m, &full);
+    hh_manager_stats_write(out, &full);
     return HH_OK;
 }

@@ -120,7 +120,12 @@ struct hh_manager {
 };
 
 /* manager.c */
-/* The stats snapshot behind hh_manager_get_stats(); no I/O. */
+/* The stats snapshot behind hh_manager_get_stats(); no I/O. Queues go to
+ * out->queues, up to out->queues_cap (both kept). */
 void hh_manager_fill_stats(struct hh_manager *m, hh_manager_stats *out);
+/* Queues whose size and latency the heartbeat reads, and that /stats and
+ * /metrics list: with thousands of queues, reading them all would cost
+ * thousands of commands a beat. */
+#define HH_MAX_QUEUES 64
 
 #endif

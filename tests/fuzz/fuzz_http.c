@@ -10,6 +10,7 @@
 #include "fuzz.h"
 #include "hiredhand.h"
 #include "http.h"
+#include "manager.h"
 #include "util.h"
 
 static double num(const uint8_t *p, size_t avail) {
@@ -44,12 +45,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
 
     hh_manager_stats *st = calloc(1, sizeof(*st));
-    if (!st) abort();
+    hh_queue_stats *qs = calloc(HH_MAX_QUEUES, sizeof(*qs));
+    if (!st || !qs) abort();
+    st->queues = qs;
+    st->queues_cap = HH_MAX_QUEUES;
     hh_strlcpy(st->identity, f[4], sizeof(st->identity));
     hh_strlcpy(st->heartbeat_last_error, f[6], sizeof(st->heartbeat_last_error));
     st->nqueues = tail && (nums[0] & 1) ? 1 : 70; /* more than HH_MAX_QUEUES */
     for (size_t i = 0; i < HH_MAX_QUEUES; i++) {
-        hh_strlcpy(st->queues[i].name, f[5], sizeof(st->queues[i].name));
+        st->queues[i].name = f[5];
         st->queues[i].size = i % 2 ? -1 : (int64_t)i;
         st->queues[i].latency = num(nums + 1, tail > 1 ? tail - 1 : 0);
     }
@@ -99,6 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         free(rep.body);
     }
+    free(qs);
     free(st);
     fuzz_fields_free(f, 8);
     return 0;

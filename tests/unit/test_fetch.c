@@ -207,10 +207,19 @@ static void test_manager_queue_limit(void **s) {
     struct hh_manager *m = manager(q, n - 1, &err);
     assert_non_null(m);
     assert_int_equal(m->nqueues, HH_QUEUES_LIMIT);
-    hh_manager_stats st;
+    /* every queue counted; as many listed as the caller's array holds */
+    hh_queue_stats *qs = calloc(HH_QUEUES_LIMIT + 1, sizeof(*qs));
+    assert_non_null(qs);
+    hh_manager_stats st = {.struct_size = sizeof(st), .queues = qs, .queues_cap = 3};
     assert_int_equal(hh_manager_get_stats(m, &st), HH_OK);
-    assert_int_equal(st.nqueues, HH_QUEUES_LIMIT); /* every queue counted, the first 64 listed */
-    assert_string_equal(st.queues[HH_MAX_QUEUES - 1].name, names[HH_MAX_QUEUES - 1]);
+    assert_int_equal(st.nqueues, HH_QUEUES_LIMIT);
+    assert_string_equal(qs[2].name, names[2]);
+    assert_null(qs[3].name); /* past queues_cap: untouched */
+    st.queues_cap = HH_QUEUES_LIMIT + 1;
+    assert_int_equal(hh_manager_get_stats(m, &st), HH_OK);
+    assert_string_equal(qs[HH_QUEUES_LIMIT - 1].name, names[HH_QUEUES_LIMIT - 1]);
+    assert_null(qs[HH_QUEUES_LIMIT].name);
+    free(qs);
     hh_manager_free(m);
     free(names);
     free(q);

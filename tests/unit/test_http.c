@@ -70,7 +70,9 @@ static void test_healthz_tells_status_and_ages_only(void **s) {
     assert_non_null(st);
     strcpy(st->identity, "secret-host:42:abc");
     strcpy(st->heartbeat_last_error, "Connection refused to redis.internal:6379");
-    strcpy(st->queues[0].name, "payroll");
+    hh_queue_stats q = {.name = "payroll"};
+    st->queues = &q;
+    st->queues_cap = 1;
     st->nqueues = 1;
     st->started_at = 1000;
     st->heartbeat_last_pushed_at = 1000;

@@ -1,0 +1,24 @@
+/* error.c -- why the last failing public call failed, per thread, as
+ * dlerror() does: every public function that returns an error records a
+ * human-readable reason here before it returns, and hh_last_error() reads
+ * it back. Thread-local so that calls on other threads (a worker's own
+ * threads included) never overwrite the caller's reason. No Redis keys. */
+#include "error.h"
+
+#include <stdio.h>
+#include "hiredhand.h"
+#include "util.h"
+
+static _Thread_local char last_error[1024];
+
+int hh_fail(int code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    hh_vsnprintf_c(last_error, sizeof(last_error), fmt, ap); /* "0.5" in any locale */
+    va_end(ap);
+    return code;
+}
+
+int hh_fail_plain(int code) { return hh_fail(code, "%s", hh_strerror(code)); }
+
+const char *hh_last_error(void) { return last_error; }

@@ -1,0 +1,119 @@
+/* options.c -- the one check of hh_manager_options (hiredhand.h): every
+ * limit and name rule a worker's options must meet, with the reason when
+ * one is not met. hh_manager_new() applies it, and the CLI calls it to
+ * print that reason, so the command line and the library never hold two
+ * sets of limits. No Redis keys (the URL is parsed, not connected to). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "abi.h"
+#include "error.h"
+#include "http.h"
+#include "redis.h"
+#include "util.h"
+
+#define WEIGHT_MAX 1000000
+#define CONCURRENCY_MAX 1000
+#define HEARTBEAT_MIN 0.1
+#define HEARTBEAT_MAX 30
+#define COUNT_MAX 1000000 /* max_retries, max_recoveries */
+#define DEAD_MAX_JOBS_MAX 100000000L
+
+static int why(char *errbuf, size_t errlen, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static int why(char *errbuf, size_t errlen, const char *fmt, ...) {
+    char msg[600];
+    va_list ap;
+    va_start(ap, fmt);
+    hh_vsnprintf_c(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (errbuf && errlen) hh_strlcpy(errbuf, msg, errlen);
+    return hh_fail(HH_ERR_INVALID, "%s", msg);
+}
+
+/* hh_name_check with the reason passed on. */
+static int name_ok(hh_name_kind kind, const char *name, char *errbuf, size_t errlen) {
+    char msg[512];
+    if (hh_name_check(kind, name, msg, sizeof(msg)) == HH_OK) return HH_OK;
+    return why(errbuf, errlen, "%s", msg);
+}
+
+static int check_queues(const hh_manager_options *o, char *errbuf, size_t errlen) {
+    if (o->nqueues > HH_QUEUES_LIMIT)
+        return why(errbuf, errlen, "too many queues: at most %d per worker (%zu given)", HH_QUEUES_LIMIT, o->nqueues);
+    if (o->nqueues && !o->queues) return why(errbuf, errlen, "nqueues is %zu but queues is NULL", o->nqueues);
+    for (size_t i = 0; i < o->nqueues; i++) {
+        const hh_queue_weight *q = &o->queues[i];
+        if (name_ok(HH_NAME_QUEUE, q->name, errbuf, errlen) != HH_OK) return HH_ERR_INVALID;
+        if (q->weight < 0 || q->weight > WEIGHT_MAX)
+            return why(errbuf, errlen, "queue %s: weight %d, want 0 to %d", q->name, q->weight, WEIGHT_MAX);
+    }
+    return HH_OK;
+}
+
+static int check_numbers(const hh_manager_options *o, char *errbuf, size_t errlen) {
+    if (o->concurrency < 1 || o->concurrency > CONCURRENCY_MAX)
+        return why(errbuf, errlen, "concurrency %d: want 1 to %d threads", o->concurrency, CONCURRENCY_MAX);
+    if (!(o->shutdown_timeout >= 0) || !isfinite(o->shutdown_timeout))
+        return why(errbuf, errlen, "shutdown timeout %g: want seconds >= 0", o->shutdown_timeout);
+    if (!(o->heartbeat_interval >= HEARTBEAT_MIN && o->heartbeat_interval <= HEARTBEAT_MAX))
+        return why(errbuf, errlen, "heartbeat interval %g: want %g to %g seconds", o->heartbeat_interval,
+                   HEARTBEAT_MIN, (double)HEARTBEAT_MAX);
+    if (o->max_retries > COUNT_MAX)
+        return why(errbuf, errlen, "max retries %d: at most %d", o->max_retries, COUNT_MAX);
+    if (o->max_recoveries < 0 || o->max_recoveries > COUNT_MAX)
+        return why(errbuf, errlen, "max recoveries %d: want 0 to %d", o->max_recoveries, COUNT_MAX);
+    if (o->dead_max_jobs > DEAD_MAX_JOBS_MAX)
+        return why(errbuf, errlen, "dead set limit %ld jobs: at most %ld", o->dead_max_jobs, DEAD_MAX_JOBS_MAX);
+    /* 0 (or less) means the default for these; NaN never does */
+    if (isnan(o->dead_timeout) || isnan(o->poll_interval_average) || isnan(o->recovery_interval) ||
+        isnan(o->liveness_max_age) || o->poll_interval_average < 0)
+        return why(errbuf, errlen, "dead timeout, poll interval, recovery interval and liveness max age are "
+                                   "seconds (0: the default; the poll interval not negative)");
+    return HH_OK;
+}
+
+static int check_choices(const hh_manager_options *o, char *errbuf, size_t errlen) {
+    if (o->fetch != HH_FETCH_RELIABLE && o->fetch != HH_FETCH_BASIC)
+        return why(errbuf, errlen, "fetch mode %d: want HH_FETCH_RELIABLE or HH_FETCH_BASIC", (int)o->fetch);
+    if (o->lease_lost != HH_LEASE_LOST_STOP && o->lease_lost != HH_LEASE_LOST_FINISH)
+        return why(errbuf, errlen, "lease_lost %d: want HH_LEASE_LOST_STOP or HH_LEASE_LOST_FINISH", (int)o->lease_lost);
+    return HH_OK;
+}
+
+static int check_names(const hh_manager_options *o, char *errbuf, size_t errlen) {
+    if (o->tag && name_ok(HH_NAME_TAG, o->tag, errbuf, errlen) != HH_OK) return HH_ERR_INVALID;
+    for (size_t i = 0; o->labels && o->labels[i]; i++)
+        if (name_ok(HH_NAME_LABEL, o->labels[i], errbuf, errlen) != HH_OK) return HH_ERR_INVALID;
+    if (o->identity && *o->identity && name_ok(HH_NAME_IDENTITY, o->identity, errbuf, errlen) != HH_OK)
+        return HH_ERR_INVALID;
+    if (o->http_token && !hh_http_token_valid(o->http_token))
+        return why(errbuf, errlen, "bad http_token: want 1-4096 visible ASCII characters, no space");
+    return HH_OK;
+}
+
+static int check_redis(const hh_redis_options *r, char *errbuf, size_t errlen) {
+    char msg[512];
+    hh_redis_config cfg;
+    if (hh_redis_config_parse(&cfg, r, msg, sizeof(msg)) != 0) return why(errbuf, errlen, "%s", msg);
+    hh_redis_config_free(&cfg);
+    if (r->ns && *r->ns && name_ok(HH_NAME_NAMESPACE, r->ns, errbuf, errlen) != HH_OK) return HH_ERR_INVALID;
+    return HH_OK;
+}
+
+int hh_manager_options_check(const hh_manager_options *caller_opts, char *errbuf, size_t errlen) {
+    if (!caller_opts) return why(errbuf, errlen, "no options given");
+    hh_manager_options o; /* the caller's struct_size bytes on the defaults */
+    hh_manager_options_read(&o, caller_opts);
+    int rc = check_numbers(&o, errbuf, errlen);
+    if (rc == HH_OK) rc = check_choices(&o, errbuf, errlen);
+    if (rc == HH_OK) rc = check_redis(&o.redis, errbuf, errlen);
+    if (rc == HH_OK) rc = check_queues(&o, errbuf, errlen);
+    if (rc == HH_OK) rc = check_names(&o, errbuf, errlen);
+    if (rc == HH_OK && errbuf && errlen) errbuf[0] = '\0';
+    return rc;
+}
