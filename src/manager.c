@@ -163,7 +163,7 @@ hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
     for (size_t i = 0; i < nq; i++) m->queue_size[i] = -1;
     if (m->opts.liveness_max_age <= 0) m->opts.liveness_max_age = 30;
     if (!opts->nqueues) {
-        m->queues[0] = strdup("default");
+        if (!(m->queues[0] = strdup("default"))) goto nomem;
         m->nqueues = 1;
     }
     for (size_t i = 0; i < opts->nqueues; i++) {
@@ -175,7 +175,7 @@ hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
             m->weights[j] += q->weight;
             continue;
         }
-        m->queues[m->nqueues] = strdup(q->name);
+        if (!(m->queues[m->nqueues] = strdup(q->name))) goto nomem; /* strcmp above reads it */
         m->weights[m->nqueues++] = q->weight;
         if (q->weight > 0) m->weighted = 1;
     }
@@ -188,7 +188,8 @@ hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
         if (bad_name(m, HH_NAME_LABEL, opts->labels[nl++])) goto fail;
     if (opts->tag && bad_name(m, HH_NAME_TAG, opts->tag)) goto fail;
     m->labels = calloc(nl + 1, sizeof(char *));
-    for (size_t i = 0; m->labels && i < nl; i++) m->labels[i] = strdup(opts->labels[i]);
+    for (size_t i = 0; m->labels && i < nl; i++)
+        if (!(m->labels[i] = strdup(opts->labels[i]))) goto nomem;
     m->tag = strdup(opts->tag ? opts->tag : "");
     m->version = strdup(opts->version ? opts->version : "6.4.1");
     if (!m->labels || !m->tag || !m->version) goto nomem;
