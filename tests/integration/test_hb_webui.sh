@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 5 "What must show" 2 (and 3 through the Web UI's own buttons): Sidekiq 6.4's Web UI
+# Sidekiq 6.4's Web UI
 # (Sidekiq::Web under rackup/webrick on loopback) rendered by headless Chromium. The Busy page shows
 # the hiredhand process (hostname:pid, tag, threads, busy, identity) and its running job (class,
 # jid, queue, args). Screenshots go to <build>/test-artifacts/. Then the page's own Quiet button (a CSRF

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# tests/lib/heartbeat_helpers.sh -- helpers for the heartbeat / Busy page tests (issue 5).
+# tests/lib/heartbeat_helpers.sh -- helpers for the heartbeat / Busy page tests.
 # Source it AFTER tests/lib/harness.sh:
 #     . "$(dirname "$0")/../lib/harness.sh"
 #     . "$(dirname "$0")/../lib/heartbeat_helpers.sh"
