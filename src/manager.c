@@ -170,7 +170,9 @@ hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
         const hh_queue_weight *q = &opts->queues[i];
         if (bad_name(m, HH_NAME_QUEUE, q->name) || q->weight < 0) goto fail;
         size_t j = 0;
-        while (j < m->nqueues && strcmp(m->queues[j], q->name)) j++;
+        /* queues[j] is never NULL below nqueues; the test tells the analyzer,
+         * which loses nqueues across calls that take &m->lock or &m->log */
+        while (j < m->nqueues && m->queues[j] && strcmp(m->queues[j], q->name)) j++;
         if (j < m->nqueues) { /* repeated "-q a -q a": Sidekiq adds the weights */
             m->weights[j] += q->weight;
             continue;
