@@ -102,8 +102,13 @@ TSAN_TESTS ?= ^unit_|^integration_test_retry_dead$$|^integration_test_rf_sigterm
 test-tsan:
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DHH_SANITIZE=thread -DHH_TESTS=ON $(CMAKE_ARGS) >/dev/null
 	cmake --build $(TSAN_BUILD) -j $(JOBS)
-	cd $(TSAN_BUILD) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	@rm -rf $(TSAN_BUILD)/tsan-reports && mkdir -p $(TSAN_BUILD)/tsan-reports
+	@# Reports go to files too: a worker started by an integration test logs
+	@# to its own file, which the test does not read.
+	cd $(TSAN_BUILD) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:log_path=$(CURDIR)/$(TSAN_BUILD)/tsan-reports/tsan \
 	  ctest --output-on-failure -R '$(TSAN_TESTS)' -j $(JOBS)
+	@if [ -n "$$(ls -A $(TSAN_BUILD)/tsan-reports)" ]; then \
+	  cat $(TSAN_BUILD)/tsan-reports/*; echo "test-tsan: ThreadSanitizer reports above ($(TSAN_BUILD)/tsan-reports)"; exit 1; fi
 
 lint: format-check cppcheck
 
