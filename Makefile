@@ -124,8 +124,12 @@ FORMAT_FILES = $(wildcard src/*.[ch] include/*.h cli/*.[ch] tests/unit/*.[ch] ex
 format:
 	clang-format -i $(FORMAT_FILES)
 
+# Names each file that differs (clang-format --dry-run FILE shows how).
 format-check:
-	clang-format --dry-run --Werror $(FORMAT_FILES)
+	@bad=0; for f in $(FORMAT_FILES); do \
+	    clang-format --dry-run --Werror "$$f" >/dev/null 2>&1 || { echo "format-check: $$f"; bad=$$((bad+1)); }; \
+	done; \
+	if [ $$bad -gt 0 ]; then echo "format-check: $$bad files differ from .clang-format: run make format"; exit 1; fi
 
 bench: build
 	@scripts/deps.sh test
