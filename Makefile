@@ -1,16 +1,21 @@
 # hiredhand -- the two commands of the quick start, and the rest.
 #   make demo    install what is missing, build, run a worker on real jobs
-#   make test    install what is missing, build, run every test
+#   make check   build, unit tests + fast integration tests (~2 min): the edit loop
+#   make test    install what is missing, build, run every test, sanitizers, lint
 #   make fuzz    run each libFuzzer harness of tests/fuzz for FUZZ_SECONDS
+#   make format  clang-format the C sources in place (format-check: only look)
 # Everything else builds through CMake into build/ (build-asan/ for the
-# AddressSanitizer + UndefinedBehaviorSanitizer run, build-fuzz/ for fuzzing).
+# AddressSanitizer + UndefinedBehaviorSanitizer run, build-tsan/ for
+# ThreadSanitizer, build-fuzz/ for fuzzing).
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 JOBS       ?= 2
 CMAKE_ARGS ?=
 
-.PHONY: all build deps demo test test-build test-unit test-integration test-asan fuzz bench soak install clean
+.PHONY: all build deps demo check test test-build test-unit test-integration test-asan test-tsan \
+        lint cppcheck format format-check fuzz bench soak install clean
 
 all: build
 
@@ -36,9 +41,21 @@ test-build:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHH_TESTS=ON $(CMAKE_ARGS) >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
 
-test: deps test-build
+# The edit-build-test loop: unit tests, fuzz corpus replays and the
+# integration tests that do not wait out real timeouts (those carry the ctest
+# label `slow`, see tests/CMakeLists.txt, and run in `make test`).
+check:
+	@start=$$(date +%s); \
+	$(MAKE) --no-print-directory test-build && \
+	(cd $(BUILD) && ctest --output-on-failure -LE slow -j $(JOBS)); rc=$$?; \
+	echo "make check: $$(( $$(date +%s) - start )) s"; exit $$rc
+
+# Everything: lint, every test on the normal build, then the same suite under
+# ASan+UBSan, then the unit tests and a short worker run under TSan.
+test: deps lint test-build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	@$(MAKE) --no-print-directory test-asan
+	@$(MAKE) --no-print-directory test-tsan
 
 test-unit: test-build
 	cd $(BUILD) && ctest --output-on-failure -L unit -j $(JOBS)
@@ -78,6 +95,42 @@ test-asan:
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -j $(JOBS)
 
+# ThreadSanitizer: the unit tests (several of which run threads against a
+# real Redis) and two integration tests that run a worker with several
+# threads, heartbeats, retries and a stop.
+TSAN_TESTS ?= ^unit_|^integration_test_retry_dead$$|^integration_test_rf_sigterm_requeue$$
+test-tsan:
+	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DHH_SANITIZE=thread -DHH_TESTS=ON $(CMAKE_ARGS) >/dev/null
+	cmake --build $(TSAN_BUILD) -j $(JOBS)
+	@rm -rf $(TSAN_BUILD)/tsan-reports && mkdir -p $(TSAN_BUILD)/tsan-reports
+	@# Reports go to files too: a worker started by an integration test logs
+	@# to its own file, which the test does not read.
+	cd $(TSAN_BUILD) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:log_path=$(CURDIR)/$(TSAN_BUILD)/tsan-reports/tsan \
+	  ctest --output-on-failure -R '$(TSAN_TESTS)' -j $(JOBS)
+	@if [ -n "$$(ls -A $(TSAN_BUILD)/tsan-reports)" ]; then \
+	  cat $(TSAN_BUILD)/tsan-reports/*; echo "test-tsan: ThreadSanitizer reports above ($(TSAN_BUILD)/tsan-reports)"; exit 1; fi
+
+lint: format-check cppcheck
+
+# cppcheck over the library, the CLI and the examples. Suppressions are in
+# .cppcheck-suppressions, each with the reason it is there.
+cppcheck:
+	cppcheck --quiet --error-exitcode=1 --std=c11 --enable=warning,portability,performance \
+	  --inline-suppr --suppressions-list=.cppcheck-suppressions -D_GNU_SOURCE \
+	  -I include -I src src cli examples
+
+# clang-format (style in .clang-format) over the C sources we own.
+FORMAT_FILES = $(wildcard src/*.[ch] include/*.h cli/*.[ch] tests/unit/*.[ch] examples/*.[ch] bench/*.c)
+format:
+	clang-format -i $(FORMAT_FILES)
+
+# Names each file that differs (clang-format --dry-run FILE shows how).
+format-check:
+	@bad=0; for f in $(FORMAT_FILES); do \
+	    clang-format --dry-run --Werror "$$f" >/dev/null 2>&1 || { echo "format-check: $$f"; bad=$$((bad+1)); }; \
+	done; \
+	if [ $$bad -gt 0 ]; then echo "format-check: $$bad files differ from .clang-format: run make format"; exit 1; fi
+
 bench: build
 	@scripts/deps.sh test
 	@bench/run.sh $(BENCH_ARGS)
@@ -89,4 +142,4 @@ install: build
 	cmake --install $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

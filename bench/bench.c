@@ -1,4 +1,4 @@
-/* bench.c -- hh_bench: the hiredhand half of `make bench` (issue 4).
+/* bench.c -- hh_bench: the hiredhand half of `make bench`.
  *
  * Drives libhiredhand through its public API only (hiredhand.h); a plain
  * hiredis connection is used for what the API does not offer: INFO

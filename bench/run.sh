@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/run.sh -- `make bench`: hiredhand against the real Sidekiq 6.4 on the same machine, in
-# the same run (issue 4). Machines here are shared and noisy: the ratios measured together are
+# the same run. Machines here are shared and noisy: the ratios measured together are
 # what holds, the absolute figures are not.
 #
 #   bench/run.sh [-n JOBS] [-c CONC,CONC...] [options]     (see --help)
@@ -350,7 +350,7 @@ ratio() {
         else if (r >= 1) printf "%.2fx\n", r; else printf "%.3gx\n", r }'
 }
 
-# verdict KIND LIMIT HH SK -> "met"/"missed"/"" (issue 4 targets; shown, never asserted)
+# verdict KIND LIMIT HH SK -> "met"/"missed"/"" (targets; shown, never asserted)
 verdict() {
     awk -v k="$1" -v l="$2" -v a="$3" -v b="$4" 'BEGIN {
         if (a == "") { print ""; exit }
@@ -408,9 +408,9 @@ SK_LABEL="Sidekiq ${SK_VERSION:-6.4}"
 render() {   # FORMAT: text | md
     local r label hv sv rt tt w
     if [ "$1" = md ]; then
-        printf '| metric | hiredhand | %s | ratio | target (issue 4) |\n|---|---:|---:|---:|---|\n' "$SK_LABEL"
+        printf '| metric | hiredhand | %s | ratio | target |\n|---|---:|---:|---:|---|\n' "$SK_LABEL"
     else
-        printf '| %-44s | %12s | %13s | %8s | %s\n' "metric" "hiredhand" "$SK_LABEL" "ratio" "target (issue 4)"
+        printf '| %-44s | %12s | %13s | %8s | %s\n' "metric" "hiredhand" "$SK_LABEL" "ratio" "target"
         printf '|%s\n' "$(printf -- '-%.0s' {1..111})"
     fi
     for r in "${ROWS[@]}"; do

@@ -1,4 +1,4 @@
-# bench/sidekiq_bench.rb -- the Sidekiq 6.4 half of `make bench` (issue 4).
+# bench/sidekiq_bench.rb -- the Sidekiq 6.4 half of `make bench`.
 #
 # One file, two roles:
 #

@@ -48,6 +48,10 @@ static int slow(hh_job *job, void *udata) {
     return 0;
 }
 
+/* The entry point the worker looks up by name (HH_PLUGIN_INIT_SYMBOL); its
+ * type is hh_plugin_init_fn, declared here so the definition has a prototype. */
+int hh_plugin_init(hh_manager *m);
+
 int hh_plugin_init(hh_manager *m) {
     if (hh_manager_register(m, "HardWorker", hard_worker, m) != HH_OK) return -1;
     if (hh_manager_register(m, "NoopJob", noop, NULL) != HH_OK) return -1;

@@ -1,9 +1,9 @@
 /* hiredhand.h -- the public API of libhiredhand, a Sidekiq-compatible job
  * client and worker written in C.
  *
- * Jobs live in Redis in Sidekiq's data model (see docs/ and the protocol
- * spec): a job pushed here runs in Sidekiq, a job pushed by Sidekiq's Ruby
- * client runs here, and retries, scheduled jobs, the dead set, stats and
+ * Jobs live in Redis in Sidekiq's data model (docs/protocol.md): a job
+ * pushed here runs in Sidekiq, a job pushed by Sidekiq's Ruby client runs
+ * here, and retries, scheduled jobs, the dead set, stats and
  * heartbeats land where Sidekiq's API and Web UI read them.
  *
  * Conventions used by every function below:
@@ -607,7 +607,7 @@ HH_EXPORT void hh_manager_log(hh_manager *m, hh_log_level level, const char *fmt
 
 /* A shared object loaded with `hiredhand work --require x.so` exports this
  * symbol; it registers its handlers/middleware and returns 0 (non-zero
- * aborts start-up). argv is unused today and NULL. */
+ * aborts start-up). It gets the manager only (no arguments). */
 #define HH_PLUGIN_INIT_SYMBOL "hh_plugin_init"
 typedef int (*hh_plugin_init_fn)(hh_manager *m);
 

@@ -10,7 +10,8 @@ pkgs=(cmake make gcc clang pkg-config libhiredis-dev libjansson-dev libmicrohttp
       redis-server redis-tools)
 if [ "$what" = test ]; then
   pkgs+=(libcmocka-dev ruby ruby-sidekiq ruby-rack ruby-webrick curl jq iproute2 chromium procps locales
-        libclang-rt-14-dev)  # locales: the decimal-comma test; libFuzzer for `make fuzz`
+        libclang-rt-14-dev cppcheck clang-format)  # locales: the decimal-comma test; libFuzzer for
+                                                   # `make fuzz`; cppcheck and clang-format for `make lint`
 fi
 if [ "$what" = demo ]; then
   pkgs+=(ruby ruby-sidekiq)
@@ -27,5 +28,10 @@ if [ "$(id -u)" -ne 0 ]; then
   SUDO=sudo
 fi
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# A line per step (not -qq into /dev/null): installing takes minutes and a
+# silent terminal looks hung.
+echo "deps: apt-get update" >&2
+$SUDO apt-get update -q
+echo "deps: apt-get install" >&2
+$SUDO apt-get install -y -q -o Dpkg::Progress-Fancy=0 --no-install-recommends "${missing[@]}"
+echo "deps: done" >&2

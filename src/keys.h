@@ -6,14 +6,15 @@
  *   queues               set            hiredhand:inprogress:<id>|<q>  list
  *   queue:<q>            list           hiredhand:fetchers             set
  *   schedule retry dead  zset           hiredhand:recovery-lock        string
- *   processes            set            hiredhand:recoveries           hash
+ *   processes            set            hiredhand:recoveries:<jid>     string
  *   <id>                 hash
  *   <id>:work <id>:workers  hash
  *   <id>-signals         list
  *   stat:processed[:<date>] stat:failed[:<date>]  string
  * Sidekiq 7/8, Pro and Enterprise add more (process_cleanup, metrics keys
  * j|... h|..., it-<jid>, paused, dear-leader...): hh_name_check() in keys.c
- * keeps identities and namespaces off all of them.
+ * keeps identities and namespaces off all of them. What each key holds:
+ * docs/protocol.md.
  */
 #ifndef HH_KEYS_H
 #define HH_KEYS_H
@@ -41,7 +42,8 @@
  * apart from `processes`, which is what the Web UI reads. */
 #define HH_K_FETCHERS "hiredhand:fetchers"
 #define HH_K_RECOVERY_LOCK "hiredhand:recovery-lock"
-/* jid -> times the job was recovered from a dead owner (poison pills). */
+/* Prefix of hiredhand:recoveries:<jid>, one integer string per job (TTL 7
+ * days): times the job was recovered from a dead owner (poison pills). */
 #define HH_K_RECOVERIES "hiredhand:recoveries"
 
 typedef struct hh_keys {

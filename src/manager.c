@@ -143,7 +143,9 @@ static int copy_queues(hh_manager *m, const hh_manager_options *opts) {
     for (size_t i = 0; i < opts->nqueues; i++) {
         const hh_queue_weight *q = &opts->queues[i];
         size_t j = 0;
-        while (j < m->nqueues && strcmp(m->queues[j], q->name)) j++;
+        /* queues[j] is never NULL below nqueues; the test tells the analyzer,
+         * which loses nqueues across calls that take &m->lock or &m->log */
+        while (j < m->nqueues && m->queues[j] && strcmp(m->queues[j], q->name)) j++;
         if (j < m->nqueues) { /* repeated "-q a -q a": Sidekiq adds the weights */
             m->weights[j] += q->weight;
             continue;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 2 "Bad input": bad flags, a bad URL and a missing handler program give a clear message on
+# Bad input: bad flags, a bad URL and a missing handler program give a clear message on
 # stderr and exit status 2 (checked for `work` and `push`); Redis unreachable at start does NOT
 # make the worker exit: it stays up, logs the outage once per state change (no log spam), and when
 # a redis-server appears on that port it processes a pushed job.

@@ -4,7 +4,7 @@
 # scored now-10000..now-1 plus one 200 days old; one job dies in hiredhand; then ZCARD dead ==
 # 9999 (as Sidekiq 6.4), the new entry present, the 200-day entry and the two lowest-scored
 # entries gone. Checked for a retry:0 job with the default fetch and with --fetch basic, for a
-# malformed entry (same path, spec §4.5), and with --dead-max-jobs 100 --dead-timeout 3600.
+# malformed entry (same path, docs/protocol.md), and with --dead-max-jobs 100 --dead-timeout 3600.
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
 hh_redis_start

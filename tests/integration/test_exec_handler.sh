@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The --exec contract (issue 2 "Handlers"): a handler that exits 0 without reading a 1 MB payload
+# The --exec contract: a handler that exits 0 without reading a 1 MB payload
 # from stdin succeeds (no EPIPE crash); one killed by a signal fails with an error that says so;
 # one running past --exec-timeout fails within the timeout (+ a few s) and is not left running; one
 # writing 1 MB to stderr fails with a bounded error_message (<= 10,000 chars, as Sidekiq truncates)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Field report B01 (issue 5 "What must show" 1, heartbeat part): the heartbeat is written
+# Field report B01: the heartbeat is written
 # atomically, always with its TTL, and busy matches the work hash.
 #   -c 3, two SlowJob(12)s; `redis-cli MONITOR` captured from before the start over 4+ beats and
 #   the clean stop. Checked:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 5 "What must show" (CLI): `hiredhand processes [--json]`, `hiredhand quiet ID`,
+# CLI: `hiredhand processes [--json]`, `hiredhand quiet ID`,
 # `hiredhand stop ID` behave like the Web UI's Busy page and its buttons:
 #   - processes --json lists every live process with identity, hostname, pid, tag, queues,
 #     concurrency, busy, quiet, beat/beat_age, rss, agreeing with Sidekiq::ProcessSet; it prunes a

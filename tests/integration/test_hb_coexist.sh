@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 5 "What must show" 5: a hiredhand process and a real Ruby Sidekiq 6.4 process on one Redis
+# a hiredhand process and a real Ruby Sidekiq 6.4 process on one Redis
 # both show, each with its running job; neither removes the other:
 #   - Sidekiq::ProcessSet lists both (right pid, queues, busy 1 each), Sidekiq::Workers lists both
 #     jobs, `hiredhand processes --json` lists both (it reads Sidekiq's hash too), over 3+ beats;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 5 "What must show" 4 and field report B01 (kill loop, compressed): a process killed with
+# Field report B01 (kill loop, compressed): a process killed with
 # kill -9 disappears from Sidekiq::ProcessSet and Sidekiq::Workers by TTL alone (no cleanup by
 # anyone): its <id> hash and work hashes expire within 60 s of its last beat, no key of a killed
 # identity is left without a TTL, and no identity hash anywhere has TTL -1.

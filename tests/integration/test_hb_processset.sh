@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 5 "What must show" 1: with real Sidekiq 6.4 reading the same Redis, Sidekiq::ProcessSet
+# with real Sidekiq 6.4 reading the same Redis, Sidekiq::ProcessSet
 # lists the hiredhand process with the right hostname, pid, tag, labels, concurrency, queues, busy
 # count, quiet flag and a fresh beat; Sidekiq::Workers lists each running hiredhand job with its
 # queue, payload (class, jid, args) and run_at. Identity is hostname:pid:12-hex-nonce; with $DYNO

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 5 "What must show" 3 and field report B02 (with B03's push-back on stop):
+# Field report B02 (with B03's push-back on stop):
 #  A. Sidekiq::Process#quiet! (Ruby API, the Web UI's Quiet) on a worker (-c 2, beat 5 s) with 2
 #     SlowJobs in flight, sent right after a beat (the worst case): within one beat the signal is
 #     popped (LLEN <id>-signals == 0) and HGET <id> quiet == "true" (B02); 5 OkJobs pushed after

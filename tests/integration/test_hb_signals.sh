@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 5 "What must show" (signals) and field report B02's TTIN/FOO part: words pushed on
+# Signals, and field report B02's TTIN/FOO part: words pushed on
 # <id>-signals exactly as Sidekiq's API does (MULTI; LPUSH; EXPIRE 60; EXEC):
 #   - TTIN: within one beat it is popped and the log lists the running job (tid, class, jid,
 #     queue) of each busy thread; nothing else changes (quiet stays "false", busy stays 1, the
@@ -8,7 +8,7 @@
 #   - FOO (a word that is no signal): popped, logged as unknown/ignored, the process keeps
 #     running, quiet stays "false", it keeps beating and fetching;
 #   - USR1 and KILL (real signal names Sidekiq never sends): the process must not die from them
-#     (spec §9.2: anything else is logged and ignored).
+#     (docs/protocol.md: anything else is logged and ignored).
 . "$(dirname "$0")/../lib/harness.sh"
 . "$(dirname "$0")/../lib/heartbeat_helpers.sh"
 hh_require_binary

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Issue 5 "What must show" 2 (and 3 through the Web UI's own buttons): Sidekiq 6.4's Web UI
+# Sidekiq 6.4's Web UI
 # (Sidekiq::Web under rackup/webrick on loopback) rendered by headless Chromium. The Busy page shows
 # the hiredhand process (hostname:pid, tag, threads, busy, identity) and its running job (class,
-# jid, queue, args). Screenshots go to tests/artifacts/. Then the page's own Quiet button (a CSRF
+# jid, queue, args). Screenshots go to <build>/test-artifacts/. Then the page's own Quiet button (a CSRF
 # POST, as a browser sends it): within one beat the row carries the "quiet" label and loses its
 # Quiet button; then the Stop button: the process exits within its timeout, its job is back in the
 # queue, and the Busy page no longer shows the process or its job.

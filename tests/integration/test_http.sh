@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 5, the HTTP endpoints (`hiredhand work --http [HOST:]PORT --liveness-max-age S`):
+# The HTTP endpoints (`hiredhand work --http [HOST:]PORT --liveness-max-age S`):
 #   - a bare port listens on 127.0.0.1 only; [::1]:PORT listens on IPv6 loopback (when present);
 #   - GET /healthz is 200 {"status":"ok"} after start;
 #   - GET /stats is JSON with every documented field, and processed/failed/fetched grow as

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 2 "What must show" 6: malformed queue entries (not JSON, truncated JSON, invalid UTF-8, a
+# malformed queue entries (not JSON, truncated JSON, invalid UTF-8, a
 # JSON array / string / null, an empty string, objects without class, with "class":"" or a
 # non-string class) end in the dead set with a reason (raw bytes kept for non-objects; original
 # keys + error_class/error_message for objects); the good job pushed after them runs; the worker

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 2, "What must show" 2: jobs pushed with `hiredhand push` (now, -q, --retry false/N,
+# jobs pushed with `hiredhand push` (now, -q, --retry false/N,
 # --in, --at, no args) are what Sidekiq's client writes (24-hex jid printed on stdout, explicit
 # "retry" with the right JSON type, created_at/enqueued_at as float seconds, the queues set, the
 # schedule zset with the right score and no "at" key), and all of them run in the real `sidekiq`

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 2 "What must show" 5 (run on real queues) after field report B15 (A)(B)(C), concurrency 1,
+# Run on real queues after field report B15 (A)(B)(C), concurrency 1,
 # a fast --exec handler that appends "queue jid" to a file (jids encode queue and FIFO position):
 #   (B) strict  -q a -q b -q c, 300 jobs each pushed before start: every a job (FIFO order), then
 #       every b job, then every c job -- no c job starts while a or b is non-empty.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Field report B13, reconnect half (issue 2 "Redis ... lost mid-run"): hiredhand idle, all threads
+# Field report B13, reconnect half: hiredhand idle, all threads
 # blocked in fetch; redis-server is killed by PID, stays down 5 s, then starts again on the same
 # port with an empty dataset. During the outage: no exit, no busy loop (worker CPU < 5 %), no log
 # spam. After it: a pushed OkJob runs within 5 s and the process is back in `processes` (fresh

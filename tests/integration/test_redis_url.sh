@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 2 `-r/--redis URL`: redis://:password@host:port/db and unix:///path?db=N both work, and
+# `-r/--redis URL`: redis://:password@host:port/db and unix:///path?db=N both work, and
 # the password is never printed in logs. A redis-server with requirepass and a unix socket; a
 # worker on redis://:PW@127.0.0.1:PORT/3 runs a job pushed into db 3 (and nothing appears in
 # db 0); `hiredhand push` with the same URL writes to db 3; the worker's log (with -v) and the

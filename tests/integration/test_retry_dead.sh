@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 2 "What must show" 3, field reports B07 and B18: failures, retries and the dead set, read
+# Field reports B07 and B18: failures, retries and the dead set, read
 # back through Sidekiq 6.4's own API (Sidekiq::RetrySet, DeadSet, Stats).
 #   retry true  -> RetrySet, retry_count 0, error_class, error_message (exit status + last stderr
 #                  line), failed_at float, queue, original keys kept in order, first delay in 6.4's

@@ -11,7 +11,7 @@
 #   - fetch commands as INFO commandstats counts them (LMOVE calls made inside the fetch script
 #     included) <= 2.2 per second per fetcher
 #   - every command in INFO commandstats (heartbeat, scheduler, recovery included; our own INFO,
-#     CONFIG, MONITOR excluded) <= 6 per second for the whole process (issue 4: "no more than a
+#     CONFIG, MONITOR excluded) <= 6 per second for the whole process ("no more than a
 #     few Redis commands per second per process"); the heartbeat and scheduler are per process,
 #     not per fetcher, so they are not divided among the fetchers
 #   - 6 single jobs pushed to c (the 3rd queue) at random moments each start within 2 s

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3 "Queue weights and strict order keep their meaning" / field report B15 with
+# Queue weights and strict order keep their meaning / field report B15 with
 # --fetch reliable (explicit), concurrency 1 unless said, fast jobs (handlers/rf_job.sh records
 # "jid worker time queue" at start, in start order):
 #   (B) strict -q a -q b -q c, 300 jobs each pushed before the start: the start order is every a

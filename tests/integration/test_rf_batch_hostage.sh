@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3 "an idle process still picks up a new job within milliseconds", against the batched
+# an idle process still picks up a new job within milliseconds against the batched
 # reliable fetch (fetch.c: a thread may take up to 32 fast jobs at once; processor.c: "a thread
 # must not sit on jobs that idle threads could run").
 # queue:default, FIFO: 200 NoopJobs (C plug-in, microseconds: the batch grows), 1 SlowJob

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3 "Coexistence": the in-progress lists are never mistaken for queues, and Ruby Sidekiq
+# Coexistence: the in-progress lists are never mistaken for queues, and Ruby Sidekiq
 # processes (6.4.1, BasicFetch) on the same queue keep working alongside hiredhand.
 # Phase 1: hiredhand (--fetch reliable, -c 3) runs 3 SlowWorker jobs (8 s each) and 2 more wait
 # in queue:default. While they run, hiredhand:inprogress:* lists exist, and:

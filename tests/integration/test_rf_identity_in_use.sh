@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3 "Own work at boot": a process whose identity is already live (fresh heartbeat from
+# Own work at boot: a process whose identity is already live (fresh heartbeat from
 # another pid) refuses to start with a clear error, so two processes never share, and steal, one
 # in-progress list.
 # (1) Worker A --identity I (-c 2) runs 2 SlowJobs (30 s). Worker B is started with --identity I.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3 "What must show" 1: kill -9 a worker holding N running jobs; restart it with the same
+# kill -9 a worker holding N running jobs; restart it with the same
 # --identity: all N run again, every job of the run completes, none is lost.
 # -c 5 --fetch reliable --identity I; 20 quick jobs LPUSHed, then 5 SlowJobs RPUSHed (taken first,
 # one per thread, sleeping 30 s). When the 5 have started: every one of them is in

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3 "What must show" 2: kill -9 a worker with a dynamic identity while a second worker is
+# kill -9 a worker with a dynamic identity while a second worker is
 # live: after the dead one's heartbeat expires the second recovers and runs its jobs; none lost,
 # and only the jobs that were running at the kill run twice.
 # Worker A (no --identity: host:pid:random, -c 3) runs 3 SlowJobs (30 s). Then 20 OkJobs are

@@ -1,4 +1,4 @@
 #!/usr/bin/env bash
-# Issue 3 "What must show" 2, quick variant: as test_rf_orphan_dynamic.sh, but the dead worker's
+# Quick variant: as test_rf_orphan_dynamic.sh, but the dead worker's
 # heartbeat hash is DELeted right after the kill instead of waiting for its 60 s TTL.
 exec bash "$(dirname "$0")/test_rf_orphan_dynamic.sh" del

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3 "What must show" 4: a job that kills its worker every time ends in the dead set after
+# a job that kills its worker every time ends in the dead set after
 # --max-recoveries (default 3), error_class hiredhand::PoisonPill.
 # KillerJob runs handlers/rf_killer.sh, which kill -9s the worker running it.
 # (1) fixed identity: -c 1 --identity I --max-recoveries 3. Start the worker; each time the job

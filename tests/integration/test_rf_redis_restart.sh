@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3 "What must show" 6 (with field report B13's restart): Redis restarted (appendonly on)
+# Redis restarted (appendonly on)
 # mid-run: the worker reconnects, nothing is lost.
 # redis-server --appendonly yes --appendfsync always. 400 jobs (each sleeps 0.05 s and records to
 # a file, not to Redis), worker --fetch reliable -c 5. After >= 80 jobs completed: redis-server is

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3 "What must show" 5 (field report B03 with several threads): SIGTERM with jobs longer
+# SIGTERM with jobs longer
 # than the timeout: they are back in their queue, private lists empty.
 # --fetch reliable -c 4 -t 2, strict queues -q a -q b -q c. queue:a gets 3 SlowJobs (30 s),
 # queue:b 1 SlowJob, queue:c 3 OkJobs. The 4 threads run the 4 SlowJobs, the 3 OkJobs wait in c

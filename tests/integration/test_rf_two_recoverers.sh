@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3 "What must show" 3: two live workers scanning together: each orphaned job is requeued
+# two live workers scanning together: each orphaned job is requeued
 # exactly once.
 # Orphaned in-progress lists are made by hand: RPUSH of OkJob payloads into
 # hiredhand:inprogress:ghost-R-N|default, with no ghost-R-N heartbeat hash. Round 1: 8 lists of

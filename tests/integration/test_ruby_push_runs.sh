@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 2, "What must show" 1: jobs pushed with Sidekiq's Ruby client (Sidekiq::Client.push and
+# jobs pushed with Sidekiq's Ruby client (Sidekiq::Client.push and
 # push_bulk; args with unicode, emoji, escapes, NUL, nested objects, null, floats, int64 limits,
 # bignums, a 200 KB string, unknown payload keys) run exactly once each in
 # `hiredhand work --exec OkWorker=record.sh`; the handler's stdin is byte-identical to the stored

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 2 "What must show" 4 (+ B11's schedule entry): jobs scheduled with Ruby's perform_in /
+# jobs scheduled with Ruby's perform_in /
 # perform_at (and raw schedule members: one with "at" in the past, one already carrying a float
 # enqueued_at) run in `hiredhand work --poll-interval 1` after their time and not before; a job
 # due in 40 s is still scheduled at the end; the moved payload keeps every key, gets one fresh

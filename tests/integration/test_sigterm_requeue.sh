@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 2 "What must show" 7, field report B03: graceful shutdown pushes unfinished jobs back,
+# Field report B03: graceful shutdown pushes unfinished jobs back,
 # once, before the deadline. -t 2 -c 1; LPUSH OkJob(A), LPUSH OkJob(B), RPUSH SlowJob(30) (taken
 # first); SIGTERM 3 s after start. Expected: exit status 0 within 2 + 3 s; the SlowJob payload is
 # back at the tail of queue:default byte-identical; A and B still queued, never started; retry

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# tests/lib/heartbeat_helpers.sh -- helpers for the heartbeat / Busy page tests (issue 5).
+# tests/lib/heartbeat_helpers.sh -- helpers for the heartbeat / Busy page tests.
 # Source it AFTER tests/lib/harness.sh:
 #     . "$(dirname "$0")/../lib/harness.sh"
 #     . "$(dirname "$0")/../lib/heartbeat_helpers.sh"
@@ -27,7 +27,9 @@
 #   hb_pick_listen_port                      a free port below the ephemeral range, for servers
 #   hb_ruby_field JSON KEY                   extract a top-level key of a JSON object (ruby)
 
-export HB_ARTIFACTS="$HH_TESTS_DIR/artifacts"
+# Screenshots and DOM dumps go under the build folder (ctest sets
+# HH_ARTIFACTS to <build>/test-artifacts), never into the source tree.
+export HB_ARTIFACTS="${HH_ARTIFACTS:-$(dirname "$HIREDHAND")/test-artifacts}"
 
 hb_payload() {   # CLASS JID ARGS_JSON [QUEUE]
     local now

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# tests/lib/recovery_helpers.sh -- helpers for the reliable-fetch / recovery tests (issue 3:
-# tests/integration/test_rf_*.sh, tests/soak/soak.sh). Source it AFTER tests/lib/harness.sh:
+# tests/lib/recovery_helpers.sh -- helpers for the reliable-fetch / recovery tests
+# (tests/integration/test_rf_*.sh, tests/soak/soak.sh). Source it AFTER tests/lib/harness.sh:
 #     . "$(dirname "$0")/../lib/harness.sh"
 #     . "$(dirname "$0")/../lib/recovery_helpers.sh"
 #

@@ -1,4 +1,4 @@
-# tests/ruby/hb_api.rb -- Sidekiq 6.4's own API, as the heartbeat tests (issue 5) use it.
+# tests/ruby/hb_api.rb -- Sidekiq 6.4's own API, as the heartbeat tests use it.
 #   processes                 -> one JSON line {"size": ProcessSet#size (after the prune that
 #                                ProcessSet.new does), "total_concurrency", "list": [process attrs]}
 #   workers                   -> one JSON line {"size": Workers#size (sum of busy), "list":

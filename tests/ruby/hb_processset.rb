@@ -1,4 +1,4 @@
-# tests/ruby/hb_processset.rb -- issue 5 "What must show" 1: what Sidekiq 6.4's API sees of a
+# tests/ruby/hb_processset.rb -- what Sidekiq 6.4's API sees of a
 # hiredhand process. Expectations come as one JSON object in HB_EXPECT:
 #   {"identity": ID, "hostname": H, "pid": N, "tag": T, "labels": [...], "concurrency": N,
 #    "queues": [...], "busy": N, "quiet": "false"|"true", "beat_max_age": S,

@@ -1,4 +1,4 @@
-# Used by test_malformed.sh (issue 2 "What must show" 6).
+# Used by test_malformed.sh.
 #   push BATCH   -> LPUSHes malformed entries (batch 1: many kinds; batch 2: one more) followed by a
 #                   good OkJob; records name => raw in test:bad:<batch>, good jid in test:good:<batch>
 #   verify       -> every malformed entry is in `dead` exactly once: byte-identical when it is not

@@ -1,4 +1,4 @@
-# Used by test_retry_dead.sh (B07, B18 and issue 2 "What must show" 3).
+# Used by test_retry_dead.sh (B07, B18).
 #   push               -> LPUSHes the failing jobs (raw JSON, so the "retry" key is exactly as
 #                         wanted); name => jid in the hash test:jobs, name => raw in test:raw
 #   phase1             -> checks after every job's first execution

@@ -1,4 +1,4 @@
-# Used by test_scheduled_perform_in.sh (issue 2 "What must show" 4, B11's schedule case).
+# Used by test_scheduled_perform_in.sh.
 #   push   -> OkWorker.perform_in(3), perform_in(6), perform_at(now + 4.5), perform_in(40), a raw
 #             Client.push with "at" in the past, and a raw schedule member that already carries a
 #             float enqueued_at; records jid => [name, score, raw member] in test:sched

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/soak/soak.sh -- issue 3 "What must show" 7: kill and restart workers at random during a
+# tests/soak/soak.sh -- kill and restart workers at random during a
 # run of thousands of jobs; print jobs pushed, completed, lost (must be 0) and duplicated.
 # Run by `make soak` (not by CI). Own redis-server on a free loopback port (tests/lib/harness.sh).
 #

@@ -1,8 +1,8 @@
 /* test_client.c -- src/client.c against a private redis-server: pushing as
- * Sidekiq::Client does (spec §3: key order, jid, SADD queues + LPUSH,
+ * Sidekiq::Client does (docs/protocol.md: key order, jid, SADD queues + LPUSH,
  * scheduling, bulk, raw items), argument validation with nothing written,
  * namespaces (B19), the Stats JSON with latency in both encodings (B11),
- * remote signals (§9.1) and the dead-set kill with Sidekiq's trims (B09). */
+ * remote signals and the dead-set kill with Sidekiq's trims (B09). */
 #include "unit_helpers.h"
 
 #include <ctype.h>
@@ -257,7 +257,7 @@ static void test_push_item(void **s) {
     assert_int_equal(hh_client_push_item(c, item, jid), HH_OK);
     char *raw;
     json_t *v = lindex("queue:default", 0, &raw);
-    /* spec §2.5 "unknown keys survive" example, in that order */
+    /* the "unknown keys survive" example (docs/protocol.md), in that order */
     assert_string_equal(uh_keys_csv(raw),
                         "retry,queue,class,args,custom_key,tags,bid,jid,created_at,enqueued_at");
     assert_non_null(strstr(raw, "\"custom_key\":{\"x\":1},\"tags\":[\"t1\"],\"bid\":\"b-1\""));
@@ -289,7 +289,7 @@ static void test_push_item(void **s) {
     assert_true(strtod(r->element[1]->str, NULL) == at);
     assert_string_equal(uh_keys_csv(r->element[0]->str), "retry,queue,class,args,x,jid,created_at");
     freeReplyObject(r);
-    /* a raw item with "at" in the past still goes to schedule (spec §3.3) */
+    /* a raw item with "at" in the past still goes to schedule (docs/protocol.md) */
     snprintf(buf, sizeof(buf), "{\"class\":\"K\",\"args\":[],\"at\":%.17g}", hh_now() - 50);
     assert_int_equal(hh_client_push_item(c, buf, NULL), HH_OK);
     assert_int_equal(uh_int(&srv, "ZCARD schedule"), 2);

@@ -1,4 +1,4 @@
-/* test_fetch.c -- src/fetch.c hh_queue_order (spec §4.2, B15): strict order,
+/* test_fetch.c -- src/fetch.c hh_queue_order (docs/protocol.md, B15): strict order,
  * weighted orders that are permutations with the first queue drawn in
  * proportion to its weight, zero weights among weighted queues counted as 1;
  * and the manager's queue configuration that feeds it (modes, duplicates). */

@@ -1,8 +1,8 @@
-/* test_heartbeat.c -- src/heartbeat.c: the info JSON (spec §8.4, the union
- * of §8.10) built for a manager that was never started, and one real beat
- * against a private redis-server (§8.6, B01: processes + hash + TTL in one
+/* test_heartbeat.c -- src/heartbeat.c: the info JSON (docs/protocol.md, the union
+ * of the generations' fields) built for a manager that was never started, and one real beat
+ * against a private redis-server (B01: processes + hash + TTL in one
  * transaction, busy == HLEN work, counters flushed, one signal popped),
- * then the clean unregister (§8.9). */
+ * then the clean unregister. */
 #include "unit_helpers.h"
 
 #include <pthread.h>
@@ -125,8 +125,8 @@ static void test_info_strict_defaults(void **s) {
     }
 }
 
-/* Spec §8.4 capsules.mode is "strict" | "random" | "weighted"; Sidekiq 7/8
- * call equal weights of 1 "random" (§4.2 table). */
+/* capsules.mode (docs/protocol.md) is "strict" | "random" | "weighted"; Sidekiq 7/8
+ * call equal weights of 1 "random". */
 static void test_info_random_mode(void **s) {
     (void)s;
     hh_queue_weight q[] = {{"a", 1}, {"b", 1}, {"c", 1}};

@@ -1,6 +1,6 @@
-/* test_job.c -- src/job.c: parsing and validating payloads (spec §2.1), the
- * exact bytes kept, timestamps in both encodings (§2.4), serialisation with
- * key order and number types kept (§2.1 rule 4, B11), error_message
+/* test_job.c -- src/job.c: parsing and validating payloads (docs/protocol.md), the
+ * exact bytes kept, timestamps in both encodings, serialisation with
+ * key order and number types kept (B11), error_message
  * truncation, and the public accessors. */
 #include "unit_helpers.h"
 
@@ -310,7 +310,7 @@ static void test_json_dump_reals_roundtrip_value(void **s) {
 
 /* B11: "Retried/dead payloads keep created_at exactly as received (same JSON
  * token, not converted)". Ruby writes the shortest repr; re-serialising must
- * give the same text back for every timestamp in the spec's traces. */
+ * give the same text back for every timestamp in Sidekiq's own traces. */
 static void test_json_dump_keeps_timestamp_tokens(void **s) {
     (void)s;
     const char *tokens[] = {"1795962147.0172818", "1795962147.0173023", "1795962147.2214",

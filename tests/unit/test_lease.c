@@ -7,6 +7,7 @@
 #include "unit_helpers.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include "fetch.h"
 #include "lease.h"
 #include "manager.h"
@@ -101,13 +102,24 @@ typedef struct late_fetch {
     hh_manager *m;
     hh_fetched out[1];
     const char *payload;
+    redisContext *blocked; /* stands for the fetcher's blocked connection */
+    atomic_int ended;
 } late_fetch;
 
 /* The reply of a fetch that moved W before the list was read arrives while
- * the reconciliation waits for it. */
+ * the reconciliation waits for it. The fetch "blocks" on a connection of its
+ * own: the reconciliation, once it waits, unblocks it with CLIENT UNBLOCK,
+ * and only then does the fetch end, so the test waits for that event rather
+ * than for a fixed time. */
 static void *finish_fetch_late(void *arg) {
     late_fetch *lf = arg;
-    uh_sleep(0.5);
+    double t0 = uh_mono();
+    redisReply *r = redisCommand(lf->blocked, "BLPOP hh-test-never 30");
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_NIL);
+    assert_true(uh_mono() - t0 < 25); /* unblocked, not timed out */
+    freeReplyObject(r);
+    atomic_store(&lf->ended, 1);
     lf->out[0].payload = strdup(lf->payload);
     lf->out[0].len = strlen(lf->payload);
     lf->out[0].queue = 0;
@@ -126,15 +138,24 @@ static void test_never_takes_a_fetch_in_flight(void **s) {
      * still on its way */
     hh_lease_fetch_begin(m, &m->procs[0], 0);
     hh_lease_fetch_end(m, &m->procs[0], NULL, 0, 1);
-    hh_lease_fetch_begin(m, &m->procs[1], 0);
+    hh_lease_fetch_begin(m, &m->procs[1], 1);
     freeReplyObject(uh_cmd(&srv, "LPUSH %s %s %s", LIST, S, W));
-    late_fetch lf = {m, {{0}}, W};
+    late_fetch lf = {m, {{0}}, W, uh_connect(srv.port), 0};
+    assert_non_null(lf.blocked);
+    struct timeval long_tv = {30, 0};
+    redisSetTimeout(lf.blocked, long_tv);
+    redisReply *id = redisCommand(lf.blocked, "CLIENT ID");
+    assert_non_null(id);
+    assert_int_equal(id->type, REDIS_REPLY_INTEGER);
+    atomic_store(&m->procs[1].conn.client_id, id->integer);
+    freeReplyObject(id);
     pthread_t t;
     pthread_create(&t, NULL, finish_fetch_late, &lf);
-    double t0 = uh_mono();
     assert_int_equal(hh_lease_reconcile(m, &c, 0), 1);
-    UH_ASSERT_DBL_IN(uh_mono() - t0, 0.4, 5.0); /* it waited for the fetch */
+    assert_int_equal(atomic_load(&lf.ended), 1); /* it waited for the fetch */
     pthread_join(t, NULL);
+    atomic_store(&m->procs[1].conn.client_id, 0);
+    redisFree(lf.blocked);
     assert_int_equal(count_in(LIST, W), 1);
     assert_int_equal(count_in(LIST, S), 0);
     assert_int_equal(count_in("queue:default", S), 1);

@@ -1,8 +1,8 @@
-/* test_retry.c -- src/retry.c: the failure decision of spec §2.3/§6.1 and
+/* test_retry.c -- src/retry.c: the failure decision (docs/protocol.md) and
  * field report B07 (retry true/false/0/N/absent, dead: false, retry_queue),
  * the fields written and where (new keys appended, existing keys in place,
- * unknown keys kept), both timestamp encodings, error_backtrace (§2.6), the
- * backoff of §6.2, and the dead-set payload of a malformed job (§4.5). */
+ * unknown keys kept), both timestamp encodings, error_backtrace, the
+ * backoff (docs/protocol.md), and the dead-set payload of a malformed job. */
 #include "unit_helpers.h"
 
 #include <float.h>
@@ -84,13 +84,13 @@ static void test_retry_true_first_failure(void **s) {
     /* unknown keys kept as they were */
     assert_non_null(strstr(text, "\"custom_key\":{\"x\":[1,2.0]},\"tags\":[\"t1\"]"));
     assert_non_null(strstr(text, "\"created_at\":1795962147.0172818"));
-    /* §6.2: score = now + 0^4 + 15 + rand(10) * 1 */
+    /* score = now + 0^4 + 15 + rand(10) * 1 */
     UH_ASSERT_DBL_IN(p.score, NOW + 15, NOW + 24);
     json_decref(o);
     free(p.payload);
 }
 
-/* The whole payload of spec §2.5's "member of retry after the first
+/* The whole payload of a "member of retry after the first
  * failure", byte for byte (error_backtrace aside). */
 static void test_retry_payload_matches_spec_example(void **s) {
     (void)s;
@@ -214,7 +214,7 @@ static void test_retry_true_limit_25_and_configured(void **s) {
     assert_int_equal(p.kind, HH_FAIL_RETRY);
     json_decref(o);
     free(p.payload);
-    /* any other type of retry is treated like true (spec §2.3) */
+    /* any other type of retry is treated like true (docs/protocol.md) */
     cfg.max_retries = 25;
     o = plan("{\"retry\":\"yes\",\"class\":\"K\",\"args\":[]}", "default", &cfg, &p, NULL);
     assert_int_equal(p.kind, HH_FAIL_RETRY);
@@ -494,7 +494,7 @@ static void test_backtrace_encode_direct(void **s) {
     free(b);
 }
 
-/* Spec §2.2: error_message is stored "invalid UTF-8 replaced": a handler
+/* error_message is stored "invalid UTF-8 replaced": a handler
  * message with bad bytes must still produce an error_message (and not keep
  * the previous failure's message). */
 static void test_invalid_utf8_error_message(void **s) {
@@ -606,7 +606,7 @@ static void test_retry_delay_bounds(void **s) {
         for (int r = 0; r < 10; r++)
             if (!seen[r]) fail_msg("count %d: rand(10) = %d never drawn", counts[k], r);
     }
-    /* the spec's base delays */
+    /* Sidekiq's base delays */
     assert_true(hh_retry_delay(4, &rng) >= 271);
     assert_true(hh_retry_delay(24, &rng) >= 331791);
 }

@@ -1,6 +1,6 @@
-/* test_scheduler.c -- src/scheduler.c: Sidekiq's wait between polls (spec
- * §7.2) for fewer and for ten or more processes, and one poll against a
- * private redis-server (§7.1): due members of retry and schedule moved to
+/* test_scheduler.c -- src/scheduler.c: Sidekiq's wait between polls
+ * (docs/design.md) for fewer and for ten or more processes, and one poll against a
+ * private redis-server: due members of retry and schedule moved to
  * their queue once with a fresh enqueued_at (B11), future ones left,
  * malformed ones buried in the dead set, namespaced keys (B19). */
 #include "unit_helpers.h"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# rf_job.sh [SLEEP]: job handler for the reliable-fetch (issue 3) tests and the soak.
+# rf_job.sh [SLEEP]: job handler for the reliable-fetch tests and the soak.
 #   Appends "JID WORKER_PID EPOCH QUEUE" to $RF_DIR/started, sleeps SLEEP seconds, then -- only if the worker
 #   that started it is still alive (not killed, not a zombie) -- appends "JID WORKER_PID" to
 #   $RF_DIR/done and exits 0. A handler orphaned by a kill -9 of its worker records nothing as
