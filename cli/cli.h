@@ -42,6 +42,11 @@ int cli_push(int argc, char **argv);
 int cli_stats(int argc, char **argv);
 int cli_processes(int argc, char **argv);
 int cli_signal(int argc, char **argv, const char *signal);
+/* Job management (admin.c). */
+int cli_jobset(int argc, char **argv, hh_jobset set);
+int cli_queues(int argc, char **argv);
+int cli_busy(int argc, char **argv);
+int cli_jobs(int argc, char **argv);
 
 /* --exec CLASS=COMMAND handlers. */
 typedef struct cli_exec cli_exec;
