@@ -470,6 +470,17 @@ int hh_jobset_act(hh_client *c, hh_jobset set, const char *jid, hh_jobset_action
     return x.result ? HH_OK : HH_ERR_NOTFOUND;
 }
 
+/* Whether member x comes before member y in JobSet#each's order: higher
+ * score first, and among equal scores the member later in byte order
+ * (ZRANGE sorts them by bytes; #each walks them in reverse). */
+static int before(const redisReply *a, const double *scores, size_t x, size_t y) {
+    if (scores[x] != scores[y]) return scores[x] > scores[y];
+    const redisReply *mx = a->element[2 * x], *my = a->element[2 * y];
+    size_t l = mx->len < my->len ? mx->len : my->len;
+    int c = memcmp(mx->str, my->str, l);
+    return c ? c > 0 : mx->len > my->len;
+}
+
 int hh_jobset_act_all(hh_client *c, hh_jobset set, const hh_jobset_filter *f,
                       hh_jobset_action action, const hh_jobset_options *opts, size_t *done,
                       size_t *skipped) {
@@ -484,15 +495,36 @@ int hh_jobset_act_all(hh_client *c, hh_jobset set, const hh_jobset_filter *f,
     /* ZSCAN returns every member present from the first call to the last
      * at least once, and never loads the set whole; one it returns twice,
      * or one another client moved first, is no longer there for the
-     * script, which then does nothing. */
+     * script, which then does nothing. Entries that come back meanwhile
+     * (a retried job failing again) are new members a later batch may
+     * return: the walk still ends, unlike a loop on the set's size. Each
+     * batch is acted on in Sidekiq's order (JobSet#each: highest score
+     * first), so a set that fits in one batch is moved exactly as
+     * RetrySet#retry_all moves it. */
     while (rc == HH_OK && !stop) {
         redisReply *r;
         if ((rc = zscan_step(c, sk, cursor, sizeof(cursor), NULL, &r)) != HH_OK) break;
         const redisReply *a = r->element[1];
-        for (size_t i = 0; i + 1 < a->elements && !stop; i += 2) {
+        size_t n = a->elements / 2;
+        size_t *order = n ? malloc(n * sizeof(*order)) : NULL;
+        double *scores = n ? malloc(n * sizeof(*scores)) : NULL;
+        if (n && (!order || !scores)) {
+            free(order), free(scores);
+            freeReplyObject(r);
+            rc = HH_ERR_NOMEM;
+            break;
+        }
+        for (size_t i = 0; i < n; i++) order[i] = i, scores[i] = hh_strtod_c(a->element[2 * i + 1]->str, NULL);
+        /* insertion sort: a batch is a few hundred entries */
+        for (size_t i = 1; i < n; i++) {
+            size_t x = order[i], j = i;
+            while (j > 0 && before(a, scores, x, order[j - 1])) order[j] = order[j - 1], j--;
+            order[j] = x;
+        }
+        for (size_t oi = 0; oi < n && !stop; oi++) {
+            size_t i = 2 * order[oi];
             hh_jobset_entry e;
-            json_t *item = entry_fill(&e, set, a->element[i]->str, a->element[i]->len,
-                                      hh_strtod_c(a->element[i + 1]->str, NULL));
+            json_t *item = entry_fill(&e, set, a->element[i]->str, a->element[i]->len, scores[order[oi]]);
             if (filter_match(f, &e, item)) {
                 int m = move_entry(c, set, e.payload, e.len, action, opts, why, sizeof(why));
                 if (m == 1) nd++;
@@ -502,6 +534,8 @@ int hh_jobset_act_all(hh_client *c, hh_jobset set, const hh_jobset_filter *f,
             }
             json_decref(item);
         }
+        free(order);
+        free(scores);
         freeReplyObject(r);
         if (!strcmp(cursor, "0")) break;
     }
