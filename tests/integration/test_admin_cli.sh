@@ -52,6 +52,12 @@ for args in "retries list --json" "dead list --json" "scheduled list --json" "qu
     printf '%s' "$HH_OUT" | ruby -rjson -e 'JSON.parse($stdin.read)' || fail "'$args' printed no JSON: $HH_OUT"
 done
 
+# an integer beyond 64 bits keeps its digits in --json
+R zadd retry 300 '{"retry":true,"queue":"default","class":"K","args":[123456789012345678901234567890],"jid":"big1"}' >/dev/null
+hh_cli retries list --json
+assert_contains "$HH_OUT" '"args":[123456789012345678901234567890]' "retries list --json keeps a big integer's digits"
+R zrem retry '{"retry":true,"queue":"default","class":"K","args":[123456789012345678901234567890],"jid":"big1"}' >/dev/null
+
 # a terminal: the prompt
 if command -v script >/dev/null; then
     printf 'n\n' | script -qec "$HIREDHAND dead clear -r $REDIS_URL" /dev/null >/dev/null 2>&1
