@@ -126,6 +126,23 @@ static int confirm(const adm *a, const char *what) {
     return 0;
 }
 
+/* Text from payloads and Redis for a terminal: control characters (an
+ * escape sequence in a class name or an error message) become '?'. Up to
+ * four at once in one printf, each in its own rotating buffer. */
+static const char *clean(const char *s) {
+    static char bufs[4][256];
+    static int next;
+    char *b = bufs[next++ & 3];
+    size_t i = 0;
+    for (; s && s[i] && i < sizeof(bufs[0]) - 1; i++) b[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+    b[i] = '\0';
+    return b;
+}
+
+static void put_clean(const char *s, size_t len) {
+    for (size_t i = 0; i < len; i++) fputc((unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i], stdout);
+}
+
 static void iso_time(char *buf, size_t n, double t) {
     if (t <= 0) {
         snprintf(buf, n, "-");
@@ -184,9 +201,7 @@ static void print_row(const hh_jobset_entry *e) {
     if (!e->valid) snprintf(err, sizeof(err), "(not a job: %zu bytes)", e->len);
     else if (e->error_class) snprintf(err, sizeof(err), "%s: %s", e->error_class, e->error_message ? e->error_message : "");
     else snprintf(err, sizeof(err), "-");
-    for (char *p = err; *p; p++)
-        if ((unsigned char)*p < 0x20) *p = ' '; /* one line per entry */
-    printf("%-20s  %-24s  %-28s  %-12s  %5s  %s\n", at, e->jid, e->klass, e->queue, rc, err);
+    printf("%-20s  %-24s  %-28s  %-12s  %5s  %s\n", at, clean(e->jid), clean(e->klass), clean(e->queue), rc, clean(err));
 }
 
 static int list_cb(const hh_jobset_entry *e, void *udata) {
@@ -209,13 +224,13 @@ static int show_cb(const hh_jobset_entry *e, void *udata) {
     iso_time(ea, sizeof(ea), e->enqueued_at);
     iso_time(fa, sizeof(fa), e->failed_at);
     if (o->n++) fputc('\n', stdout);
-    printf("jid:           %s\nclass:         %s\nqueue:         %s\nat:            %s (score %.6f)\n", e->jid,
-           e->klass, e->queue, at, e->score);
+    printf("jid:           %s\nclass:         %s\nqueue:         %s\nat:            %s (score %.6f)\n", clean(e->jid),
+           clean(e->klass), clean(e->queue), at, e->score);
     if (e->retry_count >= 0) printf("retry_count:   %d\n", e->retry_count);
     printf("enqueued_at:   %s\nfailed_at:     %s\n", ea, fa);
-    if (e->error_class) printf("error:         %s: %s\n", e->error_class, e->error_message ? e->error_message : "");
+    if (e->error_class) printf("error:         %s: %s\n", clean(e->error_class), clean(e->error_message ? e->error_message : ""));
     printf("payload:       ");
-    fwrite(e->payload, 1, e->len, stdout);
+    put_clean(e->payload, e->len);
     fputc('\n', stdout);
     return 0;
 }
@@ -312,7 +327,7 @@ int cli_jobset(int argc, char **argv, hh_jobset set) {
         e = hh_jobset_act(cl, set, jid, action, &a.opts);
         if (e != HH_OK) rc = failed(cl, jid, e);
         else if (a.json) printf("{\"jid\":\"%s\",\"done\":1}\n", jid);
-        else printf("%s %s\n", verb == NULL ? "" : !strcmp(verb, "delete") ? "deleted" : !strcmp(verb, "kill") ? "killed" : !strcmp(verb, "retry") ? "retried" : "enqueued", jid);
+        else printf("%s %s\n", !strcmp(verb, "delete") ? "deleted" : !strcmp(verb, "kill") ? "killed" : !strcmp(verb, "retry") ? "retried" : "enqueued", clean(jid));
     } else {
         char what[160];
         snprintf(what, sizeof(what), "%s every entry of the %s%s", verb, set_title(set), filters ? " matching the filters" : "");
@@ -408,23 +423,23 @@ int cli_queues(int argc, char **argv) {
         printf("%-24s %10s  %-10s  %s\n", "QUEUE", "SIZE", "LATENCY", "NEXT CLASSES");
         json_array_foreach(v, i, q) {
             human_latency(lat, sizeof(lat), json_real_value(json_object_get(q, "latency")));
-            printf("%-24s %10lld  %-10s ", json_string_value(json_object_get(q, "name")),
+            printf("%-24s %10lld  %-10s ", clean(json_string_value(json_object_get(q, "name"))),
                    (long long)json_integer_value(json_object_get(q, "size")), lat);
             const char *k;
             json_t *n;
-            json_object_foreach(json_object_get(q, "head"), k, n) printf(" %s x%lld", k, (long long)json_integer_value(n));
+            json_object_foreach(json_object_get(q, "head"), k, n) printf(" %s x%lld", clean(k), (long long)json_integer_value(n));
             fputc('\n', stdout);
         }
     } else {
         human_latency(lat, sizeof(lat), json_real_value(json_object_get(v, "latency")));
-        printf("queue %s: %lld jobs, latency %s\n", name, (long long)json_integer_value(json_object_get(v, "size")), lat);
+        printf("queue %s: %lld jobs, latency %s\n", clean(name), (long long)json_integer_value(json_object_get(v, "size")), lat);
         json_t *j;
         size_t i;
         json_array_foreach(json_object_get(v, "jobs"), i, j) {
             char ea[32];
             iso_time(ea, sizeof(ea), json_is_number(json_object_get(j, "enqueued_at")) ? json_number_value(json_object_get(j, "enqueued_at")) : 0);
-            printf("%4zu  %-24s  %-28s  %s\n", i, json_string_value(json_object_get(j, "jid")),
-                   json_string_value(json_object_get(j, "class")), ea);
+            printf("%4zu  %-24s  %-28s  %s\n", i, clean(json_string_value(json_object_get(j, "jid"))),
+                   clean(json_string_value(json_object_get(j, "class"))), ea);
         }
     }
     json_decref(v);
@@ -456,9 +471,11 @@ int cli_busy(int argc, char **argv) {
         json_array_foreach(v, i, w) {
             char rt[32];
             human_latency(rt, sizeof(rt), json_real_value(json_object_get(w, "run_time")));
-            printf("%-40s %-10s %-28s %-24s %-12s %s\n", json_string_value(json_object_get(w, "identity")),
-                   json_string_value(json_object_get(w, "thread")), json_string_value(json_object_get(w, "class")),
-                   json_string_value(json_object_get(w, "jid")), json_string_value(json_object_get(w, "queue")), rt);
+            printf("%-40s %-10s ", clean(json_string_value(json_object_get(w, "identity"))),
+                   clean(json_string_value(json_object_get(w, "thread"))));
+            printf("%-28s %-24s ", clean(json_string_value(json_object_get(w, "class"))),
+                   clean(json_string_value(json_object_get(w, "jid"))));
+            printf("%-12s %s\n", clean(json_string_value(json_object_get(w, "queue"))), rt);
         }
         json_decref(v);
     }
@@ -498,11 +515,11 @@ int cli_jobs(int argc, char **argv) {
         json_array_foreach(v, i, w) {
             const char *where = json_string_value(json_object_get(w, "where"));
             if (!strcmp(where, "queue"))
-                printf("queue %s, position %lld (0 runs next)\n", json_string_value(json_object_get(w, "queue")),
+                printf("queue %s, position %lld (0 runs next)\n", clean(json_string_value(json_object_get(w, "queue"))),
                        (long long)json_integer_value(json_object_get(w, "position")));
             else if (!strcmp(where, "running"))
-                printf("running on %s thread %s\n", json_string_value(json_object_get(w, "identity")),
-                       json_string_value(json_object_get(w, "thread")));
+                printf("running on %s thread %s\n", clean(json_string_value(json_object_get(w, "identity"))),
+                       clean(json_string_value(json_object_get(w, "thread"))));
             else {
                 char at[32];
                 iso_time(at, sizeof(at), json_real_value(json_object_get(w, "score")));

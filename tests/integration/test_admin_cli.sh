@@ -58,6 +58,18 @@ hh_cli retries list --json
 assert_contains "$HH_OUT" '"args":[123456789012345678901234567890]' "retries list --json keeps a big integer's digits"
 R zrem retry '{"retry":true,"queue":"default","class":"K","args":[123456789012345678901234567890],"jid":"big1"}' >/dev/null
 
+# text output never passes a payload's control characters to the terminal
+esc='{"retry":true,"queue":"default","class":"\u001b[31mRed","args":[],"jid":"esc1","error_class":"E","error_message":"a\u001b]0;title\u0007"}'
+R zadd retry 301 "$esc" >/dev/null
+for args in "retries list" "retries show esc1"; do
+    # shellcheck disable=SC2086
+    hh_cli $args
+    assert_eq "$HH_RC" 0 "'$args'"
+    case "$HH_OUT" in *$'\e'*|*$'\a'*) fail "'$args' printed a control character: $(printf '%s' "$HH_OUT" | cat -v)" ;; esac
+    assert_contains "$HH_OUT" "?[31mRed" "'$args' shows the class with ESC as ?"
+done
+R zrem retry "$esc" >/dev/null
+
 # a terminal: the prompt
 if command -v script >/dev/null; then
     printf 'n\n' | script -qec "$HIREDHAND dead clear -r $REDIS_URL" /dev/null >/dev/null 2>&1
