@@ -647,6 +647,31 @@ void hh_manager_log(hh_manager *m, hh_log_level level, const char *fmt, ...)
 #endif
     ;
 
+/* ------------------------------------------------------------ log lines */
+
+/* The layouts of Sidekiq 6.4's log formatters (lib/sidekiq/logger.rb). */
+typedef enum hh_log_format {
+    HH_LOG_FORMAT_TEXT = 0, /* Pretty: "2026-11-30T22:35:01.123Z pid=42 tid=3kq
+                             * class=HardWorker jid=0a1b... elapsed=0.012
+                             * INFO: done" (class, jid and elapsed only on a
+                             * line logged while a job runs; elapsed only on
+                             * its done/fail line) */
+    HH_LOG_FORMAT_JSON = 1  /* JSON: {"ts":"...Z","pid":42,"tid":"3kq",
+                             * "lvl":"INFO","msg":"done","ctx":{"class":..,
+                             * "jid":..,"elapsed":0.012}} ("ctx" only with a
+                             * job) */
+} hh_log_format;
+
+/* Formats one log line for a log sink (hh_log_fn) in Sidekiq's layout,
+ * with the context of the job the calling thread runs: call it from the
+ * sink itself. Every job logs "start" at HH_LOG_INFO before its middleware
+ * and handler run, and "done" or "fail" after, with the elapsed seconds
+ * (rounded to ms) in the context, as Sidekiq's JobLogger does; the class
+ * is "wrapped" for ActiveJob jobs. Control characters in the context are
+ * escaped as in msg. Returns a malloc'd line without a newline (free with
+ * free()), NULL when out of memory. Thread-safe. */
+char *hh_log_format_line(hh_log_level level, const char *msg, hh_log_format format);
+
 /* ---------------------------------------------------------- plug-ins */
 
 /* A shared object loaded with `hiredhand work --require x.so` exports this
