@@ -3,7 +3,8 @@
 # class=, jid= (ActiveJob's "wrapped" as the class) and, on done/fail, elapsed=; a line matches,
 # field for field, what Sidekiq's own Pretty formatter writes for the same context (time, pid,
 # tid and elapsed values aside), and its JSON formatter's keys with --log-format json (every line
-# parses); a job's lines share one tid; --log-level warn drops the INFO lines
+# parses); a job's lines share one tid, the one `hiredhand busy` (the Busy page) shows for it;
+# --log-level warn drops the INFO lines
 # and keeps the failure, --log-level error drops that too; a bad level or format is a usage error.
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
@@ -36,6 +37,17 @@ ours="$(grep "jid=$ok INFO: start" "$WORKER_LOG" | norm)"
 theirs="$(hh_ruby log_format.rb pretty OkJob "$ok" - start | norm)"
 assert_eq "$ours" "$theirs" "start line vs Sidekiq's Pretty"
 hh_stop_worker TERM 30
+R del queue:default >/dev/null
+
+# the tid of a running job's lines is the thread the Busy page shows
+slow="$("$HIREDHAND" push SlowJob '[]' -r "$REDIS_URL")" || fail "push SlowJob"
+hh_start_worker -c 1 --heartbeat-interval 1 --exec "SlowJob=$HH_HANDLERS/sleep.sh 20" -t 1
+must_wait 30 '"$HIREDHAND" busy --json -r "$REDIS_URL" | grep -q "$slow"' "SlowJob not on the Busy page"
+busy_tid="$("$HIREDHAND" busy --json -r "$REDIS_URL" | grep -o '"thread":"[0-9a-z]*"' | cut -d'"' -f4)"
+log_tid="$(grep "jid=$slow INFO: start" "$WORKER_LOG" | grep -o 'tid=[0-9a-z]*' | cut -d= -f2)"
+assert_eq "$log_tid" "$busy_tid" "the start line's tid is the Busy page's thread"
+hh_stop_worker TERM 10
+R del queue:default >/dev/null
 
 # --log-format json: every line one JSON object, Sidekiq's keys
 ok2="$("$HIREDHAND" push OkJob '[3]' -r "$REDIS_URL")" || fail "push OkJob 2"
