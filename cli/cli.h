@@ -1,5 +1,6 @@
 /* cli.h -- the hiredhand command line: shared option handling for the
- * subcommands in main.c (dispatch), work.c, exec_handler.c and inspect.c.
+ * subcommands in main.c (dispatch), work.c, exec_handler.c, inspect.c and
+ * admin.c (job management).
  * The CLI uses only the public API of include/hiredhand.h. */
 #ifndef HH_CLI_H
 #define HH_CLI_H

@@ -328,9 +328,10 @@ int hh_jobset_act_all(hh_client *c, hh_jobset set, const hh_jobset_filter *f,
  * entries it held. Errors: HH_ERR_INVALID, HH_ERR_REDIS. */
 int hh_jobset_clear(hh_client *c, hh_jobset set, long long *removed);
 
-/* Sidekiq::Queue.all with, per queue, size, latency (Queue#latency) and
- * "head": {class: count} over the next 10 jobs to run. A JSON array in
- * *json_out (free with free()). Errors: HH_ERR_REDIS, HH_ERR_NOMEM. */
+/* Sidekiq::Queue.all, sorted by name, each {"name","size","latency"
+ * (Queue#latency),"paused" (false: pausing is Sidekiq Pro's),"head":
+ * {class: count} over the next 10 jobs to run}. A JSON array in *json_out
+ * (free with free()). Errors: HH_ERR_INVALID, HH_ERR_REDIS, HH_ERR_NOMEM. */
 int hh_queues_list(hh_client *c, char **json_out);
 
 /* One queue: {"name","size","latency","jobs":[...]} with the next n jobs
