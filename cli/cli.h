@@ -1,5 +1,5 @@
 /* cli.h -- the hiredhand command line: the subcommands main.c dispatches
- * to (work.c, inspect.c, init.c) and the --exec handlers (exec_handler.c,
+ * to (work.c, inspect.c, init.c, admin.c for job management) and the --exec handlers (exec_handler.c,
  * exec_split.c). Their shared helpers are in common.h. The CLI uses only
  * the public API of include/hiredhand.h. */
 #ifndef HH_CLI_H
@@ -18,6 +18,11 @@ int cli_push(int argc, char **argv);
 int cli_stats(int argc, char **argv);
 int cli_processes(int argc, char **argv);
 int cli_signal(int argc, char **argv, const char *signal);
+/* Job management (admin.c). */
+int cli_jobset(int argc, char **argv, hh_jobset set);
+int cli_queues(int argc, char **argv);
+int cli_busy(int argc, char **argv);
+int cli_jobs(int argc, char **argv);
 
 /* --exec CLASS=COMMAND handlers. */
 typedef struct cli_exec cli_exec;

@@ -19,6 +19,12 @@ static const char usage[] =
     "  quiet ID    quiet a process, as the Web UI's Quiet button\n"
     "  stop ID     stop a process, as the Web UI's Stop button\n"
     "  dump ID     ask a process to log what each thread runs (TTIN)\n"
+    "  retries     list, show, retry, delete or kill jobs of the retry set\n"
+    "  scheduled   list, show, enqueue, delete or kill scheduled jobs\n"
+    "  dead        list, show, retry, delete or clear dead jobs\n"
+    "  queues      list queues, show one, clear one\n"
+    "  busy        the running jobs of every process\n"
+    "  jobs find JID  where a job is: queue, scheduled, retry, dead, running\n"
     "  version     print the version\n"
     "\n"
     "Every command takes -r/--redis URL (default $REDIS_URL, else redis://127.0.0.1:6379/0),\n"
@@ -47,6 +53,12 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "quiet")) return cli_signal(argc, argv, "TSTP");
     if (!strcmp(cmd, "stop")) return cli_signal(argc, argv, "TERM");
     if (!strcmp(cmd, "dump")) return cli_signal(argc, argv, "TTIN");
+    if (!strcmp(cmd, "retries")) return cli_jobset(argc, argv, HH_JOBSET_RETRY);
+    if (!strcmp(cmd, "scheduled")) return cli_jobset(argc, argv, HH_JOBSET_SCHEDULED);
+    if (!strcmp(cmd, "dead")) return cli_jobset(argc, argv, HH_JOBSET_DEAD);
+    if (!strcmp(cmd, "queues")) return cli_queues(argc, argv);
+    if (!strcmp(cmd, "busy")) return cli_busy(argc, argv);
+    if (!strcmp(cmd, "jobs")) return cli_jobs(argc, argv);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("hiredhand %s\n", hh_version()); /* the library's, at run time */
         return 0;

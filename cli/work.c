@@ -29,7 +29,10 @@ static const char work_usage[] =
     "                             At most " CLI_STR(HH_QUEUES_LIMIT) " queues\n"
     "  -c, --concurrency N        worker threads (default 10)\n"
     "  -t, --timeout SECONDS      shutdown grace period (default 25)\n"
-    "  -v, --verbose              log every job (debug level)\n"
+    "  -v, --verbose              debug level (same as --log-level debug)\n"
+    "      --log-level LEVEL      debug, info (default: a start and a done/fail line per job),\n"
+    "                             warn or error\n"
+    "      --log-format text|json Sidekiq's layouts: text (default) or one JSON object per line\n"
     "      --tag TAG              tag shown on the Web UI's Busy page\n"
     "      --label LABEL          extra Busy page label; repeatable\n"
     "  -l, --logfile FILE         append logs to FILE instead of stderr (SIGHUP reopens it)\n"
@@ -65,7 +68,8 @@ enum {
     OPT_TAG = 1000, OPT_LABEL, OPT_EXEC, OPT_EXEC_TIMEOUT, OPT_REQUIRE, OPT_NS, OPT_IDENTITY,
     OPT_FETCH, OPT_TS, OPT_VERSION, OPT_HB, OPT_POLL, OPT_RECOVERY, OPT_MAXREC, OPT_MAXRETRY,
     OPT_DEADMAX, OPT_DEADTIMEOUT, OPT_HTTP, OPT_LIVENESS, OPT_LEASE_LOST, OPT_HELP, OPT_EXEC_ENV, OPT_EXEC_ENV_DROP,
-    OPT_PWFILE, OPT_HTTP_TOKEN_FILE
+    OPT_PWFILE, OPT_HTTP_TOKEN_FILE,
+    OPT_LOG_FORMAT = 1100, OPT_LOG_LEVEL /* log options: their own range, for merges */
 };
 
 static const struct option longopts[] = {
@@ -86,6 +90,7 @@ static const struct option longopts[] = {
     {"exec-env", required_argument, 0, OPT_EXEC_ENV}, {"exec-env-drop", required_argument, 0, OPT_EXEC_ENV_DROP},
     {"redis-password-file", required_argument, 0, OPT_PWFILE},
     {"http-token-file", required_argument, 0, OPT_HTTP_TOKEN_FILE},
+    {"log-format", required_argument, 0, OPT_LOG_FORMAT}, {"log-level", required_argument, 0, OPT_LOG_LEVEL},
     {"help", no_argument, 0, OPT_HELP},        {0, 0, 0, 0}};
 
 /* The -l file; SIGHUP swaps it for a new one at the same path (logrotate),
@@ -97,21 +102,18 @@ static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
  * until the process exits (for leak checkers). */
 static hh_manager *left_manager;
 
+static hh_log_format log_format = HH_LOG_FORMAT_TEXT;
+
 static void log_line(hh_log_level level, const char *msg, void *udata) {
     (void)udata;
-    static const char *names[] = {"DEBUG", "INFO", "WARN", "ERROR"};
-    struct timespec ts;
-    struct tm tm;
-    char when[32];
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+    char *line = hh_log_format_line(level, msg, log_format); /* Sidekiq's layout */
     pthread_mutex_lock(&log_mu);
     FILE *f = log_file ? log_file : stderr;
-    fprintf(f, "%s.%03ldZ pid=%d %s: %s\n", when, ts.tv_nsec / 1000000, (int)getpid(),
-            names[level <= HH_LOG_ERROR ? level : HH_LOG_ERROR], msg);
+    if (line) fprintf(f, "%s\n", line);
+    else fprintf(f, "pid=%d: %s\n", (int)getpid(), msg); /* out of memory */
     fflush(f);
     pthread_mutex_unlock(&log_mu);
+    free(line);
 }
 
 /* SIGHUP: logrotate moved the file away; open a new one at the same path.
@@ -213,6 +215,20 @@ static int parse_option(work_args *a, int ch, const char *arg) {
         if (cli_parse_seconds(arg, &a->o.shutdown_timeout)) return cli_usage_error("bad --timeout '%s'", arg);
         break;
     case 'v': a->o.log_level = HH_LOG_DEBUG; break;
+    case OPT_LOG_LEVEL: {
+        static const char *const lv[] = {"debug", "info", "warn", "error"};
+        int found = -1;
+        for (int i = 0; i < 4; i++)
+            if (!strcmp(arg, lv[i])) found = i;
+        if (found < 0) return cli_usage_error("--log-level is debug, info, warn or error, not '%s'", arg);
+        a->o.log_level = (hh_log_level)found;
+        break;
+    }
+    case OPT_LOG_FORMAT:
+        if (!strcmp(arg, "json")) log_format = HH_LOG_FORMAT_JSON;
+        else if (!strcmp(arg, "text")) log_format = HH_LOG_FORMAT_TEXT;
+        else return cli_usage_error("--log-format is text or json, not '%s'", arg);
+        break;
     case 'l': a->logpath = arg; break;
     case OPT_TAG:
         a->o.tag = arg;

@@ -294,6 +294,143 @@ HH_EXPORT int hh_client_signal(hh_client *c, const char *identity, const char *s
 HH_EXPORT int hh_client_kill(hh_client *c, const char *payload, size_t len,
                    double dead_timeout, long dead_max_jobs);
 
+/* ------------------------------------------------------ job management */
+
+/* The same operations as Sidekiq's Ruby API (6.4 lib/sidekiq/api.rb:
+ * ScheduledSet, RetrySet, DeadSet, SortedEntry, Queue, WorkSet), on an
+ * hh_client. Every move of one entry is one Lua script that acts only if
+ * the exact member is still in its set, writing first and removing last:
+ * two operators, or an operator and a scheduler, never move one job twice
+ * and never lose one. Sets and queues are read in pages, never whole. */
+
+/* The three sorted sets of Sidekiq's data model. */
+typedef enum hh_jobset {
+    HH_JOBSET_SCHEDULED = 0, /* "schedule": score = when it is due */
+    HH_JOBSET_RETRY = 1,     /* "retry": score = when it is retried */
+    HH_JOBSET_DEAD = 2       /* "dead": score = when it died */
+} hh_jobset;
+
+/* Which entries an operation applies to; zero it for "all". */
+typedef struct hh_jobset_filter {
+    const char *klass; /* NULL, or "class" (or ActiveJob's "wrapped") equal */
+    const char *queue; /* NULL, or "queue" equal */
+    const char *error; /* NULL, or a substring of error_class or
+                        * error_message (case-sensitive) */
+    size_t limit;      /* at most this many entries; 0: no limit */
+} hh_jobset_filter;
+
+/* One entry, as handed to an hh_jobset_fn. Strings are valid during the
+ * call only; the ones read from the payload are "" when absent (and
+ * error_class/error_message NULL when absent). */
+typedef struct hh_jobset_entry {
+    hh_jobset set;
+    double score;          /* SortedEntry#score: epoch seconds (#at) */
+    const char *payload;   /* the member, byte for byte */
+    size_t len;
+    int valid;             /* 0 when the payload is not a JSON object */
+    const char *jid;
+    const char *klass;
+    const char *queue;
+    const char *error_class;
+    const char *error_message;
+    int retry_count;       /* -1 when absent */
+    double enqueued_at;    /* epoch seconds, either encoding; 0 absent */
+    double created_at;
+    double failed_at;
+    double retried_at;
+} hh_jobset_entry;
+
+/* Called once per entry; return 0 to go on, non-zero to stop. */
+typedef int (*hh_jobset_fn)(const hh_jobset_entry *e, void *udata);
+
+/* Limits of the dead set for kills (DeadSet#kill trims by age and size). */
+typedef struct hh_jobset_options {
+    double dead_timeout; /* seconds; 0: Sidekiq's 15552000 (180 days) */
+    long dead_max_jobs;  /* 0: Sidekiq's 10000 */
+} hh_jobset_options;
+
+/* What to do with an entry: SortedEntry's methods. */
+typedef enum hh_jobset_action {
+    HH_JOBSET_RETRY_NOW = 0, /* #retry: retry_count - 1 when present, then
+                              * pushed as Sidekiq::Client.push does (retry
+                              * and queue defaults, jid and created_at when
+                              * absent, enqueued_at now) to its queue */
+    HH_JOBSET_ENQUEUE = 1,   /* #add_to_queue: the same, retry_count kept */
+    HH_JOBSET_DELETE = 2,    /* #delete: ZREM */
+    HH_JOBSET_KILL = 3       /* #kill: into the dead set, bytes unchanged,
+                              * score now, trimmed (not from the dead set) */
+} hh_jobset_action;
+
+/* ZCARD. Errors: HH_ERR_INVALID, HH_ERR_REDIS. */
+HH_EXPORT int hh_jobset_size(hh_client *c, hh_jobset set, long long *size_out);
+
+/* Calls fn for the entries matching f (NULL: all) in the Web UI's order:
+ * by score ascending, the dead set descending (newest first), read in
+ * pages of a few hundred entries. Entries moved meanwhile may be missed
+ * or seen twice, as with Sidekiq's JobSet#each. Errors: HH_ERR_INVALID,
+ * HH_ERR_REDIS. */
+HH_EXPORT int hh_jobset_each(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jobset_fn fn,
+                   void *udata);
+
+/* Calls fn for every entry whose "jid" equals jid (JobSet#find_job, by
+ * ZSCAN MATCH). Errors: HH_ERR_INVALID (empty jid), HH_ERR_NOTFOUND,
+ * HH_ERR_REDIS. */
+HH_EXPORT int hh_jobset_find(hh_client *c, hh_jobset set, const char *jid, hh_jobset_fn fn, void *udata);
+
+/* Applies action to the entry with this jid (the first found, if several).
+ * opts may be NULL. Errors: HH_ERR_INVALID (empty jid; KILL on the dead
+ * set; RETRY_NOW/ENQUEUE of a payload that is not a job object with a
+ * "class" string, an "args" array and a valid queue, which Sidekiq would
+ * drop: it stays where it is), HH_ERR_NOTFOUND (no such jid, or another
+ * client moved it first), HH_ERR_REDIS. */
+HH_EXPORT int hh_jobset_act(hh_client *c, hh_jobset set, const char *jid, hh_jobset_action action,
+                  const hh_jobset_options *opts);
+
+/* Applies action to every entry matching f (NULL: all; f->limit caps how
+ * many are acted on), one atomic move each, scanning the set with ZSCAN
+ * (RetrySet#retry_all, #kill_all, DeadSet#retry_all). Entries another
+ * client moved first are skipped; entries that cannot be pushed are left
+ * and counted in *skipped. *done and *skipped (either may be NULL) are set
+ * even on error. Errors: HH_ERR_INVALID, HH_ERR_REDIS. */
+HH_EXPORT int hh_jobset_act_all(hh_client *c, hh_jobset set, const hh_jobset_filter *f,
+                      hh_jobset_action action, const hh_jobset_options *opts, size_t *done,
+                      size_t *skipped);
+
+/* SortedSet#clear: UNLINK the set; *removed (may be NULL) gets how many
+ * entries it held. Errors: HH_ERR_INVALID, HH_ERR_REDIS. */
+HH_EXPORT int hh_jobset_clear(hh_client *c, hh_jobset set, long long *removed);
+
+/* Sidekiq::Queue.all, sorted by name, each {"name","size","latency"
+ * (Queue#latency),"paused" (false: pausing is Sidekiq Pro's),"head":
+ * {class: count} over the next 10 jobs to run}. A JSON array in *json_out
+ * (free with free()). Errors: HH_ERR_INVALID, HH_ERR_REDIS, HH_ERR_NOMEM. */
+HH_EXPORT int hh_queues_list(hh_client *c, char **json_out);
+
+/* One queue: {"name","size","latency","jobs":[...]} with the next n jobs
+ * to run (each {"jid","class","enqueued_at","item"}). Errors:
+ * HH_ERR_INVALID (bad name), HH_ERR_REDIS, HH_ERR_NOMEM. A queue that
+ * does not exist shows size 0. */
+HH_EXPORT int hh_queue_show(hh_client *c, const char *name, size_t n, char **json_out);
+
+/* Queue#clear: UNLINK queue:<name> and SREM queues <name> in one
+ * transaction; *removed (may be NULL) gets the jobs it held. Errors:
+ * HH_ERR_INVALID, HH_ERR_REDIS. */
+HH_EXPORT int hh_queue_clear(hh_client *c, const char *name, long long *removed);
+
+/* The running jobs of every live process (Sidekiq::WorkSet, the Busy
+ * page's table), oldest first: a JSON array of {"identity","thread",
+ * "queue","class","jid","run_at","run_time"} read from <identity>:work
+ * (or <identity>:workers, what Sidekiq 6.4 writes). Errors: HH_ERR_REDIS,
+ * HH_ERR_NOMEM. */
+HH_EXPORT int hh_busy(hh_client *c, char **json_out);
+
+/* Where a jid is: a JSON array of {"where": "queue"|"scheduled"|"retry"|
+ * "dead"|"running", ...} ("queue" and "position" from the next to run,
+ * "score", or "identity" and "thread"), empty when nowhere. Queues are read
+ * in pages. Errors: HH_ERR_INVALID (empty jid), HH_ERR_REDIS,
+ * HH_ERR_NOMEM. */
+HH_EXPORT int hh_jobs_find(hh_client *c, const char *jid, char **json_out);
+
 /* --------------------------------------------------------------- the job */
 
 typedef struct hh_job hh_job;
@@ -602,6 +739,31 @@ HH_EXPORT void hh_manager_log(hh_manager *m, hh_log_level level, const char *fmt
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* ------------------------------------------------------------ log lines */
+
+/* The layouts of Sidekiq 6.4's log formatters (lib/sidekiq/logger.rb). */
+typedef enum hh_log_format {
+    HH_LOG_FORMAT_TEXT = 0, /* Pretty: "2026-11-30T22:35:01.123Z pid=42 tid=3kq
+                             * class=HardWorker jid=0a1b... elapsed=0.012
+                             * INFO: done" (class, jid and elapsed only on a
+                             * line logged while a job runs; elapsed only on
+                             * its done/fail line) */
+    HH_LOG_FORMAT_JSON = 1  /* JSON: {"ts":"...Z","pid":42,"tid":"3kq",
+                             * "lvl":"INFO","msg":"done","ctx":{"class":..,
+                             * "jid":..,"elapsed":0.012}} ("ctx" only with a
+                             * job) */
+} hh_log_format;
+
+/* Formats one log line for a log sink (hh_log_fn) in Sidekiq's layout,
+ * with the context of the job the calling thread runs: call it from the
+ * sink itself. Every job logs "start" at HH_LOG_INFO before its middleware
+ * and handler run, and "done" or "fail" after, with the elapsed seconds
+ * (rounded to ms) in the context, as Sidekiq's JobLogger does; the class
+ * is "wrapped" for ActiveJob jobs. Control characters in the context are
+ * escaped as in msg. Returns a malloc'd line without a newline (free with
+ * free()), NULL when out of memory. Thread-safe. */
+HH_EXPORT char *hh_log_format_line(hh_log_level level, const char *msg, hh_log_format format);
 
 /* ---------------------------------------------------------- plug-ins */
 

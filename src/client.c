@@ -786,3 +786,7 @@ static int client_kill(hh_client *c, const char *payload, size_t len, double dea
     hh_strlcpy(c->conn.last_error, why, sizeof(c->conn.last_error));
     return HH_ERR_REDIS;
 }
+
+hh_conn *hh_client_conn(hh_client *c) { return &c->conn; }
+const hh_keys *hh_client_keys(const hh_client *c) { return &c->keys; }
+hh_timestamps hh_client_timestamps(const hh_client *c) { return c->ts; }

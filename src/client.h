@@ -12,4 +12,10 @@
 void hh_enqueue_append(hh_pipe *p, const hh_keys *k, const char *queue, const char *const *payloads,
                        const size_t *lens, size_t n);
 
+/* For admin.c (job management on a client): its connection, key names
+ * and timestamp encoding. */
+hh_conn *hh_client_conn(hh_client *c);
+const hh_keys *hh_client_keys(const hh_client *c);
+hh_timestamps hh_client_timestamps(const hh_client *c);
+
 #endif

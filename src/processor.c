@@ -162,13 +162,20 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     atomic_store(&p->cancelled, 0);
     pthread_mutex_unlock(&p->mu);
     atomic_fetch_add(&m->busy, 1);
-    hh_log(&m->log, HH_LOG_DEBUG, "class=%s jid=%s queue=%s: start", job->klass, job->jid, job->queue);
+    /* Sidekiq's JobLogger: "start", then "done" or "fail" with elapsed, at
+     * INFO, in the job's log context (ActiveJob's "wrapped" as its class). */
+    json_t *wrapped = json_object_get(job->item, "wrapped");
+    hh_log_job_begin(p->tid, json_is_string(wrapped) ? json_string_value(wrapped) : job->klass, job->jid);
+    hh_log(&m->log, HH_LOG_INFO, "start");
 
     const hh_handler *h = find_handler(m, job);
     hh_chain chain = {m, 0, h};
     double t0 = hh_mono();
     int rc = hh_chain_next(&chain, job);
     double elapsed = hh_mono() - t0;
+    hh_log_job_elapsed(elapsed);
+    hh_log(&m->log, HH_LOG_INFO, rc == 0 ? "done" : "fail");
+    hh_log_job_end();
 
     pthread_mutex_lock(&p->mu);
     int abandoned = p->abandoned, lost = p->lease_lost;

@@ -21,6 +21,7 @@ static const char *script_src[HH_SCRIPT_COUNT] = {
     [HH_SCRIPT_REQUEUE] = HH_LUA_REQUEUE,
     [HH_SCRIPT_OUTCOME] = HH_LUA_OUTCOME,
     [HH_SCRIPT_RECOVER] = HH_LUA_RECOVER,
+    [HH_SCRIPT_ADMIN_MOVE] = HH_LUA_ADMIN_MOVE,
 };
 
 /* ------------------------------------------------------------ URL parsing */

@@ -10,6 +10,7 @@ typedef enum hh_script_id {
     HH_SCRIPT_REQUEUE,     /* in-progress -> front of its queue, once */
     HH_SCRIPT_OUTCOME,     /* retry/dead entry written, then the job leaves its source */
     HH_SCRIPT_RECOVER,     /* orphan -> queue, counted; poison pill -> dead */
+    HH_SCRIPT_ADMIN_MOVE,  /* job management: one set entry moved or deleted, once */
     HH_SCRIPT_COUNT
 } hh_script_id;
 
@@ -153,5 +154,32 @@ typedef enum hh_script_id {
     "pcall(redis.call, 'SET', KEYS[3], n, 'EX', ARGV[7])\n"                   \
     "redis.call('LREM', KEYS[1], -1, ARGV[1])\n"                              \
     "return {res, n}\n"
+
+/* ------------------------------------------------ job management (admin.c) */
+
+/* One entry of a sorted set (schedule, retry, dead) retried, enqueued,
+ * killed or deleted by an operator. KEYS: [1] the sorted set, [2] target
+ * (queue:<q> or dead), [3] queues. ARGV: [1] exact member, [2] mode:
+ * "queue" (LPUSH [3] to KEYS[2], SADD [4] to queues), "dead" (ZADD [3] with
+ * score [5], then Sidekiq's trims: by score up to [6], by rank to [7] =
+ * -max_jobs) or "drop" (only the removal). Acts only while the exact member
+ * is in the set, and writes first, removes last (see above): two operators,
+ * or an operator and the scheduler, never move one job twice, and a write
+ * Redis refuses leaves it where it was. Returns 1 moved, 0 gone. */
+#define HH_LUA_ADMIN_MOVE                                                     \
+    "if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end\n"       \
+    "local mode = ARGV[2]\n"                                                  \
+    "if mode == 'queue' then\n"                                               \
+    "  redis.call('LPUSH', KEYS[2], ARGV[3])\n"                               \
+    "  redis.call('SADD', KEYS[3], ARGV[4])\n"                                \
+    "elseif mode == 'dead' then\n"                                            \
+    "  redis.call('ZADD', KEYS[2], ARGV[5], ARGV[3])\n"                       \
+    "  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[6])\n"            \
+    "  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, ARGV[7])\n"                  \
+    "elseif mode ~= 'drop' then\n"                                            \
+    "  return redis.error_reply('ERR admin move: unknown mode')\n"            \
+    "end\n"                                                                   \
+    "redis.call('ZREM', KEYS[1], ARGV[1])\n"                                  \
+    "return 1\n"
 
 #endif

@@ -3,11 +3,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
+#include <math.h>
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -133,18 +136,118 @@ static const char *level_name(hh_log_level l) {
     }
 }
 
-void hh_log_stderr(hh_log_level level, const char *msg, void *udata) {
-    FILE *f = udata ? (FILE *)udata : stderr;
+/* The log context of this thread: its tid, and the job it runs. */
+static _Thread_local struct {
+    char tid[16];
+    int job;         /* 1 between hh_log_job_begin and _end */
+    int has_elapsed;
+    double elapsed;
+    char klass[256];
+    char jid[128];
+} log_ctx;
+
+void hh_log_job_begin(const char *tid, const char *klass, const char *jid) {
+    if (tid) hh_strlcpy(log_ctx.tid, tid, sizeof(log_ctx.tid));
+    hh_strlcpy(log_ctx.klass, klass ? klass : "", sizeof(log_ctx.klass));
+    hh_strlcpy(log_ctx.jid, jid ? jid : "", sizeof(log_ctx.jid));
+    log_ctx.has_elapsed = 0;
+    log_ctx.job = 1;
+}
+
+void hh_log_job_elapsed(double seconds) {
+    log_ctx.elapsed = round(seconds * 1000) / 1000; /* JobLogger: .round(3) */
+    log_ctx.has_elapsed = 1;
+}
+
+void hh_log_job_end(void) { log_ctx.job = 0; }
+
+/* A thread without a tid of its own (heartbeat, scheduler...) gets one
+ * from its kernel thread id, in base 36 as Sidekiq writes them. */
+static const char *thread_tid(void) {
+    if (!log_ctx.tid[0]) {
+        unsigned long v = (unsigned long)syscall(SYS_gettid) ^ ((unsigned long)getpid() << 16);
+        char tmp[16];
+        int k = 0;
+        do { tmp[k++] = "0123456789abcdefghijklmnopqrstuvwxyz"[v % 36]; v /= 36; } while (v && k < 12);
+        for (int j = 0; j < k; j++) log_ctx.tid[j] = tmp[k - 1 - j];
+        log_ctx.tid[k] = '\0';
+    }
+    return log_ctx.tid;
+}
+
+/* Ruby's Float#to_s of a value rounded to ms: "0.012", "1.0", "12.5". */
+static void fmt_elapsed(char *buf, size_t n, double v) {
+    hh_snprintf_c(buf, n, "%.3f", v);
+    size_t l = strlen(buf);
+    while (l > 2 && buf[l - 1] == '0' && buf[l - 2] != '.') buf[--l] = '\0';
+}
+
+char *hh_log_format_line(hh_log_level level, const char *msg, hh_log_format format) {
     struct timespec ts;
     struct tm tm;
-    char when[32];
+    char when[40], day[24];
     clock_gettime(CLOCK_REALTIME, &ts);
     gmtime_r(&ts.tv_sec, &tm);
-    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+    strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(when, sizeof(when), "%s.%03ldZ", day, ts.tv_nsec / 1000000);
+    const char *tid = thread_tid();
+    char el[32] = "";
+    if (log_ctx.job && log_ctx.has_elapsed) fmt_elapsed(el, sizeof(el), log_ctx.elapsed);
+    if (!msg) msg = "";
+    if (format == HH_LOG_FORMAT_JSON) {
+        json_t *o = json_object(), *ctx = NULL;
+        json_object_set_new(o, "ts", json_string(when));
+        json_object_set_new(o, "pid", json_integer(getpid()));
+        json_object_set_new(o, "tid", json_string(tid));
+        json_object_set_new(o, "lvl", json_string(level_name(level)));
+        json_t *m = json_string(msg);
+        json_object_set_new(o, "msg", m ? m : json_string("(not UTF-8)"));
+        if (log_ctx.job) {
+            char *k = hh_utf8_scrub(log_ctx.klass), *j = hh_utf8_scrub(log_ctx.jid);
+            ctx = json_object();
+            json_object_set_new(ctx, "class", json_string(k ? k : ""));
+            json_object_set_new(ctx, "jid", json_string(j ? j : ""));
+            if (el[0]) json_object_set_new(ctx, "elapsed", json_real(log_ctx.elapsed));
+            json_object_set_new(o, "ctx", ctx);
+            free(k);
+            free(j);
+        }
+        char *out = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+        json_decref(o);
+        return out;
+    }
+    char *k = NULL, *j = NULL;
+    if (log_ctx.job) { /* from jobs: escaped as messages are */
+        k = hh_escape_ctl(log_ctx.klass, strlen(log_ctx.klass));
+        j = hh_escape_ctl(log_ctx.jid, strlen(log_ctx.jid));
+        if (!k || !j) {
+            free(k);
+            free(j);
+            return NULL;
+        }
+    }
+    size_t n = strlen(when) + strlen(tid) + strlen(msg) + (k ? strlen(k) + strlen(j) : 0) + 96;
+    char *out = malloc(n);
+    if (out) {
+        if (k)
+            snprintf(out, n, "%s pid=%d tid=%s class=%s jid=%s%s%s %s: %s", when, (int)getpid(), tid, k, j,
+                     el[0] ? " elapsed=" : "", el, level_name(level), msg);
+        else
+            snprintf(out, n, "%s pid=%d tid=%s %s: %s", when, (int)getpid(), tid, level_name(level), msg);
+    }
+    free(k);
+    free(j);
+    return out;
+}
+
+void hh_log_stderr(hh_log_level level, const char *msg, void *udata) {
+    FILE *f = udata ? (FILE *)udata : stderr;
+    char *line = hh_log_format_line(level, msg, HH_LOG_FORMAT_TEXT);
     /* One fprintf per line: stdio locks the stream, so lines never interleave. */
-    fprintf(f, "%s.%03ldZ pid=%d %s: %s\n", when, ts.tv_nsec / 1000000, (int)getpid(),
-            level_name(level), msg);
+    if (line) fprintf(f, "%s\n", line);
+    else fprintf(f, "pid=%d %s: %s\n", (int)getpid(), level_name(level), msg);
     fflush(f);
+    free(line);
 }
 
 void hh_vlog(const hh_logger *lg, hh_log_level level, const char *fmt, va_list ap) {

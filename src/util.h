@@ -52,8 +52,16 @@ void hh_vlog(const hh_logger *lg, hh_log_level level, const char *fmt, va_list a
  * control characters escaped (hh_escape_ctl); for messages longer than
  * hh_log's line buffer. Every message goes through here. */
 void hh_log_line(const hh_logger *lg, hh_log_level level, char *msg, size_t len);
-/* The default sink: "2026-11-29T15:24:53.123Z pid=1 LEVEL: msg" on stderr. */
+/* The default sink: hh_log_format_line()'s text layout on stderr
+ * ("2026-11-29T15:24:53.123Z pid=1 tid=x2 LEVEL: msg"). */
 void hh_log_stderr(hh_log_level level, const char *msg, void *udata);
+
+/* The job the calling thread runs, for the context of its log lines
+ * (Sidekiq's class=, jid=, elapsed=). Copied: the job may be freed before
+ * hh_log_job_end(). tid names the worker thread as the heartbeat does. */
+void hh_log_job_begin(const char *tid, const char *klass, const char *jid);
+void hh_log_job_elapsed(double seconds);
+void hh_log_job_end(void);
 
 /* Marks a descriptor close-on-exec: an --exec handler, or any program a
  * plug-in starts, must not inherit the worker's Redis connections or files.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A payload cannot forge log lines: class, jid and error text are logged with control characters
-# escaped (newline as \n, ESC as \x1b), so the injection job below gives exactly one log line,
-# no line that starts with its forged timestamp, and no ESC byte, on stderr and in an -l file.
+# escaped (newline as \n, ESC as \x1b), so the injection job below gives exactly its three log
+# lines (start, fail, the failure), no line that starts with its forged timestamp, and no ESC
+# byte, on stderr and in an -l file.
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
 hh_redis_start
@@ -12,8 +13,9 @@ logfile="$HH_TMP/worker.log"
 hh_start_worker -c 1 -l "$logfile"
 wait_until 30 '[ "$(R zcard retry)" = 1 ]' || fail "the injection job did not reach the retry set within 30 s (queue=$(R llen queue:default) retry=$(R zcard retry))"
 wait_until 10 'grep -q "forged line" "$logfile"' || fail "the job's failure was not logged: $(cat "$logfile")"
-assert_eq "$(grep -c 'forged line' "$logfile")" 1 "one log line for the job"
-line="$(grep 'forged line' "$logfile")"
+assert_eq "$(grep -c 'forged line' "$logfile")" 3 "three log lines for the job: start, fail, the failure"
+assert_eq "$(grep 'forged line' "$logfile" | grep -c 'INFO: start$\|INFO: fail$')" 2 "the job's start and fail lines end where they should"
+line="$(grep 'forged line' "$logfile" | grep 'WARN: ')"
 assert_contains "$line" 'jid=inj\ninj' "the jid's newline is escaped"
 assert_contains "$line" 'Nope\n2026-01-01T00:00:00.000Z pid=1 ERROR: forged line\x1b[31m' "the class's newline and ESC are escaped"
 if grep -q '^2026-01-01T00:00:00.000Z' "$logfile"; then fail "a forged line starts a log line: $(cat "$logfile")"; fi

@@ -1,0 +1,534 @@
+/* admin.c -- job management from the command line: `hiredhand retries`,
+ * `scheduled`, `dead`, `queues`, `busy` and `jobs find`, what Sidekiq's
+ * Web UI and Ruby API do, through the public API only (the job management
+ * block of hiredhand.h).
+ *
+ * Exit status: 0 done, 1 not found (no such jid or queue entry), 2 usage
+ * (bad option, or a destructive action on many jobs without --yes when
+ * stdin is not a terminal, or refused at the prompt), 3 Redis error. */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli.h"
+
+#define EXIT_NOTFOUND 1
+#define EXIT_REDIS 3
+
+enum { O_NS = 1000, O_JSON, O_CLASS, O_QUEUE, O_ERROR, O_LIMIT, O_ALL, O_YES, O_PWFILE, O_DEADMAX,
+       O_DEADTIMEOUT, O_HELP };
+
+typedef struct adm {
+    hh_redis_options redis;
+    int json, all, yes;
+    hh_jobset_filter filter;
+    hh_jobset_options opts;
+    long limit;
+    int limit_set;
+} adm;
+
+/* Options shared by every command here. Returns 0, -1 after --help, or
+ * CLI_EXIT_USAGE. */
+static int parse(int argc, char **argv, adm *a, const char *usage) {
+    static const struct option lo[] = {
+        {"redis", required_argument, 0, 'r'}, {"namespace", required_argument, 0, O_NS},
+        {"json", no_argument, 0, O_JSON}, {"class", required_argument, 0, O_CLASS},
+        {"queue", required_argument, 0, O_QUEUE}, {"error", required_argument, 0, O_ERROR},
+        {"limit", required_argument, 0, O_LIMIT}, {"all", no_argument, 0, O_ALL},
+        {"yes", no_argument, 0, O_YES}, {"redis-password-file", required_argument, 0, O_PWFILE},
+        {"dead-max-jobs", required_argument, 0, O_DEADMAX}, {"dead-timeout", required_argument, 0, O_DEADTIMEOUT},
+        {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
+    memset(a, 0, sizeof(*a));
+    hh_redis_options_init(&a->redis);
+    int ch;
+    long n;
+    double d;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "r:y", lo, NULL)) != -1) {
+        switch (ch) {
+        case 'r': a->redis.url = optarg; break;
+        case O_PWFILE:
+            if (!(a->redis.password = cli_password_file(optarg))) return CLI_EXIT_USAGE;
+            break;
+        case O_NS:
+            if (*optarg && cli_check_name(HH_NAME_NAMESPACE, optarg)) return CLI_EXIT_USAGE;
+            a->redis.ns = optarg;
+            break;
+        case O_JSON: a->json = 1; break;
+        case O_CLASS: a->filter.klass = optarg; break;
+        case O_QUEUE: a->filter.queue = optarg; break;
+        case O_ERROR: a->filter.error = optarg; break;
+        case O_LIMIT:
+            if (cli_parse_int(optarg, 1, 1000000000L, &n)) return cli_usage_error("bad --limit '%s' (want 1 or more)", optarg);
+            a->limit = n, a->limit_set = 1;
+            a->filter.limit = (size_t)n;
+            break;
+        case O_ALL: a->all = 1; break;
+        case 'y':
+        case O_YES: a->yes = 1; break;
+        case O_DEADMAX:
+            if (cli_parse_int(optarg, 1, 1000000000L, &n)) return cli_usage_error("bad --dead-max-jobs '%s'", optarg);
+            a->opts.dead_max_jobs = n;
+            break;
+        case O_DEADTIMEOUT:
+            if (cli_parse_seconds(optarg, &d) || d <= 0) return cli_usage_error("bad --dead-timeout '%s'", optarg);
+            a->opts.dead_timeout = d;
+            break;
+        case O_HELP: fputs(usage, stdout); return -1;
+        default: fputs(usage, stderr); return CLI_EXIT_USAGE;
+        }
+    }
+    return 0;
+}
+
+static hh_client *open_client(adm *a, int *rc) {
+    char err[256];
+    if (hh_redis_url_check(a->redis.url, err, sizeof(err)) != HH_OK) {
+        *rc = cli_usage_error("%s", err);
+        return NULL;
+    }
+    int e;
+    hh_client *cl = hh_client_new(&a->redis, &e);
+    if (!cl) {
+        fprintf(stderr, "hiredhand: cannot connect to Redis: %s\n", hh_strerror(e));
+        *rc = e == HH_ERR_REFUSED ? CLI_EXIT_USAGE : e == HH_ERR_INVALID ? CLI_EXIT_USAGE : EXIT_REDIS;
+    }
+    return cl;
+}
+
+/* Maps an API error to an exit status, saying why on stderr. */
+static int failed(hh_client *cl, const char *what, int e) {
+    const char *why = cl ? hh_client_last_error(cl) : "";
+    if (e == HH_ERR_NOTFOUND) {
+        fprintf(stderr, "hiredhand: %s: not found\n", what);
+        return EXIT_NOTFOUND;
+    }
+    fprintf(stderr, "hiredhand: %s: %s%s%s\n", what, hh_strerror(e), *why ? ": " : "", why);
+    return e == HH_ERR_INVALID ? CLI_EXIT_USAGE : EXIT_REDIS;
+}
+
+/* A destructive action on more than one job: --yes, or a "y" typed at a
+ * terminal. Returns 0 to go ahead, else CLI_EXIT_USAGE. */
+static int confirm(const adm *a, const char *what) {
+    if (a->yes) return 0;
+    if (!isatty(STDIN_FILENO))
+        return cli_usage_error("%s: this acts on many jobs; pass --yes (stdin is not a terminal)", what);
+    fprintf(stderr, "%s? [y/N] ", what);
+    fflush(stderr);
+    char line[16];
+    if (!fgets(line, sizeof(line), stdin) || (line[0] != 'y' && line[0] != 'Y')) {
+        fprintf(stderr, "hiredhand: nothing done\n");
+        return CLI_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* Text from payloads and Redis for a terminal: control characters (an
+ * escape sequence in a class name or an error message) become '?'. Up to
+ * four at once in one printf, each in its own rotating buffer. */
+static const char *clean(const char *s) {
+    static char bufs[4][256];
+    static int next;
+    char *b = bufs[next++ & 3];
+    size_t i = 0;
+    for (; s && s[i] && i < sizeof(bufs[0]) - 1; i++) b[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+    b[i] = '\0';
+    return b;
+}
+
+static void put_clean(const char *s, size_t len) {
+    for (size_t i = 0; i < len; i++) fputc((unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i], stdout);
+}
+
+static void iso_time(char *buf, size_t n, double t) {
+    if (t <= 0) {
+        snprintf(buf, n, "-");
+        return;
+    }
+    time_t s = (time_t)t;
+    struct tm tm;
+    gmtime_r(&s, &tm);
+    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* ---------------------------------------------------------- the sets */
+
+typedef struct out_ctx {
+    int json;
+    size_t n;
+} out_ctx;
+
+/* One entry as a JSON object; the payload itself, when it is JSON, is
+ * embedded as it is ("item"), so integers beyond 64 bits keep their digits. */
+static void print_entry_json(const hh_jobset_entry *e) {
+    json_t *o = json_object();
+    char at[32];
+    iso_time(at, sizeof(at), e->score);
+    json_object_set_new(o, "jid", json_string(e->jid));
+    json_object_set_new(o, "class", json_string(e->klass));
+    json_object_set_new(o, "queue", json_string(e->queue));
+    json_object_set_new(o, "score", json_real(e->score));
+    json_object_set_new(o, "at", json_string(at));
+    json_object_set_new(o, "retry_count", e->retry_count >= 0 ? json_integer(e->retry_count) : json_null());
+    json_object_set_new(o, "error_class", e->error_class ? json_string(e->error_class) : json_null());
+    json_object_set_new(o, "error_message", e->error_message ? json_string(e->error_message) : json_null());
+    json_object_set_new(o, "enqueued_at", e->enqueued_at > 0 ? json_real(e->enqueued_at) : json_null());
+    json_object_set_new(o, "failed_at", e->failed_at > 0 ? json_real(e->failed_at) : json_null());
+    if (!e->valid) json_object_set_new(o, "payload", json_stringn(e->payload, e->len));
+    char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(o);
+    if (!s) return;
+    if (e->valid) { /* s ends with '}': the item goes in before it */
+        s[strlen(s) - 1] = '\0';
+        fputs(s, stdout);
+        fputs(",\"item\":", stdout);
+        fwrite(e->payload, 1, e->len, stdout);
+        fputc('}', stdout);
+    } else {
+        fputs(s, stdout);
+    }
+    free(s);
+}
+
+static void print_row(const hh_jobset_entry *e) {
+    char at[32], rc[16], err[80];
+    iso_time(at, sizeof(at), e->score);
+    if (e->retry_count >= 0) snprintf(rc, sizeof(rc), "%d", e->retry_count);
+    else snprintf(rc, sizeof(rc), "-");
+    if (!e->valid) snprintf(err, sizeof(err), "(not a job: %zu bytes)", e->len);
+    else if (e->error_class) snprintf(err, sizeof(err), "%s: %s", e->error_class, e->error_message ? e->error_message : "");
+    else snprintf(err, sizeof(err), "-");
+    printf("%-20s  %-24s  %-28s  %-12s  %5s  %s\n", at, clean(e->jid), clean(e->klass), clean(e->queue), rc, clean(err));
+}
+
+static int list_cb(const hh_jobset_entry *e, void *udata) {
+    out_ctx *o = udata;
+    if (o->json) {
+        fputs(o->n ? ",\n" : "\n", stdout);
+        print_entry_json(e);
+    } else {
+        print_row(e);
+    }
+    o->n++;
+    return 0;
+}
+
+static int show_cb(const hh_jobset_entry *e, void *udata) {
+    out_ctx *o = udata;
+    if (o->json) return list_cb(e, udata);
+    char at[32], ea[32], fa[32];
+    iso_time(at, sizeof(at), e->score);
+    iso_time(ea, sizeof(ea), e->enqueued_at);
+    iso_time(fa, sizeof(fa), e->failed_at);
+    if (o->n++) fputc('\n', stdout);
+    printf("jid:           %s\nclass:         %s\nqueue:         %s\nat:            %s (score %.6f)\n", clean(e->jid),
+           clean(e->klass), clean(e->queue), at, e->score);
+    if (e->retry_count >= 0) printf("retry_count:   %d\n", e->retry_count);
+    printf("enqueued_at:   %s\nfailed_at:     %s\n", ea, fa);
+    if (e->error_class) printf("error:         %s: %s\n", clean(e->error_class), clean(e->error_message ? e->error_message : ""));
+    printf("payload:       ");
+    put_clean(e->payload, e->len);
+    fputc('\n', stdout);
+    return 0;
+}
+
+static const char *set_word(hh_jobset s) {
+    return s == HH_JOBSET_SCHEDULED ? "scheduled" : s == HH_JOBSET_RETRY ? "retries" : "dead";
+}
+
+static const char *set_title(hh_jobset s) {
+    return s == HH_JOBSET_SCHEDULED ? "scheduled set" : s == HH_JOBSET_RETRY ? "retry set" : "dead set";
+}
+
+int cli_jobset(int argc, char **argv, hh_jobset set) {
+    char usage[2048];
+    const char *verbs = set == HH_JOBSET_SCHEDULED ? "list|show|enqueue|delete|kill"
+                        : set == HH_JOBSET_RETRY   ? "list|show|retry|delete|kill"
+                                                   : "list|show|retry|delete|clear";
+    snprintf(usage, sizeof(usage),
+             "usage: hiredhand %s [%s] [JID|--all] [options]\n"
+             "  list [--class C] [--queue Q] [--error TEXT] [--limit N] [--json]\n"
+             "                 entries in the Web UI's order%s\n"
+             "  show JID       one entry, its payload included\n"
+             "%s"
+             "  delete JID|--all   remove (with --all, the filters apply; none: the whole set)\n"
+             "%s"
+             "%s"
+             "options: -r URL, --redis-password-file FILE, --namespace NS, --yes (needed for\n"
+             "  --all and clear when stdin is not a terminal), --dead-max-jobs N and\n"
+             "  --dead-timeout S (the dead set's trims on kill; Sidekiq's 10000, 180 days)\n"
+             "exit status: 0 done, 1 not found, 2 usage or not confirmed, 3 Redis error\n",
+             set_word(set), verbs, set == HH_JOBSET_DEAD ? " (newest first)" : " (next first)",
+             set == HH_JOBSET_SCHEDULED ? "  enqueue JID|--all  push to its queue now (ScheduledSet add_to_queue)\n"
+                                        : "  retry JID|--all    push to its queue now, retry_count - 1 (SortedEntry#retry)\n",
+             set != HH_JOBSET_DEAD ? "  kill JID|--all     move to the dead set (SortedEntry#kill)\n" : "",
+             set == HH_JOBSET_DEAD ? "  clear          empty the dead set (DeadSet#clear)\n" : "");
+    const char *verb = "list";
+    if (argc > 1 && argv[1][0] != '-') {
+        verb = argv[1];
+        argc--, argv++;
+    }
+    adm a;
+    int rc = parse(argc, argv, &a, usage);
+    if (rc) return rc < 0 ? 0 : rc;
+    const char *jid = optind < argc ? argv[optind++] : NULL;
+    if (optind < argc) return cli_usage_error("unexpected argument '%s'\n%s", argv[optind], usage);
+
+    hh_jobset_action action;
+    int is_list = !strcmp(verb, "list"), is_show = !strcmp(verb, "show"), is_clear = !strcmp(verb, "clear");
+    if (!strcmp(verb, "retry") && set != HH_JOBSET_SCHEDULED) action = HH_JOBSET_RETRY_NOW;
+    else if (!strcmp(verb, "enqueue") && set == HH_JOBSET_SCHEDULED) action = HH_JOBSET_ENQUEUE;
+    else if (!strcmp(verb, "delete")) action = HH_JOBSET_DELETE;
+    else if (!strcmp(verb, "kill") && set != HH_JOBSET_DEAD) action = HH_JOBSET_KILL;
+    else if (!is_list && !is_show && !(is_clear && set == HH_JOBSET_DEAD))
+        return cli_usage_error("%s: unknown verb '%s'\n%s", set_word(set), verb, usage);
+    else action = HH_JOBSET_DELETE; /* unused */
+
+    int filters = a.filter.klass || a.filter.queue || a.filter.error || a.limit_set;
+    if ((is_list || is_clear) && jid) return cli_usage_error("%s %s takes no JID", set_word(set), verb);
+    if (is_show && (!jid || a.all)) return cli_usage_error("%s show needs one JID", set_word(set));
+    if (is_clear && (a.all || filters)) return cli_usage_error("%s clear takes no filter (use delete --all)", set_word(set));
+    if (!is_list && !is_show && !is_clear) {
+        if (!!jid == !!a.all) return cli_usage_error("%s %s needs a JID or --all, not both", set_word(set), verb);
+        if (jid && filters) return cli_usage_error("--class, --queue, --error and --limit go with --all or list");
+    }
+    if (a.all && !is_list) {
+        if (a.filter.queue && cli_check_name(HH_NAME_QUEUE, a.filter.queue)) return CLI_EXIT_USAGE;
+    }
+
+    hh_client *cl = open_client(&a, &rc);
+    if (!cl) return rc;
+    int e = HH_OK;
+    out_ctx o = {a.json, 0};
+    if (is_list) {
+        if (a.json) fputs("[", stdout);
+        e = hh_jobset_each(cl, set, &a.filter, list_cb, &o);
+        if (a.json) fputs(o.n ? "\n]\n" : "]\n", stdout);
+        if (e != HH_OK) rc = failed(cl, "list", e);
+    } else if (is_show) {
+        if (a.json) fputs("[", stdout);
+        e = hh_jobset_find(cl, set, jid, show_cb, &o);
+        if (a.json) fputs(o.n ? "\n]\n" : "]\n", stdout);
+        if (e != HH_OK) rc = failed(cl, jid, e);
+    } else if (is_clear) {
+        char what[64];
+        snprintf(what, sizeof(what), "empty the %s", set_title(set));
+        long long removed = 0;
+        if ((rc = confirm(&a, what)) == 0) {
+            e = hh_jobset_clear(cl, set, &removed);
+            if (e != HH_OK) rc = failed(cl, "clear", e);
+            else if (a.json) printf("{\"removed\":%lld}\n", removed);
+            else printf("removed %lld entries from the %s\n", removed, set_title(set));
+        }
+    } else if (jid) {
+        e = hh_jobset_act(cl, set, jid, action, &a.opts);
+        if (e != HH_OK) rc = failed(cl, jid, e);
+        else if (a.json) printf("{\"jid\":\"%s\",\"done\":1}\n", jid);
+        else printf("%s %s\n", !strcmp(verb, "delete") ? "deleted" : !strcmp(verb, "kill") ? "killed" : !strcmp(verb, "retry") ? "retried" : "enqueued", clean(jid));
+    } else {
+        char what[160];
+        snprintf(what, sizeof(what), "%s every entry of the %s%s", verb, set_title(set), filters ? " matching the filters" : "");
+        size_t done = 0, skipped = 0;
+        if ((rc = confirm(&a, what)) == 0) {
+            long long removed = -1;
+            if (action == HH_JOBSET_DELETE && !filters) {
+                /* RetrySet#clear / ScheduledSet#clear, what the Web UI's Delete All does */
+                e = hh_jobset_clear(cl, set, &removed);
+                done = removed > 0 ? (size_t)removed : 0;
+            } else {
+                e = hh_jobset_act_all(cl, set, &a.filter, action, &a.opts, &done, &skipped);
+            }
+            if (e != HH_OK) rc = failed(cl, verb, e);
+            if (a.json) printf("{\"done\":%zu,\"skipped\":%zu}\n", done, skipped);
+            else printf("%s: %zu done%s", verb, done, skipped ? "" : "\n");
+            if (!a.json && skipped) printf(", %zu left in place (not a job that can be pushed)\n", skipped);
+        }
+    }
+    hh_client_free(cl);
+    return rc;
+}
+
+/* ------------------------------------------------------------ queues */
+
+static void human_latency(char *buf, size_t n, double s) {
+    if (s < 1) snprintf(buf, n, "%.0f ms", s * 1000);
+    else if (s < 120) snprintf(buf, n, "%.1f s", s);
+    else if (s < 7200) snprintf(buf, n, "%.0f min", s / 60);
+    else snprintf(buf, n, "%.1f h", s / 3600);
+}
+
+int cli_queues(int argc, char **argv) {
+    static const char usage[] =
+        "usage: hiredhand queues [list|show NAME|clear NAME] [--json] [--limit N] [--yes]\n"
+        "  list         every queue: size, latency, the classes of the next 10 jobs to run\n"
+        "  show NAME    one queue and its next jobs to run (--limit N, default 10)\n"
+        "  clear NAME   delete the queue and its jobs (Sidekiq::Queue#clear; --yes when\n"
+        "               stdin is not a terminal)\n"
+        "options: -r URL, --redis-password-file FILE, --namespace NS\n"
+        "exit status: 0 done, 2 usage or not confirmed, 3 Redis error\n";
+    const char *verb = "list";
+    if (argc > 1 && argv[1][0] != '-') {
+        verb = argv[1];
+        argc--, argv++;
+    }
+    adm a;
+    int rc = parse(argc, argv, &a, usage);
+    if (rc) return rc < 0 ? 0 : rc;
+    const char *name = optind < argc ? argv[optind++] : NULL;
+    if (optind < argc) return cli_usage_error("unexpected argument '%s'", argv[optind]);
+    int is_list = !strcmp(verb, "list"), is_show = !strcmp(verb, "show"), is_clear = !strcmp(verb, "clear");
+    if (!is_list && !is_show && !is_clear) return cli_usage_error("queues: unknown verb '%s'\n%s", verb, usage);
+    if (is_list && name) return cli_usage_error("queues list takes no NAME");
+    if (!is_list && !name) return cli_usage_error("queues %s needs a queue NAME", verb);
+    if (name && cli_check_name(HH_NAME_QUEUE, name)) return CLI_EXIT_USAGE;
+    if (a.filter.klass || a.filter.queue || a.filter.error || a.all) return cli_usage_error("queues takes no --class, --queue, --error or --all");
+    hh_client *cl = open_client(&a, &rc);
+    if (!cl) return rc;
+    char *out = NULL;
+    int e;
+    if (is_clear) {
+        char what[200];
+        snprintf(what, sizeof(what), "delete queue %s and every job in it", name);
+        if ((rc = confirm(&a, what)) == 0) {
+            long long removed = 0;
+            e = hh_queue_clear(cl, name, &removed);
+            if (e != HH_OK) rc = failed(cl, "clear", e);
+            else if (a.json) printf("{\"removed\":%lld}\n", removed);
+            else printf("removed queue %s (%lld jobs)\n", name, removed);
+        }
+        hh_client_free(cl);
+        return rc;
+    }
+    e = is_list ? hh_queues_list(cl, &out) : hh_queue_show(cl, name, a.limit_set ? (size_t)a.limit : 10, &out);
+    if (e != HH_OK) {
+        rc = failed(cl, verb, e);
+        hh_client_free(cl);
+        return rc;
+    }
+    hh_client_free(cl);
+    if (a.json) {
+        printf("%s\n", out);
+        free(out);
+        return 0;
+    }
+    json_t *v = json_loads(out, 0, NULL);
+    free(out);
+    char lat[32];
+    if (is_list) {
+        json_t *q;
+        size_t i;
+        printf("%-24s %10s  %-10s  %s\n", "QUEUE", "SIZE", "LATENCY", "NEXT CLASSES");
+        json_array_foreach(v, i, q) {
+            human_latency(lat, sizeof(lat), json_real_value(json_object_get(q, "latency")));
+            printf("%-24s %10lld  %-10s ", clean(json_string_value(json_object_get(q, "name"))),
+                   (long long)json_integer_value(json_object_get(q, "size")), lat);
+            const char *k;
+            json_t *n;
+            json_object_foreach(json_object_get(q, "head"), k, n) printf(" %s x%lld", clean(k), (long long)json_integer_value(n));
+            fputc('\n', stdout);
+        }
+    } else {
+        human_latency(lat, sizeof(lat), json_real_value(json_object_get(v, "latency")));
+        printf("queue %s: %lld jobs, latency %s\n", clean(name), (long long)json_integer_value(json_object_get(v, "size")), lat);
+        json_t *j;
+        size_t i;
+        json_array_foreach(json_object_get(v, "jobs"), i, j) {
+            char ea[32];
+            iso_time(ea, sizeof(ea), json_is_number(json_object_get(j, "enqueued_at")) ? json_number_value(json_object_get(j, "enqueued_at")) : 0);
+            printf("%4zu  %-24s  %-28s  %s\n", i, clean(json_string_value(json_object_get(j, "jid"))),
+                   clean(json_string_value(json_object_get(j, "class"))), ea);
+        }
+    }
+    json_decref(v);
+    return 0;
+}
+
+/* -------------------------------------------------------- busy, find */
+
+int cli_busy(int argc, char **argv) {
+    static const char usage[] = "usage: hiredhand busy [--json] [-r URL] [--redis-password-file FILE] [--namespace NS]\n"
+                                "The running jobs of every process, oldest first (the Busy page's table).\n";
+    adm a;
+    int rc = parse(argc, argv, &a, usage);
+    if (rc) return rc < 0 ? 0 : rc;
+    if (optind < argc) return cli_usage_error("unexpected argument '%s'", argv[optind]);
+    hh_client *cl = open_client(&a, &rc);
+    if (!cl) return rc;
+    char *out = NULL;
+    int e = hh_busy(cl, &out);
+    if (e != HH_OK) rc = failed(cl, "busy", e);
+    hh_client_free(cl);
+    if (e != HH_OK) return rc;
+    if (a.json) {
+        printf("%s\n", out);
+    } else {
+        json_t *v = json_loads(out, 0, NULL), *w;
+        size_t i;
+        printf("%-40s %-10s %-28s %-24s %-12s %s\n", "PROCESS", "THREAD", "CLASS", "JID", "QUEUE", "RUNNING");
+        json_array_foreach(v, i, w) {
+            char rt[32];
+            human_latency(rt, sizeof(rt), json_real_value(json_object_get(w, "run_time")));
+            printf("%-40s %-10s ", clean(json_string_value(json_object_get(w, "identity"))),
+                   clean(json_string_value(json_object_get(w, "thread"))));
+            printf("%-28s %-24s ", clean(json_string_value(json_object_get(w, "class"))),
+                   clean(json_string_value(json_object_get(w, "jid"))));
+            printf("%-12s %s\n", clean(json_string_value(json_object_get(w, "queue"))), rt);
+        }
+        json_decref(v);
+    }
+    free(out);
+    return 0;
+}
+
+int cli_jobs(int argc, char **argv) {
+    static const char usage[] = "usage: hiredhand jobs find JID [--json] [-r URL] [--redis-password-file FILE] [--namespace NS]\n"
+                                "Where a jid is: queue (and position, 0 runs next), scheduled, retry, dead, running.\n"
+                                "exit status: 0 found, 1 not found, 2 usage, 3 Redis error\n";
+    if (argc < 2 || strcmp(argv[1], "find") != 0) {
+        if (argc >= 2 && !strcmp(argv[1], "--help")) {
+            fputs(usage, stdout);
+            return 0;
+        }
+        return cli_usage_error("jobs: expected 'find JID'\n%s", usage);
+    }
+    argc--, argv++;
+    adm a;
+    int rc = parse(argc, argv, &a, usage);
+    if (rc) return rc < 0 ? 0 : rc;
+    if (optind + 1 != argc) return cli_usage_error("jobs find needs one JID");
+    const char *jid = argv[optind];
+    hh_client *cl = open_client(&a, &rc);
+    if (!cl) return rc;
+    char *out = NULL;
+    int e = hh_jobs_find(cl, jid, &out);
+    if (e != HH_OK) rc = failed(cl, jid, e);
+    hh_client_free(cl);
+    if (e != HH_OK) return rc;
+    json_t *v = json_loads(out, 0, NULL), *w;
+    size_t n = json_array_size(v), i;
+    if (a.json) {
+        printf("%s\n", out);
+    } else {
+        json_array_foreach(v, i, w) {
+            const char *where = json_string_value(json_object_get(w, "where"));
+            if (!strcmp(where, "queue"))
+                printf("queue %s, position %lld (0 runs next)\n", clean(json_string_value(json_object_get(w, "queue"))),
+                       (long long)json_integer_value(json_object_get(w, "position")));
+            else if (!strcmp(where, "running"))
+                printf("running on %s thread %s\n", clean(json_string_value(json_object_get(w, "identity"))),
+                       clean(json_string_value(json_object_get(w, "thread"))));
+            else {
+                char at[32];
+                iso_time(at, sizeof(at), json_real_value(json_object_get(w, "score")));
+                printf("%s, at %s\n", where, at);
+            }
+        }
+        if (!n) fprintf(stderr, "hiredhand: %s: not found\n", jid);
+    }
+    json_decref(v);
+    free(out);
+    return n ? 0 : EXIT_NOTFOUND;
+}

@@ -1,0 +1,381 @@
+/* admin.c -- job management of queues and running jobs on a client: what
+ * Sidekiq's Ruby API (6.4 lib/sidekiq/api.rb: Queue, Queue#clear, WorkSet)
+ * and its Web UI show and do, for `hiredhand queues`, `busy` and
+ * `jobs find` (which also looks in the sorted sets, through jobset.c).
+ *
+ * Keys read: queues (SMEMBERS), queue:<q> (LLEN, LRANGE), processes
+ * (SMEMBERS), <id> (EXISTS), <id>:work and <id>:workers (HGETALL).
+ * Keys written: queue:<q> (UNLINK) and queues (SREM) for a queue clear.
+ * Queues are read in pages of HH_ADMIN_PAGE entries, never whole. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "admin.h"
+#include "job.h"
+#include "util.h"
+
+#define HH_QUEUE_HEAD 10 /* jobs whose classes hh_queues_list() counts */
+
+/* -------------------------------------------------------------- queues */
+
+static int cmp_reply_str(const void *a, const void *b) {
+    return strcmp((*(redisReply *const *)a)->str, (*(redisReply *const *)b)->str);
+}
+
+/* SMEMBERS of a set, checked element by element and sorted. */
+static redisReply *sorted_members(hh_client *c, const char *name) {
+    sds k = hh_key(hh_client_keys(c), name);
+    redisReply *r = hh_conn_cmd(hh_client_conn(c), "SMEMBERS %s", k);
+    sdsfree(k);
+    int ok = r && r->type == REDIS_REPLY_ARRAY;
+    for (size_t i = 0; ok && i < r->elements; i++) ok = r->element[i]->type == REDIS_REPLY_STRING;
+    if (!ok) {
+        hh_admin_bad_reply(c, r, "SMEMBERS");
+        if (r) freeReplyObject(r);
+        return NULL;
+    }
+    if (r->elements) qsort(r->element, r->elements, sizeof(redisReply *), cmp_reply_str);
+    return r;
+}
+
+static long long int_reply(const redisReply *r, int *ok) {
+    if (r && r->type == REDIS_REPLY_INTEGER) return r->integer;
+    *ok = 0;
+    return 0;
+}
+
+/* Queue#latency from the entry that runs next: now - enqueued_at (either
+ * encoding), 0 when there is none or it has none. */
+static double latency_of(const redisReply *e, double now) {
+    if (!e || e->type != REDIS_REPLY_STRING) return 0;
+    int lossy;
+    json_t *j = hh_json_load_payload(e->str, e->len, &lossy);
+    double t = hh_json_time(json_object_get(j, "enqueued_at"));
+    json_decref(j);
+    return t > 0 ? now - t : 0;
+}
+
+static char *dump_out(json_t *v) {
+    char *s = hh_json_dump(v); /* key order kept, reals as payloads are written */
+    json_decref(v);
+    return s;
+}
+
+int hh_queues_list(hh_client *c, char **json_out) {
+    if (!c || !json_out) return HH_ERR_INVALID;
+    *json_out = NULL;
+    redisReply *qs = sorted_members(c, HH_K_QUEUES);
+    if (!qs) return HH_ERR_REDIS;
+    json_t *arr = json_array();
+    int rc = HH_OK;
+    /* A pipeline per page of queues: a few thousand queues never make one
+     * reply of every queue's head at once. */
+    for (size_t from = 0; from < qs->elements && rc == HH_OK; from += 100) {
+        size_t to = from + 100 < qs->elements ? from + 100 : qs->elements;
+        hh_pipe p;
+        hh_pipe_begin(&p, hh_client_conn(c));
+        for (size_t i = from; i < to; i++) {
+            sds k = hh_key_queue(hh_client_keys(c), qs->element[i]->str);
+            hh_pipe_add(&p, "LLEN %s", k);
+            hh_pipe_add(&p, "LRANGE %s %d -1", k, -HH_QUEUE_HEAD);
+            sdsfree(k);
+        }
+        redisReply **r = hh_pipe_exec(&p);
+        if (!r) {
+            rc = HH_ERR_REDIS;
+            break;
+        }
+        double now = hh_now();
+        for (size_t i = from; i < to; i++) {
+            const redisReply *len = r[2 * (i - from)], *head = r[2 * (i - from) + 1];
+            int ok = 1;
+            long long size = int_reply(len, &ok);
+            if (!ok || head->type != REDIS_REPLY_ARRAY) {
+                rc = hh_admin_bad_reply(c, !ok ? len : head, !ok ? "LLEN" : "LRANGE");
+                break;
+            }
+            json_t *classes = json_object();
+            for (size_t j = head->elements; j-- > 0;) {
+                const redisReply *e = head->element[j];
+                if (e->type != REDIS_REPLY_STRING) continue;
+                int lossy;
+                json_t *it = hh_json_load_payload(e->str, e->len, &lossy);
+                const char *k = json_is_object(it) ? hh_admin_str(it, "class", "?") : "(not a job)";
+                json_t *n = json_object_get(classes, k);
+                json_object_set_new(classes, k, json_integer(n ? json_integer_value(n) + 1 : 1));
+                json_decref(it);
+            }
+            json_t *q = json_object();
+            json_object_set_new(q, "name", json_string(qs->element[i]->str));
+            json_object_set_new(q, "size", json_integer(size));
+            json_object_set_new(q, "latency",
+                                json_real(head->elements ? latency_of(head->element[head->elements - 1], now) : 0));
+            json_object_set_new(q, "paused", json_false()); /* Sidekiq Pro only; 6.4's Queue#paused? */
+            json_object_set_new(q, "head", classes);
+            json_array_append_new(arr, q);
+        }
+        hh_replies_free(r, p.n);
+    }
+    freeReplyObject(qs);
+    if (rc != HH_OK) {
+        json_decref(arr);
+        return rc;
+    }
+    *json_out = dump_out(arr);
+    return *json_out ? HH_OK : HH_ERR_NOMEM;
+}
+
+/* The job object for a list entry: its item parsed when it can be without
+ * loss, else the payload as a string. */
+static json_t *job_json(const char *s, size_t len) {
+    json_t *o = json_object();
+    int lossy;
+    json_t *it = hh_json_load_payload(s, len, &lossy);
+    json_object_set_new(o, "jid", json_string(json_is_object(it) ? hh_admin_str(it, "jid", "") : ""));
+    json_object_set_new(o, "class", json_string(json_is_object(it) ? hh_admin_str(it, "class", "") : ""));
+    double ea = json_is_object(it) ? hh_json_time(json_object_get(it, "enqueued_at")) : 0;
+    json_object_set_new(o, "enqueued_at", ea > 0 ? json_real(ea) : json_null());
+    if (json_is_object(it) && !lossy) json_object_set(o, "item", it);
+    else json_object_set_new(o, "payload", json_stringn(s, len));
+    json_decref(it);
+    return o;
+}
+
+int hh_queue_show(hh_client *c, const char *name, size_t n, char **json_out) {
+    if (!c || !json_out || !name || hh_name_check(HH_NAME_QUEUE, name, NULL, 0) != HH_OK || n > 100000)
+        return HH_ERR_INVALID;
+    *json_out = NULL;
+    sds k = hh_key_queue(hh_client_keys(c), name);
+    hh_pipe p;
+    hh_pipe_begin(&p, hh_client_conn(c));
+    hh_pipe_add(&p, "LLEN %s", k);
+    hh_pipe_add(&p, "LRANGE %s -1 -1", k);
+    hh_pipe_add(&p, "LRANGE %s %lld -1", k, -(long long)(n ? n : 1));
+    sdsfree(k);
+    redisReply **r = hh_pipe_exec(&p);
+    if (!r) return HH_ERR_REDIS;
+    int ok = 1, rc = HH_OK;
+    long long size = int_reply(r[0], &ok);
+    if (!ok || r[1]->type != REDIS_REPLY_ARRAY || r[2]->type != REDIS_REPLY_ARRAY) {
+        rc = hh_admin_bad_reply(c, !ok ? r[0] : r[1]->type != REDIS_REPLY_ARRAY ? r[1] : r[2], "LLEN/LRANGE");
+        hh_replies_free(r, p.n);
+        return rc;
+    }
+    json_t *o = json_object(), *jobs = json_array();
+    json_object_set_new(o, "name", json_string(name));
+    json_object_set_new(o, "size", json_integer(size));
+    json_object_set_new(o, "latency", json_real(r[1]->elements ? latency_of(r[1]->element[0], hh_now()) : 0));
+    for (size_t j = n ? r[2]->elements : 0; j-- > 0;) { /* the next to run first */
+        const redisReply *e = r[2]->element[j];
+        if (e->type == REDIS_REPLY_STRING) json_array_append_new(jobs, job_json(e->str, e->len));
+    }
+    json_object_set_new(o, "jobs", jobs);
+    hh_replies_free(r, p.n);
+    *json_out = dump_out(o);
+    return *json_out ? HH_OK : HH_ERR_NOMEM;
+}
+
+int hh_queue_clear(hh_client *c, const char *name, long long *removed) {
+    if (!c || !name || hh_name_check(HH_NAME_QUEUE, name, NULL, 0) != HH_OK) return HH_ERR_INVALID;
+    sds k = hh_key_queue(hh_client_keys(c), name);
+    int rc = k ? hh_admin_clear_key(c, "LLEN", k, name, removed) : HH_ERR_NOMEM;
+    sdsfree(k);
+    return rc;
+}
+
+/* ------------------------------------------------------- running jobs */
+
+/* Calls fn for each running job of each live process: the <id>:work hash
+ * (hiredhand, Sidekiq 6.5+), else <id>:workers (Sidekiq 6.4). The value
+ * is {"queue","payload" (a JSON string, or an object from old
+ * versions),"run_at"}. */
+typedef void (*work_fn)(const char *identity, const char *thread, json_t *work, json_t *payload, void *udata);
+
+static int each_work(hh_client *c, work_fn fn, void *udata) {
+    redisReply *procs = sorted_members(c, HH_K_PROCESSES);
+    if (!procs) return HH_ERR_REDIS;
+    int rc = HH_OK;
+    for (size_t i = 0; i < procs->elements && rc == HH_OK; i++) {
+        const char *id = procs->element[i]->str;
+        sds hk = hh_key_process(hh_client_keys(c), id), wk = hh_key_work(hh_client_keys(c), id),
+            wsk = hh_key_workers(hh_client_keys(c), id);
+        hh_pipe p;
+        hh_pipe_begin(&p, hh_client_conn(c));
+        hh_pipe_add(&p, "EXISTS %s", hk);
+        hh_pipe_add(&p, "HGETALL %s", wk);
+        hh_pipe_add(&p, "HGETALL %s", wsk);
+        sdsfree(hk), sdsfree(wk), sdsfree(wsk);
+        redisReply **r = hh_pipe_exec(&p);
+        if (!r) {
+            rc = HH_ERR_REDIS;
+            break;
+        }
+        int ok = 1;
+        long long live = int_reply(r[0], &ok);
+        if (!ok || !hh_admin_pairs_ok(r[1]) || !hh_admin_pairs_ok(r[2])) {
+            rc = hh_admin_bad_reply(c, !ok ? r[0] : !hh_admin_pairs_ok(r[1]) ? r[1] : r[2], "EXISTS/HGETALL");
+        } else if (live) {
+            const redisReply *h = r[1]->elements ? r[1] : r[2];
+            for (size_t j = 0; j + 1 < h->elements; j += 2) {
+                json_t *w = json_loadb(h->element[j + 1]->str, h->element[j + 1]->len, JSON_ALLOW_NUL, NULL);
+                if (!json_is_object(w)) {
+                    json_decref(w);
+                    continue;
+                }
+                json_t *pl = json_object_get(w, "payload"), *item = NULL;
+                int lossy;
+                if (json_is_string(pl))
+                    item = hh_json_load_payload(json_string_value(pl), json_string_length(pl), &lossy);
+                else if (json_is_object(pl))
+                    item = json_incref(pl);
+                fn(id, h->element[j]->str, w, item, udata);
+                json_decref(item);
+                json_decref(w);
+            }
+        }
+        hh_replies_free(r, p.n);
+    }
+    freeReplyObject(procs);
+    return rc;
+}
+
+typedef struct busy_ctx {
+    json_t *arr;
+    double now;
+    const char *jid; /* hh_jobs_find: only this jid */
+} busy_ctx;
+
+static void busy_row(const char *identity, const char *thread, json_t *w, json_t *item, void *udata) {
+    busy_ctx *b = udata;
+    const char *jid = json_is_object(item) ? hh_admin_str(item, "jid", "") : "";
+    if (b->jid && strcmp(jid, b->jid) != 0) return;
+    json_t *o = json_object();
+    if (b->jid) json_object_set_new(o, "where", json_string("running"));
+    json_object_set_new(o, "identity", json_string(identity));
+    json_object_set_new(o, "thread", json_string(thread));
+    json_object_set_new(o, "queue", json_string(hh_admin_str(w, "queue", "")));
+    if (!b->jid) {
+        json_object_set_new(o, "class", json_string(json_is_object(item) ? hh_admin_str(item, "class", "") : ""));
+        json_object_set_new(o, "jid", json_string(jid));
+    }
+    json_t *ra = json_object_get(w, "run_at");
+    double run_at = json_is_number(ra) ? json_number_value(ra) : 0;
+    json_object_set_new(o, "run_at", json_real(run_at));
+    json_object_set_new(o, "run_time", json_real(run_at > 0 ? b->now - run_at : 0));
+    json_array_append_new(b->arr, o);
+}
+
+static int cmp_run_at(const void *a, const void *b) {
+    double x = json_real_value(json_object_get(*(json_t *const *)a, "run_at"));
+    double y = json_real_value(json_object_get(*(json_t *const *)b, "run_at"));
+    return x < y ? -1 : x > y;
+}
+
+int hh_busy(hh_client *c, char **json_out) {
+    if (!c || !json_out) return HH_ERR_INVALID;
+    *json_out = NULL;
+    busy_ctx b = {json_array(), hh_now(), NULL};
+    int rc = each_work(c, busy_row, &b);
+    if (rc != HH_OK) {
+        json_decref(b.arr);
+        return rc;
+    }
+    /* WorkSet#each: sorted by run_at. */
+    size_t n = json_array_size(b.arr);
+    json_t **rows = n ? malloc(n * sizeof(*rows)) : NULL;
+    if (n && !rows) {
+        json_decref(b.arr);
+        return HH_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++) rows[i] = json_incref(json_array_get(b.arr, i));
+    if (n) qsort(rows, n, sizeof(*rows), cmp_run_at);
+    json_array_clear(b.arr);
+    for (size_t i = 0; i < n; i++) json_array_append_new(b.arr, rows[i]);
+    free(rows);
+    *json_out = dump_out(b.arr);
+    return *json_out ? HH_OK : HH_ERR_NOMEM;
+}
+
+/* ------------------------------------------------------------ finding */
+
+typedef struct find_ctx {
+    json_t *arr;
+    const char *where;
+} find_ctx;
+
+static int found_in_set(const hh_jobset_entry *e, void *udata) {
+    find_ctx *f = udata;
+    json_t *o = json_object();
+    json_object_set_new(o, "where", json_string(f->where));
+    json_object_set_new(o, "score", json_real(e->score));
+    json_object_set_new(o, "queue", json_string(e->queue));
+    json_object_set_new(o, "class", json_string(e->klass));
+    json_array_append_new(f->arr, o);
+    return 0;
+}
+
+/* Finds jid in one queue, reading it in pages from the end that runs next;
+ * positions count from there (0 runs next). */
+static int find_in_queue(hh_client *c, const char *queue, const char *jid, json_t *arr) {
+    sds k = hh_key_queue(hh_client_keys(c), queue);
+    size_t jl = strlen(jid);
+    int rc = HH_OK;
+    for (long long pos = 0;; pos += HH_ADMIN_PAGE) {
+        redisReply *r = hh_conn_cmd(hh_client_conn(c), "LRANGE %s %lld %lld", k, -pos - HH_ADMIN_PAGE, -pos - 1);
+        int ok = r && r->type == REDIS_REPLY_ARRAY;
+        for (size_t i = 0; ok && i < r->elements; i++) ok = r->element[i]->type == REDIS_REPLY_STRING;
+        if (!ok) {
+            rc = hh_admin_bad_reply(c, r, "LRANGE");
+            if (r) freeReplyObject(r);
+            break;
+        }
+        for (size_t i = r->elements; i-- > 0;) {
+            const redisReply *e = r->element[i];
+            if (!memmem(e->str, e->len, jid, jl)) continue;
+            int lossy;
+            json_t *it = hh_json_load_payload(e->str, e->len, &lossy);
+            if (json_is_object(it) && strcmp(hh_admin_str(it, "jid", ""), jid) == 0) {
+                json_t *o = json_object();
+                json_object_set_new(o, "where", json_string("queue"));
+                json_object_set_new(o, "queue", json_string(queue));
+                json_object_set_new(o, "position", json_integer(pos + (long long)(r->elements - 1 - i)));
+                json_object_set_new(o, "class", json_string(hh_admin_str(it, "class", "")));
+                json_array_append_new(arr, o);
+            }
+            json_decref(it);
+        }
+        size_t got = r->elements;
+        freeReplyObject(r);
+        if (got < HH_ADMIN_PAGE) break;
+    }
+    sdsfree(k);
+    return rc;
+}
+
+int hh_jobs_find(hh_client *c, const char *jid, char **json_out) {
+    if (!c || !json_out || !hh_admin_jid_ok(jid)) return HH_ERR_INVALID;
+    *json_out = NULL;
+    json_t *arr = json_array();
+    redisReply *qs = sorted_members(c, HH_K_QUEUES);
+    int rc = qs ? HH_OK : HH_ERR_REDIS;
+    for (size_t i = 0; qs && i < qs->elements && rc == HH_OK; i++) rc = find_in_queue(c, qs->element[i]->str, jid, arr);
+    if (qs) freeReplyObject(qs);
+    static const struct { hh_jobset set; const char *where; } sets[] = {
+        {HH_JOBSET_SCHEDULED, "scheduled"}, {HH_JOBSET_RETRY, "retry"}, {HH_JOBSET_DEAD, "dead"}};
+    for (size_t i = 0; i < 3 && rc == HH_OK; i++) {
+        find_ctx f = {arr, sets[i].where};
+        rc = hh_jobset_find(c, sets[i].set, jid, found_in_set, &f);
+        if (rc == HH_ERR_NOTFOUND) rc = HH_OK;
+    }
+    if (rc == HH_OK) {
+        busy_ctx b = {arr, hh_now(), jid};
+        rc = each_work(c, busy_row, &b);
+    }
+    if (rc != HH_OK) {
+        json_decref(arr);
+        return rc;
+    }
+    *json_out = dump_out(arr);
+    return *json_out ? HH_OK : HH_ERR_NOMEM;
+}

@@ -1,0 +1,27 @@
+/* admin.h -- helpers shared by the job management files (jobset.c for the
+ * sorted sets, admin.c for queues and running jobs); the API itself is in
+ * hiredhand.h. Touches no key by itself. */
+#ifndef HH_ADMIN_H
+#define HH_ADMIN_H
+
+#include <jansson.h>
+#include "client.h"
+
+#define HH_ADMIN_PAGE 500 /* entries per ZRANGE, ZSCAN or LRANGE page */
+
+/* For a reply that is NULL (the connection's error is kept), an error or
+ * the wrong shape: keeps "<what>: <error>" for hh_client_last_error().
+ * Returns HH_ERR_REDIS. */
+int hh_admin_bad_reply(hh_client *c, const redisReply *r, const char *what);
+/* A string member of a JSON object, or dflt. */
+const char *hh_admin_str(const json_t *o, const char *key, const char *dflt);
+/* Whether a flat [member, score, ...] or [field, value, ...] array holds
+ * only strings, in pairs. */
+int hh_admin_pairs_ok(const redisReply *r);
+/* A jid an operator may ask for: non-empty, at most 1,024 bytes. */
+int hh_admin_jid_ok(const char *jid);
+/* MULTI, <count_cmd> key, UNLINK key [, SREM queues <queue>], EXEC: how many
+ * the key held goes to *removed (may be NULL), in the same transaction. */
+int hh_admin_clear_key(hh_client *c, const char *count_cmd, sds key, const char *queue, long long *removed);
+
+#endif

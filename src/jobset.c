@@ -1,0 +1,583 @@
+/* jobset.c -- job management of Sidekiq's three sorted sets on a client:
+ * what Sidekiq's Ruby API (6.4 lib/sidekiq/api.rb: ScheduledSet, RetrySet,
+ * DeadSet, SortedEntry#retry/#add_to_queue/#delete/#kill, SortedSet#clear)
+ * and its Web UI do, for operators without Ruby (`hiredhand retries`,
+ * `scheduled`, `dead`).
+ *
+ * Keys read: schedule, retry, dead (ZRANGE/ZREVRANGE, ZSCAN, ZCARD).
+ * Keys written: in HH_LUA_ADMIN_MOVE, the sorted set (ZREM), queue:<q>
+ * (LPUSH), queues (SADD), dead (ZADD + trims); schedule, retry or dead
+ * (UNLINK, for a clear).
+ *
+ * Every move of an entry is one script acting only while the exact member
+ * is in its set (write first, remove last), so two operators, or an
+ * operator and a scheduler, never move one job twice. Sidekiq's own
+ * SortedEntry#retry removes the entry and then pushes it in two steps, and
+ * drops it when the push raises (a payload that is not a job): here such an
+ * entry is refused and stays where it was. Sets are read in pages of
+ * HH_ADMIN_PAGE entries, never whole. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "admin.h"
+#include "job.h"
+#include "outcome.h"
+#include "util.h"
+
+static const char *set_name(hh_jobset s) {
+    switch (s) {
+    case HH_JOBSET_SCHEDULED: return HH_K_SCHEDULE;
+    case HH_JOBSET_RETRY: return HH_K_RETRY;
+    case HH_JOBSET_DEAD: return HH_K_DEAD;
+    default: return NULL;
+    }
+}
+
+static void set_error(hh_client *c, const char *why) {
+    hh_strlcpy(hh_client_conn(c)->last_error, why, sizeof(hh_client_conn(c)->last_error));
+}
+
+/* A Redis reply that is no reply, an error or the wrong shape: the error is
+ * kept for hh_client_last_error(). Returns HH_ERR_REDIS. */
+int hh_admin_bad_reply(hh_client *c, const redisReply *r, const char *what) {
+    char why[256];
+    if (!r) return HH_ERR_REDIS; /* the connection's own message is there */
+    if (r->type == REDIS_REPLY_ERROR) snprintf(why, sizeof(why), "%s: %s", what, r->str);
+    else snprintf(why, sizeof(why), "unexpected reply to %s", what);
+    set_error(c, why);
+    return HH_ERR_REDIS;
+}
+
+const char *hh_admin_str(const json_t *o, const char *key, const char *dflt) {
+    const json_t *v = json_object_get(o, key);
+    return json_is_string(v) ? json_string_value(v) : dflt;
+}
+
+/* Fills *e from a member; returns the parsed item (json_decref it), NULL
+ * when the payload is not a JSON object (e->valid 0). */
+static json_t *entry_fill(hh_jobset_entry *e, hh_jobset set, const char *payload, size_t len,
+                          double score) {
+    memset(e, 0, sizeof(*e));
+    e->set = set;
+    e->score = score;
+    e->payload = payload;
+    e->len = len;
+    e->jid = e->klass = e->queue = "";
+    e->retry_count = -1;
+    int lossy = 0;
+    json_t *item = hh_json_load_payload(payload, len, &lossy);
+    if (!json_is_object(item)) {
+        json_decref(item);
+        return NULL;
+    }
+    e->valid = 1;
+    e->jid = hh_admin_str(item, "jid", "");
+    e->klass = hh_admin_str(item, "class", "");
+    e->queue = hh_admin_str(item, "queue", "");
+    e->error_class = hh_admin_str(item, "error_class", NULL);
+    e->error_message = hh_admin_str(item, "error_message", NULL);
+    json_t *rc = json_object_get(item, "retry_count");
+    if (json_is_number(rc)) e->retry_count = (int)json_number_value(rc);
+    e->enqueued_at = hh_json_time(json_object_get(item, "enqueued_at"));
+    e->created_at = hh_json_time(json_object_get(item, "created_at"));
+    e->failed_at = hh_json_time(json_object_get(item, "failed_at"));
+    e->retried_at = hh_json_time(json_object_get(item, "retried_at"));
+    return item;
+}
+
+static int filter_match(const hh_jobset_filter *f, const hh_jobset_entry *e, const json_t *item) {
+    if (!f) return 1;
+    if (f->klass && strcmp(e->klass, f->klass) != 0 && strcmp(hh_admin_str(item, "wrapped", ""), f->klass) != 0)
+        return 0;
+    if (f->queue && strcmp(e->queue, f->queue) != 0) return 0;
+    if (f->error && *f->error) {
+        int hit = (e->error_class && strstr(e->error_class, f->error)) ||
+                  (e->error_message && strstr(e->error_message, f->error));
+        if (!hit) return 0;
+    }
+    return 1;
+}
+
+/* ----------------------------------------------------------- the push */
+
+/* Sets key to the JSON text of v in a payload that cannot be re-serialised
+ * (integers beyond 64 bits), keeping every other byte. Takes v. */
+static char *raw_set(char *payload, size_t *len, const char *key, json_t *v) {
+    char *text = v ? hh_json_dump(v) : NULL;
+    json_decref(v);
+    if (!text) {
+        free(payload);
+        return NULL;
+    }
+    char *out = hh_json_set_raw(payload, *len, key, text, len);
+    free(text);
+    free(payload);
+    return out;
+}
+
+/* The payload Sidekiq::Client.push(msg) writes for an entry taken out of a
+ * sorted set (SortedEntry#retry with decrement, #add_to_queue without):
+ * retry_count - 1 when present, Sidekiq.default_worker_options ("retry"
+ * true, "queue" "default") under the item's own keys, a jid and created_at
+ * when absent, enqueued_at now. NULL with why set when Sidekiq's client
+ * would refuse it (it then loses the job; it stays here). */
+static char *push_payload(hh_client *c, const char *member, size_t len, int decrement,
+                          char **queue_out, size_t *outlen, char *why, size_t whylen) {
+    int lossy = 0;
+    json_t *item = hh_json_load_payload(member, len, &lossy);
+    char *out = NULL;
+    *queue_out = NULL;
+    if (!json_is_object(item)) {
+        hh_strlcpy(why, "the entry is not a JSON object", whylen);
+        goto done;
+    }
+    json_t *k = json_object_get(item, "class"), *a = json_object_get(item, "args");
+    json_t *q = json_object_get(item, "queue"), *rc = json_object_get(item, "retry_count");
+    if (!json_is_string(k) || !json_is_array(a)) {
+        hh_strlcpy(why, "the entry is not a job: it needs a \"class\" string and an \"args\" array", whylen);
+        goto done;
+    }
+    if (json_object_get(item, "at")) {
+        hh_strlcpy(why, "the entry holds \"at\": Sidekiq's client would schedule it again", whylen);
+        goto done;
+    }
+    const char *queue = q ? (json_is_string(q) ? json_string_value(q) : NULL) : "default";
+    if (!queue || hh_name_check(HH_NAME_QUEUE, queue, NULL, 0) != HH_OK) {
+        hh_strlcpy(why, "the entry's \"queue\" is not a valid queue name", whylen);
+        goto done;
+    }
+    json_t *new_rc = NULL;
+    if (decrement && rc && !json_is_null(rc) && !json_is_false(rc)) {
+        if (json_is_integer(rc)) new_rc = json_integer(json_integer_value(rc) - 1);
+        else if (json_is_real(rc) && lossy && json_real_value(rc) == floor(json_real_value(rc)) &&
+                 fabs(json_real_value(rc)) < 1e15)
+            new_rc = json_integer((json_int_t)json_real_value(rc) - 1); /* read as a real by the lossy parse */
+        else if (json_is_real(rc)) new_rc = json_real(json_real_value(rc) - 1);
+        else {
+            hh_strlcpy(why, "the entry's \"retry_count\" is not a number", whylen);
+            goto done;
+        }
+    }
+    double now = hh_now();
+    hh_timestamps ts = hh_client_timestamps(c);
+    json_t *jid = json_object_get(item, "jid"), *ca = json_object_get(item, "created_at");
+    int need_jid = !jid || json_is_null(jid) || json_is_false(jid);
+    int need_ca = !ca || json_is_null(ca) || json_is_false(ca);
+    char fresh[HH_JID_SIZE];
+    if (need_jid && hh_new_jid(fresh) != 0) {
+        hh_strlcpy(why, "no randomness for a jid", whylen);
+        json_decref(new_rc);
+        goto done;
+    }
+    if (!(*queue_out = strdup(queue))) {
+        json_decref(new_rc);
+        goto nomem;
+    }
+    if (lossy) { /* only the keys that change are rewritten */
+        out = malloc(len + 1);
+        if (!out) {
+            json_decref(new_rc);
+            goto nomem;
+        }
+        memcpy(out, member, len);
+        out[len] = '\0';
+        *outlen = len;
+        if (new_rc) out = raw_set(out, outlen, "retry_count", new_rc);
+        if (out && !json_object_get(item, "retry")) out = raw_set(out, outlen, "retry", json_true());
+        if (out && !q) out = raw_set(out, outlen, "queue", json_string("default"));
+        if (out && need_jid) out = raw_set(out, outlen, "jid", json_string(fresh));
+        if (out && need_ca) out = raw_set(out, outlen, "created_at", hh_json_time_new(now, ts));
+        if (out) out = raw_set(out, outlen, "enqueued_at", hh_json_time_new(now, ts));
+        if (!out) goto nomem;
+        goto done;
+    }
+    /* defaults.merge(item): "retry" and "queue" first, the item's values. */
+    json_t *o = json_object();
+    json_t *r = json_object_get(item, "retry");
+    json_object_set(o, "retry", r ? r : json_true());
+    json_object_set_new(o, "queue", json_string(queue));
+    const char *key;
+    json_t *v;
+    json_object_foreach(item, key, v) {
+        if (!strcmp(key, "retry") || !strcmp(key, "queue")) continue;
+        if (!strcmp(key, "retry_count") && new_rc) json_object_set(o, key, new_rc);
+        else json_object_set(o, key, v);
+    }
+    json_decref(new_rc);
+    if (need_jid) json_object_set_new(o, "jid", json_string(fresh));
+    if (need_ca) json_object_set_new(o, "created_at", hh_json_time_new(now, ts));
+    json_object_set_new(o, "enqueued_at", hh_json_time_new(now, ts));
+    out = hh_json_dump(o);
+    json_decref(o);
+    if (!out) goto nomem;
+    *outlen = strlen(out);
+    goto done;
+nomem:
+    hh_strlcpy(why, "out of memory", whylen);
+    free(out);
+    out = NULL;
+done:
+    if (!out) {
+        free(*queue_out);
+        *queue_out = NULL;
+    }
+    json_decref(item);
+    return out;
+}
+
+/* ---------------------------------------------------------------- moves */
+
+/* One entry moved by HH_LUA_ADMIN_MOVE. Returns 1 moved, 0 gone (another
+ * client took it), HH_ERR_INVALID (not a job that can be pushed; why set),
+ * HH_ERR_REDIS, HH_ERR_NOMEM. */
+static int move_entry(hh_client *c, hh_jobset set, const char *member, size_t mlen, hh_jobset_action a,
+                      const hh_jobset_options *opts, char *why, size_t whylen) {
+    const hh_keys *k = hh_client_keys(c);
+    sds sk = hh_key(k, set_name(set)), qs = hh_key(k, HH_K_QUEUES), target = NULL;
+    char *payload = NULL, *queue = NULL;
+    size_t plen = 0;
+    char score[32], cutoff[32], maxr[32];
+    const char *args[7];
+    size_t alen[7];
+    int nargs = 2, rc;
+    args[0] = member, alen[0] = mlen;
+    switch (a) {
+    case HH_JOBSET_RETRY_NOW:
+    case HH_JOBSET_ENQUEUE:
+        payload = push_payload(c, member, mlen, a == HH_JOBSET_RETRY_NOW, &queue, &plen, why, whylen);
+        if (!payload) {
+            rc = HH_ERR_INVALID;
+            goto out;
+        }
+        target = hh_key_queue(k, queue);
+        args[1] = "queue", alen[1] = 5;
+        args[2] = payload, alen[2] = plen;
+        args[3] = queue, alen[3] = strlen(queue);
+        nargs = 4;
+        break;
+    case HH_JOBSET_KILL: {
+        double now = hh_now();
+        double timeout = opts && opts->dead_timeout > 0 ? opts->dead_timeout : HH_DEAD_TIMEOUT;
+        long max = opts && opts->dead_max_jobs > 0 ? opts->dead_max_jobs : HH_DEAD_MAX_JOBS;
+        hh_fmt_double(score, sizeof(score), now);
+        hh_fmt_double(cutoff, sizeof(cutoff), now - timeout);
+        snprintf(maxr, sizeof(maxr), "%ld", -max);
+        target = hh_key(k, HH_K_DEAD);
+        args[1] = "dead", alen[1] = 4;
+        args[2] = member, alen[2] = mlen; /* DeadSet#kill(message): the bytes as they are */
+        args[3] = "", alen[3] = 0;
+        args[4] = score, alen[4] = strlen(score);
+        args[5] = cutoff, alen[5] = strlen(cutoff);
+        args[6] = maxr, alen[6] = strlen(maxr);
+        nargs = 7;
+        break;
+    }
+    case HH_JOBSET_DELETE:
+        target = sdsdup(sk);
+        args[1] = "drop", alen[1] = 4;
+        break;
+    default:
+        hh_strlcpy(why, "unknown action", whylen);
+        rc = HH_ERR_INVALID;
+        goto out;
+    }
+    if (!sk || !qs || !target) {
+        rc = HH_ERR_NOMEM;
+        goto out;
+    }
+    const char *keys[3] = {sk, target, qs};
+    size_t klen[3] = {sdslen(sk), sdslen(target), sdslen(qs)};
+    redisReply *r = hh_conn_eval(hh_client_conn(c), HH_SCRIPT_ADMIN_MOVE, 3, keys, klen, nargs, args, alen);
+    if (r && r->type == REDIS_REPLY_INTEGER && (r->integer == 0 || r->integer == 1)) {
+        rc = (int)r->integer;
+    } else {
+        rc = hh_admin_bad_reply(c, r, "the move script");
+        hh_strlcpy(why, hh_client_last_error(c), whylen);
+    }
+    if (r) freeReplyObject(r);
+out:
+    sdsfree(sk);
+    sdsfree(qs);
+    sdsfree(target);
+    free(payload);
+    free(queue);
+    return rc;
+}
+
+/* ------------------------------------------------------------- reading */
+
+int hh_jobset_size(hh_client *c, hh_jobset set, long long *size_out) {
+    if (!c || !set_name(set) || !size_out) return HH_ERR_INVALID;
+    sds sk = hh_key(hh_client_keys(c), set_name(set));
+    redisReply *r = hh_conn_cmd(hh_client_conn(c), "ZCARD %s", sk);
+    sdsfree(sk);
+    int rc = HH_OK;
+    if (r && r->type == REDIS_REPLY_INTEGER) *size_out = r->integer;
+    else rc = hh_admin_bad_reply(c, r, "ZCARD");
+    if (r) freeReplyObject(r);
+    return rc;
+}
+
+/* Whether a flat [member, score, ...] array holds only strings. */
+int hh_admin_pairs_ok(const redisReply *r) {
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements % 2) return 0;
+    for (size_t i = 0; i < r->elements; i++)
+        if (r->element[i]->type != REDIS_REPLY_STRING) return 0;
+    return 1;
+}
+
+int hh_jobset_each(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jobset_fn fn,
+                   void *udata) {
+    if (!c || !set_name(set) || !fn) return HH_ERR_INVALID;
+    sds sk = hh_key(hh_client_keys(c), set_name(set));
+    /* The Web UI's order: the dead set newest first, the others by when
+     * they run next. */
+    const char *cmd = set == HH_JOBSET_DEAD ? "ZREVRANGE" : "ZRANGE";
+    size_t seen = 0;
+    int rc = HH_OK, stop = 0;
+    for (long long start = 0; !stop; start += HH_ADMIN_PAGE) {
+        redisReply *r = hh_conn_cmd(hh_client_conn(c), "%s %s %lld %lld WITHSCORES", cmd, sk, start,
+                                    start + HH_ADMIN_PAGE - 1);
+        if (!hh_admin_pairs_ok(r)) {
+            rc = hh_admin_bad_reply(c, r, cmd);
+            if (r) freeReplyObject(r);
+            break;
+        }
+        for (size_t i = 0; i + 1 < r->elements && !stop; i += 2) {
+            hh_jobset_entry e;
+            json_t *item = entry_fill(&e, set, r->element[i]->str, r->element[i]->len,
+                                      hh_strtod_c(r->element[i + 1]->str, NULL));
+            if (filter_match(f, &e, item)) {
+                if (fn(&e, udata) != 0) stop = 1;
+                if (f && f->limit && ++seen >= f->limit) stop = 1;
+            }
+            json_decref(item);
+        }
+        if (r->elements < 2 * HH_ADMIN_PAGE) stop = 1;
+        freeReplyObject(r);
+    }
+    sdsfree(sk);
+    return rc;
+}
+
+/* "*<jid with glob characters escaped>*" for ZSCAN MATCH. */
+static sds match_pattern(const char *jid) {
+    sds p = sdsnew("*");
+    for (const char *s = jid; p && *s; s++) {
+        if (strchr("*?[]\\", *s)) p = sdscatlen(p, "\\", 1);
+        if (p) p = sdscatlen(p, s, 1);
+    }
+    return p ? sdscatlen(p, "*", 1) : NULL;
+}
+
+/* One ZSCAN step: fills *r with the reply (free it) after checking its
+ * shape; returns the next cursor in cursor. */
+static int zscan_step(hh_client *c, const char *key, char *cursor, size_t clen, const char *pattern,
+                      redisReply **out) {
+    redisReply *r = pattern ? hh_conn_cmd(hh_client_conn(c), "ZSCAN %s %s MATCH %s COUNT %d", key, cursor,
+                                          pattern, HH_ADMIN_PAGE)
+                            : hh_conn_cmd(hh_client_conn(c), "ZSCAN %s %s COUNT %d", key, cursor, HH_ADMIN_PAGE);
+    *out = NULL;
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_STRING ||
+        !hh_admin_pairs_ok(r->element[1])) {
+        int rc = hh_admin_bad_reply(c, r, "ZSCAN");
+        if (r) freeReplyObject(r);
+        return rc;
+    }
+    hh_strlcpy(cursor, r->element[0]->str, clen);
+    *out = r;
+    return HH_OK;
+}
+
+int hh_admin_jid_ok(const char *jid) { return jid && *jid && strlen(jid) <= 1024; }
+
+/* Walks entries whose "jid" equals jid; fn as hh_jobset_fn. Sets *found. */
+static int find_each(hh_client *c, hh_jobset set, const char *jid, hh_jobset_fn fn, void *udata,
+                     int *found, int propagate) {
+    sds sk = hh_key(hh_client_keys(c), set_name(set)), pat = match_pattern(jid);
+    char cursor[32] = "0";
+    int rc = HH_OK, stop = 0;
+    *found = 0;
+    if (!sk || !pat) rc = HH_ERR_NOMEM;
+    while (rc == HH_OK && !stop) {
+        redisReply *r;
+        if ((rc = zscan_step(c, sk, cursor, sizeof(cursor), pat, &r)) != HH_OK) break;
+        const redisReply *a = r->element[1];
+        for (size_t i = 0; i + 1 < a->elements && !stop; i += 2) {
+            hh_jobset_entry e;
+            json_t *item = entry_fill(&e, set, a->element[i]->str, a->element[i]->len,
+                                      hh_strtod_c(a->element[i + 1]->str, NULL));
+            if (e.valid && strcmp(e.jid, jid) == 0) {
+                (*found)++;
+                int x = fn(&e, udata);
+                if (x) stop = 1, rc = x < 0 && propagate ? x : HH_OK;
+            }
+            json_decref(item);
+        }
+        freeReplyObject(r);
+        if (!strcmp(cursor, "0")) break;
+    }
+    sdsfree(sk);
+    sdsfree(pat);
+    return rc;
+}
+
+int hh_jobset_find(hh_client *c, hh_jobset set, const char *jid, hh_jobset_fn fn, void *udata) {
+    if (!c || !set_name(set) || !hh_admin_jid_ok(jid) || !fn) return HH_ERR_INVALID;
+    int found = 0, rc = find_each(c, set, jid, fn, udata, &found, 0);
+    if (rc == HH_OK && !found) rc = HH_ERR_NOTFOUND;
+    return rc;
+}
+
+/* ------------------------------------------------------------- actions */
+
+typedef struct act_ctx {
+    hh_client *c;
+    hh_jobset_action action;
+    const hh_jobset_options *opts;
+    int result; /* 1 moved */
+    char why[256];
+} act_ctx;
+
+/* Returns 1 to stop once moved, a negative error to stop with it, 0 to try
+ * the next entry with that jid (this one was taken meanwhile). */
+static int act_one(const hh_jobset_entry *e, void *udata) {
+    act_ctx *x = udata;
+    int rc = move_entry(x->c, e->set, e->payload, e->len, x->action, x->opts, x->why, sizeof(x->why));
+    if (rc == 1) x->result = 1;
+    return rc == 0 ? 0 : rc == 1 ? 1 : rc;
+}
+
+static int action_allowed(hh_jobset set, hh_jobset_action a) {
+    if (!set_name(set) || a < HH_JOBSET_RETRY_NOW || a > HH_JOBSET_KILL) return 0;
+    return !(a == HH_JOBSET_KILL && set == HH_JOBSET_DEAD);
+}
+
+int hh_jobset_act(hh_client *c, hh_jobset set, const char *jid, hh_jobset_action action,
+                  const hh_jobset_options *opts) {
+    if (!c || !hh_admin_jid_ok(jid) || !action_allowed(set, action)) return HH_ERR_INVALID;
+    act_ctx x = {c, action, opts, 0, ""};
+    int found = 0, rc = find_each(c, set, jid, act_one, &x, &found, 1);
+    if (rc == HH_ERR_INVALID) set_error(c, x.why);
+    if (rc != HH_OK) return rc;
+    return x.result ? HH_OK : HH_ERR_NOTFOUND;
+}
+
+/* Whether member x comes before member y in JobSet#each's order: higher
+ * score first, and among equal scores the member later in byte order
+ * (ZRANGE sorts them by bytes; #each walks them in reverse). */
+static int before(const redisReply *a, const double *scores, size_t x, size_t y) {
+    if (scores[x] != scores[y]) return scores[x] > scores[y];
+    const redisReply *mx = a->element[2 * x], *my = a->element[2 * y];
+    size_t l = mx->len < my->len ? mx->len : my->len;
+    int c = memcmp(mx->str, my->str, l);
+    return c ? c > 0 : mx->len > my->len;
+}
+
+int hh_jobset_act_all(hh_client *c, hh_jobset set, const hh_jobset_filter *f,
+                      hh_jobset_action action, const hh_jobset_options *opts, size_t *done,
+                      size_t *skipped) {
+    size_t nd = 0, ns = 0;
+    int rc = HH_OK;
+    if (done) *done = 0;
+    if (skipped) *skipped = 0;
+    if (!c || !action_allowed(set, action)) return HH_ERR_INVALID;
+    sds sk = hh_key(hh_client_keys(c), set_name(set));
+    char cursor[32] = "0", why[256];
+    int stop = 0;
+    /* ZSCAN returns every member present from the first call to the last
+     * at least once, and never loads the set whole; one it returns twice,
+     * or one another client moved first, is no longer there for the
+     * script, which then does nothing. Entries that come back meanwhile
+     * (a retried job failing again) are new members a later batch may
+     * return: the walk still ends, unlike a loop on the set's size. Each
+     * batch is acted on in Sidekiq's order (JobSet#each: highest score
+     * first), so a set that fits in one batch is moved exactly as
+     * RetrySet#retry_all moves it. */
+    while (rc == HH_OK && !stop) {
+        redisReply *r;
+        if ((rc = zscan_step(c, sk, cursor, sizeof(cursor), NULL, &r)) != HH_OK) break;
+        const redisReply *a = r->element[1];
+        size_t n = a->elements / 2;
+        size_t *order = n ? malloc(n * sizeof(*order)) : NULL;
+        double *scores = n ? malloc(n * sizeof(*scores)) : NULL;
+        if (n && (!order || !scores)) {
+            free(order), free(scores);
+            freeReplyObject(r);
+            rc = HH_ERR_NOMEM;
+            break;
+        }
+        for (size_t i = 0; i < n; i++) order[i] = i, scores[i] = hh_strtod_c(a->element[2 * i + 1]->str, NULL);
+        /* insertion sort: a batch is a few hundred entries */
+        for (size_t i = 1; i < n; i++) {
+            size_t x = order[i], j = i;
+            while (j > 0 && before(a, scores, x, order[j - 1])) order[j] = order[j - 1], j--;
+            order[j] = x;
+        }
+        for (size_t oi = 0; oi < n && !stop; oi++) {
+            size_t i = 2 * order[oi];
+            hh_jobset_entry e;
+            json_t *item = entry_fill(&e, set, a->element[i]->str, a->element[i]->len, scores[order[oi]]);
+            if (filter_match(f, &e, item)) {
+                int m = move_entry(c, set, e.payload, e.len, action, opts, why, sizeof(why));
+                if (m == 1) nd++;
+                else if (m == HH_ERR_INVALID) ns++;
+                else if (m < 0) rc = m, stop = 1;
+                if (f && f->limit && nd >= f->limit) stop = 1;
+            }
+            json_decref(item);
+        }
+        free(order);
+        free(scores);
+        freeReplyObject(r);
+        if (!strcmp(cursor, "0")) break;
+    }
+    sdsfree(sk);
+    if (done) *done = nd;
+    if (skipped) *skipped = ns;
+    return rc;
+}
+
+/* MULTI, <count>, UNLINK <key>[, SREM queues <name>], EXEC: the count and the
+ * removal in one transaction. */
+int hh_admin_clear_key(hh_client *c, const char *count_cmd, sds key, const char *queue, long long *removed) {
+    hh_pipe p;
+    hh_pipe_begin(&p, hh_client_conn(c));
+    hh_pipe_add(&p, "MULTI");
+    hh_pipe_add(&p, "%s %s", count_cmd, key);
+    hh_pipe_add(&p, "UNLINK %s", key);
+    sds qs = NULL;
+    if (queue) {
+        qs = hh_key(hh_client_keys(c), HH_K_QUEUES);
+        hh_pipe_add(&p, "SREM %s %s", qs, queue);
+    }
+    hh_pipe_add(&p, "EXEC");
+    sdsfree(qs);
+    redisReply **r = hh_pipe_exec(&p);
+    if (!r) return HH_ERR_REDIS;
+    char why[256];
+    int rc = HH_OK;
+    if (hh_tx_check(r, 0, p.n - 1, why, sizeof(why), NULL) != 0) {
+        set_error(c, why);
+        rc = HH_ERR_REDIS;
+    } else {
+        const redisReply *x = r[p.n - 1];
+        if (x->type != REDIS_REPLY_ARRAY || x->elements < 1 || x->element[0]->type != REDIS_REPLY_INTEGER) {
+            rc = hh_admin_bad_reply(c, x, "EXEC");
+        } else if (removed) {
+            *removed = x->element[0]->integer;
+        }
+    }
+    hh_replies_free(r, p.n);
+    return rc;
+}
+
+int hh_jobset_clear(hh_client *c, hh_jobset set, long long *removed) {
+    if (!c || !set_name(set)) return HH_ERR_INVALID;
+    sds sk = hh_key(hh_client_keys(c), set_name(set));
+    int rc = sk ? hh_admin_clear_key(c, "ZCARD", sk, NULL, removed) : HH_ERR_NOMEM;
+    sdsfree(sk);
+    return rc;
+}

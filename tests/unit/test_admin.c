@@ -1,0 +1,206 @@
+/* test_admin.c -- src/admin.c, the job management API: every argument check
+ * answers HH_ERR_INVALID and writes nothing; a jid nowhere is
+ * HH_ERR_NOTFOUND; an entry that is not a job is refused for a push and
+ * stays where it was; namespaces are applied; the filter and the limit;
+ * the move of one entry happens once. Against a private redis-server. */
+#include "unit_helpers.h"
+
+#include <math.h>
+#include "hiredhand.h"
+
+UH_REDIS_GROUP()
+
+static hh_client *client_ns(const char *ns) {
+    uh_flushall(&srv);
+    hh_redis_options o;
+    hh_redis_options_init(&o);
+    o.url = srv.url;
+    o.ns = ns;
+    int err = 99;
+    hh_client *c = hh_client_new(&o, &err);
+    assert_non_null(c);
+    assert_int_equal(err, HH_OK);
+    return c;
+}
+
+static long long dbsize(void) { return uh_int(&srv, "DBSIZE"); }
+
+static int count_cb(const hh_jobset_entry *e, void *udata) {
+    (void)e;
+    (*(int *)udata)++;
+    return 0;
+}
+
+static void add_retry(const char *key, double score, const char *jid, const char *klass, int rc) {
+    char buf[512];
+    snprintf(buf, sizeof(buf),
+             "{\"retry\":true,\"queue\":\"default\",\"class\":\"%s\",\"args\":[1],\"jid\":\"%s\","
+             "\"created_at\":1.5,\"enqueued_at\":1.5,\"error_class\":\"E\",\"error_message\":\"boom %s\","
+             "\"failed_at\":2.5,\"retry_count\":%d}",
+             klass, jid, jid, rc);
+    freeReplyObject(uh_cmd(&srv, "ZADD %s %f %s", key, score, buf));
+}
+
+static void test_argument_checks(void **s) {
+    (void)s;
+    hh_client *c = client_ns(NULL);
+    add_retry("retry", 100, "a1", "K", 1);
+    long long before = dbsize(), n;
+    char *out = (char *)1;
+    size_t done = 7, skipped = 7;
+    int cnt = 0;
+    assert_int_equal(hh_jobset_size(NULL, HH_JOBSET_RETRY, &n), HH_ERR_INVALID);
+    assert_int_equal(hh_jobset_size(c, (hh_jobset)9, &n), HH_ERR_INVALID);
+    assert_int_equal(hh_jobset_size(c, HH_JOBSET_RETRY, NULL), HH_ERR_INVALID);
+    assert_int_equal(hh_jobset_each(NULL, HH_JOBSET_RETRY, NULL, count_cb, &cnt), HH_ERR_INVALID);
+    assert_int_equal(hh_jobset_each(c, HH_JOBSET_RETRY, NULL, NULL, NULL), HH_ERR_INVALID);
+    assert_int_equal(hh_jobset_each(c, (hh_jobset)-1, NULL, count_cb, &cnt), HH_ERR_INVALID);
+    assert_int_equal(hh_jobset_find(c, HH_JOBSET_RETRY, "", count_cb, &cnt), HH_ERR_INVALID);
+    assert_int_equal(hh_jobset_find(c, HH_JOBSET_RETRY, NULL, count_cb, &cnt), HH_ERR_INVALID);
+    assert_int_equal(hh_jobset_find(c, HH_JOBSET_RETRY, "a1", NULL, NULL), HH_ERR_INVALID);
+    assert_int_equal(hh_jobset_act(NULL, HH_JOBSET_RETRY, "a1", HH_JOBSET_DELETE, NULL), HH_ERR_INVALID);
+    assert_int_equal(hh_jobset_act(c, HH_JOBSET_RETRY, "", HH_JOBSET_DELETE, NULL), HH_ERR_INVALID);
+    assert_int_equal(hh_jobset_act(c, HH_JOBSET_DEAD, "a1", HH_JOBSET_KILL, NULL), HH_ERR_INVALID);
+    assert_int_equal(hh_jobset_act(c, HH_JOBSET_RETRY, "a1", (hh_jobset_action)42, NULL), HH_ERR_INVALID);
+    assert_int_equal(hh_jobset_act_all(c, HH_JOBSET_DEAD, NULL, HH_JOBSET_KILL, NULL, &done, &skipped), HH_ERR_INVALID);
+    assert_int_equal(done, 0);
+    assert_int_equal(skipped, 0);
+    assert_int_equal(hh_jobset_act_all(NULL, HH_JOBSET_RETRY, NULL, HH_JOBSET_DELETE, NULL, NULL, NULL), HH_ERR_INVALID);
+    assert_int_equal(hh_jobset_clear(NULL, HH_JOBSET_RETRY, NULL), HH_ERR_INVALID);
+    assert_int_equal(hh_jobset_clear(c, (hh_jobset)3, NULL), HH_ERR_INVALID);
+    assert_int_equal(hh_queues_list(c, NULL), HH_ERR_INVALID);
+    assert_int_equal(hh_queue_show(c, "", 10, &out), HH_ERR_INVALID);
+    assert_int_equal(hh_queue_show(c, "a|b", 10, &out), HH_ERR_INVALID);
+    assert_int_equal(hh_queue_show(c, NULL, 10, &out), HH_ERR_INVALID);
+    assert_int_equal(hh_queue_clear(c, "", NULL), HH_ERR_INVALID);
+    assert_int_equal(hh_queue_clear(c, "bad\nname", NULL), HH_ERR_INVALID);
+    assert_int_equal(hh_busy(NULL, &out), HH_ERR_INVALID);
+    assert_int_equal(hh_busy(c, NULL), HH_ERR_INVALID);
+    assert_int_equal(hh_jobs_find(c, "", &out), HH_ERR_INVALID);
+    assert_int_equal(hh_jobs_find(c, NULL, &out), HH_ERR_INVALID);
+    assert_int_equal(cnt, 0);
+    assert_int_equal(dbsize(), before);
+    assert_int_equal(uh_int(&srv, "ZCARD retry"), 1);
+    hh_client_free(c);
+}
+
+static void test_not_found(void **s) {
+    (void)s;
+    hh_client *c = client_ns(NULL);
+    add_retry("retry", 100, "a1", "K", 1);
+    int cnt = 0;
+    assert_int_equal(hh_jobset_find(c, HH_JOBSET_RETRY, "zz", count_cb, &cnt), HH_ERR_NOTFOUND);
+    /* a jid is matched whole, and glob characters in it are literal */
+    assert_int_equal(hh_jobset_find(c, HH_JOBSET_RETRY, "a", count_cb, &cnt), HH_ERR_NOTFOUND);
+    assert_int_equal(hh_jobset_find(c, HH_JOBSET_RETRY, "a*", count_cb, &cnt), HH_ERR_NOTFOUND);
+    assert_int_equal(hh_jobset_act(c, HH_JOBSET_RETRY, "a?", HH_JOBSET_DELETE, NULL), HH_ERR_NOTFOUND);
+    assert_int_equal(hh_jobset_act(c, HH_JOBSET_SCHEDULED, "a1", HH_JOBSET_ENQUEUE, NULL), HH_ERR_NOTFOUND);
+    assert_int_equal(cnt, 0);
+    assert_int_equal(hh_jobset_find(c, HH_JOBSET_RETRY, "a1", count_cb, &cnt), HH_OK);
+    assert_int_equal(cnt, 1);
+    /* the second of two identical moves finds nothing */
+    assert_int_equal(hh_jobset_act(c, HH_JOBSET_RETRY, "a1", HH_JOBSET_RETRY_NOW, NULL), HH_OK);
+    assert_int_equal(hh_jobset_act(c, HH_JOBSET_RETRY, "a1", HH_JOBSET_RETRY_NOW, NULL), HH_ERR_NOTFOUND);
+    assert_int_equal(uh_int(&srv, "LLEN queue:default"), 1);
+    char *out = NULL;
+    assert_int_equal(hh_jobs_find(c, "nowhere", &out), HH_OK);
+    assert_string_equal(out, "[]");
+    free(out);
+    hh_client_free(c);
+}
+
+static void test_not_a_job_stays(void **s) {
+    (void)s;
+    hh_client *c = client_ns(NULL);
+    freeReplyObject(uh_cmd(&srv, "ZADD retry 5 %s", "{\"jid\":\"nojob\",\"class\":\"K\"}"));
+    freeReplyObject(uh_cmd(&srv, "ZADD retry 6 %s", "{\"jid\":\"badq\",\"class\":\"K\",\"args\":[],\"queue\":\"a|b\"}"));
+    freeReplyObject(uh_cmd(&srv, "ZADD retry 7 %s", "not json at all"));
+    assert_int_equal(hh_jobset_act(c, HH_JOBSET_RETRY, "nojob", HH_JOBSET_RETRY_NOW, NULL), HH_ERR_INVALID);
+    assert_non_null(strstr(hh_client_last_error(c), "args"));
+    assert_int_equal(hh_jobset_act(c, HH_JOBSET_RETRY, "badq", HH_JOBSET_RETRY_NOW, NULL), HH_ERR_INVALID);
+    size_t done = 9, skipped = 9;
+    assert_int_equal(hh_jobset_act_all(c, HH_JOBSET_RETRY, NULL, HH_JOBSET_RETRY_NOW, NULL, &done, &skipped), HH_OK);
+    assert_int_equal(done, 0);
+    assert_int_equal(skipped, 3);
+    assert_int_equal(uh_int(&srv, "ZCARD retry"), 3);
+    assert_int_equal(uh_int(&srv, "EXISTS queue:default"), 0);
+    /* kill and delete take any member */
+    assert_int_equal(hh_jobset_act_all(c, HH_JOBSET_RETRY, NULL, HH_JOBSET_KILL, NULL, &done, &skipped), HH_OK);
+    assert_int_equal(done, 3);
+    assert_int_equal(uh_int(&srv, "ZCARD dead"), 3);
+    assert_int_equal(uh_int(&srv, "ZCARD retry"), 0);
+    hh_client_free(c);
+}
+
+static void test_namespace_filter_limit(void **s) {
+    (void)s;
+    hh_client *c = client_ns("ns");
+    add_retry("ns:retry", 10, "n1", "A", 3);
+    add_retry("ns:retry", 11, "n2", "B", 3);
+    add_retry("ns:retry", 12, "n3", "A", 3);
+    add_retry("retry", 13, "x1", "A", 3); /* outside the namespace */
+    int cnt = 0;
+    hh_jobset_filter f = {0};
+    f.klass = "A";
+    assert_int_equal(hh_jobset_each(c, HH_JOBSET_RETRY, &f, count_cb, &cnt), HH_OK);
+    assert_int_equal(cnt, 2);
+    f.limit = 1;
+    cnt = 0;
+    assert_int_equal(hh_jobset_each(c, HH_JOBSET_RETRY, &f, count_cb, &cnt), HH_OK);
+    assert_int_equal(cnt, 1);
+    f.klass = NULL;
+    f.limit = 0;
+    f.error = "boom n2";
+    cnt = 0;
+    assert_int_equal(hh_jobset_each(c, HH_JOBSET_RETRY, &f, count_cb, &cnt), HH_OK);
+    assert_int_equal(cnt, 1);
+    hh_jobset_filter g = {0};
+    g.klass = "A";
+    g.limit = 1;
+    size_t done = 0;
+    assert_int_equal(hh_jobset_act_all(c, HH_JOBSET_RETRY, &g, HH_JOBSET_RETRY_NOW, NULL, &done, NULL), HH_OK);
+    assert_int_equal(done, 1);
+    assert_int_equal(uh_int(&srv, "LLEN ns:queue:default"), 1);
+    assert_int_equal(uh_int(&srv, "SISMEMBER ns:queues default"), 1);
+    char *v = uh_str(&srv, "LINDEX ns:queue:default 0");
+    assert_non_null(strstr(v, "\"retry_count\":2")); /* SortedEntry#retry: 3 - 1 */
+    free(v);
+    long long removed = 0;
+    assert_int_equal(hh_jobset_clear(c, HH_JOBSET_RETRY, &removed), HH_OK);
+    assert_int_equal(removed, 2);
+    assert_int_equal(uh_int(&srv, "ZCARD retry"), 1);
+    assert_int_equal(hh_queue_clear(c, "default", &removed), HH_OK);
+    assert_int_equal(removed, 1);
+    assert_int_equal(uh_int(&srv, "EXISTS ns:queue:default"), 0);
+    assert_int_equal(uh_int(&srv, "SISMEMBER ns:queues default"), 0);
+    hh_client_free(c);
+}
+
+static void test_dead_trims_on_kill(void **s) {
+    (void)s;
+    hh_client *c = client_ns(NULL);
+    add_retry("dead", 1, "old", "K", 1); /* older than the timeout given below */
+    add_retry("retry", 100, "k1", "K", 1);
+    hh_jobset_options o = {3600, 0};
+    assert_int_equal(hh_jobset_act(c, HH_JOBSET_RETRY, "k1", HH_JOBSET_KILL, &o), HH_OK);
+    assert_int_equal(uh_int(&srv, "ZCARD dead"), 1);
+    char *sc = uh_str(&srv, "ZSCORE dead %s",
+                      "{\"retry\":true,\"queue\":\"default\",\"class\":\"K\",\"args\":[1],\"jid\":\"k1\","
+                      "\"created_at\":1.5,\"enqueued_at\":1.5,\"error_class\":\"E\",\"error_message\":\"boom k1\","
+                      "\"failed_at\":2.5,\"retry_count\":1}");
+    assert_non_null(sc); /* the member byte for byte */
+    assert_true(fabs(atof(sc) - (double)time(NULL)) < 60);
+    free(sc);
+    hh_client_free(c);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_argument_checks),
+        cmocka_unit_test(test_not_found),
+        cmocka_unit_test(test_not_a_job_stays),
+        cmocka_unit_test(test_namespace_filter_limit),
+        cmocka_unit_test(test_dead_trims_on_kill),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
