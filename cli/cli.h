@@ -32,6 +32,32 @@ const char *cli_password_file(const char *path);
     "      --redis-password-file FILE  Redis password from FILE's first line, when the URL has\n" \
     "                             none (else $REDIS_PASSWORD): kept out of ps and /proc\n"
 
+/* Options every subcommand takes for a rediss:// URL (redis_opts.c):
+ * CLI_TLS_LONGOPTS in its getopt table, CLI_TLS_CASES before a call to
+ * cli_redis_option() in its switch. */
+enum { CLI_OPT_TLS_CA_FILE = 1900, CLI_OPT_TLS_CA_DIR, CLI_OPT_TLS_CERT, CLI_OPT_TLS_KEY,
+       CLI_OPT_TLS_SERVER_NAME, CLI_OPT_TLS_INSECURE };
+#define CLI_TLS_LONGOPTS \
+    {"tls-ca-file", required_argument, 0, CLI_OPT_TLS_CA_FILE}, \
+    {"tls-ca-dir", required_argument, 0, CLI_OPT_TLS_CA_DIR}, \
+    {"tls-cert", required_argument, 0, CLI_OPT_TLS_CERT}, \
+    {"tls-key", required_argument, 0, CLI_OPT_TLS_KEY}, \
+    {"tls-server-name", required_argument, 0, CLI_OPT_TLS_SERVER_NAME}, \
+    {"tls-insecure", no_argument, 0, CLI_OPT_TLS_INSECURE}
+#define CLI_TLS_CASES \
+    case CLI_OPT_TLS_CA_FILE: case CLI_OPT_TLS_CA_DIR: case CLI_OPT_TLS_CERT: case CLI_OPT_TLS_KEY: \
+    case CLI_OPT_TLS_SERVER_NAME: case CLI_OPT_TLS_INSECURE
+void cli_redis_option(int opt, const char *arg, hh_redis_options *o);
+#define CLI_TLS_HELP \
+    "      --tls-ca-file FILE     rediss://: CA bundle (PEM) to verify the server with (default:\n" \
+    "                             the system's CA store) [$HIREDHAND_TLS_CA_FILE]\n" \
+    "      --tls-ca-dir DIR       rediss://: hashed CA directory [$HIREDHAND_TLS_CA_DIR]\n" \
+    "      --tls-cert FILE        rediss://: client certificate for mutual TLS [$HIREDHAND_TLS_CERT]\n" \
+    "      --tls-key FILE         rediss://: its private key [$HIREDHAND_TLS_KEY]\n" \
+    "      --tls-server-name NAME rediss://: the name the certificate must match, and SNI\n" \
+    "                             (default: the URL's host) [$HIREDHAND_TLS_SERVER_NAME]\n" \
+    "      --tls-insecure         rediss://: no certificate check (logged) [$HIREDHAND_TLS_INSECURE=1]\n"
+
 int cli_work(int argc, char **argv);
 
 /* As PID 1 only: forks; the parent stays an init that forwards signals to

@@ -19,10 +19,11 @@
 
 static const char work_usage[] =
     "usage: hiredhand work [options]\n"
-    "  -r, --redis URL            redis://[user:password@]host:port/db or\n"
+    "  -r, --redis URL            redis[s]://[user:password@]host:port/db (rediss: TLS) or\n"
     "                             unix://[user:password@]/path?db=N (percent-encoded user info)\n"
     "                             (default $REDIS_URL, else redis://127.0.0.1:6379/0)\n"
     CLI_PASSWORD_FILE_HELP
+    CLI_TLS_HELP
     "  -q, --queue NAME[,WEIGHT]  a queue to fetch from; repeatable (default: default).\n"
     "                             No weights: strict order; weights: weighted random order.\n"
     "                             At most " CLI_STR(HH_QUEUES_LIMIT) " queues\n"
@@ -85,6 +86,7 @@ static const struct option longopts[] = {
     {"exec-env", required_argument, 0, OPT_EXEC_ENV}, {"exec-env-drop", required_argument, 0, OPT_EXEC_ENV_DROP},
     {"redis-password-file", required_argument, 0, OPT_PWFILE},
     {"http-token-file", required_argument, 0, OPT_HTTP_TOKEN_FILE},
+    CLI_TLS_LONGOPTS,
     {"help", no_argument, 0, OPT_HELP},        {0, 0, 0, 0}};
 
 /* The -l file; SIGHUP swaps it for a new one at the same path (logrotate),
@@ -188,6 +190,7 @@ int cli_work(int argc, char **argv) {
     while ((ch = getopt_long(argc, argv, "r:q:c:t:vl:", longopts, NULL)) != -1) {
         switch (ch) {
         case 'r': o.redis.url = optarg; break;
+        CLI_TLS_CASES: cli_redis_option(ch, optarg, &o.redis); break;
         case OPT_PWFILE:
             if (!(o.redis.password = cli_password_file(optarg))) return CLI_EXIT_USAGE;
             break;
@@ -317,7 +320,7 @@ int cli_work(int argc, char **argv) {
     }
     unsetenv("HIREDHAND_HTTP_TOKEN");
     char err[256];
-    if (hh_redis_url_check(o.redis.url, err, sizeof(err)) != HH_OK) return cli_usage_error("%s", err);
+    if (hh_redis_options_check(&o.redis, err, sizeof(err)) != HH_OK) return cli_usage_error("%s", err);
     cli_init_split(); /* as PID 1: returns in the worker, a child of a minimal init */
     /* close-on-exec: --exec handlers must not hold the log open (logrotate) */
     if (logpath && !(log_file = fopen(logpath, "ae"))) return cli_usage_error("cannot open log file %s", logpath);

@@ -28,6 +28,12 @@ typedef struct hh_redis_config {
     atomic_int refusal_logged; /* a later refusal was logged; cleared on connect */
     atomic_int refused;     /* 1: refused for good before that (hh_redis_refused) */
     char refused_why[1024]; /* Redis' reason, set before `refused` */
+    /* rediss://: every connection runs TLS over the socket hiredis opens */
+    int tls;
+    int tls_verify;         /* 0 with --tls-insecure */
+    sds tls_name;           /* SNI and the name the certificate must match */
+    void *tls_ctx;          /* SSL_CTX, shared by every connection */
+    atomic_int tls_warned;  /* --tls-insecure was logged */
 } hh_redis_config;
 
 /* Whether Redis refused this configuration before any connection ever
@@ -38,7 +44,7 @@ typedef struct hh_redis_config {
  * Redis' own text, never the password), or NULL. Thread-safe. */
 const char *hh_redis_refused(hh_redis_config *cfg);
 
-/* Parses a redis:// or unix:// URL (NULL: $REDIS_URL, else the default).
+/* Parses a redis://, rediss:// (TLS) or unix:// URL (NULL: $REDIS_URL, else the default).
  * A URL without a password takes o->password, else $REDIS_PASSWORD.
  * Returns 0, or -1 with a message in err (never the password, whatever
  * the URL's shape or length). */
@@ -52,6 +58,10 @@ typedef struct hh_conn {
     const char *name;           /* "heartbeat", "fetch", ... for logs */
     const atomic_int *cancel;   /* when non-NULL and set, backoff waits end */
     redisContext *ctx;          /* NULL while disconnected */
+    /* rediss://: the SSL over ctx->fd. hiredis then only formats commands
+     * into ctx->obuf and parses replies in ctx->reader; the bytes go through
+     * tls.c (see conn_get_reply). NULL for plain TCP and unix sockets. */
+    void *ssl;
     double next_attempt;        /* monotonic time of the next connect try */
     double backoff;             /* seconds */
     double connected_at;        /* monotonic time of the last connect */
@@ -88,6 +98,11 @@ redisReply *hh_conn_cmdargv(hh_conn *c, int argc, const char **argv, const size_
  * socket timeout is block_s + command_timeout for this call only. */
 redisReply *hh_conn_cmdargv_blocking(hh_conn *c, double block_s, int argc, const char **argv,
                                      const size_t *lens);
+
+/* Reads what the server sent into the connection's reader (for callers
+ * that poll the socket themselves, then take replies with
+ * redisGetReplyFromReader). Returns REDIS_OK or REDIS_ERR (errstr set). */
+int hh_conn_read_some(hh_conn *c);
 
 /* Pipelines: append commands, then read all replies at once. */
 typedef struct hh_pipe {
