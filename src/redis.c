@@ -177,6 +177,7 @@ static int tls_setup(hh_redis_config *cfg, const hh_redis_options *o, char *err,
     s.insecure = (o && o->tls_insecure) || env_true("HIREDHAND_TLS_INSECURE");
     cfg->tls_verify = !s.insecure;
     cfg->tls_name = sdsnew(s.server_name ? s.server_name : cfg->host);
+    cfg->tls_client_cert = s.cert != NULL;
     cfg->tls_ctx = hh_tls_ctx_new(&s, err, errlen);
     return cfg->tls_ctx && cfg->tls_name ? 0 : -1;
 }
@@ -562,6 +563,15 @@ int hh_conn_ready(hh_conn *c) {
         size_t n = strlen(c->last_error);
         snprintf(c->last_error + n, sizeof(c->last_error) - n,
                  " (closed before any reply: a TLS port? then use rediss://)");
+    }
+    if (!ok && c->cfg->tls && c->ssl && !c->cfg->tls_client_cert && rc == -1 && c->version == 0 &&
+        (c->ctx->err == REDIS_ERR_EOF || c->ctx->err == REDIS_ERR_IO)) {
+        /* TLS 1.3 finishes the client's side of the handshake before the
+         * server checks for a client certificate: its refusal comes as an
+         * alert, or a reset, on the first command. */
+        size_t n = strlen(c->last_error);
+        snprintf(c->last_error + n, sizeof(c->last_error) - n,
+                 " (dropped after the handshake: does the server want a client certificate? --tls-cert/--tls-key)");
     }
     if (!ok) {
         hh_conn_close(c);

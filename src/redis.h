@@ -31,6 +31,7 @@ typedef struct hh_redis_config {
     /* rediss://: every connection runs TLS over the socket hiredis opens */
     int tls;
     int tls_verify;         /* 0 with --tls-insecure */
+    int tls_client_cert;    /* a client certificate is configured */
     sds tls_name;           /* SNI and the name the certificate must match */
     void *tls_ctx;          /* SSL_CTX, shared by every connection */
     atomic_int tls_warned;  /* --tls-insecure was logged */
