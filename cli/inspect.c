@@ -54,7 +54,7 @@ int cli_push(int argc, char **argv) {
     while ((ch = getopt_long(argc, argv, "r:q:", lo, NULL)) != -1) {
         switch (ch) {
         case 'r': c.redis.url = optarg; break;
-        CLI_TLS_CASES: cli_redis_option(ch, optarg, &c.redis); break;
+        CLI_TLS_CASES: if (cli_redis_option(ch, optarg, &c.redis)) return CLI_EXIT_USAGE; break;
         case OPT_PWFILE:
             if (!(c.redis.password = cli_password_file(optarg))) return CLI_EXIT_USAGE;
             break;
@@ -126,7 +126,7 @@ static int parse_common(int argc, char **argv, common *c, const char *usage) {
     while ((ch = getopt_long(argc, argv, "r:", lo, NULL)) != -1) {
         switch (ch) {
         case 'r': c->redis.url = optarg; break;
-        CLI_TLS_CASES: cli_redis_option(ch, optarg, &c->redis); break;
+        CLI_TLS_CASES: if (cli_redis_option(ch, optarg, &c->redis)) return CLI_EXIT_USAGE; break;
         case OPT_PWFILE:
             if (!(c->redis.password = cli_password_file(optarg))) return CLI_EXIT_USAGE;
             break;

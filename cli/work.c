@@ -23,7 +23,6 @@ static const char work_usage[] =
     "                             unix://[user:password@]/path?db=N (percent-encoded user info)\n"
     "                             (default $REDIS_URL, else redis://127.0.0.1:6379/0)\n"
     CLI_PASSWORD_FILE_HELP
-    CLI_TLS_HELP
     "  -q, --queue NAME[,WEIGHT]  a queue to fetch from; repeatable (default: default).\n"
     "                             No weights: strict order; weights: weighted random order.\n"
     "                             At most " CLI_STR(HH_QUEUES_LIMIT) " queues\n"
@@ -190,7 +189,7 @@ int cli_work(int argc, char **argv) {
     while ((ch = getopt_long(argc, argv, "r:q:c:t:vl:", longopts, NULL)) != -1) {
         switch (ch) {
         case 'r': o.redis.url = optarg; break;
-        CLI_TLS_CASES: cli_redis_option(ch, optarg, &o.redis); break;
+        CLI_TLS_CASES: if (cli_redis_option(ch, optarg, &o.redis)) return CLI_EXIT_USAGE; break;
         case OPT_PWFILE:
             if (!(o.redis.password = cli_password_file(optarg))) return CLI_EXIT_USAGE;
             break;
@@ -304,7 +303,7 @@ int cli_work(int argc, char **argv) {
             if (read_token_file(optarg)) return CLI_EXIT_USAGE;
             o.http_token = http_token;
             break;
-        case OPT_HELP: fputs(work_usage, stdout); return 0;
+        case OPT_HELP: fputs(work_usage, stdout), fputs(CLI_TLS_HELP, stdout); return 0;
         default: fputs(work_usage, stderr); return CLI_EXIT_USAGE;
         }
     }

@@ -100,6 +100,21 @@ typedef struct hh_redis_options {
     int tls_insecure;            /* 1: skip certificate and host name checks
                                   * (logged as a warning)
                                   * [HIREDHAND_TLS_INSECURE=1] */
+
+    /* Redis Sentinel: the master is whatever the sentinels name, checked
+     * with ROLE after every connect and asked again after a connection
+     * loss, a READONLY error or a +switch-master event. The URL still
+     * gives the master's db, user and password (its host and port are not
+     * used); rediss:// means TLS to the sentinels and the master. NULL
+     * fields fall back to the environment variable in brackets. */
+    const char *sentinels;         /* "host:port,host:port..." ("[::1]:26379"
+                                    * for IPv6) [HIREDHAND_SENTINELS]; NULL
+                                    * or "": no Sentinel */
+    const char *sentinel_master;   /* the master's name; NULL: the URL's host,
+                                    * as redis-rb reads it
+                                    * [HIREDHAND_SENTINEL_MASTER] */
+    const char *sentinel_password; /* AUTH for the sentinels, apart from the
+                                    * master's [HIREDHAND_SENTINEL_PASSWORD] */
 } hh_redis_options;
 
 /* Fills *o with the defaults documented above. Thread-safe. */

@@ -2,6 +2,7 @@
  * scripts (see redis.h). Reads INFO server once per connect for the Redis
  * version; touches no data key. */
 #include "redis.h"
+#include "sentinel.h"
 #include "tls.h"
 
 #include <ctype.h>
@@ -178,6 +179,7 @@ static int tls_setup(hh_redis_config *cfg, const hh_redis_options *o, char *err,
     cfg->tls_verify = !s.insecure;
     cfg->tls_name = sdsnew(s.server_name ? s.server_name : cfg->host);
     cfg->tls_client_cert = s.cert != NULL;
+    cfg->tls_name_forced = s.server_name != NULL;
     cfg->tls_ctx = hh_tls_ctx_new(&s, err, errlen);
     return cfg->tls_ctx && cfg->tls_name ? 0 : -1;
 }
@@ -211,6 +213,7 @@ int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char 
         }
         default_password(cfg, o);
         mask_url(cfg);
+        if (hh_sentinel_config(cfg, o, err, errlen) != 0) return hh_redis_config_free(cfg), -1;
         return 0;
     }
     cfg->tls = strncmp(url, "rediss://", 9) == 0;
@@ -255,7 +258,7 @@ int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char 
     }
     default_password(cfg, o);
     mask_url(cfg);
-    if (cfg->tls && tls_setup(cfg, o, err, errlen) != 0) {
+    if ((cfg->tls && tls_setup(cfg, o, err, errlen) != 0) || hh_sentinel_config(cfg, o, err, errlen) != 0) {
         hh_redis_config_free(cfg);
         return -1;
     }
@@ -263,6 +266,7 @@ int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char 
 }
 
 void hh_redis_config_free(hh_redis_config *cfg) {
+    hh_sentinel_config_free(cfg);
     sdsfree(cfg->host);
     sdsfree(cfg->unix_path);
     sdsfree(cfg->user);
@@ -474,6 +478,22 @@ static int setup(hh_conn *c) {
         c->version = major * 100 + minor;
     }
     freeReplyObject(r);
+    if (c->cfg->nsentinels) { /* never write to a replica the sentinels named too early */
+        r = conn_command(c, "ROLE");
+        int master = r && r->type == REDIS_REPLY_ARRAY && r->elements >= 1 &&
+                     r->element[0]->type == REDIS_REPLY_STRING && strcmp(r->element[0]->str, "master") == 0;
+        if (!master) {
+            snprintf(c->last_error, sizeof(c->last_error), "ROLE of %.100s: %.100s; asking the sentinels again", c->master_addr,
+                     !r ? c->ctx->errstr
+                        : r->type == REDIS_REPLY_ERROR ? r->str
+                        : r->type == REDIS_REPLY_ARRAY && r->elements && r->element[0]->type == REDIS_REPLY_STRING
+                            ? r->element[0]->str
+                            : "unexpected reply");
+            if (r) freeReplyObject(r);
+            return -1;
+        }
+        freeReplyObject(r);
+    }
     if (c->version >= 500) { /* lets another thread end our blocking calls */
         r = conn_command(c, "CLIENT ID");
         if (r && r->type == REDIS_REPLY_INTEGER) atomic_store(&c->client_id, r->integer);
@@ -507,7 +527,56 @@ static int arm(hh_conn *c) {
     return 0;
 }
 
+int hh_conn_open(hh_conn *c, const char *host, int port) {
+    double cto = time_left(c, c->cfg->connect_timeout);
+    if (cto <= 0) {
+        hh_strlcpy(c->last_error, "deadline reached", sizeof(c->last_error));
+        return -1;
+    }
+    c->ctx = redisConnectWithTimeout(host, port, tv_of(cto));
+    if (!c->ctx || c->ctx->err) {
+        hh_strlcpy(c->last_error, c->ctx ? c->ctx->errstr : "out of memory", sizeof(c->last_error));
+        hh_conn_close(c);
+        return -1;
+    }
+    /* hiredis 0.14 opens its sockets without close-on-exec: set it before
+     * the first command, so no handler started from now on inherits an
+     * authenticated connection. */
+    hh_fd_cloexec(c->ctx->fd);
+    /* Set on every new context: a reconnect must not lose it. */
+    double cmd = time_left(c, c->cfg->command_timeout);
+    redisSetTimeout(c->ctx, tv_of(cmd > 0 ? cmd : 0.001));
+    redisEnableKeepAlive(c->ctx);
+    if (!c->cfg->tls) return 0;
+    int unwarned = 0;
+    if (!c->cfg->tls_verify && atomic_compare_exchange_strong(&c->cfg->tls_warned, &unwarned, 1))
+        hh_log(c->log, HH_LOG_WARN, "redis %s: TLS without certificate or host name verification "
+               "(--tls-insecure): anyone on the path can read and change the traffic", c->cfg->display);
+    /* the handshake waits no longer than a connect may */
+    redisSetTimeout(c->ctx, tv_of(cto));
+    c->ssl = hh_tls_connect(c->cfg->tls_ctx, c->ctx->fd, c->cfg->tls_name_forced ? c->cfg->tls_name : host,
+                            c->cfg->tls_verify, cto, c->last_error, sizeof(c->last_error));
+    if (!c->ssl) {
+        hh_conn_close(c);
+        return -1;
+    }
+    redisSetTimeout(c->ctx, tv_of(cmd > 0 ? cmd : 0.001));
+    return 0;
+}
+
+redisReply *hh_conn_raw(hh_conn *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = conn_vcommand(c, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
 int hh_conn_ready(hh_conn *c) {
+    if (c->ctx && c->cfg->nsentinels && c->master_epoch != atomic_load(&c->cfg->master_epoch)) {
+        hh_conn_fail(c, "the sentinels announced a new master (+switch-master)");
+        c->next_attempt = hh_mono(); /* move now: the old master may take writes it will lose */
+    }
     if (c->ctx) return 0;
     if (c->deadline > 0 && (c->next_attempt >= c->deadline || hh_mono() >= c->deadline)) {
         hh_strlcpy(c->last_error, "deadline reached", sizeof(c->last_error));
@@ -523,40 +592,39 @@ int hh_conn_ready(hh_conn *c) {
         hh_strlcpy(c->last_error, "deadline reached", sizeof(c->last_error));
         return -1;
     }
-    struct timeval ctv = tv_of(cto);
-    if (c->cfg->unix_path)
-        c->ctx = redisConnectUnixWithTimeout(c->cfg->unix_path, ctv);
-    else
-        c->ctx = redisConnectWithTimeout(c->cfg->host, c->cfg->port, ctv);
-    int ok = c->ctx && !c->ctx->err, rc = -1;
-    if (ok) {
-        /* hiredis 0.14 opens its sockets without close-on-exec: set it
-         * before the first command, so no handler started from now on
-         * inherits an authenticated connection. */
-        hh_fd_cloexec(c->ctx->fd);
-        /* Set on every new context: a reconnect must not lose it. */
-        double cmd = time_left(c, c->cfg->command_timeout);
-        redisSetTimeout(c->ctx, tv_of(cmd > 0 ? cmd : 0.001));
-        if (!c->cfg->unix_path) redisEnableKeepAlive(c->ctx);
-        int unwarned = 0;
-        if (c->cfg->tls && !c->cfg->tls_verify &&
-            atomic_compare_exchange_strong(&c->cfg->tls_warned, &unwarned, 1))
-            hh_log(c->log, HH_LOG_WARN, "redis %s: TLS without certificate or host name verification "
-                   "(--tls-insecure): anyone on the path can read and change the traffic", c->cfg->display);
-        if (c->cfg->tls) {
-            /* the handshake waits no longer than a connect may */
-            redisSetTimeout(c->ctx, tv_of(cto));
-            c->ssl = hh_tls_connect(c->cfg->tls_ctx, c->ctx->fd, c->cfg->tls_name, c->cfg->tls_verify,
-                                    cto, c->last_error, sizeof(c->last_error));
+    int ok, opened, rc = -1;
+    if (c->cfg->unix_path) {
+        c->ctx = redisConnectUnixWithTimeout(c->cfg->unix_path, tv_of(cto));
+        ok = c->ctx && !c->ctx->err;
+        if (ok) {
+            hh_fd_cloexec(c->ctx->fd); /* see hh_conn_open */
+            double cmd = time_left(c, c->cfg->command_timeout);
             redisSetTimeout(c->ctx, tv_of(cmd > 0 ? cmd : 0.001));
+        } else {
+            hh_strlcpy(c->last_error, c->ctx ? c->ctx->errstr : "out of memory", sizeof(c->last_error));
+            hh_conn_close(c);
         }
-        rc = c->cfg->tls && !c->ssl ? -1 : setup(c);
-        ok = rc == 0;
+    } else if (c->cfg->nsentinels) {
+        /* the master is whoever the sentinels name now; an epoch bumped
+         * after this point makes this connection move again */
+        char host[256];
+        int port = 0;
+        hh_sentinel_watch(c->cfg, c->log);
+        c->master_epoch = atomic_load(&c->cfg->master_epoch);
+        ok = hh_sentinel_discover(c, host, sizeof(host), &port) == 0;
+        if (ok) {
+            snprintf(c->master_addr, sizeof(c->master_addr), "%s:%d", host, port);
+            ok = hh_conn_open(c, host, port) == 0;
+        }
     } else {
-        hh_strlcpy(c->last_error, c->ctx ? c->ctx->errstr : "out of memory",
-                   sizeof(c->last_error));
+        ok = hh_conn_open(c, c->cfg->host, c->cfg->port) == 0;
     }
-    if (!ok && !c->cfg->tls && !c->cfg->unix_path && rc == -1 && c->ctx &&
+    opened = ok;
+    if (ok) {
+        rc = setup(c);
+        ok = rc == 0;
+    }
+    if (!ok && opened && !c->cfg->tls && !c->cfg->unix_path && rc == -1 && c->ctx &&
         (c->ctx->err == REDIS_ERR_EOF || c->ctx->err == REDIS_ERR_IO) && c->version == 0) {
         /* A TLS server drops a client that speaks plain text on its first
          * command, where a plain one would at least have answered. */
@@ -564,7 +632,7 @@ int hh_conn_ready(hh_conn *c) {
         snprintf(c->last_error + n, sizeof(c->last_error) - n,
                  " (closed before any reply: a TLS port? then use rediss://)");
     }
-    if (!ok && c->cfg->tls && c->ssl && !c->cfg->tls_client_cert && rc == -1 && c->version == 0 &&
+    if (!ok && opened && c->cfg->tls && c->ssl && !c->cfg->tls_client_cert && rc == -1 && c->version == 0 &&
         (c->ctx->err == REDIS_ERR_EOF || c->ctx->err == REDIS_ERR_IO)) {
         /* TLS 1.3 finishes the client's side of the handshake before the
          * server checks for a client certificate: its refusal comes as an

@@ -35,6 +35,19 @@ typedef struct hh_redis_config {
     sds tls_name;           /* SNI and the name the certificate must match */
     void *tls_ctx;          /* SSL_CTX, shared by every connection */
     atomic_int tls_warned;  /* --tls-insecure was logged */
+    int tls_name_forced;    /* tls_name from --tls-server-name: used for
+                             * every host (sentinels, discovered masters) */
+    /* Sentinel (sentinel.c): nsentinels > 0 means the master is discovered */
+    int nsentinels;
+    sds *sentinel_host;
+    int *sentinel_port;
+    sds sentinel_master;
+    sds sentinel_password;
+    atomic_int sentinel_last;   /* the sentinel that answered last: asked first */
+    atomic_int master_epoch;    /* bumped on +switch-master: connections reconnect */
+    atomic_int watch_state;     /* 0 none, 1 running, 2 stopping */
+    void *watch_thread;         /* pthread_t of the +switch-master listener */
+    const hh_logger *watch_log;
 } hh_redis_config;
 
 /* Whether Redis refused this configuration before any connection ever
@@ -70,6 +83,8 @@ typedef struct hh_conn {
     atomic_llong client_id;     /* CLIENT ID of the live connection (Redis >= 5), 0 none */
     char last_error[256];
     char shas[HH_SCRIPT_COUNT][41];
+    int master_epoch;           /* cfg->master_epoch when this connection opened */
+    char master_addr[300];      /* the master it reached through Sentinel, for logs */
     /* Monotonic time after which every call on this connection fails at
      * once; before it, no connect, command or pipeline waits longer than
      * what is left. 0: none. For work that must end by a deadline whatever
@@ -104,6 +119,15 @@ redisReply *hh_conn_cmdargv_blocking(hh_conn *c, double block_s, int argc, const
  * that poll the socket themselves, then take replies with
  * redisGetReplyFromReader). Returns REDIS_OK or REDIS_ERR (errstr set). */
 int hh_conn_read_some(hh_conn *c);
+
+/* For sentinel.c: opens a TCP connection to host:port (TLS too when the
+ * configuration says rediss://) into c->ctx/c->ssl, with the connect
+ * timeout, close-on-exec and the command timeout set. Returns 0, or -1
+ * with the cause in c->last_error (c left closed). */
+int hh_conn_open(hh_conn *c, const char *host, int port);
+/* One command on an open connection, without reconnect or error
+ * classification (redisCommand over either transport). */
+redisReply *hh_conn_raw(hh_conn *c, const char *fmt, ...);
 
 /* Pipelines: append commands, then read all replies at once. */
 typedef struct hh_pipe {
