@@ -366,6 +366,58 @@ static void test_parse_tls_options(void **s) {
     unsetenv("HIREDHAND_TLS_INSECURE");
 }
 
+/* Sentinel options: the address list (IPv6 in brackets, 26379 by
+ * default), the master named by the option or else the URL's host (as
+ * redis-rb reads it), the sentinels' password apart from the master's, the
+ * environment as fallback, and bad lists refused. */
+static void test_parse_sentinel(void **s) {
+    (void)s;
+    hh_redis_options o;
+    hh_redis_config cfg;
+    char err[512] = "";
+    hh_redis_options_init(&o);
+    o.url = "redis://:" SECRET "@mymaster/2";
+    o.sentinels = "127.0.0.1:26380,[::1]:26381,sentinel.example";
+    o.sentinel_password = "sentinel-pw";
+    if (hh_redis_config_parse(&cfg, &o, err, sizeof(err)) != 0) fail_msg("rejected: %s", err);
+    assert_int_equal(cfg.nsentinels, 3);
+    assert_string_equal(cfg.sentinel_host[0], "127.0.0.1");
+    assert_int_equal(cfg.sentinel_port[0], 26380);
+    assert_string_equal(cfg.sentinel_host[1], "::1");
+    assert_int_equal(cfg.sentinel_port[1], 26381);
+    assert_string_equal(cfg.sentinel_host[2], "sentinel.example");
+    assert_int_equal(cfg.sentinel_port[2], 26379);
+    assert_string_equal(cfg.sentinel_master, "mymaster");
+    assert_string_equal(cfg.sentinel_password, "sentinel-pw");
+    assert_string_equal(cfg.password, SECRET);
+    assert_int_equal(cfg.db, 2);
+    assert_null(strstr(cfg.display, SECRET));
+    assert_null(strstr(cfg.display, "sentinel-pw"));
+    assert_non_null(strstr(cfg.display, "mymaster"));
+    hh_redis_config_free(&cfg);
+    o.sentinel_master = "other";
+    o.sentinels = NULL;
+    setenv("HIREDHAND_SENTINELS", "127.0.0.1:1", 1);
+    if (hh_redis_config_parse(&cfg, &o, err, sizeof(err)) != 0) fail_msg("rejected: %s", err);
+    assert_int_equal(cfg.nsentinels, 1);
+    assert_string_equal(cfg.sentinel_master, "other");
+    hh_redis_config_free(&cfg);
+    unsetenv("HIREDHAND_SENTINELS");
+    const char *bad[] = {"127.0.0.1:0", "127.0.0.1:x", "::1:26379", "[::1", "h:123456", ",", NULL};
+    for (int i = 0; bad[i]; i++) {
+        o.sentinels = bad[i];
+        if (hh_redis_config_parse(&cfg, &o, err, sizeof(err)) == 0) {
+            hh_redis_config_free(&cfg);
+            fail_msg("accepted sentinels '%s'", bad[i]);
+        }
+        assert_null(strstr(err, SECRET));
+    }
+    o.url = "unix:///tmp/r.sock";
+    o.sentinels = "127.0.0.1:26379";
+    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "unix://"));
+}
+
 /* A password written into a bad unix:// URL must not be echoed in the error message either (redis.h: "a message in
  * err (never the password)"). */
 static void test_parse_bad_unix_url_hides_password(void **s) {
@@ -869,6 +921,7 @@ int main(void) {
         cmocka_unit_test(test_parse_bad_urls),
         cmocka_unit_test(test_parse_rediss),
         cmocka_unit_test(test_parse_tls_options),
+        cmocka_unit_test(test_parse_sentinel),
         cmocka_unit_test(test_parse_bad_unix_url_hides_password),
         cmocka_unit_test(test_parse_bad_url_shapes_hide_password),
         cmocka_unit_test(test_parse_bad_long_url_no_overflow),
