@@ -199,17 +199,31 @@ static void nap(hh_redis_config *cfg, double s) {
     for (double t = 0; t < s && watching(cfg); t += 0.1) hh_sleep(0.1);
 }
 
-/* "+switch-master <name> <old ip> <old port> <new ip> <new port>" */
+/* "+switch-master <name> <old ip> <old port> <new ip> <new port>", or
+ * "+promoted-slave slave <ip:port> <ip> <port> @ <name> <ip> <port>".
+ * The sentinel that leads a failover says +switch-master only once every
+ * replica is reconfigured (seconds later), while it already names the
+ * promoted replica to SENTINEL get-master-addr-by-name: writes to the old
+ * master in between are lost when it becomes a replica. Its
+ * +promoted-slave lets connections move at once; the other sentinels say
+ * +switch-master as soon as they hear of the promotion. */
 static void on_message(hh_redis_config *cfg, redisReply *r) {
     if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 || r->element[0]->type != REDIS_REPLY_STRING ||
-        strcmp(r->element[0]->str, "message") != 0 || r->element[2]->type != REDIS_REPLY_STRING)
+        strcmp(r->element[0]->str, "message") != 0 || r->element[1]->type != REDIS_REPLY_STRING ||
+        r->element[2]->type != REDIS_REPLY_STRING)
         return;
-    const char *msg = r->element[2]->str;
+    const char *chan = r->element[1]->str, *msg = r->element[2]->str;
     size_t n = sdslen(cfg->sentinel_master);
-    if (strncmp(msg, cfg->sentinel_master, n) != 0 || msg[n] != ' ') return;
+    if (strcmp(chan, "+switch-master") == 0) {
+        if (strncmp(msg, cfg->sentinel_master, n) != 0 || msg[n] != ' ') return;
+    } else if (strcmp(chan, "+promoted-slave") == 0) {
+        const char *at = strstr(msg, " @ ");
+        if (!at || strncmp(at + 3, cfg->sentinel_master, n) != 0 || at[3 + n] != ' ') return;
+    } else {
+        return;
+    }
     atomic_fetch_add(&cfg->master_epoch, 1);
-    hh_log(cfg->watch_log, HH_LOG_INFO, "sentinel: +switch-master %s: every connection moves to the new master",
-           msg);
+    hh_log(cfg->watch_log, HH_LOG_INFO, "sentinel: %s %s: every connection moves to the new master", chan, msg);
 }
 
 static void *watch_main(void *arg) {
@@ -222,7 +236,8 @@ static void *watch_main(void *arg) {
             char why[256];
             redisReply *r = NULL;
             if (sentinel_open(&s, i, why, sizeof(why)) != 0 ||
-                !(r = hh_conn_raw(&s, "SUBSCRIBE +switch-master")) || r->type != REDIS_REPLY_ARRAY) {
+                !(r = hh_conn_raw(&s, "SUBSCRIBE +switch-master +promoted-slave")) ||
+                r->type != REDIS_REPLY_ARRAY) {
                 if (r) freeReplyObject(r);
                 hh_conn_close(&s);
                 hh_log(cfg->watch_log, HH_LOG_DEBUG, "sentinel %s:%d: cannot listen to +switch-master",
