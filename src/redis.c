@@ -1,6 +1,8 @@
 /* redis.c -- connections, reconnect with capped backoff, pipelines and
- * scripts (see redis.h). Reads INFO server once per connect for the Redis
- * version; touches no data key. */
+ * scripts (see redis.h), over plain TCP, unix sockets or TLS (the bytes go
+ * through tls.c; hiredis keeps the protocol), to a fixed address or the
+ * master Sentinel names (sentinel.c). Reads INFO server (and ROLE with
+ * Sentinel) once per connect; touches no data key. */
 #include "redis.h"
 #include "sentinel.h"
 #include "tls.h"

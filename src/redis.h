@@ -1,4 +1,5 @@
-/* redis.h -- connections to Redis: URL parsing, connect with timeouts, AUTH
+/* redis.h -- connections to Redis (TCP, TLS for rediss://, unix sockets;
+ * the master found through Sentinel): URL parsing, connect with timeouts, AUTH
  * and SELECT, reconnect with capped backoff, connection-level error
  * detection (READONLY, UNBLOCKED, LOADING...), pipelines
  * and Lua scripts by EVALSHA. One hh_conn belongs to one thread (hiredis

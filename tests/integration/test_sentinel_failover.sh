@@ -10,11 +10,14 @@
 #      the workers follow; asynchronous replication may lose the last writes, so jobs lost and
 #      duplicated are measured and printed (the README reports them), not asserted to be 0; the
 #      jobs still queued on the promoted master all complete.
-#   Both workers stay alive throughout and exit 0 on SIGTERM.
+#   Both workers stay alive throughout and exit 0 on SIGTERM; worker 1's /healthz (--http) is 200
+#   again after each event.
 . "$(dirname "$0")/../lib/harness.sh"
 . "$(dirname "$0")/../lib/recovery_helpers.sh"
 . "$(dirname "$0")/../lib/sentinel_helpers.sh"
+. "$(dirname "$0")/../lib/heartbeat_helpers.sh"
 hh_require_binary
+command -v curl >/dev/null || fail "curl is not installed"
 sentinel_start_cluster
 
 N=5000
@@ -22,9 +25,12 @@ jids="$HH_TMP/all.jids"; : >"$jids"
 rf_push default SentJob "$N" "$jids"
 start_worker() {
     HH_NO_URL=1 hh_start_worker -r "redis://127.0.0.1/0" "${SENTINEL_ARGS[@]}" -c 5 -t 5 --fetch reliable \
-        --heartbeat-interval 1 --recovery-interval 5 --exec "SentJob=$RF_HANDLER"
+        --heartbeat-interval 1 --recovery-interval 5 --exec "SentJob=$RF_HANDLER" "$@"
 }
-start_worker; W1="$WORKER_PID"; ID1="$(rf_identity "$WORKER_LOG")"; LOG1="$WORKER_LOG"
+HPORT="$(hb_pick_listen_port)"
+healthz() { curl -s -o /dev/null -w '%{http_code}' --max-time 3 "http://127.0.0.1:$HPORT/healthz"; }
+start_worker --http "127.0.0.1:$HPORT" --liveness-max-age 4; W1="$WORKER_PID"; ID1="$(rf_identity "$WORKER_LOG")"; LOG1="$WORKER_LOG"
+must_wait 20 '[ "$(healthz)" = 200 ]' "/healthz of worker 1 is not 200 at start"
 start_worker; W2="$WORKER_PID"; ID2="$(rf_identity "$WORKER_LOG")"; LOG2="$WORKER_LOG"
 
 # --- 1. SENTINEL FAILOVER mid-run
@@ -42,6 +48,7 @@ for id in "$ID1" "$ID2"; do
         "worker $id does not beat on the new master within 30 s"
 done
 # Sidekiq's own client, configured for the same sentinels, pushes to whichever is master now
+must_wait 30 '[ "$(healthz)" = 200 ]' "/healthz of worker 1 is not 200 after the failover"
 jids2="$HH_TMP/after.jids"
 SENTINELS="$(IFS=,; echo "${SENTINEL_PORTS[*]/#/127.0.0.1:}")" hh_ruby sentinel_push.rb 500 SentJob >"$jids2" ||
     fail "Sidekiq::Client could not push through the sentinels"
@@ -85,6 +92,7 @@ for id in "$ID1" "$ID2"; do
     must_wait 30 '[ "$(R hget "'"$id"'" beat | cut -d. -f1)" -ge '"$t_now"' ] 2>/dev/null' \
         "worker $id does not beat on the promoted master"
 done
+must_wait 30 '[ "$(healthz)" = 200 ]' "/healthz of worker 1 did not recover after the kill"
 hh_stop_worker TERM 20; assert_eq "$WORKER_RC" 0 "worker 2 exit status"
 WORKER_PID="$W1"; hh_stop_worker TERM 20; assert_eq "$WORKER_RC" 0 "worker 1 exit status"
 assert_contains "$(cat "$LOG1")" "+switch-master" "worker 1 logged the switch"
