@@ -26,7 +26,8 @@ static const char usage[] =
     "--redis-password-file FILE (used when the URL has no password; else $REDIS_PASSWORD)\n"
     "and --namespace NS; a rediss:// (TLS) URL takes --tls-ca-file FILE, --tls-ca-dir DIR,\n"
     "--tls-cert FILE and --tls-key FILE (mutual TLS), --tls-server-name NAME and --tls-insecure\n"
-    "(see hiredhand work --help).\n";
+    "--sentinel HOST:PORT (repeatable), --sentinel-master NAME and --sentinel-password-file FILE\n"
+    "find the master through Redis Sentinel (see hiredhand work --help).\n";
 
 int cli_usage_error(const char *fmt, ...) {
     va_list ap;
