@@ -40,7 +40,7 @@ static int parse(int argc, char **argv, adm *a, const char *usage) {
         {"limit", required_argument, 0, O_LIMIT}, {"all", no_argument, 0, O_ALL},
         {"yes", no_argument, 0, O_YES}, {"redis-password-file", required_argument, 0, O_PWFILE},
         {"dead-max-jobs", required_argument, 0, O_DEADMAX}, {"dead-timeout", required_argument, 0, O_DEADTIMEOUT},
-        {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
+        CLI_TLS_LONGOPTS, {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
     memset(a, 0, sizeof(*a));
     hh_redis_options_init(&a->redis);
     int ch;
@@ -50,6 +50,7 @@ static int parse(int argc, char **argv, adm *a, const char *usage) {
     while ((ch = getopt_long(argc, argv, "r:y", lo, NULL)) != -1) {
         switch (ch) {
         case 'r': a->redis.url = optarg; break;
+        CLI_TLS_CASES: if (cli_redis_option(ch, optarg, &a->redis)) return CLI_EXIT_USAGE; break;
         case O_PWFILE:
             if (!(a->redis.password = cli_password_file(optarg))) return CLI_EXIT_USAGE;
             break;
@@ -84,20 +85,7 @@ static int parse(int argc, char **argv, adm *a, const char *usage) {
     return 0;
 }
 
-static hh_client *open_client(adm *a, int *rc) {
-    char err[256];
-    if (hh_redis_url_check(a->redis.url, err, sizeof(err)) != HH_OK) {
-        *rc = cli_usage_error("%s", err);
-        return NULL;
-    }
-    int e;
-    hh_client *cl = hh_client_new(&a->redis, &e);
-    if (!cl) {
-        fprintf(stderr, "hiredhand: cannot connect to Redis: %s\n", hh_strerror(e));
-        *rc = e == HH_ERR_REFUSED ? CLI_EXIT_USAGE : e == HH_ERR_INVALID ? CLI_EXIT_USAGE : EXIT_REDIS;
-    }
-    return cl;
-}
+static hh_client *open_client(adm *a, int *rc) { return cli_client_open(&a->redis, EXIT_REDIS, rc); }
 
 /* Maps an API error to an exit status, saying why on stderr. */
 static int failed(hh_client *cl, const char *what, int e) {

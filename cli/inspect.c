@@ -16,20 +16,7 @@ typedef struct common {
 
 enum { OPT_NS = 1000, OPT_JSON, OPT_IN, OPT_AT, OPT_RETRY, OPT_TS, OPT_HELP, OPT_PWFILE };
 
-static hh_client *connect_or_explain(common *c, int *rc) {
-    char err[256];
-    if (hh_redis_url_check(c->redis.url, err, sizeof(err)) != HH_OK) {
-        *rc = cli_usage_error("%s", err);
-        return NULL;
-    }
-    int e;
-    hh_client *cl = hh_client_new(&c->redis, &e);
-    if (!cl) {
-        fprintf(stderr, "hiredhand: %s\n", hh_last_error()); /* the URL (password masked) and why */
-        *rc = e == HH_ERR_REFUSED ? CLI_EXIT_USAGE : 1;
-    }
-    return cl;
-}
+static hh_client *connect_or_explain(common *c, int *rc) { return cli_client_open(&c->redis, 1, rc); }
 
 int cli_push(int argc, char **argv) {
     static const struct option lo[] = {
@@ -37,7 +24,7 @@ int cli_push(int argc, char **argv) {
         {"namespace", required_argument, 0, OPT_NS}, {"in", required_argument, 0, OPT_IN},
         {"at", required_argument, 0, OPT_AT}, {"retry", required_argument, 0, OPT_RETRY},
         {"timestamps", required_argument, 0, OPT_TS}, {"redis-password-file", required_argument, 0, OPT_PWFILE},
-        {"help", no_argument, 0, OPT_HELP}, {0, 0, 0, 0}};
+        CLI_TLS_LONGOPTS, {"help", no_argument, 0, OPT_HELP}, {0, 0, 0, 0}};
     static const char usage[] =
         "usage: hiredhand push CLASS [ARGS_JSON] [-q QUEUE] [--in SECONDS | --at EPOCH]\n"
         "                      [--retry true|false|N] [-r URL] [--redis-password-file FILE]\n"
@@ -54,6 +41,7 @@ int cli_push(int argc, char **argv) {
     while ((ch = getopt_long(argc, argv, "r:q:", lo, NULL)) != -1) {
         switch (ch) {
         case 'r': c.redis.url = optarg; break;
+        CLI_TLS_CASES: if (cli_redis_option(ch, optarg, &c.redis)) return CLI_EXIT_USAGE; break;
         case OPT_PWFILE:
             if (!(c.redis.password = cli_password_file(optarg))) return CLI_EXIT_USAGE;
             break;
@@ -117,13 +105,14 @@ static int parse_common(int argc, char **argv, common *c, const char *usage) {
     static const struct option lo[] = {
         {"redis", required_argument, 0, 'r'}, {"namespace", required_argument, 0, OPT_NS},
         {"json", no_argument, 0, OPT_JSON}, {"redis-password-file", required_argument, 0, OPT_PWFILE},
-        {"help", no_argument, 0, OPT_HELP}, {0, 0, 0, 0}};
+        CLI_TLS_LONGOPTS, {"help", no_argument, 0, OPT_HELP}, {0, 0, 0, 0}};
     int ch;
     hh_redis_options_init(&c->redis);
     optind = 1;
     while ((ch = getopt_long(argc, argv, "r:", lo, NULL)) != -1) {
         switch (ch) {
         case 'r': c->redis.url = optarg; break;
+        CLI_TLS_CASES: if (cli_redis_option(ch, optarg, &c->redis)) return CLI_EXIT_USAGE; break;
         case OPT_PWFILE:
             if (!(c->redis.password = cli_password_file(optarg))) return CLI_EXIT_USAGE;
             break;

@@ -20,7 +20,7 @@
 
 static const char work_usage[] =
     "usage: hiredhand work [options]\n"
-    "  -r, --redis URL            redis://[user:password@]host:port/db or\n"
+    "  -r, --redis URL            redis[s]://[user:password@]host:port/db (rediss: TLS) or\n"
     "                             unix://[user:password@]/path?db=N (percent-encoded user info)\n"
     "                             (default $REDIS_URL, else redis://127.0.0.1:6379/0)\n"
     CLI_PASSWORD_FILE_HELP
@@ -91,6 +91,7 @@ static const struct option longopts[] = {
     {"redis-password-file", required_argument, 0, OPT_PWFILE},
     {"http-token-file", required_argument, 0, OPT_HTTP_TOKEN_FILE},
     {"log-format", required_argument, 0, OPT_LOG_FORMAT}, {"log-level", required_argument, 0, OPT_LOG_LEVEL},
+    CLI_TLS_LONGOPTS,
     {"help", no_argument, 0, OPT_HELP},        {0, 0, 0, 0}};
 
 /* The -l file; SIGHUP swaps it for a new one at the same path (logrotate),
@@ -191,6 +192,7 @@ static int parse_option(work_args *a, int ch, const char *arg) {
     double d;
     switch (ch) {
     case 'r': a->o.redis.url = arg; break;
+    CLI_TLS_CASES: if (cli_redis_option(ch, arg, &a->o.redis)) return CLI_EXIT_USAGE; break;
     case OPT_PWFILE:
         if (!(a->o.redis.password = cli_password_file(arg))) return CLI_EXIT_USAGE;
         break;
@@ -312,7 +314,7 @@ static int parse_option(work_args *a, int ch, const char *arg) {
         if (read_token_file(arg)) return CLI_EXIT_USAGE;
         a->o.http_token = http_token;
         break;
-    case OPT_HELP: fputs(work_usage, stdout); return 0;
+    case OPT_HELP: fputs(work_usage, stdout), fputs(CLI_TLS_HELP, stdout); return 0;
     default: fputs(work_usage, stderr); return CLI_EXIT_USAGE;
     }
     return 0;

@@ -129,7 +129,8 @@ typedef enum hh_timestamps {
  * manager options. Zero-initialise, or call hh_redis_options_init(). */
 typedef struct hh_redis_options {
     size_t struct_size; /* sizeof(hh_redis_options); see "Structs that can grow" */
-    /* "redis://[user:password@]host:port/db" or
+    /* "redis://[user:password@]host:port/db",
+     * "rediss://[user:password@]host:port/db" (TLS, see the tls_ fields) or
      * "unix://[user:password@]/path?db=N" (user info percent-decoded; see
      * the README's Redis URLs).
      * NULL: $REDIS_URL, else "redis://127.0.0.1:6379/0". */
@@ -147,6 +148,39 @@ typedef struct hh_redis_options {
      * password in the URL wins over both; the user name, if any, is the
      * URL's. Copied when the options are used. */
     const char *password;
+
+    /* TLS, for rediss:// URLs (ignored otherwise). Each NULL (or 0) field
+     * falls back to its environment variable, named in brackets. Files are
+     * PEM. Certificate and host name verification are on unless
+     * tls_insecure. Copied or read when the options are used. */
+    const char *tls_ca_file;     /* CA bundle [HIREDHAND_TLS_CA_FILE]; with
+                                  * neither this nor tls_ca_dir, the system's
+                                  * CA store */
+    const char *tls_ca_dir;      /* hashed CA directory [HIREDHAND_TLS_CA_DIR] */
+    const char *tls_cert;        /* client certificate for mutual TLS
+                                  * [HIREDHAND_TLS_CERT], with tls_key */
+    const char *tls_key;         /* its private key [HIREDHAND_TLS_KEY] */
+    const char *tls_server_name; /* SNI and the name the certificate must
+                                  * match; NULL: the URL's host
+                                  * [HIREDHAND_TLS_SERVER_NAME] */
+    int tls_insecure;            /* 1: skip certificate and host name checks
+                                  * (logged as a warning)
+                                  * [HIREDHAND_TLS_INSECURE=1] */
+
+    /* Redis Sentinel: the master is whatever the sentinels name, checked
+     * with ROLE after every connect and asked again after a connection
+     * loss, a READONLY error or a +switch-master event. The URL still
+     * gives the master's db, user and password (its host and port are not
+     * used); rediss:// means TLS to the sentinels and the master. NULL
+     * fields fall back to the environment variable in brackets. */
+    const char *sentinels;         /* "host:port,host:port..." ("[::1]:26379"
+                                    * for IPv6) [HIREDHAND_SENTINELS]; NULL
+                                    * or "": no Sentinel */
+    const char *sentinel_master;   /* the master's name; NULL: the URL's host,
+                                    * as redis-rb reads it
+                                    * [HIREDHAND_SENTINEL_MASTER] */
+    const char *sentinel_password; /* AUTH for the sentinels, apart from the
+                                    * master's [HIREDHAND_SENTINEL_PASSWORD] */
 } hh_redis_options;
 
 /* Fills *o with the defaults documented above and sets struct_size.
@@ -157,6 +191,12 @@ HH_EXPORT void hh_redis_options_init(hh_redis_options *o);
  * when errbuf is non-NULL, writes a message (never containing the password)
  * into it. Thread-safe. */
 HH_EXPORT int hh_redis_url_check(const char *url, char *errbuf, size_t errlen);
+
+/* Checks redis options without connecting: the URL as hh_redis_url_check
+ * does, and for rediss:// the TLS settings (each file readable and valid,
+ * a certificate with its key). Returns HH_OK or HH_ERR_INVALID with a
+ * message naming the file and OpenSSL's reason. Thread-safe. */
+HH_EXPORT int hh_redis_options_check(const hh_redis_options *o, char *errbuf, size_t errlen);
 
 /* What a name given to hiredhand is used for (see hh_name_check()). */
 typedef enum hh_name_kind {

@@ -6,10 +6,10 @@
 #                           (localedef: a decimal-comma locale for tests/unit/test_locale.c)
 set -euo pipefail
 what="${1:-test}"
-pkgs=(cmake make gcc clang pkg-config libhiredis-dev libjansson-dev libmicrohttpd-dev zlib1g-dev
-      redis-server redis-tools)
+pkgs=(cmake make gcc clang pkg-config libhiredis-dev libjansson-dev libmicrohttpd-dev zlib1g-dev libssl-dev
+      redis-server redis-tools redis-sentinel)
 if [ "$what" = test ]; then
-  pkgs+=(libcmocka-dev ruby ruby-sidekiq ruby-rack ruby-webrick curl jq iproute2 chromium procps locales
+  pkgs+=(libcmocka-dev ruby ruby-sidekiq ruby-rack ruby-webrick curl jq iproute2 chromium procps locales openssl
         libclang-rt-14-dev cppcheck clang-format)  # locales: the decimal-comma test; libFuzzer for
                                                    # `make fuzz`; cppcheck and clang-format for `make lint`
 fi

@@ -12,7 +12,7 @@
 
 #define END_OF(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
 /* The layouts of version 0.1, the first with struct_size. */
-#define REDIS_V1 END_OF(hh_redis_options, password)
+#define REDIS_V1 END_OF(hh_redis_options, sentinel_password)
 #define PUSH_V1 END_OF(hh_push_options, extra_json)
 #define MANAGER_V1 END_OF(hh_manager_options, http_token)
 #define STATS_V1 END_OF(hh_manager_stats, reconciled)

@@ -82,6 +82,15 @@ int hh_redis_url_check(const char *url, char *errbuf, size_t errlen) {
     return HH_OK;
 }
 
+int hh_redis_options_check(const hh_redis_options *caller_opts, char *errbuf, size_t errlen) {
+    hh_redis_options o; /* the caller's struct_size bytes on the defaults */
+    hh_redis_options_read(&o, caller_opts);
+    hh_redis_config cfg;
+    if (hh_redis_config_parse(&cfg, &o, errbuf, errlen) != 0) return HH_ERR_INVALID;
+    hh_redis_config_free(&cfg);
+    return HH_OK;
+}
+
 void hh_push_options_init(hh_push_options *o) {
     memset(o, 0, sizeof(*o));
     o->struct_size = sizeof(*o);

@@ -211,7 +211,7 @@ static void on_message(hh_pickup *pk, const redisReply *r) {
 /* Reads what the subscriber socket has (read says whether to read the
  * socket first, or only what hiredis buffered already). */
 static void read_sub(hh_pickup *pk, int read) {
-    if (read && redisBufferRead(pk->sub.ctx) != REDIS_OK) {
+    if (read && hh_conn_read_some(&pk->sub) != REDIS_OK) {
         drop(pk, pk->sub.ctx->errstr[0] ? pk->sub.ctx->errstr : "subscriber connection lost");
         return;
     }

@@ -1,7 +1,11 @@
 /* redis.c -- connections, reconnect with capped backoff, pipelines and
- * scripts (see redis.h). Reads INFO server once per connect for the Redis
- * version; touches no data key. */
+ * scripts (see redis.h), over plain TCP, unix sockets or TLS (the bytes go
+ * through tls.c; hiredis keeps the protocol), to a fixed address or the
+ * master Sentinel names (sentinel.c). Reads INFO server (and ROLE with
+ * Sentinel) once per connect; touches no data key. */
 #include "redis.h"
+#include "sentinel.h"
+#include "tls.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -9,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/time.h>
 
 #define HH_DEFAULT_URL "redis://127.0.0.1:6379/0"
@@ -138,8 +143,8 @@ static void mask_url(hh_redis_config *cfg) {
     if (cfg->unix_path)
         cfg->display = sdscatfmt(sdsempty(), "unix://%s%s%s?db=%i", un, ui, cfg->unix_path, cfg->db);
     else
-        cfg->display = sdscatfmt(sdsempty(), "redis://%s%s%s:%i/%i", un, ui, cfg->host, cfg->port,
-                                 cfg->db);
+        cfg->display = sdscatfmt(sdsempty(), "%s://%s%s%s:%i/%i", cfg->tls ? "rediss" : "redis", un, ui,
+                                 cfg->host, cfg->port, cfg->db);
 }
 
 /* A URL without a password takes the options' (a password file), else
@@ -148,6 +153,38 @@ static void default_password(hh_redis_config *cfg, const hh_redis_options *o) {
     if (cfg->password) return;
     const char *pw = o && o->password && *o->password ? o->password : getenv("REDIS_PASSWORD");
     if (pw && *pw) cfg->password = sdsnew(pw);
+}
+
+/* An option, else its environment variable (for containers), else NULL. */
+static const char *opt_env(const char *v, const char *env) {
+    if (v && *v) return v;
+    v = getenv(env);
+    return v && *v ? v : NULL;
+}
+
+static int env_true(const char *env) {
+    const char *v = getenv(env);
+    return v && (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes"));
+}
+
+/* rediss://: the TLS settings from the options, else the environment, and
+ * one SSL_CTX for every connection of this configuration (the CA store and
+ * client certificate are read once, here, so a bad file is reported before
+ * anything connects). */
+static int tls_setup(hh_redis_config *cfg, const hh_redis_options *o, char *err, size_t errlen) {
+    hh_tls_settings s;
+    s.ca_file = opt_env(o ? o->tls_ca_file : NULL, "HIREDHAND_TLS_CA_FILE");
+    s.ca_dir = opt_env(o ? o->tls_ca_dir : NULL, "HIREDHAND_TLS_CA_DIR");
+    s.cert = opt_env(o ? o->tls_cert : NULL, "HIREDHAND_TLS_CERT");
+    s.key = opt_env(o ? o->tls_key : NULL, "HIREDHAND_TLS_KEY");
+    s.server_name = opt_env(o ? o->tls_server_name : NULL, "HIREDHAND_TLS_SERVER_NAME");
+    s.insecure = (o && o->tls_insecure) || env_true("HIREDHAND_TLS_INSECURE");
+    cfg->tls_verify = !s.insecure;
+    cfg->tls_name = sdsnew(s.server_name ? s.server_name : cfg->host);
+    cfg->tls_client_cert = s.cert != NULL;
+    cfg->tls_name_forced = s.server_name != NULL;
+    cfg->tls_ctx = hh_tls_ctx_new(&s, err, errlen);
+    return cfg->tls_ctx && cfg->tls_name ? 0 : -1;
 }
 
 int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char *err,
@@ -179,11 +216,13 @@ int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char 
         }
         default_password(cfg, o);
         mask_url(cfg);
+        if (hh_sentinel_config(cfg, o, err, errlen) != 0) return hh_redis_config_free(cfg), -1;
         return 0;
     }
-    if (strncmp(url, "redis://", 8) != 0)
-        return fail_url(err, errlen, "must start with redis:// or unix://", url);
-    const char *p = url + 8;
+    cfg->tls = strncmp(url, "rediss://", 9) == 0;
+    if (!cfg->tls && strncmp(url, "redis://", 8) != 0)
+        return fail_url(err, errlen, "must start with redis://, rediss:// or unix://", url);
+    const char *p = url + (cfg->tls ? 9 : 8);
     const char *end = p + strcspn(p, "/?#");
     const char *at = NULL;
     for (const char *s = p; s < end; s++)
@@ -222,16 +261,24 @@ int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char 
     }
     default_password(cfg, o);
     mask_url(cfg);
+    if ((cfg->tls && tls_setup(cfg, o, err, errlen) != 0) || hh_sentinel_config(cfg, o, err, errlen) != 0) {
+        hh_redis_config_free(cfg);
+        return -1;
+    }
     return 0;
 }
 
 void hh_redis_config_free(hh_redis_config *cfg) {
+    hh_sentinel_config_free(cfg);
     sdsfree(cfg->host);
     sdsfree(cfg->unix_path);
     sdsfree(cfg->user);
     sdsfree(cfg->password);
     sdsfree(cfg->display);
-    cfg->host = cfg->unix_path = cfg->user = cfg->password = cfg->display = NULL;
+    sdsfree(cfg->tls_name);
+    if (cfg->tls_ctx) hh_tls_ctx_free(cfg->tls_ctx);
+    cfg->tls_ctx = NULL;
+    cfg->host = cfg->unix_path = cfg->user = cfg->password = cfg->display = cfg->tls_name = NULL;
 }
 
 /* ------------------------------------------------------------- connections */
@@ -247,6 +294,8 @@ void hh_conn_init(hh_conn *c, hh_redis_config *cfg, const hh_logger *log, const 
 }
 
 void hh_conn_close(hh_conn *c) {
+    if (c->ssl) hh_tls_free(c->ssl);
+    c->ssl = NULL;
     if (c->ctx) redisFree(c->ctx);
     c->ctx = NULL;
     atomic_store(&c->client_id, 0);
@@ -307,16 +356,96 @@ const char *hh_redis_refused(hh_redis_config *cfg) {
     return atomic_load(&cfg->refused) ? cfg->refused_why : NULL;
 }
 
+/* ------------------------------------------------------------------ I/O
+ * Plain TCP and unix sockets: hiredis' own blocking calls. TLS: hiredis
+ * still formats into ctx->obuf and parses with ctx->reader, and tls.c moves
+ * the bytes; errors land in ctx->err/errstr as hiredis' own would. */
+
+static int tls_fail(redisContext *ctx, int err) {
+    ctx->err = err;
+    return REDIS_ERR;
+}
+
+/* Writes ctx->obuf whole (redisBufferWrite until done). */
+static int conn_flush(hh_conn *c) {
+    redisContext *ctx = c->ctx;
+    if (!c->ssl) {
+        int done = sdslen(ctx->obuf) == 0;
+        while (!done)
+            if (redisBufferWrite(ctx, &done) != REDIS_OK) return REDIS_ERR;
+        return REDIS_OK;
+    }
+    if (sdslen(ctx->obuf) == 0) return REDIS_OK;
+    if (hh_tls_write(c->ssl, ctx->obuf, sdslen(ctx->obuf), ctx->errstr, sizeof(ctx->errstr)) != 0)
+        return tls_fail(ctx, REDIS_ERR_IO);
+    sdsfree(ctx->obuf);
+    ctx->obuf = sdsempty();
+    return ctx->obuf ? REDIS_OK : tls_fail(ctx, REDIS_ERR_OOM);
+}
+
+int hh_conn_read_some(hh_conn *c) {
+    redisContext *ctx = c->ctx;
+    if (!c->ssl) return redisBufferRead(ctx);
+    char buf[16 * 1024];
+    do { /* and what OpenSSL decrypted already, which poll() cannot see */
+        long n = hh_tls_read(c->ssl, buf, sizeof(buf), ctx->errstr, sizeof(ctx->errstr));
+        if (n <= 0) return tls_fail(ctx, n == 0 ? REDIS_ERR_EOF : REDIS_ERR_IO);
+        if (redisReaderFeed(ctx->reader, buf, (size_t)n) != REDIS_OK) {
+            hh_strlcpy(ctx->errstr, ctx->reader->errstr, sizeof(ctx->errstr));
+            return tls_fail(ctx, ctx->reader->err);
+        }
+    } while (hh_tls_pending(c->ssl) > 0);
+    return REDIS_OK;
+}
+
+/* redisGetReply: a reply already parsed, else write what is queued and
+ * read until one is complete. */
+static int conn_get_reply(hh_conn *c, void **reply) {
+    if (!c->ssl) return redisGetReply(c->ctx, reply);
+    *reply = NULL;
+    if (redisGetReplyFromReader(c->ctx, reply) != REDIS_OK) return REDIS_ERR;
+    if (*reply) return REDIS_OK;
+    if (conn_flush(c) != REDIS_OK) return REDIS_ERR;
+    while (!*reply) {
+        if (hh_conn_read_some(c) != REDIS_OK) return REDIS_ERR;
+        if (redisGetReplyFromReader(c->ctx, reply) != REDIS_OK) return REDIS_ERR;
+    }
+    return REDIS_OK;
+}
+
+static redisReply *conn_vcommand(hh_conn *c, const char *fmt, va_list ap) {
+    void *r = NULL;
+    if (redisvAppendCommand(c->ctx, fmt, ap) != REDIS_OK) return NULL;
+    if (conn_get_reply(c, &r) != REDIS_OK) return NULL;
+    return r;
+}
+
+static redisReply *conn_command(hh_conn *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = conn_vcommand(c, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+static redisReply *conn_commandargv(hh_conn *c, int argc, const char **argv, const size_t *lens) {
+    void *r = NULL;
+    if (redisAppendCommandArgv(c->ctx, argc, argv, lens) != REDIS_OK) return NULL;
+    if (conn_get_reply(c, &r) != REDIS_OK) return NULL;
+    return r;
+}
+
 /* AUTH, SELECT, INFO server and CLIENT ID on a new connection. Returns 0,
  * -1 (may pass: retry) or -2 (Redis refused these settings for good). */
 static int setup(hh_conn *c) {
     redisReply *r;
+    c->version = 0;
     if (c->cfg->password) {
         /* binary-safe: a decoded password may hold any byte */
         const char *argv[3] = {"AUTH", c->cfg->user, c->cfg->password};
         size_t lens[3] = {4, c->cfg->user ? sdslen(c->cfg->user) : 0, sdslen(c->cfg->password)};
         if (!c->cfg->user) argv[1] = argv[2], lens[1] = lens[2];
-        r = redisCommandArgv(c->ctx, c->cfg->user ? 3 : 2, argv, lens);
+        r = conn_commandargv(c, c->cfg->user ? 3 : 2, argv, lens);
         if (!r || r->type == REDIS_REPLY_ERROR) {
             snprintf(c->last_error, sizeof(c->last_error), "AUTH failed: %s",
                      r ? r->str : c->ctx->errstr);
@@ -327,7 +456,7 @@ static int setup(hh_conn *c) {
         freeReplyObject(r);
     }
     if (c->cfg->db) {
-        r = redisCommand(c->ctx, "SELECT %d", c->cfg->db);
+        r = conn_command(c, "SELECT %d", c->cfg->db);
         if (!r || r->type == REDIS_REPLY_ERROR) {
             snprintf(c->last_error, sizeof(c->last_error), "SELECT failed: %s",
                      r ? r->str : c->ctx->errstr);
@@ -337,7 +466,7 @@ static int setup(hh_conn *c) {
         }
         freeReplyObject(r);
     }
-    r = redisCommand(c->ctx, "INFO server");
+    r = conn_command(c, "INFO server");
     if (!r || r->type != REDIS_REPLY_STRING) {
         snprintf(c->last_error, sizeof(c->last_error), "INFO failed: %s",
                  r && r->str ? r->str : c->ctx->errstr);
@@ -352,8 +481,24 @@ static int setup(hh_conn *c) {
         c->version = major * 100 + minor;
     }
     freeReplyObject(r);
+    if (c->cfg->nsentinels) { /* never write to a replica the sentinels named too early */
+        r = conn_command(c, "ROLE");
+        int master = r && r->type == REDIS_REPLY_ARRAY && r->elements >= 1 &&
+                     r->element[0]->type == REDIS_REPLY_STRING && strcmp(r->element[0]->str, "master") == 0;
+        if (!master) {
+            snprintf(c->last_error, sizeof(c->last_error), "ROLE of %.100s: %.100s; asking the sentinels again", c->master_addr,
+                     !r ? c->ctx->errstr
+                        : r->type == REDIS_REPLY_ERROR ? r->str
+                        : r->type == REDIS_REPLY_ARRAY && r->elements && r->element[0]->type == REDIS_REPLY_STRING
+                            ? r->element[0]->str
+                            : "unexpected reply");
+            if (r) freeReplyObject(r);
+            return -1;
+        }
+        freeReplyObject(r);
+    }
     if (c->version >= 500) { /* lets another thread end our blocking calls */
-        r = redisCommand(c->ctx, "CLIENT ID");
+        r = conn_command(c, "CLIENT ID");
         if (r && r->type == REDIS_REPLY_INTEGER) atomic_store(&c->client_id, r->integer);
         if (r) freeReplyObject(r);
     }
@@ -385,7 +530,56 @@ static int arm(hh_conn *c) {
     return 0;
 }
 
+int hh_conn_open(hh_conn *c, const char *host, int port) {
+    double cto = time_left(c, c->cfg->connect_timeout);
+    if (cto <= 0) {
+        hh_strlcpy(c->last_error, "deadline reached", sizeof(c->last_error));
+        return -1;
+    }
+    c->ctx = redisConnectWithTimeout(host, port, tv_of(cto));
+    if (!c->ctx || c->ctx->err) {
+        hh_strlcpy(c->last_error, c->ctx ? c->ctx->errstr : "out of memory", sizeof(c->last_error));
+        hh_conn_close(c);
+        return -1;
+    }
+    /* hiredis 0.14 opens its sockets without close-on-exec: set it before
+     * the first command, so no handler started from now on inherits an
+     * authenticated connection. */
+    hh_fd_cloexec(c->ctx->fd);
+    /* Set on every new context: a reconnect must not lose it. */
+    double cmd = time_left(c, c->cfg->command_timeout);
+    redisSetTimeout(c->ctx, tv_of(cmd > 0 ? cmd : 0.001));
+    redisEnableKeepAlive(c->ctx);
+    if (!c->cfg->tls) return 0;
+    int unwarned = 0;
+    if (!c->cfg->tls_verify && atomic_compare_exchange_strong(&c->cfg->tls_warned, &unwarned, 1))
+        hh_log(c->log, HH_LOG_WARN, "redis %s: TLS without certificate or host name verification "
+               "(--tls-insecure): anyone on the path can read and change the traffic", c->cfg->display);
+    /* the handshake waits no longer than a connect may */
+    redisSetTimeout(c->ctx, tv_of(cto));
+    c->ssl = hh_tls_connect(c->cfg->tls_ctx, c->ctx->fd, c->cfg->tls_name_forced ? c->cfg->tls_name : host,
+                            c->cfg->tls_verify, cto, c->last_error, sizeof(c->last_error));
+    if (!c->ssl) {
+        hh_conn_close(c);
+        return -1;
+    }
+    redisSetTimeout(c->ctx, tv_of(cmd > 0 ? cmd : 0.001));
+    return 0;
+}
+
+redisReply *hh_conn_raw(hh_conn *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = conn_vcommand(c, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
 int hh_conn_ready(hh_conn *c) {
+    if (c->ctx && c->cfg->nsentinels && c->master_epoch != atomic_load(&c->cfg->master_epoch)) {
+        hh_conn_fail(c, "the sentinels announced a new master (+switch-master)");
+        c->next_attempt = hh_mono(); /* move now: the old master may take writes it will lose */
+    }
     if (c->ctx) return 0;
     if (c->deadline > 0 && (c->next_attempt >= c->deadline || hh_mono() >= c->deadline)) {
         hh_strlcpy(c->last_error, "deadline reached", sizeof(c->last_error));
@@ -401,26 +595,54 @@ int hh_conn_ready(hh_conn *c) {
         hh_strlcpy(c->last_error, "deadline reached", sizeof(c->last_error));
         return -1;
     }
-    struct timeval ctv = tv_of(cto);
-    if (c->cfg->unix_path)
-        c->ctx = redisConnectUnixWithTimeout(c->cfg->unix_path, ctv);
-    else
-        c->ctx = redisConnectWithTimeout(c->cfg->host, c->cfg->port, ctv);
-    int ok = c->ctx && !c->ctx->err, rc = -1;
+    int ok, opened, rc = -1;
+    if (c->cfg->unix_path) {
+        c->ctx = redisConnectUnixWithTimeout(c->cfg->unix_path, tv_of(cto));
+        ok = c->ctx && !c->ctx->err;
+        if (ok) {
+            hh_fd_cloexec(c->ctx->fd); /* see hh_conn_open */
+            double cmd = time_left(c, c->cfg->command_timeout);
+            redisSetTimeout(c->ctx, tv_of(cmd > 0 ? cmd : 0.001));
+        } else {
+            hh_strlcpy(c->last_error, c->ctx ? c->ctx->errstr : "out of memory", sizeof(c->last_error));
+            hh_conn_close(c);
+        }
+    } else if (c->cfg->nsentinels) {
+        /* the master is whoever the sentinels name now; an epoch bumped
+         * after this point makes this connection move again */
+        char host[256];
+        int port = 0;
+        hh_sentinel_watch(c->cfg, c->log);
+        c->master_epoch = atomic_load(&c->cfg->master_epoch);
+        ok = hh_sentinel_discover(c, host, sizeof(host), &port) == 0;
+        if (ok) {
+            snprintf(c->master_addr, sizeof(c->master_addr), "%s:%d", host, port);
+            ok = hh_conn_open(c, host, port) == 0;
+        }
+    } else {
+        ok = hh_conn_open(c, c->cfg->host, c->cfg->port) == 0;
+    }
+    opened = ok;
     if (ok) {
-        /* hiredis 0.14 opens its sockets without close-on-exec: set it
-         * before the first command, so no handler started from now on
-         * inherits an authenticated connection. */
-        hh_fd_cloexec(c->ctx->fd);
-        /* Set on every new context: a reconnect must not lose it. */
-        double cmd = time_left(c, c->cfg->command_timeout);
-        redisSetTimeout(c->ctx, tv_of(cmd > 0 ? cmd : 0.001));
-        if (!c->cfg->unix_path) redisEnableKeepAlive(c->ctx);
         rc = setup(c);
         ok = rc == 0;
-    } else {
-        hh_strlcpy(c->last_error, c->ctx ? c->ctx->errstr : "out of memory",
-                   sizeof(c->last_error));
+    }
+    if (!ok && opened && !c->cfg->tls && !c->cfg->unix_path && rc == -1 && c->ctx &&
+        (c->ctx->err == REDIS_ERR_EOF || c->ctx->err == REDIS_ERR_IO) && c->version == 0) {
+        /* A TLS server drops a client that speaks plain text on its first
+         * command, where a plain one would at least have answered. */
+        size_t n = strlen(c->last_error);
+        snprintf(c->last_error + n, sizeof(c->last_error) - n,
+                 " (closed before any reply: a TLS port? then use rediss://)");
+    }
+    if (!ok && opened && c->cfg->tls && c->ssl && !c->cfg->tls_client_cert && rc == -1 && c->version == 0 &&
+        (c->ctx->err == REDIS_ERR_EOF || c->ctx->err == REDIS_ERR_IO)) {
+        /* TLS 1.3 finishes the client's side of the handshake before the
+         * server checks for a client certificate: its refusal comes as an
+         * alert, or a reset, on the first command. */
+        size_t n = strlen(c->last_error);
+        snprintf(c->last_error + n, sizeof(c->last_error) - n,
+                 " (dropped after the handshake: does the server want a client certificate? --tls-cert/--tls-key)");
     }
     if (!ok) {
         hh_conn_close(c);
@@ -480,34 +702,33 @@ static void trim_reader(redisContext *ctx) {
  * onto its output buffer: two copies of a payload at once. A big command
  * instead becomes the output buffer itself, once what was queued before it
  * has been written. */
-static int append_sds(redisContext *ctx, sds cmd) {
+static int append_sds(hh_conn *c, sds cmd) {
+    redisContext *ctx = c->ctx;
     if (sdslen(cmd) < BIG_COMMAND) {
         int rc = redisAppendFormattedCommand(ctx, cmd, sdslen(cmd));
         sdsfree(cmd);
         return rc;
     }
-    int done = sdslen(ctx->obuf) == 0;
-    while (!done)
-        if (redisBufferWrite(ctx, &done) != REDIS_OK) {
-            sdsfree(cmd);
-            return REDIS_ERR;
-        }
+    if (conn_flush(c) != REDIS_OK) {
+        sdsfree(cmd);
+        return REDIS_ERR;
+    }
     sdsfree(ctx->obuf);
     ctx->obuf = cmd;
     return REDIS_OK;
 }
 
-static int append_argv(redisContext *ctx, int argc, const char **argv, const size_t *lens) {
+static int append_argv(hh_conn *c, int argc, const char **argv, const size_t *lens) {
     sds cmd = NULL;
     if (redisFormatSdsCommandArgv(&cmd, argc, argv, lens) < 0 || !cmd) return REDIS_ERR;
-    return append_sds(ctx, cmd);
+    return append_sds(c, cmd);
 }
 
 /* redisCommandArgv, through append_argv. */
-static redisReply *command_argv(redisContext *ctx, int argc, const char **argv, const size_t *lens) {
+static redisReply *command_argv(hh_conn *c, int argc, const char **argv, const size_t *lens) {
     void *r = NULL;
-    if (append_argv(ctx, argc, argv, lens) != REDIS_OK) return NULL;
-    if (redisGetReply(ctx, &r) != REDIS_OK) return NULL;
+    if (append_argv(c, argc, argv, lens) != REDIS_OK) return NULL;
+    if (conn_get_reply(c, &r) != REDIS_OK) return NULL;
     return r;
 }
 
@@ -561,21 +782,21 @@ redisReply *hh_conn_cmd(hh_conn *c, const char *fmt, ...) {
     if (hh_conn_ready(c) != 0 || arm(c) != 0) return NULL;
     va_list ap;
     va_start(ap, fmt);
-    redisReply *r = redisvCommand(c->ctx, fmt, ap);
+    redisReply *r = conn_vcommand(c, fmt, ap);
     va_end(ap);
     return finish(c, r);
 }
 
 redisReply *hh_conn_cmdargv(hh_conn *c, int argc, const char **argv, const size_t *lens) {
     if (hh_conn_ready(c) != 0 || arm(c) != 0) return NULL;
-    return finish(c, command_argv(c->ctx, argc, argv, lens));
+    return finish(c, command_argv(c, argc, argv, lens));
 }
 
 redisReply *hh_conn_cmdargv_blocking(hh_conn *c, double block_s, int argc, const char **argv,
                                      const size_t *lens) {
     if (hh_conn_ready(c) != 0 || arm(c) != 0) return NULL;
     redisSetTimeout(c->ctx, tv_of(time_left(c, block_s + c->cfg->command_timeout)));
-    redisReply *r = finish(c, command_argv(c->ctx, argc, argv, lens));
+    redisReply *r = finish(c, command_argv(c, argc, argv, lens));
     if (c->ctx) redisSetTimeout(c->ctx, tv_of(c->cfg->command_timeout));
     return r;
 }
@@ -597,7 +818,7 @@ void hh_pipe_add(hh_pipe *p, const char *fmt, ...) {
 
 void hh_pipe_addargv(hh_pipe *p, int argc, const char **argv, const size_t *lens) {
     if (p->failed) return;
-    if (append_argv(p->c->ctx, argc, argv, lens) != REDIS_OK) p->failed = 1;
+    if (append_argv(p->c, argc, argv, lens) != REDIS_OK) p->failed = 1;
     else p->n++;
 }
 
@@ -607,7 +828,7 @@ void hh_pipe_add_formatted(hh_pipe *p, sds cmd) {
         sdsfree(cmd);
         return;
     }
-    if (append_sds(p->c->ctx, cmd) != REDIS_OK) p->failed = 1;
+    if (append_sds(p->c, cmd) != REDIS_OK) p->failed = 1;
     else p->n++;
 }
 
@@ -636,7 +857,7 @@ redisReply **hh_pipe_exec(hh_pipe *p) {
             hh_replies_free(out, i);
             return NULL;
         }
-        if (redisGetReply(p->c->ctx, &r) != REDIS_OK || !r) {
+        if (conn_get_reply(p->c, &r) != REDIS_OK || !r) {
             hh_replies_free(out, i);
             hh_conn_fail(p->c, p->c->ctx && p->c->ctx->errstr[0] ? p->c->ctx->errstr
                                                                  : "connection lost");

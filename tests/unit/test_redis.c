@@ -271,7 +271,9 @@ static void test_parse_bad_urls(void **s) {
     (void)s;
     expect_bad("http://localhost:6379/0");
     expect_bad("http://:" SECRET "@localhost:6379/0");
-    expect_bad("rediss://:" SECRET "@localhost:6379/0");
+    expect_bad("rediss://:" SECRET "@localhost:abc/0");
+    expect_bad("rediss://h:70000");
+    expect_bad("redis+tls://:" SECRET "@localhost:6379/0");
     expect_bad("localhost:6379");
     expect_bad("redis://h:0");
     expect_bad("redis://:" SECRET "@h:0/1");
@@ -293,6 +295,127 @@ static void test_parse_bad_urls(void **s) {
     expect_bad("unix:///tmp/r.sock?db=x");
     expect_bad("unix:///tmp/r.sock?database=1");
     assert_int_equal(hh_redis_url_check("redis://h:6379/2", NULL, 0), HH_OK);
+}
+
+/* rediss:// parses as redis:// does, with TLS on: verification by default,
+ * the URL's host as the name to check, and the password masked in logs. */
+static void test_parse_rediss(void **s) {
+    (void)s;
+    hh_redis_config cfg;
+    char err[512] = "";
+    unsetenv("HIREDHAND_TLS_INSECURE");
+    unsetenv("HIREDHAND_TLS_SERVER_NAME");
+    if (parse("rediss://u:" SECRET "@redis.example:6380/3", &cfg, err, sizeof(err)) != 0)
+        fail_msg("rediss:// rejected: %s", err);
+    assert_int_equal(cfg.tls, 1);
+    assert_int_equal(cfg.tls_verify, 1);
+    assert_non_null(cfg.tls_ctx);
+    assert_string_equal(cfg.host, "redis.example");
+    assert_string_equal(cfg.tls_name, "redis.example");
+    assert_int_equal(cfg.port, 6380);
+    assert_int_equal(cfg.db, 3);
+    assert_string_equal(cfg.password, SECRET);
+    assert_string_equal(cfg.display, "rediss://u:***@redis.example:6380/3");
+    hh_redis_config_free(&cfg);
+    /* plain URLs stay plain whatever the TLS options say */
+    if (parse("redis://h:6379/0", &cfg, err, sizeof(err)) != 0) fail_msg("%s", err);
+    assert_int_equal(cfg.tls, 0);
+    assert_null(cfg.tls_ctx);
+    hh_redis_config_free(&cfg);
+}
+
+/* The TLS options: a file that cannot be read is an error naming it, a
+ * certificate needs its key, and each option falls back to its environment
+ * variable. */
+static void test_parse_tls_options(void **s) {
+    (void)s;
+    hh_redis_options o;
+    hh_redis_config cfg;
+    char err[512] = "";
+    hh_redis_options_init(&o);
+    o.url = "rediss://:" SECRET "@127.0.0.1:6380";
+    o.tls_ca_file = "/nonexistent/ca.pem";
+    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "/nonexistent/ca.pem"));
+    assert_null(strstr(err, SECRET));
+    assert_int_equal(hh_redis_options_check(&o, NULL, 0), HH_ERR_INVALID);
+    o.tls_ca_file = NULL;
+    setenv("HIREDHAND_TLS_CA_DIR", "/nonexistent/dir", 1);
+    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0); /* a directory is searched lazily */
+    hh_redis_config_free(&cfg);
+    unsetenv("HIREDHAND_TLS_CA_DIR");
+    setenv("HIREDHAND_TLS_CERT", "/nonexistent/client.pem", 1);
+    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "--tls-key"));
+    setenv("HIREDHAND_TLS_KEY", "/nonexistent/client.key", 1);
+    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "/nonexistent/client.pem"));
+    unsetenv("HIREDHAND_TLS_CERT");
+    unsetenv("HIREDHAND_TLS_KEY");
+    setenv("HIREDHAND_TLS_SERVER_NAME", "redis.test", 1);
+    setenv("HIREDHAND_TLS_INSECURE", "1", 1);
+    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_string_equal(cfg.tls_name, "redis.test");
+    assert_int_equal(cfg.tls_verify, 0);
+    hh_redis_config_free(&cfg);
+    o.tls_server_name = "option.test"; /* the option wins over the environment */
+    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_string_equal(cfg.tls_name, "option.test");
+    hh_redis_config_free(&cfg);
+    unsetenv("HIREDHAND_TLS_SERVER_NAME");
+    unsetenv("HIREDHAND_TLS_INSECURE");
+}
+
+/* Sentinel options: the address list (IPv6 in brackets, 26379 by
+ * default), the master named by the option or else the URL's host (as
+ * redis-rb reads it), the sentinels' password apart from the master's, the
+ * environment as fallback, and bad lists refused. */
+static void test_parse_sentinel(void **s) {
+    (void)s;
+    hh_redis_options o;
+    hh_redis_config cfg;
+    char err[512] = "";
+    hh_redis_options_init(&o);
+    o.url = "redis://:" SECRET "@mymaster/2";
+    o.sentinels = "127.0.0.1:26380,[::1]:26381,sentinel.example";
+    o.sentinel_password = "sentinel-pw";
+    if (hh_redis_config_parse(&cfg, &o, err, sizeof(err)) != 0) fail_msg("rejected: %s", err);
+    assert_int_equal(cfg.nsentinels, 3);
+    assert_string_equal(cfg.sentinel_host[0], "127.0.0.1");
+    assert_int_equal(cfg.sentinel_port[0], 26380);
+    assert_string_equal(cfg.sentinel_host[1], "::1");
+    assert_int_equal(cfg.sentinel_port[1], 26381);
+    assert_string_equal(cfg.sentinel_host[2], "sentinel.example");
+    assert_int_equal(cfg.sentinel_port[2], 26379);
+    assert_string_equal(cfg.sentinel_master, "mymaster");
+    assert_string_equal(cfg.sentinel_password, "sentinel-pw");
+    assert_string_equal(cfg.password, SECRET);
+    assert_int_equal(cfg.db, 2);
+    assert_null(strstr(cfg.display, SECRET));
+    assert_null(strstr(cfg.display, "sentinel-pw"));
+    assert_non_null(strstr(cfg.display, "mymaster"));
+    hh_redis_config_free(&cfg);
+    o.sentinel_master = "other";
+    o.sentinels = NULL;
+    setenv("HIREDHAND_SENTINELS", "127.0.0.1:1", 1);
+    if (hh_redis_config_parse(&cfg, &o, err, sizeof(err)) != 0) fail_msg("rejected: %s", err);
+    assert_int_equal(cfg.nsentinels, 1);
+    assert_string_equal(cfg.sentinel_master, "other");
+    hh_redis_config_free(&cfg);
+    unsetenv("HIREDHAND_SENTINELS");
+    const char *bad[] = {"127.0.0.1:0", "127.0.0.1:x", "::1:26379", "[::1", "h:123456", ",", NULL};
+    for (int i = 0; bad[i]; i++) {
+        o.sentinels = bad[i];
+        if (hh_redis_config_parse(&cfg, &o, err, sizeof(err)) == 0) {
+            hh_redis_config_free(&cfg);
+            fail_msg("accepted sentinels '%s'", bad[i]);
+        }
+        assert_null(strstr(err, SECRET));
+    }
+    o.url = "unix:///tmp/r.sock";
+    o.sentinels = "127.0.0.1:26379";
+    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "unix://"));
 }
 
 /* A password written into a bad unix:// URL must not be echoed in the error message either (redis.h: "a message in
@@ -807,6 +930,9 @@ int main(void) {
         cmocka_unit_test(test_parse_defaults),
         cmocka_unit_test(test_password_option_and_env),
         cmocka_unit_test(test_parse_bad_urls),
+        cmocka_unit_test(test_parse_rediss),
+        cmocka_unit_test(test_parse_tls_options),
+        cmocka_unit_test(test_parse_sentinel),
         cmocka_unit_test(test_parse_bad_unix_url_hides_password),
         cmocka_unit_test(test_parse_bad_url_shapes_hide_password),
         cmocka_unit_test(test_parse_bad_long_url_no_overflow),

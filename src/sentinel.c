@@ -1,0 +1,288 @@
+/* sentinel.c -- Redis Sentinel (see sentinel.h): the master's address from
+ * SENTINEL get-master-addr-by-name, asked of each sentinel in turn, and a
+ * listener on +switch-master. That ROLE says "master" after each connect is
+ * checked in redis.c. Touches no key; the listener SUBSCRIBEs to the
+ * sentinels' +switch-master channel. */
+#include "sentinel.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *opt_env(const char *v, const char *env) {
+    if (v && *v) return v;
+    v = getenv(env);
+    return v && *v ? v : NULL;
+}
+
+/* "host:port", "[v6]:port" or "host" (port 26379). */
+static int parse_addr(const char *s, size_t n, sds *host, int *port) {
+    const char *colon = NULL, *hs = s, *he = s + n;
+    if (n && s[0] == '[') {
+        const char *rb = memchr(s, ']', n);
+        if (!rb) return -1;
+        hs = s + 1, he = rb;
+        if (rb + 1 < s + n) {
+            if (rb[1] != ':') return -1;
+            colon = rb + 1;
+        }
+    } else {
+        colon = memchr(s, ':', n);
+        if (colon) he = colon;
+        if (colon && memchr(colon + 1, ':', (size_t)(s + n - colon - 1))) return -1; /* v6 without [] */
+    }
+    *port = 26379;
+    if (colon) {
+        int v = 0;
+        const char *p = colon + 1;
+        if (p == s + n || s + n - p > 5) return -1;
+        for (; p < s + n; p++) {
+            if (*p < '0' || *p > '9') return -1;
+            v = v * 10 + (*p - '0');
+        }
+        if (v < 1 || v > 65535) return -1;
+        *port = v;
+    }
+    if (he <= hs) return -1;
+    *host = sdsnewlen(hs, (size_t)(he - hs));
+    return *host ? 0 : -1;
+}
+
+int hh_sentinel_config(hh_redis_config *cfg, const hh_redis_options *o, char *err, size_t errlen) {
+    const char *list = opt_env(o ? o->sentinels : NULL, "HIREDHAND_SENTINELS");
+    if (!list) return 0;
+    if (cfg->unix_path) {
+        snprintf(err, errlen, "Sentinel needs a redis:// or rediss:// URL, not unix://");
+        return -1;
+    }
+    size_t cap = 1;
+    for (const char *p = list; *p; p++)
+        if (*p == ',') cap++;
+    cfg->sentinel_host = calloc(cap, sizeof(*cfg->sentinel_host));
+    cfg->sentinel_port = calloc(cap, sizeof(*cfg->sentinel_port));
+    if (!cfg->sentinel_host || !cfg->sentinel_port) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n && parse_addr(p, n, &cfg->sentinel_host[cfg->nsentinels], &cfg->sentinel_port[cfg->nsentinels]) != 0) {
+            snprintf(err, errlen, "bad sentinel address '%.*s' (want HOST:PORT, [IPv6]:PORT)", (int)(n > 200 ? 200 : n), p);
+            return -1;
+        }
+        if (n) cfg->nsentinels++;
+        p += n;
+        if (*p == ',') p++;
+    }
+    if (!cfg->nsentinels) {
+        snprintf(err, errlen, "no sentinel address in '%s'", list);
+        return -1;
+    }
+    /* As redis-rb: redis://mymaster with sentinels names the master. */
+    const char *name = opt_env(o ? o->sentinel_master : NULL, "HIREDHAND_SENTINEL_MASTER");
+    cfg->sentinel_master = sdsnew(name ? name : cfg->host);
+    const char *pw = opt_env(o ? o->sentinel_password : NULL, "HIREDHAND_SENTINEL_PASSWORD");
+    if (pw) cfg->sentinel_password = sdsnew(pw);
+    /* the URL's host and port are not used: logs name the master instead */
+    sds d = sdscatfmt(sdsempty(), "%s://%s%s/%i (via Sentinel %S:%i", cfg->tls ? "rediss" : "redis",
+                      cfg->password || cfg->user ? "***@" : "", cfg->sentinel_master, cfg->db,
+                      cfg->sentinel_host[0], cfg->sentinel_port[0]);
+    for (int i = 1; d && i < cfg->nsentinels; i++) d = sdscatfmt(d, ",%S:%i", cfg->sentinel_host[i], cfg->sentinel_port[i]);
+    if (d) d = sdscat(d, ")");
+    if (!d || !cfg->sentinel_master) {
+        sdsfree(d);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    sdsfree(cfg->display);
+    cfg->display = d;
+    return 0;
+}
+
+void hh_sentinel_config_free(hh_redis_config *cfg) {
+    if (atomic_exchange(&cfg->watch_state, 2) == 1 && cfg->watch_thread) {
+        pthread_join(*(pthread_t *)cfg->watch_thread, NULL);
+        free(cfg->watch_thread);
+    }
+    cfg->watch_thread = NULL;
+    for (int i = 0; i < cfg->nsentinels; i++) sdsfree(cfg->sentinel_host[i]);
+    free(cfg->sentinel_host);
+    free(cfg->sentinel_port);
+    sdsfree(cfg->sentinel_master);
+    sdsfree(cfg->sentinel_password);
+    cfg->sentinel_host = NULL;
+    cfg->sentinel_port = NULL;
+    cfg->sentinel_master = cfg->sentinel_password = NULL;
+    cfg->nsentinels = 0;
+}
+
+/* Connects to sentinel i and AUTHs with the sentinels' password. */
+static int sentinel_open(hh_conn *s, int i, char *why, size_t len) {
+    hh_redis_config *cfg = s->cfg;
+    if (hh_conn_open(s, cfg->sentinel_host[i], cfg->sentinel_port[i]) != 0) {
+        hh_strlcpy(why, s->last_error, len);
+        return -1;
+    }
+    if (!cfg->sentinel_password) return 0;
+    redisReply *r = hh_conn_raw(s, "AUTH %b", cfg->sentinel_password, sdslen(cfg->sentinel_password));
+    int ok = r && r->type == REDIS_REPLY_STATUS;
+    snprintf(why, len, "AUTH failed: %s", !r ? s->ctx->errstr : r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+    if (r) freeReplyObject(r);
+    if (!ok) hh_conn_close(s);
+    return ok ? 0 : -1;
+}
+
+static int ask(hh_conn *s, int i, char *host, size_t hostlen, int *port, char *why, size_t len) {
+    if (sentinel_open(s, i, why, len) != 0) return -1;
+    redisReply *r = hh_conn_raw(s, "SENTINEL get-master-addr-by-name %s", s->cfg->sentinel_master);
+    int rc = -1;
+    if (!r) {
+        snprintf(why, len, "%s", s->ctx->errstr);
+    } else if (r->type == REDIS_REPLY_NIL) {
+        snprintf(why, len, "does not know a master named %s", s->cfg->sentinel_master);
+    } else if (r->type == REDIS_REPLY_ERROR) {
+        snprintf(why, len, "%s", r->str);
+    } else if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_STRING ||
+               r->element[1]->type != REDIS_REPLY_STRING || r->element[0]->len == 0 ||
+               r->element[0]->len >= hostlen) {
+        snprintf(why, len, "unexpected reply to SENTINEL get-master-addr-by-name");
+    } else {
+        char *end;
+        long p = strtol(r->element[1]->str, &end, 10);
+        if (*end || p < 1 || p > 65535) {
+            snprintf(why, len, "bad master port '%.20s'", r->element[1]->str);
+        } else {
+            memcpy(host, r->element[0]->str, r->element[0]->len);
+            host[r->element[0]->len] = '\0';
+            *port = (int)p;
+            rc = 0;
+        }
+    }
+    if (r) freeReplyObject(r);
+    return rc;
+}
+
+int hh_sentinel_discover(hh_conn *c, char *host, size_t hostlen, int *port) {
+    hh_redis_config *cfg = c->cfg;
+    int first = atomic_load(&cfg->sentinel_last);
+    sds errs = sdsempty();
+    for (int k = 0; k < cfg->nsentinels; k++) {
+        int i = (first + k) % cfg->nsentinels;
+        hh_conn s;
+        char why[256];
+        hh_conn_init(&s, cfg, c->log, "sentinel", NULL);
+        s.deadline = c->deadline;
+        int rc = ask(&s, i, host, hostlen, port, why, sizeof(why));
+        hh_conn_close(&s);
+        if (rc == 0) {
+            if (i != first) atomic_store(&cfg->sentinel_last, i);
+            sdsfree(errs);
+            return 0;
+        }
+        if (errs) errs = sdscatprintf(errs, "%s%s:%d %s", sdslen(errs) ? "; " : "", cfg->sentinel_host[i],
+                                      cfg->sentinel_port[i], why);
+    }
+    snprintf(c->last_error, sizeof(c->last_error), "no sentinel gave the master %s: %s", cfg->sentinel_master,
+             errs ? errs : "out of memory");
+    sdsfree(errs);
+    return -1;
+}
+
+/* ------------------------------------------------------ +switch-master */
+
+static int watching(hh_redis_config *cfg) { return atomic_load(&cfg->watch_state) == 1; }
+
+static void nap(hh_redis_config *cfg, double s) {
+    for (double t = 0; t < s && watching(cfg); t += 0.1) hh_sleep(0.1);
+}
+
+/* "+switch-master <name> <old ip> <old port> <new ip> <new port>", or
+ * "+promoted-slave slave <ip:port> <ip> <port> @ <name> <ip> <port>".
+ * The sentinel that leads a failover says +switch-master only once every
+ * replica is reconfigured (seconds later), while it already names the
+ * promoted replica to SENTINEL get-master-addr-by-name: writes to the old
+ * master in between are lost when it becomes a replica. Its
+ * +promoted-slave lets connections move at once; the other sentinels say
+ * +switch-master as soon as they hear of the promotion. */
+static void on_message(hh_redis_config *cfg, redisReply *r) {
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 || r->element[0]->type != REDIS_REPLY_STRING ||
+        strcmp(r->element[0]->str, "message") != 0 || r->element[1]->type != REDIS_REPLY_STRING ||
+        r->element[2]->type != REDIS_REPLY_STRING)
+        return;
+    const char *chan = r->element[1]->str, *msg = r->element[2]->str;
+    size_t n = sdslen(cfg->sentinel_master);
+    if (strcmp(chan, "+switch-master") == 0) {
+        if (strncmp(msg, cfg->sentinel_master, n) != 0 || msg[n] != ' ') return;
+    } else if (strcmp(chan, "+promoted-slave") == 0) {
+        const char *at = strstr(msg, " @ ");
+        if (!at || strncmp(at + 3, cfg->sentinel_master, n) != 0 || at[3 + n] != ' ') return;
+    } else {
+        return;
+    }
+    atomic_fetch_add(&cfg->master_epoch, 1);
+    hh_log(cfg->watch_log, HH_LOG_INFO, "sentinel: %s %s: every connection moves to the new master", chan, msg);
+}
+
+static void *watch_main(void *arg) {
+    hh_redis_config *cfg = arg;
+    hh_conn s;
+    hh_conn_init(&s, cfg, cfg->watch_log, "sentinel-watch", NULL);
+    int i = atomic_load(&cfg->sentinel_last);
+    while (watching(cfg)) {
+        if (!s.ctx) {
+            char why[256];
+            redisReply *r = NULL;
+            if (sentinel_open(&s, i, why, sizeof(why)) != 0 ||
+                !(r = hh_conn_raw(&s, "SUBSCRIBE +switch-master +promoted-slave")) ||
+                r->type != REDIS_REPLY_ARRAY) {
+                if (r) freeReplyObject(r);
+                hh_conn_close(&s);
+                hh_log(cfg->watch_log, HH_LOG_DEBUG, "sentinel %s:%d: cannot listen to +switch-master",
+                       cfg->sentinel_host[i], cfg->sentinel_port[i]);
+                i = (i + 1) % cfg->nsentinels;
+                nap(cfg, 1.0);
+                continue;
+            }
+            freeReplyObject(r);
+        }
+        struct pollfd pfd = {s.ctx->fd, POLLIN, 0};
+        int rc = poll(&pfd, 1, 100);
+        if (rc == 0 || (rc < 0 && errno == EINTR)) continue;
+        int bad = hh_conn_read_some(&s) != REDIS_OK;
+        void *rep = NULL;
+        while (!bad) {
+            if (redisGetReplyFromReader(s.ctx, &rep) != REDIS_OK) bad = 1;
+            if (!rep) break;
+            on_message(cfg, rep);
+            freeReplyObject(rep);
+            rep = NULL;
+        }
+        if (bad) { /* the sentinel went away: the next one, after a pause */
+            hh_conn_close(&s);
+            i = (i + 1) % cfg->nsentinels;
+            nap(cfg, 0.5);
+        }
+    }
+    hh_conn_close(&s);
+    return NULL;
+}
+
+void hh_sentinel_watch(hh_redis_config *cfg, const hh_logger *log) {
+    int none = 0;
+    if (!cfg->nsentinels || atomic_load(&cfg->watch_state) != 0 ||
+        !atomic_compare_exchange_strong(&cfg->watch_state, &none, 1))
+        return;
+    cfg->watch_log = log;
+    pthread_t *t = malloc(sizeof(*t));
+    if (!t || pthread_create(t, NULL, watch_main, cfg) != 0) {
+        free(t);
+        atomic_store(&cfg->watch_state, 0);
+        hh_log(log, HH_LOG_WARN, "sentinel: cannot start the +switch-master listener; failovers are noticed by "
+                                 "connection loss and READONLY only");
+        return;
+    }
+    cfg->watch_thread = t;
+}

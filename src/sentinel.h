@@ -1,0 +1,28 @@
+/* sentinel.h -- Redis Sentinel: the sentinel list and master name of a
+ * configuration, asking the sentinels for the master's address, and the
+ * +switch-master listener that makes connections move after a failover.
+ * Touches no key. */
+#ifndef HH_SENTINEL_H
+#define HH_SENTINEL_H
+
+#include "redis.h"
+
+/* Reads the Sentinel options (else HIREDHAND_SENTINELS,
+ * HIREDHAND_SENTINEL_MASTER, HIREDHAND_SENTINEL_PASSWORD) into cfg, after
+ * the URL was parsed. No sentinels: nothing to do. Returns 0, or -1 with a
+ * message in err. */
+int hh_sentinel_config(hh_redis_config *cfg, const hh_redis_options *o, char *err, size_t errlen);
+/* Stops the listener (waits for its thread) and frees the Sentinel fields. */
+void hh_sentinel_config_free(hh_redis_config *cfg);
+
+/* Asks the sentinels in turn, the one that answered last first, for the
+ * master's address. Returns 0 with host and port, or -1 with every
+ * sentinel's failure in c->last_error. */
+int hh_sentinel_discover(hh_conn *c, char *host, size_t hostlen, int *port);
+
+/* Starts, once per configuration, the thread that listens to the sentinels'
+ * +switch-master and bumps cfg->master_epoch (hh_conn_ready then reconnects
+ * every connection opened before). log must outlive the configuration. */
+void hh_sentinel_watch(hh_redis_config *cfg, const hh_logger *log);
+
+#endif
