@@ -38,6 +38,12 @@ static const char work_usage[] =
     "                             (handlers get the worker's environment without REDIS_URL,\n"
     "                             REDIS_PASSWORD and --exec-env-drop names; e.g. --exec-env REDIS_URL)\n"
     "      --exec-env-drop NAME   also remove NAME from handlers' environment; repeatable\n"
+    "      --serve CLASS=COMMAND  run jobs of CLASS in long-lived COMMAND processes speaking\n"
+    "                             hiredhand's line protocol (see README); repeatable.\n"
+    "                             CLASS * (--exec or --serve) takes every class without its own\n"
+    "      --serve-pool N         processes per --serve class at most (default: --concurrency;\n"
+    "                             started as jobs need them)\n"
+    "      --serve-max-jobs N     replace a --serve process after N jobs (default: never)\n"
     "      --require PATH.so      load a plug-in that registers C handlers; repeatable\n"
     "      --namespace NS         prefix every key with NS: (redis-namespace)\n"
     "      --identity ID          stable process identity (default host:pid:random); not a\n"
@@ -64,7 +70,7 @@ enum {
     OPT_TAG = 1000, OPT_LABEL, OPT_EXEC, OPT_EXEC_TIMEOUT, OPT_REQUIRE, OPT_NS, OPT_IDENTITY,
     OPT_FETCH, OPT_TS, OPT_VERSION, OPT_HB, OPT_POLL, OPT_RECOVERY, OPT_MAXREC, OPT_MAXRETRY,
     OPT_DEADMAX, OPT_DEADTIMEOUT, OPT_HTTP, OPT_LIVENESS, OPT_LEASE_LOST, OPT_HELP, OPT_EXEC_ENV, OPT_EXEC_ENV_DROP,
-    OPT_PWFILE, OPT_HTTP_TOKEN_FILE
+    OPT_PWFILE, OPT_HTTP_TOKEN_FILE, OPT_SERVE, OPT_SERVE_POOL, OPT_SERVE_MAX_JOBS
 };
 
 static const struct option longopts[] = {
@@ -85,6 +91,8 @@ static const struct option longopts[] = {
     {"exec-env", required_argument, 0, OPT_EXEC_ENV}, {"exec-env-drop", required_argument, 0, OPT_EXEC_ENV_DROP},
     {"redis-password-file", required_argument, 0, OPT_PWFILE},
     {"http-token-file", required_argument, 0, OPT_HTTP_TOKEN_FILE},
+    {"serve", required_argument, 0, OPT_SERVE}, {"serve-pool", required_argument, 0, OPT_SERVE_POOL},
+    {"serve-max-jobs", required_argument, 0, OPT_SERVE_MAX_JOBS},
     {"help", no_argument, 0, OPT_HELP},        {0, 0, 0, 0}};
 
 /* The -l file; SIGHUP swaps it for a new one at the same path (logrotate),
@@ -179,6 +187,9 @@ int cli_work(int argc, char **argv) {
     size_t nlabels = 0;
     const char *execs[MAX_ITEMS], *requires[MAX_ITEMS];
     size_t nexec = 0, nreq = 0;
+    const char *serves[MAX_ITEMS];
+    size_t nserve = 0;
+    long serve_pool = 0, serve_max_jobs = 0;
     double exec_timeout = 0;
     const char *logpath = NULL;
     long l;
@@ -227,6 +238,17 @@ int cli_work(int argc, char **argv) {
         case OPT_EXEC:
             if (nexec == MAX_ITEMS) return cli_usage_error("too many --exec");
             execs[nexec++] = optarg;
+            break;
+        case OPT_SERVE:
+            if (nserve == MAX_ITEMS) return cli_usage_error("too many --serve");
+            serves[nserve++] = optarg;
+            break;
+        case OPT_SERVE_POOL:
+            if (cli_parse_int(optarg, 1, 1000, &serve_pool)) return cli_usage_error("bad --serve-pool '%s' (1..1000)", optarg);
+            break;
+        case OPT_SERVE_MAX_JOBS:
+            if (cli_parse_int(optarg, 1, 1000000000, &serve_max_jobs))
+                return cli_usage_error("bad --serve-max-jobs '%s' (1..1000000000)", optarg);
             break;
         case OPT_EXEC_TIMEOUT:
             if (cli_parse_seconds(optarg, &exec_timeout)) return cli_usage_error("bad --exec-timeout '%s'", optarg);
@@ -333,15 +355,33 @@ int cli_work(int argc, char **argv) {
             return cli_usage_error("%s", err);
         }
     }
+    /* a pool larger than the threads that feed it would never fill */
+    int pool = serve_pool > 0 && serve_pool < o.concurrency ? (int)serve_pool : o.concurrency;
+    cli_serve *servers[MAX_ITEMS];
+    for (size_t i = 0; i < nserve; i++) {
+        if (!(servers[i] = cli_serve_new(serves[i], exec_timeout, pool, serve_max_jobs, err, sizeof(err)))) {
+            while (i--) cli_serve_free(servers[i]);
+            for (size_t k = 0; k < nexec; k++) cli_exec_free(handlers[k]);
+            return cli_usage_error("%s", err);
+        }
+    }
     int e;
     hh_manager *m = hh_manager_new(&o, &e);
     if (!m) {
         for (size_t i = 0; i < nexec; i++) cli_exec_free(handlers[i]);
+        for (size_t i = 0; i < nserve; i++) cli_serve_free(servers[i]);
         return cli_usage_error("cannot create the worker: %s", hh_strerror(e));
+    }
+    for (size_t i = 0; i < nserve && rc == 0; i++) {
+        cli_serve_set_manager(servers[i], m);
+        e = hh_manager_register(m, cli_serve_class(servers[i]), cli_serve_handler, servers[i]);
+        if (e == HH_ERR_EXISTS) rc = cli_usage_error("--serve %s: the class has another --exec or --serve handler", cli_serve_class(servers[i]));
+        else if (e != HH_OK) rc = cli_usage_error("--serve %s: %s", cli_serve_class(servers[i]), hh_strerror(e));
     }
     for (size_t i = 0; i < nexec && rc == 0; i++) {
         e = hh_manager_register(m, cli_exec_class(handlers[i]), cli_exec_handler, handlers[i]);
-        if (e != HH_OK) rc = cli_usage_error("--exec %s: %s", cli_exec_class(handlers[i]), hh_strerror(e));
+        if (e == HH_ERR_EXISTS) rc = cli_usage_error("--exec %s: the class has another --exec or --serve handler", cli_exec_class(handlers[i]));
+        else if (e != HH_OK) rc = cli_usage_error("--exec %s: %s", cli_exec_class(handlers[i]), hh_strerror(e));
     }
     for (size_t i = 0; i < nreq && rc == 0; i++) {
         void *so = dlopen(requires[i], RTLD_NOW | RTLD_LOCAL);
@@ -350,8 +390,8 @@ int cli_work(int argc, char **argv) {
         else if (!init) rc = cli_usage_error("--require %s: no %s function", requires[i], HH_PLUGIN_INIT_SYMBOL);
         else if (init(m) != 0) rc = cli_usage_error("--require %s: %s() failed", requires[i], HH_PLUGIN_INIT_SYMBOL);
     }
-    if (rc == 0 && nexec == 0 && nreq == 0)
-        hh_manager_log(m, HH_LOG_WARN, "no --exec or --require handlers: every job will fail with NameError");
+    if (rc == 0 && nexec == 0 && nreq == 0 && nserve == 0)
+        hh_manager_log(m, HH_LOG_WARN, "no --exec, --serve or --require handlers: every job will fail with NameError");
 
     /* Signals are taken synchronously here; every thread inherits the mask. */
     sigset_t set;
@@ -386,10 +426,15 @@ int cli_work(int argc, char **argv) {
      * still log or use their --exec handler until the process exits: keep
      * those alive (the manager then is not freed either). */
     int left_behind = hh_manager_detached(m);
+    /* every job is done (or pushed back): --serve processes get their stdin
+     * closed, a moment to exit, then are killed */
+    for (size_t i = 0; i < nserve; i++) cli_serve_shutdown(servers[i], 2.0);
     if (left_behind) left_manager = m;
     hh_manager_free(m);
-    if (!left_behind)
+    if (!left_behind) {
         for (size_t i = 0; i < nexec; i++) cli_exec_free(handlers[i]);
+        for (size_t i = 0; i < nserve; i++) cli_serve_free(servers[i]);
+    }
     for (size_t i = 0; i < nq; i++) free(queue_names[i]);
     free(queue_names);
     free(queues);
