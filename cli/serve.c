@@ -557,7 +557,11 @@ int cli_serve_handler(hh_job *job, void *udata) {
             while (p->err_fd >= 0 && cli_mono() < until && poll(&ef, 1, 50) >= 0)
                 if (!read_err(s, p, job)) close_fd(&p->err_fd);
         }
-        reap(p, 0);
+        /* stdout closes as it exits: give the exit a moment to be seen */
+        for (double until = cli_mono() + 1; !reap(p, 0) && cli_mono() < until;) {
+            struct timespec ts = {0, 10 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
         describe_exit(s, p, what, sizeof(what));
         fail_proc(job, p, "hiredhand::ExecFailed", what);
         break;
