@@ -4,7 +4,8 @@
 #   Ok       succeeds                   Fail   fails: Custom::Error, message, backtrace
 #   Crash    exits 7 mid-job on its first run (retry_count null), succeeds on a retry
 #   Garbage  answers "this is not json" on its first run, succeeds on a retry
-#   Sleep    sleeps args[0] s ("sleeping pid" and "slept pid" lines in $SERVE_DIR/sleep)
+#   Sleep    sleeps args[0] s, or Active Job's arguments[0] ("sleeping pid", "slept pid" lines in
+#            $SERVE_DIR/sleep)
 #   Gate     holds until args[0] Gate jobs run at once ($SERVE_DIR/gate.<pid> files), 20 s at most;
 #            notes "DOUBLE" in $SERVE_DIR/double if another job line is waiting on its stdin, and
 #            "pid most-seen-at-once" in $SERVE_DIR/gate
@@ -47,7 +48,8 @@ while True:
         continue
     if k == "Sleep":
         note("sleep", "sleeping %d" % pid)
-        time.sleep(float(job["args"][0]))
+        a = job["args"][0]  # an Active Job payload: its first argument
+        time.sleep(float(a["arguments"][0] if isinstance(a, dict) else a))
         note("sleep", "slept %d" % pid)
     if k == "Gate":
         gate = os.path.join(D, "gate.%d" % pid)
