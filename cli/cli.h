@@ -86,6 +86,10 @@ cli_serve *cli_serve_new(const char *spec, double timeout, int pool, long max_jo
 const char *cli_serve_class(const cli_serve *s);
 /* Where stderr lines and process events are logged; before start. */
 void cli_serve_set_manager(cli_serve *s, hh_manager *m);
+/* Starts n processes (at most the pool) and reads their hellos: the eager
+ * start of --serve-pool. A process that fails is logged; its slot starts
+ * lazily later. Returns how many run. Before the worker starts. */
+int cli_serve_prestart(cli_serve *s, int n);
 /* The hh_handler_fn; udata is the cli_serve. */
 int cli_serve_handler(hh_job *job, void *udata);
 /* After the worker stopped: closes every process's stdin, waits up to

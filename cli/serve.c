@@ -303,6 +303,91 @@ static int converse(cli_serve *s, srv_proc *p, hh_job *job, const char *data, si
     }
 }
 
+/* Starts COMMAND in slot p (not waiting for its hello). 0 or an errno. */
+static int spawn_proc(cli_serve *s, srv_proc *p) {
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1};
+    if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0) {
+        int e = errno;
+        for (int i = 0; i < 2; i++) close_fd(&in[i]), close_fd(&out[i]), close_fd(&errp[i]);
+        return e;
+    }
+    char *vars[2] = {NULL, NULL};
+    int bad = asprintf(&vars[0], "HIREDHAND_SERVE=%d", SERVE_PROTOCOL) < 0;
+    bad |= asprintf(&vars[1], "HIREDHAND_CLASS=%s", s->klass) < 0;
+    char **env = bad ? NULL : cli_exec_environ(vars, 2);
+    pid_t pid = 0;
+    int rc = env ? cli_exec_spawn(s->argv, env, in[0], out[1], errp[1], &pid) : ENOMEM;
+    free(env);
+    free(vars[0]);
+    free(vars[1]);
+    close(in[0]), close(out[1]), close(errp[1]);
+    if (rc != 0) {
+        close(in[1]), close(out[0]), close(errp[0]);
+        return rc;
+    }
+    p->pid = pid;
+    p->reaped = 0;
+    p->jobs = 0;
+    p->outlen = p->errlen = 0;
+    p->in_fd = in[1], p->out_fd = out[0], p->err_fd = errp[0];
+    fcntl(p->in_fd, F_SETFL, O_NONBLOCK);
+    fcntl(p->out_fd, F_SETFL, O_NONBLOCK);
+    fcntl(p->err_fd, F_SETFL, O_NONBLOCK);
+    return 0;
+}
+
+/* Reads the hello of the process in slot p (job: the one waiting, or
+ * NULL). 0, or with why in what and the process ended: -2 out of
+ * protocol (a bad or too long hello), -1 otherwise. */
+static int await_hello(cli_serve *s, srv_proc *p, hh_job *job, char *what, size_t wlen) {
+    char *line = NULL;
+    int io = converse(s, p, job, NULL, 0, cli_mono() + HELLO_TIMEOUT, &line), rc = -1;
+    if (io == IO_LINE) {
+        json_t *hello = json_loads(line, 0, NULL);
+        json_t *v = json_object_get(hello, "hiredhand");
+        int ok = json_is_integer(v) && json_integer_value(v) == SERVE_PROTOCOL;
+        if (!ok) snprintf(what, wlen, "%s: bad hello (want {\"hiredhand\":%d}): %.200s", s->argv[0], SERVE_PROTOCOL, line);
+        json_decref(hello);
+        free(line);
+        if (ok) {
+            SLOG(s, HH_LOG_INFO, "--serve %s: started pid=%d", s->klass, (int)p->pid);
+            return 0;
+        }
+        rc = -2;
+    } else if (io == IO_CANCELLED) {
+        snprintf(what, wlen, "cancelled by shutdown before %s said hello", s->argv[0]);
+    } else if (io == IO_TIMEOUT) {
+        snprintf(what, wlen, "%s said no hello within %.0f s", s->argv[0], HELLO_TIMEOUT);
+    } else if (io == IO_TOO_LONG) {
+        snprintf(what, wlen, "%s: hello line too long", s->argv[0]);
+        rc = -2;
+    } else {
+        for (double until = cli_mono() + 1; !reap(p, 0) && cli_mono() < until;) {
+            struct timespec ts = {0, 10 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+        describe_exit(s, p, what, wlen);
+    }
+    end_proc(p, 0);
+    return rc;
+}
+
+int cli_serve_prestart(cli_serve *s, int n) {
+    int started = 0;
+    if (n > s->pool) n = s->pool;
+    for (int i = 0; i < n; i++) { /* every interpreter boots at once, */
+        int rc = spawn_proc(s, &s->procs[i]);
+        if (rc != 0) SLOG(s, HH_LOG_ERROR, "--serve %s: cannot run %s: %s", s->klass, s->argv[0], strerror(rc));
+    }
+    for (int i = 0; i < n; i++) { /* then each hello is read */
+        char what[300];
+        if (s->procs[i].pid <= 0) continue;
+        if (await_hello(s, &s->procs[i], NULL, what, sizeof(what)) == 0) started++;
+        else SLOG(s, HH_LOG_ERROR, "--serve %s: %s (started again when a job needs it)", s->klass, what);
+    }
+    return started;
+}
+
 /* Starts the process in slot p and reads its hello. 0, or -1 with the job
  * failed (the slot is then empty again). */
 static int start_proc(cli_serve *s, srv_proc *p, hh_job *job) {
@@ -319,62 +404,16 @@ static int start_proc(cli_serve *s, srv_proc *p, hh_job *job) {
         struct timespec ts = {0, (long)((wait < 0.05 ? wait : 0.05) * 1e9)};
         nanosleep(&ts, NULL);
     }
-    int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1};
-    if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0) {
-        int e = errno;
-        for (int i = 0; i < 2; i++) close_fd(&in[i]), close_fd(&out[i]), close_fd(&errp[i]);
-        hh_job_fail(job, cli_errno_class(e), "pipe: %s", strerror(e));
-        return -1;
-    }
-    char *vars[2] = {NULL, NULL};
-    int bad = asprintf(&vars[0], "HIREDHAND_SERVE=%d", SERVE_PROTOCOL) < 0;
-    bad |= asprintf(&vars[1], "HIREDHAND_CLASS=%s", s->klass) < 0;
-    char **env = bad ? NULL : cli_exec_environ(vars, 2);
-    pid_t pid = 0;
-    int rc = env ? cli_exec_spawn(s->argv, env, in[0], out[1], errp[1], &pid) : ENOMEM;
-    free(env);
-    free(vars[0]);
-    free(vars[1]);
-    close(in[0]), close(out[1]), close(errp[1]);
+    int rc = spawn_proc(s, p);
     if (rc != 0) {
-        close(in[1]), close(out[0]), close(errp[0]);
         hh_job_fail(job, cli_errno_class(rc), "cannot run %s: %s", s->argv[0], strerror(rc));
         backoff(s);
         return -1;
     }
-    p->pid = pid;
-    p->reaped = 0;
-    p->jobs = 0;
-    p->outlen = p->errlen = 0;
-    p->in_fd = in[1], p->out_fd = out[0], p->err_fd = errp[0];
-    fcntl(p->in_fd, F_SETFL, O_NONBLOCK);
-    fcntl(p->out_fd, F_SETFL, O_NONBLOCK);
-    fcntl(p->err_fd, F_SETFL, O_NONBLOCK);
-    char *line = NULL;
-    int io = converse(s, p, job, NULL, 0, cli_mono() + HELLO_TIMEOUT, &line);
     char what[300];
-    if (io == IO_LINE) {
-        json_t *hello = json_loads(line, 0, NULL);
-        json_t *v = json_object_get(hello, "hiredhand");
-        int ok = json_is_integer(v) && json_integer_value(v) == SERVE_PROTOCOL;
-        if (!ok) snprintf(what, sizeof(what), "%s: bad hello (want {\"hiredhand\":%d}): %.200s", s->argv[0], SERVE_PROTOCOL, line);
-        json_decref(hello);
-        free(line);
-        if (ok) {
-            SLOG(s, HH_LOG_INFO, "--serve %s: started pid=%d", s->klass, (int)pid);
-            return 0;
-        }
-        end_proc(p, 0);
-        hh_job_fail(job, "hiredhand::ServeProtocolError", "%s", what);
-        backoff(s);
-        return -1;
-    }
-    if (io == IO_CANCELLED) snprintf(what, sizeof(what), "cancelled by shutdown before %s said hello", s->argv[0]);
-    else if (io == IO_TIMEOUT) snprintf(what, sizeof(what), "%s said no hello within %.0f s", s->argv[0], HELLO_TIMEOUT);
-    else if (io == IO_TOO_LONG) snprintf(what, sizeof(what), "%s: hello line too long", s->argv[0]);
-    else describe_exit(s, p, what, sizeof(what));
-    end_proc(p, 0);
-    hh_job_fail(job, "hiredhand::ServeFailed", "%s", what); /* stderr's tail went with end_proc */
+    int hello = await_hello(s, p, job, what, sizeof(what));
+    if (hello == 0) return 0;
+    hh_job_fail(job, hello == -2 ? "hiredhand::ServeProtocolError" : "hiredhand::ServeFailed", "%s", what);
     backoff(s);
     return -1;
 }

@@ -41,8 +41,8 @@ static const char work_usage[] =
     "      --serve CLASS=COMMAND  run jobs of CLASS in long-lived COMMAND processes speaking\n"
     "                             hiredhand's line protocol (see README); repeatable.\n"
     "                             CLASS * (--exec or --serve) takes every class without its own\n"
-    "      --serve-pool N         processes per --serve class at most (default: --concurrency;\n"
-    "                             started as jobs need them)\n"
+    "      --serve-pool N         start N processes per --serve at once (at most --concurrency);\n"
+    "                             default: up to --concurrency, each started when a job needs it\n"
     "      --serve-max-jobs N     replace a --serve process after N jobs (default: never)\n"
     "      --require PATH.so      load a plug-in that registers C handlers; repeatable\n"
     "      --namespace NS         prefix every key with NS: (redis-namespace)\n"
@@ -374,6 +374,9 @@ int cli_work(int argc, char **argv) {
     }
     for (size_t i = 0; i < nserve && rc == 0; i++) {
         cli_serve_set_manager(servers[i], m);
+        /* --serve-pool N: N processes from the start (no job pays for an
+         * interpreter's boot); else each starts when a job needs it */
+        if (serve_pool > 0) cli_serve_prestart(servers[i], pool);
         e = hh_manager_register(m, cli_serve_class(servers[i]), cli_serve_handler, servers[i]);
         if (e == HH_ERR_EXISTS) rc = cli_usage_error("--serve %s: the class has another --exec or --serve handler", cli_serve_class(servers[i]));
         else if (e != HH_OK) rc = cli_usage_error("--serve %s: %s", cli_serve_class(servers[i]), hh_strerror(e));

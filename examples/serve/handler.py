@@ -10,13 +10,15 @@ def perform(msg):
     if msg["class"] == "CrashJob":
         sys.exit(3)                       # hiredhand fails the job and starts another process
 
-print(json.dumps({"hiredhand": 1}), flush=True)
+def answer(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+answer({"hiredhand": 1})
 for line in sys.stdin:
-    msg = json.loads(line)
     try:
-        perform(msg)
-        answer = {"ok": True}
+        perform(json.loads(line))
+        answer({"ok": True})
     except Exception as e:
-        answer = {"ok": False, "error_class": type(e).__name__, "error_message": str(e),
-                  "backtrace": traceback.format_exc().splitlines()}
-    print(json.dumps(answer), flush=True)
+        answer({"ok": False, "error_class": type(e).__name__, "error_message": str(e),
+                "backtrace": traceback.format_exc().splitlines()})
