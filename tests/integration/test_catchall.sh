@@ -41,7 +41,7 @@ assert_eq "$(R get stat:failed | sed "s/^$/0/")" 0 "no failure (no NameError)"
 assert_eq "$(grep -c " $j_any Reports::Nightly " "$SERVE_DIR/ran")" 1 "--serve '*': the class on the job line"
 assert_eq "$(grep -c "$j_exec" "$SERVE_DIR/ran")" 0 "the exact --exec handler's job did not go to '*'"
 assert_eq "$(grep -c "$j_exec" "$exact")" 1 "the exact --exec handler won over --serve '*'"
-assert_eq "$(cut -d' ' -f2 "$SERVE_DIR/started" | sort -u)" '*' "HIREDHAND_CLASS of a '*' process"
+assert_eq "$(cut -d' ' -f2,3 "$SERVE_DIR/started" | sort -u)" '* 1' "HIREDHAND_CLASS and HIREDHAND_SERVE of a '*' process"
 hh_stop_worker TERM 30
 
 # two catch-alls, or one class twice: usage errors

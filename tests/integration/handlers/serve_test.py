@@ -10,6 +10,9 @@
 #            notes "DOUBLE" in $SERVE_DIR/double if another job line is waiting on its stdin, and
 #            "pid most-seen-at-once" in $SERVE_DIR/gate
 #   Noisy    writes two stderr lines, succeeds
+#   FailBare answers {"ok":false}       TwoLines  answers two ok lines at once
+# As the process of --serve NoHello it exits before its hello; of --serve BadHello it says
+# {"hiredhand":2}. "started" gets "pid HIREDHAND_CLASS HIREDHAND_SERVE" per process.
 # Any other class succeeds (the catch-all tests read the class from "ran").
 import json, os, select, sys, time
 
@@ -24,8 +27,10 @@ def answer(obj):
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
 
-note("started", "%d %s" % (pid, os.environ.get("HIREDHAND_CLASS", "")))
-answer({"hiredhand": 1})
+note("started", "%d %s %s" % (pid, os.environ.get("HIREDHAND_CLASS", ""), os.environ.get("HIREDHAND_SERVE", "-")))
+if os.environ.get("HIREDHAND_CLASS") == "NoHello":
+    os._exit(1)
+answer({"hiredhand": 2 if os.environ.get("HIREDHAND_CLASS") == "BadHello" else 1})
 while True:
     line = sys.stdin.readline()
     if not line:
@@ -37,6 +42,13 @@ while True:
     if k == "Fail":
         answer({"ok": False, "error_class": "Custom::Error", "error_message": "failed: %s" % job["args"][0],
                 "backtrace": ["handler.py:10:in `perform'", "handler.py:2:in `main'"]})
+        continue
+    if k == "FailBare":
+        answer({"ok": False})
+        continue
+    if k == "TwoLines":
+        sys.stdout.write('{"ok":true}\n{"ok":true}\n')
+        sys.stdout.flush()
         continue
     if k == "Crash" and rc is None:
         sys.stderr.write("about to crash\n")
