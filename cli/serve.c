@@ -162,23 +162,19 @@ static int read_err(cli_serve *s, srv_proc *p, hh_job *job) {
     }
 }
 
-/* Reads what stdout has into p->out; 0 at EOF or error, 1 otherwise. */
+/* One read of stdout into p->out (the caller loops: a job costs as few
+ * system calls as can be); 0 at EOF or error, 1 otherwise. */
 static int read_out(srv_proc *p) {
-    for (;;) {
-        if (p->outcap - p->outlen < 65536) {
-            size_t cap = p->outcap ? p->outcap * 2 : 65536 * 2;
-            char *b = realloc(p->out, cap);
-            if (!b) return 0;
-            p->out = b;
-            p->outcap = cap;
-        }
-        ssize_t got = read(p->out_fd, p->out + p->outlen, p->outcap - p->outlen - 1);
-        if (got < 0 && errno == EINTR) continue;
-        if (got == 0 || (got < 0 && errno != EAGAIN)) return 0;
-        if (got < 0) return 1;
-        p->outlen += (size_t)got;
-        if (p->outlen > ANSWER_MAX) return 1; /* the caller sees it as garbage */
+    if (p->outcap - p->outlen < 65536) {
+        size_t cap = p->outcap ? p->outcap * 2 : 65536 * 2;
+        char *b = realloc(p->out, cap);
+        if (!b) return 0;
+        p->out = b;
+        p->outcap = cap;
     }
+    ssize_t got = read(p->out_fd, p->out + p->outlen, p->outcap - p->outlen - 1);
+    if (got > 0) p->outlen += (size_t)got;
+    return got > 0 || (got < 0 && (errno == EAGAIN || errno == EINTR));
 }
 
 /* Takes one line out of p->out (NUL-terminated, malloc'd); NULL if none. */
@@ -270,6 +266,10 @@ static int converse(cli_serve *s, srv_proc *p, hh_job *job, const char *data, si
                     char **line) {
     size_t off = 0;
     int out_open = 1;
+    if (data && p->in_fd >= 0) { /* the pipe has room for a usual job line: no poll first */
+        ssize_t w = write(p->in_fd, data, len);
+        if (w > 0) off = (size_t)w;
+    }
     for (;;) {
         if ((*line = take_line(p))) return IO_LINE;
         if (p->outlen > ANSWER_MAX) return IO_TOO_LONG;
@@ -532,11 +532,17 @@ int cli_serve_handler(hh_job *job, void *udata) {
         return -1;
     }
     if (p->pid > 0) {
-        /* output between jobs is out of protocol: a fresh process for this
-         * job, which has not been sent anywhere yet */
-        int alive = read_out(p) && !reap(p, 0);
-        if (p->err_fd >= 0 && !read_err(s, p, NULL)) close_fd(&p->err_fd);
-        if (!alive || p->outlen) {
+        /* output between jobs is out of protocol, and an exit shows as
+         * stdout's end: a fresh process for this job, which has not been
+         * sent anywhere yet */
+        struct pollfd pf[2] = {{p->out_fd, POLLIN, 0}, {p->err_fd, POLLIN, 0}};
+        int r = poll(pf, 2, 0), bad = 0;
+        if (r > 0 && pf[1].revents && !read_err(s, p, NULL)) close_fd(&p->err_fd);
+        if (r > 0 && pf[0].revents) {
+            read_out(p);
+            bad = 1;
+        }
+        if (bad || p->outlen) {
             SLOG(s, HH_LOG_WARN, "--serve %s: pid=%d %s between jobs; replacing it", s->klass, (int)p->pid,
                  p->outlen ? "wrote to stdout" : "ended");
             end_proc(p, 0);
