@@ -237,12 +237,6 @@ const char *hh_job_class(const hh_job *job);
 const char *hh_job_queue(const hh_job *job);
 const char *hh_job_args(const hh_job *job);
 const char *hh_job_payload(const hh_job *job, size_t *len);
-/* The class a handler is chosen by and logs show: for Rails' Active Job
- * payloads (class "ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper" or
- * "Sidekiq::ActiveJob::Wrapper") the string in "wrapped", as Sidekiq's Web
- * UI shows it; for every other job hh_job_class(). Its length in *len if
- * non-NULL (a class may hold "\u0000"). The payload is never changed. */
-const char *hh_job_handler_class(const hh_job *job, size_t *len);
 /* retry_count from the payload, -1 when absent (the job never failed). */
 int hh_job_retry_count(const hh_job *job);
 /* Reads a top-level payload key as compact JSON; free with free(). NULL when
@@ -277,6 +271,15 @@ int hh_job_cancelled(const hh_job *job);
  * first to say why; otherwise the error is "hiredhand::JobFailed"). Runs on a
  * worker thread; several handlers run at once, up to the concurrency. */
 typedef int (*hh_handler_fn)(hh_job *job, void *udata);
+
+/* ------------------------------------------- routing: Active Job wrappers */
+
+/* The class a handler is chosen by and logs show: for Rails' Active Job
+ * payloads (class "ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper" or
+ * "Sidekiq::ActiveJob::Wrapper") the string in "wrapped", as Sidekiq's Web
+ * UI shows it; for every other job hh_job_class(). Its length in *len if
+ * non-NULL (a class may hold "\u0000"). The payload is never changed. */
+const char *hh_job_handler_class(const hh_job *job, size_t *len);
 
 /* ---------------------------------------------------------- middleware */
 
