@@ -24,9 +24,12 @@ int hh_chain_next(hh_chain *chain, hh_job *job) {
         return mw->fn(job, chain, mw->udata);
     }
     if (!chain->handler) {
-        /* Sidekiq raises NameError for a class it cannot constantize. */
-        char *shown = hh_escape_ctl(job->klass, job->klass_len);
-        hh_job_fail(job, "NameError", "uninitialized constant %s", shown ? shown : job->klass);
+        /* Sidekiq raises NameError for a class it cannot constantize (for
+         * Active Job, the wrapped class, when the wrapper deserializes it). */
+        size_t len;
+        const char *klass = hh_job_handler_class(job, &len);
+        char *shown = hh_escape_ctl(klass, len);
+        hh_job_fail(job, "NameError", "uninitialized constant %s", shown ? shown : klass);
         free(shown);
         return -1;
     }

@@ -67,12 +67,23 @@ inner="$(printf '%s' "$m7" | python3 -c 'import json,sys; print(json.dumps(json.
 orig="$(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["args"]))' "$SERVE_DIR/payload.$j7f")"
 assert_eq "$inner" "$orig" "retry entry keeps Active Job's serialized job unchanged"
 
+# no handler for the wrapped class, no catch-all: NameError names the wrapped class, as the
+# adapter's wrapper raises it in Ruby
+hh_stop_worker TERM 30
+jn="$(push rails61_sidekiq6 Missing::Job)"
+hh_start_worker -c 3 -v --heartbeat-interval 0.5 --serve "Ok=$H" --serve "Sleep=$H"
+must_wait 60 '[ -n "$(R zrange retry 0 -1 | grep "$jn")" ]' "a job of an unhandled wrapped class is not in the retry set"
+mn="$(R zrange retry 0 -1 | grep "$jn")"
+assert_contains "$mn" '"error_class":"NameError"' "unhandled wrapped class: error_class"
+assert_contains "$mn" '"error_message":"uninitialized constant Missing::Job"' "unhandled wrapped class: error_message"
+assert_contains "$mn" '"wrapped":"Missing::Job"' "unhandled wrapped class: payload kept"
+
 # the Busy page (Sidekiq's API, as its Web UI reads it) shows the wrapped class
 push rails61_sidekiq6 Sleep 's/"arguments":\[42,/"arguments":[6,/' >/dev/null
 must_wait 30 'grep -q sleeping "$SERVE_DIR/sleep" 2>/dev/null' "the Sleep job did not start"
 must_wait 10 '[ "$(hh_ruby activejob_check.rb busy)" = "[\"Sleep\"]" ]' \
     "Busy page shows $(hh_ruby activejob_check.rb busy), not [\"Sleep\"]"
-must_wait 60 '[ "$(R get stat:processed)" = 7 ]' "the Sleep job did not finish"
+must_wait 60 '[ "$(R get stat:processed)" = 8 ]' "the Sleep job did not finish"
 hh_stop_worker TERM 30
 assert_eq "$WORKER_RC" 0 "exit status"
 pass
