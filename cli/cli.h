@@ -85,5 +85,39 @@ int cli_exec_env_pass(const char *name);
 int cli_exec_env_drop(const char *name);
 /* The hh_handler_fn running the command; udata is the cli_exec. */
 int cli_exec_handler(hh_job *job, void *udata);
+/* Shared with serve.c: the handlers' environment (the worker's, filtered
+ * as above) plus extra "NAME=value" strings; free() the array only (its
+ * strings are environ's and extra's). NULL when out of memory. */
+char **cli_exec_environ(char *const *extra, size_t nextra);
+/* fork + exec of argv with env: in_fd as stdin, out_fd as stdout (-1: the
+ * worker's), err_fd as stderr, in a process group of its own, killed with
+ * the worker. Returns 0 (pid in *out) or an errno (exec failure included). */
+int cli_exec_spawn(char *const *argv, char *const *env, int in_fd, int out_fd, int err_fd, pid_t *out);
+/* Whether prog (a path, or a name looked up in $PATH) can be executed. */
+int cli_executable(const char *prog);
+/* Ruby's name for an errno ("Errno::ENOENT"), as Sidekiq reports it. */
+const char *cli_errno_class(int err);
+double cli_mono(void);
+
+/* --serve CLASS=COMMAND: long-lived handler processes (serve.c), a pool
+ * per class speaking a line protocol (README, "Long-lived handlers"). */
+typedef struct cli_serve cli_serve;
+/* Parses "CLASS=COMMAND" as cli_exec_new does; pool: processes at most
+ * (started as jobs need them), max_jobs: recycle after so many (0: never),
+ * timeout: per job, as --exec-timeout (0: none). NULL with err set. */
+cli_serve *cli_serve_new(const char *spec, double timeout, int pool, long max_jobs, char *err, size_t errlen);
+const char *cli_serve_class(const cli_serve *s);
+/* Where stderr lines and process events are logged; before start. */
+void cli_serve_set_manager(cli_serve *s, hh_manager *m);
+/* Starts n processes (at most the pool) and reads their hellos: the eager
+ * start of --serve-pool. A process that fails is logged; its slot starts
+ * lazily later. Returns how many run. Before the worker starts. */
+int cli_serve_prestart(cli_serve *s, int n);
+/* The hh_handler_fn; udata is the cli_serve. */
+int cli_serve_handler(hh_job *job, void *udata);
+/* After the worker stopped: closes every process's stdin, waits up to
+ * grace seconds for them to exit, then kills what is left. */
+void cli_serve_shutdown(cli_serve *s, double grace);
+void cli_serve_free(cli_serve *s);
 
 #endif

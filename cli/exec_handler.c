@@ -43,7 +43,7 @@ void cli_exec_free(cli_exec *e) {
     free(e);
 }
 
-static int executable(const char *prog) {
+int cli_executable(const char *prog) {
     if (strchr(prog, '/')) return access(prog, X_OK) == 0;
     const char *path = getenv("PATH");
     if (!path) path = "/usr/local/bin:/usr/bin:/bin";
@@ -76,7 +76,7 @@ cli_exec *cli_exec_new(const char *spec, double timeout, char *err, size_t errle
         cli_exec_free(e);
         return NULL;
     }
-    if (!executable(e->argv[0])) {
+    if (!cli_executable(e->argv[0])) {
         snprintf(err, errlen, "--exec %s: program '%s' not found or not executable", e->klass, e->argv[0]);
         cli_exec_free(e);
         return NULL;
@@ -84,7 +84,7 @@ cli_exec *cli_exec_new(const char *spec, double timeout, char *err, size_t errle
     return e;
 }
 
-static double mono(void) {
+double cli_mono(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
@@ -128,29 +128,31 @@ static void vars_free(char *vars[4]) {
     for (int i = 0; i < 4; i++) free(vars[i]);
 }
 
-/* The worker's environment as filtered above, plus the job's variables
- * (allocated in vars[], freed by the caller with vars_free). */
-static char **job_env(hh_job *job, char *vars[4]) {
+char **cli_exec_environ(char *const *extra, size_t nextra) {
     size_t n = 0;
     while (environ[n]) n++;
-    char **env = calloc(n + 5, sizeof(char *));
+    char **env = calloc(n + nextra + 1, sizeof(char *));
     if (!env) return NULL;
-    int rc = hh_job_retry_count(job), bad = 0;
-    bad |= asprintf(&vars[0], "HIREDHAND_JID=%s", hh_job_jid(job)) < 0;
-    bad |= asprintf(&vars[1], "HIREDHAND_CLASS=%s", hh_job_class(job)) < 0;
-    bad |= asprintf(&vars[2], "HIREDHAND_QUEUE=%s", hh_job_queue(job)) < 0;
-    if (rc >= 0) bad |= asprintf(&vars[3], "HIREDHAND_RETRY_COUNT=%d", rc) < 0;
-    else bad |= !(vars[3] = strdup("HIREDHAND_RETRY_COUNT="));
-    if (bad) {
-        free(env);
-        return NULL;
-    }
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (!dropped(environ[i])) env[k++] = environ[i];
-    for (int i = 0; i < 4; i++) env[k++] = vars[i];
+    for (size_t i = 0; i < nextra; i++) env[k++] = extra[i];
     env[k] = NULL;
     return env;
+}
+
+/* The worker's environment as filtered above, plus the job's variables
+ * (allocated in vars[], freed by the caller with vars_free). The class is
+ * the one the handler was chosen by: Active Job's wrapped class. */
+static char **job_env(hh_job *job, char *vars[4]) {
+    int rc = hh_job_retry_count(job), bad = 0;
+    bad |= asprintf(&vars[0], "HIREDHAND_JID=%s", hh_job_jid(job)) < 0;
+    bad |= asprintf(&vars[1], "HIREDHAND_CLASS=%s", hh_job_handler_class(job, NULL)) < 0;
+    bad |= asprintf(&vars[2], "HIREDHAND_QUEUE=%s", hh_job_queue(job)) < 0;
+    if (rc >= 0) bad |= asprintf(&vars[3], "HIREDHAND_RETRY_COUNT=%d", rc) < 0;
+    else bad |= !(vars[3] = strdup("HIREDHAND_RETRY_COUNT="));
+    if (bad) return NULL;
+    return cli_exec_environ(vars, 4);
 }
 
 /* Keeps the last STDERR_TAIL bytes of the child's stderr. */
@@ -190,8 +192,7 @@ static void fail_with_stderr(hh_job *job, const char *status, char *tail, size_t
     }
 }
 
-/* Ruby's name for an errno, as Sidekiq would report the exception. */
-static const char *errno_class(int err) {
+const char *cli_errno_class(int err) {
     static __thread char buf[64];
     const char *name = strerrorname_np(err);
     snprintf(buf, sizeof(buf), "Errno::%s", name ? name : "EINVAL");
@@ -203,7 +204,7 @@ static const char *errno_class(int err) {
  * recovered job never runs twice at once. Only async-signal-safe calls run
  * between fork and exec; an exec failure comes back through a CLOEXEC pipe.
  * Returns 0 or an errno. */
-static int spawn(char *const *argv, char *const *env, int in_fd, int err_fd, pid_t *out) {
+int cli_exec_spawn(char *const *argv, char *const *env, int in_fd, int out_fd, int err_fd, pid_t *out) {
     int ep[2];
     if (pipe2(ep, O_CLOEXEC) != 0) return errno;
     /* for the fallback below: getrlimit is not async-signal-safe */
@@ -228,7 +229,7 @@ static int spawn(char *const *argv, char *const *env, int in_fd, int err_fd, pid
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL); /* the worker blocks signals for sigwait */
-        if (dup2(in_fd, 0) < 0 || dup2(err_fd, 2) < 0) goto fail;
+        if (dup2(in_fd, 0) < 0 || (out_fd >= 0 && dup2(out_fd, 1) < 0) || dup2(err_fd, 2) < 0) goto fail;
         /* Every descriptor the worker opens is close-on-exec, but one
          * another thread opened between its creation and setting the flag
          * (a Redis socket) would still leak: the handler gets 0, 1 and 2. */
@@ -270,7 +271,7 @@ int cli_exec_handler(hh_job *job, void *udata) {
     char *vars[4] = {0};
     char **env = job_env(job, vars);
     pid_t pid = -1;
-    int rc = env ? spawn(e->argv, env, in[0], errp[1], &pid) : ENOMEM;
+    int rc = env ? cli_exec_spawn(e->argv, env, in[0], -1, errp[1], &pid) : ENOMEM;
     free(env);
     vars_free(vars);
     close(in[0]);
@@ -278,7 +279,7 @@ int cli_exec_handler(hh_job *job, void *udata) {
     if (rc != 0) {
         close(in[1]);
         close(errp[0]);
-        hh_job_fail(job, errno_class(rc), "cannot run %s: %s", e->argv[0], strerror(rc));
+        hh_job_fail(job, cli_errno_class(rc), "cannot run %s: %s", e->argv[0], strerror(rc));
         return -1;
     }
     size_t plen;
@@ -288,7 +289,7 @@ int cli_exec_handler(hh_job *job, void *udata) {
     char tail[STDERR_TAIL + 1];
     size_t tlen = 0;
     int in_open = 1, err_open = 1, killed = 0;
-    double start = mono(), kill_at = 0;
+    double start = cli_mono(), kill_at = 0;
     const char *why_killed = NULL;
     /* The job ends when the handler exits, not when its stderr closes: a
      * handler may leave a background process holding it. */
@@ -331,9 +332,9 @@ int cli_exec_handler(hh_job *job, void *udata) {
                 /* killed for a timeout or a stop: make sure nothing of it
                  * outlives the failure (its group holds stderr until gone) */
                 kill(-pid, SIGKILL);
-                double until = mono() + 2;
+                double until = cli_mono() + 2;
                 struct pollfd ef = {errp[0], POLLIN, 0};
-                while (err_open && mono() < until && poll(&ef, 1, 50) >= 0) {
+                while (err_open && cli_mono() < until && poll(&ef, 1, 50) >= 0) {
                     got = read(errp[0], buf, sizeof(buf));
                     if (got > 0) tail_append(tail, &tlen, buf, (size_t)got);
                     else if (got == 0 || (errno != EAGAIN && errno != EINTR)) err_open = 0;
@@ -342,13 +343,13 @@ int cli_exec_handler(hh_job *job, void *udata) {
             while (err_open && (got = read(errp[0], buf, sizeof(buf))) > 0) tail_append(tail, &tlen, buf, (size_t)got);
             break;
         }
-        int over = e->timeout > 0 && mono() - start > e->timeout;
+        int over = e->timeout > 0 && cli_mono() - start > e->timeout;
         if ((over || hh_job_cancelled(job)) && !killed) {
             why_killed = over ? "timed out" : "cancelled by shutdown";
             kill(-pid, SIGTERM);
             killed = 1;
-            kill_at = mono() + 2;
-        } else if (killed == 1 && mono() > kill_at) {
+            kill_at = cli_mono() + 2;
+        } else if (killed == 1 && cli_mono() > kill_at) {
             kill(-pid, SIGKILL);
             killed = 2;
         }
@@ -360,7 +361,7 @@ int cli_exec_handler(hh_job *job, void *udata) {
     }
     char what[128];
     if (why_killed) {
-        snprintf(what, sizeof(what), "%s %s after %.1f s", e->argv[0], why_killed, mono() - start);
+        snprintf(what, sizeof(what), "%s %s after %.1f s", e->argv[0], why_killed, cli_mono() - start);
     } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
         return 0;
     } else if (WIFEXITED(status)) {

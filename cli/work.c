@@ -42,6 +42,12 @@ static const char work_usage[] =
     "                             (handlers get the worker's environment without REDIS_URL,\n"
     "                             REDIS_PASSWORD and --exec-env-drop names; e.g. --exec-env REDIS_URL)\n"
     "      --exec-env-drop NAME   also remove NAME from handlers' environment; repeatable\n"
+    "      --serve CLASS=COMMAND  run jobs of CLASS in long-lived COMMAND processes speaking\n"
+    "                             hiredhand's line protocol (see README); repeatable.\n"
+    "                             CLASS * (--exec or --serve) takes every class without its own\n"
+    "      --serve-pool N         start N processes per --serve at once (at most --concurrency);\n"
+    "                             default: up to --concurrency, each started when a job needs it\n"
+    "      --serve-max-jobs N     replace a --serve process after N jobs (default: never)\n"
     "      --require PATH.so      load a plug-in that registers C handlers; repeatable\n"
     "      --namespace NS         prefix every key with NS: (redis-namespace)\n"
     "      --identity ID          stable process identity (default host:pid:random); not a\n"
@@ -68,7 +74,7 @@ enum {
     OPT_TAG = 1000, OPT_LABEL, OPT_EXEC, OPT_EXEC_TIMEOUT, OPT_REQUIRE, OPT_NS, OPT_IDENTITY,
     OPT_FETCH, OPT_TS, OPT_VERSION, OPT_HB, OPT_POLL, OPT_RECOVERY, OPT_MAXREC, OPT_MAXRETRY,
     OPT_DEADMAX, OPT_DEADTIMEOUT, OPT_HTTP, OPT_LIVENESS, OPT_LEASE_LOST, OPT_HELP, OPT_EXEC_ENV, OPT_EXEC_ENV_DROP,
-    OPT_PWFILE, OPT_HTTP_TOKEN_FILE,
+    OPT_PWFILE, OPT_HTTP_TOKEN_FILE, OPT_SERVE, OPT_SERVE_POOL, OPT_SERVE_MAX_JOBS,
     OPT_LOG_FORMAT = 1100, OPT_LOG_LEVEL /* log options: their own range, for merges */
 };
 
@@ -92,6 +98,8 @@ static const struct option longopts[] = {
     {"http-token-file", required_argument, 0, OPT_HTTP_TOKEN_FILE},
     {"log-format", required_argument, 0, OPT_LOG_FORMAT}, {"log-level", required_argument, 0, OPT_LOG_LEVEL},
     CLI_TLS_LONGOPTS,
+    {"serve", required_argument, 0, OPT_SERVE}, {"serve-pool", required_argument, 0, OPT_SERVE_POOL},
+    {"serve-max-jobs", required_argument, 0, OPT_SERVE_MAX_JOBS},
     {"help", no_argument, 0, OPT_HELP},        {0, 0, 0, 0}};
 
 /* The -l file; SIGHUP swaps it for a new one at the same path (logrotate),
@@ -176,8 +184,9 @@ typedef struct work_args {
     size_t nq;
     const char *labels[MAX_ITEMS + 1];
     size_t nlabels;
-    const char *execs[MAX_ITEMS], *requires[MAX_ITEMS];
-    size_t nexec, nreq;
+    const char *execs[MAX_ITEMS], *requires[MAX_ITEMS], *serves[MAX_ITEMS];
+    size_t nexec, nreq, nserve;
+    long serve_pool, serve_max_jobs;
     double exec_timeout;
     const char *logpath;
 } work_args;
@@ -242,6 +251,17 @@ static int parse_option(work_args *a, int ch, const char *arg) {
     case OPT_EXEC:
         if (a->nexec == MAX_ITEMS) return cli_usage_error("too many --exec");
         a->execs[a->nexec++] = arg;
+        break;
+    case OPT_SERVE:
+        if (a->nserve == MAX_ITEMS) return cli_usage_error("too many --serve");
+        a->serves[a->nserve++] = arg;
+        break;
+    case OPT_SERVE_POOL:
+        if (cli_parse_int(arg, 1, 1000, &a->serve_pool)) return cli_usage_error("bad --serve-pool '%s' (1..1000)", arg);
+        break;
+    case OPT_SERVE_MAX_JOBS:
+        if (cli_parse_int(arg, 1, 1000000000, &a->serve_max_jobs))
+            return cli_usage_error("bad --serve-max-jobs '%s' (1..1000000000)", arg);
         break;
     case OPT_EXEC_TIMEOUT:
         if (cli_parse_seconds(arg, &a->exec_timeout)) return cli_usage_error("bad --exec-timeout '%s'", arg);
@@ -360,24 +380,64 @@ static int check_args(work_args *a) {
     return 0;
 }
 
-/* The --exec handlers, each program checked; 0 or an exit status. */
-static int make_exec_handlers(const work_args *a, cli_exec **handlers) {
+/* The handler processes a run needs: --exec (one process per job) and
+ * --serve (pools of long-lived processes). */
+typedef struct work_handlers {
+    cli_exec *exec[MAX_ITEMS];
+    cli_serve *serve[MAX_ITEMS];
+} work_handlers;
+
+static void free_handlers(const work_args *a, work_handlers *h) {
+    for (size_t i = 0; i < a->nexec; i++) cli_exec_free(h->exec[i]);
+    for (size_t i = 0; i < a->nserve; i++) cli_serve_free(h->serve[i]);
+}
+
+/* A pool larger than the threads that feed it would never fill. */
+static int serve_pool_size(const work_args *a) {
+    return a->serve_pool > 0 && a->serve_pool < a->o.concurrency ? (int)a->serve_pool : a->o.concurrency;
+}
+
+/* The --exec and --serve handlers, each program checked; 0 or an exit
+ * status (nothing left allocated then). */
+static int make_handlers(const work_args *a, work_handlers *h) {
     char err[256];
     for (size_t i = 0; i < a->nexec; i++) {
-        if (!(handlers[i] = cli_exec_new(a->execs[i], a->exec_timeout, err, sizeof(err)))) {
-            while (i--) cli_exec_free(handlers[i]);
+        if (!(h->exec[i] = cli_exec_new(a->execs[i], a->exec_timeout, err, sizeof(err)))) {
+            while (i--) cli_exec_free(h->exec[i]);
+            return cli_usage_error("%s", err);
+        }
+    }
+    for (size_t i = 0; i < a->nserve; i++) {
+        if (!(h->serve[i] = cli_serve_new(a->serves[i], a->exec_timeout, serve_pool_size(a), a->serve_max_jobs, err, sizeof(err)))) {
+            while (i--) cli_serve_free(h->serve[i]);
+            for (size_t k = 0; k < a->nexec; k++) cli_exec_free(h->exec[k]);
             return cli_usage_error("%s", err);
         }
     }
     return 0;
 }
 
-/* Registers the --exec handlers and runs the --require plug-ins' init. */
-static int register_handlers(hh_manager *m, const work_args *a, cli_exec **handlers) {
+/* One handler into the manager; 0 or an exit status naming the option. */
+static int register_one(hh_manager *m, const char *opt, const char *klass, hh_handler_fn fn, void *udata) {
+    int e = hh_manager_register(m, klass, fn, udata);
+    if (e == HH_ERR_EXISTS) return cli_usage_error("%s %s: the class has another --exec or --serve handler", opt, klass);
+    if (e != HH_OK) return cli_usage_error("%s %s: %s", opt, klass, hh_last_error());
+    return 0;
+}
+
+/* Registers the --serve and --exec handlers and runs the --require
+ * plug-ins' init. */
+static int register_handlers(hh_manager *m, const work_args *a, work_handlers *h) {
     int rc = 0;
+    for (size_t i = 0; i < a->nserve && rc == 0; i++) {
+        cli_serve_set_manager(h->serve[i], m);
+        /* --serve-pool N: N processes from the start (no job pays for an
+         * interpreter's boot); else each starts when a job needs it */
+        if (a->serve_pool > 0) cli_serve_prestart(h->serve[i], serve_pool_size(a));
+        rc = register_one(m, "--serve", cli_serve_class(h->serve[i]), cli_serve_handler, h->serve[i]);
+    }
     for (size_t i = 0; i < a->nexec && rc == 0; i++)
-        if (hh_manager_register(m, cli_exec_class(handlers[i]), cli_exec_handler, handlers[i]) != HH_OK)
-            rc = cli_usage_error("--exec %s: %s", cli_exec_class(handlers[i]), hh_last_error());
+        rc = register_one(m, "--exec", cli_exec_class(h->exec[i]), cli_exec_handler, h->exec[i]);
     for (size_t i = 0; i < a->nreq && rc == 0; i++) {
         void *so = dlopen(a->requires[i], RTLD_NOW | RTLD_LOCAL);
         hh_plugin_init_fn init = so ? (hh_plugin_init_fn)(uintptr_t)dlsym(so, HH_PLUGIN_INIT_SYMBOL) : NULL;
@@ -385,8 +445,8 @@ static int register_handlers(hh_manager *m, const work_args *a, cli_exec **handl
         else if (!init) rc = cli_usage_error("--require %s: no %s function", a->requires[i], HH_PLUGIN_INIT_SYMBOL);
         else if (init(m) != 0) rc = cli_usage_error("--require %s: %s() failed", a->requires[i], HH_PLUGIN_INIT_SYMBOL);
     }
-    if (rc == 0 && a->nexec == 0 && a->nreq == 0)
-        hh_manager_log(m, HH_LOG_WARN, "no --exec or --require handlers: every job will fail with NameError");
+    if (rc == 0 && a->nexec == 0 && a->nreq == 0 && a->nserve == 0)
+        hh_manager_log(m, HH_LOG_WARN, "no --exec, --serve or --require handlers: every job will fail with NameError");
     return rc;
 }
 
@@ -429,12 +489,14 @@ static int run(hh_manager *m) {
  * a Redis call or a handler): they may still log or use their --exec
  * handler until the process exits, so those stay alive (and the manager
  * is not freed either). */
-static void cleanup(hh_manager *m, const work_args *a, cli_exec **handlers) {
+static void cleanup(hh_manager *m, const work_args *a, work_handlers *h) {
     int left_behind = m ? hh_manager_detached(m) : 0;
+    /* every job is done (or pushed back): --serve processes get their stdin
+     * closed, a moment to exit, then are killed */
+    for (size_t i = 0; i < a->nserve; i++) cli_serve_shutdown(h->serve[i], 2.0);
     if (left_behind) left_manager = m;
     hh_manager_free(m);
-    if (!left_behind)
-        for (size_t i = 0; i < a->nexec; i++) cli_exec_free(handlers[i]);
+    if (!left_behind) free_handlers(a, h);
     for (size_t i = 0; i < a->nq; i++) free(queue_names[i]);
     free(queue_names);
     free(queues);
@@ -453,16 +515,16 @@ int cli_work(int argc, char **argv) {
     /* close-on-exec: --exec handlers must not hold the log open (logrotate) */
     if (a.logpath && !(log_file = fopen(a.logpath, "ae"))) return cli_usage_error("cannot open log file %s", a.logpath);
     log_path = a.logpath;
-    cli_exec *handlers[MAX_ITEMS];
-    if ((rc = make_exec_handlers(&a, handlers))) return rc;
+    work_handlers h;
+    if ((rc = make_handlers(&a, &h))) return rc;
     int e;
     hh_manager *m = hh_manager_new(&a.o, &e);
     if (!m) {
-        for (size_t i = 0; i < a.nexec; i++) cli_exec_free(handlers[i]);
+        free_handlers(&a, &h);
         return cli_usage_error("cannot create the worker: %s", hh_last_error());
     }
-    rc = register_handlers(m, &a, handlers);
+    rc = register_handlers(m, &a, &h);
     if (rc == 0) rc = run(m);
-    cleanup(m, &a, handlers);
+    cleanup(m, &a, &h);
     return rc;
 }

@@ -521,6 +521,15 @@ HH_EXPORT int hh_job_cancelled(const hh_job *job);
  * worker thread; several handlers run at once, up to the concurrency. */
 typedef int (*hh_handler_fn)(hh_job *job, void *udata);
 
+/* ------------------------------------------- routing: Active Job wrappers */
+
+/* The class a handler is chosen by and logs show: for Rails' Active Job
+ * payloads (class "ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper" or
+ * "Sidekiq::ActiveJob::Wrapper") the string in "wrapped", as Sidekiq's Web
+ * UI shows it; for every other job hh_job_class(). Its length in *len if
+ * non-NULL (a class may hold "\u0000"). The payload is never changed. */
+HH_EXPORT const char *hh_job_handler_class(const hh_job *job, size_t *len);
+
 /* ---------------------------------------------------------- middleware */
 
 typedef struct hh_chain hh_chain;
@@ -647,7 +656,11 @@ HH_EXPORT void hh_manager_free(hh_manager *m);
 
 /* Registers the handler for jobs whose "class" equals klass exactly (case
  * and "::" included; the whole JSON string: a class holding "\u0000", such
- * as "T\u0000Evil", is not "T" and matches no handler). Before hh_manager_start() only. Errors:
+ * as "T\u0000Evil", is not "T" and matches no handler). Active Job payloads
+ * match by their "wrapped" class (hh_job_handler_class()). klass "*" is the
+ * catch-all: it takes every class without a handler of its own (an exact
+ * handler wins; then "*"; then the default handler below; then NameError).
+ * Before hh_manager_start() only. Errors:
  * HH_ERR_INVALID, HH_ERR_EXISTS (already registered), HH_ERR_STATE (started). */
 HH_EXPORT int hh_manager_register(hh_manager *m, const char *klass, hh_handler_fn fn,
                         void *udata);

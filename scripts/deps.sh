@@ -10,8 +10,10 @@ pkgs=(cmake make gcc clang pkg-config libhiredis-dev libjansson-dev libmicrohttp
       redis-server redis-tools redis-sentinel)
 if [ "$what" = test ]; then
   pkgs+=(libcmocka-dev ruby ruby-sidekiq ruby-rack ruby-webrick curl jq iproute2 chromium procps locales openssl
-        libclang-rt-14-dev cppcheck clang-format)  # locales: the decimal-comma test; libFuzzer for
-                                                   # `make fuzz`; cppcheck and clang-format for `make lint`
+        libclang-rt-14-dev cppcheck clang-format python3 nodejs ruby-activejob)
+        # locales: the decimal-comma test; libFuzzer for `make fuzz`; cppcheck and clang-format
+        # for `make lint`; python3, nodejs: the --serve reference handlers; ruby-activejob: Rails
+        # 6.1 pushing Active Job jobs through the Sidekiq adapter
 fi
 if [ "$what" = demo ]; then
   pkgs+=(ruby ruby-sidekiq)

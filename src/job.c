@@ -315,6 +315,27 @@ char *hh_json_set_raw(const char *obj, size_t len, const char *key, const char *
 
 const char *hh_job_jid(const hh_job *job) { return job->jid; }
 const char *hh_job_class(const hh_job *job) { return job->klass; }
+
+/* Rails' Sidekiq adapter pushes every Active Job under one wrapper class
+ * (the 6.x adapter's name, still accepted by Sidekiq 8, and the name
+ * Sidekiq 7.x/8.x ship), the job's own class in "wrapped": that is the
+ * class Sidekiq's Web UI shows, and the one a handler is chosen by. */
+static const char *const aj_wrappers[] = {"ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper",
+                                          "Sidekiq::ActiveJob::Wrapper"};
+
+const char *hh_job_handler_class(const hh_job *job, size_t *len) {
+    for (size_t i = 0; job->item && i < sizeof(aj_wrappers) / sizeof(*aj_wrappers); i++) {
+        if (strlen(aj_wrappers[i]) != job->klass_len || memcmp(aj_wrappers[i], job->klass, job->klass_len) != 0)
+            continue;
+        json_t *w = json_object_get(job->item, "wrapped");
+        if (json_is_string(w) && json_string_length(w) > 0) {
+            if (len) *len = json_string_length(w);
+            return json_string_value(w);
+        }
+    }
+    if (len) *len = job->klass_len;
+    return job->klass;
+}
 const char *hh_job_queue(const hh_job *job) { return job->queue; }
 int hh_job_retry_count(const hh_job *job) { return job->retry_count; }
 

@@ -24,9 +24,12 @@ int hh_chain_next(hh_chain *chain, hh_job *job) {
         return mw->fn(job, chain, mw->udata);
     }
     if (!chain->handler) {
-        /* Sidekiq raises NameError for a class it cannot constantize. */
-        char *shown = hh_escape_ctl(job->klass, job->klass_len);
-        hh_job_fail(job, "NameError", "uninitialized constant %s", shown ? shown : job->klass);
+        /* Sidekiq raises NameError for a class it cannot constantize (for
+         * Active Job, the wrapped class, when the wrapper deserializes it). */
+        size_t len;
+        const char *klass = hh_job_handler_class(job, &len);
+        char *shown = hh_escape_ctl(klass, len);
+        hh_job_fail(job, "NameError", "uninitialized constant %s", shown ? shown : klass);
         free(shown);
         return -1;
     }
@@ -38,12 +41,19 @@ int hh_job_cancelled(const hh_job *job) {
     return p ? atomic_load(&p->cancelled) : 0;
 }
 
-/* The whole class, not its C string: "T\u0000Evil" is not T. */
+/* The whole class, not its C string: "T\u0000Evil" is not T. Active Job
+ * payloads go by their wrapped class; an exact handler wins over the
+ * catch-all "*", which wins over the default handler. */
 static const hh_handler *find_handler(struct hh_manager *m, const hh_job *job) {
-    for (size_t i = 0; i < m->nhandlers; i++)
-        if (strlen(m->handlers[i].klass) == job->klass_len &&
-            memcmp(m->handlers[i].klass, job->klass, job->klass_len) == 0)
+    size_t len;
+    const char *klass = hh_job_handler_class(job, &len);
+    const hh_handler *any = NULL;
+    for (size_t i = 0; i < m->nhandlers; i++) {
+        if (strlen(m->handlers[i].klass) == len && memcmp(m->handlers[i].klass, klass, len) == 0)
             return &m->handlers[i];
+        if (!strcmp(m->handlers[i].klass, "*")) any = &m->handlers[i];
+    }
+    if (any) return any;
     return m->default_handler.fn ? &m->default_handler : NULL;
 }
 
@@ -163,9 +173,10 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     pthread_mutex_unlock(&p->mu);
     atomic_fetch_add(&m->busy, 1);
     /* Sidekiq's JobLogger: "start", then "done" or "fail" with elapsed, at
-     * INFO, in the job's log context (ActiveJob's "wrapped" as its class). */
-    json_t *wrapped = json_object_get(job->item, "wrapped");
-    hh_log_job_begin(p->tid, json_is_string(wrapped) ? json_string_value(wrapped) : job->klass, job->jid);
+     * INFO, in the job's log context (Active Job's wrapped class as its
+     * class, as Sidekiq's Web UI shows it). */
+    const char *shown = hh_job_handler_class(job, NULL);
+    hh_log_job_begin(p->tid, shown, job->jid);
     hh_log(&m->log, HH_LOG_INFO, "start");
 
     const hh_handler *h = find_handler(m, job);
@@ -188,7 +199,7 @@ static double run_job(hh_processor *p, hh_fetched *f) {
          * (lease.c): the job belongs elsewhere now, so no outcome here. */
         if (lost)
             hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: handler ended (%s) after the lease was lost; outcome not written",
-                   job->klass, job->jid, rc == 0 ? "success" : "failure");
+                   shown, job->jid, rc == 0 ? "success" : "failure");
         hh_lease_release(m, &job->lease);
         hh_job_free(job);
         return elapsed;
@@ -196,7 +207,7 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     atomic_fetch_add(&m->processed, 1);
     atomic_fetch_add(&m->unflushed_processed, 1);
     if (rc == 0) {
-        hh_log(&m->log, HH_LOG_DEBUG, "class=%s jid=%s: done in %.3f s", job->klass, job->jid, elapsed);
+        hh_log(&m->log, HH_LOG_DEBUG, "class=%s jid=%s: done in %.3f s", shown, job->jid, elapsed);
         if (m->opts.fetch == HH_FETCH_BASIC) {
             hh_job_free(job);
         } else {
@@ -219,12 +230,12 @@ static double run_job(hh_processor *p, hh_fetched *f) {
         plan = (hh_failure_plan){falsy ? HH_FAIL_DISCARD : HH_FAIL_DEAD, hh_now(),
                                  falsy ? NULL : strdup(job->payload),
                                  "integers beyond 64 bits: kept byte for byte in the dead set, not retried"};
-        hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: failed: %s: %s (%s)", job->klass, job->jid, job->error_class,
+        hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: failed: %s: %s (%s)", shown, job->jid, job->error_class,
                job->error_message ? job->error_message : "", plan.reason);
         if (plan.kind == HH_FAIL_DISCARD || plan.payload) write_failure(p, job, &plan);
         free(plan.payload);
     } else if (hh_retry_plan(job, &rcfg, hh_now(), &p->rng, &plan) == 0) {
-        hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: failed in %.3f s: %s: %s (%s)", job->klass,
+        hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: failed in %.3f s: %s: %s (%s)", shown,
                job->jid, elapsed, job->error_class, job->error_message ? job->error_message : "",
                plan.reason);
         write_failure(p, job, &plan);

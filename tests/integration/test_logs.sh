@@ -14,7 +14,7 @@ bad="$("$HIREDHAND" push FailJob '[2]' -r "$REDIS_URL" --retry false)" || fail "
 aj="$(hh_jid)"
 R lpush queue:default "{\"class\":\"ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper\",\"wrapped\":\"MailJob\",\"queue\":\"default\",\"args\":[{}],\"jid\":\"$aj\",\"retry\":false}" >/dev/null
 hh_start_worker -c 2 --exec "OkJob=$HH_HANDLERS/record.sh" --exec "FailJob=$HH_HANDLERS/fail.sh" \
-    --exec "ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper=$HH_HANDLERS/record.sh"
+    --exec "MailJob=$HH_HANDLERS/record.sh"  # Active Job: the handler of its wrapped class
 must_wait 30 'grep -q "jid=$ok elapsed=.* INFO: done" "$WORKER_LOG" && grep -q "jid=$bad elapsed=.* INFO: fail" "$WORKER_LOG" && grep -q "jid=$aj elapsed=.* INFO: done" "$WORKER_LOG"' \
     "no done/fail lines for the three jobs"
 T='[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z'

@@ -400,6 +400,30 @@ static void test_job_args(void **s) {
     hh_job_free(j);
 }
 
+/* Active Job payloads are handled and shown by their "wrapped" class, for
+ * both wrapper names; any other class (or a wrapper without a usable
+ * "wrapped") by its own. */
+static void test_handler_class(void **s) {
+    (void)s;
+    static const struct { const char *payload, *want; } cases[] = {
+        {"{\"class\":\"ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper\",\"wrapped\":\"ReportJob\",\"args\":[{}]}", "ReportJob"},
+        {"{\"class\":\"Sidekiq::ActiveJob::Wrapper\",\"wrapped\":\"Mail::Job\",\"args\":[{}]}", "Mail::Job"},
+        {"{\"class\":\"Sidekiq::ActiveJob::Wrapper\",\"wrapped\":\"\",\"args\":[]}", "Sidekiq::ActiveJob::Wrapper"},
+        {"{\"class\":\"Sidekiq::ActiveJob::Wrapper\",\"wrapped\":7,\"args\":[]}", "Sidekiq::ActiveJob::Wrapper"},
+        {"{\"class\":\"OtherWrapper\",\"wrapped\":\"ReportJob\",\"args\":[]}", "OtherWrapper"},
+        {"{\"class\":\"Plain\",\"args\":[]}", "Plain"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        char why[256];
+        hh_job *j = mk(cases[i].payload, why, sizeof(why));
+        size_t len = 0;
+        assert_string_equal(hh_job_handler_class(j, &len), cases[i].want);
+        assert_int_equal(len, strlen(cases[i].want));
+        assert_string_equal(hh_job_handler_class(j, NULL), cases[i].want);
+        hh_job_free(j);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_valid_payload),
@@ -418,6 +442,7 @@ int main(void) {
         cmocka_unit_test(test_job_fail_truncation),
         cmocka_unit_test(test_job_fail_fields),
         cmocka_unit_test(test_job_args),
+        cmocka_unit_test(test_handler_class),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

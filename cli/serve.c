@@ -1,0 +1,663 @@
+/* serve.c -- `--serve CLASS=COMMAND`: long-lived handler processes. Where
+ * --exec starts one process per job (for Python, Node or Ruby the
+ * interpreter's start-up is then the whole cost), --serve keeps a pool of
+ * COMMAND processes per class, each running many jobs one at a time over a
+ * line protocol on its stdin and stdout (README, "Long-lived handlers"):
+ *
+ *   process -> hiredhand   {"hiredhand":1}                      once, at start
+ *   hiredhand -> process   {"jid":..,"class":..,"queue":..,"retry_count":..,"job":{payload}}
+ *   process -> hiredhand   {"ok":true}
+ *                       or {"ok":false,"error_class":..,"error_message":..,"backtrace":[..]}
+ *
+ * Processes start lazily (the first job that finds no idle one starts one,
+ * up to the pool size) with the --exec conventions: no shell, the filtered
+ * environment, their own process group, killed with the worker. A process
+ * that dies, closes its stdout, answers anything but one such line or runs
+ * past the timeout is killed; the job it held fails through the retry path
+ * like any failure, and the next start waits a backoff. No Redis I/O here:
+ * the library writes every outcome. */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli.h"
+
+#define SERVE_PROTOCOL 1
+#define HELLO_TIMEOUT 30.0          /* seconds for a new process to say hello */
+#define ANSWER_MAX (16 * 1024 * 1024) /* longest answer line taken */
+#define ERR_LINE_MAX 4096           /* a longer stderr line is logged in pieces */
+#define TAIL_LINES 20               /* stderr lines kept for a failure's backtrace */
+#define BACKOFF_MIN 0.1
+#define BACKOFF_MAX 5.0
+#define KILL_GRACE 2.0              /* SIGTERM to SIGKILL, and a recycled process's exit */
+
+typedef struct {
+    pid_t pid;          /* 0: not running */
+    int in_fd, out_fd, err_fd;
+    int busy;           /* held by a worker thread (one job at a time) */
+    long jobs;          /* jobs answered */
+    char *out;          /* stdout bytes not yet consumed */
+    size_t outlen, outcap;
+    char err[ERR_LINE_MAX];
+    size_t errlen;      /* partial stderr line */
+    char *tail[TAIL_LINES];
+    size_t ntail;       /* the job's last stderr lines, for its failure */
+    int status;         /* wait status once reaped */
+    int reaped;
+} srv_proc;
+
+struct cli_serve {
+    char *klass;
+    char **argv;
+    double timeout;
+    long max_jobs;
+    int pool;
+    hh_manager *m;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;  /* a process became free */
+    srv_proc *procs;
+    int failures;       /* abnormal ends in a row: the backoff's exponent */
+    double next_start;  /* no start before (monotonic) */
+};
+
+const char *cli_serve_class(const cli_serve *s) { return s->klass; }
+void cli_serve_set_manager(cli_serve *s, hh_manager *m) { s->m = m; }
+
+#define SLOG(s, level, ...) \
+    do { \
+        if ((s)->m) hh_manager_log((s)->m, level, __VA_ARGS__); \
+    } while (0)
+
+cli_serve *cli_serve_new(const char *spec, double timeout, int pool, long max_jobs, char *err, size_t errlen) {
+    const char *eq = strchr(spec, '=');
+    if (!eq || eq == spec) {
+        snprintf(err, errlen, "--serve wants CLASS=COMMAND, got '%s'", spec);
+        return NULL;
+    }
+    cli_serve *s = calloc(1, sizeof(*s));
+    if (!s || !(s->procs = calloc((size_t)(pool > 0 ? pool : 1), sizeof(srv_proc)))) {
+        free(s);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    for (int i = 0; i < (pool > 0 ? pool : 1); i++)
+        s->procs[i].in_fd = s->procs[i].out_fd = s->procs[i].err_fd = -1;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    s->klass = strndup(spec, (size_t)(eq - spec));
+    s->timeout = timeout;
+    s->max_jobs = max_jobs;
+    s->pool = pool > 0 ? pool : 1;
+    size_t n = 0;
+    s->argv = cli_exec_split(eq + 1, &n);
+    if (!s->klass || !s->argv || n == 0) {
+        snprintf(err, errlen, "--serve %s: empty command", s->klass ? s->klass : "");
+        cli_serve_free(s);
+        return NULL;
+    }
+    if (!cli_executable(s->argv[0])) {
+        snprintf(err, errlen, "--serve %s: program '%s' not found or not executable", s->klass, s->argv[0]);
+        cli_serve_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static void tail_clear(srv_proc *p) {
+    for (size_t i = 0; i < p->ntail; i++) free(p->tail[i]);
+    p->ntail = 0;
+}
+
+static void tail_push(srv_proc *p, const char *line, size_t len) {
+    if (p->ntail == TAIL_LINES) {
+        free(p->tail[0]);
+        memmove(p->tail, p->tail + 1, (TAIL_LINES - 1) * sizeof(char *));
+        p->ntail--;
+    }
+    char *l = strndup(line, len);
+    if (l) p->tail[p->ntail++] = l;
+}
+
+/* One stderr line: logged with the job it came during, kept for its failure. */
+static void err_line(cli_serve *s, srv_proc *p, hh_job *job, const char *line, size_t len) {
+    if (len && line[len - 1] == '\r') len--;
+    SLOG(s, HH_LOG_INFO, "class=%s jid=%s pid=%d stderr: %.*s", job ? hh_job_handler_class(job, NULL) : s->klass,
+         job ? hh_job_jid(job) : "-", (int)p->pid, (int)len, line);
+    tail_push(p, line, len);
+}
+
+/* Reads what stderr has; 0 at EOF or error, 1 otherwise. */
+static int read_err(cli_serve *s, srv_proc *p, hh_job *job) {
+    for (;;) {
+        ssize_t got = read(p->err_fd, p->err + p->errlen, sizeof(p->err) - p->errlen);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) {
+            if (got == 0 || errno != EAGAIN) {
+                if (p->errlen) err_line(s, p, job, p->err, p->errlen);
+                p->errlen = 0;
+                return 0;
+            }
+            return 1;
+        }
+        p->errlen += (size_t)got;
+        char *nl;
+        while ((nl = memchr(p->err, '\n', p->errlen))) {
+            size_t l = (size_t)(nl - p->err);
+            err_line(s, p, job, p->err, l);
+            memmove(p->err, nl + 1, p->errlen - l - 1);
+            p->errlen -= l + 1;
+        }
+        if (p->errlen == sizeof(p->err)) {
+            err_line(s, p, job, p->err, p->errlen);
+            p->errlen = 0;
+        }
+    }
+}
+
+/* One read of stdout into p->out (the caller loops: a job costs as few
+ * system calls as can be); 0 at EOF or error, 1 otherwise. */
+static int read_out(srv_proc *p) {
+    if (p->outcap - p->outlen < 65536) {
+        size_t cap = p->outcap ? p->outcap * 2 : 65536 * 2;
+        char *b = realloc(p->out, cap);
+        if (!b) return 0;
+        p->out = b;
+        p->outcap = cap;
+    }
+    ssize_t got = read(p->out_fd, p->out + p->outlen, p->outcap - p->outlen - 1);
+    if (got > 0) p->outlen += (size_t)got;
+    return got > 0 || (got < 0 && (errno == EAGAIN || errno == EINTR));
+}
+
+/* Takes one line out of p->out (NUL-terminated, malloc'd); NULL if none. */
+static char *take_line(srv_proc *p) {
+    char *nl = p->out ? memchr(p->out, '\n', p->outlen) : NULL;
+    if (!nl) return NULL;
+    size_t l = (size_t)(nl - p->out);
+    char *line = strndup(p->out, l);
+    memmove(p->out, nl + 1, p->outlen - l - 1);
+    p->outlen -= l + 1;
+    return line;
+}
+
+static int reap(srv_proc *p, int block) {
+    if (p->reaped) return 1;
+    pid_t r;
+    while ((r = waitpid(p->pid, &p->status, block ? 0 : WNOHANG)) < 0 && errno == EINTR) {
+    }
+    if (r == p->pid || (r < 0 && errno == ECHILD)) p->reaped = 1;
+    return p->reaped;
+}
+
+static void close_fd(int *fd) {
+    if (*fd >= 0) close(*fd);
+    *fd = -1;
+}
+
+/* Ends a process: its stdin closed, then (unless it exits by itself within
+ * wait seconds) its whole group killed, TERM then KILL; always reaped. */
+static void end_proc(srv_proc *p, double wait) {
+    if (p->pid <= 0) return;
+    close_fd(&p->in_fd);
+    double until = cli_mono() + wait;
+    while (!reap(p, 0) && cli_mono() < until) {
+        struct timespec ts = {0, 20 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    if (!p->reaped) {
+        kill(-p->pid, SIGTERM);
+        until = cli_mono() + KILL_GRACE;
+        while (!reap(p, 0) && cli_mono() < until) {
+            struct timespec ts = {0, 20 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+    kill(-p->pid, SIGKILL); /* also what it left behind in its group */
+    reap(p, 1);
+    close_fd(&p->out_fd);
+    close_fd(&p->err_fd);
+    tail_clear(p);
+    p->pid = 0;
+    p->outlen = p->errlen = 0;
+    p->jobs = 0;
+}
+
+static void describe_exit(const cli_serve *s, const srv_proc *p, char *buf, size_t len) {
+    if (!p->reaped) snprintf(buf, len, "%s closed its stdout", s->argv[0]);
+    else if (WIFEXITED(p->status)) snprintf(buf, len, "%s exited with status %d", s->argv[0], WEXITSTATUS(p->status));
+    else snprintf(buf, len, "%s killed by signal %d", s->argv[0], WIFSIGNALED(p->status) ? WTERMSIG(p->status) : 0);
+}
+
+/* Fails the job with what + the last stderr line, its stderr lines as the
+ * backtrace (as --exec does). */
+static void fail_proc(hh_job *job, srv_proc *p, const char *error_class, const char *what) {
+    if (p->ntail) {
+        hh_job_fail(job, error_class, "%s: %.1000s", what, p->tail[p->ntail - 1]);
+        hh_job_set_backtrace(job, (const char *const *)p->tail, p->ntail);
+    } else {
+        hh_job_fail(job, error_class, "%s", what);
+    }
+}
+
+/* An abnormal end: the next start waits BACKOFF_MIN, doubling to BACKOFF_MAX. */
+static void backoff(cli_serve *s) {
+    pthread_mutex_lock(&s->mu);
+    double b = BACKOFF_MIN;
+    for (int i = 0; i < s->failures && b < BACKOFF_MAX; i++) b *= 2;
+    s->failures++;
+    s->next_start = cli_mono() + (b < BACKOFF_MAX ? b : BACKOFF_MAX);
+    pthread_mutex_unlock(&s->mu);
+}
+
+enum { IO_LINE, IO_EOF, IO_TIMEOUT, IO_CANCELLED, IO_TOO_LONG, IO_ERROR };
+
+/* Writes data (may be NULL) to the process's stdin while reading its stdout
+ * and stderr, until one line came on stdout. Returns IO_* (*line malloc'd
+ * with IO_LINE). */
+static int converse(cli_serve *s, srv_proc *p, hh_job *job, const char *data, size_t len, double deadline,
+                    char **line) {
+    size_t off = 0;
+    int out_open = 1;
+    if (data && p->in_fd >= 0) { /* the pipe has room for a usual job line: no poll first */
+        ssize_t w = write(p->in_fd, data, len);
+        if (w > 0) off = (size_t)w;
+    }
+    for (;;) {
+        if ((*line = take_line(p))) return IO_LINE;
+        if (p->outlen > ANSWER_MAX) return IO_TOO_LONG;
+        if (!out_open) return IO_EOF;
+        if (job && hh_job_cancelled(job)) return IO_CANCELLED;
+        if (deadline > 0 && cli_mono() > deadline) return IO_TIMEOUT;
+        struct pollfd pf[3];
+        int n = 0, io = -1, ie = -1, ii = -1;
+        io = n, pf[n].fd = p->out_fd, pf[n].events = POLLIN, n++;
+        if (p->err_fd >= 0) ie = n, pf[n].fd = p->err_fd, pf[n].events = POLLIN, n++;
+        if (data && off < len && p->in_fd >= 0) ii = n, pf[n].fd = p->in_fd, pf[n].events = POLLOUT, n++;
+        int r = poll(pf, (nfds_t)n, 100);
+        if (r < 0 && errno != EINTR) return IO_ERROR;
+        if (r <= 0) {
+            /* a process that died leaving a child holding its stdout */
+            if (reap(p, 0)) {
+                read_out(p); /* what it wrote last */
+                out_open = 0;
+            }
+            continue;
+        }
+        if (ie >= 0 && (pf[ie].revents & (POLLIN | POLLHUP | POLLERR)) && !read_err(s, p, job)) close_fd(&p->err_fd);
+        if (ii >= 0 && (pf[ii].revents & (POLLOUT | POLLERR | POLLHUP))) {
+            ssize_t w = write(p->in_fd, data + off, len - off);
+            if (w > 0) off += (size_t)w;
+            else if (w < 0 && errno != EAGAIN && errno != EINTR) out_open = 0; /* it closed stdin: gone or broken */
+        }
+        if (pf[io].revents & (POLLIN | POLLHUP | POLLERR)) {
+            if (!read_out(p)) out_open = 0;
+        }
+    }
+}
+
+/* Starts COMMAND in slot p (not waiting for its hello). 0 or an errno. */
+static int spawn_proc(cli_serve *s, srv_proc *p) {
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1};
+    if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0) {
+        int e = errno;
+        for (int i = 0; i < 2; i++) close_fd(&in[i]), close_fd(&out[i]), close_fd(&errp[i]);
+        return e;
+    }
+    char *vars[2] = {NULL, NULL};
+    int bad = asprintf(&vars[0], "HIREDHAND_SERVE=%d", SERVE_PROTOCOL) < 0;
+    bad |= asprintf(&vars[1], "HIREDHAND_CLASS=%s", s->klass) < 0;
+    char **env = bad ? NULL : cli_exec_environ(vars, 2);
+    pid_t pid = 0;
+    int rc = env ? cli_exec_spawn(s->argv, env, in[0], out[1], errp[1], &pid) : ENOMEM;
+    free(env);
+    free(vars[0]);
+    free(vars[1]);
+    close(in[0]), close(out[1]), close(errp[1]);
+    if (rc != 0) {
+        close(in[1]), close(out[0]), close(errp[0]);
+        return rc;
+    }
+    p->pid = pid;
+    p->reaped = 0;
+    p->jobs = 0;
+    p->outlen = p->errlen = 0;
+    p->in_fd = in[1], p->out_fd = out[0], p->err_fd = errp[0];
+    fcntl(p->in_fd, F_SETFL, O_NONBLOCK);
+    fcntl(p->out_fd, F_SETFL, O_NONBLOCK);
+    fcntl(p->err_fd, F_SETFL, O_NONBLOCK);
+    return 0;
+}
+
+/* Reads the hello of the process in slot p (job: the one waiting, or
+ * NULL). 0, or with why in what and the process ended: -2 out of
+ * protocol (a bad or too long hello), -1 otherwise. */
+static int await_hello(cli_serve *s, srv_proc *p, hh_job *job, char *what, size_t wlen) {
+    char *line = NULL;
+    int io = converse(s, p, job, NULL, 0, cli_mono() + HELLO_TIMEOUT, &line), rc = -1;
+    if (io == IO_LINE) {
+        json_t *hello = json_loads(line, 0, NULL);
+        json_t *v = json_object_get(hello, "hiredhand");
+        int ok = json_is_integer(v) && json_integer_value(v) == SERVE_PROTOCOL;
+        if (!ok) snprintf(what, wlen, "%s: bad hello (want {\"hiredhand\":%d}): %.200s", s->argv[0], SERVE_PROTOCOL, line);
+        json_decref(hello);
+        free(line);
+        if (ok) {
+            SLOG(s, HH_LOG_INFO, "--serve %s: started pid=%d", s->klass, (int)p->pid);
+            return 0;
+        }
+        rc = -2;
+    } else if (io == IO_CANCELLED) {
+        snprintf(what, wlen, "cancelled by shutdown before %s said hello", s->argv[0]);
+    } else if (io == IO_TIMEOUT) {
+        snprintf(what, wlen, "%s said no hello within %.0f s", s->argv[0], HELLO_TIMEOUT);
+    } else if (io == IO_TOO_LONG) {
+        snprintf(what, wlen, "%s: hello line too long", s->argv[0]);
+        rc = -2;
+    } else {
+        for (double until = cli_mono() + 1; !reap(p, 0) && cli_mono() < until;) {
+            struct timespec ts = {0, 10 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+        describe_exit(s, p, what, wlen);
+    }
+    end_proc(p, 0);
+    return rc;
+}
+
+int cli_serve_prestart(cli_serve *s, int n) {
+    int started = 0;
+    if (n > s->pool) n = s->pool;
+    for (int i = 0; i < n; i++) { /* every interpreter boots at once, */
+        int rc = spawn_proc(s, &s->procs[i]);
+        if (rc != 0) SLOG(s, HH_LOG_ERROR, "--serve %s: cannot run %s: %s", s->klass, s->argv[0], strerror(rc));
+    }
+    for (int i = 0; i < n; i++) { /* then each hello is read */
+        char what[300];
+        if (s->procs[i].pid <= 0) continue;
+        if (await_hello(s, &s->procs[i], NULL, what, sizeof(what)) == 0) started++;
+        else SLOG(s, HH_LOG_ERROR, "--serve %s: %s (started again when a job needs it)", s->klass, what);
+    }
+    return started;
+}
+
+/* Starts the process in slot p and reads its hello. 0, or -1 with the job
+ * failed (the slot is then empty again). */
+static int start_proc(cli_serve *s, srv_proc *p, hh_job *job) {
+    /* the backoff after an abnormal end, cut short by a stop */
+    for (;;) {
+        pthread_mutex_lock(&s->mu);
+        double wait = s->next_start - cli_mono();
+        pthread_mutex_unlock(&s->mu);
+        if (wait <= 0) break;
+        if (hh_job_cancelled(job)) {
+            hh_job_fail(job, "hiredhand::ServeFailed", "cancelled by shutdown before %s started", s->argv[0]);
+            return -1;
+        }
+        struct timespec ts = {0, (long)((wait < 0.05 ? wait : 0.05) * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+    int rc = spawn_proc(s, p);
+    if (rc != 0) {
+        hh_job_fail(job, cli_errno_class(rc), "cannot run %s: %s", s->argv[0], strerror(rc));
+        backoff(s);
+        return -1;
+    }
+    char what[300];
+    int hello = await_hello(s, p, job, what, sizeof(what));
+    if (hello == 0) return 0;
+    hh_job_fail(job, hello == -2 ? "hiredhand::ServeProtocolError" : "hiredhand::ServeFailed", "%s", what);
+    backoff(s);
+    return -1;
+}
+
+/* The job line: the payload (parsed) and the variables --exec sets. */
+static char *job_line(hh_job *job, size_t *len) {
+    size_t plen;
+    const char *payload = hh_job_payload(job, &plen);
+    json_t *item = json_loadb(payload, plen, 0, NULL);
+    json_t *exact = NULL;
+    if (!item) {
+        /* integers beyond 64 bits (Ruby has them, jansson does not): read as
+         * reals, the exact text beside */
+        item = json_loadb(payload, plen, JSON_DECODE_INT_AS_REAL, NULL);
+        exact = json_stringn(payload, plen);
+    }
+    json_t *msg = json_object();
+    int rc = hh_job_retry_count(job);
+    if (!msg || !item) {
+        json_decref(msg), json_decref(item), json_decref(exact);
+        return NULL;
+    }
+    json_object_set_new(msg, "jid", json_string(hh_job_jid(job)));
+    size_t cl;
+    const char *klass = hh_job_handler_class(job, &cl);
+    json_object_set_new(msg, "class", json_stringn(klass, cl));
+    json_object_set_new(msg, "queue", json_string(hh_job_queue(job)));
+    json_object_set_new(msg, "retry_count", rc >= 0 ? json_integer(rc) : json_null());
+    json_object_set_new(msg, "job", item);
+    if (exact) json_object_set_new(msg, "payload", exact);
+    char *s = json_dumps(msg, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(msg);
+    if (!s) return NULL;
+    *len = strlen(s);
+    char *l = realloc(s, *len + 2);
+    if (!l) {
+        free(s);
+        return NULL;
+    }
+    l[(*len)++] = '\n';
+    l[*len] = '\0';
+    return l;
+}
+
+/* Applies an answer line. 0 success, -1 failure (job failed), -2 garbage. */
+static int apply_answer(hh_job *job, const char *line) {
+    json_t *a = json_loads(line, 0, NULL);
+    json_t *ok = json_object_get(a, "ok");
+    if (!json_is_boolean(ok)) {
+        json_decref(a);
+        return -2;
+    }
+    if (json_is_true(ok)) {
+        json_decref(a);
+        return 0;
+    }
+    json_t *ec = json_object_get(a, "error_class"), *em = json_object_get(a, "error_message");
+    json_t *bt = json_object_get(a, "backtrace");
+    const char *cls = json_is_string(ec) && json_string_length(ec) ? json_string_value(ec) : "StandardError";
+    hh_job_fail(job, cls, "%s", json_is_string(em) ? json_string_value(em) : "");
+    size_t n = json_is_array(bt) ? json_array_size(bt) : 0;
+    const char **lines = n ? calloc(n, sizeof(char *)) : NULL;
+    size_t k = 0;
+    for (size_t i = 0; lines && i < n; i++)
+        if (json_is_string(json_array_get(bt, i))) lines[k++] = json_string_value(json_array_get(bt, i));
+    if (k) hh_job_set_backtrace(job, lines, k);
+    free(lines);
+    json_decref(a);
+    return -1;
+}
+
+/* A free slot, running or not, marked busy; NULL when the stop cancelled
+ * the job while it waited for one. Running processes are preferred. */
+static srv_proc *acquire(cli_serve *s, hh_job *job) {
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        srv_proc *empty = NULL;
+        for (int i = 0; i < s->pool; i++) {
+            srv_proc *p = &s->procs[i];
+            if (p->busy) continue;
+            if (p->pid > 0) {
+                p->busy = 1;
+                pthread_mutex_unlock(&s->mu);
+                return p;
+            }
+            if (!empty) empty = p;
+        }
+        if (empty) {
+            empty->busy = 1;
+            pthread_mutex_unlock(&s->mu);
+            return empty;
+        }
+        if (hh_job_cancelled(job)) break;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 100 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+        pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+static void release(cli_serve *s, srv_proc *p) {
+    pthread_mutex_lock(&s->mu);
+    p->busy = 0;
+    pthread_cond_signal(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+int cli_serve_handler(hh_job *job, void *udata) {
+    cli_serve *s = udata;
+    srv_proc *p = acquire(s, job);
+    if (!p) {
+        hh_job_fail(job, "hiredhand::ServeFailed", "cancelled by shutdown while waiting for a %s process", s->argv[0]);
+        return -1;
+    }
+    if (p->pid > 0) {
+        /* output between jobs is out of protocol, and an exit shows as
+         * stdout's end: a fresh process for this job, which has not been
+         * sent anywhere yet */
+        struct pollfd pf[2] = {{p->out_fd, POLLIN, 0}, {p->err_fd, POLLIN, 0}};
+        int r = poll(pf, 2, 0), bad = 0;
+        if (r > 0 && pf[1].revents && !read_err(s, p, NULL)) close_fd(&p->err_fd);
+        if (r > 0 && pf[0].revents) {
+            read_out(p);
+            bad = 1;
+        }
+        if (bad || p->outlen) {
+            SLOG(s, HH_LOG_WARN, "--serve %s: pid=%d %s between jobs; replacing it", s->klass, (int)p->pid,
+                 p->outlen ? "wrote to stdout" : "ended");
+            end_proc(p, 0);
+            backoff(s);
+        }
+    }
+    if (p->pid <= 0 && start_proc(s, p, job) != 0) {
+        release(s, p);
+        return -1;
+    }
+    tail_clear(p);
+    size_t len = 0;
+    char *data = job_line(job, &len);
+    if (!data) {
+        release(s, p);
+        hh_job_fail(job, "NoMemoryError", "cannot build the job line");
+        return -1;
+    }
+    double start = cli_mono();
+    char *line = NULL;
+    int io = converse(s, p, job, data, len, s->timeout > 0 ? start + s->timeout : 0, &line);
+    free(data);
+    int rc = -1, broken = 1;
+    char what[300];
+    switch (io) {
+    case IO_LINE:
+        rc = apply_answer(job, line);
+        if (rc == -2) {
+            snprintf(what, sizeof(what), "%s answered garbage: %.200s", s->argv[0], line);
+            fail_proc(job, p, "hiredhand::ServeProtocolError", what);
+            rc = -1;
+        } else {
+            broken = p->outlen > 0; /* more than one line: out of protocol */
+            if (broken)
+                SLOG(s, HH_LOG_WARN, "--serve %s: pid=%d wrote more than one answer line; replacing it", s->klass,
+                     (int)p->pid);
+        }
+        free(line);
+        break;
+    case IO_TIMEOUT:
+        snprintf(what, sizeof(what), "%s timed out after %.1f s", s->argv[0], cli_mono() - start);
+        fail_proc(job, p, "hiredhand::ExecFailed", what);
+        break;
+    case IO_CANCELLED:
+        snprintf(what, sizeof(what), "%s cancelled by shutdown after %.1f s", s->argv[0], cli_mono() - start);
+        fail_proc(job, p, "hiredhand::ExecFailed", what);
+        break;
+    case IO_TOO_LONG:
+        snprintf(what, sizeof(what), "%s answered a line longer than %d bytes", s->argv[0], ANSWER_MAX);
+        fail_proc(job, p, "hiredhand::ServeProtocolError", what);
+        break;
+    default: {
+        /* its last words on stderr belong to this job */
+        if (p->err_fd >= 0) {
+            double until = cli_mono() + 0.5;
+            struct pollfd ef = {p->err_fd, POLLIN, 0};
+            while (p->err_fd >= 0 && cli_mono() < until && poll(&ef, 1, 50) >= 0)
+                if (!read_err(s, p, job)) close_fd(&p->err_fd);
+        }
+        /* stdout closes as it exits: give the exit a moment to be seen */
+        for (double until = cli_mono() + 1; !reap(p, 0) && cli_mono() < until;) {
+            struct timespec ts = {0, 10 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+        describe_exit(s, p, what, sizeof(what));
+        fail_proc(job, p, "hiredhand::ExecFailed", what);
+        break;
+    }
+    }
+    if (broken) {
+        SLOG(s, HH_LOG_WARN, "--serve %s: pid=%d killed (jid=%s: %s)", s->klass, (int)p->pid, hh_job_jid(job),
+             io == IO_LINE ? "out of protocol" : what);
+        end_proc(p, 0);
+        backoff(s);
+    } else {
+        pthread_mutex_lock(&s->mu);
+        if (rc == 0) s->failures = 0;
+        pthread_mutex_unlock(&s->mu);
+        if (s->max_jobs > 0 && ++p->jobs >= s->max_jobs) {
+            SLOG(s, HH_LOG_DEBUG, "--serve %s: pid=%d recycled after %ld jobs", s->klass, (int)p->pid, p->jobs);
+            end_proc(p, KILL_GRACE);
+        }
+    }
+    release(s, p);
+    return rc;
+}
+
+void cli_serve_shutdown(cli_serve *s, double grace) {
+    if (!s) return;
+    pthread_mutex_lock(&s->mu);
+    for (int i = 0; i < s->pool; i++)
+        if (s->procs[i].pid > 0 && !s->procs[i].busy) close_fd(&s->procs[i].in_fd); /* all at once, */
+    pthread_mutex_unlock(&s->mu);
+    for (int i = 0; i < s->pool; i++) { /* then each waited for */
+        pthread_mutex_lock(&s->mu);
+        srv_proc *p = s->procs[i].pid > 0 && !s->procs[i].busy ? &s->procs[i] : NULL;
+        if (p) p->busy = 1;
+        pthread_mutex_unlock(&s->mu);
+        if (p) {
+            end_proc(p, grace);
+            release(s, p);
+        }
+    }
+}
+
+void cli_serve_free(cli_serve *s) {
+    if (!s) return;
+    for (int i = 0; s->procs && i < s->pool; i++) {
+        end_proc(&s->procs[i], 0);
+        free(s->procs[i].out);
+    }
+    free(s->procs);
+    cli_exec_split_free(s->argv);
+    free(s->klass);
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv);
+    free(s);
+}
