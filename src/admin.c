@@ -15,6 +15,12 @@
 #include "job.h"
 #include "util.h"
 
+/* The class Sidekiq's Web UI shows: Active Job's wrapped class. */
+static const char *shown_class(const json_t *item, const char *dflt) {
+    const char *k = hh_item_display_class(item, NULL);
+    return k ? k : dflt;
+}
+
 #define HH_QUEUE_HEAD 10 /* jobs whose classes hh_queues_list() counts */
 
 /* -------------------------------------------------------------- queues */
@@ -101,7 +107,7 @@ int hh_queues_list(hh_client *c, char **json_out) {
                 if (e->type != REDIS_REPLY_STRING) continue;
                 int lossy;
                 json_t *it = hh_json_load_payload(e->str, e->len, &lossy);
-                const char *k = json_is_object(it) ? hh_admin_str(it, "class", "?") : "(not a job)";
+                const char *k = json_is_object(it) ? shown_class(it, "?") : "(not a job)";
                 json_t *n = json_object_get(classes, k);
                 json_object_set_new(classes, k, json_integer(n ? json_integer_value(n) + 1 : 1));
                 json_decref(it);
@@ -133,7 +139,7 @@ static json_t *job_json(const char *s, size_t len) {
     int lossy;
     json_t *it = hh_json_load_payload(s, len, &lossy);
     json_object_set_new(o, "jid", json_string(json_is_object(it) ? hh_admin_str(it, "jid", "") : ""));
-    json_object_set_new(o, "class", json_string(json_is_object(it) ? hh_admin_str(it, "class", "") : ""));
+    json_object_set_new(o, "class", json_string(json_is_object(it) ? shown_class(it, "") : ""));
     double ea = json_is_object(it) ? hh_json_time(json_object_get(it, "enqueued_at")) : 0;
     json_object_set_new(o, "enqueued_at", ea > 0 ? json_real(ea) : json_null());
     if (json_is_object(it) && !lossy) json_object_set(o, "item", it);
@@ -256,7 +262,7 @@ static void busy_row(const char *identity, const char *thread, json_t *w, json_t
     json_object_set_new(o, "thread", json_string(thread));
     json_object_set_new(o, "queue", json_string(hh_admin_str(w, "queue", "")));
     if (!b->jid) {
-        json_object_set_new(o, "class", json_string(json_is_object(item) ? hh_admin_str(item, "class", "") : ""));
+        json_object_set_new(o, "class", json_string(json_is_object(item) ? shown_class(item, "") : ""));
         json_object_set_new(o, "jid", json_string(jid));
     }
     json_t *ra = json_object_get(w, "run_at");
@@ -340,7 +346,7 @@ static int find_in_queue(hh_client *c, const char *queue, const char *jid, json_
                 json_object_set_new(o, "where", json_string("queue"));
                 json_object_set_new(o, "queue", json_string(queue));
                 json_object_set_new(o, "position", json_integer(pos + (long long)(r->elements - 1 - i)));
-                json_object_set_new(o, "class", json_string(hh_admin_str(it, "class", "")));
+                json_object_set_new(o, "class", json_string(shown_class(it, "")));
                 json_array_append_new(arr, o);
             }
             json_decref(it);

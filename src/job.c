@@ -323,16 +323,26 @@ const char *hh_job_class(const hh_job *job) { return job->klass; }
 static const char *const aj_wrappers[] = {"ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper",
                                           "Sidekiq::ActiveJob::Wrapper"};
 
-const char *hh_job_handler_class(const hh_job *job, size_t *len) {
-    for (size_t i = 0; job->item && i < sizeof(aj_wrappers) / sizeof(*aj_wrappers); i++) {
-        if (strlen(aj_wrappers[i]) != job->klass_len || memcmp(aj_wrappers[i], job->klass, job->klass_len) != 0)
-            continue;
-        json_t *w = json_object_get(job->item, "wrapped");
+const char *hh_item_display_class(const json_t *item, size_t *len) {
+    json_t *k = json_object_get(item, "class");
+    if (!json_is_string(k)) return NULL;
+    const char *klass = json_string_value(k);
+    size_t klen = json_string_length(k);
+    for (size_t i = 0; i < sizeof(aj_wrappers) / sizeof(*aj_wrappers); i++) {
+        if (strlen(aj_wrappers[i]) != klen || memcmp(aj_wrappers[i], klass, klen) != 0) continue;
+        json_t *w = json_object_get(item, "wrapped");
         if (json_is_string(w) && json_string_length(w) > 0) {
             if (len) *len = json_string_length(w);
             return json_string_value(w);
         }
     }
+    if (len) *len = klen;
+    return klass;
+}
+
+const char *hh_job_handler_class(const hh_job *job, size_t *len) {
+    const char *shown = job->item ? hh_item_display_class(job->item, len) : NULL;
+    if (shown) return shown;
     if (len) *len = job->klass_len;
     return job->klass;
 }

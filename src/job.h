@@ -81,4 +81,10 @@ char *hh_json_set_raw(const char *obj, size_t len, const char *key, const char *
  * free(). NULL on failure. */
 char *hh_json_dump(const json_t *v);
 
+/* The class Sidekiq's Web UI shows for a payload: Active Job's "wrapped"
+ * class for its two wrapper classes, else "class". NULL when "class" is
+ * not a string. The string belongs to item; *len (if non-NULL) gets its
+ * length (NUL bytes may be inside). */
+const char *hh_item_display_class(const json_t *item, size_t *len);
+
 #endif
