@@ -50,6 +50,7 @@ var (
 	idle    = flag.Float64("idle", 10, "idle window, seconds")
 	timeout = flag.Float64("timeout", 120, "bound on the processing wait, seconds")
 	settle  = flag.Float64("settle", 0.5, "seconds between the pool's start and the release")
+	_       = flag.Int("b", 1000, "ignored: gocraft/work has no bulk enqueue")
 )
 
 func die(code int, f string, a ...interface{}) {
