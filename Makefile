@@ -79,7 +79,7 @@ test-asan:
 	  ctest --output-on-failure -j $(JOBS)
 
 bench: build
-	@scripts/deps.sh test
+	@scripts/deps.sh bench
 	@bench/run.sh $(BENCH_ARGS)
 
 soak: build

@@ -1,23 +1,30 @@
-/* bench.c -- hh_bench: the hiredhand half of `make bench` (issue 4).
+/* bench.c -- hh_bench: the hiredhand row of `make bench`.
  *
  * Drives libhiredhand through its public API only (hiredhand.h); a plain
  * hiredis connection is used for what the API does not offer: INFO
- * commandstats, GET stat:*, LLEN and the RENAME that releases the jobs.
- * bench/run.sh starts Redis, calls the modes below in separate invocations
- * (so the worker's VmHWM is its own, not the enqueuer's) and prints the
- * table against Sidekiq.
+ * commandstats and cpu, GET stat:*, LLEN and the RENAMEs that release the
+ * jobs. bench/run.sh starts Redis, calls the modes below in separate
+ * invocations and prints the table against the peers (bench/*_bench.*).
+ * Keys: queue:<q>, hh_bench:staging:<q>, stat:processed, stat:failed, and
+ * whatever a manager touches.
  *
- *   hh_bench enqueue -u URL -n N [-b 1000]
- *       push N NoopJob jobs (args [i]) to "default" with hh_client_push_bulk,
- *       -b per call; prints enqueue_* lines.
- *   hh_bench process -u URL -n N -c C [--timeout S]
- *       queue:default must hold exactly N jobs. They are moved aside
- *       (RENAME), a manager (reliable fetch, concurrency C) is started with a
- *       no-op NoopJob handler, and once it has beaten once and settled they
- *       are moved back: the clock and the CPU/commandstats windows start there
- *       and end when hh_manager_get_stats says processed == N. The manager is
- *       then stopped (final counter flush) and stat:processed / stat:failed
- *       must have grown by exactly N / 0. Prints proc_c<C>_* lines.
+ *   hh_bench enqueue -u URL -n N [-b 1000] [--queues K]
+ *       push N NoopJob jobs (args [i]) with hh_client_push_bulk, -b per
+ *       call; job i to queue i mod K ("default" when K is 1, else q1..qK).
+ *   hh_bench process -u URL -n N -c C [--queues K] [--procs P]
+ *                    [--fetch reliable|basic] [--weighted] [--prefix KEY]
+ *                    [--timeout S] [--stall S]
+ *       the K queues must hold exactly N jobs. They are moved aside (RENAME,
+ *       in one MULTI), P worker processes are forked, each a manager of
+ *       concurrency C on the K queues (strict, or weight 1 each), and once
+ *       every one has beaten and settled the jobs are moved back: the clock,
+ *       the workers' CPU (/proc), Redis's CPU (INFO cpu) and commandstats
+ *       start there and end at the N-th job. Each job does one counter
+ *       increment and marks its index in memory shared with the driver, so
+ *       every job is checked to have run exactly once; then the workers stop
+ *       (final counter flush) and stat:processed / stat:failed must have
+ *       grown by exactly N / 0. A run without progress for --stall s (a lost
+ *       job) ends early and fails. Prints KEY_* lines (default proc_c<C>).
  *   hh_bench latency -u URL [-c 10] [-j 1000] [--rate 200] [--idle 10]
  *       a manager on critical,default,low (strict order), idle; a second
  *       thread pushes j LatencyJob jobs at --rate per second, round robin
