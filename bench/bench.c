@@ -4,7 +4,8 @@
  * hiredis connection is used for what the API does not offer: INFO
  * commandstats and cpu, GET stat:*, LLEN and the RENAMEs that release the
  * jobs. bench/run.sh starts Redis, calls the modes below in separate
- * invocations and prints the table against the peers (bench/*_bench.*).
+ * invocations and prints the table against the peers (the other drivers
+ * in bench/).
  * Keys: queue:<q>, hh_bench:staging:<q>, stat:processed, stat:failed, and
  * whatever a manager touches.
  *
