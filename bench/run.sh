@@ -297,7 +297,7 @@ sys_gocraft() {
         mkdir -p "$GO_DIR/src/github.com/gocraft" "$GO_DIR/src/hhbench_gocraft" &&
             ln -sfn "$PEERS/gocraft-work" "$GO_DIR/src/github.com/gocraft/work" &&
             ln -sfn "$ROOT/bench/gocraft_bench.go" "$GO_DIR/src/hhbench_gocraft/main.go" &&
-            (cd "$GO_DIR/src/hhbench_gocraft" && GO111MODULE=off GOFLAGS= GOPATH="$GO_DIR:/usr/share/gocode" \
+            (cd "$GO_DIR/src/hhbench_gocraft" && GO111MODULE=off GOFLAGS='' GOPATH="$GO_DIR:/usr/share/gocode" \
                 GOCACHE="$GO_DIR/cache" timeout -k 5 600 nice go build -o "$GOCRAFT_BIN" .) >"$TMP/go.log" 2>&1 ||
             { echo "go build failed: $(tail -n 3 "$TMP/go.log" | tr '\n' ' ')"; return 1; }
     fi
