@@ -15,8 +15,8 @@
 #      every driver checks that each job ran exactly once;
 #   4. hiredhand alone, run by run: the shapes (queues, worker processes, concurrency, basic
 #      fetch) with Redis CPU per job and the fraction of the Redis-bound limit;
-#   5. once per system: pickup latency on three queues at a fixed rate, then idle cost; for
-#      hiredhand and Sidekiq also pickup of jobs pushed one at a time to an idle worker;
+#   5. run by run too, per system: pickup latency on three queues at a fixed rate, then idle
+#      cost; for hiredhand and Sidekiq also pickup of jobs pushed one at a time to an idle worker;
 #   6. prints medians (min-max over -r runs) with the ratios hiredhand/peer, and writes the same
 #      as markdown to bench/results.md (-o to change).
 # Speed figures are printed, never asserted. The exit status is 1 only when a correctness check
@@ -366,6 +366,11 @@ run_step() {
     rc=$?
     STEP_PID=""
     grep -E '^[a-z0-9_]+=' "$TMP/$name.out" >>"$kv"
+    # the fraction of the Redis-bound limit: jobs/s / (1e6 / Redis CPU us per job)
+    awk -F= '$1 ~ /_jobs_per_s$/ { j[substr($1, 1, length($1) - 11)] = $2 }
+             $1 ~ /_redis_cpu_us_per_job$/ { r[substr($1, 1, length($1) - 21)] = $2 }
+             END { for (k in j) if ((k in r) && r[k] > 0) printf "%s_limit_frac=%.3f\n", k, j[k] / (1e6 / r[k]) }' \
+        "$TMP/$name.out" >>"$kv"
     if [ "$rc" -ne 0 ]; then
         if [ "$rc" = 124 ]; then warn "$name timed out after $t s"; else warn "$name failed (exit $rc)"; fi
         tail -n 25 "$TMP/$name.err" >&2
@@ -438,23 +443,24 @@ shape() {   # ID TAG
         "${args[@]}" --prefix "shape_$id" --settle "$SETTLE" --timeout "$PROC_T"
 }
 
+latency() {   # ID TAG: pickup latency at a fixed rate, then idle; one-at-a-time pickups
+    local id="$1" tag="$2" busy
+    flush && drv "$id" latency -c 10 -j "$LAT_JOBS" --rate "$RATE" --idle "$IDLE" &&
+        run_step "$id.latency.$tag" "$LAT_T" "${KV[$id]}" "${DRV[@]}"
+    [ "${PICKUP[$id]:-0}" = 1 ] || return 0
+    busy=(--busy); [ "$id" = hiredhand ] || busy=(--busy 1)
+    flush && drv "$id" pickup -c 3 --queues 3 "${busy[@]}" -j "$PICK_JOBS" --prefix pickup_busy &&
+        run_step "$id.pickup.busy.$tag" "$PICK_T" "${KV[$id]}" "${DRV[@]}"
+    flush && drv "$id" pickup -c 10 --queues 100 -j "$PICK_JOBS" --prefix pickup_many &&
+        run_step "$id.pickup.many.$tag" "$PICK_T" "${KV[$id]}" "${DRV[@]}"
+}
+
 for ((run = 1; run <= RUNS; run++)); do
     for c in "${CONC_LIST[@]}"; do
         for id in "${SYSTEMS[@]}"; do drain "$id" "run$run.c$c" "$c"; done
     done
     for id in "${SHAPE_IDS[@]}"; do shape "$id" "run$run"; done
-done
-for id in "${SYSTEMS[@]}"; do
-    flush && drv "$id" latency -c 10 -j "$LAT_JOBS" --rate "$RATE" --idle "$IDLE" &&
-        run_step "$id.latency" "$LAT_T" "${KV[$id]}" "${DRV[@]}"
-done
-for id in "${SYSTEMS[@]}"; do
-    [ "${PICKUP[$id]:-0}" = 1 ] || continue
-    busy=(--busy); [ "$id" = hiredhand ] || busy=(--busy 1)
-    flush && drv "$id" pickup -c 3 --queues 3 "${busy[@]}" -j "$PICK_JOBS" --prefix pickup_busy &&
-        run_step "$id.pickup.busy" "$PICK_T" "${KV[$id]}" "${DRV[@]}"
-    flush && drv "$id" pickup -c 10 --queues 100 -j "$PICK_JOBS" --prefix pickup_many &&
-        run_step "$id.pickup.many" "$PICK_T" "${KV[$id]}" "${DRV[@]}"
+    for id in "${SYSTEMS[@]}"; do latency "$id" "run$run"; done
 done
 ELAPSED=$(($(date +%s) - T_START))
 
@@ -532,6 +538,7 @@ systems_table() {
     for c in "${CONC_LIST[@]}"; do row "drain jobs/s, c=$c" "proc_c${c}_jobs_per_s" "%.0f"; done
     for c in "${CONC_LIST[@]}"; do row "worker CPU µs/job, c=$c" "proc_c${c}_cpu_us_per_job" "%.1f"; done
     for c in "${CONC_LIST[@]}"; do row "Redis CPU µs/job, c=$c" "proc_c${c}_redis_cpu_us_per_job" "%.1f"; done
+    for c in "${CONC_LIST[@]}"; do row "fraction of the Redis-bound limit, c=$c" "proc_c${c}_limit_frac" "%.2f"; done
     for c in "${CONC_LIST[@]}"; do row "peak RSS MiB, c=$c" "proc_c${c}_peak_rss_kib" "%.1f" 1024; done
     for c in "${CONC_LIST[@]}"; do row "Redis cmds/job, c=$c" "proc_c${c}_cmds_per_job" "%.2f"; done
     row "pickup latency p50 ms (3 queues, ${RATE}/s, c=10)" lat_p50_ms "%.2f"
@@ -546,17 +553,17 @@ systems_table() {
 
 # hiredhand's shapes: throughput, CPU, and how close to what Redis alone allows
 shapes_table() {
-    local id f="${MED[hiredhand]}" k jps rus
+    local id f="${MED[hiredhand]}" k rus
     echo "| hiredhand shape ($N jobs) | jobs/s | worker CPU µs/job | Redis CPU µs/job | Redis-bound limit jobs/s | fraction of the limit | peak RSS MiB | Redis cmds/job |"
     echo "|---|---:|---:|---:|---:|---:|---:|---:|"
     for id in "${SHAPE_IDS[@]}"; do
         k="shape_$id"
-        jps="$(get "$f" "${k}_jobs_per_s")"; rus="$(get "$f" "${k}_redis_cpu_us_per_job")"
+        rus="$(get "$f" "${k}_redis_cpu_us_per_job")"
         printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "${SHAPE_LABEL[$id]}" \
             "$(cell "$f" "${k}_jobs_per_s" "%.0f")" "$(cell "$f" "${k}_cpu_us_per_job" "%.1f")" \
             "$(cell "$f" "${k}_redis_cpu_us_per_job" "%.2f")" \
             "$(awk -v r="$rus" 'BEGIN { if (r > 0) printf "%.0f", 1e6 / r; else print "n/a" }')" \
-            "$(awk -v j="$jps" -v r="$rus" 'BEGIN { if (r > 0 && j > 0) printf "%.2f", j / (1e6 / r); else print "n/a" }')" \
+            "$(cell "$f" "${k}_limit_frac" "%.2f")" \
             "$(cell "$f" "${k}_peak_rss_kib" "%.1f" 1024)" "$(cell "$f" "${k}_cmds_per_job" "%.2f")"
     done
     shape_ratio() {   # LABEL A B GOAL
