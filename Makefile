@@ -132,7 +132,7 @@ format-check:
 	if [ $$bad -gt 0 ]; then echo "format-check: $$bad files differ from .clang-format: run make format"; exit 1; fi
 
 bench: build
-	@scripts/deps.sh test
+	@scripts/deps.sh bench
 	@bench/run.sh $(BENCH_ARGS)
 
 soak: build

@@ -1,23 +1,31 @@
-/* bench.c -- hh_bench: the hiredhand half of `make bench`.
+/* bench.c -- hh_bench: the hiredhand row of `make bench`.
  *
  * Drives libhiredhand through its public API only (hiredhand.h); a plain
  * hiredis connection is used for what the API does not offer: INFO
- * commandstats, GET stat:*, LLEN and the RENAME that releases the jobs.
- * bench/run.sh starts Redis, calls the modes below in separate invocations
- * (so the worker's VmHWM is its own, not the enqueuer's) and prints the
- * table against Sidekiq.
+ * commandstats and cpu, GET stat:*, LLEN and the RENAMEs that release the
+ * jobs. bench/run.sh starts Redis, calls the modes below in separate
+ * invocations and prints the table against the peers (the other drivers
+ * in bench/).
+ * Keys: queue:<q>, hh_bench:staging:<q>, stat:processed, stat:failed, and
+ * whatever a manager touches.
  *
- *   hh_bench enqueue -u URL -n N [-b 1000]
- *       push N NoopJob jobs (args [i]) to "default" with hh_client_push_bulk,
- *       -b per call; prints enqueue_* lines.
- *   hh_bench process -u URL -n N -c C [--timeout S]
- *       queue:default must hold exactly N jobs. They are moved aside
- *       (RENAME), a manager (reliable fetch, concurrency C) is started with a
- *       no-op NoopJob handler, and once it has beaten once and settled they
- *       are moved back: the clock and the CPU/commandstats windows start there
- *       and end when hh_manager_get_stats says processed == N. The manager is
- *       then stopped (final counter flush) and stat:processed / stat:failed
- *       must have grown by exactly N / 0. Prints proc_c<C>_* lines.
+ *   hh_bench enqueue -u URL -n N [-b 1000] [--queues K]
+ *       push N NoopJob jobs (args [i]) with hh_client_push_bulk, -b per
+ *       call; job i to queue i mod K ("default" when K is 1, else q1..qK).
+ *   hh_bench process -u URL -n N -c C [--queues K] [--procs P]
+ *                    [--fetch reliable|basic] [--weighted] [--prefix KEY]
+ *                    [--timeout S] [--stall S]
+ *       the K queues must hold exactly N jobs. They are moved aside (RENAME,
+ *       in one MULTI), P worker processes are forked, each a manager of
+ *       concurrency C on the K queues (strict, or weight 1 each), and once
+ *       every one has beaten and settled the jobs are moved back: the clock,
+ *       the workers' CPU (/proc), Redis's CPU (INFO cpu) and commandstats
+ *       start there and end at the N-th job. Each job does one counter
+ *       increment and marks its index in memory shared with the driver, so
+ *       every job is checked to have run exactly once; then the workers stop
+ *       (final counter flush) and stat:processed / stat:failed must have
+ *       grown by exactly N / 0. A run without progress for --stall s (a lost
+ *       job) ends early and fails. Prints KEY_* lines (default proc_c<C>).
  *   hh_bench latency -u URL [-c 10] [-j 1000] [--rate 200] [--idle 10]
  *       a manager on critical,default,low (strict order), idle; a second
  *       thread pushes j LatencyJob jobs at --rate per second, round robin
@@ -45,7 +53,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -127,7 +138,12 @@ typedef struct bopts {
     const char *dump;  /* latency: write every job's figures here */
     size_t queues;     /* pickup: how many queues */
     int busy;          /* pickup: hold one thread with a BusyJob */
-    const char *prefix; /* pickup: key prefix of the output */
+    const char *prefix; /* pickup, process: key prefix of the output */
+    int prefix_set;    /* process: --prefix given (else proc_c<C>) */
+    int procs;         /* process: worker processes, each -c C */
+    int basic;         /* --fetch basic */
+    int weighted;      /* process: queues weighted 1 each rather than strict */
+    double stall;      /* process: give up after this long without progress */
 } bopts;
 
 /* ------------------------------------------------------------ hiredis side */
@@ -189,21 +205,6 @@ static long long raw_int(redisContext *c, const char *fmt, ...) {
     else if (r->type == REDIS_REPLY_ERROR) note("redis: %s", r->str);
     freeReplyObject(r);
     return v;
-}
-
-static int raw_ok(redisContext *c, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    redisReply *r = redisvCommand(c, fmt, ap);
-    va_end(ap);
-    if (!r) {
-        note("redis: %s", c->errstr);
-        return -1;
-    }
-    int ok = r->type != REDIS_REPLY_ERROR;
-    if (!ok) note("redis: %s", r->str);
-    freeReplyObject(r);
-    return ok ? 0 : -1;
 }
 
 /* INFO commandstats, as (command, calls) pairs. Redis updates a command's
@@ -315,7 +316,7 @@ static hh_manager *manager_make(const bopts *o, const hh_queue_weight *queues, s
     mo.concurrency = o->conc;
     mo.queues = queues;
     mo.nqueues = nq;
-    mo.fetch = HH_FETCH_RELIABLE;
+    mo.fetch = o->basic ? HH_FETCH_BASIC : HH_FETCH_RELIABLE;
     mo.log = log_sink;
     mo.log_level = HH_LOG_WARN;
     mo.tag = "hh_bench";
@@ -353,19 +354,22 @@ static int manager_finish(hh_manager *m) {
     return 0;
 }
 
-static int noop_handler(hh_job *job, void *udata) {
-    (void)job;
-    (void)udata;
-    return 0;
+/* ------------------------------------------------------------ enqueue */
+
+/* Queue names of a K-queue run: "default" alone, else q1..qK. */
+static void queue_name(char *buf, size_t len, size_t k, size_t i) {
+    if (k == 1) snprintf(buf, len, "default");
+    else snprintf(buf, len, "q%zu", i + 1);
 }
 
-/* ------------------------------------------------------------ enqueue */
 
 static int mode_enqueue(const bopts *o) {
     redisContext *rc = raw_connect(o->url);
     if (!rc) return 2;
+    size_t nq = o->queues, per = o->n / nq + 1;
     char **args = calloc(o->n ? o->n : 1, sizeof(char *));
-    if (!args) return 2;
+    char **chunk = calloc(per, sizeof(char *));
+    if (!args || !chunk) return 2;
     for (size_t i = 0; i < o->n; i++) {
         char tmp[32];
         snprintf(tmp, sizeof(tmp), "[%zu]", i);
@@ -381,29 +385,44 @@ static int mode_enqueue(const bopts *o) {
         note("hh_client_new: %s", hh_strerror(err));
         return 2;
     }
-    hh_push_options po;
-    hh_push_options_init(&po);
-    po.queue = "default";
-    long long len0 = raw_int(rc, "LLEN queue:default");
+    char qn[32];
+    long long len0 = 0;
+    for (size_t q = 0; q < nq; q++) {
+        queue_name(qn, sizeof(qn), nq, q);
+        len0 += raw_int(rc, "LLEN queue:%s", qn);
+    }
     static cmdstats a, b, d;
     if (cmdstats_read(rc, &a) != 0) return 2;
     double cpu0 = cpu_seconds(), t0 = mono();
-    for (size_t off = 0; off < o->n; off += o->batch) {
-        size_t k = o->n - off < o->batch ? o->n - off : o->batch;
-        int e = hh_client_push_bulk(c, "NoopJob", (const char *const *)(args + off), k, &po, NULL);
-        if (e != HH_OK) {
-            note("hh_client_push_bulk at job %zu: %s", off, hh_strerror(e));
-            return 1;
+    /* job i goes to queue i mod K, --batch per call */
+    for (size_t q = 0; q < nq; q++) {
+        hh_push_options po;
+        hh_push_options_init(&po);
+        queue_name(qn, sizeof(qn), nq, q);
+        po.queue = qn;
+        size_t m = 0;
+        for (size_t i = q; i < o->n; i += nq) chunk[m++] = args[i];
+        for (size_t off = 0; off < m; off += o->batch) {
+            size_t k = m - off < o->batch ? m - off : o->batch;
+            int e = hh_client_push_bulk(c, "NoopJob", (const char *const *)(chunk + off), k, &po, NULL);
+            if (e != HH_OK) {
+                note("hh_client_push_bulk to %s: %s", qn, hh_strerror(e));
+                return 1;
+            }
         }
     }
     double t1 = mono(), cpu1 = cpu_seconds();
     if (cmdstats_read(rc, &b) != 0) return 2;
     long long total = cmdstats_delta(&a, &b, &d);
     total = cmdstats_discount(&d, total, "info", 1);
-    long long len1 = raw_int(rc, "LLEN queue:default");
+    long long len1 = 0;
+    for (size_t q = 0; q < nq; q++) {
+        queue_name(qn, sizeof(qn), nq, q);
+        len1 += raw_int(rc, "LLEN queue:%s", qn);
+    }
     int bad = 0;
     if (len1 - len0 != (long long)o->n) {
-        note("CHECK FAILED: queue:default grew by %lld, expected %zu", len1 - len0, o->n);
+        note("CHECK FAILED: the queues grew by %lld, expected %zu", len1 - len0, o->n);
         bad = 1;
     }
     double secs = t1 - t0;
@@ -417,100 +436,316 @@ static int mode_enqueue(const bopts *o) {
     hh_client_free(c);
     for (size_t i = 0; i < o->n; i++) free(args[i]);
     free(args);
+    free(chunk);
     redisFree(rc);
     return bad;
 }
 
 /* ------------------------------------------------------------ process */
 
-static int mode_process(const bopts *o) {
-    redisContext *rc = raw_connect(o->url);
-    if (!rc) return 2;
-    long long len = raw_int(rc, "LLEN queue:default");
-    if (len != (long long)o->n) {
-        note("queue:default holds %lld jobs, expected %zu (run the enqueue mode first)", len, o->n);
-        return 2;
-    }
-    long long p0 = raw_int(rc, "GET stat:processed"), f0 = raw_int(rc, "GET stat:failed");
-    if (raw_ok(rc, "RENAME queue:default hh_bench:staging") != 0) return 2;
+/* What the worker processes share with the driver (one MAP_SHARED page set
+ * made before fork): the counter every job increments, and one byte per job
+ * index so "each job ran exactly once" is checked job by job. */
+typedef struct procshare {
+    atomic_ullong ran;     /* the per-job counter increment */
+    atomic_ullong dups;    /* a job whose index had already run */
+    atomic_ullong badargs; /* args not [i] with i < N */
+    size_t n;
+    int drop;              /* BENCH_FAULT=drop: job [0] is acked without running */
+    atomic_uchar seen[];
+} procshare;
 
-    hh_manager *m = manager_make(o, NULL, 0);
-    if (!m) return 2;
-    if (hh_manager_register(m, "NoopJob", noop_handler, NULL) != HH_OK) return 2;
+static procshare *share;
+
+/* The benchmark's job: parse its index, one counter increment. */
+static int count_handler(hh_job *job, void *udata) {
+    (void)udata;
+    const char *a = hh_job_args(job);
+    char *end = NULL;
+    unsigned long long i = (a && a[0] == '[') ? strtoull(a + 1, &end, 10) : 0;
+    if (!end || *end != ']' || i >= share->n) {
+        atomic_fetch_add(&share->badargs, 1);
+        return 0;
+    }
+    if (share->drop && i == 0) return 0; /* the injected fault: a job lost */
+    if (atomic_fetch_add(&share->seen[i], 1) != 0) atomic_fetch_add(&share->dups, 1);
+    atomic_fetch_add(&share->ran, 1);
+    return 0;
+}
+
+/* INFO cpu: redis-server's used_cpu_sys + used_cpu_user, seconds. */
+static double redis_cpu(redisContext *c) {
+    redisReply *r = redisCommand(c, "INFO cpu");
+    double v = -1;
+    if (r && r->type == REDIS_REPLY_STRING) {
+        const char *s = strstr(r->str, "used_cpu_sys:"), *u = strstr(r->str, "used_cpu_user:");
+        if (s && u) v = atof(s + 13) + atof(u + 14);
+    }
+    if (v < 0) note("INFO cpu failed");
+    if (r) freeReplyObject(r);
+    return v;
+}
+
+/* utime + stime of a process (all its threads), seconds; -1 when gone. */
+static double proc_cpu(pid_t pid) {
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    size_t len = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    char *p = strrchr(buf, ')');
+    unsigned long ut = 0, st = 0;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2) return -1;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static long proc_hwm_kib(pid_t pid) {
+    char path[64], line[256];
+    long kb = 0;
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "VmHWM: %ld", &kb) == 1) break;
+    fclose(f);
+    return kb;
+}
+
+/* One worker process: a manager on the run's queues; says 'R' on `ready`
+ * once it has beaten and settled, runs until `stop` closes, then stops
+ * (final counter flush) and exits 0, or 1 when anything went wrong. */
+static int worker_child(const bopts *o, int ready, int stop) {
+    hh_queue_weight *qs = calloc(o->queues, sizeof(*qs));
+    char (*names)[24] = calloc(o->queues, sizeof(*names));
+    if (!qs || !names) _exit(1);
+    for (size_t i = 0; i < o->queues; i++) {
+        queue_name(names[i], sizeof(names[i]), o->queues, i);
+        qs[i].name = names[i];
+        qs[i].weight = o->weighted ? 1 : 0;
+    }
+    hh_manager *m = manager_make(o, qs, o->queues);
+    if (!m || hh_manager_register(m, "NoopJob", count_handler, NULL) != HH_OK) _exit(1);
     int e = hh_manager_start(m);
     if (e != HH_OK) {
         note("hh_manager_start: %s", hh_strerror(e));
+        _exit(1);
+    }
+    if (manager_wait_ready(m, o->settle) != 0) _exit(1);
+    char c = 'R';
+    if (write(ready, &c, 1) != 1) _exit(1);
+    while (read(stop, &c, 1) > 0) {
+    }
+    hh_manager_stats st = {.struct_size = sizeof st}; /* no queues wanted */
+    hh_manager_get_stats(m, &st);
+    int bad = st.failed != 0;
+    if (manager_finish(m) != 0) _exit(1);
+    _exit(bad);
+}
+
+static int mode_process(const bopts *o) {
+    redisContext *rc = raw_connect(o->url);
+    if (!rc) return 2;
+    size_t nq = o->queues;
+    char qn[32];
+    long long len = 0;
+    for (size_t i = 0; i < nq; i++) {
+        queue_name(qn, sizeof(qn), nq, i);
+        long long l = raw_int(rc, "LLEN queue:%s", qn);
+        if (l < 0) return 2;
+        len += l;
+    }
+    if (len != (long long)o->n) {
+        note("the %zu queue(s) hold %lld jobs, expected %zu (run the enqueue mode first, same --queues)", nq, len,
+             o->n);
         return 2;
     }
-    if (manager_wait_ready(m, o->settle) != 0) return 2;
+    share = mmap(NULL, sizeof(procshare) + o->n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (share == MAP_FAILED) {
+        note("mmap: %s", strerror(errno));
+        return 2;
+    }
+    share->n = o->n;
+    const char *fault = getenv("BENCH_FAULT");
+    share->drop = fault && strcmp(fault, "drop") == 0;
+    if (share->drop) note("BENCH_FAULT=drop: job [0] will be acknowledged without running");
+
+    long long p0 = raw_int(rc, "GET stat:processed"), f0 = raw_int(rc, "GET stat:failed");
+    /* the jobs are moved aside while the workers boot: all at once, so
+     * the clock starts when every queue holds its jobs again */
+    redisAppendCommand(rc, "MULTI");
+    for (size_t i = 0; i < nq; i++) {
+        queue_name(qn, sizeof(qn), nq, i);
+        redisAppendCommand(rc, "RENAME queue:%s hh_bench:staging:%s", qn, qn);
+    }
+    redisAppendCommand(rc, "EXEC");
+    for (size_t i = 0; i < nq + 2; i++) {
+        redisReply *r = NULL;
+        if (redisGetReply(rc, (void **)&r) != REDIS_OK || !r || r->type == REDIS_REPLY_ERROR) {
+            note("RENAME to staging failed: %s", r ? r->str : rc->errstr);
+            return 2;
+        }
+        freeReplyObject(r);
+    }
+
+    pid_t pids[64];
+    int readyfd[64], stopfd[64];
+    for (int w = 0; w < o->procs; w++) {
+        int rp[2], sp[2];
+        if (pipe(rp) != 0 || pipe(sp) != 0) return 2;
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid < 0) return 2;
+        if (pid == 0) {
+            close(rp[0]);
+            close(sp[1]);
+            for (int k = 0; k < w; k++) close(stopfd[k]);
+            worker_child(o, rp[1], sp[0]);
+        }
+        close(rp[1]);
+        close(sp[0]);
+        pids[w] = pid;
+        readyfd[w] = rp[0];
+        stopfd[w] = sp[1];
+    }
+    for (int w = 0; w < o->procs; w++) {
+        char c = 0;
+        if (read(readyfd[w], &c, 1) != 1 || c != 'R') {
+            note("worker process %d did not get ready", (int)pids[w]);
+            for (int k = 0; k < o->procs; k++) kill(pids[k], SIGKILL);
+            return 2;
+        }
+        close(readyfd[w]);
+    }
 
     static cmdstats a, b, d;
     if (cmdstats_read(rc, &a) != 0) return 2;
-    double cpu0 = cpu_seconds(), t0 = mono();
-    /* the jobs appear at once to the blocked fetches (RENAME wakes them) */
-    if (raw_ok(rc, "RENAME hh_bench:staging queue:default") != 0) return 2;
-    hh_manager_stats st = {.struct_size = sizeof st}; /* no queues wanted */
-    int timed_out = 0;
+    double cpu0 = 0, rcpu0 = redis_cpu(rc);
+    for (int w = 0; w < o->procs; w++) cpu0 += proc_cpu(pids[w]);
+    double t0 = mono();
+    /* the jobs appear at once to the blocked fetches */
+    redisAppendCommand(rc, "MULTI");
+    for (size_t i = 0; i < nq; i++) {
+        queue_name(qn, sizeof(qn), nq, i);
+        redisAppendCommand(rc, "RENAME hh_bench:staging:%s queue:%s", qn, qn);
+    }
+    redisAppendCommand(rc, "EXEC");
+    for (size_t i = 0; i < nq + 2; i++) {
+        redisReply *r = NULL;
+        if (redisGetReply(rc, (void **)&r) != REDIS_OK || !r || r->type == REDIS_REPLY_ERROR) {
+            note("RENAME back failed: %s", r ? r->str : rc->errstr);
+            return 2;
+        }
+        freeReplyObject(r);
+    }
+    /* until every job ran; a run that makes no progress for --stall s
+     * (a system that lost jobs) ends the wait early */
+    unsigned long long last = 0;
+    double last_t = mono();
+    int timed_out = 0, stalled = 0;
     for (;;) {
-        hh_manager_get_stats(m, &st);
-        if (st.processed >= o->n) break;
-        if (mono() - t0 > o->timeout) {
+        unsigned long long ran = atomic_load(&share->ran);
+        if (ran >= o->n) break;
+        double now = mono();
+        if (ran != last) last = ran, last_t = now;
+        if (now - t0 > o->timeout) {
             timed_out = 1;
+            break;
+        }
+        if (now - last_t > o->stall) {
+            stalled = 1;
             break;
         }
         sleep_s(0.001);
     }
-    double t1 = mono(), cpu1 = cpu_seconds();
-    long hwm = vm_hwm_kib();
-    uint64_t processed = st.processed, failed = st.failed;
-    if (manager_finish(m) != 0) return 1;
+    double t1 = mono(), cpu1 = 0, rcpu1 = redis_cpu(rc);
+    long hwm = 0;
+    for (int w = 0; w < o->procs; w++) {
+        cpu1 += proc_cpu(pids[w]);
+        hwm += proc_hwm_kib(pids[w]);
+    }
+    int bad = 0;
+    for (int w = 0; w < o->procs; w++) close(stopfd[w]);
+    for (int w = 0; w < o->procs; w++) {
+        int status = 0;
+        double until = mono() + 90;
+        pid_t got;
+        while ((got = waitpid(pids[w], &status, WNOHANG)) == 0 && mono() < until) sleep_s(0.01);
+        if (got != pids[w]) {
+            note("CHECK FAILED: worker process %d did not stop within 90 s", (int)pids[w]);
+            kill(pids[w], SIGKILL);
+            waitpid(pids[w], &status, 0);
+            bad = 1;
+        } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            note("CHECK FAILED: worker process %d exited with status %d (a failed job, a warning or a crash)",
+                 (int)pids[w], status);
+            bad = 1;
+        }
+    }
     if (cmdstats_read(rc, &b) != 0) return 2;
     long long total = cmdstats_delta(&a, &b, &d);
-    total = cmdstats_discount(&d, total, "info", 1);
-    total = cmdstats_discount(&d, total, "rename", 1);
+    total = cmdstats_discount(&d, total, "info", 3);
+    total = cmdstats_discount(&d, total, "rename", (long long)nq);
+    total = cmdstats_discount(&d, total, "multi", 1);
+    total = cmdstats_discount(&d, total, "exec", 1);
     long long p1 = raw_int(rc, "GET stat:processed"), f1 = raw_int(rc, "GET stat:failed");
-    long long left = raw_int(rc, "LLEN queue:default");
+    long long left = 0;
+    for (size_t i = 0; i < nq; i++) {
+        queue_name(qn, sizeof(qn), nq, i);
+        left += raw_int(rc, "LLEN queue:%s", qn);
+    }
+    unsigned long long missing = 0, ran = atomic_load(&share->ran);
+    for (size_t i = 0; i < o->n; i++)
+        if (atomic_load(&share->seen[i]) == 0) missing++;
 
-    int bad = 0;
-    if (timed_out) {
-        note("CHECK FAILED: only %llu of %zu jobs processed after %.0f s", (unsigned long long)processed, o->n,
-             o->timeout);
-        bad = 1;
-    }
+    if (timed_out || stalled)
+        note("CHECK FAILED: only %llu of %zu jobs ran (%s)", ran, o->n,
+             timed_out ? "timed out" : "no progress, the rest is lost");
+    if (missing) note("CHECK FAILED: %llu job(s) never ran", missing);
+    if (atomic_load(&share->dups)) note("CHECK FAILED: %llu job(s) ran more than once", atomic_load(&share->dups));
+    if (atomic_load(&share->badargs)) note("CHECK FAILED: %llu job(s) with bad args", atomic_load(&share->badargs));
     if (p1 - p0 != (long long)o->n) {
-        note("CHECK FAILED: stat:processed grew by %lld, expected exactly %zu (manager counted %llu)", p1 - p0, o->n,
-             (unsigned long long)processed);
+        note("CHECK FAILED: stat:processed grew by %lld, expected exactly %zu", p1 - p0, o->n);
         bad = 1;
     }
-    if (f1 - f0 != 0 || failed) {
-        note("CHECK FAILED: stat:failed grew by %lld (manager counted %llu failed), expected 0", f1 - f0,
-             (unsigned long long)failed);
+    if (f1 - f0 != 0) {
+        note("CHECK FAILED: stat:failed grew by %lld, expected 0", f1 - f0);
         bad = 1;
     }
     if (left != 0) {
-        note("CHECK FAILED: %lld jobs left in queue:default", left);
+        note("CHECK FAILED: %lld jobs left in the queues", left);
         bad = 1;
     }
-    char k[64];
+    if (timed_out || stalled || missing || atomic_load(&share->dups) || atomic_load(&share->badargs)) bad = 1;
+    char k[96];
     double n = (double)(o->n ? o->n : 1), secs = t1 - t0;
-#define OUTC(suffix, ...)                                          \
-    do {                                                           \
-        snprintf(k, sizeof(k), "proc_c%d_%s", o->conc, suffix);    \
-        out(k, __VA_ARGS__);                                       \
+    char prefix[48];
+    if (o->prefix_set) snprintf(prefix, sizeof(prefix), "%s", o->prefix);
+    else snprintf(prefix, sizeof(prefix), "proc_c%d", o->conc);
+#define OUTC(suffix, ...)                                      \
+    do {                                                       \
+        snprintf(k, sizeof(k), "%s_%s", prefix, suffix);       \
+        out(k, __VA_ARGS__);                                   \
     } while (0)
     OUTC("seconds", "%.4f", secs);
     OUTC("jobs_per_s", "%.0f", secs > 0 ? n / secs : 0.0);
     OUTC("cpu_us_per_job", "%.2f", (cpu1 - cpu0) * 1e6 / n);
     OUTC("cpu_pct", "%.1f", secs > 0 ? (cpu1 - cpu0) / secs * 100 : 0.0);
+    OUTC("redis_cpu_us_per_job", "%.2f", (rcpu1 - rcpu0) * 1e6 / n);
+    OUTC("redis_cpu_pct", "%.1f", secs > 0 ? (rcpu1 - rcpu0) / secs * 100 : 0.0);
     OUTC("peak_rss_kib", "%ld", hwm);
     OUTC("cmds_per_job", "%.4f", (double)total / n);
+    OUTC("ran", "%llu", ran);
+    OUTC("missing", "%llu", missing);
+    OUTC("dups", "%llu", atomic_load(&share->dups));
     OUTC("processed_delta", "%lld", p1 - p0);
     OUTC("failed_delta", "%lld", f1 - f0);
-    OUTC("log_warnings", "%d", atomic_load(&log_problems));
     OUTC("ok", "%d", !bad);
 #undef OUTC
-    snprintf(k, sizeof(k), "proc_c%d_cmd_breakdown", o->conc);
+    snprintf(k, sizeof(k), "%s_cmd_breakdown", prefix);
     out_breakdown(k, &d, n, 10);
+    munmap(share, sizeof(procshare) + o->n);
     redisFree(rc);
     return bad;
 }
@@ -679,14 +914,15 @@ static int mode_latency(const bopts *o) {
     sleep_s(1.0);
     static cmdstats a, b, d;
     if (cmdstats_read(rc, &a) != 0) return 2;
-    double cpu0 = cpu_seconds(), t0 = mono();
+    double cpu0 = cpu_seconds(), rcpu0 = redis_cpu(rc), t0 = mono();
     sleep_s(o->idle);
-    double t1 = mono(), cpu1 = cpu_seconds();
+    double t1 = mono(), cpu1 = cpu_seconds(), rcpu1 = redis_cpu(rc);
     if (cmdstats_read(rc, &b) != 0) return 2;
     long long total = cmdstats_delta(&a, &b, &d);
-    total = cmdstats_discount(&d, total, "info", 1);
+    total = cmdstats_discount(&d, total, "info", 3);
     double secs = t1 - t0;
     out("idle_seconds", "%.2f", secs);
+    out("idle_redis_cpu_pct", "%.3f", (rcpu1 - rcpu0) / secs * 100);
     out("idle_cpu_pct", "%.3f", (cpu1 - cpu0) / secs * 100);
     out("idle_cmds_per_s", "%.2f", (double)total / secs);
     out_breakdown("idle_cmd_breakdown", &d, secs, 12);
@@ -822,7 +1058,10 @@ static void usage(FILE *f) {
     fputs("usage: hh_bench enqueue|process|latency|pickup [-u URL] [-n N] [-c CONCURRENCY] [-b BATCH]\n"
           "                [-j LATENCY_JOBS] [--rate PER_S] [--idle S] [--settle S] [--timeout S]\n"
           "                [--dump FILE (latency: enqueued_at, queue, ms per job)]\n"
-          "                [--queues N] [--busy] [--prefix KEY (pickup)]\n"
+          "                [--queues N] [--busy] [--prefix KEY (pickup, process)]\n"
+          "                [--procs P] [--fetch reliable|basic] [--weighted] [--stall S] (process)\n"
+          "BENCH_FAULT=drop (process): the job [0] is acknowledged without running, to show\n"
+          "the correctness checks catch a lost job.\n"
           "Normally run by bench/run.sh, which starts a private Redis.\n",
           f);
 }
@@ -851,7 +1090,8 @@ int main(int argc, char **argv) {
         return argc < 2 ? 2 : 0;
     }
     const char *mode = argv[1];
-    bopts o = {NULL, 100000, 10, 1000, 1000, 200, 10, 0.5, 120, NULL, 3, 0, "pickup"};
+    bopts o = {NULL, 100000, 10, 1000, 1000, 200, 10, 0.5, 120, NULL, 3, 0, "pickup", 0, 1, 0, 0, 10};
+    int queues_set = 0;
     static const struct option longopts[] = {
         {"url", required_argument, NULL, 'u'},     {"jobs", required_argument, NULL, 'n'},
         {"concurrency", required_argument, NULL, 'c'}, {"batch", required_argument, NULL, 'b'},
@@ -859,7 +1099,9 @@ int main(int argc, char **argv) {
         {"idle", required_argument, NULL, 'I'},    {"settle", required_argument, NULL, 'S'},
         {"timeout", required_argument, NULL, 'T'}, {"dump", required_argument, NULL, 'D'},
         {"queues", required_argument, NULL, 'Q'},  {"busy", no_argument, NULL, 'B'},
-        {"prefix", required_argument, NULL, 'P'},
+        {"prefix", required_argument, NULL, 'P'},  {"procs", required_argument, NULL, 'p'},
+        {"fetch", required_argument, NULL, 'F'},   {"weighted", no_argument, NULL, 'W'},
+        {"stall", required_argument, NULL, 'L'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     optind = 2;
@@ -881,9 +1123,25 @@ int main(int argc, char **argv) {
         case 'S': bad = parse_double(optarg, &o.settle, 0); break;
         case 'T': bad = parse_double(optarg, &o.timeout, 1); break;
         case 'D': o.dump = optarg; break;
-        case 'Q': bad = parse_size(optarg, &o.queues, 1) || o.queues > HH_QUEUES_LIMIT; break;
+        case 'Q':
+            bad = parse_size(optarg, &o.queues, 1) || o.queues > HH_QUEUES_LIMIT;
+            queues_set = 1;
+            break;
+        case 'p':
+            bad = parse_size(optarg, &tmp, 1) || tmp > 64;
+            o.procs = (int)tmp;
+            break;
+        case 'F':
+            bad = strcmp(optarg, "basic") != 0 && strcmp(optarg, "reliable") != 0;
+            o.basic = strcmp(optarg, "basic") == 0;
+            break;
+        case 'W': o.weighted = 1; break;
+        case 'L': bad = parse_double(optarg, &o.stall, 1); break;
         case 'B': o.busy = 1; break;
-        case 'P': o.prefix = optarg; break;
+        case 'P':
+            o.prefix = optarg;
+            o.prefix_set = 1;
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -901,6 +1159,8 @@ int main(int argc, char **argv) {
         note("no Redis URL: pass -u or set REDIS_URL");
         return 2;
     }
+    /* enqueue and process default to the one queue "default" */
+    if (!queues_set && (strcmp(mode, "enqueue") == 0 || strcmp(mode, "process") == 0)) o.queues = 1;
     if (strcmp(mode, "enqueue") == 0) return mode_enqueue(&o);
     if (strcmp(mode, "process") == 0) return mode_process(&o);
     if (strcmp(mode, "latency") == 0) return mode_latency(&o);

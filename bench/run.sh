@@ -1,33 +1,36 @@
 #!/usr/bin/env bash
-# bench/run.sh -- `make bench`: hiredhand against the real Sidekiq 6.4 on the same machine, in
-# the same run. Machines here are shared and noisy: the ratios measured together are
-# what holds, the absolute figures are not.
+# bench/run.sh -- `make bench`: hiredhand against its peers on the same machine, in the same run:
+# Debian's Sidekiq 6.4, Sidekiq 7.3, BullMQ (Node) and gocraft/work (Go), each one row. Machines
+# here are shared and noisy: the ratios measured together are what holds, the absolute figures
+# are not.
 #
-#   bench/run.sh [-n JOBS] [-c CONC,CONC...] [options]     (see --help)
+#   bench/run.sh [--quick] [-r RUNS] [-n JOBS] [-c CONC,CONC...] [options]     (see --help)
 #
 # What it does, all on 127.0.0.1 and bounded in time:
 #   1. starts a private redis-server on a free port (no persistence), stopped at the end;
-#   2. hiredhand, through bench/hh_bench (bench.c, public C API only), per concurrency:
-#      FLUSHALL, enqueue N no-op jobs with hh_client_push_bulk (1,000 per call), then process
-#      them with a manager (reliable fetch) in a separate process; then pickup latency on an idle
-#      manager with three queues (1,000 jobs at 200/s) followed by 10 s idle; then two pickup
-#      runs, jobs pushed one at a time to an idle manager: -c 3 with 3 queues and one thread held
-#      by a long job, and -c 10 with 100 queues;
-#   3. when `require "sidekiq"` works, the same through bench/sidekiq_bench.rb: push_bulk, the real
-#      `sidekiq` server, a middleware-timed pickup latency, idle;
-#   4. prints one table with both systems and the ratios hiredhand/Sidekiq, and writes it as
-#      markdown to bench/results.md (-o to change).
+#   2. finds the systems (a system that is not there is skipped with a note, except hiredhand);
+#   3. run by run, systems interleaved: for every concurrency and every system, FLUSHALL, enqueue
+#      N jobs in bulk, then drain them with the system's worker in a process of its own. The job
+#      is the same everywhere: a no-op that does one counter increment and marks its index, so
+#      every driver checks that each job ran exactly once;
+#   4. hiredhand alone, run by run: the shapes (queues, worker processes, concurrency, basic
+#      fetch) with Redis CPU per job and the fraction of the Redis-bound limit;
+#   5. run by run too, per system: pickup latency on three queues at a fixed rate, then idle
+#      cost; for hiredhand and Sidekiq also pickup of jobs pushed one at a time to an idle worker;
+#   6. prints medians (min-max over -r runs) with the ratios hiredhand/peer, and writes the same
+#      as markdown to bench/results.md (-o to change).
 # Speed figures are printed, never asserted. The exit status is 1 only when a correctness check
-# failed (stat:processed not grown by exactly N, a failed job, a crashed step), 2 on bad usage.
+# failed (a job that ran twice or never, a counter that does not match, a failed job, a crashed
+# or timed-out step), 2 on bad usage.
 #
-# Environment: HH_BENCH=/path/to/hh_bench (default: build/hh_bench when build/ is an optimized
-# build, otherwise an optimized copy is built into build-bench/), HH_BENCH_KEEP=1 keeps the temp
-# dir (logs of every step).
+# A row is one system: a sys_<id> function (find it, say its label, set the driver command in
+# CMD and EXTRA) and one add_system call; every driver takes the same modes and flags (enqueue,
+# process, latency; -u -n -b -c --timeout -j --rate --idle) and prints key=value lines.
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 N=100000
-CONCS=10,25
+CONCS=10,25,100
 BATCH=1000
 LAT_JOBS=1000
 RATE=200
@@ -36,34 +39,57 @@ RUNS=1
 PICK_JOBS=100
 SETTLE=0.5
 OUT="$ROOT/bench/results.md"
-WITH_HH=1
-WITH_SK=auto
+QUICK=0
+SHAPES=1
+INSTALL=1
+ONLY=""
+SKIP=""
 CMDLINE="bench/run.sh${*:+ $*}"
+PEERS="${HH_PEERS_DIR:-/work/shared/peers}"
+NODE_DIR="${HH_BENCH_NODE_DIR:-$ROOT/build-bench/node}"
+GO_DIR="${HH_BENCH_GO_DIR:-$ROOT/build-bench/go}"
 
 usage() {
-    cat <<EOF
+    cat <<USAGE
 usage: bench/run.sh [options]
-  -n, --jobs N            jobs to enqueue and process per run (default $N)
-  -c, --concurrency LIST  comma-separated worker concurrencies (default $CONCS)
-  -b, --batch N           jobs per push_bulk call (default $BATCH)
+  -q, --quick             small and short (< 5 min): N=5000, c=10, fewer shapes, short idle;
+                          options after --quick override its values
+  -n, --jobs N            jobs to enqueue and drain per run (default $N)
+  -c, --concurrency LIST  comma-separated worker concurrencies for every system (default $CONCS)
+  -r, --runs K            repeat the drains and shapes K times, systems interleaved run by run;
+                          medians with min-max (default $RUNS)
+  -b, --batch N           jobs per bulk enqueue call (default $BATCH)
   -j, --pickup-jobs N     jobs in the pickup-latency run (default $LAT_JOBS)
       --rate R            pickup-latency push rate, jobs/s (default $RATE)
       --idle S            idle measurement window, seconds (default $IDLE)
-      --pickups N         jobs in each pickup run, pushed one at a time (default $PICK_JOBS)
-  -r, --runs K            repeat the enqueue+process runs K times, report medians (default $RUNS)
+      --pickups N         jobs in each one-at-a-time pickup run (default $PICK_JOBS)
+  -s, --systems LIST      only these systems (hiredhand,sidekiq64,sidekiq73,bullmq,gocraft)
+      --no-sidekiq        without Sidekiq (6.4 and 7.3)
+      --no-peers          hiredhand alone
+      --no-shapes         without hiredhand's shapes
+      --no-install        never npm ci / go build; a peer not ready is skipped
   -o, --output FILE       markdown results file (default bench/results.md)
-      --no-sidekiq        hiredhand only
-      --no-hiredhand      Sidekiq only
   -h, --help
-EOF
+Environment:
+  HH_PEERS_DIR      folder with the peers' unmodified sources: ruby73 (Sidekiq 7.3.10 on Debian's
+                    Ruby) and gocraft-work/ (default /work/shared/peers); absent: those rows are
+                    skipped with a note. Nothing of it is copied into the repo.
+  HH_BENCH_NODE_DIR where BullMQ is installed from bench/package-lock.json (default build-bench/node)
+  HH_BENCH_GO_DIR   GOPATH where gocraft_bench is built (default build-bench/go)
+  HH_BENCH          hh_bench to measure (default build/hh_bench when optimized, else build-bench/)
+  HH_BENCH_KEEP=1   keep the temp dir with the logs of every step
+  BENCH_FAULT=drop  (hh_bench) acknowledge job [0] without running it: the checks must fail
+USAGE
 }
 
 die_usage() { echo "bench: $*" >&2; usage >&2; exit 2; }
 is_uint() { [[ "$1" =~ ^[1-9][0-9]*$ ]]; }
 is_num() { [[ "$1" =~ ^[0-9]+(\.[0-9]+)?$ ]] && awk -v v="$1" 'BEGIN { exit !(v > 0) }'; }
+ALL_SYSTEMS="hiredhand,sidekiq64,sidekiq73,bullmq,gocraft"
 
 while [ $# -gt 0 ]; do
     case "$1" in
+        -q|--quick) QUICK=1; N=5000; CONCS=10; RUNS=1; LAT_JOBS=200; IDLE=2; PICK_JOBS=20; shift ;;
         -n|--jobs) is_uint "${2:-}" || die_usage "-n needs a positive integer"; N=$2; shift 2 ;;
         -c|--concurrency) [[ "${2:-}" =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || die_usage "-c needs a list like 10,25"
                           CONCS=$2; shift 2 ;;
@@ -74,13 +100,21 @@ while [ $# -gt 0 ]; do
         --pickups) is_uint "${2:-}" || die_usage "--pickups needs a positive integer"; PICK_JOBS=$2; shift 2 ;;
         -r|--runs) is_uint "${2:-}" || die_usage "-r needs a positive integer"; RUNS=$2; shift 2 ;;
         -o|--output) [ -n "${2:-}" ] || die_usage "-o needs a file"; OUT=$2; shift 2 ;;
-        --no-sidekiq) WITH_SK=0; shift ;;
-        --no-hiredhand) WITH_HH=0; shift ;;
+        -s|--systems) [[ "${2:-}" =~ ^[a-z0-9]+(,[a-z0-9]+)*$ ]] || die_usage "-s needs a list like hiredhand,bullmq"
+                      for x in ${2//,/ }; do [[ ",$ALL_SYSTEMS," == *",$x,"* ]] || die_usage "unknown system $x"; done
+                      ONLY=",$2,"; shift 2 ;;
+        --no-sidekiq) SKIP="$SKIP,sidekiq64,sidekiq73,"; shift ;;
+        --no-hiredhand) die_usage "hiredhand is the reference of every ratio: it always runs" ;;
+        --no-peers) ONLY=",hiredhand,"; shift ;;
+        --no-shapes) SHAPES=0; shift ;;
+        --no-install) INSTALL=0; shift ;;
         -h|--help) usage; exit 0 ;;
         *) die_usage "unknown argument: $1" ;;
     esac
 done
 IFS=, read -r -a CONC_LIST <<<"$CONCS"
+WITH_HH=1
+wanted() { [[ ",$SKIP," != *",$1,"* ]] && { [ -z "$ONLY" ] || [[ "$ONLY" == *",$1,"* ]]; }; }
 
 log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 warn() { printf '[bench %s] WARNING: %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -190,18 +224,99 @@ if [ "$WITH_HH" = 1 ] && [ ! -x "$HH_BENCH" ]; then
     exit 2
 fi
 
-SK_VERSION=""
-if [ "$WITH_SK" != 0 ]; then
-    if command -v ruby >/dev/null && command -v sidekiq >/dev/null &&
-       SK_VERSION="$(ruby -e 'require "sidekiq"; print Sidekiq::VERSION' 2>/dev/null)"; then
-        WITH_SK=1
-    else
-        log "ruby-sidekiq is not installed: hiredhand only"
-        WITH_SK=0
-        SK_VERSION=""
+# ------------------------------------------------------------------ systems (one row each)
+
+SYSTEMS=()              # ids, in column order
+declare -A LABEL PICKUP # column label; 1 when the driver has the one-at-a-time pickup mode
+NOTES=()                # said under the table: skipped systems, measurement differences
+
+# sys_ID: 0 when the system can run (sets LABEL[ID], and when called with "cmd", CMD and EXTRA:
+# the driver command and the flags it takes after the mode), else prints why not.
+sys_hiredhand() {
+    [ "${1:-}" = cmd ] && { CMD=("$HH_BENCH"); EXTRA=(--settle "$SETTLE"); return 0; }
+    LABEL[hiredhand]="hiredhand"
+    PICKUP[hiredhand]=1
+}
+
+SK_COMMON=()            # set once redis runs
+sys_sidekiq64() {
+    [ "${1:-}" = cmd ] && { CMD=(ruby -W0 "$ROOT/bench/sidekiq_bench.rb"); EXTRA=("${SK_COMMON[@]}"); return 0; }
+    local v
+    command -v ruby >/dev/null && command -v sidekiq >/dev/null &&
+        v="$(ruby -e 'require "sidekiq"; print Sidekiq::VERSION' 2>/dev/null)" ||
+        { echo "ruby-sidekiq is not installed"; return 1; }
+    LABEL[sidekiq64]="Sidekiq $v"
+    PICKUP[sidekiq64]=1
+}
+
+sys_sidekiq73() {
+    if [ "${1:-}" = cmd ]; then
+        CMD=(env "BENCH_SIDEKIQ_SERVER=$PEERS/ruby73 $PEERS/sidekiq-7.3.10/bin/sidekiq" "$PEERS/ruby73" -W0
+             "$ROOT/bench/sidekiq_bench.rb")
+        EXTRA=("${SK_COMMON[@]}")
+        return 0
     fi
-fi
-if [ "$WITH_HH" != 1 ] && [ "$WITH_SK" != 1 ]; then echo "bench: nothing to run" >&2; exit 2; fi
+    local v
+    [ -x "$PEERS/ruby73" ] && [ -f "$PEERS/sidekiq-7.3.10/bin/sidekiq" ] ||
+        { echo "no $PEERS/ruby73 (set HH_PEERS_DIR)"; return 1; }
+    v="$("$PEERS/ruby73" -e 'require "sidekiq"; require "redis"; print Sidekiq::VERSION' 2>/dev/null)" ||
+        { echo "$PEERS/ruby73 cannot load Sidekiq and the redis gem"; return 1; }
+    LABEL[sidekiq73]="Sidekiq $v"
+    PICKUP[sidekiq73]=1
+}
+
+BULLMQ_PIN="$(sed -n 's/^ *"bullmq": "\([^"]*\)".*/\1/p' "$ROOT/bench/package.json" | head -n 1)"
+sys_bullmq() {
+    [ "${1:-}" = cmd ] && { CMD=(env "NODE_PATH=$NODE_DIR/node_modules" node "$ROOT/bench/bullmq_bench.js"); EXTRA=(); return 0; }
+    command -v node >/dev/null || { echo "node is not installed"; return 1; }
+    local have
+    have="$(sed -n 's/^ *"version": "\([^"]*\)".*/\1/p' "$NODE_DIR/node_modules/bullmq/package.json" 2>/dev/null | head -n 1)"
+    if [ "$have" != "$BULLMQ_PIN" ] || ! cmp -s "$ROOT/bench/package-lock.json" "$NODE_DIR/package-lock.json"; then
+        [ "$INSTALL" = 1 ] || { echo "BullMQ $BULLMQ_PIN is not installed in $NODE_DIR (--no-install)"; return 1; }
+        command -v npm >/dev/null || { echo "npm is not installed"; return 1; }
+        log "installing BullMQ $BULLMQ_PIN into ${NODE_DIR#"$ROOT"/} (npm ci, bench/package-lock.json)"
+        mkdir -p "$NODE_DIR" && cp "$ROOT/bench/package.json" "$ROOT/bench/package-lock.json" "$NODE_DIR/" &&
+            timeout -k 5 300 npm ci --prefix "$NODE_DIR" --no-audit --no-fund >"$TMP/npm.log" 2>&1 ||
+            { echo "npm ci failed: $(tail -n 3 "$TMP/npm.log" | tr '\n' ' ')"; return 1; }
+    fi
+    node -e 'require("bullmq"); require("ioredis")' 2>/dev/null || NODE_PATH="$NODE_DIR/node_modules" \
+        node -e 'require("bullmq"); require("ioredis")' 2>/dev/null || { echo "BullMQ does not load from $NODE_DIR"; return 1; }
+    LABEL[bullmq]="BullMQ $BULLMQ_PIN (Node $(node --version | tr -d v))"
+}
+
+GOCRAFT_BIN="$GO_DIR/gocraft_bench"
+sys_gocraft() {
+    [ "${1:-}" = cmd ] && { CMD=("$GOCRAFT_BIN"); EXTRA=(-settle "$SETTLE"); return 0; }
+    [ -f "$PEERS/gocraft-work/worker_pool.go" ] || { echo "no $PEERS/gocraft-work (set HH_PEERS_DIR)"; return 1; }
+    if [ ! -x "$GOCRAFT_BIN" ] || [ "$ROOT/bench/gocraft_bench.go" -nt "$GOCRAFT_BIN" ]; then
+        [ "$INSTALL" = 1 ] || { echo "gocraft_bench is not built in $GO_DIR (--no-install)"; return 1; }
+        command -v go >/dev/null ||
+            { echo "go is not installed (scripts/deps.sh bench: golang-go and Debian's redigo and cron)"; return 1; }
+        log "building gocraft_bench in ${GO_DIR#"$ROOT"/} (GOPATH mode, offline)"
+        # a GOPATH of symlinks: the peers' gocraft/work as it is, our one file as package main
+        mkdir -p "$GO_DIR/src/github.com/gocraft" "$GO_DIR/src/hhbench_gocraft" &&
+            ln -sfn "$PEERS/gocraft-work" "$GO_DIR/src/github.com/gocraft/work" &&
+            ln -sfn "$ROOT/bench/gocraft_bench.go" "$GO_DIR/src/hhbench_gocraft/main.go" &&
+            (cd "$GO_DIR/src/hhbench_gocraft" && GO111MODULE=off GOFLAGS='' GOPATH="$GO_DIR:/usr/share/gocode" \
+                GOCACHE="$GO_DIR/cache" timeout -k 5 600 nice go build -o "$GOCRAFT_BIN" .) >"$TMP/go.log" 2>&1 ||
+            { echo "go build failed: $(tail -n 3 "$TMP/go.log" | tr '\n' ' ')"; return 1; }
+    fi
+    LABEL[gocraft]="gocraft/work (Go $(go env GOVERSION 2>/dev/null | sed 's/^go//'))"
+    NOTES+=("gocraft/work has no bulk enqueue (one Enqueue per job), and its idle workers poll with a back-off of up to 5 s: its drain clock runs from the first job picked up (the others' from the release), its pickup latency is about the back-off by design.")
+}
+
+add_system() {   # ID: a row when the system is there, else a note
+    local why
+    wanted "$1" || return 0
+    if "sys_$1" >"$TMP/why.$1"; then
+        SYSTEMS+=("$1")
+        log "system: ${LABEL[$1]}"
+    else
+        why="$(cat "$TMP/why.$1")"
+        NOTES+=("$1 skipped: $why")
+        log "skipping $1: $why"
+    fi
+}
 
 # ------------------------------------------------------------------ redis
 
@@ -251,6 +366,11 @@ run_step() {
     rc=$?
     STEP_PID=""
     grep -E '^[a-z0-9_]+=' "$TMP/$name.out" >>"$kv"
+    # the fraction of the Redis-bound limit: jobs/s / (1e6 / Redis CPU us per job)
+    awk -F= '$1 ~ /_jobs_per_s$/ { j[substr($1, 1, length($1) - 11)] = $2 }
+             $1 ~ /_redis_cpu_us_per_job$/ { r[substr($1, 1, length($1) - 21)] = $2 }
+             END { for (k in j) if ((k in r) && r[k] > 0) printf "%s_limit_frac=%.3f\n", k, j[k] / (1e6 / r[k]) }' \
+        "$TMP/$name.out" >>"$kv"
     if [ "$rc" -ne 0 ]; then
         if [ "$rc" = 124 ]; then warn "$name timed out after $t s"; else warn "$name failed (exit $rc)"; fi
         tail -n 25 "$TMP/$name.err" >&2
@@ -262,61 +382,91 @@ run_step() {
     return "$rc"
 }
 
-HH_KV="$TMP/hiredhand.kv"
-SK_KV="$TMP/sidekiq.kv"
-: >"$HH_KV"
-: >"$SK_KV"
-SK_DRIVER=(ruby -W0 "$ROOT/bench/sidekiq_bench.rb")
-SK_COMMON=(--url "$REDIS_URL" --tmp "$TMP" --pidfile "$TMP/sidekiq.pid" --settle "$SETTLE")
-ENQ_T=$((60 + N / 2000))
-PROC_T=$((30 + N / 1000))          # the wait for the last job, inside the step
+SK_COMMON=(--tmp "$TMP" --pidfile "$TMP/sidekiq.pid" --settle "$SETTLE")
+for id in ${ALL_SYSTEMS//,/ }; do add_system "$id"; done
+
+# ------------------------------------------------------------------ the runs
+
+declare -A KV
+for id in "${SYSTEMS[@]}"; do KV[$id]="$TMP/$id.kv"; : >"${KV[$id]}"; done
+ENQ_T=$((60 + N / 500))
+PROC_T=$((30 + N / 500))           # the wait for the last job, inside the step
 STEP_T=$((PROC_T + 120))           # boot + settle + stop on top
 LAT_T=$(awk -v j="$LAT_JOBS" -v r="$RATE" -v i="$IDLE" 'BEGIN { printf "%d", j / r + i + 120 }')
+PICK_T=$((PICK_JOBS / 5 + 120))
 T_START=$(date +%s)
+
+drv() {   # ID MODE ARGS...: the driver command line of system ID
+    local id="$1" mode="$2"
+    shift 2
+    "sys_$id" cmd
+    DRV=("${CMD[@]}" "$mode" -u "$REDIS_URL" "${EXTRA[@]}" "$@")
+}
+
+drain() {   # ID TAG C: enqueue N jobs, drain them at concurrency C
+    local id="$1" tag="$2" c="$3"
+    flush || return 1
+    drv "$id" enqueue -n "$N" -b "$BATCH"
+    run_step "$id.enqueue.$tag" "$ENQ_T" "${KV[$id]}" "${DRV[@]}" || return 1
+    drv "$id" process -n "$N" -c "$c" --timeout "$PROC_T"
+    run_step "$id.process.$tag" "$STEP_T" "${KV[$id]}" "${DRV[@]}"
+}
+
+# hiredhand's shapes: ID LABEL hh_bench-process-args...; -c is part of the args
+SHAPE_IDS=()
+declare -A SHAPE_LABEL SHAPE_ARGS
+add_shape() { SHAPE_IDS+=("$1"); SHAPE_LABEL[$1]="$2"; SHAPE_ARGS[$1]="${*:3}"; }
+if [ "$SHAPES" = 1 ]; then
+    add_shape q1     "1 queue, c=10, 1 process, reliable"          -c 10 --queues 1
+    add_shape q10    "10 queues (strict), c=10"                    -c 10 --queues 10
+    add_shape q100   "100 queues (strict), c=10"                   -c 10 --queues 100
+    [ "$QUICK" = 1 ] || add_shape q100w "100 queues (weighted), c=10" -c 10 --queues 100 --weighted
+    [ "$QUICK" = 1 ] || add_shape q1000 "1,000 queues (strict), c=10" -c 10 --queues 1000
+    add_shape p2     "2 processes, c=10 each"                      -c 10 --procs 2
+    [ "$QUICK" = 1 ] || add_shape p4 "4 processes, c=10 each"      -c 10 --procs 4
+    add_shape c1     "c=1"                                         -c 1
+    add_shape c100   "c=100"                                       -c 100
+    [ "$QUICK" = 1 ] || add_shape c500 "c=500"                     -c 500
+    add_shape basic  "basic fetch, c=10"                           -c 10 --fetch basic
+    [ "$QUICK" = 1 ] || add_shape basic100 "basic fetch, c=100"    -c 100 --fetch basic
+fi
+
+shape() {   # ID TAG
+    local id="$1" tag="$2" q args
+    read -r -a args <<<"${SHAPE_ARGS[$id]}"
+    q=1
+    [[ " ${SHAPE_ARGS[$id]} " =~ \ --queues\ ([0-9]+)\  ]] && q="${BASH_REMATCH[1]}"
+    flush || return 1
+    run_step "shape.$id.enqueue.$tag" "$ENQ_T" "$TMP/shapes.enq.kv" "$HH_BENCH" enqueue -u "$REDIS_URL" -n "$N" \
+        -b "$BATCH" --queues "$q" || return 1
+    run_step "shape.$id.process.$tag" "$STEP_T" "${KV[hiredhand]}" "$HH_BENCH" process -u "$REDIS_URL" -n "$N" \
+        "${args[@]}" --prefix "shape_$id" --settle "$SETTLE" --timeout "$PROC_T"
+}
+
+latency() {   # ID TAG: pickup latency at a fixed rate, then idle; one-at-a-time pickups
+    local id="$1" tag="$2" busy
+    flush && drv "$id" latency -c 10 -j "$LAT_JOBS" --rate "$RATE" --idle "$IDLE" &&
+        run_step "$id.latency.$tag" "$LAT_T" "${KV[$id]}" "${DRV[@]}"
+    [ "${PICKUP[$id]:-0}" = 1 ] || return 0
+    busy=(--busy); [ "$id" = hiredhand ] || busy=(--busy 1)
+    flush && drv "$id" pickup -c 3 --queues 3 "${busy[@]}" -j "$PICK_JOBS" --prefix pickup_busy &&
+        run_step "$id.pickup.busy.$tag" "$PICK_T" "${KV[$id]}" "${DRV[@]}"
+    flush && drv "$id" pickup -c 10 --queues 100 -j "$PICK_JOBS" --prefix pickup_many &&
+        run_step "$id.pickup.many.$tag" "$PICK_T" "${KV[$id]}" "${DRV[@]}"
+}
 
 for ((run = 1; run <= RUNS; run++)); do
     for c in "${CONC_LIST[@]}"; do
-        tag="run$run.c$c"
-        if [ "$WITH_HH" = 1 ]; then
-            flush &&
-            run_step "hiredhand.enqueue.$tag" "$ENQ_T" "$HH_KV" "$HH_BENCH" enqueue -u "$REDIS_URL" -n "$N" -b "$BATCH" &&
-            run_step "hiredhand.process.$tag" "$STEP_T" "$HH_KV" "$HH_BENCH" process -u "$REDIS_URL" -n "$N" -c "$c" \
-                --settle "$SETTLE" --timeout "$PROC_T"
-        fi
-        if [ "$WITH_SK" = 1 ]; then
-            flush &&
-            run_step "sidekiq.enqueue.$tag" "$ENQ_T" "$SK_KV" "${SK_DRIVER[@]}" enqueue "${SK_COMMON[@]}" -n "$N" -b "$BATCH" &&
-            run_step "sidekiq.process.$tag" "$STEP_T" "$SK_KV" "${SK_DRIVER[@]}" process "${SK_COMMON[@]}" -n "$N" -c "$c" \
-                --timeout "$PROC_T"
-        fi
+        for id in "${SYSTEMS[@]}"; do drain "$id" "run$run.c$c" "$c"; done
     done
+    for id in "${SHAPE_IDS[@]}"; do shape "$id" "run$run"; done
+    for id in "${SYSTEMS[@]}"; do latency "$id" "run$run"; done
 done
-if [ "$WITH_HH" = 1 ]; then
-    flush && run_step "hiredhand.latency" "$LAT_T" "$HH_KV" "$HH_BENCH" latency -u "$REDIS_URL" -c 10 \
-        -j "$LAT_JOBS" --rate "$RATE" --idle "$IDLE" --settle "$SETTLE" --dump "$TMP/hiredhand.latency.dump"
-fi
-if [ "$WITH_SK" = 1 ]; then
-    flush && run_step "sidekiq.latency" "$LAT_T" "$SK_KV" "${SK_DRIVER[@]}" latency "${SK_COMMON[@]}" -c 10 \
-        -j "$LAT_JOBS" --rate "$RATE" --idle "$IDLE"
-fi
-PICK_T=$((PICK_JOBS / 5 + 120))
-if [ "$WITH_HH" = 1 ]; then
-    flush && run_step "hiredhand.pickup.busy" "$PICK_T" "$HH_KV" "$HH_BENCH" pickup -u "$REDIS_URL" -c 3 --queues 3 \
-        --busy -j "$PICK_JOBS" --settle "$SETTLE" --prefix pickup_busy
-    flush && run_step "hiredhand.pickup.many" "$PICK_T" "$HH_KV" "$HH_BENCH" pickup -u "$REDIS_URL" -c 10 --queues 100 \
-        -j "$PICK_JOBS" --settle "$SETTLE" --prefix pickup_many
-fi
-if [ "$WITH_SK" = 1 ]; then
-    flush && run_step "sidekiq.pickup.busy" "$PICK_T" "$SK_KV" "${SK_DRIVER[@]}" pickup "${SK_COMMON[@]}" -c 3 --queues 3 \
-        --busy 1 -j "$PICK_JOBS" --prefix pickup_busy
-    flush && run_step "sidekiq.pickup.many" "$PICK_T" "$SK_KV" "${SK_DRIVER[@]}" pickup "${SK_COMMON[@]}" -c 10 --queues 100 \
-        -j "$PICK_JOBS" --prefix pickup_many
-fi
 ELAPSED=$(($(date +%s) - T_START))
 
 # ------------------------------------------------------------------ results
 
-# median per numeric key (min for *_ok), last value for the rest
+# per numeric key: the median, KEY__min and KEY__max (for *_ok the min); last value for the rest
 aggregate() {
     awk -F= '
         { k = $1; v = substr($0, length($1) + 2)
@@ -330,142 +480,153 @@ aggregate() {
             for (a = 2; a <= m; a++) { t = x[a]; for (b = a - 1; b >= 1 && x[b] > t; b--) x[b + 1] = x[b]; x[b + 1] = t }
             if (k ~ /_ok$/) med = x[1]
             else med = (m % 2) ? x[(m + 1) / 2] : (x[m / 2] + x[m / 2 + 1]) / 2
-            print k "=" med
+            print k "=" med; print k "__min=" x[1]; print k "__max=" x[m]; print k "__n=" m
           }
         }' "$1"
 }
-aggregate "$HH_KV" >"$TMP/hh.med"
-aggregate "$SK_KV" >"$TMP/sk.med"
-get() { sed -n "s/^$2=//p" "$1" | tail -n 1; }   # FILE KEY
+declare -A MED
+for id in "${SYSTEMS[@]}"; do MED[$id]="$TMP/$id.med"; aggregate "${KV[$id]}" >"${MED[$id]}"; done
+get() { sed -n "s/^$2=//p" "$1" 2>/dev/null | tail -n 1; }   # FILE KEY
 
-# fmt VALUE PRINTF-FORMAT [DIVISOR]
-fmt() { awk -v v="$1" -v f="$2" -v d="${3:-1}" 'BEGIN { if (v == "") print "n/a"; else printf f "\n", v / d }'; }
+# cell FILE KEY FORMAT DIVISOR: "median" or "median (min-max)" over the runs; "n/a" when absent
+cell() {
+    local v lo hi k
+    v="$(get "$1" "$2")"
+    [ -z "$v" ] && { echo "n/a"; return; }
+    lo="$(get "$1" "$2__min")"; hi="$(get "$1" "$2__max")"; k="$(get "$1" "$2__n")"
+    awk -v v="$v" -v lo="$lo" -v hi="$hi" -v k="${k:-1}" -v f="$3" -v d="${4:-1}" 'BEGIN {
+        s = sprintf(f, v / d)
+        if (k > 1) s = s sprintf(" (" f "–" f ")", lo / d, hi / d)
+        print s }'
+}
 
-# ratio HH SK: hh / sk
+# ratio A B: a / b
 ratio() {
     awk -v a="$1" -v b="$2" 'BEGIN {
-        if (a == "" || b == "" || b + 0 == 0) { print "n/a"; exit }
+        if (a == "" || b == "" || b + 0 == 0 || a + 0 == 0) { print "n/a"; exit }
         r = a / b
         if (r >= 100) printf "%.0fx\n", r; else if (r >= 10) printf "%.1fx\n", r
         else if (r >= 1) printf "%.2fx\n", r; else printf "%.3gx\n", r }'
 }
 
-# verdict KIND LIMIT HH SK -> "met"/"missed"/"" (targets; shown, never asserted)
-verdict() {
-    awk -v k="$1" -v l="$2" -v a="$3" -v b="$4" 'BEGIN {
-        if (a == "") { print ""; exit }
-        if (k == "ratio_ge") { if (b == "" || b + 0 == 0) { print ""; exit }; ok = (a / b >= l) }
-        else if (k == "ratio_le") { if (b == "" || b + 0 == 0) { print ""; exit }; ok = (a / b <= l) }
-        else if (k == "abs_lt") ok = (a + 0 < l)
-        else if (k == "abs_le") ok = (a + 0 <= l)
-        else { print ""; exit }
-        print ok ? "met" : "MISSED" }'
+PEER_IDS=()
+for id in "${SYSTEMS[@]}"; do [ "$id" = hiredhand ] || PEER_IDS+=("$id"); done
+
+# one row of the systems table: LABEL KEY FORMAT DIVISOR; ratios hiredhand/peer
+row() {
+    local label="$1" key="$2" f="$3" div="${4:-1}" line id h any=0
+    line="| $label |"
+    for id in "${SYSTEMS[@]}"; do
+        [ -n "$(get "${MED[$id]}" "$key")" ] && any=1
+        line="$line $(cell "${MED[$id]}" "$key" "$f" "$div") |"
+    done
+    [ "$any" = 1 ] || return 0
+    h="$(get "${MED[hiredhand]}" "$key")"
+    for id in "${PEER_IDS[@]}"; do line="$line $(ratio "$h" "$(get "${MED[$id]}" "$key")") |"; done
+    echo "$line"
 }
 
-ROWS=()   # "label|hh|sk|ratio|target"
-add_row() {   # LABEL KEY FORMAT DIVISOR TARGET-TEXT KIND LIMIT
-    local label="$1" key="$2" f="$3" div="$4" ttext="${5:-}" kind="${6:-}" limit="${7:-}" h s hv sv v=""
-    h="$(get "$TMP/hh.med" "$key")"
-    s="$(get "$TMP/sk.med" "$key")"
-    [ -z "$h" ] && [ -z "$s" ] && return 0
-    hv="$(fmt "$h" "$f" "$div")"
-    sv="$(fmt "$s" "$f" "$div")"
-    [ -n "$kind" ] && v="$(verdict "$kind" "$limit" "$h" "$s")"
-    [ "$WITH_SK" = 1 ] || { sv="-"; }
-    ROWS+=("$label|$hv|$sv|$( [ "$WITH_SK" = 1 ] && ratio "$h" "$s" || echo -)|${ttext}${v:+ ($v)}")
+systems_table() {
+    local id c
+    printf '| metric |'
+    for id in "${SYSTEMS[@]}"; do printf ' %s |' "${LABEL[$id]}"; done
+    for id in "${PEER_IDS[@]}"; do printf ' hh / %s |' "${LABEL[$id]%% (*}"; done
+    printf '\n|---|'
+    for id in "${SYSTEMS[@]}" "${PEER_IDS[@]}"; do printf -- '---:|'; done
+    echo
+    row "enqueue jobs/s (bulk, $BATCH per call)" enqueue_jobs_per_s "%.0f"
+    for c in "${CONC_LIST[@]}"; do row "drain jobs/s, c=$c" "proc_c${c}_jobs_per_s" "%.0f"; done
+    for c in "${CONC_LIST[@]}"; do row "worker CPU µs/job, c=$c" "proc_c${c}_cpu_us_per_job" "%.1f"; done
+    for c in "${CONC_LIST[@]}"; do row "Redis CPU µs/job, c=$c" "proc_c${c}_redis_cpu_us_per_job" "%.1f"; done
+    for c in "${CONC_LIST[@]}"; do row "fraction of the Redis-bound limit, c=$c" "proc_c${c}_limit_frac" "%.2f"; done
+    for c in "${CONC_LIST[@]}"; do row "peak RSS MiB, c=$c" "proc_c${c}_peak_rss_kib" "%.1f" 1024; done
+    for c in "${CONC_LIST[@]}"; do row "Redis cmds/job, c=$c" "proc_c${c}_cmds_per_job" "%.2f"; done
+    row "pickup latency p50 ms (3 queues, ${RATE}/s, c=10)" lat_p50_ms "%.2f"
+    row "pickup latency p99 ms" lat_p99_ms "%.2f"
+    row "pickup latency max ms" lat_max_ms "%.2f"
+    row "pickup p99 ms, one at a time, c=3, 3 queues, 1 busy" pickup_busy_p99_ms "%.2f"
+    row "pickup p99 ms, one at a time, c=10, 100 queues" pickup_many_p99_ms "%.2f"
+    row "idle worker CPU % (${IDLE} s)" idle_cpu_pct "%.2f"
+    row "idle Redis CPU %" idle_redis_cpu_pct "%.2f"
+    row "idle Redis cmds/s" idle_cmds_per_s "%.1f"
 }
 
-add_row "enqueue jobs/s (bulk, $BATCH per call)" enqueue_jobs_per_s "%.0f" 1 "ratio >= 3" ratio_ge 3
-for c in "${CONC_LIST[@]}"; do
-    if [ "$c" = 10 ]; then add_row "processing jobs/s, c=$c" "proc_c${c}_jobs_per_s" "%.0f" 1 "ratio >= 10" ratio_ge 10
-    else add_row "processing jobs/s, c=$c" "proc_c${c}_jobs_per_s" "%.0f" 1; fi
-done
-for c in "${CONC_LIST[@]}"; do
-    if [ "$c" = 10 ]; then add_row "worker CPU µs/job, c=$c" "proc_c${c}_cpu_us_per_job" "%.1f" 1 "ratio <= 0.1" ratio_le 0.1
-    else add_row "worker CPU µs/job, c=$c" "proc_c${c}_cpu_us_per_job" "%.1f" 1; fi
-done
-for c in "${CONC_LIST[@]}"; do
-    if [ "$c" = 10 ]; then add_row "peak RSS MiB, c=$c" "proc_c${c}_peak_rss_kib" "%.1f" 1024 "ratio <= 0.1" ratio_le 0.1
-    else add_row "peak RSS MiB, c=$c" "proc_c${c}_peak_rss_kib" "%.1f" 1024; fi
-done
-add_row "pickup latency p50 ms (3 queues, ${RATE}/s)" lat_p50_ms "%.2f" 1
-add_row "pickup latency p99 ms" lat_p99_ms "%.2f" 1 "ratio <= 1" ratio_le 1
-add_row "pickup latency max ms" lat_max_ms "%.2f" 1
-add_row "pickup p50 ms, c=3, 3 queues, 1 busy" pickup_busy_p50_ms "%.2f" 1
-add_row "pickup p99 ms, c=3, 3 queues, 1 busy" pickup_busy_p99_ms "%.2f" 1 "hiredhand < 100" abs_lt 100
-add_row "pickup max ms, c=3, 3 queues, 1 busy" pickup_busy_max_ms "%.2f" 1
-add_row "pickup p50 ms, c=10, 100 queues" pickup_many_p50_ms "%.2f" 1
-add_row "pickup p99 ms, c=10, 100 queues" pickup_many_p99_ms "%.2f" 1 "hiredhand < 100" abs_lt 100
-add_row "pickup max ms, c=10, 100 queues" pickup_many_max_ms "%.2f" 1
-add_row "Redis cmds/job, enqueue" enqueue_cmds_per_job "%.4f" 1
-for c in "${CONC_LIST[@]}"; do
-    add_row "Redis cmds/job, processing c=$c" "proc_c${c}_cmds_per_job" "%.2f" 1
-done
-add_row "idle CPU % (${IDLE} s, c=10, 3 queues)" idle_cpu_pct "%.2f" 1 "hiredhand < 1" abs_lt 1
-add_row "idle Redis cmds/s" idle_cmds_per_s "%.1f" 1 "hiredhand a few (<= 5)" abs_le 5
+# hiredhand's shapes: throughput, CPU, and how close to what Redis alone allows
+shapes_table() {
+    local id f="${MED[hiredhand]}" k rus
+    echo "| hiredhand shape ($N jobs) | jobs/s | worker CPU µs/job | Redis CPU µs/job | Redis-bound limit jobs/s | fraction of the limit | peak RSS MiB | Redis cmds/job |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+    for id in "${SHAPE_IDS[@]}"; do
+        k="shape_$id"
+        rus="$(get "$f" "${k}_redis_cpu_us_per_job")"
+        printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "${SHAPE_LABEL[$id]}" \
+            "$(cell "$f" "${k}_jobs_per_s" "%.0f")" "$(cell "$f" "${k}_cpu_us_per_job" "%.1f")" \
+            "$(cell "$f" "${k}_redis_cpu_us_per_job" "%.2f")" \
+            "$(awk -v r="$rus" 'BEGIN { if (r > 0) printf "%.0f", 1e6 / r; else print "n/a" }')" \
+            "$(cell "$f" "${k}_limit_frac" "%.2f")" \
+            "$(cell "$f" "${k}_peak_rss_kib" "%.1f" 1024)" "$(cell "$f" "${k}_cmds_per_job" "%.2f")"
+    done
+    shape_ratio() {   # LABEL A B GOAL
+        local a b
+        a="$(get "$f" "shape_${2}_jobs_per_s")"; b="$(get "$f" "shape_${3}_jobs_per_s")"
+        [ -n "$a" ] && [ -n "$b" ] && echo "- $1: $(ratio "$a" "$b") (goal $4)"
+    }
+    echo
+    shape_ratio "c=100 / c=10 throughput" c100 q1 "≥ 0.9"
+    shape_ratio "100 queues / 1 queue throughput" q100 q1 "≥ 0.8"
+    shape_ratio "2 processes / 1 process throughput" p2 q1 "more is better"
+    shape_ratio "basic / reliable fetch throughput" basic q1 "-"
+}
 
-SK_LABEL="Sidekiq ${SK_VERSION:-6.4}"
-render() {   # FORMAT: text | md
-    local r label hv sv rt tt w
-    if [ "$1" = md ]; then
-        printf '| metric | hiredhand | %s | ratio | target |\n|---|---:|---:|---:|---|\n' "$SK_LABEL"
+# correctness, per system: every *_ok of every step, and no failed step
+declare -A CORRECT
+for id in "${SYSTEMS[@]}"; do
+    oks="$(sed -n 's/^[a-z0-9_]*_ok=//p' "${KV[$id]}" | sort -u | tr '\n' ' ')"
+    steps="$(grep -c '_ok=' "${KV[$id]}")"
+    bad=0
+    for f in "${FAILED[@]}"; do [[ "$f" == "$id."* || ( "$id" = hiredhand && "$f" == shape.* ) ]] && bad=1; done
+    if [ "$bad" = 1 ] || [[ "$oks" == *0* ]] || [ "$steps" = 0 ]; then
+        CORRECT[$id]="FAILED (see the CHECK FAILED lines above)"
     else
-        printf '| %-44s | %12s | %13s | %8s | %s\n' "metric" "hiredhand" "$SK_LABEL" "ratio" "target"
-        printf '|%s\n' "$(printf -- '-%.0s' {1..111})"
+        CORRECT[$id]="ok ($steps checked steps: every job ran exactly once, the counters match, nothing failed or left)"
     fi
-    for r in "${ROWS[@]}"; do
-        IFS='|' read -r label hv sv rt tt <<<"$r"
-        if [ "$1" = md ]; then
-            printf '| %s | %s | %s | %s | %s |\n' "$label" "$hv" "$sv" "$rt" "$tt"
-        else
-            w=44
-            case "$label" in *µ*) w=45 ;; esac   # printf pads bytes, µ is two
-            printf "| %-${w}s | %12s | %13s | %8s | %s\n" "$label" "$hv" "$sv" "$rt" "$tt"
-        fi
-    done
-}
-
-details() {   # the per-command breakdowns and raw timings, for whoever optimizes
-    local f sys k
-    for sys in hiredhand sidekiq; do
-        f="$TMP/hh.med"; [ "$sys" = sidekiq ] && f="$TMP/sk.med"
-        [ -s "$f" ] || continue
-        echo "$sys:"
-        for k in $(sed -n 's/^\(.*_cmd_breakdown\)=.*/\1/p;s/^\(proc_c[0-9]*_seconds\)=.*/\1/p;s/^\(proc_c[0-9]*_cpu_pct\)=.*/\1/p;s/^\(enqueue_client_cpu_us_per_job\)=.*/\1/p;s/^\(lat_mean_ms\)=.*/\1/p;s/^\(lat_jobs\)=.*/\1/p' "$f"); do
-            printf '  %s = %s\n' "$k" "$(get "$f" "$k")"
-        done
-    done
-}
-
-OKS="$(cat "$TMP/hh.med" "$TMP/sk.med" | sed -n 's/^[a-z0-9_]*_ok=//p' | sort -u | tr '\n' ' ')"
-case "$OKS" in *0*) FAILED+=("a correctness check (see the CHECK FAILED lines above)") ;; esac
+done
 
 HOST_CPU="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)"
+REDIS_V="$(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p')"
 GIT_REV="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet HEAD -- src include 2>/dev/null || echo '+dirty src')"
-HEADER="N=$N jobs, concurrency $CONCS, $RUNS run(s)$( [ "$RUNS" -gt 1 ] && echo ' (medians)'), pickup $LAT_JOBS jobs at ${RATE}/s and $PICK_JOBS one at a time, idle ${IDLE} s; $(nproc) CPUs (${HOST_CPU:-?}); redis $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'); hiredhand ${GIT_REV:-?} from $BUILD_NOTE${SK_VERSION:+; Sidekiq $SK_VERSION on $(ruby -e 'print RUBY_DESCRIPTION.split(" ")[0..1].join(" ")')}; ${ELAPSED} s"
+HEADER="$(date -u +%Y-%m-%d), \`$CMDLINE\`: N=$N jobs, c=$CONCS, $RUNS run(s), systems interleaved run by run$( [ "$RUNS" -gt 1 ] && echo ', medians (min–max)'); pickup $LAT_JOBS jobs at ${RATE}/s, idle ${IDLE} s. Machine: $(nproc) CPUs (${HOST_CPU:-?}), load average $(cut -d' ' -f1-3 /proc/loadavg) at the end, Redis $REDIS_V on loopback; hiredhand ${GIT_REV:-?} from $BUILD_NOTE; ${ELAPSED} s."
 
-echo
-echo "$HEADER"
-render text
-echo
-details
-{
-    echo "# hiredhand vs Sidekiq benchmark"
-    echo
-    echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) — \`$CMDLINE\`"
-    echo
+report() {
+    local id n
     echo "$HEADER"
     echo
-    render md
+    echo "This machine is shared and noisy: absolute figures move by ±25 % or more from run to run; the"
+    echo "ratios measured side by side in one run are what holds."
     echo
-    echo "Ratios are hiredhand / Sidekiq, measured in the same run. Processing time runs from the moment"
-    echo "the N jobs are released (RENAME) to a worker that has beaten once and settled, to the last job"
-    echo "done; CPU is the worker process's user+sys over that window; commands are INFO commandstats"
-    echo "deltas (commands run inside Lua scripts count too) from the release to after the stop."
+    systems_table
+    if [ ${#SHAPE_IDS[@]} -gt 0 ]; then
+        echo
+        shapes_table
+    fi
     echo
-    echo '```'
-    details
-    echo '```'
+    echo "Drain: the N jobs are released at once (RENAME, or BullMQ's resume) to a worker that has"
+    echo "booted and settled, in a process of its own; the clock stops at the last job's counter"
+    echo "increment. Worker CPU is that process's user+sys (all of them with several), Redis CPU"
+    echo "redis-server's used_cpu_user+sys (INFO cpu), both over the same window, per job; the"
+    echo "Redis-bound limit is 1e6 / Redis µs per job. Peak RSS is VmHWM (summed over processes)."
+    for n in "${NOTES[@]}"; do echo "- $n"; done
+    echo
+    echo "Correctness:"
+    for id in "${SYSTEMS[@]}"; do echo "- ${LABEL[$id]}: correctness: ${CORRECT[$id]}"; done
+}
+
+echo
+report
+{
+    echo "# hiredhand vs its peers: \`make bench\`"
+    echo
+    report
 } >"$OUT.tmp" && mv -f "$OUT.tmp" "$OUT"
 log "results written to ${OUT#"$ROOT"/}"
 

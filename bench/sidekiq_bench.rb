@@ -1,13 +1,15 @@
-# bench/sidekiq_bench.rb -- the Sidekiq 6.4 half of `make bench`.
+# bench/sidekiq_bench.rb -- the Sidekiq half of `make bench`: Debian's Sidekiq 6.4 with `ruby`,
+# Sidekiq 7.3 when run with the peers' `ruby73` (BENCH_SIDEKIQ_SERVER names its server command).
 #
 # One file, two roles:
 #
 # * Loaded by the real server, `sidekiq -r bench/sidekiq_bench.rb -c 10 -q default`, it defines
 #   the no-op NoopJob and LatencyJob workers. What the driver needs from inside the server
 #   travels through the environment:
-#     BENCH_TARGET=N, BENCH_DONE_FILE=path  the N-th NoopJob to finish writes the wall-clock time
-#                                           into path (Sidekiq flushes stat:processed only every
-#                                           5 s, far too coarse to time a run by)
+#     BENCH_TARGET=N, BENCH_DONE_FILE=path  the N-th NoopJob to finish writes the wall-clock time,
+#                                           the number of jobs that ran twice and of those never
+#                                           run (one byte per job index) into path (Sidekiq flushes
+#                                           stat:processed only every 5 s, too coarse to time by)
 #     BENCH_MODE=latency                    adds a server middleware recording now - enqueued_at
 #                                           for LatencyJob; the N-th writes them all into path
 #
@@ -25,6 +27,7 @@
 require "json"
 require "logger"
 require "etc"
+require "shellwords"
 require "redis"
 Redis.silence_deprecations = true if Redis.respond_to?(:silence_deprecations=)
 require "sidekiq"
@@ -42,11 +45,22 @@ module BenchProbe
   DONE_FILE = ENV["BENCH_DONE_FILE"]
   @lock = Mutex.new
   @count = 0
+  @dups = 0
+  @seen = "\0".b * [TARGET, 0].max
   @latencies = []
 
-  def self.job_done
-    n = @lock.synchronize { @count += 1 }
-    publish(Time.now.to_f.to_s) if n == TARGET && DONE_FILE
+  # the job's one counter increment, and its index marked
+  def self.job_done(i)
+    n, dups, missing = @lock.synchronize do
+      if i.is_a?(Integer) && i >= 0 && i < TARGET
+        @seen.getbyte(i).zero? ? @seen.setbyte(i, 1) : (@dups += 1)
+      else
+        @dups += 1
+      end
+      @count += 1
+      [@count, @dups, @count == TARGET ? @seen.count("\0") : 0]
+    end
+    publish("#{Time.now.to_f} #{dups} #{missing}") if n == TARGET && DONE_FILE
   end
 
   def self.latency(seconds)
@@ -69,8 +83,8 @@ class NoopJob
   include Sidekiq::Worker
 
   # no work; the probe is one mutex-guarded increment (well under 1 us of the job's cost)
-  def perform(_i)
-    BenchProbe.job_done
+  def perform(i)
+    BenchProbe.job_done(i)
   end
 end
 
@@ -213,6 +227,12 @@ class BenchDriver
     d.sort_by { |_, v| -v }.first(max).map { |k, v| format("%s:%.3g", k, v / per) }.join(",")
   end
 
+  # redis-server's own CPU (INFO cpu), seconds
+  def redis_cpu
+    h = @redis.info("cpu")
+    h["used_cpu_sys"].to_f + h["used_cpu_user"].to_f
+  end
+
   def cpu_ticks(pid)
     s = File.read("/proc/#{pid}/stat")
     f = s[(s.rindex(")") + 2)..].split(" ")
@@ -231,7 +251,8 @@ class BenchDriver
 
   def start_server(conc, queues, env)
     log = File.join(@o[:tmp], "sidekiq.#{@mode}.c#{conc}.log")
-    args = ["sidekiq", "-r", APP, "-c", conc.to_s] + queues.flat_map { |q| ["-q", q] }
+    server = Shellwords.split(ENV.fetch("BENCH_SIDEKIQ_SERVER", "sidekiq"))
+    args = server + ["-r", APP, "-c", conc.to_s] + queues.flat_map { |q| ["-q", q] }
     @pid = Process.spawn({ "REDIS_URL" => @o[:url] }.merge(env), *args,
                          chdir: @o[:tmp], in: File::NULL, out: [log, "a"], err: [:child, :out])
     File.write(@o[:pidfile], "#{@pid}\n") if @o[:pidfile]
@@ -336,15 +357,18 @@ class BenchDriver
 
     a = cmdstats
     cpu0 = cpu_ticks(@pid)
+    rcpu0 = redis_cpu
     t0 = Time.now.to_f
     @redis.rename("sk_bench:staging", "queue:default")
     finished = wait_file(done, @o[:timeout])
+    rcpu1 = redis_cpu
     cpu1 = cpu_ticks(@pid) if server_alive?
     hwm = server_alive? ? hwm_kib(@pid) : 0
-    fail_run("only part of #{n} jobs done after #{@o[:timeout]} s; log #{@log}:\n#{tail(@log)}") unless finished && cpu1
-    secs = File.read(done).to_f - t0
+    fail_run("CHECK FAILED: only part of #{n} jobs done after #{@o[:timeout]} s; log #{@log}:\n#{tail(@log)}") unless finished && cpu1
+    t_end, dups, missing = File.read(done).split.map(&:to_f)
+    secs = t_end - t0
     stop_server
-    d = cmd_delta(a, cmdstats, "info" => 1, "rename" => 1)
+    d = cmd_delta(a, cmdstats, "info" => 3, "rename" => 1)
     p1 = @redis.get("stat:processed").to_i
     f1 = @redis.get("stat:failed").to_i
     left = @redis.llen("queue:default")
@@ -361,14 +385,22 @@ class BenchDriver
       note "CHECK FAILED: #{left} jobs left in queue:default"
       ok = false
     end
+    if dups.to_i != 0 || missing.to_i != 0
+      note "CHECK FAILED: #{dups.to_i} job(s) ran more than once, #{missing.to_i} never ran"
+      ok = false
+    end
     cpu = (cpu1 - cpu0).to_f / HZ
     k = "proc_c#{c}"
     out "#{k}_seconds", format("%.4f", secs)
     out "#{k}_jobs_per_s", format("%.0f", n / secs)
     out "#{k}_cpu_us_per_job", format("%.2f", cpu * 1e6 / n)
     out "#{k}_cpu_pct", format("%.1f", cpu / secs * 100)
+    out "#{k}_redis_cpu_us_per_job", format("%.2f", (rcpu1 - rcpu0) * 1e6 / n)
+    out "#{k}_redis_cpu_pct", format("%.1f", (rcpu1 - rcpu0) / secs * 100)
     out "#{k}_peak_rss_kib", hwm
     out "#{k}_cmds_per_job", format("%.4f", d.values.sum.to_f / n)
+    out "#{k}_missing", missing.to_i
+    out "#{k}_dups", dups.to_i
     out "#{k}_processed_delta", p1 - p0
     out "#{k}_failed_delta", f1 - f0
     out "#{k}_ok", ok ? 1 : 0
@@ -404,13 +436,16 @@ class BenchDriver
     sleep 1
     a = cmdstats
     cpu0 = cpu_ticks(@pid)
+    rcpu0 = redis_cpu
     i0 = mono
     sleep @o[:idle]
     i1 = mono
     cpu1 = cpu_ticks(@pid)
-    d = cmd_delta(a, cmdstats, "info" => 1)
+    rcpu1 = redis_cpu
+    d = cmd_delta(a, cmdstats, "info" => 3)
     secs = i1 - i0
     out "idle_seconds", format("%.2f", secs)
+    out "idle_redis_cpu_pct", format("%.3f", (rcpu1 - rcpu0) / secs * 100)
     out "idle_cpu_pct", format("%.3f", (cpu1 - cpu0).to_f / HZ / secs * 100)
     out "idle_cmds_per_s", format("%.2f", d.values.sum / secs)
     out "idle_cmd_breakdown", breakdown(d, secs, 12)

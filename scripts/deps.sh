@@ -4,16 +4,21 @@
 #   scripts/deps.sh build   compilers and libraries
 #   scripts/deps.sh test    + redis-server, Ruby Sidekiq 6.4, curl, chromium, locales
 #                           (localedef: a decimal-comma locale for tests/unit/test_locale.c)
+#   scripts/deps.sh bench   test's + Go and the two libraries gocraft/work needs, for the
+#                           gocraft/work row of `make bench` (built offline in GOPATH mode)
 set -euo pipefail
 what="${1:-test}"
 pkgs=(cmake make gcc clang pkg-config libhiredis-dev libjansson-dev libmicrohttpd-dev zlib1g-dev libssl-dev
       redis-server redis-tools redis-sentinel)
-if [ "$what" = test ]; then
+if [ "$what" = test ] || [ "$what" = bench ]; then
   pkgs+=(libcmocka-dev ruby ruby-sidekiq ruby-rack ruby-webrick curl jq iproute2 chromium procps locales openssl
         libclang-rt-14-dev cppcheck clang-format python3 nodejs ruby-activejob)
         # locales: the decimal-comma test; libFuzzer for `make fuzz`; cppcheck and clang-format
         # for `make lint`; python3, nodejs: the --serve reference handlers; ruby-activejob: Rails
         # 6.1 pushing Active Job jobs through the Sidekiq adapter
+fi
+if [ "$what" = bench ]; then
+  pkgs+=(golang-go golang-github-gomodule-redigo-dev golang-github-robfig-cron-dev)
 fi
 if [ "$what" = demo ]; then
   pkgs+=(ruby ruby-sidekiq)
