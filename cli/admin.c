@@ -85,6 +85,22 @@ static int parse(int argc, char **argv, adm *a, const char *usage) {
     return 0;
 }
 
+/* "SUBCOMMAND [VERB] [options] [OPERAND]": the verb (default "list"), the
+ * options, then at most one operand (a jid or a queue name, else NULL).
+ * Returns 0, -1 after --help, or an exit status. */
+static int parse_verb(int argc, char **argv, adm *a, const char *usage, const char **verb, const char **operand) {
+    *verb = "list";
+    if (argc > 1 && argv[1][0] != '-') {
+        *verb = argv[1];
+        argc--, argv++;
+    }
+    int rc = parse(argc, argv, a, usage);
+    if (rc) return rc;
+    *operand = optind < argc ? argv[optind++] : NULL;
+    if (optind < argc) return cli_usage_error("unexpected argument '%s'\n%s", argv[optind], usage);
+    return 0;
+}
+
 static hh_client *open_client(adm *a, int *rc) { return cli_client_open(&a->redis, EXIT_REDIS, rc); }
 
 /* Maps an API error to an exit status, saying why on stderr. */
@@ -254,16 +270,10 @@ int cli_jobset(int argc, char **argv, hh_jobset set) {
                                         : "  retry JID|--all    push to its queue now, retry_count - 1 (SortedEntry#retry)\n",
              set != HH_JOBSET_DEAD ? "  kill JID|--all     move to the dead set (SortedEntry#kill)\n" : "",
              set == HH_JOBSET_DEAD ? "  clear          empty the dead set (DeadSet#clear)\n" : "");
-    const char *verb = "list";
-    if (argc > 1 && argv[1][0] != '-') {
-        verb = argv[1];
-        argc--, argv++;
-    }
+    const char *verb, *jid;
     adm a;
-    int rc = parse(argc, argv, &a, usage);
+    int rc = parse_verb(argc, argv, &a, usage, &verb, &jid);
     if (rc) return rc < 0 ? 0 : rc;
-    const char *jid = optind < argc ? argv[optind++] : NULL;
-    if (optind < argc) return cli_usage_error("unexpected argument '%s'\n%s", argv[optind], usage);
 
     hh_jobset_action action;
     int is_list = !strcmp(verb, "list"), is_show = !strcmp(verb, "show"), is_clear = !strcmp(verb, "clear");
@@ -357,16 +367,10 @@ int cli_queues(int argc, char **argv) {
         "               stdin is not a terminal)\n"
         "options: -r URL, --redis-password-file FILE, --namespace NS\n"
         "exit status: 0 done, 2 usage or not confirmed, 3 Redis error\n";
-    const char *verb = "list";
-    if (argc > 1 && argv[1][0] != '-') {
-        verb = argv[1];
-        argc--, argv++;
-    }
+    const char *verb, *name;
     adm a;
-    int rc = parse(argc, argv, &a, usage);
+    int rc = parse_verb(argc, argv, &a, usage, &verb, &name);
     if (rc) return rc < 0 ? 0 : rc;
-    const char *name = optind < argc ? argv[optind++] : NULL;
-    if (optind < argc) return cli_usage_error("unexpected argument '%s'", argv[optind]);
     int is_list = !strcmp(verb, "list"), is_show = !strcmp(verb, "show"), is_clear = !strcmp(verb, "clear");
     if (!is_list && !is_show && !is_clear) return cli_usage_error("queues: unknown verb '%s'\n%s", verb, usage);
     if (is_list && name) return cli_usage_error("queues list takes no NAME");
