@@ -40,6 +40,7 @@ PICK_JOBS=100
 SETTLE=0.5
 OUT="$ROOT/bench/results.md"
 QUICK=0
+EXTRAS=1
 SHAPES=1
 INSTALL=1
 ONLY=""
@@ -68,6 +69,8 @@ usage: bench/run.sh [options]
       --no-peers          hiredhand alone
       --no-shapes         without hiredhand's shapes
       --no-install        never npm ci / go build; a peer not ready is skipped
+      --no-extras         without the TLS and any-language rows (bench/tls_row.sh,
+                          bench/serve_rows.sh; off in --quick)
   -o, --output FILE       markdown results file (default bench/results.md)
   -h, --help
 Environment:
@@ -89,7 +92,7 @@ ALL_SYSTEMS="hiredhand,sidekiq64,sidekiq73,bullmq,gocraft"
 
 while [ $# -gt 0 ]; do
     case "$1" in
-        -q|--quick) QUICK=1; N=5000; CONCS=10; RUNS=1; LAT_JOBS=200; IDLE=2; PICK_JOBS=20; shift ;;
+        -q|--quick) QUICK=1; EXTRAS=0; N=5000; CONCS=10; RUNS=1; LAT_JOBS=200; IDLE=2; PICK_JOBS=20; shift ;;
         -n|--jobs) is_uint "${2:-}" || die_usage "-n needs a positive integer"; N=$2; shift 2 ;;
         -c|--concurrency) [[ "${2:-}" =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || die_usage "-c needs a list like 10,25"
                           CONCS=$2; shift 2 ;;
@@ -108,6 +111,7 @@ while [ $# -gt 0 ]; do
         --no-peers) ONLY=",hiredhand,"; shift ;;
         --no-shapes) SHAPES=0; shift ;;
         --no-install) INSTALL=0; shift ;;
+        --no-extras) EXTRAS=0; shift ;;
         -h|--help) usage; exit 0 ;;
         *) die_usage "unknown argument: $1" ;;
     esac
@@ -621,12 +625,44 @@ report() {
     for id in "${SYSTEMS[@]}"; do echo "- ${LABEL[$id]}: correctness: ${CORRECT[$id]}"; done
 }
 
+# Rows measured by scripts of their own (their own Redis), after the rest:
+# processing over TLS as a ratio to plain TCP, and handlers in Python
+# (--serve, --exec) beside Sidekiq's native Ruby. Only their table lines
+# are kept; their logs stay in the temp dir.
+EXTRA_LINES=()
+if [ "$EXTRAS" = 1 ]; then
+    HH_CLI="$(dirname "$HH_BENCH")/hiredhand"
+    log "extra rows: TLS (bench/tls_row.sh)"
+    if HIREDHAND="$HH_CLI" "$ROOT/bench/tls_row.sh" -c 10 >"$TMP/tls_row.out" 2>"$TMP/tls_row.err"; then
+        EXTRA_LINES+=("| metric | hiredhand | reference | ratio |" "|---|---:|---:|---:|")
+        mapfile -t -O "${#EXTRA_LINES[@]}" EXTRA_LINES < <(grep '^|' "$TMP/tls_row.out")
+    else
+        NOTES+=("TLS row failed (its log: tls_row.err, kept with HH_BENCH_KEEP=1)")
+    fi
+    log "extra rows: Python handlers (bench/serve_rows.sh)"
+    if "$ROOT/bench/serve_rows.sh" --hiredhand "$HH_CLI" >"$TMP/serve_rows.out" 2>"$TMP/serve_rows.err"; then
+        EXTRA_LINES+=("")
+        mapfile -t -O "${#EXTRA_LINES[@]}" EXTRA_LINES < <(grep '^|' "$TMP/serve_rows.out")
+    else
+        NOTES+=("any-language rows failed (its log: serve_rows.err, kept with HH_BENCH_KEEP=1)")
+    fi
+fi
+extras() {
+    [ ${#EXTRA_LINES[@]} -gt 0 ] || return 0
+    echo
+    echo "TLS and handlers in other languages (no-op jobs, c=10, separate runs of their own):"
+    echo
+    printf '%s\n' "${EXTRA_LINES[@]}"
+}
+
 echo
 report
+extras
 {
     echo "# hiredhand vs its peers: \`make bench\`"
     echo
     report
+    extras
 } >"$OUT.tmp" && mv -f "$OUT.tmp" "$OUT"
 log "results written to ${OUT#"$ROOT"/}"
 
