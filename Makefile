@@ -117,7 +117,7 @@ lint: format-check cppcheck
 cppcheck:
 	cppcheck --quiet --error-exitcode=1 --std=c11 --enable=warning,portability,performance \
 	  --inline-suppr --suppressions-list=.cppcheck-suppressions -D_GNU_SOURCE \
-	  -I include -I src src cli examples
+	  --include=scripts/cppcheck-macros.h -I include -I src src cli examples
 
 # clang-format (style in .clang-format) over the C sources we own.
 FORMAT_FILES = $(wildcard src/*.[ch] include/*.h cli/*.[ch] tests/unit/*.[ch] examples/*.[ch] bench/*.c)
