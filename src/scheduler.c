@@ -8,7 +8,6 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
-#include "client.h"
 #include "retry.h"
 #include "job.h"
 #include "outcome.h"
