@@ -354,6 +354,16 @@ static int beat(struct hh_manager *m, hh_conn *c, const char *info, int *registe
     return again;
 }
 
+static int booted_or_off(void *arg) {
+    struct hh_manager *m = arg;
+    return atomic_load(&m->booted) || atomic_load(&m->beats_off);
+}
+
+static int off_or_dump(void *arg) {
+    struct hh_manager *m = arg;
+    return atomic_load(&m->beats_off) || atomic_load(&m->dump_requested);
+}
+
 void *hh_heartbeat_main(void *arg) {
     struct hh_manager *m = arg;
     hh_conn c;
@@ -361,14 +371,14 @@ void *hh_heartbeat_main(void *arg) {
     char *info = hh_heartbeat_info(m);
     int registered = 0;
     /* Never beat under an identity that may be another process's. */
-    while (!atomic_load(&m->booted) && !atomic_load(&m->beats_off)) hh_sleep(0.05);
+    hh_wake_wait(&m->wake, -1, booted_or_off, m);
     while (!atomic_load(&m->beats_off)) {
         int again = beat(m, &c, info ? info : "{}", &registered);
-        /* Sleep in slices so TTIN and the end of a stop are seen quickly. */
+        /* Woken at once by TTIN and by the end of a stop. */
         double until = hh_mono() + (again ? 0 : m->opts.heartbeat_interval);
         while (!atomic_load(&m->beats_off) && hh_mono() < until) {
+            hh_wake_wait(&m->wake, until, off_or_dump, m);
             if (atomic_exchange(&m->dump_requested, 0)) dump_threads(m);
-            hh_sleep(0.05);
         }
     }
     free(info);

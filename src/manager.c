@@ -110,6 +110,7 @@ void hh_manager_free(hh_manager *m) {
     hh_keys_free(&m->keys);
     hh_redis_config_free(&m->cfg);
     pthread_mutex_destroy(&m->lock);
+    hh_wake_destroy(&m->wake);
     free(m);
 }
 
@@ -122,6 +123,11 @@ hh_manager *hh_manager_new(const hh_manager_options *opts, int *err) {
     int e = HH_ERR_INVALID;
     hh_manager *m = calloc(1, sizeof(*m));
     if (!m) {
+        if (err) *err = HH_ERR_NOMEM;
+        return NULL;
+    }
+    if (hh_wake_init(&m->wake) != 0) {
+        free(m);
         if (err) *err = HH_ERR_NOMEM;
         return NULL;
     }
@@ -374,7 +380,7 @@ int hh_manager_start(hh_manager *m) {
     if (c.ctx) {
         check_redis(m, &c);
         int rc = hh_recovery_boot(m, &c);
-        if (rc == HH_OK) atomic_store(&m->booted, 1);
+        if (rc == HH_OK) atomic_store(&m->booted, 1); /* no thread waits yet */
         if (rc == HH_ERR_EXISTS) {
             hh_log(&m->log, HH_LOG_ERROR, "identity %s is live in another process (fresh heartbeat); refusing to start", m->identity);
             hh_conn_close(&c);
@@ -418,20 +424,29 @@ int hh_manager_start(hh_manager *m) {
             atomic_store(&m->quiet, 1);
             atomic_store(&m->beats_off, 1);
             atomic_store(&m->done, 1);
+            hh_wake_all(&m->wake); /* no supervisor relays the stop's poke */
         }
         return HH_ERR_IO;
     }
     return HH_OK;
 }
 
-void hh_manager_quiet(hh_manager *m) { atomic_store(&m->quiet, 1); }
+/* These three may run in a signal handler: flag, then poke (wake.h). */
+void hh_manager_quiet(hh_manager *m) {
+    atomic_store(&m->quiet, 1);
+    hh_wake_poke(&m->wake);
+}
 
 void hh_manager_stop(hh_manager *m) {
     atomic_store(&m->quiet, 1);
     atomic_store(&m->stopping, 1);
+    hh_wake_poke(&m->wake);
 }
 
-void hh_manager_dump(hh_manager *m) { atomic_store(&m->dump_requested, 1); }
+void hh_manager_dump(hh_manager *m) {
+    atomic_store(&m->dump_requested, 1);
+    hh_wake_poke(&m->wake);
+}
 
 /* The Redis chores of a running manager, off the supervisor so that it never
  * waits on Redis: acks left by idle or busy threads, and once quiet, ending
@@ -544,7 +559,12 @@ static void *supervisor_main(void *arg) {
             hh_log(&m->log, HH_LOG_INFO, "quiet: no new jobs will be fetched");
             wake_sleepers(m);
         }
-        hh_sleep(0.02);
+        /* Until a first connection works Redis may still refuse us for
+         * good, which only a look every 20 ms sees; after that a refusal is
+         * never reported (hh_redis_refused), and the supervisor sleeps until
+         * a stop, quiet or dump pokes it (1 s: a late look for a refusal
+         * decided just as the first connection worked). */
+        hh_wake_relay(&m->wake, atomic_load(&m->cfg.ever_ready) ? 1.0 : 0.02);
     }
     double grace_end = hh_mono() + m->opts.shutdown_timeout;
     if (!announced_quiet) hh_log(&m->log, HH_LOG_INFO, "quiet: no new jobs will be fetched");
@@ -562,13 +582,15 @@ static void *supervisor_main(void *arg) {
             else running++;
         }
         if (!running || hh_mono() >= grace_end) break;
-        hh_sleep(0.02);
+        /* Each worker pokes as it leaves; dumps asked meanwhile are relayed. */
+        hh_wake_relay(&m->wake, grace_end - hh_mono());
     }
 
     /* Hard shutdown. From here writes that fail are tried once, not retried:
      * those jobs stay in their in-progress lists for recovery. */
     atomic_store(&m->giving_up, 1);
     atomic_store(&m->beats_off, 1);
+    hh_wake_all(&m->wake);
     double budget = m->cfg.command_timeout < HH_STOP_BUDGET_MAX ? m->cfg.command_timeout : HH_STOP_BUDGET_MAX;
     double end = hh_mono() + budget;
     /* Cancel every running handler first, before any Redis I/O. */
@@ -641,17 +663,16 @@ static void *supervisor_main(void *arg) {
     hh_http_stop(m->http);
     m->http = NULL;
     atomic_store(&m->done, 1);
+    hh_wake_all(&m->wake);
     return NULL;
 }
+
+static int is_done(void *arg) { return atomic_load(&((hh_manager *)arg)->done); }
 
 int hh_manager_wait(hh_manager *m, double timeout) {
     if (!m) return HH_ERR_INVALID;
     if (!atomic_load(&m->started)) return HH_OK;
-    double until = hh_mono() + timeout;
-    while (!atomic_load(&m->done)) {
-        if (timeout >= 0 && hh_mono() >= until) return HH_ERR_STATE;
-        hh_sleep(0.02);
-    }
+    if (!hh_wake_wait(&m->wake, timeout >= 0 ? hh_mono() + timeout : -1, is_done, m)) return HH_ERR_STATE;
     if (m->supervisor_started) {
         pthread_join(m->supervisor_thread, NULL);
         m->supervisor_started = 0;

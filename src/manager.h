@@ -11,6 +11,7 @@
 #include "keys.h"
 #include "redis.h"
 #include "util.h"
+#include "wake.h"
 
 typedef struct hh_handler {
     char *klass;
@@ -101,6 +102,10 @@ struct hh_manager {
     atomic_int dump_requested;
     atomic_int busy;
     atomic_int detached;  /* threads left in a handler or a Redis call at the stop's deadline */
+    /* Wakes the threads waiting for a change of the flags above (wake.h):
+     * whoever sets one calls hh_wake_all(), or hh_wake_poke() where it may
+     * run in a signal handler (the supervisor relays those). */
+    hh_wake wake;
 
     /* counters: totals since start, and not yet flushed to Redis */
     atomic_ullong processed, failed, recovered;

@@ -246,12 +246,17 @@ static void requeue_pending(struct hh_manager *m, hh_conn *conn) {
     }
 }
 
+static int booted_or_quiet(void *arg) {
+    struct hh_manager *m = arg;
+    return atomic_load(&m->booted) || atomic_load(&m->quiet);
+}
+
 void *hh_processor_main(void *arg) {
     hh_processor *p = arg;
     struct hh_manager *m = p->m;
     double spent = 0;
     int ran = 0;
-    while (!atomic_load(&m->booted) && !atomic_load(&m->quiet)) hh_sleep(0.05);
+    hh_wake_wait(&m->wake, -1, booted_or_quiet, m); /* the identity checks come first */
     while (!atomic_load(&m->quiet)) {
         hh_fetched f;
         if (!pop_pending(m, &f)) {
@@ -290,6 +295,7 @@ void *hh_processor_main(void *arg) {
     requeue_pending(m, &p->conn);
     hh_fetch_flush_acks(m, &p->conn);
     hh_conn_close(&p->conn);
+    hh_wake_poke(&m->wake); /* the supervisor's grace period waits for this */
     return NULL;
 }
 

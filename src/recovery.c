@@ -247,6 +247,8 @@ int hh_recovery_scan(struct hh_manager *m, hh_conn *c) {
     return n;
 }
 
+static int is_quiet(void *arg) { return atomic_load(&((struct hh_manager *)arg)->quiet); }
+
 void *hh_recovery_main(void *arg) {
     struct hh_manager *m = arg;
     hh_conn c;
@@ -260,12 +262,13 @@ void *hh_recovery_main(void *arg) {
         int rc = hh_conn_ready(&c) == 0 ? hh_recovery_boot(m, &c) : HH_ERR_REDIS;
         if (rc == HH_OK) {
             atomic_store(&m->booted, 1);
+            hh_wake_all(&m->wake); /* the workers and the heartbeat wait for it */
         } else if (rc == HH_ERR_EXISTS) {
             hh_log(&m->log, HH_LOG_ERROR, "identity %s is live in another process (fresh heartbeat); stopping", m->identity);
             atomic_store(&m->start_error, HH_ERR_EXISTS);
             hh_manager_stop(m);
         } else {
-            hh_sleep(0.2);
+            hh_wake_wait(&m->wake, hh_mono() + 0.2, is_quiet, m);
         }
     }
     while (!atomic_load(&m->quiet)) {
@@ -279,7 +282,8 @@ void *hh_recovery_main(void *arg) {
             }
         }
         hh_lease_tick(m, &c); /* reconciliation of this process's own lists */
-        hh_sleep(0.1);
+        /* lease.c's tick wants a call every 100 ms; a quiet ends the wait. */
+        hh_wake_wait(&m->wake, hh_mono() + 0.1, is_quiet, m);
     }
     hh_conn_close(&c);
     return NULL;

@@ -146,10 +146,10 @@ static long process_count(struct hh_manager *m, hh_conn *c) {
     return n < 1 ? 1 : n;
 }
 
-static void nap(struct hh_manager *m, double seconds) {
-    double until = hh_mono() + seconds;
-    while (!atomic_load(&m->quiet) && hh_mono() < until) hh_sleep(0.05);
-}
+static int is_quiet(void *arg) { return atomic_load(&((struct hh_manager *)arg)->quiet); }
+
+/* Sleeps, but a quiet or stop ends the nap at once. */
+static void nap(struct hh_manager *m, double seconds) { hh_wake_wait(&m->wake, hh_mono() + seconds, is_quiet, m); }
 
 void *hh_scheduler_main(void *arg) {
     struct hh_manager *m = arg;

@@ -201,9 +201,11 @@ static void test_one_beat_and_unregister(void **s) {
     uh_sleep(0.3);
     assert_int_equal(last_pushed(m), 0);
     atomic_store(&m->booted, 1);
+    hh_wake_all(&m->wake); /* whoever sets a flag wakes the waiters (wake.h) */
     double until = uh_mono() + 5;
     while (last_pushed(m) == 0 && uh_mono() < until) uh_sleep(0.02);
     atomic_store(&m->beats_off, 1);
+    hh_wake_all(&m->wake);
     pthread_join(t, NULL);
     assert_true(last_pushed(m) > 0);
 
