@@ -353,6 +353,9 @@ static void check_redis(hh_manager *m, hh_conn *c) {
 
 static void *supervisor_main(void *arg);
 
+/* What the HTTP server sees of the manager (http.h). */
+static void http_stats(void *udata, hh_manager_stats *out) { hh_manager_fill_stats(udata, out); }
+
 int hh_manager_start(hh_manager *m) {
     if (!m) return HH_ERR_INVALID;
     int expected = 0;
@@ -360,7 +363,8 @@ int hh_manager_start(hh_manager *m) {
     m->started_at = hh_now();
     if (m->opts.http_bind) {
         char err[256];
-        if (!(m->http = hh_http_start(m, m->opts.http_bind, m->opts.liveness_max_age, m->opts.http_token, err,
+        hh_http_source src = {http_stats, m, &m->log};
+        if (!(m->http = hh_http_start(&src, m->opts.http_bind, m->opts.liveness_max_age, m->opts.http_token, err,
                                      sizeof(err)))) {
             hh_log(&m->log, HH_LOG_ERROR, "http: %s", err);
             atomic_store(&m->done, 1);
