@@ -413,7 +413,8 @@ int hh_manager_start(hh_manager *m) {
     }
     if (!failed) failed = pthread_create(&m->heartbeat_thread, NULL, hh_heartbeat_main, m) != 0;
     if (!failed) m->heartbeat_started = 1;
-    if (!failed) failed = pthread_create(&m->scheduler_thread, NULL, hh_scheduler_main, m) != 0;
+    hh_manager_scheduler_env(m, &m->scheduler_env);
+    if (!failed) failed = pthread_create(&m->scheduler_thread, NULL, hh_scheduler_main, &m->scheduler_env) != 0;
     if (!failed) m->scheduler_started = 1;
     if (!failed && m->opts.fetch == HH_FETCH_RELIABLE) {
         failed = pthread_create(&m->recovery_thread, NULL, hh_recovery_main, m) != 0;
@@ -669,6 +670,11 @@ static void *supervisor_main(void *arg) {
     atomic_store(&m->done, 1);
     hh_wake_all(&m->wake);
     return NULL;
+}
+
+void hh_manager_scheduler_env(hh_manager *m, hh_scheduler_env *out) {
+    *out = (hh_scheduler_env){&m->keys, &m->log, &m->cfg, m->opts.redis.timestamps, m->opts.poll_interval_average,
+                              m->opts.dead_timeout, m->opts.dead_max_jobs, &m->quiet, &m->wake};
 }
 
 static int is_done(void *arg) { return atomic_load(&((hh_manager *)arg)->done); }

@@ -10,6 +10,7 @@
 #include "job.h"
 #include "keys.h"
 #include "redis.h"
+#include "scheduler.h"
 #include "util.h"
 #include "wake.h"
 
@@ -122,10 +123,13 @@ struct hh_manager {
     int64_t *queue_size;    /* per queue, read at each beat; guarded by lock */
     double *queue_latency;
     struct hh_http *http;   /* NULL unless http_bind */
+    hh_scheduler_env scheduler_env; /* the scheduler thread's view (scheduler.h) */
 };
 
 /* manager.c */
 /* The stats snapshot behind hh_manager_get_stats(); no I/O. */
 void hh_manager_fill_stats(struct hh_manager *m, hh_manager_stats *out);
+/* The scheduler's view of m (scheduler.h); points into m. */
+void hh_manager_scheduler_env(struct hh_manager *m, hh_scheduler_env *out);
 
 #endif
