@@ -354,13 +354,13 @@ static int beat(struct hh_manager *m, hh_conn *c, const char *info, int *registe
     return again;
 }
 
-static int booted_or_off(void *arg) {
-    struct hh_manager *m = arg;
+static int booted_or_off(const void *arg) {
+    const struct hh_manager *m = arg;
     return atomic_load(&m->booted) || atomic_load(&m->beats_off);
 }
 
-static int off_or_dump(void *arg) {
-    struct hh_manager *m = arg;
+static int off_or_dump(const void *arg) {
+    const struct hh_manager *m = arg;
     return atomic_load(&m->beats_off) || atomic_load(&m->dump_requested);
 }
 

@@ -371,6 +371,7 @@ int hh_manager_start(hh_manager *m) {
             return HH_ERR_INVALID;
         }
     }
+    hh_manager_recovery_env(m, &m->recovery_env);
     hh_conn c;
     hh_conn_init(&c, &m->cfg, &m->log, "start", NULL);
     /* One attempt now: Redis being down is not fatal, the threads reconnect;
@@ -383,7 +384,7 @@ int hh_manager_start(hh_manager *m) {
     }
     if (c.ctx) {
         check_redis(m, &c);
-        int rc = hh_recovery_boot(m, &c);
+        int rc = hh_recovery_boot(&m->recovery_env, &c);
         if (rc == HH_OK) atomic_store(&m->booted, 1); /* no thread waits yet */
         if (rc == HH_ERR_EXISTS) {
             hh_log(&m->log, HH_LOG_ERROR, "identity %s is live in another process (fresh heartbeat); refusing to start", m->identity);
@@ -417,7 +418,7 @@ int hh_manager_start(hh_manager *m) {
     if (!failed) failed = pthread_create(&m->scheduler_thread, NULL, hh_scheduler_main, &m->scheduler_env) != 0;
     if (!failed) m->scheduler_started = 1;
     if (!failed && m->opts.fetch == HH_FETCH_RELIABLE) {
-        failed = pthread_create(&m->recovery_thread, NULL, hh_recovery_main, m) != 0;
+        failed = pthread_create(&m->recovery_thread, NULL, hh_recovery_main, &m->recovery_env) != 0;
         if (!failed) m->recovery_started = 1;
     }
     if (!failed) failed = pthread_create(&m->supervisor_thread, NULL, supervisor_main, m) != 0;
@@ -677,7 +678,37 @@ void hh_manager_scheduler_env(hh_manager *m, hh_scheduler_env *out) {
                               m->opts.dead_timeout, m->opts.dead_max_jobs, &m->quiet, &m->wake};
 }
 
-static int is_done(void *arg) { return atomic_load(&((hh_manager *)arg)->done); }
+/* Recovery's callbacks into the fetcher's leases and the stop. */
+static int recovery_peers_judgeable(void *udata, double *left) { return hh_lease_peers_judgeable(udata, left); }
+static void recovery_tick(void *udata, hh_conn *c) { hh_lease_tick(udata, c); }
+static void recovery_stop(void *udata) { hh_manager_stop(udata); }
+
+void hh_manager_recovery_env(hh_manager *m, hh_recovery_env *out) {
+    *out = (hh_recovery_env){.keys = &m->keys,
+                             .log = &m->log,
+                             .cfg = &m->cfg,
+                             .identity = m->identity,
+                             .hostname = m->hostname,
+                             .fixed_identity = m->fixed_identity,
+                             .fetch = m->opts.fetch,
+                             .timestamps = m->opts.redis.timestamps,
+                             .recovery_interval = m->opts.recovery_interval,
+                             .heartbeat_interval = m->opts.heartbeat_interval,
+                             .dead_timeout = m->opts.dead_timeout,
+                             .dead_max_jobs = m->opts.dead_max_jobs,
+                             .max_recoveries = m->opts.max_recoveries,
+                             .quiet = &m->quiet,
+                             .booted = &m->booted,
+                             .start_error = &m->start_error,
+                             .recovered = &m->recovered,
+                             .wake = &m->wake,
+                             .udata = m,
+                             .peers_judgeable = recovery_peers_judgeable,
+                             .tick = recovery_tick,
+                             .stop = recovery_stop};
+}
+
+static int is_done(const void *arg) { return atomic_load(&((const hh_manager *)arg)->done); }
 
 int hh_manager_wait(hh_manager *m, double timeout) {
     if (!m) return HH_ERR_INVALID;

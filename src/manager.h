@@ -9,6 +9,7 @@
 #include "hiredhand.h"
 #include "job.h"
 #include "keys.h"
+#include "recovery.h"
 #include "redis.h"
 #include "scheduler.h"
 #include "util.h"
@@ -124,6 +125,7 @@ struct hh_manager {
     double *queue_latency;
     struct hh_http *http;   /* NULL unless http_bind */
     hh_scheduler_env scheduler_env; /* the scheduler thread's view (scheduler.h) */
+    hh_recovery_env recovery_env;   /* the recovery thread's view (recovery.h) */
 };
 
 /* manager.c */
@@ -131,5 +133,7 @@ struct hh_manager {
 void hh_manager_fill_stats(struct hh_manager *m, hh_manager_stats *out);
 /* The scheduler's view of m (scheduler.h); points into m. */
 void hh_manager_scheduler_env(struct hh_manager *m, hh_scheduler_env *out);
+/* The recovery thread's view of m (recovery.h); points into m. */
+void hh_manager_recovery_env(struct hh_manager *m, hh_recovery_env *out);
 
 #endif

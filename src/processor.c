@@ -246,8 +246,8 @@ static void requeue_pending(struct hh_manager *m, hh_conn *conn) {
     }
 }
 
-static int booted_or_quiet(void *arg) {
-    struct hh_manager *m = arg;
+static int booted_or_quiet(const void *arg) {
+    const struct hh_manager *m = arg;
     return atomic_load(&m->booted) || atomic_load(&m->quiet);
 }
 

@@ -7,7 +7,6 @@
 #include "scheduler.h"
 
 #include <jansson.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "retry.h"
@@ -148,11 +147,11 @@ static long process_count(const hh_scheduler_env *e, hh_conn *c) {
     return n < 1 ? 1 : n;
 }
 
-static int is_quiet(void *arg) { return atomic_load(((const hh_scheduler_env *)arg)->quiet); }
+static int is_quiet(const void *arg) { return atomic_load(((const hh_scheduler_env *)arg)->quiet); }
 
 /* Sleeps, but a quiet or stop ends the nap at once. */
 static void nap(const hh_scheduler_env *e, double seconds) {
-    hh_wake_wait(e->wake, hh_mono() + seconds, is_quiet, (void *)(uintptr_t)e);
+    hh_wake_wait(e->wake, hh_mono() + seconds, is_quiet, e);
 }
 
 void *hh_scheduler_main(void *arg) {

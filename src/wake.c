@@ -49,7 +49,7 @@ void hh_wake_poke(hh_wake *w) {
     errno = saved;
 }
 
-int hh_wake_wait(hh_wake *w, double until, hh_wake_pred pred, void *arg) {
+int hh_wake_wait(hh_wake *w, double until, hh_wake_pred pred, const void *arg) {
     pthread_mutex_lock(&w->mu);
     int ok;
     while (!(ok = pred(arg))) {

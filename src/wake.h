@@ -18,7 +18,7 @@ typedef struct hh_wake {
 
 /* The condition a waiter waits for; checked under the wake's mutex, so a
  * flag set before hh_wake_all() is never missed. */
-typedef int (*hh_wake_pred)(void *arg);
+typedef int (*hh_wake_pred)(const void *arg);
 
 int hh_wake_init(hh_wake *w);
 void hh_wake_destroy(hh_wake *w);
@@ -31,7 +31,7 @@ void hh_wake_poke(hh_wake *w);
 
 /* Waits until pred(arg) holds or the monotonic time `until` (hh_mono();
  * negative: no limit) passes. Returns pred(arg)'s last value. */
-int hh_wake_wait(hh_wake *w, double until, hh_wake_pred pred, void *arg);
+int hh_wake_wait(hh_wake *w, double until, hh_wake_pred pred, const void *arg);
 
 /* For the one relay thread: waits up to `seconds` (negative: no limit) for a
  * poke, drains the pipe and wakes every waiter. Returns 1 when poked. */
