@@ -1,4 +1,5 @@
-/* heartbeat.c -- see heartbeat.h.
+/* heartbeat.c -- see heartbeat.h. Owns the beat and the process
+ * registry entries; waits between beats on the manager's wake (wake.h).
  * Keys written: processes (SADD, SREM on stop), <id> (HSET + EXPIRE 60),
  * <id>:work and <id>:workers (UNLINK, HSET, EXPIRE 60), <id>-signals (RPOP),
  * stat:processed, stat:failed and their :<date> keys (INCRBY, EXPIRE). */
@@ -241,6 +242,36 @@ static void read_queues(struct hh_manager *m, hh_conn *c, double now) {
     hh_replies_free(r, pipe.n);
 }
 
+/* Records a beat's result for the stats snapshot and /healthz, and logs
+ * each change: a failed beat, a part refused while the beat went in, and
+ * the return to normal, once each. */
+static void record_beat(struct hh_manager *m, const hh_conn *c, double now, int ok, const char *err) {
+    pthread_mutex_lock(&m->lock);
+    int was_error = m->heartbeat_last_error[0] != '\0';
+    char prev_error[sizeof(m->heartbeat_last_error)];
+    hh_strlcpy(prev_error, m->heartbeat_last_error, sizeof(prev_error));
+    if (ok) {
+        m->heartbeat_last_pushed_at = now;
+        m->heartbeat_last_error[0] = '\0';
+    } else {
+        hh_strlcpy(m->heartbeat_last_error, err, sizeof(m->heartbeat_last_error));
+    }
+    m->redis_connected = c->ctx != NULL;
+    pthread_mutex_unlock(&m->lock);
+    static _Thread_local char partial[320]; /* a part refused while the beat itself went in */
+    if (!ok) {
+        if (!was_error || strncmp(prev_error, err, sizeof(prev_error) - 1) != 0) hh_log(&m->log, HH_LOG_WARN, "%s", err);
+    } else if (err[0]) {
+        if (strcmp(partial, err) != 0) hh_log(&m->log, HH_LOG_WARN, "%s", err);
+        hh_strlcpy(partial, err, sizeof(partial));
+    } else if (partial[0]) {
+        partial[0] = '\0';
+        hh_log(&m->log, HH_LOG_INFO, "heartbeat: every write accepted again");
+    } else if (was_error) {
+        hh_log(&m->log, HH_LOG_INFO, "heartbeat: back to normal");
+    }
+}
+
 /* One beat; returns 1 when another should follow at once (a remote quiet
  * must show on the Busy page within one beat). */
 static int beat(struct hh_manager *m, hh_conn *c, const char *info, int *registered) {
@@ -316,34 +347,11 @@ static int beat(struct hh_manager *m, hh_conn *c, const char *info, int *registe
     }
     if (ok && (m->http || m->hook)) read_queues(m, c, now); /* only someone reads them */
     if (!ok && !err[0]) snprintf(err, sizeof(err), "heartbeat: %s", c->last_error[0] ? c->last_error : "Redis unreachable");
-    pthread_mutex_lock(&m->lock);
-    int was_error = m->heartbeat_last_error[0] != '\0';
-    char prev_error[sizeof(m->heartbeat_last_error)];
-    hh_strlcpy(prev_error, m->heartbeat_last_error, sizeof(prev_error));
-    if (ok) {
-        m->heartbeat_last_pushed_at = now;
-        m->heartbeat_last_error[0] = '\0';
-    } else {
-        hh_strlcpy(m->heartbeat_last_error, err, sizeof(m->heartbeat_last_error));
-    }
-    m->redis_connected = c->ctx != NULL;
-    pthread_mutex_unlock(&m->lock);
     if (!stats_ok) { /* keep the counts for the next beat, as Sidekiq 6.4 does */
         atomic_fetch_add(&m->unflushed_processed, p);
         atomic_fetch_add(&m->unflushed_failed, f);
     }
-    static _Thread_local char partial[sizeof(err)]; /* a part refused while the beat itself went in */
-    if (!ok) {
-        if (!was_error || strncmp(prev_error, err, sizeof(prev_error) - 1) != 0) hh_log(&m->log, HH_LOG_WARN, "%s", err);
-    } else if (err[0]) {
-        if (strcmp(partial, err) != 0) hh_log(&m->log, HH_LOG_WARN, "%s", err);
-        hh_strlcpy(partial, err, sizeof(partial));
-    } else if (partial[0]) {
-        partial[0] = '\0';
-        hh_log(&m->log, HH_LOG_INFO, "heartbeat: every write accepted again");
-    } else if (was_error) {
-        hh_log(&m->log, HH_LOG_INFO, "heartbeat: back to normal");
-    }
+    record_beat(m, c, now, ok, err);
     /* the outage rule, lease loss, hiredhand:fetchers (lease.c) */
     hh_lease_beat(m, c, ok, expired);
     if (m->hook) {

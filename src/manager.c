@@ -1,8 +1,12 @@
 /* manager.c -- the embeddable worker: options, handlers, middleware, and
  * the lifecycle that drives the worker threads (processor.c), heartbeat.c,
  * scheduler.c and recovery.c: start, quiet, stop with a grace period and
- * hard-shutdown push-back (Sidekiq 6.4 lib/sidekiq/launcher.rb,
- * manager.rb). Keys: only through the files it drives, plus INFO at start. */
+ * hard-shutdown push-back, as Sidekiq's launcher does (docs/design.md).
+ * It hands the scheduler, recovery and the HTTP server a narrow view of
+ * itself (hh_scheduler_env, hh_recovery_env, hh_http_source) and wakes its
+ * threads through wake.h. Keys: only through the files it drives (push back
+ * and acks through fetch.c, unregistering through heartbeat.c), plus INFO
+ * at start. */
 #include "manager.h"
 
 #include <stdarg.h>
@@ -542,17 +546,10 @@ static void push_back(hh_manager *m, hh_conn *c, hh_unfinished *u, size_t n, siz
     hh_replies_free(r, pipe.n);
 }
 
-/* Waits for the stop request, then up to the grace period for the worker
- * threads to finish their jobs and leave; then the hard shutdown: running
- * handlers are cancelled at once, and the Redis work left (push back, acks,
- * leaving the Busy page) shares one bounded budget, so the stop ends by
- * grace + budget whatever Redis does (docs: README, Signals). The
- * supervisor itself never waits on Redis before that point. */
-static void *supervisor_main(void *arg) {
-    hh_manager *m = arg;
-    pthread_t chores;
-    int chores_started = pthread_create(&chores, NULL, chores_main, m) == 0;
-    if (!chores_started) hh_log(&m->log, HH_LOG_WARN, "cannot create the acks thread: acks ride with fetches only");
+/* Until the stop request: a refusal of Redis at start stops the manager;
+ * the first quiet is announced and wakes the idle threads. Returns whether
+ * quiet was announced. */
+static int wait_for_stop(hh_manager *m) {
     int announced_quiet = 0;
     while (!atomic_load(&m->stopping)) {
         if (hh_redis_refused(&m->cfg)) { /* Redis was down at start, then refused us */
@@ -572,13 +569,13 @@ static void *supervisor_main(void *arg) {
          * decided just as the first connection worked). */
         hh_wake_relay(&m->wake, atomic_load(&m->cfg.ever_ready) ? 1.0 : 0.02);
     }
-    double grace_end = hh_mono() + m->opts.shutdown_timeout;
-    if (!announced_quiet) hh_log(&m->log, HH_LOG_INFO, "quiet: no new jobs will be fetched");
-    hh_log(&m->log, HH_LOG_INFO, "stopping: waiting up to %.0f s for %d running jobs", m->opts.shutdown_timeout,
-           atomic_load(&m->busy));
-    wake_sleepers(m);
-    /* A thread leaves once its job's outcome is written (retried through an
-     * outage until the grace period ends) and its fetched jobs are back. */
+    return announced_quiet;
+}
+
+/* The grace period: a thread leaves once its job's outcome is written
+ * (retried through an outage until the grace period ends) and its fetched
+ * jobs are back. Returns at grace_end or when every worker left. */
+static void wait_grace(hh_manager *m, double grace_end) {
     for (;;) {
         int running = 0;
         for (int i = 0; i < m->opts.concurrency; i++) {
@@ -591,15 +588,12 @@ static void *supervisor_main(void *arg) {
         /* Each worker pokes as it leaves; dumps asked meanwhile are relayed. */
         hh_wake_relay(&m->wake, grace_end - hh_mono());
     }
+}
 
-    /* Hard shutdown. From here writes that fail are tried once, not retried:
-     * those jobs stay in their in-progress lists for recovery. */
-    atomic_store(&m->giving_up, 1);
-    atomic_store(&m->beats_off, 1);
-    hh_wake_all(&m->wake);
-    double budget = m->cfg.command_timeout < HH_STOP_BUDGET_MAX ? m->cfg.command_timeout : HH_STOP_BUDGET_MAX;
-    double end = hh_mono() + budget;
-    /* Cancel every running handler first, before any Redis I/O. */
+/* The hard shutdown's first part: cancels every running handler before
+ * any Redis I/O, then pushes back on c what still runs and what was fetched
+ * but not started, with the queued acks, in one pipeline. */
+static void cancel_and_push_back(hh_manager *m, hh_conn *c) {
     size_t cap = (size_t)m->opts.concurrency, n = 0, nrun = 0;
     hh_unfinished *u = calloc(cap, sizeof(*u));
     for (int i = 0; u && i < m->opts.concurrency; i++)
@@ -621,16 +615,18 @@ static void *supervisor_main(void *arg) {
     }
     size_t nacks = 0;
     hh_job **acks = hh_fetch_take_acks(m, &nacks);
-    hh_conn c;
-    hh_conn_init(&c, &m->cfg, &m->log, "shutdown", NULL);
-    c.deadline = end;
-    if (n || nacks) push_back(m, &c, u, n, nrun, acks, nacks);
+    if (n || nacks) push_back(m, c, u, n, nrun, acks, nacks);
     for (size_t i = 0; i < n; i++) hh_unfinished_free(&u[i]);
     for (size_t i = 0; i < npend; i++) hh_unfinished_free(&pend[i]); /* not taken: stay in progress */
     free(u);
     free(pend);
     hh_fetch_acks_free(m, acks, nacks);
+}
 
+/* The hard shutdown's second part, by `end`: the heartbeat off, leftovers
+ * of our lists back, the process unregistered, every thread joined or left
+ * behind. */
+static void leave_redis(hh_manager *m, hh_conn *c, pthread_t chores, int chores_started, double end) {
     /* The heartbeat must be off before leaving the process set. */
     int beats_joined = !m->heartbeat_started || join_by(m, m->heartbeat_thread, end);
     /* What our lists still hold that no thread has (lost fetch replies) goes
@@ -640,13 +636,13 @@ static void *supervisor_main(void *arg) {
     pthread_mutex_lock(&m->lock);
     int beats_failing = m->heartbeat_last_error[0] != '\0';
     pthread_mutex_unlock(&m->lock);
-    if (atomic_load(&m->booted) && !beats_failing && (c.ctx || !c.last_error[0]) &&
+    if (atomic_load(&m->booted) && !beats_failing && (c->ctx || !c->last_error[0]) &&
         m->opts.fetch == HH_FETCH_RELIABLE)
-        hh_lease_reconcile(m, &c, 1);
+        hh_lease_reconcile(m, c, 1);
     /* Never booted: the identity may belong to a live process; leave it. */
-    if (atomic_load(&m->booted) && hh_heartbeat_unregister(m, &c) != 0)
+    if (atomic_load(&m->booted) && hh_heartbeat_unregister(m, c) != 0)
         hh_log(&m->log, HH_LOG_WARN, "could not unregister from Redis (%s): the process hash expires in 60 s",
-               c.last_error[0] ? c.last_error : "Redis unreachable");
+               c->last_error[0] ? c->last_error : "Redis unreachable");
     else if (!beats_joined)
         hh_log(&m->log, HH_LOG_WARN, "heartbeat stuck in a Redis call: a late beat may show this process for 60 s");
     int stuck = 0;
@@ -662,7 +658,40 @@ static void *supervisor_main(void *arg) {
     if (m->recovery_started) join_by(m, m->recovery_thread, end);
     if (chores_started) join_by(m, chores, end);
     m->scheduler_started = m->recovery_started = m->heartbeat_started = 0;
-    hh_fetch_flush_acks(m, &c); /* left by threads that ended late; one try within the budget */
+    hh_fetch_flush_acks(m, c); /* left by threads that ended late; one try within the budget */
+}
+
+/* Waits for the stop request, then up to the grace period for the worker
+ * threads to finish their jobs and leave; then the hard shutdown: running
+ * handlers are cancelled at once, and the Redis work left (push back, acks,
+ * leaving the Busy page) shares one bounded budget, so the stop ends by
+ * grace + budget whatever Redis does (README, Signals; docs/design.md).
+ * The supervisor itself never waits on Redis before that point. */
+static void *supervisor_main(void *arg) {
+    hh_manager *m = arg;
+    pthread_t chores;
+    int chores_started = pthread_create(&chores, NULL, chores_main, m) == 0;
+    if (!chores_started) hh_log(&m->log, HH_LOG_WARN, "cannot create the acks thread: acks ride with fetches only");
+    int announced_quiet = wait_for_stop(m);
+    double grace_end = hh_mono() + m->opts.shutdown_timeout;
+    if (!announced_quiet) hh_log(&m->log, HH_LOG_INFO, "quiet: no new jobs will be fetched");
+    hh_log(&m->log, HH_LOG_INFO, "stopping: waiting up to %.0f s for %d running jobs", m->opts.shutdown_timeout,
+           atomic_load(&m->busy));
+    wake_sleepers(m);
+    wait_grace(m, grace_end);
+
+    /* Hard shutdown. From here writes that fail are tried once, not retried:
+     * those jobs stay in their in-progress lists for recovery. */
+    atomic_store(&m->giving_up, 1);
+    atomic_store(&m->beats_off, 1);
+    hh_wake_all(&m->wake);
+    double budget = m->cfg.command_timeout < HH_STOP_BUDGET_MAX ? m->cfg.command_timeout : HH_STOP_BUDGET_MAX;
+    double end = hh_mono() + budget;
+    hh_conn c;
+    hh_conn_init(&c, &m->cfg, &m->log, "shutdown", NULL);
+    c.deadline = end;
+    cancel_and_push_back(m, &c);
+    leave_redis(m, &c, chores, chores_started, end);
     hh_conn_close(&c);
     hh_log(&m->log, HH_LOG_INFO, "stopped: processed=%llu failed=%llu", (unsigned long long)atomic_load(&m->processed),
            (unsigned long long)atomic_load(&m->failed));

@@ -1,6 +1,8 @@
-/* manager.h -- the manager's internal state, shared by the files it drives
- * (fetch.c, processor.c, heartbeat.c, scheduler.c, recovery.c, http.c).
- * Only manager.c creates or frees it. */
+/* manager.h -- the manager's internal state. Only manager.c creates or
+ * frees it. fetch.c, lease.c, pickup.c, processor.c and heartbeat.c still
+ * read it whole (scripts/include-circles.known lists those back edges);
+ * the scheduler, recovery and the HTTP server get a narrow view filled
+ * here instead. No Redis keys of its own. */
 #ifndef HH_MANAGER_H
 #define HH_MANAGER_H
 

@@ -1,6 +1,8 @@
-/* processor.c -- worker threads (see processor.h).
- * Keys written: retry (ZADD), dead (ZADD + trims), and through fetch.c
- * the in-progress lists (LREM ack) and queue:<q> (push back). */
+/* processor.c -- worker threads (see processor.h). Owns the run of one job
+ * and the choice of its outcome; the writes themselves are outcome.c's.
+ * Keys written, through outcome.c: retry (ZADD), dead (ZADD + trims) and
+ * the in-progress list the job leaves (LREM); through fetch.c: the
+ * in-progress lists (LREM ack) and queue:<q> (push back). */
 #include "processor.h"
 
 #include <stdio.h>
@@ -75,7 +77,7 @@ static int write_outcome(hh_processor *p, const hh_job *job, hh_outcome *o, cons
 }
 
 /* The outcome of a failed job, per its plan. */
-static void write_failure(hh_processor *p, hh_job *job, const hh_failure_plan *plan) {
+static void write_plan(hh_processor *p, hh_job *job, const hh_failure_plan *plan) {
     struct hh_manager *m = p->m;
     int reliable = m->opts.fetch != HH_FETCH_BASIC;
     if (plan->kind == HH_FAIL_DISCARD && !reliable) return; /* nothing holds it */
@@ -100,6 +102,32 @@ static void bury_malformed(hh_processor *p, const hh_job *job, size_t qi, const 
                     job->len, entry, len, now, m->opts.dead_timeout, m->opts.dead_max_jobs};
     write_outcome(p, job, &o, "dead entry");
     free(entry);
+}
+
+/* A failed job: counted, planned (retry, dead or nothing, as Sidekiq's
+ * retry rules say; outcome.h for integers beyond 64 bits) and written. */
+static void write_failed(hh_processor *p, hh_job *job, const hh_handler *h, int rc, double elapsed) {
+    struct hh_manager *m = p->m;
+    atomic_fetch_add(&m->failed, 1);
+    atomic_fetch_add(&m->unflushed_failed, 1);
+    if (!job->error_class) hh_job_fail(job, "hiredhand::JobFailed", "handler returned %d", rc);
+    hh_retry_config rcfg = {m->opts.max_retries, m->opts.redis.timestamps,
+                            h != NULL && h != &m->default_handler};
+    hh_failure_plan plan;
+    if (job->lossy) {
+        /* Cannot be re-serialised without changing its numbers (outcome.h). */
+        hh_outcome_lossy_plan(job, rcfg.class_known, hh_now(), &plan);
+        hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: failed: %s: %s (%s)", job->klass, job->jid, job->error_class,
+               job->error_message ? job->error_message : "", plan.reason);
+        if (plan.kind == HH_FAIL_DISCARD || plan.payload) write_plan(p, job, &plan);
+        free(plan.payload);
+    } else if (hh_retry_plan(job, &rcfg, hh_now(), &p->rng, &plan) == 0) {
+        hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: failed in %.3f s: %s: %s (%s)", job->klass,
+               job->jid, elapsed, job->error_class, job->error_message ? job->error_message : "",
+               plan.reason);
+        write_plan(p, job, &plan);
+        free(plan.payload);
+    }
 }
 
 /* Runs one fetched job; returns the seconds its handler took. */
@@ -167,26 +195,7 @@ static double run_job(hh_processor *p, hh_fetched *f) {
         }
         return elapsed;
     }
-    atomic_fetch_add(&m->failed, 1);
-    atomic_fetch_add(&m->unflushed_failed, 1);
-    if (!job->error_class) hh_job_fail(job, "hiredhand::JobFailed", "handler returned %d", rc);
-    hh_retry_config rcfg = {m->opts.max_retries, m->opts.redis.timestamps,
-                            h != NULL && h != &m->default_handler};
-    hh_failure_plan plan;
-    if (job->lossy) {
-        /* Cannot be re-serialised without changing its numbers (outcome.h). */
-        hh_outcome_lossy_plan(job, rcfg.class_known, hh_now(), &plan);
-        hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: failed: %s: %s (%s)", job->klass, job->jid, job->error_class,
-               job->error_message ? job->error_message : "", plan.reason);
-        if (plan.kind == HH_FAIL_DISCARD || plan.payload) write_failure(p, job, &plan);
-        free(plan.payload);
-    } else if (hh_retry_plan(job, &rcfg, hh_now(), &p->rng, &plan) == 0) {
-        hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: failed in %.3f s: %s: %s (%s)", job->klass,
-               job->jid, elapsed, job->error_class, job->error_message ? job->error_message : "",
-               plan.reason);
-        write_failure(p, job, &plan);
-        free(plan.payload);
-    }
+    write_failed(p, job, h, rc, elapsed);
     hh_lease_release(m, &job->lease);
     hh_job_free(job);
     return elapsed;

@@ -1,5 +1,5 @@
-/* retry.h -- what happens to a failed job, as Sidekiq 6.4's JobRetry
- * (lib/sidekiq/job_retry.rb): the retry set with Sidekiq's fields
+/* retry.h -- what happens to a failed job, as Sidekiq's job retry decides
+ * it (docs/protocol.md): the retry set with Sidekiq's fields
  * and backoff, the dead set with its limits, or nothing (retry: false). */
 #ifndef HH_RETRY_H
 #define HH_RETRY_H
