@@ -576,6 +576,8 @@ static int wait_for_stop(hh_manager *m) {
  * (retried through an outage until the grace period ends) and its fetched
  * jobs are back. Returns at grace_end or when every worker left. */
 static void wait_grace(hh_manager *m, double grace_end) {
+    int started = 0;
+    for (int i = 0; i < m->opts.concurrency; i++) started += m->procs[i].thread_started != 0;
     for (;;) {
         int running = 0;
         for (int i = 0; i < m->opts.concurrency; i++) {
@@ -583,6 +585,16 @@ static void wait_grace(hh_manager *m, double grace_end) {
             if (!p->thread_started) continue;
             if (pthread_tryjoin_np(p->thread, NULL) == 0) p->thread_started = 0;
             else running++;
+        }
+        if (running && atomic_load(&m->workers_done) >= started) {
+            /* Every worker poked on its way out and is returning: a join
+             * waits only for that return. */
+            for (int i = 0; i < m->opts.concurrency; i++) {
+                hh_processor *p = &m->procs[i];
+                if (p->thread_started) pthread_join(p->thread, NULL);
+                p->thread_started = 0;
+            }
+            running = 0;
         }
         if (!running || hh_mono() >= grace_end) break;
         /* Each worker pokes as it leaves; dumps asked meanwhile are relayed. */

@@ -304,7 +304,10 @@ void *hh_processor_main(void *arg) {
     requeue_pending(m, &p->conn);
     hh_fetch_flush_acks(m, &p->conn);
     hh_conn_close(&p->conn);
-    hh_wake_poke(&m->wake); /* the supervisor's grace period waits for this */
+    /* The supervisor's grace period waits for this: counted first, since
+     * the thread is not joinable yet when the poke is read. */
+    atomic_fetch_add(&m->workers_done, 1);
+    hh_wake_poke(&m->wake);
     return NULL;
 }
 
