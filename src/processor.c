@@ -59,9 +59,9 @@ static const hh_handler *find_handler(struct hh_manager *m, const hh_job *job) {
 static int write_outcome(hh_processor *p, const hh_job *job, hh_outcome *o, const char *what) {
     struct hh_manager *m = p->m;
     const char *klass = job->klass ? job->klass : "-", *jid = job->jid ? job->jid : "-";
-    char subject[256];
-    snprintf(subject, sizeof(subject), "class=%s jid=%s: %s", klass, jid, what);
-    hh_until_done u = {.conn = &p->conn, .log = &m->log, .giving_up = &m->giving_up, .subject = subject};
+    char *subject = NULL; /* whole, however long the class: the logs name the job */
+    if (asprintf(&subject, "class=%s jid=%s: %s", klass, jid, what) < 0) subject = NULL;
+    hh_until_done u = {.conn = &p->conn, .log = &m->log, .giving_up = &m->giving_up, .subject = subject ? subject : what};
     int rc = hh_outcome_write_until_done(&u, &m->keys, o);
     /* Gone from the list: recovered by another process while this one
      * could not beat, unless an earlier attempt whose reply was lost wrote
@@ -69,10 +69,11 @@ static int write_outcome(hh_processor *p, const hh_job *job, hh_outcome *o, cons
     if (rc == 0 && o->source == HH_SOURCE_LIST && !u.uncertain) hh_lease_lost(m, job);
     if (rc < 0 && o->source == HH_SOURCE_LIST)
         hh_log(&m->log, HH_LOG_ERROR, "%s not written before the shutdown deadline: "
-               "left in the in-progress list for recovery", subject);
+               "left in the in-progress list for recovery", u.subject);
     else if (rc < 0)
         hh_log(&m->log, HH_LOG_ERROR, "%s not written before the shutdown deadline (%s); "
-               "the job is lost unless re-pushed: %.*s", subject, u.why, (int)job->len, job->payload);
+               "the job is lost unless re-pushed: %.*s", u.subject, u.why, (int)job->len, job->payload);
+    free(subject);
     return rc;
 }
 
