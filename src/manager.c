@@ -416,7 +416,8 @@ int hh_manager_start(hh_manager *m) {
         failed = pthread_create(&m->procs[i].thread, NULL, hh_processor_main, &m->procs[i]) != 0;
         if (!failed) m->procs[i].thread_started = 1;
     }
-    if (!failed) failed = pthread_create(&m->heartbeat_thread, NULL, hh_heartbeat_main, m) != 0;
+    hh_manager_heartbeat_env(m, &m->heartbeat_env);
+    if (!failed) failed = pthread_create(&m->heartbeat_thread, NULL, hh_heartbeat_main, &m->heartbeat_env) != 0;
     if (!failed) m->heartbeat_started = 1;
     hh_manager_scheduler_env(m, &m->scheduler_env);
     if (!failed) failed = pthread_create(&m->scheduler_thread, NULL, hh_scheduler_main, &m->scheduler_env) != 0;
@@ -652,7 +653,7 @@ static void leave_redis(hh_manager *m, hh_conn *c, pthread_t chores, int chores_
         m->opts.fetch == HH_FETCH_RELIABLE)
         hh_lease_reconcile(m, c, 1);
     /* Never booted: the identity may belong to a live process; leave it. */
-    if (atomic_load(&m->booted) && hh_heartbeat_unregister(m, c) != 0)
+    if (atomic_load(&m->booted) && hh_heartbeat_unregister(&m->heartbeat_env, c) != 0)
         hh_log(&m->log, HH_LOG_WARN, "could not unregister from Redis (%s): the process hash expires in 60 s",
                c->last_error[0] ? c->last_error : "Redis unreachable");
     else if (!beats_joined)
@@ -717,6 +718,87 @@ static void *supervisor_main(void *arg) {
 void hh_manager_scheduler_env(hh_manager *m, hh_scheduler_env *out) {
     *out = (hh_scheduler_env){&m->keys, &m->log, &m->cfg, m->opts.redis.timestamps, m->opts.poll_interval_average,
                               m->opts.dead_timeout, m->opts.dead_max_jobs, &m->quiet, &m->wake};
+}
+
+/* The heartbeat's callbacks: the worker threads, the stats it records,
+ * and what follows a beat. */
+static void heartbeat_each_thread(void *udata, hh_heartbeat_thread_fn fn, void *ctx) {
+    hh_manager *m = udata;
+    for (int i = 0; i < m->opts.concurrency; i++) {
+        hh_processor *p = &m->procs[i];
+        pthread_mutex_lock(&p->mu);
+        fn(ctx, p->tid, p->job, p->abandoned);
+        pthread_mutex_unlock(&p->mu);
+    }
+}
+
+static int heartbeat_publish(void *udata, double now, int ok, const char *err, int connected, char *prev,
+                             size_t prevlen) {
+    hh_manager *m = udata;
+    pthread_mutex_lock(&m->lock);
+    int was_error = m->heartbeat_last_error[0] != '\0';
+    hh_strlcpy(prev, m->heartbeat_last_error, prevlen);
+    if (ok) {
+        m->heartbeat_last_pushed_at = now;
+        m->heartbeat_last_error[0] = '\0';
+    } else {
+        hh_strlcpy(m->heartbeat_last_error, err, sizeof(m->heartbeat_last_error));
+    }
+    m->redis_connected = connected;
+    pthread_mutex_unlock(&m->lock);
+    return was_error;
+}
+
+static void heartbeat_publish_queues(void *udata, const int64_t *size, const double *latency, size_t n) {
+    hh_manager *m = udata;
+    pthread_mutex_lock(&m->lock);
+    for (size_t i = 0; i < n && i < m->nqueues; i++) {
+        m->queue_size[i] = size[i];
+        m->queue_latency[i] = latency[i];
+    }
+    pthread_mutex_unlock(&m->lock);
+}
+
+static void heartbeat_after_beat(void *udata, hh_conn *c, int ok, int hash_expired) {
+    hh_manager *m = udata;
+    hh_lease_beat(m, c, ok, hash_expired); /* the outage rule, lease loss, hiredhand:fetchers */
+    if (m->hook) {
+        hh_manager_stats st;
+        hh_manager_fill_stats(m, &st);
+        m->hook(ok, &st, m->hook_udata);
+    }
+}
+
+void hh_manager_heartbeat_env(hh_manager *m, hh_heartbeat_env *out) {
+    *out = (hh_heartbeat_env){.keys = &m->keys,
+                              .log = &m->log,
+                              .cfg = &m->cfg,
+                              .identity = m->identity,
+                              .hostname = m->hostname,
+                              .tag = m->tag,
+                              .version = m->version,
+                              .started_at = m->started_at,
+                              .interval = m->opts.heartbeat_interval,
+                              .concurrency = m->opts.concurrency,
+                              .nqueues = m->nqueues,
+                              .queues = m->queues,
+                              .weights = m->weights,
+                              .weighted = m->weighted,
+                              .labels = m->labels,
+                              .reads_queues = m->http != NULL || m->hook != NULL,
+                              .quiet = &m->quiet,
+                              .booted = &m->booted,
+                              .beats_off = &m->beats_off,
+                              .dump_requested = &m->dump_requested,
+                              .unflushed_processed = &m->unflushed_processed,
+                              .unflushed_failed = &m->unflushed_failed,
+                              .wake = &m->wake,
+                              .self = m,
+                              .udata = m,
+                              .each_thread = heartbeat_each_thread,
+                              .publish = heartbeat_publish,
+                              .publish_queues = heartbeat_publish_queues,
+                              .after_beat = heartbeat_after_beat};
 }
 
 /* Recovery's callbacks into the fetcher's leases and the stop. */

@@ -1,13 +1,14 @@
 /* manager.h -- the manager's internal state. Only manager.c creates or
- * frees it. fetch.c, lease.c, pickup.c, processor.c and heartbeat.c still
+ * frees it. fetch.c, lease.c, pickup.c and processor.c still
  * read it whole (scripts/include-circles.known lists those back edges);
- * the scheduler, recovery and the HTTP server get a narrow view filled
+ * the heartbeat, the scheduler, recovery and the HTTP server get a narrow view filled
  * here instead. No Redis keys of its own. */
 #ifndef HH_MANAGER_H
 #define HH_MANAGER_H
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include "heartbeat.h"
 #include "hiredhand.h"
 #include "job.h"
 #include "keys.h"
@@ -129,6 +130,7 @@ struct hh_manager {
     struct hh_http *http;   /* NULL unless http_bind */
     hh_scheduler_env scheduler_env; /* the scheduler thread's view (scheduler.h) */
     hh_recovery_env recovery_env;   /* the recovery thread's view (recovery.h) */
+    hh_heartbeat_env heartbeat_env; /* the heartbeat thread's view (heartbeat.h) */
 };
 
 /* manager.c */
@@ -136,6 +138,9 @@ struct hh_manager {
 void hh_manager_fill_stats(struct hh_manager *m, hh_manager_stats *out);
 /* The scheduler's view of m (scheduler.h); points into m. */
 void hh_manager_scheduler_env(struct hh_manager *m, hh_scheduler_env *out);
+/* The heartbeat thread's view of m (heartbeat.h); points into m. Fill it
+ * after started_at and the HTTP server are set. */
+void hh_manager_heartbeat_env(struct hh_manager *m, hh_heartbeat_env *out);
 /* The recovery thread's view of m (recovery.h); points into m. */
 void hh_manager_recovery_env(struct hh_manager *m, hh_recovery_env *out);
 
