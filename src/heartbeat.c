@@ -1,4 +1,6 @@
-/* heartbeat.c -- see heartbeat.h.
+/* heartbeat.c -- see heartbeat.h. Owns the beat and the process
+ * registry entries; sees the manager only through hh_heartbeat_env and
+ * waits between beats on its wake (wake.h).
  * Keys written: processes (SADD, SREM on stop), <id> (HSET + EXPIRE 60),
  * <id>:work and <id>:workers (UNLINK, HSET, EXPIRE 60), <id>-signals (RPOP),
  * stat:processed, stat:failed and their :<date> keys (INCRBY, EXPIRE). */
@@ -9,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "job.h"
-#include "lease.h"
 
 #define HH_PROCESS_TTL 60          /* Sidekiq's TTL for <id> and the work hashes */
 #define HH_STAT_DAILY_TTL 157680000 /* 5 years */
@@ -26,35 +26,35 @@ long hh_rss_kb(void) {
     return kb;
 }
 
-char *hh_heartbeat_info(struct hh_manager *m) {
+char *hh_heartbeat_info(const hh_heartbeat_env *e) {
     json_t *o = json_object(), *queues = json_array(), *weights = json_object(), *labels = json_array();
-    for (size_t i = 0; i < m->nqueues; i++) {
-        json_array_append_new(queues, json_string(m->queues[i]));
-        json_object_set_new(weights, m->queues[i], json_integer(m->weighted ? m->weights[i] : 0));
+    for (size_t i = 0; i < e->nqueues; i++) {
+        json_array_append_new(queues, json_string(e->queues[i]));
+        json_object_set_new(weights, e->queues[i], json_integer(e->weighted ? e->weights[i] : 0));
     }
-    for (size_t i = 0; m->labels && m->labels[i]; i++) json_array_append_new(labels, json_string(m->labels[i]));
-    json_object_set_new(o, "hostname", json_string(m->hostname));
-    json_object_set_new(o, "started_at", json_real(m->started_at));
+    for (size_t i = 0; e->labels && e->labels[i]; i++) json_array_append_new(labels, json_string(e->labels[i]));
+    json_object_set_new(o, "hostname", json_string(e->hostname));
+    json_object_set_new(o, "started_at", json_real(e->started_at));
     json_object_set_new(o, "pid", json_integer(getpid()));
-    json_object_set_new(o, "tag", json_string(m->tag));
-    json_object_set_new(o, "concurrency", json_integer(m->opts.concurrency));
+    json_object_set_new(o, "tag", json_string(e->tag));
+    json_object_set_new(o, "concurrency", json_integer(e->concurrency));
     json_object_set_new(o, "queues", queues);
     json_t *wl = json_array();
     json_array_append(wl, weights);
     json_object_set_new(o, "weights", wl);
     json_t *cap = json_object(), *def = json_object();
-    json_object_set_new(def, "concurrency", json_integer(m->opts.concurrency));
+    json_object_set_new(def, "concurrency", json_integer(e->concurrency));
     /* Sidekiq 7/8 Capsule#queues=: all 0 strict, all 1 random, else weighted */
-    int all_one = m->weighted;
-    for (size_t i = 0; i < m->nqueues; i++)
-        if (m->weights[i] != 1) all_one = 0;
-    json_object_set_new(def, "mode", json_string(!m->weighted ? "strict" : all_one ? "random" : "weighted"));
+    int all_one = e->weighted;
+    for (size_t i = 0; i < e->nqueues; i++)
+        if (e->weights[i] != 1) all_one = 0;
+    json_object_set_new(def, "mode", json_string(!e->weighted ? "strict" : all_one ? "random" : "weighted"));
     json_object_set_new(def, "weights", weights);
     json_object_set_new(cap, "default", def);
     json_object_set_new(o, "capsules", cap);
     json_object_set_new(o, "labels", labels);
-    json_object_set_new(o, "identity", json_string(m->identity));
-    json_object_set_new(o, "version", json_string(m->version));
+    json_object_set_new(o, "identity", json_string(e->identity));
+    json_object_set_new(o, "version", json_string(e->version));
     json_object_set_new(o, "embedded", json_false());
     char *s = hh_json_dump(o);
     json_decref(o);
@@ -62,12 +62,12 @@ char *hh_heartbeat_info(struct hh_manager *m) {
 }
 
 /* Appends the counter flush for p processed and f failed. */
-static void stats_append(struct hh_manager *m, hh_pipe *pipe, unsigned long long p,
+static void stats_append(const hh_heartbeat_env *e, hh_pipe *pipe, unsigned long long p,
                          unsigned long long f, double now) {
     const char *names[2] = {HH_K_STAT_PROCESSED, HH_K_STAT_FAILED};
     unsigned long long v[2] = {p, f};
     for (int i = 0; i < 2; i++) {
-        sds k = hh_key(&m->keys, names[i]), d = hh_key_stat_daily(&m->keys, names[i], now);
+        sds k = hh_key(e->keys, names[i]), d = hh_key_stat_daily(e->keys, names[i], now);
         hh_pipe_add(pipe, "INCRBY %s %llu", k, v[i]);
         hh_pipe_add(pipe, "INCRBY %s %llu", d, v[i]);
         hh_pipe_add(pipe, "EXPIRE %s %d", d, HH_STAT_DAILY_TTL);
@@ -131,29 +131,38 @@ sds hh_heartbeat_work_hset(const char *key, const char *tid, const hh_job *job) 
     return cmd;
 }
 
+struct work_ctx {
+    sds *keys;
+    int copy, n, i, busy;
+    sds *cmds;
+};
+
+/* One thread's entry in the running-jobs hashes (HSET commands). */
+static void work_one(void *ctx, const char *tid, const hh_job *job, int abandoned) {
+    struct work_ctx *w = ctx;
+    int i = w->i++;
+    if (i >= w->n || !job || abandoned) return;
+    w->cmds[i] = hh_heartbeat_work_hset(w->keys[0], tid, job);
+    if (w->cmds[i] && !w->copy && !(w->cmds[w->n + i] = hh_heartbeat_work_hset(w->keys[1], tid, job))) {
+        sdsfree(w->cmds[i]);
+        w->cmds[i] = NULL;
+    }
+    if (w->cmds[i]) w->busy++;
+}
+
 /* Appends the running-jobs hashes, both generations' keys, and
  * returns how many jobs run: the same snapshot gives `busy`, so busy always
  * equals HLEN of the work hash. */
-static int work_append(struct hh_manager *m, hh_pipe *pipe) {
-    sds keys[2] = {hh_key_work(&m->keys, m->identity), hh_key_workers(&m->keys, m->identity)};
+static int work_append(const hh_heartbeat_env *e, hh_pipe *pipe) {
+    sds keys[2] = {hh_key_work(e->keys, e->identity), hh_key_workers(e->keys, e->identity)};
     /* The 6.4 key is a server-side COPY where Redis has it (6.2+): a 32 MiB
      * payload is sent once per beat, not twice. */
     int copy = pipe->c->version >= 602;
-    int n = m->opts.concurrency, busy = 0;
+    int n = e->concurrency, busy = 0;
     sds *cmds = calloc((size_t)n * 2, sizeof(sds)); /* HSET commands, RESP: [i] work, [n+i] workers */
-    for (int i = 0; cmds && i < n; i++) {
-        hh_processor *p = &m->procs[i];
-        pthread_mutex_lock(&p->mu);
-        if (p->job && !p->abandoned) {
-            cmds[i] = hh_heartbeat_work_hset(keys[0], p->tid, p->job);
-            if (cmds[i] && !copy && !(cmds[n + i] = hh_heartbeat_work_hset(keys[1], p->tid, p->job))) {
-                sdsfree(cmds[i]);
-                cmds[i] = NULL;
-            }
-            if (cmds[i]) busy++;
-        }
-        pthread_mutex_unlock(&p->mu);
-    }
+    struct work_ctx w = {keys, copy, n, 0, 0, cmds};
+    if (cmds) e->each_thread(e->udata, work_one, &w);
+    busy = w.busy;
     /* Idle: one UNLINK and nothing else, as 7.2.3+ does. */
     hh_pipe_add(pipe, "UNLINK %s %s", keys[0], keys[1]);
     for (int k = 0; k < 2 && busy; k++) {
@@ -176,58 +185,66 @@ static int work_append(struct hh_manager *m, hh_pipe *pipe) {
 }
 
 /* Returns 1 when the signal changed the quiet flag the hash shows. */
-static int deliver_signal(struct hh_manager *m, const char *sig) {
-    hh_log(&m->log, HH_LOG_INFO, "received %s through %s%s", sig, m->identity, HH_K_SIGNALS_SUFFIX);
-    int was_quiet = atomic_load(&m->quiet);
+static int deliver_signal(const hh_heartbeat_env *e, const char *sig) {
+    hh_log(e->log, HH_LOG_INFO, "received %s through %s%s", sig, e->identity, HH_K_SIGNALS_SUFFIX);
+    int was_quiet = atomic_load(e->quiet);
     if (strcmp(sig, "TSTP") == 0)
-        hh_manager_quiet(m);
+        hh_manager_quiet(e->self);
     else if (strcmp(sig, "TERM") == 0 || strcmp(sig, "INT") == 0)
-        hh_manager_stop(m);
+        hh_manager_stop(e->self);
     else if (strcmp(sig, "TTIN") == 0 || strcmp(sig, "INFO") == 0)
-        hh_manager_dump(m);
+        hh_manager_dump(e->self);
     else
-        hh_log(&m->log, HH_LOG_WARN, "ignoring unknown signal %s", sig);
-    return !was_quiet && atomic_load(&m->quiet);
+        hh_log(e->log, HH_LOG_WARN, "ignoring unknown signal %s", sig);
+    return !was_quiet && atomic_load(e->quiet);
 }
 
-static void dump_threads(struct hh_manager *m) {
-    int busy = 0;
-    for (int i = 0; i < m->opts.concurrency; i++) {
-        hh_processor *p = &m->procs[i];
-        pthread_mutex_lock(&p->mu);
-        if (p->job) {
-            busy++;
-            hh_log(&m->log, HH_LOG_WARN, "thread tid=%s: class=%s jid=%s queue=%s running for %.1f s",
-                   p->tid, p->job->klass, p->job->jid, p->job->queue, hh_now() - p->job->run_at);
-        } else {
-            hh_log(&m->log, HH_LOG_WARN, "thread tid=%s: idle", p->tid);
-        }
-        pthread_mutex_unlock(&p->mu);
+struct dump_ctx {
+    const hh_heartbeat_env *e;
+    int busy;
+};
+
+static void dump_one(void *ctx, const char *tid, const hh_job *job, int abandoned) {
+    struct dump_ctx *d = ctx;
+    (void)abandoned;
+    if (job) {
+        d->busy++;
+        hh_log(d->e->log, HH_LOG_WARN, "thread tid=%s: class=%s jid=%s queue=%s running for %.1f s", tid,
+               job->klass, job->jid, job->queue, hh_now() - job->run_at);
+    } else {
+        hh_log(d->e->log, HH_LOG_WARN, "thread tid=%s: idle", tid);
     }
-    hh_log(&m->log, HH_LOG_WARN, "%d of %d threads busy, quiet=%d", busy, m->opts.concurrency,
-           atomic_load(&m->quiet));
+}
+
+/* TTIN: every thread and what it runs, to the log. */
+static void dump_threads(const hh_heartbeat_env *e) {
+    struct dump_ctx d = {e, 0};
+    e->each_thread(e->udata, dump_one, &d);
+    hh_log(e->log, HH_LOG_WARN, "%d of %d threads busy, quiet=%d", d.busy, e->concurrency,
+           atomic_load(e->quiet));
 }
 
 /* Queue sizes and latency for the stats snapshot and /metrics: read once
  * per beat, never per request. */
-static void read_queues(struct hh_manager *m, hh_conn *c, double now) {
+static void read_queues(const hh_heartbeat_env *e, hh_conn *c, double now) {
     /* only the queues the snapshot shows (hiredhand.h): with thousands of
      * queues, reading them all would cost thousands of commands a beat */
-    size_t shown = m->nqueues < HH_MAX_QUEUES ? m->nqueues : HH_MAX_QUEUES;
+    size_t shown = e->nqueues < HH_MAX_QUEUES ? e->nqueues : HH_MAX_QUEUES;
     hh_pipe pipe;
     hh_pipe_begin(&pipe, c);
     for (size_t i = 0; i < shown; i++) {
-        sds k = hh_key_queue(&m->keys, m->queues[i]);
+        sds k = hh_key_queue(e->keys, e->queues[i]);
         hh_pipe_add(&pipe, "LLEN %s", k);
         hh_pipe_add(&pipe, "LINDEX %s -1", k);
         sdsfree(k);
     }
     redisReply **r = hh_pipe_exec(&pipe);
     if (!r) return;
-    pthread_mutex_lock(&m->lock);
-    for (size_t i = 0; i < shown; i++) {
+    int64_t *size = malloc((shown ? shown : 1) * sizeof(*size));
+    double *latency = malloc((shown ? shown : 1) * sizeof(*latency));
+    for (size_t i = 0; size && latency && i < shown; i++) {
         redisReply *len = r[2 * i], *tail = r[2 * i + 1];
-        m->queue_size[i] = len->type == REDIS_REPLY_INTEGER ? len->integer : -1;
+        size[i] = len->type == REDIS_REPLY_INTEGER ? len->integer : -1;
         double lat = 0;
         if (tail->type == REDIS_REPLY_STRING) {
             json_t *j = json_loadb(tail->str, tail->len, JSON_ALLOW_NUL, NULL);
@@ -235,19 +252,41 @@ static void read_queues(struct hh_manager *m, hh_conn *c, double now) {
             json_decref(j);
             if (t > 0 && now > t) lat = now - t;
         }
-        m->queue_latency[i] = lat;
+        latency[i] = lat;
     }
-    pthread_mutex_unlock(&m->lock);
+    if (size && latency) e->publish_queues(e->udata, size, latency, shown);
+    free(size);
+    free(latency);
     hh_replies_free(r, pipe.n);
+}
+
+/* Records a beat's result for the stats snapshot and /healthz, and logs
+ * each change: a failed beat, a part refused while the beat went in, and
+ * the return to normal, once each. */
+static void record_beat(const hh_heartbeat_env *e, const hh_conn *c, double now, int ok, const char *err) {
+    char prev_error[256];
+    int was_error = e->publish(e->udata, now, ok, err, c->ctx != NULL, prev_error, sizeof(prev_error));
+    static _Thread_local char partial[320]; /* a part refused while the beat itself went in */
+    if (!ok) {
+        if (!was_error || strncmp(prev_error, err, sizeof(prev_error) - 1) != 0) hh_log(e->log, HH_LOG_WARN, "%s", err);
+    } else if (err[0]) {
+        if (strcmp(partial, err) != 0) hh_log(e->log, HH_LOG_WARN, "%s", err);
+        hh_strlcpy(partial, err, sizeof(partial));
+    } else if (partial[0]) {
+        partial[0] = '\0';
+        hh_log(e->log, HH_LOG_INFO, "heartbeat: every write accepted again");
+    } else if (was_error) {
+        hh_log(e->log, HH_LOG_INFO, "heartbeat: back to normal");
+    }
 }
 
 /* One beat; returns 1 when another should follow at once (a remote quiet
  * must show on the Busy page within one beat). */
-static int beat(struct hh_manager *m, hh_conn *c, const char *info, int *registered) {
+static int beat(const hh_heartbeat_env *e, hh_conn *c, const char *info, int *registered) {
     int again = 0;
     double now = hh_now();
-    unsigned long long p = atomic_exchange(&m->unflushed_processed, 0);
-    unsigned long long f = atomic_exchange(&m->unflushed_failed, 0);
+    unsigned long long p = atomic_exchange(e->unflushed_processed, 0);
+    unsigned long long f = atomic_exchange(e->unflushed_failed, 0);
     int ok = 0, stats_ok = 0, expired = 0;
     char err[320] = "";
     double t0 = hh_mono();
@@ -255,25 +294,25 @@ static int beat(struct hh_manager *m, hh_conn *c, const char *info, int *registe
     long rtt_us = (long)((hh_mono() - t0) * 1e6);
     if (ping) {
         freeReplyObject(ping);
-        sds pk = hh_key(&m->keys, HH_K_PROCESSES), hk = hh_key_process(&m->keys, m->identity);
-        sds sk = hh_key_signals(&m->keys, m->identity);
+        sds pk = hh_key(e->keys, HH_K_PROCESSES), hk = hh_key_process(e->keys, e->identity);
+        sds sk = hh_key_signals(e->keys, e->identity);
         hh_pipe pipe;
         hh_pipe_begin(&pipe, c);
         hh_pipe_add(&pipe, "MULTI");
         int stats_n = 0;
         if (p || f) { /* only non-zero, as 7.x */
-            stats_append(m, &pipe, p, f, now);
+            stats_append(e, &pipe, p, f, now);
             stats_n = pipe.n - 1;
         }
-        int busy = work_append(m, &pipe);
+        int busy = work_append(e, &pipe);
         char beat_s[32];
         hh_fmt_double(beat_s, sizeof(beat_s), now);
-        hh_pipe_add(&pipe, "SADD %s %s", pk, m->identity);
+        hh_pipe_add(&pipe, "SADD %s %s", pk, e->identity);
         int exists_at = pipe.n - 1; /* index inside EXEC's array */
         hh_pipe_add(&pipe, "EXISTS %s", hk);
         hh_pipe_add(&pipe, "HSET %s info %s concurrency %d busy %d beat %s rtt_us %ld quiet %s rss %ld",
-                    hk, info, m->opts.concurrency, busy, beat_s, rtt_us,
-                    atomic_load(&m->quiet) ? "true" : "false", hh_rss_kb());
+                    hk, info, e->concurrency, busy, beat_s, rtt_us,
+                    atomic_load(e->quiet) ? "true" : "false", hh_rss_kb());
         hh_pipe_add(&pipe, "EXPIRE %s %d", hk, HH_PROCESS_TTL);
         hh_pipe_add(&pipe, "RPOP %s", sk);
         hh_pipe_add(&pipe, "EXEC");
@@ -296,12 +335,12 @@ static int beat(struct hh_manager *m, hh_conn *c, const char *info, int *registe
                 if (!ok) snprintf(err, sizeof(err), "heartbeat: process hash not written: %s", why);
                 redisReply *exists = ex->element[exists_at];
                 if (ok && exists->type == REDIS_REPLY_INTEGER && exists->integer == 0 && *registered) {
-                    hh_log(&m->log, HH_LOG_WARN, "heartbeat: process hash had expired; registered again");
+                    hh_log(e->log, HH_LOG_WARN, "heartbeat: process hash had expired; registered again");
                     expired = 1;
                 }
                 if (ok) *registered = 1;
                 redisReply *sig = ex->element[n - 1];
-                if (sig->type == REDIS_REPLY_STRING) again = deliver_signal(m, sig->str);
+                if (sig->type == REDIS_REPLY_STRING) again = deliver_signal(e, sig->str);
             } else {
                 snprintf(err, sizeof(err), "heartbeat: %s", why);
                 /* A refused beat (OOM) need not lose the lease: EXPIRE is
@@ -314,62 +353,43 @@ static int beat(struct hh_manager *m, hh_conn *c, const char *info, int *registe
         }
         sdsfree(pk), sdsfree(hk), sdsfree(sk);
     }
-    if (ok && (m->http || m->hook)) read_queues(m, c, now); /* only someone reads them */
+    if (ok && e->reads_queues) read_queues(e, c, now); /* only someone reads them */
     if (!ok && !err[0]) snprintf(err, sizeof(err), "heartbeat: %s", c->last_error[0] ? c->last_error : "Redis unreachable");
-    pthread_mutex_lock(&m->lock);
-    int was_error = m->heartbeat_last_error[0] != '\0';
-    char prev_error[sizeof(m->heartbeat_last_error)];
-    hh_strlcpy(prev_error, m->heartbeat_last_error, sizeof(prev_error));
-    if (ok) {
-        m->heartbeat_last_pushed_at = now;
-        m->heartbeat_last_error[0] = '\0';
-    } else {
-        hh_strlcpy(m->heartbeat_last_error, err, sizeof(m->heartbeat_last_error));
-    }
-    m->redis_connected = c->ctx != NULL;
-    pthread_mutex_unlock(&m->lock);
     if (!stats_ok) { /* keep the counts for the next beat, as Sidekiq 6.4 does */
-        atomic_fetch_add(&m->unflushed_processed, p);
-        atomic_fetch_add(&m->unflushed_failed, f);
+        atomic_fetch_add(e->unflushed_processed, p);
+        atomic_fetch_add(e->unflushed_failed, f);
     }
-    static _Thread_local char partial[sizeof(err)]; /* a part refused while the beat itself went in */
-    if (!ok) {
-        if (!was_error || strncmp(prev_error, err, sizeof(prev_error) - 1) != 0) hh_log(&m->log, HH_LOG_WARN, "%s", err);
-    } else if (err[0]) {
-        if (strcmp(partial, err) != 0) hh_log(&m->log, HH_LOG_WARN, "%s", err);
-        hh_strlcpy(partial, err, sizeof(partial));
-    } else if (partial[0]) {
-        partial[0] = '\0';
-        hh_log(&m->log, HH_LOG_INFO, "heartbeat: every write accepted again");
-    } else if (was_error) {
-        hh_log(&m->log, HH_LOG_INFO, "heartbeat: back to normal");
-    }
-    /* the outage rule, lease loss, hiredhand:fetchers (lease.c) */
-    hh_lease_beat(m, c, ok, expired);
-    if (m->hook) {
-        hh_queue_stats qs[HH_MAX_QUEUES];
-        hh_manager_stats st = {.queues = qs, .queues_cap = HH_MAX_QUEUES};
-        hh_manager_fill_stats(m, &st);
-        m->hook(ok, &st, m->hook_udata);
-    }
+    record_beat(e, c, now, ok, err);
+    /* the outage rule, lease loss, hiredhand:fetchers (lease.c); the hook */
+    e->after_beat(e->udata, c, ok, expired);
     return again;
 }
 
+static int booted_or_off(const void *arg) {
+    const hh_heartbeat_env *e = arg;
+    return atomic_load(e->booted) || atomic_load(e->beats_off);
+}
+
+static int off_or_dump(const void *arg) {
+    const hh_heartbeat_env *e = arg;
+    return atomic_load(e->beats_off) || atomic_load(e->dump_requested);
+}
+
 void *hh_heartbeat_main(void *arg) {
-    struct hh_manager *m = arg;
+    const hh_heartbeat_env *e = arg;
     hh_conn c;
-    hh_conn_init(&c, &m->cfg, &m->log, "heartbeat", &m->beats_off);
-    char *info = hh_heartbeat_info(m);
+    hh_conn_init(&c, e->cfg, e->log, "heartbeat", e->beats_off);
+    char *info = hh_heartbeat_info(e);
     int registered = 0;
     /* Never beat under an identity that may be another process's. */
-    while (!atomic_load(&m->booted) && !atomic_load(&m->beats_off)) hh_sleep(0.05);
-    while (!atomic_load(&m->beats_off)) {
-        int again = beat(m, &c, info ? info : "{}", &registered);
-        /* Sleep in slices so TTIN and the end of a stop are seen quickly. */
-        double until = hh_mono() + (again ? 0 : m->opts.heartbeat_interval);
-        while (!atomic_load(&m->beats_off) && hh_mono() < until) {
-            if (atomic_exchange(&m->dump_requested, 0)) dump_threads(m);
-            hh_sleep(0.05);
+    hh_wake_wait(e->wake, -1, booted_or_off, e);
+    while (!atomic_load(e->beats_off)) {
+        int again = beat(e, &c, info ? info : "{}", &registered);
+        /* Woken at once by TTIN and by the end of a stop. */
+        double until = hh_mono() + (again ? 0 : e->interval);
+        while (!atomic_load(e->beats_off) && hh_mono() < until) {
+            hh_wake_wait(e->wake, until, off_or_dump, e);
+            if (atomic_exchange(e->dump_requested, 0)) dump_threads(e);
         }
     }
     free(info);
@@ -377,17 +397,17 @@ void *hh_heartbeat_main(void *arg) {
     return NULL;
 }
 
-int hh_heartbeat_unregister(struct hh_manager *m, hh_conn *c) {
-    sds pk = hh_key(&m->keys, HH_K_PROCESSES);
-    sds wk = hh_key_work(&m->keys, m->identity), wsk = hh_key_workers(&m->keys, m->identity);
+int hh_heartbeat_unregister(const hh_heartbeat_env *e, hh_conn *c) {
+    sds pk = hh_key(e->keys, HH_K_PROCESSES);
+    sds wk = hh_key_work(e->keys, e->identity), wsk = hh_key_workers(e->keys, e->identity);
     int rc = -1;
     for (int attempt = 0; attempt < 3 && rc != 0; attempt++) {
-        unsigned long long p = atomic_exchange(&m->unflushed_processed, 0);
-        unsigned long long f = atomic_exchange(&m->unflushed_failed, 0);
+        unsigned long long p = atomic_exchange(e->unflushed_processed, 0);
+        unsigned long long f = atomic_exchange(e->unflushed_failed, 0);
         hh_pipe pipe;
         hh_pipe_begin(&pipe, c);
-        if (p || f) stats_append(m, &pipe, p, f, hh_now());
-        hh_pipe_add(&pipe, "SREM %s %s", pk, m->identity);
+        if (p || f) stats_append(e, &pipe, p, f, hh_now());
+        hh_pipe_add(&pipe, "SREM %s %s", pk, e->identity);
         hh_pipe_add(&pipe, "UNLINK %s %s", wk, wsk);
         redisReply **r = hh_pipe_exec(&pipe);
         char why[256];
@@ -398,11 +418,11 @@ int hh_heartbeat_unregister(struct hh_manager *m, hh_conn *c) {
             /* the stats go first in the pipeline: keep them when any failed */
             int stats_n = (p || f) ? 6 : 0;
             if (!r || bad < stats_n) {
-                atomic_fetch_add(&m->unflushed_processed, p);
-                atomic_fetch_add(&m->unflushed_failed, f);
+                atomic_fetch_add(e->unflushed_processed, p);
+                atomic_fetch_add(e->unflushed_failed, f);
             }
             if (r) {
-                hh_log(&m->log, HH_LOG_WARN, "unregistering: %s", why);
+                hh_log(e->log, HH_LOG_WARN, "unregistering: %s", why);
                 if (bad >= stats_n) rc = 0; /* only the removal of the busy jobs failed: they expire */
             } else {
                 hh_conn_ready(c);

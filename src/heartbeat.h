@@ -5,18 +5,63 @@
 #ifndef HH_HEARTBEAT_H
 #define HH_HEARTBEAT_H
 
-#include "manager.h"
+#include <stdatomic.h>
+#include <stdint.h>
+#include "hiredhand.h"
+#include "job.h"
+#include "keys.h"
+#include "redis.h"
+#include "util.h"
+#include "wake.h"
 
-/* Thread entry point; arg is the manager. Beats every heartbeat_interval
- * until m->beats_off is set. */
+/* Called for each worker thread, under that thread's lock: its tid, the
+ * job it runs (NULL when idle) and whether the hard shutdown took it. */
+typedef void (*hh_heartbeat_thread_fn)(void *ctx, const char *tid, const hh_job *job, int abandoned);
+
+/* All the heartbeat knows of its manager; the manager fills it and keeps
+ * it alive while the thread runs. What the beat learns goes back through
+ * the callbacks (udata is their argument). */
+typedef struct hh_heartbeat_env {
+    const hh_keys *keys;
+    const hh_logger *log;
+    hh_redis_config *cfg;
+    const char *identity, *hostname, *tag, *version;
+    double started_at;
+    double interval;              /* seconds between beats */
+    int concurrency;
+    size_t nqueues;
+    char *const *queues;
+    const int *weights;
+    int weighted;
+    char *const *labels;          /* NULL-terminated, may be NULL */
+    int reads_queues;             /* someone reads queue sizes (HTTP, the hook): read them each beat */
+    const atomic_int *quiet, *booted, *beats_off;
+    atomic_int *dump_requested;   /* taken (reset) here */
+    atomic_ullong *unflushed_processed, *unflushed_failed; /* flushed here, given back on failure */
+    hh_wake *wake;
+    hh_manager *self;             /* remote signals: hh_manager_quiet/stop/dump (public API) */
+    void *udata;
+    /* Visits every worker thread (for the running-jobs hashes and dumps). */
+    void (*each_thread)(void *udata, hh_heartbeat_thread_fn fn, void *ctx);
+    /* Records a beat's result for the stats; returns whether the previous
+     * beat had failed, with its error in prev. */
+    int (*publish)(void *udata, double now, int ok, const char *err, int connected, char *prev, size_t prevlen);
+    /* The queue sizes and latencies read this beat (the first n queues). */
+    void (*publish_queues)(void *udata, const int64_t *size, const double *latency, size_t n);
+    /* After each beat: the outage rule and lease upkeep, and the hook. */
+    void (*after_beat)(void *udata, hh_conn *c, int ok, int hash_expired);
+} hh_heartbeat_env;
+
+/* Thread entry point; arg is an hh_heartbeat_env. Beats every interval
+ * until beats_off is set. */
 void *hh_heartbeat_main(void *arg);
 
 /* The info JSON. Free with free(). */
-char *hh_heartbeat_info(struct hh_manager *m);
+char *hh_heartbeat_info(const hh_heartbeat_env *e);
 
 /* Clean stop: leave `processes`, delete both running-jobs
  * hashes, flush the counters not yet flushed. Returns 0 or -1. */
-int hh_heartbeat_unregister(struct hh_manager *m, hh_conn *c);
+int hh_heartbeat_unregister(const hh_heartbeat_env *e, hh_conn *c);
 
 /* The command writing a running job into a work hash, in RESP: HSET key tid
  * {"queue":..,"payload":"<payload as a JSON string>","run_at":N}, the value

@@ -1,8 +1,8 @@
 /* http.c -- see http.h. Owns the optional libmicrohttpd daemon of one
  * manager: parses the --http bind address, runs one internal polling thread
  * (started in hh_manager_start, stopped at the end of shutdown) and answers
- * GET/HEAD /healthz, /stats and /metrics from hh_manager_fill_stats()
- * snapshots; anything else is a JSON 404 (405 for other methods). With a
+ * GET/HEAD /healthz, /stats and /metrics from the snapshots its
+ * hh_http_source gives (the manager's, filled in memory); anything else is a JSON 404 (405 for other methods). With a
  * token, /stats and /metrics want "Authorization: Bearer <token>" (401).
  * The port may face a network (a probe of an orchestrator): connections are
  * limited per client address and in total, and a watchdog thread cuts any
@@ -31,7 +31,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-#include "manager.h"
+#include "keys.h" /* HH_MAX_QUEUES */
 #include "util.h"
 
 /* Slow or idle clients must not starve a liveness probe. One address gets
@@ -113,7 +113,7 @@ typedef struct http_conn {
 
 struct hh_http {
     mhd_api api;
-    struct hh_manager *m;
+    hh_http_source src; /* the snapshots and the log: all it knows of the manager */
     struct MHD_Daemon *daemon;
     double max_age;
     char *token;  /* NULL: /stats and /metrics are open */
@@ -563,7 +563,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         memset(&r, 0, sizeof(r)); /* no body: a 500 "out of memory" */
         return respond(h, conn, &r);
     }
-    hh_manager_fill_stats(h->m, st);
+    h->src.fill_stats(h->src.udata, st);
     hh_http_reply_for(route, st, hh_now(), h->max_age, &r);
     free(st);
     return respond(h, conn, &r);
@@ -652,9 +652,9 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
     }
     h->log_next = now + HH_HTTP_LOG_EVERY;
     if (h->log_suppressed)
-        hh_log(&h->m->log, HH_LOG_WARN, "http: %s (and %lu more messages in the last %d s)", msg, h->log_suppressed,
+        hh_log(h->src.log, HH_LOG_WARN, "http: %s (and %lu more messages in the last %d s)", msg, h->log_suppressed,
                HH_HTTP_LOG_EVERY);
-    else hh_log(&h->m->log, HH_LOG_WARN, "http: %s", msg);
+    else hh_log(h->src.log, HH_LOG_WARN, "http: %s", msg);
     h->log_suppressed = 0;
 }
 
@@ -769,7 +769,7 @@ static void watchdog_stop(hh_http *h) {
     h->watchdog_running = 0;
 }
 
-hh_http *hh_http_start(struct hh_manager *m, const char *bind, double liveness_max_age, const char *token, char *err,
+hh_http *hh_http_start(const hh_http_source *src, const char *bind, double liveness_max_age, const char *token, char *err,
                        size_t errlen) {
     struct sockaddr_storage ss;
     socklen_t sslen = 0;
@@ -780,8 +780,8 @@ hh_http *hh_http_start(struct hh_manager *m, const char *bind, double liveness_m
         errlen = sizeof(tmp);
     }
     err[0] = '\0';
-    if (!m) {
-        snprintf(err, errlen, "no manager");
+    if (!src || !src->fill_stats || !src->log) {
+        snprintf(err, errlen, "no stats source");
         return NULL;
     }
     memset(&ss, 0, sizeof(ss));
@@ -792,7 +792,7 @@ hh_http *hh_http_start(struct hh_manager *m, const char *bind, double liveness_m
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    h->m = m;
+    h->src = *src;
     h->max_age = liveness_max_age > 0 ? liveness_max_age : 30;
     h->conn_limit = connection_limit();
     pthread_mutex_init(&h->mu, NULL);
@@ -842,7 +842,7 @@ hh_http *hh_http_start(struct hh_manager *m, const char *bind, double liveness_m
         return NULL;
     }
     atomic_store(&h->serving, 1);
-    hh_log(&m->log, HH_LOG_INFO,
+    hh_log(h->src.log, HH_LOG_INFO,
            "http: serving /healthz, /stats and /metrics on http://%s (liveness max age %g s; %s; at most %u "
            "connections, %d per client address, %g s to send request headers)",
            h->display, h->max_age, h->token ? "/stats and /metrics need the bearer token" : "no token",

@@ -15,13 +15,21 @@
 #include <stddef.h>
 #include "hiredhand.h"
 
-struct hh_manager;
 typedef struct hh_http hh_http;
+
+/* All the server knows of its manager: a snapshot on demand and where to
+ * log. fill_stats is called from the server's threads and must be
+ * thread-safe; it does no I/O. */
+typedef struct hh_http_source {
+    void (*fill_stats)(void *udata, hh_manager_stats *out);
+    void *udata;
+    struct hh_logger *log;
+} hh_http_source;
 
 /* Starts serving on bind ("HOST:PORT", "[::1]:PORT" or "PORT" meaning
  * 127.0.0.1:PORT). Returns NULL with a message in err on a bad address or
  * a port in use. */
-hh_http *hh_http_start(struct hh_manager *m, const char *bind, double liveness_max_age, const char *token,
+hh_http *hh_http_start(const hh_http_source *src, const char *bind, double liveness_max_age, const char *token,
                        char *err, size_t errlen);
 void hh_http_stop(hh_http *h);
 

@@ -72,4 +72,9 @@ int hh_key_inprogress_parse(const hh_keys *k, const char *key, sds *identity, sd
  * NULL when the key lacks it. */
 const char *hh_key_strip(const hh_keys *k, const char *key);
 
+/* Queues whose size and latency the heartbeat reads, and that /stats and
+ * /metrics list: with thousands of queues, reading them all would cost
+ * thousands of commands a beat. */
+#define HH_MAX_QUEUES 64
+
 #endif

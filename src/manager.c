@@ -1,8 +1,12 @@
 /* manager.c -- the embeddable worker: options, handlers, middleware, and
  * the lifecycle that drives the worker threads (processor.c), heartbeat.c,
  * scheduler.c and recovery.c: start, quiet, stop with a grace period and
- * hard-shutdown push-back (Sidekiq 6.4 lib/sidekiq/launcher.rb,
- * manager.rb). Keys: only through the files it drives, plus INFO at start. */
+ * hard-shutdown push-back, as Sidekiq's launcher does (docs/design.md).
+ * It hands the scheduler, recovery and the HTTP server a narrow view of
+ * itself (hh_scheduler_env, hh_recovery_env, hh_http_source) and wakes its
+ * threads through wake.h. Keys: only through the files it drives (push back
+ * and acks through fetch.c, unregistering through heartbeat.c), plus INFO
+ * at start. */
 #include "manager.h"
 
 #include <stdarg.h>
@@ -113,6 +117,7 @@ void hh_manager_free(hh_manager *m) {
     hh_keys_free(&m->keys);
     hh_redis_config_free(&m->cfg);
     pthread_mutex_destroy(&m->lock);
+    hh_wake_destroy(&m->wake);
     free(m);
 }
 
@@ -268,6 +273,10 @@ static int init_processors(hh_manager *m) {
 static hh_manager *manager_alloc(const hh_manager_options *opts) {
     hh_manager *m = calloc(1, sizeof(*m));
     if (!m) return NULL;
+    if (hh_wake_init(&m->wake) != 0) {
+        free(m);
+        return NULL;
+    }
     pthread_mutex_init(&m->lock, NULL);
     m->opts = *opts;
     m->opts.http_bind = NULL; /* our copies, made later: never free the caller's on an early failure */
@@ -388,6 +397,9 @@ static void check_redis(hh_manager *m, hh_conn *c) {
 
 static void *supervisor_main(void *arg);
 
+/* What the HTTP server sees of the manager (http.h). */
+static void http_stats(void *udata, hh_manager_stats *out) { hh_manager_fill_stats(udata, out); }
+
 int hh_manager_start(hh_manager *m) {
     if (!m) return hh_fail(HH_ERR_INVALID, "start: the manager is missing");
     int expected = 0;
@@ -396,13 +408,15 @@ int hh_manager_start(hh_manager *m) {
     m->started_at = hh_now();
     if (m->opts.http_bind) {
         char err[256];
-        if (!(m->http = hh_http_start(m, m->opts.http_bind, m->opts.liveness_max_age, m->opts.http_token, err,
+        hh_http_source src = {http_stats, m, &m->log};
+        if (!(m->http = hh_http_start(&src, m->opts.http_bind, m->opts.liveness_max_age, m->opts.http_token, err,
                                      sizeof(err)))) {
             hh_log(&m->log, HH_LOG_ERROR, "http: %s", err);
             atomic_store(&m->done, 1);
             return hh_fail(HH_ERR_INVALID, "http: %s", err);
         }
     }
+    hh_manager_recovery_env(m, &m->recovery_env);
     hh_conn c;
     hh_conn_init(&c, &m->cfg, &m->log, "start", NULL);
     /* One attempt now: Redis being down is not fatal, the threads reconnect;
@@ -415,8 +429,8 @@ int hh_manager_start(hh_manager *m) {
     }
     if (c.ctx) {
         check_redis(m, &c);
-        int rc = hh_recovery_boot(m, &c);
-        if (rc == HH_OK) atomic_store(&m->booted, 1);
+        int rc = hh_recovery_boot(&m->recovery_env, &c);
+        if (rc == HH_OK) atomic_store(&m->booted, 1); /* no thread waits yet */
         if (rc == HH_ERR_EXISTS) {
             hh_log(&m->log, HH_LOG_ERROR, "identity %s is live in another process (fresh heartbeat); refusing to start", m->identity);
             hh_conn_close(&c);
@@ -443,12 +457,14 @@ int hh_manager_start(hh_manager *m) {
         failed = pthread_create(&m->procs[i].thread, NULL, hh_processor_main, &m->procs[i]) != 0;
         if (!failed) m->procs[i].thread_started = 1;
     }
-    if (!failed) failed = pthread_create(&m->heartbeat_thread, NULL, hh_heartbeat_main, m) != 0;
+    hh_manager_heartbeat_env(m, &m->heartbeat_env);
+    if (!failed) failed = pthread_create(&m->heartbeat_thread, NULL, hh_heartbeat_main, &m->heartbeat_env) != 0;
     if (!failed) m->heartbeat_started = 1;
-    if (!failed) failed = pthread_create(&m->scheduler_thread, NULL, hh_scheduler_main, m) != 0;
+    hh_manager_scheduler_env(m, &m->scheduler_env);
+    if (!failed) failed = pthread_create(&m->scheduler_thread, NULL, hh_scheduler_main, &m->scheduler_env) != 0;
     if (!failed) m->scheduler_started = 1;
     if (!failed && m->opts.fetch == HH_FETCH_RELIABLE) {
-        failed = pthread_create(&m->recovery_thread, NULL, hh_recovery_main, m) != 0;
+        failed = pthread_create(&m->recovery_thread, NULL, hh_recovery_main, &m->recovery_env) != 0;
         if (!failed) m->recovery_started = 1;
     }
     if (!failed) failed = pthread_create(&m->supervisor_thread, NULL, supervisor_main, m) != 0;
@@ -460,20 +476,29 @@ int hh_manager_start(hh_manager *m) {
             atomic_store(&m->quiet, 1);
             atomic_store(&m->beats_off, 1);
             atomic_store(&m->done, 1);
+            hh_wake_all(&m->wake); /* no supervisor relays the stop's poke */
         }
         return hh_fail(HH_ERR_IO, "cannot create the worker threads (pthread_create failed)");
     }
     return HH_OK;
 }
 
-void hh_manager_quiet(hh_manager *m) { atomic_store(&m->quiet, 1); }
+/* These three may run in a signal handler: flag, then poke (wake.h). */
+void hh_manager_quiet(hh_manager *m) {
+    atomic_store(&m->quiet, 1);
+    hh_wake_poke(&m->wake);
+}
 
 void hh_manager_stop(hh_manager *m) {
     atomic_store(&m->quiet, 1);
     atomic_store(&m->stopping, 1);
+    hh_wake_poke(&m->wake);
 }
 
-void hh_manager_dump(hh_manager *m) { atomic_store(&m->dump_requested, 1); }
+void hh_manager_dump(hh_manager *m) {
+    atomic_store(&m->dump_requested, 1);
+    hh_wake_poke(&m->wake);
+}
 
 /* The Redis chores of a running manager, off the supervisor so that it never
  * waits on Redis: acks left by idle or busy threads, and once quiet, ending
@@ -563,17 +588,10 @@ static void push_back(hh_manager *m, hh_conn *c, hh_unfinished *u, size_t n, siz
     hh_replies_free(r, pipe.n);
 }
 
-/* Waits for the stop request, then up to the grace period for the worker
- * threads to finish their jobs and leave; then the hard shutdown: running
- * handlers are cancelled at once, and the Redis work left (push back, acks,
- * leaving the Busy page) shares one bounded budget, so the stop ends by
- * grace + budget whatever Redis does (docs: README, Signals). The
- * supervisor itself never waits on Redis before that point. */
-static void *supervisor_main(void *arg) {
-    hh_manager *m = arg;
-    pthread_t chores;
-    int chores_started = pthread_create(&chores, NULL, chores_main, m) == 0;
-    if (!chores_started) hh_log(&m->log, HH_LOG_WARN, "cannot create the acks thread: acks ride with fetches only");
+/* Until the stop request: a refusal of Redis at start stops the manager;
+ * the first quiet is announced and wakes the idle threads. Returns whether
+ * quiet was announced. */
+static int wait_for_stop(hh_manager *m) {
     int announced_quiet = 0;
     while (!atomic_load(&m->stopping)) {
         if (hh_redis_refused(&m->cfg)) { /* Redis was down at start, then refused us */
@@ -586,15 +604,22 @@ static void *supervisor_main(void *arg) {
             hh_log(&m->log, HH_LOG_INFO, "quiet: no new jobs will be fetched");
             wake_sleepers(m);
         }
-        hh_sleep(0.02);
+        /* Until a first connection works Redis may still refuse us for
+         * good, which only a look every 20 ms sees; after that a refusal is
+         * never reported (hh_redis_refused), and the supervisor sleeps until
+         * a stop, quiet or dump pokes it (1 s: a late look for a refusal
+         * decided just as the first connection worked). */
+        hh_wake_relay(&m->wake, atomic_load(&m->cfg.ever_ready) ? 1.0 : 0.02);
     }
-    double grace_end = hh_mono() + m->opts.shutdown_timeout;
-    if (!announced_quiet) hh_log(&m->log, HH_LOG_INFO, "quiet: no new jobs will be fetched");
-    hh_log(&m->log, HH_LOG_INFO, "stopping: waiting up to %.0f s for %d running jobs", m->opts.shutdown_timeout,
-           atomic_load(&m->busy));
-    wake_sleepers(m);
-    /* A thread leaves once its job's outcome is written (retried through an
-     * outage until the grace period ends) and its fetched jobs are back. */
+    return announced_quiet;
+}
+
+/* The grace period: a thread leaves once its job's outcome is written
+ * (retried through an outage until the grace period ends) and its fetched
+ * jobs are back. Returns at grace_end or when every worker left. */
+static void wait_grace(hh_manager *m, double grace_end) {
+    int started = 0;
+    for (int i = 0; i < m->opts.concurrency; i++) started += m->procs[i].thread_started != 0;
     for (;;) {
         int running = 0;
         for (int i = 0; i < m->opts.concurrency; i++) {
@@ -603,17 +628,26 @@ static void *supervisor_main(void *arg) {
             if (pthread_tryjoin_np(p->thread, NULL) == 0) p->thread_started = 0;
             else running++;
         }
+        if (running && atomic_load(&m->workers_done) >= started) {
+            /* Every worker poked on its way out and is returning: a join
+             * waits only for that return. */
+            for (int i = 0; i < m->opts.concurrency; i++) {
+                hh_processor *p = &m->procs[i];
+                if (p->thread_started) pthread_join(p->thread, NULL);
+                p->thread_started = 0;
+            }
+            running = 0;
+        }
         if (!running || hh_mono() >= grace_end) break;
-        hh_sleep(0.02);
+        /* Each worker pokes as it leaves; dumps asked meanwhile are relayed. */
+        hh_wake_relay(&m->wake, grace_end - hh_mono());
     }
+}
 
-    /* Hard shutdown. From here writes that fail are tried once, not retried:
-     * those jobs stay in their in-progress lists for recovery. */
-    atomic_store(&m->giving_up, 1);
-    atomic_store(&m->beats_off, 1);
-    double budget = m->cfg.command_timeout < HH_STOP_BUDGET_MAX ? m->cfg.command_timeout : HH_STOP_BUDGET_MAX;
-    double end = hh_mono() + budget;
-    /* Cancel every running handler first, before any Redis I/O. */
+/* The hard shutdown's first part: cancels every running handler before
+ * any Redis I/O, then pushes back on c what still runs and what was fetched
+ * but not started, with the queued acks, in one pipeline. */
+static void cancel_and_push_back(hh_manager *m, hh_conn *c) {
     size_t cap = (size_t)m->opts.concurrency, n = 0, nrun = 0;
     hh_unfinished *u = calloc(cap, sizeof(*u));
     for (int i = 0; u && i < m->opts.concurrency; i++)
@@ -635,16 +669,18 @@ static void *supervisor_main(void *arg) {
     }
     size_t nacks = 0;
     hh_job **acks = hh_fetch_take_acks(m, &nacks);
-    hh_conn c;
-    hh_conn_init(&c, &m->cfg, &m->log, "shutdown", NULL);
-    c.deadline = end;
-    if (n || nacks) push_back(m, &c, u, n, nrun, acks, nacks);
+    if (n || nacks) push_back(m, c, u, n, nrun, acks, nacks);
     for (size_t i = 0; i < n; i++) hh_unfinished_free(&u[i]);
     for (size_t i = 0; i < npend; i++) hh_unfinished_free(&pend[i]); /* not taken: stay in progress */
     free(u);
     free(pend);
     hh_fetch_acks_free(m, acks, nacks);
+}
 
+/* The hard shutdown's second part, by `end`: the heartbeat off, leftovers
+ * of our lists back, the process unregistered, every thread joined or left
+ * behind. */
+static void leave_redis(hh_manager *m, hh_conn *c, pthread_t chores, int chores_started, double end) {
     /* The heartbeat must be off before leaving the process set. */
     int beats_joined = !m->heartbeat_started || join_by(m, m->heartbeat_thread, end);
     /* What our lists still hold that no thread has (lost fetch replies) goes
@@ -654,13 +690,13 @@ static void *supervisor_main(void *arg) {
     pthread_mutex_lock(&m->lock);
     int beats_failing = m->heartbeat_last_error[0] != '\0';
     pthread_mutex_unlock(&m->lock);
-    if (atomic_load(&m->booted) && !beats_failing && (c.ctx || !c.last_error[0]) &&
+    if (atomic_load(&m->booted) && !beats_failing && (c->ctx || !c->last_error[0]) &&
         m->opts.fetch == HH_FETCH_RELIABLE)
-        hh_lease_reconcile(m, &c, 1);
+        hh_lease_reconcile(m, c, 1);
     /* Never booted: the identity may belong to a live process; leave it. */
-    if (atomic_load(&m->booted) && hh_heartbeat_unregister(m, &c) != 0)
+    if (atomic_load(&m->booted) && hh_heartbeat_unregister(&m->heartbeat_env, c) != 0)
         hh_log(&m->log, HH_LOG_WARN, "could not unregister from Redis (%s): the process hash expires in 60 s",
-               c.last_error[0] ? c.last_error : "Redis unreachable");
+               c->last_error[0] ? c->last_error : "Redis unreachable");
     else if (!beats_joined)
         hh_log(&m->log, HH_LOG_WARN, "heartbeat stuck in a Redis call: a late beat may show this process for 60 s");
     int stuck = 0;
@@ -676,24 +712,174 @@ static void *supervisor_main(void *arg) {
     if (m->recovery_started) join_by(m, m->recovery_thread, end);
     if (chores_started) join_by(m, chores, end);
     m->scheduler_started = m->recovery_started = m->heartbeat_started = 0;
-    hh_fetch_flush_acks(m, &c); /* left by threads that ended late; one try within the budget */
+    hh_fetch_flush_acks(m, c); /* left by threads that ended late; one try within the budget */
+}
+
+/* Waits for the stop request, then up to the grace period for the worker
+ * threads to finish their jobs and leave; then the hard shutdown: running
+ * handlers are cancelled at once, and the Redis work left (push back, acks,
+ * leaving the Busy page) shares one bounded budget, so the stop ends by
+ * grace + budget whatever Redis does (README, Signals; docs/design.md).
+ * The supervisor itself never waits on Redis before that point. */
+static void *supervisor_main(void *arg) {
+    hh_manager *m = arg;
+    pthread_t chores;
+    int chores_started = pthread_create(&chores, NULL, chores_main, m) == 0;
+    if (!chores_started) hh_log(&m->log, HH_LOG_WARN, "cannot create the acks thread: acks ride with fetches only");
+    int announced_quiet = wait_for_stop(m);
+    double grace_end = hh_mono() + m->opts.shutdown_timeout;
+    if (!announced_quiet) hh_log(&m->log, HH_LOG_INFO, "quiet: no new jobs will be fetched");
+    hh_log(&m->log, HH_LOG_INFO, "stopping: waiting up to %.0f s for %d running jobs", m->opts.shutdown_timeout,
+           atomic_load(&m->busy));
+    wake_sleepers(m);
+    wait_grace(m, grace_end);
+
+    /* Hard shutdown. From here writes that fail are tried once, not retried:
+     * those jobs stay in their in-progress lists for recovery. */
+    atomic_store(&m->giving_up, 1);
+    atomic_store(&m->beats_off, 1);
+    hh_wake_all(&m->wake);
+    double budget = m->cfg.command_timeout < HH_STOP_BUDGET_MAX ? m->cfg.command_timeout : HH_STOP_BUDGET_MAX;
+    double end = hh_mono() + budget;
+    hh_conn c;
+    hh_conn_init(&c, &m->cfg, &m->log, "shutdown", NULL);
+    c.deadline = end;
+    cancel_and_push_back(m, &c);
+    leave_redis(m, &c, chores, chores_started, end);
     hh_conn_close(&c);
     hh_log(&m->log, HH_LOG_INFO, "stopped: processed=%llu failed=%llu", (unsigned long long)atomic_load(&m->processed),
            (unsigned long long)atomic_load(&m->failed));
     hh_http_stop(m->http);
     m->http = NULL;
     atomic_store(&m->done, 1);
+    hh_wake_all(&m->wake);
     return NULL;
 }
+
+void hh_manager_scheduler_env(hh_manager *m, hh_scheduler_env *out) {
+    *out = (hh_scheduler_env){&m->keys, &m->log, &m->cfg, m->opts.redis.timestamps, m->opts.poll_interval_average,
+                              m->opts.dead_timeout, m->opts.dead_max_jobs, &m->quiet, &m->wake};
+}
+
+/* The heartbeat's callbacks: the worker threads, the stats it records,
+ * and what follows a beat. */
+static void heartbeat_each_thread(void *udata, hh_heartbeat_thread_fn fn, void *ctx) {
+    hh_manager *m = udata;
+    for (int i = 0; i < m->opts.concurrency; i++) {
+        hh_processor *p = &m->procs[i];
+        pthread_mutex_lock(&p->mu);
+        fn(ctx, p->tid, p->job, p->abandoned);
+        pthread_mutex_unlock(&p->mu);
+    }
+}
+
+static int heartbeat_publish(void *udata, double now, int ok, const char *err, int connected, char *prev,
+                             size_t prevlen) {
+    hh_manager *m = udata;
+    pthread_mutex_lock(&m->lock);
+    int was_error = m->heartbeat_last_error[0] != '\0';
+    hh_strlcpy(prev, m->heartbeat_last_error, prevlen);
+    if (ok) {
+        m->heartbeat_last_pushed_at = now;
+        m->heartbeat_last_error[0] = '\0';
+    } else {
+        hh_strlcpy(m->heartbeat_last_error, err, sizeof(m->heartbeat_last_error));
+    }
+    m->redis_connected = connected;
+    pthread_mutex_unlock(&m->lock);
+    return was_error;
+}
+
+static void heartbeat_publish_queues(void *udata, const int64_t *size, const double *latency, size_t n) {
+    hh_manager *m = udata;
+    pthread_mutex_lock(&m->lock);
+    for (size_t i = 0; i < n && i < m->nqueues; i++) {
+        m->queue_size[i] = size[i];
+        m->queue_latency[i] = latency[i];
+    }
+    pthread_mutex_unlock(&m->lock);
+}
+
+static void heartbeat_after_beat(void *udata, hh_conn *c, int ok, int hash_expired) {
+    hh_manager *m = udata;
+    hh_lease_beat(m, c, ok, hash_expired); /* the outage rule, lease loss, hiredhand:fetchers */
+    if (m->hook) {
+        hh_queue_stats qs[HH_MAX_QUEUES];
+        hh_manager_stats st = {.queues = qs, .queues_cap = HH_MAX_QUEUES};
+        hh_manager_fill_stats(m, &st);
+        m->hook(ok, &st, m->hook_udata);
+    }
+}
+
+void hh_manager_heartbeat_env(hh_manager *m, hh_heartbeat_env *out) {
+    *out = (hh_heartbeat_env){.keys = &m->keys,
+                              .log = &m->log,
+                              .cfg = &m->cfg,
+                              .identity = m->identity,
+                              .hostname = m->hostname,
+                              .tag = m->tag,
+                              .version = m->version,
+                              .started_at = m->started_at,
+                              .interval = m->opts.heartbeat_interval,
+                              .concurrency = m->opts.concurrency,
+                              .nqueues = m->nqueues,
+                              .queues = m->queues,
+                              .weights = m->weights,
+                              .weighted = m->weighted,
+                              .labels = m->labels,
+                              .reads_queues = m->http != NULL || m->hook != NULL,
+                              .quiet = &m->quiet,
+                              .booted = &m->booted,
+                              .beats_off = &m->beats_off,
+                              .dump_requested = &m->dump_requested,
+                              .unflushed_processed = &m->unflushed_processed,
+                              .unflushed_failed = &m->unflushed_failed,
+                              .wake = &m->wake,
+                              .self = m,
+                              .udata = m,
+                              .each_thread = heartbeat_each_thread,
+                              .publish = heartbeat_publish,
+                              .publish_queues = heartbeat_publish_queues,
+                              .after_beat = heartbeat_after_beat};
+}
+
+/* Recovery's callbacks into the fetcher's leases and the stop. */
+static int recovery_peers_judgeable(void *udata, double *left) { return hh_lease_peers_judgeable(udata, left); }
+static void recovery_tick(void *udata, hh_conn *c) { hh_lease_tick(udata, c); }
+static void recovery_stop(void *udata) { hh_manager_stop(udata); }
+
+void hh_manager_recovery_env(hh_manager *m, hh_recovery_env *out) {
+    *out = (hh_recovery_env){.keys = &m->keys,
+                             .log = &m->log,
+                             .cfg = &m->cfg,
+                             .identity = m->identity,
+                             .hostname = m->hostname,
+                             .fixed_identity = m->fixed_identity,
+                             .fetch = m->opts.fetch,
+                             .timestamps = m->opts.redis.timestamps,
+                             .recovery_interval = m->opts.recovery_interval,
+                             .heartbeat_interval = m->opts.heartbeat_interval,
+                             .dead_timeout = m->opts.dead_timeout,
+                             .dead_max_jobs = m->opts.dead_max_jobs,
+                             .max_recoveries = m->opts.max_recoveries,
+                             .quiet = &m->quiet,
+                             .booted = &m->booted,
+                             .start_error = &m->start_error,
+                             .recovered = &m->recovered,
+                             .wake = &m->wake,
+                             .udata = m,
+                             .peers_judgeable = recovery_peers_judgeable,
+                             .tick = recovery_tick,
+                             .stop = recovery_stop};
+}
+
+static int is_done(const void *arg) { return atomic_load(&((const hh_manager *)arg)->done); }
 
 int hh_manager_wait(hh_manager *m, double timeout) {
     if (!m) return hh_fail(HH_ERR_INVALID, "wait: the manager is missing");
     if (!atomic_load(&m->started)) return HH_OK;
-    double until = hh_mono() + timeout;
-    while (!atomic_load(&m->done)) {
-        if (timeout >= 0 && hh_mono() >= until) return hh_fail(HH_ERR_STATE, "still running after %g s", timeout);
-        hh_sleep(0.02);
-    }
+    if (!hh_wake_wait(&m->wake, timeout >= 0 ? hh_mono() + timeout : -1, is_done, m))
+        return hh_fail(HH_ERR_STATE, "still running after %g s", timeout);
     if (m->supervisor_started) {
         pthread_join(m->supervisor_thread, NULL);
         m->supervisor_started = 0;

@@ -1,16 +1,22 @@
-/* manager.h -- the manager's internal state, shared by the files it drives
- * (fetch.c, processor.c, heartbeat.c, scheduler.c, recovery.c, http.c).
- * Only manager.c creates or frees it. */
+/* manager.h -- the manager's internal state. Only manager.c creates or
+ * frees it. fetch.c, lease.c, pickup.c and processor.c still
+ * read it whole (scripts/include-circles.known lists those back edges);
+ * the heartbeat, the scheduler, recovery and the HTTP server get a narrow view filled
+ * here instead. No Redis keys of its own. */
 #ifndef HH_MANAGER_H
 #define HH_MANAGER_H
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include "heartbeat.h"
 #include "hiredhand.h"
 #include "job.h"
 #include "keys.h"
+#include "recovery.h"
 #include "redis.h"
+#include "scheduler.h"
 #include "util.h"
+#include "wake.h"
 
 typedef struct hh_handler {
     char *klass;
@@ -101,6 +107,11 @@ struct hh_manager {
     atomic_int dump_requested;
     atomic_int busy;
     atomic_int detached;  /* threads left in a handler or a Redis call at the stop's deadline */
+    atomic_int workers_done; /* worker threads past their last use of Redis, about to return */
+    /* Wakes the threads waiting for a change of the flags above (wake.h):
+     * whoever sets one calls hh_wake_all(), or hh_wake_poke() where it may
+     * run in a signal handler (the supervisor relays those). */
+    hh_wake wake;
 
     /* counters: totals since start, and not yet flushed to Redis */
     atomic_ullong processed, failed, recovered;
@@ -117,15 +128,21 @@ struct hh_manager {
     int64_t *queue_size;    /* per queue, read at each beat; guarded by lock */
     double *queue_latency;
     struct hh_http *http;   /* NULL unless http_bind */
+    hh_scheduler_env scheduler_env; /* the scheduler thread's view (scheduler.h) */
+    hh_recovery_env recovery_env;   /* the recovery thread's view (recovery.h) */
+    hh_heartbeat_env heartbeat_env; /* the heartbeat thread's view (heartbeat.h) */
 };
 
 /* manager.c */
 /* The stats snapshot behind hh_manager_get_stats(); no I/O. Queues go to
  * out->queues, up to out->queues_cap (both kept). */
 void hh_manager_fill_stats(struct hh_manager *m, hh_manager_stats *out);
-/* Queues whose size and latency the heartbeat reads, and that /stats and
- * /metrics list: with thousands of queues, reading them all would cost
- * thousands of commands a beat. */
-#define HH_MAX_QUEUES 64
+/* The scheduler's view of m (scheduler.h); points into m. */
+void hh_manager_scheduler_env(struct hh_manager *m, hh_scheduler_env *out);
+/* The heartbeat thread's view of m (heartbeat.h); points into m. Fill it
+ * after started_at and the HTTP server are set. */
+void hh_manager_heartbeat_env(struct hh_manager *m, hh_heartbeat_env *out);
+/* The recovery thread's view of m (recovery.h); points into m. */
+void hh_manager_recovery_env(struct hh_manager *m, hh_recovery_env *out);
 
 #endif

@@ -1,9 +1,12 @@
-/* outcome.c -- see outcome.h.
- * Keys written: retry or dead (ZADD, trims), and the source the job leaves:
- * an in-progress list (LREM) or retry/schedule (ZREM). */
+/* outcome.c -- what becomes of a job (see outcome.h).
+ * Keys written: retry or dead (ZADD; dead trimmed by age and count), and the
+ * source the job leaves: an in-progress list (LREM) or retry/schedule (ZREM),
+ * all in HH_LUA_OUTCOME. The payloads follow docs/protocol.md. */
 #include "outcome.h"
 
+#include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int hh_outcome_write(hh_conn *c, const hh_keys *k, const hh_outcome *o, char *why, size_t whylen) {
@@ -36,4 +39,162 @@ int hh_outcome_write(hh_conn *c, const hh_keys *k, const hh_outcome *o, char *wh
     }
     if (r) freeReplyObject(r);
     return rc;
+}
+
+void hh_outcome_of_plan(hh_outcome *o, const hh_failure_plan *plan, const char *source_key, const char *member,
+                        size_t member_len, double dead_timeout, long dead_max_jobs) {
+    *o = (hh_outcome){plan->kind == HH_FAIL_RETRY  ? HH_OUTCOME_RETRY
+                      : plan->kind == HH_FAIL_DEAD ? HH_OUTCOME_DEAD
+                                                   : HH_OUTCOME_DROP,
+                      source_key ? HH_SOURCE_LIST : HH_SOURCE_NONE, source_key, member, member_len, plan->payload,
+                      plan->payload ? strlen(plan->payload) : 0, plan->score, dead_timeout, dead_max_jobs};
+}
+
+void hh_outcome_lossy_plan(const hh_job *job, int class_known, double now, hh_failure_plan *out) {
+    json_t *retry = json_object_get(job->item, "retry");
+    int falsy = json_is_false(retry) || (!retry && !class_known);
+    *out = (hh_failure_plan){falsy ? HH_FAIL_DISCARD : HH_FAIL_DEAD, now, falsy ? NULL : strdup(job->payload),
+                             "integers beyond 64 bits: kept byte for byte in the dead set, not retried"};
+}
+
+/* A malformed object holding an integer beyond 64 bits (jansson has no
+ * bignums): its reason goes in as text spliced before the closing brace, so
+ * every byte of it, the bignum included, stays as it was. NULL when it is
+ * not such an object. */
+static char *splice_reason(const char *payload, size_t len, const char *why, double now, hh_timestamps ts,
+                           size_t *outlen) {
+    json_t *probe = json_loadb(payload, len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, NULL);
+    size_t close = len;
+    while (close > 0 && (payload[close - 1] == ' ' || payload[close - 1] == '\t' || payload[close - 1] == '\r' || payload[close - 1] == '\n')) close--;
+    if (!json_is_object(probe) || close == 0 || payload[close - 1] != '}') {
+        json_decref(probe);
+        return NULL;
+    }
+    close--;
+    json_t *add = json_object();
+    json_object_set_new(add, "error_class", json_string("hiredhand::InvalidJob"));
+    json_object_set_new(add, "error_message", json_string(why));
+    if (!json_object_get(probe, "failed_at")) json_object_set_new(add, "failed_at", hh_json_time_new(now, ts));
+    char *inner = hh_json_dump(add); /* {"error_class":...}: its braces dropped below */
+    int empty = json_object_size(probe) == 0;
+    json_decref(add);
+    json_decref(probe);
+    if (!inner) return NULL;
+    size_t ilen = strlen(inner);
+    char *out = ilen >= 2 ? malloc(len + ilen + 1) : NULL; /* payload, a comma, inner without braces, NUL */
+    if (out) {
+        size_t n = 0;
+        memcpy(out, payload, close);
+        n = close;
+        if (!empty) out[n++] = ',';
+        memcpy(out + n, inner + 1, ilen - 2);
+        n += ilen - 2;
+        memcpy(out + n, payload + close, len - close);
+        n += len - close;
+        out[n] = '\0';
+        *outlen = n; /* not strlen: jansson took a NUL byte in a number */
+    }
+    free(inner);
+    return out;
+}
+
+char *hh_malformed_dead_payload(const char *payload, size_t len, const char *why, double now,
+                                hh_timestamps ts, size_t *outlen) {
+    json_error_t jerr;
+    json_t *item = json_loadb(payload, len, JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
+    char *out = NULL;
+    /* jansson: "too big integer", "too big negative integer" */
+    if (!item && strstr(jerr.text, "too big ")) {
+        if ((out = splice_reason(payload, len, why, now, ts, outlen))) return out;
+        /* not an object (a bare bignum, an array of them): wrapped below,
+         * which keeps its exact text */
+        item = json_loadb(payload, len, JSON_ALLOW_NUL | JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL, NULL);
+        if (json_is_object(item)) {
+            json_decref(item);
+            item = NULL;
+        }
+    }
+    if (json_is_object(item)) {
+        json_object_set_new(item, "error_class", json_string("hiredhand::InvalidJob"));
+        json_object_set_new(item, "error_message", json_string(why));
+        if (!json_object_get(item, "failed_at"))
+            json_object_set_new(item, "failed_at", hh_json_time_new(now, ts));
+        out = hh_json_dump(item);
+    }
+    else if (item) {
+        /* Valid JSON that is not an object (an array, a number...): stored as
+         * is it would break Sidekiq's Dead page (JobRecord indexes it like a
+         * hash), so it goes in as an object holding the exact text. */
+        char jid[HH_JID_SIZE];
+        json_t *w = json_object();
+        json_t *args = json_array();
+        json_array_append_new(args, json_stringn(payload, len));
+        json_object_set_new(w, "class", json_string("hiredhand::InvalidJob"));
+        json_object_set_new(w, "args", args);
+        if (hh_new_jid(jid) == 0) json_object_set_new(w, "jid", json_string(jid));
+        json_object_set_new(w, "retry", json_false());
+        json_object_set_new(w, "error_class", json_string("hiredhand::InvalidJob"));
+        json_object_set_new(w, "error_message", json_string(why));
+        json_object_set_new(w, "failed_at", hh_json_time_new(now, ts));
+        out = hh_json_dump(w);
+        json_decref(w);
+    }
+    json_decref(item);
+    if (out) {
+        *outlen = strlen(out);
+        return out;
+    }
+    out = malloc(len + 1);
+    if (out) {
+        memcpy(out, payload, len);
+        out[len] = '\0';
+    }
+    *outlen = len;
+    return out;
+}
+
+int hh_write_until_done(hh_until_done *u, hh_attempt_fn fn, void *ctx) {
+    char last[256] = "";
+    double backoff = 0.05;
+    u->attempts = 0;
+    u->uncertain = 0;
+    u->why[0] = '\0';
+    for (;;) {
+        int rc = fn(ctx, u->conn, u->why, sizeof(u->why));
+        if (rc >= 0) {
+            if (u->attempts && u->subject)
+                hh_log(u->log, HH_LOG_INFO, "%s written after %d refused attempts", u->subject, u->attempts);
+            return rc;
+        }
+        u->attempts++;
+        if (!u->conn->ctx) u->uncertain = 1; /* the write may have run before the link broke */
+        if (u->subject && strcmp(u->why, last) != 0) {
+            hh_log(u->log, HH_LOG_WARN, "%s not written, retrying until Redis takes it: %s", u->subject, u->why);
+            hh_strlcpy(last, u->why, sizeof(last));
+        }
+        if (atomic_load(u->giving_up)) return -1;
+        if (!u->conn->ctx) {
+            hh_conn_ready(u->conn); /* waits out the reconnect backoff */
+        } else {
+            /* In slices, so a stop that gives up is seen within 20 ms. */
+            double until = hh_mono() + backoff;
+            while (hh_mono() < until && !atomic_load(u->giving_up)) hh_sleep(0.02);
+            backoff = backoff * 2 > 2.0 ? 2.0 : backoff * 2;
+        }
+    }
+}
+
+struct outcome_attempt {
+    const hh_keys *k;
+    const hh_outcome *o;
+};
+
+static int outcome_attempt(void *ctx, hh_conn *c, char *why, size_t whylen) {
+    struct outcome_attempt *a = ctx;
+    return hh_outcome_write(c, a->k, a->o, why, whylen);
+}
+
+int hh_outcome_write_until_done(hh_until_done *u, const hh_keys *k, const hh_outcome *o) {
+    struct outcome_attempt a = {k, o};
+    return hh_write_until_done(u, outcome_attempt, &a);
 }

@@ -1,14 +1,20 @@
-/* outcome.h -- writing what became of a job: the retry or dead entry and
- * its removal from where it was held, in one atomic step that writes first
- * and removes last, so a write Redis refuses (OOM, WRONGTYPE...) leaves the
- * job where it was. Used by the worker threads, the scheduler (entries that
- * are not jobs) and the client (kill). */
+/* outcome.h -- the one home of what becomes of a job once it ran or could
+ * not: the retry or dead entry and its removal from where it was held, in
+ * one atomic step that writes first and removes last (so a write Redis
+ * refuses, OOM or WRONGTYPE, leaves the job where it was); the dead entry of
+ * a malformed payload; the policy for payloads holding integers beyond 64
+ * bits; and the one loop that writes until Redis takes it. Used by the
+ * worker threads, the scheduler (entries that are not jobs) and the client
+ * (kill). The ack of a success (LREM) is batched with the next fetch, in
+ * fetch.c, and uses the same loop's rules. Keys: see outcome.c. */
 #ifndef HH_OUTCOME_H
 #define HH_OUTCOME_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include "keys.h"
 #include "redis.h"
+#include "retry.h"
 
 #define HH_DEAD_TIMEOUT 15552000.0 /* 180 days, Sidekiq's dead_timeout_in_seconds */
 #define HH_DEAD_MAX_JOBS 10000     /* Sidekiq's dead_max_jobs */
@@ -43,5 +49,54 @@ typedef struct hh_outcome {
  * it), -1 when Redis failed or refused it, with Redis' own message (or the
  * connection's error) in why. Never retries: callers decide. */
 int hh_outcome_write(hh_conn *c, const hh_keys *k, const hh_outcome *o, char *why, size_t whylen);
+
+/* The outcome a failure plan (retry.h) asks for. `source_key` is the job's
+ * in-progress list, or NULL when nothing in Redis holds the job (basic
+ * fetch). Points into plan and job: keep both alive while o is used. */
+void hh_outcome_of_plan(hh_outcome *o, const hh_failure_plan *plan, const char *source_key, const char *member,
+                        size_t member_len, double dead_timeout, long dead_max_jobs);
+
+/* The big-integer policy. A job holding an integer beyond 64 bits cannot be
+ * re-serialised without changing its numbers (jansson has no bignums), so it
+ * never gets a retry entry: its exact bytes go to the dead set, or nowhere
+ * when its "retry" is false (or absent for a class without a handler).
+ * Fills *out (payload malloc'd, NULL when discarded or out of memory). */
+void hh_outcome_lossy_plan(const hh_job *job, int class_known, double now, hh_failure_plan *out);
+
+/* The payload for a malformed job going to the dead set: JSON objects keep
+ * every key and gain error_class/error_message with the reason; other JSON
+ * values (arrays, numbers...) are wrapped in a hiredhand::InvalidJob object
+ * whose args hold their exact text (stored bare they break Sidekiq's Dead
+ * page); anything that is not JSON is stored as fetched (as Sidekiq does,
+ * Sidekiq's Web UI shows it as args). Returns a malloc'd copy;
+ * *len set. */
+char *hh_malformed_dead_payload(const char *payload, size_t len, const char *why, double now,
+                                hh_timestamps ts, size_t *outlen);
+
+/* One attempt of a write: >= 0 when Redis took it (passed back as the
+ * result), -1 when refused or unreachable, with the reason in why. */
+typedef int (*hh_attempt_fn)(void *ctx, hh_conn *c, char *why, size_t whylen);
+
+/* State of one write-until-done. Set conn, log, giving_up and subject;
+ * the rest is filled in. */
+typedef struct hh_until_done {
+    hh_conn *conn;
+    hh_logger *log;
+    const atomic_int *giving_up; /* the stop gave up on Redis: stop trying */
+    const char *subject;         /* "class=X jid=Y: retry entry" for logs; NULL: silent */
+    char why[256];               /* the last refusal */
+    int attempts;                /* refused attempts before the end */
+    int uncertain;               /* an attempt lost its connection: it may have run */
+} hh_until_done;
+
+/* Writes until Redis takes it, whatever the error (an outage reconnects
+ * with the connection's backoff; a refusal such as OOM or a wrong-typed key
+ * backs off from 50 ms to 2 s): a job stays where it is held until then, so
+ * a refused write never loses it. Each change of error is logged once.
+ * Returns fn's result, or -1 once *giving_up is set (u->why says why). */
+int hh_write_until_done(hh_until_done *u, hh_attempt_fn fn, void *ctx);
+
+/* hh_outcome_write() until done. */
+int hh_outcome_write_until_done(hh_until_done *u, const hh_keys *k, const hh_outcome *o);
 
 #endif

@@ -1,14 +1,16 @@
-/* processor.c -- worker threads (see processor.h).
- * Keys written: retry (ZADD), dead (ZADD + trims), and through fetch.c
- * the in-progress lists (LREM ack) and queue:<q> (push back). */
+/* processor.c -- worker threads (see processor.h). Owns the run of one job
+ * and the choice of its outcome; the writes themselves are outcome.c's.
+ * Keys written, through outcome.c: retry (ZADD), dead (ZADD + trims) and
+ * the in-progress list the job leaves (LREM); through fetch.c: the
+ * in-progress lists (LREM ack) and queue:<q> (push back). */
 #include "processor.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "fetch.h"
 #include "lease.h"
 #include "retry.h"
-#include "client.h"
 #include "outcome.h"
 
 struct hh_chain {
@@ -57,72 +59,42 @@ static const hh_handler *find_handler(struct hh_manager *m, const hh_job *job) {
     return m->default_handler.fn ? &m->default_handler : NULL;
 }
 
-/* Writes a job's outcome until Redis takes it, whatever the error (an
- * outage, OOM, a wrong-typed key): the job stays in its in-progress list
- * until then, so a refused write never loses it and its owner, alive and
- * beating, keeps it from recoverers. Each change of error is logged once.
- * Stops only when the shutdown gave up on Redis: the job then stays in its
- * list for the next start or a peer (reliable fetch), or is logged whole
- * (basic fetch, where nothing else holds it). Returns 1 written, 0 the job
- * was no longer in this process's list (taken over by a recovery), -1
+/* Writes a job's outcome until Redis takes it (outcome.c): the job stays
+ * in its in-progress list until then, and its owner, alive and beating,
+ * keeps it from recoverers. When the stop gives up on Redis the job stays
+ * in its list for the next start or a peer (reliable fetch), or is logged
+ * whole (basic fetch, where nothing else holds it). Returns 1 written, 0 the
+ * job was no longer in this process's list (taken over by a recovery), -1
  * given up. */
 static int write_outcome(hh_processor *p, const hh_job *job, hh_outcome *o, const char *what) {
     struct hh_manager *m = p->m;
     const char *klass = job->klass ? job->klass : "-", *jid = job->jid ? job->jid : "-";
-    char why[256], last[256] = "";
-    double backoff = 0.05;
-    int attempts = 0, uncertain = 0;
-    for (;;) {
-        int rc = hh_outcome_write(&p->conn, &m->keys, o, why, sizeof(why));
-        if (rc >= 0) {
-            if (attempts)
-                hh_log(&m->log, HH_LOG_INFO, "class=%s jid=%s: %s written after %d refused attempts", klass,
-                       jid, what, attempts);
-            /* Gone from the list: recovered by another process while this
-             * one could not beat, unless an earlier attempt whose reply was
-             * lost wrote it already. */
-            if (rc == 0 && o->source == HH_SOURCE_LIST && !uncertain) hh_lease_lost(m, job);
-            return rc;
-        }
-        attempts++;
-        if (!p->conn.ctx) uncertain = 1; /* the script may have run */
-        if (strcmp(why, last) != 0) {
-            hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: %s not written, retrying until Redis takes it: %s",
-                   klass, jid, what, why);
-            hh_strlcpy(last, why, sizeof(last));
-        }
-        if (atomic_load(&m->giving_up)) {
-            if (o->source == HH_SOURCE_LIST)
-                hh_log(&m->log, HH_LOG_ERROR, "class=%s jid=%s: %s not written before the shutdown deadline: "
-                       "left in the in-progress list for recovery", klass, jid, what);
-            else
-                hh_log(&m->log, HH_LOG_ERROR, "class=%s jid=%s: %s not written before the shutdown deadline (%s); "
-                       "the job is lost unless re-pushed: %.*s", klass, jid, what, why,
-                       (int)job->len, job->payload);
-            return -1;
-        }
-        if (!p->conn.ctx) {
-            hh_conn_ready(&p->conn); /* waits out the reconnect backoff */
-        } else {
-            double until = hh_mono() + backoff;
-            while (hh_mono() < until && !atomic_load(&m->giving_up)) hh_sleep(0.02);
-            backoff = backoff * 2 > 2.0 ? 2.0 : backoff * 2;
-        }
-    }
+    char *subject = NULL; /* whole, however long the class: the logs name the job */
+    if (asprintf(&subject, "class=%s jid=%s: %s", klass, jid, what) < 0) subject = NULL;
+    hh_until_done u = {.conn = &p->conn, .log = &m->log, .giving_up = &m->giving_up, .subject = subject ? subject : what};
+    int rc = hh_outcome_write_until_done(&u, &m->keys, o);
+    /* Gone from the list: recovered by another process while this one
+     * could not beat, unless an earlier attempt whose reply was lost wrote
+     * it already. */
+    if (rc == 0 && o->source == HH_SOURCE_LIST && !u.uncertain) hh_lease_lost(m, job);
+    if (rc < 0 && o->source == HH_SOURCE_LIST)
+        hh_log(&m->log, HH_LOG_ERROR, "%s not written before the shutdown deadline: "
+               "left in the in-progress list for recovery", u.subject);
+    else if (rc < 0)
+        hh_log(&m->log, HH_LOG_ERROR, "%s not written before the shutdown deadline (%s); "
+               "the job is lost unless re-pushed: %.*s", u.subject, u.why, (int)job->len, job->payload);
+    free(subject);
+    return rc;
 }
 
 /* The outcome of a failed job, per its plan. */
-static void write_failure(hh_processor *p, hh_job *job, const hh_failure_plan *plan) {
+static void write_plan(hh_processor *p, hh_job *job, const hh_failure_plan *plan) {
     struct hh_manager *m = p->m;
     int reliable = m->opts.fetch != HH_FETCH_BASIC;
     if (plan->kind == HH_FAIL_DISCARD && !reliable) return; /* nothing holds it */
     sds list = reliable ? hh_key_inprogress(&m->keys, m->identity, job->queue) : NULL;
-    hh_outcome o = {plan->kind == HH_FAIL_RETRY  ? HH_OUTCOME_RETRY
-                    : plan->kind == HH_FAIL_DEAD ? HH_OUTCOME_DEAD
-                                                 : HH_OUTCOME_DROP,
-                    reliable ? HH_SOURCE_LIST : HH_SOURCE_NONE, list, job->payload, job->len, plan->payload,
-                    plan->payload ? strlen(plan->payload) : 0, plan->score, m->opts.dead_timeout,
-                    m->opts.dead_max_jobs};
+    hh_outcome o;
+    hh_outcome_of_plan(&o, plan, list, job->payload, job->len, m->opts.dead_timeout, m->opts.dead_max_jobs);
     write_outcome(p, job, &o, plan->kind == HH_FAIL_RETRY ? "retry entry" : plan->kind == HH_FAIL_DEAD ? "dead entry" : "removal");
     sdsfree(list);
 }
@@ -141,6 +113,33 @@ static void bury_malformed(hh_processor *p, const hh_job *job, size_t qi, const 
                     job->len, entry, len, now, m->opts.dead_timeout, m->opts.dead_max_jobs};
     write_outcome(p, job, &o, "dead entry");
     free(entry);
+}
+
+/* A failed job: counted, planned (retry, dead or nothing, as Sidekiq's
+ * retry rules say; outcome.h for integers beyond 64 bits) and written. */
+static void write_failed(hh_processor *p, hh_job *job, const hh_handler *h, int rc, double elapsed) {
+    struct hh_manager *m = p->m;
+    const char *shown = hh_job_handler_class(job, NULL); /* Active Job: the wrapped class */
+    atomic_fetch_add(&m->failed, 1);
+    atomic_fetch_add(&m->unflushed_failed, 1);
+    if (!job->error_class) hh_job_fail(job, "hiredhand::JobFailed", "handler returned %d", rc);
+    hh_retry_config rcfg = {m->opts.max_retries, m->opts.redis.timestamps,
+                            h != NULL && h != &m->default_handler};
+    hh_failure_plan plan;
+    if (job->lossy) {
+        /* Cannot be re-serialised without changing its numbers (outcome.h). */
+        hh_outcome_lossy_plan(job, rcfg.class_known, hh_now(), &plan);
+        hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: failed: %s: %s (%s)", shown, job->jid, job->error_class,
+               job->error_message ? job->error_message : "", plan.reason);
+        if (plan.kind == HH_FAIL_DISCARD || plan.payload) write_plan(p, job, &plan);
+        free(plan.payload);
+    } else if (hh_retry_plan(job, &rcfg, hh_now(), &p->rng, &plan) == 0) {
+        hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: failed in %.3f s: %s: %s (%s)", shown,
+               job->jid, elapsed, job->error_class, job->error_message ? job->error_message : "",
+               plan.reason);
+        write_plan(p, job, &plan);
+        free(plan.payload);
+    }
 }
 
 /* Runs one fetched job; returns the seconds its handler took. */
@@ -216,31 +215,7 @@ static double run_job(hh_processor *p, hh_fetched *f) {
         }
         return elapsed;
     }
-    atomic_fetch_add(&m->failed, 1);
-    atomic_fetch_add(&m->unflushed_failed, 1);
-    if (!job->error_class) hh_job_fail(job, "hiredhand::JobFailed", "handler returned %d", rc);
-    hh_retry_config rcfg = {m->opts.max_retries, m->opts.redis.timestamps,
-                            h != NULL && h != &m->default_handler};
-    hh_failure_plan plan;
-    if (job->lossy) {
-        /* Cannot be re-serialised without changing its numbers: no retry
-         * entry; the exact bytes go to the dead set unless retry is false. */
-        json_t *retry = json_object_get(job->item, "retry");
-        int falsy = json_is_false(retry) || (!retry && !rcfg.class_known);
-        plan = (hh_failure_plan){falsy ? HH_FAIL_DISCARD : HH_FAIL_DEAD, hh_now(),
-                                 falsy ? NULL : strdup(job->payload),
-                                 "integers beyond 64 bits: kept byte for byte in the dead set, not retried"};
-        hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: failed: %s: %s (%s)", shown, job->jid, job->error_class,
-               job->error_message ? job->error_message : "", plan.reason);
-        if (plan.kind == HH_FAIL_DISCARD || plan.payload) write_failure(p, job, &plan);
-        free(plan.payload);
-    } else if (hh_retry_plan(job, &rcfg, hh_now(), &p->rng, &plan) == 0) {
-        hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: failed in %.3f s: %s: %s (%s)", shown,
-               job->jid, elapsed, job->error_class, job->error_message ? job->error_message : "",
-               plan.reason);
-        write_failure(p, job, &plan);
-        free(plan.payload);
-    }
+    write_failed(p, job, h, rc, elapsed);
     hh_lease_release(m, &job->lease);
     hh_job_free(job);
     return elapsed;
@@ -268,24 +243,26 @@ static size_t push_pending(struct hh_manager *m, hh_fetched *jobs, size_t n) {
     return k;
 }
 
+struct requeue_attempt {
+    struct hh_manager *m;
+    const hh_fetched *f;
+};
+
+static int requeue_attempt(void *ctx, hh_conn *c, char *why, size_t whylen) {
+    struct requeue_attempt *a = ctx;
+    if (hh_fetch_requeue(a->m, c, a->m->queues[a->f->queue], a->f->payload, a->f->len) >= 0) return 0;
+    hh_strlcpy(why, c->last_error[0] ? c->last_error : "Redis unreachable", whylen);
+    return -1;
+}
+
 /* Pushes a fetched job that will not run here back to the front of its
- * queue until Redis takes it (an outage reconnects, a refusal such as OOM
- * backs off) or the stop gives up; then says where it is. */
+ * queue until Redis takes it or the stop gives up; then says where it is.
+ * hh_fetch_requeue() logs its own refusals. */
 static void requeue_fetched(struct hh_manager *m, hh_conn *conn, const hh_fetched *f) {
-    double backoff = 0.05;
-    while (hh_fetch_requeue(m, conn, m->queues[f->queue], f->payload, f->len) < 0) {
-        if (atomic_load(&m->giving_up)) {
-            hh_fetch_report_unreturned(m, f->queue, f->payload, f->len,
-                                       conn->last_error[0] ? conn->last_error : "Redis unreachable");
-            return;
-        }
-        if (!conn->ctx) {
-            hh_conn_ready(conn);
-            continue;
-        }
-        hh_sleep(backoff);
-        backoff = backoff * 2 > 2.0 ? 2.0 : backoff * 2;
-    }
+    hh_until_done u = {.conn = conn, .log = &m->log, .giving_up = &m->giving_up, .subject = NULL};
+    struct requeue_attempt a = {m, f};
+    if (hh_write_until_done(&u, requeue_attempt, &a) < 0)
+        hh_fetch_report_unreturned(m, f->queue, f->payload, f->len, u.why);
 }
 
 /* Pushes every fetched-but-unstarted job back to the front of its queue. */
@@ -298,12 +275,17 @@ static void requeue_pending(struct hh_manager *m, hh_conn *conn) {
     }
 }
 
+static int booted_or_quiet(const void *arg) {
+    const struct hh_manager *m = arg;
+    return atomic_load(&m->booted) || atomic_load(&m->quiet);
+}
+
 void *hh_processor_main(void *arg) {
     hh_processor *p = arg;
     struct hh_manager *m = p->m;
     double spent = 0;
     int ran = 0;
-    while (!atomic_load(&m->booted) && !atomic_load(&m->quiet)) hh_sleep(0.05);
+    hh_wake_wait(&m->wake, -1, booted_or_quiet, m); /* the identity checks come first */
     while (!atomic_load(&m->quiet)) {
         hh_fetched f;
         if (!pop_pending(m, &f)) {
@@ -342,6 +324,10 @@ void *hh_processor_main(void *arg) {
     requeue_pending(m, &p->conn);
     hh_fetch_flush_acks(m, &p->conn);
     hh_conn_close(&p->conn);
+    /* The supervisor's grace period waits for this: counted first, since
+     * the thread is not joinable yet when the poke is read. */
+    atomic_fetch_add(&m->workers_done, 1);
+    hh_wake_poke(&m->wake);
     return NULL;
 }
 

@@ -1,6 +1,6 @@
 /* processor.h -- the worker threads: fetch, run the middleware chain and
- * the handler, write the outcome together with the ack (Sidekiq 6.4
- * lib/sidekiq/processor.rb). */
+ * the handler, then have the outcome written (outcome.c) or the ack queued
+ * (fetch.c), as Sidekiq's processor does (docs/design.md). */
 #ifndef HH_PROCESSOR_H
 #define HH_PROCESSOR_H
 

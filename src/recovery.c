@@ -1,4 +1,5 @@
-/* recovery.c -- see recovery.h.
+/* recovery.c -- see recovery.h. It sees the manager only through
+ * hh_recovery_env.
  * Keys read: hiredhand:inprogress:* (SCAN, LINDEX), <id> (EXISTS, HMGET),
  * hiredhand:fetchers (SMEMBERS). Keys written: hiredhand:fetchers (SADD,
  * SREM), hiredhand:recovery-lock (SET NX PX), hiredhand:recoveries:<jid>
@@ -13,9 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "fetch.h"
 #include "job.h"
-#include "lease.h"
 #include "retry.h"
 
 #define HH_RECOVERY_LOCK_MS 30000
@@ -23,18 +22,18 @@
 
 /* The dead-set entry for a poison pill: the job with Sidekiq's error fields
  * saying why. NULL when the payload is not a JSON object (stored as is). */
-static char *poison_entry(struct hh_manager *m, const char *payload, size_t len, double now) {
+static char *poison_entry(const hh_recovery_env *e, const char *payload, size_t len, double now) {
     char why[160];
     /* the script buries a job on the first recovery past the limit */
     snprintf(why, sizeof(why), "job was running when its process died %d times (max_recoveries %d)",
-             m->opts.max_recoveries + 1, m->opts.max_recoveries);
+             e->max_recoveries + 1, e->max_recoveries);
     json_t *item = json_loadb(payload, len, JSON_ALLOW_NUL, NULL);
     char *entry = NULL;
     if (json_is_object(item)) {
         json_object_set_new(item, "error_class", json_string("hiredhand::PoisonPill"));
         json_object_set_new(item, "error_message", json_string(why));
         if (!json_object_get(item, "failed_at"))
-            json_object_set_new(item, "failed_at", hh_json_time_new(now, m->opts.redis.timestamps));
+            json_object_set_new(item, "failed_at", hh_json_time_new(now, e->timestamps));
         entry = hh_json_dump(item);
     }
     json_decref(item);
@@ -44,10 +43,10 @@ static char *poison_entry(struct hh_manager *m, const char *payload, size_t len,
 /* Pushes every job of one in-progress list back to its queue, oldest first,
  * each move atomic, done and counted once (HH_LUA_RECOVER); poison pills go
  * to the dead set. Returns jobs pushed back, or -1. */
-static int drain(struct hh_manager *m, hh_conn *c, const char *key, const char *owner,
+static int drain(const hh_recovery_env *e, hh_conn *c, const char *key, const char *owner,
                  const char *queue, int boot) {
-    sds list = sdsnew(key), qk = hh_key_queue(&m->keys, queue), dk = hh_key(&m->keys, HH_K_DEAD);
-    sds hk = hh_key_process(&m->keys, owner);
+    sds list = sdsnew(key), qk = hh_key_queue(e->keys, queue), dk = hh_key(e->keys, HH_K_DEAD);
+    sds hk = hh_key_process(e->keys, owner);
     int moved = 0;
     for (int guard = 0; guard < 1000000; guard++) {
         redisReply *r = hh_conn_cmd(c, "LINDEX %s -1", list);
@@ -58,15 +57,15 @@ static int drain(struct hh_manager *m, hh_conn *c, const char *key, const char *
         const char *jid = json_is_string(j) ? json_string_value(j) : "";
         const char *klass = json_is_string(k) ? json_string_value(k) : "?";
         double now = hh_now();
-        char *entry = poison_entry(m, r->str, r->len, now);
+        char *entry = poison_entry(e, r->str, r->len, now);
         char score[32], cutoff[32], maxrank[24], max[24], ttl[24];
         hh_fmt_double(score, sizeof(score), now);
-        hh_fmt_double(cutoff, sizeof(cutoff), now - m->opts.dead_timeout);
-        snprintf(maxrank, sizeof(maxrank), "%ld", -m->opts.dead_max_jobs);
+        hh_fmt_double(cutoff, sizeof(cutoff), now - e->dead_timeout);
+        snprintf(maxrank, sizeof(maxrank), "%ld", -e->dead_max_jobs);
         /* without a jid there is nothing to count by: no poison-pill limit */
-        snprintf(max, sizeof(max), "%d", *jid ? m->opts.max_recoveries : 0);
+        snprintf(max, sizeof(max), "%d", *jid ? e->max_recoveries : 0);
         snprintf(ttl, sizeof(ttl), "%d", HH_RECOVERY_COUNT_TTL);
-        sds ck = hh_key(&m->keys, HH_K_RECOVERIES);
+        sds ck = hh_key(e->keys, HH_K_RECOVERIES);
         ck = sdscatfmt(ck, ":%s", *jid ? jid : "-");
         const char *keys[5] = {list, qk, ck, dk, hk};
         size_t klen[5] = {sdslen(list), sdslen(qk), sdslen(ck), sdslen(dk), sdslen(hk)};
@@ -81,25 +80,25 @@ static int drain(struct hh_manager *m, hh_conn *c, const char *key, const char *
             rc = (int)x->element[0]->integer;
             count = x->element[1]->integer;
         } else {
-            hh_log(&m->log, HH_LOG_ERROR, "recovery: owner=%s queue=%s: not pushed back, left for the next scan: %s", owner, queue,
+            hh_log(e->log, HH_LOG_ERROR, "recovery: owner=%s queue=%s: not pushed back, left for the next scan: %s", owner, queue,
                    x && x->type == REDIS_REPLY_ERROR ? x->str : x ? "unexpected reply to the recovery script" : c->last_error);
         }
         if (x) freeReplyObject(x);
         if (rc == 3)
-            hh_log(&m->log, HH_LOG_INFO, "recovery: owner=%s beat again: leaving its jobs to it", owner);
+            hh_log(e->log, HH_LOG_INFO, "recovery: owner=%s beat again: leaving its jobs to it", owner);
         if (rc == 1)
-            hh_log(&m->log, HH_LOG_WARN, "recovery: class=%s jid=%s owner=%s queue=%s: pushed back to the queue (recovery %lld)",
+            hh_log(e->log, HH_LOG_WARN, "recovery: class=%s jid=%s owner=%s queue=%s: pushed back to the queue (recovery %lld)",
                    klass, jid, owner, queue, count);
         else if (rc == 2)
-            hh_log(&m->log, HH_LOG_WARN, "recovery: class=%s jid=%s owner=%s: recovered %d times, moved to the dead set",
-                   klass, jid, owner, m->opts.max_recoveries + 1);
+            hh_log(e->log, HH_LOG_WARN, "recovery: class=%s jid=%s owner=%s: recovered %d times, moved to the dead set",
+                   klass, jid, owner, e->max_recoveries + 1);
         sdsfree(ck);
         free(entry);
         json_decref(item);
         freeReplyObject(r);
         if (rc < 0) { moved = -1; break; }
         if (rc >= 3) break;
-        if (rc >= 1) atomic_fetch_add(&m->recovered, 1);
+        if (rc >= 1) atomic_fetch_add(e->recovered, 1);
         if (rc == 1) moved++; /* the callers log how many went back to queues */
     }
     sdsfree(list);
@@ -110,8 +109,8 @@ static int drain(struct hh_manager *m, hh_conn *c, const char *key, const char *
 }
 
 /* Whether an owner is alive: its heartbeat hash exists. */
-static int owner_alive(struct hh_manager *m, hh_conn *c, const char *owner) {
-    sds hk = hh_key_process(&m->keys, owner);
+static int owner_alive(const hh_recovery_env *e, hh_conn *c, const char *owner) {
+    sds hk = hh_key_process(e->keys, owner);
     redisReply *r = hh_conn_cmd(c, "EXISTS %s", hk);
     sdsfree(hk);
     int alive = r && r->type == REDIS_REPLY_INTEGER ? r->integer > 0 : -1;
@@ -121,8 +120,8 @@ static int owner_alive(struct hh_manager *m, hh_conn *c, const char *owner) {
 
 /* SCANs for in-progress lists and drains those whose owner matches `only`
  * (boot) or, when only is NULL, whose owner is dead (orphans). */
-static int scan_lists(struct hh_manager *m, hh_conn *c, const char *only) {
-    sds pattern = hh_key_inprogress_pattern(&m->keys);
+static int scan_lists(const hh_recovery_env *e, hh_conn *c, const char *only) {
+    sds pattern = hh_key_inprogress_pattern(e->keys);
     sds cursor = sdsnew("0");
     int total = 0;
     do {
@@ -130,7 +129,7 @@ static int scan_lists(struct hh_manager *m, hh_conn *c, const char *only) {
         /* {cursor, [keys...]}: anything else ends this scan */
         if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_STRING ||
             r->element[0]->len == 0 || r->element[1]->type != REDIS_REPLY_ARRAY) {
-            if (r) hh_log(&m->log, HH_LOG_WARN, "recovery: unexpected reply to SCAN%s%s", r->type == REDIS_REPLY_ERROR ? ": " : "",
+            if (r) hh_log(e->log, HH_LOG_WARN, "recovery: unexpected reply to SCAN%s%s", r->type == REDIS_REPLY_ERROR ? ": " : "",
                           r->type == REDIS_REPLY_ERROR ? r->str : "");
             if (r) freeReplyObject(r);
             total = -1;
@@ -142,11 +141,11 @@ static int scan_lists(struct hh_manager *m, hh_conn *c, const char *only) {
         for (size_t i = 0; i < keys->elements; i++) {
             sds owner, queue;
             if (keys->element[i]->type != REDIS_REPLY_STRING) continue;
-            if (hh_key_inprogress_parse(&m->keys, keys->element[i]->str, &owner, &queue) != 0) continue;
-            int mine = strcmp(owner, m->identity) == 0;
-            int take = only ? strcmp(owner, only) == 0 : (!mine && owner_alive(m, c, owner) == 0);
+            if (hh_key_inprogress_parse(e->keys, keys->element[i]->str, &owner, &queue) != 0) continue;
+            int mine = strcmp(owner, e->identity) == 0;
+            int take = only ? strcmp(owner, only) == 0 : (!mine && owner_alive(e, c, owner) == 0);
             if (take) {
-                int n = drain(m, c, keys->element[i]->str, owner, queue, only != NULL);
+                int n = drain(e, c, keys->element[i]->str, owner, queue, only != NULL);
                 if (n > 0) total += n;
             }
             sdsfree(owner);
@@ -161,8 +160,8 @@ static int scan_lists(struct hh_manager *m, hh_conn *c, const char *only) {
 
 /* A fixed identity whose hash shows a fresh beat from a process that still
  * exists is live elsewhere: two processes must never share one list. */
-static int identity_in_use(struct hh_manager *m, hh_conn *c) {
-    sds hk = hh_key_process(&m->keys, m->identity);
+static int identity_in_use(const hh_recovery_env *e, hh_conn *c) {
+    sds hk = hh_key_process(e->keys, e->identity);
     redisReply *r = hh_conn_cmd(c, "HMGET %s info beat", hk);
     sdsfree(hk);
     if (!r) return -1;
@@ -172,8 +171,8 @@ static int identity_in_use(struct hh_manager *m, hh_conn *c) {
         const char *host = json_string_value(json_object_get(info, "hostname"));
         long pid = (long)json_integer_value(json_object_get(info, "pid"));
         double beat = r->element[1]->type == REDIS_REPLY_STRING ? hh_strtod_c(r->element[1]->str, NULL) : 0;
-        int fresh = hh_now() - beat < 2 * m->opts.heartbeat_interval + 2;
-        int same_host = host && strcmp(host, m->hostname) == 0;
+        int fresh = hh_now() - beat < 2 * e->heartbeat_interval + 2;
+        int same_host = host && strcmp(host, e->hostname) == 0;
         int gone = same_host && (pid == (long)getpid() || (kill((pid_t)pid, 0) != 0 && errno == ESRCH));
         live = fresh && !gone;
         json_decref(info);
@@ -182,58 +181,58 @@ static int identity_in_use(struct hh_manager *m, hh_conn *c) {
     return live;
 }
 
-int hh_recovery_boot(struct hh_manager *m, hh_conn *c) {
-    if (m->opts.fetch == HH_FETCH_BASIC) return HH_OK;
-    if (m->fixed_identity) {
-        int used = identity_in_use(m, c);
+int hh_recovery_boot(const hh_recovery_env *e, hh_conn *c) {
+    if (e->fetch == HH_FETCH_BASIC) return HH_OK;
+    if (e->fixed_identity) {
+        int used = identity_in_use(e, c);
         if (used < 0) return HH_ERR_REDIS;
         if (used) return HH_ERR_EXISTS;
     }
-    sds fk = hh_key(&m->keys, HH_K_FETCHERS);
-    redisReply *r = hh_conn_cmd(c, "SADD %s %s", fk, m->identity);
+    sds fk = hh_key(e->keys, HH_K_FETCHERS);
+    redisReply *r = hh_conn_cmd(c, "SADD %s %s", fk, e->identity);
     sdsfree(fk);
     if (!r) return HH_ERR_REDIS;
     /* the registry only names fetchers: a refused write (OOM) is logged, not fatal */
     if (r->type != REDIS_REPLY_INTEGER)
-        hh_log(&m->log, HH_LOG_WARN, "recovery: SADD hiredhand:fetchers: %s",
+        hh_log(e->log, HH_LOG_WARN, "recovery: SADD hiredhand:fetchers: %s",
                r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
     freeReplyObject(r);
-    if (!m->fixed_identity) return HH_OK; /* a fresh random identity owns nothing */
-    int n = scan_lists(m, c, m->identity);
+    if (!e->fixed_identity) return HH_OK; /* a fresh random identity owns nothing */
+    int n = scan_lists(e, c, e->identity);
     if (n > 0)
-        hh_log(&m->log, HH_LOG_WARN, "recovery: pushed back %d jobs left by a previous run of %s", n, m->identity);
+        hh_log(e->log, HH_LOG_WARN, "recovery: pushed back %d jobs left by a previous run of %s", n, e->identity);
     return n < 0 ? HH_ERR_REDIS : HH_OK;
 }
 
-int hh_recovery_scan(struct hh_manager *m, hh_conn *c) {
+int hh_recovery_scan(const hh_recovery_env *e, hh_conn *c) {
     /* The outage rule (lease.c): a missing heartbeat hash means a dead
      * owner only once this process has itself beaten long enough for every
      * live peer to have beaten too. */
     double left = 0;
-    if (!hh_lease_peers_judgeable(m, &left)) {
-        hh_log(&m->log, HH_LOG_DEBUG, "recovery: scan deferred %.1f s: this process's own heartbeats have not "
+    if (!e->peers_judgeable(e->udata, &left)) {
+        hh_log(e->log, HH_LOG_DEBUG, "recovery: scan deferred %.1f s: this process's own heartbeats have not "
                "run long enough since start or since Redis failed them", left);
         return -1;
     }
-    sds lk = hh_key(&m->keys, HH_K_RECOVERY_LOCK);
-    long ms = (long)(m->opts.recovery_interval * 500);
+    sds lk = hh_key(e->keys, HH_K_RECOVERY_LOCK);
+    long ms = (long)(e->recovery_interval * 500);
     if (ms > HH_RECOVERY_LOCK_MS) ms = HH_RECOVERY_LOCK_MS;
     if (ms < 100) ms = 100;
-    redisReply *r = hh_conn_cmd(c, "SET %s %s NX PX %ld", lk, m->identity, ms);
+    redisReply *r = hh_conn_cmd(c, "SET %s %s NX PX %ld", lk, e->identity, ms);
     int got = r && r->type == REDIS_REPLY_STATUS;
     if (r) freeReplyObject(r);
     if (!got) {
         sdsfree(lk);
         return -1;
     }
-    int n = scan_lists(m, c, NULL);
+    int n = scan_lists(e, c, NULL);
     /* Forget registered fetchers that are dead and own nothing any more. */
-    sds fk = hh_key(&m->keys, HH_K_FETCHERS);
+    sds fk = hh_key(e->keys, HH_K_FETCHERS);
     redisReply *mem = hh_conn_cmd(c, "SMEMBERS %s", fk);
     for (size_t i = 0; mem && mem->type == REDIS_REPLY_ARRAY && i < mem->elements; i++) {
         if (mem->element[i]->type != REDIS_REPLY_STRING) continue;
         const char *owner = mem->element[i]->str;
-        if (strcmp(owner, m->identity) != 0 && owner_alive(m, c, owner) == 0) {
+        if (strcmp(owner, e->identity) != 0 && owner_alive(e, c, owner) == 0) {
             redisReply *x = hh_conn_cmd(c, "SREM %s %s", fk, owner);
             if (x) freeReplyObject(x);
         }
@@ -243,43 +242,47 @@ int hh_recovery_scan(struct hh_manager *m, hh_conn *c) {
     /* The lock is not released: it expires, so the fleet scans at most
      * once per lock period however many processes run. */
     sdsfree(lk);
-    if (n > 0) hh_log(&m->log, HH_LOG_WARN, "recovery: pushed back %d orphaned jobs", n);
+    if (n > 0) hh_log(e->log, HH_LOG_WARN, "recovery: pushed back %d orphaned jobs", n);
     return n;
 }
 
+static int is_quiet(const void *arg) { return atomic_load(((const hh_recovery_env *)arg)->quiet); }
+
 void *hh_recovery_main(void *arg) {
-    struct hh_manager *m = arg;
+    const hh_recovery_env *e = arg;
     hh_conn c;
-    hh_conn_init(&c, &m->cfg, &m->log, "recovery", &m->quiet);
+    hh_conn_init(&c, e->cfg, e->log, "recovery", e->quiet);
     hh_rng rng;
     hh_rng_seed(&rng);
     double next = hh_mono() + 1 + hh_rng_double(&rng) * 2; /* soon after boot */
     /* Redis was down at start: the identity checks come first, then the
      * workers and the heartbeat may go. */
-    while (!atomic_load(&m->booted) && !atomic_load(&m->quiet)) {
-        int rc = hh_conn_ready(&c) == 0 ? hh_recovery_boot(m, &c) : HH_ERR_REDIS;
+    while (!atomic_load(e->booted) && !atomic_load(e->quiet)) {
+        int rc = hh_conn_ready(&c) == 0 ? hh_recovery_boot(e, &c) : HH_ERR_REDIS;
         if (rc == HH_OK) {
-            atomic_store(&m->booted, 1);
+            atomic_store(e->booted, 1);
+            hh_wake_all(e->wake); /* the workers and the heartbeat wait for it */
         } else if (rc == HH_ERR_EXISTS) {
-            hh_log(&m->log, HH_LOG_ERROR, "identity %s is live in another process (fresh heartbeat); stopping", m->identity);
-            atomic_store(&m->start_error, HH_ERR_EXISTS);
-            hh_manager_stop(m);
+            hh_log(e->log, HH_LOG_ERROR, "identity %s is live in another process (fresh heartbeat); stopping", e->identity);
+            atomic_store(e->start_error, HH_ERR_EXISTS);
+            e->stop(e->udata);
         } else {
-            hh_sleep(0.2);
+            hh_wake_wait(e->wake, hh_mono() + 0.2, is_quiet, e);
         }
     }
-    while (!atomic_load(&m->quiet)) {
+    while (!atomic_load(e->quiet)) {
         if (hh_mono() >= next) {
-            double left = 0, iv = m->opts.recovery_interval;
-            if (!hh_lease_peers_judgeable(m, &left) && left < iv) {
+            double left = 0, iv = e->recovery_interval;
+            if (!e->peers_judgeable(e->udata, &left) && left < iv) {
                 next = hh_mono() + left + 0.1; /* scan as soon as the rule allows */
             } else {
-                hh_recovery_scan(m, &c);
+                hh_recovery_scan(e, &c);
                 next = hh_mono() + iv * (0.75 + 0.5 * hh_rng_double(&rng));
             }
         }
-        hh_lease_tick(m, &c); /* reconciliation of this process's own lists */
-        hh_sleep(0.1);
+        e->tick(e->udata, &c); /* reconciliation of this process's own lists */
+        /* lease.c's tick wants a call every 100 ms; a quiet ends the wait. */
+        hh_wake_wait(e->wake, hh_mono() + 0.1, is_quiet, e);
     }
     hh_conn_close(&c);
     return NULL;

@@ -5,22 +5,53 @@
 #ifndef HH_RECOVERY_H
 #define HH_RECOVERY_H
 
-#include "manager.h"
+#include <stdatomic.h>
+#include "hiredhand.h"
+#include "keys.h"
+#include "redis.h"
+#include "util.h"
+#include "wake.h"
+
+/* All recovery knows of its manager; the manager fills it and keeps it
+ * alive while the thread runs. The outage rule and this process's own
+ * reconciliation live with the fetcher's leases, reached by callbacks. */
+typedef struct hh_recovery_env {
+    const hh_keys *keys;
+    const hh_logger *log;
+    hh_redis_config *cfg;
+    const char *identity, *hostname;
+    int fixed_identity;          /* a stable identity: may own leftovers of an earlier run */
+    hh_fetch_mode fetch;
+    hh_timestamps timestamps;
+    double recovery_interval, heartbeat_interval, dead_timeout;
+    long dead_max_jobs;
+    int max_recoveries;
+    atomic_int *quiet;           /* set: leave */
+    atomic_int *booted;          /* set here once the identity checks passed */
+    atomic_int *start_error;     /* HH_ERR_EXISTS when the identity is live elsewhere */
+    atomic_ullong *recovered;    /* jobs pushed back, for the stats */
+    hh_wake *wake;
+    void *udata;                 /* for the callbacks */
+    int (*peers_judgeable)(void *udata, double *left); /* the outage rule */
+    void (*tick)(void *udata, hh_conn *c);             /* own reconciliation, every 100 ms */
+    void (*stop)(void *udata);                         /* the identity proved live elsewhere */
+} hh_recovery_env;
 
 /* At start: refuse (HH_ERR_EXISTS) when this identity is live in another
  * process, else push back what a previous incarnation of this identity left
  * and register it in hiredhand:fetchers. Returns HH_OK, HH_ERR_EXISTS, or
  * HH_ERR_REDIS when Redis is unreachable (then the recovery thread calls it
  * again until it answers, and no worker fetches before). */
-int hh_recovery_boot(struct hh_manager *m, hh_conn *c);
+int hh_recovery_boot(const hh_recovery_env *e, hh_conn *c);
 
 /* Scans for in-progress lists whose owner's heartbeat hash has expired and
  * pushes their jobs back, under a short fleet-wide lock. Returns jobs
  * recovered, or -1 (lock held elsewhere or a Redis error). */
-int hh_recovery_scan(struct hh_manager *m, hh_conn *c);
+int hh_recovery_scan(const hh_recovery_env *e, hh_conn *c);
 
-/* Thread entry: hh_recovery_scan() every recovery_interval (with jitter)
- * until the manager is quiet. */
+/* Thread entry; arg is an hh_recovery_env. Finishes the identity checks
+ * when Redis was down at start, then hh_recovery_scan() every
+ * recovery_interval (with jitter) until quiet. */
 void *hh_recovery_main(void *arg);
 
 #endif

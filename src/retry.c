@@ -1,6 +1,6 @@
-/* retry.c -- failure handling (see retry.h). Builds payloads only; the
- * writes (ZADD retry / dead, together with the ack) are made by
- * processor.c, so the outcome and the ack go in one transaction. */
+/* retry.c -- the arithmetic of a failed job's plan (see retry.h): Sidekiq's
+ * retry delay and fields, the dead set's payload. Builds payloads only and
+ * touches no Redis key: outcome.c writes them. */
 #include "retry.h"
 
 #include <hiredis/sds.h>
@@ -161,98 +161,3 @@ int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_
     return 0;
 }
 
-/* A malformed object holding an integer beyond 64 bits (jansson has no
- * bignums): its reason goes in as text spliced before the closing brace, so
- * every byte of it, the bignum included, stays as it was. NULL when it is
- * not such an object. */
-static char *splice_reason(const char *payload, size_t len, const char *why, double now, hh_timestamps ts,
-                           size_t *outlen) {
-    json_t *probe = json_loadb(payload, len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, NULL);
-    size_t close = len;
-    while (close > 0 && (payload[close - 1] == ' ' || payload[close - 1] == '\t' || payload[close - 1] == '\r' || payload[close - 1] == '\n')) close--;
-    if (!json_is_object(probe) || close == 0 || payload[close - 1] != '}') {
-        json_decref(probe);
-        return NULL;
-    }
-    close--;
-    json_t *add = json_object();
-    json_object_set_new(add, "error_class", json_string("hiredhand::InvalidJob"));
-    json_object_set_new(add, "error_message", json_string(why));
-    if (!json_object_get(probe, "failed_at")) json_object_set_new(add, "failed_at", hh_json_time_new(now, ts));
-    char *inner = hh_json_dump(add); /* {"error_class":...}: its braces dropped below */
-    int empty = json_object_size(probe) == 0;
-    json_decref(add);
-    json_decref(probe);
-    if (!inner) return NULL;
-    size_t ilen = strlen(inner);
-    char *out = ilen >= 2 ? malloc(len + ilen + 1) : NULL; /* payload, a comma, inner without braces, NUL */
-    if (out) {
-        size_t n = 0;
-        memcpy(out, payload, close);
-        n = close;
-        if (!empty) out[n++] = ',';
-        memcpy(out + n, inner + 1, ilen - 2);
-        n += ilen - 2;
-        memcpy(out + n, payload + close, len - close);
-        n += len - close;
-        out[n] = '\0';
-        *outlen = n; /* not strlen: jansson took a NUL byte in a number */
-    }
-    free(inner);
-    return out;
-}
-
-char *hh_malformed_dead_payload(const char *payload, size_t len, const char *why, double now,
-                                hh_timestamps ts, size_t *outlen) {
-    json_error_t jerr;
-    json_t *item = json_loadb(payload, len, JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
-    char *out = NULL;
-    /* jansson: "too big integer", "too big negative integer" */
-    if (!item && strstr(jerr.text, "too big ")) {
-        if ((out = splice_reason(payload, len, why, now, ts, outlen))) return out;
-        /* not an object (a bare bignum, an array of them): wrapped below,
-         * which keeps its exact text */
-        item = json_loadb(payload, len, JSON_ALLOW_NUL | JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL, NULL);
-        if (json_is_object(item)) {
-            json_decref(item);
-            item = NULL;
-        }
-    }
-    if (json_is_object(item)) {
-        json_object_set_new(item, "error_class", json_string("hiredhand::InvalidJob"));
-        json_object_set_new(item, "error_message", json_string(why));
-        if (!json_object_get(item, "failed_at"))
-            json_object_set_new(item, "failed_at", hh_json_time_new(now, ts));
-        out = hh_json_dump(item);
-    }
-    else if (item) {
-        /* Valid JSON that is not an object (an array, a number...): stored as
-         * is it would break Sidekiq's Dead page (JobRecord indexes it like a
-         * hash), so it goes in as an object holding the exact text. */
-        char jid[HH_JID_SIZE];
-        json_t *w = json_object();
-        json_t *args = json_array();
-        json_array_append_new(args, json_stringn(payload, len));
-        json_object_set_new(w, "class", json_string("hiredhand::InvalidJob"));
-        json_object_set_new(w, "args", args);
-        if (hh_new_jid(jid) == 0) json_object_set_new(w, "jid", json_string(jid));
-        json_object_set_new(w, "retry", json_false());
-        json_object_set_new(w, "error_class", json_string("hiredhand::InvalidJob"));
-        json_object_set_new(w, "error_message", json_string(why));
-        json_object_set_new(w, "failed_at", hh_json_time_new(now, ts));
-        out = hh_json_dump(w);
-        json_decref(w);
-    }
-    json_decref(item);
-    if (out) {
-        *outlen = strlen(out);
-        return out;
-    }
-    out = malloc(len + 1);
-    if (out) {
-        memcpy(out, payload, len);
-        out[len] = '\0';
-    }
-    *outlen = len;
-    return out;
-}

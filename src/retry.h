@@ -1,5 +1,5 @@
-/* retry.h -- what happens to a failed job, as Sidekiq 6.4's JobRetry
- * (lib/sidekiq/job_retry.rb): the retry set with Sidekiq's fields
+/* retry.h -- what happens to a failed job, as Sidekiq's job retry decides
+ * it (docs/protocol.md): the retry set with Sidekiq's fields
  * and backoff, the dead set with its limits, or nothing (retry: false). */
 #ifndef HH_RETRY_H
 #define HH_RETRY_H
@@ -36,16 +36,6 @@ int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_
  * computed without overflow for any count (long double holds every int64
  * exactly); always finite. */
 double hh_retry_delay(long double count, hh_rng *rng);
-
-/* The payload for a malformed job going to the dead set: JSON objects keep
- * every key and gain error_class/error_message with the reason; other JSON
- * values (arrays, numbers...) are wrapped in a hiredhand::InvalidJob object
- * whose args hold their exact text (stored bare they break Sidekiq's Dead
- * page); anything that is not JSON is stored as fetched (as Sidekiq does,
- * Sidekiq's Web UI shows it as args). Returns a malloc'd copy;
- * *len set. */
-char *hh_malformed_dead_payload(const char *payload, size_t len, const char *why, double now,
-                                hh_timestamps ts, size_t *outlen);
 
 /* zlib + strict base64 of a JSON array of lines, as error_backtrace is
  * stored. Free with free(). */

@@ -1,5 +1,6 @@
 /* scheduler.c -- see scheduler.h.
  * Keys read: retry, schedule (ZRANGEBYSCORE), processes (SCARD).
+ * It sees the manager only through hh_scheduler_env.
  * Keys written (in HH_LUA_ENQUEUE_DUE): queue:<q> (LPUSH), queues (SADD),
  * retry/schedule (ZREM); dead (ZADD, in HH_LUA_OUTCOME) for members that are
  * not job JSON. */
@@ -8,7 +9,6 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
-#include "client.h"
 #include "retry.h"
 #include "job.h"
 #include "outcome.h"
@@ -23,42 +23,42 @@ double hh_scheduler_wait(double average, long processes, double r) {
 /* A member that cannot be enqueued (not a job object) would be polled
  * forever: move it to the dead set instead, once (written first, removed
  * last, so a refused write keeps it where it was). */
-static int bury(struct hh_manager *m, hh_conn *c, const char *set, const redisReply *member, char *why,
+static int bury(const hh_scheduler_env *e, hh_conn *c, const char *set, const redisReply *member, char *why,
                 size_t whylen) {
     double now = hh_now();
     size_t len;
     char *entry = hh_malformed_dead_payload(member->str, member->len,
                                             "scheduled entry is not a job object", now,
-                                            m->opts.redis.timestamps, &len);
+                                            e->timestamps, &len);
     if (!entry) {
         hh_strlcpy(why, "out of memory", whylen);
         return -1;
     }
-    sds sk = hh_key(&m->keys, set);
+    sds sk = hh_key(e->keys, set);
     hh_outcome o = {HH_OUTCOME_DEAD, HH_SOURCE_ZSET, sk, member->str, member->len, entry, len, now,
-                    m->opts.dead_timeout, m->opts.dead_max_jobs};
-    int rc = hh_outcome_write(c, &m->keys, &o, why, whylen);
-    if (rc == 1) hh_log(&m->log, HH_LOG_WARN, "%s: malformed entry moved to the dead set", set);
+                    e->dead_timeout, e->dead_max_jobs};
+    int rc = hh_outcome_write(c, e->keys, &o, why, whylen);
+    if (rc == 1) hh_log(e->log, HH_LOG_WARN, "%s: malformed entry moved to the dead set", set);
     sdsfree(sk);
     free(entry);
     return rc;
 }
 
 /* Logs a refused scheduler write once per change of error, and its end. */
-static void note_error(struct hh_manager *m, const char *set, const char *why) {
+static void note_error(const hh_scheduler_env *e, const char *set, const char *why) {
     static _Thread_local char last[256];
     if (!why) {
-        if (last[0]) hh_log(&m->log, HH_LOG_INFO, "scheduler: writes accepted again");
+        if (last[0]) hh_log(e->log, HH_LOG_INFO, "scheduler: writes accepted again");
         last[0] = '\0';
         return;
     }
     if (strcmp(last, why) == 0) return;
     hh_strlcpy(last, why, sizeof(last));
-    hh_log(&m->log, HH_LOG_WARN, "scheduler: %s: due jobs stay where they are until Redis takes the write: %s", set, why);
+    hh_log(e->log, HH_LOG_WARN, "scheduler: %s: due jobs stay where they are until Redis takes the write: %s", set, why);
 }
 
-static int poll_set(struct hh_manager *m, hh_conn *c, const char *set) {
-    sds sk = hh_key(&m->keys, set), qs = hh_key(&m->keys, HH_K_QUEUES);
+static int poll_set(const hh_scheduler_env *e, hh_conn *c, const char *set) {
+    sds sk = hh_key(e->keys, set), qs = hh_key(e->keys, HH_K_QUEUES);
     int moved = 0, failed = 0;
     for (;;) {
         char now_s[32];
@@ -66,25 +66,25 @@ static int poll_set(struct hh_manager *m, hh_conn *c, const char *set) {
         hh_fmt_double(now_s, sizeof(now_s), now);
         redisReply *r = hh_conn_cmd(c, "ZRANGEBYSCORE %s -inf %s LIMIT 0 %d", sk, now_s, HH_POLL_BATCH);
         if (!r || r->type != REDIS_REPLY_ARRAY) {
-            note_error(m, set, !r ? c->last_error : r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply to ZRANGEBYSCORE");
+            note_error(e, set, !r ? c->last_error : r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply to ZRANGEBYSCORE");
             if (r) freeReplyObject(r);
             moved = -1;
             break;
         }
         size_t n = r->elements;
-        for (size_t i = 0; i < n && !atomic_load(&m->quiet); i++) {
-            const redisReply *e = r->element[i];
-            if (e->type != REDIS_REPLY_STRING) continue;
+        for (size_t i = 0; i < n && !atomic_load(e->quiet); i++) {
+            const redisReply *mem = r->element[i];
+            if (mem->type != REDIS_REPLY_STRING) continue;
             int lossy;
-            json_t *item = hh_json_load_payload(e->str, e->len, &lossy);
+            json_t *item = hh_json_load_payload(mem->str, mem->len, &lossy);
             json_t *q = json_object_get(item, "queue");
             const char *queue = json_is_string(q) ? json_string_value(q) : "default";
             char *fresh = NULL;
             if (json_is_object(item)) { /* enqueued_at refreshed in place or appended, all else kept */
-                json_t *ea = hh_json_time_new(now, m->opts.redis.timestamps);
+                json_t *ea = hh_json_time_new(now, e->timestamps);
                 if (lossy) { /* integers beyond 64 bits: only enqueued_at's bytes change */
                     char *v = hh_json_dump(ea);
-                    fresh = v ? hh_json_set_raw(e->str, e->len, "enqueued_at", v, NULL) : NULL;
+                    fresh = v ? hh_json_set_raw(mem->str, mem->len, "enqueued_at", v, NULL) : NULL;
                     free(v);
                     json_decref(ea);
                 } else {
@@ -95,13 +95,13 @@ static int poll_set(struct hh_manager *m, hh_conn *c, const char *set) {
             char why[256];
             int rc;
             if (!fresh) {
-                rc = bury(m, c, set, e, why, sizeof(why));
+                rc = bury(e, c, set, mem, why, sizeof(why));
             } else {
-                sds qk = hh_key_queue(&m->keys, queue);
+                sds qk = hh_key_queue(e->keys, queue);
                 const char *keys[3] = {sk, qs, qk};
                 size_t klen[3] = {sdslen(sk), sdslen(qs), sdslen(qk)};
-                const char *args[3] = {e->str, fresh, queue};
-                size_t alen[3] = {e->len, strlen(fresh), strlen(queue)};
+                const char *args[3] = {mem->str, fresh, queue};
+                size_t alen[3] = {mem->len, strlen(fresh), strlen(queue)};
                 redisReply *x = hh_conn_eval(c, HH_SCRIPT_ENQUEUE_DUE, 3, keys, klen, 3, args, alen);
                 rc = x && x->type == REDIS_REPLY_INTEGER && (x->integer == 0 || x->integer == 1) ? (int)x->integer : -1;
                 if (rc == 1) moved++;
@@ -112,7 +112,7 @@ static int poll_set(struct hh_manager *m, hh_conn *c, const char *set) {
             free(fresh);
             json_decref(item);
             if (rc < 0) { /* refused (OOM...) or unreachable: the rest waits for the next poll */
-                note_error(m, set, why);
+                note_error(e, set, why);
                 failed = 1;
                 break;
             }
@@ -122,24 +122,24 @@ static int poll_set(struct hh_manager *m, hh_conn *c, const char *set) {
             moved = -1;
             break;
         }
-        if (n) note_error(m, set, NULL);
-        if (n < HH_POLL_BATCH || atomic_load(&m->quiet)) break;
+        if (n) note_error(e, set, NULL);
+        if (n < HH_POLL_BATCH || atomic_load(e->quiet)) break;
     }
     sdsfree(sk);
     sdsfree(qs);
     return moved;
 }
 
-int hh_scheduler_poll(struct hh_manager *m, hh_conn *c) {
-    int a = poll_set(m, c, HH_K_RETRY);
-    int b = poll_set(m, c, HH_K_SCHEDULE);
+int hh_scheduler_poll(const hh_scheduler_env *e, hh_conn *c) {
+    int a = poll_set(e, c, HH_K_RETRY);
+    int b = poll_set(e, c, HH_K_SCHEDULE);
     if (a < 0 || b < 0) return -1;
-    if (a + b) hh_log(&m->log, HH_LOG_DEBUG, "scheduler: enqueued %d due jobs", a + b);
+    if (a + b) hh_log(e->log, HH_LOG_DEBUG, "scheduler: enqueued %d due jobs", a + b);
     return a + b;
 }
 
-static long process_count(struct hh_manager *m, hh_conn *c) {
-    sds pk = hh_key(&m->keys, HH_K_PROCESSES);
+static long process_count(const hh_scheduler_env *e, hh_conn *c) {
+    sds pk = hh_key(e->keys, HH_K_PROCESSES);
     redisReply *r = hh_conn_cmd(c, "SCARD %s", pk);
     sdsfree(pk);
     long n = r && r->type == REDIS_REPLY_INTEGER ? (long)r->integer : 1;
@@ -147,24 +147,26 @@ static long process_count(struct hh_manager *m, hh_conn *c) {
     return n < 1 ? 1 : n;
 }
 
-static void nap(struct hh_manager *m, double seconds) {
-    double until = hh_mono() + seconds;
-    while (!atomic_load(&m->quiet) && hh_mono() < until) hh_sleep(0.05);
+static int is_quiet(const void *arg) { return atomic_load(((const hh_scheduler_env *)arg)->quiet); }
+
+/* Sleeps, but a quiet or stop ends the nap at once. */
+static void nap(const hh_scheduler_env *e, double seconds) {
+    hh_wake_wait(e->wake, hh_mono() + seconds, is_quiet, e);
 }
 
 void *hh_scheduler_main(void *arg) {
-    struct hh_manager *m = arg;
+    const hh_scheduler_env *e = arg;
     hh_conn c;
-    hh_conn_init(&c, &m->cfg, &m->log, "scheduler", &m->quiet);
+    hh_conn_init(&c, e->cfg, e->log, "scheduler", e->quiet);
     hh_rng rng;
     hh_rng_seed(&rng);
-    double fixed = m->opts.poll_interval_average;
+    double fixed = e->poll_interval_average;
     /* Initial wait: let the heartbeat register us, spread a fleet's polls. */
-    nap(m, fixed > 0 ? fixed * hh_rng_double(&rng) : 10 + 5 * hh_rng_double(&rng));
-    while (!atomic_load(&m->quiet)) {
-        hh_scheduler_poll(m, &c);
-        double avg = fixed > 0 ? fixed : HH_POLL_AVERAGE * (double)process_count(m, &c);
-        nap(m, hh_scheduler_wait(avg, fixed > 0 ? 1 : (long)(avg / HH_POLL_AVERAGE), hh_rng_double(&rng)));
+    nap(e, fixed > 0 ? fixed * hh_rng_double(&rng) : 10 + 5 * hh_rng_double(&rng));
+    while (!atomic_load(e->quiet)) {
+        hh_scheduler_poll(e, &c);
+        double avg = fixed > 0 ? fixed : HH_POLL_AVERAGE * (double)process_count(e, &c);
+        nap(e, hh_scheduler_wait(avg, fixed > 0 ? 1 : (long)(avg / HH_POLL_AVERAGE), hh_rng_double(&rng)));
     }
     hh_conn_close(&c);
     return NULL;

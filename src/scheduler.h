@@ -1,17 +1,35 @@
 /* scheduler.h -- moves due jobs from the retry and schedule sets to their
- * queues (Sidekiq 6.4 lib/sidekiq/scheduled.rb), each move atomic
- * and done once however many processes poll. */
+ * queues, as Sidekiq's scheduled poller does (docs/protocol.md), each move
+ * atomic and done once however many processes poll. */
 #ifndef HH_SCHEDULER_H
 #define HH_SCHEDULER_H
 
-#include "manager.h"
+#include <stdatomic.h>
+#include "keys.h"
+#include "redis.h"
+#include "util.h"
+#include "wake.h"
 
-/* Thread entry point; arg is the manager. Polls until quiet. */
+/* All the scheduler knows of its manager; the manager fills it and keeps
+ * it alive while the thread runs. */
+typedef struct hh_scheduler_env {
+    const hh_keys *keys;
+    const hh_logger *log;
+    hh_redis_config *cfg;
+    hh_timestamps timestamps;     /* enqueued_at and failed_at as Sidekiq 6/7 or 8 write them */
+    double poll_interval_average; /* > 0: fixed; else Sidekiq's 5 s x processes */
+    double dead_timeout;          /* for entries that are not jobs (outcome.h) */
+    long dead_max_jobs;
+    const atomic_int *quiet;      /* set: stop moving jobs and leave */
+    hh_wake *wake;                /* broadcast when quiet is set */
+} hh_scheduler_env;
+
+/* Thread entry point; arg is an hh_scheduler_env. Polls until quiet. */
 void *hh_scheduler_main(void *arg);
 
 /* One poll over both sets with connection c. Returns jobs enqueued, or -1
  * on a Redis error. Exposed for tests. */
-int hh_scheduler_poll(struct hh_manager *m, hh_conn *c);
+int hh_scheduler_poll(const hh_scheduler_env *e, hh_conn *c);
 
 /* Sidekiq's wait between polls: with average a (= processes x 5 s, or the
  * configured poll_interval_average) and p processes, a*r + a/2 when p < 10,

@@ -10,6 +10,7 @@
 #include <math.h>
 #include "fuzz.h"
 #include "job.h"
+#include "outcome.h"
 #include "retry.h"
 #include "util.h"
 

@@ -8,8 +8,16 @@
 #include <pthread.h>
 #include "heartbeat.h"
 #include "job.h"
+#include <stdint.h>
 #include "manager.h"
 #include "util.h"
+
+/* The view the manager gives its heartbeat thread, as of now. */
+static const hh_heartbeat_env *env_of(struct hh_manager *m) {
+    static hh_heartbeat_env e;
+    hh_manager_heartbeat_env(m, &e);
+    return &e;
+}
 
 static hh_manager *new_manager(const char *url, const hh_queue_weight *q, size_t nq,
                                const char *const *labels) {
@@ -56,7 +64,7 @@ static void test_info_weighted(void **s) {
     hh_manager *mm = new_manager(NULL, q, 3, labels);
     struct hh_manager *m = (struct hh_manager *)mm;
     m->started_at = 1795962144.1420772;
-    char *info = hh_heartbeat_info(m);
+    char *info = hh_heartbeat_info(env_of((struct hh_manager *)m));
     assert_non_null(info);
     json_t *o = json_loads(info, 0, NULL);
     assert_non_null(o);
@@ -101,7 +109,7 @@ static void test_info_strict_defaults(void **s) {
     setenv("DYNO", "web.1", 1);
     hh_manager *mm = new_manager(NULL, NULL, 0, NULL);
     struct hh_manager *m = (struct hh_manager *)mm;
-    char *info = hh_heartbeat_info(m);
+    char *info = hh_heartbeat_info(env_of((struct hh_manager *)m));
     json_t *o = json_loads(info, 0, NULL);
     check_common(o, m);
     /* never started: started_at 0.0, but still a real */
@@ -131,7 +139,7 @@ static void test_info_random_mode(void **s) {
     (void)s;
     hh_queue_weight q[] = {{"a", 1}, {"b", 1}, {"c", 1}};
     hh_manager *mm = new_manager(NULL, q, 3, NULL);
-    char *info = hh_heartbeat_info((struct hh_manager *)mm);
+    char *info = hh_heartbeat_info(env_of((struct hh_manager *)mm));
     json_t *o = json_loads(info, 0, NULL);
     json_t *cap = json_object_get(json_object_get(o, "capsules"), "default");
     char mode[32];
@@ -152,7 +160,7 @@ static void test_info_fixed_identity(void **s) {
     int err;
     hh_manager *mm = hh_manager_new(&o, &err);
     assert_non_null(mm);
-    char *info = hh_heartbeat_info((struct hh_manager *)mm);
+    char *info = hh_heartbeat_info(env_of((struct hh_manager *)mm));
     json_t *j = json_loads(info, 0, NULL);
     assert_string_equal(json_string_value(json_object_get(j, "identity")), "billing-worker-1");
     assert_string_equal(json_string_value(json_object_get(j, "version")), "6.4.1"); /* default */
@@ -196,14 +204,16 @@ static void test_one_beat_and_unregister(void **s) {
     freeReplyObject(x);
 
     pthread_t t;
-    assert_int_equal(pthread_create(&t, NULL, hh_heartbeat_main, m), 0);
+    assert_int_equal(pthread_create(&t, NULL, hh_heartbeat_main, (void *)(uintptr_t)env_of(m)), 0);
     /* the heartbeat waits for the identity checks of a start */
     uh_sleep(0.3);
     assert_int_equal(last_pushed(m), 0);
     atomic_store(&m->booted, 1);
+    hh_wake_all(&m->wake); /* whoever sets a flag wakes the waiters (wake.h) */
     double until = uh_mono() + 5;
     while (last_pushed(m) == 0 && uh_mono() < until) uh_sleep(0.02);
     atomic_store(&m->beats_off, 1);
+    hh_wake_all(&m->wake);
     pthread_join(t, NULL);
     assert_true(last_pushed(m) > 0);
 
@@ -212,7 +222,7 @@ static void test_one_beat_and_unregister(void **s) {
     assert_true(ttl >= 1 && ttl <= 60);
     char *info = uh_str(&srv, "HGET %s info", id);
     assert_non_null(info);
-    char *mine = hh_heartbeat_info(m);
+    char *mine = hh_heartbeat_info(env_of((struct hh_manager *)m));
     assert_string_equal(info, mine);
     free(mine);
     free(info);
@@ -257,7 +267,7 @@ static void test_one_beat_and_unregister(void **s) {
     hh_conn c;
     hh_conn_init(&c, &m->cfg, &m->log, "test", NULL);
     atomic_store(&m->unflushed_processed, 2);
-    assert_int_equal(hh_heartbeat_unregister(m, &c), 0);
+    assert_int_equal(hh_heartbeat_unregister(env_of(m), &c), 0);
     assert_int_equal(uh_int(&srv, "SISMEMBER processes %s", id), 0);
     assert_int_equal(uh_int(&srv, "EXISTS %s:work %s:workers", id, id), 0);
     assert_int_equal(uh_int(&srv, "GET stat:processed"), 9);

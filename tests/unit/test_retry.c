@@ -9,6 +9,7 @@
 #include <math.h>
 #include <zlib.h>
 #include "job.h"
+#include "outcome.h"
 #include "retry.h"
 #include "util.h"
 

@@ -69,6 +69,13 @@ static struct hh_manager *manager(const char *ns, hh_timestamps ts) {
     return (struct hh_manager *)m;
 }
 
+/* The view the manager gives its scheduler thread. */
+static const hh_scheduler_env *env_of(struct hh_manager *m) {
+    static hh_scheduler_env e;
+    hh_manager_scheduler_env(m, &e);
+    return &e;
+}
+
 static void zadd(const char *key, double score, const char *member) {
     redisReply *r = uh_cmd(&srv, "ZADD %s %.17g %s", key, score, member);
     assert_non_null(r);
@@ -99,7 +106,7 @@ static void test_poll_moves_due_jobs(void **s) {
     zadd("retry", now - 3, "[1,2]");
 
     double t0 = hh_now();
-    assert_int_equal(hh_scheduler_poll(m, &c), 2);
+    assert_int_equal(hh_scheduler_poll(env_of(m), &c), 2);
     double t1 = hh_now();
     assert_int_equal(uh_int(&srv, "ZCARD schedule"), 1);
     assert_int_equal(uh_int(&srv, "ZCARD retry"), 0);
@@ -139,7 +146,7 @@ static void test_poll_moves_due_jobs(void **s) {
     assert_int_equal(uh_int(&srv, "EVAL %s 0", "for _,m in ipairs(redis.call('zrange','dead',0,-1)) do if string.find(m, 'hiredhand::InvalidJob', 1, true) and string.find(m, '\"[1,2]\"', 1, true) then return 1 end end return 0"), 1);
 
     /* nothing due: a second poll moves nothing */
-    assert_int_equal(hh_scheduler_poll(m, &c), 0);
+    assert_int_equal(hh_scheduler_poll(env_of(m), &c), 0);
     assert_int_equal(uh_int(&srv, "LLEN queue:low"), 1);
     hh_conn_close(&c);
     hh_manager_free((hh_manager *)m);
@@ -160,7 +167,7 @@ static void test_poll_moves_bignum_entries(void **s) {
     zadd("schedule", 1, sched);
     zadd("retry", 2, retry);
     double t0 = hh_now();
-    assert_int_equal(hh_scheduler_poll(m, &c), 2);
+    assert_int_equal(hh_scheduler_poll(env_of(m), &c), 2);
     double t1 = hh_now();
     assert_int_equal(uh_int(&srv, "ZCARD dead"), 0);
     assert_int_equal(uh_int(&srv, "ZCARD schedule") + uh_int(&srv, "ZCARD retry"), 0);
@@ -207,7 +214,7 @@ static void test_poll_many_and_quiet(void **s) {
         freeReplyObject(r);
     }
     redisFree(rc);
-    assert_int_equal(hh_scheduler_poll(m, &c), 250);
+    assert_int_equal(hh_scheduler_poll(env_of(m), &c), 250);
     assert_int_equal(uh_int(&srv, "LLEN ns:queue:default"), 250); /* no queue: "default" */
     assert_int_equal(uh_int(&srv, "ZCARD ns:schedule"), 0);
     assert_int_equal(uh_int(&srv, "EXISTS queue:default"), 0);
@@ -224,7 +231,7 @@ static void test_poll_many_and_quiet(void **s) {
     redisReply *x = uh_cmd(&srv, "ZADD ns:schedule %.6f {\"class\":\"K\",\"args\":[]}", now - 1);
     freeReplyObject(x);
     atomic_store(&m->quiet, 1);
-    assert_int_equal(hh_scheduler_poll(m, &c), 0);
+    assert_int_equal(hh_scheduler_poll(env_of(m), &c), 0);
     assert_int_equal(uh_int(&srv, "ZCARD ns:schedule"), 1);
     hh_conn_close(&c);
     hh_manager_free((hh_manager *)m);
