@@ -11,6 +11,59 @@
 #include <string.h>
 #include <time.h>
 
+/* One worker thread's fetch state. */
+typedef struct fetch_thread {
+    int block_queue;     /* which queue this thread blocks on when idle (no pickup) */
+    int batch;           /* jobs wanted per fetch, adapted to job speed */
+    double spent;        /* handler seconds since the last fetch */
+    int ran;             /* jobs run since the last fetch */
+    hh_fetched *held;    /* one fetch's replies */
+    struct fetch_scratch *scratch; /* argument space, sized for every queue */
+} fetch_thread;
+
+/* Known-empty queues: a queue a fetch found empty is left out of the next
+ * fetches until it may hold a job again: a write seen by pickup.c (which
+ * bumps epoch) or, while no tracking runs, HH_FETCH_EMPTY_RECHECK later.
+ * A fetch that leaves some queues out and finds nothing tries again with
+ * every queue, so "nothing fetched" always means every queue was empty. */
+typedef struct empty_mark {
+    atomic_ullong epoch; /* the fetcher's epoch when marked; 0: not marked */
+    atomic_llong until;  /* hh_mono() in microseconds until which it holds */
+} empty_mark;
+
+struct hh_fetcher {
+    struct hh_manager *m;
+    /* Jobs fetched in a batch and not started yet, shared by every worker
+     * thread (a slow job never holds others hostage), taken in fetch order
+     * (FIFO: a queue's order is kept and the ack of the oldest entry of an
+     * in-progress list finds it first). ring[head .. head+npending) modulo
+     * cap. `promised` counts jobs asked for by fetches in flight: a thread
+     * asks only for the idle threads that nothing is coming for yet, and an
+     * idle thread waits on `more` while a fetch in flight covers it. */
+    pthread_mutex_t mu;
+    pthread_cond_t more;
+    hh_fetched *ring;
+    size_t head, npending, cap;
+    size_t promised;
+    int idle;                 /* threads in hh_fetch_next without a job */
+    int dry;                  /* the last fetch found every queue empty */
+    int sleeping;             /* of those, waiting on `more` */
+    /* Finished jobs whose ack (LREM) is not sent yet; acks_mu. */
+    pthread_mutex_t acks_mu;
+    hh_job **acks;
+    size_t nacks, acks_cap;
+    /* Idle fetching without pickup.c: waiters[q] threads block on queue q
+     * in Redis, the other idle threads sleep on idle_cv. */
+    pthread_mutex_t idle_mu;
+    pthread_cond_t idle_cv;
+    int *waiters;
+    atomic_ullong epoch;
+    empty_mark *empty;
+    fetch_thread *threads;
+};
+
+#define HH_FETCH_EMPTY_RECHECK_US 100000 /* see empty_mark */
+
 size_t hh_queue_order(const int *weights, size_t n, int weighted, hh_rng *rng, size_t *out) {
     if (!weighted) {
         for (size_t i = 0; i < n; i++) out[i] = i;
@@ -66,32 +119,142 @@ static int take(hh_fetched *out, redisReply *v, size_t q) {
 typedef struct fetch_scratch {
     const char **argv;  /* EVALSHA sha nkeys keys... args..., or BRPOP keys... timeout */
     size_t *lens;
-    size_t *order;      /* one queue order */
+    size_t *order;      /* one queue order (indexes into cand) */
+    size_t *cand;       /* queues this fetch tries (not known empty) */
+    int *cweights;      /* their weights */
     char *ord;          /* order strings, back to back */
     size_t ordcap;
 } fetch_scratch;
 
+static fetch_thread *thread_of(hh_processor *p) { return &p->m->fetcher->threads[p->index]; }
+
 static fetch_scratch *scratch(hh_processor *p) {
-    if (p->fetch_scratch) return p->fetch_scratch;
+    fetch_thread *t = thread_of(p);
+    if (t->scratch) return t->scratch;
     size_t n = p->m->nqueues, argc = 3 + 2 * n + 1 + HH_FETCH_BATCH_MAX;
     fetch_scratch *s = calloc(1, sizeof(*s));
     if (!s) return NULL;
     s->argv = malloc(argc * sizeof(*s->argv));
     s->lens = malloc(argc * sizeof(*s->lens));
     s->order = malloc(n * sizeof(*s->order));
-    if (!s->argv || !s->lens || !s->order) {
-        free(s->argv), free(s->lens), free(s->order), free(s);
+    s->cand = malloc(n * sizeof(*s->cand));
+    s->cweights = malloc(n * sizeof(*s->cweights));
+    if (!s->argv || !s->lens || !s->order || !s->cand || !s->cweights) {
+        free(s->argv), free(s->lens), free(s->order), free(s->cand), free(s->cweights), free(s);
         return NULL;
     }
-    return p->fetch_scratch = s;
+    return t->scratch = s;
 }
 
-void hh_fetch_scratch_free(hh_processor *p) {
-    fetch_scratch *s = p->fetch_scratch;
+static void scratch_free(fetch_scratch *s) {
     if (!s) return;
-    free(s->argv), free(s->lens), free(s->order), free(s->ord), free(s);
-    p->fetch_scratch = NULL;
+    free(s->argv), free(s->lens), free(s->order), free(s->cand), free(s->cweights), free(s->ord), free(s);
 }
+
+/* ------------------------------------------------------------ the fetcher */
+
+hh_fetcher *hh_fetcher_new(struct hh_manager *m) {
+    hh_fetcher *f = calloc(1, sizeof(*f));
+    if (!f) return NULL;
+    size_t c = (size_t)m->opts.concurrency;
+    f->m = m;
+    pthread_mutex_init(&f->mu, NULL);
+    pthread_cond_init(&f->more, NULL);
+    pthread_mutex_init(&f->acks_mu, NULL);
+    pthread_mutex_init(&f->idle_mu, NULL);
+    pthread_cond_init(&f->idle_cv, NULL);
+    atomic_init(&f->epoch, 1);
+    /* A fetch asks for idle threads only, so the buffer never holds more
+     * than one job per thread; room for a full batch per thread anyway. */
+    f->cap = c * HH_FETCH_BATCH_MAX;
+    f->acks_cap = c * HH_FETCH_BATCH_MAX;
+    f->ring = calloc(f->cap, sizeof(*f->ring));
+    f->acks = calloc(f->acks_cap, sizeof(*f->acks));
+    f->waiters = calloc(m->nqueues, sizeof(*f->waiters));
+    f->empty = calloc(m->nqueues, sizeof(*f->empty));
+    f->threads = calloc(c, sizeof(*f->threads));
+    if (!f->ring || !f->acks || !f->waiters || !f->empty || !f->threads) {
+        hh_fetcher_free(f);
+        return NULL;
+    }
+    for (size_t i = 0; i < c; i++) {
+        f->threads[i].block_queue = (int)(i % m->nqueues);
+        f->threads[i].batch = 1;
+        if (!(f->threads[i].held = calloc(HH_FETCH_BATCH_MAX, sizeof(hh_fetched)))) {
+            hh_fetcher_free(f);
+            return NULL;
+        }
+    }
+    return f;
+}
+
+void hh_fetcher_free(hh_fetcher *f) {
+    if (!f) return;
+    for (size_t k = 0; k < f->npending; k++) free(f->ring[(f->head + k) % f->cap].payload);
+    for (size_t k = 0; k < f->nacks; k++) hh_job_free(f->acks[k]);
+    for (int i = 0; f->threads && i < f->m->opts.concurrency; i++) {
+        free(f->threads[i].held);
+        scratch_free(f->threads[i].scratch);
+    }
+    free(f->threads), free(f->ring), free(f->acks), free(f->waiters), free(f->empty);
+    pthread_mutex_destroy(&f->mu);
+    pthread_cond_destroy(&f->more);
+    pthread_mutex_destroy(&f->acks_mu);
+    pthread_mutex_destroy(&f->idle_mu);
+    pthread_cond_destroy(&f->idle_cv);
+    free(f);
+}
+
+/* ------------------------------------------------------------ known-empty queues */
+
+static long long now_us(void) { return (long long)(hh_mono() * 1e6); }
+
+/* Whether queue q is known to be empty. A mark that ran out is claimed by
+ * one thread, which tries the queue again, while the others keep leaving it
+ * out: one recheck per queue per period, however many threads fetch. */
+static int known_empty(hh_fetcher *f, size_t q, unsigned long long epoch, long long now) {
+    if (atomic_load(&f->empty[q].epoch) != epoch) return 0;
+    long long until = atomic_load(&f->empty[q].until);
+    if (until > now) return 1;
+    return !atomic_compare_exchange_strong(&f->empty[q].until, &until, now + HH_FETCH_EMPTY_RECHECK_US);
+}
+
+static void mark_empty(hh_fetcher *f, size_t q, unsigned long long epoch, long long now) {
+    atomic_store(&f->empty[q].until, now + HH_FETCH_EMPTY_RECHECK_US);
+    atomic_store(&f->empty[q].epoch, epoch);
+}
+
+void hh_fetch_queues_written(struct hh_manager *m) {
+    if (m->fetcher) atomic_fetch_add(&m->fetcher->epoch, 1);
+}
+
+void hh_fetch_queue_written(struct hh_manager *m, size_t q) {
+    if (m->fetcher && q < m->nqueues) atomic_store(&m->fetcher->empty[q].epoch, 0);
+}
+
+/* The queues one fetch of max jobs tries, in configuration order, into
+ * s->cand (and their weights): those not known to be empty, and in strict
+ * order only the first few of them (max jobs come from the first max
+ * queues that hold any); every queue when all are known empty. Returns
+ * how many, and *all whether that is every queue. */
+static size_t candidates(hh_processor *p, fetch_scratch *s, size_t max, int *all) {
+    struct hh_manager *m = p->m;
+    hh_fetcher *f = m->fetcher;
+    unsigned long long epoch = atomic_load(&f->epoch);
+    long long now = now_us();
+    size_t k = 0;
+    size_t limit = m->weighted || *all ? m->nqueues : max + 1;
+    for (size_t i = 0; i < m->nqueues && k < limit; i++)
+        if (*all || !known_empty(f, i, epoch, now)) s->cand[k] = i, s->cweights[k++] = m->weights[i];
+    if (k == 0) { /* all known empty: a full check */
+        for (size_t i = 0; i < m->nqueues; i++) s->cand[i] = i, s->cweights[i] = m->weights[i];
+        k = m->nqueues;
+    }
+    *all = k == m->nqueues;
+    return k;
+}
+
+/* ------------------------------------------------------------ basic fetch */
 
 static int fetch_basic(hh_processor *p, hh_fetched *out) {
     struct hh_manager *m = p->m;
@@ -122,30 +285,37 @@ static int fetch_basic(hh_processor *p, hh_fetched *out) {
     return rc;
 }
 
+/* ------------------------------------------------------------ acks */
+
 /* Acks are queued per manager, not per thread: the thread that fetches
  * next sends them all in its fetch round trip, and the supervisor sends
  * what is left every 50 ms, so a job that finished is acknowledged soon
- * even while its thread runs a slow job or idles in a blocking fetch. */
+ * even while its thread runs a slow job or idles in a blocking fetch.
+ * Jobs are taken in fetch order, so acks come mostly oldest first: each
+ * LREM (which searches from the oldest end of the list) finds its entry
+ * within the first few. */
 void hh_fetch_queue_ack(struct hh_manager *m, hh_job *job, hh_conn *c) {
-    pthread_mutex_lock(&m->acks_mu);
-    m->acks[m->nacks++] = job;
-    int full = m->nacks == m->acks_cap;
-    pthread_mutex_unlock(&m->acks_mu);
+    hh_fetcher *f = m->fetcher;
+    pthread_mutex_lock(&f->acks_mu);
+    f->acks[f->nacks++] = job;
+    int full = f->nacks == f->acks_cap;
+    pthread_mutex_unlock(&f->acks_mu);
     if (full) hh_fetch_flush_acks(m, c);
 }
 
 /* Takes every queued ack; *n set; the array is the caller's to free. */
 static hh_job **acks_take(struct hh_manager *m, size_t *n) {
-    pthread_mutex_lock(&m->acks_mu);
-    *n = m->nacks;
+    hh_fetcher *f = m->fetcher;
+    pthread_mutex_lock(&f->acks_mu);
+    *n = f->nacks;
     hh_job **out = NULL;
     if (*n && (out = malloc(*n * sizeof(*out)))) {
-        memcpy(out, m->acks, *n * sizeof(*out));
-        m->nacks = 0;
+        memcpy(out, f->acks, *n * sizeof(*out));
+        f->nacks = 0;
     } else {
         *n = 0;
     }
-    pthread_mutex_unlock(&m->acks_mu);
+    pthread_mutex_unlock(&f->acks_mu);
     return out;
 }
 
@@ -158,14 +328,15 @@ static void acks_free(struct hh_manager *m, hh_job **jobs, size_t n) {
 
 /* Puts acks that could not be sent back in the queue. */
 static void acks_return(struct hh_manager *m, hh_job **jobs, size_t n) {
-    pthread_mutex_lock(&m->acks_mu);
-    if (m->nacks + n > m->acks_cap) {
-        hh_job **grown = realloc(m->acks, (m->nacks + n) * sizeof(*grown));
-        if (grown) m->acks = grown, m->acks_cap = m->nacks + n;
+    hh_fetcher *f = m->fetcher;
+    pthread_mutex_lock(&f->acks_mu);
+    if (f->nacks + n > f->acks_cap) {
+        hh_job **grown = realloc(f->acks, (f->nacks + n) * sizeof(*grown));
+        if (grown) f->acks = grown, f->acks_cap = f->nacks + n;
     }
     size_t k = 0;
-    for (; k < n && m->nacks < m->acks_cap; k++) m->acks[m->nacks++] = jobs[k];
-    pthread_mutex_unlock(&m->acks_mu);
+    for (; k < n && f->nacks < f->acks_cap; k++) f->acks[f->nacks++] = jobs[k];
+    pthread_mutex_unlock(&f->acks_mu);
     /* out of memory: those jobs stay in progress; reconciliation pushes them back */
     for (; k < n; k++) {
         hh_lease_release(m, &jobs[k]->lease);
@@ -173,7 +344,6 @@ static void acks_return(struct hh_manager *m, hh_job **jobs, size_t n) {
     }
     free(jobs);
 }
-
 /* Reads the replies of n pipelined acks (LREMs) in order: an ack Redis
  * refused goes back in the queue for the next send; an LREM that removed
  * nothing on its first attempt means another process took the job while
@@ -251,35 +421,40 @@ void hh_fetch_try_acks(struct hh_manager *m, hh_conn *c) {
     if (jobs) acks_send(m, c, jobs, n, 1);
 }
 
+
+/* ------------------------------------------------------------ reliable fetch */
+
 /* The fetch script's arguments, written into s->argv from index 3 on: every
  * queue's key pair in configuration order, then "1"/"0" (LMOVE or not) and
- * one queue order per job wanted (drawn per job, so weights keep their
- * meaning inside a batch). Returns the argument count after the keys, or -1
- * out of memory. */
-static int fetch_args(hh_processor *p, fetch_scratch *s, size_t max) {
+ * one queue order per job wanted (drawn per job over the candidate queues,
+ * so weights keep their meaning inside a batch). Returns the argument count
+ * after the keys, or -1 out of memory. */
+static int fetch_args(hh_processor *p, fetch_scratch *s, size_t max, size_t ncand) {
     struct hh_manager *m = p->m;
     size_t n = m->nqueues;
-    const char **keys = s->argv + 3, **args = s->argv + 3 + 2 * n;
-    size_t *klen = s->lens + 3, *alen = s->lens + 3 + 2 * n;
-    for (size_t i = 0; i < n; i++) {
-        keys[2 * i] = m->queue_keys[i], klen[2 * i] = sdslen(m->queue_keys[i]);
-        keys[2 * i + 1] = m->inprog_keys[i], klen[2 * i + 1] = sdslen(m->inprog_keys[i]);
+    const char **keys = s->argv + 3, **args = s->argv + 3 + 2 * ncand;
+    size_t *klen = s->lens + 3, *alen = s->lens + 3 + 2 * ncand;
+    for (size_t i = 0; i < ncand; i++) {
+        size_t q = s->cand[i];
+        keys[2 * i] = m->queue_keys[q], klen[2 * i] = sdslen(m->queue_keys[q]);
+        keys[2 * i + 1] = m->inprog_keys[q], klen[2 * i + 1] = sdslen(m->inprog_keys[q]);
     }
     size_t digits = 1;
     for (size_t v = n; v >= 10; v /= 10) digits++;
-    size_t per = n * (digits + 1) + 1, nstr = m->weighted ? max : 1;
+    size_t per = ncand * (digits + 1) + 1, nstr = m->weighted ? max : 1;
     if (s->ordcap < per * nstr) {
         char *grown = realloc(s->ord, per * nstr);
         if (!grown) return -1;
         s->ord = grown, s->ordcap = per * nstr;
     }
-    args[0] = p->conn.version >= 602 ? "1" : "0", alen[0] = 1;
+    int check = ncand == n; /* EXISTS first only when every queue is tried */
+    args[0] = p->conn.version >= 602 ? (check ? "1" : "1x") : (check ? "0" : "0x"), alen[0] = check ? 1 : 2;
     for (size_t j = 0; j < max; j++) {
         if (j == 0 || m->weighted) { /* strict order: one string serves every job */
             char *o = s->ord + (m->weighted ? j : 0) * per;
-            hh_queue_order(m->weights, n, m->weighted, &p->rng, s->order);
+            hh_queue_order(s->cweights, ncand, m->weighted, &p->rng, s->order);
             size_t len = 0;
-            for (size_t i = 0; i < n; i++)
+            for (size_t i = 0; i < ncand; i++)
                 len += (size_t)snprintf(o + len, per - len, i ? ",%zu" : "%zu", s->order[i] + 1);
             args[1 + j] = o, alen[1 + j] = len;
         } else {
@@ -289,23 +464,14 @@ static int fetch_args(hh_processor *p, fetch_scratch *s, size_t max) {
     return (int)(1 + max);
 }
 
-/* One run of the fetch script (with the queued acks in front): returns the
- * number of jobs, 0 when every queue was empty, -1 on an error. */
-static int fetch_reliable(hh_processor *p, hh_fetched *out, size_t max) {
+/* Sends the queued acks and the fetch script in one round trip (the
+ * script alone when its sha is not known yet: EVAL then loads it). Returns
+ * the script's reply, or NULL when the connection failed (the acks are
+ * then retried alone, the lease told). */
+static redisReply *fetch_exchange(hh_processor *p, fetch_scratch *s, size_t n, int nargs, hh_fetched *out) {
     struct hh_manager *m = p->m;
-    size_t n = m->nqueues;
-    if (max > HH_FETCH_BATCH_MAX) max = HH_FETCH_BATCH_MAX;
-    /* One weighted order string per job: bound their total size with very
-     * many queues (a batch is an optimisation, one job per fetch is fine). */
-    if (m->weighted && n * max > 65536) max = n >= 65536 ? 1 : 65536 / n;
-    if (hh_conn_ready(&p->conn) != 0) return -1;
-    fetch_scratch *s = scratch(p);
-    if (!s) return -1;
-    int nargs = fetch_args(p, s, max);
-    if (nargs < 0) return -1;
     const char **keys = s->argv + 3, **args = s->argv + 3 + 2 * n;
     size_t *klen = s->lens + 3, *alen = s->lens + 3 + 2 * n;
-    /* One round trip: the queued acks, then the fetch script. */
     if (!p->conn.shas[HH_SCRIPT_FETCH][0]) hh_fetch_flush_acks(m, &p->conn);
     /* From here until its reply is read, what the script moves is in our
      * list but held by no thread (lease.c). */
@@ -329,7 +495,7 @@ static int fetch_reliable(hh_processor *p, hh_fetched *out, size_t max) {
             hh_lease_fetch_end(m, p, out, 0, 1);
             for (size_t i = 0; i < nacks; i++) acks[i]->ack_uncertain = 1;
             acks_send(m, &p->conn, acks, nacks, 0); /* retries the acks alone */
-            return -1;
+            return NULL;
         }
         acks_settle(m, acks, rs, nacks);
         r = rs[pipe.n - 1];
@@ -342,32 +508,81 @@ static int fetch_reliable(hh_processor *p, hh_fetched *out, size_t max) {
         }
     }
     if (!r) r = hh_conn_eval(&p->conn, HH_SCRIPT_FETCH, (int)(2 * n), keys, klen, nargs, args, alen);
+    if (!r) hh_lease_fetch_end(m, p, out, 0, 1);
+    return r;
+}
+
+/* Reads the script's reply: {{empty queue indexes}, queue index, payload,
+ * ...} or false (every queue empty). Marks the empty queues; takes the
+ * jobs and ends the lease's fetch window. Returns the number of jobs, or
+ * -1 on an error reply (logged). A malformed element ends the parse: what
+ * it moved is stranded and reconciliation pushes it back. */
+static int fetch_parse(hh_processor *p, const fetch_scratch *s, size_t n, redisReply *r, hh_fetched *out) {
+    struct hh_manager *m = p->m;
     int rc = 0;
-    if (!r) {
-        rc = -1;
-        hh_lease_fetch_end(m, p, out, 0, 1);
-    } else if (r->type == REDIS_REPLY_ARRAY && r->elements >= 2) {
-        /* A malformed element ends the parse: what it moved is stranded and
-         * reconciliation pushes it back. */
-        for (size_t i = 0; i + 1 < r->elements && rc >= 0; i += 2) {
+    if (r->type == REDIS_REPLY_ARRAY && r->elements >= 1 && r->element[0]->type == REDIS_REPLY_ARRAY) {
+        const redisReply *e = r->element[0];
+        unsigned long long epoch = atomic_load(&m->fetcher->epoch);
+        long long now = now_us();
+        for (size_t i = 0; i < e->elements; i++)
+            if (e->element[i]->type == REDIS_REPLY_INTEGER && e->element[i]->integer >= 1 &&
+                (size_t)e->element[i]->integer <= n)
+                mark_empty(m->fetcher, s->cand[e->element[i]->integer - 1], epoch, now);
+        for (size_t i = 1; i + 1 < r->elements; i += 2) {
             const redisReply *qi = r->element[i];
             redisReply *v = r->element[i + 1];
             if (qi->type != REDIS_REPLY_INTEGER || v->type != REDIS_REPLY_STRING) break;
             size_t q = (size_t)qi->integer - 1;
-            if (q >= n || take(&out[rc], v, q) < 0) break;
+            if (q >= n || take(&out[rc], v, s->cand[q]) < 0) break;
             rc++;
         }
-        hh_lease_fetch_end(m, p, out, rc, (size_t)rc * 2 != r->elements);
+        hh_lease_fetch_end(m, p, out, rc, (size_t)rc * 2 + 1 != r->elements);
     } else if (r->type == REDIS_REPLY_ERROR) {
         hh_log(&m->log, HH_LOG_ERROR, "fetch: %s", r->str);
         rc = -1;
         hh_lease_fetch_end(m, p, out, 0, 1);
     } else {
-        hh_lease_fetch_end(m, p, out, 0, 0); /* every queue empty */
+        hh_lease_fetch_end(m, p, out, 0, r->type != REDIS_REPLY_NIL); /* every queue empty */
     }
-    if (r) freeReplyObject(r);
     return rc;
 }
+
+/* One run of the fetch script over the queues not known to be empty (all
+ * of them with all set), with the queued acks in front: returns the number
+ * of jobs, 0 when every queue tried was empty, -1 on an error. *all says
+ * on return whether every queue was tried. */
+static int fetch_reliable_once(hh_processor *p, hh_fetched *out, size_t max, int *all) {
+    struct hh_manager *m = p->m;
+    if (hh_conn_ready(&p->conn) != 0) return -1;
+    fetch_scratch *s = scratch(p);
+    if (!s) return -1;
+    size_t ncand = candidates(p, s, max, all);
+    if (max > HH_FETCH_BATCH_MAX) max = HH_FETCH_BATCH_MAX;
+    /* One weighted order string per job: bound their total size with very
+     * many queues (a batch is an optimisation, one job per fetch is fine). */
+    if (m->weighted && ncand * max > 65536) max = ncand >= 65536 ? 1 : 65536 / ncand;
+    int nargs = fetch_args(p, s, max, ncand);
+    if (nargs < 0) return -1;
+    redisReply *r = fetch_exchange(p, s, ncand, nargs, out);
+    if (!r) return -1;
+    int rc = fetch_parse(p, s, ncand, r, out);
+    freeReplyObject(r);
+    return rc;
+}
+
+/* Reliable fetch: a fetch that left queues out and found nothing tries
+ * the other queues not known to be empty, then every queue, before the
+ * caller goes idle (only writes after that are waited for). */
+static int fetch_reliable(hh_processor *p, hh_fetched *out, size_t max) {
+    if (max > HH_FETCH_BATCH_MAX) max = HH_FETCH_BATCH_MAX;
+    int all = 0;
+    int rc = fetch_reliable_once(p, out, max, &all);
+    if (rc == 0 && !all && !p->m->weighted) rc = fetch_reliable_once(p, out, p->m->nqueues, &all);
+    if (rc == 0 && !all) rc = fetch_reliable_once(p, out, max, &(int){1});
+    return rc;
+}
+
+/* ------------------------------------------------------------ idle */
 
 /* Every queue empty and no wake-up from pickup.c (Redis without CLIENT
  * TRACKING): block on one queue with an atomic move, so a job there wakes
@@ -376,33 +591,35 @@ static int fetch_reliable(hh_processor *p, hh_fetched *out, size_t max) {
  * Sidekiq's 2 s, so a job in a queue without a waiter waits 2 s at most. */
 static int idle_fallback(hh_processor *p, hh_fetched *out) {
     struct hh_manager *m = p->m;
+    hh_fetcher *f = m->fetcher;
+    fetch_thread *t = thread_of(p);
     size_t n = m->nqueues;
-    size_t q = (size_t)p->block_queue % n;
+    size_t q = (size_t)t->block_queue % n;
     int rotate = (size_t)m->opts.concurrency < n;
-    if (rotate) p->block_queue = (int)((q + 1) % n);
+    if (rotate) t->block_queue = (int)((q + 1) % n);
     redisReply *r = NULL;
     int rc = 0;
     /* One waiter per queue is enough: other idle threads sleep in the
      * process, at no Redis cost, until a waiter gets a job (or leaves). */
     if (!rotate) {
-        pthread_mutex_lock(&m->idle_mu);
+        pthread_mutex_lock(&f->idle_mu);
         size_t pick = n;
-        if (m->waiters[q] == 0) pick = q;
+        if (f->waiters[q] == 0) pick = q;
         for (size_t i = 0; i < n && pick == n; i++)
-            if (m->waiters[i] == 0) pick = i;
+            if (f->waiters[i] == 0) pick = i;
         if (pick == n) {
             if (!atomic_load(&m->quiet)) {
                 struct timespec until;
                 clock_gettime(CLOCK_REALTIME, &until);
                 until.tv_sec += HH_FETCH_SLEEPER_SECONDS;
-                pthread_cond_timedwait(&m->idle_cv, &m->idle_mu, &until);
+                pthread_cond_timedwait(&f->idle_cv, &f->idle_mu, &until);
             }
-            pthread_mutex_unlock(&m->idle_mu);
+            pthread_mutex_unlock(&f->idle_mu);
             return 0;
         }
         q = pick;
-        m->waiters[q]++;
-        pthread_mutex_unlock(&m->idle_mu);
+        f->waiters[q]++;
+        pthread_mutex_unlock(&f->idle_mu);
     }
     const char *bs = "2"; /* HH_FETCH_BLOCK_SECONDS */
     sds src = m->queue_keys[q], dst = m->inprog_keys[q];
@@ -421,10 +638,10 @@ static int idle_fallback(hh_processor *p, hh_fetched *out) {
         /* Leaving the post. After a job (more may follow) or an error,
          * wake the sleepers to fetch and take over; after a plain
          * timeout this thread comes straight back to it. */
-        pthread_mutex_lock(&m->idle_mu);
-        m->waiters[q]--;
-        if (rc != 0 || (r && r->type == REDIS_REPLY_STRING)) pthread_cond_broadcast(&m->idle_cv);
-        pthread_mutex_unlock(&m->idle_mu);
+        pthread_mutex_lock(&f->idle_mu);
+        f->waiters[q]--;
+        if (rc != 0 || (r && r->type == REDIS_REPLY_STRING)) pthread_cond_broadcast(&f->idle_cv);
+        pthread_mutex_unlock(&f->idle_mu);
     }
     if (r && r->type == REDIS_REPLY_ERROR) {
         hh_log(&m->log, HH_LOG_ERROR, "fetch: %s", r->str);
@@ -434,11 +651,20 @@ static int idle_fallback(hh_processor *p, hh_fetched *out) {
     return rc;
 }
 
-void hh_fetch_wake(struct hh_manager *m, hh_conn *c) {
+void hh_fetch_wake_sleepers(struct hh_manager *m) {
+    hh_fetcher *f = m->fetcher;
     hh_pickup_poke(m); /* idle threads waiting for a wake-up see quiet */
-    pthread_mutex_lock(&m->idle_mu);
-    pthread_cond_broadcast(&m->idle_cv); /* sleepers see quiet */
-    pthread_mutex_unlock(&m->idle_mu);
+    if (!f) return;
+    pthread_mutex_lock(&f->idle_mu);
+    pthread_cond_broadcast(&f->idle_cv); /* sleepers see quiet */
+    pthread_mutex_unlock(&f->idle_mu);
+    pthread_mutex_lock(&f->mu);
+    pthread_cond_broadcast(&f->more); /* threads waiting on a fetch in flight */
+    pthread_mutex_unlock(&f->mu);
+}
+
+void hh_fetch_wake(struct hh_manager *m, hh_conn *c) {
+    hh_fetch_wake_sleepers(m);
     for (int i = 0; i < m->opts.concurrency; i++) {
         long long id = atomic_load(&m->procs[i].conn.client_id);
         if (!id) continue;
@@ -467,6 +693,204 @@ int hh_fetch(hh_processor *p, hh_fetched *out, size_t max) {
     if (rc < 0 && !p->conn.ctx) hh_conn_ready(&p->conn); /* waits out the backoff */
     else if (rc < 0) hh_sleep(1.0); /* an error reply: as Sidekiq, pause 1 s */
     return rc;
+}
+
+/* ------------------------------------------------------------ the shared buffer */
+
+/* Takes the oldest buffered job; 0 when there is none. Call with f->mu. */
+static int pending_pop_locked(hh_fetcher *f, hh_fetched *out) {
+    if (!f->npending) return 0;
+    *out = f->ring[f->head];
+    f->head = (f->head + 1) % f->cap;
+    f->npending--;
+    return 1;
+}
+
+/* Buffers jobs in fetch order; returns how many fit (all of them: a fetch
+ * asks for no more than the buffer's free room). Call with f->mu. */
+static size_t pending_push_locked(hh_fetcher *f, hh_fetched *jobs, size_t n) {
+    size_t k = 0;
+    for (; k < n && f->npending < f->cap; k++, f->npending++) f->ring[(f->head + f->npending) % f->cap] = jobs[k];
+    return k;
+}
+
+void hh_fetch_ran(hh_processor *p, double seconds) {
+    fetch_thread *t = thread_of(p);
+    t->spent += seconds;
+    t->ran++;
+}
+
+/* How many jobs this thread asks for: its batch (doubled while its jobs
+ * take under 1 ms each, else 1), bounded so that buffered and promised
+ * jobs stay within max(concurrency, HH_FETCH_BATCH_MAX): the buffer (and
+ * with it the in-progress list) holds about one job per thread, not a
+ * batch per thread. 0: buffered jobs or a fetch in flight cover every idle
+ * thread, this one included; it waits for them. Call with f->mu. */
+static size_t want_locked(hh_processor *p, fetch_thread *t) {
+    hh_fetcher *f = p->m->fetcher;
+    if (t->ran && t->spent < 0.001 * t->ran)
+        t->batch = t->batch * 2 > HH_FETCH_BATCH_MAX ? HH_FETCH_BATCH_MAX : t->batch * 2;
+    else if (t->ran)
+        t->batch = 1;
+    t->spent = 0, t->ran = 0;
+    size_t covered = f->promised + f->npending;
+    /* While the queues run dry every idle thread goes its own way to the
+     * idle wait (pickup.h, or one blocking move per queue). */
+    if (covered >= (size_t)f->idle && !f->dry) return 0;
+    size_t bound = (size_t)p->m->opts.concurrency;
+    if (bound < HH_FETCH_BATCH_MAX) bound = HH_FETCH_BATCH_MAX;
+    if (bound > f->cap) bound = f->cap;
+    size_t want = covered < bound ? bound - covered : 1;
+    if (want > (size_t)t->batch) want = (size_t)t->batch;
+    if (want > f->cap - f->npending - f->promised) want = f->cap - f->npending - f->promised;
+    return want;
+}
+
+int hh_fetch_next(hh_processor *p, hh_fetched *out) {
+    struct hh_manager *m = p->m;
+    hh_fetcher *f = m->fetcher;
+    fetch_thread *t = thread_of(p);
+    pthread_mutex_lock(&f->mu);
+    if (pending_pop_locked(f, out)) {
+        pthread_mutex_unlock(&f->mu);
+        return 1;
+    }
+    f->idle++;
+    size_t want;
+    while (!(want = want_locked(p, t)) && !atomic_load(&m->quiet)) {
+        f->sleeping++;
+        pthread_cond_wait(&f->more, &f->mu); /* a fetch in flight brings this thread's job */
+        f->sleeping--;
+        if (pending_pop_locked(f, out)) {
+            f->idle--;
+            pthread_mutex_unlock(&f->mu);
+            return 1;
+        }
+    }
+    if (atomic_load(&m->quiet)) {
+        f->idle--;
+        pthread_mutex_unlock(&f->mu);
+        return 0;
+    }
+    f->promised += want;
+    pthread_mutex_unlock(&f->mu);
+
+    int got = hh_fetch(p, t->held, want);
+
+    pthread_mutex_lock(&f->mu);
+    f->promised -= want;
+    f->idle--;
+    f->dry = got == 0;
+    size_t rest = got > 1 ? (size_t)got - 1 : 0;
+    size_t taken = rest ? pending_push_locked(f, t->held + 1, rest) : 0;
+    /* one waiting thread per job beyond this thread's; after a fetch that
+     * brought nothing, every waiting thread looks again */
+    if (got <= 0 || taken >= (size_t)f->sleeping) {
+        if (f->sleeping) pthread_cond_broadcast(&f->more);
+    } else {
+        for (size_t i = 0; i < taken; i++) pthread_cond_signal(&f->more);
+    }
+    pthread_mutex_unlock(&f->mu);
+    /* cannot happen (want_locked), but never lose a job */
+    for (size_t i = 1 + taken; i <= rest; i++) {
+        hh_fetch_push_back(m, &p->conn, &t->held[i]);
+        hh_lease_release(m, &t->held[i].lease);
+        free(t->held[i].payload);
+    }
+    if (got <= 0) return got;
+    *out = t->held[0];
+    return 1;
+}
+
+/* Pushes a fetched job that will not run here back to the front of its
+ * queue until Redis takes it (an outage reconnects, a refusal such as OOM
+ * backs off) or the stop gives up; then says where it is. */
+void hh_fetch_push_back(struct hh_manager *m, hh_conn *conn, const hh_fetched *f) {
+    double backoff = 0.05;
+    while (hh_fetch_requeue(m, conn, m->queues[f->queue], f->payload, f->len) < 0) {
+        if (atomic_load(&m->giving_up)) {
+            hh_fetch_report_unreturned(m, f->queue, f->payload, f->len,
+                                       conn->last_error[0] ? conn->last_error : "Redis unreachable");
+            return;
+        }
+        if (!conn->ctx) {
+            hh_conn_ready(conn);
+            continue;
+        }
+        hh_sleep(backoff);
+        backoff = backoff * 2 > 2.0 ? 2.0 : backoff * 2;
+    }
+}
+
+void hh_fetch_push_back_pending(struct hh_manager *m, hh_conn *conn) {
+    hh_fetcher *f = m->fetcher;
+    for (;;) {
+        hh_fetched x;
+        pthread_mutex_lock(&f->mu);
+        int got = pending_pop_locked(f, &x);
+        pthread_mutex_unlock(&f->mu);
+        if (!got) return;
+        hh_fetch_push_back(m, conn, &x);
+        hh_lease_release(m, &x.lease);
+        free(x.payload);
+    }
+}
+
+size_t hh_fetch_take_pending(struct hh_manager *m, hh_fetched **out) {
+    hh_fetcher *f = m->fetcher;
+    *out = NULL;
+    pthread_mutex_lock(&f->mu);
+    size_t n = f->npending;
+    if (n && (*out = malloc(n * sizeof(**out)))) {
+        for (size_t i = 0; i < n; i++) pending_pop_locked(f, &(*out)[i]);
+    } else {
+        n = 0; /* out of memory: the threads push them back as they leave */
+    }
+    pthread_mutex_unlock(&f->mu);
+    return n;
+}
+
+size_t hh_fetch_pending_each(struct hh_manager *m, void (*fn)(const hh_fetched *, void *), void *udata) {
+    hh_fetcher *f = m->fetcher;
+    pthread_mutex_lock(&f->mu);
+    size_t n = f->npending;
+    for (size_t k = 0; k < n; k++) fn(&f->ring[(f->head + k) % f->cap], udata);
+    pthread_mutex_unlock(&f->mu);
+    return n;
+}
+
+size_t hh_fetch_pending_cap(struct hh_manager *m) { return m->fetcher->cap; }
+
+/* Finds the buffered job (payload pointer and lease) at index k of the
+ * ring's live part; -1 when it is gone. Call with f->mu. */
+static long pending_find_locked(hh_fetcher *f, const char *payload, uint64_t lease) {
+    for (size_t k = 0; k < f->npending; k++) {
+        const hh_fetched *x = &f->ring[(f->head + k) % f->cap];
+        if (x->payload == payload && x->lease == lease) return (long)k;
+    }
+    return -1;
+}
+
+int hh_fetch_pending_has(struct hh_manager *m, const char *payload, uint64_t lease) {
+    hh_fetcher *f = m->fetcher;
+    pthread_mutex_lock(&f->mu);
+    int has = pending_find_locked(f, payload, lease) >= 0;
+    pthread_mutex_unlock(&f->mu);
+    return has;
+}
+
+int hh_fetch_pending_drop(struct hh_manager *m, const char *payload, uint64_t lease, hh_fetched *out) {
+    hh_fetcher *f = m->fetcher;
+    pthread_mutex_lock(&f->mu);
+    long k = pending_find_locked(f, payload, lease);
+    if (k >= 0) {
+        *out = f->ring[(f->head + (size_t)k) % f->cap];
+        for (size_t j = (size_t)k; j + 1 < f->npending; j++) /* keep the others in order */
+            f->ring[(f->head + j) % f->cap] = f->ring[(f->head + j + 1) % f->cap];
+        f->npending--;
+    }
+    pthread_mutex_unlock(&f->mu);
+    return k >= 0;
 }
 
 void hh_fetch_ack_append(struct hh_manager *m, hh_pipe *pipe, const hh_job *job) {
