@@ -124,9 +124,21 @@ typedef struct fetch_scratch {
     int *cweights;      /* their weights */
     char *ord;          /* order strings, back to back */
     size_t ordcap;
+    uint64_t *prefix;   /* weighted: running weight totals over cand */
+    long *pos;          /* weighted: a candidate's place among the keys, or -1 */
+    size_t *picks;      /* weighted: each job's draws, HH_FETCH_DRAWS per job */
 } fetch_scratch;
 
+/* Weighted order: each job's order is drawn over the candidate queues as
+ * Sidekiq draws it (weighted, without replacement), but only its first
+ * HH_FETCH_DRAWS queues are passed: the first queue not known to be empty
+ * almost always holds a job, and a job whose draws all come back empty just
+ * ends the batch (the next fetch knows those queues are empty). */
+#define HH_FETCH_DRAWS 4
+
 static fetch_thread *thread_of(hh_processor *p) { return &p->m->fetcher->threads[p->index]; }
+
+static void scratch_free(fetch_scratch *s);
 
 static fetch_scratch *scratch(hh_processor *p) {
     fetch_thread *t = thread_of(p);
@@ -139,8 +151,11 @@ static fetch_scratch *scratch(hh_processor *p) {
     s->order = malloc(n * sizeof(*s->order));
     s->cand = malloc(n * sizeof(*s->cand));
     s->cweights = malloc(n * sizeof(*s->cweights));
-    if (!s->argv || !s->lens || !s->order || !s->cand || !s->cweights) {
-        free(s->argv), free(s->lens), free(s->order), free(s->cand), free(s->cweights), free(s);
+    s->prefix = malloc(n * sizeof(*s->prefix));
+    s->pos = malloc(n * sizeof(*s->pos));
+    s->picks = malloc(HH_FETCH_BATCH_MAX * HH_FETCH_DRAWS * sizeof(*s->picks));
+    if (!s->argv || !s->lens || !s->order || !s->cand || !s->cweights || !s->prefix || !s->pos || !s->picks) {
+        scratch_free(s);
         return NULL;
     }
     return t->scratch = s;
@@ -148,7 +163,8 @@ static fetch_scratch *scratch(hh_processor *p) {
 
 static void scratch_free(fetch_scratch *s) {
     if (!s) return;
-    free(s->argv), free(s->lens), free(s->order), free(s->cand), free(s->cweights), free(s->ord), free(s);
+    free(s->argv), free(s->lens), free(s->order), free(s->cand), free(s->cweights), free(s->ord);
+    free(s->prefix), free(s->pos), free(s->picks), free(s);
 }
 
 /* ------------------------------------------------------------ the fetcher */
@@ -424,14 +440,57 @@ void hh_fetch_try_acks(struct hh_manager *m, hh_conn *c) {
 
 /* ------------------------------------------------------------ reliable fetch */
 
+/* Weighted, many candidates: draws up to HH_FETCH_DRAWS distinct queues per
+ * job (weighted, without replacement: the head of Sidekiq's shuffled
+ * order) into s->picks, then keeps as candidates only the queues drawn, in
+ * s->cand, and rewrites each pick as its place there. Returns the new
+ * candidate count. */
+static size_t draw_weighted(hh_processor *p, fetch_scratch *s, size_t max, size_t ncand) {
+    uint64_t total = 0;
+    for (size_t i = 0; i < ncand; i++) {
+        total += (uint64_t)(s->cweights[i] > 1 ? s->cweights[i] : 1);
+        s->prefix[i] = total;
+        s->pos[i] = -1;
+    }
+    size_t kept = 0;
+    for (size_t j = 0; j < max; j++) {
+        size_t *pk = s->picks + j * HH_FETCH_DRAWS, got = 0;
+        for (int tries = 0; got < HH_FETCH_DRAWS && tries < 4 * HH_FETCH_DRAWS; tries++) {
+            uint64_t r = hh_rng_below(&p->rng, total);
+            size_t lo = 0, hi = ncand - 1;
+            while (lo < hi) { /* first prefix above r */
+                size_t mid = lo + (hi - lo) / 2;
+                if (s->prefix[mid] > r) hi = mid;
+                else lo = mid + 1;
+            }
+            int dup = 0;
+            for (size_t k = 0; k < got && !dup; k++) dup = pk[k] == lo;
+            if (!dup) pk[got++] = lo;
+        }
+        for (size_t k = got; k < HH_FETCH_DRAWS; k++) pk[k] = SIZE_MAX;
+        for (size_t k = 0; k < got; k++)
+            if (s->pos[pk[k]] < 0) s->pos[pk[k]] = (long)kept++;
+    }
+    /* compact: candidate i moves to place pos[i] (kept in draw order) */
+    size_t *q = s->order; /* free here: the queue index of each kept place */
+    for (size_t i = 0; i < ncand; i++)
+        if (s->pos[i] >= 0) q[s->pos[i]] = s->cand[i];
+    for (size_t j = 0; j < max * HH_FETCH_DRAWS; j++)
+        if (s->picks[j] != SIZE_MAX) s->picks[j] = (size_t)s->pos[s->picks[j]];
+    memcpy(s->cand, q, kept * sizeof(*q));
+    return kept;
+}
+
 /* The fetch script's arguments, written into s->argv from index 3 on: every
  * queue's key pair in configuration order, then "1"/"0" (LMOVE or not) and
  * one queue order per job wanted (drawn per job over the candidate queues,
  * so weights keep their meaning inside a batch). Returns the argument count
  * after the keys, or -1 out of memory. */
-static int fetch_args(hh_processor *p, fetch_scratch *s, size_t max, size_t ncand) {
+static int fetch_args(hh_processor *p, fetch_scratch *s, size_t max, size_t *ncandp, int full) {
     struct hh_manager *m = p->m;
-    size_t n = m->nqueues;
+    size_t n = m->nqueues, ncand = *ncandp;
+    int drawn = m->weighted && !full && ncand > 2 * HH_FETCH_DRAWS;
+    if (drawn) *ncandp = ncand = draw_weighted(p, s, max, ncand);
     const char **keys = s->argv + 3, **args = s->argv + 3 + 2 * ncand;
     size_t *klen = s->lens + 3, *alen = s->lens + 3 + 2 * ncand;
     for (size_t i = 0; i < ncand; i++) {
@@ -450,7 +509,13 @@ static int fetch_args(hh_processor *p, fetch_scratch *s, size_t max, size_t ncan
     int check = ncand == n; /* EXISTS first only when every queue is tried */
     args[0] = p->conn.version >= 602 ? (check ? "1" : "1x") : (check ? "0" : "0x"), alen[0] = check ? 1 : 2;
     for (size_t j = 0; j < max; j++) {
-        if (j == 0 || m->weighted) { /* strict order: one string serves every job */
+        if (drawn) {
+            char *o = s->ord + j * per;
+            size_t len = 0;
+            for (size_t k = 0; k < HH_FETCH_DRAWS && s->picks[j * HH_FETCH_DRAWS + k] != SIZE_MAX; k++)
+                len += (size_t)snprintf(o + len, per - len, k ? ",%zu" : "%zu", s->picks[j * HH_FETCH_DRAWS + k] + 1);
+            args[1 + j] = o, alen[1 + j] = len;
+        } else if (j == 0 || m->weighted) { /* strict order: one string serves every job */
             char *o = s->ord + (m->weighted ? j : 0) * per;
             hh_queue_order(s->cweights, ncand, m->weighted, &p->rng, s->order);
             size_t len = 0;
@@ -556,12 +621,14 @@ static int fetch_reliable_once(hh_processor *p, hh_fetched *out, size_t max, int
     if (hh_conn_ready(&p->conn) != 0) return -1;
     fetch_scratch *s = scratch(p);
     if (!s) return -1;
+    int full = *all;
     size_t ncand = candidates(p, s, max, all);
     if (max > HH_FETCH_BATCH_MAX) max = HH_FETCH_BATCH_MAX;
     /* One weighted order string per job: bound their total size with very
      * many queues (a batch is an optimisation, one job per fetch is fine). */
     if (m->weighted && ncand * max > 65536) max = ncand >= 65536 ? 1 : 65536 / ncand;
-    int nargs = fetch_args(p, s, max, ncand);
+    int nargs = fetch_args(p, s, max, &ncand, full);
+    if (ncand < m->nqueues) *all = 0; /* some queues were not drawn */
     if (nargs < 0) return -1;
     redisReply *r = fetch_exchange(p, s, ncand, nargs, out);
     if (!r) return -1;
@@ -721,11 +788,11 @@ void hh_fetch_ran(hh_processor *p, double seconds) {
 }
 
 /* How many jobs this thread asks for: its batch (doubled while its jobs
- * take under 1 ms each, else 1), bounded so that buffered and promised
- * jobs stay within max(concurrency, HH_FETCH_BATCH_MAX): the buffer (and
- * with it the in-progress list) holds about one job per thread, not a
- * batch per thread. 0: buffered jobs or a fetch in flight cover every idle
- * thread, this one included; it waits for them. Call with f->mu. */
+ * take under 1 ms each, else 1). A thread fetches only when buffered jobs
+ * and fetches in flight do not cover every idle thread, so the buffer (and
+ * with it the in-progress list) holds the idle threads' jobs and one batch
+ * at most, not a batch per thread. 0: they cover this thread too; it waits
+ * for them. Call with f->mu. */
 static size_t want_locked(hh_processor *p, fetch_thread *t) {
     hh_fetcher *f = p->m->fetcher;
     if (t->ran && t->spent < 0.001 * t->ran)
@@ -737,12 +804,8 @@ static size_t want_locked(hh_processor *p, fetch_thread *t) {
     /* While the queues run dry every idle thread goes its own way to the
      * idle wait (pickup.h, or one blocking move per queue). */
     if (covered >= (size_t)f->idle && !f->dry) return 0;
-    size_t bound = (size_t)p->m->opts.concurrency;
-    if (bound < HH_FETCH_BATCH_MAX) bound = HH_FETCH_BATCH_MAX;
-    if (bound > f->cap) bound = f->cap;
-    size_t want = covered < bound ? bound - covered : 1;
-    if (want > (size_t)t->batch) want = (size_t)t->batch;
-    if (want > f->cap - f->npending - f->promised) want = f->cap - f->npending - f->promised;
+    size_t want = (size_t)t->batch;
+    if (want > f->cap - covered) want = f->cap - covered; /* never more than the buffer takes */
     return want;
 }
 
