@@ -46,7 +46,7 @@ struct hh_fetcher {
     size_t head, npending, cap;
     size_t promised;
     int idle;                 /* threads in hh_fetch_next without a job */
-    int dry;                  /* the last fetch found every queue empty */
+    atomic_int dry;           /* the last fetch found every queue empty */
     int sleeping;             /* of those, waiting on `more` */
     /* Finished jobs whose ack (LREM) is not sent yet; acks_mu. */
     pthread_mutex_t acks_mu;
@@ -127,6 +127,7 @@ typedef struct fetch_scratch {
     uint64_t *prefix;   /* weighted: running weight totals over cand */
     long *pos;          /* weighted: a candidate's place among the keys, or -1 */
     size_t *picks;      /* weighted: each job's draws, HH_FETCH_DRAWS per job */
+    int basic;          /* this call pops (basic fetch): no in-progress list, no lease */
 } fetch_scratch;
 
 /* Weighted order: each job's order is drawn over the candidate queues as
@@ -272,8 +273,20 @@ static size_t candidates(hh_processor *p, fetch_scratch *s, size_t max, int *all
 
 /* ------------------------------------------------------------ basic fetch */
 
-static int fetch_basic(hh_processor *p, hh_fetched *out) {
+static int fetch_batch(hh_processor *p, hh_fetched *out, size_t max, int basic);
+
+/* Basic fetch: BRPOP, as Sidekiq's BasicFetch, one job. When more than one
+ * thread is idle and jobs are fast (max > 1), one script call pops a job for
+ * each of them instead (RPOP, same queue order); it waits for nothing, so
+ * an empty result falls back to the BRPOP. The jobs popped are only in
+ * memory, as with BRPOP: a crash loses them, and no more of them wait than
+ * one per thread (want_locked). */
+static int fetch_basic(hh_processor *p, hh_fetched *out, size_t max) {
     struct hh_manager *m = p->m;
+    if (max > 1) {
+        int rc = fetch_batch(p, out, max, 1);
+        if (rc != 0) return rc;
+    }
     fetch_scratch *s = scratch(p);
     if (!s) return -1;
     size_t n = m->nqueues, argc = n + 2;
@@ -506,8 +519,13 @@ static int fetch_args(hh_processor *p, fetch_scratch *s, size_t max, size_t *nca
         if (!grown) return -1;
         s->ord = grown, s->ordcap = per * nstr;
     }
-    int check = ncand == n; /* EXISTS first only when every queue is tried */
-    args[0] = p->conn.version >= 602 ? (check ? "1" : "1x") : (check ? "0" : "0x"), alen[0] = check ? 1 : 2;
+    /* "1"/"0": LMOVE or RPOPLPUSH, or "b": RPOP (basic fetch); then "x"
+     * to skip the EXISTS check */
+    static const char *modes[3][2] = {{"1x", "1"}, {"0x", "0"}, {"bx", "b"}};
+    /* EXISTS first when every queue is tried and they are likely empty:
+     * idle, or a retry after a fetch that found nothing */
+    int check = ncand == n && (full || p->m->fetcher->dry), mode = s->basic ? 2 : p->conn.version >= 602 ? 0 : 1;
+    args[0] = modes[mode][check], alen[0] = strlen(args[0]);
     for (size_t j = 0; j < max; j++) {
         if (drawn) {
             char *o = s->ord + j * per;
@@ -540,7 +558,7 @@ static redisReply *fetch_exchange(hh_processor *p, fetch_scratch *s, size_t n, i
     if (!p->conn.shas[HH_SCRIPT_FETCH][0]) hh_fetch_flush_acks(m, &p->conn);
     /* From here until its reply is read, what the script moves is in our
      * list but held by no thread (lease.c). */
-    hh_lease_fetch_begin(m, p, 0);
+    if (!s->basic) hh_lease_fetch_begin(m, p, 0);
     redisReply *r = NULL;
     size_t nacks = 0;
     hh_job **acks = p->conn.shas[HH_SCRIPT_FETCH][0] ? acks_take(m, &nacks) : NULL;
@@ -557,7 +575,7 @@ static redisReply *fetch_exchange(hh_processor *p, fetch_scratch *s, size_t n, i
         hh_pipe_addargv(&pipe, argc, s->argv, s->lens);
         redisReply **rs = hh_pipe_exec(&pipe);
         if (!rs) {
-            hh_lease_fetch_end(m, p, out, 0, 1);
+            if (!s->basic) hh_lease_fetch_end(m, p, out, 0, 1);
             for (size_t i = 0; i < nacks; i++) acks[i]->ack_uncertain = 1;
             acks_send(m, &p->conn, acks, nacks, 0); /* retries the acks alone */
             return NULL;
@@ -573,7 +591,7 @@ static redisReply *fetch_exchange(hh_processor *p, fetch_scratch *s, size_t n, i
         }
     }
     if (!r) r = hh_conn_eval(&p->conn, HH_SCRIPT_FETCH, (int)(2 * n), keys, klen, nargs, args, alen);
-    if (!r) hh_lease_fetch_end(m, p, out, 0, 1);
+    if (!r && !s->basic) hh_lease_fetch_end(m, p, out, 0, 1);
     return r;
 }
 
@@ -601,12 +619,12 @@ static int fetch_parse(hh_processor *p, const fetch_scratch *s, size_t n, redisR
             if (q >= n || take(&out[rc], v, s->cand[q]) < 0) break;
             rc++;
         }
-        hh_lease_fetch_end(m, p, out, rc, (size_t)rc * 2 + 1 != r->elements);
+        if (!s->basic) hh_lease_fetch_end(m, p, out, rc, (size_t)rc * 2 + 1 != r->elements);
     } else if (r->type == REDIS_REPLY_ERROR) {
         hh_log(&m->log, HH_LOG_ERROR, "fetch: %s", r->str);
         rc = -1;
-        hh_lease_fetch_end(m, p, out, 0, 1);
-    } else {
+        if (!s->basic) hh_lease_fetch_end(m, p, out, 0, 1);
+    } else if (!s->basic) {
         hh_lease_fetch_end(m, p, out, 0, r->type != REDIS_REPLY_NIL); /* every queue empty */
     }
     return rc;
@@ -615,12 +633,14 @@ static int fetch_parse(hh_processor *p, const fetch_scratch *s, size_t n, redisR
 /* One run of the fetch script over the queues not known to be empty (all
  * of them with all set), with the queued acks in front: returns the number
  * of jobs, 0 when every queue tried was empty, -1 on an error. *all says
- * on return whether every queue was tried. */
-static int fetch_reliable_once(hh_processor *p, hh_fetched *out, size_t max, int *all) {
+ * on return whether every queue was tried. basic: pop the jobs (RPOP, no
+ * in-progress list), for basic fetch's batches. */
+static int fetch_batch_once(hh_processor *p, hh_fetched *out, size_t max, int *all, int basic) {
     struct hh_manager *m = p->m;
     if (hh_conn_ready(&p->conn) != 0) return -1;
     fetch_scratch *s = scratch(p);
     if (!s) return -1;
+    s->basic = basic;
     int full = *all;
     size_t ncand = candidates(p, s, max, all);
     if (max > HH_FETCH_BATCH_MAX) max = HH_FETCH_BATCH_MAX;
@@ -637,15 +657,16 @@ static int fetch_reliable_once(hh_processor *p, hh_fetched *out, size_t max, int
     return rc;
 }
 
-/* Reliable fetch: a fetch that left queues out and found nothing tries
- * the other queues not known to be empty, then every queue, before the
- * caller goes idle (only writes after that are waited for). */
-static int fetch_reliable(hh_processor *p, hh_fetched *out, size_t max) {
+/* A batch fetch (reliable, or basic's pops): a fetch that left queues out
+ * and found nothing tries the other queues not known to be empty, then
+ * every queue, before the caller goes idle (only writes after that are
+ * waited for). */
+static int fetch_batch(hh_processor *p, hh_fetched *out, size_t max, int basic) {
     if (max > HH_FETCH_BATCH_MAX) max = HH_FETCH_BATCH_MAX;
     int all = 0;
-    int rc = fetch_reliable_once(p, out, max, &all);
-    if (rc == 0 && !all && !p->m->weighted) rc = fetch_reliable_once(p, out, p->m->nqueues, &all);
-    if (rc == 0 && !all) rc = fetch_reliable_once(p, out, max, &(int){1});
+    int rc = fetch_batch_once(p, out, max, &all, basic);
+    if (rc == 0 && !all && !p->m->weighted) rc = fetch_batch_once(p, out, p->m->nqueues, &all, basic);
+    if (rc == 0 && !all) rc = fetch_batch_once(p, out, max, &(int){1}, basic);
     return rc;
 }
 
@@ -748,7 +769,7 @@ int hh_fetch(hh_processor *p, hh_fetched *out, size_t max) {
      * an empty fetch and the wait. */
     hh_pickup_ticket ticket;
     hh_pickup_ticket_take(m, &ticket);
-    rc = basic ? fetch_basic(p, out) : fetch_reliable(p, out, max ? max : 1);
+    rc = basic ? fetch_basic(p, out, max ? max : 1) : fetch_batch(p, out, max ? max : 1, 0);
     if (rc != 0 || atomic_load(&m->quiet)) {
         hh_pickup_done(m, &ticket, rc);
     } else if (!hh_pickup_wait(m, &ticket) && !basic) {
@@ -806,7 +827,11 @@ static size_t want_locked(hh_processor *p, fetch_thread *t) {
     if (covered >= (size_t)f->idle && !f->dry) return 0;
     size_t want = (size_t)t->batch;
     if (want > f->cap - covered) want = f->cap - covered; /* never more than the buffer takes */
-    return want;
+    /* basic fetch: popped jobs are only in memory (a crash loses them), so
+     * no more of them wait than one per thread */
+    size_t c = (size_t)p->m->opts.concurrency;
+    if (p->m->opts.fetch == HH_FETCH_BASIC) want = covered < c && want > c - covered ? c - covered : want;
+    return want ? want : 1;
 }
 
 int hh_fetch_next(hh_processor *p, hh_fetched *out) {

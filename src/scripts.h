@@ -31,7 +31,7 @@ typedef enum hh_script_id {
  * else runs inside a script, so it stays empty): one call makes at most one
  * failed move per queue, however many jobs it takes. */
 #define HH_LUA_FETCH                                                          \
-    "local lmove = string.sub(ARGV[1], 1, 1) == '1'\n"                        \
+    "local how = string.sub(ARGV[1], 1, 1)\n"                                 \
     "local any = string.sub(ARGV[1], 2, 2) == 'x'\n"                          \
     "if not any then\n"                                                       \
     "  local queues = {}\n"                                                   \
@@ -52,7 +52,8 @@ typedef enum hh_script_id {
     "    local i = tonumber(idx)\n"                                           \
     "    if not empty[i] then\n"                                              \
     "      local v\n"                                                         \
-    "      if lmove then v = redis.call('LMOVE', KEYS[2*i-1], KEYS[2*i], 'RIGHT', 'LEFT')\n" \
+    "      if how == '1' then v = redis.call('LMOVE', KEYS[2*i-1], KEYS[2*i], 'RIGHT', 'LEFT')\n" \
+    "      elseif how == 'b' then v = redis.call('RPOP', KEYS[2*i-1])\n"      \
     "      else v = redis.call('RPOPLPUSH', KEYS[2*i-1], KEYS[2*i]) end\n"    \
     "      if v then\n"                                                       \
     "        out[#out+1] = i\n"                                               \
