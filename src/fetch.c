@@ -1,5 +1,5 @@
-/* fetch.c -- fetching jobs (see fetch.h).
- * Keys: queue:<q> (LMOVE/RPOPLPUSH/BRPOP from, RPUSH back),
+/* fetch.c -- fetching jobs and the fetcher's state (see fetch.h).
+ * Keys: queue:<q> (LMOVE/RPOPLPUSH/BRPOP/RPOP from, RPUSH back),
  * hiredhand:inprogress:<identity>|<q> (LMOVE into, LREM on ack). */
 #include "fetch.h"
 #include "lease.h"
@@ -761,7 +761,12 @@ void hh_fetch_wake(struct hh_manager *m, hh_conn *c) {
     }
 }
 
-int hh_fetch(hh_processor *p, hh_fetched *out, size_t max) {
+/* Fetches up to max jobs (each job's queue drawn in Sidekiq's order) for
+ * processor p into out[], waiting when every queue is empty until a queue
+ * may hold a job (pickup.h) or quiet. Queued acks go out in the same round
+ * trip. Returns the number of jobs, 0 when nothing came, -1 on a Redis
+ * error (already logged and backed off). */
+static int fetch(hh_processor *p, hh_fetched *out, size_t max) {
     struct hh_manager *m = p->m;
     int rc, basic = m->opts.fetch == HH_FETCH_BASIC;
     /* Taken before the fetch: a write to any queue after it (the fetch
@@ -770,6 +775,15 @@ int hh_fetch(hh_processor *p, hh_fetched *out, size_t max) {
     hh_pickup_ticket ticket;
     hh_pickup_ticket_take(m, &ticket);
     rc = basic ? fetch_basic(p, out, max ? max : 1) : fetch_batch(p, out, max ? max : 1, 0);
+    if (rc == 0 && !atomic_load(&m->fetcher->dry)) {
+        /* The queues ran dry: threads waiting for this fetch's jobs go
+         * their own way to the idle wait (want_locked). */
+        hh_fetcher *f = m->fetcher;
+        pthread_mutex_lock(&f->mu);
+        atomic_store(&f->dry, 1);
+        if (f->sleeping) pthread_cond_broadcast(&f->more);
+        pthread_mutex_unlock(&f->mu);
+    }
     if (rc != 0 || atomic_load(&m->quiet)) {
         hh_pickup_done(m, &ticket, rc);
     } else if (!hh_pickup_wait(m, &ticket) && !basic) {
@@ -863,7 +877,7 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out) {
     f->promised += want;
     pthread_mutex_unlock(&f->mu);
 
-    int got = hh_fetch(p, t->held, want);
+    int got = fetch(p, t->held, want);
 
     pthread_mutex_lock(&f->mu);
     f->promised -= want;

@@ -1,6 +1,7 @@
 /* fetch.h -- taking jobs off queues: the queue order (strict or weighted,
  * Sidekiq 6.4 lib/sidekiq/fetch.rb), reliable fetch into a private
- * in-progress list, basic BRPOP fetch, acknowledging and pushing back. */
+ * in-progress list, basic BRPOP fetch, the buffer of fetched jobs the
+ * worker threads share, acknowledging and pushing back. */
 #ifndef HH_FETCH_H
 #define HH_FETCH_H
 
@@ -66,13 +67,6 @@ void hh_fetch_queues_written(struct hh_manager *m);
 /* Wakes idle threads sleeping in the process (quiet, stop): no Redis. */
 void hh_fetch_wake_sleepers(struct hh_manager *m);
 
-/* Fetches up to max jobs (each job's queue drawn in Sidekiq's order) for
- * processor p into out[], waiting when every queue is empty until a queue
- * may hold a job (pickup.h) or quiet. Queued acks go out in the same round
- * trip. Returns
- * the number of jobs, 0 when nothing came, -1 on a Redis error (already
- * logged and backed off). */
-int hh_fetch(hh_processor *p, hh_fetched *out, size_t max);
 
 /* Queues the ack of a finished job (which it then owns and frees); sends
  * the queue with connection c when it is full. Thread-safe. */
