@@ -181,10 +181,12 @@ hh_fetcher *hh_fetcher_new(struct hh_manager *m) {
     pthread_mutex_init(&f->idle_mu, NULL);
     pthread_cond_init(&f->idle_cv, NULL);
     atomic_init(&f->epoch, 1);
-    /* A fetch asks for idle threads only, so the buffer never holds more
-     * than one job per thread; room for a full batch per thread anyway. */
-    f->cap = c * HH_FETCH_BATCH_MAX;
-    f->acks_cap = c * HH_FETCH_BATCH_MAX;
+    /* A thread fetches only while the buffer and the fetches in flight do
+     * not cover the idle threads, so the buffer holds at most one job per
+     * thread plus the batches in flight; twice that is room to spare (and
+     * want_locked never asks for more than fits). Acks are sent when full. */
+    f->cap = 2 * (c + HH_FETCH_BATCH_MAX);
+    f->acks_cap = c + HH_FETCH_BATCH_MAX;
     f->ring = calloc(f->cap, sizeof(*f->ring));
     f->acks = calloc(f->acks_cap, sizeof(*f->acks));
     f->waiters = calloc(m->nqueues, sizeof(*f->waiters));
@@ -823,11 +825,13 @@ void hh_fetch_ran(hh_processor *p, double seconds) {
 }
 
 /* How many jobs this thread asks for: its batch (doubled while its jobs
- * take under 1 ms each, else 1). A thread fetches only when buffered jobs
- * and fetches in flight do not cover every idle thread, so the buffer (and
- * with it the in-progress list) holds the idle threads' jobs and one batch
- * at most, not a batch per thread. 0: they cover this thread too; it waits
- * for them. Call with f->mu. */
+ * take under 1 ms each, else 1). While jobs flow, one fetch at a time is
+ * in flight, and only when the buffer does not cover every idle thread: so
+ * batches land in the buffer in the order Redis moved them (a queue's
+ * order holds), and the buffer (with it the in-progress list) holds the
+ * idle threads' jobs and one batch at most, not a batch per thread. 0: this
+ * thread waits for the buffer or the fetch in flight. Once the queues run
+ * dry, every idle thread fetches (and waits) on its own. Call with f->mu. */
 static size_t want_locked(hh_processor *p, fetch_thread *t) {
     hh_fetcher *f = p->m->fetcher;
     if (t->ran && t->spent < 0.001 * t->ran)
@@ -838,7 +842,7 @@ static size_t want_locked(hh_processor *p, fetch_thread *t) {
     size_t covered = f->promised + f->npending;
     /* While the queues run dry every idle thread goes its own way to the
      * idle wait (pickup.h, or one blocking move per queue). */
-    if (covered >= (size_t)f->idle && !f->dry) return 0;
+    if ((covered >= (size_t)f->idle || f->promised) && !f->dry) return 0;
     size_t want = (size_t)t->batch;
     if (want > f->cap - covered) want = f->cap - covered; /* never more than the buffer takes */
     /* basic fetch: popped jobs are only in memory (a crash loses them), so

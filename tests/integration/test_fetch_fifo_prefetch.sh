@@ -3,9 +3,11 @@
 # fetch batch grows to its maximum) fetched in batches by several threads start in the order they
 # were pushed (FIFO), give or take the few jobs other threads are starting at the same moment.
 # 3000 jobs on queue:default, -c 4, -v (a "start" line per job, in start order). A job is
-# "displaced" when it starts more than 40 places away from its place in the queue (40 > a batch
-# of 32 plus the other threads); fewer than 1 % of the jobs may be (a thread preempted between
-# taking its job and logging it). Then: every job ran once and the in-progress lists are empty
+# "displaced" when it starts more than 72 places away from its place in the queue (taken in
+# fetch order, a job is off by at most a batch, 64, plus the other threads' jobs: the thread that
+# fetched a batch may start its first job after the others started the rest; taken last in
+# first out, whole batches of several threads are); fewer than 1 % of the jobs may be (a thread
+# preempted between taking its job and logging it). The previous code displaced about 25 %. Then: every job ran once and the in-progress lists are empty
 # while the worker still runs (every ack landed, nothing left behind).
 . "$(dirname "$0")/../lib/harness.sh"
 . "$(dirname "$0")/../lib/recovery_helpers.sh"
@@ -26,13 +28,13 @@ started="$HH_TMP/started"
 sed -n 's/.*jid=\([0-9a-f]*\) queue=default: start.*/\1/p' "$WORKER_LOG" >"$started"
 assert_eq "$(wc -l <"$started")" "$n" "start lines"
 assert_eq "$(sort -u "$started" | wc -l)" "$n" "distinct jobs started (each once)"
-displaced="$(awk 'NR == FNR { at[$1] = FNR; next } { d = FNR - at[$1]; if (d < 0) d = -d; if (d > 40) bad++ }
+displaced="$(awk -v lim=72 'NR == FNR { at[$1] = FNR; next } { d = FNR - at[$1]; if (d < 0) d = -d; if (d > lim) bad++ }
     END { print bad + 0 }' "$jids" "$started")"
 worst="$(awk 'NR == FNR { at[$1] = FNR; next } { d = FNR - at[$1]; if (d < 0) d = -d; if (d > m) m = d }
     END { print m + 0 }' "$jids" "$started")"
-hh_log "$displaced of $n jobs started more than 40 places from their queue position (worst $worst)"
+hh_log "$displaced of $n jobs started more than 72 places from their queue position (worst $worst)"
 [ "$displaced" -le $((n / 100)) ] \
-    || fail "prefetched jobs do not start in queue order: $displaced of $n started more than 40 places away from their position in the queue (worst $worst); first starts: $(head -n 8 "$started" | tr '\n' ' ')"
+    || fail "prefetched jobs do not start in queue order: $displaced of $n started more than 72 places away from their position in the queue (worst $worst); first starts: $(head -n 8 "$started" | tr '\n' ' ')"
 hh_stop_worker TERM 30
 assert_eq "$WORKER_RC" 0 "exit status after SIGTERM"
-pass "$n prefetched jobs started in queue order ($displaced displaced by more than 40, worst $worst); nothing left in progress"
+pass "$n prefetched jobs started in queue order ($displaced displaced by more than 72, worst $worst); nothing left in progress"
