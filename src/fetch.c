@@ -636,16 +636,17 @@ static int fetch_parse(hh_processor *p, const fetch_scratch *s, size_t n, redisR
  * of them with all set), with the queued acks in front: returns the number
  * of jobs, 0 when every queue tried was empty, -1 on an error. *all says
  * on return whether every queue was tried. basic: pop the jobs (RPOP, no
- * in-progress list), for basic fetch's batches. */
-static int fetch_batch_once(hh_processor *p, hh_fetched *out, size_t max, int *all, int basic) {
+ * in-progress list), for basic fetch's batches. wide: in strict order, try
+ * every queue not known to be empty, not only the first few. */
+static int fetch_batch_once(hh_processor *p, hh_fetched *out, size_t max, int *all, int basic, int wide) {
     struct hh_manager *m = p->m;
     if (hh_conn_ready(&p->conn) != 0) return -1;
     fetch_scratch *s = scratch(p);
     if (!s) return -1;
     s->basic = basic;
     int full = *all;
-    size_t ncand = candidates(p, s, max, all);
     if (max > HH_FETCH_BATCH_MAX) max = HH_FETCH_BATCH_MAX;
+    size_t ncand = candidates(p, s, wide ? m->nqueues : max, all);
     /* One weighted order string per job: bound their total size with very
      * many queues (a batch is an optimisation, one job per fetch is fine). */
     if (m->weighted && ncand * max > 65536) max = ncand >= 65536 ? 1 : 65536 / ncand;
@@ -666,9 +667,9 @@ static int fetch_batch_once(hh_processor *p, hh_fetched *out, size_t max, int *a
 static int fetch_batch(hh_processor *p, hh_fetched *out, size_t max, int basic) {
     if (max > HH_FETCH_BATCH_MAX) max = HH_FETCH_BATCH_MAX;
     int all = 0;
-    int rc = fetch_batch_once(p, out, max, &all, basic);
-    if (rc == 0 && !all && !p->m->weighted) rc = fetch_batch_once(p, out, p->m->nqueues, &all, basic);
-    if (rc == 0 && !all) rc = fetch_batch_once(p, out, max, &(int){1}, basic);
+    int rc = fetch_batch_once(p, out, max, &all, basic, 0);
+    if (rc == 0 && !all && !p->m->weighted) rc = fetch_batch_once(p, out, max, &all, basic, 1);
+    if (rc == 0 && !all) rc = fetch_batch_once(p, out, max, &(int){1}, basic, 0);
     return rc;
 }
 
