@@ -890,12 +890,13 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out) {
     f->dry = got == 0;
     size_t rest = got > 1 ? (size_t)got - 1 : 0;
     size_t taken = rest ? pending_push_locked(f, t->held + 1, rest) : 0;
-    /* one waiting thread per job beyond this thread's; after a fetch that
-     * brought nothing, every waiting thread looks again */
-    if (got <= 0 || taken >= (size_t)f->sleeping) {
+    /* One waiting thread per job beyond this thread's, and one more to
+     * fetch next (no fetch is in flight now); after a fetch that brought
+     * nothing, every waiting thread looks again. */
+    if (got <= 0 || taken + 1 >= (size_t)f->sleeping) {
         if (f->sleeping) pthread_cond_broadcast(&f->more);
     } else {
-        for (size_t i = 0; i < taken; i++) pthread_cond_signal(&f->more);
+        for (size_t i = 0; i < taken + 1; i++) pthread_cond_signal(&f->more);
     }
     pthread_mutex_unlock(&f->mu);
     /* cannot happen (want_locked), but never lose a job */
