@@ -22,10 +22,12 @@ typedef struct fetch_thread {
 } fetch_thread;
 
 /* Known-empty queues: a queue a fetch found empty is left out of the next
- * fetches until it may hold a job again: a write seen by pickup.c (which
- * bumps epoch) or, while no tracking runs, HH_FETCH_EMPTY_RECHECK later.
- * A fetch that leaves some queues out and finds nothing tries again with
- * every queue, so "nothing fetched" always means every queue was empty. */
+ * fetches until it may hold a job again: a write to it seen by pickup.c
+ * (which clears its mark; a write to every key bumps epoch) or, while no
+ * tracking runs, HH_FETCH_EMPTY_RECHECK_US later. A mark set from a reply
+ * that crossed a write stays at most that long. A fetch that leaves some
+ * queues out and finds nothing tries again with every queue, so "nothing
+ * fetched" always means every queue was empty. */
 typedef struct empty_mark {
     atomic_ullong epoch; /* the fetcher's epoch when marked; 0: not marked */
     atomic_llong until;  /* hh_mono() in microseconds until which it holds */
@@ -37,9 +39,9 @@ struct hh_fetcher {
      * thread (a slow job never holds others hostage), taken in fetch order
      * (FIFO: a queue's order is kept and the ack of the oldest entry of an
      * in-progress list finds it first). ring[head .. head+npending) modulo
-     * cap. `promised` counts jobs asked for by fetches in flight: a thread
-     * asks only for the idle threads that nothing is coming for yet, and an
-     * idle thread waits on `more` while a fetch in flight covers it. */
+     * cap. `promised` counts jobs asked for by fetches in flight; an idle
+     * thread waits on `more` while buffered jobs or a fetch in flight cover
+     * it (want_locked). */
     pthread_mutex_t mu;
     pthread_cond_t more;
     hh_fetched *ring;
@@ -47,7 +49,7 @@ struct hh_fetcher {
     size_t promised;
     int idle;                 /* threads in hh_fetch_next without a job */
     atomic_int dry;           /* the last fetch found every queue empty */
-    int sleeping;             /* of those, waiting on `more` */
+    int sleeping;             /* idle threads waiting on `more` */
     /* Finished jobs whose ack (LREM) is not sent yet; acks_mu. */
     pthread_mutex_t acks_mu;
     hh_job **acks;
@@ -57,9 +59,9 @@ struct hh_fetcher {
     pthread_mutex_t idle_mu;
     pthread_cond_t idle_cv;
     int *waiters;
-    atomic_ullong epoch;
-    empty_mark *empty;
-    fetch_thread *threads;
+    atomic_ullong epoch;      /* see empty_mark */
+    empty_mark *empty;        /* per queue */
+    fetch_thread *threads;    /* per worker thread, by hh_processor.index */
 };
 
 #define HH_FETCH_EMPTY_RECHECK_US 100000 /* see empty_mark */
