@@ -14,7 +14,7 @@
 #     --commands   also print each command's calls per job
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-build=$here/build lib="" n="" quick=0 only="" 
+build=$here/build lib="" n="" quick=0 only=""
 while [ $# -gt 0 ]; do
     case $1 in
     --build) build=$(cd "$2" && pwd); shift 2 ;;
@@ -69,7 +69,7 @@ for s in "${shapes[@]}"; do
     first=$(head -1 <<<"$line")
     get() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<<"$first"; }
     printf '%-26s %9s %10s %11s %9s %9.1f %s\n' "$label" "$(get jobs_s)" "$(get redis_us_job)" \
-        "$(get worker_us_job)" "$(get cmds_job)" "$(echo "$(get peak_rss_kib) / 1024" | bc -l)" "$(get ok)"
+        "$(get worker_us_job)" "$(get cmds_job)" "$(awk -v k="$(get peak_rss_kib)" 'BEGIN { print k / 1024 }')" "$(get ok)"
     tail -n +2 <<<"$line"
 done
 exit $status
