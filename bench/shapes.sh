@@ -23,7 +23,7 @@ while [ $# -gt 0 ]; do
     --quick) quick=1; shift ;;
     --only) only=$2; shift 2 ;;
     --commands) export SHAPES_COMMANDS=1; shift ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "shapes.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
