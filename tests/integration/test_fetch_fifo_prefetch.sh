@@ -7,7 +7,7 @@
 # fetch order, a job is off by at most a batch, 64, plus the other threads' jobs: the thread that
 # fetched a batch may start its first job after the others started the rest; taken last in
 # first out, whole batches of several threads are); fewer than 1 % of the jobs may be (a thread
-# preempted between taking its job and logging it). The previous code displaced about 25 %. Then: every job ran once and the in-progress lists are empty
+# preempted between taking its job and logging it). The previous code displaced 10-25 %. Then: every job ran once and the in-progress lists are empty
 # while the worker still runs (every ack landed, nothing left behind).
 . "$(dirname "$0")/../lib/harness.sh"
 . "$(dirname "$0")/../lib/recovery_helpers.sh"
