@@ -1,8 +1,9 @@
-/* fetch.c -- fetching jobs (see fetch.h).
- * Keys: queue:<q> (LMOVE/RPOPLPUSH/BRPOP from, RPUSH back),
+/* fetch.c -- fetching jobs and the fetcher's state (see fetch.h).
+ * Keys: queue:<q> (LMOVE/RPOPLPUSH/BRPOP/RPOP from, RPUSH back),
  * hiredhand:inprogress:<identity>|<q> (LMOVE into, LREM on ack). */
 #include "fetch.h"
 #include "lease.h"
+#include "outcome.h"
 #include "pickup.h"
 
 #include <jansson.h>
@@ -10,6 +11,61 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* One worker thread's fetch state. */
+typedef struct fetch_thread {
+    int block_queue;     /* which queue this thread blocks on when idle (no pickup) */
+    int batch;           /* jobs wanted per fetch, adapted to job speed */
+    double spent;        /* handler seconds since the last fetch */
+    int ran;             /* jobs run since the last fetch */
+    hh_fetched *held;    /* one fetch's replies */
+    struct fetch_scratch *scratch; /* argument space, sized for every queue */
+} fetch_thread;
+
+/* Known-empty queues: a queue a fetch found empty is left out of the next
+ * fetches until it may hold a job again: a write to it seen by pickup.c
+ * (which clears its mark; a write to every key bumps epoch) or, while no
+ * tracking runs, HH_FETCH_EMPTY_RECHECK_US later. A mark set from a reply
+ * that crossed a write stays at most that long. A fetch that leaves some
+ * queues out and finds nothing tries again with every queue, so "nothing
+ * fetched" always means every queue was empty. */
+typedef struct empty_mark {
+    atomic_ullong epoch; /* the fetcher's epoch when marked; 0: not marked */
+    atomic_llong until;  /* hh_mono() in microseconds until which it holds */
+} empty_mark;
+
+struct hh_fetcher {
+    struct hh_manager *m;
+    /* Jobs fetched in a batch and not started yet, shared by every worker
+     * thread (a slow job never holds others hostage), taken in fetch order
+     * (FIFO: a queue's order is kept and the ack of the oldest entry of an
+     * in-progress list finds it first). ring[head .. head+npending) modulo
+     * cap. `promised` counts jobs asked for by fetches in flight; an idle
+     * thread waits on `more` while buffered jobs or a fetch in flight cover
+     * it (want_locked). */
+    pthread_mutex_t mu;
+    pthread_cond_t more;
+    hh_fetched *ring;
+    size_t head, npending, cap;
+    size_t promised;
+    int idle;                 /* threads in hh_fetch_next without a job */
+    atomic_int dry;           /* the last fetch found every queue empty */
+    int sleeping;             /* idle threads waiting on `more` */
+    /* Finished jobs whose ack (LREM) is not sent yet; acks_mu. */
+    pthread_mutex_t acks_mu;
+    hh_job **acks;
+    size_t nacks, acks_cap;
+    /* Idle fetching without pickup.c: waiters[q] threads block on queue q
+     * in Redis, the other idle threads sleep on idle_cv. */
+    pthread_mutex_t idle_mu;
+    pthread_cond_t idle_cv;
+    int *waiters;
+    atomic_ullong epoch;      /* see empty_mark */
+    empty_mark *empty;        /* per queue */
+    fetch_thread *threads;    /* per worker thread, by hh_processor.index */
+};
+
+#define HH_FETCH_EMPTY_RECHECK_US 100000 /* see empty_mark */
 
 size_t hh_queue_order(const int *weights, size_t n, int weighted, hh_rng *rng, size_t *out) {
     if (!weighted) {
@@ -66,35 +122,176 @@ static int take(hh_fetched *out, redisReply *v, size_t q) {
 typedef struct fetch_scratch {
     const char **argv;  /* EVALSHA sha nkeys keys... args..., or BRPOP keys... timeout */
     size_t *lens;
-    size_t *order;      /* one queue order */
+    size_t *order;      /* one queue order (indexes into cand) */
+    size_t *cand;       /* queues this fetch tries (not known empty) */
+    int *cweights;      /* their weights */
     char *ord;          /* order strings, back to back */
     size_t ordcap;
+    uint64_t *prefix;   /* weighted: running weight totals over cand */
+    long *pos;          /* weighted: a candidate's place among the keys, or -1 */
+    size_t *picks;      /* weighted: each job's draws, HH_FETCH_DRAWS per job */
+    int basic;          /* this call pops (basic fetch): no in-progress list, no lease */
 } fetch_scratch;
 
+/* Weighted order: each job's order is drawn over the candidate queues as
+ * Sidekiq draws it (weighted, without replacement), but only its first
+ * HH_FETCH_DRAWS queues are passed: the first queue not known to be empty
+ * almost always holds a job, and a job whose draws all come back empty just
+ * ends the batch (the next fetch knows those queues are empty). */
+#define HH_FETCH_DRAWS 4
+
+static fetch_thread *thread_of(hh_processor *p) { return &p->m->fetcher->threads[p->index]; }
+
+static void scratch_free(fetch_scratch *s);
+
 static fetch_scratch *scratch(hh_processor *p) {
-    if (p->fetch_scratch) return p->fetch_scratch;
+    fetch_thread *t = thread_of(p);
+    if (t->scratch) return t->scratch;
     size_t n = p->m->nqueues, argc = 3 + 2 * n + 1 + HH_FETCH_BATCH_MAX;
     fetch_scratch *s = calloc(1, sizeof(*s));
     if (!s) return NULL;
     s->argv = malloc(argc * sizeof(*s->argv));
     s->lens = malloc(argc * sizeof(*s->lens));
     s->order = malloc(n * sizeof(*s->order));
-    if (!s->argv || !s->lens || !s->order) {
-        free(s->argv), free(s->lens), free(s->order), free(s);
+    s->cand = malloc(n * sizeof(*s->cand));
+    s->cweights = malloc(n * sizeof(*s->cweights));
+    s->prefix = malloc(n * sizeof(*s->prefix));
+    s->pos = malloc(n * sizeof(*s->pos));
+    s->picks = malloc(HH_FETCH_BATCH_MAX * HH_FETCH_DRAWS * sizeof(*s->picks));
+    if (!s->argv || !s->lens || !s->order || !s->cand || !s->cweights || !s->prefix || !s->pos || !s->picks) {
+        scratch_free(s);
         return NULL;
     }
-    return p->fetch_scratch = s;
+    return t->scratch = s;
 }
 
-void hh_fetch_scratch_free(hh_processor *p) {
-    fetch_scratch *s = p->fetch_scratch;
+static void scratch_free(fetch_scratch *s) {
     if (!s) return;
-    free(s->argv), free(s->lens), free(s->order), free(s->ord), free(s);
-    p->fetch_scratch = NULL;
+    free(s->argv), free(s->lens), free(s->order), free(s->cand), free(s->cweights), free(s->ord);
+    free(s->prefix), free(s->pos), free(s->picks), free(s);
 }
 
-static int fetch_basic(hh_processor *p, hh_fetched *out) {
+/* ------------------------------------------------------------ the fetcher */
+
+hh_fetcher *hh_fetcher_new(struct hh_manager *m) {
+    hh_fetcher *f = calloc(1, sizeof(*f));
+    if (!f) return NULL;
+    size_t c = (size_t)m->opts.concurrency;
+    f->m = m;
+    pthread_mutex_init(&f->mu, NULL);
+    pthread_cond_init(&f->more, NULL);
+    pthread_mutex_init(&f->acks_mu, NULL);
+    pthread_mutex_init(&f->idle_mu, NULL);
+    pthread_cond_init(&f->idle_cv, NULL);
+    atomic_init(&f->epoch, 1);
+    /* A thread fetches only while the buffer and the fetches in flight do
+     * not cover the idle threads, so the buffer holds at most one job per
+     * thread plus the batches in flight; twice that is room to spare (and
+     * want_locked never asks for more than fits). Acks are sent when full. */
+    f->cap = 2 * (c + HH_FETCH_BATCH_MAX);
+    f->acks_cap = c + HH_FETCH_BATCH_MAX;
+    f->ring = calloc(f->cap, sizeof(*f->ring));
+    f->acks = calloc(f->acks_cap, sizeof(*f->acks));
+    f->waiters = calloc(m->nqueues, sizeof(*f->waiters));
+    f->empty = calloc(m->nqueues, sizeof(*f->empty));
+    f->threads = calloc(c, sizeof(*f->threads));
+    if (!f->ring || !f->acks || !f->waiters || !f->empty || !f->threads) {
+        hh_fetcher_free(f);
+        return NULL;
+    }
+    for (size_t i = 0; i < c; i++) {
+        f->threads[i].block_queue = (int)(i % m->nqueues);
+        f->threads[i].batch = 1;
+        if (!(f->threads[i].held = calloc(HH_FETCH_BATCH_MAX, sizeof(hh_fetched)))) {
+            hh_fetcher_free(f);
+            return NULL;
+        }
+    }
+    return f;
+}
+
+void hh_fetcher_free(hh_fetcher *f) {
+    if (!f) return;
+    for (size_t k = 0; k < f->npending; k++) free(f->ring[(f->head + k) % f->cap].payload);
+    for (size_t k = 0; k < f->nacks; k++) hh_job_free(f->acks[k]);
+    for (int i = 0; f->threads && i < f->m->opts.concurrency; i++) {
+        free(f->threads[i].held);
+        scratch_free(f->threads[i].scratch);
+    }
+    free(f->threads), free(f->ring), free(f->acks), free(f->waiters), free(f->empty);
+    pthread_mutex_destroy(&f->mu);
+    pthread_cond_destroy(&f->more);
+    pthread_mutex_destroy(&f->acks_mu);
+    pthread_mutex_destroy(&f->idle_mu);
+    pthread_cond_destroy(&f->idle_cv);
+    free(f);
+}
+
+/* ------------------------------------------------------------ known-empty queues */
+
+static long long now_us(void) { return (long long)(hh_mono() * 1e6); }
+
+/* Whether queue q is known to be empty. A mark that ran out is claimed by
+ * one thread, which tries the queue again, while the others keep leaving it
+ * out: one recheck per queue per period, however many threads fetch. */
+static int known_empty(hh_fetcher *f, size_t q, unsigned long long epoch, long long now) {
+    if (atomic_load(&f->empty[q].epoch) != epoch) return 0;
+    long long until = atomic_load(&f->empty[q].until);
+    if (until > now) return 1;
+    return !atomic_compare_exchange_strong(&f->empty[q].until, &until, now + HH_FETCH_EMPTY_RECHECK_US);
+}
+
+static void mark_empty(hh_fetcher *f, size_t q, unsigned long long epoch, long long now) {
+    atomic_store(&f->empty[q].until, now + HH_FETCH_EMPTY_RECHECK_US);
+    atomic_store(&f->empty[q].epoch, epoch);
+}
+
+void hh_fetch_queues_written(struct hh_manager *m) {
+    if (m->fetcher) atomic_fetch_add(&m->fetcher->epoch, 1);
+}
+
+void hh_fetch_queue_written(struct hh_manager *m, size_t q) {
+    if (m->fetcher && q < m->nqueues) atomic_store(&m->fetcher->empty[q].epoch, 0);
+}
+
+/* The queues one fetch of max jobs tries, in configuration order, into
+ * s->cand (and their weights): those not known to be empty, and in strict
+ * order only the first few of them (max jobs come from the first max
+ * queues that hold any); every queue when all are known empty. Returns
+ * how many, and *all whether that is every queue. */
+static size_t candidates(hh_processor *p, fetch_scratch *s, size_t max, int *all) {
     struct hh_manager *m = p->m;
+    hh_fetcher *f = m->fetcher;
+    unsigned long long epoch = atomic_load(&f->epoch);
+    long long now = now_us();
+    size_t k = 0;
+    size_t limit = m->weighted || *all ? m->nqueues : max + 1;
+    for (size_t i = 0; i < m->nqueues && k < limit; i++)
+        if (*all || !known_empty(f, i, epoch, now)) s->cand[k] = i, s->cweights[k++] = m->weights[i];
+    if (k == 0) { /* all known empty: a full check */
+        for (size_t i = 0; i < m->nqueues; i++) s->cand[i] = i, s->cweights[i] = m->weights[i];
+        k = m->nqueues;
+    }
+    *all = k == m->nqueues;
+    return k;
+}
+
+/* ------------------------------------------------------------ basic fetch */
+
+static int fetch_batch(hh_processor *p, hh_fetched *out, size_t max, int basic);
+
+/* Basic fetch: BRPOP, as Sidekiq's BasicFetch, one job. When more than one
+ * thread is idle and jobs are fast (max > 1), one script call pops a job for
+ * each of them instead (RPOP, same queue order); it waits for nothing, so
+ * an empty result falls back to the BRPOP. The jobs popped are only in
+ * memory, as with BRPOP: a crash loses them, and no more of them wait than
+ * one per thread (want_locked). */
+static int fetch_basic(hh_processor *p, hh_fetched *out, size_t max) {
+    struct hh_manager *m = p->m;
+    if (max > 1) {
+        int rc = fetch_batch(p, out, max, 1);
+        if (rc != 0) return rc;
+    }
     fetch_scratch *s = scratch(p);
     if (!s) return -1;
     size_t n = m->nqueues, argc = n + 2;
@@ -122,30 +319,37 @@ static int fetch_basic(hh_processor *p, hh_fetched *out) {
     return rc;
 }
 
+/* ------------------------------------------------------------ acks */
+
 /* Acks are queued per manager, not per thread: the thread that fetches
  * next sends them all in its fetch round trip, and the supervisor sends
  * what is left every 50 ms, so a job that finished is acknowledged soon
- * even while its thread runs a slow job or idles in a blocking fetch. */
+ * even while its thread runs a slow job or idles in a blocking fetch.
+ * Jobs are taken in fetch order, so acks come mostly oldest first: each
+ * LREM (which searches from the oldest end of the list) finds its entry
+ * within the first few. */
 void hh_fetch_queue_ack(struct hh_manager *m, hh_job *job, hh_conn *c) {
-    pthread_mutex_lock(&m->acks_mu);
-    m->acks[m->nacks++] = job;
-    int full = m->nacks == m->acks_cap;
-    pthread_mutex_unlock(&m->acks_mu);
+    hh_fetcher *f = m->fetcher;
+    pthread_mutex_lock(&f->acks_mu);
+    f->acks[f->nacks++] = job;
+    int full = f->nacks == f->acks_cap;
+    pthread_mutex_unlock(&f->acks_mu);
     if (full) hh_fetch_flush_acks(m, c);
 }
 
 /* Takes every queued ack; *n set; the array is the caller's to free. */
 static hh_job **acks_take(struct hh_manager *m, size_t *n) {
-    pthread_mutex_lock(&m->acks_mu);
-    *n = m->nacks;
+    hh_fetcher *f = m->fetcher;
+    pthread_mutex_lock(&f->acks_mu);
+    *n = f->nacks;
     hh_job **out = NULL;
     if (*n && (out = malloc(*n * sizeof(*out)))) {
-        memcpy(out, m->acks, *n * sizeof(*out));
-        m->nacks = 0;
+        memcpy(out, f->acks, *n * sizeof(*out));
+        f->nacks = 0;
     } else {
         *n = 0;
     }
-    pthread_mutex_unlock(&m->acks_mu);
+    pthread_mutex_unlock(&f->acks_mu);
     return out;
 }
 
@@ -158,14 +362,15 @@ static void acks_free(struct hh_manager *m, hh_job **jobs, size_t n) {
 
 /* Puts acks that could not be sent back in the queue. */
 static void acks_return(struct hh_manager *m, hh_job **jobs, size_t n) {
-    pthread_mutex_lock(&m->acks_mu);
-    if (m->nacks + n > m->acks_cap) {
-        hh_job **grown = realloc(m->acks, (m->nacks + n) * sizeof(*grown));
-        if (grown) m->acks = grown, m->acks_cap = m->nacks + n;
+    hh_fetcher *f = m->fetcher;
+    pthread_mutex_lock(&f->acks_mu);
+    if (f->nacks + n > f->acks_cap) {
+        hh_job **grown = realloc(f->acks, (f->nacks + n) * sizeof(*grown));
+        if (grown) f->acks = grown, f->acks_cap = f->nacks + n;
     }
     size_t k = 0;
-    for (; k < n && m->nacks < m->acks_cap; k++) m->acks[m->nacks++] = jobs[k];
-    pthread_mutex_unlock(&m->acks_mu);
+    for (; k < n && f->nacks < f->acks_cap; k++) f->acks[f->nacks++] = jobs[k];
+    pthread_mutex_unlock(&f->acks_mu);
     /* out of memory: those jobs stay in progress; reconciliation pushes them back */
     for (; k < n; k++) {
         hh_lease_release(m, &jobs[k]->lease);
@@ -173,7 +378,6 @@ static void acks_return(struct hh_manager *m, hh_job **jobs, size_t n) {
     }
     free(jobs);
 }
-
 /* Reads the replies of n pipelined acks (LREMs) in order: an ack Redis
  * refused goes back in the queue for the next send; an LREM that removed
  * nothing on its first attempt means another process took the job while
@@ -251,35 +455,94 @@ void hh_fetch_try_acks(struct hh_manager *m, hh_conn *c) {
     if (jobs) acks_send(m, c, jobs, n, 1);
 }
 
+
+/* ------------------------------------------------------------ reliable fetch */
+
+/* Weighted, many candidates: draws up to HH_FETCH_DRAWS distinct queues per
+ * job (weighted, without replacement: the head of Sidekiq's shuffled
+ * order) into s->picks, then keeps as candidates only the queues drawn, in
+ * s->cand, and rewrites each pick as its place there. Returns the new
+ * candidate count. */
+static size_t draw_weighted(hh_processor *p, fetch_scratch *s, size_t max, size_t ncand) {
+    uint64_t total = 0;
+    for (size_t i = 0; i < ncand; i++) {
+        total += (uint64_t)(s->cweights[i] > 1 ? s->cweights[i] : 1);
+        s->prefix[i] = total;
+        s->pos[i] = -1;
+    }
+    size_t kept = 0;
+    for (size_t j = 0; j < max; j++) {
+        size_t *pk = s->picks + j * HH_FETCH_DRAWS, got = 0;
+        for (int tries = 0; got < HH_FETCH_DRAWS && tries < 4 * HH_FETCH_DRAWS; tries++) {
+            uint64_t r = hh_rng_below(&p->rng, total);
+            size_t lo = 0, hi = ncand - 1;
+            while (lo < hi) { /* first prefix above r */
+                size_t mid = lo + (hi - lo) / 2;
+                if (s->prefix[mid] > r) hi = mid;
+                else lo = mid + 1;
+            }
+            int dup = 0;
+            for (size_t k = 0; k < got && !dup; k++) dup = pk[k] == lo;
+            if (!dup) pk[got++] = lo;
+        }
+        for (size_t k = got; k < HH_FETCH_DRAWS; k++) pk[k] = SIZE_MAX;
+        for (size_t k = 0; k < got; k++)
+            if (s->pos[pk[k]] < 0) s->pos[pk[k]] = (long)kept++;
+    }
+    /* compact: candidate i moves to place pos[i] (kept in draw order) */
+    size_t *q = s->order; /* free here: the queue index of each kept place */
+    for (size_t i = 0; i < ncand; i++)
+        if (s->pos[i] >= 0) q[s->pos[i]] = s->cand[i];
+    for (size_t j = 0; j < max * HH_FETCH_DRAWS; j++)
+        if (s->picks[j] != SIZE_MAX) s->picks[j] = (size_t)s->pos[s->picks[j]];
+    memcpy(s->cand, q, kept * sizeof(*q));
+    return kept;
+}
+
 /* The fetch script's arguments, written into s->argv from index 3 on: every
  * queue's key pair in configuration order, then "1"/"0" (LMOVE or not) and
- * one queue order per job wanted (drawn per job, so weights keep their
- * meaning inside a batch). Returns the argument count after the keys, or -1
- * out of memory. */
-static int fetch_args(hh_processor *p, fetch_scratch *s, size_t max) {
+ * one queue order per job wanted (drawn per job over the candidate queues,
+ * so weights keep their meaning inside a batch). Returns the argument count
+ * after the keys, or -1 out of memory. */
+static int fetch_args(hh_processor *p, fetch_scratch *s, size_t max, size_t *ncandp, int full) {
     struct hh_manager *m = p->m;
-    size_t n = m->nqueues;
-    const char **keys = s->argv + 3, **args = s->argv + 3 + 2 * n;
-    size_t *klen = s->lens + 3, *alen = s->lens + 3 + 2 * n;
-    for (size_t i = 0; i < n; i++) {
-        keys[2 * i] = m->queue_keys[i], klen[2 * i] = sdslen(m->queue_keys[i]);
-        keys[2 * i + 1] = m->inprog_keys[i], klen[2 * i + 1] = sdslen(m->inprog_keys[i]);
+    size_t n = m->nqueues, ncand = *ncandp;
+    int drawn = m->weighted && !full && ncand > 2 * HH_FETCH_DRAWS;
+    if (drawn) *ncandp = ncand = draw_weighted(p, s, max, ncand);
+    const char **keys = s->argv + 3, **args = s->argv + 3 + 2 * ncand;
+    size_t *klen = s->lens + 3, *alen = s->lens + 3 + 2 * ncand;
+    for (size_t i = 0; i < ncand; i++) {
+        size_t q = s->cand[i];
+        keys[2 * i] = m->queue_keys[q], klen[2 * i] = sdslen(m->queue_keys[q]);
+        keys[2 * i + 1] = m->inprog_keys[q], klen[2 * i + 1] = sdslen(m->inprog_keys[q]);
     }
     size_t digits = 1;
     for (size_t v = n; v >= 10; v /= 10) digits++;
-    size_t per = n * (digits + 1) + 1, nstr = m->weighted ? max : 1;
+    size_t per = ncand * (digits + 1) + 1, nstr = m->weighted ? max : 1;
     if (s->ordcap < per * nstr) {
         char *grown = realloc(s->ord, per * nstr);
         if (!grown) return -1;
         s->ord = grown, s->ordcap = per * nstr;
     }
-    args[0] = p->conn.version >= 602 ? "1" : "0", alen[0] = 1;
+    /* "1"/"0": LMOVE or RPOPLPUSH, or "b": RPOP (basic fetch); then "x"
+     * to skip the EXISTS check */
+    static const char *modes[3][2] = {{"1x", "1"}, {"0x", "0"}, {"bx", "b"}};
+    /* EXISTS first when every queue is tried and they are likely empty:
+     * idle, or a retry after a fetch that found nothing */
+    int check = ncand == n && (full || p->m->fetcher->dry), mode = s->basic ? 2 : p->conn.version >= 602 ? 0 : 1;
+    args[0] = modes[mode][check], alen[0] = strlen(args[0]);
     for (size_t j = 0; j < max; j++) {
-        if (j == 0 || m->weighted) { /* strict order: one string serves every job */
-            char *o = s->ord + (m->weighted ? j : 0) * per;
-            hh_queue_order(m->weights, n, m->weighted, &p->rng, s->order);
+        if (drawn) {
+            char *o = s->ord + j * per;
             size_t len = 0;
-            for (size_t i = 0; i < n; i++)
+            for (size_t k = 0; k < HH_FETCH_DRAWS && s->picks[j * HH_FETCH_DRAWS + k] != SIZE_MAX; k++)
+                len += (size_t)snprintf(o + len, per - len, k ? ",%zu" : "%zu", s->picks[j * HH_FETCH_DRAWS + k] + 1);
+            args[1 + j] = o, alen[1 + j] = len;
+        } else if (j == 0 || m->weighted) { /* strict order: one string serves every job */
+            char *o = s->ord + (m->weighted ? j : 0) * per;
+            hh_queue_order(s->cweights, ncand, m->weighted, &p->rng, s->order);
+            size_t len = 0;
+            for (size_t i = 0; i < ncand; i++)
                 len += (size_t)snprintf(o + len, per - len, i ? ",%zu" : "%zu", s->order[i] + 1);
             args[1 + j] = o, alen[1 + j] = len;
         } else {
@@ -289,27 +552,18 @@ static int fetch_args(hh_processor *p, fetch_scratch *s, size_t max) {
     return (int)(1 + max);
 }
 
-/* One run of the fetch script (with the queued acks in front): returns the
- * number of jobs, 0 when every queue was empty, -1 on an error. */
-static int fetch_reliable(hh_processor *p, hh_fetched *out, size_t max) {
+/* Sends the queued acks and the fetch script in one round trip (the
+ * script alone when its sha is not known yet: EVAL then loads it). Returns
+ * the script's reply, or NULL when the connection failed (the acks are
+ * then retried alone, the lease told). */
+static redisReply *fetch_exchange(hh_processor *p, fetch_scratch *s, size_t n, int nargs, hh_fetched *out) {
     struct hh_manager *m = p->m;
-    size_t n = m->nqueues;
-    if (max > HH_FETCH_BATCH_MAX) max = HH_FETCH_BATCH_MAX;
-    /* One weighted order string per job: bound their total size with very
-     * many queues (a batch is an optimisation, one job per fetch is fine). */
-    if (m->weighted && n * max > 65536) max = n >= 65536 ? 1 : 65536 / n;
-    if (hh_conn_ready(&p->conn) != 0) return -1;
-    fetch_scratch *s = scratch(p);
-    if (!s) return -1;
-    int nargs = fetch_args(p, s, max);
-    if (nargs < 0) return -1;
     const char **keys = s->argv + 3, **args = s->argv + 3 + 2 * n;
     size_t *klen = s->lens + 3, *alen = s->lens + 3 + 2 * n;
-    /* One round trip: the queued acks, then the fetch script. */
     if (!p->conn.shas[HH_SCRIPT_FETCH][0]) hh_fetch_flush_acks(m, &p->conn);
     /* From here until its reply is read, what the script moves is in our
      * list but held by no thread (lease.c). */
-    hh_lease_fetch_begin(m, p, 0);
+    if (!s->basic) hh_lease_fetch_begin(m, p, 0);
     redisReply *r = NULL;
     size_t nacks = 0;
     hh_job **acks = p->conn.shas[HH_SCRIPT_FETCH][0] ? acks_take(m, &nacks) : NULL;
@@ -326,10 +580,10 @@ static int fetch_reliable(hh_processor *p, hh_fetched *out, size_t max) {
         hh_pipe_addargv(&pipe, argc, s->argv, s->lens);
         redisReply **rs = hh_pipe_exec(&pipe);
         if (!rs) {
-            hh_lease_fetch_end(m, p, out, 0, 1);
+            if (!s->basic) hh_lease_fetch_end(m, p, out, 0, 1);
             for (size_t i = 0; i < nacks; i++) acks[i]->ack_uncertain = 1;
             acks_send(m, &p->conn, acks, nacks, 0); /* retries the acks alone */
-            return -1;
+            return NULL;
         }
         acks_settle(m, acks, rs, nacks);
         r = rs[pipe.n - 1];
@@ -342,32 +596,87 @@ static int fetch_reliable(hh_processor *p, hh_fetched *out, size_t max) {
         }
     }
     if (!r) r = hh_conn_eval(&p->conn, HH_SCRIPT_FETCH, (int)(2 * n), keys, klen, nargs, args, alen);
+    if (!r && !s->basic) hh_lease_fetch_end(m, p, out, 0, 1);
+    return r;
+}
+
+/* Reads the script's reply: {{empty queue indexes}, queue index, payload,
+ * ...} or false (every queue empty). Marks the empty queues; takes the
+ * jobs and ends the lease's fetch window. Returns the number of jobs, or
+ * -1 on an error reply (logged). A malformed element ends the parse: what
+ * it moved is stranded and reconciliation pushes it back. */
+static int fetch_parse(hh_processor *p, const fetch_scratch *s, size_t n, redisReply *r, hh_fetched *out) {
+    struct hh_manager *m = p->m;
     int rc = 0;
-    if (!r) {
-        rc = -1;
-        hh_lease_fetch_end(m, p, out, 0, 1);
-    } else if (r->type == REDIS_REPLY_ARRAY && r->elements >= 2) {
-        /* A malformed element ends the parse: what it moved is stranded and
-         * reconciliation pushes it back. */
-        for (size_t i = 0; i + 1 < r->elements && rc >= 0; i += 2) {
+    if (r->type == REDIS_REPLY_ARRAY && r->elements >= 1 && r->element[0]->type == REDIS_REPLY_ARRAY) {
+        const redisReply *e = r->element[0];
+        unsigned long long epoch = atomic_load(&m->fetcher->epoch);
+        long long now = now_us();
+        for (size_t i = 0; i < e->elements; i++)
+            if (e->element[i]->type == REDIS_REPLY_INTEGER && e->element[i]->integer >= 1 &&
+                (size_t)e->element[i]->integer <= n)
+                mark_empty(m->fetcher, s->cand[e->element[i]->integer - 1], epoch, now);
+        for (size_t i = 1; i + 1 < r->elements; i += 2) {
             const redisReply *qi = r->element[i];
             redisReply *v = r->element[i + 1];
             if (qi->type != REDIS_REPLY_INTEGER || v->type != REDIS_REPLY_STRING) break;
             size_t q = (size_t)qi->integer - 1;
-            if (q >= n || take(&out[rc], v, q) < 0) break;
+            if (q >= n || take(&out[rc], v, s->cand[q]) < 0) break;
             rc++;
         }
-        hh_lease_fetch_end(m, p, out, rc, (size_t)rc * 2 != r->elements);
+        if (!s->basic) hh_lease_fetch_end(m, p, out, rc, (size_t)rc * 2 + 1 != r->elements);
     } else if (r->type == REDIS_REPLY_ERROR) {
         hh_log(&m->log, HH_LOG_ERROR, "fetch: %s", r->str);
         rc = -1;
-        hh_lease_fetch_end(m, p, out, 0, 1);
-    } else {
-        hh_lease_fetch_end(m, p, out, 0, 0); /* every queue empty */
+        if (!s->basic) hh_lease_fetch_end(m, p, out, 0, 1);
+    } else if (!s->basic) {
+        hh_lease_fetch_end(m, p, out, 0, r->type != REDIS_REPLY_NIL); /* every queue empty */
     }
-    if (r) freeReplyObject(r);
     return rc;
 }
+
+/* One run of the fetch script over the queues not known to be empty (all
+ * of them with all set), with the queued acks in front: returns the number
+ * of jobs, 0 when every queue tried was empty, -1 on an error. *all says
+ * on return whether every queue was tried. basic: pop the jobs (RPOP, no
+ * in-progress list), for basic fetch's batches. wide: in strict order, try
+ * every queue not known to be empty, not only the first few. */
+static int fetch_batch_once(hh_processor *p, hh_fetched *out, size_t max, int *all, int basic, int wide) {
+    struct hh_manager *m = p->m;
+    if (hh_conn_ready(&p->conn) != 0) return -1;
+    fetch_scratch *s = scratch(p);
+    if (!s) return -1;
+    s->basic = basic;
+    int full = *all;
+    if (max > HH_FETCH_BATCH_MAX) max = HH_FETCH_BATCH_MAX;
+    size_t ncand = candidates(p, s, wide ? m->nqueues : max, all);
+    /* One weighted order string per job: bound their total size with very
+     * many queues (a batch is an optimisation, one job per fetch is fine). */
+    if (m->weighted && ncand * max > 65536) max = ncand >= 65536 ? 1 : 65536 / ncand;
+    int nargs = fetch_args(p, s, max, &ncand, full);
+    if (ncand < m->nqueues) *all = 0; /* some queues were not drawn */
+    if (nargs < 0) return -1;
+    redisReply *r = fetch_exchange(p, s, ncand, nargs, out);
+    if (!r) return -1;
+    int rc = fetch_parse(p, s, ncand, r, out);
+    freeReplyObject(r);
+    return rc;
+}
+
+/* A batch fetch (reliable, or basic's pops): a fetch that left queues out
+ * and found nothing tries the other queues not known to be empty, then
+ * every queue, before the caller goes idle (only writes after that are
+ * waited for). */
+static int fetch_batch(hh_processor *p, hh_fetched *out, size_t max, int basic) {
+    if (max > HH_FETCH_BATCH_MAX) max = HH_FETCH_BATCH_MAX;
+    int all = 0;
+    int rc = fetch_batch_once(p, out, max, &all, basic, 0);
+    if (rc == 0 && !all && !p->m->weighted) rc = fetch_batch_once(p, out, max, &all, basic, 1);
+    if (rc == 0 && !all) rc = fetch_batch_once(p, out, max, &(int){1}, basic, 0);
+    return rc;
+}
+
+/* ------------------------------------------------------------ idle */
 
 /* Every queue empty and no wake-up from pickup.c (Redis without CLIENT
  * TRACKING): block on one queue with an atomic move, so a job there wakes
@@ -376,33 +685,35 @@ static int fetch_reliable(hh_processor *p, hh_fetched *out, size_t max) {
  * Sidekiq's 2 s, so a job in a queue without a waiter waits 2 s at most. */
 static int idle_fallback(hh_processor *p, hh_fetched *out) {
     struct hh_manager *m = p->m;
+    hh_fetcher *f = m->fetcher;
+    fetch_thread *t = thread_of(p);
     size_t n = m->nqueues;
-    size_t q = (size_t)p->block_queue % n;
+    size_t q = (size_t)t->block_queue % n;
     int rotate = (size_t)m->opts.concurrency < n;
-    if (rotate) p->block_queue = (int)((q + 1) % n);
+    if (rotate) t->block_queue = (int)((q + 1) % n);
     redisReply *r = NULL;
     int rc = 0;
     /* One waiter per queue is enough: other idle threads sleep in the
      * process, at no Redis cost, until a waiter gets a job (or leaves). */
     if (!rotate) {
-        pthread_mutex_lock(&m->idle_mu);
+        pthread_mutex_lock(&f->idle_mu);
         size_t pick = n;
-        if (m->waiters[q] == 0) pick = q;
+        if (f->waiters[q] == 0) pick = q;
         for (size_t i = 0; i < n && pick == n; i++)
-            if (m->waiters[i] == 0) pick = i;
+            if (f->waiters[i] == 0) pick = i;
         if (pick == n) {
             if (!atomic_load(&m->quiet)) {
                 struct timespec until;
                 clock_gettime(CLOCK_REALTIME, &until);
                 until.tv_sec += HH_FETCH_SLEEPER_SECONDS;
-                pthread_cond_timedwait(&m->idle_cv, &m->idle_mu, &until);
+                pthread_cond_timedwait(&f->idle_cv, &f->idle_mu, &until);
             }
-            pthread_mutex_unlock(&m->idle_mu);
+            pthread_mutex_unlock(&f->idle_mu);
             return 0;
         }
         q = pick;
-        m->waiters[q]++;
-        pthread_mutex_unlock(&m->idle_mu);
+        f->waiters[q]++;
+        pthread_mutex_unlock(&f->idle_mu);
     }
     const char *bs = "2"; /* HH_FETCH_BLOCK_SECONDS */
     sds src = m->queue_keys[q], dst = m->inprog_keys[q];
@@ -421,10 +732,10 @@ static int idle_fallback(hh_processor *p, hh_fetched *out) {
         /* Leaving the post. After a job (more may follow) or an error,
          * wake the sleepers to fetch and take over; after a plain
          * timeout this thread comes straight back to it. */
-        pthread_mutex_lock(&m->idle_mu);
-        m->waiters[q]--;
-        if (rc != 0 || (r && r->type == REDIS_REPLY_STRING)) pthread_cond_broadcast(&m->idle_cv);
-        pthread_mutex_unlock(&m->idle_mu);
+        pthread_mutex_lock(&f->idle_mu);
+        f->waiters[q]--;
+        if (rc != 0 || (r && r->type == REDIS_REPLY_STRING)) pthread_cond_broadcast(&f->idle_cv);
+        pthread_mutex_unlock(&f->idle_mu);
     }
     if (r && r->type == REDIS_REPLY_ERROR) {
         hh_log(&m->log, HH_LOG_ERROR, "fetch: %s", r->str);
@@ -434,11 +745,20 @@ static int idle_fallback(hh_processor *p, hh_fetched *out) {
     return rc;
 }
 
-void hh_fetch_wake(struct hh_manager *m, hh_conn *c) {
+void hh_fetch_wake_sleepers(struct hh_manager *m) {
+    hh_fetcher *f = m->fetcher;
     hh_pickup_poke(m); /* idle threads waiting for a wake-up see quiet */
-    pthread_mutex_lock(&m->idle_mu);
-    pthread_cond_broadcast(&m->idle_cv); /* sleepers see quiet */
-    pthread_mutex_unlock(&m->idle_mu);
+    if (!f) return;
+    pthread_mutex_lock(&f->idle_mu);
+    pthread_cond_broadcast(&f->idle_cv); /* sleepers see quiet */
+    pthread_mutex_unlock(&f->idle_mu);
+    pthread_mutex_lock(&f->mu);
+    pthread_cond_broadcast(&f->more); /* threads waiting on a fetch in flight */
+    pthread_mutex_unlock(&f->mu);
+}
+
+void hh_fetch_wake(struct hh_manager *m, hh_conn *c) {
+    hh_fetch_wake_sleepers(m);
     for (int i = 0; i < m->opts.concurrency; i++) {
         long long id = atomic_load(&m->procs[i].conn.client_id);
         if (!id) continue;
@@ -447,7 +767,12 @@ void hh_fetch_wake(struct hh_manager *m, hh_conn *c) {
     }
 }
 
-int hh_fetch(hh_processor *p, hh_fetched *out, size_t max) {
+/* Fetches up to max jobs (each job's queue drawn in Sidekiq's order) for
+ * processor p into out[], waiting when every queue is empty until a queue
+ * may hold a job (pickup.h) or quiet. Queued acks go out in the same round
+ * trip. Returns the number of jobs, 0 when nothing came, -1 on a Redis
+ * error (already logged and backed off). */
+static int fetch(hh_processor *p, hh_fetched *out, size_t max) {
     struct hh_manager *m = p->m;
     int rc, basic = m->opts.fetch == HH_FETCH_BASIC;
     /* Taken before the fetch: a write to any queue after it (the fetch
@@ -455,7 +780,16 @@ int hh_fetch(hh_processor *p, hh_fetched *out, size_t max) {
      * an empty fetch and the wait. */
     hh_pickup_ticket ticket;
     hh_pickup_ticket_take(m, &ticket);
-    rc = basic ? fetch_basic(p, out) : fetch_reliable(p, out, max ? max : 1);
+    rc = basic ? fetch_basic(p, out, max ? max : 1) : fetch_batch(p, out, max ? max : 1, 0);
+    if (rc == 0 && !atomic_load(&m->fetcher->dry)) {
+        /* The queues ran dry: threads waiting for this fetch's jobs go
+         * their own way to the idle wait (want_locked). */
+        hh_fetcher *f = m->fetcher;
+        pthread_mutex_lock(&f->mu);
+        atomic_store(&f->dry, 1);
+        if (f->sleeping) pthread_cond_broadcast(&f->more);
+        pthread_mutex_unlock(&f->mu);
+    }
     if (rc != 0 || atomic_load(&m->quiet)) {
         hh_pickup_done(m, &ticket, rc);
     } else if (!hh_pickup_wait(m, &ticket) && !basic) {
@@ -467,6 +801,210 @@ int hh_fetch(hh_processor *p, hh_fetched *out, size_t max) {
     if (rc < 0 && !p->conn.ctx) hh_conn_ready(&p->conn); /* waits out the backoff */
     else if (rc < 0) hh_sleep(1.0); /* an error reply: as Sidekiq, pause 1 s */
     return rc;
+}
+
+/* ------------------------------------------------------------ the shared buffer */
+
+/* Takes the oldest buffered job; 0 when there is none. Call with f->mu. */
+static int pending_pop_locked(hh_fetcher *f, hh_fetched *out) {
+    if (!f->npending) return 0;
+    *out = f->ring[f->head];
+    f->head = (f->head + 1) % f->cap;
+    f->npending--;
+    return 1;
+}
+
+/* Buffers jobs in fetch order; returns how many fit (all of them: a fetch
+ * asks for no more than the buffer's free room). Call with f->mu. */
+static size_t pending_push_locked(hh_fetcher *f, hh_fetched *jobs, size_t n) {
+    size_t k = 0;
+    for (; k < n && f->npending < f->cap; k++, f->npending++) f->ring[(f->head + f->npending) % f->cap] = jobs[k];
+    return k;
+}
+
+void hh_fetch_ran(hh_processor *p, double seconds) {
+    fetch_thread *t = thread_of(p);
+    t->spent += seconds;
+    t->ran++;
+}
+
+/* How many jobs this thread asks for: its batch (doubled while its jobs
+ * take under 1 ms each, else 1). While jobs flow, one fetch at a time is
+ * in flight, and only when the buffer does not cover every idle thread: so
+ * batches land in the buffer in the order Redis moved them (a queue's
+ * order holds), and the buffer (with it the in-progress list) holds the
+ * idle threads' jobs and one batch at most, not a batch per thread. 0: this
+ * thread waits for the buffer or the fetch in flight. Once the queues run
+ * dry, every idle thread fetches (and waits) on its own. Call with f->mu. */
+static size_t want_locked(hh_processor *p, fetch_thread *t) {
+    hh_fetcher *f = p->m->fetcher;
+    if (t->ran && t->spent < 0.001 * t->ran)
+        t->batch = t->batch * 2 > HH_FETCH_BATCH_MAX ? HH_FETCH_BATCH_MAX : t->batch * 2;
+    else if (t->ran)
+        t->batch = 1;
+    t->spent = 0, t->ran = 0;
+    size_t covered = f->promised + f->npending;
+    /* While the queues run dry every idle thread goes its own way to the
+     * idle wait (pickup.h, or one blocking move per queue). */
+    if ((covered >= (size_t)f->idle || f->promised) && !f->dry) return 0;
+    size_t want = (size_t)t->batch;
+    if (want > f->cap - covered) want = f->cap - covered; /* never more than the buffer takes */
+    /* basic fetch: popped jobs are only in memory (a crash loses them), so
+     * no more of them wait than one per thread */
+    size_t c = (size_t)p->m->opts.concurrency;
+    if (p->m->opts.fetch == HH_FETCH_BASIC) want = covered < c && want > c - covered ? c - covered : want;
+    return want ? want : 1;
+}
+
+int hh_fetch_next(hh_processor *p, hh_fetched *out) {
+    struct hh_manager *m = p->m;
+    hh_fetcher *f = m->fetcher;
+    fetch_thread *t = thread_of(p);
+    pthread_mutex_lock(&f->mu);
+    if (pending_pop_locked(f, out)) {
+        pthread_mutex_unlock(&f->mu);
+        return 1;
+    }
+    f->idle++;
+    size_t want;
+    while (!(want = want_locked(p, t)) && !atomic_load(&m->quiet)) {
+        f->sleeping++;
+        pthread_cond_wait(&f->more, &f->mu); /* a fetch in flight brings this thread's job */
+        f->sleeping--;
+        if (pending_pop_locked(f, out)) {
+            f->idle--;
+            pthread_mutex_unlock(&f->mu);
+            return 1;
+        }
+    }
+    if (atomic_load(&m->quiet)) {
+        f->idle--;
+        pthread_mutex_unlock(&f->mu);
+        return 0;
+    }
+    f->promised += want;
+    pthread_mutex_unlock(&f->mu);
+
+    int got = fetch(p, t->held, want);
+
+    pthread_mutex_lock(&f->mu);
+    f->promised -= want;
+    f->idle--;
+    f->dry = got == 0;
+    size_t rest = got > 1 ? (size_t)got - 1 : 0;
+    size_t taken = rest ? pending_push_locked(f, t->held + 1, rest) : 0;
+    /* One waiting thread per job beyond this thread's, and one more to
+     * fetch next (no fetch is in flight now); after a fetch that brought
+     * nothing, every waiting thread looks again. */
+    if (got <= 0 || taken + 1 >= (size_t)f->sleeping) {
+        if (f->sleeping) pthread_cond_broadcast(&f->more);
+    } else {
+        for (size_t i = 0; i < taken + 1; i++) pthread_cond_signal(&f->more);
+    }
+    pthread_mutex_unlock(&f->mu);
+    /* cannot happen (want_locked), but never lose a job */
+    for (size_t i = 1 + taken; i <= rest; i++) {
+        hh_fetch_push_back(m, &p->conn, &t->held[i]);
+        hh_lease_release(m, &t->held[i].lease);
+        free(t->held[i].payload);
+    }
+    if (got <= 0) return got;
+    *out = t->held[0];
+    return 1;
+}
+
+struct push_back_attempt {
+    struct hh_manager *m;
+    const hh_fetched *f;
+};
+
+static int push_back_attempt(void *ctx, hh_conn *c, char *why, size_t whylen) {
+    struct push_back_attempt *a = ctx;
+    if (hh_fetch_requeue(a->m, c, a->m->queues[a->f->queue], a->f->payload, a->f->len) >= 0) return 0;
+    hh_strlcpy(why, c->last_error[0] ? c->last_error : "Redis unreachable", whylen);
+    return -1;
+}
+
+/* Pushes a fetched job that will not run here back to the front of its
+ * queue until Redis takes it (outcome.c's write-until-done: an outage
+ * reconnects, a refusal such as OOM backs off) or the stop gives up; then
+ * says where it is. hh_fetch_requeue() logs its own refusals. */
+void hh_fetch_push_back(struct hh_manager *m, hh_conn *conn, const hh_fetched *f) {
+    hh_until_done u = {.conn = conn, .log = &m->log, .giving_up = &m->giving_up, .subject = NULL};
+    struct push_back_attempt a = {m, f};
+    if (hh_write_until_done(&u, push_back_attempt, &a) < 0)
+        hh_fetch_report_unreturned(m, f->queue, f->payload, f->len, u.why);
+}
+
+void hh_fetch_push_back_pending(struct hh_manager *m, hh_conn *conn) {
+    hh_fetcher *f = m->fetcher;
+    for (;;) {
+        hh_fetched x;
+        pthread_mutex_lock(&f->mu);
+        int got = pending_pop_locked(f, &x);
+        pthread_mutex_unlock(&f->mu);
+        if (!got) return;
+        hh_fetch_push_back(m, conn, &x);
+        hh_lease_release(m, &x.lease);
+        free(x.payload);
+    }
+}
+
+size_t hh_fetch_take_pending(struct hh_manager *m, hh_fetched **out) {
+    hh_fetcher *f = m->fetcher;
+    *out = NULL;
+    pthread_mutex_lock(&f->mu);
+    size_t n = f->npending;
+    if (n && (*out = malloc(n * sizeof(**out)))) {
+        for (size_t i = 0; i < n; i++) pending_pop_locked(f, &(*out)[i]);
+    } else {
+        n = 0; /* out of memory: the threads push them back as they leave */
+    }
+    pthread_mutex_unlock(&f->mu);
+    return n;
+}
+
+size_t hh_fetch_pending_each(struct hh_manager *m, void (*fn)(const hh_fetched *, void *), void *udata) {
+    hh_fetcher *f = m->fetcher;
+    pthread_mutex_lock(&f->mu);
+    size_t n = f->npending;
+    for (size_t k = 0; k < n; k++) fn(&f->ring[(f->head + k) % f->cap], udata);
+    pthread_mutex_unlock(&f->mu);
+    return n;
+}
+
+size_t hh_fetch_pending_cap(struct hh_manager *m) { return m->fetcher->cap; }
+
+/* Finds the buffered job (payload pointer and lease) at index k of the
+ * ring's live part; -1 when it is gone. Call with f->mu. */
+static long pending_find_locked(hh_fetcher *f, const char *payload, uint64_t lease) {
+    for (size_t k = 0; k < f->npending; k++) {
+        const hh_fetched *x = &f->ring[(f->head + k) % f->cap];
+        if (x->payload == payload && x->lease == lease) return (long)k;
+    }
+    return -1;
+}
+
+int hh_fetch_pending_has(struct hh_manager *m, const char *payload, uint64_t lease) {
+    hh_fetcher *f = m->fetcher;
+    pthread_mutex_lock(&f->mu);
+    int has = pending_find_locked(f, payload, lease) >= 0;
+    pthread_mutex_unlock(&f->mu);
+    return has;
+}
+
+int hh_fetch_pending_drop(struct hh_manager *m, const char *payload, uint64_t lease, hh_fetched *out) {
+    hh_fetcher *f = m->fetcher;
+    pthread_mutex_lock(&f->mu);
+    long k = pending_find_locked(f, payload, lease);
+    if (k >= 0) {
+        *out = f->ring[(f->head + (size_t)k) % f->cap];
+        for (size_t j = (size_t)k; j + 1 < f->npending; j++) /* keep the others in order */
+            f->ring[(f->head + j) % f->cap] = f->ring[(f->head + j + 1) % f->cap];
+        f->npending--;
+    }
+    pthread_mutex_unlock(&f->mu);
+    return k >= 0;
 }
 
 void hh_fetch_ack_append(struct hh_manager *m, hh_pipe *pipe, const hh_job *job) {

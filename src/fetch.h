@@ -1,6 +1,7 @@
 /* fetch.h -- taking jobs off queues: the queue order (strict or weighted,
  * Sidekiq 6.4 lib/sidekiq/fetch.rb), reliable fetch into a private
- * in-progress list, basic BRPOP fetch, acknowledging and pushing back. */
+ * in-progress list, basic BRPOP fetch, the buffer of fetched jobs the
+ * worker threads share, acknowledging and pushing back. */
 #ifndef HH_FETCH_H
 #define HH_FETCH_H
 
@@ -8,7 +9,7 @@
 #include <stdint.h>
 #include "manager.h"
 
-#define HH_FETCH_BATCH_MAX 32 /* jobs one thread may take per fetch (fast jobs only) */
+#define HH_FETCH_BATCH_MAX 64 /* jobs one thread may take per fetch (fast jobs only) */
 #define HH_FETCH_BLOCK_SECONDS 2.0 /* Sidekiq's BRPOP timeout: quiet noticed within 2 s */
 /* Idle threads wait for pickup.c's wake-up. Without one (no CLIENT
  * TRACKING), idle reliable fetchers block on one queue each for
@@ -30,13 +31,42 @@ typedef struct hh_fetched {
     uint64_t lease; /* key in the held-jobs registry, 0 when not held (lease.c) */
 } hh_fetched;
 
-/* Fetches up to max jobs (each job's queue drawn in Sidekiq's order) for
- * processor p into out[], waiting when every queue is empty until a queue
- * may hold a job (pickup.h) or quiet. Queued acks go out in the same round
- * trip. Returns
- * the number of jobs, 0 when nothing came, -1 on a Redis error (already
- * logged and backed off). */
-int hh_fetch(hh_processor *p, hh_fetched *out, size_t max);
+/* The fetcher's state, owned here: the buffer of fetched jobs not started
+ * yet (shared by the worker threads, taken in fetch order), the queued
+ * acks, the idle threads' waits, the queues known to be empty and each
+ * thread's fetch space. Created and freed by manager.c (m->fetcher). */
+typedef struct hh_fetcher hh_fetcher;
+hh_fetcher *hh_fetcher_new(struct hh_manager *m);
+void hh_fetcher_free(hh_fetcher *f);
+
+/* The next job for worker thread p: the oldest buffered one, else a fetch
+ * for this thread and the idle ones (the rest buffered), waiting while
+ * every queue is empty. Returns 1 with *out set, 0 when nothing came (quiet,
+ * or look again), -1 on a Redis error (logged, backed off). */
+int hh_fetch_next(hh_processor *p, hh_fetched *out);
+/* Tells the fetcher thread p ran a job that took seconds (batch sizing). */
+void hh_fetch_ran(hh_processor *p, double seconds);
+/* Pushes one fetched job back to its queue until Redis takes it or the
+ * stop gives up (then says where it is). */
+void hh_fetch_push_back(struct hh_manager *m, hh_conn *conn, const hh_fetched *f);
+/* The same for every buffered job. */
+void hh_fetch_push_back_pending(struct hh_manager *m, hh_conn *conn);
+/* Takes every buffered job, in fetch order (*out malloc'd, the caller's). */
+size_t hh_fetch_take_pending(struct hh_manager *m, hh_fetched **out);
+/* For lease.c: calls fn on every buffered job under the buffer's lock;
+ * whether a buffered job (by payload pointer and lease) is still there;
+ * takes it out (1) or says it is gone (0); the buffer's capacity. */
+size_t hh_fetch_pending_each(struct hh_manager *m, void (*fn)(const hh_fetched *, void *), void *udata);
+int hh_fetch_pending_has(struct hh_manager *m, const char *payload, uint64_t lease);
+int hh_fetch_pending_drop(struct hh_manager *m, const char *payload, uint64_t lease, hh_fetched *out);
+size_t hh_fetch_pending_cap(struct hh_manager *m);
+/* pickup.c saw a write to queue q (or to every key: FLUSHALL): a queue
+ * known to be empty is tried again. */
+void hh_fetch_queue_written(struct hh_manager *m, size_t q);
+void hh_fetch_queues_written(struct hh_manager *m);
+/* Wakes idle threads sleeping in the process (quiet, stop): no Redis. */
+void hh_fetch_wake_sleepers(struct hh_manager *m);
+
 
 /* Queues the ack of a finished job (which it then owns and frees); sends
  * the queue with connection c when it is full. Thread-safe. */
@@ -58,9 +88,6 @@ void hh_fetch_ack_append(struct hh_manager *m, hh_pipe *pipe, const hh_job *job)
  * Returns 1 pushed, 0 it was no longer in progress, -1 Redis error. */
 int hh_fetch_requeue(struct hh_manager *m, hh_conn *c, const char *queue, const char *payload,
                      size_t len);
-
-/* Frees p's fetch argument space (allocated on its first fetch). */
-void hh_fetch_scratch_free(hh_processor *p);
 
 /* Appends the push back of hh_fetch_requeue to a pipeline (the script's
  * source, not its sha: one round trip even on a fresh connection). Its

@@ -561,11 +561,25 @@ static int recovered_by_peer(struct hh_manager *m, hh_conn *c, const char *jid) 
     return rc;
 }
 
+typedef struct suspects_add {
+    suspect *s;
+    size_t *ns, cap;
+} suspects_add;
+
+/* hh_fetch_pending_each's callback: a buffered held job is a suspect. */
+static void add_buffered(const hh_fetched *f, void *udata) {
+    suspects_add *a = udata;
+    if (!f->lease || *a->ns >= a->cap) return;
+    suspect *x = &a->s[(*a->ns)++];
+    *x = (suspect){.proc = -1, .payload = f->payload, .key = f->lease};
+    job_names(f->payload, f->len, x->klass, sizeof(x->klass), x->jid, sizeof(x->jid));
+}
+
 /* Checks every running and buffered job against our lists (see the top of
  * the file). Returns 0, or -1 to try again at the next beat. */
 static int lease_check(struct hh_manager *m, hh_conn *c) {
     int nproc = m->opts.concurrency;
-    size_t cap = (size_t)nproc + m->pending_cap, ns = 0;
+    size_t cap = (size_t)nproc + hh_fetch_pending_cap(m), ns = 0;
     suspect *s = calloc(cap ? cap : 1, sizeof(*s));
     if (!s) return -1;
     for (int i = 0; i < nproc; i++) {
@@ -579,15 +593,8 @@ static int lease_check(struct hh_manager *m, hh_conn *c) {
         }
         pthread_mutex_unlock(&p->mu);
     }
-    pthread_mutex_lock(&m->pending_mu);
-    for (size_t k = 0; k < m->npending && ns < cap; k++) {
-        if (!m->pending[k].lease) continue;
-        s[ns] = (suspect){.proc = -1, .payload = m->pending[k].payload, .key = m->pending[k].lease};
-        job_names(m->pending[k].payload, m->pending[k].len, s[ns].klass, sizeof(s[ns].klass), s[ns].jid,
-                  sizeof(s[ns].jid));
-        ns++;
-    }
-    pthread_mutex_unlock(&m->pending_mu);
+    suspects_add sa = {s, &ns, cap};
+    hh_fetch_pending_each(m, add_buffered, &sa);
     if (!ns) {
         free(s);
         return 0;
@@ -618,10 +625,7 @@ static int lease_check(struct hh_manager *m, hh_conn *c) {
                 stable = p->job && p->runs == s[k].runs && !p->abandoned;
                 pthread_mutex_unlock(&p->mu);
             } else {
-                pthread_mutex_lock(&m->pending_mu);
-                for (size_t j = 0; j < m->npending && !stable; j++)
-                    stable = m->pending[j].payload == s[k].payload && m->pending[j].lease == s[k].key;
-                pthread_mutex_unlock(&m->pending_mu);
+                stable = hh_fetch_pending_has(m, s[k].payload, s[k].key);
             }
             if (!stable) continue;
             lease_ent *e = set_find(&found, s[k].key);
@@ -671,15 +675,7 @@ static int lease_check(struct hh_manager *m, hh_conn *c) {
                         : "its handler here runs to the end (--lease-lost finish), its outcome is not written");
         } else {
             hh_fetched dropped = {0};
-            pthread_mutex_lock(&m->pending_mu);
-            for (size_t j = 0; j < m->npending; j++) {
-                if (m->pending[j].payload != s[k].payload || m->pending[j].lease != s[k].key) continue;
-                dropped = m->pending[j];
-                memmove(&m->pending[j], &m->pending[j + 1], (m->npending - j - 1) * sizeof(*m->pending));
-                m->npending--;
-                break;
-            }
-            pthread_mutex_unlock(&m->pending_mu);
+            hh_fetch_pending_drop(m, s[k].payload, s[k].key, &dropped);
             if (!dropped.payload) continue; /* a thread took it meanwhile */
             hh_lease_release(m, &dropped.lease);
             free(dropped.payload);

@@ -78,21 +78,11 @@ void hh_manager_free(hh_manager *m) {
         hh_processor *p = &m->procs[i];
         hh_conn_close(&p->conn);
         pthread_mutex_destroy(&p->mu);
-        free(p->held);
-        hh_fetch_scratch_free(p);
     }
     free(m->procs);
     hh_lease_free(m->lease);
-    for (size_t k = 0; k < m->npending; k++) free(m->pending[k].payload);
-    free(m->pending);
-    pthread_mutex_destroy(&m->pending_mu);
-    for (size_t k = 0; k < m->nacks; k++) hh_job_free(m->acks[k]);
-    free(m->acks);
-    pthread_mutex_destroy(&m->acks_mu);
+    hh_fetcher_free(m->fetcher);
     hh_pickup_free(m);
-    free(m->waiters);
-    pthread_mutex_destroy(&m->idle_mu);
-    pthread_cond_destroy(&m->idle_cv);
     for (size_t i = 0; i < m->nqueues; i++) {
         if (m->queue_keys) sdsfree(m->queue_keys[i]);
         if (m->inprog_keys) sdsfree(m->inprog_keys[i]);
@@ -228,20 +218,9 @@ static int make_queue_keys(hh_manager *m) {
     return HH_OK;
 }
 
-/* The fetchers' shared state: fetched-but-unclaimed jobs, idle waiters
- * per queue, acks to send. */
-static int alloc_fetch_state(hh_manager *m) {
-    pthread_mutex_init(&m->pending_mu, NULL);
-    m->pending_cap = (size_t)m->opts.concurrency * HH_FETCH_BATCH_MAX;
-    if (!(m->pending = calloc(m->pending_cap, sizeof(*m->pending)))) return HH_ERR_NOMEM;
-    pthread_mutex_init(&m->idle_mu, NULL);
-    pthread_cond_init(&m->idle_cv, NULL);
-    if (!(m->waiters = calloc(m->nqueues, sizeof(int)))) return HH_ERR_NOMEM;
-    pthread_mutex_init(&m->acks_mu, NULL);
-    m->acks_cap = (size_t)m->opts.concurrency * HH_FETCH_BATCH_MAX;
-    if (!(m->acks = calloc(m->acks_cap, sizeof(*m->acks)))) return HH_ERR_NOMEM;
-    return HH_OK;
-}
+/* The fetchers' shared state: fetched-but-unclaimed jobs, idle waiters,
+ * acks to send (fetch.c). */
+static int alloc_fetch_state(hh_manager *m) { return (m->fetcher = hh_fetcher_new(m)) ? HH_OK : HH_ERR_NOMEM; }
 
 /* One processor (worker thread state, not started) per unit of concurrency. */
 static int init_processors(hh_manager *m) {
@@ -259,12 +238,8 @@ static int init_processors(hh_manager *m) {
         do { tmp[k++] = "0123456789abcdefghijklmnopqrstuvwxyz"[v % 36]; v /= 36; } while (v && k < 6);
         for (int j = 0; j < k; j++) p->tid[j] = tmp[k - 1 - j];
         p->tid[k] = '\0';
-        p->block_queue = (int)((size_t)i % m->nqueues);
         hh_rng_seed(&p->rng);
         hh_conn_init(&p->conn, &m->cfg, &m->log, "fetch", &m->giving_up);
-        p->batch = 1;
-        p->held = calloc(HH_FETCH_BATCH_MAX, sizeof(*p->held));
-        if (!p->held) return HH_ERR_NOMEM;
     }
     return HH_OK;
 }
@@ -523,10 +498,7 @@ static void *chores_main(void *arg) {
 
 /* Idle threads sleeping in the process see quiet at once (no Redis). */
 static void wake_sleepers(hh_manager *m) {
-    hh_pickup_poke(m);
-    pthread_mutex_lock(&m->idle_mu);
-    pthread_cond_broadcast(&m->idle_cv);
-    pthread_mutex_unlock(&m->idle_mu);
+    hh_fetch_wake_sleepers(m);
 }
 
 /* Joins t by the monotonic deadline, or detaches it: a thread still inside

@@ -43,10 +43,6 @@ typedef struct hh_processor {
     hh_job *job;          /* running job, NULL when idle */
     int abandoned;        /* hard shutdown pushed `job` back already */
     atomic_int cancelled; /* read by hh_job_cancelled() */
-    int block_queue;      /* which queue this thread blocks on when idle */
-    struct hh_fetched *held; /* scratch space for one fetch */
-    void *fetch_scratch;  /* fetch.c's argument space, sized for every queue */
-    int batch;            /* current fetch batch size, adapted to job speed */
     unsigned long runs;   /* jobs started (tells one run of `job` from the next); mu */
     int lease_lost;       /* another process recovered `job` (lease.c); mu */
 } hh_processor;
@@ -78,21 +74,8 @@ struct hh_manager {
     void *hook_udata;
 
     hh_processor *procs;
-    /* Jobs fetched in a batch and not started yet, shared by every worker
-     * thread (a slow job never holds others hostage); guarded by pending_mu. */
-    pthread_mutex_t pending_mu;
-    struct hh_fetched *pending;
-    size_t npending, pending_cap;
-    /* Idle fetching (fetch.c): waiters[q] threads block on queue q in Redis,
-     * the other idle threads sleep on idle_cv. */
-    pthread_mutex_t idle_mu;
-    pthread_cond_t idle_cv;
-    int *waiters;
+    struct hh_fetcher *fetcher; /* fetch.c: buffer, acks, idle waits */
     struct hh_pickup *pickup; /* pickup.c: wakes idle threads when a queue is written */
-    /* Finished jobs whose ack (LREM) is not sent yet (fetch.c); acks_mu. */
-    pthread_mutex_t acks_mu;
-    hh_job **acks;
-    size_t nacks, acks_cap;
     pthread_t heartbeat_thread, scheduler_thread, recovery_thread, supervisor_thread;
     int heartbeat_started, scheduler_started, recovery_started, supervisor_started;
 

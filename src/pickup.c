@@ -33,7 +33,8 @@ typedef struct hh_pickup {
     pthread_t thread;
     int started;
     sds prefix;         /* <ns>queue: */
-    sds *sorted;        /* this process's queue keys, sorted for bsearch */
+    sds *const *sorted; /* pointers into m->queue_keys, sorted by key for bsearch
+                         * (the pointer's offset is the queue's index) */
     size_t nsorted;
     hh_conn sub, ctl;   /* subscriber and tracking connections */
     int subscribed;
@@ -158,24 +159,25 @@ static void unsupported(hh_pickup *pk, const char *why) {
 }
 
 static int key_cmp(const void *a, const void *b) {
-    sds x = *(sds const *)a, y = *(sds const *)b;
+    sds x = **(sds *const *)a, y = **(sds *const *)b;
     size_t lx = sdslen(x), ly = sdslen(y);
     if (lx != ly) return lx < ly ? -1 : 1;
     return memcmp(x, y, lx);
 }
 
-static int is_ours(hh_pickup *pk, const char *key, size_t len) {
+/* The index of the queue whose key this is, or -1 when not ours. */
+static long is_ours(hh_pickup *pk, const char *key, size_t len) {
     /* bsearch on (length, bytes), the order key_cmp sorted by */
     size_t lo = 0, hi = pk->nsorted;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        sds k = pk->sorted[mid];
+        sds k = *pk->sorted[mid];
         int c = sdslen(k) != len ? (sdslen(k) < len ? -1 : 1) : memcmp(k, key, len);
-        if (c == 0) return 1;
+        if (c == 0) return (long)(pk->sorted[mid] - pk->m->queue_keys);
         if (c < 0) lo = mid + 1;
         else hi = mid;
     }
-    return 0;
+    return -1;
 }
 
 /* One pushed message: ["message", "__redis__:invalidate", [key...] | nil].
@@ -189,12 +191,16 @@ static void on_message(hh_pickup *pk, const redisReply *r) {
     if (keys->type == REDIS_REPLY_NIL) {
         n = -1;
     } else if (keys->type == REDIS_REPLY_STRING) {
-        n = is_ours(pk, keys->str, keys->len);
+        long q = is_ours(pk, keys->str, keys->len);
+        if (q >= 0) n = 1, hh_fetch_queue_written(pk->m, (size_t)q);
     } else if (keys->type == REDIS_REPLY_ARRAY) {
-        for (size_t i = 0; i < keys->elements; i++)
-            if (keys->element[i]->type == REDIS_REPLY_STRING && is_ours(pk, keys->element[i]->str, keys->element[i]->len))
-                n++;
+        for (size_t i = 0; i < keys->elements; i++) {
+            long q = keys->element[i]->type == REDIS_REPLY_STRING
+                         ? is_ours(pk, keys->element[i]->str, keys->element[i]->len) : -1;
+            if (q >= 0) n++, hh_fetch_queue_written(pk->m, (size_t)q); /* it may hold jobs again */
+        }
     }
+    if (n < 0) hh_fetch_queues_written(pk->m); /* every key */
     if (n == 0) return;
     /* gen moves even with nobody waiting: a thread between its ticket and
      * its wait must see that a queue changed. Threads fetching now see it
@@ -345,11 +351,12 @@ int hh_pickup_start(struct hh_manager *m) {
     pthread_mutex_init(&pk->mu, NULL);
     pthread_cond_init(&pk->cv, NULL);
     pk->prefix = sdscat(sdsdup(m->keys.ns), HH_K_QUEUE_PREFIX);
-    pk->sorted = malloc(m->nqueues * sizeof(sds));
+    sds **sorted = malloc(m->nqueues * sizeof(*sorted));
+    pk->sorted = (sds *const *)sorted;
     if (!pk->prefix || !pk->sorted || pipe2(pk->pipe, O_CLOEXEC | O_NONBLOCK) != 0) goto fail;
-    memcpy(pk->sorted, m->queue_keys, m->nqueues * sizeof(sds));
+    for (size_t i = 0; i < m->nqueues; i++) sorted[i] = &m->queue_keys[i];
     pk->nsorted = m->nqueues;
-    qsort(pk->sorted, pk->nsorted, sizeof(sds), key_cmp);
+    qsort(sorted, pk->nsorted, sizeof(*sorted), key_cmp);
     hh_conn_init(&pk->sub, &m->cfg, &m->log, "pickup", &m->quiet);
     hh_conn_init(&pk->ctl, &m->cfg, &m->log, "pickup", &m->quiet);
     m->pickup = pk;
@@ -363,7 +370,7 @@ fail:
     hh_log(&m->log, HH_LOG_WARN, "pickup: cannot start the waker: idle threads wait on one queue each");
     if (pk->pipe[0] >= 0) close(pk->pipe[0]), close(pk->pipe[1]);
     sdsfree(pk->prefix);
-    free(pk->sorted);
+    free((void *)pk->sorted);
     pthread_mutex_destroy(&pk->mu);
     pthread_cond_destroy(&pk->cv);
     free(pk);
@@ -397,7 +404,7 @@ void hh_pickup_free(struct hh_manager *m) {
     close(pk->pipe[0]);
     close(pk->pipe[1]);
     sdsfree(pk->prefix);
-    free(pk->sorted);
+    free((void *)pk->sorted);
     pthread_mutex_destroy(&pk->mu);
     pthread_cond_destroy(&pk->cv);
     free(pk);

@@ -221,60 +221,6 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     return elapsed;
 }
 
-/* Takes a fetched job no thread has started yet; 0 when there is none. */
-static int pop_pending(struct hh_manager *m, hh_fetched *out) {
-    pthread_mutex_lock(&m->pending_mu);
-    int got = m->npending > 0;
-    if (got) *out = m->pending[--m->npending];
-    pthread_mutex_unlock(&m->pending_mu);
-    return got;
-}
-
-/* Offers jobs of a batch to every thread. The buffer holds a full batch
- * per thread, and a thread only fetches when it is empty, so it never
- * overflows; if it did, the job stays with this thread. Returns how many
- * were taken. */
-static size_t push_pending(struct hh_manager *m, hh_fetched *jobs, size_t n) {
-    pthread_mutex_lock(&m->pending_mu);
-    size_t k = 0;
-    /* reversed so pops come out in fetch order */
-    for (size_t i = n; i-- > 0 && m->npending < m->pending_cap; k++) m->pending[m->npending++] = jobs[i];
-    pthread_mutex_unlock(&m->pending_mu);
-    return k;
-}
-
-struct requeue_attempt {
-    struct hh_manager *m;
-    const hh_fetched *f;
-};
-
-static int requeue_attempt(void *ctx, hh_conn *c, char *why, size_t whylen) {
-    struct requeue_attempt *a = ctx;
-    if (hh_fetch_requeue(a->m, c, a->m->queues[a->f->queue], a->f->payload, a->f->len) >= 0) return 0;
-    hh_strlcpy(why, c->last_error[0] ? c->last_error : "Redis unreachable", whylen);
-    return -1;
-}
-
-/* Pushes a fetched job that will not run here back to the front of its
- * queue until Redis takes it or the stop gives up; then says where it is.
- * hh_fetch_requeue() logs its own refusals. */
-static void requeue_fetched(struct hh_manager *m, hh_conn *conn, const hh_fetched *f) {
-    hh_until_done u = {.conn = conn, .log = &m->log, .giving_up = &m->giving_up, .subject = NULL};
-    struct requeue_attempt a = {m, f};
-    if (hh_write_until_done(&u, requeue_attempt, &a) < 0)
-        hh_fetch_report_unreturned(m, f->queue, f->payload, f->len, u.why);
-}
-
-/* Pushes every fetched-but-unstarted job back to the front of its queue. */
-static void requeue_pending(struct hh_manager *m, hh_conn *conn) {
-    hh_fetched f;
-    while (pop_pending(m, &f)) {
-        requeue_fetched(m, conn, &f);
-        hh_lease_release(m, &f.lease);
-        free(f.payload);
-    }
-}
-
 static int booted_or_quiet(const void *arg) {
     const struct hh_manager *m = arg;
     return atomic_load(&m->booted) || atomic_load(&m->quiet);
@@ -283,45 +229,20 @@ static int booted_or_quiet(const void *arg) {
 void *hh_processor_main(void *arg) {
     hh_processor *p = arg;
     struct hh_manager *m = p->m;
-    double spent = 0;
-    int ran = 0;
     hh_wake_wait(&m->wake, -1, booted_or_quiet, m); /* the identity checks come first */
     while (!atomic_load(&m->quiet)) {
         hh_fetched f;
-        if (!pop_pending(m, &f)) {
-            /* Batch only fast jobs: adapt to what this thread ran since its
-             * last fetch. */
-            if (ran && spent < 0.001 * ran)
-                p->batch = p->batch * 2 > HH_FETCH_BATCH_MAX ? HH_FETCH_BATCH_MAX : p->batch * 2;
-            else if (ran)
-                p->batch = 1;
-            spent = 0, ran = 0;
-            int got = hh_fetch(p, p->held, (size_t)p->batch);
-            if (got <= 0) continue;
-            f = p->held[0];
-            size_t rest = got > 1 ? (size_t)got - 1 : 0;
-            size_t taken = rest ? push_pending(m, p->held + 1, rest) : 0;
-            if (taken < rest) {
-                /* cannot happen (see push_pending), but never lose a job: the
-                 * first rest - taken were not taken */
-                for (size_t i = 1; i <= rest - taken; i++) {
-                    requeue_fetched(m, &p->conn, &p->held[i]);
-                    hh_lease_release(m, &p->held[i].lease);
-                    free(p->held[i].payload);
-                }
-            }
-        }
+        if (hh_fetch_next(p, &f) != 1) continue;
         if (atomic_load(&m->quiet)) { /* fetched after quiet: straight back */
-            requeue_fetched(m, &p->conn, &f);
+            hh_fetch_push_back(m, &p->conn, &f);
             hh_lease_release(m, &f.lease);
             free(f.payload);
             break;
         }
-        spent += run_job(p, &f);
-        ran++;
+        hh_fetch_ran(p, run_job(p, &f));
         free(f.payload);
     }
-    requeue_pending(m, &p->conn);
+    hh_fetch_push_back_pending(m, &p->conn);
     hh_fetch_flush_acks(m, &p->conn);
     hh_conn_close(&p->conn);
     /* The supervisor's grace period waits for this: counted first, since
@@ -360,19 +281,20 @@ int hh_processor_abandon(hh_processor *p, hh_unfinished *out) {
 
 size_t hh_processor_take_pending(struct hh_manager *m, hh_unfinished **out) {
     *out = NULL;
-    pthread_mutex_lock(&m->pending_mu);
-    size_t n = m->npending;
-    if (n && (*out = calloc(n, sizeof(**out)))) {
-        for (size_t i = 0; i < n; i++) { /* pops come out in fetch order */
-            hh_fetched *f = &m->pending[n - 1 - i];
-            (*out)[i].payload = f->payload;
-            (*out)[i].len = f->len;
-            (*out)[i].queue = f->queue;
+    hh_fetched *f = NULL;
+    size_t n = hh_fetch_take_pending(m, &f);
+    if (n && !(*out = calloc(n, sizeof(**out)))) { /* out of memory: said where each one is */
+        for (size_t i = 0; i < n; i++) {
+            hh_fetch_report_unreturned(m, f[i].queue, f[i].payload, f[i].len, "out of memory");
+            free(f[i].payload);
         }
-        m->npending = 0;
-    } else {
-        n = 0; /* out of memory: the threads push them back as they leave */
+        n = 0;
     }
-    pthread_mutex_unlock(&m->pending_mu);
+    for (size_t i = 0; i < n; i++) { /* in fetch order */
+        (*out)[i].payload = f[i].payload;
+        (*out)[i].len = f[i].len;
+        (*out)[i].queue = f[i].queue;
+    }
+    free(f);
     return n;
 }

@@ -14,46 +14,61 @@ typedef enum hh_script_id {
     HH_SCRIPT_COUNT
 } hh_script_id;
 
-/* KEYS: queue:<q1>, inprogress(q1), queue:<q2>, inprogress(q2), ... in
- * configuration order. ARGV[1]: "1" to use LMOVE (Redis >= 6.2), else
- * RPOPLPUSH. ARGV[2..]: one entry per job wanted, each the order in which to
+/* KEYS: queue:<q1>, inprogress(q1), queue:<q2>, inprogress(q2), ... for
+ * the queues to try (fetch.c passes only those not known to be empty, so a
+ * call's cost follows the queues that hold jobs, not the queue count);
+ * queue indexes below are positions in this list. ARGV[1]: "1" to use LMOVE (Redis >= 6.2), else
+ * RPOPLPUSH, followed by "x" to skip the EXISTS check below (the caller
+ * tries only queues it has not seen empty: a few failed moves cost less
+ * than EXISTS on every queue). ARGV[2..]: one entry per job wanted, each the order in which to
  * try the queues for that job ("2,1,3", 1-based), so weighted order is drawn
  * per job as Sidekiq draws it per BRPOP. Moves each job atomically and
- * returns {queue index, payload, ...}, or false when every queue is empty
+ * returns {{queues found empty}, queue index, payload, ...} (the caller
+ * leaves the empty ones out of its next fetches: fetch.c), or false when
+ * nothing was moved, at once when every queue is empty
  * (found with one EXISTS per 1,000 queues, so an idle poll costs one
  * command, not one per queue; unpack() takes a few thousand values at
- * most). */
+ * most). A queue found empty is not tried again in the same call (nothing
+ * else runs inside a script, so it stays empty): one call makes at most one
+ * failed move per queue, however many jobs it takes. */
 #define HH_LUA_FETCH                                                          \
-    "local lmove = ARGV[1] == '1'\n"                                          \
-    "local queues = {}\n"                                                     \
-    "for i = 1, #KEYS, 2 do queues[#queues+1] = KEYS[i] end\n"                \
-    "local any = false\n"                                                     \
-    "for i = 1, #queues, 1000 do\n"                                           \
-    "  local last = math.min(i + 999, #queues)\n"                             \
-    "  if redis.call('EXISTS', unpack(queues, i, last)) > 0 then\n"           \
-    "    any = true\n"                                                         \
-    "    break\n"                                                              \
-    "  end\n"                                                                  \
-    "end\n"                                                                    \
+    "local how = string.sub(ARGV[1], 1, 1)\n"                                 \
+    "local any = string.sub(ARGV[1], 2, 2) == 'x'\n"                          \
+    "if not any then\n"                                                       \
+    "  local queues = {}\n"                                                   \
+    "  for i = 1, #KEYS, 2 do queues[#queues+1] = KEYS[i] end\n"              \
+    "  for i = 1, #queues, 1000 do\n"                                         \
+    "    local last = math.min(i + 999, #queues)\n"                           \
+    "    if redis.call('EXISTS', unpack(queues, i, last)) > 0 then\n"         \
+    "      any = true\n"                                                      \
+    "      break\n"                                                           \
+    "    end\n"                                                               \
+    "  end\n"                                                                 \
+    "end\n"                                                                   \
     "if not any then return false end\n"                                       \
-    "local out = {}\n"                                                        \
+    "local out, empty, gone = {{}}, {}, {}\n"                                 \
     "for j = 2, #ARGV do\n"                                                   \
     "  local got = false\n"                                                   \
     "  for idx in string.gmatch(ARGV[j], '%d+') do\n"                         \
     "    local i = tonumber(idx)\n"                                           \
-    "    local v\n"                                                           \
-    "    if lmove then v = redis.call('LMOVE', KEYS[2*i-1], KEYS[2*i], 'RIGHT', 'LEFT')\n" \
-    "    else v = redis.call('RPOPLPUSH', KEYS[2*i-1], KEYS[2*i]) end\n"      \
-    "    if v then\n"                                                         \
-    "      out[#out+1] = i\n"                                                 \
-    "      out[#out+1] = v\n"                                                 \
-    "      got = true\n"                                                      \
-    "      break\n"                                                           \
+    "    if not empty[i] then\n"                                              \
+    "      local v\n"                                                         \
+    "      if how == '1' then v = redis.call('LMOVE', KEYS[2*i-1], KEYS[2*i], 'RIGHT', 'LEFT')\n" \
+    "      elseif how == 'b' then v = redis.call('RPOP', KEYS[2*i-1])\n"      \
+    "      else v = redis.call('RPOPLPUSH', KEYS[2*i-1], KEYS[2*i]) end\n"    \
+    "      if v then\n"                                                       \
+    "        out[#out+1] = i\n"                                               \
+    "        out[#out+1] = v\n"                                               \
+    "        got = true\n"                                                    \
+    "        break\n"                                                         \
+    "      end\n"                                                             \
+    "      empty[i] = true\n"                                                 \
+    "      gone[#gone+1] = i\n"                                               \
     "    end\n"                                                               \
     "  end\n"                                                                 \
     "  if not got then break end\n"                                           \
     "end\n"                                                                   \
-    "if #out > 0 then return out end\n"                                       \
+    "if #out > 1 then out[1] = gone return out end\n"                         \
     "return false\n"
 
 /* Write first, remove last. Redis refuses a script's first write command
