@@ -472,10 +472,14 @@ static int run(hh_manager *m) {
     while (rc == 0 && (w = hh_manager_wait(m, 0)) == HH_ERR_STATE) {
         struct timespec ts = {0, 50 * 1000000L}; /* also how soon the end of a stop is seen */
         int sig = sigtimedwait(&set, NULL, &ts);
-        if (sig == SIGINT || sig == SIGTERM) hh_manager_stop(m);
+        if (sig == SIGINT || sig == SIGTERM) {
+            cli_notify_stopping();
+            hh_manager_stop(m);
+        }
         else if (sig == SIGTSTP) hh_manager_quiet(m);
         else if (sig == SIGTTIN) hh_manager_dump(m);
         else if (sig == SIGHUP) reopen_log(m);
+        cli_notify_tick(m);
     }
     if (rc == 0 && w == HH_ERR_EXISTS) rc = 3; /* as a refused start */
     if (rc == 0 && w == HH_ERR_REFUSED) rc = CLI_EXIT_USAGE;
@@ -524,6 +528,7 @@ int cli_work(int argc, char **argv) {
         return cli_usage_error("cannot create the worker: %s", hh_last_error());
     }
     rc = register_handlers(m, &a, &h);
+    if (rc == 0) rc = cli_notify_init(m, a.o.heartbeat_interval);
     if (rc == 0) rc = run(m);
     cleanup(m, &a, &h);
     return rc;
