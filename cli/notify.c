@@ -91,7 +91,7 @@ int cli_notify_init(hh_manager *m, double heartbeat_interval) {
     send_state("STATUS=starting");
     hh_manager_log(m, HH_LOG_DEBUG, "systemd notification on (watchdog %s)", nt.watchdog > 0 ? "on" : "off");
 #else
-    (void)heartbeat_interval;
+    (void)heartbeat_interval, (void)on_beat;
     hh_manager_log(m, HH_LOG_WARN,
                    "NOTIFY_SOCKET is set but this hiredhand was built without libsystemd: no READY=1 "
                    "will be sent (use Type=simple, or rebuild with libsystemd-dev)");
