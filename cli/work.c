@@ -65,7 +65,7 @@ static const char work_usage[] =
     "      --max-retries N        retries for retry: true (default 25)\n"
     "      --dead-max-jobs N      dead set size limit (default 10000)\n"
     "      --dead-timeout S       dead set age limit (default 15552000)\n"
-    "      --http [HOST:]PORT     serve /healthz, /stats, /metrics (bare port: 127.0.0.1)\n"
+    "      --http [HOST:]PORT     serve /healthz, /readyz, /stats, /metrics (bare port: 127.0.0.1)\n"
     "      --liveness-max-age S   /healthz fails once the last heartbeat is older (default 30)\n"
     "      --http-token-file FILE /stats and /metrics want \"Authorization: Bearer <token>\", the\n"
     "                             token being FILE's first line (or $HIREDHAND_HTTP_TOKEN)\n";
