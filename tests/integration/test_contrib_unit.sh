@@ -20,6 +20,8 @@ stop="$(key TimeoutStopSec)"
 assert_contains "$(key RestrictAddressFamilies)" "AF_UNIX" "AF_UNIX (notify socket, unix:// Redis)"
 assert_contains "$(key RestrictAddressFamilies)" "AF_INET6" "AF_INET6"
 [ -n "$(key WatchdogSec)" ] || fail "no WatchdogSec="
+assert_eq "$(key Restart)" on-failure "Restart="
+assert_eq "$(key RestartPreventExitStatus)" "2 3" "no restart after a configuration error (2) or a live identity (3)"
 if ! command -v systemd-analyze >/dev/null; then
     hh_log "NOTE: systemd-analyze not installed (apt-get install systemd): unit not verified"
     pass
