@@ -4,6 +4,9 @@
 #   - READY=1 arrives once the worker fetches (after its first heartbeat reached Redis), with a
 #     STATUS= "fetching ..." line; STATUS= lines keep coming at heartbeats;
 #   - with WATCHDOG_USEC=4000000 the worker sends WATCHDOG=1 (every ~2 s) while beats succeed;
+#   - Redis lost: a "waiting for Redis" STATUS, and no WATCHDOG=1 once the last beat that reached
+#     Redis is older than WATCHDOG_USEC (so systemd would restart a worker cut off that long);
+#     pings resume once Redis is back;
 #   - TSTP makes the STATUS "quiet"; TERM sends STOPPING=1 and the worker exits 0.
 # Skipped when this hiredhand was built without libsystemd (it logs so at start).
 . "$(dirname "$0")/../lib/harness.sh"
@@ -43,6 +46,19 @@ n="$(grep -c '^STATUS=fetching' "$msgs")"
 must_wait 15 '[ "$(grep -c "^STATUS=fetching" "$msgs")" -ge $((n + 2)) ]' "no STATUS= lines at heartbeats"
 must_wait 15 '[ "$(grep -cx "WATCHDOG=1" "$msgs")" -ge 2 ]' "no WATCHDOG=1 pings with WATCHDOG_USEC set"
 assert_not_contains "$(cat "$msgs")" "STOPPING=1" "no STOPPING=1 before a stop"
+
+# Redis lost: pings stop once the last acknowledged beat is 4 s old
+hh_redis_stop
+t0="$(hh_now)"
+must_wait 15 'grep -q "^STATUS=waiting for Redis" "$msgs"' "no 'waiting for Redis' STATUS after losing Redis"
+must_wait 20 'awk -v a="$(hh_now)" -v b="$t0" "BEGIN { exit !(a - b > 5) }"' "clock"
+pings="$(grep -cx "WATCHDOG=1" "$msgs")"
+waits="$(grep -c "^STATUS=waiting for Redis" "$msgs")"
+must_wait 30 '[ "$(grep -c "^STATUS=waiting for Redis" "$msgs")" -ge $((waits + 3)) ]' "no STATUS at failed heartbeats"
+must_wait 20 'awk -v a="$(hh_now)" -v b="$t0" "BEGIN { exit !(a - b > 9) }"' "clock"
+assert_eq "$(grep -cx "WATCHDOG=1" "$msgs")" "$pings" "no WATCHDOG=1 while heartbeats do not reach Redis"
+hh_redis_restart
+must_wait 30 '[ "$(grep -cx "WATCHDOG=1" "$msgs")" -gt "$pings" ]' "WATCHDOG=1 did not resume once Redis was back"
 
 kill -TSTP "$WORKER_PID"
 must_wait 15 'grep -q "^STATUS=quiet" "$msgs"' "no quiet STATUS after TSTP"
