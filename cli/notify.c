@@ -49,14 +49,14 @@ static void send_state(const char *state) {
 
 /* "STATUS=..." for the state in st: what `systemctl status` shows. */
 static void status_line(const hh_manager_stats *st, int ok, char *buf, size_t len) {
-    if (st->stopping)
-        snprintf(buf, len, "STATUS=stopping, %d busy", st->busy);
-    else if (st->quiet)
-        snprintf(buf, len, "STATUS=quiet, %d busy", st->busy);
+    if (st->stopping) snprintf(buf, len, "STATUS=stopping, %d busy", st->busy);
+    else if (st->quiet) snprintf(buf, len, "STATUS=quiet, %d busy", st->busy);
     else if (!ok)
-        snprintf(buf, len, "STATUS=waiting for Redis: %.200s", st->heartbeat_last_error[0] ? st->heartbeat_last_error : "not connected");
+        snprintf(buf, len, "STATUS=waiting for Redis: %.200s",
+                 st->heartbeat_last_error[0] ? st->heartbeat_last_error : "not connected");
     else
-        snprintf(buf, len, "STATUS=fetching %zu queue%s, %d threads, %d busy, %" PRIu64 " processed, %" PRIu64 " failed",
+        snprintf(buf, len,
+                 "STATUS=fetching %zu queue%s, %d threads, %d busy, %" PRIu64 " processed, %" PRIu64 " failed",
                  st->nqueues, st->nqueues == 1 ? "" : "s", st->concurrency, st->busy, st->processed, st->failed);
 }
 

@@ -34,7 +34,9 @@ export NOTIFY_SOCKET="$sock" WATCHDOG_USEC=4000000
 hh_start_worker -c 3 --heartbeat-interval 1 -q critical -q default
 unset NOTIFY_SOCKET WATCHDOG_USEC
 
-if wait_until 10 'grep -q "built without libsystemd" "$WORKER_LOG"'; then
+# that warning comes before the start line
+must_wait 20 'grep -q "starting: identity" "$WORKER_LOG"' "the worker did not start within 20 s"
+if grep -q "built without libsystemd" "$WORKER_LOG"; then
     hh_log "SKIP: hiredhand built without libsystemd (apt-get install libsystemd-dev)"
     pass
 fi
