@@ -52,6 +52,14 @@ hh_client *cli_client_open(const hh_redis_options *o, int redis_exit, int *rc);
 
 int cli_work(int argc, char **argv);
 
+/* systemd's notification protocol (notify.c). cli_notify_init: before
+ * hh_manager_start(), a no-op without NOTIFY_SOCKET; returns 0.
+ * cli_notify_tick: from the signal loop, often (READY=1, watchdog pings).
+ * cli_notify_stopping: when a stop begins (STOPPING=1, once). */
+int cli_notify_init(hh_manager *m, double heartbeat_interval);
+void cli_notify_tick(hh_manager *m);
+void cli_notify_stopping(void);
+
 /* As PID 1 only: forks; the parent stays an init that forwards signals to
  * the child, reaps orphans and exits with the child's status (it never
  * returns). Returns 0 in the child, or when not PID 1 (init.c). */

@@ -65,7 +65,7 @@ static const char work_usage[] =
     "      --max-retries N        retries for retry: true (default 25)\n"
     "      --dead-max-jobs N      dead set size limit (default 10000)\n"
     "      --dead-timeout S       dead set age limit (default 15552000)\n"
-    "      --http [HOST:]PORT     serve /healthz, /stats, /metrics (bare port: 127.0.0.1)\n"
+    "      --http [HOST:]PORT     serve /healthz, /readyz, /stats, /metrics (bare port: 127.0.0.1)\n"
     "      --liveness-max-age S   /healthz fails once the last heartbeat is older (default 30)\n"
     "      --http-token-file FILE /stats and /metrics want \"Authorization: Bearer <token>\", the\n"
     "                             token being FILE's first line (or $HIREDHAND_HTTP_TOKEN)\n";
@@ -334,7 +334,7 @@ static int parse_option(work_args *a, int ch, const char *arg) {
         if (read_token_file(arg)) return CLI_EXIT_USAGE;
         a->o.http_token = http_token;
         break;
-    case OPT_HELP: fputs(work_usage, stdout), fputs(CLI_TLS_HELP, stdout); return 0;
+    case OPT_HELP: fputs(work_usage, stdout), fputs(CLI_TLS_HELP, stdout); return WORK_HELP;
     default: fputs(work_usage, stderr); return CLI_EXIT_USAGE;
     }
     return 0;
@@ -472,10 +472,14 @@ static int run(hh_manager *m) {
     while (rc == 0 && (w = hh_manager_wait(m, 0)) == HH_ERR_STATE) {
         struct timespec ts = {0, 50 * 1000000L}; /* also how soon the end of a stop is seen */
         int sig = sigtimedwait(&set, NULL, &ts);
-        if (sig == SIGINT || sig == SIGTERM) hh_manager_stop(m);
+        if (sig == SIGINT || sig == SIGTERM) {
+            cli_notify_stopping();
+            hh_manager_stop(m);
+        }
         else if (sig == SIGTSTP) hh_manager_quiet(m);
         else if (sig == SIGTTIN) hh_manager_dump(m);
         else if (sig == SIGHUP) reopen_log(m);
+        cli_notify_tick(m);
     }
     if (rc == 0 && w == HH_ERR_EXISTS) rc = 3; /* as a refused start */
     if (rc == 0 && w == HH_ERR_REFUSED) rc = CLI_EXIT_USAGE;
@@ -524,6 +528,7 @@ int cli_work(int argc, char **argv) {
         return cli_usage_error("cannot create the worker: %s", hh_last_error());
     }
     rc = register_handlers(m, &a, &h);
+    if (rc == 0) rc = cli_notify_init(m, a.o.heartbeat_interval);
     if (rc == 0) rc = run(m);
     cleanup(m, &a, &h);
     return rc;

@@ -1,7 +1,7 @@
 /* http.c -- see http.h. Owns the optional libmicrohttpd daemon of one
  * manager: parses the --http bind address, runs one internal polling thread
  * (started in hh_manager_start, stopped at the end of shutdown) and answers
- * GET/HEAD /healthz, /stats and /metrics from the snapshots its
+ * GET/HEAD /healthz, /readyz, /stats and /metrics from the snapshots its
  * hh_http_source gives (the manager's, filled in memory); anything else is a JSON 404 (405 for other methods). With a
  * token, /stats and /metrics want "Authorization: Bearer <token>" (401).
  * The port may face a network (a probe of an orchestrator): connections are
@@ -257,6 +257,17 @@ int hh_http_healthy(const hh_manager_stats *st, double now, double max_age, char
     return healthy;
 }
 
+int hh_http_ready(const hh_manager_stats *st, char *reason, size_t len) {
+    const char *why = NULL;
+    if (st->started_at <= 0) why = "the manager has not started";
+    else if (st->stopping) why = "stopping";
+    else if (st->quiet) why = "quiet: not fetching";
+    else if (!st->redis_connected || st->heartbeat_last_error[0]) why = "not connected to Redis";
+    else if (st->heartbeat_last_pushed_at <= 0) why = "no heartbeat acknowledged by Redis yet";
+    if (reason && len) hh_strlcpy(reason, why ? why : "", len);
+    return why == NULL;
+}
+
 static json_t *stats_object(const hh_manager_stats *st, double now, double max_age) {
     json_t *o = json_object(), *queues = json_array();
     if (!o || !queues) {
@@ -417,6 +428,7 @@ hh_http_route hh_http_route_of(const char *method, const char *url, const char *
     /* /healthz stays open: a probe carries no credentials, and it tells
      * only the status and the heartbeat's age. */
     if (!strcmp(url, "/healthz")) return HH_HTTP_ROUTE_HEALTHZ;
+    if (!strcmp(url, "/readyz")) return HH_HTTP_ROUTE_READYZ; /* open too: status only */
     int stats = !strcmp(url, "/stats"), metrics = !strcmp(url, "/metrics");
     if (!stats && !metrics) return HH_HTTP_ROUTE_NOT_FOUND;
     if (!hh_http_token_ok(authorization, token)) return HH_HTTP_ROUTE_UNAUTHORIZED;
@@ -445,6 +457,15 @@ static char *healthz_json(const hh_manager_stats *st, double now, double max_age
     return dump_new(o);
 }
 
+/* Readiness for a load balancer or Kubernetes: status and reason only, as
+ * /healthz (the Redis error itself is in /stats). */
+static char *readyz_json(const hh_manager_stats *st, int *ready) {
+    char reason[128];
+    *ready = hh_http_ready(st, reason, sizeof(reason));
+    return dump_new(*ready ? json_pack("{s:s}", "status", "ready")
+                           : json_pack("{s:s, s:s}", "status", "not ready", "reason", reason));
+}
+
 void hh_http_reply_for(hh_http_route route, const hh_manager_stats *st, double now, double max_age, hh_http_reply *r) {
     int healthy = 0;
     memset(r, 0, sizeof(*r));
@@ -452,6 +473,10 @@ void hh_http_reply_for(hh_http_route route, const hh_manager_stats *st, double n
     switch (route) {
     case HH_HTTP_ROUTE_HEALTHZ:
         r->body = healthz_json(st, now, max_age, &healthy);
+        r->status = healthy ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE;
+        break;
+    case HH_HTTP_ROUTE_READYZ:
+        r->body = readyz_json(st, &healthy);
         r->status = healthy ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE;
         break;
     case HH_HTTP_ROUTE_STATS:
@@ -478,7 +503,8 @@ void hh_http_reply_for(hh_http_route route, const hh_manager_stats *st, double n
     case HH_HTTP_ROUTE_NOT_FOUND:
     default:
         r->status = MHD_HTTP_NOT_FOUND;
-        r->body = dump_new(json_pack("{s:s, s:[s,s,s]}", "error", "not found", "paths", "/healthz", "/stats", "/metrics"));
+        r->body = dump_new(json_pack("{s:s, s:[s,s,s,s]}", "error", "not found", "paths", "/healthz", "/readyz", "/stats",
+                                     "/metrics"));
         break;
     }
 }
@@ -549,7 +575,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_data_size = 0;
         return MHD_YES;
     }
-    if (route != HH_HTTP_ROUTE_HEALTHZ && route != HH_HTTP_ROUTE_STATS && route != HH_HTTP_ROUTE_METRICS) {
+    if (route != HH_HTTP_ROUTE_HEALTHZ && route != HH_HTTP_ROUTE_READYZ && route != HH_HTTP_ROUTE_STATS &&
+        route != HH_HTTP_ROUTE_METRICS) {
         hh_http_reply_for(route, NULL, 0, h->max_age, &r);
         return respond(h, conn, &r);
     }
@@ -843,7 +870,7 @@ hh_http *hh_http_start(const hh_http_source *src, const char *bind, double liven
     }
     atomic_store(&h->serving, 1);
     hh_log(h->src.log, HH_LOG_INFO,
-           "http: serving /healthz, /stats and /metrics on http://%s (liveness max age %g s; %s; at most %u "
+           "http: serving /healthz, /readyz, /stats and /metrics on http://%s (liveness max age %g s; %s; at most %u "
            "connections, %d per client address, %g s to send request headers)",
            h->display, h->max_age, h->token ? "/stats and /metrics need the bearer token" : "no token",
            h->conn_limit, HH_HTTP_PER_IP_LIMIT, HH_HTTP_HEADER_DEADLINE);

@@ -46,10 +46,16 @@ int hh_http_token_valid(const char *token);
  * carries token; 1 when token is NULL. Constant time in the given value. */
 int hh_http_token_ok(const char *authorization, const char *token);
 
+/* Readiness (/readyz): 1 when the heartbeat connection is up, the last beat
+ * reached Redis and the worker fetches (neither quiet nor stopping); else 0
+ * with why in reason (len bytes; "" when ready). */
+int hh_http_ready(const hh_manager_stats *st, char *reason, size_t len);
+
 /* What a request gets, decided without a socket (and fuzzed so). */
 typedef enum hh_http_route {
     HH_HTTP_ROUTE_HEALTHZ, HH_HTTP_ROUTE_STATS, HH_HTTP_ROUTE_METRICS,
-    HH_HTTP_ROUTE_NOT_FOUND, HH_HTTP_ROUTE_METHOD, HH_HTTP_ROUTE_UNAUTHORIZED
+    HH_HTTP_ROUTE_NOT_FOUND, HH_HTTP_ROUTE_METHOD, HH_HTTP_ROUTE_UNAUTHORIZED,
+    HH_HTTP_ROUTE_READYZ
 } hh_http_route;
 hh_http_route hh_http_route_of(const char *method, const char *url, const char *authorization, const char *token);
 
@@ -60,7 +66,7 @@ typedef struct hh_http_reply {
     const char *header; /* one more header (Allow, WWW-Authenticate) or NULL */
     const char *value;
 } hh_http_reply;
-/* The answer to a route; st is read for HEALTHZ, STATS and METRICS only. */
+/* The answer to a route; st is read for HEALTHZ, READYZ, STATS and METRICS only. */
 void hh_http_reply_for(hh_http_route route, const hh_manager_stats *st, double now, double max_age,
                        hh_http_reply *reply);
 

@@ -17,6 +17,11 @@ expect_usage_error() {   # DESCRIPTION NEEDLE-IN-STDERR(optional) -- ARGS...
 
 port="$(hh_pick_free_port)"   # nothing listens there (yet)
 url="redis://127.0.0.1:$port/0"
+# --help prints the usage and exits 0 at once: it never starts a worker
+# (which, with nothing on the port, would wait for Redis until killed)
+hh_cli work --help -r "$url"
+assert_eq "$HH_RC" 0 "'hiredhand work --help' exit status (124: it started a worker)"
+assert_contains "$HH_OUT" "--serve-max-jobs" "'hiredhand work --help' prints the options"
 expect_usage_error "unknown flag" "bogus-flag" -- work --bogus-flag -r "$url"
 expect_usage_error "unknown flag (push)" "bogus-flag" -- push OkJob '[]' --bogus-flag -r "$url"
 expect_usage_error "bad URL scheme" "" -- work -r "notaurl://x" --exec "OkJob=$HH_HANDLERS/record.sh"

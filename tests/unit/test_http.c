@@ -64,6 +64,42 @@ static void test_routes(void **s) {
     assert_int_equal(hh_http_route_of("POST", "/stats", "Bearer t0k3n", "t0k3n"), HH_HTTP_ROUTE_METHOD);
 }
 
+static void test_readyz_wants_redis_and_fetching(void **s) {
+    (void)s;
+    char why[128];
+    hh_manager_stats *st = calloc(1, sizeof(*st));
+    assert_non_null(st);
+    assert_int_equal(hh_http_route_of("GET", "/readyz", NULL, "t0k3n"), HH_HTTP_ROUTE_READYZ);
+    assert_false(hh_http_ready(st, why, sizeof(why))); /* not started */
+    st->started_at = 1000;
+    st->redis_connected = 1;
+    st->heartbeat_last_pushed_at = 1001;
+    assert_true(hh_http_ready(st, why, sizeof(why)));
+    assert_string_equal(why, "");
+    hh_http_reply r;
+    hh_http_reply_for(HH_HTTP_ROUTE_READYZ, st, 1002, 30, &r);
+    assert_int_equal(r.status, 200);
+    free(r.body);
+    st->redis_connected = 0;
+    assert_false(hh_http_ready(st, why, sizeof(why)));
+    assert_non_null(strstr(why, "Redis"));
+    st->redis_connected = 1;
+    snprintf(st->heartbeat_last_error, sizeof(st->heartbeat_last_error), "Connection refused");
+    assert_false(hh_http_ready(st, why, sizeof(why)));
+    st->heartbeat_last_error[0] = '\0';
+    st->quiet = 1;
+    assert_false(hh_http_ready(st, why, sizeof(why)));
+    assert_non_null(strstr(why, "quiet"));
+    hh_http_reply_for(HH_HTTP_ROUTE_READYZ, st, 1002, 30, &r);
+    assert_int_equal(r.status, 503);
+    assert_non_null(strstr(r.body, "quiet"));
+    free(r.body);
+    st->stopping = 1;
+    assert_false(hh_http_ready(st, why, sizeof(why)));
+    assert_string_equal(why, "stopping");
+    free(st);
+}
+
 static void test_healthz_tells_status_and_ages_only(void **s) {
     (void)s;
     hh_manager_stats *st = calloc(1, sizeof(*st));
@@ -132,6 +168,7 @@ int main(void) {
         cmocka_unit_test(test_token_compare),
         cmocka_unit_test(test_token_valid),
         cmocka_unit_test(test_routes),
+        cmocka_unit_test(test_readyz_wants_redis_and_fetching),
         cmocka_unit_test(test_healthz_tells_status_and_ages_only),
         cmocka_unit_test(test_manager_option),
     };
