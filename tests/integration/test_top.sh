@@ -5,7 +5,9 @@
 #     the terminal is restored (cooked mode with echo, main screen back); so does Ctrl-C;
 #   - with stdout not a terminal it prints plain text with no escape sequence at all, one frame,
 #     or --count N frames;
-#   - --json prints one snapshot that parses, with rates, queues and processes;
+#   - --json prints one snapshot that parses, with rates, queues and processes; jobs run between
+#     two snapshots show as processed/s over the time between them;
+#   - at a terminal a resize (SIGWINCH) redraws at once, not at the next tick;
 #   - a queue named with an escape sequence (an OSC that would retitle the terminal) is shown
 #     escaped as \x1b...\x07, never sent raw, at a terminal and elsewhere.
 . "$(dirname "$0")/../lib/harness.sh"
@@ -79,7 +81,7 @@ key = sys.argv[1].encode().decode("unicode_escape").encode()
 want = [w.encode() for w in sys.argv[2:]]
 pid, fd = pty.fork()
 if pid == 0:
-    os.execv(os.environ["HIREDHAND"], [os.environ["HIREDHAND"], "top", "-r", os.environ["REDIS_URL"], "--interval", "0.3"])
+    os.execv(os.environ["HIREDHAND"], [os.environ["HIREDHAND"], "top", "-r", os.environ["REDIS_URL"], "--interval", os.environ.get("TOP_INTERVAL", "0.3")])
 fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 160, 0, 0))
 out = b""
 def pump(t):
@@ -100,6 +102,19 @@ if missing:
 lflag = termios.tcgetattr(fd)[3]
 if lflag & (termios.ICANON | termios.ECHO):
     print("not in raw mode while running"); os.kill(pid, 9); sys.exit(1)
+if os.environ.get("RESIZE"):
+    # After the frame with rates (the second), the timer is 30 s away: a redraw
+    # within 10 s of a resize is the SIGWINCH one.
+    deadline = time.time() + 20
+    while time.time() < deadline and b"/s)" not in out:
+        pump(0.2)
+    mark = len(out)
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    deadline = time.time() + 10
+    while time.time() < deadline and b"\x1b[H" not in out[mark:]:
+        pump(0.2)
+    if b"\x1b[H" not in out[mark:]:
+        print("no redraw on SIGWINCH"); os.kill(pid, 9); sys.exit(1)
 os.write(fd, key)
 deadline = time.time() + 15
 status = None
@@ -126,6 +141,28 @@ assert_eq "$r" ok "top in a pseudo-terminal, quit with q"
 assert_contains "$(cat "$HH_TMP/pty.out")" "Processed 3" "the counters at the terminal"
 r="$(REDIS_URL="$REDIS_URL" HH_TMP="$HH_TMP" timeout -k 2 60 python3 "$HH_TMP/top_term.py" '\x03' alpha "$ident")"
 assert_eq "$r" ok "top in a pseudo-terminal, quit with Ctrl-C"
+
+r="$(RESIZE=1 TOP_INTERVAL=30 REDIS_URL="$REDIS_URL" HH_TMP="$HH_TMP" timeout -k 2 60 python3 "$HH_TMP/top_term.py" q alpha "$ident")"
+assert_eq "$r" ok "top in a pseudo-terminal redraws on a resize"
+
+# ---- rates: jobs run between two snapshots show as processed/s over that interval
+r="$(R="redis-cli -h 127.0.0.1 -p $REDIS_PORT" timeout -k 2 60 python3 - "$HIREDHAND" "$REDIS_URL" <<'EOF'
+import json, subprocess, sys, time, os
+p = subprocess.Popen([sys.argv[1], "top", "-r", sys.argv[2], "--json", "--count", "2", "--interval", "8"],
+                     stdout=subprocess.PIPE, text=True)
+a = json.loads(p.stdout.readline())
+now = time.time()
+for i in range(4):
+    job = '{"retry":false,"queue":"work","class":"OkJob","args":[],"jid":"%024x","created_at":%f,"enqueued_at":%f}' % (i + 1, now, now)
+    subprocess.run(os.environ["R"].split() + ["lpush", "queue:work", job], check=True, stdout=subprocess.DEVNULL)
+b = json.loads(p.stdout.readline())
+p.wait()
+want = (b["processed"] - a["processed"]) / (b["time"] - a["time"])
+ok = b["processed"] - a["processed"] == 4 and b["processed_per_s"] > 0 and abs(b["processed_per_s"] - want) < 0.05 * want
+print("ok" if ok and p.returncode == 0 else "got %r then %r" % (a, b))
+EOF
+)"
+assert_eq "$r" ok "processed/s over the interval"
 
 hh_cli top -r "$REDIS_URL" --interval 0
 assert_eq "$HH_RC" 2 "a bad --interval is a usage error"
