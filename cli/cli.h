@@ -73,6 +73,8 @@ int cli_jobset(int argc, char **argv, hh_jobset set);
 int cli_queues(int argc, char **argv);
 int cli_busy(int argc, char **argv);
 int cli_jobs(int argc, char **argv);
+/* The live view (top.c). */
+int cli_top(int argc, char **argv);
 
 /* --exec CLASS=COMMAND handlers. */
 typedef struct cli_exec cli_exec;

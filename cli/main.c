@@ -25,6 +25,7 @@ static const char usage[] =
     "  queues      list queues, show one, clear one\n"
     "  busy        the running jobs of every process\n"
     "  jobs find JID  where a job is: queue, scheduled, retry, dead, running\n"
+    "  top         a live view: rates, queues, processes (see hiredhand top --help)\n"
     "  version     print the version\n"
     "\n"
     "Every command takes -r/--redis URL (default $REDIS_URL, else redis://127.0.0.1:6379/0),\n"
@@ -62,6 +63,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "queues")) return cli_queues(argc, argv);
     if (!strcmp(cmd, "busy")) return cli_busy(argc, argv);
     if (!strcmp(cmd, "jobs")) return cli_jobs(argc, argv);
+    if (!strcmp(cmd, "top")) return cli_top(argc, argv);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("hiredhand %s\n", hh_version()); /* the library's, at run time */
         return 0;
