@@ -39,7 +39,7 @@ must_wait 120 '[ "$(cat "$log1" "$log2" | sed -n "s/.*jid=\([0-9a-f]*\): done.*/
     "only $(cat "$log1" "$log2" | sed -n 's/.*jid=\([0-9a-f]*\): done.*/\1/p' | sort -u | wc -l) of $n jobs done after the restart (queue $(R llen queue:default), in progress $(R llen "$inprog"))"
 grep -q "pushed back $stranded jobs left by a previous run of $ident" "$log2" \
     || [ "$stranded" = 0 ] || fail "the restart did not push back the $stranded jobs left: $(grep -i 'pushed back' "$log2" | head -n 3)"
-cat "$log1" "$log2" | sed -n 's/.*jid=\([0-9a-f]*\) queue=default: start.*/\1/p' | sort | uniq -d >"$HH_TMP/twice"
+cat "$log1" "$log2" | sed -n 's/.* jid=\([0-9a-f]*\) INFO: start$/\1/p' | sort | uniq -d >"$HH_TMP/twice"
 twice="$(grep -c . "$HH_TMP/twice")"
 extra="$(comm -23 "$HH_TMP/twice" "$HH_TMP/stranded" | head -n 5 | tr '\n' ' ')"
 hh_log "$twice jobs started twice; all of them in progress at the kill: $([ -z "$extra" ] && echo yes || echo no)"

@@ -2,7 +2,7 @@
 # Reliable fetch with prefetch keeps a queue's order: fast jobs (the C plug-in's NoopJob, so the
 # fetch batch grows to its maximum) fetched in batches by several threads start in the order they
 # were pushed (FIFO), give or take the few jobs other threads are starting at the same moment.
-# 3000 jobs on queue:default, -c 4, -v (a "start" line per job, in start order). A job is
+# 3000 jobs on queue:default, -c 4 (an INFO "start" line per job, in start order). A job is
 # "displaced" when it starts more than 72 places away from its place in the queue (taken in
 # fetch order, a job is off by at most a batch, 64, plus the other threads' jobs: the thread that
 # fetched a batch may start its first job after the others started the rest; taken last in
@@ -25,7 +25,7 @@ must_wait 120 '[ "$(grep -c "jid=.*: done" "$WORKER_LOG")" -ge '"$n"' ]' \
 must_wait 10 '[ "$(rf_inprog_len)" = 0 ]' \
     "in-progress lists still hold $(rf_inprog_len) entries after every job finished (acks left behind)"
 started="$HH_TMP/started"
-sed -n 's/.*jid=\([0-9a-f]*\) queue=default: start.*/\1/p' "$WORKER_LOG" >"$started"
+sed -n 's/.* jid=\([0-9a-f]*\) INFO: start$/\1/p' "$WORKER_LOG" >"$started"
 assert_eq "$(wc -l <"$started")" "$n" "start lines"
 assert_eq "$(sort -u "$started" | wc -l)" "$n" "distinct jobs started (each once)"
 displaced="$(awk -v lim=72 'NR == FNR { at[$1] = FNR; next } { d = FNR - at[$1]; if (d < 0) d = -d; if (d > lim) bad++ }
