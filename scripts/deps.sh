@@ -12,7 +12,7 @@ pkgs=(cmake make gcc clang pkg-config libhiredis-dev libjansson-dev libmicrohttp
       redis-server redis-tools redis-sentinel)
 if [ "$what" = test ] || [ "$what" = bench ]; then
   pkgs+=(libcmocka-dev ruby ruby-sidekiq ruby-rack ruby-webrick curl jq iproute2 chromium procps locales openssl
-        libclang-rt-14-dev cppcheck clang-format python3 nodejs ruby-activejob)
+        libclang-rt-14-dev cppcheck clang-format python3 nodejs ruby-activejob groff-base)
         # locales: the decimal-comma test; libFuzzer for `make fuzz`; cppcheck and clang-format
         # for `make lint`; python3, nodejs: the --serve reference handlers; ruby-activejob: Rails
         # 6.1 pushing Active Job jobs through the Sidekiq adapter
