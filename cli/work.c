@@ -41,6 +41,9 @@ static const char work_usage[] =
     "  -l, --logfile FILE         append logs to FILE instead of stderr (SIGHUP reopens it)\n"
     "      --exec CLASS=COMMAND   run COMMAND for jobs of CLASS (job JSON on stdin); repeatable\n"
     "      --exec-timeout SECONDS fail an --exec job that runs longer (default: none)\n"
+    "      --exec-stdout inherit|log|discard  an --exec handler's stdout: the worker's\n"
+    "                             (default), logged with the job's class and jid, or dropped;\n"
+    "                             its stderr lines are always logged so\n"
     "      --exec-env NAME        pass NAME to --exec handlers even if removed below; repeatable\n"
     "                             (handlers get the worker's environment without REDIS_URL,\n"
     "                             REDIS_PASSWORD and --exec-env-drop names; e.g. --exec-env REDIS_URL)\n"
@@ -51,6 +54,9 @@ static const char work_usage[] =
     "      --serve-pool N         start N processes per --serve at once (at most --concurrency);\n"
     "                             default: up to --concurrency, each started when a job needs it\n"
     "      --serve-max-jobs N     replace a --serve process after N jobs (default: never)\n"
+    ;
+/* in two: one string would pass the 4095 characters C99 promises */
+static const char work_usage_more[] =
     "      --require PATH.so      load a plug-in that registers C handlers; repeatable\n"
     "      --namespace NS         prefix every key with NS: (redis-namespace)\n"
     "      --identity ID          stable process identity (default host:pid:random); not a\n"
@@ -68,9 +74,6 @@ static const char work_usage[] =
     "      --max-retries N        retries for retry: true (default 25)\n"
     "      --dead-max-jobs N      dead set size limit (default 10000)\n"
     "      --dead-timeout S       dead set age limit (default 15552000)\n"
-    ;
-/* in two: one string would pass the 4095 characters C99 promises */
-static const char work_usage_http[] =
     "      --http [HOST:]PORT     serve /healthz, /stats, /metrics (bare port: 127.0.0.1)\n"
     "      --liveness-max-age S   /healthz fails once the last heartbeat is older (default 30)\n"
     "      --http-token-file FILE /stats and /metrics want \"Authorization: Bearer <token>\", the\n"
@@ -81,7 +84,8 @@ enum {
     OPT_FETCH, OPT_TS, OPT_VERSION, OPT_HB, OPT_POLL, OPT_RECOVERY, OPT_MAXREC, OPT_MAXRETRY,
     OPT_DEADMAX, OPT_DEADTIMEOUT, OPT_HTTP, OPT_LIVENESS, OPT_LEASE_LOST, OPT_HELP, OPT_EXEC_ENV, OPT_EXEC_ENV_DROP,
     OPT_PWFILE, OPT_HTTP_TOKEN_FILE, OPT_SERVE, OPT_SERVE_POOL, OPT_SERVE_MAX_JOBS,
-    OPT_LOG_FORMAT = 1100, OPT_LOG_LEVEL /* log options: their own range, for merges */
+    OPT_LOG_FORMAT = 1100, OPT_LOG_LEVEL, /* log options: their own range, for merges */
+    OPT_EXEC_STDOUT = 1200
 };
 
 static const struct option longopts[] = {
@@ -106,6 +110,7 @@ static const struct option longopts[] = {
     CLI_TLS_LONGOPTS,
     {"serve", required_argument, 0, OPT_SERVE}, {"serve-pool", required_argument, 0, OPT_SERVE_POOL},
     {"serve-max-jobs", required_argument, 0, OPT_SERVE_MAX_JOBS},
+    {"exec-stdout", required_argument, 0, OPT_EXEC_STDOUT},
     {"config", required_argument, 0, 'C'},
     {"help", no_argument, 0, OPT_HELP},        {0, 0, 0, 0}};
 
@@ -195,6 +200,7 @@ typedef struct work_args {
     size_t nexec, nreq, nserve;
     long serve_pool, serve_max_jobs;
     double exec_timeout;
+    cli_exec_stdout exec_stdout;
     const char *logpath;
 } work_args;
 
@@ -274,6 +280,12 @@ static int parse_option(work_args *a, int ch, const char *arg) {
     case OPT_EXEC_TIMEOUT:
         if (cli_parse_seconds(arg, &a->exec_timeout)) return cli_usage_error("bad --exec-timeout '%s'", arg);
         break;
+    case OPT_EXEC_STDOUT:
+        if (!strcmp(arg, "inherit")) a->exec_stdout = CLI_EXEC_STDOUT_INHERIT;
+        else if (!strcmp(arg, "log")) a->exec_stdout = CLI_EXEC_STDOUT_LOG;
+        else if (!strcmp(arg, "discard")) a->exec_stdout = CLI_EXEC_STDOUT_DISCARD;
+        else return cli_usage_error("--exec-stdout is inherit, log or discard, not '%s'", arg);
+        break;
     case OPT_EXEC_ENV:
         if (cli_exec_env_pass(arg)) return cli_usage_error("bad --exec-env '%s' (a variable name)", arg);
         break;
@@ -342,8 +354,8 @@ static int parse_option(work_args *a, int ch, const char *arg) {
         if (read_token_file(arg)) return CLI_EXIT_USAGE;
         a->o.http_token = http_token;
         break;
-    case OPT_HELP: fputs(work_usage, stdout), fputs(work_usage_http, stdout), fputs(CLI_TLS_HELP, stdout); return WORK_HELP;
-    default: fputs(work_usage, stderr), fputs(work_usage_http, stderr); return CLI_EXIT_USAGE;
+    case OPT_HELP: fputs(work_usage, stdout), fputs(work_usage_more, stdout), fputs(CLI_TLS_HELP, stdout); return WORK_HELP;
+    default: fputs(work_usage, stderr), fputs(work_usage_more, stderr); return CLI_EXIT_USAGE;
     }
     return 0;
 }
@@ -469,6 +481,7 @@ static int make_handlers(const work_args *a, work_handlers *h) {
             while (i--) cli_exec_free(h->exec[i]);
             return cli_usage_error("%s", err);
         }
+        cli_exec_set_stdout(h->exec[i], a->exec_stdout);
     }
     for (size_t i = 0; i < a->nserve; i++) {
         if (!(h->serve[i] = cli_serve_new(a->serves[i], a->exec_timeout, serve_pool_size(a), a->serve_max_jobs, err, sizeof(err)))) {
@@ -499,8 +512,10 @@ static int register_handlers(hh_manager *m, const work_args *a, work_handlers *h
         if (a->serve_pool > 0) cli_serve_prestart(h->serve[i], serve_pool_size(a));
         rc = register_one(m, "--serve", cli_serve_class(h->serve[i]), cli_serve_handler, h->serve[i]);
     }
-    for (size_t i = 0; i < a->nexec && rc == 0; i++)
+    for (size_t i = 0; i < a->nexec && rc == 0; i++) {
+        cli_exec_set_manager(h->exec[i], m);
         rc = register_one(m, "--exec", cli_exec_class(h->exec[i]), cli_exec_handler, h->exec[i]);
+    }
     for (size_t i = 0; i < a->nreq && rc == 0; i++) {
         void *so = dlopen(a->requires[i], RTLD_NOW | RTLD_LOCAL);
         hh_plugin_init_fn init = so ? (hh_plugin_init_fn)(uintptr_t)dlsym(so, HH_PLUGIN_INIT_SYMBOL) : NULL;
