@@ -93,6 +93,11 @@ const char *cli_exec_class(const cli_exec *e);
  * bad name (empty or with '=') or out of memory. */
 int cli_exec_env_pass(const char *name);
 int cli_exec_env_drop(const char *name);
+/* Where an --exec handler's stdout goes (--exec-stdout). */
+typedef enum { CLI_EXEC_STDOUT_INHERIT = 0, CLI_EXEC_STDOUT_LOG, CLI_EXEC_STDOUT_DISCARD } cli_exec_stdout;
+void cli_exec_set_stdout(cli_exec *e, cli_exec_stdout mode);
+/* The manager its stderr lines (and stdout's, when logged) are logged to. */
+void cli_exec_set_manager(cli_exec *e, hh_manager *m);
 /* The hh_handler_fn running the command; udata is the cli_exec. */
 int cli_exec_handler(hh_job *job, void *udata);
 /* Shared with serve.c: the handlers' environment (the worker's, filtered

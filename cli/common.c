@@ -1,5 +1,6 @@
 /* common.c -- helpers every `hiredhand` subcommand shares: usage errors,
- * number parsing, name checks, --redis-password-file. Depends on the
+ * number parsing, name checks, --redis-password-file, handler output
+ * cut into log lines. Depends on the
  * public API only; main.c and the subcommands depend on it, never the
  * other way round. No Redis keys. */
 #include <errno.h>
@@ -68,4 +69,42 @@ int cli_parse_int(const char *s, long lo, long hi, long *out) {
     if (*end || v < lo || v > hi) return -1;
     *out = v;
     return 0;
+}
+
+static void line_out(cli_lines *l, size_t n, cli_line_fn *fn, void *udata) {
+    if (n && l->buf[n - 1] == '\r') n--;
+    fn(udata, l->buf, n);
+}
+
+void cli_lines_feed(cli_lines *l, const char *data, size_t n, cli_line_fn *fn, void *udata) {
+    while (n) {
+        size_t take = sizeof(l->buf) - l->len < n ? sizeof(l->buf) - l->len : n;
+        memcpy(l->buf + l->len, data, take);
+        l->len += take;
+        data += take;
+        n -= take;
+        char *nl;
+        while ((nl = memchr(l->buf, '\n', l->len))) {
+            size_t k = (size_t)(nl - l->buf);
+            line_out(l, k, fn, udata);
+            memmove(l->buf, nl + 1, l->len - k - 1);
+            l->len -= k + 1;
+        }
+        if (l->len == sizeof(l->buf)) { /* a line too long: in pieces */
+            line_out(l, l->len, fn, udata);
+            l->len = 0;
+        }
+    }
+}
+
+void cli_lines_end(cli_lines *l, cli_line_fn *fn, void *udata) {
+    if (l->len) line_out(l, l->len, fn, udata);
+    l->len = 0;
+}
+
+void cli_log_handler_line(hh_manager *m, hh_job *job, const char *klass, int pid, const char *stream,
+                          const char *line, size_t len) {
+    if (!m) return;
+    hh_manager_log(m, HH_LOG_INFO, "class=%s jid=%s pid=%d %s: %.*s", job ? hh_job_handler_class(job, NULL) : klass,
+                   job ? hh_job_jid(job) : "-", pid, stream, (int)len, line);
 }

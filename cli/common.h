@@ -1,5 +1,6 @@
 /* common.h -- helpers shared by the hiredhand subcommands (common.c):
- * usage errors, number parsing, name checks, --redis-password-file. */
+ * usage errors, number parsing, name checks, --redis-password-file,
+ * handler output cut into log lines. */
 #ifndef HH_CLI_COMMON_H
 #define HH_CLI_COMMON_H
 
@@ -30,5 +31,23 @@ const char *cli_password_file(const char *path);
 #define CLI_PASSWORD_FILE_HELP \
     "      --redis-password-file FILE  Redis password from FILE's first line, when the URL has\n" \
     "                             none (else $REDIS_PASSWORD): kept out of ps and /proc\n"
+
+/* A handler's output (--exec, --serve) cut into lines for the log. A line
+ * longer than CLI_LINE_MAX is passed on in pieces; the \r of a \r\n end
+ * is dropped. */
+#define CLI_LINE_MAX 4096
+typedef struct cli_lines {
+    char buf[CLI_LINE_MAX];
+    size_t len; /* the partial line so far */
+} cli_lines;
+typedef void cli_line_fn(void *udata, const char *line, size_t len);
+/* Passes each complete line of data to fn. */
+void cli_lines_feed(cli_lines *l, const char *data, size_t n, cli_line_fn *fn, void *udata);
+/* At EOF: passes the unterminated last line, if any. */
+void cli_lines_end(cli_lines *l, cli_line_fn *fn, void *udata);
+/* Logs one line a handler wrote on stream ("stderr", "stdout"), tagged
+ * with its job's class and jid (klass and "-" between jobs) and its pid. */
+void cli_log_handler_line(hh_manager *m, hh_job *job, const char *klass, int pid, const char *stream,
+                          const char *line, size_t len);
 
 #endif

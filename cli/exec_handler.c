@@ -3,7 +3,9 @@
  * goes to its stdin; HIREDHAND_JID, HIREDHAND_CLASS, HIREDHAND_QUEUE and
  * HIREDHAND_RETRY_COUNT are set; exit 0 is success. A non-zero exit, a
  * signal or the timeout fails the job with the status and the last line of
- * stderr. The rest of the environment is the worker's, without the Redis
+ * stderr. Its stderr lines are logged with the job's class and jid, its
+ * stdout goes where --exec-stdout says (inherited by default, as the
+ * worker's; or logged like stderr; or discarded). The rest of the environment is the worker's, without the Redis
  * credentials (REDIS_URL, REDIS_PASSWORD) and any variable named by
  * --exec-env-drop, unless --exec-env passes it explicitly. */
 #include <errno.h>
@@ -31,7 +33,26 @@ struct cli_exec {
     char *klass;
     char **argv;
     double timeout; /* 0: none */
+    hh_manager *m;  /* for its stderr (and --exec-stdout log) lines */
+    cli_exec_stdout out_mode;
 };
+
+void cli_exec_set_manager(cli_exec *e, hh_manager *m) { e->m = m; }
+void cli_exec_set_stdout(cli_exec *e, cli_exec_stdout mode) { e->out_mode = mode; }
+
+/* Where a line of the handler's output goes: the log, tagged with the job. */
+typedef struct out_ctx {
+    cli_exec *e;
+    hh_job *job;
+    int pid;
+    const char *stream;
+    cli_lines lines;
+} out_ctx;
+
+static void out_line(void *udata, const char *line, size_t len) {
+    out_ctx *c = udata;
+    cli_log_handler_line(c->e->m, c->job, c->e->klass, c->pid, c->stream, line, len);
+}
 
 const char *cli_exec_class(const cli_exec *e) { return e->klass; }
 
@@ -256,9 +277,23 @@ int cli_exec_spawn(char *const *argv, char *const *env, int in_fd, int out_fd, i
     return 0;
 }
 
+/* What stderr gave: kept for a failure's message, and logged. */
+static void err_data(out_ctx *c, char *tail, size_t *tlen, const char *buf, size_t n) {
+    tail_append(tail, tlen, buf, n);
+    cli_lines_feed(&c->lines, buf, n, out_line, c);
+}
+
+/* Reads what the --exec-stdout log pipe has, without waiting; 0 at EOF. */
+static int read_out(out_ctx *c, int fd) {
+    char buf[4096];
+    ssize_t got;
+    while ((got = read(fd, buf, sizeof(buf))) > 0) cli_lines_feed(&c->lines, buf, (size_t)got, out_line, c);
+    return !(got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR));
+}
+
 int cli_exec_handler(hh_job *job, void *udata) {
     cli_exec *e = udata;
-    int in[2], errp[2];
+    int in[2], errp[2], outp[2] = {-1, -1};
     if (pipe2(in, O_CLOEXEC) != 0) {
         hh_job_fail(job, "Errno::EMFILE", "pipe: %s", strerror(errno));
         return -1;
@@ -268,20 +303,34 @@ int cli_exec_handler(hh_job *job, void *udata) {
         hh_job_fail(job, "Errno::EMFILE", "pipe: %s", strerror(errno));
         return -1;
     }
+    /* stdout: the worker's (inherit, -1), a pipe to the log, or /dev/null */
+    if (e->out_mode == CLI_EXEC_STDOUT_LOG && pipe2(outp, O_CLOEXEC) != 0) outp[0] = outp[1] = -1;
+    else if (e->out_mode == CLI_EXEC_STDOUT_DISCARD) outp[1] = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (e->out_mode != CLI_EXEC_STDOUT_INHERIT && outp[1] < 0) {
+        close(in[0]), close(in[1]), close(errp[0]), close(errp[1]);
+        hh_job_fail(job, "Errno::EMFILE", "stdout for the handler: %s", strerror(errno));
+        return -1;
+    }
     char *vars[4] = {0};
     char **env = job_env(job, vars);
     pid_t pid = -1;
-    int rc = env ? cli_exec_spawn(e->argv, env, in[0], -1, errp[1], &pid) : ENOMEM;
+    int rc = env ? cli_exec_spawn(e->argv, env, in[0], outp[1], errp[1], &pid) : ENOMEM;
     free(env);
     vars_free(vars);
     close(in[0]);
     close(errp[1]);
+    if (outp[1] >= 0) close(outp[1]);
     if (rc != 0) {
         close(in[1]);
         close(errp[0]);
+        if (outp[0] >= 0) close(outp[0]);
         hh_job_fail(job, cli_errno_class(rc), "cannot run %s: %s", e->argv[0], strerror(rc));
         return -1;
     }
+    out_ctx errc = {.e = e, .job = job, .pid = (int)pid, .stream = "stderr"};
+    out_ctx outc = {.e = e, .job = job, .pid = (int)pid, .stream = "stdout"};
+    int out_open = outp[0] >= 0;
+    if (out_open) fcntl(outp[0], F_SETFL, O_NONBLOCK);
     size_t plen;
     const char *payload = hh_job_payload(job, &plen);
     size_t off = 0;
@@ -303,9 +352,10 @@ int cli_exec_handler(hh_job *job, void *udata) {
             close(in[1]);
             in_open = 0;
         }
-        struct pollfd pf[3];
-        int n = 0, ie = -1, ii = -1;
+        struct pollfd pf[4];
+        int n = 0, ie = -1, ii = -1, io = -1;
         if (err_open) ie = n, pf[n].fd = errp[0], pf[n].events = POLLIN, n++;
+        if (out_open) io = n, pf[n].fd = outp[0], pf[n].events = POLLIN, n++;
         if (in_open) ii = n, pf[n].fd = in[1], pf[n].events = POLLOUT, n++;
         if (pidfd >= 0) pf[n].fd = pidfd, pf[n].events = POLLIN, n++;
         int r = poll(pf, (nfds_t)n, pidfd >= 0 ? 100 : 20);
@@ -313,9 +363,10 @@ int cli_exec_handler(hh_job *job, void *udata) {
         if (r > 0 && ie >= 0 && (pf[ie].revents & (POLLIN | POLLHUP | POLLERR))) {
             char buf[4096];
             ssize_t got = read(errp[0], buf, sizeof(buf));
-            if (got > 0) tail_append(tail, &tlen, buf, (size_t)got);
+            if (got > 0) err_data(&errc, tail, &tlen, buf, (size_t)got);
             else if (got == 0 || (errno != EINTR && errno != EAGAIN)) err_open = 0;
         }
+        if (r > 0 && io >= 0 && (pf[io].revents & (POLLIN | POLLHUP | POLLERR))) out_open = read_out(&outc, outp[0]);
         if (r > 0 && ii >= 0 && (pf[ii].revents & (POLLOUT | POLLERR | POLLHUP))) {
             ssize_t w = write(in[1], payload + off, plen - off);
             if (w > 0) off += (size_t)w;
@@ -336,11 +387,12 @@ int cli_exec_handler(hh_job *job, void *udata) {
                 struct pollfd ef = {errp[0], POLLIN, 0};
                 while (err_open && cli_mono() < until && poll(&ef, 1, 50) >= 0) {
                     got = read(errp[0], buf, sizeof(buf));
-                    if (got > 0) tail_append(tail, &tlen, buf, (size_t)got);
+                    if (got > 0) err_data(&errc, tail, &tlen, buf, (size_t)got);
                     else if (got == 0 || (errno != EAGAIN && errno != EINTR)) err_open = 0;
                 }
             }
-            while (err_open && (got = read(errp[0], buf, sizeof(buf))) > 0) tail_append(tail, &tlen, buf, (size_t)got);
+            while (err_open && (got = read(errp[0], buf, sizeof(buf))) > 0) err_data(&errc, tail, &tlen, buf, (size_t)got);
+            if (out_open) read_out(&outc, outp[0]);
             break;
         }
         int over = e->timeout > 0 && cli_mono() - start > e->timeout;
@@ -357,6 +409,9 @@ int cli_exec_handler(hh_job *job, void *udata) {
     if (in_open) close(in[1]);
     if (pidfd >= 0) close(pidfd);
     close(errp[0]);
+    if (outp[0] >= 0) close(outp[0]);
+    cli_lines_end(&errc.lines, out_line, &errc);
+    cli_lines_end(&outc.lines, out_line, &outc);
     while (!exited && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     char what[128];

@@ -64,7 +64,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "busy")) return cli_busy(argc, argv);
     if (!strcmp(cmd, "jobs")) return cli_jobs(argc, argv);
     if (!strcmp(cmd, "top")) return cli_top(argc, argv);
-    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
         printf("hiredhand %s\n", hh_version()); /* the library's, at run time */
         return 0;
     }

@@ -46,8 +46,7 @@ typedef struct {
     long jobs;          /* jobs answered */
     char *out;          /* stdout bytes not yet consumed */
     size_t outlen, outcap;
-    char err[ERR_LINE_MAX];
-    size_t errlen;      /* partial stderr line */
+    cli_lines err;      /* partial stderr line */
     char *tail[TAIL_LINES];
     size_t ntail;       /* the job's last stderr lines, for its failure */
     int status;         /* wait status once reaped */
@@ -126,39 +125,35 @@ static void tail_push(srv_proc *p, const char *line, size_t len) {
     if (l) p->tail[p->ntail++] = l;
 }
 
+/* The job a stderr line came during, for err_line. */
+typedef struct err_ctx {
+    cli_serve *s;
+    srv_proc *p;
+    hh_job *job;
+} err_ctx;
+
 /* One stderr line: logged with the job it came during, kept for its failure. */
-static void err_line(cli_serve *s, srv_proc *p, hh_job *job, const char *line, size_t len) {
-    if (len && line[len - 1] == '\r') len--;
-    SLOG(s, HH_LOG_INFO, "class=%s jid=%s pid=%d stderr: %.*s", job ? hh_job_handler_class(job, NULL) : s->klass,
-         job ? hh_job_jid(job) : "-", (int)p->pid, (int)len, line);
-    tail_push(p, line, len);
+static void err_line(void *udata, const char *line, size_t len) {
+    err_ctx *c = udata;
+    cli_log_handler_line(c->s->m, c->job, c->s->klass, (int)c->p->pid, "stderr", line, len);
+    tail_push(c->p, line, len);
 }
 
 /* Reads what stderr has; 0 at EOF or error, 1 otherwise. */
 static int read_err(cli_serve *s, srv_proc *p, hh_job *job) {
+    err_ctx c = {s, p, job};
     for (;;) {
-        ssize_t got = read(p->err_fd, p->err + p->errlen, sizeof(p->err) - p->errlen);
+        char buf[ERR_LINE_MAX];
+        ssize_t got = read(p->err_fd, buf, sizeof(buf));
         if (got < 0 && errno == EINTR) continue;
         if (got <= 0) {
             if (got == 0 || errno != EAGAIN) {
-                if (p->errlen) err_line(s, p, job, p->err, p->errlen);
-                p->errlen = 0;
+                cli_lines_end(&p->err, err_line, &c);
                 return 0;
             }
             return 1;
         }
-        p->errlen += (size_t)got;
-        char *nl;
-        while ((nl = memchr(p->err, '\n', p->errlen))) {
-            size_t l = (size_t)(nl - p->err);
-            err_line(s, p, job, p->err, l);
-            memmove(p->err, nl + 1, p->errlen - l - 1);
-            p->errlen -= l + 1;
-        }
-        if (p->errlen == sizeof(p->err)) {
-            err_line(s, p, job, p->err, p->errlen);
-            p->errlen = 0;
-        }
+        cli_lines_feed(&p->err, buf, (size_t)got, err_line, &c);
     }
 }
 
@@ -226,7 +221,8 @@ static void end_proc(srv_proc *p, double wait) {
     close_fd(&p->err_fd);
     tail_clear(p);
     p->pid = 0;
-    p->outlen = p->errlen = 0;
+    p->outlen = 0;
+    p->err.len = 0;
     p->jobs = 0;
 }
 
@@ -328,7 +324,8 @@ static int spawn_proc(cli_serve *s, srv_proc *p) {
     p->pid = pid;
     p->reaped = 0;
     p->jobs = 0;
-    p->outlen = p->errlen = 0;
+    p->outlen = 0;
+    p->err.len = 0;
     p->in_fd = in[1], p->out_fd = out[0], p->err_fd = errp[0];
     fcntl(p->in_fd, F_SETFL, O_NONBLOCK);
     fcntl(p->out_fd, F_SETFL, O_NONBLOCK);

@@ -14,12 +14,15 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "config.h"
 
 #define CLI_STR_(x) #x
 #define CLI_STR(x) CLI_STR_(x)
 
 static const char work_usage[] =
     "usage: hiredhand work [options]\n"
+    "  -C, --config FILE          read options from a YAML file (Sidekiq's config/sidekiq.yml\n"
+    "                             keys and these options' names); flags override it\n"
     "  -r, --redis URL            redis[s]://[user:password@]host:port/db (rediss: TLS) or\n"
     "                             unix://[user:password@]/path?db=N (percent-encoded user info)\n"
     "                             (default $REDIS_URL, else redis://127.0.0.1:6379/0)\n"
@@ -33,11 +36,14 @@ static const char work_usage[] =
     "      --log-level LEVEL      debug, info (default: a start and a done/fail line per job),\n"
     "                             warn or error\n"
     "      --log-format text|json Sidekiq's layouts: text (default) or one JSON object per line\n"
-    "      --tag TAG              tag shown on the Web UI's Busy page\n"
+    "  -g, --tag TAG              tag shown on the Web UI's Busy page\n"
     "      --label LABEL          extra Busy page label; repeatable\n"
     "  -l, --logfile FILE         append logs to FILE instead of stderr (SIGHUP reopens it)\n"
     "      --exec CLASS=COMMAND   run COMMAND for jobs of CLASS (job JSON on stdin); repeatable\n"
     "      --exec-timeout SECONDS fail an --exec job that runs longer (default: none)\n"
+    "      --exec-stdout inherit|log|discard  an --exec handler's stdout: the worker's\n"
+    "                             (default), logged with the job's class and jid, or dropped;\n"
+    "                             its stderr lines are always logged so\n"
     "      --exec-env NAME        pass NAME to --exec handlers even if removed below; repeatable\n"
     "                             (handlers get the worker's environment without REDIS_URL,\n"
     "                             REDIS_PASSWORD and --exec-env-drop names; e.g. --exec-env REDIS_URL)\n"
@@ -48,6 +54,9 @@ static const char work_usage[] =
     "      --serve-pool N         start N processes per --serve at once (at most --concurrency);\n"
     "                             default: up to --concurrency, each started when a job needs it\n"
     "      --serve-max-jobs N     replace a --serve process after N jobs (default: never)\n"
+    ;
+/* in two: one string would pass the 4095 characters C99 promises */
+static const char work_usage_more[] =
     "      --require PATH.so      load a plug-in that registers C handlers; repeatable\n"
     "      --namespace NS         prefix every key with NS: (redis-namespace)\n"
     "      --identity ID          stable process identity (default host:pid:random); not a\n"
@@ -75,14 +84,15 @@ enum {
     OPT_FETCH, OPT_TS, OPT_VERSION, OPT_HB, OPT_POLL, OPT_RECOVERY, OPT_MAXREC, OPT_MAXRETRY,
     OPT_DEADMAX, OPT_DEADTIMEOUT, OPT_HTTP, OPT_LIVENESS, OPT_LEASE_LOST, OPT_HELP, OPT_EXEC_ENV, OPT_EXEC_ENV_DROP,
     OPT_PWFILE, OPT_HTTP_TOKEN_FILE, OPT_SERVE, OPT_SERVE_POOL, OPT_SERVE_MAX_JOBS,
-    OPT_LOG_FORMAT = 1100, OPT_LOG_LEVEL /* log options: their own range, for merges */
+    OPT_LOG_FORMAT = 1100, OPT_LOG_LEVEL, /* log options: their own range, for merges */
+    OPT_EXEC_STDOUT = 1200
 };
 
 static const struct option longopts[] = {
     {"redis", required_argument, 0, 'r'},      {"queue", required_argument, 0, 'q'},
     {"concurrency", required_argument, 0, 'c'}, {"timeout", required_argument, 0, 't'},
     {"verbose", no_argument, 0, 'v'},          {"logfile", required_argument, 0, 'l'},
-    {"tag", required_argument, 0, OPT_TAG},    {"label", required_argument, 0, OPT_LABEL},
+    {"tag", required_argument, 0, 'g'},    {"label", required_argument, 0, OPT_LABEL},
     {"exec", required_argument, 0, OPT_EXEC},  {"exec-timeout", required_argument, 0, OPT_EXEC_TIMEOUT},
     {"require", required_argument, 0, OPT_REQUIRE}, {"namespace", required_argument, 0, OPT_NS},
     {"identity", required_argument, 0, OPT_IDENTITY}, {"fetch", required_argument, 0, OPT_FETCH},
@@ -100,6 +110,8 @@ static const struct option longopts[] = {
     CLI_TLS_LONGOPTS,
     {"serve", required_argument, 0, OPT_SERVE}, {"serve-pool", required_argument, 0, OPT_SERVE_POOL},
     {"serve-max-jobs", required_argument, 0, OPT_SERVE_MAX_JOBS},
+    {"exec-stdout", required_argument, 0, OPT_EXEC_STDOUT},
+    {"config", required_argument, 0, 'C'},
     {"help", no_argument, 0, OPT_HELP},        {0, 0, 0, 0}};
 
 /* The -l file; SIGHUP swaps it for a new one at the same path (logrotate),
@@ -188,6 +200,7 @@ typedef struct work_args {
     size_t nexec, nreq, nserve;
     long serve_pool, serve_max_jobs;
     double exec_timeout;
+    cli_exec_stdout exec_stdout;
     const char *logpath;
 } work_args;
 
@@ -241,7 +254,8 @@ static int parse_option(work_args *a, int ch, const char *arg) {
         else return cli_usage_error("--log-format is text or json, not '%s'", arg);
         break;
     case 'l': a->logpath = arg; break;
-    case OPT_TAG:
+    case 'C': break; /* read before every other option (parse_args) */
+    case 'g':
         a->o.tag = arg;
         break;
     case OPT_LABEL:
@@ -265,6 +279,12 @@ static int parse_option(work_args *a, int ch, const char *arg) {
         break;
     case OPT_EXEC_TIMEOUT:
         if (cli_parse_seconds(arg, &a->exec_timeout)) return cli_usage_error("bad --exec-timeout '%s'", arg);
+        break;
+    case OPT_EXEC_STDOUT:
+        if (!strcmp(arg, "inherit")) a->exec_stdout = CLI_EXEC_STDOUT_INHERIT;
+        else if (!strcmp(arg, "log")) a->exec_stdout = CLI_EXEC_STDOUT_LOG;
+        else if (!strcmp(arg, "discard")) a->exec_stdout = CLI_EXEC_STDOUT_DISCARD;
+        else return cli_usage_error("--exec-stdout is inherit, log or discard, not '%s'", arg);
         break;
     case OPT_EXEC_ENV:
         if (cli_exec_env_pass(arg)) return cli_usage_error("bad --exec-env '%s' (a variable name)", arg);
@@ -334,24 +354,79 @@ static int parse_option(work_args *a, int ch, const char *arg) {
         if (read_token_file(arg)) return CLI_EXIT_USAGE;
         a->o.http_token = http_token;
         break;
-    case OPT_HELP: fputs(work_usage, stdout), fputs(CLI_TLS_HELP, stdout); return WORK_HELP;
-    default: fputs(work_usage, stderr); return CLI_EXIT_USAGE;
+    case OPT_HELP: fputs(work_usage, stdout), fputs(work_usage_more, stdout), fputs(CLI_TLS_HELP, stdout); return WORK_HELP;
+    default: fputs(work_usage, stderr), fputs(work_usage_more, stderr); return CLI_EXIT_USAGE;
     }
     return 0;
 }
 
-/* Every option into *a; 0, WORK_HELP or an exit status. */
+#define WORK_SHORTOPTS "r:q:c:t:vl:C:g:"
+
+/* A list option (-q, --label, --exec, --serve, --require) the command
+ * line gives replaces the file's list rather than adding to it. */
+static void reset_list(work_args *a, int ch) {
+    if (ch == 'q') {
+        for (size_t i = 0; i < a->nq; i++) free(queue_names[i]);
+        a->nq = 0;
+    } else if (ch == OPT_LABEL) {
+        a->nlabels = 0;
+    } else if (ch == OPT_EXEC) {
+        a->nexec = 0;
+    } else if (ch == OPT_SERVE) {
+        a->nserve = 0;
+    } else if (ch == OPT_REQUIRE) {
+        a->nreq = 0;
+    }
+}
+
+/* The -C file's options into *a, each through parse_option as if given
+ * on the command line; 0 or an exit status. */
+static int apply_config(work_args *a, const char *path, const cli_config_item *items, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        int rc = parse_option(a, items[i].id, items[i].value);
+        if (rc) {
+            fprintf(stderr, "hiredhand: %s:%d:%d: in key '%s'\n", path, items[i].line, items[i].column, items[i].key);
+            return rc == WORK_HELP ? CLI_EXIT_USAGE : rc;
+        }
+    }
+    return 0;
+}
+
+/* Every option into *a: the -C file's first, then the command line's
+ * over them (a flag wins; a list flag replaces the file's list); the
+ * environment (REDIS_URL, REDIS_PASSWORD, HIREDHAND_TLS_*,
+ * HIREDHAND_HTTP_TOKEN) only fills what neither set. 0, WORK_HELP or an
+ * exit status. */
 static int parse_args(work_args *a, int argc, char **argv) {
     memset(a, 0, sizeof(*a));
     hh_manager_options_init(&a->o);
     a->o.log = log_line;
-    /* -q can appear at most argc times: no fixed cap below HH_QUEUES_LIMIT */
-    queues = calloc((size_t)argc, sizeof(*queues));
-    queue_names = calloc((size_t)argc, sizeof(*queue_names));
-    if (!queues || !queue_names) return cli_usage_error("out of memory");
     int ch, rc = 0;
-    optind = 1;
-    while (rc == 0 && (ch = getopt_long(argc, argv, "r:q:c:t:vl:", longopts, NULL)) != -1) rc = parse_option(a, ch, optarg);
+    const char *config = NULL;
+    optind = 0; /* glibc: start afresh (a second pass follows) */
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, WORK_SHORTOPTS, longopts, NULL)) != -1)
+        if (ch == 'C') config = optarg;
+    opterr = 1;
+    size_t nitems = 0, nfileq = 0;
+    const cli_config_item *items = config ? cli_config_load(config, longopts, &nitems) : NULL;
+    if (config && !items) return CLI_EXIT_USAGE;
+    for (size_t i = 0; i < nitems; i++) nfileq += items[i].id == 'q';
+    /* -q can appear at most argc times: no fixed cap below HH_QUEUES_LIMIT */
+    queues = calloc((size_t)argc + nfileq, sizeof(*queues));
+    queue_names = calloc((size_t)argc + nfileq, sizeof(*queue_names));
+    if (!queues || !queue_names) return cli_usage_error("out of memory");
+    if ((rc = apply_config(a, config, items, nitems))) return rc;
+    int from_file[] = {'q', OPT_LABEL, OPT_EXEC, OPT_SERVE, OPT_REQUIRE};
+    optind = 0;
+    while (rc == 0 && (ch = getopt_long(argc, argv, WORK_SHORTOPTS, longopts, NULL)) != -1) {
+        for (size_t i = 0; i < sizeof(from_file) / sizeof(from_file[0]); i++)
+            if (from_file[i] == ch) {
+                reset_list(a, ch);
+                from_file[i] = 0;
+            }
+        rc = parse_option(a, ch, optarg);
+    }
     if (rc == 0 && optind < argc) rc = cli_usage_error("unexpected argument '%s'", argv[optind]);
     return rc;
 }
@@ -406,6 +481,7 @@ static int make_handlers(const work_args *a, work_handlers *h) {
             while (i--) cli_exec_free(h->exec[i]);
             return cli_usage_error("%s", err);
         }
+        cli_exec_set_stdout(h->exec[i], a->exec_stdout);
     }
     for (size_t i = 0; i < a->nserve; i++) {
         if (!(h->serve[i] = cli_serve_new(a->serves[i], a->exec_timeout, serve_pool_size(a), a->serve_max_jobs, err, sizeof(err)))) {
@@ -436,8 +512,10 @@ static int register_handlers(hh_manager *m, const work_args *a, work_handlers *h
         if (a->serve_pool > 0) cli_serve_prestart(h->serve[i], serve_pool_size(a));
         rc = register_one(m, "--serve", cli_serve_class(h->serve[i]), cli_serve_handler, h->serve[i]);
     }
-    for (size_t i = 0; i < a->nexec && rc == 0; i++)
+    for (size_t i = 0; i < a->nexec && rc == 0; i++) {
+        cli_exec_set_manager(h->exec[i], m);
         rc = register_one(m, "--exec", cli_exec_class(h->exec[i]), cli_exec_handler, h->exec[i]);
+    }
     for (size_t i = 0; i < a->nreq && rc == 0; i++) {
         void *so = dlopen(a->requires[i], RTLD_NOW | RTLD_LOCAL);
         hh_plugin_init_fn init = so ? (hh_plugin_init_fn)(uintptr_t)dlsym(so, HH_PLUGIN_INIT_SYMBOL) : NULL;

@@ -8,11 +8,11 @@
 #                           gocraft/work row of `make bench` (built offline in GOPATH mode)
 set -euo pipefail
 what="${1:-test}"
-pkgs=(cmake make gcc clang pkg-config libhiredis-dev libjansson-dev libmicrohttpd-dev libsystemd-dev zlib1g-dev libssl-dev
+pkgs=(cmake make gcc clang pkg-config libhiredis-dev libjansson-dev libmicrohttpd-dev libsystemd-dev libyaml-dev zlib1g-dev libssl-dev
       redis-server redis-tools redis-sentinel)
 if [ "$what" = test ] || [ "$what" = bench ]; then
   pkgs+=(libcmocka-dev ruby ruby-sidekiq ruby-rack ruby-webrick curl jq iproute2 chromium procps locales openssl
-        libclang-rt-14-dev cppcheck clang-format python3 nodejs ruby-activejob)
+        libclang-rt-14-dev cppcheck clang-format python3 nodejs ruby-activejob groff-base)
         # locales: the decimal-comma test; libFuzzer for `make fuzz`; cppcheck and clang-format
         # for `make lint`; python3, nodejs: the --serve reference handlers; ruby-activejob: Rails
         # 6.1 pushing Active Job jobs through the Sidekiq adapter

@@ -1,0 +1,352 @@
+/* config.c -- `hiredhand work -C FILE`: reads a YAML file in the subset of
+ * Sidekiq's config/sidekiq.yml that applies to hiredhand, plus hiredhand's
+ * own keys, and turns it into (option, argument) pairs: the caller runs
+ * them through the very code that parses the command line, so a value in
+ * the file meets the same checks and limits as the same flag. Touches no
+ * Redis key.
+ *
+ * Keys: Sidekiq's (`:concurrency:`, `:queues:` with names or [name, weight]
+ * pairs, `:timeout:`, `:tag:`, `:labels:`, ...) with or without the leading
+ * colon, and every long option of `hiredhand work`, `_` and `-` alike. A
+ * mapping groups options: `redis: {url: ..., namespace: ...}`,
+ * `http: {bind: ..., token_file: ...}`, `exec: {Class: command}`,
+ * `handlers: {exec: {...}, serve: {...}}`. A top-level mapping under any
+ * other name is an environment section, as in Sidekiq: the one named by
+ * $APP_ENV, $RAILS_ENV or $RACK_ENV (default development) applies over the
+ * top level; the others are skipped.
+ *
+ * The YAML itself is libyaml's to parse. Sidekiq runs the file through ERB
+ * first; hiredhand does not, and says so rather than take `<%= ... %>`
+ * literally. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+#include "cli.h"
+#include "config.h"
+
+typedef struct loader {
+    const char *path;
+    const struct option *longopts;
+    yaml_document_t *doc;
+    cli_config_item *items;
+    size_t n, cap;
+    int group; /* 0: top level, 1: the environment section */
+    int *groups;
+} loader;
+
+/* The items outlive the load: the options parsed from them point into them. */
+static cli_config_item *config_items;
+static int *config_groups;
+
+static int fail(const loader *l, const yaml_node_t *node, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "hiredhand: %s:%lu:%lu: ", l->path, node ? (unsigned long)node->start_mark.line + 1 : 0UL,
+            node ? (unsigned long)node->start_mark.column + 1 : 0UL);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return -1;
+}
+
+static const char *scalar(const yaml_node_t *n) {
+    return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+static int is_null(const yaml_node_t *n) {
+    const char *s = scalar(n);
+    return s && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+           (!*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL"));
+}
+
+static const char *kind(const yaml_node_t *n) {
+    if (n->type == YAML_MAPPING_NODE) return "a mapping";
+    if (n->type == YAML_SEQUENCE_NODE) return "a list";
+    return is_null(n) ? "empty" : "a scalar";
+}
+
+/* Sidekiq's names for what hiredhand calls otherwise. */
+static const char *const aliases[][2] = {
+    {"queues", "queue"},
+    {"labels", "label"},
+    {"dead-timeout-in-seconds", "dead-timeout"},
+    {"average-scheduled-poll-interval", "poll-interval"},
+    {"poll-interval-average", "poll-interval"},
+    {"handlers", NULL},
+};
+
+/* A key as written (":max_retries") into an option name ("max-retries"). */
+static void normalize(const char *key, char *out, size_t size) {
+    if (*key == ':') key++;
+    size_t i = 0;
+    for (; key[i] && i + 1 < size; i++) out[i] = key[i] == '_' ? '-' : key[i];
+    out[i] = '\0';
+    for (size_t k = 0; k < sizeof(aliases) / sizeof(aliases[0]); k++)
+        if (aliases[k][1] && !strcmp(out, aliases[k][0])) snprintf(out, size, "%s", aliases[k][1]);
+}
+
+static const struct option *find_option(const loader *l, const char *name) {
+    if (!strcmp(name, "help") || !strcmp(name, "config")) return NULL;
+    for (const struct option *o = l->longopts; o->name; o++)
+        if (!strcmp(o->name, name)) return o;
+    return NULL;
+}
+
+static int repeatable(const char *name) {
+    static const char *const r[] = {"queue", "label", "exec", "serve", "require", "exec-env", "exec-env-drop"};
+    for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
+        if (!strcmp(r[i], name)) return 1;
+    return 0;
+}
+
+static int add(loader *l, const struct option *o, const char *key, const char *value, const yaml_node_t *at) {
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        cli_config_item *items = realloc(l->items, cap * sizeof(*items));
+        if (items) l->items = config_items = items;
+        int *groups = items ? realloc(l->groups, cap * sizeof(*groups)) : NULL;
+        if (groups) l->groups = config_groups = groups;
+        if (!items || !groups) return fail(l, at, "out of memory");
+        l->cap = cap;
+    }
+    char *k = strdup(key), *v = value ? strdup(value) : NULL;
+    if (!k || (value && !v)) {
+        free(k);
+        free(v);
+        return fail(l, at, "out of memory");
+    }
+    l->groups[l->n] = l->group;
+    l->items[l->n++] = (cli_config_item){o->val, o->name, v, k, (int)at->start_mark.line + 1, (int)at->start_mark.column + 1};
+    return 0;
+}
+
+/* One scalar for option o; true/false for an option without argument. */
+static int add_scalar(loader *l, const struct option *o, const char *key, const yaml_node_t *v) {
+    if (v->type != YAML_SCALAR_NODE || is_null(v))
+        return fail(l, v, "'%s' wants %s, not %s", key, o->has_arg == no_argument ? "true or false" : "a value", kind(v));
+    const char *s = scalar(v);
+    if (o->has_arg == no_argument) {
+        if (!strcmp(s, "true") || !strcmp(s, "yes") || !strcmp(s, "on")) return add(l, o, key, NULL, v);
+        if (!strcmp(s, "false") || !strcmp(s, "no") || !strcmp(s, "off")) return 0;
+        return fail(l, v, "'%s' wants true or false, not '%s'", key, s);
+    }
+    return add(l, o, key, s, v);
+}
+
+/* A queue: a name, or Sidekiq's [name, weight] pair. */
+static int add_queue(loader *l, const struct option *o, const char *key, const yaml_node_t *v) {
+    if (v->type != YAML_SEQUENCE_NODE) return add_scalar(l, o, key, v);
+    yaml_node_item_t *it = v->data.sequence.items.start, *end = v->data.sequence.items.top;
+    yaml_node_t *name = it < end ? yaml_document_get_node(l->doc, it[0]) : NULL;
+    yaml_node_t *weight = end - it == 2 ? yaml_document_get_node(l->doc, it[1]) : NULL;
+    if (end - it < 1 || end - it > 2 || !scalar(name) || is_null(name) || (weight && (!scalar(weight) || is_null(weight))))
+        return fail(l, v, "'%s': a queue is a name or a [name, weight] pair", key);
+    if (!weight) return add(l, o, key, scalar(name), name);
+    char buf[1024];
+    if ((size_t)snprintf(buf, sizeof(buf), "%s,%s", scalar(name), scalar(weight)) >= sizeof(buf))
+        return fail(l, v, "'%s': queue name too long", key);
+    return add(l, o, key, buf, name);
+}
+
+/* An option's value: a scalar, or a list of them for a repeatable one. */
+static int add_value(loader *l, const struct option *o, const char *key, const yaml_node_t *v) {
+    if (v->type == YAML_SEQUENCE_NODE && repeatable(o->name)) {
+        for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+            yaml_node_t *e = yaml_document_get_node(l->doc, *it);
+            int rc = !strcmp(o->name, "queue") ? add_queue(l, o, key, e) : add_scalar(l, o, key, e);
+            if (rc) return rc;
+        }
+        return 0;
+    }
+    if (v->type == YAML_MAPPING_NODE && (!strcmp(o->name, "exec") || !strcmp(o->name, "serve"))) {
+        /* Class: command, as --exec Class=command */
+        for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
+            yaml_node_t *k = yaml_document_get_node(l->doc, p->key), *c = yaml_document_get_node(l->doc, p->value);
+            if (!scalar(k) || is_null(k)) return fail(l, k, "'%s': a class name, not %s", key, kind(k));
+            if (!scalar(c) || is_null(c)) return fail(l, c, "'%s': %s wants a command, not %s", key, scalar(k), kind(c));
+            size_t len = strlen(scalar(k)) + strlen(scalar(c)) + 2;
+            char *s = malloc(len);
+            if (!s) return fail(l, c, "out of memory");
+            snprintf(s, len, "%s=%s", scalar(k), scalar(c));
+            int rc = add(l, o, key, s, c);
+            free(s);
+            if (rc) return rc;
+        }
+        return 0;
+    }
+    if (v->type != YAML_SCALAR_NODE)
+        return fail(l, v, "'%s' wants %s, not %s", key, repeatable(o->name) ? "a value or a list" : "a value", kind(v));
+    return add_scalar(l, o, key, v);
+}
+
+static int load_mapping(loader *l, const yaml_node_t *map, const char *parent, int top);
+
+/* Whether a mapping under this name groups options: handlers, and a name
+ * that options share as a prefix (redis, http, tls, sentinel...). */
+static int is_group(const loader *l, const char *name) {
+    size_t n = strlen(name);
+    if (!strcmp(name, "handlers") || !strcmp(name, "redis") || !strcmp(name, "http")) return 1;
+    for (const struct option *o = l->longopts; o->name; o++)
+        if (!strncmp(o->name, name, n) && o->name[n] == '-') return 1;
+    return 0;
+}
+
+/* A group: redis: {url: ...}, http: {bind: ...}, handlers: {exec: ...}. */
+static int load_group(loader *l, const char *gname, const char *key, const yaml_node_t *v) {
+    (void)key;
+    return load_mapping(l, v, strcmp(gname, "handlers") ? gname : "", 0);
+}
+
+/* The keys of one mapping. parent: the group's name ("redis"), "" for the
+ * handlers group, NULL at the top level. */
+static int load_mapping(loader *l, const yaml_node_t *map, const char *parent, int top) {
+    const char *env = getenv("APP_ENV");
+    if (!env || !*env) env = getenv("RAILS_ENV");
+    if (!env || !*env) env = getenv("RACK_ENV");
+    if (!env || !*env) env = "development";
+    const yaml_node_t *section = NULL;
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(l->doc, p->key), *v = yaml_document_get_node(l->doc, p->value);
+        const char *key = scalar(k);
+        if (!key || !*key) return fail(l, k, "a key must be a name, not %s", kind(k));
+        char name[256], full[512];
+        normalize(key, name, sizeof(name));
+        const struct option *o = NULL;
+        if (parent && *parent) {
+            /* redis: {namespace: x} is --namespace; {url: x} is --redis itself */
+            snprintf(full, sizeof(full), "%s-%s", parent, name);
+            if (!(o = find_option(l, full)) && !(o = find_option(l, name)) &&
+                (!strcmp(name, "url") || !strcmp(name, "bind") || !strcmp(name, "address")))
+                o = find_option(l, parent);
+        } else {
+            o = find_option(l, name);
+        }
+        if (o && !(v->type == YAML_MAPPING_NODE && strcmp(o->name, "exec") && strcmp(o->name, "serve"))) {
+            if (add_value(l, o, key, v)) return -1;
+        } else if (top && v->type == YAML_MAPPING_NODE && is_group(l, name)) {
+            if (load_group(l, name, key, v)) return -1;
+        } else if (top && v->type == YAML_MAPPING_NODE && !o) {
+            if (!strcmp(key, env) || (*key == ':' && !strcmp(key + 1, env))) section = v;
+        } else if (o) {
+            return fail(l, v, "'%s' wants a value, not %s", key, kind(v));
+        } else {
+            return fail(l, k, "unknown key '%s'%s%s (see `hiredhand work --help` for the options a key may name)", key,
+                        parent && *parent ? " in " : "", parent && *parent ? parent : "");
+        }
+    }
+    if (section) {
+        l->group = 1;
+        if (load_mapping(l, section, NULL, 0)) return -1;
+        l->group = 0;
+    }
+    return 0;
+}
+
+/* Where "<%" first is, for the ERB error. */
+static int find_erb(const char *text, yaml_node_t *at) {
+    const char *p = strstr(text, "<%");
+    if (!p) return 0;
+    size_t line = 0, col = 0;
+    for (const char *s = text; s < p; s++) {
+        if (*s == '\n') line++, col = 0;
+        else col++;
+    }
+    at->start_mark.line = line;
+    at->start_mark.column = col;
+    return 1;
+}
+
+const cli_config_item *cli_config_load(const char *path, const struct option *longopts, size_t *n) {
+    loader l = {.path = path, .longopts = longopts};
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        fprintf(stderr, "hiredhand: cannot read --config %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            char *t = realloc(text, cap = cap ? cap * 2 : 8192);
+            if (!t) break;
+            text = t;
+        }
+        size_t got = fread(text + len, 1, cap - len - 1, f);
+        len += got;
+        if (got == 0) break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (!text || bad) {
+        free(text);
+        fprintf(stderr, "hiredhand: cannot read --config %s\n", path);
+        return NULL;
+    }
+    text[len] = '\0';
+    yaml_node_t erb = {0};
+    if (strlen(text) != len) {
+        free(text);
+        fprintf(stderr, "hiredhand: %s: a NUL byte: not a YAML text file\n", path);
+        return NULL;
+    }
+    if (find_erb(text, &erb)) {
+        free(text);
+        fail(&l, &erb, "ERB (<%% ... %%>) is not supported: hiredhand reads plain YAML, not a template; "
+                       "write the value itself, or give it as a flag");
+        return NULL;
+    }
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    if (!yaml_parser_initialize(&parser)) {
+        free(text);
+        fprintf(stderr, "hiredhand: out of memory\n");
+        return NULL;
+    }
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    int rc = 0;
+    if (!yaml_parser_load(&parser, &doc)) {
+        yaml_mark_t m = parser.problem_mark;
+        fprintf(stderr, "hiredhand: %s:%lu:%lu: YAML %s error: %s%s%s\n", path, (unsigned long)m.line + 1,
+                (unsigned long)m.column + 1, parser.error == YAML_SCANNER_ERROR ? "syntax" : "structure",
+                parser.problem ? parser.problem : "malformed", parser.context ? " " : "",
+                parser.context ? parser.context : "");
+        yaml_parser_delete(&parser);
+        free(text);
+        return NULL;
+    }
+    l.doc = &doc;
+    yaml_node_t *root = yaml_document_get_root_node(&doc);
+    if (!root || is_null(root)) {
+        *n = 0; /* an empty file: nothing set */
+    } else if (root->type != YAML_MAPPING_NODE) {
+        rc = fail(&l, root, "the file must be a mapping of keys (concurrency: 10, ...), not %s", kind(root));
+    } else {
+        rc = load_mapping(&l, root, NULL, 1);
+    }
+    if (rc == 0) {
+        /* the environment section's keys replace the top level's (lists too) */
+        size_t w = 0;
+        for (size_t i = 0; i < l.n; i++) {
+            int over = 0;
+            for (size_t k = 0; l.groups[i] == 0 && k < l.n; k++)
+                if (l.groups[k] == 1 && l.items[k].id == l.items[i].id) over = 1;
+            if (!over) {
+                l.items[w++] = l.items[i];
+            } else {
+                free((char *)l.items[i].key);
+                free((char *)l.items[i].value);
+            }
+        }
+        l.n = w;
+        *n = l.n;
+    }
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&parser);
+    free(text);
+    if (rc) return NULL;
+    static const cli_config_item none;
+    return l.items ? l.items : &none;
+}

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# hiredhand work -C FILE: a Rails app's config/sidekiq.yml (leading-colon keys, [name, weight]
+# queue pairs, an environment section picked by RAILS_ENV) plus hiredhand's own keys configures
+# the worker, as Sidekiq's API and redis-cli see its heartbeat; flags override the file (a list
+# flag replaces the file's list); the file overrides the environment (REDIS_URL); every bad file
+# is refused with FILE:LINE:COLUMN and a reason, ERB included.
+. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../lib/heartbeat_helpers.sh"
+hh_require_binary
+hh_redis_start
+
+cfg="$HH_TMP/sidekiq.yml"
+cat >"$cfg" <<YAML
+---
+# config/sidekiq.yml of a Rails app
+:verbose: false
+:concurrency: 4
+:timeout: 2
+:tag: billing
+:labels:
+  - eu-west
+  - blue
+:queues:
+  - [critical, 3]
+  - [default, 2]
+  - low
+production:
+  :concurrency: 6
+development:
+  :concurrency: 9
+# hiredhand's own keys
+handlers:
+  exec:
+    SlowJob: $HH_HANDLERS/sleep.sh 30
+redis:
+  url: $REDIS_URL
+  namespace: ""
+YAML
+
+# 1. The file alone (and REDIS_URL pointing nowhere: the file's url wins).
+j1="$(hh_jid)"
+hb_push SlowJob "$j1" '[1]' low
+REDIS_URL=redis://127.0.0.1:1/0 RAILS_ENV=production HH_NO_URL=1 hh_start_worker -C "$cfg"
+hb_wait_identity "$WORKER_PID" 20
+id="$HB_ID"
+HB_EXPECT="{\"identity\":\"$id\",\"tag\":\"billing\",\"labels\":[\"eu-west\",\"blue\"],\"concurrency\":6,\"queues\":[\"critical\",\"default\",\"low\"]}" \
+    hh_ruby hb_processset.rb || fail "Sidekiq::ProcessSet does not show the file's settings (see above)"
+info="$(R hget "$id" info)"
+assert_eq "$(jq -c '[.concurrency, .tag, .queues, .labels]' <<<"$info")" '[6,"billing",["critical","default","low"],["eu-west","blue"]]' \
+    "redis-cli HGET $id info"
+# the file's exec handler runs the job from the weighted list's unweighted queue
+must_wait 20 '[ "$(R llen test:started)" = 1 ]' "the SlowJob from queue low did not start (handlers.exec from the file)"
+# :timeout: 2 -- the stop gives the running 30 s job 2 s, not the default 25
+t0=$(date +%s)
+hh_stop_worker TERM 20
+t1=$(date +%s)
+assert_ne "$WORKER_RC" 124 "the worker did not exit within 20 s of TERM with :timeout: 2"
+assert_between $((t1 - t0)) 0 15 "seconds from TERM to exit with :timeout: 2"
+assert_contains "$(R lrange queue:low 0 -1)" "$j1" "the interrupted job is back in queue:low"
+
+# 2. Flags override the file: -c, -g (Sidekiq's tag flag), -q replaces the file's queues.
+RAILS_ENV=production hh_start_worker -C "$cfg" -c 2 -g from-flag -q other
+hb_wait_identity "$WORKER_PID" 20
+HB_EXPECT="{\"identity\":\"$HB_ID\",\"tag\":\"from-flag\",\"concurrency\":2,\"queues\":[\"other\"],\"labels\":[\"eu-west\",\"blue\"]}" \
+    hh_ruby hb_processset.rb || fail "flags do not override the file (see above)"
+hh_stop_worker TERM 20
+# no RAILS_ENV: Sidekiq's default environment, development
+RAILS_ENV='' RACK_ENV='' APP_ENV='' hh_start_worker -C "$cfg"
+hb_wait_identity "$WORKER_PID" 20
+assert_eq "$(R hget "$HB_ID" info | jq .concurrency)" 9 "concurrency of the development section"
+hh_stop_worker TERM 20
+
+# 3. Every bad file: exit 2, FILE:LINE:COLUMN and the reason; no worker starts.
+bad() {   # NAME EXPECTED-SUBSTRING   (the file's text on stdin, not from a pipe: HH_ERR is read after)
+    local f="$HH_TMP/$1.yml"
+    cat >"$f"
+    hh_cli work -r "$REDIS_URL" -C "$f"
+    assert_eq "$HH_RC" 2 "exit status for $1 (stderr: $HH_ERR)"
+    assert_contains "$HH_ERR" "$f:$2" "error for $1"
+}
+bad syntax "3:1: YAML" < <(printf ':concurrency: 4\n:queues: [a, b\n')
+bad unknown "2:1: unknown key ':pidfile'" < <(printf ':concurrency: 4\n:pidfile: tmp/sidekiq.pid\n')
+bad unknown_in_group "3:3: unknown key 'colour' in redis" < <(printf 'redis:\n  url: redis://127.0.0.1:6379\n  colour: red\n')
+bad type_mapping "2:3: ':concurrency' wants a value, not a mapping" < <(printf ':concurrency:\n  a: 1\n')
+bad type_list "1:7: ':tag' wants a value, not a list" < <(printf ':tag: [a, b]\n')
+bad value_number "1:15: in key ':concurrency'" < <(printf ':concurrency: ten\n')
+assert_contains "$HH_ERR" "bad --concurrency 'ten'" "the option's own check runs on the file's value"
+bad empty_value "1:10: ':timeout' wants a value, not empty" < <(printf ':timeout:\n')
+bad queue_pair "2:5: ':queues': a queue is a name or a [name, weight] pair" < <(printf ':queues:\n  - [critical, 3, 4]\n')
+bad queue_weight "2:6: in key ':queues'" < <(printf ':queues:\n  - [critical, heavy]\n')
+bad bool "1:11: ':verbose' wants true or false, not 'maybe'" < <(printf ':verbose: maybe\n')
+bad not_mapping "1:1: the file must be a mapping" < <(printf -- '- a\n- b\n')
+bad erb "1:15: ERB (<% ... %>) is not supported" < <(printf ':concurrency: <%%= ENV.fetch("SIDEKIQ_CONCURRENCY", 5) %%>\n')
+# the library's limit, the same as the flag's (later keys win, as in YAML loaders)
+f="$HH_TMP/limit.yml"; printf ':concurrency: 4\n:concurrency: 0\n' >"$f"
+hh_cli work -r "$REDIS_URL" -C "$f"
+assert_eq "$HH_RC" 2 "exit status for concurrency 0 (stderr: $HH_ERR)"
+assert_contains "$HH_ERR" "concurrency 0: want 1 to 1000 threads" "the library's limit on the file's value"
+hh_cli work -r "$REDIS_URL" -C "$HH_TMP/missing.yml"
+assert_eq "$HH_RC" 2 "exit status for a missing file"
+assert_contains "$HH_ERR" "cannot read --config $HH_TMP/missing.yml" "error for a missing file"
+pass
