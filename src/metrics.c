@@ -223,7 +223,8 @@ char *hh_metrics_text(hh_metrics *mx) {
     put_header(&o, "hiredhand_class_jobs_processed_total", "counter",
                "Jobs of the class finished by this process since start, failures included (Active Job: the wrapped "
                "class; past 1000 classes, \"__other__\").");
-    for (size_t i = 0; i < n; i++) put_class_counter(&o, "hiredhand_class_jobs_processed_total", &snap[i], snap[i].processed);
+    for (size_t i = 0; i < n; i++)
+        put_class_counter(&o, "hiredhand_class_jobs_processed_total", &snap[i], snap[i].processed);
     put_header(&o, "hiredhand_class_jobs_failed_total", "counter",
                "Jobs of the class that failed in this process since start.");
     for (size_t i = 0; i < n; i++) put_class_counter(&o, "hiredhand_class_jobs_failed_total", &snap[i], snap[i].failed);
@@ -251,7 +252,8 @@ char *hh_metrics_text(hh_metrics *mx) {
                "(scope=\"cluster\"): aggregate with max(), not sum().");
     static const char *const set_names[] = {"retry", "schedule", "dead"};
     for (size_t i = 0; i < 3; i++)
-        if (sets[i] >= 0) put(&o, "hiredhand_set_size{set=\"%s\",scope=\"cluster\"} %lld\n", set_names[i], (long long)sets[i]);
+        if (sets[i] >= 0)
+            put(&o, "hiredhand_set_size{set=\"%s\",scope=\"cluster\"} %lld\n", set_names[i], (long long)sets[i]);
     return take(&o);
 }
 
@@ -290,7 +292,8 @@ char *hh_metrics_process_text(void) {
          * from the last ')' */
         const char *p = strrchr(buf, ')');
         if (p &&
-            sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d %*d %llu %llu %lld",
+            sscanf(p + 1,
+                   " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d %*d %llu %llu %lld",
                    &utime, &stime, &start, &vsize, &rss) == 5)
             have_stat = ticks > 0;
     }
@@ -302,7 +305,8 @@ char *hh_metrics_process_text(void) {
         put(&o, "process_virtual_memory_bytes %llu\n", vsize);
         double bt = boot_time();
         if (bt > 0) {
-            put_header(&o, "process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.");
+            put_header(&o, "process_start_time_seconds", "gauge",
+                       "Start time of the process since unix epoch in seconds.");
             put(&o, "process_start_time_seconds");
             put_value(&o, bt + (double)start / (double)ticks);
         }

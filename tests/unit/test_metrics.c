@@ -70,8 +70,11 @@ static void test_label_escaping(void **s) {
     (void)s;
     hh_metrics *mx = hh_metrics_new();
     hh_metrics_job(mx, "A\"b\\c\nd", 0, 0);
-    hh_metrics_job(mx, "Caf\xc3\xa9", 0, 0);       /* UTF-8: kept */
-    hh_metrics_job(mx, "X\xff" "Y\xc3", 0, 0);    /* not UTF-8: U+FFFD */
+    hh_metrics_job(mx, "Caf\xc3\xa9", 0, 0); /* UTF-8: kept */
+    hh_metrics_job(mx,
+                   "X\xff"
+                   "Y\xc3",
+                   0, 0); /* not UTF-8: U+FFFD */
     char *t = hh_metrics_text(mx);
     assert_non_null(t);
     assert_non_null(strstr(t, "hiredhand_class_jobs_processed_total{class=\"A\\\"b\\\\c\\nd\"} 1\n"));
@@ -79,8 +82,7 @@ static void test_label_escaping(void **s) {
     assert_non_null(strstr(t, "{class=\"Caf\xc3\xa9\"} 1\n"));
     assert_non_null(strstr(t, "{class=\"X\xef\xbf\xbdY\xef\xbf\xbd\"} 1\n"));
     /* no raw newline inside any sample line: each line is a sample or a comment */
-    for (char *p = t; *p; p = strchr(p, '\n') + 1)
-        assert_true(*p == '#' || !strncmp(p, "hiredhand_", 10));
+    for (char *p = t; *p; p = strchr(p, '\n') + 1) assert_true(*p == '#' || !strncmp(p, "hiredhand_", 10));
     free(t);
     hh_metrics_free(mx);
 }
@@ -137,9 +139,12 @@ static void test_process(void **s) {
     (void)s;
     char *t = hh_metrics_process_text();
     assert_non_null(t);
-    static const char *const names[] = {"process_cpu_seconds_total",     "process_resident_memory_bytes",
-                                        "process_virtual_memory_bytes",  "process_start_time_seconds",
-                                        "process_open_fds",              "process_max_fds"};
+    static const char *const names[] = {"process_cpu_seconds_total",
+                                        "process_resident_memory_bytes",
+                                        "process_virtual_memory_bytes",
+                                        "process_start_time_seconds",
+                                        "process_open_fds",
+                                        "process_max_fds"};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         char type[128];
         snprintf(type, sizeof(type), "# TYPE %s ", names[i]);
@@ -149,16 +154,16 @@ static void test_process(void **s) {
     assert_true(sample(t, "process_resident_memory_bytes") > 0);
     assert_true(sample(t, "process_virtual_memory_bytes") >= sample(t, "process_resident_memory_bytes"));
     assert_true(sample(t, "process_start_time_seconds") > 1.5e9); /* epoch seconds, not ticks */
-    assert_true(sample(t, "process_open_fds") >= 3);                /* stdin, stdout, stderr */
+    assert_true(sample(t, "process_open_fds") >= 3);              /* stdin, stdout, stderr */
     assert_true(sample(t, "process_max_fds") >= sample(t, "process_open_fds"));
     free(t);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_empty),         cmocka_unit_test(test_classes_and_histogram),
+        cmocka_unit_test(test_empty),          cmocka_unit_test(test_classes_and_histogram),
         cmocka_unit_test(test_label_escaping), cmocka_unit_test(test_class_cap),
-        cmocka_unit_test(test_set_sizes),     cmocka_unit_test(test_process),
+        cmocka_unit_test(test_set_sizes),      cmocka_unit_test(test_process),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
