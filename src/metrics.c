@@ -200,22 +200,21 @@ static void put_class_counter(out *o, const char *metric, const cls *c, uint64_t
 
 char *hh_metrics_text(hh_metrics *mx) {
     out o = {0};
-    /* A copy of the table, so the text is built without the lock: the
-     * processor threads never wait for a scrape. */
+    /* A copy of the table, so the text is built without the lock, and
+     * room for the most it can hold, allocated before taking the lock: the
+     * processor threads wait for a scrape only while it copies. */
     cls *snap = NULL;
     size_t n = 0;
     int64_t sets[3] = {-1, -1, -1};
     if (mx) {
-        pthread_mutex_lock(&mx->mu);
-        snap = malloc((mx->nclasses + 1) * sizeof(*snap));
-        if (snap) {
-            for (size_t i = 0; i < NSLOTS; i++)
-                if (mx->slots[i].name) snap[n++] = mx->slots[i];
-            if (mx->other.processed) snap[n++] = mx->other;
-            memcpy(sets, mx->sets, sizeof(sets));
-        }
-        pthread_mutex_unlock(&mx->mu);
+        snap = malloc((HH_METRICS_MAX_CLASSES + 1) * sizeof(*snap));
         if (!snap) return NULL;
+        pthread_mutex_lock(&mx->mu);
+        for (size_t i = 0; i < NSLOTS; i++)
+            if (mx->slots[i].name) snap[n++] = mx->slots[i];
+        if (mx->other.processed) snap[n++] = mx->other;
+        memcpy(sets, mx->sets, sizeof(sets));
+        pthread_mutex_unlock(&mx->mu);
         /* the names stay: entries are never removed before hh_metrics_free */
         for (size_t i = 0; i < n; i++)
             if (!snap[i].name) snap[i].name = HH_METRICS_OTHER;
