@@ -224,8 +224,9 @@ static void dump_threads(const hh_heartbeat_env *e) {
            atomic_load(e->quiet));
 }
 
-/* Queue sizes and latency for the stats snapshot and /metrics: read once
- * per beat, never per request. */
+/* Queue sizes and latency for the stats snapshot and /metrics, and the
+ * retry/schedule/dead sizes for /metrics: read once per beat, never per
+ * request. */
 static void read_queues(const hh_heartbeat_env *e, hh_conn *c, double now) {
     /* only the queues the snapshot shows (hiredhand.h): with thousands of
      * queues, reading them all would cost thousands of commands a beat */
@@ -238,8 +239,22 @@ static void read_queues(const hh_heartbeat_env *e, hh_conn *c, double now) {
         hh_pipe_add(&pipe, "LINDEX %s -1", k);
         sdsfree(k);
     }
+    static const char *const sets[] = {HH_K_RETRY, HH_K_SCHEDULE, HH_K_DEAD};
+    for (size_t i = 0; e->publish_sets && i < 3; i++) {
+        sds k = hh_key(e->keys, sets[i]);
+        hh_pipe_add(&pipe, "ZCARD %s", k);
+        sdsfree(k);
+    }
     redisReply **r = hh_pipe_exec(&pipe);
     if (!r) return;
+    if (e->publish_sets) {
+        int64_t n[3];
+        for (size_t i = 0; i < 3; i++) {
+            redisReply *x = r[2 * shown + i];
+            n[i] = x && x->type == REDIS_REPLY_INTEGER ? x->integer : -1;
+        }
+        e->publish_sets(e->udata, n[0], n[1], n[2]);
+    }
     int64_t *size = malloc((shown ? shown : 1) * sizeof(*size));
     double *latency = malloc((shown ? shown : 1) * sizeof(*latency));
     for (size_t i = 0; size && latency && i < shown; i++) {

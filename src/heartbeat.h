@@ -48,6 +48,10 @@ typedef struct hh_heartbeat_env {
     int (*publish)(void *udata, double now, int ok, const char *err, int connected, char *prev, size_t prevlen);
     /* The queue sizes and latencies read this beat (the first n queues). */
     void (*publish_queues)(void *udata, const int64_t *size, const double *latency, size_t n);
+    /* The sizes of retry, schedule and dead read this beat (-1: not read),
+     * in the same round trip as the queues'. NULL: not read (only /metrics
+     * shows them). */
+    void (*publish_sets)(void *udata, int64_t retry, int64_t scheduled, int64_t dead);
     /* After each beat: the outage rule and lease upkeep, and the hook. */
     void (*after_beat)(void *udata, hh_conn *c, int ok, int hash_expired);
 } hh_heartbeat_env;

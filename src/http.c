@@ -32,6 +32,9 @@
 #include <time.h>
 #include <unistd.h>
 #include "keys.h" /* HH_MAX_QUEUES */
+#include "metrics.h"
+
+static char *metrics_more(const hh_http *h, char *body);
 #include "util.h"
 
 /* Slow or idle clients must not starve a liveness probe. One address gets
@@ -377,20 +380,22 @@ char *hh_http_metrics_text(const hh_manager_stats *st, double now) {
                "Queues this process fetches from; the per-queue series cover the first 64.");
     buf_printf(&b, "hiredhand_queues %zu\n", st->nqueues);
         /* Sizes and latencies are read at each beat: none before the first. */
-    buf_header(&b, "hiredhand_queue_size", "gauge", "Jobs waiting in the queue, read at the last heartbeat.");
+    buf_header(&b, "hiredhand_queue_size", "gauge", "Jobs waiting in the queue, read at the last heartbeat. The same on every process "
+               "(scope=\"cluster\"): aggregate with max(), not sum().");
     for (size_t i = 0; i < nq; i++) {
         if (st->queues[i].size < 0) continue;
         buf_printf(&b, "hiredhand_queue_size{queue=\"");
         buf_label(&b, st->queues[i].name);
-        buf_printf(&b, "\"} %lld\n", (long long)st->queues[i].size);
+        buf_printf(&b, "\",scope=\"cluster\"} %lld\n", (long long)st->queues[i].size);
     }
     buf_header(&b, "hiredhand_queue_latency_seconds", "gauge",
-               "Age of the oldest job in the queue, read at the last heartbeat.");
+               "Age of the oldest job in the queue, read at the last heartbeat; the same on every process "
+               "(scope=\"cluster\").");
     for (size_t i = 0; i < nq; i++) {
         if (st->queues[i].size < 0) continue;
         buf_printf(&b, "hiredhand_queue_latency_seconds{queue=\"");
         buf_label(&b, st->queues[i].name);
-        buf_printf(&b, "\"}");
+        buf_printf(&b, "\",scope=\"cluster\"}");
         buf_value(&b, st->queues[i].latency);
     }
     buf_header(&b, "hiredhand_queue_fetched_total", "counter", "Jobs this process took from the queue since start.");
@@ -593,7 +598,26 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     h->src.fill_stats(h->src.udata, st);
     hh_http_reply_for(route, st, hh_now(), h->max_age, &r);
     free(st);
+    if (route == HH_HTTP_ROUTE_METRICS && r.body) r.body = metrics_more(h, r.body);
     return respond(h, conn, &r);
+}
+
+/* body, then the source's series and the process metrics; NULL (a 500)
+ * when out of memory. */
+static char *metrics_more(const hh_http *h, char *body) {
+    char *more = h->src.metrics_text ? h->src.metrics_text(h->src.udata) : NULL;
+    char *proc = hh_metrics_process_text();
+    size_t bl = strlen(body), ml = more ? strlen(more) : 0, pl = proc ? strlen(proc) : 0;
+    char *all = (h->src.metrics_text && !more) || !proc ? NULL : malloc(bl + ml + pl + 1);
+    if (all) {
+        memcpy(all, body, bl);
+        if (ml) memcpy(all + bl, more, ml);
+        memcpy(all + bl + ml, proc, pl + 1);
+    }
+    free(body);
+    free(more);
+    free(proc);
+    return all;
 }
 
 /* A request ended (answered, or the client left): a kept-alive connection

@@ -4,7 +4,8 @@
  *                 liveness_max_age (and, before the first beat, until that
  *                 long after start); 503 with a JSON reason otherwise.
  *   GET /stats    the hh_manager_stats snapshot as JSON.
- *   GET /metrics  the snapshot in Prometheus text format.
+ *   GET /metrics  the snapshot in Prometheus text format, then the source's
+ *                 own series and the process_* metrics (metrics.c).
  * With a token, /stats and /metrics answer 401 unless the request carries
  * "Authorization: Bearer <token>"; /healthz is always open and tells only
  * the status and the heartbeat's age.
@@ -24,6 +25,10 @@ typedef struct hh_http_source {
     void (*fill_stats)(void *udata, hh_manager_stats *out);
     void *udata;
     struct hh_logger *log;
+    /* More /metrics text appended after the snapshot's (metrics.c: the
+     * per-class series and the set sizes); malloc()ed, NULL when out of memory.
+     * Thread-safe, no I/O. Optional. */
+    char *(*metrics_text)(void *udata);
 } hh_http_source;
 
 /* Starts serving on bind ("HOST:PORT", "[::1]:PORT" or "PORT" meaning

@@ -22,6 +22,7 @@
 #include "scheduler.h"
 #include "fetch.h"
 #include "http.h"
+#include "metrics.h"
 #include "lease.h"
 #include "pickup.h"
 #include "abi.h"
@@ -94,6 +95,7 @@ void hh_manager_free(hh_manager *m) {
     free(m->fetched);
     free(m->queue_size);
     free(m->queue_latency);
+    hh_metrics_free(m->metrics);
     free((char *)m->opts.http_bind);
     free((char *)m->opts.http_token);
     size_t nl = 0;
@@ -374,6 +376,7 @@ static void *supervisor_main(void *arg);
 
 /* What the HTTP server sees of the manager (http.h). */
 static void http_stats(void *udata, hh_manager_stats *out) { hh_manager_fill_stats(udata, out); }
+static char *http_metrics(void *udata) { return hh_metrics_text(((hh_manager *)udata)->metrics); }
 
 int hh_manager_start(hh_manager *m) {
     if (!m) return hh_fail(HH_ERR_INVALID, "start: the manager is missing");
@@ -383,7 +386,11 @@ int hh_manager_start(hh_manager *m) {
     m->started_at = hh_now();
     if (m->opts.http_bind) {
         char err[256];
-        hh_http_source src = {http_stats, m, &m->log};
+        hh_http_source src = {http_stats, m, &m->log, http_metrics};
+        if (!(m->metrics = hh_metrics_new())) {
+            atomic_store(&m->done, 1);
+            return hh_fail(HH_ERR_NOMEM, "http: out of memory");
+        }
         if (!(m->http = hh_http_start(&src, m->opts.http_bind, m->opts.liveness_max_age, m->opts.http_token, err,
                                      sizeof(err)))) {
             hh_log(&m->log, HH_LOG_ERROR, "http: %s", err);
@@ -772,6 +779,10 @@ static void heartbeat_publish_queues(void *udata, const int64_t *size, const dou
     pthread_mutex_unlock(&m->lock);
 }
 
+static void heartbeat_publish_sets(void *udata, int64_t retry, int64_t scheduled, int64_t dead) {
+    hh_metrics_set_sizes(((hh_manager *)udata)->metrics, retry, scheduled, dead);
+}
+
 static void heartbeat_after_beat(void *udata, hh_conn *c, int ok, int hash_expired) {
     hh_manager *m = udata;
     hh_lease_beat(m, c, ok, hash_expired); /* the outage rule, lease loss, hiredhand:fetchers */
@@ -812,6 +823,7 @@ void hh_manager_heartbeat_env(hh_manager *m, hh_heartbeat_env *out) {
                               .each_thread = heartbeat_each_thread,
                               .publish = heartbeat_publish,
                               .publish_queues = heartbeat_publish_queues,
+                              .publish_sets = m->http ? heartbeat_publish_sets : NULL,
                               .after_beat = heartbeat_after_beat};
 }
 

@@ -111,6 +111,7 @@ struct hh_manager {
     int64_t *queue_size;    /* per queue, read at each beat; guarded by lock */
     double *queue_latency;
     struct hh_http *http;   /* NULL unless http_bind */
+    struct hh_metrics *metrics; /* per-class counts and set sizes for /metrics; NULL unless http_bind */
     hh_scheduler_env scheduler_env; /* the scheduler thread's view (scheduler.h) */
     hh_recovery_env recovery_env;   /* the recovery thread's view (recovery.h) */
     hh_heartbeat_env heartbeat_env; /* the heartbeat thread's view (heartbeat.h) */

@@ -12,6 +12,7 @@
 #include "lease.h"
 #include "retry.h"
 #include "outcome.h"
+#include "metrics.h"
 
 struct hh_chain {
     struct hh_manager *m;
@@ -205,6 +206,7 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     }
     atomic_fetch_add(&m->processed, 1);
     atomic_fetch_add(&m->unflushed_processed, 1);
+    hh_metrics_job(m->metrics, shown, elapsed, rc != 0); /* /metrics per class; no-op without HTTP */
     if (rc == 0) {
         hh_log(&m->log, HH_LOG_DEBUG, "class=%s jid=%s: done in %.3f s", shown, job->jid, elapsed);
         if (m->opts.fetch == HH_FETCH_BASIC) {

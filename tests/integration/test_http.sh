@@ -107,9 +107,9 @@ http_req "$base/metrics"
 assert_eq "$HTTP_CODE" 200 "/metrics status"
 assert_eq "$(header_of Content-Type)" "text/plain; version=0.0.4; charset=utf-8" "/metrics Content-Type"
 metrics="$HTTP_BODY"
-bad="$(printf '%s\n' "$metrics" | grep -v '^#' | grep -v '^$' | grep -Ev '^[a-z_]+(\{.*\})? [0-9.eE+-]+$' || true)"
+bad="$(printf '%s\n' "$metrics" | grep -v '^#' | grep -v '^$' | grep -Ev '^[a-z_]+(\{.*\})? ([0-9.eE+-]+|[+-]Inf|NaN)$' || true)"
 assert_eq "$bad" "" "/metrics lines that do not parse"
-bad="$(printf '%s\n' "$metrics" | grep '^#' | grep -Ev '^# (HELP [a-z_]+ .+|TYPE [a-z_]+ (counter|gauge))$' || true)"
+bad="$(printf '%s\n' "$metrics" | grep '^#' | grep -Ev '^# (HELP [a-z_]+ .+|TYPE [a-z_]+ (counter|gauge|histogram))$' || true)"
 assert_eq "$bad" "" "/metrics comment lines that are not HELP/TYPE"
 for m in hiredhand_jobs_processed_total:counter hiredhand_jobs_failed_total:counter \
          hiredhand_jobs_recovered_total:counter hiredhand_busy:gauge hiredhand_concurrency:gauge \
@@ -123,7 +123,7 @@ for m in hiredhand_jobs_processed_total:counter hiredhand_jobs_failed_total:coun
 done
 # every sample's metric was declared by a TYPE line before it
 undeclared="$(printf '%s\n' "$metrics" | awk '/^# TYPE / { t[$3] = 1; next } /^#/ || /^$/ { next }
-    { n = $1; sub(/\{.*/, "", n); if (!(n in t)) print n }')"
+    { n = $1; sub(/\{.*/, "", n); h = n; sub(/_(bucket|sum|count)$/, "", h); if (!(n in t) && !(h in t)) print n }')"
 assert_eq "$undeclared" "" "/metrics samples without a TYPE line"
 sample() { printf '%s\n' "$metrics" | awk -v n="$1" '$1 == n { print $2; exit }'; }
 # the counters agree with /stats read just before (nothing new was pushed since)
@@ -132,7 +132,7 @@ assert_eq "$(sample hiredhand_jobs_failed_total)" "$failed" "/metrics failed_tot
 assert_eq "$(sample hiredhand_concurrency)" 2 "/metrics concurrency"
 assert_eq "$(sample hiredhand_quiet)" 0 "/metrics quiet"
 assert_contains "$metrics" "hiredhand_info{identity=\"$identity\",version=\"" "/metrics info metric"
-assert_contains "$metrics" 'hiredhand_queue_size{queue="default"} 0' "/metrics default queue size"
+assert_contains "$metrics" 'hiredhand_queue_size{queue="default",scope="cluster"} 0' "/metrics default queue size"
 assert_contains "$metrics" 'hiredhand_queue_fetched_total{queue="odd\"q\\x"} 0' "/metrics escapes label values"
 labelled="$(printf '%s\n' "$metrics" | grep -v '^#' | grep 'identity=' | grep -v '^hiredhand_info{' || true)"
 assert_eq "$labelled" "" "identity is a label of hiredhand_info only"

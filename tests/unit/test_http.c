@@ -134,6 +134,28 @@ static void test_healthz_tells_status_and_ages_only(void **s) {
     free(st);
 }
 
+/* Queue sizes and latencies describe Redis, the same on every process:
+ * labelled scope="cluster" so a fleet aggregates them with max(); the
+ * per-process counters are not. Label values stay escaped. */
+static void test_metrics_queue_scope(void **s) {
+    (void)s;
+    hh_manager_stats *st = calloc(1, sizeof(*st));
+    assert_non_null(st);
+    hh_queue_stats q = {.name = "a\"b\\c\nd", .size = 5, .latency = 1.5, .fetched = 7};
+    st->queues = &q;
+    st->queues_cap = 1;
+    st->nqueues = 1;
+    st->started_at = 1000;
+    char *t = hh_http_metrics_text(st, 1001);
+    assert_non_null(t);
+    assert_non_null(strstr(t, "\nhiredhand_queue_size{queue=\"a\\\"b\\\\c\\nd\",scope=\"cluster\"} 5\n"));
+    assert_non_null(strstr(t, "\nhiredhand_queue_latency_seconds{queue=\"a\\\"b\\\\c\\nd\",scope=\"cluster\"} 1.500\n"));
+    assert_non_null(strstr(t, "\nhiredhand_queue_fetched_total{queue=\"a\\\"b\\\\c\\nd\"} 7\n"));
+    assert_non_null(strstr(t, "max()"));
+    free(t);
+    free(st);
+}
+
 static void quiet(hh_log_level level, const char *msg, void *udata) {
     (void)level, (void)msg, (void)udata;
 }
@@ -170,6 +192,7 @@ int main(void) {
         cmocka_unit_test(test_routes),
         cmocka_unit_test(test_readyz_wants_redis_and_fetching),
         cmocka_unit_test(test_healthz_tells_status_and_ages_only),
+        cmocka_unit_test(test_metrics_queue_scope),
         cmocka_unit_test(test_manager_option),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,342 @@
+/* metrics.c -- what /metrics tells beyond the manager's snapshot: per-class
+ * counters of processed and failed jobs with a job duration histogram
+ * (counted where a job ends, processor.c), the sizes of the retry, schedule
+ * and dead sets (read at the heartbeat, heartbeat.c), and the standard
+ * process_* metrics from /proc/self. Touches no Redis key itself.
+ *
+ * The class table is a fixed open-addressed hash under one mutex: a job's
+ * end costs one short lock and no allocation once its class is known. At
+ * most HH_METRICS_MAX_CLASSES classes are counted apart; further classes
+ * go to "__other__", so hostile class names cannot grow memory. */
+#include "metrics.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+/* Prometheus's usual latency buckets, stretched to a minute for jobs. */
+static const double bounds[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
+static const char *const bound_text[] = {"0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5",
+                                         "1",     "2.5",  "5",     "10",   "30",  "60"};
+#define NBOUNDS (sizeof(bounds) / sizeof(bounds[0]))
+#define NSLOTS 2048 /* a power of two over twice the cap: probes stay short */
+
+typedef struct cls {
+    char *name; /* NULL: free slot */
+    uint64_t processed, failed;
+    uint64_t buckets[NBOUNDS + 1]; /* per bucket, not cumulative; the last is +Inf */
+    double sum;
+} cls;
+
+struct hh_metrics {
+    pthread_mutex_t mu;
+    size_t nclasses; /* named ones, "__other__" not counted */
+    cls other;
+    cls slots[NSLOTS];
+    int64_t sets[3]; /* retry, schedule, dead; -1 before the first read */
+};
+
+hh_metrics *hh_metrics_new(void) {
+    hh_metrics *mx = calloc(1, sizeof(*mx));
+    if (!mx) return NULL;
+    if (pthread_mutex_init(&mx->mu, NULL) != 0) {
+        free(mx);
+        return NULL;
+    }
+    mx->sets[0] = mx->sets[1] = mx->sets[2] = -1;
+    return mx;
+}
+
+void hh_metrics_free(hh_metrics *mx) {
+    if (!mx) return;
+    for (size_t i = 0; i < NSLOTS; i++) free(mx->slots[i].name);
+    pthread_mutex_destroy(&mx->mu);
+    free(mx);
+}
+
+static uint64_t hash(const char *s) {
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+/* The class's entry, made if there is room; "__other__" otherwise (and on
+ * out of memory, so a job is never left uncounted). Under mx->mu. */
+static cls *find(hh_metrics *mx, const char *klass) {
+    if (!strcmp(klass, HH_METRICS_OTHER)) return &mx->other;
+    for (size_t i = hash(klass) & (NSLOTS - 1);; i = (i + 1) & (NSLOTS - 1)) {
+        cls *c = &mx->slots[i];
+        if (!c->name) {
+            if (mx->nclasses >= HH_METRICS_MAX_CLASSES || !(c->name = strdup(klass))) return &mx->other;
+            mx->nclasses++;
+            return c;
+        }
+        if (!strcmp(c->name, klass)) return c;
+    }
+}
+
+void hh_metrics_job(hh_metrics *mx, const char *klass, double seconds, int failed) {
+    if (!mx) return;
+    if (!klass) klass = "";
+    if (!(seconds >= 0)) seconds = 0; /* NaN or a clock step back */
+    size_t b = 0;
+    while (b < NBOUNDS && seconds > bounds[b]) b++;
+    pthread_mutex_lock(&mx->mu);
+    cls *c = find(mx, klass);
+    c->processed++;
+    if (failed) c->failed++;
+    c->buckets[b]++;
+    c->sum += seconds;
+    pthread_mutex_unlock(&mx->mu);
+}
+
+void hh_metrics_set_sizes(hh_metrics *mx, int64_t retry, int64_t scheduled, int64_t dead) {
+    if (!mx) return;
+    pthread_mutex_lock(&mx->mu);
+    mx->sets[0] = retry;
+    mx->sets[1] = scheduled;
+    mx->sets[2] = dead;
+    pthread_mutex_unlock(&mx->mu);
+}
+
+/* ------------------------------------------------------------ rendering */
+
+typedef struct out {
+    char *s;
+    size_t len, cap;
+    int oom;
+} out;
+
+static void put(out *o, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void put(out *o, const char *fmt, ...) {
+    while (!o->oom) {
+        size_t room = o->cap - o->len;
+        va_list ap;
+        va_start(ap, fmt);
+        int n = hh_vsnprintf_c(o->s ? o->s + o->len : NULL, room, fmt, ap); /* "0.5" in any locale */
+        va_end(ap);
+        if (n < 0) {
+            o->oom = 1;
+            break;
+        }
+        if ((size_t)n < room) {
+            o->len += (size_t)n;
+            break;
+        }
+        size_t cap = o->cap ? o->cap : 4096;
+        while (cap - o->len <= (size_t)n) cap *= 2;
+        char *s = realloc(o->s, cap);
+        if (!s) {
+            o->oom = 1;
+            break;
+        }
+        o->s = s;
+        o->cap = cap;
+    }
+}
+
+static char *take(out *o) {
+    if (o->oom || !o->s) {
+        free(o->s);
+        return o->oom ? NULL : strdup("");
+    }
+    return o->s;
+}
+
+/* A label value as the text format wants it: \\, \" and \n escaped. Bytes
+ * that are not UTF-8 become U+FFFD: the format's text is UTF-8 and a
+ * scraper rejects the whole page for one bad byte. */
+static void put_label(out *o, const char *v) {
+    const unsigned char *p = (const unsigned char *)v;
+    while (*p) {
+        if (*p == '\\') put(o, "\\\\");
+        else if (*p == '"') put(o, "\\\"");
+        else if (*p == '\n') put(o, "\\n");
+        else if (*p < 0x80) put(o, "%c", *p);
+        else {
+            size_t n = *p >= 0xf0 && *p <= 0xf4 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc2 && *p < 0xe0 ? 2 : 0;
+            size_t k = 1;
+            while (n && k < n && (p[k] & 0xc0) == 0x80) k++;
+            if (n && k == n) {
+                put(o, "%.*s", (int)n, (const char *)p);
+                p += n;
+            } else {
+                put(o, "\xef\xbf\xbd");
+                p++;
+            }
+            continue;
+        }
+        p++;
+    }
+}
+
+static void put_header(out *o, const char *name, const char *type, const char *help) {
+    put(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A value in Go's float syntax, which the text format uses. */
+static void put_value(out *o, double v) {
+    if (v == floor(v) && fabs(v) < 1e15) put(o, " %.0f\n", v);
+    else put(o, " %.17g\n", v);
+}
+
+static void put_class_counter(out *o, const char *metric, const cls *c, uint64_t v) {
+    put(o, "%s{class=\"", metric);
+    put_label(o, c->name);
+    put(o, "\"} %llu\n", (unsigned long long)v);
+}
+
+char *hh_metrics_text(hh_metrics *mx) {
+    out o = {0};
+    /* A copy of the table, so the text is built without the lock, and
+     * room for the most it can hold, allocated before taking the lock: the
+     * processor threads wait for a scrape only while it copies. */
+    cls *snap = NULL;
+    size_t n = 0;
+    int64_t sets[3] = {-1, -1, -1};
+    if (mx) {
+        snap = malloc((HH_METRICS_MAX_CLASSES + 1) * sizeof(*snap));
+        if (!snap) return NULL;
+        pthread_mutex_lock(&mx->mu);
+        for (size_t i = 0; i < NSLOTS; i++)
+            if (mx->slots[i].name) snap[n++] = mx->slots[i];
+        if (mx->other.processed) snap[n++] = mx->other;
+        memcpy(sets, mx->sets, sizeof(sets));
+        pthread_mutex_unlock(&mx->mu);
+        /* the names stay: entries are never removed before hh_metrics_free */
+        for (size_t i = 0; i < n; i++)
+            if (!snap[i].name) snap[i].name = HH_METRICS_OTHER;
+    }
+    put_header(&o, "hiredhand_class_jobs_processed_total", "counter",
+               "Jobs of the class finished by this process since start, failures included (Active Job: the wrapped "
+               "class; past 1000 classes, \"__other__\").");
+    for (size_t i = 0; i < n; i++)
+        put_class_counter(&o, "hiredhand_class_jobs_processed_total", &snap[i], snap[i].processed);
+    put_header(&o, "hiredhand_class_jobs_failed_total", "counter",
+               "Jobs of the class that failed in this process since start.");
+    for (size_t i = 0; i < n; i++) put_class_counter(&o, "hiredhand_class_jobs_failed_total", &snap[i], snap[i].failed);
+    put_header(&o, "hiredhand_job_duration_seconds", "histogram", "Time the job's handler ran, by class.");
+    for (size_t i = 0; i < n; i++) {
+        uint64_t cum = 0;
+        for (size_t b = 0; b <= NBOUNDS; b++) {
+            cum += snap[i].buckets[b];
+            put(&o, "hiredhand_job_duration_seconds_bucket{class=\"");
+            put_label(&o, snap[i].name);
+            put(&o, "\",le=\"%s\"} %llu\n", b < NBOUNDS ? bound_text[b] : "+Inf", (unsigned long long)cum);
+        }
+        put(&o, "hiredhand_job_duration_seconds_sum{class=\"");
+        put_label(&o, snap[i].name);
+        put(&o, "\"}");
+        put_value(&o, snap[i].sum);
+        put(&o, "hiredhand_job_duration_seconds_count{class=\"");
+        put_label(&o, snap[i].name);
+        put(&o, "\"} %llu\n", (unsigned long long)cum);
+    }
+    free(snap);
+
+    put_header(&o, "hiredhand_set_size", "gauge",
+               "Jobs in the retry, schedule and dead sets, read at the last heartbeat. The same on every process "
+               "(scope=\"cluster\"): aggregate with max(), not sum().");
+    static const char *const set_names[] = {"retry", "schedule", "dead"};
+    for (size_t i = 0; i < 3; i++)
+        if (sets[i] >= 0)
+            put(&o, "hiredhand_set_size{set=\"%s\",scope=\"cluster\"} %lld\n", set_names[i], (long long)sets[i]);
+    return take(&o);
+}
+
+/* ----------------------------------------------------- process metrics */
+
+/* When the machine booted, epoch seconds; 0 unknown. */
+static double boot_time(void) {
+    FILE *f = fopen("/proc/stat", "re");
+    char line[256];
+    double bt = 0;
+    if (!f) return 0;
+    while (fgets(line, sizeof(line), f)) {
+        unsigned long long v;
+        if (sscanf(line, "btime %llu", &v) == 1) {
+            bt = (double)v;
+            break;
+        }
+    }
+    fclose(f);
+    return bt;
+}
+
+char *hh_metrics_process_text(void) {
+    out o = {0};
+    long ticks = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+    char buf[1024];
+    int have_stat = 0;
+    unsigned long long utime = 0, stime = 0, start = 0, vsize = 0;
+    long long rss = 0;
+    FILE *f = fopen("/proc/self/stat", "re");
+    if (f) {
+        size_t len = fread(buf, 1, sizeof(buf) - 1, f);
+        buf[len] = '\0';
+        fclose(f);
+        /* the command name may hold spaces and parentheses: fields count
+         * from the last ')' */
+        const char *p = strrchr(buf, ')');
+        if (p &&
+            sscanf(p + 1,
+                   " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d %*d %llu %llu %lld",
+                   &utime, &stime, &start, &vsize, &rss) == 5)
+            have_stat = ticks > 0;
+    }
+    if (have_stat) {
+        put_header(&o, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.");
+        put(&o, "process_cpu_seconds_total");
+        put_value(&o, (double)(utime + stime) / (double)ticks);
+        put_header(&o, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
+        put(&o, "process_virtual_memory_bytes %llu\n", vsize);
+        double bt = boot_time();
+        if (bt > 0) {
+            put_header(&o, "process_start_time_seconds", "gauge",
+                       "Start time of the process since unix epoch in seconds.");
+            put(&o, "process_start_time_seconds");
+            put_value(&o, bt + (double)start / (double)ticks);
+        }
+    }
+    /* statm's resident count is the one the client libraries read */
+    unsigned long long vm, res;
+    if ((f = fopen("/proc/self/statm", "re")) != NULL) {
+        if (fscanf(f, "%llu %llu", &vm, &res) == 2 && page > 0) {
+            put_header(&o, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+            put(&o, "process_resident_memory_bytes %llu\n", res * (unsigned long long)page);
+        }
+        fclose(f);
+    } else if (have_stat && page > 0) {
+        put_header(&o, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+        put(&o, "process_resident_memory_bytes %lld\n", rss * (long long)page);
+    }
+    DIR *d = opendir("/proc/self/fd");
+    if (d) {
+        long n = 0;
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL)
+            if (e->d_name[0] != '.') n++;
+        closedir(d);
+        put_header(&o, "process_open_fds", "gauge", "Number of open file descriptors.");
+        put(&o, "process_open_fds %ld\n", n - 1); /* not the one reading the directory */
+    }
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        put_header(&o, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
+        if (rl.rlim_cur == RLIM_INFINITY) put(&o, "process_max_fds +Inf\n");
+        else put(&o, "process_max_fds %llu\n", (unsigned long long)rl.rlim_cur);
+    }
+    return take(&o);
+}
