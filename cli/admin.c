@@ -359,6 +359,7 @@ static void human_latency(char *buf, size_t n, double s) {
 }
 
 int cli_queues(int argc, char **argv) {
+    /* clang-format off: the help text keeps its layout */
     static const char usage[] =
         "usage: hiredhand queues [list|show NAME|clear NAME] [--json] [--limit N] [--yes]\n"
         "  list         every queue: size, latency, the classes of the next 10 jobs to run\n"
@@ -367,6 +368,7 @@ int cli_queues(int argc, char **argv) {
         "               stdin is not a terminal)\n"
         "options: -r URL, --redis-password-file FILE, --namespace NS\n"
         "exit status: 0 done, 2 usage or not confirmed, 3 Redis error\n";
+    /* clang-format on */
     const char *verb, *name;
     adm a;
     int rc = parse_verb(argc, argv, &a, usage, &verb, &name);
@@ -441,8 +443,10 @@ int cli_queues(int argc, char **argv) {
 /* -------------------------------------------------------- busy, find */
 
 int cli_busy(int argc, char **argv) {
+    /* clang-format off: the help text keeps its layout */
     static const char usage[] = "usage: hiredhand busy [--json] [-r URL] [--redis-password-file FILE] [--namespace NS]\n"
                                 "The running jobs of every process, oldest first (the Busy page's table).\n";
+    /* clang-format on */
     adm a;
     int rc = parse(argc, argv, &a, usage);
     if (rc) return rc < 0 ? 0 : rc;
@@ -476,9 +480,11 @@ int cli_busy(int argc, char **argv) {
 }
 
 int cli_jobs(int argc, char **argv) {
+    /* clang-format off: the help text keeps its layout */
     static const char usage[] = "usage: hiredhand jobs find JID [--json] [-r URL] [--redis-password-file FILE] [--namespace NS]\n"
                                 "Where a jid is: queue (and position, 0 runs next), scheduled, retry, dead, running.\n"
                                 "exit status: 0 found, 1 not found, 2 usage, 3 Redis error\n";
+    /* clang-format on */
     if (argc < 2 || strcmp(argv[1], "find") != 0) {
         if (argc >= 2 && !strcmp(argv[1], "--help")) {
             fputs(usage, stdout);

@@ -35,6 +35,7 @@ int cli_redis_option(int opt, const char *arg, hh_redis_options *o);
  * printing why, with *rc set: CLI_EXIT_USAGE for bad options or a refused
  * connection (wrong password, not a master), else redis_exit. */
 hh_client *cli_client_open(const hh_redis_options *o, int redis_exit, int *rc);
+/* clang-format off: the help text keeps its layout */
 #define CLI_TLS_HELP \
     "      --tls-ca-file FILE     rediss://: CA bundle (PEM) to verify the server with (default:\n" \
     "                             the system's CA store) [$HIREDHAND_TLS_CA_FILE]\n" \
@@ -49,6 +50,7 @@ hh_client *cli_client_open(const hh_redis_options *o, int redis_exit, int *rc);
     "      --sentinel-master NAME the master's name (default: the URL's host) [$HIREDHAND_SENTINEL_MASTER]\n" \
     "      --sentinel-password-file FILE  the sentinels' password, apart from the master's\n" \
     "                             (or --sentinel-password PW, or $HIREDHAND_SENTINEL_PASSWORD)\n"
+/* clang-format on */
 
 int cli_work(int argc, char **argv);
 

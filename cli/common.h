@@ -28,9 +28,11 @@ int cli_check_name(hh_name_kind kind, const char *name);
  * after printing a clear error (file missing or unreadable, first line
  * empty); the password itself is never printed. */
 const char *cli_password_file(const char *path);
+/* clang-format off: the help text keeps its layout */
 #define CLI_PASSWORD_FILE_HELP \
     "      --redis-password-file FILE  Redis password from FILE's first line, when the URL has\n" \
     "                             none (else $REDIS_PASSWORD): kept out of ps and /proc\n"
+/* clang-format on */
 
 /* A handler's output (--exec, --serve) cut into lines for the log. A line
  * longer than CLI_LINE_MAX is passed on in pieces; the \r of a \r\n end

@@ -25,11 +25,13 @@ int cli_push(int argc, char **argv) {
         {"at", required_argument, 0, OPT_AT}, {"retry", required_argument, 0, OPT_RETRY},
         {"timestamps", required_argument, 0, OPT_TS}, {"redis-password-file", required_argument, 0, OPT_PWFILE},
         CLI_TLS_LONGOPTS, {"help", no_argument, 0, OPT_HELP}, {0, 0, 0, 0}};
+    /* clang-format off: the help text keeps its layout */
     static const char usage[] =
         "usage: hiredhand push CLASS [ARGS_JSON] [-q QUEUE] [--in SECONDS | --at EPOCH]\n"
         "                      [--retry true|false|N] [-r URL] [--redis-password-file FILE]\n"
         "                      [--namespace NS] [--timestamps float|millis]\n"
         "Prints the jid. ARGS_JSON is a JSON array (default []).\n";
+    /* clang-format on */
     common c = {0};
     hh_redis_options_init(&c.redis);
     hh_push_options po;

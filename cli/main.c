@@ -8,6 +8,7 @@
 #include <string.h>
 #include "cli.h"
 
+/* clang-format off: the help text keeps its layout */
 static const char usage[] =
     "usage: hiredhand <command> [options]\n"
     "\n"
@@ -34,6 +35,7 @@ static const char usage[] =
     "--tls-cert FILE and --tls-key FILE (mutual TLS), --tls-server-name NAME and --tls-insecure\n"
     "--sentinel HOST:PORT (repeatable), --sentinel-master NAME and --sentinel-password-file FILE\n"
     "find the master through Redis Sentinel (see hiredhand work --help).\n";
+/* clang-format on */
 
 int main(int argc, char **argv) {
 #ifdef __GLIBC__

@@ -36,6 +36,7 @@
 
 enum { T_NS = 1000, T_JSON, T_INTERVAL, T_COUNT, T_PWFILE, T_HELP };
 
+/* clang-format off: the help text keeps its layout */
 static const char top_usage[] =
     "usage: hiredhand top [--interval S] [--count N] [--json] [-r URL]\n"
     "                     [--redis-password-file FILE] [--namespace NS]\n"
@@ -44,6 +45,7 @@ static const char top_usage[] =
     "every S seconds (default 2) until `q` or Ctrl-C, or N frames; otherwise it prints\n"
     "N plain text frames (default 1), or N JSON snapshots, one a line, with --json.\n"
     "Rates are measured over the interval (the first over min(S, 1) seconds).\n";
+/* clang-format on */
 
 /* ------------------------------------------------------------ escaping */
 

@@ -19,6 +19,7 @@
 #define CLI_STR_(x) #x
 #define CLI_STR(x) CLI_STR_(x)
 
+/* clang-format off: the help text keeps its layout */
 static const char work_usage[] =
     "usage: hiredhand work [options]\n"
     "  -C, --config FILE          read options from a YAML file (Sidekiq's config/sidekiq.yml\n"
@@ -55,7 +56,9 @@ static const char work_usage[] =
     "                             default: up to --concurrency, each started when a job needs it\n"
     "      --serve-max-jobs N     replace a --serve process after N jobs (default: never)\n"
     ;
+/* clang-format on */
 /* in two: one string would pass the 4095 characters C99 promises */
+/* clang-format off: the help text keeps its layout */
 static const char work_usage_more[] =
     "      --require PATH.so      load a plug-in that registers C handlers; repeatable\n"
     "      --namespace NS         prefix every key with NS: (redis-namespace)\n"
@@ -78,6 +81,7 @@ static const char work_usage_more[] =
     "      --liveness-max-age S   /healthz fails once the last heartbeat is older (default 30)\n"
     "      --http-token-file FILE /stats and /metrics want \"Authorization: Bearer <token>\", the\n"
     "                             token being FILE's first line (or $HIREDHAND_HTTP_TOKEN)\n";
+/* clang-format on */
 
 enum {
     OPT_TAG = 1000, OPT_LABEL, OPT_EXEC, OPT_EXEC_TIMEOUT, OPT_REQUIRE, OPT_NS, OPT_IDENTITY,
