@@ -81,15 +81,14 @@ static void sleep_s(double s) {
     struct timespec ts;
     ts.tv_sec = (time_t)s;
     ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
 }
 
 static double cpu_seconds(void) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-           (double)ru.ru_stime.tv_usec / 1e6;
+        (double)ru.ru_stime.tv_usec / 1e6;
 }
 
 /* VmHWM (peak resident set) of this process in KiB, 0 when unreadable. */
@@ -127,23 +126,23 @@ static void out(const char *key, const char *fmt, ...) {
 
 typedef struct bopts {
     const char *url;
-    size_t n;          /* jobs to enqueue / process */
-    int conc;          /* manager concurrency */
-    size_t batch;      /* jobs per push_bulk call */
-    size_t jobs;       /* latency jobs */
-    double rate;       /* latency pushes per second */
-    double idle;       /* idle window, seconds */
-    double settle;     /* seconds between the first beat and the measurement */
-    double timeout;    /* bound on the processing wait, seconds */
-    const char *dump;  /* latency: write every job's figures here */
-    size_t queues;     /* pickup: how many queues */
-    int busy;          /* pickup: hold one thread with a BusyJob */
+    size_t n;           /* jobs to enqueue / process */
+    int conc;           /* manager concurrency */
+    size_t batch;       /* jobs per push_bulk call */
+    size_t jobs;        /* latency jobs */
+    double rate;        /* latency pushes per second */
+    double idle;        /* idle window, seconds */
+    double settle;      /* seconds between the first beat and the measurement */
+    double timeout;     /* bound on the processing wait, seconds */
+    const char *dump;   /* latency: write every job's figures here */
+    size_t queues;      /* pickup: how many queues */
+    int busy;           /* pickup: hold one thread with a BusyJob */
     const char *prefix; /* pickup, process: key prefix of the output */
-    int prefix_set;    /* process: --prefix given (else proc_c<C>) */
-    int procs;         /* process: worker processes, each -c C */
-    int basic;         /* --fetch basic */
-    int weighted;      /* process: queues weighted 1 each rather than strict */
-    double stall;      /* process: give up after this long without progress */
+    int prefix_set;     /* process: --prefix given (else proc_c<C>) */
+    int procs;          /* process: worker processes, each -c C */
+    int basic;          /* --fetch basic */
+    int weighted;       /* process: queues weighted 1 each rather than strict */
+    double stall;       /* process: give up after this long without progress */
 } bopts;
 
 /* ------------------------------------------------------------ hiredis side */
@@ -305,7 +304,10 @@ static atomic_int log_problems;
 static void log_sink(hh_log_level level, const char *msg, void *udata) {
     (void)udata;
     if (level >= HH_LOG_WARN) atomic_fetch_add(&log_problems, 1);
-    fprintf(stderr, "hiredhand[%s]: %s\n", level >= HH_LOG_ERROR ? "error" : level == HH_LOG_WARN ? "warn" : "info",
+    fprintf(stderr, "hiredhand[%s]: %s\n",
+            level >= HH_LOG_ERROR      ? "error"
+                : level == HH_LOG_WARN ? "warn"
+                                       : "info",
             msg);
 }
 
@@ -361,7 +363,6 @@ static void queue_name(char *buf, size_t len, size_t k, size_t i) {
     if (k == 1) snprintf(buf, len, "default");
     else snprintf(buf, len, "q%zu", i + 1);
 }
-
 
 static int mode_enqueue(const bopts *o) {
     redisContext *rc = raw_connect(o->url);
@@ -451,7 +452,7 @@ typedef struct procshare {
     atomic_ullong dups;    /* a job whose index had already run */
     atomic_ullong badargs; /* args not [i] with i < N */
     size_t n;
-    int drop;              /* BENCH_FAULT=drop: job [0] is acked without running */
+    int drop; /* BENCH_FAULT=drop: job [0] is acked without running */
     atomic_uchar seen[];
 } procshare;
 
@@ -518,7 +519,7 @@ static long proc_hwm_kib(pid_t pid) {
  * (final counter flush) and exits 0, or 1 when anything went wrong. */
 static int worker_child(const bopts *o, int ready, int stop) {
     hh_queue_weight *qs = calloc(o->queues, sizeof(*qs));
-    char (*names)[24] = calloc(o->queues, sizeof(*names));
+    char(*names)[24] = calloc(o->queues, sizeof(*names));
     if (!qs || !names) _exit(1);
     for (size_t i = 0; i < o->queues; i++) {
         queue_name(names[i], sizeof(names[i]), o->queues, i);
@@ -535,8 +536,7 @@ static int worker_child(const bopts *o, int ready, int stop) {
     if (manager_wait_ready(m, o->settle) != 0) _exit(1);
     char c = 'R';
     if (write(ready, &c, 1) != 1) _exit(1);
-    while (read(stop, &c, 1) > 0) {
-    }
+    while (read(stop, &c, 1) > 0) {}
     hh_manager_stats st = {.struct_size = sizeof st}; /* no queues wanted */
     hh_manager_get_stats(m, &st);
     int bad = st.failed != 0;
@@ -723,10 +723,10 @@ static int mode_process(const bopts *o) {
     char prefix[48];
     if (o->prefix_set) snprintf(prefix, sizeof(prefix), "%s", o->prefix);
     else snprintf(prefix, sizeof(prefix), "proc_c%d", o->conc);
-#define OUTC(suffix, ...)                                      \
-    do {                                                       \
-        snprintf(k, sizeof(k), "%s_%s", prefix, suffix);       \
-        out(k, __VA_ARGS__);                                   \
+#define OUTC(suffix, ...)                                \
+    do {                                                 \
+        snprintf(k, sizeof(k), "%s_%s", prefix, suffix); \
+        out(k, __VA_ARGS__);                             \
     } while (0)
     OUTC("seconds", "%.4f", secs);
     OUTC("jobs_per_s", "%.0f", secs > 0 ? n / secs : 0.0);
@@ -1092,18 +1092,25 @@ int main(int argc, char **argv) {
     const char *mode = argv[1];
     bopts o = {NULL, 100000, 10, 1000, 1000, 200, 10, 0.5, 120, NULL, 3, 0, "pickup", 0, 1, 0, 0, 10};
     int queues_set = 0;
-    static const struct option longopts[] = {
-        {"url", required_argument, NULL, 'u'},     {"jobs", required_argument, NULL, 'n'},
-        {"concurrency", required_argument, NULL, 'c'}, {"batch", required_argument, NULL, 'b'},
-        {"latency-jobs", required_argument, NULL, 'j'}, {"rate", required_argument, NULL, 'R'},
-        {"idle", required_argument, NULL, 'I'},    {"settle", required_argument, NULL, 'S'},
-        {"timeout", required_argument, NULL, 'T'}, {"dump", required_argument, NULL, 'D'},
-        {"queues", required_argument, NULL, 'Q'},  {"busy", no_argument, NULL, 'B'},
-        {"prefix", required_argument, NULL, 'P'},  {"procs", required_argument, NULL, 'p'},
-        {"fetch", required_argument, NULL, 'F'},   {"weighted", no_argument, NULL, 'W'},
-        {"stall", required_argument, NULL, 'L'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"url", required_argument, NULL, 'u'},
+                                             {"jobs", required_argument, NULL, 'n'},
+                                             {"concurrency", required_argument, NULL, 'c'},
+                                             {"batch", required_argument, NULL, 'b'},
+                                             {"latency-jobs", required_argument, NULL, 'j'},
+                                             {"rate", required_argument, NULL, 'R'},
+                                             {"idle", required_argument, NULL, 'I'},
+                                             {"settle", required_argument, NULL, 'S'},
+                                             {"timeout", required_argument, NULL, 'T'},
+                                             {"dump", required_argument, NULL, 'D'},
+                                             {"queues", required_argument, NULL, 'Q'},
+                                             {"busy", no_argument, NULL, 'B'},
+                                             {"prefix", required_argument, NULL, 'P'},
+                                             {"procs", required_argument, NULL, 'p'},
+                                             {"fetch", required_argument, NULL, 'F'},
+                                             {"weighted", no_argument, NULL, 'W'},
+                                             {"stall", required_argument, NULL, 'L'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     optind = 2;
     int ch;
     size_t tmp;

@@ -36,9 +36,9 @@
 
 typedef struct shared {
     atomic_long processed;
-    atomic_int ready;   /* workers that beat once */
-    atomic_int go;      /* window open: workers take their CPU snapshot */
-    atomic_int stop;    /* window closed */
+    atomic_int ready; /* workers that beat once */
+    atomic_int go;    /* window open: workers take their CPU snapshot */
+    atomic_int stop;  /* window closed */
     double cpu0[MAXPROC], cpu1[MAXPROC];
     long hwm[MAXPROC];
 } shared;
@@ -53,15 +53,14 @@ static double mono(void) {
 
 static void nap(double s) {
     struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
 }
 
 static double cpu_self(void) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-           (double)ru.ru_stime.tv_usec / 1e6;
+        (double)ru.ru_stime.tv_usec / 1e6;
 }
 
 static long vm_hwm_kib(void) {
@@ -187,8 +186,10 @@ static int load(redisContext *c, const opts *o) {
 
 int main(int argc, char **argv) {
     opts o = {NULL, 100000, 1, 10, 1, 0, 0, 300};
-    static const struct option lo[] = {{"weighted", no_argument, NULL, 'w'}, {"basic", no_argument, NULL, 'B'},
-                                       {"timeout", required_argument, NULL, 'T'}, {NULL, 0, NULL, 0}};
+    static const struct option lo[] = {{"weighted", no_argument, NULL, 'w'},
+                                       {"basic", no_argument, NULL, 'B'},
+                                       {"timeout", required_argument, NULL, 'T'},
+                                       {NULL, 0, NULL, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "u:n:q:c:p:", lo, NULL)) != -1) {
         switch (ch) {
@@ -270,8 +271,9 @@ int main(int argc, char **argv) {
         if (x && x->type == REDIS_REPLY_INTEGER) left += x->integer;
         if (x) freeReplyObject(x);
     }
-    x = redisCommand(c, "EVAL %s 0", "local n = 0 for _, k in ipairs(redis.call('KEYS', 'hiredhand:inprogress:*')) do "
-                                     "n = n + redis.call('LLEN', k) end return n");
+    x = redisCommand(c, "EVAL %s 0",
+                     "local n = 0 for _, k in ipairs(redis.call('KEYS', 'hiredhand:inprogress:*')) do "
+                     "n = n + redis.call('LLEN', k) end return n");
     if (x && x->type == REDIS_REPLY_INTEGER) left += x->integer;
     if (x) freeReplyObject(x);
     if (left) bad = 1;

@@ -18,8 +18,20 @@
 #define EXIT_NOTFOUND 1
 #define EXIT_REDIS 3
 
-enum { O_NS = 1000, O_JSON, O_CLASS, O_QUEUE, O_ERROR, O_LIMIT, O_ALL, O_YES, O_PWFILE, O_DEADMAX,
-       O_DEADTIMEOUT, O_HELP };
+enum {
+    O_NS = 1000,
+    O_JSON,
+    O_CLASS,
+    O_QUEUE,
+    O_ERROR,
+    O_LIMIT,
+    O_ALL,
+    O_YES,
+    O_PWFILE,
+    O_DEADMAX,
+    O_DEADTIMEOUT,
+    O_HELP
+};
 
 typedef struct adm {
     hh_redis_options redis;
@@ -33,14 +45,21 @@ typedef struct adm {
 /* Options shared by every command here. Returns 0, -1 after --help, or
  * CLI_EXIT_USAGE. */
 static int parse(int argc, char **argv, adm *a, const char *usage) {
-    static const struct option lo[] = {
-        {"redis", required_argument, 0, 'r'}, {"namespace", required_argument, 0, O_NS},
-        {"json", no_argument, 0, O_JSON}, {"class", required_argument, 0, O_CLASS},
-        {"queue", required_argument, 0, O_QUEUE}, {"error", required_argument, 0, O_ERROR},
-        {"limit", required_argument, 0, O_LIMIT}, {"all", no_argument, 0, O_ALL},
-        {"yes", no_argument, 0, O_YES}, {"redis-password-file", required_argument, 0, O_PWFILE},
-        {"dead-max-jobs", required_argument, 0, O_DEADMAX}, {"dead-timeout", required_argument, 0, O_DEADTIMEOUT},
-        CLI_TLS_LONGOPTS, {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
+    static const struct option lo[] = {{"redis", required_argument, 0, 'r'},
+                                       {"namespace", required_argument, 0, O_NS},
+                                       {"json", no_argument, 0, O_JSON},
+                                       {"class", required_argument, 0, O_CLASS},
+                                       {"queue", required_argument, 0, O_QUEUE},
+                                       {"error", required_argument, 0, O_ERROR},
+                                       {"limit", required_argument, 0, O_LIMIT},
+                                       {"all", no_argument, 0, O_ALL},
+                                       {"yes", no_argument, 0, O_YES},
+                                       {"redis-password-file", required_argument, 0, O_PWFILE},
+                                       {"dead-max-jobs", required_argument, 0, O_DEADMAX},
+                                       {"dead-timeout", required_argument, 0, O_DEADTIMEOUT},
+                                       CLI_TLS_LONGOPTS,
+                                       {"help", no_argument, 0, O_HELP},
+                                       {0, 0, 0, 0}};
     memset(a, 0, sizeof(*a));
     hh_redis_options_init(&a->redis);
     int ch;
@@ -49,8 +68,12 @@ static int parse(int argc, char **argv, adm *a, const char *usage) {
     optind = 1;
     while ((ch = getopt_long(argc, argv, "r:y", lo, NULL)) != -1) {
         switch (ch) {
-        case 'r': a->redis.url = optarg; break;
-        CLI_TLS_CASES: if (cli_redis_option(ch, optarg, &a->redis)) return CLI_EXIT_USAGE; break;
+        case 'r':
+            a->redis.url = optarg;
+            break;
+        CLI_TLS_CASES:
+            if (cli_redis_option(ch, optarg, &a->redis)) return CLI_EXIT_USAGE;
+            break;
         case O_PWFILE:
             if (!(a->redis.password = cli_password_file(optarg))) return CLI_EXIT_USAGE;
             break;
@@ -63,7 +86,8 @@ static int parse(int argc, char **argv, adm *a, const char *usage) {
         case O_QUEUE: a->filter.queue = optarg; break;
         case O_ERROR: a->filter.error = optarg; break;
         case O_LIMIT:
-            if (cli_parse_int(optarg, 1, 1000000000L, &n)) return cli_usage_error("bad --limit '%s' (want 1 or more)", optarg);
+            if (cli_parse_int(optarg, 1, 1000000000L, &n))
+                return cli_usage_error("bad --limit '%s' (want 1 or more)", optarg);
             a->limit = n, a->limit_set = 1;
             a->filter.limit = (size_t)n;
             break;
@@ -203,9 +227,11 @@ static void print_row(const hh_jobset_entry *e) {
     if (e->retry_count >= 0) snprintf(rc, sizeof(rc), "%d", e->retry_count);
     else snprintf(rc, sizeof(rc), "-");
     if (!e->valid) snprintf(err, sizeof(err), "(not a job: %zu bytes)", e->len);
-    else if (e->error_class) snprintf(err, sizeof(err), "%s: %s", e->error_class, e->error_message ? e->error_message : "");
+    else if (e->error_class)
+        snprintf(err, sizeof(err), "%s: %s", e->error_class, e->error_message ? e->error_message : "");
     else snprintf(err, sizeof(err), "-");
-    printf("%-20s  %-24s  %-28s  %-12s  %5s  %s\n", at, clean(e->jid), clean(e->klass), clean(e->queue), rc, clean(err));
+    printf("%-20s  %-24s  %-28s  %-12s  %5s  %s\n", at, clean(e->jid), clean(e->klass), clean(e->queue), rc,
+           clean(err));
 }
 
 static int list_cb(const hh_jobset_entry *e, void *udata) {
@@ -232,7 +258,8 @@ static int show_cb(const hh_jobset_entry *e, void *udata) {
            clean(e->klass), clean(e->queue), at, e->score);
     if (e->retry_count >= 0) printf("retry_count:   %d\n", e->retry_count);
     printf("enqueued_at:   %s\nfailed_at:     %s\n", ea, fa);
-    if (e->error_class) printf("error:         %s: %s\n", clean(e->error_class), clean(e->error_message ? e->error_message : ""));
+    if (e->error_class)
+        printf("error:         %s: %s\n", clean(e->error_class), clean(e->error_message ? e->error_message : ""));
     printf("payload:       ");
     put_clean(e->payload, e->len);
     fputc('\n', stdout);
@@ -250,7 +277,7 @@ static const char *set_title(hh_jobset s) {
 int cli_jobset(int argc, char **argv, hh_jobset set) {
     char usage[2048];
     const char *verbs = set == HH_JOBSET_SCHEDULED ? "list|show|enqueue|delete|kill"
-                        : set == HH_JOBSET_RETRY   ? "list|show|retry|delete|kill"
+        : set == HH_JOBSET_RETRY                   ? "list|show|retry|delete|kill"
                                                    : "list|show|retry|delete|clear";
     snprintf(usage, sizeof(usage),
              "usage: hiredhand %s [%s] [JID|--all] [options]\n"
@@ -266,8 +293,9 @@ int cli_jobset(int argc, char **argv, hh_jobset set) {
              "  --dead-timeout S (the dead set's trims on kill; Sidekiq's 10000, 180 days)\n"
              "exit status: 0 done, 1 not found, 2 usage or not confirmed, 3 Redis error\n",
              set_word(set), verbs, set == HH_JOBSET_DEAD ? " (newest first)" : " (next first)",
-             set == HH_JOBSET_SCHEDULED ? "  enqueue JID|--all  push to its queue now (ScheduledSet add_to_queue)\n"
-                                        : "  retry JID|--all    push to its queue now, retry_count - 1 (SortedEntry#retry)\n",
+             set == HH_JOBSET_SCHEDULED
+                 ? "  enqueue JID|--all  push to its queue now (ScheduledSet add_to_queue)\n"
+                 : "  retry JID|--all    push to its queue now, retry_count - 1 (SortedEntry#retry)\n",
              set != HH_JOBSET_DEAD ? "  kill JID|--all     move to the dead set (SortedEntry#kill)\n" : "",
              set == HH_JOBSET_DEAD ? "  clear          empty the dead set (DeadSet#clear)\n" : "");
     const char *verb, *jid;
@@ -288,7 +316,8 @@ int cli_jobset(int argc, char **argv, hh_jobset set) {
     int filters = a.filter.klass || a.filter.queue || a.filter.error || a.limit_set;
     if ((is_list || is_clear) && jid) return cli_usage_error("%s %s takes no JID", set_word(set), verb);
     if (is_show && (!jid || a.all)) return cli_usage_error("%s show needs one JID", set_word(set));
-    if (is_clear && (a.all || filters)) return cli_usage_error("%s clear takes no filter (use delete --all)", set_word(set));
+    if (is_clear && (a.all || filters))
+        return cli_usage_error("%s clear takes no filter (use delete --all)", set_word(set));
     if (!is_list && !is_show && !is_clear) {
         if (!!jid == !!a.all) return cli_usage_error("%s %s needs a JID or --all, not both", set_word(set), verb);
         if (jid && filters) return cli_usage_error("--class, --queue, --error and --limit go with --all or list");
@@ -325,10 +354,17 @@ int cli_jobset(int argc, char **argv, hh_jobset set) {
         e = hh_jobset_act(cl, set, jid, action, &a.opts);
         if (e != HH_OK) rc = failed(cl, jid, e);
         else if (a.json) printf("{\"jid\":\"%s\",\"done\":1}\n", jid);
-        else printf("%s %s\n", !strcmp(verb, "delete") ? "deleted" : !strcmp(verb, "kill") ? "killed" : !strcmp(verb, "retry") ? "retried" : "enqueued", clean(jid));
+        else
+            printf("%s %s\n",
+                   !strcmp(verb, "delete")      ? "deleted"
+                       : !strcmp(verb, "kill")  ? "killed"
+                       : !strcmp(verb, "retry") ? "retried"
+                                                : "enqueued",
+                   clean(jid));
     } else {
         char what[160];
-        snprintf(what, sizeof(what), "%s every entry of the %s%s", verb, set_title(set), filters ? " matching the filters" : "");
+        snprintf(what, sizeof(what), "%s every entry of the %s%s", verb, set_title(set),
+                 filters ? " matching the filters" : "");
         size_t done = 0, skipped = 0;
         if ((rc = confirm(&a, what)) == 0) {
             long long removed = -1;
@@ -359,7 +395,7 @@ static void human_latency(char *buf, size_t n, double s) {
 }
 
 int cli_queues(int argc, char **argv) {
-    /* clang-format off: the help text keeps its layout */
+    /* clang-format off */ /* the help text keeps its layout */
     static const char usage[] =
         "usage: hiredhand queues [list|show NAME|clear NAME] [--json] [--limit N] [--yes]\n"
         "  list         every queue: size, latency, the classes of the next 10 jobs to run\n"
@@ -378,7 +414,8 @@ int cli_queues(int argc, char **argv) {
     if (is_list && name) return cli_usage_error("queues list takes no NAME");
     if (!is_list && !name) return cli_usage_error("queues %s needs a queue NAME", verb);
     if (name && cli_check_name(HH_NAME_QUEUE, name)) return CLI_EXIT_USAGE;
-    if (a.filter.klass || a.filter.queue || a.filter.error || a.all) return cli_usage_error("queues takes no --class, --queue, --error or --all");
+    if (a.filter.klass || a.filter.queue || a.filter.error || a.all)
+        return cli_usage_error("queues takes no --class, --queue, --error or --all");
     hh_client *cl = open_client(&a, &rc);
     if (!cl) return rc;
     char *out = NULL;
@@ -421,17 +458,22 @@ int cli_queues(int argc, char **argv) {
                    (long long)json_integer_value(json_object_get(q, "size")), lat);
             const char *k;
             json_t *n;
-            json_object_foreach(json_object_get(q, "head"), k, n) printf(" %s x%lld", clean(k), (long long)json_integer_value(n));
+            json_object_foreach(json_object_get(q, "head"), k, n)
+                printf(" %s x%lld", clean(k), (long long)json_integer_value(n));
             fputc('\n', stdout);
         }
     } else {
         human_latency(lat, sizeof(lat), json_real_value(json_object_get(v, "latency")));
-        printf("queue %s: %lld jobs, latency %s\n", clean(name), (long long)json_integer_value(json_object_get(v, "size")), lat);
+        printf("queue %s: %lld jobs, latency %s\n", clean(name),
+               (long long)json_integer_value(json_object_get(v, "size")), lat);
         json_t *j;
         size_t i;
         json_array_foreach(json_object_get(v, "jobs"), i, j) {
             char ea[32];
-            iso_time(ea, sizeof(ea), json_is_number(json_object_get(j, "enqueued_at")) ? json_number_value(json_object_get(j, "enqueued_at")) : 0);
+            iso_time(ea, sizeof(ea),
+                     json_is_number(json_object_get(j, "enqueued_at"))
+                         ? json_number_value(json_object_get(j, "enqueued_at"))
+                         : 0);
             printf("%4zu  %-24s  %-28s  %s\n", i, clean(json_string_value(json_object_get(j, "jid"))),
                    clean(json_string_value(json_object_get(j, "class"))), ea);
         }
@@ -443,7 +485,7 @@ int cli_queues(int argc, char **argv) {
 /* -------------------------------------------------------- busy, find */
 
 int cli_busy(int argc, char **argv) {
-    /* clang-format off: the help text keeps its layout */
+    /* clang-format off */ /* the help text keeps its layout */
     static const char usage[] = "usage: hiredhand busy [--json] [-r URL] [--redis-password-file FILE] [--namespace NS]\n"
                                 "The running jobs of every process, oldest first (the Busy page's table).\n";
     /* clang-format on */
@@ -480,7 +522,7 @@ int cli_busy(int argc, char **argv) {
 }
 
 int cli_jobs(int argc, char **argv) {
-    /* clang-format off: the help text keeps its layout */
+    /* clang-format off */ /* the help text keeps its layout */
     static const char usage[] = "usage: hiredhand jobs find JID [--json] [-r URL] [--redis-password-file FILE] [--namespace NS]\n"
                                 "Where a jid is: queue (and position, 0 runs next), scheduled, retry, dead, running.\n"
                                 "exit status: 0 found, 1 not found, 2 usage, 3 Redis error\n";

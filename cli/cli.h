@@ -11,31 +11,46 @@
 /* Options every subcommand takes for a rediss:// URL (redis_opts.c):
  * CLI_TLS_LONGOPTS in its getopt table, CLI_TLS_CASES before a call to
  * cli_redis_option() in its switch. */
-enum { CLI_OPT_TLS_CA_FILE = 1900, CLI_OPT_TLS_CA_DIR, CLI_OPT_TLS_CERT, CLI_OPT_TLS_KEY,
-       CLI_OPT_TLS_SERVER_NAME, CLI_OPT_TLS_INSECURE, CLI_OPT_SENTINEL, CLI_OPT_SENTINEL_MASTER,
-       CLI_OPT_SENTINEL_PASSWORD, CLI_OPT_SENTINEL_PASSWORD_FILE };
-#define CLI_TLS_LONGOPTS \
-    {"tls-ca-file", required_argument, 0, CLI_OPT_TLS_CA_FILE}, \
-    {"tls-ca-dir", required_argument, 0, CLI_OPT_TLS_CA_DIR}, \
-    {"tls-cert", required_argument, 0, CLI_OPT_TLS_CERT}, \
-    {"tls-key", required_argument, 0, CLI_OPT_TLS_KEY}, \
-    {"tls-server-name", required_argument, 0, CLI_OPT_TLS_SERVER_NAME}, \
-    {"tls-insecure", no_argument, 0, CLI_OPT_TLS_INSECURE}, \
-    {"sentinel", required_argument, 0, CLI_OPT_SENTINEL}, \
-    {"sentinel-master", required_argument, 0, CLI_OPT_SENTINEL_MASTER}, \
-    {"sentinel-password", required_argument, 0, CLI_OPT_SENTINEL_PASSWORD}, \
-    {"sentinel-password-file", required_argument, 0, CLI_OPT_SENTINEL_PASSWORD_FILE}
-#define CLI_TLS_CASES \
-    case CLI_OPT_TLS_CA_FILE: case CLI_OPT_TLS_CA_DIR: case CLI_OPT_TLS_CERT: case CLI_OPT_TLS_KEY: \
-    case CLI_OPT_TLS_SERVER_NAME: case CLI_OPT_TLS_INSECURE: case CLI_OPT_SENTINEL: \
-    case CLI_OPT_SENTINEL_MASTER: case CLI_OPT_SENTINEL_PASSWORD: case CLI_OPT_SENTINEL_PASSWORD_FILE
+enum {
+    CLI_OPT_TLS_CA_FILE = 1900,
+    CLI_OPT_TLS_CA_DIR,
+    CLI_OPT_TLS_CERT,
+    CLI_OPT_TLS_KEY,
+    CLI_OPT_TLS_SERVER_NAME,
+    CLI_OPT_TLS_INSECURE,
+    CLI_OPT_SENTINEL,
+    CLI_OPT_SENTINEL_MASTER,
+    CLI_OPT_SENTINEL_PASSWORD,
+    CLI_OPT_SENTINEL_PASSWORD_FILE
+};
+#define CLI_TLS_LONGOPTS                                                                                              \
+    {"tls-ca-file", required_argument, 0, CLI_OPT_TLS_CA_FILE},                                                       \
+        {"tls-ca-dir", required_argument, 0, CLI_OPT_TLS_CA_DIR},                                                     \
+        {"tls-cert", required_argument, 0, CLI_OPT_TLS_CERT}, {"tls-key", required_argument, 0, CLI_OPT_TLS_KEY},     \
+        {"tls-server-name", required_argument, 0, CLI_OPT_TLS_SERVER_NAME},                                           \
+        {"tls-insecure", no_argument, 0, CLI_OPT_TLS_INSECURE}, {"sentinel", required_argument, 0, CLI_OPT_SENTINEL}, \
+        {"sentinel-master", required_argument, 0, CLI_OPT_SENTINEL_MASTER},                                           \
+        {"sentinel-password", required_argument, 0, CLI_OPT_SENTINEL_PASSWORD}, {                                     \
+        "sentinel-password-file", required_argument, 0, CLI_OPT_SENTINEL_PASSWORD_FILE                                \
+    }
+#define CLI_TLS_CASES               \
+    case CLI_OPT_TLS_CA_FILE:       \
+    case CLI_OPT_TLS_CA_DIR:        \
+    case CLI_OPT_TLS_CERT:          \
+    case CLI_OPT_TLS_KEY:           \
+    case CLI_OPT_TLS_SERVER_NAME:   \
+    case CLI_OPT_TLS_INSECURE:      \
+    case CLI_OPT_SENTINEL:          \
+    case CLI_OPT_SENTINEL_MASTER:   \
+    case CLI_OPT_SENTINEL_PASSWORD: \
+    case CLI_OPT_SENTINEL_PASSWORD_FILE
 /* Returns 0, or CLI_EXIT_USAGE after printing why (an unreadable file). */
 int cli_redis_option(int opt, const char *arg, hh_redis_options *o);
 /* Checks the options, warns about --tls-insecure and connects. NULL after
  * printing why, with *rc set: CLI_EXIT_USAGE for bad options or a refused
  * connection (wrong password, not a master), else redis_exit. */
 hh_client *cli_client_open(const hh_redis_options *o, int redis_exit, int *rc);
-/* clang-format off: the help text keeps its layout */
+/* clang-format off */ /* the help text keeps its layout */
 #define CLI_TLS_HELP \
     "      --tls-ca-file FILE     rediss://: CA bundle (PEM) to verify the server with (default:\n" \
     "                             the system's CA store) [$HIREDHAND_TLS_CA_FILE]\n" \

@@ -102,8 +102,8 @@ void cli_lines_end(cli_lines *l, cli_line_fn *fn, void *udata) {
     l->len = 0;
 }
 
-void cli_log_handler_line(hh_manager *m, hh_job *job, const char *klass, int pid, const char *stream,
-                          const char *line, size_t len) {
+void cli_log_handler_line(hh_manager *m, hh_job *job, const char *klass, int pid, const char *stream, const char *line,
+                          size_t len) {
     if (!m) return;
     hh_manager_log(m, HH_LOG_INFO, "class=%s jid=%s pid=%d %s: %.*s", job ? hh_job_handler_class(job, NULL) : klass,
                    job ? hh_job_jid(job) : "-", pid, stream, (int)len, line);

@@ -28,7 +28,7 @@ int cli_check_name(hh_name_kind kind, const char *name);
  * after printing a clear error (file missing or unreadable, first line
  * empty); the password itself is never printed. */
 const char *cli_password_file(const char *path);
-/* clang-format off: the help text keeps its layout */
+/* clang-format off */ /* the help text keeps its layout */
 #define CLI_PASSWORD_FILE_HELP \
     "      --redis-password-file FILE  Redis password from FILE's first line, when the URL has\n" \
     "                             none (else $REDIS_PASSWORD): kept out of ps and /proc\n"
@@ -49,7 +49,7 @@ void cli_lines_feed(cli_lines *l, const char *data, size_t n, cli_line_fn *fn, v
 void cli_lines_end(cli_lines *l, cli_line_fn *fn, void *udata);
 /* Logs one line a handler wrote on stream ("stderr", "stdout"), tagged
  * with its job's class and jid (klass and "-" between jobs) and its pid. */
-void cli_log_handler_line(hh_manager *m, hh_job *job, const char *klass, int pid, const char *stream,
-                          const char *line, size_t len);
+void cli_log_handler_line(hh_manager *m, hh_job *job, const char *klass, int pid, const char *stream, const char *line,
+                          size_t len);
 
 #endif

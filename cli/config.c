@@ -59,7 +59,7 @@ static const char *scalar(const yaml_node_t *n) {
 static int is_null(const yaml_node_t *n) {
     const char *s = scalar(n);
     return s && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
-           (!*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL"));
+        (!*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL"));
 }
 
 static const char *kind(const yaml_node_t *n) {
@@ -119,14 +119,16 @@ static int add(loader *l, const struct option *o, const char *key, const char *v
         return fail(l, at, "out of memory");
     }
     l->groups[l->n] = l->group;
-    l->items[l->n++] = (cli_config_item){o->val, o->name, v, k, (int)at->start_mark.line + 1, (int)at->start_mark.column + 1};
+    l->items[l->n++] =
+        (cli_config_item){o->val, o->name, v, k, (int)at->start_mark.line + 1, (int)at->start_mark.column + 1};
     return 0;
 }
 
 /* One scalar for option o; true/false for an option without argument. */
 static int add_scalar(loader *l, const struct option *o, const char *key, const yaml_node_t *v) {
     if (v->type != YAML_SCALAR_NODE || is_null(v))
-        return fail(l, v, "'%s' wants %s, not %s", key, o->has_arg == no_argument ? "true or false" : "a value", kind(v));
+        return fail(l, v, "'%s' wants %s, not %s", key, o->has_arg == no_argument ? "true or false" : "a value",
+                    kind(v));
     const char *s = scalar(v);
     if (o->has_arg == no_argument) {
         if (!strcmp(s, "true") || !strcmp(s, "yes") || !strcmp(s, "on")) return add(l, o, key, NULL, v);
@@ -142,7 +144,8 @@ static int add_queue(loader *l, const struct option *o, const char *key, const y
     yaml_node_item_t *it = v->data.sequence.items.start, *end = v->data.sequence.items.top;
     yaml_node_t *name = it < end ? yaml_document_get_node(l->doc, it[0]) : NULL;
     yaml_node_t *weight = end - it == 2 ? yaml_document_get_node(l->doc, it[1]) : NULL;
-    if (end - it < 1 || end - it > 2 || !scalar(name) || is_null(name) || (weight && (!scalar(weight) || is_null(weight))))
+    if (end - it < 1 || end - it > 2 || !scalar(name) || is_null(name) ||
+        (weight && (!scalar(weight) || is_null(weight))))
         return fail(l, v, "'%s': a queue is a name or a [name, weight] pair", key);
     if (!weight) return add(l, o, key, scalar(name), name);
     char buf[1024];
@@ -166,7 +169,8 @@ static int add_value(loader *l, const struct option *o, const char *key, const y
         for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
             yaml_node_t *k = yaml_document_get_node(l->doc, p->key), *c = yaml_document_get_node(l->doc, p->value);
             if (!scalar(k) || is_null(k)) return fail(l, k, "'%s': a class name, not %s", key, kind(k));
-            if (!scalar(c) || is_null(c)) return fail(l, c, "'%s': %s wants a command, not %s", key, scalar(k), kind(c));
+            if (!scalar(c) || is_null(c))
+                return fail(l, c, "'%s': %s wants a command, not %s", key, scalar(k), kind(c));
             size_t len = strlen(scalar(k)) + strlen(scalar(c)) + 2;
             char *s = malloc(len);
             if (!s) return fail(l, c, "out of memory");
@@ -294,8 +298,9 @@ const cli_config_item *cli_config_load(const char *path, const struct option *lo
     }
     if (find_erb(text, &erb)) {
         free(text);
-        fail(&l, &erb, "ERB (<%% ... %%>) is not supported: hiredhand reads plain YAML, not a template; "
-                       "write the value itself, or give it as a flag");
+        fail(&l, &erb,
+             "ERB (<%% ... %%>) is not supported: hiredhand reads plain YAML, not a template; "
+             "write the value itself, or give it as a flag");
         return NULL;
     }
     yaml_parser_t parser;

@@ -231,7 +231,8 @@ int cli_exec_spawn(char *const *argv, char *const *env, int in_fd, int out_fd, i
     /* for the fallback below: getrlimit is not async-signal-safe */
     struct rlimit rl;
     int maxfd = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 65536
-                    ? (int)rl.rlim_cur : 65536;
+        ? (int)rl.rlim_cur
+        : 65536;
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
@@ -265,12 +266,10 @@ int cli_exec_spawn(char *const *argv, char *const *env, int in_fd, int out_fd, i
     close(ep[1]);
     int child_err = 0;
     ssize_t n;
-    while ((n = read(ep[0], &child_err, sizeof(child_err))) < 0 && errno == EINTR) {
-    }
+    while ((n = read(ep[0], &child_err, sizeof(child_err))) < 0 && errno == EINTR) {}
     close(ep[0]);
     if (n == (ssize_t)sizeof(child_err)) {
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
-        }
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
         return child_err;
     }
     *out = pid;
@@ -370,8 +369,7 @@ int cli_exec_handler(hh_job *job, void *udata) {
         if (r > 0 && ii >= 0 && (pf[ii].revents & (POLLOUT | POLLERR | POLLHUP))) {
             ssize_t w = write(in[1], payload + off, plen - off);
             if (w > 0) off += (size_t)w;
-            else if (w < 0 && errno != EAGAIN && errno != EINTR) { /* the child closed stdin */
-                close(in[1]);
+            else if (w < 0 && errno != EAGAIN && errno != EINTR) { /* the child closed stdin */ close(in[1]);
                 in_open = 0;
             }
         }
@@ -391,7 +389,8 @@ int cli_exec_handler(hh_job *job, void *udata) {
                     else if (got == 0 || (errno != EAGAIN && errno != EINTR)) err_open = 0;
                 }
             }
-            while (err_open && (got = read(errp[0], buf, sizeof(buf))) > 0) err_data(&errc, tail, &tlen, buf, (size_t)got);
+            while (err_open && (got = read(errp[0], buf, sizeof(buf))) > 0)
+                err_data(&errc, tail, &tlen, buf, (size_t)got);
             if (out_open) read_out(&outc, outp[0]);
             break;
         }
@@ -412,8 +411,7 @@ int cli_exec_handler(hh_job *job, void *udata) {
     if (outp[0] >= 0) close(outp[0]);
     cli_lines_end(&errc.lines, out_line, &errc);
     cli_lines_end(&outc.lines, out_line, &outc);
-    while (!exited && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (!exited && waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     char what[128];
     if (why_killed) {
         snprintf(what, sizeof(what), "%s %s after %.1f s", e->argv[0], why_killed, cli_mono() - start);

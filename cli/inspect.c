@@ -19,13 +19,18 @@ enum { OPT_NS = 1000, OPT_JSON, OPT_IN, OPT_AT, OPT_RETRY, OPT_TS, OPT_HELP, OPT
 static hh_client *connect_or_explain(common *c, int *rc) { return cli_client_open(&c->redis, 1, rc); }
 
 int cli_push(int argc, char **argv) {
-    static const struct option lo[] = {
-        {"redis", required_argument, 0, 'r'}, {"queue", required_argument, 0, 'q'},
-        {"namespace", required_argument, 0, OPT_NS}, {"in", required_argument, 0, OPT_IN},
-        {"at", required_argument, 0, OPT_AT}, {"retry", required_argument, 0, OPT_RETRY},
-        {"timestamps", required_argument, 0, OPT_TS}, {"redis-password-file", required_argument, 0, OPT_PWFILE},
-        CLI_TLS_LONGOPTS, {"help", no_argument, 0, OPT_HELP}, {0, 0, 0, 0}};
-    /* clang-format off: the help text keeps its layout */
+    static const struct option lo[] = {{"redis", required_argument, 0, 'r'},
+                                       {"queue", required_argument, 0, 'q'},
+                                       {"namespace", required_argument, 0, OPT_NS},
+                                       {"in", required_argument, 0, OPT_IN},
+                                       {"at", required_argument, 0, OPT_AT},
+                                       {"retry", required_argument, 0, OPT_RETRY},
+                                       {"timestamps", required_argument, 0, OPT_TS},
+                                       {"redis-password-file", required_argument, 0, OPT_PWFILE},
+                                       CLI_TLS_LONGOPTS,
+                                       {"help", no_argument, 0, OPT_HELP},
+                                       {0, 0, 0, 0}};
+    /* clang-format off */ /* the help text keeps its layout */
     static const char usage[] =
         "usage: hiredhand push CLASS [ARGS_JSON] [-q QUEUE] [--in SECONDS | --at EPOCH]\n"
         "                      [--retry true|false|N] [-r URL] [--redis-password-file FILE]\n"
@@ -42,8 +47,12 @@ int cli_push(int argc, char **argv) {
     optind = 1;
     while ((ch = getopt_long(argc, argv, "r:q:", lo, NULL)) != -1) {
         switch (ch) {
-        case 'r': c.redis.url = optarg; break;
-        CLI_TLS_CASES: if (cli_redis_option(ch, optarg, &c.redis)) return CLI_EXIT_USAGE; break;
+        case 'r':
+            c.redis.url = optarg;
+            break;
+        CLI_TLS_CASES:
+            if (cli_redis_option(ch, optarg, &c.redis)) return CLI_EXIT_USAGE;
+            break;
         case OPT_PWFILE:
             if (!(c.redis.password = cli_password_file(optarg))) return CLI_EXIT_USAGE;
             break;
@@ -55,8 +64,12 @@ int cli_push(int argc, char **argv) {
             if (*optarg && cli_check_name(HH_NAME_NAMESPACE, optarg)) return CLI_EXIT_USAGE;
             c.redis.ns = optarg;
             break;
-        case OPT_IN: if (cli_parse_seconds(optarg, &in)) return cli_usage_error("bad --in '%s'", optarg); break;
-        case OPT_AT: if (cli_parse_seconds(optarg, &at)) return cli_usage_error("bad --at '%s'", optarg); break;
+        case OPT_IN:
+            if (cli_parse_seconds(optarg, &in)) return cli_usage_error("bad --in '%s'", optarg);
+            break;
+        case OPT_AT:
+            if (cli_parse_seconds(optarg, &at)) return cli_usage_error("bad --at '%s'", optarg);
+            break;
         case OPT_RETRY:
             if (!strcmp(optarg, "true")) po.retry = HH_RETRY_TRUE;
             else if (!strcmp(optarg, "false")) po.retry = HH_RETRY_FALSE;
@@ -104,17 +117,24 @@ int cli_push(int argc, char **argv) {
 
 /* Shared option loop for stats/processes/quiet/stop/dump. */
 static int parse_common(int argc, char **argv, common *c, const char *usage) {
-    static const struct option lo[] = {
-        {"redis", required_argument, 0, 'r'}, {"namespace", required_argument, 0, OPT_NS},
-        {"json", no_argument, 0, OPT_JSON}, {"redis-password-file", required_argument, 0, OPT_PWFILE},
-        CLI_TLS_LONGOPTS, {"help", no_argument, 0, OPT_HELP}, {0, 0, 0, 0}};
+    static const struct option lo[] = {{"redis", required_argument, 0, 'r'},
+                                       {"namespace", required_argument, 0, OPT_NS},
+                                       {"json", no_argument, 0, OPT_JSON},
+                                       {"redis-password-file", required_argument, 0, OPT_PWFILE},
+                                       CLI_TLS_LONGOPTS,
+                                       {"help", no_argument, 0, OPT_HELP},
+                                       {0, 0, 0, 0}};
     int ch;
     hh_redis_options_init(&c->redis);
     optind = 1;
     while ((ch = getopt_long(argc, argv, "r:", lo, NULL)) != -1) {
         switch (ch) {
-        case 'r': c->redis.url = optarg; break;
-        CLI_TLS_CASES: if (cli_redis_option(ch, optarg, &c->redis)) return CLI_EXIT_USAGE; break;
+        case 'r':
+            c->redis.url = optarg;
+            break;
+        CLI_TLS_CASES:
+            if (cli_redis_option(ch, optarg, &c->redis)) return CLI_EXIT_USAGE;
+            break;
         case OPT_PWFILE:
             if (!(c->redis.password = cli_password_file(optarg))) return CLI_EXIT_USAGE;
             break;
@@ -139,7 +159,8 @@ static void human_latency(char *buf, size_t n, double s) {
 
 int cli_stats(int argc, char **argv) {
     common c = {0};
-    int rc = parse_common(argc, argv, &c, "usage: hiredhand stats [--json] [-r URL] [--redis-password-file FILE] [--namespace NS]\n");
+    int rc = parse_common(argc, argv, &c,
+                          "usage: hiredhand stats [--json] [-r URL] [--redis-password-file FILE] [--namespace NS]\n");
     if (rc) return rc < 0 ? 0 : rc;
     hh_client *cl = connect_or_explain(&c, &rc);
     if (!cl) return rc;
@@ -154,9 +175,10 @@ int cli_stats(int argc, char **argv) {
         printf("%s\n", out);
     } else {
         json_t *s = json_loads(out, 0, NULL);
-        const char *rows[][2] = {{"Processed", "processed"}, {"Failed", "failed"}, {"Busy", "workers_size"},
-                                 {"Enqueued", "enqueued"}, {"Scheduled", "scheduled_size"}, {"Retries", "retry_size"},
-                                 {"Dead", "dead_size"}, {"Processes", "processes_size"}};
+        const char *rows[][2] = {{"Processed", "processed"},      {"Failed", "failed"},
+                                 {"Busy", "workers_size"},        {"Enqueued", "enqueued"},
+                                 {"Scheduled", "scheduled_size"}, {"Retries", "retry_size"},
+                                 {"Dead", "dead_size"},           {"Processes", "processes_size"}};
         for (size_t i = 0; i < sizeof(rows) / sizeof(*rows); i++)
             printf("%-10s %lld\n", rows[i][0], (long long)json_integer_value(json_object_get(s, rows[i][1])));
         json_t *qs = json_object_get(s, "queues"), *q;
@@ -176,7 +198,8 @@ int cli_stats(int argc, char **argv) {
 
 int cli_processes(int argc, char **argv) {
     common c = {0};
-    int rc = parse_common(argc, argv, &c, "usage: hiredhand processes [--json] [-r URL] [--redis-password-file FILE] [--namespace NS]\n");
+    int rc = parse_common(
+        argc, argv, &c, "usage: hiredhand processes [--json] [-r URL] [--redis-password-file FILE] [--namespace NS]\n");
     if (rc) return rc < 0 ? 0 : rc;
     hh_client *cl = connect_or_explain(&c, &rc);
     if (!cl) return rc;
@@ -212,8 +235,11 @@ int cli_processes(int argc, char **argv) {
 int cli_signal(int argc, char **argv, const char *signal) {
     common c = {0};
     char usage[160];
-    snprintf(usage, sizeof(usage), "usage: hiredhand %s IDENTITY [-r URL] [--redis-password-file FILE] [--namespace NS]\n",
-             !strcmp(signal, "TSTP") ? "quiet" : !strcmp(signal, "TERM") ? "stop" : "dump");
+    snprintf(usage, sizeof(usage),
+             "usage: hiredhand %s IDENTITY [-r URL] [--redis-password-file FILE] [--namespace NS]\n",
+             !strcmp(signal, "TSTP")       ? "quiet"
+                 : !strcmp(signal, "TERM") ? "stop"
+                                           : "dump");
     int rc = parse_common(argc, argv, &c, usage);
     if (rc) return rc < 0 ? 0 : rc;
     if (optind + 1 != argc) return cli_usage_error("expected one IDENTITY\n%s", usage);

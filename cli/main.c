@@ -8,7 +8,7 @@
 #include <string.h>
 #include "cli.h"
 
-/* clang-format off: the help text keeps its layout */
+/* clang-format off */ /* the help text keeps its layout */
 static const char usage[] =
     "usage: hiredhand <command> [options]\n"
     "\n"

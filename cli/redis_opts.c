@@ -60,9 +60,11 @@ hh_client *cli_client_open(const hh_redis_options *o, int redis_exit, int *rc) {
     /* A client logs nothing of its own: the warning --tls-insecure owes the
      * user is said here. */
     const char *env = getenv("HIREDHAND_TLS_INSECURE");
-    if (o->url && !strncmp(o->url, "rediss://", 9) && (o->tls_insecure || (env && (!strcmp(env, "1") || !strcasecmp(env, "true") || !strcasecmp(env, "yes")))))
-        fprintf(stderr, "hiredhand: warning: TLS certificate checks are off (--tls-insecure): "
-                        "anyone on the path can read and change the traffic\n");
+    if (o->url && !strncmp(o->url, "rediss://", 9) &&
+        (o->tls_insecure || (env && (!strcmp(env, "1") || !strcasecmp(env, "true") || !strcasecmp(env, "yes")))))
+        fprintf(stderr,
+                "hiredhand: warning: TLS certificate checks are off (--tls-insecure): "
+                "anyone on the path can read and change the traffic\n");
     int e;
     hh_client *cl = hh_client_new(o, &e);
     if (!cl) {

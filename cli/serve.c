@@ -31,25 +31,25 @@
 #include "cli.h"
 
 #define SERVE_PROTOCOL 1
-#define HELLO_TIMEOUT 30.0          /* seconds for a new process to say hello */
+#define HELLO_TIMEOUT 30.0            /* seconds for a new process to say hello */
 #define ANSWER_MAX (16 * 1024 * 1024) /* longest answer line taken */
-#define ERR_LINE_MAX 4096           /* a longer stderr line is logged in pieces */
-#define TAIL_LINES 20               /* stderr lines kept for a failure's backtrace */
+#define ERR_LINE_MAX 4096             /* a longer stderr line is logged in pieces */
+#define TAIL_LINES 20                 /* stderr lines kept for a failure's backtrace */
 #define BACKOFF_MIN 0.1
 #define BACKOFF_MAX 5.0
-#define KILL_GRACE 2.0              /* SIGTERM to SIGKILL, and a recycled process's exit */
+#define KILL_GRACE 2.0 /* SIGTERM to SIGKILL, and a recycled process's exit */
 
 typedef struct {
-    pid_t pid;          /* 0: not running */
+    pid_t pid; /* 0: not running */
     int in_fd, out_fd, err_fd;
-    int busy;           /* held by a worker thread (one job at a time) */
-    long jobs;          /* jobs answered */
-    char *out;          /* stdout bytes not yet consumed */
+    int busy;  /* held by a worker thread (one job at a time) */
+    long jobs; /* jobs answered */
+    char *out; /* stdout bytes not yet consumed */
     size_t outlen, outcap;
-    cli_lines err;      /* partial stderr line */
+    cli_lines err; /* partial stderr line */
     char *tail[TAIL_LINES];
-    size_t ntail;       /* the job's last stderr lines, for its failure */
-    int status;         /* wait status once reaped */
+    size_t ntail; /* the job's last stderr lines, for its failure */
+    int status;   /* wait status once reaped */
     int reaped;
 } srv_proc;
 
@@ -61,17 +61,17 @@ struct cli_serve {
     int pool;
     hh_manager *m;
     pthread_mutex_t mu;
-    pthread_cond_t cv;  /* a process became free */
+    pthread_cond_t cv; /* a process became free */
     srv_proc *procs;
-    int failures;       /* abnormal ends in a row: the backoff's exponent */
-    double next_start;  /* no start before (monotonic) */
+    int failures;      /* abnormal ends in a row: the backoff's exponent */
+    double next_start; /* no start before (monotonic) */
 };
 
 const char *cli_serve_class(const cli_serve *s) { return s->klass; }
 void cli_serve_set_manager(cli_serve *s, hh_manager *m) { s->m = m; }
 
-#define SLOG(s, level, ...) \
-    do { \
+#define SLOG(s, level, ...)                                     \
+    do {                                                        \
         if ((s)->m) hh_manager_log((s)->m, level, __VA_ARGS__); \
     } while (0)
 
@@ -87,8 +87,7 @@ cli_serve *cli_serve_new(const char *spec, double timeout, int pool, long max_jo
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    for (int i = 0; i < (pool > 0 ? pool : 1); i++)
-        s->procs[i].in_fd = s->procs[i].out_fd = s->procs[i].err_fd = -1;
+    for (int i = 0; i < (pool > 0 ? pool : 1); i++) s->procs[i].in_fd = s->procs[i].out_fd = s->procs[i].err_fd = -1;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     s->klass = strndup(spec, (size_t)(eq - spec));
@@ -186,8 +185,7 @@ static char *take_line(srv_proc *p) {
 static int reap(srv_proc *p, int block) {
     if (p->reaped) return 1;
     pid_t r;
-    while ((r = waitpid(p->pid, &p->status, block ? 0 : WNOHANG)) < 0 && errno == EINTR) {
-    }
+    while ((r = waitpid(p->pid, &p->status, block ? 0 : WNOHANG)) < 0 && errno == EINTR) {}
     if (r == p->pid || (r < 0 && errno == ECHILD)) p->reaped = 1;
     return p->reaped;
 }
@@ -343,7 +341,8 @@ static int await_hello(cli_serve *s, srv_proc *p, hh_job *job, char *what, size_
         json_t *hello = json_loads(line, 0, NULL);
         json_t *v = json_object_get(hello, "hiredhand");
         int ok = json_is_integer(v) && json_integer_value(v) == SERVE_PROTOCOL;
-        if (!ok) snprintf(what, wlen, "%s: bad hello (want {\"hiredhand\":%d}): %.200s", s->argv[0], SERVE_PROTOCOL, line);
+        if (!ok)
+            snprintf(what, wlen, "%s: bad hello (want {\"hiredhand\":%d}): %.200s", s->argv[0], SERVE_PROTOCOL, line);
         json_decref(hello);
         free(line);
         if (ok) {

@@ -36,7 +36,7 @@
 
 enum { T_NS = 1000, T_JSON, T_INTERVAL, T_COUNT, T_PWFILE, T_HELP };
 
-/* clang-format off: the help text keeps its layout */
+/* clang-format off */ /* the help text keeps its layout */
 static const char top_usage[] =
     "usage: hiredhand top [--interval S] [--count N] [--json] [-r URL]\n"
     "                     [--redis-password-file FILE] [--namespace NS]\n"
@@ -57,21 +57,30 @@ static const char top_usage[] =
 static size_t escape(char *b, size_t cap, const char *s) {
     size_t o = 0, cols = 0;
     const unsigned char *p = (const unsigned char *)(s ? s : "");
-#define PUT(str)                                                  \
-    do {                                                          \
-        size_t l_ = strlen(str);                                  \
-        if (o + l_ >= cap) goto done;                             \
-        memcpy(b + o, str, l_), o += l_, cols += l_;              \
+#define PUT(str)                                     \
+    do {                                             \
+        size_t l_ = strlen(str);                     \
+        if (o + l_ >= cap) goto done;                \
+        memcpy(b + o, str, l_), o += l_, cols += l_; \
     } while (0)
     while (*p) {
         char tmp[8];
         unsigned c = *p;
-        if (c == '\n') { PUT("\\n"); p++; }
-        else if (c == '\r') { PUT("\\r"); p++; }
-        else if (c == '\t') { PUT("\\t"); p++; }
-        else if (c < 0x20 || c == 0x7f) {
+        if (c == '\n') {
+            PUT("\\n");
+            p++;
+        } else if (c == '\r') {
+            PUT("\\r");
+            p++;
+        } else if (c == '\t') {
+            PUT("\\t");
+            p++;
+        } else if (c < 0x20 || c == 0x7f) {
             snprintf(tmp, sizeof(tmp), "\\x%02x", c);
-            { PUT(tmp); p++; }
+            {
+                PUT(tmp);
+                p++;
+            }
         } else if (c < 0x80) {
             if (o + 1 >= cap) goto done;
             b[o++] = (char)c, cols++, p++;
@@ -82,7 +91,10 @@ static size_t escape(char *b, size_t cap, const char *s) {
             unsigned cp = n == 2 ? ((c & 0x1fu) << 6) | (p[1] & 0x3fu) : 0;
             if (n == 0 || k < n || (n == 2 && cp < 0xa0)) { /* invalid, or a C1 control */
                 snprintf(tmp, sizeof(tmp), "\\x%02x", c);
-                { PUT(tmp); p++; }
+                {
+                    PUT(tmp);
+                    p++;
+                }
                 continue;
             }
             if (o + n >= cap) goto done;
@@ -134,9 +146,9 @@ static void frame_clear(frame *f) {
 /* --------------------------------------------------------- a snapshot */
 
 typedef struct sample {
-    json_t *stats;     /* hh_client_stats(), parsed */
-    json_t *procs;     /* hh_client_processes(), parsed */
-    double mono, wall; /* when it was read */
+    json_t *stats;                      /* hh_client_stats(), parsed */
+    json_t *procs;                      /* hh_client_processes(), parsed */
+    double mono, wall;                  /* when it was read */
     double processed_rate, failed_rate; /* per second, -1 before two reads */
 } sample;
 
@@ -232,8 +244,8 @@ static void render(frame *f, const sample *s, double interval, int tty, const ch
     size_t i;
     json_t *p, *q;
     json_array_foreach(s->procs, i, p) busy += jint(p, "busy"), conc += jint(p, "concurrency");
-    frame_add(f, "Processed %lld (%s)  Failed %lld (%s)  Busy %lld/%lld", jint(st, "processed"), pr,
-              jint(st, "failed"), fr, busy, conc);
+    frame_add(f, "Processed %lld (%s)  Failed %lld (%s)  Busy %lld/%lld", jint(st, "processed"), pr, jint(st, "failed"),
+              fr, busy, conc);
     frame_add(f, "Enqueued %lld  Scheduled %lld  Retries %lld  Dead %lld  Processes %zu", jint(st, "enqueued"),
               jint(st, "scheduled_size"), jint(st, "retry_size"), jint(st, "dead_size"), json_array_size(s->procs));
     frame_add(f, "%s", "");
@@ -263,8 +275,8 @@ static void render(frame *f, const sample *s, double interval, int tty, const ch
         bar[11] = ']', bar[12] = '\0';
         /* One flag in the heartbeat says quiet or stopping, as Sidekiq's
          * Process#stopping? reads it: both fetch nothing new. */
-        frame_add(f, "%s %s %-7s %9s %-12s %5.1fs", id, tag, json_is_true(json_object_get(p, "quiet")) ? "quiet" : "running",
-                  bz, bar, jnum(p, "beat_age"));
+        frame_add(f, "%s %s %-7s %9s %-12s %5.1fs", id, tag,
+                  json_is_true(json_object_get(p, "quiet")) ? "quiet" : "running", bz, bar, jnum(p, "beat_age"));
     }
 }
 
@@ -341,7 +353,8 @@ static int term_setup(int keys) {
 static void term_size(int *rows, int *cols) {
     struct winsize ws;
     *rows = 24, *cols = 80;
-    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 && ws.ws_col > 0) *rows = ws.ws_row, *cols = ws.ws_col;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 && ws.ws_col > 0)
+        *rows = ws.ws_row, *cols = ws.ws_col;
 }
 
 /* Draws a frame from the top left, each line cut to the width (names are
@@ -366,7 +379,8 @@ static void term_draw(const frame *f) {
         }
         o += (size_t)snprintf(b + o, cap - o, "\x1b[K\r\n");
     }
-    if (shown < f->n) o += (size_t)snprintf(b + o, cap - o, "... %zu more lines: enlarge the terminal\x1b[K", f->n - shown);
+    if (shown < f->n)
+        o += (size_t)snprintf(b + o, cap - o, "... %zu more lines: enlarge the terminal\x1b[K", f->n - shown);
     o += (size_t)snprintf(b + o, cap - o, "\x1b[J");
     for (size_t w = 0; w < o;) {
         ssize_t r = write(STDOUT_FILENO, b + w, o - w);
@@ -418,11 +432,15 @@ static int term_wait(double secs, int keys) {
 /* ------------------------------------------------------------ command */
 
 int cli_top(int argc, char **argv) {
-    static const struct option lo[] = {
-        {"redis", required_argument, 0, 'r'}, {"namespace", required_argument, 0, T_NS},
-        {"json", no_argument, 0, T_JSON}, {"interval", required_argument, 0, T_INTERVAL},
-        {"count", required_argument, 0, T_COUNT}, {"redis-password-file", required_argument, 0, T_PWFILE},
-        CLI_TLS_LONGOPTS, {"help", no_argument, 0, T_HELP}, {0, 0, 0, 0}};
+    static const struct option lo[] = {{"redis", required_argument, 0, 'r'},
+                                       {"namespace", required_argument, 0, T_NS},
+                                       {"json", no_argument, 0, T_JSON},
+                                       {"interval", required_argument, 0, T_INTERVAL},
+                                       {"count", required_argument, 0, T_COUNT},
+                                       {"redis-password-file", required_argument, 0, T_PWFILE},
+                                       CLI_TLS_LONGOPTS,
+                                       {"help", no_argument, 0, T_HELP},
+                                       {0, 0, 0, 0}};
     hh_redis_options ro;
     hh_redis_options_init(&ro);
     int json = 0, ch;
@@ -431,8 +449,12 @@ int cli_top(int argc, char **argv) {
     optind = 1;
     while ((ch = getopt_long(argc, argv, "r:n:", lo, NULL)) != -1) {
         switch (ch) {
-        case 'r': ro.url = optarg; break;
-        CLI_TLS_CASES: if (cli_redis_option(ch, optarg, &ro)) return CLI_EXIT_USAGE; break;
+        case 'r':
+            ro.url = optarg;
+            break;
+        CLI_TLS_CASES:
+            if (cli_redis_option(ch, optarg, &ro)) return CLI_EXIT_USAGE;
+            break;
         case T_PWFILE:
             if (!(ro.password = cli_password_file(optarg))) return CLI_EXIT_USAGE;
             break;
@@ -447,7 +469,8 @@ int cli_top(int argc, char **argv) {
             break;
         case 'n':
         case T_COUNT:
-            if (cli_parse_int(optarg, 1, 1000000000L, &count)) return cli_usage_error("bad --count '%s' (want 1 or more)", optarg);
+            if (cli_parse_int(optarg, 1, 1000000000L, &count))
+                return cli_usage_error("bad --count '%s' (want 1 or more)", optarg);
             break;
         case T_HELP: fputs(top_usage, stdout); return 0;
         default: fputs(top_usage, stderr); return CLI_EXIT_USAGE;

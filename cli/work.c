@@ -19,7 +19,7 @@
 #define CLI_STR_(x) #x
 #define CLI_STR(x) CLI_STR_(x)
 
-/* clang-format off: the help text keeps its layout */
+/* clang-format off */ /* the help text keeps its layout */
 static const char work_usage[] =
     "usage: hiredhand work [options]\n"
     "  -C, --config FILE          read options from a YAML file (Sidekiq's config/sidekiq.yml\n"
@@ -58,7 +58,7 @@ static const char work_usage[] =
     ;
 /* clang-format on */
 /* in two: one string would pass the 4095 characters C99 promises */
-/* clang-format off: the help text keeps its layout */
+/* clang-format off */ /* the help text keeps its layout */
 static const char work_usage_more[] =
     "      --require PATH.so      load a plug-in that registers C handlers; repeatable\n"
     "      --namespace NS         prefix every key with NS: (redis-namespace)\n"
@@ -84,39 +84,79 @@ static const char work_usage_more[] =
 /* clang-format on */
 
 enum {
-    OPT_TAG = 1000, OPT_LABEL, OPT_EXEC, OPT_EXEC_TIMEOUT, OPT_REQUIRE, OPT_NS, OPT_IDENTITY,
-    OPT_FETCH, OPT_TS, OPT_VERSION, OPT_HB, OPT_POLL, OPT_RECOVERY, OPT_MAXREC, OPT_MAXRETRY,
-    OPT_DEADMAX, OPT_DEADTIMEOUT, OPT_HTTP, OPT_LIVENESS, OPT_LEASE_LOST, OPT_HELP, OPT_EXEC_ENV, OPT_EXEC_ENV_DROP,
-    OPT_PWFILE, OPT_HTTP_TOKEN_FILE, OPT_SERVE, OPT_SERVE_POOL, OPT_SERVE_MAX_JOBS,
-    OPT_LOG_FORMAT = 1100, OPT_LOG_LEVEL, /* log options: their own range, for merges */
+    OPT_TAG = 1000,
+    OPT_LABEL,
+    OPT_EXEC,
+    OPT_EXEC_TIMEOUT,
+    OPT_REQUIRE,
+    OPT_NS,
+    OPT_IDENTITY,
+    OPT_FETCH,
+    OPT_TS,
+    OPT_VERSION,
+    OPT_HB,
+    OPT_POLL,
+    OPT_RECOVERY,
+    OPT_MAXREC,
+    OPT_MAXRETRY,
+    OPT_DEADMAX,
+    OPT_DEADTIMEOUT,
+    OPT_HTTP,
+    OPT_LIVENESS,
+    OPT_LEASE_LOST,
+    OPT_HELP,
+    OPT_EXEC_ENV,
+    OPT_EXEC_ENV_DROP,
+    OPT_PWFILE,
+    OPT_HTTP_TOKEN_FILE,
+    OPT_SERVE,
+    OPT_SERVE_POOL,
+    OPT_SERVE_MAX_JOBS,
+    OPT_LOG_FORMAT = 1100,
+    OPT_LOG_LEVEL, /* log options: their own range, for merges */
     OPT_EXEC_STDOUT = 1200
 };
 
-static const struct option longopts[] = {
-    {"redis", required_argument, 0, 'r'},      {"queue", required_argument, 0, 'q'},
-    {"concurrency", required_argument, 0, 'c'}, {"timeout", required_argument, 0, 't'},
-    {"verbose", no_argument, 0, 'v'},          {"logfile", required_argument, 0, 'l'},
-    {"tag", required_argument, 0, 'g'},    {"label", required_argument, 0, OPT_LABEL},
-    {"exec", required_argument, 0, OPT_EXEC},  {"exec-timeout", required_argument, 0, OPT_EXEC_TIMEOUT},
-    {"require", required_argument, 0, OPT_REQUIRE}, {"namespace", required_argument, 0, OPT_NS},
-    {"identity", required_argument, 0, OPT_IDENTITY}, {"fetch", required_argument, 0, OPT_FETCH},
-    {"timestamps", required_argument, 0, OPT_TS}, {"sidekiq-version", required_argument, 0, OPT_VERSION},
-    {"heartbeat-interval", required_argument, 0, OPT_HB}, {"poll-interval", required_argument, 0, OPT_POLL},
-    {"recovery-interval", required_argument, 0, OPT_RECOVERY},
-    {"max-recoveries", required_argument, 0, OPT_MAXREC}, {"max-retries", required_argument, 0, OPT_MAXRETRY},
-    {"dead-max-jobs", required_argument, 0, OPT_DEADMAX}, {"dead-timeout", required_argument, 0, OPT_DEADTIMEOUT},
-    {"http", required_argument, 0, OPT_HTTP}, {"liveness-max-age", required_argument, 0, OPT_LIVENESS},
-    {"lease-lost", required_argument, 0, OPT_LEASE_LOST},
-    {"exec-env", required_argument, 0, OPT_EXEC_ENV}, {"exec-env-drop", required_argument, 0, OPT_EXEC_ENV_DROP},
-    {"redis-password-file", required_argument, 0, OPT_PWFILE},
-    {"http-token-file", required_argument, 0, OPT_HTTP_TOKEN_FILE},
-    {"log-format", required_argument, 0, OPT_LOG_FORMAT}, {"log-level", required_argument, 0, OPT_LOG_LEVEL},
-    CLI_TLS_LONGOPTS,
-    {"serve", required_argument, 0, OPT_SERVE}, {"serve-pool", required_argument, 0, OPT_SERVE_POOL},
-    {"serve-max-jobs", required_argument, 0, OPT_SERVE_MAX_JOBS},
-    {"exec-stdout", required_argument, 0, OPT_EXEC_STDOUT},
-    {"config", required_argument, 0, 'C'},
-    {"help", no_argument, 0, OPT_HELP},        {0, 0, 0, 0}};
+static const struct option longopts[] = {{"redis", required_argument, 0, 'r'},
+                                         {"queue", required_argument, 0, 'q'},
+                                         {"concurrency", required_argument, 0, 'c'},
+                                         {"timeout", required_argument, 0, 't'},
+                                         {"verbose", no_argument, 0, 'v'},
+                                         {"logfile", required_argument, 0, 'l'},
+                                         {"tag", required_argument, 0, 'g'},
+                                         {"label", required_argument, 0, OPT_LABEL},
+                                         {"exec", required_argument, 0, OPT_EXEC},
+                                         {"exec-timeout", required_argument, 0, OPT_EXEC_TIMEOUT},
+                                         {"require", required_argument, 0, OPT_REQUIRE},
+                                         {"namespace", required_argument, 0, OPT_NS},
+                                         {"identity", required_argument, 0, OPT_IDENTITY},
+                                         {"fetch", required_argument, 0, OPT_FETCH},
+                                         {"timestamps", required_argument, 0, OPT_TS},
+                                         {"sidekiq-version", required_argument, 0, OPT_VERSION},
+                                         {"heartbeat-interval", required_argument, 0, OPT_HB},
+                                         {"poll-interval", required_argument, 0, OPT_POLL},
+                                         {"recovery-interval", required_argument, 0, OPT_RECOVERY},
+                                         {"max-recoveries", required_argument, 0, OPT_MAXREC},
+                                         {"max-retries", required_argument, 0, OPT_MAXRETRY},
+                                         {"dead-max-jobs", required_argument, 0, OPT_DEADMAX},
+                                         {"dead-timeout", required_argument, 0, OPT_DEADTIMEOUT},
+                                         {"http", required_argument, 0, OPT_HTTP},
+                                         {"liveness-max-age", required_argument, 0, OPT_LIVENESS},
+                                         {"lease-lost", required_argument, 0, OPT_LEASE_LOST},
+                                         {"exec-env", required_argument, 0, OPT_EXEC_ENV},
+                                         {"exec-env-drop", required_argument, 0, OPT_EXEC_ENV_DROP},
+                                         {"redis-password-file", required_argument, 0, OPT_PWFILE},
+                                         {"http-token-file", required_argument, 0, OPT_HTTP_TOKEN_FILE},
+                                         {"log-format", required_argument, 0, OPT_LOG_FORMAT},
+                                         {"log-level", required_argument, 0, OPT_LOG_LEVEL},
+                                         CLI_TLS_LONGOPTS,
+                                         {"serve", required_argument, 0, OPT_SERVE},
+                                         {"serve-pool", required_argument, 0, OPT_SERVE_POOL},
+                                         {"serve-max-jobs", required_argument, 0, OPT_SERVE_MAX_JOBS},
+                                         {"exec-stdout", required_argument, 0, OPT_EXEC_STDOUT},
+                                         {"config", required_argument, 0, 'C'},
+                                         {"help", no_argument, 0, OPT_HELP},
+                                         {0, 0, 0, 0}};
 
 /* The -l file; SIGHUP swaps it for a new one at the same path (logrotate),
  * so every write takes log_mu. */
@@ -190,7 +230,8 @@ static int read_token_file(const char *path) {
     http_token[n] = '\0';
     http_token[strcspn(http_token, "\r\n")] = '\0';
     if (!token_valid(http_token))
-        return cli_usage_error("--http-token-file %s: want one line of 1-4096 visible ASCII characters, no space", path);
+        return cli_usage_error("--http-token-file %s: want one line of 1-4096 visible ASCII characters, no space",
+                               path);
     return 0;
 }
 
@@ -217,8 +258,12 @@ static int parse_option(work_args *a, int ch, const char *arg) {
     long l;
     double d;
     switch (ch) {
-    case 'r': a->o.redis.url = arg; break;
-    CLI_TLS_CASES: if (cli_redis_option(ch, arg, &a->o.redis)) return CLI_EXIT_USAGE; break;
+    case 'r':
+        a->o.redis.url = arg;
+        break;
+    CLI_TLS_CASES:
+        if (cli_redis_option(ch, arg, &a->o.redis)) return CLI_EXIT_USAGE;
+        break;
     case OPT_PWFILE:
         if (!(a->o.redis.password = cli_password_file(arg))) return CLI_EXIT_USAGE;
         break;
@@ -236,7 +281,8 @@ static int parse_option(work_args *a, int ch, const char *arg) {
         break;
     }
     case 'c':
-        if (cli_parse_int(arg, INT_MIN, INT_MAX, &l)) return cli_usage_error("bad --concurrency '%s' (a number of threads)", arg);
+        if (cli_parse_int(arg, INT_MIN, INT_MAX, &l))
+            return cli_usage_error("bad --concurrency '%s' (a number of threads)", arg);
         a->o.concurrency = (int)l;
         break;
     case 't':
@@ -259,9 +305,7 @@ static int parse_option(work_args *a, int ch, const char *arg) {
         break;
     case 'l': a->logpath = arg; break;
     case 'C': break; /* read before every other option (parse_args) */
-    case 'g':
-        a->o.tag = arg;
-        break;
+    case 'g': a->o.tag = arg; break;
     case OPT_LABEL:
         if (a->nlabels == MAX_ITEMS) return cli_usage_error("too many --label");
         a->labels[a->nlabels++] = arg;
@@ -300,12 +344,8 @@ static int parse_option(work_args *a, int ch, const char *arg) {
         if (a->nreq == MAX_ITEMS) return cli_usage_error("too many --require");
         a->requires[a->nreq++] = arg;
         break;
-    case OPT_NS:
-        a->o.redis.ns = arg;
-        break;
-    case OPT_IDENTITY:
-        a->o.identity = arg;
-        break;
+    case OPT_NS: a->o.redis.ns = arg; break;
+    case OPT_IDENTITY: a->o.identity = arg; break;
     case OPT_FETCH:
         if (!strcmp(arg, "reliable")) a->o.fetch = HH_FETCH_RELIABLE;
         else if (!strcmp(arg, "basic")) a->o.fetch = HH_FETCH_BASIC;
@@ -342,7 +382,8 @@ static int parse_option(work_args *a, int ch, const char *arg) {
         a->o.dead_max_jobs = l;
         break;
     case OPT_DEADTIMEOUT:
-        if (cli_parse_seconds(arg, &a->o.dead_timeout) || a->o.dead_timeout <= 0) return cli_usage_error("bad --dead-timeout '%s'", arg);
+        if (cli_parse_seconds(arg, &a->o.dead_timeout) || a->o.dead_timeout <= 0)
+            return cli_usage_error("bad --dead-timeout '%s'", arg);
         break;
     case OPT_HTTP: a->o.http_bind = arg; break;
     case OPT_LIVENESS:
@@ -358,7 +399,9 @@ static int parse_option(work_args *a, int ch, const char *arg) {
         if (read_token_file(arg)) return CLI_EXIT_USAGE;
         a->o.http_token = http_token;
         break;
-    case OPT_HELP: fputs(work_usage, stdout), fputs(work_usage_more, stdout), fputs(CLI_TLS_HELP, stdout); return WORK_HELP;
+    case OPT_HELP:
+        fputs(work_usage, stdout), fputs(work_usage_more, stdout), fputs(CLI_TLS_HELP, stdout);
+        return WORK_HELP;
     default: fputs(work_usage, stderr), fputs(work_usage_more, stderr); return CLI_EXIT_USAGE;
     }
     return 0;
@@ -488,7 +531,8 @@ static int make_handlers(const work_args *a, work_handlers *h) {
         cli_exec_set_stdout(h->exec[i], a->exec_stdout);
     }
     for (size_t i = 0; i < a->nserve; i++) {
-        if (!(h->serve[i] = cli_serve_new(a->serves[i], a->exec_timeout, serve_pool_size(a), a->serve_max_jobs, err, sizeof(err)))) {
+        if (!(h->serve[i] = cli_serve_new(a->serves[i], a->exec_timeout, serve_pool_size(a), a->serve_max_jobs, err,
+                                          sizeof(err)))) {
             while (i--) cli_serve_free(h->serve[i]);
             for (size_t k = 0; k < a->nexec; k++) cli_exec_free(h->exec[k]);
             return cli_usage_error("%s", err);
@@ -500,7 +544,8 @@ static int make_handlers(const work_args *a, work_handlers *h) {
 /* One handler into the manager; 0 or an exit status naming the option. */
 static int register_one(hh_manager *m, const char *opt, const char *klass, hh_handler_fn fn, void *udata) {
     int e = hh_manager_register(m, klass, fn, udata);
-    if (e == HH_ERR_EXISTS) return cli_usage_error("%s %s: the class has another --exec or --serve handler", opt, klass);
+    if (e == HH_ERR_EXISTS)
+        return cli_usage_error("%s %s: the class has another --exec or --serve handler", opt, klass);
     if (e != HH_OK) return cli_usage_error("%s %s: %s", opt, klass, hh_last_error());
     return 0;
 }
@@ -557,8 +602,7 @@ static int run(hh_manager *m) {
         if (sig == SIGINT || sig == SIGTERM) {
             cli_notify_stopping();
             hh_manager_stop(m);
-        }
-        else if (sig == SIGTSTP) hh_manager_quiet(m);
+        } else if (sig == SIGTSTP) hh_manager_quiet(m);
         else if (sig == SIGTTIN) hh_manager_dump(m);
         else if (sig == SIGHUP) reopen_log(m);
         cli_notify_tick(m);
@@ -566,8 +610,7 @@ static int run(hh_manager *m) {
     if (rc == 0 && w == HH_ERR_EXISTS) rc = 3; /* as a refused start */
     if (rc == 0 && w == HH_ERR_REFUSED) rc = CLI_EXIT_USAGE;
     if (e == HH_ERR_REFUSED || w == HH_ERR_REFUSED)
-        fprintf(stderr, "hiredhand: %s: giving up (a configuration error, not retried)\n",
-                hh_strerror(HH_ERR_REFUSED));
+        fprintf(stderr, "hiredhand: %s: giving up (a configuration error, not retried)\n", hh_strerror(HH_ERR_REFUSED));
     return rc;
 }
 

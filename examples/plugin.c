@@ -37,8 +37,8 @@ static int slow(hh_job *job, void *udata) {
     double seconds = atof(hh_job_args(job) + 1), t0 = mono();
     while (mono() - t0 < seconds) {
         if (hh_job_cancelled(job)) {
-            hh_manager_log((hh_manager *)udata, HH_LOG_WARN, "CancellableJob jid=%s: cancelled after %.1f s", hh_job_jid(job),
-                           mono() - t0);
+            hh_manager_log((hh_manager *)udata, HH_LOG_WARN, "CancellableJob jid=%s: cancelled after %.1f s",
+                           hh_job_jid(job), mono() - t0);
             hh_job_fail(job, "Interrupted", "cancelled by the stop");
             return -1;
         }

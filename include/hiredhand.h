@@ -138,8 +138,8 @@ typedef struct hh_redis_options {
     /* Prefix for every key, as redis-namespace does ("ns" gives "ns:queues").
      * NULL or "": no prefix. */
     const char *ns;
-    double connect_timeout; /* seconds; default 5 */
-    double command_timeout; /* seconds for non-blocking commands; default 5.
+    double connect_timeout;   /* seconds; default 5 */
+    double command_timeout;   /* seconds for non-blocking commands; default 5.
                              * Blocking fetches add their block time to it. */
     hh_timestamps timestamps; /* default HH_TS_FLOAT */
     /* Password for AUTH when the URL holds none, so that it need not appear
@@ -243,11 +243,11 @@ typedef enum hh_retry_policy {
 } hh_retry_policy;
 
 typedef struct hh_push_options {
-    size_t struct_size;    /* sizeof(hh_push_options): see "Structs that can grow" */
-    const char *queue;     /* NULL: "default" */
-    hh_retry_policy retry; /* default HH_RETRY_DEFAULT */
-    int retry_max;         /* with HH_RETRY_COUNT: N >= 0 */
-    double at;             /* epoch seconds to run at; 0 = now. A time not in
+    size_t struct_size;     /* sizeof(hh_push_options): see "Structs that can grow" */
+    const char *queue;      /* NULL: "default" */
+    hh_retry_policy retry;  /* default HH_RETRY_DEFAULT */
+    int retry_max;          /* with HH_RETRY_COUNT: N >= 0 */
+    double at;              /* epoch seconds to run at; 0 = now. A time not in
                             * the future is pushed now, as perform_at does. */
     const char *extra_json; /* NULL, or a JSON object whose keys are copied
                              * into the payload (tags, backtrace, custom...) */
@@ -286,24 +286,21 @@ HH_EXPORT const char *hh_client_last_error(const hh_client *c);
  * (may be NULL). Errors: HH_ERR_INVALID (klass empty, args not a JSON array,
  * extra_json not an object, bad queue), HH_ERR_REDIS (Redis error, including
  * a payload over proto-max-bulk-len), HH_ERR_NOMEM. */
-HH_EXPORT int hh_client_push(hh_client *c, const char *klass, const char *args_json,
-                   const hh_push_options *opts, char jid_out[HH_JID_SIZE]);
+HH_EXPORT int hh_client_push(hh_client *c, const char *klass, const char *args_json, const hh_push_options *opts,
+                             char jid_out[HH_JID_SIZE]);
 
 /* Pushes a complete job item given as JSON, like Sidekiq::Client.push(hash):
  * "class" and "args" are required; "queue", "retry", "at", "jid" and any other
  * key are honoured and kept in order. Errors as hh_client_push(). */
-HH_EXPORT int hh_client_push_item(hh_client *c, const char *item_json,
-                        char jid_out[HH_JID_SIZE]);
+HH_EXPORT int hh_client_push_item(hh_client *c, const char *item_json, char jid_out[HH_JID_SIZE]);
 
 /* Pushes n jobs of one class in one pipelined round trip, like
  * Sidekiq::Client.push_bulk: one SADD and one LPUSH (or one ZADD) for all,
  * sharing one enqueued_at. args_json[i] is job i's argument array. jids_out,
  * when non-NULL, receives n jids. Nothing is pushed if any args are invalid.
  * Errors as hh_client_push(). */
-HH_EXPORT int hh_client_push_bulk(hh_client *c, const char *klass,
-                        const char *const *args_json, size_t n,
-                        const hh_push_options *opts,
-                        char (*jids_out)[HH_JID_SIZE]);
+HH_EXPORT int hh_client_push_bulk(hh_client *c, const char *klass, const char *const *args_json, size_t n,
+                                  const hh_push_options *opts, char (*jids_out)[HH_JID_SIZE]);
 
 /* Reads what Sidekiq::Stats shows (6.4 lib/sidekiq/api.rb) and returns it as
  * a JSON object string in *json_out (free with free()): processed, failed,
@@ -331,8 +328,7 @@ HH_EXPORT int hh_client_signal(hh_client *c, const char *identity, const char *s
  * ZADD dead now payload, then trims by age and size (dead_timeout seconds,
  * dead_max_jobs entries; 0 for Sidekiq's 15552000 s and 10000). payload is
  * stored byte for byte. Errors: HH_ERR_INVALID, HH_ERR_REDIS. */
-HH_EXPORT int hh_client_kill(hh_client *c, const char *payload, size_t len,
-                   double dead_timeout, long dead_max_jobs);
+HH_EXPORT int hh_client_kill(hh_client *c, const char *payload, size_t len, double dead_timeout, long dead_max_jobs);
 
 /* ------------------------------------------------------ job management */
 
@@ -364,17 +360,17 @@ typedef struct hh_jobset_filter {
  * error_class/error_message NULL when absent). */
 typedef struct hh_jobset_entry {
     hh_jobset set;
-    double score;          /* SortedEntry#score: epoch seconds (#at) */
-    const char *payload;   /* the member, byte for byte */
+    double score;        /* SortedEntry#score: epoch seconds (#at) */
+    const char *payload; /* the member, byte for byte */
     size_t len;
-    int valid;             /* 0 when the payload is not a JSON object */
+    int valid; /* 0 when the payload is not a JSON object */
     const char *jid;
     const char *klass;
     const char *queue;
     const char *error_class;
     const char *error_message;
-    int retry_count;       /* -1 when absent */
-    double enqueued_at;    /* epoch seconds, either encoding; 0 absent */
+    int retry_count;    /* -1 when absent */
+    double enqueued_at; /* epoch seconds, either encoding; 0 absent */
     double created_at;
     double failed_at;
     double retried_at;
@@ -409,8 +405,7 @@ HH_EXPORT int hh_jobset_size(hh_client *c, hh_jobset set, long long *size_out);
  * pages of a few hundred entries. Entries moved meanwhile may be missed
  * or seen twice, as with Sidekiq's JobSet#each. Errors: HH_ERR_INVALID,
  * HH_ERR_REDIS. */
-HH_EXPORT int hh_jobset_each(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jobset_fn fn,
-                   void *udata);
+HH_EXPORT int hh_jobset_each(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jobset_fn fn, void *udata);
 
 /* Calls fn for every entry whose "jid" equals jid (JobSet#find_job, by
  * ZSCAN MATCH). Errors: HH_ERR_INVALID (empty jid), HH_ERR_NOTFOUND,
@@ -424,7 +419,7 @@ HH_EXPORT int hh_jobset_find(hh_client *c, hh_jobset set, const char *jid, hh_jo
  * drop: it stays where it is), HH_ERR_NOTFOUND (no such jid, or another
  * client moved it first), HH_ERR_REDIS. */
 HH_EXPORT int hh_jobset_act(hh_client *c, hh_jobset set, const char *jid, hh_jobset_action action,
-                  const hh_jobset_options *opts);
+                            const hh_jobset_options *opts);
 
 /* Applies action to every entry matching f (NULL: all; f->limit caps how
  * many are acted on), one atomic move each, scanning the set with ZSCAN
@@ -432,9 +427,8 @@ HH_EXPORT int hh_jobset_act(hh_client *c, hh_jobset set, const char *jid, hh_job
  * client moved first are skipped; entries that cannot be pushed are left
  * and counted in *skipped. *done and *skipped (either may be NULL) are set
  * even on error. Errors: HH_ERR_INVALID, HH_ERR_REDIS. */
-HH_EXPORT int hh_jobset_act_all(hh_client *c, hh_jobset set, const hh_jobset_filter *f,
-                      hh_jobset_action action, const hh_jobset_options *opts, size_t *done,
-                      size_t *skipped);
+HH_EXPORT int hh_jobset_act_all(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jobset_action action,
+                                const hh_jobset_options *opts, size_t *done, size_t *skipped);
 
 /* SortedSet#clear: UNLINK the set; *removed (may be NULL) gets how many
  * entries it held. Errors: HH_ERR_INVALID, HH_ERR_REDIS. */
@@ -562,9 +556,7 @@ typedef enum hh_fetch_mode {
     HH_FETCH_BASIC = 1     /* Sidekiq's BRPOP: a crash loses running jobs */
 } hh_fetch_mode;
 
-typedef enum hh_log_level {
-    HH_LOG_DEBUG = 0, HH_LOG_INFO = 1, HH_LOG_WARN = 2, HH_LOG_ERROR = 3
-} hh_log_level;
+typedef enum hh_log_level { HH_LOG_DEBUG = 0, HH_LOG_INFO = 1, HH_LOG_WARN = 2, HH_LOG_ERROR = 3 } hh_log_level;
 
 /* A log sink; msg is one line: no trailing newline, and every control
  * character in it escaped (a newline as \n, ESC as \x1b; bytes that are
@@ -584,40 +576,40 @@ typedef enum hh_lease_lost_policy {
 } hh_lease_lost_policy;
 
 typedef struct hh_manager_options {
-    size_t struct_size;        /* sizeof(hh_manager_options): see "Structs
+    size_t struct_size;            /* sizeof(hh_manager_options): see "Structs
                                 * that can grow" */
-    hh_redis_options redis;    /* read by its own struct_size */
+    hh_redis_options redis;        /* read by its own struct_size */
     const hh_queue_weight *queues; /* NULL/0: the single queue "default" */
     size_t nqueues;
-    int concurrency;           /* worker threads; default 10 */
-    double shutdown_timeout;   /* seconds to let jobs finish on stop; 25 */
-    const char *tag;           /* Busy page tag; default "" */
-    const char *const *labels; /* Busy page labels; NULL-terminated, or NULL */
-    const char *identity;      /* NULL: "<hostname>:<pid>:<12 hex>" with
+    int concurrency;              /* worker threads; default 10 */
+    double shutdown_timeout;      /* seconds to let jobs finish on stop; 25 */
+    const char *tag;              /* Busy page tag; default "" */
+    const char *const *labels;    /* Busy page labels; NULL-terminated, or NULL */
+    const char *identity;         /* NULL: "<hostname>:<pid>:<12 hex>" with
                                 * $DYNO or gethostname(); fixed: a stable name
                                 * whose in-progress lists are recovered at
                                 * start. Checked as hh_name_check() says:
                                 * e.g. "queue:default", "retry" or "queue"
                                 * are refused. tag, labels, queue names and
                                 * redis.ns are checked too. */
-    hh_fetch_mode fetch;       /* default HH_FETCH_RELIABLE */
-    double heartbeat_interval; /* seconds between beats; default 5 */
-    int max_retries;           /* for "retry": true; default 25 */
-    long dead_max_jobs;        /* default 10000 */
-    double dead_timeout;       /* seconds; default 15552000 (180 days) */
+    hh_fetch_mode fetch;          /* default HH_FETCH_RELIABLE */
+    double heartbeat_interval;    /* seconds between beats; default 5 */
+    int max_retries;              /* for "retry": true; default 25 */
+    long dead_max_jobs;           /* default 10000 */
+    double dead_timeout;          /* seconds; default 15552000 (180 days) */
     double poll_interval_average; /* scheduler; 0: Sidekiq's 5 s x processes */
-    double recovery_interval;  /* orphan scan period, seconds; default 60 */
-    int max_recoveries;        /* recoveries before a job goes dead; 3 */
-    const char *version;       /* "version" shown to 7.x/8.x Web UIs; "6.4.1" */
-    hh_log_fn log;             /* NULL: lines to stderr */
+    double recovery_interval;     /* orphan scan period, seconds; default 60 */
+    int max_recoveries;           /* recoveries before a job goes dead; 3 */
+    const char *version;          /* "version" shown to 7.x/8.x Web UIs; "6.4.1" */
+    hh_log_fn log;                /* NULL: lines to stderr */
     void *log_udata;
-    hh_log_level log_level;    /* default HH_LOG_INFO */
-    const char *http_bind;     /* "HOST:PORT" or "PORT" (127.0.0.1) to serve
+    hh_log_level log_level;          /* default HH_LOG_INFO */
+    const char *http_bind;           /* "HOST:PORT" or "PORT" (127.0.0.1) to serve
                                 * /healthz, /stats and /metrics; NULL: off */
-    double liveness_max_age;   /* /healthz is 503 once the last acknowledged
+    double liveness_max_age;         /* /healthz is 503 once the last acknowledged
                                 * heartbeat is older than this; default 30 s */
     hh_lease_lost_policy lease_lost; /* default HH_LEASE_LOST_STOP */
-    const char *http_token;    /* NULL (default): /stats and /metrics are
+    const char *http_token;          /* NULL (default): /stats and /metrics are
                                 * open to whoever reaches http_bind. Else
                                 * they answer 401 unless the request has
                                 * "Authorization: Bearer <http_token>"
@@ -662,8 +654,7 @@ HH_EXPORT void hh_manager_free(hh_manager *m);
  * handler wins; then "*"; then the default handler below; then NameError).
  * Before hh_manager_start() only. Errors:
  * HH_ERR_INVALID, HH_ERR_EXISTS (already registered), HH_ERR_STATE (started). */
-HH_EXPORT int hh_manager_register(hh_manager *m, const char *klass, hh_handler_fn fn,
-                        void *udata);
+HH_EXPORT int hh_manager_register(hh_manager *m, const char *klass, hh_handler_fn fn, void *udata);
 
 /* Registers a handler for every class without one of its own (the CLI uses
  * it to report unknown classes). Without it, such a job fails with Sidekiq's
@@ -730,43 +721,43 @@ HH_EXPORT const char *hh_manager_identity(const hh_manager *m);
 #define HH_QUEUES_LIMIT 10000
 /* One queue in a stats snapshot (an array element: never grows). */
 typedef struct hh_queue_stats {
-    const char *name;  /* without "queue:"; valid for the manager's life */
-    uint64_t fetched;  /* jobs this process took from the queue */
-    int64_t size;      /* LLEN at the last heartbeat; -1 before, and always
+    const char *name; /* without "queue:"; valid for the manager's life */
+    uint64_t fetched; /* jobs this process took from the queue */
+    int64_t size;     /* LLEN at the last heartbeat; -1 before, and always
                         * -1 unless http_bind or a heartbeat hook is set
                         * (nobody reads them otherwise), and for queues past
                         * the first 64 (reading thousands of queues every
                         * beat would cost thousands of commands) */
-    double latency;    /* seconds since the oldest job's enqueued_at, read
+    double latency;   /* seconds since the oldest job's enqueued_at, read
                         * at the last heartbeat (as size) */
 } hh_queue_stats;
 
 /* A snapshot of the manager's state; no Redis round trip. Set struct_size
  * (and queues, queues_cap) before hh_manager_get_stats(). */
 typedef struct hh_manager_stats {
-    size_t struct_size;       /* sizeof(hh_manager_stats), set by the caller */
+    size_t struct_size; /* sizeof(hh_manager_stats), set by the caller */
     char identity[256];
-    double started_at;        /* epoch seconds */
+    double started_at; /* epoch seconds */
     int concurrency;
-    int busy;                 /* jobs running now */
-    int quiet;                /* 1 once quiet or stopping */
-    int stopping;             /* 1 once stop began */
-    uint64_t processed;       /* jobs finished since start, failed included */
+    int busy;           /* jobs running now */
+    int quiet;          /* 1 once quiet or stopping */
+    int stopping;       /* 1 once stop began */
+    uint64_t processed; /* jobs finished since start, failed included */
     uint64_t failed;
-    uint64_t recovered;       /* orphaned jobs this process pushed back */
-    size_t nqueues;           /* how many queues the worker has */
-    hh_queue_stats *queues;   /* the caller's array (or NULL): the first
+    uint64_t recovered;              /* orphaned jobs this process pushed back */
+    size_t nqueues;                  /* how many queues the worker has */
+    hh_queue_stats *queues;          /* the caller's array (or NULL): the first
                                * min(nqueues, queues_cap) entries are
                                * filled, in configuration order */
-    size_t queues_cap;        /* entries in queues */
+    size_t queues_cap;               /* entries in queues */
     double heartbeat_last_pushed_at; /* epoch s of the last beat Redis
                                       * acknowledged (EXEC ok); 0 before */
     char heartbeat_last_error[256];  /* "" when the last beat succeeded */
-    int redis_connected;      /* 1 when the heartbeat connection is up */
-    uint64_t lease_lost;      /* jobs of this process that another process
+    int redis_connected;             /* 1 when the heartbeat connection is up */
+    uint64_t lease_lost;             /* jobs of this process that another process
                                * recovered while this one still had them
                                * (paused or cut off past the heartbeat TTL) */
-    uint64_t reconciled;      /* entries of this process's in-progress lists
+    uint64_t reconciled;             /* entries of this process's in-progress lists
                                * that no thread held (a fetch reply was lost),
                                * pushed back to their queues */
 } hh_manager_stats;
@@ -781,10 +772,8 @@ HH_EXPORT int hh_manager_get_stats(hh_manager *m, hh_manager_stats *out);
  * Redis acknowledged the beat, stats is the snapshot after it (its queues
  * array holds the first 64 queues, valid during the call). Must not
  * block for long (it delays the next beat). Set before start. */
-typedef void (*hh_heartbeat_hook_fn)(int ok, const hh_manager_stats *stats,
-                                     void *udata);
-HH_EXPORT int hh_manager_on_heartbeat(hh_manager *m, hh_heartbeat_hook_fn fn,
-                            void *udata);
+typedef void (*hh_heartbeat_hook_fn)(int ok, const hh_manager_stats *stats, void *udata);
+HH_EXPORT int hh_manager_on_heartbeat(hh_manager *m, hh_heartbeat_hook_fn fn, void *udata);
 
 /* Logs through the manager's sink (for handlers and plug-ins). Thread-safe. */
 HH_EXPORT void hh_manager_log(hh_manager *m, hh_log_level level, const char *fmt, ...)

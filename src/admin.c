@@ -233,8 +233,7 @@ static int each_work(hh_client *c, work_fn fn, void *udata) {
                 int lossy;
                 if (json_is_string(pl))
                     item = hh_json_load_payload(json_string_value(pl), json_string_length(pl), &lossy);
-                else if (json_is_object(pl))
-                    item = json_incref(pl);
+                else if (json_is_object(pl)) item = json_incref(pl);
                 fn(id, h->element[j]->str, w, item, udata);
                 json_decref(item);
                 json_decref(w);
@@ -367,8 +366,10 @@ int hh_jobs_find(hh_client *c, const char *jid, char **json_out) {
     int rc = qs ? HH_OK : HH_ERR_REDIS;
     for (size_t i = 0; qs && i < qs->elements && rc == HH_OK; i++) rc = find_in_queue(c, qs->element[i]->str, jid, arr);
     if (qs) freeReplyObject(qs);
-    static const struct { hh_jobset set; const char *where; } sets[] = {
-        {HH_JOBSET_SCHEDULED, "scheduled"}, {HH_JOBSET_RETRY, "retry"}, {HH_JOBSET_DEAD, "dead"}};
+    static const struct {
+        hh_jobset set;
+        const char *where;
+    } sets[] = {{HH_JOBSET_SCHEDULED, "scheduled"}, {HH_JOBSET_RETRY, "retry"}, {HH_JOBSET_DEAD, "dead"}};
     for (size_t i = 0; i < 3 && rc == HH_OK; i++) {
         find_ctx f = {arr, sets[i].where};
         rc = hh_jobset_find(c, sets[i].set, jid, found_in_set, &f);

@@ -17,7 +17,6 @@
 #include "outcome.h"
 #include "util.h"
 
-
 struct hh_client {
     hh_redis_config cfg;
     hh_keys keys;
@@ -42,8 +41,8 @@ static int check_bulk_len(hh_client *c, size_t len) {
     }
     if (c->max_bulk > 0 && (long long)len > c->max_bulk) {
         snprintf(c->conn.last_error, sizeof(c->conn.last_error),
-                 "job payload of %zu bytes is over Redis' proto-max-bulk-len (%lld bytes): invalid bulk length",
-                 len, c->max_bulk);
+                 "job payload of %zu bytes is over Redis' proto-max-bulk-len (%lld bytes): invalid bulk length", len,
+                 c->max_bulk);
         return -1;
     }
     return 0;
@@ -134,8 +133,7 @@ hh_client *hh_client_new(const hh_redis_options *caller_opts, int *err) {
         e = hh_redis_refused(&c->cfg) ? HH_ERR_REFUSED : HH_ERR_REDIS;
         if (e == HH_ERR_REFUSED)
             hh_fail(e, "redis %s refused the connection settings: %s", c->cfg.display, c->conn.last_error);
-        else
-            hh_fail(e, "cannot connect to redis %s: %s", c->cfg.display, c->conn.last_error);
+        else hh_fail(e, "cannot connect to redis %s: %s", c->cfg.display, c->conn.last_error);
         hh_client_free(c);
         c = NULL;
     }
@@ -156,8 +154,8 @@ void hh_client_free(hh_client *c) {
 
 /* ------------------------------------------------------ shared sequences */
 
-void hh_enqueue_append(hh_pipe *p, const hh_keys *k, const char *queue,
-                       const char *const *payloads, const size_t *lens, size_t n) {
+void hh_enqueue_append(hh_pipe *p, const hh_keys *k, const char *queue, const char *const *payloads, const size_t *lens,
+                       size_t n) {
     sds qs = hh_key(k, HH_K_QUEUES), ql = hh_key_queue(k, queue);
     hh_pipe_add(p, "SADD %s %s", qs, queue);
     size_t argc = n + 2;
@@ -228,16 +226,14 @@ static void stamp(json_t *job, double now, hh_timestamps ts, int scheduled) {
         json_object_set_new(job, "jid", json_string(jid));
     }
     if (!json_object_get(job, "created_at")) json_object_set_new(job, "created_at", hh_json_time_new(now, ts));
-    if (scheduled)
-        json_object_del(job, "enqueued_at");
-    else
-        json_object_set_new(job, "enqueued_at", hh_json_time_new(now, ts));
+    if (scheduled) json_object_del(job, "enqueued_at");
+    else json_object_set_new(job, "enqueued_at", hh_json_time_new(now, ts));
 }
 
 /* Writes serialised payloads: one pipelined SADD+LPUSH, or ZADDs, as
  * Sidekiq's client does. Reconnects once on a lost connection, as Ruby's client does. */
-static int write_payloads(hh_client *c, const char *queue, char *const *dumps, const size_t *lens,
-                          size_t n, double at) {
+static int write_payloads(hh_client *c, const char *queue, char *const *dumps, const size_t *lens, size_t n,
+                          double at) {
     int rc = HH_ERR_REDIS;
     for (size_t i = 0; i < n; i++)
         if (check_bulk_len(c, lens[i]) != 0) return HH_ERR_REDIS;
@@ -275,8 +271,7 @@ static void free_dumps(char **dumps, size_t *lens, size_t n) {
 }
 
 /* Writes already-normalised jobs. */
-static int write_jobs(hh_client *c, json_t **jobs, size_t n, double at,
-                      char (*jids_out)[HH_JID_SIZE]) {
+static int write_jobs(hh_client *c, json_t **jobs, size_t n, double at, char (*jids_out)[HH_JID_SIZE]) {
     double now = hh_now();
     char **dumps = calloc(n, sizeof(char *));
     size_t *lens = calloc(n, sizeof(size_t));
@@ -297,7 +292,8 @@ done:
 /* Keys the fast bulk path writes itself; extra_json naming one of them
  * takes the general path instead. */
 static int reserved_key(const char *k) {
-    static const char *const keys[] = {"retry", "queue", "class", "args", "at", "jid", "created_at", "enqueued_at", NULL};
+    static const char *const keys[] = {"retry", "queue",      "class",       "args", "at",
+                                       "jid",   "created_at", "enqueued_at", NULL};
     for (int i = 0; keys[i]; i++)
         if (strcmp(k, keys[i]) == 0) return 1;
     return 0;
@@ -307,8 +303,8 @@ static int reserved_key(const char *k) {
  * but args and jid, so the shared parts are serialised once (by jansson)
  * and each payload is those pieces around its own args. Returns 1 when
  * the options need the general path. */
-static int bulk_fast(hh_client *c, const char *klass, const char *const *args_json, size_t n,
-                     const hh_push_options *o, char (*jids_out)[HH_JID_SIZE], double at) {
+static int bulk_fast(hh_client *c, const char *klass, const char *const *args_json, size_t n, const hh_push_options *o,
+                     char (*jids_out)[HH_JID_SIZE], double at) {
     json_t *head = json_object(), *extra = NULL;
     const char *key;
     json_t *v;
@@ -338,7 +334,7 @@ static int bulk_fast(hh_client *c, const char *klass, const char *const *args_js
     }
     double now = hh_now();
     json_t *t = hh_json_time_new(now, c->ts);
-    head_s = hh_json_dump(head);    /* {"retry":…,"queue":…,"class":…} */
+    head_s = hh_json_dump(head); /* {"retry":…,"queue":…,"class":…} */
     extra_s = extra ? hh_json_dump(extra) : strdup("{}");
     stamp_s = hh_json_dump(t);
     json_decref(t);
@@ -392,8 +388,7 @@ out:
     return rc;
 }
 
-static json_t *simple_item(const char *klass, const char *args_json, const hh_push_options *o,
-                           int *err) {
+static json_t *simple_item(const char *klass, const char *args_json, const hh_push_options *o, int *err) {
     *err = HH_ERR_INVALID;
     if (!klass || !*klass) return NULL;
     json_t *args = json_loads(args_json ? args_json : "[]", JSON_ALLOW_NUL, NULL);
@@ -425,8 +420,7 @@ static json_t *simple_item(const char *klass, const char *args_json, const hh_pu
         const char *key;
         json_t *v;
         json_object_foreach(extra, key, v) {
-            if (strcmp(key, "class") && strcmp(key, "args") && strcmp(key, "at"))
-                json_object_set(item, key, v);
+            if (strcmp(key, "class") && strcmp(key, "args") && strcmp(key, "at")) json_object_set(item, key, v);
         }
         json_decref(extra);
     }
@@ -439,14 +433,11 @@ bad:
 }
 
 /* perform_at semantics: a time not in the future means now. */
-static double effective_at(const hh_push_options *o) {
-    return (o && o->at > hh_now()) ? o->at : 0;
-}
+static double effective_at(const hh_push_options *o) { return (o && o->at > hh_now()) ? o->at : 0; }
 
-int hh_client_push(hh_client *c, const char *klass, const char *args_json,
-                   const hh_push_options *opts, char jid_out[HH_JID_SIZE]) {
-    return hh_client_push_bulk(c, klass, &args_json, 1, opts,
-                               (char(*)[HH_JID_SIZE])jid_out);
+int hh_client_push(hh_client *c, const char *klass, const char *args_json, const hh_push_options *opts,
+                   char jid_out[HH_JID_SIZE]) {
+    return hh_client_push_bulk(c, klass, &args_json, 1, opts, (char(*)[HH_JID_SIZE])jid_out);
 }
 
 static int push_bulk(hh_client *c, const char *klass, const char *const *args_json, size_t n,
@@ -467,8 +458,8 @@ static int explain_push(const char *klass, const char *const *args_json, size_t 
         int obj = json_is_object(extra);
         json_decref(extra);
         if (!extra)
-            return hh_fail(HH_ERR_INVALID, "push: extra_json is not JSON: %s near line %d, column %d", je.text,
-                           je.line, je.column);
+            return hh_fail(HH_ERR_INVALID, "push: extra_json is not JSON: %s near line %d, column %d", je.text, je.line,
+                           je.column);
         if (!obj) return hh_fail(HH_ERR_INVALID, "push: extra_json must be a JSON object");
     }
     for (size_t i = 0; i < n; i++) {
@@ -489,14 +480,18 @@ static int explain_push(const char *klass, const char *const *args_json, size_t 
 /* The reason for a failing client call, from its code and the connection. */
 static int client_fail(hh_client *c, int rc, const char *what) {
     if (rc == HH_ERR_REDIS || rc == HH_ERR_REFUSED)
-        return hh_fail(rc, "%s: %s: %s", what, hh_strerror(rc), c->conn.last_error[0] ? c->conn.last_error : "no reply");
+        return hh_fail(rc, "%s: %s: %s", what, hh_strerror(rc),
+                       c->conn.last_error[0] ? c->conn.last_error : "no reply");
     return hh_fail(rc, "%s: %s", what, hh_strerror(rc));
 }
 
 int hh_client_push_bulk(hh_client *c, const char *klass, const char *const *args_json, size_t n,
                         const hh_push_options *caller_opts, char (*jids_out)[HH_JID_SIZE]) {
     if (!c || n == 0 || !args_json)
-        return hh_fail(HH_ERR_INVALID, "push: %s", !c ? "the client is missing" : n == 0 ? "no jobs (n is 0)" : "args_json is NULL");
+        return hh_fail(HH_ERR_INVALID, "push: %s",
+                       !c           ? "the client is missing"
+                           : n == 0 ? "no jobs (n is 0)"
+                                    : "args_json is NULL");
     int rc = push_bulk(c, klass, args_json, n, caller_opts, jids_out);
     if (rc == HH_ERR_INVALID) {
         hh_push_options o;
@@ -715,15 +710,16 @@ static int client_processes(hh_client *c, char **json_out) {
             if (v) json_object_set(o, fields[f], v);
         }
         json_t *conc = json_object_get(info, "concurrency");
-        long long cc = h->element[6]->type == REDIS_REPLY_STRING ? reply_ll(h->element[6])
-                                                                : (conc ? json_integer_value(conc) : 0);
+        long long cc =
+            h->element[6]->type == REDIS_REPLY_STRING ? reply_ll(h->element[6]) : (conc ? json_integer_value(conc) : 0);
         json_object_set_new(o, "concurrency", json_integer(cc));
         json_object_set_new(o, "busy", json_integer(reply_ll(h->element[1])));
         double beat = h->element[2]->type == REDIS_REPLY_STRING ? hh_strtod_c(h->element[2]->str, NULL) : 0;
         json_object_set_new(o, "beat", json_real(beat));
         json_object_set_new(o, "beat_age", json_real(beat > 0 ? now - beat : 0));
-        json_object_set_new(o, "quiet", json_boolean(h->element[3]->type == REDIS_REPLY_STRING &&
-                                                     strcmp(h->element[3]->str, "true") == 0));
+        json_object_set_new(
+            o, "quiet",
+            json_boolean(h->element[3]->type == REDIS_REPLY_STRING && strcmp(h->element[3]->str, "true") == 0));
         json_object_set_new(o, "rss", json_integer(reply_ll(h->element[4])));
         json_object_set_new(o, "rtt_us", json_integer(reply_ll(h->element[5])));
         json_array_append_new(arr, o);
@@ -738,17 +734,21 @@ static int client_processes(hh_client *c, char **json_out) {
 
 static int client_signal(hh_client *c, const char *identity, const char *signal);
 int hh_client_signal(hh_client *c, const char *identity, const char *signal) {
-    if (!c || !identity || !signal) return hh_fail(HH_ERR_INVALID, "signal: %s is missing", !c ? "the client" : !identity ? "the identity" : "the signal");
+    if (!c || !identity || !signal)
+        return hh_fail(HH_ERR_INVALID, "signal: %s is missing",
+                       !c              ? "the client"
+                           : !identity ? "the identity"
+                                       : "the signal");
     int rc = client_signal(c, identity, signal);
     if (rc == HH_ERR_INVALID) return hh_fail(rc, "signal %s: want TSTP, TERM or TTIN", signal);
-    if (rc == HH_ERR_NOTFOUND) return hh_fail(rc, "signal: no live process %s (not in processes, or its heartbeat expired)", identity);
+    if (rc == HH_ERR_NOTFOUND)
+        return hh_fail(rc, "signal: no live process %s (not in processes, or its heartbeat expired)", identity);
     return rc == HH_OK ? rc : client_fail(c, rc, "signal");
 }
 
 static int client_signal(hh_client *c, const char *identity, const char *signal) {
     if (!c || !identity || !signal) return HH_ERR_INVALID;
-    if (strcmp(signal, "TSTP") && strcmp(signal, "TERM") && strcmp(signal, "TTIN"))
-        return HH_ERR_INVALID;
+    if (strcmp(signal, "TSTP") && strcmp(signal, "TERM") && strcmp(signal, "TTIN")) return HH_ERR_INVALID;
     sds pk = hh_key(&c->keys, HH_K_PROCESSES), hk = hh_key_process(&c->keys, identity);
     sds sk = hh_key_signals(&c->keys, identity);
     int rc = HH_ERR_REDIS;
@@ -785,11 +785,10 @@ int hh_client_kill(hh_client *c, const char *payload, size_t len, double dead_ti
     return rc == HH_OK ? rc : client_fail(c, rc, "kill");
 }
 
-static int client_kill(hh_client *c, const char *payload, size_t len, double dead_timeout,
-                   long dead_max_jobs) {
+static int client_kill(hh_client *c, const char *payload, size_t len, double dead_timeout, long dead_max_jobs) {
     if (!c || !payload) return HH_ERR_INVALID;
-    hh_outcome o = {HH_OUTCOME_DEAD, HH_SOURCE_NONE, NULL, NULL, 0, payload, len, hh_now(), dead_timeout,
-                    dead_max_jobs};
+    hh_outcome o = {HH_OUTCOME_DEAD, HH_SOURCE_NONE, NULL,         NULL, 0, payload, len,
+                    hh_now(),        dead_timeout,   dead_max_jobs};
     char why[256];
     if (hh_outcome_write(&c->conn, &c->keys, &o, why, sizeof(why)) == 1) return HH_OK;
     hh_strlcpy(c->conn.last_error, why, sizeof(c->conn.last_error));

@@ -9,8 +9,8 @@
 #include "redis.h"
 
 /* Appends SADD queues <q> + LPUSH queue:<q> <payload...> to a pipeline. */
-void hh_enqueue_append(hh_pipe *p, const hh_keys *k, const char *queue, const char *const *payloads,
-                       const size_t *lens, size_t n);
+void hh_enqueue_append(hh_pipe *p, const hh_keys *k, const char *queue, const char *const *payloads, const size_t *lens,
+                       size_t n);
 
 /* For admin.c (job management on a client): its connection, key names
  * and timestamp encoding. */

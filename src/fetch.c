@@ -14,11 +14,11 @@
 
 /* One worker thread's fetch state. */
 typedef struct fetch_thread {
-    int block_queue;     /* which queue this thread blocks on when idle (no pickup) */
-    int batch;           /* jobs wanted per fetch, adapted to job speed */
-    double spent;        /* handler seconds since the last fetch */
-    int ran;             /* jobs run since the last fetch */
-    hh_fetched *held;    /* one fetch's replies */
+    int block_queue;               /* which queue this thread blocks on when idle (no pickup) */
+    int batch;                     /* jobs wanted per fetch, adapted to job speed */
+    double spent;                  /* handler seconds since the last fetch */
+    int ran;                       /* jobs run since the last fetch */
+    hh_fetched *held;              /* one fetch's replies */
     struct fetch_scratch *scratch; /* argument space, sized for every queue */
 } fetch_thread;
 
@@ -48,9 +48,9 @@ struct hh_fetcher {
     hh_fetched *ring;
     size_t head, npending, cap;
     size_t promised;
-    int idle;                 /* threads in hh_fetch_next without a job */
-    atomic_int dry;           /* the last fetch found every queue empty */
-    int sleeping;             /* idle threads waiting on `more` */
+    int idle;       /* threads in hh_fetch_next without a job */
+    atomic_int dry; /* the last fetch found every queue empty */
+    int sleeping;   /* idle threads waiting on `more` */
     /* Finished jobs whose ack (LREM) is not sent yet; acks_mu. */
     pthread_mutex_t acks_mu;
     hh_job **acks;
@@ -60,9 +60,9 @@ struct hh_fetcher {
     pthread_mutex_t idle_mu;
     pthread_cond_t idle_cv;
     int *waiters;
-    atomic_ullong epoch;      /* see empty_mark */
-    empty_mark *empty;        /* per queue */
-    fetch_thread *threads;    /* per worker thread, by hh_processor.index */
+    atomic_ullong epoch;   /* see empty_mark */
+    empty_mark *empty;     /* per queue */
+    fetch_thread *threads; /* per worker thread, by hh_processor.index */
 };
 
 #define HH_FETCH_EMPTY_RECHECK_US 100000 /* see empty_mark */
@@ -120,17 +120,17 @@ static int take(hh_fetched *out, redisReply *v, size_t q) {
 /* Per-thread argument space for the fetch commands, sized for the number of
  * queues once (any number: no fixed cap) and reused by every fetch. */
 typedef struct fetch_scratch {
-    const char **argv;  /* EVALSHA sha nkeys keys... args..., or BRPOP keys... timeout */
+    const char **argv; /* EVALSHA sha nkeys keys... args..., or BRPOP keys... timeout */
     size_t *lens;
-    size_t *order;      /* one queue order (indexes into cand) */
-    size_t *cand;       /* queues this fetch tries (not known empty) */
-    int *cweights;      /* their weights */
-    char *ord;          /* order strings, back to back */
+    size_t *order; /* one queue order (indexes into cand) */
+    size_t *cand;  /* queues this fetch tries (not known empty) */
+    int *cweights; /* their weights */
+    char *ord;     /* order strings, back to back */
     size_t ordcap;
-    uint64_t *prefix;   /* weighted: running weight totals over cand */
-    long *pos;          /* weighted: a candidate's place among the keys, or -1 */
-    size_t *picks;      /* weighted: each job's draws, HH_FETCH_DRAWS per job */
-    int basic;          /* this call pops (basic fetch): no in-progress list, no lease */
+    uint64_t *prefix; /* weighted: running weight totals over cand */
+    long *pos;        /* weighted: a candidate's place among the keys, or -1 */
+    size_t *picks;    /* weighted: each job's draws, HH_FETCH_DRAWS per job */
+    int basic;        /* this call pops (basic fetch): no in-progress list, no lease */
 } fetch_scratch;
 
 /* Weighted order: each job's order is drawn over the candidate queues as
@@ -300,8 +300,7 @@ static int fetch_basic(hh_processor *p, hh_fetched *out, size_t max) {
     const char **argv = s->argv;
     size_t *lens = s->lens;
     argv[0] = "BRPOP", lens[0] = 5;
-    for (size_t i = 0; i < n; i++)
-        argv[1 + i] = m->queue_keys[order[i]], lens[1 + i] = sdslen(m->queue_keys[order[i]]);
+    for (size_t i = 0; i < n; i++) argv[1 + i] = m->queue_keys[order[i]], lens[1 + i] = sdslen(m->queue_keys[order[i]]);
     argv[n + 1] = "2", lens[n + 1] = 1;
     redisReply *r = hh_conn_cmdargv_blocking(&p->conn, HH_FETCH_BLOCK_SECONDS, (int)argc, argv, lens);
     int rc = r ? 0 : -1;
@@ -389,7 +388,8 @@ static size_t acks_settle(struct hh_manager *m, hh_job **jobs, redisReply **r, s
     hh_job **ok = malloc((n ? n : 1) * sizeof(*ok));
     for (size_t i = 0; i < n; i++) {
         if (!r[i] || r[i]->type != REDIS_REPLY_INTEGER) {
-            if (!refused) hh_strlcpy(why, r[i] && r[i]->type == REDIS_REPLY_ERROR ? r[i]->str : "unexpected reply", sizeof(why));
+            if (!refused)
+                hh_strlcpy(why, r[i] && r[i]->type == REDIS_REPLY_ERROR ? r[i]->str : "unexpected reply", sizeof(why));
             jobs[refused++] = jobs[i];
             continue;
         }
@@ -454,7 +454,6 @@ void hh_fetch_try_acks(struct hh_manager *m, hh_conn *c) {
     hh_job **jobs = acks_take(m, &n);
     if (jobs) acks_send(m, c, jobs, n, 1);
 }
-
 
 /* ------------------------------------------------------------ reliable fetch */
 
@@ -799,7 +798,7 @@ static int fetch(hh_processor *p, hh_fetched *out, size_t max) {
     }
     for (int i = 0; i < rc; i++) atomic_fetch_add(&m->fetched[out[i].queue], 1);
     if (rc < 0 && !p->conn.ctx) hh_conn_ready(&p->conn); /* waits out the backoff */
-    else if (rc < 0) hh_sleep(1.0); /* an error reply: as Sidekiq, pause 1 s */
+    else if (rc < 0) hh_sleep(1.0);                      /* an error reply: as Sidekiq, pause 1 s */
     return rc;
 }
 
@@ -840,8 +839,7 @@ static size_t want_locked(hh_processor *p, fetch_thread *t) {
     hh_fetcher *f = p->m->fetcher;
     if (t->ran && t->spent < 0.001 * t->ran)
         t->batch = t->batch * 2 > HH_FETCH_BATCH_MAX ? HH_FETCH_BATCH_MAX : t->batch * 2;
-    else if (t->ran)
-        t->batch = 1;
+    else if (t->ran) t->batch = 1;
     t->spent = 0, t->ran = 0;
     size_t covered = f->promised + f->npending;
     /* While the queues run dry every idle thread goes its own way to the
@@ -1016,8 +1014,7 @@ void hh_fetch_ack_append(struct hh_manager *m, hh_pipe *pipe, const hh_job *job)
     sdsfree(k);
 }
 
-int hh_fetch_requeue(struct hh_manager *m, hh_conn *c, const char *queue, const char *payload,
-                     size_t len) {
+int hh_fetch_requeue(struct hh_manager *m, hh_conn *c, const char *queue, const char *payload, size_t len) {
     sds qk = hh_key_queue(&m->keys, queue);
     redisReply *r;
     if (m->opts.fetch == HH_FETCH_BASIC) {
@@ -1038,13 +1035,11 @@ int hh_fetch_requeue(struct hh_manager *m, hh_conn *c, const char *queue, const 
     return rc;
 }
 
-void hh_fetch_requeue_append(struct hh_manager *m, hh_pipe *pipe, size_t queue, const char *payload,
-                             size_t len) {
-    if (m->opts.fetch == HH_FETCH_BASIC)
-        hh_pipe_add(pipe, "RPUSH %s %b", m->queue_keys[queue], payload, len);
+void hh_fetch_requeue_append(struct hh_manager *m, hh_pipe *pipe, size_t queue, const char *payload, size_t len) {
+    if (m->opts.fetch == HH_FETCH_BASIC) hh_pipe_add(pipe, "RPUSH %s %b", m->queue_keys[queue], payload, len);
     else
-        hh_pipe_add(pipe, "EVAL %s 2 %s %s %b", HH_LUA_REQUEUE, m->inprog_keys[queue], m->queue_keys[queue],
-                    payload, len);
+        hh_pipe_add(pipe, "EVAL %s 2 %s %s %b", HH_LUA_REQUEUE, m->inprog_keys[queue], m->queue_keys[queue], payload,
+                    len);
 }
 
 hh_job **hh_fetch_take_acks(struct hh_manager *m, size_t *n) { return acks_take(m, n); }
@@ -1068,21 +1063,22 @@ static void log_long(struct hh_manager *m, hh_log_level level, const char *head,
     free(msg);
 }
 
-void hh_fetch_report_unreturned(struct hh_manager *m, size_t queue, const char *payload, size_t len,
-                                const char *why) {
+void hh_fetch_report_unreturned(struct hh_manager *m, size_t queue, const char *payload, size_t len, const char *why) {
     json_t *item = json_loadb(payload, len, JSON_ALLOW_NUL, NULL);
     const char *jid = json_string_value(json_object_get(item, "jid"));
     const char *klass = json_string_value(json_object_get(item, "class"));
     if (m->opts.fetch == HH_FETCH_RELIABLE) {
-        hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: not pushed back to queue %s (%s): it stays in %s for the "
-               "next start with --identity %s or a peer's recovery", klass ? klass : "?", jid ? jid : "?",
-               m->queues[queue], why, m->inprog_keys[queue], m->identity);
+        hh_log(&m->log, HH_LOG_WARN,
+               "class=%s jid=%s: not pushed back to queue %s (%s): it stays in %s for the "
+               "next start with --identity %s or a peer's recovery",
+               klass ? klass : "?", jid ? jid : "?", m->queues[queue], why, m->inprog_keys[queue], m->identity);
     } else {
         char head[700];
-        snprintf(head, sizeof(head), "class=%s jid=%s: NOT PUSHED BACK to queue %s (%s); with basic fetch it is "
+        snprintf(head, sizeof(head),
+                 "class=%s jid=%s: NOT PUSHED BACK to queue %s (%s); with basic fetch it is "
                  "no longer in Redis unless the push back landed late: check %s and push this payload again if "
-                 "it is missing: ", klass ? klass : "?", jid ? jid : "?", m->queues[queue], why,
-                 m->queue_keys[queue]);
+                 "it is missing: ",
+                 klass ? klass : "?", jid ? jid : "?", m->queues[queue], why, m->queue_keys[queue]);
         log_long(m, HH_LOG_ERROR, head, payload, len);
     }
     json_decref(item);

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include "manager.h"
 
-#define HH_FETCH_BATCH_MAX 64 /* jobs one thread may take per fetch (fast jobs only) */
+#define HH_FETCH_BATCH_MAX 64      /* jobs one thread may take per fetch (fast jobs only) */
 #define HH_FETCH_BLOCK_SECONDS 2.0 /* Sidekiq's BRPOP timeout: quiet noticed within 2 s */
 /* Idle threads wait for pickup.c's wake-up. Without one (no CLIENT
  * TRACKING), idle reliable fetchers block on one queue each for
@@ -27,7 +27,7 @@ size_t hh_queue_order(const int *weights, size_t n, int weighted, hh_rng *rng, s
 typedef struct hh_fetched {
     char *payload; /* malloc'd, NUL-terminated */
     size_t len;
-    size_t queue;  /* index into m->queues */
+    size_t queue;   /* index into m->queues */
     uint64_t lease; /* key in the held-jobs registry, 0 when not held (lease.c) */
 } hh_fetched;
 
@@ -67,7 +67,6 @@ void hh_fetch_queues_written(struct hh_manager *m);
 /* Wakes idle threads sleeping in the process (quiet, stop): no Redis. */
 void hh_fetch_wake_sleepers(struct hh_manager *m);
 
-
 /* Queues the ack of a finished job (which it then owns and frees); sends
  * the queue with connection c when it is full. Thread-safe. */
 void hh_fetch_queue_ack(struct hh_manager *m, hh_job *job, hh_conn *c);
@@ -86,21 +85,18 @@ void hh_fetch_ack_append(struct hh_manager *m, hh_pipe *pipe, const hh_job *job)
 /* Pushes a fetched job back to the tail of its queue (runs next), exact
  * bytes, once: LREM+RPUSH in one script for reliable fetch, RPUSH for basic.
  * Returns 1 pushed, 0 it was no longer in progress, -1 Redis error. */
-int hh_fetch_requeue(struct hh_manager *m, hh_conn *c, const char *queue, const char *payload,
-                     size_t len);
+int hh_fetch_requeue(struct hh_manager *m, hh_conn *c, const char *queue, const char *payload, size_t len);
 
 /* Appends the push back of hh_fetch_requeue to a pipeline (the script's
  * source, not its sha: one round trip even on a fresh connection). Its
  * reply: integer 1 pushed, 0 no longer in progress; anything else failed. */
-void hh_fetch_requeue_append(struct hh_manager *m, hh_pipe *pipe, size_t queue, const char *payload,
-                             size_t len);
+void hh_fetch_requeue_append(struct hh_manager *m, hh_pipe *pipe, size_t queue, const char *payload, size_t len);
 
 /* Says loudly that a fetched job could not be pushed back before the stop
  * gave up, and where it is: still in this identity's in-progress list
  * (reliable fetch: WARN, recovered later), or nowhere in Redis (basic
  * fetch: ERROR with the full payload, to push again by hand). */
-void hh_fetch_report_unreturned(struct hh_manager *m, size_t queue, const char *payload, size_t len,
-                                const char *why);
+void hh_fetch_report_unreturned(struct hh_manager *m, size_t queue, const char *payload, size_t len, const char *why);
 
 /* Takes every queued ack (the caller sends them, then frees them with
  * hh_fetch_acks_free). NULL and *n 0 when none. */

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define HH_PROCESS_TTL 60          /* Sidekiq's TTL for <id> and the work hashes */
+#define HH_PROCESS_TTL 60           /* Sidekiq's TTL for <id> and the work hashes */
 #define HH_STAT_DAILY_TTL 157680000 /* 5 years */
 
 long hh_rss_kb(void) {
@@ -62,8 +62,8 @@ char *hh_heartbeat_info(const hh_heartbeat_env *e) {
 }
 
 /* Appends the counter flush for p processed and f failed. */
-static void stats_append(const hh_heartbeat_env *e, hh_pipe *pipe, unsigned long long p,
-                         unsigned long long f, double now) {
+static void stats_append(const hh_heartbeat_env *e, hh_pipe *pipe, unsigned long long p, unsigned long long f,
+                         double now) {
     const char *names[2] = {HH_K_STAT_PROCESSED, HH_K_STAT_FAILED};
     unsigned long long v[2] = {p, f};
     for (int i = 0; i < 2; i++) {
@@ -84,8 +84,14 @@ static size_t json_escape(char *out, const char *s, size_t n) {
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char ch = (unsigned char)s[i];
-        char e = ch == '"' ? '"' : ch == '\\' ? '\\' : ch == '\b' ? 'b' : ch == '\f' ? 'f'
-               : ch == '\n' ? 'n' : ch == '\r' ? 'r' : ch == '\t' ? 't' : 0;
+        char e = ch == '"' ? '"'
+            : ch == '\\'   ? '\\'
+            : ch == '\b'   ? 'b'
+            : ch == '\f'   ? 'f'
+            : ch == '\n'   ? 'n'
+            : ch == '\r'   ? 'r'
+            : ch == '\t'   ? 't'
+                           : 0;
         if (e) {
             if (out) out[k] = '\\', out[k + 1] = e;
             k += 2;
@@ -107,15 +113,14 @@ static size_t json_escape(char *out, const char *s, size_t n) {
  * value is what json_dumps gives for that object. NULL when the payload is
  * not valid UTF-8 (a JSON string cannot hold it) or out of memory. */
 sds hh_heartbeat_work_hset(const char *key, const char *tid, const hh_job *job) {
-    if (!hh_utf8_valid(job->payload, job->len) || !hh_utf8_valid(job->queue, strlen(job->queue)))
-        return NULL;
+    if (!hh_utf8_valid(job->payload, job->len) || !hh_utf8_valid(job->queue, strlen(job->queue))) return NULL;
     char tail[48];
     int tl = snprintf(tail, sizeof(tail), "\",\"run_at\":%lld}", (long long)job->run_at);
     size_t ql = json_escape(NULL, job->queue, strlen(job->queue));
     size_t pl = json_escape(NULL, job->payload, job->len);
     size_t vlen = strlen("{\"queue\":\"") + ql + strlen("\",\"payload\":\"") + pl + (size_t)tl;
-    sds cmd = sdscatprintf(sdsempty(), "*4\r\n$4\r\nHSET\r\n$%zu\r\n%s\r\n$%zu\r\n%s\r\n$%zu\r\n",
-                           strlen(key), key, strlen(tid), tid, vlen);
+    sds cmd = sdscatprintf(sdsempty(), "*4\r\n$4\r\nHSET\r\n$%zu\r\n%s\r\n$%zu\r\n%s\r\n$%zu\r\n", strlen(key), key,
+                           strlen(tid), tid, vlen);
     if (!cmd || !(cmd = sdsMakeRoomFor(cmd, vlen + 2))) {
         sdsfree(cmd);
         return NULL;
@@ -188,14 +193,10 @@ static int work_append(const hh_heartbeat_env *e, hh_pipe *pipe) {
 static int deliver_signal(const hh_heartbeat_env *e, const char *sig) {
     hh_log(e->log, HH_LOG_INFO, "received %s through %s%s", sig, e->identity, HH_K_SIGNALS_SUFFIX);
     int was_quiet = atomic_load(e->quiet);
-    if (strcmp(sig, "TSTP") == 0)
-        hh_manager_quiet(e->self);
-    else if (strcmp(sig, "TERM") == 0 || strcmp(sig, "INT") == 0)
-        hh_manager_stop(e->self);
-    else if (strcmp(sig, "TTIN") == 0 || strcmp(sig, "INFO") == 0)
-        hh_manager_dump(e->self);
-    else
-        hh_log(e->log, HH_LOG_WARN, "ignoring unknown signal %s", sig);
+    if (strcmp(sig, "TSTP") == 0) hh_manager_quiet(e->self);
+    else if (strcmp(sig, "TERM") == 0 || strcmp(sig, "INT") == 0) hh_manager_stop(e->self);
+    else if (strcmp(sig, "TTIN") == 0 || strcmp(sig, "INFO") == 0) hh_manager_dump(e->self);
+    else hh_log(e->log, HH_LOG_WARN, "ignoring unknown signal %s", sig);
     return !was_quiet && atomic_load(e->quiet);
 }
 
@@ -209,8 +210,8 @@ static void dump_one(void *ctx, const char *tid, const hh_job *job, int abandone
     (void)abandoned;
     if (job) {
         d->busy++;
-        hh_log(d->e->log, HH_LOG_WARN, "thread tid=%s: class=%s jid=%s queue=%s running for %.1f s", tid,
-               job->klass, job->jid, job->queue, hh_now() - job->run_at);
+        hh_log(d->e->log, HH_LOG_WARN, "thread tid=%s: class=%s jid=%s queue=%s running for %.1f s", tid, job->klass,
+               job->jid, job->queue, hh_now() - job->run_at);
     } else {
         hh_log(d->e->log, HH_LOG_WARN, "thread tid=%s: idle", tid);
     }
@@ -220,8 +221,7 @@ static void dump_one(void *ctx, const char *tid, const hh_job *job, int abandone
 static void dump_threads(const hh_heartbeat_env *e) {
     struct dump_ctx d = {e, 0};
     e->each_thread(e->udata, dump_one, &d);
-    hh_log(e->log, HH_LOG_WARN, "%d of %d threads busy, quiet=%d", d.busy, e->concurrency,
-           atomic_load(e->quiet));
+    hh_log(e->log, HH_LOG_WARN, "%d of %d threads busy, quiet=%d", d.busy, e->concurrency, atomic_load(e->quiet));
 }
 
 /* Queue sizes and latency for the stats snapshot and /metrics, and the
@@ -325,9 +325,8 @@ static int beat(const hh_heartbeat_env *e, hh_conn *c, const char *info, int *re
         hh_pipe_add(&pipe, "SADD %s %s", pk, e->identity);
         int exists_at = pipe.n - 1; /* index inside EXEC's array */
         hh_pipe_add(&pipe, "EXISTS %s", hk);
-        hh_pipe_add(&pipe, "HSET %s info %s concurrency %d busy %d beat %s rtt_us %ld quiet %s rss %ld",
-                    hk, info, e->concurrency, busy, beat_s, rtt_us,
-                    atomic_load(e->quiet) ? "true" : "false", hh_rss_kb());
+        hh_pipe_add(&pipe, "HSET %s info %s concurrency %d busy %d beat %s rtt_us %ld quiet %s rss %ld", hk, info,
+                    e->concurrency, busy, beat_s, rtt_us, atomic_load(e->quiet) ? "true" : "false", hh_rss_kb());
         hh_pipe_add(&pipe, "EXPIRE %s %d", hk, HH_PROCESS_TTL);
         hh_pipe_add(&pipe, "RPOP %s", sk);
         hh_pipe_add(&pipe, "EXEC");
@@ -341,7 +340,8 @@ static int beat(const hh_heartbeat_env *e, hh_conn *c, const char *info, int *re
                 redisReply *ex = r[pipe.n - 1];
                 int n = (int)ex->elements;
                 stats_ok = hh_replies_check(ex->element, 0, stats_n, why, sizeof(why)) < 0;
-                if (!stats_ok) snprintf(err, sizeof(err), "heartbeat: stats not written (kept for the next beat): %s", why);
+                if (!stats_ok)
+                    snprintf(err, sizeof(err), "heartbeat: stats not written (kept for the next beat): %s", why);
                 if (hh_replies_check(ex->element, stats_n, exists_at - 1, why, sizeof(why)) >= 0)
                     snprintf(err, sizeof(err), "heartbeat: busy jobs not written: %s", why);
                 if (hh_replies_check(ex->element, n - 1, n, why, sizeof(why)) >= 0)
@@ -369,7 +369,8 @@ static int beat(const hh_heartbeat_env *e, hh_conn *c, const char *info, int *re
         sdsfree(pk), sdsfree(hk), sdsfree(sk);
     }
     if (ok && e->reads_queues) read_queues(e, c, now); /* only someone reads them */
-    if (!ok && !err[0]) snprintf(err, sizeof(err), "heartbeat: %s", c->last_error[0] ? c->last_error : "Redis unreachable");
+    if (!ok && !err[0])
+        snprintf(err, sizeof(err), "heartbeat: %s", c->last_error[0] ? c->last_error : "Redis unreachable");
     if (!stats_ok) { /* keep the counts for the next beat, as Sidekiq 6.4 does */
         atomic_fetch_add(e->unflushed_processed, p);
         atomic_fetch_add(e->unflushed_failed, f);

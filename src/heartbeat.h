@@ -27,19 +27,19 @@ typedef struct hh_heartbeat_env {
     hh_redis_config *cfg;
     const char *identity, *hostname, *tag, *version;
     double started_at;
-    double interval;              /* seconds between beats */
+    double interval; /* seconds between beats */
     int concurrency;
     size_t nqueues;
     char *const *queues;
     const int *weights;
     int weighted;
-    char *const *labels;          /* NULL-terminated, may be NULL */
-    int reads_queues;             /* someone reads queue sizes (HTTP, the hook): read them each beat */
+    char *const *labels; /* NULL-terminated, may be NULL */
+    int reads_queues;    /* someone reads queue sizes (HTTP, the hook): read them each beat */
     const atomic_int *quiet, *booted, *beats_off;
-    atomic_int *dump_requested;   /* taken (reset) here */
+    atomic_int *dump_requested;                            /* taken (reset) here */
     atomic_ullong *unflushed_processed, *unflushed_failed; /* flushed here, given back on failure */
     hh_wake *wake;
-    hh_manager *self;             /* remote signals: hh_manager_quiet/stop/dump (public API) */
+    hh_manager *self; /* remote signals: hh_manager_quiet/stop/dump (public API) */
     void *udata;
     /* Visits every worker thread (for the running-jobs hashes and dumps). */
     void (*each_thread)(void *udata, hh_heartbeat_thread_fn fn, void *ctx);

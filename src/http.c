@@ -83,11 +83,11 @@ static int mhd_load(mhd_api *api, char *err, size_t errlen) {
         snprintf(err, errlen, "cannot load %s (Debian package libmicrohttpd12): %s", HH_MHD_SONAME, dlerror());
         return -1;
     }
-#define HH_MHD_SYM(field, name)                                                       \
-    if (!(*(void **)(&api->field) = dlsym(api->so, name))) {                          \
-        snprintf(err, errlen, "%s lacks %s", HH_MHD_SONAME, name);                   \
-        dlclose(api->so);                                                             \
-        return -1;                                                                    \
+#define HH_MHD_SYM(field, name)                                    \
+    if (!(*(void **)(&api->field) = dlsym(api->so, name))) {       \
+        snprintf(err, errlen, "%s lacks %s", HH_MHD_SONAME, name); \
+        dlclose(api->so);                                          \
+        return -1;                                                 \
     }
     HH_MHD_SYM(start_daemon, "MHD_start_daemon")
     HH_MHD_SYM(stop_daemon, "MHD_stop_daemon")
@@ -119,12 +119,12 @@ struct hh_http {
     hh_http_source src; /* the snapshots and the log: all it knows of the manager */
     struct MHD_Daemon *daemon;
     double max_age;
-    char *token;  /* NULL: /stats and /metrics are open */
+    char *token;                         /* NULL: /stats and /metrics are open */
     char display[INET6_ADDRSTRLEN + 16]; /* "127.0.0.1:8080", "[::1]:8080" */
-    atomic_int serving;  /* 0 while starting: MHD messages are kept, not logged */
-    char start_msg[256]; /* MHD's last message while starting */
+    atomic_int serving;                  /* 0 while starting: MHD messages are kept, not logged */
+    char start_msg[256];                 /* MHD's last message while starting */
     unsigned int conn_limit;
-    pthread_mutex_t mu;  /* conns, stopping */
+    pthread_mutex_t mu; /* conns, stopping */
     pthread_cond_t cv;
     http_conn *conns;
     int stopping;
@@ -246,12 +246,13 @@ int hh_http_healthy(const hh_manager_stats *st, double now, double max_age, char
         double age = heartbeat_age(st, now);
         healthy = age < max_age;
         hh_snprintf_c(tmp, sizeof(tmp), "last heartbeat acknowledged by Redis %.1f s ago (liveness max age %g s)", age,
-                 max_age);
+                      max_age);
     } else if (st->started_at > 0) {
         double since = now - st->started_at;
         healthy = since < max_age;
-        hh_snprintf_c(tmp, sizeof(tmp), "no heartbeat acknowledged by Redis in the %.1f s since start (liveness max age %g s)",
-                 since < 0 ? 0 : since, max_age);
+        hh_snprintf_c(tmp, sizeof(tmp),
+                      "no heartbeat acknowledged by Redis in the %.1f s since start (liveness max age %g s)",
+                      since < 0 ? 0 : since, max_age);
     } else {
         healthy = 0;
         snprintf(tmp, sizeof(tmp), "the manager has not started");
@@ -338,11 +339,13 @@ char *hh_http_metrics_text(const hh_manager_stats *st, double now) {
     buf_label(&b, HH_VERSION);
     buf_printf(&b, "\"} 1\n");
 
-    buf_header(&b, "hiredhand_jobs_processed_total", "counter", "Jobs finished by this process since start, failures included.");
+    buf_header(&b, "hiredhand_jobs_processed_total", "counter",
+               "Jobs finished by this process since start, failures included.");
     buf_printf(&b, "hiredhand_jobs_processed_total %llu\n", (unsigned long long)st->processed);
     buf_header(&b, "hiredhand_jobs_failed_total", "counter", "Jobs that failed in this process since start.");
     buf_printf(&b, "hiredhand_jobs_failed_total %llu\n", (unsigned long long)st->failed);
-    buf_header(&b, "hiredhand_jobs_recovered_total", "counter", "Orphaned jobs this process pushed back to their queues.");
+    buf_header(&b, "hiredhand_jobs_recovered_total", "counter",
+               "Orphaned jobs this process pushed back to their queues.");
     buf_printf(&b, "hiredhand_jobs_recovered_total %llu\n", (unsigned long long)st->recovered);
     buf_header(&b, "hiredhand_jobs_reconciled_total", "counter",
                "Entries of this process's in-progress lists held by no thread (lost fetch replies), pushed back.");
@@ -379,8 +382,9 @@ char *hh_http_metrics_text(const hh_manager_stats *st, double now) {
     buf_header(&b, "hiredhand_queues", "gauge",
                "Queues this process fetches from; the per-queue series cover the first 64.");
     buf_printf(&b, "hiredhand_queues %zu\n", st->nqueues);
-        /* Sizes and latencies are read at each beat: none before the first. */
-    buf_header(&b, "hiredhand_queue_size", "gauge", "Jobs waiting in the queue, read at the last heartbeat. The same on every process "
+    /* Sizes and latencies are read at each beat: none before the first. */
+    buf_header(&b, "hiredhand_queue_size", "gauge",
+               "Jobs waiting in the queue, read at the last heartbeat. The same on every process "
                "(scope=\"cluster\"): aggregate with max(), not sum().");
     for (size_t i = 0; i < nq; i++) {
         if (st->queues[i].size < 0) continue;
@@ -497,7 +501,8 @@ void hh_http_reply_for(hh_http_route route, const hh_manager_stats *st, double n
         r->status = MHD_HTTP_UNAUTHORIZED;
         r->header = MHD_HTTP_HEADER_WWW_AUTHENTICATE;
         r->value = "Bearer realm=\"hiredhand\"";
-        r->body = dump_new(json_pack("{s:s}", "error", "unauthorized: /stats and /metrics want Authorization: Bearer <token>"));
+        r->body = dump_new(
+            json_pack("{s:s}", "error", "unauthorized: /stats and /metrics want Authorization: Bearer <token>"));
         break;
     case HH_HTTP_ROUTE_METHOD:
         r->status = MHD_HTTP_METHOD_NOT_ALLOWED;
@@ -508,8 +513,8 @@ void hh_http_reply_for(hh_http_route route, const hh_manager_stats *st, double n
     case HH_HTTP_ROUTE_NOT_FOUND:
     default:
         r->status = MHD_HTTP_NOT_FOUND;
-        r->body = dump_new(json_pack("{s:s, s:[s,s,s,s]}", "error", "not found", "paths", "/healthz", "/readyz", "/stats",
-                                     "/metrics"));
+        r->body = dump_new(json_pack("{s:s, s:[s,s,s,s]}", "error", "not found", "paths", "/healthz", "/readyz",
+                                     "/stats", "/metrics"));
         break;
     }
 }
@@ -562,7 +567,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     hh_http_reply r;
     (void)version, (void)upload_data;
     if (!*con_cls) conn_phase(h, conn, 0); /* MHD calls us once the headers are in */
-    const char *auth = h->token ? h->api.lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION) : NULL;
+    const char *auth =
+        h->token ? h->api.lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION) : NULL;
     hh_http_route route = hh_http_route_of(method, url, auth, h->token);
     /* Other methods are answered at once, on the first call: MHD discards
      * the request body and closes that connection after the response. */
@@ -820,8 +826,8 @@ static void watchdog_stop(hh_http *h) {
     h->watchdog_running = 0;
 }
 
-hh_http *hh_http_start(const hh_http_source *src, const char *bind, double liveness_max_age, const char *token, char *err,
-                       size_t errlen) {
+hh_http *hh_http_start(const hh_http_source *src, const char *bind, double liveness_max_age, const char *token,
+                       char *err, size_t errlen) {
     struct sockaddr_storage ss;
     socklen_t sslen = 0;
     int v6 = 0;
@@ -873,20 +879,17 @@ hh_http *hh_http_start(const hh_http_source *src, const char *bind, double liven
         return NULL;
     }
     h->watchdog_running = 1;
-    h->daemon = h->api.start_daemon(flags, 0, NULL, NULL, on_request, h,
-                                 MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
-                                 MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-                                 MHD_OPTION_CONNECTION_LIMIT, h->conn_limit,
-                                 MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)HH_HTTP_PER_IP_LIMIT,
-                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HH_HTTP_CONNECTION_TIMEOUT,
-                                 MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
-                                 MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-                                 MHD_OPTION_END);
+    h->daemon = h->api.start_daemon(
+        flags, 0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h, MHD_OPTION_SOCK_ADDR,
+        (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, h->conn_limit, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        (unsigned int)HH_HTTP_PER_IP_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HH_HTTP_CONNECTION_TIMEOUT,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_END);
     if (!h->daemon) {
         int e = probe_bind(&ss, sslen, v6);
         if (e) snprintf(err, errlen, "cannot listen on %s: %s", h->display, strerror(e));
-        else snprintf(err, errlen, "cannot listen on %s: %s", h->display,
-                      h->start_msg[0] ? h->start_msg : "libmicrohttpd could not start");
+        else
+            snprintf(err, errlen, "cannot listen on %s: %s", h->display,
+                     h->start_msg[0] ? h->start_msg : "libmicrohttpd could not start");
         watchdog_stop(h);
         dlclose(h->api.so);
         http_free(h);
@@ -896,8 +899,8 @@ hh_http *hh_http_start(const hh_http_source *src, const char *bind, double liven
     hh_log(h->src.log, HH_LOG_INFO,
            "http: serving /healthz, /readyz, /stats and /metrics on http://%s (liveness max age %g s; %s; at most %u "
            "connections, %d per client address, %g s to send request headers)",
-           h->display, h->max_age, h->token ? "/stats and /metrics need the bearer token" : "no token",
-           h->conn_limit, HH_HTTP_PER_IP_LIMIT, HH_HTTP_HEADER_DEADLINE);
+           h->display, h->max_age, h->token ? "/stats and /metrics need the bearer token" : "no token", h->conn_limit,
+           HH_HTTP_PER_IP_LIMIT, HH_HTTP_HEADER_DEADLINE);
     return h;
 }
 

@@ -39,8 +39,7 @@ hh_http *hh_http_start(const hh_http_source *src, const char *bind, double liven
 void hh_http_stop(hh_http *h);
 
 /* The liveness rule, pure for tests: 1 healthy, 0 not (reason filled). */
-int hh_http_healthy(const hh_manager_stats *st, double now, double max_age, char *reason,
-                    size_t len);
+int hh_http_healthy(const hh_manager_stats *st, double now, double max_age, char *reason, size_t len);
 /* The /stats JSON and /metrics text for a snapshot; free() the result. */
 char *hh_http_stats_json(const hh_manager_stats *st, double now, double max_age);
 char *hh_http_metrics_text(const hh_manager_stats *st, double now);
@@ -58,8 +57,12 @@ int hh_http_ready(const hh_manager_stats *st, char *reason, size_t len);
 
 /* What a request gets, decided without a socket (and fuzzed so). */
 typedef enum hh_http_route {
-    HH_HTTP_ROUTE_HEALTHZ, HH_HTTP_ROUTE_STATS, HH_HTTP_ROUTE_METRICS,
-    HH_HTTP_ROUTE_NOT_FOUND, HH_HTTP_ROUTE_METHOD, HH_HTTP_ROUTE_UNAUTHORIZED,
+    HH_HTTP_ROUTE_HEALTHZ,
+    HH_HTTP_ROUTE_STATS,
+    HH_HTTP_ROUTE_METRICS,
+    HH_HTTP_ROUTE_NOT_FOUND,
+    HH_HTTP_ROUTE_METHOD,
+    HH_HTTP_ROUTE_UNAUTHORIZED,
     HH_HTTP_ROUTE_READYZ
 } hh_http_route;
 hh_http_route hh_http_route_of(const char *method, const char *url, const char *authorization, const char *token);

@@ -21,8 +21,7 @@ static char *dupn(const char *s, size_t n) {
     return d;
 }
 
-hh_job *hh_job_new(const char *payload, size_t len, const char *queue, char *why,
-                   size_t whylen) {
+hh_job *hh_job_new(const char *payload, size_t len, const char *queue, char *why, size_t whylen) {
     char *copy = dupn(payload, len);
     return copy ? hh_job_adopt(copy, len, queue, why, whylen) : NULL;
 }
@@ -83,21 +82,17 @@ hh_job *hh_job_adopt(char *payload, size_t len, const char *queue, char *why, si
         job->lossy = item != NULL;
     }
     if (!item) {
-        if (why) snprintf(why, whylen, "payload is not valid JSON: %s (line %d, column %d)",
-                          err.text, err.line, err.column);
+        if (why)
+            snprintf(why, whylen, "payload is not valid JSON: %s (line %d, column %d)", err.text, err.line, err.column);
         return job;
     }
     const char *problem = NULL;
     json_t *k = json_object_get(item, "class");
     json_t *a = json_object_get(item, "args");
-    if (!json_is_object(item))
-        problem = "payload is not a JSON object";
-    else if (!json_is_string(k))
-        problem = "payload has no \"class\" string";
-    else if (json_string_length(k) == 0)
-        problem = "payload has an empty \"class\"";
-    else if (!json_is_array(a))
-        problem = "payload has no \"args\" array";
+    if (!json_is_object(item)) problem = "payload is not a JSON object";
+    else if (!json_is_string(k)) problem = "payload has no \"class\" string";
+    else if (json_string_length(k) == 0) problem = "payload has an empty \"class\"";
+    else if (!json_is_array(a)) problem = "payload has no \"args\" array";
     if (problem) {
         if (why) hh_strlcpy(why, problem, whylen);
         json_decref(item);
@@ -233,8 +228,8 @@ char *hh_json_dump(const json_t *v) {
  * *str, when non-NULL, receives the value if it is a string. */
 static size_t value_len(const char *s, size_t len, json_t **str) {
     json_error_t err;
-    json_t *v = json_loadb(s, len, JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK | JSON_ALLOW_NUL |
-                                       JSON_DECODE_INT_AS_REAL, &err);
+    json_t *v =
+        json_loadb(s, len, JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &err);
     if (!v) return 0;
     size_t n = err.position > 0 ? (size_t)err.position : 0;
     if (str && json_is_string(v)) *str = json_incref(v);

@@ -12,28 +12,28 @@
 struct hh_manager;
 
 struct hh_job {
-    char *payload;       /* exact bytes as fetched (owned, NUL-terminated) */
+    char *payload; /* exact bytes as fetched (owned, NUL-terminated) */
     size_t len;
-    json_t *item;        /* parsed object; NULL when malformed. Its "args"
+    json_t *item;      /* parsed object; NULL when malformed. Its "args"
                           * is [] when `slim`: use hh_job_item_full() */
-    const char *klass;   /* into item */
-    size_t klass_len;    /* its length: a class may hold "\u0000" */
-    const char *jid;     /* into item, "" when absent */
-    char *queue;         /* queue it was fetched from, without "queue:" */
-    char *args_json;     /* lazily dumped "args" */
-    int retry_count;     /* -1 when absent */
-    int lossy;           /* holds integers beyond 64 bits: item was parsed
+    const char *klass; /* into item */
+    size_t klass_len;  /* its length: a class may hold "\u0000" */
+    const char *jid;   /* into item, "" when absent */
+    char *queue;       /* queue it was fetched from, without "queue:" */
+    char *args_json;   /* lazily dumped "args" */
+    int retry_count;   /* -1 when absent */
+    int lossy;         /* holds integers beyond 64 bits: item was parsed
                           * with them as reals, so it runs (the handler gets
                           * the exact bytes) but is never re-serialised */
-    int slim;            /* a big payload: item's args dropped after checks */
-    double run_at;       /* epoch seconds the job started */
+    int slim;          /* a big payload: item's args dropped after checks */
+    double run_at;     /* epoch seconds the job started */
     /* failure details, set by the handler or the processor */
     char *error_class;
     char *error_message;
     char **backtrace;
     size_t nbacktrace;
-    uint64_t lease;      /* key in the held-jobs registry, 0 when not held (lease.c) */
-    int ack_uncertain;   /* an ack that removes nothing proves no lease loss */
+    uint64_t lease;    /* key in the held-jobs registry, 0 when not held (lease.c) */
+    int ack_uncertain; /* an ack that removes nothing proves no lease loss */
     /* for the middleware chain */
     struct hh_manager *manager;
     struct hh_processor *processor;
@@ -42,8 +42,7 @@ struct hh_job {
 /* Builds a job from fetched bytes (copied). Never NULL unless out of memory.
  * When the payload is malformed (not JSON, not an object, no "class" string,
  * "args" not an array) job->item is NULL and *why describes it. */
-hh_job *hh_job_new(const char *payload, size_t len, const char *queue, char *why,
-                   size_t whylen);
+hh_job *hh_job_new(const char *payload, size_t len, const char *queue, char *why, size_t whylen);
 /* The same, taking ownership of a malloc'd, NUL-terminated payload (freed
  * even on failure): a fetched 32 MiB job is not copied again. */
 hh_job *hh_job_adopt(char *payload, size_t len, const char *queue, char *why, size_t whylen);

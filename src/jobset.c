@@ -57,8 +57,7 @@ const char *hh_admin_str(const json_t *o, const char *key, const char *dflt) {
 
 /* Fills *e from a member; returns the parsed item (json_decref it), NULL
  * when the payload is not a JSON object (e->valid 0). */
-static json_t *entry_fill(hh_jobset_entry *e, hh_jobset set, const char *payload, size_t len,
-                          double score) {
+static json_t *entry_fill(hh_jobset_entry *e, hh_jobset set, const char *payload, size_t len, double score) {
     memset(e, 0, sizeof(*e));
     e->set = set;
     e->score = score;
@@ -94,7 +93,7 @@ static int filter_match(const hh_jobset_filter *f, const hh_jobset_entry *e, con
     if (f->queue && strcmp(e->queue, f->queue) != 0) return 0;
     if (f->error && *f->error) {
         int hit = (e->error_class && strstr(e->error_class, f->error)) ||
-                  (e->error_message && strstr(e->error_message, f->error));
+            (e->error_message && strstr(e->error_message, f->error));
         if (!hit) return 0;
     }
     return 1;
@@ -123,8 +122,8 @@ static char *raw_set(char *payload, size_t *len, const char *key, json_t *v) {
  * true, "queue" "default") under the item's own keys, a jid and created_at
  * when absent, enqueued_at now. NULL with why set when Sidekiq's client
  * would refuse it (it then loses the job; it stays here). */
-static char *push_payload(hh_client *c, const char *member, size_t len, int decrement,
-                          char **queue_out, size_t *outlen, char *why, size_t whylen) {
+static char *push_payload(hh_client *c, const char *member, size_t len, int decrement, char **queue_out, size_t *outlen,
+                          char *why, size_t whylen) {
     int lossy = 0;
     json_t *item = hh_json_load_payload(member, len, &lossy);
     char *out = NULL;
@@ -328,8 +327,7 @@ int hh_admin_pairs_ok(const redisReply *r) {
     return 1;
 }
 
-int hh_jobset_each(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jobset_fn fn,
-                   void *udata) {
+int hh_jobset_each(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jobset_fn fn, void *udata) {
     if (!c || !set_name(set) || !fn) return HH_ERR_INVALID;
     sds sk = hh_key(hh_client_keys(c), set_name(set));
     /* The Web UI's order: the dead set newest first, the others by when
@@ -338,8 +336,8 @@ int hh_jobset_each(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jo
     size_t seen = 0;
     int rc = HH_OK, stop = 0;
     for (long long start = 0; !stop; start += HH_ADMIN_PAGE) {
-        redisReply *r = hh_conn_cmd(hh_client_conn(c), "%s %s %lld %lld WITHSCORES", cmd, sk, start,
-                                    start + HH_ADMIN_PAGE - 1);
+        redisReply *r =
+            hh_conn_cmd(hh_client_conn(c), "%s %s %lld %lld WITHSCORES", cmd, sk, start, start + HH_ADMIN_PAGE - 1);
         if (!hh_admin_pairs_ok(r)) {
             rc = hh_admin_bad_reply(c, r, cmd);
             if (r) freeReplyObject(r);
@@ -347,8 +345,8 @@ int hh_jobset_each(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jo
         }
         for (size_t i = 0; i + 1 < r->elements && !stop; i += 2) {
             hh_jobset_entry e;
-            json_t *item = entry_fill(&e, set, r->element[i]->str, r->element[i]->len,
-                                      hh_strtod_c(r->element[i + 1]->str, NULL));
+            json_t *item =
+                entry_fill(&e, set, r->element[i]->str, r->element[i]->len, hh_strtod_c(r->element[i + 1]->str, NULL));
             if (filter_match(f, &e, item)) {
                 if (fn(&e, udata) != 0) stop = 1;
                 if (f && f->limit && ++seen >= f->limit) stop = 1;
@@ -374,11 +372,10 @@ static sds match_pattern(const char *jid) {
 
 /* One ZSCAN step: fills *r with the reply (free it) after checking its
  * shape; returns the next cursor in cursor. */
-static int zscan_step(hh_client *c, const char *key, char *cursor, size_t clen, const char *pattern,
-                      redisReply **out) {
-    redisReply *r = pattern ? hh_conn_cmd(hh_client_conn(c), "ZSCAN %s %s MATCH %s COUNT %d", key, cursor,
-                                          pattern, HH_ADMIN_PAGE)
-                            : hh_conn_cmd(hh_client_conn(c), "ZSCAN %s %s COUNT %d", key, cursor, HH_ADMIN_PAGE);
+static int zscan_step(hh_client *c, const char *key, char *cursor, size_t clen, const char *pattern, redisReply **out) {
+    redisReply *r = pattern
+        ? hh_conn_cmd(hh_client_conn(c), "ZSCAN %s %s MATCH %s COUNT %d", key, cursor, pattern, HH_ADMIN_PAGE)
+        : hh_conn_cmd(hh_client_conn(c), "ZSCAN %s %s COUNT %d", key, cursor, HH_ADMIN_PAGE);
     *out = NULL;
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_STRING ||
         !hh_admin_pairs_ok(r->element[1])) {
@@ -394,8 +391,8 @@ static int zscan_step(hh_client *c, const char *key, char *cursor, size_t clen, 
 int hh_admin_jid_ok(const char *jid) { return jid && *jid && strlen(jid) <= 1024; }
 
 /* Walks entries whose "jid" equals jid; fn as hh_jobset_fn. Sets *found. */
-static int find_each(hh_client *c, hh_jobset set, const char *jid, hh_jobset_fn fn, void *udata,
-                     int *found, int propagate) {
+static int find_each(hh_client *c, hh_jobset set, const char *jid, hh_jobset_fn fn, void *udata, int *found,
+                     int propagate) {
     sds sk = hh_key(hh_client_keys(c), set_name(set)), pat = match_pattern(jid);
     char cursor[32] = "0";
     int rc = HH_OK, stop = 0;
@@ -407,8 +404,8 @@ static int find_each(hh_client *c, hh_jobset set, const char *jid, hh_jobset_fn 
         const redisReply *a = r->element[1];
         for (size_t i = 0; i + 1 < a->elements && !stop; i += 2) {
             hh_jobset_entry e;
-            json_t *item = entry_fill(&e, set, a->element[i]->str, a->element[i]->len,
-                                      hh_strtod_c(a->element[i + 1]->str, NULL));
+            json_t *item =
+                entry_fill(&e, set, a->element[i]->str, a->element[i]->len, hh_strtod_c(a->element[i + 1]->str, NULL));
             if (e.valid && strcmp(e.jid, jid) == 0) {
                 (*found)++;
                 int x = fn(&e, udata);
@@ -476,9 +473,8 @@ static int before(const redisReply *a, const double *scores, size_t x, size_t y)
     return c ? c > 0 : mx->len > my->len;
 }
 
-int hh_jobset_act_all(hh_client *c, hh_jobset set, const hh_jobset_filter *f,
-                      hh_jobset_action action, const hh_jobset_options *opts, size_t *done,
-                      size_t *skipped) {
+int hh_jobset_act_all(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jobset_action action,
+                      const hh_jobset_options *opts, size_t *done, size_t *skipped) {
     size_t nd = 0, ns = 0;
     int rc = HH_OK;
     if (done) *done = 0;

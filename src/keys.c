@@ -35,12 +35,8 @@ sds hh_key(const hh_keys *k, const char *name) { return join(k, name, NULL, NULL
 sds hh_key_queue(const hh_keys *k, const char *q) { return join(k, HH_K_QUEUE_PREFIX, q, NULL); }
 sds hh_key_process(const hh_keys *k, const char *id) { return join(k, id, NULL, NULL); }
 sds hh_key_work(const hh_keys *k, const char *id) { return join(k, id, HH_K_WORK_SUFFIX, NULL); }
-sds hh_key_workers(const hh_keys *k, const char *id) {
-    return join(k, id, HH_K_WORKERS_SUFFIX, NULL);
-}
-sds hh_key_signals(const hh_keys *k, const char *id) {
-    return join(k, id, HH_K_SIGNALS_SUFFIX, NULL);
-}
+sds hh_key_workers(const hh_keys *k, const char *id) { return join(k, id, HH_K_WORKERS_SUFFIX, NULL); }
+sds hh_key_signals(const hh_keys *k, const char *id) { return join(k, id, HH_K_SIGNALS_SUFFIX, NULL); }
 
 sds hh_key_stat_daily(const hh_keys *k, const char *stat, double epoch) {
     time_t t = (time_t)epoch;
@@ -197,8 +193,10 @@ int hh_name_check(hh_name_kind kind, const char *name, char *errbuf, size_t errl
     } else if (hh_needs_escape(name, len)) {
         rc = refuse(errbuf, errlen, "bad %s \"%s%s\": it holds a control character", what, sh, more);
     } else if (keyish && strchr(name, HH_K_INPROGRESS_SEP[0])) {
-        rc = refuse(errbuf, errlen, "bad %s \"%s%s\": it holds '|', which separates identity and queue in "
-                    HH_K_INPROGRESS_PREFIX "<identity>|<queue>", what, sh, more);
+        rc = refuse(errbuf, errlen,
+                    "bad %s \"%s%s\": it holds '|', which separates identity and queue in " HH_K_INPROGRESS_PREFIX
+                    "<identity>|<queue>",
+                    what, sh, more);
     }
     if (rc != HH_OK || kind == HH_NAME_QUEUE || kind == HH_NAME_TAG || kind == HH_NAME_LABEL) {
         free(shown);
@@ -211,20 +209,24 @@ int hh_name_check(hh_name_kind kind, const char *name, char *errbuf, size_t errl
         size_t n = strlen(reserved[i].name);
         if (strncmp(name, reserved[i].name, n) != 0) continue;
         if (name[n] == '\0')
-            rc = refuse(errbuf, errlen, "bad %s \"%s\": it is the name of %s; Sidekiq and hiredhand own it", what,
-                        sh, reserved[i].what);
+            rc = refuse(errbuf, errlen, "bad %s \"%s\": it is the name of %s; Sidekiq and hiredhand own it", what, sh,
+                        reserved[i].what);
         else if (strchr(reserved[i].seps, name[n]))
-            rc = refuse(errbuf, errlen, "bad %s \"%s%s\": it starts with \"%.*s\", the prefix of %s; Sidekiq and "
-                        "hiredhand own those keys", what, sh, more, (int)n + 1, name, reserved[i].what);
+            rc = refuse(errbuf, errlen,
+                        "bad %s \"%s%s\": it starts with \"%.*s\", the prefix of %s; Sidekiq and "
+                        "hiredhand own those keys",
+                        what, sh, more, (int)n + 1, name, reserved[i].what);
     }
     for (size_t i = 0; rc == HH_OK && kind == HH_NAME_IDENTITY && i < 3; i++)
         if (ends_with(name, len, owned_suffixes[i]))
-            rc = refuse(errbuf, errlen, "bad %s \"%s%s\": it ends with \"%s\", as another process's keys do "
-                        "(<identity>%s)", what, sh, more, owned_suffixes[i], owned_suffixes[i]);
+            rc = refuse(errbuf, errlen,
+                        "bad %s \"%s%s\": it ends with \"%s\", as another process's keys do "
+                        "(<identity>%s)",
+                        what, sh, more, owned_suffixes[i], owned_suffixes[i]);
     const char *shape = rc == HH_OK && kind == HH_NAME_IDENTITY ? metrics_shape(name, len) : NULL;
     if (shape)
-        rc = refuse(errbuf, errlen, "bad %s \"%s%s\": it has the shape of Sidekiq's metrics keys %s", what, sh,
-                    more, shape);
+        rc = refuse(errbuf, errlen, "bad %s \"%s%s\": it has the shape of Sidekiq's metrics keys %s", what, sh, more,
+                    shape);
     free(shown);
     return rc;
 }

@@ -69,7 +69,7 @@
 
 #define LEASE_BACKOFF_CAP 2.0 /* redis.c's reconnect backoff cap */
 #define LEASE_MARGIN 1.0
-#define LEASE_SAMPLE 4096     /* bytes hashed at each end of a large payload */
+#define LEASE_SAMPLE 4096 /* bytes hashed at each end of a large payload */
 
 /* ------------------------------------------------------------- multiset */
 
@@ -157,21 +157,21 @@ static void set_clear(lease_set *s) {
 enum { REC_OFF = 0, REC_ALL, REC_WATCHED };
 
 struct hh_lease {
-    pthread_mutex_t mu;      /* guards everything below */
+    pthread_mutex_t mu; /* guards everything below */
     lease_set held;
-    lease_set removed;       /* keys released while REC_ALL */
-    lease_set watch;         /* candidates' keys (REC_WATCHED) */
-    lease_set added;         /* candidates' keys fetched while REC_WATCHED */
+    lease_set removed; /* keys released while REC_ALL */
+    lease_set watch;   /* candidates' keys (REC_WATCHED) */
+    lease_set added;   /* candidates' keys fetched while REC_WATCHED */
     int recording;
     unsigned long *begun, *ended; /* per worker thread: fetches */
-    int *blocking;           /* its fetch in flight is a blocking move */
-    double reconcile_at;     /* monotonic: next reconciliation */
-    double again_at;         /* one more after a failed fetch (0: none) */
+    int *blocking;                /* its fetch in flight is a blocking move */
+    double reconcile_at;          /* monotonic: next reconciliation */
+    double again_at;              /* one more after a failed fetch (0: none) */
     /* the outage rule, on the boot clock (counts a suspended machine) */
-    double streak_since;     /* first beat of the current run of good beats; 0 none */
+    double streak_since; /* first beat of the current run of good beats; 0 none */
     double last_ok;
-    int check_beats;         /* lease checks still to run after an expiry */
-    int fetchers_dirty;      /* hiredhand:fetchers must get our identity again */
+    int check_beats;              /* lease checks still to run after an expiry */
+    int fetchers_dirty;           /* hiredhand:fetchers must get our identity again */
     pthread_mutex_t reconcile_mu; /* one reconciliation at a time */
 };
 
@@ -668,8 +668,7 @@ static int lease_check(struct hh_manager *m, hh_conn *c) {
             pthread_mutex_unlock(&p->mu);
             if (!marked) continue; /* it finished meanwhile: its ack reports it */
             atomic_fetch_add(&m->lease_lost, 1);
-            hh_log(&m->log, HH_LOG_WARN,
-                   "class=%s jid=%s: lease lost: the job was recovered by another process; %s",
+            hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: lease lost: the job was recovered by another process; %s",
                    s[k].klass, s[k].jid,
                    stop ? "its handler here is told to stop (--lease-lost stop), its outcome is not written"
                         : "its handler here runs to the end (--lease-lost finish), its outcome is not written");
@@ -719,9 +718,7 @@ void hh_lease_beat(struct hh_manager *m, hh_conn *c, int ok, int hash_expired) {
             pthread_mutex_lock(&l->mu);
             l->fetchers_dirty = 0;
             pthread_mutex_unlock(&l->mu);
-            if (r->integer > 0)
-                hh_log(&m->log, HH_LOG_INFO, "registered %s in hiredhand:fetchers again",
-                       m->identity);
+            if (r->integer > 0) hh_log(&m->log, HH_LOG_INFO, "registered %s in hiredhand:fetchers again", m->identity);
         }
         if (r) freeReplyObject(r);
     }

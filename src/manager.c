@@ -71,7 +71,8 @@ void hh_manager_free(hh_manager *m) {
         hh_manager_wait(m, -1);
     }
     if (atomic_load(&m->detached)) {
-        hh_log(&m->log, HH_LOG_WARN, "%d threads still running after the stop (in a handler or a Redis call): manager not freed",
+        hh_log(&m->log, HH_LOG_WARN,
+               "%d threads still running after the stop (in a handler or a Redis call): manager not freed",
                atomic_load(&m->detached));
         return;
     }
@@ -154,7 +155,8 @@ static int copy_queues(hh_manager *m, const hh_manager_options *opts) {
     if (m->weighted)
         for (size_t i = 0; i < m->nqueues; i++)
             if (m->weights[i] == 0)
-                hh_log(&m->log, HH_LOG_WARN, "queue %s has no weight while others do: it gets weight 1, as in Sidekiq", m->queues[i]);
+                hh_log(&m->log, HH_LOG_WARN, "queue %s has no weight while others do: it gets weight 1, as in Sidekiq",
+                       m->queues[i]);
     return HH_OK;
 }
 
@@ -178,17 +180,20 @@ static int copy_strings(hh_manager *m, const hh_manager_options *opts) {
 static int make_identity(hh_manager *m, const hh_manager_options *opts) {
     const char *dyno = getenv("DYNO");
     if (dyno && *dyno) hh_strlcpy(m->hostname, dyno, sizeof(m->hostname));
-    else if (gethostname(m->hostname, sizeof(m->hostname) - 1) != 0) hh_strlcpy(m->hostname, "localhost", sizeof(m->hostname));
+    else if (gethostname(m->hostname, sizeof(m->hostname) - 1) != 0)
+        hh_strlcpy(m->hostname, "localhost", sizeof(m->hostname));
     if (opts->identity && *opts->identity) {
         hh_strlcpy(m->identity, opts->identity, sizeof(m->identity));
         m->fixed_identity = 1;
         return HH_OK;
     }
     char nonce[13];
-    if (hh_random_hex(nonce, 6) != 0) return hh_fail(HH_ERR_INVALID, "no random bytes for the identity (getrandom failed)");
+    if (hh_random_hex(nonce, 6) != 0)
+        return hh_fail(HH_ERR_INVALID, "no random bytes for the identity (getrandom failed)");
     snprintf(m->identity, sizeof(m->identity), "%s:%d:%s", m->hostname, (int)getpid(), nonce);
     if (bad_name(m, HH_NAME_IDENTITY, m->identity)) { /* a host named "queue", say */
-        hh_fail(HH_ERR_INVALID, "the identity %s made from the host name is refused: give one (--identity)", m->identity);
+        hh_fail(HH_ERR_INVALID, "the identity %s made from the host name is refused: give one (--identity)",
+                m->identity);
         hh_log(&m->log, HH_LOG_ERROR, "%s", hh_last_error());
         return HH_ERR_INVALID;
     }
@@ -237,7 +242,10 @@ static int init_processors(hh_manager *m) {
         unsigned long v = ((unsigned long)getpid() * 2654435761ul) ^ ((unsigned long)(i + 1) * 40503ul);
         char tmp[16];
         int k = 0;
-        do { tmp[k++] = "0123456789abcdefghijklmnopqrstuvwxyz"[v % 36]; v /= 36; } while (v && k < 6);
+        do {
+            tmp[k++] = "0123456789abcdefghijklmnopqrstuvwxyz"[v % 36];
+            v /= 36;
+        } while (v && k < 6);
         for (int j = 0; j < k; j++) p->tid[j] = tmp[k - 1 - j];
         p->tid[k] = '\0';
         hh_rng_seed(&p->rng);
@@ -305,9 +313,13 @@ int hh_manager_detached(const hh_manager *m) { return m ? atomic_load(&m->detach
 
 int hh_manager_register(hh_manager *m, const char *klass, hh_handler_fn fn, void *udata) {
     if (!m || !klass || !*klass || !fn)
-        return hh_fail(HH_ERR_INVALID, "register: %s is missing", !m ? "the manager" : !fn ? "the handler" : "the class name");
+        return hh_fail(HH_ERR_INVALID, "register: %s is missing",
+                       !m        ? "the manager"
+                           : !fn ? "the handler"
+                                 : "the class name");
     if (atomic_load(&m->started)) return hh_fail(HH_ERR_STATE, "register %s: the manager has started", klass);
-    if (hh_manager_has_handler(m, klass)) return hh_fail(HH_ERR_EXISTS, "register %s: that class has a handler already", klass);
+    if (hh_manager_has_handler(m, klass))
+        return hh_fail(HH_ERR_EXISTS, "register %s: that class has a handler already", klass);
     hh_handler *h = realloc(m->handlers, (m->nhandlers + 1) * sizeof(*h));
     if (!h) return hh_fail(HH_ERR_NOMEM, "register %s: out of memory", klass);
     m->handlers = h;
@@ -319,7 +331,8 @@ int hh_manager_register(hh_manager *m, const char *klass, hh_handler_fn fn, void
 }
 
 int hh_manager_register_default(hh_manager *m, hh_handler_fn fn, void *udata) {
-    if (!m || !fn) return hh_fail(HH_ERR_INVALID, "register_default: %s is missing", !m ? "the manager" : "the handler");
+    if (!m || !fn)
+        return hh_fail(HH_ERR_INVALID, "register_default: %s is missing", !m ? "the manager" : "the handler");
     if (atomic_load(&m->started)) return hh_fail(HH_ERR_STATE, "register_default: the manager has started");
     m->default_handler.fn = fn;
     m->default_handler.udata = udata;
@@ -369,7 +382,8 @@ static void check_redis(hh_manager *m, hh_conn *c) {
     }
     if (r) freeReplyObject(r);
     if (c->version && c->version < 400)
-        hh_log(&m->log, HH_LOG_WARN, "Redis %d.%d is older than 4.0, which Sidekiq requires", c->version / 100, c->version % 100);
+        hh_log(&m->log, HH_LOG_WARN, "Redis %d.%d is older than 4.0, which Sidekiq requires", c->version / 100,
+               c->version % 100);
 }
 
 static void *supervisor_main(void *arg);
@@ -392,7 +406,7 @@ int hh_manager_start(hh_manager *m) {
             return hh_fail(HH_ERR_NOMEM, "http: out of memory");
         }
         if (!(m->http = hh_http_start(&src, m->opts.http_bind, m->opts.liveness_max_age, m->opts.http_token, err,
-                                     sizeof(err)))) {
+                                      sizeof(err)))) {
             hh_log(&m->log, HH_LOG_ERROR, "http: %s", err);
             atomic_store(&m->done, 1);
             return hh_fail(HH_ERR_INVALID, "http: %s", err);
@@ -414,7 +428,8 @@ int hh_manager_start(hh_manager *m) {
         int rc = hh_recovery_boot(&m->recovery_env, &c);
         if (rc == HH_OK) atomic_store(&m->booted, 1); /* no thread waits yet */
         if (rc == HH_ERR_EXISTS) {
-            hh_log(&m->log, HH_LOG_ERROR, "identity %s is live in another process (fresh heartbeat); refusing to start", m->identity);
+            hh_log(&m->log, HH_LOG_ERROR, "identity %s is live in another process (fresh heartbeat); refusing to start",
+                   m->identity);
             hh_conn_close(&c);
             hh_http_stop(m->http);
             m->http = NULL;
@@ -430,9 +445,8 @@ int hh_manager_start(hh_manager *m) {
     if (!m->fixed_identity || m->opts.fetch == HH_FETCH_BASIC) atomic_store(&m->booted, 1);
     if (!atomic_load(&m->booted))
         hh_log(&m->log, HH_LOG_WARN, "Redis unreachable: identity %s checks and recovery wait for it", m->identity);
-    hh_log(&m->log, HH_LOG_INFO, "hiredhand %s starting: identity=%s concurrency=%d fetch=%s redis=%s",
-           HH_VERSION, m->identity, m->opts.concurrency,
-           m->opts.fetch == HH_FETCH_BASIC ? "basic" : "reliable", m->cfg.display);
+    hh_log(&m->log, HH_LOG_INFO, "hiredhand %s starting: identity=%s concurrency=%d fetch=%s redis=%s", HH_VERSION,
+           m->identity, m->opts.concurrency, m->opts.fetch == HH_FETCH_BASIC ? "basic" : "reliable", m->cfg.display);
     hh_pickup_start(m); /* on failure idle threads fall back, logged */
     int failed = 0;
     for (int i = 0; i < m->opts.concurrency && !failed; i++) {
@@ -504,9 +518,7 @@ static void *chores_main(void *arg) {
 }
 
 /* Idle threads sleeping in the process see quiet at once (no Redis). */
-static void wake_sleepers(hh_manager *m) {
-    hh_fetch_wake_sleepers(m);
-}
+static void wake_sleepers(hh_manager *m) { hh_fetch_wake_sleepers(m); }
 
 /* Joins t by the monotonic deadline, or detaches it: a thread still inside
  * a handler or a Redis call must not hold up the exit (the process may end
@@ -523,8 +535,7 @@ static int join_by(hh_manager *m, pthread_t t, double deadline) {
  * Redis did not confirm stays where it is: in this identity's in-progress
  * list with reliable fetch, recovered later; with basic fetch the job is
  * no longer in Redis, so its payload goes to the log for a manual push. */
-static void push_back(hh_manager *m, hh_conn *c, hh_unfinished *u, size_t n, size_t nrun, hh_job **acks,
-                      size_t nacks) {
+static void push_back(hh_manager *m, hh_conn *c, hh_unfinished *u, size_t n, size_t nrun, hh_job **acks, size_t nacks) {
     hh_pipe pipe;
     hh_pipe_begin(&pipe, c);
     for (size_t i = 0; i < n; i++) hh_fetch_requeue_append(m, &pipe, u[i].queue, u[i].payload, u[i].len);
@@ -538,11 +549,14 @@ static void push_back(hh_manager *m, hh_conn *c, hh_unfinished *u, size_t n, siz
         const char *klass = json_string_value(json_object_get(item, "class"));
         const char *queue = m->queues[u[i].queue];
         char why[300];
-        snprintf(why, sizeof(why), "%s", !x ? (c->last_error[0] ? c->last_error : "Redis unreachable")
-                                        : x->type == REDIS_REPLY_ERROR ? x->str : "unexpected reply");
+        snprintf(why, sizeof(why), "%s",
+                 !x                                 ? (c->last_error[0] ? c->last_error : "Redis unreachable")
+                     : x->type == REDIS_REPLY_ERROR ? x->str
+                                                    : "unexpected reply");
         if (x && x->type == REDIS_REPLY_INTEGER && x->integer > 0) {
             if (i < nrun) {
-                hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: still running at the shutdown timeout; pushed back to queue %s",
+                hh_log(&m->log, HH_LOG_WARN,
+                       "class=%s jid=%s: still running at the shutdown timeout; pushed back to queue %s",
                        klass ? klass : "?", jid ? jid : "?", queue);
                 pushed++;
             } else {
@@ -558,12 +572,14 @@ static void push_back(hh_manager *m, hh_conn *c, hh_unfinished *u, size_t n, siz
         json_decref(item);
     }
     if (pushed) hh_log(&m->log, HH_LOG_WARN, "pushed %d unfinished jobs back to their queues", pushed);
-    if (pend_pushed) hh_log(&m->log, HH_LOG_INFO, "pushed %d fetched jobs that had not started back to their queues", pend_pushed);
+    if (pend_pushed)
+        hh_log(&m->log, HH_LOG_INFO, "pushed %d fetched jobs that had not started back to their queues", pend_pushed);
     if (left && m->opts.fetch == HH_FETCH_RELIABLE)
         hh_log(&m->log, HH_LOG_WARN, "%d jobs left in this process's in-progress lists for recovery", left);
     if (nacks && !r)
-        hh_log(&m->log, HH_LOG_WARN, "%zu finished jobs not acknowledged (%s): they stay in progress and run again after recovery",
-               nacks, c->last_error[0] ? c->last_error : "Redis unreachable");
+        hh_log(&m->log, HH_LOG_WARN,
+               "%zu finished jobs not acknowledged (%s): they stay in progress and run again after recovery", nacks,
+               c->last_error[0] ? c->last_error : "Redis unreachable");
     hh_replies_free(r, pipe.n);
 }
 
@@ -685,7 +701,8 @@ static void leave_redis(hh_manager *m, hh_conn *c, pthread_t chores, int chores_
         p->thread_started = 0;
     }
     if (stuck)
-        hh_log(&m->log, HH_LOG_WARN, "%d worker threads still in a handler or a Redis call at the deadline: left behind", stuck);
+        hh_log(&m->log, HH_LOG_WARN,
+               "%d worker threads still in a handler or a Redis call at the deadline: left behind", stuck);
     if (!hh_pickup_stop_by(m, end)) atomic_fetch_add(&m->detached, 1);
     if (m->scheduler_started) join_by(m, m->scheduler_thread, end);
     if (m->recovery_started) join_by(m, m->recovery_thread, end);
@@ -736,8 +753,15 @@ static void *supervisor_main(void *arg) {
 }
 
 void hh_manager_scheduler_env(hh_manager *m, hh_scheduler_env *out) {
-    *out = (hh_scheduler_env){&m->keys, &m->log, &m->cfg, m->opts.redis.timestamps, m->opts.poll_interval_average,
-                              m->opts.dead_timeout, m->opts.dead_max_jobs, &m->quiet, &m->wake};
+    *out = (hh_scheduler_env){&m->keys,
+                              &m->log,
+                              &m->cfg,
+                              m->opts.redis.timestamps,
+                              m->opts.poll_interval_average,
+                              m->opts.dead_timeout,
+                              m->opts.dead_max_jobs,
+                              &m->quiet,
+                              &m->wake};
 }
 
 /* The heartbeat's callbacks: the worker threads, the stats it records,
@@ -912,7 +936,8 @@ void hh_manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
 }
 
 int hh_manager_get_stats(hh_manager *m, hh_manager_stats *out) {
-    if (!m || !out) return hh_fail(HH_ERR_INVALID, "get_stats: %s is missing", !m ? "the manager" : "the output struct");
+    if (!m || !out)
+        return hh_fail(HH_ERR_INVALID, "get_stats: %s is missing", !m ? "the manager" : "the output struct");
     hh_manager_stats full; /* this library's layout; the caller's may be shorter */
     memset(&full, 0, sizeof(full));
     full.queues = out->queues; /* both in the first layout: always the caller's */

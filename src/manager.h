@@ -57,11 +57,11 @@ struct hh_manager {
     int fixed_identity;
 
     size_t nqueues;
-    char **queues; /* names, configuration order, duplicates removed */
-    sds *queue_keys;    /* queue:<q>, namespaced, per queue */
-    sds *inprog_keys;   /* this identity's in-progress list per queue */
+    char **queues;    /* names, configuration order, duplicates removed */
+    sds *queue_keys;  /* queue:<q>, namespaced, per queue */
+    sds *inprog_keys; /* this identity's in-progress list per queue */
     int *weights;
-    int weighted;  /* any weight > 0: shuffle per fetch */
+    int weighted; /* any weight > 0: shuffle per fetch */
     char **labels;
     char *tag, *version;
 
@@ -75,21 +75,21 @@ struct hh_manager {
 
     hh_processor *procs;
     struct hh_fetcher *fetcher; /* fetch.c: buffer, acks, idle waits */
-    struct hh_pickup *pickup; /* pickup.c: wakes idle threads when a queue is written */
+    struct hh_pickup *pickup;   /* pickup.c: wakes idle threads when a queue is written */
     pthread_t heartbeat_thread, scheduler_thread, recovery_thread, supervisor_thread;
     int heartbeat_started, scheduler_started, recovery_started, supervisor_started;
 
     atomic_int started;
-    atomic_int quiet;     /* stop fetching */
-    atomic_int stopping;  /* stop requested */
-    atomic_int beats_off; /* heartbeat thread must exit */
-    atomic_int booted;    /* identity checked and own leftovers recovered */
+    atomic_int quiet;       /* stop fetching */
+    atomic_int stopping;    /* stop requested */
+    atomic_int beats_off;   /* heartbeat thread must exit */
+    atomic_int booted;      /* identity checked and own leftovers recovered */
     atomic_int start_error; /* HH_ERR_EXISTS when the identity proved live elsewhere */
-    atomic_int giving_up; /* stop timed out: stop retrying writes, leave jobs to recovery */
-    atomic_int done;      /* fully stopped */
+    atomic_int giving_up;   /* stop timed out: stop retrying writes, leave jobs to recovery */
+    atomic_int done;        /* fully stopped */
     atomic_int dump_requested;
     atomic_int busy;
-    atomic_int detached;  /* threads left in a handler or a Redis call at the stop's deadline */
+    atomic_int detached;     /* threads left in a handler or a Redis call at the stop's deadline */
     atomic_int workers_done; /* worker threads past their last use of Redis, about to return */
     /* Wakes the threads waiting for a change of the flags above (wake.h):
      * whoever sets one calls hh_wake_all(), or hh_wake_poke() where it may
@@ -99,19 +99,19 @@ struct hh_manager {
     /* counters: totals since start, and not yet flushed to Redis */
     atomic_ullong processed, failed, recovered;
     atomic_ullong unflushed_processed, unflushed_failed;
-    atomic_ullong *fetched; /* per queue */
+    atomic_ullong *fetched;               /* per queue */
     atomic_ullong lease_lost, reconciled; /* lease.c */
-    struct hh_lease *lease; /* held jobs, reconciliation, outage rule (lease.c) */
+    struct hh_lease *lease;               /* held jobs, reconciliation, outage rule (lease.c) */
 
     double started_at;
     pthread_mutex_t lock; /* guards the heartbeat fields below */
     double heartbeat_last_pushed_at;
     char heartbeat_last_error[256];
     int redis_connected;
-    int64_t *queue_size;    /* per queue, read at each beat; guarded by lock */
+    int64_t *queue_size; /* per queue, read at each beat; guarded by lock */
     double *queue_latency;
-    struct hh_http *http;   /* NULL unless http_bind */
-    struct hh_metrics *metrics; /* per-class counts and set sizes for /metrics; NULL unless http_bind */
+    struct hh_http *http;           /* NULL unless http_bind */
+    struct hh_metrics *metrics;     /* per-class counts and set sizes for /metrics; NULL unless http_bind */
     hh_scheduler_env scheduler_env; /* the scheduler thread's view (scheduler.h) */
     hh_recovery_env recovery_env;   /* the recovery thread's view (recovery.h) */
     hh_heartbeat_env heartbeat_env; /* the heartbeat thread's view (heartbeat.h) */

@@ -61,10 +61,9 @@ static int check_numbers(const hh_manager_options *o, char *errbuf, size_t errle
     if (!(o->shutdown_timeout >= 0) || !isfinite(o->shutdown_timeout))
         return why(errbuf, errlen, "shutdown timeout %g: want seconds >= 0", o->shutdown_timeout);
     if (!(o->heartbeat_interval >= HEARTBEAT_MIN && o->heartbeat_interval <= HEARTBEAT_MAX))
-        return why(errbuf, errlen, "heartbeat interval %g: want %g to %g seconds", o->heartbeat_interval,
-                   HEARTBEAT_MIN, (double)HEARTBEAT_MAX);
-    if (o->max_retries > COUNT_MAX)
-        return why(errbuf, errlen, "max retries %d: at most %d", o->max_retries, COUNT_MAX);
+        return why(errbuf, errlen, "heartbeat interval %g: want %g to %g seconds", o->heartbeat_interval, HEARTBEAT_MIN,
+                   (double)HEARTBEAT_MAX);
+    if (o->max_retries > COUNT_MAX) return why(errbuf, errlen, "max retries %d: at most %d", o->max_retries, COUNT_MAX);
     if (o->max_recoveries < 0 || o->max_recoveries > COUNT_MAX)
         return why(errbuf, errlen, "max recoveries %d: want 0 to %d", o->max_recoveries, COUNT_MAX);
     if (o->dead_max_jobs > DEAD_MAX_JOBS_MAX)
@@ -72,8 +71,9 @@ static int check_numbers(const hh_manager_options *o, char *errbuf, size_t errle
     /* 0 (or less) means the default for these; NaN never does */
     if (isnan(o->dead_timeout) || isnan(o->poll_interval_average) || isnan(o->recovery_interval) ||
         isnan(o->liveness_max_age) || o->poll_interval_average < 0)
-        return why(errbuf, errlen, "dead timeout, poll interval, recovery interval and liveness max age are "
-                                   "seconds (0: the default; the poll interval not negative)");
+        return why(errbuf, errlen,
+                   "dead timeout, poll interval, recovery interval and liveness max age are "
+                   "seconds (0: the default; the poll interval not negative)");
     return HH_OK;
 }
 
@@ -81,7 +81,8 @@ static int check_choices(const hh_manager_options *o, char *errbuf, size_t errle
     if (o->fetch != HH_FETCH_RELIABLE && o->fetch != HH_FETCH_BASIC)
         return why(errbuf, errlen, "fetch mode %d: want HH_FETCH_RELIABLE or HH_FETCH_BASIC", (int)o->fetch);
     if (o->lease_lost != HH_LEASE_LOST_STOP && o->lease_lost != HH_LEASE_LOST_FINISH)
-        return why(errbuf, errlen, "lease_lost %d: want HH_LEASE_LOST_STOP or HH_LEASE_LOST_FINISH", (int)o->lease_lost);
+        return why(errbuf, errlen, "lease_lost %d: want HH_LEASE_LOST_STOP or HH_LEASE_LOST_FINISH",
+                   (int)o->lease_lost);
     return HH_OK;
 }
 

@@ -25,8 +25,13 @@ int hh_outcome_write(hh_conn *c, const hh_keys *k, const hh_outcome *o, char *wh
     const char *member = o->member ? o->member : "";
     const char *entry = o->entry ? o->entry : "";
     const char *args[7] = {member, entry, score, modes[o->mode], cutoff, maxrank, sources[o->source]};
-    size_t alen[7] = {o->member ? o->member_len : 0, o->entry ? o->entry_len : 0, strlen(score),
-                      strlen(modes[o->mode]), strlen(cutoff), strlen(maxrank), strlen(sources[o->source])};
+    size_t alen[7] = {o->member ? o->member_len : 0,
+                      o->entry ? o->entry_len : 0,
+                      strlen(score),
+                      strlen(modes[o->mode]),
+                      strlen(cutoff),
+                      strlen(maxrank),
+                      strlen(sources[o->source])};
     redisReply *r = hh_conn_eval(c, HH_SCRIPT_OUTCOME, 2, keys, klen, 7, args, alen);
     sdsfree(target);
     int rc = -1;
@@ -43,11 +48,18 @@ int hh_outcome_write(hh_conn *c, const hh_keys *k, const hh_outcome *o, char *wh
 
 void hh_outcome_of_plan(hh_outcome *o, const hh_failure_plan *plan, const char *source_key, const char *member,
                         size_t member_len, double dead_timeout, long dead_max_jobs) {
-    *o = (hh_outcome){plan->kind == HH_FAIL_RETRY  ? HH_OUTCOME_RETRY
-                      : plan->kind == HH_FAIL_DEAD ? HH_OUTCOME_DEAD
-                                                   : HH_OUTCOME_DROP,
-                      source_key ? HH_SOURCE_LIST : HH_SOURCE_NONE, source_key, member, member_len, plan->payload,
-                      plan->payload ? strlen(plan->payload) : 0, plan->score, dead_timeout, dead_max_jobs};
+    *o = (hh_outcome){plan->kind == HH_FAIL_RETRY      ? HH_OUTCOME_RETRY
+                          : plan->kind == HH_FAIL_DEAD ? HH_OUTCOME_DEAD
+                                                       : HH_OUTCOME_DROP,
+                      source_key ? HH_SOURCE_LIST : HH_SOURCE_NONE,
+                      source_key,
+                      member,
+                      member_len,
+                      plan->payload,
+                      plan->payload ? strlen(plan->payload) : 0,
+                      plan->score,
+                      dead_timeout,
+                      dead_max_jobs};
 }
 
 void hh_outcome_lossy_plan(const hh_job *job, int class_known, double now, hh_failure_plan *out) {
@@ -65,7 +77,10 @@ static char *splice_reason(const char *payload, size_t len, const char *why, dou
                            size_t *outlen) {
     json_t *probe = json_loadb(payload, len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, NULL);
     size_t close = len;
-    while (close > 0 && (payload[close - 1] == ' ' || payload[close - 1] == '\t' || payload[close - 1] == '\r' || payload[close - 1] == '\n')) close--;
+    while (close > 0 &&
+           (payload[close - 1] == ' ' || payload[close - 1] == '\t' || payload[close - 1] == '\r' ||
+            payload[close - 1] == '\n'))
+        close--;
     if (!json_is_object(probe) || close == 0 || payload[close - 1] != '}') {
         json_decref(probe);
         return NULL;
@@ -98,8 +113,8 @@ static char *splice_reason(const char *payload, size_t len, const char *why, dou
     return out;
 }
 
-char *hh_malformed_dead_payload(const char *payload, size_t len, const char *why, double now,
-                                hh_timestamps ts, size_t *outlen) {
+char *hh_malformed_dead_payload(const char *payload, size_t len, const char *why, double now, hh_timestamps ts,
+                                size_t *outlen) {
     json_error_t jerr;
     json_t *item = json_loadb(payload, len, JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
     char *out = NULL;
@@ -117,11 +132,9 @@ char *hh_malformed_dead_payload(const char *payload, size_t len, const char *why
     if (json_is_object(item)) {
         json_object_set_new(item, "error_class", json_string("hiredhand::InvalidJob"));
         json_object_set_new(item, "error_message", json_string(why));
-        if (!json_object_get(item, "failed_at"))
-            json_object_set_new(item, "failed_at", hh_json_time_new(now, ts));
+        if (!json_object_get(item, "failed_at")) json_object_set_new(item, "failed_at", hh_json_time_new(now, ts));
         out = hh_json_dump(item);
-    }
-    else if (item) {
+    } else if (item) {
         /* Valid JSON that is not an object (an array, a number...): stored as
          * is it would break Sidekiq's Dead page (JobRecord indexes it like a
          * hash), so it goes in as an object holding the exact text. */

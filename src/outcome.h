@@ -34,14 +34,14 @@ typedef enum hh_outcome_source {
 typedef struct hh_outcome {
     hh_outcome_mode mode;
     hh_outcome_source source;
-    const char *source_key;  /* full key (namespaced) unless HH_SOURCE_NONE */
-    const char *member;      /* exact bytes held in the source */
+    const char *source_key; /* full key (namespaced) unless HH_SOURCE_NONE */
+    const char *member;     /* exact bytes held in the source */
     size_t member_len;
-    const char *entry;       /* what goes into retry or dead */
+    const char *entry; /* what goes into retry or dead */
     size_t entry_len;
-    double score;            /* epoch seconds, float */
-    double dead_timeout;     /* seconds; <= 0: Sidekiq's 180 days */
-    long dead_max_jobs;      /* <= 0: Sidekiq's 10,000 */
+    double score;        /* epoch seconds, float */
+    double dead_timeout; /* seconds; <= 0: Sidekiq's 180 days */
+    long dead_max_jobs;  /* <= 0: Sidekiq's 10,000 */
 } hh_outcome;
 
 /* Writes one outcome (HH_LUA_OUTCOME). Returns 1 written, 0 when the
@@ -70,8 +70,8 @@ void hh_outcome_lossy_plan(const hh_job *job, int class_known, double now, hh_fa
  * page); anything that is not JSON is stored as fetched (as Sidekiq does,
  * Sidekiq's Web UI shows it as args). Returns a malloc'd copy;
  * *len set. */
-char *hh_malformed_dead_payload(const char *payload, size_t len, const char *why, double now,
-                                hh_timestamps ts, size_t *outlen);
+char *hh_malformed_dead_payload(const char *payload, size_t len, const char *why, double now, hh_timestamps ts,
+                                size_t *outlen);
 
 /* One attempt of a write: >= 0 when Redis took it (passed back as the
  * result), -1 when refused or unreachable, with the reason in why. */

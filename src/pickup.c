@@ -20,25 +20,25 @@ typedef struct hh_pickup {
     struct hh_manager *m;
     /* Guarded by mu: */
     pthread_mutex_t mu;
-    pthread_cond_t cv;  /* idle threads wait here */
-    unsigned long gen;  /* bumped by every event after which a fetch may find a job */
-    int mode;           /* PK_* */
-    int waiting;        /* threads inside hh_pickup_wait */
-    int fetching;       /* threads between their ticket and its outcome */
-    int poller;         /* one of them holds the timed safety poll */
-    int requested;      /* a waiter asked the waker to switch tracking on */
-    double last_idle;   /* monotonic time a thread last left a wait */
+    pthread_cond_t cv; /* idle threads wait here */
+    unsigned long gen; /* bumped by every event after which a fetch may find a job */
+    int mode;          /* PK_* */
+    int waiting;       /* threads inside hh_pickup_wait */
+    int fetching;      /* threads between their ticket and its outcome */
+    int poller;        /* one of them holds the timed safety poll */
+    int requested;     /* a waiter asked the waker to switch tracking on */
+    double last_idle;  /* monotonic time a thread last left a wait */
     /* The waker thread's own: */
-    int pipe[2];        /* self-pipe: poke() ends the waker's poll() at once */
+    int pipe[2]; /* self-pipe: poke() ends the waker's poll() at once */
     pthread_t thread;
     int started;
     sds prefix;         /* <ns>queue: */
     sds *const *sorted; /* pointers into m->queue_keys, sorted by key for bsearch
                          * (the pointer's offset is the queue's index) */
     size_t nsorted;
-    hh_conn sub, ctl;   /* subscriber and tracking connections */
+    hh_conn sub, ctl; /* subscriber and tracking connections */
     int subscribed;
-    int leaked;         /* the waker was left behind by a stop's deadline */
+    int leaked; /* the waker was left behind by a stop's deadline */
 } hh_pickup;
 
 /* ------------------------------------------------------------ the idle side */
@@ -50,7 +50,6 @@ static void wake_locked(hh_pickup *pk, long n) {
     else
         for (long i = 0; i < n; i++) pthread_cond_signal(&pk->cv);
 }
-
 
 void hh_pickup_ticket_take(struct hh_manager *m, hh_pickup_ticket *t) {
     hh_pickup *pk = m->pickup;
@@ -114,7 +113,7 @@ void hh_pickup_done(struct hh_manager *m, const hh_pickup_ticket *t, int got) {
     pthread_mutex_lock(&pk->mu);
     pk->fetching--;
     if (pk->waiting > 0) {
-        if (got > 1) wake_locked(pk, got - 1); /* the batch's other jobs, shared in the process */
+        if (got > 1) wake_locked(pk, got - 1);          /* the batch's other jobs, shared in the process */
         else if (pk->gen != t->gen) wake_locked(pk, 1); /* wake-ups left to this thread: hand them on */
     }
     pthread_mutex_unlock(&pk->mu);
@@ -196,7 +195,8 @@ static void on_message(hh_pickup *pk, const redisReply *r) {
     } else if (keys->type == REDIS_REPLY_ARRAY) {
         for (size_t i = 0; i < keys->elements; i++) {
             long q = keys->element[i]->type == REDIS_REPLY_STRING
-                         ? is_ours(pk, keys->element[i]->str, keys->element[i]->len) : -1;
+                ? is_ours(pk, keys->element[i]->str, keys->element[i]->len)
+                : -1;
             if (q >= 0) n++, hh_fetch_queue_written(pk->m, (size_t)q); /* it may hold jobs again */
         }
     }
@@ -239,7 +239,7 @@ static int subscribe(hh_pickup *pk) {
     redisReply *r = hh_conn_cmd(&pk->sub, "SUBSCRIBE __redis__:invalidate");
     if (!r) return -1;
     int ok = r->type == REDIS_REPLY_ARRAY && r->elements == 3 && r->element[0]->type == REDIS_REPLY_STRING &&
-             strcmp(r->element[0]->str, "subscribe") == 0;
+        strcmp(r->element[0]->str, "subscribe") == 0;
     if (!ok && r->type == REDIS_REPLY_ERROR) {
         char why[300];
         snprintf(why, sizeof(why), "SUBSCRIBE refused: %s", r->str);
@@ -322,7 +322,7 @@ static void *waker_main(void *arg) {
         int timeout = 1000;
         pthread_mutex_lock(&pk->mu);
         if (pk->mode == PK_OFF && pk->waiting > 0) timeout = 100; /* turning on failed: try again soon */
-        if (pk->mode == PK_ON && pk->waiting == 0) { /* be back when it is time to switch off */
+        if (pk->mode == PK_ON && pk->waiting == 0) {              /* be back when it is time to switch off */
             double left = HH_PICKUP_OFF_AFTER - (hh_mono() - pk->last_idle);
             timeout = left < 0.01 ? 10 : (int)(left * 1000) + 1;
         }
@@ -331,8 +331,7 @@ static void *waker_main(void *arg) {
         if (n <= 0) continue;
         if (fds[0].revents) {
             char buf[64];
-            while (read(pk->pipe[0], buf, sizeof(buf)) > 0) {
-            }
+            while (read(pk->pipe[0], buf, sizeof(buf)) > 0) {}
         }
         if (isub >= 0 && fds[isub].revents && pk->sub.ctx) read_sub(pk, 1);
         /* The tracking connection never gets data: readable means closed. */

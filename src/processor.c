@@ -72,18 +72,23 @@ static int write_outcome(hh_processor *p, const hh_job *job, hh_outcome *o, cons
     const char *klass = job->klass ? job->klass : "-", *jid = job->jid ? job->jid : "-";
     char *subject = NULL; /* whole, however long the class: the logs name the job */
     if (asprintf(&subject, "class=%s jid=%s: %s", klass, jid, what) < 0) subject = NULL;
-    hh_until_done u = {.conn = &p->conn, .log = &m->log, .giving_up = &m->giving_up, .subject = subject ? subject : what};
+    hh_until_done u = {
+        .conn = &p->conn, .log = &m->log, .giving_up = &m->giving_up, .subject = subject ? subject : what};
     int rc = hh_outcome_write_until_done(&u, &m->keys, o);
     /* Gone from the list: recovered by another process while this one
      * could not beat, unless an earlier attempt whose reply was lost wrote
      * it already. */
     if (rc == 0 && o->source == HH_SOURCE_LIST && !u.uncertain) hh_lease_lost(m, job);
     if (rc < 0 && o->source == HH_SOURCE_LIST)
-        hh_log(&m->log, HH_LOG_ERROR, "%s not written before the shutdown deadline: "
-               "left in the in-progress list for recovery", u.subject);
+        hh_log(&m->log, HH_LOG_ERROR,
+               "%s not written before the shutdown deadline: "
+               "left in the in-progress list for recovery",
+               u.subject);
     else if (rc < 0)
-        hh_log(&m->log, HH_LOG_ERROR, "%s not written before the shutdown deadline (%s); "
-               "the job is lost unless re-pushed: %.*s", u.subject, u.why, (int)job->len, job->payload);
+        hh_log(&m->log, HH_LOG_ERROR,
+               "%s not written before the shutdown deadline (%s); "
+               "the job is lost unless re-pushed: %.*s",
+               u.subject, u.why, (int)job->len, job->payload);
     free(subject);
     return rc;
 }
@@ -96,7 +101,10 @@ static void write_plan(hh_processor *p, hh_job *job, const hh_failure_plan *plan
     sds list = reliable ? hh_key_inprogress(&m->keys, m->identity, job->queue) : NULL;
     hh_outcome o;
     hh_outcome_of_plan(&o, plan, list, job->payload, job->len, m->opts.dead_timeout, m->opts.dead_max_jobs);
-    write_outcome(p, job, &o, plan->kind == HH_FAIL_RETRY ? "retry entry" : plan->kind == HH_FAIL_DEAD ? "dead entry" : "removal");
+    write_outcome(p, job, &o,
+                  plan->kind == HH_FAIL_RETRY      ? "retry entry"
+                      : plan->kind == HH_FAIL_DEAD ? "dead entry"
+                                                   : "removal");
     sdsfree(list);
 }
 
@@ -110,8 +118,16 @@ static void bury_malformed(hh_processor *p, const hh_job *job, size_t qi, const 
     hh_log(&m->log, HH_LOG_WARN, "queue=%s: malformed job moved to the dead set: %s", queue, why);
     if (!entry) return; /* out of memory: it stays in progress and is recovered */
     int reliable = m->opts.fetch != HH_FETCH_BASIC;
-    hh_outcome o = {HH_OUTCOME_DEAD, reliable ? HH_SOURCE_LIST : HH_SOURCE_NONE, m->inprog_keys[qi], job->payload,
-                    job->len, entry, len, now, m->opts.dead_timeout, m->opts.dead_max_jobs};
+    hh_outcome o = {HH_OUTCOME_DEAD,
+                    reliable ? HH_SOURCE_LIST : HH_SOURCE_NONE,
+                    m->inprog_keys[qi],
+                    job->payload,
+                    job->len,
+                    entry,
+                    len,
+                    now,
+                    m->opts.dead_timeout,
+                    m->opts.dead_max_jobs};
     write_outcome(p, job, &o, "dead entry");
     free(entry);
 }
@@ -124,8 +140,7 @@ static void write_failed(hh_processor *p, hh_job *job, const hh_handler *h, int 
     atomic_fetch_add(&m->failed, 1);
     atomic_fetch_add(&m->unflushed_failed, 1);
     if (!job->error_class) hh_job_fail(job, "hiredhand::JobFailed", "handler returned %d", rc);
-    hh_retry_config rcfg = {m->opts.max_retries, m->opts.redis.timestamps,
-                            h != NULL && h != &m->default_handler};
+    hh_retry_config rcfg = {m->opts.max_retries, m->opts.redis.timestamps, h != NULL && h != &m->default_handler};
     hh_failure_plan plan;
     if (job->lossy) {
         /* Cannot be re-serialised without changing its numbers (outcome.h). */
@@ -135,9 +150,8 @@ static void write_failed(hh_processor *p, hh_job *job, const hh_handler *h, int 
         if (plan.kind == HH_FAIL_DISCARD || plan.payload) write_plan(p, job, &plan);
         free(plan.payload);
     } else if (hh_retry_plan(job, &rcfg, hh_now(), &p->rng, &plan) == 0) {
-        hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: failed in %.3f s: %s: %s (%s)", shown,
-               job->jid, elapsed, job->error_class, job->error_message ? job->error_message : "",
-               plan.reason);
+        hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: failed in %.3f s: %s: %s (%s)", shown, job->jid, elapsed,
+               job->error_class, job->error_message ? job->error_message : "", plan.reason);
         write_plan(p, job, &plan);
         free(plan.payload);
     }
@@ -149,7 +163,7 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     char why[256];
     hh_job *job = hh_job_adopt(f->payload, f->len, m->queues[f->queue], why, sizeof(why));
     f->payload = NULL; /* the job owns it now */
-    if (!job) { /* out of memory: the job stays in progress, reconciliation pushes it back */
+    if (!job) {        /* out of memory: the job stays in progress, reconciliation pushes it back */
         hh_lease_release(m, &f->lease);
         return 0;
     }
@@ -198,8 +212,9 @@ static double run_job(hh_processor *p, hh_fetched *f) {
         /* Pushed back by the hard shutdown, or recovered by another process
          * (lease.c): the job belongs elsewhere now, so no outcome here. */
         if (lost)
-            hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: handler ended (%s) after the lease was lost; outcome not written",
-                   shown, job->jid, rc == 0 ? "success" : "failure");
+            hh_log(&m->log, HH_LOG_WARN,
+                   "class=%s jid=%s: handler ended (%s) after the lease was lost; outcome not written", shown, job->jid,
+                   rc == 0 ? "success" : "failure");
         hh_lease_release(m, &job->lease);
         hh_job_free(job);
         return elapsed;

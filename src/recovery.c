@@ -43,15 +43,21 @@ static char *poison_entry(const hh_recovery_env *e, const char *payload, size_t 
 /* Pushes every job of one in-progress list back to its queue, oldest first,
  * each move atomic, done and counted once (HH_LUA_RECOVER); poison pills go
  * to the dead set. Returns jobs pushed back, or -1. */
-static int drain(const hh_recovery_env *e, hh_conn *c, const char *key, const char *owner,
-                 const char *queue, int boot) {
+static int drain(const hh_recovery_env *e, hh_conn *c, const char *key, const char *owner, const char *queue,
+                 int boot) {
     sds list = sdsnew(key), qk = hh_key_queue(e->keys, queue), dk = hh_key(e->keys, HH_K_DEAD);
     sds hk = hh_key_process(e->keys, owner);
     int moved = 0;
     for (int guard = 0; guard < 1000000; guard++) {
         redisReply *r = hh_conn_cmd(c, "LINDEX %s -1", list);
-        if (!r) { moved = -1; break; }
-        if (r->type != REDIS_REPLY_STRING) { freeReplyObject(r); break; }
+        if (!r) {
+            moved = -1;
+            break;
+        }
+        if (r->type != REDIS_REPLY_STRING) {
+            freeReplyObject(r);
+            break;
+        }
         json_t *item = json_loadb(r->str, r->len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, NULL);
         json_t *j = json_object_get(item, "jid"), *k = json_object_get(item, "class");
         const char *jid = json_is_string(j) ? json_string_value(j) : "";
@@ -70,8 +76,14 @@ static int drain(const hh_recovery_env *e, hh_conn *c, const char *key, const ch
         const char *keys[5] = {list, qk, ck, dk, hk};
         size_t klen[5] = {sdslen(list), sdslen(qk), sdslen(ck), sdslen(dk), sdslen(hk)};
         const char *args[8] = {r->str, max, entry ? entry : r->str, score, cutoff, maxrank, ttl, boot ? "0" : "1"};
-        size_t alen[8] = {r->len, strlen(max), entry ? strlen(entry) : r->len, strlen(score), strlen(cutoff),
-                          strlen(maxrank), strlen(ttl), 1};
+        size_t alen[8] = {r->len,
+                          strlen(max),
+                          entry ? strlen(entry) : r->len,
+                          strlen(score),
+                          strlen(cutoff),
+                          strlen(maxrank),
+                          strlen(ttl),
+                          1};
         redisReply *x = hh_conn_eval(c, HH_SCRIPT_RECOVER, 5, keys, klen, 8, args, alen);
         int rc = -1;
         long long count = 0;
@@ -80,15 +92,18 @@ static int drain(const hh_recovery_env *e, hh_conn *c, const char *key, const ch
             rc = (int)x->element[0]->integer;
             count = x->element[1]->integer;
         } else {
-            hh_log(e->log, HH_LOG_ERROR, "recovery: owner=%s queue=%s: not pushed back, left for the next scan: %s", owner, queue,
-                   x && x->type == REDIS_REPLY_ERROR ? x->str : x ? "unexpected reply to the recovery script" : c->last_error);
+            hh_log(e->log, HH_LOG_ERROR, "recovery: owner=%s queue=%s: not pushed back, left for the next scan: %s",
+                   owner, queue,
+                   x && x->type == REDIS_REPLY_ERROR ? x->str
+                       : x                           ? "unexpected reply to the recovery script"
+                                                     : c->last_error);
         }
         if (x) freeReplyObject(x);
-        if (rc == 3)
-            hh_log(e->log, HH_LOG_INFO, "recovery: owner=%s beat again: leaving its jobs to it", owner);
+        if (rc == 3) hh_log(e->log, HH_LOG_INFO, "recovery: owner=%s beat again: leaving its jobs to it", owner);
         if (rc == 1)
-            hh_log(e->log, HH_LOG_WARN, "recovery: class=%s jid=%s owner=%s queue=%s: pushed back to the queue (recovery %lld)",
-                   klass, jid, owner, queue, count);
+            hh_log(e->log, HH_LOG_WARN,
+                   "recovery: class=%s jid=%s owner=%s queue=%s: pushed back to the queue (recovery %lld)", klass, jid,
+                   owner, queue, count);
         else if (rc == 2)
             hh_log(e->log, HH_LOG_WARN, "recovery: class=%s jid=%s owner=%s: recovered %d times, moved to the dead set",
                    klass, jid, owner, e->max_recoveries + 1);
@@ -96,7 +111,10 @@ static int drain(const hh_recovery_env *e, hh_conn *c, const char *key, const ch
         free(entry);
         json_decref(item);
         freeReplyObject(r);
-        if (rc < 0) { moved = -1; break; }
+        if (rc < 0) {
+            moved = -1;
+            break;
+        }
         if (rc >= 3) break;
         if (rc >= 1) atomic_fetch_add(e->recovered, 1);
         if (rc == 1) moved++; /* the callers log how many went back to queues */
@@ -129,8 +147,9 @@ static int scan_lists(const hh_recovery_env *e, hh_conn *c, const char *only) {
         /* {cursor, [keys...]}: anything else ends this scan */
         if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_STRING ||
             r->element[0]->len == 0 || r->element[1]->type != REDIS_REPLY_ARRAY) {
-            if (r) hh_log(e->log, HH_LOG_WARN, "recovery: unexpected reply to SCAN%s%s", r->type == REDIS_REPLY_ERROR ? ": " : "",
-                          r->type == REDIS_REPLY_ERROR ? r->str : "");
+            if (r)
+                hh_log(e->log, HH_LOG_WARN, "recovery: unexpected reply to SCAN%s%s",
+                       r->type == REDIS_REPLY_ERROR ? ": " : "", r->type == REDIS_REPLY_ERROR ? r->str : "");
             if (r) freeReplyObject(r);
             total = -1;
             break;
@@ -210,8 +229,10 @@ int hh_recovery_scan(const hh_recovery_env *e, hh_conn *c) {
      * live peer to have beaten too. */
     double left = 0;
     if (!e->peers_judgeable(e->udata, &left)) {
-        hh_log(e->log, HH_LOG_DEBUG, "recovery: scan deferred %.1f s: this process's own heartbeats have not "
-               "run long enough since start or since Redis failed them", left);
+        hh_log(e->log, HH_LOG_DEBUG,
+               "recovery: scan deferred %.1f s: this process's own heartbeats have not "
+               "run long enough since start or since Redis failed them",
+               left);
         return -1;
     }
     sds lk = hh_key(e->keys, HH_K_RECOVERY_LOCK);
@@ -263,7 +284,8 @@ void *hh_recovery_main(void *arg) {
             atomic_store(e->booted, 1);
             hh_wake_all(e->wake); /* the workers and the heartbeat wait for it */
         } else if (rc == HH_ERR_EXISTS) {
-            hh_log(e->log, HH_LOG_ERROR, "identity %s is live in another process (fresh heartbeat); stopping", e->identity);
+            hh_log(e->log, HH_LOG_ERROR, "identity %s is live in another process (fresh heartbeat); stopping",
+                   e->identity);
             atomic_store(e->start_error, HH_ERR_EXISTS);
             e->stop(e->udata);
         } else {

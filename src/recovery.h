@@ -20,18 +20,18 @@ typedef struct hh_recovery_env {
     const hh_logger *log;
     hh_redis_config *cfg;
     const char *identity, *hostname;
-    int fixed_identity;          /* a stable identity: may own leftovers of an earlier run */
+    int fixed_identity; /* a stable identity: may own leftovers of an earlier run */
     hh_fetch_mode fetch;
     hh_timestamps timestamps;
     double recovery_interval, heartbeat_interval, dead_timeout;
     long dead_max_jobs;
     int max_recoveries;
-    atomic_int *quiet;           /* set: leave */
-    atomic_int *booted;          /* set here once the identity checks passed */
-    atomic_int *start_error;     /* HH_ERR_EXISTS when the identity is live elsewhere */
-    atomic_ullong *recovered;    /* jobs pushed back, for the stats */
+    atomic_int *quiet;        /* set: leave */
+    atomic_int *booted;       /* set here once the identity checks passed */
+    atomic_int *start_error;  /* HH_ERR_EXISTS when the identity is live elsewhere */
+    atomic_ullong *recovered; /* jobs pushed back, for the stats */
     hh_wake *wake;
-    void *udata;                 /* for the callbacks */
+    void *udata;                                       /* for the callbacks */
     int (*peers_judgeable)(void *udata, double *left); /* the outage rule */
     void (*tick)(void *udata, hh_conn *c);             /* own reconciliation, every 100 ms */
     void (*stop)(void *udata);                         /* the identity proved live elsewhere */

@@ -21,12 +21,9 @@
 #define BACKOFF_MAX 2.0 /* at most one connect attempt every 2 s */
 
 static const char *script_src[HH_SCRIPT_COUNT] = {
-    [HH_SCRIPT_FETCH] = HH_LUA_FETCH,
-    [HH_SCRIPT_ENQUEUE_DUE] = HH_LUA_ENQUEUE_DUE,
-    [HH_SCRIPT_REQUEUE] = HH_LUA_REQUEUE,
-    [HH_SCRIPT_OUTCOME] = HH_LUA_OUTCOME,
-    [HH_SCRIPT_RECOVER] = HH_LUA_RECOVER,
-    [HH_SCRIPT_ADMIN_MOVE] = HH_LUA_ADMIN_MOVE,
+    [HH_SCRIPT_FETCH] = HH_LUA_FETCH,     [HH_SCRIPT_ENQUEUE_DUE] = HH_LUA_ENQUEUE_DUE,
+    [HH_SCRIPT_REQUEUE] = HH_LUA_REQUEUE, [HH_SCRIPT_OUTCOME] = HH_LUA_OUTCOME,
+    [HH_SCRIPT_RECOVER] = HH_LUA_RECOVER, [HH_SCRIPT_ADMIN_MOVE] = HH_LUA_ADMIN_MOVE,
 };
 
 /* ------------------------------------------------------------ URL parsing */
@@ -111,8 +108,7 @@ static int parse_int(const char *s, size_t n, int lo, int hi, int *out) {
 static sds pct_decode(const char *s, size_t n) {
     sds out = sdsempty();
     for (size_t i = 0; out && i < n; i++) {
-        if (s[i] == '%' && i + 2 < n && isxdigit((unsigned char)s[i + 1]) &&
-            isxdigit((unsigned char)s[i + 2])) {
+        if (s[i] == '%' && i + 2 < n && isxdigit((unsigned char)s[i + 1]) && isxdigit((unsigned char)s[i + 2])) {
             char hex[3] = {s[i + 1], s[i + 2], 0};
             char ch = (char)strtol(hex, NULL, 16);
             out = sdscatlen(out, &ch, 1);
@@ -140,11 +136,10 @@ static void parse_userinfo(hh_redis_config *cfg, const char *p, size_t n) {
 static void mask_url(hh_redis_config *cfg) {
     const char *ui = cfg->password ? ":***@" : cfg->user ? "***@" : "";
     const char *un = cfg->password && cfg->user ? cfg->user : "";
-    if (cfg->unix_path)
-        cfg->display = sdscatfmt(sdsempty(), "unix://%s%s%s?db=%i", un, ui, cfg->unix_path, cfg->db);
+    if (cfg->unix_path) cfg->display = sdscatfmt(sdsempty(), "unix://%s%s%s?db=%i", un, ui, cfg->unix_path, cfg->db);
     else
-        cfg->display = sdscatfmt(sdsempty(), "%s://%s%s%s:%i/%i", cfg->tls ? "rediss" : "redis", un, ui,
-                                 cfg->host, cfg->port, cfg->db);
+        cfg->display = sdscatfmt(sdsempty(), "%s://%s%s%s:%i/%i", cfg->tls ? "rediss" : "redis", un, ui, cfg->host,
+                                 cfg->port, cfg->db);
 }
 
 /* A URL without a password takes the options' (a password file), else
@@ -187,8 +182,7 @@ static int tls_setup(hh_redis_config *cfg, const hh_redis_options *o, char *err,
     return cfg->tls_ctx && cfg->tls_name ? 0 : -1;
 }
 
-int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char *err,
-                          size_t errlen) {
+int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char *err, size_t errlen) {
     memset(cfg, 0, sizeof(*cfg));
     const char *url = o ? o->url : NULL;
     if (!url || !*url) url = getenv("REDIS_URL");
@@ -203,8 +197,7 @@ int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char 
         const char *path = strchr(rest, '/');
         if (!path) return fail_url(err, errlen, "unix:// needs an absolute socket path", url);
         if (path > rest) {
-            if (path[-1] != '@')
-                return fail_url(err, errlen, "unix:// takes [user]:password@ before the /path", url);
+            if (path[-1] != '@') return fail_url(err, errlen, "unix:// takes [user]:password@ before the /path", url);
             parse_userinfo(cfg, rest, (size_t)(path - rest - 1));
         }
         const char *q = strchr(path, '?');
@@ -283,8 +276,7 @@ void hh_redis_config_free(hh_redis_config *cfg) {
 
 /* ------------------------------------------------------------- connections */
 
-void hh_conn_init(hh_conn *c, hh_redis_config *cfg, const hh_logger *log, const char *name,
-                  const atomic_int *cancel) {
+void hh_conn_init(hh_conn *c, hh_redis_config *cfg, const hh_logger *log, const char *name, const atomic_int *cancel) {
     memset(c, 0, sizeof(*c));
     c->cfg = cfg;
     c->log = log;
@@ -309,8 +301,8 @@ static struct timeval tv_of(double s) {
 }
 
 int hh_error_is_connection_level(const char *msg) {
-    static const char *prefixes[] = {"READONLY", "UNBLOCKED", "LOADING", "MASTERDOWN",
-                                     "NOAUTH", "MISCONF", "CLUSTERDOWN", NULL};
+    static const char *prefixes[] = {"READONLY", "UNBLOCKED", "LOADING",     "MASTERDOWN",
+                                     "NOAUTH",   "MISCONF",   "CLUSTERDOWN", NULL};
     if (!msg) return 0;
     for (int i = 0; prefixes[i]; i++)
         if (strncmp(msg, prefixes[i], strlen(prefixes[i])) == 0) return 1;
@@ -326,10 +318,9 @@ void hh_conn_fail(hh_conn *c, const char *why) {
     c->backoff = c->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : c->backoff * 2;
     int was = 0;
     if (atomic_compare_exchange_strong(&c->cfg->outage, &was, 1))
-        hh_log(c->log, HH_LOG_WARN, "redis %s: connection lost (%s): %s; reconnecting with backoff",
-               c->cfg->display, c->name, c->last_error);
-    else
-        hh_log(c->log, HH_LOG_DEBUG, "redis (%s): %s", c->name, c->last_error);
+        hh_log(c->log, HH_LOG_WARN, "redis %s: connection lost (%s): %s; reconnecting with backoff", c->cfg->display,
+               c->name, c->last_error);
+    else hh_log(c->log, HH_LOG_DEBUG, "redis (%s): %s", c->name, c->last_error);
 }
 
 /* Whether an error reply to AUTH or SELECT means the same settings will
@@ -338,8 +329,8 @@ void hh_conn_fail(hh_conn *c, const char *why) {
  * range"...), as opposed to a server state that passes (LOADING, BUSY, a
  * replica without its master, too many clients). */
 static int refusal_is_permanent(const char *msg) {
-    static const char *passing[] = {"LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN",
-                                    "ERR max number of clients", NULL};
+    static const char *passing[] = {
+        "LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "ERR max number of clients", NULL};
     if (!msg) return 0;
     for (int i = 0; passing[i]; i++)
         if (strncmp(msg, passing[i], strlen(passing[i])) == 0) return 0;
@@ -348,13 +339,11 @@ static int refusal_is_permanent(const char *msg) {
 
 /* Any other command refused for want of credentials. */
 static int auth_refusal(const char *msg) {
-    return msg && (strncmp(msg, "NOAUTH", 6) == 0 || strncmp(msg, "NOPERM", 6) == 0 ||
-                   strncmp(msg, "WRONGPASS", 9) == 0);
+    return msg &&
+        (strncmp(msg, "NOAUTH", 6) == 0 || strncmp(msg, "NOPERM", 6) == 0 || strncmp(msg, "WRONGPASS", 9) == 0);
 }
 
-const char *hh_redis_refused(hh_redis_config *cfg) {
-    return atomic_load(&cfg->refused) ? cfg->refused_why : NULL;
-}
+const char *hh_redis_refused(hh_redis_config *cfg) { return atomic_load(&cfg->refused) ? cfg->refused_why : NULL; }
 
 /* ------------------------------------------------------------------ I/O
  * Plain TCP and unix sockets: hiredis' own blocking calls. TLS: hiredis
@@ -447,8 +436,7 @@ static int setup(hh_conn *c) {
         if (!c->cfg->user) argv[1] = argv[2], lens[1] = lens[2];
         r = conn_commandargv(c, c->cfg->user ? 3 : 2, argv, lens);
         if (!r || r->type == REDIS_REPLY_ERROR) {
-            snprintf(c->last_error, sizeof(c->last_error), "AUTH failed: %s",
-                     r ? r->str : c->ctx->errstr);
+            snprintf(c->last_error, sizeof(c->last_error), "AUTH failed: %s", r ? r->str : c->ctx->errstr);
             int rc = r && refusal_is_permanent(r->str) ? -2 : -1;
             if (r) freeReplyObject(r);
             return rc;
@@ -458,8 +446,7 @@ static int setup(hh_conn *c) {
     if (c->cfg->db) {
         r = conn_command(c, "SELECT %d", c->cfg->db);
         if (!r || r->type == REDIS_REPLY_ERROR) {
-            snprintf(c->last_error, sizeof(c->last_error), "SELECT failed: %s",
-                     r ? r->str : c->ctx->errstr);
+            snprintf(c->last_error, sizeof(c->last_error), "SELECT failed: %s", r ? r->str : c->ctx->errstr);
             int rc = r && refusal_is_permanent(r->str) ? -2 : -1;
             if (r) freeReplyObject(r);
             return rc;
@@ -468,8 +455,7 @@ static int setup(hh_conn *c) {
     }
     r = conn_command(c, "INFO server");
     if (!r || r->type != REDIS_REPLY_STRING) {
-        snprintf(c->last_error, sizeof(c->last_error), "INFO failed: %s",
-                 r && r->str ? r->str : c->ctx->errstr);
+        snprintf(c->last_error, sizeof(c->last_error), "INFO failed: %s", r && r->str ? r->str : c->ctx->errstr);
         int rc = r && r->type == REDIS_REPLY_ERROR && auth_refusal(r->str) ? -2 : -1;
         if (r) freeReplyObject(r);
         return rc;
@@ -484,14 +470,15 @@ static int setup(hh_conn *c) {
     if (c->cfg->nsentinels) { /* never write to a replica the sentinels named too early */
         r = conn_command(c, "ROLE");
         int master = r && r->type == REDIS_REPLY_ARRAY && r->elements >= 1 &&
-                     r->element[0]->type == REDIS_REPLY_STRING && strcmp(r->element[0]->str, "master") == 0;
+            r->element[0]->type == REDIS_REPLY_STRING && strcmp(r->element[0]->str, "master") == 0;
         if (!master) {
-            snprintf(c->last_error, sizeof(c->last_error), "ROLE of %.100s: %.100s; asking the sentinels again", c->master_addr,
-                     !r ? c->ctx->errstr
-                        : r->type == REDIS_REPLY_ERROR ? r->str
-                        : r->type == REDIS_REPLY_ARRAY && r->elements && r->element[0]->type == REDIS_REPLY_STRING
-                            ? r->element[0]->str
-                            : "unexpected reply");
+            snprintf(c->last_error, sizeof(c->last_error), "ROLE of %.100s: %.100s; asking the sentinels again",
+                     c->master_addr,
+                     !r                                 ? c->ctx->errstr
+                         : r->type == REDIS_REPLY_ERROR ? r->str
+                         : r->type == REDIS_REPLY_ARRAY && r->elements && r->element[0]->type == REDIS_REPLY_STRING
+                         ? r->element[0]->str
+                         : "unexpected reply");
             if (r) freeReplyObject(r);
             return -1;
         }
@@ -553,8 +540,10 @@ int hh_conn_open(hh_conn *c, const char *host, int port) {
     if (!c->cfg->tls) return 0;
     int unwarned = 0;
     if (!c->cfg->tls_verify && atomic_compare_exchange_strong(&c->cfg->tls_warned, &unwarned, 1))
-        hh_log(c->log, HH_LOG_WARN, "redis %s: TLS without certificate or host name verification "
-               "(--tls-insecure): anyone on the path can read and change the traffic", c->cfg->display);
+        hh_log(c->log, HH_LOG_WARN,
+               "redis %s: TLS without certificate or host name verification "
+               "(--tls-insecure): anyone on the path can read and change the traffic",
+               c->cfg->display);
     /* the handshake waits no longer than a connect may */
     redisSetTimeout(c->ctx, tv_of(cto));
     c->ssl = hh_tls_connect(c->cfg->tls_ctx, c->ctx->fd, c->cfg->tls_name_forced ? c->cfg->tls_name : host,
@@ -662,8 +651,8 @@ int hh_conn_ready(hh_conn *c) {
         }
         int was = 0, unlogged = 0;
         if (atomic_compare_exchange_strong(&c->cfg->outage, &was, 1))
-            hh_log(c->log, HH_LOG_WARN, "redis %s: cannot connect (%s): %s; retrying with backoff",
-                   c->cfg->display, c->name, c->last_error);
+            hh_log(c->log, HH_LOG_WARN, "redis %s: cannot connect (%s): %s; retrying with backoff", c->cfg->display,
+                   c->name, c->last_error);
         else if (rc == -2 && atomic_compare_exchange_strong(&c->cfg->refusal_logged, &unlogged, 1))
             /* after a "connection lost": say why reconnecting fails */
             hh_log(c->log, HH_LOG_WARN, "redis %s: refused (%s): %s; retrying with backoff (password or db changed?)",
@@ -743,8 +732,7 @@ static int conn_level(const redisReply *r, char *why, size_t len) {
         for (size_t i = 0; i < r->elements; i++)
             if (conn_level(r->element[i], why, len)) return 1;
     /* EXECABORT hides READONLY of a queued command. */
-    if (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "EXECABORT", 9) == 0 &&
-        strstr(r->str, "READONLY")) {
+    if (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "EXECABORT", 9) == 0 && strstr(r->str, "READONLY")) {
         hh_strlcpy(why, r->str, len);
         return 1;
     }
@@ -792,8 +780,7 @@ redisReply *hh_conn_cmdargv(hh_conn *c, int argc, const char **argv, const size_
     return finish(c, command_argv(c, argc, argv, lens));
 }
 
-redisReply *hh_conn_cmdargv_blocking(hh_conn *c, double block_s, int argc, const char **argv,
-                                     const size_t *lens) {
+redisReply *hh_conn_cmdargv_blocking(hh_conn *c, double block_s, int argc, const char **argv, const size_t *lens) {
     if (hh_conn_ready(c) != 0 || arm(c) != 0) return NULL;
     redisSetTimeout(c->ctx, tv_of(time_left(c, block_s + c->cfg->command_timeout)));
     redisReply *r = finish(c, command_argv(c, argc, argv, lens));
@@ -859,8 +846,7 @@ redisReply **hh_pipe_exec(hh_pipe *p) {
         }
         if (conn_get_reply(p->c, &r) != REDIS_OK || !r) {
             hh_replies_free(out, i);
-            hh_conn_fail(p->c, p->c->ctx && p->c->ctx->errstr[0] ? p->c->ctx->errstr
-                                                                 : "connection lost");
+            hh_conn_fail(p->c, p->c->ctx && p->c->ctx->errstr[0] ? p->c->ctx->errstr : "connection lost");
             return NULL;
         }
         out[i] = r;
@@ -920,9 +906,8 @@ int hh_tx_check(redisReply **r, int multi, int exec, char *why, size_t len, int 
     return 0;
 }
 
-redisReply *hh_conn_eval(hh_conn *c, hh_script_id id, int nkeys, const char **keys,
-                         const size_t *keylens, int nargs, const char **args,
-                         const size_t *arglens) {
+redisReply *hh_conn_eval(hh_conn *c, hh_script_id id, int nkeys, const char **keys, const size_t *keylens, int nargs,
+                         const char **args, const size_t *arglens) {
     for (int attempt = 0; attempt < 2; attempt++) {
         if (hh_conn_ready(c) != 0) return NULL;
         if (!c->shas[id][0]) {

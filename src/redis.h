@@ -14,29 +14,29 @@
 #include "util.h"
 
 typedef struct hh_redis_config {
-    sds host;       /* NULL for unix sockets */
+    sds host; /* NULL for unix sockets */
     int port;
-    sds unix_path;  /* NULL for TCP */
+    sds unix_path; /* NULL for TCP */
     int db;
-    sds user;       /* NULL: AUTH <password> */
-    sds password;   /* NULL: no AUTH */
-    sds display;    /* the URL with the password masked, for logs */
+    sds user;     /* NULL: AUTH <password> */
+    sds password; /* NULL: no AUTH */
+    sds display;  /* the URL with the password masked, for logs */
     double connect_timeout;
     double command_timeout;
-    atomic_int outage;      /* 1 while some connection is down: logs once */
-    atomic_int ever_ready;  /* 1 once any connection passed AUTH, SELECT and INFO */
+    atomic_int outage;     /* 1 while some connection is down: logs once */
+    atomic_int ever_ready; /* 1 once any connection passed AUTH, SELECT and INFO */
     atomic_int refusal_claimed;
     atomic_int refusal_logged; /* a later refusal was logged; cleared on connect */
-    atomic_int refused;     /* 1: refused for good before that (hh_redis_refused) */
-    char refused_why[1024]; /* Redis' reason, set before `refused` */
+    atomic_int refused;        /* 1: refused for good before that (hh_redis_refused) */
+    char refused_why[1024];    /* Redis' reason, set before `refused` */
     /* rediss://: every connection runs TLS over the socket hiredis opens */
     int tls;
-    int tls_verify;         /* 0 with --tls-insecure */
-    int tls_client_cert;    /* a client certificate is configured */
-    sds tls_name;           /* SNI and the name the certificate must match */
-    void *tls_ctx;          /* SSL_CTX, shared by every connection */
-    atomic_int tls_warned;  /* --tls-insecure was logged */
-    int tls_name_forced;    /* tls_name from --tls-server-name: used for
+    int tls_verify;        /* 0 with --tls-insecure */
+    int tls_client_cert;   /* a client certificate is configured */
+    sds tls_name;          /* SNI and the name the certificate must match */
+    void *tls_ctx;         /* SSL_CTX, shared by every connection */
+    atomic_int tls_warned; /* --tls-insecure was logged */
+    int tls_name_forced;   /* tls_name from --tls-server-name: used for
                              * every host (sentinels, discovered masters) */
     /* Sentinel (sentinel.c): nsentinels > 0 means the master is discovered */
     int nsentinels;
@@ -44,10 +44,10 @@ typedef struct hh_redis_config {
     int *sentinel_port;
     sds sentinel_master;
     sds sentinel_password;
-    atomic_int sentinel_last;   /* the sentinel that answered last: asked first */
-    atomic_int master_epoch;    /* bumped on +switch-master: connections reconnect */
-    atomic_int watch_state;     /* 0 none, 1 running, 2 stopping */
-    void *watch_thread;         /* pthread_t of the +switch-master listener */
+    atomic_int sentinel_last; /* the sentinel that answered last: asked first */
+    atomic_int master_epoch;  /* bumped on +switch-master: connections reconnect */
+    atomic_int watch_state;   /* 0 none, 1 running, 2 stopping */
+    void *watch_thread;       /* pthread_t of the +switch-master listener */
     const hh_logger *watch_log;
 } hh_redis_config;
 
@@ -63,29 +63,28 @@ const char *hh_redis_refused(hh_redis_config *cfg);
  * A URL without a password takes o->password, else $REDIS_PASSWORD.
  * Returns 0, or -1 with a message in err (never the password, whatever
  * the URL's shape or length). */
-int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char *err,
-                          size_t errlen);
+int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char *err, size_t errlen);
 void hh_redis_config_free(hh_redis_config *cfg);
 
 typedef struct hh_conn {
     hh_redis_config *cfg;
     const hh_logger *log;
-    const char *name;           /* "heartbeat", "fetch", ... for logs */
-    const atomic_int *cancel;   /* when non-NULL and set, backoff waits end */
-    redisContext *ctx;          /* NULL while disconnected */
+    const char *name;         /* "heartbeat", "fetch", ... for logs */
+    const atomic_int *cancel; /* when non-NULL and set, backoff waits end */
+    redisContext *ctx;        /* NULL while disconnected */
     /* rediss://: the SSL over ctx->fd. hiredis then only formats commands
      * into ctx->obuf and parses replies in ctx->reader; the bytes go through
      * tls.c (see conn_get_reply). NULL for plain TCP and unix sockets. */
     void *ssl;
-    double next_attempt;        /* monotonic time of the next connect try */
-    double backoff;             /* seconds */
-    double connected_at;        /* monotonic time of the last connect */
-    int version;                /* Redis version as major*100+minor, 0 unknown */
-    atomic_llong client_id;     /* CLIENT ID of the live connection (Redis >= 5), 0 none */
+    double next_attempt;    /* monotonic time of the next connect try */
+    double backoff;         /* seconds */
+    double connected_at;    /* monotonic time of the last connect */
+    int version;            /* Redis version as major*100+minor, 0 unknown */
+    atomic_llong client_id; /* CLIENT ID of the live connection (Redis >= 5), 0 none */
     char last_error[256];
     char shas[HH_SCRIPT_COUNT][41];
-    int master_epoch;           /* cfg->master_epoch when this connection opened */
-    char master_addr[300];      /* the master it reached through Sentinel, for logs */
+    int master_epoch;      /* cfg->master_epoch when this connection opened */
+    char master_addr[300]; /* the master it reached through Sentinel, for logs */
     /* Monotonic time after which every call on this connection fails at
      * once; before it, no connect, command or pipeline waits longer than
      * what is left. 0: none. For work that must end by a deadline whatever
@@ -93,8 +92,7 @@ typedef struct hh_conn {
     double deadline;
 } hh_conn;
 
-void hh_conn_init(hh_conn *c, hh_redis_config *cfg, const hh_logger *log, const char *name,
-                  const atomic_int *cancel);
+void hh_conn_init(hh_conn *c, hh_redis_config *cfg, const hh_logger *log, const char *name, const atomic_int *cancel);
 void hh_conn_close(hh_conn *c);
 
 /* Connects if needed. Returns 0 when connected; -1 when not, after waiting
@@ -113,8 +111,7 @@ redisReply *hh_conn_cmd(hh_conn *c, const char *fmt, ...);
 redisReply *hh_conn_cmdargv(hh_conn *c, int argc, const char **argv, const size_t *lens);
 /* Like hh_conn_cmdargv for a command that blocks up to block_s seconds: the
  * socket timeout is block_s + command_timeout for this call only. */
-redisReply *hh_conn_cmdargv_blocking(hh_conn *c, double block_s, int argc, const char **argv,
-                                     const size_t *lens);
+redisReply *hh_conn_cmdargv_blocking(hh_conn *c, double block_s, int argc, const char **argv, const size_t *lens);
 
 /* Reads what the server sent into the connection's reader (for callers
  * that poll the socket themselves, then take replies with
@@ -165,9 +162,8 @@ int hh_tx_check(redisReply **r, int multi, int exec, char *why, size_t len, int 
 
 /* EVALSHA of a script from scripts.h, loading it on first use and again on
  * NOSCRIPT (after a Redis restart). Returns a reply or NULL as hh_conn_cmd. */
-redisReply *hh_conn_eval(hh_conn *c, hh_script_id id, int nkeys, const char **keys,
-                         const size_t *keylens, int nargs, const char **args,
-                         const size_t *arglens);
+redisReply *hh_conn_eval(hh_conn *c, hh_script_id id, int nkeys, const char **keys, const size_t *keylens, int nargs,
+                         const char **args, const size_t *arglens);
 
 /* Whether a reply is an error, and is a connection-level one. */
 int hh_reply_is_error(const redisReply *r);

@@ -28,8 +28,7 @@ static char *base64(const unsigned char *in, size_t n) {
     char *out = malloc(4 * ((n + 2) / 3) + 1), *o = out;
     if (!out) return NULL;
     for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < n ? (uint32_t)in[i + 1] << 8 : 0) |
-                     (i + 2 < n ? in[i + 2] : 0);
+        uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < n ? (uint32_t)in[i + 1] << 8 : 0) | (i + 2 < n ? in[i + 2] : 0);
         *o++ = tbl[v >> 18 & 63];
         *o++ = tbl[v >> 12 & 63];
         *o++ = i + 1 < n ? tbl[v >> 6 & 63] : '=';
@@ -49,8 +48,7 @@ char *hh_backtrace_encode(char *const *lines, size_t n) {
     uLongf dstlen = compressBound(srclen);
     unsigned char *z = malloc(dstlen);
     char *out = NULL;
-    if (z && compress2(z, &dstlen, (const Bytef *)text, srclen, Z_DEFAULT_COMPRESSION) == Z_OK)
-        out = base64(z, dstlen);
+    if (z && compress2(z, &dstlen, (const Bytef *)text, srclen, Z_DEFAULT_COMPRESSION) == Z_OK) out = base64(z, dstlen);
     free(z);
     free(text);
     return out;
@@ -66,8 +64,7 @@ static size_t backtrace_wanted(const json_t *item, size_t have) {
     return 0;
 }
 
-int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_rng *rng,
-                  hh_failure_plan *out) {
+int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_rng *rng, hh_failure_plan *out) {
     memset(out, 0, sizeof(*out));
     /* the original, not middleware's edits; a slim job's parse is its own */
     json_t *full = hh_job_item_full(job);
@@ -160,4 +157,3 @@ int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_
     json_decref(msg);
     return 0;
 }
-

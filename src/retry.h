@@ -15,22 +15,21 @@ typedef enum hh_failure_kind {
 
 typedef struct hh_failure_plan {
     hh_failure_kind kind;
-    double score;  /* retry: next attempt time; dead: now */
-    char *payload; /* new payload (free()); NULL for discard */
+    double score;       /* retry: next attempt time; dead: now */
+    char *payload;      /* new payload (free()); NULL for discard */
     const char *reason; /* static text for logs */
 } hh_failure_plan;
 
 typedef struct hh_retry_config {
-    int max_retries;       /* for "retry": true; 25 */
+    int max_retries; /* for "retry": true; 25 */
     hh_timestamps timestamps;
-    int class_known;       /* the class has a handler: an absent "retry" means true */
+    int class_known; /* the class has a handler: an absent "retry" means true */
 } hh_retry_config;
 
 /* Decides a failed job's fate and builds the payload to store, from the
  * job as fetched plus job->error_class/error_message/backtrace. `now` is
  * epoch seconds. Returns 0, or -1 when out of memory. */
-int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_rng *rng,
-                  hh_failure_plan *out);
+int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_rng *rng, hh_failure_plan *out);
 
 /* Sidekiq 6.4's delay for retry_count c: c^4 + 15 + rand(10) * (c + 1),
  * computed without overflow for any count (long double holds every int64

@@ -27,15 +27,14 @@ static int bury(const hh_scheduler_env *e, hh_conn *c, const char *set, const re
                 size_t whylen) {
     double now = hh_now();
     size_t len;
-    char *entry = hh_malformed_dead_payload(member->str, member->len,
-                                            "scheduled entry is not a job object", now,
+    char *entry = hh_malformed_dead_payload(member->str, member->len, "scheduled entry is not a job object", now,
                                             e->timestamps, &len);
     if (!entry) {
         hh_strlcpy(why, "out of memory", whylen);
         return -1;
     }
     sds sk = hh_key(e->keys, set);
-    hh_outcome o = {HH_OUTCOME_DEAD, HH_SOURCE_ZSET, sk, member->str, member->len, entry, len, now,
+    hh_outcome o = {HH_OUTCOME_DEAD, HH_SOURCE_ZSET,  sk, member->str, member->len, entry, len, now,
                     e->dead_timeout, e->dead_max_jobs};
     int rc = hh_outcome_write(c, e->keys, &o, why, whylen);
     if (rc == 1) hh_log(e->log, HH_LOG_WARN, "%s: malformed entry moved to the dead set", set);
@@ -54,7 +53,8 @@ static void note_error(const hh_scheduler_env *e, const char *set, const char *w
     }
     if (strcmp(last, why) == 0) return;
     hh_strlcpy(last, why, sizeof(last));
-    hh_log(e->log, HH_LOG_WARN, "scheduler: %s: due jobs stay where they are until Redis takes the write: %s", set, why);
+    hh_log(e->log, HH_LOG_WARN, "scheduler: %s: due jobs stay where they are until Redis takes the write: %s", set,
+           why);
 }
 
 static int poll_set(const hh_scheduler_env *e, hh_conn *c, const char *set) {
@@ -66,7 +66,10 @@ static int poll_set(const hh_scheduler_env *e, hh_conn *c, const char *set) {
         hh_fmt_double(now_s, sizeof(now_s), now);
         redisReply *r = hh_conn_cmd(c, "ZRANGEBYSCORE %s -inf %s LIMIT 0 %d", sk, now_s, HH_POLL_BATCH);
         if (!r || r->type != REDIS_REPLY_ARRAY) {
-            note_error(e, set, !r ? c->last_error : r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply to ZRANGEBYSCORE");
+            note_error(e, set,
+                       !r                                 ? c->last_error
+                           : r->type == REDIS_REPLY_ERROR ? r->str
+                                                          : "unexpected reply to ZRANGEBYSCORE");
             if (r) freeReplyObject(r);
             moved = -1;
             break;
@@ -105,7 +108,12 @@ static int poll_set(const hh_scheduler_env *e, hh_conn *c, const char *set) {
                 redisReply *x = hh_conn_eval(c, HH_SCRIPT_ENQUEUE_DUE, 3, keys, klen, 3, args, alen);
                 rc = x && x->type == REDIS_REPLY_INTEGER && (x->integer == 0 || x->integer == 1) ? (int)x->integer : -1;
                 if (rc == 1) moved++;
-                if (rc < 0) hh_strlcpy(why, !x ? c->last_error : x->type == REDIS_REPLY_ERROR ? x->str : "unexpected reply", sizeof(why));
+                if (rc < 0)
+                    hh_strlcpy(why,
+                               !x                                 ? c->last_error
+                                   : x->type == REDIS_REPLY_ERROR ? x->str
+                                                                  : "unexpected reply",
+                               sizeof(why));
                 if (x) freeReplyObject(x);
                 sdsfree(qk);
             }
@@ -150,9 +158,7 @@ static long process_count(const hh_scheduler_env *e, hh_conn *c) {
 static int is_quiet(const void *arg) { return atomic_load(((const hh_scheduler_env *)arg)->quiet); }
 
 /* Sleeps, but a quiet or stop ends the nap at once. */
-static void nap(const hh_scheduler_env *e, double seconds) {
-    hh_wake_wait(e->wake, hh_mono() + seconds, is_quiet, e);
-}
+static void nap(const hh_scheduler_env *e, double seconds) { hh_wake_wait(e->wake, hh_mono() + seconds, is_quiet, e); }
 
 void *hh_scheduler_main(void *arg) {
     const hh_scheduler_env *e = arg;

@@ -20,8 +20,8 @@ typedef struct hh_scheduler_env {
     double poll_interval_average; /* > 0: fixed; else Sidekiq's 5 s x processes */
     double dead_timeout;          /* for entries that are not jobs (outcome.h) */
     long dead_max_jobs;
-    const atomic_int *quiet;      /* set: stop moving jobs and leave */
-    hh_wake *wake;                /* broadcast when quiet is set */
+    const atomic_int *quiet; /* set: stop moving jobs and leave */
+    hh_wake *wake;           /* broadcast when quiet is set */
 } hh_scheduler_env;
 
 /* Thread entry point; arg is an hh_scheduler_env. Polls until quiet. */

@@ -31,44 +31,44 @@ typedef enum hh_script_id {
  * most). A queue found empty is not tried again in the same call (nothing
  * else runs inside a script, so it stays empty): one call makes at most one
  * failed move per queue, however many jobs it takes. */
-#define HH_LUA_FETCH                                                          \
-    "local how = string.sub(ARGV[1], 1, 1)\n"                                 \
-    "local any = string.sub(ARGV[1], 2, 2) == 'x'\n"                          \
-    "if not any then\n"                                                       \
-    "  local queues = {}\n"                                                   \
-    "  for i = 1, #KEYS, 2 do queues[#queues+1] = KEYS[i] end\n"              \
-    "  for i = 1, #queues, 1000 do\n"                                         \
-    "    local last = math.min(i + 999, #queues)\n"                           \
-    "    if redis.call('EXISTS', unpack(queues, i, last)) > 0 then\n"         \
-    "      any = true\n"                                                      \
-    "      break\n"                                                           \
-    "    end\n"                                                               \
-    "  end\n"                                                                 \
-    "end\n"                                                                   \
-    "if not any then return false end\n"                                       \
-    "local out, empty, gone = {{}}, {}, {}\n"                                 \
-    "for j = 2, #ARGV do\n"                                                   \
-    "  local got = false\n"                                                   \
-    "  for idx in string.gmatch(ARGV[j], '%d+') do\n"                         \
-    "    local i = tonumber(idx)\n"                                           \
-    "    if not empty[i] then\n"                                              \
-    "      local v\n"                                                         \
+#define HH_LUA_FETCH                                                                              \
+    "local how = string.sub(ARGV[1], 1, 1)\n"                                                     \
+    "local any = string.sub(ARGV[1], 2, 2) == 'x'\n"                                              \
+    "if not any then\n"                                                                           \
+    "  local queues = {}\n"                                                                       \
+    "  for i = 1, #KEYS, 2 do queues[#queues+1] = KEYS[i] end\n"                                  \
+    "  for i = 1, #queues, 1000 do\n"                                                             \
+    "    local last = math.min(i + 999, #queues)\n"                                               \
+    "    if redis.call('EXISTS', unpack(queues, i, last)) > 0 then\n"                             \
+    "      any = true\n"                                                                          \
+    "      break\n"                                                                               \
+    "    end\n"                                                                                   \
+    "  end\n"                                                                                     \
+    "end\n"                                                                                       \
+    "if not any then return false end\n"                                                          \
+    "local out, empty, gone = {{}}, {}, {}\n"                                                     \
+    "for j = 2, #ARGV do\n"                                                                       \
+    "  local got = false\n"                                                                       \
+    "  for idx in string.gmatch(ARGV[j], '%d+') do\n"                                             \
+    "    local i = tonumber(idx)\n"                                                               \
+    "    if not empty[i] then\n"                                                                  \
+    "      local v\n"                                                                             \
     "      if how == '1' then v = redis.call('LMOVE', KEYS[2*i-1], KEYS[2*i], 'RIGHT', 'LEFT')\n" \
-    "      elseif how == 'b' then v = redis.call('RPOP', KEYS[2*i-1])\n"      \
-    "      else v = redis.call('RPOPLPUSH', KEYS[2*i-1], KEYS[2*i]) end\n"    \
-    "      if v then\n"                                                       \
-    "        out[#out+1] = i\n"                                               \
-    "        out[#out+1] = v\n"                                               \
-    "        got = true\n"                                                    \
-    "        break\n"                                                         \
-    "      end\n"                                                             \
-    "      empty[i] = true\n"                                                 \
-    "      gone[#gone+1] = i\n"                                               \
-    "    end\n"                                                               \
-    "  end\n"                                                                 \
-    "  if not got then break end\n"                                           \
-    "end\n"                                                                   \
-    "if #out > 1 then out[1] = gone return out end\n"                         \
+    "      elseif how == 'b' then v = redis.call('RPOP', KEYS[2*i-1])\n"                          \
+    "      else v = redis.call('RPOPLPUSH', KEYS[2*i-1], KEYS[2*i]) end\n"                        \
+    "      if v then\n"                                                                           \
+    "        out[#out+1] = i\n"                                                                   \
+    "        out[#out+1] = v\n"                                                                   \
+    "        got = true\n"                                                                        \
+    "        break\n"                                                                             \
+    "      end\n"                                                                                 \
+    "      empty[i] = true\n"                                                                     \
+    "      gone[#gone+1] = i\n"                                                                   \
+    "    end\n"                                                                                   \
+    "  end\n"                                                                                     \
+    "  if not got then break end\n"                                                               \
+    "end\n"                                                                                       \
+    "if #out > 1 then out[1] = gone return out end\n"                                             \
     "return false\n"
 
 /* Write first, remove last. Redis refuses a script's first write command
@@ -83,24 +83,24 @@ typedef enum hh_script_id {
  * there, so two schedulers never enqueue one job twice (Sidekiq 6.4's
  * scheduler pops and pushes in two steps; this closes the gap). Returns 1 or
  * 0. */
-#define HH_LUA_ENQUEUE_DUE                                                    \
-    "if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end\n"       \
-    "redis.call('LPUSH', KEYS[3], ARGV[2])\n"                                 \
-    "redis.call('SADD', KEYS[2], ARGV[3])\n"                                  \
-    "redis.call('ZREM', KEYS[1], ARGV[1])\n"                                  \
+#define HH_LUA_ENQUEUE_DUE                                              \
+    "if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end\n" \
+    "redis.call('LPUSH', KEYS[3], ARGV[2])\n"                           \
+    "redis.call('SADD', KEYS[2], ARGV[3])\n"                            \
+    "redis.call('ZREM', KEYS[1], ARGV[1])\n"                            \
     "return 1\n"
 
 /* Whether the exact payload ARGV[1] is in the list KEYS[1]: LPOS from the
  * tail where Redis has it (6.0.6+), a scan of the list before (a failure
  * path only). */
-#define HH_LUA_IN_LIST                                                        \
-    "local function in_list(key, v)\n"                                       \
-    "  local ok, pos = pcall(redis.call, 'LPOS', key, v, 'RANK', -1)\n"       \
-    "  if ok then return pos ~= false and pos ~= nil end\n"                  \
-    "  for _, e in ipairs(redis.call('LRANGE', key, 0, -1)) do\n"            \
-    "    if e == v then return true end\n"                                   \
-    "  end\n"                                                                 \
-    "  return false\n"                                                        \
+#define HH_LUA_IN_LIST                                                  \
+    "local function in_list(key, v)\n"                                  \
+    "  local ok, pos = pcall(redis.call, 'LPOS', key, v, 'RANK', -1)\n" \
+    "  if ok then return pos ~= false and pos ~= nil end\n"             \
+    "  for _, e in ipairs(redis.call('LRANGE', key, 0, -1)) do\n"       \
+    "    if e == v then return true end\n"                              \
+    "  end\n"                                                           \
+    "  return false\n"                                                  \
     "end\n"
 
 /* A job's outcome in one atomic step. KEYS: source, target sorted set
@@ -111,31 +111,31 @@ typedef enum hh_script_id {
  * (basic fetch: the job is only in memory). Writes the entry first and
  * removes the member last, only if it was still in the source. Returns 1
  * written, 0 when the member was no longer there (nothing written). */
-#define HH_LUA_OUTCOME                                                        \
-    HH_LUA_IN_LIST                                                            \
-    "local src, mode = ARGV[7], ARGV[4]\n"                                    \
-    "if src == 'list' and not in_list(KEYS[1], ARGV[1]) then return 0 end\n"  \
+#define HH_LUA_OUTCOME                                                                    \
+    HH_LUA_IN_LIST                                                                        \
+    "local src, mode = ARGV[7], ARGV[4]\n"                                                \
+    "if src == 'list' and not in_list(KEYS[1], ARGV[1]) then return 0 end\n"              \
     "if src == 'zset' and not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end\n" \
-    "if mode ~= 'drop' then\n"                                                \
-    "  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])\n"                       \
-    "  if mode == 'dead' then\n"                                              \
-    "    redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[5])\n"          \
-    "    redis.call('ZREMRANGEBYRANK', KEYS[2], 0, ARGV[6])\n"                \
-    "  end\n"                                                                 \
-    "end\n"                                                                   \
-    "if src == 'list' then redis.call('LREM', KEYS[1], -1, ARGV[1]) end\n"     \
-    "if src == 'zset' then redis.call('ZREM', KEYS[1], ARGV[1]) end\n"         \
+    "if mode ~= 'drop' then\n"                                                            \
+    "  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])\n"                                   \
+    "  if mode == 'dead' then\n"                                                          \
+    "    redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[5])\n"                      \
+    "    redis.call('ZREMRANGEBYRANK', KEYS[2], 0, ARGV[6])\n"                            \
+    "  end\n"                                                                             \
+    "end\n"                                                                               \
+    "if src == 'list' then redis.call('LREM', KEYS[1], -1, ARGV[1]) end\n"                \
+    "if src == 'zset' then redis.call('ZREM', KEYS[1], ARGV[1]) end\n"                    \
     "return 1\n"
 
 /* KEYS: in-progress list, queue:<q>. ARGV: exact payload. Pushes it to the
  * queue's tail (runs next, as Sidekiq's own requeue does) and removes one
  * copy from the list, only if it was still there: two recoverers never
  * requeue one job twice. Returns 1 or 0. */
-#define HH_LUA_REQUEUE                                                        \
-    HH_LUA_IN_LIST                                                            \
-    "if not in_list(KEYS[1], ARGV[1]) then return 0 end\n"                    \
-    "redis.call('RPUSH', KEYS[2], ARGV[1])\n"                                 \
-    "redis.call('LREM', KEYS[1], -1, ARGV[1])\n"                              \
+#define HH_LUA_REQUEUE                                     \
+    HH_LUA_IN_LIST                                         \
+    "if not in_list(KEYS[1], ARGV[1]) then return 0 end\n" \
+    "redis.call('RPUSH', KEYS[2], ARGV[1])\n"              \
+    "redis.call('LREM', KEYS[1], -1, ARGV[1])\n"           \
     "return 1\n"
 
 /* KEYS: in-progress list, queue:<q>, recovery counter (hiredhand:recoveries:
@@ -150,24 +150,24 @@ typedef enum hh_script_id {
  * that beat sees every recovery there will be. Returns {1, count} requeued
  * (to the tail: runs next), {2, count} moved to the dead set as a poison
  * pill, {0, 0} when it was gone, {3, 0} when the owner is alive again. */
-#define HH_LUA_RECOVER                                                        \
-    HH_LUA_IN_LIST                                                            \
+#define HH_LUA_RECOVER                                                                  \
+    HH_LUA_IN_LIST                                                                      \
     "if ARGV[8] == '1' and redis.call('EXISTS', KEYS[5]) == 1 then return {3, 0} end\n" \
-    "if not in_list(KEYS[1], ARGV[1]) then return {0, 0} end\n"               \
-    "local okc, c = pcall(redis.call, 'GET', KEYS[3])\n"                      \
-    "local n = (okc and tonumber(c) or 0) + 1\n"                              \
-    "local max = tonumber(ARGV[2])\n"                                         \
-    "local res = 1\n"                                                         \
-    "if max > 0 and n > max then\n"                                           \
-    "  redis.call('ZADD', KEYS[4], ARGV[4], ARGV[3])\n"                       \
-    "  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', ARGV[5])\n"            \
-    "  redis.call('ZREMRANGEBYRANK', KEYS[4], 0, ARGV[6])\n"                  \
-    "  res = 2\n"                                                             \
-    "else\n"                                                                  \
-    "  redis.call('RPUSH', KEYS[2], ARGV[1])\n"                               \
-    "end\n"                                                                   \
-    "pcall(redis.call, 'SET', KEYS[3], n, 'EX', ARGV[7])\n"                   \
-    "redis.call('LREM', KEYS[1], -1, ARGV[1])\n"                              \
+    "if not in_list(KEYS[1], ARGV[1]) then return {0, 0} end\n"                         \
+    "local okc, c = pcall(redis.call, 'GET', KEYS[3])\n"                                \
+    "local n = (okc and tonumber(c) or 0) + 1\n"                                        \
+    "local max = tonumber(ARGV[2])\n"                                                   \
+    "local res = 1\n"                                                                   \
+    "if max > 0 and n > max then\n"                                                     \
+    "  redis.call('ZADD', KEYS[4], ARGV[4], ARGV[3])\n"                                 \
+    "  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', ARGV[5])\n"                      \
+    "  redis.call('ZREMRANGEBYRANK', KEYS[4], 0, ARGV[6])\n"                            \
+    "  res = 2\n"                                                                       \
+    "else\n"                                                                            \
+    "  redis.call('RPUSH', KEYS[2], ARGV[1])\n"                                         \
+    "end\n"                                                                             \
+    "pcall(redis.call, 'SET', KEYS[3], n, 'EX', ARGV[7])\n"                             \
+    "redis.call('LREM', KEYS[1], -1, ARGV[1])\n"                                        \
     "return {res, n}\n"
 
 /* ------------------------------------------------ job management (admin.c) */
@@ -181,20 +181,20 @@ typedef enum hh_script_id {
  * is in the set, and writes first, removes last (see above): two operators,
  * or an operator and the scheduler, never move one job twice, and a write
  * Redis refuses leaves it where it was. Returns 1 moved, 0 gone. */
-#define HH_LUA_ADMIN_MOVE                                                     \
-    "if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end\n"       \
-    "local mode = ARGV[2]\n"                                                  \
-    "if mode == 'queue' then\n"                                               \
-    "  redis.call('LPUSH', KEYS[2], ARGV[3])\n"                               \
-    "  redis.call('SADD', KEYS[3], ARGV[4])\n"                                \
-    "elseif mode == 'dead' then\n"                                            \
-    "  redis.call('ZADD', KEYS[2], ARGV[5], ARGV[3])\n"                       \
-    "  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[6])\n"            \
-    "  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, ARGV[7])\n"                  \
-    "elseif mode ~= 'drop' then\n"                                            \
-    "  return redis.error_reply('ERR admin move: unknown mode')\n"            \
-    "end\n"                                                                   \
-    "redis.call('ZREM', KEYS[1], ARGV[1])\n"                                  \
+#define HH_LUA_ADMIN_MOVE                                               \
+    "if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end\n" \
+    "local mode = ARGV[2]\n"                                            \
+    "if mode == 'queue' then\n"                                         \
+    "  redis.call('LPUSH', KEYS[2], ARGV[3])\n"                         \
+    "  redis.call('SADD', KEYS[3], ARGV[4])\n"                          \
+    "elseif mode == 'dead' then\n"                                      \
+    "  redis.call('ZADD', KEYS[2], ARGV[5], ARGV[3])\n"                 \
+    "  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[6])\n"      \
+    "  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, ARGV[7])\n"            \
+    "elseif mode ~= 'drop' then\n"                                      \
+    "  return redis.error_reply('ERR admin move: unknown mode')\n"      \
+    "end\n"                                                             \
+    "redis.call('ZREM', KEYS[1], ARGV[1])\n"                            \
     "return 1\n"
 
 #endif

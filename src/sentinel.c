@@ -70,7 +70,8 @@ int hh_sentinel_config(hh_redis_config *cfg, const hh_redis_options *o, char *er
     for (const char *p = list; *p;) {
         size_t n = strcspn(p, ",");
         if (n && parse_addr(p, n, &cfg->sentinel_host[cfg->nsentinels], &cfg->sentinel_port[cfg->nsentinels]) != 0) {
-            snprintf(err, errlen, "bad sentinel address '%.*s' (want HOST:PORT, [IPv6]:PORT)", (int)(n > 200 ? 200 : n), p);
+            snprintf(err, errlen, "bad sentinel address '%.*s' (want HOST:PORT, [IPv6]:PORT)", (int)(n > 200 ? 200 : n),
+                     p);
             return -1;
         }
         if (n) cfg->nsentinels++;
@@ -88,9 +89,10 @@ int hh_sentinel_config(hh_redis_config *cfg, const hh_redis_options *o, char *er
     if (pw) cfg->sentinel_password = sdsnew(pw);
     /* the URL's host and port are not used: logs name the master instead */
     sds d = sdscatfmt(sdsempty(), "%s://%s%s/%i (via Sentinel %S:%i", cfg->tls ? "rediss" : "redis",
-                      cfg->password || cfg->user ? "***@" : "", cfg->sentinel_master, cfg->db,
-                      cfg->sentinel_host[0], cfg->sentinel_port[0]);
-    for (int i = 1; d && i < cfg->nsentinels; i++) d = sdscatfmt(d, ",%S:%i", cfg->sentinel_host[i], cfg->sentinel_port[i]);
+                      cfg->password || cfg->user ? "***@" : "", cfg->sentinel_master, cfg->db, cfg->sentinel_host[0],
+                      cfg->sentinel_port[0]);
+    for (int i = 1; d && i < cfg->nsentinels; i++)
+        d = sdscatfmt(d, ",%S:%i", cfg->sentinel_host[i], cfg->sentinel_port[i]);
     if (d) d = sdscat(d, ")");
     if (!d || !cfg->sentinel_master) {
         sdsfree(d);
@@ -129,7 +131,10 @@ static int sentinel_open(hh_conn *s, int i, char *why, size_t len) {
     if (!cfg->sentinel_password) return 0;
     redisReply *r = hh_conn_raw(s, "AUTH %b", cfg->sentinel_password, sdslen(cfg->sentinel_password));
     int ok = r && r->type == REDIS_REPLY_STATUS;
-    snprintf(why, len, "AUTH failed: %s", !r ? s->ctx->errstr : r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+    snprintf(why, len, "AUTH failed: %s",
+             !r                                 ? s->ctx->errstr
+                 : r->type == REDIS_REPLY_ERROR ? r->str
+                                                : "unexpected reply");
     if (r) freeReplyObject(r);
     if (!ok) hh_conn_close(s);
     return ok ? 0 : -1;
@@ -146,8 +151,7 @@ static int ask(hh_conn *s, int i, char *host, size_t hostlen, int *port, char *w
     } else if (r->type == REDIS_REPLY_ERROR) {
         snprintf(why, len, "%s", r->str);
     } else if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_STRING ||
-               r->element[1]->type != REDIS_REPLY_STRING || r->element[0]->len == 0 ||
-               r->element[0]->len >= hostlen) {
+               r->element[1]->type != REDIS_REPLY_STRING || r->element[0]->len == 0 || r->element[0]->len >= hostlen) {
         snprintf(why, len, "unexpected reply to SENTINEL get-master-addr-by-name");
     } else {
         char *end;
@@ -182,8 +186,9 @@ int hh_sentinel_discover(hh_conn *c, char *host, size_t hostlen, int *port) {
             sdsfree(errs);
             return 0;
         }
-        if (errs) errs = sdscatprintf(errs, "%s%s:%d %s", sdslen(errs) ? "; " : "", cfg->sentinel_host[i],
-                                      cfg->sentinel_port[i], why);
+        if (errs)
+            errs = sdscatprintf(errs, "%s%s:%d %s", sdslen(errs) ? "; " : "", cfg->sentinel_host[i],
+                                cfg->sentinel_port[i], why);
     }
     snprintf(c->last_error, sizeof(c->last_error), "no sentinel gave the master %s: %s", cfg->sentinel_master,
              errs ? errs : "out of memory");
@@ -236,8 +241,7 @@ static void *watch_main(void *arg) {
             char why[256];
             redisReply *r = NULL;
             if (sentinel_open(&s, i, why, sizeof(why)) != 0 ||
-                !(r = hh_conn_raw(&s, "SUBSCRIBE +switch-master +promoted-slave")) ||
-                r->type != REDIS_REPLY_ARRAY) {
+                !(r = hh_conn_raw(&s, "SUBSCRIBE +switch-master +promoted-slave")) || r->type != REDIS_REPLY_ARRAY) {
                 if (r) freeReplyObject(r);
                 hh_conn_close(&s);
                 hh_log(cfg->watch_log, HH_LOG_DEBUG, "sentinel %s:%d: cannot listen to +switch-master",
@@ -280,8 +284,9 @@ void hh_sentinel_watch(hh_redis_config *cfg, const hh_logger *log) {
     if (!t || pthread_create(t, NULL, watch_main, cfg) != 0) {
         free(t);
         atomic_store(&cfg->watch_state, 0);
-        hh_log(log, HH_LOG_WARN, "sentinel: cannot start the +switch-master listener; failovers are noticed by "
-                                 "connection loss and READONLY only");
+        hh_log(log, HH_LOG_WARN,
+               "sentinel: cannot start the +switch-master listener; failovers are noticed by "
+               "connection loss and READONLY only");
         return;
     }
     cfg->watch_thread = t;

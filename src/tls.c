@@ -62,8 +62,7 @@ void *hh_tls_ctx_new(const hh_tls_settings *s, char *err, size_t errlen) {
             SSL_CTX_free(ctx);
             return NULL;
         }
-        if (SSL_CTX_use_PrivateKey_file(ctx, s->key, SSL_FILETYPE_PEM) != 1 ||
-            SSL_CTX_check_private_key(ctx) != 1) {
+        if (SSL_CTX_use_PrivateKey_file(ctx, s->key, SSL_FILETYPE_PEM) != 1 || SSL_CTX_check_private_key(ctx) != 1) {
             snprintf(err, errlen, "TLS: cannot use the key %s: %s", s->key, ossl_reason(why, sizeof(why)));
             SSL_CTX_free(ctx);
             return NULL;
@@ -81,8 +80,8 @@ static int is_ip(const char *name) {
 
 /* Why a handshake failed, most specific first: what the certificate check
  * said, a timeout, a server that does not speak TLS, else OpenSSL's reason. */
-static void handshake_error(SSL *ssl, int rc, int saved_errno, const char *name, double timeout,
-                            char *err, size_t errlen) {
+static void handshake_error(SSL *ssl, int rc, int saved_errno, const char *name, double timeout, char *err,
+                            size_t errlen) {
     char why[256];
     long v = SSL_get_verify_result(ssl);
     unsigned long e = ERR_peek_error();
@@ -91,8 +90,9 @@ static void handshake_error(SSL *ssl, int rc, int saved_errno, const char *name,
         snprintf(err, errlen, "TLS host name mismatch: the server's certificate is not for %s", name);
     } else if (v != X509_V_OK) {
         snprintf(err, errlen, "TLS certificate verify failed: %s", X509_verify_cert_error_string(v));
-    } else if (!e && (sslerr == SSL_ERROR_WANT_READ || sslerr == SSL_ERROR_WANT_WRITE ||
-                      saved_errno == EAGAIN || saved_errno == EWOULDBLOCK)) {
+    } else if (!e &&
+               (sslerr == SSL_ERROR_WANT_READ || sslerr == SSL_ERROR_WANT_WRITE || saved_errno == EAGAIN ||
+                saved_errno == EWOULDBLOCK)) {
         snprintf(err, errlen, "TLS handshake timed out after %gs (is this a plain, non-TLS port? then use redis://)",
                  timeout);
     } else if (e && ERR_GET_REASON(e) == SSL_R_WRONG_VERSION_NUMBER) {
@@ -106,8 +106,7 @@ static void handshake_error(SSL *ssl, int rc, int saved_errno, const char *name,
     ERR_clear_error();
 }
 
-void *hh_tls_connect(void *ctx, int fd, const char *name, int verify, double timeout, char *err,
-                     size_t errlen) {
+void *hh_tls_connect(void *ctx, int fd, const char *name, int verify, double timeout, char *err, size_t errlen) {
     char why[256];
     ERR_clear_error();
     SSL *ssl = SSL_new(ctx);
@@ -121,8 +120,7 @@ void *hh_tls_connect(void *ctx, int fd, const char *name, int verify, double tim
      * certificate's IP addresses. */
     if (!ip) SSL_set_tlsext_host_name(ssl, name);
     if (verify) {
-        int ok = ip ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), name)
-                    : SSL_set1_host(ssl, name);
+        int ok = ip ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), name) : SSL_set1_host(ssl, name);
         if (ok != 1) {
             snprintf(err, errlen, "TLS: cannot check the host name %s: %s", name, ossl_reason(why, sizeof(why)));
             SSL_free(ssl);
@@ -150,10 +148,8 @@ static void io_error(SSL *ssl, int rc, int saved_errno, const char *what, char *
         snprintf(err, errlen, "%s", strerror(EAGAIN));
     else if (e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && !ERR_peek_error() && !saved_errno))
         snprintf(err, errlen, "Server closed the connection");
-    else if (e == SSL_ERROR_SYSCALL && !ERR_peek_error())
-        snprintf(err, errlen, "%s", strerror(saved_errno));
-    else
-        snprintf(err, errlen, "TLS %s failed: %s", what, ossl_reason(why, sizeof(why)));
+    else if (e == SSL_ERROR_SYSCALL && !ERR_peek_error()) snprintf(err, errlen, "%s", strerror(saved_errno));
+    else snprintf(err, errlen, "TLS %s failed: %s", what, ossl_reason(why, sizeof(why)));
     ERR_clear_error();
 }
 

@@ -9,9 +9,9 @@
 #include <stddef.h>
 
 typedef struct hh_tls_settings {
-    const char *ca_file;     /* NULL: ca_dir, else the system's store */
+    const char *ca_file; /* NULL: ca_dir, else the system's store */
     const char *ca_dir;
-    const char *cert;        /* client certificate (mutual TLS), with key */
+    const char *cert; /* client certificate (mutual TLS), with key */
     const char *key;
     const char *server_name; /* NULL: the URL's host */
     int insecure;            /* 1: no certificate or host name check */
@@ -27,8 +27,7 @@ void hh_tls_ctx_free(void *ctx);
  * match (a host name or an IP literal). Returns the SSL, or NULL with the
  * cause in err: verify failure with OpenSSL's reason, host name mismatch,
  * handshake timeout, a plain-text server. */
-void *hh_tls_connect(void *ctx, int fd, const char *name, int verify, double timeout, char *err,
-                     size_t errlen);
+void *hh_tls_connect(void *ctx, int fd, const char *name, int verify, double timeout, char *err, size_t errlen);
 void hh_tls_free(void *ssl);
 
 /* Writes all of buf. Returns 0, or -1 with the cause in err ("Resource

@@ -31,8 +31,7 @@ void hh_sleep(double seconds) {
     struct timespec ts;
     ts.tv_sec = (time_t)seconds;
     ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
-    while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
-    }
+    while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {}
 }
 
 static int fill_random(unsigned char *buf, size_t n) {
@@ -84,9 +83,7 @@ uint64_t hh_rng_next(hh_rng *r) {
     return x * 0x2545F4914F6CDD1Dull;
 }
 
-double hh_rng_double(hh_rng *r) {
-    return (double)(hh_rng_next(r) >> 11) / 9007199254740992.0;
-}
+double hh_rng_double(hh_rng *r) { return (double)(hh_rng_next(r) >> 11) / 9007199254740992.0; }
 
 uint64_t hh_rng_below(hh_rng *r, uint64_t n) { return n ? hh_rng_next(r) % n : 0; }
 
@@ -139,7 +136,7 @@ static const char *level_name(hh_log_level l) {
 /* The log context of this thread: its tid, and the job it runs. */
 static _Thread_local struct {
     char tid[16];
-    int job;         /* 1 between hh_log_job_begin and _end */
+    int job; /* 1 between hh_log_job_begin and _end */
     int has_elapsed;
     double elapsed;
     char klass[256];
@@ -168,7 +165,10 @@ static const char *thread_tid(void) {
         unsigned long v = (unsigned long)syscall(SYS_gettid) ^ ((unsigned long)getpid() << 16);
         char tmp[16];
         int k = 0;
-        do { tmp[k++] = "0123456789abcdefghijklmnopqrstuvwxyz"[v % 36]; v /= 36; } while (v && k < 12);
+        do {
+            tmp[k++] = "0123456789abcdefghijklmnopqrstuvwxyz"[v % 36];
+            v /= 36;
+        } while (v && k < 12);
         for (int j = 0; j < k; j++) log_ctx.tid[j] = tmp[k - 1 - j];
         log_ctx.tid[k] = '\0';
     }
@@ -232,8 +232,7 @@ char *hh_log_format_line(hh_log_level level, const char *msg, hh_log_format form
         if (k)
             snprintf(out, n, "%s pid=%d tid=%s class=%s jid=%s%s%s %s: %s", when, (int)getpid(), tid, k, j,
                      el[0] ? " elapsed=" : "", el, level_name(level), msg);
-        else
-            snprintf(out, n, "%s pid=%d tid=%s %s: %s", when, (int)getpid(), tid, level_name(level), msg);
+        else snprintf(out, n, "%s pid=%d tid=%s %s: %s", when, (int)getpid(), tid, level_name(level), msg);
     }
     free(k);
     free(j);
@@ -268,10 +267,8 @@ void hh_log_line(const hh_logger *lg, hh_log_level level, char *msg, size_t len)
             if ((unsigned char)msg[i] < 0x20 || (unsigned char)msg[i] >= 0x7f) msg[i] = '?';
     if (!esc) msg[len] = '\0';
     const char *out = esc ? esc : msg;
-    if (lg->fn)
-        lg->fn(level, out, lg->udata);
-    else
-        hh_log_stderr(level, out, NULL);
+    if (lg->fn) lg->fn(level, out, lg->udata);
+    else hh_log_stderr(level, out, NULL);
     free(esc);
 }
 
@@ -336,17 +333,23 @@ static size_t utf8_seq(const unsigned char *p, const unsigned char *end) {
     size_t n;
     uint32_t cp;
     if (c < 0x80) return 1;
-    else if ((c & 0xE0) == 0xC0) { n = 1; cp = c & 0x1F; }
-    else if ((c & 0xF0) == 0xE0) { n = 2; cp = c & 0x0F; }
-    else if ((c & 0xF8) == 0xF0) { n = 3; cp = c & 0x07; }
-    else return 0;
+    else if ((c & 0xE0) == 0xC0) {
+        n = 1;
+        cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+        n = 2;
+        cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+        n = 3;
+        cp = c & 0x07;
+    } else return 0;
     if ((size_t)(end - p) <= n) return 0;
     for (size_t i = 1; i <= n; i++) {
         if ((p[i] & 0xC0) != 0x80) return 0;
         cp = (cp << 6) | (p[i] & 0x3F);
     }
-    if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
-        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+    if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10FFFF ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
         return 0;
     return n + 1;
 }

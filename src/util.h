@@ -27,7 +27,9 @@ void hh_hex(char *out, const unsigned char *raw, size_t n);
 int hh_new_jid(char jid[HH_JID_SIZE]);
 
 /* Fast non-cryptographic randomness for jitter and shuffles; state per caller. */
-typedef struct hh_rng { uint64_t s; } hh_rng;
+typedef struct hh_rng {
+    uint64_t s;
+} hh_rng;
 void hh_rng_seed(hh_rng *r);
 uint64_t hh_rng_next(hh_rng *r);
 /* Uniform in [0, 1). */

@@ -85,8 +85,7 @@ int hh_wake_relay(hh_wake *w, double seconds) {
     int rc = poll(&pfd, 1, timeout);
     if (rc <= 0) return 0;
     char buf[64];
-    while (read(w->pipe[0], buf, sizeof(buf)) > 0) {
-    }
+    while (read(w->pipe[0], buf, sizeof(buf)) > 0) {}
     hh_wake_all(w);
     return 1;
 }

@@ -65,7 +65,8 @@ static void test_argument_checks(void **s) {
     assert_int_equal(hh_jobset_act_all(c, HH_JOBSET_DEAD, NULL, HH_JOBSET_KILL, NULL, &done, &skipped), HH_ERR_INVALID);
     assert_int_equal(done, 0);
     assert_int_equal(skipped, 0);
-    assert_int_equal(hh_jobset_act_all(NULL, HH_JOBSET_RETRY, NULL, HH_JOBSET_DELETE, NULL, NULL, NULL), HH_ERR_INVALID);
+    assert_int_equal(hh_jobset_act_all(NULL, HH_JOBSET_RETRY, NULL, HH_JOBSET_DELETE, NULL, NULL, NULL),
+                     HH_ERR_INVALID);
     assert_int_equal(hh_jobset_clear(NULL, HH_JOBSET_RETRY, NULL), HH_ERR_INVALID);
     assert_int_equal(hh_jobset_clear(c, (hh_jobset)3, NULL), HH_ERR_INVALID);
     assert_int_equal(hh_queues_list(c, NULL), HH_ERR_INVALID);
@@ -113,7 +114,8 @@ static void test_not_a_job_stays(void **s) {
     (void)s;
     hh_client *c = client_ns(NULL);
     freeReplyObject(uh_cmd(&srv, "ZADD retry 5 %s", "{\"jid\":\"nojob\",\"class\":\"K\"}"));
-    freeReplyObject(uh_cmd(&srv, "ZADD retry 6 %s", "{\"jid\":\"badq\",\"class\":\"K\",\"args\":[],\"queue\":\"a|b\"}"));
+    freeReplyObject(
+        uh_cmd(&srv, "ZADD retry 6 %s", "{\"jid\":\"badq\",\"class\":\"K\",\"args\":[],\"queue\":\"a|b\"}"));
     freeReplyObject(uh_cmd(&srv, "ZADD retry 7 %s", "not json at all"));
     assert_int_equal(hh_jobset_act(c, HH_JOBSET_RETRY, "nojob", HH_JOBSET_RETRY_NOW, NULL), HH_ERR_INVALID);
     assert_non_null(strstr(hh_client_last_error(c), "args"));
@@ -196,10 +198,8 @@ static void test_dead_trims_on_kill(void **s) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_argument_checks),
-        cmocka_unit_test(test_not_found),
-        cmocka_unit_test(test_not_a_job_stays),
-        cmocka_unit_test(test_namespace_filter_limit),
+        cmocka_unit_test(test_argument_checks),    cmocka_unit_test(test_not_found),
+        cmocka_unit_test(test_not_a_job_stays),    cmocka_unit_test(test_namespace_filter_limit),
         cmocka_unit_test(test_dead_trims_on_kill),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

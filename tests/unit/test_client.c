@@ -105,8 +105,7 @@ static void test_push_payload(void **s) {
     assert_int_equal(hh_client_push(c, "K", NULL, &o, jid2), HH_OK);
     assert_string_not_equal(jid, jid2);
     v = lindex("queue:critical", 0, &raw);
-    assert_string_equal(uh_keys_csv(raw),
-                        "retry,queue,class,args,backtrace,tags,jid,created_at,enqueued_at");
+    assert_string_equal(uh_keys_csv(raw), "retry,queue,class,args,backtrace,tags,jid,created_at,enqueued_at");
     assert_true(json_is_integer(json_object_get(v, "retry")));
     assert_int_equal(json_integer_value(json_object_get(v, "retry")), 2);
     assert_string_equal(json_string_value(json_object_get(v, "class")), "K");
@@ -258,8 +257,7 @@ static void test_push_item(void **s) {
     char *raw;
     json_t *v = lindex("queue:default", 0, &raw);
     /* the "unknown keys survive" example (docs/protocol.md), in that order */
-    assert_string_equal(uh_keys_csv(raw),
-                        "retry,queue,class,args,custom_key,tags,bid,jid,created_at,enqueued_at");
+    assert_string_equal(uh_keys_csv(raw), "retry,queue,class,args,custom_key,tags,bid,jid,created_at,enqueued_at");
     assert_non_null(strstr(raw, "\"custom_key\":{\"x\":1},\"tags\":[\"t1\"],\"bid\":\"b-1\""));
     assert_string_equal(json_string_value(json_object_get(v, "jid")), jid);
     json_decref(v);
@@ -321,15 +319,19 @@ static void test_invalid_arguments_write_nothing(void **s) {
     o.retry_max = -1;
     assert_int_equal(hh_client_push(c, "K", "[]", &o, NULL), HH_ERR_INVALID);
 
-    const char *items[] = {"[1]", "not json", "{\"args\":[]}", "{\"class\":\"\",\"args\":[]}",
-                           "{\"class\":7,\"args\":[]}", "{\"class\":\"K\"}",
-                           "{\"class\":\"K\",\"args\":{}}", "{\"class\":\"K\",\"args\":[],\"at\":\"soon\"}",
+    const char *items[] = {"[1]",
+                           "not json",
+                           "{\"args\":[]}",
+                           "{\"class\":\"\",\"args\":[]}",
+                           "{\"class\":7,\"args\":[]}",
+                           "{\"class\":\"K\"}",
+                           "{\"class\":\"K\",\"args\":{}}",
+                           "{\"class\":\"K\",\"args\":[],\"at\":\"soon\"}",
                            "{\"class\":\"K\",\"args\":[],\"tags\":\"t1\"}",
                            "{\"class\":\"K\",\"args\":[],\"queue\":\"\"}",
                            "{\"class\":\"K\",\"args\":[],\"queue\":5}"};
     for (size_t i = 0; i < sizeof(items) / sizeof(*items); i++)
-        if (hh_client_push_item(c, items[i], NULL) != HH_ERR_INVALID)
-            fail_msg("push_item accepted %s", items[i]);
+        if (hh_client_push_item(c, items[i], NULL) != HH_ERR_INVALID) fail_msg("push_item accepted %s", items[i]);
     assert_int_equal(hh_client_push_item(c, NULL, NULL), HH_ERR_INVALID);
     assert_int_equal(dbsize(), 0);
     hh_client_free(c);
@@ -454,8 +456,7 @@ static void test_kill_trims_dead_set(void **s) {
     hh_client *c = client();
     double now = hh_now();
     redisContext *rc = uh_connect(srv.port);
-    for (int i = 1; i <= 10000; i++)
-        redisAppendCommand(rc, "ZADD dead %.6f job-%d", now - i, i);
+    for (int i = 1; i <= 10000; i++) redisAppendCommand(rc, "ZADD dead %.6f job-%d", now - i, i);
     redisAppendCommand(rc, "ZADD dead %.6f ancient", now - 200 * 86400.0);
     for (int i = 0; i < 10001; i++) {
         void *r;
@@ -502,8 +503,7 @@ static void test_processes(void **s) {
     redisReply *x = uh_cmd(&srv, "SADD processes live:1:aa gone:2:bb");
     freeReplyObject(x);
     double beat = hh_now() - 2;
-    x = uh_cmd(&srv,
-               "HSET live:1:aa info %s busy 1 beat %.7f quiet true rss 1234 rtt_us 77 concurrency 5",
+    x = uh_cmd(&srv, "HSET live:1:aa info %s busy 1 beat %.7f quiet true rss 1234 rtt_us 77 concurrency 5",
                "{\"hostname\":\"live\",\"started_at\":1795962144.1420772,\"pid\":1,\"tag\":\"t\","
                "\"concurrency\":3,\"queues\":[\"default\"],\"labels\":[],"
                "\"identity\":\"live:1:aa\",\"version\":\"6.4.1\"}",

@@ -11,7 +11,10 @@
 
 UH_REDIS_GROUP()
 
-static int handler(hh_job *job, void *udata) { (void)job, (void)udata; return 0; }
+static int handler(hh_job *job, void *udata) {
+    (void)job, (void)udata;
+    return 0;
+}
 
 static void quiet(hh_log_level level, const char *msg, void *udata) { (void)level, (void)msg, (void)udata; }
 

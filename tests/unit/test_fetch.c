@@ -105,7 +105,8 @@ static void test_weighted_many_queues(void **s) {
     hh_rng rng;
     hh_rng_seed(&rng);
     size_t out[HH_MAX_QUEUES];
-    for (int d = 0; d < 2000; d++) assert_permutation(out, hh_queue_order(w, HH_MAX_QUEUES, 1, &rng, out), HH_MAX_QUEUES);
+    for (int d = 0; d < 2000; d++)
+        assert_permutation(out, hh_queue_order(w, HH_MAX_QUEUES, 1, &rng, out), HH_MAX_QUEUES);
 }
 
 /* Beyond the stack buffer hh_queue_order uses for up to 256 queues. */
@@ -194,7 +195,7 @@ static void test_manager_queue_limit(void **s) {
     (void)s;
     size_t n = HH_QUEUES_LIMIT + 1;
     hh_queue_weight *q = calloc(n, sizeof(*q));
-    char (*names)[16] = calloc(n, sizeof(*names));
+    char(*names)[16] = calloc(n, sizeof(*names));
     assert_non_null(q);
     assert_non_null(names);
     for (size_t i = 0; i < n; i++) {

@@ -19,8 +19,7 @@ static const hh_heartbeat_env *env_of(struct hh_manager *m) {
     return &e;
 }
 
-static hh_manager *new_manager(const char *url, const hh_queue_weight *q, size_t nq,
-                               const char *const *labels) {
+static hh_manager *new_manager(const char *url, const hh_queue_weight *q, size_t nq, const char *const *labels) {
     hh_manager_options o;
     hh_manager_options_init(&o);
     o.redis.url = url ? url : "redis://127.0.0.1:1/0";
@@ -39,8 +38,8 @@ static hh_manager *new_manager(const char *url, const hh_queue_weight *q, size_t
 }
 
 static void check_common(json_t *o, struct hh_manager *m) {
-    const char *want[] = {"hostname", "started_at", "pid",      "tag",      "concurrency", "queues",
-                          "weights",  "capsules",   "labels",   "identity", "version",     "embedded"};
+    const char *want[] = {"hostname", "started_at", "pid",    "tag",      "concurrency", "queues",
+                          "weights",  "capsules",   "labels", "identity", "version",     "embedded"};
     for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++)
         if (!json_object_get(o, want[i])) fail_msg("info lacks \"%s\"", want[i]);
     assert_string_equal(json_string_value(json_object_get(o, "hostname")), m->hostname);
@@ -257,8 +256,7 @@ static void test_one_beat_and_unregister(void **s) {
     redisReply *keys = uh_cmd(&srv, "KEYS *");
     for (size_t i = 0; i < keys->elements; i++) {
         const char *k = keys->element[i]->str;
-        if (!strcmp(k, "processes") || !strcmp(k, "stat:processed") || !strcmp(k, "stat:failed"))
-            continue;
+        if (!strcmp(k, "processes") || !strcmp(k, "stat:processed") || !strcmp(k, "stat:failed")) continue;
         if (uh_int(&srv, "TTL %s", k) < 0) fail_msg("key %s has no TTL", k);
     }
     freeReplyObject(keys);
@@ -308,8 +306,8 @@ static void test_work_hset_matches_jansson(void **s) {
             json_decref(w);
             assert_non_null(v);
             char want[2048];
-            snprintf(want, sizeof(want), "*4\r\n$4\r\nHSET\r\n$18\r\nns:host:1:abc:work\r\n$4\r\ntid9\r\n$%zu\r\n%s\r\n",
-                     strlen(v), v);
+            snprintf(want, sizeof(want),
+                     "*4\r\n$4\r\nHSET\r\n$18\r\nns:host:1:abc:work\r\n$4\r\ntid9\r\n$%zu\r\n%s\r\n", strlen(v), v);
             if (sdslen(cmd) != strlen(want) || memcmp(cmd, want, sdslen(cmd)) != 0)
                 fail_msg("payload %zu queue %zu:\n got  %s\n want %s", i, q, cmd, want);
             free(v);

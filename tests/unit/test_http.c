@@ -149,16 +149,15 @@ static void test_metrics_queue_scope(void **s) {
     char *t = hh_http_metrics_text(st, 1001);
     assert_non_null(t);
     assert_non_null(strstr(t, "\nhiredhand_queue_size{queue=\"a\\\"b\\\\c\\nd\",scope=\"cluster\"} 5\n"));
-    assert_non_null(strstr(t, "\nhiredhand_queue_latency_seconds{queue=\"a\\\"b\\\\c\\nd\",scope=\"cluster\"} 1.500\n"));
+    assert_non_null(
+        strstr(t, "\nhiredhand_queue_latency_seconds{queue=\"a\\\"b\\\\c\\nd\",scope=\"cluster\"} 1.500\n"));
     assert_non_null(strstr(t, "\nhiredhand_queue_fetched_total{queue=\"a\\\"b\\\\c\\nd\"} 7\n"));
     assert_non_null(strstr(t, "max()"));
     free(t);
     free(st);
 }
 
-static void quiet(hh_log_level level, const char *msg, void *udata) {
-    (void)level, (void)msg, (void)udata;
-}
+static void quiet(hh_log_level level, const char *msg, void *udata) { (void)level, (void)msg, (void)udata; }
 
 static void test_manager_option(void **s) {
     (void)s;

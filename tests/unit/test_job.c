@@ -86,8 +86,7 @@ static void malformed(const char *payload, size_t len, const char *why_contains)
     if (j->item) fail_msg("payload accepted: %.*s", (int)len, payload);
     assert_null(j->klass);
     if (!why[0]) fail_msg("no reason given for: %.*s", (int)len, payload);
-    if (why_contains && !strstr(why, why_contains))
-        fail_msg("reason \"%s\" lacks \"%s\"", why, why_contains);
+    if (why_contains && !strstr(why, why_contains)) fail_msg("reason \"%s\" lacks \"%s\"", why, why_contains);
     /* the bytes are still kept for the dead set */
     size_t got_len = 0;
     const char *got = hh_job_payload(j, &got_len);
@@ -104,7 +103,7 @@ static void malformed(const char *payload, size_t len, const char *why_contains)
 static void test_malformed_payloads(void **s) {
     (void)s;
     MALFORMED("not json at all", "JSON");
-    MALFORMED("{\"class\":\"A\",\"args\":[]", "JSON");     /* truncated */
+    MALFORMED("{\"class\":\"A\",\"args\":[]", "JSON"); /* truncated */
     MALFORMED("", "JSON");
     MALFORMED("[\"class\",\"A\"]", "object");
     MALFORMED("\"just a string\"", NULL);
@@ -116,10 +115,10 @@ static void test_malformed_payloads(void **s) {
     MALFORMED("{\"class\":\"A\",\"args\":{}}", "args");
     MALFORMED("{\"class\":\"A\",\"args\":\"[1]\"}", "args");
     MALFORMED("{\"class\":\"A\",\"args\":null}", "args");
-    MALFORMED("{\"class\":\"A\",\"args\":[\"\xff\xfe\"]}", NULL);       /* invalid UTF-8 */
-    MALFORMED("{\"class\":\"\xc3\x28\",\"args\":[]}", NULL);           /* bad continuation */
-    MALFORMED("{\"class\":\"A\",\"args\":[\"\xed\xa0\x80\"]}", NULL);  /* surrogate */
-    MALFORMED("{\"class\":\"A\",\"args\":[]}\0{}", NULL); /* NUL then more bytes */
+    MALFORMED("{\"class\":\"A\",\"args\":[\"\xff\xfe\"]}", NULL);     /* invalid UTF-8 */
+    MALFORMED("{\"class\":\"\xc3\x28\",\"args\":[]}", NULL);          /* bad continuation */
+    MALFORMED("{\"class\":\"A\",\"args\":[\"\xed\xa0\x80\"]}", NULL); /* surrogate */
+    MALFORMED("{\"class\":\"A\",\"args\":[]}\0{}", NULL);             /* NUL then more bytes */
 }
 
 static void test_integer_limits_accepted(void **s) {
@@ -195,9 +194,10 @@ static void test_json_set_raw(void **s) {
     char *o = set_raw("{\"class\":\"T\",\"args\":[123456789012345678901234567890]}", "enqueued_at", "1.5");
     assert_string_equal(o, "{\"class\":\"T\",\"args\":[123456789012345678901234567890],\"enqueued_at\":1.5}");
     free(o);
-    o = set_raw("{\"a\":[-99999999999999999999,{\"enqueued_at\":1}],\"enqueued_at\":17.25,\"z\":\"x}\"}",
-                "enqueued_at", "1795962147.5");
-    assert_string_equal(o, "{\"a\":[-99999999999999999999,{\"enqueued_at\":1}],\"enqueued_at\":1795962147.5,\"z\":\"x}\"}");
+    o = set_raw("{\"a\":[-99999999999999999999,{\"enqueued_at\":1}],\"enqueued_at\":17.25,\"z\":\"x}\"}", "enqueued_at",
+                "1795962147.5");
+    assert_string_equal(
+        o, "{\"a\":[-99999999999999999999,{\"enqueued_at\":1}],\"enqueued_at\":1795962147.5,\"z\":\"x}\"}");
     free(o);
     o = set_raw(" { \"k\" : \"a,\\\"b\" , \"n\":1.0E+2 }\n", "enqueued_at", "2");
     assert_string_equal(o, " { \"k\" : \"a,\\\"b\" , \"n\":1.0E+2,\"enqueued_at\":2 }\n");
@@ -226,8 +226,7 @@ static void test_json_time(void **s) {
                            0, NULL);
     assert_non_null(v);
     assert_true(hh_json_time(json_array_get(v, 0)) == 1795962147.0172818);
-    UH_ASSERT_DBL_IN(hh_json_time(json_array_get(v, 1)), 1795962547.349 - 1e-6,
-                     1795962547.349 + 1e-6);
+    UH_ASSERT_DBL_IN(hh_json_time(json_array_get(v, 1)), 1795962547.349 - 1e-6, 1795962547.349 + 1e-6);
     assert_true(hh_json_time(json_array_get(v, 2)) == 0);
     assert_true(hh_json_time(json_array_get(v, 3)) == 0);
     assert_true(hh_json_time(json_array_get(v, 4)) == 0);
@@ -273,9 +272,10 @@ static void test_json_dump_order_and_types(void **s) {
     char *out = hh_json_dump(v);
     assert_non_null(out);
     /* compact, same order, 1.0 stays a real, é written as UTF-8 */
-    assert_string_equal(out, "{\"z\":1,\"retry\":true,\"a\":{\"y\":1.0,\"b\":[2.5,-0.5,3]},"
-                             "\"m\":null,\"created_at\":1795962147.0172818,"
-                             "\"big\":9223372036854775807,\"s\":\"\xc3\xa9\\n\"}");
+    assert_string_equal(out,
+                        "{\"z\":1,\"retry\":true,\"a\":{\"y\":1.0,\"b\":[2.5,-0.5,3]},"
+                        "\"m\":null,\"created_at\":1795962147.0172818,"
+                        "\"big\":9223372036854775807,\"s\":\"\xc3\xa9\\n\"}");
     json_t *back = json_loads(out, 0, NULL);
     assert_true(json_is_real(json_object_get(back, "created_at")));
     assert_true(json_real_value(json_object_get(back, "created_at")) == 1795962147.0172818);
@@ -313,10 +313,17 @@ static void test_json_dump_reals_roundtrip_value(void **s) {
  * give the same text back for every timestamp in Sidekiq's own traces. */
 static void test_json_dump_keeps_timestamp_tokens(void **s) {
     (void)s;
-    const char *tokens[] = {"1795962147.0172818", "1795962147.0173023", "1795962147.2214",
-                            "1795962147.019136",  "1795962157.0566924", "1795962157.061338",
-                            "1795962144.1420772", "1795962544.396041",  "1795962147.0204237",
-                            "0.1",                "1.5"};
+    const char *tokens[] = {"1795962147.0172818",
+                            "1795962147.0173023",
+                            "1795962147.2214",
+                            "1795962147.019136",
+                            "1795962157.0566924",
+                            "1795962157.061338",
+                            "1795962144.1420772",
+                            "1795962544.396041",
+                            "1795962147.0204237",
+                            "0.1",
+                            "1.5"};
     int bad = 0;
     for (size_t i = 0; i < sizeof(tokens) / sizeof(tokens[0]); i++) {
         char in[128];
@@ -336,8 +343,7 @@ static void test_json_dump_keeps_timestamp_tokens(void **s) {
 
 static int utf8_ok(const char *s) { return hh_utf8_valid(s, strlen(s)); }
 
-static void fail_with(hh_job *j, const char *prefix_fill, size_t nfill, const char *tail,
-                      size_t want_len) {
+static void fail_with(hh_job *j, const char *prefix_fill, size_t nfill, const char *tail, size_t want_len) {
     char *msg = malloc(nfill + strlen(tail) + 1);
     memset(msg, prefix_fill[0], nfill);
     strcpy(msg + nfill, tail);
@@ -345,8 +351,8 @@ static void fail_with(hh_job *j, const char *prefix_fill, size_t nfill, const ch
     assert_string_equal(j->error_class, "ArgumentError");
     assert_non_null(j->error_message);
     if (strlen(j->error_message) != want_len)
-        fail_msg("fill %zu + %zu tail bytes: length %zu, want %zu", nfill, strlen(tail),
-                 strlen(j->error_message), want_len);
+        fail_msg("fill %zu + %zu tail bytes: length %zu, want %zu", nfill, strlen(tail), strlen(j->error_message),
+                 want_len);
     assert_true(utf8_ok(j->error_message));
     assert_memory_equal(j->error_message, msg, want_len);
     free(msg);
@@ -355,15 +361,33 @@ static void fail_with(hh_job *j, const char *prefix_fill, size_t nfill, const ch
 static void test_job_fail_truncation(void **s) {
     (void)s;
     hh_job *j = mk("{\"class\":\"A\",\"args\":[]}", NULL, 0);
-    fail_with(j, "a", 10000, "", 10000);                 /* exactly the limit */
+    fail_with(j, "a", 10000, "", 10000); /* exactly the limit */
     fail_with(j, "a", 9999, "", 9999);
     fail_with(j, "a", 20000, "", 10000);
-    fail_with(j, "a", 9999, "\xc3\xa9" "bbbb", 9999);     /* é straddles byte 10000 */
-    fail_with(j, "a", 9998, "\xc3\xa9" "bbbb", 10000);    /* é ends exactly at 10000 */
-    fail_with(j, "a", 9998, "\xe2\x82\xac" "bb", 9998);   /* € straddles */
-    fail_with(j, "a", 9999, "\xe2\x82\xac" "bb", 9999);
-    fail_with(j, "a", 9997, "\xf0\x9f\x98\x80" "b", 9997); /* 4-byte emoji straddles */
-    fail_with(j, "a", 9996, "\xf0\x9f\x98\x80" "b", 10000);
+    fail_with(j, "a", 9999,
+              "\xc3\xa9"
+              "bbbb",
+              9999); /* é straddles byte 10000 */
+    fail_with(j, "a", 9998,
+              "\xc3\xa9"
+              "bbbb",
+              10000); /* é ends exactly at 10000 */
+    fail_with(j, "a", 9998,
+              "\xe2\x82\xac"
+              "bb",
+              9998); /* € straddles */
+    fail_with(j, "a", 9999,
+              "\xe2\x82\xac"
+              "bb",
+              9999);
+    fail_with(j, "a", 9997,
+              "\xf0\x9f\x98\x80"
+              "b",
+              9997); /* 4-byte emoji straddles */
+    fail_with(j, "a", 9996,
+              "\xf0\x9f\x98\x80"
+              "b",
+              10000);
     hh_job_free(j);
 }
 
@@ -405,8 +429,11 @@ static void test_job_args(void **s) {
  * "wrapped") by its own. */
 static void test_handler_class(void **s) {
     (void)s;
-    static const struct { const char *payload, *want; } cases[] = {
-        {"{\"class\":\"ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper\",\"wrapped\":\"ReportJob\",\"args\":[{}]}", "ReportJob"},
+    static const struct {
+        const char *payload, *want;
+    } cases[] = {
+        {"{\"class\":\"ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper\",\"wrapped\":\"ReportJob\",\"args\":[{}]}",
+         "ReportJob"},
         {"{\"class\":\"Sidekiq::ActiveJob::Wrapper\",\"wrapped\":\"Mail::Job\",\"args\":[{}]}", "Mail::Job"},
         {"{\"class\":\"Sidekiq::ActiveJob::Wrapper\",\"wrapped\":\"\",\"args\":[]}", "Sidekiq::ActiveJob::Wrapper"},
         {"{\"class\":\"Sidekiq::ActiveJob::Wrapper\",\"wrapped\":7,\"args\":[]}", "Sidekiq::ActiveJob::Wrapper"},

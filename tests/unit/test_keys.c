@@ -101,10 +101,10 @@ static void test_daily_stat_key_utc(void **s) {
         check_daily(0.0, "1970-01-01");
         check_daily(86399.999, "1970-01-01");
         check_daily(86400.0, "1970-01-02");
-        check_daily(1795962147.0172818, "2026-11-29");  /* 14:22:27Z */
-        check_daily(1700000000.0, "2023-11-14");        /* 22:13:20Z: +14 is already the 15th */
-        check_daily(1700010000.0, "2023-11-15");        /* 01:00:00Z: -12 is still the 14th */
-        check_daily(1709164800.0, "2024-02-29");        /* leap day, 00:00:00Z */
+        check_daily(1795962147.0172818, "2026-11-29"); /* 14:22:27Z */
+        check_daily(1700000000.0, "2023-11-14");       /* 22:13:20Z: +14 is already the 15th */
+        check_daily(1700010000.0, "2023-11-15");       /* 01:00:00Z: -12 is still the 14th */
+        check_daily(1709164800.0, "2024-02-29");       /* leap day, 00:00:00Z */
     }
     if (old) {
         setenv("TZ", old, 1);
@@ -160,7 +160,7 @@ static void test_inprogress_parse_rejects_foreign(void **s) {
     parse_rejects("ns", "ns:hiredhand:inprogress:idonly");
     parse_rejects("ns", "ns:hiredhand:inprogress:|default");
     parse_rejects("ns", "ns:hiredhand:inprogress:id|");
-    parse_rejects("ns", "hiredhand:inprogress:id|default");      /* no namespace */
+    parse_rejects("ns", "hiredhand:inprogress:id|default");       /* no namespace */
     parse_rejects("ns", "other:hiredhand:inprogress:id|default"); /* other namespace */
     parse_rejects("ns", "ns2:hiredhand:inprogress:id|default");
     parse_rejects("ns", "ns:ns:hiredhand:inprogress:id|default");
@@ -221,8 +221,9 @@ static void test_identity_rule(void **s) {
     refused(HH_NAME_IDENTITY, "schedule", "Sidekiq's scheduled set");
     refused(HH_NAME_IDENTITY, "queue", "Sidekiq's queues");
     /* every other reserved name and family */
-    const char *names[] = {"queues", "processes", "process_cleanup", "stat", "dear-leader", "paused",
-                           "super_processes", "profiles", "j", "h", "it", "deploylock", "hiredhand"};
+    const char *names[] = {"queues", "processes",       "process_cleanup", "stat", "dear-leader",
+                           "paused", "super_processes", "profiles",        "j",    "h",
+                           "it",     "deploylock",      "hiredhand"};
     for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) refused(HH_NAME_IDENTITY, names[i], "own");
     refused(HH_NAME_IDENTITY, "stat:processed", "starts with \"stat:\"");
     refused(HH_NAME_IDENTITY, "hiredhand:fetchers", "starts with \"hiredhand:\"");

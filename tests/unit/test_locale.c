@@ -31,8 +31,10 @@ static int decimal_comma_locale(void **s) {
     int rc = system(cmd);
     setenv("LOCPATH", locdir, 1);
     if (!setlocale(LC_ALL, "de_DE.UTF-8")) {
-        fprintf(stderr, "test_locale: cannot make a de_DE.UTF-8 locale (localedef exit %d): "
-                        "install the Debian package `locales`\n", rc);
+        fprintf(stderr,
+                "test_locale: cannot make a de_DE.UTF-8 locale (localedef exit %d): "
+                "install the Debian package `locales`\n",
+                rc);
         return -1;
     }
     return 0;

@@ -32,8 +32,10 @@ static void test_text(void **s) {
     snprintf(re, sizeof(re), TS "pid=%d tid=abc class=HardJob jid=0123 INFO: start$", (int)getpid());
     assert_matches(l, re);
     free(l);
-    static const struct { double in; const char *out; } el[] = {
-        {0.0123, "0.012"}, {1.0, "1.0"}, {2.5004, "2.5"}, {0.0004, "0.0"}, {12.3456, "12.346"}};
+    static const struct {
+        double in;
+        const char *out;
+    } el[] = {{0.0123, "0.012"}, {1.0, "1.0"}, {2.5004, "2.5"}, {0.0004, "0.0"}, {12.3456, "12.346"}};
     for (size_t i = 0; i < sizeof(el) / sizeof(*el); i++) {
         hh_log_job_elapsed(el[i].in);
         l = hh_log_format_line(HH_LOG_INFO, "done", HH_LOG_FORMAT_TEXT);

@@ -48,8 +48,8 @@ static int teardown(void **s) {
 }
 
 static hh_outcome retry_from(const char *list, const char *payload, const char *entry) {
-    hh_outcome o = {HH_OUTCOME_RETRY, HH_SOURCE_LIST, list, payload, strlen(payload), entry, strlen(entry),
-                    1700000000.5, 0, 0};
+    hh_outcome o = {HH_OUTCOME_RETRY, HH_SOURCE_LIST, list, payload, strlen(payload), entry,
+                    strlen(entry),    1700000000.5,   0,    0};
     return o;
 }
 

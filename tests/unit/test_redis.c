@@ -19,8 +19,8 @@ static int parse(const char *url, hh_redis_config *cfg, char *err, size_t errlen
     return hh_redis_config_parse(cfg, &o, err, errlen);
 }
 
-static void expect_tcp(const char *url, const char *host, int port, int db, const char *user,
-                       const char *pass, const char *display) {
+static void expect_tcp(const char *url, const char *host, int port, int db, const char *user, const char *pass,
+                       const char *display) {
     hh_redis_config cfg;
     char err[256] = "";
     if (parse(url, &cfg, err, sizeof(err)) != 0) fail_msg("%s rejected: %s", url, err);
@@ -39,8 +39,8 @@ static void expect_tcp(const char *url, const char *host, int port, int db, cons
         assert_non_null(cfg.password);
         if (sdslen(cfg.password) != strlen(pass) || memcmp(cfg.password, pass, strlen(pass)) != 0) {
             char msg[256];
-            snprintf(msg, sizeof(msg), "%s: password decoded as %zu bytes \"%s\", want \"%s\"",
-                     url, sdslen(cfg.password), cfg.password, pass);
+            snprintf(msg, sizeof(msg), "%s: password decoded as %zu bytes \"%s\", want \"%s\"", url,
+                     sdslen(cfg.password), cfg.password, pass);
             hh_redis_config_free(&cfg);
             fail_msg("%s", msg);
         }
@@ -54,8 +54,7 @@ static void expect_tcp(const char *url, const char *host, int port, int db, cons
 
 static void test_parse_tcp_urls(void **s) {
     (void)s;
-    expect_tcp("redis://localhost:6380/2", "localhost", 6380, 2, NULL, NULL,
-               "redis://localhost:6380/2");
+    expect_tcp("redis://localhost:6380/2", "localhost", 6380, 2, NULL, NULL, "redis://localhost:6380/2");
     expect_tcp("redis://10.1.2.3", "10.1.2.3", 6379, 0, NULL, NULL, "redis://10.1.2.3:6379/0");
     expect_tcp("redis://h/", "h", 6379, 0, NULL, NULL, NULL);
     expect_tcp("redis://h:7000", "h", 7000, 0, NULL, NULL, NULL);
@@ -68,8 +67,7 @@ static void test_parse_tcp_urls(void **s) {
     /* empty parts are absent (redis-rb: user/password only when non-empty) */
     expect_tcp("redis://alice:@h", "h", 6379, 0, "alice", NULL, "redis://***@h:6379/0");
     expect_tcp("redis://:@h", "h", 6379, 0, NULL, NULL, "redis://h:6379/0");
-    expect_tcp("redis://alice:" SECRET "@h:6380/3", "h", 6380, 3, "alice", SECRET,
-               "redis://alice:***@h:6380/3");
+    expect_tcp("redis://alice:" SECRET "@h:6380/3", "h", 6380, 3, "alice", SECRET, "redis://alice:***@h:6380/3");
     expect_tcp("redis://:p%40ss%2Fw%3Ard%25@h:1/0", "h", 1, 0, NULL, "p@ss/w:rd%", NULL);
     expect_tcp("redis://us%65r:pw@h:65535/15", "h", 65535, 15, "user", "pw", NULL);
     expect_tcp("redis://:a@b@h", "h", 6379, 0, NULL, "a@b", NULL); /* last '@' splits */
@@ -422,8 +420,8 @@ static void test_parse_sentinel(void **s) {
  * err (never the password)"). */
 static void test_parse_bad_unix_url_hides_password(void **s) {
     (void)s;
-    expect_bad("unix://:" SECRET "/tmp/r.sock");      /* no '@' before the path */
-    expect_bad("unix://:" SECRET "@relative.sock");    /* no path */
+    expect_bad("unix://:" SECRET "/tmp/r.sock");    /* no '@' before the path */
+    expect_bad("unix://:" SECRET "@relative.sock"); /* no path */
     expect_bad("unix://:" SECRET "@/tmp/r.sock?db=x");
     expect_bad("unix:///tmp/r.sock?password=" SECRET);
     expect_bad("unix:///tmp/r.sock?db=1&password=" SECRET);
@@ -553,8 +551,7 @@ static void test_connection_level_errors(void **s) {
     for (size_t i = 0; i < sizeof(yes) / sizeof(*yes); i++)
         if (!hh_error_is_connection_level(yes[i])) fail_msg("not connection-level: %s", yes[i]);
     for (size_t i = 0; i < sizeof(no) / sizeof(*no); i++)
-        if (hh_error_is_connection_level(no[i]))
-            fail_msg("wrongly connection-level: %s", no[i] ? no[i] : "(null)");
+        if (hh_error_is_connection_level(no[i])) fail_msg("wrongly connection-level: %s", no[i] ? no[i] : "(null)");
 }
 
 /* ------------------------------------------------------ live Redis tests */
@@ -615,7 +612,7 @@ static void test_live_reconnect_after_restart(void **s) {
     UH_ASSERT_DBL_IN(rcvtimeo(&l->c), 1.49, 1.51);
 
     assert_int_equal(uh_redis_restart(&srv), 0); /* empty dataset, same port */
-    r = hh_conn_cmd(&l->c, "PING"); /* the old socket is dead */
+    r = hh_conn_cmd(&l->c, "PING");              /* the old socket is dead */
     if (r) freeReplyObject(r);
     r = cmd_retry(&l->c, 5.0, "SET k after");
     assert_non_null(r);
@@ -771,8 +768,8 @@ static void test_live_readonly_drops_connection(void **s) {
     freeReplyObject(x);
 
     r = hh_conn_cmd(&l->c, "SET a 2");
-    assert_null(r);                  /* READONLY is not handed out as a reply */
-    assert_null(l->c.ctx);           /* the connection was dropped */
+    assert_null(r);        /* READONLY is not handed out as a reply */
+    assert_null(l->c.ctx); /* the connection was dropped */
     assert_non_null(strstr(l->c.last_error, "READONLY"));
 
     /* READONLY inside EXEC, in a pipeline, also drops it */

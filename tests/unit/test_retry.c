@@ -33,8 +33,8 @@ static hh_job *failed_job(const char *payload, const char *queue) {
 }
 
 /* Plans a failure and parses the new payload (NULL for discard). */
-static json_t *plan(const char *payload, const char *queue, const hh_retry_config *cfg,
-                    hh_failure_plan *out, char **text) {
+static json_t *plan(const char *payload, const char *queue, const hh_retry_config *cfg, hh_failure_plan *out,
+                    char **text) {
     hh_job *j = failed_job(payload, queue);
     hh_rng rng;
     hh_rng_seed(&rng);
@@ -126,8 +126,7 @@ static void test_retry_false_discards(void **s) {
     assert_non_null(p.reason);
     /* also with retry_count present and with an unknown class */
     cfg.class_known = 0;
-    assert_null(plan("{\"retry\":false,\"class\":\"K\",\"args\":[],\"retry_count\":3}", "default",
-                     &cfg, &p, NULL));
+    assert_null(plan("{\"retry\":false,\"class\":\"K\",\"args\":[],\"retry_count\":3}", "default", &cfg, &p, NULL));
     assert_int_equal(p.kind, HH_FAIL_DISCARD);
 }
 
@@ -136,8 +135,8 @@ static void test_retry_zero_goes_dead(void **s) {
     hh_retry_config cfg = cfg_default();
     hh_failure_plan p;
     char *text;
-    json_t *o = plan("{\"retry\":0,\"queue\":\"default\",\"class\":\"DieWorker\",\"args\":[]}",
-                     "default", &cfg, &p, &text);
+    json_t *o =
+        plan("{\"retry\":0,\"queue\":\"default\",\"class\":\"DieWorker\",\"args\":[]}", "default", &cfg, &p, &text);
     assert_int_equal(p.kind, HH_FAIL_DEAD);
     assert_true(p.score == NOW);
     assert_int_equal(ival(o, "retry_count"), 0);
@@ -149,8 +148,7 @@ static void test_retry_zero_goes_dead(void **s) {
     free(p.payload);
 
     /* retry 0 + dead false: in neither set */
-    assert_null(plan("{\"retry\":0,\"dead\":false,\"class\":\"K\",\"args\":[]}", "default", &cfg,
-                     &p, NULL));
+    assert_null(plan("{\"retry\":0,\"dead\":false,\"class\":\"K\",\"args\":[]}", "default", &cfg, &p, NULL));
     assert_int_equal(p.kind, HH_FAIL_DISCARD);
 }
 
@@ -173,8 +171,7 @@ static void test_retry_n_counts(void **s) {
     for (size_t i = 0; i < 3; i++) {
         snprintf(in, sizeof(in), "%s%s}", base, steps[i].extra);
         json_t *o = plan(in, "default", &cfg, &p, NULL);
-        if (p.kind != steps[i].kind)
-            fail_msg("retry 2, step %zu: kind %d, want %d", i, p.kind, steps[i].kind);
+        if (p.kind != steps[i].kind) fail_msg("retry 2, step %zu: kind %d, want %d", i, p.kind, steps[i].kind);
         assert_int_equal(ival(o, "retry_count"), steps[i].count);
         if (p.kind == HH_FAIL_RETRY) {
             double c = steps[i].count;
@@ -191,27 +188,23 @@ static void test_retry_true_limit_25_and_configured(void **s) {
     (void)s;
     hh_retry_config cfg = cfg_default();
     hh_failure_plan p;
-    json_t *o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":23}", "default",
-                     &cfg, &p, NULL);
+    json_t *o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":23}", "default", &cfg, &p, NULL);
     assert_int_equal(p.kind, HH_FAIL_RETRY); /* 24 < 25 */
     assert_int_equal(ival(o, "retry_count"), 24);
     json_decref(o);
     free(p.payload);
-    o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":24}", "default", &cfg, &p,
-             NULL);
+    o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":24}", "default", &cfg, &p, NULL);
     assert_int_equal(p.kind, HH_FAIL_DEAD); /* 25th retry failed: 26 executions */
     assert_int_equal(ival(o, "retry_count"), 25);
     json_decref(o);
     free(p.payload);
     cfg.max_retries = 3;
-    o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":2}", "default", &cfg, &p,
-             NULL);
+    o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":2}", "default", &cfg, &p, NULL);
     assert_int_equal(p.kind, HH_FAIL_DEAD);
     json_decref(o);
     free(p.payload);
     /* an integer retry overrides the global maximum */
-    o = plan("{\"retry\":5,\"class\":\"K\",\"args\":[],\"retry_count\":2}", "default", &cfg, &p,
-             NULL);
+    o = plan("{\"retry\":5,\"class\":\"K\",\"args\":[],\"retry_count\":2}", "default", &cfg, &p, NULL);
     assert_int_equal(p.kind, HH_FAIL_RETRY);
     json_decref(o);
     free(p.payload);
@@ -241,8 +234,7 @@ static void test_retry_absent(void **s) {
     cfg.class_known = 0; /* unknown class, no retry key: discarded (B18) */
     assert_null(plan("{\"class\":\"Nope::Missing\",\"args\":[]}", "default", &cfg, &p, NULL));
     assert_int_equal(p.kind, HH_FAIL_DISCARD);
-    assert_null(plan("{\"retry\":null,\"class\":\"Nope::Missing\",\"args\":[]}", "default", &cfg, &p,
-                     NULL));
+    assert_null(plan("{\"retry\":null,\"class\":\"Nope::Missing\",\"args\":[]}", "default", &cfg, &p, NULL));
     assert_int_equal(p.kind, HH_FAIL_DISCARD);
     /* unknown class with retry true: the normal path */
     o = plan("{\"retry\":true,\"class\":\"Nope::Missing\",\"args\":[]}", "default", &cfg, &p, NULL);
@@ -255,12 +247,11 @@ static void test_dead_false_on_exhaustion(void **s) {
     (void)s;
     hh_retry_config cfg = cfg_default();
     hh_failure_plan p;
-    assert_null(plan("{\"retry\":1,\"dead\":false,\"class\":\"K\",\"args\":[],\"retry_count\":0}",
-                     "default", &cfg, &p, NULL));
+    assert_null(
+        plan("{\"retry\":1,\"dead\":false,\"class\":\"K\",\"args\":[],\"retry_count\":0}", "default", &cfg, &p, NULL));
     assert_int_equal(p.kind, HH_FAIL_DISCARD);
     /* not exhausted: dead false changes nothing */
-    json_t *o = plan("{\"retry\":2,\"dead\":false,\"class\":\"K\",\"args\":[]}", "default", &cfg, &p,
-                     NULL);
+    json_t *o = plan("{\"retry\":2,\"dead\":false,\"class\":\"K\",\"args\":[]}", "default", &cfg, &p, NULL);
     assert_int_equal(p.kind, HH_FAIL_RETRY);
     json_decref(o);
     free(p.payload);
@@ -277,16 +268,14 @@ static void test_queue_and_retry_queue(void **s) {
     hh_failure_plan p;
     char *text;
     /* queue <- the queue it was fetched from */
-    json_t *o = plan("{\"queue\":\"default\",\"class\":\"K\",\"args\":[]}", "critical", &cfg, &p,
-                     &text);
+    json_t *o = plan("{\"queue\":\"default\",\"class\":\"K\",\"args\":[]}", "critical", &cfg, &p, &text);
     assert_string_equal(sval(o, "queue"), "critical");
-    assert_string_equal(uh_keys_csv(text),
-                        "queue,class,args,error_message,error_class,failed_at,retry_count");
+    assert_string_equal(uh_keys_csv(text), "queue,class,args,error_message,error_class,failed_at,retry_count");
     json_decref(o);
     free(p.payload);
     /* retry_queue wins */
-    o = plan("{\"queue\":\"default\",\"retry_queue\":\"slow\",\"class\":\"K\",\"args\":[]}",
-             "default", &cfg, &p, &text);
+    o = plan("{\"queue\":\"default\",\"retry_queue\":\"slow\",\"class\":\"K\",\"args\":[]}", "default", &cfg, &p,
+             &text);
     assert_string_equal(sval(o, "queue"), "slow");
     assert_string_equal(sval(o, "retry_queue"), "slow");
     json_decref(o);
@@ -354,8 +343,8 @@ static void test_millisecond_timestamps(void **s) {
     cfg.timestamps = HH_TS_MILLIS;
     hh_failure_plan p;
     char *text;
-    json_t *o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"created_at\":1795962547349}",
-                     "default", &cfg, &p, &text);
+    json_t *o =
+        plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"created_at\":1795962547349}", "default", &cfg, &p, &text);
     assert_int_equal(ival(o, "failed_at"), (long long)llround(NOW * 1000));
     assert_string_equal(uh_token(text, "created_at"), "1795962547349");
     json_decref(o);
@@ -414,8 +403,8 @@ static json_t *decode_backtrace(const char *b64) {
 static json_t *plan_bt(const char *payload, size_t nlines, hh_failure_plan *p) {
     hh_retry_config cfg = cfg_default();
     hh_job *j = failed_job(payload, "default");
-    const char *lines[] = {"app.rb:23:in 'perform'", "lib/x.rb:1:in 'call'",
-                           "lib/y.rb:2:in \"q\\uote\"", "main.c:99", "\xc3\xa9t\xc3\xa9.c:5"};
+    const char *lines[] = {"app.rb:23:in 'perform'", "lib/x.rb:1:in 'call'", "lib/y.rb:2:in \"q\\uote\"", "main.c:99",
+                           "\xc3\xa9t\xc3\xa9.c:5"};
     hh_job_set_backtrace(j, lines, nlines);
     hh_rng rng;
     hh_rng_seed(&rng);
@@ -505,7 +494,10 @@ static void test_invalid_utf8_error_message(void **s) {
                      "\"error_message\":\"stale message\",\"error_class\":\"Old\"}";
     hh_job *j = hh_job_new(in, strlen(in), "default", NULL, 0);
     assert_non_null(j->item);
-    hh_job_fail(j, "Bad\xff" "Class", "bad bytes \xff\xfe here");
+    hh_job_fail(j,
+                "Bad\xff"
+                "Class",
+                "bad bytes \xff\xfe here");
     hh_rng rng;
     hh_rng_seed(&rng);
     hh_failure_plan p;
@@ -516,12 +508,13 @@ static void test_invalid_utf8_error_message(void **s) {
     assert_non_null(o);
     json_t *m = json_object_get(o, "error_message"), *c = json_object_get(o, "error_class");
     char msg[512];
-    snprintf(msg, sizeof(msg), "after a failure with class \"Bad\\xffClass\" and message "
+    snprintf(msg, sizeof(msg),
+             "after a failure with class \"Bad\\xffClass\" and message "
              "\"bad bytes \\xff\\xfe here\": error_class %s, error_message %s",
              json_is_string(c) ? json_string_value(c) : "(absent)",
              json_is_string(m) ? json_string_value(m) : "(absent)");
-    int ok = json_is_string(m) && strstr(json_string_value(m), "bad bytes") &&
-             json_is_string(c) && strcmp(json_string_value(c), "Old") != 0;
+    int ok = json_is_string(m) && strstr(json_string_value(m), "bad bytes") && json_is_string(c) &&
+        strcmp(json_string_value(c), "Old") != 0;
     json_decref(o);
     free(p.payload);
     if (!ok) fail_msg("%s", msg);
@@ -559,8 +552,8 @@ static void test_retry_count_beyond_int(void **s) {
     (void)s;
     hh_retry_config cfg = cfg_default();
     hh_failure_plan p;
-    json_t *o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":4294967296}",
-                     "default", &cfg, &p, NULL);
+    json_t *o =
+        plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":4294967296}", "default", &cfg, &p, NULL);
     hh_failure_kind kind = p.kind;
     long long count = json_integer_value(json_object_get(o, "retry_count"));
     json_decref(o);
@@ -575,16 +568,15 @@ static void test_retry_count_int_max(void **s) {
     (void)s;
     hh_retry_config cfg = cfg_default();
     hh_failure_plan p;
-    json_t *o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":2147483647}",
-                     "default", &cfg, &p, NULL);
+    json_t *o =
+        plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":2147483647}", "default", &cfg, &p, NULL);
     hh_failure_kind kind = p.kind;
     double score = p.score;
     long long count = json_integer_value(json_object_get(o, "retry_count"));
     json_decref(o);
     free(p.payload);
     if (kind != HH_FAIL_DEAD)
-        fail_msg("retry_count 2147483647 + failure: kind %d, retry_count %lld, score %.17g", kind,
-                 count, score);
+        fail_msg("retry_count 2147483647 + failure: kind %d, retry_count %lld, score %.17g", kind, count, score);
     assert_int_equal(count, 2147483648LL);
 }
 
@@ -644,7 +636,8 @@ static void test_retry_count_u32_max_huge_limit(void **s) {
     hh_failure_plan p;
     char *text;
     json_t *o = plan("{\"retry\":9000000000000000000,\"class\":\"K\",\"args\":[],"
-                     "\"retry_count\":4294967295}", "default", &cfg, &p, &text);
+                     "\"retry_count\":4294967295}",
+                     "default", &cfg, &p, &text);
     assert_int_equal(p.kind, HH_FAIL_RETRY);
     assert_string_equal(uh_token(text, "retry_count"), "4294967296");
     assert_true(isfinite(p.score));
@@ -663,15 +656,16 @@ static void test_retry_count_huge_dead(void **s) {
     hh_failure_plan p;
     char *text;
     json_t *o = plan("{\"retry\":9000000000000000000,\"class\":\"K\",\"args\":[],"
-                     "\"retry_count\":9000000000000000000}", "default", &cfg, &p, &text);
+                     "\"retry_count\":9000000000000000000}",
+                     "default", &cfg, &p, &text);
     assert_int_equal(p.kind, HH_FAIL_DEAD);
     assert_string_equal(uh_token(text, "retry_count"), "9000000000000000001");
     assert_true(p.score == NOW);
     json_decref(o);
     free(p.payload);
     /* the int64 maximum does not wrap to a negative count */
-    o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":9223372036854775807}",
-             "default", &cfg, &p, &text);
+    o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":9223372036854775807}", "default", &cfg, &p,
+             &text);
     assert_int_equal(p.kind, HH_FAIL_DEAD);
     assert_string_equal(uh_token(text, "retry_count"), "9223372036854775807");
     json_decref(o);
@@ -685,8 +679,7 @@ static void test_retry_count_float(void **s) {
     hh_retry_config cfg = cfg_default();
     hh_failure_plan p;
     char *text;
-    json_t *o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":3.0}", "default",
-                     &cfg, &p, &text);
+    json_t *o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":3.0}", "default", &cfg, &p, &text);
     assert_int_equal(p.kind, HH_FAIL_RETRY);
     assert_string_equal(uh_token(text, "retry_count"), "4.0");
     assert_non_null(json_object_get(o, "retried_at"));
@@ -695,8 +688,7 @@ static void test_retry_count_float(void **s) {
     json_decref(o);
     free(p.payload);
     /* a float at the limit is exhausted: 24.0 + 1 = 25.0, not < 25 */
-    o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":24.0}", "default", &cfg,
-             &p, &text);
+    o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":24.0}", "default", &cfg, &p, &text);
     assert_int_equal(p.kind, HH_FAIL_DEAD);
     assert_string_equal(uh_token(text, "retry_count"), "25.0");
     json_decref(o);
@@ -714,8 +706,7 @@ static void test_retry_count_not_a_number(void **s) {
     const char *in[] = {"\"3\"", "true", "[1]", "{}"};
     for (size_t i = 0; i < sizeof(in) / sizeof(*in); i++) {
         char payload[128];
-        snprintf(payload, sizeof(payload), "{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":%s}",
-                 in[i]);
+        snprintf(payload, sizeof(payload), "{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":%s}", in[i]);
         hh_failure_plan p;
         char *text;
         json_t *o = plan(payload, "default", &cfg, &p, &text);
@@ -754,8 +745,7 @@ static void test_retry_count_negative(void **s) {
     hh_retry_config cfg = cfg_default();
     hh_failure_plan p;
     char *text;
-    json_t *o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":-5}", "default", &cfg,
-                     &p, &text);
+    json_t *o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":-5}", "default", &cfg, &p, &text);
     assert_int_equal(p.kind, HH_FAIL_RETRY);
     assert_string_equal(uh_token(text, "retry_count"), "-4");
     UH_ASSERT_DBL_IN(p.score - NOW, 271 - 27 - 1e-6, 271 + 1e-6);
@@ -768,8 +758,7 @@ static void test_malformed_dead_payload(void **s) {
     size_t len = 0;
     /* an object keeps every key, in order, and gains the error fields */
     const char *obj = "{\"class\":\"\",\"args\":[],\"jid\":\"j1\",\"custom\":{\"a\":1.0}}";
-    char *out = hh_malformed_dead_payload(obj, strlen(obj), "payload has an empty \"class\"", NOW,
-                                          HH_TS_FLOAT, &len);
+    char *out = hh_malformed_dead_payload(obj, strlen(obj), "payload has an empty \"class\"", NOW, HH_TS_FLOAT, &len);
     assert_non_null(out);
     assert_int_equal(len, strlen(out));
     json_t *o = json_loads(out, 0, NULL);

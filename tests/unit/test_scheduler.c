@@ -143,7 +143,11 @@ static void test_poll_moves_due_jobs(void **s) {
      * other JSON wrapped with its exact text as the arg */
     assert_int_equal(uh_int(&srv, "ZCARD dead"), 2);
     assert_int_equal(uh_int(&srv, "ZRANK dead %s", "not a job") >= 0, 1);
-    assert_int_equal(uh_int(&srv, "EVAL %s 0", "for _,m in ipairs(redis.call('zrange','dead',0,-1)) do if string.find(m, 'hiredhand::InvalidJob', 1, true) and string.find(m, '\"[1,2]\"', 1, true) then return 1 end end return 0"), 1);
+    assert_int_equal(
+        uh_int(
+            &srv, "EVAL %s 0",
+            "for _,m in ipairs(redis.call('zrange','dead',0,-1)) do if string.find(m, 'hiredhand::InvalidJob', 1, true) and string.find(m, '\"[1,2]\"', 1, true) then return 1 end end return 0"),
+        1);
 
     /* nothing due: a second poll moves nothing */
     assert_int_equal(hh_scheduler_poll(env_of(m), &c), 0);
@@ -187,7 +191,7 @@ static void test_poll_moves_bignum_entries(void **s) {
     assert_non_null(raw);
     const char *ea = strstr(retry, "1700000000.25");
     size_t pre = (size_t)(ea - retry), post = strlen(ea + 13);
-    assert_memory_equal(raw, retry, pre); /* bytes before the value */
+    assert_memory_equal(raw, retry, pre);                   /* bytes before the value */
     assert_string_equal(raw + strlen(raw) - post, ea + 13); /* and after it */
     v = json_loads(raw, JSON_DECODE_INT_AS_REAL, NULL);
     UH_ASSERT_DBL_IN(json_real_value(json_object_get(v, "enqueued_at")), t0 - 1, t1);

@@ -21,8 +21,12 @@ static void test_escape_ctl(void **s) {
     free(o);
     /* UTF-8 kept, C1 controls (U+009B is CSI to some terminals) escaped,
      * bytes that are not UTF-8 escaped, backslashes left alone */
-    o = esc("caf\xc3\xa9 \xe2\x82\xac \xc2\x9b" "2J \xff\xc3 \\n", 20);
-    assert_string_equal(o, "caf\xc3\xa9 \xe2\x82\xac \\u009b" "2J \\xff\\xc3 \\n");
+    o = esc("caf\xc3\xa9 \xe2\x82\xac \xc2\x9b"
+            "2J \xff\xc3 \\n",
+            20);
+    assert_string_equal(o,
+                        "caf\xc3\xa9 \xe2\x82\xac \\u009b"
+                        "2J \\xff\\xc3 \\n");
     free(o);
     assert_int_equal(hh_needs_escape("plain text: 1.5 \xc3\xa9", 18), 0);
     assert_int_equal(hh_needs_escape("a\nb", 3), 1);
@@ -45,7 +49,8 @@ static void test_log_messages_escaped(void **s) {
     hh_log(&lg, HH_LOG_WARN, "class=%s jid=%s: failed", "Nope\n2026-01-01T00:00:00.000Z pid=1 ERROR: forged\x1b[31m",
            "inj\ninj");
     assert_int_equal(calls, 1);
-    assert_string_equal(last, "class=Nope\\n2026-01-01T00:00:00.000Z pid=1 ERROR: forged\\x1b[31m jid=inj\\ninj: failed");
+    assert_string_equal(last,
+                        "class=Nope\\n2026-01-01T00:00:00.000Z pid=1 ERROR: forged\\x1b[31m jid=inj\\ninj: failed");
     hh_log(&lg, HH_LOG_INFO, "clean %d", 1);
     assert_string_equal(last, "clean 1");
     /* a message cut at the buffer's end inside a UTF-8 character stays one

@@ -37,11 +37,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define UH_ASSERT_DBL_IN(x, lo, hi)                                                        \
-    do {                                                                                   \
-        double uh_x_ = (x), uh_lo_ = (lo), uh_hi_ = (hi);                                  \
-        if (!(uh_x_ >= uh_lo_ && uh_x_ <= uh_hi_))                                         \
-            fail_msg("%s = %.17g not in [%.17g, %.17g]", #x, uh_x_, uh_lo_, uh_hi_);       \
+#define UH_ASSERT_DBL_IN(x, lo, hi)                                                  \
+    do {                                                                             \
+        double uh_x_ = (x), uh_lo_ = (lo), uh_hi_ = (hi);                            \
+        if (!(uh_x_ >= uh_lo_ && uh_x_ <= uh_hi_))                                   \
+            fail_msg("%s = %.17g not in [%.17g, %.17g]", #x, uh_x_, uh_lo_, uh_hi_); \
     } while (0)
 
 static inline double uh_mono(void) {
@@ -54,8 +54,7 @@ static inline void uh_sleep(double s) {
     struct timespec ts;
     ts.tv_sec = (time_t)s;
     ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
-    while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
-    }
+    while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {}
 }
 
 /* --------------------------------------------------------------- JSON */
@@ -190,9 +189,8 @@ static inline int uh_redis_start_on(uh_redis *r, int port) {
             dup2(devnull, 1);
             dup2(devnull, 2);
         }
-        execlp("redis-server", "redis-server", "--port", ports, "--bind", "127.0.0.1", "--save", "",
-               "--appendonly", "no", "--dir", "/tmp", "--daemonize", "no", "--loglevel", "warning",
-               (char *)NULL);
+        execlp("redis-server", "redis-server", "--port", ports, "--bind", "127.0.0.1", "--save", "", "--appendonly",
+               "no", "--dir", "/tmp", "--daemonize", "no", "--loglevel", "warning", (char *)NULL);
         _exit(127);
     }
     r->pid = pid;
@@ -306,16 +304,16 @@ static inline void uh_flushall(const uh_redis *r) {
 
 /* One private redis-server for a cmocka group: defines `srv` and the
  * group_setup/group_teardown to pass to cmocka_run_group_tests. */
-#define UH_REDIS_GROUP()                                                      \
-    static uh_redis srv;                                                      \
-    static int group_setup(void **s) {                                        \
-        (void)s;                                                              \
-        return uh_redis_start(&srv);                                          \
-    }                                                                         \
-    static int group_teardown(void **s) {                                     \
-        (void)s;                                                              \
-        uh_redis_stop(&srv);                                                  \
-        return 0;                                                             \
+#define UH_REDIS_GROUP()                  \
+    static uh_redis srv;                  \
+    static int group_setup(void **s) {    \
+        (void)s;                          \
+        return uh_redis_start(&srv);      \
+    }                                     \
+    static int group_teardown(void **s) { \
+        (void)s;                          \
+        uh_redis_stop(&srv);              \
+        return 0;                         \
     }
 
 #endif
