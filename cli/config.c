@@ -119,8 +119,13 @@ static int add(loader *l, const struct option *o, const char *key, const char *v
         return fail(l, at, "out of memory");
     }
     l->groups[l->n] = l->group;
-    l->items[l->n++] =
-        (cli_config_item){o->val, o->name, v, k, (int)at->start_mark.line + 1, (int)at->start_mark.column + 1};
+    cli_config_item *it = &l->items[l->n++];
+    it->id = o->val;
+    it->name = o->name;
+    it->value = v; /* the item owns both copies now */
+    it->key = k;
+    it->line = (int)at->start_mark.line + 1;
+    it->column = (int)at->start_mark.column + 1;
     return 0;
 }
 
