@@ -60,47 +60,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "hiredhand.h"
 
 /* ------------------------------------------------------------ utilities */
-
-static double mono(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static double realnow(void) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_s(double s) {
-    if (s <= 0) return;
-    struct timespec ts;
-    ts.tv_sec = (time_t)s;
-    ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
-}
-
-static double cpu_seconds(void) {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-        (double)ru.ru_stime.tv_usec / 1e6;
-}
-
-/* VmHWM (peak resident set) of this process in KiB, 0 when unreadable. */
-static long vm_hwm_kib(void) {
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long kb = 0;
-    if (!f) return 0;
-    while (fgets(line, sizeof(line), f))
-        if (sscanf(line, "VmHWM: %ld", &kb) == 1) break;
-    fclose(f);
-    return kb;
 }
 
 static void note(const char *fmt, ...) {

@@ -33,7 +33,7 @@ work=$(mktemp -d)
 redis_pid=""
 cleanup() { [ -n "$redis_pid" ] && kill "$redis_pid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
-cc -O2 -std=c11 -D_GNU_SOURCE -Wall -Werror -I"$here/include" -o "$work/driver" "$here/bench/shapes_driver.c" \
+cc -O2 -std=c11 -D_GNU_SOURCE -Wall -Werror -I"$here/include" -I"$build/include" -o "$work/driver" "$here/bench/shapes_driver.c" \
     -L"$build" -lhiredhand -lhiredis -pthread
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" --daemonize no \

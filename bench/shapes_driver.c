@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "hiredhand.h"
 
 #define MAXPROC 16
@@ -44,35 +45,6 @@ typedef struct shared {
 } shared;
 
 static shared *sh;
-
-static double mono(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void nap(double s) {
-    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
-}
-
-static double cpu_self(void) {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-        (double)ru.ru_stime.tv_usec / 1e6;
-}
-
-static long vm_hwm_kib(void) {
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long kb = 0;
-    if (!f) return 0;
-    while (fgets(line, sizeof(line), f))
-        if (sscanf(line, "VmHWM: %ld", &kb) == 1) break;
-    fclose(f);
-    return kb;
-}
 
 static int noop(hh_job *job, void *udata) {
     (void)job, (void)udata;
@@ -119,14 +91,14 @@ static int worker(const opts *o, int idx) {
     hh_manager_stats st;
     double until = mono() + 30;
     do {
-        nap(0.01);
+        sleep_s(0.01);
         hh_manager_get_stats(m, &st);
     } while (st.heartbeat_last_pushed_at <= 0 && mono() < until);
     atomic_fetch_add(&sh->ready, 1);
-    while (!atomic_load(&sh->go)) nap(0.001);
-    sh->cpu0[idx] = cpu_self();
-    while (!atomic_load(&sh->stop)) nap(0.001);
-    sh->cpu1[idx] = cpu_self();
+    while (!atomic_load(&sh->go)) sleep_s(0.001);
+    sh->cpu0[idx] = cpu_seconds();
+    while (!atomic_load(&sh->stop)) sleep_s(0.001);
+    sh->cpu1[idx] = cpu_seconds();
     hh_manager_stop(m);
     hh_manager_wait(m, 30);
     hh_manager_free(m);
@@ -232,8 +204,8 @@ int main(int argc, char **argv) {
         if (pids[i] == 0) _exit(worker(&o, i));
     }
     double until = mono() + 60;
-    while (atomic_load(&sh->ready) < o.nproc && mono() < until) nap(0.01);
-    nap(0.3); /* boot work (recovery, first beats) settles */
+    while (atomic_load(&sh->ready) < o.nproc && mono() < until) sleep_s(0.01);
+    sleep_s(0.3); /* boot work (recovery, first beats) settles */
     redisReply *x = redisCommand(c, "CONFIG RESETSTAT");
     if (x) freeReplyObject(x);
     double cpu0, cpu1;
@@ -249,7 +221,7 @@ int main(int argc, char **argv) {
     atomic_store(&sh->go, 1);
     double t0 = mono();
     until = t0 + o.timeout;
-    while (atomic_load(&sh->processed) < o.n && mono() < until) nap(0.0005);
+    while (atomic_load(&sh->processed) < o.n && mono() < until) sleep_s(0.0005);
     double t1 = mono();
     atomic_store(&sh->stop, 1);
     if (redis_snapshot(c, &cpu1, &calls1) != 0) return 2;

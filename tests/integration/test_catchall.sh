@@ -7,12 +7,7 @@ hh_require_binary
 hh_redis_start
 export SERVE_DIR; SERVE_DIR="$(hh_tmp)"
 
-push() {   # CLASS -> jid
-    local jid; jid="$(hh_jid)"
-    R lpush queue:default "{\"retry\":true,\"queue\":\"default\",\"class\":\"$1\",\"args\":[1],\"jid\":\"$jid\",\"created_at\":$(hh_now)}" >/dev/null
-    R sadd queues default >/dev/null
-    echo "$jid"
-}
+push() { hh_push_job "$1" '[1]'; }   # CLASS -> jid
 exact="$(hh_jid_recorder "$HH_TMP/exact.sh")"
 
 # --exec '*' with an exact --serve and an exact --exec

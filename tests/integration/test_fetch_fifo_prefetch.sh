@@ -12,8 +12,7 @@
 . "$(dirname "$0")/../lib/harness.sh"
 . "$(dirname "$0")/../lib/recovery_helpers.sh"
 hh_require_binary
-PLUGIN="${HH_PLUGIN:-$HH_ROOT/build/example_plugin.so}"
-[ -f "$PLUGIN" ] || fail "example plug-in not found: $PLUGIN (build it, or set HH_PLUGIN)"
+hh_require_plugin
 hh_redis_start
 
 n=3000

@@ -10,25 +10,16 @@ hh_require_binary
 hh_redis_start
 export SERVE_DIR; SERVE_DIR="$(hh_tmp)"
 
-push() {   # CLASS ARGS_JSON [EXTRA_JSON_MEMBERS] -> jid
-    local jid; jid="$(hh_jid)"
-    R lpush queue:default "{\"retry\":true,\"queue\":\"default\",\"class\":\"$1\",\"args\":$2,\"jid\":\"$jid\"${3:+,$3},\"created_at\":$(hh_now),\"enqueued_at\":$(hh_now)}" >/dev/null
-    R sadd queues default >/dev/null
-    echo "$jid"
-}
 ran() { grep -c " $1 " "$SERVE_DIR/ran" 2>/dev/null || echo 0; }
-retry_field() {   # JID FIELD
-    R zrange retry 0 -1 | grep "$1" | ruby -rjson -e 'puts JSON.parse($stdin.read)[ARGV[0]]' "$2"
-}
 backtrace() {     # JID: error_backtrace decoded as Sidekiq's API does
     R zrange retry 0 -1 | grep "$1" | ruby -rjson -rzlib -rbase64 -e \
         'puts JSON.parse(Zlib::Inflate.inflate(Base64.decode64(JSON.parse($stdin.read)["error_backtrace"])))'
 }
 
 oks=()
-for i in $(seq 1 12); do oks+=("$(push Ok "[$i,\"x\"]" '"custom":{"deep":[1,2.5,"é"]}')"); done
-j_fail="$(push Fail '["f1"]' '"backtrace":true')"
-j_noisy="$(push Noisy '[1]')"
+for i in $(seq 1 12); do oks+=("$(hh_push_job Ok "[$i,\"x\"]" '"custom":{"deep":[1,2.5,"é"]}')"); done
+j_fail="$(hh_push_job Fail '["f1"]' '"backtrace":true')"
+j_noisy="$(hh_push_job Noisy '[1]')"
 # one handler per class: several --serve flags sharing one command
 args=()
 for k in Ok Fail Noisy Crash Garbage Sleep; do args+=(--serve "$k=$HH_HANDLERS/serve_test.py"); done
@@ -50,9 +41,9 @@ pids="$(grep ' Ok ' "$SERVE_DIR/ran" | cut -d' ' -f1 | sort -u | wc -l)"
 assert_between "$pids" 1 2 "distinct processes for 12 Ok jobs at -c 2 (long-lived, not one per job)"
 
 # failure answer -> retry set, as Sidekiq's API reads it
-assert_eq "$(retry_field "$j_fail" error_class)" "Custom::Error" "error_class of a failure answer"
-assert_eq "$(retry_field "$j_fail" error_message)" "failed: f1" "error_message of a failure answer"
-assert_eq "$(retry_field "$j_fail" retry_count)" 0 "retry_count after the first failure"
+assert_eq "$(hh_retry_field "$j_fail" error_class)" "Custom::Error" "error_class of a failure answer"
+assert_eq "$(hh_retry_field "$j_fail" error_message)" "failed: f1" "error_message of a failure answer"
+assert_eq "$(hh_retry_field "$j_fail" retry_count)" 0 "retry_count after the first failure"
 bt="$(backtrace "$j_fail")"
 assert_eq "$(echo "$bt" | head -1)" "handler.py:10:in \`perform'" "error_backtrace line 1"
 assert_eq "$(echo "$bt" | wc -l)" 2 "error_backtrace lines"
@@ -62,14 +53,14 @@ must_wait 10 'grep -q "class=Noisy jid=$j_noisy .*stderr: noisy line two" "$WORK
 
 # crash mid-job: the job fails into the retry set (not lost), the next job runs in a new process
 crash_pid_before="$(grep ' Ok ' "$SERVE_DIR/ran" | tail -1 | cut -d' ' -f1)"
-j_crash="$(push Crash '[1]')"
-must_wait 30 '[ -n "$(retry_field "$j_crash" error_class)" ]' "crashed job not in the retry set"
-assert_eq "$(retry_field "$j_crash" error_class)" "hiredhand::ExecFailed" "crash: error_class"
-assert_contains "$(retry_field "$j_crash" error_message)" "exited with status 7" "crash: error_message has the exit status"
-assert_contains "$(retry_field "$j_crash" error_message)" "about to crash" "crash: error_message has its last stderr line"
+j_crash="$(hh_push_job Crash '[1]')"
+must_wait 30 '[ -n "$(hh_retry_field "$j_crash" error_class)" ]' "crashed job not in the retry set"
+assert_eq "$(hh_retry_field "$j_crash" error_class)" "hiredhand::ExecFailed" "crash: error_class"
+assert_contains "$(hh_retry_field "$j_crash" error_message)" "exited with status 7" "crash: error_message has the exit status"
+assert_contains "$(hh_retry_field "$j_crash" error_message)" "about to crash" "crash: error_message has its last stderr line"
 crashed_pid="$(grep " $j_crash " "$SERVE_DIR/ran" | cut -d' ' -f1)"
 must_wait 10 '! kill -0 '"$crashed_pid"' 2>/dev/null || [ "$(ps -o stat= -p '"$crashed_pid"' | cut -c1)" = Z ]' "crashed process still there"
-j_after="$(push Ok '["after crash"]')"
+j_after="$(hh_push_job Ok '["after crash"]')"
 must_wait 30 '[ "$(ran "$j_after")" = 1 ]' "pool did not recover after a crash"
 # the retry itself runs (Web UI's "retry now": the member moved back to its queue)
 m="$(R zrange retry 0 -1 | grep "$j_crash")"
@@ -79,22 +70,22 @@ must_wait 10 'grep " $j_crash " "$SERVE_DIR/ran" | tail -1 | grep -q " 0$"' "ret
 [ "$(R zrange retry 0 -1 | grep -c "$j_crash")" = 0 ] || fail "crashed job's retry succeeded but is still in the retry set"
 
 # garbage answer: fails the job, kills the process
-j_garbage="$(push Garbage '[1]')"
-must_wait 30 '[ -n "$(retry_field "$j_garbage" error_class)" ]' "garbage-answer job not in the retry set"
-assert_eq "$(retry_field "$j_garbage" error_class)" "hiredhand::ServeProtocolError" "garbage: error_class"
-assert_contains "$(retry_field "$j_garbage" error_message)" "this is not json" "garbage: error_message quotes it"
+j_garbage="$(hh_push_job Garbage '[1]')"
+must_wait 30 '[ -n "$(hh_retry_field "$j_garbage" error_class)" ]' "garbage-answer job not in the retry set"
+assert_eq "$(hh_retry_field "$j_garbage" error_class)" "hiredhand::ServeProtocolError" "garbage: error_class"
+assert_contains "$(hh_retry_field "$j_garbage" error_message)" "this is not json" "garbage: error_message quotes it"
 gpid="$(grep " $j_garbage " "$SERVE_DIR/ran" | cut -d' ' -f1)"
 must_wait 10 '! kill -0 '"$gpid"' 2>/dev/null || [ "$(ps -o stat= -p '"$gpid"' | cut -c1)" = Z ]' "garbage process not killed"
 
 # timeout: --exec-timeout 4 against a 60 s job
 t0=$SECONDS
-j_slow="$(push Sleep '[60]')"
-must_wait 40 '[ -n "$(retry_field "$j_slow" error_class)" ]' "timed-out job not in the retry set"
-assert_contains "$(retry_field "$j_slow" error_message)" "timed out" "timeout: error_message"
+j_slow="$(hh_push_job Sleep '[60]')"
+must_wait 40 '[ -n "$(hh_retry_field "$j_slow" error_class)" ]' "timed-out job not in the retry set"
+assert_contains "$(hh_retry_field "$j_slow" error_message)" "timed out" "timeout: error_message"
 [ $((SECONDS - t0)) -le 30 ] || fail "timeout took $((SECONDS - t0)) s for --exec-timeout 4"
 spid="$(grep " $j_slow " "$SERVE_DIR/ran" | cut -d' ' -f1)"
 must_wait 10 '! kill -0 '"$spid"' 2>/dev/null || [ "$(ps -o stat= -p '"$spid"' | cut -c1)" = Z ]' "timed-out process not killed"
-j_last="$(push Ok '["last"]')"
+j_last="$(hh_push_job Ok '["last"]')"
 must_wait 30 '[ "$(ran "$j_last")" = 1 ]' "pool did not recover after a timeout"
 grep -c 'said no hello\|bad hello' "$WORKER_LOG" >/dev/null && fail "a replacement process failed its hello"
 

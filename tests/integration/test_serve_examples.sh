@@ -10,15 +10,7 @@ EX="$HH_ROOT/examples/serve"
 C_HANDLER="$(dirname "$HIREDHAND")/example_serve_handler"
 [ -x "$C_HANDLER" ] || fail "$C_HANDLER not built (target example_serve_handler)"
 
-push() {   # CLASS ARGS_JSON -> jid
-    local jid; jid="$(hh_jid)"
-    R lpush queue:default "{\"retry\":true,\"queue\":\"default\",\"class\":\"$1\",\"args\":$2,\"jid\":\"$jid\",\"backtrace\":true,\"created_at\":$(hh_now)}" >/dev/null
-    R sadd queues default >/dev/null
-    echo "$jid"
-}
-retry_field() {   # JID FIELD
-    R zrange retry 0 -1 | grep "$1" | ruby -rjson -e 'puts JSON.parse($stdin.read)[ARGV[0]]' "$2"
-}
+push() { hh_push_job "$1" "$2" '"backtrace":true'; }   # CLASS ARGS_JSON -> jid
 backtrace_lines() {
     R zrange retry 0 -1 | grep "$1" | ruby -rjson -rzlib -rbase64 -e \
         'puts JSON.parse(Zlib::Inflate.inflate(Base64.decode64(JSON.parse($stdin.read)["error_backtrace"]))).size'
@@ -37,12 +29,12 @@ for spec in "python:$EX/handler.py:ValueError" "node:$EX/handler.js:TypeError" \
     j_next="$(push OkJob '[2]')"
     must_wait 60 '[ "$(R get stat:processed)" = 4 ] && [ "$(R llen queue:default)" = 0 ]' "$lang: no job after the crash"
     assert_eq "$(R get stat:failed)" 2 "$lang: failures"
-    assert_eq "$(retry_field "$j_fail" error_class)" "$want" "$lang: error class"
-    assert_contains "$(retry_field "$j_fail" error_message)" "failed on purpose" "$lang: error message"
+    assert_eq "$(hh_retry_field "$j_fail" error_class)" "$want" "$lang: error class"
+    assert_contains "$(hh_retry_field "$j_fail" error_message)" "failed on purpose" "$lang: error message"
     assert_between "$(backtrace_lines "$j_fail")" 1 1000 "$lang: backtrace lines"
-    assert_eq "$(retry_field "$j_crash" error_class)" "hiredhand::ExecFailed" "$lang: a crash's error class"
-    assert_contains "$(retry_field "$j_crash" error_message)" "exited with status 3" "$lang: a crash's error message"
-    [ -z "$(retry_field "$j_ok" error_class)$(retry_field "$j_next" error_class)" ] || fail "$lang: an OkJob failed"
+    assert_eq "$(hh_retry_field "$j_crash" error_class)" "hiredhand::ExecFailed" "$lang: a crash's error class"
+    assert_contains "$(hh_retry_field "$j_crash" error_message)" "exited with status 3" "$lang: a crash's error message"
+    [ -z "$(hh_retry_field "$j_ok" error_class)$(hh_retry_field "$j_next" error_class)" ] || fail "$lang: an OkJob failed"
     hh_stop_worker TERM 30
     assert_eq "$WORKER_RC" 0 "$lang: exit status"
 done

@@ -10,12 +10,6 @@ hh_redis_start
 export SERVE_DIR
 H="$HH_HANDLERS/serve_test.py"
 
-push() {   # CLASS ARGS_JSON -> jid
-    local jid; jid="$(hh_jid)"
-    R lpush queue:default "{\"retry\":true,\"queue\":\"default\",\"class\":\"$1\",\"args\":$2,\"jid\":\"$jid\",\"created_at\":$(hh_now)}" >/dev/null
-    R sadd queues default >/dev/null
-    echo "$jid"
-}
 gone() { ! kill -0 "$1" 2>/dev/null || [ "$(ps -o stat= -p "$1" | cut -c1)" = Z ]; }
 in_lists() {   # JID: the lists holding it
     R --scan | while read -r k; do
@@ -26,7 +20,7 @@ fresh() { SERVE_DIR="$(hh_tmp)"; R flushdb >/dev/null; }
 
 # --- recycling: 9 jobs, --serve-max-jobs 2, one thread: pids change every 2 jobs
 fresh
-for i in $(seq 1 9); do push Ok "[$i]" >/dev/null; done
+for i in $(seq 1 9); do hh_push_job Ok "[$i]" >/dev/null; done
 hh_start_worker -c 1 --serve-max-jobs 2 --serve "Ok=$H"
 must_wait 60 '[ "$(R get stat:processed)" = 9 ]' "recycling: processed=$(R get stat:processed)"
 per_pid="$(cut -d' ' -f1 "$SERVE_DIR/ran" | uniq -c | awk '{print $1}' | sort -u | tr '\n' ' ')"
@@ -40,7 +34,7 @@ hh_stop_worker TERM 30
 
 # --- concurrency: a pool of 4 runs 4 jobs at once, one job per process
 fresh
-for i in 1 2 3 4; do push Gate '[4]' >/dev/null; done
+for i in 1 2 3 4; do hh_push_job Gate '[4]' >/dev/null; done
 hh_start_worker -c 4 --serve "Gate=$H"
 must_wait 60 '[ "$(R get stat:processed)" = 4 ]' "concurrency: processed=$(R get stat:processed)"
 assert_eq "$(awk '{print $2}' "$SERVE_DIR/gate" | sort -u)" 4 "each job saw 4 running at once"
@@ -50,7 +44,7 @@ hh_stop_worker TERM 30
 
 # --- --serve-pool 2 under -c 4: never more than 2 processes, 2 jobs at once
 fresh
-for i in $(seq 1 6); do push Gate '[2]' >/dev/null; done
+for i in $(seq 1 6); do hh_push_job Gate '[2]' >/dev/null; done
 hh_start_worker -c 4 --serve-pool 2 --serve "Gate=$H"
 must_wait 90 '[ "$(R get stat:processed)" = 6 ]' "pool 2: processed=$(R get stat:processed)"
 assert_eq "$(wc -l <"$SERVE_DIR/started")" 2 "processes started with --serve-pool 2"
@@ -60,7 +54,7 @@ hh_stop_worker TERM 30
 
 # --- TERM during a job: it finishes within the grace period, then the process is gone
 fresh
-j="$(push Sleep '[3]')"
+j="$(hh_push_job Sleep '[3]')"
 hh_start_worker -c 2 -t 20 --serve "Sleep=$H"
 must_wait 30 'grep -q sleeping "$SERVE_DIR/sleep" 2>/dev/null' "the Sleep job did not start"
 spid="$(awk '/sleeping/ {print $2}' "$SERVE_DIR/sleep")"
@@ -78,7 +72,7 @@ must_wait 10 "gone $spid" "handler process $spid outlived the stop"
 
 # --- TERM with a job longer than the grace period: pushed back, process killed
 fresh
-j="$(push Sleep '[120]')"
+j="$(hh_push_job Sleep '[120]')"
 hh_start_worker -c 1 -t 2 --serve "Sleep=$H"
 must_wait 30 'grep -q sleeping "$SERVE_DIR/sleep" 2>/dev/null' "the long Sleep job did not start"
 spid="$(awk '/sleeping/ {print $2}' "$SERVE_DIR/sleep")"

@@ -10,39 +10,30 @@ hh_redis_start
 export SERVE_DIR; SERVE_DIR="$(hh_tmp)"
 H="$HH_HANDLERS/serve_test.py"
 
-push() {   # CLASS ARGS_JSON -> jid
-    local jid; jid="$(hh_jid)"
-    R lpush queue:default "{\"retry\":true,\"queue\":\"default\",\"class\":\"$1\",\"args\":$2,\"jid\":\"$jid\",\"created_at\":$(hh_now)}" >/dev/null
-    R sadd queues default >/dev/null
-    echo "$jid"
-}
-retry_field() {   # JID FIELD
-    R zrange retry 0 -1 | grep "$1" | ruby -rjson -e 'puts JSON.parse($stdin.read)[ARGV[0]]' "$2"
-}
 pid_of() { grep " $1 " "$SERVE_DIR/ran" | tail -1 | cut -d' ' -f1; }
 
-j_bare="$(push FailBare '[1]')"
-j_two="$(push TwoLines '[1]')"
-big="$(push Ok '[123456789012345678901234567890,1]')"
-j_bad="$(push BadHello '[1]')"
+j_bare="$(hh_push_job FailBare '[1]')"
+j_two="$(hh_push_job TwoLines '[1]')"
+big="$(hh_push_job Ok '[123456789012345678901234567890,1]')"
+j_bad="$(hh_push_job BadHello '[1]')"
 hh_start_worker -c 1 --serve "FailBare=$H" --serve "TwoLines=$H" --serve "Ok=$H" --serve "BadHello=$H" --serve "NoHello=$H"
 must_wait 60 '[ "$(R llen queue:default)" = 0 ] && [ "$(R zcard retry)" = 2 ]' "retry=$(R zcard retry) queue=$(R llen queue:default)"
-assert_eq "$(retry_field "$j_bare" error_class)" StandardError "{\"ok\":false}: error_class"
+assert_eq "$(hh_retry_field "$j_bare" error_class)" StandardError "{\"ok\":false}: error_class"
 assert_eq "$(R zrange retry 0 -1 | grep -c "$j_two")" 0 "two answer lines: the job's answer (ok) counts"
 must_wait 10 'grep -q "wrote more than one answer line" "$WORKER_LOG"' "two answer lines: not logged"
 p1="$(pid_of "$j_two")"
-j_two2="$(push TwoLines '[2]')"
+j_two2="$(hh_push_job TwoLines '[2]')"
 must_wait 30 '[ -n "$(pid_of "$j_two2")" ]' "second TwoLines job did not run"
 assert_ne "$(pid_of "$j_two2")" "$p1" "two answer lines: the process is replaced"
-assert_eq "$(retry_field "$j_bad" error_class)" hiredhand::ServeProtocolError "bad hello: error_class"
-assert_contains "$(retry_field "$j_bad" error_message)" "bad hello" "bad hello: error_message"
+assert_eq "$(hh_retry_field "$j_bad" error_class)" hiredhand::ServeProtocolError "bad hello: error_class"
+assert_contains "$(hh_retry_field "$j_bad" error_message)" "bad hello" "bad hello: error_message"
 line="$(grep 123456789012345678901234567890 "$SERVE_DIR/lines")"
 assert_contains "$line" '"payload":"{' "bignum payload: the exact text is on the job line"
 exact="$(printf '%s' "$line" | python3 -c 'import json,sys; print(json.loads(sys.stdin.read())["payload"])')"
 assert_contains "$exact" '"args":[123456789012345678901234567890,1]' "bignum payload: exact text"
 
 # a process that dies before its hello: jobs fail, starts are backed off
-for i in $(seq 1 40); do push NoHello "[$i]" >/dev/null; done
+for i in $(seq 1 40); do hh_push_job NoHello "[$i]" >/dev/null; done
 must_wait 30 '[ "$(grep -c " NoHello " "$SERVE_DIR/started")" -ge 2 ]' "NoHello processes not started"
 t0=$SECONDS; n0="$(grep -c " NoHello " "$SERVE_DIR/started")"
 must_wait 30 '[ $((SECONDS - t0)) -ge 3 ]' "clock"

@@ -15,8 +15,7 @@
 # C handlers: CancellableJob of the example plug-in (it polls hh_job_cancelled and logs when cancelled).
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
-PLUGIN="${HH_PLUGIN:-$HH_ROOT/build/example_plugin.so}"
-[ -f "$PLUGIN" ] || fail "example plug-in not found: $PLUGIN (build it, or set HH_PLUGIN)"
+hh_require_plugin
 SHUT_DIR="$HH_TMP/shut"
 mkdir -p "$SHUT_DIR" || fail "mkdir $SHUT_DIR"
 export SHUT_DIR

@@ -32,6 +32,9 @@
 #   hh_sidekiq_stop                  TERM the sidekiq server and wait (its stats get flushed)
 #   hh_jid, hh_now                   a fresh 24-hex jid; epoch seconds as a float
 #   hh_jid_recorder PATH             an --exec handler at PATH recording jids; prints the file
+#   hh_push_job CLASS ARGS [MEMBERS] a job as Sidekiq's client writes it onto queue:default; prints its jid
+#   hh_retry_field JID FIELD         FIELD of JID's entry in the retry set, as Ruby's JSON reads it
+#   hh_require_plugin                sets PLUGIN to the example plug-in (.so), or fails clearly
 #   HH_NO_URL=1 hh_start_worker ...  do not add "-r $REDIS_URL" (pass your own -r)
 #   $HH_HANDLERS                     tests/integration/handlers (record.sh, fail.sh, ...)
 #   $HH_PIDFILE                      where handlers leave pids of long-running children
@@ -475,6 +478,30 @@ hh_jid_recorder() {
     printf '#!/bin/sh\ncat >/dev/null\necho "$HIREDHAND_JID" >>"%s"\n' "$ran" >"$script"
     chmod +x "$script"
     echo "$ran"
+}
+
+# hh_push_job CLASS ARGS_JSON [MEMBERS]: pushes a job as Sidekiq's client writes
+# it (retry true, queue default, created_at and enqueued_at now) onto
+# queue:default and prints its jid; MEMBERS ('"backtrace":true') are added.
+hh_push_job() {
+    local jid now
+    jid="$(hh_jid)" now="$(hh_now)"
+    R lpush queue:default "{\"retry\":true,\"queue\":\"default\",\"class\":\"$1\",\"args\":$2,\"jid\":\"$jid\"${3:+,$3},\"created_at\":$now,\"enqueued_at\":$now}" >/dev/null
+    R sadd queues default >/dev/null
+    echo "$jid"
+}
+
+# hh_retry_field JID FIELD: FIELD of JID's entry in the retry set, as Ruby's
+# JSON (what Sidekiq's API reads) prints it.
+hh_retry_field() {
+    R zrange retry 0 -1 | grep "$1" | ruby -rjson -e 'puts JSON.parse($stdin.read)[ARGV[0]]' "$2"
+}
+
+# hh_require_plugin: PLUGIN is the example plug-in ($HH_PLUGIN, set by ctest,
+# else the build tree's), or the test fails saying so.
+hh_require_plugin() {
+    PLUGIN="${HH_PLUGIN:-$HH_ROOT/build/example_plugin.so}"
+    [ -f "$PLUGIN" ] || fail "example plug-in not found: $PLUGIN (build it, or set HH_PLUGIN)"
 }
 
 hh_jid() { od -An -N12 -tx1 /dev/urandom | tr -d ' \n'; }
