@@ -382,7 +382,7 @@ static void acks_return(struct hh_manager *m, hh_job **jobs, size_t n) {
  * nothing on its first attempt means another process took the job while
  * this one was paused past its heartbeat TTL (lease.c). The rest are freed
  * (no longer held here). Returns how many were refused. */
-static size_t acks_settle(struct hh_manager *m, hh_job **jobs, redisReply **r, size_t n) {
+static size_t acks_settle(struct hh_manager *m, hh_conn *c, hh_job **jobs, redisReply **r, size_t n) {
     size_t refused = 0, done = 0;
     char why[256] = "";
     hh_job **ok = malloc((n ? n : 1) * sizeof(*ok));
@@ -393,7 +393,7 @@ static size_t acks_settle(struct hh_manager *m, hh_job **jobs, redisReply **r, s
             jobs[refused++] = jobs[i];
             continue;
         }
-        if (r[i]->integer == 0 && !jobs[i]->ack_uncertain) hh_lease_lost(m, jobs[i]);
+        if (r[i]->integer == 0 && !jobs[i]->ack_uncertain) hh_lease_lost(m, c, jobs[i]);
         if (ok) {
             ok[done++] = jobs[i];
         } else { /* out of memory: one at a time */
@@ -421,7 +421,7 @@ static void acks_send(struct hh_manager *m, hh_conn *c, hh_job **jobs, size_t n,
         for (size_t i = 0; i < n; i++) hh_fetch_ack_append(m, &pipe, jobs[i]);
         redisReply **r = hh_pipe_exec(&pipe);
         if (r) {
-            size_t refused = acks_settle(m, jobs, r, n);
+            size_t refused = acks_settle(m, c, jobs, r, n);
             hh_replies_free(r, pipe.n);
             if (refused && !once && !atomic_load(&m->giving_up)) { /* take them again and retry */
                 hh_sleep(0.1);
@@ -584,7 +584,7 @@ static redisReply *fetch_exchange(hh_processor *p, fetch_scratch *s, size_t n, i
             acks_send(m, &p->conn, acks, nacks, 0); /* retries the acks alone */
             return NULL;
         }
-        acks_settle(m, acks, rs, nacks);
+        acks_settle(m, &p->conn, acks, rs, nacks);
         r = rs[pipe.n - 1];
         rs[pipe.n - 1] = NULL;
         hh_replies_free(rs, pipe.n);

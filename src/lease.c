@@ -283,12 +283,23 @@ void hh_lease_release_jobs(struct hh_manager *m, hh_job **jobs, size_t n) {
     pthread_mutex_unlock(&l->mu);
 }
 
-void hh_lease_lost(struct hh_manager *m, const hh_job *job) {
+static int recovered_by_peer(struct hh_manager *m, hh_conn *c, const char *jid);
+
+int hh_lease_lost(struct hh_manager *m, hh_conn *c, const hh_job *job) {
+    const char *klass = job->klass ? job->klass : "?", *jid = job->jid ? job->jid : "";
+    if (recovered_by_peer(m, c, jid) == 0) {
+        hh_log(&m->log, HH_LOG_WARN,
+               "class=%s jid=%s: its in-progress entry is gone but no process recovered it (Redis lost its "
+               "data?): not a lease loss, its outcome is written here",
+               klass, jid);
+        return 0;
+    }
     atomic_fetch_add(&m->lease_lost, 1);
     hh_log(&m->log, HH_LOG_WARN,
            "class=%s jid=%s: lease lost: the job was recovered by another process (this process was "
            "paused or cut off past its heartbeat TTL); it may have run twice",
-           job->klass ? job->klass : "?", job->jid ? job->jid : "");
+           klass, jid);
+    return 1;
 }
 
 /* ------------------------------------------------------------- reconcile */

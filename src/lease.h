@@ -52,12 +52,16 @@ void hh_lease_release(struct hh_manager *m, uint64_t *lease);
 /* The same for n jobs at once (sent acks), under one lock. */
 void hh_lease_release_jobs(struct hh_manager *m, hh_job **jobs, size_t n);
 
-/* An ack or outcome of `job` removed nothing from its in-progress list (LREM
- * returned 0) on a first attempt: another process recovered it while this
- * one was paused. Logs it (WARN, class and jid) and counts it in
- * hh_manager_stats.lease_lost. Thread-safe. Not for a retried removal whose
- * first attempt may have gone through (the 0 then means nothing). */
-void hh_lease_lost(struct hh_manager *m, const hh_job *job);
+/* A job's entry was gone from this process's list when its outcome or ack
+ * came: if a recovery is recorded for its jid (another process took it
+ * while this one was paused past its TTL), counts and logs a lease loss
+ * and returns 1. With no record (Redis lost its data: FLUSHALL, a restart
+ * without persistence) it is not a lease loss: logs that and returns 0, so
+ * the caller writes the outcome anyway. Asks Redis on c; when Redis cannot
+ * say, assumes a recovery (1), the side that never duplicates. Not for a
+ * retried removal whose first attempt may have gone through (the empty
+ * removal then means nothing). Thread-safe. */
+int hh_lease_lost(struct hh_manager *m, hh_conn *c, const hh_job *job);
 
 /* Recovery-thread hook, every 100 ms: runs a reconciliation when one was
  * asked (failed fetch) or the periodic one (every recovery_interval) is due. */

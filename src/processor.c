@@ -78,7 +78,12 @@ static int write_outcome(hh_processor *p, const hh_job *job, hh_outcome *o, cons
     /* Gone from the list: recovered by another process while this one
      * could not beat, unless an earlier attempt whose reply was lost wrote
      * it already. */
-    if (rc == 0 && o->source == HH_SOURCE_LIST && !u.uncertain) hh_lease_lost(m, job);
+    if (rc == 0 && o->source == HH_SOURCE_LIST && !u.uncertain && !hh_lease_lost(m, &p->conn, job)) {
+        /* Redis lost the entry, nobody recovered the job: write its
+         * outcome all the same (nothing else will). */
+        o->source = HH_SOURCE_NONE;
+        rc = hh_outcome_write_until_done(&u, &m->keys, o);
+    }
     if (rc < 0 && o->source == HH_SOURCE_LIST)
         hh_log(&m->log, HH_LOG_ERROR,
                "%s not written before the shutdown deadline: "
