@@ -178,7 +178,10 @@ static int scan_lists(const hh_recovery_env *e, hh_conn *c, const char *only) {
 }
 
 /* A fixed identity whose hash shows a fresh beat from a process that still
- * exists is live elsewhere: two processes must never share one list. */
+ * exists, and that is still a member of `processes`, is live elsewhere: two
+ * processes must never share one list. A clean stop leaves its hash to
+ * expire but leaves `processes` at once (heartbeat.c), so a restart right
+ * after it, here or on another host, is not refused. */
 static int identity_in_use(const hh_recovery_env *e, hh_conn *c) {
     sds hk = hh_key_process(e->keys, e->identity);
     redisReply *r = hh_conn_cmd(c, "HMGET %s info beat", hk);
@@ -197,6 +200,14 @@ static int identity_in_use(const hh_recovery_env *e, hh_conn *c) {
         json_decref(info);
     }
     freeReplyObject(r);
+    if (live == 1) {
+        sds pk = hh_key(e->keys, HH_K_PROCESSES);
+        r = hh_conn_cmd(c, "SISMEMBER %s %s", pk, e->identity);
+        sdsfree(pk);
+        if (!r) return -1;
+        live = r->type == REDIS_REPLY_INTEGER ? r->integer == 1 : 1; /* unsure: refuse, as before */
+        freeReplyObject(r);
+    }
     return live;
 }
 

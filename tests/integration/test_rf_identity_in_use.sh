@@ -56,4 +56,16 @@ assert_alive "$wa" "(2) A died"
 assert_eq "$(R llen "$inprog")" 2 "(2) LLEN $inprog (A's 2 running jobs)"
 assert_eq "$(R llen queue:default)" 0 "(2) LLEN queue:default (nothing pushed back)"
 while read -r j; do assert_eq "$(rf_count "$RF_DIR/started" "$j")" 1 "(2) starts of $j"; done <"$slow"
-pass "a second process with a live identity refuses to run, also when Redis was down at its start"
+
+# ---------------------------------------------------------------- (3)
+# A clean stop leaves `processes` at once while its hash (fresh beat) expires later: the same
+# identity starts again right away, on this host or another (DYNO names the host).
+WORKER_PID="$wa"
+hh_stop_worker TERM 60
+assert_eq "$WORKER_RC" 0 "(3) A's exit status after TERM"
+[ -n "$(R hget "$ident" beat)" ] || fail "(3) A's hash is gone already: the case below proves nothing"
+# a 10 s interval: A's last beat counts as fresh for 22 s, so only the clean stop can free it
+DYNO=otherhost.1 hh_start_worker "${wargs[@]}" --heartbeat-interval 10
+hh_worker_wait_ready 30 || fail "(3) --identity $ident on another host refused after a clean stop: $(grep -i identity "$WORKER_LOG" | tail -n 2)"
+assert_alive "$WORKER_PID" "(3) the restarted worker"
+pass "a second process with a live identity refuses to run, also when Redis was down at its start; a clean stop frees it at once"
