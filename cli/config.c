@@ -13,7 +13,9 @@
  * `handlers: {exec: {...}, serve: {...}}`. A top-level mapping under any
  * other name is an environment section, as in Sidekiq: the one named by
  * $APP_ENV, $RAILS_ENV or $RACK_ENV (default development) applies over the
- * top level; the others are skipped.
+ * top level; the others are skipped (with a warning unless named
+ * development, test, staging or production: a typo such as `htttp:` or a
+ * plug-in's `:schedule:` must not pass unseen).
  *
  * The YAML itself is libyaml's to parse. Sidekiq runs the file through ERB
  * first; hiredhand does not, and says so rather than take `<%= ... %>`
@@ -209,6 +211,15 @@ static int load_group(loader *l, const char *gname, const char *key, const yaml_
     return load_mapping(l, v, strcmp(gname, "handlers") ? gname : "", 0);
 }
 
+/* Environment names a Rails app's sidekiq.yml holds sections for: the
+ * ones not in use are skipped quietly, any other section with a warning. */
+static int conventional_env(const char *name) {
+    static const char *const envs[] = {"development", "test", "staging", "production"};
+    for (size_t i = 0; i < sizeof(envs) / sizeof(envs[0]); i++)
+        if (!strcmp(name, envs[i])) return 1;
+    return 0;
+}
+
 /* The keys of one mapping. parent: the group's name ("redis"), "" for the
  * handlers group, NULL at the top level. */
 static int load_mapping(loader *l, const yaml_node_t *map, const char *parent, int top) {
@@ -238,7 +249,14 @@ static int load_mapping(loader *l, const yaml_node_t *map, const char *parent, i
         } else if (top && v->type == YAML_MAPPING_NODE && is_group(l, name)) {
             if (load_group(l, name, key, v)) return -1;
         } else if (top && v->type == YAML_MAPPING_NODE && !o) {
-            if (!strcmp(key, env) || (*key == ':' && !strcmp(key + 1, env))) section = v;
+            const char *bare = *key == ':' ? key + 1 : key;
+            if (!strcmp(bare, env)) section = v;
+            else if (!conventional_env(bare)) /* a typo (htttp:) or a plug-in's section (schedule:) */
+                fprintf(stderr,
+                        "hiredhand: %s:%lu:%lu: warning: section '%s' skipped: not an option group, and not "
+                        "this environment's ('%s', from APP_ENV, RAILS_ENV or RACK_ENV)\n",
+                        l->path, (unsigned long)k->start_mark.line + 1, (unsigned long)k->start_mark.column + 1, key,
+                        env);
         } else if (o) {
             return fail(l, v, "'%s' wants a value, not %s", key, kind(v));
         } else {

@@ -99,4 +99,12 @@ assert_contains "$HH_ERR" "concurrency 0: want 1 to 1000 threads" "the library's
 hh_cli work -r "$REDIS_URL" -C "$HH_TMP/missing.yml"
 assert_eq "$HH_RC" 2 "exit status for a missing file"
 assert_contains "$HH_ERR" "cannot read --config $HH_TMP/missing.yml" "error for a missing file"
+# a mapping that is neither an option group nor an environment in use: warned with its place
+# (a typo or a plug-in's section must not pass unseen); the other environments stay quiet
+printf 'concurrency: 2\nhtttp:\n  bind: 127.0.0.1:9\nproduction:\n  concurrency: 3\n:schedule:\n  x: 1\n' >"$HH_TMP/typo.yml"
+hh_cli work -r "$REDIS_URL" -C "$HH_TMP/typo.yml" --help
+assert_eq "$HH_RC" 0 "--help with a file holding unknown sections"
+assert_contains "$HH_ERR" "typo.yml:2:1: warning: section 'htttp' skipped" "a misspelt group is warned about"
+assert_contains "$HH_ERR" "section ':schedule' skipped" "a plug-in's section is warned about"
+assert_not_contains "$HH_ERR" "production" "an environment not in use is skipped quietly"
 pass
