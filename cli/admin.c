@@ -557,6 +557,12 @@ int cli_jobs(int argc, char **argv) {
             if (!strcmp(where, "queue"))
                 printf("queue %s, position %lld (0 runs next)\n", clean(json_string_value(json_object_get(w, "queue"))),
                        (long long)json_integer_value(json_object_get(w, "position")));
+            else if (!strcmp(where, "in progress"))
+                printf("in progress in %s's list for queue %s (fetched, not finished; recovery pushes it back if %s "
+                       "is dead)\n",
+                       clean(json_string_value(json_object_get(w, "identity"))),
+                       clean(json_string_value(json_object_get(w, "queue"))),
+                       clean(json_string_value(json_object_get(w, "identity"))));
             else if (!strcmp(where, "running"))
                 printf("running on %s thread %s\n", clean(json_string_value(json_object_get(w, "identity"))),
                        clean(json_string_value(json_object_get(w, "thread"))));

@@ -458,11 +458,13 @@ HH_EXPORT int hh_queue_clear(hh_client *c, const char *name, long long *removed)
  * HH_ERR_NOMEM. */
 HH_EXPORT int hh_busy(hh_client *c, char **json_out);
 
-/* Where a jid is: a JSON array of {"where": "queue"|"scheduled"|"retry"|
- * "dead"|"running", ...} ("queue" and "position" from the next to run,
- * "score", or "identity" and "thread"), empty when nowhere. Queues are read
- * in pages. Errors: HH_ERR_INVALID (empty jid), HH_ERR_REDIS,
- * HH_ERR_NOMEM. */
+/* Where a jid is: a JSON array of {"where": "queue"|"in progress"|
+ * "scheduled"|"retry"|"dead"|"running", ...} ("queue" and "position" from
+ * the next to run; for "in progress", the "identity" whose reliable-fetch
+ * list holds it, running or left by a dead process until a recovery; "score";
+ * or "identity" and "thread" of a running job), empty when nowhere. Lists
+ * are read in pages. The caller frees *json_out. Errors: HH_ERR_INVALID
+ * (empty jid), HH_ERR_REDIS, HH_ERR_NOMEM. */
 HH_EXPORT int hh_jobs_find(hh_client *c, const char *jid, char **json_out);
 
 /* --------------------------------------------------------------- the job */

@@ -4,7 +4,8 @@
  * `jobs find` (which also looks in the sorted sets, through jobset.c).
  *
  * Keys read: queues (SMEMBERS), queue:<q> (LLEN, LRANGE), processes
- * (SMEMBERS), <id> (EXISTS), <id>:work and <id>:workers (HGETALL).
+ * (SMEMBERS), <id> (EXISTS), <id>:work and <id>:workers (HGETALL),
+ * hiredhand:inprogress:<id>|<q> (SCAN, LRANGE) for jobs find.
  * Keys written: queue:<q> (UNLINK) and queues (SREM) for a queue clear.
  * Queues are read in pages of HH_ADMIN_PAGE entries, never whole. */
 #include <jansson.h>
@@ -322,12 +323,16 @@ static int found_in_set(const hh_jobset_entry *e, void *udata) {
 
 /* Finds jid in one queue, reading it in pages from the end that runs next;
  * positions count from there (0 runs next). */
-static int find_in_queue(hh_client *c, const char *queue, const char *jid, json_t *arr) {
-    sds k = hh_key_queue(hh_client_keys(c), queue);
+/* Adds an entry to arr for each element of the list at key holding jid
+ * (a cheap substring test first, then the payload's own "jid"): where,
+ * queue, position from the end a fetch takes first, class, and owner for an
+ * in-progress list. Paged: never the whole list in memory. */
+static int find_in_list(hh_client *c, const char *key, const char *where, const char *queue, const char *owner,
+                        const char *jid, json_t *arr) {
     size_t jl = strlen(jid);
     int rc = HH_OK;
     for (long long pos = 0;; pos += HH_ADMIN_PAGE) {
-        redisReply *r = hh_conn_cmd(hh_client_conn(c), "LRANGE %s %lld %lld", k, -pos - HH_ADMIN_PAGE, -pos - 1);
+        redisReply *r = hh_conn_cmd(hh_client_conn(c), "LRANGE %s %lld %lld", key, -pos - HH_ADMIN_PAGE, -pos - 1);
         int ok = r && r->type == REDIS_REPLY_ARRAY;
         for (size_t i = 0; ok && i < r->elements; i++) ok = r->element[i]->type == REDIS_REPLY_STRING;
         if (!ok) {
@@ -342,8 +347,9 @@ static int find_in_queue(hh_client *c, const char *queue, const char *jid, json_
             json_t *it = hh_json_load_payload(e->str, e->len, &lossy);
             if (json_is_object(it) && strcmp(hh_admin_str(it, "jid", ""), jid) == 0) {
                 json_t *o = json_object();
-                json_object_set_new(o, "where", json_string("queue"));
+                json_object_set_new(o, "where", json_string(where));
                 json_object_set_new(o, "queue", json_string(queue));
+                if (owner) json_object_set_new(o, "identity", json_string(owner));
                 json_object_set_new(o, "position", json_integer(pos + (long long)(r->elements - 1 - i)));
                 json_object_set_new(o, "class", json_string(shown_class(it, "")));
                 json_array_append_new(arr, o);
@@ -354,7 +360,47 @@ static int find_in_queue(hh_client *c, const char *queue, const char *jid, json_
         freeReplyObject(r);
         if (got < HH_ADMIN_PAGE) break;
     }
+    return rc;
+}
+
+static int find_in_queue(hh_client *c, const char *queue, const char *jid, json_t *arr) {
+    sds k = hh_key_queue(hh_client_keys(c), queue);
+    int rc = find_in_list(c, k, "queue", queue, NULL, jid, arr);
     sdsfree(k);
+    return rc;
+}
+
+/* The in-progress lists of every process (reliable fetch): a job fetched
+ * and not finished, running or left by a process that died, until a
+ * recovery pushes it back. */
+static int find_in_progress(hh_client *c, const char *jid, json_t *arr) {
+    const hh_keys *keys = hh_client_keys(c);
+    sds pattern = hh_key_inprogress_pattern(keys), cursor = sdsnew("0");
+    int rc = HH_OK;
+    do {
+        redisReply *r = hh_conn_cmd(hh_client_conn(c), "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
+        if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_STRING ||
+            r->element[1]->type != REDIS_REPLY_ARRAY) {
+            rc = hh_admin_bad_reply(c, r, "SCAN");
+            if (r) freeReplyObject(r);
+            break;
+        }
+        sdsfree(cursor);
+        cursor = sdsnewlen(r->element[0]->str, r->element[0]->len);
+        const redisReply *ks = r->element[1];
+        for (size_t i = 0; i < ks->elements && rc == HH_OK; i++) {
+            sds owner, queue;
+            if (ks->element[i]->type != REDIS_REPLY_STRING ||
+                hh_key_inprogress_parse(keys, ks->element[i]->str, &owner, &queue) != 0)
+                continue;
+            rc = find_in_list(c, ks->element[i]->str, "in progress", queue, owner, jid, arr);
+            sdsfree(owner);
+            sdsfree(queue);
+        }
+        freeReplyObject(r);
+    } while (rc == HH_OK && strcmp(cursor, "0") != 0);
+    sdsfree(cursor);
+    sdsfree(pattern);
     return rc;
 }
 
@@ -366,6 +412,7 @@ int hh_jobs_find(hh_client *c, const char *jid, char **json_out) {
     int rc = qs ? HH_OK : HH_ERR_REDIS;
     for (size_t i = 0; qs && i < qs->elements && rc == HH_OK; i++) rc = find_in_queue(c, qs->element[i]->str, jid, arr);
     if (qs) freeReplyObject(qs);
+    if (rc == HH_OK) rc = find_in_progress(c, jid, arr);
     static const struct {
         hh_jobset set;
         const char *where;

@@ -41,6 +41,15 @@ hh_cli retries show nope
 assert_eq "$HH_RC" 1 "show of an unknown jid"
 hh_cli jobs find nope
 assert_eq "$HH_RC" 1 "jobs find of an unknown jid"
+# a job left in a dead process's in-progress list (reliable fetch) is found there, not "not found"
+R lpush 'hiredhand:inprogress:deadhost:1:0a1b|default' '{"class":"Left","args":[],"jid":"left1","queue":"default"}' >/dev/null
+hh_cli jobs find left1 --json
+assert_eq "$HH_RC" 0 "jobs find of a job held in an in-progress list"
+assert_contains "$HH_OUT" '"where":"in progress"' "where it is"
+assert_contains "$HH_OUT" '"identity":"deadhost:1:0a1b"' "whose list holds it"
+hh_cli jobs find left1
+assert_contains "$HH_OUT" "in progress in deadhost:1:0a1b's list for queue default" "the text form"
+R del 'hiredhand:inprogress:deadhost:1:0a1b|default' >/dev/null
 hh_cli retries list -r "redis://127.0.0.1:$(hh_pick_free_port)/0"
 assert_eq "$HH_RC" 3 "Redis unreachable"
 
