@@ -194,8 +194,12 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     /* Sidekiq's JobLogger: "start", then "done" or "fail" with elapsed, at
      * INFO, in the job's log context (Active Job's wrapped class as its
      * class, as Sidekiq's Web UI shows it). */
-    const char *shown = hh_job_handler_class(job, NULL);
-    hh_log_job_begin(p->tid, shown, job->jid);
+    size_t shown_len;
+    const char *shown = hh_job_handler_class(job, &shown_len);
+    /* whole, NUL bytes included ("T\u0000Evil" is not T), as the other lines show it */
+    char *ctx_class = memchr(shown, '\0', shown_len) ? hh_escape_ctl(shown, shown_len) : NULL;
+    hh_log_job_begin(p->tid, ctx_class ? ctx_class : shown, job->jid);
+    free(ctx_class);
     hh_log(&m->log, HH_LOG_INFO, "start");
 
     const hh_handler *h = find_handler(m, job);

@@ -37,4 +37,12 @@ n_jid="$(grep -c 'jid=inj\\ninj' "$WORKER_LOG")"
 n_forged="$(grep -c 'forged line' "$WORKER_LOG")"
 assert_eq "$n_forged" "$n_jid" "every line naming the class is a line about the job (start, failure)"
 [ "$n_jid" -ge 2 ] || fail "expected a start and a failure line with -v, got $n_jid"
+
+# a class with a NUL byte is named whole on every line ("T\u0000Evil" is not T): the start and
+# fail lines too, not cut at the NUL
+R lpush queue:default '{"class":"T\u0000Evil","args":[],"jid":"nul1","retry":false,"queue":"default"}' >/dev/null
+hh_start_worker -c 1
+must_wait 30 '[ "$(grep -c "jid=nul1 .*INFO: \(start\|fail\)" "$WORKER_LOG")" = 2 ]' "no start and fail lines for the NUL class"
+assert_eq "$(grep 'jid=nul1 ' "$WORKER_LOG" | grep -c 'class=T\\x00Evil jid=nul1 ')" 2 "start and fail name the whole class"
+hh_stop_worker TERM 30
 pass
