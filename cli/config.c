@@ -305,11 +305,11 @@ const cli_config_item *cli_config_load(const char *path, const struct option *lo
         len += got;
         if (got == 0) break;
     }
-    int bad = ferror(f);
+    int bad = ferror(f), err = errno; /* EISDIR for a folder: fopen takes it, fread refuses */
     fclose(f);
     if (!text || bad) {
         free(text);
-        fprintf(stderr, "hiredhand: cannot read --config %s\n", path);
+        fprintf(stderr, "hiredhand: cannot read --config %s: %s\n", path, bad ? strerror(err) : "out of memory");
         return NULL;
     }
     text[len] = '\0';

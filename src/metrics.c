@@ -189,7 +189,7 @@ static void put_header(out *o, const char *name, const char *type, const char *h
 /* A value in Go's float syntax, which the text format uses. */
 static void put_value(out *o, double v) {
     if (v == floor(v) && fabs(v) < 1e15) put(o, " %.0f\n", v);
-    else put(o, " %.17g\n", v);
+    else put(o, " %.15g\n", v); /* 0.07, not 0.070000000000000007 */
 }
 
 static void put_class_counter(out *o, const char *metric, const cls *c, uint64_t v) {

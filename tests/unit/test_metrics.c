@@ -54,7 +54,7 @@ static void test_classes_and_histogram(void **s) {
     assert_non_null(strstr(t, "hiredhand_job_duration_seconds_bucket{class=\"Ok\",le=\"60\"} 2\n"));
     assert_non_null(strstr(t, "hiredhand_job_duration_seconds_bucket{class=\"Ok\",le=\"+Inf\"} 3\n"));
     assert_non_null(strstr(t, "hiredhand_job_duration_seconds_count{class=\"Ok\"} 3\n"));
-    assert_non_null(strstr(t, "hiredhand_job_duration_seconds_sum{class=\"Ok\"} 100.20099999999999\n"));
+    assert_non_null(strstr(t, "hiredhand_job_duration_seconds_sum{class=\"Ok\"} 100.201\n"));
     assert_non_null(strstr(t, "hiredhand_job_duration_seconds_bucket{class=\"Bad\",le=\"0.005\"} 1\n"));
     assert_non_null(strstr(t, "hiredhand_job_duration_seconds_bucket{class=\"Bad\",le=\"0.025\"} 1\n"));
     assert_non_null(strstr(t, "hiredhand_job_duration_seconds_bucket{class=\"Bad\",le=\"0.05\"} 2\n"));
