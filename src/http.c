@@ -165,78 +165,6 @@ static json_t *jstr(const char *s) {
     return j;
 }
 
-/* A growable text buffer for /metrics; on allocation failure it keeps
- * failing quietly and buf_take() returns NULL. */
-typedef struct buf {
-    char *s;
-    size_t len, cap;
-    int oom;
-} buf;
-
-static void buf_printf(buf *b, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-static void buf_printf(buf *b, const char *fmt, ...) {
-    if (b->oom) return;
-    for (;;) {
-        size_t room = b->cap - b->len;
-        va_list ap;
-        va_start(ap, fmt);
-        int n = hh_vsnprintf_c(b->s ? b->s + b->len : NULL, room, fmt, ap); /* Prometheus wants "0.5" */
-        va_end(ap);
-        if (n < 0) {
-            b->oom = 1;
-            return;
-        }
-        if ((size_t)n < room) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = b->cap ? b->cap : 1024;
-        while (cap - b->len <= (size_t)n) cap *= 2;
-        char *s = realloc(b->s, cap);
-        if (!s) {
-            b->oom = 1;
-            return;
-        }
-        b->s = s;
-        b->cap = cap;
-    }
-}
-
-/* A label value escaped as the text format wants: \\, \" and \n. */
-static void buf_label(buf *b, const char *v) {
-    for (const char *p = v; *p; p++) {
-        if (*p == '\\') buf_printf(b, "\\\\");
-        else if (*p == '"') buf_printf(b, "\\\"");
-        else if (*p == '\n') buf_printf(b, "\\n");
-        else buf_printf(b, "%c", *p);
-    }
-}
-
-static void buf_header(buf *b, const char *name, const char *type, const char *help) {
-    buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
-/* A sample value: Go's float syntax, which the text format uses. */
-static void buf_value(buf *b, double v) {
-    if (isnan(v)) buf_printf(b, " NaN\n");
-    else if (isinf(v)) buf_printf(b, v > 0 ? " +Inf\n" : " -Inf\n");
-    else if (v == floor(v) && fabs(v) < 1e15) buf_printf(b, " %.0f\n", v);
-    else buf_printf(b, " %.3f\n", v);
-}
-
-static char *buf_take(buf *b) {
-    if (b->oom || !b->s) {
-        free(b->s);
-        return NULL;
-    }
-    return b->s;
-}
-
 /* ------------------------------------------------------- pure functions */
 
 int hh_http_healthy(const hh_manager_stats *st, double now, double max_age, char *reason, size_t len) {
@@ -329,86 +257,88 @@ char *hh_http_stats_json(const hh_manager_stats *st, double now, double max_age)
 }
 
 char *hh_http_metrics_text(const hh_manager_stats *st, double now) {
-    buf b = {0};
+    hh_prom b = {0};
     size_t nq = st->nqueues < st->queues_cap ? st->nqueues : st->queues_cap;
 
-    buf_header(&b, "hiredhand_info", "gauge", "Identity and version of this worker process (always 1).");
-    buf_printf(&b, "hiredhand_info{identity=\"");
-    buf_label(&b, st->identity);
-    buf_printf(&b, "\",version=\"");
-    buf_label(&b, HH_VERSION);
-    buf_printf(&b, "\"} 1\n");
+    hh_prom_header(&b, "hiredhand_info", "gauge", "Identity and version of this worker process (always 1).");
+    hh_prom_printf(&b, "hiredhand_info{identity=\"");
+    hh_prom_label(&b, st->identity);
+    hh_prom_printf(&b, "\",version=\"");
+    hh_prom_label(&b, HH_VERSION);
+    hh_prom_printf(&b, "\"} 1\n");
 
-    buf_header(&b, "hiredhand_jobs_processed_total", "counter",
-               "Jobs finished by this process since start, failures included.");
-    buf_printf(&b, "hiredhand_jobs_processed_total %llu\n", (unsigned long long)st->processed);
-    buf_header(&b, "hiredhand_jobs_failed_total", "counter", "Jobs that failed in this process since start.");
-    buf_printf(&b, "hiredhand_jobs_failed_total %llu\n", (unsigned long long)st->failed);
-    buf_header(&b, "hiredhand_jobs_recovered_total", "counter",
-               "Orphaned jobs this process pushed back to their queues.");
-    buf_printf(&b, "hiredhand_jobs_recovered_total %llu\n", (unsigned long long)st->recovered);
-    buf_header(&b, "hiredhand_jobs_reconciled_total", "counter",
-               "Entries of this process's in-progress lists held by no thread (lost fetch replies), pushed back.");
-    buf_printf(&b, "hiredhand_jobs_reconciled_total %llu\n", (unsigned long long)st->reconciled);
-    buf_header(&b, "hiredhand_lease_lost_total", "counter",
-               "Jobs of this process recovered by another process while this one still had them.");
-    buf_printf(&b, "hiredhand_lease_lost_total %llu\n", (unsigned long long)st->lease_lost);
+    hh_prom_header(&b, "hiredhand_jobs_processed_total", "counter",
+                   "Jobs finished by this process since start, failures included.");
+    hh_prom_printf(&b, "hiredhand_jobs_processed_total %llu\n", (unsigned long long)st->processed);
+    hh_prom_header(&b, "hiredhand_jobs_failed_total", "counter", "Jobs that failed in this process since start.");
+    hh_prom_printf(&b, "hiredhand_jobs_failed_total %llu\n", (unsigned long long)st->failed);
+    hh_prom_header(&b, "hiredhand_jobs_recovered_total", "counter",
+                   "Orphaned jobs this process pushed back to their queues.");
+    hh_prom_printf(&b, "hiredhand_jobs_recovered_total %llu\n", (unsigned long long)st->recovered);
+    hh_prom_header(&b, "hiredhand_jobs_reconciled_total", "counter",
+                   "Entries of this process's in-progress lists held by no thread (lost fetch replies), pushed back.");
+    hh_prom_printf(&b, "hiredhand_jobs_reconciled_total %llu\n", (unsigned long long)st->reconciled);
+    hh_prom_header(&b, "hiredhand_lease_lost_total", "counter",
+                   "Jobs of this process recovered by another process while this one still had them.");
+    hh_prom_printf(&b, "hiredhand_lease_lost_total %llu\n", (unsigned long long)st->lease_lost);
 
-    buf_header(&b, "hiredhand_busy", "gauge", "Jobs running now.");
-    buf_printf(&b, "hiredhand_busy %d\n", st->busy);
-    buf_header(&b, "hiredhand_concurrency", "gauge", "Worker threads.");
-    buf_printf(&b, "hiredhand_concurrency %d\n", st->concurrency);
-    buf_header(&b, "hiredhand_quiet", "gauge", "1 once the process is quiet or stopping (fetches no new jobs).");
-    buf_printf(&b, "hiredhand_quiet %d\n", st->quiet ? 1 : 0);
-    buf_header(&b, "hiredhand_redis_connected", "gauge", "1 when the heartbeat connection to Redis is up.");
-    buf_printf(&b, "hiredhand_redis_connected %d\n", st->redis_connected ? 1 : 0);
-    buf_header(&b, "hiredhand_start_time_seconds", "gauge", "When the worker started, epoch seconds.");
-    buf_printf(&b, "hiredhand_start_time_seconds");
-    buf_value(&b, st->started_at);
+    hh_prom_header(&b, "hiredhand_busy", "gauge", "Jobs running now.");
+    hh_prom_printf(&b, "hiredhand_busy %d\n", st->busy);
+    hh_prom_header(&b, "hiredhand_concurrency", "gauge", "Worker threads.");
+    hh_prom_printf(&b, "hiredhand_concurrency %d\n", st->concurrency);
+    hh_prom_header(&b, "hiredhand_quiet", "gauge", "1 once the process is quiet or stopping (fetches no new jobs).");
+    hh_prom_printf(&b, "hiredhand_quiet %d\n", st->quiet ? 1 : 0);
+    hh_prom_header(&b, "hiredhand_redis_connected", "gauge", "1 when the heartbeat connection to Redis is up.");
+    hh_prom_printf(&b, "hiredhand_redis_connected %d\n", st->redis_connected ? 1 : 0);
+    hh_prom_header(&b, "hiredhand_start_time_seconds", "gauge", "When the worker started, epoch seconds.");
+    hh_prom_printf(&b, "hiredhand_start_time_seconds");
+    hh_prom_value(&b, st->started_at);
 
-    buf_header(&b, "hiredhand_heartbeat_last_pushed_timestamp_seconds", "gauge",
-               "When Redis last acknowledged a heartbeat, epoch seconds (0 before the first).");
-    buf_printf(&b, "hiredhand_heartbeat_last_pushed_timestamp_seconds");
-    buf_value(&b, st->heartbeat_last_pushed_at > 0 ? st->heartbeat_last_pushed_at : 0);
+    hh_prom_header(&b, "hiredhand_heartbeat_last_pushed_timestamp_seconds", "gauge",
+                   "When Redis last acknowledged a heartbeat, epoch seconds (0 before the first).");
+    hh_prom_printf(&b, "hiredhand_heartbeat_last_pushed_timestamp_seconds");
+    hh_prom_value(&b, st->heartbeat_last_pushed_at > 0 ? st->heartbeat_last_pushed_at : 0);
     /* No sample before the first acknowledged beat: there is no age yet. */
-    buf_header(&b, "hiredhand_heartbeat_age_seconds", "gauge", "Seconds since Redis last acknowledged a heartbeat.");
+    hh_prom_header(&b, "hiredhand_heartbeat_age_seconds", "gauge",
+                   "Seconds since Redis last acknowledged a heartbeat.");
     double age = heartbeat_age(st, now);
     if (age >= 0) {
-        buf_printf(&b, "hiredhand_heartbeat_age_seconds");
-        buf_value(&b, age);
+        hh_prom_printf(&b, "hiredhand_heartbeat_age_seconds");
+        hh_prom_value(&b, age);
     }
 
     /* Per-queue series cover the first HH_MAX_QUEUES queues (manager.h). */
-    buf_header(&b, "hiredhand_queues", "gauge",
-               "Queues this process fetches from; the per-queue series cover the first 64.");
-    buf_printf(&b, "hiredhand_queues %zu\n", st->nqueues);
+    hh_prom_header(&b, "hiredhand_queues", "gauge",
+                   "Queues this process fetches from; the per-queue series cover the first 64.");
+    hh_prom_printf(&b, "hiredhand_queues %zu\n", st->nqueues);
     /* Sizes and latencies are read at each beat: none before the first. */
-    buf_header(&b, "hiredhand_queue_size", "gauge",
-               "Jobs waiting in the queue, read at the last heartbeat. The same on every process "
-               "(scope=\"cluster\"): aggregate with max(), not sum().");
+    hh_prom_header(&b, "hiredhand_queue_size", "gauge",
+                   "Jobs waiting in the queue, read at the last heartbeat. The same on every process "
+                   "(scope=\"cluster\"): aggregate with max(), not sum().");
     for (size_t i = 0; i < nq; i++) {
         if (st->queues[i].size < 0) continue;
-        buf_printf(&b, "hiredhand_queue_size{queue=\"");
-        buf_label(&b, st->queues[i].name);
-        buf_printf(&b, "\",scope=\"cluster\"} %lld\n", (long long)st->queues[i].size);
+        hh_prom_printf(&b, "hiredhand_queue_size{queue=\"");
+        hh_prom_label(&b, st->queues[i].name);
+        hh_prom_printf(&b, "\",scope=\"cluster\"} %lld\n", (long long)st->queues[i].size);
     }
-    buf_header(&b, "hiredhand_queue_latency_seconds", "gauge",
-               "Age of the oldest job in the queue, read at the last heartbeat; the same on every process "
-               "(scope=\"cluster\").");
+    hh_prom_header(&b, "hiredhand_queue_latency_seconds", "gauge",
+                   "Age of the oldest job in the queue, read at the last heartbeat; the same on every process "
+                   "(scope=\"cluster\").");
     for (size_t i = 0; i < nq; i++) {
         if (st->queues[i].size < 0) continue;
-        buf_printf(&b, "hiredhand_queue_latency_seconds{queue=\"");
-        buf_label(&b, st->queues[i].name);
-        buf_printf(&b, "\",scope=\"cluster\"}");
-        buf_value(&b, st->queues[i].latency);
+        hh_prom_printf(&b, "hiredhand_queue_latency_seconds{queue=\"");
+        hh_prom_label(&b, st->queues[i].name);
+        hh_prom_printf(&b, "\",scope=\"cluster\"}");
+        hh_prom_value(&b, st->queues[i].latency);
     }
-    buf_header(&b, "hiredhand_queue_fetched_total", "counter", "Jobs this process took from the queue since start.");
+    hh_prom_header(&b, "hiredhand_queue_fetched_total", "counter",
+                   "Jobs this process took from the queue since start.");
     for (size_t i = 0; i < nq; i++) {
-        buf_printf(&b, "hiredhand_queue_fetched_total{queue=\"");
-        buf_label(&b, st->queues[i].name);
-        buf_printf(&b, "\"} %llu\n", (unsigned long long)st->queues[i].fetched);
+        hh_prom_printf(&b, "hiredhand_queue_fetched_total{queue=\"");
+        hh_prom_label(&b, st->queues[i].name);
+        hh_prom_printf(&b, "\"} %llu\n", (unsigned long long)st->queues[i].fetched);
     }
-    return buf_take(&b);
+    return hh_prom_take(&b);
 }
 
 /* ------------------------------------------------------------ routing */

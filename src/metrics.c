@@ -108,19 +108,7 @@ void hh_metrics_set_sizes(hh_metrics *mx, int64_t retry, int64_t scheduled, int6
 
 /* ------------------------------------------------------------ rendering */
 
-typedef struct out {
-    char *s;
-    size_t len, cap;
-    int oom;
-} out;
-
-static void put(out *o, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-static void put(out *o, const char *fmt, ...) {
+void hh_prom_printf(hh_prom *o, const char *fmt, ...) {
     while (!o->oom) {
         size_t room = o->cap - o->len;
         va_list ap;
@@ -147,7 +135,7 @@ static void put(out *o, const char *fmt, ...) {
     }
 }
 
-static char *take(out *o) {
+char *hh_prom_take(hh_prom *o) {
     if (o->oom || !o->s) {
         free(o->s);
         return o->oom ? NULL : strdup("");
@@ -158,22 +146,22 @@ static char *take(out *o) {
 /* A label value as the text format wants it: \\, \" and \n escaped. Bytes
  * that are not UTF-8 become U+FFFD: the format's text is UTF-8 and a
  * scraper rejects the whole page for one bad byte. */
-static void put_label(out *o, const char *v) {
+void hh_prom_label(hh_prom *o, const char *v) {
     const unsigned char *p = (const unsigned char *)v;
     while (*p) {
-        if (*p == '\\') put(o, "\\\\");
-        else if (*p == '"') put(o, "\\\"");
-        else if (*p == '\n') put(o, "\\n");
-        else if (*p < 0x80) put(o, "%c", *p);
+        if (*p == '\\') hh_prom_printf(o, "\\\\");
+        else if (*p == '"') hh_prom_printf(o, "\\\"");
+        else if (*p == '\n') hh_prom_printf(o, "\\n");
+        else if (*p < 0x80) hh_prom_printf(o, "%c", *p);
         else {
             size_t n = *p >= 0xf0 && *p <= 0xf4 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc2 && *p < 0xe0 ? 2 : 0;
             size_t k = 1;
             while (n && k < n && (p[k] & 0xc0) == 0x80) k++;
             if (n && k == n) {
-                put(o, "%.*s", (int)n, (const char *)p);
+                hh_prom_printf(o, "%.*s", (int)n, (const char *)p);
                 p += n;
             } else {
-                put(o, "\xef\xbf\xbd");
+                hh_prom_printf(o, "\xef\xbf\xbd");
                 p++;
             }
             continue;
@@ -182,24 +170,26 @@ static void put_label(out *o, const char *v) {
     }
 }
 
-static void put_header(out *o, const char *name, const char *type, const char *help) {
-    put(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+void hh_prom_header(hh_prom *o, const char *name, const char *type, const char *help) {
+    hh_prom_printf(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 /* A value in Go's float syntax, which the text format uses. */
-static void put_value(out *o, double v) {
-    if (v == floor(v) && fabs(v) < 1e15) put(o, " %.0f\n", v);
-    else put(o, " %.15g\n", v); /* 0.07, not 0.070000000000000007 */
+void hh_prom_value(hh_prom *o, double v) {
+    if (isnan(v)) hh_prom_printf(o, " NaN\n");
+    else if (isinf(v)) hh_prom_printf(o, v > 0 ? " +Inf\n" : " -Inf\n");
+    else if (v == floor(v) && fabs(v) < 1e15) hh_prom_printf(o, " %.0f\n", v);
+    else hh_prom_printf(o, " %.15g\n", v); /* 0.07, not 0.070000000000000007 */
 }
 
-static void put_class_counter(out *o, const char *metric, const cls *c, uint64_t v) {
-    put(o, "%s{class=\"", metric);
-    put_label(o, c->name);
-    put(o, "\"} %llu\n", (unsigned long long)v);
+static void put_class_counter(hh_prom *o, const char *metric, const cls *c, uint64_t v) {
+    hh_prom_printf(o, "%s{class=\"", metric);
+    hh_prom_label(o, c->name);
+    hh_prom_printf(o, "\"} %llu\n", (unsigned long long)v);
 }
 
 char *hh_metrics_text(hh_metrics *mx) {
-    out o = {0};
+    hh_prom o = {0};
     /* A copy of the table, so the text is built without the lock, and
      * room for the most it can hold, allocated before taking the lock: the
      * processor threads wait for a scrape only while it copies. */
@@ -219,41 +209,42 @@ char *hh_metrics_text(hh_metrics *mx) {
         for (size_t i = 0; i < n; i++)
             if (!snap[i].name) snap[i].name = HH_METRICS_OTHER;
     }
-    put_header(&o, "hiredhand_class_jobs_processed_total", "counter",
-               "Jobs of the class finished by this process since start, failures included (Active Job: the wrapped "
-               "class; past 1000 classes, \"__other__\").");
+    hh_prom_header(&o, "hiredhand_class_jobs_processed_total", "counter",
+                   "Jobs of the class finished by this process since start, failures included (Active Job: the wrapped "
+                   "class; past 1000 classes, \"__other__\").");
     for (size_t i = 0; i < n; i++)
         put_class_counter(&o, "hiredhand_class_jobs_processed_total", &snap[i], snap[i].processed);
-    put_header(&o, "hiredhand_class_jobs_failed_total", "counter",
-               "Jobs of the class that failed in this process since start.");
+    hh_prom_header(&o, "hiredhand_class_jobs_failed_total", "counter",
+                   "Jobs of the class that failed in this process since start.");
     for (size_t i = 0; i < n; i++) put_class_counter(&o, "hiredhand_class_jobs_failed_total", &snap[i], snap[i].failed);
-    put_header(&o, "hiredhand_job_duration_seconds", "histogram", "Time the job's handler ran, by class.");
+    hh_prom_header(&o, "hiredhand_job_duration_seconds", "histogram", "Time the job's handler ran, by class.");
     for (size_t i = 0; i < n; i++) {
         uint64_t cum = 0;
         for (size_t b = 0; b <= NBOUNDS; b++) {
             cum += snap[i].buckets[b];
-            put(&o, "hiredhand_job_duration_seconds_bucket{class=\"");
-            put_label(&o, snap[i].name);
-            put(&o, "\",le=\"%s\"} %llu\n", b < NBOUNDS ? bound_text[b] : "+Inf", (unsigned long long)cum);
+            hh_prom_printf(&o, "hiredhand_job_duration_seconds_bucket{class=\"");
+            hh_prom_label(&o, snap[i].name);
+            hh_prom_printf(&o, "\",le=\"%s\"} %llu\n", b < NBOUNDS ? bound_text[b] : "+Inf", (unsigned long long)cum);
         }
-        put(&o, "hiredhand_job_duration_seconds_sum{class=\"");
-        put_label(&o, snap[i].name);
-        put(&o, "\"}");
-        put_value(&o, snap[i].sum);
-        put(&o, "hiredhand_job_duration_seconds_count{class=\"");
-        put_label(&o, snap[i].name);
-        put(&o, "\"} %llu\n", (unsigned long long)cum);
+        hh_prom_printf(&o, "hiredhand_job_duration_seconds_sum{class=\"");
+        hh_prom_label(&o, snap[i].name);
+        hh_prom_printf(&o, "\"}");
+        hh_prom_value(&o, snap[i].sum);
+        hh_prom_printf(&o, "hiredhand_job_duration_seconds_count{class=\"");
+        hh_prom_label(&o, snap[i].name);
+        hh_prom_printf(&o, "\"} %llu\n", (unsigned long long)cum);
     }
     free(snap);
 
-    put_header(&o, "hiredhand_set_size", "gauge",
-               "Jobs in the retry, schedule and dead sets, read at the last heartbeat. The same on every process "
-               "(scope=\"cluster\"): aggregate with max(), not sum().");
+    hh_prom_header(&o, "hiredhand_set_size", "gauge",
+                   "Jobs in the retry, schedule and dead sets, read at the last heartbeat. The same on every process "
+                   "(scope=\"cluster\"): aggregate with max(), not sum().");
     static const char *const set_names[] = {"retry", "schedule", "dead"};
     for (size_t i = 0; i < 3; i++)
         if (sets[i] >= 0)
-            put(&o, "hiredhand_set_size{set=\"%s\",scope=\"cluster\"} %lld\n", set_names[i], (long long)sets[i]);
-    return take(&o);
+            hh_prom_printf(&o, "hiredhand_set_size{set=\"%s\",scope=\"cluster\"} %lld\n", set_names[i],
+                           (long long)sets[i]);
+    return hh_prom_take(&o);
 }
 
 /* ----------------------------------------------------- process metrics */
@@ -276,7 +267,7 @@ static double boot_time(void) {
 }
 
 char *hh_metrics_process_text(void) {
-    out o = {0};
+    hh_prom o = {0};
     long ticks = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
     char buf[1024];
     int have_stat = 0;
@@ -297,30 +288,30 @@ char *hh_metrics_process_text(void) {
             have_stat = ticks > 0;
     }
     if (have_stat) {
-        put_header(&o, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.");
-        put(&o, "process_cpu_seconds_total");
-        put_value(&o, (double)(utime + stime) / (double)ticks);
-        put_header(&o, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
-        put(&o, "process_virtual_memory_bytes %llu\n", vsize);
+        hh_prom_header(&o, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.");
+        hh_prom_printf(&o, "process_cpu_seconds_total");
+        hh_prom_value(&o, (double)(utime + stime) / (double)ticks);
+        hh_prom_header(&o, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
+        hh_prom_printf(&o, "process_virtual_memory_bytes %llu\n", vsize);
         double bt = boot_time();
         if (bt > 0) {
-            put_header(&o, "process_start_time_seconds", "gauge",
-                       "Start time of the process since unix epoch in seconds.");
-            put(&o, "process_start_time_seconds");
-            put_value(&o, bt + (double)start / (double)ticks);
+            hh_prom_header(&o, "process_start_time_seconds", "gauge",
+                           "Start time of the process since unix epoch in seconds.");
+            hh_prom_printf(&o, "process_start_time_seconds");
+            hh_prom_value(&o, bt + (double)start / (double)ticks);
         }
     }
     /* statm's resident count is the one the client libraries read */
     unsigned long long vm, res;
     if ((f = fopen("/proc/self/statm", "re")) != NULL) {
         if (fscanf(f, "%llu %llu", &vm, &res) == 2 && page > 0) {
-            put_header(&o, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
-            put(&o, "process_resident_memory_bytes %llu\n", res * (unsigned long long)page);
+            hh_prom_header(&o, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+            hh_prom_printf(&o, "process_resident_memory_bytes %llu\n", res * (unsigned long long)page);
         }
         fclose(f);
     } else if (have_stat && page > 0) {
-        put_header(&o, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
-        put(&o, "process_resident_memory_bytes %lld\n", rss * (long long)page);
+        hh_prom_header(&o, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+        hh_prom_printf(&o, "process_resident_memory_bytes %lld\n", rss * (long long)page);
     }
     DIR *d = opendir("/proc/self/fd");
     if (d) {
@@ -329,14 +320,14 @@ char *hh_metrics_process_text(void) {
         while ((e = readdir(d)) != NULL)
             if (e->d_name[0] != '.') n++;
         closedir(d);
-        put_header(&o, "process_open_fds", "gauge", "Number of open file descriptors.");
-        put(&o, "process_open_fds %ld\n", n - 1); /* not the one reading the directory */
+        hh_prom_header(&o, "process_open_fds", "gauge", "Number of open file descriptors.");
+        hh_prom_printf(&o, "process_open_fds %ld\n", n - 1); /* not the one reading the directory */
     }
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-        put_header(&o, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
-        if (rl.rlim_cur == RLIM_INFINITY) put(&o, "process_max_fds +Inf\n");
-        else put(&o, "process_max_fds %llu\n", (unsigned long long)rl.rlim_cur);
+        hh_prom_header(&o, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
+        if (rl.rlim_cur == RLIM_INFINITY) hh_prom_printf(&o, "process_max_fds +Inf\n");
+        else hh_prom_printf(&o, "process_max_fds %llu\n", (unsigned long long)rl.rlim_cur);
     }
-    return take(&o);
+    return hh_prom_take(&o);
 }

@@ -29,4 +29,30 @@ char *hh_metrics_text(hh_metrics *mx);
  * read from /proc/self and getrlimit; free() the result. */
 char *hh_metrics_process_text(void);
 
+/* A Prometheus text exposition being written (metrics.c and http.c's
+ * /metrics): a growable buffer that, once an allocation failed, keeps
+ * failing quietly; hh_prom_take() then returns NULL. Zero-initialise. */
+typedef struct hh_prom {
+    char *s;
+    size_t len, cap;
+    int oom;
+} hh_prom;
+
+/* Appends printf-formatted text; numbers in the C locale ("0.5"). */
+void hh_prom_printf(hh_prom *o, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* A label value: \\, \" and \n escaped, bytes that are not UTF-8 as U+FFFD
+ * (a scraper rejects the whole page for one bad byte). */
+void hh_prom_label(hh_prom *o, const char *v);
+/* The # HELP and # TYPE lines of a family. */
+void hh_prom_header(hh_prom *o, const char *name, const char *type, const char *help);
+/* " <value>\n" in Go's float syntax (NaN, +Inf, integers without a point). */
+void hh_prom_value(hh_prom *o, double v);
+/* The text (the caller frees it), "" when empty, NULL after a failed
+ * allocation. */
+char *hh_prom_take(hh_prom *o);
+
 #endif
