@@ -149,8 +149,7 @@ static void test_metrics_queue_scope(void **s) {
     char *t = hh_http_metrics_text(st, 1001);
     assert_non_null(t);
     assert_non_null(strstr(t, "\nhiredhand_queue_size{queue=\"a\\\"b\\\\c\\nd\",scope=\"cluster\"} 5\n"));
-    assert_non_null(
-        strstr(t, "\nhiredhand_queue_latency_seconds{queue=\"a\\\"b\\\\c\\nd\",scope=\"cluster\"} 1.5\n"));
+    assert_non_null(strstr(t, "\nhiredhand_queue_latency_seconds{queue=\"a\\\"b\\\\c\\nd\",scope=\"cluster\"} 1.5\n"));
     assert_non_null(strstr(t, "\nhiredhand_queue_fetched_total{queue=\"a\\\"b\\\\c\\nd\"} 7\n"));
     assert_non_null(strstr(t, "max()"));
     free(t);
