@@ -119,7 +119,7 @@ for m in hiredhand_jobs_processed_total:counter hiredhand_jobs_failed_total:coun
     name="${m%%:*}" type="${m##*:}"
     assert_contains "$metrics" "# TYPE $name $type" "/metrics TYPE line of $name"
     assert_contains "$metrics" "# HELP $name " "/metrics HELP line of $name"
-    printf '%s\n' "$metrics" | grep -Eq "^$name(\{.*\})? " || fail "/metrics has no sample of $name"
+    grep -Eq "^$name(\{.*\})? " <<<"$metrics" || fail "/metrics has no sample of $name"
 done
 # every sample's metric was declared by a TYPE line before it
 undeclared="$(printf '%s\n' "$metrics" | awk '/^# TYPE / { t[$3] = 1; next } /^#/ || /^$/ { next }

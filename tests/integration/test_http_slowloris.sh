@@ -77,7 +77,10 @@ HIREDHAND="$wrap" hh_start_worker -c 1 --heartbeat-interval 1 --http "127.0.0.1:
 must_wait 10 '[ "$(curl -s -o /dev/null --max-time 1 -w "%{http_code}" "http://127.0.0.1:$port/healthz")" = 200 ]' \
     "/healthz (256 descriptors) did not answer 200 within 10 s of start"
 assert_contains "$(cat "$WORKER_LOG")" "at most 64 connections" "a quarter of 256 descriptors"
-identity="$(R smembers processes | head -n 1)"
+# this worker's own identity, once its first beat is in Redis (/healthz answers before that)
+must_wait 10 'grep -q " starting: identity=" "$WORKER_LOG"' "the worker logged no start line within 10 s"
+identity="$(sed -n 's/.* starting: identity=\([^ ]*\) .*/\1/p' "$WORKER_LOG" | head -n 1)"
+must_wait 10 '[ -n "$(R hget "$identity" beat)" ]' "the worker ($identity) did not beat within 10 s of start"
 beat0="$(R hget "$identity" beat)"
 slow 10 "$(ips 20 26)" 10
 most=0
