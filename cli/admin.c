@@ -16,7 +16,7 @@
 #include "cli.h"
 
 #define EXIT_NOTFOUND 1
-#define EXIT_REDIS 3
+#define EXIT_REDIS CLI_EXIT_REDIS
 
 enum {
     O_NS = 1000,

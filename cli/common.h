@@ -7,6 +7,9 @@
 #include "hiredhand.h"
 
 #define CLI_EXIT_USAGE 2
+/* Every command's exit status when Redis cannot be reached or fails a
+ * call (README, "Exit status"): 0 done, 1 not found, 2 usage, 3 Redis. */
+#define CLI_EXIT_REDIS 3
 
 /* Prints "hiredhand: <msg>" on stderr and returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...)

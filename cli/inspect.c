@@ -16,7 +16,7 @@ typedef struct common {
 
 enum { OPT_NS = 1000, OPT_JSON, OPT_IN, OPT_AT, OPT_RETRY, OPT_TS, OPT_HELP, OPT_PWFILE };
 
-static hh_client *connect_or_explain(common *c, int *rc) { return cli_client_open(&c->redis, 1, rc); }
+static hh_client *connect_or_explain(common *c, int *rc) { return cli_client_open(&c->redis, CLI_EXIT_REDIS, rc); }
 
 int cli_push(int argc, char **argv) {
     static const struct option lo[] = {{"redis", required_argument, 0, 'r'},
@@ -108,7 +108,7 @@ int cli_push(int argc, char **argv) {
     if (e != HH_OK) {
         fprintf(stderr, "hiredhand: %s\n", hh_last_error()); /* what and why, Redis' words included */
         hh_client_free(cl);
-        return e == HH_ERR_INVALID ? CLI_EXIT_USAGE : 1;
+        return e == HH_ERR_INVALID ? CLI_EXIT_USAGE : e == HH_ERR_REDIS ? CLI_EXIT_REDIS : 1;
     }
     hh_client_free(cl);
     printf("%s\n", jid);
@@ -169,7 +169,7 @@ int cli_stats(int argc, char **argv) {
     hh_client_free(cl);
     if (e != HH_OK) {
         fprintf(stderr, "hiredhand: stats failed: %s\n", hh_strerror(e));
-        return 1;
+        return e == HH_ERR_REDIS ? CLI_EXIT_REDIS : 1;
     }
     if (c.json) {
         printf("%s\n", out);
@@ -208,7 +208,7 @@ int cli_processes(int argc, char **argv) {
     hh_client_free(cl);
     if (e != HH_OK) {
         fprintf(stderr, "hiredhand: processes failed: %s\n", hh_strerror(e));
-        return 1;
+        return e == HH_ERR_REDIS ? CLI_EXIT_REDIS : 1;
     }
     if (c.json) {
         printf("%s\n", out);
@@ -253,7 +253,7 @@ int cli_signal(int argc, char **argv, const char *signal) {
     }
     if (e != HH_OK) {
         fprintf(stderr, "hiredhand: %s\n", hh_strerror(e));
-        return 1;
+        return e == HH_ERR_REDIS ? CLI_EXIT_REDIS : 1;
     }
     printf("sent %s to %s\n", signal, argv[optind]);
     return 0;

@@ -34,7 +34,10 @@ static const char usage[] =
     "and --namespace NS; a rediss:// (TLS) URL takes --tls-ca-file FILE, --tls-ca-dir DIR,\n"
     "--tls-cert FILE and --tls-key FILE (mutual TLS), --tls-server-name NAME and --tls-insecure\n"
     "--sentinel HOST:PORT (repeatable), --sentinel-master NAME and --sentinel-password-file FILE\n"
-    "find the master through Redis Sentinel (see hiredhand work --help).\n";
+    "find the master through Redis Sentinel (see hiredhand work --help).\n"
+    "\n"
+    "Exit status of every command but work: 0 done, 1 not found (no such jid, queue entry\n"
+    "or process), 2 usage error (or not confirmed), 3 Redis unreachable or failing.\n";
 /* clang-format on */
 
 int main(int argc, char **argv) {
