@@ -187,6 +187,7 @@ static void iso_time(char *buf, size_t n, double t) {
 typedef struct out_ctx {
     int json;
     size_t n;
+    hh_jobset set; /* for list's header row */
 } out_ctx;
 
 /* One entry as a JSON object; the payload itself, when it is JSON, is
@@ -221,16 +222,42 @@ static void print_entry_json(const hh_jobset_entry *e) {
     free(s);
 }
 
+/* retry_count as Sidekiq's Web UI shows it (Ruby's to_s of the value as
+ * stored): a string "3" (Ruby clients that stored one) shows as 3, not as
+ * missing; only an absent or null field is "-". */
+static void retry_count_text(const hh_jobset_entry *e, char *buf, size_t n) {
+    snprintf(buf, n, "-");
+    if (e->retry_count >= 0) {
+        snprintf(buf, n, "%d", e->retry_count);
+        return;
+    }
+    if (!e->valid) return;
+    json_t *item = json_loadb(e->payload, e->len, JSON_ALLOW_NUL, NULL);
+    json_t *v = json_object_get(item, "retry_count");
+    if (json_is_string(v)) snprintf(buf, n, "%s", clean(json_string_value(v)));
+    else if (json_is_real(v)) { /* Ruby's Float#to_s: 3.0, not 3 */ double d = json_real_value(v);
+        snprintf(buf, n, d > -1e15 && d < 1e15 && d == (double)(long long)d ? "%.1f" : "%.17g", d);
+    } else if (json_is_boolean(v)) snprintf(buf, n, "%s", json_is_true(v) ? "true" : "false");
+    json_decref(item);
+}
+
+static void print_header(hh_jobset set) {
+    printf("%-20s  %-24s  %-28s  %-12s  %7s  %s\n",
+           set == HH_JOBSET_SCHEDULED   ? "AT"
+               : set == HH_JOBSET_RETRY ? "NEXT RETRY"
+                                        : "DIED",
+           "JID", "CLASS", "QUEUE", "RETRIES", "ERROR");
+}
+
 static void print_row(const hh_jobset_entry *e) {
     char at[32], rc[16], err[80];
     iso_time(at, sizeof(at), e->score);
-    if (e->retry_count >= 0) snprintf(rc, sizeof(rc), "%d", e->retry_count);
-    else snprintf(rc, sizeof(rc), "-");
+    retry_count_text(e, rc, sizeof(rc));
     if (!e->valid) snprintf(err, sizeof(err), "(not a job: %zu bytes)", e->len);
     else if (e->error_class)
         snprintf(err, sizeof(err), "%s: %s", e->error_class, e->error_message ? e->error_message : "");
     else snprintf(err, sizeof(err), "-");
-    printf("%-20s  %-24s  %-28s  %-12s  %5s  %s\n", at, clean(e->jid), clean(e->klass), clean(e->queue), rc,
+    printf("%-20s  %-24s  %-28s  %-12s  %7s  %s\n", at, clean(e->jid), clean(e->klass), clean(e->queue), rc,
            clean(err));
 }
 
@@ -240,6 +267,7 @@ static int list_cb(const hh_jobset_entry *e, void *udata) {
         fputs(o->n ? ",\n" : "\n", stdout);
         print_entry_json(e);
     } else {
+        if (o->n == 0) print_header(o->set);
         print_row(e);
     }
     o->n++;
@@ -256,7 +284,9 @@ static int show_cb(const hh_jobset_entry *e, void *udata) {
     if (o->n++) fputc('\n', stdout);
     printf("jid:           %s\nclass:         %s\nqueue:         %s\nat:            %s (score %.6f)\n", clean(e->jid),
            clean(e->klass), clean(e->queue), at, e->score);
-    if (e->retry_count >= 0) printf("retry_count:   %d\n", e->retry_count);
+    char rc[16];
+    retry_count_text(e, rc, sizeof(rc));
+    if (strcmp(rc, "-")) printf("retry_count:   %s\n", rc);
     printf("enqueued_at:   %s\nfailed_at:     %s\n", ea, fa);
     if (e->error_class)
         printf("error:         %s: %s\n", clean(e->error_class), clean(e->error_message ? e->error_message : ""));
@@ -329,7 +359,7 @@ int cli_jobset(int argc, char **argv, hh_jobset set) {
     hh_client *cl = open_client(&a, &rc);
     if (!cl) return rc;
     int e = HH_OK;
-    out_ctx o = {a.json, 0};
+    out_ctx o = {a.json, 0, set};
     if (is_list) {
         if (a.json) fputs("[", stdout);
         e = hh_jobset_each(cl, set, &a.filter, list_cb, &o);
