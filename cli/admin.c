@@ -424,6 +424,8 @@ static void human_latency(char *buf, size_t n, double s) {
     else snprintf(buf, n, "%.1f h", s / 3600);
 }
 
+static int queues_run(adm *a, const char *verb, const char *name, const char *shown, int is_list, int is_clear);
+
 int cli_queues(int argc, char **argv) {
     /* clang-format off */ /* the help text keeps its layout */
     static const char usage[] =
@@ -432,6 +434,7 @@ int cli_queues(int argc, char **argv) {
         "  show NAME    one queue and its next jobs to run (--limit N, default 10)\n"
         "  clear NAME   delete the queue and its jobs (Sidekiq::Queue#clear; --yes when\n"
         "               stdin is not a terminal)\n"
+        "NAME as list prints it: a backslash as \\\\, control characters as \\n, \\t, \\xNN\n"
         "options: -r URL, --redis-password-file FILE, --namespace NS\n"
         "exit status: 0 done, 2 usage or not confirmed, 3 Redis error\n";
     /* clang-format on */
@@ -443,34 +446,58 @@ int cli_queues(int argc, char **argv) {
     if (!is_list && !is_show && !is_clear) return cli_usage_error("queues: unknown verb '%s'\n%s", verb, usage);
     if (is_list && name) return cli_usage_error("queues list takes no NAME");
     if (!is_list && !name) return cli_usage_error("queues %s needs a queue NAME", verb);
-    if (name && cli_check_name(HH_NAME_QUEUE, name)) return CLI_EXIT_USAGE;
     if (a.filter.klass || a.filter.queue || a.filter.error || a.all)
         return cli_usage_error("queues takes no --class, --queue, --error or --all");
-    hh_client *cl = open_client(&a, &rc);
+    /* NAME as list prints it: control characters escaped (Sidekiq's clients
+     * write such queues; a shell argument cannot hold some of them) */
+    char *raw = name ? cli_name_unescape(name) : NULL, *shown = NULL;
+    if (name && !raw) return CLI_EXIT_USAGE;
+    if (raw && (!*raw || strlen(raw) > HH_NAME_QUEUE_MAX)) {
+        int empty = !*raw;
+        free(raw);
+        if (empty) return cli_usage_error("bad queue name: it is empty");
+        return cli_usage_error("bad queue name \"%.80s...\": longer than %d bytes", name, HH_NAME_QUEUE_MAX);
+    }
+    if (raw && !(shown = cli_name_escape(raw, strlen(raw)))) {
+        free(raw);
+        return cli_usage_error("out of memory");
+    }
+    name = raw;
+    rc = queues_run(&a, verb, name, shown, is_list, is_clear);
+    free(raw);
+    free(shown);
+    return rc;
+}
+
+/* queues list|show|clear once NAME (raw: the queue's own bytes; shown:
+ * escaped for the terminal) is known. */
+static int queues_run(adm *a, const char *verb, const char *name, const char *shown, int is_list, int is_clear) {
+    int rc = 0;
+    hh_client *cl = open_client(a, &rc);
     if (!cl) return rc;
     char *out = NULL;
     int e;
     if (is_clear) {
         char what[200];
-        snprintf(what, sizeof(what), "delete queue %s and every job in it", name);
-        if ((rc = confirm(&a, what)) == 0) {
+        snprintf(what, sizeof(what), "delete queue %.150s and every job in it", shown);
+        if ((rc = confirm(a, what)) == 0) {
             long long removed = 0;
             e = hh_queue_clear(cl, name, &removed);
             if (e != HH_OK) rc = failed(cl, "clear", e);
-            else if (a.json) printf("{\"removed\":%lld}\n", removed);
-            else printf("removed queue %s (%lld jobs)\n", name, removed);
+            else if (a->json) printf("{\"removed\":%lld}\n", removed);
+            else printf("removed queue %s (%lld jobs)\n", shown, removed);
         }
         hh_client_free(cl);
         return rc;
     }
-    e = is_list ? hh_queues_list(cl, &out) : hh_queue_show(cl, name, a.limit_set ? (size_t)a.limit : 10, &out);
+    e = is_list ? hh_queues_list(cl, &out) : hh_queue_show(cl, name, a->limit_set ? (size_t)a->limit : 10, &out);
     if (e != HH_OK) {
         rc = failed(cl, verb, e);
         hh_client_free(cl);
         return rc;
     }
     hh_client_free(cl);
-    if (a.json) {
+    if (a->json) {
         printf("%s\n", out);
         free(out);
         return 0;
@@ -484,8 +511,11 @@ int cli_queues(int argc, char **argv) {
         printf("%-24s %10s  %-10s  %s\n", "QUEUE", "SIZE", "LATENCY", "NEXT CLASSES");
         json_array_foreach(v, i, q) {
             human_latency(lat, sizeof(lat), json_real_value(json_object_get(q, "latency")));
-            printf("%-24s %10lld  %-10s ", clean(json_string_value(json_object_get(q, "name"))),
-                   (long long)json_integer_value(json_object_get(q, "size")), lat);
+            json_t *jn = json_object_get(q, "name");
+            char *qn = cli_name_escape(json_string_value(jn) ? json_string_value(jn) : "", json_string_length(jn));
+            printf("%-24s %10lld  %-10s ", qn ? qn : "?", (long long)json_integer_value(json_object_get(q, "size")),
+                   lat);
+            free(qn);
             const char *k;
             json_t *n;
             json_object_foreach(json_object_get(q, "head"), k, n)
@@ -494,8 +524,8 @@ int cli_queues(int argc, char **argv) {
         }
     } else {
         human_latency(lat, sizeof(lat), json_real_value(json_object_get(v, "latency")));
-        printf("queue %s: %lld jobs, latency %s\n", clean(name),
-               (long long)json_integer_value(json_object_get(v, "size")), lat);
+        printf("queue %s: %lld jobs, latency %s\n", shown, (long long)json_integer_value(json_object_get(v, "size")),
+               lat);
         json_t *j;
         size_t i;
         json_array_foreach(json_object_get(v, "jobs"), i, j) {

@@ -28,7 +28,7 @@ assert_eq "$(snap)" "$before" "nothing changed without --yes"
 
 for args in "retries bogus" "retries retry" "retries retry r1 --all" "dead kill d1" "scheduled retry s1" \
             "retries show" "retries list r1" "retries retry r1 --class K" "queues show" "queues clear" \
-            "queues show a|b" "jobs" "jobs find" "retries list --limit 0" "dead clear --class K"; do
+            "queues show a\xZZ" "jobs" "jobs find" "retries list --limit 0" "dead clear --class K"; do
     # shellcheck disable=SC2086
     hh_cli $args
     assert_eq "$HH_RC" 2 "usage error: '$args' (stderr: $HH_ERR)"
