@@ -763,6 +763,11 @@ typedef struct hh_manager_stats {
     uint64_t reconciled;             /* entries of this process's in-progress lists
                                * that no thread held (a fetch reply was lost),
                                * pushed back to their queues */
+
+    /* Readiness (/readyz) without waiting for a heartbeat. */
+    int redis_reachable; /* 0 from the moment any Redis call of the worker
+                          * (fetch, heartbeat, scheduler, ...) fails to reach
+                          * Redis until calls go through again; 1 otherwise */
 } hh_manager_stats;
 
 /* Copies a consistent snapshot into *out (its first out->struct_size
