@@ -421,6 +421,15 @@ static int hello_step(cli_serve *s, srv_proc *p, char *what, size_t wlen) {
     return 0;
 }
 
+/* Once the worker is quiet or stopping no job needs a new process: the
+ * starter leaves empty slots empty then. */
+static int worker_quiet(cli_serve *s) {
+    hh_manager_stats st;
+    memset(&st, 0, sizeof(st));
+    st.struct_size = sizeof(st);
+    return s->m && hh_manager_get_stats(s->m, &st) == HH_OK && st.quiet;
+}
+
 /* The starter thread of a --serve-pool: keeps procs[0 .. eager) started,
  * reading every hello at once with poll, so no process waits for another
  * and nobody waits for it but the jobs of its class (a starting process
@@ -431,7 +440,10 @@ static void *starter_main(void *arg) {
     struct pollfd *pf = calloc((size_t)s->pool * 2, sizeof(*pf));
     pthread_mutex_lock(&s->mu);
     while (!s->stopping && pf) {
-        for (int i = 0; i < s->eager && !s->stopping; i++) {
+        pthread_mutex_unlock(&s->mu); /* never the manager's lock under ours */
+        int quiet = worker_quiet(s);
+        pthread_mutex_lock(&s->mu);
+        for (int i = 0; i < s->eager && !s->stopping && !quiet; i++) {
             srv_proc *p = &s->procs[i];
             if (p->busy || p->pid > 0 || cli_mono() < s->next_start) continue;
             p->busy = p->starting = 1;
