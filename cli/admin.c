@@ -16,7 +16,7 @@
 #include "cli.h"
 
 #define EXIT_NOTFOUND 1
-#define EXIT_REDIS 3
+#define EXIT_REDIS CLI_EXIT_REDIS
 
 enum {
     O_NS = 1000,
@@ -187,6 +187,7 @@ static void iso_time(char *buf, size_t n, double t) {
 typedef struct out_ctx {
     int json;
     size_t n;
+    hh_jobset set; /* for list's header row */
 } out_ctx;
 
 /* One entry as a JSON object; the payload itself, when it is JSON, is
@@ -221,16 +222,42 @@ static void print_entry_json(const hh_jobset_entry *e) {
     free(s);
 }
 
+/* retry_count as Sidekiq's Web UI shows it (Ruby's to_s of the value as
+ * stored): a string "3" (Ruby clients that stored one) shows as 3, not as
+ * missing; only an absent or null field is "-". */
+static void retry_count_text(const hh_jobset_entry *e, char *buf, size_t n) {
+    snprintf(buf, n, "-");
+    if (e->retry_count >= 0) {
+        snprintf(buf, n, "%d", e->retry_count);
+        return;
+    }
+    if (!e->valid) return;
+    json_t *item = json_loadb(e->payload, e->len, JSON_ALLOW_NUL, NULL);
+    json_t *v = json_object_get(item, "retry_count");
+    if (json_is_string(v)) snprintf(buf, n, "%s", clean(json_string_value(v)));
+    else if (json_is_real(v)) { /* Ruby's Float#to_s: 3.0, not 3 */ double d = json_real_value(v);
+        snprintf(buf, n, d > -1e15 && d < 1e15 && d == (double)(long long)d ? "%.1f" : "%.17g", d);
+    } else if (json_is_boolean(v)) snprintf(buf, n, "%s", json_is_true(v) ? "true" : "false");
+    json_decref(item);
+}
+
+static void print_header(hh_jobset set) {
+    printf("%-20s  %-24s  %-28s  %-12s  %7s  %s\n",
+           set == HH_JOBSET_SCHEDULED   ? "AT"
+               : set == HH_JOBSET_RETRY ? "NEXT RETRY"
+                                        : "DIED",
+           "JID", "CLASS", "QUEUE", "RETRIES", "ERROR");
+}
+
 static void print_row(const hh_jobset_entry *e) {
     char at[32], rc[16], err[80];
     iso_time(at, sizeof(at), e->score);
-    if (e->retry_count >= 0) snprintf(rc, sizeof(rc), "%d", e->retry_count);
-    else snprintf(rc, sizeof(rc), "-");
+    retry_count_text(e, rc, sizeof(rc));
     if (!e->valid) snprintf(err, sizeof(err), "(not a job: %zu bytes)", e->len);
     else if (e->error_class)
         snprintf(err, sizeof(err), "%s: %s", e->error_class, e->error_message ? e->error_message : "");
     else snprintf(err, sizeof(err), "-");
-    printf("%-20s  %-24s  %-28s  %-12s  %5s  %s\n", at, clean(e->jid), clean(e->klass), clean(e->queue), rc,
+    printf("%-20s  %-24s  %-28s  %-12s  %7s  %s\n", at, clean(e->jid), clean(e->klass), clean(e->queue), rc,
            clean(err));
 }
 
@@ -240,6 +267,7 @@ static int list_cb(const hh_jobset_entry *e, void *udata) {
         fputs(o->n ? ",\n" : "\n", stdout);
         print_entry_json(e);
     } else {
+        if (o->n == 0) print_header(o->set);
         print_row(e);
     }
     o->n++;
@@ -256,7 +284,9 @@ static int show_cb(const hh_jobset_entry *e, void *udata) {
     if (o->n++) fputc('\n', stdout);
     printf("jid:           %s\nclass:         %s\nqueue:         %s\nat:            %s (score %.6f)\n", clean(e->jid),
            clean(e->klass), clean(e->queue), at, e->score);
-    if (e->retry_count >= 0) printf("retry_count:   %d\n", e->retry_count);
+    char rc[16];
+    retry_count_text(e, rc, sizeof(rc));
+    if (strcmp(rc, "-")) printf("retry_count:   %s\n", rc);
     printf("enqueued_at:   %s\nfailed_at:     %s\n", ea, fa);
     if (e->error_class)
         printf("error:         %s: %s\n", clean(e->error_class), clean(e->error_message ? e->error_message : ""));
@@ -329,7 +359,7 @@ int cli_jobset(int argc, char **argv, hh_jobset set) {
     hh_client *cl = open_client(&a, &rc);
     if (!cl) return rc;
     int e = HH_OK;
-    out_ctx o = {a.json, 0};
+    out_ctx o = {a.json, 0, set};
     if (is_list) {
         if (a.json) fputs("[", stdout);
         e = hh_jobset_each(cl, set, &a.filter, list_cb, &o);
@@ -394,6 +424,8 @@ static void human_latency(char *buf, size_t n, double s) {
     else snprintf(buf, n, "%.1f h", s / 3600);
 }
 
+static int queues_run(adm *a, const char *verb, const char *name, const char *shown, int is_list, int is_clear);
+
 int cli_queues(int argc, char **argv) {
     /* clang-format off */ /* the help text keeps its layout */
     static const char usage[] =
@@ -402,6 +434,7 @@ int cli_queues(int argc, char **argv) {
         "  show NAME    one queue and its next jobs to run (--limit N, default 10)\n"
         "  clear NAME   delete the queue and its jobs (Sidekiq::Queue#clear; --yes when\n"
         "               stdin is not a terminal)\n"
+        "NAME as list prints it: a backslash as \\\\, control characters as \\n, \\t, \\xNN\n"
         "options: -r URL, --redis-password-file FILE, --namespace NS\n"
         "exit status: 0 done, 2 usage or not confirmed, 3 Redis error\n";
     /* clang-format on */
@@ -413,34 +446,58 @@ int cli_queues(int argc, char **argv) {
     if (!is_list && !is_show && !is_clear) return cli_usage_error("queues: unknown verb '%s'\n%s", verb, usage);
     if (is_list && name) return cli_usage_error("queues list takes no NAME");
     if (!is_list && !name) return cli_usage_error("queues %s needs a queue NAME", verb);
-    if (name && cli_check_name(HH_NAME_QUEUE, name)) return CLI_EXIT_USAGE;
     if (a.filter.klass || a.filter.queue || a.filter.error || a.all)
         return cli_usage_error("queues takes no --class, --queue, --error or --all");
-    hh_client *cl = open_client(&a, &rc);
+    /* NAME as list prints it: control characters escaped (Sidekiq's clients
+     * write such queues; a shell argument cannot hold some of them) */
+    char *raw = name ? cli_name_unescape(name) : NULL, *shown = NULL;
+    if (name && !raw) return CLI_EXIT_USAGE;
+    if (raw && (!*raw || strlen(raw) > HH_NAME_QUEUE_MAX)) {
+        int empty = !*raw;
+        free(raw);
+        if (empty) return cli_usage_error("bad queue name: it is empty");
+        return cli_usage_error("bad queue name \"%.80s...\": longer than %d bytes", name, HH_NAME_QUEUE_MAX);
+    }
+    if (raw && !(shown = cli_name_escape(raw, strlen(raw)))) {
+        free(raw);
+        return cli_usage_error("out of memory");
+    }
+    name = raw;
+    rc = queues_run(&a, verb, name, shown, is_list, is_clear);
+    free(raw);
+    free(shown);
+    return rc;
+}
+
+/* queues list|show|clear once NAME (raw: the queue's own bytes; shown:
+ * escaped for the terminal) is known. */
+static int queues_run(adm *a, const char *verb, const char *name, const char *shown, int is_list, int is_clear) {
+    int rc = 0;
+    hh_client *cl = open_client(a, &rc);
     if (!cl) return rc;
     char *out = NULL;
     int e;
     if (is_clear) {
         char what[200];
-        snprintf(what, sizeof(what), "delete queue %s and every job in it", name);
-        if ((rc = confirm(&a, what)) == 0) {
+        snprintf(what, sizeof(what), "delete queue %.150s and every job in it", shown);
+        if ((rc = confirm(a, what)) == 0) {
             long long removed = 0;
             e = hh_queue_clear(cl, name, &removed);
             if (e != HH_OK) rc = failed(cl, "clear", e);
-            else if (a.json) printf("{\"removed\":%lld}\n", removed);
-            else printf("removed queue %s (%lld jobs)\n", name, removed);
+            else if (a->json) printf("{\"removed\":%lld}\n", removed);
+            else printf("removed queue %s (%lld jobs)\n", shown, removed);
         }
         hh_client_free(cl);
         return rc;
     }
-    e = is_list ? hh_queues_list(cl, &out) : hh_queue_show(cl, name, a.limit_set ? (size_t)a.limit : 10, &out);
+    e = is_list ? hh_queues_list(cl, &out) : hh_queue_show(cl, name, a->limit_set ? (size_t)a->limit : 10, &out);
     if (e != HH_OK) {
         rc = failed(cl, verb, e);
         hh_client_free(cl);
         return rc;
     }
     hh_client_free(cl);
-    if (a.json) {
+    if (a->json) {
         printf("%s\n", out);
         free(out);
         return 0;
@@ -454,8 +511,11 @@ int cli_queues(int argc, char **argv) {
         printf("%-24s %10s  %-10s  %s\n", "QUEUE", "SIZE", "LATENCY", "NEXT CLASSES");
         json_array_foreach(v, i, q) {
             human_latency(lat, sizeof(lat), json_real_value(json_object_get(q, "latency")));
-            printf("%-24s %10lld  %-10s ", clean(json_string_value(json_object_get(q, "name"))),
-                   (long long)json_integer_value(json_object_get(q, "size")), lat);
+            json_t *jn = json_object_get(q, "name");
+            char *qn = cli_name_escape(json_string_value(jn) ? json_string_value(jn) : "", json_string_length(jn));
+            printf("%-24s %10lld  %-10s ", qn ? qn : "?", (long long)json_integer_value(json_object_get(q, "size")),
+                   lat);
+            free(qn);
             const char *k;
             json_t *n;
             json_object_foreach(json_object_get(q, "head"), k, n)
@@ -464,8 +524,8 @@ int cli_queues(int argc, char **argv) {
         }
     } else {
         human_latency(lat, sizeof(lat), json_real_value(json_object_get(v, "latency")));
-        printf("queue %s: %lld jobs, latency %s\n", clean(name),
-               (long long)json_integer_value(json_object_get(v, "size")), lat);
+        printf("queue %s: %lld jobs, latency %s\n", shown, (long long)json_integer_value(json_object_get(v, "size")),
+               lat);
         json_t *j;
         size_t i;
         json_array_foreach(json_object_get(v, "jobs"), i, j) {

@@ -141,10 +141,14 @@ cli_serve *cli_serve_new(const char *spec, double timeout, int pool, long max_jo
 const char *cli_serve_class(const cli_serve *s);
 /* Where stderr lines and process events are logged; before start. */
 void cli_serve_set_manager(cli_serve *s, hh_manager *m);
-/* Starts n processes (at most the pool) and reads their hellos: the eager
- * start of --serve-pool. A process that fails is logged; its slot starts
- * lazily later. Returns how many run. Before the worker starts. */
+/* The eager start of --serve-pool: a starter thread starts n processes
+ * (at most the pool) at once and reads their hellos while the worker runs,
+ * and starts each again (after the backoff) when it fails its hello or
+ * ends; the class's jobs wait for a process meanwhile. Returns at once: 0,
+ * or an errno when there is no thread (processes then start lazily). */
 int cli_serve_prestart(cli_serve *s, int n);
+/* Seconds a new process has to say hello (default 30). */
+void cli_serve_set_hello_timeout(cli_serve *s, double seconds);
 /* The hh_handler_fn; udata is the cli_serve. */
 int cli_serve_handler(hh_job *job, void *udata);
 /* After the worker stopped: closes every process's stdin, waits up to

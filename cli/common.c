@@ -71,6 +71,88 @@ int cli_parse_int(const char *s, long lo, long hi, long *out) {
     return 0;
 }
 
+/* Bytes of the UTF-8 sequence at p (1-4) that is shown as it is, or 0
+ * for a byte to escape: ASCII controls, DEL, C1 (U+0080..U+009F), bytes
+ * that start no valid sequence. */
+static size_t shown_as_is(const unsigned char *p, const unsigned char *end) {
+    if (*p >= 0x20 && *p < 0x7f) return 1;
+    if (*p < 0xc2 || *p > 0xf4) return 0;
+    size_t n = *p < 0xe0 ? 2 : *p < 0xf0 ? 3 : 4;
+    if ((size_t)(end - p) < n) return 0;
+    for (size_t i = 1; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80) return 0;
+    if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0) return 0;  /* C1 */
+    if (n == 3 && p[0] == 0xe0 && p[1] < 0xa0) return 0;  /* overlong */
+    if (n == 3 && p[0] == 0xed && p[1] >= 0xa0) return 0; /* surrogates */
+    if (n == 4 && p[0] == 0xf0 && p[1] < 0x90) return 0;  /* overlong */
+    if (n == 4 && p[0] == 0xf4 && p[1] >= 0x90) return 0; /* past U+10FFFF */
+    return n;
+}
+
+char *cli_name_escape(const char *s, size_t len) {
+    static const char hex[] = "0123456789abcdef";
+    char *out = malloc(4 * len + 1), *o = out;
+    if (!out) return NULL;
+    const unsigned char *p = (const unsigned char *)s, *end = p + len;
+    while (p < end) {
+        size_t n = *p == '\\' ? 0 : shown_as_is(p, end);
+        if (n) {
+            memcpy(o, p, n);
+            o += n, p += n;
+            continue;
+        }
+        *o++ = '\\';
+        if (*p == '\\' || *p == '\n' || *p == '\r' || *p == '\t') {
+            *o++ = *p == '\\' ? '\\' : *p == '\n' ? 'n' : *p == '\r' ? 'r' : 't';
+        } else {
+            *o++ = 'x', *o++ = hex[*p >> 4], *o++ = hex[*p & 15];
+        }
+        p++;
+    }
+    *o = '\0';
+    return out;
+}
+
+static int hexval(char c) {
+    return c >= '0' && c <= '9' ? c - '0'
+        : c >= 'a' && c <= 'f'  ? c - 'a' + 10
+        : c >= 'A' && c <= 'F'  ? c - 'A' + 10
+                                : -1;
+}
+
+char *cli_name_unescape(const char *s) {
+    char *out = malloc(strlen(s) + 1), *o = out;
+    if (!out) {
+        cli_usage_error("out of memory");
+        return NULL;
+    }
+    for (const char *p = s; *p; p++) {
+        if (*p != '\\') {
+            *o++ = *p;
+            continue;
+        }
+        char c = p[1];
+        if (c == '\\' || c == 'n' || c == 'r' || c == 't') {
+            *o++ = c == '\\' ? '\\' : c == 'n' ? '\n' : c == 'r' ? '\r' : '\t';
+            p++;
+        } else if (c == 'x') {
+            int hi = hexval(p[2]), lo = hi >= 0 ? hexval(p[3]) : -1;
+            if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
+                free(out);
+                cli_usage_error(
+                    "bad escape in name '%s': \\x wants two hex digits, not 00 (a backslash itself is \\\\)", s);
+                return NULL;
+            }
+            *o++ = (char)(hi * 16 + lo);
+            p += 3;
+        } else {
+            *o++ = *p; /* a lone backslash is itself */
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
 static void line_out(cli_lines *l, size_t n, cli_line_fn *fn, void *udata) {
     if (n && l->buf[n - 1] == '\r') n--;
     fn(udata, l->buf, n);

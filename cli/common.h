@@ -7,6 +7,9 @@
 #include "hiredhand.h"
 
 #define CLI_EXIT_USAGE 2
+/* Every command's exit status when Redis cannot be reached or fails a
+ * call (README, "Exit status"): 0 done, 1 not found, 2 usage, 3 Redis. */
+#define CLI_EXIT_REDIS 3
 
 /* Prints "hiredhand: <msg>" on stderr and returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...)
@@ -22,6 +25,19 @@ int cli_parse_int(const char *s, long lo, long hi, long *out);
 /* 0 when hh_name_check() accepts the name, else prints why and returns
  * CLI_EXIT_USAGE. */
 int cli_check_name(hh_name_kind kind, const char *name);
+
+/* Queue names as `queues list` prints them and `queues show/clear` take
+ * them (README, "Managing jobs without Ruby"): Sidekiq's clients accept any
+ * name, control characters included, and such a name must stay nameable
+ * from a shell. cli_name_escape writes a backslash as \\, a newline, CR
+ * and tab as \n, \r, \t, every other control character (C1 included) and
+ * each byte that is not UTF-8 as \xNN; the rest as it is. malloc'd; NULL
+ * when out of memory. */
+char *cli_name_escape(const char *s, size_t len);
+/* The inverse: \\, \n, \r, \t and \xNN (two hex digits, not 00) are
+ * decoded, any other backslash is kept as it is. Returns the name
+ * (malloc'd) or NULL after printing why. */
+char *cli_name_unescape(const char *s);
 
 /* Reads a --redis-password-file: its first line, without the line end.
  * Returns the password (owned here, valid until the next call), or NULL

@@ -1,5 +1,6 @@
 /* inspect.c -- the client-side commands: push, stats, processes, and the
  * Web UI's Quiet/Stop buttons (quiet, stop, dump). */
+#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -14,9 +15,167 @@ typedef struct common {
     int json;
 } common;
 
-enum { OPT_NS = 1000, OPT_JSON, OPT_IN, OPT_AT, OPT_RETRY, OPT_TS, OPT_HELP, OPT_PWFILE };
+enum { OPT_NS = 1000, OPT_JSON, OPT_IN, OPT_AT, OPT_RETRY, OPT_TS, OPT_HELP, OPT_PWFILE, OPT_ARGS_FILE, OPT_BULK };
 
-static hh_client *connect_or_explain(common *c, int *rc) { return cli_client_open(&c->redis, 1, rc); }
+static hh_client *connect_or_explain(common *c, int *rc) { return cli_client_open(&c->redis, CLI_EXIT_REDIS, rc); }
+
+/* ------------------------------------------------- push from a file */
+
+/* FILE, or stdin for "-": opened for reading, or NULL after saying why. */
+static FILE *open_input(const char *opt, const char *path) {
+    if (!strcmp(path, "-")) return stdin;
+    FILE *f = fopen(path, "re");
+    if (!f) cli_usage_error("%s %s: %s", opt, path, strerror(errno));
+    return f;
+}
+
+/* --args-file: the whole file is one JSON array. malloc'd, or NULL after
+ * saying why. */
+static char *read_args_file(const char *path) {
+    FILE *f = open_input("--args-file", path);
+    if (!f) return NULL;
+    size_t len = 0, cap = 0;
+    char *buf = NULL;
+    for (;;) {
+        if (cap - len < 65536) {
+            char *b = realloc(buf, cap = cap ? cap * 2 : 65536 * 2);
+            if (!b) break;
+            buf = b;
+        }
+        size_t got = fread(buf + len, 1, cap - len - 1, f);
+        len += got;
+        if (got == 0) break;
+    }
+    int bad = !buf || ferror(f);
+    if (f != stdin) fclose(f);
+    if (bad) {
+        free(buf);
+        cli_usage_error("--args-file %s: cannot read it", path);
+        return NULL;
+    }
+    buf[len] = '\0';
+    json_error_t je;
+    json_t *v = json_loadb(buf, len, JSON_ALLOW_NUL, &je);
+    int ok = json_is_array(v);
+    json_decref(v);
+    if (!ok) {
+        if (v) cli_usage_error("--args-file %s: not a JSON array", path);
+        else cli_usage_error("--args-file %s: not JSON: %s (line %d, column %d)", path, je.text, je.line, je.column);
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* --bulk: the input's non-blank lines, each with its line number. */
+typedef struct bulk_lines {
+    char **line;
+    size_t *no;
+    size_t n, cap;
+} bulk_lines;
+
+static void bulk_free(bulk_lines *b) {
+    for (size_t i = 0; i < b->n; i++) free(b->line[i]);
+    free(b->line);
+    free(b->no);
+}
+
+/* Checks one --bulk line: an args array (with CLASS on the command line)
+ * or a job object as Sidekiq::Client.push takes it. 0, or -1 with why. */
+static int bulk_check(const char *line, int items, char *why, size_t wlen) {
+    json_error_t je;
+    json_t *v = json_loads(line, JSON_ALLOW_NUL, &je);
+    int rc = -1;
+    if (!v) snprintf(why, wlen, "not JSON: %s (column %d)", je.text, je.column);
+    else if (!items && !json_is_array(v)) snprintf(why, wlen, "not a JSON array of arguments");
+    else if (items && !json_is_object(v))
+        snprintf(why, wlen, "not a JSON object (a job: {\"class\":...,\"args\":[...]}, as Sidekiq::Client.push takes)");
+    else if (items && !(json_is_string(json_object_get(v, "class")) && json_string_length(json_object_get(v, "class"))))
+        snprintf(why, wlen, "no \"class\" string");
+    else if (items && !json_is_array(json_object_get(v, "args"))) snprintf(why, wlen, "no \"args\" array");
+    else if (items && json_object_get(v, "queue") &&
+             (!json_is_string(json_object_get(v, "queue")) ||
+              hh_name_check(HH_NAME_QUEUE, json_string_value(json_object_get(v, "queue")), why, wlen) != HH_OK)) {
+        if (!json_is_string(json_object_get(v, "queue"))) snprintf(why, wlen, "\"queue\" is not a string");
+    } else if (items && json_object_get(v, "at") && !json_is_number(json_object_get(v, "at")))
+        snprintf(why, wlen, "\"at\" is not a number");
+    else rc = 0;
+    json_decref(v);
+    return rc;
+}
+
+/* Reads and checks every line before anything is pushed: a bad line N
+ * pushes nothing. 0, or an exit status after saying why. */
+static int bulk_read(const char *path, int items, bulk_lines *b) {
+    FILE *f = open_input("--bulk", path);
+    if (!f) return CLI_EXIT_USAGE;
+    char *line = NULL, why[300];
+    size_t cap = 0, no = 0;
+    ssize_t len;
+    int rc = 0;
+    while (rc == 0 && (len = getline(&line, &cap, f)) >= 0) {
+        no++;
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = '\0';
+        size_t sp = strspn(line, " \t");
+        if (line[sp] == '\0') continue; /* blank */
+        if (bulk_check(line, items, why, sizeof(why)) != 0) {
+            rc = cli_usage_error("--bulk %s: line %zu: %s; nothing pushed", path, no, why);
+            break;
+        }
+        if (b->n == b->cap) {
+            size_t c = b->cap ? b->cap * 2 : 1024;
+            char **l = realloc(b->line, c * sizeof(*l));
+            if (l) b->line = l;
+            size_t *n = l ? realloc(b->no, c * sizeof(*n)) : NULL;
+            if (!n) {
+                rc = cli_usage_error("--bulk %s: out of memory at line %zu; nothing pushed", path, no);
+                break;
+            }
+            b->no = n;
+            b->cap = c;
+        }
+        b->no[b->n] = no;
+        b->line[b->n++] = line;
+        line = NULL, cap = 0;
+    }
+    if (rc == 0 && ferror(f)) rc = cli_usage_error("--bulk %s: read error at line %zu; nothing pushed", path, no + 1);
+    free(line);
+    if (f != stdin) fclose(f);
+    return rc;
+}
+
+#define BULK_BATCH 1000 /* args lines per hh_client_push_bulk round trip */
+
+/* Pushes the checked lines, printing one jid per line. A failure midway
+ * (Redis) says how many were pushed and from which line nothing was. */
+static int bulk_push(hh_client *cl, const char *path, const char *klass, const hh_push_options *po,
+                     const bulk_lines *b) {
+    char(*jids)[HH_JID_SIZE] = malloc(BULK_BATCH * sizeof(*jids));
+    if (!jids) return cli_usage_error("out of memory");
+    size_t done = 0, n = 1;
+    int e = HH_OK;
+    while (done < b->n && e == HH_OK) {
+        n = 1;
+        if (klass) {
+            n = b->n - done < BULK_BATCH ? b->n - done : BULK_BATCH;
+            e = hh_client_push_bulk(cl, klass, (const char *const *)b->line + done, n, po, jids);
+        } else {
+            e = hh_client_push_item(cl, b->line[done], jids[0]);
+        }
+        if (e != HH_OK) break;
+        for (size_t i = 0; i < n; i++) printf("%s\n", jids[i]);
+        done += n;
+    }
+    free(jids);
+    if (e == HH_OK) return 0;
+    char where[64];
+    if (n > 1) snprintf(where, sizeof(where), "lines %zu to %zu (one round trip)", b->no[done], b->no[done + n - 1]);
+    else snprintf(where, sizeof(where), "line %zu", b->no[done]);
+    fprintf(stderr,
+            "hiredhand: --bulk %s: pushing %s: %s; %zu job%s pushed (their jids printed), none from line %zu on\n",
+            path, where, hh_last_error(), done, done == 1 ? "" : "s", b->no[done]);
+    return e == HH_ERR_INVALID ? CLI_EXIT_USAGE : e == HH_ERR_REDIS ? CLI_EXIT_REDIS : 1;
+}
 
 int cli_push(int argc, char **argv) {
     static const struct option lo[] = {{"redis", required_argument, 0, 'r'},
@@ -27,22 +186,34 @@ int cli_push(int argc, char **argv) {
                                        {"retry", required_argument, 0, OPT_RETRY},
                                        {"timestamps", required_argument, 0, OPT_TS},
                                        {"redis-password-file", required_argument, 0, OPT_PWFILE},
+                                       {"args-file", required_argument, 0, OPT_ARGS_FILE},
+                                       {"bulk", required_argument, 0, OPT_BULK},
                                        CLI_TLS_LONGOPTS,
                                        {"help", no_argument, 0, OPT_HELP},
                                        {0, 0, 0, 0}};
     /* clang-format off */ /* the help text keeps its layout */
     static const char usage[] =
-        "usage: hiredhand push CLASS [ARGS_JSON] [-q QUEUE] [--in SECONDS | --at EPOCH]\n"
+        "usage: hiredhand push CLASS [ARGS_JSON | --args-file FILE] [-q QUEUE] [--in SECONDS | --at EPOCH]\n"
         "                      [--retry true|false|N] [-r URL] [--redis-password-file FILE]\n"
         "                      [--namespace NS] [--timestamps float|millis]\n"
-        "Prints the jid. ARGS_JSON is a JSON array (default []).\n";
+        "       hiredhand push [CLASS] --bulk FILE [options]\n"
+        "Prints the jid. ARGS_JSON is a JSON array (default []).\n"
+        "  --args-file FILE   read ARGS_JSON from FILE (- for stdin): args too big for a command line\n"
+        "  --bulk FILE        one job per line of FILE (- for stdin), one jid printed per job: with\n"
+        "                     CLASS, each line is a JSON array of args (Sidekiq::Client.push_bulk;\n"
+        "                     -q, --in, --at and --retry apply to all); without, each line is a job\n"
+        "                     object as Sidekiq::Client.push takes it: {\"class\":\"HardWorker\",\n"
+        "                     \"args\":[1],\"queue\":\"low\",\"at\":1767225600,\"retry\":3,...}.\n"
+        "                     Every line is read and checked first: a bad line N pushes nothing.\n"
+        "                     Blank lines are skipped.\n";
     /* clang-format on */
     common c = {0};
     hh_redis_options_init(&c.redis);
     hh_push_options po;
     hh_push_options_init(&po);
     double in = -1, at = -1;
-    int ch;
+    const char *args_file = NULL, *bulk = NULL;
+    int ch, retry_set = 0;
     long n;
     optind = 1;
     while ((ch = getopt_long(argc, argv, "r:q:", lo, NULL)) != -1) {
@@ -70,7 +241,10 @@ int cli_push(int argc, char **argv) {
         case OPT_AT:
             if (cli_parse_seconds(optarg, &at)) return cli_usage_error("bad --at '%s'", optarg);
             break;
+        case OPT_ARGS_FILE: args_file = optarg; break;
+        case OPT_BULK: bulk = optarg; break;
         case OPT_RETRY:
+            retry_set = 1;
             if (!strcmp(optarg, "true")) po.retry = HH_RETRY_TRUE;
             else if (!strcmp(optarg, "false")) po.retry = HH_RETRY_FALSE;
             else if (cli_parse_int(optarg, 0, 1000000, &n) == 0) po.retry = HH_RETRY_COUNT, po.retry_max = (int)n;
@@ -85,14 +259,31 @@ int cli_push(int argc, char **argv) {
         }
     }
     if (in >= 0 && at >= 0) return cli_usage_error("--in and --at exclude each other");
-    if (optind >= argc) return cli_usage_error("push needs a CLASS\n%s", usage);
-    const char *klass = argv[optind++];
-    const char *args = optind < argc ? argv[optind++] : "[]";
-    if (optind < argc) return cli_usage_error("unexpected argument '%s'", argv[optind]);
-    json_t *parsed = json_loads(args, JSON_ALLOW_NUL, NULL);
-    int is_array = json_is_array(parsed);
-    json_decref(parsed);
-    if (!is_array) return cli_usage_error("ARGS_JSON must be a JSON array, got '%s'", args);
+    if (bulk && args_file) return cli_usage_error("--bulk and --args-file exclude each other");
+    if (!bulk && optind >= argc) return cli_usage_error("push needs a CLASS\n%s", usage);
+    const char *klass = optind < argc ? argv[optind++] : NULL;
+    const char *args = !bulk && !args_file && optind < argc ? argv[optind++] : "[]";
+    if (optind < argc)
+        return cli_usage_error("unexpected argument '%s'%s", argv[optind],
+                               bulk || args_file ? " (the args come from the file)" : "");
+    if (bulk && !klass && (po.queue || in >= 0 || at >= 0 || retry_set))
+        return cli_usage_error("--bulk without CLASS: -q, --in, --at and --retry go in each line's job object");
+    char *args_buf = NULL;
+    if (args_file && !(args = args_buf = read_args_file(args_file))) return CLI_EXIT_USAGE;
+    if (!args_file && !bulk) {
+        json_t *parsed = json_loads(args, JSON_ALLOW_NUL, NULL);
+        int is_array = json_is_array(parsed);
+        json_decref(parsed);
+        if (!is_array) return cli_usage_error("ARGS_JSON must be a JSON array, got '%s'", args);
+    }
+    bulk_lines lines = {0};
+    if (bulk) {
+        int brc = bulk_read(bulk, !klass, &lines);
+        if (brc) {
+            bulk_free(&lines);
+            return brc;
+        }
+    }
     if (in >= 0) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
@@ -102,13 +293,24 @@ int cli_push(int argc, char **argv) {
     }
     int rc = 0;
     hh_client *cl = connect_or_explain(&c, &rc);
-    if (!cl) return rc;
+    if (!cl) {
+        free(args_buf);
+        bulk_free(&lines);
+        return rc;
+    }
+    if (bulk) {
+        rc = bulk_push(cl, bulk, klass, &po, &lines);
+        bulk_free(&lines);
+        hh_client_free(cl);
+        return rc;
+    }
     char jid[HH_JID_SIZE];
     int e = hh_client_push(cl, klass, args, &po, jid);
+    free(args_buf);
     if (e != HH_OK) {
         fprintf(stderr, "hiredhand: %s\n", hh_last_error()); /* what and why, Redis' words included */
         hh_client_free(cl);
-        return e == HH_ERR_INVALID ? CLI_EXIT_USAGE : 1;
+        return e == HH_ERR_INVALID ? CLI_EXIT_USAGE : e == HH_ERR_REDIS ? CLI_EXIT_REDIS : 1;
     }
     hh_client_free(cl);
     printf("%s\n", jid);
@@ -169,7 +371,7 @@ int cli_stats(int argc, char **argv) {
     hh_client_free(cl);
     if (e != HH_OK) {
         fprintf(stderr, "hiredhand: stats failed: %s\n", hh_strerror(e));
-        return 1;
+        return e == HH_ERR_REDIS ? CLI_EXIT_REDIS : 1;
     }
     if (c.json) {
         printf("%s\n", out);
@@ -208,7 +410,7 @@ int cli_processes(int argc, char **argv) {
     hh_client_free(cl);
     if (e != HH_OK) {
         fprintf(stderr, "hiredhand: processes failed: %s\n", hh_strerror(e));
-        return 1;
+        return e == HH_ERR_REDIS ? CLI_EXIT_REDIS : 1;
     }
     if (c.json) {
         printf("%s\n", out);
@@ -253,7 +455,7 @@ int cli_signal(int argc, char **argv, const char *signal) {
     }
     if (e != HH_OK) {
         fprintf(stderr, "hiredhand: %s\n", hh_strerror(e));
-        return 1;
+        return e == HH_ERR_REDIS ? CLI_EXIT_REDIS : 1;
     }
     printf("sent %s to %s\n", signal, argv[optind]);
     return 0;

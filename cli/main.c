@@ -14,7 +14,8 @@ static const char usage[] =
     "\n"
     "commands:\n"
     "  work        run jobs from Redis (see hiredhand work --help)\n"
-    "  push        push a job: hiredhand push CLASS [ARGS_JSON] [-q QUEUE] [--in S | --at EPOCH]\n"
+    "  push        push a job: hiredhand push CLASS [ARGS_JSON] [-q QUEUE] [--in S | --at EPOCH];\n"
+    "              args from a file: --args-file FILE; one job per line: --bulk FILE (- is stdin)\n"
     "  stats       what Sidekiq::Stats shows (--json for machines)\n"
     "  processes   live processes, as the Web UI's Busy page (--json)\n"
     "  quiet ID    quiet a process, as the Web UI's Quiet button\n"
@@ -34,7 +35,10 @@ static const char usage[] =
     "and --namespace NS; a rediss:// (TLS) URL takes --tls-ca-file FILE, --tls-ca-dir DIR,\n"
     "--tls-cert FILE and --tls-key FILE (mutual TLS), --tls-server-name NAME and --tls-insecure\n"
     "--sentinel HOST:PORT (repeatable), --sentinel-master NAME and --sentinel-password-file FILE\n"
-    "find the master through Redis Sentinel (see hiredhand work --help).\n";
+    "find the master through Redis Sentinel (see hiredhand work --help).\n"
+    "\n"
+    "Exit status of every command but work: 0 done, 1 not found (no such jid, queue entry\n"
+    "or process), 2 usage error (or not confirmed), 3 Redis unreachable or failing.\n";
 /* clang-format on */
 
 int main(int argc, char **argv) {

@@ -10,8 +10,13 @@
  *                       or {"ok":false,"error_class":..,"error_message":..,"backtrace":[..]}
  *
  * Processes start lazily (the first job that finds no idle one starts one,
- * up to the pool size) with the --exec conventions: no shell, the filtered
- * environment, their own process group, killed with the worker. A process
+ * up to the pool size), or with --serve-pool all at once on a starter
+ * thread of the pool's own, which reads their hellos while the worker
+ * runs: a slow or mute process delays neither the worker's start nor
+ * other classes' jobs, and one past its hello deadline is killed and
+ * started again after the backoff. They run with the --exec conventions:
+ * no shell, the filtered environment, their own process group, killed
+ * with the worker. A process
  * that dies, closes its stdout, answers anything but one such line or runs
  * past the timeout is killed; the job it held fails through the retry path
  * like any failure, and the next start waits a backoff. No Redis I/O here:
@@ -31,7 +36,7 @@
 #include "cli.h"
 
 #define SERVE_PROTOCOL 1
-#define HELLO_TIMEOUT 30.0            /* seconds for a new process to say hello */
+#define HELLO_TIMEOUT 30.0            /* seconds for a new process to say hello (default) */
 #define ANSWER_MAX (16 * 1024 * 1024) /* longest answer line taken */
 #define ERR_LINE_MAX 4096             /* a longer stderr line is logged in pieces */
 #define TAIL_LINES 20                 /* stderr lines kept for a failure's backtrace */
@@ -51,6 +56,8 @@ typedef struct {
     size_t ntail; /* the job's last stderr lines, for its failure */
     int status;   /* wait status once reaped */
     int reaped;
+    int starting;    /* held by the starter thread until its hello (busy too) */
+    double hello_by; /* the starter's deadline for that hello (monotonic) */
 } srv_proc;
 
 struct cli_serve {
@@ -65,9 +72,18 @@ struct cli_serve {
     srv_proc *procs;
     int failures;      /* abnormal ends in a row: the backoff's exponent */
     double next_start; /* no start before (monotonic) */
+    double hello_timeout;
+    /* --serve-pool: the starter thread keeps procs[0 .. eager) running */
+    int eager;
+    int stopping; /* the starter ends; mu */
+    int starter_running;
+    pthread_t starter;
 };
 
 const char *cli_serve_class(const cli_serve *s) { return s->klass; }
+void cli_serve_set_hello_timeout(cli_serve *s, double seconds) {
+    if (seconds > 0) s->hello_timeout = seconds;
+}
 void cli_serve_set_manager(cli_serve *s, hh_manager *m) { s->m = m; }
 
 #define SLOG(s, level, ...)                                     \
@@ -92,6 +108,7 @@ cli_serve *cli_serve_new(const char *spec, double timeout, int pool, long max_jo
     pthread_cond_init(&s->cv, NULL);
     s->klass = strndup(spec, (size_t)(eq - spec));
     s->timeout = timeout;
+    s->hello_timeout = HELLO_TIMEOUT;
     s->max_jobs = max_jobs;
     s->pool = pool > 0 ? pool : 1;
     size_t n = 0;
@@ -331,57 +348,190 @@ static int spawn_proc(cli_serve *s, srv_proc *p) {
     return 0;
 }
 
+/* A hello line: 0 when it is ours (logged), else -2 with why in what. */
+static int check_hello(cli_serve *s, srv_proc *p, const char *line, char *what, size_t wlen) {
+    json_t *hello = json_loads(line, 0, NULL);
+    json_t *v = json_object_get(hello, "hiredhand");
+    int ok = json_is_integer(v) && json_integer_value(v) == SERVE_PROTOCOL;
+    json_decref(hello);
+    if (!ok) {
+        snprintf(what, wlen, "%s: bad hello (want {\"hiredhand\":%d}): %.200s", s->argv[0], SERVE_PROTOCOL, line);
+        return -2;
+    }
+    SLOG(s, HH_LOG_INFO, "--serve %s: started pid=%d", s->klass, (int)p->pid);
+    return 0;
+}
+
+/* The exit of a process whose stdout ended, once seen (a moment). */
+static void describe_end(cli_serve *s, srv_proc *p, char *what, size_t wlen) {
+    for (double until = cli_mono() + 1; !reap(p, 0) && cli_mono() < until;) {
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    describe_exit(s, p, what, wlen);
+}
+
 /* Reads the hello of the process in slot p (job: the one waiting, or
  * NULL). 0, or with why in what and the process ended: -2 out of
  * protocol (a bad or too long hello), -1 otherwise. */
 static int await_hello(cli_serve *s, srv_proc *p, hh_job *job, char *what, size_t wlen) {
     char *line = NULL;
-    int io = converse(s, p, job, NULL, 0, cli_mono() + HELLO_TIMEOUT, &line), rc = -1;
+    int io = converse(s, p, job, NULL, 0, cli_mono() + s->hello_timeout, &line), rc = -1;
     if (io == IO_LINE) {
-        json_t *hello = json_loads(line, 0, NULL);
-        json_t *v = json_object_get(hello, "hiredhand");
-        int ok = json_is_integer(v) && json_integer_value(v) == SERVE_PROTOCOL;
-        if (!ok)
-            snprintf(what, wlen, "%s: bad hello (want {\"hiredhand\":%d}): %.200s", s->argv[0], SERVE_PROTOCOL, line);
-        json_decref(hello);
+        rc = check_hello(s, p, line, what, wlen);
         free(line);
-        if (ok) {
-            SLOG(s, HH_LOG_INFO, "--serve %s: started pid=%d", s->klass, (int)p->pid);
-            return 0;
-        }
-        rc = -2;
+        if (rc == 0) return 0;
     } else if (io == IO_CANCELLED) {
         snprintf(what, wlen, "cancelled by shutdown before %s said hello", s->argv[0]);
     } else if (io == IO_TIMEOUT) {
-        snprintf(what, wlen, "%s said no hello within %.0f s", s->argv[0], HELLO_TIMEOUT);
+        snprintf(what, wlen, "%s said no hello within %g s", s->argv[0], s->hello_timeout);
     } else if (io == IO_TOO_LONG) {
         snprintf(what, wlen, "%s: hello line too long", s->argv[0]);
         rc = -2;
     } else {
-        for (double until = cli_mono() + 1; !reap(p, 0) && cli_mono() < until;) {
-            struct timespec ts = {0, 10 * 1000000L};
-            nanosleep(&ts, NULL);
-        }
-        describe_exit(s, p, what, wlen);
+        describe_end(s, p, what, wlen);
     }
     end_proc(p, 0);
     return rc;
 }
 
+/* One look at a starting process's hello (the starter's, never blocking):
+ * 1 said it, 0 not yet, -1 failed with why in what (process not ended). */
+static int hello_step(cli_serve *s, srv_proc *p, char *what, size_t wlen) {
+    if (p->err_fd >= 0 && !read_err(s, p, NULL)) close_fd(&p->err_fd);
+    int open = read_out(p);
+    char *line = take_line(p);
+    if (line) {
+        int rc = check_hello(s, p, line, what, wlen);
+        free(line);
+        return rc == 0 ? 1 : -1;
+    }
+    if (p->outlen > ANSWER_MAX) {
+        snprintf(what, wlen, "%s: hello line too long", s->argv[0]);
+        return -1;
+    }
+    if (!open || reap(p, 0)) {
+        describe_end(s, p, what, wlen);
+        return -1;
+    }
+    if (cli_mono() > p->hello_by) {
+        snprintf(what, wlen, "%s said no hello within %g s", s->argv[0], s->hello_timeout);
+        return -1;
+    }
+    return 0;
+}
+
+/* Once the worker is quiet or stopping no job needs a new process: the
+ * starter leaves empty slots empty then. */
+static int worker_quiet(cli_serve *s) {
+    hh_manager_stats st;
+    memset(&st, 0, sizeof(st));
+    st.struct_size = sizeof(st);
+    return s->m && hh_manager_get_stats(s->m, &st) == HH_OK && st.quiet;
+}
+
+/* The starter thread of a --serve-pool: keeps procs[0 .. eager) started,
+ * reading every hello at once with poll, so no process waits for another
+ * and nobody waits for it but the jobs of its class (a starting process
+ * is busy: acquire() passes it by). A process that fails its hello is
+ * killed and started again after the backoff. Ends on s->stopping. */
+static void *starter_main(void *arg) {
+    cli_serve *s = arg;
+    struct pollfd *pf = calloc((size_t)s->pool * 2, sizeof(*pf));
+    pthread_mutex_lock(&s->mu);
+    while (!s->stopping && pf) {
+        pthread_mutex_unlock(&s->mu); /* never the manager's lock under ours */
+        int quiet = worker_quiet(s);
+        pthread_mutex_lock(&s->mu);
+        for (int i = 0; i < s->eager && !s->stopping && !quiet; i++) {
+            srv_proc *p = &s->procs[i];
+            if (p->busy || p->pid > 0 || cli_mono() < s->next_start) continue;
+            p->busy = p->starting = 1;
+            pthread_mutex_unlock(&s->mu);
+            int rc = spawn_proc(s, p);
+            if (rc != 0) {
+                SLOG(s, HH_LOG_ERROR, "--serve %s: cannot run %s: %s", s->klass, s->argv[0], strerror(rc));
+                backoff(s);
+            } else {
+                p->hello_by = cli_mono() + s->hello_timeout;
+            }
+            pthread_mutex_lock(&s->mu);
+            if (rc != 0) p->busy = p->starting = 0;
+        }
+        /* only this thread sets or clears `starting`: read without mu below */
+        pthread_mutex_unlock(&s->mu);
+        nfds_t n = 0;
+        for (int i = 0; i < s->pool; i++) {
+            srv_proc *p = &s->procs[i];
+            if (!p->starting) continue;
+            pf[n].fd = p->out_fd, pf[n].events = POLLIN, pf[n].revents = 0, n++;
+            if (p->err_fd >= 0) pf[n].fd = p->err_fd, pf[n].events = POLLIN, pf[n].revents = 0, n++;
+        }
+        if (n) poll(pf, n, 100);
+        else {
+            struct timespec ts = {0, 50 * 1000000L}; /* a backoff, or every slot running */
+            nanosleep(&ts, NULL);
+        }
+        for (int i = 0; i < s->pool; i++) {
+            srv_proc *p = &s->procs[i];
+            char what[300];
+            int r = p->starting ? hello_step(s, p, what, sizeof(what)) : 0;
+            if (r == 0) continue;
+            if (r < 0) {
+                SLOG(s, HH_LOG_ERROR, "--serve %s: pid=%d %s; killed, started again after a backoff", s->klass,
+                     (int)p->pid, what);
+                end_proc(p, 0);
+                backoff(s);
+            }
+            pthread_mutex_lock(&s->mu);
+            p->starting = p->busy = 0;
+            pthread_cond_broadcast(&s->cv);
+            pthread_mutex_unlock(&s->mu);
+        }
+        pthread_mutex_lock(&s->mu);
+    }
+    pthread_mutex_unlock(&s->mu);
+    for (int i = 0; i < s->pool; i++) { /* the stop: what has not said hello goes */
+        srv_proc *p = &s->procs[i];
+        if (!p->starting) continue;
+        end_proc(p, 0);
+        pthread_mutex_lock(&s->mu);
+        p->starting = p->busy = 0;
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+    }
+    free(pf);
+    return NULL;
+}
+
+/* Ends the starter thread (its starting processes killed); idempotent. */
+static void starter_stop(cli_serve *s) {
+    pthread_mutex_lock(&s->mu);
+    s->stopping = 1;
+    int running = s->starter_running;
+    s->starter_running = 0;
+    pthread_mutex_unlock(&s->mu);
+    if (running) pthread_join(s->starter, NULL);
+}
+
 int cli_serve_prestart(cli_serve *s, int n) {
-    int started = 0;
     if (n > s->pool) n = s->pool;
-    for (int i = 0; i < n; i++) { /* every interpreter boots at once, */
-        int rc = spawn_proc(s, &s->procs[i]);
-        if (rc != 0) SLOG(s, HH_LOG_ERROR, "--serve %s: cannot run %s: %s", s->klass, s->argv[0], strerror(rc));
+    if (n <= 0 || s->starter_running) return 0;
+    s->eager = n;
+    s->stopping = 0;
+    /* the thread takes no signal: the worker waits for them synchronously */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int rc = pthread_create(&s->starter, NULL, starter_main, s);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        SLOG(s, HH_LOG_WARN, "--serve %s: no starter thread (%s): processes start as jobs need them", s->klass,
+             strerror(rc));
+        return rc;
     }
-    for (int i = 0; i < n; i++) { /* then each hello is read */
-        char what[300];
-        if (s->procs[i].pid <= 0) continue;
-        if (await_hello(s, &s->procs[i], NULL, what, sizeof(what)) == 0) started++;
-        else SLOG(s, HH_LOG_ERROR, "--serve %s: %s (started again when a job needs it)", s->klass, what);
-    }
-    return started;
+    s->starter_running = 1;
+    return 0;
 }
 
 /* Starts the process in slot p and reads its hello. 0, or -1 with the job
@@ -628,6 +778,7 @@ int cli_serve_handler(hh_job *job, void *udata) {
 
 void cli_serve_shutdown(cli_serve *s, double grace) {
     if (!s) return;
+    starter_stop(s);
     pthread_mutex_lock(&s->mu);
     for (int i = 0; i < s->pool; i++)
         if (s->procs[i].pid > 0 && !s->procs[i].busy) close_fd(&s->procs[i].in_fd); /* all at once, */
@@ -646,6 +797,7 @@ void cli_serve_shutdown(cli_serve *s, double grace) {
 
 void cli_serve_free(cli_serve *s) {
     if (!s) return;
+    starter_stop(s);
     for (int i = 0; s->procs && i < s->pool; i++) {
         end_proc(&s->procs[i], 0);
         free(s->procs[i].out);

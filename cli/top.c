@@ -32,7 +32,7 @@
 #include <unistd.h>
 #include "cli.h"
 
-#define EXIT_REDIS 3
+#define EXIT_REDIS CLI_EXIT_REDIS
 
 enum { T_NS = 1000, T_JSON, T_INTERVAL, T_COUNT, T_PWFILE, T_HELP };
 

@@ -52,9 +52,12 @@ static const char work_usage[] =
     "      --serve CLASS=COMMAND  run jobs of CLASS in long-lived COMMAND processes speaking\n"
     "                             hiredhand's line protocol (see README); repeatable.\n"
     "                             CLASS * (--exec or --serve) takes every class without its own\n"
-    "      --serve-pool N         start N processes per --serve at once (at most --concurrency);\n"
-    "                             default: up to --concurrency, each started when a job needs it\n"
+    "      --serve-pool N         start N processes per --serve at once (at most --concurrency),\n"
+    "                             in the background: the worker fetches meanwhile; default: up to\n"
+    "                             --concurrency, each started when a job needs it\n"
     "      --serve-max-jobs N     replace a --serve process after N jobs (default: never)\n"
+    "      --serve-hello-timeout S  seconds a new --serve process has to say hello before it is\n"
+    "                             killed and started again with backoff (default 30)\n"
     ;
 /* clang-format on */
 /* in two: one string would pass the 4095 characters C99 promises */
@@ -113,7 +116,8 @@ enum {
     OPT_SERVE_POOL,
     OPT_SERVE_MAX_JOBS,
     OPT_LOG_FORMAT = 1100,
-    OPT_LOG_LEVEL, /* log options: their own range, for merges */
+    OPT_SERVE_HELLO_TIMEOUT = 1150, /* --serve options: their own range, for merges */
+    OPT_LOG_LEVEL,                  /* log options: their own range, for merges */
     OPT_EXEC_STDOUT = 1200
 };
 
@@ -153,6 +157,7 @@ static const struct option longopts[] = {{"redis", required_argument, 0, 'r'},
                                          {"serve", required_argument, 0, OPT_SERVE},
                                          {"serve-pool", required_argument, 0, OPT_SERVE_POOL},
                                          {"serve-max-jobs", required_argument, 0, OPT_SERVE_MAX_JOBS},
+                                         {"serve-hello-timeout", required_argument, 0, OPT_SERVE_HELLO_TIMEOUT},
                                          {"exec-stdout", required_argument, 0, OPT_EXEC_STDOUT},
                                          {"config", required_argument, 0, 'C'},
                                          {"help", no_argument, 0, OPT_HELP},
@@ -244,7 +249,7 @@ typedef struct work_args {
     const char *execs[MAX_ITEMS], *requires[MAX_ITEMS], *serves[MAX_ITEMS];
     size_t nexec, nreq, nserve;
     long serve_pool, serve_max_jobs;
-    double exec_timeout;
+    double exec_timeout, serve_hello_timeout;
     cli_exec_stdout exec_stdout;
     const char *logpath;
 } work_args;
@@ -324,6 +329,10 @@ static int parse_option(work_args *a, int ch, const char *arg) {
     case OPT_SERVE_MAX_JOBS:
         if (cli_parse_int(arg, 1, 1000000000, &a->serve_max_jobs))
             return cli_usage_error("bad --serve-max-jobs '%s' (1..1000000000)", arg);
+        break;
+    case OPT_SERVE_HELLO_TIMEOUT:
+        if (cli_parse_seconds(arg, &a->serve_hello_timeout) || a->serve_hello_timeout <= 0)
+            return cli_usage_error("bad --serve-hello-timeout '%s' (seconds, more than 0)", arg);
         break;
     case OPT_EXEC_TIMEOUT:
         if (cli_parse_seconds(arg, &a->exec_timeout)) return cli_usage_error("bad --exec-timeout '%s'", arg);
@@ -537,6 +546,7 @@ static int make_handlers(const work_args *a, work_handlers *h) {
             for (size_t k = 0; k < a->nexec; k++) cli_exec_free(h->exec[k]);
             return cli_usage_error("%s", err);
         }
+        cli_serve_set_hello_timeout(h->serve[i], a->serve_hello_timeout);
     }
     return 0;
 }
@@ -557,7 +567,9 @@ static int register_handlers(hh_manager *m, const work_args *a, work_handlers *h
     for (size_t i = 0; i < a->nserve && rc == 0; i++) {
         cli_serve_set_manager(h->serve[i], m);
         /* --serve-pool N: N processes from the start (no job pays for an
-         * interpreter's boot); else each starts when a job needs it */
+         * interpreter's boot), started in the background (a slow or mute
+         * one delays nothing but its class's jobs); else each starts when
+         * a job needs it */
         if (a->serve_pool > 0) cli_serve_prestart(h->serve[i], serve_pool_size(a));
         rc = register_one(m, "--serve", cli_serve_class(h->serve[i]), cli_serve_handler, h->serve[i]);
     }
@@ -581,16 +593,23 @@ static int register_handlers(hh_manager *m, const work_args *a, work_handlers *h
  * reopening until it stopped. Returns the exit status: 0, 2 for a
  * configuration error (--http address in use, Redis refusing the
  * password or db), 3 when the identity is live elsewhere, 1 otherwise. */
+/* Blocks the signals run() takes synchronously (every thread inherits the
+ * mask). Done before anything starts: a TERM that comes while handlers
+ * start waits for run(), which logs it and stops with the grace period,
+ * instead of killing the process on the spot. */
+static void block_signals(sigset_t *set) {
+    sigemptyset(set);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGTSTP);
+    sigaddset(set, SIGTTIN);
+    sigaddset(set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, set, NULL);
+}
+
 static int run(hh_manager *m) {
-    /* Signals are taken synchronously here; every thread inherits the mask. */
     sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGTSTP);
-    sigaddset(&set, SIGTTIN);
-    sigaddset(&set, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    block_signals(&set);
     signal(SIGPIPE, SIG_IGN);
     int rc = 0, e = hh_manager_start(m);
     if (e == HH_ERR_INVALID || e == HH_ERR_REFUSED) rc = CLI_EXIT_USAGE; /* --http address in use; bad password or db */
@@ -644,6 +663,8 @@ int cli_work(int argc, char **argv) {
     /* close-on-exec: --exec handlers must not hold the log open (logrotate) */
     if (a.logpath && !(log_file = fopen(a.logpath, "ae"))) return cli_usage_error("cannot open log file %s", a.logpath);
     log_path = a.logpath;
+    sigset_t set;
+    block_signals(&set);
     work_handlers h;
     if ((rc = make_handlers(&a, &h))) return rc;
     int e;

@@ -208,8 +208,8 @@ typedef enum hh_name_kind {
     HH_NAME_LABEL = 4      /* a Busy page label (names no key) */
 } hh_name_kind;
 
-#define HH_NAME_MAX 200       /* bytes, for identities and namespaces */
-#define HH_NAME_QUEUE_MAX 127 /* bytes, for queue names */
+#define HH_NAME_MAX 200        /* bytes, for identities and namespaces */
+#define HH_NAME_QUEUE_MAX 1024 /* bytes, for queue names */
 
 /* Checks a name before it is used, without connecting. Every kind must be
  * valid UTF-8 without control characters (they would reach logs and the
@@ -442,13 +442,14 @@ HH_EXPORT int hh_queues_list(hh_client *c, char **json_out);
 
 /* One queue: {"name","size","latency","jobs":[...]} with the next n jobs
  * to run (each {"jid","class","enqueued_at","item"}). Errors:
- * HH_ERR_INVALID (bad name), HH_ERR_REDIS, HH_ERR_NOMEM. A queue that
- * does not exist shows size 0. */
+ * HH_ERR_INVALID (an empty name or one longer than HH_NAME_QUEUE_MAX;
+ * control characters and '|' are taken, as other clients write them),
+ * HH_ERR_REDIS, HH_ERR_NOMEM. A queue that does not exist shows size 0. */
 HH_EXPORT int hh_queue_show(hh_client *c, const char *name, size_t n, char **json_out);
 
 /* Queue#clear: UNLINK queue:<name> and SREM queues <name> in one
- * transaction; *removed (may be NULL) gets the jobs it held. Errors:
- * HH_ERR_INVALID, HH_ERR_REDIS. */
+ * transaction; *removed (may be NULL) gets the jobs it held. Names as for
+ * hh_queue_show. Errors: HH_ERR_INVALID, HH_ERR_REDIS. */
 HH_EXPORT int hh_queue_clear(hh_client *c, const char *name, long long *removed);
 
 /* The running jobs of every live process (Sidekiq::WorkSet, the Busy
@@ -762,6 +763,11 @@ typedef struct hh_manager_stats {
     uint64_t reconciled;             /* entries of this process's in-progress lists
                                * that no thread held (a fetch reply was lost),
                                * pushed back to their queues */
+
+    /* Readiness (/readyz) without waiting for a heartbeat. */
+    int redis_reachable; /* 0 from the moment any Redis call of the worker
+                          * (fetch, heartbeat, scheduler, ...) fails to reach
+                          * Redis until calls go through again; 1 otherwise */
 } hh_manager_stats;
 
 /* Copies a consistent snapshot into *out (its first out->struct_size

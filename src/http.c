@@ -194,8 +194,13 @@ int hh_http_ready(const hh_manager_stats *st, char *reason, size_t len) {
     if (st->started_at <= 0) why = "the manager has not started";
     else if (st->stopping) why = "stopping";
     else if (st->quiet) why = "quiet: not fetching";
-    else if (!st->redis_connected || st->heartbeat_last_error[0]) why = "not connected to Redis";
+    /* Redis lost: as soon as any call (a fetch, most often) fails to reach
+     * it, not at the next beat; and ready again once calls go through, even
+     * if the beat that failed during the outage is not retried yet. */
+    else if (!st->redis_reachable) why = "not connected to Redis";
     else if (st->heartbeat_last_pushed_at <= 0) why = "no heartbeat acknowledged by Redis yet";
+    /* the beat reached Redis and was refused (OOM, a script error) */
+    else if (st->redis_connected && st->heartbeat_last_error[0]) why = "the last heartbeat failed";
     if (reason && len) hh_strlcpy(reason, why ? why : "", len);
     return why == NULL;
 }

@@ -933,6 +933,9 @@ void hh_manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
     hh_strlcpy(out->heartbeat_last_error, m->heartbeat_last_error, sizeof(out->heartbeat_last_error));
     out->redis_connected = m->redis_connected;
     pthread_mutex_unlock(&m->lock);
+    /* set by the first call of any connection that fails to reach Redis,
+     * cleared by one that goes through (redis.c): fresher than a beat */
+    out->redis_reachable = !atomic_load(&m->cfg.outage);
 }
 
 int hh_manager_get_stats(hh_manager *m, hh_manager_stats *out) {

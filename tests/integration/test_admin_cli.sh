@@ -28,7 +28,7 @@ assert_eq "$(snap)" "$before" "nothing changed without --yes"
 
 for args in "retries bogus" "retries retry" "retries retry r1 --all" "dead kill d1" "scheduled retry s1" \
             "retries show" "retries list r1" "retries retry r1 --class K" "queues show" "queues clear" \
-            "queues show a|b" "jobs" "jobs find" "retries list --limit 0" "dead clear --class K"; do
+            "queues show a\xZZ" "jobs" "jobs find" "retries list --limit 0" "dead clear --class K"; do
     # shellcheck disable=SC2086
     hh_cli $args
     assert_eq "$HH_RC" 2 "usage error: '$args' (stderr: $HH_ERR)"
@@ -78,6 +78,29 @@ for args in "retries list" "retries show esc1"; do
     assert_contains "$HH_OUT" "?[31mRed" "'$args' shows the class with ESC as ?"
 done
 R zrem retry "$esc" >/dev/null
+
+# the human lists open with a header row (--json does not change); a retry_count stored as a
+# string (some Ruby clients do) shows its value, as the Web UI's entry['retry_count'] does
+for set in retries scheduled dead; do
+    hh_cli $set list
+    assert_eq "$HH_RC" 0 "$set list"
+    header="$(head -n 1 <<<"$HH_OUT")"
+    for col in JID CLASS QUEUE RETRIES ERROR; do
+        assert_contains "$header" "$col" "$set list: header row names $col"
+    done
+    assert_eq "$(wc -l <<<"$HH_OUT")" "$(( $(R zcard "$(case $set in retries) echo retry ;; scheduled) echo schedule ;; dead) echo dead ;; esac)") + 1 ))" \
+        "$set list: one header plus one line per entry"
+    hh_cli $set list --json
+    assert_eq "${HH_OUT:0:1}" "[" "$set list --json has no header"
+done
+strjob='{"retry":true,"queue":"default","class":"K","args":[],"jid":"str1","retry_count":"7","error_class":"E","error_message":"m"}'
+R zadd dead 99 "$strjob" >/dev/null
+hh_cli dead list
+row="$(grep ' str1 ' <<<"$HH_OUT")"
+assert_eq "$(awk '{ print $5 }' <<<"$row")" 7 "dead list shows a string retry_count \"7\" as 7 (row: $row)"
+hh_cli dead show str1
+assert_contains "$HH_OUT" "retry_count:   7" "dead show shows a string retry_count"
+R zrem dead "$strjob" >/dev/null
 
 # a terminal: the prompt
 if command -v script >/dev/null; then

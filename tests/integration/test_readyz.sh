@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Readiness (`GET /readyz` on --http): 200 {"status":"ready"} once the worker is connected to
 # Redis and fetching; 503 with a reason when Redis is lost (and 200 again once it is back),
-# and 503 "quiet" after TSTP, while /healthz (liveness) stays 200 when quiet.
+# and 503 "quiet" after TSTP, while /healthz (liveness) stays 200 when quiet. The 503 on Redis
+# loss comes with the first call that fails to reach it, not at the next heartbeat.
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
 command -v curl >/dev/null || fail "curl is not installed (apt-get install curl)"
@@ -37,6 +38,27 @@ must_wait 10 '[ "$(code_of "$base/readyz")" = 503 ]' "/readyz did not turn 503 w
 assert_contains "$(body_of "$base/readyz" | jq -r .reason)" "quiet" "/readyz reason when quiet"
 assert_eq "$(code_of "$base/healthz")" 200 "/healthz stays 200 when quiet"
 
+hh_stop_worker TERM 30
+assert_eq "$WORKER_RC" 0 "the worker exits 0 after TERM"
+
+# Redis lost between two beats: /readyz turns 503 as soon as a call (an idle fetch) fails to
+# reach Redis, not at the next beat. Beats 30 s apart; Redis is stopped right after one, and the
+# 503 must show while that beat is still the last one and no beat has failed yet.
+port="$(hh_pick_free_port)"
+base="http://127.0.0.1:$port"
+hh_start_worker -c 2 --heartbeat-interval 30 --liveness-max-age 120 --http "$port"
+must_wait 15 '[ "$(code_of "$base/readyz")" = 200 ]' "/readyz did not answer 200 within 15 s of start (slow beats)"
+beat="$(body_of "$base/stats" | jq -r .heartbeat_last_pushed_at)"
+must_wait 60 '[ "$(body_of "$base/stats" | jq -r .heartbeat_last_pushed_at)" != "$beat" ]' "no second beat within 60 s"
+beat="$(body_of "$base/stats" | jq -r .heartbeat_last_pushed_at)"
+hh_redis_stop
+must_wait 20 '[ "$(code_of "$base/readyz")" = 503 ]' "/readyz did not turn 503 within 20 s of losing Redis (beats 30 s apart)"
+st="$(body_of "$base/stats")"
+assert_eq "$(jq -r .heartbeat_last_pushed_at <<<"$st")" "$beat" "503 came before the next beat ($st)"
+assert_eq "$(jq -r .heartbeat_last_error <<<"$st")" "" "503 came before any beat failed ($st)"
+assert_contains "$(body_of "$base/readyz" | jq -r .reason)" "Redis" "/readyz says why"
+hh_redis_restart
+must_wait 30 '[ "$(code_of "$base/readyz")" = 200 ]' "/readyz did not come back to 200 within 30 s of Redis' return"
 hh_stop_worker TERM 30
 assert_eq "$WORKER_RC" 0 "the worker exits 0 after TERM"
 pass

@@ -74,18 +74,29 @@ static void test_readyz_wants_redis_and_fetching(void **s) {
     st->started_at = 1000;
     st->redis_connected = 1;
     st->heartbeat_last_pushed_at = 1001;
+    assert_false(hh_http_ready(st, why, sizeof(why))); /* a call failed to reach Redis */
+    assert_non_null(strstr(why, "Redis"));
+    st->redis_reachable = 1;
     assert_true(hh_http_ready(st, why, sizeof(why)));
     assert_string_equal(why, "");
     hh_http_reply r;
     hh_http_reply_for(HH_HTTP_ROUTE_READYZ, st, 1002, 30, &r);
     assert_int_equal(r.status, 200);
     free(r.body);
+    /* the beat failed with its connection during an outage, and calls go
+     * through again: ready without waiting for the next beat */
     st->redis_connected = 0;
+    snprintf(st->heartbeat_last_error, sizeof(st->heartbeat_last_error), "Connection refused");
+    assert_true(hh_http_ready(st, why, sizeof(why)));
+    st->redis_reachable = 0;
     assert_false(hh_http_ready(st, why, sizeof(why)));
     assert_non_null(strstr(why, "Redis"));
+    st->redis_reachable = 1;
+    /* the beat reached Redis and was refused */
     st->redis_connected = 1;
-    snprintf(st->heartbeat_last_error, sizeof(st->heartbeat_last_error), "Connection refused");
+    snprintf(st->heartbeat_last_error, sizeof(st->heartbeat_last_error), "OOM command not allowed");
     assert_false(hh_http_ready(st, why, sizeof(why)));
+    assert_non_null(strstr(why, "heartbeat"));
     st->heartbeat_last_error[0] = '\0';
     st->quiet = 1;
     assert_false(hh_http_ready(st, why, sizeof(why)));
