@@ -9,8 +9,7 @@
 #include <stdint.h>
 #include "manager.h"
 
-#define HH_FETCH_BATCH_MAX 64      /* jobs one thread may take per fetch (fast jobs only) */
-#define HH_FETCH_BLOCK_SECONDS 2.0 /* Sidekiq's BRPOP timeout: quiet noticed within 2 s */
+#define HH_FETCH_BATCH_MAX 64 /* jobs one thread may take per fetch (fast jobs only) */
 /* Idle threads wait for pickup.c's wake-up. Without one (no CLIENT
  * TRACKING), idle reliable fetchers block on one queue each for
  * HH_FETCH_BLOCK_SECONDS; idle threads beyond one waiter per queue sleep in

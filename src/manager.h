@@ -17,6 +17,7 @@
 #include "scheduler.h"
 #include "util.h"
 #include "wake.h"
+#include "worker.h"
 
 typedef struct hh_handler {
     char *klass;
@@ -28,24 +29,6 @@ typedef struct hh_middleware {
     hh_middleware_fn fn;
     void *udata;
 } hh_middleware;
-
-/* One worker thread: its connection, its fetch state and the job it runs.
- * `mu` guards job/abandoned against the heartbeat and the shutdown path. */
-typedef struct hh_processor {
-    struct hh_manager *m;
-    int index;
-    char tid[16];
-    pthread_t thread;
-    int thread_started;
-    hh_conn conn;
-    hh_rng rng;
-    pthread_mutex_t mu;
-    hh_job *job;          /* running job, NULL when idle */
-    int abandoned;        /* hard shutdown pushed `job` back already */
-    atomic_int cancelled; /* read by hh_job_cancelled() */
-    unsigned long runs;   /* jobs started (tells one run of `job` from the next); mu */
-    int lease_lost;       /* another process recovered `job` (lease.c); mu */
-} hh_processor;
 
 struct hh_manager {
     hh_manager_options opts; /* strings below are owned copies */
