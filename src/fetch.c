@@ -746,7 +746,7 @@ static int idle_fallback(hh_processor *p, hh_fetched *out) {
 
 void hh_fetch_wake_sleepers(struct hh_manager *m) {
     hh_fetcher *f = m->fetcher;
-    hh_pickup_poke(m); /* idle threads waiting for a wake-up see quiet */
+    hh_pickup_poke(&m->pickup_env); /* idle threads waiting for a wake-up see quiet */
     if (!f) return;
     pthread_mutex_lock(&f->idle_mu);
     pthread_cond_broadcast(&f->idle_cv); /* sleepers see quiet */
@@ -778,7 +778,7 @@ static int fetch(hh_processor *p, hh_fetched *out, size_t max) {
      * included) shows as a new generation, so nothing is missed between
      * an empty fetch and the wait. */
     hh_pickup_ticket ticket;
-    hh_pickup_ticket_take(m, &ticket);
+    hh_pickup_ticket_take(&m->pickup_env, &ticket);
     rc = basic ? fetch_basic(p, out, max ? max : 1) : fetch_batch(p, out, max ? max : 1, 0);
     if (rc == 0 && !atomic_load(&m->fetcher->dry)) {
         /* The queues ran dry: threads waiting for this fetch's jobs go
@@ -790,8 +790,8 @@ static int fetch(hh_processor *p, hh_fetched *out, size_t max) {
         pthread_mutex_unlock(&f->mu);
     }
     if (rc != 0 || atomic_load(&m->quiet)) {
-        hh_pickup_done(m, &ticket, rc);
-    } else if (!hh_pickup_wait(m, &ticket) && !basic) {
+        hh_pickup_done(&m->pickup_env, &ticket, rc);
+    } else if (!hh_pickup_wait(&m->pickup_env, &ticket) && !basic) {
         /* No wake-up available. Basic fetch's BRPOP covered every queue
          * for 2 s already; reliable fetch blocks on one queue. */
         rc = idle_fallback(p, out);

@@ -84,7 +84,7 @@ void hh_manager_free(hh_manager *m) {
     free(m->procs);
     hh_lease_free(m->lease);
     hh_fetcher_free(m->fetcher);
-    hh_pickup_free(m);
+    hh_pickup_free(&m->pickup_env);
     for (size_t i = 0; i < m->nqueues; i++) {
         if (m->queue_keys) sdsfree(m->queue_keys[i]);
         if (m->inprog_keys) sdsfree(m->inprog_keys[i]);
@@ -225,6 +225,21 @@ static int make_queue_keys(hh_manager *m) {
     return HH_OK;
 }
 
+/* What pickup.c sees of m: a write to a queue goes on to fetch.c. */
+static void pickup_queue_written(void *udata, size_t q) { hh_fetch_queue_written(udata, q); }
+static void pickup_queues_written(void *udata) { hh_fetch_queues_written(udata); }
+static void pickup_env(hh_manager *m) {
+    m->pickup_env = (hh_pickup_env){.keys = &m->keys,
+                                    .cfg = &m->cfg,
+                                    .log = &m->log,
+                                    .nqueues = m->nqueues,
+                                    .queue_keys = m->queue_keys,
+                                    .quiet = &m->quiet,
+                                    .udata = m,
+                                    .queue_written = pickup_queue_written,
+                                    .queues_written = pickup_queues_written};
+}
+
 /* The fetchers' shared state: fetched-but-unclaimed jobs, idle waiters,
  * acks to send (fetch.c). */
 static int alloc_fetch_state(hh_manager *m) { return (m->fetcher = hh_fetcher_new(m)) ? HH_OK : HH_ERR_NOMEM; }
@@ -297,6 +312,7 @@ hh_manager *hh_manager_new(const hh_manager_options *caller_opts, int *err) {
         forget_caller_pointers(m);
         e = make_queue_keys(m);
     }
+    if (e == HH_OK) pickup_env(m);
     if (e == HH_OK) e = alloc_fetch_state(m);
     if (e == HH_OK) e = init_processors(m);
     if (e == HH_OK && !(m->lease = hh_lease_new(m))) e = HH_ERR_NOMEM;
@@ -447,7 +463,7 @@ int hh_manager_start(hh_manager *m) {
         hh_log(&m->log, HH_LOG_WARN, "Redis unreachable: identity %s checks and recovery wait for it", m->identity);
     hh_log(&m->log, HH_LOG_INFO, "hiredhand %s starting: identity=%s concurrency=%d fetch=%s redis=%s", HH_VERSION,
            m->identity, m->opts.concurrency, m->opts.fetch == HH_FETCH_BASIC ? "basic" : "reliable", m->cfg.display);
-    hh_pickup_start(m); /* on failure idle threads fall back, logged */
+    hh_pickup_start(&m->pickup_env); /* on failure idle threads fall back, logged */
     int failed = 0;
     for (int i = 0; i < m->opts.concurrency && !failed; i++) {
         failed = pthread_create(&m->procs[i].thread, NULL, hh_processor_main, &m->procs[i]) != 0;
@@ -703,7 +719,7 @@ static void leave_redis(hh_manager *m, hh_conn *c, pthread_t chores, int chores_
     if (stuck)
         hh_log(&m->log, HH_LOG_WARN,
                "%d worker threads still in a handler or a Redis call at the deadline: left behind", stuck);
-    if (!hh_pickup_stop_by(m, end)) atomic_fetch_add(&m->detached, 1);
+    if (!hh_pickup_stop_by(&m->pickup_env, end)) atomic_fetch_add(&m->detached, 1);
     if (m->scheduler_started) join_by(m, m->scheduler_thread, end);
     if (m->recovery_started) join_by(m, m->recovery_thread, end);
     if (chores_started) join_by(m, chores, end);

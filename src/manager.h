@@ -12,6 +12,7 @@
 #include "hiredhand.h"
 #include "job.h"
 #include "keys.h"
+#include "pickup.h"
 #include "recovery.h"
 #include "redis.h"
 #include "scheduler.h"
@@ -58,7 +59,7 @@ struct hh_manager {
 
     hh_processor *procs;
     struct hh_fetcher *fetcher; /* fetch.c: buffer, acks, idle waits */
-    struct hh_pickup *pickup;   /* pickup.c: wakes idle threads when a queue is written */
+    hh_pickup_env pickup_env;   /* pickup.c's view; wakes idle threads when a queue is written */
     pthread_t heartbeat_thread, scheduler_thread, recovery_thread, supervisor_thread;
     int heartbeat_started, scheduler_started, recovery_started, supervisor_started;
 
