@@ -354,7 +354,7 @@ static hh_job **acks_take(struct hh_manager *m, size_t *n) {
 
 /* Frees sent (or abandoned) acks; their jobs are no longer held here. */
 static void acks_free(struct hh_manager *m, hh_job **jobs, size_t n) {
-    hh_lease_release_jobs(m, jobs, n);
+    hh_lease_release_jobs(&m->lease_env, jobs, n);
     for (size_t i = 0; i < n; i++) hh_job_free(jobs[i]);
     free(jobs);
 }
@@ -372,7 +372,7 @@ static void acks_return(struct hh_manager *m, hh_job **jobs, size_t n) {
     pthread_mutex_unlock(&f->acks_mu);
     /* out of memory: those jobs stay in progress; reconciliation pushes them back */
     for (; k < n; k++) {
-        hh_lease_release(m, &jobs[k]->lease);
+        hh_lease_release(&m->lease_env, &jobs[k]->lease);
         hh_job_free(jobs[k]);
     }
     free(jobs);
@@ -393,11 +393,11 @@ static size_t acks_settle(struct hh_manager *m, hh_conn *c, hh_job **jobs, redis
             jobs[refused++] = jobs[i];
             continue;
         }
-        if (r[i]->integer == 0 && !jobs[i]->ack_uncertain) hh_lease_lost(m, c, jobs[i]);
+        if (r[i]->integer == 0 && !jobs[i]->ack_uncertain) hh_lease_lost(&m->lease_env, c, jobs[i]);
         if (ok) {
             ok[done++] = jobs[i];
         } else { /* out of memory: one at a time */
-            hh_lease_release(m, &jobs[i]->lease);
+            hh_lease_release(&m->lease_env, &jobs[i]->lease);
             hh_job_free(jobs[i]);
         }
     }
@@ -562,7 +562,7 @@ static redisReply *fetch_exchange(hh_processor *p, fetch_scratch *s, size_t n, i
     if (!p->conn.shas[HH_SCRIPT_FETCH][0]) hh_fetch_flush_acks(m, &p->conn);
     /* From here until its reply is read, what the script moves is in our
      * list but held by no thread (lease.c). */
-    if (!s->basic) hh_lease_fetch_begin(m, p, 0);
+    if (!s->basic) hh_lease_fetch_begin(&m->lease_env, p, 0);
     redisReply *r = NULL;
     size_t nacks = 0;
     hh_job **acks = p->conn.shas[HH_SCRIPT_FETCH][0] ? acks_take(m, &nacks) : NULL;
@@ -579,7 +579,7 @@ static redisReply *fetch_exchange(hh_processor *p, fetch_scratch *s, size_t n, i
         hh_pipe_addargv(&pipe, argc, s->argv, s->lens);
         redisReply **rs = hh_pipe_exec(&pipe);
         if (!rs) {
-            if (!s->basic) hh_lease_fetch_end(m, p, out, 0, 1);
+            if (!s->basic) hh_lease_fetch_end(&m->lease_env, p, out, 0, 1);
             for (size_t i = 0; i < nacks; i++) acks[i]->ack_uncertain = 1;
             acks_send(m, &p->conn, acks, nacks, 0); /* retries the acks alone */
             return NULL;
@@ -595,7 +595,7 @@ static redisReply *fetch_exchange(hh_processor *p, fetch_scratch *s, size_t n, i
         }
     }
     if (!r) r = hh_conn_eval(&p->conn, HH_SCRIPT_FETCH, (int)(2 * n), keys, klen, nargs, args, alen);
-    if (!r && !s->basic) hh_lease_fetch_end(m, p, out, 0, 1);
+    if (!r && !s->basic) hh_lease_fetch_end(&m->lease_env, p, out, 0, 1);
     return r;
 }
 
@@ -623,13 +623,13 @@ static int fetch_parse(hh_processor *p, const fetch_scratch *s, size_t n, redisR
             if (q >= n || take(&out[rc], v, s->cand[q]) < 0) break;
             rc++;
         }
-        if (!s->basic) hh_lease_fetch_end(m, p, out, rc, (size_t)rc * 2 + 1 != r->elements);
+        if (!s->basic) hh_lease_fetch_end(&m->lease_env, p, out, rc, (size_t)rc * 2 + 1 != r->elements);
     } else if (r->type == REDIS_REPLY_ERROR) {
         hh_log(&m->log, HH_LOG_ERROR, "fetch: %s", r->str);
         rc = -1;
-        if (!s->basic) hh_lease_fetch_end(m, p, out, 0, 1);
+        if (!s->basic) hh_lease_fetch_end(&m->lease_env, p, out, 0, 1);
     } else if (!s->basic) {
-        hh_lease_fetch_end(m, p, out, 0, r->type != REDIS_REPLY_NIL); /* every queue empty */
+        hh_lease_fetch_end(&m->lease_env, p, out, 0, r->type != REDIS_REPLY_NIL); /* every queue empty */
     }
     return rc;
 }
@@ -721,11 +721,11 @@ static int idle_fallback(hh_processor *p, hh_fetched *out) {
     size_t blens[6] = {strlen(bargv[0]), sdslen(src), sdslen(dst), 5, 4, strlen(bs)};
     if (!lmove) bargv[3] = bs, blens[3] = strlen(bs);
     if (!atomic_load(&m->quiet)) {
-        hh_lease_fetch_begin(m, p, 1);
+        hh_lease_fetch_begin(&m->lease_env, p, 1);
         r = hh_conn_cmdargv_blocking(&p->conn, HH_FETCH_BLOCK_SECONDS, lmove ? 6 : 4, bargv, blens);
         if (!r) rc = atomic_load(&m->quiet) ? 0 : -1;
         if (r && r->type == REDIS_REPLY_STRING) rc = take(out, r, q);
-        hh_lease_fetch_end(m, p, out, rc > 0 ? rc : 0, !r || rc < 0 || r->type == REDIS_REPLY_ERROR);
+        hh_lease_fetch_end(&m->lease_env, p, out, rc > 0 ? rc : 0, !r || rc < 0 || r->type == REDIS_REPLY_ERROR);
     }
     if (!rotate) {
         /* Leaving the post. After a job (more may follow) or an error,
@@ -903,7 +903,7 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out) {
     /* cannot happen (want_locked), but never lose a job */
     for (size_t i = 1 + taken; i <= rest; i++) {
         hh_fetch_push_back(m, &p->conn, &t->held[i]);
-        hh_lease_release(m, &t->held[i].lease);
+        hh_lease_release(&m->lease_env, &t->held[i].lease);
         free(t->held[i].payload);
     }
     if (got <= 0) return got;
@@ -943,7 +943,7 @@ void hh_fetch_push_back_pending(struct hh_manager *m, hh_conn *conn) {
         pthread_mutex_unlock(&f->mu);
         if (!got) return;
         hh_fetch_push_back(m, conn, &x);
-        hh_lease_release(m, &x.lease);
+        hh_lease_release(&m->lease_env, &x.lease);
         free(x.payload);
     }
 }

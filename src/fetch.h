@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "lease.h"
 #include "manager.h"
 
 #define HH_FETCH_BATCH_MAX 64 /* jobs one thread may take per fetch (fast jobs only) */
@@ -22,13 +23,6 @@
  * max(weights[i], 1) times, shuffles, keeps each queue's first occurrence.
  * Returns n. Thread-safe with a per-caller rng. */
 size_t hh_queue_order(const int *weights, size_t n, int weighted, hh_rng *rng, size_t *out);
-
-typedef struct hh_fetched {
-    char *payload; /* malloc'd, NUL-terminated */
-    size_t len;
-    size_t queue;   /* index into m->queues */
-    uint64_t lease; /* key in the held-jobs registry, 0 when not held (lease.c) */
-} hh_fetched;
 
 /* The fetcher's state, owned here: the buffer of fetched jobs not started
  * yet (shared by the worker threads, taken in fetch order), the queued

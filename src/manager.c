@@ -82,7 +82,7 @@ void hh_manager_free(hh_manager *m) {
         pthread_mutex_destroy(&p->mu);
     }
     free(m->procs);
-    hh_lease_free(m->lease);
+    hh_lease_free(m->lease_env.lease);
     hh_fetcher_free(m->fetcher);
     hh_pickup_free(&m->pickup_env);
     for (size_t i = 0; i < m->nqueues; i++) {
@@ -244,6 +244,43 @@ static void pickup_env(hh_manager *m) {
  * acks to send (fetch.c). */
 static int alloc_fetch_state(hh_manager *m) { return (m->fetcher = hh_fetcher_new(m)) ? HH_OK : HH_ERR_NOMEM; }
 
+/* What lease.c sees of m (lease.h); the fetcher's buffer through fetch.c. */
+static size_t lease_pending_each(void *udata, void (*fn)(const hh_fetched *, void *), void *arg) {
+    return hh_fetch_pending_each(udata, fn, arg);
+}
+static int lease_pending_has(void *udata, const char *payload, uint64_t lease) {
+    return hh_fetch_pending_has(udata, payload, lease);
+}
+static int lease_pending_drop(void *udata, const char *payload, uint64_t lease, hh_fetched *out) {
+    return hh_fetch_pending_drop(udata, payload, lease, out);
+}
+static size_t lease_pending_cap(void *udata) { return hh_fetch_pending_cap(udata); }
+static void lease_env(hh_manager *m) {
+    hh_lease_env *e = &m->lease_env;
+    *e = (hh_lease_env){.keys = &m->keys,
+                        .log = &m->log,
+                        .cfg = &m->cfg,
+                        .identity = m->identity,
+                        .nqueues = m->nqueues,
+                        .queues = m->queues,
+                        .queue_keys = m->queue_keys,
+                        .inprog_keys = m->inprog_keys,
+                        .quiet = &m->quiet,
+                        .lease_lost = &m->lease_lost,
+                        .reconciled = &m->reconciled,
+                        .procs = m->procs,
+                        .udata = m,
+                        .pending_each = lease_pending_each,
+                        .pending_has = lease_pending_has,
+                        .pending_drop = lease_pending_drop,
+                        .pending_cap = lease_pending_cap};
+    e->opts.concurrency = m->opts.concurrency;
+    e->opts.fetch = m->opts.fetch;
+    e->opts.heartbeat_interval = m->opts.heartbeat_interval;
+    e->opts.recovery_interval = m->opts.recovery_interval;
+    e->opts.lease_lost = m->opts.lease_lost;
+}
+
 /* One processor (worker thread state, not started) per unit of concurrency. */
 static int init_processors(hh_manager *m) {
     m->procs = calloc((size_t)m->opts.concurrency, sizeof(hh_processor));
@@ -315,7 +352,8 @@ hh_manager *hh_manager_new(const hh_manager_options *caller_opts, int *err) {
     if (e == HH_OK) pickup_env(m);
     if (e == HH_OK) e = alloc_fetch_state(m);
     if (e == HH_OK) e = init_processors(m);
-    if (e == HH_OK && !(m->lease = hh_lease_new(m))) e = HH_ERR_NOMEM;
+    if (e == HH_OK) lease_env(m);
+    if (e == HH_OK && !(m->lease_env.lease = hh_lease_new(&m->lease_env))) e = HH_ERR_NOMEM;
     if (e == HH_ERR_NOMEM) hh_fail(e, "out of memory creating the manager");
     if (err) *err = e;
     if (e == HH_OK) return m;
@@ -703,7 +741,7 @@ static void leave_redis(hh_manager *m, hh_conn *c, pthread_t chores, int chores_
     pthread_mutex_unlock(&m->lock);
     if (atomic_load(&m->booted) && !beats_failing && (c->ctx || !c->last_error[0]) &&
         m->opts.fetch == HH_FETCH_RELIABLE)
-        hh_lease_reconcile(m, c, 1);
+        hh_lease_reconcile(&m->lease_env, c, 1);
     /* Never booted: the identity may belong to a live process; leave it. */
     if (atomic_load(&m->booted) && hh_heartbeat_unregister(&m->heartbeat_env, c) != 0)
         hh_log(&m->log, HH_LOG_WARN, "could not unregister from Redis (%s): the process hash expires in 60 s",
@@ -825,7 +863,7 @@ static void heartbeat_publish_sets(void *udata, int64_t retry, int64_t scheduled
 
 static void heartbeat_after_beat(void *udata, hh_conn *c, int ok, int hash_expired) {
     hh_manager *m = udata;
-    hh_lease_beat(m, c, ok, hash_expired); /* the outage rule, lease loss, hiredhand:fetchers */
+    hh_lease_beat(&m->lease_env, c, ok, hash_expired); /* the outage rule, lease loss, hiredhand:fetchers */
     if (m->hook) {
         hh_queue_stats qs[HH_MAX_QUEUES];
         hh_manager_stats st = {.queues = qs, .queues_cap = HH_MAX_QUEUES};
@@ -868,8 +906,10 @@ void hh_manager_heartbeat_env(hh_manager *m, hh_heartbeat_env *out) {
 }
 
 /* Recovery's callbacks into the fetcher's leases and the stop. */
-static int recovery_peers_judgeable(void *udata, double *left) { return hh_lease_peers_judgeable(udata, left); }
-static void recovery_tick(void *udata, hh_conn *c) { hh_lease_tick(udata, c); }
+static int recovery_peers_judgeable(void *udata, double *left) {
+    return hh_lease_peers_judgeable(&((hh_manager *)udata)->lease_env, left);
+}
+static void recovery_tick(void *udata, hh_conn *c) { hh_lease_tick(&((hh_manager *)udata)->lease_env, c); }
 static void recovery_stop(void *udata) { hh_manager_stop(udata); }
 
 void hh_manager_recovery_env(hh_manager *m, hh_recovery_env *out) {

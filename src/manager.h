@@ -12,6 +12,7 @@
 #include "hiredhand.h"
 #include "job.h"
 #include "keys.h"
+#include "lease.h"
 #include "pickup.h"
 #include "recovery.h"
 #include "redis.h"
@@ -85,7 +86,7 @@ struct hh_manager {
     atomic_ullong unflushed_processed, unflushed_failed;
     atomic_ullong *fetched;               /* per queue */
     atomic_ullong lease_lost, reconciled; /* lease.c */
-    struct hh_lease *lease;               /* held jobs, reconciliation, outage rule (lease.c) */
+    hh_lease_env lease_env;               /* lease.c's view; .lease: held jobs, reconciliation, outage rule */
 
     double started_at;
     pthread_mutex_t lock; /* guards the heartbeat fields below */

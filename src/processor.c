@@ -78,7 +78,7 @@ static int write_outcome(hh_processor *p, const hh_job *job, hh_outcome *o, cons
     /* Gone from the list: recovered by another process while this one
      * could not beat, unless an earlier attempt whose reply was lost wrote
      * it already. */
-    if (rc == 0 && o->source == HH_SOURCE_LIST && !u.uncertain && !hh_lease_lost(m, &p->conn, job)) {
+    if (rc == 0 && o->source == HH_SOURCE_LIST && !u.uncertain && !hh_lease_lost(&m->lease_env, &p->conn, job)) {
         /* Redis lost the entry, nobody recovered the job: write its
          * outcome all the same (nothing else will). */
         o->source = HH_SOURCE_NONE;
@@ -169,14 +169,14 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     hh_job *job = hh_job_adopt(f->payload, f->len, m->queues[f->queue], why, sizeof(why));
     f->payload = NULL; /* the job owns it now */
     if (!job) {        /* out of memory: the job stays in progress, reconciliation pushes it back */
-        hh_lease_release(m, &f->lease);
+        hh_lease_release(&m->lease_env, &f->lease);
         return 0;
     }
     job->lease = f->lease;
     f->lease = 0;
     if (!job->item) {
         bury_malformed(p, job, f->queue, why);
-        hh_lease_release(m, &job->lease);
+        hh_lease_release(&m->lease_env, &job->lease);
         hh_job_free(job);
         return 0;
     }
@@ -224,7 +224,7 @@ static double run_job(hh_processor *p, hh_fetched *f) {
             hh_log(&m->log, HH_LOG_WARN,
                    "class=%s jid=%s: handler ended (%s) after the lease was lost; outcome not written", shown, job->jid,
                    rc == 0 ? "success" : "failure");
-        hh_lease_release(m, &job->lease);
+        hh_lease_release(&m->lease_env, &job->lease);
         hh_job_free(job);
         return elapsed;
     }
@@ -242,7 +242,7 @@ static double run_job(hh_processor *p, hh_fetched *f) {
         return elapsed;
     }
     write_failed(p, job, h, rc, elapsed);
-    hh_lease_release(m, &job->lease);
+    hh_lease_release(&m->lease_env, &job->lease);
     hh_job_free(job);
     return elapsed;
 }
@@ -261,7 +261,7 @@ void *hh_processor_main(void *arg) {
         if (hh_fetch_next(p, &f) != 1) continue;
         if (atomic_load(&m->quiet)) { /* fetched after quiet: straight back */
             hh_fetch_push_back(m, &p->conn, &f);
-            hh_lease_release(m, &f.lease);
+            hh_lease_release(&m->lease_env, &f.lease);
             free(f.payload);
             break;
         }
