@@ -83,7 +83,7 @@ void hh_manager_free(hh_manager *m) {
     }
     free(m->procs);
     hh_lease_free(m->lease_env.lease);
-    hh_fetcher_free(m->fetcher);
+    hh_fetcher_free(m->fetch_env.fetcher);
     hh_pickup_free(&m->pickup_env);
     for (size_t i = 0; i < m->nqueues; i++) {
         if (m->queue_keys) sdsfree(m->queue_keys[i]);
@@ -235,14 +235,34 @@ static void pickup_env(hh_manager *m) {
                                     .nqueues = m->nqueues,
                                     .queue_keys = m->queue_keys,
                                     .quiet = &m->quiet,
-                                    .udata = m,
+                                    .udata = &m->fetch_env,
                                     .queue_written = pickup_queue_written,
                                     .queues_written = pickup_queues_written};
 }
 
 /* The fetchers' shared state: fetched-but-unclaimed jobs, idle waiters,
  * acks to send (fetch.c). */
-static int alloc_fetch_state(hh_manager *m) { return (m->fetcher = hh_fetcher_new(m)) ? HH_OK : HH_ERR_NOMEM; }
+static int alloc_fetch_state(hh_manager *m) {
+    hh_fetch_env *e = &m->fetch_env;
+    *e = (hh_fetch_env){.keys = &m->keys,
+                        .log = &m->log,
+                        .identity = m->identity,
+                        .nqueues = m->nqueues,
+                        .queues = m->queues,
+                        .queue_keys = m->queue_keys,
+                        .inprog_keys = m->inprog_keys,
+                        .weights = m->weights,
+                        .weighted = m->weighted,
+                        .quiet = &m->quiet,
+                        .giving_up = &m->giving_up,
+                        .fetched = m->fetched,
+                        .procs = m->procs,
+                        .lease = &m->lease_env,
+                        .pickup = &m->pickup_env};
+    e->opts.concurrency = m->opts.concurrency;
+    e->opts.fetch = m->opts.fetch;
+    return (e->fetcher = hh_fetcher_new(e)) ? HH_OK : HH_ERR_NOMEM;
+}
 
 /* What lease.c sees of m (lease.h); the fetcher's buffer through fetch.c. */
 static size_t lease_pending_each(void *udata, void (*fn)(const hh_fetched *, void *), void *arg) {
@@ -269,7 +289,7 @@ static void lease_env(hh_manager *m) {
                         .lease_lost = &m->lease_lost,
                         .reconciled = &m->reconciled,
                         .procs = m->procs,
-                        .udata = m,
+                        .udata = &m->fetch_env,
                         .pending_each = lease_pending_each,
                         .pending_has = lease_pending_has,
                         .pending_drop = lease_pending_drop,
@@ -288,6 +308,7 @@ static int init_processors(hh_manager *m) {
     for (int i = 0; i < m->opts.concurrency; i++) {
         hh_processor *p = &m->procs[i];
         p->m = m;
+        p->fetch = &m->fetch_env;
         p->index = i;
         pthread_mutex_init(&p->mu, NULL);
         /* A short base-36 tid, unique in the process, like Sidekiq's. */
@@ -350,8 +371,8 @@ hh_manager *hh_manager_new(const hh_manager_options *caller_opts, int *err) {
         e = make_queue_keys(m);
     }
     if (e == HH_OK) pickup_env(m);
-    if (e == HH_OK) e = alloc_fetch_state(m);
     if (e == HH_OK) e = init_processors(m);
+    if (e == HH_OK) e = alloc_fetch_state(m);
     if (e == HH_OK) lease_env(m);
     if (e == HH_OK && !(m->lease_env.lease = hh_lease_new(&m->lease_env))) e = HH_ERR_NOMEM;
     if (e == HH_ERR_NOMEM) hh_fail(e, "out of memory creating the manager");
@@ -561,10 +582,10 @@ static void *chores_main(void *arg) {
     hh_conn_init(&c, &m->cfg, &m->log, "acks", &m->giving_up);
     while (!atomic_load(&m->giving_up)) {
         if (atomic_load(&m->quiet) && wakes < 5) {
-            hh_fetch_wake(m, &c);
+            hh_fetch_wake(&m->fetch_env, &c);
             wakes++;
         }
-        hh_fetch_try_acks(m, &c);
+        hh_fetch_try_acks(&m->fetch_env, &c);
         hh_sleep(0.05);
     }
     hh_conn_close(&c);
@@ -572,7 +593,7 @@ static void *chores_main(void *arg) {
 }
 
 /* Idle threads sleeping in the process see quiet at once (no Redis). */
-static void wake_sleepers(hh_manager *m) { hh_fetch_wake_sleepers(m); }
+static void wake_sleepers(hh_manager *m) { hh_fetch_wake_sleepers(&m->fetch_env); }
 
 /* Joins t by the monotonic deadline, or detaches it: a thread still inside
  * a handler or a Redis call must not hold up the exit (the process may end
@@ -592,8 +613,8 @@ static int join_by(hh_manager *m, pthread_t t, double deadline) {
 static void push_back(hh_manager *m, hh_conn *c, hh_unfinished *u, size_t n, size_t nrun, hh_job **acks, size_t nacks) {
     hh_pipe pipe;
     hh_pipe_begin(&pipe, c);
-    for (size_t i = 0; i < n; i++) hh_fetch_requeue_append(m, &pipe, u[i].queue, u[i].payload, u[i].len);
-    for (size_t i = 0; i < nacks; i++) hh_fetch_ack_append(m, &pipe, acks[i]);
+    for (size_t i = 0; i < n; i++) hh_fetch_requeue_append(&m->fetch_env, &pipe, u[i].queue, u[i].payload, u[i].len);
+    for (size_t i = 0; i < nacks; i++) hh_fetch_ack_append(&m->fetch_env, &pipe, acks[i]);
     redisReply **r = hh_pipe_exec(&pipe);
     int pushed = 0, pend_pushed = 0, left = 0;
     for (size_t i = 0; i < n; i++) {
@@ -621,7 +642,7 @@ static void push_back(hh_manager *m, hh_conn *c, hh_unfinished *u, size_t n, siz
                    klass ? klass : "?", jid ? jid : "?", m->inprog_keys[u[i].queue]);
         } else {
             left++;
-            hh_fetch_report_unreturned(m, u[i].queue, u[i].payload, u[i].len, why);
+            hh_fetch_report_unreturned(&m->fetch_env, u[i].queue, u[i].payload, u[i].len, why);
         }
         json_decref(item);
     }
@@ -717,13 +738,13 @@ static void cancel_and_push_back(hh_manager *m, hh_conn *c) {
         }
     }
     size_t nacks = 0;
-    hh_job **acks = hh_fetch_take_acks(m, &nacks);
+    hh_job **acks = hh_fetch_take_acks(&m->fetch_env, &nacks);
     if (n || nacks) push_back(m, c, u, n, nrun, acks, nacks);
     for (size_t i = 0; i < n; i++) hh_unfinished_free(&u[i]);
     for (size_t i = 0; i < npend; i++) hh_unfinished_free(&pend[i]); /* not taken: stay in progress */
     free(u);
     free(pend);
-    hh_fetch_acks_free(m, acks, nacks);
+    hh_fetch_acks_free(&m->fetch_env, acks, nacks);
 }
 
 /* The hard shutdown's second part, by `end`: the heartbeat off, leftovers
@@ -762,7 +783,7 @@ static void leave_redis(hh_manager *m, hh_conn *c, pthread_t chores, int chores_
     if (m->recovery_started) join_by(m, m->recovery_thread, end);
     if (chores_started) join_by(m, chores, end);
     m->scheduler_started = m->recovery_started = m->heartbeat_started = 0;
-    hh_fetch_flush_acks(m, c); /* left by threads that ended late; one try within the budget */
+    hh_fetch_flush_acks(&m->fetch_env, c); /* left by threads that ended late; one try within the budget */
 }
 
 /* Waits for the stop request, then up to the grace period for the worker

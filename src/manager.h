@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include "fetch.h"
 #include "heartbeat.h"
 #include "hiredhand.h"
 #include "job.h"
@@ -59,8 +60,8 @@ struct hh_manager {
     void *hook_udata;
 
     hh_processor *procs;
-    struct hh_fetcher *fetcher; /* fetch.c: buffer, acks, idle waits */
-    hh_pickup_env pickup_env;   /* pickup.c's view; wakes idle threads when a queue is written */
+    hh_fetch_env fetch_env;   /* fetch.c's view; .fetcher: buffer, acks, idle waits */
+    hh_pickup_env pickup_env; /* pickup.c's view; wakes idle threads when a queue is written */
     pthread_t heartbeat_thread, scheduler_thread, recovery_thread, supervisor_thread;
     int heartbeat_started, scheduler_started, recovery_started, supervisor_started;
 

@@ -237,7 +237,7 @@ static double run_job(hh_processor *p, hh_fetched *f) {
             hh_job_free(job);
         } else {
             /* The ack rides with the next fetch (one round trip, not two). */
-            hh_fetch_queue_ack(m, job, &p->conn);
+            hh_fetch_queue_ack(&m->fetch_env, job, &p->conn);
         }
         return elapsed;
     }
@@ -260,7 +260,7 @@ void *hh_processor_main(void *arg) {
         hh_fetched f;
         if (hh_fetch_next(p, &f) != 1) continue;
         if (atomic_load(&m->quiet)) { /* fetched after quiet: straight back */
-            hh_fetch_push_back(m, &p->conn, &f);
+            hh_fetch_push_back(&m->fetch_env, &p->conn, &f);
             hh_lease_release(&m->lease_env, &f.lease);
             free(f.payload);
             break;
@@ -268,8 +268,8 @@ void *hh_processor_main(void *arg) {
         hh_fetch_ran(p, run_job(p, &f));
         free(f.payload);
     }
-    hh_fetch_push_back_pending(m, &p->conn);
-    hh_fetch_flush_acks(m, &p->conn);
+    hh_fetch_push_back_pending(&m->fetch_env, &p->conn);
+    hh_fetch_flush_acks(&m->fetch_env, &p->conn);
     hh_conn_close(&p->conn);
     /* The supervisor's grace period waits for this: counted first, since
      * the thread is not joinable yet when the poke is read. */
@@ -308,10 +308,10 @@ int hh_processor_abandon(hh_processor *p, hh_unfinished *out) {
 size_t hh_processor_take_pending(struct hh_manager *m, hh_unfinished **out) {
     *out = NULL;
     hh_fetched *f = NULL;
-    size_t n = hh_fetch_take_pending(m, &f);
+    size_t n = hh_fetch_take_pending(&m->fetch_env, &f);
     if (n && !(*out = calloc(n, sizeof(**out)))) { /* out of memory: said where each one is */
         for (size_t i = 0; i < n; i++) {
-            hh_fetch_report_unreturned(m, f[i].queue, f[i].payload, f[i].len, "out of memory");
+            hh_fetch_report_unreturned(&m->fetch_env, f[i].queue, f[i].payload, f[i].len, "out of memory");
             free(f[i].payload);
         }
         n = 0;

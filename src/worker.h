@@ -22,6 +22,7 @@
  * `mu` guards job/abandoned against the heartbeat and the shutdown path. */
 typedef struct hh_processor {
     struct hh_manager *m;
+    const struct hh_fetch_env *fetch; /* fetch.c's view of the manager */
     int index;
     char tid[16];
     pthread_t thread;
