@@ -2,8 +2,9 @@
  * the lifecycle that drives the worker threads (processor.c), heartbeat.c,
  * scheduler.c and recovery.c: start, quiet, stop with a grace period and
  * hard-shutdown push-back, as Sidekiq's launcher does (docs/design.md).
- * It hands the scheduler, recovery and the HTTP server a narrow view of
- * itself (hh_scheduler_env, hh_recovery_env, hh_http_source) and wakes its
+ * It hands every file it drives a narrow view of itself (hh_processor_env,
+ * hh_fetch_env, hh_lease_env, hh_pickup_env, hh_heartbeat_env,
+ * hh_scheduler_env, hh_recovery_env, hh_http_source) and wakes its
  * threads through wake.h. Keys: only through the files it drives (push back
  * and acks through fetch.c, unregistering through heartbeat.c), plus INFO
  * at start. */
@@ -307,7 +308,7 @@ static int init_processors(hh_manager *m) {
     if (!m->procs) return HH_ERR_NOMEM;
     for (int i = 0; i < m->opts.concurrency; i++) {
         hh_processor *p = &m->procs[i];
-        p->m = m;
+        p->m = &m->processor_env;
         p->fetch = &m->fetch_env;
         p->index = i;
         pthread_mutex_init(&p->mu, NULL);
@@ -463,6 +464,42 @@ static void check_redis(hh_manager *m, hh_conn *c) {
 
 static void *supervisor_main(void *arg);
 
+/* What the worker threads see of m (processor.h): filled at start, once
+ * the handlers, the middleware and the metrics are final. */
+static void processor_env(hh_manager *m) {
+    hh_processor_env *e = &m->processor_env;
+    *e = (hh_processor_env){.keys = &m->keys,
+                            .log = &m->log,
+                            .identity = m->identity,
+                            .nqueues = m->nqueues,
+                            .queues = m->queues,
+                            .inprog_keys = m->inprog_keys,
+                            .handlers = m->handlers,
+                            .nhandlers = m->nhandlers,
+                            .default_handler = m->default_handler,
+                            .middleware = m->middleware,
+                            .nmiddleware = m->nmiddleware,
+                            .quiet = &m->quiet,
+                            .booted = &m->booted,
+                            .giving_up = &m->giving_up,
+                            .busy = &m->busy,
+                            .workers_done = &m->workers_done,
+                            .processed = &m->processed,
+                            .failed = &m->failed,
+                            .unflushed_processed = &m->unflushed_processed,
+                            .unflushed_failed = &m->unflushed_failed,
+                            .wake = &m->wake,
+                            .metrics = m->metrics,
+                            .lease = &m->lease_env,
+                            .fetch = &m->fetch_env,
+                            .self = m};
+    e->opts.fetch = m->opts.fetch;
+    e->opts.max_retries = m->opts.max_retries;
+    e->opts.dead_max_jobs = m->opts.dead_max_jobs;
+    e->opts.dead_timeout = m->opts.dead_timeout;
+    e->opts.redis.timestamps = m->opts.redis.timestamps;
+}
+
 /* What the HTTP server sees of the manager (http.h). */
 static void http_stats(void *udata, hh_manager_stats *out) { hh_manager_fill_stats(udata, out); }
 static char *http_metrics(void *udata) { return hh_metrics_text(((hh_manager *)udata)->metrics); }
@@ -523,6 +560,7 @@ int hh_manager_start(hh_manager *m) {
     hh_log(&m->log, HH_LOG_INFO, "hiredhand %s starting: identity=%s concurrency=%d fetch=%s redis=%s", HH_VERSION,
            m->identity, m->opts.concurrency, m->opts.fetch == HH_FETCH_BASIC ? "basic" : "reliable", m->cfg.display);
     hh_pickup_start(&m->pickup_env); /* on failure idle threads fall back, logged */
+    processor_env(m);
     int failed = 0;
     for (int i = 0; i < m->opts.concurrency && !failed; i++) {
         failed = pthread_create(&m->procs[i].thread, NULL, hh_processor_main, &m->procs[i]) != 0;
@@ -726,7 +764,7 @@ static void cancel_and_push_back(hh_manager *m, hh_conn *c) {
         for (int i = 0; i < m->opts.concurrency; i++) atomic_store(&m->procs[i].cancelled, 1);
     nrun = n;
     hh_unfinished *pend = NULL;
-    size_t npend = hh_processor_take_pending(m, &pend);
+    size_t npend = hh_processor_take_pending(&m->fetch_env, &pend);
     if (npend && u) {
         hh_unfinished *all = realloc(u, (n + npend) * sizeof(*u));
         if (all) {

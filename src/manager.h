@@ -1,8 +1,9 @@
-/* manager.h -- the manager's internal state. Only manager.c creates or
- * frees it. fetch.c, lease.c, pickup.c and processor.c still
- * read it whole (scripts/include-circles.known lists those back edges);
- * the heartbeat, the scheduler, recovery and the HTTP server get a narrow view filled
- * here instead. No Redis keys of its own. */
+/* manager.h -- the manager's internal state. Only manager.c creates,
+ * frees or reads it: every file it drives (the worker threads, the fetcher,
+ * the lease, pickup, the heartbeat, the scheduler, recovery, the HTTP
+ * server) gets a narrow view defined in its own header and filled here, so
+ * none of them includes this one (docs/design.md). No Redis keys of its
+ * own. */
 #ifndef HH_MANAGER_H
 #define HH_MANAGER_H
 
@@ -15,23 +16,13 @@
 #include "keys.h"
 #include "lease.h"
 #include "pickup.h"
+#include "processor.h"
 #include "recovery.h"
 #include "redis.h"
 #include "scheduler.h"
 #include "util.h"
 #include "wake.h"
 #include "worker.h"
-
-typedef struct hh_handler {
-    char *klass;
-    hh_handler_fn fn;
-    void *udata;
-} hh_handler;
-
-typedef struct hh_middleware {
-    hh_middleware_fn fn;
-    void *udata;
-} hh_middleware;
 
 struct hh_manager {
     hh_manager_options opts; /* strings below are owned copies */
@@ -101,6 +92,7 @@ struct hh_manager {
     hh_scheduler_env scheduler_env; /* the scheduler thread's view (scheduler.h) */
     hh_recovery_env recovery_env;   /* the recovery thread's view (recovery.h) */
     hh_heartbeat_env heartbeat_env; /* the heartbeat thread's view (heartbeat.h) */
+    hh_processor_env processor_env; /* the worker threads' view (processor.h), filled at start */
 };
 
 /* manager.c */

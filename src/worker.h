@@ -21,7 +21,7 @@
 /* One worker thread: its connection, its fetch state and the job it runs.
  * `mu` guards job/abandoned against the heartbeat and the shutdown path. */
 typedef struct hh_processor {
-    struct hh_manager *m;
+    const struct hh_processor_env *m; /* processor.c's view of the manager */
     const struct hh_fetch_env *fetch; /* fetch.c's view of the manager */
     int index;
     char tid[16];
