@@ -5,22 +5,13 @@
 # #include "B.h". A circle (manager -> heartbeat -> manager) means neither
 # side can be read, tested or changed without the other; see
 # docs/design.md for the layering.
-# Usage: scripts/check-includes.sh [--known FILE] [ROOT]
-# ROOT: the repository, default the script's parent. With --known, the
-# include edges listed in FILE (one a line, "src/fetch src/manager": fetch
-# includes manager.h; # comments) are known to point back up and are left
-# out of the graph, so only circles they close are tolerated: any circle
-# without one fails, and the list can only shrink (an edge listed that no
-# longer exists is reported as stale). Exit 0 no circle, 1 circles,
-# 2 usage error.
+# Usage: scripts/check-includes.sh [ROOT]
+# ROOT: the repository, default the script's parent. There is no list of
+# tolerated edges: a file that needs something from above gets a narrow
+# view or a callback defined in its own header instead. Exit 0 no circle,
+# 1 circles, 2 usage error.
 set -eu
-known=/dev/null
-if [ "${1:-}" = "--known" ]; then
-    [ $# -ge 2 ] || { echo "check-includes: --known needs a file" >&2; exit 2; }
-    known=$2
-    shift 2
-fi
-[ -r "$known" ] || { echo "check-includes: cannot read $known" >&2; exit 2; }
+case "${1:-}" in -*) echo "usage: check-includes.sh [ROOT]" >&2; exit 2 ;; esac
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 [ -d "$root/src" ] || { echo "check-includes: no src/ under $root" >&2; exit 2; }
 edges=$(mktemp)
@@ -42,15 +33,6 @@ for dir in src cli; do
         done
     done
 done | sort -u > "$edges"
-# Known back edges: reported, then dropped from the graph.
-grep -v '^[[:space:]]*\(#\|$\)' "$known" | while read -r from to; do
-    if grep -qx "$from $to" "$edges"; then echo "known back edge (to be removed): $from -> $to"
-    else echo "stale entry in $known (edge gone, delete the line): $from -> $to"; fi
-done
-grep -v '^[[:space:]]*\(#\|$\)' "$known" | awk '{print $1 " " $2}' | sort -u > "$edges.known"
-comm -23 "$edges" "$edges.known" > "$edges.left"
-mv "$edges.left" "$edges"
-rm -f "$edges.known"
 # Depth-first search for back edges; awk keeps it to POSIX tools.
 awk '
 { adj[$1] = adj[$1] " " $2; nodes[$1] = 1; nodes[$2] = 1 }

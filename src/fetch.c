@@ -35,7 +35,7 @@ typedef struct empty_mark {
 } empty_mark;
 
 struct hh_fetcher {
-    struct hh_manager *m;
+    const hh_fetch_env *m;
     /* Jobs fetched in a batch and not started yet, shared by every worker
      * thread (a slow job never holds others hostage), taken in fetch order
      * (FIFO: a queue's order is kept and the ack of the oldest entry of an
@@ -140,14 +140,14 @@ typedef struct fetch_scratch {
  * ends the batch (the next fetch knows those queues are empty). */
 #define HH_FETCH_DRAWS 4
 
-static fetch_thread *thread_of(hh_processor *p) { return &p->m->fetcher->threads[p->index]; }
+static fetch_thread *thread_of(hh_processor *p) { return &p->fetch->fetcher->threads[p->index]; }
 
 static void scratch_free(fetch_scratch *s);
 
 static fetch_scratch *scratch(hh_processor *p) {
     fetch_thread *t = thread_of(p);
     if (t->scratch) return t->scratch;
-    size_t n = p->m->nqueues, argc = 3 + 2 * n + 1 + HH_FETCH_BATCH_MAX;
+    size_t n = p->fetch->nqueues, argc = 3 + 2 * n + 1 + HH_FETCH_BATCH_MAX;
     fetch_scratch *s = calloc(1, sizeof(*s));
     if (!s) return NULL;
     s->argv = malloc(argc * sizeof(*s->argv));
@@ -173,7 +173,7 @@ static void scratch_free(fetch_scratch *s) {
 
 /* ------------------------------------------------------------ the fetcher */
 
-hh_fetcher *hh_fetcher_new(struct hh_manager *m) {
+hh_fetcher *hh_fetcher_new(const hh_fetch_env *m) {
     hh_fetcher *f = calloc(1, sizeof(*f));
     if (!f) return NULL;
     size_t c = (size_t)m->opts.concurrency;
@@ -246,11 +246,11 @@ static void mark_empty(hh_fetcher *f, size_t q, unsigned long long epoch, long l
     atomic_store(&f->empty[q].epoch, epoch);
 }
 
-void hh_fetch_queues_written(struct hh_manager *m) {
+void hh_fetch_queues_written(const hh_fetch_env *m) {
     if (m->fetcher) atomic_fetch_add(&m->fetcher->epoch, 1);
 }
 
-void hh_fetch_queue_written(struct hh_manager *m, size_t q) {
+void hh_fetch_queue_written(const hh_fetch_env *m, size_t q) {
     if (m->fetcher && q < m->nqueues) atomic_store(&m->fetcher->empty[q].epoch, 0);
 }
 
@@ -260,7 +260,7 @@ void hh_fetch_queue_written(struct hh_manager *m, size_t q) {
  * queues that hold any); every queue when all are known empty. Returns
  * how many, and *all whether that is every queue. */
 static size_t candidates(hh_processor *p, fetch_scratch *s, size_t max, int *all) {
-    struct hh_manager *m = p->m;
+    const hh_fetch_env *m = p->fetch;
     hh_fetcher *f = m->fetcher;
     unsigned long long epoch = atomic_load(&f->epoch);
     long long now = now_us();
@@ -287,7 +287,7 @@ static int fetch_batch(hh_processor *p, hh_fetched *out, size_t max, int basic);
  * memory, as with BRPOP: a crash loses them, and no more of them wait than
  * one per thread (want_locked). */
 static int fetch_basic(hh_processor *p, hh_fetched *out, size_t max) {
-    struct hh_manager *m = p->m;
+    const hh_fetch_env *m = p->fetch;
     if (max > 1) {
         int rc = fetch_batch(p, out, max, 1);
         if (rc != 0) return rc;
@@ -311,7 +311,7 @@ static int fetch_basic(hh_processor *p, hh_fetched *out, size_t max) {
                 rc = take(out, r->element[1], i);
         }
     } else if (r && r->type == REDIS_REPLY_ERROR) {
-        hh_log(&m->log, HH_LOG_ERROR, "fetch: %s", r->str);
+        hh_log(m->log, HH_LOG_ERROR, "fetch: %s", r->str);
         rc = -1;
     }
     if (r) freeReplyObject(r);
@@ -327,7 +327,7 @@ static int fetch_basic(hh_processor *p, hh_fetched *out, size_t max) {
  * Jobs are taken in fetch order, so acks come mostly oldest first: each
  * LREM (which searches from the oldest end of the list) finds its entry
  * within the first few. */
-void hh_fetch_queue_ack(struct hh_manager *m, hh_job *job, hh_conn *c) {
+void hh_fetch_queue_ack(const hh_fetch_env *m, hh_job *job, hh_conn *c) {
     hh_fetcher *f = m->fetcher;
     pthread_mutex_lock(&f->acks_mu);
     f->acks[f->nacks++] = job;
@@ -337,7 +337,7 @@ void hh_fetch_queue_ack(struct hh_manager *m, hh_job *job, hh_conn *c) {
 }
 
 /* Takes every queued ack; *n set; the array is the caller's to free. */
-static hh_job **acks_take(struct hh_manager *m, size_t *n) {
+static hh_job **acks_take(const hh_fetch_env *m, size_t *n) {
     hh_fetcher *f = m->fetcher;
     pthread_mutex_lock(&f->acks_mu);
     *n = f->nacks;
@@ -353,14 +353,14 @@ static hh_job **acks_take(struct hh_manager *m, size_t *n) {
 }
 
 /* Frees sent (or abandoned) acks; their jobs are no longer held here. */
-static void acks_free(struct hh_manager *m, hh_job **jobs, size_t n) {
-    hh_lease_release_jobs(m, jobs, n);
+static void acks_free(const hh_fetch_env *m, hh_job **jobs, size_t n) {
+    hh_lease_release_jobs(m->lease, jobs, n);
     for (size_t i = 0; i < n; i++) hh_job_free(jobs[i]);
     free(jobs);
 }
 
 /* Puts acks that could not be sent back in the queue. */
-static void acks_return(struct hh_manager *m, hh_job **jobs, size_t n) {
+static void acks_return(const hh_fetch_env *m, hh_job **jobs, size_t n) {
     hh_fetcher *f = m->fetcher;
     pthread_mutex_lock(&f->acks_mu);
     if (f->nacks + n > f->acks_cap) {
@@ -372,7 +372,7 @@ static void acks_return(struct hh_manager *m, hh_job **jobs, size_t n) {
     pthread_mutex_unlock(&f->acks_mu);
     /* out of memory: those jobs stay in progress; reconciliation pushes them back */
     for (; k < n; k++) {
-        hh_lease_release(m, &jobs[k]->lease);
+        hh_lease_release(m->lease, &jobs[k]->lease);
         hh_job_free(jobs[k]);
     }
     free(jobs);
@@ -382,7 +382,7 @@ static void acks_return(struct hh_manager *m, hh_job **jobs, size_t n) {
  * nothing on its first attempt means another process took the job while
  * this one was paused past its heartbeat TTL (lease.c). The rest are freed
  * (no longer held here). Returns how many were refused. */
-static size_t acks_settle(struct hh_manager *m, hh_conn *c, hh_job **jobs, redisReply **r, size_t n) {
+static size_t acks_settle(const hh_fetch_env *m, hh_conn *c, hh_job **jobs, redisReply **r, size_t n) {
     size_t refused = 0, done = 0;
     char why[256] = "";
     hh_job **ok = malloc((n ? n : 1) * sizeof(*ok));
@@ -393,17 +393,17 @@ static size_t acks_settle(struct hh_manager *m, hh_conn *c, hh_job **jobs, redis
             jobs[refused++] = jobs[i];
             continue;
         }
-        if (r[i]->integer == 0 && !jobs[i]->ack_uncertain) hh_lease_lost(m, c, jobs[i]);
+        if (r[i]->integer == 0 && !jobs[i]->ack_uncertain) hh_lease_lost(m->lease, c, jobs[i]);
         if (ok) {
             ok[done++] = jobs[i];
         } else { /* out of memory: one at a time */
-            hh_lease_release(m, &jobs[i]->lease);
+            hh_lease_release(m->lease, &jobs[i]->lease);
             hh_job_free(jobs[i]);
         }
     }
     if (ok) acks_free(m, ok, done);
     if (refused) {
-        hh_log(&m->log, HH_LOG_WARN, "%zu acknowledgements refused, kept for the next try: %s", refused, why);
+        hh_log(m->log, HH_LOG_WARN, "%zu acknowledgements refused, kept for the next try: %s", refused, why);
         acks_return(m, jobs, refused);
     } else {
         free(jobs);
@@ -414,7 +414,7 @@ static size_t acks_settle(struct hh_manager *m, hh_conn *c, hh_job **jobs, redis
 /* Sends acks (pipelined LREMs), retrying through outages and refusals until
  * done or the stop gave up (then the jobs stay in progress and may run
  * again: at least once). With once, what fails is put back instead. */
-static void acks_send(struct hh_manager *m, hh_conn *c, hh_job **jobs, size_t n, int once) {
+static void acks_send(const hh_fetch_env *m, hh_conn *c, hh_job **jobs, size_t n, int once) {
     while (n) {
         hh_pipe pipe;
         hh_pipe_begin(&pipe, c);
@@ -423,7 +423,7 @@ static void acks_send(struct hh_manager *m, hh_conn *c, hh_job **jobs, size_t n,
         if (r) {
             size_t refused = acks_settle(m, c, jobs, r, n);
             hh_replies_free(r, pipe.n);
-            if (refused && !once && !atomic_load(&m->giving_up)) { /* take them again and retry */
+            if (refused && !once && !atomic_load(m->giving_up)) { /* take them again and retry */
                 hh_sleep(0.1);
                 jobs = acks_take(m, &n);
                 continue;
@@ -433,23 +433,23 @@ static void acks_send(struct hh_manager *m, hh_conn *c, hh_job **jobs, size_t n,
         /* Whether those LREMs ran is unknown now: a retry's 0 proves nothing. */
         for (size_t i = 0; i < n; i++) jobs[i]->ack_uncertain = 1;
         /* An outage (or a READONLY primary): keep the outcome, retry. */
-        if (once && !atomic_load(&m->giving_up)) {
+        if (once && !atomic_load(m->giving_up)) {
             acks_return(m, jobs, n);
             return;
         }
-        if (atomic_load(&m->giving_up)) break;
+        if (atomic_load(m->giving_up)) break;
         hh_conn_ready(c);
     }
     acks_free(m, jobs, n);
 }
 
-void hh_fetch_flush_acks(struct hh_manager *m, hh_conn *c) {
+void hh_fetch_flush_acks(const hh_fetch_env *m, hh_conn *c) {
     size_t n;
     hh_job **jobs = acks_take(m, &n);
     if (jobs) acks_send(m, c, jobs, n, 0);
 }
 
-void hh_fetch_try_acks(struct hh_manager *m, hh_conn *c) {
+void hh_fetch_try_acks(const hh_fetch_env *m, hh_conn *c) {
     size_t n;
     hh_job **jobs = acks_take(m, &n);
     if (jobs) acks_send(m, c, jobs, n, 1);
@@ -504,7 +504,7 @@ static size_t draw_weighted(hh_processor *p, fetch_scratch *s, size_t max, size_
  * so weights keep their meaning inside a batch). Returns the argument count
  * after the keys, or -1 out of memory. */
 static int fetch_args(hh_processor *p, fetch_scratch *s, size_t max, size_t *ncandp, int full) {
-    struct hh_manager *m = p->m;
+    const hh_fetch_env *m = p->fetch;
     size_t n = m->nqueues, ncand = *ncandp;
     int drawn = m->weighted && !full && ncand > 2 * HH_FETCH_DRAWS;
     if (drawn) *ncandp = ncand = draw_weighted(p, s, max, ncand);
@@ -528,7 +528,7 @@ static int fetch_args(hh_processor *p, fetch_scratch *s, size_t max, size_t *nca
     static const char *modes[3][2] = {{"1x", "1"}, {"0x", "0"}, {"bx", "b"}};
     /* EXISTS first when every queue is tried and they are likely empty:
      * idle, or a retry after a fetch that found nothing */
-    int check = ncand == n && (full || p->m->fetcher->dry), mode = s->basic ? 2 : p->conn.version >= 602 ? 0 : 1;
+    int check = ncand == n && (full || p->fetch->fetcher->dry), mode = s->basic ? 2 : p->conn.version >= 602 ? 0 : 1;
     args[0] = modes[mode][check], alen[0] = strlen(args[0]);
     for (size_t j = 0; j < max; j++) {
         if (drawn) {
@@ -556,13 +556,13 @@ static int fetch_args(hh_processor *p, fetch_scratch *s, size_t max, size_t *nca
  * the script's reply, or NULL when the connection failed (the acks are
  * then retried alone, the lease told). */
 static redisReply *fetch_exchange(hh_processor *p, fetch_scratch *s, size_t n, int nargs, hh_fetched *out) {
-    struct hh_manager *m = p->m;
+    const hh_fetch_env *m = p->fetch;
     const char **keys = s->argv + 3, **args = s->argv + 3 + 2 * n;
     size_t *klen = s->lens + 3, *alen = s->lens + 3 + 2 * n;
     if (!p->conn.shas[HH_SCRIPT_FETCH][0]) hh_fetch_flush_acks(m, &p->conn);
     /* From here until its reply is read, what the script moves is in our
      * list but held by no thread (lease.c). */
-    if (!s->basic) hh_lease_fetch_begin(m, p, 0);
+    if (!s->basic) hh_lease_fetch_begin(m->lease, p, 0);
     redisReply *r = NULL;
     size_t nacks = 0;
     hh_job **acks = p->conn.shas[HH_SCRIPT_FETCH][0] ? acks_take(m, &nacks) : NULL;
@@ -579,7 +579,7 @@ static redisReply *fetch_exchange(hh_processor *p, fetch_scratch *s, size_t n, i
         hh_pipe_addargv(&pipe, argc, s->argv, s->lens);
         redisReply **rs = hh_pipe_exec(&pipe);
         if (!rs) {
-            if (!s->basic) hh_lease_fetch_end(m, p, out, 0, 1);
+            if (!s->basic) hh_lease_fetch_end(m->lease, p, out, 0, 1);
             for (size_t i = 0; i < nacks; i++) acks[i]->ack_uncertain = 1;
             acks_send(m, &p->conn, acks, nacks, 0); /* retries the acks alone */
             return NULL;
@@ -595,7 +595,7 @@ static redisReply *fetch_exchange(hh_processor *p, fetch_scratch *s, size_t n, i
         }
     }
     if (!r) r = hh_conn_eval(&p->conn, HH_SCRIPT_FETCH, (int)(2 * n), keys, klen, nargs, args, alen);
-    if (!r && !s->basic) hh_lease_fetch_end(m, p, out, 0, 1);
+    if (!r && !s->basic) hh_lease_fetch_end(m->lease, p, out, 0, 1);
     return r;
 }
 
@@ -605,7 +605,7 @@ static redisReply *fetch_exchange(hh_processor *p, fetch_scratch *s, size_t n, i
  * -1 on an error reply (logged). A malformed element ends the parse: what
  * it moved is stranded and reconciliation pushes it back. */
 static int fetch_parse(hh_processor *p, const fetch_scratch *s, size_t n, redisReply *r, hh_fetched *out) {
-    struct hh_manager *m = p->m;
+    const hh_fetch_env *m = p->fetch;
     int rc = 0;
     if (r->type == REDIS_REPLY_ARRAY && r->elements >= 1 && r->element[0]->type == REDIS_REPLY_ARRAY) {
         const redisReply *e = r->element[0];
@@ -623,13 +623,13 @@ static int fetch_parse(hh_processor *p, const fetch_scratch *s, size_t n, redisR
             if (q >= n || take(&out[rc], v, s->cand[q]) < 0) break;
             rc++;
         }
-        if (!s->basic) hh_lease_fetch_end(m, p, out, rc, (size_t)rc * 2 + 1 != r->elements);
+        if (!s->basic) hh_lease_fetch_end(m->lease, p, out, rc, (size_t)rc * 2 + 1 != r->elements);
     } else if (r->type == REDIS_REPLY_ERROR) {
-        hh_log(&m->log, HH_LOG_ERROR, "fetch: %s", r->str);
+        hh_log(m->log, HH_LOG_ERROR, "fetch: %s", r->str);
         rc = -1;
-        if (!s->basic) hh_lease_fetch_end(m, p, out, 0, 1);
+        if (!s->basic) hh_lease_fetch_end(m->lease, p, out, 0, 1);
     } else if (!s->basic) {
-        hh_lease_fetch_end(m, p, out, 0, r->type != REDIS_REPLY_NIL); /* every queue empty */
+        hh_lease_fetch_end(m->lease, p, out, 0, r->type != REDIS_REPLY_NIL); /* every queue empty */
     }
     return rc;
 }
@@ -641,7 +641,7 @@ static int fetch_parse(hh_processor *p, const fetch_scratch *s, size_t n, redisR
  * in-progress list), for basic fetch's batches. wide: in strict order, try
  * every queue not known to be empty, not only the first few. */
 static int fetch_batch_once(hh_processor *p, hh_fetched *out, size_t max, int *all, int basic, int wide) {
-    struct hh_manager *m = p->m;
+    const hh_fetch_env *m = p->fetch;
     if (hh_conn_ready(&p->conn) != 0) return -1;
     fetch_scratch *s = scratch(p);
     if (!s) return -1;
@@ -670,7 +670,7 @@ static int fetch_batch(hh_processor *p, hh_fetched *out, size_t max, int basic) 
     if (max > HH_FETCH_BATCH_MAX) max = HH_FETCH_BATCH_MAX;
     int all = 0;
     int rc = fetch_batch_once(p, out, max, &all, basic, 0);
-    if (rc == 0 && !all && !p->m->weighted) rc = fetch_batch_once(p, out, max, &all, basic, 1);
+    if (rc == 0 && !all && !p->fetch->weighted) rc = fetch_batch_once(p, out, max, &all, basic, 1);
     if (rc == 0 && !all) rc = fetch_batch_once(p, out, max, &(int){1}, basic, 0);
     return rc;
 }
@@ -683,7 +683,7 @@ static int fetch_batch(hh_processor *p, hh_fetched *out, size_t max, int basic) 
  * when concurrency >= queues, otherwise they rotate; the blocks last
  * Sidekiq's 2 s, so a job in a queue without a waiter waits 2 s at most. */
 static int idle_fallback(hh_processor *p, hh_fetched *out) {
-    struct hh_manager *m = p->m;
+    const hh_fetch_env *m = p->fetch;
     hh_fetcher *f = m->fetcher;
     fetch_thread *t = thread_of(p);
     size_t n = m->nqueues;
@@ -701,7 +701,7 @@ static int idle_fallback(hh_processor *p, hh_fetched *out) {
         for (size_t i = 0; i < n && pick == n; i++)
             if (f->waiters[i] == 0) pick = i;
         if (pick == n) {
-            if (!atomic_load(&m->quiet)) {
+            if (!atomic_load(m->quiet)) {
                 struct timespec until;
                 clock_gettime(CLOCK_REALTIME, &until);
                 until.tv_sec += HH_FETCH_SLEEPER_SECONDS;
@@ -720,12 +720,12 @@ static int idle_fallback(hh_processor *p, hh_fetched *out) {
     const char *bargv[6] = {lmove ? "BLMOVE" : "BRPOPLPUSH", src, dst, "RIGHT", "LEFT", bs};
     size_t blens[6] = {strlen(bargv[0]), sdslen(src), sdslen(dst), 5, 4, strlen(bs)};
     if (!lmove) bargv[3] = bs, blens[3] = strlen(bs);
-    if (!atomic_load(&m->quiet)) {
-        hh_lease_fetch_begin(m, p, 1);
+    if (!atomic_load(m->quiet)) {
+        hh_lease_fetch_begin(m->lease, p, 1);
         r = hh_conn_cmdargv_blocking(&p->conn, HH_FETCH_BLOCK_SECONDS, lmove ? 6 : 4, bargv, blens);
-        if (!r) rc = atomic_load(&m->quiet) ? 0 : -1;
+        if (!r) rc = atomic_load(m->quiet) ? 0 : -1;
         if (r && r->type == REDIS_REPLY_STRING) rc = take(out, r, q);
-        hh_lease_fetch_end(m, p, out, rc > 0 ? rc : 0, !r || rc < 0 || r->type == REDIS_REPLY_ERROR);
+        hh_lease_fetch_end(m->lease, p, out, rc > 0 ? rc : 0, !r || rc < 0 || r->type == REDIS_REPLY_ERROR);
     }
     if (!rotate) {
         /* Leaving the post. After a job (more may follow) or an error,
@@ -737,16 +737,16 @@ static int idle_fallback(hh_processor *p, hh_fetched *out) {
         pthread_mutex_unlock(&f->idle_mu);
     }
     if (r && r->type == REDIS_REPLY_ERROR) {
-        hh_log(&m->log, HH_LOG_ERROR, "fetch: %s", r->str);
+        hh_log(m->log, HH_LOG_ERROR, "fetch: %s", r->str);
         rc = -1;
     }
     if (r) freeReplyObject(r);
     return rc;
 }
 
-void hh_fetch_wake_sleepers(struct hh_manager *m) {
+void hh_fetch_wake_sleepers(const hh_fetch_env *m) {
     hh_fetcher *f = m->fetcher;
-    hh_pickup_poke(m); /* idle threads waiting for a wake-up see quiet */
+    hh_pickup_poke(m->pickup); /* idle threads waiting for a wake-up see quiet */
     if (!f) return;
     pthread_mutex_lock(&f->idle_mu);
     pthread_cond_broadcast(&f->idle_cv); /* sleepers see quiet */
@@ -756,7 +756,7 @@ void hh_fetch_wake_sleepers(struct hh_manager *m) {
     pthread_mutex_unlock(&f->mu);
 }
 
-void hh_fetch_wake(struct hh_manager *m, hh_conn *c) {
+void hh_fetch_wake(const hh_fetch_env *m, hh_conn *c) {
     hh_fetch_wake_sleepers(m);
     for (int i = 0; i < m->opts.concurrency; i++) {
         long long id = atomic_load(&m->procs[i].conn.client_id);
@@ -772,13 +772,13 @@ void hh_fetch_wake(struct hh_manager *m, hh_conn *c) {
  * trip. Returns the number of jobs, 0 when nothing came, -1 on a Redis
  * error (already logged and backed off). */
 static int fetch(hh_processor *p, hh_fetched *out, size_t max) {
-    struct hh_manager *m = p->m;
+    const hh_fetch_env *m = p->fetch;
     int rc, basic = m->opts.fetch == HH_FETCH_BASIC;
     /* Taken before the fetch: a write to any queue after it (the fetch
      * included) shows as a new generation, so nothing is missed between
      * an empty fetch and the wait. */
     hh_pickup_ticket ticket;
-    hh_pickup_ticket_take(m, &ticket);
+    hh_pickup_ticket_take(m->pickup, &ticket);
     rc = basic ? fetch_basic(p, out, max ? max : 1) : fetch_batch(p, out, max ? max : 1, 0);
     if (rc == 0 && !atomic_load(&m->fetcher->dry)) {
         /* The queues ran dry: threads waiting for this fetch's jobs go
@@ -789,9 +789,9 @@ static int fetch(hh_processor *p, hh_fetched *out, size_t max) {
         if (f->sleeping) pthread_cond_broadcast(&f->more);
         pthread_mutex_unlock(&f->mu);
     }
-    if (rc != 0 || atomic_load(&m->quiet)) {
-        hh_pickup_done(m, &ticket, rc);
-    } else if (!hh_pickup_wait(m, &ticket) && !basic) {
+    if (rc != 0 || atomic_load(m->quiet)) {
+        hh_pickup_done(m->pickup, &ticket, rc);
+    } else if (!hh_pickup_wait(m->pickup, &ticket) && !basic) {
         /* No wake-up available. Basic fetch's BRPOP covered every queue
          * for 2 s already; reliable fetch blocks on one queue. */
         rc = idle_fallback(p, out);
@@ -836,7 +836,7 @@ void hh_fetch_ran(hh_processor *p, double seconds) {
  * thread waits for the buffer or the fetch in flight. Once the queues run
  * dry, every idle thread fetches (and waits) on its own. Call with f->mu. */
 static size_t want_locked(hh_processor *p, fetch_thread *t) {
-    hh_fetcher *f = p->m->fetcher;
+    hh_fetcher *f = p->fetch->fetcher;
     if (t->ran && t->spent < 0.001 * t->ran)
         t->batch = t->batch * 2 > HH_FETCH_BATCH_MAX ? HH_FETCH_BATCH_MAX : t->batch * 2;
     else if (t->ran) t->batch = 1;
@@ -849,13 +849,13 @@ static size_t want_locked(hh_processor *p, fetch_thread *t) {
     if (want > f->cap - covered) want = f->cap - covered; /* never more than the buffer takes */
     /* basic fetch: popped jobs are only in memory (a crash loses them), so
      * no more of them wait than one per thread */
-    size_t c = (size_t)p->m->opts.concurrency;
-    if (p->m->opts.fetch == HH_FETCH_BASIC) want = covered < c && want > c - covered ? c - covered : want;
+    size_t c = (size_t)p->fetch->opts.concurrency;
+    if (p->fetch->opts.fetch == HH_FETCH_BASIC) want = covered < c && want > c - covered ? c - covered : want;
     return want ? want : 1;
 }
 
 int hh_fetch_next(hh_processor *p, hh_fetched *out) {
-    struct hh_manager *m = p->m;
+    const hh_fetch_env *m = p->fetch;
     hh_fetcher *f = m->fetcher;
     fetch_thread *t = thread_of(p);
     pthread_mutex_lock(&f->mu);
@@ -865,7 +865,7 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out) {
     }
     f->idle++;
     size_t want;
-    while (!(want = want_locked(p, t)) && !atomic_load(&m->quiet)) {
+    while (!(want = want_locked(p, t)) && !atomic_load(m->quiet)) {
         f->sleeping++;
         pthread_cond_wait(&f->more, &f->mu); /* a fetch in flight brings this thread's job */
         f->sleeping--;
@@ -875,7 +875,7 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out) {
             return 1;
         }
     }
-    if (atomic_load(&m->quiet)) {
+    if (atomic_load(m->quiet)) {
         f->idle--;
         pthread_mutex_unlock(&f->mu);
         return 0;
@@ -903,7 +903,7 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out) {
     /* cannot happen (want_locked), but never lose a job */
     for (size_t i = 1 + taken; i <= rest; i++) {
         hh_fetch_push_back(m, &p->conn, &t->held[i]);
-        hh_lease_release(m, &t->held[i].lease);
+        hh_lease_release(m->lease, &t->held[i].lease);
         free(t->held[i].payload);
     }
     if (got <= 0) return got;
@@ -912,7 +912,7 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out) {
 }
 
 struct push_back_attempt {
-    struct hh_manager *m;
+    const hh_fetch_env *m;
     const hh_fetched *f;
 };
 
@@ -927,14 +927,14 @@ static int push_back_attempt(void *ctx, hh_conn *c, char *why, size_t whylen) {
  * queue until Redis takes it (outcome.c's write-until-done: an outage
  * reconnects, a refusal such as OOM backs off) or the stop gives up; then
  * says where it is. hh_fetch_requeue() logs its own refusals. */
-void hh_fetch_push_back(struct hh_manager *m, hh_conn *conn, const hh_fetched *f) {
-    hh_until_done u = {.conn = conn, .log = &m->log, .giving_up = &m->giving_up, .subject = NULL};
+void hh_fetch_push_back(const hh_fetch_env *m, hh_conn *conn, const hh_fetched *f) {
+    hh_until_done u = {.conn = conn, .log = m->log, .giving_up = m->giving_up, .subject = NULL};
     struct push_back_attempt a = {m, f};
     if (hh_write_until_done(&u, push_back_attempt, &a) < 0)
         hh_fetch_report_unreturned(m, f->queue, f->payload, f->len, u.why);
 }
 
-void hh_fetch_push_back_pending(struct hh_manager *m, hh_conn *conn) {
+void hh_fetch_push_back_pending(const hh_fetch_env *m, hh_conn *conn) {
     hh_fetcher *f = m->fetcher;
     for (;;) {
         hh_fetched x;
@@ -943,12 +943,12 @@ void hh_fetch_push_back_pending(struct hh_manager *m, hh_conn *conn) {
         pthread_mutex_unlock(&f->mu);
         if (!got) return;
         hh_fetch_push_back(m, conn, &x);
-        hh_lease_release(m, &x.lease);
+        hh_lease_release(m->lease, &x.lease);
         free(x.payload);
     }
 }
 
-size_t hh_fetch_take_pending(struct hh_manager *m, hh_fetched **out) {
+size_t hh_fetch_take_pending(const hh_fetch_env *m, hh_fetched **out) {
     hh_fetcher *f = m->fetcher;
     *out = NULL;
     pthread_mutex_lock(&f->mu);
@@ -962,7 +962,7 @@ size_t hh_fetch_take_pending(struct hh_manager *m, hh_fetched **out) {
     return n;
 }
 
-size_t hh_fetch_pending_each(struct hh_manager *m, void (*fn)(const hh_fetched *, void *), void *udata) {
+size_t hh_fetch_pending_each(const hh_fetch_env *m, void (*fn)(const hh_fetched *, void *), void *udata) {
     hh_fetcher *f = m->fetcher;
     pthread_mutex_lock(&f->mu);
     size_t n = f->npending;
@@ -971,7 +971,7 @@ size_t hh_fetch_pending_each(struct hh_manager *m, void (*fn)(const hh_fetched *
     return n;
 }
 
-size_t hh_fetch_pending_cap(struct hh_manager *m) { return m->fetcher->cap; }
+size_t hh_fetch_pending_cap(const hh_fetch_env *m) { return m->fetcher->cap; }
 
 /* Finds the buffered job (payload pointer and lease) at index k of the
  * ring's live part; -1 when it is gone. Call with f->mu. */
@@ -983,7 +983,7 @@ static long pending_find_locked(hh_fetcher *f, const char *payload, uint64_t lea
     return -1;
 }
 
-int hh_fetch_pending_has(struct hh_manager *m, const char *payload, uint64_t lease) {
+int hh_fetch_pending_has(const hh_fetch_env *m, const char *payload, uint64_t lease) {
     hh_fetcher *f = m->fetcher;
     pthread_mutex_lock(&f->mu);
     int has = pending_find_locked(f, payload, lease) >= 0;
@@ -991,7 +991,7 @@ int hh_fetch_pending_has(struct hh_manager *m, const char *payload, uint64_t lea
     return has;
 }
 
-int hh_fetch_pending_drop(struct hh_manager *m, const char *payload, uint64_t lease, hh_fetched *out) {
+int hh_fetch_pending_drop(const hh_fetch_env *m, const char *payload, uint64_t lease, hh_fetched *out) {
     hh_fetcher *f = m->fetcher;
     pthread_mutex_lock(&f->mu);
     long k = pending_find_locked(f, payload, lease);
@@ -1005,22 +1005,22 @@ int hh_fetch_pending_drop(struct hh_manager *m, const char *payload, uint64_t le
     return k >= 0;
 }
 
-void hh_fetch_ack_append(struct hh_manager *m, hh_pipe *pipe, const hh_job *job) {
+void hh_fetch_ack_append(const hh_fetch_env *m, hh_pipe *pipe, const hh_job *job) {
     if (m->opts.fetch == HH_FETCH_BASIC) return;
-    sds k = hh_key_inprogress(&m->keys, m->identity, job->queue);
+    sds k = hh_key_inprogress(m->keys, m->identity, job->queue);
     const char *argv[4] = {"LREM", k, "-1", job->payload};
     size_t lens[4] = {4, sdslen(k), 2, job->len}; /* argv: a big payload is held once (redis.c) */
     hh_pipe_addargv(pipe, 4, argv, lens);
     sdsfree(k);
 }
 
-int hh_fetch_requeue(struct hh_manager *m, hh_conn *c, const char *queue, const char *payload, size_t len) {
-    sds qk = hh_key_queue(&m->keys, queue);
+int hh_fetch_requeue(const hh_fetch_env *m, hh_conn *c, const char *queue, const char *payload, size_t len) {
+    sds qk = hh_key_queue(m->keys, queue);
     redisReply *r;
     if (m->opts.fetch == HH_FETCH_BASIC) {
         r = hh_conn_cmd(c, "RPUSH %s %b", qk, payload, len);
     } else {
-        sds ik = hh_key_inprogress(&m->keys, m->identity, queue);
+        sds ik = hh_key_inprogress(m->keys, m->identity, queue);
         const char *keys[2] = {ik, qk};
         size_t klen[2] = {sdslen(ik), sdslen(qk)};
         const char *args[1] = {payload};
@@ -1035,40 +1035,40 @@ int hh_fetch_requeue(struct hh_manager *m, hh_conn *c, const char *queue, const 
     return rc;
 }
 
-void hh_fetch_requeue_append(struct hh_manager *m, hh_pipe *pipe, size_t queue, const char *payload, size_t len) {
+void hh_fetch_requeue_append(const hh_fetch_env *m, hh_pipe *pipe, size_t queue, const char *payload, size_t len) {
     if (m->opts.fetch == HH_FETCH_BASIC) hh_pipe_add(pipe, "RPUSH %s %b", m->queue_keys[queue], payload, len);
     else
         hh_pipe_add(pipe, "EVAL %s 2 %s %s %b", HH_LUA_REQUEUE, m->inprog_keys[queue], m->queue_keys[queue], payload,
                     len);
 }
 
-hh_job **hh_fetch_take_acks(struct hh_manager *m, size_t *n) { return acks_take(m, n); }
+hh_job **hh_fetch_take_acks(const hh_fetch_env *m, size_t *n) { return acks_take(m, n); }
 
-void hh_fetch_acks_free(struct hh_manager *m, hh_job **jobs, size_t n) { acks_free(m, jobs, n); }
+void hh_fetch_acks_free(const hh_fetch_env *m, hh_job **jobs, size_t n) { acks_free(m, jobs, n); }
 
 /* Logs a message that may be longer than the logger's line buffer (a job's
  * full payload), through the same sink. */
-static void log_long(struct hh_manager *m, hh_log_level level, const char *head, const char *payload, size_t len) {
-    if (level < m->log.level) return;
+static void log_long(const hh_fetch_env *m, hh_log_level level, const char *head, const char *payload, size_t len) {
+    if (level < m->log->level) return;
     size_t hl = strlen(head);
     char *msg = malloc(hl + len + 1);
     if (!msg) {
-        hh_log(&m->log, level, "%s%.*s", head, (int)(len > 1000 ? 1000 : len), payload);
+        hh_log(m->log, level, "%s%.*s", head, (int)(len > 1000 ? 1000 : len), payload);
         return;
     }
     memcpy(msg, head, hl);
     memcpy(msg + hl, payload, len);
     msg[hl + len] = '\0';
-    hh_log_line(&m->log, level, msg, hl + len); /* escaped: a payload may hold anything */
+    hh_log_line(m->log, level, msg, hl + len); /* escaped: a payload may hold anything */
     free(msg);
 }
 
-void hh_fetch_report_unreturned(struct hh_manager *m, size_t queue, const char *payload, size_t len, const char *why) {
+void hh_fetch_report_unreturned(const hh_fetch_env *m, size_t queue, const char *payload, size_t len, const char *why) {
     json_t *item = json_loadb(payload, len, JSON_ALLOW_NUL, NULL);
     const char *jid = json_string_value(json_object_get(item, "jid"));
     const char *klass = json_string_value(json_object_get(item, "class"));
     if (m->opts.fetch == HH_FETCH_RELIABLE) {
-        hh_log(&m->log, HH_LOG_WARN,
+        hh_log(m->log, HH_LOG_WARN,
                "class=%s jid=%s: not pushed back to queue %s (%s): it stays in %s for the "
                "next start with --identity %s or a peer's recovery",
                klass ? klass : "?", jid ? jid : "?", m->queues[queue], why, m->inprog_keys[queue], m->identity);

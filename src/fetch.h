@@ -7,10 +7,17 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "manager.h"
+#include <stdatomic.h>
+#include "hiredhand.h"
+#include "job.h"
+#include "keys.h"
+#include "lease.h"
+#include "pickup.h"
+#include "redis.h"
+#include "util.h"
+#include "worker.h"
 
-#define HH_FETCH_BATCH_MAX 64      /* jobs one thread may take per fetch (fast jobs only) */
-#define HH_FETCH_BLOCK_SECONDS 2.0 /* Sidekiq's BRPOP timeout: quiet noticed within 2 s */
+#define HH_FETCH_BATCH_MAX 64 /* jobs one thread may take per fetch (fast jobs only) */
 /* Idle threads wait for pickup.c's wake-up. Without one (no CLIENT
  * TRACKING), idle reliable fetchers block on one queue each for
  * HH_FETCH_BLOCK_SECONDS; idle threads beyond one waiter per queue sleep in
@@ -24,19 +31,37 @@
  * Returns n. Thread-safe with a per-caller rng. */
 size_t hh_queue_order(const int *weights, size_t n, int weighted, hh_rng *rng, size_t *out);
 
-typedef struct hh_fetched {
-    char *payload; /* malloc'd, NUL-terminated */
-    size_t len;
-    size_t queue;   /* index into m->queues */
-    uint64_t lease; /* key in the held-jobs registry, 0 when not held (lease.c) */
-} hh_fetched;
+/* All fetch.c knows of its manager, filled by manager.c (which keeps it
+ * alive while the fetcher lives) and pointing into it; every worker thread
+ * reaches it through its hh_processor.fetch. */
+typedef struct hh_fetch_env {
+    struct {
+        int concurrency;
+        hh_fetch_mode fetch;
+    } opts;
+    const hh_keys *keys;
+    const hh_logger *log;
+    const char *identity;
+    size_t nqueues;
+    char *const *queues; /* names, configuration order */
+    sds *queue_keys;     /* queue:<q>, namespaced, per queue */
+    sds *inprog_keys;    /* this identity's in-progress list per queue */
+    const int *weights;
+    int weighted;
+    const atomic_int *quiet, *giving_up;
+    atomic_ullong *fetched;     /* per queue, added to here */
+    hh_processor *procs;        /* opts.concurrency worker threads */
+    const hh_lease_env *lease;  /* lease.c: the held jobs of every fetch */
+    hh_pickup_env *pickup;      /* pickup.c: idle threads' wake-up */
+    struct hh_fetcher *fetcher; /* the state below: hh_fetcher_new's, set by manager.c */
+} hh_fetch_env;
 
 /* The fetcher's state, owned here: the buffer of fetched jobs not started
  * yet (shared by the worker threads, taken in fetch order), the queued
  * acks, the idle threads' waits, the queues known to be empty and each
  * thread's fetch space. Created and freed by manager.c (m->fetcher). */
 typedef struct hh_fetcher hh_fetcher;
-hh_fetcher *hh_fetcher_new(struct hh_manager *m);
+hh_fetcher *hh_fetcher_new(const hh_fetch_env *m);
 void hh_fetcher_free(hh_fetcher *f);
 
 /* The next job for worker thread p: the oldest buffered one, else a fetch
@@ -48,63 +73,63 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out);
 void hh_fetch_ran(hh_processor *p, double seconds);
 /* Pushes one fetched job back to its queue until Redis takes it or the
  * stop gives up (then says where it is). */
-void hh_fetch_push_back(struct hh_manager *m, hh_conn *conn, const hh_fetched *f);
+void hh_fetch_push_back(const hh_fetch_env *m, hh_conn *conn, const hh_fetched *f);
 /* The same for every buffered job. */
-void hh_fetch_push_back_pending(struct hh_manager *m, hh_conn *conn);
+void hh_fetch_push_back_pending(const hh_fetch_env *m, hh_conn *conn);
 /* Takes every buffered job, in fetch order (*out malloc'd, the caller's). */
-size_t hh_fetch_take_pending(struct hh_manager *m, hh_fetched **out);
+size_t hh_fetch_take_pending(const hh_fetch_env *m, hh_fetched **out);
 /* For lease.c: calls fn on every buffered job under the buffer's lock;
  * whether a buffered job (by payload pointer and lease) is still there;
  * takes it out (1) or says it is gone (0); the buffer's capacity. */
-size_t hh_fetch_pending_each(struct hh_manager *m, void (*fn)(const hh_fetched *, void *), void *udata);
-int hh_fetch_pending_has(struct hh_manager *m, const char *payload, uint64_t lease);
-int hh_fetch_pending_drop(struct hh_manager *m, const char *payload, uint64_t lease, hh_fetched *out);
-size_t hh_fetch_pending_cap(struct hh_manager *m);
+size_t hh_fetch_pending_each(const hh_fetch_env *m, void (*fn)(const hh_fetched *, void *), void *udata);
+int hh_fetch_pending_has(const hh_fetch_env *m, const char *payload, uint64_t lease);
+int hh_fetch_pending_drop(const hh_fetch_env *m, const char *payload, uint64_t lease, hh_fetched *out);
+size_t hh_fetch_pending_cap(const hh_fetch_env *m);
 /* pickup.c saw a write to queue q (or to every key: FLUSHALL): a queue
  * known to be empty is tried again. */
-void hh_fetch_queue_written(struct hh_manager *m, size_t q);
-void hh_fetch_queues_written(struct hh_manager *m);
+void hh_fetch_queue_written(const hh_fetch_env *m, size_t q);
+void hh_fetch_queues_written(const hh_fetch_env *m);
 /* Wakes idle threads sleeping in the process (quiet, stop): no Redis. */
-void hh_fetch_wake_sleepers(struct hh_manager *m);
+void hh_fetch_wake_sleepers(const hh_fetch_env *m);
 
 /* Queues the ack of a finished job (which it then owns and frees); sends
  * the queue with connection c when it is full. Thread-safe. */
-void hh_fetch_queue_ack(struct hh_manager *m, hh_job *job, hh_conn *c);
+void hh_fetch_queue_ack(const hh_fetch_env *m, hh_job *job, hh_conn *c);
 
 /* Sends every queued ack (pipelined LREMs) with connection c, retrying
  * through outages until done or the stop gave up. Thread-safe. */
-void hh_fetch_flush_acks(struct hh_manager *m, hh_conn *c);
+void hh_fetch_flush_acks(const hh_fetch_env *m, hh_conn *c);
 /* The same, one attempt: what fails stays queued (for the supervisor, which
  * must never block on an outage). */
-void hh_fetch_try_acks(struct hh_manager *m, hh_conn *c);
+void hh_fetch_try_acks(const hh_fetch_env *m, hh_conn *c);
 
 /* Appends the ack (LREM of the exact payload) to a pipeline; nothing in
  * basic fetch. */
-void hh_fetch_ack_append(struct hh_manager *m, hh_pipe *pipe, const hh_job *job);
+void hh_fetch_ack_append(const hh_fetch_env *m, hh_pipe *pipe, const hh_job *job);
 
 /* Pushes a fetched job back to the tail of its queue (runs next), exact
  * bytes, once: LREM+RPUSH in one script for reliable fetch, RPUSH for basic.
  * Returns 1 pushed, 0 it was no longer in progress, -1 Redis error. */
-int hh_fetch_requeue(struct hh_manager *m, hh_conn *c, const char *queue, const char *payload, size_t len);
+int hh_fetch_requeue(const hh_fetch_env *m, hh_conn *c, const char *queue, const char *payload, size_t len);
 
 /* Appends the push back of hh_fetch_requeue to a pipeline (the script's
  * source, not its sha: one round trip even on a fresh connection). Its
  * reply: integer 1 pushed, 0 no longer in progress; anything else failed. */
-void hh_fetch_requeue_append(struct hh_manager *m, hh_pipe *pipe, size_t queue, const char *payload, size_t len);
+void hh_fetch_requeue_append(const hh_fetch_env *m, hh_pipe *pipe, size_t queue, const char *payload, size_t len);
 
 /* Says loudly that a fetched job could not be pushed back before the stop
  * gave up, and where it is: still in this identity's in-progress list
  * (reliable fetch: WARN, recovered later), or nowhere in Redis (basic
  * fetch: ERROR with the full payload, to push again by hand). */
-void hh_fetch_report_unreturned(struct hh_manager *m, size_t queue, const char *payload, size_t len, const char *why);
+void hh_fetch_report_unreturned(const hh_fetch_env *m, size_t queue, const char *payload, size_t len, const char *why);
 
 /* Takes every queued ack (the caller sends them, then frees them with
  * hh_fetch_acks_free). NULL and *n 0 when none. */
-hh_job **hh_fetch_take_acks(struct hh_manager *m, size_t *n);
-void hh_fetch_acks_free(struct hh_manager *m, hh_job **jobs, size_t n);
+hh_job **hh_fetch_take_acks(const hh_fetch_env *m, size_t *n);
+void hh_fetch_acks_free(const hh_fetch_env *m, hh_job **jobs, size_t n);
 
 /* Ends the blocking fetch of every worker thread now (CLIENT UNBLOCK on a
  * connection of its own), so quiet and stop take effect at once. */
-void hh_fetch_wake(struct hh_manager *m, hh_conn *c);
+void hh_fetch_wake(const hh_fetch_env *m, hh_conn *c);
 
 #endif

@@ -383,7 +383,9 @@ static int beat(const hh_heartbeat_env *e, hh_conn *c, const char *info, int *re
 
 static int booted_or_off(const void *arg) {
     const hh_heartbeat_env *e = arg;
-    return atomic_load(e->booted) || atomic_load(e->beats_off);
+    int go = atomic_load(e->booted) || atomic_load(e->beats_off);
+    if (!go && e->boot_waits) atomic_fetch_add(e->boot_waits, 1);
+    return go;
 }
 
 static int off_or_dump(const void *arg) {

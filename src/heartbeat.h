@@ -36,6 +36,10 @@ typedef struct hh_heartbeat_env {
     char *const *labels; /* NULL-terminated, may be NULL */
     int reads_queues;    /* someone reads queue sizes (HTTP, the hook): read them each beat */
     const atomic_int *quiet, *booted, *beats_off;
+    /* For tests, NULL otherwise: bumped each time the thread finds boot not
+     * done yet and waits for it, so a test can tell the thread reached the
+     * wait (and has not beaten) without sleeping. */
+    atomic_int *boot_waits;
     atomic_int *dump_requested;                            /* taken (reset) here */
     atomic_ullong *unflushed_processed, *unflushed_failed; /* flushed here, given back on failure */
     hh_wake *wake;

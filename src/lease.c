@@ -183,7 +183,7 @@ static double boot_clock(void) {
     return hh_mono();
 }
 
-struct hh_lease *hh_lease_new(struct hh_manager *m) {
+struct hh_lease *hh_lease_new(const hh_lease_env *m) {
     struct hh_lease *l = calloc(1, sizeof(*l));
     if (!l) return NULL;
     size_t n = (size_t)m->opts.concurrency;
@@ -229,7 +229,7 @@ static void ask_reconcile(struct hh_lease *l, double at) {
     if (at < l->reconcile_at) l->reconcile_at = at;
 }
 
-void hh_lease_fetch_begin(struct hh_manager *m, hh_processor *p, int blocking) {
+void hh_lease_fetch_begin(const hh_lease_env *m, hh_processor *p, int blocking) {
     struct hh_lease *l = m->lease;
     pthread_mutex_lock(&l->mu);
     l->begun[p->index]++;
@@ -237,7 +237,7 @@ void hh_lease_fetch_begin(struct hh_manager *m, hh_processor *p, int blocking) {
     pthread_mutex_unlock(&l->mu);
 }
 
-void hh_lease_fetch_end(struct hh_manager *m, hh_processor *p, hh_fetched *out, int n, int failed) {
+void hh_lease_fetch_end(const hh_lease_env *m, hh_processor *p, hh_fetched *out, int n, int failed) {
     struct hh_lease *l = m->lease;
     for (int i = 0; i < n; i++) out[i].lease = hh_lease_key(out[i].queue, out[i].payload, out[i].len);
     pthread_mutex_lock(&l->mu);
@@ -255,12 +255,12 @@ void hh_lease_fetch_end(struct hh_manager *m, hh_processor *p, hh_fetched *out, 
          * dropped by Redis (it may still be waiting in a socket buffer). */
         double now = hh_mono();
         ask_reconcile(l, now);
-        l->again_at = now + m->cfg.command_timeout + 1;
+        l->again_at = now + m->cfg->command_timeout + 1;
     }
     pthread_mutex_unlock(&l->mu);
 }
 
-void hh_lease_release(struct hh_manager *m, uint64_t *lease) {
+void hh_lease_release(const hh_lease_env *m, uint64_t *lease) {
     if (!lease || !*lease || !m->lease) return;
     struct hh_lease *l = m->lease;
     pthread_mutex_lock(&l->mu);
@@ -270,7 +270,7 @@ void hh_lease_release(struct hh_manager *m, uint64_t *lease) {
     *lease = 0;
 }
 
-void hh_lease_release_jobs(struct hh_manager *m, hh_job **jobs, size_t n) {
+void hh_lease_release_jobs(const hh_lease_env *m, hh_job **jobs, size_t n) {
     struct hh_lease *l = m->lease;
     if (!l || !n) return;
     pthread_mutex_lock(&l->mu);
@@ -283,19 +283,19 @@ void hh_lease_release_jobs(struct hh_manager *m, hh_job **jobs, size_t n) {
     pthread_mutex_unlock(&l->mu);
 }
 
-static int recovered_by_peer(struct hh_manager *m, hh_conn *c, const char *jid);
+static int recovered_by_peer(const hh_lease_env *m, hh_conn *c, const char *jid);
 
-int hh_lease_lost(struct hh_manager *m, hh_conn *c, const hh_job *job) {
+int hh_lease_lost(const hh_lease_env *m, hh_conn *c, const hh_job *job) {
     const char *klass = job->klass ? job->klass : "?", *jid = job->jid ? job->jid : "";
     if (recovered_by_peer(m, c, jid) == 0) {
-        hh_log(&m->log, HH_LOG_WARN,
+        hh_log(m->log, HH_LOG_WARN,
                "class=%s jid=%s: its in-progress entry is gone but no process recovered it (Redis lost its "
                "data?): not a lease loss, its outcome is written here",
                klass, jid);
         return 0;
     }
-    atomic_fetch_add(&m->lease_lost, 1);
-    hh_log(&m->log, HH_LOG_WARN,
+    atomic_fetch_add(m->lease_lost, 1);
+    hh_log(m->log, HH_LOG_WARN,
            "class=%s jid=%s: lease lost: the job was recovered by another process (this process was "
            "paused or cut off past its heartbeat TTL); it may have run twice",
            klass, jid);
@@ -331,7 +331,7 @@ static void stop_recording(struct hh_lease *l) {
 
 /* Reads every list of ours in one pipeline; NULL on a Redis error or a
  * reply of the wrong shape (logged). */
-static redisReply **read_lists(struct hh_manager *m, hh_conn *c, const char *why) {
+static redisReply **read_lists(const hh_lease_env *m, hh_conn *c, const char *why) {
     hh_pipe pipe;
     hh_pipe_begin(&pipe, c);
     for (size_t q = 0; q < m->nqueues; q++) hh_pipe_add(&pipe, "LRANGE %s 0 -1", m->inprog_keys[q]);
@@ -341,7 +341,7 @@ static redisReply **read_lists(struct hh_manager *m, hh_conn *c, const char *why
         int ok = r[q]->type == REDIS_REPLY_ARRAY;
         for (size_t i = 0; ok && i < r[q]->elements; i++) ok = r[q]->element[i]->type == REDIS_REPLY_STRING;
         if (!ok) {
-            hh_log(&m->log, HH_LOG_ERROR, "%s: LRANGE %s: %s", why, m->inprog_keys[q],
+            hh_log(m->log, HH_LOG_ERROR, "%s: LRANGE %s: %s", why, m->inprog_keys[q],
                    r[q]->type == REDIS_REPLY_ERROR ? r[q]->str : "unexpected reply");
             hh_replies_free(r, pipe.n);
             return NULL;
@@ -350,7 +350,7 @@ static redisReply **read_lists(struct hh_manager *m, hh_conn *c, const char *why
     return r;
 }
 
-int hh_lease_reconcile(struct hh_manager *m, hh_conn *c, int final) {
+int hh_lease_reconcile(const hh_lease_env *m, hh_conn *c, int final) {
     if (m->opts.fetch == HH_FETCH_BASIC || !m->lease) return 0;
     struct hh_lease *l = m->lease;
     int nproc = m->opts.concurrency, pushed = 0;
@@ -414,7 +414,7 @@ int hh_lease_reconcile(struct hh_manager *m, hh_conn *c, int final) {
     }
     if (rc != 0 || nc == 0) goto done;
     /* d */
-    double deadline = hh_mono() + HH_FETCH_BLOCK_SECONDS + m->cfg.command_timeout + 2;
+    double deadline = hh_mono() + HH_FETCH_BLOCK_SECONDS + m->cfg->command_timeout + 2;
     for (;;) {
         int waiting = 0;
         double now = hh_mono();
@@ -435,7 +435,7 @@ int hh_lease_reconcile(struct hh_manager *m, hh_conn *c, int final) {
             redisReply *r = id ? hh_conn_cmd(c, "CLIENT UNBLOCK %lld TIMEOUT", id) : NULL;
             if (r) freeReplyObject(r);
         }
-        if (hh_mono() > deadline || (!final && atomic_load(&m->quiet))) {
+        if (hh_mono() > deadline || (!final && atomic_load(m->quiet))) {
             rc = -1;
             goto done;
         }
@@ -475,7 +475,7 @@ int hh_lease_reconcile(struct hh_manager *m, hh_conn *c, int final) {
         size_t alen[1] = {v->len};
         redisReply *r = hh_conn_eval(c, HH_SCRIPT_REQUEUE, 2, keys, klen, 1, args, alen);
         if (!r || r->type != REDIS_REPLY_INTEGER) {
-            hh_log(&m->log, HH_LOG_ERROR, "reconcile: pushing back to queue %s failed: %s", m->queues[q],
+            hh_log(m->log, HH_LOG_ERROR, "reconcile: pushing back to queue %s failed: %s", m->queues[q],
                    r && r->type == REDIS_REPLY_ERROR ? r->str : c->last_error);
             if (r) freeReplyObject(r);
             rc = -1;
@@ -486,11 +486,11 @@ int hh_lease_reconcile(struct hh_manager *m, hh_conn *c, int final) {
         if (moved != 1) continue;
         char klass[128], jid[64];
         job_names(v->str, v->len, klass, sizeof(klass), jid, sizeof(jid));
-        hh_log(&m->log, HH_LOG_WARN,
+        hh_log(m->log, HH_LOG_WARN,
                "reconcile: class=%s jid=%s queue=%s: in this process's in-progress list but held by no "
                "thread (a fetch reply was lost%s); pushed back to the queue",
                klass, jid, m->queues[q], final ? ", or the stop left it" : "");
-        atomic_fetch_add(&m->reconciled, 1);
+        atomic_fetch_add(m->reconciled, 1);
         pushed++;
     }
 done:
@@ -504,7 +504,7 @@ done:
     return rc != 0 ? -1 : pushed;
 }
 
-void hh_lease_tick(struct hh_manager *m, hh_conn *c) {
+void hh_lease_tick(const hh_lease_env *m, hh_conn *c) {
     struct hh_lease *l = m->lease;
     if (!l || m->opts.fetch == HH_FETCH_BASIC) return;
     double now = hh_mono();
@@ -528,16 +528,16 @@ void hh_lease_tick(struct hh_manager *m, hh_conn *c) {
 
 /* ------------------------------------------------------------- outage rule */
 
-double hh_lease_gate_seconds(const struct hh_manager *m) {
+double hh_lease_gate_seconds(const hh_lease_env *m) {
     double two = 2 * m->opts.heartbeat_interval;
     return (two > 10 ? two : 10) + LEASE_BACKOFF_CAP + LEASE_MARGIN;
 }
 
-int hh_lease_peers_judgeable(struct hh_manager *m, double *left) {
+int hh_lease_peers_judgeable(const hh_lease_env *m, double *left) {
     struct hh_lease *l = m->lease;
     if (!l) return 1;
     double now = boot_clock(), gate = hh_lease_gate_seconds(m);
-    double gap = 2 * m->opts.heartbeat_interval + m->cfg.command_timeout;
+    double gap = 2 * m->opts.heartbeat_interval + m->cfg->command_timeout;
     pthread_mutex_lock(&l->mu);
     double since = l->streak_since, last = l->last_ok;
     pthread_mutex_unlock(&l->mu);
@@ -561,9 +561,9 @@ typedef struct suspect {
 
 /* Whether a peer recovered the job: HH_LUA_RECOVER counts every recovery
  * in hiredhand:recoveries:<jid>. 1 yes, 0 no, -1 Redis error. */
-static int recovered_by_peer(struct hh_manager *m, hh_conn *c, const char *jid) {
+static int recovered_by_peer(const hh_lease_env *m, hh_conn *c, const char *jid) {
     if (!*jid) return 1; /* nothing to ask by; an entry gone while we live: assume a peer */
-    sds ck = hh_key(&m->keys, HH_K_RECOVERIES);
+    sds ck = hh_key(m->keys, HH_K_RECOVERIES);
     ck = sdscatfmt(ck, ":%s", jid);
     redisReply *r = hh_conn_cmd(c, "EXISTS %s", ck);
     sdsfree(ck);
@@ -577,7 +577,7 @@ typedef struct suspects_add {
     size_t *ns, cap;
 } suspects_add;
 
-/* hh_fetch_pending_each's callback: a buffered held job is a suspect. */
+/* The pending_each callback: a buffered held job is a suspect. */
 static void add_buffered(const hh_fetched *f, void *udata) {
     suspects_add *a = udata;
     if (!f->lease || *a->ns >= a->cap) return;
@@ -588,9 +588,9 @@ static void add_buffered(const hh_fetched *f, void *udata) {
 
 /* Checks every running and buffered job against our lists (see the top of
  * the file). Returns 0, or -1 to try again at the next beat. */
-static int lease_check(struct hh_manager *m, hh_conn *c) {
+static int lease_check(const hh_lease_env *m, hh_conn *c) {
     int nproc = m->opts.concurrency;
-    size_t cap = (size_t)nproc + hh_fetch_pending_cap(m), ns = 0;
+    size_t cap = (size_t)nproc + m->pending_cap(m->udata), ns = 0;
     suspect *s = calloc(cap ? cap : 1, sizeof(*s));
     if (!s) return -1;
     for (int i = 0; i < nproc; i++) {
@@ -605,7 +605,7 @@ static int lease_check(struct hh_manager *m, hh_conn *c) {
         pthread_mutex_unlock(&p->mu);
     }
     suspects_add sa = {s, &ns, cap};
-    hh_fetch_pending_each(m, add_buffered, &sa);
+    m->pending_each(m->udata, add_buffered, &sa);
     if (!ns) {
         free(s);
         return 0;
@@ -636,7 +636,7 @@ static int lease_check(struct hh_manager *m, hh_conn *c) {
                 stable = p->job && p->runs == s[k].runs && !p->abandoned;
                 pthread_mutex_unlock(&p->mu);
             } else {
-                stable = hh_fetch_pending_has(m, s[k].payload, s[k].key);
+                stable = m->pending_has(m->udata, s[k].payload, s[k].key);
             }
             if (!stable) continue;
             lease_ent *e = set_find(&found, s[k].key);
@@ -654,7 +654,7 @@ static int lease_check(struct hh_manager *m, hh_conn *c) {
             break;
         }
         if (!peer) {
-            hh_log(&m->log, HH_LOG_WARN,
+            hh_log(m->log, HH_LOG_WARN,
                    "class=%s jid=%s: its in-progress entry is gone but no process recovered it (Redis lost "
                    "its data?): it %s here",
                    s[k].klass, s[k].jid, s[k].proc >= 0 ? "keeps running" : "runs");
@@ -678,19 +678,19 @@ static int lease_check(struct hh_manager *m, hh_conn *c) {
             }
             pthread_mutex_unlock(&p->mu);
             if (!marked) continue; /* it finished meanwhile: its ack reports it */
-            atomic_fetch_add(&m->lease_lost, 1);
-            hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: lease lost: the job was recovered by another process; %s",
+            atomic_fetch_add(m->lease_lost, 1);
+            hh_log(m->log, HH_LOG_WARN, "class=%s jid=%s: lease lost: the job was recovered by another process; %s",
                    s[k].klass, s[k].jid,
                    stop ? "its handler here is told to stop (--lease-lost stop), its outcome is not written"
                         : "its handler here runs to the end (--lease-lost finish), its outcome is not written");
         } else {
             hh_fetched dropped = {0};
-            hh_fetch_pending_drop(m, s[k].payload, s[k].key, &dropped);
+            m->pending_drop(m->udata, s[k].payload, s[k].key, &dropped);
             if (!dropped.payload) continue; /* a thread took it meanwhile */
             hh_lease_release(m, &dropped.lease);
             free(dropped.payload);
-            atomic_fetch_add(&m->lease_lost, 1);
-            hh_log(&m->log, HH_LOG_WARN,
+            atomic_fetch_add(m->lease_lost, 1);
+            hh_log(m->log, HH_LOG_WARN,
                    "class=%s jid=%s: lease lost: the job was recovered by another process; dropped from "
                    "this process's buffer before it started",
                    s[k].klass, s[k].jid);
@@ -700,10 +700,10 @@ static int lease_check(struct hh_manager *m, hh_conn *c) {
     return rc;
 }
 
-void hh_lease_beat(struct hh_manager *m, hh_conn *c, int ok, int hash_expired) {
+void hh_lease_beat(const hh_lease_env *m, hh_conn *c, int ok, int hash_expired) {
     struct hh_lease *l = m->lease;
     if (!l) return;
-    double now = boot_clock(), gap = 2 * m->opts.heartbeat_interval + m->cfg.command_timeout;
+    double now = boot_clock(), gap = 2 * m->opts.heartbeat_interval + m->cfg->command_timeout;
     pthread_mutex_lock(&l->mu);
     if (!ok) {
         l->streak_since = 0;
@@ -722,14 +722,14 @@ void hh_lease_beat(struct hh_manager *m, hh_conn *c, int ok, int hash_expired) {
     pthread_mutex_unlock(&l->mu);
     if (m->opts.fetch == HH_FETCH_BASIC) return;
     if (fetchers) {
-        sds fk = hh_key(&m->keys, HH_K_FETCHERS);
+        sds fk = hh_key(m->keys, HH_K_FETCHERS);
         redisReply *r = hh_conn_cmd(c, "SADD %s %s", fk, m->identity);
         sdsfree(fk);
         if (r && r->type == REDIS_REPLY_INTEGER) {
             pthread_mutex_lock(&l->mu);
             l->fetchers_dirty = 0;
             pthread_mutex_unlock(&l->mu);
-            if (r->integer > 0) hh_log(&m->log, HH_LOG_INFO, "registered %s in hiredhand:fetchers again", m->identity);
+            if (r->integer > 0) hh_log(m->log, HH_LOG_INFO, "registered %s in hiredhand:fetchers again", m->identity);
         }
         if (r) freeReplyObject(r);
     }

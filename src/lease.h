@@ -18,15 +18,63 @@
 #ifndef HH_LEASE_H
 #define HH_LEASE_H
 
+#include <stdatomic.h>
 #include <stdint.h>
-#include "fetch.h"
-#include "manager.h"
+#include "hiredhand.h"
+#include "job.h"
+#include "keys.h"
+#include "redis.h"
+#include "util.h"
+#include "worker.h"
+
+/* One job a fetch took, not started yet. Defined here, below fetch.c,
+ * because the held-jobs registry keys it (lease) and reads the fetcher's
+ * buffer of them. */
+typedef struct hh_fetched {
+    char *payload; /* malloc'd, NUL-terminated */
+    size_t len;
+    size_t queue;   /* index into the manager's queues */
+    uint64_t lease; /* key in the held-jobs registry, 0 when not held (lease.c) */
+} hh_fetched;
 
 struct hh_lease;
 
-/* Allocated by hh_manager_new (NULL on out of memory), freed by
- * hh_manager_free. */
-struct hh_lease *hh_lease_new(struct hh_manager *m);
+/* All lease.c knows of its manager, filled by manager.c (which keeps it
+ * alive as long as the lease) and pointing into it. The fetcher's buffer,
+ * which sits above this file, is read through the pending_* callbacks
+ * (udata is their argument). */
+typedef struct hh_lease_env {
+    struct {
+        int concurrency;
+        hh_fetch_mode fetch;
+        double heartbeat_interval, recovery_interval;
+        hh_lease_lost_policy lease_lost;
+    } opts;
+    const hh_keys *keys;
+    const hh_logger *log;
+    const hh_redis_config *cfg;
+    const char *identity;
+    size_t nqueues;
+    char *const *queues;
+    sds *queue_keys;  /* queue:<q>, namespaced, per queue */
+    sds *inprog_keys; /* this identity's in-progress list per queue */
+    const atomic_int *quiet;
+    atomic_ullong *lease_lost, *reconciled; /* counters, added to here */
+    hh_processor *procs;                    /* opts.concurrency worker threads */
+    void *udata;
+    /* Calls fn on every buffered job under the buffer's lock; whether a
+     * buffered job (by payload pointer and lease) is still there; takes it
+     * out (1) or says it is gone (0); the buffer's capacity. */
+    size_t (*pending_each)(void *udata, void (*fn)(const hh_fetched *, void *), void *arg);
+    int (*pending_has)(void *udata, const char *payload, uint64_t lease);
+    int (*pending_drop)(void *udata, const char *payload, uint64_t lease, hh_fetched *out);
+    size_t (*pending_cap)(void *udata);
+    struct hh_lease *lease; /* the state: hh_lease_new's, set by manager.c */
+} hh_lease_env;
+
+/* Allocated by hh_manager_new into m->lease (NULL on out of memory), freed
+ * by hh_manager_free. */
+struct hh_lease *hh_lease_new(const hh_lease_env *m);
 void hh_lease_free(struct hh_lease *l);
 
 /* The registry key of a payload fetched from queue index q: a 64-bit hash
@@ -40,17 +88,17 @@ uint64_t hh_lease_key(size_t q, const char *payload, size_t len);
  * ended with CLIENT UNBLOCK). end: once its reply was read (n jobs in out,
  * registered as held here, out[i].lease set) or the command failed
  * (failed = 1: whatever it moved is stranded, a reconciliation is asked). */
-void hh_lease_fetch_begin(struct hh_manager *m, hh_processor *p, int blocking);
-void hh_lease_fetch_end(struct hh_manager *m, hh_processor *p, hh_fetched *out, int n, int failed);
+void hh_lease_fetch_begin(const hh_lease_env *m, hh_processor *p, int blocking);
+void hh_lease_fetch_end(const hh_lease_env *m, hh_processor *p, hh_fetched *out, int n, int failed);
 
 /* The job behind *lease is no longer held by this process: its removal from
  * the list has answered, or it is dropped (then a reconciliation pushes it
  * back). Call after the removal, never before. Sets *lease to 0; a 0 lease
  * is a no-op, so calling twice is harmless. */
-void hh_lease_release(struct hh_manager *m, uint64_t *lease);
+void hh_lease_release(const hh_lease_env *m, uint64_t *lease);
 
 /* The same for n jobs at once (sent acks), under one lock. */
-void hh_lease_release_jobs(struct hh_manager *m, hh_job **jobs, size_t n);
+void hh_lease_release_jobs(const hh_lease_env *m, hh_job **jobs, size_t n);
 
 /* A job's entry was gone from this process's list when its outcome or ack
  * came: if a recovery is recorded for its jid (another process took it
@@ -61,29 +109,29 @@ void hh_lease_release_jobs(struct hh_manager *m, hh_job **jobs, size_t n);
  * say, assumes a recovery (1), the side that never duplicates. Not for a
  * retried removal whose first attempt may have gone through (the empty
  * removal then means nothing). Thread-safe. */
-int hh_lease_lost(struct hh_manager *m, hh_conn *c, const hh_job *job);
+int hh_lease_lost(const hh_lease_env *m, hh_conn *c, const hh_job *job);
 
 /* Recovery-thread hook, every 100 ms: runs a reconciliation when one was
  * asked (failed fetch) or the periodic one (every recovery_interval) is due. */
-void hh_lease_tick(struct hh_manager *m, hh_conn *c);
+void hh_lease_tick(const hh_lease_env *m, hh_conn *c);
 
 /* One reconciliation (see lease.c). final: the stop's last pass, every worker
  * thread has left (pushes back everything not held, whatever quiet says).
  * Returns jobs pushed back, or -1 (Redis error, or fetches did not settle). */
-int hh_lease_reconcile(struct hh_manager *m, hh_conn *c, int final);
+int hh_lease_reconcile(const hh_lease_env *m, hh_conn *c, int final);
 
 /* Heartbeat hook, after every beat: ok = Redis took the whole beat,
  * hash_expired = the process hash had expired (or was deleted) since the
  * last beat. Keeps the record the outage rule reads; after an expiry checks
  * every running and buffered job for lease loss and writes this process
  * back into hiredhand:fetchers. Uses c (the heartbeat connection). */
-void hh_lease_beat(struct hh_manager *m, hh_conn *c, int ok, int hash_expired);
+void hh_lease_beat(const hh_lease_env *m, hh_conn *c, int ok, int hash_expired);
 
 /* The outage rule: 1 when this process may judge other processes dead (an
  * expired heartbeat hash means a dead owner), 0 while its own beats have not
  * run without interruption for hh_lease_gate_seconds(). *left (may be NULL)
  * gets the seconds still to wait. Thread-safe. */
-int hh_lease_peers_judgeable(struct hh_manager *m, double *left);
-double hh_lease_gate_seconds(const struct hh_manager *m);
+int hh_lease_peers_judgeable(const hh_lease_env *m, double *left);
+double hh_lease_gate_seconds(const hh_lease_env *m);
 
 #endif

@@ -2,8 +2,9 @@
  * the lifecycle that drives the worker threads (processor.c), heartbeat.c,
  * scheduler.c and recovery.c: start, quiet, stop with a grace period and
  * hard-shutdown push-back, as Sidekiq's launcher does (docs/design.md).
- * It hands the scheduler, recovery and the HTTP server a narrow view of
- * itself (hh_scheduler_env, hh_recovery_env, hh_http_source) and wakes its
+ * It hands every file it drives a narrow view of itself (hh_processor_env,
+ * hh_fetch_env, hh_lease_env, hh_pickup_env, hh_heartbeat_env,
+ * hh_scheduler_env, hh_recovery_env, hh_http_source) and wakes its
  * threads through wake.h. Keys: only through the files it drives (push back
  * and acks through fetch.c, unregistering through heartbeat.c), plus INFO
  * at start. */
@@ -82,9 +83,9 @@ void hh_manager_free(hh_manager *m) {
         pthread_mutex_destroy(&p->mu);
     }
     free(m->procs);
-    hh_lease_free(m->lease);
-    hh_fetcher_free(m->fetcher);
-    hh_pickup_free(m);
+    hh_lease_free(m->lease_env.lease);
+    hh_fetcher_free(m->fetch_env.fetcher);
+    hh_pickup_free(&m->pickup_env);
     for (size_t i = 0; i < m->nqueues; i++) {
         if (m->queue_keys) sdsfree(m->queue_keys[i]);
         if (m->inprog_keys) sdsfree(m->inprog_keys[i]);
@@ -225,9 +226,81 @@ static int make_queue_keys(hh_manager *m) {
     return HH_OK;
 }
 
+/* What pickup.c sees of m: a write to a queue goes on to fetch.c. */
+static void pickup_queue_written(void *udata, size_t q) { hh_fetch_queue_written(udata, q); }
+static void pickup_queues_written(void *udata) { hh_fetch_queues_written(udata); }
+static void pickup_env(hh_manager *m) {
+    m->pickup_env = (hh_pickup_env){.keys = &m->keys,
+                                    .cfg = &m->cfg,
+                                    .log = &m->log,
+                                    .nqueues = m->nqueues,
+                                    .queue_keys = m->queue_keys,
+                                    .quiet = &m->quiet,
+                                    .udata = &m->fetch_env,
+                                    .queue_written = pickup_queue_written,
+                                    .queues_written = pickup_queues_written};
+}
+
 /* The fetchers' shared state: fetched-but-unclaimed jobs, idle waiters,
  * acks to send (fetch.c). */
-static int alloc_fetch_state(hh_manager *m) { return (m->fetcher = hh_fetcher_new(m)) ? HH_OK : HH_ERR_NOMEM; }
+static int alloc_fetch_state(hh_manager *m) {
+    hh_fetch_env *e = &m->fetch_env;
+    *e = (hh_fetch_env){.keys = &m->keys,
+                        .log = &m->log,
+                        .identity = m->identity,
+                        .nqueues = m->nqueues,
+                        .queues = m->queues,
+                        .queue_keys = m->queue_keys,
+                        .inprog_keys = m->inprog_keys,
+                        .weights = m->weights,
+                        .weighted = m->weighted,
+                        .quiet = &m->quiet,
+                        .giving_up = &m->giving_up,
+                        .fetched = m->fetched,
+                        .procs = m->procs,
+                        .lease = &m->lease_env,
+                        .pickup = &m->pickup_env};
+    e->opts.concurrency = m->opts.concurrency;
+    e->opts.fetch = m->opts.fetch;
+    return (e->fetcher = hh_fetcher_new(e)) ? HH_OK : HH_ERR_NOMEM;
+}
+
+/* What lease.c sees of m (lease.h); the fetcher's buffer through fetch.c. */
+static size_t lease_pending_each(void *udata, void (*fn)(const hh_fetched *, void *), void *arg) {
+    return hh_fetch_pending_each(udata, fn, arg);
+}
+static int lease_pending_has(void *udata, const char *payload, uint64_t lease) {
+    return hh_fetch_pending_has(udata, payload, lease);
+}
+static int lease_pending_drop(void *udata, const char *payload, uint64_t lease, hh_fetched *out) {
+    return hh_fetch_pending_drop(udata, payload, lease, out);
+}
+static size_t lease_pending_cap(void *udata) { return hh_fetch_pending_cap(udata); }
+static void lease_env(hh_manager *m) {
+    hh_lease_env *e = &m->lease_env;
+    *e = (hh_lease_env){.keys = &m->keys,
+                        .log = &m->log,
+                        .cfg = &m->cfg,
+                        .identity = m->identity,
+                        .nqueues = m->nqueues,
+                        .queues = m->queues,
+                        .queue_keys = m->queue_keys,
+                        .inprog_keys = m->inprog_keys,
+                        .quiet = &m->quiet,
+                        .lease_lost = &m->lease_lost,
+                        .reconciled = &m->reconciled,
+                        .procs = m->procs,
+                        .udata = &m->fetch_env,
+                        .pending_each = lease_pending_each,
+                        .pending_has = lease_pending_has,
+                        .pending_drop = lease_pending_drop,
+                        .pending_cap = lease_pending_cap};
+    e->opts.concurrency = m->opts.concurrency;
+    e->opts.fetch = m->opts.fetch;
+    e->opts.heartbeat_interval = m->opts.heartbeat_interval;
+    e->opts.recovery_interval = m->opts.recovery_interval;
+    e->opts.lease_lost = m->opts.lease_lost;
+}
 
 /* One processor (worker thread state, not started) per unit of concurrency. */
 static int init_processors(hh_manager *m) {
@@ -235,7 +308,8 @@ static int init_processors(hh_manager *m) {
     if (!m->procs) return HH_ERR_NOMEM;
     for (int i = 0; i < m->opts.concurrency; i++) {
         hh_processor *p = &m->procs[i];
-        p->m = m;
+        p->m = &m->processor_env;
+        p->fetch = &m->fetch_env;
         p->index = i;
         pthread_mutex_init(&p->mu, NULL);
         /* A short base-36 tid, unique in the process, like Sidekiq's. */
@@ -297,9 +371,11 @@ hh_manager *hh_manager_new(const hh_manager_options *caller_opts, int *err) {
         forget_caller_pointers(m);
         e = make_queue_keys(m);
     }
-    if (e == HH_OK) e = alloc_fetch_state(m);
+    if (e == HH_OK) pickup_env(m);
     if (e == HH_OK) e = init_processors(m);
-    if (e == HH_OK && !(m->lease = hh_lease_new(m))) e = HH_ERR_NOMEM;
+    if (e == HH_OK) e = alloc_fetch_state(m);
+    if (e == HH_OK) lease_env(m);
+    if (e == HH_OK && !(m->lease_env.lease = hh_lease_new(&m->lease_env))) e = HH_ERR_NOMEM;
     if (e == HH_ERR_NOMEM) hh_fail(e, "out of memory creating the manager");
     if (err) *err = e;
     if (e == HH_OK) return m;
@@ -388,6 +464,42 @@ static void check_redis(hh_manager *m, hh_conn *c) {
 
 static void *supervisor_main(void *arg);
 
+/* What the worker threads see of m (processor.h): filled at start, once
+ * the handlers, the middleware and the metrics are final. */
+static void processor_env(hh_manager *m) {
+    hh_processor_env *e = &m->processor_env;
+    *e = (hh_processor_env){.keys = &m->keys,
+                            .log = &m->log,
+                            .identity = m->identity,
+                            .nqueues = m->nqueues,
+                            .queues = m->queues,
+                            .inprog_keys = m->inprog_keys,
+                            .handlers = m->handlers,
+                            .nhandlers = m->nhandlers,
+                            .default_handler = m->default_handler,
+                            .middleware = m->middleware,
+                            .nmiddleware = m->nmiddleware,
+                            .quiet = &m->quiet,
+                            .booted = &m->booted,
+                            .giving_up = &m->giving_up,
+                            .busy = &m->busy,
+                            .workers_done = &m->workers_done,
+                            .processed = &m->processed,
+                            .failed = &m->failed,
+                            .unflushed_processed = &m->unflushed_processed,
+                            .unflushed_failed = &m->unflushed_failed,
+                            .wake = &m->wake,
+                            .metrics = m->metrics,
+                            .lease = &m->lease_env,
+                            .fetch = &m->fetch_env,
+                            .self = m};
+    e->opts.fetch = m->opts.fetch;
+    e->opts.max_retries = m->opts.max_retries;
+    e->opts.dead_max_jobs = m->opts.dead_max_jobs;
+    e->opts.dead_timeout = m->opts.dead_timeout;
+    e->opts.redis.timestamps = m->opts.redis.timestamps;
+}
+
 /* What the HTTP server sees of the manager (http.h). */
 static void http_stats(void *udata, hh_manager_stats *out) { hh_manager_fill_stats(udata, out); }
 static char *http_metrics(void *udata) { return hh_metrics_text(((hh_manager *)udata)->metrics); }
@@ -447,7 +559,8 @@ int hh_manager_start(hh_manager *m) {
         hh_log(&m->log, HH_LOG_WARN, "Redis unreachable: identity %s checks and recovery wait for it", m->identity);
     hh_log(&m->log, HH_LOG_INFO, "hiredhand %s starting: identity=%s concurrency=%d fetch=%s redis=%s", HH_VERSION,
            m->identity, m->opts.concurrency, m->opts.fetch == HH_FETCH_BASIC ? "basic" : "reliable", m->cfg.display);
-    hh_pickup_start(m); /* on failure idle threads fall back, logged */
+    hh_pickup_start(&m->pickup_env); /* on failure idle threads fall back, logged */
+    processor_env(m);
     int failed = 0;
     for (int i = 0; i < m->opts.concurrency && !failed; i++) {
         failed = pthread_create(&m->procs[i].thread, NULL, hh_processor_main, &m->procs[i]) != 0;
@@ -507,10 +620,10 @@ static void *chores_main(void *arg) {
     hh_conn_init(&c, &m->cfg, &m->log, "acks", &m->giving_up);
     while (!atomic_load(&m->giving_up)) {
         if (atomic_load(&m->quiet) && wakes < 5) {
-            hh_fetch_wake(m, &c);
+            hh_fetch_wake(&m->fetch_env, &c);
             wakes++;
         }
-        hh_fetch_try_acks(m, &c);
+        hh_fetch_try_acks(&m->fetch_env, &c);
         hh_sleep(0.05);
     }
     hh_conn_close(&c);
@@ -518,7 +631,7 @@ static void *chores_main(void *arg) {
 }
 
 /* Idle threads sleeping in the process see quiet at once (no Redis). */
-static void wake_sleepers(hh_manager *m) { hh_fetch_wake_sleepers(m); }
+static void wake_sleepers(hh_manager *m) { hh_fetch_wake_sleepers(&m->fetch_env); }
 
 /* Joins t by the monotonic deadline, or detaches it: a thread still inside
  * a handler or a Redis call must not hold up the exit (the process may end
@@ -538,8 +651,8 @@ static int join_by(hh_manager *m, pthread_t t, double deadline) {
 static void push_back(hh_manager *m, hh_conn *c, hh_unfinished *u, size_t n, size_t nrun, hh_job **acks, size_t nacks) {
     hh_pipe pipe;
     hh_pipe_begin(&pipe, c);
-    for (size_t i = 0; i < n; i++) hh_fetch_requeue_append(m, &pipe, u[i].queue, u[i].payload, u[i].len);
-    for (size_t i = 0; i < nacks; i++) hh_fetch_ack_append(m, &pipe, acks[i]);
+    for (size_t i = 0; i < n; i++) hh_fetch_requeue_append(&m->fetch_env, &pipe, u[i].queue, u[i].payload, u[i].len);
+    for (size_t i = 0; i < nacks; i++) hh_fetch_ack_append(&m->fetch_env, &pipe, acks[i]);
     redisReply **r = hh_pipe_exec(&pipe);
     int pushed = 0, pend_pushed = 0, left = 0;
     for (size_t i = 0; i < n; i++) {
@@ -567,7 +680,7 @@ static void push_back(hh_manager *m, hh_conn *c, hh_unfinished *u, size_t n, siz
                    klass ? klass : "?", jid ? jid : "?", m->inprog_keys[u[i].queue]);
         } else {
             left++;
-            hh_fetch_report_unreturned(m, u[i].queue, u[i].payload, u[i].len, why);
+            hh_fetch_report_unreturned(&m->fetch_env, u[i].queue, u[i].payload, u[i].len, why);
         }
         json_decref(item);
     }
@@ -651,7 +764,7 @@ static void cancel_and_push_back(hh_manager *m, hh_conn *c) {
         for (int i = 0; i < m->opts.concurrency; i++) atomic_store(&m->procs[i].cancelled, 1);
     nrun = n;
     hh_unfinished *pend = NULL;
-    size_t npend = hh_processor_take_pending(m, &pend);
+    size_t npend = hh_processor_take_pending(&m->fetch_env, &pend);
     if (npend && u) {
         hh_unfinished *all = realloc(u, (n + npend) * sizeof(*u));
         if (all) {
@@ -663,13 +776,13 @@ static void cancel_and_push_back(hh_manager *m, hh_conn *c) {
         }
     }
     size_t nacks = 0;
-    hh_job **acks = hh_fetch_take_acks(m, &nacks);
+    hh_job **acks = hh_fetch_take_acks(&m->fetch_env, &nacks);
     if (n || nacks) push_back(m, c, u, n, nrun, acks, nacks);
     for (size_t i = 0; i < n; i++) hh_unfinished_free(&u[i]);
     for (size_t i = 0; i < npend; i++) hh_unfinished_free(&pend[i]); /* not taken: stay in progress */
     free(u);
     free(pend);
-    hh_fetch_acks_free(m, acks, nacks);
+    hh_fetch_acks_free(&m->fetch_env, acks, nacks);
 }
 
 /* The hard shutdown's second part, by `end`: the heartbeat off, leftovers
@@ -687,7 +800,7 @@ static void leave_redis(hh_manager *m, hh_conn *c, pthread_t chores, int chores_
     pthread_mutex_unlock(&m->lock);
     if (atomic_load(&m->booted) && !beats_failing && (c->ctx || !c->last_error[0]) &&
         m->opts.fetch == HH_FETCH_RELIABLE)
-        hh_lease_reconcile(m, c, 1);
+        hh_lease_reconcile(&m->lease_env, c, 1);
     /* Never booted: the identity may belong to a live process; leave it. */
     if (atomic_load(&m->booted) && hh_heartbeat_unregister(&m->heartbeat_env, c) != 0)
         hh_log(&m->log, HH_LOG_WARN, "could not unregister from Redis (%s): the process hash expires in 60 s",
@@ -703,12 +816,12 @@ static void leave_redis(hh_manager *m, hh_conn *c, pthread_t chores, int chores_
     if (stuck)
         hh_log(&m->log, HH_LOG_WARN,
                "%d worker threads still in a handler or a Redis call at the deadline: left behind", stuck);
-    if (!hh_pickup_stop_by(m, end)) atomic_fetch_add(&m->detached, 1);
+    if (!hh_pickup_stop_by(&m->pickup_env, end)) atomic_fetch_add(&m->detached, 1);
     if (m->scheduler_started) join_by(m, m->scheduler_thread, end);
     if (m->recovery_started) join_by(m, m->recovery_thread, end);
     if (chores_started) join_by(m, chores, end);
     m->scheduler_started = m->recovery_started = m->heartbeat_started = 0;
-    hh_fetch_flush_acks(m, c); /* left by threads that ended late; one try within the budget */
+    hh_fetch_flush_acks(&m->fetch_env, c); /* left by threads that ended late; one try within the budget */
 }
 
 /* Waits for the stop request, then up to the grace period for the worker
@@ -809,7 +922,7 @@ static void heartbeat_publish_sets(void *udata, int64_t retry, int64_t scheduled
 
 static void heartbeat_after_beat(void *udata, hh_conn *c, int ok, int hash_expired) {
     hh_manager *m = udata;
-    hh_lease_beat(m, c, ok, hash_expired); /* the outage rule, lease loss, hiredhand:fetchers */
+    hh_lease_beat(&m->lease_env, c, ok, hash_expired); /* the outage rule, lease loss, hiredhand:fetchers */
     if (m->hook) {
         hh_queue_stats qs[HH_MAX_QUEUES];
         hh_manager_stats st = {.queues = qs, .queues_cap = HH_MAX_QUEUES};
@@ -852,8 +965,10 @@ void hh_manager_heartbeat_env(hh_manager *m, hh_heartbeat_env *out) {
 }
 
 /* Recovery's callbacks into the fetcher's leases and the stop. */
-static int recovery_peers_judgeable(void *udata, double *left) { return hh_lease_peers_judgeable(udata, left); }
-static void recovery_tick(void *udata, hh_conn *c) { hh_lease_tick(udata, c); }
+static int recovery_peers_judgeable(void *udata, double *left) {
+    return hh_lease_peers_judgeable(&((hh_manager *)udata)->lease_env, left);
+}
+static void recovery_tick(void *udata, hh_conn *c) { hh_lease_tick(&((hh_manager *)udata)->lease_env, c); }
 static void recovery_stop(void *udata) { hh_manager_stop(udata); }
 
 void hh_manager_recovery_env(hh_manager *m, hh_recovery_env *out) {

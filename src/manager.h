@@ -1,51 +1,28 @@
-/* manager.h -- the manager's internal state. Only manager.c creates or
- * frees it. fetch.c, lease.c, pickup.c and processor.c still
- * read it whole (scripts/include-circles.known lists those back edges);
- * the heartbeat, the scheduler, recovery and the HTTP server get a narrow view filled
- * here instead. No Redis keys of its own. */
+/* manager.h -- the manager's internal state. Only manager.c creates,
+ * frees or reads it: every file it drives (the worker threads, the fetcher,
+ * the lease, pickup, the heartbeat, the scheduler, recovery, the HTTP
+ * server) gets a narrow view defined in its own header and filled here, so
+ * none of them includes this one (docs/design.md). No Redis keys of its
+ * own. */
 #ifndef HH_MANAGER_H
 #define HH_MANAGER_H
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include "fetch.h"
 #include "heartbeat.h"
 #include "hiredhand.h"
 #include "job.h"
 #include "keys.h"
+#include "lease.h"
+#include "pickup.h"
+#include "processor.h"
 #include "recovery.h"
 #include "redis.h"
 #include "scheduler.h"
 #include "util.h"
 #include "wake.h"
-
-typedef struct hh_handler {
-    char *klass;
-    hh_handler_fn fn;
-    void *udata;
-} hh_handler;
-
-typedef struct hh_middleware {
-    hh_middleware_fn fn;
-    void *udata;
-} hh_middleware;
-
-/* One worker thread: its connection, its fetch state and the job it runs.
- * `mu` guards job/abandoned against the heartbeat and the shutdown path. */
-typedef struct hh_processor {
-    struct hh_manager *m;
-    int index;
-    char tid[16];
-    pthread_t thread;
-    int thread_started;
-    hh_conn conn;
-    hh_rng rng;
-    pthread_mutex_t mu;
-    hh_job *job;          /* running job, NULL when idle */
-    int abandoned;        /* hard shutdown pushed `job` back already */
-    atomic_int cancelled; /* read by hh_job_cancelled() */
-    unsigned long runs;   /* jobs started (tells one run of `job` from the next); mu */
-    int lease_lost;       /* another process recovered `job` (lease.c); mu */
-} hh_processor;
+#include "worker.h"
 
 struct hh_manager {
     hh_manager_options opts; /* strings below are owned copies */
@@ -74,8 +51,8 @@ struct hh_manager {
     void *hook_udata;
 
     hh_processor *procs;
-    struct hh_fetcher *fetcher; /* fetch.c: buffer, acks, idle waits */
-    struct hh_pickup *pickup;   /* pickup.c: wakes idle threads when a queue is written */
+    hh_fetch_env fetch_env;   /* fetch.c's view; .fetcher: buffer, acks, idle waits */
+    hh_pickup_env pickup_env; /* pickup.c's view; wakes idle threads when a queue is written */
     pthread_t heartbeat_thread, scheduler_thread, recovery_thread, supervisor_thread;
     int heartbeat_started, scheduler_started, recovery_started, supervisor_started;
 
@@ -101,7 +78,7 @@ struct hh_manager {
     atomic_ullong unflushed_processed, unflushed_failed;
     atomic_ullong *fetched;               /* per queue */
     atomic_ullong lease_lost, reconciled; /* lease.c */
-    struct hh_lease *lease;               /* held jobs, reconciliation, outage rule (lease.c) */
+    hh_lease_env lease_env;               /* lease.c's view; .lease: held jobs, reconciliation, outage rule */
 
     double started_at;
     pthread_mutex_t lock; /* guards the heartbeat fields below */
@@ -115,6 +92,7 @@ struct hh_manager {
     hh_scheduler_env scheduler_env; /* the scheduler thread's view (scheduler.h) */
     hh_recovery_env recovery_env;   /* the recovery thread's view (recovery.h) */
     hh_heartbeat_env heartbeat_env; /* the heartbeat thread's view (heartbeat.h) */
+    hh_processor_env processor_env; /* the worker threads' view (processor.h), filled at start */
 };
 
 /* manager.c */

@@ -81,7 +81,7 @@ typedef int (*hh_attempt_fn)(void *ctx, hh_conn *c, char *why, size_t whylen);
  * the rest is filled in. */
 typedef struct hh_until_done {
     hh_conn *conn;
-    hh_logger *log;
+    const hh_logger *log;
     const atomic_int *giving_up; /* the stop gave up on Redis: stop trying */
     const char *subject;         /* "class=X jid=Y: retry entry" for logs; NULL: silent */
     char why[256];               /* the last refusal */

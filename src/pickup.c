@@ -12,12 +12,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "fetch.h"
 
 enum { PK_OFF, PK_ON, PK_UNSUPPORTED };
 
 typedef struct hh_pickup {
-    struct hh_manager *m;
+    hh_pickup_env *m;
     /* Guarded by mu: */
     pthread_mutex_t mu;
     pthread_cond_t cv; /* idle threads wait here */
@@ -51,7 +50,7 @@ static void wake_locked(hh_pickup *pk, long n) {
         for (long i = 0; i < n; i++) pthread_cond_signal(&pk->cv);
 }
 
-void hh_pickup_ticket_take(struct hh_manager *m, hh_pickup_ticket *t) {
+void hh_pickup_ticket_take(hh_pickup_env *m, hh_pickup_ticket *t) {
     hh_pickup *pk = m->pickup;
     t->gen = 0;
     if (!pk) return;
@@ -66,7 +65,7 @@ static void poke_pipe(hh_pickup *pk) {
     (void)w; /* full pipe: the waker has a wake-up pending already */
 }
 
-int hh_pickup_wait(struct hh_manager *m, const hh_pickup_ticket *t) {
+int hh_pickup_wait(hh_pickup_env *m, const hh_pickup_ticket *t) {
     hh_pickup *pk = m->pickup;
     if (!pk) return 0;
     pthread_mutex_lock(&pk->mu);
@@ -92,7 +91,7 @@ int hh_pickup_wait(struct hh_manager *m, const hh_pickup_ticket *t) {
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += (time_t)secs;
-    while (!atomic_load(&m->quiet) && pk->gen == t->gen && pk->mode != PK_UNSUPPORTED) {
+    while (!atomic_load(m->quiet) && pk->gen == t->gen && pk->mode != PK_UNSUPPORTED) {
         if (secs <= 0) {
             pthread_cond_wait(&pk->cv, &pk->mu);
         } else if (pthread_cond_timedwait(&pk->cv, &pk->mu, &until) == ETIMEDOUT) {
@@ -107,7 +106,7 @@ int hh_pickup_wait(struct hh_manager *m, const hh_pickup_ticket *t) {
     return !fallback;
 }
 
-void hh_pickup_done(struct hh_manager *m, const hh_pickup_ticket *t, int got) {
+void hh_pickup_done(hh_pickup_env *m, const hh_pickup_ticket *t, int got) {
     hh_pickup *pk = m->pickup;
     if (!pk) return;
     pthread_mutex_lock(&pk->mu);
@@ -119,7 +118,7 @@ void hh_pickup_done(struct hh_manager *m, const hh_pickup_ticket *t, int got) {
     pthread_mutex_unlock(&pk->mu);
 }
 
-void hh_pickup_poke(struct hh_manager *m) {
+void hh_pickup_poke(hh_pickup_env *m) {
     hh_pickup *pk = m->pickup;
     if (!pk) return;
     pthread_mutex_lock(&pk->mu);
@@ -147,7 +146,7 @@ static void drop(hh_pickup *pk, const char *why) {
 }
 
 static void unsupported(hh_pickup *pk, const char *why) {
-    hh_log(&pk->m->log, HH_LOG_WARN,
+    hh_log(pk->m->log, HH_LOG_WARN,
            "pickup: no CLIENT TRACKING (%s): idle threads wait on one queue each and poll the others "
            "every %.0f s instead of waking at once",
            why, HH_FETCH_BLOCK_SECONDS);
@@ -191,16 +190,16 @@ static void on_message(hh_pickup *pk, const redisReply *r) {
         n = -1;
     } else if (keys->type == REDIS_REPLY_STRING) {
         long q = is_ours(pk, keys->str, keys->len);
-        if (q >= 0) n = 1, hh_fetch_queue_written(pk->m, (size_t)q);
+        if (q >= 0) n = 1, pk->m->queue_written(pk->m->udata, (size_t)q);
     } else if (keys->type == REDIS_REPLY_ARRAY) {
         for (size_t i = 0; i < keys->elements; i++) {
             long q = keys->element[i]->type == REDIS_REPLY_STRING
                 ? is_ours(pk, keys->element[i]->str, keys->element[i]->len)
                 : -1;
-            if (q >= 0) n++, hh_fetch_queue_written(pk->m, (size_t)q); /* it may hold jobs again */
+            if (q >= 0) n++, pk->m->queue_written(pk->m->udata, (size_t)q); /* it may hold jobs again */
         }
     }
-    if (n < 0) hh_fetch_queues_written(pk->m); /* every key */
+    if (n < 0) pk->m->queues_written(pk->m->udata); /* every key */
     if (n == 0) return;
     /* gen moves even with nobody waiting: a thread between its ticket and
      * its wait must see that a queue changed. Threads fetching now see it
@@ -285,7 +284,7 @@ static void tracking_on(hh_pickup *pk) {
         return;
     }
     freeReplyObject(r);
-    hh_log(&pk->m->log, HH_LOG_DEBUG, "pickup: tracking on (threads idle)");
+    hh_log(pk->m->log, HH_LOG_DEBUG, "pickup: tracking on (threads idle)");
     set_mode(pk, PK_ON);
 }
 
@@ -297,14 +296,14 @@ static void tracking_off(hh_pickup *pk) {
         hh_conn_close(&pk->ctl); /* closing it switches tracking off too */
     }
     if (r) freeReplyObject(r);
-    hh_log(&pk->m->log, HH_LOG_DEBUG, "pickup: tracking off (every thread busy)");
+    hh_log(pk->m->log, HH_LOG_DEBUG, "pickup: tracking off (every thread busy)");
     set_mode(pk, PK_OFF);
 }
 
 static void *waker_main(void *arg) {
     hh_pickup *pk = arg;
-    struct hh_manager *m = pk->m;
-    while (!atomic_load(&m->quiet)) {
+    hh_pickup_env *m = pk->m;
+    while (!atomic_load(m->quiet)) {
         pthread_mutex_lock(&pk->mu);
         int mode = pk->mode;
         int want = pk->waiting > 0 || (mode == PK_ON && hh_mono() - pk->last_idle < HH_PICKUP_OFF_AFTER);
@@ -342,22 +341,22 @@ static void *waker_main(void *arg) {
     return NULL;
 }
 
-int hh_pickup_start(struct hh_manager *m) {
+int hh_pickup_start(hh_pickup_env *m) {
     hh_pickup *pk = calloc(1, sizeof(*pk));
     if (!pk) return -1;
     pk->m = m;
     pk->pipe[0] = pk->pipe[1] = -1;
     pthread_mutex_init(&pk->mu, NULL);
     pthread_cond_init(&pk->cv, NULL);
-    pk->prefix = sdscat(sdsdup(m->keys.ns), HH_K_QUEUE_PREFIX);
+    pk->prefix = sdscat(sdsdup(m->keys->ns), HH_K_QUEUE_PREFIX);
     sds **sorted = malloc(m->nqueues * sizeof(*sorted));
     pk->sorted = (sds *const *)sorted;
     if (!pk->prefix || !pk->sorted || pipe2(pk->pipe, O_CLOEXEC | O_NONBLOCK) != 0) goto fail;
     for (size_t i = 0; i < m->nqueues; i++) sorted[i] = &m->queue_keys[i];
     pk->nsorted = m->nqueues;
     qsort(sorted, pk->nsorted, sizeof(*sorted), key_cmp);
-    hh_conn_init(&pk->sub, &m->cfg, &m->log, "pickup", &m->quiet);
-    hh_conn_init(&pk->ctl, &m->cfg, &m->log, "pickup", &m->quiet);
+    hh_conn_init(&pk->sub, m->cfg, m->log, "pickup", m->quiet);
+    hh_conn_init(&pk->ctl, m->cfg, m->log, "pickup", m->quiet);
     m->pickup = pk;
     if (pthread_create(&pk->thread, NULL, waker_main, pk) != 0) {
         m->pickup = NULL;
@@ -366,7 +365,7 @@ int hh_pickup_start(struct hh_manager *m) {
     pk->started = 1;
     return 0;
 fail:
-    hh_log(&m->log, HH_LOG_WARN, "pickup: cannot start the waker: idle threads wait on one queue each");
+    hh_log(m->log, HH_LOG_WARN, "pickup: cannot start the waker: idle threads wait on one queue each");
     if (pk->pipe[0] >= 0) close(pk->pipe[0]), close(pk->pipe[1]);
     sdsfree(pk->prefix);
     free((void *)pk->sorted);
@@ -376,7 +375,7 @@ fail:
     return -1;
 }
 
-void hh_pickup_stop(struct hh_manager *m) {
+void hh_pickup_stop(hh_pickup_env *m) {
     hh_pickup *pk = m->pickup;
     if (!pk || !pk->started) return;
     hh_pickup_poke(m); /* the waker leaves on quiet, set by every stop */
@@ -384,7 +383,7 @@ void hh_pickup_stop(struct hh_manager *m) {
     pk->started = 0;
 }
 
-int hh_pickup_stop_by(struct hh_manager *m, double deadline) {
+int hh_pickup_stop_by(hh_pickup_env *m, double deadline) {
     hh_pickup *pk = m->pickup;
     if (!pk || !pk->started) return 1;
     hh_pickup_poke(m);
@@ -394,7 +393,7 @@ int hh_pickup_stop_by(struct hh_manager *m, double deadline) {
     return 0;
 }
 
-void hh_pickup_free(struct hh_manager *m) {
+void hh_pickup_free(hh_pickup_env *m) {
     hh_pickup *pk = m->pickup;
     if (!pk) return;
     hh_pickup_stop(m);

@@ -17,7 +17,11 @@
 #ifndef HH_PICKUP_H
 #define HH_PICKUP_H
 
-#include "manager.h"
+#include <stdatomic.h>
+#include "keys.h"
+#include "redis.h"
+#include "util.h"
+#include "worker.h"
 
 /* An idle thread that is the process' one poller re-runs the fetch this often
  * even without a wake-up, as a safety net; the other idle threads wait for a
@@ -35,28 +39,46 @@ typedef struct hh_pickup_ticket {
     unsigned long gen;
 } hh_pickup_ticket;
 
+/* All pickup.c knows of its manager, filled by manager.c and kept alive
+ * while the waker runs. What a wake-up means for the fetch goes back
+ * through the callbacks (udata is their argument): fetch.c sits above this
+ * file. */
+typedef struct hh_pickup_env {
+    const hh_keys *keys;
+    hh_redis_config *cfg;
+    const hh_logger *log;
+    size_t nqueues;
+    sds *queue_keys; /* queue:<q>, namespaced, per queue */
+    const atomic_int *quiet;
+    void *udata;
+    /* Queue q was written (it may hold jobs again); every key (FLUSHALL). */
+    void (*queue_written)(void *udata, size_t q);
+    void (*queues_written)(void *udata);
+    struct hh_pickup *pickup; /* the state: set by hh_pickup_start, NULL without */
+} hh_pickup_env;
+
 /* Creates the pickup state and starts the waker thread (m->pickup). Returns
  * 0, or -1 when it could not (then every wait falls back). */
-int hh_pickup_start(struct hh_manager *m);
+int hh_pickup_start(hh_pickup_env *m);
 /* Wakes the waker and every idle thread (quiet, stop): they see m->quiet. */
-void hh_pickup_poke(struct hh_manager *m);
+void hh_pickup_poke(hh_pickup_env *m);
 /* Joins the waker thread (call after quiet); idempotent. */
-void hh_pickup_stop(struct hh_manager *m);
+void hh_pickup_stop(hh_pickup_env *m);
 /* The same, waiting only until deadline (hh_mono() seconds): returns 1
  * joined, 0 the waker was left behind (still in a Redis call). */
-int hh_pickup_stop_by(struct hh_manager *m, double deadline);
+int hh_pickup_stop_by(hh_pickup_env *m, double deadline);
 /* Stops, then frees the state (m->pickup NULL). */
-void hh_pickup_free(struct hh_manager *m);
+void hh_pickup_free(hh_pickup_env *m);
 
-void hh_pickup_ticket_take(struct hh_manager *m, hh_pickup_ticket *t);
+void hh_pickup_ticket_take(hh_pickup_env *m, hh_pickup_ticket *t);
 /* After a fetch taken with ticket t found every queue empty: waits until a
  * queue of this process may have been written since the ticket, the poll
  * interval passed, or quiet. Returns 1: fetch again; 0: no wake-up is
  * available (no CLIENT TRACKING), the caller must wait its own way. */
-int hh_pickup_wait(struct hh_manager *m, const hh_pickup_ticket *t);
+int hh_pickup_wait(hh_pickup_env *m, const hh_pickup_ticket *t);
 /* After a fetch taken with ticket t that got `got` jobs (or -1: an error),
  * instead of hh_pickup_wait: wakes idle threads for a batch's other jobs,
  * and hands on a wake-up that came while this thread was fetching. */
-void hh_pickup_done(struct hh_manager *m, const hh_pickup_ticket *t, int got);
+void hh_pickup_done(hh_pickup_env *m, const hh_pickup_ticket *t, int got);
 
 #endif

@@ -15,13 +15,13 @@
 #include "metrics.h"
 
 struct hh_chain {
-    struct hh_manager *m;
+    const hh_processor_env *m;
     size_t next;
     const hh_handler *handler;
 };
 
 int hh_chain_next(hh_chain *chain, hh_job *job) {
-    struct hh_manager *m = chain->m;
+    const hh_processor_env *m = chain->m;
     if (chain->next < m->nmiddleware) {
         const hh_middleware *mw = &m->middleware[chain->next++];
         return mw->fn(job, chain, mw->udata);
@@ -47,7 +47,7 @@ int hh_job_cancelled(const hh_job *job) {
 /* The whole class, not its C string: "T\u0000Evil" is not T. Active Job
  * payloads go by their wrapped class; an exact handler wins over the
  * catch-all "*", which wins over the default handler. */
-static const hh_handler *find_handler(struct hh_manager *m, const hh_job *job) {
+static const hh_handler *find_handler(const hh_processor_env *m, const hh_job *job) {
     size_t len;
     const char *klass = hh_job_handler_class(job, &len);
     const hh_handler *any = NULL;
@@ -68,29 +68,28 @@ static const hh_handler *find_handler(struct hh_manager *m, const hh_job *job) {
  * job was no longer in this process's list (taken over by a recovery), -1
  * given up. */
 static int write_outcome(hh_processor *p, const hh_job *job, hh_outcome *o, const char *what) {
-    struct hh_manager *m = p->m;
+    const hh_processor_env *m = p->m;
     const char *klass = job->klass ? job->klass : "-", *jid = job->jid ? job->jid : "-";
     char *subject = NULL; /* whole, however long the class: the logs name the job */
     if (asprintf(&subject, "class=%s jid=%s: %s", klass, jid, what) < 0) subject = NULL;
-    hh_until_done u = {
-        .conn = &p->conn, .log = &m->log, .giving_up = &m->giving_up, .subject = subject ? subject : what};
-    int rc = hh_outcome_write_until_done(&u, &m->keys, o);
+    hh_until_done u = {.conn = &p->conn, .log = m->log, .giving_up = m->giving_up, .subject = subject ? subject : what};
+    int rc = hh_outcome_write_until_done(&u, m->keys, o);
     /* Gone from the list: recovered by another process while this one
      * could not beat, unless an earlier attempt whose reply was lost wrote
      * it already. */
-    if (rc == 0 && o->source == HH_SOURCE_LIST && !u.uncertain && !hh_lease_lost(m, &p->conn, job)) {
+    if (rc == 0 && o->source == HH_SOURCE_LIST && !u.uncertain && !hh_lease_lost(m->lease, &p->conn, job)) {
         /* Redis lost the entry, nobody recovered the job: write its
          * outcome all the same (nothing else will). */
         o->source = HH_SOURCE_NONE;
-        rc = hh_outcome_write_until_done(&u, &m->keys, o);
+        rc = hh_outcome_write_until_done(&u, m->keys, o);
     }
     if (rc < 0 && o->source == HH_SOURCE_LIST)
-        hh_log(&m->log, HH_LOG_ERROR,
+        hh_log(m->log, HH_LOG_ERROR,
                "%s not written before the shutdown deadline: "
                "left in the in-progress list for recovery",
                u.subject);
     else if (rc < 0)
-        hh_log(&m->log, HH_LOG_ERROR,
+        hh_log(m->log, HH_LOG_ERROR,
                "%s not written before the shutdown deadline (%s); "
                "the job is lost unless re-pushed: %.*s",
                u.subject, u.why, (int)job->len, job->payload);
@@ -100,10 +99,10 @@ static int write_outcome(hh_processor *p, const hh_job *job, hh_outcome *o, cons
 
 /* The outcome of a failed job, per its plan. */
 static void write_plan(hh_processor *p, hh_job *job, const hh_failure_plan *plan) {
-    struct hh_manager *m = p->m;
+    const hh_processor_env *m = p->m;
     int reliable = m->opts.fetch != HH_FETCH_BASIC;
     if (plan->kind == HH_FAIL_DISCARD && !reliable) return; /* nothing holds it */
-    sds list = reliable ? hh_key_inprogress(&m->keys, m->identity, job->queue) : NULL;
+    sds list = reliable ? hh_key_inprogress(m->keys, m->identity, job->queue) : NULL;
     hh_outcome o;
     hh_outcome_of_plan(&o, plan, list, job->payload, job->len, m->opts.dead_timeout, m->opts.dead_max_jobs);
     write_outcome(p, job, &o,
@@ -115,12 +114,12 @@ static void write_plan(hh_processor *p, hh_job *job, const hh_failure_plan *plan
 
 /* A malformed payload goes to the dead set with the reason, never dropped. */
 static void bury_malformed(hh_processor *p, const hh_job *job, size_t qi, const char *why) {
-    struct hh_manager *m = p->m;
+    const hh_processor_env *m = p->m;
     const char *queue = m->queues[qi];
     size_t len = 0;
     double now = hh_now();
     char *entry = hh_malformed_dead_payload(job->payload, job->len, why, now, m->opts.redis.timestamps, &len);
-    hh_log(&m->log, HH_LOG_WARN, "queue=%s: malformed job moved to the dead set: %s", queue, why);
+    hh_log(m->log, HH_LOG_WARN, "queue=%s: malformed job moved to the dead set: %s", queue, why);
     if (!entry) return; /* out of memory: it stays in progress and is recovered */
     int reliable = m->opts.fetch != HH_FETCH_BASIC;
     hh_outcome o = {HH_OUTCOME_DEAD,
@@ -140,22 +139,22 @@ static void bury_malformed(hh_processor *p, const hh_job *job, size_t qi, const 
 /* A failed job: counted, planned (retry, dead or nothing, as Sidekiq's
  * retry rules say; outcome.h for integers beyond 64 bits) and written. */
 static void write_failed(hh_processor *p, hh_job *job, const hh_handler *h, int rc, double elapsed) {
-    struct hh_manager *m = p->m;
+    const hh_processor_env *m = p->m;
     const char *shown = hh_job_handler_class(job, NULL); /* Active Job: the wrapped class */
-    atomic_fetch_add(&m->failed, 1);
-    atomic_fetch_add(&m->unflushed_failed, 1);
+    atomic_fetch_add(m->failed, 1);
+    atomic_fetch_add(m->unflushed_failed, 1);
     if (!job->error_class) hh_job_fail(job, "hiredhand::JobFailed", "handler returned %d", rc);
     hh_retry_config rcfg = {m->opts.max_retries, m->opts.redis.timestamps, h != NULL && h != &m->default_handler};
     hh_failure_plan plan;
     if (job->lossy) {
         /* Cannot be re-serialised without changing its numbers (outcome.h). */
         hh_outcome_lossy_plan(job, rcfg.class_known, hh_now(), &plan);
-        hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: failed: %s: %s (%s)", shown, job->jid, job->error_class,
+        hh_log(m->log, HH_LOG_WARN, "class=%s jid=%s: failed: %s: %s (%s)", shown, job->jid, job->error_class,
                job->error_message ? job->error_message : "", plan.reason);
         if (plan.kind == HH_FAIL_DISCARD || plan.payload) write_plan(p, job, &plan);
         free(plan.payload);
     } else if (hh_retry_plan(job, &rcfg, hh_now(), &p->rng, &plan) == 0) {
-        hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: failed in %.3f s: %s: %s (%s)", shown, job->jid, elapsed,
+        hh_log(m->log, HH_LOG_WARN, "class=%s jid=%s: failed in %.3f s: %s: %s (%s)", shown, job->jid, elapsed,
                job->error_class, job->error_message ? job->error_message : "", plan.reason);
         write_plan(p, job, &plan);
         free(plan.payload);
@@ -164,23 +163,23 @@ static void write_failed(hh_processor *p, hh_job *job, const hh_handler *h, int 
 
 /* Runs one fetched job; returns the seconds its handler took. */
 static double run_job(hh_processor *p, hh_fetched *f) {
-    struct hh_manager *m = p->m;
+    const hh_processor_env *m = p->m;
     char why[256];
     hh_job *job = hh_job_adopt(f->payload, f->len, m->queues[f->queue], why, sizeof(why));
     f->payload = NULL; /* the job owns it now */
     if (!job) {        /* out of memory: the job stays in progress, reconciliation pushes it back */
-        hh_lease_release(m, &f->lease);
+        hh_lease_release(m->lease, &f->lease);
         return 0;
     }
     job->lease = f->lease;
     f->lease = 0;
     if (!job->item) {
         bury_malformed(p, job, f->queue, why);
-        hh_lease_release(m, &job->lease);
+        hh_lease_release(m->lease, &job->lease);
         hh_job_free(job);
         return 0;
     }
-    job->manager = m;
+    job->manager = m->self;
     job->processor = p;
     job->run_at = hh_now();
     pthread_mutex_lock(&p->mu);
@@ -190,7 +189,7 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     p->runs++;
     atomic_store(&p->cancelled, 0);
     pthread_mutex_unlock(&p->mu);
-    atomic_fetch_add(&m->busy, 1);
+    atomic_fetch_add(m->busy, 1);
     /* Sidekiq's JobLogger: "start", then "done" or "fail" with elapsed, at
      * INFO, in the job's log context (Active Job's wrapped class as its
      * class, as Sidekiq's Web UI shows it). */
@@ -200,7 +199,7 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     char *ctx_class = memchr(shown, '\0', shown_len) ? hh_escape_ctl(shown, shown_len) : NULL;
     hh_log_job_begin(p->tid, ctx_class ? ctx_class : shown, job->jid);
     free(ctx_class);
-    hh_log(&m->log, HH_LOG_INFO, "start");
+    hh_log(m->log, HH_LOG_INFO, "start");
 
     const hh_handler *h = find_handler(m, job);
     hh_chain chain = {m, 0, h};
@@ -208,7 +207,7 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     int rc = hh_chain_next(&chain, job);
     double elapsed = hh_mono() - t0;
     hh_log_job_elapsed(elapsed);
-    hh_log(&m->log, HH_LOG_INFO, rc == 0 ? "done" : "fail");
+    hh_log(m->log, HH_LOG_INFO, rc == 0 ? "done" : "fail");
     hh_log_job_end();
 
     pthread_mutex_lock(&p->mu);
@@ -216,65 +215,65 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     p->job = NULL;
     p->lease_lost = 0;
     pthread_mutex_unlock(&p->mu);
-    atomic_fetch_sub(&m->busy, 1);
+    atomic_fetch_sub(m->busy, 1);
     if (abandoned || lost) {
         /* Pushed back by the hard shutdown, or recovered by another process
          * (lease.c): the job belongs elsewhere now, so no outcome here. */
         if (lost)
-            hh_log(&m->log, HH_LOG_WARN,
+            hh_log(m->log, HH_LOG_WARN,
                    "class=%s jid=%s: handler ended (%s) after the lease was lost; outcome not written", shown, job->jid,
                    rc == 0 ? "success" : "failure");
-        hh_lease_release(m, &job->lease);
+        hh_lease_release(m->lease, &job->lease);
         hh_job_free(job);
         return elapsed;
     }
-    atomic_fetch_add(&m->processed, 1);
-    atomic_fetch_add(&m->unflushed_processed, 1);
+    atomic_fetch_add(m->processed, 1);
+    atomic_fetch_add(m->unflushed_processed, 1);
     hh_metrics_job(m->metrics, shown, elapsed, rc != 0); /* /metrics per class; no-op without HTTP */
     if (rc == 0) {
-        hh_log(&m->log, HH_LOG_DEBUG, "class=%s jid=%s: done in %.3f s", shown, job->jid, elapsed);
+        hh_log(m->log, HH_LOG_DEBUG, "class=%s jid=%s: done in %.3f s", shown, job->jid, elapsed);
         if (m->opts.fetch == HH_FETCH_BASIC) {
             hh_job_free(job);
         } else {
             /* The ack rides with the next fetch (one round trip, not two). */
-            hh_fetch_queue_ack(m, job, &p->conn);
+            hh_fetch_queue_ack(m->fetch, job, &p->conn);
         }
         return elapsed;
     }
     write_failed(p, job, h, rc, elapsed);
-    hh_lease_release(m, &job->lease);
+    hh_lease_release(m->lease, &job->lease);
     hh_job_free(job);
     return elapsed;
 }
 
 static int booted_or_quiet(const void *arg) {
-    const struct hh_manager *m = arg;
-    return atomic_load(&m->booted) || atomic_load(&m->quiet);
+    const hh_processor_env *m = arg;
+    return atomic_load(m->booted) || atomic_load(m->quiet);
 }
 
 void *hh_processor_main(void *arg) {
     hh_processor *p = arg;
-    struct hh_manager *m = p->m;
-    hh_wake_wait(&m->wake, -1, booted_or_quiet, m); /* the identity checks come first */
-    while (!atomic_load(&m->quiet)) {
+    const hh_processor_env *m = p->m;
+    hh_wake_wait(m->wake, -1, booted_or_quiet, m); /* the identity checks come first */
+    while (!atomic_load(m->quiet)) {
         hh_fetched f;
         if (hh_fetch_next(p, &f) != 1) continue;
-        if (atomic_load(&m->quiet)) { /* fetched after quiet: straight back */
-            hh_fetch_push_back(m, &p->conn, &f);
-            hh_lease_release(m, &f.lease);
+        if (atomic_load(m->quiet)) { /* fetched after quiet: straight back */
+            hh_fetch_push_back(m->fetch, &p->conn, &f);
+            hh_lease_release(m->lease, &f.lease);
             free(f.payload);
             break;
         }
         hh_fetch_ran(p, run_job(p, &f));
         free(f.payload);
     }
-    hh_fetch_push_back_pending(m, &p->conn);
-    hh_fetch_flush_acks(m, &p->conn);
+    hh_fetch_push_back_pending(m->fetch, &p->conn);
+    hh_fetch_flush_acks(m->fetch, &p->conn);
     hh_conn_close(&p->conn);
     /* The supervisor's grace period waits for this: counted first, since
      * the thread is not joinable yet when the poke is read. */
-    atomic_fetch_add(&m->workers_done, 1);
-    hh_wake_poke(&m->wake);
+    atomic_fetch_add(m->workers_done, 1);
+    hh_wake_poke(m->wake);
     return NULL;
 }
 
@@ -288,7 +287,7 @@ int hh_processor_abandon(hh_processor *p, hh_unfinished *out) {
     memset(out, 0, sizeof(*out));
     pthread_mutex_lock(&p->mu);
     if (p->job && !p->abandoned) {
-        struct hh_manager *m = p->m;
+        const hh_processor_env *m = p->m;
         size_t q = 0;
         while (q + 1 < m->nqueues && strcmp(m->queues[q], p->job->queue) != 0) q++;
         if ((out->payload = malloc(p->job->len + 1))) {
@@ -305,7 +304,7 @@ int hh_processor_abandon(hh_processor *p, hh_unfinished *out) {
     return rc;
 }
 
-size_t hh_processor_take_pending(struct hh_manager *m, hh_unfinished **out) {
+size_t hh_processor_take_pending(const hh_fetch_env *m, hh_unfinished **out) {
     *out = NULL;
     hh_fetched *f = NULL;
     size_t n = hh_fetch_take_pending(m, &f);

@@ -4,7 +4,61 @@
 #ifndef HH_PROCESSOR_H
 #define HH_PROCESSOR_H
 
-#include "manager.h"
+#include <stdatomic.h>
+#include "fetch.h"
+#include "hiredhand.h"
+#include "job.h"
+#include "keys.h"
+#include "lease.h"
+#include "metrics.h"
+#include "util.h"
+#include "wake.h"
+#include "worker.h"
+
+typedef struct hh_handler {
+    char *klass;
+    hh_handler_fn fn;
+    void *udata;
+} hh_handler;
+
+typedef struct hh_middleware {
+    hh_middleware_fn fn;
+    void *udata;
+} hh_middleware;
+
+/* All the worker threads know of their manager, filled by manager.c at
+ * start (the handlers and middleware are final then) and pointing into
+ * it; each thread reaches it through its hh_processor.m. */
+typedef struct hh_processor_env {
+    struct {
+        hh_fetch_mode fetch;
+        int max_retries;
+        long dead_max_jobs;
+        double dead_timeout;
+        struct {
+            hh_timestamps timestamps;
+        } redis;
+    } opts;
+    const hh_keys *keys;
+    const hh_logger *log;
+    const char *identity;
+    size_t nqueues;
+    char *const *queues; /* names, configuration order */
+    sds *inprog_keys;    /* this identity's in-progress list per queue */
+    const hh_handler *handlers;
+    size_t nhandlers;
+    hh_handler default_handler; /* fn NULL: none */
+    const hh_middleware *middleware;
+    size_t nmiddleware;
+    const atomic_int *quiet, *booted, *giving_up;
+    atomic_int *busy, *workers_done;
+    atomic_ullong *processed, *failed, *unflushed_processed, *unflushed_failed; /* added to here */
+    hh_wake *wake;                                                              /* workers_done is announced on it */
+    hh_metrics *metrics; /* per-class counts for /metrics; NULL without HTTP */
+    const hh_lease_env *lease;
+    const hh_fetch_env *fetch;
+    hh_manager *self; /* the public handle a job carries (job->manager) */
+} hh_processor_env;
 
 /* Thread entry point; arg is the hh_processor. */
 void *hh_processor_main(void *arg);
@@ -14,7 +68,7 @@ void *hh_processor_main(void *arg);
 typedef struct hh_unfinished {
     char *payload;
     size_t len;
-    size_t queue; /* index into m->queues */
+    size_t queue; /* index into the queues */
 } hh_unfinished;
 
 /* Hard shutdown, no I/O: if p still runs a job, marks it abandoned (the
@@ -26,7 +80,7 @@ int hh_processor_abandon(hh_processor *p, hh_unfinished *out);
 
 /* Takes every fetched job no thread has started yet; *out is malloc'd.
  * Returns how many (0 and *out NULL when none). No I/O. */
-size_t hh_processor_take_pending(struct hh_manager *m, hh_unfinished **out);
+size_t hh_processor_take_pending(const hh_fetch_env *f, hh_unfinished **out);
 
 void hh_unfinished_free(hh_unfinished *u);
 

@@ -1,8 +1,9 @@
 /* redis.c -- connections, reconnect with capped backoff, pipelines and
  * scripts (see redis.h), over plain TCP, unix sockets or TLS (the bytes go
  * through tls.c; hiredis keeps the protocol), to a fixed address or the
- * master Sentinel names (sentinel.c). Reads INFO server (and ROLE with
- * Sentinel) once per connect; touches no data key. */
+ * master Sentinel names (sentinel.c), on the plain connection of conn.c.
+ * Reads INFO server (and ROLE with Sentinel) once per connect; touches no
+ * data key. */
 #include "redis.h"
 #include "sentinel.h"
 #include "tls.h"
@@ -17,7 +18,7 @@
 #include <sys/time.h>
 
 #define HH_DEFAULT_URL "redis://127.0.0.1:6379/0"
-#define BACKOFF_MIN 0.05
+#define BACKOFF_MIN HH_CONN_BACKOFF_MIN
 #define BACKOFF_MAX 2.0 /* at most one connect attempt every 2 s */
 
 static const char *script_src[HH_SCRIPT_COUNT] = {
@@ -276,30 +277,6 @@ void hh_redis_config_free(hh_redis_config *cfg) {
 
 /* ------------------------------------------------------------- connections */
 
-void hh_conn_init(hh_conn *c, hh_redis_config *cfg, const hh_logger *log, const char *name, const atomic_int *cancel) {
-    memset(c, 0, sizeof(*c));
-    c->cfg = cfg;
-    c->log = log;
-    c->name = name;
-    c->cancel = cancel;
-    c->backoff = BACKOFF_MIN;
-}
-
-void hh_conn_close(hh_conn *c) {
-    if (c->ssl) hh_tls_free(c->ssl);
-    c->ssl = NULL;
-    if (c->ctx) redisFree(c->ctx);
-    c->ctx = NULL;
-    atomic_store(&c->client_id, 0);
-}
-
-static struct timeval tv_of(double s) {
-    struct timeval tv;
-    tv.tv_sec = (time_t)s;
-    tv.tv_usec = (suseconds_t)((s - (double)tv.tv_sec) * 1e6);
-    return tv;
-}
-
 int hh_error_is_connection_level(const char *msg) {
     static const char *prefixes[] = {"READONLY", "UNBLOCKED", "LOADING",     "MASTERDOWN",
                                      "NOAUTH",   "MISCONF",   "CLUSTERDOWN", NULL};
@@ -345,85 +322,6 @@ static int auth_refusal(const char *msg) {
 
 const char *hh_redis_refused(hh_redis_config *cfg) { return atomic_load(&cfg->refused) ? cfg->refused_why : NULL; }
 
-/* ------------------------------------------------------------------ I/O
- * Plain TCP and unix sockets: hiredis' own blocking calls. TLS: hiredis
- * still formats into ctx->obuf and parses with ctx->reader, and tls.c moves
- * the bytes; errors land in ctx->err/errstr as hiredis' own would. */
-
-static int tls_fail(redisContext *ctx, int err) {
-    ctx->err = err;
-    return REDIS_ERR;
-}
-
-/* Writes ctx->obuf whole (redisBufferWrite until done). */
-static int conn_flush(hh_conn *c) {
-    redisContext *ctx = c->ctx;
-    if (!c->ssl) {
-        int done = sdslen(ctx->obuf) == 0;
-        while (!done)
-            if (redisBufferWrite(ctx, &done) != REDIS_OK) return REDIS_ERR;
-        return REDIS_OK;
-    }
-    if (sdslen(ctx->obuf) == 0) return REDIS_OK;
-    if (hh_tls_write(c->ssl, ctx->obuf, sdslen(ctx->obuf), ctx->errstr, sizeof(ctx->errstr)) != 0)
-        return tls_fail(ctx, REDIS_ERR_IO);
-    sdsfree(ctx->obuf);
-    ctx->obuf = sdsempty();
-    return ctx->obuf ? REDIS_OK : tls_fail(ctx, REDIS_ERR_OOM);
-}
-
-int hh_conn_read_some(hh_conn *c) {
-    redisContext *ctx = c->ctx;
-    if (!c->ssl) return redisBufferRead(ctx);
-    char buf[16 * 1024];
-    do { /* and what OpenSSL decrypted already, which poll() cannot see */
-        long n = hh_tls_read(c->ssl, buf, sizeof(buf), ctx->errstr, sizeof(ctx->errstr));
-        if (n <= 0) return tls_fail(ctx, n == 0 ? REDIS_ERR_EOF : REDIS_ERR_IO);
-        if (redisReaderFeed(ctx->reader, buf, (size_t)n) != REDIS_OK) {
-            hh_strlcpy(ctx->errstr, ctx->reader->errstr, sizeof(ctx->errstr));
-            return tls_fail(ctx, ctx->reader->err);
-        }
-    } while (hh_tls_pending(c->ssl) > 0);
-    return REDIS_OK;
-}
-
-/* redisGetReply: a reply already parsed, else write what is queued and
- * read until one is complete. */
-static int conn_get_reply(hh_conn *c, void **reply) {
-    if (!c->ssl) return redisGetReply(c->ctx, reply);
-    *reply = NULL;
-    if (redisGetReplyFromReader(c->ctx, reply) != REDIS_OK) return REDIS_ERR;
-    if (*reply) return REDIS_OK;
-    if (conn_flush(c) != REDIS_OK) return REDIS_ERR;
-    while (!*reply) {
-        if (hh_conn_read_some(c) != REDIS_OK) return REDIS_ERR;
-        if (redisGetReplyFromReader(c->ctx, reply) != REDIS_OK) return REDIS_ERR;
-    }
-    return REDIS_OK;
-}
-
-static redisReply *conn_vcommand(hh_conn *c, const char *fmt, va_list ap) {
-    void *r = NULL;
-    if (redisvAppendCommand(c->ctx, fmt, ap) != REDIS_OK) return NULL;
-    if (conn_get_reply(c, &r) != REDIS_OK) return NULL;
-    return r;
-}
-
-static redisReply *conn_command(hh_conn *c, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    redisReply *r = conn_vcommand(c, fmt, ap);
-    va_end(ap);
-    return r;
-}
-
-static redisReply *conn_commandargv(hh_conn *c, int argc, const char **argv, const size_t *lens) {
-    void *r = NULL;
-    if (redisAppendCommandArgv(c->ctx, argc, argv, lens) != REDIS_OK) return NULL;
-    if (conn_get_reply(c, &r) != REDIS_OK) return NULL;
-    return r;
-}
-
 /* AUTH, SELECT, INFO server and CLIENT ID on a new connection. Returns 0,
  * -1 (may pass: retry) or -2 (Redis refused these settings for good). */
 static int setup(hh_conn *c) {
@@ -434,7 +332,7 @@ static int setup(hh_conn *c) {
         const char *argv[3] = {"AUTH", c->cfg->user, c->cfg->password};
         size_t lens[3] = {4, c->cfg->user ? sdslen(c->cfg->user) : 0, sdslen(c->cfg->password)};
         if (!c->cfg->user) argv[1] = argv[2], lens[1] = lens[2];
-        r = conn_commandargv(c, c->cfg->user ? 3 : 2, argv, lens);
+        r = hh_conn_rawargv(c, c->cfg->user ? 3 : 2, argv, lens);
         if (!r || r->type == REDIS_REPLY_ERROR) {
             snprintf(c->last_error, sizeof(c->last_error), "AUTH failed: %s", r ? r->str : c->ctx->errstr);
             int rc = r && refusal_is_permanent(r->str) ? -2 : -1;
@@ -444,7 +342,7 @@ static int setup(hh_conn *c) {
         freeReplyObject(r);
     }
     if (c->cfg->db) {
-        r = conn_command(c, "SELECT %d", c->cfg->db);
+        r = hh_conn_raw(c, "SELECT %d", c->cfg->db);
         if (!r || r->type == REDIS_REPLY_ERROR) {
             snprintf(c->last_error, sizeof(c->last_error), "SELECT failed: %s", r ? r->str : c->ctx->errstr);
             int rc = r && refusal_is_permanent(r->str) ? -2 : -1;
@@ -453,7 +351,7 @@ static int setup(hh_conn *c) {
         }
         freeReplyObject(r);
     }
-    r = conn_command(c, "INFO server");
+    r = hh_conn_raw(c, "INFO server");
     if (!r || r->type != REDIS_REPLY_STRING) {
         snprintf(c->last_error, sizeof(c->last_error), "INFO failed: %s", r && r->str ? r->str : c->ctx->errstr);
         int rc = r && r->type == REDIS_REPLY_ERROR && auth_refusal(r->str) ? -2 : -1;
@@ -468,7 +366,7 @@ static int setup(hh_conn *c) {
     }
     freeReplyObject(r);
     if (c->cfg->nsentinels) { /* never write to a replica the sentinels named too early */
-        r = conn_command(c, "ROLE");
+        r = hh_conn_raw(c, "ROLE");
         int master = r && r->type == REDIS_REPLY_ARRAY && r->elements >= 1 &&
             r->element[0]->type == REDIS_REPLY_STRING && strcmp(r->element[0]->str, "master") == 0;
         if (!master) {
@@ -485,83 +383,25 @@ static int setup(hh_conn *c) {
         freeReplyObject(r);
     }
     if (c->version >= 500) { /* lets another thread end our blocking calls */
-        r = conn_command(c, "CLIENT ID");
+        r = hh_conn_raw(c, "CLIENT ID");
         if (r && r->type == REDIS_REPLY_INTEGER) atomic_store(&c->client_id, r->integer);
         if (r) freeReplyObject(r);
     }
     return 0;
 }
 
-/* A timeout for the next wait on c: the configured one, or what is left
- * before c's deadline when that is less (at least 1 ms: 0 means "forever"
- * to the socket). 0 once the deadline has passed. */
-static double time_left(const hh_conn *c, double configured) {
-    if (c->deadline <= 0) return configured;
-    double left = c->deadline - hh_mono();
-    if (left <= 0) return 0;
-    if (left < 0.001) left = 0.001;
-    return left < configured ? left : configured;
-}
-
 /* Before each command on a connection with a deadline: shortens the socket
  * timeout to what is left, or drops the connection once nothing is. */
 static int arm(hh_conn *c) {
     if (c->deadline <= 0 || !c->ctx) return 0;
-    double t = time_left(c, c->cfg->command_timeout);
+    double t = hh_conn_time_left(c, c->cfg->command_timeout);
     if (t <= 0) {
         hh_strlcpy(c->last_error, "deadline reached", sizeof(c->last_error));
         hh_conn_close(c);
         return -1;
     }
-    redisSetTimeout(c->ctx, tv_of(t));
+    redisSetTimeout(c->ctx, hh_timeval(t));
     return 0;
-}
-
-int hh_conn_open(hh_conn *c, const char *host, int port) {
-    double cto = time_left(c, c->cfg->connect_timeout);
-    if (cto <= 0) {
-        hh_strlcpy(c->last_error, "deadline reached", sizeof(c->last_error));
-        return -1;
-    }
-    c->ctx = redisConnectWithTimeout(host, port, tv_of(cto));
-    if (!c->ctx || c->ctx->err) {
-        hh_strlcpy(c->last_error, c->ctx ? c->ctx->errstr : "out of memory", sizeof(c->last_error));
-        hh_conn_close(c);
-        return -1;
-    }
-    /* hiredis 0.14 opens its sockets without close-on-exec: set it before
-     * the first command, so no handler started from now on inherits an
-     * authenticated connection. */
-    hh_fd_cloexec(c->ctx->fd);
-    /* Set on every new context: a reconnect must not lose it. */
-    double cmd = time_left(c, c->cfg->command_timeout);
-    redisSetTimeout(c->ctx, tv_of(cmd > 0 ? cmd : 0.001));
-    redisEnableKeepAlive(c->ctx);
-    if (!c->cfg->tls) return 0;
-    int unwarned = 0;
-    if (!c->cfg->tls_verify && atomic_compare_exchange_strong(&c->cfg->tls_warned, &unwarned, 1))
-        hh_log(c->log, HH_LOG_WARN,
-               "redis %s: TLS without certificate or host name verification "
-               "(--tls-insecure): anyone on the path can read and change the traffic",
-               c->cfg->display);
-    /* the handshake waits no longer than a connect may */
-    redisSetTimeout(c->ctx, tv_of(cto));
-    c->ssl = hh_tls_connect(c->cfg->tls_ctx, c->ctx->fd, c->cfg->tls_name_forced ? c->cfg->tls_name : host,
-                            c->cfg->tls_verify, cto, c->last_error, sizeof(c->last_error));
-    if (!c->ssl) {
-        hh_conn_close(c);
-        return -1;
-    }
-    redisSetTimeout(c->ctx, tv_of(cmd > 0 ? cmd : 0.001));
-    return 0;
-}
-
-redisReply *hh_conn_raw(hh_conn *c, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    redisReply *r = conn_vcommand(c, fmt, ap);
-    va_end(ap);
-    return r;
 }
 
 int hh_conn_ready(hh_conn *c) {
@@ -579,19 +419,19 @@ int hh_conn_ready(hh_conn *c) {
         double left = c->next_attempt - hh_mono();
         hh_sleep(left > 0.05 ? 0.05 : left);
     }
-    double cto = time_left(c, c->cfg->connect_timeout);
+    double cto = hh_conn_time_left(c, c->cfg->connect_timeout);
     if (cto <= 0) {
         hh_strlcpy(c->last_error, "deadline reached", sizeof(c->last_error));
         return -1;
     }
     int ok, opened, rc = -1;
     if (c->cfg->unix_path) {
-        c->ctx = redisConnectUnixWithTimeout(c->cfg->unix_path, tv_of(cto));
+        c->ctx = redisConnectUnixWithTimeout(c->cfg->unix_path, hh_timeval(cto));
         ok = c->ctx && !c->ctx->err;
         if (ok) {
             hh_fd_cloexec(c->ctx->fd); /* see hh_conn_open */
-            double cmd = time_left(c, c->cfg->command_timeout);
-            redisSetTimeout(c->ctx, tv_of(cmd > 0 ? cmd : 0.001));
+            double cmd = hh_conn_time_left(c, c->cfg->command_timeout);
+            redisSetTimeout(c->ctx, hh_timeval(cmd > 0 ? cmd : 0.001));
         } else {
             hh_strlcpy(c->last_error, c->ctx ? c->ctx->errstr : "out of memory", sizeof(c->last_error));
             hh_conn_close(c);
@@ -698,7 +538,7 @@ static int append_sds(hh_conn *c, sds cmd) {
         sdsfree(cmd);
         return rc;
     }
-    if (conn_flush(c) != REDIS_OK) {
+    if (hh_conn_flush(c) != REDIS_OK) {
         sdsfree(cmd);
         return REDIS_ERR;
     }
@@ -717,7 +557,7 @@ static int append_argv(hh_conn *c, int argc, const char **argv, const size_t *le
 static redisReply *command_argv(hh_conn *c, int argc, const char **argv, const size_t *lens) {
     void *r = NULL;
     if (append_argv(c, argc, argv, lens) != REDIS_OK) return NULL;
-    if (conn_get_reply(c, &r) != REDIS_OK) return NULL;
+    if (hh_conn_get_reply(c, &r) != REDIS_OK) return NULL;
     return r;
 }
 
@@ -770,7 +610,7 @@ redisReply *hh_conn_cmd(hh_conn *c, const char *fmt, ...) {
     if (hh_conn_ready(c) != 0 || arm(c) != 0) return NULL;
     va_list ap;
     va_start(ap, fmt);
-    redisReply *r = conn_vcommand(c, fmt, ap);
+    redisReply *r = hh_conn_vraw(c, fmt, ap);
     va_end(ap);
     return finish(c, r);
 }
@@ -782,9 +622,9 @@ redisReply *hh_conn_cmdargv(hh_conn *c, int argc, const char **argv, const size_
 
 redisReply *hh_conn_cmdargv_blocking(hh_conn *c, double block_s, int argc, const char **argv, const size_t *lens) {
     if (hh_conn_ready(c) != 0 || arm(c) != 0) return NULL;
-    redisSetTimeout(c->ctx, tv_of(time_left(c, block_s + c->cfg->command_timeout)));
+    redisSetTimeout(c->ctx, hh_timeval(hh_conn_time_left(c, block_s + c->cfg->command_timeout)));
     redisReply *r = finish(c, command_argv(c, argc, argv, lens));
-    if (c->ctx) redisSetTimeout(c->ctx, tv_of(c->cfg->command_timeout));
+    if (c->ctx) redisSetTimeout(c->ctx, hh_timeval(c->cfg->command_timeout));
     return r;
 }
 
@@ -844,7 +684,7 @@ redisReply **hh_pipe_exec(hh_pipe *p) {
             hh_replies_free(out, i);
             return NULL;
         }
-        if (conn_get_reply(p->c, &r) != REDIS_OK || !r) {
+        if (hh_conn_get_reply(p->c, &r) != REDIS_OK || !r) {
             hh_replies_free(out, i);
             hh_conn_fail(p->c, p->c->ctx && p->c->ctx->errstr[0] ? p->c->ctx->errstr : "connection lost");
             return NULL;

@@ -10,46 +10,9 @@
 #include <hiredis/hiredis.h>
 #include <hiredis/sds.h>
 #include <stdatomic.h>
+#include "conn.h"
 #include "scripts.h"
 #include "util.h"
-
-typedef struct hh_redis_config {
-    sds host; /* NULL for unix sockets */
-    int port;
-    sds unix_path; /* NULL for TCP */
-    int db;
-    sds user;     /* NULL: AUTH <password> */
-    sds password; /* NULL: no AUTH */
-    sds display;  /* the URL with the password masked, for logs */
-    double connect_timeout;
-    double command_timeout;
-    atomic_int outage;     /* 1 while some connection is down: logs once */
-    atomic_int ever_ready; /* 1 once any connection passed AUTH, SELECT and INFO */
-    atomic_int refusal_claimed;
-    atomic_int refusal_logged; /* a later refusal was logged; cleared on connect */
-    atomic_int refused;        /* 1: refused for good before that (hh_redis_refused) */
-    char refused_why[1024];    /* Redis' reason, set before `refused` */
-    /* rediss://: every connection runs TLS over the socket hiredis opens */
-    int tls;
-    int tls_verify;        /* 0 with --tls-insecure */
-    int tls_client_cert;   /* a client certificate is configured */
-    sds tls_name;          /* SNI and the name the certificate must match */
-    void *tls_ctx;         /* SSL_CTX, shared by every connection */
-    atomic_int tls_warned; /* --tls-insecure was logged */
-    int tls_name_forced;   /* tls_name from --tls-server-name: used for
-                             * every host (sentinels, discovered masters) */
-    /* Sentinel (sentinel.c): nsentinels > 0 means the master is discovered */
-    int nsentinels;
-    sds *sentinel_host;
-    int *sentinel_port;
-    sds sentinel_master;
-    sds sentinel_password;
-    atomic_int sentinel_last; /* the sentinel that answered last: asked first */
-    atomic_int master_epoch;  /* bumped on +switch-master: connections reconnect */
-    atomic_int watch_state;   /* 0 none, 1 running, 2 stopping */
-    void *watch_thread;       /* pthread_t of the +switch-master listener */
-    const hh_logger *watch_log;
-} hh_redis_config;
 
 /* Whether Redis refused this configuration before any connection ever
  * succeeded: a permanent error (wrong password or user, NOAUTH, NOPERM, db
@@ -65,35 +28,6 @@ const char *hh_redis_refused(hh_redis_config *cfg);
  * the URL's shape or length). */
 int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char *err, size_t errlen);
 void hh_redis_config_free(hh_redis_config *cfg);
-
-typedef struct hh_conn {
-    hh_redis_config *cfg;
-    const hh_logger *log;
-    const char *name;         /* "heartbeat", "fetch", ... for logs */
-    const atomic_int *cancel; /* when non-NULL and set, backoff waits end */
-    redisContext *ctx;        /* NULL while disconnected */
-    /* rediss://: the SSL over ctx->fd. hiredis then only formats commands
-     * into ctx->obuf and parses replies in ctx->reader; the bytes go through
-     * tls.c (see conn_get_reply). NULL for plain TCP and unix sockets. */
-    void *ssl;
-    double next_attempt;    /* monotonic time of the next connect try */
-    double backoff;         /* seconds */
-    double connected_at;    /* monotonic time of the last connect */
-    int version;            /* Redis version as major*100+minor, 0 unknown */
-    atomic_llong client_id; /* CLIENT ID of the live connection (Redis >= 5), 0 none */
-    char last_error[256];
-    char shas[HH_SCRIPT_COUNT][41];
-    int master_epoch;      /* cfg->master_epoch when this connection opened */
-    char master_addr[300]; /* the master it reached through Sentinel, for logs */
-    /* Monotonic time after which every call on this connection fails at
-     * once; before it, no connect, command or pipeline waits longer than
-     * what is left. 0: none. For work that must end by a deadline whatever
-     * Redis does (the stop's push-back). */
-    double deadline;
-} hh_conn;
-
-void hh_conn_init(hh_conn *c, hh_redis_config *cfg, const hh_logger *log, const char *name, const atomic_int *cancel);
-void hh_conn_close(hh_conn *c);
 
 /* Connects if needed. Returns 0 when connected; -1 when not, after waiting
  * out the current backoff (interrupted by *cancel). Never exits. */
@@ -112,20 +46,6 @@ redisReply *hh_conn_cmdargv(hh_conn *c, int argc, const char **argv, const size_
 /* Like hh_conn_cmdargv for a command that blocks up to block_s seconds: the
  * socket timeout is block_s + command_timeout for this call only. */
 redisReply *hh_conn_cmdargv_blocking(hh_conn *c, double block_s, int argc, const char **argv, const size_t *lens);
-
-/* Reads what the server sent into the connection's reader (for callers
- * that poll the socket themselves, then take replies with
- * redisGetReplyFromReader). Returns REDIS_OK or REDIS_ERR (errstr set). */
-int hh_conn_read_some(hh_conn *c);
-
-/* For sentinel.c: opens a TCP connection to host:port (TLS too when the
- * configuration says rediss://) into c->ctx/c->ssl, with the connect
- * timeout, close-on-exec and the command timeout set. Returns 0, or -1
- * with the cause in c->last_error (c left closed). */
-int hh_conn_open(hh_conn *c, const char *host, int port);
-/* One command on an open connection, without reconnect or error
- * classification (redisCommand over either transport). */
-redisReply *hh_conn_raw(hh_conn *c, const char *fmt, ...);
 
 /* Pipelines: append commands, then read all replies at once. */
 typedef struct hh_pipe {

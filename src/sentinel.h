@@ -5,7 +5,7 @@
 #ifndef HH_SENTINEL_H
 #define HH_SENTINEL_H
 
-#include "redis.h"
+#include "conn.h"
 
 /* Reads the Sentinel options (else HIREDHAND_SENTINELS,
  * HIREDHAND_SENTINEL_MASTER, HIREDHAND_SENTINEL_PASSWORD) into cfg, after

@@ -202,14 +202,21 @@ static void test_one_beat_and_unregister(void **s) {
     redisReply *x = uh_cmd(&srv, "LPUSH %s-signals TSTP", id);
     freeReplyObject(x);
 
+    /* The heartbeat waits for the identity checks of a start: once the
+     * thread is seen waiting for boot, no beat may have been pushed. */
+    hh_heartbeat_env e;
+    hh_manager_heartbeat_env(m, &e);
+    atomic_int boot_waits = 0;
+    e.boot_waits = &boot_waits;
     pthread_t t;
-    assert_int_equal(pthread_create(&t, NULL, hh_heartbeat_main, (void *)(uintptr_t)env_of(m)), 0);
-    /* the heartbeat waits for the identity checks of a start */
-    uh_sleep(0.3);
+    assert_int_equal(pthread_create(&t, NULL, hh_heartbeat_main, &e), 0);
+    double until = uh_mono() + 10;
+    while (atomic_load(&boot_waits) == 0 && uh_mono() < until) uh_sleep(0.01);
+    assert_true(atomic_load(&boot_waits) > 0);
     assert_int_equal(last_pushed(m), 0);
     atomic_store(&m->booted, 1);
     hh_wake_all(&m->wake); /* whoever sets a flag wakes the waiters (wake.h) */
-    double until = uh_mono() + 5;
+    until = uh_mono() + 5;
     while (last_pushed(m) == 0 && uh_mono() < until) uh_sleep(0.02);
     atomic_store(&m->beats_off, 1);
     hh_wake_all(&m->wake);

@@ -47,8 +47,8 @@ static void hold(hh_manager *m, int p, hh_fetched *out, const char **payloads, i
         out[i].len = strlen(payloads[i]);
         out[i].queue = 0;
     }
-    hh_lease_fetch_begin(m, &m->procs[p], 0);
-    hh_lease_fetch_end(m, &m->procs[p], out, n, 0);
+    hh_lease_fetch_begin(&m->lease_env, &m->procs[p], 0);
+    hh_lease_fetch_end(&m->lease_env, &m->procs[p], out, n, 0);
 }
 
 static long long count_in(const char *key, const char *payload) {
@@ -72,7 +72,7 @@ static void test_pushes_back_only_unheld_copies(void **s) {
     hh_fetched held[2];
     const char *mine[2] = {X, Y};
     hold(m, 0, held, mine, 2);
-    assert_int_equal(hh_lease_reconcile(m, &c, 0), 2);
+    assert_int_equal(hh_lease_reconcile(&m->lease_env, &c, 0), 2);
     assert_int_equal(count_in(LIST, X), 1);
     assert_int_equal(count_in(LIST, Y), 1);
     assert_int_equal(count_in(LIST, Z), 0);
@@ -80,17 +80,17 @@ static void test_pushes_back_only_unheld_copies(void **s) {
     assert_int_equal(count_in("queue:default", Z), 1);
     assert_int_equal(atomic_load(&m->reconciled), 2);
     /* nothing more to do: the held ones stay */
-    assert_int_equal(hh_lease_reconcile(m, &c, 0), 0);
+    assert_int_equal(hh_lease_reconcile(&m->lease_env, &c, 0), 0);
     assert_int_equal(count_in(LIST, X), 1);
     /* X acked (LREM), then released: still nothing pushed back */
     freeReplyObject(uh_cmd(&srv, "LREM %s -1 %s", LIST, X));
-    hh_lease_release(m, &held[0].lease);
+    hh_lease_release(&m->lease_env, &held[0].lease);
     assert_int_equal(held[0].lease, 0);
-    hh_lease_release(m, &held[0].lease); /* twice: a no-op */
-    assert_int_equal(hh_lease_reconcile(m, &c, 0), 0);
+    hh_lease_release(&m->lease_env, &held[0].lease); /* twice: a no-op */
+    assert_int_equal(hh_lease_reconcile(&m->lease_env, &c, 0), 0);
     /* Y dropped without its removal (as when an ack is given up): pushed back */
-    hh_lease_release(m, &held[1].lease);
-    assert_int_equal(hh_lease_reconcile(m, &c, 0), 1);
+    hh_lease_release(&m->lease_env, &held[1].lease);
+    assert_int_equal(hh_lease_reconcile(&m->lease_env, &c, 0), 1);
     assert_int_equal(count_in(LIST, Y), 0);
     assert_int_equal(count_in("queue:default", Y), 2);
     for (int i = 0; i < 2; i++) free(held[i].payload);
@@ -123,7 +123,7 @@ static void *finish_fetch_late(void *arg) {
     lf->out[0].payload = strdup(lf->payload);
     lf->out[0].len = strlen(lf->payload);
     lf->out[0].queue = 0;
-    hh_lease_fetch_end(lf->m, &lf->m->procs[1], lf->out, 1, 0);
+    hh_lease_fetch_end(&lf->m->lease_env, &lf->m->procs[1], lf->out, 1, 0);
     return NULL;
 }
 
@@ -136,9 +136,9 @@ static void test_never_takes_a_fetch_in_flight(void **s) {
     const char *W = "{\"class\":\"A\",\"jid\":\"w\",\"args\":[]}", *S = "{\"class\":\"A\",\"jid\":\"s\",\"args\":[]}";
     /* S is stranded (its fetch failed); W was moved by a fetch whose reply is
      * still on its way */
-    hh_lease_fetch_begin(m, &m->procs[0], 0);
-    hh_lease_fetch_end(m, &m->procs[0], NULL, 0, 1);
-    hh_lease_fetch_begin(m, &m->procs[1], 1);
+    hh_lease_fetch_begin(&m->lease_env, &m->procs[0], 0);
+    hh_lease_fetch_end(&m->lease_env, &m->procs[0], NULL, 0, 1);
+    hh_lease_fetch_begin(&m->lease_env, &m->procs[1], 1);
     freeReplyObject(uh_cmd(&srv, "LPUSH %s %s %s", LIST, S, W));
     late_fetch lf = {m, {{0}}, W, uh_connect(srv.port), 0};
     assert_non_null(lf.blocked);
@@ -151,7 +151,7 @@ static void test_never_takes_a_fetch_in_flight(void **s) {
     freeReplyObject(id);
     pthread_t t;
     pthread_create(&t, NULL, finish_fetch_late, &lf);
-    assert_int_equal(hh_lease_reconcile(m, &c, 0), 1);
+    assert_int_equal(hh_lease_reconcile(&m->lease_env, &c, 0), 1);
     assert_int_equal(atomic_load(&lf.ended), 1); /* it waited for the fetch */
     pthread_join(t, NULL);
     atomic_store(&m->procs[1].conn.client_id, 0);
@@ -170,17 +170,17 @@ static void test_gate_after_failed_beats(void **s) {
     hh_manager *m = new_manager();
     double left = -1;
     /* before any beat: closed for the whole gate */
-    assert_int_equal(hh_lease_peers_judgeable(m, &left), 0);
-    UH_ASSERT_DBL_IN(left, hh_lease_gate_seconds(m) - 0.01, hh_lease_gate_seconds(m));
+    assert_int_equal(hh_lease_peers_judgeable(&m->lease_env, &left), 0);
+    UH_ASSERT_DBL_IN(left, hh_lease_gate_seconds(&m->lease_env) - 0.01, hh_lease_gate_seconds(&m->lease_env));
     /* default 5 s interval: max(10, 10) + 2 + 1 */
-    UH_ASSERT_DBL_IN(hh_lease_gate_seconds(m), 13, 13);
+    UH_ASSERT_DBL_IN(hh_lease_gate_seconds(&m->lease_env), 13, 13);
     hh_conn c;
     hh_conn_init(&c, &m->cfg, &m->log, "test", NULL);
-    hh_lease_beat(m, &c, 1, 0);
-    assert_int_equal(hh_lease_peers_judgeable(m, &left), 0);
+    hh_lease_beat(&m->lease_env, &c, 1, 0);
+    assert_int_equal(hh_lease_peers_judgeable(&m->lease_env, &left), 0);
     UH_ASSERT_DBL_IN(left, 12, 13);
-    hh_lease_beat(m, &c, 0, 0); /* a refused beat closes it again */
-    assert_int_equal(hh_lease_peers_judgeable(m, &left), 0);
+    hh_lease_beat(&m->lease_env, &c, 0, 0); /* a refused beat closes it again */
+    assert_int_equal(hh_lease_peers_judgeable(&m->lease_env, &left), 0);
     UH_ASSERT_DBL_IN(left, 12.9, 13);
     hh_conn_close(&c);
     hh_manager_free(m);
