@@ -14,8 +14,8 @@
 
 /* One worker thread's fetch state. */
 typedef struct fetch_thread {
+    int batch;                     /* jobs wanted per fetch in a dry spell (want_locked) */
     int block_queue;               /* which queue this thread blocks on when idle (no pickup) */
-    int batch;                     /* jobs wanted per fetch, adapted to job speed */
     double spent;                  /* handler seconds since the last fetch */
     int ran;                       /* jobs run since the last fetch */
     hh_fetched *held;              /* one fetch's replies */
@@ -49,6 +49,7 @@ struct hh_fetcher {
     size_t head, npending, cap;
     size_t promised;
     int idle;       /* threads in hh_fetch_next without a job */
+    int batch;      /* jobs wanted per fetch, adapted to job speed (want_locked) */
     atomic_int dry; /* the last fetch found every queue empty */
     int sleeping;   /* idle threads waiting on `more` */
     /* Finished jobs whose ack (LREM) is not sent yet; acks_mu. */
@@ -205,6 +206,7 @@ hh_fetcher *hh_fetcher_new(struct hh_manager *m) {
     pthread_cond_init(&f->idle_cv, NULL);
     atomic_init(&f->epoch, 1);
     atomic_init(&f->span, 2);
+    f->batch = 1;
     /* A thread fetches only while the buffer and the fetches in flight do
      * not cover the idle threads, so the buffer holds at most one job per
      * thread plus the batches in flight; twice that is room to spare (and
@@ -785,7 +787,7 @@ void hh_fetch_wake(struct hh_manager *m, hh_conn *c) {
  * may hold a job (pickup.h) or quiet. Queued acks go out in the same round
  * trip. Returns the number of jobs, 0 when nothing came, -1 on a Redis
  * error (already logged and backed off). */
-static int fetch(hh_processor *p, hh_fetched *out, size_t max) {
+static int fetch(hh_processor *p, hh_fetched *out, size_t max, size_t *promise) {
     struct hh_manager *m = p->m;
     int rc, basic = m->opts.fetch == HH_FETCH_BASIC;
     /* Taken before the fetch: a write to any queue after it (the fetch
@@ -794,13 +796,20 @@ static int fetch(hh_processor *p, hh_fetched *out, size_t max) {
     hh_pickup_ticket ticket;
     hh_pickup_ticket_take(m, &ticket);
     rc = basic ? fetch_basic(p, out, max ? max : 1) : fetch_batch(p, out, max ? max : 1, 0);
-    if (rc == 0 && !atomic_load(&m->fetcher->dry)) {
+    if (rc == 0) {
         /* The queues ran dry: threads waiting for this fetch's jobs go
-         * their own way to the idle wait (want_locked). */
+         * their own way to the idle wait (want_locked). This thread's
+         * promise ends here: while it waits for a write, it brings no job,
+         * and a promise held through the wait would keep the others from
+         * fetching once another thread's fetch ends the dry spell. */
         hh_fetcher *f = m->fetcher;
         pthread_mutex_lock(&f->mu);
-        atomic_store(&f->dry, 1);
-        if (f->sleeping) pthread_cond_broadcast(&f->more);
+        f->promised -= *promise;
+        *promise = 0;
+        if (!atomic_load(&f->dry)) {
+            atomic_store(&f->dry, 1);
+            if (f->sleeping) pthread_cond_broadcast(&f->more);
+        }
         pthread_mutex_unlock(&f->mu);
     }
     if (rc != 0 || atomic_load(&m->quiet)) {
@@ -841,8 +850,13 @@ void hh_fetch_ran(hh_processor *p, double seconds) {
     t->ran++;
 }
 
-/* How many jobs this thread asks for: its batch (doubled while its jobs
- * take under 1 ms each, else 1). While jobs flow, one fetch at a time is
+/* How many jobs this thread asks for: the batch, shared by the threads
+ * (doubled by each fetch of a thread whose jobs since its last fetch took
+ * under 1 ms each, back to 1 after slower ones: with hundreds of threads
+ * each fetches seldom, and a batch of its own would stay small); in a dry
+ * spell, when every idle thread fetches, the thread's own batch, adapted
+ * the same way (hundreds of threads each taking a full batch would fill
+ * the in-progress list that every ack's LREM searches). While jobs flow, one fetch at a time is
  * in flight, and only when the buffer does not cover every idle thread: so
  * batches land in the buffer in the order Redis moved them (a queue's
  * order holds), and the buffer (with it the in-progress list) holds the
@@ -851,15 +865,18 @@ void hh_fetch_ran(hh_processor *p, double seconds) {
  * dry, every idle thread fetches (and waits) on its own. Call with f->mu. */
 static size_t want_locked(hh_processor *p, fetch_thread *t) {
     hh_fetcher *f = p->m->fetcher;
-    if (t->ran && t->spent < 0.001 * t->ran)
+    if (t->ran && t->spent < 0.001 * t->ran) {
+        f->batch = f->batch * 2 > HH_FETCH_BATCH_MAX ? HH_FETCH_BATCH_MAX : f->batch * 2;
         t->batch = t->batch * 2 > HH_FETCH_BATCH_MAX ? HH_FETCH_BATCH_MAX : t->batch * 2;
-    else if (t->ran) t->batch = 1;
+    } else if (t->ran) {
+        f->batch = 1, t->batch = 1;
+    }
     t->spent = 0, t->ran = 0;
     size_t covered = f->promised + f->npending;
     /* While the queues run dry every idle thread goes its own way to the
      * idle wait (pickup.h, or one blocking move per queue). */
     if ((covered >= (size_t)f->idle || f->promised) && !f->dry) return 0;
-    size_t want = (size_t)t->batch;
+    size_t want = (size_t)(f->dry ? t->batch : f->batch);
     if (want > f->cap - covered) want = f->cap - covered; /* never more than the buffer takes */
     /* basic fetch: popped jobs are only in memory (a crash loses them), so
      * no more of them wait than one per thread */
@@ -897,10 +914,11 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out) {
     f->promised += want;
     pthread_mutex_unlock(&f->mu);
 
-    int got = fetch(p, t->held, want);
+    size_t promise = want;
+    int got = fetch(p, t->held, want, &promise);
 
     pthread_mutex_lock(&f->mu);
-    f->promised -= want;
+    f->promised -= promise;
     f->idle--;
     f->dry = got == 0;
     size_t rest = got > 1 ? (size_t)got - 1 : 0;
