@@ -1,6 +1,7 @@
 /* fetch.c -- fetching jobs and the fetcher's state (see fetch.h).
- * Keys: queue:<q> (LMOVE/RPOPLPUSH/BRPOP/RPOP from, RPUSH back),
- * hiredhand:inprogress:<identity>|<q> (LMOVE into, LREM on ack). */
+ * Keys: queue:<q> (LMOVE/RPOPLPUSH/BRPOP/RPOP, or LRANGE+LTRIM for several
+ * jobs, from; RPUSH back), hiredhand:inprogress:<identity>|<q> (LMOVE or
+ * LPUSH into, LREM on ack). */
 #include "fetch.h"
 #include "lease.h"
 #include "outcome.h"
@@ -645,6 +646,34 @@ static int fetch_parse(hh_processor *p, const fetch_scratch *s, size_t n, redisR
     return rc;
 }
 
+/* Basic fetch's batch from a single queue: one RPOP with a count (Redis
+ * 6.2 and later), which costs Redis a fraction of a script call: basic
+ * fetch takes no more jobs than idle threads, so its batches are small and
+ * a call's fixed cost weighs on each job. Returns the number of jobs (the
+ * queue is marked empty when it gave fewer than max), or -1 on an error. */
+static int pop_count(hh_processor *p, size_t q, hh_fetched *out, size_t max) {
+    struct hh_manager *m = p->m;
+    char nb[24];
+    snprintf(nb, sizeof(nb), "%zu", max);
+    const char *argv[3] = {"RPOP", m->queue_keys[q], nb};
+    size_t lens[3] = {4, sdslen(m->queue_keys[q]), strlen(nb)};
+    redisReply *r = hh_conn_cmdargv(&p->conn, 3, argv, lens);
+    if (!r) return -1;
+    int rc = 0;
+    if (r->type == REDIS_REPLY_ARRAY) {
+        /* a popped job is only in memory from here (as with BRPOP); an
+         * element that is not a payload (a broken server) is dropped */
+        for (size_t i = 0; i < r->elements && (size_t)rc < max; i++)
+            if (take(&out[rc], r->element[i], q) > 0) rc++;
+    } else if (r->type == REDIS_REPLY_ERROR) {
+        hh_log(&m->log, HH_LOG_ERROR, "fetch: %s", r->str);
+        rc = -1;
+    }
+    if (rc >= 0 && (size_t)rc < max) mark_empty(m->fetcher, q, atomic_load(&m->fetcher->epoch), now_us());
+    freeReplyObject(r);
+    return rc;
+}
+
 /* One run of the fetch script over the queues not known to be empty (all
  * of them with all set), with the queued acks in front: returns the number
  * of jobs, 0 when every queue tried was empty, -1 on an error. *all says
@@ -660,6 +689,7 @@ static int fetch_batch_once(hh_processor *p, hh_fetched *out, size_t max, int *a
     int full = *all;
     if (max > HH_FETCH_BATCH_MAX) max = HH_FETCH_BATCH_MAX;
     size_t ncand = candidates(p, s, max, wide, all);
+    if (basic && ncand == 1 && p->conn.version >= 602) return pop_count(p, s->cand[0], out, max);
     int nargs = fetch_args(p, s, max, &ncand, full);
     if (ncand < m->nqueues) *all = 0; /* some queues were not drawn */
     if (nargs < 0) return -1;
@@ -856,13 +886,14 @@ void hh_fetch_ran(hh_processor *p, double seconds) {
  * each fetches seldom, and a batch of its own would stay small); in a dry
  * spell, when every idle thread fetches, the thread's own batch, adapted
  * the same way (hundreds of threads each taking a full batch would fill
- * the in-progress list that every ack's LREM searches). While jobs flow, one fetch at a time is
- * in flight, and only when the buffer does not cover every idle thread: so
- * batches land in the buffer in the order Redis moved them (a queue's
- * order holds), and the buffer (with it the in-progress list) holds the
- * idle threads' jobs and one batch at most, not a batch per thread. 0: this
- * thread waits for the buffer or the fetch in flight. Once the queues run
- * dry, every idle thread fetches (and waits) on its own. Call with f->mu. */
+ * the in-progress list that every ack's LREM searches). While jobs flow,
+ * one fetch at a time is in flight, and only when the buffer does not
+ * cover every idle thread: so batches land in the buffer in the order
+ * Redis moved them (a queue's order holds), and the buffer (with it the
+ * in-progress list) holds the idle threads' jobs and one batch at most,
+ * not a batch per thread. 0: this thread waits for the buffer or the fetch
+ * in flight. Once the queues run dry, every idle thread fetches (and
+ * waits) on its own. Call with f->mu. */
 static size_t want_locked(hh_processor *p, fetch_thread *t) {
     hh_fetcher *f = p->m->fetcher;
     if (t->ran && t->spent < 0.001 * t->ran) {
