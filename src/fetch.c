@@ -956,13 +956,14 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out) {
     size_t taken = rest ? pending_push_locked(f, t->held + 1, rest) : 0;
     /* One waiting thread per job beyond this thread's, and one more to
      * fetch next (no fetch is in flight now); after a fetch that brought
-     * nothing, every waiting thread looks again. */
-    if (got <= 0 || taken + 1 >= (size_t)f->sleeping) {
-        if (f->sleeping) pthread_cond_broadcast(&f->more);
-    } else {
-        for (size_t i = 0; i < taken + 1; i++) pthread_cond_signal(&f->more);
-    }
+     * nothing, every waiting thread looks again. Woken after the unlock:
+     * a thread woken while the mutex is held would block on it at once
+     * (one more sleep and wake-up per job). */
+    int everyone = f->sleeping && (got <= 0 || taken + 1 >= (size_t)f->sleeping);
+    size_t wake = everyone || !f->sleeping ? 0 : taken + 1;
     pthread_mutex_unlock(&f->mu);
+    if (everyone) pthread_cond_broadcast(&f->more);
+    for (size_t i = 0; i < wake; i++) pthread_cond_signal(&f->more);
     /* cannot happen (want_locked), but never lose a job */
     for (size_t i = 1 + taken; i <= rest; i++) {
         hh_fetch_push_back(m, &p->conn, &t->held[i]);
