@@ -646,10 +646,10 @@ static int fetch_parse(hh_processor *p, const fetch_scratch *s, size_t n, redisR
     return rc;
 }
 
-/* Basic fetch's batch from a single queue: one RPOP with a count (Redis
- * 6.2 and later), which costs Redis a fraction of a script call: basic
- * fetch takes no more jobs than idle threads, so its batches are small and
- * a call's fixed cost weighs on each job. Returns the number of jobs (the
+/* Basic fetch's batch from one queue: one RPOP with a count (Redis 6.2 and
+ * later), which costs Redis a fraction of a script call: basic fetch takes
+ * no more jobs than idle threads, so its batches are small and a call's
+ * fixed cost weighs on each job. Returns the number of jobs (the
  * queue is marked empty when it gave fewer than max), or -1 on an error. */
 static int pop_count(hh_processor *p, size_t q, hh_fetched *out, size_t max) {
     struct hh_manager *m = p->m;
@@ -689,7 +689,15 @@ static int fetch_batch_once(hh_processor *p, hh_fetched *out, size_t max, int *a
     int full = *all;
     if (max > HH_FETCH_BATCH_MAX) max = HH_FETCH_BATCH_MAX;
     size_t ncand = candidates(p, s, max, wide, all);
-    if (basic && ncand == 1 && p->conn.version >= 602) return pop_count(p, s->cand[0], out, max);
+    if (basic && !m->weighted && ncand >= 1 && p->conn.version >= 602) {
+        /* strict order: the first queue that holds jobs gives what it has
+         * (a short batch when it runs out: the next fetch goes on); only
+         * when it is empty does the script try the others */
+        int got = pop_count(p, s->cand[0], out, max);
+        if (got != 0 || ncand == 1) return got;
+        memmove(s->cand, s->cand + 1, --ncand * sizeof(*s->cand));
+        memmove(s->cweights, s->cweights + 1, ncand * sizeof(*s->cweights));
+    }
     int nargs = fetch_args(p, s, max, &ncand, full);
     if (ncand < m->nqueues) *all = 0; /* some queues were not drawn */
     if (nargs < 0) return -1;
