@@ -1,6 +1,7 @@
 /* fetch.c -- fetching jobs and the fetcher's state (see fetch.h).
- * Keys: queue:<q> (LMOVE/RPOPLPUSH/BRPOP/RPOP from, RPUSH back),
- * hiredhand:inprogress:<identity>|<q> (LMOVE into, LREM on ack). */
+ * Keys: queue:<q> (LMOVE/RPOPLPUSH/BRPOP/RPOP, or LRANGE+LTRIM for several
+ * jobs, from; RPUSH back), hiredhand:inprogress:<identity>|<q> (LMOVE or
+ * LPUSH into, LREM on ack). */
 #include "fetch.h"
 #include "lease.h"
 #include "outcome.h"
@@ -14,8 +15,8 @@
 
 /* One worker thread's fetch state. */
 typedef struct fetch_thread {
+    int batch;                     /* jobs wanted per fetch in a dry spell (want_locked) */
     int block_queue;               /* which queue this thread blocks on when idle (no pickup) */
-    int batch;                     /* jobs wanted per fetch, adapted to job speed */
     double spent;                  /* handler seconds since the last fetch */
     int ran;                       /* jobs run since the last fetch */
     hh_fetched *held;              /* one fetch's replies */
@@ -49,6 +50,7 @@ struct hh_fetcher {
     size_t head, npending, cap;
     size_t promised;
     int idle;       /* threads in hh_fetch_next without a job */
+    int batch;      /* jobs wanted per fetch, adapted to job speed (want_locked) */
     atomic_int dry; /* the last fetch found every queue empty */
     int sleeping;   /* idle threads waiting on `more` */
     /* Finished jobs whose ack (LREM) is not sent yet; acks_mu. */
@@ -60,7 +62,12 @@ struct hh_fetcher {
     pthread_mutex_t idle_mu;
     pthread_cond_t idle_cv;
     int *waiters;
-    atomic_ullong epoch;   /* see empty_mark */
+    atomic_ullong epoch; /* see empty_mark */
+    /* Strict order: how many queues a fetch names (candidates()): those
+     * the last batch emptied and two more, doubled after a batch that ran
+     * out of queues, so a batch over queues that each hold a few jobs
+     * names enough of them, and one over a long queue names two. */
+    atomic_uint span;
     empty_mark *empty;     /* per queue */
     fetch_thread *threads; /* per worker thread, by hh_processor.index */
 };
@@ -129,16 +136,29 @@ typedef struct fetch_scratch {
     size_t ordcap;
     uint64_t *prefix; /* weighted: running weight totals over cand */
     long *pos;        /* weighted: a candidate's place among the keys, or -1 */
-    size_t *picks;    /* weighted: each job's draws, HH_FETCH_DRAWS per job */
+    size_t *place;    /* weighted: the queue at each place */
+    size_t *count;    /* per place: at most how many jobs the batch takes from it */
     int basic;        /* this call pops (basic fetch): no in-progress list, no lease */
 } fetch_scratch;
 
-/* Weighted order: each job's order is drawn over the candidate queues as
- * Sidekiq draws it (weighted, without replacement), but only its first
- * HH_FETCH_DRAWS queues are passed: the first queue not known to be empty
- * almost always holds a job, and a job whose draws all come back empty just
- * ends the batch (the next fetch knows those queues are empty). */
-#define HH_FETCH_DRAWS 4
+/* Weighted order: a batch is cut into at most HH_FETCH_DRAWS near-equal
+ * parts (one job each for a batch that small) and the queue of each part
+ * is drawn over the queues not known to be empty, with probability in
+ * proportion to its weight, independently per part: each non-empty
+ * queue's expected share of the jobs is the share Sidekiq's per-BRPOP
+ * weighted shuffle gives it (the first non-empty queue of that shuffle is
+ * a uniform pick among the non-empty queues' weight units), counted in
+ * parts of a batch rather than single jobs, so a batch names a few queues
+ * and moves each part with a few commands, not one command per job. A
+ * part drawn on a queue that turns out empty (or holds fewer jobs) is
+ * dropped, as Sidekiq's shuffle passes over an empty queue, so such a
+ * batch comes back short (and the next fetch knows that queue is empty).
+ * With few candidates, or when every queue is tried (idle, or after a
+ * fetch that found nothing), the other candidates follow in one weighted
+ * shuffle, each for the rest of the batch, so a fetch that finds nothing
+ * proves every queue empty. */
+#define HH_FETCH_DRAWS 8
+#define HH_FETCH_TAIL 8
 
 static fetch_thread *thread_of(hh_processor *p) { return &p->fetch->fetcher->threads[p->index]; }
 
@@ -147,7 +167,7 @@ static void scratch_free(fetch_scratch *s);
 static fetch_scratch *scratch(hh_processor *p) {
     fetch_thread *t = thread_of(p);
     if (t->scratch) return t->scratch;
-    size_t n = p->fetch->nqueues, argc = 3 + 2 * n + 1 + HH_FETCH_BATCH_MAX;
+    size_t n = p->fetch->nqueues, argc = 3 + 2 * n + 2 + 2 * n;
     fetch_scratch *s = calloc(1, sizeof(*s));
     if (!s) return NULL;
     s->argv = malloc(argc * sizeof(*s->argv));
@@ -157,8 +177,10 @@ static fetch_scratch *scratch(hh_processor *p) {
     s->cweights = malloc(n * sizeof(*s->cweights));
     s->prefix = malloc(n * sizeof(*s->prefix));
     s->pos = malloc(n * sizeof(*s->pos));
-    s->picks = malloc(HH_FETCH_BATCH_MAX * HH_FETCH_DRAWS * sizeof(*s->picks));
-    if (!s->argv || !s->lens || !s->order || !s->cand || !s->cweights || !s->prefix || !s->pos || !s->picks) {
+    s->place = malloc(n * sizeof(*s->place));
+    s->count = malloc(n * sizeof(*s->count));
+    if (!s->argv || !s->lens || !s->order || !s->cand || !s->cweights || !s->prefix || !s->pos || !s->place ||
+        !s->count) {
         scratch_free(s);
         return NULL;
     }
@@ -168,7 +190,7 @@ static fetch_scratch *scratch(hh_processor *p) {
 static void scratch_free(fetch_scratch *s) {
     if (!s) return;
     free(s->argv), free(s->lens), free(s->order), free(s->cand), free(s->cweights), free(s->ord);
-    free(s->prefix), free(s->pos), free(s->picks), free(s);
+    free(s->prefix), free(s->pos), free(s->place), free(s->count), free(s);
 }
 
 /* ------------------------------------------------------------ the fetcher */
@@ -184,6 +206,8 @@ hh_fetcher *hh_fetcher_new(const hh_fetch_env *m) {
     pthread_mutex_init(&f->idle_mu, NULL);
     pthread_cond_init(&f->idle_cv, NULL);
     atomic_init(&f->epoch, 1);
+    atomic_init(&f->span, 2);
+    f->batch = 1;
     /* A thread fetches only while the buffer and the fetches in flight do
      * not cover the idle threads, so the buffer holds at most one job per
      * thread plus the batches in flight; twice that is room to spare (and
@@ -257,15 +281,18 @@ void hh_fetch_queue_written(const hh_fetch_env *m, size_t q) {
 /* The queues one fetch of max jobs tries, in configuration order, into
  * s->cand (and their weights): those not known to be empty, and in strict
  * order only the first few of them (max jobs come from the first max
- * queues that hold any); every queue when all are known empty. Returns
- * how many, and *all whether that is every queue. */
-static size_t candidates(hh_processor *p, fetch_scratch *s, size_t max, int *all) {
+ * queues that hold any; unless wide, only as many as the last fetches
+ * needed: `span`); every queue when all are known empty. Returns how many,
+ * and *all whether that is every queue. */
+static size_t candidates(hh_processor *p, fetch_scratch *s, size_t max, int wide, int *all) {
     const hh_fetch_env *m = p->fetch;
     hh_fetcher *f = m->fetcher;
     unsigned long long epoch = atomic_load(&f->epoch);
     long long now = now_us();
     size_t k = 0;
-    size_t limit = m->weighted || *all ? m->nqueues : max + 1;
+    size_t limit = m->weighted || *all || wide ? m->nqueues : max + 1;
+    size_t span = (size_t)atomic_load_explicit(&f->span, memory_order_relaxed);
+    if (!m->weighted && !*all && !wide && span < limit) limit = span;
     for (size_t i = 0; i < m->nqueues && k < limit; i++)
         if (*all || !known_empty(f, i, epoch, now)) s->cand[k] = i, s->cweights[k++] = m->weights[i];
     if (k == 0) { /* all known empty: a full check */
@@ -457,57 +484,53 @@ void hh_fetch_try_acks(const hh_fetch_env *m, hh_conn *c) {
 
 /* ------------------------------------------------------------ reliable fetch */
 
-/* Weighted, many candidates: draws up to HH_FETCH_DRAWS distinct queues per
- * job (weighted, without replacement: the head of Sidekiq's shuffled
- * order) into s->picks, then keeps as candidates only the queues drawn, in
- * s->cand, and rewrites each pick as its place there. Returns the new
- * candidate count. */
-static size_t draw_weighted(hh_processor *p, fetch_scratch *s, size_t max, size_t ncand) {
+/* Weighted: draws the queue of each part of the max jobs over the ncand
+ * candidates (see HH_FETCH_DRAWS), then keeps as candidates only the queues
+ * drawn, in s->cand in the order first drawn, with their number of draws
+ * in s->count; with tail, the other candidates follow in one weighted
+ * shuffle, each for the whole batch. Returns the new candidate count. */
+static size_t draw_weighted(hh_processor *p, fetch_scratch *s, size_t max, size_t ncand, int tail) {
     uint64_t total = 0;
     for (size_t i = 0; i < ncand; i++) {
         total += (uint64_t)(s->cweights[i] > 1 ? s->cweights[i] : 1);
         s->prefix[i] = total;
         s->pos[i] = -1;
     }
-    size_t kept = 0;
-    for (size_t j = 0; j < max; j++) {
-        size_t *pk = s->picks + j * HH_FETCH_DRAWS, got = 0;
-        for (int tries = 0; got < HH_FETCH_DRAWS && tries < 4 * HH_FETCH_DRAWS; tries++) {
-            uint64_t r = hh_rng_below(&p->rng, total);
-            size_t lo = 0, hi = ncand - 1;
-            while (lo < hi) { /* first prefix above r */
-                size_t mid = lo + (hi - lo) / 2;
-                if (s->prefix[mid] > r) hi = mid;
-                else lo = mid + 1;
-            }
-            int dup = 0;
-            for (size_t k = 0; k < got && !dup; k++) dup = pk[k] == lo;
-            if (!dup) pk[got++] = lo;
+    size_t kept = 0, draws = max < HH_FETCH_DRAWS ? max : HH_FETCH_DRAWS;
+    for (size_t j = 0; j < draws; j++) {
+        uint64_t r = hh_rng_below(&p->rng, total);
+        size_t lo = 0, hi = ncand - 1;
+        while (lo < hi) { /* first prefix above r */
+            size_t mid = lo + (hi - lo) / 2;
+            if (s->prefix[mid] > r) hi = mid;
+            else lo = mid + 1;
         }
-        for (size_t k = got; k < HH_FETCH_DRAWS; k++) pk[k] = SIZE_MAX;
-        for (size_t k = 0; k < got; k++)
-            if (s->pos[pk[k]] < 0) s->pos[pk[k]] = (long)kept++;
+        if (s->pos[lo] < 0) s->pos[lo] = (long)kept, s->place[kept] = s->cand[lo], s->count[kept++] = 0;
+        s->count[s->pos[lo]] += max / draws + (j < max % draws); /* the batch in draws near-equal parts */
     }
-    /* compact: candidate i moves to place pos[i] (kept in draw order) */
-    size_t *q = s->order; /* free here: the queue index of each kept place */
-    for (size_t i = 0; i < ncand; i++)
-        if (s->pos[i] >= 0) q[s->pos[i]] = s->cand[i];
-    for (size_t j = 0; j < max * HH_FETCH_DRAWS; j++)
-        if (s->picks[j] != SIZE_MAX) s->picks[j] = (size_t)s->pos[s->picks[j]];
-    memcpy(s->cand, q, kept * sizeof(*q));
+    if (tail) {
+        size_t no = hh_queue_order(s->cweights, ncand, 1, &p->rng, s->order);
+        for (size_t k = 0; k < no; k++) {
+            size_t i = s->order[k];
+            if (s->pos[i] < 0) s->pos[i] = (long)kept, s->place[kept] = s->cand[i], s->count[kept++] = max;
+        }
+    }
+    memcpy(s->cand, s->place, kept * sizeof(*s->cand));
     return kept;
 }
 
-/* The fetch script's arguments, written into s->argv from index 3 on: every
- * queue's key pair in configuration order, then "1"/"0" (LMOVE or not) and
- * one queue order per job wanted (drawn per job over the candidate queues,
- * so weights keep their meaning inside a batch). Returns the argument count
- * after the keys, or -1 out of memory. */
+/* The fetch script's arguments, written into s->argv from index 3 on: the
+ * key pairs of the queues to try, then the mode, the jobs wanted and one
+ * (queue, at most how many jobs) pair per queue (scripts.h): in strict
+ * order every candidate for the whole batch, weighted the queues drawn for
+ * it (draw_weighted). Returns the argument count after the keys, or -1 out
+ * of memory. */
 static int fetch_args(hh_processor *p, fetch_scratch *s, size_t max, size_t *ncandp, int full) {
     const hh_fetch_env *m = p->fetch;
     size_t n = m->nqueues, ncand = *ncandp;
-    int drawn = m->weighted && !full && ncand > 2 * HH_FETCH_DRAWS;
-    if (drawn) *ncandp = ncand = draw_weighted(p, s, max, ncand);
+    if (m->weighted) *ncandp = ncand = draw_weighted(p, s, max, ncand, full || ncand <= HH_FETCH_TAIL);
+    else
+        for (size_t i = 0; i < ncand; i++) s->count[i] = max;
     const char **keys = s->argv + 3, **args = s->argv + 3 + 2 * ncand;
     size_t *klen = s->lens + 3, *alen = s->lens + 3 + 2 * ncand;
     for (size_t i = 0; i < ncand; i++) {
@@ -515,40 +538,29 @@ static int fetch_args(hh_processor *p, fetch_scratch *s, size_t max, size_t *nca
         keys[2 * i] = m->queue_keys[q], klen[2 * i] = sdslen(m->queue_keys[q]);
         keys[2 * i + 1] = m->inprog_keys[q], klen[2 * i + 1] = sdslen(m->inprog_keys[q]);
     }
-    size_t digits = 1;
-    for (size_t v = n; v >= 10; v /= 10) digits++;
-    size_t per = ncand * (digits + 1) + 1, nstr = m->weighted ? max : 1;
-    if (s->ordcap < per * nstr) {
-        char *grown = realloc(s->ord, per * nstr);
+    size_t need = (1 + 2 * ncand) * 24;
+    if (s->ordcap < need) {
+        char *grown = realloc(s->ord, need);
         if (!grown) return -1;
-        s->ord = grown, s->ordcap = per * nstr;
+        s->ord = grown, s->ordcap = need;
     }
-    /* "1"/"0": LMOVE or RPOPLPUSH, or "b": RPOP (basic fetch); then "x"
-     * to skip the EXISTS check */
+    /* "1"/"0": reliable, or "b": pop (basic fetch); then "x" to skip the
+     * EXISTS check */
     static const char *modes[3][2] = {{"1x", "1"}, {"0x", "0"}, {"bx", "b"}};
     /* EXISTS first when every queue is tried and they are likely empty:
      * idle, or a retry after a fetch that found nothing */
     int check = ncand == n && (full || p->fetch->fetcher->dry), mode = s->basic ? 2 : p->conn.version >= 602 ? 0 : 1;
     args[0] = modes[mode][check], alen[0] = strlen(args[0]);
-    for (size_t j = 0; j < max; j++) {
-        if (drawn) {
-            char *o = s->ord + j * per;
-            size_t len = 0;
-            for (size_t k = 0; k < HH_FETCH_DRAWS && s->picks[j * HH_FETCH_DRAWS + k] != SIZE_MAX; k++)
-                len += (size_t)snprintf(o + len, per - len, k ? ",%zu" : "%zu", s->picks[j * HH_FETCH_DRAWS + k] + 1);
-            args[1 + j] = o, alen[1 + j] = len;
-        } else if (j == 0 || m->weighted) { /* strict order: one string serves every job */
-            char *o = s->ord + (m->weighted ? j : 0) * per;
-            hh_queue_order(s->cweights, ncand, m->weighted, &p->rng, s->order);
-            size_t len = 0;
-            for (size_t i = 0; i < ncand; i++)
-                len += (size_t)snprintf(o + len, per - len, i ? ",%zu" : "%zu", s->order[i] + 1);
-            args[1 + j] = o, alen[1 + j] = len;
-        } else {
-            args[1 + j] = args[1], alen[1 + j] = alen[1];
-        }
+    char *o = s->ord;
+    int len = snprintf(o, 24, "%zu", max);
+    args[1] = o, alen[1] = (size_t)len, o += 24;
+    for (size_t i = 0; i < ncand; i++) {
+        len = snprintf(o, 24, "%zu", i + 1);
+        args[2 + 2 * i] = o, alen[2 + 2 * i] = (size_t)len, o += 24;
+        len = snprintf(o, 24, "%zu", s->count[i]);
+        args[3 + 2 * i] = o, alen[3 + 2 * i] = (size_t)len, o += 24;
     }
-    return (int)(1 + max);
+    return (int)(2 + 2 * ncand);
 }
 
 /* Sends the queued acks and the fetch script in one round trip (the
@@ -634,6 +646,34 @@ static int fetch_parse(hh_processor *p, const fetch_scratch *s, size_t n, redisR
     return rc;
 }
 
+/* Basic fetch's batch from one queue: one RPOP with a count (Redis 6.2 and
+ * later), which costs Redis a fraction of a script call: basic fetch takes
+ * no more jobs than idle threads, so its batches are small and a call's
+ * fixed cost weighs on each job. Returns the number of jobs (the
+ * queue is marked empty when it gave fewer than max), or -1 on an error. */
+static int pop_count(hh_processor *p, size_t q, hh_fetched *out, size_t max) {
+    const hh_fetch_env *m = p->fetch;
+    char nb[24];
+    snprintf(nb, sizeof(nb), "%zu", max);
+    const char *argv[3] = {"RPOP", m->queue_keys[q], nb};
+    size_t lens[3] = {4, sdslen(m->queue_keys[q]), strlen(nb)};
+    redisReply *r = hh_conn_cmdargv(&p->conn, 3, argv, lens);
+    if (!r) return -1;
+    int rc = 0;
+    if (r->type == REDIS_REPLY_ARRAY) {
+        /* a popped job is only in memory from here (as with BRPOP); an
+         * element that is not a payload (a broken server) is dropped */
+        for (size_t i = 0; i < r->elements && (size_t)rc < max; i++)
+            if (take(&out[rc], r->element[i], q) > 0) rc++;
+    } else if (r->type == REDIS_REPLY_ERROR) {
+        hh_log(m->log, HH_LOG_ERROR, "fetch: %s", r->str);
+        rc = -1;
+    }
+    if (rc >= 0 && (size_t)rc < max) mark_empty(m->fetcher, q, atomic_load(&m->fetcher->epoch), now_us());
+    freeReplyObject(r);
+    return rc;
+}
+
 /* One run of the fetch script over the queues not known to be empty (all
  * of them with all set), with the queued acks in front: returns the number
  * of jobs, 0 when every queue tried was empty, -1 on an error. *all says
@@ -648,16 +688,30 @@ static int fetch_batch_once(hh_processor *p, hh_fetched *out, size_t max, int *a
     s->basic = basic;
     int full = *all;
     if (max > HH_FETCH_BATCH_MAX) max = HH_FETCH_BATCH_MAX;
-    size_t ncand = candidates(p, s, wide ? m->nqueues : max, all);
-    /* One weighted order string per job: bound their total size with very
-     * many queues (a batch is an optimisation, one job per fetch is fine). */
-    if (m->weighted && ncand * max > 65536) max = ncand >= 65536 ? 1 : 65536 / ncand;
+    size_t ncand = candidates(p, s, max, wide, all);
+    if (basic && !m->weighted && ncand >= 1 && p->conn.version >= 602) {
+        /* strict order: the first queue that holds jobs gives what it has
+         * (a short batch when it runs out: the next fetch goes on); only
+         * when it is empty does the script try the others */
+        int got = pop_count(p, s->cand[0], out, max);
+        if (got != 0 || ncand == 1) return got;
+        memmove(s->cand, s->cand + 1, --ncand * sizeof(*s->cand));
+        memmove(s->cweights, s->cweights + 1, ncand * sizeof(*s->cweights));
+    }
     int nargs = fetch_args(p, s, max, &ncand, full);
     if (ncand < m->nqueues) *all = 0; /* some queues were not drawn */
     if (nargs < 0) return -1;
     redisReply *r = fetch_exchange(p, s, ncand, nargs, out);
     if (!r) return -1;
     int rc = fetch_parse(p, s, ncand, r, out);
+    if (!m->weighted && !*all && !wide && rc >= 0) { /* the next strict fetch's span */
+        size_t gone = r->type == REDIS_REPLY_ARRAY && r->elements && r->element[0]->type == REDIS_REPLY_ARRAY
+            ? r->element[0]->elements
+            : ncand;
+        size_t span = (size_t)rc < max && gone >= ncand ? 2 * ncand + 2 : gone + 2;
+        if (span > HH_FETCH_BATCH_MAX + 1) span = HH_FETCH_BATCH_MAX + 1;
+        atomic_store_explicit(&m->fetcher->span, (unsigned)span, memory_order_relaxed);
+    }
     freeReplyObject(r);
     return rc;
 }
@@ -771,7 +825,7 @@ void hh_fetch_wake(const hh_fetch_env *m, hh_conn *c) {
  * may hold a job (pickup.h) or quiet. Queued acks go out in the same round
  * trip. Returns the number of jobs, 0 when nothing came, -1 on a Redis
  * error (already logged and backed off). */
-static int fetch(hh_processor *p, hh_fetched *out, size_t max) {
+static int fetch(hh_processor *p, hh_fetched *out, size_t max, size_t *promise) {
     const hh_fetch_env *m = p->fetch;
     int rc, basic = m->opts.fetch == HH_FETCH_BASIC;
     /* Taken before the fetch: a write to any queue after it (the fetch
@@ -780,13 +834,20 @@ static int fetch(hh_processor *p, hh_fetched *out, size_t max) {
     hh_pickup_ticket ticket;
     hh_pickup_ticket_take(m->pickup, &ticket);
     rc = basic ? fetch_basic(p, out, max ? max : 1) : fetch_batch(p, out, max ? max : 1, 0);
-    if (rc == 0 && !atomic_load(&m->fetcher->dry)) {
+    if (rc == 0) {
         /* The queues ran dry: threads waiting for this fetch's jobs go
-         * their own way to the idle wait (want_locked). */
+         * their own way to the idle wait (want_locked). This thread's
+         * promise ends here: while it waits for a write, it brings no job,
+         * and a promise held through the wait would keep the others from
+         * fetching once another thread's fetch ends the dry spell. */
         hh_fetcher *f = m->fetcher;
         pthread_mutex_lock(&f->mu);
-        atomic_store(&f->dry, 1);
-        if (f->sleeping) pthread_cond_broadcast(&f->more);
+        f->promised -= *promise;
+        *promise = 0;
+        if (!atomic_load(&f->dry)) {
+            atomic_store(&f->dry, 1);
+            if (f->sleeping) pthread_cond_broadcast(&f->more);
+        }
         pthread_mutex_unlock(&f->mu);
     }
     if (rc != 0 || atomic_load(m->quiet)) {
@@ -827,25 +888,34 @@ void hh_fetch_ran(hh_processor *p, double seconds) {
     t->ran++;
 }
 
-/* How many jobs this thread asks for: its batch (doubled while its jobs
- * take under 1 ms each, else 1). While jobs flow, one fetch at a time is
- * in flight, and only when the buffer does not cover every idle thread: so
- * batches land in the buffer in the order Redis moved them (a queue's
- * order holds), and the buffer (with it the in-progress list) holds the
- * idle threads' jobs and one batch at most, not a batch per thread. 0: this
- * thread waits for the buffer or the fetch in flight. Once the queues run
- * dry, every idle thread fetches (and waits) on its own. Call with f->mu. */
+/* How many jobs this thread asks for: the batch, shared by the threads
+ * (doubled by each fetch of a thread whose jobs since its last fetch took
+ * under 1 ms each, back to 1 after slower ones: with hundreds of threads
+ * each fetches seldom, and a batch of its own would stay small); in a dry
+ * spell, when every idle thread fetches, the thread's own batch, adapted
+ * the same way (hundreds of threads each taking a full batch would fill
+ * the in-progress list that every ack's LREM searches). While jobs flow,
+ * one fetch at a time is in flight, and only when the buffer does not
+ * cover every idle thread: so batches land in the buffer in the order
+ * Redis moved them (a queue's order holds), and the buffer (with it the
+ * in-progress list) holds the idle threads' jobs and one batch at most,
+ * not a batch per thread. 0: this thread waits for the buffer or the fetch
+ * in flight. Once the queues run dry, every idle thread fetches (and
+ * waits) on its own. Call with f->mu. */
 static size_t want_locked(hh_processor *p, fetch_thread *t) {
     hh_fetcher *f = p->fetch->fetcher;
-    if (t->ran && t->spent < 0.001 * t->ran)
+    if (t->ran && t->spent < 0.001 * t->ran) {
+        f->batch = f->batch * 2 > HH_FETCH_BATCH_MAX ? HH_FETCH_BATCH_MAX : f->batch * 2;
         t->batch = t->batch * 2 > HH_FETCH_BATCH_MAX ? HH_FETCH_BATCH_MAX : t->batch * 2;
-    else if (t->ran) t->batch = 1;
+    } else if (t->ran) {
+        f->batch = 1, t->batch = 1;
+    }
     t->spent = 0, t->ran = 0;
     size_t covered = f->promised + f->npending;
     /* While the queues run dry every idle thread goes its own way to the
      * idle wait (pickup.h, or one blocking move per queue). */
     if ((covered >= (size_t)f->idle || f->promised) && !f->dry) return 0;
-    size_t want = (size_t)t->batch;
+    size_t want = (size_t)(f->dry ? t->batch : f->batch);
     if (want > f->cap - covered) want = f->cap - covered; /* never more than the buffer takes */
     /* basic fetch: popped jobs are only in memory (a crash loses them), so
      * no more of them wait than one per thread */
@@ -883,23 +953,25 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out) {
     f->promised += want;
     pthread_mutex_unlock(&f->mu);
 
-    int got = fetch(p, t->held, want);
+    size_t promise = want;
+    int got = fetch(p, t->held, want, &promise);
 
     pthread_mutex_lock(&f->mu);
-    f->promised -= want;
+    f->promised -= promise;
     f->idle--;
     f->dry = got == 0;
     size_t rest = got > 1 ? (size_t)got - 1 : 0;
     size_t taken = rest ? pending_push_locked(f, t->held + 1, rest) : 0;
     /* One waiting thread per job beyond this thread's, and one more to
      * fetch next (no fetch is in flight now); after a fetch that brought
-     * nothing, every waiting thread looks again. */
-    if (got <= 0 || taken + 1 >= (size_t)f->sleeping) {
-        if (f->sleeping) pthread_cond_broadcast(&f->more);
-    } else {
-        for (size_t i = 0; i < taken + 1; i++) pthread_cond_signal(&f->more);
-    }
+     * nothing, every waiting thread looks again. Woken after the unlock:
+     * a thread woken while the mutex is held would block on it at once
+     * (one more sleep and wake-up per job). */
+    int everyone = f->sleeping && (got <= 0 || taken + 1 >= (size_t)f->sleeping);
+    size_t wake = everyone || !f->sleeping ? 0 : taken + 1;
     pthread_mutex_unlock(&f->mu);
+    if (everyone) pthread_cond_broadcast(&f->more);
+    for (size_t i = 0; i < wake; i++) pthread_cond_signal(&f->more);
     /* cannot happen (want_locked), but never lose a job */
     for (size_t i = 1 + taken; i <= rest; i++) {
         hh_fetch_push_back(m, &p->conn, &t->held[i]);

@@ -15,60 +15,78 @@ typedef enum hh_script_id {
 } hh_script_id;
 
 /* KEYS: queue:<q1>, inprogress(q1), queue:<q2>, inprogress(q2), ... for
- * the queues to try (fetch.c passes only those not known to be empty, so a
- * call's cost follows the queues that hold jobs, not the queue count);
- * queue indexes below are positions in this list. ARGV[1]: "1" to use LMOVE (Redis >= 6.2), else
- * RPOPLPUSH, followed by "x" to skip the EXISTS check below (the caller
- * tries only queues it has not seen empty: a few failed moves cost less
- * than EXISTS on every queue). ARGV[2..]: one entry per job wanted, each the order in which to
- * try the queues for that job ("2,1,3", 1-based), so weighted order is drawn
- * per job as Sidekiq draws it per BRPOP. Moves each job atomically and
- * returns {{queues found empty}, queue index, payload, ...} (the caller
- * leaves the empty ones out of its next fetches: fetch.c), or false when
- * nothing was moved, at once when every queue is empty
- * (found with one EXISTS per 1,000 queues, so an idle poll costs one
- * command, not one per queue; unpack() takes a few thousand values at
- * most). A queue found empty is not tried again in the same call (nothing
- * else runs inside a script, so it stays empty): one call makes at most one
- * failed move per queue, however many jobs it takes. */
-#define HH_LUA_FETCH                                                                              \
-    "local how = string.sub(ARGV[1], 1, 1)\n"                                                     \
-    "local any = string.sub(ARGV[1], 2, 2) == 'x'\n"                                              \
-    "if not any then\n"                                                                           \
-    "  local queues = {}\n"                                                                       \
-    "  for i = 1, #KEYS, 2 do queues[#queues+1] = KEYS[i] end\n"                                  \
-    "  for i = 1, #queues, 1000 do\n"                                                             \
-    "    local last = math.min(i + 999, #queues)\n"                                               \
-    "    if redis.call('EXISTS', unpack(queues, i, last)) > 0 then\n"                             \
-    "      any = true\n"                                                                          \
-    "      break\n"                                                                               \
-    "    end\n"                                                                                   \
-    "  end\n"                                                                                     \
-    "end\n"                                                                                       \
-    "if not any then return false end\n"                                                          \
-    "local out, empty, gone = {{}}, {}, {}\n"                                                     \
-    "for j = 2, #ARGV do\n"                                                                       \
-    "  local got = false\n"                                                                       \
-    "  for idx in string.gmatch(ARGV[j], '%d+') do\n"                                             \
-    "    local i = tonumber(idx)\n"                                                               \
-    "    if not empty[i] then\n"                                                                  \
-    "      local v\n"                                                                             \
-    "      if how == '1' then v = redis.call('LMOVE', KEYS[2*i-1], KEYS[2*i], 'RIGHT', 'LEFT')\n" \
-    "      elseif how == 'b' then v = redis.call('RPOP', KEYS[2*i-1])\n"                          \
-    "      else v = redis.call('RPOPLPUSH', KEYS[2*i-1], KEYS[2*i]) end\n"                        \
-    "      if v then\n"                                                                           \
-    "        out[#out+1] = i\n"                                                                   \
-    "        out[#out+1] = v\n"                                                                   \
-    "        got = true\n"                                                                        \
-    "        break\n"                                                                             \
-    "      end\n"                                                                                 \
-    "      empty[i] = true\n"                                                                     \
-    "      gone[#gone+1] = i\n"                                                                   \
-    "    end\n"                                                                                   \
-    "  end\n"                                                                                     \
-    "  if not got then break end\n"                                                               \
-    "end\n"                                                                                       \
-    "if #out > 1 then out[1] = gone return out end\n"                                             \
+ * the queues to try (fetch.c passes only those not known to be empty, and
+ * only as many as the batch may need, so a call's cost follows the jobs it
+ * moves, not the queue count); queue indexes below are positions in this
+ * list. ARGV[1]: "1" or "0" (reliable fetch; the moves below need no
+ * LMOVE, so any Redis takes them) or "b" (basic fetch: pop, no in-progress
+ * list), followed by "x" to skip the EXISTS check below (the caller tries
+ * only queues it has not seen empty). ARGV[2]: the jobs wanted. ARGV[3..]:
+ * pairs (queue index, at most how many jobs from it), tried in order until
+ * the jobs wanted are moved: strict order passes each queue with the whole
+ * batch, weighted order passes the queues drawn for the batch with the
+ * number of draws each got (fetch.c draws each job's queue as Sidekiq draws
+ * it per BRPOP). Several jobs from one queue move oldest first in one step
+ * (LRANGE of its oldest end, LPUSH onto its in-progress list in the order
+ * one LMOVE per job would leave them, LTRIM), so their cost per job is a
+ * few table entries, not a command; a single job moves with one LMOVE
+ * (RPOPLPUSH before Redis 6.2; RPOP for basic fetch). Returns {{queues found empty}, queue index,
+ * payload, ...} oldest first per queue (the caller leaves the empty ones
+ * out of its next fetches: fetch.c), or false when nothing was moved, at
+ * once when every queue is empty (found with one EXISTS per 1,000 queues,
+ * so an idle poll costs one command, not one per queue; unpack() takes a
+ * few thousand values at most). */
+#define HH_LUA_FETCH                                                              \
+    "local how = string.sub(ARGV[1], 1, 1)\n"                                     \
+    "local any = string.sub(ARGV[1], 2, 2) == 'x'\n"                              \
+    "if not any then\n"                                                           \
+    "  local queues = {}\n"                                                       \
+    "  for i = 1, #KEYS, 2 do queues[#queues+1] = KEYS[i] end\n"                  \
+    "  for i = 1, #queues, 1000 do\n"                                             \
+    "    local last = math.min(i + 999, #queues)\n"                               \
+    "    if redis.call('EXISTS', unpack(queues, i, last)) > 0 then\n"             \
+    "      any = true\n"                                                          \
+    "      break\n"                                                               \
+    "    end\n"                                                                   \
+    "  end\n"                                                                     \
+    "end\n"                                                                       \
+    "if not any then return false end\n"                                          \
+    "local left = tonumber(ARGV[2])\n"                                            \
+    "local out, gone = {{}}, {}\n"                                                \
+    "for j = 3, #ARGV - 1, 2 do\n"                                                \
+    "  if left <= 0 then break end\n"                                             \
+    "  local i = tonumber(ARGV[j])\n"                                             \
+    "  local want = math.min(tonumber(ARGV[j+1]), left)\n"                        \
+    "  local src, dst = KEYS[2*i-1], KEYS[2*i]\n"                                 \
+    "  local n = 0\n"                                                             \
+    "  if want == 1 then\n"                                                       \
+    "    local v\n"                                                               \
+    "    if how == '1' then v = redis.call('LMOVE', src, dst, 'RIGHT', 'LEFT')\n" \
+    "    elseif how == 'b' then v = redis.call('RPOP', src)\n"                    \
+    "    else v = redis.call('RPOPLPUSH', src, dst) end\n"                        \
+    "    if v then\n"                                                             \
+    "      n = 1\n"                                                               \
+    "      out[#out+1] = i\n"                                                     \
+    "      out[#out+1] = v\n"                                                     \
+    "    end\n"                                                                   \
+    "  else\n"                                                                    \
+    "    local v = redis.call('LRANGE', src, -want, -1)\n"                        \
+    "    n = #v\n"                                                                \
+    "    if n > 0 then\n"                                                         \
+    "      local old = {}\n"                                                      \
+    "      for k = n, 1, -1 do\n"                                                 \
+    "        old[#old+1] = v[k]\n"                                                \
+    "        out[#out+1] = i\n"                                                   \
+    "        out[#out+1] = v[k]\n"                                                \
+    "      end\n"                                                                 \
+    "      if how ~= 'b' then redis.call('LPUSH', dst, unpack(old)) end\n"        \
+    "      redis.call('LTRIM', src, 0, -n-1)\n"                                   \
+    "    end\n"                                                                   \
+    "  end\n"                                                                     \
+    "  left = left - n\n"                                                         \
+    "  if n < want then gone[#gone+1] = i end\n"                                  \
+    "end\n"                                                                       \
+    "if #out > 1 then out[1] = gone return out end\n"                             \
     "return false\n"
 
 /* Write first, remove last. Redis refuses a script's first write command
