@@ -7,6 +7,7 @@
 #include "unit_helpers.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -17,12 +18,14 @@
 struct late_poke {
     hh_wake *w;
     double after;
+    atomic_int done; /* the relay returned: no poke needed */
 };
 
 static void *late_poke_main(void *arg) {
     struct late_poke *lp = arg;
-    hh_sleep(lp->after);
-    hh_wake_poke(lp->w);
+    double until = hh_mono() + lp->after;
+    while (!atomic_load(&lp->done) && hh_mono() < until) hh_sleep(0.01);
+    if (!atomic_load(&lp->done)) hh_wake_poke(lp->w);
     return NULL;
 }
 
@@ -33,12 +36,13 @@ static void test_relay_nothing_left_does_not_wait(void **s) {
     assert_true(w.pipe[0] >= 0);
     const double lefts[] = {-0.000001, -0.5, 0};
     for (size_t i = 0; i < sizeof(lefts) / sizeof(lefts[0]); i++) {
-        struct late_poke lp = {&w, 3.0};
+        struct late_poke lp = {&w, 3.0, 0};
         pthread_t t;
         assert_int_equal(pthread_create(&t, NULL, late_poke_main, &lp), 0);
         double t0 = hh_mono();
         int poked = hh_wake_relay(&w, lefts[i]);
         double took = hh_mono() - t0;
+        atomic_store(&lp.done, 1);
         pthread_join(t, NULL);
         hh_wake_relay(&w, 0); /* drain the late poke */
         if (took >= 1.0) fail_msg("relay(%g) waited %.3f s for a poke: nothing was left to wait", lefts[i], took);
