@@ -746,9 +746,12 @@ static void wait_grace(hh_manager *m, double grace_end) {
             }
             running = 0;
         }
-        if (!running || hh_mono() >= grace_end) break;
+        /* One look at the clock: with two, it may pass grace_end between
+         * them (a loaded machine) and the wait below get nothing left. */
+        double left = grace_end - hh_mono();
+        if (!running || left <= 0) break;
         /* Each worker pokes as it leaves; dumps asked meanwhile are relayed. */
-        hh_wake_relay(&m->wake, grace_end - hh_mono());
+        hh_wake_relay(&m->wake, left);
     }
 }
 

@@ -76,12 +76,17 @@ int hh_wake_wait(hh_wake *w, double until, hh_wake_pred pred, const void *arg) {
 
 int hh_wake_relay(hh_wake *w, double seconds) {
     if (w->pipe[0] < 0) { /* no pipe: the relay's timeout is all there is */
-        hh_sleep(seconds < 0 || seconds > 0.02 ? 0.02 : seconds);
+        hh_sleep(seconds > 0.02 ? 0.02 : seconds);
         hh_wake_all(w);
         return 1;
     }
+    /* Callers pass what is left until a deadline, negative once the clock
+     * passed it: nothing to wait then, never "no limit" (a stop's grace
+     * period would wait for its running handlers to end). Rounded up, since
+     * a wait that ends early sends such a caller round again. */
+    if (seconds > 86400) seconds = 86400;
+    int timeout = seconds > 0 ? (int)(seconds * 1000) + 1 : 0;
     struct pollfd pfd = {w->pipe[0], POLLIN, 0};
-    int timeout = seconds < 0 ? -1 : (int)(seconds * 1000 + 0.5);
     int rc = poll(&pfd, 1, timeout);
     if (rc <= 0) return 0;
     char buf[64];

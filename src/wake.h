@@ -33,8 +33,9 @@ void hh_wake_poke(hh_wake *w);
  * negative: no limit) passes. Returns pred(arg)'s last value. */
 int hh_wake_wait(hh_wake *w, double until, hh_wake_pred pred, const void *arg);
 
-/* For the one relay thread: waits up to `seconds` (negative: no limit) for a
- * poke, drains the pipe and wakes every waiter. Returns 1 when poked. */
+/* For the one relay thread: waits up to `seconds` (0 or less: does not
+ * wait) for a poke, drains the pipe and wakes every waiter. Returns 1 when
+ * poked. */
 int hh_wake_relay(hh_wake *w, double seconds);
 
 #endif
