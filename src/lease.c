@@ -172,6 +172,7 @@ struct hh_lease {
     double last_ok;
     int check_beats;              /* lease checks still to run after an expiry */
     int fetchers_dirty;           /* hiredhand:fetchers must get our identity again */
+    atomic_int identity_lost;     /* a newer process took our identity (hh_lease_identity_lost) */
     pthread_mutex_t reconcile_mu; /* one reconciliation at a time */
 };
 
@@ -352,6 +353,8 @@ static redisReply **read_lists(struct hh_manager *m, hh_conn *c, const char *why
 
 int hh_lease_reconcile(struct hh_manager *m, hh_conn *c, int final) {
     if (m->opts.fetch == HH_FETCH_BASIC || !m->lease) return 0;
+    /* our lists are the new owner's now: what no thread here holds is its */
+    if (atomic_load(&m->lease->identity_lost)) return 0;
     struct hh_lease *l = m->lease;
     int nproc = m->opts.concurrency, pushed = 0;
     pthread_mutex_lock(&l->reconcile_mu);
@@ -699,6 +702,53 @@ static int lease_check(struct hh_manager *m, hh_conn *c) {
     free(s);
     return rc;
 }
+
+int hh_lease_identity_lost(struct hh_manager *m, const char *by) {
+    struct hh_lease *l = m->lease;
+    if (!l || m->opts.fetch == HH_FETCH_BASIC) return 0; /* no lists to share */
+    if (atomic_exchange(&l->identity_lost, 1)) return 1;
+    int stop = m->opts.lease_lost == HH_LEASE_LOST_STOP;
+    hh_log(&m->log, HH_LOG_ERROR,
+           "identity %s was taken over by a newer process (%s): every job here has lost its lease; this process "
+           "stops beating and stops, writing nothing more to its in-progress lists",
+           m->identity, by);
+    for (int i = 0; i < m->opts.concurrency; i++) {
+        hh_processor *p = &m->procs[i];
+        char klass[128] = "?", jid[64] = "";
+        int marked = 0;
+        pthread_mutex_lock(&p->mu);
+        if (p->job && !p->abandoned && !p->lease_lost) {
+            p->lease_lost = 1;
+            if (stop) atomic_store(&p->cancelled, 1);
+            hh_strlcpy(klass, p->job->klass ? p->job->klass : "?", sizeof(klass));
+            hh_strlcpy(jid, p->job->jid ? p->job->jid : "", sizeof(jid));
+            marked = 1;
+        }
+        pthread_mutex_unlock(&p->mu);
+        if (!marked) continue;
+        atomic_fetch_add(&m->lease_lost, 1);
+        hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: lease lost: identity %s taken over; %s", klass, jid, m->identity,
+               stop ? "its handler here is told to stop (--lease-lost stop), its outcome is not written"
+                    : "its handler here runs to the end (--lease-lost finish), its outcome is not written");
+    }
+    /* Buffered jobs: their entries are the new owner's to run or recover. */
+    hh_fetched *f = NULL;
+    size_t n = hh_fetch_take_pending(m, &f);
+    for (size_t i = 0; i < n; i++) {
+        hh_lease_release(m, &f[i].lease);
+        free(f[i].payload);
+    }
+    free(f);
+    if (n) {
+        atomic_fetch_add(&m->lease_lost, n);
+        hh_log(&m->log, HH_LOG_WARN, "lease lost: %zu fetched jobs that had not started dropped (identity taken over)",
+               n);
+    }
+    hh_manager_stop(m);
+    return 1;
+}
+
+int hh_lease_identity_is_lost(const struct hh_manager *m) { return m->lease && atomic_load(&m->lease->identity_lost); }
 
 void hh_lease_beat(struct hh_manager *m, hh_conn *c, int ok, int hash_expired) {
     struct hh_lease *l = m->lease;

@@ -428,13 +428,12 @@ int hh_manager_start(hh_manager *m) {
         int rc = hh_recovery_boot(&m->recovery_env, &c);
         if (rc == HH_OK) atomic_store(&m->booted, 1); /* no thread waits yet */
         if (rc == HH_ERR_EXISTS) {
-            hh_log(&m->log, HH_LOG_ERROR, "identity %s is live in another process (fresh heartbeat); refusing to start",
-                   m->identity);
+            hh_log(&m->log, HH_LOG_ERROR, "identity %s is live in another process; refusing to start", m->identity);
             hh_conn_close(&c);
             hh_http_stop(m->http);
             m->http = NULL;
             atomic_store(&m->done, 1);
-            return hh_fail(HH_ERR_EXISTS, "identity %s is live in another process (fresh heartbeat)", m->identity);
+            return hh_fail(HH_ERR_EXISTS, "identity %s is live in another process", m->identity);
         }
     }
     hh_conn_close(&c);
@@ -688,8 +687,12 @@ static void leave_redis(hh_manager *m, hh_conn *c, pthread_t chores, int chores_
     if (atomic_load(&m->booted) && !beats_failing && (c->ctx || !c->last_error[0]) &&
         m->opts.fetch == HH_FETCH_RELIABLE)
         hh_lease_reconcile(m, c, 1);
-    /* Never booted: the identity may belong to a live process; leave it. */
-    if (atomic_load(&m->booted) && hh_heartbeat_unregister(&m->heartbeat_env, c) != 0)
+    /* Never booted, or taken over: the identity is another process's; leave it. */
+    int lost = hh_lease_identity_is_lost(m);
+    if (lost) {
+        hh_log(&m->log, HH_LOG_WARN, "identity %s taken over: not unregistering (the entry is the new owner's)",
+               m->identity);
+    } else if (atomic_load(&m->booted) && hh_heartbeat_unregister(&m->heartbeat_env, c) != 0)
         hh_log(&m->log, HH_LOG_WARN, "could not unregister from Redis (%s): the process hash expires in 60 s",
                c->last_error[0] ? c->last_error : "Redis unreachable");
     else if (!beats_joined)
@@ -807,6 +810,8 @@ static void heartbeat_publish_sets(void *udata, int64_t retry, int64_t scheduled
     hh_metrics_set_sizes(((hh_manager *)udata)->metrics, retry, scheduled, dead);
 }
 
+static int heartbeat_taken_over(void *udata, const char *by) { return hh_lease_identity_lost(udata, by); }
+
 static void heartbeat_after_beat(void *udata, hh_conn *c, int ok, int hash_expired) {
     hh_manager *m = udata;
     hh_lease_beat(m, c, ok, hash_expired); /* the outage rule, lease loss, hiredhand:fetchers */
@@ -848,7 +853,8 @@ void hh_manager_heartbeat_env(hh_manager *m, hh_heartbeat_env *out) {
                               .publish = heartbeat_publish,
                               .publish_queues = heartbeat_publish_queues,
                               .publish_sets = m->http ? heartbeat_publish_sets : NULL,
-                              .after_beat = heartbeat_after_beat};
+                              .after_beat = heartbeat_after_beat,
+                              .taken_over = heartbeat_taken_over};
 }
 
 /* Recovery's callbacks into the fetcher's leases and the stop. */
