@@ -65,6 +65,9 @@ must_wait 20 'grep -q "identity $ident was taken over" "$loga"' \
 must_wait 20 '! kill -0 $asleep 2>/dev/null' "(2) A's handler (sleep $asleep) still runs next to B's run of the job"
 must_wait 30 '! kill -0 $wa 2>/dev/null || grep -q "^Z" <(sed -n "s/^State:[[:space:]]*//p" /proc/$wa/status 2>/dev/null)' \
     "(2) A did not stop after losing $ident: $(tail -n 3 "$loga")"
+wait "$wa"; arc=$?
+assert_eq "$arc" 0 "(2) A's exit status after its stop (a crash or sanitizer report shows here)"
+rf_forget_pid "$wa"
 grep -q "lease lost" "$loga" || fail "(2) A's log has no lease-lost line for the job"
 if grep -q "^$jid $wa" "$RF_DIR/done"; then fail "(2) A's handler finished the job after the takeover"; fi
 assert_alive "$wb" "(2) B"
