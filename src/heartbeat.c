@@ -1,7 +1,8 @@
 /* heartbeat.c -- see heartbeat.h. Owns the beat and the process
  * registry entries; sees the manager only through hh_heartbeat_env and
  * waits between beats on its wake (wake.h).
- * Keys written: processes (SADD, SREM on stop), <id> (HSET + EXPIRE 60),
+ * Keys written: processes (SADD, SREM on stop), <id> (HGET info: whose it
+ * is, then HSET + EXPIRE 60),
  * <id>:work and <id>:workers (UNLINK, HSET, EXPIRE 60), <id>-signals (RPOP),
  * stat:processed, stat:failed and their :<date> keys (INCRBY, EXPIRE). */
 #include "heartbeat.h"

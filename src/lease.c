@@ -58,7 +58,17 @@
  * buffered job whose entry is no longer in the list (counting copies) is
  * lost if hiredhand:recoveries:<jid> exists (a peer recovered it);
  * otherwise Redis lost the entry (FLUSHALL, a restart without persistence)
- * and the job simply finishes here. */
+ * and the job simply finishes here.
+ *
+ * Takeover
+ * --------
+ * With a fixed identity the peer that recovers our jobs may be a newer
+ * process of that identity: it runs them from the very lists we check, so
+ * the check above sees nothing gone. The beat reads the hash's info before
+ * writing its own; info naming a later started_at means a newer owner, and
+ * hh_lease_identity_lost() gives up everything at once: every job loses its
+ * lease, reconciliation stops, and the stop pushes back, acks and
+ * unregisters nothing (the lists are the new owner's). */
 #include "lease.h"
 
 #include <jansson.h>

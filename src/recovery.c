@@ -1,7 +1,7 @@
 /* recovery.c -- see recovery.h. It sees the manager only through
  * hh_recovery_env.
  * Keys read: hiredhand:inprogress:* (SCAN, LINDEX), <id> (EXISTS, HMGET),
- * hiredhand:fetchers (SMEMBERS). Keys written: hiredhand:fetchers (SADD,
+ * processes (SISMEMBER), hiredhand:fetchers (SMEMBERS). Keys written: hiredhand:fetchers (SADD,
  * SREM), hiredhand:recovery-lock (SET NX PX), hiredhand:recoveries:<jid>
  * (GET, SET EX), <owner> (EXISTS, also inside HH_LUA_RECOVER), queue:<q>
  * (RPUSH in HH_LUA_REQUEUE), dead (in HH_LUA_RECOVER), the in-progress
