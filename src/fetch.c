@@ -1,7 +1,9 @@
 /* fetch.c -- fetching jobs and the fetcher's state (see fetch.h).
  * Keys: queue:<q> (LMOVE/RPOPLPUSH/BRPOP/RPOP, or LRANGE+LTRIM for several
  * jobs, from; RPUSH back), hiredhand:inprogress:<identity>|<q> (LMOVE or
- * LPUSH into, LREM on ack). */
+ * LPUSH into, LREM on ack); both (TYPE) once a fetch fails with WRONGTYPE,
+ * and a wrong-typed one again every HH_FETCH_BAD_RECHECK_US until it is a
+ * list. */
 #include "fetch.h"
 #include "lease.h"
 #include "outcome.h"
@@ -34,6 +36,17 @@ typedef struct empty_mark {
     atomic_ullong epoch; /* the fetcher's epoch when marked; 0: not marked */
     atomic_llong until;  /* hh_mono() in microseconds until which it holds */
 } empty_mark;
+
+/* Wrong-typed queues: a queue whose key (or in-progress list) is not a
+ * list makes every fetch that names it fail with WRONGTYPE, all queues with
+ * it (a script or BRPOP fails as a whole). So a WRONGTYPE reply makes the
+ * fetcher ask TYPE of every queue's keys once, and a queue found wrong is
+ * left out of every fetch, logged at ERROR once a minute, and asked again
+ * every HH_FETCH_BAD_RECHECK_US until it is a list (or gone) again. */
+typedef struct bad_mark {
+    atomic_llong until;  /* hh_mono() in microseconds of the next TYPE; 0: not bad */
+    atomic_llong logged; /* when its ERROR was last logged */
+} bad_mark;
 
 struct hh_fetcher {
     const hh_fetch_env *m;
@@ -69,10 +82,14 @@ struct hh_fetcher {
      * names enough of them, and one over a long queue names two. */
     atomic_uint span;
     empty_mark *empty;     /* per queue */
+    bad_mark *bad;         /* per queue */
+    atomic_int nbad;       /* queues marked bad: the checks cost nothing while 0 */
     fetch_thread *threads; /* per worker thread, by hh_processor.index */
 };
 
 #define HH_FETCH_EMPTY_RECHECK_US 100000 /* see empty_mark */
+#define HH_FETCH_BAD_RECHECK_US 5000000  /* see bad_mark */
+#define HH_FETCH_BAD_LOG_US 60000000
 
 size_t hh_queue_order(const int *weights, size_t n, int weighted, hh_rng *rng, size_t *out) {
     if (!weighted) {
@@ -218,8 +235,9 @@ hh_fetcher *hh_fetcher_new(const hh_fetch_env *m) {
     f->acks = calloc(f->acks_cap, sizeof(*f->acks));
     f->waiters = calloc(m->nqueues, sizeof(*f->waiters));
     f->empty = calloc(m->nqueues, sizeof(*f->empty));
+    f->bad = calloc(m->nqueues, sizeof(*f->bad));
     f->threads = calloc(c, sizeof(*f->threads));
-    if (!f->ring || !f->acks || !f->waiters || !f->empty || !f->threads) {
+    if (!f->ring || !f->acks || !f->waiters || !f->empty || !f->bad || !f->threads) {
         hh_fetcher_free(f);
         return NULL;
     }
@@ -242,7 +260,7 @@ void hh_fetcher_free(hh_fetcher *f) {
         free(f->threads[i].held);
         scratch_free(f->threads[i].scratch);
     }
-    free(f->threads), free(f->ring), free(f->acks), free(f->waiters), free(f->empty);
+    free(f->threads), free(f->ring), free(f->acks), free(f->waiters), free(f->empty), free(f->bad);
     pthread_mutex_destroy(&f->mu);
     pthread_cond_destroy(&f->more);
     pthread_mutex_destroy(&f->acks_mu);
@@ -278,6 +296,100 @@ void hh_fetch_queue_written(const hh_fetch_env *m, size_t q) {
     if (m->fetcher && q < m->nqueues) atomic_store(&m->fetcher->empty[q].epoch, 0);
 }
 
+/* ------------------------------------------------------------ wrong-typed queues */
+
+static int queue_bad(hh_fetcher *f, size_t q) {
+    return atomic_load(&f->nbad) > 0 && atomic_load(&f->bad[q].until) != 0;
+}
+
+/* TYPE of queue q's keys on c: 1 both lists (or absent), 0 one is not (its
+ * key and type into key/type), -1 no answer. */
+static int queue_types(hh_processor *p, size_t q, const char **key, char *type, size_t tlen) {
+    const hh_fetch_env *m = p->fetch;
+    int basic = m->opts.fetch == HH_FETCH_BASIC;
+    hh_pipe pipe;
+    hh_pipe_begin(&pipe, &p->conn);
+    hh_pipe_add(&pipe, "TYPE %s", m->queue_keys[q]);
+    if (!basic) hh_pipe_add(&pipe, "TYPE %s", m->inprog_keys[q]);
+    redisReply **r = hh_pipe_exec(&pipe);
+    if (!r) return -1;
+    int rc = 1;
+    for (int i = 0; i < pipe.n && rc == 1; i++) {
+        if (r[i]->type != REDIS_REPLY_STATUS) {
+            rc = -1;
+        } else if (strcmp(r[i]->str, "list") != 0 && strcmp(r[i]->str, "none") != 0) {
+            *key = i == 0 ? m->queue_keys[q] : m->inprog_keys[q];
+            hh_strlcpy(type, r[i]->str, tlen);
+            rc = 0;
+        }
+    }
+    hh_replies_free(r, pipe.n);
+    return rc;
+}
+
+static void bad_log(hh_processor *p, size_t q, const char *key, const char *type, long long now) {
+    hh_fetcher *f = p->fetch->fetcher;
+    long long last = atomic_load(&f->bad[q].logged);
+    if (last && now - last < HH_FETCH_BAD_LOG_US) return;
+    if (!atomic_compare_exchange_strong(&f->bad[q].logged, &last, now)) return; /* another thread logs it */
+    hh_log(p->fetch->log, HH_LOG_ERROR,
+           "fetch: %s is a %s, not a list (WRONGTYPE): queue %s is skipped until it is a list again; the other "
+           "queues are served (logged once a minute)",
+           key, type, p->fetch->queues[q]);
+}
+
+/* After a WRONGTYPE reply: finds the wrong-typed queues (Redis's error does
+ * not name the key) and leaves them out. Returns how many were found. */
+static int find_bad(hh_processor *p) {
+    const hh_fetch_env *m = p->fetch;
+    hh_fetcher *f = m->fetcher;
+    int found = 0;
+    long long now = now_us();
+    for (size_t q = 0; q < m->nqueues; q++) {
+        const char *key = NULL;
+        char type[32];
+        if (queue_bad(f, q) || queue_types(p, q, &key, type, sizeof(type)) != 0) continue;
+        long long zero = 0;
+        if (atomic_compare_exchange_strong(&f->bad[q].until, &zero, now + HH_FETCH_BAD_RECHECK_US))
+            atomic_fetch_add(&f->nbad, 1);
+        bad_log(p, q, key, type, now);
+        found++;
+    }
+    return found;
+}
+
+/* Asks TYPE again of each bad queue whose recheck is due (one thread per
+ * queue claims it): a list again is served again. */
+static void bad_recheck(hh_processor *p) {
+    const hh_fetch_env *m = p->fetch;
+    hh_fetcher *f = m->fetcher;
+    if (atomic_load(&f->nbad) == 0) return;
+    long long now = now_us();
+    for (size_t q = 0; q < m->nqueues; q++) {
+        long long until = atomic_load(&f->bad[q].until);
+        if (until == 0 || until > now) continue;
+        if (!atomic_compare_exchange_strong(&f->bad[q].until, &until, now + HH_FETCH_BAD_RECHECK_US)) continue;
+        const char *key = NULL;
+        char type[32];
+        int rc = queue_types(p, q, &key, type, sizeof(type));
+        if (rc == 0) {
+            bad_log(p, q, key, type, now);
+        } else if (rc == 1) {
+            atomic_store(&f->bad[q].until, 0);
+            atomic_store(&f->bad[q].logged, 0);
+            atomic_fetch_sub(&f->nbad, 1);
+            hh_log(m->log, HH_LOG_INFO, "fetch: queue %s is a list again: served again", m->queues[q]);
+        }
+    }
+}
+
+/* An error reply to a fetch: WRONGTYPE finds and leaves out the bad queues
+ * (logged there); anything else is logged as is. */
+static void fetch_error(hh_processor *p, const char *err) {
+    if (strncmp(err, "WRONGTYPE", 9) == 0 && find_bad(p) > 0) return;
+    hh_log(p->fetch->log, HH_LOG_ERROR, "fetch: %s", err);
+}
+
 /* The queues one fetch of max jobs tries, in configuration order, into
  * s->cand (and their weights): those not known to be empty, and in strict
  * order only the first few of them (max jobs come from the first max
@@ -293,13 +405,20 @@ static size_t candidates(hh_processor *p, fetch_scratch *s, size_t max, int wide
     size_t limit = m->weighted || *all || wide ? m->nqueues : max + 1;
     size_t span = (size_t)atomic_load_explicit(&f->span, memory_order_relaxed);
     if (!m->weighted && !*all && !wide && span < limit) limit = span;
-    for (size_t i = 0; i < m->nqueues && k < limit; i++)
+    size_t good = m->nqueues;
+    for (size_t i = 0; i < m->nqueues && k < limit; i++) {
+        if (queue_bad(f, i)) {
+            good--;
+            continue;
+        }
         if (*all || !known_empty(f, i, epoch, now)) s->cand[k] = i, s->cweights[k++] = m->weights[i];
-    if (k == 0) { /* all known empty: a full check */
-        for (size_t i = 0; i < m->nqueues; i++) s->cand[i] = i, s->cweights[i] = m->weights[i];
-        k = m->nqueues;
     }
-    *all = k == m->nqueues;
+    if (k == 0) { /* all known empty: a full check */
+        for (size_t i = 0; i < m->nqueues; i++)
+            if (!queue_bad(f, i)) s->cand[k] = i, s->cweights[k++] = m->weights[i];
+        good = k;
+    }
+    *all = k == good;
     return k;
 }
 
@@ -327,8 +446,16 @@ static int fetch_basic(hh_processor *p, hh_fetched *out, size_t max) {
     const char **argv = s->argv;
     size_t *lens = s->lens;
     argv[0] = "BRPOP", lens[0] = 5;
-    for (size_t i = 0; i < n; i++) argv[1 + i] = m->queue_keys[order[i]], lens[1 + i] = sdslen(m->queue_keys[order[i]]);
-    argv[n + 1] = "2", lens[n + 1] = 1;
+    size_t good = 0; /* the queues not wrong-typed */
+    for (size_t i = 0; i < n; i++)
+        if (!queue_bad(m->fetcher, order[i]))
+            argv[1 + good] = m->queue_keys[order[i]], lens[1 + good] = sdslen(m->queue_keys[order[i]]), good++;
+    if (good == 0) { /* every queue wrong-typed: wait as an empty BRPOP would */
+        hh_sleep(HH_FETCH_BLOCK_SECONDS);
+        return 0;
+    }
+    argv[good + 1] = "2", lens[good + 1] = 1;
+    argc = good + 2;
     redisReply *r = hh_conn_cmdargv_blocking(&p->conn, HH_FETCH_BLOCK_SECONDS, (int)argc, argv, lens);
     int rc = r ? 0 : -1;
     if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[0]->type == REDIS_REPLY_STRING) {
@@ -338,7 +465,7 @@ static int fetch_basic(hh_processor *p, hh_fetched *out, size_t max) {
                 rc = take(out, r->element[1], i);
         }
     } else if (r && r->type == REDIS_REPLY_ERROR) {
-        hh_log(m->log, HH_LOG_ERROR, "fetch: %s", r->str);
+        fetch_error(p, r->str);
         rc = -1;
     }
     if (r) freeReplyObject(r);
@@ -637,7 +764,7 @@ static int fetch_parse(hh_processor *p, const fetch_scratch *s, size_t n, redisR
         }
         if (!s->basic) hh_lease_fetch_end(m->lease, p, out, rc, (size_t)rc * 2 + 1 != r->elements);
     } else if (r->type == REDIS_REPLY_ERROR) {
-        hh_log(m->log, HH_LOG_ERROR, "fetch: %s", r->str);
+        fetch_error(p, r->str);
         rc = -1;
         if (!s->basic) hh_lease_fetch_end(m->lease, p, out, 0, 1);
     } else if (!s->basic) {
@@ -666,7 +793,7 @@ static int pop_count(hh_processor *p, size_t q, hh_fetched *out, size_t max) {
         for (size_t i = 0; i < r->elements && (size_t)rc < max; i++)
             if (take(&out[rc], r->element[i], q) > 0) rc++;
     } else if (r->type == REDIS_REPLY_ERROR) {
-        hh_log(m->log, HH_LOG_ERROR, "fetch: %s", r->str);
+        fetch_error(p, r->str);
         rc = -1;
     }
     if (rc >= 0 && (size_t)rc < max) mark_empty(m->fetcher, q, atomic_load(&m->fetcher->epoch), now_us());
@@ -743,6 +870,11 @@ static int idle_fallback(hh_processor *p, hh_fetched *out) {
     size_t n = m->nqueues;
     size_t q = (size_t)t->block_queue % n;
     int rotate = (size_t)m->opts.concurrency < n;
+    for (size_t i = 0; i < n && queue_bad(f, q); i++) q = (q + 1) % n; /* a wrong-typed one: the next */
+    if (queue_bad(f, q)) {                                             /* all wrong-typed: wait as a block would */
+        hh_sleep(HH_FETCH_BLOCK_SECONDS);
+        return 0;
+    }
     if (rotate) t->block_queue = (int)((q + 1) % n);
     redisReply *r = NULL;
     int rc = 0;
@@ -753,7 +885,7 @@ static int idle_fallback(hh_processor *p, hh_fetched *out) {
         size_t pick = n;
         if (f->waiters[q] == 0) pick = q;
         for (size_t i = 0; i < n && pick == n; i++)
-            if (f->waiters[i] == 0) pick = i;
+            if (f->waiters[i] == 0 && !queue_bad(f, i)) pick = i;
         if (pick == n) {
             if (!atomic_load(m->quiet)) {
                 struct timespec until;
@@ -791,7 +923,7 @@ static int idle_fallback(hh_processor *p, hh_fetched *out) {
         pthread_mutex_unlock(&f->idle_mu);
     }
     if (r && r->type == REDIS_REPLY_ERROR) {
-        hh_log(m->log, HH_LOG_ERROR, "fetch: %s", r->str);
+        fetch_error(p, r->str);
         rc = -1;
     }
     if (r) freeReplyObject(r);
@@ -833,6 +965,7 @@ static int fetch(hh_processor *p, hh_fetched *out, size_t max, size_t *promise) 
      * an empty fetch and the wait. */
     hh_pickup_ticket ticket;
     hh_pickup_ticket_take(m->pickup, &ticket);
+    bad_recheck(p);
     rc = basic ? fetch_basic(p, out, max ? max : 1) : fetch_batch(p, out, max ? max : 1, 0);
     if (rc == 0) {
         /* The queues ran dry: threads waiting for this fetch's jobs go

@@ -1,7 +1,8 @@
 /* heartbeat.c -- see heartbeat.h. Owns the beat and the process
  * registry entries; sees the manager only through hh_heartbeat_env and
  * waits between beats on its wake (wake.h).
- * Keys written: processes (SADD, SREM on stop), <id> (HSET + EXPIRE 60),
+ * Keys written: processes (SADD, SREM on stop), <id> (HGET info: whose it
+ * is, then HSET + EXPIRE 60),
  * <id>:work and <id>:workers (UNLINK, HSET, EXPIRE 60), <id>-signals (RPOP),
  * stat:processed, stat:failed and their :<date> keys (INCRBY, EXPIRE). */
 #include "heartbeat.h"
@@ -295,9 +296,28 @@ static void record_beat(const hh_heartbeat_env *e, const hh_conn *c, double now,
     }
 }
 
+/* Whether the info read from our hash before this beat's HSET is a newer
+ * process's (a later started_at): that process took our identity over
+ * while this one was paused or cut off. An older one's is a late beat of
+ * the process we took it from, which our HSET just overwrote. by gets who. */
+static int taken_over(const hh_heartbeat_env *e, const redisReply *seen, const char *info, char *by, size_t len) {
+    if (seen->type != REDIS_REPLY_STRING || strcmp(seen->str, info) == 0) return 0;
+    json_t *o = json_loadb(seen->str, seen->len, 0, NULL);
+    json_t *sj = json_object_get(o, "started_at"), *pj = json_object_get(o, "pid");
+    const char *host = json_string_value(json_object_get(o, "hostname"));
+    int newer = json_is_number(sj) && json_number_value(sj) > e->started_at;
+    if (newer)
+        snprintf(by, len, "pid %lld on host %s, started at %.3f", json_is_integer(pj) ? json_integer_value(pj) : -1LL,
+                 host ? host : "?", json_number_value(sj));
+    json_decref(o);
+    return newer;
+}
+
 /* One beat; returns 1 when another should follow at once (a remote quiet
- * must show on the Busy page within one beat). */
-static int beat(const hh_heartbeat_env *e, hh_conn *c, const char *info, int *registered) {
+ * must show on the Busy page within one beat). *lost is set, with who in
+ * by, when a newer process has taken the identity over. */
+static int beat(const hh_heartbeat_env *e, hh_conn *c, const char *info, int *registered, int *lost, char *by,
+                size_t bylen) {
     int again = 0;
     double now = hh_now();
     unsigned long long p = atomic_exchange(e->unflushed_processed, 0);
@@ -325,6 +345,7 @@ static int beat(const hh_heartbeat_env *e, hh_conn *c, const char *info, int *re
         hh_pipe_add(&pipe, "SADD %s %s", pk, e->identity);
         int exists_at = pipe.n - 1; /* index inside EXEC's array */
         hh_pipe_add(&pipe, "EXISTS %s", hk);
+        hh_pipe_add(&pipe, "HGET %s info", hk); /* whose hash it was: ours, or a newer owner's */
         hh_pipe_add(&pipe, "HSET %s info %s concurrency %d busy %d beat %s rtt_us %ld quiet %s rss %ld", hk, info,
                     e->concurrency, busy, beat_s, rtt_us, atomic_load(e->quiet) ? "true" : "false", hh_rss_kb());
         hh_pipe_add(&pipe, "EXPIRE %s %d", hk, HH_PROCESS_TTL);
@@ -354,6 +375,7 @@ static int beat(const hh_heartbeat_env *e, hh_conn *c, const char *info, int *re
                     expired = 1;
                 }
                 if (ok) *registered = 1;
+                if (ok && taken_over(e, ex->element[exists_at + 1], info, by, bylen)) *lost = 1;
                 redisReply *sig = ex->element[n - 1];
                 if (sig->type == REDIS_REPLY_STRING) again = deliver_signal(e, sig->str);
             } else {
@@ -398,11 +420,22 @@ void *hh_heartbeat_main(void *arg) {
     hh_conn c;
     hh_conn_init(&c, e->cfg, e->log, "heartbeat", e->beats_off);
     char *info = hh_heartbeat_info(e);
-    int registered = 0;
+    int registered = 0, lost = 0;
+    char by[256] = "";
     /* Never beat under an identity that may be another process's. */
     hh_wake_wait(e->wake, -1, booted_or_off, e);
     while (!atomic_load(e->beats_off)) {
-        int again = beat(e, &c, info ? info : "{}", &registered);
+        int again = beat(e, &c, info ? info : "{}", &registered, &lost, by, sizeof(by));
+        if (lost && e->taken_over && e->taken_over(e->udata, by)) {
+            /* The hash is the new owner's: beat no more, until the stop. */
+            hh_wake_wait(e->wake, -1, off_or_dump, e);
+            while (!atomic_load(e->beats_off)) {
+                if (atomic_exchange(e->dump_requested, 0)) dump_threads(e);
+                hh_wake_wait(e->wake, -1, off_or_dump, e);
+            }
+            break;
+        }
+        lost = 0;
         /* Woken at once by TTIN and by the end of a stop. */
         double until = hh_mono() + (again ? 0 : e->interval);
         while (!atomic_load(e->beats_off) && hh_mono() < until) {

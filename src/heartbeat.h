@@ -58,6 +58,9 @@ typedef struct hh_heartbeat_env {
     void (*publish_sets)(void *udata, int64_t retry, int64_t scheduled, int64_t dead);
     /* After each beat: the outage rule and lease upkeep, and the hook. */
     void (*after_beat)(void *udata, hh_conn *c, int ok, int hash_expired);
+    /* A beat found the process hash written by a newer process with our
+     * identity (`by` names it). Returns 1 to beat no more. May be NULL. */
+    int (*taken_over)(void *udata, const char *by);
 } hh_heartbeat_env;
 
 /* Thread entry point; arg is an hh_heartbeat_env. Beats every interval

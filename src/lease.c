@@ -58,7 +58,17 @@
  * buffered job whose entry is no longer in the list (counting copies) is
  * lost if hiredhand:recoveries:<jid> exists (a peer recovered it);
  * otherwise Redis lost the entry (FLUSHALL, a restart without persistence)
- * and the job simply finishes here. */
+ * and the job simply finishes here.
+ *
+ * Takeover
+ * --------
+ * With a fixed identity the peer that recovers our jobs may be a newer
+ * process of that identity: it runs them from the very lists we check, so
+ * the check above sees nothing gone. The beat reads the hash's info before
+ * writing its own; info naming a later started_at means a newer owner, and
+ * hh_lease_identity_lost() gives up everything at once: every job loses its
+ * lease, reconciliation stops, and the stop pushes back, acks and
+ * unregisters nothing (the lists are the new owner's). */
 #include "lease.h"
 
 #include <jansson.h>
@@ -172,6 +182,7 @@ struct hh_lease {
     double last_ok;
     int check_beats;              /* lease checks still to run after an expiry */
     int fetchers_dirty;           /* hiredhand:fetchers must get our identity again */
+    atomic_int identity_lost;     /* a newer process took our identity (hh_lease_identity_lost) */
     pthread_mutex_t reconcile_mu; /* one reconciliation at a time */
 };
 
@@ -352,6 +363,8 @@ static redisReply **read_lists(const hh_lease_env *m, hh_conn *c, const char *wh
 
 int hh_lease_reconcile(const hh_lease_env *m, hh_conn *c, int final) {
     if (m->opts.fetch == HH_FETCH_BASIC || !m->lease) return 0;
+    /* our lists are the new owner's now: what no thread here holds is its */
+    if (atomic_load(&m->lease->identity_lost)) return 0;
     struct hh_lease *l = m->lease;
     int nproc = m->opts.concurrency, pushed = 0;
     pthread_mutex_lock(&l->reconcile_mu);
@@ -699,6 +712,39 @@ static int lease_check(const hh_lease_env *m, hh_conn *c) {
     free(s);
     return rc;
 }
+
+int hh_lease_identity_lost(const hh_lease_env *m, const char *by) {
+    struct hh_lease *l = m->lease;
+    if (!l || m->opts.fetch == HH_FETCH_BASIC) return 0; /* no lists to share */
+    if (atomic_exchange(&l->identity_lost, 1)) return 2;
+    int stop = m->opts.lease_lost == HH_LEASE_LOST_STOP;
+    hh_log(m->log, HH_LOG_ERROR,
+           "identity %s was taken over by a newer process (%s): every job here has lost its lease; this process "
+           "stops beating and stops, writing nothing more to its in-progress lists",
+           m->identity, by);
+    for (int i = 0; i < m->opts.concurrency; i++) {
+        hh_processor *p = &m->procs[i];
+        char klass[128] = "?", jid[64] = "";
+        int marked = 0;
+        pthread_mutex_lock(&p->mu);
+        if (p->job && !p->abandoned && !p->lease_lost) {
+            p->lease_lost = 1;
+            if (stop) atomic_store(&p->cancelled, 1);
+            hh_strlcpy(klass, p->job->klass ? p->job->klass : "?", sizeof(klass));
+            hh_strlcpy(jid, p->job->jid ? p->job->jid : "", sizeof(jid));
+            marked = 1;
+        }
+        pthread_mutex_unlock(&p->mu);
+        if (!marked) continue;
+        atomic_fetch_add(m->lease_lost, 1);
+        hh_log(m->log, HH_LOG_WARN, "class=%s jid=%s: lease lost: identity %s taken over; %s", klass, jid, m->identity,
+               stop ? "its handler here is told to stop (--lease-lost stop), its outcome is not written"
+                    : "its handler here runs to the end (--lease-lost finish), its outcome is not written");
+    }
+    return 1;
+}
+
+int hh_lease_identity_is_lost(const hh_lease_env *m) { return m->lease && atomic_load(&m->lease->identity_lost); }
 
 void hh_lease_beat(const hh_lease_env *m, hh_conn *c, int ok, int hash_expired) {
     struct hh_lease *l = m->lease;

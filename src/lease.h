@@ -127,6 +127,16 @@ int hh_lease_reconcile(const hh_lease_env *m, hh_conn *c, int final);
  * back into hiredhand:fetchers. Uses c (the heartbeat connection). */
 void hh_lease_beat(const hh_lease_env *m, hh_conn *c, int ok, int hash_expired);
 
+/* Heartbeat hook: the process hash names a newer process with our identity
+ * (`by` says which). Every running job loses its lease at once
+ * (--lease-lost applies) and reconciliation stops touching our lists; the
+ * caller (manager.c) drops the buffered jobs and stops without pushing back
+ * or unregistering anything (the lists and the registry entry are the new
+ * owner's). Returns 1 the first time (the caller must beat no more and
+ * stop), 2 after that, 0 under basic fetch (no lists; nothing is done). */
+int hh_lease_identity_lost(const hh_lease_env *m, const char *by);
+int hh_lease_identity_is_lost(const hh_lease_env *m);
+
 /* The outage rule: 1 when this process may judge other processes dead (an
  * expired heartbeat hash means a dead owner), 0 while its own beats have not
  * run without interruption for hh_lease_gate_seconds(). *left (may be NULL)

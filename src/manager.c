@@ -540,13 +540,12 @@ int hh_manager_start(hh_manager *m) {
         int rc = hh_recovery_boot(&m->recovery_env, &c);
         if (rc == HH_OK) atomic_store(&m->booted, 1); /* no thread waits yet */
         if (rc == HH_ERR_EXISTS) {
-            hh_log(&m->log, HH_LOG_ERROR, "identity %s is live in another process (fresh heartbeat); refusing to start",
-                   m->identity);
+            hh_log(&m->log, HH_LOG_ERROR, "identity %s is live in another process; refusing to start", m->identity);
             hh_conn_close(&c);
             hh_http_stop(m->http);
             m->http = NULL;
             atomic_store(&m->done, 1);
-            return hh_fail(HH_ERR_EXISTS, "identity %s is live in another process (fresh heartbeat)", m->identity);
+            return hh_fail(HH_ERR_EXISTS, "identity %s is live in another process", m->identity);
         }
     }
     hh_conn_close(&c);
@@ -804,8 +803,12 @@ static void leave_redis(hh_manager *m, hh_conn *c, pthread_t chores, int chores_
     if (atomic_load(&m->booted) && !beats_failing && (c->ctx || !c->last_error[0]) &&
         m->opts.fetch == HH_FETCH_RELIABLE)
         hh_lease_reconcile(&m->lease_env, c, 1);
-    /* Never booted: the identity may belong to a live process; leave it. */
-    if (atomic_load(&m->booted) && hh_heartbeat_unregister(&m->heartbeat_env, c) != 0)
+    /* Never booted, or taken over: the identity is another process's; leave it. */
+    int lost = hh_lease_identity_is_lost(&m->lease_env);
+    if (lost) {
+        hh_log(&m->log, HH_LOG_WARN, "identity %s taken over: not unregistering (the entry is the new owner's)",
+               m->identity);
+    } else if (atomic_load(&m->booted) && hh_heartbeat_unregister(&m->heartbeat_env, c) != 0)
         hh_log(&m->log, HH_LOG_WARN, "could not unregister from Redis (%s): the process hash expires in 60 s",
                c->last_error[0] ? c->last_error : "Redis unreachable");
     else if (!beats_joined)
@@ -923,6 +926,29 @@ static void heartbeat_publish_sets(void *udata, int64_t retry, int64_t scheduled
     hh_metrics_set_sizes(((hh_manager *)udata)->metrics, retry, scheduled, dead);
 }
 
+/* A newer process took our identity: every running job lost its lease
+ * (lease.c); the buffered jobs' entries are the new owner's to run or
+ * recover, so they are dropped here, and the manager stops. */
+static int heartbeat_taken_over(void *udata, const char *by) {
+    hh_manager *m = udata;
+    int rc = hh_lease_identity_lost(&m->lease_env, by);
+    if (rc != 1) return rc != 0;
+    hh_fetched *f = NULL;
+    size_t n = hh_fetch_take_pending(&m->fetch_env, &f);
+    for (size_t i = 0; i < n; i++) {
+        hh_lease_release(&m->lease_env, &f[i].lease);
+        free(f[i].payload);
+    }
+    free(f);
+    if (n) {
+        atomic_fetch_add(&m->lease_lost, n);
+        hh_log(&m->log, HH_LOG_WARN, "lease lost: %zu fetched jobs that had not started dropped (identity taken over)",
+               n);
+    }
+    hh_manager_stop(m);
+    return 1;
+}
+
 static void heartbeat_after_beat(void *udata, hh_conn *c, int ok, int hash_expired) {
     hh_manager *m = udata;
     hh_lease_beat(&m->lease_env, c, ok, hash_expired); /* the outage rule, lease loss, hiredhand:fetchers */
@@ -964,7 +990,8 @@ void hh_manager_heartbeat_env(hh_manager *m, hh_heartbeat_env *out) {
                               .publish = heartbeat_publish,
                               .publish_queues = heartbeat_publish_queues,
                               .publish_sets = m->http ? heartbeat_publish_sets : NULL,
-                              .after_beat = heartbeat_after_beat};
+                              .after_beat = heartbeat_after_beat,
+                              .taken_over = heartbeat_taken_over};
 }
 
 /* Recovery's callbacks into the fetcher's leases and the stop. */

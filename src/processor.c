@@ -286,7 +286,10 @@ int hh_processor_abandon(hh_processor *p, hh_unfinished *out) {
     int rc = 0;
     memset(out, 0, sizeof(*out));
     pthread_mutex_lock(&p->mu);
-    if (p->job && !p->abandoned) {
+    if (p->job && !p->abandoned && p->lease_lost) {
+        p->abandoned = 1; /* its entry is another process's now: cancel, never push back */
+        atomic_store(&p->cancelled, 1);
+    } else if (p->job && !p->abandoned) {
         const hh_processor_env *m = p->m;
         size_t q = 0;
         while (q + 1 < m->nqueues && strcmp(m->queues[q], p->job->queue) != 0) q++;

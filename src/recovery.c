@@ -1,7 +1,7 @@
 /* recovery.c -- see recovery.h. It sees the manager only through
  * hh_recovery_env.
  * Keys read: hiredhand:inprogress:* (SCAN, LINDEX), <id> (EXISTS, HMGET),
- * hiredhand:fetchers (SMEMBERS). Keys written: hiredhand:fetchers (SADD,
+ * processes (SISMEMBER), hiredhand:fetchers (SMEMBERS). Keys written: hiredhand:fetchers (SADD,
  * SREM), hiredhand:recovery-lock (SET NX PX), hiredhand:recoveries:<jid>
  * (GET, SET EX), <owner> (EXISTS, also inside HH_LUA_RECOVER), queue:<q>
  * (RPUSH in HH_LUA_REQUEUE), dead (in HH_LUA_RECOVER), the in-progress
@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -177,37 +178,107 @@ static int scan_lists(const hh_recovery_env *e, hh_conn *c, const char *only) {
     return total;
 }
 
-/* A fixed identity whose hash shows a fresh beat from a process that still
- * exists, and that is still a member of `processes`, is live elsewhere: two
- * processes must never share one list. A clean stop leaves its hash to
- * expire but leaves `processes` at once (heartbeat.c), so a restart right
- * after it, here or on another host, is not refused. */
+/* When process pid started, in seconds since the epoch (from its
+ * starttime in /proc/<pid>/stat and the boot time in /proc/stat), and
+ * whether it is a zombie. Returns 0, or -1 when /proc cannot tell. */
+static int proc_started(long pid, double *at, int *zombie) {
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "re");
+    if (!f) return -1;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* the command name may hold spaces and ')': the fields start after the last ')' */
+    char *p = strrchr(buf, ')');
+    if (!p || p[1] != ' ' || !p[2]) return -1;
+    *zombie = p[2] == 'Z';
+    p += 2;
+    for (int field = 3; field < 22; field++) { /* starttime is field 22 */
+        p = strchr(p, ' ');
+        if (!p) return -1;
+        p++;
+    }
+    unsigned long long ticks = strtoull(p, NULL, 10);
+    long hz = sysconf(_SC_CLK_TCK);
+    f = fopen("/proc/stat", "re");
+    if (!f || hz <= 0) {
+        if (f) fclose(f);
+        return -1;
+    }
+    long long btime = -1;
+    while (fgets(buf, sizeof(buf), f))
+        if (sscanf(buf, "btime %lld", &btime) == 1) break;
+    fclose(f);
+    if (btime < 0) return -1;
+    *at = (double)btime + (double)ticks / (double)hz;
+    return 0;
+}
+
+/* Seconds a process's start (from /proc, whose boot time drifts with the
+ * clock) may lie after the started_at it wrote and still be that process. */
+#define HH_START_SLACK 10.0
+
+/* Whether the identity's heartbeat hash belongs to a live process. The
+ * hash must exist and the identity be a member of `processes` (a clean stop
+ * leaves it at once, so a restart right after one is never refused). Then,
+ * on this host, the pid in the hash decides: gone, a zombie, our own pid (a
+ * container restarted as pid 1) or a process started after the hash's
+ * started_at (the pid was reused) is dead; else it is live, however old its
+ * last beat: a paused process (SIGSTOP, a frozen VM) keeps its jobs until
+ * its hash expires. On another host nothing can be asked: the hash decides
+ * alone, until its TTL ends it. Returns 1 live (logged, naming the pid), 0
+ * free, -1 Redis error. */
 static int identity_in_use(const hh_recovery_env *e, hh_conn *c) {
     sds hk = hh_key_process(e->keys, e->identity);
     redisReply *r = hh_conn_cmd(c, "HMGET %s info beat", hk);
     sdsfree(hk);
     if (!r) return -1;
-    int live = 0;
-    if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[0]->type == REDIS_REPLY_STRING) {
-        json_t *info = json_loadb(r->element[0]->str, r->element[0]->len, 0, NULL);
-        const char *host = json_string_value(json_object_get(info, "hostname"));
-        long pid = (long)json_integer_value(json_object_get(info, "pid"));
-        double beat = r->element[1]->type == REDIS_REPLY_STRING ? hh_strtod_c(r->element[1]->str, NULL) : 0;
-        int fresh = hh_now() - beat < 2 * e->heartbeat_interval + 2;
-        int same_host = host && strcmp(host, e->hostname) == 0;
-        int gone = same_host && (pid == (long)getpid() || (kill((pid_t)pid, 0) != 0 && errno == ESRCH));
-        live = fresh && !gone;
-        json_decref(info);
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_STRING) {
+        freeReplyObject(r); /* no hash (or not one of ours): nothing holds the identity */
+        return 0;
     }
+    json_t *info = json_loadb(r->element[0]->str, r->element[0]->len, 0, NULL);
+    const char *h = json_string_value(json_object_get(info, "hostname"));
+    sds host = sdsnew(h ? h : "?");
+    json_t *pj = json_object_get(info, "pid"), *sj = json_object_get(info, "started_at");
+    long pid = json_is_integer(pj) ? (long)json_integer_value(pj) : 0;
+    double started = json_is_number(sj) ? json_number_value(sj) : 0;
+    double beat = r->element[1]->type == REDIS_REPLY_STRING ? hh_strtod_c(r->element[1]->str, NULL) : 0;
+    json_decref(info);
     freeReplyObject(r);
-    if (live == 1) {
-        sds pk = hh_key(e->keys, HH_K_PROCESSES);
-        r = hh_conn_cmd(c, "SISMEMBER %s %s", pk, e->identity);
-        sdsfree(pk);
-        if (!r) return -1;
-        live = r->type == REDIS_REPLY_INTEGER ? r->integer == 1 : 1; /* unsure: refuse, as before */
-        freeReplyObject(r);
+
+    sds pk = hh_key(e->keys, HH_K_PROCESSES);
+    r = hh_conn_cmd(c, "SISMEMBER %s %s", pk, e->identity);
+    sdsfree(pk);
+    if (!r) {
+        sdsfree(host);
+        return -1;
     }
+    int live = r->type == REDIS_REPLY_INTEGER ? r->integer == 1 : 1; /* unsure: refuse */
+    freeReplyObject(r);
+    char why[160] = "";
+    if (live && strcmp(host, e->hostname) == 0) {
+        double at = 0;
+        int zombie = 0;
+        if (pid <= 0) {
+            snprintf(why, sizeof(why), "its hash names no pid");
+        } else if (pid == (long)getpid() || (kill((pid_t)pid, 0) != 0 && errno == ESRCH)) {
+            live = 0;
+        } else if (proc_started(pid, &at, &zombie) != 0) {
+            snprintf(why, sizeof(why), "pid %ld on this host is alive", pid); /* /proc hidden: assume it */
+        } else if (zombie || (started > 0 && at > started + HH_START_SLACK)) {
+            live = 0; /* exited, or the pid now names a later process */
+        } else {
+            snprintf(why, sizeof(why), "pid %ld on this host is alive", pid);
+        }
+    } else if (live) {
+        snprintf(why, sizeof(why), "pid %ld on host %s, its heartbeat hash not expired", pid, host);
+    }
+    if (live)
+        hh_log(e->log, HH_LOG_ERROR, "identity %s is live in another process: %s (last beat %.0f s ago)", e->identity,
+               why, beat > 0 ? hh_now() - beat : -1.0);
+    sdsfree(host);
     return live;
 }
 
@@ -295,8 +366,7 @@ void *hh_recovery_main(void *arg) {
             atomic_store(e->booted, 1);
             hh_wake_all(e->wake); /* the workers and the heartbeat wait for it */
         } else if (rc == HH_ERR_EXISTS) {
-            hh_log(e->log, HH_LOG_ERROR, "identity %s is live in another process (fresh heartbeat); stopping",
-                   e->identity);
+            hh_log(e->log, HH_LOG_ERROR, "identity %s is live in another process; stopping", e->identity);
             atomic_store(e->start_error, HH_ERR_EXISTS);
             e->stop(e->udata);
         } else {

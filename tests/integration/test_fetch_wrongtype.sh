@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# One wrong-typed queue key must not stop the fetching of the others. `SET queue:wt x`, a job on
+# queue:kr, a worker on -q wt -q kr: before, every fetch (one script or one BRPOP over all
+# queues) failed with WRONGTYPE, logged every second, and the kr job never ran. Now, in strict
+# and weighted order, with reliable and basic fetch:
+#   - the kr job runs,
+#   - one ERROR names queue:wt and its type (string); it is not repeated within the minute and
+#     the raw WRONGTYPE error is not logged every second,
+#   - once queue:wt is a list again (DEL, then a job pushed to it) its job runs too.
+. "$(dirname "$0")/../lib/harness.sh"
+hh_require_binary
+hh_redis_start
+
+ran="$(hh_jid_recorder "$HH_TMP/ok.sh")"
+push() { # QUEUE: a job pushed to queue:QUEUE; prints its jid
+    local jid now; jid="$(hh_jid)" now="$(hh_now)"
+    R lpush "queue:$1" "{\"retry\":true,\"queue\":\"$1\",\"class\":\"OkJob\",\"args\":[1],\"jid\":\"$jid\",\"created_at\":$now,\"enqueued_at\":$now}" >/dev/null
+    echo "$jid"
+}
+
+round() { # NAME ARGS...
+    local name="$1"; shift
+    R del queue:wt queue:kr >/dev/null
+    R set queue:wt x >/dev/null
+    local jid; jid="$(push kr)"
+    hh_start_worker -c 2 "$@" --exec "OkJob=$HH_TMP/ok.sh"
+    wait_until 20 'grep -qx "$jid" "$ran"' ||
+        fail "($name) the job on queue:kr did not run next to the string queue:wt: $(grep -c ERROR "$WORKER_LOG") ERROR lines, last: $(grep ERROR "$WORKER_LOG" | tail -n 1)"
+    wait_until 10 'grep -q "ERROR: fetch: queue:wt is a string, not a list" "$WORKER_LOG"' ||
+        fail "($name) no ERROR naming queue:wt and its type: $(grep ERROR "$WORKER_LOG" | tail -n 2)"
+    # a few fetch rounds more (each job is one): the error stays rate-limited
+    local j2; j2="$(push kr)"
+    must_wait 20 'grep -qx "$j2" "$ran"' "($name) a second job on queue:kr did not run"
+    R set queue:wt y >/dev/null # a write to it: the fetchers may try it again
+    sleep 0.5 # not a pass condition: leaves room for any error the write would bring
+    local j3; j3="$(push kr)"
+    must_wait 20 'grep -qx "$j3" "$ran"' "($name) a third job on queue:kr did not run"
+    assert_eq "$(grep -c 'queue:wt is a string' "$WORKER_LOG")" 1 "($name) ERROR lines about queue:wt within the minute"
+    local raw; raw="$(grep -c 'ERROR: fetch: WRONGTYPE' "$WORKER_LOG")"
+    [ "$raw" -le 1 ] || fail "($name) the raw WRONGTYPE error was logged $raw times"
+    # a list again: served again
+    R del queue:wt >/dev/null
+    local jw; jw="$(push wt)"
+    wait_until 30 'grep -qx "$jw" "$ran"' || fail "($name) queue:wt, a list again, was not served: $(tail -n 2 "$WORKER_LOG")"
+    hh_stop_worker TERM 30
+    assert_eq "$WORKER_RC" 0 "($name) exit status"
+    hh_log "($name) ok: $(grep 'queue:wt is a string' "$WORKER_LOG" | head -n 1 | sed 's/.*ERROR: //')"
+}
+
+round "strict, reliable" -q wt -q kr
+round "weighted, reliable" -q wt,1 -q kr,1
+round "strict, basic" -q wt -q kr --fetch basic
+round "weighted, basic" -q wt,2 -q kr,1 --fetch basic
+round "strict, reliable, one thread" -q wt -q kr -c 1
+pass "a wrong-typed queue key is reported once and skipped; the other queues are served"
