@@ -389,7 +389,7 @@ int cli_stats(int argc, char **argv) {
         json_array_foreach(qs, i, q) {
             char lat[32];
             human_latency(lat, sizeof(lat), json_real_value(json_object_get(q, "latency")));
-            printf("%-24s %10lld  %s\n", json_string_value(json_object_get(q, "name")),
+            printf("%-24s %10lld  %s\n", cli_shown_json(json_object_get(q, "name")),
                    (long long)json_integer_value(json_object_get(q, "size")), lat);
         }
         json_decref(s);
@@ -422,9 +422,8 @@ int cli_processes(int argc, char **argv) {
             char busy[32];
             snprintf(busy, sizeof(busy), "%lld/%lld", (long long)json_integer_value(json_object_get(p, "busy")),
                      (long long)json_integer_value(json_object_get(p, "concurrency")));
-            printf("%-44s %-10s %9s %7.1fs %6s %8lldKB\n", json_string_value(json_object_get(p, "identity")),
-                   json_string_value(json_object_get(p, "tag")) ? json_string_value(json_object_get(p, "tag")) : "",
-                   busy, json_real_value(json_object_get(p, "beat_age")),
+            printf("%-44s %-10s %9s %7.1fs %6s %8lldKB\n", cli_shown_json(json_object_get(p, "identity")),
+                   cli_shown_json(json_object_get(p, "tag")), busy, json_real_value(json_object_get(p, "beat_age")),
                    json_is_true(json_object_get(p, "quiet")) ? "yes" : "no",
                    (long long)json_integer_value(json_object_get(p, "rss")));
         }
