@@ -160,6 +160,27 @@ static const char *clean(const char *s) { return cli_shown_str(s); }
 
 static void put_clean(const char *s, size_t len) { cli_put_payload(s, len, stdout); }
 
+/* The entry's class, whole: hh_jobset_entry's klass is a C string, cut at
+ * a NUL, but "T\u0000Evil" is not T. Read again from the payload, with its
+ * length. A new reference (a JSON string), or NULL. */
+static json_t *entry_class(const hh_jobset_entry *e) {
+    json_t *k = NULL;
+    if (e->valid) {
+        json_t *item = json_loadb(e->payload, e->len, JSON_ALLOW_NUL, NULL);
+        json_t *c = json_object_get(item, "class");
+        if (json_is_string(c)) k = json_stringn(json_string_value(c), json_string_length(c));
+        json_decref(item);
+    }
+    return k ? k : json_string(e->klass);
+}
+
+static const char *class_shown(const hh_jobset_entry *e) {
+    json_t *k = entry_class(e);
+    const char *r = k ? cli_shown_json(k) : clean(e->klass);
+    json_decref(k);
+    return r;
+}
+
 static void iso_time(char *buf, size_t n, double t) {
     if (t <= 0) {
         snprintf(buf, n, "-");
@@ -186,7 +207,7 @@ static void print_entry_json(const hh_jobset_entry *e) {
     char at[32];
     iso_time(at, sizeof(at), e->score);
     json_object_set_new(o, "jid", json_string(e->jid));
-    json_object_set_new(o, "class", json_string(e->klass));
+    json_object_set_new(o, "class", entry_class(e));
     json_object_set_new(o, "queue", json_string(e->queue));
     json_object_set_new(o, "score", json_real(e->score));
     json_object_set_new(o, "at", json_string(at));
@@ -246,8 +267,7 @@ static void print_row(const hh_jobset_entry *e) {
     else if (e->error_class)
         snprintf(err, sizeof(err), "%s: %s", e->error_class, e->error_message ? e->error_message : "");
     else snprintf(err, sizeof(err), "-");
-    printf("%-20s  %-24s  %-28s  %-12s  %7s  %s\n", at, clean(e->jid), clean(e->klass), clean(e->queue), rc,
-           clean(err));
+    printf("%-20s  %-24s  %-28s  %-12s  %7s  %s\n", at, clean(e->jid), class_shown(e), clean(e->queue), rc, clean(err));
 }
 
 static int list_cb(const hh_jobset_entry *e, void *udata) {
@@ -272,7 +292,7 @@ static int show_cb(const hh_jobset_entry *e, void *udata) {
     iso_time(fa, sizeof(fa), e->failed_at);
     if (o->n++) fputc('\n', stdout);
     printf("jid:           %s\nclass:         %s\nqueue:         %s\nat:            %s (score %.6f)\n", clean(e->jid),
-           clean(e->klass), clean(e->queue), at, e->score);
+           class_shown(e), clean(e->queue), at, e->score);
     char rc[16];
     retry_count_text(e, rc, sizeof(rc));
     if (strcmp(rc, "-")) printf("retry_count:   %s\n", rc);
