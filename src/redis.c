@@ -426,6 +426,15 @@ static redisReply *conn_commandargv(hh_conn *c, int argc, const char **argv, con
 
 /* AUTH, SELECT, INFO server and CLIENT ID on a new connection. Returns 0,
  * -1 (may pass: retry) or -2 (Redis refused these settings for good). */
+/* Whether the last call failed because no reply came before the socket
+ * timeout (hiredis reports EAGAIN as an I/O error), rather than because
+ * the server closed or reset the connection. */
+static int reply_timed_out(const redisContext *ctx) {
+    return ctx && ctx->err == REDIS_ERR_IO &&
+        (!strcmp(ctx->errstr, strerror(EAGAIN)) || !strcmp(ctx->errstr, strerror(EWOULDBLOCK)) ||
+         !strcmp(ctx->errstr, strerror(ETIMEDOUT)));
+}
+
 static int setup(hh_conn *c) {
     redisReply *r;
     c->version = 0;
@@ -616,8 +625,14 @@ int hh_conn_ready(hh_conn *c) {
         rc = setup(c);
         ok = rc == 0;
     }
-    if (!ok && opened && !c->cfg->tls && !c->cfg->unix_path && rc == -1 && c->ctx &&
-        (c->ctx->err == REDIS_ERR_EOF || c->ctx->err == REDIS_ERR_IO) && c->version == 0) {
+    if (!ok && opened && rc == -1 && c->ctx && c->version == 0 && reply_timed_out(c->ctx)) {
+        /* No reply in time is a busy or paused server, not a TLS port: a
+         * TLS server closes the connection (EOF) or resets it at once. */
+        size_t n = strlen(c->last_error);
+        snprintf(c->last_error + n, sizeof(c->last_error) - n, ": no reply within %g s (Redis busy or paused?)",
+                 c->cfg->command_timeout);
+    } else if (!ok && opened && !c->cfg->tls && !c->cfg->unix_path && rc == -1 && c->ctx &&
+               (c->ctx->err == REDIS_ERR_EOF || c->ctx->err == REDIS_ERR_IO) && c->version == 0) {
         /* A TLS server drops a client that speaks plain text on its first
          * command, where a plain one would at least have answered. */
         size_t n = strlen(c->last_error);
@@ -625,7 +640,7 @@ int hh_conn_ready(hh_conn *c) {
                  " (closed before any reply: a TLS port? then use rediss://)");
     }
     if (!ok && opened && c->cfg->tls && c->ssl && !c->cfg->tls_client_cert && rc == -1 && c->version == 0 &&
-        (c->ctx->err == REDIS_ERR_EOF || c->ctx->err == REDIS_ERR_IO)) {
+        !reply_timed_out(c->ctx) && (c->ctx->err == REDIS_ERR_EOF || c->ctx->err == REDIS_ERR_IO)) {
         /* TLS 1.3 finishes the client's side of the handshake before the
          * server checks for a client certificate: its refusal comes as an
          * alert, or a reset, on the first command. */
