@@ -52,15 +52,28 @@ static int fail_url(char *err, size_t len, const char *msg, const char *url) {
             while (s < n && url[s] == '/') s++;
         }
     }
-    const char *at = strrchr(url + s, '@');
+    /* unix://[[user]:password@]/path: the path's own '/' ends the scheme,
+     * and only what stands before it is user info */
+    int is_unix = strncmp(url, "unix://", 7) == 0;
+    if (is_unix) s = 7;
+    /* user info ends at its last '@' before any ?query or #fragment (a
+     * password with an unencoded '/' is still masked) */
+    const char *at = NULL;
+    for (const char *p = url + s; !is_unix && *p && *p != '?' && *p != '#'; p++)
+        if (*p == '@') at = p;
     sds shown = sdsnewlen(url, s);
     const char *rest = url + s;
     if (at) {
         shown = sdscat(shown, "***@");
         rest = at + 1;
-    } else if (strncmp(url, "unix://", 7) == 0) {
-        const char *slash = strchr(rest, '/');
-        if (slash && slash > rest) {
+    } else if (is_unix) {
+        const char *slash = strchr(rest, '/'), *uat = NULL;
+        for (const char *p = rest; *p && p != slash && *p != '?'; p++)
+            if (*p == '@') uat = p;
+        if (uat) {
+            shown = sdscat(shown, "***@");
+            rest = uat + 1;
+        } else if (slash && slash > rest) {
             shown = sdscat(shown, "***@");
             rest = slash;
         }
@@ -204,8 +217,10 @@ int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char 
         size_t plen = q ? (size_t)(q - path) : strlen(path);
         cfg->unix_path = sdsnewlen(path, plen);
         if (q) {
-            if (strncmp(q, "?db=", 4) != 0 || parse_int(q + 4, strlen(q + 4), 0, 1 << 20, &cfg->db))
+            if (strncmp(q, "?db=", 4) != 0)
                 return hh_redis_config_free(cfg), fail_url(err, errlen, "unix:// takes only ?db=N", url);
+            if (parse_int(q + 4, strlen(q + 4), 0, 1 << 20, &cfg->db))
+                return hh_redis_config_free(cfg), fail_url(err, errlen, "db must be a number 0-1048576", url);
         }
         default_password(cfg, o);
         mask_url(cfg);
@@ -250,7 +265,7 @@ int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char 
         const char *d = end + 1;
         size_t dl = strcspn(d, "?#");
         if (dl && parse_int(d, dl, 0, 1 << 20, &cfg->db))
-            return hh_redis_config_free(cfg), fail_url(err, errlen, "bad db number", url);
+            return hh_redis_config_free(cfg), fail_url(err, errlen, "db must be a number 0-1048576", url);
     }
     default_password(cfg, o);
     mask_url(cfg);
