@@ -271,9 +271,20 @@ int cli_push(int argc, char **argv) {
     char *args_buf = NULL;
     if (args_file && !(args = args_buf = read_args_file(args_file))) return CLI_EXIT_USAGE;
     if (!args_file && !bulk) {
-        json_t *parsed = json_loads(args, JSON_ALLOW_NUL, NULL);
+        json_error_t je;
+        json_t *parsed = json_loads(args, JSON_ALLOW_NUL, &je);
         int is_array = json_is_array(parsed);
         json_decref(parsed);
+        /* jansson has no lossless path for integers beyond 64 bits (as a
+         * real they lose digits), so push refuses them and says so; the
+         * worker still runs such jobs pushed by Ruby (outcome.h). */
+        if (!parsed)
+            return cli_usage_error("ARGS_JSON is not valid JSON: %s (line %d, column %d)%s", je.text, je.line,
+                                   je.column,
+                                   strstr(je.text, "too big integer")
+                                       ? "; push takes integers from -9223372036854775808 to 9223372036854775807 "
+                                         "(64 bits): pass a bigger one as a string"
+                                       : "");
         if (!is_array) return cli_usage_error("ARGS_JSON must be a JSON array, got '%s'", args);
     }
     bulk_lines lines = {0};
