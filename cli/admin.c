@@ -358,7 +358,9 @@ int cli_jobset(int argc, char **argv, hh_jobset set) {
     if (is_clear && (a.all || filters))
         return cli_usage_error("%s clear takes no filter (use delete --all)", set_word(set));
     if (!is_list && !is_show && !is_clear) {
-        if (!!jid == !!a.all) return cli_usage_error("%s %s needs a JID or --all, not both", set_word(set), verb);
+        if (!!jid == !!a.all)
+            return cli_usage_error(jid ? "%s %s takes a JID or --all, not both" : "%s %s needs a JID or --all",
+                                   set_word(set), verb);
         if (jid && filters) return cli_usage_error("--class, --queue, --error and --limit go with --all or list");
     }
     if (a.all && !is_list) {

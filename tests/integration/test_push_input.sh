@@ -106,4 +106,14 @@ CASES
 hh_cli push X '[12345678901234567890]' -r "$REDIS_URL"
 assert_contains "$HH_ERR" "(64 bits): pass a bigger one as a string" "a too big integer names push's limit"
 assert_eq "$(R llen queue:default)" "$before" "nothing pushed for bad ARGS_JSON"
+
+# --- a time already past pushes at once, as Sidekiq's perform_in does: --in -5 like --at 0
+for when in "--in -5" "--at 0"; do
+    before=$(R llen queue:default)
+    # shellcheck disable=SC2086
+    hh_cli push PastJob '[]' $when -r "$REDIS_URL"
+    assert_eq "$HH_RC" 0 "push $when (stderr: $HH_ERR)"
+    assert_eq "$(R llen queue:default)" "$((before + 1))" "push $when goes to the queue at once"
+done
+assert_eq "$(R zrange schedule 0 -1 | grep -c PastJob)" 0 "nothing past is scheduled"
 pass
