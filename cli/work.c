@@ -293,6 +293,16 @@ static int parse_option(work_args *a, int ch, const char *arg) {
     case 'c':
         if (cli_parse_int(arg, INT_MIN, INT_MAX, &l))
             return cli_usage_error("bad --concurrency '%s' (a number of threads)", arg);
+        {
+            /* the library's range, checked here so that a value from -C
+             * gets its FILE:LINE:COLUMN as a malformed one does */
+            hh_manager_options probe;
+            char why[256];
+            hh_manager_options_init(&probe);
+            probe.concurrency = l < INT_MIN ? INT_MIN : l > INT_MAX ? INT_MAX : (int)l;
+            if (hh_manager_options_check(&probe, why, sizeof(why)) != HH_OK)
+                return cli_usage_error("bad --concurrency '%s': %s", arg, why);
+        }
         a->o.concurrency = (int)l;
         break;
     case 't':
