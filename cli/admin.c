@@ -154,21 +154,31 @@ static int confirm(const adm *a, const char *what) {
     return 0;
 }
 
-/* Text from payloads and Redis for a terminal: control characters (an
- * escape sequence in a class name or an error message) become '?'. Up to
- * four at once in one printf, each in its own rotating buffer. */
-static const char *clean(const char *s) {
-    static char bufs[4][256];
-    static int next;
-    char *b = bufs[next++ & 3];
-    size_t i = 0;
-    for (; s && s[i] && i < sizeof(bufs[0]) - 1; i++) b[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-    b[i] = '\0';
-    return b;
+/* Text from payloads and Redis for a terminal, escaped as the logs and
+ * `queues list` escape names (cli_shown). */
+static const char *clean(const char *s) { return cli_shown_str(s); }
+
+static void put_clean(const char *s, size_t len) { cli_put_payload(s, len, stdout); }
+
+/* The entry's class, whole: hh_jobset_entry's klass is a C string, cut at
+ * a NUL, but "T\u0000Evil" is not T. Read again from the payload, with its
+ * length. A new reference (a JSON string), or NULL. */
+static json_t *entry_class(const hh_jobset_entry *e) {
+    json_t *k = NULL;
+    if (e->valid) {
+        json_t *item = json_loadb(e->payload, e->len, JSON_ALLOW_NUL, NULL);
+        json_t *c = json_object_get(item, "class");
+        if (json_is_string(c)) k = json_stringn(json_string_value(c), json_string_length(c));
+        json_decref(item);
+    }
+    return k ? k : json_string(e->klass);
 }
 
-static void put_clean(const char *s, size_t len) {
-    for (size_t i = 0; i < len; i++) fputc((unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i], stdout);
+static const char *class_shown(const hh_jobset_entry *e) {
+    json_t *k = entry_class(e);
+    const char *r = k ? cli_shown_json(k) : clean(e->klass);
+    json_decref(k);
+    return r;
 }
 
 static void iso_time(char *buf, size_t n, double t) {
@@ -197,7 +207,7 @@ static void print_entry_json(const hh_jobset_entry *e) {
     char at[32];
     iso_time(at, sizeof(at), e->score);
     json_object_set_new(o, "jid", json_string(e->jid));
-    json_object_set_new(o, "class", json_string(e->klass));
+    json_object_set_new(o, "class", entry_class(e));
     json_object_set_new(o, "queue", json_string(e->queue));
     json_object_set_new(o, "score", json_real(e->score));
     json_object_set_new(o, "at", json_string(at));
@@ -257,8 +267,7 @@ static void print_row(const hh_jobset_entry *e) {
     else if (e->error_class)
         snprintf(err, sizeof(err), "%s: %s", e->error_class, e->error_message ? e->error_message : "");
     else snprintf(err, sizeof(err), "-");
-    printf("%-20s  %-24s  %-28s  %-12s  %7s  %s\n", at, clean(e->jid), clean(e->klass), clean(e->queue), rc,
-           clean(err));
+    printf("%-20s  %-24s  %-28s  %-12s  %7s  %s\n", at, clean(e->jid), class_shown(e), clean(e->queue), rc, clean(err));
 }
 
 static int list_cb(const hh_jobset_entry *e, void *udata) {
@@ -283,7 +292,7 @@ static int show_cb(const hh_jobset_entry *e, void *udata) {
     iso_time(fa, sizeof(fa), e->failed_at);
     if (o->n++) fputc('\n', stdout);
     printf("jid:           %s\nclass:         %s\nqueue:         %s\nat:            %s (score %.6f)\n", clean(e->jid),
-           clean(e->klass), clean(e->queue), at, e->score);
+           class_shown(e), clean(e->queue), at, e->score);
     char rc[16];
     retry_count_text(e, rc, sizeof(rc));
     if (strcmp(rc, "-")) printf("retry_count:   %s\n", rc);
@@ -349,7 +358,9 @@ int cli_jobset(int argc, char **argv, hh_jobset set) {
     if (is_clear && (a.all || filters))
         return cli_usage_error("%s clear takes no filter (use delete --all)", set_word(set));
     if (!is_list && !is_show && !is_clear) {
-        if (!!jid == !!a.all) return cli_usage_error("%s %s needs a JID or --all, not both", set_word(set), verb);
+        if (!!jid == !!a.all)
+            return cli_usage_error(jid ? "%s %s takes a JID or --all, not both" : "%s %s needs a JID or --all",
+                                   set_word(set), verb);
         if (jid && filters) return cli_usage_error("--class, --queue, --error and --limit go with --all or list");
     }
     if (a.all && !is_list) {
@@ -512,10 +523,8 @@ static int queues_run(adm *a, const char *verb, const char *name, const char *sh
         json_array_foreach(v, i, q) {
             human_latency(lat, sizeof(lat), json_real_value(json_object_get(q, "latency")));
             json_t *jn = json_object_get(q, "name");
-            char *qn = cli_name_escape(json_string_value(jn) ? json_string_value(jn) : "", json_string_length(jn));
-            printf("%-24s %10lld  %-10s ", qn ? qn : "?", (long long)json_integer_value(json_object_get(q, "size")),
-                   lat);
-            free(qn);
+            printf("%-24s %10lld  %-10s ", cli_shown_json(jn),
+                   (long long)json_integer_value(json_object_get(q, "size")), lat);
             const char *k;
             json_t *n;
             json_object_foreach(json_object_get(q, "head"), k, n)
@@ -534,8 +543,8 @@ static int queues_run(adm *a, const char *verb, const char *name, const char *sh
                      json_is_number(json_object_get(j, "enqueued_at"))
                          ? json_number_value(json_object_get(j, "enqueued_at"))
                          : 0);
-            printf("%4zu  %-24s  %-28s  %s\n", i, clean(json_string_value(json_object_get(j, "jid"))),
-                   clean(json_string_value(json_object_get(j, "class"))), ea);
+            printf("%4zu  %-24s  %-28s  %s\n", i, cli_shown_json(json_object_get(j, "jid")),
+                   cli_shown_json(json_object_get(j, "class")), ea);
         }
     }
     json_decref(v);
@@ -569,11 +578,11 @@ int cli_busy(int argc, char **argv) {
         json_array_foreach(v, i, w) {
             char rt[32];
             human_latency(rt, sizeof(rt), json_real_value(json_object_get(w, "run_time")));
-            printf("%-40s %-10s ", clean(json_string_value(json_object_get(w, "identity"))),
-                   clean(json_string_value(json_object_get(w, "thread"))));
-            printf("%-28s %-24s ", clean(json_string_value(json_object_get(w, "class"))),
-                   clean(json_string_value(json_object_get(w, "jid"))));
-            printf("%-12s %s\n", clean(json_string_value(json_object_get(w, "queue"))), rt);
+            printf("%-40s %-10s ", cli_shown_json(json_object_get(w, "identity")),
+                   cli_shown_json(json_object_get(w, "thread")));
+            printf("%-28s %-24s ", cli_shown_json(json_object_get(w, "class")),
+                   cli_shown_json(json_object_get(w, "jid")));
+            printf("%-12s %s\n", cli_shown_json(json_object_get(w, "queue")), rt);
         }
         json_decref(v);
     }
@@ -615,17 +624,16 @@ int cli_jobs(int argc, char **argv) {
         json_array_foreach(v, i, w) {
             const char *where = json_string_value(json_object_get(w, "where"));
             if (!strcmp(where, "queue"))
-                printf("queue %s, position %lld (0 runs next)\n", clean(json_string_value(json_object_get(w, "queue"))),
+                printf("queue %s, position %lld (0 runs next)\n", cli_shown_json(json_object_get(w, "queue")),
                        (long long)json_integer_value(json_object_get(w, "position")));
             else if (!strcmp(where, "in progress"))
                 printf("in progress in %s's list for queue %s (fetched, not finished; recovery pushes it back if %s "
                        "is dead)\n",
-                       clean(json_string_value(json_object_get(w, "identity"))),
-                       clean(json_string_value(json_object_get(w, "queue"))),
-                       clean(json_string_value(json_object_get(w, "identity"))));
+                       cli_shown_json(json_object_get(w, "identity")), cli_shown_json(json_object_get(w, "queue")),
+                       cli_shown_json(json_object_get(w, "identity")));
             else if (!strcmp(where, "running"))
-                printf("running on %s thread %s\n", clean(json_string_value(json_object_get(w, "identity"))),
-                       clean(json_string_value(json_object_get(w, "thread"))));
+                printf("running on %s thread %s\n", cli_shown_json(json_object_get(w, "identity")),
+                       cli_shown_json(json_object_get(w, "thread")));
             else {
                 char at[32];
                 iso_time(at, sizeof(at), json_real_value(json_object_get(w, "score")));

@@ -89,13 +89,13 @@ static size_t shown_as_is(const unsigned char *p, const unsigned char *end) {
     return n;
 }
 
-char *cli_name_escape(const char *s, size_t len) {
+static char *escape(const char *s, size_t len, int keep_backslash) {
     static const char hex[] = "0123456789abcdef";
     char *out = malloc(4 * len + 1), *o = out;
     if (!out) return NULL;
     const unsigned char *p = (const unsigned char *)s, *end = p + len;
     while (p < end) {
-        size_t n = *p == '\\' ? 0 : shown_as_is(p, end);
+        size_t n = *p == '\\' ? (size_t)keep_backslash : shown_as_is(p, end);
         if (n) {
             memcpy(o, p, n);
             o += n, p += n;
@@ -111,6 +111,33 @@ char *cli_name_escape(const char *s, size_t len) {
     }
     *o = '\0';
     return out;
+}
+
+char *cli_name_escape(const char *s, size_t len) { return escape(s, len, 0); }
+
+/* Four rotating slots, so that one printf can show up to four names; each
+ * slot keeps its string until it comes round again. */
+static const char *shown_slot(char *esc) {
+    static char *slots[4];
+    static unsigned next;
+    unsigned i = next++ & 3;
+    free(slots[i]);
+    slots[i] = esc;
+    return esc ? esc : "(out of memory)";
+}
+
+const char *cli_shown(const char *s, size_t len) { return shown_slot(escape(s ? s : "", s ? len : 0, 0)); }
+
+const char *cli_shown_str(const char *s) { return cli_shown(s, s ? strlen(s) : 0); }
+
+const char *cli_shown_json(const json_t *v) {
+    return json_is_string(v) ? cli_shown(json_string_value(v), json_string_length(v)) : cli_shown("", 0);
+}
+
+void cli_put_payload(const char *s, size_t len, FILE *f) {
+    char *esc = escape(s, len, 1);
+    if (esc) fputs(esc, f);
+    free(esc);
 }
 
 static int hexval(char c) {

@@ -4,6 +4,8 @@
 #ifndef HH_CLI_COMMON_H
 #define HH_CLI_COMMON_H
 
+#include <jansson.h>
+#include <stdio.h>
 #include "hiredhand.h"
 
 #define CLI_EXIT_USAGE 2
@@ -34,6 +36,18 @@ int cli_check_name(hh_name_kind kind, const char *name);
  * each byte that is not UTF-8 as \xNN; the rest as it is. malloc'd; NULL
  * when out of memory. */
 char *cli_name_escape(const char *s, size_t len);
+/* Every name read from Redis that a command prints to a terminal (queue,
+ * class, JID, identity, error text) goes through these, escaped as
+ * cli_name_escape does, so an escape sequence in a name cannot drive the
+ * terminal. The result lives in one of four rotating slots: up to four per
+ * printf. cli_shown_json takes a JSON string (length-aware: a NUL inside
+ * shows as \x00) and shows anything else as "". */
+const char *cli_shown(const char *s, size_t len);
+const char *cli_shown_str(const char *s);
+const char *cli_shown_json(const json_t *v);
+/* A payload (JSON text) as `show` prints it: control characters and bytes
+ * that are not UTF-8 as \xNN, backslashes as they are (JSON's own). */
+void cli_put_payload(const char *s, size_t len, FILE *f);
 /* The inverse: \\, \n, \r, \t and \xNN (two hex digits, not 00) are
  * decoded, any other backslash is kept as it is. Returns the name
  * (malloc'd) or NULL after printing why. */

@@ -9,6 +9,7 @@
  * credentials (REDIS_URL, REDIS_PASSWORD) and any variable named by
  * --exec-env-drop, unless --exec-env passes it explicitly. */
 #include <errno.h>
+#include <jansson.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -166,12 +167,20 @@ char **cli_exec_environ(char *const *extra, size_t nextra) {
  * (allocated in vars[], freed by the caller with vars_free). The class is
  * the one the handler was chosen by: Active Job's wrapped class. */
 static char **job_env(hh_job *job, char *vars[4]) {
-    int rc = hh_job_retry_count(job), bad = 0;
+    int bad = 0;
     bad |= asprintf(&vars[0], "HIREDHAND_JID=%s", hh_job_jid(job)) < 0;
     bad |= asprintf(&vars[1], "HIREDHAND_CLASS=%s", hh_job_handler_class(job, NULL)) < 0;
     bad |= asprintf(&vars[2], "HIREDHAND_QUEUE=%s", hh_job_queue(job)) < 0;
-    if (rc >= 0) bad |= asprintf(&vars[3], "HIREDHAND_RETRY_COUNT=%d", rc) < 0;
-    else bad |= !(vars[3] = strdup("HIREDHAND_RETRY_COUNT="));
+    /* retry_count as stored, as Ruby's to_s shows it: -1 (Sidekiq's after
+     * a manual retry of a job at 0) and counts beyond int alike; a string
+     * without its quotes; empty when absent or null (never failed) */
+    char *rc = hh_job_get(job, "retry_count"), *shown = rc;
+    json_t *v = rc ? json_loads(rc, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL) : NULL;
+    if (!rc || json_is_null(v)) shown = "";
+    else if (json_is_string(v)) shown = (char *)json_string_value(v);
+    bad |= asprintf(&vars[3], "HIREDHAND_RETRY_COUNT=%s", shown) < 0;
+    json_decref(v);
+    free(rc);
     if (bad) return NULL;
     return cli_exec_environ(vars, 4);
 }

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,6 +213,7 @@ int cli_push(int argc, char **argv) {
     hh_push_options po;
     hh_push_options_init(&po);
     double in = -1, at = -1;
+    int in_set = 0;
     const char *args_file = NULL, *bulk = NULL;
     int ch, retry_set = 0;
     long n;
@@ -235,11 +237,20 @@ int cli_push(int argc, char **argv) {
             if (*optarg && cli_check_name(HH_NAME_NAMESPACE, optarg)) return CLI_EXIT_USAGE;
             c.redis.ns = optarg;
             break;
-        case OPT_IN:
-            if (cli_parse_seconds(optarg, &in)) return cli_usage_error("bad --in '%s'", optarg);
-            break;
+        case OPT_IN: {
+            /* negative too: like perform_in, a time already past pushes
+             * the job to its queue at once (as --at in the past does) */
+            char *end = NULL;
+            errno = 0;
+            in = strtod(optarg, &end);
+            if (end == optarg || *end || errno || !isfinite(in))
+                return cli_usage_error("bad --in '%s': want a number of seconds (in the past: pushed now)", optarg);
+            in_set = 1;
+        } break;
         case OPT_AT:
-            if (cli_parse_seconds(optarg, &at)) return cli_usage_error("bad --at '%s'", optarg);
+            if (cli_parse_seconds(optarg, &at))
+                return cli_usage_error(
+                    "bad --at '%s': want a Unix time in seconds, not negative (in the past: pushed now)", optarg);
             break;
         case OPT_ARGS_FILE: args_file = optarg; break;
         case OPT_BULK: bulk = optarg; break;
@@ -258,7 +269,7 @@ int cli_push(int argc, char **argv) {
         default: fputs(usage, stderr); return CLI_EXIT_USAGE;
         }
     }
-    if (in >= 0 && at >= 0) return cli_usage_error("--in and --at exclude each other");
+    if (in_set && at >= 0) return cli_usage_error("--in and --at exclude each other");
     if (bulk && args_file) return cli_usage_error("--bulk and --args-file exclude each other");
     if (!bulk && optind >= argc) return cli_usage_error("push needs a CLASS\n%s", usage);
     const char *klass = optind < argc ? argv[optind++] : NULL;
@@ -266,14 +277,25 @@ int cli_push(int argc, char **argv) {
     if (optind < argc)
         return cli_usage_error("unexpected argument '%s'%s", argv[optind],
                                bulk || args_file ? " (the args come from the file)" : "");
-    if (bulk && !klass && (po.queue || in >= 0 || at >= 0 || retry_set))
+    if (bulk && !klass && (po.queue || in_set || at >= 0 || retry_set))
         return cli_usage_error("--bulk without CLASS: -q, --in, --at and --retry go in each line's job object");
     char *args_buf = NULL;
     if (args_file && !(args = args_buf = read_args_file(args_file))) return CLI_EXIT_USAGE;
     if (!args_file && !bulk) {
-        json_t *parsed = json_loads(args, JSON_ALLOW_NUL, NULL);
+        json_error_t je;
+        json_t *parsed = json_loads(args, JSON_ALLOW_NUL, &je);
         int is_array = json_is_array(parsed);
         json_decref(parsed);
+        /* jansson has no lossless path for integers beyond 64 bits (as a
+         * real they lose digits), so push refuses them and says so; the
+         * worker still runs such jobs pushed by Ruby (outcome.h). */
+        if (!parsed)
+            return cli_usage_error("ARGS_JSON is not valid JSON: %s (line %d, column %d)%s", je.text, je.line,
+                                   je.column,
+                                   strstr(je.text, "too big integer")
+                                       ? "; push takes integers from -9223372036854775808 to 9223372036854775807 "
+                                         "(64 bits): pass a bigger one as a string"
+                                       : "");
         if (!is_array) return cli_usage_error("ARGS_JSON must be a JSON array, got '%s'", args);
     }
     bulk_lines lines = {0};
@@ -284,7 +306,7 @@ int cli_push(int argc, char **argv) {
             return brc;
         }
     }
-    if (in >= 0) {
+    if (in_set) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         po.at = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + in;
@@ -389,7 +411,7 @@ int cli_stats(int argc, char **argv) {
         json_array_foreach(qs, i, q) {
             char lat[32];
             human_latency(lat, sizeof(lat), json_real_value(json_object_get(q, "latency")));
-            printf("%-24s %10lld  %s\n", json_string_value(json_object_get(q, "name")),
+            printf("%-24s %10lld  %s\n", cli_shown_json(json_object_get(q, "name")),
                    (long long)json_integer_value(json_object_get(q, "size")), lat);
         }
         json_decref(s);
@@ -422,9 +444,8 @@ int cli_processes(int argc, char **argv) {
             char busy[32];
             snprintf(busy, sizeof(busy), "%lld/%lld", (long long)json_integer_value(json_object_get(p, "busy")),
                      (long long)json_integer_value(json_object_get(p, "concurrency")));
-            printf("%-44s %-10s %9s %7.1fs %6s %8lldKB\n", json_string_value(json_object_get(p, "identity")),
-                   json_string_value(json_object_get(p, "tag")) ? json_string_value(json_object_get(p, "tag")) : "",
-                   busy, json_real_value(json_object_get(p, "beat_age")),
+            printf("%-44s %-10s %9s %7.1fs %6s %8lldKB\n", cli_shown_json(json_object_get(p, "identity")),
+                   cli_shown_json(json_object_get(p, "tag")), busy, json_real_value(json_object_get(p, "beat_age")),
                    json_is_true(json_object_get(p, "quiet")) ? "yes" : "no",
                    (long long)json_integer_value(json_object_get(p, "rss")));
         }

@@ -281,6 +281,11 @@ static int parse_option(work_args *a, int ch, const char *arg) {
             if (cli_parse_int(comma + 1, INT_MIN, INT_MAX, &w) != 0)
                 return cli_usage_error("bad queue weight in '%s'", arg);
         }
+        /* the library adds the weights of a repeated name; on the command
+         * line a repeat is a slip, refused as Sidekiq's CLI refuses it */
+        for (size_t j = 0; j < a->nq; j++)
+            if (!strcmp(queues[j].name, name))
+                return cli_usage_error("queue %s given twice (a weight goes with the name: -q %s,2)", name, name);
         queues[a->nq].name = name;
         queues[a->nq++].weight = (int)w;
         break;
@@ -288,6 +293,16 @@ static int parse_option(work_args *a, int ch, const char *arg) {
     case 'c':
         if (cli_parse_int(arg, INT_MIN, INT_MAX, &l))
             return cli_usage_error("bad --concurrency '%s' (a number of threads)", arg);
+        {
+            /* the library's range, checked here so that a value from -C
+             * gets its FILE:LINE:COLUMN as a malformed one does */
+            hh_manager_options probe;
+            char why[256];
+            hh_manager_options_init(&probe);
+            probe.concurrency = l < INT_MIN ? INT_MIN : l > INT_MAX ? INT_MAX : (int)l;
+            if (hh_manager_options_check(&probe, why, sizeof(why)) != HH_OK)
+                return cli_usage_error("bad --concurrency '%s': %s", arg, why);
+        }
         a->o.concurrency = (int)l;
         break;
     case 't':
@@ -564,6 +579,11 @@ static int register_one(hh_manager *m, const char *opt, const char *klass, hh_ha
  * plug-ins' init. */
 static int register_handlers(hh_manager *m, const work_args *a, work_handlers *h) {
     int rc = 0;
+    if (a->nserve && a->serve_pool > a->o.concurrency)
+        hh_manager_log(m, HH_LOG_WARN,
+                       "--serve-pool %ld is clamped to --concurrency %d: a --serve class never needs "
+                       "more processes than there are threads",
+                       a->serve_pool, a->o.concurrency);
     for (size_t i = 0; i < a->nserve && rc == 0; i++) {
         cli_serve_set_manager(h->serve[i], m);
         /* --serve-pool N: N processes from the start (no job pays for an
@@ -661,7 +681,8 @@ int cli_work(int argc, char **argv) {
     if (rc) return rc == WORK_HELP ? 0 : rc;
     cli_init_split(); /* as PID 1: returns in the worker, a child of a minimal init */
     /* close-on-exec: --exec handlers must not hold the log open (logrotate) */
-    if (a.logpath && !(log_file = fopen(a.logpath, "ae"))) return cli_usage_error("cannot open log file %s", a.logpath);
+    if (a.logpath && !(log_file = fopen(a.logpath, "ae")))
+        return cli_usage_error("cannot open log file %s: %s", a.logpath, strerror(errno));
     log_path = a.logpath;
     sigset_t set;
     block_signals(&set);

@@ -138,6 +138,18 @@ static char *push_payload(hh_client *c, const char *member, size_t len, int decr
         hh_strlcpy(why, "the entry is not a job: it needs a \"class\" string and an \"args\" array", whylen);
         goto done;
     }
+    json_t *ec = json_object_get(item, "error_class");
+    if (!strcmp(json_string_value(k), "hiredhand::InvalidJob") ||
+        (json_is_string(ec) && !strcmp(json_string_value(ec), "hiredhand::InvalidJob"))) {
+        /* a payload the worker buried as not a job, kept as it came (a
+         * wrapper holds its exact text in args[0]): pushed, it fails again
+         * with no handler, retry false, and its bytes are gone */
+        hh_strlcpy(why,
+                   "the entry is a payload that was not a valid job, kept as it came (hiredhand::InvalidJob): pushing "
+                   "it would lose it; fix it and push it yourself",
+                   whylen);
+        goto done;
+    }
     if (json_object_get(item, "at")) {
         hh_strlcpy(why, "the entry holds \"at\": Sidekiq's client would schedule it again", whylen);
         goto done;

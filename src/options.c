@@ -74,6 +74,14 @@ static int check_numbers(const hh_manager_options *o, char *errbuf, size_t errle
         return why(errbuf, errlen,
                    "dead timeout, poll interval, recovery interval and liveness max age are "
                    "seconds (0: the default; the poll interval not negative)");
+    /* /healthz calls a worker dead once its last beat is older than this:
+     * not above one interval, a healthy worker flaps to 503 between beats */
+    double live = o->liveness_max_age > 0 ? o->liveness_max_age : 30;
+    if (o->http_bind && *o->http_bind && live <= o->heartbeat_interval)
+        return why(errbuf, errlen,
+                   "liveness max age %g s is not above the heartbeat interval %g s: /healthz would fail a healthy "
+                   "worker between beats; set --liveness-max-age to %g or more (3 beats)",
+                   live, o->heartbeat_interval, 3 * o->heartbeat_interval);
     return HH_OK;
 }
 

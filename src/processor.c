@@ -140,7 +140,11 @@ static void bury_malformed(hh_processor *p, const hh_job *job, size_t qi, const 
  * retry rules say; outcome.h for integers beyond 64 bits) and written. */
 static void write_failed(hh_processor *p, hh_job *job, const hh_handler *h, int rc, double elapsed) {
     const hh_processor_env *m = p->m;
-    const char *shown = hh_job_handler_class(job, NULL); /* Active Job: the wrapped class */
+    size_t shown_len;
+    const char *shown = hh_job_handler_class(job, &shown_len); /* Active Job: the wrapped class */
+    /* whole, NUL bytes included ("T\u0000Evil" is not T), as run_job's lines show it */
+    char *nul_class = memchr(shown, '\0', shown_len) ? hh_escape_ctl(shown, shown_len) : NULL;
+    if (nul_class) shown = nul_class;
     atomic_fetch_add(m->failed, 1);
     atomic_fetch_add(m->unflushed_failed, 1);
     if (!job->error_class) hh_job_fail(job, "hiredhand::JobFailed", "handler returned %d", rc);
@@ -159,6 +163,7 @@ static void write_failed(hh_processor *p, hh_job *job, const hh_handler *h, int 
         write_plan(p, job, &plan);
         free(plan.payload);
     }
+    free(nul_class);
 }
 
 /* Runs one fetched job; returns the seconds its handler took. */

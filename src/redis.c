@@ -53,15 +53,28 @@ static int fail_url(char *err, size_t len, const char *msg, const char *url) {
             while (s < n && url[s] == '/') s++;
         }
     }
-    const char *at = strrchr(url + s, '@');
+    /* unix://[[user]:password@]/path: the path's own '/' ends the scheme,
+     * and only what stands before it is user info */
+    int is_unix = strncmp(url, "unix://", 7) == 0;
+    if (is_unix) s = 7;
+    /* user info ends at its last '@' before any ?query or #fragment (a
+     * password with an unencoded '/' is still masked) */
+    const char *at = NULL;
+    for (const char *p = url + s; !is_unix && *p && *p != '?' && *p != '#'; p++)
+        if (*p == '@') at = p;
     sds shown = sdsnewlen(url, s);
     const char *rest = url + s;
     if (at) {
         shown = sdscat(shown, "***@");
         rest = at + 1;
-    } else if (strncmp(url, "unix://", 7) == 0) {
-        const char *slash = strchr(rest, '/');
-        if (slash && slash > rest) {
+    } else if (is_unix) {
+        const char *slash = strchr(rest, '/'), *uat = NULL;
+        for (const char *p = rest; *p && p != slash && *p != '?'; p++)
+            if (*p == '@') uat = p;
+        if (uat) {
+            shown = sdscat(shown, "***@");
+            rest = uat + 1;
+        } else if (slash && slash > rest) {
             shown = sdscat(shown, "***@");
             rest = slash;
         }
@@ -205,8 +218,10 @@ int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char 
         size_t plen = q ? (size_t)(q - path) : strlen(path);
         cfg->unix_path = sdsnewlen(path, plen);
         if (q) {
-            if (strncmp(q, "?db=", 4) != 0 || parse_int(q + 4, strlen(q + 4), 0, 1 << 20, &cfg->db))
+            if (strncmp(q, "?db=", 4) != 0)
                 return hh_redis_config_free(cfg), fail_url(err, errlen, "unix:// takes only ?db=N", url);
+            if (parse_int(q + 4, strlen(q + 4), 0, 1 << 20, &cfg->db))
+                return hh_redis_config_free(cfg), fail_url(err, errlen, "db must be a number 0-1048576", url);
         }
         default_password(cfg, o);
         mask_url(cfg);
@@ -251,7 +266,7 @@ int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char 
         const char *d = end + 1;
         size_t dl = strcspn(d, "?#");
         if (dl && parse_int(d, dl, 0, 1 << 20, &cfg->db))
-            return hh_redis_config_free(cfg), fail_url(err, errlen, "bad db number", url);
+            return hh_redis_config_free(cfg), fail_url(err, errlen, "db must be a number 0-1048576", url);
     }
     default_password(cfg, o);
     mask_url(cfg);
@@ -324,6 +339,15 @@ const char *hh_redis_refused(hh_redis_config *cfg) { return atomic_load(&cfg->re
 
 /* AUTH, SELECT, INFO server and CLIENT ID on a new connection. Returns 0,
  * -1 (may pass: retry) or -2 (Redis refused these settings for good). */
+/* Whether the last call failed because no reply came before the socket
+ * timeout (hiredis reports EAGAIN as an I/O error), rather than because
+ * the server closed or reset the connection. */
+static int reply_timed_out(const redisContext *ctx) {
+    return ctx && ctx->err == REDIS_ERR_IO &&
+        (!strcmp(ctx->errstr, strerror(EAGAIN)) || !strcmp(ctx->errstr, strerror(EWOULDBLOCK)) ||
+         !strcmp(ctx->errstr, strerror(ETIMEDOUT)));
+}
+
 static int setup(hh_conn *c) {
     redisReply *r;
     c->version = 0;
@@ -456,8 +480,14 @@ int hh_conn_ready(hh_conn *c) {
         rc = setup(c);
         ok = rc == 0;
     }
-    if (!ok && opened && !c->cfg->tls && !c->cfg->unix_path && rc == -1 && c->ctx &&
-        (c->ctx->err == REDIS_ERR_EOF || c->ctx->err == REDIS_ERR_IO) && c->version == 0) {
+    if (!ok && opened && rc == -1 && c->ctx && c->version == 0 && reply_timed_out(c->ctx)) {
+        /* No reply in time is a busy or paused server, not a TLS port: a
+         * TLS server closes the connection (EOF) or resets it at once. */
+        size_t n = strlen(c->last_error);
+        snprintf(c->last_error + n, sizeof(c->last_error) - n, ": no reply within %g s (Redis busy or paused?)",
+                 c->cfg->command_timeout);
+    } else if (!ok && opened && !c->cfg->tls && !c->cfg->unix_path && rc == -1 && c->ctx &&
+               (c->ctx->err == REDIS_ERR_EOF || c->ctx->err == REDIS_ERR_IO) && c->version == 0) {
         /* A TLS server drops a client that speaks plain text on its first
          * command, where a plain one would at least have answered. */
         size_t n = strlen(c->last_error);
@@ -465,7 +495,7 @@ int hh_conn_ready(hh_conn *c) {
                  " (closed before any reply: a TLS port? then use rediss://)");
     }
     if (!ok && opened && c->cfg->tls && c->ssl && !c->cfg->tls_client_cert && rc == -1 && c->version == 0 &&
-        (c->ctx->err == REDIS_ERR_EOF || c->ctx->err == REDIS_ERR_IO)) {
+        !reply_timed_out(c->ctx) && (c->ctx->err == REDIS_ERR_EOF || c->ctx->err == REDIS_ERR_IO)) {
         /* TLS 1.3 finishes the client's side of the handshake before the
          * server checks for a client certificate: its refusal comes as an
          * alert, or a reset, on the first command. */

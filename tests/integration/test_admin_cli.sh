@@ -75,7 +75,7 @@ for args in "retries list" "retries show esc1"; do
     hh_cli $args
     assert_eq "$HH_RC" 0 "'$args'"
     case "$HH_OUT" in *$'\e'*|*$'\a'*) fail "'$args' printed a control character: $(printf '%s' "$HH_OUT" | cat -v)" ;; esac
-    assert_contains "$HH_OUT" "?[31mRed" "'$args' shows the class with ESC as ?"
+    assert_contains "$HH_OUT" '\x1b[31mRed' "'$args' shows the class with ESC as \\x1b, as the logs do"
 done
 R zrem retry "$esc" >/dev/null
 

@@ -28,6 +28,17 @@ expect_usage_error "bad URL scheme" "" -- work -r "notaurl://x" --exec "OkJob=$H
 expect_usage_error "bad URL port" "" -- work -r "redis://127.0.0.1:99999999/0" --exec "OkJob=$HH_HANDLERS/record.sh"
 expect_usage_error "bad URL db" "" -- work -r "redis://127.0.0.1:$port/notadb" --exec "OkJob=$HH_HANDLERS/record.sh"
 expect_usage_error "bad URL (push)" "" -- push OkJob '[]' -r "notaurl://x"
+expect_usage_error "liveness max age not above the heartbeat interval" "set --liveness-max-age to 90 or more" -- \
+    work -r "$url" --heartbeat-interval 30 --liveness-max-age 10 --http "$(hh_pick_free_port)" --exec "OkJob=$HH_HANDLERS/record.sh"
+expect_usage_error "the default liveness max age (30) with a 30 s heartbeat" "liveness max age 30 s is not above" -- \
+    work -r "$url" --heartbeat-interval 30 --http "$(hh_pick_free_port)" --exec "OkJob=$HH_HANDLERS/record.sh"
+expect_usage_error "a queue given twice" "queue a given twice" -- work -r "$url" -q a -q a --exec "OkJob=$HH_HANDLERS/record.sh"
+expect_usage_error "a log file that cannot be opened" "cannot open log file /nonexistent/dir/log: No such file or directory" -- \
+    work -r "$url" --logfile /nonexistent/dir/log --exec "OkJob=$HH_HANDLERS/record.sh"
+expect_usage_error "dead delete without JID or --all" "dead delete needs a JID or --all" -- dead delete -r "$url"
+assert_not_contains "$HH_ERR" "not both" "dead delete with neither does not say 'not both'"
+expect_usage_error "dead delete with a JID and --all" "not both" -- dead delete abc --all -r "$url"
+expect_usage_error "push --in that is not a number" "want a number of seconds" -- push OkJob '[]' --in soon -r "$url"
 expect_usage_error "missing --exec program" "/nonexistent/handler-prog" -- work -r "$url" --exec "X=/nonexistent/handler-prog"
 expect_usage_error "--exec without CLASS=" "" -- work -r "$url" --exec "/bin/true"
 expect_usage_error "non-numeric concurrency" "" -- work -r "$url" -c abc --exec "OkJob=$HH_HANDLERS/record.sh"

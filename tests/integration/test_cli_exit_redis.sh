@@ -47,4 +47,14 @@ assert_eq "$HH_RC" 2 "a usage error exits 2"
 # the convention is printed by --help (and so in the man page)
 hh_cli --help
 assert_contains "$HH_OUT" "3 Redis unreachable" "hiredhand --help documents the exit statuses"
+
+# a Redis that accepts but does not answer (paused) times out: that is said, not blamed on TLS,
+# whose hint is for a server that closed the connection before any reply
+hh_redis_start
+kill -STOP "$REDIS_PID"
+hh_cli stats -r "$REDIS_URL"
+kill -CONT "$REDIS_PID"
+assert_eq "$HH_RC" 3 "stats against a paused Redis: exit status (stderr: $HH_ERR)"
+assert_contains "$HH_ERR" "no reply within 5 s (Redis busy or paused?)" "stats against a paused Redis says it timed out"
+assert_not_contains "$HH_ERR" "TLS" "a timeout is not blamed on TLS"
 pass

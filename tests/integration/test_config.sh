@@ -85,6 +85,9 @@ bad type_mapping "2:3: ':concurrency' wants a value, not a mapping" < <(printf '
 bad type_list "1:7: ':tag' wants a value, not a list" < <(printf ':tag: [a, b]\n')
 bad value_number "1:15: in key ':concurrency'" < <(printf ':concurrency: ten\n')
 assert_contains "$HH_ERR" "bad --concurrency 'ten'" "the option's own check runs on the file's value"
+bad value_range "1:15: in key ':concurrency'" < <(printf ':concurrency: 0\n')
+assert_contains "$HH_ERR" "want 1 to 1000 threads" "a value out of range gives the library's range, with its location"
+bad queue_twice "1:14: in key ':queues'" < <(printf ':queues: [a, a]\n')
 bad empty_value "1:10: ':timeout' wants a value, not empty" < <(printf ':timeout:\n')
 bad queue_pair "2:5: ':queues': a queue is a name or a [name, weight] pair" < <(printf ':queues:\n  - [critical, 3, 4]\n')
 bad queue_weight "2:6: in key ':queues'" < <(printf ':queues:\n  - [critical, heavy]\n')

@@ -24,4 +24,19 @@ hh_ruby malformed_check.rb verify || fail "dead-set checks failed (see above)"
 [ -s "$WORKER_LOG" ] || fail "the worker logged nothing about the malformed entries"
 hh_stop_worker TERM 30
 assert_eq "$WORKER_RC" 0 "worker exit status after SIGTERM"
+
+# the wrappers that keep a bad payload's exact text (class hiredhand::InvalidJob) stay in the
+# dead set when retried, alone or with --all: pushed, a worker would drop them (retry false)
+wraps() { R zrange dead 0 -1 | grep -c '"class":"hiredhand::InvalidJob"'; }
+nwrap=$(wraps)
+[ "$nwrap" -gt 0 ] || fail "no hiredhand::InvalidJob wrapper in the dead set: $(R zrange dead 0 -1)"
+wjid=$(R zrange dead 0 -1 | grep '"class":"hiredhand::InvalidJob"' | head -1 | grep -o '"jid":"[^"]*"' | cut -d'"' -f4)
+hh_cli dead retry "$wjid" -r "$REDIS_URL"
+assert_ne "$HH_RC" 0 "dead retry of a wrapper fails (stdout: $HH_OUT)"
+assert_contains "$HH_ERR" "pushing it would lose it" "dead retry of a wrapper says why"
+hh_cli dead retry --all --yes -r "$REDIS_URL"
+assert_eq "$HH_RC" 0 "dead retry --all (stderr: $HH_ERR)"
+assert_contains "$HH_OUT" "left in place" "dead retry --all says what it left"
+assert_eq "$(wraps)" "$nwrap" "every wrapper is still in the dead set"
+R lrange queue:default 0 -1 | grep -q 'hiredhand::InvalidJob' && fail "a wrapper was pushed to a queue: $(R lrange queue:default 0 -1)"
 pass

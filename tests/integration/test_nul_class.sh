@@ -22,6 +22,16 @@ assert_contains "$entry" '"class":"T\u0000Evil"' "the retry entry keeps the clas
 assert_contains "$entry" '"error_class":"NameError"' "the class is unknown: NameError"
 assert_contains "$entry" 'uninitialized constant T\\x00Evil' "the error message shows the whole class"
 assert_eq "$(R zcard dead)" 0 "nothing is buried as malformed"
+# the whole class everywhere it is shown: the WARN line, retries show, retries list --json
+must_wait 30 'grep -q "jid=nulretry: failed" "$WORKER_LOG"' "no WARN line for nulretry in the log"
+assert_contains "$(grep 'jid=nulretry: failed' "$WORKER_LOG")" 'class=T\x00Evil jid=nulretry' "the WARN line shows the whole class"
+hh_cli retries show nulretry -r "$REDIS_URL"
+assert_eq "$HH_RC" 0 "retries show nulretry (stderr: $HH_ERR)"
+assert_contains "$HH_OUT" 'class:         T\x00Evil' "retries show prints the whole class"
+hh_cli retries list -r "$REDIS_URL"
+assert_contains "$HH_OUT" 'T\x00Evil' "retries list prints the whole class"
+hh_cli retries list --json -r "$REDIS_URL"
+assert_contains "$HH_OUT" '"class":"T\u0000Evil"' "retries list --json has the whole class"
 hh_stop_worker TERM 30
 assert_eq "$WORKER_RC" 0 "worker exit status after SIGTERM"
 pass

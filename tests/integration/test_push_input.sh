@@ -90,4 +90,30 @@ assert_eq "$(wc -l <<<"$HH_OUT")" 2 "their two jids were printed"
 hh_cli push --help
 assert_contains "$HH_OUT" "--bulk FILE" "push --help documents --bulk"
 assert_contains "$HH_OUT" "--args-file FILE" "push --help documents --args-file"
+# --- ARGS_JSON that is not JSON: jansson's reason, with line and column; nothing pushed
+before=$(R llen queue:default)
+while IFS='|' read -r args why; do
+    hh_cli push X "$args" -r "$REDIS_URL"
+    assert_eq "$HH_RC" 2 "push X '$args' is a usage error (stderr: $HH_ERR)"
+    assert_contains "$HH_ERR" "$why" "push X '$args' says why"
+    assert_contains "$HH_ERR" "(line 1, column" "push X '$args' gives line and column"
+done <<'CASES'
+[12345678901234567890]|too big integer
+[1e400]|real number overflow
+["\ud800"]|invalid Unicode
+[1,]|unexpected token
+CASES
+hh_cli push X '[12345678901234567890]' -r "$REDIS_URL"
+assert_contains "$HH_ERR" "(64 bits): pass a bigger one as a string" "a too big integer names push's limit"
+assert_eq "$(R llen queue:default)" "$before" "nothing pushed for bad ARGS_JSON"
+
+# --- a time already past pushes at once, as Sidekiq's perform_in does: --in -5 like --at 0
+for when in "--in -5" "--at 0"; do
+    before=$(R llen queue:default)
+    # shellcheck disable=SC2086
+    hh_cli push PastJob '[]' $when -r "$REDIS_URL"
+    assert_eq "$HH_RC" 0 "push $when (stderr: $HH_ERR)"
+    assert_eq "$(R llen queue:default)" "$((before + 1))" "push $when goes to the queue at once"
+done
+assert_eq "$(R zrange schedule 0 -1 | grep -c PastJob)" 0 "nothing past is scheduled"
 pass

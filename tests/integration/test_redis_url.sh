@@ -52,4 +52,18 @@ must_wait 20 'R -n 0 lrange test:ran 0 -1 | grep -q '"$jid5" \
     "job pushed to db 5 did not run via unix://$sock?db=5 within 20 s (db5 queue=$(R -n 5 llen queue:default))"
 hh_stop_worker TERM 30
 assert_eq "$WORKER_RC" 0 "worker exit status after SIGTERM (unix socket)"
+# a bad URL is shown as given, with only real user info masked, and a db that is not a
+# number says so
+hh_cli stats -r 'unix:///tmp/hh/r.sock?db=abc'
+assert_eq "$HH_RC" 2 "a unix:// URL with db=abc is a usage error (stderr: $HH_ERR)"
+assert_contains "$HH_ERR" "db must be a number 0-1048576" "a non-numeric unix:// db says what a db is"
+assert_contains "$HH_ERR" "unix:///tmp/hh/r.sock?db=abc" "a unix:// URL without user info is shown unmasked"
+hh_cli stats -r 'unix://u:sekrit@/tmp/r.sock?db=x'
+assert_contains "$HH_ERR" "unix://***@/tmp/r.sock?db=x" "unix:// user info is masked"
+assert_not_contains "$HH_ERR" "sekrit" "the unix:// password is not shown"
+hh_cli stats -r 'redis://127.0.0.1:1/abc?x=a@b'
+assert_contains "$HH_ERR" "db must be a number 0-1048576" "a non-numeric redis:// db says what a db is"
+assert_contains "$HH_ERR" "redis://127.0.0.1:1/abc?x=a@b" "an '@' in the query is not user info"
+hh_cli stats -r 'redis://:pa/sekrit@127.0.0.1:x'
+assert_not_contains "$HH_ERR" "sekrit" "a password holding '/' stays masked"
 pass

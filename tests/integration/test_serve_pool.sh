@@ -52,6 +52,13 @@ assert_eq "$(awk '{print $2}' "$SERVE_DIR/gate" | sort -u)" 2 "jobs at once with
 [ -s "$SERVE_DIR/double" ] && fail "a process was sent a job while running one: $(cat "$SERVE_DIR/double")"
 hh_stop_worker TERM 30
 
+# --- --serve-pool 5 under -c 2: clamped to 2, and the log says so
+fresh
+hh_start_worker -c 2 --serve-pool 5 --serve "Gate=$H"
+must_wait 30 'grep -q "serve-pool 5 is clamped to --concurrency 2" "$WORKER_LOG"' "no WARN that --serve-pool 5 is clamped: $(cat "$WORKER_LOG")"
+assert_contains "$(grep 'is clamped' "$WORKER_LOG")" "WARN" "the clamp is logged as a WARN"
+hh_stop_worker TERM 30
+
 # --- TERM during a job: it finishes within the grace period, then the process is gone
 fresh
 j="$(hh_push_job Sleep '[3]')"
