@@ -623,6 +623,7 @@ int cli_jobs(int argc, char **argv) {
     } else {
         json_array_foreach(v, i, w) {
             const char *where = json_string_value(json_object_get(w, "where"));
+            if (!where) where = "somewhere"; /* the library always names it; never strcmp NULL */
             if (!strcmp(where, "queue"))
                 printf("queue %s, position %lld (0 runs next)\n", cli_shown_json(json_object_get(w, "queue")),
                        (long long)json_integer_value(json_object_get(w, "position")));
