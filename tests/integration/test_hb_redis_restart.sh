@@ -24,9 +24,10 @@ code_at() { curl -s -o /dev/null -w '%{http_code}' --max-time 3 "http://127.0.0.
 
 # ---------------------------------------------------------------- 0. never reaches Redis
 dead_port="$(hh_pick_free_port)"
+# (beats every 1 s: a liveness max age must be above the heartbeat interval)
 hport0="$(hb_pick_listen_port)"
 t_start=$(date +%s.%N)
-HH_NO_URL=1 hh_start_worker -r "redis://127.0.0.1:$dead_port/0" -c 1 --http "$hport0" --liveness-max-age 4
+HH_NO_URL=1 hh_start_worker -r "redis://127.0.0.1:$dead_port/0" -c 1 --heartbeat-interval 1 --http "$hport0" --liveness-max-age 4
 w0=$WORKER_PID
 must_wait 3 '[ "$(code_at "$hport0" /healthz)" = 200 ]' \
     "/healthz of a worker without Redis is not 200 during start-up (got $(code_at "$hport0" /healthz))"
