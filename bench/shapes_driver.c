@@ -1,7 +1,7 @@
 /* shapes_driver.c -- one hiredhand drain run in one shape, for bench/shapes.sh.
  *
  *   shapes_driver -u URL -n JOBS -q QUEUES -c CONCURRENCY -p PROCESSES
- *                 [--weighted] [--basic] [--timeout S]
+ *                 [--weighted] [--basic] [--timeout S] [--sleep-us US]
  *
  * Loads JOBS no-op jobs round robin into QUEUES queues (q1..qN) under
  * aside keys, forks PROCESSES workers (each one hh_manager, strict or
@@ -11,7 +11,8 @@
  * reaches JOBS. Redis CPU (INFO cpu) and calls (INFO commandstats) are read
  * at both ends; each worker reports its own CPU in the window and its peak
  * RSS (VmHWM). Checks that exactly JOBS jobs ran and every queue and
- * in-progress list is empty afterwards.
+ * in-progress list is empty afterwards. --sleep-us makes each job sleep
+ * (a job waiting on I/O: the shape where every thread must be busy).
  *
  * Prints one line: key=value pairs. Exit 0, 1 on a failed check, 2 on a
  * usage or setup error. Self-contained: built by bench/shapes.sh with cc
@@ -45,9 +46,11 @@ typedef struct shared {
 } shared;
 
 static shared *sh;
+static long sleep_us;
 
 static int noop(hh_job *job, void *udata) {
     (void)job, (void)udata;
+    if (sleep_us > 0) sleep_s((double)sleep_us / 1e6);
     atomic_fetch_add(&sh->processed, 1);
     return 0;
 }
@@ -161,6 +164,7 @@ int main(int argc, char **argv) {
     static const struct option lo[] = {{"weighted", no_argument, NULL, 'w'},
                                        {"basic", no_argument, NULL, 'B'},
                                        {"timeout", required_argument, NULL, 'T'},
+                                       {"sleep-us", required_argument, NULL, 'S'},
                                        {NULL, 0, NULL, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "u:n:q:c:p:", lo, NULL)) != -1) {
@@ -173,6 +177,7 @@ int main(int argc, char **argv) {
         case 'w': o.weighted = 1; break;
         case 'B': o.basic = 1; break;
         case 'T': o.timeout = atof(optarg); break;
+        case 'S': sleep_us = atol(optarg); break;
         default: fprintf(stderr, "usage: see the head of bench/shapes_driver.c\n"); return 2;
         }
     }

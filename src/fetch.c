@@ -18,11 +18,17 @@
 /* One worker thread's fetch state. */
 typedef struct fetch_thread {
     int batch;                     /* jobs wanted per fetch in a dry spell (want_locked) */
+    int per_job;                   /* weighted: draw each job's queue (slow jobs; want_locked) */
     int block_queue;               /* which queue this thread blocks on when idle (no pickup) */
     double spent;                  /* handler seconds since the last fetch */
     int ran;                       /* jobs run since the last fetch */
     hh_fetched *held;              /* one fetch's replies */
     struct fetch_scratch *scratch; /* argument space, sized for every queue */
+    /* Waiting for the buffer or a fetch in flight (hh_fetcher.sleepers):
+     * its own condition, so the thread woken is the one that slept last. */
+    pthread_cond_t wake;
+    int woken;                         /* set by the waker, under hh_fetcher.mu */
+    struct fetch_thread *next_sleeper; /* below it on the stack */
 } fetch_thread;
 
 /* Known-empty queues: a queue a fetch found empty is left out of the next
@@ -56,16 +62,16 @@ struct hh_fetcher {
      * in-progress list finds it first). ring[head .. head+npending) modulo
      * cap. `promised` counts jobs asked for by fetches in flight; an idle
      * thread waits on `more` while buffered jobs or a fetch in flight cover
-     * it (want_locked). */
+     * it (want_locked), on the stack `sleepers` (see sleep_locked). */
     pthread_mutex_t mu;
-    pthread_cond_t more;
+    fetch_thread *sleepers;
     hh_fetched *ring;
     size_t head, npending, cap;
     size_t promised;
     int idle;       /* threads in hh_fetch_next without a job */
     int batch;      /* jobs wanted per fetch, adapted to job speed (want_locked) */
     atomic_int dry; /* the last fetch found every queue empty */
-    int sleeping;   /* idle threads waiting on `more` */
+    int sleeping;   /* idle threads on the stack `sleepers` */
     /* Finished jobs whose ack (LREM) is not sent yet; acks_mu. */
     pthread_mutex_t acks_mu;
     hh_job **acks;
@@ -218,7 +224,6 @@ hh_fetcher *hh_fetcher_new(const hh_fetch_env *m) {
     size_t c = (size_t)m->opts.concurrency;
     f->m = m;
     pthread_mutex_init(&f->mu, NULL);
-    pthread_cond_init(&f->more, NULL);
     pthread_mutex_init(&f->acks_mu, NULL);
     pthread_mutex_init(&f->idle_mu, NULL);
     pthread_cond_init(&f->idle_cv, NULL);
@@ -241,6 +246,7 @@ hh_fetcher *hh_fetcher_new(const hh_fetch_env *m) {
         hh_fetcher_free(f);
         return NULL;
     }
+    for (size_t i = 0; i < c; i++) pthread_cond_init(&f->threads[i].wake, NULL);
     for (size_t i = 0; i < c; i++) {
         f->threads[i].block_queue = (int)(i % m->nqueues);
         f->threads[i].batch = 1;
@@ -259,10 +265,10 @@ void hh_fetcher_free(hh_fetcher *f) {
     for (int i = 0; f->threads && i < f->m->opts.concurrency; i++) {
         free(f->threads[i].held);
         scratch_free(f->threads[i].scratch);
+        pthread_cond_destroy(&f->threads[i].wake);
     }
     free(f->threads), free(f->ring), free(f->acks), free(f->waiters), free(f->empty), free(f->bad);
     pthread_mutex_destroy(&f->mu);
-    pthread_cond_destroy(&f->more);
     pthread_mutex_destroy(&f->acks_mu);
     pthread_mutex_destroy(&f->idle_mu);
     pthread_cond_destroy(&f->idle_cv);
@@ -623,7 +629,7 @@ static size_t draw_weighted(hh_processor *p, fetch_scratch *s, size_t max, size_
         s->prefix[i] = total;
         s->pos[i] = -1;
     }
-    size_t kept = 0, draws = max < HH_FETCH_DRAWS ? max : HH_FETCH_DRAWS;
+    size_t kept = 0, draws = max < HH_FETCH_DRAWS || thread_of(p)->per_job ? max : HH_FETCH_DRAWS;
     for (size_t j = 0; j < draws; j++) {
         uint64_t r = hh_rng_below(&p->rng, total);
         size_t lo = 0, hi = ncand - 1;
@@ -930,6 +936,41 @@ static int idle_fallback(hh_processor *p, hh_fetched *out) {
     return rc;
 }
 
+/* ------------------------------------------------------------ waiting threads */
+
+/* Threads waiting for the buffer or a fetch in flight form a stack, and a
+ * wake-up goes to the thread on top: the one that slept last, whose stack,
+ * heap arena and payloads are still in the CPU's caches. With hundreds of
+ * threads and fast jobs the same few threads keep running, as with a few
+ * threads; the others sleep on (a shared condition variable would wake
+ * them in turn, each one cold). Call with f->mu held. */
+static void sleep_locked(hh_fetcher *f, fetch_thread *t) {
+    t->woken = 0;
+    t->next_sleeper = f->sleepers;
+    f->sleepers = t;
+    f->sleeping++;
+    while (!t->woken) pthread_cond_wait(&t->wake, &f->mu);
+}
+
+/* Takes the thread on top off the stack and marks it woken; the caller
+ * signals its condition (after unlocking, so it does not wake into a held
+ * mutex). NULL when no thread waits. Call with f->mu held. */
+static fetch_thread *pop_sleeper_locked(hh_fetcher *f) {
+    fetch_thread *t = f->sleepers;
+    if (!t) return NULL;
+    f->sleepers = t->next_sleeper;
+    f->sleeping--;
+    t->woken = 1;
+    return t;
+}
+
+/* Wakes every waiting thread (the queues ran dry, a fetch failed, quiet).
+ * Call with f->mu held. */
+static void wake_all_locked(hh_fetcher *f) {
+    fetch_thread *t;
+    while ((t = pop_sleeper_locked(f))) pthread_cond_signal(&t->wake);
+}
+
 void hh_fetch_wake_sleepers(const hh_fetch_env *m) {
     hh_fetcher *f = m->fetcher;
     hh_pickup_poke(m->pickup); /* idle threads waiting for a wake-up see quiet */
@@ -938,7 +979,7 @@ void hh_fetch_wake_sleepers(const hh_fetch_env *m) {
     pthread_cond_broadcast(&f->idle_cv); /* sleepers see quiet */
     pthread_mutex_unlock(&f->idle_mu);
     pthread_mutex_lock(&f->mu);
-    pthread_cond_broadcast(&f->more); /* threads waiting on a fetch in flight */
+    wake_all_locked(f); /* threads waiting on a fetch in flight */
     pthread_mutex_unlock(&f->mu);
 }
 
@@ -979,7 +1020,7 @@ static int fetch(hh_processor *p, hh_fetched *out, size_t max, size_t *promise) 
         *promise = 0;
         if (!atomic_load(&f->dry)) {
             atomic_store(&f->dry, 1);
-            if (f->sleeping) pthread_cond_broadcast(&f->more);
+            wake_all_locked(f);
         }
         pthread_mutex_unlock(&f->mu);
     }
@@ -1049,6 +1090,12 @@ static size_t want_locked(hh_processor *p, fetch_thread *t) {
      * idle wait (pickup.h, or one blocking move per queue). */
     if ((covered >= (size_t)f->idle || f->promised) && !f->dry) return 0;
     size_t want = (size_t)(f->dry ? t->batch : f->batch);
+    /* Jobs flowing: at least one job per idle thread not covered yet, so
+     * slow jobs (batch 1) do not wait behind a single fetch of one job at
+     * a time (every idle thread gets its job from one round trip); each
+     * job has a thread ready for it, so none waits in the buffer. */
+    if (!f->dry && covered < (size_t)f->idle && want < (size_t)f->idle - covered) want = (size_t)f->idle - covered;
+    t->per_job = f->batch == 1;
     if (want > f->cap - covered) want = f->cap - covered; /* never more than the buffer takes */
     /* basic fetch: popped jobs are only in memory (a crash loses them), so
      * no more of them wait than one per thread */
@@ -1069,12 +1116,14 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out) {
     f->idle++;
     size_t want;
     while (!(want = want_locked(p, t)) && !atomic_load(m->quiet)) {
-        f->sleeping++;
-        pthread_cond_wait(&f->more, &f->mu); /* a fetch in flight brings this thread's job */
-        f->sleeping--;
+        sleep_locked(f, t); /* a fetch in flight brings this thread's job */
         if (pending_pop_locked(f, out)) {
+            /* Pass the wake-up on while jobs are left (see the end of
+             * this function). */
+            fetch_thread *next = f->npending ? pop_sleeper_locked(f) : NULL;
             f->idle--;
             pthread_mutex_unlock(&f->mu);
+            if (next) pthread_cond_signal(&next->wake);
             return 1;
         }
     }
@@ -1095,16 +1144,27 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out) {
     f->dry = got == 0;
     size_t rest = got > 1 ? (size_t)got - 1 : 0;
     size_t taken = rest ? pending_push_locked(f, t->held + 1, rest) : 0;
-    /* One waiting thread per job beyond this thread's, and one more to
-     * fetch next (no fetch is in flight now); after a fetch that brought
-     * nothing, every waiting thread looks again. Woken after the unlock:
-     * a thread woken while the mutex is held would block on it at once
-     * (one more sleep and wake-up per job). */
-    int everyone = f->sleeping && (got <= 0 || taken + 1 >= (size_t)f->sleeping);
-    size_t wake = everyone || !f->sleeping ? 0 : taken + 1;
+    /* Fast jobs (batch > 1): wake-ups are passed on, one at a time. This
+     * thread wakes one waiting thread (to run a buffered job, or to fetch
+     * next), and a thread woken that finds jobs left after taking its own
+     * wakes the next (sleep_locked: the warmest). So waiting threads join
+     * only while the buffer outlasts a wake-up: jobs that take less than
+     * a wake-up are run by the threads already awake instead of costing a
+     * sleep and a wake-up each (hundreds of threads on a few cores), and
+     * jobs that wait on I/O still bring every thread in. Slow jobs (batch
+     * 1): one thread per job at once, and one more to fetch next. After a
+     * fetch that brought nothing, every waiting thread looks again. Woken
+     * after the unlock: a thread woken while the mutex is held would block
+     * on it at once. */
+    fetch_thread *wake[HH_FETCH_BATCH_MAX + 1];
+    size_t nwake = 0;
+    if (got <= 0) wake_all_locked(f);
+    else if (f->batch > 1) wake[nwake++] = pop_sleeper_locked(f);
+    else /* slow jobs: every job's thread at once */
+        while (nwake <= taken && (wake[nwake] = pop_sleeper_locked(f))) nwake++;
     pthread_mutex_unlock(&f->mu);
-    if (everyone) pthread_cond_broadcast(&f->more);
-    for (size_t i = 0; i < wake; i++) pthread_cond_signal(&f->more);
+    for (size_t i = 0; i < nwake; i++)
+        if (wake[i]) pthread_cond_signal(&wake[i]->wake);
     /* cannot happen (want_locked), but never lose a job */
     for (size_t i = 1 + taken; i <= rest; i++) {
         hh_fetch_push_back(m, &p->conn, &t->held[i]);
