@@ -423,9 +423,11 @@ add_shape() { SHAPE_IDS+=("$1"); SHAPE_LABEL[$1]="$2"; SHAPE_ARGS[$1]="${*:3}"; 
 if [ "$SHAPES" = 1 ]; then
     add_shape q1     "1 queue, c=10, 1 process, reliable"          -c 10 --queues 1
     add_shape q10    "10 queues (strict), c=10"                    -c 10 --queues 10
+    [ "$QUICK" = 1 ] || add_shape q10w "10 queues (weighted), c=10" -c 10 --queues 10 --weighted
     add_shape q100   "100 queues (strict), c=10"                   -c 10 --queues 100
     [ "$QUICK" = 1 ] || add_shape q100w "100 queues (weighted), c=10" -c 10 --queues 100 --weighted
     [ "$QUICK" = 1 ] || add_shape q1000 "1,000 queues (strict), c=10" -c 10 --queues 1000
+    [ "$QUICK" = 1 ] || add_shape q1000w "1,000 queues (weighted), c=10" -c 10 --queues 1000 --weighted
     add_shape p2     "2 processes, c=10 each"                      -c 10 --procs 2
     [ "$QUICK" = 1 ] || add_shape p4 "4 processes, c=10 each"      -c 10 --procs 4
     add_shape c1     "c=1"                                         -c 1
@@ -577,7 +579,9 @@ shapes_table() {
     }
     echo
     shape_ratio "c=100 / c=10 throughput" c100 q1 "≥ 0.9"
+    shape_ratio "c=500 / c=10 throughput" c500 q1 "≥ 0.9"
     shape_ratio "100 queues / 1 queue throughput" q100 q1 "≥ 0.8"
+    shape_ratio "1,000 queues (weighted) / 1 queue throughput" q1000w q1 "≥ 0.8"
     shape_ratio "2 processes / 1 process throughput" p2 q1 "more is better"
     shape_ratio "basic / reliable fetch throughput" basic q1 "-"
 }
