@@ -653,7 +653,9 @@ redisReply *hh_conn_cmdargv(hh_conn *c, int argc, const char **argv, const size_
 redisReply *hh_conn_cmdargv_blocking(hh_conn *c, double block_s, int argc, const char **argv, const size_t *lens) {
     if (hh_conn_ready(c) != 0 || arm(c) != 0) return NULL;
     redisSetTimeout(c->ctx, hh_timeval(hh_conn_time_left(c, block_s + c->cfg->command_timeout)));
+    atomic_store(&c->blocking, 1);
     redisReply *r = finish(c, command_argv(c, argc, argv, lens));
+    atomic_store(&c->blocking, 0);
     if (c->ctx) redisSetTimeout(c->ctx, hh_timeval(c->cfg->command_timeout));
     return r;
 }
