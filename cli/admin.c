@@ -445,7 +445,8 @@ int cli_queues(int argc, char **argv) {
         "  show NAME    one queue and its next jobs to run (--limit N, default 10)\n"
         "  clear NAME   delete the queue and its jobs (Sidekiq::Queue#clear; --yes when\n"
         "               stdin is not a terminal)\n"
-        "NAME as list prints it: a backslash as \\\\, control characters as \\n, \\t, \\xNN\n"
+        "NAME as list prints it: a backslash as \\\\, control characters as \\n, \\t, \\xNN;\n"
+        "'' is the queue with the empty name (key queue:, from a job whose queue is \"\")\n"
         "options: -r URL, --redis-password-file FILE, --namespace NS\n"
         "exit status: 0 done, 2 usage or not confirmed, 3 Redis error\n";
     /* clang-format on */
@@ -463,13 +464,13 @@ int cli_queues(int argc, char **argv) {
      * write such queues; a shell argument cannot hold some of them) */
     char *raw = name ? cli_name_unescape(name) : NULL, *shown = NULL;
     if (name && !raw) return CLI_EXIT_USAGE;
-    if (raw && (!*raw || strlen(raw) > HH_NAME_QUEUE_MAX)) {
-        int empty = !*raw;
+    if (raw && strlen(raw) > HH_NAME_QUEUE_MAX) {
         free(raw);
-        if (empty) return cli_usage_error("bad queue name: it is empty");
         return cli_usage_error("bad queue name \"%.80s...\": longer than %d bytes", name, HH_NAME_QUEUE_MAX);
     }
-    if (raw && !(shown = cli_name_escape(raw, strlen(raw)))) {
+    /* the empty name (given as '') is a queue too: a job whose "queue" is
+     * "" lands in `queue:`, and nothing else can reach it */
+    if (raw && !(shown = *raw ? cli_name_escape(raw, strlen(raw)) : strdup("''"))) {
         free(raw);
         return cli_usage_error("out of memory");
     }
@@ -523,7 +524,8 @@ static int queues_run(adm *a, const char *verb, const char *name, const char *sh
         json_array_foreach(v, i, q) {
             human_latency(lat, sizeof(lat), json_real_value(json_object_get(q, "latency")));
             json_t *jn = json_object_get(q, "name");
-            printf("%-24s %10lld  %-10s ", cli_shown_json(jn),
+            const char *qn = json_string_value(jn);
+            printf("%-24s %10lld  %-10s ", qn && !*qn ? "''" : cli_shown_json(jn),
                    (long long)json_integer_value(json_object_get(q, "size")), lat);
             const char *k;
             json_t *n;

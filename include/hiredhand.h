@@ -442,9 +442,10 @@ HH_EXPORT int hh_queues_list(hh_client *c, char **json_out);
 
 /* One queue: {"name","size","latency","jobs":[...]} with the next n jobs
  * to run (each {"jid","class","enqueued_at","item"}). Errors:
- * HH_ERR_INVALID (an empty name or one longer than HH_NAME_QUEUE_MAX;
- * control characters and '|' are taken, as other clients write them),
- * HH_ERR_REDIS, HH_ERR_NOMEM. A queue that does not exist shows size 0. */
+ * HH_ERR_INVALID (a name longer than HH_NAME_QUEUE_MAX; control
+ * characters, '|' and the empty name, whose key is `queue:`, are taken,
+ * as other clients write them), HH_ERR_REDIS, HH_ERR_NOMEM. A queue that
+ * does not exist shows size 0. */
 HH_EXPORT int hh_queue_show(hh_client *c, const char *name, size_t n, char **json_out);
 
 /* Queue#clear: UNLINK queue:<name> and SREM queues <name> in one

@@ -151,8 +151,10 @@ static json_t *job_json(const char *s, size_t len) {
 
 /* A queue that exists may have any name a client wrote: control
  * characters and '|' included (hh_name_check() keeps them out of the
- * queues hiredhand fetches from, not out of what it can show or clear). */
-static int existing_queue_name(const char *name) { return name && *name && strlen(name) <= HH_NAME_QUEUE_MAX; }
+ * queues hiredhand fetches from, not out of what it can show or clear),
+ * and the empty name too: a job whose "queue" is "" lands in `queue:`,
+ * which only these reach. */
+static int existing_queue_name(const char *name) { return name && strlen(name) <= HH_NAME_QUEUE_MAX; }
 
 int hh_queue_show(hh_client *c, const char *name, size_t n, char **json_out) {
     if (!c || !json_out || !existing_queue_name(name) || n > 100000) return HH_ERR_INVALID;

@@ -69,6 +69,7 @@ typedef struct hh_conn {
     double connected_at;    /* monotonic time of the last connect */
     int version;            /* Redis version as major*100+minor, 0 unknown */
     atomic_llong client_id; /* CLIENT ID of the live connection (Redis >= 5), 0 none */
+    atomic_int blocking;    /* inside hh_conn_cmdargv_blocking, connected: CLIENT UNBLOCK ends it */
     char last_error[256];
     char shas[HH_SCRIPT_COUNT][41];
     int master_epoch;      /* cfg->master_epoch when this connection opened */

@@ -983,14 +983,18 @@ void hh_fetch_wake_sleepers(const hh_fetch_env *m) {
     pthread_mutex_unlock(&f->mu);
 }
 
-void hh_fetch_wake(const hh_fetch_env *m, hh_conn *c) {
-    hh_fetch_wake_sleepers(m);
+void hh_fetch_unblock(const hh_fetch_env *m, hh_conn *c) {
     for (int i = 0; i < m->opts.concurrency; i++) {
         long long id = atomic_load(&m->procs[i].conn.client_id);
-        if (!id) continue;
+        if (!id || !atomic_load(&m->procs[i].conn.blocking)) continue;
         redisReply *r = hh_conn_cmd(c, "CLIENT UNBLOCK %lld TIMEOUT", id);
         if (r) freeReplyObject(r);
     }
+}
+
+void hh_fetch_wake(const hh_fetch_env *m, hh_conn *c) {
+    hh_fetch_wake_sleepers(m);
+    hh_fetch_unblock(m, c);
 }
 
 /* Fetches up to max jobs (each job's queue drawn in Sidekiq's order) for

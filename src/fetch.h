@@ -131,5 +131,7 @@ void hh_fetch_acks_free(const hh_fetch_env *m, hh_job **jobs, size_t n);
 /* Ends the blocking fetch of every worker thread now (CLIENT UNBLOCK on a
  * connection of its own), so quiet and stop take effect at once. */
 void hh_fetch_wake(const hh_fetch_env *m, hh_conn *c);
+/* Only the CLIENT UNBLOCK part, for the threads inside a blocking call. */
+void hh_fetch_unblock(const hh_fetch_env *m, hh_conn *c);
 
 #endif

@@ -610,17 +610,24 @@ void hh_manager_dump(hh_manager *m) {
 
 /* The Redis chores of a running manager, off the supervisor so that it never
  * waits on Redis: acks left by idle or busy threads, and once quiet, ending
- * the idle threads' blocking fetches (repeated a few times for a thread that
- * was just about to block). Ends when the stop gives up on Redis. */
+ * the idle threads' blocking fetches: woken a few times at first, then every
+ * 250 ms any thread still inside a blocking call is unblocked again, for as
+ * long as one is (a thread descheduled just before its BRPOP, or reconnecting
+ * after an outage, blocks late, and would hold up a stop by its 2 s).
+ * Ends when the stop gives up on Redis. */
 static void *chores_main(void *arg) {
     hh_manager *m = arg;
     int wakes = 0;
+    double next_unblock = 0;
     hh_conn c;
     hh_conn_init(&c, &m->cfg, &m->log, "acks", &m->giving_up);
     while (!atomic_load(&m->giving_up)) {
         if (atomic_load(&m->quiet) && wakes < 5) {
             hh_fetch_wake(&m->fetch_env, &c);
             wakes++;
+        } else if (atomic_load(&m->quiet) && hh_mono() >= next_unblock) {
+            hh_fetch_unblock(&m->fetch_env, &c);
+            next_unblock = hh_mono() + 0.25;
         }
         hh_fetch_try_acks(&m->fetch_env, &c);
         hh_sleep(0.05);

@@ -249,61 +249,28 @@ char *hh_metrics_text(hh_metrics *mx) {
 
 /* ----------------------------------------------------- process metrics */
 
-/* When the machine booted, epoch seconds; 0 unknown. */
-static double boot_time(void) {
-    FILE *f = fopen("/proc/stat", "re");
-    char line[256];
-    double bt = 0;
-    if (!f) return 0;
-    while (fgets(line, sizeof(line), f)) {
-        unsigned long long v;
-        if (sscanf(line, "btime %llu", &v) == 1) {
-            bt = (double)v;
-            break;
-        }
-    }
-    fclose(f);
-    return bt;
-}
-
 char *hh_metrics_process_text(void) {
     hh_prom o = {0};
-    long ticks = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
-    char buf[1024];
-    int have_stat = 0;
-    unsigned long long utime = 0, stime = 0, start = 0, vsize = 0;
-    long long rss = 0;
-    FILE *f = fopen("/proc/self/stat", "re");
-    if (f) {
-        size_t len = fread(buf, 1, sizeof(buf) - 1, f);
-        buf[len] = '\0';
-        fclose(f);
-        /* the command name may hold spaces and parentheses: fields count
-         * from the last ')' */
-        const char *p = strrchr(buf, ')');
-        if (p &&
-            sscanf(p + 1,
-                   " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d %*d %llu %llu %lld",
-                   &utime, &stime, &start, &vsize, &rss) == 5)
-            have_stat = ticks > 0;
-    }
+    long page = sysconf(_SC_PAGESIZE);
+    hh_proc_info pi;
+    int have_stat = hh_proc_stat((long)getpid(), &pi) == 0;
     if (have_stat) {
         hh_prom_header(&o, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.");
         hh_prom_printf(&o, "process_cpu_seconds_total");
-        hh_prom_value(&o, (double)(utime + stime) / (double)ticks);
+        hh_prom_value(&o, pi.utime + pi.stime);
         hh_prom_header(&o, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
-        hh_prom_printf(&o, "process_virtual_memory_bytes %llu\n", vsize);
-        double bt = boot_time();
-        if (bt > 0) {
+        hh_prom_printf(&o, "process_virtual_memory_bytes %llu\n", pi.vsize);
+        if (pi.start > 0) {
             hh_prom_header(&o, "process_start_time_seconds", "gauge",
                            "Start time of the process since unix epoch in seconds.");
             hh_prom_printf(&o, "process_start_time_seconds");
-            hh_prom_value(&o, bt + (double)start / (double)ticks);
+            hh_prom_value(&o, pi.start);
         }
     }
     /* statm's resident count is the one the client libraries read */
     unsigned long long vm, res;
-    if ((f = fopen("/proc/self/statm", "re")) != NULL) {
+    FILE *f = fopen("/proc/self/statm", "re");
+    if (f) {
         if (fscanf(f, "%llu %llu", &vm, &res) == 2 && page > 0) {
             hh_prom_header(&o, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
             hh_prom_printf(&o, "process_resident_memory_bytes %llu\n", res * (unsigned long long)page);
@@ -311,7 +278,7 @@ char *hh_metrics_process_text(void) {
         fclose(f);
     } else if (have_stat && page > 0) {
         hh_prom_header(&o, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
-        hh_prom_printf(&o, "process_resident_memory_bytes %lld\n", rss * (long long)page);
+        hh_prom_printf(&o, "process_resident_memory_bytes %llu\n", pi.rss);
     }
     DIR *d = opendir("/proc/self/fd");
     if (d) {

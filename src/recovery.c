@@ -178,43 +178,6 @@ static int scan_lists(const hh_recovery_env *e, hh_conn *c, const char *only) {
     return total;
 }
 
-/* When process pid started, in seconds since the epoch (from its
- * starttime in /proc/<pid>/stat and the boot time in /proc/stat), and
- * whether it is a zombie. Returns 0, or -1 when /proc cannot tell. */
-static int proc_started(long pid, double *at, int *zombie) {
-    char path[64], buf[1024];
-    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-    FILE *f = fopen(path, "re");
-    if (!f) return -1;
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    /* the command name may hold spaces and ')': the fields start after the last ')' */
-    char *p = strrchr(buf, ')');
-    if (!p || p[1] != ' ' || !p[2]) return -1;
-    *zombie = p[2] == 'Z';
-    p += 2;
-    for (int field = 3; field < 22; field++) { /* starttime is field 22 */
-        p = strchr(p, ' ');
-        if (!p) return -1;
-        p++;
-    }
-    unsigned long long ticks = strtoull(p, NULL, 10);
-    long hz = sysconf(_SC_CLK_TCK);
-    f = fopen("/proc/stat", "re");
-    if (!f || hz <= 0) {
-        if (f) fclose(f);
-        return -1;
-    }
-    long long btime = -1;
-    while (fgets(buf, sizeof(buf), f))
-        if (sscanf(buf, "btime %lld", &btime) == 1) break;
-    fclose(f);
-    if (btime < 0) return -1;
-    *at = (double)btime + (double)ticks / (double)hz;
-    return 0;
-}
-
 /* Seconds a process's start (from /proc, whose boot time drifts with the
  * clock) may lie after the started_at it wrote and still be that process. */
 #define HH_START_SLACK 10.0
@@ -259,15 +222,14 @@ static int identity_in_use(const hh_recovery_env *e, hh_conn *c) {
     freeReplyObject(r);
     char why[160] = "";
     if (live && strcmp(host, e->hostname) == 0) {
-        double at = 0;
-        int zombie = 0;
+        hh_proc_info pi;
         if (pid <= 0) {
             snprintf(why, sizeof(why), "its hash names no pid");
         } else if (pid == (long)getpid() || (kill((pid_t)pid, 0) != 0 && errno == ESRCH)) {
             live = 0;
-        } else if (proc_started(pid, &at, &zombie) != 0) {
+        } else if (hh_proc_stat(pid, &pi) != 0 || pi.start <= 0) {
             snprintf(why, sizeof(why), "pid %ld on this host is alive", pid); /* /proc hidden: assume it */
-        } else if (zombie || (started > 0 && at > started + HH_START_SLACK)) {
+        } else if (pi.state == 'Z' || (started > 0 && pi.start > started + HH_START_SLACK)) {
             live = 0; /* exited, or the pid now names a later process */
         } else {
             snprintf(why, sizeof(why), "pid %ld on this host is alive", pid);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 
 #define HH_DEFAULT_URL "redis://127.0.0.1:6379/0"
@@ -348,8 +349,31 @@ static int reply_timed_out(const redisContext *ctx) {
          !strcmp(ctx->errstr, strerror(ETIMEDOUT)));
 }
 
+/* Why the last call on c got no reply, for c->last_error and the logs:
+ * hiredis' text, except for a timeout, which it words as EAGAIN's
+ * "Resource temporarily unavailable": that says how long was waited (the
+ * socket's receive timeout then: the command timeout, more for a blocking
+ * call, less near a deadline). Returns buf. */
+static const char *io_error(const hh_conn *c, char *buf, size_t len) {
+    if (!c->ctx || !c->ctx->errstr[0]) {
+        hh_strlcpy(buf, "connection lost", len);
+    } else if (reply_timed_out(c->ctx)) {
+        struct timeval tv = {0, 0};
+        socklen_t tl = sizeof(tv);
+        double s = c->cfg->command_timeout;
+        if (getsockopt(c->ctx->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &tl) == 0 && (tv.tv_sec || tv.tv_usec))
+            s = (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+        snprintf(buf, len, "Redis call timed out: no reply within %g s (Redis busy or paused?)",
+                 (double)(long long)(s * 100 + 0.5) / 100);
+    } else {
+        hh_strlcpy(buf, c->ctx->errstr, len);
+    }
+    return buf;
+}
+
 static int setup(hh_conn *c) {
     redisReply *r;
+    char why[200];
     c->version = 0;
     if (c->cfg->password) {
         /* binary-safe: a decoded password may hold any byte */
@@ -358,7 +382,8 @@ static int setup(hh_conn *c) {
         if (!c->cfg->user) argv[1] = argv[2], lens[1] = lens[2];
         r = hh_conn_rawargv(c, c->cfg->user ? 3 : 2, argv, lens);
         if (!r || r->type == REDIS_REPLY_ERROR) {
-            snprintf(c->last_error, sizeof(c->last_error), "AUTH failed: %s", r ? r->str : c->ctx->errstr);
+            snprintf(c->last_error, sizeof(c->last_error), "AUTH failed: %s",
+                     r ? r->str : io_error(c, why, sizeof(why)));
             int rc = r && refusal_is_permanent(r->str) ? -2 : -1;
             if (r) freeReplyObject(r);
             return rc;
@@ -368,7 +393,8 @@ static int setup(hh_conn *c) {
     if (c->cfg->db) {
         r = hh_conn_raw(c, "SELECT %d", c->cfg->db);
         if (!r || r->type == REDIS_REPLY_ERROR) {
-            snprintf(c->last_error, sizeof(c->last_error), "SELECT failed: %s", r ? r->str : c->ctx->errstr);
+            snprintf(c->last_error, sizeof(c->last_error), "SELECT failed: %s",
+                     r ? r->str : io_error(c, why, sizeof(why)));
             int rc = r && refusal_is_permanent(r->str) ? -2 : -1;
             if (r) freeReplyObject(r);
             return rc;
@@ -377,7 +403,8 @@ static int setup(hh_conn *c) {
     }
     r = hh_conn_raw(c, "INFO server");
     if (!r || r->type != REDIS_REPLY_STRING) {
-        snprintf(c->last_error, sizeof(c->last_error), "INFO failed: %s", r && r->str ? r->str : c->ctx->errstr);
+        snprintf(c->last_error, sizeof(c->last_error), "INFO failed: %s",
+                 r && r->str ? r->str : io_error(c, why, sizeof(why)));
         int rc = r && r->type == REDIS_REPLY_ERROR && auth_refusal(r->str) ? -2 : -1;
         if (r) freeReplyObject(r);
         return rc;
@@ -396,7 +423,7 @@ static int setup(hh_conn *c) {
         if (!master) {
             snprintf(c->last_error, sizeof(c->last_error), "ROLE of %.100s: %.100s; asking the sentinels again",
                      c->master_addr,
-                     !r                                 ? c->ctx->errstr
+                     !r                                 ? io_error(c, why, sizeof(why))
                          : r->type == REDIS_REPLY_ERROR ? r->str
                          : r->type == REDIS_REPLY_ARRAY && r->elements && r->element[0]->type == REDIS_REPLY_STRING
                          ? r->element[0]->str
@@ -480,14 +507,11 @@ int hh_conn_ready(hh_conn *c) {
         rc = setup(c);
         ok = rc == 0;
     }
-    if (!ok && opened && rc == -1 && c->ctx && c->version == 0 && reply_timed_out(c->ctx)) {
-        /* No reply in time is a busy or paused server, not a TLS port: a
-         * TLS server closes the connection (EOF) or resets it at once. */
-        size_t n = strlen(c->last_error);
-        snprintf(c->last_error + n, sizeof(c->last_error) - n, ": no reply within %g s (Redis busy or paused?)",
-                 c->cfg->command_timeout);
-    } else if (!ok && opened && !c->cfg->tls && !c->cfg->unix_path && rc == -1 && c->ctx &&
-               (c->ctx->err == REDIS_ERR_EOF || c->ctx->err == REDIS_ERR_IO) && c->version == 0) {
+    /* No reply in time (setup said so) is a busy or paused server, not a
+     * TLS port: a TLS server closes the connection (EOF) or resets it at
+     * once. */
+    if (!ok && opened && !c->cfg->tls && !c->cfg->unix_path && rc == -1 && c->ctx && !reply_timed_out(c->ctx) &&
+        (c->ctx->err == REDIS_ERR_EOF || c->ctx->err == REDIS_ERR_IO) && c->version == 0) {
         /* A TLS server drops a client that speaks plain text on its first
          * command, where a plain one would at least have answered. */
         size_t n = strlen(c->last_error);
@@ -624,7 +648,7 @@ static redisReply *finish(hh_conn *c, redisReply *r) {
     char why[256];
     if (c->ctx) trim_reader(c->ctx);
     if (!r) {
-        hh_conn_fail(c, c->ctx && c->ctx->errstr[0] ? c->ctx->errstr : "connection lost");
+        hh_conn_fail(c, io_error(c, why, sizeof(why)));
         return NULL;
     }
     if (conn_level(r, why, sizeof(why))) {
@@ -653,7 +677,9 @@ redisReply *hh_conn_cmdargv(hh_conn *c, int argc, const char **argv, const size_
 redisReply *hh_conn_cmdargv_blocking(hh_conn *c, double block_s, int argc, const char **argv, const size_t *lens) {
     if (hh_conn_ready(c) != 0 || arm(c) != 0) return NULL;
     redisSetTimeout(c->ctx, hh_timeval(hh_conn_time_left(c, block_s + c->cfg->command_timeout)));
+    atomic_store(&c->blocking, 1);
     redisReply *r = finish(c, command_argv(c, argc, argv, lens));
+    atomic_store(&c->blocking, 0);
     if (c->ctx) redisSetTimeout(c->ctx, hh_timeval(c->cfg->command_timeout));
     return r;
 }
@@ -716,7 +742,7 @@ redisReply **hh_pipe_exec(hh_pipe *p) {
         }
         if (hh_conn_get_reply(p->c, &r) != REDIS_OK || !r) {
             hh_replies_free(out, i);
-            hh_conn_fail(p->c, p->c->ctx && p->c->ctx->errstr[0] ? p->c->ctx->errstr : "connection lost");
+            hh_conn_fail(p->c, io_error(p->c, why, sizeof(why)));
             return NULL;
         }
         out[i] = r;

@@ -414,3 +414,52 @@ int hh_join_by(pthread_t t, double deadline) {
     pthread_detach(t);
     return 0;
 }
+
+int hh_proc_stat_parse(const char *text, long hz, double btime, long page, hh_proc_info *out) {
+    unsigned long long utime, stime, start, vsize;
+    long long rss;
+    char state;
+    memset(out, 0, sizeof(*out));
+    const char *p = strrchr(text, ')');
+    if (!p || hz <= 0) return -1;
+    /* fields 3 (state) to 24 (rss), see proc(5) */
+    if (sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d %*d %llu %llu %lld",
+               &state, &utime, &stime, &start, &vsize, &rss) != 6)
+        return -1;
+    out->state = state;
+    out->utime = (double)utime / (double)hz;
+    out->stime = (double)stime / (double)hz;
+    out->start = btime > 0 ? btime + (double)start / (double)hz : 0;
+    out->vsize = vsize;
+    out->rss = rss > 0 && page > 0 ? (unsigned long long)rss * (unsigned long long)page : 0;
+    return 0;
+}
+
+/* When the machine booted, epoch seconds; 0 unknown. */
+static double boot_time(void) {
+    FILE *f = fopen("/proc/stat", "re");
+    char line[256];
+    double bt = 0;
+    if (!f) return 0;
+    while (fgets(line, sizeof(line), f)) {
+        unsigned long long v;
+        if (sscanf(line, "btime %llu", &v) == 1) {
+            bt = (double)v;
+            break;
+        }
+    }
+    fclose(f);
+    return bt;
+}
+
+int hh_proc_stat(long pid, hh_proc_info *out) {
+    char path[64], buf[2048];
+    memset(out, 0, sizeof(*out));
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "re");
+    if (!f) return -1;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return hh_proc_stat_parse(buf, sysconf(_SC_CLK_TCK), boot_time(), sysconf(_SC_PAGESIZE), out);
+}

@@ -104,4 +104,24 @@ int hh_needs_escape(const char *s, size_t len);
  * detaches it then: returns 1 joined, 0 left running (detached). */
 int hh_join_by(pthread_t t, double deadline);
 
+/* What Linux's /proc/<pid>/stat (with the boot time in /proc/stat) tells
+ * of a process: the recovery's liveness check of an identity and the
+ * process_* metrics both read it. */
+typedef struct hh_proc_info {
+    char state;               /* R, S, D, Z (zombie), T... */
+    double utime, stime;      /* CPU seconds in user and in kernel mode */
+    double start;             /* start, epoch seconds; 0 when the boot time is unknown */
+    unsigned long long vsize; /* virtual memory, bytes */
+    unsigned long long rss;   /* resident memory, bytes; 0 when the page size is unknown */
+} hh_proc_info;
+/* Reads process pid. Returns 0, or -1 when it does not exist (or /proc is
+ * not there) or its stat file cannot be parsed. */
+int hh_proc_stat(long pid, hh_proc_info *out);
+/* The parser under hh_proc_stat(), apart so it can be tested: text is a
+ * stat file's content, hz the clock ticks per second, btime the boot time
+ * in epoch seconds (0 unknown), page the page size in bytes (0 unknown).
+ * The command name may hold spaces and ')': fields count from the last
+ * ')'. Returns 0, or -1 when text is not a stat line or hz <= 0. */
+int hh_proc_stat_parse(const char *text, long hz, double btime, long page, hh_proc_info *out);
+
 #endif

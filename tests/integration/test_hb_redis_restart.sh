@@ -10,7 +10,8 @@
 #  0. (start-up rule) a worker whose Redis is unreachable from the start: /healthz is 200 until
 #     the max age has passed since start, then 503; the process stays up.
 #  3. After that reconnect, `kill -STOP` Redis for ~16 s: the heartbeat call times out on the new
-#     connection (heartbeat_last_error set, the process stays up), /healthz turns 503; after
+#     connection (heartbeat_last_error set, saying it timed out after 5 s, and so does the log;
+#     the process stays up), /healthz turns 503; after
 #     `kill -CONT` heartbeats resume and /healthz is 200 again.
 . "$(dirname "$0")/../lib/harness.sh"
 . "$(dirname "$0")/../lib/heartbeat_helpers.sh"
@@ -102,10 +103,16 @@ t_stop=$SECONDS
 # a beat starts within BEAT s and its PING must time out (command timeout 5 s): error within ~12 s
 wait_until $((BEAT + 5 + 4)) '[ -n "$(hstat heartbeat_last_error)" ]' \
     || { trap_cont; fail "no heartbeat error $((BEAT + 5 + 4)) s into the freeze: the heartbeat call hangs (timeouts not re-applied after the reconnect?)"; }
-hh_log "heartbeat error after $((SECONDS - t_stop)) s of freeze: $(hstat heartbeat_last_error)"
+hb_err="$(hstat heartbeat_last_error)"
+hh_log "heartbeat error after $((SECONDS - t_stop)) s of freeze: $hb_err"
 wait_until $((MAXAGE + 2)) '[ "$(code /healthz)" = 503 ]' || { trap_cont; fail "/healthz not 503 during the freeze"; }
 assert_alive "$WORKER_PID" "worker exited during the freeze"
 kill -CONT "$REDIS_PID"; frozen=0
+# a timeout is said as one, with the time waited, not as hiredis' EAGAIN text
+assert_contains "$hb_err" "timed out: no reply within 5 s" "heartbeat_last_error during the freeze"
+assert_not_contains "$hb_err" "temporarily unavailable" "heartbeat_last_error during the freeze"
+assert_contains "$(grep 'heartbeat: ' "$WORKER_LOG")" "timed out: no reply within 5 s" "the heartbeat's log line during the freeze"
+assert_not_contains "$(cat "$WORKER_LOG")" "temporarily unavailable" "the worker log"
 must_wait $((BEAT + 5 + 4)) '[ "$(code /healthz)" = 200 ]' "/healthz not 200 again after kill -CONT"
 must_wait $((BEAT + 2)) '[ -z "$(hstat heartbeat_last_error)" ]' "heartbeat_last_error not cleared after recovery"
 hb_wait_next_beat "$id" $((BEAT + 2))

@@ -2,7 +2,9 @@
 # Queue names as Sidekiq's clients write them: -q (push and work) takes names up to 1024 bytes
 # (a worker fetches from such a queue) and refuses a longer one with status 2 and the limit;
 # `queues list` prints control characters escaped (\x1b, \n, a backslash as \\) and
-# `queues show` / `queues clear` take the name in that same escaped form.
+# `queues show` / `queues clear` take the name in that same escaped form. The empty name (a job
+# whose "queue" is "" lands in `queue:`): list shows it as '', `queues show ''` and
+# `queues clear ''` reach it; `work -q ''` stays refused.
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
 hh_redis_start
@@ -56,4 +58,27 @@ assert_eq "$HH_RC" 0 "queues clear with the escaped name (stderr: $HH_ERR)"
 assert_eq "$(R exists "queue:$esc")" 0 "the queue with ESC in its name is gone"
 assert_eq "$(R sismember queues "$esc")" 0 "and out of the queues set"
 assert_eq "$(R exists "queue:$nl")" 1 "the other queues stay"
+
+# --- the empty name: `queue:`, reached by show and clear as ''
+ejid="$(hh_jid)"
+printf '{"retry":true,"queue":"","class":"K","args":[],"jid":"%s","enqueued_at":%s}' "$ejid" "$(hh_now)" |
+    R -x lpush "queue:" >/dev/null
+R sadd queues "" >/dev/null
+hh_cli queues list
+assert_eq "$HH_RC" 0 "queues list with the empty-named queue (stderr: $HH_ERR)"
+assert_contains "$HH_OUT" "''  " "queues list shows the empty name as ''"
+hh_cli queues show ''
+assert_eq "$HH_RC" 0 "queues show '' (stderr: $HH_ERR)"
+assert_contains "$HH_OUT" "queue '': 1 jobs" "queues show '' finds the job in queue:"
+hh_cli queues show '' --json
+assert_eq "$(jq -r '.jobs[0].jid' <<<"$HH_OUT")" "$ejid" "queues show '' --json names its job"
+hh_cli queues clear '' --yes
+assert_eq "$HH_RC" 0 "queues clear '' (stderr: $HH_ERR)"
+assert_contains "$HH_OUT" "(1 jobs)" "queues clear '' says what it removed"
+assert_eq "$(R exists "queue:")" 0 "queue: is gone"
+assert_eq "$(R sismember queues "")" 0 "and the empty name is out of the queues set"
+assert_eq "$(R exists "queue:$nl")" 1 "the other queues stay"
+hh_cli work -q '' --exec "K=$HH_HANDLERS/record.sh" -r "$REDIS_URL"
+assert_eq "$HH_RC" 2 "work -q '' stays refused"
+assert_contains "$HH_ERR" "empty" "and says the name is empty"
 pass

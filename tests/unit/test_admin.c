@@ -2,7 +2,8 @@
  * answers HH_ERR_INVALID and writes nothing; a jid nowhere is
  * HH_ERR_NOTFOUND; an entry that is not a job is refused for a push and
  * stays where it was; namespaces are applied; the filter and the limit;
- * the move of one entry happens once. Against a private redis-server. */
+ * the move of one entry happens once; the queue with the empty name is
+ * shown and cleared. Against a private redis-server. */
 #include "unit_helpers.h"
 
 #include <math.h>
@@ -70,13 +71,11 @@ static void test_argument_checks(void **s) {
     assert_int_equal(hh_jobset_clear(NULL, HH_JOBSET_RETRY, NULL), HH_ERR_INVALID);
     assert_int_equal(hh_jobset_clear(c, (hh_jobset)3, NULL), HH_ERR_INVALID);
     assert_int_equal(hh_queues_list(c, NULL), HH_ERR_INVALID);
-    assert_int_equal(hh_queue_show(c, "", 10, &out), HH_ERR_INVALID);
     char longq[HH_NAME_QUEUE_MAX + 2]; /* existing queues may hold '|' or a newline, not be this long */
     memset(longq, 'q', sizeof(longq) - 1);
     longq[sizeof(longq) - 1] = '\0';
     assert_int_equal(hh_queue_show(c, longq, 10, &out), HH_ERR_INVALID);
     assert_int_equal(hh_queue_show(c, NULL, 10, &out), HH_ERR_INVALID);
-    assert_int_equal(hh_queue_clear(c, "", NULL), HH_ERR_INVALID);
     assert_int_equal(hh_queue_clear(c, longq, NULL), HH_ERR_INVALID);
     assert_int_equal(hh_busy(NULL, &out), HH_ERR_INVALID);
     assert_int_equal(hh_busy(c, NULL), HH_ERR_INVALID);
@@ -178,6 +177,18 @@ static void test_namespace_filter_limit(void **s) {
     assert_int_equal(removed, 1);
     assert_int_equal(uh_int(&srv, "EXISTS ns:queue:default"), 0);
     assert_int_equal(uh_int(&srv, "SISMEMBER ns:queues default"), 0);
+    /* the queue with the empty name (a job whose "queue" is ""): `queue:` */
+    freeReplyObject(uh_cmd(&srv, "LPUSH ns:queue: %s", "{\"queue\":\"\",\"class\":\"K\",\"args\":[],\"jid\":\"e1\"}"));
+    freeReplyObject(uh_cmd(&srv, "SADD ns:queues %s", ""));
+    char *out = NULL;
+    assert_int_equal(hh_queue_show(c, "", 10, &out), HH_OK);
+    assert_non_null(strstr(out, "\"size\":1"));
+    assert_non_null(strstr(out, "\"jid\":\"e1\""));
+    free(out);
+    assert_int_equal(hh_queue_clear(c, "", &removed), HH_OK);
+    assert_int_equal(removed, 1);
+    assert_int_equal(uh_int(&srv, "EXISTS ns:queue:"), 0);
+    assert_int_equal(uh_int(&srv, "SISMEMBER ns:queues %s", ""), 0);
     hh_client_free(c);
 }
 

@@ -1,6 +1,7 @@
 /* test_util.c -- src/util.c: control characters escaped in every log
  * message (a payload's class, jid or error text cannot forge log lines),
- * at the one place every message passes. */
+ * at the one place every message passes; the /proc/<pid>/stat reader
+ * behind the identity's liveness check and the process_* metrics. */
 #include "unit_helpers.h"
 
 #include "util.h"
@@ -93,11 +94,59 @@ static void test_log_line_long_payload(void **s) {
     long_last = NULL;
 }
 
+/* a command name may hold spaces and ") (": the fields count from the
+ * last ')' (proc(5) field numbers in the comments) */
+static void test_proc_stat_parse(void **s) {
+    (void)s;
+    hh_proc_info pi;
+    const char *line = "4242 (a) (b c) d)) Z 1 4242 4242 0 -1 4194560 100 0 0 0"
+                       " 250 150 0 0 20 0 1 0" /* utime 14, stime 15 ... itrealvalue 21 */
+                       " 12345 104857600 2560" /* starttime 22, vsize 23, rss 24 */
+                       " 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
+    assert_int_equal(hh_proc_stat_parse(line, 100, 1700000000.0, 4096, &pi), 0);
+    assert_int_equal(pi.state, 'Z');
+    UH_ASSERT_DBL_IN(pi.utime, 2.4999, 2.5001);
+    UH_ASSERT_DBL_IN(pi.stime, 1.4999, 1.5001);
+    UH_ASSERT_DBL_IN(pi.start, 1700000123.449, 1700000123.451);
+    assert_true(pi.vsize == 104857600ULL);
+    assert_true(pi.rss == 2560ULL * 4096ULL);
+    /* boot time or page size unknown: those fields 0, the rest still read */
+    assert_int_equal(hh_proc_stat_parse(line, 100, 0, 0, &pi), 0);
+    assert_true(pi.start == 0 && pi.rss == 0 && pi.vsize == 104857600ULL);
+    assert_int_equal(pi.state, 'Z');
+    /* not a stat line: refused, nothing left filled */
+    assert_int_equal(hh_proc_stat_parse(line, 0, 1700000000.0, 4096, &pi), -1);
+    assert_int_equal(hh_proc_stat_parse("4242 (a) (b c) d)) Z 1 4242", 100, 1.0, 4096, &pi), -1);
+    assert_int_equal(pi.state, 0);
+    assert_int_equal(hh_proc_stat_parse("4242 a S 1 4242 4242 0 -1 4194560", 100, 1.0, 4096, &pi), -1);
+    assert_int_equal(hh_proc_stat_parse("", 100, 1.0, 4096, &pi), -1);
+}
+
+static void test_proc_stat_self(void **s) {
+    (void)s;
+    hh_proc_info pi;
+    double before = hh_now();
+    assert_int_equal(hh_proc_stat((long)getpid(), &pi), 0);
+    /* reading its own stat the process runs (S if preempted at that instant) */
+    assert_true(pi.state == 'R' || pi.state == 'S');
+    /* /proc's boot time is whole seconds and follows clock adjustments: a
+     * second of slack above now */
+    UH_ASSERT_DBL_IN(pi.start, before - 3600, hh_now() + 1);
+    assert_true(pi.vsize > 0);
+    assert_true(pi.rss > 0);
+    assert_true(pi.utime >= 0 && pi.stime >= 0);
+    /* no such process: pids stop at pid_max, 4194304 at most */
+    assert_int_equal(hh_proc_stat(2147483647L, &pi), -1);
+    assert_int_equal(hh_proc_stat(-1, &pi), -1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_escape_ctl),
         cmocka_unit_test(test_log_messages_escaped),
         cmocka_unit_test(test_log_line_long_payload),
+        cmocka_unit_test(test_proc_stat_parse),
+        cmocka_unit_test(test_proc_stat_self),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
