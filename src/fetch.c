@@ -1066,6 +1066,18 @@ void hh_fetch_ran(hh_processor *p, double seconds) {
     t->ran++;
 }
 
+/* The batch sizes, after the jobs this thread ran since its last fetch
+ * (want_locked). Call with f->mu. */
+static void adapt_locked(hh_fetcher *f, fetch_thread *t) {
+    if (t->ran && t->spent < 0.001 * t->ran) {
+        f->batch = f->batch * 2 > HH_FETCH_BATCH_MAX ? HH_FETCH_BATCH_MAX : f->batch * 2;
+        t->batch = t->batch * 2 > HH_FETCH_BATCH_MAX ? HH_FETCH_BATCH_MAX : t->batch * 2;
+    } else if (t->ran) {
+        f->batch = 1, t->batch = 1;
+    }
+    t->spent = 0, t->ran = 0;
+}
+
 /* How many jobs this thread asks for: the batch, shared by the threads
  * (doubled by each fetch of a thread whose jobs since its last fetch took
  * under 1 ms each, back to 1 after slower ones: with hundreds of threads
@@ -1078,17 +1090,12 @@ void hh_fetch_ran(hh_processor *p, double seconds) {
  * Redis moved them (a queue's order holds), and the buffer (with it the
  * in-progress list) holds the idle threads' jobs and one batch at most,
  * not a batch per thread. 0: this thread waits for the buffer or the fetch
- * in flight. Once the queues run dry, every idle thread fetches (and
- * waits) on its own. Call with f->mu. */
+ * in flight (or prefetch() brings the next batch before the buffer runs
+ * out). Once the queues run dry, every idle thread fetches (and waits) on
+ * its own. Call with f->mu. */
 static size_t want_locked(hh_processor *p, fetch_thread *t) {
     hh_fetcher *f = p->fetch->fetcher;
-    if (t->ran && t->spent < 0.001 * t->ran) {
-        f->batch = f->batch * 2 > HH_FETCH_BATCH_MAX ? HH_FETCH_BATCH_MAX : f->batch * 2;
-        t->batch = t->batch * 2 > HH_FETCH_BATCH_MAX ? HH_FETCH_BATCH_MAX : t->batch * 2;
-    } else if (t->ran) {
-        f->batch = 1, t->batch = 1;
-    }
-    t->spent = 0, t->ran = 0;
+    adapt_locked(f, t);
     size_t covered = f->promised + f->npending;
     /* While the queues run dry every idle thread goes its own way to the
      * idle wait (pickup.h, or one blocking move per queue). */
@@ -1108,13 +1115,59 @@ static size_t want_locked(hh_processor *p, fetch_thread *t) {
     return want ? want : 1;
 }
 
+/* Fast jobs flowing (reliable fetch): the thread that takes a job and
+ * leaves half a batch or less in the buffer fetches the next batch before
+ * it runs its own job, so the others run the rest of the buffer meanwhile
+ * instead of all waiting out the round trip once it is empty. Still one
+ * fetch in flight at a time (the buffer keeps fetch order), and the buffer
+ * holds a batch and a half at most. The batch goes into the buffer whole;
+ * a fetch that finds every queue empty starts the dry spell as a regular
+ * one does; an error is left to the next regular fetch, which backs off
+ * (this thread holds a job and does not wait). */
+static void prefetch(hh_processor *p, size_t want) {
+    const hh_fetch_env *m = p->fetch;
+    hh_fetcher *f = m->fetcher;
+    fetch_thread *t = thread_of(p);
+    t->per_job = 0;
+    bad_recheck(p);
+    int got = fetch_batch(p, t->held, want, 0);
+    for (int i = 0; i < got; i++) atomic_fetch_add(&m->fetched[t->held[i].queue], 1);
+    pthread_mutex_lock(&f->mu);
+    f->promised -= want;
+    size_t taken = got > 0 ? pending_push_locked(f, t->held, (size_t)got) : 0;
+    fetch_thread *next = NULL;
+    if (got == 0 && !atomic_load(&f->dry)) {
+        atomic_store(&f->dry, 1);
+        wake_all_locked(f);
+    } else if (got > 0) {
+        next = pop_sleeper_locked(f);
+    }
+    pthread_mutex_unlock(&f->mu);
+    if (next) pthread_cond_signal(&next->wake);
+    /* cannot happen (want never exceeds the buffer's room), but never lose a job */
+    for (size_t i = taken; got > 0 && i < (size_t)got; i++) {
+        hh_fetch_push_back(m, &p->conn, &t->held[i]);
+        hh_lease_release(m->lease, &t->held[i].lease);
+        free(t->held[i].payload);
+    }
+}
+
 int hh_fetch_next(hh_processor *p, hh_fetched *out) {
     const hh_fetch_env *m = p->fetch;
     hh_fetcher *f = m->fetcher;
     fetch_thread *t = thread_of(p);
     pthread_mutex_lock(&f->mu);
     if (pending_pop_locked(f, out)) {
+        size_t ahead = 0;
+        if (!f->promised && !atomic_load(&f->dry) && f->npending <= (size_t)f->batch / 2 &&
+            m->opts.fetch != HH_FETCH_BASIC && !atomic_load(m->quiet)) {
+            adapt_locked(f, t); /* this thread fetches: the batch size follows its jobs' speed */
+            ahead = f->batch > 1 ? (size_t)f->batch : 0;
+            if (ahead > f->cap - f->npending) ahead = f->cap - f->npending;
+            f->promised += ahead;
+        }
         pthread_mutex_unlock(&f->mu);
+        if (ahead) prefetch(p, ahead);
         return 1;
     }
     f->idle++;
