@@ -58,6 +58,8 @@ shapes=(
     "1q c=10 basic|-q 1 -c 10 --basic"
     "1q c=100 basic|-q 1 -c 100 --basic"
     "100q strict c=10 basic|-q 100 -c 10 --basic"
+    "1q c=100 1ms jobs|-q 1 -c 100 --sleep-us 1000"
+    "10q weighted c=100 1ms jobs|-q 10 -c 100 --weighted --sleep-us 1000"
 )
 printf '%-26s %9s %10s %11s %9s %9s %s\n' shape jobs/s redis_us/j worker_us/j cmds/job rss_MiB ok
 status=0
