@@ -1115,6 +1115,17 @@ static size_t want_locked(hh_processor *p, fetch_thread *t) {
     return want ? want : 1;
 }
 
+/* Jobs fetched that did not fit into the buffer (cannot happen: a fetch
+ * never asks for more than its room), pushed back rather than lost. */
+static void unbuffered(hh_processor *p, hh_fetched *jobs, size_t from, size_t to) {
+    const hh_fetch_env *m = p->fetch;
+    for (size_t i = from; i < to; i++) {
+        hh_fetch_push_back(m, &p->conn, &jobs[i]);
+        hh_lease_release(m->lease, &jobs[i].lease);
+        free(jobs[i].payload);
+    }
+}
+
 /* Fast jobs flowing (reliable fetch): the thread that takes a job and
  * leaves half a batch or less in the buffer fetches the next batch before
  * it runs its own job, so the others run the rest of the buffer meanwhile
@@ -1144,12 +1155,7 @@ static void prefetch(hh_processor *p, size_t want) {
     }
     pthread_mutex_unlock(&f->mu);
     if (next) pthread_cond_signal(&next->wake);
-    /* cannot happen (want never exceeds the buffer's room), but never lose a job */
-    for (size_t i = taken; got > 0 && i < (size_t)got; i++) {
-        hh_fetch_push_back(m, &p->conn, &t->held[i]);
-        hh_lease_release(m->lease, &t->held[i].lease);
-        free(t->held[i].payload);
-    }
+    if (got > 0) unbuffered(p, t->held, taken, (size_t)got);
 }
 
 int hh_fetch_next(hh_processor *p, hh_fetched *out) {
@@ -1222,12 +1228,7 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out) {
     pthread_mutex_unlock(&f->mu);
     for (size_t i = 0; i < nwake; i++)
         if (wake[i]) pthread_cond_signal(&wake[i]->wake);
-    /* cannot happen (want_locked), but never lose a job */
-    for (size_t i = 1 + taken; i <= rest; i++) {
-        hh_fetch_push_back(m, &p->conn, &t->held[i]);
-        hh_lease_release(m->lease, &t->held[i].lease);
-        free(t->held[i].payload);
-    }
+    unbuffered(p, t->held, 1 + taken, 1 + rest);
     if (got <= 0) return got;
     *out = t->held[0];
     return 1;
