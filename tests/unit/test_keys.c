@@ -199,8 +199,8 @@ static void test_scan_pattern_escapes_glob(void **s) {
 static void refused(hh_name_kind kind, const char *name, const char *needle) {
     char why[512] = "";
     if (hh_name_check(kind, name, why, sizeof(why)) != HH_ERR_INVALID)
-        fail_msg("kind %d name \"%s\" was accepted", (int)kind, name);
-    if (!strstr(why, needle)) fail_msg("\"%s\": reason \"%s\" lacks \"%s\"", name, why, needle);
+        fail_msg("kind %d name \"%s\" was accepted", (int)kind, name ? name : "(null)");
+    if (!strstr(why, needle)) fail_msg("\"%s\": reason \"%s\" lacks \"%s\"", name ? name : "(null)", why, needle);
 }
 
 static void accepted(hh_name_kind kind, const char *name) {
