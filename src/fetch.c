@@ -1330,11 +1330,12 @@ int hh_fetch_pending_drop(const hh_fetch_env *m, const char *payload, uint64_t l
 
 void hh_fetch_ack_append(const hh_fetch_env *m, hh_pipe *pipe, const hh_job *job) {
     if (m->opts.fetch == HH_FETCH_BASIC) return;
-    sds k = hh_key_inprogress(m->keys, m->identity, job->queue);
+    int known = job->queue_index >= 0 && (size_t)job->queue_index < m->nqueues;
+    sds k = known ? m->inprog_keys[job->queue_index] : hh_key_inprogress(m->keys, m->identity, job->queue);
     const char *argv[4] = {"LREM", k, "-1", job->payload};
     size_t lens[4] = {4, sdslen(k), 2, job->len}; /* argv: a big payload is held once (redis.c) */
     hh_pipe_addargv(pipe, 4, argv, lens);
-    sdsfree(k);
+    if (!known) sdsfree(k);
 }
 
 int hh_fetch_requeue(const hh_fetch_env *m, hh_conn *c, const char *queue, const char *payload, size_t len) {

@@ -66,6 +66,7 @@ hh_job *hh_job_adopt(char *payload, size_t len, const char *queue, char *why, si
     job->len = len;
     job->queue = strdup(queue ? queue : "default");
     job->retry_count = -1;
+    job->queue_index = -1;
     job->jid = "";
     if (!job->payload || !job->queue) {
         hh_job_free(job);

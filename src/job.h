@@ -20,6 +20,9 @@ struct hh_job {
     size_t klass_len;  /* its length: a class may hold "\u0000" */
     const char *jid;   /* into item, "" when absent */
     char *queue;       /* queue it was fetched from, without "queue:" */
+    long queue_index;  /* that queue among the manager's (fetch.h), -1 when
+                          * not fetched by one: acks find its in-progress
+                          * list without building the key per job */
     char *args_json;   /* lazily dumped "args" */
     int retry_count;   /* -1 when absent */
     int lossy;         /* holds integers beyond 64 bits: item was parsed

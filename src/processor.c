@@ -177,6 +177,7 @@ static double run_job(hh_processor *p, hh_fetched *f) {
         return 0;
     }
     job->lease = f->lease;
+    job->queue_index = (long)f->queue;
     f->lease = 0;
     if (!job->item) {
         bury_malformed(p, job, f->queue, why);
