@@ -1127,11 +1127,13 @@ static void unbuffered(hh_processor *p, hh_fetched *jobs, size_t from, size_t to
 }
 
 /* Fast jobs flowing (reliable fetch): the thread that takes a job and
- * leaves half a batch or less in the buffer fetches the next batch before
+ * leaves a batch or less in the buffer fetches the next batch before
  * it runs its own job, so the others run the rest of the buffer meanwhile
- * instead of all waiting out the round trip once it is empty. Still one
- * fetch in flight at a time (the buffer keeps fetch order), and the buffer
- * holds a batch and a half at most. The batch goes into the buffer whole;
+ * instead of all waiting out the round trip once it is empty. A whole
+ * batch ahead, not half: the round trip includes Redis moving the batch
+ * (a few µs a job), and threads ran half a batch dry before it came back.
+ * Still one fetch in flight at a time (the buffer keeps fetch order), and
+ * the buffer holds two batches at most. The batch goes into the buffer whole;
  * a fetch that finds every queue empty starts the dry spell as a regular
  * one does; an error is left to the next regular fetch, which backs off
  * (this thread holds a job and does not wait). */
@@ -1165,7 +1167,7 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out) {
     pthread_mutex_lock(&f->mu);
     if (pending_pop_locked(f, out)) {
         size_t ahead = 0;
-        if (!f->promised && !atomic_load(&f->dry) && f->npending <= (size_t)f->batch / 2 &&
+        if (!f->promised && !atomic_load(&f->dry) && f->npending <= (size_t)f->batch &&
             m->opts.fetch != HH_FETCH_BASIC && !atomic_load(m->quiet)) {
             adapt_locked(f, t); /* this thread fetches: the batch size follows its jobs' speed */
             ahead = f->batch > 1 ? (size_t)f->batch : 0;

@@ -17,7 +17,7 @@
 #include "util.h"
 #include "worker.h"
 
-#define HH_FETCH_BATCH_MAX 64 /* jobs one thread may take per fetch (fast jobs only) */
+#define HH_FETCH_BATCH_MAX 96 /* jobs one thread may take per fetch (fast jobs only) */
 /* Idle threads wait for pickup.c's wake-up. Without one (no CLIENT
  * TRACKING), idle reliable fetchers block on one queue each for
  * HH_FETCH_BLOCK_SECONDS; idle threads beyond one waiter per queue sleep in
