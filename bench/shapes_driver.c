@@ -84,6 +84,7 @@ static int worker(const opts *o, int idx) {
     mo.concurrency = o->conc;
     mo.fetch = o->basic ? HH_FETCH_BASIC : HH_FETCH_RELIABLE;
     mo.log = quiet_log;
+    mo.log_level = HH_LOG_WARN; /* as make bench runs every system: no per-job lines */
     mo.heartbeat_interval = 1;
     int err = 0;
     hh_manager *m = hh_manager_new(&mo, &err);
