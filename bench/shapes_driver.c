@@ -1,7 +1,7 @@
 /* shapes_driver.c -- one hiredhand drain run in one shape, for bench/shapes.sh.
  *
  *   shapes_driver -u URL -n JOBS -q QUEUES -c CONCURRENCY -p PROCESSES
- *                 [--weighted] [--basic] [--timeout S] [--sleep-us US]
+ *                 [--weighted] [--basic] [--timeout S] [--sleep-us US] [--check-once]
  *
  * Loads JOBS no-op jobs round robin into QUEUES queues (q1..qN) under
  * aside keys, forks PROCESSES workers (each one hh_manager, strict or
@@ -13,6 +13,9 @@
  * RSS (VmHWM). Checks that exactly JOBS jobs ran and every queue and
  * in-progress list is empty afterwards. --sleep-us makes each job sleep
  * (a job waiting on I/O: the shape where every thread must be busy).
+ * --check-once marks each job's index (its args) and checks that every
+ * job ran exactly once, not only how many ran (for fault tests: a job run
+ * twice and one lost would cancel out in the count).
  *
  * Prints one line: key=value pairs. Exit 0, 1 on a failed check, 2 on a
  * usage or setup error. Self-contained: built by bench/shapes.sh with cc
@@ -46,11 +49,18 @@ typedef struct shared {
 } shared;
 
 static shared *sh;
+static atomic_uchar *seen; /* --check-once: runs per job index, shared */
+static long seen_n;
 static long sleep_us;
 
 static int noop(hh_job *job, void *udata) {
     (void)job, (void)udata;
     if (sleep_us > 0) sleep_s((double)sleep_us / 1e6);
+    if (seen) {
+        const char *a = hh_job_args(job); /* "[i]" */
+        long i = a && a[0] == '[' ? atol(a + 1) : -1;
+        if (i >= 0 && i < seen_n && atomic_load(&seen[i]) < 255) atomic_fetch_add(&seen[i], 1);
+    }
     atomic_fetch_add(&sh->processed, 1);
     return 0;
 }
@@ -162,12 +172,11 @@ static int load(redisContext *c, const opts *o) {
 
 int main(int argc, char **argv) {
     opts o = {NULL, 100000, 1, 10, 1, 0, 0, 300};
-    static const struct option lo[] = {{"weighted", no_argument, NULL, 'w'},
-                                       {"basic", no_argument, NULL, 'B'},
-                                       {"timeout", required_argument, NULL, 'T'},
-                                       {"sleep-us", required_argument, NULL, 'S'},
-                                       {NULL, 0, NULL, 0}};
-    int ch;
+    static const struct option lo[] = {
+        {"weighted", no_argument, NULL, 'w'},      {"basic", no_argument, NULL, 'B'},
+        {"timeout", required_argument, NULL, 'T'}, {"sleep-us", required_argument, NULL, 'S'},
+        {"check-once", no_argument, NULL, 'O'},    {NULL, 0, NULL, 0}};
+    int ch, check_once = 0;
     while ((ch = getopt_long(argc, argv, "u:n:q:c:p:", lo, NULL)) != -1) {
         switch (ch) {
         case 'u': o.url = optarg; break;
@@ -179,6 +188,7 @@ int main(int argc, char **argv) {
         case 'B': o.basic = 1; break;
         case 'T': o.timeout = atof(optarg); break;
         case 'S': sleep_us = atol(optarg); break;
+        case 'O': check_once = 1; break;
         default: fprintf(stderr, "usage: see the head of bench/shapes_driver.c\n"); return 2;
         }
     }
@@ -204,6 +214,11 @@ int main(int argc, char **argv) {
     sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (sh == MAP_FAILED) return 2;
     memset(sh, 0, sizeof(*sh));
+    if (check_once) {
+        seen = mmap(NULL, (size_t)o.n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (seen == MAP_FAILED) return 2;
+        seen_n = o.n;
+    }
     pid_t pids[MAXPROC];
     for (int i = 0; i < o.nproc; i++) {
         pids[i] = fork();
@@ -255,6 +270,13 @@ int main(int argc, char **argv) {
     if (x && x->type == REDIS_REPLY_INTEGER) left += x->integer;
     if (x) freeReplyObject(x);
     if (left) bad = 1;
+    long twice = 0, never = 0;
+    for (long i = 0; seen && i < seen_n; i++) {
+        if (atomic_load(&seen[i]) > 1) twice++;
+        if (atomic_load(&seen[i]) == 0) never++;
+    }
+    if (twice || never) bad = 1;
+    if (seen) printf("twice=%ld never=%ld ", twice, never);
     double secs = t1 - t0;
     long long calls = calls1 - calls0 - 2; /* this process's two INFO calls */
     printf("jobs=%ld secs=%.3f jobs_s=%.0f redis_us_job=%.2f worker_us_job=%.2f cmds_job=%.3f peak_rss_kib=%ld "

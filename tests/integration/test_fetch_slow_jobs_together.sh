@@ -9,21 +9,13 @@
 # in-progress list; weighted order too (each job's queue still drawn on its own).
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
-build="$(cd "$(dirname "$HIREDHAND")" && pwd)"
-[ -f "$build/libhiredhand.so" ] || fail "no libhiredhand.so next to $HIREDHAND"
 hh_redis_start
-
-driver="$HH_TMP/shapes_driver"
-san=()   # a sanitized library needs its runtime in the program too
-case "${HH_SANITIZED:-0}" in 1 | ON | TRUE) san=(-fsanitize=address,undefined) ;; esac
-cc -O2 -std=c11 -D_GNU_SOURCE -Wall -Werror "${san[@]}" -I"$HH_ROOT/include" -I"$build/include" -o "$driver" \
-    "$HH_ROOT/bench/shapes_driver.c" -L"$build" -lhiredhand -lhiredis -pthread ||
-    fail "cannot build bench/shapes_driver.c"
+hh_shapes_driver
 
 n=4000
 for shape in "-q 1" "-q 4 --weighted"; do
     # shellcheck disable=SC2086
-    out="$(SHAPES_COMMANDS=1 LD_LIBRARY_PATH="$build" timeout -k 5 120 "$driver" \
+    out="$(SHAPES_COMMANDS=1 LD_LIBRARY_PATH="$SHAPES_LIB" timeout -k 5 120 "$SHAPES_DRIVER" \
         -u "redis://127.0.0.1:$REDIS_PORT" -n "$n" -c 50 --sleep-us 1500 --timeout 100 $shape)" ||
         fail "shapes_driver $shape failed: $out"
     hh_log "$shape: $out"

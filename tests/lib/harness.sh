@@ -375,6 +375,20 @@ hh_require_binary() {
     [ -x "$HIREDHAND" ] || { case "$HIREDHAND" in */*) false ;; *) command -v "$HIREDHAND" >/dev/null ;; esac; } || fail "hiredhand binary not found or not executable: $HIREDHAND (build it, or set HIREDHAND=...)"
 }
 
+# hh_shapes_driver: builds bench/shapes_driver.c (library-level drains with checks, see its
+# head) against this build's libhiredhand into $SHAPES_DRIVER; run it with
+# LD_LIBRARY_PATH="$SHAPES_LIB". A sanitized library needs its runtime in the program too.
+hh_shapes_driver() {
+    local build san=()
+    build="$(cd "$(dirname "$HIREDHAND")" && pwd)"
+    [ -f "$build/libhiredhand.so" ] || fail "no libhiredhand.so next to $HIREDHAND"
+    case "${HH_SANITIZED:-0}" in 1 | ON | TRUE) san=(-fsanitize=address,undefined) ;; esac
+    SHAPES_DRIVER="$HH_TMP/shapes_driver" SHAPES_LIB="$build"
+    cc -O2 -std=c11 -D_GNU_SOURCE -Wall -Werror "${san[@]}" -I"$HH_ROOT/include" -I"$build/include" \
+        -o "$SHAPES_DRIVER" "$HH_ROOT/bench/shapes_driver.c" -L"$build" -lhiredhand -lhiredis -pthread ||
+        fail "cannot build bench/shapes_driver.c"
+}
+
 # hh_start_worker ARGS...   (add -r yourself with HH_NO_URL=1)
 hh_start_worker() {
     hh_require_binary
