@@ -58,14 +58,16 @@ rf_push() {
     prefix="$(hh_jid | cut -c1-8)"
     now="$(hh_now)"
     : >"$proto"
+    # printf -v, not $(...): no subshell per job (thousands of forks on a loaded machine took
+    # most of a test's time)
     for ((i = 0; i < count; i++)); do
-        jid="$(printf '%s%016x' "$prefix" "$i")"
-        p="$(printf '{"retry":true,"queue":"%s","class":"%s","args":[%s],"jid":"%s","created_at":%s,"enqueued_at":%s}' \
-            "$q" "$klass" "$args" "$jid" "$now" "$now")"
+        printf -v jid '%s%016x' "$prefix" "$i"
+        printf -v p '{"retry":true,"queue":"%s","class":"%s","args":[%s],"jid":"%s","created_at":%s,"enqueued_at":%s}' \
+            "$q" "$klass" "$args" "$jid" "$now" "$now"
         printf '*3\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n' \
-            "${#cmd}" "$cmd" "${#key}" "$key" "${#p}" "$p" >>"$proto"
+            "${#cmd}" "$cmd" "${#key}" "$key" "${#p}" "$p"
         echo "$jid" >>"$jidfile"
-    done
+    done >>"$proto"
     case "$key" in queue:*) R sadd queues "$q" >/dev/null || fail "SADD queues $q failed" ;; esac
     out="$(R --pipe <"$proto" 2>&1)" || fail "redis-cli --pipe failed pushing $count $klass to $key: $out"
     case "$out" in *"errors: 0, replies: $count"*) ;; *) fail "pushing $count $klass to $key: $out" ;; esac
