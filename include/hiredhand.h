@@ -626,6 +626,15 @@ typedef struct hh_manager_options {
  * struct_size. Thread-safe. */
 HH_EXPORT void hh_manager_options_init(hh_manager_options *o);
 
+/* The limits hh_manager_options_check() applies, public so that a caller
+ * (the CLI) can state the accepted range in its own words. */
+#define HH_CONCURRENCY_LIMIT 1000         /* concurrency: 1 to this */
+#define HH_WEIGHT_LIMIT 1000000           /* a queue's weight: 0 to this */
+#define HH_HEARTBEAT_INTERVAL_MIN 0.1     /* seconds */
+#define HH_HEARTBEAT_INTERVAL_MAX 30.0    /* seconds */
+#define HH_RETRIES_LIMIT 1000000          /* max_retries and max_recoveries: 0 to this */
+#define HH_DEAD_MAX_JOBS_LIMIT 100000000L /* dead_max_jobs: at most this */
+
 /* Checks options without creating anything, as hh_manager_new() does
  * first: concurrency 1 to 1000, heartbeat_interval 0.1 to 30 s,
  * shutdown_timeout >= 0, at most HH_QUEUES_LIMIT queues with weights 0 to

@@ -13,12 +13,13 @@
 #include "redis.h"
 #include "util.h"
 
-#define WEIGHT_MAX 1000000
-#define CONCURRENCY_MAX 1000
-#define HEARTBEAT_MIN 0.1
-#define HEARTBEAT_MAX 30
-#define COUNT_MAX 1000000 /* max_retries, max_recoveries */
-#define DEAD_MAX_JOBS_MAX 100000000L
+/* the limits are hiredhand.h's: the CLI states the same ranges */
+#define WEIGHT_MAX HH_WEIGHT_LIMIT
+#define CONCURRENCY_MAX HH_CONCURRENCY_LIMIT
+#define HEARTBEAT_MIN HH_HEARTBEAT_INTERVAL_MIN
+#define HEARTBEAT_MAX HH_HEARTBEAT_INTERVAL_MAX
+#define COUNT_MAX HH_RETRIES_LIMIT /* max_retries, max_recoveries */
+#define DEAD_MAX_JOBS_MAX HH_DEAD_MAX_JOBS_LIMIT
 
 static int why(char *errbuf, size_t errlen, const char *fmt, ...)
 #if defined(__GNUC__)
