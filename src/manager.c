@@ -24,6 +24,7 @@
 #include "fetch.h"
 #include "http.h"
 #include "metrics.h"
+#include "options.h"
 #include "lease.h"
 #include "pickup.h"
 #include "abi.h"
@@ -356,7 +357,7 @@ hh_manager *hh_manager_new(const hh_manager_options *caller_opts, int *err) {
         return NULL;
     }
     char msg[512];
-    int e = hh_manager_options_check(opts, msg, sizeof(msg)); /* the reason is in hh_last_error() */
+    int e = hh_options_check(opts, 0, msg, sizeof(msg)); /* the reason is in hh_last_error() */
     if (e != HH_OK) hh_log(&m->log, HH_LOG_ERROR, "%s", msg);
     if (e == HH_OK && hh_redis_config_parse(&m->cfg, &opts->redis, msg, sizeof(msg)) != 0)
         e = hh_fail(HH_ERR_INVALID, "%s", msg);
