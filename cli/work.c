@@ -213,6 +213,9 @@ static void reopen_log(hh_manager *m) {
  * any point without leaking them (leak checkers see them reachable). */
 static hh_queue_weight *queues;
 static char **queue_names;
+/* Per -q: 1 when it gave weight 0 itself ("-q critical,0"), which reads
+ * as "never fetch" but means no weight (warn_zero_weights). */
+static unsigned char *queue_zero;
 
 /* The bearer token of --http-token-file: the file's first line, without
  * its line end. A file, not an argument, so that it never shows in ps. */
@@ -288,6 +291,7 @@ static int parse_option(work_args *a, int ch, const char *arg) {
         for (size_t j = 0; j < a->nq; j++)
             if (!strcmp(queues[j].name, name))
                 return cli_usage_error("queue %s given twice (a weight goes with the name: -q %s,2)", name, name);
+        queue_zero[a->nq] = comma && w == 0;
         queues[a->nq].name = name;
         queues[a->nq++].weight = (int)w;
         break;
@@ -478,7 +482,8 @@ static int parse_args(work_args *a, int argc, char **argv) {
     /* -q can appear at most argc times: no fixed cap below HH_QUEUES_LIMIT */
     queues = calloc((size_t)argc + nfileq, sizeof(*queues));
     queue_names = calloc((size_t)argc + nfileq, sizeof(*queue_names));
-    if (!queues || !queue_names) return cli_usage_error("out of memory");
+    queue_zero = calloc((size_t)argc + nfileq, sizeof(*queue_zero));
+    if (!queues || !queue_names || !queue_zero) return cli_usage_error("out of memory");
     if ((rc = apply_config(a, config, items, nitems))) return rc;
     int from_file[] = {'q', OPT_LABEL, OPT_EXEC, OPT_SERVE, OPT_REQUIRE};
     optind = 0;
@@ -565,6 +570,22 @@ static int register_one(hh_manager *m, const char *opt, const char *klass, hh_ha
         return cli_usage_error("%s %s: the class has another --exec or --serve handler", opt, klass);
     if (e != HH_OK) return cli_usage_error("%s %s: %s", opt, klass, hh_last_error());
     return 0;
+}
+
+/* "-q critical,0" reads as "never fetch critical", but weight 0 is no
+ * weight, as in Sidekiq (its CLI takes max(weight, 1) copies of the name
+ * and stays strict unless a weight is above 0): with no weighted queue
+ * the queues are fetched in strict order, critical in its place. Among
+ * weighted queues the library itself warns that it gets weight 1. */
+static void warn_zero_weights(hh_manager *m, const work_args *a) {
+    for (size_t i = 0; i < a->nq; i++)
+        if (queues[i].weight > 0) return;
+    for (size_t i = 0; i < a->nq; i++)
+        if (queue_zero[i])
+            hh_manager_log(m, HH_LOG_WARN,
+                           "queue %s: weight 0 means no weight (as in Sidekiq), not a paused queue: with no queue "
+                           "weighted, every queue is fetched in strict order and %s's jobs run in its turn",
+                           queues[i].name, queues[i].name);
 }
 
 /* Registers the --serve and --exec handlers and runs the --require
@@ -660,8 +681,10 @@ static void cleanup(hh_manager *m, const work_args *a, work_handlers *h) {
     for (size_t i = 0; i < a->nq; i++) free(queue_names[i]);
     free(queue_names);
     free(queues);
+    free(queue_zero);
     queue_names = NULL;
     queues = NULL;
+    queue_zero = NULL;
     if (log_file && !left_behind) fclose(log_file);
 }
 
@@ -686,6 +709,7 @@ int cli_work(int argc, char **argv) {
         free_handlers(&a, &h);
         return cli_usage_error("cannot create the worker: %s", hh_last_error());
     }
+    warn_zero_weights(m, &a);
     rc = register_handlers(m, &a, &h);
     if (rc == 0) rc = cli_notify_init(m, a.o.heartbeat_interval);
     if (rc == 0) rc = run(m);

@@ -157,7 +157,9 @@ static int copy_queues(hh_manager *m, const hh_manager_options *opts) {
     if (m->weighted)
         for (size_t i = 0; i < m->nqueues; i++)
             if (m->weights[i] == 0)
-                hh_log(&m->log, HH_LOG_WARN, "queue %s has no weight while others do: it gets weight 1, as in Sidekiq",
+                hh_log(&m->log, HH_LOG_WARN,
+                       "queue %s has no weight while others do: it gets weight 1, as in Sidekiq (weight 0 "
+                       "is no weight, not a paused queue)",
                        m->queues[i]);
     return HH_OK;
 }

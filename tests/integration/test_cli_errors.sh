@@ -2,7 +2,8 @@
 # Bad input: bad flags, a bad URL and a missing handler program give a clear message on
 # stderr and exit status 2 (checked for `work` and `push`); Redis unreachable at start does NOT
 # make the worker exit: it stays up, logs the outage once per state change (no log spam), and when
-# a redis-server appears on that port it processes a pushed job.
+# a redis-server appears on that port it processes a pushed job. An explicit queue weight 0 gets a
+# warning that says what it means.
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
 
@@ -95,4 +96,21 @@ must_wait 30 'R lrange test:ran 0 -1 | grep -q '"$jid" \
 assert_alive "$WORKER_PID" "worker died after Redis came up"
 hh_stop_worker TERM 30
 assert_eq "$WORKER_RC" 0 "worker exit status after SIGTERM"
+
+# ---- an explicit weight 0 reads as "never fetch" but is no weight, as in Sidekiq: a warning says so
+HH_NO_URL=1 hh_start_worker -r "$url" -c 1 -q critical,0 -q default --exec "OkJob=$HH_HANDLERS/record.sh"
+must_wait 10 'grep -q "queue critical: weight 0 means no weight" "$WORKER_LOG"' \
+    "no warning for -q critical,0 within 10 s (log: $WORKER_LOG)"
+assert_contains "$(cat "$WORKER_LOG")" "not a paused queue: with no queue weighted, every queue is fetched in strict order" \
+    "the weight 0 warning says what it means among unweighted queues"
+assert_not_contains "$(cat "$WORKER_LOG")" "queue default: weight 0" "a queue given without a weight is not warned about"
+hh_stop_worker TERM 30
+assert_eq "$WORKER_RC" 0 "exit status of the -q critical,0 worker after SIGTERM"
+HH_NO_URL=1 hh_start_worker -r "$url" -c 1 -q critical,0 -q default,2 --exec "OkJob=$HH_HANDLERS/record.sh"
+must_wait 10 'grep -q "queue critical has no weight while others do: it gets weight 1" "$WORKER_LOG"' \
+    "no warning for -q critical,0 among weighted queues within 10 s (log: $WORKER_LOG)"
+assert_contains "$(cat "$WORKER_LOG")" "(weight 0 is no weight, not a paused queue)" \
+    "the weight 0 warning among weighted queues says what 0 means"
+hh_stop_worker TERM 30
+assert_eq "$WORKER_RC" 0 "exit status of the -q critical,0 -q default,2 worker after SIGTERM"
 pass
