@@ -163,15 +163,28 @@ static void put_clean(const char *s, size_t len) { cli_put_payload(s, len, stdou
 /* The entry's class, whole: hh_jobset_entry's klass is a C string, cut at
  * a NUL, but "T\u0000Evil" is not T. Read again from the payload, with its
  * length. A new reference (a JSON string), or NULL. */
-static json_t *entry_class(const hh_jobset_entry *e) {
+/* A string field of the payload whole (the entry's C strings end at a
+ * NUL: "T\u0000Evil" is not T); NULL when absent or not a string. */
+static json_t *entry_field(const hh_jobset_entry *e, const char *key) {
     json_t *k = NULL;
     if (e->valid) {
         json_t *item = json_loadb(e->payload, e->len, JSON_ALLOW_NUL, NULL);
-        json_t *c = json_object_get(item, "class");
+        json_t *c = json_object_get(item, key);
         if (json_is_string(c)) k = json_stringn(json_string_value(c), json_string_length(c));
         json_decref(item);
     }
+    return k;
+}
+
+static json_t *entry_class(const hh_jobset_entry *e) {
+    json_t *k = entry_field(e, "class");
     return k ? k : json_string(e->klass);
+}
+
+/* error_message whole: an unknown class's NameError holds the class as it is */
+static json_t *entry_error_message(const hh_jobset_entry *e) {
+    json_t *m = e->error_message ? entry_field(e, "error_message") : NULL;
+    return m ? m : e->error_message ? json_string(e->error_message) : NULL;
 }
 
 static const char *class_shown(const hh_jobset_entry *e) {
@@ -213,7 +226,8 @@ static void print_entry_json(const hh_jobset_entry *e) {
     json_object_set_new(o, "at", json_string(at));
     json_object_set_new(o, "retry_count", e->retry_count >= 0 ? json_integer(e->retry_count) : json_null());
     json_object_set_new(o, "error_class", e->error_class ? json_string(e->error_class) : json_null());
-    json_object_set_new(o, "error_message", e->error_message ? json_string(e->error_message) : json_null());
+    json_t *em = entry_error_message(e);
+    json_object_set_new(o, "error_message", em ? em : json_null());
     json_object_set_new(o, "enqueued_at", e->enqueued_at > 0 ? json_real(e->enqueued_at) : json_null());
     json_object_set_new(o, "failed_at", e->failed_at > 0 ? json_real(e->failed_at) : json_null());
     if (!e->valid) json_object_set_new(o, "payload", json_stringn(e->payload, e->len));
@@ -263,11 +277,21 @@ static void print_row(const hh_jobset_entry *e) {
     char at[32], rc[16], err[80];
     iso_time(at, sizeof(at), e->score);
     retry_count_text(e, rc, sizeof(rc));
-    if (!e->valid) snprintf(err, sizeof(err), "(not a job: %zu bytes)", e->len);
-    else if (e->error_class)
-        snprintf(err, sizeof(err), "%s: %s", e->error_class, e->error_message ? e->error_message : "");
-    else snprintf(err, sizeof(err), "-");
-    printf("%-20s  %-24s  %-28s  %-12s  %7s  %s\n", at, clean(e->jid), class_shown(e), clean(e->queue), rc, clean(err));
+    size_t n;
+    if (!e->valid) n = (size_t)snprintf(err, sizeof(err), "(not a job: %zu bytes)", e->len);
+    else if (e->error_class) {
+        /* class and message as bytes (the message may hold NUL), cut to the column */
+        json_t *em = entry_error_message(e);
+        n = (size_t)snprintf(err, sizeof(err), "%s: ", e->error_class);
+        if (n >= sizeof(err)) n = sizeof(err) - 1;
+        size_t ml = em ? json_string_length(em) : 0;
+        if (ml > sizeof(err) - 1 - n) ml = sizeof(err) - 1 - n;
+        if (ml) memcpy(err + n, json_string_value(em), ml);
+        n += ml;
+        json_decref(em);
+    } else n = (size_t)snprintf(err, sizeof(err), "-");
+    printf("%-20s  %-24s  %-28s  %-12s  %7s  %s\n", at, clean(e->jid), class_shown(e), clean(e->queue), rc,
+           cli_shown(err, n));
 }
 
 static int list_cb(const hh_jobset_entry *e, void *udata) {
@@ -297,8 +321,11 @@ static int show_cb(const hh_jobset_entry *e, void *udata) {
     retry_count_text(e, rc, sizeof(rc));
     if (strcmp(rc, "-")) printf("retry_count:   %s\n", rc);
     printf("enqueued_at:   %s\nfailed_at:     %s\n", ea, fa);
-    if (e->error_class)
-        printf("error:         %s: %s\n", clean(e->error_class), clean(e->error_message ? e->error_message : ""));
+    if (e->error_class) {
+        json_t *em = entry_error_message(e);
+        printf("error:         %s: %s\n", clean(e->error_class), cli_shown_json(em));
+        json_decref(em);
+    }
     printf("payload:       ");
     put_clean(e->payload, e->len);
     fputc('\n', stdout);

@@ -51,7 +51,7 @@ int cli_parse_seconds(const char *s, double *out) {
     char *end;
     if (!s || !*s) return -1;
     double v = strtod(s, &end);
-    if (*end || v < 0 || v != v || v > 1e10) return -1;
+    if (*end || v < 0 || v != v || v > CLI_SECONDS_MAX) return -1;
     *out = v;
     return 0;
 }
@@ -67,6 +67,32 @@ int cli_parse_int(const char *s, long lo, long hi, long *out) {
     if (!s || !*s) return -1;
     long v = strtol(s, &end, 10);
     if (*end || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_option_int(const char *opt, const char *arg, long lo, long hi, long *out) {
+    char *end;
+    errno = 0;
+    long v = arg && *arg ? strtol(arg, &end, 10) : 0;
+    if (!arg || !*arg || *end)
+        return cli_usage_error("%s: '%s' is not a number, want %ld to %ld", opt, arg ? arg : "", lo, hi);
+    if (errno == ERANGE || v < lo || v > hi)
+        return cli_usage_error("%s: %s is out of range, want %ld to %ld", opt, arg, lo, hi);
+    *out = v;
+    return 0;
+}
+
+int cli_option_seconds(const char *opt, const char *arg, double lo, int lo_excluded, double hi, double *out) {
+    char *end, range[96];
+    double v = arg && *arg ? strtod(arg, &end) : 0;
+    /* %.11g: the largest limit (1e10) in digits, 0.1 as 0.1 */
+    if (lo_excluded) snprintf(range, sizeof(range), "more than %.11g and at most %.11g seconds", lo, hi);
+    else snprintf(range, sizeof(range), "%.11g to %.11g seconds", lo, hi);
+    if (!arg || !*arg || *end || v != v)
+        return cli_usage_error("%s: '%s' is not a number, want %s", opt, arg ? arg : "", range);
+    if (v < lo || (lo_excluded && v == lo) || v > hi)
+        return cli_usage_error("%s: %s is out of range, want %s", opt, arg, range);
     *out = v;
     return 0;
 }

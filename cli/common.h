@@ -24,6 +24,16 @@ int cli_usage_error(const char *fmt, ...)
 int cli_parse_seconds(const char *s, double *out);
 /* Parses an integer in [lo, hi]; returns 0 or -1. */
 int cli_parse_int(const char *s, long lo, long hi, long *out);
+/* The number of an option (opt: how the message names it, e.g.
+ * "--concurrency"): 0, or CLI_EXIT_USAGE after printing the accepted range,
+ * "--concurrency: 0 is out of range, want 1 to 1000" (or "'x' is not a
+ * number, want ..."), so every numeric option says it the same way.
+ * cli_option_seconds wants lo to hi seconds; lo itself is refused when
+ * lo_excluded ("more than 0"). */
+int cli_option_int(const char *opt, const char *arg, long lo, long hi, long *out);
+int cli_option_seconds(const char *opt, const char *arg, double lo, int lo_excluded, double hi, double *out);
+/* The largest number of seconds cli_parse_seconds takes. */
+#define CLI_SECONDS_MAX 1e10
 /* 0 when hh_name_check() accepts the name, else prints why and returns
  * CLI_EXIT_USAGE. */
 int cli_check_name(hh_name_kind kind, const char *name);

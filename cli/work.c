@@ -5,7 +5,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
-#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -214,6 +213,9 @@ static void reopen_log(hh_manager *m) {
  * any point without leaking them (leak checkers see them reachable). */
 static hh_queue_weight *queues;
 static char **queue_names;
+/* Per -q: 1 when it gave weight 0 itself ("-q critical,0"), which reads
+ * as "never fetch" but means no weight (warn_zero_weights). */
+static unsigned char *queue_zero;
 
 /* The bearer token of --http-token-file: the file's first line, without
  * its line end. A file, not an argument, so that it never shows in ps. */
@@ -256,9 +258,11 @@ typedef struct work_args {
 
 #define WORK_HELP (-1) /* --help printed: exit 0 */
 
-/* One option into *a: its syntax only (a number, a known word); the
- * limits are the library's (hh_manager_options_check, in check_args).
- * Returns 0, WORK_HELP or an exit status. */
+/* One option into *a. A number is checked against its range here, so
+ * that the message names the option and the range (cli_option_int); the
+ * worker's ranges are hiredhand.h's, the ones hh_manager_options_check
+ * applies (in check_args, with the rest). Returns 0, WORK_HELP or an exit
+ * status. */
 static int parse_option(work_args *a, int ch, const char *arg) {
     long l;
     double d;
@@ -278,35 +282,26 @@ static int parse_option(work_args *a, int ch, const char *arg) {
         long w = 0;
         if (comma) {
             *comma = '\0';
-            if (cli_parse_int(comma + 1, INT_MIN, INT_MAX, &w) != 0)
-                return cli_usage_error("bad queue weight in '%s'", arg);
+            char what[HH_NAME_QUEUE_MAX + 32];
+            snprintf(what, sizeof(what), "--queue %s weight", name);
+            if (cli_option_int(what, comma + 1, 0, HH_WEIGHT_LIMIT, &w)) return CLI_EXIT_USAGE;
         }
         /* the library adds the weights of a repeated name; on the command
          * line a repeat is a slip, refused as Sidekiq's CLI refuses it */
         for (size_t j = 0; j < a->nq; j++)
             if (!strcmp(queues[j].name, name))
                 return cli_usage_error("queue %s given twice (a weight goes with the name: -q %s,2)", name, name);
+        queue_zero[a->nq] = comma && w == 0;
         queues[a->nq].name = name;
         queues[a->nq++].weight = (int)w;
         break;
     }
     case 'c':
-        if (cli_parse_int(arg, INT_MIN, INT_MAX, &l))
-            return cli_usage_error("bad --concurrency '%s' (a number of threads)", arg);
-        {
-            /* the library's range, checked here so that a value from -C
-             * gets its FILE:LINE:COLUMN as a malformed one does */
-            hh_manager_options probe;
-            char why[256];
-            hh_manager_options_init(&probe);
-            probe.concurrency = l < INT_MIN ? INT_MIN : l > INT_MAX ? INT_MAX : (int)l;
-            if (hh_manager_options_check(&probe, why, sizeof(why)) != HH_OK)
-                return cli_usage_error("bad --concurrency '%s': %s", arg, why);
-        }
+        if (cli_option_int("--concurrency", arg, 1, HH_CONCURRENCY_LIMIT, &l)) return CLI_EXIT_USAGE;
         a->o.concurrency = (int)l;
         break;
     case 't':
-        if (cli_parse_seconds(arg, &a->o.shutdown_timeout)) return cli_usage_error("bad --timeout '%s'", arg);
+        if (cli_option_seconds("--timeout", arg, 0, 0, CLI_SECONDS_MAX, &a->o.shutdown_timeout)) return CLI_EXIT_USAGE;
         break;
     case 'v': a->o.log_level = HH_LOG_DEBUG; break;
     case OPT_LOG_LEVEL: {
@@ -339,18 +334,18 @@ static int parse_option(work_args *a, int ch, const char *arg) {
         a->serves[a->nserve++] = arg;
         break;
     case OPT_SERVE_POOL:
-        if (cli_parse_int(arg, 1, 1000, &a->serve_pool)) return cli_usage_error("bad --serve-pool '%s' (1..1000)", arg);
+        /* more than --concurrency is clamped to it (register_handlers) */
+        if (cli_option_int("--serve-pool", arg, 1, HH_CONCURRENCY_LIMIT, &a->serve_pool)) return CLI_EXIT_USAGE;
         break;
     case OPT_SERVE_MAX_JOBS:
-        if (cli_parse_int(arg, 1, 1000000000, &a->serve_max_jobs))
-            return cli_usage_error("bad --serve-max-jobs '%s' (1..1000000000)", arg);
+        if (cli_option_int("--serve-max-jobs", arg, 1, 1000000000, &a->serve_max_jobs)) return CLI_EXIT_USAGE;
         break;
     case OPT_SERVE_HELLO_TIMEOUT:
-        if (cli_parse_seconds(arg, &a->serve_hello_timeout) || a->serve_hello_timeout <= 0)
-            return cli_usage_error("bad --serve-hello-timeout '%s' (seconds, more than 0)", arg);
+        if (cli_option_seconds("--serve-hello-timeout", arg, 0, 1, CLI_SECONDS_MAX, &a->serve_hello_timeout))
+            return CLI_EXIT_USAGE;
         break;
     case OPT_EXEC_TIMEOUT:
-        if (cli_parse_seconds(arg, &a->exec_timeout)) return cli_usage_error("bad --exec-timeout '%s'", arg);
+        if (cli_option_seconds("--exec-timeout", arg, 0, 0, CLI_SECONDS_MAX, &a->exec_timeout)) return CLI_EXIT_USAGE;
         break;
     case OPT_EXEC_STDOUT:
         if (!strcmp(arg, "inherit")) a->exec_stdout = CLI_EXEC_STDOUT_INHERIT;
@@ -382,36 +377,37 @@ static int parse_option(work_args *a, int ch, const char *arg) {
         break;
     case OPT_VERSION: a->o.version = arg; break;
     case OPT_HB:
-        if (cli_parse_seconds(arg, &d)) return cli_usage_error("bad --heartbeat-interval '%s' (seconds)", arg);
+        if (cli_option_seconds("--heartbeat-interval", arg, HH_HEARTBEAT_INTERVAL_MIN, 0, HH_HEARTBEAT_INTERVAL_MAX,
+                               &d))
+            return CLI_EXIT_USAGE;
         a->o.heartbeat_interval = d;
         break;
     case OPT_POLL:
-        if (cli_parse_seconds(arg, &d) || d <= 0) return cli_usage_error("bad --poll-interval '%s'", arg);
+        if (cli_option_seconds("--poll-interval", arg, 0, 1, CLI_SECONDS_MAX, &d)) return CLI_EXIT_USAGE;
         a->o.poll_interval_average = d;
         break;
     case OPT_RECOVERY:
-        if (cli_parse_seconds(arg, &d) || d <= 0) return cli_usage_error("bad --recovery-interval '%s'", arg);
+        if (cli_option_seconds("--recovery-interval", arg, 0, 1, CLI_SECONDS_MAX, &d)) return CLI_EXIT_USAGE;
         a->o.recovery_interval = d;
         break;
     case OPT_MAXREC:
-        if (cli_parse_int(arg, 0, INT_MAX, &l)) return cli_usage_error("bad --max-recoveries '%s'", arg);
+        if (cli_option_int("--max-recoveries", arg, 0, HH_RETRIES_LIMIT, &l)) return CLI_EXIT_USAGE;
         a->o.max_recoveries = (int)l;
         break;
     case OPT_MAXRETRY:
-        if (cli_parse_int(arg, 0, INT_MAX, &l)) return cli_usage_error("bad --max-retries '%s'", arg);
+        if (cli_option_int("--max-retries", arg, 0, HH_RETRIES_LIMIT, &l)) return CLI_EXIT_USAGE;
         a->o.max_retries = (int)l;
         break;
     case OPT_DEADMAX:
-        if (cli_parse_int(arg, 1, LONG_MAX, &l)) return cli_usage_error("bad --dead-max-jobs '%s'", arg);
+        if (cli_option_int("--dead-max-jobs", arg, 1, HH_DEAD_MAX_JOBS_LIMIT, &l)) return CLI_EXIT_USAGE;
         a->o.dead_max_jobs = l;
         break;
     case OPT_DEADTIMEOUT:
-        if (cli_parse_seconds(arg, &a->o.dead_timeout) || a->o.dead_timeout <= 0)
-            return cli_usage_error("bad --dead-timeout '%s'", arg);
+        if (cli_option_seconds("--dead-timeout", arg, 0, 1, CLI_SECONDS_MAX, &a->o.dead_timeout)) return CLI_EXIT_USAGE;
         break;
     case OPT_HTTP: a->o.http_bind = arg; break;
     case OPT_LIVENESS:
-        if (cli_parse_seconds(arg, &d) || d <= 0) return cli_usage_error("bad --liveness-max-age '%s'", arg);
+        if (cli_option_seconds("--liveness-max-age", arg, 0, 1, CLI_SECONDS_MAX, &d)) return CLI_EXIT_USAGE;
         a->o.liveness_max_age = d;
         break;
     case OPT_LEASE_LOST:
@@ -486,7 +482,8 @@ static int parse_args(work_args *a, int argc, char **argv) {
     /* -q can appear at most argc times: no fixed cap below HH_QUEUES_LIMIT */
     queues = calloc((size_t)argc + nfileq, sizeof(*queues));
     queue_names = calloc((size_t)argc + nfileq, sizeof(*queue_names));
-    if (!queues || !queue_names) return cli_usage_error("out of memory");
+    queue_zero = calloc((size_t)argc + nfileq, sizeof(*queue_zero));
+    if (!queues || !queue_names || !queue_zero) return cli_usage_error("out of memory");
     if ((rc = apply_config(a, config, items, nitems))) return rc;
     int from_file[] = {'q', OPT_LABEL, OPT_EXEC, OPT_SERVE, OPT_REQUIRE};
     optind = 0;
@@ -573,6 +570,22 @@ static int register_one(hh_manager *m, const char *opt, const char *klass, hh_ha
         return cli_usage_error("%s %s: the class has another --exec or --serve handler", opt, klass);
     if (e != HH_OK) return cli_usage_error("%s %s: %s", opt, klass, hh_last_error());
     return 0;
+}
+
+/* "-q critical,0" reads as "never fetch critical", but weight 0 is no
+ * weight, as in Sidekiq (its CLI takes max(weight, 1) copies of the name
+ * and stays strict unless a weight is above 0): with no weighted queue
+ * the queues are fetched in strict order, critical in its place. Among
+ * weighted queues the library itself warns that it gets weight 1. */
+static void warn_zero_weights(hh_manager *m, const work_args *a) {
+    for (size_t i = 0; i < a->nq; i++)
+        if (queues[i].weight > 0) return;
+    for (size_t i = 0; i < a->nq; i++)
+        if (queue_zero[i])
+            hh_manager_log(m, HH_LOG_WARN,
+                           "queue %s: weight 0 means no weight (as in Sidekiq), not a paused queue: with no queue "
+                           "weighted, every queue is fetched in strict order and %s's jobs run in its turn",
+                           queues[i].name, queues[i].name);
 }
 
 /* Registers the --serve and --exec handlers and runs the --require
@@ -668,8 +681,10 @@ static void cleanup(hh_manager *m, const work_args *a, work_handlers *h) {
     for (size_t i = 0; i < a->nq; i++) free(queue_names[i]);
     free(queue_names);
     free(queues);
+    free(queue_zero);
     queue_names = NULL;
     queues = NULL;
+    queue_zero = NULL;
     if (log_file && !left_behind) fclose(log_file);
 }
 
@@ -694,6 +709,7 @@ int cli_work(int argc, char **argv) {
         free_handlers(&a, &h);
         return cli_usage_error("cannot create the worker: %s", hh_last_error());
     }
+    warn_zero_weights(m, &a);
     rc = register_handlers(m, &a, &h);
     if (rc == 0) rc = cli_notify_init(m, a.o.heartbeat_interval);
     if (rc == 0) rc = run(m);

@@ -626,19 +626,32 @@ typedef struct hh_manager_options {
  * struct_size. Thread-safe. */
 HH_EXPORT void hh_manager_options_init(hh_manager_options *o);
 
+/* The limits hh_manager_options_check() applies, public so that a caller
+ * (the CLI) can state the accepted range in its own words. */
+#define HH_CONCURRENCY_LIMIT 1000         /* concurrency: 1 to this */
+#define HH_WEIGHT_LIMIT 1000000           /* a queue's weight: 0 to this */
+#define HH_HEARTBEAT_INTERVAL_MIN 0.1     /* seconds */
+#define HH_HEARTBEAT_INTERVAL_MAX 30.0    /* seconds */
+#define HH_RETRIES_LIMIT 1000000          /* max_retries and max_recoveries: 0 to this */
+#define HH_DEAD_MAX_JOBS_LIMIT 100000000L /* dead_max_jobs: at most this */
+
 /* Checks options without creating anything, as hh_manager_new() does
  * first: concurrency 1 to 1000, heartbeat_interval 0.1 to 30 s,
  * shutdown_timeout >= 0, at most HH_QUEUES_LIMIT queues with weights 0 to
  * 1000000, max_retries and max_recoveries at most 1000000, dead_max_jobs
  * at most 100000000, the enums in range, the Redis URL, and the identity,
- * namespace, queue names, tag and labels as hh_name_check() says. Returns
+ * namespace, queue names, tag and labels as hh_name_check() says, and
+ * http_bind: parsed, then bound and closed at once, so that a port in use
+ * is refused here rather than at hh_manager_start() (hh_manager_new()
+ * parses it only: the port is taken at start). Returns
  * HH_OK, or HH_ERR_INVALID with the reason in errbuf (may be NULL) and in
  * hh_last_error(). The CLI prints this reason: one set of limits.
  * Thread-safe. */
 HH_EXPORT int hh_manager_options_check(const hh_manager_options *o, char *errbuf, size_t errlen);
 
 /* Creates a manager (no threads, no connection yet). Returns NULL with *err
- * set: HH_ERR_INVALID (options hh_manager_options_check() refuses; the
+ * set: HH_ERR_INVALID (options hh_manager_options_check() refuses, but
+ * for a port in use, which hh_manager_start() finds; the
  * reason is in hh_last_error() and logged through opts->log at
  * HH_LOG_ERROR), HH_ERR_NOMEM. Free with hh_manager_free(). */
 HH_EXPORT hh_manager *hh_manager_new(const hh_manager_options *opts, int *err);

@@ -735,6 +735,30 @@ static int probe_bind(const struct sockaddr_storage *ss, socklen_t sslen, int v6
     return e;
 }
 
+/* "127.0.0.1:8080" or "[::1]:8080": the resolved address as logs show it. */
+static void bind_display(const struct sockaddr_storage *ss, socklen_t sslen, int v6, char *out, size_t n) {
+    char addr[INET6_ADDRSTRLEN] = "?", port[16] = "?";
+    getnameinfo((const struct sockaddr *)ss, sslen, addr, sizeof(addr), port, sizeof(port),
+                NI_NUMERICHOST | NI_NUMERICSERV);
+    snprintf(out, n, v6 ? "[%s]:%s" : "%s:%s", addr, port);
+}
+
+int hh_http_bind_check(const char *bind, int try_bind, char *err, size_t errlen) {
+    struct sockaddr_storage ss;
+    socklen_t sslen = 0;
+    int v6 = 0;
+    memset(&ss, 0, sizeof(ss));
+    if (parse_bind(bind, &ss, &sslen, &v6, err, errlen) != 0) return -1;
+    int e = try_bind ? probe_bind(&ss, sslen, v6) : 0;
+    if (e) {
+        char display[INET6_ADDRSTRLEN + 16];
+        bind_display(&ss, sslen, v6, display, sizeof(display));
+        snprintf(err, errlen, "cannot listen on %s: %s", display, strerror(e));
+        return -1;
+    }
+    return 0;
+}
+
 /* The total connection limit: below a quarter of the descriptor budget. */
 static unsigned int connection_limit(void) {
     struct rlimit rl;
@@ -798,9 +822,7 @@ hh_http *hh_http_start(const hh_http_source *src, const char *bind, double liven
         http_free(h);
         return NULL;
     }
-    char addr[INET6_ADDRSTRLEN] = "?", port[16] = "?";
-    getnameinfo((struct sockaddr *)&ss, sslen, addr, sizeof(addr), port, sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV);
-    snprintf(h->display, sizeof(h->display), v6 ? "[%s]:%s" : "%s:%s", addr, port);
+    bind_display(&ss, sslen, v6, h->display, sizeof(h->display));
 
     unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
     if (mhd_load(&h->api, err, errlen) != 0) {

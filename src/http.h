@@ -37,6 +37,11 @@ typedef struct hh_http_source {
 hh_http *hh_http_start(const hh_http_source *src, const char *bind, double liveness_max_age, const char *token,
                        char *err, size_t errlen);
 void hh_http_stop(hh_http *h);
+/* The checks hh_http_start makes of bind before it serves, without
+ * serving: the address parsed and resolved and, with try_bind, a socket
+ * bound to it and closed at once (a port in use, an address not local).
+ * 0, or -1 with the message hh_http_start would give in err. */
+int hh_http_bind_check(const char *bind, int try_bind, char *err, size_t errlen);
 
 /* The liveness rule, pure for tests: 1 healthy, 0 not (reason filled). */
 int hh_http_healthy(const hh_manager_stats *st, double now, double max_age, char *reason, size_t len);

@@ -126,6 +126,7 @@ void hh_job_reset_error(hh_job *job) {
     for (size_t i = 0; i < job->nbacktrace; i++) free(job->backtrace[i]);
     free(job->backtrace);
     job->error_class = job->error_message = NULL;
+    job->error_message_len = 0;
     job->backtrace = NULL;
     job->nbacktrace = 0;
 }
@@ -368,10 +369,23 @@ char *hh_job_get(const hh_job *job, const char *key) {
     return out;
 }
 
-void hh_job_fail(hh_job *job, const char *error_class, const char *fmt, ...) {
+void hh_job_fail_bytes(hh_job *job, const char *error_class, const char *msg, size_t len) {
     free(job->error_class);
     free(job->error_message);
     job->error_class = hh_utf8_scrub(error_class ? error_class : "StandardError");
+    /* Sidekiq replaces invalid UTF-8 in error messages */
+    char *clean = msg ? hh_utf8_scrub_len(msg, len) : NULL;
+    if (clean && len > HH_ERROR_MESSAGE_MAX) {
+        /* cut on a UTF-8 boundary (scrubbing keeps the length) */
+        len = HH_ERROR_MESSAGE_MAX;
+        while (len > 0 && ((unsigned char)clean[len] & 0xC0) == 0x80) len--;
+        clean[len] = '\0';
+    }
+    job->error_message = clean;
+    job->error_message_len = clean ? len : 0;
+}
+
+void hh_job_fail(hh_job *job, const char *error_class, const char *fmt, ...) {
     char *msg = NULL;
     if (!fmt) {
         msg = strdup("");
@@ -381,18 +395,8 @@ void hh_job_fail(hh_job *job, const char *error_class, const char *fmt, ...) {
         if (vasprintf(&msg, fmt, ap) < 0) msg = NULL;
         va_end(ap);
     }
-    if (msg) { /* Sidekiq replaces invalid UTF-8 in error messages */
-        char *clean = hh_utf8_scrub(msg);
-        free(msg);
-        msg = clean;
-    }
-    if (msg && strlen(msg) > HH_ERROR_MESSAGE_MAX) {
-        /* cut on a UTF-8 boundary */
-        size_t n = HH_ERROR_MESSAGE_MAX;
-        while (n > 0 && ((unsigned char)msg[n] & 0xC0) == 0x80) n--;
-        msg[n] = '\0';
-    }
-    job->error_message = msg;
+    hh_job_fail_bytes(job, error_class, msg, msg ? strlen(msg) : 0);
+    free(msg);
 }
 
 void hh_job_set_backtrace(hh_job *job, const char *const *lines, size_t n) {

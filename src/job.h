@@ -32,7 +32,8 @@ struct hh_job {
     double run_at;     /* epoch seconds the job started */
     /* failure details, set by the handler or the processor */
     char *error_class;
-    char *error_message;
+    char *error_message;      /* may hold NUL (an unknown class's name): */
+    size_t error_message_len; /* its length */
     char **backtrace;
     size_t nbacktrace;
     uint64_t lease;    /* key in the held-jobs registry, 0 when not held (lease.c) */
@@ -60,6 +61,10 @@ void hh_job_free(hh_job *job);
 json_t *hh_job_item_full(const hh_job *job);
 /* Clears failure details (used before a run). */
 void hh_job_reset_error(hh_job *job);
+/* hh_job_fail with the message as len bytes, NUL bytes kept: the
+ * processor's NameError stores an unknown class's name whole, as Sidekiq
+ * stores it; escaping it is for whoever shows it. */
+void hh_job_fail_bytes(hh_job *job, const char *error_class, const char *msg, size_t len);
 
 /* Reads a timestamp: JSON real = seconds, JSON integer = milliseconds (the
  * rule of Sidekiq 8). Returns 0 when absent or not a number. */

@@ -24,6 +24,7 @@
 #include "fetch.h"
 #include "http.h"
 #include "metrics.h"
+#include "options.h"
 #include "lease.h"
 #include "pickup.h"
 #include "abi.h"
@@ -156,7 +157,9 @@ static int copy_queues(hh_manager *m, const hh_manager_options *opts) {
     if (m->weighted)
         for (size_t i = 0; i < m->nqueues; i++)
             if (m->weights[i] == 0)
-                hh_log(&m->log, HH_LOG_WARN, "queue %s has no weight while others do: it gets weight 1, as in Sidekiq",
+                hh_log(&m->log, HH_LOG_WARN,
+                       "queue %s has no weight while others do: it gets weight 1, as in Sidekiq (weight 0 "
+                       "is no weight, not a paused queue)",
                        m->queues[i]);
     return HH_OK;
 }
@@ -356,7 +359,7 @@ hh_manager *hh_manager_new(const hh_manager_options *caller_opts, int *err) {
         return NULL;
     }
     char msg[512];
-    int e = hh_manager_options_check(opts, msg, sizeof(msg)); /* the reason is in hh_last_error() */
+    int e = hh_options_check(opts, 0, msg, sizeof(msg)); /* the reason is in hh_last_error() */
     if (e != HH_OK) hh_log(&m->log, HH_LOG_ERROR, "%s", msg);
     if (e == HH_OK && hh_redis_config_parse(&m->cfg, &opts->redis, msg, sizeof(msg)) != 0)
         e = hh_fail(HH_ERR_INVALID, "%s", msg);

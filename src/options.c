@@ -10,15 +10,17 @@
 #include "abi.h"
 #include "error.h"
 #include "http.h"
+#include "options.h"
 #include "redis.h"
 #include "util.h"
 
-#define WEIGHT_MAX 1000000
-#define CONCURRENCY_MAX 1000
-#define HEARTBEAT_MIN 0.1
-#define HEARTBEAT_MAX 30
-#define COUNT_MAX 1000000 /* max_retries, max_recoveries */
-#define DEAD_MAX_JOBS_MAX 100000000L
+/* the limits are hiredhand.h's: the CLI states the same ranges */
+#define WEIGHT_MAX HH_WEIGHT_LIMIT
+#define CONCURRENCY_MAX HH_CONCURRENCY_LIMIT
+#define HEARTBEAT_MIN HH_HEARTBEAT_INTERVAL_MIN
+#define HEARTBEAT_MAX HH_HEARTBEAT_INTERVAL_MAX
+#define COUNT_MAX HH_RETRIES_LIMIT /* max_retries, max_recoveries */
+#define DEAD_MAX_JOBS_MAX HH_DEAD_MAX_JOBS_LIMIT
 
 static int why(char *errbuf, size_t errlen, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -105,6 +107,13 @@ static int check_names(const hh_manager_options *o, char *errbuf, size_t errlen)
     return HH_OK;
 }
 
+static int check_http(const hh_manager_options *o, int try_bind, char *errbuf, size_t errlen) {
+    char msg[512];
+    if (o->http_bind && hh_http_bind_check(o->http_bind, try_bind, msg, sizeof(msg)) != 0)
+        return why(errbuf, errlen, "http: %s", msg);
+    return HH_OK;
+}
+
 static int check_redis(const hh_redis_options *r, char *errbuf, size_t errlen) {
     char msg[512];
     hh_redis_config cfg;
@@ -114,7 +123,7 @@ static int check_redis(const hh_redis_options *r, char *errbuf, size_t errlen) {
     return HH_OK;
 }
 
-int hh_manager_options_check(const hh_manager_options *caller_opts, char *errbuf, size_t errlen) {
+int hh_options_check(const hh_manager_options *caller_opts, int try_bind, char *errbuf, size_t errlen) {
     if (!caller_opts) return why(errbuf, errlen, "no options given");
     hh_manager_options o; /* the caller's struct_size bytes on the defaults */
     hh_manager_options_read(&o, caller_opts);
@@ -123,6 +132,11 @@ int hh_manager_options_check(const hh_manager_options *caller_opts, char *errbuf
     if (rc == HH_OK) rc = check_redis(&o.redis, errbuf, errlen);
     if (rc == HH_OK) rc = check_queues(&o, errbuf, errlen);
     if (rc == HH_OK) rc = check_names(&o, errbuf, errlen);
+    if (rc == HH_OK) rc = check_http(&o, try_bind, errbuf, errlen); /* last: it may bind */
     if (rc == HH_OK && errbuf && errlen) errbuf[0] = '\0';
     return rc;
+}
+
+int hh_manager_options_check(const hh_manager_options *caller_opts, char *errbuf, size_t errlen) {
+    return hh_options_check(caller_opts, 1, errbuf, errlen);
 }

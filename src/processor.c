@@ -28,12 +28,20 @@ int hh_chain_next(hh_chain *chain, hh_job *job) {
     }
     if (!chain->handler) {
         /* Sidekiq raises NameError for a class it cannot constantize (for
-         * Active Job, the wrapped class, when the wrapper deserializes it). */
+         * Active Job, the wrapped class, when the wrapper deserializes it).
+         * The class goes in whole, as its bytes: a NUL or control
+         * character in it is escaped where the message is shown, not in
+         * the retry set (Sidekiq stores the raw name). */
+        static const char prefix[] = "uninitialized constant ";
         size_t len;
         const char *klass = hh_job_handler_class(job, &len);
-        char *shown = hh_escape_ctl(klass, len);
-        hh_job_fail(job, "NameError", "uninitialized constant %s", shown ? shown : klass);
-        free(shown);
+        char *msg = malloc(sizeof(prefix) + len);
+        if (msg) {
+            memcpy(msg, prefix, sizeof(prefix) - 1);
+            memcpy(msg + sizeof(prefix) - 1, klass, len);
+        }
+        hh_job_fail_bytes(job, "NameError", msg, msg ? sizeof(prefix) - 1 + len : 0);
+        free(msg);
         return -1;
     }
     return chain->handler->fn(job, chain->handler->udata);
@@ -145,25 +153,31 @@ static void write_failed(hh_processor *p, hh_job *job, const hh_handler *h, int 
     /* whole, NUL bytes included ("T\u0000Evil" is not T), as run_job's lines show it */
     char *nul_class = memchr(shown, '\0', shown_len) ? hh_escape_ctl(shown, shown_len) : NULL;
     if (nul_class) shown = nul_class;
+    char *nul_msg = NULL; /* the message too: a NameError's holds the class */
     atomic_fetch_add(m->failed, 1);
     atomic_fetch_add(m->unflushed_failed, 1);
     if (!job->error_class) hh_job_fail(job, "hiredhand::JobFailed", "handler returned %d", rc);
     hh_retry_config rcfg = {m->opts.max_retries, m->opts.redis.timestamps, h != NULL && h != &m->default_handler};
     hh_failure_plan plan;
+    const char *msg = job->error_message ? job->error_message : "";
+    if (job->error_message && memchr(msg, '\0', job->error_message_len))
+        msg = nul_msg = hh_escape_ctl(job->error_message, job->error_message_len);
+    if (!msg) msg = "?"; /* out of memory */
     if (job->lossy) {
         /* Cannot be re-serialised without changing its numbers (outcome.h). */
         hh_outcome_lossy_plan(job, rcfg.class_known, hh_now(), &plan);
-        hh_log(m->log, HH_LOG_WARN, "class=%s jid=%s: failed: %s: %s (%s)", shown, job->jid, job->error_class,
-               job->error_message ? job->error_message : "", plan.reason);
+        hh_log(m->log, HH_LOG_WARN, "class=%s jid=%s: failed: %s: %s (%s)", shown, job->jid, job->error_class, msg,
+               plan.reason);
         if (plan.kind == HH_FAIL_DISCARD || plan.payload) write_plan(p, job, &plan);
         free(plan.payload);
     } else if (hh_retry_plan(job, &rcfg, hh_now(), &p->rng, &plan) == 0) {
         hh_log(m->log, HH_LOG_WARN, "class=%s jid=%s: failed in %.3f s: %s: %s (%s)", shown, job->jid, elapsed,
-               job->error_class, job->error_message ? job->error_message : "", plan.reason);
+               job->error_class, msg, plan.reason);
         write_plan(p, job, &plan);
         free(plan.payload);
     }
     free(nul_class);
+    free(nul_msg);
 }
 
 /* Runs one fetched job; returns the seconds its handler took. */

@@ -84,7 +84,10 @@ int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_
     }
     json_t *rq = json_object_get(msg, "retry_queue");
     json_object_set_new(msg, "queue", json_string(json_is_string(rq) ? json_string_value(rq) : job->queue));
-    json_object_set_new(msg, "error_message", json_string(job->error_message ? job->error_message : ""));
+    /* length-aware: an unknown class's NameError holds its name whole, NUL included */
+    json_object_set_new(msg, "error_message",
+                        job->error_message ? json_stringn(job->error_message, job->error_message_len)
+                                           : json_string(""));
     json_object_set_new(msg, "error_class", json_string(job->error_class ? job->error_class : "StandardError"));
     /* retry_count as Sidekiq 6.4 reads it (`msg["retry_count"] += 1` when
      * truthy): absent, null or false is a first failure; an integer gains 1
@@ -108,8 +111,9 @@ int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_
     }
     if (unusable) {
         char *shown = json_dumps(rc, JSON_ENCODE_ANY | JSON_COMPACT);
-        sds why = sdscatprintf(sdsempty(), "%s [not retried: retry_count %.64s%s is not a number]",
-                               job->error_message ? job->error_message : "", shown ? shown : "?",
+        sds why = sdscatlen(sdsempty(), job->error_message ? job->error_message : "", job->error_message_len);
+        if (why)
+            why = sdscatprintf(why, " [not retried: retry_count %.64s%s is not a number]", shown ? shown : "?",
                                shown && strlen(shown) > 64 ? "..." : "");
         free(shown);
         if (why) json_object_set_new(msg, "error_message", json_stringn(why, sdslen(why)));

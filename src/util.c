@@ -308,8 +308,9 @@ int hh_utf8_valid(const char *s, size_t len) {
     return 1;
 }
 
-char *hh_utf8_scrub(const char *s) {
-    size_t len = strlen(s);
+char *hh_utf8_scrub(const char *s) { return hh_utf8_scrub_len(s, strlen(s)); }
+
+char *hh_utf8_scrub_len(const char *s, size_t len) {
     char *out = malloc(len + 1);
     if (!out) return NULL;
     const unsigned char *p = (const unsigned char *)s, *end = p + len;

@@ -91,6 +91,8 @@ int hh_utf8_valid(const char *s, size_t len);
 /* A malloc'd copy of a NUL-terminated string with every byte that is not
  * part of valid UTF-8 replaced by '?'. NULL when out of memory. */
 char *hh_utf8_scrub(const char *s);
+/* The same for len bytes, NUL bytes kept (the copy is NUL-terminated too). */
+char *hh_utf8_scrub_len(const char *s, size_t len);
 
 /* A malloc'd copy of len bytes fit for one log line: control characters
  * escaped (\n, \r, \t, else \xNN: NUL, ESC, DEL...), C1 controls as

@@ -2,7 +2,8 @@
 # Bad input: bad flags, a bad URL and a missing handler program give a clear message on
 # stderr and exit status 2 (checked for `work` and `push`); Redis unreachable at start does NOT
 # make the worker exit: it stays up, logs the outage once per state change (no log spam), and when
-# a redis-server appears on that port it processes a pushed job.
+# a redis-server appears on that port it processes a pushed job. An explicit queue weight 0 gets a
+# warning that says what it means.
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
 
@@ -43,6 +44,31 @@ expect_usage_error "missing --exec program" "/nonexistent/handler-prog" -- work 
 expect_usage_error "--exec without CLASS=" "" -- work -r "$url" --exec "/bin/true"
 expect_usage_error "non-numeric concurrency" "" -- work -r "$url" -c abc --exec "OkJob=$HH_HANDLERS/record.sh"
 expect_usage_error "non-numeric timeout" "" -- work -r "$url" -t soon --exec "OkJob=$HH_HANDLERS/record.sh"
+# every numeric option states its accepted range, the same way, before anything starts
+expect_range_error() {   # OPTION VALUE EXPECTED-MESSAGE
+    expect_usage_error "$1 $2" "$3" -- work -r "$url" "$1" "$2" --exec "OkJob=$HH_HANDLERS/record.sh"
+}
+expect_range_error -c 0 "--concurrency: 0 is out of range, want 1 to 1000"
+expect_range_error --concurrency 1001 "--concurrency: 1001 is out of range, want 1 to 1000"
+expect_range_error -c 99999999999999999999 "--concurrency: 99999999999999999999 is out of range, want 1 to 1000"
+expect_range_error -c abc "--concurrency: 'abc' is not a number, want 1 to 1000"
+expect_range_error -t -1 "--timeout: -1 is out of range, want 0 to 10000000000 seconds"
+expect_range_error -t soon "--timeout: 'soon' is not a number, want 0 to 10000000000 seconds"
+expect_range_error --heartbeat-interval 0 "--heartbeat-interval: 0 is out of range, want 0.1 to 30 seconds"
+expect_range_error --heartbeat-interval 31 "--heartbeat-interval: 31 is out of range, want 0.1 to 30 seconds"
+expect_range_error --poll-interval 0 "--poll-interval: 0 is out of range, want more than 0 and at most 10000000000 seconds"
+expect_range_error --recovery-interval nan "--recovery-interval: 'nan' is not a number, want more than 0"
+expect_range_error --dead-timeout -5 "--dead-timeout: -5 is out of range, want more than 0"
+expect_range_error --liveness-max-age 0 "--liveness-max-age: 0 is out of range, want more than 0"
+expect_range_error --exec-timeout -1 "--exec-timeout: -1 is out of range, want 0 to 10000000000 seconds"
+expect_range_error --serve-hello-timeout 0 "--serve-hello-timeout: 0 is out of range, want more than 0"
+expect_range_error --max-retries -1 "--max-retries: -1 is out of range, want 0 to 1000000"
+expect_range_error --max-recoveries 1000001 "--max-recoveries: 1000001 is out of range, want 0 to 1000000"
+expect_range_error --dead-max-jobs 0 "--dead-max-jobs: 0 is out of range, want 1 to 100000000"
+expect_range_error --serve-pool 0 "--serve-pool: 0 is out of range, want 1 to 1000"
+expect_range_error --serve-max-jobs 1.5 "--serve-max-jobs: '1.5' is not a number, want 1 to 1000000000"
+expect_range_error -q critical,-1 "--queue critical weight: -1 is out of range, want 0 to 1000000"
+expect_range_error -q critical,heavy "--queue critical weight: 'heavy' is not a number, want 0 to 1000000"
 expect_usage_error "bad --fetch" "" -- work -r "$url" --fetch sometimes --exec "OkJob=$HH_HANDLERS/record.sh"
 expect_usage_error "push: --in and --at together" "" -- push OkJob '[]' --in 5 --at 2000000000 -r "$url"
 expect_usage_error "push: --retry not true/false/N" "" -- push OkJob '[]' --retry maybe -r "$url"
@@ -70,4 +96,21 @@ must_wait 30 'R lrange test:ran 0 -1 | grep -q '"$jid" \
 assert_alive "$WORKER_PID" "worker died after Redis came up"
 hh_stop_worker TERM 30
 assert_eq "$WORKER_RC" 0 "worker exit status after SIGTERM"
+
+# ---- an explicit weight 0 reads as "never fetch" but is no weight, as in Sidekiq: a warning says so
+HH_NO_URL=1 hh_start_worker -r "$url" -c 1 -q critical,0 -q default --exec "OkJob=$HH_HANDLERS/record.sh"
+must_wait 10 'grep -q "queue critical: weight 0 means no weight" "$WORKER_LOG"' \
+    "no warning for -q critical,0 within 10 s (log: $WORKER_LOG)"
+assert_contains "$(cat "$WORKER_LOG")" "not a paused queue: with no queue weighted, every queue is fetched in strict order" \
+    "the weight 0 warning says what it means among unweighted queues"
+assert_not_contains "$(cat "$WORKER_LOG")" "queue default: weight 0" "a queue given without a weight is not warned about"
+hh_stop_worker TERM 30
+assert_eq "$WORKER_RC" 0 "exit status of the -q critical,0 worker after SIGTERM"
+HH_NO_URL=1 hh_start_worker -r "$url" -c 1 -q critical,0 -q default,2 --exec "OkJob=$HH_HANDLERS/record.sh"
+must_wait 10 'grep -q "queue critical has no weight while others do: it gets weight 1" "$WORKER_LOG"' \
+    "no warning for -q critical,0 among weighted queues within 10 s (log: $WORKER_LOG)"
+assert_contains "$(cat "$WORKER_LOG")" "(weight 0 is no weight, not a paused queue)" \
+    "the weight 0 warning among weighted queues says what 0 means"
+hh_stop_worker TERM 30
+assert_eq "$WORKER_RC" 0 "exit status of the -q critical,0 -q default,2 worker after SIGTERM"
 pass

@@ -84,9 +84,9 @@ bad unknown_in_group "3:3: unknown key 'colour' in redis" < <(printf 'redis:\n  
 bad type_mapping "2:3: ':concurrency' wants a value, not a mapping" < <(printf ':concurrency:\n  a: 1\n')
 bad type_list "1:7: ':tag' wants a value, not a list" < <(printf ':tag: [a, b]\n')
 bad value_number "1:15: in key ':concurrency'" < <(printf ':concurrency: ten\n')
-assert_contains "$HH_ERR" "bad --concurrency 'ten'" "the option's own check runs on the file's value"
+assert_contains "$HH_ERR" "--concurrency: 'ten' is not a number, want 1 to 1000" "the option's own check runs on the file's value"
 bad value_range "1:15: in key ':concurrency'" < <(printf ':concurrency: 0\n')
-assert_contains "$HH_ERR" "want 1 to 1000 threads" "a value out of range gives the library's range, with its location"
+assert_contains "$HH_ERR" "--concurrency: 0 is out of range, want 1 to 1000" "a value out of range gives the library's range, with its location"
 bad queue_twice "1:14: in key ':queues'" < <(printf ':queues: [a, a]\n')
 bad empty_value "1:10: ':timeout' wants a value, not empty" < <(printf ':timeout:\n')
 bad queue_pair "2:5: ':queues': a queue is a name or a [name, weight] pair" < <(printf ':queues:\n  - [critical, 3, 4]\n')
@@ -98,7 +98,7 @@ bad erb "1:15: ERB (<% ... %>) is not supported" < <(printf ':concurrency: <%%= 
 f="$HH_TMP/limit.yml"; printf ':concurrency: 4\n:concurrency: 0\n' >"$f"
 hh_cli work -r "$REDIS_URL" -C "$f"
 assert_eq "$HH_RC" 2 "exit status for concurrency 0 (stderr: $HH_ERR)"
-assert_contains "$HH_ERR" "concurrency 0: want 1 to 1000 threads" "the library's limit on the file's value"
+assert_contains "$HH_ERR" "--concurrency: 0 is out of range, want 1 to 1000" "the library's limit on the file's value"
 hh_cli work -r "$REDIS_URL" -C "$HH_TMP/missing.yml"
 assert_eq "$HH_RC" 2 "exit status for a missing file"
 assert_contains "$HH_ERR" "cannot read --config $HH_TMP/missing.yml" "error for a missing file"

@@ -162,6 +162,10 @@ expect_exit2() {   # HTTP-ARG NEEDLE...
     assert_eq "$HH_RC" 2 "exit status of 'hiredhand work --http $arg' (stderr: $HH_ERR)"
     local n
     for n in "$@"; do assert_contains "$HH_ERR" "$n" "message of 'hiredhand work --http $arg'"; done
+    # refused with the other options, before the worker starts: a usage
+    # error, not a worker's log line
+    assert_contains "$HH_ERR" "hiredhand: http: " "'hiredhand work --http $arg' refused as a usage error"
+    assert_not_contains "$HH_ERR" "pid=" "'hiredhand work --http $arg' refused before the worker logged anything"
 }
 expect_exit2 "$port" "cannot listen on 127.0.0.1:$port" "Address already in use"
 expect_exit2 "127.0.0.1:$port" "cannot listen on 127.0.0.1:$port" "Address already in use"

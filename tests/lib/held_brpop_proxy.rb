@@ -10,6 +10,7 @@
 # when it went upstream (how long Redis kept it blocked). SUBSCRIBE is refused (push messages
 # are not relayed), so the worker's idle threads fall back to blocking fetches.
 require 'socket'
+require_relative 'redis_proxy'
 
 listen_port, up_port, hold_file, hold_s, log_file = ARGV
 hold_s = hold_s.to_f
@@ -18,65 +19,21 @@ def log(file, line)
   LOG.synchronize { File.open(file, 'a') { |f| f.puts line } }
 end
 
-def read_line(io)
-  io.gets("\r\n") or raise EOFError
-end
-
-# One command as hiredis sends it (an array of bulk strings): [name, raw bytes].
-def read_command(io)
-  line = read_line(io)
-  raise EOFError unless line.start_with?('*')
-  raw = line.dup
-  args = Array.new(line[1..].to_i) do
-    l = read_line(io)
-    data = io.read(l[1..].to_i + 2) or raise EOFError
-    raw << l << data
-    data
-  end
-  [args[0].to_s.strip.upcase, raw]
-end
-
-# The raw bytes of one reply (framing only: relayed as is).
-def read_reply(io)
-  line = read_line(io)
-  case line[0]
-  when '$'
-    len = line[1..].to_i
-    len.negative? ? line : line + (io.read(len + 2) or raise EOFError)
-  when '*'
-    n = line[1..].to_i
-    n.negative? ? line : line + Array.new(n) { read_reply(io) }.join
-  else
-    line
-  end
-end
-
 server = TCPServer.new('127.0.0.1', listen_port.to_i)
-seq = 0
-loop do
-  Thread.new(server.accept, seq += 1) do |c, n|
-    up = TCPSocket.new('127.0.0.1', up_port.to_i)
-    loop do
-      name, raw = read_command(c)
-      if name == 'SUBSCRIBE'
-        c.write("-ERR no push messages through this proxy\r\n")
-        next
-      end
-      held = name == 'BRPOP' && File.exist?(hold_file)
-      if held
-        log(log_file, "held #{n}")
-        sleep hold_s
-      end
-      t = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-      up.write(raw)
-      reply = read_reply(up)
-      log(log_file, format('replied %d %.2f', n, Process.clock_gettime(Process::CLOCK_MONOTONIC) - t)) if held
-      c.write(reply)
-    end
-  rescue EOFError, IOError, SystemCallError
-    nil
-  ensure
-    c.close rescue nil
-    up&.close rescue nil
+RedisProxy.serve(server, up_port) do |c, up, args, raw, n|
+  name = args[0].to_s.upcase
+  if name == 'SUBSCRIBE'
+    c.write("-ERR no push messages through this proxy\r\n")
+    next
   end
+  held = name == 'BRPOP' && File.exist?(hold_file)
+  if held
+    log(log_file, "held #{n}")
+    sleep hold_s
+  end
+  t = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+  up.write(raw)
+  reply = RedisProxy.read_reply(up)
+  log(log_file, format('replied %d %.2f', n, Process.clock_gettime(Process::CLOCK_MONOTONIC) - t)) if held
+  c.write(reply)
 end

@@ -12,6 +12,7 @@
 # client gets REPLY; its name is appended to LOG_FILE, so a test can wait until the worker has
 # seen the hostile reply. Push messages (SUBSCRIBE) are not relayed: give SUBSCRIBE an error rule.
 require 'socket'
+require_relative 'redis_proxy'
 
 listen_port, up_port, rules_file, log_file = ARGV
 Rule = Struct.new(:name, :index, :prefix, :reply)
@@ -22,66 +23,21 @@ rules = File.readlines(rules_file, chomp: true).reject(&:empty?).map do |l|
   Rule.new(name.upcase, index&.to_i, prefix, reply.gsub('\r', "\r").gsub('\n', "\n"))
 end
 
-def read_line(io)
-  io.gets("\r\n") or raise EOFError
-end
-
-# One command as hiredis sends it (an array of bulk strings): [args, raw bytes].
-def read_command(io)
-  line = read_line(io)
-  raise EOFError unless line.start_with?('*')
-  raw = line.dup
-  args = Array.new(line[1..].to_i) do
-    l = read_line(io)
-    len = l[1..].to_i
-    data = io.read(len + 2) or raise EOFError
-    raw << l << data
-    data[0, len]
-  end
-  [args, raw]
-end
-
-# The raw bytes of one reply (framing only: relayed as is).
-def read_reply(io)
-  line = read_line(io)
-  case line[0]
-  when '$'
-    len = line[1..].to_i
-    len.negative? ? line : line + (io.read(len + 2) or raise EOFError)
-  when '*'
-    n = line[1..].to_i
-    n.negative? ? line : line + Array.new(n) { read_reply(io) }.join
-  else
-    line
-  end
-end
-
 server = TCPServer.new('127.0.0.1', listen_port.to_i)
 $stdout.sync = true
 puts "listening on #{listen_port}"
-loop do
-  Thread.new(server.accept) do |c|
-    up = TCPSocket.new('127.0.0.1', up_port.to_i)
-    loop do
-      args, raw = read_command(c)
-      name = args[0].to_s.upcase
-      rule = rules.find { |r| r.name == name && (!r.index || args[r.index].to_s.start_with?(r.prefix)) }
-      if (hostile = rule&.reply)
-        if name == 'EXEC'
-          up.write("*1\r\n$7\r\nDISCARD\r\n")
-          read_reply(up)
-        end
-        File.open(log_file, 'a') { |f| f.puts name }
-        c.write(hostile)
-      else
-        up.write(raw)
-        c.write(read_reply(up))
-      end
+RedisProxy.serve(server, up_port) do |c, up, args, raw|
+  name = args[0].to_s.upcase
+  rule = rules.find { |r| r.name == name && (!r.index || args[r.index].to_s.start_with?(r.prefix)) }
+  if (hostile = rule&.reply)
+    if name == 'EXEC'
+      up.write("*1\r\n$7\r\nDISCARD\r\n")
+      RedisProxy.read_reply(up)
     end
-  rescue EOFError, IOError, SystemCallError
-    nil
-  ensure
-    c.close rescue nil
-    up&.close rescue nil
+    File.open(log_file, 'a') { |f| f.puts name }
+    c.write(hostile)
+  else
+    up.write(raw)
+    c.write(RedisProxy.read_reply(up))
   end
 end

@@ -118,7 +118,20 @@ static void test_manager_start_and_register_say_why(void **s) {
     opts_init(&o);
     o.concurrency = 1;
     o.http_bind = bindaddr;
+    /* the check finds the port in use before anything starts... */
+    char why[512];
+    assert_int_equal(hh_manager_options_check(&o, why, sizeof(why)), HH_ERR_INVALID);
+    if (!strstr(why, "http: cannot listen on") || !strstr(why, "Address already in use") || !strstr(why, bindaddr))
+        fail_msg("the check said '%s'", why);
+    /* ...and a bad address the same way, parsed only by hh_manager_new */
+    o.http_bind = "127.0.0.1:70000";
+    assert_int_equal(hh_manager_options_check(&o, why, sizeof(why)), HH_ERR_INVALID);
+    assert_non_null(strstr(why, "bad --http port"));
     int err;
+    assert_null(hh_manager_new(&o, &err));
+    assert_int_equal(err, HH_ERR_INVALID);
+    /* ...while creating a manager does not take the port: start does */
+    o.http_bind = bindaddr;
     hh_manager *m = hh_manager_new(&o, &err);
     assert_non_null(m);
     assert_int_equal(hh_manager_register(m, "K", handler, NULL), HH_OK);
