@@ -3,7 +3,7 @@
 # (__redis__:invalidate), of the connection with CLIENT TRACKING on, and a Redis restart, the
 # worker subscribes and tracks again by itself, and jobs pushed with redis-cli LPUSH to an idle
 # worker (-c 3, three queues, one thread busy on a 30 s job; --namespace set, so the tracked
-# prefix is ns:queue:) start within 100 ms again.
+# prefix is ns:queue:) start within PK_LIMIT (0.5 s, pickup_helpers.sh) again.
 . "$(dirname "$0")/../lib/harness.sh"
 . "$(dirname "$0")/../lib/recovery_helpers.sh"
 . "$(dirname "$0")/../lib/pickup_helpers.sh"
@@ -11,7 +11,7 @@ hh_require_binary
 hh_redis_start
 
 NS=ns
-LIMIT=0.100
+LIMIT=$PK_LIMIT
 hh_start_worker -c 3 -t 1 --namespace "$NS" -q default -q low -q bulk \
     --exec "SlowJob=$RF_HANDLER 60" --exec "OkJob=$RF_HANDLER"
 must_wait 15 '[ "$(R scard "$NS:processes")" -ge 1 ]' "no heartbeat in $NS:processes"
