@@ -27,8 +27,8 @@ make_ghosts() {   # ROUND JIDFILE NLISTS PER
 
 check_round() {   # ROUND JIDFILE
     local round="$1" jids="$2" total=$((NLISTS * PER)) bad lines
-    must_wait 120 '[ "$(sort -u "$jids" | comm -12 - <(cut -d" " -f1 "$RF_DIR/started" | sort -u) | grep -c .)" -ge '"$total"' ]' \
-        "[round $round] only $(sort -u "$jids" | comm -12 - <(cut -d' ' -f1 "$RF_DIR/started" | sort -u) | grep -c .) of $total orphaned jobs started within 120 s (ghost lists left: $(R --scan --pattern "hiredhand:inprogress:ghost-$round-*" | tr '\n' ' '), queue=$(R llen queue:default))"
+    must_wait 400 '[ "$(sort -u "$jids" | comm -12 - <(cut -d" " -f1 "$RF_DIR/started" | sort -u) | grep -c .)" -ge '"$total"' ]' \
+        "[round $round] only $(sort -u "$jids" | comm -12 - <(cut -d' ' -f1 "$RF_DIR/started" | sort -u) | grep -c .) of $total orphaned jobs started within 400 s (ghost lists left: $(R --scan --pattern "hiredhand:inprogress:ghost-$round-*" | tr '\n' ' '), queue=$(R llen queue:default))"
     must_wait 20 '[ -z "$(R --scan --pattern "hiredhand:inprogress:ghost-$round-*")" ] && [ "$(R llen queue:default)" = 0 ]' \
         "[round $round] ghost lists or queued jobs left: $(R --scan --pattern "hiredhand:inprogress:ghost-$round-*" | tr '\n' ' ') queue=$(R llen queue:default)"
     sleep 3   # a second, duplicate requeue would show up as a second start by now
