@@ -3,9 +3,10 @@
 # fetch batch grows to its maximum) fetched in batches by several threads start in the order they
 # were pushed (FIFO), give or take the few jobs other threads are starting at the same moment.
 # 3000 jobs on queue:default, -c 4 (an INFO "start" line per job, in start order). A job is
-# "displaced" when it starts more than 72 places away from its place in the queue (taken in
-# fetch order, a job is off by at most a batch, 64, plus the other threads' jobs: the thread that
-# fetched a batch may start its first job after the others started the rest; taken last in
+# "displaced" when it starts more than 200 places away from its place in the queue (taken in
+# fetch order, a job is off by at most two batches, 2 x 96, plus the other threads' jobs: the
+# thread that fetches the next batch holds its own job through the round trip while the others
+# run the rest of the buffer and the start of the new batch; taken last in
 # first out, whole batches of several threads are); fewer than 1 % of the jobs may be (a thread
 # preempted between taking its job and logging it). The previous code displaced 10-25 %. Then: every job ran once and the in-progress lists are empty
 # while the worker still runs (every ack landed, nothing left behind).
@@ -27,13 +28,13 @@ started="$HH_TMP/started"
 sed -n 's/.* jid=\([0-9a-f]*\) INFO: start$/\1/p' "$WORKER_LOG" >"$started"
 assert_eq "$(wc -l <"$started")" "$n" "start lines"
 assert_eq "$(sort -u "$started" | wc -l)" "$n" "distinct jobs started (each once)"
-displaced="$(awk -v lim=72 'NR == FNR { at[$1] = FNR; next } { d = FNR - at[$1]; if (d < 0) d = -d; if (d > lim) bad++ }
+displaced="$(awk -v lim=200 'NR == FNR { at[$1] = FNR; next } { d = FNR - at[$1]; if (d < 0) d = -d; if (d > lim) bad++ }
     END { print bad + 0 }' "$jids" "$started")"
 worst="$(awk 'NR == FNR { at[$1] = FNR; next } { d = FNR - at[$1]; if (d < 0) d = -d; if (d > m) m = d }
     END { print m + 0 }' "$jids" "$started")"
-hh_log "$displaced of $n jobs started more than 72 places from their queue position (worst $worst)"
+hh_log "$displaced of $n jobs started more than 200 places from their queue position (worst $worst)"
 [ "$displaced" -le $((n / 100)) ] \
-    || fail "prefetched jobs do not start in queue order: $displaced of $n started more than 72 places away from their position in the queue (worst $worst); first starts: $(head -n 8 "$started" | tr '\n' ' ')"
+    || fail "prefetched jobs do not start in queue order: $displaced of $n started more than 200 places away from their position in the queue (worst $worst); first starts: $(head -n 8 "$started" | tr '\n' ' ')"
 hh_stop_worker TERM 30
 assert_eq "$WORKER_RC" 0 "exit status after SIGTERM"
-pass "$n prefetched jobs started in queue order ($displaced displaced by more than 72, worst $worst); nothing left in progress"
+pass "$n prefetched jobs started in queue order ($displaced displaced by more than 200, worst $worst); nothing left in progress"
