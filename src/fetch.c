@@ -1126,17 +1126,19 @@ static void unbuffered(hh_processor *p, hh_fetched *jobs, size_t from, size_t to
     }
 }
 
-/* Fast jobs flowing (reliable fetch): the thread that takes a job and
- * leaves a batch or less in the buffer fetches the next batch before
- * it runs its own job, so the others run the rest of the buffer meanwhile
- * instead of all waiting out the round trip once it is empty. A whole
- * batch ahead, not half: the round trip includes Redis moving the batch
- * (a few µs a job), and threads ran half a batch dry before it came back.
- * Still one fetch in flight at a time (the buffer keeps fetch order), and
- * the buffer holds two batches at most. The batch goes into the buffer whole;
- * a fetch that finds every queue empty starts the dry spell as a regular
- * one does; an error is left to the next regular fetch, which backs off
- * (this thread holds a job and does not wait). */
+/* Fast jobs flowing (reliable fetch): the thread that would take a job
+ * and leave a batch or less in the buffer fetches the next batch before
+ * it takes its own job, so the others run the rest of the buffer meanwhile
+ * instead of all waiting out the round trip once it is empty (and no job
+ * waits in this thread's hands through the round trip: jobs start in
+ * buffer order). A whole batch ahead, not half: the round trip includes
+ * Redis moving the batch (a few µs a job), and threads ran half a batch
+ * dry before it came back. Still one fetch in flight at a time (the
+ * buffer keeps fetch order), and the buffer holds two batches (and a job)
+ * at most. The batch goes into the buffer whole; a fetch that finds every
+ * queue empty starts the dry spell as a regular one does; an error is
+ * left to the next regular fetch, which backs off (this thread takes a
+ * buffered job if one is left, and does not wait). */
 static void prefetch(hh_processor *p, size_t want) {
     const hh_fetch_env *m = p->fetch;
     hh_fetcher *f = m->fetcher;
@@ -1165,18 +1167,30 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out) {
     hh_fetcher *f = m->fetcher;
     fetch_thread *t = thread_of(p);
     pthread_mutex_lock(&f->mu);
-    if (pending_pop_locked(f, out)) {
-        size_t ahead = 0;
-        if (!f->promised && !atomic_load(&f->dry) && f->npending <= (size_t)f->batch &&
+    if (f->npending) {
+        /* A batch or less left besides this thread's job: fetch the next
+         * batch first, then take the oldest job. Taking the job first
+         * would hold it through the round trip while the others run the
+         * rest of the buffer, so it would start up to two batches after
+         * its place in the queue. */
+        if (!f->promised && !atomic_load(&f->dry) && f->npending <= (size_t)f->batch + 1 &&
             m->opts.fetch != HH_FETCH_BASIC && !atomic_load(m->quiet)) {
             adapt_locked(f, t); /* this thread fetches: the batch size follows its jobs' speed */
-            ahead = f->batch > 1 ? (size_t)f->batch : 0;
+            size_t ahead = f->batch > 1 ? (size_t)f->batch : 0;
             if (ahead > f->cap - f->npending) ahead = f->cap - f->npending;
-            f->promised += ahead;
+            if (ahead) {
+                f->promised += ahead;
+                pthread_mutex_unlock(&f->mu);
+                prefetch(p, ahead);
+                pthread_mutex_lock(&f->mu);
+            }
         }
-        pthread_mutex_unlock(&f->mu);
-        if (ahead) prefetch(p, ahead);
-        return 1;
+        if (pending_pop_locked(f, out)) {
+            pthread_mutex_unlock(&f->mu);
+            return 1;
+        }
+        /* the others took every job meanwhile: wait or fetch as any idle
+         * thread does */
     }
     f->idle++;
     size_t want;

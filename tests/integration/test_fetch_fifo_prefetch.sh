@@ -3,12 +3,12 @@
 # fetch batch grows to its maximum) fetched in batches by several threads start in the order they
 # were pushed (FIFO), give or take the few jobs other threads are starting at the same moment.
 # 3000 jobs on queue:default, -c 4 (an INFO "start" line per job, in start order). A job is
-# "displaced" when it starts more than 200 places away from its place in the queue (taken in
-# fetch order, a job is off by at most two batches, 2 x 96, plus the other threads' jobs: the
-# thread that fetches the next batch holds its own job through the round trip while the others
-# run the rest of the buffer and the start of the new batch; taken last in
-# first out, whole batches of several threads are); fewer than 1 % of the jobs may be (a thread
-# preempted between taking its job and logging it). The previous code displaced 10-25 %. Then: every job ran once and the in-progress lists are empty
+# "displaced" when it starts more than 200 places away from its place in the queue. Threads take
+# jobs in buffer order (the thread that fetches the next batch does so before it takes its own
+# job), so a job is off by the few jobs other threads start at the same moment, more when its
+# thread is preempted between taking it and logging it (a few ms on a loaded machine: a couple of
+# hundred fast jobs); taken last in first out, whole batches of several threads are. Fewer than
+# 1 % of the jobs may be displaced. The previous code displaced 10-25 %. Then: every job ran once and the in-progress lists are empty
 # while the worker still runs (every ack landed, nothing left behind).
 . "$(dirname "$0")/../lib/harness.sh"
 . "$(dirname "$0")/../lib/recovery_helpers.sh"
