@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Field report B35 (a): few threads, several queues. `-c 3 -q default -q low -q bulk`, one job
 # running 30 s, then 20 jobs pushed one by one to `default` with redis-cli LPUSH (each after the
-# previous one started): each must start within PK_LIMIT (0.5 s, pickup_helpers.sh) of its
+# previous one started): each must start within PK_LIMIT (1 s, pickup_helpers.sh) of its
 # push, since two threads are idle.
 # Run with reliable and basic fetch, strict and weighted order.
 # Before the pickup design, reliable fetch's idle threads sat in 10 s blocking waits on other

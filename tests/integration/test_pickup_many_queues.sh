@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Field report B35 (b): many queues. `-c 10` with 20, 300 and 1,000 queues, idle, then one job
 # pushed by redis-cli LPUSH (not through hiredhand) into the last queue, 20 runs: every pickup
-# under PK_LIMIT (0.5 s, pickup_helpers.sh). Reliable fetch strict (20, 1,000 queues) and weighted (300), basic fetch (300).
+# under PK_LIMIT (1 s, pickup_helpers.sh). Reliable fetch strict (20, 1,000 queues) and weighted (300), basic fetch (300).
 # With 300 idle queues the whole process sends a few Redis commands per second at most (INFO
 # commandstats over 10 s, our own INFO/CONFIG left out). /stats and /metrics list the first 64
 # queues and count them all. More than 10,000 queues are refused with a message naming the limit.

@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # rf_job.sh [SLEEP]: job handler for the reliable-fetch tests and the soak.
 #   Appends "JID WORKER_PID EPOCH QUEUE" to $RF_DIR/started, sleeps SLEEP seconds, then -- only if the worker
 #   that started it is still alive (not killed, not a zombie) -- appends "JID WORKER_PID" to
@@ -10,13 +10,16 @@
 #   rf_kill9 kills the handlers of a killed worker, after checking they are still ours), and for
 #   sleeps of 1 s or more "PID SLEEP_PID" to $HH_PIDFILE (the harness kills them at exit).
 # Lines are shorter than PIPE_BUF, so concurrent O_APPEND writes never interleave.
-cat >/dev/null
+# bash, with builtins only (EPOCHREALTIME, read) but for the sleep: the heavy tests run thousands
+# of jobs through it, and each process started (cat, date, sed before) costs milliseconds on a
+# loaded machine.
+while IFS= read -r _; do :; done
 : "${RF_DIR:?rf_job.sh needs RF_DIR}"
 wpid=$PPID
-echo "$HIREDHAND_JID $wpid $(date +%s.%N) $HIREDHAND_QUEUE" >>"$RF_DIR/started"
+echo "$HIREDHAND_JID $wpid $EPOCHREALTIME $HIREDHAND_QUEUE" >>"$RF_DIR/started"
 secs="${1:-0}"
 case "$secs" in
-    ''|*[!0-9.]*) secs="$(cat "$RF_DIR/sleep.$secs" 2>/dev/null)"; secs="${secs:-0}" ;;
+    ''|*[!0-9.]*) name="$secs"; secs=0; [ -r "$RF_DIR/sleep.$name" ] && read -r secs <"$RF_DIR/sleep.$name"; secs="${secs:-0}" ;;
 esac
 if [ "$secs" != 0 ]; then
     sleep "$secs" &
@@ -27,7 +30,8 @@ if [ "$secs" != 0 ]; then
     echo "$wpid $$ $spid" >>"$RF_DIR/children"
     wait "$spid"
 fi
-state="$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$wpid/status" 2>/dev/null)"
+state=
+{ while read -r key value _; do [ "$key" = State: ] && { state="$value"; break; }; done <"/proc/$wpid/status"; } 2>/dev/null
 case "$state" in
     ''|Z|X) echo "$HIREDHAND_JID $wpid" >>"$RF_DIR/orphaned"; exit 0 ;;
 esac
