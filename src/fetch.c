@@ -48,7 +48,8 @@ typedef struct empty_mark {
  * it (a script or BRPOP fails as a whole). So a WRONGTYPE reply makes the
  * fetcher ask TYPE of every queue's keys once, and a queue found wrong is
  * left out of every fetch, logged at ERROR once a minute, and asked again
- * every HH_FETCH_BAD_RECHECK_US until it is a list (or gone) again. */
+ * every HH_FETCH_BAD_RECHECK_US until it is a list (or gone) again, and at
+ * once after a write to it (hh_fetch_queue_written). */
 typedef struct bad_mark {
     atomic_llong until;  /* hh_mono() in microseconds of the next TYPE; 0: not bad */
     atomic_llong logged; /* when its ERROR was last logged */
@@ -94,7 +95,9 @@ struct hh_fetcher {
 };
 
 #define HH_FETCH_EMPTY_RECHECK_US 100000 /* see empty_mark */
-#define HH_FETCH_BAD_RECHECK_US 5000000  /* see bad_mark */
+/* 3 s: with a blocking fetch's 2 s on top (basic fetch's BRPOP), a queue
+ * fixed by hand is served again within 5 s in every mode (see bad_mark) */
+#define HH_FETCH_BAD_RECHECK_US 3000000
 #define HH_FETCH_BAD_LOG_US 60000000
 
 size_t hh_queue_order(const int *weights, size_t n, int weighted, hh_rng *rng, size_t *out) {
@@ -294,12 +297,26 @@ static void mark_empty(hh_fetcher *f, size_t q, unsigned long long epoch, long l
     atomic_store(&f->empty[q].epoch, epoch);
 }
 
+/* A write to a wrong-typed queue (the DEL or the push of a fix by hand):
+ * its TYPE is due at the woken thread's fetch, not at the recheck period's
+ * end, which an idle worker meets only at its next safety poll (up to
+ * HH_PICKUP_POLL_SECONDS later still). 1 stays "bad" and is always due. */
+static void bad_due(hh_fetcher *f, size_t q) {
+    long long until = atomic_load(&f->bad[q].until);
+    if (until > 1) atomic_compare_exchange_strong(&f->bad[q].until, &until, 1);
+}
+
 void hh_fetch_queues_written(const hh_fetch_env *m) {
-    if (m->fetcher) atomic_fetch_add(&m->fetcher->epoch, 1);
+    if (!m->fetcher) return;
+    atomic_fetch_add(&m->fetcher->epoch, 1);
+    if (atomic_load(&m->fetcher->nbad) > 0)
+        for (size_t q = 0; q < m->nqueues; q++) bad_due(m->fetcher, q);
 }
 
 void hh_fetch_queue_written(const hh_fetch_env *m, size_t q) {
-    if (m->fetcher && q < m->nqueues) atomic_store(&m->fetcher->empty[q].epoch, 0);
+    if (!m->fetcher || q >= m->nqueues) return;
+    atomic_store(&m->fetcher->empty[q].epoch, 0);
+    if (atomic_load(&m->fetcher->nbad) > 0) bad_due(m->fetcher, q);
 }
 
 /* ------------------------------------------------------------ wrong-typed queues */
@@ -387,6 +404,21 @@ static void bad_recheck(hh_processor *p) {
             hh_log(m->log, HH_LOG_INFO, "fetch: queue %s is a list again: served again", m->queues[q]);
         }
     }
+}
+
+/* Seconds until the first wrong-typed queue's TYPE is due (0: none is
+ * bad): an idle thread waits no longer, so a queue fixed by hand without a
+ * wake-up (tracking was off at the write) is still served again within the
+ * recheck period. */
+static double bad_wait(hh_fetcher *f) {
+    if (atomic_load(&f->nbad) == 0) return 0;
+    long long first = 0, now = now_us();
+    for (size_t q = 0; q < f->m->nqueues; q++) {
+        long long until = atomic_load(&f->bad[q].until);
+        if (until && (!first || until < first)) first = until;
+    }
+    if (!first) return 0;
+    return first <= now ? 0.001 : (double)(first - now) / 1e6 + 0.001;
 }
 
 /* An error reply to a fetch: WRONGTYPE finds and leaves out the bad queues
@@ -1030,7 +1062,7 @@ static int fetch(hh_processor *p, hh_fetched *out, size_t max, size_t *promise) 
     }
     if (rc != 0 || atomic_load(m->quiet)) {
         hh_pickup_done(m->pickup, &ticket, rc);
-    } else if (!hh_pickup_wait(m->pickup, &ticket) && !basic) {
+    } else if (!hh_pickup_wait(m->pickup, &ticket, bad_wait(m->fetcher)) && !basic) {
         /* No wake-up available. Basic fetch's BRPOP covered every queue
          * for 2 s already; reliable fetch blocks on one queue. */
         rc = idle_fallback(p, out);
