@@ -55,6 +55,18 @@ typedef struct bad_mark {
     atomic_llong logged; /* when its ERROR was last logged */
 } bad_mark;
 
+/* A run of errors of one kind (fetch replies, refused acks): logged when it
+ * starts and when its error changes, and once when it ends, never per
+ * attempt: fetching threads retry every second each, acks every 0.1 s, and
+ * an outage (Redis refusing writes over maxmemory) would fill the log with
+ * one line. */
+typedef struct err_run {
+    pthread_mutex_t mu;
+    char last[256]; /* the error last logged */
+    double since;   /* hh_mono() when the run began */
+    atomic_int on;  /* a run is going; while 0 a success costs one load */
+} err_run;
+
 struct hh_fetcher {
     const hh_fetch_env *m;
     /* Jobs fetched in a batch and not started yet, shared by every worker
@@ -88,8 +100,9 @@ struct hh_fetcher {
      * out of queues, so a batch over queues that each hold a few jobs
      * names enough of them, and one over a long queue names two. */
     atomic_uint span;
-    empty_mark *empty;     /* per queue */
-    bad_mark *bad;         /* per queue */
+    empty_mark *empty; /* per queue */
+    bad_mark *bad;     /* per queue */
+    err_run fetch_errors, ack_errors;
     atomic_int nbad;       /* queues marked bad: the checks cost nothing while 0 */
     fetch_thread *threads; /* per worker thread, by hh_processor.index */
 };
@@ -229,6 +242,8 @@ hh_fetcher *hh_fetcher_new(const hh_fetch_env *m) {
     pthread_mutex_init(&f->mu, NULL);
     pthread_mutex_init(&f->acks_mu, NULL);
     pthread_mutex_init(&f->idle_mu, NULL);
+    pthread_mutex_init(&f->fetch_errors.mu, NULL);
+    pthread_mutex_init(&f->ack_errors.mu, NULL);
     pthread_cond_init(&f->idle_cv, NULL);
     atomic_init(&f->epoch, 1);
     atomic_init(&f->span, 2);
@@ -274,8 +289,46 @@ void hh_fetcher_free(hh_fetcher *f) {
     pthread_mutex_destroy(&f->mu);
     pthread_mutex_destroy(&f->acks_mu);
     pthread_mutex_destroy(&f->idle_mu);
+    pthread_mutex_destroy(&f->fetch_errors.mu);
+    pthread_mutex_destroy(&f->ack_errors.mu);
     pthread_cond_destroy(&f->idle_cv);
     free(f);
+}
+
+/* ------------------------------------------------------------ error runs */
+
+/* One more failure in run e: logged as "<what>: <why>" at level when the
+ * run starts or why differs from the error last logged. */
+static void err_run_fail(const hh_fetch_env *m, err_run *e, hh_log_level level, const char *what, const char *why) {
+    pthread_mutex_lock(&e->mu);
+    if (!atomic_load(&e->on)) {
+        e->since = hh_mono();
+        e->last[0] = '\0';
+        atomic_store(&e->on, 1);
+    }
+    /* Redis names the script line that failed (" script: <sha>, on
+     * @user_script:25."), which differs between the fetch's paths: the
+     * same refusal, not a change */
+    const char *at = strstr(why, " script: ");
+    size_t n = at ? (size_t)(at - why) : strlen(why);
+    if (n > sizeof(e->last) - 1) n = sizeof(e->last) - 1;
+    int changed = strlen(e->last) != n || strncmp(e->last, why, n) != 0;
+    if (changed) {
+        memcpy(e->last, why, n);
+        e->last[n] = '\0';
+    }
+    pthread_mutex_unlock(&e->mu);
+    if (changed) hh_log(m->log, level, "%s: %s", what, why);
+}
+
+/* A success: ends run e, if one is going, with "<what> restored after N s". */
+static void err_run_ok(const hh_fetch_env *m, err_run *e, const char *what) {
+    if (!atomic_load(&e->on)) return;
+    pthread_mutex_lock(&e->mu);
+    int was = atomic_exchange(&e->on, 0);
+    double since = e->since;
+    pthread_mutex_unlock(&e->mu);
+    if (was) hh_log(m->log, HH_LOG_INFO, "%s restored after %.0f s", what, hh_mono() - since);
 }
 
 /* ------------------------------------------------------------ known-empty queues */
@@ -425,7 +478,7 @@ static double bad_wait(hh_fetcher *f) {
  * (logged there); anything else is logged as is. */
 static void fetch_error(hh_processor *p, const char *err) {
     if (strncmp(err, "WRONGTYPE", 9) == 0 && find_bad(p) > 0) return;
-    hh_log(p->fetch->log, HH_LOG_ERROR, "fetch: %s", err);
+    err_run_fail(p->fetch, &p->fetch->fetcher->fetch_errors, HH_LOG_ERROR, "fetch", err);
 }
 
 /* The queues one fetch of max jobs tries, in configuration order, into
@@ -595,9 +648,11 @@ static size_t acks_settle(const hh_fetch_env *m, hh_conn *c, hh_job **jobs, redi
     }
     if (ok) acks_free(m, ok, done);
     if (refused) {
-        hh_log(m->log, HH_LOG_WARN, "%zu acknowledgements refused, kept for the next try: %s", refused, why);
+        /* the count is not part of the message: it changes at every try */
+        err_run_fail(m, &m->fetcher->ack_errors, HH_LOG_WARN, "acknowledgements refused, kept for the next try", why);
         acks_return(m, jobs, refused);
     } else {
+        err_run_ok(m, &m->fetcher->ack_errors, "acknowledgements");
         free(jobs);
     }
     return refused;
@@ -1068,6 +1123,7 @@ static int fetch(hh_processor *p, hh_fetched *out, size_t max, size_t *promise) 
         rc = idle_fallback(p, out);
     }
     for (int i = 0; i < rc; i++) atomic_fetch_add(&m->fetched[out[i].queue], 1);
+    if (rc >= 0) err_run_ok(m, &m->fetcher->fetch_errors, "fetch");
     if (rc < 0 && !p->conn.ctx) hh_conn_ready(&p->conn); /* waits out the backoff */
     else if (rc < 0) hh_sleep(1.0);                      /* an error reply: as Sidekiq, pause 1 s */
     return rc;
@@ -1177,6 +1233,7 @@ static void prefetch(hh_processor *p, size_t want) {
     bad_recheck(p);
     int got = fetch_batch(p, t->held, want, 0);
     for (int i = 0; i < got; i++) atomic_fetch_add(&m->fetched[t->held[i].queue], 1);
+    if (got >= 0) err_run_ok(m, &f->fetch_errors, "fetch");
     pthread_mutex_lock(&f->mu);
     f->promised -= want;
     size_t taken = got > 0 ? pending_push_locked(f, t->held, (size_t)got) : 0;
