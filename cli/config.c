@@ -15,7 +15,10 @@
  * $APP_ENV, $RAILS_ENV or $RACK_ENV (default development) applies over the
  * top level; the others are skipped (with a warning unless named
  * development, test, staging or production: a typo such as `htttp:` or a
- * plug-in's `:schedule:` must not pass unseen).
+ * plug-in's `:schedule:` must not pass unseen). Sidekiq's keys that have
+ * nothing to apply to here (`:environment:`, `:strict:`, `:pidfile:`, the
+ * Ruby hooks) are accepted with a warning, and so is a `:require:` naming
+ * Ruby code; an unknown key is refused.
  *
  * The YAML itself is libyaml's to parse. Sidekiq runs the file through ERB
  * first; hiredhand does not, and says so rather than take `<%= ... %>`
@@ -25,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 #include "cli.h"
 #include "config.h"
@@ -52,6 +56,16 @@ static int fail(const loader *l, const yaml_node_t *node, const char *fmt, ...) 
     fputc('\n', stderr);
     va_end(ap);
     return -1;
+}
+
+static void warn(const loader *l, const yaml_node_t *node, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "hiredhand: %s:%lu:%lu: warning: ", l->path, (unsigned long)node->start_mark.line + 1,
+            (unsigned long)node->start_mark.column + 1);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
 }
 
 static const char *scalar(const yaml_node_t *n) {
@@ -88,6 +102,48 @@ static void normalize(const char *key, char *out, size_t size) {
     out[i] = '\0';
     for (size_t k = 0; k < sizeof(aliases) / sizeof(aliases[0]); k++)
         if (aliases[k][1] && !strcmp(out, aliases[k][0])) snprintf(out, size, "%s", aliases[k][1]);
+}
+
+/* Keys Sidekiq 6.4 to 8 read from sidekiq.yml that hiredhand has nothing
+ * to apply to: a Sidekiq app's file must run as it is, so each is accepted
+ * with a warning saying what it would have done, rather than refused as a
+ * typo would be. (The ones hiredhand honours are options or aliases.) */
+static const char *const sidekiq_only[][2] = {
+    {"environment",
+     "as in Sidekiq, the environment section that applies is chosen by APP_ENV, RAILS_ENV or "
+     "RACK_ENV, not by this key"},
+    {"strict",
+     "as in Sidekiq 6 and later, queues without weights are taken in strict order and weighted ones "
+     "in weighted random order"},
+    {"pidfile", "hiredhand writes no PID file (nor does Sidekiq since 6.0): let the supervisor track the process"},
+    {"error-handlers", "Ruby code, which hiredhand does not load"},
+    {"death-handlers", "Ruby code, which hiredhand does not load"},
+    {"lifecycle-events", "Ruby code, which hiredhand does not load"},
+    {"reloader", "Ruby code, which hiredhand does not load"},
+    {"backtrace-cleaner", "Ruby code, which hiredhand does not load"},
+    {"job-logger", "Ruby code, which hiredhand does not load; see --log-format"},
+    {"on-complex-arguments", "it checks the arguments of jobs pushed from Ruby"},
+    {"iteration", "it drives Sidekiq's iterable Ruby jobs"},
+    {"max-iteration-runtime", "it drives Sidekiq's iterable Ruby jobs"},
+    {"logged-job-attributes", "hiredhand logs class and jid, as Sidekiq 6.4 does"},
+    {"redis-idle-timeout", "hiredhand keeps its connections open; see the README on Redis"},
+    {"capsules",
+     "hiredhand runs one set of queues per process: run one more `hiredhand work -q ... -c N` per "
+     "capsule, or its queues are not fetched here"},
+};
+
+static const char *sidekiq_only_reason(const char *name) {
+    for (size_t i = 0; i < sizeof(sidekiq_only) / sizeof(sidekiq_only[0]); i++)
+        if (!strcmp(name, sidekiq_only[i][0])) return sidekiq_only[i][1];
+    return NULL;
+}
+
+/* Sidekiq's `require` names the Ruby code to boot: a Rails app's folder or
+ * a .rb file. hiredhand's names a C plug-in; only that one is kept. */
+static int names_ruby(const char *path) {
+    struct stat st;
+    size_t n = strlen(path);
+    return (n >= 3 && !strcmp(path + n - 3, ".rb")) || (stat(path, &st) == 0 && S_ISDIR(st.st_mode));
 }
 
 static const struct option *find_option(const loader *l, const char *name) {
@@ -141,6 +197,13 @@ static int add_scalar(loader *l, const struct option *o, const char *key, const 
         if (!strcmp(s, "true") || !strcmp(s, "yes") || !strcmp(s, "on")) return add(l, o, key, NULL, v);
         if (!strcmp(s, "false") || !strcmp(s, "no") || !strcmp(s, "off")) return 0;
         return fail(l, v, "'%s' wants true or false, not '%s'", key, s);
+    }
+    if (!strcmp(o->name, "require") && names_ruby(s)) {
+        warn(l, v,
+             "'%s' %s skipped: it names Ruby code (Sidekiq's meaning) and hiredhand does not load Ruby; jobs run "
+             "through --exec, --serve or a C plug-in (a .so file)",
+             key, s);
+        return 0;
     }
     return add(l, o, key, s, v);
 }
@@ -235,6 +298,11 @@ static int load_mapping(loader *l, const yaml_node_t *map, const char *parent, i
         char name[256], full[512];
         normalize(key, name, sizeof(name));
         const struct option *o = NULL;
+        const char *why = parent ? NULL : sidekiq_only_reason(name);
+        if (why) {
+            warn(l, k, "'%s' has no effect in hiredhand: %s", key, why);
+            continue;
+        }
         if (parent && *parent) {
             /* redis: {namespace: x} is --namespace; {url: x} is --redis itself */
             snprintf(full, sizeof(full), "%s-%s", parent, name);

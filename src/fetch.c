@@ -48,11 +48,24 @@ typedef struct empty_mark {
  * it (a script or BRPOP fails as a whole). So a WRONGTYPE reply makes the
  * fetcher ask TYPE of every queue's keys once, and a queue found wrong is
  * left out of every fetch, logged at ERROR once a minute, and asked again
- * every HH_FETCH_BAD_RECHECK_US until it is a list (or gone) again. */
+ * every HH_FETCH_BAD_RECHECK_US until it is a list (or gone) again, and at
+ * once after a write to it (hh_fetch_queue_written). */
 typedef struct bad_mark {
     atomic_llong until;  /* hh_mono() in microseconds of the next TYPE; 0: not bad */
     atomic_llong logged; /* when its ERROR was last logged */
 } bad_mark;
+
+/* A run of errors of one kind (fetch replies, refused acks): logged when it
+ * starts and when its error changes, and once when it ends, never per
+ * attempt: fetching threads retry every second each, acks every 0.1 s, and
+ * an outage (Redis refusing writes over maxmemory) would fill the log with
+ * one line. */
+typedef struct err_run {
+    pthread_mutex_t mu;
+    char last[256]; /* the error last logged */
+    double since;   /* hh_mono() when the run began */
+    atomic_int on;  /* a run is going; while 0 a success costs one load */
+} err_run;
 
 struct hh_fetcher {
     const hh_fetch_env *m;
@@ -87,14 +100,17 @@ struct hh_fetcher {
      * out of queues, so a batch over queues that each hold a few jobs
      * names enough of them, and one over a long queue names two. */
     atomic_uint span;
-    empty_mark *empty;     /* per queue */
-    bad_mark *bad;         /* per queue */
+    empty_mark *empty; /* per queue */
+    bad_mark *bad;     /* per queue */
+    err_run fetch_errors, ack_errors;
     atomic_int nbad;       /* queues marked bad: the checks cost nothing while 0 */
     fetch_thread *threads; /* per worker thread, by hh_processor.index */
 };
 
 #define HH_FETCH_EMPTY_RECHECK_US 100000 /* see empty_mark */
-#define HH_FETCH_BAD_RECHECK_US 5000000  /* see bad_mark */
+/* 3 s: with a blocking fetch's 2 s on top (basic fetch's BRPOP), a queue
+ * fixed by hand is served again within 5 s in every mode (see bad_mark) */
+#define HH_FETCH_BAD_RECHECK_US 3000000
 #define HH_FETCH_BAD_LOG_US 60000000
 
 size_t hh_queue_order(const int *weights, size_t n, int weighted, hh_rng *rng, size_t *out) {
@@ -226,6 +242,8 @@ hh_fetcher *hh_fetcher_new(const hh_fetch_env *m) {
     pthread_mutex_init(&f->mu, NULL);
     pthread_mutex_init(&f->acks_mu, NULL);
     pthread_mutex_init(&f->idle_mu, NULL);
+    pthread_mutex_init(&f->fetch_errors.mu, NULL);
+    pthread_mutex_init(&f->ack_errors.mu, NULL);
     pthread_cond_init(&f->idle_cv, NULL);
     atomic_init(&f->epoch, 1);
     atomic_init(&f->span, 2);
@@ -271,8 +289,46 @@ void hh_fetcher_free(hh_fetcher *f) {
     pthread_mutex_destroy(&f->mu);
     pthread_mutex_destroy(&f->acks_mu);
     pthread_mutex_destroy(&f->idle_mu);
+    pthread_mutex_destroy(&f->fetch_errors.mu);
+    pthread_mutex_destroy(&f->ack_errors.mu);
     pthread_cond_destroy(&f->idle_cv);
     free(f);
+}
+
+/* ------------------------------------------------------------ error runs */
+
+/* One more failure in run e: logged as "<what>: <why>" at level when the
+ * run starts or why differs from the error last logged. */
+static void err_run_fail(const hh_fetch_env *m, err_run *e, hh_log_level level, const char *what, const char *why) {
+    pthread_mutex_lock(&e->mu);
+    if (!atomic_load(&e->on)) {
+        e->since = hh_mono();
+        e->last[0] = '\0';
+        atomic_store(&e->on, 1);
+    }
+    /* Redis names the script line that failed (" script: <sha>, on
+     * @user_script:25."), which differs between the fetch's paths: the
+     * same refusal, not a change */
+    const char *at = strstr(why, " script: ");
+    size_t n = at ? (size_t)(at - why) : strlen(why);
+    if (n > sizeof(e->last) - 1) n = sizeof(e->last) - 1;
+    int changed = strlen(e->last) != n || strncmp(e->last, why, n) != 0;
+    if (changed) {
+        memcpy(e->last, why, n);
+        e->last[n] = '\0';
+    }
+    pthread_mutex_unlock(&e->mu);
+    if (changed) hh_log(m->log, level, "%s: %s", what, why);
+}
+
+/* A success: ends run e, if one is going, with "<what> restored after N s". */
+static void err_run_ok(const hh_fetch_env *m, err_run *e, const char *what) {
+    if (!atomic_load(&e->on)) return;
+    pthread_mutex_lock(&e->mu);
+    int was = atomic_exchange(&e->on, 0);
+    double since = e->since;
+    pthread_mutex_unlock(&e->mu);
+    if (was) hh_log(m->log, HH_LOG_INFO, "%s restored after %.0f s", what, hh_mono() - since);
 }
 
 /* ------------------------------------------------------------ known-empty queues */
@@ -294,12 +350,26 @@ static void mark_empty(hh_fetcher *f, size_t q, unsigned long long epoch, long l
     atomic_store(&f->empty[q].epoch, epoch);
 }
 
+/* A write to a wrong-typed queue (the DEL or the push of a fix by hand):
+ * its TYPE is due at the woken thread's fetch, not at the recheck period's
+ * end, which an idle worker meets only at its next safety poll (up to
+ * HH_PICKUP_POLL_SECONDS later still). 1 stays "bad" and is always due. */
+static void bad_due(hh_fetcher *f, size_t q) {
+    long long until = atomic_load(&f->bad[q].until);
+    if (until > 1) atomic_compare_exchange_strong(&f->bad[q].until, &until, 1);
+}
+
 void hh_fetch_queues_written(const hh_fetch_env *m) {
-    if (m->fetcher) atomic_fetch_add(&m->fetcher->epoch, 1);
+    if (!m->fetcher) return;
+    atomic_fetch_add(&m->fetcher->epoch, 1);
+    if (atomic_load(&m->fetcher->nbad) > 0)
+        for (size_t q = 0; q < m->nqueues; q++) bad_due(m->fetcher, q);
 }
 
 void hh_fetch_queue_written(const hh_fetch_env *m, size_t q) {
-    if (m->fetcher && q < m->nqueues) atomic_store(&m->fetcher->empty[q].epoch, 0);
+    if (!m->fetcher || q >= m->nqueues) return;
+    atomic_store(&m->fetcher->empty[q].epoch, 0);
+    if (atomic_load(&m->fetcher->nbad) > 0) bad_due(m->fetcher, q);
 }
 
 /* ------------------------------------------------------------ wrong-typed queues */
@@ -389,11 +459,26 @@ static void bad_recheck(hh_processor *p) {
     }
 }
 
+/* Seconds until the first wrong-typed queue's TYPE is due (0: none is
+ * bad): an idle thread waits no longer, so a queue fixed by hand without a
+ * wake-up (tracking was off at the write) is still served again within the
+ * recheck period. */
+static double bad_wait(hh_fetcher *f) {
+    if (atomic_load(&f->nbad) == 0) return 0;
+    long long first = 0, now = now_us();
+    for (size_t q = 0; q < f->m->nqueues; q++) {
+        long long until = atomic_load(&f->bad[q].until);
+        if (until && (!first || until < first)) first = until;
+    }
+    if (!first) return 0;
+    return first <= now ? 0.001 : (double)(first - now) / 1e6 + 0.001;
+}
+
 /* An error reply to a fetch: WRONGTYPE finds and leaves out the bad queues
  * (logged there); anything else is logged as is. */
 static void fetch_error(hh_processor *p, const char *err) {
     if (strncmp(err, "WRONGTYPE", 9) == 0 && find_bad(p) > 0) return;
-    hh_log(p->fetch->log, HH_LOG_ERROR, "fetch: %s", err);
+    err_run_fail(p->fetch, &p->fetch->fetcher->fetch_errors, HH_LOG_ERROR, "fetch", err);
 }
 
 /* The queues one fetch of max jobs tries, in configuration order, into
@@ -563,9 +648,11 @@ static size_t acks_settle(const hh_fetch_env *m, hh_conn *c, hh_job **jobs, redi
     }
     if (ok) acks_free(m, ok, done);
     if (refused) {
-        hh_log(m->log, HH_LOG_WARN, "%zu acknowledgements refused, kept for the next try: %s", refused, why);
+        /* the count is not part of the message: it changes at every try */
+        err_run_fail(m, &m->fetcher->ack_errors, HH_LOG_WARN, "acknowledgements refused, kept for the next try", why);
         acks_return(m, jobs, refused);
     } else {
+        err_run_ok(m, &m->fetcher->ack_errors, "acknowledgements");
         free(jobs);
     }
     return refused;
@@ -1030,12 +1117,13 @@ static int fetch(hh_processor *p, hh_fetched *out, size_t max, size_t *promise) 
     }
     if (rc != 0 || atomic_load(m->quiet)) {
         hh_pickup_done(m->pickup, &ticket, rc);
-    } else if (!hh_pickup_wait(m->pickup, &ticket) && !basic) {
+    } else if (!hh_pickup_wait(m->pickup, &ticket, bad_wait(m->fetcher)) && !basic) {
         /* No wake-up available. Basic fetch's BRPOP covered every queue
          * for 2 s already; reliable fetch blocks on one queue. */
         rc = idle_fallback(p, out);
     }
     for (int i = 0; i < rc; i++) atomic_fetch_add(&m->fetched[out[i].queue], 1);
+    if (rc >= 0) err_run_ok(m, &m->fetcher->fetch_errors, "fetch");
     if (rc < 0 && !p->conn.ctx) hh_conn_ready(&p->conn); /* waits out the backoff */
     else if (rc < 0) hh_sleep(1.0);                      /* an error reply: as Sidekiq, pause 1 s */
     return rc;
@@ -1147,6 +1235,7 @@ static void prefetch(hh_processor *p, size_t want) {
     bad_recheck(p);
     int got = fetch_batch(p, t->held, want, 0);
     for (int i = 0; i < got; i++) atomic_fetch_add(&m->fetched[t->held[i].queue], 1);
+    if (got >= 0) err_run_ok(m, &f->fetch_errors, "fetch");
     pthread_mutex_lock(&f->mu);
     f->promised -= want;
     size_t taken = got > 0 ? pending_push_locked(f, t->held, (size_t)got) : 0;

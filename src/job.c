@@ -87,13 +87,8 @@ hh_job *hh_job_adopt(char *payload, size_t len, const char *queue, char *why, si
             snprintf(why, whylen, "payload is not valid JSON: %s (line %d, column %d)", err.text, err.line, err.column);
         return job;
     }
-    const char *problem = NULL;
+    const char *problem = hh_job_problem(item);
     json_t *k = json_object_get(item, "class");
-    json_t *a = json_object_get(item, "args");
-    if (!json_is_object(item)) problem = "payload is not a JSON object";
-    else if (!json_is_string(k)) problem = "payload has no \"class\" string";
-    else if (json_string_length(k) == 0) problem = "payload has an empty \"class\"";
-    else if (!json_is_array(a)) problem = "payload has no \"args\" array";
     if (problem) {
         if (why) hh_strlcpy(why, problem, whylen);
         json_decref(item);
@@ -112,6 +107,15 @@ hh_job *hh_job_adopt(char *payload, size_t len, const char *queue, char *why, si
     if (len >= HH_JOB_SLIM_BYTES && !job->lossy && json_object_set_new(item, "args", json_array()) == 0)
         job->slim = 1; /* same key, same place; the args are parsed again when asked for */
     return job;
+}
+
+const char *hh_job_problem(const json_t *item) {
+    json_t *k = json_object_get(item, "class");
+    if (!json_is_object(item)) return "payload is not a JSON object";
+    if (!json_is_string(k)) return "payload has no \"class\" string";
+    if (json_string_length(k) == 0) return "payload has an empty \"class\"";
+    if (!json_is_array(json_object_get(item, "args"))) return "payload has no \"args\" array";
+    return NULL;
 }
 
 json_t *hh_job_item_full(const hh_job *job) {

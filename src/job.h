@@ -47,6 +47,10 @@ struct hh_job {
  * When the payload is malformed (not JSON, not an object, no "class" string,
  * "args" not an array) job->item is NULL and *why describes it. */
 hh_job *hh_job_new(const char *payload, size_t len, const char *queue, char *why, size_t whylen);
+/* The one rule for what is a job, applied wherever a payload is read
+ * (fetch, the scheduler, `retries/dead retry`): NULL for a job object, else
+ * why not (not an object, no non-empty "class" string, no "args" array). */
+const char *hh_job_problem(const json_t *item);
 /* The same, taking ownership of a malloc'd, NUL-terminated payload (freed
  * even on failure): a fetched 32 MiB job is not copied again. */
 hh_job *hh_job_adopt(char *payload, size_t len, const char *queue, char *why, size_t whylen);

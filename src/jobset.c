@@ -128,16 +128,13 @@ static char *push_payload(hh_client *c, const char *member, size_t len, int decr
     json_t *item = hh_json_load_payload(member, len, &lossy);
     char *out = NULL;
     *queue_out = NULL;
-    if (!json_is_object(item)) {
-        hh_strlcpy(why, "the entry is not a JSON object", whylen);
+    const char *problem = item ? hh_job_problem(item) : "payload is not valid JSON";
+    if (problem) { /* the worker's own rule: pushed, it would only be buried */
+        snprintf(why, whylen, "the entry is not a job: %s", problem);
         goto done;
     }
-    json_t *k = json_object_get(item, "class"), *a = json_object_get(item, "args");
+    json_t *k = json_object_get(item, "class");
     json_t *q = json_object_get(item, "queue"), *rc = json_object_get(item, "retry_count");
-    if (!json_is_string(k) || !json_is_array(a)) {
-        hh_strlcpy(why, "the entry is not a job: it needs a \"class\" string and an \"args\" array", whylen);
-        goto done;
-    }
     json_t *ec = json_object_get(item, "error_class");
     if (!strcmp(json_string_value(k), "hiredhand::InvalidJob") ||
         (json_is_string(ec) && !strcmp(json_string_value(ec), "hiredhand::InvalidJob"))) {

@@ -65,7 +65,7 @@ static void poke_pipe(hh_pickup *pk) {
     (void)w; /* full pipe: the waker has a wake-up pending already */
 }
 
-int hh_pickup_wait(hh_pickup_env *m, const hh_pickup_ticket *t) {
+int hh_pickup_wait(hh_pickup_env *m, const hh_pickup_ticket *t, double cap) {
     hh_pickup *pk = m->pickup;
     if (!pk) return 0;
     pthread_mutex_lock(&pk->mu);
@@ -83,6 +83,7 @@ int hh_pickup_wait(hh_pickup_env *m, const hh_pickup_ticket *t) {
      * others wait for a wake-up only. Every mode change bumps gen, so a
      * deadline never outlives the mode it was chosen for. */
     double secs = pk->mode == PK_OFF ? HH_FETCH_BLOCK_SECONDS : poller ? HH_PICKUP_POLL_SECONDS : 0;
+    if (cap > 0 && (secs <= 0 || cap < secs)) secs = cap;
     if (poke) {
         pthread_mutex_unlock(&pk->mu);
         poke_pipe(pk);
@@ -90,7 +91,9 @@ int hh_pickup_wait(hh_pickup_env *m, const hh_pickup_ticket *t) {
     }
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += (time_t)secs;
+    long long ns = until.tv_nsec + (long long)((secs - (double)(time_t)secs) * 1e9);
+    until.tv_sec += (time_t)secs + (time_t)(ns / 1000000000);
+    until.tv_nsec = (long)(ns % 1000000000);
     while (!atomic_load(m->quiet) && pk->gen == t->gen && pk->mode != PK_UNSUPPORTED) {
         if (secs <= 0) {
             pthread_cond_wait(&pk->cv, &pk->mu);

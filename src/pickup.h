@@ -73,9 +73,11 @@ void hh_pickup_free(hh_pickup_env *m);
 void hh_pickup_ticket_take(hh_pickup_env *m, hh_pickup_ticket *t);
 /* After a fetch taken with ticket t found every queue empty: waits until a
  * queue of this process may have been written since the ticket, the poll
- * interval passed, or quiet. Returns 1: fetch again; 0: no wake-up is
- * available (no CLIENT TRACKING), the caller must wait its own way. */
-int hh_pickup_wait(hh_pickup_env *m, const hh_pickup_ticket *t);
+ * interval passed, `cap` seconds passed (cap > 0: the fetcher has a check
+ * due then, such as a wrong-typed queue's), or quiet. Returns 1: fetch
+ * again; 0: no wake-up is available (no CLIENT TRACKING), the caller must
+ * wait its own way. */
+int hh_pickup_wait(hh_pickup_env *m, const hh_pickup_ticket *t, double cap);
 /* After a fetch taken with ticket t that got `got` jobs (or -1: an error),
  * instead of hh_pickup_wait: wakes idle threads for a batch's other jobs,
  * and hands on a wake-up that came while this thread was fetching. */

@@ -20,15 +20,16 @@ double hh_scheduler_wait(double average, long processes, double r) {
     return processes < 10 ? average * r + average / 2 : average * r;
 }
 
-/* A member that cannot be enqueued (not a job object) would be polled
- * forever: move it to the dead set instead, once (written first, removed
- * last, so a refused write keeps it where it was). */
-static int bury(const hh_scheduler_env *e, hh_conn *c, const char *set, const redisReply *member, char *why,
-                size_t whylen) {
+/* A member that is not a job by the fetch's own rule (hh_job_problem)
+ * goes to the dead set with the reason, once, as the fetch would bury it:
+ * moved to its queue it would only be buried there, and left here it would
+ * be polled forever. Written first, removed last, so a refused write keeps
+ * it where it was. */
+static int bury(const hh_scheduler_env *e, hh_conn *c, const char *set, const redisReply *member, const char *problem,
+                char *why, size_t whylen) {
     double now = hh_now();
     size_t len;
-    char *entry = hh_malformed_dead_payload(member->str, member->len, "scheduled entry is not a job object", now,
-                                            e->timestamps, &len);
+    char *entry = hh_malformed_dead_payload(member->str, member->len, problem, now, e->timestamps, &len);
     if (!entry) {
         hh_strlcpy(why, "out of memory", whylen);
         return -1;
@@ -37,7 +38,7 @@ static int bury(const hh_scheduler_env *e, hh_conn *c, const char *set, const re
     hh_outcome o = {HH_OUTCOME_DEAD, HH_SOURCE_ZSET,  sk, member->str, member->len, entry, len, now,
                     e->dead_timeout, e->dead_max_jobs};
     int rc = hh_outcome_write(c, e->keys, &o, why, whylen);
-    if (rc == 1) hh_log(e->log, HH_LOG_WARN, "%s: malformed entry moved to the dead set", set);
+    if (rc == 1) hh_log(e->log, HH_LOG_WARN, "%s: malformed entry moved to the dead set: %s", set, problem);
     sdsfree(sk);
     free(entry);
     return rc;
@@ -83,7 +84,8 @@ static int poll_set(const hh_scheduler_env *e, hh_conn *c, const char *set) {
             json_t *q = json_object_get(item, "queue");
             const char *queue = json_is_string(q) ? json_string_value(q) : "default";
             char *fresh = NULL;
-            if (json_is_object(item)) { /* enqueued_at refreshed in place or appended, all else kept */
+            const char *problem = item ? hh_job_problem(item) : "payload is not valid JSON";
+            if (!problem) { /* enqueued_at refreshed in place or appended, all else kept */
                 json_t *ea = hh_json_time_new(now, e->timestamps);
                 if (lossy) { /* integers beyond 64 bits: only enqueued_at's bytes change */
                     char *v = hh_json_dump(ea);
@@ -97,8 +99,9 @@ static int poll_set(const hh_scheduler_env *e, hh_conn *c, const char *set) {
             }
             char why[256];
             int rc;
-            if (!fresh) {
-                rc = bury(e, c, set, mem, why, sizeof(why));
+            if (problem || !fresh) { /* !fresh: enqueued_at could not be set; left, it would block the set */
+                rc = bury(e, c, set, mem, problem ? problem : "enqueued_at could not be set in the payload", why,
+                          sizeof(why));
             } else {
                 sds qk = hh_key_queue(e->keys, queue);
                 const char *keys[3] = {sk, qs, qk};

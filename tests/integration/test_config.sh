@@ -3,7 +3,9 @@
 # queue pairs, an environment section picked by RAILS_ENV) plus hiredhand's own keys configures
 # the worker, as Sidekiq's API and redis-cli see its heartbeat; flags override the file (a list
 # flag replaces the file's list); the file overrides the environment (REDIS_URL); every bad file
-# is refused with FILE:LINE:COLUMN and a reason, ERB included.
+# is refused with FILE:LINE:COLUMN and a reason, ERB included; Sidekiq's own keys that hiredhand
+# cannot apply (a Ruby :require:, :environment:, :strict:, :pidfile:, the Ruby hooks) are accepted
+# with one warning each.
 . "$(dirname "$0")/../lib/harness.sh"
 . "$(dirname "$0")/../lib/heartbeat_helpers.sh"
 hh_require_binary
@@ -79,7 +81,7 @@ bad() {   # NAME EXPECTED-SUBSTRING   (the file's text on stdin, not from a pipe
     assert_contains "$HH_ERR" "$f:$2" "error for $1"
 }
 bad syntax "3:1: YAML" < <(printf ':concurrency: 4\n:queues: [a, b\n')
-bad unknown "2:1: unknown key ':pidfile'" < <(printf ':concurrency: 4\n:pidfile: tmp/sidekiq.pid\n')
+bad unknown "2:1: unknown key ':concurency'" < <(printf ':concurrency: 4\n:concurency: 5\n')
 bad unknown_in_group "3:3: unknown key 'colour' in redis" < <(printf 'redis:\n  url: redis://127.0.0.1:6379\n  colour: red\n')
 bad type_mapping "2:3: ':concurrency' wants a value, not a mapping" < <(printf ':concurrency:\n  a: 1\n')
 bad type_list "1:7: ':tag' wants a value, not a list" < <(printf ':tag: [a, b]\n')
@@ -110,4 +112,59 @@ assert_eq "$HH_RC" 0 "--help with a file holding unknown sections"
 assert_contains "$HH_ERR" "typo.yml:2:1: warning: section 'htttp' skipped" "a misspelt group is warned about"
 assert_contains "$HH_ERR" "section ':schedule' skipped" "a plug-in's section is warned about"
 assert_not_contains "$HH_ERR" "production" "an environment not in use is skipped quietly"
+
+# 4. A real Sidekiq app's file: every Sidekiq key is accepted; those with nothing to apply to
+# warn once, with their place, and the worker runs with the rest.
+mkdir -p "$HH_TMP/app/config"
+: >"$HH_TMP/app/config/boot.rb"
+cat >"$HH_TMP/app/config/sidekiq.yml" <<YAML
+---
+:concurrency: 3
+:require: ./config/boot.rb
+:environment: production
+:strict: false
+:pidfile: ./tmp/pids/sidekiq.pid
+:logfile: ./log/sidekiq.log
+:verbose: false
+:max_retries: 7
+:dead_max_jobs: 50
+:dead_timeout_in_seconds: 3600
+:poll_interval_average: 4
+:on_complex_arguments: :raise
+:lifecycle_events:
+  startup: []
+:capsules:
+  single:
+    :concurrency: 1
+    :queues: [serial]
+:queues:
+  - default
+production:
+  :require: .
+  :concurrency: 2
+YAML
+mkdir -p "$HH_TMP/app/log"
+pushd "$HH_TMP/app" >/dev/null
+RAILS_ENV=production hh_cli work -r "$REDIS_URL" -C config/sidekiq.yml --help
+assert_eq "$HH_RC" 0 "a Sidekiq app's sidekiq.yml is accepted (stderr: $HH_ERR)"
+for w in "3:11: warning: ':require' ./config/boot.rb skipped: it names Ruby code" \
+         "4:1: warning: ':environment' has no effect in hiredhand" "5:1: warning: ':strict' has no effect" \
+         "6:1: warning: ':pidfile' has no effect" "13:1: warning: ':on_complex_arguments' has no effect" \
+         "14:1: warning: ':lifecycle_events' has no effect" "16:1: warning: ':capsules' has no effect" \
+         "23:13: warning: ':require' . skipped: it names Ruby code"; do
+    assert_contains "$HH_ERR" "config/sidekiq.yml:$w" "warning for a Sidekiq key"
+done
+assert_eq "$(grep -c warning <<<"$HH_ERR")" 8 "one warning per Sidekiq key that has no effect (stderr: $HH_ERR)"
+assert_not_contains "$HH_ERR" "dlopen" "a Ruby :require: is not loaded as a plug-in"
+# it runs, with the keys hiredhand honours (the production section's concurrency)
+RAILS_ENV=production hh_start_worker -C config/sidekiq.yml
+popd >/dev/null
+hb_wait_identity "$WORKER_PID" 20
+assert_eq "$(R hget "$HB_ID" info | jq -c '[.concurrency, .queues]')" '[2,["default"]]' "the Sidekiq file's settings"
+hh_stop_worker TERM 20
+# a .so :require: keeps hiredhand's meaning: a C plug-in, loaded (and refused when missing)
+printf ':require: ./nosuch_plugin.so\n' >"$HH_TMP/plugin.yml"
+hh_cli work -r "$REDIS_URL" -C "$HH_TMP/plugin.yml"
+assert_eq "$HH_RC" 2 "a missing .so plug-in from :require: is still an error (stderr: $HH_ERR)"
+assert_contains "$HH_ERR" "nosuch_plugin.so" "the plug-in's error names it"
 pass

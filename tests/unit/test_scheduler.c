@@ -104,6 +104,11 @@ static void test_poll_moves_due_jobs(void **s) {
     zadd("retry", now - 1, due_retry);
     zadd("schedule", now - 2, "not a job");
     zadd("retry", now - 3, "[1,2]");
+    /* objects the fetch would bury (one rule for both): no args, an empty
+     * class, a class that is not a string */
+    zadd("schedule", now - 4, "{\"class\":\"K\",\"queue\":\"low\",\"jid\":\"dddddddddddddddddddddddd\"}");
+    zadd("schedule", now - 4, "{\"class\":\"\",\"args\":[],\"queue\":\"low\"}");
+    zadd("retry", now - 4, "{\"class\":7,\"args\":[],\"queue\":\"low\",\"retry_count\":1}");
 
     double t0 = hh_now();
     assert_int_equal(hh_scheduler_poll(env_of(m), &c), 2);
@@ -141,7 +146,19 @@ static void test_poll_moves_due_jobs(void **s) {
 
     /* the malformed members went to the dead set once: not JSON verbatim,
      * other JSON wrapped with its exact text as the arg */
-    assert_int_equal(uh_int(&srv, "ZCARD dead"), 2);
+    assert_int_equal(uh_int(&srv, "ZCARD dead"), 5);
+    /* each with the fetch's reason, where the Dead page shows it */
+    char *reasons = uh_str(&srv, "EVAL %s 0",
+                           "local r = {} for _,m in ipairs(redis.call('zrange','dead',0,-1)) do "
+                           "local ok, j = pcall(cjson.decode, m) "
+                           "if ok and type(j) == 'table' and j.class ~= 'hiredhand::InvalidJob' then "
+                           "r[#r + 1] = j.error_class .. ': ' .. j.error_message end end "
+                           "table.sort(r) return table.concat(r, '; ')");
+    assert_string_equal(reasons,
+                        "hiredhand::InvalidJob: payload has an empty \"class\"; "
+                        "hiredhand::InvalidJob: payload has no \"args\" array; "
+                        "hiredhand::InvalidJob: payload has no \"class\" string");
+    free(reasons);
     assert_int_equal(uh_int(&srv, "ZRANK dead %s", "not a job") >= 0, 1);
     assert_int_equal(
         uh_int(
