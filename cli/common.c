@@ -221,19 +221,26 @@ void cli_lines_feed(cli_lines *l, const char *data, size_t n, cli_line_fn *fn, v
         char *nl;
         while ((nl = memchr(l->buf, '\n', l->len))) {
             size_t k = (size_t)(nl - l->buf);
-            line_out(l, k, fn, udata);
+            /* the newline that ends a long line cut right before it ends
+             * the last piece, not an empty line of its own */
+            if (k || !l->cut) line_out(l, k, fn, udata);
+            l->cut = 0;
             memmove(l->buf, nl + 1, l->len - k - 1);
             l->len -= k + 1;
         }
         if (l->len == sizeof(l->buf)) { /* a line too long: in pieces */
             line_out(l, l->len, fn, udata);
             l->len = 0;
+            l->cut = 1;
+        } else if (l->len) {
+            l->cut = 0;
         }
     }
 }
 
 void cli_lines_end(cli_lines *l, cli_line_fn *fn, void *udata) {
     if (l->len) line_out(l, l->len, fn, udata);
+    l->cut = 0;
     l->len = 0;
 }
 

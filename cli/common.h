@@ -81,6 +81,7 @@ const char *cli_password_file(const char *path);
 typedef struct cli_lines {
     char buf[CLI_LINE_MAX];
     size_t len; /* the partial line so far */
+    int cut;    /* the last piece passed was a full buffer with no newline */
 } cli_lines;
 typedef void cli_line_fn(void *udata, const char *line, size_t len);
 /* Passes each complete line of data to fn. */

@@ -252,8 +252,16 @@ void hh_log_stderr(hh_log_level level, const char *msg, void *udata) {
 void hh_vlog(const hh_logger *lg, hh_log_level level, const char *fmt, va_list ap) {
     if (!lg || level < lg->level) return;
     char buf[2048];
+    va_list again;
+    va_copy(again, ap);
     int n = hh_vsnprintf_c(buf, sizeof(buf), fmt, ap); /* "0.250 s" in any locale */
-    hh_log_line(lg, level, buf, n < 0 ? 0 : (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+    /* A longer message (a handler's output line, a long error) is logged
+     * whole, not cut where the stack buffer ends. */
+    char *big = n > 0 && (size_t)n >= sizeof(buf) ? malloc((size_t)n + 1) : NULL;
+    if (big && hh_vsnprintf_c(big, (size_t)n + 1, fmt, again) == n) hh_log_line(lg, level, big, (size_t)n);
+    else hh_log_line(lg, level, buf, n < 0 ? 0 : (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+    va_end(again);
+    free(big);
 }
 
 void hh_log_line(const hh_logger *lg, hh_log_level level, char *msg, size_t len) {

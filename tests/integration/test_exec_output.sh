@@ -2,7 +2,9 @@
 # --exec handlers' output: stderr lines of a successful job are logged, each tagged with the
 # job's class and jid (and the handler's pid), as --serve does; stdout follows --exec-stdout:
 # inherit (default: the worker's own stdout, untagged, as before), log (tagged lines like
-# stderr; also as the config file's exec_stdout key) or discard.
+# stderr; also as the config file's exec_stdout key) or discard. A line longer than 4096 bytes
+# is logged in whole pieces of 4096 (not cut short by the log line), and the newline that ends
+# it right after a piece adds no empty line.
 . "$(dirname "$0")/../lib/harness.sh"
 . "$(dirname "$0")/../lib/heartbeat_helpers.sh"
 hh_require_binary
@@ -15,6 +17,7 @@ cat >/dev/null
 echo "err line one" >&2
 printf 'err line two\r\n' >&2
 echo "out line for $HIREDHAND_JID"
+head -c 8192 /dev/zero | tr '\0' x >&2; echo >&2
 printf 'err no newline' >&2
 redis-cli -h 127.0.0.1 -p "$REDIS_PORT" rpush test:done "$HIREDHAND_JID" >/dev/null
 SH
@@ -36,6 +39,10 @@ for l in "err line one" "err line two" "err no newline"; do
     assert_contains "$LOG" "class=Noisy jid=$JID pid=" "stderr line [$l] tagged with class and jid (default)"
     grep -qE "class=Noisy jid=$JID pid=[0-9]+ stderr: $l\$" <<<"$LOG" || fail "stderr line [$l] not logged as 'class=Noisy jid=$JID pid=N stderr: $l' (log: $LOG)"
 done
+long="$(grep -E "class=Noisy jid=$JID pid=[0-9]+ stderr: x+\$" <<<"$LOG" | sed 's/.* stderr: //')"
+assert_eq "$(wc -l <<<"$long") $(tr -d '\n' <<<"$long" | wc -c)" "2 8192" "an 8192-byte stderr line: log lines and bytes"
+assert_eq "$(awk '{ print length($0) }' <<<"$long" | sort -u)" 4096 "length of each piece of a long stderr line"
+grep -qE "jid=$JID pid=[0-9]+ stderr: ?\$" <<<"$LOG" && fail "an empty stderr line was logged after a long line cut at its end"
 grep -q $'\r' <<<"$LOG" && fail "a \\r of a \\r\\n line end reached the log"
 grep -qx "out line for $JID" <<<"$LOG" || fail "default --exec-stdout: the handler's stdout line is not on the worker's stdout"
 assert_not_contains "$LOG" "stdout: out line" "default --exec-stdout: stdout is not logged as tagged lines"
