@@ -670,7 +670,9 @@ HH_EXPORT void hh_manager_free(hh_manager *m);
  * catch-all: it takes every class without a handler of its own (an exact
  * handler wins; then "*"; then the default handler below; then NameError).
  * Before hh_manager_start() only. Errors:
- * HH_ERR_INVALID, HH_ERR_EXISTS (already registered), HH_ERR_STATE (started). */
+ * HH_ERR_INVALID, HH_ERR_EXISTS (already registered: hh_last_error() names
+ * the file each of the two handlers' code is in, so two plug-ins claiming
+ * one class are told apart), HH_ERR_STATE (started). */
 HH_EXPORT int hh_manager_register(hh_manager *m, const char *klass, hh_handler_fn fn, void *udata);
 
 /* Registers a handler for every class without one of its own (the CLI uses
