@@ -1125,7 +1125,7 @@ void hh_manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
     pthread_mutex_unlock(&m->lock);
     /* set by the first call of any connection that fails to reach Redis,
      * cleared by one that goes through (redis.c): fresher than a beat */
-    out->redis_reachable = !atomic_load(&m->cfg.outage);
+    out->redis_reachable = atomic_load(&m->cfg.unreachable) == 0;
 }
 
 int hh_manager_get_stats(hh_manager *m, hh_manager_stats *out) {
