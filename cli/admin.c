@@ -213,6 +213,22 @@ typedef struct out_ctx {
     hh_jobset set; /* for list's header row */
 } out_ctx;
 
+/* retry_count's text when it is an integer that does not fit the entry's
+ * int (one beyond 64 bits, which jansson cannot hold): its digits as
+ * stored, malloc'd; NULL otherwise. */
+static char *retry_count_integer(const hh_jobset_entry *e) {
+    char *t = hh_jobset_entry_get(e, "retry_count");
+    size_t i = t && t[0] == '-' ? 1 : 0;
+    if (t && !t[i]) i = 0; /* "-" alone is no number */
+    for (; t && t[i]; i++)
+        if (t[i] < '0' || t[i] > '9') break;
+    if (t && (t[i] || !*t)) {
+        free(t);
+        t = NULL;
+    }
+    return t;
+}
+
 /* One entry as a JSON object; the payload itself, when it is JSON, is
  * embedded as it is ("item"), so integers beyond 64 bits keep their digits. */
 static void print_entry_json(const hh_jobset_entry *e) {
@@ -224,6 +240,9 @@ static void print_entry_json(const hh_jobset_entry *e) {
     json_object_set_new(o, "queue", json_string(e->queue));
     json_object_set_new(o, "score", json_real(e->score));
     json_object_set_new(o, "at", json_string(at));
+    char *digits = e->retry_count >= 0 ? NULL : retry_count_integer(e);
+    /* an integer beyond 64 bits goes out as its digits: a placeholder here,
+     * the digits in its place below */
     json_object_set_new(o, "retry_count", e->retry_count >= 0 ? json_integer(e->retry_count) : json_null());
     json_object_set_new(o, "error_class", e->error_class ? json_string(e->error_class) : json_null());
     json_t *em = entry_error_message(e);
@@ -233,7 +252,24 @@ static void print_entry_json(const hh_jobset_entry *e) {
     if (!e->valid) json_object_set_new(o, "payload", json_stringn(e->payload, e->len));
     char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(o);
-    if (!s) return;
+    if (!s) {
+        free(digits);
+        return;
+    }
+    char *at_rc = digits ? strstr(s, ",\"retry_count\":null,") : NULL;
+    if (at_rc) { /* the keys before it are fixed ones, so this is the member itself */
+        at_rc += strlen(",\"retry_count\":");
+        size_t tail = strlen(at_rc + 4), head = (size_t)(at_rc - s);
+        char *w = malloc(head + strlen(digits) + tail + 1);
+        if (w) {
+            memcpy(w, s, head);
+            memcpy(w + head, digits, strlen(digits));
+            memcpy(w + head + strlen(digits), at_rc + 4, tail + 1);
+            free(s);
+            s = w;
+        }
+    }
+    free(digits);
     if (e->valid) { /* s ends with '}': the item goes in before it */
         s[strlen(s) - 1] = '\0';
         fputs(s, stdout);
@@ -256,6 +292,13 @@ static void retry_count_text(const hh_jobset_entry *e, char *buf, size_t n) {
         return;
     }
     if (!e->valid) return;
+    char *digits = retry_count_integer(e);
+    if (digits) { /* beyond an int, or a bignum: its digits, cut with "..." past the column */
+        if (strlen(digits) < n) snprintf(buf, n, "%s", digits);
+        else snprintf(buf, n, "%.*s...", (int)(n - 4), digits);
+        free(digits);
+        return;
+    }
     json_t *item = json_loadb(e->payload, e->len, JSON_ALLOW_NUL, NULL);
     json_t *v = json_object_get(item, "retry_count");
     if (json_is_string(v)) snprintf(buf, n, "%s", clean(json_string_value(v)));
@@ -274,7 +317,7 @@ static void print_header(hh_jobset set) {
 }
 
 static void print_row(const hh_jobset_entry *e) {
-    char at[32], rc[16], err[80];
+    char at[32], rc[32], err[80];
     iso_time(at, sizeof(at), e->score);
     retry_count_text(e, rc, sizeof(rc));
     size_t n;
@@ -317,7 +360,7 @@ static int show_cb(const hh_jobset_entry *e, void *udata) {
     if (o->n++) fputc('\n', stdout);
     printf("jid:           %s\nclass:         %s\nqueue:         %s\nat:            %s (score %.6f)\n", clean(e->jid),
            class_shown(e), clean(e->queue), at, e->score);
-    char rc[16];
+    char rc[256];
     retry_count_text(e, rc, sizeof(rc));
     if (strcmp(rc, "-")) printf("retry_count:   %s\n", rc);
     printf("enqueued_at:   %s\nfailed_at:     %s\n", ea, fa);

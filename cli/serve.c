@@ -577,9 +577,17 @@ static char *job_line(hh_job *job, size_t *len) {
         exact = json_stringn(payload, plen);
     }
     json_t *msg = json_object();
-    int rc = hh_job_retry_count(job);
+    /* retry_count as stored when it is a number (a count beyond int, or
+     * beyond 64 bits, keeps its digits: a placeholder here, the text put in
+     * its place below); null when absent or not a number */
+    char *rc = hh_job_get(job, "retry_count");
+    if (rc && !(rc[0] == '-' || (rc[0] >= '0' && rc[0] <= '9'))) {
+        free(rc);
+        rc = NULL;
+    }
     if (!msg || !item) {
         json_decref(msg), json_decref(item), json_decref(exact);
+        free(rc);
         return NULL;
     }
     json_object_set_new(msg, "jid", json_string(hh_job_jid(job)));
@@ -587,11 +595,27 @@ static char *job_line(hh_job *job, size_t *len) {
     const char *klass = hh_job_handler_class(job, &cl);
     json_object_set_new(msg, "class", json_stringn(klass, cl));
     json_object_set_new(msg, "queue", json_string(hh_job_queue(job)));
-    json_object_set_new(msg, "retry_count", rc >= 0 ? json_integer(rc) : json_null());
+    json_object_set_new(msg, "retry_count", json_null());
     json_object_set_new(msg, "job", item);
     if (exact) json_object_set_new(msg, "payload", exact);
     char *s = json_dumps(msg, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(msg);
+    /* the members before it are strings, whose quotes are escaped: the first
+     * match is the member itself */
+    char *at = s && rc ? strstr(s, ",\"retry_count\":null,\"job\":") : NULL;
+    if (at) {
+        at += strlen(",\"retry_count\":");
+        size_t head = (size_t)(at - s), tail = strlen(at + 4), n = strlen(rc);
+        char *w = malloc(head + n + tail + 1);
+        if (w) {
+            memcpy(w, s, head);
+            memcpy(w + head, rc, n);
+            memcpy(w + head + n, at + 4, tail + 1);
+        }
+        free(s);
+        s = w;
+    }
+    free(rc);
     if (!s) return NULL;
     *len = strlen(s);
     char *l = realloc(s, *len + 2);

@@ -588,6 +588,22 @@ static void warn_zero_weights(hh_manager *m, const work_args *a) {
                            queues[i].name, queues[i].name);
 }
 
+/* Runs one plug-in's init. Its failure names the reason the library gave
+ * during the call (a class registered twice says which class and which
+ * files), not only that the call failed; a reason left from before the
+ * call is not its own. */
+static int plugin_init(hh_manager *m, const char *path, hh_plugin_init_fn init) {
+    char before[1024];
+    snprintf(before, sizeof(before), "%s", hh_last_error());
+    int r = init(m);
+    if (r == 0) return 0;
+    const char *why = hh_last_error();
+    if (*why && strcmp(why, before) != 0)
+        return cli_usage_error("--require %s: %s() failed: %s", path, HH_PLUGIN_INIT_SYMBOL, why);
+    return cli_usage_error("--require %s: %s() failed (returned %d, without a reason from hiredhand)", path,
+                           HH_PLUGIN_INIT_SYMBOL, r);
+}
+
 /* Registers the --serve and --exec handlers and runs the --require
  * plug-ins' init. */
 static int register_handlers(hh_manager *m, const work_args *a, work_handlers *h) {
@@ -610,12 +626,19 @@ static int register_handlers(hh_manager *m, const work_args *a, work_handlers *h
         cli_exec_set_manager(h->exec[i], m);
         rc = register_one(m, "--exec", cli_exec_class(h->exec[i]), cli_exec_handler, h->exec[i]);
     }
+    void *loaded[MAX_ITEMS];
     for (size_t i = 0; i < a->nreq && rc == 0; i++) {
-        void *so = dlopen(a->requires[i], RTLD_NOW | RTLD_LOCAL);
+        void *so = loaded[i] = dlopen(a->requires[i], RTLD_NOW | RTLD_LOCAL);
         hh_plugin_init_fn init = so ? (hh_plugin_init_fn)(uintptr_t)dlsym(so, HH_PLUGIN_INIT_SYMBOL) : NULL;
+        size_t same = 0; /* one file under two names gets one handle: its init would run twice */
+        while (so && same < i && loaded[same] != so) same++;
         if (!so) rc = cli_usage_error("--require %s: %s", a->requires[i], dlerror());
+        else if (same < i)
+            rc = cli_usage_error("--require %s: the same plug-in as --require %s, given twice (its classes would "
+                                 "be registered twice)",
+                                 a->requires[i], a -> requires[same]);
         else if (!init) rc = cli_usage_error("--require %s: no %s function", a->requires[i], HH_PLUGIN_INIT_SYMBOL);
-        else if (init(m) != 0) rc = cli_usage_error("--require %s: %s() failed", a->requires[i], HH_PLUGIN_INIT_SYMBOL);
+        else rc = plugin_init(m, a->requires[i], init);
     }
     if (rc == 0 && a->nexec == 0 && a->nreq == 0 && a->nserve == 0)
         hh_manager_log(m, HH_LOG_WARN, "no --exec, --serve or --require handlers: every job will fail with NameError");

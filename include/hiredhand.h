@@ -369,7 +369,7 @@ typedef struct hh_jobset_entry {
     const char *queue;
     const char *error_class;
     const char *error_message;
-    int retry_count;    /* -1 when absent */
+    int retry_count;    /* -1 when absent or not an int (hh_jobset_entry_get) */
     double enqueued_at; /* epoch seconds, either encoding; 0 absent */
     double created_at;
     double failed_at;
@@ -396,6 +396,12 @@ typedef enum hh_jobset_action {
     HH_JOBSET_KILL = 3       /* #kill: into the dead set, bytes unchanged,
                               * score now, trimmed (not from the dead set) */
 } hh_jobset_action;
+
+/* The JSON text of the entry's top-level field `key` exactly as stored (an
+ * integer beyond 64 bits keeps its digits, where retry_count above is -1):
+ * malloc'd, free with free(); NULL when absent, when the entry is not a
+ * JSON object, or out of memory. */
+HH_EXPORT char *hh_jobset_entry_get(const hh_jobset_entry *e, const char *key);
 
 /* ZCARD. Errors: HH_ERR_INVALID, HH_ERR_REDIS. */
 HH_EXPORT int hh_jobset_size(hh_client *c, hh_jobset set, long long *size_out);
@@ -670,7 +676,9 @@ HH_EXPORT void hh_manager_free(hh_manager *m);
  * catch-all: it takes every class without a handler of its own (an exact
  * handler wins; then "*"; then the default handler below; then NameError).
  * Before hh_manager_start() only. Errors:
- * HH_ERR_INVALID, HH_ERR_EXISTS (already registered), HH_ERR_STATE (started). */
+ * HH_ERR_INVALID, HH_ERR_EXISTS (already registered: hh_last_error() names
+ * the file each of the two handlers' code is in, so two plug-ins claiming
+ * one class are told apart), HH_ERR_STATE (started). */
 HH_EXPORT int hh_manager_register(hh_manager *m, const char *klass, hh_handler_fn fn, void *udata);
 
 /* Registers a handler for every class without one of its own (the CLI uses

@@ -15,6 +15,9 @@
 
 /* The first reconnect backoff of a new connection (redis.c doubles it). */
 #define HH_CONN_BACKOFF_MIN 0.05
+/* hh_redis_config.unreachable: why readiness is off */
+#define HH_UNREACHABLE_IO 1      /* a call did not reach Redis */
+#define HH_UNREACHABLE_REFUSED 2 /* Redis refused it as a replica would */
 
 typedef struct hh_redis_config {
     sds host; /* NULL for unix sockets */
@@ -26,7 +29,14 @@ typedef struct hh_redis_config {
     sds display;  /* the URL with the password masked, for logs */
     double connect_timeout;
     double command_timeout;
-    atomic_int outage;     /* 1 while some connection is down: logs once */
+    atomic_int outage; /* 1 while some connection is down: logs once */
+    /* Readiness (hh_manager_stats.redis_reachable): 0 once a call went
+     * through; HH_UNREACHABLE_IO after a call failed to reach Redis, cleared
+     * by the next one that goes through, on any connection; and
+     * HH_UNREACHABLE_REFUSED after Redis refused one as a replica would
+     * (READONLY...), cleared as the outage is (a read answered by a replica
+     * says nothing of the writes). */
+    atomic_int unreachable;
     atomic_int ever_ready; /* 1 once any connection passed AUTH, SELECT and INFO */
     atomic_int refusal_claimed;
     atomic_int refusal_logged; /* a later refusal was logged; cleared on connect */

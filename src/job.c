@@ -248,39 +248,107 @@ static size_t skip_ws(const char *s, size_t len, size_t i) {
     return i;
 }
 
-char *hh_json_set_raw(const char *obj, size_t len, const char *key, const char *value, size_t *outlen) {
-    size_t i = skip_ws(obj, len, 0), vs = 0, ve = 0, last = 0, klen = strlen(key);
-    int found = 0, members = 0;
-    if (i >= len || obj[i] != '{') return NULL;
+/* Finds the top-level member `key` of the JSON object text obj: [*vs, *ve)
+ * is its value's text (the last occurrence wins, as when the text is
+ * parsed), *last the end of the last member's value (or the '}' of an
+ * empty object), *members how many there are. Returns 1 found, 0 not
+ * found, -1 when obj is not an object. */
+static int find_member(const char *obj, size_t len, const char *key, size_t *vs, size_t *ve, size_t *last,
+                       int *members) {
+    size_t i = skip_ws(obj, len, 0), klen = strlen(key);
+    int found = 0;
+    *vs = *ve = *last = 0;
+    *members = 0;
+    if (i >= len || obj[i] != '{') return -1;
     i = skip_ws(obj, len, i + 1);
     if (i < len && obj[i] == '}') {
-        last = i;
-    } else {
-        for (;;) { /* each member: "key" : value, then ',' or '}' */
-            json_t *k = NULL;
-            size_t n = value_len(obj + i, len - i, &k);
-            int match = k && json_string_length(k) == klen && memcmp(json_string_value(k), key, klen) == 0;
-            json_decref(k);
-            if (!n || !k) return NULL;
-            i = skip_ws(obj, len, i + n);
-            if (i >= len || obj[i] != ':') return NULL;
-            i = skip_ws(obj, len, i + 1);
-            if (!(n = value_len(obj + i, len - i, NULL))) return NULL;
-            if (match) { /* the last one wins, as when the text is parsed */
-                found = 1;
-                vs = i, ve = i + n;
-            }
-            members++;
-            last = i + n;
-            i = skip_ws(obj, len, last);
-            if (i < len && obj[i] == ',') {
-                i = skip_ws(obj, len, i + 1);
-                continue;
-            }
-            if (i < len && obj[i] == '}') break;
-            return NULL;
-        }
+        *last = i;
+        return 0;
     }
+    for (;;) { /* each member: "key" : value, then ',' or '}' */
+        json_t *k = NULL;
+        size_t n = value_len(obj + i, len - i, &k);
+        int match = k && json_string_length(k) == klen && memcmp(json_string_value(k), key, klen) == 0;
+        json_decref(k);
+        if (!n || !k) return -1;
+        i = skip_ws(obj, len, i + n);
+        if (i >= len || obj[i] != ':') return -1;
+        i = skip_ws(obj, len, i + 1);
+        if (!(n = value_len(obj + i, len - i, NULL))) return -1;
+        if (match) {
+            found = 1;
+            *vs = i, *ve = i + n;
+        }
+        (*members)++;
+        *last = i + n;
+        i = skip_ws(obj, len, *last);
+        if (i < len && obj[i] == ',') {
+            i = skip_ws(obj, len, i + 1);
+            continue;
+        }
+        if (i < len && obj[i] == '}') return found;
+        return -1;
+    }
+}
+
+const char *hh_json_get_raw(const char *obj, size_t len, const char *key, size_t *vlen) {
+    size_t vs, ve, last;
+    int members;
+    if (find_member(obj, len, key, &vs, &ve, &last, &members) != 1) return NULL;
+    *vlen = ve - vs;
+    return obj + vs;
+}
+
+/* Adds 1 to (up) or takes 1 from a magnitude of decimal digits in place;
+ * d has room for one more digit in front (d[-1] is writable). Returns the
+ * new start. */
+static char *digits_step(char *d, size_t n, int up) {
+    size_t i = n;
+    if (up) {
+        while (i > 0 && d[i - 1] == '9') d[--i] = '0';
+        if (i > 0) {
+            d[i - 1]++;
+            return d;
+        }
+        *--d = '1';
+        return d;
+    }
+    while (i > 0 && d[i - 1] == '0') d[--i] = '9';
+    if (i > 0) d[i - 1]--;
+    while (d[0] == '0' && d[1]) d++; /* 10 - 1 = 9, not 09 */
+    return d;
+}
+
+char *hh_json_int_step(const char *tok, size_t n, int delta) {
+    int neg = n > 0 && tok[0] == '-';
+    size_t m = n - (size_t)neg;
+    if (m == 0 || (delta != 1 && delta != -1)) return NULL;
+    for (size_t i = 0; i < m; i++)
+        if (tok[neg + i] < '0' || tok[neg + i] > '9') return NULL; /* a real (1.5, 1e3) or not a number */
+    char *buf = malloc(m + 3);                                     /* sign, a carry digit, the NUL */
+    if (!buf) return NULL;
+    char *d = buf + 2;
+    memcpy(d, tok + neg, m);
+    d[m] = '\0';
+    while (d[0] == '0' && d[1]) d++, m--; /* -0 and 007 read as Ruby reads them: 0 and 7 */
+    int zero = d[0] == '0';
+    if (zero) neg = 0;
+    /* v + delta: the magnitude grows when the signs agree, else shrinks
+     * (0 - 1 = -1 crosses zero) */
+    int grow = zero ? 1 : (delta > 0) != neg;
+    if (zero && delta < 0) neg = 1;
+    d = digits_step(d, m, grow);
+    if (d[0] == '0') neg = 0; /* -1 + 1 = 0 */
+    if (neg) *--d = '-';
+    memmove(buf, d, strlen(d) + 1);
+    return buf;
+}
+
+char *hh_json_set_raw(const char *obj, size_t len, const char *key, const char *value, size_t *outlen) {
+    size_t vs, ve, last;
+    int members;
+    int found = find_member(obj, len, key, &vs, &ve, &last, &members);
+    if (found < 0) return NULL;
     sds out = sdsempty();
     if (found) {
         out = sdscatlen(out, obj, vs);
@@ -366,6 +434,11 @@ const char *hh_job_args(const hh_job *job) {
 }
 
 char *hh_job_get(const hh_job *job, const char *key) {
+    if (job->lossy) { /* read with every integer as a real: the stored text is the value */
+        size_t n;
+        const char *raw = hh_json_get_raw(job->payload, job->len, key, &n);
+        return raw ? dupn(raw, n) : NULL;
+    }
     json_t *full = job->slim && strcmp(key, "args") == 0 ? hh_job_item_full(job) : NULL;
     json_t *v = json_object_get(full ? full : job->item, key);
     char *out = v ? hh_json_dump(v) : NULL;

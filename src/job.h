@@ -88,6 +88,15 @@ json_t *hh_json_load_payload(const char *payload, size_t len, int *lossy);
  * payloads that cannot be re-serialised unchanged (bignums). malloc'd,
  * *outlen set; NULL when obj is not an object or out of memory. */
 char *hh_json_set_raw(const char *obj, size_t len, const char *key, const char *value, size_t *outlen);
+/* The text of the top-level member `key`'s value in the JSON object text
+ * obj, as stored (a bignum keeps its digits): a pointer into obj, *vlen
+ * bytes; NULL when absent or obj is not an object. */
+const char *hh_json_get_raw(const char *obj, size_t len, const char *key, size_t *vlen);
+/* The JSON integer text tok (n bytes, any number of digits) plus delta (1
+ * or -1), exact, as Ruby's Integer arithmetic gives it: "100000000000000000000"
+ * - 1 is "99999999999999999999". malloc'd; NULL when tok is not an integer
+ * (a real such as 3.0 or 1e3, a string) or out of memory. */
+char *hh_json_int_step(const char *tok, size_t n, int delta);
 /* Compact JSON with key order kept and reals at full precision. Free with
  * free(). NULL on failure. */
 char *hh_json_dump(const json_t *v);

@@ -17,7 +17,7 @@
  * entry is refused and stays where it was. Sets are read in pages of
  * HH_ADMIN_PAGE entries, never whole. */
 #include <jansson.h>
-#include <math.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,7 +78,9 @@ static json_t *entry_fill(hh_jobset_entry *e, hh_jobset set, const char *payload
     e->error_class = hh_admin_str(item, "error_class", NULL);
     e->error_message = hh_admin_str(item, "error_message", NULL);
     json_t *rc = json_object_get(item, "retry_count");
-    if (json_is_number(rc)) e->retry_count = (int)json_number_value(rc);
+    /* beyond an int (a bignum, 1e20) it is not an int: hh_jobset_entry_get() has its text */
+    if (json_is_number(rc) && json_number_value(rc) >= 0 && json_number_value(rc) <= INT_MAX)
+        e->retry_count = (int)json_number_value(rc);
     e->enqueued_at = hh_json_time(json_object_get(item, "enqueued_at"));
     e->created_at = hh_json_time(json_object_get(item, "created_at"));
     e->failed_at = hh_json_time(json_object_get(item, "failed_at"));
@@ -97,6 +99,17 @@ static int filter_match(const hh_jobset_filter *f, const hh_jobset_entry *e, con
         if (!hit) return 0;
     }
     return 1;
+}
+
+char *hh_jobset_entry_get(const hh_jobset_entry *e, const char *key) {
+    size_t n;
+    const char *raw = e && e->valid && key ? hh_json_get_raw(e->payload, e->len, key, &n) : NULL;
+    char *out = raw ? malloc(n + 1) : NULL;
+    if (out) {
+        memcpy(out, raw, n);
+        out[n] = '\0';
+    }
+    return out;
 }
 
 /* ----------------------------------------------------------- the push */
@@ -126,7 +139,7 @@ static char *push_payload(hh_client *c, const char *member, size_t len, int decr
                           char *why, size_t whylen) {
     int lossy = 0;
     json_t *item = hh_json_load_payload(member, len, &lossy);
-    char *out = NULL;
+    char *out = NULL, *rc_text = NULL; /* rc_text: an integer's new text (Ruby's Integer has no 64-bit limit) */
     *queue_out = NULL;
     const char *problem = item ? hh_job_problem(item) : "payload is not valid JSON";
     if (problem) { /* the worker's own rule: pushed, it would only be buried */
@@ -158,10 +171,13 @@ static char *push_payload(hh_client *c, const char *member, size_t len, int decr
     }
     json_t *new_rc = NULL;
     if (decrement && rc && !json_is_null(rc) && !json_is_false(rc)) {
-        if (json_is_integer(rc)) new_rc = json_integer(json_integer_value(rc) - 1);
-        else if (json_is_real(rc) && lossy && json_real_value(rc) == floor(json_real_value(rc)) &&
-                 fabs(json_real_value(rc)) < 1e15)
-            new_rc = json_integer((json_int_t)json_real_value(rc) - 1); /* read as a real by the lossy parse */
+        size_t tl = 0;
+        const char *tok = json_is_number(rc) ? hh_json_get_raw(member, len, "retry_count", &tl) : NULL;
+        /* An integer as stored, digit by digit: 100000000000000000000 - 1
+         * is 99999999999999999999 in Sidekiq (a lossy parse read it as a
+         * real, and int64 arithmetic would wrap at its ends). The key keeps
+         * its place; its value text is put in once the payload is built. */
+        if (tok && (rc_text = hh_json_int_step(tok, tl, -1))) new_rc = json_null();
         else if (json_is_real(rc)) new_rc = json_real(json_real_value(rc) - 1);
         else {
             hh_strlcpy(why, "the entry's \"retry_count\" is not a number", whylen);
@@ -192,7 +208,12 @@ static char *push_payload(hh_client *c, const char *member, size_t len, int decr
         memcpy(out, member, len);
         out[len] = '\0';
         *outlen = len;
-        if (new_rc) out = raw_set(out, outlen, "retry_count", new_rc);
+        if (rc_text) {
+            char *set = hh_json_set_raw(out, *outlen, "retry_count", rc_text, outlen);
+            free(out);
+            out = set;
+            json_decref(new_rc);
+        } else if (new_rc) out = raw_set(out, outlen, "retry_count", new_rc);
         if (out && !json_object_get(item, "retry")) out = raw_set(out, outlen, "retry", json_true());
         if (out && !q) out = raw_set(out, outlen, "queue", json_string("default"));
         if (out && need_jid) out = raw_set(out, outlen, "jid", json_string(fresh));
@@ -221,12 +242,18 @@ static char *push_payload(hh_client *c, const char *member, size_t len, int decr
     json_decref(o);
     if (!out) goto nomem;
     *outlen = strlen(out);
+    if (rc_text) {
+        char *set = hh_json_set_raw(out, *outlen, "retry_count", rc_text, outlen);
+        free(out);
+        if (!(out = set)) goto nomem;
+    }
     goto done;
 nomem:
     hh_strlcpy(why, "out of memory", whylen);
     free(out);
     out = NULL;
 done:
+    free(rc_text);
     if (!out) {
         free(*queue_out);
         *queue_out = NULL;

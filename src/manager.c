@@ -10,8 +10,11 @@
  * at start. */
 #include "manager.h"
 
+#include <dlfcn.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <sys/auxv.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -390,6 +393,25 @@ const char *hh_manager_identity(const hh_manager *m) { return m->identity; }
 
 int hh_manager_detached(const hh_manager *m) { return m ? atomic_load(&m->detached) : 0; }
 
+/* Where a handler's code lives, for the error of a class registered twice:
+ * two plug-ins, or one loaded twice, both calling hh_manager_register() for
+ * it are told apart only by their files. "the program itself" for code in
+ * the executable (the CLI's --exec and --serve handlers). */
+static void handler_origin(hh_handler_fn fn, char *buf, size_t len) {
+    Dl_info fi, main_fi;
+    void *code = (void *)(uintptr_t)fn;
+    const void *phdr = (const void *)(uintptr_t)getauxval(AT_PHDR);
+    if (!dladdr(code, &fi) || !fi.dli_fname) {
+        hh_strlcpy(buf, "unknown code", len);
+        return;
+    }
+    if (phdr && dladdr(phdr, &main_fi) && main_fi.dli_fbase == fi.dli_fbase) {
+        hh_strlcpy(buf, "the program itself", len);
+        return;
+    }
+    hh_strlcpy(buf, *fi.dli_fname ? fi.dli_fname : "the program itself", len);
+}
+
 int hh_manager_register(hh_manager *m, const char *klass, hh_handler_fn fn, void *udata) {
     if (!m || !klass || !*klass || !fn)
         return hh_fail(HH_ERR_INVALID, "register: %s is missing",
@@ -397,8 +419,21 @@ int hh_manager_register(hh_manager *m, const char *klass, hh_handler_fn fn, void
                            : !fn ? "the handler"
                                  : "the class name");
     if (atomic_load(&m->started)) return hh_fail(HH_ERR_STATE, "register %s: the manager has started", klass);
-    if (hh_manager_has_handler(m, klass))
-        return hh_fail(HH_ERR_EXISTS, "register %s: that class has a handler already", klass);
+    for (size_t i = 0; i < m->nhandlers; i++) {
+        if (strcmp(m->handlers[i].klass, klass) != 0) continue;
+        char had[512], now[512];
+        handler_origin(m->handlers[i].fn, had, sizeof(had));
+        handler_origin(fn, now, sizeof(now));
+        if (strcmp(had, now) == 0)
+            return hh_fail(HH_ERR_EXISTS,
+                           "register %s: that class has a handler already, registered from %s too (the same plug-in "
+                           "loaded twice?)",
+                           klass, had);
+        return hh_fail(HH_ERR_EXISTS,
+                       "register %s: that class has a handler already, registered from %s (this one "
+                       "is from %s)",
+                       klass, had, now);
+    }
     hh_handler *h = realloc(m->handlers, (m->nhandlers + 1) * sizeof(*h));
     if (!h) return hh_fail(HH_ERR_NOMEM, "register %s: out of memory", klass);
     m->handlers = h;
@@ -1090,7 +1125,7 @@ void hh_manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
     pthread_mutex_unlock(&m->lock);
     /* set by the first call of any connection that fails to reach Redis,
      * cleared by one that goes through (redis.c): fresher than a beat */
-    out->redis_reachable = !atomic_load(&m->cfg.outage);
+    out->redis_reachable = atomic_load(&m->cfg.unreachable) == 0;
 }
 
 int hh_manager_get_stats(hh_manager *m, hh_manager_stats *out) {

@@ -310,6 +310,9 @@ void hh_conn_fail(hh_conn *c, const char *why) {
     c->next_attempt = hh_mono() + c->backoff;
     c->backoff = c->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : c->backoff * 2;
     int was = 0;
+    /* EXECABORT hides READONLY (conn_level) */
+    int refused = hh_error_is_connection_level(c->last_error) || strstr(c->last_error, "READONLY");
+    atomic_store(&c->cfg->unreachable, refused ? HH_UNREACHABLE_REFUSED : HH_UNREACHABLE_IO);
     if (atomic_compare_exchange_strong(&c->cfg->outage, &was, 1))
         hh_log(c->log, HH_LOG_WARN, "redis %s: connection lost (%s): %s; reconnecting with backoff", c->cfg->display,
                c->name, c->last_error);
@@ -544,6 +547,7 @@ int hh_conn_ready(hh_conn *c) {
             return -1;
         }
         int was = 0, unlogged = 0;
+        atomic_store(&c->cfg->unreachable, HH_UNREACHABLE_IO);
         if (atomic_compare_exchange_strong(&c->cfg->outage, &was, 1))
             hh_log(c->log, HH_LOG_WARN, "redis %s: cannot connect (%s): %s; retrying with backoff", c->cfg->display,
                    c->name, c->last_error);
@@ -637,7 +641,13 @@ static int conn_level(const redisReply *r, char *why, size_t len) {
  * it has lasted a second: a replica that answers reads but refuses writes
  * must keep the backoff growing and not flip the outage log. */
 static void succeeded(hh_conn *c) {
+    /* Readiness follows the first call that goes through, whichever thread
+     * makes it: not the second-long wait below, which would hold it until a
+     * connection that has lasted makes a call (the next heartbeat, often). */
+    int io = HH_UNREACHABLE_IO;
+    if (atomic_load(&c->cfg->unreachable) == io) atomic_compare_exchange_strong(&c->cfg->unreachable, &io, 0);
     if (hh_mono() - c->connected_at < 1.0) return;
+    atomic_store(&c->cfg->unreachable, 0);
     c->backoff = BACKOFF_MIN;
     int was = 1;
     if (atomic_load(&c->cfg->outage) && atomic_compare_exchange_strong(&c->cfg->outage, &was, 0))

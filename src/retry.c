@@ -98,10 +98,11 @@ int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_
     json_t *rc = json_object_get(msg, "retry_count");
     json_int_t count = 0;
     double fcount = 0;
-    int is_real = 0, unusable = 0, present = rc && !json_is_null(rc) && !json_is_false(rc);
+    int big = 0, is_real = 0, unusable = 0, present = rc && !json_is_null(rc) && !json_is_false(rc);
     if (json_is_integer(rc)) {
         json_int_t prev = json_integer_value(rc);
-        count = prev == LLONG_MAX ? prev : prev + 1; /* Ruby goes to a bignum: saturate */
+        count = prev == LLONG_MAX ? prev : prev + 1; /* saturated for the arithmetic below */
+        big = prev == LLONG_MAX;                     /* Ruby goes to a bignum: written as its digits below */
     } else if (json_is_real(rc)) {
         is_real = 1;
         fcount = json_real_value(rc) + 1.0;
@@ -157,6 +158,14 @@ int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_
     if (out->kind != HH_FAIL_DISCARD && !(out->payload = hh_json_dump(msg))) {
         json_decref(msg);
         return -1;
+    }
+    if (out->payload && big) { /* 9223372036854775807 + 1, as Sidekiq writes it */
+        char *set = hh_json_set_raw(out->payload, strlen(out->payload), "retry_count", "9223372036854775808", NULL);
+        free(out->payload);
+        if (!(out->payload = set)) {
+            json_decref(msg);
+            return -1;
+        }
     }
     json_decref(msg);
     return 0;

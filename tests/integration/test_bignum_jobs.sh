@@ -2,7 +2,8 @@
 # Integers beyond 64 bits (Ruby's JSON reads them, so Sidekiq runs such jobs): a job whose only
 # bignum is negative runs with its exact bytes, like a positive one (it was once judged malformed
 # and buried), and due schedule/retry entries holding bignums are moved to their queue with every
-# byte kept but enqueued_at's (the scheduler once moved them to the dead set).
+# byte kept but enqueued_at's (the scheduler once moved them to the dead set). An operator's
+# retry of an entry whose retry_count is beyond 64 bits takes 1 from its digits, as Ruby does.
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
 hh_redis_start
@@ -43,4 +44,45 @@ esac
 assert_ne "$ran_retry" "$retry" "enqueued_at was refreshed"
 hh_stop_worker TERM 30
 assert_eq "$WORKER_RC" 0 "worker exit status after SIGTERM"
+
+# An operator's retry of a dead or retry entry whose retry_count is beyond 64 bits: Sidekiq's
+# SortedEntry#retry takes 1 from it as a Ruby Integer (100000000000000000000 - 1 =
+# 99999999999999999999); it was written as the float 1e+20. Every other byte stays, enqueued_at
+# is appended. The lists show its digits (they showed "-", and --json null).
+bigrc='{"class":"T","args":[1],"jid":"bigrc","retry":true,"queue":"bigq","retry_count":100000000000000000000,"error_class":"E","error_message":"m","failed_at":1700000001.5,"created_at":1700000000.1}'
+bigrc2="${bigrc/\"bigrc\"/\"bigrc2\"}"
+minrc='{"class":"T","args":[2],"jid":"minrc","retry":true,"queue":"bigq","retry_count":-9223372036854775808,"failed_at":1700000001.5}'
+R zadd dead 3 "$bigrc" >/dev/null
+R zadd retry 4 "$bigrc2" >/dev/null
+R zadd dead 5 "$minrc" >/dev/null
+hh_cli retries list
+assert_eq "$HH_RC" 0 "retries list exit status ($HH_ERR)"
+assert_contains "$(grep bigrc2 <<<"$HH_OUT")" " 100000000000000000000 " "retries list shows the retry_count's digits"
+hh_cli retries list --json
+assert_contains "$HH_OUT" '"retry_count":100000000000000000000,' "retries list --json gives the retry_count's digits"
+hh_cli dead show bigrc
+assert_contains "$HH_OUT" "retry_count:   100000000000000000000" "dead show gives the retry_count's digits"
+hh_cli dead retry bigrc
+assert_eq "$HH_RC" 0 "dead retry of the bignum retry_count ($HH_ERR)"
+hh_cli retries retry bigrc2
+assert_eq "$HH_RC" 0 "retries retry of the bignum retry_count ($HH_ERR)"
+hh_cli dead retry minrc
+assert_eq "$HH_RC" 0 "dead retry of the int64 minimum retry_count ($HH_ERR)"
+assert_eq "$(R llen queue:bigq)" 3 "the three entries were pushed to their queue"
+for i in 0 1 2; do
+    p="$(R lindex queue:bigq $i)"
+    case "$p" in
+        *'"jid":"bigrc"'*) want="$bigrc" old=100000000000000000000 new=99999999999999999999 ;;
+        *'"jid":"bigrc2"'*) want="$bigrc2" old=100000000000000000000 new=99999999999999999999 ;;
+        *'"jid":"minrc"'*) # rebuilt as Sidekiq's client does (defaults first, created_at added)
+            assert_contains "$p" '"retry_count":-9223372036854775809,' "int64 minimum minus 1 (Ruby goes to a bignum)"
+            continue ;;
+        *) fail "unexpected job in queue:bigq: $p" ;;
+    esac
+    pre="${want%%"$old"*}" post="${want#*"$old"}"
+    case "$p" in
+        "$pre$new${post%\}}"',"enqueued_at":'[0-9]*.[0-9]*'}') ;;
+        *) fail "pushed as '$p', expected '$pre$new${post%\}},\"enqueued_at\":<now>}'" ;;
+    esac
+done
 pass

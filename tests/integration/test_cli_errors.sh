@@ -3,7 +3,8 @@
 # stderr and exit status 2 (checked for `work` and `push`); Redis unreachable at start does NOT
 # make the worker exit: it stays up, logs the outage once per state change (no log spam), and when
 # a redis-server appears on that port it processes a pushed job. An explicit queue weight 0 gets a
-# warning that says what it means.
+# warning that says what it means. A class two plug-ins register (or one plug-in given twice)
+# is refused with exit status 2 and an error naming the class and the files.
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
 
@@ -28,6 +29,17 @@ expect_usage_error "unknown flag (push)" "bogus-flag" -- push OkJob '[]' --bogus
 expect_usage_error "bad URL scheme" "" -- work -r "notaurl://x" --exec "OkJob=$HH_HANDLERS/record.sh"
 expect_usage_error "bad URL port" "" -- work -r "redis://127.0.0.1:99999999/0" --exec "OkJob=$HH_HANDLERS/record.sh"
 expect_usage_error "bad URL db" "" -- work -r "redis://127.0.0.1:$port/notadb" --exec "OkJob=$HH_HANDLERS/record.sh"
+# A class registered twice by plug-ins: the error names the class and the files, not only that
+# hh_plugin_init() failed (two copies of one plug-in; one given twice; a plug-in and an --exec).
+hh_require_plugin
+plugin2="$HH_TMP/second_plugin.so"
+cp "$PLUGIN" "$plugin2"
+expect_usage_error "two plug-ins, one class" "register HardWorker: that class has a handler already, registered from $PLUGIN (this one is from $plugin2)" \
+    -- work -r "$url" --require "$PLUGIN" --require "$plugin2"
+expect_usage_error "one plug-in given twice" "--require $(dirname "$PLUGIN")/./$(basename "$PLUGIN"): the same plug-in as --require $PLUGIN, given twice" \
+    -- work -r "$url" --require "$PLUGIN" --require "$(dirname "$PLUGIN")/./$(basename "$PLUGIN")"
+expect_usage_error "a plug-in and an --exec, one class" "register HardWorker: that class has a handler already, registered from the program itself (this one is from $PLUGIN)" \
+    -- work -r "$url" --exec "HardWorker=$HH_HANDLERS/record.sh" --require "$PLUGIN"
 expect_usage_error "bad URL (push)" "" -- push OkJob '[]' -r "notaurl://x"
 expect_usage_error "liveness max age not above the heartbeat interval" "set --liveness-max-age to 90 or more" -- \
     work -r "$url" --heartbeat-interval 30 --liveness-max-age 10 --http "$(hh_pick_free_port)" --exec "OkJob=$HH_HANDLERS/record.sh"

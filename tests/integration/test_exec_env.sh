@@ -41,7 +41,7 @@ assert_eq "$(env_of "$jl" | grep '^HIREDHAND_CLASS=' | cut -d= -f2- | wc -c)" "$
 hh_stop_worker TERM 30
 
 # HIREDHAND_RETRY_COUNT is retry_count as stored: -1 (Sidekiq's after a manual retry of a job
-# at 0) and a count beyond 32 bits alike; empty when there is none
+# at 0) and counts beyond 32 and 64 bits alike, digit for digit; empty when there is none
 # (and a script without a #! line runs through /bin/sh, as README says)
 nosh="$HH_TMP/nosh"
 printf 'cat >/dev/null\necho "$HIREDHAND_JID" >"$ENV_DIR/nosh.ran"\n' >"$nosh"
@@ -50,7 +50,7 @@ HH_NO_URL=1 hh_start_worker -c 2 --exec "Env=$HH_HANDLERS/env_dump.sh" --exec "N
 R lpush queue:default '{"retry":false,"queue":"default","class":"NoSh","args":[],"jid":"noshjid"}' >/dev/null
 must_wait 20 "[ -s '$ENV_DIR/nosh.ran' ]" "the script without #! did not run within 20 s (log: $(tail -3 "$WORKER_LOG"))"
 assert_eq "$(cat "$ENV_DIR/nosh.ran")" noshjid "the script without #! ran for its job"
-declare -A want=([m1]=-1 [big]=99999999999 [z]=0 [none]=)
+declare -A want=([m1]=-1 [big]=99999999999 [huge]=100000000000000000000 [z]=0 [none]=)
 for k in "${!want[@]}"; do
     rcf=""; [ "$k" = none ] || rcf=",\"retry_count\":${want[$k]}"
     R lpush queue:default "{\"retry\":false,\"queue\":\"default\",\"class\":\"Env\",\"args\":[],\"jid\":\"rc$k\"$rcf}" >/dev/null

@@ -2,7 +2,8 @@
 # Readiness (`GET /readyz` on --http): 200 {"status":"ready"} once the worker is connected to
 # Redis and fetching; 503 with a reason when Redis is lost (and 200 again once it is back),
 # and 503 "quiet" after TSTP, while /healthz (liveness) stays 200 when quiet. The 503 on Redis
-# loss comes with the first call that fails to reach it, not at the next heartbeat.
+# loss comes with the first call that fails to reach it, not at the next heartbeat, and the 200
+# on its return with the first call that goes through.
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
 command -v curl >/dev/null || fail "curl is not installed (apt-get install curl)"
@@ -57,8 +58,17 @@ st="$(body_of "$base/stats")"
 assert_eq "$(jq -r .heartbeat_last_pushed_at <<<"$st")" "$beat" "503 came before the next beat ($st)"
 assert_eq "$(jq -r .heartbeat_last_error <<<"$st")" "" "503 came before any beat failed ($st)"
 assert_contains "$(body_of "$base/readyz" | jq -r .reason)" "Redis" "/readyz says why"
+# Redis back: 200 with the first call that goes through (a fetch), before the next beat and
+# before "connection restored" is logged: that line waits for a call on a connection that has
+# lasted a second (an idle fetcher's next one, or the beat), and readiness once waited for it too
+restored="$(grep -c "connection restored" "$WORKER_LOG")"
 hh_redis_restart
 must_wait 30 '[ "$(code_of "$base/readyz")" = 200 ]' "/readyz did not come back to 200 within 30 s of Redis' return"
+assert_eq "$(grep -c "connection restored" "$WORKER_LOG")" "$restored" \
+    "/readyz turned 200 before the log said \"connection restored\" (it waited for that line)"
+st="$(body_of "$base/stats")"
+assert_eq "$(jq -r .heartbeat_last_pushed_at <<<"$st")" "$beat" "200 came back before the next beat ($st)"
+must_wait 30 'grep -q "connection restored" "$WORKER_LOG"' "no \"connection restored\" within 30 s of /readyz's 200"
 hh_stop_worker TERM 30
 assert_eq "$WORKER_RC" 0 "the worker exits 0 after TERM"
 pass

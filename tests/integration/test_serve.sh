@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # --serve CLASS=COMMAND: long-lived handler processes over the line protocol (README, "Long-lived
 # handlers"). One worker with a Python test handler: jobs round-trip (payload and fields on the job
-# line, several jobs per process); a failure answer lands in the retry set with the handler's error
+# line, several jobs per process; a retry_count beyond 64 bits keeps its digits); a failure answer lands in the retry set with the handler's error
 # class, message and backtrace where Sidekiq's API reads them; stderr lines are logged with jid and
 # class; a crash mid-job, a garbage answer and a timeout each fail that job into the retry set (never
 # lost), kill the process and the pool goes on with a new one.
@@ -20,11 +20,12 @@ oks=()
 for i in $(seq 1 12); do oks+=("$(hh_push_job Ok "[$i,\"x\"]" '"custom":{"deep":[1,2.5,"é"]}')"); done
 j_fail="$(hh_push_job Fail '["f1"]' '"backtrace":true')"
 j_noisy="$(hh_push_job Noisy '[1]')"
+j_bigrc="$(hh_push_job Ok '[13]' '"retry_count":100000000000000000000')"
 # one handler per class: several --serve flags sharing one command
 args=()
 for k in Ok Fail Noisy Crash Garbage Sleep; do args+=(--serve "$k=$HH_HANDLERS/serve_test.py"); done
 hh_start_worker -c 2 --exec-timeout 4 "${args[@]}"
-must_wait 60 '[ "$(R get stat:processed)" = 14 ] && [ "$(R zcard retry)" = 1 ]' \
+must_wait 60 '[ "$(R get stat:processed)" = 15 ] && [ "$(R zcard retry)" = 1 ]' \
     "round trip: processed=$(R get stat:processed) retry=$(R zcard retry)"
 
 # round trip: every Ok job ran once, with its payload and fields on the line
@@ -37,6 +38,9 @@ for want in "\"jid\":\"${oks[0]}\"" '"class":"Ok"' '"queue":"default"' '"retry_c
 done
 printf '%s' "$line" | python3 -c 'import json,sys; m=json.loads(sys.stdin.read()); assert m["job"]["jid"]==m["jid"] and m["job"]["class"]=="Ok"' \
     || fail "job line's \"job\" is not the payload: $line"
+# a retry_count beyond 64 bits goes on the line digit for digit (it was clamped to 2147483647)
+assert_contains "$(grep "$j_bigrc" "$SERVE_DIR/lines")" '"retry_count":100000000000000000000,"job":' \
+    "the job line's retry_count beyond 64 bits"
 pids="$(grep ' Ok ' "$SERVE_DIR/ran" | cut -d' ' -f1 | sort -u | wc -l)"
 assert_between "$pids" 1 2 "distinct processes for 12 Ok jobs at -c 2 (long-lived, not one per job)"
 

@@ -179,6 +179,59 @@ static void test_negative_bignum_runs_lossy(void **s) {
     json_decref(v);
 }
 
+static void step_is(const char *tok, int delta, const char *want) {
+    char *got = hh_json_int_step(tok, strlen(tok), delta);
+    if (!want) {
+        assert_null(got);
+        return;
+    }
+    assert_non_null(got);
+    assert_string_equal(got, want);
+    free(got);
+}
+
+/* Integer arithmetic on the stored digits, as Ruby's Integer does it, with
+ * no 64-bit limit: a retry_count beyond int64 gains or loses exactly 1. */
+static void test_json_int_step(void **s) {
+    (void)s;
+    step_is("100000000000000000000", -1, "99999999999999999999");
+    step_is("99999999999999999999", 1, "100000000000000000000");
+    step_is("9223372036854775807", 1, "9223372036854775808");
+    step_is("-9223372036854775808", -1, "-9223372036854775809");
+    step_is("-100000000000000000000", 1, "-99999999999999999999");
+    step_is("0", -1, "-1");
+    step_is("-1", 1, "0");
+    step_is("-0", 1, "1");
+    step_is("1", -1, "0");
+    step_is("10", -1, "9");
+    step_is("3", 1, "4");
+    step_is("3.0", -1, NULL); /* a real stays a real: not this function's */
+    step_is("1e3", -1, NULL);
+    step_is("\"3\"", -1, NULL);
+    step_is("-", -1, NULL);
+    step_is("", -1, NULL);
+}
+
+/* A member's value text as stored, bignums and spacing included. */
+static void test_json_get_raw(void **s) {
+    (void)s;
+    const char *o = "{\"a\":1, \"retry_count\" : 100000000000000000000 ,\"z\":[-12345678901234567890123]}";
+    size_t n = 0;
+    const char *v = hh_json_get_raw(o, strlen(o), "retry_count", &n);
+    assert_non_null(v);
+    assert_int_equal(n, strlen("100000000000000000000"));
+    assert_memory_equal(v, "100000000000000000000", n);
+    assert_null(hh_json_get_raw(o, strlen(o), "missing", &n));
+    assert_null(hh_json_get_raw("[1]", 3, "a", &n));
+    /* a lossy job's hh_job_get gives the stored text, not the real it was read as */
+    hh_job *j = mk("{\"class\":\"A\",\"args\":[1],\"retry_count\":100000000000000000000}", NULL, 0);
+    assert_int_equal(j->lossy, 1);
+    char *rc = hh_job_get(j, "retry_count");
+    assert_string_equal(rc, "100000000000000000000");
+    free(rc);
+    hh_job_free(j);
+}
+
 static char *set_raw(const char *obj, const char *key, const char *value) {
     size_t n = 0;
     char *out = hh_json_set_raw(obj, strlen(obj), key, value, &n);
@@ -461,6 +514,8 @@ int main(void) {
         cmocka_unit_test(test_bignum_args_run_lossy),
         cmocka_unit_test(test_negative_bignum_runs_lossy),
         cmocka_unit_test(test_json_set_raw),
+        cmocka_unit_test(test_json_int_step),
+        cmocka_unit_test(test_json_get_raw),
         cmocka_unit_test(test_json_time),
         cmocka_unit_test(test_json_time_new),
         cmocka_unit_test(test_json_dump_order_and_types),
