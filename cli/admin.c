@@ -86,8 +86,7 @@ static int parse(int argc, char **argv, adm *a, const char *usage) {
         case O_QUEUE: a->filter.queue = optarg; break;
         case O_ERROR: a->filter.error = optarg; break;
         case O_LIMIT:
-            if (cli_parse_int(optarg, 1, 1000000000L, &n))
-                return cli_usage_error("bad --limit '%s' (want 1 or more)", optarg);
+            if (cli_option_int("--limit", optarg, 1, 1000000000L, &n)) return CLI_EXIT_USAGE;
             a->limit = n, a->limit_set = 1;
             a->filter.limit = (size_t)n;
             break;
@@ -95,11 +94,11 @@ static int parse(int argc, char **argv, adm *a, const char *usage) {
         case 'y':
         case O_YES: a->yes = 1; break;
         case O_DEADMAX:
-            if (cli_parse_int(optarg, 1, 1000000000L, &n)) return cli_usage_error("bad --dead-max-jobs '%s'", optarg);
+            if (cli_option_int("--dead-max-jobs", optarg, 1, HH_DEAD_MAX_JOBS_LIMIT, &n)) return CLI_EXIT_USAGE;
             a->opts.dead_max_jobs = n;
             break;
         case O_DEADTIMEOUT:
-            if (cli_parse_seconds(optarg, &d) || d <= 0) return cli_usage_error("bad --dead-timeout '%s'", optarg);
+            if (cli_option_seconds("--dead-timeout", optarg, 0, 1, CLI_SECONDS_MAX, &d)) return CLI_EXIT_USAGE;
             a->opts.dead_timeout = d;
             break;
         case O_HELP: fputs(usage, stdout); return -1;

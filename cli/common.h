@@ -34,6 +34,9 @@ int cli_option_int(const char *opt, const char *arg, long lo, long hi, long *out
 int cli_option_seconds(const char *opt, const char *arg, double lo, int lo_excluded, double hi, double *out);
 /* The largest number of seconds cli_parse_seconds takes. */
 #define CLI_SECONDS_MAX 1e10
+/* push --in takes -CLI_PUSH_IN_MAX to CLI_PUSH_IN_MAX seconds: Sidekiq's
+ * perform_in reads an interval of 1e9 or more as a Unix time. */
+#define CLI_PUSH_IN_MAX 999999999.0
 /* 0 when hh_name_check() accepts the name, else prints why and returns
  * CLI_EXIT_USAGE. */
 int cli_check_name(hh_name_kind kind, const char *name);

@@ -464,13 +464,11 @@ int cli_top(int argc, char **argv) {
             break;
         case T_JSON: json = 1; break;
         case T_INTERVAL:
-            if (cli_parse_seconds(optarg, &interval) || interval < 0.1 || interval > 86400)
-                return cli_usage_error("bad --interval '%s' (seconds, 0.1 to 86400)", optarg);
+            if (cli_option_seconds("--interval", optarg, 0.1, 0, 86400, &interval)) return CLI_EXIT_USAGE;
             break;
         case 'n':
         case T_COUNT:
-            if (cli_parse_int(optarg, 1, 1000000000L, &count))
-                return cli_usage_error("bad --count '%s' (want 1 or more)", optarg);
+            if (cli_option_int("--count", optarg, 1, 1000000000L, &count)) return CLI_EXIT_USAGE;
             break;
         case T_HELP: fputs(top_usage, stdout); return 0;
         default: fputs(top_usage, stderr); return CLI_EXIT_USAGE;
