@@ -351,7 +351,8 @@ typedef struct hh_jobset_filter {
     const char *klass; /* NULL, or "class" (or ActiveJob's "wrapped") equal */
     const char *queue; /* NULL, or "queue" equal */
     const char *error; /* NULL, or a substring of error_class or
-                        * error_message (case-sensitive) */
+                        * error_message (case-sensitive, over the
+                        * whole string: text after a NUL too) */
     size_t limit;      /* at most this many entries; 0: no limit */
 } hh_jobset_filter;
 

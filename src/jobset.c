@@ -86,16 +86,30 @@ static json_t *entry_fill(hh_jobset_entry *e, hh_jobset set, const char *payload
     return item;
 }
 
-static int filter_match(const hh_jobset_filter *f, const hh_jobset_entry *e, const json_t *item) {
+/* Whether item's string key equals want, over the string's whole length:
+ * a JSON string may hold NUL ("T\u0000Evil" is not "T"). An absent key
+ * (or an entry that is no job object, item NULL) reads as "", as the
+ * entry's fields do. */
+static int str_is(const json_t *item, const char *key, const char *want) {
+    const json_t *v = json_object_get(item, key);
+    size_t n = strlen(want);
+    if (!json_is_string(v)) return n == 0;
+    return json_string_length(v) == n && memcmp(json_string_value(v), want, n) == 0;
+}
+
+/* Whether item's string key holds needle anywhere in its whole length:
+ * text after a NUL in an error message is searched too. */
+static int str_has(const json_t *item, const char *key, const char *needle) {
+    const json_t *v = json_object_get(item, key);
+    return json_is_string(v) && memmem(json_string_value(v), json_string_length(v), needle, strlen(needle)) != NULL;
+}
+
+static int filter_match(const hh_jobset_filter *f, const json_t *item) {
     if (!f) return 1;
-    if (f->klass && strcmp(e->klass, f->klass) != 0 && strcmp(hh_admin_str(item, "wrapped", ""), f->klass) != 0)
+    if (f->klass && !str_is(item, "class", f->klass) && !str_is(item, "wrapped", f->klass)) return 0;
+    if (f->queue && !str_is(item, "queue", f->queue)) return 0;
+    if (f->error && *f->error && !str_has(item, "error_class", f->error) && !str_has(item, "error_message", f->error))
         return 0;
-    if (f->queue && strcmp(e->queue, f->queue) != 0) return 0;
-    if (f->error && *f->error) {
-        int hit = (e->error_class && strstr(e->error_class, f->error)) ||
-            (e->error_message && strstr(e->error_message, f->error));
-        if (!hit) return 0;
-    }
     return 1;
 }
 
@@ -359,7 +373,7 @@ int hh_jobset_each(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jo
             hh_jobset_entry e;
             json_t *item =
                 entry_fill(&e, set, r->element[i]->str, r->element[i]->len, hh_strtod_c(r->element[i + 1]->str, NULL));
-            if (filter_match(f, &e, item)) {
+            if (filter_match(f, item)) {
                 if (fn(&e, udata) != 0) stop = 1;
                 if (f && f->limit && ++seen >= f->limit) stop = 1;
             }
@@ -528,7 +542,7 @@ int hh_jobset_act_all(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh
             size_t i = 2 * order[oi];
             hh_jobset_entry e;
             json_t *item = entry_fill(&e, set, a->element[i]->str, a->element[i]->len, scores[order[oi]]);
-            if (filter_match(f, &e, item)) {
+            if (filter_match(f, item)) {
                 int m = move_entry(c, set, e.payload, e.len, action, opts, why, sizeof(why));
                 if (m == 1) nd++;
                 else if (m == HH_ERR_INVALID) ns++;
