@@ -186,11 +186,11 @@ static json_t *entry_error_message(const hh_jobset_entry *e) {
     return m ? m : e->error_message ? json_string(e->error_message) : NULL;
 }
 
+/* The class as Sidekiq's Web UI shows it (display_class: Active Job's
+ * wrapped class, not its wrapper), whole. */
 static const char *class_shown(const hh_jobset_entry *e) {
-    json_t *k = entry_class(e);
-    const char *r = k ? cli_shown_json(k) : clean(e->klass);
-    json_decref(k);
-    return r;
+    if (!e->valid) return clean(e->klass);
+    return cli_shown(e->display_class, e->display_class_len);
 }
 
 static void iso_time(char *buf, size_t n, double t) {
@@ -229,6 +229,7 @@ static void print_entry_json(const hh_jobset_entry *e) {
     json_object_set_new(o, "error_message", em ? em : json_null());
     json_object_set_new(o, "enqueued_at", e->enqueued_at > 0 ? json_real(e->enqueued_at) : json_null());
     json_object_set_new(o, "failed_at", e->failed_at > 0 ? json_real(e->failed_at) : json_null());
+    json_object_set_new(o, "display_class", json_stringn(e->display_class, e->display_class_len));
     if (!e->valid) json_object_set_new(o, "payload", json_stringn(e->payload, e->len));
     char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(o);

@@ -348,7 +348,8 @@ typedef enum hh_jobset {
 
 /* Which entries an operation applies to; zero it for "all". */
 typedef struct hh_jobset_filter {
-    const char *klass; /* NULL, or "class" (or ActiveJob's "wrapped") equal */
+    const char *klass; /* NULL, or "class", Active Job's "wrapped" or the
+                        * class the Web UI shows (display_class) equal */
     const char *queue; /* NULL, or "queue" equal */
     const char *error; /* NULL, or a substring of error_class or
                         * error_message (case-sensitive, over the
@@ -375,6 +376,12 @@ typedef struct hh_jobset_entry {
     double created_at;
     double failed_at;
     double retried_at;
+    /* The class Sidekiq's Web UI shows (Job#display_class): the payload's
+     * "display_class", Active Job's wrapped class, "Mailer#method" for
+     * Action Mailer's delivery jobs, else "class"; display_class_len bytes
+     * (NUL bytes may be inside). "" when the payload is not a job. */
+    const char *display_class;
+    size_t display_class_len;
 } hh_jobset_entry;
 
 /* Called once per entry; return 0 to go on, non-zero to stop. */

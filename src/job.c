@@ -337,6 +337,45 @@ const char *hh_item_display_class(const json_t *item, size_t *len) {
     return klass;
 }
 
+/* Sidekiq's Job#display_class (what its Web UI and API show): the
+ * payload's own "display_class"; for Active Job's wrappers the wrapped
+ * class ("wrapped", else args[0]), and for Action Mailer's delivery jobs
+ * "Mailer#method" from the job's first two arguments; else "class".
+ * Sidekiq::Extensions::Delayed* payloads hold YAML, which is not read
+ * here: they show their class, as Sidekiq does when its YAML load fails. */
+json_t *hh_item_web_class(const json_t *item) {
+    json_t *k = json_object_get(item, "class"), *dc = json_object_get(item, "display_class");
+    if (json_is_string(dc)) return json_stringn(json_string_value(dc), json_string_length(dc));
+    if (!json_is_string(k)) return NULL;
+    int wrapper = 0;
+    for (size_t i = 0; i < sizeof(aj_wrappers) / sizeof(*aj_wrappers); i++)
+        if (strlen(aj_wrappers[i]) == json_string_length(k) &&
+            !memcmp(aj_wrappers[i], json_string_value(k), json_string_length(k)))
+            wrapper = 1;
+    json_t *a0 = json_array_get(json_object_get(item, "args"), 0), *job = json_object_get(item, "wrapped");
+    if (wrapper && (!job || json_is_null(job) || json_is_false(job))) job = a0;
+    if (wrapper && json_is_string(job)) {
+        const char *jc = json_string_value(job);
+        json_t *av = json_object_get(a0, "arguments");
+        if ((!strcmp(jc, "ActionMailer::DeliveryJob") || !strcmp(jc, "ActionMailer::MailDeliveryJob")) &&
+            json_is_string(json_array_get(av, 0)) && json_is_string(json_array_get(av, 1))) {
+            /* arguments[0..1].join("#"): "UserMailer#welcome" */
+            const json_t *m = json_array_get(av, 0), *meth = json_array_get(av, 1);
+            size_t ml = json_string_length(m), tl = json_string_length(meth);
+            char *buf = malloc(ml + tl + 1);
+            if (!buf) return NULL;
+            memcpy(buf, json_string_value(m), ml);
+            buf[ml] = '#';
+            memcpy(buf + ml + 1, json_string_value(meth), tl);
+            json_t *out = json_stringn(buf, ml + tl + 1);
+            free(buf);
+            return out;
+        }
+        return json_stringn(jc, json_string_length(job));
+    }
+    return json_stringn(json_string_value(k), json_string_length(k));
+}
+
 const char *hh_job_handler_class(const hh_job *job, size_t *len) {
     const char *shown = job->item ? hh_item_display_class(job->item, len) : NULL;
     if (shown) return shown;

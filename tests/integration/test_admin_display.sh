@@ -4,6 +4,10 @@
 # - `--error TEXT` searches error_class and error_message over their whole length: text after a
 #   NUL ("boom\u0000Timeout") is found; `--class` and `--queue` compare whole strings, so
 #   "K\u0000Evil" is not K.
+# - The CLASS column, show's class: and --json's display_class are the class Sidekiq's Web UI
+#   shows (Job#display_class, compared with Sidekiq 6.4's own): Active Job's wrapped class (or
+#   args[0]), "Mailer#method" for Action Mailer's delivery jobs, a payload's display_class; and
+#   --class finds an entry by that class too.
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
 command -v jq >/dev/null || fail "jq is not installed (apt-get install jq)"
@@ -36,4 +40,56 @@ assert_eq "$HH_RC" 0 "retries delete --all --error (stderr: $HH_ERR)"
 assert_contains "$HH_OUT" "delete: 1 done" "delete --all --error acts on the entry whose match is after a NUL"
 assert_eq "$(R zrange retry 0 -1 | jq -r .jid | sort | tr '\n' ' ')" "nul2 plain1 " "the matching entry is gone, the others stay"
 R del retry dead >/dev/null
+
+# ---- display_class, as Sidekiq's Web UI shows it
+AJ=ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper
+aj_args='[{"job_class":"ReportJob","job_id":"7f","queue_name":"default","arguments":[1],"executions":0}]'
+mail_args='[{"job_class":"ActionMailer::MailDeliveryJob","job_id":"8e","arguments":["UserMailer","welcome","deliver_now",{"args":[1]}]}]'
+payload() {   # JID CLASS ARGS EXTRA
+    printf '{"retry":true,"queue":"default","class":"%s","args":%s,"jid":"%s","created_at":%s,"enqueued_at":%s,"retry_count":1,"error_class":"E","error_message":"m","failed_at":%s%s}' \
+        "$2" "$3" "$1" "$now" "$now" "$now" "$4"
+}
+for set in retry dead schedule; do
+    R zadd "$set" "$now" "$(payload aj1 "$AJ" "$aj_args" ',"wrapped":"ReportJob"')" >/dev/null
+    R zadd "$set" "$((now + 1))" "$(payload aj2 "$AJ" '["ReportJob",{"x":1}]' '')" >/dev/null
+    R zadd "$set" "$((now + 2))" "$(payload mail1 "$AJ" "$mail_args" ',"wrapped":"ActionMailer::MailDeliveryJob"')" >/dev/null
+    R zadd "$set" "$((now + 3))" "$(payload dc1 Plain '[]' ',"display_class":"Shown::Name"')" >/dev/null
+    R zadd "$set" "$((now + 4))" "$(payload s7 'Sidekiq::ActiveJob::Wrapper' "$aj_args" ',"wrapped":"SevenJob"')" >/dev/null
+    R zadd "$set" "$((now + 5))" "$(payload plain2 Plain '[]' '')" >/dev/null
+done
+cat >"$HH_TMP/display.rb" <<'RUBY'
+require "helper"
+# Sidekiq 6.4 knows only the 6.x wrapper; 7.x adds Sidekiq::ActiveJob::Wrapper, shown the same way
+[Sidekiq::RetrySet, Sidekiq::DeadSet, Sidekiq::ScheduledSet].each do |set|
+  set.new.each do |e|
+    shown = e.klass == "Sidekiq::ActiveJob::Wrapper" ? e["wrapped"] : e.display_class
+    puts "#{set.name.split("::").last} #{e.jid} #{shown}"
+  end
+end
+RUBY
+want="$(hh_ruby "$HH_TMP/display.rb" | sort)" || fail "Sidekiq's display_class script failed: $want"
+assert_contains "$want" "RetrySet mail1 UserMailer#welcome" "Sidekiq's own display_class of a mailer job"
+got=""
+for cmd in retries dead scheduled; do
+    name=$(case $cmd in retries) echo RetrySet ;; dead) echo DeadSet ;; *) echo ScheduledSet ;; esac)
+    hh_cli "$cmd" list --json -r "$REDIS_URL"
+    assert_eq "$HH_RC" 0 "$cmd list --json (stderr: $HH_ERR)"
+    got+="$(jq -r --arg n "$name" '.[] | "\($n) \(.jid) \(.display_class)"' <<<"$HH_OUT")"$'\n'
+    assert_eq "$(jq -r '.[] | select(.jid == "aj1") | .class' <<<"$HH_OUT")" "$AJ" "$cmd --json keeps the payload's class"
+    hh_cli "$cmd" list -r "$REDIS_URL"
+    row="$(grep ' aj1 ' <<<"$HH_OUT")"
+    assert_contains "$row" " ReportJob " "$cmd list shows the wrapped class"
+    assert_not_contains "$row" "JobWrapper" "$cmd list does not show Active Job's wrapper"
+    assert_contains "$(grep ' mail1 ' <<<"$HH_OUT")" " UserMailer#welcome " "$cmd list shows a mailer job as Mailer#method"
+    assert_contains "$(grep ' aj2 ' <<<"$HH_OUT")" " ReportJob " "$cmd list shows args[0] when wrapped is missing"
+    assert_contains "$(grep ' dc1 ' <<<"$HH_OUT")" " Shown::Name " "$cmd list shows a payload's display_class"
+    hh_cli "$cmd" show mail1 -r "$REDIS_URL"
+    assert_contains "$HH_OUT" "class:         UserMailer#welcome" "$cmd show shows the class the Web UI shows"
+    hh_cli "$cmd" list --class UserMailer#welcome --json -r "$REDIS_URL"
+    assert_eq "$(jq -r '.[].jid' <<<"$HH_OUT" | tr '\n' ' ')" "mail1 " "$cmd list --class takes the shown class"
+    hh_cli "$cmd" list --class ReportJob --json -r "$REDIS_URL"
+    assert_eq "$(jq -r '.[].jid' <<<"$HH_OUT" | sort | tr '\n' ' ')" "aj1 aj2 " "$cmd list --class takes the wrapped class"
+done
+assert_eq "$(sort <<<"${got%$'\n'}")" "$want" "display_class as Sidekiq 6.4's API computes it (set, jid, class)"
+R del retry dead schedule >/dev/null
 pass
