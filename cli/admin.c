@@ -209,7 +209,8 @@ static void iso_time(char *buf, size_t n, double t) {
 typedef struct out_ctx {
     int json;
     size_t n;
-    hh_jobset set; /* for list's header row */
+    hh_jobset set;    /* for list's header row */
+    cli_table *table; /* list's rows, sized to their content */
 } out_ctx;
 
 /* One entry as a JSON object; the payload itself, when it is JSON, is
@@ -265,15 +266,19 @@ static void retry_count_text(const hh_jobset_entry *e, char *buf, size_t n) {
     json_decref(item);
 }
 
-static void print_header(hh_jobset set) {
-    printf("%-20s  %-24s  %-28s  %-12s  %7s  %s\n",
-           set == HH_JOBSET_SCHEDULED   ? "AT"
-               : set == HH_JOBSET_RETRY ? "NEXT RETRY"
-                                        : "DIED",
-           "JID", "CLASS", "QUEUE", "RETRIES", "ERROR");
+static void add_header(cli_table *t, hh_jobset set) {
+    const char *h[] = {set == HH_JOBSET_SCHEDULED   ? "AT"
+                           : set == HH_JOBSET_RETRY ? "NEXT RETRY"
+                                                    : "DIED",
+                       "JID",
+                       "CLASS",
+                       "QUEUE",
+                       "RETRIES",
+                       "ERROR"};
+    cli_table_row(t, h);
 }
 
-static void print_row(const hh_jobset_entry *e) {
+static void add_row(cli_table *t, const hh_jobset_entry *e) {
     char at[32], rc[16], err[80];
     iso_time(at, sizeof(at), e->score);
     retry_count_text(e, rc, sizeof(rc));
@@ -290,8 +295,8 @@ static void print_row(const hh_jobset_entry *e) {
         n += ml;
         json_decref(em);
     } else n = (size_t)snprintf(err, sizeof(err), "-");
-    printf("%-20s  %-24s  %-28s  %-12s  %7s  %s\n", at, clean(e->jid), class_shown(e), clean(e->queue), rc,
-           cli_shown(err, n));
+    const char *row[] = {at, clean(e->jid), class_shown(e), clean(e->queue), rc, cli_shown(err, n)};
+    cli_table_row(t, row);
 }
 
 static int list_cb(const hh_jobset_entry *e, void *udata) {
@@ -300,8 +305,8 @@ static int list_cb(const hh_jobset_entry *e, void *udata) {
         fputs(o->n ? ",\n" : "\n", stdout);
         print_entry_json(e);
     } else {
-        if (o->n == 0) print_header(o->set);
-        print_row(e);
+        if (o->n == 0 && (o->table = cli_table_new("llllrl", NULL, NULL)) != NULL) add_header(o->table, o->set);
+        add_row(o->table, e);
     }
     o->n++;
     return 0;
@@ -397,10 +402,11 @@ int cli_jobset(int argc, char **argv, hh_jobset set) {
     hh_client *cl = open_client(&a, &rc);
     if (!cl) return rc;
     int e = HH_OK;
-    out_ctx o = {a.json, 0, set};
+    out_ctx o = {a.json, 0, set, NULL};
     if (is_list) {
         if (a.json) fputs("[", stdout);
         e = hh_jobset_each(cl, set, &a.filter, list_cb, &o);
+        cli_table_end(o.table);
         if (a.json) fputs(o.n ? "\n]\n" : "]\n", stdout);
         if (e != HH_OK) rc = failed(cl, "list", e);
     } else if (is_show) {
@@ -547,34 +553,46 @@ static int queues_run(adm *a, const char *verb, const char *name, const char *sh
     if (is_list) {
         json_t *q;
         size_t i;
-        printf("%-24s %10s  %-10s  %s\n", "QUEUE", "SIZE", "LATENCY", "NEXT CLASSES");
+        cli_table *t = cli_table_new("lrll", NULL, NULL);
+        const char *h[] = {"QUEUE", "SIZE", "LATENCY", "NEXT CLASSES"};
+        cli_table_row(t, h);
         json_array_foreach(v, i, q) {
+            char size[32], *heads = NULL;
+            size_t hl = 0;
+            FILE *hf = open_memstream(&heads, &hl);
             human_latency(lat, sizeof(lat), json_real_value(json_object_get(q, "latency")));
-            json_t *jn = json_object_get(q, "name");
-            const char *qn = json_string_value(jn);
-            printf("%-24s %10lld  %-10s ", qn && !*qn ? "''" : cli_shown_json(jn),
-                   (long long)json_integer_value(json_object_get(q, "size")), lat);
+            snprintf(size, sizeof(size), "%lld", (long long)json_integer_value(json_object_get(q, "size")));
             const char *k;
             json_t *n;
-            json_object_foreach(json_object_get(q, "head"), k, n)
-                printf(" %s x%lld", clean(k), (long long)json_integer_value(n));
-            fputc('\n', stdout);
+            json_object_foreach(json_object_get(q, "head"), k, n) if (hf)
+                fprintf(hf, "%s%s x%lld", ftell(hf) ? " " : "", clean(k), (long long)json_integer_value(n));
+            if (hf) fclose(hf);
+            json_t *jn = json_object_get(q, "name");
+            const char *qn = json_string_value(jn);
+            const char *row[] = {qn && !*qn ? "''" : cli_shown_json(jn), size, lat, heads};
+            cli_table_row(t, row);
+            free(heads);
         }
+        cli_table_end(t);
     } else {
         human_latency(lat, sizeof(lat), json_real_value(json_object_get(v, "latency")));
         printf("queue %s: %lld jobs, latency %s\n", shown, (long long)json_integer_value(json_object_get(v, "size")),
                lat);
         json_t *j;
         size_t i;
+        cli_table *t = cli_table_new("rlll", NULL, NULL);
         json_array_foreach(json_object_get(v, "jobs"), i, j) {
-            char ea[32];
+            char ea[32], pos[32];
             iso_time(ea, sizeof(ea),
                      json_is_number(json_object_get(j, "enqueued_at"))
                          ? json_number_value(json_object_get(j, "enqueued_at"))
                          : 0);
-            printf("%4zu  %-24s  %-28s  %s\n", i, cli_shown_json(json_object_get(j, "jid")),
-                   cli_shown_json(json_object_get(j, "class")), ea);
+            snprintf(pos, sizeof(pos), "%zu", i);
+            const char *row[] = {pos, cli_shown_json(json_object_get(j, "jid")),
+                                 cli_shown_json(json_object_get(j, "class")), ea};
+            cli_table_row(t, row);
         }
+        cli_table_end(t);
     }
     json_decref(v);
     return 0;
@@ -603,16 +621,23 @@ int cli_busy(int argc, char **argv) {
     } else {
         json_t *v = json_loads(out, 0, NULL), *w;
         size_t i;
-        printf("%-40s %-10s %-28s %-24s %-12s %s\n", "PROCESS", "THREAD", "CLASS", "JID", "QUEUE", "RUNNING");
+        cli_table *t = cli_table_new("llllll", NULL, NULL);
+        const char *h[] = {"PROCESS", "THREAD", "CLASS", "JID", "QUEUE", "RUNNING"};
+        cli_table_row(t, h);
         json_array_foreach(v, i, w) {
-            char rt[32];
+            char rt[32], *id = strdup(cli_shown_json(json_object_get(w, "identity")));
             human_latency(rt, sizeof(rt), json_real_value(json_object_get(w, "run_time")));
-            printf("%-40s %-10s ", cli_shown_json(json_object_get(w, "identity")),
-                   cli_shown_json(json_object_get(w, "thread")));
-            printf("%-28s %-24s ", cli_shown_json(json_object_get(w, "class")),
-                   cli_shown_json(json_object_get(w, "jid")));
-            printf("%-12s %s\n", cli_shown_json(json_object_get(w, "queue")), rt);
+            /* five names: more than cli_shown's four slots */
+            const char *row[] = {id,
+                                 cli_shown_json(json_object_get(w, "thread")),
+                                 cli_shown_json(json_object_get(w, "class")),
+                                 cli_shown_json(json_object_get(w, "jid")),
+                                 cli_shown_json(json_object_get(w, "queue")),
+                                 rt};
+            cli_table_row(t, row);
+            free(id);
         }
+        cli_table_end(t);
         json_decref(v);
     }
     free(out);

@@ -66,6 +66,28 @@ void cli_put_payload(const char *s, size_t len, FILE *f);
  * (malloc'd) or NULL after printing why. */
 char *cli_name_unescape(const char *s);
 
+/* Columns of text sized to their content, as `column -t` sizes them (a
+ * table of the job management commands, stats, processes, top): each
+ * column as wide as its widest cell in display columns (cli_width), two
+ * spaces between columns, the last one not padded. Rows are held until
+ * cli_table_end, or until CLI_TABLE_HOLD rows came: the widths are then
+ * fixed and later rows are written at once (a long list starts printing,
+ * and its memory stays bounded; a wider later cell pushes its row only). */
+#define CLI_TABLE_HOLD 1000
+typedef struct cli_table cli_table;
+typedef void cli_table_line_fn(void *udata, const char *line);
+/* align: one letter per column, 'l' (left) or 'r' (right). Lines go to
+ * fn, or to stdout when fn is NULL. NULL when out of memory. */
+cli_table *cli_table_new(const char *align, cli_table_line_fn *fn, void *udata);
+/* One row: as many cells as align has letters (NULL reads as ""); the
+ * cells are copied (names already escaped, cli_shown). */
+void cli_table_row(cli_table *t, const char *const *cells);
+/* Writes the rows held and frees the table. */
+void cli_table_end(cli_table *t);
+/* Terminal columns of a UTF-8 string: East Asian wide characters count 2,
+ * combining marks 0, every other character 1 (invalid bytes 1 each). */
+size_t cli_width(const char *s);
+
 /* Reads a --redis-password-file: its first line, without the line end.
  * Returns the password (owned here, valid until the next call), or NULL
  * after printing a clear error (file missing or unreadable, first line

@@ -415,13 +415,20 @@ int cli_stats(int argc, char **argv) {
             printf("%-10s %lld\n", rows[i][0], (long long)json_integer_value(json_object_get(s, rows[i][1])));
         json_t *qs = json_object_get(s, "queues"), *q;
         size_t i;
-        if (json_array_size(qs)) printf("\n%-24s %10s  %s\n", "Queue", "Size", "Latency");
-        json_array_foreach(qs, i, q) {
-            char lat[32];
-            human_latency(lat, sizeof(lat), json_real_value(json_object_get(q, "latency")));
-            printf("%-24s %10lld  %s\n", cli_shown_json(json_object_get(q, "name")),
-                   (long long)json_integer_value(json_object_get(q, "size")), lat);
+        cli_table *t = NULL;
+        if (json_array_size(qs) && (t = cli_table_new("lrl", NULL, NULL)) != NULL) {
+            const char *h[] = {"Queue", "Size", "Latency"};
+            fputc('\n', stdout);
+            cli_table_row(t, h);
         }
+        json_array_foreach(qs, i, q) {
+            char lat[32], size[32];
+            human_latency(lat, sizeof(lat), json_real_value(json_object_get(q, "latency")));
+            snprintf(size, sizeof(size), "%lld", (long long)json_integer_value(json_object_get(q, "size")));
+            const char *row[] = {cli_shown_json(json_object_get(q, "name")), size, lat};
+            cli_table_row(t, row);
+        }
+        cli_table_end(t);
         json_decref(s);
     }
     free(out);
@@ -447,16 +454,24 @@ int cli_processes(int argc, char **argv) {
     } else {
         json_t *arr = json_loads(out, 0, NULL), *p;
         size_t i;
-        printf("%-44s %-10s %9s %8s %6s %10s\n", "IDENTITY", "TAG", "BUSY", "BEAT", "QUIET", "RSS");
+        cli_table *t = cli_table_new("llrrlr", NULL, NULL);
+        const char *h[] = {"IDENTITY", "TAG", "BUSY", "BEAT", "QUIET", "RSS"};
+        cli_table_row(t, h);
         json_array_foreach(arr, i, p) {
-            char busy[32];
+            char busy[48], beat[32], rss[32];
             snprintf(busy, sizeof(busy), "%lld/%lld", (long long)json_integer_value(json_object_get(p, "busy")),
                      (long long)json_integer_value(json_object_get(p, "concurrency")));
-            printf("%-44s %-10s %9s %7.1fs %6s %8lldKB\n", cli_shown_json(json_object_get(p, "identity")),
-                   cli_shown_json(json_object_get(p, "tag")), busy, json_real_value(json_object_get(p, "beat_age")),
-                   json_is_true(json_object_get(p, "quiet")) ? "yes" : "no",
-                   (long long)json_integer_value(json_object_get(p, "rss")));
+            snprintf(beat, sizeof(beat), "%.1fs", json_real_value(json_object_get(p, "beat_age")));
+            snprintf(rss, sizeof(rss), "%lldKB", (long long)json_integer_value(json_object_get(p, "rss")));
+            const char *row[] = {cli_shown_json(json_object_get(p, "identity")),
+                                 cli_shown_json(json_object_get(p, "tag")),
+                                 busy,
+                                 beat,
+                                 json_is_true(json_object_get(p, "quiet")) ? "yes" : "no",
+                                 rss};
+            cli_table_row(t, row);
         }
+        cli_table_end(t);
         json_decref(arr);
     }
     free(out);

@@ -8,6 +8,9 @@
 #   shows (Job#display_class, compared with Sidekiq 6.4's own): Active Job's wrapped class (or
 #   args[0]), "Mailer#method" for Action Mailer's delivery jobs, a payload's display_class; and
 #   --class finds an entry by that class too.
+# - Tables (queues list/show, stats, processes, busy, retries/dead/scheduled list, top) size
+#   their columns to their content, as `column -t` does: long and UTF-8 names keep the columns
+#   aligned.
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
 command -v jq >/dev/null || fail "jq is not installed (apt-get install jq)"
@@ -92,4 +95,43 @@ for cmd in retries dead scheduled; do
 done
 assert_eq "$(sort <<<"${got%$'\n'}")" "$want" "display_class as Sidekiq 6.4's API computes it (set, jid, class)"
 R del retry dead schedule >/dev/null
+
+# ---- tables sized to their content
+long=a-very-long-queue-name-that-is-wider-than-any-fixed-column-of-the-old-tables
+wide='ünïcödé-qüéüé-ñame'
+for q in "$long" "$wide" default; do
+    hh_cli push Plain -q "$q" -r "$REDIS_URL" || fail "push to $q: $HH_ERR"
+    R zadd retry "$now" "$(entry "r-$q" 'Ünïcödé::Wörker' "$q" 'bööm')" >/dev/null
+    R zadd dead "$now" "$(entry "d-$q" K "$q" 'x')" >/dev/null
+    R zadd schedule "$now" "$(entry "s-$q" K "$q" 'x')" >/dev/null
+done
+ident="host-with-a-rather-long-name.example.com:4242:0123456789ab"
+R sadd processes "$ident" short:1:a >/dev/null
+for id in "$ident" short:1:a; do
+    R hset "$id" info "{\"hostname\":\"h\",\"pid\":1,\"tag\":\"tägged-äpp\",\"concurrency\":25,\"queues\":[\"q\"],\"identity\":\"$id\",\"started_at\":$now}" \
+        beat "$now" busy 1 quiet false rss 123456 >/dev/null
+    R hset "$id:work" "thread-$id" "{\"queue\":\"$long\",\"payload\":\"{\\\"class\\\":\\\"Wörker\\\",\\\"args\\\":[],\\\"jid\\\":\\\"w1\\\"}\",\"run_at\":$now}" >/dev/null
+done
+tables=()
+table() {   # ALIGN WHAT -- HH_OUT (from its first row on) must line up; checked at the end
+    assert_eq "$HH_RC" 0 "$2 (stderr: $HH_ERR)"
+    local f="$HH_TMP/table.${#tables[@]}"
+    printf '%s\n' "$HH_OUT" >"$f"
+    tables+=("$1" "$f")
+}
+hh_cli queues list -r "$REDIS_URL";            table lrll "queues list"
+assert_contains "$HH_OUT" "$long" "queues list shows the long name whole"
+hh_cli push 'Ünïcödé::Longer::Wörker' -q "$long" -r "$REDIS_URL" || fail "push: $HH_ERR"
+hh_cli queues show "$long" -r "$REDIS_URL";    HH_OUT="$(tail -n +2 <<<"$HH_OUT")"; table rlll "queues show"
+hh_cli stats -r "$REDIS_URL";                  HH_OUT="$(sed -n '/^Queue /,$p' <<<"$HH_OUT")"; table lrl stats
+hh_cli processes -r "$REDIS_URL";              table llrrlr processes
+hh_cli busy -r "$REDIS_URL";                   table llllll busy
+hh_cli retries list -r "$REDIS_URL";           table llllrl "retries list"
+hh_cli dead list -r "$REDIS_URL";              table llllrl "dead list"
+hh_cli scheduled list -r "$REDIS_URL";         table llllrl "scheduled list"
+hh_cli top --count 1 -r "$REDIS_URL"
+top_out="$HH_OUT"
+HH_OUT="$(sed -n '/^QUEUE /,/^$/p' <<<"$top_out")";   table lrl "top's queues"
+HH_OUT="$(sed -n '/^PROCESS /,$p' <<<"$top_out")";    table lllrlr "top's processes"
+hh_ruby table_check.rb "${tables[@]}" || fail "the columns of a table do not line up (above)"
 pass
