@@ -290,12 +290,15 @@ static void add_row(cli_table *t, const hh_jobset_entry *e) {
         n = (size_t)snprintf(err, sizeof(err), "%s: ", e->error_class);
         if (n >= sizeof(err)) n = sizeof(err) - 1;
         size_t ml = em ? json_string_length(em) : 0;
-        if (ml > sizeof(err) - 1 - n) ml = sizeof(err) - 1 - n;
+        if (ml > sizeof(err) - 1 - n) { /* cut to the column, on a character's start */
+            ml = sizeof(err) - 1 - n;
+            while (ml > 0 && ((unsigned char)json_string_value(em)[ml] & 0xc0) == 0x80) ml--;
+        }
         if (ml) memcpy(err + n, json_string_value(em), ml);
         n += ml;
         json_decref(em);
     } else n = (size_t)snprintf(err, sizeof(err), "-");
-    const char *row[] = {at, clean(e->jid), class_shown(e), clean(e->queue), rc, cli_shown(err, n)};
+    const char *row[] = {at, clean(e->jid), class_shown(e), clean(e->queue), rc, cli_shown_text(err, n)};
     cli_table_row(t, row);
 }
 
@@ -328,7 +331,8 @@ static int show_cb(const hh_jobset_entry *e, void *udata) {
     printf("enqueued_at:   %s\nfailed_at:     %s\n", ea, fa);
     if (e->error_class) {
         json_t *em = entry_error_message(e);
-        printf("error:         %s: %s\n", clean(e->error_class), cli_shown_json(em));
+        printf("error:         %s: %s\n", cli_shown_text(e->error_class, strlen(e->error_class)),
+               em ? cli_shown_text(json_string_value(em), json_string_length(em)) : "");
         json_decref(em);
     }
     printf("payload:       ");

@@ -156,6 +156,8 @@ const char *cli_shown(const char *s, size_t len) { return shown_slot(escape(s ? 
 
 const char *cli_shown_str(const char *s) { return cli_shown(s, s ? strlen(s) : 0); }
 
+const char *cli_shown_text(const char *s, size_t len) { return shown_slot(escape(s ? s : "", s ? len : 0, 1)); }
+
 const char *cli_shown_json(const json_t *v) {
     return json_is_string(v) ? cli_shown(json_string_value(v), json_string_length(v)) : cli_shown("", 0);
 }

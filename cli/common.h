@@ -58,6 +58,11 @@ char *cli_name_escape(const char *s, size_t len);
 const char *cli_shown(const char *s, size_t len);
 const char *cli_shown_str(const char *s);
 const char *cli_shown_json(const json_t *v);
+/* Free text (an error class or message) as the logs show it: escaped as
+ * cli_shown escapes, but a backslash as it is, so a byte the worker stored
+ * as the text \xNN (not UTF-8) shows as \xNN, and what shows is what
+ * --error takes. Same rotating slots. */
+const char *cli_shown_text(const char *s, size_t len);
 /* A payload (JSON text) as `show` prints it: control characters and bytes
  * that are not UTF-8 as \xNN, backslashes as they are (JSON's own). */
 void cli_put_payload(const char *s, size_t len, FILE *f);

@@ -501,7 +501,8 @@ HH_EXPORT char *hh_job_get(const hh_job *job, const char *key);
 /* Records why the job failed: error_class (NULL: "StandardError") and a
  * printf-style message, both stored in the retry/dead entry as Sidekiq's
  * error_class and error_message (message truncated to 10,000 bytes on a
- * UTF-8 boundary, invalid UTF-8 replaced by '?'). Call before returning
+ * UTF-8 boundary; a byte that is not UTF-8 stored as the text \xNN, as the
+ * log shows it). Call before returning
  * non-zero from a handler; the last call wins. Only from the thread running
  * the job; on allocation failure the message is left out. */
 HH_EXPORT void hh_job_fail(hh_job *job, const char *error_class, const char *fmt, ...)

@@ -411,13 +411,21 @@ char *hh_job_get(const hh_job *job, const char *key) {
 void hh_job_fail_bytes(hh_job *job, const char *error_class, const char *msg, size_t len) {
     free(job->error_class);
     free(job->error_message);
-    job->error_class = hh_utf8_scrub(error_class ? error_class : "StandardError");
-    /* Sidekiq replaces invalid UTF-8 in error messages */
-    char *clean = msg ? hh_utf8_scrub_len(msg, len) : NULL;
+    /* JSON holds only UTF-8: a byte that is not is kept as the text \xNN,
+     * as the log shows it (Sidekiq scrubs such bytes away; the text says
+     * which they were, in the retry set, the Web UI and the CLI alike) */
+    const char *ec = error_class ? error_class : "StandardError";
+    job->error_class = hh_utf8_escape_len(ec, strlen(ec), NULL);
+    char *clean = msg ? hh_utf8_escape_len(msg, len, &len) : NULL;
     if (clean && len > HH_ERROR_MESSAGE_MAX) {
-        /* cut on a UTF-8 boundary (scrubbing keeps the length) */
+        /* cut on a UTF-8 boundary, and not inside a \xNN */
         len = HH_ERROR_MESSAGE_MAX;
         while (len > 0 && ((unsigned char)clean[len] & 0xC0) == 0x80) len--;
+        for (size_t back = 1; back <= 3 && back <= len; back++)
+            if (clean[len - back] == '\\' && clean[len - back + 1] == 'x') {
+                len -= back;
+                break;
+            }
         clean[len] = '\0';
     }
     job->error_message = clean;
@@ -445,7 +453,7 @@ void hh_job_set_backtrace(hh_job *job, const char *const *lines, size_t n) {
     job->nbacktrace = 0;
     if (!job->backtrace) return;
     for (size_t i = 0; i < n; i++) {
-        job->backtrace[i] = hh_utf8_scrub(lines[i] ? lines[i] : "");
+        job->backtrace[i] = hh_utf8_escape_len(lines[i] ? lines[i] : "", lines[i] ? strlen(lines[i]) : 0, NULL);
         if (!job->backtrace[i]) break;
         job->nbacktrace++;
     }

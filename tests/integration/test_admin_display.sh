@@ -11,6 +11,9 @@
 # - Tables (queues list/show, stats, processes, busy, retries/dead/scheduled list, top) size
 #   their columns to their content, as `column -t` does: long and UTF-8 names keep the columns
 #   aligned.
+# - An error text that was not UTF-8 (a handler's stderr) shows its bytes as \xNN, as the log
+#   does, in retries and dead list/show (the worker stores them as that text; --json stays
+#   JSON), and --error finds it by what is shown.
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
 command -v jq >/dev/null || fail "jq is not installed (apt-get install jq)"
@@ -134,4 +137,31 @@ top_out="$HH_OUT"
 HH_OUT="$(sed -n '/^QUEUE /,/^$/p' <<<"$top_out")";   table lrl "top's queues"
 HH_OUT="$(sed -n '/^PROCESS /,$p' <<<"$top_out")";    table lllrlr "top's processes"
 hh_ruby table_check.rb "${tables[@]}" || fail "the columns of a table do not line up (above)"
+
+# ---- error text that is not UTF-8
+R del retry dead >/dev/null
+printf '#!/bin/sh\nprintf "bad \\377\\376 bytes\\n" >&2\nexit 1\n' >"$HH_TMP/badbytes.sh"
+chmod +x "$HH_TMP/badbytes.sh"
+hh_cli push BadBytes -q bytesq -r "$REDIS_URL";  rj="$HH_OUT"
+hh_cli push BadBytes -q bytesq --retry 0 -r "$REDIS_URL";  dj="$HH_OUT"
+# a short program path: the list's ERROR column holds 80 bytes of "class: message"
+cd "$HH_TMP" || fail "cd $HH_TMP"
+hh_start_worker -c 1 -q bytesq --exec "BadBytes=./badbytes.sh"
+cd - >/dev/null || fail "cd back"
+must_wait 30 '[ "$(R zcard retry)" = 1 ] && [ "$(R zcard dead)" = 1 ]' "the two failures did not land in retry and dead"
+hh_stop_worker TERM 30
+assert_contains "$(cat "$WORKER_LOG")" 'bad \xff\xfe bytes' "the log shows the bytes as \\xNN"
+for cmd in retries dead; do
+    jid=$([ "$cmd" = retries ] && echo "$rj" || echo "$dj")
+    hh_cli "$cmd" list -r "$REDIS_URL"
+    assert_contains "$HH_OUT" 'bad \xff\xfe bytes' "$cmd list shows the bytes as \\xNN"
+    hh_cli "$cmd" show "$jid" -r "$REDIS_URL"
+    assert_contains "$HH_OUT" 'error:         hiredhand::ExecFailed: ' "$cmd show shows the error"
+    assert_contains "$HH_OUT" 'bad \xff\xfe bytes' "$cmd show shows the bytes as \\xNN"
+    hh_cli "$cmd" list --json -r "$REDIS_URL"
+    jq -e . <<<"$HH_OUT" >/dev/null || fail "$cmd list --json is not JSON: $HH_OUT"
+    assert_contains "$(jq -r '.[0].error_message' <<<"$HH_OUT")" 'bad \xff\xfe bytes' "$cmd --json's error_message"
+    hh_cli "$cmd" list --error '\xff\xfe' --json -r "$REDIS_URL"
+    assert_eq "$(jq -r '.[].jid' <<<"$HH_OUT")" "$jid" "$cmd list --error finds the text as shown"
+done
 pass
