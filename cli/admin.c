@@ -86,8 +86,7 @@ static int parse(int argc, char **argv, adm *a, const char *usage) {
         case O_QUEUE: a->filter.queue = optarg; break;
         case O_ERROR: a->filter.error = optarg; break;
         case O_LIMIT:
-            if (cli_parse_int(optarg, 1, 1000000000L, &n))
-                return cli_usage_error("bad --limit '%s' (want 1 or more)", optarg);
+            if (cli_option_int("--limit", optarg, 1, 1000000000L, &n)) return CLI_EXIT_USAGE;
             a->limit = n, a->limit_set = 1;
             a->filter.limit = (size_t)n;
             break;
@@ -95,11 +94,11 @@ static int parse(int argc, char **argv, adm *a, const char *usage) {
         case 'y':
         case O_YES: a->yes = 1; break;
         case O_DEADMAX:
-            if (cli_parse_int(optarg, 1, 1000000000L, &n)) return cli_usage_error("bad --dead-max-jobs '%s'", optarg);
+            if (cli_option_int("--dead-max-jobs", optarg, 1, HH_DEAD_MAX_JOBS_LIMIT, &n)) return CLI_EXIT_USAGE;
             a->opts.dead_max_jobs = n;
             break;
         case O_DEADTIMEOUT:
-            if (cli_parse_seconds(optarg, &d) || d <= 0) return cli_usage_error("bad --dead-timeout '%s'", optarg);
+            if (cli_option_seconds("--dead-timeout", optarg, 0, 1, CLI_SECONDS_MAX, &d)) return CLI_EXIT_USAGE;
             a->opts.dead_timeout = d;
             break;
         case O_HELP: fputs(usage, stdout); return -1;
@@ -187,11 +186,11 @@ static json_t *entry_error_message(const hh_jobset_entry *e) {
     return m ? m : e->error_message ? json_string(e->error_message) : NULL;
 }
 
+/* The class as Sidekiq's Web UI shows it (display_class: Active Job's
+ * wrapped class, not its wrapper), whole. */
 static const char *class_shown(const hh_jobset_entry *e) {
-    json_t *k = entry_class(e);
-    const char *r = k ? cli_shown_json(k) : clean(e->klass);
-    json_decref(k);
-    return r;
+    if (!e->valid) return clean(e->klass);
+    return cli_shown(e->display_class, e->display_class_len);
 }
 
 static void iso_time(char *buf, size_t n, double t) {
@@ -210,7 +209,8 @@ static void iso_time(char *buf, size_t n, double t) {
 typedef struct out_ctx {
     int json;
     size_t n;
-    hh_jobset set; /* for list's header row */
+    hh_jobset set;    /* for list's header row */
+    cli_table *table; /* list's rows, sized to their content */
 } out_ctx;
 
 /* retry_count's text when it is an integer that does not fit the entry's
@@ -249,6 +249,7 @@ static void print_entry_json(const hh_jobset_entry *e) {
     json_object_set_new(o, "error_message", em ? em : json_null());
     json_object_set_new(o, "enqueued_at", e->enqueued_at > 0 ? json_real(e->enqueued_at) : json_null());
     json_object_set_new(o, "failed_at", e->failed_at > 0 ? json_real(e->failed_at) : json_null());
+    json_object_set_new(o, "display_class", json_stringn(e->display_class, e->display_class_len));
     if (!e->valid) json_object_set_new(o, "payload", json_stringn(e->payload, e->len));
     char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(o);
@@ -308,15 +309,19 @@ static void retry_count_text(const hh_jobset_entry *e, char *buf, size_t n) {
     json_decref(item);
 }
 
-static void print_header(hh_jobset set) {
-    printf("%-20s  %-24s  %-28s  %-12s  %7s  %s\n",
-           set == HH_JOBSET_SCHEDULED   ? "AT"
-               : set == HH_JOBSET_RETRY ? "NEXT RETRY"
-                                        : "DIED",
-           "JID", "CLASS", "QUEUE", "RETRIES", "ERROR");
+static void add_header(cli_table *t, hh_jobset set) {
+    const char *h[] = {set == HH_JOBSET_SCHEDULED   ? "AT"
+                           : set == HH_JOBSET_RETRY ? "NEXT RETRY"
+                                                    : "DIED",
+                       "JID",
+                       "CLASS",
+                       "QUEUE",
+                       "RETRIES",
+                       "ERROR"};
+    cli_table_row(t, h);
 }
 
-static void print_row(const hh_jobset_entry *e) {
+static void add_row(cli_table *t, const hh_jobset_entry *e) {
     char at[32], rc[32], err[80];
     iso_time(at, sizeof(at), e->score);
     retry_count_text(e, rc, sizeof(rc));
@@ -328,13 +333,16 @@ static void print_row(const hh_jobset_entry *e) {
         n = (size_t)snprintf(err, sizeof(err), "%s: ", e->error_class);
         if (n >= sizeof(err)) n = sizeof(err) - 1;
         size_t ml = em ? json_string_length(em) : 0;
-        if (ml > sizeof(err) - 1 - n) ml = sizeof(err) - 1 - n;
+        if (ml > sizeof(err) - 1 - n) { /* cut to the column, on a character's start */
+            ml = sizeof(err) - 1 - n;
+            while (ml > 0 && ((unsigned char)json_string_value(em)[ml] & 0xc0) == 0x80) ml--;
+        }
         if (ml) memcpy(err + n, json_string_value(em), ml);
         n += ml;
         json_decref(em);
     } else n = (size_t)snprintf(err, sizeof(err), "-");
-    printf("%-20s  %-24s  %-28s  %-12s  %7s  %s\n", at, clean(e->jid), class_shown(e), clean(e->queue), rc,
-           cli_shown(err, n));
+    const char *row[] = {at, clean(e->jid), class_shown(e), clean(e->queue), rc, cli_shown_text(err, n)};
+    cli_table_row(t, row);
 }
 
 static int list_cb(const hh_jobset_entry *e, void *udata) {
@@ -343,8 +351,8 @@ static int list_cb(const hh_jobset_entry *e, void *udata) {
         fputs(o->n ? ",\n" : "\n", stdout);
         print_entry_json(e);
     } else {
-        if (o->n == 0) print_header(o->set);
-        print_row(e);
+        if (o->n == 0 && (o->table = cli_table_new("llllrl", NULL, NULL)) != NULL) add_header(o->table, o->set);
+        add_row(o->table, e);
     }
     o->n++;
     return 0;
@@ -366,7 +374,8 @@ static int show_cb(const hh_jobset_entry *e, void *udata) {
     printf("enqueued_at:   %s\nfailed_at:     %s\n", ea, fa);
     if (e->error_class) {
         json_t *em = entry_error_message(e);
-        printf("error:         %s: %s\n", clean(e->error_class), cli_shown_json(em));
+        printf("error:         %s: %s\n", cli_shown_text(e->error_class, strlen(e->error_class)),
+               em ? cli_shown_text(json_string_value(em), json_string_length(em)) : "");
         json_decref(em);
     }
     printf("payload:       ");
@@ -440,10 +449,11 @@ int cli_jobset(int argc, char **argv, hh_jobset set) {
     hh_client *cl = open_client(&a, &rc);
     if (!cl) return rc;
     int e = HH_OK;
-    out_ctx o = {a.json, 0, set};
+    out_ctx o = {a.json, 0, set, NULL};
     if (is_list) {
         if (a.json) fputs("[", stdout);
         e = hh_jobset_each(cl, set, &a.filter, list_cb, &o);
+        cli_table_end(o.table);
         if (a.json) fputs(o.n ? "\n]\n" : "]\n", stdout);
         if (e != HH_OK) rc = failed(cl, "list", e);
     } else if (is_show) {
@@ -590,34 +600,46 @@ static int queues_run(adm *a, const char *verb, const char *name, const char *sh
     if (is_list) {
         json_t *q;
         size_t i;
-        printf("%-24s %10s  %-10s  %s\n", "QUEUE", "SIZE", "LATENCY", "NEXT CLASSES");
+        cli_table *t = cli_table_new("lrll", NULL, NULL);
+        const char *h[] = {"QUEUE", "SIZE", "LATENCY", "NEXT CLASSES"};
+        cli_table_row(t, h);
         json_array_foreach(v, i, q) {
+            char size[32], *heads = NULL;
+            size_t hl = 0;
+            FILE *hf = open_memstream(&heads, &hl);
             human_latency(lat, sizeof(lat), json_real_value(json_object_get(q, "latency")));
-            json_t *jn = json_object_get(q, "name");
-            const char *qn = json_string_value(jn);
-            printf("%-24s %10lld  %-10s ", qn && !*qn ? "''" : cli_shown_json(jn),
-                   (long long)json_integer_value(json_object_get(q, "size")), lat);
+            snprintf(size, sizeof(size), "%lld", (long long)json_integer_value(json_object_get(q, "size")));
             const char *k;
             json_t *n;
-            json_object_foreach(json_object_get(q, "head"), k, n)
-                printf(" %s x%lld", clean(k), (long long)json_integer_value(n));
-            fputc('\n', stdout);
+            json_object_foreach(json_object_get(q, "head"), k, n) if (hf)
+                fprintf(hf, "%s%s x%lld", ftell(hf) ? " " : "", clean(k), (long long)json_integer_value(n));
+            if (hf) fclose(hf);
+            json_t *jn = json_object_get(q, "name");
+            const char *qn = json_string_value(jn);
+            const char *row[] = {qn && !*qn ? "''" : cli_shown_json(jn), size, lat, heads};
+            cli_table_row(t, row);
+            free(heads);
         }
+        cli_table_end(t);
     } else {
         human_latency(lat, sizeof(lat), json_real_value(json_object_get(v, "latency")));
         printf("queue %s: %lld jobs, latency %s\n", shown, (long long)json_integer_value(json_object_get(v, "size")),
                lat);
         json_t *j;
         size_t i;
+        cli_table *t = cli_table_new("rlll", NULL, NULL);
         json_array_foreach(json_object_get(v, "jobs"), i, j) {
-            char ea[32];
+            char ea[32], pos[32];
             iso_time(ea, sizeof(ea),
                      json_is_number(json_object_get(j, "enqueued_at"))
                          ? json_number_value(json_object_get(j, "enqueued_at"))
                          : 0);
-            printf("%4zu  %-24s  %-28s  %s\n", i, cli_shown_json(json_object_get(j, "jid")),
-                   cli_shown_json(json_object_get(j, "class")), ea);
+            snprintf(pos, sizeof(pos), "%zu", i);
+            const char *row[] = {pos, cli_shown_json(json_object_get(j, "jid")),
+                                 cli_shown_json(json_object_get(j, "class")), ea};
+            cli_table_row(t, row);
         }
+        cli_table_end(t);
     }
     json_decref(v);
     return 0;
@@ -646,16 +668,23 @@ int cli_busy(int argc, char **argv) {
     } else {
         json_t *v = json_loads(out, 0, NULL), *w;
         size_t i;
-        printf("%-40s %-10s %-28s %-24s %-12s %s\n", "PROCESS", "THREAD", "CLASS", "JID", "QUEUE", "RUNNING");
+        cli_table *t = cli_table_new("llllll", NULL, NULL);
+        const char *h[] = {"PROCESS", "THREAD", "CLASS", "JID", "QUEUE", "RUNNING"};
+        cli_table_row(t, h);
         json_array_foreach(v, i, w) {
-            char rt[32];
+            char rt[32], *id = strdup(cli_shown_json(json_object_get(w, "identity")));
             human_latency(rt, sizeof(rt), json_real_value(json_object_get(w, "run_time")));
-            printf("%-40s %-10s ", cli_shown_json(json_object_get(w, "identity")),
-                   cli_shown_json(json_object_get(w, "thread")));
-            printf("%-28s %-24s ", cli_shown_json(json_object_get(w, "class")),
-                   cli_shown_json(json_object_get(w, "jid")));
-            printf("%-12s %s\n", cli_shown_json(json_object_get(w, "queue")), rt);
+            /* five names: more than cli_shown's four slots */
+            const char *row[] = {id,
+                                 cli_shown_json(json_object_get(w, "thread")),
+                                 cli_shown_json(json_object_get(w, "class")),
+                                 cli_shown_json(json_object_get(w, "jid")),
+                                 cli_shown_json(json_object_get(w, "queue")),
+                                 rt};
+            cli_table_row(t, row);
+            free(id);
         }
+        cli_table_end(t);
         json_decref(v);
     }
     free(out);

@@ -1,6 +1,6 @@
 /* common.c -- helpers every `hiredhand` subcommand shares: usage errors,
- * number parsing, name checks, --redis-password-file, handler output
- * cut into log lines. Depends on the
+ * number parsing, name checks, --redis-password-file, tables sized to
+ * their content, handler output cut into log lines. Depends on the
  * public API only; main.c and the subcommands depend on it, never the
  * other way round. No Redis keys. */
 #include <errno.h>
@@ -156,6 +156,8 @@ const char *cli_shown(const char *s, size_t len) { return shown_slot(escape(s ? 
 
 const char *cli_shown_str(const char *s) { return cli_shown(s, s ? strlen(s) : 0); }
 
+const char *cli_shown_text(const char *s, size_t len) { return shown_slot(escape(s ? s : "", s ? len : 0, 1)); }
+
 const char *cli_shown_json(const json_t *v) {
     return json_is_string(v) ? cli_shown(json_string_value(v), json_string_length(v)) : cli_shown("", 0);
 }
@@ -249,4 +251,125 @@ void cli_log_handler_line(hh_manager *m, hh_job *job, const char *klass, int pid
     if (!m) return;
     hh_manager_log(m, HH_LOG_INFO, "class=%s jid=%s pid=%d %s: %.*s", job ? hh_job_handler_class(job, NULL) : klass,
                    job ? hh_job_jid(job) : "-", pid, stream, (int)len, line);
+}
+
+/* ------------------------------------------------------------ tables */
+
+/* Columns a code point takes: 0 for combining marks and zero-width
+ * characters, 2 for East Asian wide and fullwidth forms and emoji. */
+static size_t cp_width(unsigned cp) {
+    if ((cp >= 0x300 && cp <= 0x36f) || (cp >= 0x200b && cp <= 0x200f) || (cp >= 0xfe00 && cp <= 0xfe0f)) return 0;
+    if ((cp >= 0x1100 && cp <= 0x115f) || (cp >= 0x2e80 && cp <= 0xa4cf && cp != 0x303f) ||
+        (cp >= 0xac00 && cp <= 0xd7a3) || (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0xfe30 && cp <= 0xfe4f) ||
+        (cp >= 0xff00 && cp <= 0xff60) || (cp >= 0xffe0 && cp <= 0xffe6) || (cp >= 0x1f300 && cp <= 0x1f64f) ||
+        (cp >= 0x1f900 && cp <= 0x1f9ff) || (cp >= 0x20000 && cp <= 0x3fffd))
+        return 2;
+    return 1;
+}
+
+size_t cli_width(const char *s) {
+    const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
+    size_t w = 0;
+    while (p < end) {
+        size_t n = shown_as_is(p, end);
+        if (n <= 1) { /* ASCII, or a byte that starts no character */
+            w++, p++;
+            continue;
+        }
+        unsigned cp = p[0] & (n == 2 ? 0x1f : n == 3 ? 0x0f : 0x07);
+        for (size_t i = 1; i < n; i++) cp = cp << 6 | (p[i] & 0x3f);
+        w += cp_width(cp);
+        p += n;
+    }
+    return w;
+}
+
+struct cli_table {
+    size_t ncols;
+    char *align;
+    size_t *width;
+    char **cells; /* held rows, ncols cells each */
+    size_t n, cap;
+    int fixed; /* widths fixed: rows are written as they come */
+    cli_table_line_fn *fn;
+    void *udata;
+};
+
+cli_table *cli_table_new(const char *align, cli_table_line_fn *fn, void *udata) {
+    cli_table *t = calloc(1, sizeof(*t));
+    if (!t) return NULL;
+    t->ncols = strlen(align);
+    t->align = strdup(align);
+    t->width = calloc(t->ncols ? t->ncols : 1, sizeof(*t->width));
+    t->fn = fn;
+    t->udata = udata;
+    if (!t->align || !t->width) {
+        free(t->align);
+        free(t->width);
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* A cell NULL (out of memory) is written as empty. */
+static void table_write(cli_table *t, char *const *row) {
+    size_t len = 1;
+    for (size_t c = 0; c < t->ncols; c++) len += (row[c] ? strlen(row[c]) : 0) + t->width[c] + 2;
+    char *line = malloc(len), *o = line;
+    if (!line) return;
+    for (size_t c = 0; c < t->ncols; c++) {
+        const char *cell = row[c] ? row[c] : "";
+        size_t w = cli_width(cell), pad = w < t->width[c] ? t->width[c] - w : 0, l = strlen(cell);
+        if (c) *o++ = ' ', *o++ = ' ';
+        if (t->align[c] == 'r') memset(o, ' ', pad), o += pad;
+        memcpy(o, cell, l), o += l;
+        if (t->align[c] != 'r' && c + 1 < t->ncols) memset(o, ' ', pad), o += pad;
+    }
+    while (o > line && o[-1] == ' ') o--; /* an empty last cell leaves no blanks */
+    *o = '\0';
+    if (t->fn) t->fn(t->udata, line);
+    else puts(line);
+    free(line);
+}
+
+static void table_flush(cli_table *t) {
+    for (size_t r = 0; r < t->n; r++) {
+        table_write(t, t->cells + r * t->ncols);
+        for (size_t c = 0; c < t->ncols; c++) free(t->cells[r * t->ncols + c]);
+    }
+    t->n = 0;
+    t->fixed = 1;
+}
+
+void cli_table_row(cli_table *t, const char *const *cells) {
+    if (!t) return;
+    if (t->n == t->cap && !t->fixed) {
+        size_t cap = t->cap ? t->cap * 2 : 64;
+        char **c = realloc(t->cells, cap * t->ncols * sizeof(*c));
+        if (c) t->cells = c, t->cap = cap;
+        else table_flush(t); /* out of memory: the widths so far */
+    }
+    char *stack[16], **row = t->fixed ? stack : t->cells + t->n * t->ncols;
+    if (t->fixed && t->ncols > 16) return;
+    for (size_t c = 0; c < t->ncols; c++) {
+        row[c] = strdup(cells[c] ? cells[c] : "");
+        size_t w = row[c] ? cli_width(row[c]) : 0;
+        if (!t->fixed && w > t->width[c]) t->width[c] = w;
+    }
+    if (t->fixed) {
+        table_write(t, row);
+        for (size_t c = 0; c < t->ncols; c++) free(row[c]);
+        return;
+    }
+    if (++t->n >= CLI_TABLE_HOLD) table_flush(t);
+}
+
+void cli_table_end(cli_table *t) {
+    if (!t) return;
+    table_flush(t);
+    free(t->cells);
+    free(t->width);
+    free(t->align);
+    free(t);
 }

@@ -34,6 +34,9 @@ int cli_option_int(const char *opt, const char *arg, long lo, long hi, long *out
 int cli_option_seconds(const char *opt, const char *arg, double lo, int lo_excluded, double hi, double *out);
 /* The largest number of seconds cli_parse_seconds takes. */
 #define CLI_SECONDS_MAX 1e10
+/* push --in takes -CLI_PUSH_IN_MAX to CLI_PUSH_IN_MAX seconds: Sidekiq's
+ * perform_in reads an interval of 1e9 or more as a Unix time. */
+#define CLI_PUSH_IN_MAX 999999999.0
 /* 0 when hh_name_check() accepts the name, else prints why and returns
  * CLI_EXIT_USAGE. */
 int cli_check_name(hh_name_kind kind, const char *name);
@@ -55,6 +58,11 @@ char *cli_name_escape(const char *s, size_t len);
 const char *cli_shown(const char *s, size_t len);
 const char *cli_shown_str(const char *s);
 const char *cli_shown_json(const json_t *v);
+/* Free text (an error class or message) as the logs show it: escaped as
+ * cli_shown escapes, but a backslash as it is, so a byte the worker stored
+ * as the text \xNN (not UTF-8) shows as \xNN, and what shows is what
+ * --error takes. Same rotating slots. */
+const char *cli_shown_text(const char *s, size_t len);
 /* A payload (JSON text) as `show` prints it: control characters and bytes
  * that are not UTF-8 as \xNN, backslashes as they are (JSON's own). */
 void cli_put_payload(const char *s, size_t len, FILE *f);
@@ -62,6 +70,28 @@ void cli_put_payload(const char *s, size_t len, FILE *f);
  * decoded, any other backslash is kept as it is. Returns the name
  * (malloc'd) or NULL after printing why. */
 char *cli_name_unescape(const char *s);
+
+/* Columns of text sized to their content, as `column -t` sizes them (a
+ * table of the job management commands, stats, processes, top): each
+ * column as wide as its widest cell in display columns (cli_width), two
+ * spaces between columns, the last one not padded. Rows are held until
+ * cli_table_end, or until CLI_TABLE_HOLD rows came: the widths are then
+ * fixed and later rows are written at once (a long list starts printing,
+ * and its memory stays bounded; a wider later cell pushes its row only). */
+#define CLI_TABLE_HOLD 1000
+typedef struct cli_table cli_table;
+typedef void cli_table_line_fn(void *udata, const char *line);
+/* align: one letter per column, 'l' (left) or 'r' (right). Lines go to
+ * fn, or to stdout when fn is NULL. NULL when out of memory. */
+cli_table *cli_table_new(const char *align, cli_table_line_fn *fn, void *udata);
+/* One row: as many cells as align has letters (NULL reads as ""); the
+ * cells are copied (names already escaped, cli_shown). */
+void cli_table_row(cli_table *t, const char *const *cells);
+/* Writes the rows held and frees the table. */
+void cli_table_end(cli_table *t);
+/* Terminal columns of a UTF-8 string: East Asian wide characters count 2,
+ * combining marks 0, every other character 1 (invalid bytes 1 each). */
+size_t cli_width(const char *s);
 
 /* Reads a --redis-password-file: its first line, without the line end.
  * Returns the password (owned here, valid until the next call), or NULL

@@ -100,6 +100,10 @@ static int bulk_check(const char *line, int items, char *why, size_t wlen) {
         if (!json_is_string(json_object_get(v, "queue"))) snprintf(why, wlen, "\"queue\" is not a string");
     } else if (items && json_object_get(v, "at") && !json_is_number(json_object_get(v, "at")))
         snprintf(why, wlen, "\"at\" is not a number");
+    else if (items && json_object_get(v, "at") &&
+             !(json_number_value(json_object_get(v, "at")) >= 0 &&
+               json_number_value(json_object_get(v, "at")) <= CLI_SECONDS_MAX))
+        snprintf(why, wlen, "\"at\" is out of range, want a Unix time from 0 to %.0f seconds", CLI_SECONDS_MAX);
     else rc = 0;
     json_decref(v);
     return rc;
@@ -199,6 +203,9 @@ int cli_push(int argc, char **argv) {
         "                      [--namespace NS] [--timestamps float|millis]\n"
         "       hiredhand push [CLASS] --bulk FILE [options]\n"
         "Prints the jid. ARGS_JSON is a JSON array (default []).\n"
+        "  --in SECONDS       run in SECONDS, -999999999 to 999999999 (not positive: pushed now)\n"
+        "  --at EPOCH         run at this Unix time, 0 to 10000000000 (in the past: pushed now)\n"
+        "  --retry true|false|N  N from 0 to 1000000\n"
         "  --args-file FILE   read ARGS_JSON from FILE (- for stdin): args too big for a command line\n"
         "  --bulk FILE        one job per line of FILE (- for stdin), one jid printed per job: with\n"
         "                     CLASS, each line is a JSON array of args (Sidekiq::Client.push_bulk;\n"
@@ -237,20 +244,18 @@ int cli_push(int argc, char **argv) {
             if (*optarg && cli_check_name(HH_NAME_NAMESPACE, optarg)) return CLI_EXIT_USAGE;
             c.redis.ns = optarg;
             break;
-        case OPT_IN: {
+        case OPT_IN:
             /* negative too: like perform_in, a time already past pushes
-             * the job to its queue at once (as --at in the past does) */
-            char *end = NULL;
-            errno = 0;
-            in = strtod(optarg, &end);
-            if (end == optarg || *end || errno || !isfinite(in))
-                return cli_usage_error("bad --in '%s': want a number of seconds (in the past: pushed now)", optarg);
+             * the job to its queue at once (as --at in the past does). The
+             * bound: Sidekiq's perform_in reads 1e9 or more as a Unix time,
+             * so such an --in would mean something else there (--at is for
+             * that), and a job years away is a typo. */
+            if (cli_option_seconds("--in", optarg, -CLI_PUSH_IN_MAX, 0, CLI_PUSH_IN_MAX, &in)) return CLI_EXIT_USAGE;
             in_set = 1;
-        } break;
+            break;
         case OPT_AT:
-            if (cli_parse_seconds(optarg, &at))
-                return cli_usage_error(
-                    "bad --at '%s': want a Unix time in seconds, not negative (in the past: pushed now)", optarg);
+            /* a Unix time; in the past (0 included): pushed now */
+            if (cli_option_seconds("--at", optarg, 0, 0, CLI_SECONDS_MAX, &at)) return CLI_EXIT_USAGE;
             break;
         case OPT_ARGS_FILE: args_file = optarg; break;
         case OPT_BULK: bulk = optarg; break;
@@ -258,8 +263,11 @@ int cli_push(int argc, char **argv) {
             retry_set = 1;
             if (!strcmp(optarg, "true")) po.retry = HH_RETRY_TRUE;
             else if (!strcmp(optarg, "false")) po.retry = HH_RETRY_FALSE;
-            else if (cli_parse_int(optarg, 0, 1000000, &n) == 0) po.retry = HH_RETRY_COUNT, po.retry_max = (int)n;
-            else return cli_usage_error("--retry is true, false or a count, not '%s'", optarg);
+            else if (cli_parse_int(optarg, 0, HH_RETRIES_LIMIT, &n) == 0)
+                po.retry = HH_RETRY_COUNT, po.retry_max = (int)n;
+            else
+                return cli_usage_error("--retry: '%s' is not true, false or a count from 0 to %d", optarg,
+                                       HH_RETRIES_LIMIT);
             break;
         case OPT_TS:
             if (!strcmp(optarg, "millis")) c.redis.timestamps = HH_TS_MILLIS;
@@ -407,13 +415,20 @@ int cli_stats(int argc, char **argv) {
             printf("%-10s %lld\n", rows[i][0], (long long)json_integer_value(json_object_get(s, rows[i][1])));
         json_t *qs = json_object_get(s, "queues"), *q;
         size_t i;
-        if (json_array_size(qs)) printf("\n%-24s %10s  %s\n", "Queue", "Size", "Latency");
-        json_array_foreach(qs, i, q) {
-            char lat[32];
-            human_latency(lat, sizeof(lat), json_real_value(json_object_get(q, "latency")));
-            printf("%-24s %10lld  %s\n", cli_shown_json(json_object_get(q, "name")),
-                   (long long)json_integer_value(json_object_get(q, "size")), lat);
+        cli_table *t = NULL;
+        if (json_array_size(qs) && (t = cli_table_new("lrl", NULL, NULL)) != NULL) {
+            const char *h[] = {"Queue", "Size", "Latency"};
+            fputc('\n', stdout);
+            cli_table_row(t, h);
         }
+        json_array_foreach(qs, i, q) {
+            char lat[32], size[32];
+            human_latency(lat, sizeof(lat), json_real_value(json_object_get(q, "latency")));
+            snprintf(size, sizeof(size), "%lld", (long long)json_integer_value(json_object_get(q, "size")));
+            const char *row[] = {cli_shown_json(json_object_get(q, "name")), size, lat};
+            cli_table_row(t, row);
+        }
+        cli_table_end(t);
         json_decref(s);
     }
     free(out);
@@ -439,16 +454,24 @@ int cli_processes(int argc, char **argv) {
     } else {
         json_t *arr = json_loads(out, 0, NULL), *p;
         size_t i;
-        printf("%-44s %-10s %9s %8s %6s %10s\n", "IDENTITY", "TAG", "BUSY", "BEAT", "QUIET", "RSS");
+        cli_table *t = cli_table_new("llrrlr", NULL, NULL);
+        const char *h[] = {"IDENTITY", "TAG", "BUSY", "BEAT", "QUIET", "RSS"};
+        cli_table_row(t, h);
         json_array_foreach(arr, i, p) {
-            char busy[32];
+            char busy[48], beat[32], rss[32];
             snprintf(busy, sizeof(busy), "%lld/%lld", (long long)json_integer_value(json_object_get(p, "busy")),
                      (long long)json_integer_value(json_object_get(p, "concurrency")));
-            printf("%-44s %-10s %9s %7.1fs %6s %8lldKB\n", cli_shown_json(json_object_get(p, "identity")),
-                   cli_shown_json(json_object_get(p, "tag")), busy, json_real_value(json_object_get(p, "beat_age")),
-                   json_is_true(json_object_get(p, "quiet")) ? "yes" : "no",
-                   (long long)json_integer_value(json_object_get(p, "rss")));
+            snprintf(beat, sizeof(beat), "%.1fs", json_real_value(json_object_get(p, "beat_age")));
+            snprintf(rss, sizeof(rss), "%lldKB", (long long)json_integer_value(json_object_get(p, "rss")));
+            const char *row[] = {cli_shown_json(json_object_get(p, "identity")),
+                                 cli_shown_json(json_object_get(p, "tag")),
+                                 busy,
+                                 beat,
+                                 json_is_true(json_object_get(p, "quiet")) ? "yes" : "no",
+                                 rss};
+            cli_table_row(t, row);
         }
+        cli_table_end(t);
         json_decref(arr);
     }
     free(out);

@@ -219,13 +219,8 @@ static void rate(char *buf, size_t n, double r) {
     else snprintf(buf, n, "%.1f/s", r);
 }
 
-/* Pads an escaped name to width columns (names are cut to fit in the
- * buffer, never beyond). */
-static void padded(char *buf, size_t cap, const char *s, size_t width) {
-    size_t cols = escape(buf, cap, s), o = strlen(buf);
-    while (cols < width && o + 1 < cap) buf[o++] = ' ', cols++;
-    buf[o] = '\0';
-}
+/* cli_table's line sink: a line of the frame. */
+static void frame_line(void *udata, const char *line) { frame_add(udata, "%s", line); }
 
 static void render(frame *f, const sample *s, double interval, int tty, const char *error) {
     char t[32], pr[32], fr[32];
@@ -250,23 +245,31 @@ static void render(frame *f, const sample *s, double interval, int tty, const ch
               jint(st, "scheduled_size"), jint(st, "retry_size"), jint(st, "dead_size"), json_array_size(s->procs));
     frame_add(f, "%s", "");
     json_t *qs = json_object_get(st, "queues");
-    frame_add(f, "%-32s %10s  %s", "QUEUE", "SIZE", "LATENCY");
-    if (!json_array_size(qs)) frame_add(f, "(no queues)");
+    /* columns sized to the frame's content, as the other commands' tables */
+    cli_table *tb = cli_table_new("lrl", frame_line, f);
+    const char *qh[] = {"QUEUE", "SIZE", "LATENCY"};
+    cli_table_row(tb, qh);
     json_array_foreach(qs, i, q) {
-        char name[512], lat[32];
-        padded(name, sizeof(name), jstr(q, "name"), 32);
+        char name[512], lat[32], size[32];
+        escape(name, sizeof(name), jstr(q, "name"));
         human_latency(lat, sizeof(lat), jnum(q, "latency"));
-        frame_add(f, "%s %10lld  %s", name, jint(q, "size"), lat);
+        snprintf(size, sizeof(size), "%lld", jint(q, "size"));
+        const char *row[] = {name, size, lat};
+        cli_table_row(tb, row);
     }
+    cli_table_end(tb);
+    if (!json_array_size(qs)) frame_add(f, "(no queues)");
     frame_add(f, "%s", "");
-    frame_add(f, "%-44s %-12s %-7s %9s %-12s %6s", "PROCESS", "TAG", "STATE", "BUSY", "THREADS", "BEAT");
-    if (!json_array_size(s->procs)) frame_add(f, "(no live processes)");
+    tb = cli_table_new("lllrlr", frame_line, f);
+    const char *ph[] = {"PROCESS", "TAG", "STATE", "BUSY", "THREADS", "BEAT"};
+    cli_table_row(tb, ph);
     json_array_foreach(s->procs, i, p) {
-        char id[512], tag[256], bar[16], bz[32];
+        char id[512], tag[256], bar[16], bz[48], beat[32];
         long long b = jint(p, "busy"), c = jint(p, "concurrency");
-        padded(id, sizeof(id), jstr(p, "identity"), 44);
-        padded(tag, sizeof(tag), jstr(p, "tag"), 12);
+        escape(id, sizeof(id), jstr(p, "identity"));
+        escape(tag, sizeof(tag), jstr(p, "tag"));
         snprintf(bz, sizeof(bz), "%lld/%lld", b, c);
+        snprintf(beat, sizeof(beat), "%.1fs", jnum(p, "beat_age"));
         /* Busy threads as a bar of ten cells: how full the process is. */
         int cells = c > 0 ? (int)((b * 10 + c - 1) / c) : 0;
         if (cells > 10) cells = 10;
@@ -275,9 +278,11 @@ static void render(frame *f, const sample *s, double interval, int tty, const ch
         bar[11] = ']', bar[12] = '\0';
         /* One flag in the heartbeat says quiet or stopping, as Sidekiq's
          * Process#stopping? reads it: both fetch nothing new. */
-        frame_add(f, "%s %s %-7s %9s %-12s %5.1fs", id, tag,
-                  json_is_true(json_object_get(p, "quiet")) ? "quiet" : "running", bz, bar, jnum(p, "beat_age"));
+        const char *row[] = {id, tag, json_is_true(json_object_get(p, "quiet")) ? "quiet" : "running", bz, bar, beat};
+        cli_table_row(tb, row);
     }
+    cli_table_end(tb);
+    if (!json_array_size(s->procs)) frame_add(f, "(no live processes)");
 }
 
 /* One snapshot as JSON: the stats object with the rates and the processes
@@ -464,13 +469,11 @@ int cli_top(int argc, char **argv) {
             break;
         case T_JSON: json = 1; break;
         case T_INTERVAL:
-            if (cli_parse_seconds(optarg, &interval) || interval < 0.1 || interval > 86400)
-                return cli_usage_error("bad --interval '%s' (seconds, 0.1 to 86400)", optarg);
+            if (cli_option_seconds("--interval", optarg, 0.1, 0, 86400, &interval)) return CLI_EXIT_USAGE;
             break;
         case 'n':
         case T_COUNT:
-            if (cli_parse_int(optarg, 1, 1000000000L, &count))
-                return cli_usage_error("bad --count '%s' (want 1 or more)", optarg);
+            if (cli_option_int("--count", optarg, 1, 1000000000L, &count)) return CLI_EXIT_USAGE;
             break;
         case T_HELP: fputs(top_usage, stdout); return 0;
         default: fputs(top_usage, stderr); return CLI_EXIT_USAGE;

@@ -348,10 +348,12 @@ typedef enum hh_jobset {
 
 /* Which entries an operation applies to; zero it for "all". */
 typedef struct hh_jobset_filter {
-    const char *klass; /* NULL, or "class" (or ActiveJob's "wrapped") equal */
+    const char *klass; /* NULL, or "class", Active Job's "wrapped" or the
+                        * class the Web UI shows (display_class) equal */
     const char *queue; /* NULL, or "queue" equal */
     const char *error; /* NULL, or a substring of error_class or
-                        * error_message (case-sensitive) */
+                        * error_message (case-sensitive, over the
+                        * whole string: text after a NUL too) */
     size_t limit;      /* at most this many entries; 0: no limit */
 } hh_jobset_filter;
 
@@ -374,6 +376,12 @@ typedef struct hh_jobset_entry {
     double created_at;
     double failed_at;
     double retried_at;
+    /* The class Sidekiq's Web UI shows (Job#display_class): the payload's
+     * "display_class", Active Job's wrapped class, "Mailer#method" for
+     * Action Mailer's delivery jobs, else "class"; display_class_len bytes
+     * (NUL bytes may be inside). "" when the payload is not a job. */
+    const char *display_class;
+    size_t display_class_len;
 } hh_jobset_entry;
 
 /* Called once per entry; return 0 to go on, non-zero to stop. */
@@ -499,7 +507,8 @@ HH_EXPORT char *hh_job_get(const hh_job *job, const char *key);
 /* Records why the job failed: error_class (NULL: "StandardError") and a
  * printf-style message, both stored in the retry/dead entry as Sidekiq's
  * error_class and error_message (message truncated to 10,000 bytes on a
- * UTF-8 boundary, invalid UTF-8 replaced by '?'). Call before returning
+ * UTF-8 boundary; a byte that is not UTF-8 stored as the text \xNN, as the
+ * log shows it). Call before returning
  * non-zero from a handler; the last call wins. Only from the thread running
  * the job; on allocation failure the message is left out. */
 HH_EXPORT void hh_job_fail(hh_job *job, const char *error_class, const char *fmt, ...)

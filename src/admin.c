@@ -16,10 +16,12 @@
 #include "job.h"
 #include "util.h"
 
-/* The class Sidekiq's Web UI shows: Active Job's wrapped class. */
-static const char *shown_class(const json_t *item, const char *dflt) {
-    const char *k = hh_item_display_class(item, NULL);
-    return k ? k : dflt;
+/* The class Sidekiq's Web UI shows (Job#display_class: Active Job's
+ * wrapped class, a mailer's Mailer#method...): a new JSON string, dflt
+ * when the payload has no class. */
+static json_t *shown_class(const json_t *item, const char *dflt) {
+    json_t *k = json_is_object(item) ? hh_item_web_class(item) : NULL;
+    return k ? k : json_string(dflt);
 }
 
 #define HH_QUEUE_HEAD 10 /* jobs whose classes hh_queues_list() counts */
@@ -108,9 +110,11 @@ int hh_queues_list(hh_client *c, char **json_out) {
                 if (e->type != REDIS_REPLY_STRING) continue;
                 int lossy;
                 json_t *it = hh_json_load_payload(e->str, e->len, &lossy);
-                const char *k = json_is_object(it) ? shown_class(it, "?") : "(not a job)";
+                json_t *shown = json_is_object(it) ? shown_class(it, "?") : json_string("(not a job)");
+                const char *k = shown ? json_string_value(shown) : "?";
                 json_t *n = json_object_get(classes, k);
                 json_object_set_new(classes, k, json_integer(n ? json_integer_value(n) + 1 : 1));
+                json_decref(shown);
                 json_decref(it);
             }
             json_t *q = json_object();
@@ -140,7 +144,7 @@ static json_t *job_json(const char *s, size_t len) {
     int lossy;
     json_t *it = hh_json_load_payload(s, len, &lossy);
     json_object_set_new(o, "jid", json_string(json_is_object(it) ? hh_admin_str(it, "jid", "") : ""));
-    json_object_set_new(o, "class", json_string(json_is_object(it) ? shown_class(it, "") : ""));
+    json_object_set_new(o, "class", shown_class(it, ""));
     double ea = json_is_object(it) ? hh_json_time(json_object_get(it, "enqueued_at")) : 0;
     json_object_set_new(o, "enqueued_at", ea > 0 ? json_real(ea) : json_null());
     if (json_is_object(it) && !lossy) json_object_set(o, "item", it);
@@ -268,7 +272,7 @@ static void busy_row(const char *identity, const char *thread, json_t *w, json_t
     json_object_set_new(o, "thread", json_string(thread));
     json_object_set_new(o, "queue", json_string(hh_admin_str(w, "queue", "")));
     if (!b->jid) {
-        json_object_set_new(o, "class", json_string(json_is_object(item) ? shown_class(item, "") : ""));
+        json_object_set_new(o, "class", shown_class(item, ""));
         json_object_set_new(o, "jid", json_string(jid));
     }
     json_t *ra = json_object_get(w, "run_at");
@@ -322,7 +326,7 @@ static int found_in_set(const hh_jobset_entry *e, void *udata) {
     json_object_set_new(o, "where", json_string(f->where));
     json_object_set_new(o, "score", json_real(e->score));
     json_object_set_new(o, "queue", json_string(e->queue));
-    json_object_set_new(o, "class", json_string(e->klass));
+    json_object_set_new(o, "class", json_stringn(e->display_class, e->display_class_len));
     json_array_append_new(f->arr, o);
     return 0;
 }
@@ -357,7 +361,7 @@ static int find_in_list(hh_client *c, const char *key, const char *where, const 
                 json_object_set_new(o, "queue", json_string(queue));
                 if (owner) json_object_set_new(o, "identity", json_string(owner));
                 json_object_set_new(o, "position", json_integer(pos + (long long)(r->elements - 1 - i)));
-                json_object_set_new(o, "class", json_string(shown_class(it, "")));
+                json_object_set_new(o, "class", shown_class(it, ""));
                 json_array_append_new(arr, o);
             }
             json_decref(it);

@@ -409,6 +409,45 @@ const char *hh_item_display_class(const json_t *item, size_t *len) {
     return klass;
 }
 
+/* Sidekiq's Job#display_class (what its Web UI and API show): the
+ * payload's own "display_class"; for Active Job's wrappers the wrapped
+ * class ("wrapped", else args[0]), and for Action Mailer's delivery jobs
+ * "Mailer#method" from the job's first two arguments; else "class".
+ * Sidekiq::Extensions::Delayed* payloads hold YAML, which is not read
+ * here: they show their class, as Sidekiq does when its YAML load fails. */
+json_t *hh_item_web_class(const json_t *item) {
+    json_t *k = json_object_get(item, "class"), *dc = json_object_get(item, "display_class");
+    if (json_is_string(dc)) return json_stringn(json_string_value(dc), json_string_length(dc));
+    if (!json_is_string(k)) return NULL;
+    int wrapper = 0;
+    for (size_t i = 0; i < sizeof(aj_wrappers) / sizeof(*aj_wrappers); i++)
+        if (strlen(aj_wrappers[i]) == json_string_length(k) &&
+            !memcmp(aj_wrappers[i], json_string_value(k), json_string_length(k)))
+            wrapper = 1;
+    json_t *a0 = json_array_get(json_object_get(item, "args"), 0), *job = json_object_get(item, "wrapped");
+    if (wrapper && (!job || json_is_null(job) || json_is_false(job))) job = a0;
+    if (wrapper && json_is_string(job)) {
+        const char *jc = json_string_value(job);
+        json_t *av = json_object_get(a0, "arguments");
+        if ((!strcmp(jc, "ActionMailer::DeliveryJob") || !strcmp(jc, "ActionMailer::MailDeliveryJob")) &&
+            json_is_string(json_array_get(av, 0)) && json_is_string(json_array_get(av, 1))) {
+            /* arguments[0..1].join("#"): "UserMailer#welcome" */
+            const json_t *m = json_array_get(av, 0), *meth = json_array_get(av, 1);
+            size_t ml = json_string_length(m), tl = json_string_length(meth);
+            char *buf = malloc(ml + tl + 1);
+            if (!buf) return NULL;
+            memcpy(buf, json_string_value(m), ml);
+            buf[ml] = '#';
+            memcpy(buf + ml + 1, json_string_value(meth), tl);
+            json_t *out = json_stringn(buf, ml + tl + 1);
+            free(buf);
+            return out;
+        }
+        return json_stringn(jc, json_string_length(job));
+    }
+    return json_stringn(json_string_value(k), json_string_length(k));
+}
+
 const char *hh_job_handler_class(const hh_job *job, size_t *len) {
     const char *shown = job->item ? hh_item_display_class(job->item, len) : NULL;
     if (shown) return shown;
@@ -449,13 +488,21 @@ char *hh_job_get(const hh_job *job, const char *key) {
 void hh_job_fail_bytes(hh_job *job, const char *error_class, const char *msg, size_t len) {
     free(job->error_class);
     free(job->error_message);
-    job->error_class = hh_utf8_scrub(error_class ? error_class : "StandardError");
-    /* Sidekiq replaces invalid UTF-8 in error messages */
-    char *clean = msg ? hh_utf8_scrub_len(msg, len) : NULL;
+    /* JSON holds only UTF-8: a byte that is not is kept as the text \xNN,
+     * as the log shows it (Sidekiq scrubs such bytes away; the text says
+     * which they were, in the retry set, the Web UI and the CLI alike) */
+    const char *ec = error_class ? error_class : "StandardError";
+    job->error_class = hh_utf8_escape_len(ec, strlen(ec), NULL);
+    char *clean = msg ? hh_utf8_escape_len(msg, len, &len) : NULL;
     if (clean && len > HH_ERROR_MESSAGE_MAX) {
-        /* cut on a UTF-8 boundary (scrubbing keeps the length) */
+        /* cut on a UTF-8 boundary, and not inside a \xNN */
         len = HH_ERROR_MESSAGE_MAX;
         while (len > 0 && ((unsigned char)clean[len] & 0xC0) == 0x80) len--;
+        for (size_t back = 1; back <= 3 && back <= len; back++)
+            if (clean[len - back] == '\\' && clean[len - back + 1] == 'x') {
+                len -= back;
+                break;
+            }
         clean[len] = '\0';
     }
     job->error_message = clean;
@@ -483,7 +530,7 @@ void hh_job_set_backtrace(hh_job *job, const char *const *lines, size_t n) {
     job->nbacktrace = 0;
     if (!job->backtrace) return;
     for (size_t i = 0; i < n; i++) {
-        job->backtrace[i] = hh_utf8_scrub(lines[i] ? lines[i] : "");
+        job->backtrace[i] = hh_utf8_escape_len(lines[i] ? lines[i] : "", lines[i] ? strlen(lines[i]) : 0, NULL);
         if (!job->backtrace[i]) break;
         job->nbacktrace++;
     }

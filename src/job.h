@@ -106,5 +106,11 @@ char *hh_json_dump(const json_t *v);
  * not a string. The string belongs to item; *len (if non-NULL) gets its
  * length (NUL bytes may be inside). */
 const char *hh_item_display_class(const json_t *item, size_t *len);
+/* The class Sidekiq's Web UI and API show for a payload (Job#display_class:
+ * "display_class", Active Job's wrapped class, "Mailer#method" for Action
+ * Mailer's delivery jobs, else "class"), which is not always the class a
+ * handler is chosen by (hh_item_display_class). A new JSON string (NUL
+ * bytes kept), or NULL when "class" is not a string. */
+json_t *hh_item_web_class(const json_t *item);
 
 #endif

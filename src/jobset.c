@@ -56,9 +56,13 @@ const char *hh_admin_str(const json_t *o, const char *key, const char *dflt) {
 }
 
 /* Fills *e from a member; returns the parsed item (json_decref it), NULL
- * when the payload is not a JSON object (e->valid 0). */
-static json_t *entry_fill(hh_jobset_entry *e, hh_jobset set, const char *payload, size_t len, double score) {
+ * when the payload is not a JSON object (e->valid 0). *shown holds
+ * e->display_class (json_decref it too; NULL when there is none). */
+static json_t *entry_fill(hh_jobset_entry *e, hh_jobset set, const char *payload, size_t len, double score,
+                          json_t **shown) {
     memset(e, 0, sizeof(*e));
+    *shown = NULL;
+    e->display_class = "";
     e->set = set;
     e->score = score;
     e->payload = payload;
@@ -74,6 +78,10 @@ static json_t *entry_fill(hh_jobset_entry *e, hh_jobset set, const char *payload
     e->valid = 1;
     e->jid = hh_admin_str(item, "jid", "");
     e->klass = hh_admin_str(item, "class", "");
+    if ((*shown = hh_item_web_class(item)) != NULL) {
+        e->display_class = json_string_value(*shown);
+        e->display_class_len = json_string_length(*shown);
+    }
     e->queue = hh_admin_str(item, "queue", "");
     e->error_class = hh_admin_str(item, "error_class", NULL);
     e->error_message = hh_admin_str(item, "error_message", NULL);
@@ -88,16 +96,32 @@ static json_t *entry_fill(hh_jobset_entry *e, hh_jobset set, const char *payload
     return item;
 }
 
+/* Whether item's string key equals want, over the string's whole length:
+ * a JSON string may hold NUL ("T\u0000Evil" is not "T"). An absent key
+ * (or an entry that is no job object, item NULL) reads as "", as the
+ * entry's fields do. */
+static int str_is(const json_t *item, const char *key, const char *want) {
+    const json_t *v = json_object_get(item, key);
+    size_t n = strlen(want);
+    if (!json_is_string(v)) return n == 0;
+    return json_string_length(v) == n && memcmp(json_string_value(v), want, n) == 0;
+}
+
+/* Whether item's string key holds needle anywhere in its whole length:
+ * text after a NUL in an error message is searched too. */
+static int str_has(const json_t *item, const char *key, const char *needle) {
+    const json_t *v = json_object_get(item, key);
+    return json_is_string(v) && memmem(json_string_value(v), json_string_length(v), needle, strlen(needle)) != NULL;
+}
+
 static int filter_match(const hh_jobset_filter *f, const hh_jobset_entry *e, const json_t *item) {
     if (!f) return 1;
-    if (f->klass && strcmp(e->klass, f->klass) != 0 && strcmp(hh_admin_str(item, "wrapped", ""), f->klass) != 0)
+    if (f->klass && !str_is(item, "class", f->klass) && !str_is(item, "wrapped", f->klass) &&
+        !(e->display_class_len == strlen(f->klass) && !memcmp(e->display_class, f->klass, e->display_class_len)))
         return 0;
-    if (f->queue && strcmp(e->queue, f->queue) != 0) return 0;
-    if (f->error && *f->error) {
-        int hit = (e->error_class && strstr(e->error_class, f->error)) ||
-            (e->error_message && strstr(e->error_message, f->error));
-        if (!hit) return 0;
-    }
+    if (f->queue && !str_is(item, "queue", f->queue)) return 0;
+    if (f->error && *f->error && !str_has(item, "error_class", f->error) && !str_has(item, "error_message", f->error))
+        return 0;
     return 1;
 }
 
@@ -381,13 +405,15 @@ int hh_jobset_each(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jo
         }
         for (size_t i = 0; i + 1 < r->elements && !stop; i += 2) {
             hh_jobset_entry e;
-            json_t *item =
-                entry_fill(&e, set, r->element[i]->str, r->element[i]->len, hh_strtod_c(r->element[i + 1]->str, NULL));
+            json_t *shown,
+                *item = entry_fill(&e, set, r->element[i]->str, r->element[i]->len,
+                                   hh_strtod_c(r->element[i + 1]->str, NULL), &shown);
             if (filter_match(f, &e, item)) {
                 if (fn(&e, udata) != 0) stop = 1;
                 if (f && f->limit && ++seen >= f->limit) stop = 1;
             }
             json_decref(item);
+            json_decref(shown);
         }
         if (r->elements < 2 * HH_ADMIN_PAGE) stop = 1;
         freeReplyObject(r);
@@ -440,14 +466,16 @@ static int find_each(hh_client *c, hh_jobset set, const char *jid, hh_jobset_fn 
         const redisReply *a = r->element[1];
         for (size_t i = 0; i + 1 < a->elements && !stop; i += 2) {
             hh_jobset_entry e;
-            json_t *item =
-                entry_fill(&e, set, a->element[i]->str, a->element[i]->len, hh_strtod_c(a->element[i + 1]->str, NULL));
+            json_t *shown,
+                *item = entry_fill(&e, set, a->element[i]->str, a->element[i]->len,
+                                   hh_strtod_c(a->element[i + 1]->str, NULL), &shown);
             if (e.valid && strcmp(e.jid, jid) == 0) {
                 (*found)++;
                 int x = fn(&e, udata);
                 if (x) stop = 1, rc = x < 0 && propagate ? x : HH_OK;
             }
             json_decref(item);
+            json_decref(shown);
         }
         freeReplyObject(r);
         if (!strcmp(cursor, "0")) break;
@@ -551,7 +579,8 @@ int hh_jobset_act_all(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh
         for (size_t oi = 0; oi < n && !stop; oi++) {
             size_t i = 2 * order[oi];
             hh_jobset_entry e;
-            json_t *item = entry_fill(&e, set, a->element[i]->str, a->element[i]->len, scores[order[oi]]);
+            json_t *shown,
+                *item = entry_fill(&e, set, a->element[i]->str, a->element[i]->len, scores[order[oi]], &shown);
             if (filter_match(f, &e, item)) {
                 int m = move_entry(c, set, e.payload, e.len, action, opts, why, sizeof(why));
                 if (m == 1) nd++;
@@ -560,6 +589,7 @@ int hh_jobset_act_all(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh
                 if (f && f->limit && nd >= f->limit) stop = 1;
             }
             json_decref(item);
+            json_decref(shown);
         }
         free(order);
         free(scores);

@@ -30,22 +30,44 @@ static const char *script_src[HH_SCRIPT_COUNT] = {
 
 /* ------------------------------------------------------------ URL parsing */
 
-/* Writes the error with the URL shown but any user info masked, whatever
+/* User info as a parsed URL shows it (mask_url): "user:***@" when a
+ * password follows the first ':', else "***@" (a user name alone is most
+ * often a password written without its ':'). */
+static sds shown_userinfo(sds shown, const char *ui, size_t n) {
+    const char *colon = memchr(ui, ':', n);
+    if (colon && colon + 1 < ui + n) {
+        shown = sdscatlen(shown, ui, (size_t)(colon - ui));
+        return sdscat(shown, ":***@");
+    }
+    return sdscat(shown, "***@");
+}
+
+/* Whether host, given in a URL with no '@', could be a user name whose
+ * password stands where the port is ("redis://user:secret" without
+ * "@host"): not an IP literal, "localhost" or a dotted host name. */
+static int host_may_be_user(const char *host, size_t n) {
+    if (n == 0) return 1; /* "redis://:secret" */
+    if (host[0] == '[' || (n == 9 && !strncasecmp(host, "localhost", 9))) return 0;
+    return memchr(host, '.', n) == NULL;
+}
+
+/* The URL as an error shows it: whole, but the password masked, whatever
  * the URL's shape (a mistyped scheme such as "redis:/" or none at all must
  * not make the password visible). Masking works on the whole URL, in an
- * allocated copy: the message may be cut to fit err only afterwards.
+ * allocated copy: the message may be cut to fit only afterwards.
  * - After an optional scheme ("word:" and any '/'), everything up to the
  *   last '@' of the URL is user info (a password may hold '/', '?' or '@'
- *   when not percent-encoded): shown as "***@".
+ *   when not percent-encoded), shown as shown_userinfo does.
  * - In unix://, whatever comes before the socket path's first '/' is user
  *   info even without an '@'.
- * - Without an '@', a "port" that is not a number may be a password whose
- *   '@host' is missing: it is masked too.
+ * - Without an '@', a "port" that is not a number after a host that may
+ *   be a user name may be a password whose '@host' is missing: it is
+ *   masked too (*port_masked set); after an IP address, localhost or a
+ *   dotted name it is shown.
  * - A query naming a password is masked from its '?'. */
-static int fail_url(char *err, size_t len, const char *msg, const char *url) {
-    if (!err || !len) return -1;
-    if (!url) url = "";
+static sds url_shown(const char *url, int *port_masked) {
     size_t n = strlen(url), s = 0;
+    *port_masked = 0;
     if (isalpha((unsigned char)url[0])) { /* scheme */
         size_t i = 1;
         while (i < n && (isalnum((unsigned char)url[i]) || strchr("+.-", url[i]))) i++;
@@ -66,14 +88,14 @@ static int fail_url(char *err, size_t len, const char *msg, const char *url) {
     sds shown = sdsnewlen(url, s);
     const char *rest = url + s;
     if (at) {
-        shown = sdscat(shown, "***@");
+        shown = shown_userinfo(shown, rest, (size_t)(at - rest));
         rest = at + 1;
     } else if (is_unix) {
         const char *slash = strchr(rest, '/'), *uat = NULL;
         for (const char *p = rest; *p && p != slash && *p != '?'; p++)
             if (*p == '@') uat = p;
         if (uat) {
-            shown = sdscat(shown, "***@");
+            shown = shown_userinfo(shown, rest, (size_t)(uat - rest));
             rest = uat + 1;
         } else if (slash && slash > rest) {
             shown = sdscat(shown, "***@");
@@ -87,10 +109,11 @@ static int fail_url(char *err, size_t len, const char *msg, const char *url) {
         int digits = colon != NULL;
         for (const char *p = colon ? colon + 1 : rest; colon && p < rest + alen; p++)
             if (!isdigit((unsigned char)*p)) digits = 0;
-        if (colon && !digits && colon + 1 < rest + alen) {
+        if (colon && !digits && colon + 1 < rest + alen && host_may_be_user(rest, (size_t)(colon - rest))) {
             shown = sdscatlen(shown, rest, (size_t)(colon + 1 - rest));
             shown = sdscat(shown, "***");
             rest += alen;
+            *port_masked = 1;
         }
     }
     const char *q = strchr(rest, '?'); /* ?password=... and the like */
@@ -100,7 +123,41 @@ static int fail_url(char *err, size_t len, const char *msg, const char *url) {
     } else {
         shown = sdscat(shown, rest);
     }
+    return shown;
+}
+
+/* Writes "invalid Redis URL (msg): <the URL shown>" to err; returns -1. */
+static int fail_url(char *err, size_t len, const char *msg, const char *url) {
+    if (!err || !len) return -1;
+    int masked;
+    sds shown = url_shown(url ? url : "", &masked);
     snprintf(err, len, "invalid Redis URL (%s): %s", msg, shown ? shown : "(out of memory)");
+    sdsfree(shown);
+    return -1;
+}
+
+/* A port that is not a number from 1 to 65535: the message names it,
+ * unless the URL shown masks it (it may be a password), and says when the
+ * cause is rather a '/' in the password (the host then starts after an
+ * '@' past the first '/'). */
+static int fail_port(char *err, size_t len, const char *url, const char *auth_end, const char *port, size_t plen) {
+    if (!err || !len) return -1;
+    int masked;
+    sds shown = url_shown(url, &masked);
+    const char *late_at = NULL;
+    for (const char *p = auth_end; *p && *p != '?' && *p != '#'; p++)
+        if (*p == '@') late_at = p;
+    if (late_at)
+        snprintf(err, len, "invalid Redis URL (a '/' in the user info ends the host early: write it as %%2F): %s",
+                 shown ? shown : "(out of memory)");
+    else if (masked)
+        snprintf(err, len,
+                 "invalid Redis URL (bad port: want a number from 1 to 65535; not shown, as with no '@' "
+                 "HOST:PORT may be USER:PASSWORD): %s",
+                 shown ? shown : "(out of memory)");
+    else
+        snprintf(err, len, "invalid Redis URL (bad port '%.*s': want a number from 1 to 65535): %s",
+                 (int)(plen > 64 ? 64 : plen), port, shown ? shown : "(out of memory)");
     sdsfree(shown);
     return -1;
 }
@@ -262,7 +319,7 @@ int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char 
     }
     cfg->port = 6379;
     if (portp && parse_int(portp, (size_t)(end - portp), 1, 65535, &cfg->port))
-        return hh_redis_config_free(cfg), fail_url(err, errlen, "bad port", url);
+        return hh_redis_config_free(cfg), fail_port(err, errlen, url, end, portp, (size_t)(end - portp));
     if (*end == '/' && end[1]) {
         const char *d = end + 1;
         size_t dl = strcspn(d, "?#");

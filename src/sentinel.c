@@ -88,9 +88,12 @@ int hh_sentinel_config(hh_redis_config *cfg, const hh_redis_options *o, char *er
     const char *pw = opt_env(o ? o->sentinel_password : NULL, "HIREDHAND_SENTINEL_PASSWORD");
     if (pw) cfg->sentinel_password = sdsnew(pw);
     /* the URL's host and port are not used: logs name the master instead */
-    sds d = sdscatfmt(sdsempty(), "%s://%s%s/%i (via Sentinel %S:%i", cfg->tls ? "rediss" : "redis",
-                      cfg->password || cfg->user ? "***@" : "", cfg->sentinel_master, cfg->db, cfg->sentinel_host[0],
-                      cfg->sentinel_port[0]);
+    /* user info masked as mask_url masks it: the user name shows beside
+     * a password, only the password is hidden */
+    const char *ui = cfg->password ? ":***@" : cfg->user ? "***@" : "";
+    const char *un = cfg->password && cfg->user ? cfg->user : "";
+    sds d = sdscatfmt(sdsempty(), "%s://%s%s%s/%i (via Sentinel %S:%i", cfg->tls ? "rediss" : "redis", un, ui,
+                      cfg->sentinel_master, cfg->db, cfg->sentinel_host[0], cfg->sentinel_port[0]);
     for (int i = 1; d && i < cfg->nsentinels; i++)
         d = sdscatfmt(d, ",%S:%i", cfg->sentinel_host[i], cfg->sentinel_port[i]);
     if (d) d = sdscat(d, ")");

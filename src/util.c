@@ -337,6 +337,27 @@ char *hh_utf8_scrub_len(const char *s, size_t len) {
     return out;
 }
 
+char *hh_utf8_escape_len(const char *s, size_t len, size_t *outlen) {
+    static const char hex[] = "0123456789abcdef";
+    char *out = len < SIZE_MAX / 4 ? malloc(4 * len + 1) : NULL;
+    if (!out) return NULL;
+    const unsigned char *p = (const unsigned char *)s, *end = p + len;
+    size_t o = 0;
+    while (p < end) {
+        size_t n = utf8_seq(p, end);
+        if (n) {
+            memcpy(out + o, p, n);
+            o += n, p += n;
+        } else {
+            out[o++] = '\\', out[o++] = 'x', out[o++] = hex[*p >> 4], out[o++] = hex[*p & 15];
+            p++;
+        }
+    }
+    out[o] = '\0';
+    if (outlen) *outlen = o;
+    return out;
+}
+
 static size_t utf8_seq(const unsigned char *p, const unsigned char *end) {
     unsigned char c = *p;
     size_t n;

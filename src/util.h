@@ -93,6 +93,12 @@ int hh_utf8_valid(const char *s, size_t len);
 char *hh_utf8_scrub(const char *s);
 /* The same for len bytes, NUL bytes kept (the copy is NUL-terminated too). */
 char *hh_utf8_scrub_len(const char *s, size_t len);
+/* A malloc'd copy of len bytes with every byte that is not part of valid
+ * UTF-8 written as the text \xNN (four characters), as the logs show it:
+ * what stays of a handler's error text that JSON cannot hold. NUL bytes
+ * are kept; the copy is NUL-terminated and its length is in *outlen.
+ * NULL when out of memory. */
+char *hh_utf8_escape_len(const char *s, size_t len, size_t *outlen);
 
 /* A malloc'd copy of len bytes fit for one log line: control characters
  * escaped (\n, \r, \t, else \xNN: NUL, ESC, DEL...), C1 controls as

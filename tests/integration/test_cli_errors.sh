@@ -51,7 +51,37 @@ expect_usage_error "a log file that cannot be opened" "cannot open log file /non
 expect_usage_error "dead delete without JID or --all" "dead delete needs a JID or --all" -- dead delete -r "$url"
 assert_not_contains "$HH_ERR" "not both" "dead delete with neither does not say 'not both'"
 expect_usage_error "dead delete with a JID and --all" "not both" -- dead delete abc --all -r "$url"
-expect_usage_error "push --in that is not a number" "want a number of seconds" -- push OkJob '[]' --in soon -r "$url"
+expect_usage_error "push --in that is not a number" "--in: 'soon' is not a number, want -999999999 to 999999999 seconds" \
+    -- push OkJob '[]' --in soon -r "$url"
+# push and the job management commands state the range of each number too; an absurd
+# delay or time (a job centuries away, inf, nan) is a usage error before Redis is asked
+expect_push_range() {   # EXPECTED-MESSAGE -- ARGS...
+    local needle="$1"; shift 2
+    expect_usage_error "push $*" "$needle" -- push OkJob '[]' "$@" -r "$url"
+}
+expect_push_range "--in: 1e20 is out of range, want -999999999 to 999999999 seconds" -- --in 1e20
+expect_push_range "--in: -1e300 is out of range, want -999999999 to 999999999 seconds" -- --in -1e300
+expect_push_range "--in: 1000000000 is out of range" -- --in 1000000000
+expect_push_range "--in: inf is out of range" -- --in inf
+expect_push_range "--in: 'nan' is not a number" -- --in nan
+expect_push_range "--at: 1e20 is out of range, want 0 to 10000000000 seconds" -- --at 1e20
+expect_push_range "--at: -1 is out of range, want 0 to 10000000000 seconds" -- --at -1
+expect_push_range "--at: 'nan' is not a number, want 0 to 10000000000 seconds" -- --at nan
+expect_push_range "--retry: '1000001' is not true, false or a count from 0 to 1000000" -- --retry 1000001
+expect_push_range "--retry: '-1' is not true, false or a count from 0 to 1000000" -- --retry -1
+printf '%s\n' '{"class":"A","args":[],"at":1e20}' >"$HH_TMP/far.jsonl"
+expect_usage_error "push --bulk: a job's at out of range" \
+    'line 1: "at" is out of range, want a Unix time from 0 to 10000000000 seconds; nothing pushed' \
+    -- push --bulk "$HH_TMP/far.jsonl" -r "$url"
+expect_usage_error "retries --limit 0" "--limit: 0 is out of range, want 1 to 1000000000" -- retries list --limit 0 -r "$url"
+expect_usage_error "queues --limit" "--limit: 99999999999999999999 is out of range, want 1 to 1000000000" -- \
+    queues show q --limit 99999999999999999999 -r "$url"
+expect_usage_error "dead --dead-max-jobs" "--dead-max-jobs: 100000001 is out of range, want 1 to 100000000" -- \
+    retries kill --all --yes --dead-max-jobs 100000001 -r "$url"
+expect_usage_error "retries --dead-timeout" "--dead-timeout: 1e300 is out of range, want more than 0" -- \
+    retries kill --all --yes --dead-timeout 1e300 -r "$url"
+expect_usage_error "top --interval" "--interval: inf is out of range, want 0.1 to 86400 seconds" -- top --interval inf -r "$url"
+expect_usage_error "top --count" "--count: 'x' is not a number, want 1 to 1000000000" -- top --count x -r "$url"
 expect_usage_error "missing --exec program" "/nonexistent/handler-prog" -- work -r "$url" --exec "X=/nonexistent/handler-prog"
 expect_usage_error "--exec without CLASS=" "" -- work -r "$url" --exec "/bin/true"
 expect_usage_error "non-numeric concurrency" "" -- work -r "$url" -c abc --exec "OkJob=$HH_HANDLERS/record.sh"

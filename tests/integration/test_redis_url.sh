@@ -59,11 +59,20 @@ assert_eq "$HH_RC" 2 "a unix:// URL with db=abc is a usage error (stderr: $HH_ER
 assert_contains "$HH_ERR" "db must be a number 0-1048576" "a non-numeric unix:// db says what a db is"
 assert_contains "$HH_ERR" "unix:///tmp/hh/r.sock?db=abc" "a unix:// URL without user info is shown unmasked"
 hh_cli stats -r 'unix://u:sekrit@/tmp/r.sock?db=x'
-assert_contains "$HH_ERR" "unix://***@/tmp/r.sock?db=x" "unix:// user info is masked"
+assert_contains "$HH_ERR" "unix://u:***@/tmp/r.sock?db=x" "unix:// password is masked, the user name shown"
 assert_not_contains "$HH_ERR" "sekrit" "the unix:// password is not shown"
 hh_cli stats -r 'redis://127.0.0.1:1/abc?x=a@b'
 assert_contains "$HH_ERR" "db must be a number 0-1048576" "a non-numeric redis:// db says what a db is"
 assert_contains "$HH_ERR" "redis://127.0.0.1:1/abc?x=a@b" "an '@' in the query is not user info"
 hh_cli stats -r 'redis://:pa/sekrit@127.0.0.1:x'
 assert_not_contains "$HH_ERR" "sekrit" "a password holding '/' stays masked"
+# a port that is not a number is named, and only a password is masked
+hh_cli stats -r 'redis://127.0.0.1:notaport/0'
+assert_eq "$HH_RC" 2 "a bad port is a usage error (stderr: $HH_ERR)"
+assert_contains "$HH_ERR" "bad port 'notaport': want a number from 1 to 65535): redis://127.0.0.1:notaport/0" \
+    "a bad port is named and the URL shown unmasked"
+hh_cli stats -r 'rediss://app:sekrit@127.0.0.1:notaport/0'
+assert_contains "$HH_ERR" "bad port 'notaport': want a number from 1 to 65535): rediss://app:***@127.0.0.1:notaport/0" \
+    "rediss://: only the password is masked"
+assert_not_contains "$HH_ERR" "sekrit" "the rediss:// password is not shown"
 pass

@@ -444,6 +444,34 @@ static void test_job_fail_truncation(void **s) {
     hh_job_free(j);
 }
 
+/* Bytes that are not UTF-8 are stored as the text \xNN (as the log shows
+ * them), never as '?'; the 10,000-byte cut never splits such an escape. */
+static void test_job_fail_invalid_utf8_escaped(void **s) {
+    (void)s;
+    hh_job *j = mk("{\"class\":\"A\",\"args\":[]}", NULL, 0);
+    hh_job_fail(j,
+                "Bad\xff"
+                "Class",
+                "bad \xff\xfe bytes, caf\xc3\xa9 kept");
+    assert_string_equal(j->error_message, "bad \\xff\\xfe bytes, caf\xc3\xa9 kept");
+    assert_string_equal(j->error_class, "Bad\\xffClass");
+    for (size_t fill = 9994; fill <= 10000; fill++) {
+        char *msg = malloc(fill + 3);
+        memset(msg, 'a', fill);
+        msg[fill] = '\xff', msg[fill + 1] = '\xff', msg[fill + 2] = '\0';
+        hh_job_fail(j, "E", "%s", msg);
+        size_t len = strlen(j->error_message);
+        assert_true(len <= 10000);
+        assert_true(utf8_ok(j->error_message));
+        /* the end is a whole escape or the fill, never a piece of \xff */
+        const char *tail = j->error_message + (len >= 4 ? len - 4 : 0);
+        if (len > fill) assert_string_equal(tail, "\\xff");
+        else assert_int_equal(len, fill);
+        free(msg);
+    }
+    hh_job_free(j);
+}
+
 static void test_job_fail_fields(void **s) {
     (void)s;
     hh_job *j = mk("{\"class\":\"A\",\"args\":[]}", NULL, 0);
@@ -523,6 +551,7 @@ int main(void) {
         cmocka_unit_test(test_json_dump_keeps_timestamp_tokens),
         cmocka_unit_test(test_job_fail_truncation),
         cmocka_unit_test(test_job_fail_fields),
+        cmocka_unit_test(test_job_fail_invalid_utf8_escaped),
         cmocka_unit_test(test_job_args),
         cmocka_unit_test(test_handler_class),
     };

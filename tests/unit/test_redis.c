@@ -456,6 +456,66 @@ static void test_parse_bad_url_shapes_hide_password(void **s) {
     free(big);
 }
 
+/* The error of a bad URL masks only the password: a port that is not a
+ * number is named and shown after a host (an IP address, localhost, a
+ * dotted name), a user name beside a password stays, in redis://,
+ * rediss:// and unix:// alike; only where HOST:PORT may be USER:PASSWORD
+ * (no '@', a bare word before the ':') is the "port" hidden, and a '/' in
+ * a password is named as the cause. */
+static void expect_err(const char *url, const char *want) {
+    hh_redis_config cfg;
+    char err[512] = "";
+    if (parse(url, &cfg, err, sizeof(err)) != -1) {
+        hh_redis_config_free(&cfg);
+        fail_msg("accepted bad URL %s", url);
+    }
+    if (strcmp(err, want) != 0) fail_msg("for %s\n got: %s\nwant: %s", url, err, want);
+}
+
+static void test_parse_bad_url_masks_only_password(void **s) {
+    (void)s;
+    expect_err("redis://127.0.0.1:notaport/0",
+               "invalid Redis URL (bad port 'notaport': want a number from 1 to 65535): redis://127.0.0.1:notaport/0");
+    expect_err("redis://localhost:63790x/0",
+               "invalid Redis URL (bad port '63790x': want a number from 1 to 65535): redis://localhost:63790x/0");
+    expect_err("redis://redis.example.com:99999",
+               "invalid Redis URL (bad port '99999': want a number from 1 to 65535): redis://redis.example.com:99999");
+    expect_err("redis://[::1]:x/0",
+               "invalid Redis URL (bad port 'x': want a number from 1 to 65535): redis://[::1]:x/0");
+    expect_err(
+        "redis://u:" SECRET "@127.0.0.1:notaport/0",
+        "invalid Redis URL (bad port 'notaport': want a number from 1 to 65535): redis://u:***@127.0.0.1:notaport/0");
+    expect_err("rediss://:" SECRET "@h.example:x/0",
+               "invalid Redis URL (bad port 'x': want a number from 1 to 65535): rediss://:***@h.example:x/0");
+    expect_err("redis://" SECRET "@h:x/0",
+               "invalid Redis URL (bad port 'x': want a number from 1 to 65535): redis://***@h:x/0");
+    expect_err("unix://u:" SECRET "@/tmp/r.sock?db=x",
+               "invalid Redis URL (db must be a number 0-1048576): unix://u:***@/tmp/r.sock?db=x");
+    expect_err("redis://u:" SECRET "@h:6379/x",
+               "invalid Redis URL (db must be a number 0-1048576): redis://u:***@h:6379/x");
+    /* no '@': "alice:secret" may be USER:PASSWORD, so the "port" is hidden */
+    expect_err("redis://alice:" SECRET "/0",
+               "invalid Redis URL (bad port: want a number from 1 to 65535; not shown, as with no '@' HOST:PORT may "
+               "be USER:PASSWORD): redis://alice:***/0");
+    expect_err(
+        "redis://:pa/" SECRET "@h:6379/0",
+        "invalid Redis URL (a '/' in the user info ends the host early: write it as %2F): redis://:***@h:6379/0");
+}
+
+/* A Sentinel URL's display keeps the user name and hides the password. */
+static void test_sentinel_display_masks_only_password(void **s) {
+    (void)s;
+    hh_redis_options o;
+    hh_redis_options_init(&o);
+    o.url = "redis://app:" SECRET "@mymaster/2";
+    o.sentinels = "127.0.0.1:26379";
+    hh_redis_config cfg;
+    char err[512] = "";
+    if (hh_redis_config_parse(&cfg, &o, err, sizeof(err)) != 0) fail_msg("%s", err);
+    assert_string_equal(cfg.display, "redis://app:***@mymaster/2 (via Sentinel 127.0.0.1:26379)");
+    hh_redis_config_free(&cfg);
+}
+
 /* The input that overflowed a 512-byte stack copy while masking (a long
  * host after an empty password): a clear error, the message cut to fit. */
 static void test_parse_bad_long_url_no_overflow(void **s) {
@@ -933,6 +993,8 @@ int main(void) {
         cmocka_unit_test(test_parse_bad_unix_url_hides_password),
         cmocka_unit_test(test_parse_bad_url_shapes_hide_password),
         cmocka_unit_test(test_parse_bad_long_url_no_overflow),
+        cmocka_unit_test(test_parse_bad_url_masks_only_password),
+        cmocka_unit_test(test_sentinel_display_masks_only_password),
         cmocka_unit_test(test_parse_unix_userinfo),
         cmocka_unit_test(test_fmt_double_shortest),
         cmocka_unit_test(test_connection_level_errors),
