@@ -203,7 +203,8 @@ char *hh_log_format_line(hh_log_level level, const char *msg, hh_log_format form
         json_t *m = json_string(msg);
         json_object_set_new(o, "msg", m ? m : json_string("(not UTF-8)"));
         if (log_ctx.job) {
-            char *k = hh_utf8_scrub(log_ctx.klass), *j = hh_utf8_scrub(log_ctx.jid);
+            char *k = hh_utf8_escape_len(log_ctx.klass, strlen(log_ctx.klass), NULL),
+                 *j = hh_utf8_escape_len(log_ctx.jid, strlen(log_ctx.jid), NULL);
             ctx = json_object();
             json_object_set_new(ctx, "class", json_string(k ? k : ""));
             json_object_set_new(ctx, "jid", json_string(j ? j : ""));
@@ -314,27 +315,6 @@ int hh_utf8_valid(const char *s, size_t len) {
         p += n;
     }
     return 1;
-}
-
-char *hh_utf8_scrub(const char *s) { return hh_utf8_scrub_len(s, strlen(s)); }
-
-char *hh_utf8_scrub_len(const char *s, size_t len) {
-    char *out = malloc(len + 1);
-    if (!out) return NULL;
-    const unsigned char *p = (const unsigned char *)s, *end = p + len;
-    size_t o = 0;
-    while (p < end) {
-        size_t n = utf8_seq(p, end);
-        if (n) {
-            memcpy(out + o, p, n);
-            o += n, p += n;
-        } else {
-            out[o++] = '?';
-            p++;
-        }
-    }
-    out[o] = '\0';
-    return out;
 }
 
 char *hh_utf8_escape_len(const char *s, size_t len, size_t *outlen) {

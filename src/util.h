@@ -88,11 +88,6 @@ char *hh_strdup(const char *s);
 void hh_strlcpy(char *dst, const char *src, size_t n);
 /* Whether the bytes are valid UTF-8. */
 int hh_utf8_valid(const char *s, size_t len);
-/* A malloc'd copy of a NUL-terminated string with every byte that is not
- * part of valid UTF-8 replaced by '?'. NULL when out of memory. */
-char *hh_utf8_scrub(const char *s);
-/* The same for len bytes, NUL bytes kept (the copy is NUL-terminated too). */
-char *hh_utf8_scrub_len(const char *s, size_t len);
 /* A malloc'd copy of len bytes with every byte that is not part of valid
  * UTF-8 written as the text \xNN (four characters), as the logs show it:
  * what stays of a handler's error text that JSON cannot hold. NUL bytes

@@ -1,7 +1,7 @@
-/* fuzz_utf8.c -- hh_utf8_valid and hh_utf8_scrub (util.c): the scrubbed
- * copy is valid UTF-8 of the same length, valid text is left alone, and
- * hh_utf8_valid agrees with jansson, which refuses to store invalid UTF-8
- * (what the scrub is for: error texts and names written into JSON). */
+/* fuzz_utf8.c -- hh_utf8_valid and hh_utf8_escape_len (util.c): the escaped
+ * copy is valid UTF-8, valid text is left alone, every other byte becomes
+ * its \xNN, and hh_utf8_valid agrees with jansson, which refuses to store
+ * invalid UTF-8 (what the escape is for: error texts written into JSON). */
 #include <jansson.h>
 #include "fuzz.h"
 #include "util.h"
@@ -16,13 +16,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char *f[1];
     fuzz_fields(data, size, f, 1);
     size_t n = strlen(f[0]);
-    char *clean = hh_utf8_scrub(f[0]);
+    size_t m = 0;
+    char *clean = hh_utf8_escape_len(f[0], n, &m);
     FUZZ_ASSERT(clean != NULL, "out of memory");
-    FUZZ_ASSERT(strlen(clean) == n, "the scrub keeps the length (%zu, %zu)", strlen(clean), n);
-    FUZZ_ASSERT(hh_utf8_valid(clean, n), "the scrubbed copy is valid UTF-8");
-    if (hh_utf8_valid(f[0], n)) FUZZ_ASSERT(!strcmp(clean, f[0]), "valid text is left alone");
-    for (size_t i = 0; i < n; i++)
-        FUZZ_ASSERT(clean[i] == f[0][i] || clean[i] == '?', "byte %zu: only '?' replaces", i);
+    FUZZ_ASSERT(strlen(clean) == m, "the escaped copy's length (%zu, %zu)", strlen(clean), m);
+    FUZZ_ASSERT(hh_utf8_valid(clean, m), "the escaped copy is valid UTF-8");
+    if (hh_utf8_valid(f[0], n)) FUZZ_ASSERT(m == n && !strcmp(clean, f[0]), "valid text is left alone");
+    /* read back: every byte is itself or, when it is not UTF-8, \xNN */
+    size_t i = 0, o = 0;
+    while (i < n) {
+        if (clean[o] == f[0][i]) {
+            i++, o++;
+            continue;
+        }
+        char hex[5];
+        snprintf(hex, sizeof(hex), "\\x%02x", (unsigned char)f[0][i]);
+        FUZZ_ASSERT(o + 4 <= m && !memcmp(clean + o, hex, 4), "byte %zu: itself or its \\xNN", i);
+        i++, o += 4;
+    }
+    FUZZ_ASSERT(o == m, "nothing added after the last byte");
     free(clean);
     fuzz_fields_free(f, 1);
     return 0;
