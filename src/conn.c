@@ -6,6 +6,7 @@
 #include "conn.h"
 #include "tls.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -160,4 +161,21 @@ redisReply *hh_conn_raw(hh_conn *c, const char *fmt, ...) {
     redisReply *r = hh_conn_vraw(c, fmt, ap);
     va_end(ap);
     return r;
+}
+
+int hh_conn_timed_out(const redisContext *ctx) {
+    return ctx && ctx->err == REDIS_ERR_IO &&
+        (!strcmp(ctx->errstr, strerror(EAGAIN)) || !strcmp(ctx->errstr, strerror(EWOULDBLOCK)) ||
+         !strcmp(ctx->errstr, strerror(ETIMEDOUT)));
+}
+
+void hh_conn_tls_hint(const hh_conn *c, char *why, size_t len) {
+    /* A TLS server drops a client that speaks plain text on its first
+     * command (EOF or a reset), where a plain one would at least have
+     * answered; no reply in time is a busy or paused server instead. */
+    if (c->cfg->tls || c->cfg->unix_path || !c->ctx || hh_conn_timed_out(c->ctx) ||
+        (c->ctx->err != REDIS_ERR_EOF && c->ctx->err != REDIS_ERR_IO))
+        return;
+    size_t n = strlen(why);
+    if (n < len) snprintf(why + n, len - n, " (closed before any reply: a TLS port? then use rediss://)");
 }

@@ -111,6 +111,14 @@ redisReply *hh_conn_raw(hh_conn *c, const char *fmt, ...);
 redisReply *hh_conn_vraw(hh_conn *c, const char *fmt, va_list ap);
 redisReply *hh_conn_rawargv(hh_conn *c, int argc, const char **argv, const size_t *lens);
 
+/* Whether ctx's last error is a reply that did not come in time (hiredis
+ * words it as EAGAIN's text). */
+int hh_conn_timed_out(const redisContext *ctx);
+/* Appends to why (size len) the hint that a plain-text connection was
+ * dropped before any reply as a TLS server does, when c is plain TCP and
+ * its error is an EOF or reset (not a timeout). */
+void hh_conn_tls_hint(const hh_conn *c, char *why, size_t len);
+
 /* Writes what is queued in c->ctx->obuf, whole. REDIS_OK or REDIS_ERR. */
 int hh_conn_flush(hh_conn *c);
 /* redisGetReply over either transport: a reply already parsed, else writes

@@ -403,11 +403,6 @@ const char *hh_redis_refused(hh_redis_config *cfg) { return atomic_load(&cfg->re
 /* Whether the last call failed because no reply came before the socket
  * timeout (hiredis reports EAGAIN as an I/O error), rather than because
  * the server closed or reset the connection. */
-static int reply_timed_out(const redisContext *ctx) {
-    return ctx && ctx->err == REDIS_ERR_IO &&
-        (!strcmp(ctx->errstr, strerror(EAGAIN)) || !strcmp(ctx->errstr, strerror(EWOULDBLOCK)) ||
-         !strcmp(ctx->errstr, strerror(ETIMEDOUT)));
-}
 
 /* Why the last call on c got no reply, for c->last_error and the logs:
  * hiredis' text, except for a timeout, which it words as EAGAIN's
@@ -417,7 +412,7 @@ static int reply_timed_out(const redisContext *ctx) {
 static const char *io_error(const hh_conn *c, char *buf, size_t len) {
     if (!c->ctx || !c->ctx->errstr[0]) {
         hh_strlcpy(buf, "connection lost", len);
-    } else if (reply_timed_out(c->ctx)) {
+    } else if (hh_conn_timed_out(c->ctx)) {
         struct timeval tv = {0, 0};
         socklen_t tl = sizeof(tv);
         double s = c->cfg->command_timeout;
@@ -570,16 +565,9 @@ int hh_conn_ready(hh_conn *c) {
     /* No reply in time (setup said so) is a busy or paused server, not a
      * TLS port: a TLS server closes the connection (EOF) or resets it at
      * once. */
-    if (!ok && opened && !c->cfg->tls && !c->cfg->unix_path && rc == -1 && c->ctx && !reply_timed_out(c->ctx) &&
-        (c->ctx->err == REDIS_ERR_EOF || c->ctx->err == REDIS_ERR_IO) && c->version == 0) {
-        /* A TLS server drops a client that speaks plain text on its first
-         * command, where a plain one would at least have answered. */
-        size_t n = strlen(c->last_error);
-        snprintf(c->last_error + n, sizeof(c->last_error) - n,
-                 " (closed before any reply: a TLS port? then use rediss://)");
-    }
+    if (!ok && opened && rc == -1 && c->version == 0) hh_conn_tls_hint(c, c->last_error, sizeof(c->last_error));
     if (!ok && opened && c->cfg->tls && c->ssl && !c->cfg->tls_client_cert && rc == -1 && c->version == 0 &&
-        !reply_timed_out(c->ctx) && (c->ctx->err == REDIS_ERR_EOF || c->ctx->err == REDIS_ERR_IO)) {
+        !hh_conn_timed_out(c->ctx) && (c->ctx->err == REDIS_ERR_EOF || c->ctx->err == REDIS_ERR_IO)) {
         /* TLS 1.3 finishes the client's side of the handshake before the
          * server checks for a client certificate: its refusal comes as an
          * alert, or a reset, on the first command. */

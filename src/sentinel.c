@@ -138,6 +138,7 @@ static int sentinel_open(hh_conn *s, int i, char *why, size_t len) {
              !r                                 ? s->ctx->errstr
                  : r->type == REDIS_REPLY_ERROR ? r->str
                                                 : "unexpected reply");
+    if (!r) hh_conn_tls_hint(s, why, len);
     if (r) freeReplyObject(r);
     if (!ok) hh_conn_close(s);
     return ok ? 0 : -1;
@@ -149,6 +150,7 @@ static int ask(hh_conn *s, int i, char *host, size_t hostlen, int *port, char *w
     int rc = -1;
     if (!r) {
         snprintf(why, len, "%s", s->ctx->errstr);
+        hh_conn_tls_hint(s, why, len);
     } else if (r->type == REDIS_REPLY_NIL) {
         snprintf(why, len, "does not know a master named %s", s->cfg->sentinel_master);
     } else if (r->type == REDIS_REPLY_ERROR) {

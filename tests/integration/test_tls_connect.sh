@@ -6,7 +6,7 @@
 #   no CA given: the system's store, which does not know the test CA (verify failure);
 #   wrong CA; expired server certificate; host name mismatch; --tls-server-name; --tls-insecure
 #   (works, warns); mutual TLS (refused without a client certificate, works with one, by flags
-#   and by environment); a plain redis:// client at the TLS port and a rediss:// client at the
+#   and by environment); a plain redis:// client at the TLS port (a sentinel's too) and a rediss:// client at the
 #   plain port; an unreadable CA file (usage error, exit 2).
 . "$(dirname "$0")/../lib/harness.sh"
 . "$(dirname "$0")/../lib/tls_helpers.sh"
@@ -67,6 +67,7 @@ R config set tls-auth-clients no >/dev/null
 
 # --- the wrong scheme for the port, bad files
 expect_refused "redis:// at the TLS port" "use rediss://" stats -r "redis://127.0.0.1:$TLS_PORT/0"
+expect_refused "a sentinel at the TLS port with redis://" "use rediss://" stats -r "redis://mymaster/0" --sentinel "127.0.0.1:$TLS_PORT"
 expect_refused "rediss:// at the plain port" "TLS handshake" stats -r "rediss://127.0.0.1:$REDIS_PORT/0" "${CA[@]}"
 assert_contains "$HH_ERR" "use redis://" "the handshake error suggests redis://"
 expect_refused "unreadable CA file" "cannot load the CA file $HH_TMP/none.pem" stats -r "$TLS_URL" --tls-ca-file "$HH_TMP/none.pem"
