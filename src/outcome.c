@@ -62,13 +62,6 @@ void hh_outcome_of_plan(hh_outcome *o, const hh_failure_plan *plan, const char *
                       dead_max_jobs};
 }
 
-void hh_outcome_lossy_plan(const hh_job *job, int class_known, double now, hh_failure_plan *out) {
-    json_t *retry = json_object_get(job->item, "retry");
-    int falsy = json_is_false(retry) || (!retry && !class_known);
-    *out = (hh_failure_plan){falsy ? HH_FAIL_DISCARD : HH_FAIL_DEAD, now, falsy ? NULL : strdup(job->payload),
-                             "integers beyond 64 bits: kept byte for byte in the dead set, not retried"};
-}
-
 /* A malformed object holding an integer beyond 64 bits (jansson has no
  * bignums): its reason goes in as text spliced before the closing brace, so
  * every byte of it, the bignum included, stays as it was. NULL when it is

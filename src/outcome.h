@@ -56,13 +56,6 @@ int hh_outcome_write(hh_conn *c, const hh_keys *k, const hh_outcome *o, char *wh
 void hh_outcome_of_plan(hh_outcome *o, const hh_failure_plan *plan, const char *source_key, const char *member,
                         size_t member_len, double dead_timeout, long dead_max_jobs);
 
-/* The big-integer policy. A job holding an integer beyond 64 bits cannot be
- * re-serialised without changing its numbers (jansson has no bignums), so it
- * never gets a retry entry: its exact bytes go to the dead set, or nowhere
- * when its "retry" is false (or absent for a class without a handler).
- * Fills *out (payload malloc'd, NULL when discarded or out of memory). */
-void hh_outcome_lossy_plan(const hh_job *job, int class_known, double now, hh_failure_plan *out);
-
 /* The payload for a malformed job going to the dead set: JSON objects keep
  * every key and gain error_class/error_message with the reason; other JSON
  * values (arrays, numbers...) are wrapped in a hiredhand::InvalidJob object

@@ -163,14 +163,7 @@ static void write_failed(hh_processor *p, hh_job *job, const hh_handler *h, int 
     if (job->error_message && memchr(msg, '\0', job->error_message_len))
         msg = nul_msg = hh_escape_ctl(job->error_message, job->error_message_len);
     if (!msg) msg = "?"; /* out of memory */
-    if (job->lossy) {
-        /* Cannot be re-serialised without changing its numbers (outcome.h). */
-        hh_outcome_lossy_plan(job, rcfg.class_known, hh_now(), &plan);
-        hh_log(m->log, HH_LOG_WARN, "class=%s jid=%s: failed: %s: %s (%s)", shown, job->jid, job->error_class, msg,
-               plan.reason);
-        if (plan.kind == HH_FAIL_DISCARD || plan.payload) write_plan(p, job, &plan);
-        free(plan.payload);
-    } else if (hh_retry_plan(job, &rcfg, hh_now(), &p->rng, &plan) == 0) {
+    if (hh_retry_plan(job, &rcfg, hh_now(), &p->rng, &plan) == 0) {
         hh_log(m->log, HH_LOG_WARN, "class=%s jid=%s: failed in %.3f s: %s: %s (%s)", shown, job->jid, elapsed,
                job->error_class, msg, plan.reason);
         write_plan(p, job, &plan);

@@ -5,6 +5,7 @@
 
 #include <hiredis/sds.h>
 #include <jansson.h>
+#include <errno.h>
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -64,13 +65,80 @@ static size_t backtrace_wanted(const json_t *item, size_t have) {
     return 0;
 }
 
+/* A lossy job (read with every integer as a real: it holds one beyond 64
+ * bits, job.h): msg's key set back to the integer its stored text is, when
+ * that text is an integer within 64 bits, so the arithmetic below sees
+ * what Sidekiq sees (retry_count 3, not 3.0). Returns the stored text of
+ * an integer beyond 64 bits (malloc'd), for retry_count's step; else NULL. */
+static char *lossy_int(const hh_job *job, json_t *msg, const char *key) {
+    size_t n;
+    const char *t = hh_json_get_raw(job->payload, job->len, key, &n);
+    if (!t || !n) return NULL;
+    size_t i = t[0] == '-' ? 1 : 0;
+    if (i == n) return NULL;
+    for (size_t k = i; k < n; k++)
+        if (t[k] < '0' || t[k] > '9') return NULL; /* a real, a string...: as read */
+    char buf[24];
+    if (n < sizeof(buf)) {
+        memcpy(buf, t, n);
+        buf[n] = '\0';
+        errno = 0;
+        char *end;
+        long long v = strtoll(buf, &end, 10);
+        if (errno == 0 && *end == '\0') {
+            json_object_set_new(msg, key, json_integer((json_int_t)v));
+            return NULL;
+        }
+    }
+    return strndup(t, n);
+}
+
+/* The payload of a lossy job's plan: its stored text with only the members
+ * the plan changed rewritten in place (or appended), so every integer
+ * beyond 64 bits keeps its digits. rc_text: retry_count's new digits when
+ * it is beyond 64 bits itself. malloc'd; NULL when out of memory. */
+static char *lossy_payload(const hh_job *job, const json_t *orig, const json_t *msg, const char *rc_text) {
+    static const char *const keys[] = {"queue",      "error_message", "error_class",    "failed_at",
+                                       "retried_at", "retry_count",   "error_backtrace"};
+    size_t len = job->len;
+    char *out = malloc(len + 1);
+    if (!out) return NULL;
+    memcpy(out, job->payload, len);
+    out[len] = '\0';
+    for (size_t i = 0; out && i < sizeof(keys) / sizeof(keys[0]); i++) {
+        const json_t *v = json_object_get(msg, keys[i]);
+        int rc = !strcmp(keys[i], "retry_count") && rc_text;
+        if (!v || (!rc && json_equal((json_t *)v, json_object_get(orig, keys[i])))) continue;
+        char *text = rc ? strdup(rc_text) : hh_json_dump(v);
+        char *set = text ? hh_json_set_raw(out, len, keys[i], text, &len) : NULL;
+        free(text);
+        free(out);
+        out = set;
+    }
+    return out;
+}
+
 int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_rng *rng, hh_failure_plan *out) {
     memset(out, 0, sizeof(*out));
     /* the original, not middleware's edits; a slim job's parse is its own */
     json_t *full = hh_job_item_full(job);
     json_t *msg = full && job->slim ? json_incref(full) : json_deep_copy(full);
-    json_decref(full);
-    if (!msg) return -1;
+    if (!msg) {
+        json_decref(full);
+        return -1;
+    }
+    /* A job holding an integer beyond 64 bits was read with every integer
+     * as a real: the numbers the plan reads are taken from their stored
+     * text, and its payload is the stored text with only the changed
+     * members rewritten (lossy_payload), as Ruby's Integer keeps them. */
+    char *rc_big = NULL;
+    if (job->lossy) {
+        char *huge = lossy_int(job, msg, "retry");
+        if (huge && huge[0] != '-') json_object_set_new(msg, "retry", json_integer(LLONG_MAX)); /* never runs out */
+        free(huge);
+        free(lossy_int(job, msg, "backtrace"));
+        rc_big = lossy_int(job, msg, "retry_count");
+    }
     json_t *retry = json_object_get(msg, "retry");
     /* Absent/null: the class's own option (true for every registered
      * handler); an unknown class has none, so only the payload counts and
@@ -78,6 +146,8 @@ int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_
     int falsy = json_is_false(retry) || ((!retry || json_is_null(retry)) && !cfg->class_known);
     if (falsy) {
         json_decref(msg);
+        json_decref(full);
+        free(rc_big);
         out->kind = HH_FAIL_DISCARD;
         out->reason = retry ? "retry is false" : "unknown class and no retry option";
         return 0;
@@ -158,7 +228,18 @@ int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_
         if (!isfinite(out->score)) out->score = DBL_MAX;
         out->reason = "will retry";
     }
-    if (out->kind != HH_FAIL_DISCARD && !(out->payload = hh_json_dump(msg))) {
+    if (out->kind != HH_FAIL_DISCARD) {
+        if (job->lossy) {
+            char *rc_text = rc_big ? hh_json_int_step(rc_big, strlen(rc_big), 1) : NULL;
+            out->payload = (!rc_big || rc_text) ? lossy_payload(job, full, msg, rc_text) : NULL;
+            free(rc_text);
+        } else {
+            out->payload = hh_json_dump(msg);
+        }
+    }
+    free(rc_big);
+    json_decref(full);
+    if (out->kind != HH_FAIL_DISCARD && !out->payload) {
         json_decref(msg);
         return -1;
     }

@@ -28,7 +28,10 @@ typedef struct hh_retry_config {
 
 /* Decides a failed job's fate and builds the payload to store, from the
  * job as fetched plus job->error_class/error_message/backtrace. `now` is
- * epoch seconds. Returns 0, or -1 when out of memory. */
+ * epoch seconds. A job holding an integer beyond 64 bits (job->lossy) is
+ * planned from its stored numbers and its payload is its stored text with
+ * only the changed members rewritten, so every digit is kept, as Sidekiq's
+ * Ruby integers keep them. Returns 0, or -1 when out of memory. */
 int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_rng *rng, hh_failure_plan *out);
 
 /* Sidekiq 6.4's delay for retry_count c: c^4 + 15 + rand(10) * (c + 1),

@@ -4,6 +4,8 @@
 # and buried), and due schedule/retry entries holding bignums are moved to their queue with every
 # byte kept but enqueued_at's (the scheduler once moved them to the dead set). An operator's
 # retry of an entry whose retry_count is beyond 64 bits takes 1 from its digits, as Ruby does.
+# A bignum job that fails goes to the retry set as Sidekiq's would, every digit kept (it went
+# to the dead set verbatim, never retried).
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
 hh_redis_start
@@ -14,8 +16,10 @@ retry='{"class":"T","args":[-98765432109876543210987654321,7],"jid":"bigretry","
 R lpush queue:default "$neg" >/dev/null
 R zadd schedule 1 "$sched" >/dev/null
 R zadd retry 2 "$retry" >/dev/null
+fails='{"class":"F","args":[123456789012345678901234567890,{"n":-98765432109876543210}],"jid":"bigfail","retry":true,"queue":"default","created_at":1700000000.5,"retry_count":1}'
+R lpush queue:default "$fails" >/dev/null
 
-hh_start_worker -c 2 --poll-interval 0.5 --exec "T=$HH_HANDLERS/record.sh"
+hh_start_worker -c 2 --poll-interval 0.5 --exec "T=$HH_HANDLERS/record.sh" --exec "F=$HH_HANDLERS/fail.sh"
 wait_until 30 '[ "$(R llen test:ran)" = 3 ]' || fail \
     "the three bignum jobs did not all run within 30 s (ran=$(R llen test:ran) dead=$(R zcard dead) schedule=$(R zcard schedule) retry=$(R zcard retry))"
 assert_eq "$(R zcard dead)" 0 "nothing may go to the dead set"
@@ -42,6 +46,18 @@ case "$ran_retry" in
     *) fail "retried bignum job ran as '$ran_retry', expected '${pre}<now>${post}'" ;;
 esac
 assert_ne "$ran_retry" "$retry" "enqueued_at was refreshed"
+must_wait 30 'R zrange retry 0 -1 | grep -q "\"jid\":\"bigfail\""' \
+    "the failed bignum job is not in the retry set (dead=$(R zrange dead 0 -1))"
+failed="$(R zrange retry 0 -1 | grep '"jid":"bigfail"')"
+pre="${fails%,\"retry_count\":1\}}"
+case "$failed" in
+    "$pre"',"retry_count":2,'*) ;;
+    *) fail "the failed bignum job's retry entry is '$failed', expected its bytes up to retry_count, then 2" ;;
+esac
+assert_contains "$failed" '"error_class":"hiredhand::ExecFailed"' "error_class of the failed bignum job"
+assert_contains "$failed" '"retried_at":' "retried_at of the failed bignum job"
+ruby -rjson -e 'j = JSON.parse(ARGV[0]); exit(j["args"] == [123456789012345678901234567890, {"n" => -98765432109876543210}] && j["retry_count"] == 2 ? 0 : 1)' "$failed" \
+    || fail "Ruby does not read the failed bignum job's args and retry_count as pushed: $failed"
 hh_stop_worker TERM 30
 assert_eq "$WORKER_RC" 0 "worker exit status after SIGTERM"
 

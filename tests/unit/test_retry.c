@@ -372,6 +372,68 @@ static void test_millisecond_timestamps(void **s) {
     free(p.payload);
 }
 
+/* A job holding an integer beyond 64 bits (read with every integer as a
+ * real) is retried as Sidekiq retries it: its numbers are read from their
+ * stored text (retry_count 2 is 2, not 2.0) and its new payload is its
+ * stored text with only the members the plan changes rewritten, every
+ * digit kept. */
+static char *lossy_plan(const char *payload, hh_failure_plan *out) {
+    hh_retry_config cfg = cfg_default();
+    hh_job *j = failed_job(payload, "default");
+    assert_int_equal(j->lossy, 1);
+    hh_rng rng;
+    hh_rng_seed(&rng);
+    assert_int_equal(hh_retry_plan(j, &cfg, NOW, &rng, out), 0);
+    hh_job_free(j);
+    return out->payload;
+}
+
+static void test_bignum_job_retried(void **s) {
+    (void)s;
+    hh_failure_plan p;
+    char *t =
+        lossy_plan("{\"retry\":true,\"queue\":\"default\",\"class\":\"K\",\"args\":[100000000000000000000,-1],"
+                   "\"jid\":\"b1\",\"created_at\":1795962147.5,\"retry_count\":2,\"wei\":123456789012345678901234}",
+                   &p);
+    assert_int_equal(p.kind, HH_FAIL_RETRY);
+    assert_non_null(t);
+    assert_non_null(strstr(t, "\"args\":[100000000000000000000,-1]"));
+    assert_string_equal(uh_token(t, "wei"), "123456789012345678901234");
+    assert_string_equal(uh_token(t, "retry_count"), "3"); /* an integer, not 3.0 */
+    assert_string_equal(uh_token(t, "created_at"), "1795962147.5");
+    assert_string_equal(uh_token(t, "error_class"), "\"ArgumentError\"");
+    assert_string_equal(uh_token(t, "error_message"), "\"boom f1\"");
+    assert_true(strlen(uh_token(t, "retried_at")) > 0);
+    UH_ASSERT_DBL_IN(p.score, NOW + 96, NOW + 132); /* 3^4 + 15 + rand(10) * 4: count 3's delay */
+    free(p.payload);
+
+    /* first failure: failed_at and retry_count 0 appended */
+    t = lossy_plan("{\"class\":\"K\",\"args\":[18446744073709551616],\"retry\":true}", &p);
+    assert_int_equal(p.kind, HH_FAIL_RETRY);
+    assert_non_null(strstr(t, "\"args\":[18446744073709551616]"));
+    assert_string_equal(uh_token(t, "retry_count"), "0");
+    assert_true(strlen(uh_token(t, "failed_at")) > 0);
+    free(p.payload);
+
+    /* "retry": 3 read from its text: the fourth failure is the last */
+    t = lossy_plan("{\"class\":\"K\",\"args\":[18446744073709551616],\"retry\":3,\"retry_count\":2}", &p);
+    assert_int_equal(p.kind, HH_FAIL_DEAD);
+    assert_string_equal(uh_token(t, "retry_count"), "3");
+    assert_non_null(strstr(t, "\"args\":[18446744073709551616]"));
+    free(p.payload);
+
+    /* a retry_count beyond 64 bits gains 1 in its digits (and is spent) */
+    t = lossy_plan("{\"class\":\"K\",\"args\":[],\"retry\":true,\"retry_count\":100000000000000000000}", &p);
+    assert_int_equal(p.kind, HH_FAIL_DEAD);
+    assert_string_equal(uh_token(t, "retry_count"), "100000000000000000001");
+    free(p.payload);
+
+    /* retry false: discarded, as any job */
+    t = lossy_plan("{\"class\":\"K\",\"args\":[18446744073709551616],\"retry\":false}", &p);
+    assert_int_equal(p.kind, HH_FAIL_DISCARD);
+    assert_null(t);
+}
+
 /* ----------------------------------------------------- error_backtrace */
 
 static unsigned char *b64decode(const char *in, size_t *outlen) {
@@ -840,6 +902,7 @@ int main(void) {
         cmocka_unit_test(test_second_failure),
         cmocka_unit_test(test_timestamps_kept_as_tokens),
         cmocka_unit_test(test_millisecond_timestamps),
+        cmocka_unit_test(test_bignum_job_retried),
         cmocka_unit_test(test_error_backtrace),
         cmocka_unit_test(test_backtrace_encode_direct),
         cmocka_unit_test(test_invalid_utf8_error_message),
