@@ -267,9 +267,14 @@ static int parse_option(work_args *a, int ch, const char *arg) {
     long l;
     double d;
     switch (ch) {
-    case 'r':
+    case 'r': {
+        /* checked here, not only at start: a config file's URL then gets
+         * its FILE:LINE:COLUMN (apply_config) */
+        char why[512];
+        if (hh_redis_url_check(arg, why, sizeof(why)) != HH_OK) return cli_usage_error("%s", why);
         a->o.redis.url = arg;
         break;
+    }
     CLI_TLS_CASES:
         if (cli_redis_option(ch, arg, &a->o.redis)) return CLI_EXIT_USAGE;
         break;

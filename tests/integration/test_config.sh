@@ -90,6 +90,8 @@ assert_contains "$HH_ERR" "--concurrency: 'ten' is not a number, want 1 to 1000"
 bad value_range "1:15: in key ':concurrency'" < <(printf ':concurrency: 0\n')
 assert_contains "$HH_ERR" "--concurrency: 0 is out of range, want 1 to 1000" "a value out of range gives the library's range, with its location"
 bad queue_twice "1:14: in key ':queues'" < <(printf ':queues: [a, a]\n')
+bad redis_url "2:8: in key 'url'" < <(printf 'redis:\n  url: "redis://127.0.0.1:notaport/0"\n')
+assert_contains "$HH_ERR" "bad port 'notaport'" "a group's Redis URL is checked with the file's other values"
 bad empty_value "1:10: ':timeout' wants a value, not empty" < <(printf ':timeout:\n')
 bad queue_pair "2:5: ':queues': a queue is a name or a [name, weight] pair" < <(printf ':queues:\n  - [critical, 3, 4]\n')
 bad queue_weight "2:6: in key ':queues'" < <(printf ':queues:\n  - [critical, heavy]\n')
