@@ -89,6 +89,7 @@ struct hh_fetcher {
     pthread_mutex_t acks_mu;
     hh_job **acks;
     size_t nacks, acks_cap;
+    size_t acks_flush; /* queued acks that make the thread adding one send them all */
     /* Idle fetching without pickup.c: waiters[q] threads block on queue q
      * in Redis, the other idle threads sleep on idle_cv. */
     pthread_mutex_t idle_mu;
@@ -253,7 +254,7 @@ hh_fetcher *hh_fetcher_new(const hh_fetch_env *m) {
      * thread plus the batches in flight; twice that is room to spare (and
      * want_locked never asks for more than fits). Acks are sent when full. */
     f->cap = 2 * (c + HH_FETCH_BATCH_MAX);
-    f->acks_cap = c + HH_FETCH_BATCH_MAX;
+    f->acks_cap = f->acks_flush = c + HH_FETCH_BATCH_MAX;
     f->ring = calloc(f->cap, sizeof(*f->ring));
     f->acks = calloc(f->acks_cap, sizeof(*f->acks));
     f->waiters = calloc(m->nqueues, sizeof(*f->waiters));
@@ -575,9 +576,21 @@ static int fetch_basic(hh_processor *p, hh_fetched *out, size_t max) {
 void hh_fetch_queue_ack(const hh_fetch_env *m, hh_job *job, hh_conn *c) {
     hh_fetcher *f = m->fetcher;
     pthread_mutex_lock(&f->acks_mu);
-    f->acks[f->nacks++] = job;
-    int full = f->nacks == f->acks_cap;
+    /* The queue can be full: acks Redis refused come back (acks_return),
+     * and other threads add theirs between one thread finding it full and
+     * its flush taking them. It grows then; the flush threshold stays. */
+    if (f->nacks == f->acks_cap) {
+        hh_job **grown = realloc(f->acks, 2 * f->acks_cap * sizeof(*grown));
+        if (grown) f->acks = grown, f->acks_cap *= 2;
+    }
+    int added = f->nacks < f->acks_cap;
+    if (added) f->acks[f->nacks++] = job;
+    int full = f->nacks >= f->acks_flush;
     pthread_mutex_unlock(&f->acks_mu);
+    if (!added) { /* out of memory: as acks_return, the job stays in progress for reconciliation */
+        hh_lease_release(m->lease, &job->lease);
+        hh_job_free(job);
+    }
     if (full) hh_fetch_flush_acks(m, c);
 }
 
