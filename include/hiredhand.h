@@ -411,7 +411,8 @@ typedef enum hh_jobset_action {
 /* The JSON text of the entry's top-level field `key` exactly as stored (an
  * integer beyond 64 bits keeps its digits, where retry_count above is -1):
  * malloc'd, free with free(); NULL when absent, when the entry is not a
- * JSON object, or out of memory. */
+ * JSON object, or out of memory. Reads e only: thread-safe while e lives
+ * (inside the callback that got it). */
 HH_EXPORT char *hh_jobset_entry_get(const hh_jobset_entry *e, const char *key);
 
 /* ZCARD. Errors: HH_ERR_INVALID, HH_ERR_REDIS. */
