@@ -398,10 +398,7 @@ typedef enum hh_jobset_action {
     HH_JOBSET_RETRY_NOW = 0, /* #retry: retry_count - 1 when present, then
                               * pushed as Sidekiq::Client.push does (retry
                               * and queue defaults, jid and created_at when
-                              * absent, enqueued_at now: in the unit of
-                              * the job's created_at, integer ms or float
-                              * seconds, else the client's timestamps
-                              * option) to its queue */
+                              * absent, enqueued_at now) to its queue */
     HH_JOBSET_ENQUEUE = 1,   /* #add_to_queue: the same, retry_count kept */
     HH_JOBSET_DELETE = 2,    /* #delete: ZREM */
     HH_JOBSET_KILL = 3       /* #kill: into the dead set, bytes unchanged,

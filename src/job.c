@@ -151,15 +151,6 @@ double hh_json_time(const json_t *v) {
     return 0;
 }
 
-hh_timestamps hh_json_time_kind(const json_t *v, hh_timestamps fallback) {
-    if (json_is_integer(v)) return HH_TS_MILLIS;
-    /* an integer read as a real (a payload with a number beyond 64 bits is
-     * read with every integer as a real): milliseconds by its size, as
-     * seconds since 1970 stay below 1e11 until the year 5138 */
-    if (json_is_real(v)) return json_real_value(v) >= 1e11 ? HH_TS_MILLIS : HH_TS_FLOAT;
-    return fallback;
-}
-
 json_t *hh_json_time_new(double epoch, hh_timestamps ts) {
     if (ts == HH_TS_MILLIS) return json_integer((json_int_t)llround(epoch * 1000.0));
     return json_real(epoch);

@@ -75,9 +75,6 @@ void hh_job_fail_bytes(hh_job *job, const char *error_class, const char *msg, si
 double hh_json_time(const json_t *v);
 /* A timestamp in the configured encoding: real seconds or integer ms. */
 json_t *hh_json_time_new(double epoch, hh_timestamps ts);
-/* The unit a payload's timestamp v is written in (Sidekiq 8's integer ms,
- * or float seconds); fallback when v is not a number. */
-hh_timestamps hh_json_time_kind(const json_t *v, hh_timestamps fallback);
 /* Parses a payload as hh_job_new() does: when it holds integers beyond 64
  * bits (jansson has no bignums) it is read again with every integer as a
  * real and *lossy is set: such a value must never be re-serialised (use

@@ -209,11 +209,8 @@ static char *push_payload(hh_client *c, const char *member, size_t len, int decr
         }
     }
     double now = hh_now();
+    hh_timestamps ts = hh_client_timestamps(c);
     json_t *jid = json_object_get(item, "jid"), *ca = json_object_get(item, "created_at");
-    /* enqueued_at in the unit of the job's own created_at, so one payload
-     * never mixes Sidekiq 8's integer ms with float seconds; the client's
-     * option only for a job without one */
-    hh_timestamps ts = hh_json_time_kind(ca, hh_client_timestamps(c));
     int need_jid = !jid || json_is_null(jid) || json_is_false(jid);
     int need_ca = !ca || json_is_null(ca) || json_is_false(ca);
     char fresh[HH_JID_SIZE];

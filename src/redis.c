@@ -692,7 +692,7 @@ static void succeeded(hh_conn *c) {
     int io = HH_UNREACHABLE_IO;
     if (atomic_load(&c->cfg->unreachable) == io) atomic_compare_exchange_strong(&c->cfg->unreachable, &io, 0);
     if (hh_mono() - c->connected_at < 1.0) return;
-    if (atomic_load(&c->cfg->unreachable)) atomic_store(&c->cfg->unreachable, 0); /* no store per call */
+    atomic_store(&c->cfg->unreachable, 0);
     c->backoff = BACKOFF_MIN;
     int was = 1;
     if (atomic_load(&c->cfg->outage) && atomic_compare_exchange_strong(&c->cfg->outage, &was, 0))

@@ -180,9 +180,6 @@ int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_
     } else if (present) {
         unusable = 1;
     }
-    /* the job's own unit (its created_at's), so a payload never mixes
-     * Sidekiq 8's integer ms with float seconds; the option otherwise */
-    hh_timestamps ts = hh_json_time_kind(json_object_get(msg, "created_at"), cfg->timestamps);
     if (unusable) {
         char *shown = json_dumps(rc, JSON_ENCODE_ANY | JSON_COMPACT);
         sds why = sdscatlen(sdsempty(), job->error_message ? job->error_message : "", job->error_message_len);
@@ -192,12 +189,12 @@ int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_
         free(shown);
         if (why) json_object_set_new(msg, "error_message", json_stringn(why, sdslen(why)));
         sdsfree(why);
-        json_object_set_new(msg, "retried_at", hh_json_time_new(now, ts));
+        json_object_set_new(msg, "retried_at", hh_json_time_new(now, cfg->timestamps));
     } else if (present) {
-        json_object_set_new(msg, "retried_at", hh_json_time_new(now, ts));
+        json_object_set_new(msg, "retried_at", hh_json_time_new(now, cfg->timestamps));
         if (!is_real) json_object_set_new(msg, "retry_count", json_integer(count));
     } else {
-        json_object_set_new(msg, "failed_at", hh_json_time_new(now, ts));
+        json_object_set_new(msg, "failed_at", hh_json_time_new(now, cfg->timestamps));
         json_object_set_new(msg, "retry_count", json_integer(count));
     }
     size_t nb = backtrace_wanted(msg, job->nbacktrace);

@@ -86,9 +86,7 @@ static int poll_set(const hh_scheduler_env *e, hh_conn *c, const char *set) {
             char *fresh = NULL;
             const char *problem = item ? hh_job_problem(item) : "payload is not valid JSON";
             if (!problem) { /* enqueued_at refreshed in place or appended, all else kept */
-                /* in the job's own unit (see hh_json_time_kind) */
-                json_t *ea =
-                    hh_json_time_new(now, hh_json_time_kind(json_object_get(item, "created_at"), e->timestamps));
+                json_t *ea = hh_json_time_new(now, e->timestamps);
                 if (lossy) { /* integers beyond 64 bits: only enqueued_at's bytes change */
                     char *v = hh_json_dump(ea);
                     fresh = v ? hh_json_set_raw(mem->str, mem->len, "enqueued_at", v, NULL) : NULL;

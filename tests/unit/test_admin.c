@@ -6,7 +6,6 @@
  * shown and cleared. Against a private redis-server. */
 #include "unit_helpers.h"
 
-#include <jansson.h>
 #include <math.h>
 #include "hiredhand.h"
 
@@ -211,52 +210,11 @@ static void test_dead_trims_on_kill(void **s) {
     hh_client_free(c);
 }
 
-/* A retried entry's enqueued_at is written in the unit of its own
- * created_at (Sidekiq 8's integer ms or float seconds), whatever the
- * client's option: one payload never mixes the two. */
-static void test_retry_keeps_timestamp_unit(void **s) {
-    (void)s;
-    for (int millis = 0; millis <= 1; millis++) {
-        hh_client *c = client_ns(NULL);
-        hh_client_free(c);
-        hh_redis_options o;
-        hh_redis_options_init(&o);
-        o.url = srv.url;
-        o.timestamps = millis ? HH_TS_FLOAT : HH_TS_MILLIS; /* the other unit */
-        int err = 99;
-        c = hh_client_new(&o, &err);
-        assert_non_null(c);
-        const char *payload = millis
-            ? "{\"retry\":true,\"queue\":\"default\",\"class\":\"K\",\"args\":[1],\"jid\":\"t1\","
-              "\"created_at\":1795000000000,\"error_class\":\"E\",\"error_message\":\"x\",\"retry_count\":1}"
-            : "{\"retry\":true,\"queue\":\"default\",\"class\":\"K\",\"args\":[1],\"jid\":\"t1\","
-              "\"created_at\":1795000000.5,\"error_class\":\"E\",\"error_message\":\"x\",\"retry_count\":1}";
-        freeReplyObject(uh_cmd(&srv, "ZADD retry 100 %s", payload));
-        assert_int_equal(hh_jobset_act(c, HH_JOBSET_RETRY, "t1", HH_JOBSET_RETRY_NOW, NULL), HH_OK);
-        char *pushed = uh_str(&srv, "LINDEX queue:default 0");
-        assert_non_null(pushed);
-        json_t *j = json_loads(pushed, 0, NULL);
-        assert_non_null(j);
-        json_t *ea = json_object_get(j, "enqueued_at");
-        double now = (double)time(NULL);
-        if (millis) {
-            assert_true(json_is_integer(ea));
-            assert_true(fabs((double)json_integer_value(ea) / 1000.0 - now) < 60);
-        } else {
-            assert_true(json_is_real(ea));
-            assert_true(fabs(json_real_value(ea) - now) < 60);
-        }
-        json_decref(j);
-        free(pushed);
-        hh_client_free(c);
-    }
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_argument_checks),    cmocka_unit_test(test_not_found),
         cmocka_unit_test(test_not_a_job_stays),    cmocka_unit_test(test_namespace_filter_limit),
-        cmocka_unit_test(test_dead_trims_on_kill), cmocka_unit_test(test_retry_keeps_timestamp_unit),
+        cmocka_unit_test(test_dead_trims_on_kill),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -358,18 +358,6 @@ static void test_millisecond_timestamps(void **s) {
     UH_ASSERT_DBL_IN(p.score, NOW + 16, NOW + 34);
     json_decref(o);
     free(p.payload);
-    /* a job's own unit wins over the option, both ways: a payload never
-     * mixes integer ms and float seconds */
-    o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"created_at\":1795962547.25}", "default", &cfg, &p, &text);
-    assert_true(json_is_real(json_object_get(o, "failed_at")));
-    assert_true(json_real_value(json_object_get(o, "failed_at")) == NOW);
-    json_decref(o);
-    free(p.payload);
-    cfg.timestamps = HH_TS_FLOAT;
-    o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"created_at\":1795962547349}", "default", &cfg, &p, &text);
-    assert_int_equal(ival(o, "failed_at"), (long long)llround(NOW * 1000));
-    json_decref(o);
-    free(p.payload);
 }
 
 /* A job holding an integer beyond 64 bits (read with every integer as a
