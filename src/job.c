@@ -135,6 +135,17 @@ void hh_job_reset_error(hh_job *job) {
     job->nbacktrace = 0;
 }
 
+void hh_job_shed(hh_job *job) {
+    hh_job_reset_error(job);
+    json_decref(job->item);
+    job->item = NULL;
+    job->klass = NULL;
+    job->klass_len = 0;
+    job->jid = "";
+    free(job->args_json);
+    job->args_json = NULL;
+}
+
 void hh_job_free(hh_job *job) {
     if (!job) return;
     hh_job_reset_error(job);

@@ -55,6 +55,13 @@ const char *hh_job_problem(const json_t *item);
  * even on failure): a fetched 32 MiB job is not copied again. */
 hh_job *hh_job_adopt(char *payload, size_t len, const char *queue, char *why, size_t whylen);
 void hh_job_free(hh_job *job);
+/* Frees what only running the job needed (the parsed item, the args dump,
+ * the error details) and keeps what its ack needs: payload, queue, lease.
+ * klass becomes NULL and jid "" (read them from the payload if needed).
+ * Why: the thread that sends the ack frees the job, and glibc's malloc is
+ * slow to free another thread's blocks; a parsed job is one block per JSON
+ * node, so the thread that ran it frees those while they are its own. */
+void hh_job_shed(hh_job *job);
 /* Payloads from this size on do not keep their parsed args: the bytes are
  * held anyway, and a 32 MiB argument parsed is a second 32 MiB held for the
  * whole run (and beyond the 3 x the payload the README promises). */

@@ -296,8 +296,15 @@ void hh_lease_release_jobs(const hh_lease_env *m, hh_job **jobs, size_t n) {
 
 static int recovered_by_peer(const hh_lease_env *m, hh_conn *c, const char *jid);
 
+static void job_names(const char *payload, size_t len, char *klass, size_t kl, char *jid, size_t jl);
+
 int hh_lease_lost(const hh_lease_env *m, hh_conn *c, const hh_job *job) {
+    char kbuf[256], jbuf[64];
     const char *klass = job->klass ? job->klass : "?", *jid = job->jid ? job->jid : "";
+    if (!job->item) { /* shed after it ran (job.h): the names are in the payload */
+        job_names(job->payload, job->len, kbuf, sizeof(kbuf), jbuf, sizeof(jbuf));
+        klass = kbuf, jid = jbuf;
+    }
     if (recovered_by_peer(m, c, jid) == 0) {
         hh_log(m->log, HH_LOG_WARN,
                "class=%s jid=%s: its in-progress entry is gone but no process recovered it (Redis lost its "

@@ -249,6 +249,7 @@ static double run_job(hh_processor *p, hh_fetched *f) {
             hh_job_free(job);
         } else {
             /* The ack rides with the next fetch (one round trip, not two). */
+            hh_job_shed(job);
             hh_fetch_queue_ack(m->fetch, job, &p->conn);
         }
         return elapsed;

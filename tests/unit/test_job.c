@@ -38,6 +38,30 @@ static void test_valid_payload(void **s) {
     hh_job_free(j);
 }
 
+/* After a run, only what the ack needs is kept: the exact bytes, the queue
+ * and the lease; the parsed tree is gone, so the names read "" / NULL. */
+static void test_shed_keeps_what_the_ack_needs(void **s) {
+    (void)s;
+    const char *p = "{\"class\":\"K\",\"args\":[1],\"jid\":\"j1\"}";
+    hh_job *j = mk(p, NULL, 0);
+    j->lease = 7;
+    j->queue_index = 2;
+    assert_string_equal(hh_job_args(j), "[1]"); /* dumped: freed by the shed */
+    hh_job_fail(j, "E", "boom %d", 1);
+    hh_job_shed(j);
+    assert_null(j->item);
+    assert_null(j->klass);
+    assert_string_equal(j->jid, "");
+    assert_null(j->args_json);
+    assert_null(j->error_class);
+    assert_memory_equal(j->payload, p, strlen(p));
+    assert_int_equal(j->len, strlen(p));
+    assert_string_equal(j->queue, "low");
+    assert_int_equal(j->lease, 7);
+    assert_int_equal(j->queue_index, 2);
+    hh_job_free(j);
+}
+
 static void test_retry_count_and_defaults(void **s) {
     (void)s;
     hh_job *j = mk("{\"class\":\"K\",\"args\":[],\"retry_count\":3}", NULL, 0);
@@ -536,6 +560,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_valid_payload),
         cmocka_unit_test(test_retry_count_and_defaults),
+        cmocka_unit_test(test_shed_keeps_what_the_ack_needs),
         cmocka_unit_test(test_exact_bytes_kept),
         cmocka_unit_test(test_malformed_payloads),
         cmocka_unit_test(test_integer_limits_accepted),
