@@ -30,6 +30,7 @@ enum {
     O_PWFILE,
     O_DEADMAX,
     O_DEADTIMEOUT,
+    O_TS,
     O_HELP
 };
 
@@ -57,6 +58,7 @@ static int parse(int argc, char **argv, adm *a, const char *usage) {
                                        {"redis-password-file", required_argument, 0, O_PWFILE},
                                        {"dead-max-jobs", required_argument, 0, O_DEADMAX},
                                        {"dead-timeout", required_argument, 0, O_DEADTIMEOUT},
+                                       {"timestamps", required_argument, 0, O_TS},
                                        CLI_TLS_LONGOPTS,
                                        {"help", no_argument, 0, O_HELP},
                                        {0, 0, 0, 0}};
@@ -100,6 +102,9 @@ static int parse(int argc, char **argv, adm *a, const char *usage) {
         case O_DEADTIMEOUT:
             if (cli_option_seconds("--dead-timeout", optarg, 0, 1, CLI_SECONDS_MAX, &d)) return CLI_EXIT_USAGE;
             a->opts.dead_timeout = d;
+            break;
+        case O_TS:
+            if (cli_option_timestamps(optarg, &a->redis.timestamps)) return CLI_EXIT_USAGE;
             break;
         case O_HELP: fputs(usage, stdout); return -1;
         default: fputs(usage, stderr); return CLI_EXIT_USAGE;
@@ -408,7 +413,8 @@ int cli_jobset(int argc, char **argv, hh_jobset set) {
              "%s"
              "options: -r URL, --redis-password-file FILE, --namespace NS, --yes (needed for\n"
              "  --all and clear when stdin is not a terminal), --dead-max-jobs N and\n"
-             "  --dead-timeout S (the dead set's trims on kill; Sidekiq's 10000, 180 days)\n"
+             "  --dead-timeout S (the dead set's trims on kill; Sidekiq's 10000, 180 days),\n"
+             "  --timestamps float|millis (enqueued_at as Sidekiq 6/7 or 8 reads it; float)\n"
              "exit status: 0 done, 1 not found, 2 usage or not confirmed, 3 Redis error\n",
              set_word(set), verbs, set == HH_JOBSET_DEAD ? " (newest first)" : " (next first)",
              set == HH_JOBSET_SCHEDULED

@@ -83,6 +83,13 @@ int cli_option_int(const char *opt, const char *arg, long lo, long hi, long *out
     return 0;
 }
 
+int cli_option_timestamps(const char *arg, hh_timestamps *out) {
+    if (!strcmp(arg, "float")) *out = HH_TS_FLOAT;
+    else if (!strcmp(arg, "millis")) *out = HH_TS_MILLIS;
+    else return cli_usage_error("--timestamps is float or millis, not '%s'", arg);
+    return 0;
+}
+
 int cli_option_seconds(const char *opt, const char *arg, double lo, int lo_excluded, double hi, double *out) {
     char *end, range[96];
     double v = arg && *arg ? strtod(arg, &end) : 0;

@@ -32,6 +32,9 @@ int cli_parse_int(const char *s, long lo, long hi, long *out);
  * lo_excluded ("more than 0"). */
 int cli_option_int(const char *opt, const char *arg, long lo, long hi, long *out);
 int cli_option_seconds(const char *opt, const char *arg, double lo, int lo_excluded, double hi, double *out);
+/* --timestamps float|millis into *out: 0, or CLI_EXIT_USAGE after saying
+ * what it takes. */
+int cli_option_timestamps(const char *arg, hh_timestamps *out);
 /* The largest number of seconds cli_parse_seconds takes. */
 #define CLI_SECONDS_MAX 1e10
 /* push --in takes -CLI_PUSH_IN_MAX to CLI_PUSH_IN_MAX seconds: Sidekiq's

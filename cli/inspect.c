@@ -270,8 +270,7 @@ int cli_push(int argc, char **argv) {
                                        HH_RETRIES_LIMIT);
             break;
         case OPT_TS:
-            if (!strcmp(optarg, "millis")) c.redis.timestamps = HH_TS_MILLIS;
-            else if (strcmp(optarg, "float")) return cli_usage_error("--timestamps is float or millis");
+            if (cli_option_timestamps(optarg, &c.redis.timestamps)) return CLI_EXIT_USAGE;
             break;
         case OPT_HELP: fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return CLI_EXIT_USAGE;

@@ -376,9 +376,7 @@ static int parse_option(work_args *a, int ch, const char *arg) {
         else return cli_usage_error("--fetch is reliable or basic, not '%s'", arg);
         break;
     case OPT_TS:
-        if (!strcmp(arg, "float")) a->o.redis.timestamps = HH_TS_FLOAT;
-        else if (!strcmp(arg, "millis")) a->o.redis.timestamps = HH_TS_MILLIS;
-        else return cli_usage_error("--timestamps is float or millis, not '%s'", arg);
+        if (cli_option_timestamps(arg, &a->o.redis.timestamps)) return CLI_EXIT_USAGE;
         break;
     case OPT_VERSION: a->o.version = arg; break;
     case OPT_HB:

@@ -8,7 +8,9 @@
 #     an int-ms created_at, one already carrying a float enqueued_at) moved by hiredhand's
 #     scheduler parse with Ruby's JSON, keep created_at's token and get one enqueued_at in the
 #     layout's encoding; in float layout Sidekiq::Queue#latency of the queue they moved to is a
-#     small non-negative number.
+#     small non-negative number;
+#   - `retries retry --all` with the layout's --timestamps: the job pushed back gets enqueued_at in
+#     the layout's encoding (float seconds, or 13-digit integer ms).
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
 hh_redis_start
@@ -31,6 +33,12 @@ for layout in float millis; do
     hh_stop_worker TERM 30
     assert_eq "$WORKER_RC" 0 "[$layout] worker exit status after SIGTERM"
     hh_ruby ts_check.rb verify "$layout" || fail "[$layout] timestamp checks failed (see above)"
+    hh_cli retries retry --all --yes -r "$REDIS_URL" --timestamps "$layout"
+    assert_eq "$HH_RC" 0 "[$layout] retries retry --all --timestamps $layout (stderr: $HH_ERR)"
+    moved=$(for k in $(R keys 'queue:*'); do R lrange "$k" 0 -1; done | grep FailJob)
+    [ -n "$moved" ] || fail "[$layout] no FailJob pushed back by 'retries retry --all'"
+    if [ "$layout" = millis ]; then want='"enqueued_at": ?[0-9]{13}[,}]'; else want='"enqueued_at": ?[0-9]{10}\.[0-9]+'; fi
+    printf '%s\n' "$moved" | grep -Eq "$want" || fail "[$layout] 'retries retry' wrote enqueued_at not as $layout: $moved"
     hh_log "[$layout] ok"
 done
 pass
