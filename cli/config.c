@@ -89,7 +89,6 @@ static const char *const aliases[][2] = {
     {"queues", "queue"},
     {"labels", "label"},
     {"dead-timeout-in-seconds", "dead-timeout"},
-    {"average-scheduled-poll-interval", "poll-interval"},
     {"poll-interval-average", "poll-interval"},
     {"handlers", NULL},
 };

@@ -71,6 +71,7 @@ static const char work_usage_more[] =
     "      --sidekiq-version V    version shown to 7.x/8.x Web UIs (default 6.4.1)\n"
     "      --heartbeat-interval S seconds between heartbeats (default 5)\n"
     "      --poll-interval S      scheduler average poll interval (default 5 x processes)\n"
+    "      --average-scheduled-poll-interval S  the 5 in that default: seconds per process\n"
     "      --recovery-interval S  orphaned-job scan period (default 60)\n"
     "      --max-recoveries N     recoveries before a job goes dead (default 3)\n"
     "      --lease-lost stop|finish  a job another process recovered from this one (paused\n"
@@ -98,6 +99,7 @@ enum {
     OPT_VERSION,
     OPT_HB,
     OPT_POLL,
+    OPT_POLL_PER,
     OPT_RECOVERY,
     OPT_MAXREC,
     OPT_MAXRETRY,
@@ -138,6 +140,7 @@ static const struct option longopts[] = {{"redis", required_argument, 0, 'r'},
                                          {"sidekiq-version", required_argument, 0, OPT_VERSION},
                                          {"heartbeat-interval", required_argument, 0, OPT_HB},
                                          {"poll-interval", required_argument, 0, OPT_POLL},
+                                         {"average-scheduled-poll-interval", required_argument, 0, OPT_POLL_PER},
                                          {"recovery-interval", required_argument, 0, OPT_RECOVERY},
                                          {"max-recoveries", required_argument, 0, OPT_MAXREC},
                                          {"max-retries", required_argument, 0, OPT_MAXRETRY},
@@ -388,6 +391,11 @@ static int parse_option(work_args *a, int ch, const char *arg) {
     case OPT_POLL:
         if (cli_option_seconds("--poll-interval", arg, 0, 1, CLI_SECONDS_MAX, &d)) return CLI_EXIT_USAGE;
         a->o.poll_interval_average = d;
+        break;
+    case OPT_POLL_PER:
+        if (cli_option_seconds("--average-scheduled-poll-interval", arg, 0, 1, CLI_SECONDS_MAX, &d))
+            return CLI_EXIT_USAGE;
+        a->o.average_scheduled_poll_interval = d;
         break;
     case OPT_RECOVERY:
         if (cli_option_seconds("--recovery-interval", arg, 0, 1, CLI_SECONDS_MAX, &d)) return CLI_EXIT_USAGE;

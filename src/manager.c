@@ -922,6 +922,7 @@ void hh_manager_scheduler_env(hh_manager *m, hh_scheduler_env *out) {
                               &m->cfg,
                               m->opts.redis.timestamps,
                               m->opts.poll_interval_average,
+                              m->opts.average_scheduled_poll_interval,
                               m->opts.dead_timeout,
                               m->opts.dead_max_jobs,
                               &m->quiet,

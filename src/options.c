@@ -72,10 +72,11 @@ static int check_numbers(const hh_manager_options *o, char *errbuf, size_t errle
         return why(errbuf, errlen, "dead set limit %ld jobs: at most %ld", o->dead_max_jobs, DEAD_MAX_JOBS_MAX);
     /* 0 (or less) means the default for these; NaN never does */
     if (isnan(o->dead_timeout) || isnan(o->poll_interval_average) || isnan(o->recovery_interval) ||
-        isnan(o->liveness_max_age) || o->poll_interval_average < 0)
+        isnan(o->liveness_max_age) || o->poll_interval_average < 0 || isnan(o->average_scheduled_poll_interval) ||
+        o->average_scheduled_poll_interval < 0)
         return why(errbuf, errlen,
                    "dead timeout, poll interval, recovery interval and liveness max age are "
-                   "seconds (0: the default; the poll interval not negative)");
+                   "seconds (0: the default; the poll intervals not negative)");
     /* /healthz calls a worker dead once its last beat is older than this:
      * not above one interval, a healthy worker flaps to 503 between beats */
     double live = o->liveness_max_age > 0 ? o->liveness_max_age : 30;

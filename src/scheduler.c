@@ -16,6 +16,11 @@
 #define HH_POLL_AVERAGE 5.0 /* Sidekiq's average_scheduled_poll_interval */
 #define HH_POLL_BATCH 100
 
+double hh_scheduler_average(double fixed, double per_process, long processes) {
+    if (fixed > 0) return fixed;
+    return (per_process > 0 ? per_process : HH_POLL_AVERAGE) * (double)(processes < 1 ? 1 : processes);
+}
+
 double hh_scheduler_wait(double average, long processes, double r) {
     return processes < 10 ? average * r + average / 2 : average * r;
 }
@@ -174,8 +179,9 @@ void *hh_scheduler_main(void *arg) {
     nap(e, fixed > 0 ? fixed * hh_rng_double(&rng) : 10 + 5 * hh_rng_double(&rng));
     while (!atomic_load(e->quiet)) {
         hh_scheduler_poll(e, &c);
-        double avg = fixed > 0 ? fixed : HH_POLL_AVERAGE * (double)process_count(e, &c);
-        nap(e, hh_scheduler_wait(avg, fixed > 0 ? 1 : (long)(avg / HH_POLL_AVERAGE), hh_rng_double(&rng)));
+        long procs = fixed > 0 ? 1 : process_count(e, &c);
+        double avg = hh_scheduler_average(fixed, e->per_process, procs);
+        nap(e, hh_scheduler_wait(avg, procs, hh_rng_double(&rng)));
     }
     hh_conn_close(&c);
     return NULL;

@@ -99,6 +99,7 @@ expect_range_error -t soon "--timeout: 'soon' is not a number, want 0 to 1000000
 expect_range_error --heartbeat-interval 0 "--heartbeat-interval: 0 is out of range, want 0.1 to 30 seconds"
 expect_range_error --heartbeat-interval 31 "--heartbeat-interval: 31 is out of range, want 0.1 to 30 seconds"
 expect_range_error --poll-interval 0 "--poll-interval: 0 is out of range, want more than 0 and at most 10000000000 seconds"
+expect_range_error --average-scheduled-poll-interval -1 "--average-scheduled-poll-interval: -1 is out of range, want more than 0 and at most 10000000000 seconds"
 expect_range_error --recovery-interval nan "--recovery-interval: 'nan' is not a number, want more than 0"
 expect_range_error --dead-timeout -5 "--dead-timeout: -5 is out of range, want more than 0"
 expect_range_error --liveness-max-age 0 "--liveness-max-age: 0 is out of range, want more than 0"

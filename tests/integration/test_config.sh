@@ -132,6 +132,7 @@ cat >"$HH_TMP/app/config/sidekiq.yml" <<YAML
 :dead_max_jobs: 50
 :dead_timeout_in_seconds: 3600
 :poll_interval_average: 4
+:average_scheduled_poll_interval: 3
 :on_complex_arguments: :raise
 :lifecycle_events:
   startup: []
@@ -151,9 +152,9 @@ RAILS_ENV=production hh_cli work -r "$REDIS_URL" -C config/sidekiq.yml --help
 assert_eq "$HH_RC" 0 "a Sidekiq app's sidekiq.yml is accepted (stderr: $HH_ERR)"
 for w in "3:11: warning: ':require' ./config/boot.rb skipped: it names Ruby code" \
          "4:1: warning: ':environment' has no effect in hiredhand" "5:1: warning: ':strict' has no effect" \
-         "6:1: warning: ':pidfile' has no effect" "13:1: warning: ':on_complex_arguments' has no effect" \
-         "14:1: warning: ':lifecycle_events' has no effect" "16:1: warning: ':capsules' has no effect" \
-         "23:13: warning: ':require' . skipped: it names Ruby code"; do
+         "6:1: warning: ':pidfile' has no effect" "14:1: warning: ':on_complex_arguments' has no effect" \
+         "15:1: warning: ':lifecycle_events' has no effect" "17:1: warning: ':capsules' has no effect" \
+         "24:13: warning: ':require' . skipped: it names Ruby code"; do
     assert_contains "$HH_ERR" "config/sidekiq.yml:$w" "warning for a Sidekiq key"
 done
 assert_eq "$(grep -c warning <<<"$HH_ERR")" 8 "one warning per Sidekiq key that has no effect (stderr: $HH_ERR)"

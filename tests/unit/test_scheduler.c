@@ -36,6 +36,17 @@ static void test_wait_formula_few_processes(void **s) {
     assert_true(hh_scheduler_wait(2.0, 1, 0.25) == 1.5);
 }
 
+/* Sidekiq's average: poll_interval_average as it is, else
+ * average_scheduled_poll_interval (5 s) times the processes. */
+static void test_average_scaled_by_processes(void **s) {
+    (void)s;
+    assert_true(hh_scheduler_average(0, 0, 1) == 5.0);
+    assert_true(hh_scheduler_average(0, 0, 4) == 20.0);
+    assert_true(hh_scheduler_average(0, 2.0, 3) == 6.0);   /* :average_scheduled_poll_interval: 2 */
+    assert_true(hh_scheduler_average(4.0, 2.0, 3) == 4.0); /* :poll_interval_average: wins */
+    assert_true(hh_scheduler_average(0, 2.0, 0) == 2.0);   /* SCARD 0: ourselves */
+}
+
 static void test_wait_formula_many_processes(void **s) {
     (void)s;
     /* P >= 10: A*r, so in [0, A) */
@@ -261,6 +272,7 @@ static void test_poll_many_and_quiet(void **s) {
 int main(void) {
     const struct CMUnitTest pure[] = {
         cmocka_unit_test(test_wait_formula_few_processes),
+        cmocka_unit_test(test_average_scaled_by_processes),
         cmocka_unit_test(test_wait_formula_many_processes),
     };
     const struct CMUnitTest live[] = {
