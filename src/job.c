@@ -57,18 +57,22 @@ json_t *hh_json_load_payload(const char *payload, size_t len, int *lossy) {
 }
 
 hh_job *hh_job_adopt(char *payload, size_t len, const char *queue, char *why, size_t whylen) {
-    hh_job *job = calloc(1, sizeof(*job));
+    /* the queue name lives in the same block: one allocation per job less,
+     * freed by whichever thread sends the ack (processor.c) */
+    if (!queue) queue = "default";
+    size_t ql = strlen(queue);
+    hh_job *job = calloc(1, sizeof(*job) + ql + 1);
     if (!job) {
         free(payload);
         return NULL;
     }
     job->payload = payload;
     job->len = len;
-    job->queue = strdup(queue ? queue : "default");
+    job->queue = memcpy((char *)(job + 1), queue, ql + 1);
     job->retry_count = -1;
     job->queue_index = -1;
     job->jid = "";
-    if (!job->payload || !job->queue) {
+    if (!job->payload) {
         hh_job_free(job);
         return NULL;
     }
@@ -151,7 +155,6 @@ void hh_job_free(hh_job *job) {
     hh_job_reset_error(job);
     json_decref(job->item);
     free(job->payload);
-    free(job->queue);
     free(job->args_json);
     free(job);
 }

@@ -19,7 +19,8 @@ struct hh_job {
     const char *klass; /* into item */
     size_t klass_len;  /* its length: a class may hold "\u0000" */
     const char *jid;   /* into item, "" when absent */
-    char *queue;       /* queue it was fetched from, without "queue:" */
+    const char *queue; /* queue it was fetched from, without "queue:" (in
+                        * the job's own block) */
     long queue_index;  /* that queue among the manager's (fetch.h), -1 when
                           * not fetched by one: acks find its in-progress
                           * list without building the key per job */
