@@ -13,6 +13,9 @@
 #     the test DELetes its heartbeat hash (instead of waiting 60 s) and starts a replacement
 #     (bounded: 10 replacements). The live ones recover the job, run it, die... Same expectations:
 #     4 runs, then the dead set with hiredhand::PoisonPill.
+# (3) a poison pill holding an integer beyond 64 bits (Ruby's JSON reads it, jansson cannot):
+#     left in a fixed identity's in-progress list with its recovery counter at the limit, it is
+#     buried at boot with the error fields set in its stored bytes; the bignum keeps its digits.
 . "$(dirname "$0")/../lib/harness.sh"
 . "$(dirname "$0")/../lib/recovery_helpers.sh"
 hh_require_binary
@@ -108,4 +111,22 @@ for p in "${live[@]}"; do assert_alive "$p" "[orphan] worker $p died after the j
 okj="$HH_TMP/ok2.jids"; : >"$okj"
 rf_push default OkJob 5 "$okj"
 must_wait 15 '[ "$(rf_uniq "$RF_DIR/done")" -ge 5 ]' "[orphan] the live workers did not run 5 OkJobs within 15 s"
+
+# ---------------------------------------------------------------- (3) a bignum poison pill
+R flushall >/dev/null
+ident="rf-poison-big-$$"
+bjid="0123456789abcdef01234567"
+big='{"class":"KillerJob","args":[100000000000000000000],"retry":true,"queue":"default","jid":"'$bjid'"}'
+R lpush "hiredhand:inprogress:$ident|default" "$big" >/dev/null
+R set "hiredhand:recoveries:$bjid" 3 >/dev/null   # recovered 3 times already: the next is one too many
+hh_start_worker -c 1 -t 5 --fetch reliable --identity "$ident" --max-recoveries 3 --exec "KillerJob=$RF_KILLER"
+must_wait 15 '[ "$(R zcard dead)" = 1 ]' "[bignum] the job was not moved to the dead set at boot"
+entry="$(R zrange dead 0 -1)"
+assert_contains "$entry" '"args":[100000000000000000000]' "[bignum] the dead entry keeps the bignum's digits"
+assert_contains "$entry" '"error_class":"hiredhand::PoisonPill"' "[bignum] dead entry error_class"
+assert_contains "$entry" '"error_message":"job was running when its process died 4 times' "[bignum] dead entry error_message"
+assert_contains "$entry" '"failed_at":' "[bignum] dead entry failed_at"
+assert_eq "$(rf_count "$RF_DIR/killer" "$bjid")" 0 "[bignum] the buried job did not run"
+hh_stop_worker TERM 15
+assert_eq "$WORKER_RC" 0 "[bignum] exit status after SIGTERM"
 pass "a worker-killing job was buried as hiredhand::PoisonPill after 4 runs (fixed identity and orphan scan)"
