@@ -60,7 +60,7 @@ static double latency_of(const redisReply *e, double now) {
     if (!e || e->type != REDIS_REPLY_STRING) return 0;
     int lossy;
     json_t *j = hh_json_load_payload(e->str, e->len, &lossy);
-    double t = hh_json_time(json_object_get(j, "enqueued_at"));
+    double t = hh_payload_time(j, lossy, e->str, e->len, "enqueued_at");
     json_decref(j);
     return t > 0 ? now - t : 0;
 }
@@ -145,7 +145,7 @@ static json_t *job_json(const char *s, size_t len) {
     json_t *it = hh_json_load_payload(s, len, &lossy);
     json_object_set_new(o, "jid", json_string(json_is_object(it) ? hh_admin_str(it, "jid", "") : ""));
     json_object_set_new(o, "class", shown_class(it, ""));
-    double ea = json_is_object(it) ? hh_json_time(json_object_get(it, "enqueued_at")) : 0;
+    double ea = json_is_object(it) ? hh_payload_time(it, lossy, s, len, "enqueued_at") : 0;
     json_object_set_new(o, "enqueued_at", ea > 0 ? json_real(ea) : json_null());
     if (json_is_object(it) && !lossy) json_object_set(o, "item", it);
     else json_object_set_new(o, "payload", json_stringn(s, len));

@@ -553,8 +553,9 @@ static double latency_of(const redisReply *tail, double now) {
     if (!tail || tail->type != REDIS_REPLY_ARRAY || tail->elements == 0) return 0;
     const redisReply *e = tail->element[0];
     if (e->type != REDIS_REPLY_STRING) return 0;
-    json_t *j = json_loadb(e->str, e->len, JSON_ALLOW_NUL, NULL);
-    double t = hh_json_time(json_object_get(j, "enqueued_at"));
+    int lossy; /* a job holding a bignum still has its latency */
+    json_t *j = hh_json_load_payload(e->str, e->len, &lossy);
+    double t = hh_payload_time(j, lossy, e->str, e->len, "enqueued_at");
     json_decref(j);
     return t > 0 ? now - t : 0;
 }

@@ -263,8 +263,9 @@ static void read_queues(const hh_heartbeat_env *e, hh_conn *c, double now) {
         size[i] = len->type == REDIS_REPLY_INTEGER ? len->integer : -1;
         double lat = 0;
         if (tail->type == REDIS_REPLY_STRING) {
-            json_t *j = json_loadb(tail->str, tail->len, JSON_ALLOW_NUL, NULL);
-            double t = hh_json_time(json_object_get(j, "enqueued_at"));
+            int lossy;
+            json_t *j = hh_json_load_payload(tail->str, tail->len, &lossy);
+            double t = hh_payload_time(j, lossy, tail->str, tail->len, "enqueued_at");
             json_decref(j);
             if (t > 0 && now > t) lat = now - t;
         }

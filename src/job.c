@@ -165,6 +165,15 @@ double hh_json_time(const json_t *v) {
     return 0;
 }
 
+double hh_payload_time(const json_t *item, int lossy, const char *payload, size_t len, const char *key) {
+    const json_t *v = json_object_get(item, key);
+    if (!lossy || !json_is_real(v)) return hh_json_time(v);
+    size_t n;
+    const char *tok = hh_json_get_raw(payload, len, key, &n);
+    int integer = tok && n && !memchr(tok, '.', n) && !memchr(tok, 'e', n) && !memchr(tok, 'E', n);
+    return integer ? json_real_value(v) / 1000.0 : json_real_value(v);
+}
+
 json_t *hh_json_time_new(double epoch, hh_timestamps ts) {
     if (ts == HH_TS_MILLIS) return json_integer((json_int_t)llround(epoch * 1000.0));
     return json_real(epoch);

@@ -81,6 +81,10 @@ void hh_job_fail_bytes(hh_job *job, const char *error_class, const char *msg, si
 /* Reads a timestamp: JSON real = seconds, JSON integer = milliseconds (the
  * rule of Sidekiq 8). Returns 0 when absent or not a number. */
 double hh_json_time(const json_t *v);
+/* hh_json_time() of item's top-level key, item parsed from payload by
+ * hh_json_load_payload(): when lossy, every integer was read as a real, so
+ * the stored token says which encoding it is (integer ms or real seconds). */
+double hh_payload_time(const json_t *item, int lossy, const char *payload, size_t len, const char *key);
 /* A timestamp in the configured encoding: real seconds or integer ms. */
 json_t *hh_json_time_new(double epoch, hh_timestamps ts);
 /* Parses a payload as hh_job_new() does: when it holds integers beyond 64

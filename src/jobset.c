@@ -89,10 +89,10 @@ static json_t *entry_fill(hh_jobset_entry *e, hh_jobset set, const char *payload
     /* beyond an int (a bignum, 1e20) it is not an int: hh_jobset_entry_get() has its text */
     if (json_is_number(rc) && json_number_value(rc) >= 0 && json_number_value(rc) <= INT_MAX)
         e->retry_count = (int)json_number_value(rc);
-    e->enqueued_at = hh_json_time(json_object_get(item, "enqueued_at"));
-    e->created_at = hh_json_time(json_object_get(item, "created_at"));
-    e->failed_at = hh_json_time(json_object_get(item, "failed_at"));
-    e->retried_at = hh_json_time(json_object_get(item, "retried_at"));
+    e->enqueued_at = hh_payload_time(item, lossy, payload, len, "enqueued_at");
+    e->created_at = hh_payload_time(item, lossy, payload, len, "created_at");
+    e->failed_at = hh_payload_time(item, lossy, payload, len, "failed_at");
+    e->retried_at = hh_payload_time(item, lossy, payload, len, "retried_at");
     return item;
 }
 

@@ -6,6 +6,9 @@
 # retry of an entry whose retry_count is beyond 64 bits takes 1 from its digits, as Ruby does.
 # A bignum job that fails goes to the retry set as Sidekiq's would, every digit kept (it went
 # to the dead set verbatim, never retried).
+# Reading such jobs: a queue's latency (`queues --json`, `stats --json`) and a retry entry's
+# failed_at/enqueued_at (`retries list --json`) follow the stored encoding, integer ms or real
+# seconds, as for any job (read with every integer as a real, ms were taken for seconds).
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
 hh_redis_start
@@ -100,5 +103,28 @@ for i in 0 1 2; do
         "$pre$new${post%\}}"',"enqueued_at":'[0-9]*.[0-9]*'}') ;;
         *) fail "pushed as '$p', expected '$pre$new${post%\}},\"enqueued_at\":<now>}'" ;;
     esac
+done
+
+now_ms=$(date +%s%3N) now_s=$(date +%s)
+R rpush queue:latms '{"class":"L","args":[99999999999999999999],"jid":"latms","queue":"latms","enqueued_at":'$((now_ms - 2000))'}' >/dev/null
+R rpush queue:latf '{"class":"L","args":[99999999999999999999],"jid":"latf","queue":"latf","enqueued_at":'$((now_s - 2))'.5}' >/dev/null
+R sadd queues latms latf >/dev/null
+R del retry >/dev/null
+R zadd retry 5 '{"class":"L","args":[99999999999999999999],"jid":"retms","queue":"q","retry_count":0,"failed_at":'$now_ms',"enqueued_at":'$now_ms'}' >/dev/null
+in_range() { jq -e --argjson lo "$2" --argjson hi "$3" "$1 | . >= \$lo and . <= \$hi" >/dev/null; }
+hh_cli queues --json -r "$REDIS_URL"
+assert_eq "$HH_RC" 0 "queues --json ($HH_ERR)"
+for q in latms latf; do
+    in_range ".[] | select(.name == \"$q\") | .latency" 1 60 <<<"$HH_OUT" || fail "queues --json: latency of $q (a bignum job) is not about 2 s: $HH_OUT"
+done
+hh_cli stats --json -r "$REDIS_URL"
+assert_eq "$HH_RC" 0 "stats --json ($HH_ERR)"
+for q in latms latf; do
+    in_range ".queues[] | select(.name == \"$q\") | .latency" 1 60 <<<"$HH_OUT" || fail "stats --json: latency of $q (a bignum job) is not about 2 s: $HH_OUT"
+done
+hh_cli retries list --json -r "$REDIS_URL"
+assert_eq "$HH_RC" 0 "retries list --json ($HH_ERR)"
+for f in failed_at enqueued_at; do
+    in_range ".[0].$f" $((now_s - 60)) $((now_s + 60)) <<<"$HH_OUT" || fail "retries list --json: $f of a bignum entry stored in ms is not now in seconds: $HH_OUT"
 done
 pass

@@ -62,6 +62,27 @@ static void test_shed_keeps_what_the_ack_needs(void **s) {
     hh_job_free(j);
 }
 
+/* A payload read lossily (a bignum): its timestamps keep their encoding. */
+static void test_payload_time_lossy(void **s) {
+    (void)s;
+    const char *p = "{\"class\":\"K\",\"args\":[100000000000000000000],\"enqueued_at\":1700000000123,"
+                    "\"failed_at\":1700000000.5,\"created_at\":17e8}";
+    int lossy;
+    json_t *item = hh_json_load_payload(p, strlen(p), &lossy);
+    assert_non_null(item);
+    assert_int_equal(lossy, 1);
+    UH_ASSERT_DBL_IN(hh_payload_time(item, lossy, p, strlen(p), "enqueued_at"), 1700000000.122, 1700000000.124);
+    UH_ASSERT_DBL_IN(hh_payload_time(item, lossy, p, strlen(p), "failed_at"), 1700000000.49, 1700000000.51);
+    UH_ASSERT_DBL_IN(hh_payload_time(item, lossy, p, strlen(p), "created_at"), 1699999999.9, 1700000000.1);
+    assert_true(hh_payload_time(item, lossy, p, strlen(p), "retried_at") == 0);
+    json_decref(item);
+    const char *q = "{\"class\":\"K\",\"args\":[],\"enqueued_at\":1700000000123}";
+    item = hh_json_load_payload(q, strlen(q), &lossy);
+    assert_int_equal(lossy, 0);
+    UH_ASSERT_DBL_IN(hh_payload_time(item, lossy, q, strlen(q), "enqueued_at"), 1700000000.122, 1700000000.124);
+    json_decref(item);
+}
+
 static void test_retry_count_and_defaults(void **s) {
     (void)s;
     hh_job *j = mk("{\"class\":\"K\",\"args\":[],\"retry_count\":3}", NULL, 0);
@@ -561,6 +582,7 @@ int main(void) {
         cmocka_unit_test(test_valid_payload),
         cmocka_unit_test(test_retry_count_and_defaults),
         cmocka_unit_test(test_shed_keeps_what_the_ack_needs),
+        cmocka_unit_test(test_payload_time_lossy),
         cmocka_unit_test(test_exact_bytes_kept),
         cmocka_unit_test(test_malformed_payloads),
         cmocka_unit_test(test_integer_limits_accepted),
