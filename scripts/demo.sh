@@ -30,7 +30,8 @@ fi
 echo "== pushing jobs with hiredhand push"
 echo "HardWorker     $("$B" push HardWorker '["bob", 5]' -q $Q)"
 echo "EmailJob       $("$B" push EmailJob '["ann@example.com", "Welcome"]' -q $Q)"
-echo "EmailJob (+3s) $("$B" push EmailJob '["later@example.com", "Scheduled"]' --in 3 -q $Q)"
+later=$("$B" push EmailJob '["later@example.com", "Scheduled"]' --in 3 -q $Q)
+echo "EmailJob (+3s) $later"
 echo "FailingJob     $("$B" push FailingJob '[]' --retry 0 -q $Q)"
 if command -v ruby >/dev/null && ruby -e 'require "sidekiq"' 2>/dev/null; then
   echo "== pushing a job with Sidekiq's own Ruby client"
@@ -39,13 +40,17 @@ if command -v ruby >/dev/null && ruby -e 'require "sidekiq"' 2>/dev/null; then
     puts "EmailJob       " + Sidekiq::Client.push("class" => "EmailJob", "queue" => ARGV[0], "args" => ["ruby@example.com", "From Ruby ✓"])' "$Q"
 fi
 
-echo "== running: hiredhand work -q $Q -c 5 --require example_plugin.so --exec EmailJob=print_job.sh"
+# --poll-interval 1: the scheduler's first poll otherwise comes 10-15 s after
+# the start (Sidekiq's initial wait), long after the +3 s job is due
+echo "== running: hiredhand work -r $REDIS_URL -q $Q -c 5 --poll-interval 1 --require example_plugin.so --exec EmailJob=print_job.sh"
 "$B" work -r "$REDIS_URL" -q $Q -c 5 --poll-interval 1 --require "$build/example_plugin.so" \
   --exec "EmailJob=$root/examples/handlers/print_job.sh" &
 worker=$!
+# done when the demo's queue is empty and its scheduled job ran (other
+# apps' scheduled jobs on a shared Redis are not waited for)
 for _ in $(seq 1 100); do
-  left=$(redis-cli -u "$REDIS_URL" eval "return redis.call('llen',KEYS[1]) + redis.call('zcard','schedule')" 1 "queue:$Q")
-  [ "$left" = 0 ] && break
+  left=$(redis-cli -u "$REDIS_URL" llen "queue:$Q")
+  if [ "$left" = 0 ] && ! "$B" jobs find "$later" -r "$REDIS_URL" >/dev/null 2>&1; then break; fi
   sleep 0.2
 done
 sleep 1
