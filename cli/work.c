@@ -389,11 +389,11 @@ static int parse_option(work_args *a, int ch, const char *arg) {
         a->o.heartbeat_interval = d;
         break;
     case OPT_POLL:
-        if (cli_option_seconds("--poll-interval", arg, 0, 1, CLI_SECONDS_MAX, &d)) return CLI_EXIT_USAGE;
+        if (cli_option_seconds("--poll-interval", arg, 0.1, 0, CLI_SECONDS_MAX, &d)) return CLI_EXIT_USAGE;
         a->o.poll_interval_average = d;
         break;
     case OPT_POLL_PER:
-        if (cli_option_seconds("--average-scheduled-poll-interval", arg, 0, 1, CLI_SECONDS_MAX, &d))
+        if (cli_option_seconds("--average-scheduled-poll-interval", arg, 0.1, 0, CLI_SECONDS_MAX, &d))
             return CLI_EXIT_USAGE;
         a->o.average_scheduled_poll_interval = d;
         break;
@@ -531,6 +531,11 @@ static int check_args(work_args *a) {
     a->o.labels = a->nlabels ? a->labels : NULL;
     char err[512];
     if (hh_manager_options_check(&a->o, err, sizeof(err)) != HH_OK) return cli_usage_error("%s", err);
+    /* Sidekiq's rule: poll_interval_average, when set, is the interval */
+    if (a->o.poll_interval_average > 0 && a->o.average_scheduled_poll_interval > 0)
+        fprintf(stderr,
+                "hiredhand: warning: --average-scheduled-poll-interval has no effect: --poll-interval (Sidekiq's "
+                "poll_interval_average) is set and wins\n");
     return 0;
 }
 

@@ -617,7 +617,8 @@ typedef struct hh_manager_options {
     int max_retries;              /* for "retry": true; default 25 */
     long dead_max_jobs;           /* default 10000 */
     double dead_timeout;          /* seconds; default 15552000 (180 days) */
-    double poll_interval_average; /* scheduler, seconds; 0: average_scheduled_poll_interval x processes */
+    double poll_interval_average; /* scheduler, seconds (0.1 or more); 0: average_scheduled_poll_interval
+                                   * x processes */
     double recovery_interval;     /* orphan scan period, seconds; default 60 */
     int max_recoveries;           /* recoveries before a job goes dead; 3 */
     const char *version;          /* "version" shown to 7.x/8.x Web UIs; "6.4.1" */
@@ -639,7 +640,7 @@ typedef struct hh_manager_options {
     /* Sidekiq's average_scheduled_poll_interval: seconds per process, scaled
      * by the number of processes in the fleet when poll_interval_average is
      * 0, so the fleet polls the scheduled and retry sets about this often
-     * in all; 0: 5 */
+     * in all; 0.1 or more, 0: 5 */
     double average_scheduled_poll_interval;
 } hh_manager_options;
 

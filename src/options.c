@@ -15,6 +15,7 @@
 #include "util.h"
 
 /* the limits are hiredhand.h's: the CLI states the same ranges */
+#define POLL_MIN 0.1 /* seconds: the shortest scheduler poll interval */
 #define WEIGHT_MAX HH_WEIGHT_LIMIT
 #define CONCURRENCY_MAX HH_CONCURRENCY_LIMIT
 #define HEARTBEAT_MIN HH_HEARTBEAT_INTERVAL_MIN
@@ -77,6 +78,15 @@ static int check_numbers(const hh_manager_options *o, char *errbuf, size_t errle
         return why(errbuf, errlen,
                    "dead timeout, poll interval, recovery interval and liveness max age are "
                    "seconds (0: the default; the poll intervals not negative)");
+    /* a poll every few ms is a busy loop on Redis (1e-9 s made 7,000
+     * polls a second), not a schedule */
+    if ((o->poll_interval_average > 0 && o->poll_interval_average < POLL_MIN) ||
+        (o->average_scheduled_poll_interval > 0 && o->average_scheduled_poll_interval < POLL_MIN))
+        return why(errbuf, errlen, "poll interval %g: want %g seconds or more (0: the default)",
+                   o->poll_interval_average > 0 && o->poll_interval_average < POLL_MIN
+                       ? o->poll_interval_average
+                       : o->average_scheduled_poll_interval,
+                   POLL_MIN);
     /* /healthz calls a worker dead once its last beat is older than this:
      * not above one interval, a healthy worker flaps to 503 between beats */
     double live = o->liveness_max_age > 0 ? o->liveness_max_age : 30;

@@ -164,6 +164,8 @@ RAILS_ENV=production hh_start_worker -C config/sidekiq.yml
 popd >/dev/null
 hb_wait_identity "$WORKER_PID" 20
 assert_eq "$(R hget "$HB_ID" info | jq -c '[.concurrency, .queues]')" '[2,["default"]]' "the Sidekiq file's settings"
+assert_contains "$(cat "$WORKER_LOG")" "warning: --average-scheduled-poll-interval has no effect: --poll-interval" \
+    "both poll settings given: the one that has no effect is named (Sidekiq's precedence)"
 hh_stop_worker TERM 20
 # a .so :require: keeps hiredhand's meaning: a C plug-in, loaded (and refused when missing)
 printf ':require: ./nosuch_plugin.so\n' >"$HH_TMP/plugin.yml"
