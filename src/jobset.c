@@ -189,8 +189,12 @@ static char *push_payload(hh_client *c, const char *member, size_t len, int decr
         goto done;
     }
     const char *queue = q ? (json_is_string(q) ? json_string_value(q) : NULL) : "default";
-    if (!queue || hh_name_check(HH_NAME_QUEUE, queue, NULL, 0) != HH_OK) {
-        hh_strlcpy(why, "the entry's \"queue\" is not a valid queue name", whylen);
+    /* Any name Sidekiq's client takes, as the scheduler moves the same
+     * entry: "" and control characters included (queue:"" is a key like
+     * any); only a NUL, which no C string carries, or a name beyond the
+     * limit is refused. */
+    if (!queue || (q && json_string_length(q) != strlen(queue)) || strlen(queue) > HH_NAME_QUEUE_MAX) {
+        hh_strlcpy(why, "the entry's \"queue\" is not a queue name (not a string, holds a NUL or is too long)", whylen);
         goto done;
     }
     json_t *new_rc = NULL;

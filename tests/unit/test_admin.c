@@ -117,7 +117,7 @@ static void test_not_a_job_stays(void **s) {
     hh_client *c = client_ns(NULL);
     freeReplyObject(uh_cmd(&srv, "ZADD retry 5 %s", "{\"jid\":\"nojob\",\"class\":\"K\"}"));
     freeReplyObject(
-        uh_cmd(&srv, "ZADD retry 6 %s", "{\"jid\":\"badq\",\"class\":\"K\",\"args\":[],\"queue\":\"a|b\"}"));
+        uh_cmd(&srv, "ZADD retry 6 %s", "{\"jid\":\"badq\",\"class\":\"K\",\"args\":[],\"queue\":\"a\\u0000b\"}"));
     freeReplyObject(uh_cmd(&srv, "ZADD retry 7 %s", "not json at all"));
     assert_int_equal(hh_jobset_act(c, HH_JOBSET_RETRY, "nojob", HH_JOBSET_RETRY_NOW, NULL), HH_ERR_INVALID);
     assert_non_null(strstr(hh_client_last_error(c), "args"));
