@@ -296,6 +296,23 @@ static int load_mapping(loader *l, const yaml_node_t *map, const char *parent, i
         if (!key || !*key) return fail(l, k, "a key must be a name, not %s", kind(k));
         char name[256], full[512];
         normalize(key, name, sizeof(name));
+        /* YAML (and Ruby's Psych) takes the last of a key given twice,
+         * silently: this one is skipped, and said so (most often a
+         * leftover; a list key such as queues would otherwise add up) */
+        const yaml_node_t *again = NULL;
+        for (yaml_node_pair_t *q = p + 1; q < map->data.mapping.pairs.top && !again; q++) {
+            const yaml_node_t *qn = yaml_document_get_node(l->doc, q->key);
+            const char *qk = scalar(qn);
+            char qname[256];
+            if (!qk) continue;
+            normalize(qk, qname, sizeof(qname));
+            if (strcmp(qname, name) == 0) again = qn;
+        }
+        if (again) {
+            warn(l, k, "'%s' is given again at line %lu: this one is skipped, as Sidekiq's YAML reader does", key,
+                 (unsigned long)again->start_mark.line + 1);
+            continue;
+        }
         const struct option *o = NULL;
         const char *why = parent ? NULL : sidekiq_only_reason(name);
         if (why) {

@@ -172,4 +172,14 @@ printf ':require: ./nosuch_plugin.so\n' >"$HH_TMP/plugin.yml"
 hh_cli work -r "$REDIS_URL" -C "$HH_TMP/plugin.yml"
 assert_eq "$HH_RC" 2 "a missing .so plug-in from :require: is still an error (stderr: $HH_ERR)"
 assert_contains "$HH_ERR" "nosuch_plugin.so" "the plug-in's error names it"
+# a key given twice: the last one counts, as Ruby's YAML reader takes it (a list key such as
+# queues does not add up), and the skipped one is named
+printf ':queues: [a]\n:concurrency: 3\n:queues: [b]\n:concurrency: 4\n' >"$HH_TMP/dup.yml"
+hh_cli work -r "$REDIS_URL" -C "$HH_TMP/dup.yml" --help
+assert_contains "$HH_ERR" "dup.yml:1:1: warning: ':queues' is given again at line 3" "a repeated key is named"
+assert_contains "$HH_ERR" "dup.yml:2:1: warning: ':concurrency' is given again at line 4" "a repeated key is named"
+hh_start_worker -C "$HH_TMP/dup.yml"
+hb_wait_identity "$WORKER_PID" 20
+assert_eq "$(R hget "$HB_ID" info | jq -c '[.concurrency, .queues]')" '[4,["b"]]' "the last of a repeated key counts"
+hh_stop_worker TERM 20
 pass
