@@ -33,7 +33,7 @@ static const char usage[] =
     "Every command takes -r/--redis URL (default $REDIS_URL, else redis://127.0.0.1:6379/0),\n"
     "--redis-password-file FILE (used when the URL has no password; else $REDIS_PASSWORD)\n"
     "and --namespace NS; a rediss:// (TLS) URL takes --tls-ca-file FILE, --tls-ca-dir DIR,\n"
-    "--tls-cert FILE and --tls-key FILE (mutual TLS), --tls-server-name NAME and --tls-insecure\n"
+    "--tls-cert FILE and --tls-key FILE (mutual TLS), --tls-server-name NAME and --tls-insecure;\n"
     "--sentinel HOST:PORT (repeatable), --sentinel-master NAME and --sentinel-password-file FILE\n"
     "find the master through Redis Sentinel (see hiredhand work --help).\n"
     "\n"
