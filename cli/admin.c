@@ -356,8 +356,7 @@ static int list_cb(const hh_jobset_entry *e, void *udata) {
         fputs(o->n ? ",\n" : "\n", stdout);
         print_entry_json(e);
     } else {
-        if (o->n == 0 && (o->table = cli_table_new("llllrl", NULL, NULL)) != NULL) add_header(o->table, o->set);
-        add_row(o->table, e);
+        if (o->table) add_row(o->table, e);
     }
     o->n++;
     return 0;
@@ -457,7 +456,10 @@ int cli_jobset(int argc, char **argv, hh_jobset set) {
     int e = HH_OK;
     out_ctx o = {a.json, 0, set, NULL};
     if (is_list) {
+        /* the header row even when nothing matches, as queues and busy
+         * print theirs: an empty set reads as empty, not as no output */
         if (a.json) fputs("[", stdout);
+        else if ((o.table = cli_table_new("llllrl", NULL, NULL)) != NULL) add_header(o.table, set);
         e = hh_jobset_each(cl, set, &a.filter, list_cb, &o);
         cli_table_end(o.table);
         if (a.json) fputs(o.n ? "\n]\n" : "]\n", stdout);

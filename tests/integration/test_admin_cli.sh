@@ -93,6 +93,20 @@ for set in retries scheduled dead; do
     hh_cli $set list --json
     assert_eq "${HH_OUT:0:1}" "[" "$set list --json has no header"
 done
+# an empty set, or filters that match nothing, still print the header row (as queues and busy do)
+# and --json an empty array: no output at all reads as a failure
+for set in retries scheduled dead; do
+    for args in "--namespace emptyns" "--class NoSuchClass"; do
+        # shellcheck disable=SC2086
+        hh_cli $set list $args
+        assert_eq "$HH_RC" 0 "$set list $args"
+        assert_eq "$(wc -l <<<"$HH_OUT")" 1 "$set list $args: the header row alone (got: $HH_OUT)"
+        assert_contains "$HH_OUT" "JID" "$set list $args: the header row"
+        # shellcheck disable=SC2086
+        hh_cli $set list $args --json
+        assert_eq "$HH_OUT" "[]" "$set list $args --json: an empty array"
+    done
+done
 strjob='{"retry":true,"queue":"default","class":"K","args":[],"jid":"str1","retry_count":"7","error_class":"E","error_message":"m"}'
 R zadd dead 99 "$strjob" >/dev/null
 hh_cli dead list
