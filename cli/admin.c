@@ -43,6 +43,18 @@ typedef struct adm {
     int limit_set;
 } adm;
 
+/* A --queue or --class name in the form list prints it (cli_name_escape:
+ * "a\x1bb" is the queue a<ESC>b), which a shell argument can always hold;
+ * raw bytes pass as they are. Decoded over arg itself: the name only
+ * shrinks. Returns 0, or CLI_EXIT_USAGE (a bad escape, said why). */
+static int unescape_in_place(char *arg) {
+    char *raw = cli_name_unescape(arg);
+    if (!raw) return CLI_EXIT_USAGE;
+    memcpy(arg, raw, strlen(raw) + 1);
+    free(raw);
+    return 0;
+}
+
 /* Options shared by every command here. Returns 0, -1 after --help, or
  * CLI_EXIT_USAGE. */
 static int parse(int argc, char **argv, adm *a, const char *usage) {
@@ -84,8 +96,12 @@ static int parse(int argc, char **argv, adm *a, const char *usage) {
             a->redis.ns = optarg;
             break;
         case O_JSON: a->json = 1; break;
-        case O_CLASS: a->filter.klass = optarg; break;
-        case O_QUEUE: a->filter.queue = optarg; break;
+        case O_CLASS:
+        case O_QUEUE:
+            if (unescape_in_place(optarg)) return CLI_EXIT_USAGE;
+            if (ch == O_CLASS) a->filter.klass = optarg;
+            else a->filter.queue = optarg;
+            break;
         case O_ERROR: a->filter.error = optarg; break;
         case O_LIMIT:
             if (cli_option_int("--limit", optarg, 1, 1000000000L, &n)) return CLI_EXIT_USAGE;
@@ -447,9 +463,9 @@ int cli_jobset(int argc, char **argv, hh_jobset set) {
                                    set_word(set), verb);
         if (jid && filters) return cli_usage_error("--class, --queue, --error and --limit go with --all or list");
     }
-    if (a.all && !is_list) {
-        if (a.filter.queue && cli_check_name(HH_NAME_QUEUE, a.filter.queue)) return CLI_EXIT_USAGE;
-    }
+    /* --queue with an action takes any name list can show: a queue with a
+     * control character (Sidekiq's clients write one) is one to delete or
+     * kill from; retry and enqueue leave such entries in place */
 
     hh_client *cl = open_client(&a, &rc);
     if (!cl) return rc;
