@@ -427,8 +427,10 @@ HH_EXPORT int hh_jobset_each(hh_client *c, hh_jobset set, const hh_jobset_filter
  * HH_ERR_REDIS. */
 HH_EXPORT int hh_jobset_find(hh_client *c, hh_jobset set, const char *jid, hh_jobset_fn fn, void *udata);
 
-/* Applies action to the entry with this jid (the first found, if several).
- * opts may be NULL. Errors: HH_ERR_INVALID (empty jid; KILL on the dead
+/* Applies action to the entry with this jid; when several share it, to
+ * the one hh_jobset_each lists first (the retry and scheduled sets' lowest
+ * score, the dead set's highest), as Sidekiq's find_job finds the lowest
+ * score in a small set. opts may be NULL. Errors: HH_ERR_INVALID (empty jid; KILL on the dead
  * set; RETRY_NOW/ENQUEUE of a payload that is not a job object with a
  * "class" string, an "args" array and a valid queue, which Sidekiq would
  * drop: it stays where it is), HH_ERR_NOTFOUND (no such jid, or another

@@ -498,21 +498,36 @@ int hh_jobset_find(hh_client *c, hh_jobset set, const char *jid, hh_jobset_fn fn
 
 /* ------------------------------------------------------------- actions */
 
-typedef struct act_ctx {
-    hh_client *c;
-    hh_jobset_action action;
-    const hh_jobset_options *opts;
-    int result; /* 1 moved */
-    char why[256];
-} act_ctx;
+/* Member bytes in Redis's order for equal scores (memcmp, then length). */
+static int member_cmp(const char *x, size_t lx, const char *y, size_t ly) {
+    size_t l = lx < ly ? lx : ly;
+    int c = memcmp(x, y, l);
+    return c ? c : (lx > ly) - (lx < ly);
+}
 
-/* Returns 1 to stop once moved, a negative error to stop with it, 0 to try
- * the next entry with that jid (this one was taken meanwhile). */
-static int act_one(const hh_jobset_entry *e, void *udata) {
-    act_ctx *x = udata;
-    int rc = move_entry(x->c, e->set, e->payload, e->len, x->action, x->opts, x->why, sizeof(x->why));
-    if (rc == 1) x->result = 1;
-    return rc == 0 ? 0 : rc == 1 ? 1 : rc;
+/* The entry with a jid that hh_jobset_each lists first: with duplicate
+ * jids, ZSCAN's order is the set's hash order once it outgrows a
+ * listpack, so the first found is not the one list shows first. */
+typedef struct first_ctx {
+    char *member; /* a copy; NULL until one is found */
+    size_t len;
+    double score;
+} first_ctx;
+
+static int keep_first(const hh_jobset_entry *e, void *udata) {
+    first_ctx *x = udata;
+    if (x->member) {
+        int c =
+            e->score != x->score ? (e->score < x->score ? -1 : 1) : member_cmp(e->payload, e->len, x->member, x->len);
+        if (e->set == HH_JOBSET_DEAD) c = -c; /* listed newest first (ZREVRANGE) */
+        if (c >= 0) return 0;
+    }
+    char *m = malloc(e->len ? e->len : 1);
+    if (!m) return HH_ERR_NOMEM;
+    memcpy(m, e->payload, e->len);
+    free(x->member);
+    x->member = m, x->len = e->len, x->score = e->score;
+    return 0;
 }
 
 static int action_allowed(hh_jobset set, hh_jobset_action a) {
@@ -523,11 +538,17 @@ static int action_allowed(hh_jobset set, hh_jobset_action a) {
 int hh_jobset_act(hh_client *c, hh_jobset set, const char *jid, hh_jobset_action action,
                   const hh_jobset_options *opts) {
     if (!c || !hh_admin_jid_ok(jid) || !action_allowed(set, action)) return HH_ERR_INVALID;
-    act_ctx x = {c, action, opts, 0, ""};
-    int found = 0, rc = find_each(c, set, jid, act_one, &x, &found, 1);
-    if (rc == HH_ERR_INVALID) set_error(c, x.why);
-    if (rc != HH_OK) return rc;
-    return x.result ? HH_OK : HH_ERR_NOTFOUND;
+    char why[256];
+    for (;;) { /* again when another client moved the first one meanwhile */
+        first_ctx x = {NULL, 0, 0};
+        int found = 0, rc = find_each(c, set, jid, keep_first, &x, &found, 1);
+        if (rc == HH_OK && !x.member) rc = HH_ERR_NOTFOUND;
+        if (rc == HH_OK) rc = move_entry(c, set, x.member, x.len, action, opts, why, sizeof(why));
+        free(x.member);
+        if (rc == 1) return HH_OK;
+        if (rc == HH_ERR_INVALID) set_error(c, why);
+        if (rc != 0) return rc;
+    }
 }
 
 /* Whether member x comes before member y in JobSet#each's order: higher
