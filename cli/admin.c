@@ -426,6 +426,7 @@ int cli_jobset(int argc, char **argv, hh_jobset set) {
              "  delete JID|--all   remove (with --all, the filters apply; none: the whole set)\n"
              "%s"
              "%s"
+             "  --all --limit N    acts on the first N entries list --limit N shows\n"
              "options: -r URL, --redis-password-file FILE, --namespace NS, --yes (needed for\n"
              "  --all and clear when stdin is not a terminal), --dead-max-jobs N and\n"
              "  --dead-timeout S (the dead set's trims on kill; Sidekiq's 10000, 180 days),\n"

@@ -438,9 +438,12 @@ HH_EXPORT int hh_jobset_find(hh_client *c, hh_jobset set, const char *jid, hh_jo
 HH_EXPORT int hh_jobset_act(hh_client *c, hh_jobset set, const char *jid, hh_jobset_action action,
                             const hh_jobset_options *opts);
 
-/* Applies action to every entry matching f (NULL: all; f->limit caps how
- * many are acted on), one atomic move each, scanning the set with ZSCAN
- * (RetrySet#retry_all, #kill_all, DeadSet#retry_all). Entries another
+/* Applies action to every entry matching f (NULL: all), one atomic move
+ * each, scanning the set with ZSCAN (RetrySet#retry_all, #kill_all,
+ * DeadSet#retry_all). With f->limit, to the first f->limit matching
+ * entries in hh_jobset_each's order instead (the ones a list with that
+ * filter shows), read by rank; those that cannot be pushed count among
+ * them. Entries another
  * client moved first are skipped; entries that cannot be pushed are left
  * and counted in *skipped. *done and *skipped (either may be NULL) are set
  * even on error. Errors: HH_ERR_INVALID, HH_ERR_REDIS. */

@@ -562,6 +562,52 @@ static int before(const redisReply *a, const double *scores, size_t x, size_t y)
     return c ? c > 0 : mx->len > my->len;
 }
 
+/* --all --limit N: the first N matching entries in hh_jobset_each's order,
+ * the ones list --limit N shows (ZSCAN's order is not the scores' once the
+ * set outgrows a listpack). Read by rank in pages as list reads; each entry
+ * that leaves the set (moved here, or by another client first) moves the
+ * ranks after it down by one, so the next page starts that much earlier.
+ * An entry that cannot be pushed stays and counts as one of the N. */
+static int act_listed(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jobset_action action,
+                      const hh_jobset_options *opts, size_t *nd, size_t *ns) {
+    sds sk = hh_key(hh_client_keys(c), set_name(set));
+    const char *cmd = set == HH_JOBSET_DEAD ? "ZREVRANGE" : "ZRANGE";
+    char why[256];
+    size_t seen = 0;
+    int rc = sk ? HH_OK : HH_ERR_NOMEM, stop = !sk;
+    for (long long start = 0; !stop;) {
+        redisReply *r =
+            hh_conn_cmd(hh_client_conn(c), "%s %s %lld %lld WITHSCORES", cmd, sk, start, start + HH_ADMIN_PAGE - 1);
+        if (!hh_admin_pairs_ok(r)) {
+            rc = hh_admin_bad_reply(c, r, cmd);
+            if (r) freeReplyObject(r);
+            break;
+        }
+        long long gone = 0;
+        for (size_t i = 0; i + 1 < r->elements && !stop; i += 2) {
+            hh_jobset_entry e;
+            json_t *shown,
+                *item = entry_fill(&e, set, r->element[i]->str, r->element[i]->len,
+                                   hh_strtod_c(r->element[i + 1]->str, NULL), &shown);
+            if (filter_match(f, &e, item)) {
+                int m = move_entry(c, set, e.payload, e.len, action, opts, why, sizeof(why));
+                if (m == 1) (*nd)++, gone++;
+                else if (m == 0) gone++;
+                else if (m == HH_ERR_INVALID) (*ns)++;
+                else rc = m, stop = 1;
+                if (++seen >= f->limit) stop = 1;
+            }
+            json_decref(item);
+            json_decref(shown);
+        }
+        if (r->elements < 2 * HH_ADMIN_PAGE) stop = 1;
+        freeReplyObject(r);
+        start += HH_ADMIN_PAGE - gone;
+    }
+    sdsfree(sk);
+    return rc;
+}
+
 int hh_jobset_act_all(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jobset_action action,
                       const hh_jobset_options *opts, size_t *done, size_t *skipped) {
     size_t nd = 0, ns = 0;
@@ -569,6 +615,12 @@ int hh_jobset_act_all(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh
     if (done) *done = 0;
     if (skipped) *skipped = 0;
     if (!c || !action_allowed(set, action)) return HH_ERR_INVALID;
+    if (f && f->limit) {
+        rc = act_listed(c, set, f, action, opts, &nd, &ns);
+        if (done) *done = nd;
+        if (skipped) *skipped = ns;
+        return rc;
+    }
     sds sk = hh_key(hh_client_keys(c), set_name(set));
     char cursor[32] = "0", why[256];
     int stop = 0;
@@ -611,7 +663,6 @@ int hh_jobset_act_all(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh
                 if (m == 1) nd++;
                 else if (m == HH_ERR_INVALID) ns++;
                 else if (m < 0) rc = m, stop = 1;
-                if (f && f->limit && nd >= f->limit) stop = 1;
             }
             json_decref(item);
             json_decref(shown);
