@@ -391,22 +391,27 @@ int hh_admin_pairs_ok(const redisReply *r) {
     return 1;
 }
 
+/* One page of a set in the Web UI's order (the dead set newest first, the
+ * others by when they run next) from rank start: the checked reply (free
+ * it), or NULL with *rc set. */
+static redisReply *list_page(hh_client *c, hh_jobset set, const char *sk, long long start, int *rc) {
+    const char *cmd = set == HH_JOBSET_DEAD ? "ZREVRANGE" : "ZRANGE";
+    redisReply *r =
+        hh_conn_cmd(hh_client_conn(c), "%s %s %lld %lld WITHSCORES", cmd, sk, start, start + HH_ADMIN_PAGE - 1);
+    if (hh_admin_pairs_ok(r)) return r;
+    *rc = hh_admin_bad_reply(c, r, cmd);
+    if (r) freeReplyObject(r);
+    return NULL;
+}
+
 int hh_jobset_each(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jobset_fn fn, void *udata) {
     if (!c || !set_name(set) || !fn) return HH_ERR_INVALID;
     sds sk = hh_key(hh_client_keys(c), set_name(set));
-    /* The Web UI's order: the dead set newest first, the others by when
-     * they run next. */
-    const char *cmd = set == HH_JOBSET_DEAD ? "ZREVRANGE" : "ZRANGE";
     size_t seen = 0;
     int rc = HH_OK, stop = 0;
     for (long long start = 0; !stop; start += HH_ADMIN_PAGE) {
-        redisReply *r =
-            hh_conn_cmd(hh_client_conn(c), "%s %s %lld %lld WITHSCORES", cmd, sk, start, start + HH_ADMIN_PAGE - 1);
-        if (!hh_admin_pairs_ok(r)) {
-            rc = hh_admin_bad_reply(c, r, cmd);
-            if (r) freeReplyObject(r);
-            break;
-        }
+        redisReply *r = list_page(c, set, sk, start, &rc);
+        if (!r) break;
         for (size_t i = 0; i + 1 < r->elements && !stop; i += 2) {
             hh_jobset_entry e;
             json_t *shown,
@@ -571,18 +576,12 @@ static int before(const redisReply *a, const double *scores, size_t x, size_t y)
 static int act_listed(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jobset_action action,
                       const hh_jobset_options *opts, size_t *nd, size_t *ns) {
     sds sk = hh_key(hh_client_keys(c), set_name(set));
-    const char *cmd = set == HH_JOBSET_DEAD ? "ZREVRANGE" : "ZRANGE";
     char why[256];
     size_t seen = 0;
     int rc = sk ? HH_OK : HH_ERR_NOMEM, stop = !sk;
     for (long long start = 0; !stop;) {
-        redisReply *r =
-            hh_conn_cmd(hh_client_conn(c), "%s %s %lld %lld WITHSCORES", cmd, sk, start, start + HH_ADMIN_PAGE - 1);
-        if (!hh_admin_pairs_ok(r)) {
-            rc = hh_admin_bad_reply(c, r, cmd);
-            if (r) freeReplyObject(r);
-            break;
-        }
+        redisReply *r = list_page(c, set, sk, start, &rc);
+        if (!r) break;
         long long gone = 0;
         for (size_t i = 0; i + 1 < r->elements && !stop; i += 2) {
             hh_jobset_entry e;
