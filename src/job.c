@@ -367,6 +367,15 @@ char *hh_json_int_step(const char *tok, size_t n, int delta) {
     return buf;
 }
 
+char *hh_json_set_raw_take(char *obj, size_t *len, const char *key, json_t *v) {
+    char *text = v ? hh_json_dump(v) : NULL;
+    json_decref(v);
+    char *out = text ? hh_json_set_raw(obj, *len, key, text, len) : NULL;
+    free(text);
+    free(obj);
+    return out;
+}
+
 char *hh_json_set_raw(const char *obj, size_t len, const char *key, const char *value, size_t *outlen) {
     size_t vs, ve, last;
     int members;

@@ -100,6 +100,10 @@ json_t *hh_json_load_payload(const char *payload, size_t len, int *lossy);
  * payloads that cannot be re-serialised unchanged (bignums). malloc'd,
  * *outlen set; NULL when obj is not an object or out of memory. */
 char *hh_json_set_raw(const char *obj, size_t len, const char *key, const char *value, size_t *outlen);
+/* hh_json_set_raw() with the JSON text of v, taking both: the malloc'd
+ * object text obj is freed (the result replaces it, *len updated) and v's
+ * reference is taken. NULL when out of memory or obj is not an object. */
+char *hh_json_set_raw_take(char *obj, size_t *len, const char *key, json_t *v);
 /* The text of the top-level member `key`'s value in the JSON object text
  * obj, as stored (a bignum keeps its digits): a pointer into obj, *vlen
  * bytes; NULL when absent or obj is not an object. */

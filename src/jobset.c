@@ -138,21 +138,6 @@ char *hh_jobset_entry_get(const hh_jobset_entry *e, const char *key) {
 
 /* ----------------------------------------------------------- the push */
 
-/* Sets key to the JSON text of v in a payload that cannot be re-serialised
- * (integers beyond 64 bits), keeping every other byte. Takes v. */
-static char *raw_set(char *payload, size_t *len, const char *key, json_t *v) {
-    char *text = v ? hh_json_dump(v) : NULL;
-    json_decref(v);
-    if (!text) {
-        free(payload);
-        return NULL;
-    }
-    char *out = hh_json_set_raw(payload, *len, key, text, len);
-    free(text);
-    free(payload);
-    return out;
-}
-
 /* The payload Sidekiq::Client.push(msg) writes for an entry taken out of a
  * sorted set (SortedEntry#retry with decrement, #add_to_queue without):
  * retry_count - 1 when present, Sidekiq.default_worker_options ("retry"
@@ -241,12 +226,12 @@ static char *push_payload(hh_client *c, const char *member, size_t len, int decr
             free(out);
             out = set;
             json_decref(new_rc);
-        } else if (new_rc) out = raw_set(out, outlen, "retry_count", new_rc);
-        if (out && !json_object_get(item, "retry")) out = raw_set(out, outlen, "retry", json_true());
-        if (out && !q) out = raw_set(out, outlen, "queue", json_string("default"));
-        if (out && need_jid) out = raw_set(out, outlen, "jid", json_string(fresh));
-        if (out && need_ca) out = raw_set(out, outlen, "created_at", hh_json_time_new(now, ts));
-        if (out) out = raw_set(out, outlen, "enqueued_at", hh_json_time_new(now, ts));
+        } else if (new_rc) out = hh_json_set_raw_take(out, outlen, "retry_count", new_rc);
+        if (out && !json_object_get(item, "retry")) out = hh_json_set_raw_take(out, outlen, "retry", json_true());
+        if (out && !q) out = hh_json_set_raw_take(out, outlen, "queue", json_string("default"));
+        if (out && need_jid) out = hh_json_set_raw_take(out, outlen, "jid", json_string(fresh));
+        if (out && need_ca) out = hh_json_set_raw_take(out, outlen, "created_at", hh_json_time_new(now, ts));
+        if (out) out = hh_json_set_raw_take(out, outlen, "enqueued_at", hh_json_time_new(now, ts));
         if (!out) goto nomem;
         goto done;
     }

@@ -37,20 +37,17 @@ static char *poison_entry(const hh_recovery_env *e, const char *payload, size_t 
         if (!json_object_get(item, "failed_at"))
             json_object_set_new(item, "failed_at", hh_json_time_new(now, e->timestamps));
         entry = hh_json_dump(item);
-    } else if (json_is_object(item)) {
+    } else if (json_is_object(item) && (entry = malloc(len + 1))) {
         /* integers beyond 64 bits: the stored bytes with the error fields
          * set in them, every other byte kept (a re-serialised bignum would
          * come back as a real) */
-        json_t *ec = json_string("hiredhand::PoisonPill"), *em = json_string(why);
-        json_t *fa = json_object_get(item, "failed_at") ? NULL : hh_json_time_new(now, e->timestamps);
-        char *ect = hh_json_dump(ec), *emt = hh_json_dump(em), *fat = fa ? hh_json_dump(fa) : NULL;
+        memcpy(entry, payload, len);
+        entry[len] = '\0';
         size_t n = len;
-        char *a1 = ect && emt && (fat || !fa) ? hh_json_set_raw(payload, len, "error_class", ect, &n) : NULL;
-        char *a2 = a1 ? hh_json_set_raw(a1, n, "error_message", emt, &n) : NULL;
-        entry = a2 && fat ? hh_json_set_raw(a2, n, "failed_at", fat, &n) : a2;
-        if (entry != a2) free(a2);
-        free(a1), free(ect), free(emt), free(fat);
-        json_decref(ec), json_decref(em), json_decref(fa);
+        entry = hh_json_set_raw_take(entry, &n, "error_class", json_string("hiredhand::PoisonPill"));
+        if (entry) entry = hh_json_set_raw_take(entry, &n, "error_message", json_string(why));
+        if (entry && !json_object_get(item, "failed_at"))
+            entry = hh_json_set_raw_take(entry, &n, "failed_at", hh_json_time_new(now, e->timestamps));
     }
     json_decref(item);
     return entry;
