@@ -465,8 +465,8 @@ int cli_jobset(int argc, char **argv, hh_jobset set) {
         if (jid && filters) return cli_usage_error("--class, --queue, --error and --limit go with --all or list");
     }
     /* --queue with an action takes any name list can show: a queue with a
-     * control character (Sidekiq's clients write one) is one to delete or
-     * kill from; retry and enqueue leave such entries in place */
+     * control character (Sidekiq's clients write one) is one to act on,
+     * as the scheduler pushes to it too */
 
     hh_client *cl = open_client(&a, &rc);
     if (!cl) return rc;

@@ -432,7 +432,7 @@ HH_EXPORT int hh_jobset_find(hh_client *c, hh_jobset set, const char *jid, hh_jo
  * score, the dead set's highest), as Sidekiq's find_job finds the lowest
  * score in a small set. opts may be NULL. Errors: HH_ERR_INVALID (empty jid; KILL on the dead
  * set; RETRY_NOW/ENQUEUE of a payload that is not a job object with a
- * "class" string, an "args" array and a valid queue, which Sidekiq would
+ * "class" string, an "args" array and a queue name without NUL, which Sidekiq would
  * drop: it stays where it is), HH_ERR_NOTFOUND (no such jid, or another
  * client moved it first), HH_ERR_REDIS. */
 HH_EXPORT int hh_jobset_act(hh_client *c, hh_jobset set, const char *jid, hh_jobset_action action,
