@@ -566,6 +566,8 @@ static int fetch_basic(hh_processor *p, hh_fetched *out, size_t max) {
 
 /* ------------------------------------------------------------ acks */
 
+static void acks_send(const hh_fetch_env *m, hh_conn *c, hh_job **jobs, size_t n, int once);
+
 /* Acks are queued per manager, not per thread: the thread that fetches
  * next sends them all in its fetch round trip, and the supervisor sends
  * what is left every 50 ms, so a job that finished is acknowledged soon
@@ -587,9 +589,19 @@ void hh_fetch_queue_ack(const hh_fetch_env *m, hh_job *job, hh_conn *c) {
     if (added) f->acks[f->nacks++] = job;
     int full = f->nacks >= f->acks_flush;
     pthread_mutex_unlock(&f->acks_mu);
-    if (!added) { /* out of memory: as acks_return, the job stays in progress for reconciliation */
-        hh_lease_release(m->lease, &job->lease);
-        hh_job_free(job);
+    if (!added) {
+        /* out of memory: this ack goes at once, alone, rather than leave
+         * the job in progress for the reconciliation to run it again; only
+         * when even that fails (no memory for its array, or Redis refuses
+         * it and the queue still cannot take it back) is it dropped */
+        hh_job **one = malloc(sizeof(*one));
+        if (one) {
+            one[0] = job;
+            acks_send(m, c, one, 1, 1);
+        } else {
+            hh_lease_release(m->lease, &job->lease);
+            hh_job_free(job);
+        }
     }
     if (full) hh_fetch_flush_acks(m, c);
 }

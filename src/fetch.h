@@ -93,7 +93,8 @@ void hh_fetch_queues_written(const hh_fetch_env *m);
 void hh_fetch_wake_sleepers(const hh_fetch_env *m);
 
 /* Queues the ack of a finished job (which it then owns and frees); sends
- * the queue with connection c when it is full. Thread-safe. */
+ * the queue with connection c when it is full, and that ack alone at once
+ * when the queue cannot take it (out of memory). Thread-safe. */
 void hh_fetch_queue_ack(const hh_fetch_env *m, hh_job *job, hh_conn *c);
 
 /* Sends every queued ack (pipelined LREMs) with connection c, retrying
