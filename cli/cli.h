@@ -136,7 +136,8 @@ double cli_mono(void);
 typedef struct cli_serve cli_serve;
 /* Parses "CLASS=COMMAND" as cli_exec_new does; pool: processes at most
  * (started as jobs need them), max_jobs: recycle after so many (0: never),
- * timeout: per job, as --exec-timeout (0: none). NULL with err set. */
+ * timeout: per job, as --exec-timeout, from the job's start: its wait for
+ * a process and that process's hello count (0: none). NULL with err set. */
 cli_serve *cli_serve_new(const char *spec, double timeout, int pool, long max_jobs, char *err, size_t errlen);
 const char *cli_serve_class(const cli_serve *s);
 /* Where stderr lines and process events are logged; before start. */

@@ -19,7 +19,10 @@
  * with the worker. A process
  * that dies, closes its stdout, answers anything but one such line or runs
  * past the timeout is killed; the job it held fails through the retry path
- * like any failure, and the next start waits a backoff. No Redis I/O here:
+ * like any failure, and the next start waits a backoff. The timeout counts
+ * from the job's start, its wait for a process and that process's hello
+ * included; a process whose hello a job stopped waiting for is not killed
+ * (its hello deadline is its own) and the next job waits on for it. No Redis I/O here:
  * the library writes every outcome. */
 #include <errno.h>
 #include <fcntl.h>
@@ -57,7 +60,9 @@ typedef struct {
     int status;   /* wait status once reaped */
     int reaped;
     int starting;    /* held by the starter thread until its hello (busy too) */
-    double hello_by; /* the starter's deadline for that hello (monotonic) */
+    double hello_by; /* the deadline for its hello (monotonic), set at spawn */
+    int hello_due;   /* started, no hello read yet: a job's timeout cut the
+                      * wait short; the next job reads it first */
 } srv_proc;
 
 struct cli_serve {
@@ -239,6 +244,7 @@ static void end_proc(srv_proc *p, double wait) {
     p->outlen = 0;
     p->err.len = 0;
     p->jobs = 0;
+    p->hello_due = 0;
 }
 
 static void describe_exit(const cli_serve *s, const srv_proc *p, char *buf, size_t len) {
@@ -339,6 +345,8 @@ static int spawn_proc(cli_serve *s, srv_proc *p) {
     p->pid = pid;
     p->reaped = 0;
     p->jobs = 0;
+    p->hello_by = cli_mono() + s->hello_timeout;
+    p->hello_due = 0;
     p->outlen = 0;
     p->err.len = 0;
     p->in_fd = in[1], p->out_fd = out[0], p->err_fd = errp[0];
@@ -372,11 +380,20 @@ static void describe_end(cli_serve *s, srv_proc *p, char *what, size_t wlen) {
 }
 
 /* Reads the hello of the process in slot p (job: the one waiting, or
- * NULL). 0, or with why in what and the process ended: -2 out of
- * protocol (a bad or too long hello), -1 otherwise. */
-static int await_hello(cli_serve *s, srv_proc *p, hh_job *job, char *what, size_t wlen) {
+ * NULL) until its hello deadline, or the job's (deadline, 0: none) if
+ * sooner. 0; -3 when the job's deadline came first (the process keeps
+ * its own, hello_due set: the next job goes on waiting); or with why in
+ * what and the process ended: -2 out of protocol (a bad or too long
+ * hello), -1 otherwise. */
+static int await_hello(cli_serve *s, srv_proc *p, hh_job *job, double deadline, char *what, size_t wlen) {
     char *line = NULL;
-    int io = converse(s, p, job, NULL, 0, cli_mono() + s->hello_timeout, &line), rc = -1;
+    double until = deadline > 0 && deadline < p->hello_by ? deadline : p->hello_by;
+    int io = converse(s, p, job, NULL, 0, until, &line), rc = -1;
+    p->hello_due = 0;
+    if (io == IO_TIMEOUT && cli_mono() < p->hello_by) {
+        p->hello_due = 1;
+        return -3;
+    }
     if (io == IO_LINE) {
         rc = check_hello(s, p, line, what, wlen);
         free(line);
@@ -452,8 +469,6 @@ static void *starter_main(void *arg) {
             if (rc != 0) {
                 SLOG(s, HH_LOG_ERROR, "--serve %s: cannot run %s: %s", s->klass, s->argv[0], strerror(rc));
                 backoff(s);
-            } else {
-                p->hello_by = cli_mono() + s->hello_timeout;
             }
             pthread_mutex_lock(&s->mu);
             if (rc != 0) p->busy = p->starting = 0;
@@ -534,31 +549,50 @@ int cli_serve_prestart(cli_serve *s, int n) {
     return 0;
 }
 
-/* Starts the process in slot p and reads its hello. 0, or -1 with the job
- * failed (the slot is then empty again). */
-static int start_proc(cli_serve *s, srv_proc *p, hh_job *job) {
-    /* the backoff after an abnormal end, cut short by a stop */
-    for (;;) {
-        pthread_mutex_lock(&s->mu);
-        double wait = s->next_start - cli_mono();
-        pthread_mutex_unlock(&s->mu);
-        if (wait <= 0) break;
-        if (hh_job_cancelled(job)) {
-            hh_job_fail(job, "hiredhand::ServeFailed", "cancelled by shutdown before %s started", s->argv[0]);
+/* Fails a job whose --exec-timeout ran out before its line was sent. */
+static void fail_timed_out(cli_serve *s, hh_job *job, double start, const char *waiting) {
+    hh_job_fail(job, "hiredhand::ExecFailed", "%s timed out after %.1f s waiting for %s", s->argv[0],
+                cli_mono() - start, waiting);
+}
+
+/* Starts the process in slot p, unless it was started for an earlier job
+ * that gave up waiting for its hello, and reads its hello, both within the
+ * job's deadline (0: none) counted from start. 0, or -1 with the job failed
+ * (the slot is then empty again, but for a process still due to say hello
+ * in time). */
+static int start_proc(cli_serve *s, srv_proc *p, hh_job *job, double start, double deadline) {
+    if (!p->hello_due) {
+        /* the backoff after an abnormal end, cut short by a stop */
+        for (;;) {
+            pthread_mutex_lock(&s->mu);
+            double wait = s->next_start - cli_mono();
+            pthread_mutex_unlock(&s->mu);
+            if (wait <= 0) break;
+            if (hh_job_cancelled(job)) {
+                hh_job_fail(job, "hiredhand::ServeFailed", "cancelled by shutdown before %s started", s->argv[0]);
+                return -1;
+            }
+            if (deadline > 0 && cli_mono() > deadline) {
+                fail_timed_out(s, job, start, "a process to start");
+                return -1;
+            }
+            struct timespec ts = {0, (long)((wait < 0.05 ? wait : 0.05) * 1e9)};
+            nanosleep(&ts, NULL);
+        }
+        int rc = spawn_proc(s, p);
+        if (rc != 0) {
+            hh_job_fail(job, cli_errno_class(rc), "cannot run %s: %s", s->argv[0], strerror(rc));
+            backoff(s);
             return -1;
         }
-        struct timespec ts = {0, (long)((wait < 0.05 ? wait : 0.05) * 1e9)};
-        nanosleep(&ts, NULL);
-    }
-    int rc = spawn_proc(s, p);
-    if (rc != 0) {
-        hh_job_fail(job, cli_errno_class(rc), "cannot run %s: %s", s->argv[0], strerror(rc));
-        backoff(s);
-        return -1;
     }
     char what[300];
-    int hello = await_hello(s, p, job, what, sizeof(what));
+    int hello = await_hello(s, p, job, deadline, what, sizeof(what));
     if (hello == 0) return 0;
+    if (hello == -3) {
+        fail_timed_out(s, job, start, "its hello");
+        return -1;
+    }
     hh_job_fail(job, hello == -2 ? "hiredhand::ServeProtocolError" : "hiredhand::ServeFailed", "%s", what);
     backoff(s);
     return -1;
@@ -656,8 +690,9 @@ static int apply_answer(hh_job *job, const char *line) {
 }
 
 /* A free slot, running or not, marked busy; NULL when the stop cancelled
- * the job while it waited for one. Running processes are preferred. */
-static srv_proc *acquire(cli_serve *s, hh_job *job) {
+ * the job while it waited for one, or its deadline (0: none) passed.
+ * Running processes are preferred. */
+static srv_proc *acquire(cli_serve *s, hh_job *job, double deadline) {
     pthread_mutex_lock(&s->mu);
     for (;;) {
         srv_proc *empty = NULL;
@@ -676,7 +711,7 @@ static srv_proc *acquire(cli_serve *s, hh_job *job) {
             pthread_mutex_unlock(&s->mu);
             return empty;
         }
-        if (hh_job_cancelled(job)) break;
+        if (hh_job_cancelled(job) || (deadline > 0 && cli_mono() > deadline)) break;
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += 100 * 1000000L;
@@ -696,12 +731,19 @@ static void release(cli_serve *s, srv_proc *p) {
 
 int cli_serve_handler(hh_job *job, void *udata) {
     cli_serve *s = udata;
-    srv_proc *p = acquire(s, job);
-    if (!p) {
+    /* --exec-timeout covers the whole job, as under --exec: the wait for a
+     * free process, its start and hello included */
+    double start = cli_mono(), deadline = s->timeout > 0 ? start + s->timeout : 0;
+    srv_proc *p = acquire(s, job, deadline);
+    if (!p && hh_job_cancelled(job)) {
         hh_job_fail(job, "hiredhand::ServeFailed", "cancelled by shutdown while waiting for a %s process", s->argv[0]);
         return -1;
     }
-    if (p->pid > 0) {
+    if (!p) {
+        fail_timed_out(s, job, start, "a free process");
+        return -1;
+    }
+    if (p->pid > 0 && !p->hello_due) {
         /* output between jobs is out of protocol, and an exit shows as
          * stdout's end: a fresh process for this job, which has not been
          * sent anywhere yet */
@@ -719,7 +761,7 @@ int cli_serve_handler(hh_job *job, void *udata) {
             backoff(s);
         }
     }
-    if (p->pid <= 0 && start_proc(s, p, job) != 0) {
+    if ((p->pid <= 0 || p->hello_due) && start_proc(s, p, job, start, deadline) != 0) {
         release(s, p);
         return -1;
     }
@@ -731,9 +773,8 @@ int cli_serve_handler(hh_job *job, void *udata) {
         hh_job_fail(job, "NoMemoryError", "cannot build the job line");
         return -1;
     }
-    double start = cli_mono();
     char *line = NULL;
-    int io = converse(s, p, job, data, len, s->timeout > 0 ? start + s->timeout : 0, &line);
+    int io = converse(s, p, job, data, len, deadline, &line);
     free(data);
     int rc = -1, broken = 1;
     char what[300];

@@ -24,7 +24,8 @@ j_bigrc="$(hh_push_job Ok '[13]' '"retry_count":100000000000000000000')"
 # one handler per class: several --serve flags sharing one command
 args=()
 for k in Ok Fail Noisy Crash Garbage Sleep; do args+=(--serve "$k=$HH_HANDLERS/serve_test.py"); done
-hh_start_worker -c 2 --exec-timeout 4 "${args[@]}"
+# the timeout counts a process's start and hello: room for a Python start on a loaded machine
+hh_start_worker -c 2 --exec-timeout 10 "${args[@]}"
 must_wait 60 '[ "$(R get stat:processed)" = 15 ] && [ "$(R zcard retry)" = 1 ]' \
     "round trip: processed=$(R get stat:processed) retry=$(R zcard retry)"
 
@@ -81,12 +82,12 @@ assert_contains "$(hh_retry_field "$j_garbage" error_message)" "this is not json
 gpid="$(grep " $j_garbage " "$SERVE_DIR/ran" | cut -d' ' -f1)"
 must_wait 10 '! kill -0 '"$gpid"' 2>/dev/null || [ "$(ps -o stat= -p '"$gpid"' | cut -c1)" = Z ]' "garbage process not killed"
 
-# timeout: --exec-timeout 4 against a 60 s job
+# timeout: --exec-timeout 10 against a 60 s job
 t0=$SECONDS
 j_slow="$(hh_push_job Sleep '[60]')"
 must_wait 40 '[ -n "$(hh_retry_field "$j_slow" error_class)" ]' "timed-out job not in the retry set"
 assert_contains "$(hh_retry_field "$j_slow" error_message)" "timed out" "timeout: error_message"
-[ $((SECONDS - t0)) -le 30 ] || fail "timeout took $((SECONDS - t0)) s for --exec-timeout 4"
+[ $((SECONDS - t0)) -le 30 ] || fail "timeout took $((SECONDS - t0)) s for --exec-timeout 10"
 spid="$(grep " $j_slow " "$SERVE_DIR/ran" | cut -d' ' -f1)"
 must_wait 10 '! kill -0 '"$spid"' 2>/dev/null || [ "$(ps -o stat= -p '"$spid"' | cut -c1)" = Z ]' "timed-out process not killed"
 j_last="$(hh_push_job Ok '["last"]')"
