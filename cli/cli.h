@@ -115,6 +115,9 @@ typedef enum { CLI_EXEC_STDOUT_INHERIT = 0, CLI_EXEC_STDOUT_LOG, CLI_EXEC_STDOUT
 void cli_exec_set_stdout(cli_exec *e, cli_exec_stdout mode);
 /* The manager its stderr lines (and stdout's, when logged) are logged to. */
 void cli_exec_set_manager(cli_exec *e, hh_manager *m);
+/* Bytes of those lines logged per job (--exec-log-max; 0: no cap;
+ * default CLI_LOG_MAX_DEFAULT). */
+void cli_exec_set_log_max(cli_exec *e, size_t bytes);
 /* The hh_handler_fn running the command; udata is the cli_exec. */
 int cli_exec_handler(hh_job *job, void *udata);
 /* Shared with serve.c: the handlers' environment (the worker's, filtered
@@ -150,6 +153,9 @@ void cli_serve_set_manager(cli_serve *s, hh_manager *m);
 int cli_serve_prestart(cli_serve *s, int n);
 /* Seconds a new process has to say hello (default 30). */
 void cli_serve_set_hello_timeout(cli_serve *s, double seconds);
+/* Bytes of a process's stderr logged per job, and between jobs
+ * (--exec-log-max; 0: no cap; default CLI_LOG_MAX_DEFAULT). */
+void cli_serve_set_log_max(cli_serve *s, size_t bytes);
 /* The hh_handler_fn; udata is the cli_serve. */
 int cli_serve_handler(hh_job *job, void *udata);
 /* After the worker stopped: closes every process's stdin, waits up to

@@ -1,8 +1,8 @@
 /* common.c -- helpers every `hiredhand` subcommand shares: usage errors,
  * number parsing, name checks, --redis-password-file, tables sized to
- * their content, handler output cut into log lines. Depends on the
- * public API only; main.c and the subcommands depend on it, never the
- * other way round. No Redis keys. */
+ * their content, handler output cut into log lines within a per-job
+ * budget. Depends on the public API only; main.c and the subcommands
+ * depend on it, never the other way round. No Redis keys. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -253,11 +253,29 @@ void cli_lines_end(cli_lines *l, cli_line_fn *fn, void *udata) {
     l->len = 0;
 }
 
-void cli_log_handler_line(hh_manager *m, hh_job *job, const char *klass, int pid, const char *stream, const char *line,
-                          size_t len) {
+void cli_log_handler_line(cli_log_budget *b, hh_manager *m, hh_job *job, const char *klass, int pid, const char *stream,
+                          const char *line, size_t len) {
+    if (b && b->max) {
+        if (b->logged == b->max) { /* spent: an empty line goes too */
+            b->dropped += len;
+            return;
+        }
+        size_t room = b->max - b->logged, take = len < room ? len : room;
+        b->dropped += len - take;
+        b->logged += take;
+        len = take;
+    }
     if (!m) return;
     hh_manager_log(m, HH_LOG_INFO, "class=%s jid=%s pid=%d %s: %.*s", job ? hh_job_handler_class(job, NULL) : klass,
                    job ? hh_job_jid(job) : "-", pid, stream, (int)len, line);
+}
+
+void cli_log_budget_end(cli_log_budget *b, hh_manager *m, hh_job *job, const char *klass, int pid) {
+    if (b->dropped && m)
+        hh_manager_log(
+            m, HH_LOG_WARN, "class=%s jid=%s pid=%d: %zu more bytes of output not logged (--exec-log-max %zu)",
+            job ? hh_job_handler_class(job, NULL) : klass, job ? hh_job_jid(job) : "-", pid, b->dropped, b->max);
+    b->logged = b->dropped = 0;
 }
 
 /* ------------------------------------------------------------ tables */

@@ -1,6 +1,6 @@
 /* common.h -- helpers shared by the hiredhand subcommands (common.c):
  * usage errors, number parsing, name checks, --redis-password-file,
- * handler output cut into log lines. */
+ * handler output cut into log lines within a per-job budget. */
 #ifndef HH_CLI_COMMON_H
 #define HH_CLI_COMMON_H
 
@@ -121,9 +121,23 @@ typedef void cli_line_fn(void *udata, const char *line, size_t len);
 void cli_lines_feed(cli_lines *l, const char *data, size_t n, cli_line_fn *fn, void *udata);
 /* At EOF: passes the unterminated last line, if any. */
 void cli_lines_end(cli_lines *l, cli_line_fn *fn, void *udata);
+/* A job's share of the log for its handler's output (--exec-log-max): a
+ * handler that prints without end must not flood the log. Lines are logged
+ * while their bytes fit (the one that crosses max is cut there); the bytes
+ * after that are only counted, their pipe still read. */
+#define CLI_LOG_MAX_DEFAULT 65536
+typedef struct cli_log_budget {
+    size_t max;     /* bytes logged per job at most; 0: no cap */
+    size_t logged;  /* so far */
+    size_t dropped; /* bytes not logged (line ends not counted) */
+} cli_log_budget;
 /* Logs one line a handler wrote on stream ("stderr", "stdout"), tagged
- * with its job's class and jid (klass and "-" between jobs) and its pid. */
-void cli_log_handler_line(hh_manager *m, hh_job *job, const char *klass, int pid, const char *stream, const char *line,
-                          size_t len);
+ * with its job's class and jid (klass and "-" between jobs) and its pid,
+ * as far as budget b allows (NULL: no cap). */
+void cli_log_handler_line(cli_log_budget *b, hh_manager *m, hh_job *job, const char *klass, int pid, const char *stream,
+                          const char *line, size_t len);
+/* Ends the budget's job (or the output between jobs): one line saying how
+ * many bytes were not logged, if any; counts start again from 0. */
+void cli_log_budget_end(cli_log_budget *b, hh_manager *m, hh_job *job, const char *klass, int pid);
 
 #endif

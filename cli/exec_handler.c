@@ -5,9 +5,11 @@
  * signal or the timeout fails the job with the status and the last line of
  * stderr. Its stderr lines are logged with the job's class and jid, its
  * stdout goes where --exec-stdout says (inherited by default, as the
- * worker's; or logged like stderr; or discarded). The rest of the environment is the worker's, without the Redis
- * credentials (REDIS_URL, REDIS_PASSWORD) and any variable named by
- * --exec-env-drop, unless --exec-env passes it explicitly. */
+ * worker's; or logged like stderr; or discarded), both logged up to
+ * --exec-log-max bytes per job. The rest of the environment is the
+ * worker's, without the Redis credentials (REDIS_URL, REDIS_PASSWORD) and
+ * any variable named by --exec-env-drop, unless --exec-env passes it
+ * explicitly. */
 #include <errno.h>
 #include <jansson.h>
 #include <fcntl.h>
@@ -36,10 +38,12 @@ struct cli_exec {
     double timeout; /* 0: none */
     hh_manager *m;  /* for its stderr (and --exec-stdout log) lines */
     cli_exec_stdout out_mode;
+    size_t log_max; /* bytes of those lines logged per job (0: no cap) */
 };
 
 void cli_exec_set_manager(cli_exec *e, hh_manager *m) { e->m = m; }
 void cli_exec_set_stdout(cli_exec *e, cli_exec_stdout mode) { e->out_mode = mode; }
+void cli_exec_set_log_max(cli_exec *e, size_t bytes) { e->log_max = bytes; }
 
 /* Where a line of the handler's output goes: the log, tagged with the job. */
 typedef struct out_ctx {
@@ -48,11 +52,12 @@ typedef struct out_ctx {
     int pid;
     const char *stream;
     cli_lines lines;
+    cli_log_budget *budget; /* the job's, shared by its stderr and stdout */
 } out_ctx;
 
 static void out_line(void *udata, const char *line, size_t len) {
     out_ctx *c = udata;
-    cli_log_handler_line(c->e->m, c->job, c->e->klass, c->pid, c->stream, line, len);
+    cli_log_handler_line(c->budget, c->e->m, c->job, c->e->klass, c->pid, c->stream, line, len);
 }
 
 const char *cli_exec_class(const cli_exec *e) { return e->klass; }
@@ -91,6 +96,7 @@ cli_exec *cli_exec_new(const char *spec, double timeout, char *err, size_t errle
     if (!e) return NULL;
     e->klass = strndup(spec, (size_t)(eq - spec));
     e->timeout = timeout;
+    e->log_max = CLI_LOG_MAX_DEFAULT;
     size_t n = 0;
     e->argv = cli_exec_split(eq + 1, &n);
     if (!e->argv || n == 0) {
@@ -335,8 +341,9 @@ int cli_exec_handler(hh_job *job, void *udata) {
         hh_job_fail(job, cli_errno_class(rc), "cannot run %s: %s", e->argv[0], strerror(rc));
         return -1;
     }
-    out_ctx errc = {.e = e, .job = job, .pid = (int)pid, .stream = "stderr"};
-    out_ctx outc = {.e = e, .job = job, .pid = (int)pid, .stream = "stdout"};
+    cli_log_budget budget = {.max = e->log_max};
+    out_ctx errc = {.e = e, .job = job, .pid = (int)pid, .stream = "stderr", .budget = &budget};
+    out_ctx outc = {.e = e, .job = job, .pid = (int)pid, .stream = "stdout", .budget = &budget};
     int out_open = outp[0] >= 0;
     if (out_open) fcntl(outp[0], F_SETFL, O_NONBLOCK);
     size_t plen;
@@ -420,6 +427,7 @@ int cli_exec_handler(hh_job *job, void *udata) {
     if (outp[0] >= 0) close(outp[0]);
     cli_lines_end(&errc.lines, out_line, &errc);
     cli_lines_end(&outc.lines, out_line, &outc);
+    cli_log_budget_end(&budget, e->m, job, e->klass, (int)pid);
     while (!exited && waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     char what[128];
     if (why_killed) {

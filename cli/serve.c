@@ -59,10 +59,11 @@ typedef struct {
     size_t ntail; /* the job's last stderr lines, for its failure */
     int status;   /* wait status once reaped */
     int reaped;
-    int starting;    /* held by the starter thread until its hello (busy too) */
-    double hello_by; /* the deadline for its hello (monotonic), set at spawn */
-    int hello_due;   /* started, no hello read yet: a job's timeout cut the
-                      * wait short; the next job reads it first */
+    int starting;        /* held by the starter thread until its hello (busy too) */
+    double hello_by;     /* the deadline for its hello (monotonic), set at spawn */
+    int hello_due;       /* started, no hello read yet: a job's timeout cut
+                          * the wait short; the next job reads it first */
+    cli_log_budget logb; /* stderr logged for the job (or between jobs) */
 } srv_proc;
 
 struct cli_serve {
@@ -78,6 +79,7 @@ struct cli_serve {
     int failures;      /* abnormal ends in a row: the backoff's exponent */
     double next_start; /* no start before (monotonic) */
     double hello_timeout;
+    size_t log_max; /* --exec-log-max */
     /* --serve-pool: the starter thread keeps procs[0 .. eager) running */
     int eager;
     int stopping; /* the starter ends; mu */
@@ -90,6 +92,7 @@ void cli_serve_set_hello_timeout(cli_serve *s, double seconds) {
     if (seconds > 0) s->hello_timeout = seconds;
 }
 void cli_serve_set_manager(cli_serve *s, hh_manager *m) { s->m = m; }
+void cli_serve_set_log_max(cli_serve *s, size_t bytes) { s->log_max = bytes; }
 
 #define SLOG(s, level, ...)                                     \
     do {                                                        \
@@ -114,6 +117,7 @@ cli_serve *cli_serve_new(const char *spec, double timeout, int pool, long max_jo
     s->klass = strndup(spec, (size_t)(eq - spec));
     s->timeout = timeout;
     s->hello_timeout = HELLO_TIMEOUT;
+    s->log_max = CLI_LOG_MAX_DEFAULT;
     s->max_jobs = max_jobs;
     s->pool = pool > 0 ? pool : 1;
     size_t n = 0;
@@ -156,7 +160,7 @@ typedef struct err_ctx {
 /* One stderr line: logged with the job it came during, kept for its failure. */
 static void err_line(void *udata, const char *line, size_t len) {
     err_ctx *c = udata;
-    cli_log_handler_line(c->s->m, c->job, c->s->klass, (int)c->p->pid, "stderr", line, len);
+    cli_log_handler_line(&c->p->logb, c->s->m, c->job, c->s->klass, (int)c->p->pid, "stderr", line, len);
     tail_push(c->p, line, len);
 }
 
@@ -219,7 +223,7 @@ static void close_fd(int *fd) {
 
 /* Ends a process: its stdin closed, then (unless it exits by itself within
  * wait seconds) its whole group killed, TERM then KILL; always reaped. */
-static void end_proc(srv_proc *p, double wait) {
+static void end_proc(cli_serve *s, srv_proc *p, double wait) {
     if (p->pid <= 0) return;
     close_fd(&p->in_fd);
     double until = cli_mono() + wait;
@@ -240,6 +244,7 @@ static void end_proc(srv_proc *p, double wait) {
     close_fd(&p->out_fd);
     close_fd(&p->err_fd);
     tail_clear(p);
+    cli_log_budget_end(&p->logb, s->m, NULL, s->klass, (int)p->pid);
     p->pid = 0;
     p->outlen = 0;
     p->err.len = 0;
@@ -347,6 +352,7 @@ static int spawn_proc(cli_serve *s, srv_proc *p) {
     p->jobs = 0;
     p->hello_by = cli_mono() + s->hello_timeout;
     p->hello_due = 0;
+    p->logb = (cli_log_budget){.max = s->log_max};
     p->outlen = 0;
     p->err.len = 0;
     p->in_fd = in[1], p->out_fd = out[0], p->err_fd = errp[0];
@@ -408,7 +414,7 @@ static int await_hello(cli_serve *s, srv_proc *p, hh_job *job, double deadline, 
     } else {
         describe_end(s, p, what, wlen);
     }
-    end_proc(p, 0);
+    end_proc(s, p, 0);
     return rc;
 }
 
@@ -495,7 +501,7 @@ static void *starter_main(void *arg) {
             if (r < 0) {
                 SLOG(s, HH_LOG_ERROR, "--serve %s: pid=%d %s; killed, started again after a backoff", s->klass,
                      (int)p->pid, what);
-                end_proc(p, 0);
+                end_proc(s, p, 0);
                 backoff(s);
             }
             pthread_mutex_lock(&s->mu);
@@ -509,7 +515,7 @@ static void *starter_main(void *arg) {
     for (int i = 0; i < s->pool; i++) { /* the stop: what has not said hello goes */
         srv_proc *p = &s->procs[i];
         if (!p->starting) continue;
-        end_proc(p, 0);
+        end_proc(s, p, 0);
         pthread_mutex_lock(&s->mu);
         p->starting = p->busy = 0;
         pthread_cond_broadcast(&s->cv);
@@ -757,7 +763,7 @@ int cli_serve_handler(hh_job *job, void *udata) {
         if (bad || p->outlen) {
             SLOG(s, HH_LOG_WARN, "--serve %s: pid=%d %s between jobs; replacing it", s->klass, (int)p->pid,
                  p->outlen ? "wrote to stdout" : "ended");
-            end_proc(p, 0);
+            end_proc(s, p, 0);
             backoff(s);
         }
     }
@@ -766,6 +772,7 @@ int cli_serve_handler(hh_job *job, void *udata) {
         return -1;
     }
     tail_clear(p);
+    cli_log_budget_end(&p->logb, s->m, NULL, s->klass, (int)p->pid); /* what came before the job */
     size_t len = 0;
     char *data = job_line(job, &len);
     if (!data) {
@@ -823,10 +830,11 @@ int cli_serve_handler(hh_job *job, void *udata) {
         break;
     }
     }
+    cli_log_budget_end(&p->logb, s->m, job, s->klass, (int)p->pid);
     if (broken) {
         SLOG(s, HH_LOG_WARN, "--serve %s: pid=%d killed (jid=%s: %s)", s->klass, (int)p->pid, hh_job_jid(job),
              io == IO_LINE ? "out of protocol" : what);
-        end_proc(p, 0);
+        end_proc(s, p, 0);
         backoff(s);
     } else {
         pthread_mutex_lock(&s->mu);
@@ -834,7 +842,7 @@ int cli_serve_handler(hh_job *job, void *udata) {
         pthread_mutex_unlock(&s->mu);
         if (s->max_jobs > 0 && ++p->jobs >= s->max_jobs) {
             SLOG(s, HH_LOG_DEBUG, "--serve %s: pid=%d recycled after %ld jobs", s->klass, (int)p->pid, p->jobs);
-            end_proc(p, KILL_GRACE);
+            end_proc(s, p, KILL_GRACE);
         }
     }
     release(s, p);
@@ -854,7 +862,7 @@ void cli_serve_shutdown(cli_serve *s, double grace) {
         if (p) p->busy = 1;
         pthread_mutex_unlock(&s->mu);
         if (p) {
-            end_proc(p, grace);
+            end_proc(s, p, grace);
             release(s, p);
         }
     }
@@ -863,8 +871,9 @@ void cli_serve_shutdown(cli_serve *s, double grace) {
 void cli_serve_free(cli_serve *s) {
     if (!s) return;
     starter_stop(s);
+    s->m = NULL; /* the manager may be gone by now: no more logging */
     for (int i = 0; s->procs && i < s->pool; i++) {
-        end_proc(&s->procs[i], 0);
+        end_proc(s, &s->procs[i], 0);
         free(s->procs[i].out);
     }
     free(s->procs);

@@ -45,6 +45,9 @@ static const char work_usage[] =
     "      --exec-stdout inherit|log|discard  an --exec handler's stdout: the worker's\n"
     "                             (default), logged with the job's class and jid, or dropped;\n"
     "                             its stderr lines are always logged so\n"
+    "      --exec-log-max BYTES   bytes of a handler's output logged per job (--exec stderr and\n"
+    "                             logged stdout, --serve stderr); the rest is read and dropped,\n"
+    "                             with one line saying how many bytes (default 65536; 0: no cap)\n"
     "      --exec-env NAME        pass NAME to --exec handlers even if removed below; repeatable\n"
     "                             (handlers get the worker's environment without REDIS_URL,\n"
     "                             REDIS_PASSWORD and --exec-env-drop names; e.g. --exec-env REDIS_URL)\n"
@@ -120,7 +123,8 @@ enum {
     OPT_LOG_FORMAT = 1100,
     OPT_SERVE_HELLO_TIMEOUT = 1150, /* --serve options: their own range, for merges */
     OPT_LOG_LEVEL,                  /* log options: their own range, for merges */
-    OPT_EXEC_STDOUT = 1200
+    OPT_EXEC_STDOUT = 1200,
+    OPT_EXEC_LOG_MAX = 1250 /* its own range, for merges */
 };
 
 static const struct option longopts[] = {{"redis", required_argument, 0, 'r'},
@@ -162,6 +166,7 @@ static const struct option longopts[] = {{"redis", required_argument, 0, 'r'},
                                          {"serve-max-jobs", required_argument, 0, OPT_SERVE_MAX_JOBS},
                                          {"serve-hello-timeout", required_argument, 0, OPT_SERVE_HELLO_TIMEOUT},
                                          {"exec-stdout", required_argument, 0, OPT_EXEC_STDOUT},
+                                         {"exec-log-max", required_argument, 0, OPT_EXEC_LOG_MAX},
                                          {"config", required_argument, 0, 'C'},
                                          {"help", no_argument, 0, OPT_HELP},
                                          {0, 0, 0, 0}};
@@ -257,6 +262,7 @@ typedef struct work_args {
     long serve_pool, serve_max_jobs;
     double exec_timeout, serve_hello_timeout;
     cli_exec_stdout exec_stdout;
+    long exec_log_max;
     const char *logpath;
 } work_args;
 
@@ -361,6 +367,9 @@ static int parse_option(work_args *a, int ch, const char *arg) {
         else if (!strcmp(arg, "log")) a->exec_stdout = CLI_EXEC_STDOUT_LOG;
         else if (!strcmp(arg, "discard")) a->exec_stdout = CLI_EXEC_STDOUT_DISCARD;
         else return cli_usage_error("--exec-stdout is inherit, log or discard, not '%s'", arg);
+        break;
+    case OPT_EXEC_LOG_MAX:
+        if (cli_option_int("--exec-log-max", arg, 0, 1073741824, &a->exec_log_max)) return CLI_EXIT_USAGE;
         break;
     case OPT_EXEC_ENV:
         if (cli_exec_env_pass(arg)) return cli_usage_error("bad --exec-env '%s' (a variable name)", arg);
@@ -479,6 +488,7 @@ static int apply_config(work_args *a, const char *path, const cli_config_item *i
 static int parse_args(work_args *a, int argc, char **argv) {
     memset(a, 0, sizeof(*a));
     hh_manager_options_init(&a->o);
+    a->exec_log_max = CLI_LOG_MAX_DEFAULT;
     a->o.log = log_line;
     int ch, rc = 0;
     const char *config = NULL;
@@ -567,6 +577,7 @@ static int make_handlers(const work_args *a, work_handlers *h) {
             return cli_usage_error("%s", err);
         }
         cli_exec_set_stdout(h->exec[i], a->exec_stdout);
+        cli_exec_set_log_max(h->exec[i], (size_t)a->exec_log_max);
     }
     for (size_t i = 0; i < a->nserve; i++) {
         if (!(h->serve[i] = cli_serve_new(a->serves[i], a->exec_timeout, serve_pool_size(a), a->serve_max_jobs, err,
@@ -576,6 +587,7 @@ static int make_handlers(const work_args *a, work_handlers *h) {
             return cli_usage_error("%s", err);
         }
         cli_serve_set_hello_timeout(h->serve[i], a->serve_hello_timeout);
+        cli_serve_set_log_max(h->serve[i], (size_t)a->exec_log_max);
     }
     return 0;
 }
