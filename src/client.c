@@ -728,7 +728,8 @@ static int client_processes(hh_client *c, char **json_out) {
     }
     hh_replies_free(r, p.n);
     freeReplyObject(procs);
-    *json_out = json_dumps(arr, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+    /* 15 digits: beat to 10 us without 17 digits' binary noise (as /stats) */
+    *json_out = json_dumps(arr, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
     json_decref(arr);
     return *json_out ? HH_OK : HH_ERR_NOMEM;
 }
