@@ -423,8 +423,9 @@ HH_EXPORT int hh_jobset_size(hh_client *c, hh_jobset set, long long *size_out);
 HH_EXPORT int hh_jobset_each(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jobset_fn fn, void *udata);
 
 /* Calls fn for every entry whose "jid" equals jid (JobSet#find_job, by
- * ZSCAN MATCH). Errors: HH_ERR_INVALID (empty jid), HH_ERR_NOTFOUND,
- * HH_ERR_REDIS. */
+ * ZSCAN MATCH), in hh_jobset_each's order (lowest score first, the dead
+ * set highest first), whatever order ZSCAN found them in. Errors:
+ * HH_ERR_INVALID (empty jid), HH_ERR_NOTFOUND, HH_ERR_REDIS, HH_ERR_NOMEM. */
 HH_EXPORT int hh_jobset_find(hh_client *c, hh_jobset set, const char *jid, hh_jobset_fn fn, void *udata);
 
 /* Applies action to the entry with this jid; when several share it, to
