@@ -700,7 +700,11 @@ HH_EXPORT void hh_manager_free(hh_manager *m);
  * Before hh_manager_start() only. Errors:
  * HH_ERR_INVALID, HH_ERR_EXISTS (already registered: hh_last_error() names
  * the file each of the two handlers' code is in, so two plug-ins claiming
- * one class are told apart), HH_ERR_STATE (started). */
+ * one class are told apart), HH_ERR_NOMEM, HH_ERR_STATE (started). The
+ * manager remembers the first of these errors but HH_ERR_STATE:
+ * hh_manager_start() then refuses to start, returning HH_ERR_INVALID with
+ * that error's reason, so a plug-in that ignores the return value does not
+ * run with another handler (or none) in place of its own. */
 HH_EXPORT int hh_manager_register(hh_manager *m, const char *klass, hh_handler_fn fn, void *udata);
 
 /* Registers a handler for every class without one of its own (the CLI uses
@@ -718,10 +722,12 @@ HH_EXPORT int hh_manager_use(hh_manager *m, hh_middleware_fn fn, void *udata);
 /* Connects, recovers this identity's leftover in-progress jobs, and starts
  * the worker, heartbeat, scheduler and recovery threads, then returns.
  * Redis being down is not an error: the threads keep reconnecting with
- * backoff. Errors: HH_ERR_STATE (started twice), HH_ERR_EXISTS (a fixed
- * identity that has a live heartbeat from another process), HH_ERR_IO
- * (threads could not be created), HH_ERR_REFUSED (Redis refused the
- * password, user or db: a permanent error, logged with Redis' reason). */
+ * backoff. Errors: HH_ERR_STATE (started twice), HH_ERR_INVALID (an
+ * hh_manager_register() failed before, or http_bind's port is in use),
+ * HH_ERR_EXISTS (a fixed identity that has a live heartbeat from another
+ * process), HH_ERR_IO (threads could not be created), HH_ERR_REFUSED
+ * (Redis refused the password, user or db: a permanent error, logged with
+ * Redis' reason). */
 HH_EXPORT int hh_manager_start(hh_manager *m);
 
 /* Quiet: stop fetching and scheduling, finish running jobs, keep beating
