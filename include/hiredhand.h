@@ -91,7 +91,8 @@ typedef enum hh_err {
     HH_ERR_NOTFOUND = -7, /* no such job, handler or process */
     HH_ERR_REFUSED = -8   /* Redis refused the connection settings before any
                            * connection ever worked: wrong password or user,
-                           * NOAUTH, NOPERM, db out of range. Permanent. */
+                           * NOAUTH, NOPERM, db out of range, a master name
+                           * no sentinel knows. Permanent. */
 } hh_err;
 
 /* Returns a static English description of an hh_err code. Never NULL.
@@ -263,7 +264,8 @@ HH_EXPORT void hh_push_options_init(hh_push_options *o);
 /* Connects to Redis and returns a client, or NULL with *err set
  * (HH_ERR_INVALID for a bad URL or a namespace hh_name_check() refuses,
  * HH_ERR_REDIS when Redis cannot be reached,
- * HH_ERR_REFUSED when it refused the password, user or db, HH_ERR_NOMEM;
+ * HH_ERR_REFUSED when it refused the password, user or db, or when every
+ * sentinel that answered does not know the master's name, HH_ERR_NOMEM;
  * hh_last_error() says where and why). It tries to connect once and
  * writes nothing to stderr: retrying is the caller's choice. opts may be
  * NULL for the defaults. Free with hh_client_free(). A client reconnects
@@ -726,8 +728,8 @@ HH_EXPORT int hh_manager_use(hh_manager *m, hh_middleware_fn fn, void *udata);
  * hh_manager_register() failed before, or http_bind's port is in use),
  * HH_ERR_EXISTS (a fixed identity that has a live heartbeat from another
  * process), HH_ERR_IO (threads could not be created), HH_ERR_REFUSED
- * (Redis refused the password, user or db: a permanent error, logged with
- * Redis' reason). */
+ * (Redis refused the password, user or db, or no sentinel that answered
+ * knows the master's name: a permanent error, logged with the reason). */
 HH_EXPORT int hh_manager_start(hh_manager *m);
 
 /* Quiet: stop fetching and scheduling, finish running jobs, keep beating
@@ -753,9 +755,9 @@ HH_EXPORT void hh_manager_dump(hh_manager *m);
  * the Web UI). Returns HH_OK, or HH_ERR_EXISTS when it stopped because its
  * fixed identity proved live in another process once Redis answered (Redis
  * was down at start), or HH_ERR_REFUSED when Redis, once reachable, refused
- * the password, user or db before any connection had worked (later
- * refusals, as when a password is rotated, keep the reconnect backoff
- * instead). timeout < 0 waits forever; otherwise returns
+ * the password, user or db (or the sentinels, once reachable, did not know
+ * the master's name) before any connection had worked (later refusals, as
+ * when a password is rotated, keep the reconnect backoff instead). timeout < 0 waits forever; otherwise returns
  * HH_ERR_STATE if still running after timeout seconds. */
 HH_EXPORT int hh_manager_wait(hh_manager *m, double timeout);
 

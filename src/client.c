@@ -58,7 +58,7 @@ const char *hh_strerror(int err) {
     case HH_ERR_STATE: return "not allowed in this state";
     case HH_ERR_EXISTS: return "already exists";
     case HH_ERR_NOTFOUND: return "not found";
-    case HH_ERR_REFUSED: return "Redis refused the connection settings (password, user or db)";
+    case HH_ERR_REFUSED: return "Redis refused the connection settings (password, user, db or Sentinel master name)";
     default: return "unknown error";
     }
 }

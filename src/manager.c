@@ -1104,7 +1104,8 @@ int hh_manager_wait(hh_manager *m, double timeout) {
     if (e == HH_ERR_EXISTS)
         hh_fail(e, "identity %s is live in another process (found once Redis answered): stopped", m->identity);
     else if (e == HH_ERR_REFUSED)
-        hh_fail(e, "redis %s refused the connection settings (password, user or db): stopped", m->cfg.display);
+        hh_fail(e, "redis %s refused the connection settings (password, user, db or Sentinel master name): stopped",
+                m->cfg.display);
     return e;
 }
 
