@@ -272,7 +272,7 @@ static void print_entry_json(const hh_jobset_entry *e) {
     json_object_set_new(o, "failed_at", e->failed_at > 0 ? json_real(e->failed_at) : json_null());
     json_object_set_new(o, "display_class", json_stringn(e->display_class, e->display_class_len));
     if (!e->valid) json_object_set_new(o, "payload", json_stringn(e->payload, e->len));
-    char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    char *s = json_dumps(o, CLI_JSON_FLAGS);
     json_decref(o);
     if (!s) {
         free(digits);

@@ -8,6 +8,13 @@
 #include "common.h"
 #include "hiredhand.h"
 
+/* json_dumps flags for the JSON the CLI prints (top --json, the job sets'
+ * --json): reals with 15 significant digits, the most a double carries
+ * without the noise of its binary form (5.27505, not 5.2750500000000002),
+ * which still keeps an epoch time to 10 us; the worker's /stats prints
+ * them so too. Use with <jansson.h>. */
+#define CLI_JSON_FLAGS (JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
+
 /* Options every subcommand takes for a rediss:// URL (redis_opts.c):
  * CLI_TLS_LONGOPTS in its getopt table, CLI_TLS_CASES before a call to
  * cli_redis_option() in its switch. */

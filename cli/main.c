@@ -38,8 +38,8 @@ static const char usage[] =
     "find the master through Redis Sentinel (see hiredhand work --help).\n"
     "\n"
     "Exit status of every command but work: 0 done, 1 not found (no such jid, queue entry\n"
-    "or process), 2 usage error (a password, user or db Redis refuses included) or not\n"
-    "confirmed, 3 Redis unreachable or failing.\n";
+    "or process), 2 usage error (a password, user or db Redis refuses, or a master name no\n"
+    "sentinel knows, included) or not confirmed, 3 Redis unreachable or failing.\n";
 /* clang-format on */
 
 int main(int argc, char **argv) {

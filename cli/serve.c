@@ -638,6 +638,8 @@ static char *job_line(hh_job *job, size_t *len) {
     json_object_set_new(msg, "retry_count", json_null());
     json_object_set_new(msg, "job", item);
     if (exact) json_object_set_new(msg, "payload", exact);
+    /* jansson's default 17 digits: each real of the payload reads back as
+     * the same double (job data, not a report: CLI_JSON_FLAGS rounds) */
     char *s = json_dumps(msg, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(msg);
     /* the members before it are strings, whose quotes are escaped: the first

@@ -295,7 +295,7 @@ static int print_json(const sample *s, double window) {
     json_object_set_new(o, "processed_per_s", s->processed_rate < 0 ? json_null() : json_real(s->processed_rate));
     json_object_set_new(o, "failed_per_s", s->failed_rate < 0 ? json_null() : json_real(s->failed_rate));
     json_object_set(o, "processes", s->procs);
-    char *d = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    char *d = json_dumps(o, CLI_JSON_FLAGS);
     json_decref(o);
     if (!d) return -1;
     printf("%s\n", d);

@@ -91,7 +91,8 @@ typedef enum hh_err {
     HH_ERR_NOTFOUND = -7, /* no such job, handler or process */
     HH_ERR_REFUSED = -8   /* Redis refused the connection settings before any
                            * connection ever worked: wrong password or user,
-                           * NOAUTH, NOPERM, db out of range. Permanent. */
+                           * NOAUTH, NOPERM, db out of range, a master name
+                           * no sentinel knows. Permanent. */
 } hh_err;
 
 /* Returns a static English description of an hh_err code. Never NULL.
@@ -263,7 +264,8 @@ HH_EXPORT void hh_push_options_init(hh_push_options *o);
 /* Connects to Redis and returns a client, or NULL with *err set
  * (HH_ERR_INVALID for a bad URL or a namespace hh_name_check() refuses,
  * HH_ERR_REDIS when Redis cannot be reached,
- * HH_ERR_REFUSED when it refused the password, user or db, HH_ERR_NOMEM;
+ * HH_ERR_REFUSED when it refused the password, user or db, or when every
+ * sentinel that answered does not know the master's name, HH_ERR_NOMEM;
  * hh_last_error() says where and why). It tries to connect once and
  * writes nothing to stderr: retrying is the caller's choice. opts may be
  * NULL for the defaults. Free with hh_client_free(). A client reconnects
@@ -423,8 +425,9 @@ HH_EXPORT int hh_jobset_size(hh_client *c, hh_jobset set, long long *size_out);
 HH_EXPORT int hh_jobset_each(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jobset_fn fn, void *udata);
 
 /* Calls fn for every entry whose "jid" equals jid (JobSet#find_job, by
- * ZSCAN MATCH). Errors: HH_ERR_INVALID (empty jid), HH_ERR_NOTFOUND,
- * HH_ERR_REDIS. */
+ * ZSCAN MATCH), in hh_jobset_each's order (lowest score first, the dead
+ * set highest first), whatever order ZSCAN found them in. Errors:
+ * HH_ERR_INVALID (empty jid), HH_ERR_NOTFOUND, HH_ERR_REDIS, HH_ERR_NOMEM. */
 HH_EXPORT int hh_jobset_find(hh_client *c, hh_jobset set, const char *jid, hh_jobset_fn fn, void *udata);
 
 /* Applies action to the entry with this jid; when several share it, to
@@ -699,7 +702,11 @@ HH_EXPORT void hh_manager_free(hh_manager *m);
  * Before hh_manager_start() only. Errors:
  * HH_ERR_INVALID, HH_ERR_EXISTS (already registered: hh_last_error() names
  * the file each of the two handlers' code is in, so two plug-ins claiming
- * one class are told apart), HH_ERR_STATE (started). */
+ * one class are told apart), HH_ERR_NOMEM, HH_ERR_STATE (started). The
+ * manager remembers the first of these errors but HH_ERR_STATE:
+ * hh_manager_start() then refuses to start, returning HH_ERR_INVALID with
+ * that error's reason, so a plug-in that ignores the return value does not
+ * run with another handler (or none) in place of its own. */
 HH_EXPORT int hh_manager_register(hh_manager *m, const char *klass, hh_handler_fn fn, void *udata);
 
 /* Registers a handler for every class without one of its own (the CLI uses
@@ -717,10 +724,12 @@ HH_EXPORT int hh_manager_use(hh_manager *m, hh_middleware_fn fn, void *udata);
 /* Connects, recovers this identity's leftover in-progress jobs, and starts
  * the worker, heartbeat, scheduler and recovery threads, then returns.
  * Redis being down is not an error: the threads keep reconnecting with
- * backoff. Errors: HH_ERR_STATE (started twice), HH_ERR_EXISTS (a fixed
- * identity that has a live heartbeat from another process), HH_ERR_IO
- * (threads could not be created), HH_ERR_REFUSED (Redis refused the
- * password, user or db: a permanent error, logged with Redis' reason). */
+ * backoff. Errors: HH_ERR_STATE (started twice), HH_ERR_INVALID (an
+ * hh_manager_register() failed before, or http_bind's port is in use),
+ * HH_ERR_EXISTS (a fixed identity that has a live heartbeat from another
+ * process), HH_ERR_IO (threads could not be created), HH_ERR_REFUSED
+ * (Redis refused the password, user or db, or no sentinel that answered
+ * knows the master's name: a permanent error, logged with the reason). */
 HH_EXPORT int hh_manager_start(hh_manager *m);
 
 /* Quiet: stop fetching and scheduling, finish running jobs, keep beating
@@ -746,9 +755,9 @@ HH_EXPORT void hh_manager_dump(hh_manager *m);
  * the Web UI). Returns HH_OK, or HH_ERR_EXISTS when it stopped because its
  * fixed identity proved live in another process once Redis answered (Redis
  * was down at start), or HH_ERR_REFUSED when Redis, once reachable, refused
- * the password, user or db before any connection had worked (later
- * refusals, as when a password is rotated, keep the reconnect backoff
- * instead). timeout < 0 waits forever; otherwise returns
+ * the password, user or db (or the sentinels, once reachable, did not know
+ * the master's name) before any connection had worked (later refusals, as
+ * when a password is rotated, keep the reconnect backoff instead). timeout < 0 waits forever; otherwise returns
  * HH_ERR_STATE if still running after timeout seconds. */
 HH_EXPORT int hh_manager_wait(hh_manager *m, double timeout);
 

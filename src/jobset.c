@@ -446,13 +446,12 @@ static int zscan_step(hh_client *c, const char *key, char *cursor, size_t clen, 
 
 int hh_admin_jid_ok(const char *jid) { return jid && *jid && strlen(jid) <= 1024; }
 
-/* Walks entries whose "jid" equals jid; fn as hh_jobset_fn. Sets *found. */
-static int find_each(hh_client *c, hh_jobset set, const char *jid, hh_jobset_fn fn, void *udata, int *found,
-                     int propagate) {
+/* Walks entries whose "jid" equals jid, in ZSCAN's order; fn as
+ * hh_jobset_fn, and a negative return (an hh_err) is returned. */
+static int find_each(hh_client *c, hh_jobset set, const char *jid, hh_jobset_fn fn, void *udata) {
     sds sk = hh_key(hh_client_keys(c), set_name(set)), pat = match_pattern(jid);
     char cursor[32] = "0";
     int rc = HH_OK, stop = 0;
-    *found = 0;
     if (!sk || !pat) rc = HH_ERR_NOMEM;
     while (rc == HH_OK && !stop) {
         redisReply *r;
@@ -464,9 +463,8 @@ static int find_each(hh_client *c, hh_jobset set, const char *jid, hh_jobset_fn 
                 *item = entry_fill(&e, set, a->element[i]->str, a->element[i]->len,
                                    hh_strtod_c(a->element[i + 1]->str, NULL), &shown);
             if (e.valid && strcmp(e.jid, jid) == 0) {
-                (*found)++;
                 int x = fn(&e, udata);
-                if (x) stop = 1, rc = x < 0 && propagate ? x : HH_OK;
+                if (x) stop = 1, rc = x < 0 ? x : HH_OK;
             }
             json_decref(item);
             json_decref(shown);
@@ -479,21 +477,79 @@ static int find_each(hh_client *c, hh_jobset set, const char *jid, hh_jobset_fn 
     return rc;
 }
 
-int hh_jobset_find(hh_client *c, hh_jobset set, const char *jid, hh_jobset_fn fn, void *udata) {
-    if (!c || !set_name(set) || !hh_admin_jid_ok(jid) || !fn) return HH_ERR_INVALID;
-    int found = 0, rc = find_each(c, set, jid, fn, udata, &found, 0);
-    if (rc == HH_OK && !found) rc = HH_ERR_NOTFOUND;
-    return rc;
-}
-
-/* ------------------------------------------------------------- actions */
-
 /* Member bytes in Redis's order for equal scores (memcmp, then length). */
 static int member_cmp(const char *x, size_t lx, const char *y, size_t ly) {
     size_t l = lx < ly ? lx : ly;
     int c = memcmp(x, y, l);
     return c ? c : (lx > ly) - (lx < ly);
 }
+
+/* Entry x against entry y in hh_jobset_each's order (list's): < 0 when x
+ * comes first, 0 for the same member at the same score. By score, equal
+ * scores by member bytes (ZRANGE's order); the dead set the other way
+ * round (ZREVRANGE, newest first). ZSCAN, which finds a jid, has no order
+ * once a set outgrows a listpack: what it finds is put in this one. */
+static int list_order(hh_jobset set, double sx, const char *x, size_t lx, double sy, const char *y, size_t ly) {
+    int c = sx != sy ? (sx < sy ? -1 : 1) : member_cmp(x, lx, y, ly);
+    return set == HH_JOBSET_DEAD ? -c : c;
+}
+
+/* The entries found with a jid, copied out of the ZSCAN replies. */
+typedef struct found_entry {
+    hh_jobset set;
+    double score;
+    char *member; /* NUL-terminated, as a reply's string is */
+    size_t len;
+} found_entry;
+
+typedef struct found_list {
+    found_entry *v;
+    size_t n, cap;
+} found_list;
+
+static int found_cmp(const void *a, const void *b) {
+    const found_entry *x = a, *y = b;
+    return list_order(x->set, x->score, x->member, x->len, y->score, y->member, y->len);
+}
+
+static int keep_found(const hh_jobset_entry *e, void *udata) {
+    found_list *l = udata;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 4;
+        found_entry *v = realloc(l->v, cap * sizeof(*v));
+        if (!v) return HH_ERR_NOMEM;
+        l->v = v, l->cap = cap;
+    }
+    char *m = malloc(e->len + 1);
+    if (!m) return HH_ERR_NOMEM;
+    memcpy(m, e->payload, e->len);
+    m[e->len] = '\0';
+    found_entry *f = &l->v[l->n++];
+    f->set = e->set, f->score = e->score, f->member = m, f->len = e->len;
+    return 0;
+}
+
+int hh_jobset_find(hh_client *c, hh_jobset set, const char *jid, hh_jobset_fn fn, void *udata) {
+    if (!c || !set_name(set) || !hh_admin_jid_ok(jid) || !fn) return HH_ERR_INVALID;
+    found_list l = {NULL, 0, 0};
+    int rc = find_each(c, set, jid, keep_found, &l);
+    if (rc == HH_OK && !l.n) rc = HH_ERR_NOTFOUND;
+    if (rc == HH_OK) qsort(l.v, l.n, sizeof(*l.v), found_cmp);
+    for (size_t i = 0; rc == HH_OK && i < l.n; i++) {
+        if (i && found_cmp(&l.v[i - 1], &l.v[i]) == 0) continue; /* ZSCAN may return an entry twice */
+        hh_jobset_entry e;
+        json_t *shown, *item = entry_fill(&e, set, l.v[i].member, l.v[i].len, l.v[i].score, &shown);
+        int stop = fn(&e, udata);
+        json_decref(item);
+        json_decref(shown);
+        if (stop) break;
+    }
+    for (size_t i = 0; i < l.n; i++) free(l.v[i].member);
+    free(l.v);
+    return rc;
+}
+
+/* ------------------------------------------------------------- actions */
 
 /* The entry with a jid that hh_jobset_each lists first: with duplicate
  * jids, ZSCAN's order is the set's hash order once it outgrows a
@@ -506,12 +562,7 @@ typedef struct first_ctx {
 
 static int keep_first(const hh_jobset_entry *e, void *udata) {
     first_ctx *x = udata;
-    if (x->member) {
-        int c =
-            e->score != x->score ? (e->score < x->score ? -1 : 1) : member_cmp(e->payload, e->len, x->member, x->len);
-        if (e->set == HH_JOBSET_DEAD) c = -c; /* listed newest first (ZREVRANGE) */
-        if (c >= 0) return 0;
-    }
+    if (x->member && list_order(e->set, e->score, e->payload, e->len, x->score, x->member, x->len) >= 0) return 0;
     char *m = malloc(e->len ? e->len : 1);
     if (!m) return HH_ERR_NOMEM;
     memcpy(m, e->payload, e->len);
@@ -531,7 +582,7 @@ int hh_jobset_act(hh_client *c, hh_jobset set, const char *jid, hh_jobset_action
     char why[256];
     for (;;) { /* again when another client moved the first one meanwhile */
         first_ctx x = {NULL, 0, 0};
-        int found = 0, rc = find_each(c, set, jid, keep_first, &x, &found, 1);
+        int rc = find_each(c, set, jid, keep_first, &x);
         if (rc == HH_OK && !x.member) rc = HH_ERR_NOTFOUND;
         if (rc == HH_OK) rc = move_entry(c, set, x.member, x.len, action, opts, why, sizeof(why));
         free(x.member);

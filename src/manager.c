@@ -412,12 +412,21 @@ static void handler_origin(hh_handler_fn fn, char *buf, size_t len) {
     hh_strlcpy(buf, *fi.dli_fname ? fi.dli_fname : "the program itself", len);
 }
 
+/* Remembers the first failed registration (hh_fail has set its reason)
+ * for hh_manager_start. Returns e. */
+static int register_failed(hh_manager *m, int e) {
+    if (!m->register_error) {
+        m->register_error = e;
+        hh_strlcpy(m->register_why, hh_last_error(), sizeof(m->register_why));
+    }
+    return e;
+}
+
 int hh_manager_register(hh_manager *m, const char *klass, hh_handler_fn fn, void *udata) {
-    if (!m || !klass || !*klass || !fn)
-        return hh_fail(HH_ERR_INVALID, "register: %s is missing",
-                       !m        ? "the manager"
-                           : !fn ? "the handler"
-                                 : "the class name");
+    if (!m) return hh_fail(HH_ERR_INVALID, "register: the manager is missing");
+    if (!klass || !*klass || !fn)
+        return register_failed(
+            m, hh_fail(HH_ERR_INVALID, "register: %s is missing", !fn ? "the handler" : "the class name"));
     if (atomic_load(&m->started)) return hh_fail(HH_ERR_STATE, "register %s: the manager has started", klass);
     for (size_t i = 0; i < m->nhandlers; i++) {
         if (strcmp(m->handlers[i].klass, klass) != 0) continue;
@@ -425,19 +434,22 @@ int hh_manager_register(hh_manager *m, const char *klass, hh_handler_fn fn, void
         handler_origin(m->handlers[i].fn, had, sizeof(had));
         handler_origin(fn, now, sizeof(now));
         if (strcmp(had, now) == 0)
-            return hh_fail(HH_ERR_EXISTS,
-                           "register %s: that class has a handler already, registered from %s too (the same plug-in "
-                           "loaded twice?)",
-                           klass, had);
-        return hh_fail(HH_ERR_EXISTS,
-                       "register %s: that class has a handler already, registered from %s (this one "
-                       "is from %s)",
-                       klass, had, now);
+            return register_failed(m,
+                                   hh_fail(HH_ERR_EXISTS,
+                                           "register %s: that class has a handler already, registered from %s "
+                                           "too (the same plug-in loaded twice?)",
+                                           klass, had));
+        return register_failed(m,
+                               hh_fail(HH_ERR_EXISTS,
+                                       "register %s: that class has a handler already, registered from %s (this "
+                                       "one is from %s)",
+                                       klass, had, now));
     }
     hh_handler *h = realloc(m->handlers, (m->nhandlers + 1) * sizeof(*h));
-    if (!h) return hh_fail(HH_ERR_NOMEM, "register %s: out of memory", klass);
+    if (!h) return register_failed(m, hh_fail(HH_ERR_NOMEM, "register %s: out of memory", klass));
     m->handlers = h;
-    if (!(h[m->nhandlers].klass = strdup(klass))) return hh_fail(HH_ERR_NOMEM, "register %s: out of memory", klass);
+    if (!(h[m->nhandlers].klass = strdup(klass)))
+        return register_failed(m, hh_fail(HH_ERR_NOMEM, "register %s: out of memory", klass));
     h[m->nhandlers].fn = fn;
     h[m->nhandlers].udata = udata;
     m->nhandlers++;
@@ -548,6 +560,11 @@ int hh_manager_start(hh_manager *m) {
     if (!atomic_compare_exchange_strong(&m->started, &expected, 1))
         return hh_fail(HH_ERR_STATE, "start: the manager was started already");
     m->started_at = hh_now();
+    if (m->register_error) { /* e.g. a plug-in whose init went on after it */
+        hh_log(&m->log, HH_LOG_ERROR, "not starting: a handler registration failed: %s", m->register_why);
+        atomic_store(&m->done, 1);
+        return hh_fail(HH_ERR_INVALID, "not starting: a handler registration failed: %s", m->register_why);
+    }
     if (m->opts.http_bind) {
         char err[256];
         hh_http_source src = {http_stats, m, &m->log, http_metrics};
@@ -1087,7 +1104,8 @@ int hh_manager_wait(hh_manager *m, double timeout) {
     if (e == HH_ERR_EXISTS)
         hh_fail(e, "identity %s is live in another process (found once Redis answered): stopped", m->identity);
     else if (e == HH_ERR_REFUSED)
-        hh_fail(e, "redis %s refused the connection settings (password, user or db): stopped", m->cfg.display);
+        hh_fail(e, "redis %s refused the connection settings (password, user, db or Sentinel master name): stopped",
+                m->cfg.display);
     return e;
 }
 

@@ -45,6 +45,11 @@ struct hh_manager {
     hh_handler *handlers;
     size_t nhandlers;
     hh_handler default_handler;
+    /* The first hh_manager_register() that failed (0: none) and its reason:
+     * hh_manager_start refuses to start after one, so a plug-in that
+     * ignores the error does not run with another handler in its place. */
+    int register_error;
+    char register_why[1024];
     hh_middleware *middleware;
     size_t nmiddleware;
     hh_heartbeat_hook_fn hook;

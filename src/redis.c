@@ -549,7 +549,9 @@ int hh_conn_ready(hh_conn *c) {
         int port = 0;
         hh_sentinel_watch(c->cfg, c->log);
         c->master_epoch = atomic_load(&c->cfg->master_epoch);
-        ok = hh_sentinel_discover(c, host, sizeof(host), &port) == 0;
+        int found = hh_sentinel_discover(c, host, sizeof(host), &port);
+        ok = found == 0;
+        if (found == -2) rc = -2; /* no sentinel knows the name: refused as a wrong password is */
         if (ok) {
             snprintf(c->master_addr, sizeof(c->master_addr), "%s:%d", host, port);
             ok = hh_conn_open(c, host, port) == 0;
@@ -580,15 +582,17 @@ int hh_conn_ready(hh_conn *c) {
         c->backoff = c->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : c->backoff * 2;
         c->next_attempt = hh_mono() + c->backoff;
         /* Refused before anything ever worked: the settings are wrong, and
-         * the owner (the CLI, the manager) gives up instead of retrying. */
+         * the owner (the CLI, the manager) gives up instead of retrying.
+         * Not opened: the sentinels do not know the master's name. */
         int unclaimed = 0;
         if (rc == -2 && !atomic_load(&c->cfg->ever_ready) &&
             atomic_compare_exchange_strong(&c->cfg->refusal_claimed, &unclaimed, 1)) {
-            snprintf(c->cfg->refused_why, sizeof(c->cfg->refused_why), "Redis %s refused the connection: %s",
-                     c->cfg->display, c->last_error);
+            snprintf(c->cfg->refused_why, sizeof(c->cfg->refused_why),
+                     opened ? "Redis %s refused the connection: %s" : "Redis %s: %s", c->cfg->display, c->last_error);
             atomic_store(&c->cfg->refused, 1);
-            hh_log(c->log, HH_LOG_ERROR, "%s (%s); not retried: check the URL's password, user and db",
-                   c->cfg->refused_why, c->name);
+            hh_log(c->log, HH_LOG_ERROR, "%s (%s); not retried: %s", c->cfg->refused_why, c->name,
+                   opened ? "check the URL's password, user and db"
+                          : "check the master's name (--sentinel-master, else the URL's host)");
             return -1;
         }
         int was = 0, unlogged = 0;
@@ -598,8 +602,8 @@ int hh_conn_ready(hh_conn *c) {
                    c->name, c->last_error);
         else if (rc == -2 && atomic_compare_exchange_strong(&c->cfg->refusal_logged, &unlogged, 1))
             /* after a "connection lost": say why reconnecting fails */
-            hh_log(c->log, HH_LOG_WARN, "redis %s: refused (%s): %s; retrying with backoff (password or db changed?)",
-                   c->cfg->display, c->name, c->last_error);
+            hh_log(c->log, HH_LOG_WARN, "redis %s: refused (%s): %s; retrying with backoff (%s)", c->cfg->display,
+                   c->name, c->last_error, opened ? "password or db changed?" : "master removed from the sentinels?");
         return -1;
     }
     atomic_store(&c->cfg->ever_ready, 1);

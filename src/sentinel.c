@@ -124,7 +124,8 @@ void hh_sentinel_config_free(hh_redis_config *cfg) {
     cfg->nsentinels = 0;
 }
 
-/* Connects to sentinel i and AUTHs with the sentinels' password. */
+/* Connects to sentinel i and AUTHs with the sentinels' password. Returns
+ * 0, -1 (no connection or no reply) or -3 (AUTH refused: an answer). */
 static int sentinel_open(hh_conn *s, int i, char *why, size_t len) {
     hh_redis_config *cfg = s->cfg;
     if (hh_conn_open(s, cfg->sentinel_host[i], cfg->sentinel_port[i]) != 0) {
@@ -133,7 +134,7 @@ static int sentinel_open(hh_conn *s, int i, char *why, size_t len) {
     }
     if (!cfg->sentinel_password) return 0;
     redisReply *r = hh_conn_raw(s, "AUTH %b", cfg->sentinel_password, sdslen(cfg->sentinel_password));
-    int ok = r && r->type == REDIS_REPLY_STATUS;
+    int ok = r && r->type == REDIS_REPLY_STATUS, answered = r != NULL;
     snprintf(why, len, "AUTH failed: %s",
              !r                                 ? s->ctx->errstr
                  : r->type == REDIS_REPLY_ERROR ? r->str
@@ -141,17 +142,23 @@ static int sentinel_open(hh_conn *s, int i, char *why, size_t len) {
     if (!r) hh_conn_tls_hint(s, why, len);
     if (r) freeReplyObject(r);
     if (!ok) hh_conn_close(s);
-    return ok ? 0 : -1;
+    return ok ? 0 : answered ? -3 : -1;
 }
 
+/* Asks sentinel i for the master's address. Returns 0 with host and port;
+ * -2 when it does not know the master's name (a nil reply); -1 when it
+ * gave no answer; -3 for any other answer (an error). */
 static int ask(hh_conn *s, int i, char *host, size_t hostlen, int *port, char *why, size_t len) {
-    if (sentinel_open(s, i, why, len) != 0) return -1;
+    int rc = sentinel_open(s, i, why, len);
+    if (rc != 0) return rc;
     redisReply *r = hh_conn_raw(s, "SENTINEL get-master-addr-by-name %s", s->cfg->sentinel_master);
-    int rc = -1;
+    rc = -3;
     if (!r) {
+        rc = -1;
         snprintf(why, len, "%s", s->ctx->errstr);
         hh_conn_tls_hint(s, why, len);
     } else if (r->type == REDIS_REPLY_NIL) {
+        rc = -2;
         snprintf(why, len, "does not know a master named %s", s->cfg->sentinel_master);
     } else if (r->type == REDIS_REPLY_ERROR) {
         snprintf(why, len, "%s", r->str);
@@ -176,8 +183,9 @@ static int ask(hh_conn *s, int i, char *host, size_t hostlen, int *port, char *w
 
 int hh_sentinel_discover(hh_conn *c, char *host, size_t hostlen, int *port) {
     hh_redis_config *cfg = c->cfg;
-    int first = atomic_load(&cfg->sentinel_last);
-    sds errs = sdsempty();
+    int first = atomic_load(&cfg->sentinel_last), answered_else = 0;
+    /* every failure; the sentinels that do not know the name; the others */
+    sds errs = sdsempty(), unknown = sdsempty(), silent = sdsempty();
     for (int k = 0; k < cfg->nsentinels; k++) {
         int i = (first + k) % cfg->nsentinels;
         hh_conn s;
@@ -188,17 +196,33 @@ int hh_sentinel_discover(hh_conn *c, char *host, size_t hostlen, int *port) {
         hh_conn_close(&s);
         if (rc == 0) {
             if (i != first) atomic_store(&cfg->sentinel_last, i);
-            sdsfree(errs);
+            sdsfree(errs), sdsfree(unknown), sdsfree(silent);
             return 0;
         }
+        if (rc == -3) answered_else = 1;
         if (errs)
             errs = sdscatprintf(errs, "%s%s:%d %s", sdslen(errs) ? "; " : "", cfg->sentinel_host[i],
                                 cfg->sentinel_port[i], why);
+        if (rc == -2 && unknown)
+            unknown = sdscatprintf(unknown, "%s%s:%d", sdslen(unknown) ? ", " : "", cfg->sentinel_host[i],
+                                   cfg->sentinel_port[i]);
+        if (rc == -1 && silent)
+            silent = sdscatprintf(silent, "%s%s:%d %s", sdslen(silent) ? "; " : "", cfg->sentinel_host[i],
+                                  cfg->sentinel_port[i], why);
     }
-    snprintf(c->last_error, sizeof(c->last_error), "no sentinel gave the master %s: %s", cfg->sentinel_master,
-             errs ? errs : "out of memory");
-    sdsfree(errs);
-    return -1;
+    /* Every sentinel that answered does not know the name: a name to fix
+     * (at start) rather than an outage, unless some other answer came. */
+    int rc = -1;
+    if (unknown && silent && sdslen(unknown) && !answered_else) {
+        snprintf(c->last_error, sizeof(c->last_error), "no sentinel knows a master named %s (asked %s%s%s)",
+                 cfg->sentinel_master, unknown, sdslen(silent) ? "; no answer from " : "", silent);
+        rc = -2;
+    } else {
+        snprintf(c->last_error, sizeof(c->last_error), "no sentinel gave the master %s: %s", cfg->sentinel_master,
+                 errs ? errs : "out of memory");
+    }
+    sdsfree(errs), sdsfree(unknown), sdsfree(silent);
+    return rc;
 }
 
 /* ------------------------------------------------------ +switch-master */

@@ -16,8 +16,9 @@ int hh_sentinel_config(hh_redis_config *cfg, const hh_redis_options *o, char *er
 void hh_sentinel_config_free(hh_redis_config *cfg);
 
 /* Asks the sentinels in turn, the one that answered last first, for the
- * master's address. Returns 0 with host and port, or -1 with every
- * sentinel's failure in c->last_error. */
+ * master's address. Returns 0 with host and port; else why in
+ * c->last_error, and -2 when every sentinel that answered (one at least)
+ * said it does not know the master's name, -1 otherwise. */
 int hh_sentinel_discover(hh_conn *c, char *host, size_t hostlen, int *port);
 
 /* Starts, once per configuration, the thread that listens to the sentinels'

@@ -2,7 +2,7 @@
 # The job management CLI's contract: exit status 0 done, 1 not found, 2 usage (and a destructive
 # action on many jobs refused without --yes when stdin is not a terminal: nothing changes),
 # 3 Redis error; at a terminal the prompt takes "y"; --namespace reaches the namespaced keys
-# only; --json output parses; scheduled enqueue pushes the job now.
+# only; --json output parses, its reals without binary noise; scheduled enqueue pushes the job now.
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
 hh_redis_start
@@ -66,6 +66,23 @@ R zadd retry 300 '{"retry":true,"queue":"default","class":"K","args":[1234567890
 hh_cli retries list --json
 assert_contains "$HH_OUT" '"args":[123456789012345678901234567890]' "retries list --json keeps a big integer's digits"
 R zrem retry '{"retry":true,"queue":"default","class":"K","args":[123456789012345678901234567890],"jid":"big1"}' >/dev/null
+
+# reals in --json have at most 15 significant digits: a score 1764620000.123 (17 digits would
+# print 1764620000.1229999) and a Sidekiq 8 enqueued_at in ms (1764620000123, read as seconds);
+# the payload's own numbers ("item") stay byte for byte
+prec='{"retry":true,"queue":"default","class":"K","args":[0.1],"jid":"prec1","enqueued_at":1764620000123,"failed_at":1764620000.123}'
+R zadd retry 1764620000.123 "$prec" >/dev/null
+for args in "retries list --json" "retries show prec1 --json"; do
+    # shellcheck disable=SC2086
+    hh_cli $args
+    assert_eq "$HH_RC" 0 "'$args' (stderr: $HH_ERR)"
+    line="$(printf '%s\n' "$HH_OUT" | grep '"jid":"prec1"')"
+    assert_contains "$line" '"score":1764620000.123,' "'$args': the score with no binary noise"
+    assert_contains "$line" '"enqueued_at":1764620000.123,' "'$args': enqueued_at in ms, as seconds"
+    assert_contains "$line" '"failed_at":1764620000.123,' "'$args': failed_at"
+    assert_contains "$line" '"item":'"$prec" "'$args': the payload as stored"
+done
+R zrem retry "$prec" >/dev/null
 
 # text output never passes a payload's control characters to the terminal
 esc='{"retry":true,"queue":"default","class":"\u001b[31mRed","args":[],"jid":"esc1","error_class":"E","error_message":"a\u001b]0;title\u0007"}'

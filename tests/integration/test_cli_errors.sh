@@ -4,7 +4,8 @@
 # make the worker exit: it stays up, logs the outage once per state change (no log spam), and when
 # a redis-server appears on that port it processes a pushed job. An explicit queue weight 0 gets a
 # warning that says what it means. A class two plug-ins register (or one plug-in given twice)
-# is refused with exit status 2 and an error naming the class and the files.
+# is refused with exit status 2 and an error naming the class and the files, also when the second
+# plug-in ignores the error and returns 0.
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
 
@@ -40,6 +41,22 @@ expect_usage_error "one plug-in given twice" "--require $(dirname "$PLUGIN")/./$
     -- work -r "$url" --require "$PLUGIN" --require "$(dirname "$PLUGIN")/./$(basename "$PLUGIN")"
 expect_usage_error "a plug-in and an --exec, one class" "register HardWorker: that class has a handler already, registered from the program itself (this one is from $PLUGIN)" \
     -- work -r "$url" --exec "HardWorker=$HH_HANDLERS/record.sh" --require "$PLUGIN"
+# a plug-in that goes on after hh_manager_register() failed, and returns 0, does not start the
+# worker with the other plug-in's handler for its class: the start is refused with that reason
+cat >"$HH_TMP/ignoring.c" <<'EOF'
+#include <hiredhand.h>
+static int mine(hh_job *job, void *udata) { (void)job, (void)udata; return 0; }
+int hh_plugin_init(hh_manager *m);
+int hh_plugin_init(hh_manager *m) {
+    hh_manager_register(m, "HardWorker", mine, NULL); /* the example plug-in's class: refused, ignored */
+    return 0;
+}
+EOF
+build_include="$(cd "$(dirname "$HIREDHAND")" && pwd)/include"
+cc -std=c11 -Wall -shared -fPIC -I"$HH_ROOT/include" -I"$build_include" -o "$HH_TMP/ignoring.so" "$HH_TMP/ignoring.c" ||
+    fail "cannot build the test plug-in"
+expect_usage_error "a plug-in that ignores a failed register" "not starting: a handler registration failed: register HardWorker: that class has a handler already, registered from $PLUGIN (this one is from $HH_TMP/ignoring.so)" \
+    -- work -r "$url" --require "$PLUGIN" --require "$HH_TMP/ignoring.so"
 expect_usage_error "bad URL (push)" "" -- push OkJob '[]' -r "notaurl://x"
 expect_usage_error "liveness max age not above the heartbeat interval" "set --liveness-max-age to 90 or more" -- \
     work -r "$url" --heartbeat-interval 30 --liveness-max-age 10 --http "$(hh_pick_free_port)" --exec "OkJob=$HH_HANDLERS/record.sh"

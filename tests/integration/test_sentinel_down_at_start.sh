@@ -45,8 +45,8 @@ hh_cli stats -r "redis://127.0.0.1/0" --sentinel "127.0.0.1:notaport"
 assert_eq "$HH_RC" 2 "exit status of a bad --sentinel"
 assert_contains "$HH_ERR" "bad sentinel address" "the error names the bad address"
 hh_cli stats -r "redis://127.0.0.1/0" "${SENTINEL_ARGS[@]:0:2}" --sentinel-master nosuchmaster
-assert_ne "$HH_RC" 0 "stats with an unknown master name"
-assert_contains "$HH_ERR" "does not know a master named nosuchmaster" "the error says the sentinels do not know the name"
+assert_eq "$HH_RC" 2 "stats with an unknown master name: a setting to fix"
+assert_contains "$HH_ERR" "no sentinel knows a master named nosuchmaster" "the error says the sentinels do not know the name"
 hh_stop_worker TERM 15
 assert_eq "$WORKER_RC" 0 "exit status after SIGTERM"
 pass "sentinels down at start: logged once, retried, jobs ran once they came up"

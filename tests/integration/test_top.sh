@@ -5,7 +5,8 @@
 #     the terminal is restored (cooked mode with echo, main screen back); so does Ctrl-C;
 #   - with stdout not a terminal it prints plain text with no escape sequence at all, one frame,
 #     or --count N frames;
-#   - --json prints one snapshot that parses, with rates, queues and processes; jobs run between
+#   - --json prints one snapshot that parses, with rates, queues and processes, its reals with at
+#     most 15 significant digits (no binary noise such as 5.2750500000000002); jobs run between
 #     two snapshots show as processed/s over the time between them;
 #   - at a terminal a resize (SIGWINCH) redraws at once, not at the next tick;
 #   - a queue named with an escape sequence (an OSC that would retitle the terminal) is shown
@@ -69,6 +70,13 @@ assert isinstance(o["processed_per_s"], float) and o["processed_per_s"] >= 0, o[
 assert isinstance(o["failed_per_s"], float), o["failed_per_s"]
 p = [x for x in o["processes"] if x["identity"] == os.environ["IDENT"]]
 assert p and p[0]["tag"] == "toptag" and p[0]["busy"] == 1 and p[0]["concurrency"] == 2, o["processes"]
+# reals as people read them: at most 15 significant digits (time, window, rates, latencies,
+# beats), never a double's binary noise (a latency of 5.27505 as 5.2750500000000002)
+import re
+for tok in re.findall(r'(?<=[:\[,])-?[0-9][0-9.eE+-]*(?=[,}\]])', lines[0]):
+    if "." in tok or "e" in tok or "E" in tok:
+        digits = re.sub(r'[eE].*$', '', tok).replace("-", "").replace(".", "").lstrip("0")
+        assert len(digits) <= 15, "real %s has %d significant digits in %s" % (tok, len(digits), lines[0])
 print("ok")
 EOF
 )"

@@ -1,7 +1,7 @@
 /* test_errors.c -- every failing public call leaves a reason for people in
  * hh_last_error(): option checks (shared with the CLI through
  * hh_manager_options_check), hh_manager_new, hh_manager_start (HTTP port in
- * use, started twice), register/use, hh_client_new (Redis unreachable, and
+ * use, started twice, a failed register), register/use, hh_client_new (Redis unreachable, and
  * nothing written to stderr), and pushes of bad JSON (what and where). */
 #include "unit_helpers.h"
 
@@ -135,10 +135,6 @@ static void test_manager_start_and_register_say_why(void **s) {
     hh_manager *m = hh_manager_new(&o, &err);
     assert_non_null(m);
     assert_int_equal(hh_manager_register(m, "K", handler, NULL), HH_OK);
-    assert_int_equal(hh_manager_register(m, "K", handler, NULL), HH_ERR_EXISTS);
-    assert_non_null(strstr(hh_last_error(), "register K: that class has a handler already"));
-    assert_int_equal(hh_manager_register(m, "", handler, NULL), HH_ERR_INVALID);
-    assert_non_null(strstr(hh_last_error(), "class name"));
     assert_int_equal(hh_manager_start(m), HH_ERR_INVALID);
     if (!strstr(hh_last_error(), "Address already in use") || !strstr(hh_last_error(), bindaddr))
         fail_msg("start said '%s'", hh_last_error());
@@ -148,6 +144,40 @@ static void test_manager_start_and_register_say_why(void **s) {
     assert_non_null(strstr(hh_last_error(), "register L: the manager has started"));
     hh_manager_free(m);
     close(fd);
+}
+
+static char logged_errors[2048];
+static void keep_errors(hh_log_level level, const char *msg, void *udata) {
+    (void)udata;
+    size_t n = strlen(logged_errors);
+    if (level == HH_LOG_ERROR) snprintf(logged_errors + n, sizeof(logged_errors) - n, "%s\n", msg);
+}
+
+/* A failed registration that its caller ignored (a plug-in whose init goes
+ * on and returns 0) stops the start, with the first failure's reason:
+ * running would give the class the other handler, or none. */
+static void test_failed_register_refuses_start(void **s) {
+    (void)s;
+    hh_manager_options o;
+    opts_init(&o);
+    o.concurrency = 1;
+    o.log = keep_errors;
+    logged_errors[0] = '\0';
+    int err;
+    hh_manager *m = hh_manager_new(&o, &err);
+    assert_non_null(m);
+    assert_int_equal(hh_manager_register(m, "K", handler, NULL), HH_OK);
+    assert_int_equal(hh_manager_register(m, "K", handler, NULL), HH_ERR_EXISTS);
+    assert_non_null(strstr(hh_last_error(), "register K: that class has a handler already"));
+    assert_int_equal(hh_manager_register(m, "", handler, NULL), HH_ERR_INVALID);
+    assert_non_null(strstr(hh_last_error(), "class name"));
+    assert_int_equal(hh_manager_register(m, "L", handler, NULL), HH_OK);
+    assert_int_equal(hh_manager_start(m), HH_ERR_INVALID);
+    const char *want = "not starting: a handler registration failed: register K: that class has a handler already";
+    if (!strstr(hh_last_error(), want)) fail_msg("start said '%s'", hh_last_error());
+    if (!strstr(logged_errors, want)) fail_msg("logged '%s'", logged_errors);
+    assert_int_equal(hh_manager_wait(m, 5), HH_OK);
+    hh_manager_free(m);
 }
 
 /* Redis unreachable: HH_ERR_REDIS with where and why, and not a byte on
@@ -232,9 +262,8 @@ static void test_push_says_what_and_where(void **s) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_manager_new_says_why),
-        cmocka_unit_test(test_manager_start_and_register_say_why),
-        cmocka_unit_test(test_client_new_says_why_quietly),
+        cmocka_unit_test(test_manager_new_says_why),          cmocka_unit_test(test_manager_start_and_register_say_why),
+        cmocka_unit_test(test_failed_register_refuses_start), cmocka_unit_test(test_client_new_says_why_quietly),
         cmocka_unit_test(test_push_says_what_and_where),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
