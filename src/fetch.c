@@ -104,8 +104,14 @@ struct hh_fetcher {
     empty_mark *empty; /* per queue */
     bad_mark *bad;     /* per queue */
     err_run fetch_errors, ack_errors;
-    atomic_int nbad;       /* queues marked bad: the checks cost nothing while 0 */
-    fetch_thread *threads; /* per worker thread, by hh_processor.index */
+    atomic_int nbad; /* queues marked bad: the checks cost nothing while 0 */
+    /* A dry spell's check (dry_check), under mu. */
+    pthread_cond_t check_cv; /* the check in flight ended */
+    unsigned long check_gen; /* pickup generation of its ticket */
+    int check_busy;          /* in flight */
+    int check_empty;         /* it (or a fetch of that generation) found every queue empty */
+    double check_at;         /* when */
+    fetch_thread *threads;   /* per worker thread, by hh_processor.index */
 };
 
 #define HH_FETCH_EMPTY_RECHECK_US 100000 /* see empty_mark */
@@ -249,6 +255,7 @@ hh_fetcher *hh_fetcher_new(const hh_fetch_env *m) {
     pthread_mutex_init(&f->fetch_errors.mu, NULL);
     pthread_mutex_init(&f->ack_errors.mu, NULL);
     pthread_cond_init(&f->idle_cv, NULL);
+    pthread_cond_init(&f->check_cv, NULL);
     atomic_init(&f->epoch, 1);
     atomic_init(&f->span, 2);
     f->batch = 1;
@@ -296,6 +303,7 @@ void hh_fetcher_free(hh_fetcher *f) {
     pthread_mutex_destroy(&f->fetch_errors.mu);
     pthread_mutex_destroy(&f->ack_errors.mu);
     pthread_cond_destroy(&f->idle_cv);
+    pthread_cond_destroy(&f->check_cv);
     free(f);
 }
 
@@ -1112,12 +1120,63 @@ void hh_fetch_wake(const hh_fetch_env *m, hh_conn *c) {
     hh_fetch_unblock(m, c);
 }
 
+/* A dry spell (the queues ran dry) with hundreds of idle threads: each
+ * one would send a fetch of its own to find the queues still empty before
+ * it waits, when the spell starts and again when tracking comes on (which
+ * wakes every waiter): hundreds of script calls each time a burst drains.
+ * One fetch per pickup generation does: a write after its ticket is a new
+ * generation (with tracking on; while tracking comes on, a write is caught
+ * by the fetch its switch-on wakes), which wakes a waiter. So a thread
+ * whose ticket is of the generation of a check in flight waits for its
+ * outcome (every queue empty: this thread waits for a write with its own
+ * ticket; jobs: it joins the flow of batches), and one whose ticket is of
+ * the generation of a fetch that found every queue empty less than
+ * HH_FETCH_CHECK_SECONDS ago waits for a write at once. Only with wake-ups
+ * available (the ticket says so), and never past the window: the poller's
+ * safety poll and every timed recheck still fetch. */
+#define HH_FETCH_CHECK_SECONDS 0.1
+enum { DRY_FETCH, DRY_CHECK, DRY_WAIT, DRY_JOIN };
+
+static int dry_check(hh_fetcher *f, const hh_pickup_ticket *t) {
+    if (!t->wakes || !atomic_load(&f->dry)) return DRY_FETCH;
+    int rc = DRY_FETCH;
+    pthread_mutex_lock(&f->mu);
+    if (f->check_busy && f->check_gen == t->gen) {
+        while (f->check_busy && f->check_gen == t->gen) pthread_cond_wait(&f->check_cv, &f->mu);
+        rc = f->check_gen == t->gen && f->check_empty ? DRY_WAIT : DRY_JOIN;
+    } else if (f->check_empty && f->check_gen == t->gen && hh_mono() - f->check_at < HH_FETCH_CHECK_SECONDS) {
+        rc = DRY_WAIT;
+    } else if (!f->check_busy) {
+        f->check_busy = 1, f->check_empty = 0, f->check_gen = t->gen;
+        rc = DRY_CHECK;
+    }
+    pthread_mutex_unlock(&f->mu);
+    return rc;
+}
+
+/* After a fetch (rc jobs, -1 an error) taken with ticket t; check: it was
+ * the generation's check. */
+static void dry_check_end(hh_fetcher *f, const hh_pickup_ticket *t, int check, int rc) {
+    if (!t->wakes) return;
+    pthread_mutex_lock(&f->mu);
+    if (check) {
+        f->check_busy = 0;
+        pthread_cond_broadcast(&f->check_cv);
+    }
+    if (rc == 0 && (check || !f->check_busy)) f->check_gen = t->gen, f->check_empty = 1, f->check_at = hh_mono();
+    else if (rc != 0 && (check || !f->check_busy)) f->check_empty = 0; /* a write it did not see as one */
+    if (rc > 0) atomic_store(&f->dry, 0); /* before the waiters look (hh_fetch_next sets it again) */
+    pthread_mutex_unlock(&f->mu);
+}
+
 /* Fetches up to max jobs (each job's queue drawn in Sidekiq's order) for
  * processor p into out[], waiting when every queue is empty until a queue
  * may hold a job (pickup.h) or quiet. Queued acks go out in the same round
  * trip. Returns the number of jobs, 0 when nothing came, -1 on a Redis
- * error (already logged and backed off). */
-static int fetch(hh_processor *p, hh_fetched *out, size_t max, size_t *promise) {
+ * error (already logged and backed off); *waited says whether a 0 came
+ * after a wait (or another thread's check): it then says nothing of the
+ * queues now. */
+static int fetch(hh_processor *p, hh_fetched *out, size_t max, size_t *promise, int *waited) {
     const hh_fetch_env *m = p->fetch;
     int rc, basic = m->opts.fetch == HH_FETCH_BASIC;
     /* Taken before the fetch: a write to any queue after it (the fetch
@@ -1126,7 +1185,16 @@ static int fetch(hh_processor *p, hh_fetched *out, size_t max, size_t *promise) 
     hh_pickup_ticket ticket;
     hh_pickup_ticket_take(m->pickup, &ticket);
     bad_recheck(p);
-    rc = basic ? fetch_basic(p, out, max ? max : 1) : fetch_batch(p, out, max ? max : 1, 0);
+    int dry = basic ? DRY_FETCH : dry_check(m->fetcher, &ticket);
+    if (dry == DRY_JOIN) { /* another thread's check found jobs */
+        hh_pickup_done(m->pickup, &ticket, 0);
+        *waited = 1;
+        return 0;
+    }
+    if (dry == DRY_WAIT) rc = 0;
+    else if (basic) rc = fetch_basic(p, out, max ? max : 1);
+    else rc = fetch_batch(p, out, max ? max : 1, 0);
+    if (dry != DRY_WAIT && !basic) dry_check_end(m->fetcher, &ticket, dry == DRY_CHECK, rc);
     if (rc == 0) {
         /* The queues ran dry: threads waiting for this fetch's jobs go
          * their own way to the idle wait (want_locked). This thread's
@@ -1143,12 +1211,16 @@ static int fetch(hh_processor *p, hh_fetched *out, size_t max, size_t *promise) 
         }
         pthread_mutex_unlock(&f->mu);
     }
+    *waited = 0;
     if (rc != 0 || atomic_load(m->quiet)) {
         hh_pickup_done(m->pickup, &ticket, rc);
-    } else if (!hh_pickup_wait(m->pickup, &ticket, bad_wait(m->fetcher)) && !basic) {
-        /* No wake-up available. Basic fetch's BRPOP covered every queue
-         * for 2 s already; reliable fetch blocks on one queue. */
-        rc = idle_fallback(p, out);
+    } else {
+        *waited = 1;
+        if (!hh_pickup_wait(m->pickup, &ticket, bad_wait(m->fetcher)) && !basic) {
+            /* No wake-up available. Basic fetch's BRPOP covered every
+             * queue for 2 s already; reliable fetch blocks on one queue. */
+            rc = idle_fallback(p, out);
+        }
     }
     for (int i = 0; i < rc; i++) atomic_fetch_add(&m->fetched[out[i].queue], 1);
     if (rc >= 0) err_run_ok(m, &m->fetcher->fetch_errors, "fetch");
@@ -1332,12 +1404,18 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out) {
     pthread_mutex_unlock(&f->mu);
 
     size_t promise = want;
-    int got = fetch(p, t->held, want, &promise);
+    int waited;
+    int got = fetch(p, t->held, want, &promise, &waited);
 
     pthread_mutex_lock(&f->mu);
     f->promised -= promise;
     f->idle--;
-    f->dry = got == 0;
+    /* Nothing after a wait (a wake-up, a timed poll) says nothing of the
+     * queues now: another thread's fetch may have ended the dry spell
+     * meanwhile, and this thread then joins the flow (want_locked) rather
+     * than restart the spell, where every woken thread would fetch on its
+     * own (hundreds of fetches when a burst lands on an idle process). */
+    if (got != 0 || !waited) f->dry = got == 0;
     size_t rest = got > 1 ? (size_t)got - 1 : 0;
     size_t taken = rest ? pending_push_locked(f, t->held + 1, rest) : 0;
     /* Fast jobs (batch > 1): wake-ups are passed on, one at a time. This
@@ -1349,14 +1427,15 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out) {
      * sleep and a wake-up each (hundreds of threads on a few cores), and
      * jobs that wait on I/O still bring every thread in. Slow jobs (batch
      * 1): one thread per job at once, and one more to fetch next. After a
-     * fetch that brought nothing, every waiting thread looks again. Woken
-     * after the unlock: a thread woken while the mutex is held would block
-     * on it at once. */
+     * fetch that brought nothing, every waiting thread looks again (not
+     * after a wait that ended with the dry spell over: the flow wakes
+     * them). Woken after the unlock: a thread woken while the mutex is held
+     * would block on it at once. */
     fetch_thread *wake[HH_FETCH_BATCH_MAX + 1];
     size_t nwake = 0;
-    if (got <= 0) wake_all_locked(f);
-    else if (f->batch > 1) wake[nwake++] = pop_sleeper_locked(f);
-    else /* slow jobs: every job's thread at once */
+    if (got < 0 || (got == 0 && f->dry)) wake_all_locked(f);
+    else if (got > 0 && f->batch > 1) wake[nwake++] = pop_sleeper_locked(f);
+    else if (got > 0) /* slow jobs: every job's thread at once */
         while (nwake <= taken && (wake[nwake] = pop_sleeper_locked(f))) nwake++;
     pthread_mutex_unlock(&f->mu);
     for (size_t i = 0; i < nwake; i++)

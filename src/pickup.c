@@ -53,9 +53,11 @@ static void wake_locked(hh_pickup *pk, long n) {
 void hh_pickup_ticket_take(hh_pickup_env *m, hh_pickup_ticket *t) {
     hh_pickup *pk = m->pickup;
     t->gen = 0;
+    t->wakes = 0;
     if (!pk) return;
     pthread_mutex_lock(&pk->mu);
     t->gen = pk->gen;
+    t->wakes = pk->mode != PK_UNSUPPORTED;
     pk->fetching++;
     pthread_mutex_unlock(&pk->mu);
 }

@@ -37,6 +37,10 @@
  * found nothing) or hh_pickup_done. */
 typedef struct hh_pickup_ticket {
     unsigned long gen;
+    /* hh_pickup_wait can wake this thread for a write made after the
+     * ticket (tracking on, or being switched on); 0: no wake-up (no
+     * pickup, or no CLIENT TRACKING) */
+    int wakes;
 } hh_pickup_ticket;
 
 /* All pickup.c knows of its manager, filled by manager.c and kept alive
