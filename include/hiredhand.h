@@ -820,6 +820,12 @@ typedef struct hh_manager_stats {
     int redis_reachable; /* 0 from the moment any Redis call of the worker
                           * (fetch, heartbeat, scheduler, ...) fails to reach
                           * Redis until calls go through again; 1 otherwise */
+
+    /* Failed jobs whose outcome (retry or dead entry, or removal) Redis
+     * refuses now (a wrong-typed retry or dead key, OOM, an outage): each
+     * is retried until written, and its thread counts as busy meanwhile.
+     * Not ready (/readyz) while above 0. */
+    int outcomes_refused;
 } hh_manager_stats;
 
 /* Copies a consistent snapshot into *out (its first out->struct_size

@@ -201,6 +201,9 @@ int hh_http_ready(const hh_manager_stats *st, char *reason, size_t len) {
     else if (st->heartbeat_last_pushed_at <= 0) why = "no heartbeat acknowledged by Redis yet";
     /* the beat reached Redis and was refused (OOM, a script error) */
     else if (st->redis_connected && st->heartbeat_last_error[0]) why = "the last heartbeat failed";
+    /* a retry or dead set Redis refuses (a wrong-typed key, OOM): the
+     * threads writing those outcomes are held until it takes them */
+    else if (st->outcomes_refused > 0) why = "Redis refuses job outcomes (retry or dead entries): see the log";
     if (reason && len) hh_strlcpy(reason, why ? why : "", len);
     return why == NULL;
 }
@@ -226,6 +229,7 @@ static json_t *stats_object(const hh_manager_stats *st, double now, double max_a
     ok &= !json_object_set_new(o, "recovered", json_integer(json_u64(st->recovered)));
     ok &= !json_object_set_new(o, "reconciled", json_integer(json_u64(st->reconciled)));
     ok &= !json_object_set_new(o, "lease_lost", json_integer(json_u64(st->lease_lost)));
+    ok &= !json_object_set_new(o, "outcomes_refused", json_integer(st->outcomes_refused));
     ok &= !json_object_set_new(o, "heartbeat_last_pushed_at", json_real(st->heartbeat_last_pushed_at));
     ok &= !json_object_set_new(o, "heartbeat_age", age < 0 ? json_null() : json_real(round_ms(age)));
     ok &= !json_object_set_new(o, "heartbeat_last_error", jstr(st->heartbeat_last_error));
@@ -287,8 +291,11 @@ char *hh_http_metrics_text(const hh_manager_stats *st, double now) {
                    "Jobs of this process recovered by another process while this one still had them.");
     hh_prom_printf(&b, "hiredhand_lease_lost_total %llu\n", (unsigned long long)st->lease_lost);
 
-    hh_prom_header(&b, "hiredhand_busy", "gauge", "Jobs running now.");
+    hh_prom_header(&b, "hiredhand_busy", "gauge", "Jobs running now (a failed one until its outcome is written).");
     hh_prom_printf(&b, "hiredhand_busy %d\n", st->busy);
+    hh_prom_header(&b, "hiredhand_outcomes_refused", "gauge",
+                   "Failed jobs whose retry or dead entry Redis refuses now (retried until written).");
+    hh_prom_printf(&b, "hiredhand_outcomes_refused %d\n", st->outcomes_refused);
     hh_prom_header(&b, "hiredhand_concurrency", "gauge", "Worker threads.");
     hh_prom_printf(&b, "hiredhand_concurrency %d\n", st->concurrency);
     hh_prom_header(&b, "hiredhand_quiet", "gauge", "1 once the process is quiet or stopping (fetches no new jobs).");

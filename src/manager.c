@@ -533,6 +533,7 @@ static void processor_env(hh_manager *m) {
                             .booted = &m->booted,
                             .giving_up = &m->giving_up,
                             .busy = &m->busy,
+                            .outcomes_refused = &m->outcomes_refused,
                             .workers_done = &m->workers_done,
                             .processed = &m->processed,
                             .failed = &m->failed,
@@ -1127,6 +1128,7 @@ void hh_manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
     out->recovered = atomic_load(&m->recovered);
     out->lease_lost = atomic_load(&m->lease_lost);
     out->reconciled = atomic_load(&m->reconciled);
+    out->outcomes_refused = atomic_load(&m->outcomes_refused);
     out->nqueues = m->nqueues;
     size_t shown = m->nqueues < cap ? m->nqueues : cap;
     for (size_t i = 0; i < shown; i++) {

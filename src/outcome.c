@@ -170,15 +170,20 @@ int hh_write_until_done(hh_until_done *u, hh_attempt_fn fn, void *ctx) {
         if (rc >= 0) {
             if (u->attempts && u->subject)
                 hh_log(u->log, HH_LOG_INFO, "%s written after %d refused attempts", u->subject, u->attempts);
+            if (u->attempts && u->refused) atomic_fetch_sub(u->refused, 1);
             return rc;
         }
+        if (!u->attempts && u->refused) atomic_fetch_add(u->refused, 1);
         u->attempts++;
         if (!u->conn->ctx) u->uncertain = 1; /* the write may have run before the link broke */
         if (u->subject && strcmp(u->why, last) != 0) {
             hh_log(u->log, HH_LOG_WARN, "%s not written, retrying until Redis takes it: %s", u->subject, u->why);
             hh_strlcpy(last, u->why, sizeof(last));
         }
-        if (atomic_load(u->giving_up)) return -1;
+        if (atomic_load(u->giving_up)) {
+            if (u->refused) atomic_fetch_sub(u->refused, 1);
+            return -1;
+        }
         if (!u->conn->ctx) {
             hh_conn_ready(u->conn); /* waits out the reconnect backoff */
         } else {

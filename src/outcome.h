@@ -80,6 +80,9 @@ typedef struct hh_until_done {
     char why[256];               /* the last refusal */
     int attempts;                /* refused attempts before the end */
     int uncertain;               /* an attempt lost its connection: it may have run */
+    /* Counts this write while Redis refuses it (from the first refusal to
+     * the end), for readiness and the stats; NULL: not counted. */
+    atomic_int *refused;
 } hh_until_done;
 
 /* Writes until Redis takes it, whatever the error (an outage reconnects

@@ -80,7 +80,11 @@ static int write_outcome(hh_processor *p, const hh_job *job, hh_outcome *o, cons
     const char *klass = job->klass ? job->klass : "-", *jid = job->jid ? job->jid : "-";
     char *subject = NULL; /* whole, however long the class: the logs name the job */
     if (asprintf(&subject, "class=%s jid=%s: %s", klass, jid, what) < 0) subject = NULL;
-    hh_until_done u = {.conn = &p->conn, .log = m->log, .giving_up = m->giving_up, .subject = subject ? subject : what};
+    hh_until_done u = {.conn = &p->conn,
+                       .log = m->log,
+                       .giving_up = m->giving_up,
+                       .subject = subject ? subject : what,
+                       .refused = m->outcomes_refused};
     int rc = hh_outcome_write_until_done(&u, m->keys, o);
     /* Gone from the list: recovered by another process while this one
      * could not beat, unless an earlier attempt whose reply was lost wrote
@@ -228,7 +232,10 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     p->job = NULL;
     p->lease_lost = 0;
     pthread_mutex_unlock(&p->mu);
-    atomic_fetch_sub(m->busy, 1);
+    /* A failed job's thread stays busy until Redis takes its outcome: a
+     * retry set Redis refuses (a wrong-typed key, OOM) holds the thread,
+     * and the busy count, the stop's wait and readiness say so. */
+    if (rc == 0 || abandoned || lost) atomic_fetch_sub(m->busy, 1);
     if (abandoned || lost) {
         /* Pushed back by the hard shutdown, or recovered by another process
          * (lease.c): the job belongs elsewhere now, so no outcome here. */
@@ -255,6 +262,7 @@ static double run_job(hh_processor *p, hh_fetched *f) {
         return elapsed;
     }
     write_failed(p, job, h, rc, elapsed);
+    atomic_fetch_sub(m->busy, 1);
     hh_lease_release(m->lease, &job->lease);
     hh_job_free(job);
     return elapsed;
