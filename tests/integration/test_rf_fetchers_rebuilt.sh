@@ -21,7 +21,8 @@ must_wait 10 '[ "$(rf_count "$RF_DIR/started" "$jid")" = 1 ]' "the job did not s
 
 R flushall >/dev/null
 hh_log "FLUSHALL done"
-assert_eq "$(R exists hiredhand:fetchers)" 0 "hiredhand:fetchers after FLUSHALL"
+# Not asserted here that the key is gone: a beat may put it back between two commands on a
+# loaded machine. The "registered ... again" line below says the worker found it gone.
 # heartbeat interval 1 s: a beat or two, plus a command timeout of slack on a loaded machine
 must_wait 5 '[ "$(R sismember hiredhand:fetchers "$id")" = 1 ]' \
     "$id not back in hiredhand:fetchers within 5 s of FLUSHALL (heartbeat interval 1 s)"
