@@ -135,6 +135,14 @@ char **cli_exec_environ(char *const *extra, size_t nextra);
  * worker's), err_fd as stderr, in a process group of its own, killed with
  * the worker. Returns 0 (pid in *out) or an errno (exec failure included). */
 int cli_exec_spawn(char *const *argv, char *const *env, int in_fd, int out_fd, int err_fd, pid_t *out);
+/* Raises the soft limit on open files to the hard one (at most 1,048,576)
+ * for the worker: each running --exec job holds four pipe ends and each
+ * --serve process three, and systemd's and most shells' soft limit of
+ * 1,024 ran out at -c 300 (every job then failed with EMFILE and used up a
+ * retry). Handlers get the limit the worker was started with back (a
+ * program that select()s breaks past 1,024). Returns the soft limit now
+ * (0 unknown, RLIM_INFINITY as is). */
+unsigned long long cli_exec_raise_nofile(void);
 /* Whether prog (a path, or a name looked up in $PATH) can be executed. */
 int cli_executable(const char *prog);
 /* Ruby's name for an errno ("Errno::ENOENT"), as Sidekiq reports it. */

@@ -240,6 +240,24 @@ const char *cli_errno_class(int err) {
  * recovered job never runs twice at once. Only async-signal-safe calls run
  * between fork and exec; an exec failure comes back through a CLOEXEC pipe.
  * Returns 0 or an errno. */
+static struct rlimit nofile_given; /* the limit the worker was started with */
+static int nofile_raised;
+
+unsigned long long cli_exec_raise_nofile(void) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return 0;
+    rlim_t want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > (1u << 20) ? (rlim_t)(1u << 20) : rl.rlim_max;
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+        struct rlimit up = {want, rl.rlim_max};
+        if (setrlimit(RLIMIT_NOFILE, &up) == 0) {
+            nofile_given = rl;
+            nofile_raised = 1;
+            return (unsigned long long)want;
+        }
+    }
+    return (unsigned long long)rl.rlim_cur;
+}
+
 int cli_exec_spawn(char *const *argv, char *const *env, int in_fd, int out_fd, int err_fd, pid_t *out) {
     int ep[2];
     if (pipe2(ep, O_CLOEXEC) != 0) return errno;
@@ -265,7 +283,8 @@ int cli_exec_spawn(char *const *argv, char *const *env, int in_fd, int out_fd, i
         for (int sig = 1; sig < NSIG; sig++) sigaction(sig, &dfl, NULL);
         sigset_t none;
         sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL); /* the worker blocks signals for sigwait */
+        sigprocmask(SIG_SETMASK, &none, NULL);                      /* the worker blocks signals for sigwait */
+        if (nofile_raised) setrlimit(RLIMIT_NOFILE, &nofile_given); /* a plain system call */
         if (dup2(in_fd, 0) < 0 || (out_fd >= 0 && dup2(out_fd, 1) < 0) || dup2(err_fd, 2) < 0) goto fail;
         /* Every descriptor the worker opens is close-on-exec, but one
          * another thread opened between its creation and setting the flag

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
@@ -617,6 +618,21 @@ static void warn_zero_weights(hh_manager *m, const work_args *a) {
                            queues[i].name, queues[i].name);
 }
 
+/* Handlers that run as programs hold pipes per job (--exec: four ends) or
+ * per process (--serve: three); with the Redis connections and the HTTP
+ * server on top, a limit on open files below that fails jobs with EMFILE,
+ * each costing a retry. Said once at start, with what to raise. */
+static void warn_nofile(hh_manager *m, const work_args *a, unsigned long long nofile) {
+    if (!a->nexec && !a->nserve) return;
+    unsigned long long need = (unsigned long long)a->o.concurrency * 6 + 64;
+    if (nofile && nofile != (unsigned long long)RLIM_INFINITY && nofile < need)
+        hh_manager_log(m, HH_LOG_WARN,
+                       "open files: the limit is %llu and --concurrency %d with --exec/--serve handlers needs about "
+                       "%llu (pipes per job, plus Redis connections): jobs may fail with EMFILE; raise the hard "
+                       "limit (ulimit -Hn, LimitNOFILE= in systemd)",
+                       nofile, a->o.concurrency, need);
+}
+
 /* Runs one plug-in's init. Its failure names the reason the library gave
  * during the call (a class registered twice says which class and which
  * files), not only that the call failed; a reason left from before the
@@ -751,6 +767,7 @@ int cli_work(int argc, char **argv) {
     if (a.logpath && !(log_file = fopen(a.logpath, "ae")))
         return cli_usage_error("cannot open log file %s: %s", a.logpath, strerror(errno));
     log_path = a.logpath;
+    unsigned long long nofile = cli_exec_raise_nofile();
     sigset_t set;
     block_signals(&set);
     work_handlers h;
@@ -762,6 +779,7 @@ int cli_work(int argc, char **argv) {
         return cli_usage_error("cannot create the worker: %s", hh_last_error());
     }
     warn_zero_weights(m, &a);
+    warn_nofile(m, &a, nofile);
     rc = register_handlers(m, &a, &h);
     if (rc == 0) rc = cli_notify_init(m, a.o.heartbeat_interval);
     if (rc == 0) rc = run(m);
