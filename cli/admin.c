@@ -102,7 +102,12 @@ static int parse(int argc, char **argv, adm *a, const char *usage) {
             if (ch == O_CLASS) a->filter.klass = optarg;
             else a->filter.queue = optarg;
             break;
-        case O_ERROR: a->filter.error = optarg; break;
+        case O_ERROR:
+            /* every text holds the empty one: --error "$E" with E unset
+             * would act on the whole set */
+            if (!*optarg) return cli_usage_error("--error '': an empty text matches every entry; give a text");
+            a->filter.error = optarg;
+            break;
         case O_LIMIT:
             if (cli_option_int("--limit", optarg, 1, 1000000000L, &n)) return CLI_EXIT_USAGE;
             a->limit = n, a->limit_set = 1;
@@ -142,6 +147,14 @@ static int parse_verb(int argc, char **argv, adm *a, const char *usage, const ch
     if (rc) return rc;
     *operand = optind < argc ? argv[optind++] : NULL;
     if (optind < argc) return cli_usage_error("unexpected argument '%s'\n%s", argv[optind], usage);
+    return 0;
+}
+
+/* Commands that filter nothing refuse the filters rather than ignore them:
+ * `busy --class X` printing every job would read as "all of them are X". */
+static int no_filters(const adm *a, const char *cmd) {
+    if (a->filter.klass || a->filter.queue || a->filter.error || a->all)
+        return cli_usage_error("%s takes no --class, --queue, --error or --all", cmd);
     return 0;
 }
 
@@ -563,8 +576,7 @@ int cli_queues(int argc, char **argv) {
     if (!is_list && !is_show && !is_clear) return cli_usage_error("queues: unknown verb '%s'\n%s", verb, usage);
     if (is_list && name) return cli_usage_error("queues list takes no NAME");
     if (!is_list && !name) return cli_usage_error("queues %s needs a queue NAME", verb);
-    if (a.filter.klass || a.filter.queue || a.filter.error || a.all)
-        return cli_usage_error("queues takes no --class, --queue, --error or --all");
+    if ((rc = no_filters(&a, "queues"))) return rc;
     /* NAME as list prints it: control characters escaped (Sidekiq's clients
      * write such queues; a shell argument cannot hold some of them) */
     char *raw = name ? cli_name_unescape(name) : NULL, *shown = NULL;
@@ -681,6 +693,7 @@ int cli_busy(int argc, char **argv) {
     int rc = parse(argc, argv, &a, usage);
     if (rc) return rc < 0 ? 0 : rc;
     if (optind < argc) return cli_usage_error("unexpected argument '%s'", argv[optind]);
+    if ((rc = no_filters(&a, "busy"))) return rc;
     hh_client *cl = open_client(&a, &rc);
     if (!cl) return rc;
     char *out = NULL;
@@ -734,6 +747,7 @@ int cli_jobs(int argc, char **argv) {
     int rc = parse(argc, argv, &a, usage);
     if (rc) return rc < 0 ? 0 : rc;
     if (optind + 1 != argc) return cli_usage_error("jobs find needs one JID");
+    if ((rc = no_filters(&a, "jobs find"))) return rc;
     const char *jid = argv[optind];
     hh_client *cl = open_client(&a, &rc);
     if (!cl) return rc;

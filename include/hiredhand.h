@@ -349,11 +349,14 @@ typedef enum hh_jobset {
 /* Which entries an operation applies to; zero it for "all". */
 typedef struct hh_jobset_filter {
     const char *klass; /* NULL, or "class", Active Job's "wrapped" or the
-                        * class the Web UI shows (display_class) equal */
+                        * class the Web UI shows (display_class) equal;
+                        * "" finds the entries whose class is empty or
+                        * missing, as queue "" does for the queue */
     const char *queue; /* NULL, or "queue" equal */
     const char *error; /* NULL, or a substring of error_class or
                         * error_message (case-sensitive, over the
-                        * whole string: text after a NUL too) */
+                        * whole string: text after a NUL too); ""
+                        * would match everything and is HH_ERR_INVALID */
     size_t limit;      /* at most this many entries; 0: no limit */
 } hh_jobset_filter;
 

@@ -114,14 +114,25 @@ static int str_has(const json_t *item, const char *key, const char *needle) {
     return json_is_string(v) && memmem(json_string_value(v), json_string_length(v), needle, strlen(needle)) != NULL;
 }
 
+/* Whether item has key as a string equal to want: unlike str_is, an absent
+ * key is no match (a job without Active Job's "wrapped" has no wrapped
+ * class, not an empty one: --class '' would otherwise match every job). */
+static int str_present_is(const json_t *item, const char *key, const char *want) {
+    return json_is_string(json_object_get(item, key)) && str_is(item, key, want);
+}
+
+/* An empty error filter would match every entry: refused (HH_ERR_INVALID)
+ * by the functions taking a filter, so a caller's unset text never turns
+ * a filtered delete into a delete of everything. */
+static int filter_ok(const hh_jobset_filter *f) { return !f || !f->error || *f->error; }
+
 static int filter_match(const hh_jobset_filter *f, const hh_jobset_entry *e, const json_t *item) {
     if (!f) return 1;
-    if (f->klass && !str_is(item, "class", f->klass) && !str_is(item, "wrapped", f->klass) &&
+    if (f->klass && !str_is(item, "class", f->klass) && !str_present_is(item, "wrapped", f->klass) &&
         !(e->display_class_len == strlen(f->klass) && !memcmp(e->display_class, f->klass, e->display_class_len)))
         return 0;
     if (f->queue && !str_is(item, "queue", f->queue)) return 0;
-    if (f->error && *f->error && !str_has(item, "error_class", f->error) && !str_has(item, "error_message", f->error))
-        return 0;
+    if (f->error && !str_has(item, "error_class", f->error) && !str_has(item, "error_message", f->error)) return 0;
     return 1;
 }
 
@@ -390,7 +401,7 @@ static redisReply *list_page(hh_client *c, hh_jobset set, const char *sk, long l
 }
 
 int hh_jobset_each(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jobset_fn fn, void *udata) {
-    if (!c || !set_name(set) || !fn) return HH_ERR_INVALID;
+    if (!c || !set_name(set) || !fn || !filter_ok(f)) return HH_ERR_INVALID;
     sds sk = hh_key(hh_client_keys(c), set_name(set));
     size_t seen = 0;
     int rc = HH_OK, stop = 0;
@@ -598,7 +609,7 @@ int hh_jobset_act_all(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh
     int rc = HH_OK;
     if (done) *done = 0;
     if (skipped) *skipped = 0;
-    if (!c || !action_allowed(set, action)) return HH_ERR_INVALID;
+    if (!c || !action_allowed(set, action) || !filter_ok(f)) return HH_ERR_INVALID;
     if (f && f->limit) {
         rc = act_listed(c, set, f, action, opts, &nd, &ns);
         if (done) *done = nd;
