@@ -651,9 +651,11 @@ static int queues_run(adm *a, const char *verb, const char *name, const char *sh
             json_object_foreach(json_object_get(q, "head"), k, n) if (hf)
                 fprintf(hf, "%s%s x%lld", ftell(hf) ? " " : "", clean(k), (long long)json_integer_value(n));
             if (hf) fclose(hf);
-            json_t *jn = json_object_get(q, "name");
+            json_t *jn = json_object_get(q, "name"), *why = json_object_get(q, "error");
             const char *qn = json_string_value(jn);
-            const char *row[] = {qn && !*qn ? "''" : cli_shown_json(jn), size, lat, heads};
+            /* a queue key of another type: the problem where its size would be */
+            const char *row[] = {qn && !*qn ? "''" : cli_shown_json(jn), why ? cli_shown_json(why) : size,
+                                 why ? "-" : lat, heads};
             cli_table_row(t, row);
             free(heads);
         }

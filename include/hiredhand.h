@@ -307,7 +307,12 @@ HH_EXPORT int hh_client_push_bulk(hh_client *c, const char *klass, const char *c
  * scheduled_size, retry_size, dead_size, processes_size, workers_size,
  * enqueued, default_queue_latency and "queues": [{name, size, latency}].
  * Latency is seconds (float) from the oldest job's enqueued_at, which is read
- * in either encoding. Errors: HH_ERR_REDIS, HH_ERR_NOMEM. */
+ * in either encoding. A key a client wrote with another type (WRONGTYPE)
+ * gives its figure as null, and "errors": {field: "key schedule holds a
+ * string, not a zset"} names it (a queue: "size" null and its own
+ * "error"); the other figures are read as usual. Errors: HH_ERR_REDIS (the
+ * processes or queues set unreadable: hh_last_error() names the key),
+ * HH_ERR_NOMEM. */
 HH_EXPORT int hh_client_stats(hh_client *c, char **json_out);
 
 /* Lists live processes as Sidekiq::ProcessSet does (pruning members whose
@@ -459,8 +464,10 @@ HH_EXPORT int hh_jobset_clear(hh_client *c, hh_jobset set, long long *removed);
 
 /* Sidekiq::Queue.all, sorted by name, each {"name","size","latency"
  * (Queue#latency),"paused" (false: pausing is Sidekiq Pro's),"head":
- * {class: count} over the next 10 jobs to run}. A JSON array in *json_out
- * (free with free()). Errors: HH_ERR_INVALID, HH_ERR_REDIS, HH_ERR_NOMEM. */
+ * {class: count} over the next 10 jobs to run}. A queue whose key holds
+ * another type has "size" null and "error" ("key queue:q holds a string,
+ * not a list"); the others are listed. A JSON array in *json_out (free
+ * with free()). Errors: HH_ERR_INVALID, HH_ERR_REDIS, HH_ERR_NOMEM. */
 HH_EXPORT int hh_queues_list(hh_client *c, char **json_out);
 
 /* One queue: {"name","size","latency","jobs":[...]} with the next n jobs
