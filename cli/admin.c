@@ -238,6 +238,21 @@ static void iso_time(char *buf, size_t n, double t) {
     strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* A clear whose key held another type (removed -1; note says which): it
+ * was deleted all the same, as Sidekiq's Queue#clear and SortedSet#clear
+ * delete any key, so the clear is done and says what went. */
+static void cleared_other_type(int json, const char *note, const char *what) {
+    if (json) {
+        json_t *o = json_pack("{s:i,s:s?}", "removed", 0, "deleted", note);
+        char *s = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+        printf("%s\n", s ? s : "{\"removed\":0}");
+        free(s);
+        json_decref(o);
+    } else {
+        printf("removed %s: %s (no jobs in it)\n", what, clean(note));
+    }
+}
+
 /* ---------------------------------------------------------- the sets */
 
 typedef struct out_ctx {
@@ -506,7 +521,11 @@ int cli_jobset(int argc, char **argv, hh_jobset set) {
         if ((rc = confirm(&a, what)) == 0) {
             e = hh_jobset_clear(cl, set, &removed);
             if (e != HH_OK) rc = failed(cl, "clear", e);
-            else if (a.json) printf("{\"removed\":%lld}\n", removed);
+            else if (removed < 0) {
+                char gone[64];
+                snprintf(gone, sizeof(gone), "the %s", set_title(set));
+                cleared_other_type(a.json, hh_client_last_error(cl), gone);
+            } else if (a.json) printf("{\"removed\":%lld}\n", removed);
             else printf("removed %lld entries from the %s\n", removed, set_title(set));
         }
     } else if (jid) {
@@ -531,6 +550,8 @@ int cli_jobset(int argc, char **argv, hh_jobset set) {
                 /* RetrySet#clear / ScheduledSet#clear, what the Web UI's Delete All does */
                 e = hh_jobset_clear(cl, set, &removed);
                 done = removed > 0 ? (size_t)removed : 0;
+                if (e == HH_OK && removed < 0) /* the set's key held another type: gone all the same */
+                    fprintf(stderr, "hiredhand: %s: deleted\n", clean(hh_client_last_error(cl)));
             } else {
                 e = hh_jobset_act_all(cl, set, &a.filter, action, &a.opts, &done, &skipped);
             }
@@ -613,7 +634,11 @@ static int queues_run(adm *a, const char *verb, const char *name, const char *sh
             long long removed = 0;
             e = hh_queue_clear(cl, name, &removed);
             if (e != HH_OK) rc = failed(cl, "clear", e);
-            else if (a->json) printf("{\"removed\":%lld}\n", removed);
+            else if (removed < 0) {
+                char gone[200];
+                snprintf(gone, sizeof(gone), "queue %.150s", shown);
+                cleared_other_type(a->json, hh_client_last_error(cl), gone);
+            } else if (a->json) printf("{\"removed\":%lld}\n", removed);
             else printf("removed queue %s (%lld jobs)\n", shown, removed);
         }
         hh_client_free(cl);

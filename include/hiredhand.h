@@ -459,7 +459,8 @@ HH_EXPORT int hh_jobset_act_all(hh_client *c, hh_jobset set, const hh_jobset_fil
                                 const hh_jobset_options *opts, size_t *done, size_t *skipped);
 
 /* SortedSet#clear: UNLINK the set; *removed (may be NULL) gets how many
- * entries it held. Errors: HH_ERR_INVALID, HH_ERR_REDIS. */
+ * entries it held (-1 for a key of another type, deleted all the same, as
+ * hh_queue_clear). Errors: HH_ERR_INVALID, HH_ERR_REDIS. */
 HH_EXPORT int hh_jobset_clear(hh_client *c, hh_jobset set, long long *removed);
 
 /* Sidekiq::Queue.all, sorted by name, each {"name","size","latency"
@@ -479,7 +480,10 @@ HH_EXPORT int hh_queues_list(hh_client *c, char **json_out);
 HH_EXPORT int hh_queue_show(hh_client *c, const char *name, size_t n, char **json_out);
 
 /* Queue#clear: UNLINK queue:<name> and SREM queues <name> in one
- * transaction; *removed (may be NULL) gets the jobs it held. Names as for
+ * transaction; *removed (may be NULL) gets the jobs it held. A key a
+ * client wrote with another type is deleted all the same, as Queue#clear
+ * deletes it: HH_OK with *removed -1, and hh_client_last_error() says what
+ * it held ("key queue:q held a string, not a list"). Names as for
  * hh_queue_show. Errors: HH_ERR_INVALID, HH_ERR_REDIS. */
 HH_EXPORT int hh_queue_clear(hh_client *c, const char *name, long long *removed);
 

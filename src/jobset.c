@@ -693,6 +693,7 @@ int hh_admin_clear_key(hh_client *c, const char *count_cmd, sds key, const char 
     hh_pipe p;
     hh_pipe_begin(&p, hh_client_conn(c));
     hh_pipe_add(&p, "MULTI");
+    hh_pipe_add(&p, "TYPE %s", key); /* what went, when it was no list or zset */
     hh_pipe_add(&p, "%s %s", count_cmd, key);
     hh_pipe_add(&p, "UNLINK %s", key);
     sds qs = NULL;
@@ -705,16 +706,32 @@ int hh_admin_clear_key(hh_client *c, const char *count_cmd, sds key, const char 
     redisReply **r = hh_pipe_exec(&p);
     if (!r) return HH_ERR_REDIS;
     char why[256];
-    int rc = HH_OK;
-    if (hh_tx_check(r, 0, p.n - 1, why, sizeof(why), NULL) != 0) {
+    int rc = HH_OK, at = -1;
+    if (removed) *removed = 0;
+    if (hh_tx_check(r, 0, p.n - 1, why, sizeof(why), &at) != 0) {
+        /* A key of another type: the count fails (WRONGTYPE) but a
+         * transaction runs every command, so UNLINK removed it, as
+         * Sidekiq's Queue#clear and SortedSet#clear remove any key. That
+         * is the clear done: said so, with what the key was. */
+        const redisReply *x = r[p.n - 1];
+        int deleted =
+            at == 1 && x->element[1]->type == REDIS_REPLY_ERROR && !strncmp(x->element[1]->str, "WRONGTYPE", 9);
+        for (size_t i = 2; deleted && i < x->elements; i++) deleted = x->element[i]->type == REDIS_REPLY_INTEGER;
+        if (deleted) {
+            const char *type = x->element[0]->type == REDIS_REPLY_STATUS ? x->element[0]->str : "value";
+            snprintf(why, sizeof(why), "key %s held a %s, not a %s", key, type,
+                     !strcmp(count_cmd, "LLEN") ? "list" : "zset");
+            if (removed) *removed = -1;
+        } else {
+            rc = HH_ERR_REDIS;
+        }
         set_error(c, why);
-        rc = HH_ERR_REDIS;
     } else {
         const redisReply *x = r[p.n - 1];
-        if (x->type != REDIS_REPLY_ARRAY || x->elements < 1 || x->element[0]->type != REDIS_REPLY_INTEGER) {
+        if (x->element[1]->type != REDIS_REPLY_INTEGER) {
             rc = hh_admin_bad_reply(c, x, "EXEC");
         } else if (removed) {
-            *removed = x->element[0]->integer;
+            *removed = x->element[1]->integer;
         }
     }
     hh_replies_free(r, p.n);

@@ -37,4 +37,27 @@ for cmd in stats processes; do
     assert_eq "$HH_RC" 3 "$cmd with a processes key of another type"
     assert_contains "$HH_ERR" "SMEMBERS processes: WRONGTYPE" "$cmd says which key and Redis's words"
 done
+
+# A clear of a key of another type deletes it, as Sidekiq's Queue#clear and
+# SortedSet#clear do (a transaction runs every command: the count fails,
+# UNLINK does not), and says so: done, with what the key held.
+R del processes >/dev/null
+hh_cli queues clear wt --yes
+assert_eq "$HH_RC" 0 "queues clear of a string key is done (stderr: $HH_ERR)"
+assert_contains "$HH_OUT" "removed queue wt: key queue:wt held a string, not a list" "clear says what went"
+assert_eq "$(R exists queue:wt) $(R sismember queues wt)" "0 0" "the key and its queues member are gone"
+R set queue:wt x >/dev/null
+hh_cli queues clear wt --yes --json
+assert_eq "$HH_OUT" '{"removed":0,"deleted":"key queue:wt held a string, not a list"}' "clear --json"
+hh_cli queues clear default --yes
+assert_eq "$HH_OUT" "removed queue default (1 jobs)" "a list clears as before"
+R set dead x >/dev/null
+hh_cli dead clear --yes
+assert_eq "$HH_RC" 0 "dead clear of a string key is done (stderr: $HH_ERR)"
+assert_contains "$HH_OUT" "key dead held a string, not a zset" "dead clear says what went"
+assert_eq "$(R exists dead)" 0 "the dead key is gone"
+R set retry x >/dev/null
+hh_cli retries delete --all --yes
+assert_eq "$HH_RC" 0 "retries delete --all of a string key is done"
+assert_contains "$HH_ERR" "key retry held a string, not a zset: deleted" "delete --all says what went"
 pass
