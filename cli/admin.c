@@ -370,12 +370,19 @@ static void add_header(cli_table *t, hh_jobset set) {
     cli_table_row(t, h);
 }
 
+/* What an entry that is no job (not JSON, or no object) shows in place of
+ * its fields: the same mark in every listing. Returns the text's length. */
+static size_t not_a_job(char *buf, size_t n, size_t len) {
+    int w = snprintf(buf, n, "(not a job: %zu bytes)", len);
+    return w < 0 ? 0 : (size_t)w < n ? (size_t)w : n - 1;
+}
+
 static void add_row(cli_table *t, const hh_jobset_entry *e) {
     char at[32], rc[32], err[80];
     iso_time(at, sizeof(at), e->score);
     retry_count_text(e, rc, sizeof(rc));
     size_t n;
-    if (!e->valid) n = (size_t)snprintf(err, sizeof(err), "(not a job: %zu bytes)", e->len);
+    if (!e->valid) n = not_a_job(err, sizeof(err), e->len);
     else if (e->error_class) {
         /* class and message as bytes (the message may hold NUL), cut to the column */
         json_t *em = entry_error_message(e);
@@ -699,8 +706,12 @@ static int queues_run(adm *a, const char *verb, const char *name, const char *sh
                          ? json_number_value(json_object_get(j, "enqueued_at"))
                          : 0);
             snprintf(pos, sizeof(pos), "%zu", i);
-            const char *row[] = {pos, cli_shown_json(json_object_get(j, "jid")),
-                                 cli_shown_json(json_object_get(j, "class")), ea};
+            char mark[48];
+            if (json_is_false(json_object_get(j, "valid"))) /* marked as retries list marks it */
+                not_a_job(mark, sizeof(mark), json_string_length(json_object_get(j, "payload")));
+            const char *row[] = {
+                pos, cli_shown_json(json_object_get(j, "jid")),
+                json_is_false(json_object_get(j, "valid")) ? mark : cli_shown_json(json_object_get(j, "class")), ea};
             cli_table_row(t, row);
         }
         cli_table_end(t);

@@ -472,7 +472,10 @@ HH_EXPORT int hh_jobset_clear(hh_client *c, hh_jobset set, long long *removed);
 HH_EXPORT int hh_queues_list(hh_client *c, char **json_out);
 
 /* One queue: {"name","size","latency","jobs":[...]} with the next n jobs
- * to run (each {"jid","class","enqueued_at","item"}). Errors:
+ * to run (each {"jid","class","enqueued_at","item"}; "payload", the text
+ * as stored, in place of "item" when it cannot be read without loss, and
+ * "valid": false too when it is no job object: not JSON, or an array).
+ * Errors:
  * HH_ERR_INVALID (a name longer than HH_NAME_QUEUE_MAX; control
  * characters, '|' and the empty name, whose key is `queue:`, are taken,
  * as other clients write them), HH_ERR_REDIS, HH_ERR_NOMEM. A queue that

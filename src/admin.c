@@ -164,6 +164,8 @@ static json_t *job_json(const char *s, size_t len) {
     json_object_set_new(o, "enqueued_at", ea > 0 ? json_real(ea) : json_null());
     if (json_is_object(it) && !lossy) json_object_set(o, "item", it);
     else json_object_set_new(o, "payload", json_stringn(s, len));
+    /* not JSON, or no object: what a fetch would bury as not a valid job */
+    if (!json_is_object(it)) json_object_set_new(o, "valid", json_false());
     json_decref(it);
     return o;
 }
