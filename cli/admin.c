@@ -227,16 +227,32 @@ static const char *class_shown(const hh_jobset_entry *e) {
     return cli_shown(e->display_class, e->display_class_len);
 }
 
-static void iso_time(char *buf, size_t n, double t) {
-    if (t <= 0) {
-        snprintf(buf, n, "-");
+/* t as an ISO 8601 UTC time when its year has four digits (1000-9999),
+ * else the number itself ("score 1e+300", "score inf"): a cast of such a
+ * double to time_t is undefined, and printed as garbage. */
+static void time_text(char *buf, size_t n, double t) {
+    if (!(t >= -30610224000.0 && t < 253402300800.0)) { /* NaN too */
+        char num[26];                                   /* "-1.7976931348623157e+308" */
+        snprintf(num, sizeof(num), "%.15g", t);
+        if (strtod(num, NULL) != t && t == t) snprintf(num, sizeof(num), "%.17g", t);
+        snprintf(buf, n, "score %s", num);
         return;
     }
     time_t s = (time_t)t;
+    if ((double)s > t) s--; /* down, not toward 0: -0.5 is 1969-12-31T23:59:59Z */
     struct tm tm;
-    gmtime_r(&s, &tm);
-    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (!gmtime_r(&s, &tm) || !strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm)) snprintf(buf, n, "score %.17g", t);
 }
+
+/* A payload's time (enqueued_at, failed_at): 0 or less is "absent", "-". */
+static void iso_time(char *buf, size_t n, double t) {
+    if (t <= 0) snprintf(buf, n, "-");
+    else time_text(buf, n, t);
+}
+
+/* A sorted set's score, the time Sidekiq reads from it (SortedEntry#at):
+ * any value, a negative one (before 1970) included, as Redis holds it. */
+static void score_time(char *buf, size_t n, double score) { time_text(buf, n, score); }
 
 /* A clear whose key held another type (removed -1; note says which): it
  * was deleted all the same, as Sidekiq's Queue#clear and SortedSet#clear
@@ -283,7 +299,7 @@ static char *retry_count_integer(const hh_jobset_entry *e) {
 static void print_entry_json(const hh_jobset_entry *e) {
     json_t *o = json_object();
     char at[32];
-    iso_time(at, sizeof(at), e->score);
+    score_time(at, sizeof(at), e->score);
     json_object_set_new(o, "jid", json_string(e->jid));
     json_object_set_new(o, "class", entry_class(e));
     json_object_set_new(o, "queue", json_string(e->queue));
@@ -379,7 +395,7 @@ static size_t not_a_job(char *buf, size_t n, size_t len) {
 
 static void add_row(cli_table *t, const hh_jobset_entry *e) {
     char at[32], rc[32], err[80];
-    iso_time(at, sizeof(at), e->score);
+    score_time(at, sizeof(at), e->score);
     retry_count_text(e, rc, sizeof(rc));
     size_t n;
     if (!e->valid) n = not_a_job(err, sizeof(err), e->len);
@@ -417,12 +433,14 @@ static int show_cb(const hh_jobset_entry *e, void *udata) {
     out_ctx *o = udata;
     if (o->json) return list_cb(e, udata);
     char at[32], ea[32], fa[32];
-    iso_time(at, sizeof(at), e->score);
+    score_time(at, sizeof(at), e->score);
     iso_time(ea, sizeof(ea), e->enqueued_at);
     iso_time(fa, sizeof(fa), e->failed_at);
     if (o->n++) fputc('\n', stdout);
-    printf("jid:           %s\nclass:         %s\nqueue:         %s\nat:            %s (score %.6f)\n", clean(e->jid),
-           class_shown(e), clean(e->queue), at, e->score);
+    printf("jid:           %s\nclass:         %s\nqueue:         %s\nat:            %s", clean(e->jid), class_shown(e),
+           clean(e->queue), at);
+    if (strncmp(at, "score ", 6) != 0) printf(" (score %.6f)", e->score); /* else at is the score */
+    fputc('\n', stdout);
     char rc[256];
     retry_count_text(e, rc, sizeof(rc));
     if (strcmp(rc, "-")) printf("retry_count:   %s\n", rc);
@@ -815,7 +833,9 @@ int cli_jobs(int argc, char **argv) {
                        cli_shown_json(json_object_get(w, "thread")));
             else {
                 char at[32];
-                iso_time(at, sizeof(at), json_real_value(json_object_get(w, "score")));
+                json_t *sc = json_object_get(w, "score"); /* absent: not finite, JSON holds no inf */
+                if (json_is_number(sc)) score_time(at, sizeof(at), json_number_value(sc));
+                else snprintf(at, sizeof(at), "score not finite");
                 printf("%s, at %s\n", where, at);
             }
         }
