@@ -102,7 +102,12 @@ static int parse(int argc, char **argv, adm *a, const char *usage) {
             if (ch == O_CLASS) a->filter.klass = optarg;
             else a->filter.queue = optarg;
             break;
-        case O_ERROR: a->filter.error = optarg; break;
+        case O_ERROR:
+            /* every text holds the empty one: --error "$E" with E unset
+             * would act on the whole set */
+            if (!*optarg) return cli_usage_error("--error '': an empty text matches every entry; give a text");
+            a->filter.error = optarg;
+            break;
         case O_LIMIT:
             if (cli_option_int("--limit", optarg, 1, 1000000000L, &n)) return CLI_EXIT_USAGE;
             a->limit = n, a->limit_set = 1;
@@ -142,6 +147,14 @@ static int parse_verb(int argc, char **argv, adm *a, const char *usage, const ch
     if (rc) return rc;
     *operand = optind < argc ? argv[optind++] : NULL;
     if (optind < argc) return cli_usage_error("unexpected argument '%s'\n%s", argv[optind], usage);
+    return 0;
+}
+
+/* Commands that filter nothing refuse the filters rather than ignore them:
+ * `busy --class X` printing every job would read as "all of them are X". */
+static int no_filters(const adm *a, const char *cmd) {
+    if (a->filter.klass || a->filter.queue || a->filter.error || a->all)
+        return cli_usage_error("%s takes no --class, --queue, --error or --all", cmd);
     return 0;
 }
 
@@ -214,15 +227,46 @@ static const char *class_shown(const hh_jobset_entry *e) {
     return cli_shown(e->display_class, e->display_class_len);
 }
 
-static void iso_time(char *buf, size_t n, double t) {
-    if (t <= 0) {
-        snprintf(buf, n, "-");
+/* t as an ISO 8601 UTC time when its year has four digits (1000-9999),
+ * else the number itself ("score 1e+300", "score inf"): a cast of such a
+ * double to time_t is undefined, and printed as garbage. */
+static void time_text(char *buf, size_t n, double t) {
+    if (!(t >= -30610224000.0 && t < 253402300800.0)) { /* NaN too */
+        char num[26];                                   /* "-1.7976931348623157e+308" */
+        snprintf(num, sizeof(num), "%.15g", t);
+        if (strtod(num, NULL) != t && t == t) snprintf(num, sizeof(num), "%.17g", t);
+        snprintf(buf, n, "score %s", num);
         return;
     }
     time_t s = (time_t)t;
+    if ((double)s > t) s--; /* down, not toward 0: -0.5 is 1969-12-31T23:59:59Z */
     struct tm tm;
-    gmtime_r(&s, &tm);
-    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (!gmtime_r(&s, &tm) || !strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm)) snprintf(buf, n, "score %.17g", t);
+}
+
+/* A payload's time (enqueued_at, failed_at): 0 or less is "absent", "-". */
+static void iso_time(char *buf, size_t n, double t) {
+    if (t <= 0) snprintf(buf, n, "-");
+    else time_text(buf, n, t);
+}
+
+/* A sorted set's score, the time Sidekiq reads from it (SortedEntry#at):
+ * any value, a negative one (before 1970) included, as Redis holds it. */
+static void score_time(char *buf, size_t n, double score) { time_text(buf, n, score); }
+
+/* A clear whose key held another type (removed -1; note says which): it
+ * was deleted all the same, as Sidekiq's Queue#clear and SortedSet#clear
+ * delete any key, so the clear is done and says what went. */
+static void cleared_other_type(int json, const char *note, const char *what) {
+    if (json) {
+        json_t *o = json_pack("{s:i,s:s?}", "removed", 0, "deleted", note);
+        char *s = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+        printf("%s\n", s ? s : "{\"removed\":0}");
+        free(s);
+        json_decref(o);
+    } else {
+        printf("removed %s: %s (no jobs in it)\n", what, clean(note));
+    }
 }
 
 /* ---------------------------------------------------------- the sets */
@@ -255,7 +299,7 @@ static char *retry_count_integer(const hh_jobset_entry *e) {
 static void print_entry_json(const hh_jobset_entry *e) {
     json_t *o = json_object();
     char at[32];
-    iso_time(at, sizeof(at), e->score);
+    score_time(at, sizeof(at), e->score);
     json_object_set_new(o, "jid", json_string(e->jid));
     json_object_set_new(o, "class", entry_class(e));
     json_object_set_new(o, "queue", json_string(e->queue));
@@ -342,12 +386,19 @@ static void add_header(cli_table *t, hh_jobset set) {
     cli_table_row(t, h);
 }
 
+/* What an entry that is no job (not JSON, or no object) shows in place of
+ * its fields: the same mark in every listing. Returns the text's length. */
+static size_t not_a_job(char *buf, size_t n, size_t len) {
+    int w = snprintf(buf, n, "(not a job: %zu bytes)", len);
+    return w < 0 ? 0 : (size_t)w < n ? (size_t)w : n - 1;
+}
+
 static void add_row(cli_table *t, const hh_jobset_entry *e) {
     char at[32], rc[32], err[80];
-    iso_time(at, sizeof(at), e->score);
+    score_time(at, sizeof(at), e->score);
     retry_count_text(e, rc, sizeof(rc));
     size_t n;
-    if (!e->valid) n = (size_t)snprintf(err, sizeof(err), "(not a job: %zu bytes)", e->len);
+    if (!e->valid) n = not_a_job(err, sizeof(err), e->len);
     else if (e->error_class) {
         /* class and message as bytes (the message may hold NUL), cut to the column */
         json_t *em = entry_error_message(e);
@@ -382,12 +433,14 @@ static int show_cb(const hh_jobset_entry *e, void *udata) {
     out_ctx *o = udata;
     if (o->json) return list_cb(e, udata);
     char at[32], ea[32], fa[32];
-    iso_time(at, sizeof(at), e->score);
+    score_time(at, sizeof(at), e->score);
     iso_time(ea, sizeof(ea), e->enqueued_at);
     iso_time(fa, sizeof(fa), e->failed_at);
     if (o->n++) fputc('\n', stdout);
-    printf("jid:           %s\nclass:         %s\nqueue:         %s\nat:            %s (score %.6f)\n", clean(e->jid),
-           class_shown(e), clean(e->queue), at, e->score);
+    printf("jid:           %s\nclass:         %s\nqueue:         %s\nat:            %s", clean(e->jid), class_shown(e),
+           clean(e->queue), at);
+    if (strncmp(at, "score ", 6) != 0) printf(" (score %.6f)", e->score); /* else at is the score */
+    fputc('\n', stdout);
     char rc[256];
     retry_count_text(e, rc, sizeof(rc));
     if (strcmp(rc, "-")) printf("retry_count:   %s\n", rc);
@@ -493,7 +546,11 @@ int cli_jobset(int argc, char **argv, hh_jobset set) {
         if ((rc = confirm(&a, what)) == 0) {
             e = hh_jobset_clear(cl, set, &removed);
             if (e != HH_OK) rc = failed(cl, "clear", e);
-            else if (a.json) printf("{\"removed\":%lld}\n", removed);
+            else if (removed < 0) {
+                char gone[64];
+                snprintf(gone, sizeof(gone), "the %s", set_title(set));
+                cleared_other_type(a.json, hh_client_last_error(cl), gone);
+            } else if (a.json) printf("{\"removed\":%lld}\n", removed);
             else printf("removed %lld entries from the %s\n", removed, set_title(set));
         }
     } else if (jid) {
@@ -518,6 +575,8 @@ int cli_jobset(int argc, char **argv, hh_jobset set) {
                 /* RetrySet#clear / ScheduledSet#clear, what the Web UI's Delete All does */
                 e = hh_jobset_clear(cl, set, &removed);
                 done = removed > 0 ? (size_t)removed : 0;
+                if (e == HH_OK && removed < 0) /* the set's key held another type: gone all the same */
+                    fprintf(stderr, "hiredhand: %s: deleted\n", clean(hh_client_last_error(cl)));
             } else {
                 e = hh_jobset_act_all(cl, set, &a.filter, action, &a.opts, &done, &skipped);
             }
@@ -563,8 +622,7 @@ int cli_queues(int argc, char **argv) {
     if (!is_list && !is_show && !is_clear) return cli_usage_error("queues: unknown verb '%s'\n%s", verb, usage);
     if (is_list && name) return cli_usage_error("queues list takes no NAME");
     if (!is_list && !name) return cli_usage_error("queues %s needs a queue NAME", verb);
-    if (a.filter.klass || a.filter.queue || a.filter.error || a.all)
-        return cli_usage_error("queues takes no --class, --queue, --error or --all");
+    if ((rc = no_filters(&a, "queues"))) return rc;
     /* NAME as list prints it: control characters escaped (Sidekiq's clients
      * write such queues; a shell argument cannot hold some of them) */
     char *raw = name ? cli_name_unescape(name) : NULL, *shown = NULL;
@@ -601,7 +659,11 @@ static int queues_run(adm *a, const char *verb, const char *name, const char *sh
             long long removed = 0;
             e = hh_queue_clear(cl, name, &removed);
             if (e != HH_OK) rc = failed(cl, "clear", e);
-            else if (a->json) printf("{\"removed\":%lld}\n", removed);
+            else if (removed < 0) {
+                char gone[200];
+                snprintf(gone, sizeof(gone), "queue %.150s", shown);
+                cleared_other_type(a->json, hh_client_last_error(cl), gone);
+            } else if (a->json) printf("{\"removed\":%lld}\n", removed);
             else printf("removed queue %s (%lld jobs)\n", shown, removed);
         }
         hh_client_free(cl);
@@ -639,9 +701,11 @@ static int queues_run(adm *a, const char *verb, const char *name, const char *sh
             json_object_foreach(json_object_get(q, "head"), k, n) if (hf)
                 fprintf(hf, "%s%s x%lld", ftell(hf) ? " " : "", clean(k), (long long)json_integer_value(n));
             if (hf) fclose(hf);
-            json_t *jn = json_object_get(q, "name");
+            json_t *jn = json_object_get(q, "name"), *why = json_object_get(q, "error");
             const char *qn = json_string_value(jn);
-            const char *row[] = {qn && !*qn ? "''" : cli_shown_json(jn), size, lat, heads};
+            /* a queue key of another type: the problem where its size would be */
+            const char *row[] = {qn && !*qn ? "''" : cli_shown_json(jn), why ? cli_shown_json(why) : size,
+                                 why ? "-" : lat, heads};
             cli_table_row(t, row);
             free(heads);
         }
@@ -660,8 +724,12 @@ static int queues_run(adm *a, const char *verb, const char *name, const char *sh
                          ? json_number_value(json_object_get(j, "enqueued_at"))
                          : 0);
             snprintf(pos, sizeof(pos), "%zu", i);
-            const char *row[] = {pos, cli_shown_json(json_object_get(j, "jid")),
-                                 cli_shown_json(json_object_get(j, "class")), ea};
+            char mark[48];
+            if (json_is_false(json_object_get(j, "valid"))) /* marked as retries list marks it */
+                not_a_job(mark, sizeof(mark), json_string_length(json_object_get(j, "payload")));
+            const char *row[] = {
+                pos, cli_shown_json(json_object_get(j, "jid")),
+                json_is_false(json_object_get(j, "valid")) ? mark : cli_shown_json(json_object_get(j, "class")), ea};
             cli_table_row(t, row);
         }
         cli_table_end(t);
@@ -681,6 +749,7 @@ int cli_busy(int argc, char **argv) {
     int rc = parse(argc, argv, &a, usage);
     if (rc) return rc < 0 ? 0 : rc;
     if (optind < argc) return cli_usage_error("unexpected argument '%s'", argv[optind]);
+    if ((rc = no_filters(&a, "busy"))) return rc;
     hh_client *cl = open_client(&a, &rc);
     if (!cl) return rc;
     char *out = NULL;
@@ -734,6 +803,7 @@ int cli_jobs(int argc, char **argv) {
     int rc = parse(argc, argv, &a, usage);
     if (rc) return rc < 0 ? 0 : rc;
     if (optind + 1 != argc) return cli_usage_error("jobs find needs one JID");
+    if ((rc = no_filters(&a, "jobs find"))) return rc;
     const char *jid = argv[optind];
     hh_client *cl = open_client(&a, &rc);
     if (!cl) return rc;
@@ -763,7 +833,9 @@ int cli_jobs(int argc, char **argv) {
                        cli_shown_json(json_object_get(w, "thread")));
             else {
                 char at[32];
-                iso_time(at, sizeof(at), json_real_value(json_object_get(w, "score")));
+                json_t *sc = json_object_get(w, "score"); /* absent: not finite, JSON holds no inf */
+                if (json_is_number(sc)) score_time(at, sizeof(at), json_number_value(sc));
+                else snprintf(at, sizeof(at), "score not finite");
                 printf("%s, at %s\n", where, at);
             }
         }

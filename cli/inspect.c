@@ -399,7 +399,7 @@ int cli_stats(int argc, char **argv) {
     int e = hh_client_stats(cl, &out);
     hh_client_free(cl);
     if (e != HH_OK) {
-        fprintf(stderr, "hiredhand: stats failed: %s\n", hh_strerror(e));
+        fprintf(stderr, "hiredhand: %s\n", hh_last_error()); /* Redis's words and the key */
         return e == HH_ERR_REDIS ? CLI_EXIT_REDIS : 1;
     }
     if (c.json) {
@@ -410,8 +410,12 @@ int cli_stats(int argc, char **argv) {
                                  {"Busy", "workers_size"},        {"Enqueued", "enqueued"},
                                  {"Scheduled", "scheduled_size"}, {"Retries", "retry_size"},
                                  {"Dead", "dead_size"},           {"Processes", "processes_size"}};
-        for (size_t i = 0; i < sizeof(rows) / sizeof(*rows); i++)
-            printf("%-10s %lld\n", rows[i][0], (long long)json_integer_value(json_object_get(s, rows[i][1])));
+        for (size_t i = 0; i < sizeof(rows) / sizeof(*rows); i++) {
+            json_t *v = json_object_get(s, rows[i][1]),
+                   *why = json_object_get(json_object_get(s, "errors"), rows[i][1]);
+            if (json_is_integer(v)) printf("%-10s %lld\n", rows[i][0], (long long)json_integer_value(v));
+            else if (why) printf("%-10s ? (%s)\n", rows[i][0], cli_shown_json(why)); /* a key of another type */
+        }
         json_t *qs = json_object_get(s, "queues"), *q;
         size_t i;
         cli_table *t = NULL;
@@ -424,8 +428,11 @@ int cli_stats(int argc, char **argv) {
             char lat[32], size[32];
             human_latency(lat, sizeof(lat), json_real_value(json_object_get(q, "latency")));
             snprintf(size, sizeof(size), "%lld", (long long)json_integer_value(json_object_get(q, "size")));
-            const char *row[] = {cli_shown_json(json_object_get(q, "name")), size, lat};
+            json_t *why = json_object_get(q, "error"); /* a key of another type: no size to show */
+            char *name = strdup(cli_shown_json(json_object_get(q, "name")));
+            const char *row[] = {name ? name : "?", why ? cli_shown_json(why) : size, why ? "-" : lat};
             cli_table_row(t, row);
+            free(name);
         }
         cli_table_end(t);
         json_decref(s);
@@ -445,7 +452,7 @@ int cli_processes(int argc, char **argv) {
     int e = hh_client_processes(cl, &out);
     hh_client_free(cl);
     if (e != HH_OK) {
-        fprintf(stderr, "hiredhand: processes failed: %s\n", hh_strerror(e));
+        fprintf(stderr, "hiredhand: %s\n", hh_last_error()); /* Redis's words and the key */
         return e == HH_ERR_REDIS ? CLI_EXIT_REDIS : 1;
     }
     if (c.json) {

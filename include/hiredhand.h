@@ -309,7 +309,12 @@ HH_EXPORT int hh_client_push_bulk(hh_client *c, const char *klass, const char *c
  * scheduled_size, retry_size, dead_size, processes_size, workers_size,
  * enqueued, default_queue_latency and "queues": [{name, size, latency}].
  * Latency is seconds (float) from the oldest job's enqueued_at, which is read
- * in either encoding. Errors: HH_ERR_REDIS, HH_ERR_NOMEM. */
+ * in either encoding. A key a client wrote with another type (WRONGTYPE)
+ * gives its figure as null, and "errors": {field: "key schedule holds a
+ * string, not a zset"} names it (a queue: "size" null and its own
+ * "error"); the other figures are read as usual. Errors: HH_ERR_REDIS (the
+ * processes or queues set unreadable: hh_last_error() names the key),
+ * HH_ERR_NOMEM. */
 HH_EXPORT int hh_client_stats(hh_client *c, char **json_out);
 
 /* Lists live processes as Sidekiq::ProcessSet does (pruning members whose
@@ -351,11 +356,14 @@ typedef enum hh_jobset {
 /* Which entries an operation applies to; zero it for "all". */
 typedef struct hh_jobset_filter {
     const char *klass; /* NULL, or "class", Active Job's "wrapped" or the
-                        * class the Web UI shows (display_class) equal */
+                        * class the Web UI shows (display_class) equal;
+                        * "" finds the entries whose class is empty or
+                        * missing, as queue "" does for the queue */
     const char *queue; /* NULL, or "queue" equal */
     const char *error; /* NULL, or a substring of error_class or
                         * error_message (case-sensitive, over the
-                        * whole string: text after a NUL too) */
+                        * whole string: text after a NUL too); ""
+                        * would match everything and is HH_ERR_INVALID */
     size_t limit;      /* at most this many entries; 0: no limit */
 } hh_jobset_filter;
 
@@ -454,17 +462,23 @@ HH_EXPORT int hh_jobset_act_all(hh_client *c, hh_jobset set, const hh_jobset_fil
                                 const hh_jobset_options *opts, size_t *done, size_t *skipped);
 
 /* SortedSet#clear: UNLINK the set; *removed (may be NULL) gets how many
- * entries it held. Errors: HH_ERR_INVALID, HH_ERR_REDIS. */
+ * entries it held (-1 for a key of another type, deleted all the same, as
+ * hh_queue_clear). Errors: HH_ERR_INVALID, HH_ERR_REDIS. */
 HH_EXPORT int hh_jobset_clear(hh_client *c, hh_jobset set, long long *removed);
 
 /* Sidekiq::Queue.all, sorted by name, each {"name","size","latency"
  * (Queue#latency),"paused" (false: pausing is Sidekiq Pro's),"head":
- * {class: count} over the next 10 jobs to run}. A JSON array in *json_out
- * (free with free()). Errors: HH_ERR_INVALID, HH_ERR_REDIS, HH_ERR_NOMEM. */
+ * {class: count} over the next 10 jobs to run}. A queue whose key holds
+ * another type has "size" null and "error" ("key queue:q holds a string,
+ * not a list"); the others are listed. A JSON array in *json_out (free
+ * with free()). Errors: HH_ERR_INVALID, HH_ERR_REDIS, HH_ERR_NOMEM. */
 HH_EXPORT int hh_queues_list(hh_client *c, char **json_out);
 
 /* One queue: {"name","size","latency","jobs":[...]} with the next n jobs
- * to run (each {"jid","class","enqueued_at","item"}). Errors:
+ * to run (each {"jid","class","enqueued_at","item"}; "payload", the text
+ * as stored, in place of "item" when it cannot be read without loss, and
+ * "valid": false too when it is no job object: not JSON, or an array).
+ * Errors:
  * HH_ERR_INVALID (a name longer than HH_NAME_QUEUE_MAX; control
  * characters, '|' and the empty name, whose key is `queue:`, are taken,
  * as other clients write them), HH_ERR_REDIS, HH_ERR_NOMEM. A queue that
@@ -472,7 +486,10 @@ HH_EXPORT int hh_queues_list(hh_client *c, char **json_out);
 HH_EXPORT int hh_queue_show(hh_client *c, const char *name, size_t n, char **json_out);
 
 /* Queue#clear: UNLINK queue:<name> and SREM queues <name> in one
- * transaction; *removed (may be NULL) gets the jobs it held. Names as for
+ * transaction; *removed (may be NULL) gets the jobs it held. A key a
+ * client wrote with another type is deleted all the same, as Queue#clear
+ * deletes it: HH_OK with *removed -1, and hh_client_last_error() says what
+ * it held ("key queue:q held a string, not a list"). Names as for
  * hh_queue_show. Errors: HH_ERR_INVALID, HH_ERR_REDIS. */
 HH_EXPORT int hh_queue_clear(hh_client *c, const char *name, long long *removed);
 

@@ -100,6 +100,21 @@ int hh_queues_list(hh_client *c, char **json_out) {
             const redisReply *len = r[2 * (i - from)], *head = r[2 * (i - from) + 1];
             int ok = 1;
             long long size = int_reply(len, &ok);
+            if (!ok && len->type == REDIS_REPLY_ERROR) {
+                /* one queue key a client wrote with another type: that
+                 * queue shows the problem, the others are listed */
+                sds k = hh_key_queue(hh_client_keys(c), qs->element[i]->str);
+                json_t *q = json_object();
+                json_object_set_new(q, "name", json_string(qs->element[i]->str));
+                json_object_set_new(q, "size", json_null());
+                json_object_set_new(q, "latency", json_real(0));
+                json_object_set_new(q, "paused", json_false());
+                json_object_set_new(q, "head", json_object());
+                json_object_set_new(q, "error", hh_admin_key_problem(c, k, "list", len));
+                json_array_append_new(arr, q);
+                sdsfree(k);
+                continue;
+            }
             if (!ok || head->type != REDIS_REPLY_ARRAY) {
                 rc = hh_admin_bad_reply(c, !ok ? len : head, !ok ? "LLEN" : "LRANGE");
                 break;
@@ -149,6 +164,8 @@ static json_t *job_json(const char *s, size_t len) {
     json_object_set_new(o, "enqueued_at", ea > 0 ? json_real(ea) : json_null());
     if (json_is_object(it) && !lossy) json_object_set(o, "item", it);
     else json_object_set_new(o, "payload", json_stringn(s, len));
+    /* not JSON, or no object: what a fetch would bury as not a valid job */
+    if (!json_is_object(it)) json_object_set_new(o, "valid", json_false());
     json_decref(it);
     return o;
 }

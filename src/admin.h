@@ -13,6 +13,12 @@
  * the wrong shape: keeps "<what>: <error>" for hh_client_last_error().
  * Returns HH_ERR_REDIS. */
 int hh_admin_bad_reply(hh_client *c, const redisReply *r, const char *what);
+/* For Redis's error about one key: WRONGTYPE (a client wrote another type
+ * there) as "key <key> holds a <type>, not a <want>", the type read with
+ * TYPE; another error as "key <key>: <error>". A new JSON string, NULL
+ * when r is no error reply. The caller shows the problem in place of the
+ * figure and goes on with the other keys. */
+json_t *hh_admin_key_problem(hh_client *c, const char *key, const char *want, const redisReply *r);
 /* A string member of a JSON object, or dflt. */
 const char *hh_admin_str(const json_t *o, const char *key, const char *dflt);
 /* Whether a flat [member, score, ...] or [field, value, ...] array holds
@@ -20,8 +26,11 @@ const char *hh_admin_str(const json_t *o, const char *key, const char *dflt);
 int hh_admin_pairs_ok(const redisReply *r);
 /* A jid an operator may ask for: non-empty, at most 1,024 bytes. */
 int hh_admin_jid_ok(const char *jid);
-/* MULTI, <count_cmd> key, UNLINK key [, SREM queues <queue>], EXEC: how many
- * the key held goes to *removed (may be NULL), in the same transaction. */
+/* MULTI, TYPE key, <count_cmd> key, UNLINK key [, SREM queues <queue>],
+ * EXEC: how many the key held goes to *removed (may be NULL), in the same
+ * transaction. A key of another type is deleted all the same (as Sidekiq
+ * clears): HH_OK, *removed -1, and hh_client_last_error() says what it was
+ * ("key queue:q held a string, not a list"). */
 int hh_admin_clear_key(hh_client *c, const char *count_cmd, sds key, const char *queue, long long *removed);
 
 #endif

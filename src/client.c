@@ -7,6 +7,7 @@
  * stat:failed, retry, processes, <id>, queue:<q>. */
 #include "client.h"
 #include "abi.h"
+#include "admin.h"
 #include "error.h"
 
 #include <math.h>
@@ -566,9 +567,9 @@ static redisReply *members(hh_client *c, const char *name) {
     sdsfree(k);
     int ok = r && r->type == REDIS_REPLY_ARRAY;
     for (size_t i = 0; ok && i < r->elements; i++) ok = r->element[i]->type == REDIS_REPLY_STRING;
-    if (r && !ok) {
-        hh_strlcpy(c->conn.last_error, r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply to SMEMBERS",
-                   sizeof(c->conn.last_error));
+    if (r && !ok) { /* the key named: "processes" is what to look at */
+        snprintf(c->conn.last_error, sizeof(c->conn.last_error), "SMEMBERS %s: %s", name,
+                 r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
         freeReplyObject(r);
         r = NULL;
     }
@@ -626,34 +627,50 @@ static int client_stats(hh_client *c, char **json_out) {
         return HH_ERR_REDIS;
     }
     double now = hh_now();
-    json_t *o = json_object();
-    json_object_set_new(o, "processed", json_integer(reply_ll(r[0])));
-    json_object_set_new(o, "failed", json_integer(reply_ll(r[1])));
-    json_object_set_new(o, "scheduled_size", json_integer(reply_ll(r[2])));
-    json_object_set_new(o, "retry_size", json_integer(reply_ll(r[3])));
-    json_object_set_new(o, "dead_size", json_integer(reply_ll(r[4])));
-    json_object_set_new(o, "processes_size", json_integer(reply_ll(r[5])));
+    json_t *o = json_object(), *problems = json_object();
+    static const struct {
+        const char *field, *key, *type;
+    } figures[] = {{"processed", HH_K_STAT_PROCESSED, "string"},
+                   {"failed", HH_K_STAT_FAILED, "string"},
+                   {"scheduled_size", HH_K_SCHEDULE, "zset"},
+                   {"retry_size", HH_K_RETRY, "zset"},
+                   {"dead_size", HH_K_DEAD, "zset"},
+                   {"processes_size", HH_K_PROCESSES, "set"}};
+    for (size_t i = 0; i < 6; i++) {
+        /* a key of another type is no 0: null, and the problem named */
+        sds k = hh_key(&c->keys, figures[i].key);
+        json_t *why = hh_admin_key_problem(c, k, figures[i].type, r[i]);
+        sdsfree(k);
+        json_object_set_new(o, figures[i].field, why ? json_null() : json_integer(reply_ll(r[i])));
+        if (why) json_object_set_new(problems, figures[i].field, why);
+    }
     long long busy = 0, enqueued = 0;
     size_t at = 6;
     for (size_t i = 0; i < procs->elements; i++) busy += reply_ll(r[at++]);
     json_t *qs = json_array();
     double default_latency = 0;
     for (size_t i = 0; i < queues->elements; i++) {
-        long long size = reply_ll(r[at]);
-        double lat = latency_of(r[at + 1], now);
+        sds k = hh_key_queue(&c->keys, queues->element[i]->str);
+        json_t *why = hh_admin_key_problem(c, k, "list", r[at]);
+        sdsfree(k);
+        long long size = why ? 0 : reply_ll(r[at]);
+        double lat = why ? 0 : latency_of(r[at + 1], now);
         at += 2;
         enqueued += size;
         if (strcmp(queues->element[i]->str, "default") == 0) default_latency = lat;
         json_t *q = json_object();
         json_object_set_new(q, "name", json_string(queues->element[i]->str));
-        json_object_set_new(q, "size", json_integer(size));
+        json_object_set_new(q, "size", why ? json_null() : json_integer(size));
         json_object_set_new(q, "latency", json_real(lat));
+        if (why) json_object_set_new(q, "error", why);
         json_array_append_new(qs, q);
     }
     json_object_set_new(o, "workers_size", json_integer(busy));
     json_object_set_new(o, "enqueued", json_integer(enqueued));
     json_object_set_new(o, "default_queue_latency", json_real(default_latency));
     json_object_set_new(o, "queues", qs);
+    if (json_object_size(problems)) json_object_set(o, "errors", problems);
+    json_decref(problems);
     hh_replies_free(r, p.n);
     freeReplyObject(procs);
     freeReplyObject(queues);

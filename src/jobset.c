@@ -50,6 +50,20 @@ int hh_admin_bad_reply(hh_client *c, const redisReply *r, const char *what) {
     return HH_ERR_REDIS;
 }
 
+json_t *hh_admin_key_problem(hh_client *c, const char *key, const char *want, const redisReply *r) {
+    if (!r || r->type != REDIS_REPLY_ERROR) return NULL;
+    /* the key's type says what a client wrote there; one more round trip,
+     * on this rare path only */
+    redisReply *t = strncmp(r->str, "WRONGTYPE", 9) ? NULL : hh_conn_cmd(hh_client_conn(c), "TYPE %s", key);
+    const char *type = t && t->type == REDIS_REPLY_STATUS ? t->str : NULL;
+    json_t *why =
+        type ? json_sprintf("key %s holds a %s, not a %s", key, type, want) : json_sprintf("key %s: %s", key, r->str);
+    if (!why) /* a key name that is not UTF-8 (JSON holds only UTF-8) */
+        why = type ? json_sprintf("the key holds a %s, not a %s", type, want) : json_sprintf("%s", r->str);
+    if (t) freeReplyObject(t);
+    return why;
+}
+
 const char *hh_admin_str(const json_t *o, const char *key, const char *dflt) {
     const json_t *v = json_object_get(o, key);
     return json_is_string(v) ? json_string_value(v) : dflt;
@@ -114,14 +128,25 @@ static int str_has(const json_t *item, const char *key, const char *needle) {
     return json_is_string(v) && memmem(json_string_value(v), json_string_length(v), needle, strlen(needle)) != NULL;
 }
 
+/* Whether item has key as a string equal to want: unlike str_is, an absent
+ * key is no match (a job without Active Job's "wrapped" has no wrapped
+ * class, not an empty one: --class '' would otherwise match every job). */
+static int str_present_is(const json_t *item, const char *key, const char *want) {
+    return json_is_string(json_object_get(item, key)) && str_is(item, key, want);
+}
+
+/* An empty error filter would match every entry: refused (HH_ERR_INVALID)
+ * by the functions taking a filter, so a caller's unset text never turns
+ * a filtered delete into a delete of everything. */
+static int filter_ok(const hh_jobset_filter *f) { return !f || !f->error || *f->error; }
+
 static int filter_match(const hh_jobset_filter *f, const hh_jobset_entry *e, const json_t *item) {
     if (!f) return 1;
-    if (f->klass && !str_is(item, "class", f->klass) && !str_is(item, "wrapped", f->klass) &&
+    if (f->klass && !str_is(item, "class", f->klass) && !str_present_is(item, "wrapped", f->klass) &&
         !(e->display_class_len == strlen(f->klass) && !memcmp(e->display_class, f->klass, e->display_class_len)))
         return 0;
     if (f->queue && !str_is(item, "queue", f->queue)) return 0;
-    if (f->error && *f->error && !str_has(item, "error_class", f->error) && !str_has(item, "error_message", f->error))
-        return 0;
+    if (f->error && !str_has(item, "error_class", f->error) && !str_has(item, "error_message", f->error)) return 0;
     return 1;
 }
 
@@ -390,7 +415,7 @@ static redisReply *list_page(hh_client *c, hh_jobset set, const char *sk, long l
 }
 
 int hh_jobset_each(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jobset_fn fn, void *udata) {
-    if (!c || !set_name(set) || !fn) return HH_ERR_INVALID;
+    if (!c || !set_name(set) || !fn || !filter_ok(f)) return HH_ERR_INVALID;
     sds sk = hh_key(hh_client_keys(c), set_name(set));
     size_t seen = 0;
     int rc = HH_OK, stop = 0;
@@ -649,7 +674,7 @@ int hh_jobset_act_all(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh
     int rc = HH_OK;
     if (done) *done = 0;
     if (skipped) *skipped = 0;
-    if (!c || !action_allowed(set, action)) return HH_ERR_INVALID;
+    if (!c || !action_allowed(set, action) || !filter_ok(f)) return HH_ERR_INVALID;
     if (f && f->limit) {
         rc = act_listed(c, set, f, action, opts, &nd, &ns);
         if (done) *done = nd;
@@ -719,6 +744,7 @@ int hh_admin_clear_key(hh_client *c, const char *count_cmd, sds key, const char 
     hh_pipe p;
     hh_pipe_begin(&p, hh_client_conn(c));
     hh_pipe_add(&p, "MULTI");
+    hh_pipe_add(&p, "TYPE %s", key); /* what went, when it was no list or zset */
     hh_pipe_add(&p, "%s %s", count_cmd, key);
     hh_pipe_add(&p, "UNLINK %s", key);
     sds qs = NULL;
@@ -731,16 +757,32 @@ int hh_admin_clear_key(hh_client *c, const char *count_cmd, sds key, const char 
     redisReply **r = hh_pipe_exec(&p);
     if (!r) return HH_ERR_REDIS;
     char why[256];
-    int rc = HH_OK;
-    if (hh_tx_check(r, 0, p.n - 1, why, sizeof(why), NULL) != 0) {
+    int rc = HH_OK, at = -1;
+    if (removed) *removed = 0;
+    if (hh_tx_check(r, 0, p.n - 1, why, sizeof(why), &at) != 0) {
+        /* A key of another type: the count fails (WRONGTYPE) but a
+         * transaction runs every command, so UNLINK removed it, as
+         * Sidekiq's Queue#clear and SortedSet#clear remove any key. That
+         * is the clear done: said so, with what the key was. */
+        const redisReply *x = r[p.n - 1];
+        int deleted =
+            at == 1 && x->element[1]->type == REDIS_REPLY_ERROR && !strncmp(x->element[1]->str, "WRONGTYPE", 9);
+        for (size_t i = 2; deleted && i < x->elements; i++) deleted = x->element[i]->type == REDIS_REPLY_INTEGER;
+        if (deleted) {
+            const char *type = x->element[0]->type == REDIS_REPLY_STATUS ? x->element[0]->str : "value";
+            snprintf(why, sizeof(why), "key %s held a %s, not a %s", key, type,
+                     !strcmp(count_cmd, "LLEN") ? "list" : "zset");
+            if (removed) *removed = -1;
+        } else {
+            rc = HH_ERR_REDIS;
+        }
         set_error(c, why);
-        rc = HH_ERR_REDIS;
     } else {
         const redisReply *x = r[p.n - 1];
-        if (x->type != REDIS_REPLY_ARRAY || x->elements < 1 || x->element[0]->type != REDIS_REPLY_INTEGER) {
+        if (x->element[1]->type != REDIS_REPLY_INTEGER) {
             rc = hh_admin_bad_reply(c, x, "EXEC");
         } else if (removed) {
-            *removed = x->element[0]->integer;
+            *removed = x->element[1]->integer;
         }
     }
     hh_replies_free(r, p.n);

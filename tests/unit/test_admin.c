@@ -68,6 +68,14 @@ static void test_argument_checks(void **s) {
     assert_int_equal(skipped, 0);
     assert_int_equal(hh_jobset_act_all(NULL, HH_JOBSET_RETRY, NULL, HH_JOBSET_DELETE, NULL, NULL, NULL),
                      HH_ERR_INVALID);
+    /* an empty error text would match every entry: refused, never a delete of all */
+    hh_jobset_filter empty_error = {.error = ""};
+    assert_int_equal(hh_jobset_each(c, HH_JOBSET_RETRY, &empty_error, count_cb, &cnt), HH_ERR_INVALID);
+    assert_int_equal(hh_jobset_act_all(c, HH_JOBSET_RETRY, &empty_error, HH_JOBSET_DELETE, NULL, NULL, NULL),
+                     HH_ERR_INVALID);
+    empty_error.limit = 1;
+    assert_int_equal(hh_jobset_act_all(c, HH_JOBSET_RETRY, &empty_error, HH_JOBSET_DELETE, NULL, NULL, NULL),
+                     HH_ERR_INVALID);
     assert_int_equal(hh_jobset_clear(NULL, HH_JOBSET_RETRY, NULL), HH_ERR_INVALID);
     assert_int_equal(hh_jobset_clear(c, (hh_jobset)3, NULL), HH_ERR_INVALID);
     assert_int_equal(hh_queues_list(c, NULL), HH_ERR_INVALID);
