@@ -7,7 +7,8 @@
  *
  * Keys: Sidekiq's (`:concurrency:`, `:queues:` with names or [name, weight]
  * pairs, `:timeout:`, `:tag:`, `:labels:`, ...) with or without the leading
- * colon, and every long option of `hiredhand work`, `_` and `-` alike. A
+ * colon (a queue, tag or label given as a Ruby Symbol, `:mailers`, names it
+ * without the colon, as Sidekiq reads it), and every long option of `hiredhand work`, `_` and `-` alike. A
  * mapping groups options: `redis: {url: ..., namespace: ...}`,
  * `http: {bind: ..., token_file: ...}`, `exec: {Class: command}`,
  * `handlers: {exec: {...}, serve: {...}}`. A top-level mapping under any
@@ -186,12 +187,38 @@ static int add(loader *l, const struct option *o, const char *key, const char *v
     return 0;
 }
 
+/* Options whose value Sidekiq turns into a string with to_s (queue names,
+ * the tag, labels): there a plain scalar such as `:mailers` is a Symbol to
+ * Ruby's YAML and names `mailers`; taken with its colon it would name a
+ * queue no one pushes to. Other options keep the text as written (an
+ * address such as `:7433` is no Symbol to hiredhand). */
+static int takes_symbol(const struct option *o) {
+    return !strcmp(o->name, "queue") || !strcmp(o->name, "tag") || !strcmp(o->name, "label");
+}
+
+/* A scalar's text as Ruby's YAML (Psych) reads it for such an option: a
+ * plain one that starts with ':' and one more character is a Symbol,
+ * named without that colon (`:"a b"` without the quotes too); a quoted
+ * one (":mailers") is a string, kept whole. Points into the node or buf. */
+static const char *symbol_text(const yaml_node_t *n, char *buf, size_t size) {
+    const char *s = scalar(n);
+    size_t len = s ? strlen(s) : 0;
+    if (!s || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || len < 2 || s[0] != ':') return s;
+    if (len >= 4 && (s[1] == '"' || s[1] == '\'') && s[len - 1] == s[1] && len - 3 < size) {
+        memcpy(buf, s + 2, len - 3);
+        buf[len - 3] = '\0';
+        return buf;
+    }
+    return s + 1;
+}
+
 /* One scalar for option o; true/false for an option without argument. */
 static int add_scalar(loader *l, const struct option *o, const char *key, const yaml_node_t *v) {
     if (v->type != YAML_SCALAR_NODE || is_null(v))
         return fail(l, v, "'%s' wants %s, not %s", key, o->has_arg == no_argument ? "true or false" : "a value",
                     kind(v));
-    const char *s = scalar(v);
+    char sym[1024];
+    const char *s = takes_symbol(o) ? symbol_text(v, sym, sizeof(sym)) : scalar(v);
     if (o->has_arg == no_argument) {
         if (!strcmp(s, "true") || !strcmp(s, "yes") || !strcmp(s, "on")) return add(l, o, key, NULL, v);
         if (!strcmp(s, "false") || !strcmp(s, "no") || !strcmp(s, "off")) return 0;
@@ -216,9 +243,10 @@ static int add_queue(loader *l, const struct option *o, const char *key, const y
     if (end - it < 1 || end - it > 2 || !scalar(name) || is_null(name) ||
         (weight && (!scalar(weight) || is_null(weight))))
         return fail(l, v, "'%s': a queue is a name or a [name, weight] pair", key);
-    if (!weight) return add(l, o, key, scalar(name), name);
-    char buf[1024];
-    if ((size_t)snprintf(buf, sizeof(buf), "%s,%s", scalar(name), scalar(weight)) >= sizeof(buf))
+    char sym[1024], buf[1024];
+    const char *qname = symbol_text(name, sym, sizeof(sym)); /* [:mailers, 2] serves mailers */
+    if (!weight) return add(l, o, key, qname, name);
+    if ((size_t)snprintf(buf, sizeof(buf), "%s,%s", qname, scalar(weight)) >= sizeof(buf))
         return fail(l, v, "'%s': queue name too long", key);
     return add(l, o, key, buf, name);
 }
