@@ -23,6 +23,7 @@ static const char work_usage[] =
     "usage: hiredhand work [options]\n"
     "  -C, --config FILE          read options from a YAML file (Sidekiq's config/sidekiq.yml\n"
     "                             keys and these options' names); flags override it\n"
+    "                             (default ./config/sidekiq.yml when it exists, as in Sidekiq)\n"
     "  -r, --redis URL            redis[s]://[user:password@]host:port/db (rediss: TLS) or\n"
     "                             unix://[user:password@]/path?db=N (percent-encoded user info)\n"
     "                             (default $REDIS_URL, else redis://127.0.0.1:6379/0)\n"
@@ -457,6 +458,33 @@ static void reset_list(work_args *a, int ch) {
     }
 }
 
+/* Sidekiq's config file, read when no -C names one (cli.rb looks in
+ * ./config for sidekiq.yml, then sidekiq.yml.erb): a Rails app started in
+ * its folder gets its queues without a flag. What was found is logged once
+ * the log is set up (default_config_note). */
+static const char default_config[] = "./config/sidekiq.yml";
+static const char default_config_erb[] = "./config/sidekiq.yml.erb";
+static const char *default_config_used; /* default_config, when read */
+static int default_config_erb_only;     /* only the .erb exists: not read */
+
+static const char *find_default_config(void) {
+    if (access(default_config, F_OK) == 0) return default_config_used = default_config;
+    default_config_erb_only = access(default_config_erb, F_OK) == 0;
+    return NULL;
+}
+
+static void default_config_note(hh_manager *m) {
+    if (default_config_used)
+        hh_manager_log(m, HH_LOG_INFO, "config: read %s (no -C given: Sidekiq's default config file)",
+                       default_config_used);
+    else if (default_config_erb_only)
+        hh_manager_log(m, HH_LOG_WARN,
+                       "config: %s is not read: it is an ERB template, and hiredhand reads plain YAML only; "
+                       "running without a config file (render it to YAML and give it with -C, or give the "
+                       "options as flags)",
+                       default_config_erb);
+}
+
 /* The -C file's options into *a, each through parse_option as if given
  * on the command line; 0 or an exit status. */
 static int apply_config(work_args *a, const char *path, const cli_config_item *items, size_t n) {
@@ -470,7 +498,7 @@ static int apply_config(work_args *a, const char *path, const cli_config_item *i
     return 0;
 }
 
-/* Every option into *a: the -C file's first, then the command line's
+/* Every option into *a: the -C file's (or ./config/sidekiq.yml's) first, then the command line's
  * over them (a flag wins; a list flag replaces the file's list); the
  * environment (REDIS_URL, REDIS_PASSWORD, HIREDHAND_TLS_*,
  * HIREDHAND_HTTP_TOKEN) only fills what neither set. 0, WORK_HELP or an
@@ -486,6 +514,7 @@ static int parse_args(work_args *a, int argc, char **argv) {
     while ((ch = getopt_long(argc, argv, WORK_SHORTOPTS, longopts, NULL)) != -1)
         if (ch == 'C') config = optarg;
     opterr = 1;
+    if (!config) config = find_default_config();
     size_t nitems = 0, nfileq = 0;
     const cli_config_item *items = config ? cli_config_load(config, longopts, &nitems) : NULL;
     if (config && !items) return CLI_EXIT_USAGE;
@@ -748,6 +777,7 @@ int cli_work(int argc, char **argv) {
         free_handlers(&a, &h);
         return cli_usage_error("cannot create the worker: %s", hh_last_error());
     }
+    default_config_note(m);
     warn_zero_weights(m, &a);
     rc = register_handlers(m, &a, &h);
     if (rc == 0) rc = cli_notify_init(m, a.o.heartbeat_interval);

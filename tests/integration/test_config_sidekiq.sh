@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # hiredhand work reads a Sidekiq app's config/sidekiq.yml as Sidekiq reads it: a queue name,
 # tag or label written as a Ruby Symbol (`- :mailers`, or the name of a [name, weight] pair) names it without the
-# colon (a quoted ":x" keeps it), so the queue Sidekiq serves is the one served here.
+# colon (a quoted ":x" keeps it), so the queue Sidekiq serves is the one served here; without -C,
+# ./config/sidekiq.yml is read as Sidekiq reads it (and an ERB-only sidekiq.yml.erb is named as
+# not read).
 . "$(dirname "$0")/../lib/harness.sh"
 . "$(dirname "$0")/../lib/heartbeat_helpers.sh"
 hh_require_binary
@@ -26,5 +28,35 @@ assert_eq "$(R hget "$HB_ID" info | jq -c '[.tag, .labels, .queues]')" '["billin
 j="$(hh_jid)"
 hb_push NoSuchJob "$j" '[]' mailers
 must_wait 20 '[ "$(R llen queue:mailers)" = 0 ]' "a job pushed to queue mailers (- :mailers) is not fetched"
+hh_stop_worker TERM 20
+
+# 2. No -C: ./config/sidekiq.yml is read, and said so in the log; a -C file replaces it.
+mkdir -p "$HH_TMP/app/config" "$HH_TMP/erbapp/config"
+printf ':concurrency: 3\n:queues:\n  - from_default_file\n' >"$HH_TMP/app/config/sidekiq.yml"
+printf ':concurrency: 2\n' >"$HH_TMP/other.yml"
+pushd "$HH_TMP/app" >/dev/null
+hh_start_worker
+popd >/dev/null
+hb_wait_identity "$WORKER_PID" 20
+assert_eq "$(R hget "$HB_ID" info | jq -c '[.concurrency, .queues]')" '[3,["from_default_file"]]' \
+    "./config/sidekiq.yml is read without -C"
+assert_contains "$(cat "$WORKER_LOG")" "INFO: config: read ./config/sidekiq.yml (no -C given" "the file read is logged"
+hh_stop_worker TERM 20
+pushd "$HH_TMP/app" >/dev/null
+hh_start_worker -C "$HH_TMP/other.yml"
+popd >/dev/null
+hb_wait_identity "$WORKER_PID" 20
+assert_eq "$(R hget "$HB_ID" info | jq -c '[.concurrency, .queues]')" '[2,["default"]]' "-C replaces ./config/sidekiq.yml"
+assert_not_contains "$(cat "$WORKER_LOG")" "config: read" "nothing logged about a default file with -C"
+hh_stop_worker TERM 20
+# only the ERB template: not read, and said so; the worker runs with the defaults
+printf ':concurrency: <%%= ENV.fetch("N", 4) %%>\n' >"$HH_TMP/erbapp/config/sidekiq.yml.erb"
+pushd "$HH_TMP/erbapp" >/dev/null
+hh_start_worker
+popd >/dev/null
+hb_wait_identity "$WORKER_PID" 20
+assert_eq "$(R hget "$HB_ID" info | jq -c '[.concurrency, .queues]')" '[10,["default"]]' "the defaults without a readable file"
+assert_contains "$(cat "$WORKER_LOG")" "WARN: config: ./config/sidekiq.yml.erb is not read: it is an ERB template" \
+    "an ERB-only config is named as not read"
 hh_stop_worker TERM 20
 pass
