@@ -21,6 +21,8 @@
  * Ruby hooks) are accepted with a warning, and so is a `:require:` naming
  * Ruby code; an unknown key is refused.
  *
+ * YAML merge keys (`<<: *defaults`) apply, as in Ruby's YAML.
+ *
  * The YAML itself is libyaml's to parse. Sidekiq runs the file through ERB
  * first; hiredhand does not, and says so rather than take `<%= ... %>`
  * literally. */
@@ -310,15 +312,134 @@ static int conventional_env(const char *name) {
     return 0;
 }
 
-/* The keys of one mapping. parent: the group's name ("redis"), "" for the
- * handlers group, NULL at the top level. */
+/* YAML's merge key: `<<: *defaults` (or a list of such aliases) in a
+ * mapping gives it the keys of the mapping(s) named, except the ones it
+ * sets itself; the first of a list wins over the next. Ruby's YAML, which
+ * Sidekiq reads the file with, does the same. libyaml's document loader
+ * has already turned each alias into the anchored node. */
+typedef struct pair_list {
+    yaml_node_pair_t *p;
+    size_t n, cap;
+} pair_list;
+
+static int is_merge_key(const yaml_node_t *k) {
+    const char *s = scalar(k);
+    return s && !strcmp(s, "<<");
+}
+
+static int same_key(const loader *l, const yaml_node_pair_t *a, const yaml_node_pair_t *b) {
+    const char *ka = scalar(yaml_document_get_node(l->doc, a->key)),
+               *kb = scalar(yaml_document_get_node(l->doc, b->key));
+    char na[256], nb[256];
+    if (!ka || !kb) return 0;
+    normalize(ka, na, sizeof(na));
+    normalize(kb, nb, sizeof(nb));
+    return !strcmp(na, nb);
+}
+
+static int push_pair(const loader *l, pair_list *pl, const yaml_node_pair_t *p, const yaml_node_t *at) {
+    if (pl->n == pl->cap) {
+        size_t cap = pl->cap ? pl->cap * 2 : 16;
+        yaml_node_pair_t *np = realloc(pl->p, cap * sizeof(*np));
+        if (!np) return fail(l, at, "out of memory");
+        pl->p = np;
+        pl->cap = cap;
+    }
+    pl->p[pl->n++] = *p;
+    return 0;
+}
+
+/* map's pairs into pl, merges applied. own: map is the mapping being
+ * read, whose keys given twice stay in for load_mapping to name; in a
+ * merged mapping the last of them counts at once. */
+static int expand_merges(const loader *l, const yaml_node_t *map, pair_list *pl, int own, int depth) {
+    if (depth > 16) return fail(l, map, "'<<' merges nested too deep (a mapping that merges itself?)");
+    size_t first = pl->n, nwarned = 0;
+    int warned[32];
+    const yaml_node_pair_t *start = map->data.mapping.pairs.start, *top = map->data.mapping.pairs.top;
+    for (const yaml_node_pair_t *p = start; p < top; p++) {
+        if (is_merge_key(yaml_document_get_node(l->doc, p->key))) continue;
+        int later = 0;
+        for (const yaml_node_pair_t *q = p + 1; !own && q < top && !later; q++) later = same_key(l, p, q);
+        if (!later && push_pair(l, pl, p, map)) return -1;
+    }
+    for (const yaml_node_pair_t *p = start; p < top; p++) {
+        if (!is_merge_key(yaml_document_get_node(l->doc, p->key))) continue;
+        yaml_node_t *v = yaml_document_get_node(l->doc, p->value);
+        yaml_node_item_t one = p->value, *it = &one, *end = &one + 1;
+        if (v->type == YAML_SEQUENCE_NODE) it = v->data.sequence.items.start, end = v->data.sequence.items.top;
+        for (; it < end; it++) {
+            yaml_node_t *m = yaml_document_get_node(l->doc, *it);
+            if (m->type != YAML_MAPPING_NODE)
+                return fail(l, m, "'<<' merges a mapping (an alias such as *defaults) or a list of them, not %s",
+                            kind(m));
+            pair_list sub = {0};
+            int rc = expand_merges(l, m, &sub, 0, depth + 1);
+            for (size_t i = 0; rc == 0 && i < sub.n; i++) {
+                size_t set = first;
+                while (set < pl->n && !same_key(l, &pl->p[set], &sub.p[i])) set++;
+                if (set == pl->n) {
+                    rc = push_pair(l, pl, &sub.p[i], m);
+                } else if (own) {
+                    /* Ruby's YAML applies a merge where it stands: a key
+                     * set above the `<<` takes the merged value there */
+                    const yaml_node_pair_t *o = start;
+                    while (o < top && o->key != pl->p[set].key) o++;
+                    size_t w = 0;
+                    while (w < nwarned && warned[w] != o->key) w++;
+                    if (o >= p || w < nwarned) continue; /* once per key, not per merged mapping */
+                    if (nwarned < sizeof(warned) / sizeof(warned[0])) warned[nwarned++] = o->key;
+                    const yaml_node_t *k = yaml_document_get_node(l->doc, o->key);
+                    warn(l, k,
+                         "'%s' is set here and by the '<<' merge below it: hiredhand keeps this one, as YAML says, "
+                         "but Sidekiq's YAML reader takes the merged value; put '<<' first to make them agree",
+                         scalar(k));
+                }
+            }
+            free(sub.p);
+            if (rc) return rc;
+        }
+    }
+    return 0;
+}
+
+/* Whether node is merged into a mapping somewhere (`<<: *it`): such an
+ * anchored top-level mapping (`defaults: &defaults`) is no section. */
+static int is_merged(const loader *l, const yaml_node_t *node) {
+    int id = (int)(node - l->doc->nodes.start) + 1;
+    for (const yaml_node_t *m = l->doc->nodes.start; m < l->doc->nodes.top; m++) {
+        if (m->type != YAML_MAPPING_NODE) continue;
+        for (const yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
+            if (!is_merge_key(yaml_document_get_node(l->doc, p->key))) continue;
+            const yaml_node_t *v = yaml_document_get_node(l->doc, p->value);
+            if (p->value == id) return 1;
+            if (v->type != YAML_SEQUENCE_NODE) continue;
+            for (const yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++)
+                if (*it == id) return 1;
+        }
+    }
+    return 0;
+}
+
+static int load_pairs(loader *l, const yaml_node_pair_t *pairs, size_t npairs, const char *parent, int top);
+
+/* The keys of one mapping, merges applied. parent: the group's name
+ * ("redis"), "" for the handlers group, NULL at the top level. */
 static int load_mapping(loader *l, const yaml_node_t *map, const char *parent, int top) {
+    pair_list pl = {0};
+    int rc = expand_merges(l, map, &pl, 1, 0);
+    if (rc == 0) rc = load_pairs(l, pl.p, pl.n, parent, top);
+    free(pl.p);
+    return rc;
+}
+
+static int load_pairs(loader *l, const yaml_node_pair_t *pairs, size_t npairs, const char *parent, int top) {
     const char *env = getenv("APP_ENV");
     if (!env || !*env) env = getenv("RAILS_ENV");
     if (!env || !*env) env = getenv("RACK_ENV");
     if (!env || !*env) env = "development";
     const yaml_node_t *section = NULL;
-    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+    for (const yaml_node_pair_t *p = pairs; p < pairs + npairs; p++) {
         yaml_node_t *k = yaml_document_get_node(l->doc, p->key), *v = yaml_document_get_node(l->doc, p->value);
         const char *key = scalar(k);
         if (!key || !*key) return fail(l, k, "a key must be a name, not %s", kind(k));
@@ -328,7 +449,7 @@ static int load_mapping(loader *l, const yaml_node_t *map, const char *parent, i
          * silently: this one is skipped, and said so (most often a
          * leftover; a list key such as queues would otherwise add up) */
         const yaml_node_t *again = NULL;
-        for (yaml_node_pair_t *q = p + 1; q < map->data.mapping.pairs.top && !again; q++) {
+        for (const yaml_node_pair_t *q = p + 1; q < pairs + npairs && !again; q++) {
             const yaml_node_t *qn = yaml_document_get_node(l->doc, q->key);
             const char *qk = scalar(qn);
             char qname[256];
@@ -363,7 +484,8 @@ static int load_mapping(loader *l, const yaml_node_t *map, const char *parent, i
         } else if (top && v->type == YAML_MAPPING_NODE && !o) {
             const char *bare = *key == ':' ? key + 1 : key;
             if (!strcmp(bare, env)) section = v;
-            else if (!conventional_env(bare)) /* a typo (htttp:) or a plug-in's section (schedule:) */
+            else if (!conventional_env(bare) &&
+                     !is_merged(l, v)) /* a typo (htttp:) or a plug-in's section (schedule:) */
                 fprintf(stderr,
                         "hiredhand: %s:%lu:%lu: warning: section '%s' skipped: not an option group, and not "
                         "this environment's ('%s', from APP_ENV, RAILS_ENV or RACK_ENV)\n",

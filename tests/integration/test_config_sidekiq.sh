@@ -3,7 +3,7 @@
 # tag or label written as a Ruby Symbol (`- :mailers`, or the name of a [name, weight] pair) names it without the
 # colon (a quoted ":x" keeps it), so the queue Sidekiq serves is the one served here; without -C,
 # ./config/sidekiq.yml is read as Sidekiq reads it (and an ERB-only sidekiq.yml.erb is named as
-# not read).
+# not read); YAML merge keys (`<<: *defaults`, `<<: [*a, *b]`) apply as in Ruby's YAML.
 . "$(dirname "$0")/../lib/harness.sh"
 . "$(dirname "$0")/../lib/heartbeat_helpers.sh"
 hh_require_binary
@@ -59,4 +59,39 @@ assert_eq "$(R hget "$HB_ID" info | jq -c '[.concurrency, .queues]')" '[10,["def
 assert_contains "$(cat "$WORKER_LOG")" "WARN: config: ./config/sidekiq.yml.erb is not read: it is an ERB template" \
     "an ERB-only config is named as not read"
 hh_stop_worker TERM 20
+
+# 3. Merge keys: the merged mappings' keys apply unless the mapping sets them; the first of a
+# list wins; the anchored sections themselves are no environment and no typo (no warning).
+cat >"$HH_TMP/merge.yml" <<'YAML'
+defaults: &defaults
+  :concurrency: 3
+  :queues:
+    - a
+    - b
+  :tag: from-defaults
+extra: &extra
+  :tag: from-extra
+  :labels: [from-extra]
+production:
+  <<: [*defaults, *extra]
+  :concurrency: 4
+staging:
+  :tag: own
+  <<: *defaults
+YAML
+RAILS_ENV=production hh_start_worker -C "$HH_TMP/merge.yml"
+hb_wait_identity "$WORKER_PID" 20
+assert_eq "$(R hget "$HB_ID" info | jq -c '[.concurrency, .queues, .tag, .labels]')" '[4,["a","b"],"from-defaults",["from-extra"]]' \
+    "production merges defaults then extra under its own keys"
+assert_not_contains "$(cat "$WORKER_LOG")" "warning" "no warning for merged sections"
+hh_stop_worker TERM 20
+# a key set above the '<<': YAML keeps it, Ruby's reader takes the merged value; said so
+RAILS_ENV=staging hh_cli work -r "$REDIS_URL" -C "$HH_TMP/merge.yml" --help
+assert_eq "$HH_RC" 0 "a file with merge keys is accepted (stderr: $HH_ERR)"
+assert_contains "$HH_ERR" "merge.yml:14:3: warning: ':tag' is set here and by the '<<' merge below it" \
+    "a key the merge would override in Ruby is named"
+printf 'production:\n  <<: 5\n' >"$HH_TMP/merge_bad.yml"
+RAILS_ENV=production hh_cli work -r "$REDIS_URL" -C "$HH_TMP/merge_bad.yml"
+assert_eq "$HH_RC" 2 "a merge of a scalar is refused"
+assert_contains "$HH_ERR" "merge_bad.yml:2:7: '<<' merges a mapping" "the reason for a bad merge"
 pass
