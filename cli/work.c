@@ -31,7 +31,7 @@ static const char work_usage[] =
     "  -q, --queue NAME[,WEIGHT]  a queue to fetch from; repeatable (default: default).\n"
     "                             No weights: strict order; weights: weighted random order.\n"
     "                             At most " CLI_STR(HH_QUEUES_LIMIT) " queues\n"
-    "  -c, --concurrency N        worker threads (default 10)\n"
+    "  -c, --concurrency N        worker threads (default $RAILS_MAX_THREADS, else 10)\n"
     "  -t, --timeout SECONDS      shutdown grace period (default 25)\n"
     "  -v, --verbose              debug level (same as --log-level debug)\n"
     "      --log-level LEVEL      debug, info (default: a start and a done/fail line per job),\n"
@@ -258,6 +258,7 @@ typedef struct work_args {
     double exec_timeout, serve_hello_timeout;
     cli_exec_stdout exec_stdout;
     const char *logpath;
+    int concurrency_set; /* by -c or the file: RAILS_MAX_THREADS does not apply */
 } work_args;
 
 #define WORK_HELP (-1) /* --help printed: exit 0 */
@@ -308,6 +309,7 @@ static int parse_option(work_args *a, int ch, const char *arg) {
     case 'c':
         if (cli_option_int("--concurrency", arg, 1, HH_CONCURRENCY_LIMIT, &l)) return CLI_EXIT_USAGE;
         a->o.concurrency = (int)l;
+        a->concurrency_set = 1;
         break;
     case 't':
         if (cli_option_seconds("--timeout", arg, 0, 0, CLI_SECONDS_MAX, &a->o.shutdown_timeout)) return CLI_EXIT_USAGE;
@@ -501,7 +503,7 @@ static int apply_config(work_args *a, const char *path, const cli_config_item *i
 /* Every option into *a: the -C file's (or ./config/sidekiq.yml's) first, then the command line's
  * over them (a flag wins; a list flag replaces the file's list); the
  * environment (REDIS_URL, REDIS_PASSWORD, HIREDHAND_TLS_*,
- * HIREDHAND_HTTP_TOKEN) only fills what neither set. 0, WORK_HELP or an
+ * HIREDHAND_HTTP_TOKEN, RAILS_MAX_THREADS) only fills what neither set. 0, WORK_HELP or an
  * exit status. */
 static int parse_args(work_args *a, int argc, char **argv) {
     memset(a, 0, sizeof(*a));
@@ -550,6 +552,20 @@ static int env_token(work_args *a) {
         a->o.http_token = http_token;
     }
     unsetenv("HIREDHAND_HTTP_TOKEN");
+    return 0;
+}
+
+/* Sidekiq 6.4+ takes RAILS_MAX_THREADS (the size Rails gives its
+ * database pool) as the concurrency when neither -c nor the file sets
+ * one, so that each worker thread gets a connection. A value that is no
+ * number in range is refused, as Sidekiq's Integer() refuses it; an empty
+ * one counts as unset. */
+static int env_concurrency(work_args *a) {
+    const char *env = getenv("RAILS_MAX_THREADS");
+    long l;
+    if (a->concurrency_set || !env || !*env) return 0;
+    if (cli_option_int("RAILS_MAX_THREADS", env, 1, HH_CONCURRENCY_LIMIT, &l)) return CLI_EXIT_USAGE;
+    a->o.concurrency = (int)l;
     return 0;
 }
 
@@ -760,6 +776,7 @@ int cli_work(int argc, char **argv) {
     work_args a;
     int rc = parse_args(&a, argc, argv);
     if (rc == 0) rc = env_token(&a);
+    if (rc == 0) rc = env_concurrency(&a);
     if (rc == 0) rc = check_args(&a);
     if (rc) return rc == WORK_HELP ? 0 : rc;
     cli_init_split(); /* as PID 1: returns in the worker, a child of a minimal init */

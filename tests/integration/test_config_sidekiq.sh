@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # hiredhand work reads a Sidekiq app's config/sidekiq.yml as Sidekiq reads it: a queue name,
-# tag or label written as a Ruby Symbol (`- :mailers`, or the name of a [name, weight] pair) names it without the
-# colon (a quoted ":x" keeps it), so the queue Sidekiq serves is the one served here; without -C,
-# ./config/sidekiq.yml is read as Sidekiq reads it (and an ERB-only sidekiq.yml.erb is named as
-# not read); YAML merge keys (`<<: *defaults`, `<<: [*a, *b]`) apply as in Ruby's YAML.
+# tag or label written as a Ruby Symbol (`- :mailers`, or the name of a [name, weight] pair)
+# names it without the colon (a quoted ":x" keeps it), so the queue Sidekiq serves is the one
+# served here; without -C, ./config/sidekiq.yml is read (and an ERB-only sidekiq.yml.erb is
+# named as not read); YAML merge keys (`<<: *defaults`, `<<: [*a, *b]`) apply as in Ruby's
+# YAML; RAILS_MAX_THREADS is the concurrency when neither -c nor the file sets one.
 . "$(dirname "$0")/../lib/harness.sh"
 . "$(dirname "$0")/../lib/heartbeat_helpers.sh"
 hh_require_binary
@@ -94,4 +95,23 @@ printf 'production:\n  <<: 5\n' >"$HH_TMP/merge_bad.yml"
 RAILS_ENV=production hh_cli work -r "$REDIS_URL" -C "$HH_TMP/merge_bad.yml"
 assert_eq "$HH_RC" 2 "a merge of a scalar is refused"
 assert_contains "$HH_ERR" "merge_bad.yml:2:7: '<<' merges a mapping" "the reason for a bad merge"
+
+# 4. RAILS_MAX_THREADS: -c > file > RAILS_MAX_THREADS > 10, as Sidekiq 6.4's cli.rb.
+RAILS_MAX_THREADS=7 hh_start_worker
+hb_wait_identity "$WORKER_PID" 20
+assert_eq "$(R hget "$HB_ID" info | jq .concurrency)" 7 "RAILS_MAX_THREADS without -c or a file"
+hh_stop_worker TERM 20
+RAILS_MAX_THREADS=7 hh_start_worker -C "$HH_TMP/other.yml"
+hb_wait_identity "$WORKER_PID" 20
+assert_eq "$(R hget "$HB_ID" info | jq .concurrency)" 2 "the file's concurrency over RAILS_MAX_THREADS"
+hh_stop_worker TERM 20
+RAILS_MAX_THREADS=7 hh_start_worker -c 5
+hb_wait_identity "$WORKER_PID" 20
+assert_eq "$(R hget "$HB_ID" info | jq .concurrency)" 5 "-c over RAILS_MAX_THREADS"
+hh_stop_worker TERM 20
+RAILS_MAX_THREADS=many hh_cli work -r "$REDIS_URL"
+assert_eq "$HH_RC" 2 "a RAILS_MAX_THREADS that is no number is refused"
+assert_contains "$HH_ERR" "RAILS_MAX_THREADS: 'many' is not a number" "the variable is named"
+RAILS_MAX_THREADS=many hh_cli work -r "$REDIS_URL" -c 3 --help
+assert_eq "$HH_RC" 0 "a RAILS_MAX_THREADS that does not apply is not checked"
 pass
