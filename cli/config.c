@@ -43,6 +43,7 @@ typedef struct loader {
     cli_config_item *items;
     size_t n, cap;
     int group; /* 0: top level, 1: the environment section */
+    int logfile_warned;
     int *groups;
 } loader;
 
@@ -476,6 +477,15 @@ static int load_pairs(loader *l, const yaml_node_pair_t *pairs, size_t npairs, c
                 o = find_option(l, parent);
         } else {
             o = find_option(l, name);
+        }
+        if (o && !strcmp(o->name, "logfile") && !l->logfile_warned) {
+            /* honoured, but a Sidekiq 6+ user expects stdout: the one
+             * place a migrated file's key changes where the logs go */
+            l->logfile_warned = 1;
+            warn(l, k,
+                 "'%s' is honoured: hiredhand appends its log to that file; Sidekiq 6 and later ignore this key and "
+                 "log to stdout",
+                 key);
         }
         if (o && !(v->type == YAML_MAPPING_NODE && strcmp(o->name, "exec") && strcmp(o->name, "serve"))) {
             if (add_value(l, o, key, v)) return -1;

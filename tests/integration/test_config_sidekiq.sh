@@ -4,7 +4,8 @@
 # names it without the colon (a quoted ":x" keeps it), so the queue Sidekiq serves is the one
 # served here; without -C, ./config/sidekiq.yml is read (and an ERB-only sidekiq.yml.erb is
 # named as not read); YAML merge keys (`<<: *defaults`, `<<: [*a, *b]`) apply as in Ruby's
-# YAML; RAILS_MAX_THREADS is the concurrency when neither -c nor the file sets one.
+# YAML; RAILS_MAX_THREADS is the concurrency when neither -c nor the file sets one; :logfile:,
+# which Sidekiq 6+ ignores, is honoured with one warning.
 . "$(dirname "$0")/../lib/harness.sh"
 . "$(dirname "$0")/../lib/heartbeat_helpers.sh"
 hh_require_binary
@@ -114,4 +115,13 @@ assert_eq "$HH_RC" 2 "a RAILS_MAX_THREADS that is no number is refused"
 assert_contains "$HH_ERR" "RAILS_MAX_THREADS: 'many' is not a number" "the variable is named"
 RAILS_MAX_THREADS=many hh_cli work -r "$REDIS_URL" -c 3 --help
 assert_eq "$HH_RC" 0 "a RAILS_MAX_THREADS that does not apply is not checked"
+
+# 5. :logfile: is honoured, with one warning (once, though the section sets it again).
+printf ':logfile: %s\nproduction:\n  :logfile: %s\n' "$HH_TMP/a.log" "$HH_TMP/b.log" >"$HH_TMP/logfile.yml"
+RAILS_ENV=production hh_start_worker -C "$HH_TMP/logfile.yml"
+must_wait 20 '[ -s "$HH_TMP/b.log" ]' "the log did not go to the section's :logfile:"
+assert_eq "$(grep -c "is honoured: hiredhand appends its log to that file; Sidekiq 6 and later ignore this key" "$WORKER_LOG")" 1 \
+    "one warning for :logfile: (stderr: $(cat "$WORKER_LOG"))"
+assert_contains "$(cat "$WORKER_LOG")" "logfile.yml:1:1: warning: ':logfile' is honoured" "the warning has the key's place"
+hh_stop_worker TERM 20
 pass
