@@ -19,7 +19,9 @@
  * plug-in's `:schedule:` must not pass unseen). Sidekiq's keys that have
  * nothing to apply to here (`:environment:`, `:strict:`, `:pidfile:`, the
  * Ruby hooks) are accepted with a warning, and so is a `:require:` naming
- * Ruby code; an unknown key is refused.
+ * Ruby code. An unknown key is ignored with a warning, as Sidekiq ignores
+ * it (a plug-in's setting), unless it is a near miss of a known key (a
+ * typo: refused) or sits in one of hiredhand's own groups (refused).
  *
  * YAML merge keys (`<<: *defaults`) apply, as in Ruby's YAML.
  *
@@ -424,6 +426,45 @@ static int is_merged(const loader *l, const yaml_node_t *node) {
 
 static int load_pairs(loader *l, const yaml_node_pair_t *pairs, size_t npairs, const char *parent, int top);
 
+/* Edits (insert, delete, change, swap two neighbours) from a to b, or
+ * more than max as soon as that is sure. */
+static size_t edit_distance(const char *a, const char *b, size_t max) {
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64) return max + 1;
+    if ((la > lb ? la - lb : lb - la) > max) return max + 1;
+    size_t d[65][65];
+    for (size_t i = 0; i <= la; i++) d[i][0] = i;
+    for (size_t j = 0; j <= lb; j++) d[0][j] = j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[la][lb];
+}
+
+/* The known key an unknown one is a near miss of (`concurency`, `timout`,
+ * `lables`), or NULL. Sidekiq ignores a key it does not know, and so does
+ * hiredhand, with a warning: a plug-in's keys (sidekiq-scheduler's
+ * `:dynamic:`, `:enabled:`) must not stop the worker. A key one edit from
+ * a known one (two for longer names) is far likelier a typo whose value
+ * would be lost, and is refused. */
+static const char *near_miss(const loader *l, const char *name) {
+    size_t max = strlen(name) <= 5 ? 1 : 2;
+    for (const struct option *o = l->longopts; o->name; o++)
+        if (strcmp(o->name, "help") && strcmp(o->name, "config") && edit_distance(name, o->name, max) <= max)
+            return o->name;
+    for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
+        if (edit_distance(name, aliases[i][0], max) <= max) return aliases[i][0];
+    for (size_t i = 0; i < sizeof(sidekiq_only) / sizeof(sidekiq_only[0]); i++)
+        if (edit_distance(name, sidekiq_only[i][0], max) <= max) return sidekiq_only[i][0];
+    return NULL;
+}
+
 /* The keys of one mapping, merges applied. parent: the group's name
  * ("redis"), "" for the handlers group, NULL at the top level. */
 static int load_mapping(loader *l, const yaml_node_t *map, const char *parent, int top) {
@@ -464,7 +505,7 @@ static int load_pairs(loader *l, const yaml_node_pair_t *pairs, size_t npairs, c
             continue;
         }
         const struct option *o = NULL;
-        const char *why = parent ? NULL : sidekiq_only_reason(name);
+        const char *near, *why = parent ? NULL : sidekiq_only_reason(name);
         if (why) {
             warn(l, k, "'%s' has no effect in hiredhand: %s", key, why);
             continue;
@@ -503,9 +544,20 @@ static int load_pairs(loader *l, const yaml_node_pair_t *pairs, size_t npairs, c
                         env);
         } else if (o) {
             return fail(l, v, "'%s' wants a value, not %s", key, kind(v));
-        } else {
+        } else if (top && is_group(l, name)) {
+            return fail(l, v, "'%s' groups options: it wants a mapping, not %s", key, kind(v));
+        } else if (parent) {
+            /* a group is hiredhand's own: no plug-in writes there */
             return fail(l, k, "unknown key '%s'%s%s (see `hiredhand work --help` for the options a key may name)", key,
-                        parent && *parent ? " in " : "", parent && *parent ? parent : "");
+                        *parent ? " in " : "", parent);
+        } else if ((near = near_miss(l, name)) != NULL) {
+            return fail(l, k,
+                        "unknown key '%s': did you mean '%s'? (a key this close to a known one is taken for a typo; "
+                        "see `hiredhand work --help` for the options a key may name)",
+                        key, near);
+        } else {
+            warn(l, k, "unknown key '%s' ignored, as Sidekiq ignores keys it does not know (a plug-in's setting?)",
+                 key);
         }
     }
     if (section) {

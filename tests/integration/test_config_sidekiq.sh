@@ -5,7 +5,8 @@
 # served here; without -C, ./config/sidekiq.yml is read (and an ERB-only sidekiq.yml.erb is
 # named as not read); YAML merge keys (`<<: *defaults`, `<<: [*a, *b]`) apply as in Ruby's
 # YAML; RAILS_MAX_THREADS is the concurrency when neither -c nor the file sets one; :logfile:,
-# which Sidekiq 6+ ignores, is honoured with one warning.
+# which Sidekiq 6+ ignores, is honoured with one warning; a key no one knows (a plug-in's) is
+# ignored with a warning, as Sidekiq ignores it, but a near miss of a known key is refused.
 . "$(dirname "$0")/../lib/harness.sh"
 . "$(dirname "$0")/../lib/heartbeat_helpers.sh"
 hh_require_binary
@@ -124,4 +125,34 @@ assert_eq "$(grep -c "is honoured: hiredhand appends its log to that file; Sidek
     "one warning for :logfile: (stderr: $(cat "$WORKER_LOG"))"
 assert_contains "$(cat "$WORKER_LOG")" "logfile.yml:1:1: warning: ':logfile' is honoured" "the warning has the key's place"
 hh_stop_worker TERM 20
+
+# 6. Unknown keys: sidekiq-scheduler's are warned about and the worker runs with the rest.
+cat >"$HH_TMP/plugin.yml" <<'YAML'
+:concurrency: 3
+:dynamic: true
+:enabled: true
+:schedule:
+  hello:
+    cron: "0 * * * * *"
+    class: HelloJob
+production:
+  :listened_queues_only: false
+YAML
+RAILS_ENV=production hh_start_worker -C "$HH_TMP/plugin.yml"
+hb_wait_identity "$WORKER_PID" 20
+assert_eq "$(R hget "$HB_ID" info | jq .concurrency)" 3 "a file with a plug-in's keys runs"
+for w in "plugin.yml:2:1: warning: unknown key ':dynamic' ignored, as Sidekiq ignores keys it does not know" \
+         "plugin.yml:3:1: warning: unknown key ':enabled' ignored" "plugin.yml:9:3: warning: unknown key ':listened_queues_only' ignored"; do
+    assert_contains "$(cat "$WORKER_LOG")" "$w" "a plug-in's key is named as ignored"
+done
+hh_stop_worker TERM 20
+# a near miss of a known key is a typo whose value would be lost: refused, with the key meant
+printf ':concurrency: 4\n:timout: 5\n' >"$HH_TMP/typo.yml"
+hh_cli work -r "$REDIS_URL" -C "$HH_TMP/typo.yml"
+assert_eq "$HH_RC" 2 "a near miss of a known key is refused (stderr: $HH_ERR)"
+assert_contains "$HH_ERR" "typo.yml:2:1: unknown key ':timout': did you mean 'timeout'?" "the key meant is named"
+printf 'handlers: 3\n' >"$HH_TMP/group.yml"
+hh_cli work -r "$REDIS_URL" -C "$HH_TMP/group.yml"
+assert_eq "$HH_RC" 2 "a group given a scalar is refused"
+assert_contains "$HH_ERR" "group.yml:1:11: 'handlers' groups options: it wants a mapping, not a scalar" "the group's error"
 pass
