@@ -7,7 +7,8 @@
  *
  * Keys: Sidekiq's (`:concurrency:`, `:queues:` with names or [name, weight]
  * pairs, `:timeout:`, `:tag:`, `:labels:`, ...) with or without the leading
- * colon, and every long option of `hiredhand work`, `_` and `-` alike. A
+ * colon (a queue, tag or label given as a Ruby Symbol, `:mailers`, names it
+ * without the colon, as Sidekiq reads it), and every long option of `hiredhand work`, `_` and `-` alike. A
  * mapping groups options: `redis: {url: ..., namespace: ...}`,
  * `http: {bind: ..., token_file: ...}`, `exec: {Class: command}`,
  * `handlers: {exec: {...}, serve: {...}}`. A top-level mapping under any
@@ -18,7 +19,11 @@
  * plug-in's `:schedule:` must not pass unseen). Sidekiq's keys that have
  * nothing to apply to here (`:environment:`, `:strict:`, `:pidfile:`, the
  * Ruby hooks) are accepted with a warning, and so is a `:require:` naming
- * Ruby code; an unknown key is refused.
+ * Ruby code. An unknown key is ignored with a warning, as Sidekiq ignores
+ * it (a plug-in's setting), unless it is a near miss of a known key (a
+ * typo: refused) or sits in one of hiredhand's own groups (refused).
+ *
+ * YAML merge keys (`<<: *defaults`) apply, as in Ruby's YAML.
  *
  * The YAML itself is libyaml's to parse. Sidekiq runs the file through ERB
  * first; hiredhand does not, and says so rather than take `<%= ... %>`
@@ -40,6 +45,7 @@ typedef struct loader {
     cli_config_item *items;
     size_t n, cap;
     int group; /* 0: top level, 1: the environment section */
+    int logfile_warned;
     int *groups;
 } loader;
 
@@ -186,12 +192,38 @@ static int add(loader *l, const struct option *o, const char *key, const char *v
     return 0;
 }
 
+/* Options whose value Sidekiq turns into a string with to_s (queue names,
+ * the tag, labels): there a plain scalar such as `:mailers` is a Symbol to
+ * Ruby's YAML and names `mailers`; taken with its colon it would name a
+ * queue no one pushes to. Other options keep the text as written (an
+ * address such as `:7433` is no Symbol to hiredhand). */
+static int takes_symbol(const struct option *o) {
+    return !strcmp(o->name, "queue") || !strcmp(o->name, "tag") || !strcmp(o->name, "label");
+}
+
+/* A scalar's text as Ruby's YAML (Psych) reads it for such an option: a
+ * plain one that starts with ':' and one more character is a Symbol,
+ * named without that colon (`:"a b"` without the quotes too); a quoted
+ * one (":mailers") is a string, kept whole. Points into the node or buf. */
+static const char *symbol_text(const yaml_node_t *n, char *buf, size_t size) {
+    const char *s = scalar(n);
+    size_t len = s ? strlen(s) : 0;
+    if (!s || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || len < 2 || s[0] != ':') return s;
+    if (len >= 4 && (s[1] == '"' || s[1] == '\'') && s[len - 1] == s[1] && len - 3 < size) {
+        memcpy(buf, s + 2, len - 3);
+        buf[len - 3] = '\0';
+        return buf;
+    }
+    return s + 1;
+}
+
 /* One scalar for option o; true/false for an option without argument. */
 static int add_scalar(loader *l, const struct option *o, const char *key, const yaml_node_t *v) {
     if (v->type != YAML_SCALAR_NODE || is_null(v))
         return fail(l, v, "'%s' wants %s, not %s", key, o->has_arg == no_argument ? "true or false" : "a value",
                     kind(v));
-    const char *s = scalar(v);
+    char sym[1024];
+    const char *s = takes_symbol(o) ? symbol_text(v, sym, sizeof(sym)) : scalar(v);
     if (o->has_arg == no_argument) {
         if (!strcmp(s, "true") || !strcmp(s, "yes") || !strcmp(s, "on")) return add(l, o, key, NULL, v);
         if (!strcmp(s, "false") || !strcmp(s, "no") || !strcmp(s, "off")) return 0;
@@ -216,9 +248,10 @@ static int add_queue(loader *l, const struct option *o, const char *key, const y
     if (end - it < 1 || end - it > 2 || !scalar(name) || is_null(name) ||
         (weight && (!scalar(weight) || is_null(weight))))
         return fail(l, v, "'%s': a queue is a name or a [name, weight] pair", key);
-    if (!weight) return add(l, o, key, scalar(name), name);
-    char buf[1024];
-    if ((size_t)snprintf(buf, sizeof(buf), "%s,%s", scalar(name), scalar(weight)) >= sizeof(buf))
+    char sym[1024], buf[1024];
+    const char *qname = symbol_text(name, sym, sizeof(sym)); /* [:mailers, 2] serves mailers */
+    if (!weight) return add(l, o, key, qname, name);
+    if ((size_t)snprintf(buf, sizeof(buf), "%s,%s", qname, scalar(weight)) >= sizeof(buf))
         return fail(l, v, "'%s': queue name too long", key);
     return add(l, o, key, buf, name);
 }
@@ -282,15 +315,173 @@ static int conventional_env(const char *name) {
     return 0;
 }
 
-/* The keys of one mapping. parent: the group's name ("redis"), "" for the
- * handlers group, NULL at the top level. */
+/* YAML's merge key: `<<: *defaults` (or a list of such aliases) in a
+ * mapping gives it the keys of the mapping(s) named, except the ones it
+ * sets itself; the first of a list wins over the next. Ruby's YAML, which
+ * Sidekiq reads the file with, does the same. libyaml's document loader
+ * has already turned each alias into the anchored node. */
+typedef struct pair_list {
+    yaml_node_pair_t *p;
+    size_t n, cap;
+} pair_list;
+
+static int is_merge_key(const yaml_node_t *k) {
+    const char *s = scalar(k);
+    return s && !strcmp(s, "<<");
+}
+
+static int same_key(const loader *l, const yaml_node_pair_t *a, const yaml_node_pair_t *b) {
+    const char *ka = scalar(yaml_document_get_node(l->doc, a->key)),
+               *kb = scalar(yaml_document_get_node(l->doc, b->key));
+    char na[256], nb[256];
+    if (!ka || !kb) return 0;
+    normalize(ka, na, sizeof(na));
+    normalize(kb, nb, sizeof(nb));
+    return !strcmp(na, nb);
+}
+
+static int push_pair(const loader *l, pair_list *pl, const yaml_node_pair_t *p, const yaml_node_t *at) {
+    if (pl->n == pl->cap) {
+        size_t cap = pl->cap ? pl->cap * 2 : 16;
+        yaml_node_pair_t *np = realloc(pl->p, cap * sizeof(*np));
+        if (!np) return fail(l, at, "out of memory");
+        pl->p = np;
+        pl->cap = cap;
+    }
+    pl->p[pl->n++] = *p;
+    return 0;
+}
+
+/* map's pairs into pl, merges applied. own: map is the mapping being
+ * read, whose keys given twice stay in for load_mapping to name; in a
+ * merged mapping the last of them counts at once. */
+static int expand_merges(const loader *l, const yaml_node_t *map, pair_list *pl, int own, int depth) {
+    if (depth > 16) return fail(l, map, "'<<' merges nested too deep (a mapping that merges itself?)");
+    size_t first = pl->n, nwarned = 0;
+    int warned[32];
+    const yaml_node_pair_t *start = map->data.mapping.pairs.start, *top = map->data.mapping.pairs.top;
+    for (const yaml_node_pair_t *p = start; p < top; p++) {
+        if (is_merge_key(yaml_document_get_node(l->doc, p->key))) continue;
+        int later = 0;
+        for (const yaml_node_pair_t *q = p + 1; !own && q < top && !later; q++) later = same_key(l, p, q);
+        if (!later && push_pair(l, pl, p, map)) return -1;
+    }
+    for (const yaml_node_pair_t *p = start; p < top; p++) {
+        if (!is_merge_key(yaml_document_get_node(l->doc, p->key))) continue;
+        yaml_node_t *v = yaml_document_get_node(l->doc, p->value);
+        yaml_node_item_t one = p->value, *it = &one, *end = &one + 1;
+        if (v->type == YAML_SEQUENCE_NODE) it = v->data.sequence.items.start, end = v->data.sequence.items.top;
+        for (; it < end; it++) {
+            yaml_node_t *m = yaml_document_get_node(l->doc, *it);
+            if (m->type != YAML_MAPPING_NODE)
+                return fail(l, m, "'<<' merges a mapping (an alias such as *defaults) or a list of them, not %s",
+                            kind(m));
+            pair_list sub = {0};
+            int rc = expand_merges(l, m, &sub, 0, depth + 1);
+            for (size_t i = 0; rc == 0 && i < sub.n; i++) {
+                size_t set = first;
+                while (set < pl->n && !same_key(l, &pl->p[set], &sub.p[i])) set++;
+                if (set == pl->n) {
+                    rc = push_pair(l, pl, &sub.p[i], m);
+                } else if (own) {
+                    /* Ruby's YAML applies a merge where it stands: a key
+                     * set above the `<<` takes the merged value there */
+                    const yaml_node_pair_t *o = start;
+                    while (o < top && o->key != pl->p[set].key) o++;
+                    size_t w = 0;
+                    while (w < nwarned && warned[w] != o->key) w++;
+                    if (o >= p || w < nwarned) continue; /* once per key, not per merged mapping */
+                    if (nwarned < sizeof(warned) / sizeof(warned[0])) warned[nwarned++] = o->key;
+                    const yaml_node_t *k = yaml_document_get_node(l->doc, o->key);
+                    warn(l, k,
+                         "'%s' is set here and by the '<<' merge below it: hiredhand keeps this one, as YAML says, "
+                         "but Sidekiq's YAML reader takes the merged value; put '<<' first to make them agree",
+                         scalar(k));
+                }
+            }
+            free(sub.p);
+            if (rc) return rc;
+        }
+    }
+    return 0;
+}
+
+/* Whether node is merged into a mapping somewhere (`<<: *it`): such an
+ * anchored top-level mapping (`defaults: &defaults`) is no section. */
+static int is_merged(const loader *l, const yaml_node_t *node) {
+    int id = (int)(node - l->doc->nodes.start) + 1;
+    for (const yaml_node_t *m = l->doc->nodes.start; m < l->doc->nodes.top; m++) {
+        if (m->type != YAML_MAPPING_NODE) continue;
+        for (const yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
+            if (!is_merge_key(yaml_document_get_node(l->doc, p->key))) continue;
+            const yaml_node_t *v = yaml_document_get_node(l->doc, p->value);
+            if (p->value == id) return 1;
+            if (v->type != YAML_SEQUENCE_NODE) continue;
+            for (const yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++)
+                if (*it == id) return 1;
+        }
+    }
+    return 0;
+}
+
+static int load_pairs(loader *l, const yaml_node_pair_t *pairs, size_t npairs, const char *parent, int top);
+
+/* Edits (insert, delete, change, swap two neighbours) from a to b, or
+ * more than max as soon as that is sure. */
+static size_t edit_distance(const char *a, const char *b, size_t max) {
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64) return max + 1;
+    if ((la > lb ? la - lb : lb - la) > max) return max + 1;
+    size_t d[65][65];
+    for (size_t i = 0; i <= la; i++) d[i][0] = i;
+    for (size_t j = 0; j <= lb; j++) d[0][j] = j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[la][lb];
+}
+
+/* The known key an unknown one is a near miss of (`concurency`, `timout`,
+ * `lables`), or NULL. Sidekiq ignores a key it does not know, and so does
+ * hiredhand, with a warning: a plug-in's keys (sidekiq-scheduler's
+ * `:dynamic:`, `:enabled:`) must not stop the worker. A key one edit from
+ * a known one (two for longer names) is far likelier a typo whose value
+ * would be lost, and is refused. */
+static const char *near_miss(const loader *l, const char *name) {
+    size_t max = strlen(name) <= 5 ? 1 : 2;
+    for (const struct option *o = l->longopts; o->name; o++)
+        if (strcmp(o->name, "help") && strcmp(o->name, "config") && edit_distance(name, o->name, max) <= max)
+            return o->name;
+    for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
+        if (edit_distance(name, aliases[i][0], max) <= max) return aliases[i][0];
+    for (size_t i = 0; i < sizeof(sidekiq_only) / sizeof(sidekiq_only[0]); i++)
+        if (edit_distance(name, sidekiq_only[i][0], max) <= max) return sidekiq_only[i][0];
+    return NULL;
+}
+
+/* The keys of one mapping, merges applied. parent: the group's name
+ * ("redis"), "" for the handlers group, NULL at the top level. */
 static int load_mapping(loader *l, const yaml_node_t *map, const char *parent, int top) {
+    pair_list pl = {0};
+    int rc = expand_merges(l, map, &pl, 1, 0);
+    if (rc == 0) rc = load_pairs(l, pl.p, pl.n, parent, top);
+    free(pl.p);
+    return rc;
+}
+
+static int load_pairs(loader *l, const yaml_node_pair_t *pairs, size_t npairs, const char *parent, int top) {
     const char *env = getenv("APP_ENV");
     if (!env || !*env) env = getenv("RAILS_ENV");
     if (!env || !*env) env = getenv("RACK_ENV");
     if (!env || !*env) env = "development";
     const yaml_node_t *section = NULL;
-    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+    for (const yaml_node_pair_t *p = pairs; p < pairs + npairs; p++) {
         yaml_node_t *k = yaml_document_get_node(l->doc, p->key), *v = yaml_document_get_node(l->doc, p->value);
         const char *key = scalar(k);
         if (!key || !*key) return fail(l, k, "a key must be a name, not %s", kind(k));
@@ -300,7 +491,7 @@ static int load_mapping(loader *l, const yaml_node_t *map, const char *parent, i
          * silently: this one is skipped, and said so (most often a
          * leftover; a list key such as queues would otherwise add up) */
         const yaml_node_t *again = NULL;
-        for (yaml_node_pair_t *q = p + 1; q < map->data.mapping.pairs.top && !again; q++) {
+        for (const yaml_node_pair_t *q = p + 1; q < pairs + npairs && !again; q++) {
             const yaml_node_t *qn = yaml_document_get_node(l->doc, q->key);
             const char *qk = scalar(qn);
             char qname[256];
@@ -314,7 +505,7 @@ static int load_mapping(loader *l, const yaml_node_t *map, const char *parent, i
             continue;
         }
         const struct option *o = NULL;
-        const char *why = parent ? NULL : sidekiq_only_reason(name);
+        const char *near, *why = parent ? NULL : sidekiq_only_reason(name);
         if (why) {
             warn(l, k, "'%s' has no effect in hiredhand: %s", key, why);
             continue;
@@ -328,6 +519,15 @@ static int load_mapping(loader *l, const yaml_node_t *map, const char *parent, i
         } else {
             o = find_option(l, name);
         }
+        if (o && !strcmp(o->name, "logfile") && !l->logfile_warned) {
+            /* honoured, but a Sidekiq 6+ user expects stdout: the one
+             * place a migrated file's key changes where the logs go */
+            l->logfile_warned = 1;
+            warn(l, k,
+                 "'%s' is honoured: hiredhand appends its log to that file; Sidekiq 6 and later ignore this key and "
+                 "log to stdout",
+                 key);
+        }
         if (o && !(v->type == YAML_MAPPING_NODE && strcmp(o->name, "exec") && strcmp(o->name, "serve"))) {
             if (add_value(l, o, key, v)) return -1;
         } else if (top && v->type == YAML_MAPPING_NODE && is_group(l, name)) {
@@ -335,7 +535,8 @@ static int load_mapping(loader *l, const yaml_node_t *map, const char *parent, i
         } else if (top && v->type == YAML_MAPPING_NODE && !o) {
             const char *bare = *key == ':' ? key + 1 : key;
             if (!strcmp(bare, env)) section = v;
-            else if (!conventional_env(bare)) /* a typo (htttp:) or a plug-in's section (schedule:) */
+            else if (!conventional_env(bare) &&
+                     !is_merged(l, v)) /* a typo (htttp:) or a plug-in's section (schedule:) */
                 fprintf(stderr,
                         "hiredhand: %s:%lu:%lu: warning: section '%s' skipped: not an option group, and not "
                         "this environment's ('%s', from APP_ENV, RAILS_ENV or RACK_ENV)\n",
@@ -343,9 +544,20 @@ static int load_mapping(loader *l, const yaml_node_t *map, const char *parent, i
                         env);
         } else if (o) {
             return fail(l, v, "'%s' wants a value, not %s", key, kind(v));
-        } else {
+        } else if (top && is_group(l, name)) {
+            return fail(l, v, "'%s' groups options: it wants a mapping, not %s", key, kind(v));
+        } else if (parent) {
+            /* a group is hiredhand's own: no plug-in writes there */
             return fail(l, k, "unknown key '%s'%s%s (see `hiredhand work --help` for the options a key may name)", key,
-                        parent && *parent ? " in " : "", parent && *parent ? parent : "");
+                        *parent ? " in " : "", parent);
+        } else if ((near = near_miss(l, name)) != NULL) {
+            return fail(l, k,
+                        "unknown key '%s': did you mean '%s'? (a key this close to a known one is taken for a typo; "
+                        "see `hiredhand work --help` for the options a key may name)",
+                        key, near);
+        } else {
+            warn(l, k, "unknown key '%s' ignored, as Sidekiq ignores keys it does not know (a plug-in's setting?)",
+                 key);
         }
     }
     if (section) {

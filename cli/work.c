@@ -24,6 +24,7 @@ static const char work_usage[] =
     "usage: hiredhand work [options]\n"
     "  -C, --config FILE          read options from a YAML file (Sidekiq's config/sidekiq.yml\n"
     "                             keys and these options' names); flags override it\n"
+    "                             (default ./config/sidekiq.yml when it exists, as in Sidekiq)\n"
     "  -r, --redis URL            redis[s]://[user:password@]host:port/db (rediss: TLS) or\n"
     "                             unix://[user:password@]/path?db=N (percent-encoded user info)\n"
     "                             (default $REDIS_URL, else redis://127.0.0.1:6379/0)\n"
@@ -31,7 +32,7 @@ static const char work_usage[] =
     "  -q, --queue NAME[,WEIGHT]  a queue to fetch from; repeatable (default: default).\n"
     "                             No weights: strict order; weights: weighted random order.\n"
     "                             At most " CLI_STR(HH_QUEUES_LIMIT) " queues\n"
-    "  -c, --concurrency N        worker threads (default 10)\n"
+    "  -c, --concurrency N        worker threads (default $RAILS_MAX_THREADS, else 10)\n"
     "  -t, --timeout SECONDS      shutdown grace period (default 25)\n"
     "  -v, --verbose              debug level (same as --log-level debug)\n"
     "      --log-level LEVEL      debug, info (default: a start and a done/fail line per job),\n"
@@ -265,6 +266,7 @@ typedef struct work_args {
     cli_exec_stdout exec_stdout;
     long exec_log_max;
     const char *logpath;
+    int concurrency_set; /* by -c or the file: RAILS_MAX_THREADS does not apply */
 } work_args;
 
 #define WORK_HELP (-1) /* --help printed: exit 0 */
@@ -315,6 +317,7 @@ static int parse_option(work_args *a, int ch, const char *arg) {
     case 'c':
         if (cli_option_int("--concurrency", arg, 1, HH_CONCURRENCY_LIMIT, &l)) return CLI_EXIT_USAGE;
         a->o.concurrency = (int)l;
+        a->concurrency_set = 1;
         break;
     case 't':
         if (cli_option_seconds("--timeout", arg, 0, 0, CLI_SECONDS_MAX, &a->o.shutdown_timeout)) return CLI_EXIT_USAGE;
@@ -468,6 +471,33 @@ static void reset_list(work_args *a, int ch) {
     }
 }
 
+/* Sidekiq's config file, read when no -C names one (cli.rb looks in
+ * ./config for sidekiq.yml, then sidekiq.yml.erb): a Rails app started in
+ * its folder gets its queues without a flag. What was found is logged once
+ * the log is set up (default_config_note). */
+static const char default_config[] = "./config/sidekiq.yml";
+static const char default_config_erb[] = "./config/sidekiq.yml.erb";
+static const char *default_config_used; /* default_config, when read */
+static int default_config_erb_only;     /* only the .erb exists: not read */
+
+static const char *find_default_config(void) {
+    if (access(default_config, F_OK) == 0) return default_config_used = default_config;
+    default_config_erb_only = access(default_config_erb, F_OK) == 0;
+    return NULL;
+}
+
+static void default_config_note(hh_manager *m) {
+    if (default_config_used)
+        hh_manager_log(m, HH_LOG_INFO, "config: read %s (no -C given: Sidekiq's default config file)",
+                       default_config_used);
+    else if (default_config_erb_only)
+        hh_manager_log(m, HH_LOG_WARN,
+                       "config: %s is not read: it is an ERB template, and hiredhand reads plain YAML only; "
+                       "running without a config file (render it to YAML and give it with -C, or give the "
+                       "options as flags)",
+                       default_config_erb);
+}
+
 /* The -C file's options into *a, each through parse_option as if given
  * on the command line; 0 or an exit status. */
 static int apply_config(work_args *a, const char *path, const cli_config_item *items, size_t n) {
@@ -481,10 +511,10 @@ static int apply_config(work_args *a, const char *path, const cli_config_item *i
     return 0;
 }
 
-/* Every option into *a: the -C file's first, then the command line's
+/* Every option into *a: the -C file's (or ./config/sidekiq.yml's) first, then the command line's
  * over them (a flag wins; a list flag replaces the file's list); the
  * environment (REDIS_URL, REDIS_PASSWORD, HIREDHAND_TLS_*,
- * HIREDHAND_HTTP_TOKEN) only fills what neither set. 0, WORK_HELP or an
+ * HIREDHAND_HTTP_TOKEN, RAILS_MAX_THREADS) only fills what neither set. 0, WORK_HELP or an
  * exit status. */
 static int parse_args(work_args *a, int argc, char **argv) {
     memset(a, 0, sizeof(*a));
@@ -498,6 +528,7 @@ static int parse_args(work_args *a, int argc, char **argv) {
     while ((ch = getopt_long(argc, argv, WORK_SHORTOPTS, longopts, NULL)) != -1)
         if (ch == 'C') config = optarg;
     opterr = 1;
+    if (!config) config = find_default_config();
     size_t nitems = 0, nfileq = 0;
     const cli_config_item *items = config ? cli_config_load(config, longopts, &nitems) : NULL;
     if (config && !items) return CLI_EXIT_USAGE;
@@ -533,6 +564,20 @@ static int env_token(work_args *a) {
         a->o.http_token = http_token;
     }
     unsetenv("HIREDHAND_HTTP_TOKEN");
+    return 0;
+}
+
+/* Sidekiq 6.4+ takes RAILS_MAX_THREADS (the size Rails gives its
+ * database pool) as the concurrency when neither -c nor the file sets
+ * one, so that each worker thread gets a connection. A value that is no
+ * number in range is refused, as Sidekiq's Integer() refuses it; an empty
+ * one counts as unset. */
+static int env_concurrency(work_args *a) {
+    const char *env = getenv("RAILS_MAX_THREADS");
+    long l;
+    if (a->concurrency_set || !env || !*env) return 0;
+    if (cli_option_int("RAILS_MAX_THREADS", env, 1, HH_CONCURRENCY_LIMIT, &l)) return CLI_EXIT_USAGE;
+    a->o.concurrency = (int)l;
     return 0;
 }
 
@@ -760,6 +805,7 @@ int cli_work(int argc, char **argv) {
     work_args a;
     int rc = parse_args(&a, argc, argv);
     if (rc == 0) rc = env_token(&a);
+    if (rc == 0) rc = env_concurrency(&a);
     if (rc == 0) rc = check_args(&a);
     if (rc) return rc == WORK_HELP ? 0 : rc;
     cli_init_split(); /* as PID 1: returns in the worker, a child of a minimal init */
@@ -778,6 +824,7 @@ int cli_work(int argc, char **argv) {
         free_handlers(&a, &h);
         return cli_usage_error("cannot create the worker: %s", hh_last_error());
     }
+    default_config_note(m);
     warn_zero_weights(m, &a);
     warn_nofile(m, &a, nofile);
     rc = register_handlers(m, &a, &h);

@@ -5,7 +5,7 @@
 # flag replaces the file's list); the file overrides the environment (REDIS_URL); every bad file
 # is refused with FILE:LINE:COLUMN and a reason, ERB included; Sidekiq's own keys that hiredhand
 # cannot apply (a Ruby :require:, :environment:, :strict:, :pidfile:, the Ruby hooks) are accepted
-# with one warning each.
+# with one warning each, and so is :logfile:, honoured here but ignored by Sidekiq 6+.
 . "$(dirname "$0")/../lib/harness.sh"
 . "$(dirname "$0")/../lib/heartbeat_helpers.sh"
 hh_require_binary
@@ -154,10 +154,11 @@ for w in "3:11: warning: ':require' ./config/boot.rb skipped: it names Ruby code
          "4:1: warning: ':environment' has no effect in hiredhand" "5:1: warning: ':strict' has no effect" \
          "6:1: warning: ':pidfile' has no effect" "14:1: warning: ':on_complex_arguments' has no effect" \
          "15:1: warning: ':lifecycle_events' has no effect" "17:1: warning: ':capsules' has no effect" \
+         "7:1: warning: ':logfile' is honoured: hiredhand appends its log to that file; Sidekiq 6 and later ignore" \
          "24:13: warning: ':require' . skipped: it names Ruby code"; do
     assert_contains "$HH_ERR" "config/sidekiq.yml:$w" "warning for a Sidekiq key"
 done
-assert_eq "$(grep -c warning <<<"$HH_ERR")" 8 "one warning per Sidekiq key that has no effect (stderr: $HH_ERR)"
+assert_eq "$(grep -c warning <<<"$HH_ERR")" 9 "one warning per Sidekiq key that has no effect (stderr: $HH_ERR)"
 assert_not_contains "$HH_ERR" "dlopen" "a Ruby :require: is not loaded as a plug-in"
 # it runs, with the keys hiredhand honours (the production section's concurrency)
 RAILS_ENV=production hh_start_worker -C config/sidekiq.yml
