@@ -1348,6 +1348,9 @@ static void prefetch(hh_processor *p, size_t want) {
     }
     pthread_mutex_unlock(&f->mu);
     if (next) pthread_cond_signal(&next->wake);
+    /* threads still waiting for a write since the burst began join too, a
+     * batch's worth at a time (as a regular fetch's jobs wake them) */
+    if (got > 1) hh_pickup_wake(m->pickup, got - 1);
     if (got > 0) unbuffered(p, t->held, taken, (size_t)got);
 }
 

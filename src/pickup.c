@@ -123,6 +123,14 @@ void hh_pickup_done(hh_pickup_env *m, const hh_pickup_ticket *t, int got) {
     pthread_mutex_unlock(&pk->mu);
 }
 
+void hh_pickup_wake(hh_pickup_env *m, long n) {
+    hh_pickup *pk = m->pickup;
+    if (!pk || n <= 0) return;
+    pthread_mutex_lock(&pk->mu);
+    if (pk->waiting > 0) wake_locked(pk, n);
+    pthread_mutex_unlock(&pk->mu);
+}
+
 void hh_pickup_poke(hh_pickup_env *m) {
     hh_pickup *pk = m->pickup;
     if (!pk) return;

@@ -64,6 +64,10 @@ typedef struct hh_pickup_env {
 /* Creates the pickup state and starts the waker thread (m->pickup). Returns
  * 0, or -1 when it could not (then every wait falls back). */
 int hh_pickup_start(hh_pickup_env *m);
+/* Jobs flow again (a batch came in): wakes up to n threads waiting for a
+ * write, so they join the flow rather than wait for the writes their
+ * queues may never see again (a burst that landed in one write). */
+void hh_pickup_wake(hh_pickup_env *m, long n);
 /* Wakes the waker and every idle thread (quiet, stop): they see m->quiet. */
 void hh_pickup_poke(hh_pickup_env *m);
 /* Joins the waker thread (call after quiet); idempotent. */
