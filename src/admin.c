@@ -110,7 +110,7 @@ int hh_queues_list(hh_client *c, char **json_out) {
                 json_object_set_new(q, "latency", json_real(0));
                 json_object_set_new(q, "paused", json_false());
                 json_object_set_new(q, "head", json_object());
-                json_object_set_new(q, "error", hh_admin_key_problem(c, k, "list", len));
+                json_object_set_new(q, "error", hh_client_key_problem(c, k, "list", len));
                 json_array_append_new(arr, q);
                 sdsfree(k);
                 continue;

@@ -13,12 +13,6 @@
  * the wrong shape: keeps "<what>: <error>" for hh_client_last_error().
  * Returns HH_ERR_REDIS. */
 int hh_admin_bad_reply(hh_client *c, const redisReply *r, const char *what);
-/* For Redis's error about one key: WRONGTYPE (a client wrote another type
- * there) as "key <key> holds a <type>, not a <want>", the type read with
- * TYPE; another error as "key <key>: <error>". A new JSON string, NULL
- * when r is no error reply. The caller shows the problem in place of the
- * figure and goes on with the other keys. */
-json_t *hh_admin_key_problem(hh_client *c, const char *key, const char *want, const redisReply *r);
 /* A string member of a JSON object, or dflt. */
 const char *hh_admin_str(const json_t *o, const char *key, const char *dflt);
 /* Whether a flat [member, score, ...] or [field, value, ...] array holds

@@ -7,7 +7,6 @@
  * stat:failed, retry, processes, <id>, queue:<q>. */
 #include "client.h"
 #include "abi.h"
-#include "admin.h"
 #include "error.h"
 
 #include <math.h>
@@ -639,7 +638,7 @@ static int client_stats(hh_client *c, char **json_out) {
     for (size_t i = 0; i < 6; i++) {
         /* a key of another type is no 0: null, and the problem named */
         sds k = hh_key(&c->keys, figures[i].key);
-        json_t *why = hh_admin_key_problem(c, k, figures[i].type, r[i]);
+        json_t *why = hh_client_key_problem(c, k, figures[i].type, r[i]);
         sdsfree(k);
         json_object_set_new(o, figures[i].field, why ? json_null() : json_integer(reply_ll(r[i])));
         if (why) json_object_set_new(problems, figures[i].field, why);
@@ -651,7 +650,7 @@ static int client_stats(hh_client *c, char **json_out) {
     double default_latency = 0;
     for (size_t i = 0; i < queues->elements; i++) {
         sds k = hh_key_queue(&c->keys, queues->element[i]->str);
-        json_t *why = hh_admin_key_problem(c, k, "list", r[at]);
+        json_t *why = hh_client_key_problem(c, k, "list", r[at]);
         sdsfree(k);
         long long size = why ? 0 : reply_ll(r[at]);
         double lat = why ? 0 : latency_of(r[at + 1], now);
@@ -817,3 +816,17 @@ static int client_kill(hh_client *c, const char *payload, size_t len, double dea
 hh_conn *hh_client_conn(hh_client *c) { return &c->conn; }
 const hh_keys *hh_client_keys(const hh_client *c) { return &c->keys; }
 hh_timestamps hh_client_timestamps(const hh_client *c) { return c->ts; }
+
+json_t *hh_client_key_problem(hh_client *c, const char *key, const char *want, const redisReply *r) {
+    if (!r || r->type != REDIS_REPLY_ERROR) return NULL;
+    /* the key's type says what a client wrote there; one more round trip,
+     * on this rare path only */
+    redisReply *t = strncmp(r->str, "WRONGTYPE", 9) ? NULL : hh_conn_cmd(hh_client_conn(c), "TYPE %s", key);
+    const char *type = t && t->type == REDIS_REPLY_STATUS ? t->str : NULL;
+    json_t *why =
+        type ? json_sprintf("key %s holds a %s, not a %s", key, type, want) : json_sprintf("key %s: %s", key, r->str);
+    if (!why) /* a key name that is not UTF-8 (JSON holds only UTF-8) */
+        why = type ? json_sprintf("the key holds a %s, not a %s", type, want) : json_sprintf("%s", r->str);
+    if (t) freeReplyObject(t);
+    return why;
+}

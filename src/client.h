@@ -18,4 +18,11 @@ hh_conn *hh_client_conn(hh_client *c);
 const hh_keys *hh_client_keys(const hh_client *c);
 hh_timestamps hh_client_timestamps(const hh_client *c);
 
+/* For Redis's error about one key: WRONGTYPE (a client wrote another type
+ * there) as "key <key> holds a <type>, not a <want>", the type read with
+ * TYPE; another error as "key <key>: <error>". A new JSON string, NULL
+ * when r is no error reply. The caller shows the problem in place of the
+ * figure and goes on with the other keys. */
+json_t *hh_client_key_problem(hh_client *c, const char *key, const char *want, const redisReply *r);
+
 #endif

@@ -50,20 +50,6 @@ int hh_admin_bad_reply(hh_client *c, const redisReply *r, const char *what) {
     return HH_ERR_REDIS;
 }
 
-json_t *hh_admin_key_problem(hh_client *c, const char *key, const char *want, const redisReply *r) {
-    if (!r || r->type != REDIS_REPLY_ERROR) return NULL;
-    /* the key's type says what a client wrote there; one more round trip,
-     * on this rare path only */
-    redisReply *t = strncmp(r->str, "WRONGTYPE", 9) ? NULL : hh_conn_cmd(hh_client_conn(c), "TYPE %s", key);
-    const char *type = t && t->type == REDIS_REPLY_STATUS ? t->str : NULL;
-    json_t *why =
-        type ? json_sprintf("key %s holds a %s, not a %s", key, type, want) : json_sprintf("key %s: %s", key, r->str);
-    if (!why) /* a key name that is not UTF-8 (JSON holds only UTF-8) */
-        why = type ? json_sprintf("the key holds a %s, not a %s", type, want) : json_sprintf("%s", r->str);
-    if (t) freeReplyObject(t);
-    return why;
-}
-
 const char *hh_admin_str(const json_t *o, const char *key, const char *dflt) {
     const json_t *v = json_object_get(o, key);
     return json_is_string(v) ? json_string_value(v) : dflt;
