@@ -26,7 +26,6 @@ http_req() {
     HTTP_BODY="$(cat "$body")"
     HTTP_HEADERS="$(tr -d '\r' <"$hdr")"
 }
-code_of() { curl -s -g --max-time 3 -o /dev/null -w '%{http_code}' "$@" 2>/dev/null; }
 header_of() {   # NAME: the value of that response header in HTTP_HEADERS (case-insensitive)
     printf '%s\n' "$HTTP_HEADERS" | awk -v n="$1" 'BEGIN { n = tolower(n) ":" }
         tolower(substr($0, 1, length(n))) == n { sub(/^[^:]*:[ \t]*/, ""); print; exit }'
@@ -42,7 +41,7 @@ main_pid="$WORKER_PID"
 main_log="$WORKER_LOG"
 
 # ------------------------------------------------------------------ /healthz after start
-must_wait 10 '[ "$(code_of "$base/healthz")" = 200 ]' "/healthz did not answer 200 within 10 s of start"
+must_wait 10 '[ "$(hh_http_code "$base/healthz")" = 200 ]' "/healthz did not answer 200 within 10 s of start"
 http_req "$base/healthz"
 assert_eq "$HTTP_CODE" 200 "/healthz status"
 assert_eq "$(jq -r .status <<<"$HTTP_BODY")" ok "/healthz status field ($HTTP_BODY)"
@@ -59,7 +58,7 @@ if [ -r /proc/net/tcp6 ]; then
 fi
 other_ip="$(hostname -I 2>/dev/null | tr ' ' '\n' | grep -E '^[0-9]+\.' | grep -v '^127\.' | head -n 1)"
 if [ -n "$other_ip" ]; then
-    assert_eq "$(code_of "http://$other_ip:$port/healthz")" 000 "/healthz must not answer on $other_ip"
+    assert_eq "$(hh_http_code "http://$other_ip:$port/healthz")" 000 "/healthz must not answer on $other_ip"
 else
     hh_log "no non-loopback IPv4 address: skipped the connect-from-elsewhere check"
 fi
@@ -152,8 +151,8 @@ assert_eq "$HTTP_CODE" 405 "POST /healthz"
 assert_contains "$(header_of Allow)" "GET" "405 Allow header"
 assert_contains "$(header_of Allow)" "HEAD" "405 Allow header"
 assert_eq "$(jq -r .error <<<"$HTTP_BODY")" "method not allowed" "405 body is JSON ($HTTP_BODY)"
-assert_eq "$(code_of -X DELETE "$base/nope")" 405 "DELETE /nope"
-assert_eq "$(code_of "$base/healthz")" 200 "/healthz still answers after the error paths"
+assert_eq "$(hh_http_code -X DELETE "$base/nope")" 405 "DELETE /nope"
+assert_eq "$(hh_http_code "$base/healthz")" 200 "/healthz still answers after the error paths"
 
 # ------------------------------------------------------------------ port in use, bad addresses
 expect_exit2() {   # HTTP-ARG NEEDLE...
@@ -173,14 +172,14 @@ expect_exit2 "example.com:$port" "bad --http address"
 expect_exit2 "::1:$port" "bad --http address" "brackets"
 expect_exit2 "70000" "bad --http port"
 assert_alive "$main_pid" "the first worker died while others failed to bind its port"
-assert_eq "$(code_of "$base/healthz")" 200 "/healthz of the first worker after the failed binds"
+assert_eq "$(hh_http_code "$base/healthz")" 200 "/healthz of the first worker after the failed binds"
 
 # ------------------------------------------------------------------ [::1]:PORT and localhost:PORT
 if grep -q '^00000000000000000000000000000001 ' /proc/net/if_inet6 2>/dev/null; then
     p6="$(hh_pick_free_port)"
     hh_start_worker -c 1 --http "[::1]:$p6" --exec "OkJob=$HH_HANDLERS/record.sh"
-    must_wait 10 '[ "$(code_of "http://[::1]:$p6/healthz")" = 200 ]' "/healthz on [::1]:$p6 did not answer 200"
-    assert_eq "$(code_of "http://127.0.0.1:$p6/healthz")" 000 "[::1]:PORT must not answer on 127.0.0.1"
+    must_wait 10 '[ "$(hh_http_code "http://[::1]:$p6/healthz")" = 200 ]' "/healthz on [::1]:$p6 did not answer 200"
+    assert_eq "$(hh_http_code "http://127.0.0.1:$p6/healthz")" 000 "[::1]:PORT must not answer on 127.0.0.1"
     hh_stop_worker TERM 30
     assert_eq "$WORKER_RC" 0 "exit status of the [::1] worker after TERM"
 else
@@ -188,17 +187,17 @@ else
 fi
 pl="$(hh_pick_free_port)"
 hh_start_worker -c 1 --http "localhost:$pl" --exec "OkJob=$HH_HANDLERS/record.sh"
-must_wait 10 '[ "$(code_of "http://127.0.0.1:$pl/healthz")" = 200 ]' "/healthz on localhost:$pl (127.0.0.1) did not answer 200"
+must_wait 10 '[ "$(hh_http_code "http://127.0.0.1:$pl/healthz")" = 200 ]' "/healthz on localhost:$pl (127.0.0.1) did not answer 200"
 hh_stop_worker TERM 30
 assert_eq "$WORKER_RC" 0 "exit status of the localhost worker after TERM"
 WORKER_PID="$main_pid" WORKER_LOG="$main_log"
 
 # ------------------------------------------------------------------ liveness: Redis goes away
-assert_eq "$(code_of "$base/healthz")" 200 "/healthz before stopping Redis"
+assert_eq "$(hh_http_code "$base/healthz")" 200 "/healthz before stopping Redis"
 t0=$(date +%s%N)
 hh_redis_stop
-wait_until 8 '[ "$(code_of "$base/healthz")" = 503 ]' \
-    || fail "/healthz still $(code_of "$base/healthz") 8 s after Redis stopped (liveness max age 3 s, beats every 1 s)"
+wait_until 8 '[ "$(hh_http_code "$base/healthz")" = 503 ]' \
+    || fail "/healthz still $(hh_http_code "$base/healthz") 8 s after Redis stopped (liveness max age 3 s, beats every 1 s)"
 t_503=$(( ($(date +%s%N) - t0) / 1000000 ))
 hh_log "/healthz turned 503 ${t_503} ms after Redis stopped"
 [ "$t_503" -ge 1500 ] || fail "/healthz turned 503 after only ${t_503} ms (max age is 3 s)"
@@ -213,14 +212,14 @@ jq -e 'has("last_error") | not' <<<"$HTTP_BODY" >/dev/null || fail "503 body rev
 http_req "$base/stats"
 assert_eq "$HTTP_CODE" 200 "/stats with Redis down (no Redis round trip)"
 assert_eq "$(jq -r .healthy <<<"$HTTP_BODY")" false "/stats healthy with Redis down"
-assert_eq "$(code_of "$base/metrics")" 200 "/metrics with Redis down"
+assert_eq "$(hh_http_code "$base/metrics")" 200 "/metrics with Redis down"
 sleep 1
 assert_alive "$main_pid" "the worker exited while Redis was down"
-assert_eq "$(code_of "$base/healthz")" 503 "/healthz stays 503 while Redis is down"
+assert_eq "$(hh_http_code "$base/healthz")" 503 "/healthz stays 503 while Redis is down"
 
 t0=$(date +%s%N)
 hh_redis_restart
-wait_until 10 '[ "$(code_of "$base/healthz")" = 200 ]' \
+wait_until 10 '[ "$(hh_http_code "$base/healthz")" = 200 ]' \
     || fail "/healthz did not return to 200 within 10 s of Redis coming back: $(curl -s "$base/healthz")"
 hh_log "/healthz back to 200 $(( ($(date +%s%N) - t0) / 1000000 )) ms after Redis restarted"
 assert_alive "$main_pid" "the worker exited after Redis came back"
@@ -229,5 +228,5 @@ assert_eq "$(stat_field .redis_connected)" true "/stats redis_connected after th
 # ------------------------------------------------------------------ stop closes the port
 hh_stop_worker TERM 30
 assert_eq "$WORKER_RC" 0 "exit status after TERM"
-assert_eq "$(code_of "$base/healthz")" 000 "the HTTP port is closed after the worker stopped"
+assert_eq "$(hh_http_code "$base/healthz")" 000 "the HTTP port is closed after the worker stopped"
 pass

@@ -35,6 +35,8 @@
 #   hh_push_job CLASS ARGS [MEMBERS] a job as Sidekiq's client writes it onto queue:default; prints its jid
 #   hh_retry_field JID FIELD         FIELD of JID's entry in the retry set, as Ruby's JSON reads it
 #   hh_require_plugin                sets PLUGIN to the example plug-in (.so), or fails clearly
+#   hh_http_code URL [CURL ARGS]     the HTTP status of a GET (000 when nothing answered in 3 s)
+#   hh_http_body URL [CURL ARGS]     the body of a GET (empty when nothing answered in 3 s)
 #   HH_NO_URL=1 hh_start_worker ...  do not add "-r $REDIS_URL" (pass your own -r)
 #   $HH_HANDLERS                     tests/integration/handlers (record.sh, fail.sh, ...)
 #   $HH_PIDFILE                      where handlers leave pids of long-running children
@@ -522,3 +524,5 @@ hh_jid() { od -An -N12 -tx1 /dev/urandom | tr -d ' \n'; }
 
 # hh_now: epoch seconds as a float
 hh_now() { date +%s.%N; }
+hh_http_code() { curl -s -g --max-time 3 -o /dev/null -w '%{http_code}' "$@" 2>/dev/null; }
+hh_http_body() { curl -s -g --max-time 3 "$@" 2>/dev/null; }
