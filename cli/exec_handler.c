@@ -374,6 +374,7 @@ int cli_exec_handler(hh_job *job, void *udata) {
     int in_open = 1, err_open = 1, killed = 0;
     double start = cli_mono(), kill_at = 0;
     const char *why_killed = NULL;
+    double killed_after = 0;
     /* The job ends when the handler exits, not when its stderr closes: a
      * handler may leave a background process holding it. */
     fcntl(errp[0], F_SETFL, O_NONBLOCK);
@@ -432,6 +433,7 @@ int cli_exec_handler(hh_job *job, void *udata) {
         int over = e->timeout > 0 && cli_mono() - start > e->timeout;
         if ((over || hh_job_cancelled(job)) && !killed) {
             why_killed = over ? "timed out" : "cancelled by shutdown";
+            killed_after = cli_mono() - start; /* the message says this, not the TERM grace on top */
             kill(-pid, SIGTERM);
             killed = 1;
             kill_at = cli_mono() + 2;
@@ -450,7 +452,8 @@ int cli_exec_handler(hh_job *job, void *udata) {
     while (!exited && waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     char what[128];
     if (why_killed) {
-        snprintf(what, sizeof(what), "%s %s after %.1f s", e->argv[0], why_killed, cli_mono() - start);
+        snprintf(what, sizeof(what), "%s %s after %.1f s%s", e->argv[0], why_killed, killed_after,
+                 killed == 2 ? " (it ignored SIGTERM: killed 2 s later)" : "");
     } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
         return 0;
     } else if (WIFEXITED(status)) {

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The --exec contract: a handler that exits 0 without reading a 1 MB payload
 # from stdin succeeds (no EPIPE crash); one killed by a signal fails with an error that says so;
-# one running past --exec-timeout fails within the timeout (+ a few s) and is not left running; one
+# one running past --exec-timeout fails within the timeout (+ a few s) and is not left running, and
+# its error_message gives the timeout, not the TERM grace on top (one that ignores SIGTERM says
+# so); one
 # writing 1 MB to stderr fails with a bounded error_message (<= 10,000 chars, as Sidekiq truncates)
 # that still carries its last stderr line and exit status; HIREDHAND_QUEUE names the queue the job
 # came from. Failures land in the retry set (retry: true).
@@ -22,12 +24,14 @@ j_kill="$(push SelfKill default '[1]')"
 j_slow="$(push Slow default '[2]')"
 j_noisy="$(push Noisy default '[3]')"
 j_other="$(push Ok other '[4]')"
+j_stubborn="$(push Stubborn default '[5]')"
 
 started=$SECONDS
 hh_start_worker -c 5 -q default -q other --exec-timeout 2 \
     --exec "NoRead=$HH_HANDLERS/noread.sh" --exec "SelfKill=$HH_HANDLERS/selfkill.sh" \
-    --exec "Slow=$HH_HANDLERS/sleep.sh 30" --exec "Noisy=$HH_HANDLERS/noisy.sh" --exec "Ok=$HH_HANDLERS/record.sh"
-must_wait 30 '[ "$(R zcard retry)" -ge 3 ] && [ "$(R llen test:noread)" -ge 1 ] && [ "$(R llen test:ran)" -ge 1 ]' \
+    --exec "Slow=$HH_HANDLERS/sleep.sh 30" --exec "Noisy=$HH_HANDLERS/noisy.sh" --exec "Ok=$HH_HANDLERS/record.sh" \
+    --exec "Stubborn=$HH_HANDLERS/ignore_term.sh 30"
+must_wait 30 '[ "$(R zcard retry)" -ge 4 ] && [ "$(R llen test:noread)" -ge 1 ] && [ "$(R llen test:ran)" -ge 1 ]' \
     "not done within 30 s: retry=$(R zcard retry) noread=$(R llen test:noread) ran=$(R llen test:ran) dead=$(R zcard dead)"
 sleep 0.5
 assert_alive "$WORKER_PID" "worker died (EPIPE on the unread 1 MB payload?)"
@@ -51,6 +55,12 @@ for p in $(cat "$HH_PIDFILE" 2>/dev/null); do
     # a zombie is dead (PID 1 here may reap late): only a live process fails
     kill -0 "$p" 2>/dev/null && [ "$(ps -o stat= -p "$p" | cut -c1)" != Z ] && fail "Slow: handler process $p ($(ps -o args= -p "$p")) still running after its --exec-timeout failure"
 done
+
+m="$(member "$j_stubborn")"
+[ -n "$m" ] || fail "Stubborn (ignores SIGTERM, --exec-timeout 2) is not in the retry set"
+msg="$(printf '%s' "$m" | ruby -rjson -e 'puts JSON.parse($stdin.read)["error_message"]')"
+printf '%s' "$msg" | grep -Eq 'timed out after 2\.[0-9] s \(it ignored SIGTERM' ||
+    fail "Stubborn: error_message should give the 2 s timeout and say SIGTERM was ignored: [$msg]"
 
 m="$(member "$j_noisy")"
 [ -n "$m" ] || fail "Noisy (1 MB of stderr, exit 5) is not in the retry set"
