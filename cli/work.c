@@ -206,8 +206,13 @@ static void reopen_log(hh_manager *m) {
     }
     FILE *f = fopen(log_path, "ae");
     if (!f) {
+        int e = errno;
         hh_manager_log(m, HH_LOG_WARN, "SIGHUP: cannot reopen log file %s: %s; logging on to the old one", log_path,
-                       strerror(errno));
+                       strerror(e));
+        /* the old file is likely gone from view (its folder removed or
+         * moved): stderr (the journal under systemd) says it too */
+        fprintf(stderr, "hiredhand: SIGHUP: cannot reopen log file %s: %s; logging on to the old one\n", log_path,
+                strerror(e));
         return;
     }
     pthread_mutex_lock(&log_mu);

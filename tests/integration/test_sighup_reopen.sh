@@ -3,7 +3,8 @@
 # SIGHUP is ignored with an INFO line. Today's fault: SIGHUP killed the worker.
 # With -l: start, run a job, rename the file (as logrotate does), send HUP: a new file appears at the
 # old path, the lines after the HUP (the reopen line, the next job's lines, the stop) go there and
-# not to the renamed file, and the worker still runs jobs and stops with status 0.
+# not to the renamed file, and the worker still runs jobs and stops with status 0. A reopen that
+# fails (the log's folder removed) is said on stderr too.
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
 hh_redis_start
@@ -38,6 +39,18 @@ hh_stop_worker TERM 15
 assert_eq "$WORKER_RC" 0 "exit status after TERM"
 grep -q "INFO: stopped:" "$LOGF" || fail "the stop's lines are not in the new file: $(tail -n 3 "$LOGF")"
 assert_not_contains "$(cat "$LOGF.1" "$LOGF.2")" "stopped:" "old files got the stop's lines"
+
+# ---- the log's folder gone: a reopen that fails says so on stderr too, where it is seen
+LOGD="$HH_TMP/logs"; mkdir -p "$LOGD"
+hh_start_worker -v -c 2 -t 3 -l "$LOGD/worker.log" --exec "OkJob=$HH_HANDLERS/record.sh"
+must_wait 15 'grep -q "starting" "$LOGD/worker.log"' "no log file in $LOGD"
+rm -rf "$LOGD"
+kill -HUP "$WORKER_PID"
+must_wait 5 'grep -q "cannot reopen log file $LOGD/worker.log" "$WORKER_LOG"' \
+    "a failed reopen was not said on stderr: $(tail -n 3 "$WORKER_LOG")"
+assert_alive "$WORKER_PID" "worker died on a failed reopen"
+hh_stop_worker TERM 15
+assert_eq "$WORKER_RC" 0 "exit status after TERM (failed reopen)"
 
 # ---- without -l: ignored, logged at INFO, the worker keeps running jobs
 hh_start_worker -v -c 2 -t 3 --exec "OkJob=$HH_HANDLERS/record.sh"
