@@ -13,6 +13,10 @@
  * the wrong shape: keeps "<what>: <error>" for hh_client_last_error().
  * Returns HH_ERR_REDIS. */
 int hh_admin_bad_reply(hh_client *c, const redisReply *r, const char *what);
+/* The same for a command on one key that wants a want ("zset", "list"):
+ * Redis's WRONGTYPE becomes "<what>: key <key> holds a <type>, not a
+ * <want>" (hh_client_key_problem), so the operator learns which key. */
+int hh_admin_bad_key_reply(hh_client *c, const redisReply *r, const char *what, const char *key, const char *want);
 /* A string member of a JSON object, or dflt. */
 const char *hh_admin_str(const json_t *o, const char *key, const char *dflt);
 /* Whether a flat [member, score, ...] or [field, value, ...] array holds

@@ -50,6 +50,16 @@ int hh_admin_bad_reply(hh_client *c, const redisReply *r, const char *what) {
     return HH_ERR_REDIS;
 }
 
+int hh_admin_bad_key_reply(hh_client *c, const redisReply *r, const char *what, const char *key, const char *want) {
+    json_t *why = key ? hh_client_key_problem(c, key, want, r) : NULL;
+    if (!why) return hh_admin_bad_reply(c, r, what);
+    char msg[512];
+    snprintf(msg, sizeof(msg), "%s: %s", what, json_string_value(why));
+    json_decref(why);
+    set_error(c, msg);
+    return HH_ERR_REDIS;
+}
+
 const char *hh_admin_str(const json_t *o, const char *key, const char *dflt) {
     const json_t *v = json_object_get(o, key);
     return json_is_string(v) ? json_string_value(v) : dflt;
@@ -371,11 +381,11 @@ int hh_jobset_size(hh_client *c, hh_jobset set, long long *size_out) {
     if (!c || !set_name(set) || !size_out) return HH_ERR_INVALID;
     sds sk = hh_key(hh_client_keys(c), set_name(set));
     redisReply *r = hh_conn_cmd(hh_client_conn(c), "ZCARD %s", sk);
-    sdsfree(sk);
     int rc = HH_OK;
     if (r && r->type == REDIS_REPLY_INTEGER) *size_out = r->integer;
-    else rc = hh_admin_bad_reply(c, r, "ZCARD");
+    else rc = hh_admin_bad_key_reply(c, r, "ZCARD", sk, "zset");
     if (r) freeReplyObject(r);
+    sdsfree(sk);
     return rc;
 }
 
@@ -395,7 +405,7 @@ static redisReply *list_page(hh_client *c, hh_jobset set, const char *sk, long l
     redisReply *r =
         hh_conn_cmd(hh_client_conn(c), "%s %s %lld %lld WITHSCORES", cmd, sk, start, start + HH_ADMIN_PAGE - 1);
     if (hh_admin_pairs_ok(r)) return r;
-    *rc = hh_admin_bad_reply(c, r, cmd);
+    *rc = hh_admin_bad_key_reply(c, r, cmd, sk, "zset");
     if (r) freeReplyObject(r);
     return NULL;
 }
@@ -446,7 +456,7 @@ static int zscan_step(hh_client *c, const char *key, char *cursor, size_t clen, 
     *out = NULL;
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_STRING ||
         !hh_admin_pairs_ok(r->element[1])) {
-        int rc = hh_admin_bad_reply(c, r, "ZSCAN");
+        int rc = hh_admin_bad_key_reply(c, r, "ZSCAN", key, "zset");
         if (r) freeReplyObject(r);
         return rc;
     }

@@ -60,4 +60,13 @@ R set retry x >/dev/null
 hh_cli retries delete --all --yes
 assert_eq "$HH_RC" 0 "retries delete --all of a string key is done"
 assert_contains "$HH_ERR" "key retry held a string, not a zset: deleted" "delete --all says what went"
+
+# Listing or finding in a set of another type fails (nothing to list), naming the key.
+R set schedule x >/dev/null
+for cmd in "scheduled list" "scheduled show nosuchjid" "jobs find nosuchjid"; do
+    hh_cli $cmd
+    assert_eq "$HH_RC" 3 "$cmd with a schedule key of another type"
+    assert_contains "$HH_ERR" "key schedule holds a string, not a zset" "$cmd names the key"
+done
+R del schedule >/dev/null
 pass
