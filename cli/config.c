@@ -115,7 +115,7 @@ static void normalize(const char *key, char *out, size_t size) {
  * typo would be. (The ones hiredhand honours are options or aliases.) */
 static const char *const sidekiq_only[][2] = {
     {"environment",
-     "as in Sidekiq, the environment section that applies is chosen by APP_ENV, RAILS_ENV or "
+     "as in Sidekiq, the environment section that applies is chosen by -e, APP_ENV, RAILS_ENV or "
      "RACK_ENV, not by this key"},
     {"strict",
      "as in Sidekiq 6 and later, queues without weights are taken in strict order and weighted ones "

@@ -25,6 +25,9 @@ static const char work_usage[] =
     "  -C, --config FILE          read options from a YAML file (Sidekiq's config/sidekiq.yml\n"
     "                             keys and these options' names); flags override it\n"
     "                             (default ./config/sidekiq.yml when it exists, as in Sidekiq)\n"
+    "  -e, --environment ENV      the config file's environment section to apply (as Sidekiq's\n"
+    "                             -e; default $APP_ENV, $RAILS_ENV, $RACK_ENV, else development);\n"
+    "                             exported as RAILS_ENV and RACK_ENV to handlers, as Sidekiq does\n"
     "  -r, --redis URL            redis[s]://[user:password@]host:port/db (rediss: TLS) or\n"
     "                             unix://[user:password@]/path?db=N (percent-encoded user info)\n"
     "                             (default $REDIS_URL, else redis://127.0.0.1:6379/0)\n"
@@ -170,6 +173,7 @@ static const struct option longopts[] = {{"redis", required_argument, 0, 'r'},
                                          {"exec-stdout", required_argument, 0, OPT_EXEC_STDOUT},
                                          {"exec-log-max", required_argument, 0, OPT_EXEC_LOG_MAX},
                                          {"config", required_argument, 0, 'C'},
+                                         {"environment", required_argument, 0, 'e'},
                                          {"help", no_argument, 0, OPT_HELP},
                                          {0, 0, 0, 0}};
 
@@ -343,7 +347,8 @@ static int parse_option(work_args *a, int ch, const char *arg) {
         else return cli_usage_error("--log-format is text or json, not '%s'", arg);
         break;
     case 'l': a->logpath = arg; break;
-    case 'C': break; /* read before every other option (parse_args) */
+    case 'C': /* read before every other option (parse_args) */
+    case 'e': break;
     case 'g': a->o.tag = arg; break;
     case OPT_LABEL:
         if (a->nlabels == MAX_ITEMS) return cli_usage_error("too many --label");
@@ -457,7 +462,7 @@ static int parse_option(work_args *a, int ch, const char *arg) {
     return 0;
 }
 
-#define WORK_SHORTOPTS "r:q:c:t:vl:C:g:"
+#define WORK_SHORTOPTS "r:q:c:t:vl:C:g:e:"
 
 /* A list option (-q, --label, --exec, --serve, --require) the command
  * line gives replaces the file's list rather than adding to it. */
@@ -530,9 +535,19 @@ static int parse_args(work_args *a, int argc, char **argv) {
     const char *config = NULL;
     optind = 0; /* glibc: start afresh (a second pass follows) */
     opterr = 0;
+    const char *environment = NULL;
     while ((ch = getopt_long(argc, argv, WORK_SHORTOPTS, longopts, NULL)) != -1)
         if (ch == 'C') config = optarg;
+        else if (ch == 'e') environment = optarg;
     opterr = 1;
+    if (environment) {
+        /* Sidekiq's -e wins over APP_ENV and is exported as RAILS_ENV and
+         * RACK_ENV (cli.rb); the config reads the same variables */
+        if (!*environment) return cli_usage_error("-e/--environment wants a name");
+        if (getenv("APP_ENV")) setenv("APP_ENV", environment, 1);
+        setenv("RAILS_ENV", environment, 1);
+        setenv("RACK_ENV", environment, 1);
+    }
     if (!config) config = find_default_config();
     size_t nitems = 0, nfileq = 0;
     const cli_config_item *items = config ? cli_config_load(config, longopts, &nitems) : NULL;

@@ -71,6 +71,11 @@ RAILS_ENV='' RACK_ENV='' APP_ENV='' hh_start_worker -C "$cfg"
 hb_wait_identity "$WORKER_PID" 20
 assert_eq "$(R hget "$HB_ID" info | jq .concurrency)" 9 "concurrency of the development section"
 hh_stop_worker TERM 20
+# -e picks the section as Sidekiq's -e does, over APP_ENV
+APP_ENV=development RAILS_ENV='' RACK_ENV='' hh_start_worker -C "$cfg" -e production
+hb_wait_identity "$WORKER_PID" 20
+assert_eq "$(R hget "$HB_ID" info | jq .concurrency)" 6 "concurrency of the section -e production picks"
+hh_stop_worker TERM 20
 
 # 3. Every bad file: exit 2, FILE:LINE:COLUMN and the reason; no worker starts.
 bad() {   # NAME EXPECTED-SUBSTRING   (the file's text on stdin, not from a pipe: HH_ERR is read after)
