@@ -530,7 +530,9 @@ static int load_pairs(loader *l, const yaml_node_pair_t *pairs, size_t npairs, c
         }
         if (o && !(v->type == YAML_MAPPING_NODE && strcmp(o->name, "exec") && strcmp(o->name, "serve"))) {
             if (add_value(l, o, key, v)) return -1;
-        } else if (top && v->type == YAML_MAPPING_NODE && is_group(l, name)) {
+        } else if ((top || (l->group == 1 && !parent)) && v->type == YAML_MAPPING_NODE && is_group(l, name)) {
+            /* at the top level, or in the environment section (production:
+             * {redis: {url: ...}}): its keys then replace the top level's */
             if (load_group(l, name, key, v)) return -1;
         } else if (top && v->type == YAML_MAPPING_NODE && !o) {
             const char *bare = *key == ':' ? key + 1 : key;
@@ -544,7 +546,7 @@ static int load_pairs(loader *l, const yaml_node_pair_t *pairs, size_t npairs, c
                         env);
         } else if (o) {
             return fail(l, v, "'%s' wants a value, not %s", key, kind(v));
-        } else if (top && is_group(l, name)) {
+        } else if ((top || (l->group == 1 && !parent)) && is_group(l, name)) {
             return fail(l, v, "'%s' groups options: it wants a mapping, not %s", key, kind(v));
         } else if (parent) {
             /* a group is hiredhand's own: no plug-in writes there */

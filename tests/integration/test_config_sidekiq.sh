@@ -155,4 +155,19 @@ printf 'handlers: 3\n' >"$HH_TMP/group.yml"
 hh_cli work -r "$REDIS_URL" -C "$HH_TMP/group.yml"
 assert_eq "$HH_RC" 2 "a group given a scalar is refused"
 assert_contains "$HH_ERR" "group.yml:1:11: 'handlers' groups options: it wants a mapping, not a scalar" "the group's error"
+
+# 7. Groups in the environment section replace the top level's (a Redis per environment).
+cat >"$HH_TMP/envgroup.yml" <<YAML
+:concurrency: 3
+redis:
+  url: redis://127.0.0.1:1/0
+production:
+  :concurrency: 4
+  redis:
+    url: $REDIS_URL
+YAML
+RAILS_ENV=production HH_NO_URL=1 hh_start_worker -C "$HH_TMP/envgroup.yml"
+hb_wait_identity "$WORKER_PID" 20
+assert_eq "$(R hget "$HB_ID" info | jq .concurrency)" 4 "the production section's Redis and concurrency apply"
+hh_stop_worker TERM 20
 pass
