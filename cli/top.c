@@ -160,6 +160,14 @@ static double now_wall(void) {
 
 static long long jint(json_t *o, const char *k) { return (long long)json_integer_value(json_object_get(o, k)); }
 static double jnum(json_t *o, const char *k) { return json_number_value(json_object_get(o, k)); }
+/* A figure as text, or "?" when stats could not read it (null: a key of
+ * another type, which `stats` names) rather than a 0 that hides it. */
+static const char *jfig(char *buf, size_t n, json_t *o, const char *k) {
+    json_t *v = json_object_get(o, k);
+    if (!json_is_integer(v)) return "?";
+    snprintf(buf, n, "%lld", (long long)json_integer_value(v));
+    return buf;
+}
 static const char *jstr(json_t *o, const char *k) {
     const char *s = json_string_value(json_object_get(o, k));
     return s ? s : "";
@@ -241,8 +249,10 @@ static void render(frame *f, const sample *s, double interval, int tty, const ch
     json_array_foreach(s->procs, i, p) busy += jint(p, "busy"), conc += jint(p, "concurrency");
     frame_add(f, "Processed %lld (%s)  Failed %lld (%s)  Busy %lld/%lld", jint(st, "processed"), pr, jint(st, "failed"),
               fr, busy, conc);
-    frame_add(f, "Enqueued %lld  Scheduled %lld  Retries %lld  Dead %lld  Processes %zu", jint(st, "enqueued"),
-              jint(st, "scheduled_size"), jint(st, "retry_size"), jint(st, "dead_size"), json_array_size(s->procs));
+    char en[24], sc[24], re[24], de[24];
+    frame_add(f, "Enqueued %s  Scheduled %s  Retries %s  Dead %s  Processes %zu", jfig(en, sizeof(en), st, "enqueued"),
+              jfig(sc, sizeof(sc), st, "scheduled_size"), jfig(re, sizeof(re), st, "retry_size"),
+              jfig(de, sizeof(de), st, "dead_size"), json_array_size(s->procs));
     frame_add(f, "%s", "");
     json_t *qs = json_object_get(st, "queues");
     /* columns sized to the frame's content, as the other commands' tables */
@@ -253,8 +263,7 @@ static void render(frame *f, const sample *s, double interval, int tty, const ch
         char name[512], lat[32], size[32];
         escape(name, sizeof(name), jstr(q, "name"));
         human_latency(lat, sizeof(lat), jnum(q, "latency"));
-        snprintf(size, sizeof(size), "%lld", jint(q, "size"));
-        const char *row[] = {name, size, lat};
+        const char *row[] = {name, jfig(size, sizeof(size), q, "size"), lat};
         cli_table_row(tb, row);
     }
     cli_table_end(tb);

@@ -68,5 +68,13 @@ for cmd in "scheduled list" "scheduled show nosuchjid" "jobs find nosuchjid"; do
     assert_eq "$HH_RC" 3 "$cmd with a schedule key of another type"
     assert_contains "$HH_ERR" "key schedule holds a string, not a zset" "$cmd names the key"
 done
-R del schedule >/dev/null
+# top shows such a figure as ? (stats names the key), not 0
+R set queue:wt2 x >/dev/null
+R sadd queues wt2 >/dev/null
+hh_cli top -r "$REDIS_URL" --interval 0.2
+assert_eq "$HH_RC" 0 "top with keys of another type (stderr: $HH_ERR)"
+assert_contains "$HH_OUT" "Scheduled ?" "top's scheduled figure"
+assert_eq "$(printf '%s\n' "$HH_OUT" | grep -cE '^wt2 +\? ')" 1 "top's size of the wrong-typed queue in [$HH_OUT]"
+R del schedule queue:wt2 >/dev/null
+R srem queues wt2 >/dev/null
 pass
