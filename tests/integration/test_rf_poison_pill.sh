@@ -111,14 +111,21 @@ for p in "${live[@]}"; do assert_alive "$p" "[orphan] worker $p died after the j
 okj="$HH_TMP/ok2.jids"; : >"$okj"
 rf_push default OkJob 5 "$okj"
 must_wait 15 '[ "$(rf_uniq "$RF_DIR/done")" -ge 5 ]' "[orphan] the live workers did not run 5 OkJobs within 15 s"
+# stopped before (3): their orphan scans (every 1 s) would take (3)'s list for a dead process's
+# and recover it between its LPUSH and the SET of its recovery count, and run the job
+for p in "${live[@]}"; do
+    WORKER_PID="$p"
+    hh_stop_worker TERM 15
+    assert_eq "$WORKER_RC" 0 "[orphan] worker $p exit status after SIGTERM"
+done
 
 # ---------------------------------------------------------------- (3) a bignum poison pill
 R flushall >/dev/null
 ident="rf-poison-big-$$"
 bjid="0123456789abcdef01234567"
 big='{"class":"KillerJob","args":[100000000000000000000],"retry":true,"queue":"default","jid":"'$bjid'"}'
-R lpush "hiredhand:inprogress:$ident|default" "$big" >/dev/null
 R set "hiredhand:recoveries:$bjid" 3 >/dev/null   # recovered 3 times already: the next is one too many
+R lpush "hiredhand:inprogress:$ident|default" "$big" >/dev/null
 hh_start_worker -c 1 -t 5 --fetch reliable --identity "$ident" --max-recoveries 3 --exec "KillerJob=$RF_KILLER"
 must_wait 15 '[ "$(R zcard dead)" = 1 ]' "[bignum] the job was not moved to the dead set at boot"
 entry="$(R zrange dead 0 -1)"
