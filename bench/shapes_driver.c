@@ -102,7 +102,7 @@ static int worker(const opts *o, int idx) {
         fprintf(stderr, "worker %d: cannot start: %s\n", idx, hh_strerror(err));
         return 2;
     }
-    hh_manager_stats st;
+    hh_manager_stats st = {.struct_size = sizeof st}; /* no queues wanted */
     double until = mono() + 30;
     do {
         sleep_s(0.01);
