@@ -847,7 +847,7 @@ static redisReply *fetch_exchange(hh_processor *p, fetch_scratch *s, size_t n, i
         hh_pipe_addargv(&pipe, argc, s->argv, s->lens);
         redisReply **rs = hh_pipe_exec(&pipe);
         if (!rs) {
-            if (!s->basic) hh_lease_fetch_end(m->lease, p, out, 0, 1);
+            if (!s->basic) hh_lease_fetch_end(m->lease, p, out, 0, HH_FETCH_END_LOST);
             for (size_t i = 0; i < nacks; i++) acks[i]->ack_uncertain = 1;
             acks_send(m, &p->conn, acks, nacks, 0); /* retries the acks alone */
             return NULL;
@@ -863,7 +863,7 @@ static redisReply *fetch_exchange(hh_processor *p, fetch_scratch *s, size_t n, i
         }
     }
     if (!r) r = hh_conn_eval(&p->conn, HH_SCRIPT_FETCH, (int)(2 * n), keys, klen, nargs, args, alen);
-    if (!r && !s->basic) hh_lease_fetch_end(m->lease, p, out, 0, 1);
+    if (!r && !s->basic) hh_lease_fetch_end(m->lease, p, out, 0, HH_FETCH_END_LOST);
     return r;
 }
 
@@ -891,13 +891,16 @@ static int fetch_parse(hh_processor *p, const fetch_scratch *s, size_t n, redisR
             if (q >= n || take(&out[rc], v, s->cand[q]) < 0) break;
             rc++;
         }
-        if (!s->basic) hh_lease_fetch_end(m->lease, p, out, rc, (size_t)rc * 2 + 1 != r->elements);
+        if (!s->basic)
+            hh_lease_fetch_end(m->lease, p, out, rc,
+                               (size_t)rc * 2 + 1 != r->elements ? HH_FETCH_END_PARTIAL : HH_FETCH_END_OK);
     } else if (r->type == REDIS_REPLY_ERROR) {
         fetch_error(p, r->str);
         rc = -1;
-        if (!s->basic) hh_lease_fetch_end(m->lease, p, out, 0, 1);
+        if (!s->basic) hh_lease_fetch_end(m->lease, p, out, 0, HH_FETCH_END_ERROR);
     } else if (!s->basic) {
-        hh_lease_fetch_end(m->lease, p, out, 0, r->type != REDIS_REPLY_NIL); /* every queue empty */
+        /* nil: every queue empty */
+        hh_lease_fetch_end(m->lease, p, out, 0, r->type != REDIS_REPLY_NIL ? HH_FETCH_END_PARTIAL : HH_FETCH_END_OK);
     }
     return rc;
 }
@@ -1040,7 +1043,11 @@ static int idle_fallback(hh_processor *p, hh_fetched *out) {
         r = hh_conn_cmdargv_blocking(&p->conn, HH_FETCH_BLOCK_SECONDS, lmove ? 6 : 4, bargv, blens);
         if (!r) rc = atomic_load(m->quiet) ? 0 : -1;
         if (r && r->type == REDIS_REPLY_STRING) rc = take(out, r, q);
-        hh_lease_fetch_end(m->lease, p, out, rc > 0 ? rc : 0, !r || rc < 0 || r->type == REDIS_REPLY_ERROR);
+        hh_lease_fetch_end(m->lease, p, out, rc > 0 ? rc : 0,
+                           !r                                 ? HH_FETCH_END_LOST
+                               : r->type == REDIS_REPLY_ERROR ? HH_FETCH_END_ERROR
+                               : rc < 0                       ? HH_FETCH_END_PARTIAL
+                                                              : HH_FETCH_END_OK);
     }
     if (!rotate) {
         /* Leaving the post. After a job (more may follow) or an error,

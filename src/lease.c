@@ -177,6 +177,7 @@ struct hh_lease {
     int *blocking;                /* its fetch in flight is a blocking move */
     double reconcile_at;          /* monotonic: next reconciliation */
     double again_at;              /* one more after a failed fetch (0: none) */
+    unsigned failures;            /* bit (1 << how) of each failed fetch since the last reconciliation */
     /* the outage rule, on the boot clock (counts a suspended machine) */
     double streak_since; /* first beat of the current run of good beats; 0 none */
     double last_ok;
@@ -248,7 +249,7 @@ void hh_lease_fetch_begin(const hh_lease_env *m, hh_processor *p, int blocking) 
     pthread_mutex_unlock(&l->mu);
 }
 
-void hh_lease_fetch_end(const hh_lease_env *m, hh_processor *p, hh_fetched *out, int n, int failed) {
+void hh_lease_fetch_end(const hh_lease_env *m, hh_processor *p, hh_fetched *out, int n, hh_fetch_end_how how) {
     struct hh_lease *l = m->lease;
     for (int i = 0; i < n; i++) out[i].lease = hh_lease_key(out[i].queue, out[i].payload, out[i].len);
     pthread_mutex_lock(&l->mu);
@@ -261,7 +262,8 @@ void hh_lease_fetch_end(const hh_lease_env *m, hh_processor *p, hh_fetched *out,
     }
     l->ended[p->index] = l->begun[p->index];
     l->blocking[p->index] = 0;
-    if (failed) {
+    if (how != HH_FETCH_END_OK) {
+        l->failures |= 1u << how;
         /* Now, and once more when the lost command has surely run or been
          * dropped by Redis (it may still be waiting in a socket buffer). */
         double now = hh_mono();
@@ -368,6 +370,19 @@ static redisReply **read_lists(const hh_lease_env *m, hh_conn *c, const char *wh
     return r;
 }
 
+/* The causes a reconciliation's log line gives for a stranded job: the
+ * failed fetches since the one before. None recorded means the reply of a
+ * fetch that looked fine was lost on the way (or came after its timeout). */
+static const char *stranded_why(unsigned failures) {
+    unsigned lost = failures & (1u << HH_FETCH_END_LOST), err = failures & (1u << HH_FETCH_END_ERROR),
+             part = failures & (1u << HH_FETCH_END_PARTIAL);
+    if (err && !lost && !part) return "a fetch script failed midway with an error reply";
+    if (part && !lost && !err) return "a fetch reply was read only in part";
+    if (lost && !err && !part) return "a fetch reply was lost";
+    if (failures) return "fetches failed: a reply lost, read only in part or an error";
+    return "a fetch reply was lost";
+}
+
 int hh_lease_reconcile(const hh_lease_env *m, hh_conn *c, int final) {
     if (m->opts.fetch == HH_FETCH_BASIC || !m->lease) return 0;
     /* our lists are the new owner's now: what no thread here holds is its */
@@ -377,6 +392,8 @@ int hh_lease_reconcile(const hh_lease_env *m, hh_conn *c, int final) {
     pthread_mutex_lock(&l->reconcile_mu);
     /* a */
     pthread_mutex_lock(&l->mu);
+    unsigned failures = l->failures; /* a failure from now on gets a reconciliation of its own */
+    l->failures = 0;
     set_clear(&l->removed);
     set_clear(&l->watch);
     set_clear(&l->added);
@@ -508,8 +525,8 @@ int hh_lease_reconcile(const hh_lease_env *m, hh_conn *c, int final) {
         job_names(v->str, v->len, klass, sizeof(klass), jid, sizeof(jid));
         hh_log(m->log, HH_LOG_WARN,
                "reconcile: class=%s jid=%s queue=%s: in this process's in-progress list but held by no "
-               "thread (a fetch reply was lost%s); pushed back to the queue",
-               klass, jid, m->queues[q], final ? ", or the stop left it" : "");
+               "thread (%s%s); pushed back to the queue",
+               klass, jid, m->queues[q], stranded_why(failures), final ? ", or the stop left it" : "");
         atomic_fetch_add(m->reconciled, 1);
         pushed++;
     }

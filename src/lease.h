@@ -83,13 +83,25 @@ void hh_lease_free(struct hh_lease *l);
  * held (it is pushed back later), never the reverse. */
 uint64_t hh_lease_key(size_t q, const char *payload, size_t len);
 
+/* How a fetch ended, for hh_lease_fetch_end: anything but OK means what it
+ * moved may be stranded in our lists, and the reconciliation that pushes it
+ * back names the cause in its log line. */
+typedef enum {
+    HH_FETCH_END_OK = 0,
+    HH_FETCH_END_LOST,    /* no reply (timeout, closed connection) */
+    HH_FETCH_END_ERROR,   /* an error reply: a script stops at its first
+                             * failing command and keeps what it moved before */
+    HH_FETCH_END_PARTIAL, /* a reply read up to an element of the wrong shape, or
+                             * a job there was no memory to take */
+} hh_fetch_end_how;
+
 /* Fetch hooks (fetch.c). begin: before a command that may move jobs into
  * this process's lists is sent (blocking: a BLMOVE/BRPOPLPUSH that may be
  * ended with CLIENT UNBLOCK). end: once its reply was read (n jobs in out,
- * registered as held here, out[i].lease set) or the command failed
- * (failed = 1: whatever it moved is stranded, a reconciliation is asked). */
+ * registered as held here, out[i].lease set) or the command failed (how is
+ * not OK: whatever it moved is stranded, a reconciliation is asked). */
 void hh_lease_fetch_begin(const hh_lease_env *m, hh_processor *p, int blocking);
-void hh_lease_fetch_end(const hh_lease_env *m, hh_processor *p, hh_fetched *out, int n, int failed);
+void hh_lease_fetch_end(const hh_lease_env *m, hh_processor *p, hh_fetched *out, int n, hh_fetch_end_how how);
 
 /* The job behind *lease is no longer held by this process: its removal from
  * the list has answered, or it is dropped (then a reconciliation pushes it

@@ -8,7 +8,8 @@
 #     the raw WRONGTYPE error is not logged every second,
 #   - once queue:wt is a list again (DEL, then a job pushed to it) its job runs too, within the
 #     5 s the README promises although the worker is idle (it took about 12 s when only the
-#     recheck period and the idle safety poll looked again).
+#     recheck period and the idle safety poll looked again);
+#   - a job the failing script had already moved is pushed back by name of that cause, runs once.
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
 hh_redis_start
@@ -59,4 +60,32 @@ round "weighted, reliable" -q wt,1 -q kr,1
 round "strict, basic" -q wt -q kr --fetch basic
 round "weighted, basic" -q wt,2 -q kr,1 --fetch basic
 round "strict, reliable, one thread" -q wt -q kr -c 1
+
+# The string queue after one holding a job: the fetch script moves that job into the in-progress
+# list, then stops at the WRONGTYPE error, keeping the move (a script keeps the writes before its
+# failing command). The reconciliation after the failed fetch pushes the job back and must give
+# that cause, not a lost fetch reply; the job runs once. One thread of fast C jobs (its batch
+# grows past the single job on queue:kr), then, in one script while it is idle, queue:wt turned
+# into a string and a job pushed to queue:kr: the fetch that write wakes takes kr's job and goes
+# on to wt for the rest of its batch.
+hh_require_plugin
+R del queue:wt queue:kr >/dev/null
+noop() { # QUEUE JID: a NoopJob's payload
+    local now; now="$(hh_now)"
+    printf '{"retry":true,"queue":"%s","class":"NoopJob","args":[],"jid":"%s","created_at":%s,"enqueued_at":%s}' "$1" "$2" "$now" "$now"
+}
+hh_start_worker -c 1 -q kr -q wt --require "$PLUGIN"
+for i in $(seq 16); do R lpush queue:kr "$(noop kr "$(hh_jid)")" >/dev/null; done
+must_wait 20 '[ "$(grep -c "class=NoopJob .*INFO: done" "$WORKER_LOG")" -ge 16 ]' "(stranded) the 16 warm-up jobs did not run"
+jid="$(hh_jid)"
+R eval "redis.call('SET', KEYS[1], 'x') return redis.call('LPUSH', KEYS[2], ARGV[1])" 2 queue:wt queue:kr \
+    "$(noop kr "$jid")" >/dev/null
+must_wait 20 'grep -q "class=NoopJob jid=$jid .*INFO: done" "$WORKER_LOG"' "(stranded) the job on queue:kr did not run"
+must_wait 10 'grep -q "reconcile: .*jid=$jid" "$WORKER_LOG"' \
+    "(stranded) no reconcile line for $jid (the script did not strand it?): $(grep -E 'ERROR|WARN' "$WORKER_LOG" | head -n 3)"
+line="$(grep "reconcile: .*jid=$jid" "$WORKER_LOG")"
+assert_contains "$line" "a fetch script failed midway with an error reply" "(stranded) the reconcile line's cause"
+assert_eq "$(grep -c "class=NoopJob jid=$jid .*INFO: done" "$WORKER_LOG")" 1 "(stranded) runs of $jid"
+hh_stop_worker TERM 30
+assert_eq "$WORKER_RC" 0 "(stranded) exit status"
 pass "a wrong-typed queue key is reported once and skipped; the other queues are served"

@@ -48,7 +48,7 @@ static void hold(hh_manager *m, int p, hh_fetched *out, const char **payloads, i
         out[i].queue = 0;
     }
     hh_lease_fetch_begin(&m->lease_env, &m->procs[p], 0);
-    hh_lease_fetch_end(&m->lease_env, &m->procs[p], out, n, 0);
+    hh_lease_fetch_end(&m->lease_env, &m->procs[p], out, n, HH_FETCH_END_OK);
 }
 
 static long long count_in(const char *key, const char *payload) {
@@ -123,7 +123,7 @@ static void *finish_fetch_late(void *arg) {
     lf->out[0].payload = strdup(lf->payload);
     lf->out[0].len = strlen(lf->payload);
     lf->out[0].queue = 0;
-    hh_lease_fetch_end(&lf->m->lease_env, &lf->m->procs[1], lf->out, 1, 0);
+    hh_lease_fetch_end(&lf->m->lease_env, &lf->m->procs[1], lf->out, 1, HH_FETCH_END_OK);
     return NULL;
 }
 
@@ -137,7 +137,7 @@ static void test_never_takes_a_fetch_in_flight(void **s) {
     /* S is stranded (its fetch failed); W was moved by a fetch whose reply is
      * still on its way */
     hh_lease_fetch_begin(&m->lease_env, &m->procs[0], 0);
-    hh_lease_fetch_end(&m->lease_env, &m->procs[0], NULL, 0, 1);
+    hh_lease_fetch_end(&m->lease_env, &m->procs[0], NULL, 0, HH_FETCH_END_LOST);
     hh_lease_fetch_begin(&m->lease_env, &m->procs[1], 1);
     freeReplyObject(uh_cmd(&srv, "LPUSH %s %s %s", LIST, S, W));
     late_fetch lf = {m, {{0}}, W, uh_connect(srv.port), 0};
