@@ -12,6 +12,9 @@
 /* Every command's exit status when Redis cannot be reached or fails a
  * call (README, "Exit status"): 0 done, 1 not found, 2 usage, 3 Redis. */
 #define CLI_EXIT_REDIS 3
+/* `work` only: it stopped, but basic fetch could not give every job it
+ * took back to Redis (each payload is in the log at ERROR). */
+#define CLI_EXIT_JOBS_LOST 4
 
 /* Prints "hiredhand: <msg>" on stderr and returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...)

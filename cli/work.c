@@ -794,6 +794,15 @@ static int run(hh_manager *m) {
     }
     if (rc == 0 && w == HH_ERR_EXISTS) rc = 3; /* as a refused start */
     if (rc == 0 && w == HH_ERR_REFUSED) rc = CLI_EXIT_USAGE;
+    hh_manager_stats st = {.struct_size = sizeof st};
+    if (rc == 0 && hh_manager_get_stats(m, &st) == HH_OK && st.not_pushed_back > 0) {
+        /* jobs gone from Redis: a supervisor (systemd, a script) must see it */
+        fprintf(stderr,
+                "hiredhand: %llu job(s) taken from Redis by basic fetch were not pushed back: each is in the log "
+                "at ERROR with its payload, to push again\n",
+                (unsigned long long)st.not_pushed_back);
+        rc = CLI_EXIT_JOBS_LOST;
+    }
     if (e == HH_ERR_REFUSED || w == HH_ERR_REFUSED)
         fprintf(stderr, "hiredhand: %s: giving up (a configuration error, not retried)\n", hh_strerror(HH_ERR_REFUSED));
     return rc;

@@ -843,6 +843,14 @@ typedef struct hh_manager_stats {
      * is retried until written, and its thread counts as busy meanwhile.
      * Not ready (/readyz) while above 0. */
     int outcomes_refused;
+
+    /* Jobs basic fetch took out of Redis that Redis did not take back
+     * (pushed back at a stop that reached its deadline, or when no memory
+     * was left to run them): no longer in Redis, each logged at ERROR with
+     * its whole payload to push again. Always 0 with reliable fetch, whose
+     * jobs stay in the in-progress list. `hiredhand work` exits with
+     * status 4 when this is above 0 at its end. */
+    uint64_t not_pushed_back;
 } hh_manager_stats;
 
 /* Copies a consistent snapshot into *out (its first out->struct_size

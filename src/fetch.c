@@ -1626,6 +1626,7 @@ void hh_fetch_report_unreturned(const hh_fetch_env *m, size_t queue, const char 
                  "it is missing: ",
                  klass ? klass : "?", jid ? jid : "?", m->queues[queue], why, m->queue_keys[queue]);
         log_long(m, HH_LOG_ERROR, head, payload, len);
+        if (m->not_pushed_back) atomic_fetch_add(m->not_pushed_back, 1);
     }
     json_decref(item);
 }

@@ -49,11 +49,12 @@ typedef struct hh_fetch_env {
     const int *weights;
     int weighted;
     const atomic_int *quiet, *giving_up;
-    atomic_ullong *fetched;     /* per queue, added to here */
-    hh_processor *procs;        /* opts.concurrency worker threads */
-    const hh_lease_env *lease;  /* lease.c: the held jobs of every fetch */
-    hh_pickup_env *pickup;      /* pickup.c: idle threads' wake-up */
-    struct hh_fetcher *fetcher; /* the state below: hh_fetcher_new's, set by manager.c */
+    atomic_ullong *fetched;         /* per queue, added to here */
+    atomic_ullong *not_pushed_back; /* basic fetch's jobs gone from Redis (hh_fetch_report_unreturned) */
+    hh_processor *procs;            /* opts.concurrency worker threads */
+    const hh_lease_env *lease;      /* lease.c: the held jobs of every fetch */
+    hh_pickup_env *pickup;          /* pickup.c: idle threads' wake-up */
+    struct hh_fetcher *fetcher;     /* the state below: hh_fetcher_new's, set by manager.c */
 } hh_fetch_env;
 
 /* The fetcher's state, owned here: the buffer of fetched jobs not started

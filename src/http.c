@@ -230,6 +230,7 @@ static json_t *stats_object(const hh_manager_stats *st, double now, double max_a
     ok &= !json_object_set_new(o, "reconciled", json_integer(json_u64(st->reconciled)));
     ok &= !json_object_set_new(o, "lease_lost", json_integer(json_u64(st->lease_lost)));
     ok &= !json_object_set_new(o, "outcomes_refused", json_integer(st->outcomes_refused));
+    ok &= !json_object_set_new(o, "not_pushed_back", json_integer(json_u64(st->not_pushed_back)));
     ok &= !json_object_set_new(o, "heartbeat_last_pushed_at", json_real(st->heartbeat_last_pushed_at));
     ok &= !json_object_set_new(o, "heartbeat_age", age < 0 ? json_null() : json_real(round_ms(age)));
     ok &= !json_object_set_new(o, "heartbeat_last_error", jstr(st->heartbeat_last_error));
@@ -290,6 +291,9 @@ char *hh_http_metrics_text(const hh_manager_stats *st, double now) {
     hh_prom_header(&b, "hiredhand_lease_lost_total", "counter",
                    "Jobs of this process recovered by another process while this one still had them.");
     hh_prom_printf(&b, "hiredhand_lease_lost_total %llu\n", (unsigned long long)st->lease_lost);
+    hh_prom_header(&b, "hiredhand_jobs_not_pushed_back_total", "counter",
+                   "Jobs basic fetch took out of Redis that Redis did not take back (payloads logged at ERROR).");
+    hh_prom_printf(&b, "hiredhand_jobs_not_pushed_back_total %llu\n", (unsigned long long)st->not_pushed_back);
 
     hh_prom_header(&b, "hiredhand_busy", "gauge", "Jobs running now (a failed one until its outcome is written).");
     hh_prom_printf(&b, "hiredhand_busy %d\n", st->busy);

@@ -263,6 +263,7 @@ static int alloc_fetch_state(hh_manager *m) {
                         .quiet = &m->quiet,
                         .giving_up = &m->giving_up,
                         .fetched = m->fetched,
+                        .not_pushed_back = &m->not_pushed_back,
                         .procs = m->procs,
                         .lease = &m->lease_env,
                         .pickup = &m->pickup_env};
@@ -534,6 +535,7 @@ static void processor_env(hh_manager *m) {
                             .giving_up = &m->giving_up,
                             .busy = &m->busy,
                             .outcomes_refused = &m->outcomes_refused,
+                            .not_pushed_back = &m->not_pushed_back,
                             .workers_done = &m->workers_done,
                             .processed = &m->processed,
                             .failed = &m->failed,
@@ -1129,6 +1131,7 @@ void hh_manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
     out->lease_lost = atomic_load(&m->lease_lost);
     out->reconciled = atomic_load(&m->reconciled);
     out->outcomes_refused = atomic_load(&m->outcomes_refused);
+    out->not_pushed_back = atomic_load(&m->not_pushed_back);
     out->nqueues = m->nqueues;
     size_t shown = m->nqueues < cap ? m->nqueues : cap;
     for (size_t i = 0; i < shown; i++) {

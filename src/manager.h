@@ -71,9 +71,10 @@ struct hh_manager {
     atomic_int done;        /* fully stopped */
     atomic_int dump_requested;
     atomic_int busy;
-    atomic_int outcomes_refused; /* job outcomes Redis refuses now, retried (outcome.h) */
-    atomic_int detached;         /* threads left in a handler or a Redis call at the stop's deadline */
-    atomic_int workers_done;     /* worker threads past their last use of Redis, about to return */
+    atomic_int outcomes_refused;   /* job outcomes Redis refuses now, retried (outcome.h) */
+    atomic_ullong not_pushed_back; /* basic fetch's jobs gone from Redis (fetch.c) */
+    atomic_int detached;           /* threads left in a handler or a Redis call at the stop's deadline */
+    atomic_int workers_done;       /* worker threads past their last use of Redis, about to return */
     /* Wakes the threads waiting for a change of the flags above (wake.h):
      * whoever sets one calls hh_wake_all(), or hh_wake_poke() where it may
      * run in a signal handler (the supervisor relays those). */

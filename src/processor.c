@@ -100,11 +100,13 @@ static int write_outcome(hh_processor *p, const hh_job *job, hh_outcome *o, cons
                "%s not written before the shutdown deadline: "
                "left in the in-progress list for recovery",
                u.subject);
-    else if (rc < 0)
+    else if (rc < 0) {
         hh_log(m->log, HH_LOG_ERROR,
                "%s not written before the shutdown deadline (%s); "
                "the job is lost unless re-pushed: %.*s",
                u.subject, u.why, (int)job->len, job->payload);
+        if (m->not_pushed_back) atomic_fetch_add(m->not_pushed_back, 1);
+    }
     free(subject);
     return rc;
 }

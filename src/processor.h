@@ -52,7 +52,8 @@ typedef struct hh_processor_env {
     size_t nmiddleware;
     const atomic_int *quiet, *booted, *giving_up;
     atomic_int *busy, *workers_done;
-    atomic_int *outcomes_refused; /* outcome writes Redis refuses now (outcome.h) */
+    atomic_int *outcomes_refused;   /* outcome writes Redis refuses now (outcome.h) */
+    atomic_ullong *not_pushed_back; /* basic fetch's failed jobs given up at the stop */
     atomic_ullong *processed, *failed, *unflushed_processed, *unflushed_failed; /* added to here */
     hh_wake *wake;                                                              /* workers_done is announced on it */
     hh_metrics *metrics; /* per-class counts for /metrics; NULL without HTTP */

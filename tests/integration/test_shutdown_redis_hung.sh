@@ -11,7 +11,8 @@
 #     the README's bound, -t + min(command timeout, 3 s) + 1 s = 7 s;
 #   - nothing lost: with reliable fetch each job is, once Redis is back, exactly once in the
 #     worker's in-progress list or its queue, and a restart with the same --identity runs it;
-#     with basic fetch a job that could not be pushed back is in the log at ERROR with its payload.
+#     with basic fetch a job that could not be pushed back is in the log at ERROR with its payload,
+#     and the worker exits with status 4 saying how many.
 # C handlers: CancellableJob of the example plug-in (it polls hh_job_cancelled and logs when cancelled).
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
@@ -80,7 +81,10 @@ round() {
     wait "$WORKER_PID"; rc=$?
     rf_forget "$WORKER_PID"
     hh_log "$tag exit status $rc, $(fsub "$t_exit" "$t_term") s after SIGTERM"
-    assert_eq "$rc" 0 "$tag exit status after SIGTERM"
+    # 4 with basic fetch: its jobs are gone from Redis, and a supervisor must see that
+    local want_rc=0
+    [ "$fetch" = basic ] && want_rc=4
+    assert_eq "$rc" "$want_rc" "$tag exit status after SIGTERM"
     # the README's bound: -t + min(command timeout, 3 s) + 1 s (29 s for -t 25: no SIGKILL at 30)
     assert_between "$(fsub "$t_exit" "$t_term")" 0 7.0 "$tag seconds from SIGTERM to exit (README: at most -t 3 + 3 + 1)"
 
@@ -119,6 +123,8 @@ round() {
             grep 'ERROR: ' "$WORKER_LOG" | grep -qF -- "${payloads[$i]}" \
                 || fail "$tag no ERROR line with the full payload of ${jids[$i]}: $(grep ERROR "$WORKER_LOG" | head -n 3)"
         done
+        grep -q "hiredhand: ${#jids[@]} job(s) taken from Redis by basic fetch were not pushed back" "$WORKER_LOG" ||
+            fail "$tag no closing line counting the jobs not pushed back: $(tail -n 2 "$WORKER_LOG")"
         return 0
     fi
     # the log says where each job is (Redis never answered: none could be pushed back)
