@@ -771,7 +771,8 @@ HH_EXPORT void hh_manager_dump(hh_manager *m);
 /* Blocks until the manager stopped (by hh_manager_stop, a TERM from Redis or
  * the Web UI). Returns HH_OK, or HH_ERR_EXISTS when it stopped because its
  * fixed identity proved live in another process once Redis answered (Redis
- * was down at start), or HH_ERR_REFUSED when Redis, once reachable, refused
+ * was down at start) or a newer process took that identity over (this one
+ * was paused or cut off past its heartbeat's expiry; see lease_lost), or HH_ERR_REFUSED when Redis, once reachable, refused
  * the password, user or db (or the sentinels, once reachable, did not know
  * the master's name) before any connection had worked (later refusals, as
  * when a password is rotated, keep the reconnect backoff instead). timeout < 0 waits forever; otherwise returns

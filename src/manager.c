@@ -1011,6 +1011,10 @@ static int heartbeat_taken_over(void *udata, const char *by) {
         hh_log(&m->log, HH_LOG_WARN, "lease lost: %zu fetched jobs that had not started dropped (identity taken over)",
                n);
     }
+    /* as a refused start: the identity is live elsewhere, and a supervisor
+     * that restarted this process with it would take it back */
+    atomic_store(&m->taken_over, 1);
+    atomic_store(&m->start_error, HH_ERR_EXISTS);
     hh_manager_stop(m);
     return 1;
 }
@@ -1104,7 +1108,9 @@ int hh_manager_wait(hh_manager *m, double timeout) {
         m->supervisor_started = 0;
     }
     int e = atomic_load(&m->start_error);
-    if (e == HH_ERR_EXISTS)
+    if (e == HH_ERR_EXISTS && atomic_load(&m->taken_over))
+        hh_fail(e, "identity %s was taken over by a newer process: stopped", m->identity);
+    else if (e == HH_ERR_EXISTS)
         hh_fail(e, "identity %s is live in another process (found once Redis answered): stopped", m->identity);
     else if (e == HH_ERR_REFUSED)
         hh_fail(e, "redis %s refused the connection settings (password, user, db or Sentinel master name): stopped",

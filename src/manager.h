@@ -67,6 +67,7 @@ struct hh_manager {
     atomic_int beats_off;   /* heartbeat thread must exit */
     atomic_int booted;      /* identity checked and own leftovers recovered */
     atomic_int start_error; /* HH_ERR_EXISTS when the identity proved live elsewhere */
+    atomic_int taken_over;  /* a newer process took the identity over (then start_error is HH_ERR_EXISTS) */
     atomic_int giving_up;   /* stop timed out: stop retrying writes, leave jobs to recovery */
     atomic_int done;        /* fully stopped */
     atomic_int dump_requested;

@@ -10,7 +10,8 @@
 #     B takes I over and runs the job. Then A gets SIGCONT. Before, A found its entry in the
 #     (shared) in-progress list and ran on under I next to B. Now A's first beat reads the hash
 #     naming the newer B: A logs that I was taken over, stops its handler (--lease-lost stop),
-#     stops beating and exits without touching the list or unregistering; B runs on.
+#     stops beating and exits with status 3 (as a refused start) without touching the list or
+#     unregistering; B runs on.
 . "$(dirname "$0")/../lib/harness.sh"
 . "$(dirname "$0")/../lib/recovery_helpers.sh"
 hh_require_binary
@@ -66,7 +67,7 @@ must_wait 20 '! kill -0 $asleep 2>/dev/null' "(2) A's handler (sleep $asleep) st
 must_wait 30 '! kill -0 $wa 2>/dev/null || grep -q "^Z" <(sed -n "s/^State:[[:space:]]*//p" /proc/$wa/status 2>/dev/null)' \
     "(2) A did not stop after losing $ident: $(tail -n 3 "$loga")"
 wait "$wa"; arc=$?
-assert_eq "$arc" 0 "(2) A's exit status after its stop (a crash or sanitizer report shows here)"
+assert_eq "$arc" 3 "(2) A's exit status after its stop (3: the identity is live elsewhere)"
 rf_forget_pid "$wa"
 grep -q "lease lost" "$loga" || fail "(2) A's log has no lease-lost line for the job"
 if grep -q "^$jid $wa" "$RF_DIR/done"; then fail "(2) A's handler finished the job after the takeover"; fi
