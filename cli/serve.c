@@ -46,6 +46,10 @@
 #define BACKOFF_MIN 0.1
 #define BACKOFF_MAX 5.0
 #define KILL_GRACE 2.0 /* SIGTERM to SIGKILL, and a recycled process's exit */
+/* Abnormal ends in a row (no job done, no hello since) after which the
+ * worker says it is not ready (/readyz): one crash may be one bad job,
+ * three in a row with nothing working between them is the program. */
+#define UNREADY_AFTER 3
 
 typedef struct {
     pid_t pid; /* 0: not running */
@@ -77,6 +81,7 @@ struct cli_serve {
     pthread_cond_t cv; /* a process became free */
     srv_proc *procs;
     int failures;      /* abnormal ends in a row: the backoff's exponent */
+    int unready;       /* hh_manager_set_unready() holds our problem; mu */
     double next_start; /* no start before (monotonic) */
     double hello_timeout;
     size_t log_max; /* --exec-log-max */
@@ -269,6 +274,25 @@ static void fail_proc(hh_job *job, srv_proc *p, const char *error_class, const c
     }
 }
 
+/* The worker's readiness as this class sees it: not ready after
+ * UNREADY_AFTER abnormal ends in a row, ready again once a process says
+ * hello or a job is done. Called without mu (never the manager's lock
+ * under ours). */
+static void report_health(cli_serve *s, int failing) {
+    pthread_mutex_lock(&s->mu);
+    int change = failing ? !s->unready && s->failures >= UNREADY_AFTER : s->unready;
+    int n = s->failures;
+    if (change) s->unready = failing;
+    pthread_mutex_unlock(&s->mu);
+    if (!change || !s->m) return;
+    char source[200], reason[160];
+    snprintf(source, sizeof(source), "--serve %s", s->klass);
+    snprintf(reason, sizeof(reason), "%s ended abnormally %d times in a row (see the log)", s->argv[0], n);
+    hh_manager_set_unready(s->m, source, failing ? reason : NULL);
+    SLOG(s, failing ? HH_LOG_ERROR : HH_LOG_INFO, "%s: %s", source,
+         failing ? "not ready (/readyz) until a process says hello or runs a job" : "ready again");
+}
+
 /* An abnormal end: the next start waits BACKOFF_MIN, doubling to BACKOFF_MAX. */
 static void backoff(cli_serve *s) {
     pthread_mutex_lock(&s->mu);
@@ -277,6 +301,7 @@ static void backoff(cli_serve *s) {
     s->failures++;
     s->next_start = cli_mono() + (b < BACKOFF_MAX ? b : BACKOFF_MAX);
     pthread_mutex_unlock(&s->mu);
+    report_health(s, 1);
 }
 
 enum { IO_LINE, IO_EOF, IO_TIMEOUT, IO_CANCELLED, IO_TOO_LONG, IO_ERROR };
@@ -373,6 +398,7 @@ static int check_hello(cli_serve *s, srv_proc *p, const char *line, char *what, 
         return -2;
     }
     SLOG(s, HH_LOG_INFO, "--serve %s: started pid=%d", s->klass, (int)p->pid);
+    report_health(s, 0);
     return 0;
 }
 
@@ -842,6 +868,7 @@ int cli_serve_handler(hh_job *job, void *udata) {
         pthread_mutex_lock(&s->mu);
         if (rc == 0) s->failures = 0;
         pthread_mutex_unlock(&s->mu);
+        if (rc == 0) report_health(s, 0);
         if (s->max_jobs > 0 && ++p->jobs >= s->max_jobs) {
             SLOG(s, HH_LOG_DEBUG, "--serve %s: pid=%d recycled after %ld jobs", s->klass, (int)p->pid, p->jobs);
             end_proc(s, p, KILL_GRACE);

@@ -852,6 +852,11 @@ typedef struct hh_manager_stats {
      * jobs stay in the in-progress list. `hiredhand work` exits with
      * status 4 when this is above 0 at its end. */
     uint64_t not_pushed_back;
+
+    /* "" when ready as far as the handlers know; else "SOURCE: REASON" of
+     * the oldest problem a handler reported with hh_manager_set_unready()
+     * and has not cleared (/readyz answers 503 with it). */
+    char unready[256];
 } hh_manager_stats;
 
 /* Copies a consistent snapshot into *out (its first out->struct_size
@@ -866,6 +871,21 @@ HH_EXPORT int hh_manager_get_stats(hh_manager *m, hh_manager_stats *out);
  * block for long (it delays the next beat). Set before start. */
 typedef void (*hh_heartbeat_hook_fn)(int ok, const hh_manager_stats *stats, void *udata);
 HH_EXPORT int hh_manager_on_heartbeat(hh_manager *m, hh_heartbeat_hook_fn fn, void *udata);
+
+/* For handlers and plug-ins whose own resources are down (a program none
+ * of whose processes starts, a database they cannot reach): marks the
+ * worker not ready, so /readyz answers 503 with "SOURCE: REASON" and
+ * hh_manager_stats.unready holds it, until the same source calls again with
+ * reason NULL. Fetching goes on (the jobs that fail take the retry path as
+ * any failure): it is a signal for the operator and the orchestrator, as
+ * the Redis-side reasons of /readyz are. Each source holds one problem (a
+ * new reason replaces its old one); at most 16 sources at once. source and
+ * reason are copied (cut at 63 and 191 bytes). Sidekiq has no readiness of
+ * its own. Thread-safe; any time between hh_manager_new and
+ * hh_manager_free. Errors: HH_ERR_INVALID (m or source NULL, source
+ * empty), HH_ERR_NOMEM (a 17th source). Clearing a source that holds no
+ * problem is HH_OK. */
+HH_EXPORT int hh_manager_set_unready(hh_manager *m, const char *source, const char *reason);
 
 /* Logs through the manager's sink (for handlers and plug-ins). Thread-safe. */
 HH_EXPORT void hh_manager_log(hh_manager *m, hh_log_level level, const char *fmt, ...)

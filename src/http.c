@@ -204,6 +204,8 @@ int hh_http_ready(const hh_manager_stats *st, char *reason, size_t len) {
     /* a retry or dead set Redis refuses (a wrong-typed key, OOM): the
      * threads writing those outcomes are held until it takes them */
     else if (st->outcomes_refused > 0) why = "Redis refuses job outcomes (retry or dead entries): see the log";
+    /* a handler's own resources (hh_manager_set_unready) */
+    else if (st->unready[0]) why = st->unready;
     if (reason && len) hh_strlcpy(reason, why ? why : "", len);
     return why == NULL;
 }
@@ -231,6 +233,7 @@ static json_t *stats_object(const hh_manager_stats *st, double now, double max_a
     ok &= !json_object_set_new(o, "lease_lost", json_integer(json_u64(st->lease_lost)));
     ok &= !json_object_set_new(o, "outcomes_refused", json_integer(st->outcomes_refused));
     ok &= !json_object_set_new(o, "not_pushed_back", json_integer(json_u64(st->not_pushed_back)));
+    ok &= !json_object_set_new(o, "unready", st->unready[0] ? jstr(st->unready) : json_null());
     ok &= !json_object_set_new(o, "heartbeat_last_pushed_at", json_real(st->heartbeat_last_pushed_at));
     ok &= !json_object_set_new(o, "heartbeat_age", age < 0 ? json_null() : json_real(round_ms(age)));
     ok &= !json_object_set_new(o, "heartbeat_last_error", jstr(st->heartbeat_last_error));

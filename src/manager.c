@@ -492,6 +492,37 @@ int hh_manager_on_heartbeat(hh_manager *m, hh_heartbeat_hook_fn fn, void *udata)
     return HH_OK;
 }
 
+int hh_manager_set_unready(hh_manager *m, const char *source, const char *reason) {
+    if (!m || !source || !source[0])
+        return hh_fail(HH_ERR_INVALID, "set_unready: %s", !m ? "the manager is missing" : "the source is missing");
+    int rc = HH_OK;
+    pthread_mutex_lock(&m->lock);
+    int slot = -1, free_slot = -1;
+    for (int i = 0; i < HH_MANAGER_UNREADY_MAX; i++) {
+        /* compared as stored: a long source is cut the same way each time */
+        if (m->unready[i].source[0] && strncmp(m->unready[i].source, source, sizeof(m->unready[i].source) - 1) == 0)
+            slot = i;
+        else if (!m->unready[i].source[0] && free_slot < 0) free_slot = i;
+    }
+    if (!reason) {
+        if (slot >= 0) m->unready[slot].source[0] = '\0';
+    } else if (slot < 0 && free_slot < 0) {
+        rc = HH_ERR_NOMEM;
+    } else {
+        if (slot < 0) {
+            slot = free_slot;
+            hh_strlcpy(m->unready[slot].source, source, sizeof(m->unready[slot].source));
+            m->unready[slot].seq = ++m->unready_seq;
+        }
+        hh_strlcpy(m->unready[slot].reason, reason, sizeof(m->unready[slot].reason));
+    }
+    pthread_mutex_unlock(&m->lock);
+    if (rc == HH_ERR_NOMEM)
+        return hh_fail(rc, "set_unready: %d sources already hold a problem; '%s' not recorded", HH_MANAGER_UNREADY_MAX,
+                       source);
+    return HH_OK;
+}
+
 void hh_manager_log(hh_manager *m, hh_log_level level, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -1152,6 +1183,11 @@ void hh_manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
     out->heartbeat_last_pushed_at = m->heartbeat_last_pushed_at;
     hh_strlcpy(out->heartbeat_last_error, m->heartbeat_last_error, sizeof(out->heartbeat_last_error));
     out->redis_connected = m->redis_connected;
+    int oldest = -1;
+    for (int i = 0; i < HH_MANAGER_UNREADY_MAX; i++)
+        if (m->unready[i].source[0] && (oldest < 0 || m->unready[i].seq < m->unready[oldest].seq)) oldest = i;
+    if (oldest >= 0)
+        snprintf(out->unready, sizeof(out->unready), "%s: %s", m->unready[oldest].source, m->unready[oldest].reason);
     pthread_mutex_unlock(&m->lock);
     /* set by the first call of any connection that fails to reach Redis,
      * cleared by one that goes through (redis.c): fresher than a beat */

@@ -24,6 +24,8 @@
 #include "wake.h"
 #include "worker.h"
 
+#define HH_MANAGER_UNREADY_MAX 16 /* sources of hh_manager_set_unready() at once */
+
 struct hh_manager {
     hh_manager_options opts; /* strings below are owned copies */
     hh_redis_config cfg;
@@ -95,6 +97,11 @@ struct hh_manager {
     int redis_connected;
     int64_t *queue_size; /* per queue, read at each beat; guarded by lock */
     double *queue_latency;
+    struct {
+        char source[64], reason[192];  /* source "" : a free slot */
+        unsigned long long seq;        /* set order: the oldest is shown */
+    } unready[HH_MANAGER_UNREADY_MAX]; /* guarded by lock (hh_manager_set_unready) */
+    unsigned long long unready_seq;
     struct hh_http *http;           /* NULL unless http_bind */
     struct hh_metrics *metrics;     /* per-class counts and set sizes for /metrics; NULL unless http_bind */
     hh_scheduler_env scheduler_env; /* the scheduler thread's view (scheduler.h) */

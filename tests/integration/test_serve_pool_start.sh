@@ -3,7 +3,9 @@
 # neither the worker's start nor another class's jobs; past --serve-hello-timeout it is killed
 # and started again with backoff, and a job of its class fails as a start that gets no hello
 # always did (hiredhand::ServeFailed, to the retry set); a TERM while a process is still mute is
-# logged and stops the worker cleanly (exit 0, grace honoured), its processes gone.
+# logged and stops the worker cleanly (exit 0, grace honoured), its processes gone. A program
+# that keeps failing makes the worker unready (/readyz 503 naming the class) until a process of it
+# says hello.
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
 command -v jq >/dev/null || fail "jq is not installed (apt-get install jq)"
@@ -57,4 +59,29 @@ assert_contains "$(jq -r .error_message <<<"$entry")" "no hello" "its error says
 hh_stop_worker TERM 30
 assert_eq "$WORKER_RC" 0 "exit status after TERM"
 must_wait 10 '[ -z "$(mutes)" ]' "mute processes outlived the worker: $(mutes)"
+
+# --- a program that cannot start (it exits at once, no hello) makes the worker unready: /readyz
+# answers 503 naming the class after three abnormal ends in a row, /stats shows it, and the
+# worker is ready again once a process of that class says hello
+R flushdb >/dev/null
+SERVE_DIR="$(hh_tmp)"
+flag="$HH_TMP/flaky.ok" flaky="$HH_TMP/flaky.sh"
+printf '#!/bin/sh\n[ -f "%s" ] && exec "%s"\necho "cannot reach my database" >&2\nexit 1\n' "$flag" "$H" >"$flaky"
+chmod +x "$flaky"
+port="$(hh_pick_free_port)"
+hh_start_worker -c 2 --serve-pool 1 --serve "Flaky=$flaky" --serve "Ok=$H" --http "$port"
+must_wait 30 '[ "$(hh_http_code "http://127.0.0.1:$port/readyz")" = 503 ]' \
+    "/readyz did not answer 503 while every Flaky process failed: $(hh_http_body "http://127.0.0.1:$port/readyz")"
+assert_contains "$(hh_http_body "http://127.0.0.1:$port/readyz")" "--serve Flaky: $flaky ended abnormally" "/readyz's reason"
+assert_contains "$(hh_http_body "http://127.0.0.1:$port/stats" | jq -r .unready)" "--serve Flaky" "/stats unready"
+grep -q "ERROR: --serve Flaky: not ready (/readyz)" "$WORKER_LOG" || fail "no ERROR line saying the worker is not ready"
+jid_ok="$(hh_push_job Ok '[4]')"
+must_wait 30 'grep -q "$jid_ok" "$SERVE_DIR/ran" 2>/dev/null' "the Ok job did not run while the worker was unready"
+touch "$flag"
+must_wait 30 '[ "$(hh_http_code "http://127.0.0.1:$port/readyz")" = 200 ]' \
+    "/readyz did not answer 200 once a Flaky process said hello: $(hh_http_body "http://127.0.0.1:$port/readyz")"
+assert_eq "$(hh_http_body "http://127.0.0.1:$port/stats" | jq -r .unready)" null "/stats unready once ready"
+grep -q "INFO: --serve Flaky: ready again" "$WORKER_LOG" || fail "no INFO line saying the worker is ready again"
+hh_stop_worker TERM 30
+assert_eq "$WORKER_RC" 0 "exit status after TERM (unready section)"
 pass

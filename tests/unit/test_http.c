@@ -194,6 +194,64 @@ static void test_manager_option(void **s) {
     free(token);
 }
 
+/* hh_manager_set_unready: one problem per source, the oldest shown in the
+ * stats and by /readyz, cleared by the same source, 16 sources at most. */
+static void test_set_unready(void **s) {
+    (void)s;
+    hh_manager_options o;
+    hh_manager_options_init(&o);
+    o.log = quiet;
+    o.redis.url = "redis://127.0.0.1:1/0";
+    int err = 0;
+    hh_manager *m = hh_manager_new(&o, &err);
+    assert_non_null(m);
+    hh_manager_stats *st = calloc(1, sizeof(*st));
+    assert_non_null(st);
+    st->struct_size = sizeof(*st);
+    assert_int_equal(hh_manager_set_unready(NULL, "db", "down"), HH_ERR_INVALID);
+    assert_int_equal(hh_manager_set_unready(m, NULL, "down"), HH_ERR_INVALID);
+    assert_int_equal(hh_manager_set_unready(m, "", "down"), HH_ERR_INVALID);
+    assert_int_equal(hh_manager_set_unready(m, "db", NULL), HH_OK); /* nothing to clear */
+    assert_int_equal(hh_manager_get_stats(m, st), HH_OK);
+    assert_string_equal(st->unready, "");
+    assert_int_equal(hh_manager_set_unready(m, "db", "connection refused"), HH_OK);
+    assert_int_equal(hh_manager_set_unready(m, "cache", "timeout"), HH_OK);
+    assert_int_equal(hh_manager_get_stats(m, st), HH_OK);
+    assert_string_equal(st->unready, "db: connection refused"); /* the oldest */
+    assert_int_equal(hh_manager_set_unready(m, "db", "auth failed"), HH_OK);
+    assert_int_equal(hh_manager_get_stats(m, st), HH_OK);
+    assert_string_equal(st->unready, "db: auth failed"); /* replaced, still the oldest */
+    /* /readyz gives it once everything Redis-side is fine */
+    st->started_at = 1000, st->redis_connected = 1, st->redis_reachable = 1, st->heartbeat_last_pushed_at = 1001;
+    st->quiet = st->stopping = 0;
+    char why[300];
+    assert_false(hh_http_ready(st, why, sizeof(why)));
+    assert_string_equal(why, "db: auth failed");
+    assert_int_equal(hh_manager_set_unready(m, "db", NULL), HH_OK);
+    assert_int_equal(hh_manager_get_stats(m, st), HH_OK);
+    assert_string_equal(st->unready, "cache: timeout");
+    assert_int_equal(hh_manager_set_unready(m, "cache", NULL), HH_OK);
+    assert_int_equal(hh_manager_get_stats(m, st), HH_OK);
+    assert_string_equal(st->unready, "");
+    st->started_at = 1000, st->redis_connected = 1, st->redis_reachable = 1, st->heartbeat_last_pushed_at = 1001;
+    assert_true(hh_http_ready(st, why, sizeof(why)));
+    /* 16 sources at once; a 17th is refused with a reason, an old one may change */
+    char src[16];
+    for (int i = 0; i < 16; i++) {
+        snprintf(src, sizeof(src), "s%d", i);
+        assert_int_equal(hh_manager_set_unready(m, src, "x"), HH_OK);
+    }
+    assert_int_equal(hh_manager_set_unready(m, "s16", "x"), HH_ERR_NOMEM);
+    assert_non_null(strstr(hh_last_error(), "s16"));
+    assert_int_equal(hh_manager_set_unready(m, "s3", "y"), HH_OK);
+    assert_int_equal(hh_manager_set_unready(m, "s0", NULL), HH_OK);
+    assert_int_equal(hh_manager_set_unready(m, "s16", "x"), HH_OK); /* a free slot again */
+    assert_int_equal(hh_manager_get_stats(m, st), HH_OK);
+    assert_string_equal(st->unready, "s1: x");
+    free(st);
+    hh_manager_free(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_token_compare),
@@ -203,6 +261,7 @@ int main(void) {
         cmocka_unit_test(test_healthz_tells_status_and_ages_only),
         cmocka_unit_test(test_metrics_queue_scope),
         cmocka_unit_test(test_manager_option),
+        cmocka_unit_test(test_set_unready),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
