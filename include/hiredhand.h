@@ -880,7 +880,7 @@ HH_EXPORT int hh_manager_on_heartbeat(hh_manager *m, hh_heartbeat_hook_fn fn, vo
  * any failure): it is a signal for the operator and the orchestrator, as
  * the Redis-side reasons of /readyz are. Each source holds one problem (a
  * new reason replaces its old one); at most 16 sources at once. source and
- * reason are copied (cut at 63 and 191 bytes). Sidekiq has no readiness of
+ * reason are copied (cut at 63 and 189 bytes). Sidekiq has no readiness of
  * its own. Thread-safe; any time between hh_manager_new and
  * hh_manager_free. Errors: HH_ERR_INVALID (m or source NULL, source
  * empty), HH_ERR_NOMEM (a 17th source). Clearing a source that holds no

@@ -98,7 +98,7 @@ struct hh_manager {
     int64_t *queue_size; /* per queue, read at each beat; guarded by lock */
     double *queue_latency;
     struct {
-        char source[64], reason[192];  /* source "" : a free slot */
+        char source[64], reason[190];  /* source "": a free slot; "source: reason" fits the stats */
         unsigned long long seq;        /* set order: the oldest is shown */
     } unready[HH_MANAGER_UNREADY_MAX]; /* guarded by lock (hh_manager_set_unready) */
     unsigned long long unready_seq;
