@@ -850,16 +850,46 @@ static void wait_grace(hh_manager *m, double grace_end) {
     }
 }
 
+/* Until every cancelled handler returned (its run of the job is over) or
+ * `until`. A job pushed back while its handler still runs can start in a
+ * peer next to it: an --exec handler that ignores SIGTERM runs on until
+ * its SIGKILL, 2 s later. */
+static void wait_cancelled(hh_manager *m, const unsigned long *runs, double until) {
+    for (;;) {
+        int running = 0;
+        for (int i = 0; i < m->opts.concurrency; i++) {
+            hh_processor *p = &m->procs[i];
+            if (!runs[i]) continue;
+            pthread_mutex_lock(&p->mu);
+            if (p->job && p->runs == runs[i]) running++;
+            pthread_mutex_unlock(&p->mu);
+        }
+        if (!running || hh_mono() >= until) return;
+        hh_sleep(0.01);
+    }
+}
+
 /* The hard shutdown's first part: cancels every running handler before
- * any Redis I/O, then pushes back on c what still runs and what was fetched
- * but not started, with the queued acks, in one pipeline. */
-static void cancel_and_push_back(hh_manager *m, hh_conn *c) {
+ * any Redis I/O, waits (until wait_until) for them to return, then pushes
+ * back on c what ran and what was fetched but not started, with the queued
+ * acks, in one pipeline. */
+static void cancel_and_push_back(hh_manager *m, hh_conn *c, double wait_until) {
     size_t cap = (size_t)m->opts.concurrency, n = 0, nrun = 0;
     hh_unfinished *u = calloc(cap, sizeof(*u));
+    unsigned long *runs = calloc(cap, sizeof(*runs)); /* of the cancelled runs; 0: none */
     for (int i = 0; u && i < m->opts.concurrency; i++)
-        if (hh_processor_abandon(&m->procs[i], &u[n]) == 1) n++;
+        if (hh_processor_abandon(&m->procs[i], &u[n]) == 1) {
+            n++;
+            if (runs) {
+                pthread_mutex_lock(&m->procs[i].mu);
+                runs[i] = m->procs[i].job ? m->procs[i].runs : 0;
+                pthread_mutex_unlock(&m->procs[i].mu);
+            }
+        }
     if (!u) /* out of memory: still cancel them; their jobs stay in progress */
         for (int i = 0; i < m->opts.concurrency; i++) atomic_store(&m->procs[i].cancelled, 1);
+    if (n && runs) wait_cancelled(m, runs, wait_until);
+    free(runs);
     nrun = n;
     hh_unfinished *pend = NULL;
     size_t npend = hh_processor_take_pending(&m->fetch_env, &pend);
@@ -955,7 +985,10 @@ static void *supervisor_main(void *arg) {
     hh_conn c;
     hh_conn_init(&c, &m->cfg, &m->log, "shutdown", NULL);
     c.deadline = end;
-    cancel_and_push_back(m, &c);
+    /* the cancelled handlers may take most of the budget to end (an --exec
+     * handler's SIGKILL comes 2 s after its SIGTERM); what Redis needs on a
+     * healthy day, a few round trips, gets the rest */
+    cancel_and_push_back(m, &c, end - (budget / 6 < 0.5 ? budget / 6 : 0.5));
     leave_redis(m, &c, chores, chores_started, end);
     hh_conn_close(&c);
     hh_log(&m->log, HH_LOG_INFO, "stopped: processed=%llu failed=%llu", (unsigned long long)atomic_load(&m->processed),
