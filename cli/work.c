@@ -540,14 +540,22 @@ static int parse_args(work_args *a, int argc, char **argv) {
         if (ch == 'C') config = optarg;
         else if (ch == 'e') environment = optarg;
     opterr = 1;
-    if (environment) {
-        /* Sidekiq's -e wins over APP_ENV and is exported as RAILS_ENV and
-         * RACK_ENV (cli.rb); the config reads the same variables */
-        if (!*environment) return cli_usage_error("-e/--environment wants a name");
-        if (getenv("APP_ENV")) setenv("APP_ENV", environment, 1);
-        setenv("RAILS_ENV", environment, 1);
-        setenv("RACK_ENV", environment, 1);
-    }
+    if (environment && !*environment) return cli_usage_error("-e/--environment wants a name");
+    /* Sidekiq's environment: -e, else APP_ENV, RAILS_ENV, RACK_ENV, else
+     * development, always exported as RAILS_ENV and RACK_ENV (cli.rb's
+     * boot_application), so a Rails handler boots in the environment the
+     * worker runs in; -e also wins over APP_ENV, which the config reads */
+    const char *from = environment;
+    if (!from) from = getenv("APP_ENV");
+    if (!from || !*from) from = getenv("RAILS_ENV");
+    if (!from || !*from) from = getenv("RACK_ENV");
+    if (!from || !*from) from = "development";
+    char *env = strdup(from); /* from may be the very variable replaced below */
+    if (!env) return cli_usage_error("out of memory");
+    if (environment && getenv("APP_ENV")) setenv("APP_ENV", env, 1);
+    setenv("RAILS_ENV", env, 1);
+    setenv("RACK_ENV", env, 1);
+    free(env);
     if (!config) config = find_default_config();
     size_t nitems = 0, nfileq = 0;
     const cli_config_item *items = config ? cli_config_load(config, longopts, &nitems) : NULL;
