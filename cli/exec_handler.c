@@ -344,6 +344,25 @@ int cli_exec_handler(hh_job *job, void *udata) {
         hh_job_fail(job, "Errno::EMFILE", "stdout for the handler: %s", strerror(errno));
         return -1;
     }
+    size_t cl;
+    const char *klass = hh_job_handler_class(job, &cl);
+    if (memchr(klass, '\0', cl)) {
+        /* a catch-all handler: HIREDHAND_CLASS would end at the NUL and
+         * name another class ("T\u0000Evil" is not T); Ruby's constantize
+         * refuses such a name too */
+        close(in[0]), close(in[1]), close(errp[0]), close(errp[1]);
+        if (outp[0] >= 0) close(outp[0]);
+        if (outp[1] >= 0) close(outp[1]);
+        json_t *shown = json_stringn(klass, cl);
+        char *q = shown ? json_dumps(shown, JSON_ENCODE_ANY) : NULL;
+        hh_job_fail(job, "NameError",
+                    "wrong constant name %s: a class holding a NUL byte cannot be passed to a program "
+                    "(HIREDHAND_CLASS)",
+                    q ? q : "?");
+        free(q);
+        json_decref(shown);
+        return -1;
+    }
     char *vars[4] = {0};
     char **env = job_env(job, vars);
     pid_t pid = -1;

@@ -634,12 +634,14 @@ static int start_proc(cli_serve *s, srv_proc *p, hh_job *job, double start, doub
 static char *job_line(hh_job *job, size_t *len) {
     size_t plen;
     const char *payload = hh_job_payload(job, &plen);
-    json_t *item = json_loadb(payload, plen, 0, NULL);
+    /* \u0000 in a string (a class "T\u0000Evil") is data like any other:
+     * the line carries it escaped */
+    json_t *item = json_loadb(payload, plen, JSON_ALLOW_NUL, NULL);
     json_t *exact = NULL;
     if (!item) {
         /* integers beyond 64 bits (Ruby has them, jansson does not): read as
          * reals, the exact text beside */
-        item = json_loadb(payload, plen, JSON_DECODE_INT_AS_REAL, NULL);
+        item = json_loadb(payload, plen, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, NULL);
         exact = json_stringn(payload, plen);
     }
     json_t *msg = json_object();

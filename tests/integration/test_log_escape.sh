@@ -2,9 +2,11 @@
 # A payload cannot forge log lines: class, jid and error text are logged with control characters
 # escaped (newline as \n, ESC as \x1b), so the injection job below gives exactly its three log
 # lines (start, fail, the failure), no line that starts with its forged timestamp, and no ESC
-# byte, on stderr and in an -l file.
+# byte, on stderr and in an -l file. A class with a NUL byte is never cut at it: not in the log, not
+# for a catch-all --exec program (NameError), not in a catch-all --serve job line.
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
+command -v jq >/dev/null || fail "jq is not installed (apt-get install jq)"
 hh_redis_start
 
 inj='{"class":"Nope\n2026-01-01T00:00:00.000Z pid=1 ERROR: forged line\u001b[31m","args":[],"jid":"inj\ninj","retry":true,"queue":"default"}'
@@ -44,5 +46,32 @@ R lpush queue:default '{"class":"T\u0000Evil","args":[],"jid":"nul1","retry":fal
 hh_start_worker -c 1
 must_wait 30 '[ "$(grep -c "jid=nul1 .*INFO: \(start\|fail\)" "$WORKER_LOG")" = 2 ]' "no start and fail lines for the NUL class"
 assert_eq "$(grep 'jid=nul1 ' "$WORKER_LOG" | grep -c 'class=T\\x00Evil jid=nul1 ')" 2 "start and fail name the whole class"
+hh_stop_worker TERM 30
+# a catch-all --exec program cannot be told that class (HIREDHAND_CLASS would end at the NUL and
+# name T): the job fails with NameError, as Ruby's constantize refuses the name, and the program
+# never runs; a catch-all --serve program gets the class whole in its job line
+ran="$(hh_jid_recorder "$HH_TMP/all.sh")"
+R lpush queue:default '{"class":"T\u0000Evil","args":[],"jid":"nul2","retry":0,"queue":"default"}' >/dev/null
+hh_start_worker -c 1 --exec "*=$HH_TMP/all.sh"
+must_wait 30 '[ "$(R zcard dead)" = 1 ]' "the NUL-class job did not fail into the dead set: $(grep jid=nul2 "$WORKER_LOG" | tail -n 2)"
+assert_eq "$(R zrange dead 0 -1 | jq -r .error_class)" NameError "the error class"
+assert_contains "$(R zrange dead 0 -1 | jq -r .error_message)" 'wrong constant name "T\u0000Evil"' "the error names the whole class"
+assert_eq "$(grep -c . "$ran")" 0 "runs of the catch-all program"
+hh_stop_worker TERM 30
+R del dead >/dev/null
+got="$HH_TMP/serve.got"
+cat >"$HH_TMP/all.py" <<EOF
+import json, sys
+print(json.dumps({"hiredhand": 1}), flush=True)
+for line in sys.stdin:
+    with open("$got", "a") as f:
+        f.write(json.dumps(json.loads(line)["class"]) + "\n")
+    print(json.dumps({"ok": True}), flush=True)
+EOF
+R lpush queue:default '{"class":"T\u0000Evil","args":[],"jid":"nul3","retry":0,"queue":"default"}' >/dev/null
+hh_start_worker -c 1 --serve "*=python3 $HH_TMP/all.py"
+must_wait 30 '[ -s "$got" ]' "the catch-all --serve program got no job: $(grep -E 'ERROR|WARN|fail' "$WORKER_LOG" | tail -n 2)"
+assert_eq "$(cat "$got")" '"T\u0000Evil"' "the class in the --serve job line"
+assert_eq "$(R zcard dead)" 0 "dead entries (the --serve run succeeds)"
 hh_stop_worker TERM 30
 pass
