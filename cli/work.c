@@ -275,7 +275,9 @@ typedef struct work_args {
     cli_exec_stdout exec_stdout;
     long exec_log_max;
     const char *logpath;
-    int concurrency_set; /* by -c or the file: RAILS_MAX_THREADS does not apply */
+    const char *logpath_file; /* the config file logpath came from, or NULL (a flag) */
+    const char *reading;      /* the config file being applied, NULL for flags */
+    int concurrency_set;      /* by -c or the file: RAILS_MAX_THREADS does not apply */
 } work_args;
 
 #define WORK_HELP (-1) /* --help printed: exit 0 */
@@ -346,7 +348,10 @@ static int parse_option(work_args *a, int ch, const char *arg) {
         else if (!strcmp(arg, "text")) log_format = HH_LOG_FORMAT_TEXT;
         else return cli_usage_error("--log-format is text or json, not '%s'", arg);
         break;
-    case 'l': a->logpath = arg; break;
+    case 'l':
+        a->logpath = arg;
+        a->logpath_file = a->reading;
+        break;
     case 'C': /* read before every other option (parse_args) */
     case 'e': break;
     case 'g': a->o.tag = arg; break;
@@ -512,7 +517,9 @@ static void default_config_note(hh_manager *m) {
  * on the command line; 0 or an exit status. */
 static int apply_config(work_args *a, const char *path, const cli_config_item *items, size_t n) {
     for (size_t i = 0; i < n; i++) {
+        a->reading = path;
         int rc = parse_option(a, items[i].id, items[i].value);
+        a->reading = NULL;
         if (rc) {
             fprintf(stderr, "hiredhand: %s:%d:%d: in key '%s'\n", path, items[i].line, items[i].column, items[i].key);
             return rc == WORK_HELP ? CLI_EXIT_USAGE : rc;
@@ -847,8 +854,13 @@ int cli_work(int argc, char **argv) {
     if (rc) return rc == WORK_HELP ? 0 : rc;
     cli_init_split(); /* as PID 1: returns in the worker, a child of a minimal init */
     /* close-on-exec: --exec handlers must not hold the log open (logrotate) */
-    if (a.logpath && !(log_file = fopen(a.logpath, "ae")))
-        return cli_usage_error("cannot open log file %s: %s", a.logpath, strerror(errno));
+    if (a.logpath && !(log_file = fopen(a.logpath, "ae"))) {
+        if (!a.logpath_file) return cli_usage_error("cannot open log file %s: %s", a.logpath, strerror(errno));
+        /* a migrated sidekiq.yml's :logfile: (Sidekiq 6 and later ignore
+         * it): not worth refusing to start over; -l is */
+        fprintf(stderr, "hiredhand: warning: %s: cannot open log file %s: %s: logging to stderr\n", a.logpath_file,
+                a.logpath, strerror(errno));
+    }
     log_path = a.logpath;
     unsigned long long nofile = cli_exec_raise_nofile();
     sigset_t set;

@@ -117,7 +117,8 @@ assert_contains "$HH_ERR" "RAILS_MAX_THREADS: 'many' is not a number" "the varia
 RAILS_MAX_THREADS=many hh_cli work -r "$REDIS_URL" -c 3 --help
 assert_eq "$HH_RC" 0 "a RAILS_MAX_THREADS that does not apply is not checked"
 
-# 5. :logfile: is honoured, with one warning (once, though the section sets it again).
+# 5. :logfile: is honoured, with one warning (once, though the section sets it again); one that
+#    cannot be opened is warned about and the log stays on stderr.
 printf ':logfile: %s\nproduction:\n  :logfile: %s\n' "$HH_TMP/a.log" "$HH_TMP/b.log" >"$HH_TMP/logfile.yml"
 RAILS_ENV=production hh_start_worker -C "$HH_TMP/logfile.yml"
 must_wait 20 '[ -s "$HH_TMP/b.log" ]' "the log did not go to the section's :logfile:"
@@ -125,6 +126,18 @@ assert_eq "$(grep -c "is honoured: hiredhand appends its log to that file; Sidek
     "one warning for :logfile: (stderr: $(cat "$WORKER_LOG"))"
 assert_contains "$(cat "$WORKER_LOG")" "logfile.yml:1:1: warning: ':logfile' is honoured" "the warning has the key's place"
 hh_stop_worker TERM 20
+# a :logfile: in a folder that does not exist (Sidekiq 6+ never opened it): a warning, the log on
+# stderr, the worker runs; the same path given with -l is still refused
+printf ':logfile: %s\n' "$HH_TMP/no/such/dir/sidekiq.log" >"$HH_TMP/nodir.yml"
+hh_start_worker -C "$HH_TMP/nodir.yml"
+hh_worker_wait_ready 20
+assert_contains "$(cat "$WORKER_LOG")" "warning: $HH_TMP/nodir.yml: cannot open log file $HH_TMP/no/such/dir/sidekiq.log" \
+    "the warning for a :logfile: that cannot be opened"
+assert_contains "$(cat "$WORKER_LOG")" "INFO: hiredhand" "the log on stderr"
+hh_stop_worker TERM 20
+assert_eq "$WORKER_RC" 0 "exit status with a :logfile: that cannot be opened"
+hh_cli work -r "$REDIS_URL" -l "$HH_TMP/no/such/dir/sidekiq.log"
+assert_eq "$HH_RC" 2 "exit status for -l in a folder that does not exist"
 
 # 6. Unknown keys: sidekiq-scheduler's are warned about and the worker runs with the rest.
 cat >"$HH_TMP/plugin.yml" <<'YAML'
