@@ -98,6 +98,11 @@ static int parse(int argc, char **argv, adm *a, const char *usage) {
         case O_JSON: a->json = 1; break;
         case O_CLASS:
         case O_QUEUE:
+            /* one of each: a second would replace the first, and `--class A
+             * --class B` read as "A or B" would then act on B's alone */
+            if (ch == O_CLASS ? a->filter.klass != NULL : a->filter.queue != NULL)
+                return cli_usage_error("--%s given twice: give one (a filter is one exact name)",
+                                       ch == O_CLASS ? "class" : "queue");
             if (unescape_in_place(optarg)) return CLI_EXIT_USAGE;
             if (ch == O_CLASS) a->filter.klass = optarg;
             else a->filter.queue = optarg;
@@ -106,6 +111,7 @@ static int parse(int argc, char **argv, adm *a, const char *usage) {
             /* every text holds the empty one: --error "$E" with E unset
              * would act on the whole set */
             if (!*optarg) return cli_usage_error("--error '': an empty text matches every entry; give a text");
+            if (a->filter.error) return cli_usage_error("--error given twice: give one text");
             a->filter.error = optarg;
             break;
         case O_LIMIT:
@@ -420,7 +426,10 @@ static void add_row(cli_table *t, const hh_jobset_entry *e) {
 static int list_cb(const hh_jobset_entry *e, void *udata) {
     out_ctx *o = udata;
     if (o->json) {
-        fputs(o->n ? ",\n" : "\n", stdout);
+        /* the "[" with the first entry: a listing Redis fails before any
+         * entry prints nothing on stdout, not a "[]" a script would read
+         * as an empty set */
+        fputs(o->n ? ",\n" : "[\n", stdout);
         print_entry_json(e);
     } else {
         if (o->table) add_row(o->table, e);
@@ -495,6 +504,7 @@ int cli_jobset(int argc, char **argv, hh_jobset set) {
     adm a;
     int rc = parse_verb(argc, argv, &a, usage, &verb, &jid);
     if (rc) return rc < 0 ? 0 : rc;
+    if (jid && !*jid) return cli_usage_error("%s %s: the JID is empty (an unset variable?)", set_word(set), verb);
 
     hh_jobset_action action;
     int is_list = !strcmp(verb, "list"), is_show = !strcmp(verb, "show"), is_clear = !strcmp(verb, "clear");
@@ -528,16 +538,16 @@ int cli_jobset(int argc, char **argv, hh_jobset set) {
     if (is_list) {
         /* the header row even when nothing matches, as queues and busy
          * print theirs: an empty set reads as empty, not as no output */
-        if (a.json) fputs("[", stdout);
-        else if ((o.table = cli_table_new("llllrl", NULL, NULL)) != NULL) add_header(o.table, set);
+        if (!a.json && (o.table = cli_table_new("llllrl", NULL, NULL)) != NULL) add_header(o.table, set);
         e = hh_jobset_each(cl, set, &a.filter, list_cb, &o);
         cli_table_end(o.table);
-        if (a.json) fputs(o.n ? "\n]\n" : "]\n", stdout);
+        /* after a failure midway the array stays open: not valid JSON */
+        if (a.json && (e == HH_OK || o.n == 0)) fputs(o.n ? "\n]\n" : e == HH_OK ? "[]\n" : "", stdout);
         if (e != HH_OK) rc = failed(cl, "list", e);
     } else if (is_show) {
-        if (a.json) fputs("[", stdout);
         e = hh_jobset_find(cl, set, jid, show_cb, &o);
-        if (a.json) fputs(o.n ? "\n]\n" : "]\n", stdout);
+        if (a.json && (e == HH_OK || e == HH_ERR_NOTFOUND || o.n == 0))
+            fputs(o.n ? "\n]\n" : e == HH_OK || e == HH_ERR_NOTFOUND ? "[]\n" : "", stdout);
         if (e != HH_OK) rc = failed(cl, jid, e);
     } else if (is_clear) {
         char what[64];
@@ -805,6 +815,7 @@ int cli_jobs(int argc, char **argv) {
     if (optind + 1 != argc) return cli_usage_error("jobs find needs one JID");
     if ((rc = no_filters(&a, "jobs find"))) return rc;
     const char *jid = argv[optind];
+    if (!*jid) return cli_usage_error("jobs find: the JID is empty (an unset variable?)");
     hh_client *cl = open_client(&a, &rc);
     if (!cl) return rc;
     char *out = NULL;

@@ -2,7 +2,8 @@
 # An empty filter never widens an action to the whole set: --class '' is the
 # empty class (as --queue '' is the empty queue), and --error '' (every text
 # holds the empty one) is a usage error naming the option, in every command
-# that takes the filters; busy and jobs find, which filter nothing, refuse them.
+# that takes the filters; busy and jobs find, which filter nothing, refuse them. A filter given
+# twice and an empty JID are usage errors; a listing Redis fails prints no "[]".
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
 hh_redis_start
@@ -45,4 +46,31 @@ for cmd in "queues" "queues show default" "busy" "jobs find retry1"; do
         assert_eq "$HH_RC" 2 "$cmd $opt is refused, not ignored (stderr: $HH_ERR)"
     done
 done
+
+# a filter given twice is refused, not the last one kept (`--class A --class B` acting on B's
+# entries alone): a usage error naming the option, and nothing deleted
+n="$(R zcard retry)"
+for opt in class queue error; do
+    hh_cli retries delete --all --$opt A --$opt B --yes
+    assert_eq "$HH_RC" 2 "--$opt given twice (stderr: $HH_ERR)"
+    assert_contains "$HH_ERR" "--$opt given twice" "the error names --$opt"
+done
+assert_eq "$(R zcard retry)" "$n" "entries after the refused deletes"
+# an empty JID (an unset variable) is a usage error that says so
+for cmd in "retries show" "retries delete" "dead retry" "jobs find"; do
+    hh_cli $cmd '' --yes
+    assert_eq "$HH_RC" 2 "$cmd '' exit status"
+    assert_contains "$HH_ERR" "the JID is empty" "$cmd '' says why (stderr: $HH_ERR)"
+done
+# a listing Redis fails prints no JSON on stdout (not a "[]" that reads as an empty set)
+R set retry oops >/dev/null
+hh_cli retries list --json
+assert_eq "$HH_RC" 3 "retries list --json on a wrong-typed key: exit status"
+assert_eq "$HH_OUT" "" "retries list --json on a wrong-typed key: stdout"
+hh_cli retries show x --json
+assert_eq "$HH_RC" 3 "retries show --json on a wrong-typed key: exit status"
+assert_eq "$HH_OUT" "" "retries show --json on a wrong-typed key: stdout"
+R del retry >/dev/null
+hh_cli retries list --json
+assert_eq "$HH_OUT" "[]" "retries list --json of an empty set"
 pass
