@@ -83,7 +83,7 @@ static int parse(int argc, char **argv, adm *a, const char *usage) {
     while ((ch = getopt_long(argc, argv, "r:y", lo, NULL)) != -1) {
         switch (ch) {
         case 'r':
-            a->redis.url = optarg;
+            if (cli_redis_url(optarg, &a->redis.url)) return CLI_EXIT_USAGE;
             break;
         CLI_TLS_CASES:
             if (cli_redis_option(ch, optarg, &a->redis)) return CLI_EXIT_USAGE;

@@ -23,6 +23,14 @@ int cli_usage_error(const char *fmt, ...) {
 /* The last password read: reachable until exit (no leak reports). */
 static char *password_read;
 
+int cli_redis_url(const char *arg, const char **url) {
+    if (!*arg)
+        return cli_usage_error("-r/--redis: the URL is empty (an unset variable?); leave -r out for $REDIS_URL, "
+                               "else redis://127.0.0.1:6379/0");
+    *url = arg;
+    return 0;
+}
+
 const char *cli_password_file(const char *path) {
     free(password_read);
     password_read = NULL;

@@ -104,6 +104,10 @@ size_t cli_width(const char *s);
  * after printing a clear error (file missing or unreadable, first line
  * empty); the password itself is never printed. */
 const char *cli_password_file(const char *path);
+
+/* -r/--redis URL into *url: 0, or CLI_EXIT_USAGE after saying why when it
+ * is empty (-r "$URL" with URL unset must not mean the default Redis). */
+int cli_redis_url(const char *arg, const char **url);
 /* clang-format off */ /* the help text keeps its layout */
 #define CLI_PASSWORD_FILE_HELP \
     "      --redis-password-file FILE  Redis password from FILE's first line, when the URL has\n" \

@@ -228,7 +228,7 @@ int cli_push(int argc, char **argv) {
     while ((ch = getopt_long(argc, argv, "r:q:", lo, NULL)) != -1) {
         switch (ch) {
         case 'r':
-            c.redis.url = optarg;
+            if (cli_redis_url(optarg, &c.redis.url)) return CLI_EXIT_USAGE;
             break;
         CLI_TLS_CASES:
             if (cli_redis_option(ch, optarg, &c.redis)) return CLI_EXIT_USAGE;
@@ -361,7 +361,7 @@ static int parse_common(int argc, char **argv, common *c, const char *usage) {
     while ((ch = getopt_long(argc, argv, "r:", lo, NULL)) != -1) {
         switch (ch) {
         case 'r':
-            c->redis.url = optarg;
+            if (cli_redis_url(optarg, &c->redis.url)) return CLI_EXIT_USAGE;
             break;
         CLI_TLS_CASES:
             if (cli_redis_option(ch, optarg, &c->redis)) return CLI_EXIT_USAGE;

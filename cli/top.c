@@ -464,7 +464,7 @@ int cli_top(int argc, char **argv) {
     while ((ch = getopt_long(argc, argv, "r:n:", lo, NULL)) != -1) {
         switch (ch) {
         case 'r':
-            ro.url = optarg;
+            if (cli_redis_url(optarg, &ro.url)) return CLI_EXIT_USAGE;
             break;
         CLI_TLS_CASES:
             if (cli_redis_option(ch, optarg, &ro)) return CLI_EXIT_USAGE;

@@ -295,8 +295,8 @@ static int parse_option(work_args *a, int ch, const char *arg) {
         /* checked here, not only at start: a config file's URL then gets
          * its FILE:LINE:COLUMN (apply_config) */
         char why[512];
+        if (cli_redis_url(arg, &a->o.redis.url)) return CLI_EXIT_USAGE;
         if (hh_redis_url_check(arg, why, sizeof(why)) != HH_OK) return cli_usage_error("%s", why);
-        a->o.redis.url = arg;
         break;
     }
     CLI_TLS_CASES:

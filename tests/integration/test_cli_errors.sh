@@ -28,6 +28,11 @@ assert_contains "$HH_OUT" "--serve-max-jobs" "'hiredhand work --help' prints the
 expect_usage_error "unknown flag" "bogus-flag" -- work --bogus-flag -r "$url"
 expect_usage_error "unknown flag (push)" "bogus-flag" -- push OkJob '[]' --bogus-flag -r "$url"
 expect_usage_error "bad URL scheme" "" -- work -r "notaurl://x" --exec "OkJob=$HH_HANDLERS/record.sh"
+# -r "$URL" with URL unset must not mean the default Redis (127.0.0.1:6379) in any command
+for cmd in work stats processes "push OkJob []" "retries list" "queues" "jobs find x" top; do
+    # shellcheck disable=SC2086
+    expect_usage_error "empty -r ($cmd)" "the URL is empty" -- $cmd -r ""
+done
 expect_usage_error "bad URL port" "" -- work -r "redis://127.0.0.1:99999999/0" --exec "OkJob=$HH_HANDLERS/record.sh"
 expect_usage_error "bad URL db" "" -- work -r "redis://127.0.0.1:$port/notadb" --exec "OkJob=$HH_HANDLERS/record.sh"
 # A class registered twice by plug-ins: the error names the class and the files, not only that
