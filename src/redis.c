@@ -209,9 +209,11 @@ static void mask_url(hh_redis_config *cfg) {
     const char *ui = cfg->password ? ":***@" : cfg->user ? "***@" : "";
     const char *un = cfg->password && cfg->user ? cfg->user : "";
     if (cfg->unix_path) cfg->display = sdscatfmt(sdsempty(), "unix://%s%s%s?db=%i", un, ui, cfg->unix_path, cfg->db);
-    else
-        cfg->display = sdscatfmt(sdsempty(), "%s://%s%s%s:%i/%i", cfg->tls ? "rediss" : "redis", un, ui, cfg->host,
-                                 cfg->port, cfg->db);
+    else {
+        int v6 = strchr(cfg->host, ':') != NULL; /* an IPv6 address keeps its brackets, as written */
+        cfg->display = sdscatfmt(sdsempty(), "%s://%s%s%s%s%s:%i/%i", cfg->tls ? "rediss" : "redis", un, ui,
+                                 v6 ? "[" : "", cfg->host, v6 ? "]" : "", cfg->port, cfg->db);
+    }
 }
 
 /* A URL without a password takes the options' (a password file), else

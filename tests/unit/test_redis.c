@@ -71,9 +71,9 @@ static void test_parse_tcp_urls(void **s) {
     expect_tcp("redis://:p%40ss%2Fw%3Ard%25@h:1/0", "h", 1, 0, NULL, "p@ss/w:rd%", NULL);
     expect_tcp("redis://us%65r:pw@h:65535/15", "h", 65535, 15, "user", "pw", NULL);
     expect_tcp("redis://:a@b@h", "h", 6379, 0, NULL, "a@b", NULL); /* last '@' splits */
-    expect_tcp("redis://[::1]:6379", "::1", 6379, 0, NULL, NULL, NULL);
+    expect_tcp("redis://[::1]:6379", "::1", 6379, 0, NULL, NULL, "redis://[::1]:6379/0");
     expect_tcp("redis://[::1]/4", "::1", 6379, 4, NULL, NULL, NULL);
-    expect_tcp("redis://:pw@[fe80::1]:6390/2", "fe80::1", 6390, 2, NULL, "pw", NULL);
+    expect_tcp("redis://:pw@[fe80::1]:6390/2", "fe80::1", 6390, 2, NULL, "pw", "redis://:***@[fe80::1]:6390/2");
     expect_tcp("redis://h:6379/3?timeout=1", "h", 6379, 3, NULL, NULL, NULL);
 }
 
