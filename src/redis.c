@@ -325,8 +325,15 @@ int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char 
     if (*end == '/' && end[1]) {
         const char *d = end + 1;
         size_t dl = strcspn(d, "?#");
-        if (dl && parse_int(d, dl, 0, 1 << 20, &cfg->db))
-            return hh_redis_config_free(cfg), fail_url(err, errlen, "db must be a number 0-1048576", url);
+        if (dl && parse_int(d, dl, 0, 1 << 20, &cfg->db)) {
+            /* an '@' past the '/': the '/' was in the password, not before the db */
+            int late_at = memchr(d, '@', dl) != NULL;
+            return hh_redis_config_free(cfg),
+                   fail_url(err, errlen,
+                            late_at ? "a '/' in the user info ends the host early: write it as %2F, and '@' as %40"
+                                    : "db must be a number 0-1048576",
+                            url);
+        }
     }
     default_password(cfg, o);
     mask_url(cfg);

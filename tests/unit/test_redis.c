@@ -500,6 +500,10 @@ static void test_parse_bad_url_masks_only_password(void **s) {
     expect_err(
         "redis://:pa/" SECRET "@h:6379/0",
         "invalid Redis URL (a '/' in the user info ends the host early: write it as %2F): redis://:***@h:6379/0");
+    /* the '/' after a host-looking part, the real host past an '@' in the "db" */
+    expect_err("redis://:p@ss/" SECRET "@h:6379/0",
+               "invalid Redis URL (a '/' in the user info ends the host early: write it as %2F, and '@' as %40): "
+               "redis://:***@h:6379/0");
 }
 
 /* A Sentinel URL's display keeps the user name and hides the password. */
