@@ -542,12 +542,11 @@ int cli_jobset(int argc, char **argv, hh_jobset set) {
         e = hh_jobset_each(cl, set, &a.filter, list_cb, &o);
         cli_table_end(o.table);
         /* after a failure midway the array stays open: not valid JSON */
-        if (a.json && (e == HH_OK || o.n == 0)) fputs(o.n ? "\n]\n" : e == HH_OK ? "[]\n" : "", stdout);
+        if (a.json && e == HH_OK) fputs(o.n ? "\n]\n" : "[]\n", stdout);
         if (e != HH_OK) rc = failed(cl, "list", e);
     } else if (is_show) {
         e = hh_jobset_find(cl, set, jid, show_cb, &o);
-        if (a.json && (e == HH_OK || e == HH_ERR_NOTFOUND || o.n == 0))
-            fputs(o.n ? "\n]\n" : e == HH_OK || e == HH_ERR_NOTFOUND ? "[]\n" : "", stdout);
+        if (a.json && (e == HH_OK || e == HH_ERR_NOTFOUND)) fputs(o.n ? "\n]\n" : "[]\n", stdout);
         if (e != HH_OK) rc = failed(cl, jid, e);
     } else if (is_clear) {
         char what[64];

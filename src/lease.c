@@ -392,8 +392,6 @@ int hh_lease_reconcile(const hh_lease_env *m, hh_conn *c, int final) {
     pthread_mutex_lock(&l->reconcile_mu);
     /* a */
     pthread_mutex_lock(&l->mu);
-    unsigned failures = l->failures; /* a failure from now on gets a reconciliation of its own */
-    l->failures = 0;
     set_clear(&l->removed);
     set_clear(&l->watch);
     set_clear(&l->added);
@@ -414,6 +412,7 @@ int hh_lease_reconcile(const hh_lease_env *m, hh_conn *c, int final) {
     int *unblock = calloc((size_t)nproc, sizeof(*unblock));
     size_t nc = 0;
     int rc = 0;
+    unsigned failures = 0; /* the failed fetches the log lines below give as causes */
     if ((total && !cs) || !mark || !unblocked || !unblock) {
         rc = -1;
         goto done;
@@ -482,6 +481,10 @@ int hh_lease_reconcile(const hh_lease_env *m, hh_conn *c, int final) {
     {
         lease_set togo = {0};
         pthread_mutex_lock(&l->mu);
+        /* every fetch in flight at (b) has ended by now: their failures are
+         * the causes of what is pushed back here; later ones get the next */
+        failures = l->failures;
+        l->failures = 0;
         for (size_t k = 0; k < nc; k++) {
             lease_ent *t = set_find(&togo, cs[k].key);
             if (!t) {
