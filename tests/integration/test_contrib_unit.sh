@@ -3,8 +3,12 @@
 # it reports unknown keys and bad values only as messages) and keeps what hiredhand needs:
 # Type=notify, SIGTERM to the worker alone (KillMode=mixed, so handlers finish within -t),
 # TimeoutStopSec longer than -t, and every --exec/--serve address family allowed.
-# Skipped (with a note) when systemd-analyze is not installed.
+# Its ExecStart, run as systemd would run it (%H: the host name), gives a stable identity: a
+# start after a kill -9 pushes back the job the dead run held at once, not after the dead
+# run's heartbeat expired (60 s), and an identity in $HIREDHAND_OPTS overrides it.
+# The verify step is skipped (with a note) when systemd-analyze is not installed.
 . "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../lib/recovery_helpers.sh"
 hh_require_binary
 unit="$HH_ROOT/contrib/hiredhand.service"
 [ -r "$unit" ] || fail "contrib/hiredhand.service is missing"
@@ -22,6 +26,44 @@ assert_contains "$(key RestrictAddressFamilies)" "AF_INET6" "AF_INET6"
 [ -n "$(key WatchdogSec)" ] || fail "no WatchdogSec="
 assert_eq "$(key Restart)" on-failure "Restart="
 assert_eq "$(key RestartPreventExitStatus)" "2 3" "no restart after a configuration error (2) or a live identity (3)"
+
+# ExecStart as systemd runs it: %H expanded, $HIREDHAND_OPTS split on blanks, a free HTTP port.
+exec_line="$(key ExecStart)"
+case "$exec_line" in
+/usr/bin/hiredhand\ work\ *'$HIREDHAND_OPTS') ;;
+*) fail "ExecStart is not '/usr/bin/hiredhand work ... \$HIREDHAND_OPTS': $exec_line" ;;
+esac
+host="$(hostname)"
+http_port="$(hh_pick_free_port)"
+unit_args() {   # HIREDHAND_OPTS... -> the arguments after `hiredhand work`
+    local line="${exec_line#/usr/bin/hiredhand work }" a out=()
+    line="${line//%H/$host}"
+    line="${line//127.0.0.1:7433/127.0.0.1:$http_port}"
+    for a in ${line%\$HIREDHAND_OPTS}; do out+=("$a"); done
+    UNIT_ARGS=("${out[@]}" "$@")
+}
+hh_redis_start
+slow="$HH_TMP/slow.jids"; : >"$slow"
+rf_push default SlowJob 1 "$slow"
+rf_set_sleep slow 30
+unit_args -c 2 --heartbeat-interval 1 --exec "SlowJob=$RF_HANDLER slow"
+hh_start_worker "${UNIT_ARGS[@]}"
+must_wait 15 '[ "$(rf_uniq "$RF_DIR/started")" -ge 1 ]' "the SlowJob did not start under the unit's ExecStart"
+assert_eq "$(R llen "hiredhand:inprogress:$host|default")" 1 "the job is held under the identity $host (the host name)"
+rf_kill9 "$WORKER_PID"
+rf_set_sleep slow 0.2
+hh_start_worker "${UNIT_ARGS[@]}"
+must_wait 20 '[ "$(rf_uniq "$RF_DIR/done")" -ge 1 ]' \
+    "the job held at the kill -9 did not run again within 20 s of the restart: $(grep -i recover "$WORKER_LOG" | head -n 3)"
+assert_contains "$(cat "$WORKER_LOG")" "pushed back 1 jobs left by a previous run of $host" "the restart pushes back what the dead run held"
+hh_stop_worker TERM 15
+assert_eq "$WORKER_RC" 0 "exit status after SIGTERM"
+# An --identity in HIREDHAND_OPTS comes last, so it wins.
+unit_args -c 1 --heartbeat-interval 1 --identity "unit-override-$$"
+hh_start_worker "${UNIT_ARGS[@]}"
+must_wait 15 '[ "$(R sismember processes "unit-override-$$")" = 1 ]' "an --identity in HIREDHAND_OPTS does not override the unit's"
+hh_stop_worker TERM 15
+assert_eq "$WORKER_RC" 0 "exit status after SIGTERM (overridden identity)"
 if ! command -v systemd-analyze >/dev/null; then
     hh_log "NOTE: systemd-analyze not installed (apt-get install systemd): unit not verified"
     pass
