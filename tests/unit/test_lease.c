@@ -197,6 +197,15 @@ static void test_key(void **s) {
     uint64_t k = hh_lease_key(0, big, sizeof(big));
     big[sizeof(big) - 1] = 'b'; /* the tail is hashed */
     assert_true(k != hh_lease_key(0, big, sizeof(big)));
+    /* every byte of a small payload counts, in the words and in the tail */
+    char p1[] = "{\"class\":\"A\",\"jid\":\"0123456789ab\"}", p2[sizeof(p1)];
+    uint64_t k1 = hh_lease_key(0, p1, sizeof(p1) - 1);
+    for (size_t i = 0; i < sizeof(p1) - 1; i++) {
+        memcpy(p2, p1, sizeof(p1));
+        p2[i] ^= 1;
+        assert_true(hh_lease_key(0, p2, sizeof(p1) - 1) != k1);
+    }
+    assert_true(hh_lease_key(0, "ab", 2) != hh_lease_key(0, "ab\0", 3)); /* the zero-padded tail */
 }
 
 int main(void) {
