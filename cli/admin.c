@@ -193,6 +193,31 @@ static int confirm(const adm *a, const char *what) {
     return 0;
 }
 
+/* confirm() will ask: only then is it worth a count for the question. */
+static int will_ask(const adm *a) { return !a->yes && isatty(STDIN_FILENO); }
+
+static int count_cb(const hh_jobset_entry *e, void *udata) {
+    (void)e;
+    ++*(size_t *)udata;
+    return 0;
+}
+
+/* " (N entries)" for a prompt: how many the action would reach, counted
+ * as a list with the same filters would count them; empty when Redis
+ * cannot say (the action then reports its own error). */
+static void entries_note(hh_client *cl, hh_jobset set, const hh_jobset_filter *f, int filters, char *out, size_t n) {
+    out[0] = '\0';
+    long long size = 0;
+    if (filters) {
+        size_t k = 0;
+        if (hh_jobset_each(cl, set, f, count_cb, &k) != HH_OK) return;
+        size = (long long)k;
+    } else if (hh_jobset_size(cl, set, &size) != HH_OK) {
+        return;
+    }
+    snprintf(out, n, " (%lld %s)", size, size == 1 ? "entry" : "entries");
+}
+
 /* Text from payloads and Redis for a terminal, escaped as the logs and
  * `queues list` escape names (cli_shown). */
 static const char *clean(const char *s) { return cli_shown_str(s); }
@@ -549,8 +574,9 @@ int cli_jobset(int argc, char **argv, hh_jobset set) {
         if (a.json && (e == HH_OK || e == HH_ERR_NOTFOUND)) fputs(o.n ? "\n]\n" : "[]\n", stdout);
         if (e != HH_OK) rc = failed(cl, jid, e);
     } else if (is_clear) {
-        char what[64];
-        snprintf(what, sizeof(what), "empty the %s", set_title(set));
+        char what[96], note[48] = "";
+        if (will_ask(&a)) entries_note(cl, set, NULL, 0, note, sizeof(note));
+        snprintf(what, sizeof(what), "empty the %s%s", set_title(set), note);
         long long removed = 0;
         if ((rc = confirm(&a, what)) == 0) {
             e = hh_jobset_clear(cl, set, &removed);
@@ -574,9 +600,10 @@ int cli_jobset(int argc, char **argv, hh_jobset set) {
                                                 : "enqueued",
                    clean(jid));
     } else {
-        char what[160];
-        snprintf(what, sizeof(what), "%s every entry of the %s%s", verb, set_title(set),
-                 filters ? " matching the filters" : "");
+        char what[200], note[48] = "";
+        if (will_ask(&a)) entries_note(cl, set, &a.filter, filters, note, sizeof(note));
+        snprintf(what, sizeof(what), "%s every entry of the %s%s%s", verb, set_title(set),
+                 filters ? " matching the filters" : "", note);
         size_t done = 0, skipped = 0;
         if ((rc = confirm(&a, what)) == 0) {
             long long removed = -1;
@@ -662,8 +689,18 @@ static int queues_run(adm *a, const char *verb, const char *name, const char *sh
     char *out = NULL;
     int e;
     if (is_clear) {
-        char what[200];
-        snprintf(what, sizeof(what), "delete queue %.150s and every job in it", shown);
+        char what[200], note[48] = "";
+        char *info = NULL;
+        if (will_ask(a) && hh_queue_show(cl, name, 0, &info) == HH_OK) {
+            json_t *v = json_loads(info, 0, NULL);
+            json_t *size = json_object_get(v, "size");
+            if (json_is_integer(size))
+                snprintf(note, sizeof(note), " (%lld %s)", (long long)json_integer_value(size),
+                         json_integer_value(size) == 1 ? "job" : "jobs");
+            json_decref(v);
+        }
+        free(info);
+        snprintf(what, sizeof(what), "delete queue %.150s and every job in it%s", shown, note);
         if ((rc = confirm(a, what)) == 0) {
             long long removed = 0;
             e = hh_queue_clear(cl, name, &removed);

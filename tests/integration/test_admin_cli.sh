@@ -139,7 +139,18 @@ if command -v script >/dev/null; then
     assert_eq "$(R zcard dead)" 1 "answering n at the prompt keeps the dead set"
     printf 'y\n' | script -qec "$HIREDHAND dead clear -r $REDIS_URL" /dev/null >"$HH_TMP/tty" 2>&1
     assert_eq "$(R zcard dead)" 0 "answering y at the prompt empties the dead set"
-    assert_contains "$(cat "$HH_TMP/tty")" "[y/N]" "the prompt"
+    assert_contains "$(cat "$HH_TMP/tty")" "empty the dead set (1 entry)? [y/N]" "the prompt counts what it would remove"
+    # the count a prompt gives is what the action would reach: filters apply, a queue counts its jobs
+    R zadd dead 1 "$(job c1 default)" 2 "$(job c2 default)" 3 "$(job c3 other)" >/dev/null
+    printf 'n\n' | script -qec "$HIREDHAND dead delete --all --queue default -r $REDIS_URL" /dev/null >"$HH_TMP/tty" 2>&1
+    assert_contains "$(cat "$HH_TMP/tty")" "matching the filters (2 entries)? [y/N]" "a filtered prompt counts the matching entries"
+    assert_eq "$(R zcard dead)" 3 "answering n keeps them"
+    R del dead >/dev/null
+    R rpush queue:counted "$(job q1 counted)" "$(job q2 counted)" "$(job q3 counted)" >/dev/null
+    printf 'n\n' | script -qec "$HIREDHAND queues clear counted -r $REDIS_URL" /dev/null >"$HH_TMP/tty" 2>&1
+    assert_contains "$(cat "$HH_TMP/tty")" "every job in it (3 jobs)? [y/N]" "queues clear counts the queue's jobs"
+    assert_eq "$(R llen queue:counted)" 3 "answering n keeps the queue"
+    R del queue:counted >/dev/null
 fi
 
 # scheduled enqueue: to its own queue now
