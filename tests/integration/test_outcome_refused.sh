@@ -11,6 +11,8 @@
 #      stat:processed once the key is fixed.
 #   5. the scheduler under OOM: a due job stays in `schedule` and is enqueued and run once memory
 #      is freed.
+#   6. basic fetch, an outcome still refused when the stop's time is up: the job is logged whole
+#      at ERROR and the worker exits 4 (jobs taken from Redis and not written back).
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
 hh_redis_start
@@ -107,4 +109,20 @@ must_wait 15 '[ "$(R llen test:ran)" = 1 ]' "the scheduled job did not run after
 assert_eq "$(R zcard schedule)" 0 "schedule after the job ran"
 hh_stop_worker TERM 30
 assert_eq "$WORKER_RC" 0 "exit status"
+
+# 6. basic fetch, an outcome still refused at the stop's deadline: the job is held only in this
+# process's memory, so the stop logs it whole at ERROR and the worker exits 4, not 0.
+R set retry not-a-sorted-set >/dev/null
+: >"$starts"
+hh_start_worker -c 2 -t 1 --fetch basic --heartbeat-interval 1 --exec "FailJob=$HH_HANDLERS/slow_fail.sh $starts 0"
+jid="$(push_fail)" || fail "push failed"
+must_wait 20 "grep -q 'jid=$jid: retry entry not written, retrying until Redis takes it: WRONGTYPE' '$WORKER_LOG'" \
+    "basic fetch: the WRONGTYPE refusal was not logged"
+hh_stop_worker TERM 30
+assert_eq "$WORKER_RC" 4 "exit status when a basic-fetch job's outcome was never written"
+grep "ERROR: class=FailJob jid=$jid: " "$WORKER_LOG" | grep -q "the job is lost unless re-pushed: .*\"jid\":\"$jid\"" \
+    || fail "the lost job is not logged at ERROR with its payload: $(grep ERROR "$WORKER_LOG" | tail -n 3)"
+grep -q "hiredhand: 1 job(s) taken from Redis by basic fetch were not pushed back" "$WORKER_LOG" \
+    || fail "no closing line counting the job: $(tail -n 2 "$WORKER_LOG")"
+R del retry >/dev/null
 pass
