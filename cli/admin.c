@@ -689,7 +689,7 @@ static int queues_run(adm *a, const char *verb, const char *name, const char *sh
     char *out = NULL;
     int e;
     if (is_clear) {
-        char what[200], note[48] = "";
+        char what[256], note[48] = "";
         char *info = NULL;
         if (will_ask(a) && hh_queue_show(cl, name, 0, &info) == HH_OK) {
             json_t *v = json_loads(info, 0, NULL);
