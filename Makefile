@@ -96,9 +96,10 @@ test-asan:
 	  ctest --output-on-failure -j $(JOBS)
 
 # ThreadSanitizer: the unit tests (several of which run threads against a
-# real Redis) and two integration tests that run a worker with several
-# threads, heartbeats, retries and a stop.
-TSAN_TESTS ?= ^unit_|^integration_test_retry_dead$$|^integration_test_rf_sigterm_requeue$$
+# real Redis) and three integration tests that run a worker with several
+# threads: heartbeats, retries and a stop; a fast drain where threads share
+# fetched batches and acks (the shapes driver, built with TSan too).
+TSAN_TESTS ?= ^unit_|^integration_test_retry_dead$$|^integration_test_rf_sigterm_requeue$$|^integration_test_fetch_slow_jobs_together$$
 test-tsan:
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DHH_SANITIZE=thread -DHH_TESTS=ON $(CMAKE_ARGS) >/dev/null
 	cmake --build $(TSAN_BUILD) -j $(JOBS)

@@ -384,7 +384,15 @@ hh_shapes_driver() {
     local build san=()
     build="$(cd "$(dirname "$HIREDHAND")" && pwd)"
     [ -f "$build/libhiredhand.so" ] || fail "no libhiredhand.so next to $HIREDHAND"
-    case "${HH_SANITIZED:-0}" in 1 | ON | TRUE) san=(-fsanitize=address,undefined -ftrivial-auto-var-init=pattern) ;; esac
+    # built as the library was: a TSan library needs a TSan driver, an ASan one an ASan driver
+    # (HH_SANITIZER from ctest: off, on, address or thread; by hand, HH_SANITIZED=1 means ASan)
+    local kind="${HH_SANITIZER:-}"
+    [ -n "$kind" ] || case "${HH_SANITIZED:-0}" in 1 | ON | TRUE) kind=address ;; esac
+    case "${kind:-off}" in
+    thread) san=(-fsanitize=thread) ;;
+    off | 0 | false | "") ;;
+    *) san=(-fsanitize=address,undefined -ftrivial-auto-var-init=pattern) ;;
+    esac
     SHAPES_DRIVER="$HH_TMP/shapes_driver" SHAPES_LIB="$build"
     cc -O2 -std=c11 -D_GNU_SOURCE -Wall -Werror "${san[@]}" -I"$HH_ROOT/include" -I"$build/include" \
         -o "$SHAPES_DRIVER" "$HH_ROOT/bench/shapes_driver.c" -L"$build" -lhiredhand -lhiredis -pthread ||
