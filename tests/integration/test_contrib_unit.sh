@@ -27,16 +27,20 @@ assert_contains "$(key RestrictAddressFamilies)" "AF_INET6" "AF_INET6"
 assert_eq "$(key Restart)" on-failure "Restart="
 assert_eq "$(key RestartPreventExitStatus)" "2 3" "no restart after a configuration error (2) or a live identity (3)"
 
+# ExecStart names the binary where `make install` puts it (CMake's default prefix).
+prefix="$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$(dirname "$HIREDHAND")/CMakeCache.txt" 2>/dev/null)"
+[ "${prefix:-/usr/local}" = /usr/local ] || hh_log "NOTE: this build installs to $prefix, the unit assumes /usr/local"
+grep -q 'install(TARGETS hiredhand' "$HH_ROOT/CMakeLists.txt" || fail "CMakeLists.txt no longer installs the hiredhand binary"
 # ExecStart as systemd runs it: %H expanded, $HIREDHAND_OPTS split on blanks, a free HTTP port.
 exec_line="$(key ExecStart)"
 case "$exec_line" in
-/usr/bin/hiredhand\ work\ *'$HIREDHAND_OPTS') ;;
-*) fail "ExecStart is not '/usr/bin/hiredhand work ... \$HIREDHAND_OPTS': $exec_line" ;;
+/usr/local/bin/hiredhand\ work\ *'$HIREDHAND_OPTS') ;;
+*) fail "ExecStart is not '/usr/local/bin/hiredhand work ... \$HIREDHAND_OPTS': $exec_line" ;;
 esac
 host="$(hostname)"
 http_port="$(hh_pick_free_port)"
 unit_args() {   # HIREDHAND_OPTS... -> the arguments after `hiredhand work`
-    local line="${exec_line#/usr/bin/hiredhand work }" a out=()
+    local line="${exec_line#/usr/local/bin/hiredhand work }" a out=()
     line="${line//%H/$host}"
     line="${line//127.0.0.1:7433/127.0.0.1:$http_port}"
     for a in ${line%\$HIREDHAND_OPTS}; do out+=("$a"); done
@@ -69,7 +73,7 @@ if ! command -v systemd-analyze >/dev/null; then
     pass
 fi
 copy="$HH_TMP/hiredhand.service"
-sed "s|/usr/bin/hiredhand|$HIREDHAND|g" "$unit" >"$copy"
+sed "s|/usr/local/bin/hiredhand|$HIREDHAND|g" "$unit" >"$copy"
 out="$(systemd-analyze verify "$copy" 2>&1)"
 rc=$?
 assert_eq "$rc" 0 "systemd-analyze verify exit status ($out)"
