@@ -19,11 +19,14 @@
  * with the worker. A process
  * that dies, closes its stdout, answers anything but one such line or runs
  * past the timeout is killed; the job it held fails through the retry path
- * like any failure, and the next start waits a backoff. The timeout counts
- * from the job's start, its wait for a process and that process's hello
- * included; a process whose hello a job stopped waiting for is not killed
- * (its hello deadline is its own) and the next job waits on for it. No Redis I/O here:
- * the library writes every outcome. */
+ * like any failure, and the next start waits a backoff; but a process that
+ * ended without reading any of the job's line (it exited right after its
+ * last answer) never had the job, which goes to a new process instead. The
+ * timeout counts from the job's start, the start of its process and that
+ * process's hello included, but not a wait behind other jobs for a busy
+ * pool; a process whose hello a job stopped waiting for is not killed (its
+ * hello deadline is its own) and the next job waits on for it. No Redis
+ * I/O here: the library writes every outcome. */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -33,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -308,16 +312,19 @@ enum { IO_LINE, IO_EOF, IO_TIMEOUT, IO_CANCELLED, IO_TOO_LONG, IO_ERROR };
 
 /* Writes data (may be NULL) to the process's stdin while reading its stdout
  * and stderr, until one line came on stdout. Returns IO_* (*line malloc'd
- * with IO_LINE). */
-static int converse(cli_serve *s, srv_proc *p, hh_job *job, const char *data, size_t len, double deadline,
-                    char **line) {
+ * with IO_LINE); *sent (may be NULL) gets how many bytes of data went into
+ * the pipe. */
+static int converse(cli_serve *s, srv_proc *p, hh_job *job, const char *data, size_t len, double deadline, char **line,
+                    size_t *sent) {
     size_t off = 0;
     int out_open = 1;
+    if (sent) *sent = 0;
     if (data && p->in_fd >= 0) { /* the pipe has room for a usual job line: no poll first */
         ssize_t w = write(p->in_fd, data, len);
         if (w > 0) off = (size_t)w;
     }
     for (;;) {
+        if (sent) *sent = off;
         if ((*line = take_line(p))) return IO_LINE;
         if (p->outlen > ANSWER_MAX) return IO_TOO_LONG;
         if (!out_open) return IO_EOF;
@@ -420,7 +427,7 @@ static void describe_end(cli_serve *s, srv_proc *p, char *what, size_t wlen) {
 static int await_hello(cli_serve *s, srv_proc *p, hh_job *job, double deadline, char *what, size_t wlen) {
     char *line = NULL;
     double until = deadline > 0 && deadline < p->hello_by ? deadline : p->hello_by;
-    int io = converse(s, p, job, NULL, 0, until, &line), rc = -1;
+    int io = converse(s, p, job, NULL, 0, until, &line, NULL), rc = -1;
     p->hello_due = 0;
     if (io == IO_TIMEOUT && cli_mono() < p->hello_by) {
         p->hello_due = 1;
@@ -728,13 +735,25 @@ static int apply_answer(hh_job *job, const char *line) {
 /* A free slot, running or not, marked busy; NULL when the stop cancelled
  * the job while it waited for one, or its deadline (0: none) passed.
  * Running processes are preferred. */
-static srv_proc *acquire(cli_serve *s, hh_job *job, double deadline) {
+/* Takes an idle slot (one with a running process first, else an empty one),
+ * waiting while every slot is held. Only the time spent while some slot is
+ * starting (the starter reading its hello) counts towards the job's
+ * --exec-timeout, in *counted: a wait behind other jobs is a queue, not
+ * this job's run, and each of those jobs is bounded by its own timeout.
+ * NULL when the job is cancelled or its counted wait passes timeout (0:
+ * none). */
+static srv_proc *acquire(cli_serve *s, hh_job *job, double timeout, double *counted) {
+    *counted = 0;
     pthread_mutex_lock(&s->mu);
     for (;;) {
         srv_proc *empty = NULL;
+        int starting = 0;
         for (int i = 0; i < s->pool; i++) {
             srv_proc *p = &s->procs[i];
-            if (p->busy) continue;
+            if (p->busy) {
+                starting |= p->starting;
+                continue;
+            }
             if (p->pid > 0) {
                 p->busy = 1;
                 pthread_mutex_unlock(&s->mu);
@@ -747,12 +766,14 @@ static srv_proc *acquire(cli_serve *s, hh_job *job, double deadline) {
             pthread_mutex_unlock(&s->mu);
             return empty;
         }
-        if (hh_job_cancelled(job) || (deadline > 0 && cli_mono() > deadline)) break;
+        if (hh_job_cancelled(job) || (timeout > 0 && *counted > timeout)) break;
+        double t0 = cli_mono();
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += 100 * 1000000L;
         if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
         pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+        if (starting) *counted += cli_mono() - t0;
     }
     pthread_mutex_unlock(&s->mu);
     return NULL;
@@ -765,20 +786,40 @@ static void release(cli_serve *s, srv_proc *p) {
     pthread_mutex_unlock(&s->mu);
 }
 
+/* Whether a process that ended during a job never took any of its line:
+ * sent bytes went into its stdin and every one of them is still in the
+ * pipe (FIONREAD on our end counts what the reader has not read), or none
+ * went in at all. Such a job never reached the handler. */
+static int job_unread(const srv_proc *p, size_t sent) {
+    if (sent == 0) return 1;
+    int unread = 0;
+    return p->in_fd >= 0 && ioctl(p->in_fd, FIONREAD, &unread) == 0 && unread >= 0 && (size_t)unread >= sent;
+}
+
+/* Attempts at handing one job to a process that ends without reading it
+ * (it exited right after its previous answer): a program that does so
+ * every time fails the job after this many. */
+#define UNREAD_TRIES 3
+
 int cli_serve_handler(hh_job *job, void *udata) {
     cli_serve *s = udata;
-    /* --exec-timeout covers the whole job, as under --exec: the wait for a
-     * free process, its start and hello included */
-    double start = cli_mono(), deadline = s->timeout > 0 ? start + s->timeout : 0;
-    srv_proc *p = acquire(s, job, deadline);
+    /* --exec-timeout covers the job's run as under --exec, its process's
+     * start and hello included; a wait behind other jobs for a busy pool
+     * does not count (acquire) */
+    double counted, t0 = cli_mono();
+    srv_proc *p = acquire(s, job, s->timeout, &counted);
+    double start = cli_mono() - counted, deadline = s->timeout > 0 ? start + s->timeout : 0;
     if (!p && hh_job_cancelled(job)) {
         hh_job_fail(job, "hiredhand::ServeFailed", "cancelled by shutdown while waiting for a %s process", s->argv[0]);
         return -1;
     }
     if (!p) {
-        fail_timed_out(s, job, start, "a free process");
+        hh_job_fail(job, "hiredhand::ExecFailed", "%s timed out after %.1f s waiting for a process to start",
+                    s->argv[0], cli_mono() - t0);
         return -1;
     }
+    int tries = 0;
+again:
     if (p->pid > 0 && !p->hello_due) {
         /* output between jobs is out of protocol, and an exit shows as
          * stdout's end: a fresh process for this job, which has not been
@@ -811,10 +852,26 @@ int cli_serve_handler(hh_job *job, void *udata) {
         return -1;
     }
     char *line = NULL;
-    int io = converse(s, p, job, data, len, deadline, &line);
+    size_t sent = 0;
+    int io = converse(s, p, job, data, len, deadline, &line, &sent);
     free(data);
     int rc = -1, broken = 1;
     char what[300];
+    if ((io == IO_EOF || io == IO_ERROR) && job_unread(p, sent) && ++tries < UNREAD_TRIES && !hh_job_cancelled(job) &&
+        (deadline <= 0 || cli_mono() < deadline)) {
+        /* it ended (after its last answer, say) without taking this job:
+         * not this job's failure, and nothing ran it; a new process gets it */
+        for (double until = cli_mono() + 1; !reap(p, 0) && cli_mono() < until;) {
+            struct timespec ts = {0, 10 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+        describe_exit(s, p, what, sizeof(what));
+        SLOG(s, HH_LOG_WARN, "--serve %s: pid=%d ended before it read jid=%s (%s); a new process gets the job",
+             s->klass, (int)p->pid, hh_job_jid(job), what);
+        end_proc(s, p, 0);
+        backoff(s);
+        goto again;
+    }
     switch (io) {
     case IO_LINE:
         rc = apply_answer(job, line);

@@ -10,6 +10,7 @@
 #            notes "DOUBLE" in $SERVE_DIR/double if another job line is waiting on its stdin, and
 #            "pid most-seen-at-once" in $SERVE_DIR/gate
 #   Noisy    writes two stderr lines, succeeds
+#   ExitAfter  answers ok, then exits 0 0.3 s later without reading another line
 #   FailBare answers {"ok":false}       TwoLines  answers two ok lines at once
 # As the process of --serve NoHello it exits before its hello; of --serve BadHello it says
 # {"hiredhand":2}. "started" gets "pid HIREDHAND_CLASS HIREDHAND_SERVE" per process.
@@ -43,6 +44,10 @@ while True:
         answer({"ok": False, "error_class": "Custom::Error", "error_message": "failed: %s" % job["args"][0],
                 "backtrace": ["handler.py:10:in `perform'", "handler.py:2:in `main'"]})
         continue
+    if k == "ExitAfter":
+        answer({"ok": True})
+        time.sleep(0.3)  # the next job line comes meanwhile, and stays unread
+        os._exit(0)
     if k == "FailBare":
         answer({"ok": False})
         continue
