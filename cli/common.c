@@ -261,6 +261,27 @@ void cli_lines_end(cli_lines *l, cli_line_fn *fn, void *udata) {
     l->len = 0;
 }
 
+char *cli_output_text(const char *s, size_t len, size_t *outlen) {
+    size_t nuls = 0;
+    for (const char *p = s; (p = memchr(p, '\0', len - (size_t)(p - s))) != NULL; p++) nuls++;
+    char *out = malloc(len + 3 * nuls + 1), *o = out;
+    if (!out) return NULL;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i]) *o++ = s[i];
+        else memcpy(o, "\\x00", 4), o += 4;
+    }
+    *o = '\0';
+    if (outlen) *outlen = (size_t)(o - out);
+    return out;
+}
+
+const char *cli_error_text(const char *line) {
+    const char *cr = strrchr(line, '\r'), *t = cr ? cr + 1 : line;
+    for (const char *p = t; *p; p++)
+        if (*p != ' ' && *p != '\t' && *p != '\v' && *p != '\f') return t;
+    return NULL;
+}
+
 void cli_log_handler_line(cli_log_budget *b, hh_manager *m, hh_job *job, const char *klass, int pid, const char *stream,
                           const char *line, size_t len) {
     if (b && b->max) {
@@ -274,8 +295,11 @@ void cli_log_handler_line(cli_log_budget *b, hh_manager *m, hh_job *job, const c
         len = take;
     }
     if (!m) return;
+    /* "%.*s" would end at a NUL byte: such a line goes as text */
+    char *text = memchr(line, '\0', len) ? cli_output_text(line, len, &len) : NULL;
     hh_manager_log(m, HH_LOG_INFO, "class=%s jid=%s pid=%d %s: %.*s", job ? hh_job_handler_class(job, NULL) : klass,
-                   job ? hh_job_jid(job) : "-", pid, stream, (int)len, line);
+                   job ? hh_job_jid(job) : "-", pid, stream, (int)len, text ? text : line);
+    free(text);
 }
 
 void cli_log_budget_end(cli_log_budget *b, hh_manager *m, hh_job *job, const char *klass, int pid) {

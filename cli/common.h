@@ -143,6 +143,17 @@ typedef struct cli_log_budget {
  * as far as budget b allows (NULL: no cap). */
 void cli_log_handler_line(cli_log_budget *b, hh_manager *m, hh_job *job, const char *klass, int pid, const char *stream,
                           const char *line, size_t len);
+/* A handler's output as text for C strings (the log line, the error
+ * message, the backtrace): each NUL byte written "\x00", as the log
+ * escapes other control bytes, so that what follows it is kept. malloc'd,
+ * NUL-terminated (NULL: out of memory); *outlen (may be NULL) gets its
+ * length. */
+char *cli_output_text(const char *s, size_t len, size_t *outlen);
+/* What an error message takes of a stderr line: the text after its last
+ * '\r' (progress output redrawn in place shows only that), or NULL when
+ * that holds nothing but blanks (a handler's trailing blank line is not
+ * its error). Points into line. */
+const char *cli_error_text(const char *line);
 /* Ends the budget's job (or the output between jobs): one line saying how
  * many bytes were not logged, if any; counts start again from 0. */
 void cli_log_budget_end(cli_log_budget *b, hh_manager *m, hh_job *job, const char *klass, int pid);

@@ -206,26 +206,35 @@ static void tail_append(char *tail, size_t *len, const char *buf, size_t n) {
     *len += n;
 }
 
-static void fail_with_stderr(hh_job *job, const char *status, char *tail, size_t len) {
-    tail[len] = '\0';
-    while (len && (tail[len - 1] == '\n' || tail[len - 1] == '\r')) tail[--len] = '\0';
+/* The job fails with status and the last stderr line that says something
+ * (cli_error_text: not a blank line, and of a line redrawn with '\r' what
+ * a terminal shows); its last lines are the backtrace. A NUL byte in the
+ * output is kept as "\x00", not taken for the text's end. */
+static void fail_with_stderr(hh_job *job, const char *status, const char *tail, size_t len) {
+    char *text = cli_output_text(tail, len, NULL);
+    if (!text) {
+        hh_job_fail(job, "hiredhand::ExecFailed", "%s", status);
+        return;
+    }
     const char *lines[BACKTRACE_LINES];
     size_t nl = 0;
-    char *last = NULL;
-    for (char *save = NULL, *l = strtok_r(tail, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+    const char *last = NULL;
+    for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        size_t n = strlen(l);
+        if (n && l[n - 1] == '\r') l[--n] = '\0'; /* a \r\n line end */
+        if (!n) continue;
         if (nl == BACKTRACE_LINES) {
             memmove(lines, lines + 1, (BACKTRACE_LINES - 1) * sizeof(char *));
             nl--;
         }
         lines[nl++] = l;
-        last = l;
+        const char *t = cli_error_text(l);
+        if (t) last = t;
     }
-    if (last) {
-        hh_job_fail(job, "hiredhand::ExecFailed", "%s: %.1000s", status, last);
-        hh_job_set_backtrace(job, lines, nl);
-    } else {
-        hh_job_fail(job, "hiredhand::ExecFailed", "%s", status);
-    }
+    if (last) hh_job_fail(job, "hiredhand::ExecFailed", "%s: %.1000s", status, last);
+    else hh_job_fail(job, "hiredhand::ExecFailed", "%s", status);
+    if (nl) hh_job_set_backtrace(job, lines, nl);
+    free(text);
 }
 
 const char *cli_errno_class(int err) {

@@ -155,7 +155,7 @@ static void tail_push(srv_proc *p, const char *line, size_t len) {
         memmove(p->tail, p->tail + 1, (TAIL_LINES - 1) * sizeof(char *));
         p->ntail--;
     }
-    char *l = strndup(line, len);
+    char *l = cli_output_text(line, len, NULL);
     if (l) p->tail[p->ntail++] = l;
 }
 
@@ -269,13 +269,20 @@ static void describe_exit(const cli_serve *s, const srv_proc *p, char *buf, size
 
 /* Fails the job with what + the last stderr line, its stderr lines as the
  * backtrace (as --exec does). */
-static void fail_proc(hh_job *job, srv_proc *p, const char *error_class, const char *what) {
-    if (p->ntail) {
-        hh_job_fail(job, error_class, "%s: %.1000s", what, p->tail[p->ntail - 1]);
-        hh_job_set_backtrace(job, (const char *const *)p->tail, p->ntail);
-    } else {
-        hh_job_fail(job, error_class, "%s", what);
+/* The last stderr line with something to say (cli_error_text), or NULL. */
+static const char *last_words(const srv_proc *p) {
+    for (size_t i = p->ntail; i > 0; i--) {
+        const char *t = cli_error_text(p->tail[i - 1]);
+        if (t) return t;
     }
+    return NULL;
+}
+
+static void fail_proc(hh_job *job, srv_proc *p, const char *error_class, const char *what) {
+    const char *last = last_words(p);
+    if (last) hh_job_fail(job, error_class, "%s: %.1000s", what, last);
+    else hh_job_fail(job, error_class, "%s", what);
+    if (p->ntail) hh_job_set_backtrace(job, (const char *const *)p->tail, p->ntail);
 }
 
 /* The worker's readiness as this class sees it: not ready after
@@ -409,13 +416,19 @@ static int check_hello(cli_serve *s, srv_proc *p, const char *line, char *what, 
     return 0;
 }
 
-/* The exit of a process whose stdout ended, once seen (a moment). */
+/* The exit of a process whose stdout ended, once seen (a moment), with
+ * its last words on stderr: a process that fails before its hello has no
+ * job to carry them as a backtrace, so the message does. */
 static void describe_end(cli_serve *s, srv_proc *p, char *what, size_t wlen) {
     for (double until = cli_mono() + 1; !reap(p, 0) && cli_mono() < until;) {
         struct timespec ts = {0, 10 * 1000000L};
         nanosleep(&ts, NULL);
     }
+    if (p->err_fd >= 0 && !read_err(s, p, NULL)) close_fd(&p->err_fd);
     describe_exit(s, p, what, wlen);
+    const char *last = last_words(p);
+    size_t n = strlen(what);
+    if (last && n + 2 < wlen) snprintf(what + n, wlen - n, ": %s", last);
 }
 
 /* Reads the hello of the process in slot p (job: the one waiting, or

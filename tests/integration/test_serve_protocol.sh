@@ -39,7 +39,8 @@ t0=$SECONDS; n0="$(grep -c " NoHello " "$SERVE_DIR/started")"
 must_wait 30 '[ $((SECONDS - t0)) -ge 3 ]' "clock"
 n1="$(grep -c " NoHello " "$SERVE_DIR/started")"
 assert_between "$((n1 - n0))" 0 8 "starts of a process that never says hello within 3 s (backoff)"
-assert_contains "$(R zrange retry 0 -1 | grep NoHello | head -1)" "exited with status 1" "no hello: error_message"
+assert_contains "$(R zrange retry 0 -1 | grep NoHello | head -1)" "exited with status 1: no hello: missing config" \
+    "no hello: error_message with the process's last words on stderr (the blank line after them is no error)"
 hh_stop_worker TERM 30
 assert_eq "$WORKER_RC" 0 "exit status"
 pass

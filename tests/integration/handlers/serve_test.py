@@ -12,7 +12,8 @@
 #   Noisy    writes two stderr lines, succeeds
 #   ExitAfter  answers ok, then exits 0 0.3 s later without reading another line
 #   FailBare answers {"ok":false}       TwoLines  answers two ok lines at once
-# As the process of --serve NoHello it exits before its hello; of --serve BadHello it says
+# As the process of --serve NoHello it writes "no hello: missing config" and a blank line to
+# stderr and exits 1 before its hello; of --serve BadHello it says
 # {"hiredhand":2}. "started" gets "pid HIREDHAND_CLASS HIREDHAND_SERVE" per process.
 # Any other class succeeds (the catch-all tests read the class from "ran").
 import json, os, select, sys, time
@@ -30,6 +31,8 @@ def answer(obj):
 
 note("started", "%d %s %s" % (pid, os.environ.get("HIREDHAND_CLASS", ""), os.environ.get("HIREDHAND_SERVE", "-")))
 if os.environ.get("HIREDHAND_CLASS") == "NoHello":
+    sys.stderr.write("no hello: missing config\n\n")
+    sys.stderr.flush()
     os._exit(1)
 answer({"hiredhand": 2 if os.environ.get("HIREDHAND_CLASS") == "BadHello" else 1})
 while True:
