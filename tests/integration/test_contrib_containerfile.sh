@@ -51,7 +51,9 @@ done
 # runtime stage: the libraries the binary and the library load
 lib="$(dirname "$HIREDHAND")/libhiredhand.so"
 [ -f "$lib" ] || fail "no libhiredhand.so next to $HIREDHAND"
-needed="$(readelf -d "$HIREDHAND" "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort -u | grep -v '^libhiredhand')"
+# (a sanitizer build's runtimes, libasan and the like, are not the image's)
+needed="$(readelf -d "$HIREDHAND" "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort -u |
+    grep -vE '^lib(hiredhand|asan|ubsan|tsan|lsan)\.')"
 checked=0
 for so in $needed; do
     path="$(ldconfig -p | awk -v so="$so" '$1 == so { print $NF; exit }')"
