@@ -53,9 +53,12 @@ run_oom_case() {   # FETCH-MODE
 hh_start_worker -c 2 --heartbeat-interval 1 --recovery-interval 1 --exec "FailJob=$HH_HANDLERS/slow_fail.sh $starts 3"
 peer_log="$WORKER_LOG"; peer_pid="$WORKER_PID"
 hh_start_worker -c 2 --heartbeat-interval 1 --recovery-interval 1 -q other --exec "FailJob=$HH_HANDLERS/slow_fail.sh $starts 3"
+other_pid="$WORKER_PID"
 WORKER_LOG="$peer_log"; WORKER_PID="$peer_pid"   # the worker on `default` runs the job
 hh_worker_wait_ready
 run_oom_case reliable
+hh_stop_worker TERM 30
+WORKER_PID="$other_pid"   # the peer goes too: its scheduler would meet the OOM of the cases below
 hh_stop_worker TERM 30
 
 # 2. basic fetch
@@ -93,8 +96,13 @@ assert_eq "$(R get stat:processed)" 1 "stat:processed after the fix (the one job
 assert_alive "$WORKER_PID" "worker"
 hh_stop_worker TERM 30
 
-# 5. the scheduler under OOM
+# 5. the scheduler under OOM. The retries written above fall due 15-25 s after their failure: the
+# scheduler moves due retries first, and one refused ends that poll before the schedule's turn.
+R del retry >/dev/null
 hh_start_worker -c 2 --poll-interval 1 --heartbeat-interval 1 --exec "OkJob=$HH_HANDLERS/record.sh"
+# booted first: a worker registers with a write before its scheduler runs, and a slow start (a
+# loaded machine, ASan) would otherwise meet the OOM in its boot, not in the scheduler
+hh_worker_wait_ready 30
 R config set maxmemory 1 >/dev/null
 now="$(date +%s)"
 R config set maxmemory 0 >/dev/null
