@@ -267,8 +267,6 @@ static void describe_exit(const cli_serve *s, const srv_proc *p, char *buf, size
     else snprintf(buf, len, "%s killed by signal %d", s->argv[0], WIFSIGNALED(p->status) ? WTERMSIG(p->status) : 0);
 }
 
-/* Fails the job with what + the last stderr line, its stderr lines as the
- * backtrace (as --exec does). */
 /* The last stderr line with something to say (cli_error_text), or NULL. */
 static const char *last_words(const srv_proc *p) {
     for (size_t i = p->ntail; i > 0; i--) {
@@ -278,6 +276,8 @@ static const char *last_words(const srv_proc *p) {
     return NULL;
 }
 
+/* Fails the job with what + its last words on stderr, its stderr lines as
+ * the backtrace (as --exec does). */
 static void fail_proc(hh_job *job, srv_proc *p, const char *error_class, const char *what) {
     const char *last = last_words(p);
     if (last) hh_job_fail(job, error_class, "%s: %.1000s", what, last);
@@ -745,9 +745,6 @@ static int apply_answer(hh_job *job, const char *line) {
     return -1;
 }
 
-/* A free slot, running or not, marked busy; NULL when the stop cancelled
- * the job while it waited for one, or its deadline (0: none) passed.
- * Running processes are preferred. */
 /* Takes an idle slot (one with a running process first, else an empty one),
  * waiting while every slot is held. Only the time spent while some slot is
  * starting (the starter reading its hello) counts towards the job's
@@ -874,11 +871,7 @@ again:
         (deadline <= 0 || cli_mono() < deadline)) {
         /* it ended (after its last answer, say) without taking this job:
          * not this job's failure, and nothing ran it; a new process gets it */
-        for (double until = cli_mono() + 1; !reap(p, 0) && cli_mono() < until;) {
-            struct timespec ts = {0, 10 * 1000000L};
-            nanosleep(&ts, NULL);
-        }
-        describe_exit(s, p, what, sizeof(what));
+        describe_end(s, p, what, sizeof(what));
         SLOG(s, HH_LOG_WARN, "--serve %s: pid=%d ended before it read jid=%s (%s); a new process gets the job",
              s->klass, (int)p->pid, hh_job_jid(job), what);
         end_proc(s, p, 0);
