@@ -226,9 +226,10 @@ void hh_lease_free(struct hh_lease *l) {
 
 /* A word at a time: byte-wise FNV-1a cost a multiply per payload byte, 2 %
  * of a no-op job's CPU. Each 8-byte word is folded in with a multiply and
- * a shift, the tail word zero-padded and the length mixed last, so payloads
- * that differ in any hashed byte or in length get different keys (a jid
- * differs in 12 bytes). Keys live in this process's memory only. */
+ * a shift, the tail word zero-padded and the length mixed last, so every
+ * hashed byte and the length reach all 64 bits of the key: two held jobs
+ * (their jids differ in 12 bytes) share one only by a 64-bit chance. Keys
+ * live in this process's memory only. */
 static uint64_t mix_words(uint64_t h, const unsigned char *p, size_t n) {
     for (; n >= 8; p += 8, n -= 8) {
         uint64_t w;
