@@ -12,10 +12,13 @@ pkgs=(cmake make gcc clang pkg-config libhiredis-dev libjansson-dev libmicrohttp
       redis-server redis-tools redis-sentinel)
 if [ "$what" = test ] || [ "$what" = bench ]; then
   pkgs+=(libcmocka-dev ruby ruby-sidekiq ruby-rack ruby-webrick curl jq iproute2 chromium procps locales openssl
-        libclang-rt-14-dev cppcheck clang-format python3 nodejs ruby-activejob groff-base)
+        libclang-rt-14-dev cppcheck clang-format python3 nodejs ruby-activejob groff-base
+        ruby-sidekiq-cron ruby-raabro ruby-thor ruby-concurrent ruby-tzinfo)
         # locales: the decimal-comma test; libFuzzer for `make fuzz`; cppcheck and clang-format
         # for `make lint`; python3, nodejs: the --serve reference handlers; ruby-activejob: Rails
-        # 6.1 pushing Active Job jobs through the Sidekiq adapter
+        # 6.1 pushing Active Job jobs through the Sidekiq adapter; ruby-sidekiq-cron (1.8, for
+        # Sidekiq 6.4) and what the Sidekiq 7.3/8.1 peers' sidekiq-cron, fugit and
+        # sidekiq-unique-jobs load: raabro, thor, concurrent-ruby, tzinfo
 fi
 if [ "$what" = bench ]; then
   pkgs+=(golang-go golang-github-gomodule-redigo-dev golang-github-robfig-cron-dev)

@@ -15,6 +15,11 @@
 #   hh_stop_worker [SIG] [TIMEOUT]   signal the worker (default TERM) and wait for its exit;
 #                                    sets WORKER_RC (124 when it did not exit in time)
 #   hh_ruby FILE.rb ARGS...          ruby with tests/ruby on the load path, REDIS_URL exported
+#   hh_require_peers                 sets HH_PEERS (Sidekiq 7.3/8.1 and gems runnable with Debian's
+#                                    Ruby, in the folder `shared/peers` beside the checkout), or
+#                                    skips the test (exit 77) with a message saying what is missing
+#   hh_peer_ruby GEN FILE.rb ARGS... like hh_ruby with a peer's Sidekiq: GEN is 73, 81, 73-gems
+#                                    or 81-gems (sidekiq-cron 2.3 and sidekiq-unique-jobs 8.1 too)
 #   hh_sidekiq_start APPFILE ARGS... real `sidekiq -r APPFILE -q default -c 2 ARGS` in background;
 #                                    sets SIDEKIQ_PID, SIDEKIQ_LOG; hh_sidekiq_wait_ready waits for
 #                                    its heartbeat
@@ -456,6 +461,24 @@ hh_ruby() {   # FILE.rb ARGS...   (bounded at HH_RUBY_TIMEOUT, default 120 s)
     # timeout, ^C) reaches ruby at once and the test's cleanup trap runs right away
     REDIS_URL="$REDIS_URL" timeout --foreground -k 2 "${HH_RUBY_TIMEOUT:-120}" \
         ruby -W0 -I "$HH_RUBY_DIR" "$f" "$@"
+}
+
+hh_require_peers() {
+    local d="${HH_PEERS:-$(cd "$HH_ROOT/.." && pwd)/shared/peers}"
+    if [ ! -x "$d/ruby73" ] || [ ! -x "$d/ruby81" ]; then
+        echo "SKIP: $HH_TEST_NAME needs Sidekiq 7.3/8.1 peers in $d (ruby73, ruby81); not found" >&2
+        exit 77
+    fi
+    HH_PEERS="$(cd "$d" && pwd)"
+    export HH_PEERS
+}
+
+hh_peer_ruby() {   # GEN FILE.rb ARGS...   (GEN: 73, 81, 73-gems, 81-gems; bounded as hh_ruby)
+    local gen="$1" f="$2"; shift 2
+    [ -n "${HH_PEERS:-}" ] || hh_require_peers
+    case "$f" in /*) ;; *) [ -f "$f" ] || f="$HH_RUBY_DIR/$f" ;; esac
+    REDIS_URL="$REDIS_URL" timeout --foreground -k 2 "${HH_RUBY_TIMEOUT:-120}" \
+        "$HH_PEERS/ruby$gen" -W0 -I "$HH_RUBY_DIR" "$f" "$@"
 }
 
 hh_sidekiq_start() {   # APPFILE [extra sidekiq args...]   (-q default -c 2 unless you pass -q / -c)
