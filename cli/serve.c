@@ -650,20 +650,69 @@ static int start_proc(cli_serve *s, srv_proc *p, hh_job *job, double start, doub
     return -1;
 }
 
+/* Whether the integer token t[0..n) ('-' and digits; JSON allows no
+ * leading zero) is beyond 64 bits, as jansson judges it (strtoll's range). */
+static int beyond_64_bits(const char *t, size_t n) {
+    int neg = *t == '-';
+    t += neg, n -= (size_t)neg;
+    return n > 19 || (n == 19 && memcmp(t, neg ? "9223372036854775808" : "9223372036854775807", 19) > 0);
+}
+
+/* The payload parsed for the job line, each integer beyond 64 bits (Ruby
+ * has them, jansson has not) as a real and every other value as written;
+ * *big says whether there was one. jansson reads either every integer as
+ * a real or none (JSON_DECODE_INT_AS_REAL), which turned a job's 7 into
+ * 7.0 beside one bignum: so such a payload, which jansson has already
+ * accepted as JSON (hh_job_adopt), is copied with ".0" after each of its
+ * bignums, and only they become reals. In valid JSON a number is the one
+ * token outside strings that holds digits, and a string ends at the
+ * first '"' that no backslash escapes: that is all the copy needs to
+ * know; jansson parses the result. */
+static json_t *load_payload(const char *payload, size_t len, int *big) {
+    json_error_t err;
+    *big = 0;
+    /* \u0000 in a string (a class "T\u0000Evil") is data like any other:
+     * the line carries it escaped */
+    json_t *item = json_loadb(payload, len, JSON_ALLOW_NUL, &err);
+    if (item || !strstr(err.text, "too big ")) return item; /* "too big (negative) integer" */
+    *big = 1;
+    /* a bignum has 20 characters at least, and gets 2 more */
+    char *copy = malloc(len + len / 10 + 3);
+    size_t n = 0;
+    for (size_t i = 0; copy && i < len;) {
+        if (payload[i] == '"') {
+            size_t j = i + 1;
+            while (j < len && payload[j] != '"') j += payload[j] == '\\' ? 2 : 1;
+            j = j < len ? j + 1 : len;
+            memcpy(copy + n, payload + i, j - i);
+            n += j - i, i = j;
+        } else if (payload[i] == '-' || (payload[i] >= '0' && payload[i] <= '9')) {
+            size_t j = i + 1;
+            while (j < len && payload[j] && strchr("0123456789+-.eE", payload[j])) j++;
+            memcpy(copy + n, payload + i, j - i);
+            n += j - i;
+            if (!memchr(payload + i, '.', j - i) && !memchr(payload + i, 'e', j - i) &&
+                !memchr(payload + i, 'E', j - i) && beyond_64_bits(payload + i, j - i))
+                copy[n++] = '.', copy[n++] = '0';
+            i = j;
+        } else {
+            copy[n++] = payload[i++];
+        }
+    }
+    item = copy ? json_loadb(copy, n, JSON_ALLOW_NUL, NULL) : NULL;
+    free(copy);
+    /* never less than before: every integer a real */
+    return item ? item : json_loadb(payload, len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, NULL);
+}
+
 /* The job line: the payload (parsed) and the variables --exec sets. */
 static char *job_line(hh_job *job, size_t *len) {
     size_t plen;
     const char *payload = hh_job_payload(job, &plen);
-    /* \u0000 in a string (a class "T\u0000Evil") is data like any other:
-     * the line carries it escaped */
-    json_t *item = json_loadb(payload, plen, JSON_ALLOW_NUL, NULL);
-    json_t *exact = NULL;
-    if (!item) {
-        /* integers beyond 64 bits (Ruby has them, jansson does not): read as
-         * reals, the exact text beside */
-        item = json_loadb(payload, plen, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, NULL);
-        exact = json_stringn(payload, plen);
-    }
+    int big;
+    json_t *item = load_payload(payload, plen, &big);
+    /* a bignum's digits: the exact text beside */
+    json_t *exact = big ? json_stringn(payload, plen) : NULL;
     json_t *msg = json_object();
     /* retry_count as stored when it is a number (a count beyond int, or
      * beyond 64 bits, keeps its digits: a placeholder here, the text put in
