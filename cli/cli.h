@@ -102,14 +102,22 @@ int cli_top(int argc, char **argv);
 
 /* --exec CLASS=COMMAND handlers. */
 typedef struct cli_exec cli_exec;
-/* Parses "CLASS=COMMAND" (split on blanks, no shell) and checks that the
- * program exists and is executable. Returns NULL with a message in err. */
+/* Parses "CLASS=COMMAND" (split on blanks, no shell) and checks that no
+ * word holds shell syntax (cli_exec_shell_syntax) and that the program
+ * exists and is executable. Returns NULL with a message in err. */
 cli_exec *cli_exec_new(const char *spec, double timeout, char *err, size_t errlen);
 void cli_exec_free(cli_exec *e);
 /* COMMAND split at spaces and tabs into a NULL-terminated argv (*argc words,
  * 0 for a blank command); NULL when out of memory. */
 char **cli_exec_split(const char *command, size_t *argc);
 void cli_exec_split_free(char **argv);
+/* Whether a word of argv (cli_exec_split's) holds shell syntax: a quote, a
+ * backslash, `$` or a backtick, a leading `~`, or an operator (`|`, `&&`,
+ * `;`, `>`, `<` as a word, at a word's start or `;|&` at its end). No
+ * shell ever sees COMMAND, so such a word reaches the program as written
+ * (`sh -c "echo hi"` runs `"echo` and fails every job): 1 with the word and
+ * the remedy in why, else 0. */
+int cli_exec_shell_syntax(char *const *argv, char *why, size_t whylen);
 const char *cli_exec_class(const cli_exec *e);
 /* Handlers' environment: the worker's without REDIS_URL, REDIS_PASSWORD
  * and the names given to cli_exec_env_drop, except the names given to

@@ -104,6 +104,12 @@ cli_exec *cli_exec_new(const char *spec, double timeout, char *err, size_t errle
         cli_exec_free(e);
         return NULL;
     }
+    char why[600];
+    if (cli_exec_shell_syntax(e->argv, why, sizeof(why))) {
+        snprintf(err, errlen, "--exec %s: %s", e->klass, why);
+        cli_exec_free(e);
+        return NULL;
+    }
     if (!cli_executable(e->argv[0])) {
         snprintf(err, errlen, "--exec %s: program '%s' not found or not executable", e->klass, e->argv[0]);
         cli_exec_free(e);

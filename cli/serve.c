@@ -136,6 +136,12 @@ cli_serve *cli_serve_new(const char *spec, double timeout, int pool, long max_jo
         cli_serve_free(s);
         return NULL;
     }
+    char why[600];
+    if (cli_exec_shell_syntax(s->argv, why, sizeof(why))) {
+        snprintf(err, errlen, "--serve %s: %s", s->klass, why);
+        cli_serve_free(s);
+        return NULL;
+    }
     if (!cli_executable(s->argv[0])) {
         snprintf(err, errlen, "--serve %s: program '%s' not found or not executable", s->klass, s->argv[0]);
         cli_serve_free(s);

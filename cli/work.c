@@ -651,7 +651,7 @@ static int serve_pool_size(const work_args *a) {
 /* The --exec and --serve handlers, each program checked; 0 or an exit
  * status (nothing left allocated then). */
 static int make_handlers(const work_args *a, work_handlers *h) {
-    char err[256];
+    char err[1024];
     for (size_t i = 0; i < a->nexec; i++) {
         if (!(h->exec[i] = cli_exec_new(a->execs[i], a->exec_timeout, err, sizeof(err)))) {
             while (i--) cli_exec_free(h->exec[i]);

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Bad input: bad flags, a bad URL and a missing handler program give a clear message on
+# Bad input: bad flags, a bad URL, a missing handler program and shell syntax in a handler's
+# COMMAND (which no shell reads) give a clear message on
 # stderr and exit status 2 (checked for `work` and `push`); Redis unreachable at start does NOT
 # make the worker exit: it stays up, logs the outage once per state change (no log spam), and when
 # a redis-server appears on that port it processes a pushed job. An explicit queue weight 0 gets a
@@ -106,6 +107,13 @@ expect_usage_error "top --interval" "--interval: inf is out of range, want 0.1 t
 expect_usage_error "top --count" "--count: 'x' is not a number, want 1 to 1000000000" -- top --count x -r "$url"
 expect_usage_error "missing --exec program" "/nonexistent/handler-prog" -- work -r "$url" --exec "X=/nonexistent/handler-prog"
 expect_usage_error "--exec without CLASS=" "" -- work -r "$url" --exec "/bin/true"
+# COMMAND is split on blanks and no shell reads it: shell syntax in it is refused at start (every
+# job would fail: `sh -c "echo` is a syntax error), with what to do instead
+expect_usage_error "--exec with shell quotes" \
+    "--exec Q: '\"echo' holds a quote, but COMMAND is split on blanks and run without a shell" \
+    -- work -r "$url" --exec 'Q=sh -c "echo hi; exit 0"'
+expect_usage_error "--serve with a shell redirect" "--serve Q: '2>&1' holds an operator" \
+    -- work -r "$url" --serve "Q=$HH_HANDLERS/serve_test.py 2>&1"
 expect_usage_error "non-numeric concurrency" "" -- work -r "$url" -c abc --exec "OkJob=$HH_HANDLERS/record.sh"
 expect_usage_error "non-numeric timeout" "" -- work -r "$url" -t soon --exec "OkJob=$HH_HANDLERS/record.sh"
 # every numeric option states its accepted range, the same way, before anything starts
