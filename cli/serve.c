@@ -44,7 +44,7 @@
 
 #define SERVE_PROTOCOL 1
 #define HELLO_TIMEOUT 30.0            /* seconds for a new process to say hello (default) */
-#define ANSWER_MAX (16 * 1024 * 1024) /* longest answer line taken */
+#define ANSWER_MAX (16 * 1024 * 1024) /* longest answer (or hello) line taken: the README's 16 MiB */
 #define ERR_LINE_MAX 4096             /* a longer stderr line is logged in pieces */
 #define TAIL_LINES 20                 /* stderr lines kept for a failure's backtrace */
 #define BACKOFF_MIN 0.1
@@ -461,7 +461,7 @@ static int await_hello(cli_serve *s, srv_proc *p, hh_job *job, double deadline, 
     } else if (io == IO_TIMEOUT) {
         snprintf(what, wlen, "%s said no hello within %g s", s->argv[0], s->hello_timeout);
     } else if (io == IO_TOO_LONG) {
-        snprintf(what, wlen, "%s: hello line too long", s->argv[0]);
+        snprintf(what, wlen, "%s: hello line longer than 16 MiB, the --serve protocol's limit", s->argv[0]);
         rc = -2;
     } else {
         describe_end(s, p, what, wlen);
@@ -482,7 +482,7 @@ static int hello_step(cli_serve *s, srv_proc *p, char *what, size_t wlen) {
         return rc == 0 ? 1 : -1;
     }
     if (p->outlen > ANSWER_MAX) {
-        snprintf(what, wlen, "%s: hello line too long", s->argv[0]);
+        snprintf(what, wlen, "%s: hello line longer than 16 MiB, the --serve protocol's limit", s->argv[0]);
         return -1;
     }
     if (!open || reap(p, 0)) {
@@ -773,8 +773,25 @@ static char *job_line(hh_job *job, size_t *len) {
     return l;
 }
 
+/* A member of a failure answer as text: a string as it is, null as NULL
+ * (absent), anything else (a number, a list) as its JSON text, logged: a
+ * handler's mistake keeps what it said rather than vanish. Free with
+ * free(). */
+static char *answer_text(cli_serve *s, const srv_proc *p, hh_job *job, const json_t *v, const char *name) {
+    if (!v || json_is_null(v)) return NULL;
+    if (json_is_string(v)) return strndup(json_string_value(v), json_string_length(v));
+    char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_PRESERVE_ORDER);
+    SLOG(s, HH_LOG_WARN, "--serve %s: pid=%d jid=%s: %s is %s, not a string: kept as its JSON text", s->klass,
+         (int)p->pid, hh_job_jid(job), name,
+         json_is_number(v)        ? "a number"
+             : json_is_boolean(v) ? "a boolean"
+             : json_is_array(v)   ? "a list"
+                                  : "an object");
+    return t;
+}
+
 /* Applies an answer line. 0 success, -1 failure (job failed), -2 garbage. */
-static int apply_answer(hh_job *job, const char *line) {
+static int apply_answer(cli_serve *s, const srv_proc *p, hh_job *job, const char *line) {
     json_t *a = json_loads(line, 0, NULL);
     json_t *ok = json_object_get(a, "ok");
     if (!json_is_boolean(ok)) {
@@ -785,16 +802,23 @@ static int apply_answer(hh_job *job, const char *line) {
         json_decref(a);
         return 0;
     }
-    json_t *ec = json_object_get(a, "error_class"), *em = json_object_get(a, "error_message");
+    char *cls = answer_text(s, p, job, json_object_get(a, "error_class"), "error_class");
+    char *msg = answer_text(s, p, job, json_object_get(a, "error_message"), "error_message");
+    hh_job_fail(job, cls && *cls ? cls : "StandardError", "%s", msg ? msg : "");
+    free(cls);
+    free(msg);
+    /* a list of lines; a line that is no string, or a backtrace that is
+     * no list, as its JSON text */
     json_t *bt = json_object_get(a, "backtrace");
-    const char *cls = json_is_string(ec) && json_string_length(ec) ? json_string_value(ec) : "StandardError";
-    hh_job_fail(job, cls, "%s", json_is_string(em) ? json_string_value(em) : "");
-    size_t n = json_is_array(bt) ? json_array_size(bt) : 0;
-    const char **lines = n ? calloc(n, sizeof(char *)) : NULL;
+    size_t n = json_is_array(bt) ? json_array_size(bt) : bt && !json_is_null(bt) ? 1 : 0;
+    char **lines = n ? calloc(n, sizeof(char *)) : NULL;
     size_t k = 0;
-    for (size_t i = 0; lines && i < n; i++)
-        if (json_is_string(json_array_get(bt, i))) lines[k++] = json_string_value(json_array_get(bt, i));
-    if (k) hh_job_set_backtrace(job, lines, k);
+    for (size_t i = 0; lines && i < n; i++) {
+        json_t *l = json_is_array(bt) ? json_array_get(bt, i) : bt;
+        if ((lines[k] = answer_text(s, p, job, l, "a backtrace line"))) k++;
+    }
+    if (k) hh_job_set_backtrace(job, (const char *const *)lines, k);
+    for (size_t i = 0; i < k; i++) free(lines[i]);
     free(lines);
     json_decref(a);
     return -1;
@@ -935,7 +959,7 @@ again:
     }
     switch (io) {
     case IO_LINE:
-        rc = apply_answer(job, line);
+        rc = apply_answer(s, p, job, line);
         if (rc == -2) {
             snprintf(what, sizeof(what), "%s answered garbage: %.200s", s->argv[0], line);
             fail_proc(job, p, "hiredhand::ServeProtocolError", what);
@@ -957,7 +981,8 @@ again:
         fail_proc(job, p, "hiredhand::ExecFailed", what);
         break;
     case IO_TOO_LONG:
-        snprintf(what, sizeof(what), "%s answered a line longer than %d bytes", s->argv[0], ANSWER_MAX);
+        snprintf(what, sizeof(what), "%s answered a line longer than 16 MiB (%d bytes), the --serve protocol's limit",
+                 s->argv[0], ANSWER_MAX);
         fail_proc(job, p, "hiredhand::ServeProtocolError", what);
         break;
     default: {

@@ -5,7 +5,9 @@
 # the job and restarts are backed off (0.1 s doubling: a handful in 3 s, not hundreds); a payload
 # with integers beyond 64 bits arrives with its exact text in "payload", and only those integers
 # are reals in "job" (every other number stays as written: one bignum once made them all reals);
-# such a job that fails keeps every digit in the retry set.
+# such a job that fails keeps every digit in the retry set. A failure whose error_class is a number
+# or error_message a list keeps them as JSON text (it was StandardError with an empty message), with
+# a warning; an answer over 16 MiB fails the job saying that is the protocol's limit.
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
 hh_redis_start
@@ -19,10 +21,20 @@ j_two="$(hh_push_job TwoLines '[1]')"
 big="$(hh_push_job Ok '[123456789012345678901234567890,1]')"
 mixed="$(hh_push_job Ok '[42,{"user_id":7,"amount_cents":1180591620717411303424,"s":"9223372036854775808 \"-99999999999999999999\"","f":1.5}]' '"retry":3,"retry_count":0')"
 bigfail="$(hh_push_job Fail '[-123456789012345678901234567890,7]')"
+j_odd="$(hh_push_job OddFail '[1]')"
+j_huge="$(hh_push_job Huge '[1]')"
+# the catch-all takes Fail, OddFail and Huge: one process start for the three
 j_bad="$(hh_push_job BadHello '[1]')"
-hh_start_worker -c 1 --serve "FailBare=$H" --serve "Fail=$H" --serve "TwoLines=$H" --serve "Ok=$H" --serve "BadHello=$H" --serve "NoHello=$H"
-must_wait 60 '[ "$(R llen queue:default)" = 0 ] && [ "$(R zcard retry)" = 3 ]' "retry=$(R zcard retry) queue=$(R llen queue:default)"
+hh_start_worker -c 1 --serve "FailBare=$H" --serve "*=$H" --serve "TwoLines=$H" --serve "Ok=$H" --serve "BadHello=$H" --serve "NoHello=$H"
+must_wait 60 '[ "$(R llen queue:default)" = 0 ] && [ "$(R zcard retry)" = 5 ]' "retry=$(R zcard retry) queue=$(R llen queue:default)"
 assert_eq "$(hh_retry_field "$j_bare" error_class)" StandardError "{\"ok\":false}: error_class"
+assert_eq "$(hh_retry_field "$j_odd" error_class)" 42 "error_class a number: its JSON text"
+assert_eq "$(hh_retry_field "$j_odd" error_message)" '["a",{"b":1}]' "error_message a list: its JSON text"
+assert_contains "$(grep "jid=$j_odd: error_message is a list" "$WORKER_LOG")" "not a string: kept as its JSON text" \
+    "error_message a list: a warning"
+assert_eq "$(hh_retry_field "$j_huge" error_class)" hiredhand::ServeProtocolError "an answer over 16 MiB: error_class"
+assert_contains "$(hh_retry_field "$j_huge" error_message)" \
+    "answered a line longer than 16 MiB (16777216 bytes), the --serve protocol's limit" "an answer over 16 MiB: message"
 assert_eq "$(R zrange retry 0 -1 | grep -c "$j_two")" 0 "two answer lines: the job's answer (ok) counts"
 must_wait 10 'grep -q "wrote more than one answer line" "$WORKER_LOG"' "two answer lines: not logged"
 p1="$(pid_of "$j_two")"

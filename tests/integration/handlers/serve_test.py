@@ -12,6 +12,8 @@
 #   Noisy    writes two stderr lines, succeeds
 #   ExitAfter  answers ok, then exits 0 0.3 s later without reading another line
 #   FailBare answers {"ok":false}       TwoLines  answers two ok lines at once
+#   OddFail  fails with a number as error_class, a list as error_message, a number in backtrace
+#   Huge     answers a line of 17 MiB
 # As the process of --serve NoHello it writes "no hello: missing config" and a blank line to
 # stderr and exits 1 before its hello; of --serve BadHello it says
 # {"hiredhand":2}. "started" gets "pid HIREDHAND_CLASS HIREDHAND_SERVE" per process.
@@ -53,6 +55,12 @@ while True:
         os._exit(0)
     if k == "FailBare":
         answer({"ok": False})
+        continue
+    if k == "OddFail":
+        answer({"ok": False, "error_class": 42, "error_message": ["a", {"b": 1}], "backtrace": ["x.py:1", 7]})
+        continue
+    if k == "Huge":
+        answer({"ok": False, "error_message": "x" * (17 << 20)})
         continue
     if k == "TwoLines":
         sys.stdout.write('{"ok":true}\n{"ok":true}\n')
