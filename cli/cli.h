@@ -168,12 +168,14 @@ cli_serve *cli_serve_new(const char *spec, double timeout, int pool, long max_jo
 const char *cli_serve_class(const cli_serve *s);
 /* Where stderr lines and process events are logged; before start. */
 void cli_serve_set_manager(cli_serve *s, hh_manager *m);
-/* The eager start of --serve-pool: a starter thread starts n processes
- * (at most the pool) at once and reads their hellos while the worker runs,
- * and starts each again (after the backoff) when it fails its hello or
- * ends; the class's jobs wait for a process meanwhile. Returns at once: 0,
- * or an errno when there is no thread (processes then start lazily). */
-int cli_serve_prestart(cli_serve *s, int n);
+/* Starts the class's keeper thread, which reads idle processes' stderr
+ * (a handler never blocks writing it between jobs), and with eager > 0
+ * (--serve-pool) starts that many processes (at most the pool) at once,
+ * reads their hellos while the worker runs, and starts each again (after
+ * the backoff) when it fails its hello or ends; the class's jobs wait for
+ * a process meanwhile. Returns at once: 0, or an errno when there is no
+ * thread (processes then start lazily). */
+int cli_serve_start(cli_serve *s, int eager);
 /* Seconds a new process has to say hello (default 30). */
 void cli_serve_set_hello_timeout(cli_serve *s, double seconds);
 /* Bytes of a process's stderr logged per job, and between jobs

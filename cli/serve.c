@@ -10,11 +10,12 @@
  *                       or {"ok":false,"error_class":..,"error_message":..,"backtrace":[..]}
  *
  * Processes start lazily (the first job that finds no idle one starts one,
- * up to the pool size), or with --serve-pool all at once on a starter
- * thread of the pool's own, which reads their hellos while the worker
- * runs: a slow or mute process delays neither the worker's start nor
- * other classes' jobs, and one past its hello deadline is killed and
- * started again after the backoff. They run with the --exec conventions:
+ * up to the pool size), or with --serve-pool all at once on the pool's
+ * keeper thread, which reads their hellos while the worker runs: a slow
+ * or mute process delays neither the worker's start nor other classes'
+ * jobs, and one past its hello deadline is killed and started again after
+ * the backoff. The keeper also reads idle processes' stderr, so none
+ * blocks writing it between jobs. They run with the --exec conventions:
  * no shell, the filtered environment, their own process group, killed
  * with the worker. A process
  * that dies, closes its stdout, answers anything but one such line or runs
@@ -68,6 +69,7 @@ typedef struct {
     int status;   /* wait status once reaped */
     int reaped;
     int starting;        /* held by the starter thread until its hello (busy too) */
+    int draining;        /* held by the keeper thread reading its stderr between jobs (busy too) */
     double hello_by;     /* the deadline for its hello (monotonic), set at spawn */
     int hello_due;       /* started, no hello read yet: a job's timeout cut
                           * the wait short; the next job reads it first */
@@ -82,16 +84,18 @@ struct cli_serve {
     int pool;
     hh_manager *m;
     pthread_mutex_t mu;
-    pthread_cond_t cv; /* a process became free */
+    pthread_cond_t cv;  /* a process became free */
+    pthread_cond_t kcv; /* for the keeper thread: a process became idle, or the stop */
     srv_proc *procs;
     int failures;      /* abnormal ends in a row: the backoff's exponent */
     int unready;       /* hh_manager_set_unready() holds our problem; mu */
     double next_start; /* no start before (monotonic) */
     double hello_timeout;
     size_t log_max; /* --exec-log-max */
-    /* --serve-pool: the starter thread keeps procs[0 .. eager) running */
+    /* the keeper thread reads idle processes' stderr; with --serve-pool it
+     * also keeps procs[0 .. eager) running (the starter) */
     int eager;
-    int stopping; /* the starter ends; mu */
+    int stopping; /* the keeper ends; mu */
     int starter_running;
     pthread_t starter;
 };
@@ -123,6 +127,7 @@ cli_serve *cli_serve_new(const char *spec, double timeout, int pool, long max_jo
     for (int i = 0; i < (pool > 0 ? pool : 1); i++) s->procs[i].in_fd = s->procs[i].out_fd = s->procs[i].err_fd = -1;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
+    pthread_cond_init(&s->kcv, NULL);
     s->klass = strndup(spec, (size_t)(eq - spec));
     s->timeout = timeout;
     s->hello_timeout = HELLO_TIMEOUT;
@@ -179,10 +184,11 @@ static void err_line(void *udata, const char *line, size_t len) {
     tail_push(c->p, line, len);
 }
 
-/* Reads what stderr has; 0 at EOF or error, 1 otherwise. */
-static int read_err(cli_serve *s, srv_proc *p, hh_job *job) {
+/* Reads what stderr has, max bytes at most (0: all); 0 at EOF or error,
+ * 1 otherwise. */
+static int read_err_max(cli_serve *s, srv_proc *p, hh_job *job, size_t max) {
     err_ctx c = {s, p, job};
-    for (;;) {
+    for (size_t total = 0; !max || total < max;) {
         char buf[ERR_LINE_MAX];
         ssize_t got = read(p->err_fd, buf, sizeof(buf));
         if (got < 0 && errno == EINTR) continue;
@@ -194,8 +200,12 @@ static int read_err(cli_serve *s, srv_proc *p, hh_job *job) {
             return 1;
         }
         cli_lines_feed(&p->err, buf, (size_t)got, err_line, &c);
+        total += (size_t)got;
     }
+    return 1;
 }
+
+static int read_err(cli_serve *s, srv_proc *p, hh_job *job) { return read_err_max(s, p, job, 0); }
 
 /* One read of stdout into p->out (the caller loops: a job costs as few
  * system calls as can be); 0 at EOF or error, 1 otherwise. */
@@ -505,18 +515,44 @@ static int worker_quiet(cli_serve *s) {
     return s->m && hh_manager_get_stats(s->m, &st) == HH_OK && st.quiet;
 }
 
-/* The starter thread of a --serve-pool: keeps procs[0 .. eager) started,
- * reading every hello at once with poll, so no process waits for another
- * and nobody waits for it but the jobs of its class (a starting process
- * is busy: acquire() passes it by). A process that fails its hello is
- * killed and started again after the backoff. Ends on s->stopping. */
+/* Reads what an idle process (slot p, pid as seen when its stderr fd was
+ * polled) wrote to stderr, holding the slot meanwhile (draining): a
+ * handler's background threads log between jobs too, and a process whose
+ * stderr pipe fills up would block in its write until its next job, or
+ * forever. Lines are logged with jid=- up to --exec-log-max, the rest
+ * read and dropped. Skipped when a job took the slot since. */
+static void drain_idle(cli_serve *s, srv_proc *p, pid_t pid, int fd) {
+    pthread_mutex_lock(&s->mu);
+    int mine = !p->busy && p->pid == pid && p->err_fd == fd;
+    if (mine) p->busy = p->draining = 1;
+    pthread_mutex_unlock(&s->mu);
+    if (!mine) return;
+    /* a pipe's worth at a time: a process that never stops writing still
+     * lets a job take it */
+    if (!read_err_max(s, p, NULL, 65536)) close_fd(&p->err_fd); /* it ended: the next job sees it */
+    pthread_mutex_lock(&s->mu);
+    p->busy = p->draining = 0;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* The keeper thread of a --serve class: reads the stderr of every idle
+ * process (drain_idle), and with --serve-pool is the starter too, keeping
+ * procs[0 .. eager) started, reading every hello at once with poll, so no
+ * process waits for another and nobody waits for it but the jobs of its
+ * class (a starting process is busy: acquire() passes it by). A process
+ * that fails its hello is killed and started again after the backoff.
+ * With nothing to watch it sleeps until a process becomes idle. Ends on
+ * s->stopping. */
 static void *starter_main(void *arg) {
     cli_serve *s = arg;
     struct pollfd *pf = calloc((size_t)s->pool * 2, sizeof(*pf));
+    pid_t *idle = calloc((size_t)s->pool, sizeof(*idle)); /* the pid whose stderr is polled, per slot */
+    nfds_t *at = calloc((size_t)s->pool, sizeof(*at));    /* and where in pf */
     pthread_mutex_lock(&s->mu);
-    while (!s->stopping && pf) {
+    while (!s->stopping && pf && idle && at) {
         pthread_mutex_unlock(&s->mu); /* never the manager's lock under ours */
-        int quiet = worker_quiet(s);
+        int quiet = !s->eager || worker_quiet(s);
         pthread_mutex_lock(&s->mu);
         for (int i = 0; i < s->eager && !s->stopping && !quiet; i++) {
             srv_proc *p = &s->procs[i];
@@ -531,20 +567,36 @@ static void *starter_main(void *arg) {
             pthread_mutex_lock(&s->mu);
             if (rc != 0) p->busy = p->starting = 0;
         }
+        nfds_t n = 0;
+        for (int i = 0; i < s->pool; i++) { /* idle processes: their stderr, as they are now */
+            srv_proc *p = &s->procs[i];
+            idle[i] = !p->busy && p->pid > 0 && p->err_fd >= 0 ? p->pid : 0;
+            if (idle[i]) at[i] = n, pf[n].fd = p->err_fd, pf[n].events = POLLIN, pf[n].revents = 0, n++;
+        }
         /* only this thread sets or clears `starting`: read without mu below */
         pthread_mutex_unlock(&s->mu);
-        nfds_t n = 0;
         for (int i = 0; i < s->pool; i++) {
             srv_proc *p = &s->procs[i];
             if (!p->starting) continue;
             pf[n].fd = p->out_fd, pf[n].events = POLLIN, pf[n].revents = 0, n++;
             if (p->err_fd >= 0) pf[n].fd = p->err_fd, pf[n].events = POLLIN, pf[n].revents = 0, n++;
         }
+        /* a process that becomes idle meanwhile is watched from the next
+         * round, 100 ms at most later: the pipe holds 64 KiB until then */
         if (n) poll(pf, n, 100);
-        else {
+        else if (s->eager) {
             struct timespec ts = {0, 50 * 1000000L}; /* a backoff, or every slot running */
             nanosleep(&ts, NULL);
+        } else {
+            struct timespec ts; /* no process: until one is idle (release), or the stop */
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_sec += 1;
+            pthread_mutex_lock(&s->mu);
+            if (!s->stopping) pthread_cond_timedwait(&s->kcv, &s->mu, &ts);
+            pthread_mutex_unlock(&s->mu);
         }
+        for (int i = 0; i < s->pool; i++)
+            if (idle[i] && pf[at[i]].revents) drain_idle(s, &s->procs[i], idle[i], pf[at[i]].fd);
         for (int i = 0; i < s->pool; i++) {
             srv_proc *p = &s->procs[i];
             char what[300];
@@ -574,23 +626,25 @@ static void *starter_main(void *arg) {
         pthread_mutex_unlock(&s->mu);
     }
     free(pf);
+    free(idle);
+    free(at);
     return NULL;
 }
 
-/* Ends the starter thread (its starting processes killed); idempotent. */
+/* Ends the keeper thread (its starting processes killed); idempotent. */
 static void starter_stop(cli_serve *s) {
     pthread_mutex_lock(&s->mu);
     s->stopping = 1;
     int running = s->starter_running;
     s->starter_running = 0;
+    pthread_cond_signal(&s->kcv);
     pthread_mutex_unlock(&s->mu);
     if (running) pthread_join(s->starter, NULL);
 }
 
-int cli_serve_prestart(cli_serve *s, int n) {
-    if (n > s->pool) n = s->pool;
-    if (n <= 0 || s->starter_running) return 0;
-    s->eager = n;
+int cli_serve_start(cli_serve *s, int eager) {
+    if (s->starter_running) return 0;
+    s->eager = eager < 0 ? 0 : eager > s->pool ? s->pool : eager;
     s->stopping = 0;
     /* the thread takes no signal: the worker waits for them synchronously */
     sigset_t all, old;
@@ -599,8 +653,10 @@ int cli_serve_prestart(cli_serve *s, int n) {
     int rc = pthread_create(&s->starter, NULL, starter_main, s);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
-        SLOG(s, HH_LOG_WARN, "--serve %s: no starter thread (%s): processes start as jobs need them", s->klass,
-             strerror(rc));
+        SLOG(s, HH_LOG_WARN,
+             "--serve %s: no keeper thread (%s): processes start as jobs need them, and stderr between jobs is "
+             "read at the next job",
+             s->klass, strerror(rc));
         return rc;
     }
     s->starter_running = 1;
@@ -836,11 +892,12 @@ static srv_proc *acquire(cli_serve *s, hh_job *job, double timeout, double *coun
     pthread_mutex_lock(&s->mu);
     for (;;) {
         srv_proc *empty = NULL;
-        int starting = 0;
+        int starting = 0, draining = 0;
         for (int i = 0; i < s->pool; i++) {
             srv_proc *p = &s->procs[i];
             if (p->busy) {
                 starting |= p->starting;
+                draining |= p->draining;
                 continue;
             }
             if (p->pid > 0) {
@@ -850,7 +907,7 @@ static srv_proc *acquire(cli_serve *s, hh_job *job, double timeout, double *coun
             }
             if (!empty) empty = p;
         }
-        if (empty) {
+        if (empty && !draining) { /* a process being drained is idle in a moment: no new one for it */
             empty->busy = 1;
             pthread_mutex_unlock(&s->mu);
             return empty;
@@ -872,6 +929,7 @@ static void release(cli_serve *s, srv_proc *p) {
     pthread_mutex_lock(&s->mu);
     p->busy = 0;
     pthread_cond_signal(&s->cv);
+    pthread_cond_signal(&s->kcv); /* an idle process for the keeper to watch */
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -1055,5 +1113,6 @@ void cli_serve_free(cli_serve *s) {
     free(s->klass);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
+    pthread_cond_destroy(&s->kcv);
     free(s);
 }

@@ -743,8 +743,9 @@ static int register_handlers(hh_manager *m, const work_args *a, work_handlers *h
         /* --serve-pool N: N processes from the start (no job pays for an
          * interpreter's boot), started in the background (a slow or mute
          * one delays nothing but its class's jobs); else each starts when
-         * a job needs it */
-        if (a->serve_pool > 0) cli_serve_prestart(h->serve[i], serve_pool_size(a));
+         * a job needs it. Either way the keeper reads their stderr between
+         * jobs. */
+        cli_serve_start(h->serve[i], a->serve_pool > 0 ? serve_pool_size(a) : 0);
         rc = register_one(m, "--serve", cli_serve_class(h->serve[i]), cli_serve_handler, h->serve[i]);
     }
     for (size_t i = 0; i < a->nexec && rc == 0; i++) {

@@ -3,7 +3,9 @@
 # prints one 20 MB stderr line logs 64 KiB of it (16 pieces, not 5,120) and one WARN line with
 # the bytes not logged, runs to its end (the pipe is still read) and keeps its last stderr line as
 # the error message; a cap cuts the line that crosses it; the config file's exec_log_max sets
-# it; 0 is no cap; a bad value is a usage error. A --serve process's stderr has the same cap.
+# it; 0 is no cap; a bad value is a usage error. A --serve process's stderr has the same cap, and
+# is read between jobs too: an idle process writing 330 KiB to stderr after its answer (a background
+# thread's logging) finishes without waiting for another job (it blocked once the pipe was full).
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
 hh_redis_start
@@ -22,13 +24,17 @@ cat >"$three" <<'SH'
 cat >/dev/null
 for c in a b c; do head -c 60 /dev/zero | tr '\0' "$c" >&2; echo >&2; done
 SH
-serve="$HH_TMP/serve_flood.sh" # a --serve handler writing 1 MiB to stderr per job
-cat >"$serve" <<'SH'
+serve="$HH_TMP/serve_flood.sh" # a --serve handler writing 1 MiB to stderr per job; after a
+cat >"$serve" <<'SH'               # "between" job's answer, 330 KiB more, then $0.between
 #!/bin/sh
 echo '{"hiredhand":1}'
 while read -r line; do
     head -c 1048576 /dev/zero | tr '\0' y >&2
     echo '{"ok":true}'
+    case "$line" in *between*)
+        head -c 337920 /dev/zero | tr '\0' z >&2
+        touch "$0.between" ;;
+    esac
 done
 SH
 chmod +x "$flood" "$three" "$serve"
@@ -90,6 +96,9 @@ assert_eq "$(logged "$j4" stderr)" 65536 "--serve: stderr bytes logged for 1 MiB
 # the pipe holds 64 KiB at most: the answer may come before the last of it is read
 n="$(not_logged "$j4")"
 assert_between "${n:-0}" $((1048576 - 2 * 65536)) $((1048576 - 65536)) "--serve: bytes not logged for the job"
+j5="$(hh_push_job Flood '["between"]')"
+must_wait 30 '[ -e "$serve.between" ]' \
+    "an idle --serve process is still blocked writing 330 KiB to stderr after its answer (no job since)"
 hh_stop_worker TERM 30
 assert_eq "$WORKER_RC" 0 "exit status after TERM"
 
