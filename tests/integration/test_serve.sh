@@ -11,10 +11,6 @@ hh_redis_start
 export SERVE_DIR; SERVE_DIR="$(hh_tmp)"
 
 ran() { grep -c " $1 " "$SERVE_DIR/ran" 2>/dev/null || echo 0; }
-backtrace() {     # JID: error_backtrace decoded as Sidekiq's API does
-    R zrange retry 0 -1 | grep "$1" | ruby -rjson -rzlib -rbase64 -e \
-        'puts JSON.parse(Zlib::Inflate.inflate(Base64.decode64(JSON.parse($stdin.read)["error_backtrace"])))'
-}
 
 oks=()
 for i in $(seq 1 12); do oks+=("$(hh_push_job Ok "[$i,\"x\"]" '"custom":{"deep":[1,2.5,"é"]}')"); done
@@ -52,7 +48,7 @@ assert_between "$pids" 1 2 "distinct processes for 12 Ok jobs at -c 2 (long-live
 assert_eq "$(hh_retry_field "$j_fail" error_class)" "Custom::Error" "error_class of a failure answer"
 assert_eq "$(hh_retry_field "$j_fail" error_message)" "failed: f1" "error_message of a failure answer"
 assert_eq "$(hh_retry_field "$j_fail" retry_count)" 0 "retry_count after the first failure"
-bt="$(backtrace "$j_fail")"
+bt="$(hh_retry_backtrace "$j_fail")"
 assert_eq "$(echo "$bt" | head -1)" "handler.py:10:in \`perform'" "error_backtrace line 1"
 assert_eq "$(echo "$bt" | wc -l)" 2 "error_backtrace lines"
 

@@ -5,9 +5,10 @@
 # the job and restarts are backed off (0.1 s doubling: a handful in 3 s, not hundreds); a payload
 # with integers beyond 64 bits arrives with its exact text in "payload", and only those integers
 # are reals in "job" (every other number stays as written: one bignum once made them all reals);
-# such a job that fails keeps every digit in the retry set. A failure whose error_class is a number
-# or error_message a list keeps them as JSON text (it was StandardError with an empty message), with
-# a warning; an answer over 16 MiB fails the job saying that is the protocol's limit.
+# such a job that fails keeps every digit in the retry set. A failure whose error_class is a number,
+# error_message a list or a backtrace line a number keeps them as JSON text (it was StandardError
+# with an empty message), with a warning; an answer over 16 MiB fails the job saying that is the
+# protocol's limit.
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
 hh_redis_start
@@ -21,7 +22,7 @@ j_two="$(hh_push_job TwoLines '[1]')"
 big="$(hh_push_job Ok '[123456789012345678901234567890,1]')"
 mixed="$(hh_push_job Ok '[42,{"user_id":7,"amount_cents":1180591620717411303424,"s":"9223372036854775808 \"-99999999999999999999\"","f":1.5}]' '"retry":3,"retry_count":0')"
 bigfail="$(hh_push_job Fail '[-123456789012345678901234567890,7]')"
-j_odd="$(hh_push_job OddFail '[1]')"
+j_odd="$(hh_push_job OddFail '[1]' '"backtrace":true')"
 j_huge="$(hh_push_job Huge '[1]')"
 # the catch-all takes Fail, OddFail and Huge: one process start for the three
 j_bad="$(hh_push_job BadHello '[1]')"
@@ -30,6 +31,7 @@ must_wait 60 '[ "$(R llen queue:default)" = 0 ] && [ "$(R zcard retry)" = 5 ]' "
 assert_eq "$(hh_retry_field "$j_bare" error_class)" StandardError "{\"ok\":false}: error_class"
 assert_eq "$(hh_retry_field "$j_odd" error_class)" 42 "error_class a number: its JSON text"
 assert_eq "$(hh_retry_field "$j_odd" error_message)" '["a",{"b":1}]' "error_message a list: its JSON text"
+assert_eq "$(hh_retry_backtrace "$j_odd" | tr '\n' ' ')" "x.py:1 7 " "a backtrace line that is a number: its JSON text"
 assert_contains "$(grep "jid=$j_odd: error_message is a list" "$WORKER_LOG")" "not a string: kept as its JSON text" \
     "error_message a list: a warning"
 assert_eq "$(hh_retry_field "$j_huge" error_class)" hiredhand::ServeProtocolError "an answer over 16 MiB: error_class"

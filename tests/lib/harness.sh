@@ -39,6 +39,7 @@
 #   hh_jid_recorder PATH             an --exec handler at PATH recording jids; prints the file
 #   hh_push_job CLASS ARGS [MEMBERS] a job as Sidekiq's client writes it onto queue:default; prints its jid
 #   hh_retry_field JID FIELD         FIELD of JID's entry in the retry set, as Ruby's JSON reads it
+#   hh_retry_backtrace JID           that entry's error_backtrace, decoded as Sidekiq's API does
 #   hh_require_plugin                sets PLUGIN to the example plug-in (.so), or fails clearly
 #   hh_http_code URL [CURL ARGS]     the HTTP status of a GET (000 when nothing answered in 3 s)
 #   hh_http_body URL [CURL ARGS]     the body of a GET (empty when nothing answered in 3 s)
@@ -542,6 +543,13 @@ hh_push_job() {
 # JSON (what Sidekiq's API reads) prints it.
 hh_retry_field() {
     R zrange retry 0 -1 | grep "$1" | ruby -rjson -e 'puts JSON.parse($stdin.read)[ARGV[0]]' "$2"
+}
+
+# hh_retry_backtrace JID: the error_backtrace of JID's entry in the retry set
+# (base64 of zlib-compressed JSON), one line per line, as Sidekiq's API reads it.
+hh_retry_backtrace() {
+    R zrange retry 0 -1 | grep "$1" | ruby -rjson -rzlib -rbase64 -e \
+        'puts JSON.parse(Zlib::Inflate.inflate(Base64.decode64(JSON.parse($stdin.read)["error_backtrace"])))'
 }
 
 # hh_require_plugin: PLUGIN is the example plug-in ($HH_PLUGIN, set by ctest,
