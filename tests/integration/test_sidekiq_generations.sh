@@ -37,7 +37,7 @@ generation() {   # GEN VERSION TIMESTAMPS
     R flushall >/dev/null
     export HH_TIMESTAMPS="$ts"
 
-    # --- hiredhand's pushes, run by this generation's server (db 1); checked at the end
+    hh_log "$ver: hiredhand's pushes, run by this generation's server (db 1); checked at the end"
     local now c ts_list=(float) kind
     now="$(hh_now)"
     [ "$gen" = 81 ] && ts_list=(float millis)
@@ -48,22 +48,23 @@ generation() {   # GEN VERSION TIMESTAMPS
         sk_push in ',"in":1' "[3,\"$kind\"]" default true "$kind" -- OkWorker "[3,\"$kind\"]" --in 1
     done
     c="$("$CLIENT" "$SK_URL")" || fail "examples/client.c failed: $c"
-    set -- $(printf '%s\n' "$c" | grep -o '[0-9a-f]\{24\}')
-    [ $# = 4 ] || fail "examples/client.c printed [$c], not 4 jids"
-    SPEC_JOBS+=("{\"jid\":\"$1\",\"kind\":\"now\",\"class\":\"HardWorker\",\"args\":[\"bob\",5],\"queue\":\"default\",\"retry\":true}")
-    for c in 2 3 4; do
-        SPEC_JOBS+=("{\"jid\":\"${!c}\",\"kind\":\"now\",\"class\":\"NoopJob\",\"args\":[$((c - 1))],\"queue\":\"default\",\"retry\":true}")
+    local cj spec
+    mapfile -t cj < <(printf '%s\n' "$c" | grep -o '[0-9a-f]\{24\}')
+    [ ${#cj[@]} = 4 ] || fail "examples/client.c printed [$c], not 4 jids"
+    SPEC_JOBS+=("{\"jid\":\"${cj[0]}\",\"kind\":\"now\",\"class\":\"HardWorker\",\"args\":[\"bob\",5],\"queue\":\"default\",\"retry\":true}")
+    for c in 1 2 3; do
+        SPEC_JOBS+=("{\"jid\":\"${cj[c]}\",\"kind\":\"now\",\"class\":\"NoopJob\",\"args\":[$c],\"queue\":\"default\",\"retry\":true}")
     done
-    local spec="{\"now\":$now,\"jobs\":[$(IFS=,; echo "${SPEC_JOBS[*]}")]}"
+    spec="{\"now\":$now,\"jobs\":[$(IFS=,; echo "${SPEC_JOBS[*]}")]}"
     REDIS_URL="$SK_URL" hh_peer_ruby "$gen" push_check.rb inspect "$spec" \
         || fail "$ver: what hiredhand push / the C client wrote is not what Sidekiq's client writes"
     HH_SK_POLL=1 REDIS_URL="$SK_URL" hh_peer_sidekiq_start "$gen" app.rb -q default -q critical -c 2
 
-    # --- the Ruby client's jobs, run by hiredhand (db 0)
+    hh_log "$ver: the Ruby client's jobs, run by hiredhand (db 0)"
     local n
     n="$(hh_peer_ruby "$gen" ruby_push.rb push)" || fail "$ver: pushing with Sidekiq::Client failed: $n"
     hh_peer_ruby "$gen" ruby_push.rb snapshot >/dev/null || fail "$ver: snapshot"
-    hh_start_worker -c 3 -t 1 --heartbeat-interval 1 --poll-interval 0.5 --timestamps "$ts" \
+    hh_start_worker -c 5 -t 1 --heartbeat-interval 1 --poll-interval 0.5 --timestamps "$ts" \
         --sidekiq-version "$ver" --tag "gen$gen" --exec "OkWorker=$HH_HANDLERS/record.sh" \
         --exec "FailWorker=$HH_HANDLERS/fail.sh" --exec "SlowWorker=$HH_HANDLERS/sleep.sh 60"
     hb_wait_identity "$WORKER_PID" 15
@@ -72,30 +73,27 @@ generation() {   # GEN VERSION TIMESTAMPS
         "$ver: $(R llen test:ran) of $n Ruby-pushed jobs ran, stat:processed=$(R get stat:processed)"
     hh_peer_ruby "$gen" ruby_push.rb verify || fail "$ver: Ruby-pushed jobs run by hiredhand (see above)"
 
-    # --- perform_in, failures (retry, dead), ScheduledSet, and a long job for the Busy page
+    hh_log "$ver: perform_in, failures (retry, dead), ScheduledSet, and a long job for the Busy page"
     hh_peer_ruby "$gen" generations.rb push >/dev/null || fail "$ver: generations.rb push"
     must_wait 15 '[ "$(R llen test:ran)" = $((n + 1)) ] && [ "$(R llen test:fails)" = 2 ] && [ "$(R zcard retry)" = 1 ] && [ "$(R zcard dead)" = 1 ]' \
         "$ver: perform_in jobs: ran=$(R llen test:ran) (want $((n + 1))) fails=$(R llen test:fails) retry=$(R zcard retry) dead=$(R zcard dead)"
-    hh_peer_ruby "$gen" generations.rb scheduled || fail "$ver: perform_in run by hiredhand / ScheduledSet (see above)"
-    hh_peer_ruby "$gen" generations.rb failed 1 || fail "$ver: RetrySet / DeadSet after the first failures (see above)"
-    hh_peer_ruby "$gen" retry_check.rb bump f2 >/dev/null || fail "$ver: bump f2"
+    hh_peer_ruby "$gen" generations.rb first || fail "$ver: perform_in, ScheduledSet, RetrySet / DeadSet (see above)"
     must_wait 10 '[ "$(R llen test:fails)" = 3 ] && [ "$(R zcard retry)" = 1 ]' "$ver: f2 was not retried (fails=$(R llen test:fails))"
-    hh_peer_ruby "$gen" generations.rb failed 2 || fail "$ver: RetrySet after the retry (see above)"
     must_wait 5 '[ "$(R get stat:processed)" = $((n + 4)) ] && [ "$(R get stat:failed)" = 3 ]' \
         "$ver: stat:processed=$(R get stat:processed) (want $((n + 4))) stat:failed=$(R get stat:failed) (want 3)"
-    hh_peer_ruby "$gen" generations.rb stats \
+    hh_peer_ruby "$gen" generations.rb second \
         "{\"processed\":$((n + 4)),\"failed\":3,\"retry_size\":1,\"dead_size\":1,\"scheduled_size\":1}" \
-        || fail "$ver: Sidekiq::Stats (see above)"
+        || fail "$ver: RetrySet after the retry, Sidekiq::Stats (see above)"
 
-    # --- Busy: ProcessSet, WorkSet and the Web UI's page show the worker and its running job
+    hh_log "$ver: Busy: ProcessSet, WorkSet and the Web UI's page show the worker and its running job"
     local busy
     busy="$(R hget test:jobs busy)"
     must_wait 5 '[ "$(R hget "'"$id"'" busy)" = 1 ]' "$ver: busy of $id is $(R hget "$id" busy), want 1"
-    HB_EXPECT="{\"identity\":\"$id\",\"hostname\":\"$(hostname)\",\"pid\":$WORKER_PID,\"tag\":\"gen$gen\",\"concurrency\":3,\"queues\":[\"default\"],\"busy\":1,\"quiet\":\"false\",\"jobs\":[{\"jid\":\"$busy\",\"class\":\"SlowWorker\",\"args\":[\"busy-arg\",42],\"queue\":\"default\"}]}" \
+    HB_EXPECT="{\"identity\":\"$id\",\"hostname\":\"$(hostname)\",\"pid\":$WORKER_PID,\"tag\":\"gen$gen\",\"concurrency\":5,\"queues\":[\"default\"],\"busy\":1,\"quiet\":\"false\",\"jobs\":[{\"jid\":\"$busy\",\"class\":\"SlowWorker\",\"args\":[\"busy-arg\",42],\"queue\":\"default\"}]}" \
         hh_peer_ruby "$gen" hb_processset.rb || fail "$ver: ProcessSet / WorkSet of the worker (see above)"
     hh_peer_ruby "$gen" generations.rb web busy "$id" "$busy" SlowWorker || fail "$ver: the Web UI's Busy page (see above)"
 
-    # --- the Quiet button, then the Stop button
+    hh_log "$ver: the Quiet button, then the Stop button"
     hh_peer_ruby "$gen" generations.rb web press "$id" quiet || fail "$ver: the Quiet button (see above)"
     must_wait 5 '[ "$(R hget "'"$id"'" quiet)" = true ]' "$ver: $id not quiet 5 s after the Quiet button"
     HB_EXPECT="{\"identity\":\"$id\",\"quiet\":\"true\"}" hh_peer_ruby "$gen" hb_processset.rb \
@@ -108,7 +106,7 @@ generation() {   # GEN VERSION TIMESTAMPS
     assert_eq "$(R sismember processes "$id")" 0 "$ver: $id left processes"
     assert_eq "$(R lrange queue:default 0 -1 | grep -c "$busy")" 1 "$ver: the stopped SlowWorker is back in queue:default"
 
-    # --- back to the Sidekiq server: everything ran once there
+    hh_log "$ver: back to the Sidekiq server: everything ran once there"
     must_wait 20 '[ "$(R -n 1 llen test:ran)" -ge '"${#SPEC_JOBS[@]}"' ]' \
         "$ver: $(R -n 1 llen test:ran) of ${#SPEC_JOBS[@]} jobs ran in Sidekiq (schedule=$(R -n 1 zcard schedule) retry=$(R -n 1 zcard retry))"
     REDIS_URL="$SK_URL" hh_sidekiq_stop
