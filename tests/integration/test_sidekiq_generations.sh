@@ -10,7 +10,8 @@
 #     error_message, failed_at and retried_at in hiredhand's layout, 8.x's JobRecord times),
 #     ScheduledSet reads a perform_in(3600), Sidekiq::Stats counts processed / failed;
 #   - Busy: that ProcessSet lists the hiredhand process (identity, busy, concurrency, queues, tag),
-#     WorkSet its running job, and Sidekiq::Web's /busy page renders both;
+#     WorkSet its running job, and Sidekiq::Web's /busy page renders both (and its Retries, Dead
+#     and Scheduled pages the jobs above);
 #   - the page's Quiet and Stop buttons (POST /busy, which calls Sidekiq::Process#quiet! /
 #     #stop!) quiet the worker, then stop it (exit 0).
 # The worker runs with `--timestamps millis` for 8.1, the float default for 7.3.
@@ -91,7 +92,9 @@ generation() {   # GEN VERSION TIMESTAMPS
     must_wait 5 '[ "$(R hget "'"$id"'" busy)" = 1 ]' "$ver: busy of $id is $(R hget "$id" busy), want 1"
     HB_EXPECT="{\"identity\":\"$id\",\"hostname\":\"$(hostname)\",\"pid\":$WORKER_PID,\"tag\":\"gen$gen\",\"concurrency\":5,\"queues\":[\"default\"],\"busy\":1,\"quiet\":\"false\",\"jobs\":[{\"jid\":\"$busy\",\"class\":\"SlowWorker\",\"args\":[\"busy-arg\",42],\"queue\":\"default\"}]}" \
         hh_peer_ruby "$gen" hb_processset.rb || fail "$ver: ProcessSet / WorkSet of the worker (see above)"
-    hh_peer_ruby "$gen" generations.rb web busy "$id" "$busy" SlowWorker || fail "$ver: the Web UI's Busy page (see above)"
+    hh_peer_ruby "$gen" generations.rb web get /busy "$id" /busy "$busy" /busy SlowWorker \
+        /retries "$(R hget test:jobs f2)" /morgue "$(R hget test:jobs f0)" /scheduled "$(R hget test:jobs later)" \
+        || fail "$ver: the Web UI's Busy, Retries, Dead and Scheduled pages (see above)"
 
     hh_log "$ver: the Quiet button, then the Stop button"
     hh_peer_ruby "$gen" generations.rb web press "$id" quiet || fail "$ver: the Quiet button (see above)"

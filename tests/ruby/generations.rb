@@ -10,7 +10,8 @@
 #                       DeadSet read f2 and f0 after their first run; then f2's retry is made due
 #   second STATS     -> RetrySet reads f2 after its second run (retried_at), and Sidekiq::Stats
 #                       equals STATS {"processed","failed","retry_size","dead_size","scheduled_size"}
-#   web busy NEEDLE...         -> Sidekiq::Web GET /busy answers 200 with every NEEDLE in the body
+#   web get PATH NEEDLE [PATH NEEDLE]... -> Sidekiq::Web answers each GET PATH with 200 and a body
+#                                 that holds its NEEDLE
 #   web press ID quiet|stop    -> the Busy page's per-process button: POST /busy as a browser
 #                                 sends it (7.x: the page's authenticity_token with the session
 #                                 cookie; 8.x: Sec-Fetch-Site: same-origin); expects the redirect
@@ -124,13 +125,17 @@ def web(args)
   require "sidekiq/web"
   require "rack/mock"
   app = Rack::MockRequest.new(web_app)
-  page = app.get("/busy")
-  check_eq(page.status, 200, "GET /busy status")
   case args[0]
-  when "busy"
-    args[1..].each { |n| check(page.body.include?(n), "GET /busy shows #{n}") }
+  when "get"
+    args[1..].each_slice(2) do |path, needle|
+      page = app.get(path)
+      check_eq(page.status, 200, "GET #{path} status")
+      check(page.body.include?(needle), "GET #{path} shows #{needle}")
+    end
   when "press"
     id, button = args[1], args[2]
+    page = app.get("/busy")
+    check_eq(page.status, 200, "GET /busy status")
     check(page.body.include?("value=\"#{id}\""), "the Busy page has the form of #{id}")
     token = page.body[/name=["']authenticity_token["'] value=["']([^"']+)/, 1]
     cookie = page.headers["Set-Cookie"].to_s.split(/[;\n]/).first
@@ -139,7 +144,7 @@ def web(args)
     res = app.post("/busy", params: params, "HTTP_COOKIE" => cookie, "HTTP_SEC_FETCH_SITE" => "same-origin")
     check_eq(res.status, 302, "POST /busy #{button}=1 (the #{button} button) status: #{res.body[0, 300]}")
   else
-    abort "usage: generations.rb web busy NEEDLE... | web press ID quiet|stop"
+    abort "usage: generations.rb web get PATH NEEDLE... | web press ID quiet|stop"
   end
 end
 
