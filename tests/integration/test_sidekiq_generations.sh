@@ -26,10 +26,12 @@ SK_URL="redis://127.0.0.1:$REDIS_PORT/1"   # the Sidekiq server's part, beside t
 
 # sk_push KIND EXTRA_SPEC ARGS QUEUE RETRY TIMESTAMPS -- hiredhand push args: adds to SPEC_JOBS
 sk_push() {
-    local kind="$1" extra="$2" args="$3" queue="$4" retry="$5" ts="$6"; shift 7
+    local kind="$1" extra="$2" args="$3" queue="$4" retry="$5" ts="$6" t0
+    shift 7
+    t0="$(hh_now)"
     hh_cli push "$@" -r "$SK_URL" --timestamps "$ts"
     [ "$HH_RC" = 0 ] || fail "hiredhand push $* exited $HH_RC: $HH_ERR"
-    SPEC_JOBS+=("{\"jid\":\"$HH_OUT\",\"kind\":\"$kind\",\"args\":$args,\"queue\":\"$queue\",\"retry\":$retry,\"timestamps\":\"$ts\"$extra}")
+    SPEC_JOBS+=("{\"jid\":\"$HH_OUT\",\"kind\":\"$kind\",\"args\":$args,\"queue\":\"$queue\",\"retry\":$retry,\"timestamps\":\"$ts\",\"now\":$t0$extra}")
 }
 
 generation() {   # GEN VERSION TIMESTAMPS
