@@ -23,6 +23,7 @@
 #   hh_sidekiq_start APPFILE ARGS... real `sidekiq -r APPFILE -q default -c 2 ARGS` in background;
 #                                    sets SIDEKIQ_PID, SIDEKIQ_LOG; hh_sidekiq_wait_ready waits for
 #                                    its heartbeat
+#   hh_peer_sidekiq_start GEN APPFILE ARGS...  the same with the server of a peer (GEN as above)
 #   wait_until TIMEOUT 'SHELL CONDITION'   poll (every 0.2 s) until true; returns 1 on timeout
 #   hh_wait_for TIMEOUT 'COND'       alias of wait_until
 #   must_wait TIMEOUT 'COND' MSG     wait_until or fail MSG
@@ -483,7 +484,26 @@ hh_peer_ruby() {   # GEN FILE.rb ARGS...   (GEN: 73, 81, 73-gems, 81-gems; bound
 }
 
 hh_sidekiq_start() {   # APPFILE [extra sidekiq args...]   (-q default -c 2 unless you pass -q / -c)
-    local app="$1"; shift
+    _hh_sidekiq_launch "" "$@"
+}
+
+# hh_peer_sidekiq_start GEN APPFILE [ARGS...]: the same with a peer's server (GEN 73 or 81, also
+# 73-gems / 81-gems): `ruby<GEN> sidekiq-<that version>/bin/sidekiq -r APPFILE ...`
+hh_peer_sidekiq_start() {
+    local gen="$1"; shift
+    [ -n "${HH_PEERS:-}" ] || hh_require_peers
+    _hh_sidekiq_launch "$gen" "$@"
+}
+
+_hh_sidekiq_launch() {   # GEN ("" for Debian's sidekiq) APPFILE [extra sidekiq args...]
+    local gen="$1" app="$2" bin
+    shift 2
+    local cmd=(sidekiq)
+    if [ -n "$gen" ]; then
+        bin="$(printf '%s\n' "$HH_PEERS/sidekiq-${gen:0:1}.${gen:1:1}."*/bin/sidekiq | head -n 1)"
+        [ -f "$bin" ] || fail "no Sidekiq ${gen:0:1}.${gen:1:1} server in $HH_PEERS"
+        cmd=("$HH_PEERS/ruby$gen" -W0 "$bin")
+    fi
     case "$app" in /*) ;; *) [ -f "$app" ] || app="$HH_RUBY_DIR/$app"; app="$(cd "$(dirname "$app")" && pwd)/$(basename "$app")" ;; esac
     local extra=("$@") has_q=0 has_c=0 a
     for a in "${extra[@]}"; do
@@ -493,11 +513,11 @@ hh_sidekiq_start() {   # APPFILE [extra sidekiq args...]   (-q default -c 2 unle
     [ $has_c = 1 ] || extra+=(-c 2)
     SIDEKIQ_LOG="$HH_TMP/sidekiq.log"
     # sidekiq chdirs nowhere; run from the temp dir so nothing is written into the tree
-    (cd "$HH_TMP" && REDIS_URL="$REDIS_URL" exec setsid sidekiq -r "$app" "${extra[@]}") \
+    (cd "$HH_TMP" && REDIS_URL="$REDIS_URL" exec setsid "${cmd[@]}" -r "$app" "${extra[@]}") \
         </dev/null >>"$SIDEKIQ_LOG" 2>&1 &
     SIDEKIQ_PID=$!
     _hh_register "$SIDEKIQ_PID"
-    hh_log "sidekiq pid $SIDEKIQ_PID: sidekiq -r $app ${extra[*]} (log $SIDEKIQ_LOG)"
+    hh_log "sidekiq pid $SIDEKIQ_PID: ${cmd[*]} -r $app ${extra[*]} (log $SIDEKIQ_LOG)"
     export SIDEKIQ_PID SIDEKIQ_LOG
 }
 

@@ -4,12 +4,18 @@
 #   OkWorker    records {"jid","args","queue","class","payload"} as JSON in the list test:ran
 #   FailWorker  raises RuntimeError "boom <args>"
 #   SlowWorker  sleeps args[0] seconds, then records like OkWorker
+#   HardWorker, NoopJob  record like OkWorker (the classes examples/client.c pushes)
+# It runs in Sidekiq 6.4 and in the 7.3 / 8.1 peers (hh_peer_sidekiq_start).
 # HH_SK_POLL=N sets Sidekiq's poll_interval_average (first scheduler poll 0-5 s after boot,
 # then every N/2 .. 3N/2 s) so scheduled/retried jobs move quickly in tests.
 require_relative "helper"
 
 if ENV["HH_SK_POLL"] && !ENV["HH_SK_POLL"].empty?
-  Sidekiq.options[:poll_interval_average] = ENV["HH_SK_POLL"].to_f
+  if Sidekiq.respond_to?(:options) # 6.x; 7.0 moved the options into Sidekiq::Config
+    Sidekiq.options[:poll_interval_average] = ENV["HH_SK_POLL"].to_f
+  else
+    Sidekiq.configure_server { |c| c[:poll_interval_average] = ENV["HH_SK_POLL"].to_f }
+  end
 end
 
 # Records the parsed payload as seen by the server middleware chain.
@@ -55,3 +61,6 @@ class SlowWorker
     hh_record([n, *rest])
   end
 end
+
+class HardWorker < OkWorker; end
+class NoopJob < OkWorker; end

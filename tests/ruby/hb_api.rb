@@ -1,4 +1,5 @@
-# tests/ruby/hb_api.rb -- Sidekiq 6.4's own API, as the heartbeat tests use it.
+# tests/ruby/hb_api.rb -- Sidekiq's own API (6.4, or 7.3 / 8.1 through the peers), as the heartbeat
+# tests use it.
 #   processes                 -> one JSON line {"size": ProcessSet#size (after the prune that
 #                                ProcessSet.new does), "total_concurrency", "list": [process attrs]}
 #   workers                   -> one JSON line {"size": Workers#size (sum of busy), "list":
@@ -24,7 +25,8 @@ end
 def worker_list
   ws = Sidekiq::Workers.new
   list = []
-  ws.each do |process, thread, work|
+  ws.each do |process, thread, w|
+    work = work_hash(w)
     list << { "process" => process, "thread" => thread, "queue" => work["queue"],
               "payload" => work["payload"], "run_at" => work["run_at"] }
   end

@@ -1,4 +1,4 @@
-# tests/ruby/hb_processset.rb -- what Sidekiq 6.4's API sees of a
+# tests/ruby/hb_processset.rb -- what Sidekiq's API (6.4, or 7.3 / 8.1 through the peers) sees of a
 # hiredhand process. Expectations come as one JSON object in HB_EXPECT:
 #   {"identity": ID, "hostname": H, "pid": N, "tag": T, "labels": [...], "concurrency": N,
 #    "queues": [...], "busy": N, "quiet": "false"|"true", "beat_max_age": S,
@@ -30,7 +30,7 @@ end
 
 if exp.key?("jobs")
   rows = []
-  Sidekiq::Workers.new.each { |process, thread, work| rows << [process, thread, work] }
+  Sidekiq::Workers.new.each { |process, thread, work| rows << [process, thread, work_hash(work)] }
   mine = rows.select { |r| r[0] == id }
   check_eq(mine.size, exp["jobs"].size, "Sidekiq::Workers rows of #{id}")
   check_eq(mine.map { |r| r[1] }.uniq.size, mine.size, "distinct thread ids of #{id}'s rows")
