@@ -22,7 +22,8 @@
 #                                    or 81-gems (sidekiq-cron 2.3 and sidekiq-unique-jobs 8.1 too)
 #   hh_sidekiq_start APPFILE ARGS... real `sidekiq -r APPFILE -q default -c 2 ARGS` in background;
 #                                    sets SIDEKIQ_PID, SIDEKIQ_LOG; hh_sidekiq_wait_ready waits for
-#                                    its heartbeat
+#                                    its heartbeat. HH_SIDEKIQ_GEN=73 or 81 runs the 7.3 or 8.1
+#                                    peer's server instead (log sidekiq73.log / sidekiq81.log)
 #   wait_until TIMEOUT 'SHELL CONDITION'   poll (every 0.2 s) until true; returns 1 on timeout
 #   hh_wait_for TIMEOUT 'COND'       alias of wait_until
 #   must_wait TIMEOUT 'COND' MSG     wait_until or fail MSG
@@ -490,13 +491,20 @@ hh_sidekiq_start() {   # APPFILE [extra sidekiq args...]   (-q default -c 2 unle
     done
     [ $has_q = 1 ] || extra+=(-q default)
     [ $has_c = 1 ] || extra+=(-c 2)
-    SIDEKIQ_LOG="$HH_TMP/sidekiq.log"
+    local gen="${HH_SIDEKIQ_GEN:-}" cmd=(sidekiq)
+    SIDEKIQ_LOG="$HH_TMP/sidekiq$gen.log"
+    if [ -n "$gen" ]; then
+        [ -n "${HH_PEERS:-}" ] || hh_require_peers
+        case "$gen" in 73) cmd=("$HH_PEERS/ruby73" "$HH_PEERS/sidekiq-7.3.10/bin/sidekiq") ;;
+            81) cmd=("$HH_PEERS/ruby81" "$HH_PEERS/sidekiq-8.1.7/bin/sidekiq") ;;
+            *) fail "HH_SIDEKIQ_GEN is 73 or 81, not $gen" ;; esac
+    fi
     # sidekiq chdirs nowhere; run from the temp dir so nothing is written into the tree
-    (cd "$HH_TMP" && REDIS_URL="$REDIS_URL" exec setsid sidekiq -r "$app" "${extra[@]}") \
+    (cd "$HH_TMP" && REDIS_URL="$REDIS_URL" exec setsid "${cmd[@]}" -r "$app" "${extra[@]}") \
         </dev/null >>"$SIDEKIQ_LOG" 2>&1 &
     SIDEKIQ_PID=$!
     _hh_register "$SIDEKIQ_PID"
-    hh_log "sidekiq pid $SIDEKIQ_PID: sidekiq -r $app ${extra[*]} (log $SIDEKIQ_LOG)"
+    hh_log "sidekiq pid $SIDEKIQ_PID: ${cmd[*]} -r $app ${extra[*]} (log $SIDEKIQ_LOG)"
     export SIDEKIQ_PID SIDEKIQ_LOG
 }
 
