@@ -8,6 +8,7 @@
 # MxShared as the sum of its Sidekiq and hiredhand runs. With --job-metrics 8 the 7.x keys are
 # left alone.
 . "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../lib/job_metrics_helpers.sh"
 hh_require_binary
 hh_require_peers
 hh_redis_start
@@ -21,18 +22,10 @@ must_wait 40 '[ "$(R llen queue:q73)" = 0 ] && [ "$(R llen queue:q81)" = 0 ]' "t
 hh_start_worker -q qhh -c 8 --heartbeat-interval 1 \
     --exec "MxHiredhand=$HH_HANDLERS/mx_job.sh" --exec "MxShared=$HH_HANDLERS/mx_job.sh"
 
-# FIELD summed over one generation's minute hashes: 7.x's j|<YYYYMMDD>|..., 8.x's j|<YYMMDD>|<H>:<MM>
-J7='j|20[0-9][0-9][0-9][0-9][0-9][0-9]|*'
-J8='j|[0-9][0-9][0-9][0-9][0-9][0-9]|*:[0-9][0-9]'
-jm_sum() {
-    local k v s=0
-    for k in $(R --scan --pattern "$1"); do v=$(R hget "$k" "$2"); s=$((s + ${v:-0})); done
-    echo "$s"
-}
-must_wait 40 '[ "$(jm_sum "$J7" MxShared\|p)" = 8 ] && [ "$(jm_sum "$J8" MxShared\|p)" = 8 ] &&
-    [ "$(jm_sum "$J7" MxRuby\|p)" = 4 ] && [ "$(jm_sum "$J8" MxRuby\|p)" = 4 ] &&
-    [ "$(jm_sum "$J8" MxHiredhand\|p)" = 4 ]' \
-    "every run in the metrics of both generations (7.x MxShared|p $(jm_sum "$J7" 'MxShared|p'))"
+must_wait 40 '[ "$(jm_sum "$JM7" MxShared\|p)" = 8 ] && [ "$(jm_sum "$JM8" MxShared\|p)" = 8 ] &&
+    [ "$(jm_sum "$JM7" MxRuby\|p)" = 4 ] && [ "$(jm_sum "$JM8" MxRuby\|p)" = 4 ] &&
+    [ "$(jm_sum "$JM8" MxHiredhand\|p)" = 4 ]' \
+    "every run in the metrics of both generations (7.x MxShared|p $(jm_sum "$JM7" 'MxShared|p'))"
 
 for gen in 73 81; do
     out=$(hh_peer_ruby "$gen" job_metrics_check.rb check 2>&1) || fail "Sidekiq $gen shows other metrics (status $?): $out"
@@ -41,11 +34,11 @@ done
 # one layout only: the other generation's keys untouched
 hh_stop_worker
 assert_eq "$WORKER_RC" 0 "the worker's exit status"
-before=$(jm_sum "$J7" 'MxHiredhand|p')
+before=$(jm_sum "$JM7" 'MxHiredhand|p')
 hh_peer_ruby 73 job_metrics_check.rb push qhh:MxHiredhand:0:2 >/dev/null || fail "push failed"
 hh_start_worker -q qhh -c 2 --job-metrics 8 --exec "MxHiredhand=$HH_HANDLERS/mx_job.sh"
 must_wait 20 '[ "$(R llen queue:qhh)" = 0 ]' "the worker did not run the jobs"
 hh_stop_worker # the stop writes what the last beat did not
-assert_eq "$(jm_sum "$J8" 'MxHiredhand|f')" 3 "8.x's failures after the stop's flush"
-assert_eq "$(jm_sum "$J7" 'MxHiredhand|p')" "$before" "7.x's keys with --job-metrics 8"
+assert_eq "$(jm_sum "$JM8" 'MxHiredhand|f')" 3 "8.x's failures after the stop's flush"
+assert_eq "$(jm_sum "$JM7" 'MxHiredhand|p')" "$before" "7.x's keys with --job-metrics 8"
 pass
