@@ -47,12 +47,12 @@ typedef struct jm_table {
 } jm_table;
 
 struct hh_job_metrics {
-    pthread_mutex_t mu; /* guards cur */
+    pthread_mutex_t mu; /* guards cur and last_error */
     jm_table cur;
     const hh_keys *keys;
     const hh_logger *log;
     int layouts;
-    char last_error[256]; /* the flush's run of errors; "" when none (flush thread only) */
+    char last_error[256]; /* the flushes' run of errors; "" when none */
 };
 
 static void table_free(jm_table *t) {
@@ -305,17 +305,20 @@ hh_jm_cmd *hh_job_metrics_take(hh_job_metrics *jm, double now, int *n) {
 
 /* ------------------------------------------------------------------ flush */
 
-/* Logs the start of a run of refusals and each change of error, then its end. */
+/* Logs the start of a run of refusals and each change of error, then its
+ * end. Locked: the stop's flush may meet a heartbeat stuck in a late one. */
 static void note(hh_job_metrics *jm, const char *err) {
+    pthread_mutex_lock(&jm->mu);
     if (!err) {
         if (jm->last_error[0])
             hh_log(jm->log, HH_LOG_INFO, "job metrics: written again (the Metrics tab misses the runs of the gap)");
         jm->last_error[0] = '\0';
-        return;
+    } else {
+        if (strcmp(jm->last_error, err) != 0)
+            hh_log(jm->log, HH_LOG_WARN, "job metrics not written (dropped, as Sidekiq drops them): %s", err);
+        hh_strlcpy(jm->last_error, err, sizeof(jm->last_error));
     }
-    if (strcmp(jm->last_error, err) != 0)
-        hh_log(jm->log, HH_LOG_WARN, "job metrics not written (dropped, as Sidekiq drops them): %s", err);
-    hh_strlcpy(jm->last_error, err, sizeof(jm->last_error));
+    pthread_mutex_unlock(&jm->mu);
 }
 
 int hh_job_metrics_flush(hh_job_metrics *jm, hh_conn *c, double now) {

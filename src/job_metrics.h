@@ -72,7 +72,7 @@ void hh_jm_cmds_free(hh_jm_cmd *cmds, int n);
  * trip). Returns 0 when written or nothing to write; -1 when Redis refused
  * it or is unreachable: the counts are dropped, as Sidekiq drops them, and
  * the first refusal of a run (and each change of error, and the end of the
- * run) is logged. jm NULL: 0. Call from one thread at a time. */
+ * run) is logged. jm NULL: 0. Thread-safe (c is the caller's). */
 int hh_job_metrics_flush(hh_job_metrics *jm, hh_conn *c, double now);
 
 #endif
