@@ -701,7 +701,8 @@ HH_EXPORT void hh_manager_options_init(hh_manager_options *o);
  * first: concurrency 1 to 1000, heartbeat_interval 0.1 to 30 s,
  * shutdown_timeout >= 0, at most HH_QUEUES_LIMIT queues with weights 0 to
  * 1000000, max_retries and max_recoveries at most 1000000, dead_max_jobs
- * at most 100000000, the enums in range, the Redis URL, and the identity,
+ * at most 100000000, the enums in range, job_metrics a set of
+ * HH_JOB_METRICS_7 and HH_JOB_METRICS_8, the Redis URL, and the identity,
  * namespace, queue names, tag and labels as hh_name_check() says, and
  * http_bind: parsed, then bound and closed at once, so that a port in use
  * is refused here rather than at hh_manager_start() (hh_manager_new()
