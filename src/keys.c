@@ -60,23 +60,25 @@ static struct tm utc(time_t t) {
 sds hh_key_jm_counts7(const hh_keys *k, time_t t) {
     struct tm tm = utc(t);
     sds s = sdsdup(k->ns);
-    return !s ? NULL : sdscatprintf(s, "j|%04d%02d%02d|%d:%d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                        tm.tm_hour, tm.tm_min);
+    if (!s) return NULL;
+    return sdscatprintf(s, "j|%04d%02d%02d|%d:%d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min);
 }
 
 sds hh_key_jm_counts8(const hh_keys *k, time_t t) {
     struct tm tm = utc(t);
     sds s = sdsdup(k->ns);
-    return !s ? NULL : sdscatprintf(s, "j|%02d%02d%02d|%d:%02d", tm.tm_year % 100, tm.tm_mon + 1, tm.tm_mday,
-                        tm.tm_hour, tm.tm_min);
+    if (!s) return NULL;
+    return sdscatprintf(s, "j|%02d%02d%02d|%d:%02d", tm.tm_year % 100, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                        tm.tm_min);
 }
 
 /* 8.x drops the minute's last digit: "9:05" and "9:09" share "9:0". */
 sds hh_key_jm_rollup8(const hh_keys *k, time_t t) {
     struct tm tm = utc(t);
     sds s = sdsdup(k->ns);
-    return !s ? NULL : sdscatprintf(s, "j|%02d%02d%02d|%d:%d", tm.tm_year % 100, tm.tm_mon + 1, tm.tm_mday,
-                        tm.tm_hour, tm.tm_min / 10);
+    if (!s) return NULL;
+    return sdscatprintf(s, "j|%02d%02d%02d|%d:%d", tm.tm_year % 100, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                        tm.tm_min / 10);
 }
 
 sds hh_key_jm_hist7(const hh_keys *k, const char *klass, size_t len, time_t t) {

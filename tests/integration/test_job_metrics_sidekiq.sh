@@ -25,7 +25,7 @@ hh_start_worker -q qhh -c 8 --heartbeat-interval 1 \
 must_wait 40 '[ "$(jm_sum "$JM7" MxShared\|p)" = 8 ] && [ "$(jm_sum "$JM8" MxShared\|p)" = 8 ] &&
     [ "$(jm_sum "$JM7" MxRuby\|p)" = 4 ] && [ "$(jm_sum "$JM8" MxRuby\|p)" = 4 ] &&
     [ "$(jm_sum "$JM8" MxHiredhand\|p)" = 4 ]' \
-    "every run in the metrics of both generations (7.x MxShared|p $(jm_sum "$JM7" 'MxShared|p'))"
+    "every run in the metrics keys of both generations"
 
 for gen in 73 81; do
     out=$(hh_peer_ruby "$gen" job_metrics_check.rb check 2>&1) || fail "Sidekiq $gen shows other metrics (status $?): $out"

@@ -24,8 +24,8 @@ static time_t at_0803(void) {
 static void test_bucket_edges(void **s) {
     (void)s;
     /* Sidekiq's Histogram::BUCKET_INTERVALS, the last ("Slow") unbounded */
-    static const uint64_t sidekiq[25] = {20,   30,   45,    65,    100,   150,   225,    335,    500,
-                                         750,  1100, 1700,  2500,  3800,  5750,  8500,   13000,  20000,
+    static const uint64_t sidekiq[25] = {20,    30,    45,    65,     100,    150,    225,   335,   500,
+                                         750,   1100,  1700,  2500,   3800,   5750,   8500,  13000, 20000,
                                          30000, 45000, 65000, 100000, 150000, 225000, 335000};
     assert_int_equal(HH_JM_BUCKETS, 26);
     for (int i = 0; i < 25; i++) {
@@ -86,8 +86,7 @@ static void test_key_names(void **s) {
 static char *line(const hh_jm_cmd *c) {
     static char buf[2048];
     size_t n = 0;
-    for (int i = 0; i < c->argc; i++)
-        n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? " " : "", c->argv[i]);
+    for (int i = 0; i < c->argc; i++) n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? " " : "", c->argv[i]);
     return buf;
 }
 
