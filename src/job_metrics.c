@@ -251,7 +251,8 @@ static void counters(cmds *cs, const jm_table *t, sds key, int ttl) {
             hh_jm_cmd *c = cmd_new(cs, "HINCRBY", 4);
             if (!c) break;
             arg(cs, c, key, sdslen(key));
-            sds field = sdscat(sdscatlen(sdsempty(), k->name, k->len), suffix[i]);
+            sds field = sdsnewlen(k->name, k->len);
+            if (field) field = sdscat(field, suffix[i]);
             if (!field) cs->oom = 1;
             else arg(cs, c, field, sdslen(field));
             sdsfree(field);
