@@ -78,6 +78,8 @@ static const char work_usage_more[] =
     "      --fetch reliable|basic reliable (default) keeps fetched jobs in Redis until done\n"
     "      --timestamps float|millis  payload timestamps for Sidekiq 6/7 (float) or 8 (millis)\n"
     "      --sidekiq-version V    version shown to 7.x/8.x Web UIs (default 6.4.1)\n"
+    "      --job-metrics 7,8|7|8|none  whose Metrics tab shows this worker's jobs: Sidekiq\n"
+    "                             7.x's keys, 8.x's, both (default) or none\n"
     "      --heartbeat-interval S seconds between heartbeats (default 5)\n"
     "      --poll-interval S      scheduler average poll interval (default 5 x processes)\n"
     "      --average-scheduled-poll-interval S  the 5 in that default: seconds per process\n"
@@ -129,7 +131,8 @@ enum {
     OPT_SERVE_HELLO_TIMEOUT = 1150, /* --serve options: their own range, for merges */
     OPT_LOG_LEVEL,                  /* log options: their own range, for merges */
     OPT_EXEC_STDOUT = 1200,
-    OPT_EXEC_LOG_MAX = 1250 /* its own range, for merges */
+    OPT_EXEC_LOG_MAX = 1250, /* its own range, for merges */
+    OPT_JOB_METRICS = 1300   /* its own range, for merges */
 };
 
 static const struct option longopts[] = {{"redis", required_argument, 0, 'r'},
@@ -172,6 +175,7 @@ static const struct option longopts[] = {{"redis", required_argument, 0, 'r'},
                                          {"serve-hello-timeout", required_argument, 0, OPT_SERVE_HELLO_TIMEOUT},
                                          {"exec-stdout", required_argument, 0, OPT_EXEC_STDOUT},
                                          {"exec-log-max", required_argument, 0, OPT_EXEC_LOG_MAX},
+                                         {"job-metrics", required_argument, 0, OPT_JOB_METRICS},
                                          {"config", required_argument, 0, 'C'},
                                          {"environment", required_argument, 0, 'e'},
                                          {"help", no_argument, 0, OPT_HELP},
@@ -247,6 +251,16 @@ static int token_valid(const char *t) {
     for (; t[n]; n++)
         if ((unsigned char)t[n] <= 0x20 || (unsigned char)t[n] >= 0x7f) return 0;
     return n > 0 && n <= 4096;
+}
+
+/* --job-metrics: "7", "8", "7,8" (or "8,7") or "none". */
+static int job_metrics_layouts(const char *arg, int *out) {
+    if (!strcmp(arg, "none")) *out = 0;
+    else if (!strcmp(arg, "7")) *out = HH_JOB_METRICS_7;
+    else if (!strcmp(arg, "8")) *out = HH_JOB_METRICS_8;
+    else if (!strcmp(arg, "7,8") || !strcmp(arg, "8,7")) *out = HH_JOB_METRICS_7 | HH_JOB_METRICS_8;
+    else return cli_usage_error("--job-metrics is 7,8, 7, 8 or none, not '%s'", arg);
+    return 0;
 }
 
 static int read_token_file(const char *path) {
@@ -454,6 +468,9 @@ static int parse_option(work_args *a, int ch, const char *arg) {
         if (!strcmp(arg, "stop")) a->o.lease_lost = HH_LEASE_LOST_STOP;
         else if (!strcmp(arg, "finish")) a->o.lease_lost = HH_LEASE_LOST_FINISH;
         else return cli_usage_error("--lease-lost is stop or finish, not '%s'", arg);
+        break;
+    case OPT_JOB_METRICS:
+        if (job_metrics_layouts(arg, &a->o.job_metrics)) return CLI_EXIT_USAGE;
         break;
     case OPT_HTTP_TOKEN_FILE:
         if (read_token_file(arg)) return CLI_EXIT_USAGE;

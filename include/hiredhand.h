@@ -667,7 +667,22 @@ typedef struct hh_manager_options {
      * 0, so the fleet polls the scheduled and retry sets about this often
      * in all; 0.1 or more, 0: 5 */
     double average_scheduled_poll_interval;
+    /* Which Sidekiq generations' Metrics tab (the Web UI's /metrics pages,
+     * Sidekiq::Metrics::Query) shows the jobs this process runs: a bit set
+     * of HH_JOB_METRICS_7 and HH_JOB_METRICS_8; 0: neither. Default both:
+     * the two write different keys (7.x: j|<YYYYMMDD>|... and
+     * <Class>-<DD>-<HH>:<M>; 8.x: j|<YYMMDD>|... and h|<Class>-...), so a
+     * fleet mixing them shows every run in each. Per job class ("wrapped",
+     * else "class"), as Sidekiq's metrics middleware counts: every run, its
+     * failures, and the milliseconds and a 26-bucket histogram of the
+     * successful runs. Written at each heartbeat and at the stop, as Sidekiq
+     * does; best-effort as Sidekiq's: a write Redis refuses is dropped
+     * (logged), and never holds a job. */
+    int job_metrics;
 } hh_manager_options;
+
+#define HH_JOB_METRICS_7 1 /* hh_manager_options.job_metrics: Sidekiq 7.x's layout */
+#define HH_JOB_METRICS_8 2 /* Sidekiq 8.x's layout */
 
 /* Fills *o (and o->redis) with the defaults documented above and sets
  * struct_size. Thread-safe. */
@@ -686,7 +701,8 @@ HH_EXPORT void hh_manager_options_init(hh_manager_options *o);
  * first: concurrency 1 to 1000, heartbeat_interval 0.1 to 30 s,
  * shutdown_timeout >= 0, at most HH_QUEUES_LIMIT queues with weights 0 to
  * 1000000, max_retries and max_recoveries at most 1000000, dead_max_jobs
- * at most 100000000, the enums in range, the Redis URL, and the identity,
+ * at most 100000000, the enums in range, job_metrics a set of
+ * HH_JOB_METRICS_7 and HH_JOB_METRICS_8, the Redis URL, and the identity,
  * namespace, queue names, tag and labels as hh_name_check() says, and
  * http_bind: parsed, then bound and closed at once, so that a port in use
  * is refused here rather than at hh_manager_start() (hh_manager_new()

@@ -4,7 +4,8 @@
  * Keys written: processes (SADD, SREM on stop), <id> (HGET info: whose it
  * is, then HSET + EXPIRE 60),
  * <id>:work and <id>:workers (UNLINK, HSET, EXPIRE 60), <id>-signals (RPOP),
- * stat:processed, stat:failed and their :<date> keys (INCRBY, EXPIRE). */
+ * stat:processed, stat:failed and their :<date> keys (INCRBY, EXPIRE);
+ * through job_metrics.c, Sidekiq 7.x/8.x's metrics keys. */
 #include "heartbeat.h"
 
 #include <jansson.h>
@@ -392,6 +393,10 @@ static int beat(const hh_heartbeat_env *e, hh_conn *c, const char *info, int *re
         sdsfree(pk), sdsfree(hk), sdsfree(sk);
     }
     if (ok && e->reads_queues) read_queues(e, c, now); /* only someone reads them */
+    /* Sidekiq flushes its metrics on each beat that went in (its :beat
+     * event); after a failed one they wait for the next. Not part of the
+     * beat's MULTI: a refused metrics write must not cost the lease. */
+    if (ok) hh_job_metrics_flush(e->job_metrics, c, now);
     if (!ok && !err[0])
         snprintf(err, sizeof(err), "heartbeat: %s", c->last_error[0] ? c->last_error : "Redis unreachable");
     if (!stats_ok) { /* keep the counts for the next beat, as Sidekiq 6.4 does */

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include "hiredhand.h"
 #include "job.h"
+#include "job_metrics.h"
 #include "keys.h"
 #include "redis.h"
 #include "util.h"
@@ -42,6 +43,7 @@ typedef struct hh_heartbeat_env {
     atomic_int *boot_waits;
     atomic_int *dump_requested;                            /* taken (reset) here */
     atomic_ullong *unflushed_processed, *unflushed_failed; /* flushed here, given back on failure */
+    hh_job_metrics *job_metrics;                           /* written after each beat Redis took; NULL: off */
     hh_wake *wake;
     hh_manager *self; /* remote signals: hh_manager_quiet/stop/dump (public API) */
     void *udata;

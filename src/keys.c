@@ -47,6 +47,55 @@ sds hh_key_stat_daily(const hh_keys *k, const char *stat, double epoch) {
     return join(k, stat, date, NULL);
 }
 
+/* The metrics keys spell the same UTC minute five ways: Sidekiq formats
+ * them with strftime ("%Y%m%d|%-H:%-M", "%y%m%d|%-H:%M", "%d-%H:%-M",
+ * "%-d-%-H:%-M"), whose "-" flag (no padding) is a glibc extension, so the
+ * fields are printed here instead. */
+static struct tm utc(time_t t) {
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    return tm;
+}
+
+sds hh_key_jm_counts7(const hh_keys *k, time_t t) {
+    struct tm tm = utc(t);
+    sds s = sdsdup(k->ns);
+    if (!s) return NULL;
+    return sdscatprintf(s, "j|%04d%02d%02d|%d:%d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min);
+}
+
+sds hh_key_jm_counts8(const hh_keys *k, time_t t) {
+    struct tm tm = utc(t);
+    sds s = sdsdup(k->ns);
+    if (!s) return NULL;
+    return sdscatprintf(s, "j|%02d%02d%02d|%d:%02d", tm.tm_year % 100, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                        tm.tm_min);
+}
+
+/* 8.x drops the minute's last digit: "9:05" and "9:09" share "9:0". */
+sds hh_key_jm_rollup8(const hh_keys *k, time_t t) {
+    struct tm tm = utc(t);
+    sds s = sdsdup(k->ns);
+    if (!s) return NULL;
+    return sdscatprintf(s, "j|%02d%02d%02d|%d:%d", tm.tm_year % 100, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                        tm.tm_min / 10);
+}
+
+sds hh_key_jm_hist7(const hh_keys *k, const char *klass, size_t len, time_t t) {
+    struct tm tm = utc(t);
+    sds s = sdsdup(k->ns);
+    if (s) s = sdscatlen(s, klass, len);
+    return s ? sdscatprintf(s, "-%02d-%02d:%d", tm.tm_mday, tm.tm_hour, tm.tm_min) : NULL;
+}
+
+sds hh_key_jm_hist8(const hh_keys *k, const char *klass, size_t len, time_t t) {
+    struct tm tm = utc(t);
+    sds s = sdsdup(k->ns);
+    if (s) s = sdscat(s, "h|");
+    if (s) s = sdscatlen(s, klass, len);
+    return s ? sdscatprintf(s, "-%d-%d:%d", tm.tm_mday, tm.tm_hour, tm.tm_min) : NULL;
+}
+
 sds hh_key_inprogress(const hh_keys *k, const char *id, const char *q) {
     sds s = join(k, HH_K_INPROGRESS_PREFIX, id, HH_K_INPROGRESS_SEP);
     return s ? sdscat(s, q) : NULL;

@@ -11,8 +11,11 @@
  *   <id>:work <id>:workers  hash
  *   <id>-signals         list
  *   stat:processed[:<date>] stat:failed[:<date>]  string
- * Sidekiq 7/8, Pro and Enterprise add more (process_cleanup, metrics keys
- * j|... h|..., it-<jid>, paused, dear-leader...): hh_name_check() in keys.c
+ *   j|<YYYYMMDD>|<H>:<M>  hash  (7.x)   <Class>-<DD>-<HH>:<M>    bitfield (7.x)
+ *   j|<YYMMDD>|<H>:<MM>   hash  (8.x)   h|<Class>-<D>-<H>:<M>    bitfield (8.x)
+ *   j|<YYMMDD>|<H>:<M0>   hash  (8.x, ten minutes; <M0> is the tens digit)
+ * Sidekiq 7/8, Pro and Enterprise add more (process_cleanup, it-<jid>,
+ * paused, dear-leader...): hh_name_check() in keys.c
  * keeps identities and namespaces off all of them. What each key holds:
  * docs/protocol.md.
  */
@@ -20,6 +23,7 @@
 #define HH_KEYS_H
 
 #include <hiredis/sds.h>
+#include <time.h>
 #include "hiredhand.h"
 
 #define HH_K_QUEUES "queues"
@@ -63,6 +67,16 @@ sds hh_key_signals(const hh_keys *k, const char *identity);
 /* stat:processed:<date> / stat:failed:<date>, UTC date of `epoch`. */
 sds hh_key_stat_daily(const hh_keys *k, const char *stat, double epoch);
 sds hh_key_inprogress(const hh_keys *k, const char *identity, const char *queue);
+/* Sidekiq 7.x/8.x's execution metrics (job_metrics.c), for the UTC minute
+ * of t, each generation's own spelling: 7.x's counters j|20261203|9:5 and
+ * histograms <Class>-03-09:5; 8.x's counters j|261203|9:05, their
+ * ten-minute rollup j|261203|9:0 and histograms h|<Class>-3-9:5. klass is
+ * len bytes (it may hold NUL). */
+sds hh_key_jm_counts7(const hh_keys *k, time_t t);
+sds hh_key_jm_counts8(const hh_keys *k, time_t t);
+sds hh_key_jm_rollup8(const hh_keys *k, time_t t);
+sds hh_key_jm_hist7(const hh_keys *k, const char *klass, size_t len, time_t t);
+sds hh_key_jm_hist8(const hh_keys *k, const char *klass, size_t len, time_t t);
 /* SCAN MATCH pattern for every in-progress list (glob chars in ns escaped). */
 sds hh_key_inprogress_pattern(const hh_keys *k);
 /* Splits an in-progress key back into owner identity and queue; returns 0,

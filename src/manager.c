@@ -54,6 +54,7 @@ void hh_manager_options_init(hh_manager_options *o) {
     o->version = "6.4.1";
     o->log_level = HH_LOG_INFO;
     o->liveness_max_age = 30;
+    o->job_metrics = HH_JOB_METRICS_7 | HH_JOB_METRICS_8;
 }
 
 /* Logs why a name is refused (hh_name_check's rule); 0 when it is fine. */
@@ -102,6 +103,7 @@ void hh_manager_free(hh_manager *m) {
     free(m->queue_size);
     free(m->queue_latency);
     hh_metrics_free(m->metrics);
+    hh_job_metrics_free(m->job_metrics);
     free((char *)m->opts.http_bind);
     free((char *)m->opts.http_token);
     size_t nl = 0;
@@ -383,6 +385,9 @@ hh_manager *hh_manager_new(const hh_manager_options *caller_opts, int *err) {
     if (e == HH_OK) e = alloc_fetch_state(m);
     if (e == HH_OK) lease_env(m);
     if (e == HH_OK && !(m->lease_env.lease = hh_lease_new(&m->lease_env))) e = HH_ERR_NOMEM;
+    if (e == HH_OK && m->opts.job_metrics &&
+        !(m->job_metrics = hh_job_metrics_new(&m->keys, &m->log, m->opts.job_metrics)))
+        e = HH_ERR_NOMEM;
     if (e == HH_ERR_NOMEM) hh_fail(e, "out of memory creating the manager");
     if (err) *err = e;
     if (e == HH_OK) return m;
@@ -574,6 +579,7 @@ static void processor_env(hh_manager *m) {
                             .unflushed_failed = &m->unflushed_failed,
                             .wake = &m->wake,
                             .metrics = m->metrics,
+                            .job_metrics = m->job_metrics,
                             .lease = &m->lease_env,
                             .fetch = &m->fetch_env,
                             .self = m};
@@ -948,6 +954,9 @@ static void leave_redis(hh_manager *m, hh_conn *c, pthread_t chores, int chores_
     if (stuck)
         hh_log(&m->log, HH_LOG_WARN,
                "%d worker threads still in a handler or a Redis call at the deadline: left behind", stuck);
+    /* The runs since the last beat, the cancelled ones included, as
+     * Sidekiq 8 flushes at its exit; one try within the stop's budget. */
+    hh_job_metrics_flush(m->job_metrics, c, hh_now());
     if (!hh_pickup_stop_by(&m->pickup_env, end)) atomic_fetch_add(&m->detached, 1);
     if (m->scheduler_started) join_by(m, m->scheduler_thread, end);
     if (m->recovery_started) join_by(m, m->recovery_thread, end);
@@ -1117,6 +1126,7 @@ void hh_manager_heartbeat_env(hh_manager *m, hh_heartbeat_env *out) {
                               .dump_requested = &m->dump_requested,
                               .unflushed_processed = &m->unflushed_processed,
                               .unflushed_failed = &m->unflushed_failed,
+                              .job_metrics = m->job_metrics,
                               .wake = &m->wake,
                               .self = m,
                               .udata = m,

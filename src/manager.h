@@ -104,6 +104,7 @@ struct hh_manager {
     unsigned long long unready_seq;
     struct hh_http *http;           /* NULL unless http_bind */
     struct hh_metrics *metrics;     /* per-class counts and set sizes for /metrics; NULL unless http_bind */
+    hh_job_metrics *job_metrics;    /* Sidekiq's Metrics tab (job_metrics.h); NULL when opts.job_metrics is 0 */
     hh_scheduler_env scheduler_env; /* the scheduler thread's view (scheduler.h) */
     hh_recovery_env recovery_env;   /* the recovery thread's view (recovery.h) */
     hh_heartbeat_env heartbeat_env; /* the heartbeat thread's view (heartbeat.h) */

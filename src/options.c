@@ -104,6 +104,9 @@ static int check_choices(const hh_manager_options *o, char *errbuf, size_t errle
     if (o->lease_lost != HH_LEASE_LOST_STOP && o->lease_lost != HH_LEASE_LOST_FINISH)
         return why(errbuf, errlen, "lease_lost %d: want HH_LEASE_LOST_STOP or HH_LEASE_LOST_FINISH",
                    (int)o->lease_lost);
+    if (o->job_metrics & ~(HH_JOB_METRICS_7 | HH_JOB_METRICS_8))
+        return why(errbuf, errlen, "job_metrics %d: want a set of HH_JOB_METRICS_7 and HH_JOB_METRICS_8 (0: none)",
+                   o->job_metrics);
     return HH_OK;
 }
 

@@ -2,7 +2,9 @@
  * and the choice of its outcome; the writes themselves are outcome.c's.
  * Keys written, through outcome.c: retry (ZADD), dead (ZADD + trims) and
  * the in-progress list the job leaves (LREM); through fetch.c: the
- * in-progress lists (LREM ack) and queue:<q> (push back). */
+ * in-progress lists (LREM ack) and queue:<q> (push back). Each run is
+ * recorded for Sidekiq's Metrics tab (job_metrics.c), which the heartbeat
+ * writes. */
 #include "processor.h"
 
 #include <stdio.h>
@@ -228,6 +230,7 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     hh_log_job_elapsed(elapsed);
     hh_log(m->log, HH_LOG_INFO, rc == 0 ? "done" : "fail");
     hh_log_job_end();
+    hh_job_metrics_ran(m->job_metrics, job, h != NULL, elapsed, rc != 0); /* Sidekiq's Metrics tab */
 
     pthread_mutex_lock(&p->mu);
     int abandoned = p->abandoned, lost = p->lease_lost;

@@ -8,6 +8,7 @@
 #include "fetch.h"
 #include "hiredhand.h"
 #include "job.h"
+#include "job_metrics.h"
 #include "keys.h"
 #include "lease.h"
 #include "metrics.h"
@@ -56,7 +57,8 @@ typedef struct hh_processor_env {
     atomic_ullong *not_pushed_back; /* basic fetch's failed jobs given up at the stop */
     atomic_ullong *processed, *failed, *unflushed_processed, *unflushed_failed; /* added to here */
     hh_wake *wake;                                                              /* workers_done is announced on it */
-    hh_metrics *metrics; /* per-class counts for /metrics; NULL without HTTP */
+    hh_metrics *metrics;         /* per-class counts for /metrics; NULL without HTTP */
+    hh_job_metrics *job_metrics; /* Sidekiq's Metrics tab; NULL when off */
     const hh_lease_env *lease;
     const hh_fetch_env *fetch;
     hh_manager *self; /* the public handle a job carries (job->manager) */

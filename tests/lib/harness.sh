@@ -23,7 +23,8 @@
 #   hh_sidekiq_start APPFILE ARGS... real `sidekiq -r APPFILE -q default -c 2 ARGS` in background;
 #                                    sets SIDEKIQ_PID, SIDEKIQ_LOG; hh_sidekiq_wait_ready waits for
 #                                    its heartbeat
-#   hh_peer_sidekiq_start GEN APPFILE ARGS...  the same with the server of a peer (GEN as above)
+#   hh_peer_sidekiq_start GEN APPFILE ARGS...  the same with the server of a peer (GEN as above;
+#                                    log sidekiq<GEN>.log, so two generations can run at once)
 #   wait_until TIMEOUT 'SHELL CONDITION'   poll (every 0.2 s) until true; returns 1 on timeout
 #   hh_wait_for TIMEOUT 'COND'       alias of wait_until
 #   must_wait TIMEOUT 'COND' MSG     wait_until or fail MSG
@@ -511,7 +512,7 @@ _hh_sidekiq_launch() {   # GEN ("" for Debian's sidekiq) APPFILE [extra sidekiq 
     done
     [ $has_q = 1 ] || extra+=(-q default)
     [ $has_c = 1 ] || extra+=(-c 2)
-    SIDEKIQ_LOG="$HH_TMP/sidekiq.log"
+    SIDEKIQ_LOG="$HH_TMP/sidekiq$gen.log"
     # sidekiq chdirs nowhere; run from the temp dir so nothing is written into the tree
     (cd "$HH_TMP" && REDIS_URL="$REDIS_URL" exec setsid "${cmd[@]}" -r "$app" "${extra[@]}") \
         </dev/null >>"$SIDEKIQ_LOG" 2>&1 &
