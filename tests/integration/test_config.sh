@@ -188,4 +188,27 @@ hh_start_worker -C "$HH_TMP/dup.yml"
 hb_wait_identity "$WORKER_PID" 20
 assert_eq "$(R hget "$HB_ID" info | jq -c '[.concurrency, .queues]')" '[4,["b"]]' "the last of a repeated key counts"
 hh_stop_worker TERM 20
+
+# 5. The README's example file, as printed there (only its Redis URL and HTTP port changed),
+# read as ./config/sidekiq.yml without -C: it starts with no warning, and its handlers run.
+readme="$HH_TMP/readme"
+R flushdb >/dev/null   # the jobs left by the runs above are no concern of this one
+mkdir -p "$readme/config" "$readme/bin"
+awk '/^### Configuration file/ {s = 1} s && /^```yaml/ {y = 1; next} y && /^```/ {exit} y' "$HH_ROOT/README.md" |
+    sed -e "s|redis://127.0.0.1:6379/0|$REDIS_URL|" -e "s|127.0.0.1:7433|127.0.0.1:$(hh_pick_free_port)|" \
+        >"$readme/config/sidekiq.yml"
+grep -q '^:queues:' "$readme/config/sidekiq.yml" || fail "no example config/sidekiq.yml found in README.md"
+ran5="$(hh_jid_recorder "$readme/bin/hard_job")"
+cp "$HH_HANDLERS/serve_test.py" "$readme/bin/report_server"
+j5="$(hh_jid)"
+hb_push HardJob "$j5" '[1]' low
+pushd "$readme" >/dev/null
+hh_start_worker
+popd >/dev/null
+must_wait 20 'grep -q "$j5" "$ran5"' \
+    "the README example's HardJob did not run (log: $(tail -5 "$WORKER_LOG"))"
+assert_contains "$(cat "$WORKER_LOG")" "config: read ./config/sidekiq.yml" "the example is read as the implicit file"
+warns="$(grep -iE 'WARN|warning' "$WORKER_LOG" || true)"
+[ -z "$warns" ] || fail "the README example starts with warnings: $warns"
+hh_stop_worker TERM 20
 pass
