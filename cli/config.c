@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <yaml.h>
 #include "cli.h"
 #include "config.h"
@@ -165,7 +166,78 @@ static int repeatable(const char *name) {
     return 0;
 }
 
+/* A handler's program (`exec:`/`serve:` CLASS: COMMAND, or CLASS=COMMAND)
+ * written as a relative path with a slash (bin/hard_job) names a file
+ * beside the config file, wherever the worker starts: it is rewritten
+ * against the file's folder, as docker compose reads paths in its file.
+ * A bare name (ruby, php) is looked up in $PATH, as on the command line.
+ * The program must be there and executable, else the file is refused with
+ * the place of the value: a start from another folder (a service) fails
+ * here, not with a --exec error that names no file. *out: malloc'd, or
+ * NULL when value is used as it is; 0 or -1 after printing why. */
+static int handler_program(const loader *l, const struct option *o, const char *value, const yaml_node_t *at,
+                           char **out) {
+    *out = NULL;
+    if (strcmp(o->name, "exec") && strcmp(o->name, "serve")) return 0;
+    const char *eq = value ? strchr(value, '=') : NULL;
+    if (!eq) return 0; /* the option's own check names what is missing */
+    const char *prog = eq + 1 + strspn(eq + 1, " \t");
+    size_t plen = strcspn(prog, " \t");
+    if (!plen || !memchr(prog, '/', plen)) return 0;
+    const char *slash = strrchr(l->path, '/');
+    size_t dlen = slash ? (size_t)(slash - l->path) + 1 : 0; /* "config/" with its slash; "/" for a root file */
+    int rel = prog[0] != '/' && dlen;
+    if (rel && strcspn(l->path, " \t") < dlen)
+        return fail(l, at,
+                    "'%s' %.*s: a relative program path is resolved against the config file's folder, "
+                    "whose name has a space (commands are split at spaces): write the program's absolute path",
+                    o->name, (int)(eq - value), value);
+    size_t len = strlen(value) + (rel ? dlen : 0) + 1;
+    char *v = malloc(len);
+    if (!v) return fail(l, at, "out of memory");
+    size_t head = (size_t)(prog - value);
+    memcpy(v, value, head);
+    if (rel) memcpy(v + head, l->path, dlen);
+    memcpy(v + head + (rel ? dlen : 0), prog, strlen(prog) + 1);
+    char *path = strndup(v + head, plen + (rel ? dlen : 0));
+    if (!path) {
+        free(v);
+        return fail(l, at, "out of memory");
+    }
+    struct stat st;
+    const char *why = stat(path, &st) != 0 ? strerror(errno)
+        : !S_ISREG(st.st_mode)             ? "is not a file"
+        : access(path, X_OK) != 0          ? "is not executable"
+                                           : NULL;
+    if (why) {
+        char hint[512] = "";
+        char *plain = strndup(prog, plen);
+        if (rel && plain && access(plain, X_OK) == 0)
+            snprintf(hint, sizeof(hint),
+                     "; %s exists from the current folder: write its path from the config "
+                     "file's folder, or an absolute one",
+                     plain);
+        fail(l, at, "'%s' %.*s: program %s: %s%s%s", o->name, (int)(eq - value), value, path, why,
+             rel ? " (a relative program path is resolved against the config file's folder)" : "", hint);
+        free(plain);
+        free(path);
+        free(v);
+        return -1;
+    }
+    free(path);
+    *out = v;
+    return 0;
+}
+
 static int add(loader *l, const struct option *o, const char *key, const char *value, const yaml_node_t *at) {
+    char *resolved;
+    if (handler_program(l, o, value, at, &resolved)) return -1;
+    if (resolved) {
+        int rc = add(l, o, key, NULL, at);
+        if (rc == 0) l->items[l->n - 1].value = resolved;
+        else free(resolved);
+        return rc;
+    }
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 16;
         cli_config_item *items = realloc(l->items, cap * sizeof(*items));

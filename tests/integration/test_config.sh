@@ -102,6 +102,13 @@ bad queue_pair "2:5: ':queues': a queue is a name or a [name, weight] pair" < <(
 bad queue_weight "2:6: in key ':queues'" < <(printf ':queues:\n  - [critical, heavy]\n')
 bad bool "1:11: ':verbose' wants true or false, not 'maybe'" < <(printf ':verbose: maybe\n')
 bad not_mapping "1:1: the file must be a mapping" < <(printf -- '- a\n- b\n')
+# a handler's program: a relative path is the config file's folder's, and a missing one is
+# refused with its place (and the hint when it exists from the current folder instead)
+bad handler_missing "3:14: 'exec' HardJob: program $HH_TMP/bin/nosuch: No such file or directory (a relative program path is resolved against the config file's folder)" \
+    < <(printf 'handlers:\n  exec:\n    HardJob: bin/nosuch 1\n')
+: >"$HH_TMP/not_a_program"
+bad handler_not_exec "3:16: 'serve' ReportJob: program $HH_TMP/not_a_program: is not executable" \
+    < <(printf 'handlers:\n  serve:\n    ReportJob: %s\n' "$HH_TMP/not_a_program")
 bad erb "1:15: ERB (<% ... %>) is not supported" < <(printf ':concurrency: <%%= ENV.fetch("SIDEKIQ_CONCURRENCY", 5) %%>\n')
 # the library's limit, the same as the flag's (later keys win, as in YAML loaders)
 f="$HH_TMP/limit.yml"; printf ':concurrency: 4\n:concurrency: 0\n' >"$f"
@@ -190,7 +197,8 @@ assert_eq "$(R hget "$HB_ID" info | jq -c '[.concurrency, .queues]')" '[4,["b"]]
 hh_stop_worker TERM 20
 
 # 5. The README's example file, as printed there (only its Redis URL and HTTP port changed),
-# read as ./config/sidekiq.yml without -C: it starts with no warning, and its handlers run.
+# read as ./config/sidekiq.yml without -C: it starts with no warning, and its handlers run, also
+# when the worker starts elsewhere (relative handler paths are the file's folder's).
 readme="$HH_TMP/readme"
 R flushdb >/dev/null   # the jobs left by the runs above are no concern of this one
 mkdir -p "$readme/config" "$readme/bin"
@@ -210,5 +218,13 @@ must_wait 20 'grep -q "$j5" "$ran5"' \
 assert_contains "$(cat "$WORKER_LOG")" "config: read ./config/sidekiq.yml" "the example is read as the implicit file"
 warns="$(grep -iE 'WARN|warning' "$WORKER_LOG" || true)"
 [ -z "$warns" ] || fail "the README example starts with warnings: $warns"
+hh_stop_worker TERM 20
+# the same file given with -C from another folder: its handlers' relative paths still hold
+j6="$(hh_jid)"
+hb_push HardJob "$j6" '[2]' low
+pushd / >/dev/null
+hh_start_worker -C "$readme/config/sidekiq.yml"
+popd >/dev/null
+must_wait 20 'grep -q "$j6" "$ran5"' "the README example's HardJob did not run from another folder (log: $(tail -5 "$WORKER_LOG"))"
 hh_stop_worker TERM 20
 pass
