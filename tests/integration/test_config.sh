@@ -3,7 +3,8 @@
 # queue pairs, an environment section picked by RAILS_ENV) plus hiredhand's own keys configures
 # the worker, as Sidekiq's API and redis-cli see its heartbeat; flags override the file (a list
 # flag replaces the file's list); the file overrides the environment (REDIS_URL); every bad file
-# is refused with FILE:LINE:COLUMN and a reason, ERB included; Sidekiq's own keys that hiredhand
+# is refused with FILE:LINE:COLUMN and a reason; ERB's ENV values are read, other ERB is refused
+# with a way out; relative handler paths are the file's folder's; Sidekiq's own keys that hiredhand
 # cannot apply (a Ruby :require:, :environment:, :strict:, :pidfile:, the Ruby hooks) are accepted
 # with one warning each, and so is :logfile:, honoured here but ignored by Sidekiq 6+.
 . "$(dirname "$0")/../lib/harness.sh"
@@ -109,7 +110,13 @@ bad handler_missing "3:14: 'exec' HardJob: program $HH_TMP/bin/nosuch: No such f
 : >"$HH_TMP/not_a_program"
 bad handler_not_exec "3:16: 'serve' ReportJob: program $HH_TMP/not_a_program: is not executable" \
     < <(printf 'handlers:\n  serve:\n    ReportJob: %s\n' "$HH_TMP/not_a_program")
-bad erb "1:15: ERB (<% ... %>) is not supported" < <(printf ':concurrency: <%%= ENV.fetch("SIDEKIQ_CONCURRENCY", 5) %%>\n')
+# ERB beyond the ENV values Rails files use is refused with its place and a way out
+bad erb_code "1:15: ERB <%= Integer(ENV[\"X\"]) %>: this expression is not supported" \
+    < <(printf ':concurrency: <%%= Integer(ENV["X"]) %%>\n')
+assert_contains "$HH_ERR" "-C /dev/null for none" "the ERB error names a way out that works for the implicit file"
+bad erb_tag "2:1: ERB <% if true %>: Ruby code in <% %>" < <(printf ':tag: x\n<%% if true %%>\n:concurrency: 2\n<%% end %%>\n')
+bad erb_unset "1:15: ERB <%= ENV.fetch(\"HH_TEST_UNSET\") %>: HH_TEST_UNSET is not set" \
+    < <(printf ':concurrency: <%%= ENV.fetch("HH_TEST_UNSET") %%>\n')
 # the library's limit, the same as the flag's (later keys win, as in YAML loaders)
 f="$HH_TMP/limit.yml"; printf ':concurrency: 4\n:concurrency: 0\n' >"$f"
 hh_cli work -r "$REDIS_URL" -C "$f"
@@ -126,6 +133,33 @@ assert_eq "$HH_RC" 0 "--help with a file holding unknown sections"
 assert_contains "$HH_ERR" "typo.yml:2:1: warning: section 'htttp' skipped" "a misspelt group is warned about"
 assert_contains "$HH_ERR" "section ':schedule' skipped" "a plug-in's section is warned about"
 assert_not_contains "$HH_ERR" "production" "an environment not in use is skipped quietly"
+
+# The ERB Rails files use: values from ENV, with defaults, || and .to_i, read as Sidekiq reads
+# them (its ERB runs before YAML); an implicit file with other ERB names -C /dev/null, which works.
+cat >"$HH_TMP/erb.yml" <<'YAML'
+:concurrency: <%= (ENV["HH_T_C"] || "4").to_i %>
+:tag: <%= ENV.fetch("HH_T_TAG") { "erbtag" } %>
+:labels:
+  - <%= ENV.fetch("HH_T_L", 'lbl') %>
+  - <%= ENV['HH_T_SET'] %>
+<%# a comment %>
+redis:
+  url: <%= ENV.fetch("REDIS_URL") %>
+YAML
+HH_T_SET=fromenv HH_NO_URL=1 hh_start_worker -C "$HH_TMP/erb.yml"
+hb_wait_identity "$WORKER_PID" 20
+assert_eq "$(R hget "$HB_ID" info | jq -c '[.concurrency, .tag, .labels]')" '[4,"erbtag",["lbl","fromenv"]]' \
+    "the ERB values of the file"
+hh_stop_worker TERM 20
+mkdir -p "$HH_TMP/erbapp/config"
+printf ':concurrency: <%%= Rails.env.production? ? 10 : 2 %%>\n' >"$HH_TMP/erbapp/config/sidekiq.yml"
+pushd "$HH_TMP/erbapp" >/dev/null
+hh_cli work -r "$REDIS_URL" --help
+assert_eq "$HH_RC" 2 "an implicit file with unsupported ERB stops the start (stderr: $HH_ERR)"
+assert_contains "$HH_ERR" "./config/sidekiq.yml:1:15: ERB" "the implicit file's ERB error has its place"
+hh_cli work -r "$REDIS_URL" -C /dev/null --help
+assert_eq "$HH_RC" 0 "-C /dev/null, the way out the error names, reads no file (stderr: $HH_ERR)"
+popd >/dev/null
 
 # 4. A real Sidekiq app's file: every Sidekiq key is accepted; those with nothing to apply to
 # warn once, with their place, and the worker runs with the rest.
