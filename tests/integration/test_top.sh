@@ -32,7 +32,7 @@ R lpush queue:work "$(printf '{"retry":false,"queue":"work","class":"SlowJob","a
 for i in 1 2 3; do
     R lpush queue:work "$(printf '{"retry":false,"queue":"work","class":"OkJob","args":[],"jid":"%s","created_at":%s,"enqueued_at":%s}' "$(hh_jid)" "$now" "$now")" >/dev/null
 done
-hh_start_worker -c 2 -q work --tag toptag --exec "SlowJob=$HH_HANDLERS/sleep.sh 60" --exec "OkJob=$HH_HANDLERS/record.sh"
+hh_start_worker -c 2 -q work --tag toptag --heartbeat-interval 1 --exec "SlowJob=$HH_HANDLERS/sleep.sh 60" --exec "OkJob=$HH_HANDLERS/record.sh"
 hh_worker_wait_ready
 must_wait 20 '[ "$(R get stat:processed)" = 3 ]' "the fast jobs did not run"
 ident="$(R smembers processes)"
