@@ -32,8 +32,9 @@ start = t0 - snaps[0]["window"]
 true = len([t for t in done if start <= t <= t1]) / (t1 - start)
 rates = [s["processed_per_s"] for s in snaps]
 assert all(isinstance(r, float) for r in rates), "a snapshot without a rate: %r" % rates
-bad = [r for r in rates if not 0.6 * true <= r <= 1.5 * true]
-assert not bad, "rates %s, true rate %.1f/s: %s out of 0.6-1.5 times it" % (
+bad = [r for r in rates if not 0.5 * true <= r <= 1.6 * true]
+# (two reads' difference gives 0 and 5 times it)
+assert not bad, "rates %s, true rate %.1f/s: %s out of 0.5-1.6 times it" % (
     ", ".join("%.1f" % r for r in rates), true, ", ".join("%.1f" % r for r in bad))
 print("ok %.1f/s: %s" % (true, " ".join("%.1f" % r for r in rates)))
 PY
