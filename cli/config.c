@@ -26,14 +26,15 @@
  * YAML merge keys (`<<: *defaults`) apply, as in Ruby's YAML.
  *
  * The YAML itself is libyaml's to parse. Sidekiq runs the file through ERB
- * first; hiredhand does not, and says so rather than take `<%= ... %>`
- * literally. */
+ * first; hiredhand evaluates the subset Rails files use (values from ENV,
+ * erb_render) and refuses any other tag rather than take it literally. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <yaml.h>
 #include "cli.h"
 #include "config.h"
@@ -165,7 +166,78 @@ static int repeatable(const char *name) {
     return 0;
 }
 
+/* A handler's program (`exec:`/`serve:` CLASS: COMMAND, or CLASS=COMMAND)
+ * written as a relative path with a slash (bin/hard_job) names a file
+ * beside the config file, wherever the worker starts: it is rewritten
+ * against the file's folder, as docker compose reads paths in its file.
+ * A bare name (ruby, php) is looked up in $PATH, as on the command line.
+ * The program must be there and executable, else the file is refused with
+ * the place of the value: a start from another folder (a service) fails
+ * here, not with a --exec error that names no file. *out: malloc'd, or
+ * NULL when value is used as it is; 0 or -1 after printing why. */
+static int handler_program(const loader *l, const struct option *o, const char *value, const yaml_node_t *at,
+                           char **out) {
+    *out = NULL;
+    if (strcmp(o->name, "exec") && strcmp(o->name, "serve")) return 0;
+    const char *eq = value ? strchr(value, '=') : NULL;
+    if (!eq) return 0; /* the option's own check names what is missing */
+    const char *prog = eq + 1 + strspn(eq + 1, " \t");
+    size_t plen = strcspn(prog, " \t");
+    if (!plen || !memchr(prog, '/', plen)) return 0;
+    const char *slash = strrchr(l->path, '/');
+    size_t dlen = slash ? (size_t)(slash - l->path) + 1 : 0; /* "config/" with its slash; "/" for a root file */
+    int rel = prog[0] != '/' && dlen;
+    if (rel && strcspn(l->path, " \t") < dlen)
+        return fail(l, at,
+                    "'%s' %.*s: a relative program path is resolved against the config file's folder, "
+                    "whose name has a space (commands are split at spaces): write the program's absolute path",
+                    o->name, (int)(eq - value), value);
+    size_t len = strlen(value) + (rel ? dlen : 0) + 1;
+    char *v = malloc(len);
+    if (!v) return fail(l, at, "out of memory");
+    size_t head = (size_t)(prog - value);
+    memcpy(v, value, head);
+    if (rel) memcpy(v + head, l->path, dlen);
+    memcpy(v + head + (rel ? dlen : 0), prog, strlen(prog) + 1);
+    char *path = strndup(v + head, plen + (rel ? dlen : 0));
+    if (!path) {
+        free(v);
+        return fail(l, at, "out of memory");
+    }
+    struct stat st;
+    const char *why = stat(path, &st) != 0 ? strerror(errno)
+        : !S_ISREG(st.st_mode)             ? "is not a file"
+        : access(path, X_OK) != 0          ? "is not executable"
+                                           : NULL;
+    if (why) {
+        char hint[512] = "";
+        char *plain = strndup(prog, plen);
+        if (rel && plain && access(plain, X_OK) == 0)
+            snprintf(hint, sizeof(hint),
+                     "; %s exists from the current folder: write its path from the config "
+                     "file's folder, or an absolute one",
+                     plain);
+        fail(l, at, "'%s' %.*s: program %s: %s%s%s", o->name, (int)(eq - value), value, path, why,
+             rel ? " (a relative program path is resolved against the config file's folder)" : "", hint);
+        free(plain);
+        free(path);
+        free(v);
+        return -1;
+    }
+    free(path);
+    *out = v;
+    return 0;
+}
+
 static int add(loader *l, const struct option *o, const char *key, const char *value, const yaml_node_t *at) {
+    char *resolved;
+    if (handler_program(l, o, value, at, &resolved)) return -1;
+    if (resolved) {
+        int rc = add(l, o, key, NULL, at);
+        if (rc == 0) l->items[l->n - 1].value = resolved;
+        else free(resolved);
+        return rc;
+    }
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 16;
         cli_config_item *items = realloc(l->items, cap * sizeof(*items));
@@ -570,18 +642,299 @@ static int load_pairs(loader *l, const yaml_node_pair_t *pairs, size_t npairs, c
     return 0;
 }
 
-/* Where "<%" first is, for the ERB error. */
-static int find_erb(const char *text, yaml_node_t *at) {
-    const char *p = strstr(text, "<%");
-    if (!p) return 0;
+/* Sidekiq runs the file through ERB before YAML. What Rails apps write
+ * there is a value from the environment; that subset is evaluated here:
+ *
+ *   <%= ENV["X"] %>  <%= ENV['X'] %>          nil (no text) when X is unset
+ *   <%= ENV.fetch("X") %>                     an error when X is unset
+ *   <%= ENV.fetch("X", 5) %>  <%= ENV.fetch("X") { 5 } %>   5 when unset
+ *   A || B  (the first that is not nil)  (A)  .to_i  .to_s  "text" 'text' 12 1.5 nil
+ *   <%# a comment %>
+ *
+ * The result replaces the tag as text, as ERB does (nil as ""). Anything
+ * else (Ruby code, <% %> without =, <%- -%>) stops the load with the
+ * tag's FILE:LINE:COLUMN and a way out, rather than take it literally. */
+typedef struct erb_value {
+    int nil;
+    char *text; /* malloc'd when !nil */
+} erb_value;
+
+typedef struct erb {
+    const loader *l;
+    yaml_node_t at; /* the tag's place, for errors */
+    const char *p, *end;
+    const char *why; /* set on failure */
+    int unset;       /* why is a variable ENV.fetch wants, not an unsupported tag */
+    char whybuf[256];
+} erb;
+
+static void erb_skip(erb *e) {
+    while (e->p < e->end && (*e->p == ' ' || *e->p == '\t')) e->p++;
+}
+
+static int erb_eat(erb *e, const char *tok) {
+    erb_skip(e);
+    size_t n = strlen(tok);
+    if ((size_t)(e->end - e->p) < n || strncmp(e->p, tok, n)) return 0;
+    e->p += n;
+    return 1;
+}
+
+static int erb_set(erb_value *v, const char *s, size_t n) {
+    v->nil = 0;
+    v->text = strndup(s, n);
+    return v->text ? 0 : -1;
+}
+
+/* "text" or 'text' (no escapes but \" and \\ in double quotes) */
+static int erb_string(erb *e, erb_value *v) {
+    erb_skip(e);
+    char q = e->p < e->end ? *e->p : 0;
+    if (q != '"' && q != '\'') return 1;
+    const char *s = ++e->p;
+    size_t n = 0;
+    char *buf = malloc((size_t)(e->end - s) + 1);
+    if (!buf) return -1;
+    while (e->p < e->end && *e->p != q) {
+        if (*e->p == '\\' && e->p + 1 < e->end && (e->p[1] == q || e->p[1] == '\\')) e->p++;
+        else if (q == '"' && (*e->p == '#' || *e->p == '\\')) {
+            free(buf);
+            e->why = "a double-quoted string with \\ or # (escapes, interpolation)";
+            return -1;
+        }
+        buf[n++] = *e->p++;
+    }
+    if (e->p == e->end) {
+        free(buf);
+        e->why = "a string without its closing quote";
+        return -1;
+    }
+    e->p++;
+    buf[n] = '\0';
+    v->nil = 0;
+    v->text = buf;
+    return 0;
+}
+
+static int erb_expr(erb *e, erb_value *v);
+
+/* A literal: a string, a number or nil. 1 when there is none here. */
+static int erb_literal(erb *e, erb_value *v) {
+    int rc = erb_string(e, v);
+    if (rc <= 0) return rc;
+    erb_skip(e);
+    const char *s = e->p;
+    if (e->p < e->end && (*e->p == '-' || *e->p == '+')) e->p++;
+    const char *digits = e->p;
+    while (e->p < e->end &&
+           ((*e->p >= '0' && *e->p <= '9') || *e->p == '_' ||
+            (*e->p == '.' && e->p + 1 < e->end && e->p[1] >= '0' && e->p[1] <= '9')))
+        e->p++;
+    if (e->p > digits) {
+        /* Ruby writes 1_000 for 1000: the text without the underscores */
+        char buf[64];
+        size_t n = 0;
+        for (const char *c = s; c < e->p && n + 1 < sizeof(buf); c++)
+            if (*c != '_') buf[n++] = *c;
+        return erb_set(v, buf, n);
+    }
+    e->p = s;
+    if (erb_eat(e, "nil")) {
+        v->nil = 1;
+        v->text = NULL;
+        return 0;
+    }
+    return 1;
+}
+
+/* ENV["X"], ENV.fetch("X"), ENV.fetch("X", default), ENV.fetch("X") { default } */
+static int erb_env(erb *e, erb_value *v) {
+    erb_value name = {0};
+    int fetch;
+    if (erb_eat(e, "ENV[")) fetch = 0;
+    else if (erb_eat(e, "ENV.fetch(")) fetch = 1;
+    else return 1;
+    if (erb_string(e, &name) != 0) {
+        if (!e->why) e->why = "ENV with a name that is not a quoted string";
+        return -1;
+    }
+    erb_value def = {.nil = 1};
+    int has_def = 0;
+    if (fetch && erb_eat(e, ",")) {
+        if (erb_expr(e, &def)) goto bad;
+        has_def = 1;
+    }
+    if (!erb_eat(e, fetch ? ")" : "]")) goto bad;
+    if (fetch && erb_eat(e, "{")) {
+        if (has_def || erb_expr(e, &def) || !erb_eat(e, "}")) goto bad;
+        has_def = 1;
+    }
+    const char *val = getenv(name.text);
+    if (val) {
+        free(def.text);
+        free(name.text);
+        return erb_set(v, val, strlen(val));
+    }
+    if (fetch && !has_def) {
+        snprintf(e->whybuf, sizeof(e->whybuf),
+                 "%s is not set, and ENV.fetch without a default stops Sidekiq too (KeyError): set it, or give "
+                 "a default: ENV.fetch(\"%s\", VALUE)",
+                 name.text, name.text);
+        e->why = e->whybuf;
+        e->unset = 1;
+        free(name.text);
+        return -1;
+    }
+    free(name.text);
+    *v = def; /* nil for ENV["X"] */
+    return 0;
+bad:
+    free(def.text);
+    free(name.text);
+    if (!e->why) e->why = "an ENV call this reader does not take";
+    return -1;
+}
+
+/* A primary with its .to_i / .to_s calls */
+static int erb_postfix(erb *e, erb_value *v) {
+    int rc;
+    if (erb_eat(e, "(")) {
+        if ((rc = erb_expr(e, v))) return rc;
+        if (!erb_eat(e, ")")) {
+            free(v->text);
+            e->why = "a '(' without its ')'";
+            return -1;
+        }
+    } else if ((rc = erb_env(e, v)) == 1 && (rc = erb_literal(e, v)) == 1) {
+        return 1;
+    }
+    if (rc) return rc;
+    for (;;) {
+        if (erb_eat(e, ".to_i")) {
+            /* String#to_i: the leading integer, else 0; nil.to_i is 0 */
+            long long n = v->nil ? 0 : strtoll(v->text, NULL, 10);
+            char buf[32];
+            free(v->text);
+            snprintf(buf, sizeof(buf), "%lld", n);
+            if (erb_set(v, buf, strlen(buf))) return -1;
+        } else if (erb_eat(e, ".to_s")) {
+            if (v->nil && erb_set(v, "", 0)) return -1;
+        } else {
+            return 0;
+        }
+    }
+}
+
+/* A || B || ...: the first that is not nil (Ruby: "" counts as set) */
+static int erb_expr(erb *e, erb_value *v) {
+    int rc = erb_postfix(e, v);
+    if (rc) return rc;
+    while (erb_eat(e, "||")) {
+        erb_value next = {0};
+        if ((rc = erb_postfix(e, &next))) {
+            free(v->text);
+            return rc;
+        }
+        if (v->nil) {
+            *v = next;
+        } else {
+            free(next.text);
+        }
+    }
+    return 0;
+}
+
+/* The tag's line and column in text, for its errors. */
+static void erb_place(const char *text, const char *tag, yaml_node_t *at) {
     size_t line = 0, col = 0;
-    for (const char *s = text; s < p; s++) {
+    for (const char *s = text; s < tag; s++) {
         if (*s == '\n') line++, col = 0;
         else col++;
     }
     at->start_mark.line = line;
     at->start_mark.column = col;
-    return 1;
+}
+
+/* text with each ERB tag replaced by its value: malloc'd, or NULL after
+ * printing why (with the tag's place). */
+static char *erb_render(const loader *l, const char *text, size_t *len) {
+    size_t cap = *len + 1, n = 0;
+    char *out = malloc(cap);
+    if (!out) {
+        fprintf(stderr, "hiredhand: out of memory\n");
+        return NULL;
+    }
+    const char *p = text, *tag;
+    while ((tag = strstr(p, "<%"))) {
+        erb e = {.l = l};
+        erb_place(text, tag, &e.at);
+        const char *close = strstr(tag + 2, "%>");
+        erb_value v = {.nil = 1};
+        int rc = -1;
+        if (!close) {
+            e.why = "a tag without its closing %>";
+        } else if (tag[2] == '#') {
+            rc = 0; /* a comment: no text */
+        } else if (tag[2] != '=' || tag[3] == '=' || close[-1] == '-') {
+            e.why = tag[2] == '-' || close[-1] == '-' ? "<%- -%> (trim mode; Sidekiq's ERB has none)"
+                                                      : "Ruby code in <% %> (only <%= value %> is read)";
+        } else {
+            e.p = tag + 3;
+            e.end = close;
+            rc = erb_expr(&e, &v);
+            erb_skip(&e);
+            if (rc == 1 || (rc == 0 && e.p != e.end)) {
+                if (rc == 0) free(v.text);
+                rc = -1;
+                e.why = NULL;
+            }
+        }
+        int tl = close ? (int)(close + 2 - tag) : (int)strcspn(tag, "\n");
+        if (rc && e.unset) {
+            fail(l, &e.at, "ERB %.*s: %s", tl > 80 ? 80 : tl, tag, e.why);
+            free(out);
+            return NULL;
+        }
+        if (rc) {
+            fail(l, &e.at,
+                 "ERB %.*s: %s is not supported; hiredhand reads the ERB Rails files use: ENV[\"X\"], "
+                 "ENV.fetch(\"X\"), ENV.fetch(\"X\", default) or ENV.fetch(\"X\") { default }, with || default, "
+                 ".to_i, .to_s and string or number literals. Write the value itself, or start with -C naming "
+                 "another file (-C /dev/null for none) and give these options as flags",
+                 tl > 80 ? 80 : tl, tag, e.why ? e.why : "this expression");
+            free(out);
+            return NULL;
+        }
+        size_t vl = v.nil ? 0 : strlen(v.text), head = (size_t)(tag - p);
+        if (n + head + vl + 1 > cap) {
+            size_t ncap = (n + head + vl + 1) * 2;
+            char *t = realloc(out, ncap);
+            if (!t) {
+                free(v.text);
+                free(out);
+                fprintf(stderr, "hiredhand: out of memory\n");
+                return NULL;
+            }
+            out = t, cap = ncap;
+        }
+        memcpy(out + n, p, head), n += head;
+        if (vl) memcpy(out + n, v.text, vl), n += vl;
+        free(v.text);
+        p = close + 2;
+    }
+    size_t rest = strlen(p);
+    if (n + rest + 1 > cap) {
+        char *t = realloc(out, n + rest + 1);
+        if (!t) {
+            free(out);
+            fprintf(stderr, "hiredhand: out of memory\n");
+            return NULL;
+        }
+        out = t;
+    }
+    memcpy(out + n, p, rest + 1);
+    *len = n + rest;
+    return out;
 }
 
 const cli_config_item *cli_config_load(const char *path, const struct option *longopts, size_t *n) {
@@ -611,18 +964,16 @@ const cli_config_item *cli_config_load(const char *path, const struct option *lo
         return NULL;
     }
     text[len] = '\0';
-    yaml_node_t erb = {0};
     if (strlen(text) != len) {
         free(text);
         fprintf(stderr, "hiredhand: %s: a NUL byte: not a YAML text file\n", path);
         return NULL;
     }
-    if (find_erb(text, &erb)) {
+    if (strstr(text, "<%")) {
+        char *rendered = erb_render(&l, text, &len);
         free(text);
-        fail(&l, &erb,
-             "ERB (<%% ... %%>) is not supported: hiredhand reads plain YAML, not a template; "
-             "write the value itself, or give it as a flag");
-        return NULL;
+        if (!rendered) return NULL;
+        text = rendered;
     }
     yaml_parser_t parser;
     yaml_document_t doc;

@@ -42,6 +42,71 @@ static const char usage[] =
     "sentinel knows, included) or not confirmed, 3 Redis unreachable or failing.\n";
 /* clang-format on */
 
+/* The options every command takes (cli_redis_option and -r/--namespace):
+ * these alone may also come before the command, as git allows
+ * (`hiredhand -r URL retries`). Those that take a separate value: */
+static const char *const global_with_value[] = {"-r",
+                                                "--redis",
+                                                "--redis-password-file",
+                                                "--namespace",
+                                                "--tls-ca-file",
+                                                "--tls-ca-dir",
+                                                "--tls-cert",
+                                                "--tls-key",
+                                                "--tls-server-name",
+                                                "--sentinel",
+                                                "--sentinel-master",
+                                                "--sentinel-password",
+                                                "--sentinel-password-file",
+                                                NULL};
+
+/* 2 if ARG is a global option whose value is the next word, 1 if it is one
+ * complete in itself (--redis=URL, -rURL, --tls-insecure), 0 if it is not
+ * a global option. */
+static int global_option(const char *arg) {
+    for (const char *const *g = global_with_value; *g; g++) {
+        size_t n = strlen(*g);
+        if (!strcmp(arg, *g)) return 2;
+        if (!strncmp(arg, *g, n) && arg[n] == '=' && (*g)[1] == '-') return 1;
+    }
+    if (!strncmp(arg, "-r", 2) && arg[2]) return 1;
+    return !strcmp(arg, "--tls-insecure");
+}
+
+typedef int (*command_fn)(int argc, char **argv);
+static int cmd_quiet(int argc, char **argv) { return cli_signal(argc, argv, "TSTP"); }
+static int cmd_stop(int argc, char **argv) { return cli_signal(argc, argv, "TERM"); }
+static int cmd_dump(int argc, char **argv) { return cli_signal(argc, argv, "TTIN"); }
+static int cmd_retries(int argc, char **argv) { return cli_jobset(argc, argv, HH_JOBSET_RETRY); }
+static int cmd_scheduled(int argc, char **argv) { return cli_jobset(argc, argv, HH_JOBSET_SCHEDULED); }
+static int cmd_dead(int argc, char **argv) { return cli_jobset(argc, argv, HH_JOBSET_DEAD); }
+static int cmd_version(int argc, char **argv) {
+    (void)argc, (void)argv;
+    printf("hiredhand %s\n", hh_version()); /* the library's, at run time */
+    return 0;
+}
+
+static const struct {
+    const char *name;
+    command_fn fn;
+} commands[] = {
+    {"work", cli_work},           {"push", cli_push}, {"stats", cli_stats},     {"processes", cli_processes},
+    {"quiet", cmd_quiet},         {"stop", cmd_stop}, {"dump", cmd_dump},       {"retries", cmd_retries},
+    {"scheduled", cmd_scheduled}, {"dead", cmd_dead}, {"queues", cli_queues},   {"busy", cli_busy},
+    {"jobs", cli_jobs},           {"top", cli_top},   {"version", cmd_version}, {"--version", cmd_version},
+    {"-V", cmd_version},
+};
+
+static command_fn find_command(const char *name) {
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(commands[i].name, name)) return commands[i].fn;
+    return NULL;
+}
+
+static int unknown_command(const char *name) {
+    return cli_usage_error("unknown command '%s' (the commands: hiredhand help)", name);
+}
+
 int main(int argc, char **argv) {
 #ifdef __GLIBC__
     /* Job payloads can be tens of MB. glibc raises its mmap threshold to
@@ -55,26 +120,41 @@ int main(int argc, char **argv) {
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? CLI_EXIT_USAGE : 0;
     }
-    const char *cmd = argv[1];
-    argc--, argv++;
-    if (!strcmp(cmd, "work")) return cli_work(argc, argv);
-    if (!strcmp(cmd, "push")) return cli_push(argc, argv);
-    if (!strcmp(cmd, "stats")) return cli_stats(argc, argv);
-    if (!strcmp(cmd, "processes")) return cli_processes(argc, argv);
-    if (!strcmp(cmd, "quiet")) return cli_signal(argc, argv, "TSTP");
-    if (!strcmp(cmd, "stop")) return cli_signal(argc, argv, "TERM");
-    if (!strcmp(cmd, "dump")) return cli_signal(argc, argv, "TTIN");
-    if (!strcmp(cmd, "retries")) return cli_jobset(argc, argv, HH_JOBSET_RETRY);
-    if (!strcmp(cmd, "scheduled")) return cli_jobset(argc, argv, HH_JOBSET_SCHEDULED);
-    if (!strcmp(cmd, "dead")) return cli_jobset(argc, argv, HH_JOBSET_DEAD);
-    if (!strcmp(cmd, "queues")) return cli_queues(argc, argv);
-    if (!strcmp(cmd, "busy")) return cli_busy(argc, argv);
-    if (!strcmp(cmd, "jobs")) return cli_jobs(argc, argv);
-    if (!strcmp(cmd, "top")) return cli_top(argc, argv);
-    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
-        printf("hiredhand %s\n", hh_version()); /* the library's, at run time */
-        return 0;
+    /* Global options before the command: skip them to find the command,
+     * then hand the command its words with those options moved after its
+     * own (before a `--`, so they stay options): the subcommands read
+     * their verb (`retries list`) from right after the command name. */
+    int lead = 1;
+    while (lead < argc && argv[lead][0] == '-' && !find_command(argv[lead])) {
+        int kind = global_option(argv[lead]);
+        if (!kind)
+            return cli_usage_error("%s before the command: only the Redis options (-r URL, --namespace NS, "
+                                   "--tls-*, --sentinel*) may come first; give it after the command: "
+                                   "hiredhand COMMAND %s ...",
+                                   argv[lead], argv[lead]);
+        if (kind == 2 && lead + 1 == argc) return cli_usage_error("%s needs a value", argv[lead]);
+        lead += kind;
     }
-    fputs(usage, stderr);
-    return cli_usage_error("unknown command '%s'", cmd);
+    if (lead == argc) return cli_usage_error("no command after the options (the commands: hiredhand help)");
+    command_fn fn = find_command(argv[lead]);
+    if (!fn) return unknown_command(argv[lead]);
+    if (lead == 1) return fn(argc - 1, argv + 1);
+    /* the command's argv: its name, its words, the leading options, then any `--` and what follows */
+    int nopts = lead - 1, rest = argc - lead - 1, dashes = 1 + rest;
+    char **words = malloc(sizeof *words * (size_t)argc + sizeof *words);
+    if (!words) return cli_usage_error("out of memory");
+    for (int i = 1; i <= rest; i++)
+        if (!strcmp(argv[lead + i], "--")) {
+            dashes = i;
+            break;
+        }
+    int n = 0;
+    words[n++] = argv[lead];
+    for (int i = 1; i < dashes; i++) words[n++] = argv[lead + i];
+    for (int i = 1; i <= nopts; i++) words[n++] = argv[i];
+    for (int i = dashes; i <= rest; i++) words[n++] = argv[lead + i];
+    words[n] = NULL;
+    int rc = fn(n, words);
+    free(words);
+    return rc;
 }

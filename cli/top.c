@@ -4,9 +4,10 @@
  * Everything comes through the public API: hh_client_stats() (the
  * counters stat:processed and stat:failed, the sets' sizes, the queues
  * with their latency) and hh_client_processes() (the heartbeat hashes).
- * The rates are the difference of two successive reads of the counters
- * over the time between them, as Sidekiq's Web UI dashboard computes its
- * own. Nothing is written to Redis except what ProcessSet pruning does.
+ * The counters move only when a process beats (each flushes its counts
+ * with its heartbeat, as Sidekiq's processes do), so the rates are measured
+ * between beats, not between reads (see rates below). Nothing is written
+ * to Redis except what ProcessSet pruning does.
  *
  * At a terminal it draws with plain ANSI escapes on the alternate screen,
  * redraws on a timer and on SIGWINCH, and reads keys in raw mode (termios)
@@ -44,7 +45,9 @@ static const char top_usage[] =
     "(identity, tag, state, busy threads, heartbeat age). At a terminal it refreshes\n"
     "every S seconds (default 2) until `q` or Ctrl-C, or N frames; otherwise it prints\n"
     "N plain text frames (default 1), or N JSON snapshots, one a line, with --json.\n"
-    "Rates are measured over the interval (the first over min(S, 1) seconds).\n";
+    "Rates are measured between heartbeats (the counters move only then), over at least\n"
+    "10 s or S when longer: right at any S. The first comes with the next heartbeat; until\n"
+    "then a terminal shows '-', and plain text and JSON wait for it (at most 15 s).\n";
 /* clang-format on */
 
 /* ------------------------------------------------------------ escaping */
@@ -149,8 +152,78 @@ typedef struct sample {
     json_t *stats;                      /* hh_client_stats(), parsed */
     json_t *procs;                      /* hh_client_processes(), parsed */
     double mono, wall;                  /* when it was read */
-    double processed_rate, failed_rate; /* per second, -1 before two reads */
+    double processed_rate, failed_rate; /* per second, -1 until known */
+    double span;                        /* seconds the rates are measured over */
 } sample;
+
+/* The rates. stat:processed and stat:failed grow only when a process
+ * beats: it adds what it ran since its last beat in the same pipeline as
+ * the beat. Two reads closer together than the heartbeat see either no
+ * change or a whole beat's worth, so their difference over the time
+ * between them gives zeros and spikes (0, 0, 37.9, 0 for a steady 12.6/s).
+ * The counters are therefore keyed by when they changed: a read whose
+ * newest beat (of all processes) is later than the last point's adds a
+ * point (that beat's time, the counters), and a rate is the growth from
+ * an older point to the newest over the time between their beats: the
+ * work of whole heartbeat periods over their length, right at any
+ * --interval. The older point is the newest one at least `window` before
+ * (10 s, or the interval when longer), which smooths the steps of several
+ * processes beating at different times, as Sidekiq's dashboard smooths
+ * its own polls. With no process beating, a read is a point at its own
+ * time (the counters do not move, or a client moves them at once). */
+#define RATE_WINDOW 10.0
+#define RATE_WAIT 15.0 /* seconds: above Sidekiq's and hiredhand's heartbeat intervals */
+#define RATE_POINTS 256
+typedef struct rate_point {
+    double t; /* epoch seconds: a beat, or a read with no process */
+    long long processed, failed;
+} rate_point;
+typedef struct rates {
+    rate_point pts[RATE_POINTS];
+    size_t n;
+    double window;
+} rates;
+
+/* The newest beat among the processes, 0 when none beats. */
+static double newest_beat(json_t *procs) {
+    double t = 0;
+    size_t i;
+    json_t *p;
+    json_array_foreach(procs, i, p) {
+        double b = json_number_value(json_object_get(p, "beat"));
+        if (b > t) t = b;
+    }
+    return t;
+}
+
+static void rates_add(rates *r, double t, long long processed, long long failed) {
+    if (r->n && (processed < r->pts[r->n - 1].processed || failed < r->pts[r->n - 1].failed))
+        r->n = 0;                                /* stats cleared: the past says nothing about now */
+    if (r->n && t <= r->pts[r->n - 1].t) return; /* no beat since the last point */
+    if (r->n == RATE_POINTS) memmove(r->pts, r->pts + 1, --r->n * sizeof(r->pts[0]));
+    r->pts[r->n++] = (rate_point){t, processed, failed};
+}
+
+/* The rates into s (-1 with fewer than two points); drops the points
+ * older than the one measured from, which later rates no longer need. */
+static void rates_get(rates *r, sample *s) {
+    s->processed_rate = s->failed_rate = -1;
+    s->span = 0;
+    if (r->n < 2) return;
+    const rate_point *last = &r->pts[r->n - 1];
+    size_t from = 0;
+    for (size_t i = r->n - 1; i-- > 0;)
+        if (last->t - r->pts[i].t >= r->window - 0.5) { /* 0.5: a beat's jitter */
+            from = i;
+            break;
+        }
+    double dt = last->t - r->pts[from].t;
+    if (dt <= 0) return;
+    s->processed_rate = (double)(last->processed - r->pts[from].processed) / dt;
+    s->failed_rate = (double)(last->failed - r->pts[from].failed) / dt;
+    s->span = dt;
+    if (from) memmove(r->pts, r->pts + from, (r->n -= from) * sizeof(r->pts[0]));
+}
 
 static double now_wall(void) {
     struct timespec ts;
@@ -173,9 +246,9 @@ static const char *jstr(json_t *o, const char *k) {
     return s ? s : "";
 }
 
-/* Reads a sample; the rates against prev (NULL: none yet). Returns HH_OK
- * or the API's error, with why in err. */
-static int read_sample(hh_client *cl, const sample *prev, sample *s, char *err, size_t errlen) {
+/* Reads a sample and its rates (r's points). Returns HH_OK or the API's
+ * error, with why in err. */
+static int read_sample(hh_client *cl, rates *r, sample *s, char *err, size_t errlen) {
     char *st = NULL, *pr = NULL;
     memset(s, 0, sizeof(*s));
     s->processed_rate = s->failed_rate = -1;
@@ -198,14 +271,9 @@ static int read_sample(hh_client *cl, const sample *prev, sample *s, char *err, 
         snprintf(err, errlen, "unreadable reply from the library");
         return HH_ERR_NOMEM;
     }
-    if (prev && prev->stats && s->mono > prev->mono) {
-        double dt = s->mono - prev->mono;
-        long long dp = jint(s->stats, "processed") - jint(prev->stats, "processed");
-        long long df = jint(s->stats, "failed") - jint(prev->stats, "failed");
-        /* A counter reset (stats cleared) is no negative throughput. */
-        s->processed_rate = dp < 0 ? 0 : (double)dp / dt;
-        s->failed_rate = df < 0 ? 0 : (double)df / dt;
-    }
+    double beat = newest_beat(s->procs);
+    rates_add(r, beat > 0 ? beat : s->wall, jint(s->stats, "processed"), jint(s->stats, "failed"));
+    rates_get(r, s);
     return HH_OK;
 }
 
@@ -519,11 +587,15 @@ int cli_top(int argc, char **argv) {
     char err[512] = "";
     sample prev = {0}, cur = {0};
     prev.processed_rate = prev.failed_rate = -1;
-    /* The first rates need a second read: measured over a short window
-     * so the first frame comes quickly. */
-    double first = interval < 1 ? interval : 1;
+    static rates r; /* 6 KiB: not on the stack */
+    r.n = 0;
+    r.window = interval > RATE_WINDOW ? interval : RATE_WINDOW;
+    /* Reads come every min(S, 1) s until the first rates (the next beat,
+     * at most RATE_WAIT s): at a terminal frames show '-' meanwhile;
+     * elsewhere the first frame waits for them, so a snapshot has them. */
+    double first = interval < 1 ? interval : 1, started = cli_mono();
     if (tty && term_setup(keys) != 0) rc = 1;
-    int e = read_sample(cl, NULL, &prev, err, sizeof(err));
+    int e = read_sample(cl, &r, &prev, err, sizeof(err));
     if (e != HH_OK && !tty) {
         fprintf(stderr, "hiredhand: top: %s\n", err);
         rc = e == HH_ERR_INVALID ? CLI_EXIT_USAGE : EXIT_REDIS;
@@ -546,7 +618,7 @@ int cli_top(int argc, char **argv) {
             frame_clear(&f);
             continue;
         }
-        e = read_sample(cl, prev.stats ? &prev : NULL, &cur, err, sizeof(err));
+        e = read_sample(cl, &r, &cur, err, sizeof(err));
         wait = interval;
         if (e != HH_OK) {
             if (!tty) {
@@ -561,9 +633,18 @@ int cli_top(int argc, char **argv) {
             n++;
             continue;
         }
+        if (cur.processed_rate < 0 && cli_mono() - started < RATE_WAIT) {
+            wait = first;         /* no beat yet: read again soon, for the first rates */
+            if (!tty && n == 0) { /* and print nothing without them */
+                sample_free(&prev);
+                prev = cur;
+                memset(&cur, 0, sizeof(cur));
+                continue;
+            }
+        }
         n++;
         if (json) {
-            if (print_json(&cur, cur.mono - prev.mono) != 0) rc = 1;
+            if (print_json(&cur, cur.span) != 0) rc = 1;
         } else {
             frame f = {0};
             render(&f, &cur, interval, tty, NULL);

@@ -504,30 +504,26 @@ static void reset_list(work_args *a, int ch) {
 }
 
 /* Sidekiq's config file, read when no -C names one (cli.rb looks in
- * ./config for sidekiq.yml, then sidekiq.yml.erb): a Rails app started in
- * its folder gets its queues without a flag. What was found is logged once
- * the log is set up (default_config_note). */
+ * ./config for sidekiq.yml, then sidekiq.yml.erb; both go through ERB,
+ * whose ENV subset config.c evaluates): a Rails app started in its folder
+ * gets its queues without a flag. What was found is logged once the log
+ * is set up (default_config_note). */
 static const char default_config[] = "./config/sidekiq.yml";
 static const char default_config_erb[] = "./config/sidekiq.yml.erb";
-static const char *default_config_used; /* default_config, when read */
-static int default_config_erb_only;     /* only the .erb exists: not read */
+static const char *default_config_used; /* the one read, if any */
 
 static const char *find_default_config(void) {
     if (access(default_config, F_OK) == 0) return default_config_used = default_config;
-    default_config_erb_only = access(default_config_erb, F_OK) == 0;
+    if (access(default_config_erb, F_OK) == 0) return default_config_used = default_config_erb;
     return NULL;
 }
 
 static void default_config_note(hh_manager *m) {
     if (default_config_used)
-        hh_manager_log(m, HH_LOG_INFO, "config: read %s (no -C given: Sidekiq's default config file)",
+        hh_manager_log(m, HH_LOG_INFO,
+                       "config: read %s (no -C given: Sidekiq's default config file; -C FILE names another, "
+                       "-C /dev/null reads none)",
                        default_config_used);
-    else if (default_config_erb_only)
-        hh_manager_log(m, HH_LOG_WARN,
-                       "config: %s is not read: it is an ERB template, and hiredhand reads plain YAML only; "
-                       "running without a config file (render it to YAML and give it with -C, or give the "
-                       "options as flags)",
-                       default_config_erb);
 }
 
 /* The -C file's options into *a, each through parse_option as if given

@@ -1,6 +1,11 @@
 /* worker.c -- a worker embedded in your own program: handlers in C,
- * a middleware that times every job, stop on SIGINT/SIGTERM.
- * usage: example_worker [REDIS_URL] */
+ * a middleware that times every job, stop on SIGINT/SIGTERM (jobs still
+ * running finish or go back to their queue; the process leaves the Web
+ * UI's Busy page). Every failing call is checked and reported with
+ * hh_last_error(), which says what and why ("invalid Redis URL (must
+ * start with redis://, ...)"), where hh_strerror() says only "invalid
+ * argument".
+ * usage: example_worker [REDIS_URL]   (default $REDIS_URL) */
 #include <signal.h>
 #include <stdio.h>
 #include <time.h>
@@ -38,15 +43,19 @@ int main(int argc, char **argv) {
     int err;
     manager = hh_manager_new(&o, &err);
     if (!manager) {
-        fprintf(stderr, "worker: %s\n", hh_strerror(err));
+        fprintf(stderr, "example_worker: %s\n", hh_last_error());
         return 2;
     }
-    hh_manager_register(manager, "HardWorker", hard_worker, NULL);
-    hh_manager_use(manager, timing, manager);
+    if (hh_manager_register(manager, "HardWorker", hard_worker, NULL) != HH_OK ||
+        hh_manager_use(manager, timing, manager) != HH_OK) {
+        fprintf(stderr, "example_worker: %s\n", hh_last_error());
+        hh_manager_free(manager);
+        return 2;
+    }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
-    if ((err = hh_manager_start(manager)) != HH_OK) {
-        fprintf(stderr, "start: %s\n", hh_strerror(err));
+    if (hh_manager_start(manager) != HH_OK) {
+        fprintf(stderr, "example_worker: start: %s\n", hh_last_error());
         hh_manager_free(manager);
         return 1;
     }

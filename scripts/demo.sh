@@ -6,8 +6,22 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 build="$(cd "$root" && cd "${HH_BUILD:-build}" && pwd)"   # make demo BUILD=dir passes HH_BUILD
 B="$build/hiredhand"
 Q=hiredhand_demo   # its own queue: with REDIS_URL set, your queues are left alone
+# SADD queues names the demo's queue for the Web UI and `hiredhand queues`;
+# an empty queue stays listed there until removed, so the demo removes its
+# name when its queue is empty (on your Redis; a throwaway one goes anyway).
+forget_queue() {
+  if [ -z "${redis_pid:-}" ] && [ -n "${REDIS_URL:-}" ] &&
+    [ "$(redis-cli -u "$REDIS_URL" llen "queue:$Q" 2>/dev/null)" = 0 ]; then
+    redis-cli -u "$REDIS_URL" srem queues "$Q" >/dev/null 2>&1 || true
+  fi
+  return 0
+}
 cleanup() {
-  if [ -n "${worker:-}" ]; then kill "$worker" 2>/dev/null || true; fi
+  if [ -n "${worker:-}" ]; then
+    kill "$worker" 2>/dev/null || true
+    wait "$worker" 2>/dev/null || true
+    forget_queue
+  fi
   if [ -n "${redis_pid:-}" ]; then kill "$redis_pid" 2>/dev/null || true; fi
   if [ -n "${tmp:-}" ]; then rm -rf "$tmp"; fi
   return 0
@@ -57,5 +71,6 @@ sleep 1
 kill -TERM "$worker"
 wait "$worker" || true
 worker=""
+forget_queue
 echo "== hiredhand stats (FailingJob had retry 0, so it is in the dead set)"
 "$B" stats -r "$REDIS_URL"

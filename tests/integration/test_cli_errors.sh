@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Bad input: bad flags, a bad URL, a missing handler program and shell syntax in a handler's
-# COMMAND (which no shell reads) give a clear message on
+# Bad input: an unknown command, options before the command (the Redis ones work there), bad
+# flags, a bad URL, a missing handler program and shell syntax in a handler's COMMAND (which no
+# shell reads) give a clear message on
 # stderr and exit status 2 (checked for `work` and `push`); Redis unreachable at start does NOT
 # make the worker exit: it stays up, logs the outage once per state change (no log spam), and when
 # a redis-server appears on that port it processes a pushed job. An explicit queue weight 0 gets a
@@ -27,6 +28,20 @@ hh_cli work --help -r "$url"
 assert_eq "$HH_RC" 0 "'hiredhand work --help' exit status (124: it started a worker)"
 assert_contains "$HH_OUT" "--serve-max-jobs" "'hiredhand work --help' prints the options"
 expect_usage_error "unknown flag" "bogus-flag" -- work --bogus-flag -r "$url"
+# An unknown command says so in one line with a pointer to the list, not the whole usage.
+expect_usage_error "unknown command" "hiredhand: unknown command 'bogus' (the commands: hiredhand help)" -- bogus
+[ "$(printf '%s\n' "$HH_ERR" | wc -l)" -eq 1 ] || fail "unknown command: want one line on stderr, got: $HH_ERR"
+# The Redis options may come before the command, as git allows: they reach the command
+# (the refused connection names the port given, not the default 6379) ...
+for args in "-r $url retries list" "--namespace ns -r $url stats" "--redis=$url queues" "-r $url push OkJob []"; do
+    # shellcheck disable=SC2086
+    hh_cli $args
+    assert_eq "$HH_RC" 3 "'hiredhand $args': exit status (Redis unreachable); stderr: $HH_ERR"
+    assert_contains "$HH_ERR" "127.0.0.1:$port" "'hiredhand $args' uses the -r given before the command"
+done
+# ... and any other option there gets the reason, in one line.
+expect_usage_error "a command's option before the command" "-c before the command: only the Redis options" -- -c 5 work
+[ "$(printf '%s\n' "$HH_ERR" | wc -l)" -eq 1 ] || fail "option before the command: want one line on stderr, got: $HH_ERR"
 expect_usage_error "unknown flag (push)" "bogus-flag" -- push OkJob '[]' --bogus-flag -r "$url"
 expect_usage_error "bad URL scheme" "" -- work -r "notaurl://x" --exec "OkJob=$HH_HANDLERS/record.sh"
 # -r "$URL" with URL unset must not mean the default Redis (127.0.0.1:6379) in any command

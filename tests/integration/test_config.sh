@@ -3,7 +3,8 @@
 # queue pairs, an environment section picked by RAILS_ENV) plus hiredhand's own keys configures
 # the worker, as Sidekiq's API and redis-cli see its heartbeat; flags override the file (a list
 # flag replaces the file's list); the file overrides the environment (REDIS_URL); every bad file
-# is refused with FILE:LINE:COLUMN and a reason, ERB included; Sidekiq's own keys that hiredhand
+# is refused with FILE:LINE:COLUMN and a reason; ERB's ENV values are read, other ERB is refused
+# with a way out; relative handler paths are the file's folder's; Sidekiq's own keys that hiredhand
 # cannot apply (a Ruby :require:, :environment:, :strict:, :pidfile:, the Ruby hooks) are accepted
 # with one warning each, and so is :logfile:, honoured here but ignored by Sidekiq 6+.
 . "$(dirname "$0")/../lib/harness.sh"
@@ -102,7 +103,20 @@ bad queue_pair "2:5: ':queues': a queue is a name or a [name, weight] pair" < <(
 bad queue_weight "2:6: in key ':queues'" < <(printf ':queues:\n  - [critical, heavy]\n')
 bad bool "1:11: ':verbose' wants true or false, not 'maybe'" < <(printf ':verbose: maybe\n')
 bad not_mapping "1:1: the file must be a mapping" < <(printf -- '- a\n- b\n')
-bad erb "1:15: ERB (<% ... %>) is not supported" < <(printf ':concurrency: <%%= ENV.fetch("SIDEKIQ_CONCURRENCY", 5) %%>\n')
+# a handler's program: a relative path is the config file's folder's, and a missing one is
+# refused with its place (and the hint when it exists from the current folder instead)
+bad handler_missing "3:14: 'exec' HardJob: program $HH_TMP/bin/nosuch: No such file or directory (a relative program path is resolved against the config file's folder)" \
+    < <(printf 'handlers:\n  exec:\n    HardJob: bin/nosuch 1\n')
+: >"$HH_TMP/not_a_program"
+bad handler_not_exec "3:16: 'serve' ReportJob: program $HH_TMP/not_a_program: is not executable" \
+    < <(printf 'handlers:\n  serve:\n    ReportJob: %s\n' "$HH_TMP/not_a_program")
+# ERB beyond the ENV values Rails files use is refused with its place and a way out
+bad erb_code "1:15: ERB <%= Integer(ENV[\"X\"]) %>: this expression is not supported" \
+    < <(printf ':concurrency: <%%= Integer(ENV["X"]) %%>\n')
+assert_contains "$HH_ERR" "-C /dev/null for none" "the ERB error names a way out that works for the implicit file"
+bad erb_tag "2:1: ERB <% if true %>: Ruby code in <% %>" < <(printf ':tag: x\n<%% if true %%>\n:concurrency: 2\n<%% end %%>\n')
+bad erb_unset "1:15: ERB <%= ENV.fetch(\"HH_TEST_UNSET\") %>: HH_TEST_UNSET is not set" \
+    < <(printf ':concurrency: <%%= ENV.fetch("HH_TEST_UNSET") %%>\n')
 # the library's limit, the same as the flag's (later keys win, as in YAML loaders)
 f="$HH_TMP/limit.yml"; printf ':concurrency: 4\n:concurrency: 0\n' >"$f"
 hh_cli work -r "$REDIS_URL" -C "$f"
@@ -119,6 +133,33 @@ assert_eq "$HH_RC" 0 "--help with a file holding unknown sections"
 assert_contains "$HH_ERR" "typo.yml:2:1: warning: section 'htttp' skipped" "a misspelt group is warned about"
 assert_contains "$HH_ERR" "section ':schedule' skipped" "a plug-in's section is warned about"
 assert_not_contains "$HH_ERR" "production" "an environment not in use is skipped quietly"
+
+# The ERB Rails files use: values from ENV, with defaults, || and .to_i, read as Sidekiq reads
+# them (its ERB runs before YAML); an implicit file with other ERB names -C /dev/null, which works.
+cat >"$HH_TMP/erb.yml" <<'YAML'
+:concurrency: <%= (ENV["HH_T_C"] || "4").to_i %>
+:tag: <%= ENV.fetch("HH_T_TAG") { "erbtag" } %>
+:labels:
+  - <%= ENV.fetch("HH_T_L", 'lbl') %>
+  - <%= ENV['HH_T_SET'] %>
+<%# a comment %>
+redis:
+  url: <%= ENV.fetch("REDIS_URL") %>
+YAML
+HH_T_SET=fromenv HH_NO_URL=1 hh_start_worker -C "$HH_TMP/erb.yml"
+hb_wait_identity "$WORKER_PID" 20
+assert_eq "$(R hget "$HB_ID" info | jq -c '[.concurrency, .tag, .labels]')" '[4,"erbtag",["lbl","fromenv"]]' \
+    "the ERB values of the file"
+hh_stop_worker TERM 20
+mkdir -p "$HH_TMP/erbapp/config"
+printf ':concurrency: <%%= Rails.env.production? ? 10 : 2 %%>\n' >"$HH_TMP/erbapp/config/sidekiq.yml"
+pushd "$HH_TMP/erbapp" >/dev/null
+hh_cli work -r "$REDIS_URL" --help
+assert_eq "$HH_RC" 2 "an implicit file with unsupported ERB stops the start (stderr: $HH_ERR)"
+assert_contains "$HH_ERR" "./config/sidekiq.yml:1:15: ERB" "the implicit file's ERB error has its place"
+hh_cli work -r "$REDIS_URL" -C /dev/null --help
+assert_eq "$HH_RC" 0 "-C /dev/null, the way out the error names, reads no file (stderr: $HH_ERR)"
+popd >/dev/null
 
 # 4. A real Sidekiq app's file: every Sidekiq key is accepted; those with nothing to apply to
 # warn once, with their place, and the worker runs with the rest.
@@ -187,5 +228,37 @@ assert_contains "$HH_ERR" "dup.yml:2:1: warning: ':concurrency' is given again a
 hh_start_worker -C "$HH_TMP/dup.yml"
 hb_wait_identity "$WORKER_PID" 20
 assert_eq "$(R hget "$HB_ID" info | jq -c '[.concurrency, .queues]')" '[4,["b"]]' "the last of a repeated key counts"
+hh_stop_worker TERM 20
+
+# 5. The README's example file, as printed there (only its Redis URL and HTTP port changed),
+# read as ./config/sidekiq.yml without -C: it starts with no warning, and its handlers run, also
+# when the worker starts elsewhere (relative handler paths are the file's folder's).
+readme="$HH_TMP/readme"
+R flushdb >/dev/null   # the jobs left by the runs above are no concern of this one
+mkdir -p "$readme/config" "$readme/bin"
+awk '/^### Configuration file/ {s = 1} s && /^```yaml/ {y = 1; next} y && /^```/ {exit} y' "$HH_ROOT/README.md" |
+    sed -e "s|redis://127.0.0.1:6379/0|$REDIS_URL|" -e "s|127.0.0.1:7433|127.0.0.1:$(hh_pick_free_port)|" \
+        >"$readme/config/sidekiq.yml"
+grep -q '^:queues:' "$readme/config/sidekiq.yml" || fail "no example config/sidekiq.yml found in README.md"
+ran5="$(hh_jid_recorder "$readme/bin/hard_job")"
+cp "$HH_HANDLERS/serve_test.py" "$readme/bin/report_server"
+j5="$(hh_jid)"
+hb_push HardJob "$j5" '[1]' low
+pushd "$readme" >/dev/null
+hh_start_worker
+popd >/dev/null
+must_wait 20 'grep -q "$j5" "$ran5"' \
+    "the README example's HardJob did not run (log: $(tail -5 "$WORKER_LOG"))"
+assert_contains "$(cat "$WORKER_LOG")" "config: read ./config/sidekiq.yml" "the example is read as the implicit file"
+warns="$(grep -iE 'WARN|warning' "$WORKER_LOG" || true)"
+[ -z "$warns" ] || fail "the README example starts with warnings: $warns"
+hh_stop_worker TERM 20
+# the same file given with -C from another folder: its handlers' relative paths still hold
+j6="$(hh_jid)"
+hb_push HardJob "$j6" '[2]' low
+pushd / >/dev/null
+hh_start_worker -C "$readme/config/sidekiq.yml"
+popd >/dev/null
+must_wait 20 'grep -q "$j6" "$ran5"' "the README example's HardJob did not run from another folder (log: $(tail -5 "$WORKER_LOG"))"
 hh_stop_worker TERM 20
 pass

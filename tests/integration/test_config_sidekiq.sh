@@ -2,9 +2,8 @@
 # hiredhand work reads a Sidekiq app's config/sidekiq.yml as Sidekiq reads it: a queue name,
 # tag or label written as a Ruby Symbol (`- :mailers`, or the name of a [name, weight] pair)
 # names it without the colon (a quoted ":x" keeps it), so the queue Sidekiq serves is the one
-# served here; without -C, ./config/sidekiq.yml is read (and an ERB-only sidekiq.yml.erb is
-# named as not read); YAML merge keys (`<<: *defaults`, `<<: [*a, *b]`) apply as in Ruby's
-# YAML; RAILS_MAX_THREADS is the concurrency when neither -c nor the file sets one; :logfile:,
+# served here; without -C, ./config/sidekiq.yml is read (else sidekiq.yml.erb, as in Sidekiq);
+# YAML merge keys (`<<: *defaults`, `<<: [*a, *b]`) apply as in Ruby's YAML; RAILS_MAX_THREADS is the concurrency when neither -c nor the file sets one; :logfile:,
 # which Sidekiq 6+ ignores, is honoured with one warning; a key no one knows (a plug-in's) is
 # ignored with a warning, as Sidekiq ignores it, but a near miss of a known key is refused.
 . "$(dirname "$0")/../lib/harness.sh"
@@ -52,15 +51,15 @@ hb_wait_identity "$WORKER_PID" 20
 assert_eq "$(R hget "$HB_ID" info | jq -c '[.concurrency, .queues]')" '[2,["default"]]' "-C replaces ./config/sidekiq.yml"
 assert_not_contains "$(cat "$WORKER_LOG")" "config: read" "nothing logged about a default file with -C"
 hh_stop_worker TERM 20
-# only the ERB template: not read, and said so; the worker runs with the defaults
-printf ':concurrency: <%%= ENV.fetch("N", 4) %%>\n' >"$HH_TMP/erbapp/config/sidekiq.yml.erb"
+# only the ERB template: read, as Sidekiq reads it, with its ENV values
+printf ':concurrency: <%%= ENV.fetch("N", 4) %%>\n:queues:\n  - <%%= ENV["Q"] || "erb_default" %%>\n' \
+    >"$HH_TMP/erbapp/config/sidekiq.yml.erb"
 pushd "$HH_TMP/erbapp" >/dev/null
-hh_start_worker
+N=7 hh_start_worker
 popd >/dev/null
 hb_wait_identity "$WORKER_PID" 20
-assert_eq "$(R hget "$HB_ID" info | jq -c '[.concurrency, .queues]')" '[10,["default"]]' "the defaults without a readable file"
-assert_contains "$(cat "$WORKER_LOG")" "WARN: config: ./config/sidekiq.yml.erb is not read: it is an ERB template" \
-    "an ERB-only config is named as not read"
+assert_eq "$(R hget "$HB_ID" info | jq -c '[.concurrency, .queues]')" '[7,["erb_default"]]' "an ERB-only config is read"
+assert_contains "$(cat "$WORKER_LOG")" "INFO: config: read ./config/sidekiq.yml.erb" "the ERB-only config is named as read"
 hh_stop_worker TERM 20
 
 # 3. Merge keys: the merged mappings' keys apply unless the mapping sets them; the first of a
