@@ -38,6 +38,12 @@
  *       LatencyJob jobs pushed one at a time, each once the previous one
  *       started, to queue (i * 37) % N: now - enqueued_at at the handler.
  *       Prints P_p50_ms, P_p99_ms, P_max_ms, P_jobs, P_ok.
+ *   hh_bench trickle -u URL [-c 10] [--queues 3] [-j 1000] [--rate 200] [--prefix P]
+ *       a manager on N strict queues (q1..qN), idle; j LatencyJob jobs pushed
+ *       at --rate per second, job i to queue (i * 37) % N: Redis CPU and
+ *       commands per job over the pushes and pickups (what a trickle of jobs
+ *       costs with many queues), worker CPU per job, pickup latency. Prints
+ *       P_redis_cpu_us_per_job, P_cmds_per_job, P_p99_ms, P_ok... (P: trickle).
  *
  * Output: one "key=value" per line on stdout; progress and errors on stderr.
  * Exit status: 0, 1 when a correctness check failed, 2 on a usage or setup
@@ -758,6 +764,8 @@ typedef struct pusher {
     size_t nq;
     int err;
     size_t pushed;
+    size_t stride; /* job i goes to queue (i * stride) % nq; 0: 1 */
+    hh_client *c;  /* connected before the window, or NULL: the pusher connects */
 } pusher;
 
 /* Pushes o->jobs LatencyJob jobs at o->rate per second, on a schedule (job
@@ -768,7 +776,7 @@ static void *pusher_main(void *arg) {
     hh_redis_options_init(&ro);
     ro.url = p->o->url;
     int err = 0;
-    hh_client *c = hh_client_new(&ro, &err);
+    hh_client *c = p->c ? p->c : hh_client_new(&ro, &err);
     if (!c) {
         p->err = err;
         return NULL;
@@ -780,7 +788,7 @@ static void *pusher_main(void *arg) {
         snprintf(args, sizeof(args), "[%zu]", i);
         hh_push_options po;
         hh_push_options_init(&po);
-        po.queue = p->queues[i % p->nq];
+        po.queue = p->queues[(i * (p->stride ? p->stride : 1)) % p->nq];
         int e = hh_client_push(c, "LatencyJob", args, &po, NULL);
         if (e != HH_OK) {
             p->err = e;
@@ -788,7 +796,7 @@ static void *pusher_main(void *arg) {
         }
         p->pushed++;
     }
-    hh_client_free(c);
+    if (!p->c) hh_client_free(c);
     return NULL;
 }
 
@@ -831,7 +839,7 @@ static int mode_latency(const bopts *o) {
     }
     if (manager_wait_ready(m, o->settle) != 0) return 2;
 
-    pusher p = {o, qnames, 3, 0, 0};
+    pusher p = {o, qnames, 3, 0, 0, 1, NULL};
     pthread_t th;
     if (pthread_create(&th, NULL, pusher_main, &p) != 0) return 2;
     double deadline = mono() + (double)o->jobs / o->rate + 30;
@@ -1020,13 +1028,130 @@ static int mode_pickup(const bopts *o) {
     return bad;
 }
 
+/* ------------------------------------------------------------ trickle */
+
+/* What a trickle of jobs costs Redis on an otherwise idle manager with many
+ * queues: `-c C` over --queues N queues (strict order, q1..qN), settled
+ * idle; then -j LatencyJob jobs pushed at --rate per second (hh_client_push,
+ * job i to queue (i * 37) % N). The window runs from the first push to the
+ * last job's start: Redis CPU (INFO cpu) and commands (INFO commandstats,
+ * the pushes included, our own INFO calls left out) per job, the worker's
+ * CPU per job and the pickup latency. Prints <prefix>_* lines (default
+ * trickle_). */
+static int mode_trickle(const bopts *o) {
+    size_t nq = o->queues;
+    const char *prefix = o->prefix_set ? o->prefix : "trickle";
+    char **names = calloc(nq, sizeof(char *));
+    hh_queue_weight *qs = calloc(nq, sizeof(*qs));
+    redisContext *rc = raw_connect(o->url);
+    if (!names || !qs || !rc) return 2;
+    for (size_t i = 0; i < nq; i++) {
+        char tmp[32];
+        snprintf(tmp, sizeof(tmp), "q%zu", i + 1);
+        if (!(names[i] = strdup(tmp))) return 2;
+        qs[i].name = names[i];
+        qs[i].weight = 0;
+    }
+    latstore s;
+    memset(&s, 0, sizeof(s));
+    s.cap = o->jobs;
+    s.lat = calloc(o->jobs, sizeof(double));
+    s.at = calloc(o->jobs, sizeof(double));
+    s.queue = calloc(o->jobs, sizeof(*s.queue));
+    if (!s.lat || !s.at || !s.queue) return 2;
+    atomic_init(&s.n, 0);
+    atomic_init(&s.bad, 0);
+
+    hh_manager *m = manager_make(o, qs, nq);
+    if (!m) return 2;
+    if (hh_manager_register(m, "LatencyJob", latency_handler, &s) != HH_OK) return 2;
+    if (hh_manager_start(m) != HH_OK) return 2;
+    if (manager_wait_ready(m, o->settle) != 0) return 2;
+    sleep_s(1.0); /* every thread found the queues empty and waits */
+
+    /* the pushes' client connects before the window (its INFO and CLIENT ID are no job's cost) */
+    hh_redis_options ro;
+    hh_redis_options_init(&ro);
+    ro.url = o->url;
+    int err = 0;
+    pusher p = {o, (const char *const *)names, nq, 0, 0, 37, hh_client_new(&ro, &err)};
+    if (!p.c) {
+        note("hh_client_new: %s", hh_strerror(err));
+        return 2;
+    }
+    static cmdstats a, b, d;
+    if (cmdstats_read(rc, &a) != 0) return 2;
+    double cpu0 = cpu_seconds(), rcpu0 = redis_cpu(rc), t0 = mono();
+    pthread_t th;
+    if (pthread_create(&th, NULL, pusher_main, &p) != 0) return 2;
+    double deadline = mono() + (double)o->jobs / o->rate + 30;
+    int timed_out = 0;
+    while (atomic_load(&s.n) < o->jobs) {
+        if (mono() > deadline) {
+            timed_out = 1;
+            break;
+        }
+        sleep_s(0.002);
+    }
+    pthread_join(th, NULL);
+    double t1 = mono(), cpu1 = cpu_seconds(), rcpu1 = redis_cpu(rc);
+    hh_client_free(p.c);
+    if (cmdstats_read(rc, &b) != 0) return 2;
+    long long total = cmdstats_delta(&a, &b, &d);
+    total = cmdstats_discount(&d, total, "info", 3);
+    int bad = 0;
+    if (p.err) {
+        note("CHECK FAILED: hh_client_push: %s after %zu jobs", hh_strerror(p.err), p.pushed);
+        bad = 1;
+    }
+    if (timed_out) {
+        note("CHECK FAILED: only %zu of %zu trickle jobs started in time", atomic_load(&s.n), o->jobs);
+        bad = 1;
+    }
+    if (atomic_load(&s.bad)) {
+        note("CHECK FAILED: %d payloads had no numeric enqueued_at", atomic_load(&s.bad));
+        bad = 1;
+    }
+    size_t n = atomic_load(&s.n);
+    if (n > s.cap) n = s.cap;
+    qsort(s.lat, n, sizeof(double), cmp_double);
+    double per = (double)(n ? n : 1);
+    char key[96];
+#define OUTT(name, ...)                                    \
+    do {                                                   \
+        snprintf(key, sizeof(key), "%s_%s", prefix, name); \
+        out(key, __VA_ARGS__);                             \
+    } while (0)
+    OUTT("jobs", "%zu", n);
+    OUTT("queues", "%zu", nq);
+    OUTT("seconds", "%.2f", t1 - t0);
+    OUTT("redis_cpu_us_per_job", "%.1f", (rcpu1 - rcpu0) * 1e6 / per);
+    OUTT("cpu_us_per_job", "%.1f", (cpu1 - cpu0) * 1e6 / per);
+    OUTT("cmds_per_job", "%.2f", (double)total / per);
+    OUTT("p50_ms", "%.3f", pct(s.lat, n, 0.50) * 1e3);
+    OUTT("p99_ms", "%.3f", pct(s.lat, n, 0.99) * 1e3);
+    snprintf(key, sizeof(key), "%s_cmd_breakdown", prefix);
+    out_breakdown(key, &d, per, 10);
+    if (manager_finish(m) != 0) bad = 1;
+    OUTT("ok", "%d", !bad);
+#undef OUTT
+    for (size_t i = 0; i < nq; i++) free(names[i]);
+    free(names);
+    free(qs);
+    free(s.lat);
+    free(s.at);
+    free(s.queue);
+    redisFree(rc);
+    return bad;
+}
+
 /* ------------------------------------------------------------ main */
 
 static void usage(FILE *f) {
-    fputs("usage: hh_bench enqueue|process|latency|pickup [-u URL] [-n N] [-c CONCURRENCY] [-b BATCH]\n"
+    fputs("usage: hh_bench enqueue|process|latency|pickup|trickle [-u URL] [-n N] [-c CONCURRENCY] [-b BATCH]\n"
           "                [-j LATENCY_JOBS] [--rate PER_S] [--idle S] [--settle S] [--timeout S]\n"
           "                [--dump FILE (latency: enqueued_at, queue, ms per job)]\n"
-          "                [--queues N] [--busy] [--prefix KEY (pickup, process)]\n"
+          "                [--queues N] [--busy] [--prefix KEY (pickup, process, trickle)]\n"
           "                [--procs P] [--fetch reliable|basic] [--weighted] [--stall S] (process)\n"
           "BENCH_FAULT=drop (process): the job [0] is acknowledged without running, to show\n"
           "the correctness checks catch a lost job.\n"
@@ -1140,6 +1265,7 @@ int main(int argc, char **argv) {
     if (strcmp(mode, "process") == 0) return mode_process(&o);
     if (strcmp(mode, "latency") == 0) return mode_latency(&o);
     if (strcmp(mode, "pickup") == 0) return mode_pickup(&o);
+    if (strcmp(mode, "trickle") == 0) return mode_trickle(&o);
     usage(stderr);
     return 2;
 }

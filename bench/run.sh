@@ -16,7 +16,9 @@
 #   4. hiredhand alone, run by run: the shapes (queues, worker processes, concurrency, basic
 #      fetch) with Redis CPU per job and the fraction of the Redis-bound limit;
 #   5. run by run too, per system: pickup latency on three queues at a fixed rate, then idle
-#      cost; for hiredhand and Sidekiq also pickup of jobs pushed one at a time to an idle worker;
+#      cost; for hiredhand and Sidekiq also pickup of jobs pushed one at a time to an idle worker,
+#      and Redis's cost of a trickle (50 jobs/s to an idle worker on 5,000 strict queues, and on
+#      one queue for reference);
 #   6. prints medians (min-max over -r runs) with the ratios hiredhand/peer, and writes the same
 #      as markdown to bench/results.md (-o to change).
 # Speed figures are printed, never asserted. The exit status is 1 only when a correctness check
@@ -37,6 +39,9 @@ RATE=200
 IDLE=10
 RUNS=1
 PICK_JOBS=100
+TRICKLE_JOBS=500
+TRICKLE_QUEUES=5000
+TRICKLE_RATE=50
 SETTLE=0.5
 OUT="$ROOT/bench/results.md"
 QUICK=0
@@ -53,7 +58,7 @@ GO_DIR="${HH_BENCH_GO_DIR:-$ROOT/build-bench/go}"
 usage() {
     cat <<USAGE
 usage: bench/run.sh [options]
-  -q, --quick             small and short (< 5 min): N=5000, c=10, fewer shapes, short idle;
+  -q, --quick             small and short (< 5 min): N=5000, c=10, fewer shapes, short idle and trickles;
                           options after --quick override its values
   -n, --jobs N            jobs to enqueue and drain per run (default $N)
   -c, --concurrency LIST  comma-separated worker concurrencies for every system (default $CONCS)
@@ -64,6 +69,7 @@ usage: bench/run.sh [options]
       --rate R            pickup-latency push rate, jobs/s (default $RATE)
       --idle S            idle measurement window, seconds (default $IDLE)
       --pickups N         jobs in each one-at-a-time pickup run (default $PICK_JOBS)
+      --trickle-jobs N    jobs in each trickle run ($TRICKLE_RATE/s, $TRICKLE_QUEUES queues and 1; default $TRICKLE_JOBS)
   -s, --systems LIST      only these systems (hiredhand,sidekiq64,sidekiq73,bullmq,gocraft)
       --no-sidekiq        without Sidekiq (6.4 and 7.3)
       --no-peers          hiredhand alone
@@ -92,7 +98,7 @@ ALL_SYSTEMS="hiredhand,sidekiq64,sidekiq73,bullmq,gocraft"
 
 while [ $# -gt 0 ]; do
     case "$1" in
-        -q|--quick) QUICK=1; EXTRAS=0; N=5000; CONCS=10; RUNS=1; LAT_JOBS=200; IDLE=2; PICK_JOBS=20; shift ;;
+        -q|--quick) QUICK=1; EXTRAS=0; N=5000; CONCS=10; RUNS=1; LAT_JOBS=200; IDLE=2; PICK_JOBS=20; TRICKLE_JOBS=50; shift ;;
         -n|--jobs) is_uint "${2:-}" || die_usage "-n needs a positive integer"; N=$2; shift 2 ;;
         -c|--concurrency) [[ "${2:-}" =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || die_usage "-c needs a list like 10,25"
                           CONCS=$2; shift 2 ;;
@@ -101,6 +107,7 @@ while [ $# -gt 0 ]; do
         --rate) is_num "${2:-}" || die_usage "--rate needs a positive number"; RATE=$2; shift 2 ;;
         --idle) is_num "${2:-}" || die_usage "--idle needs a positive number"; IDLE=$2; shift 2 ;;
         --pickups) is_uint "${2:-}" || die_usage "--pickups needs a positive integer"; PICK_JOBS=$2; shift 2 ;;
+        --trickle-jobs) is_uint "${2:-}" || die_usage "--trickle-jobs needs a positive integer"; TRICKLE_JOBS=$2; shift 2 ;;
         -r|--runs) is_uint "${2:-}" || die_usage "-r needs a positive integer"; RUNS=$2; shift 2 ;;
         -o|--output) [ -n "${2:-}" ] || die_usage "-o needs a file"; OUT=$2; shift 2 ;;
         -s|--systems) [[ "${2:-}" =~ ^[a-z0-9]+(,[a-z0-9]+)*$ ]] || die_usage "-s needs a list like hiredhand,bullmq"
@@ -398,6 +405,7 @@ PROC_T=$((30 + N / 500))           # the wait for the last job, inside the step
 STEP_T=$((PROC_T + 120))           # boot + settle + stop on top
 LAT_T=$(awk -v j="$LAT_JOBS" -v r="$RATE" -v i="$IDLE" 'BEGIN { printf "%d", j / r + i + 120 }')
 PICK_T=$((PICK_JOBS / 5 + 120))
+TRICKLE_T=$((TRICKLE_JOBS / TRICKLE_RATE + 150))
 T_START=$(date +%s)
 
 drv() {   # ID MODE ARGS...: the driver command line of system ID
@@ -459,6 +467,11 @@ latency() {   # ID TAG: pickup latency at a fixed rate, then idle; one-at-a-time
         run_step "$id.pickup.busy.$tag" "$PICK_T" "${KV[$id]}" "${DRV[@]}"
     flush && drv "$id" pickup -c 10 --queues 100 -j "$PICK_JOBS" --prefix pickup_many &&
         run_step "$id.pickup.many.$tag" "$PICK_T" "${KV[$id]}" "${DRV[@]}"
+    # what a trickle costs Redis on an idle worker with many strict queues, and with one
+    flush && drv "$id" trickle -c 10 --queues "$TRICKLE_QUEUES" -j "$TRICKLE_JOBS" --rate "$TRICKLE_RATE" \
+        --prefix trickle_many && run_step "$id.trickle.many.$tag" "$TRICKLE_T" "${KV[$id]}" "${DRV[@]}"
+    flush && drv "$id" trickle -c 10 --queues 1 -j "$TRICKLE_JOBS" --rate "$TRICKLE_RATE" --prefix trickle_one &&
+        run_step "$id.trickle.one.$tag" "$TRICKLE_T" "${KV[$id]}" "${DRV[@]}"
 }
 
 for ((run = 1; run <= RUNS; run++)); do
@@ -552,6 +565,10 @@ systems_table() {
     row "pickup latency max ms" lat_max_ms "%.2f"
     row "pickup p99 ms, one at a time, c=3, 3 queues, 1 busy" pickup_busy_p99_ms "%.2f"
     row "pickup p99 ms, one at a time, c=10, 100 queues" pickup_many_p99_ms "%.2f"
+    row "trickle Redis CPU µs/job (${TRICKLE_RATE}/s, c=10, $TRICKLE_QUEUES strict queues)" trickle_many_redis_cpu_us_per_job "%.0f"
+    row "trickle Redis CPU µs/job (${TRICKLE_RATE}/s, c=10, 1 queue)" trickle_one_redis_cpu_us_per_job "%.0f"
+    row "trickle Redis cmds/job ($TRICKLE_QUEUES strict queues)" trickle_many_cmds_per_job "%.2f"
+    row "trickle pickup p99 ms ($TRICKLE_QUEUES strict queues)" trickle_many_p99_ms "%.2f"
     row "idle worker CPU % (${IDLE} s)" idle_cpu_pct "%.2f"
     row "idle Redis CPU %" idle_redis_cpu_pct "%.2f"
     row "idle Redis cmds/s" idle_cmds_per_s "%.1f"
@@ -603,7 +620,7 @@ done
 HOST_CPU="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)"
 REDIS_V="$(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p')"
 GIT_REV="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet HEAD -- src include 2>/dev/null || echo '+dirty src')"
-HEADER="$(date -u +%Y-%m-%d), \`$CMDLINE\`: N=$N jobs, c=$CONCS, $RUNS run(s), systems interleaved run by run$( [ "$RUNS" -gt 1 ] && echo ', medians (min–max)'); pickup $LAT_JOBS jobs at ${RATE}/s, idle ${IDLE} s. Machine: $(nproc) CPUs (${HOST_CPU:-?}), load average $(cut -d' ' -f1-3 /proc/loadavg) at the end, Redis $REDIS_V on loopback; hiredhand ${GIT_REV:-?} from $BUILD_NOTE; ${ELAPSED} s."
+HEADER="$(date -u +%Y-%m-%d), \`$CMDLINE\`: N=$N jobs, c=$CONCS, $RUNS run(s), systems interleaved run by run$( [ "$RUNS" -gt 1 ] && echo ', medians (min–max)'); pickup $LAT_JOBS jobs at ${RATE}/s, idle ${IDLE} s, trickles of $TRICKLE_JOBS jobs. Machine: $(nproc) CPUs (${HOST_CPU:-?}), load average $(cut -d' ' -f1-3 /proc/loadavg) at the end, Redis $REDIS_V on loopback; hiredhand ${GIT_REV:-?} from $BUILD_NOTE; ${ELAPSED} s."
 
 report() {
     local id n
@@ -623,6 +640,9 @@ report() {
     echo "increment. Worker CPU is that process's user+sys (all of them with several), Redis CPU"
     echo "redis-server's used_cpu_user+sys (INFO cpu), both over the same window, per job; the"
     echo "Redis-bound limit is 1e6 / Redis µs per job. Peak RSS is VmHWM (summed over processes)."
+    echo "Trickle: $TRICKLE_JOBS jobs pushed at ${TRICKLE_RATE}/s (job i to queue (i x 37) mod the queues) to an"
+    echo "idle c=10 worker; Redis CPU and commands from the first push to the last job's start, per"
+    echo "job, the pushes included (the same for every system)."
     for n in "${NOTES[@]}"; do echo "- $n"; done
     echo
     echo "Correctness:"

@@ -18,6 +18,7 @@
 #     ruby bench/sidekiq_bench.rb process  -n N -c C [--timeout S]
 #     ruby bench/sidekiq_bench.rb latency  [-c 10] [-j 1000] [--rate 200] [--idle 10]
 #     ruby bench/sidekiq_bench.rb pickup   [-c 3] [--queues 3] [--busy 1] [-j 100] [--prefix P]
+#     ruby bench/sidekiq_bench.rb trickle  [-c 10] [--queues 3] [-j 1000] [--rate 200] [--prefix P]
 #   with REDIS_URL set (or --url). It prints the same key=value lines as hh_bench, so
 #   bench/run.sh tabulates both alike. process and latency start the `sidekiq` executable
 #   themselves (in --tmp DIR, pid written to --pidfile for run.sh's clean-up) and stop it with
@@ -163,7 +164,7 @@ class BenchDriver
 
   def usage!(msg)
     warn "sidekiq_bench.rb: #{msg}"
-    warn "usage: ruby bench/sidekiq_bench.rb enqueue|process|latency|pickup [-n N] [-c C] [-b BATCH] " \
+    warn "usage: ruby bench/sidekiq_bench.rb enqueue|process|latency|pickup|trickle [-n N] [-c C] [-b BATCH] " \
          "[-j JOBS] [--rate R] [--idle S] [--settle S] [--timeout S] [--tmp DIR] [--pidfile F]"
     exit! 2
   end
@@ -190,6 +191,7 @@ class BenchDriver
     when "process" then process
     when "latency" then latency
     when "pickup" then pickup
+    when "trickle" then trickle
     else usage!("unknown mode #{@mode.inspect}")
     end
   end
@@ -488,6 +490,50 @@ class BenchDriver
     out "#{k}_p99_ms", format("%.3f", pct.call(0.99) * 1e3)
     out "#{k}_max_ms", format("%.3f", lat.last * 1e3)
     out "#{k}_jobs", lat.size
+    stop_server
+    out "#{k}_ok", 1
+    exit! 0
+  end
+
+  # The counterpart of hh_bench trickle: N strict queues (q1..qN), idle, then j LatencyJob jobs
+  # pushed at --rate per second, job i to queue (i * 37) % N. Redis CPU and commands per job from
+  # the first push to the last job's start (the pushes included, our own INFO calls left out).
+  def trickle
+    jobs = @o[:jobs]
+    nq = @o[:queues]
+    queues = (1..nq).map { |i| "q#{i}" }
+    k = @o[:prefix] == "pickup" ? "trickle" : @o[:prefix]
+    done = File.join(@o[:tmp], "sidekiq.trickle.#{Process.pid}")
+    File.delete(done) if File.exist?(done)
+    start_server(@o[:conc], queues, "BENCH_MODE" => "latency", "BENCH_TARGET" => jobs.to_s,
+                                    "BENCH_DONE_FILE" => done)
+    sleep 1 # every thread sits in its BRPOP
+    a = cmdstats
+    cpu0 = cpu_ticks(@pid)
+    rcpu0 = redis_cpu
+    t0 = mono
+    jobs.times do |i|
+      wait = t0 + i / @o[:rate] - mono
+      sleep wait if wait.positive?
+      Sidekiq::Client.push("class" => "LatencyJob", "args" => [i], "queue" => queues[(i * 37) % nq])
+    end
+    fail_run("not all #{jobs} trickle jobs ran within 30 s of the last push; log #{@log}:\n#{tail(@log)}") \
+      unless wait_file(done, 30)
+    t1 = mono
+    rcpu1 = redis_cpu
+    cpu1 = cpu_ticks(@pid)
+    d = cmd_delta(a, cmdstats, "info" => 3)
+    lat = JSON.parse(File.read(done)).sort
+    pct = ->(q) { lat[[(q * lat.size).ceil, 1].max - 1] }
+    out "#{k}_jobs", lat.size
+    out "#{k}_queues", nq
+    out "#{k}_seconds", format("%.2f", t1 - t0)
+    out "#{k}_redis_cpu_us_per_job", format("%.1f", (rcpu1 - rcpu0) * 1e6 / jobs)
+    out "#{k}_cpu_us_per_job", format("%.1f", (cpu1 - cpu0).to_f / HZ * 1e6 / jobs)
+    out "#{k}_cmds_per_job", format("%.2f", d.values.sum.to_f / jobs)
+    out "#{k}_p50_ms", format("%.3f", pct.call(0.50) * 1e3)
+    out "#{k}_p99_ms", format("%.3f", pct.call(0.99) * 1e3)
+    out "#{k}_cmd_breakdown", breakdown(d, jobs.to_f, 10)
     stop_server
     out "#{k}_ok", 1
     exit! 0

@@ -32,15 +32,24 @@ typedef struct fetch_thread {
 } fetch_thread;
 
 /* Known-empty queues: a queue a fetch found empty is left out of the next
- * fetches until it may hold a job again: a write to it seen by pickup.c
- * (which clears its mark; a write to every key bumps epoch) or, while no
- * tracking runs, HH_FETCH_EMPTY_RECHECK_US later. A mark set from a reply
- * that crossed a write stays at most that long. A fetch that leaves some
- * queues out and finds nothing tries again with every queue, so "nothing
- * fetched" always means every queue was empty. */
+ * fetches until it may hold a job again. Writes count on one sequence,
+ * `wseq`: a write to the queue seen by pickup.c takes the next number
+ * (`written`; a write to every key, FLUSHALL, sets `flushed`), and a mark
+ * keeps the number read before its fetch was sent (`seq`), so a write the
+ * fetch may not have seen, even one whose notice comes after the reply,
+ * ends the mark. Such notices come only while tracking is on: a mark whose
+ * fetch was sent with tracking on, still on since (`track_from`), is
+ * trusted, HH_FETCH_EMPTY_TRUST_US at most; any other holds only
+ * HH_FETCH_EMPTY_RECHECK_US. A fetch that leaves out a queue whose mark is
+ * not trusted and finds nothing tries again with every queue, so "nothing
+ * fetched" always means every queue was empty, or had a trusted mark: a
+ * write after the fetch's pickup ticket that this fetch did not see then
+ * wakes the thread (pickup.h), as when every queue was tried. */
 typedef struct empty_mark {
-    atomic_ullong epoch; /* the fetcher's epoch when marked; 0: not marked */
-    atomic_llong until;  /* hh_mono() in microseconds until which it holds */
+    atomic_ullong seq;        /* wseq before the fetch that found it empty; 0: not marked */
+    atomic_ullong written;    /* wseq of the last write to it pickup.c saw */
+    atomic_llong until;       /* not trusted: hh_mono() in microseconds until which it holds */
+    atomic_llong trust_until; /* trusted: hh_mono() in microseconds until which it holds */
 } empty_mark;
 
 /* Wrong-typed queues: a queue whose key (or in-progress list) is not a
@@ -95,7 +104,9 @@ struct hh_fetcher {
     pthread_mutex_t idle_mu;
     pthread_cond_t idle_cv;
     int *waiters;
-    atomic_ullong epoch; /* see empty_mark */
+    /* see empty_mark: the write sequence, its value at the last write to
+     * every key, and the value tracking came on at (0: off) */
+    atomic_ullong wseq, flushed, track_from;
     /* Strict order: how many queues a fetch names (candidates()): those
      * the last batch emptied and two more, doubled after a batch that ran
      * out of queues, so a batch over queues that each hold a few jobs
@@ -115,6 +126,10 @@ struct hh_fetcher {
 };
 
 #define HH_FETCH_EMPTY_RECHECK_US 100000 /* see empty_mark */
+/* A trusted mark's bound: the idle poller's period (pickup.h), so a write
+ * whose notice never came (a broken subscriber connection not noticed yet)
+ * is found as soon as an idle worker's safety poll would find it. */
+#define HH_FETCH_EMPTY_TRUST_US ((long long)(HH_PICKUP_POLL_SECONDS * 1e6))
 /* 3 s: with a blocking fetch's 2 s on top (basic fetch's BRPOP), a queue
  * fixed by hand is served again within 5 s in every mode (see bad_mark) */
 #define HH_FETCH_BAD_RECHECK_US 3000000
@@ -180,11 +195,13 @@ typedef struct fetch_scratch {
     int *cweights; /* their weights */
     char *ord;     /* order strings, back to back */
     size_t ordcap;
-    uint64_t *prefix; /* weighted: running weight totals over cand */
-    long *pos;        /* weighted: a candidate's place among the keys, or -1 */
-    size_t *place;    /* weighted: the queue at each place */
-    size_t *count;    /* per place: at most how many jobs the batch takes from it */
-    int basic;        /* this call pops (basic fetch): no in-progress list, no lease */
+    uint64_t *prefix;       /* weighted: running weight totals over cand */
+    long *pos;              /* weighted: a candidate's place among the keys, or -1 */
+    size_t *place;          /* weighted: the queue at each place */
+    size_t *count;          /* per place: at most how many jobs the batch takes from it */
+    int basic;              /* this call pops (basic fetch): no in-progress list, no lease */
+    unsigned long long seq; /* the write sequence before this call (empty_mark) */
+    int recheck;            /* candidates() names every queue, all known empty */
 } fetch_scratch;
 
 /* Weighted order: a batch is cut into at most HH_FETCH_DRAWS near-equal
@@ -256,7 +273,7 @@ hh_fetcher *hh_fetcher_new(const hh_fetch_env *m) {
     pthread_mutex_init(&f->ack_errors.mu, NULL);
     pthread_cond_init(&f->idle_cv, NULL);
     pthread_cond_init(&f->check_cv, NULL);
-    atomic_init(&f->epoch, 1);
+    atomic_init(&f->wseq, 1); /* a mark's seq is never 0 */
     atomic_init(&f->span, 2);
     f->batch = 1;
     /* A thread fetches only while the buffer and the fetches in flight do
@@ -347,19 +364,38 @@ static void err_run_ok(const hh_fetch_env *m, err_run *e, const char *what) {
 
 static long long now_us(void) { return (long long)(hh_mono() * 1e6); }
 
-/* Whether queue q is known to be empty. A mark that ran out is claimed by
- * one thread, which tries the queue again, while the others keep leaving it
- * out: one recheck per queue per period, however many threads fetch. */
-static int known_empty(hh_fetcher *f, size_t q, unsigned long long epoch, long long now) {
-    if (atomic_load(&f->empty[q].epoch) != epoch) return 0;
+/* What known_empty() says of a queue. */
+enum {
+    EMPTY_NO = 0,  /* may hold jobs: try it */
+    EMPTY_MARKED,  /* a mark that is not trusted, still holding */
+    EMPTY_TRUSTED, /* a trusted mark */
+    EMPTY_STALE    /* a trusted mark past HH_FETCH_EMPTY_TRUST_US: tried by the next check of every queue */
+};
+
+/* Whether queue q is known to be empty (track: track_from, read once by
+ * the caller). A mark that is not trusted and ran out is claimed by one
+ * thread, which tries the queue again, while the others keep leaving it
+ * out: one recheck per queue per period, however many threads fetch. A
+ * trusted mark that ran out is left for the check of every queue that
+ * ends a fetch that finds nothing (one EXISTS over them all, which finds
+ * them empty but for a notice lost, and marks them again): a strict fetch
+ * never passes over thousands of such queues, one list command each, to
+ * reach a job in a queue after them. */
+static int known_empty(hh_fetcher *f, size_t q, unsigned long long track, long long now) {
+    unsigned long long seq = atomic_load(&f->empty[q].seq);
+    if (!seq || atomic_load(&f->empty[q].written) > seq || atomic_load(&f->flushed) > seq) return EMPTY_NO;
+    if (track && track <= seq) return atomic_load(&f->empty[q].trust_until) > now ? EMPTY_TRUSTED : EMPTY_STALE;
     long long until = atomic_load(&f->empty[q].until);
-    if (until > now) return 1;
-    return !atomic_compare_exchange_strong(&f->empty[q].until, &until, now + HH_FETCH_EMPTY_RECHECK_US);
+    if (until > now) return EMPTY_MARKED;
+    return atomic_compare_exchange_strong(&f->empty[q].until, &until, now + HH_FETCH_EMPTY_RECHECK_US) ? EMPTY_NO
+                                                                                                       : EMPTY_MARKED;
 }
 
-static void mark_empty(hh_fetcher *f, size_t q, unsigned long long epoch, long long now) {
+/* seq: f->wseq read before the fetch that found q empty was sent. */
+static void mark_empty(hh_fetcher *f, size_t q, unsigned long long seq, long long now) {
     atomic_store(&f->empty[q].until, now + HH_FETCH_EMPTY_RECHECK_US);
-    atomic_store(&f->empty[q].epoch, epoch);
+    atomic_store(&f->empty[q].trust_until, now + HH_FETCH_EMPTY_TRUST_US);
+    atomic_store(&f->empty[q].seq, seq);
 }
 
 /* A write to a wrong-typed queue (the DEL or the push of a fix by hand):
@@ -373,15 +409,20 @@ static void bad_due(hh_fetcher *f, size_t q) {
 
 void hh_fetch_queues_written(const hh_fetch_env *m) {
     if (!m->fetcher) return;
-    atomic_fetch_add(&m->fetcher->epoch, 1);
+    atomic_store(&m->fetcher->flushed, atomic_fetch_add(&m->fetcher->wseq, 1) + 1);
     if (atomic_load(&m->fetcher->nbad) > 0)
         for (size_t q = 0; q < m->nqueues; q++) bad_due(m->fetcher, q);
 }
 
 void hh_fetch_queue_written(const hh_fetch_env *m, size_t q) {
     if (!m->fetcher || q >= m->nqueues) return;
-    atomic_store(&m->fetcher->empty[q].epoch, 0);
+    atomic_store(&m->fetcher->empty[q].written, atomic_fetch_add(&m->fetcher->wseq, 1) + 1);
     if (atomic_load(&m->fetcher->nbad) > 0) bad_due(m->fetcher, q);
+}
+
+void hh_fetch_tracking(const hh_fetch_env *m, int on) {
+    if (!m->fetcher) return;
+    atomic_store(&m->fetcher->track_from, on ? atomic_fetch_add(&m->fetcher->wseq, 1) + 1 : 0);
 }
 
 /* ------------------------------------------------------------ wrong-typed queues */
@@ -497,31 +538,37 @@ static void fetch_error(hh_processor *p, const char *err) {
  * s->cand (and their weights): those not known to be empty, and in strict
  * order only the first few of them (max jobs come from the first max
  * queues that hold any; unless wide, only as many as the last fetches
- * needed: `span`); every queue when all are known empty. Returns how many,
- * and *all whether that is every queue. */
+ * needed: `span`); every queue when all are known empty, unless every mark
+ * is trusted (then none: 0, with nothing to ask Redis). Sets s->seq, the
+ * write sequence the fetch's marks keep. Returns how many, and *all whether
+ * every queue is tried or has a trusted mark. */
 static size_t candidates(hh_processor *p, fetch_scratch *s, size_t max, int wide, int *all) {
     const hh_fetch_env *m = p->fetch;
     hh_fetcher *f = m->fetcher;
-    unsigned long long epoch = atomic_load(&f->epoch);
+    s->seq = atomic_load(&f->wseq);
+    unsigned long long track = atomic_load(&f->track_from);
     long long now = now_us();
-    size_t k = 0;
+    size_t k = 0, trusted = 0;
     size_t limit = m->weighted || *all || wide ? m->nqueues : max + 1;
     size_t span = (size_t)atomic_load_explicit(&f->span, memory_order_relaxed);
     if (!m->weighted && !*all && !wide && span < limit) limit = span;
-    size_t good = m->nqueues;
-    for (size_t i = 0; i < m->nqueues && k < limit; i++) {
+    size_t good = m->nqueues, i = 0;
+    for (; i < m->nqueues && k < limit; i++) {
         if (queue_bad(f, i)) {
             good--;
             continue;
         }
-        if (*all || !known_empty(f, i, epoch, now)) s->cand[k] = i, s->cweights[k++] = m->weights[i];
+        int known = *all ? EMPTY_NO : known_empty(f, i, track, now);
+        if (known == EMPTY_NO) s->cand[k] = i, s->cweights[k++] = m->weights[i];
+        else if (known == EMPTY_TRUSTED) trusted++;
     }
-    if (k == 0) { /* all known empty: a full check */
-        for (size_t i = 0; i < m->nqueues; i++)
+    s->recheck = k == 0 && trusted < good;
+    if (s->recheck) { /* all known empty, some not trusted: a full check */
+        for (i = 0; i < m->nqueues; i++)
             if (!queue_bad(f, i)) s->cand[k] = i, s->cweights[k++] = m->weights[i];
-        good = k;
+        good = k, trusted = 0;
     }
-    *all = k == good;
+    *all = i == m->nqueues && k + trusted == good;
     return k;
 }
 
@@ -779,8 +826,9 @@ static size_t draw_weighted(hh_processor *p, fetch_scratch *s, size_t max, size_
  * key pairs of the queues to try, then the mode, the jobs wanted and one
  * (queue, at most how many jobs) pair per queue (scripts.h): in strict
  * order every candidate for the whole batch, weighted the queues drawn for
- * it (draw_weighted). Returns the argument count after the keys, or -1 out
- * of memory. */
+ * it (draw_weighted). full: the queues named are likely empty (a retry
+ * after a fetch that found nothing, or every queue known empty).
+ * Returns the argument count after the keys, or -1 out of memory. */
 static int fetch_args(hh_processor *p, fetch_scratch *s, size_t max, size_t *ncandp, int full) {
     const hh_fetch_env *m = p->fetch;
     size_t n = m->nqueues, ncand = *ncandp;
@@ -803,9 +851,12 @@ static int fetch_args(hh_processor *p, fetch_scratch *s, size_t max, size_t *nca
     /* "1"/"0": reliable, or "b": pop (basic fetch); then "x" to skip the
      * EXISTS check */
     static const char *modes[3][2] = {{"1x", "1"}, {"0x", "0"}, {"bx", "b"}};
-    /* EXISTS first when every queue is tried and they are likely empty:
-     * idle, or a retry after a fetch that found nothing */
-    int check = ncand == n && (full || p->fetch->fetcher->dry), mode = s->basic ? 2 : p->conn.version >= 602 ? 0 : 1;
+    /* EXISTS first when the queues named are likely empty: every queue
+     * while idle, or a retry after a fetch that found nothing (full: every
+     * queue, or in strict order the others not known empty), where passing
+     * over thousands of empty queues one list command each would cost
+     * Redis milliseconds */
+    int check = full || (ncand == n && p->fetch->fetcher->dry), mode = s->basic ? 2 : p->conn.version >= 602 ? 0 : 1;
     args[0] = modes[mode][check], alen[0] = strlen(args[0]);
     char *o = s->ord;
     int len = snprintf(o, 24, "%zu", max);
@@ -877,12 +928,11 @@ static int fetch_parse(hh_processor *p, const fetch_scratch *s, size_t n, redisR
     int rc = 0;
     if (r->type == REDIS_REPLY_ARRAY && r->elements >= 1 && r->element[0]->type == REDIS_REPLY_ARRAY) {
         const redisReply *e = r->element[0];
-        unsigned long long epoch = atomic_load(&m->fetcher->epoch);
         long long now = now_us();
         for (size_t i = 0; i < e->elements; i++)
             if (e->element[i]->type == REDIS_REPLY_INTEGER && e->element[i]->integer >= 1 &&
                 (size_t)e->element[i]->integer <= n)
-                mark_empty(m->fetcher, s->cand[e->element[i]->integer - 1], epoch, now);
+                mark_empty(m->fetcher, s->cand[e->element[i]->integer - 1], s->seq, now);
         for (size_t i = 1; i + 1 < r->elements; i += 2) {
             const redisReply *qi = r->element[i];
             redisReply *v = r->element[i + 1];
@@ -898,9 +948,14 @@ static int fetch_parse(hh_processor *p, const fetch_scratch *s, size_t n, redisR
         fetch_error(p, r->str);
         rc = -1;
         if (!s->basic) hh_lease_fetch_end(m->lease, p, out, 0, HH_FETCH_END_ERROR);
-    } else if (!s->basic) {
-        /* nil: every queue empty */
-        hh_lease_fetch_end(m->lease, p, out, 0, r->type != REDIS_REPLY_NIL ? HH_FETCH_END_PARTIAL : HH_FETCH_END_OK);
+    } else {
+        /* nil: every queue named was empty (the script's EXISTS, or every
+         * queue passed over), so each is marked as one it reports empty */
+        long long now = now_us();
+        for (size_t i = 0; r->type == REDIS_REPLY_NIL && i < n; i++) mark_empty(m->fetcher, s->cand[i], s->seq, now);
+        if (!s->basic)
+            hh_lease_fetch_end(m->lease, p, out, 0,
+                               r->type != REDIS_REPLY_NIL ? HH_FETCH_END_PARTIAL : HH_FETCH_END_OK);
     }
     return rc;
 }
@@ -910,7 +965,7 @@ static int fetch_parse(hh_processor *p, const fetch_scratch *s, size_t n, redisR
  * no more jobs than idle threads, so its batches are small and a call's
  * fixed cost weighs on each job. Returns the number of jobs (the
  * queue is marked empty when it gave fewer than max), or -1 on an error. */
-static int pop_count(hh_processor *p, size_t q, hh_fetched *out, size_t max) {
+static int pop_count(hh_processor *p, size_t q, unsigned long long seq, hh_fetched *out, size_t max) {
     const hh_fetch_env *m = p->fetch;
     char nb[24];
     snprintf(nb, sizeof(nb), "%zu", max);
@@ -928,7 +983,7 @@ static int pop_count(hh_processor *p, size_t q, hh_fetched *out, size_t max) {
         fetch_error(p, r->str);
         rc = -1;
     }
-    if (rc >= 0 && (size_t)rc < max) mark_empty(m->fetcher, q, atomic_load(&m->fetcher->epoch), now_us());
+    if (rc >= 0 && (size_t)rc < max) mark_empty(m->fetcher, q, seq, now_us());
     freeReplyObject(r);
     return rc;
 }
@@ -948,17 +1003,22 @@ static int fetch_batch_once(hh_processor *p, hh_fetched *out, size_t max, int *a
     int full = *all;
     if (max > HH_FETCH_BATCH_MAX) max = HH_FETCH_BATCH_MAX;
     size_t ncand = candidates(p, s, max, wide, all);
+    if (ncand == 0) { /* every queue has a trusted mark: nothing to ask; the acks go alone */
+        if (!basic) hh_fetch_try_acks(m, &p->conn);
+        return 0;
+    }
     if (basic && !m->weighted && ncand >= 1 && p->conn.version >= 602) {
         /* strict order: the first queue that holds jobs gives what it has
          * (a short batch when it runs out: the next fetch goes on); only
          * when it is empty does the script try the others */
-        int got = pop_count(p, s->cand[0], out, max);
+        int got = pop_count(p, s->cand[0], s->seq, out, max);
         if (got != 0 || ncand == 1) return got;
         memmove(s->cand, s->cand + 1, --ncand * sizeof(*s->cand));
         memmove(s->cweights, s->cweights + 1, ncand * sizeof(*s->cweights));
     }
-    int nargs = fetch_args(p, s, max, &ncand, full);
-    if (ncand < m->nqueues) *all = 0; /* some queues were not drawn */
+    size_t named = ncand;
+    int nargs = fetch_args(p, s, max, &ncand, full || wide || s->recheck);
+    if (ncand < named) *all = 0; /* some queues were not drawn */
     if (nargs < 0) return -1;
     redisReply *r = fetch_exchange(p, s, ncand, nargs, out);
     if (!r) return -1;

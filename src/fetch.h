@@ -90,6 +90,12 @@ size_t hh_fetch_pending_cap(const hh_fetch_env *m);
  * known to be empty is tried again. */
 void hh_fetch_queue_written(const hh_fetch_env *m, size_t q);
 void hh_fetch_queues_written(const hh_fetch_env *m);
+/* pickup.c switched tracking on (its notices of writes flow from now on)
+ * or off (or lost it): while it stays on, a queue found empty is left out
+ * of fetches until a write to it is seen, not only for 0.1 s. Call on
+ * before the first write it covers can be missed, off before (or as soon
+ * as) notices may stop. */
+void hh_fetch_tracking(const hh_fetch_env *m, int on);
 /* Wakes idle threads sleeping in the process (quiet, stop): no Redis. */
 void hh_fetch_wake_sleepers(const hh_fetch_env *m);
 

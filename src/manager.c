@@ -237,6 +237,7 @@ static int make_queue_keys(hh_manager *m) {
 /* What pickup.c sees of m: a write to a queue goes on to fetch.c. */
 static void pickup_queue_written(void *udata, size_t q) { hh_fetch_queue_written(udata, q); }
 static void pickup_queues_written(void *udata) { hh_fetch_queues_written(udata); }
+static void pickup_tracking(void *udata, int on) { hh_fetch_tracking(udata, on); }
 static void pickup_env(hh_manager *m) {
     m->pickup_env = (hh_pickup_env){.keys = &m->keys,
                                     .cfg = &m->cfg,
@@ -246,7 +247,8 @@ static void pickup_env(hh_manager *m) {
                                     .quiet = &m->quiet,
                                     .udata = &m->fetch_env,
                                     .queue_written = pickup_queue_written,
-                                    .queues_written = pickup_queues_written};
+                                    .queues_written = pickup_queues_written,
+                                    .tracking = pickup_tracking};
 }
 
 /* The fetchers' shared state: fetched-but-unclaimed jobs, idle waiters,

@@ -143,6 +143,9 @@ void hh_pickup_poke(hh_pickup_env *m) {
 /* ------------------------------------------------------------ the waker */
 
 static void set_mode(hh_pickup *pk, int mode) {
+    /* before the waiters wake: their fetches then know whether a queue
+     * found empty stays so until a write to it comes here */
+    if (pk->m->tracking) pk->m->tracking(pk->m->udata, mode == PK_ON);
     pthread_mutex_lock(&pk->mu);
     pk->mode = mode;
     pk->requested = 0;
@@ -302,6 +305,7 @@ static void tracking_on(hh_pickup *pk) {
 }
 
 static void tracking_off(hh_pickup *pk) {
+    if (pk->m->tracking) pk->m->tracking(pk->m->udata, 0); /* writes go unseen from the reply on */
     redisReply *r = hh_conn_cmd(&pk->ctl, "CLIENT TRACKING off");
     if (r && r->type == REDIS_REPLY_ERROR) {
         freeReplyObject(r);

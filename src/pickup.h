@@ -58,6 +58,9 @@ typedef struct hh_pickup_env {
     /* Queue q was written (it may hold jobs again); every key (FLUSHALL). */
     void (*queue_written)(void *udata, size_t q);
     void (*queues_written)(void *udata);
+    /* Tracking came on (1: every write to a queue is seen from now on) or
+     * goes off (0: writes may go unseen from now on). */
+    void (*tracking)(void *udata, int on);
     struct hh_pickup *pickup; /* the state: set by hh_pickup_start, NULL without */
 } hh_pickup_env;
 

@@ -33,6 +33,8 @@ assert_contains "$BENCH_OUT" "gocraft skipped" "gocraft/work skipped with a note
 assert_contains "$BENCH_OUT" "bullmq skipped" "BullMQ skipped with a note"
 assert_contains "$(cat "$HH_TMP/results.md")" "| drain jobs/s, c=10 |" "the table in the results file"
 assert_contains "$(cat "$HH_TMP/results.md")" "| c=100 |" "hiredhand's shapes in the results file"
+assert_contains "$(cat "$HH_TMP/results.md")" "| trickle Redis CPU µs/job (50/s, c=10, 5000 strict queues) |" \
+    "the trickle rows in the results file"
 
 # 2. a lost job makes the run fail, and says which check caught it
 BENCH_FAULT=drop bench "$HH_TMP/results-drop.md" --no-peers --no-shapes
