@@ -2,7 +2,8 @@
  * and the choice of its outcome; the writes themselves are outcome.c's.
  * Keys written, through outcome.c: retry (ZADD), dead (ZADD + trims) and
  * the in-progress list the job leaves (LREM); through fetch.c: the
- * in-progress lists (LREM ack) and queue:<q> (push back). */
+ * in-progress lists (LREM ack) and queue:<q> (push back); through
+ * unique.c: sidekiq-unique-jobs' uniquejobs:* keys around the run. */
 #include "processor.h"
 
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "retry.h"
 #include "outcome.h"
 #include "metrics.h"
+#include "unique.h"
 
 struct hh_chain {
     const hh_processor_env *m;
@@ -111,6 +113,12 @@ static int write_outcome(hh_processor *p, const hh_job *job, hh_outcome *o, cons
     return rc;
 }
 
+/* sidekiq-unique-jobs' server side writes on this thread's connection. */
+static hh_unique_env unique_env(hh_processor *p) {
+    const hh_processor_env *m = p->m;
+    return (hh_unique_env){&p->conn, m->log, m->keys, m->opts.dead_timeout, m->opts.dead_max_jobs};
+}
+
 /* The outcome of a failed job, per its plan. */
 static void write_plan(hh_processor *p, hh_job *job, const hh_failure_plan *plan) {
     const hh_processor_env *m = p->m;
@@ -173,6 +181,8 @@ static void write_failed(hh_processor *p, hh_job *job, const hh_handler *h, int 
         hh_log(m->log, HH_LOG_WARN, "class=%s jid=%s: failed in %.3f s: %s: %s (%s)", shown, job->jid, elapsed,
                job->error_class, msg, plan.reason);
         write_plan(p, job, &plan);
+        hh_unique_env uenv = unique_env(p);
+        if (plan.kind != HH_FAIL_RETRY) hh_unique_dead(&uenv, job); /* the gem's death handler */
         free(plan.payload);
     }
     free(nul_class);
@@ -223,7 +233,10 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     const hh_handler *h = find_handler(m, job);
     hh_chain chain = {m, 0, h};
     double t0 = hh_mono();
-    int rc = hh_chain_next(&chain, job);
+    hh_unique_env uenv = unique_env(p);
+    hh_unique_lock ulock; /* the job's sidekiq-unique-jobs lock, taken or released around the run */
+    hh_unique_verdict uv = hh_unique_before(&uenv, job, &ulock);
+    int rc = uv == HH_UNIQUE_RUN ? hh_chain_next(&chain, job) : uv == HH_UNIQUE_FAIL ? -1 : 0;
     double elapsed = hh_mono() - t0;
     hh_log_job_elapsed(elapsed);
     hh_log(m->log, HH_LOG_INFO, rc == 0 ? "done" : "fail");
@@ -234,6 +247,8 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     p->job = NULL;
     p->lease_lost = 0;
     pthread_mutex_unlock(&p->mu);
+    hh_unique_after(&uenv, &ulock,
+                    abandoned || lost ? HH_UNIQUE_INTERRUPTED : rc ? HH_UNIQUE_FAILED : HH_UNIQUE_SUCCEEDED);
     /* A failed job's thread stays busy until Redis takes its outcome: a
      * retry set Redis refuses (a wrong-typed key, OOM) holds the thread,
      * and the busy count, the stop's wait and readiness say so. */

@@ -11,6 +11,11 @@ typedef enum hh_script_id {
     HH_SCRIPT_OUTCOME,     /* retry/dead entry written, then the job leaves its source */
     HH_SCRIPT_RECOVER,     /* orphan -> queue, counted; poison pill -> dead */
     HH_SCRIPT_ADMIN_MOVE,  /* job management: one set entry moved or deleted, once */
+    /* sidekiq-unique-jobs' own scripts (unique_lua.h, run by unique.c) */
+    HH_SCRIPT_UNIQUE_QUEUE,  /* queue.lua: a lock's token queued */
+    HH_SCRIPT_UNIQUE_LOCK,   /* lock.lua: the primed token locked */
+    HH_SCRIPT_UNIQUE_UNLOCK, /* unlock.lua */
+    HH_SCRIPT_UNIQUE_DELETE, /* delete_by_digest.lua: the death handler's */
     HH_SCRIPT_COUNT
 } hh_script_id;
 
