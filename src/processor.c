@@ -248,7 +248,9 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     p->lease_lost = 0;
     pthread_mutex_unlock(&p->mu);
     hh_unique_after(&uenv, &ulock,
-                    abandoned || lost ? HH_UNIQUE_INTERRUPTED : rc ? HH_UNIQUE_FAILED : HH_UNIQUE_SUCCEEDED);
+                    abandoned || lost ? HH_UNIQUE_INTERRUPTED
+                        : rc          ? HH_UNIQUE_FAILED
+                                      : HH_UNIQUE_SUCCEEDED);
     /* A failed job's thread stays busy until Redis takes its outcome: a
      * retry set Redis refuses (a wrong-typed key, OOM) holds the thread,
      * and the busy count, the stop's wait and readiness say so. */

@@ -26,7 +26,9 @@ static const hh_unique_rules rules[] = {
     [HH_LOCK_UNTIL_EXECUTED] = {.lock_whole = 1, .unlock_on_success = 1},
     [HH_LOCK_UNTIL_EXECUTING] = {.unlock_before = 1, .relock_on_failure = 1},
     [HH_LOCK_WHILE_EXECUTING] = {.lock_run = 1},
-    [HH_LOCK_UNTIL_AND_WHILE_EXECUTING] = {.unlock_before = 1, .skip_if_not_freed = 1, .lock_run = 1,
+    [HH_LOCK_UNTIL_AND_WHILE_EXECUTING] = {.unlock_before = 1,
+                                           .skip_if_not_freed = 1,
+                                           .lock_run = 1,
                                            .relock_on_failure = 1},
     [HH_LOCK_UNTIL_EXPIRED] = {.lock_whole = 1},
     [HH_LOCK_UNKNOWN] = {0, 0, 0, 0, 0, 0},
@@ -124,10 +126,8 @@ int hh_unique_parse(const json_t *item, double now, hh_unique_lock *u) {
     u->pttl = secs > 0 && secs < 9000000000000000LL ? secs * 1000 : 0;
     u->limit = ruby_to_i(json_object_get(item, "lock_limit"), 1);
     u->timeout = ruby_to_i(json_object_get(item, "lock_timeout"), 0);
-    if (json_is_integer(at))
-        snprintf(u->score, sizeof(u->score), "%lld", (long long)json_integer_value(at));
-    else if (json_is_real(at))
-        hh_unique_ruby_float(u->score, sizeof(u->score), json_real_value(at));
+    if (json_is_integer(at)) snprintf(u->score, sizeof(u->score), "%lld", (long long)json_integer_value(at));
+    else if (json_is_real(at)) hh_unique_ruby_float(u->score, sizeof(u->score), json_real_value(at));
     u->lock_info = json_is_true(json_object_get(item, "lock_info"));
     u->conflict = hh_unique_conflict_of(item, type);
     u->digest = sdsnew(digest);
@@ -173,7 +173,8 @@ void hh_unique_keys_free(sds keys[HH_UNIQUE_NKEYS]) {
 /* A reply the scripts give: the jid (or "1", a freed lock's token), or nil. */
 static int reply_is(const redisReply *r, const char *a, const char *b) {
     if (!r || r->type != REDIS_REPLY_STRING) return 0;
-    return (strlen(a) == r->len && !memcmp(r->str, a, r->len)) || (b && strlen(b) == r->len && !memcmp(r->str, b, r->len));
+    return (strlen(a) == r->len && !memcmp(r->str, a, r->len)) ||
+        (b && strlen(b) == r->len && !memcmp(r->str, b, r->len));
 }
 
 /* Checks a reply: 0 a value or nil, -1 a failure (logged). */
@@ -211,8 +212,11 @@ static redisReply *call_lock_script(const hh_unique_env *env, const hh_unique_lo
 static void write_lock_info(const hh_unique_env *env, const hh_unique_lock *u, const char *info_key) {
     const json_t *it = u->item;
     json_t *o = json_object();
-    const char *names[][2] = {{"worker", "class"},   {"queue", "queue"},         {"limit", "lock_limit"},
-                              {"timeout", "lock_timeout"}, {"ttl", "lock_ttl"}};
+    const char *names[][2] = {{"worker", "class"},
+                              {"queue", "queue"},
+                              {"limit", "lock_limit"},
+                              {"timeout", "lock_timeout"},
+                              {"ttl", "lock_ttl"}};
     for (size_t i = 0; o && i < sizeof(names) / sizeof(names[0]); i++) {
         json_t *v = json_object_get(it, names[i][1]);
         json_object_set(o, names[i][0], v ? v : json_null());
@@ -221,8 +225,8 @@ static void write_lock_info(const hh_unique_env *env, const hh_unique_lock *u, c
     json_t *at = json_object_get(it, "at");
     char *s = NULL;
     if (o && !json_object_set_new(o, "type", json_string(u->type)) &&
-        !json_object_set(o, "lock_args", la ? la : json_null()) && !json_object_set_new(o, "time", json_real(hh_now())) &&
-        !json_object_set(o, "at", at ? at : json_null()))
+        !json_object_set(o, "lock_args", la ? la : json_null()) &&
+        !json_object_set_new(o, "time", json_real(hh_now())) && !json_object_set(o, "at", at ? at : json_null()))
         s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(o);
     if (!s) return;
@@ -282,7 +286,8 @@ static int release(const hh_unique_env *env, const hh_unique_lock *u, const char
     sds k[HH_UNIQUE_NKEYS];
     if (hh_unique_keys(digest, k) != 0) return -1;
     redisReply *r = call_lock_script(env, u, HH_SCRIPT_UNIQUE_UNLOCK, "unlock", k, 1);
-    int rc = reply_ok(env, r, "unlock", digest) != 0 ? -1 : r->type == REDIS_REPLY_STRING;
+    int rc = -1;
+    if (reply_ok(env, r, "unlock", digest) == 0 && r) rc = r->type == REDIS_REPLY_STRING;
     if (r) freeReplyObject(r);
     hh_unique_keys_free(k);
     return rc;
@@ -326,13 +331,13 @@ static hh_unique_verdict fail(hh_job *job, const char *klass, const char *digest
 /* The runtime lock was not taken: the gem's server conflict strategy. */
 static hh_unique_verdict conflict(const hh_unique_env *env, hh_job *job, hh_unique_lock *u) {
     switch (u->conflict) {
-    case HH_CONFLICT_RAISE:
-        return fail(job, "SidekiqUniqueJobs::Conflict", u->run_digest, "already locked");
+    case HH_CONFLICT_RAISE: return fail(job, "SidekiqUniqueJobs::Conflict", u->run_digest, "already locked");
     case HH_CONFLICT_RETRY:
         return fail(job, "SidekiqUniqueJobs::Conflict", u->run_digest,
                     "already locked (reschedule and replace need Ruby: retried instead)");
     case HH_CONFLICT_REJECT:
-        if (reject(env, job) != 0) return fail(job, "RedisClient::ConnectionError", u->run_digest, "reject not written");
+        if (reject(env, job) != 0)
+            return fail(job, "RedisClient::ConnectionError", u->run_digest, "reject not written");
         hh_log(env->log, HH_LOG_INFO, "class=%s jid=%s: lock %s held by another job: moved to the dead set (reject)",
                job->klass, u->jid, u->run_digest);
         return HH_UNIQUE_SKIP;
@@ -393,8 +398,8 @@ void hh_unique_after(const hh_unique_env *env, hh_unique_lock *u, hh_unique_end 
 void hh_unique_dead(const hh_unique_env *env, const hh_job *job) {
     const char *digest = job->item ? json_string_value(json_object_get(job->item, "lock_digest")) : NULL;
     if (!digest) return;
-    static const char *const suffix[] = {"", ":QUEUED", ":PRIMED", ":LOCKED", ":RUN", ":RUN:QUEUED", ":RUN:PRIMED",
-                                         ":RUN:LOCKED"};
+    static const char *const suffix[] = {"",     ":QUEUED",     ":PRIMED",     ":LOCKED",
+                                         ":RUN", ":RUN:QUEUED", ":RUN:PRIMED", ":RUN:LOCKED"};
     sds k[9] = {0};
     int ok = 1;
     for (int i = 0; i < 8; i++) ok &= (k[i] = sdscat(sdsnew(digest), suffix[i])) != NULL;

@@ -94,7 +94,8 @@ static void test_parse(void **s) {
 
     /* left alone: no lock, no digest, or rescheduled by the gem's reschedule strategy */
     const char *alone[] = {"{\"jid\":\"j\",\"lock_digest\":\"" D "\"}", "{\"jid\":\"j\",\"lock\":\"until_executed\"}",
-                           "{\"jid\":\"j\",\"lock\":\"until_executed\",\"lock_digest\":\"" D "\",\"rescheduled\":true}"};
+                           "{\"jid\":\"j\",\"lock\":\"until_executed\",\"lock_digest\":\"" D
+                           "\",\"rescheduled\":true}"};
     for (size_t i = 0; i < 3; i++) {
         it = item_of(alone[i]);
         assert_int_equal(hh_unique_parse(it, 0, &u), 0);
@@ -131,8 +132,14 @@ static void test_keys(void **s) {
     (void)s;
     sds k[HH_UNIQUE_NKEYS];
     assert_int_equal(hh_unique_keys(D, k), 0);
-    const char *want[] = {D,           D ":QUEUED",          D ":PRIMED",         D ":LOCKED", D ":INFO",
-                          "uniquejobs:changelog", "uniquejobs:digests", "uniquejobs:expiring_digests"};
+    const char *want[] = {D,
+                          D ":QUEUED",
+                          D ":PRIMED",
+                          D ":LOCKED",
+                          D ":INFO",
+                          "uniquejobs:changelog",
+                          "uniquejobs:digests",
+                          "uniquejobs:expiring_digests"};
     for (int i = 0; i < HH_UNIQUE_NKEYS; i++) assert_string_equal(k[i], want[i]);
     hh_unique_keys_free(k);
     char buf[48];
