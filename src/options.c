@@ -104,6 +104,8 @@ static int check_choices(const hh_manager_options *o, char *errbuf, size_t errle
     if (o->lease_lost != HH_LEASE_LOST_STOP && o->lease_lost != HH_LEASE_LOST_FINISH)
         return why(errbuf, errlen, "lease_lost %d: want HH_LEASE_LOST_STOP or HH_LEASE_LOST_FINISH",
                    (int)o->lease_lost);
+    if (o->batch_jobs != HH_BATCH_JOBS_RUN && o->batch_jobs != HH_BATCH_JOBS_SKIP)
+        return why(errbuf, errlen, "batch_jobs %d: want HH_BATCH_JOBS_RUN or HH_BATCH_JOBS_SKIP", (int)o->batch_jobs);
     return HH_OK;
 }
 

@@ -134,6 +134,25 @@ static void write_plan(hh_processor *p, hh_job *job, const hh_failure_plan *plan
     sdsfree(list);
 }
 
+/* A job of a Sidekiq Pro batch left to Ruby processes (--batch-jobs skip):
+ * into the schedule set, unchanged, HH_BATCH_SKIP_DELAY from now, leaving
+ * its in-progress list in the same step; back on its queue then. */
+static void skip_batch_job(hh_processor *p, const hh_job *job) {
+    const hh_processor_env *m = p->m;
+    int reliable = m->opts.fetch != HH_FETCH_BASIC;
+    hh_outcome o = {HH_OUTCOME_SCHEDULE,
+                    reliable ? HH_SOURCE_LIST : HH_SOURCE_NONE,
+                    m->inprog_keys[job->queue_index],
+                    job->payload,
+                    job->len,
+                    job->payload,
+                    job->len,
+                    hh_now() + HH_BATCH_SKIP_DELAY,
+                    0,
+                    0};
+    write_outcome(p, job, &o, "schedule entry (batch job skipped)");
+}
+
 /* A malformed payload goes to the dead set with the reason, never dropped. */
 static void bury_malformed(hh_processor *p, const hh_job *job, size_t qi, const char *why) {
     const hh_processor_env *m = p->m;
@@ -204,6 +223,12 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     f->lease = 0;
     if (!job->item) {
         bury_malformed(p, job, f->queue, why);
+        hh_lease_release(m->lease, &job->lease);
+        hh_job_free(job);
+        return 0;
+    }
+    if (hh_batch_check(m->batch, job) == 2) { /* a batch job left to Ruby processes */
+        skip_batch_job(p, job);
         hh_lease_release(m->lease, &job->lease);
         hh_job_free(job);
         return 0;

@@ -127,8 +127,8 @@ typedef enum hh_script_id {
     "end\n"
 
 /* A job's outcome in one atomic step. KEYS: source, target sorted set
- * (retry or dead). ARGV: [1] exact member in the source, [2] entry for the
- * target, [3] its score, [4] mode: "retry", "dead" (with Sidekiq's trims:
+ * (retry, dead or schedule). ARGV: [1] exact member in the source, [2] entry for the
+ * target, [3] its score, [4] mode: "retry", "schedule", "dead" (with Sidekiq's trims:
  * [5] cutoff score, [6] -max_jobs) or "drop" (nothing written), [7] source
  * kind: "list" (an in-progress list), "zset" (a sorted set) or "none"
  * (basic fetch: the job is only in memory). Writes the entry first and
