@@ -258,7 +258,7 @@ static int take(const hh_unique_env *env, const hh_unique_lock *u, const char *d
     if (u->lock_info) write_lock_info(env, u, k[4]);
     freeReplyObject(r);
     long long wait = u->timeout > 0 ? (u->timeout < 5 ? u->timeout : 5) : 1;
-    char ws[16];
+    char ws[24];
     snprintf(ws, sizeof(ws), "%lld", wait);
     const char *argv[] = {"BLMOVE", k[1], k[2], "RIGHT", "LEFT", ws};
     r = hh_conn_cmdargv_blocking(env->conn, (double)wait, 6, argv, NULL);
