@@ -88,6 +88,10 @@ static const char work_usage_more[] =
     "      --lease-lost stop|finish  a job another process recovered from this one (paused\n"
     "                             past the heartbeat TTL): stop its handler here (default)\n"
     "                             or let it finish; its outcome is not written either way\n"
+    "      --batch-jobs run|skip  jobs of Sidekiq Pro batches (a bid): run them, their\n"
+    "                             batch's books not kept (default), or leave them to\n"
+    "                             Ruby processes (back to their queue through the\n"
+    "                             schedule set, 5 s later); either way WARN once a batch\n"
     "      --max-retries N        retries for retry: true (default 25)\n"
     "      --dead-max-jobs N      dead set size limit (default 10000)\n"
     "      --dead-timeout S       dead set age limit (default 15552000)\n"
@@ -119,6 +123,7 @@ enum {
     OPT_HTTP,
     OPT_LIVENESS,
     OPT_LEASE_LOST,
+    OPT_BATCH_JOBS,
     OPT_HELP,
     OPT_EXEC_ENV,
     OPT_EXEC_ENV_DROP,
@@ -162,6 +167,7 @@ static const struct option longopts[] = {{"redis", required_argument, 0, 'r'},
                                          {"http", required_argument, 0, OPT_HTTP},
                                          {"liveness-max-age", required_argument, 0, OPT_LIVENESS},
                                          {"lease-lost", required_argument, 0, OPT_LEASE_LOST},
+                                         {"batch-jobs", required_argument, 0, OPT_BATCH_JOBS},
                                          {"exec-env", required_argument, 0, OPT_EXEC_ENV},
                                          {"exec-env-drop", required_argument, 0, OPT_EXEC_ENV_DROP},
                                          {"redis-password-file", required_argument, 0, OPT_PWFILE},
@@ -471,6 +477,11 @@ static int parse_option(work_args *a, int ch, const char *arg) {
         break;
     case OPT_JOB_METRICS:
         if (job_metrics_layouts(arg, &a->o.job_metrics)) return CLI_EXIT_USAGE;
+        break;
+    case OPT_BATCH_JOBS:
+        if (!strcmp(arg, "run")) a->o.batch_jobs = HH_BATCH_JOBS_RUN;
+        else if (!strcmp(arg, "skip")) a->o.batch_jobs = HH_BATCH_JOBS_SKIP;
+        else return cli_usage_error("--batch-jobs is run or skip, not '%s'", arg);
         break;
     case OPT_HTTP_TOKEN_FILE:
         if (read_token_file(arg)) return CLI_EXIT_USAGE;

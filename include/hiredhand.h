@@ -620,6 +620,18 @@ typedef enum hh_lease_lost_policy {
     HH_LEASE_LOST_FINISH = 1 /* let the handler run to its end */
 } hh_lease_lost_policy;
 
+/* What a worker does with a job of a Sidekiq Pro batch (a "bid" in its
+ * payload). Pro keeps each batch's books (pending counts, callbacks) in a
+ * closed layout hiredhand cannot update: either way the first job of each
+ * batch is logged at WARN and every such job is counted
+ * (hh_manager_stats.batch_jobs). */
+typedef enum hh_batch_jobs {
+    HH_BATCH_JOBS_RUN = 0, /* run it (the batch's callbacks never fire) */
+    HH_BATCH_JOBS_SKIP = 1 /* do not run it: it goes, unchanged, into the
+                            * schedule set 5 s later, back to its queue then,
+                            * for a Ruby (Pro) process serving that queue */
+} hh_batch_jobs;
+
 typedef struct hh_manager_options {
     size_t struct_size;            /* sizeof(hh_manager_options): see "Structs
                                 * that can grow" */
@@ -679,6 +691,7 @@ typedef struct hh_manager_options {
      * does; best-effort as Sidekiq's: a write Redis refuses is dropped
      * (logged), and never holds a job. */
     int job_metrics;
+    hh_batch_jobs batch_jobs; /* default HH_BATCH_JOBS_RUN */
 } hh_manager_options;
 
 #define HH_JOB_METRICS_7 1 /* hh_manager_options.job_metrics: Sidekiq 7.x's layout */
@@ -873,6 +886,10 @@ typedef struct hh_manager_stats {
      * the oldest problem a handler reported with hh_manager_set_unready()
      * and has not cleared (/readyz answers 503 with it). */
     char unready[256];
+
+    /* Jobs of Sidekiq Pro batches (with a "bid") fetched since start: run
+     * or skipped as hh_manager_options.batch_jobs says. */
+    uint64_t batch_jobs;
 } hh_manager_stats;
 
 /* Copies a consistent snapshot into *out (its first out->struct_size

@@ -233,6 +233,7 @@ static json_t *stats_object(const hh_manager_stats *st, double now, double max_a
     ok &= !json_object_set_new(o, "lease_lost", json_integer(json_u64(st->lease_lost)));
     ok &= !json_object_set_new(o, "outcomes_refused", json_integer(st->outcomes_refused));
     ok &= !json_object_set_new(o, "not_pushed_back", json_integer(json_u64(st->not_pushed_back)));
+    ok &= !json_object_set_new(o, "batch_jobs", json_integer(json_u64(st->batch_jobs)));
     ok &= !json_object_set_new(o, "unready", st->unready[0] ? jstr(st->unready) : json_null());
     ok &= !json_object_set_new(o, "heartbeat_last_pushed_at", json_real(st->heartbeat_last_pushed_at));
     ok &= !json_object_set_new(o, "heartbeat_age", age < 0 ? json_null() : json_real(round_ms(age)));
@@ -297,6 +298,10 @@ char *hh_http_metrics_text(const hh_manager_stats *st, double now) {
     hh_prom_header(&b, "hiredhand_jobs_not_pushed_back_total", "counter",
                    "Jobs basic fetch took out of Redis that Redis did not take back (payloads logged at ERROR).");
     hh_prom_printf(&b, "hiredhand_jobs_not_pushed_back_total %llu\n", (unsigned long long)st->not_pushed_back);
+    hh_prom_header(&b, "hiredhand_batch_jobs_total", "counter",
+                   "Jobs of Sidekiq Pro batches (with a bid) fetched: run or skipped per --batch-jobs; their batches' "
+                   "books are kept by Sidekiq Pro only.");
+    hh_prom_printf(&b, "hiredhand_batch_jobs_total %llu\n", (unsigned long long)st->batch_jobs);
 
     hh_prom_header(&b, "hiredhand_busy", "gauge", "Jobs running now (a failed one until its outcome is written).");
     hh_prom_printf(&b, "hiredhand_busy %d\n", st->busy);

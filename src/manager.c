@@ -117,6 +117,7 @@ void hh_manager_free(hh_manager *m) {
     hh_keys_free(&m->keys);
     hh_redis_config_free(&m->cfg);
     pthread_mutex_destroy(&m->lock);
+    hh_batch_destroy(&m->batch);
     hh_wake_destroy(&m->wake);
     free(m);
 }
@@ -354,6 +355,7 @@ static hh_manager *manager_alloc(const hh_manager_options *opts) {
     m->log.fn = opts->log;
     m->log.udata = opts->log_udata;
     m->log.level = opts->log_level;
+    hh_batch_init(&m->batch, opts->batch_jobs, &m->log);
     return m;
 }
 
@@ -582,6 +584,7 @@ static void processor_env(hh_manager *m) {
                             .wake = &m->wake,
                             .metrics = m->metrics,
                             .job_metrics = m->job_metrics,
+                            .batch = &m->batch,
                             .lease = &m->lease_env,
                             .fetch = &m->fetch_env,
                             .self = m};
@@ -1214,6 +1217,7 @@ void hh_manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
     out->reconciled = atomic_load(&m->reconciled);
     out->outcomes_refused = atomic_load(&m->outcomes_refused);
     out->not_pushed_back = atomic_load(&m->not_pushed_back);
+    out->batch_jobs = atomic_load(&m->batch.jobs);
     out->nqueues = m->nqueues;
     size_t shown = m->nqueues < cap ? m->nqueues : cap;
     for (size_t i = 0; i < shown; i++) {

@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include "batch.h"
 #include "fetch.h"
 #include "heartbeat.h"
 #include "hiredhand.h"
@@ -88,6 +89,7 @@ struct hh_manager {
     atomic_ullong unflushed_processed, unflushed_failed;
     atomic_ullong *fetched;               /* per queue */
     atomic_ullong lease_lost, reconciled; /* lease.c */
+    hh_batch batch;                       /* jobs of Sidekiq Pro batches: counted, logged once a batch */
     hh_lease_env lease_env;               /* lease.c's view; .lease: held jobs, reconciliation, outage rule */
 
     double started_at;

@@ -107,6 +107,8 @@ static int check_choices(const hh_manager_options *o, char *errbuf, size_t errle
     if (o->job_metrics & ~(HH_JOB_METRICS_7 | HH_JOB_METRICS_8))
         return why(errbuf, errlen, "job_metrics %d: want a set of HH_JOB_METRICS_7 and HH_JOB_METRICS_8 (0: none)",
                    o->job_metrics);
+    if (o->batch_jobs != HH_BATCH_JOBS_RUN && o->batch_jobs != HH_BATCH_JOBS_SKIP)
+        return why(errbuf, errlen, "batch_jobs %d: want HH_BATCH_JOBS_RUN or HH_BATCH_JOBS_SKIP", (int)o->batch_jobs);
     return HH_OK;
 }
 

@@ -1,5 +1,6 @@
 /* outcome.c -- what becomes of a job (see outcome.h).
- * Keys written: retry or dead (ZADD; dead trimmed by age and count), and the
+ * Keys written: retry, dead (ZADD; dead trimmed by age and count) or
+ * schedule (a skipped batch job), and the
  * source the job leaves: an in-progress list (LREM) or retry/schedule (ZREM),
  * all in HH_LUA_OUTCOME. The payloads follow docs/protocol.md. */
 #include "outcome.h"
@@ -10,7 +11,7 @@
 #include <string.h>
 
 int hh_outcome_write(hh_conn *c, const hh_keys *k, const hh_outcome *o, char *why, size_t whylen) {
-    static const char *modes[] = {"drop", "retry", "dead"};
+    static const char *modes[] = {"drop", "retry", "dead", "schedule"};
     static const char *sources[] = {"none", "list", "zset"};
     double dead_timeout = o->dead_timeout > 0 ? o->dead_timeout : HH_DEAD_TIMEOUT;
     long max_jobs = o->dead_max_jobs > 0 ? o->dead_max_jobs : HH_DEAD_MAX_JOBS;
@@ -18,7 +19,10 @@ int hh_outcome_write(hh_conn *c, const hh_keys *k, const hh_outcome *o, char *wh
     hh_fmt_double(score, sizeof(score), o->score);
     hh_fmt_double(cutoff, sizeof(cutoff), o->score - dead_timeout);
     snprintf(maxrank, sizeof(maxrank), "%ld", -max_jobs);
-    sds target = hh_key(k, o->mode == HH_OUTCOME_RETRY ? HH_K_RETRY : HH_K_DEAD);
+    sds target = hh_key(k,
+                        o->mode == HH_OUTCOME_RETRY          ? HH_K_RETRY
+                            : o->mode == HH_OUTCOME_SCHEDULE ? HH_K_SCHEDULE
+                                                             : HH_K_DEAD);
     const char *src = o->source == HH_SOURCE_NONE ? target : o->source_key;
     const char *keys[2] = {src, target};
     size_t klen[2] = {strlen(src), sdslen(target)};

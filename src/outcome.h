@@ -23,6 +23,7 @@ typedef enum hh_outcome_mode {
     HH_OUTCOME_DROP = 0, /* nothing written: the job only leaves its source */
     HH_OUTCOME_RETRY,    /* ZADD retry */
     HH_OUTCOME_DEAD,     /* ZADD dead, with Sidekiq's trims */
+    HH_OUTCOME_SCHEDULE, /* ZADD schedule (a job left to other processes) */
 } hh_outcome_mode;
 
 typedef enum hh_outcome_source {

@@ -2,8 +2,9 @@
  * and the choice of its outcome; the writes themselves are outcome.c's.
  * Keys written, through outcome.c: retry (ZADD), dead (ZADD + trims) and
  * the in-progress list the job leaves (LREM); through fetch.c: the
- * in-progress lists (LREM ack) and queue:<q> (push back). Each run is
- * recorded for Sidekiq's Metrics tab (job_metrics.c), which the heartbeat
+ * in-progress lists (LREM ack) and queue:<q> (push back); through
+ * unique.c: sidekiq-unique-jobs' uniquejobs:* keys around the run. Each run
+ * is recorded for Sidekiq's Metrics tab (job_metrics.c), which the heartbeat
  * writes. */
 #include "processor.h"
 
@@ -15,6 +16,7 @@
 #include "retry.h"
 #include "outcome.h"
 #include "metrics.h"
+#include "unique.h"
 
 struct hh_chain {
     const hh_processor_env *m;
@@ -113,6 +115,12 @@ static int write_outcome(hh_processor *p, const hh_job *job, hh_outcome *o, cons
     return rc;
 }
 
+/* sidekiq-unique-jobs' server side writes on this thread's connection. */
+static hh_unique_env unique_env(hh_processor *p) {
+    const hh_processor_env *m = p->m;
+    return (hh_unique_env){&p->conn, m->log, m->keys, m->opts.dead_timeout, m->opts.dead_max_jobs};
+}
+
 /* The outcome of a failed job, per its plan. */
 static void write_plan(hh_processor *p, hh_job *job, const hh_failure_plan *plan) {
     const hh_processor_env *m = p->m;
@@ -126,6 +134,25 @@ static void write_plan(hh_processor *p, hh_job *job, const hh_failure_plan *plan
                       : plan->kind == HH_FAIL_DEAD ? "dead entry"
                                                    : "removal");
     sdsfree(list);
+}
+
+/* A job of a Sidekiq Pro batch left to Ruby processes (--batch-jobs skip):
+ * into the schedule set, unchanged, HH_BATCH_SKIP_DELAY from now, leaving
+ * its in-progress list in the same step; back on its queue then. */
+static void skip_batch_job(hh_processor *p, const hh_job *job) {
+    const hh_processor_env *m = p->m;
+    int reliable = m->opts.fetch != HH_FETCH_BASIC;
+    hh_outcome o = {HH_OUTCOME_SCHEDULE,
+                    reliable ? HH_SOURCE_LIST : HH_SOURCE_NONE,
+                    m->inprog_keys[job->queue_index],
+                    job->payload,
+                    job->len,
+                    job->payload,
+                    job->len,
+                    hh_now() + HH_BATCH_SKIP_DELAY,
+                    0,
+                    0};
+    write_outcome(p, job, &o, "schedule entry (batch job skipped)");
 }
 
 /* A malformed payload goes to the dead set with the reason, never dropped. */
@@ -175,6 +202,8 @@ static void write_failed(hh_processor *p, hh_job *job, const hh_handler *h, int 
         hh_log(m->log, HH_LOG_WARN, "class=%s jid=%s: failed in %.3f s: %s: %s (%s)", shown, job->jid, elapsed,
                job->error_class, msg, plan.reason);
         write_plan(p, job, &plan);
+        hh_unique_env uenv = unique_env(p);
+        if (plan.kind != HH_FAIL_RETRY) hh_unique_dead(&uenv, job); /* the gem's death handler */
         free(plan.payload);
     }
     free(nul_class);
@@ -196,6 +225,12 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     f->lease = 0;
     if (!job->item) {
         bury_malformed(p, job, f->queue, why);
+        hh_lease_release(m->lease, &job->lease);
+        hh_job_free(job);
+        return 0;
+    }
+    if (hh_batch_check(m->batch, job) == 2) { /* a batch job left to Ruby processes */
+        skip_batch_job(p, job);
         hh_lease_release(m->lease, &job->lease);
         hh_job_free(job);
         return 0;
@@ -225,7 +260,10 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     const hh_handler *h = find_handler(m, job);
     hh_chain chain = {m, 0, h};
     double t0 = hh_mono();
-    int rc = hh_chain_next(&chain, job);
+    hh_unique_env uenv = unique_env(p);
+    hh_unique_lock ulock; /* the job's sidekiq-unique-jobs lock, taken or released around the run */
+    hh_unique_verdict uv = hh_unique_before(&uenv, job, &ulock);
+    int rc = uv == HH_UNIQUE_RUN ? hh_chain_next(&chain, job) : uv == HH_UNIQUE_FAIL ? -1 : 0;
     double elapsed = hh_mono() - t0;
     hh_log_job_elapsed(elapsed);
     hh_log(m->log, HH_LOG_INFO, rc == 0 ? "done" : "fail");
@@ -237,6 +275,10 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     p->job = NULL;
     p->lease_lost = 0;
     pthread_mutex_unlock(&p->mu);
+    hh_unique_after(&uenv, &ulock,
+                    abandoned || lost ? HH_UNIQUE_INTERRUPTED
+                        : rc          ? HH_UNIQUE_FAILED
+                                      : HH_UNIQUE_SUCCEEDED);
     /* A failed job's thread stays busy until Redis takes its outcome: a
      * retry set Redis refuses (a wrong-typed key, OOM) holds the thread,
      * and the busy count, the stop's wait and readiness say so. */

@@ -5,6 +5,7 @@
 #define HH_PROCESSOR_H
 
 #include <stdatomic.h>
+#include "batch.h"
 #include "fetch.h"
 #include "hiredhand.h"
 #include "job.h"
@@ -59,6 +60,7 @@ typedef struct hh_processor_env {
     hh_wake *wake;                                                              /* workers_done is announced on it */
     hh_metrics *metrics;         /* per-class counts for /metrics; NULL without HTTP */
     hh_job_metrics *job_metrics; /* Sidekiq's Metrics tab; NULL when off */
+    hh_batch *batch;             /* jobs of Sidekiq Pro batches (batch.h) */
     const hh_lease_env *lease;
     const hh_fetch_env *fetch;
     hh_manager *self; /* the public handle a job carries (job->manager) */

@@ -7,6 +7,7 @@
 #include "redis.h"
 #include "sentinel.h"
 #include "tls.h"
+#include "unique_lua.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -23,9 +24,16 @@
 #define BACKOFF_MAX 2.0 /* at most one connect attempt every 2 s */
 
 static const char *script_src[HH_SCRIPT_COUNT] = {
-    [HH_SCRIPT_FETCH] = HH_LUA_FETCH,     [HH_SCRIPT_ENQUEUE_DUE] = HH_LUA_ENQUEUE_DUE,
-    [HH_SCRIPT_REQUEUE] = HH_LUA_REQUEUE, [HH_SCRIPT_OUTCOME] = HH_LUA_OUTCOME,
-    [HH_SCRIPT_RECOVER] = HH_LUA_RECOVER, [HH_SCRIPT_ADMIN_MOVE] = HH_LUA_ADMIN_MOVE,
+    [HH_SCRIPT_FETCH] = HH_LUA_FETCH,
+    [HH_SCRIPT_ENQUEUE_DUE] = HH_LUA_ENQUEUE_DUE,
+    [HH_SCRIPT_REQUEUE] = HH_LUA_REQUEUE,
+    [HH_SCRIPT_OUTCOME] = HH_LUA_OUTCOME,
+    [HH_SCRIPT_RECOVER] = HH_LUA_RECOVER,
+    [HH_SCRIPT_ADMIN_MOVE] = HH_LUA_ADMIN_MOVE,
+    [HH_SCRIPT_UNIQUE_QUEUE] = HH_LUA_UNIQUE_QUEUE,
+    [HH_SCRIPT_UNIQUE_LOCK] = HH_LUA_UNIQUE_LOCK,
+    [HH_SCRIPT_UNIQUE_UNLOCK] = HH_LUA_UNIQUE_UNLOCK,
+    [HH_SCRIPT_UNIQUE_DELETE] = HH_LUA_UNIQUE_DELETE_BY_DIGEST,
 };
 
 /* ------------------------------------------------------------ URL parsing */

@@ -24,6 +24,11 @@ double hh_retry_delay(long double c, hh_rng *rng) {
     return d <= DBL_MAX ? (double)d : DBL_MAX; /* also for inf and NaN */
 }
 
+double hh_retry_delay8(long double c, hh_rng *rng) {
+    long double d = c * c * c * c + 15.0L + floorl((long double)hh_rng_double(rng) * 10.0L * (c + 1.0L));
+    return d <= DBL_MAX && d >= 0 ? (double)d : d < 0 ? 15.0 : DBL_MAX; /* also for inf and NaN */
+}
+
 static char *base64(const unsigned char *in, size_t n) {
     static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     char *out = malloc(4 * ((n + 2) / 3) + 1), *o = out;
@@ -55,14 +60,23 @@ char *hh_backtrace_encode(char *const *lines, size_t n) {
     return out;
 }
 
-/* How many backtrace lines the payload asks for: "backtrace": true = all,
- * N = first N, absent/false = none. */
-static size_t backtrace_wanted(const json_t *item, size_t have) {
+/* How many backtrace lines the payload asks for, as Sidekiq (6.4 to 8.x)
+ * reads "backtrace": absent, null or false: none (-1, no error_backtrace);
+ * true: all; anything else is Ruby's `backtrace[0...value.to_i]`: the first
+ * N lines, N < 0 all but the last -N, 0 none (an empty list is still
+ * written). A string counts by its leading digits, a real truncated. */
+static long backtrace_wanted(const json_t *item, size_t have) {
     json_t *b = json_object_get(item, "backtrace");
-    if (json_is_true(b)) return have;
-    if (json_is_integer(b) && json_integer_value(b) > 0)
-        return (size_t)json_integer_value(b) < have ? (size_t)json_integer_value(b) : have;
-    return 0;
+    if (!b || json_is_null(b) || json_is_false(b)) return -1;
+    if (json_is_true(b)) return (long)have;
+    long long n;
+    if (json_is_integer(b)) n = json_integer_value(b);
+    else if (json_is_real(b))
+        n = isfinite(json_real_value(b)) && fabs(json_real_value(b)) < 9e18 ? (long long)json_real_value(b) : 0;
+    else if (json_is_string(b)) n = strtoll(json_string_value(b), NULL, 10);
+    else return -1; /* Ruby raises on [].to_i: nothing it could store */
+    if (n < 0) n = (long long)have + n > 0 ? (long long)have + n : 0;
+    return n < (long long)have ? (long)n : (long)have;
 }
 
 /* A lossy job (read with every integer as a real: it holds one beyond 64
@@ -197,14 +211,24 @@ int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_
         json_object_set_new(msg, "failed_at", hh_json_time_new(now, cfg->timestamps));
         json_object_set_new(msg, "retry_count", json_integer(count));
     }
-    size_t nb = backtrace_wanted(msg, job->nbacktrace);
-    if (nb) {
-        char *bt = hh_backtrace_encode(job->backtrace, nb);
+    long nb = backtrace_wanted(msg, job->nbacktrace);
+    if (nb >= 0) {
+        char *bt = hh_backtrace_encode(job->backtrace, (size_t)nb);
         if (bt) json_object_set_new(msg, "error_backtrace", json_string(bt));
         free(bt);
     }
     json_int_t max = json_is_integer(retry) ? json_integer_value(retry) : cfg->max_retries;
     int exhausted = is_real ? !(fcount < (double)max) : count >= max;
+    /* retry_for (Sidekiq 7.1+): retries end once failed_at + retry_for is
+     * past. 7.x checks it besides the count; 8.x (millisecond timestamps)
+     * instead of the count. */
+    const json_t *rf = json_object_get(msg, "retry_for");
+    int window_over = 0;
+    if (json_is_number(rf)) {
+        double failed_at = present ? hh_payload_time(full, job->lossy, job->payload, job->len, "failed_at") : now;
+        window_over = failed_at + json_number_value(rf) < now;
+        exhausted = cfg->timestamps == HH_TS_MILLIS ? window_over : exhausted || window_over;
+    }
     if (unusable) {
         out->kind = HH_FAIL_DEAD;
         out->score = now;
@@ -216,11 +240,12 @@ int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_
         } else {
             out->kind = HH_FAIL_DEAD;
             out->score = now;
-            out->reason = "retries exhausted";
+            out->reason = window_over ? "retry_for window over" : "retries exhausted";
         }
     } else {
         out->kind = HH_FAIL_RETRY;
-        double delay = hh_retry_delay(is_real ? (long double)fcount : (long double)count, rng);
+        long double c = is_real ? (long double)fcount : (long double)count;
+        double delay = cfg->timestamps == HH_TS_MILLIS ? hh_retry_delay8(c, rng) : hh_retry_delay(c, rng);
         out->score = now + delay;
         if (!isfinite(out->score)) out->score = DBL_MAX;
         out->reason = "will retry";

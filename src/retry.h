@@ -38,6 +38,9 @@ int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_
  * computed without overflow for any count (long double holds every int64
  * exactly); always finite. */
 double hh_retry_delay(long double count, hh_rng *rng);
+/* Sidekiq 8.x's: c^4 + 15 + rand(10 * (c + 1)), the jitter any integer
+ * below 10 (c + 1); the plan uses it with millisecond timestamps. */
+double hh_retry_delay8(long double count, hh_rng *rng);
 
 /* zlib + strict base64 of a JSON array of lines, as error_backtrace is
  * stored. Free with free(). */

@@ -3,7 +3,8 @@
  * It sees the manager only through hh_scheduler_env.
  * Keys written (in HH_LUA_ENQUEUE_DUE): queue:<q> (LPUSH), queues (SADD),
  * retry/schedule (ZREM); dead (ZADD, in HH_LUA_OUTCOME) for members that are
- * not job JSON. */
+ * not job JSON; schedule (ZADD, in HH_LUA_OUTCOME) for a member whose own
+ * "at" is still ahead. */
 #include "scheduler.h"
 
 #include <jansson.h>
@@ -90,6 +91,32 @@ static int poll_set(const hh_scheduler_env *e, hh_conn *c, const char *set) {
             const char *queue = json_is_string(q) ? json_string_value(q) : "default";
             char *fresh = NULL;
             const char *problem = item ? hh_job_problem(item) : "payload is not valid JSON";
+            json_t *at = problem || lossy ? NULL : json_object_get(item, "at");
+            double when = json_is_number(at) ? json_number_value(at) : 0;
+            if (json_is_number(at)) {
+                /* A member carrying its own "at": Sidekiq's enqueuer pushes it
+                 * through its client, which puts a payload with "at" back into
+                 * schedule at that time, without "at" and (7.x, 8.x) the old
+                 * enqueued_at; once due it reaches its queue with a fresh
+                 * enqueued_at at the end. Here in one step when "at" is past. */
+                json_object_del(item, "at");
+                json_object_del(item, "enqueued_at");
+            }
+            if (!problem && when > now) { /* not due by its own "at": back into schedule then */
+                char why[256];
+                fresh = hh_json_dump(item);
+                hh_outcome o = {HH_OUTCOME_SCHEDULE,       HH_SOURCE_ZSET, sk, mem->str, mem->len, fresh,
+                                fresh ? strlen(fresh) : 0, when,           0,  0};
+                int rc = fresh ? hh_outcome_write(c, e->keys, &o, why, sizeof(why)) : 0;
+                free(fresh);
+                json_decref(item);
+                if (rc < 0) {
+                    note_error(e, set, why);
+                    failed = 1;
+                    break;
+                }
+                continue;
+            }
             if (!problem) { /* enqueued_at refreshed in place or appended, all else kept */
                 json_t *ea = hh_json_time_new(now, e->timestamps);
                 if (lossy) { /* integers beyond 64 bits: only enqueued_at's bytes change */

@@ -11,6 +11,11 @@ typedef enum hh_script_id {
     HH_SCRIPT_OUTCOME,     /* retry/dead entry written, then the job leaves its source */
     HH_SCRIPT_RECOVER,     /* orphan -> queue, counted; poison pill -> dead */
     HH_SCRIPT_ADMIN_MOVE,  /* job management: one set entry moved or deleted, once */
+    /* sidekiq-unique-jobs' own scripts (unique_lua.h, run by unique.c) */
+    HH_SCRIPT_UNIQUE_QUEUE,  /* queue.lua: a lock's token queued */
+    HH_SCRIPT_UNIQUE_LOCK,   /* lock.lua: the primed token locked */
+    HH_SCRIPT_UNIQUE_UNLOCK, /* unlock.lua */
+    HH_SCRIPT_UNIQUE_DELETE, /* delete_by_digest.lua: the death handler's */
     HH_SCRIPT_COUNT
 } hh_script_id;
 
@@ -122,8 +127,8 @@ typedef enum hh_script_id {
     "end\n"
 
 /* A job's outcome in one atomic step. KEYS: source, target sorted set
- * (retry or dead). ARGV: [1] exact member in the source, [2] entry for the
- * target, [3] its score, [4] mode: "retry", "dead" (with Sidekiq's trims:
+ * (retry, dead or schedule). ARGV: [1] exact member in the source, [2] entry for the
+ * target, [3] its score, [4] mode: "retry", "schedule", "dead" (with Sidekiq's trims:
  * [5] cutoff score, [6] -max_jobs) or "drop" (nothing written), [7] source
  * kind: "list" (an in-progress list), "zset" (a sorted set) or "none"
  * (basic fetch: the job is only in memory). Writes the entry first and

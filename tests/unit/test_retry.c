@@ -515,16 +515,110 @@ static void test_error_backtrace(void **s) {
     json_decref(o);
     free(p.payload);
 
-    /* false / absent / 0: none */
+    /* false / absent / null: none */
     const char *none[] = {"{\"retry\":true,\"backtrace\":false,\"class\":\"K\",\"args\":[]}",
                           "{\"retry\":true,\"class\":\"K\",\"args\":[]}",
-                          "{\"retry\":true,\"backtrace\":0,\"class\":\"K\",\"args\":[]}"};
+                          "{\"retry\":true,\"backtrace\":null,\"class\":\"K\",\"args\":[]}"};
     for (size_t i = 0; i < 3; i++) {
         o = plan_bt(none[i], 5, &p);
         assert_null(json_object_get(o, "error_backtrace"));
         json_decref(o);
         free(p.payload);
     }
+}
+
+/* Any other value is Sidekiq's backtrace[0...value.to_i]: 0 stores an empty
+ * list, a string counts by its digits, a real is truncated, a negative N
+ * leaves out the last -N lines. */
+static void test_error_backtrace_to_i(void **s) {
+    (void)s;
+    struct {
+        const char *value;
+        size_t want;
+    } cases[] = {{"0", 0}, {"\"2\"", 2}, {"2.9", 2}, {"-1", 4}, {"-9", 0}, {"\"x\"", 0}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char in[128];
+        snprintf(in, sizeof(in), "{\"retry\":true,\"backtrace\":%s,\"class\":\"K\",\"args\":[]}", cases[i].value);
+        hh_failure_plan p;
+        json_t *o = plan_bt(in, 5, &p);
+        json_t *arr = decode_backtrace(sval(o, "error_backtrace"));
+        if (json_array_size(arr) != cases[i].want)
+            fail_msg("backtrace %s: %zu lines, want %zu", cases[i].value, json_array_size(arr), cases[i].want);
+        json_decref(arr);
+        json_decref(o);
+        free(p.payload);
+    }
+}
+
+/* retry_for (Sidekiq 7.1+): a job whose window (failed_at + retry_for)
+ * ended goes to the dead set at once. 7.x checks the count as well; 8.x
+ * (millisecond timestamps) the window instead of the count. */
+static void test_retry_for(void **s) {
+    (void)s;
+    hh_retry_config cfg = cfg_default();
+    hh_failure_plan p;
+    /* the window ended two hours ago: dead, whatever the count */
+    const char *over = "{\"retry\":true,\"retry_for\":3600,\"retry_count\":3,\"failed_at\":1795947747.0,"
+                       "\"class\":\"K\",\"args\":[]}";
+    json_t *o = plan(over, "default", &cfg, &p, NULL);
+    assert_int_equal(p.kind, HH_FAIL_DEAD);
+    assert_string_equal(p.reason, "retry_for window over");
+    assert_int_equal(ival(o, "retry_count"), 4);
+    json_decref(o);
+    free(p.payload);
+    /* ...or discarded with dead: false */
+    const char *over_nodead = "{\"retry\":true,\"retry_for\":3600,\"retry_count\":3,\"failed_at\":1795947747.0,"
+                              "\"dead\":false,\"class\":\"K\",\"args\":[]}";
+    plan(over_nodead, "default", &cfg, &p, NULL);
+    assert_int_equal(p.kind, HH_FAIL_DISCARD);
+    /* still open: retried */
+    const char *open = "{\"retry\":true,\"retry_for\":86400,\"retry_count\":3,\"failed_at\":1795947747.0,"
+                       "\"class\":\"K\",\"args\":[]}";
+    o = plan(open, "default", &cfg, &p, NULL);
+    assert_int_equal(p.kind, HH_FAIL_RETRY);
+    json_decref(o);
+    free(p.payload);
+    /* a first failure starts the window now: retried, even with retry_for 0 */
+    o = plan("{\"retry\":true,\"retry_for\":0,\"class\":\"K\",\"args\":[]}", "default", &cfg, &p, NULL);
+    assert_int_equal(p.kind, HH_FAIL_RETRY);
+    json_decref(o);
+    free(p.payload);
+    /* 7.x: the count still ends it inside the window */
+    const char *counted = "{\"retry\":2,\"retry_for\":86400,\"retry_count\":1,\"failed_at\":1795947747.0,"
+                          "\"class\":\"K\",\"args\":[]}";
+    o = plan(counted, "default", &cfg, &p, NULL);
+    assert_int_equal(p.kind, HH_FAIL_DEAD);
+    json_decref(o);
+    free(p.payload);
+    /* 8.x: the window alone decides; failed_at in milliseconds */
+    cfg.timestamps = HH_TS_MILLIS;
+    o = plan(counted, "default", &cfg, &p, NULL);
+    assert_int_equal(p.kind, HH_FAIL_RETRY);
+    json_decref(o);
+    free(p.payload);
+    const char *over_ms = "{\"retry\":true,\"retry_for\":3600,\"retry_count\":3,\"failed_at\":1795947747000,"
+                          "\"class\":\"K\",\"args\":[]}";
+    o = plan(over_ms, "default", &cfg, &p, NULL);
+    assert_int_equal(p.kind, HH_FAIL_DEAD);
+    json_decref(o);
+    free(p.payload);
+}
+
+/* Sidekiq 8.x's jitter: rand(10 * (count + 1)), any value below, not only
+ * multiples of count + 1. */
+static void test_retry_delay8(void **s) {
+    (void)s;
+    hh_rng rng;
+    hh_rng_seed(&rng);
+    int off_multiple = 0;
+    for (int i = 0; i < 200; i++) {
+        double d = hh_retry_delay8(3, &rng);
+        UH_ASSERT_DBL_IN(d, 81 + 15, 81 + 15 + 39);
+        assert_true(d == floor(d));
+        if (((long)d - 96) % 4) off_multiple = 1;
+    }
+    assert_true(off_multiple);
+    assert_true(hh_retry_delay8(1e30L, &rng) <= DBL_MAX);
 }
 
 static void test_backtrace_encode_direct(void **s) {
@@ -892,6 +986,9 @@ int main(void) {
         cmocka_unit_test(test_millisecond_timestamps),
         cmocka_unit_test(test_bignum_job_retried),
         cmocka_unit_test(test_error_backtrace),
+        cmocka_unit_test(test_error_backtrace_to_i),
+        cmocka_unit_test(test_retry_for),
+        cmocka_unit_test(test_retry_delay8),
         cmocka_unit_test(test_backtrace_encode_direct),
         cmocka_unit_test(test_invalid_utf8_error_message),
         cmocka_unit_test(test_retry_delay_bounds),

@@ -269,6 +269,46 @@ static void test_poll_many_and_quiet(void **s) {
     hh_manager_free((hh_manager *)m);
 }
 
+/* A member carrying its own "at" moves as Sidekiq's enqueuer moves it
+ * (through its client's push): past, to its queue without "at" and with a
+ * fresh enqueued_at last; ahead, back into schedule at that time without
+ * "at" or enqueued_at. */
+static void test_poll_member_with_at(void **s) {
+    (void)s;
+    uh_flushall(&srv);
+    struct hh_manager *m = manager(NULL, HH_TS_FLOAT);
+    hh_conn c;
+    hh_conn_init(&c, &m->cfg, &m->log, "test", NULL);
+    double now = hh_now();
+    char past[256], ahead[256];
+    snprintf(past, sizeof(past),
+             "{\"class\":\"K\",\"args\":[1],\"queue\":\"default\",\"at\":%.3f,\"enqueued_at\":1.5,\"jid\":\"a\"}",
+             now - 10);
+    snprintf(ahead, sizeof(ahead),
+             "{\"class\":\"K\",\"args\":[2],\"queue\":\"default\",\"jid\":\"b\",\"at\":%.3f,\"retry_count\":0}",
+             now + 3600);
+    zadd("schedule", now - 5, past);
+    zadd("retry", now - 1, ahead);
+    assert_int_equal(hh_scheduler_poll(env_of(m), &c), 1);
+    char *q = uh_str(&srv, "LINDEX queue:default 0");
+    assert_non_null(q);
+    assert_string_equal(uh_keys_csv(q), "class,args,queue,jid,enqueued_at");
+    json_t *o = json_loads(q, 0, NULL);
+    UH_ASSERT_DBL_IN(json_real_value(json_object_get(o, "enqueued_at")), now - 1, hh_now() + 1);
+    json_decref(o);
+    free(q);
+    assert_int_equal(uh_int(&srv, "ZCARD retry"), 0);
+    assert_int_equal(uh_int(&srv, "ZCARD schedule"), 1);
+    assert_int_equal(uh_int(&srv, "LLEN queue:default"), 1);
+    redisReply *r = uh_cmd(&srv, "ZRANGE schedule 0 0 WITHSCORES");
+    assert_int_equal(r->elements, 2);
+    assert_string_equal(uh_keys_csv(r->element[0]->str), "class,args,queue,jid,retry_count");
+    UH_ASSERT_DBL_IN(strtod(r->element[1]->str, NULL), now + 3599, now + 3601);
+    freeReplyObject(r);
+    hh_conn_close(&c);
+    hh_manager_free((hh_manager *)m);
+}
+
 int main(void) {
     const struct CMUnitTest pure[] = {
         cmocka_unit_test(test_wait_formula_few_processes),
@@ -279,6 +319,7 @@ int main(void) {
         cmocka_unit_test(test_poll_moves_due_jobs),
         cmocka_unit_test(test_poll_many_and_quiet),
         cmocka_unit_test(test_poll_moves_bignum_entries),
+        cmocka_unit_test(test_poll_member_with_at),
     };
     int failed = cmocka_run_group_tests_name("scheduler_wait", pure, NULL, NULL);
     failed += cmocka_run_group_tests_name("scheduler_poll", live, group_setup, group_teardown);
