@@ -4,7 +4,8 @@
  * Keys written: processes (SADD, SREM on stop), <id> (HGET info: whose it
  * is, then HSET + EXPIRE 60),
  * <id>:work and <id>:workers (UNLINK, HSET, EXPIRE 60), <id>-signals (RPOP),
- * stat:processed, stat:failed and their :<date> keys (INCRBY, EXPIRE). */
+ * stat:processed, stat:failed and their :<date> keys (INCRBY, EXPIRE);
+ * over maxmemory, <id> and <id>-signals in HH_LUA_LEASE. */
 #include "heartbeat.h"
 
 #include <jansson.h>
@@ -314,6 +315,41 @@ static int taken_over(const hh_heartbeat_env *e, const redisReply *seen, const c
     return newer;
 }
 
+/* Over maxmemory Redis refuses the beat's transaction whole (its HSET,
+ * SADD, INCRBY are denyoom). HH_LUA_LEASE, allowed there, keeps our own
+ * hash alive and current (beat, busy, quiet: the Busy page and the peers
+ * see a live process) and reads one remote signal; a server without
+ * script flags runs it as a plain script whose first write, an EXPIRE, is
+ * allowed too. Without it (an error, a hash gone or not ours) a bare
+ * EXPIRE, allowed over maxmemory, still keeps the hash from expiring.
+ * Returns 1 when the hash was refreshed, with the signal popped (if any)
+ * in *sig (freed by the caller). */
+static int lease_over_maxmemory(const hh_heartbeat_env *e, hh_conn *c, const char *hk, const char *sk, const char *info,
+                                int busy, const char *beat_s, long rtt_us, redisReply **sig) {
+    char ttl[16], busy_s[16], rtt_s[24], rss_s[24];
+    snprintf(ttl, sizeof(ttl), "%d", HH_PROCESS_TTL);
+    snprintf(busy_s, sizeof(busy_s), "%d", busy);
+    snprintf(rtt_s, sizeof(rtt_s), "%ld", rtt_us);
+    snprintf(rss_s, sizeof(rss_s), "%ld", hh_rss_kb());
+    const char *keys[2] = {hk, sk};
+    const char *args[12] = {info,   ttl,    "beat",   beat_s,
+                            "busy", busy_s, "quiet",  atomic_load(e->quiet) ? "true" : "false",
+                            "rss",  rss_s,  "rtt_us", rtt_s};
+    redisReply *r = hh_conn_eval(c, HH_SCRIPT_LEASE, 2, keys, NULL, 12, args, NULL);
+    int ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[0]->type == REDIS_REPLY_INTEGER &&
+        r->element[0]->integer == 1;
+    if (ok && r->element[1]->type == REDIS_REPLY_STRING) {
+        *sig = r->element[1];
+        r->element[1] = NULL; /* freeReplyObject skips NULL elements */
+    }
+    if (r) freeReplyObject(r);
+    if (!ok) {
+        redisReply *x = hh_conn_cmd(c, "EXPIRE %s %d", hk, HH_PROCESS_TTL);
+        if (x) freeReplyObject(x);
+    }
+    return ok;
+}
+
 /* One beat; returns 1 when another should follow at once (a remote quiet
  * must show on the Busy page within one beat). *lost is set, with who in
  * by, when a newer process has taken the identity over. */
@@ -323,7 +359,7 @@ static int beat(const hh_heartbeat_env *e, hh_conn *c, const char *info, int *re
     double now = hh_now();
     unsigned long long p = atomic_exchange(e->unflushed_processed, 0);
     unsigned long long f = atomic_exchange(e->unflushed_failed, 0);
-    int ok = 0, stats_ok = 0, expired = 0;
+    int ok = 0, stats_ok = 0, expired = 0, leased = 0;
     char err[320] = "";
     double t0 = hh_mono();
     redisReply *ping = hh_conn_cmd(c, "PING");
@@ -380,12 +416,15 @@ static int beat(const hh_heartbeat_env *e, hh_conn *c, const char *info, int *re
                 redisReply *sig = ex->element[n - 1];
                 if (sig->type == REDIS_REPLY_STRING) again = deliver_signal(e, sig->str);
             } else {
-                snprintf(err, sizeof(err), "heartbeat: %s", why);
-                /* A refused beat (OOM) need not lose the lease: EXPIRE is
-                 * allowed over maxmemory, so the process and its jobs stay
-                 * known as alive while this process retries its writes. */
-                redisReply *x = hh_conn_cmd(c, "EXPIRE %s %d", hk, HH_PROCESS_TTL);
-                if (x) freeReplyObject(x);
+                /* A refused beat (OOM) need not lose the lease: the process
+                 * and its jobs stay known as alive while this process
+                 * retries its other writes. */
+                redisReply *sig = NULL;
+                leased = lease_over_maxmemory(e, c, hk, sk, info, busy, beat_s, rtt_us, &sig);
+                if (leased) snprintf(err, sizeof(err), "heartbeat: hash kept, busy jobs and stats wait: %s", why);
+                else snprintf(err, sizeof(err), "heartbeat: %s", why);
+                if (sig) again = deliver_signal(e, sig->str);
+                if (sig) freeReplyObject(sig);
             }
             hh_replies_free(r, pipe.n);
         }
@@ -398,7 +437,11 @@ static int beat(const hh_heartbeat_env *e, hh_conn *c, const char *info, int *re
         atomic_fetch_add(e->unflushed_processed, p);
         atomic_fetch_add(e->unflushed_failed, f);
     }
-    record_beat(e, c, now, ok, err);
+    /* A lease kept over maxmemory is a beat for the Busy page and /readyz
+     * (the process runs and drains), not for the outage rule: a peer that
+     * cannot run HH_LUA_LEASE (an older hiredhand) may have seen its hash
+     * expire meanwhile. */
+    record_beat(e, c, now, ok || leased, err);
     /* the outage rule, lease loss, hiredhand:fetchers (lease.c); the hook */
     e->after_beat(e->udata, c, ok, expired);
     return again;
