@@ -853,6 +853,12 @@ static void test_live_scripts_over_maxmemory(void **s) {
     assert_int_equal(r->type, REDIS_REPLY_INTEGER);
     assert_int_equal(r->integer, 1);
     freeReplyObject(r);
+    /* basic fetch's push back of a job it took */
+    const char *bkeys[1] = {"queue:b"}, *bargs[1] = {"pb"};
+    r = hh_conn_eval(&l->c, HH_SCRIPT_PUSH_BACK, 1, bkeys, NULL, 1, bargs, NULL);
+    assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+    assert_int_equal(r->integer, 1);
+    freeReplyObject(r);
     /* a retry entry grows the data set: refused, the job left in place */
     const char *okeys[2] = {"inprog", "retry"}, *oargs[7] = {"p2", "entry", "1", "retry", "0", "0", "list"};
     r = hh_conn_eval(&l->c, HH_SCRIPT_OUTCOME, 2, okeys, NULL, 7, oargs, NULL);
