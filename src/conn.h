@@ -82,6 +82,7 @@ typedef struct hh_conn {
     atomic_int blocking;    /* inside hh_conn_cmdargv_blocking, connected: CLIENT UNBLOCK ends it */
     char last_error[256];
     char shas[HH_SCRIPT_COUNT][41];
+    int plain_scripts;     /* the server refused script flags: load them without (redis.c) */
     int master_epoch;      /* cfg->master_epoch when this connection opened */
     char master_addr[300]; /* the master it reached through Sentinel, for logs */
     /* Monotonic time after which every call on this connection fails at

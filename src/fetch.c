@@ -1,9 +1,9 @@
 /* fetch.c -- fetching jobs and the fetcher's state (see fetch.h).
  * Keys: queue:<q> (LMOVE/RPOPLPUSH/BRPOP/RPOP, or LRANGE+LTRIM for several
  * jobs, from; RPUSH back), hiredhand:inprogress:<identity>|<q> (LMOVE or
- * LPUSH into, LREM on ack); both (TYPE) once a fetch fails with WRONGTYPE,
- * and a wrong-typed one again every HH_FETCH_BAD_RECHECK_US until it is a
- * list. */
+ * LPUSH into, LREM on ack), the moves in scripts allowed over maxmemory;
+ * both (TYPE) once a fetch fails with WRONGTYPE, and a wrong-typed one
+ * again every HH_FETCH_BAD_RECHECK_US until it is a list. */
 #include "fetch.h"
 #include "lease.h"
 #include "outcome.h"
@@ -1624,7 +1624,11 @@ int hh_fetch_requeue(const hh_fetch_env *m, hh_conn *c, const char *queue, const
     sds qk = hh_key_queue(m->keys, queue);
     redisReply *r;
     if (m->opts.fetch == HH_FETCH_BASIC) {
-        r = hh_conn_cmd(c, "RPUSH %s %b", qk, payload, len);
+        const char *keys[1] = {qk};
+        size_t klen[1] = {sdslen(qk)};
+        const char *args[1] = {payload};
+        size_t alen[1] = {len};
+        r = hh_conn_eval(c, HH_SCRIPT_PUSH_BACK, 1, keys, klen, 1, args, alen);
     } else {
         sds ik = hh_key_inprogress(m->keys, m->identity, queue);
         const char *keys[2] = {ik, qk};
@@ -1642,10 +1646,15 @@ int hh_fetch_requeue(const hh_fetch_env *m, hh_conn *c, const char *queue, const
 }
 
 void hh_fetch_requeue_append(const hh_fetch_env *m, hh_pipe *pipe, size_t queue, const char *payload, size_t len) {
-    if (m->opts.fetch == HH_FETCH_BASIC) hh_pipe_add(pipe, "RPUSH %s %b", m->queue_keys[queue], payload, len);
+    /* Both allowed over maxmemory (scripts.h): they put back what a fetch
+     * took. Plain text while the server is not known to take script flags. */
+    int plain = pipe->c->version < 700 || hh_conn_plain_scripts(pipe->c);
+    if (m->opts.fetch == HH_FETCH_BASIC)
+        hh_pipe_add(pipe, "EVAL %s 1 %s %b", hh_script_source(HH_SCRIPT_PUSH_BACK, plain), m->queue_keys[queue],
+                    payload, len);
     else
-        hh_pipe_add(pipe, "EVAL %s 2 %s %s %b", HH_LUA_REQUEUE, m->inprog_keys[queue], m->queue_keys[queue], payload,
-                    len);
+        hh_pipe_add(pipe, "EVAL %s 2 %s %s %b", hh_script_source(HH_SCRIPT_REQUEUE, plain), m->inprog_keys[queue],
+                    m->queue_keys[queue], payload, len);
 }
 
 hh_job **hh_fetch_take_acks(const hh_fetch_env *m, size_t *n) { return acks_take(m, n); }

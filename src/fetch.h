@@ -116,7 +116,8 @@ void hh_fetch_try_acks(const hh_fetch_env *m, hh_conn *c);
 void hh_fetch_ack_append(const hh_fetch_env *m, hh_pipe *pipe, const hh_job *job);
 
 /* Pushes a fetched job back to the tail of its queue (runs next), exact
- * bytes, once: LREM+RPUSH in one script for reliable fetch, RPUSH for basic.
+ * bytes, once: LREM+RPUSH in one script for reliable fetch, an RPUSH script
+ * for basic (both allowed over maxmemory: scripts.h).
  * Returns 1 pushed, 0 it was no longer in progress, -1 Redis error. */
 int hh_fetch_requeue(const hh_fetch_env *m, hh_conn *c, const char *queue, const char *payload, size_t len);
 

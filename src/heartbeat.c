@@ -5,7 +5,11 @@
  * is, then HSET + EXPIRE 60),
  * <id>:work and <id>:workers (UNLINK, HSET, EXPIRE 60), <id>-signals (RPOP),
  * stat:processed, stat:failed and their :<date> keys (INCRBY, EXPIRE);
- * through job_metrics.c, Sidekiq 7.x/8.x's metrics keys. */
+ * through job_metrics.c, Sidekiq 7.x/8.x's metrics keys;
+ * over maxmemory, <id> and <id>-signals in HH_LUA_LEASE. The cleanup of
+ * `processes` (as Sidekiq's ProcessSet cleanup): process_cleanup (SET NX
+ * EX 60, the fleet-wide lock), processes (SSCAN, SREM), every member's
+ * hash (HEXISTS info). */
 #include "heartbeat.h"
 
 #include <jansson.h>
@@ -16,6 +20,7 @@
 
 #define HH_PROCESS_TTL 60           /* Sidekiq's TTL for <id> and the work hashes */
 #define HH_STAT_DAILY_TTL 157680000 /* 5 years */
+#define HH_CLEANUP_LOCK_TTL 60      /* Sidekiq's: one cleanup a minute, fleet-wide */
 
 long hh_rss_kb(void) {
     FILE *f = fopen("/proc/self/status", "re");
@@ -315,6 +320,122 @@ static int taken_over(const hh_heartbeat_env *e, const redisReply *seen, const c
     return newer;
 }
 
+/* Sidekiq's ProcessSet cleanup: a process killed with SIGKILL never
+ * removes its member of `processes`; its hash expires 60 s later and the
+ * member stays, counted by every process count and listed on the Busy
+ * page. Whoever takes the lock process_cleanup (SET NX EX 60: one process
+ * in the fleet, once a minute, Sidekiq's among them) removes the members
+ * whose hash has no info. A live process re-adds its member with each
+ * beat, so a member removed in a race with its (re)registration comes back
+ * at its next beat. Tried after each beat Redis took; best effort: an
+ * error just leaves the members for the next one. */
+static void processes_cleanup(const hh_heartbeat_env *e, hh_conn *c) {
+    sds lk = hh_key(e->keys, "process_cleanup"), pk = hh_key(e->keys, HH_K_PROCESSES);
+    redisReply *r = hh_conn_cmd(c, "SET %s 1 NX EX %d", lk, HH_CLEANUP_LOCK_TTL);
+    int locked = r && r->type == REDIS_REPLY_STATUS;
+    if (r) freeReplyObject(r);
+    r = NULL;
+    sds *members = NULL;
+    size_t n = 0, cap = 0;
+    char cursor[32] = "0";
+    while (locked) { /* every member, as Sidekiq's sscan */
+        r = hh_conn_cmd(c, "SSCAN %s %s COUNT 1000", pk, cursor);
+        if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_STRING ||
+            r->element[1]->type != REDIS_REPLY_ARRAY) {
+            locked = 0;
+            break;
+        }
+        const redisReply *page = r->element[1];
+        for (size_t i = 0; i < page->elements; i++) {
+            if (page->element[i]->type != REDIS_REPLY_STRING) continue;
+            if (n == cap) {
+                sds *grown = realloc(members, (cap = cap ? 2 * cap : 64) * sizeof(*members));
+                if (!grown) break;
+                members = grown;
+            }
+            members[n++] = sdsnewlen(page->element[i]->str, page->element[i]->len);
+        }
+        hh_strlcpy(cursor, r->element[0]->str, sizeof(cursor));
+        freeReplyObject(r);
+        r = NULL;
+        if (strcmp(cursor, "0") == 0) break;
+    }
+    if (r) freeReplyObject(r);
+    if (locked && n > 0) {
+        hh_pipe pipe;
+        hh_pipe_begin(&pipe, c);
+        for (size_t i = 0; i < n; i++) {
+            sds hk = hh_key_process(e->keys, members[i]);
+            hh_pipe_add(&pipe, "HEXISTS %s info", hk);
+            sdsfree(hk);
+        }
+        redisReply **rs = hh_pipe_exec(&pipe);
+        size_t gone = 0;
+        for (size_t i = 0; rs && i < n; i++) {
+            /* only a hash seen without info: an error reply keeps the member */
+            if (rs[i]->type == REDIS_REPLY_INTEGER && rs[i]->integer == 0) members[gone++] = members[i];
+            else sdsfree(members[i]);
+        }
+        if (!rs) gone = 0; /* the members are freed below */
+        hh_replies_free(rs, pipe.n);
+        if (gone > 0) {
+            size_t argc = gone + 2;
+            const char **argv = malloc(argc * sizeof(*argv));
+            size_t *lens = malloc(argc * sizeof(*lens));
+            if (argv && lens) {
+                argv[0] = "SREM", lens[0] = 4;
+                argv[1] = pk, lens[1] = sdslen(pk);
+                for (size_t i = 0; i < gone; i++) argv[2 + i] = members[i], lens[2 + i] = sdslen(members[i]);
+                r = hh_conn_cmdargv(c, (int)argc, argv, lens);
+                if (r && r->type == REDIS_REPLY_INTEGER && r->integer > 0)
+                    hh_log(e->log, HH_LOG_INFO,
+                           "heartbeat: removed %lld dead process(es) from processes (no heartbeat hash)", r->integer);
+                if (r) freeReplyObject(r);
+            }
+            free(argv), free(lens);
+        }
+        if (rs) n = gone; /* members[0..gone) are left to free */
+    }
+    for (size_t i = 0; i < n; i++) sdsfree(members[i]);
+    free(members);
+    sdsfree(lk), sdsfree(pk);
+}
+
+/* Over maxmemory Redis refuses the beat's transaction whole (its HSET,
+ * SADD, INCRBY are denyoom). HH_LUA_LEASE, allowed there, keeps our own
+ * hash alive and current (beat, busy, quiet: the Busy page and the peers
+ * see a live process) and reads one remote signal; a server without
+ * script flags runs it as a plain script whose first write, an EXPIRE, is
+ * allowed too. Without it (an error, a hash gone or not ours) a bare
+ * EXPIRE, allowed over maxmemory, still keeps the hash from expiring.
+ * Returns 1 when the hash was refreshed, with the signal popped (if any)
+ * in *sig (freed by the caller). */
+static int lease_over_maxmemory(const hh_heartbeat_env *e, hh_conn *c, const char *hk, const char *sk, const char *info,
+                                int busy, const char *beat_s, long rtt_us, redisReply **sig) {
+    char ttl[16], busy_s[16], rtt_s[24], rss_s[24];
+    snprintf(ttl, sizeof(ttl), "%d", HH_PROCESS_TTL);
+    snprintf(busy_s, sizeof(busy_s), "%d", busy);
+    snprintf(rtt_s, sizeof(rtt_s), "%ld", rtt_us);
+    snprintf(rss_s, sizeof(rss_s), "%ld", hh_rss_kb());
+    const char *keys[2] = {hk, sk};
+    const char *args[12] = {info,   ttl,    "beat",   beat_s,
+                            "busy", busy_s, "quiet",  atomic_load(e->quiet) ? "true" : "false",
+                            "rss",  rss_s,  "rtt_us", rtt_s};
+    redisReply *r = hh_conn_eval(c, HH_SCRIPT_LEASE, 2, keys, NULL, 12, args, NULL);
+    int ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[0]->type == REDIS_REPLY_INTEGER &&
+        r->element[0]->integer == 1;
+    if (ok && r->element[1]->type == REDIS_REPLY_STRING) {
+        *sig = r->element[1];
+        r->element[1] = NULL; /* freeReplyObject skips NULL elements */
+    }
+    if (r) freeReplyObject(r);
+    if (!ok) {
+        redisReply *x = hh_conn_cmd(c, "EXPIRE %s %d", hk, HH_PROCESS_TTL);
+        if (x) freeReplyObject(x);
+    }
+    return ok;
+}
+
 /* One beat; returns 1 when another should follow at once (a remote quiet
  * must show on the Busy page within one beat). *lost is set, with who in
  * by, when a newer process has taken the identity over. */
@@ -324,7 +445,7 @@ static int beat(const hh_heartbeat_env *e, hh_conn *c, const char *info, int *re
     double now = hh_now();
     unsigned long long p = atomic_exchange(e->unflushed_processed, 0);
     unsigned long long f = atomic_exchange(e->unflushed_failed, 0);
-    int ok = 0, stats_ok = 0, expired = 0;
+    int ok = 0, stats_ok = 0, expired = 0, leased = 0;
     char err[320] = "";
     double t0 = hh_mono();
     redisReply *ping = hh_conn_cmd(c, "PING");
@@ -381,12 +502,15 @@ static int beat(const hh_heartbeat_env *e, hh_conn *c, const char *info, int *re
                 redisReply *sig = ex->element[n - 1];
                 if (sig->type == REDIS_REPLY_STRING) again = deliver_signal(e, sig->str);
             } else {
-                snprintf(err, sizeof(err), "heartbeat: %s", why);
-                /* A refused beat (OOM) need not lose the lease: EXPIRE is
-                 * allowed over maxmemory, so the process and its jobs stay
-                 * known as alive while this process retries its writes. */
-                redisReply *x = hh_conn_cmd(c, "EXPIRE %s %d", hk, HH_PROCESS_TTL);
-                if (x) freeReplyObject(x);
+                /* A refused beat (OOM) need not lose the lease: the process
+                 * and its jobs stay known as alive while this process
+                 * retries its other writes. */
+                redisReply *sig = NULL;
+                leased = lease_over_maxmemory(e, c, hk, sk, info, busy, beat_s, rtt_us, &sig);
+                if (leased) snprintf(err, sizeof(err), "heartbeat: hash kept, busy jobs and stats wait: %s", why);
+                else snprintf(err, sizeof(err), "heartbeat: %s", why);
+                if (sig) again = deliver_signal(e, sig->str);
+                if (sig) freeReplyObject(sig);
             }
             hh_replies_free(r, pipe.n);
         }
@@ -397,13 +521,18 @@ static int beat(const hh_heartbeat_env *e, hh_conn *c, const char *info, int *re
      * event); after a failed one they wait for the next. Not part of the
      * beat's MULTI: a refused metrics write must not cost the lease. */
     if (ok) hh_job_metrics_flush(e->job_metrics, c, now);
+    if (ok) processes_cleanup(e, c);
     if (!ok && !err[0])
         snprintf(err, sizeof(err), "heartbeat: %s", c->last_error[0] ? c->last_error : "Redis unreachable");
     if (!stats_ok) { /* keep the counts for the next beat, as Sidekiq 6.4 does */
         atomic_fetch_add(e->unflushed_processed, p);
         atomic_fetch_add(e->unflushed_failed, f);
     }
-    record_beat(e, c, now, ok, err);
+    /* A lease kept over maxmemory is a beat for the Busy page and /readyz
+     * (the process runs and drains), not for the outage rule: a peer that
+     * cannot run HH_LUA_LEASE (an older hiredhand) may have seen its hash
+     * expire meanwhile. */
+    record_beat(e, c, now, ok || leased, err);
     /* the outage rule, lease loss, hiredhand:fetchers (lease.c); the hook */
     e->after_beat(e->udata, c, ok, expired);
     return again;

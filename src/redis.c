@@ -34,7 +34,24 @@ static const char *script_src[HH_SCRIPT_COUNT] = {
     [HH_SCRIPT_UNIQUE_LOCK] = HH_LUA_UNIQUE_LOCK,
     [HH_SCRIPT_UNIQUE_UNLOCK] = HH_LUA_UNIQUE_UNLOCK,
     [HH_SCRIPT_UNIQUE_DELETE] = HH_LUA_UNIQUE_DELETE_BY_DIGEST,
+    [HH_SCRIPT_LEASE] = HH_LUA_LEASE,
+    [HH_SCRIPT_PUSH_BACK] = HH_LUA_PUSH_BACK,
 };
+
+const char *hh_script_source(hh_script_id id, int plain) {
+    const char *s = script_src[id];
+    if (plain && strncmp(s, "#!", 2) == 0) s = strchr(s, '\n') + 1;
+    return s;
+}
+
+int hh_conn_plain_scripts(const hh_conn *c) { return c->plain_scripts || (c->version > 0 && c->version < 700); }
+
+int hh_script_flags_refused(const redisReply *r) {
+    /* Redis 6: "ERR Error compiling script ... unexpected symbol near '#'";
+     * a Redis 7 that knows no flag of ours: "ERR Unexpected flag in script
+     * shebang". Not a transient refusal (LOADING, BUSY) nor an ACL one. */
+    return r && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "ERR", 3) == 0;
+}
 
 /* ------------------------------------------------------------ URL parsing */
 
@@ -629,6 +646,7 @@ int hh_conn_ready(hh_conn *c) {
      * succeeds (finish()): a replica accepts the connection and INFO but
      * refuses every write (READONLY), and must not be hammered. */
     memset(c->shas, 0, sizeof(c->shas));
+    c->plain_scripts = 0; /* the server may have changed (a failover, an upgrade) */
     c->connected_at = hh_mono();
     return 0;
 }
@@ -883,8 +901,18 @@ redisReply *hh_conn_eval(hh_conn *c, hh_script_id id, int nkeys, const char **ke
     for (int attempt = 0; attempt < 2; attempt++) {
         if (hh_conn_ready(c) != 0) return NULL;
         if (!c->shas[id][0]) {
-            redisReply *r = hh_conn_cmd(c, "SCRIPT LOAD %s", script_src[id]);
+            int plain = hh_conn_plain_scripts(c);
+            redisReply *r = hh_conn_cmd(c, "SCRIPT LOAD %s", hh_script_source(id, plain));
             if (!r) return NULL;
+            if (!plain && script_src[id][0] == '#' && hh_script_flags_refused(r)) {
+                /* A server without script flags (Redis before 7.0): the
+                 * same script without its shebang, for this connection. */
+                hh_log(c->log, HH_LOG_INFO, "redis: scripts without flags (%s): %s", c->name, r->str);
+                freeReplyObject(r);
+                c->plain_scripts = 1;
+                r = hh_conn_cmd(c, "SCRIPT LOAD %s", hh_script_source(id, 1));
+                if (!r) return NULL;
+            }
             if (r->type != REDIS_REPLY_STRING || r->len != 40) { /* an error reply, or not a SHA1 */
                 if (r->type == REDIS_REPLY_ERROR) return r;
                 freeReplyObject(r);

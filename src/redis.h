@@ -81,7 +81,22 @@ int hh_replies_check(redisReply **r, int from, int to, char *why, size_t len);
 int hh_tx_check(redisReply **r, int multi, int exec, char *why, size_t len, int *failed_at);
 
 /* EVALSHA of a script from scripts.h, loading it on first use and again on
- * NOSCRIPT (after a Redis restart). Returns a reply or NULL as hh_conn_cmd. */
+ * NOSCRIPT (after a Redis restart). A script flagged to run over maxmemory
+ * (HH_LUA_ALLOW_OOM) is loaded without its flags when the server refuses
+ * them (Redis before 7.0; hh_script_flags_refused), and stays so on this
+ * connection until it reconnects. Returns a reply or NULL as hh_conn_cmd. */
+/* The text of script id: whole, or (plain non-zero) without its shebang
+ * line, for servers without script flags. Static storage. */
+const char *hh_script_source(hh_script_id id, int plain);
+/* Whether c runs scripts without their flags: its server is older than
+ * Redis 7.0, or refused them. For EVAL of a script's text in a pipeline
+ * (hh_script_source(id, hh_conn_plain_scripts(c))). */
+int hh_conn_plain_scripts(const hh_conn *c);
+/* Whether r, the reply to SCRIPT LOAD of a flagged script, says the server
+ * does not take its shebang (an ERR reply: a compile error on Redis 6, an
+ * unknown flag on 7.x), so the script without it is to be loaded instead;
+ * 0 for a transient refusal (LOADING, BUSY), an ACL one, or no error. */
+int hh_script_flags_refused(const redisReply *r);
 redisReply *hh_conn_eval(hh_conn *c, hh_script_id id, int nkeys, const char **keys, const size_t *keylens, int nargs,
                          const char **args, const size_t *arglens);
 

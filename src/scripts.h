@@ -1,6 +1,20 @@
 /* scripts.h -- every Lua script hiredhand runs, in one place. Each takes all
  * its keys through KEYS (already namespaced by keys.c, never prefixed here)
- * and is called with EVALSHA by redis.c, reloaded on NOSCRIPT. */
+ * and is called with EVALSHA by redis.c, reloaded on NOSCRIPT.
+ *
+ * Over maxmemory
+ * --------------
+ * A full Redis (maxmemory, noeviction) refuses every command flagged
+ * denyoom (LPUSH, LMOVE, RPUSH, ZADD, HSET, SET...), and a plain script's
+ * first such write. Running jobs is what frees memory, so the scripts that
+ * only move a job from one list to another (or refresh a fixed-size hash)
+ * must keep working there, or a full Redis never drains: they carry the
+ * shebang HH_LUA_ALLOW_OOM (Redis 7 script flags), which lets the whole
+ * script run over maxmemory. Those that grow the data set (retry and dead
+ * entries, the scheduler's moves, recovery counters, job management) stay
+ * plain, so Redis refuses them and the caller retries until it takes them
+ * (docs/reliability.md). Redis before 7.0 knows no shebang: redis.c then
+ * loads the same script without its first line (hh_script_source). */
 #ifndef HH_SCRIPTS_H
 #define HH_SCRIPTS_H
 
@@ -11,6 +25,8 @@ typedef enum hh_script_id {
     HH_SCRIPT_OUTCOME,     /* retry/dead entry written, then the job leaves its source */
     HH_SCRIPT_RECOVER,     /* orphan -> queue, counted; poison pill -> dead */
     HH_SCRIPT_ADMIN_MOVE,  /* job management: one set entry moved or deleted, once */
+    HH_SCRIPT_LEASE,       /* heartbeat over maxmemory: our own hash kept alive */
+    HH_SCRIPT_PUSH_BACK,   /* basic fetch: a job taken and not started, back to its queue */
     /* sidekiq-unique-jobs' own scripts (unique_lua.h, run by unique.c) */
     HH_SCRIPT_UNIQUE_QUEUE,  /* queue.lua: a lock's token queued */
     HH_SCRIPT_UNIQUE_LOCK,   /* lock.lua: the primed token locked */
@@ -41,7 +57,13 @@ typedef enum hh_script_id {
  * once when every queue is empty (found with one EXISTS per 1,000 queues,
  * so an idle poll costs one command, not one per queue; unpack() takes a
  * few thousand values at most). */
+/* The first line of the scripts allowed over maxmemory (see above): a
+ * Redis 7 shebang; "allow-oom" alone keeps every other default (a flagged
+ * script is otherwise refused whole over maxmemory, even its RPOP). */
+#define HH_LUA_ALLOW_OOM "#!lua flags=allow-oom\n"
+
 #define HH_LUA_FETCH                                                              \
+    HH_LUA_ALLOW_OOM                                                              \
     "local how = string.sub(ARGV[1], 1, 1)\n"                                     \
     "local any = string.sub(ARGV[1], 2, 2) == 'x'\n"                              \
     "if not any then\n"                                                           \
@@ -155,6 +177,7 @@ typedef enum hh_script_id {
  * copy from the list, only if it was still there: two recoverers never
  * requeue one job twice. Returns 1 or 0. */
 #define HH_LUA_REQUEUE                                     \
+    HH_LUA_ALLOW_OOM                                       \
     HH_LUA_IN_LIST                                         \
     "if not in_list(KEYS[1], ARGV[1]) then return 0 end\n" \
     "redis.call('RPUSH', KEYS[2], ARGV[1])\n"              \
@@ -192,6 +215,34 @@ typedef enum hh_script_id {
     "pcall(redis.call, 'SET', KEYS[3], n, 'EX', ARGV[7])\n"                             \
     "redis.call('LREM', KEYS[1], -1, ARGV[1])\n"                                        \
     "return {res, n}\n"
+
+/* KEYS: queue:<q>. ARGV: exact payload. Basic fetch's push back of a job
+ * taken and not started (the stop, a batch larger than the threads left):
+ * an RPUSH (runs next, as Sidekiq's requeue), allowed over maxmemory since
+ * it only returns what the fetch just took. Returns the list's length. */
+#define HH_LUA_PUSH_BACK \
+    HH_LUA_ALLOW_OOM     \
+    "return redis.call('RPUSH', KEYS[1], ARGV[1])\n"
+
+/* The heartbeat's lease when Redis refuses the beat's transaction over
+ * maxmemory. KEYS: our process hash <identity>, <identity>-signals. ARGV:
+ * [1] our info (as the beat writes it), [2] TTL seconds, then field/value
+ * pairs (beat, busy, quiet, rss, rtt_us: fixed-size values over fixed
+ * fields, so the hash does not grow). Refreshes the hash only while it
+ * exists and is still ours: one that expired, or that a newer process of
+ * our identity wrote, is left to the next full beat, which tells both
+ * apart (lease.c). EXPIRE comes first, so that without the shebang (Redis
+ * before 7.0) the script's first write is one allowed over maxmemory and
+ * the HSET after it goes through too. Pops one remote signal (quiet,
+ * stop: RPOP only shrinks). Returns {1, signal or false}, or {0, false}. */
+#define HH_LUA_LEASE                                           \
+    HH_LUA_ALLOW_OOM                                           \
+    "if redis.call('HGET', KEYS[1], 'info') ~= ARGV[1] then\n" \
+    "  return {0, false}\n"                                    \
+    "end\n"                                                    \
+    "redis.call('EXPIRE', KEYS[1], ARGV[2])\n"                 \
+    "redis.call('HSET', KEYS[1], unpack(ARGV, 3))\n"           \
+    "return {1, redis.call('RPOP', KEYS[2])}\n"
 
 /* ------------------------------------------------ job management (admin.c) */
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A fetch error is logged when it starts (or changes) and once when fetching works again, never
-# per attempt. Redis refuses writes (maxmemory 1: the fetch script's moves get OOM) while jobs
-# wait in the queue, for several seconds, during which every thread retries its fetch each
-# second (one ERROR line a second before). Expected: one `fetch: OOM ...` ERROR line for the
+# per attempt. Redis refuses writes (min-replicas-to-write 1 without a replica: the fetch script
+# gets NOREPLICAS; a full Redis no longer refuses it) while jobs wait in the queue, for several
+# seconds, during which every thread retries its fetch each second (one ERROR line a second
+# before). Expected: one `fetch: NOREPLICAS ...` ERROR line for the
 # whole outage, then one `fetch restored after N s` once memory is freed, and every job runs.
 # The same for acks, retried every 0.1 s: the in-progress list of a running job made a string
 # (moved aside) refuses its ack (LREM, WRONGTYPE); one WARN line for the whole time, one
@@ -16,21 +17,21 @@ n=20
 for i in $(seq "$n"); do
     printf 'LPUSH queue:default '"'"'{"retry":false,"queue":"default","class":"OkJob","args":[%d],"jid":"j%023d"}'"'"'\n' "$i" "$i"
 done | R >/dev/null
-oom() { R info errorstats | tr -d '\r' | awk -F'count=' '/^errorstat_OOM:/ { print $2 + 0 }'; }
-R config set maxmemory 1 >/dev/null
+refused() { R info errorstats | tr -d '\r' | awk -F'count=' '/^errorstat_NOREPLICAS:/ { print $2 + 0 }'; }
+R config set min-replicas-to-write 1 >/dev/null
 hh_start_worker -c 3 --exec "OkJob=$HH_TMP/ok.sh"
 # at least 4 refused fetches per thread: 4 s or more of retries that each logged a line before
-must_wait 30 '[ "$(oom)" -ge 12 ]' "the fetches were not refused with OOM (errorstat_OOM: $(oom))"
+must_wait 30 '[ "$(refused)" -ge 12 ]' "the fetches were not refused with NOREPLICAS (errorstat_NOREPLICAS: $(refused))"
 assert_eq "$(wc -l <"$ran")" 0 "jobs run while Redis refuses the fetch"
-assert_eq "$(grep -c 'ERROR: fetch: OOM' "$WORKER_LOG")" 1 \
-    "ERROR lines for one outage of refused fetches ($(oom) refusals): $(grep 'fetch:' "$WORKER_LOG" | head -n 3)"
-R config set maxmemory 0 >/dev/null
+assert_eq "$(grep -c 'ERROR: fetch: NOREPLICAS' "$WORKER_LOG")" 1 \
+    "ERROR lines for one outage of refused fetches ($(refused) refusals): $(grep 'fetch:' "$WORKER_LOG" | head -n 3)"
+R config set min-replicas-to-write 0 >/dev/null
 must_wait 30 '[ "$(wc -l <"$ran")" = '"$n"' ]' "the jobs did not run once writes were accepted ($(wc -l <"$ran") of $n)"
 must_wait 10 'grep -q "INFO: fetch restored after [0-9]* s" "$WORKER_LOG"' \
     "no 'fetch restored' line: $(tail -n 3 "$WORKER_LOG")"
 secs="$(grep -o 'fetch restored after [0-9]* s' "$WORKER_LOG" | grep -o '[0-9]*')"
 assert_between "$secs" 3 60 "seconds of the outage in the 'fetch restored' line"
-assert_eq "$(grep -c 'ERROR: fetch: OOM' "$WORKER_LOG")" 1 "ERROR lines about the fetch after the outage"
+assert_eq "$(grep -c 'ERROR: fetch: NOREPLICAS' "$WORKER_LOG")" 1 "ERROR lines about the fetch after the outage"
 assert_eq "$(grep -c 'fetch restored' "$WORKER_LOG")" 1 "'fetch restored' lines"
 
 # acks: a job running when its in-progress list is moved aside for a string

@@ -2,7 +2,8 @@
 # Redis refuses the fetch while fast jobs flow. With fast jobs, the thread that takes a job
 # and leaves a batch or less buffered fetches the next batch before running its own job
 # (src/fetch.c, prefetch), and most fetches of a drain are such prefetches. Here Redis starts
-# refusing writes (maxmemory 1: the fetch script's moves get OOM) in the middle of a drain of
+# refusing writes (min-replicas-to-write 1 without a replica: the fetch script gets NOREPLICAS) in
+# the middle of a drain of
 # 300,000 no-op jobs at -c 10 (bench/shapes_driver.c, library level, each job marking its
 # index), until several fetches were refused (INFO errorstats), then accepts them again.
 # Expected: the fetch errors are logged, the drain goes on once writes are accepted, every job
@@ -23,18 +24,18 @@ _hh_register "$driver"
 # the drain has begun: the loaded jobs were renamed into queue:q1 and some taken
 must_wait 120 'l="$(R llen queue:q1)"; [ "${l:-0}" -gt 0 ] && [ "${l:-0}" -lt '"$n"' ]' \
     "the drain did not start (queue:q1 holds $(R llen queue:q1))"
-oom() { R info errorstats | tr -d '\r' | awk -F'count=' '/^errorstat_OOM:/ { print $2 + 0 }'; }
-R config set maxmemory 1 >/dev/null
+refused() { R info errorstats | tr -d '\r' | awk -F'count=' '/^errorstat_NOREPLICAS:/ { print $2 + 0 }'; }
+R config set min-replicas-to-write 1 >/dev/null
 queued="$(R llen queue:q1)"
 [ "$queued" -gt 0 ] || fail "the drain ended before Redis refused writes (a setup race: queue:q1 empty)"
 hh_log "refusing writes with $queued jobs still queued"
-must_wait 60 '[ "$(oom)" -ge 3 ]' "no fetch was refused with OOM (errorstat_OOM: $(oom))"
-R config set maxmemory 0 >/dev/null
-hh_log "writes accepted again after $(oom) refused commands; $(R llen queue:q1) jobs queued"
+must_wait 60 '[ "$(refused)" -ge 3 ]' "no fetch was refused with NOREPLICAS (errorstat_NOREPLICAS: $(refused))"
+R config set min-replicas-to-write 0 >/dev/null
+hh_log "writes accepted again after $(refused) refused commands; $(R llen queue:q1) jobs queued"
 wait "$driver"; rc=$?
 hh_log "driver: $(cat "$out")"
-grep -q "OOM" "$err" || fail "the refused fetches were not logged (driver stderr: $(head -c 2000 "$err"))"
+grep -q "NOREPLICAS" "$err" || fail "the refused fetches were not logged (driver stderr: $(head -c 2000 "$err"))"
 assert_eq "$rc" 0 "shapes_driver exit status (stderr: $(head -c 2000 "$err"))"
 assert_contains "$(cat "$out")" "twice=0 never=0" "every job ran exactly once"
 assert_contains "$(cat "$out")" "left=0 ok=1" "nothing left in a queue or an in-progress list"
-pass "fetches refused (OOM) in the middle of a fast drain: logged, then every job ran exactly once"
+pass "fetches refused (NOREPLICAS) in the middle of a fast drain: logged, then every job ran exactly once"

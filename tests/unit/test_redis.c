@@ -819,6 +819,85 @@ static void test_live_eval_reload_after_script_flush(void **s) {
     live_free(l);
 }
 
+/* Over maxmemory Redis refuses a plain script's first denyoom write; the
+ * scripts that only move a job carry the allow-oom shebang and run there,
+ * the ones that grow the data set (a retry entry) stay refused. A server
+ * without script flags (Redis before 7.0) refuses the shebang with an ERR:
+ * the same script is then loaded without it, and is refused over
+ * maxmemory as before. */
+static void test_live_scripts_over_maxmemory(void **s) {
+    (void)s;
+    uh_flushall(&srv);
+    live *l = live_new(srv.url, 0);
+    redisReply *x = uh_cmd(&srv, "LPUSH queue:q p1 p2 p3"); /* p1 the oldest */
+    freeReplyObject(x);
+    x = uh_cmd(&srv, "CONFIG SET maxmemory 1");
+    freeReplyObject(x);
+    const char *keys[2] = {"queue:q", "inprog"};
+    const char *args[4] = {"1x", "1", "1", "1"}; /* reliable (LMOVE), one job, from queue 1 */
+    redisReply *r = hh_conn_eval(&l->c, HH_SCRIPT_FETCH, 2, keys, NULL, 4, args, NULL);
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(r->elements, 3);
+    assert_string_equal(r->element[2]->str, "p1");
+    freeReplyObject(r);
+    assert_int_equal(uh_int(&srv, "LLEN inprog"), 1);
+    /* the push back too (several jobs: LRANGE + LPUSH + LTRIM) */
+    args[1] = "2", args[3] = "2";
+    r = hh_conn_eval(&l->c, HH_SCRIPT_FETCH, 2, keys, NULL, 4, args, NULL);
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(r->elements, 5);
+    freeReplyObject(r);
+    const char *rkeys[2] = {"inprog", "queue:q"}, *rargs[1] = {"p1"};
+    r = hh_conn_eval(&l->c, HH_SCRIPT_REQUEUE, 2, rkeys, NULL, 1, rargs, NULL);
+    assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+    assert_int_equal(r->integer, 1);
+    freeReplyObject(r);
+    /* basic fetch's push back of a job it took */
+    const char *bkeys[1] = {"queue:b"}, *bargs[1] = {"pb"};
+    r = hh_conn_eval(&l->c, HH_SCRIPT_PUSH_BACK, 1, bkeys, NULL, 1, bargs, NULL);
+    assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+    assert_int_equal(r->integer, 1);
+    freeReplyObject(r);
+    /* a retry entry grows the data set: refused, the job left in place */
+    const char *okeys[2] = {"inprog", "retry"}, *oargs[7] = {"p2", "entry", "1", "retry", "0", "0", "list"};
+    r = hh_conn_eval(&l->c, HH_SCRIPT_OUTCOME, 2, okeys, NULL, 7, oargs, NULL);
+    assert_int_equal(r->type, REDIS_REPLY_ERROR);
+    assert_memory_equal(r->str, "OOM", 3);
+    freeReplyObject(r);
+    assert_int_equal(uh_int(&srv, "LLEN inprog"), 2);
+
+    /* without flags (as on Redis 6): loads, runs, refused over maxmemory */
+    assert_memory_equal(hh_script_source(HH_SCRIPT_FETCH, 0), "#!lua flags=allow-oom\n", 22);
+    assert_string_equal(hh_script_source(HH_SCRIPT_FETCH, 1), hh_script_source(HH_SCRIPT_FETCH, 0) + 22);
+    assert_string_equal(hh_script_source(HH_SCRIPT_OUTCOME, 1), hh_script_source(HH_SCRIPT_OUTCOME, 0));
+    l->c.plain_scripts = 1;
+    l->c.shas[HH_SCRIPT_FETCH][0] = '\0';
+    args[1] = "1", args[3] = "1";
+    r = hh_conn_eval(&l->c, HH_SCRIPT_FETCH, 2, keys, NULL, 4, args, NULL);
+    assert_int_equal(r->type, REDIS_REPLY_ERROR);
+    assert_memory_equal(r->str, "OOM", 3);
+    freeReplyObject(r);
+    x = uh_cmd(&srv, "CONFIG SET maxmemory 0");
+    freeReplyObject(x);
+    r = hh_conn_eval(&l->c, HH_SCRIPT_FETCH, 2, keys, NULL, 4, args, NULL);
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    freeReplyObject(r);
+
+    /* which replies to SCRIPT LOAD of a flagged script mean "no flags here" */
+    redisReply e = {.type = REDIS_REPLY_ERROR};
+    e.str = "ERR Error compiling script (new function): user_script:1: unexpected symbol near '#'";
+    assert_true(hh_script_flags_refused(&e));
+    e.str = "ERR Unexpected flag in script shebang: allow-oom";
+    assert_true(hh_script_flags_refused(&e));
+    e.str = "LOADING Redis is loading the dataset in memory";
+    assert_false(hh_script_flags_refused(&e));
+    e.str = "NOPERM this user has no permissions to run the 'script|load' command";
+    assert_false(hh_script_flags_refused(&e));
+    assert_false(hh_script_flags_refused(NULL));
+    live_free(l);
+}
+
 static void test_live_readonly_drops_connection(void **s) {
     (void)s;
     uh_flushall(&srv);
@@ -1007,6 +1086,7 @@ int main(void) {
         cmocka_unit_test(test_live_pipeline),
         cmocka_unit_test(test_live_socket_close_on_exec),
         cmocka_unit_test(test_live_eval_reload_after_script_flush),
+        cmocka_unit_test(test_live_scripts_over_maxmemory),
         cmocka_unit_test(test_live_readonly_drops_connection),
         cmocka_unit_test(test_live_blocking_longer_than_timeout),
         cmocka_unit_test(test_live_reconnect_after_restart),
