@@ -158,7 +158,7 @@ const char *cli_errno_class(int err);
 double cli_mono(void);
 
 /* --serve CLASS=COMMAND: long-lived handler processes (serve.c), a pool
- * per class speaking a line protocol (README, "Long-lived handlers"). */
+ * per class speaking a line protocol (docs/handlers.md). */
 typedef struct cli_serve cli_serve;
 /* Parses "CLASS=COMMAND" as cli_exec_new does; pool: processes at most
  * (started as jobs need them), max_jobs: recycle after so many (0: never),

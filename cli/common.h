@@ -10,7 +10,7 @@
 
 #define CLI_EXIT_USAGE 2
 /* Every command's exit status when Redis cannot be reached or fails a
- * call (README, "Exit status"): 0 done, 1 not found, 2 usage, 3 Redis. */
+ * call (docs/job-management.md, "Exit status"): 0 done, 1 not found, 2 usage, 3 Redis. */
 #define CLI_EXIT_REDIS 3
 /* `work` only: it stopped, but basic fetch could not give every job it
  * took back to Redis (each payload is in the log at ERROR). */
@@ -48,7 +48,7 @@ int cli_option_timestamps(const char *arg, hh_timestamps *out);
 int cli_check_name(hh_name_kind kind, const char *name);
 
 /* Queue names as `queues list` prints them and `queues show/clear` take
- * them (README, "Managing jobs without Ruby"): Sidekiq's clients accept any
+ * them (docs/job-management.md): Sidekiq's clients accept any
  * name, control characters included, and such a name must stay nameable
  * from a shell. cli_name_escape writes a backslash as \\, a newline, CR
  * and tab as \n, \r, \t, every other control character (C1 included) and

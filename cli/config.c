@@ -132,7 +132,7 @@ static const char *const sidekiq_only[][2] = {
     {"iteration", "it drives Sidekiq's iterable Ruby jobs"},
     {"max-iteration-runtime", "it drives Sidekiq's iterable Ruby jobs"},
     {"logged-job-attributes", "hiredhand logs class and jid, as Sidekiq 6.4 does"},
-    {"redis-idle-timeout", "hiredhand keeps its connections open; see the README on Redis"},
+    {"redis-idle-timeout", "hiredhand keeps its connections open; see docs/redis.md"},
     {"capsules",
      "hiredhand runs one set of queues per process: run one more `hiredhand work -q ... -c N` per "
      "capsule, or its queues are not fetched here"},

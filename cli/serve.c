@@ -2,7 +2,7 @@
  * --exec starts one process per job (for Python, Node or Ruby the
  * interpreter's start-up is then the whole cost), --serve keeps a pool of
  * COMMAND processes per class, each running many jobs one at a time over a
- * line protocol on its stdin and stdout (README, "Long-lived handlers"):
+ * line protocol on its stdin and stdout (docs/handlers.md):
  *
  *   process -> hiredhand   {"hiredhand":1}                      once, at start
  *   hiredhand -> process   {"jid":..,"class":..,"queue":..,"retry_count":..,"job":{payload}}
@@ -45,7 +45,7 @@
 
 #define SERVE_PROTOCOL 1
 #define HELLO_TIMEOUT 30.0            /* seconds for a new process to say hello (default) */
-#define ANSWER_MAX (16 * 1024 * 1024) /* longest answer (or hello) line taken: the README's 16 MiB */
+#define ANSWER_MAX (16 * 1024 * 1024) /* longest answer (or hello) line taken: docs/handlers.md's 16 MiB */
 #define ERR_LINE_MAX 4096             /* a longer stderr line is logged in pieces */
 #define TAIL_LINES 20                 /* stderr lines kept for a failure's backtrace */
 #define BACKOFF_MIN 0.1

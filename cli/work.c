@@ -58,7 +58,7 @@ static const char work_usage[] =
     "                             REDIS_PASSWORD and --exec-env-drop names; e.g. --exec-env REDIS_URL)\n"
     "      --exec-env-drop NAME   also remove NAME from handlers' environment; repeatable\n"
     "      --serve CLASS=COMMAND  run jobs of CLASS in long-lived COMMAND processes speaking\n"
-    "                             hiredhand's line protocol (see README); repeatable.\n"
+    "                             hiredhand's line protocol (docs/handlers.md); repeatable.\n"
     "                             CLASS * (--exec or --serve) takes every class without its own\n"
     "      --serve-pool N         start N processes per --serve at once (at most --concurrency),\n"
     "                             in the background: the worker fetches meanwhile; default: up to\n"

@@ -133,7 +133,7 @@ typedef struct hh_redis_options {
     /* "redis://[user:password@]host:port/db",
      * "rediss://[user:password@]host:port/db" (TLS, see the tls_ fields) or
      * "unix://[user:password@]/path?db=N" (user info percent-decoded; see
-     * the README's Redis URLs).
+     * the Redis URLs of docs/redis.md).
      * NULL: $REDIS_URL, else "redis://127.0.0.1:6379/0". */
     const char *url;
     /* Prefix for every key, as redis-namespace does ("ns" gives "ns:queues").

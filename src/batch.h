@@ -2,7 +2,7 @@
  * keeps each batch's books (pending and failure counts, callbacks) in keys
  * whose layout is closed, so hiredhand cannot keep them: such a job is
  * counted, its batch logged once at WARN, and run or left to Ruby processes
- * as hh_manager_options.batch_jobs says (README.md). No Redis I/O here: the
+ * as hh_manager_options.batch_jobs says (docs/running-workers.md). No Redis I/O here: the
  * processor writes a skipped job into the schedule set (outcome.c). */
 #ifndef HH_BATCH_H
 #define HH_BATCH_H

@@ -7,7 +7,7 @@
  * The port may face a network (a probe of an orchestrator): connections are
  * limited per client address and in total, and a watchdog thread cuts any
  * connection whose request headers take longer than a few seconds, so slow
- * clients cannot starve /healthz (docs: README "Security").
+ * clients cannot starve /healthz (docs/security.md).
  * Keys: none -- it never talks to Redis; queue sizes and latencies are the
  * ones the heartbeat read at its last beat. */
 #include "http.h"

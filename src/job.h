@@ -65,7 +65,7 @@ void hh_job_free(hh_job *job);
 void hh_job_shed(hh_job *job);
 /* Payloads from this size on do not keep their parsed args: the bytes are
  * held anyway, and a 32 MiB argument parsed is a second 32 MiB held for the
- * whole run (and beyond the 3 x the payload the README promises). */
+ * whole run (and beyond the 3 x the payload docs/redis.md promises). */
 #define HH_JOB_SLIM_BYTES (1024 * 1024)
 /* The whole parsed payload, args included (a new reference: json_decref
  * it; for a slim job a fresh parse the caller owns alone). NULL when

@@ -974,7 +974,7 @@ static void leave_redis(hh_manager *m, hh_conn *c, pthread_t chores, int chores_
  * threads to finish their jobs and leave; then the hard shutdown: running
  * handlers are cancelled at once, and the Redis work left (push back, acks,
  * leaving the Busy page) shares one bounded budget, so the stop ends by
- * grace + budget whatever Redis does (README, Signals; docs/design.md).
+ * grace + budget whatever Redis does (docs/running-workers.md, Signals; docs/design.md).
  * The supervisor itself never waits on Redis before that point. */
 static void *supervisor_main(void *arg) {
     hh_manager *m = arg;

@@ -5,7 +5,7 @@
  * gem's death handler does. The keys (uniquejobs:*) and the scripts are the
  * gem's (unique_lua.h), so Ruby and hiredhand processes share one digest.
  * Sidekiq Enterprise's unique_for keeps a layout of its own: not handled
- * (README.md). */
+ * (docs/compatibility.md). */
 #ifndef HH_UNIQUE_H
 #define HH_UNIQUE_H
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One exit status for "Redis cannot be reached", whatever the command (README, "Exit status"):
+# One exit status for "Redis cannot be reached", whatever the command (docs/job-management.md, "Exit status"):
 # every client subcommand pointed at a closed loopback port exits 3 and says why on stderr;
 # usage errors stay 2.
 . "$(dirname "$0")/../lib/harness.sh"

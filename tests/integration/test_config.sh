@@ -230,16 +230,16 @@ hb_wait_identity "$WORKER_PID" 20
 assert_eq "$(R hget "$HB_ID" info | jq -c '[.concurrency, .queues]')" '[4,["b"]]' "the last of a repeated key counts"
 hh_stop_worker TERM 20
 
-# 5. The README's example file, as printed there (only its Redis URL and HTTP port changed),
+# 5. docs/configuration.md's example file, as printed there (only its Redis URL and HTTP port changed),
 # read as ./config/sidekiq.yml without -C: it starts with no warning, and its handlers run, also
 # when the worker starts elsewhere (relative handler paths are the file's folder's).
 readme="$HH_TMP/readme"
 R flushdb >/dev/null   # the jobs left by the runs above are no concern of this one
 mkdir -p "$readme/config" "$readme/bin"
-awk '/^### Configuration file/ {s = 1} s && /^```yaml/ {y = 1; next} y && /^```/ {exit} y' "$HH_ROOT/README.md" |
+awk '/^```yaml/ {y = 1; next} y && /^```/ {exit} y' "$HH_ROOT/docs/configuration.md" |
     sed -e "s|redis://127.0.0.1:6379/0|$REDIS_URL|" -e "s|127.0.0.1:7433|127.0.0.1:$(hh_pick_free_port)|" \
         >"$readme/config/sidekiq.yml"
-grep -q '^:queues:' "$readme/config/sidekiq.yml" || fail "no example config/sidekiq.yml found in README.md"
+grep -q '^:queues:' "$readme/config/sidekiq.yml" || fail "no example config/sidekiq.yml found in docs/configuration.md"
 ran5="$(hh_jid_recorder "$readme/bin/hard_job")"
 cp "$HH_HANDLERS/serve_test.py" "$readme/bin/report_server"
 j5="$(hh_jid)"
@@ -248,10 +248,10 @@ pushd "$readme" >/dev/null
 hh_start_worker
 popd >/dev/null
 must_wait 20 'grep -q "$j5" "$ran5"' \
-    "the README example's HardJob did not run (log: $(tail -5 "$WORKER_LOG"))"
+    "the docs example's HardJob did not run (log: $(tail -5 "$WORKER_LOG"))"
 assert_contains "$(cat "$WORKER_LOG")" "config: read ./config/sidekiq.yml" "the example is read as the implicit file"
 warns="$(grep -iE 'WARN|warning' "$WORKER_LOG" || true)"
-[ -z "$warns" ] || fail "the README example starts with warnings: $warns"
+[ -z "$warns" ] || fail "the docs example starts with warnings: $warns"
 hh_stop_worker TERM 20
 # the same file given with -C from another folder: its handlers' relative paths still hold
 j6="$(hh_jid)"
@@ -259,6 +259,6 @@ hb_push HardJob "$j6" '[2]' low
 pushd / >/dev/null
 hh_start_worker -C "$readme/config/sidekiq.yml"
 popd >/dev/null
-must_wait 20 'grep -q "$j6" "$ran5"' "the README example's HardJob did not run from another folder (log: $(tail -5 "$WORKER_LOG"))"
+must_wait 20 'grep -q "$j6" "$ran5"' "the docs example's HardJob did not run from another folder (log: $(tail -5 "$WORKER_LOG"))"
 hh_stop_worker TERM 20
 pass

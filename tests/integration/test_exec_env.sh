@@ -42,7 +42,7 @@ hh_stop_worker TERM 30
 
 # HIREDHAND_RETRY_COUNT is retry_count as stored: -1 (Sidekiq's after a manual retry of a job
 # at 0) and counts beyond 32 and 64 bits alike, digit for digit; empty when there is none
-# (and a script without a #! line runs through /bin/sh, as README says)
+# (and a script without a #! line runs through /bin/sh, as docs/handlers.md says)
 nosh="$HH_TMP/nosh"
 printf 'cat >/dev/null\necho "$HIREDHAND_JID" >"$ENV_DIR/nosh.ran"\n' >"$nosh"
 chmod +x "$nosh"

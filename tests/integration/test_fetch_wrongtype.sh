@@ -7,7 +7,7 @@
 #   - one ERROR names queue:wt and its type (string); it is not repeated within the minute and
 #     the raw WRONGTYPE error is not logged every second,
 #   - once queue:wt is a list again (DEL, then a job pushed to it) its job runs too, within the
-#     5 s the README promises although the worker is idle (it took about 12 s when only the
+#     5 s docs/design.md promises although the worker is idle (it took about 12 s when only the
 #     recheck period and the idle safety poll looked again);
 #   - a job the failing script had already moved is pushed back by name of that cause, runs once.
 . "$(dirname "$0")/../lib/harness.sh"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Slow clients must not starve the liveness probe (`--http`, README "Security"):
+# Slow clients must not starve the liveness probe (`--http`, docs/security.md):
 #   A. 260 clients from one address (127.0.0.2) sending a header byte a second: /healthz, polled
 #      from 127.0.0.1 with a 1 s timeout, answers 200 every time (the per-address limit);
 #   B. 40 such clients spread over ten addresses (under the per-address limit): the server cuts

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The optional bearer token of the HTTP endpoint (README "Security"):
+# The optional bearer token of the HTTP endpoint (docs/security.md):
 #   - --http-token-file FILE: /stats and /metrics answer 401 (WWW-Authenticate: Bearer) without
 #     "Authorization: Bearer <token>", or with a wrong one (also one differing only in the last
 #     byte, a prefix, or a longer one), and 200 with it; the scheme is matched without case;

@@ -8,7 +8,7 @@
 #      same sentinels) pushes after the switch run too.
 #   2. The (new) master killed with SIGKILL mid-run: the sentinels promote the other server and
 #      the workers follow; asynchronous replication may lose the last writes, so jobs lost and
-#      duplicated are measured and printed (the README reports them), not asserted to be 0; the
+#      duplicated are measured and printed (docs/redis.md reports them), not asserted to be 0; the
 #      jobs still queued on the promoted master all complete.
 #   Both workers stay alive throughout and exit 0 on SIGTERM; worker 1's /healthz (--http) is 200
 #   again after each event.

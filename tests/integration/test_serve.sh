@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# --serve CLASS=COMMAND: long-lived handler processes over the line protocol (README, "Long-lived
+# --serve CLASS=COMMAND: long-lived handler processes over the line protocol (docs/handlers.md, "Long-lived
 # handlers"). One worker with a Python test handler: jobs round-trip (payload and fields on the job
 # line, several jobs per process; a retry_count beyond 64 bits keeps its digits); a failure answer lands in the retry set with the handler's error
 # class, message and backtrace where Sidekiq's API reads them; stderr lines are logged with jid and

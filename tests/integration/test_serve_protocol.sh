@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# --serve protocol edges (README, "Long-lived handlers"): a failure answer without details is
+# --serve protocol edges (docs/handlers.md): a failure answer without details is
 # StandardError; a second answer line gets the job its answer but the process replaced; a wrong
 # hello version fails the job with ServeProtocolError; a process that dies before its hello fails
 # the job and restarts are backed off (0.1 s doubling: a handful in 3 s, not hundreds); a payload

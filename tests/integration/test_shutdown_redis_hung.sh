@@ -8,7 +8,7 @@
 #   - every handler told to stop at about t + 3 s (an --exec handler's process group gets SIGTERM,
 #     a C handler sees hh_job_cancelled()), none left to run its 10 s;
 #   - exit status 0 within 3 + 5 + 1 s (+ 2 s of slack for a loaded machine: 11 s), and within
-#     the README's bound, -t + min(command timeout, 3 s) + 1 s = 7 s;
+#     docs/running-workers.md's bound, -t + min(command timeout, 3 s) + 1 s = 7 s;
 #   - nothing lost: with reliable fetch each job is, once Redis is back, exactly once in the
 #     worker's in-progress list or its queue, and a restart with the same --identity runs it;
 #     with basic fetch a job that could not be pushed back is in the log at ERROR with its payload,
@@ -85,8 +85,8 @@ round() {
     local want_rc=0
     [ "$fetch" = basic ] && want_rc=4
     assert_eq "$rc" "$want_rc" "$tag exit status after SIGTERM"
-    # the README's bound: -t + min(command timeout, 3 s) + 1 s (29 s for -t 25: no SIGKILL at 30)
-    assert_between "$(fsub "$t_exit" "$t_term")" 0 7.0 "$tag seconds from SIGTERM to exit (README: at most -t 3 + 3 + 1)"
+    # docs/running-workers.md's bound: -t + min(command timeout, 3 s) + 1 s (29 s for -t 25: no SIGKILL at 30)
+    assert_between "$(fsub "$t_exit" "$t_term")" 0 7.0 "$tag seconds from SIGTERM to exit (docs/running-workers.md: at most -t 3 + 3 + 1)"
 
     line="$(grep -m1 'INFO: stopping:' "$WORKER_LOG")" || fail "$tag no 'stopping' line in the log"
     t="$(fsub "$(log_time "$line")" "$t_term")"

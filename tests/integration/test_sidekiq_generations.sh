@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # hiredhand against the two later Sidekiq generations, 7.3 and 8.1 (the peers), one pass each;
-# every row of README's Compatibility table that says "verified" for 7.x / 8.x rests on this:
+# every row of the Compatibility table of docs/compatibility.md that says "verified" for 7.x / 8.x rests on this:
 #   - jobs pushed by that Ruby client (Client.push, push_bulk, perform_in; 8.x's integer-ms
 #     stamps) run in `hiredhand work`: ruby_push.rb, and perform_in moved by hiredhand's scheduler;
 #   - jobs pushed by `hiredhand push` (now, other queue, --in, --retry) and by the C client

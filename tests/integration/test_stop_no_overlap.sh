@@ -5,7 +5,7 @@
 # SIGKILL, 2 s after the cancel. Worker A (-t 1) runs it; worker B waits idle on the queue; TERM
 # to A. Before, A pushed the job back at its cancel and B ran it next to A's handler for ~2 s.
 # Expected: the handler records every start; B's start finds no earlier handler process alive;
-# the job ran twice in all (A's cancelled run, B's), A exited 0 within the README's bound.
+# the job ran twice in all (A's cancelled run, B's), A exited 0 within docs/running-workers.md's bound.
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
 hh_redis_start
@@ -43,7 +43,7 @@ must_wait 30 '! kill -0 '"$wa"' 2>/dev/null' "A did not exit"
 wait "$wa"; rc=$?
 t1="$(hh_now)"
 assert_eq "$rc" 0 "A's exit status"
-assert_between "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" 0 6 "seconds from TERM to A's exit (README: -t 1 + 3 + 1)"
+assert_between "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" 0 6 "seconds from TERM to A's exit (docs/running-workers.md: -t 1 + 3 + 1)"
 [ ! -s "$dir/overlap" ] || fail "B started the job while A's handler still ran it: $(cat "$dir/overlap")"
 grep -q "class=Stubborn jid=$jid: still running at the shutdown timeout; pushed back" "${HH_WORKER_LOGS[0]}" ||
     fail "A did not log the push back: $(grep -E 'WARN|ERROR' "${HH_WORKER_LOGS[0]}" | tail -n 3)"
