@@ -7,6 +7,7 @@
 #include "tls.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -17,6 +18,8 @@ void hh_conn_init(hh_conn *c, hh_redis_config *cfg, const hh_logger *log, const 
     c->name = name;
     c->cancel = cancel;
     c->backoff = HH_CONN_BACKOFF_MIN;
+    /* any seed that differs between connections and processes */
+    c->rng = ((unsigned long long)(uintptr_t)c ^ (unsigned long long)(hh_mono() * 1e9)) | 1;
 }
 
 void hh_conn_close(hh_conn *c) {
