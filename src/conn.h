@@ -132,8 +132,10 @@ redisReply *hh_conn_rawargv(hh_conn *c, int argc, const char **argv, const size_
  * words it as EAGAIN's text). */
 int hh_conn_timed_out(const redisContext *ctx);
 /* Appends to why (size len) the hint that a plain-text connection was
- * dropped before any reply as a TLS server does, when c is plain TCP and
- * its error is an EOF or reset (not a timeout). */
+ * dropped before any reply as a TLS server does, when c is plain TCP, its
+ * error is an EOF or reset (not a timeout), and no connection of this
+ * configuration ever worked: a server that answered plain text before is
+ * no TLS port, and a cut link (a partition, a proxy) gives the same EOF. */
 void hh_conn_tls_hint(const hh_conn *c, char *why, size_t len);
 
 /* Writes what is queued in c->ctx->obuf, whole. REDIS_OK or REDIS_ERR. */
