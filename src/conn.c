@@ -7,6 +7,7 @@
 #include "tls.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -17,6 +18,8 @@ void hh_conn_init(hh_conn *c, hh_redis_config *cfg, const hh_logger *log, const 
     c->name = name;
     c->cancel = cancel;
     c->backoff = HH_CONN_BACKOFF_MIN;
+    /* any seed that differs between connections and processes */
+    c->rng = ((unsigned long long)(uintptr_t)c ^ (unsigned long long)(hh_mono() * 1e9)) | 1;
 }
 
 void hh_conn_close(hh_conn *c) {
@@ -173,7 +176,7 @@ void hh_conn_tls_hint(const hh_conn *c, char *why, size_t len) {
     /* A TLS server drops a client that speaks plain text on its first
      * command (EOF or a reset), where a plain one would at least have
      * answered; no reply in time is a busy or paused server instead. */
-    if (c->cfg->tls || c->cfg->unix_path || !c->ctx || hh_conn_timed_out(c->ctx) ||
+    if (c->cfg->tls || c->cfg->unix_path || !c->ctx || hh_conn_timed_out(c->ctx) || atomic_load(&c->cfg->ever_ready) ||
         (c->ctx->err != REDIS_ERR_EOF && c->ctx->err != REDIS_ERR_IO))
         return;
     size_t n = strlen(why);

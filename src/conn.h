@@ -30,6 +30,19 @@ typedef struct hh_redis_config {
     double connect_timeout;
     double command_timeout;
     atomic_int outage; /* 1 while some connection is down: logs once */
+    /* The causes (bits, redis.c) already logged during this outage: each
+     * is logged once, when it first shows, so a long outage whose cause
+     * alternates (READONLY writes, a reconnect refused) logs each once. */
+    atomic_uint outage_causes;
+    atomic_llong outage_since_ms; /* hh_mono() in ms when the outage began */
+    /* Bumped each time Redis starts refusing writes as a replica would
+     * (HH_UNREACHABLE_REFUSED). While refusals go on, a connection opened
+     * since proves with a write (probe_key) in setup that writes pass
+     * again before it is used, and only a success on such a connection
+     * ends the outage: reads still answered by a replica say nothing of
+     * the writes. */
+    atomic_int refusal_epoch;
+    sds probe_key; /* a key SETRANGE "" probes writes with (never changed) */
     /* Readiness (hh_manager_stats.redis_reachable): 0 once a call went
      * through; HH_UNREACHABLE_IO after a call failed to reach Redis, cleared
      * by the next one that goes through, on any connection; and
@@ -81,6 +94,10 @@ typedef struct hh_conn {
     atomic_llong client_id; /* CLIENT ID of the live connection (Redis >= 5), 0 none */
     atomic_int blocking;    /* inside hh_conn_cmdargv_blocking, connected: CLIENT UNBLOCK ends it */
     char last_error[256];
+    unsigned long failures; /* hh_conn_fail calls: tells a broken link from an error reply */
+    int worked;             /* a command went through since the last connect */
+    int refusal_epoch;      /* cfg->refusal_epoch the connection was opened (and probed) in */
+    unsigned long long rng; /* jitter of the reconnect delays */
     char shas[HH_SCRIPT_COUNT][41];
     int plain_scripts;     /* the server refused script flags: load them without (redis.c) */
     int master_epoch;      /* cfg->master_epoch when this connection opened */
@@ -116,8 +133,10 @@ redisReply *hh_conn_rawargv(hh_conn *c, int argc, const char **argv, const size_
  * words it as EAGAIN's text). */
 int hh_conn_timed_out(const redisContext *ctx);
 /* Appends to why (size len) the hint that a plain-text connection was
- * dropped before any reply as a TLS server does, when c is plain TCP and
- * its error is an EOF or reset (not a timeout). */
+ * dropped before any reply as a TLS server does, when c is plain TCP, its
+ * error is an EOF or reset (not a timeout), and no connection of this
+ * configuration ever worked: a server that answered plain text before is
+ * no TLS port, and a cut link (a partition, a proxy) gives the same EOF. */
 void hh_conn_tls_hint(const hh_conn *c, char *why, size_t len);
 
 /* Writes what is queued in c->ctx->obuf, whole. REDIS_OK or REDIS_ERR. */

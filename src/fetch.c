@@ -1251,6 +1251,7 @@ static int fetch(hh_processor *p, hh_fetched *out, size_t max, size_t *promise, 
      * an empty fetch and the wait. */
     hh_pickup_ticket ticket;
     hh_pickup_ticket_take(m->pickup, &ticket);
+    unsigned long failures = p->conn.failures;
     bad_recheck(p);
     int dry = basic ? DRY_FETCH : dry_check(m->fetcher, &ticket);
     if (dry == DRY_JOIN) { /* another thread's check found jobs */
@@ -1291,8 +1292,11 @@ static int fetch(hh_processor *p, hh_fetched *out, size_t max, size_t *promise, 
     }
     for (int i = 0; i < rc; i++) atomic_fetch_add(&m->fetched[out[i].queue], 1);
     if (rc >= 0) err_run_ok(m, &m->fetcher->fetch_errors, "fetch");
-    if (rc < 0 && !p->conn.ctx) hh_conn_ready(&p->conn); /* waits out the backoff */
-    else if (rc < 0) hh_sleep(1.0);                      /* an error reply: as Sidekiq, pause 1 s */
+    /* A broken link waits out the reconnect's backoff (none after a link
+     * that worked: the acks may have reconnected already); an error reply
+     * pauses 1 s, as Sidekiq does. */
+    if (rc < 0 && (!p->conn.ctx || p->conn.failures != failures)) hh_conn_ready(&p->conn);
+    else if (rc < 0) hh_sleep(1.0);
     return rc;
 }
 

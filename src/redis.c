@@ -3,7 +3,8 @@
  * through tls.c; hiredis keeps the protocol), to a fixed address or the
  * master Sentinel names (sentinel.c), on the plain connection of conn.c.
  * Reads INFO server (and ROLE with Sentinel) once per connect; touches no
- * data key. */
+ * data key (while Redis refuses writes as a replica would, a connect probes
+ * them with SETRANGE stat:processed 0 "", which changes nothing). */
 #include "redis.h"
 #include "sentinel.h"
 #include "tls.h"
@@ -21,7 +22,7 @@
 
 #define HH_DEFAULT_URL "redis://127.0.0.1:6379/0"
 #define BACKOFF_MIN HH_CONN_BACKOFF_MIN
-#define BACKOFF_MAX 2.0 /* at most one connect attempt every 2 s */
+#define BACKOFF_MAX 2.0 /* at the cap, connect attempts 1 to 2 s apart (jittered) */
 
 static const char *script_src[HH_SCRIPT_COUNT] = {
     [HH_SCRIPT_FETCH] = HH_LUA_FETCH,
@@ -362,6 +363,8 @@ int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char 
     }
     default_password(cfg, o);
     mask_url(cfg);
+    cfg->probe_key =
+        o && o->ns && *o->ns ? sdscatfmt(sdsempty(), "%s:stat:processed", o->ns) : sdsnew("stat:processed");
     if ((cfg->tls && tls_setup(cfg, o, err, errlen) != 0) || hh_sentinel_config(cfg, o, err, errlen) != 0) {
         hh_redis_config_free(cfg);
         return -1;
@@ -377,6 +380,8 @@ void hh_redis_config_free(hh_redis_config *cfg) {
     sdsfree(cfg->password);
     sdsfree(cfg->display);
     sdsfree(cfg->tls_name);
+    sdsfree(cfg->probe_key);
+    cfg->probe_key = NULL;
     if (cfg->tls_ctx) hh_tls_ctx_free(cfg->tls_ctx);
     cfg->tls_ctx = NULL;
     cfg->host = cfg->unix_path = cfg->user = cfg->password = cfg->display = cfg->tls_name = NULL;
@@ -395,19 +400,118 @@ int hh_error_is_connection_level(const char *msg) {
 
 int hh_reply_is_error(const redisReply *r) { return !r || r->type == REDIS_REPLY_ERROR; }
 
+/* Seconds to wait before the next connect: the backoff, less a random
+ * part of up to half of it, so that connections broken at one instant (a
+ * restart, CLIENT KILL, a proxy) do not all come back at one instant, and
+ * do not stay in step with faults that recur at a fixed period. */
+static double jittered(hh_conn *c, double backoff) {
+    c->rng ^= c->rng << 13, c->rng ^= c->rng >> 7, c->rng ^= c->rng << 17; /* xorshift64 */
+    return backoff * (0.5 + 0.5 * (double)(c->rng >> 11) / 9007199254740992.0);
+}
+
+/* Causes of a failure, as the outage log names them (each once per outage:
+ * outage_log): a bit each in hh_redis_config.outage_causes. */
+enum {
+    CAUSE_OTHER,
+    CAUSE_CLOSED,
+    CAUSE_RESET,
+    CAUSE_TIMEOUT,
+    CAUSE_REFUSED,
+    CAUSE_UNREACHABLE,
+    CAUSE_READONLY,
+    CAUSE_LOADING,
+    CAUSE_MISCONF,
+    CAUSE_MASTERDOWN,
+    CAUSE_AUTH,
+    CAUSE_REPLY, /* another connection-level reply */
+};
+
+/* The cause of a failure from its text (hiredis' errno text, Redis' reply,
+ * or this file's own words), and a hint at what makes it happen, or NULL. */
+static int cause_of(const char *why, const char **hint) {
+    static const struct {
+        const char *needle;
+        int cause;
+        const char *hint;
+    } known[] = {
+        /* EXECABORT hides READONLY; REPLICAOF ends blocking calls with UNBLOCKED first */
+        {"READONLY", CAUSE_READONLY,
+         "Redis refuses writes as a replica does, after a failover or REPLICAOF: "
+         "writes resume once it is a master again"},
+        {"master -> replica", CAUSE_READONLY, "Redis became a replica: a failover or REPLICAOF?"},
+        {"LOADING", CAUSE_LOADING, NULL},
+        {"MISCONF", CAUSE_MISCONF, NULL},
+        {"MASTERDOWN", CAUSE_MASTERDOWN, NULL},
+        {"NOAUTH", CAUSE_AUTH, NULL},
+        {"WRONGPASS", CAUSE_AUTH, NULL},
+        {"NOPERM", CAUSE_AUTH, NULL},
+        {"AUTH failed", CAUSE_AUTH, NULL},
+        {"timed out", CAUSE_TIMEOUT, "no reply: a network partition, a firewall, or Redis busy or paused?"},
+        {"Resource temporarily unavailable", CAUSE_TIMEOUT, NULL},
+        {"Connection refused", CAUSE_REFUSED, "nothing listens there: Redis down or restarting?"},
+        {"reset by peer", CAUSE_RESET, "reset by Redis or by something in between: a proxy, NAT or firewall?"},
+        {"Server closed the connection", CAUSE_CLOSED,
+         "closed by Redis or by something in between: CLIENT KILL, Redis' timeout, a restart, a proxy?"},
+        {"unreachable", CAUSE_UNREACHABLE, NULL},
+        {"No route to host", CAUSE_UNREACHABLE, NULL},
+    };
+    *hint = NULL;
+    for (size_t i = 0; why && i < sizeof(known) / sizeof(known[0]); i++)
+        if (strstr(why, known[i].needle)) {
+            *hint = known[i].hint;
+            return known[i].cause;
+        }
+    return why && hh_error_is_connection_level(why) ? CAUSE_REPLY : CAUSE_OTHER;
+}
+
+/* Logs a failure of c (c->last_error) once per outage and cause: the
+ * outage's start ("<what> (<conn>): <why>; <then>"), then each cause not
+ * seen during it yet ("still unavailable"), with a hint at what makes it
+ * happen when the message holds none; the rest at DEBUG. An outage whose
+ * cause stays one (a replica refusing writes for minutes) thus logs one
+ * line, and one more when it ends (succeeded). */
+static void outage_log(hh_conn *c, const char *what, const char *then) {
+    hh_redis_config *cfg = c->cfg;
+    const char *hint;
+    unsigned bit = 1u << cause_of(c->last_error, &hint);
+    char h[160] = "";
+    if (hint && !strchr(c->last_error, '(')) snprintf(h, sizeof(h), " (%s)", hint);
+    int was = 0;
+    if (atomic_compare_exchange_strong(&cfg->outage, &was, 1)) {
+        atomic_store(&cfg->outage_causes, bit);
+        atomic_store(&cfg->outage_since_ms, (long long)(hh_mono() * 1000));
+        hh_log(c->log, HH_LOG_WARN, "redis %s: %s (%s): %s%s; %s", cfg->display, what, c->name, c->last_error, h, then);
+    } else if (!(atomic_fetch_or(&cfg->outage_causes, bit) & bit)) {
+        hh_log(c->log, HH_LOG_WARN, "redis %s: still unavailable (%s): %s%s", cfg->display, c->name, c->last_error, h);
+    } else {
+        hh_log(c->log, HH_LOG_DEBUG, "redis (%s): %s", c->name, c->last_error);
+    }
+}
+
 void hh_conn_fail(hh_conn *c, const char *why) {
     hh_strlcpy(c->last_error, why ? why : "connection lost", sizeof(c->last_error));
     hh_conn_close(c);
-    c->next_attempt = hh_mono() + c->backoff;
-    c->backoff = c->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : c->backoff * 2;
-    int was = 0;
+    c->failures++;
     /* EXECABORT hides READONLY (conn_level) */
     int refused = hh_error_is_connection_level(c->last_error) || strstr(c->last_error, "READONLY");
-    atomic_store(&c->cfg->unreachable, refused ? HH_UNREACHABLE_REFUSED : HH_UNREACHABLE_IO);
-    if (atomic_compare_exchange_strong(&c->cfg->outage, &was, 1))
-        hh_log(c->log, HH_LOG_WARN, "redis %s: connection lost (%s): %s; reconnecting with backoff", c->cfg->display,
-               c->name, c->last_error);
-    else hh_log(c->log, HH_LOG_DEBUG, "redis (%s): %s", c->name, c->last_error);
+    if (!refused && c->worked) {
+        /* A link that worked and then broke (a restart, CLIENT KILL, a
+         * proxy or NAT dropping it): try a new one at once. A server that
+         * is down refuses that connect, whose failure then backs off; a
+         * server refusing our writes is no reason to hurry. */
+        c->next_attempt = hh_mono();
+    } else {
+        c->next_attempt = hh_mono() + jittered(c, c->backoff);
+        c->backoff = c->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : c->backoff * 2;
+    }
+    c->worked = 0;
+    if (refused) {
+        if (atomic_exchange(&c->cfg->unreachable, HH_UNREACHABLE_REFUSED) != HH_UNREACHABLE_REFUSED)
+            atomic_fetch_add(&c->cfg->refusal_epoch, 1); /* connections opened before prove nothing now */
+    } else {
+        atomic_store(&c->cfg->unreachable, HH_UNREACHABLE_IO);
+    }
+    outage_log(c, "connection lost", "reconnecting with backoff");
 }
 
 /* Whether an error reply to AUTH or SELECT means the same settings will
@@ -522,12 +626,37 @@ static int setup(hh_conn *c) {
         }
         freeReplyObject(r);
     }
+    /* Redis refused writes as a replica would (READONLY, MISCONF...): a
+     * write that changes nothing (SETRANGE of "" leaves any key as it is)
+     * says whether it still does, before the connection is used. Any other
+     * answer (OOM, NOPERM, WRONGTYPE) is no such refusal. */
+    int epoch = atomic_load(&c->cfg->refusal_epoch);
+    if (atomic_load(&c->cfg->unreachable) == HH_UNREACHABLE_REFUSED) {
+        r = hh_conn_raw(c, "SETRANGE %s 0 %s", c->cfg->probe_key ? c->cfg->probe_key : "stat:processed", "");
+        if (!r || (r->type == REDIS_REPLY_ERROR && hh_error_is_connection_level(r->str))) {
+            hh_strlcpy(c->last_error, r ? r->str : io_error(c, why, sizeof(why)), sizeof(c->last_error));
+            if (r) freeReplyObject(r);
+            return -1;
+        }
+        freeReplyObject(r);
+    }
+    c->refusal_epoch = epoch;
     if (c->version >= 500) { /* lets another thread end our blocking calls */
         r = hh_conn_raw(c, "CLIENT ID");
         if (r && r->type == REDIS_REPLY_INTEGER) atomic_store(&c->client_id, r->integer);
         if (r) freeReplyObject(r);
     }
     return 0;
+}
+
+/* Whether the server closed or reset c while no reply was due: the socket
+ * reads as its end (or an error) without waiting. Pending bytes (a TLS
+ * record, an invalidation message) are the reader's: not a close. */
+static int closed_by_peer(const hh_conn *c) {
+    char b;
+    if (!c->ctx || c->ctx->fd < 0) return 0;
+    ssize_t n = recv(c->ctx->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
 /* Before each command on a connection with a deadline: shortens the socket
@@ -548,6 +677,15 @@ int hh_conn_ready(hh_conn *c) {
     if (c->ctx && c->cfg->nsentinels && c->master_epoch != atomic_load(&c->cfg->master_epoch)) {
         hh_conn_fail(c, "the sentinels announced a new master (+switch-master)");
         c->next_attempt = hh_mono(); /* move now: the old master may take writes it will lose */
+    }
+    if (c->ctx && closed_by_peer(c)) {
+        /* Closed while idle (CLIENT KILL, Redis' timeout, a restart, a
+         * proxy or NAT dropping idle links): nothing was sent on it, so
+         * nothing is in doubt; a new connection now, without backoff. */
+        hh_log(c->log, HH_LOG_DEBUG, "redis (%s): closed by the server while idle; reconnecting", c->name);
+        hh_conn_close(c);
+        c->worked = 0;
+        c->next_attempt = hh_mono();
     }
     if (c->ctx) return 0;
     if (c->deadline > 0 && (c->next_attempt >= c->deadline || hh_mono() >= c->deadline)) {
@@ -614,7 +752,7 @@ int hh_conn_ready(hh_conn *c) {
     if (!ok) {
         hh_conn_close(c);
         c->backoff = c->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : c->backoff * 2;
-        c->next_attempt = hh_mono() + c->backoff;
+        c->next_attempt = hh_mono() + jittered(c, c->backoff);
         /* Refused before anything ever worked: the settings are wrong, and
          * the owner (the CLI, the manager) gives up instead of retrying.
          * Not opened: the sentinels do not know the master's name. */
@@ -629,12 +767,14 @@ int hh_conn_ready(hh_conn *c) {
                           : "check the master's name (--sentinel-master, else the URL's host)");
             return -1;
         }
-        int was = 0, unlogged = 0;
-        atomic_store(&c->cfg->unreachable, HH_UNREACHABLE_IO);
-        if (atomic_compare_exchange_strong(&c->cfg->outage, &was, 1))
-            hh_log(c->log, HH_LOG_WARN, "redis %s: cannot connect (%s): %s; retrying with backoff", c->cfg->display,
-                   c->name, c->last_error);
-        else if (rc == -2 && atomic_compare_exchange_strong(&c->cfg->refusal_logged, &unlogged, 1))
+        int unlogged = 0;
+        /* a connection refused at setup as a replica would keeps that
+         * state (and its epoch): the server answered, and refuses still */
+        if (!(atomic_load(&c->cfg->unreachable) == HH_UNREACHABLE_REFUSED &&
+              hh_error_is_connection_level(c->last_error)))
+            atomic_store(&c->cfg->unreachable, HH_UNREACHABLE_IO);
+        if (!atomic_load(&c->cfg->outage) || rc != -2) outage_log(c, "cannot connect", "retrying with backoff");
+        else if (atomic_compare_exchange_strong(&c->cfg->refusal_logged, &unlogged, 1))
             /* after a "connection lost": say why reconnecting fails */
             hh_log(c->log, HH_LOG_WARN, "redis %s: refused (%s): %s; retrying with backoff (%s)", c->cfg->display,
                    c->name, c->last_error, opened ? "password or db changed?" : "master removed from the sentinels?");
@@ -648,6 +788,7 @@ int hh_conn_ready(hh_conn *c) {
     memset(c->shas, 0, sizeof(c->shas));
     c->plain_scripts = 0; /* the server may have changed (a failover, an upgrade) */
     c->connected_at = hh_mono();
+    c->worked = 0;
     return 0;
 }
 
@@ -721,21 +862,32 @@ static int conn_level(const redisReply *r, char *why, size_t len) {
     return 0;
 }
 
-/* A command went through. The connection counts as healthy again only once
- * it has lasted a second: a replica that answers reads but refuses writes
- * must keep the backoff growing and not flip the outage log. */
+/* A command went through: the backoff starts over (a link that keeps
+ * breaking still gets a new one at once each time: hh_conn_fail). While
+ * Redis refuses writes as a replica would, only a connection opened and
+ * probed since (setup) says anything of the writes: the reads a replica
+ * still answers on older ones must not end that state. The outage's end
+ * is logged once a connection has lasted a second, so a link that breaks
+ * again at once does not log an end and a start each time. */
 static void succeeded(hh_conn *c) {
+    c->worked = 1;
+    c->backoff = BACKOFF_MIN;
     /* Readiness follows the first call that goes through, whichever thread
      * makes it: not the second-long wait below, which would hold it until a
      * connection that has lasted makes a call (the next heartbeat, often). */
     int io = HH_UNREACHABLE_IO;
     if (atomic_load(&c->cfg->unreachable) == io) atomic_compare_exchange_strong(&c->cfg->unreachable, &io, 0);
+    if (atomic_load(&c->cfg->unreachable) == HH_UNREACHABLE_REFUSED &&
+        c->refusal_epoch != atomic_load(&c->cfg->refusal_epoch))
+        return;
     if (hh_mono() - c->connected_at < 1.0) return;
     atomic_store(&c->cfg->unreachable, 0);
-    c->backoff = BACKOFF_MIN;
     int was = 1;
-    if (atomic_load(&c->cfg->outage) && atomic_compare_exchange_strong(&c->cfg->outage, &was, 0))
-        hh_log(c->log, HH_LOG_INFO, "redis %s: connection restored (%s)", c->cfg->display, c->name);
+    if (atomic_compare_exchange_strong(&c->cfg->outage, &was, 0)) {
+        double s = hh_mono() - (double)atomic_load(&c->cfg->outage_since_ms) / 1000;
+        atomic_store(&c->cfg->outage_causes, 0);
+        hh_log(c->log, HH_LOG_INFO, "redis %s: connection restored (%s) after %.0f s", c->cfg->display, c->name, s);
+    }
 }
 
 static redisReply *finish(hh_conn *c, redisReply *r) {

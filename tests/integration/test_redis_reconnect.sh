@@ -4,6 +4,9 @@
 # port with an empty dataset. During the outage: no exit, no busy loop (worker CPU < 5 %), no log
 # spam. After it: a pushed OkJob runs within 5 s and the process is back in `processes` (fresh
 # hash with a TTL) within one beat.
+# While Redis is down, something else on its port resets every connection at once (a proxy or NAT
+# whose far side is cut): a plain connection that worked before is no TLS port, so the log names
+# the reset (once) and never suggests rediss://.
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
 hh_redis_start
@@ -24,7 +27,14 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
 lines1="$(wc -l <"$WORKER_LOG")"
 kill -KILL "$REDIS_PID"; wait "$REDIS_PID" 2>/dev/null
 c1="$(cpu_ticks "$WORKER_PID")"
-sleep 5
+# accepts, then resets at once (SO_LINGER 0), as a proxy cut from Redis does
+setsid ruby -rsocket -e 's = TCPServer.new("127.0.0.1", ARGV[0].to_i)
+loop { c = s.accept; c.setsockopt(Socket::SOL_SOCKET, Socket::SO_LINGER, [1, 0].pack("ii")); c.close }' \
+    "$REDIS_PORT" >/dev/null 2>&1 &
+resetter=$!
+hh_track_pid "$resetter"
+must_wait 10 'grep -q "reset by" "$WORKER_LOG"' "the worker did not log the resets: $(tail -n 4 "$WORKER_LOG")"
+sleep 4
 assert_alive "$WORKER_PID" "worker exited while Redis was down"
 c2="$(cpu_ticks "$WORKER_PID")"
 hz="$(getconf CLK_TCK)"
@@ -32,6 +42,9 @@ cpu_pct="$(awk -v a="$c1" -v b="$c2" -v hz="$hz" 'BEGIN { printf "%.1f", (b - a)
 assert_between "$cpu_pct" 0 5 "worker CPU % during the outage (no busy loop)"
 lines2="$(wc -l <"$WORKER_LOG")"
 [ $((lines2 - lines1)) -le 8 ] || fail "worker logged $((lines2 - lines1)) lines during a 5 s outage (log once per state change): $(tail -n 8 "$WORKER_LOG")"
+assert_not_contains "$(cat "$WORKER_LOG")" "TLS port" "the log of a plain connection that worked before"
+assert_eq "$(grep -c 'redis .*reset by' "$WORKER_LOG")" 1 "lines naming the resets (once per change)"
+kill -KILL "$resetter"; wait "$resetter" 2>/dev/null
 
 hh_redis_restart   # same port, empty dataset
 t0=$(date +%s%N)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Failover with --fetch reliable: READONLY and UNBLOCKED replies are
 # connection errors, not job failures, and the pending ack is retried, not dropped.
-# Worker --identity I -c 2 --heartbeat-interval 1 runs SlowJob J (5 s). R REPLICAOF 127.0.0.1
+# Worker --identity I -c 2 --heartbeat-interval 1 --poll-interval 1 (the scheduler reads about
+# every second) runs SlowJob J (5 s). R REPLICAOF 127.0.0.1
 # <a port where nothing listens> (data kept, writes refused) while J runs; 20 s later
 # R REPLICAOF NO ONE.
 # Expected: the worker never exits; READONLY/UNBLOCKED are logged as connection-level errors
@@ -14,6 +15,9 @@
 # per connection, applied to READONLY, which hiredhand treats as a connection error: at most
 # 5 connections (2 fetchers, heartbeat, scheduler, recovery) x 20 s x 1/s + 10 new connections
 # (INFO stats total_connections_received) and at most 100 log lines in the window.
+# The state is logged once per change: one "connection lost" naming READONLY (or UNBLOCKED) when
+# the writes are first refused, no "connection restored" while they are (the reads a replica
+# still answers say nothing of the writes), and one "connection restored" after NO ONE.
 . "$(dirname "$0")/../lib/harness.sh"
 . "$(dirname "$0")/../lib/recovery_helpers.sh"
 hh_require_binary
@@ -24,7 +28,7 @@ inprog="hiredhand:inprogress:$ident|default"
 j="$HH_TMP/j.jids"; : >"$j"
 rf_push default SlowJob 1 "$j"
 jid="$(cat "$j")"
-hh_start_worker -c 2 -t 5 --fetch reliable --identity "$ident" --heartbeat-interval 1 \
+hh_start_worker -c 2 -t 5 --fetch reliable --identity "$ident" --heartbeat-interval 1 --poll-interval 1 \
     --exec "SlowJob=$RF_HANDLER 5" --exec "OkJob=$RF_HANDLER"
 must_wait 10 '[ "$(rf_count "$RF_DIR/started" "$jid")" -ge 1 ]' "SlowJob did not start within 10 s"
 must_wait 5 '[ "$(R exists "$ident")" = 1 ]' "no heartbeat hash $ident"
@@ -46,6 +50,9 @@ lines1="$(wc -l <"$WORKER_LOG")"
 cpu1="$(rf_cpu_ticks "$WORKER_PID")"
 R replicaof no one >/dev/null || fail "REPLICAOF NO ONE failed"
 new_conns=$((conns1 - conns0 - 2))   # our own two redis-cli connections
+window_log="$(sed -n "$((lines0 + 1)),${lines1}p" "$WORKER_LOG")"
+lost_lines="$(grep -cE 'redis .*: (connection lost|cannot connect) \(' <<<"$window_log")"
+restored_lines="$(grep -c 'connection restored' <<<"$window_log")"
 new_lines=$((lines1 - lines0))
 cpu="$(awk -v a="$cpu0" -v b="$cpu1" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", (b - a) * 100 / hz / 20 }')"
 hh_log "during 20 s of READONLY: $new_conns new connections, $new_lines log lines, worker CPU $cpu %"
@@ -67,9 +74,13 @@ if grep -E 'READONLY|UNBLOCKED' "$WORKER_LOG" | grep -qE 'jid=|failed in|ExecFai
 fi
 grep -qE 'connection lost \([a-z]+\): (READONLY|UNBLOCKED|EXECABORT)' "$WORKER_LOG" \
     || fail "no connection-level READONLY/UNBLOCKED line in the log: $(grep -iE 'readonly|unblocked|error' "$WORKER_LOG" | head -n 5)"
+assert_eq "$lost_lines" 1 "lines saying the connection was lost during the 20 s of READONLY (once per change: $(grep -E 'connection lost|cannot connect|still unavailable|restored' <<<"$window_log" | cut -c1-160 | head -n 6 | tr '\n' '|'))"
+assert_eq "$restored_lines" 0 "\"connection restored\" lines while Redis still refused writes ($(grep -E 'connection lost|restored' <<<"$window_log" | cut -c1-160 | head -n 6 | tr '\n' '|'))"
+must_wait 10 '[ "$(sed -n "$((lines1 + 1)),\$p" "$WORKER_LOG" | grep -c "connection restored")" -ge 1 ]' "no \"connection restored\" within 10 s after NO ONE"
 ok="$HH_TMP/ok.jids"; : >"$ok"
 rf_push default OkJob 1 "$ok"
 must_wait 10 '[ "$(rf_count "$RF_DIR/done" "$(cat "$ok")")" = 1 ]' "a job pushed after NO ONE did not run within 10 s"
+assert_eq "$(sed -n "$((lines1 + 1)),\$p" "$WORKER_LOG" | grep -c 'connection restored')" 1 "\"connection restored\" lines after NO ONE"
 hh_stop_worker TERM 15
 assert_eq "$WORKER_RC" 0 "exit status after SIGTERM"
 if [ "$new_conns" -gt 110 ] || [ "$new_lines" -gt 100 ]; then

@@ -676,9 +676,9 @@ static void test_live_reconnect_after_restart(void **s) {
     UH_ASSERT_DBL_IN(rcvtimeo(&l->c), 1.49, 1.51);
 
     assert_int_equal(uh_redis_restart(&srv), 0); /* empty dataset, same port */
-    r = hh_conn_cmd(&l->c, "PING");              /* the old socket is dead */
-    if (r) freeReplyObject(r);
-    r = cmd_retry(&l->c, 5.0, "SET k after");
+    /* the old socket was closed while idle: replaced before the command,
+     * which goes through on the first try, and no outage began */
+    r = hh_conn_cmd(&l->c, "SET k after");
     assert_non_null(r);
     assert_int_equal(r->type, REDIS_REPLY_STATUS);
     freeReplyObject(r);
@@ -697,18 +697,8 @@ static void test_live_reconnect_after_restart(void **s) {
     assert_string_equal(x->str, "after");
     freeReplyObject(x);
     redisFree(dc);
-    /* the outage ends with a command that succeeds once the new connection
-     * has lasted a second (a read-only replica must not flip it): commands
-     * until it ends, which must not be before that second */
-    double since = uh_mono();
-    while (atomic_load(&l->cfg.outage) != 0 && uh_mono() - since < 10) {
-        r = hh_conn_cmd(&l->c, "PING");
-        assert_non_null(r);
-        freeReplyObject(r);
-        if (atomic_load(&l->cfg.outage) != 0) uh_sleep(0.05);
-    }
     assert_int_equal(atomic_load(&l->cfg.outage), 0);
-    assert_true(uh_mono() - since >= 0.5); /* not on the first command */
+    assert_true(l->c.backoff <= 0.05 + 1e-9);
     live_free(l);
 }
 
@@ -936,6 +926,114 @@ static void test_live_readonly_drops_connection(void **s) {
     live_free(l);
 }
 
+/* A connection killed while idle (CLIENT KILL, a proxy, Redis' timeout) is
+ * replaced before the next command, at once and without an outage; one that
+ * worked and breaks mid-command is reconnected at once, with no backoff. */
+static void test_live_killed_connection_replaced_at_once(void **s) {
+    (void)s;
+    live *l = live_new(srv.url, 0);
+    for (int round = 0; round < 3; round++) {
+        redisReply *r = hh_conn_cmd(&l->c, "PING");
+        assert_non_null(r);
+        freeReplyObject(r);
+        long long id = atomic_load(&l->c.client_id);
+        assert_true(id > 0);
+        redisReply *x = uh_cmd(&srv, "CLIENT KILL ID %lld", id);
+        assert_non_null(x);
+        assert_int_equal(x->type, REDIS_REPLY_INTEGER);
+        freeReplyObject(x);
+        /* the kill lands on the socket before the next command looks */
+        double until = uh_mono() + 2;
+        while (uh_mono() < until) {
+            x = uh_cmd(&srv, "CLIENT LIST ID %lld", id);
+            int gone = x && x->type == REDIS_REPLY_STRING && x->len == 0;
+            if (x) freeReplyObject(x);
+            if (gone) break;
+            uh_sleep(0.01);
+        }
+        double t0 = uh_mono();
+        r = hh_conn_cmd(&l->c, "PING");
+        assert_non_null(r); /* the first try goes through */
+        freeReplyObject(r);
+        assert_true(uh_mono() - t0 < 0.5);
+        assert_true(atomic_load(&l->c.client_id) != id);
+        assert_int_equal(atomic_load(&l->cfg.outage), 0);
+        assert_true(l->c.backoff <= 0.05 + 1e-9);
+    }
+    /* broken mid-command after it worked: the next try is due now */
+    hh_conn_fail(&l->c, "Server closed the connection");
+    assert_true(l->c.next_attempt <= uh_mono());
+    assert_true(l->c.backoff <= 0.05 + 1e-9);
+    /* broken again before anything went through: that one backs off */
+    redisReply *r = NULL;
+    assert_int_equal(hh_conn_ready(&l->c), 0);
+    hh_conn_fail(&l->c, "Server closed the connection");
+    assert_true(l->c.next_attempt > uh_mono());
+    r = cmd_retry(&l->c, 2.0, "PING");
+    assert_non_null(r);
+    freeReplyObject(r);
+    live_free(l);
+}
+
+/* Redis refusing writes as a replica does is one outage, whatever reads it
+ * still answers: reads on a connection opened before do not end it, a new
+ * connection probes a write before it is used (and backs off while that is
+ * refused), and a success on a connection probed after NO ONE ends it. */
+static void test_live_readonly_one_outage(void **s) {
+    (void)s;
+    uh_flushall(&srv);
+    live *l = live_new(srv.url, 0);
+    hh_conn reader;
+    hh_conn_init(&reader, &l->cfg, &l->log, "reader", NULL);
+    redisReply *r = hh_conn_cmd(&l->c, "SET a 1");
+    assert_non_null(r);
+    freeReplyObject(r);
+    r = hh_conn_cmd(&reader, "GET a");
+    assert_non_null(r);
+    freeReplyObject(r);
+    redisReply *x = uh_cmd(&srv, "REPLICAOF 127.0.0.1 %d", uh_pick_port());
+    assert_non_null(x);
+    freeReplyObject(x);
+
+    assert_null(hh_conn_cmd(&l->c, "SET a 2"));
+    assert_int_equal(atomic_load(&l->cfg.outage), 1);
+    assert_int_equal(atomic_load(&l->cfg.unreachable), HH_UNREACHABLE_REFUSED);
+    uh_sleep(1.1); /* past the second after which a success ends an outage */
+    r = hh_conn_cmd(&reader, "GET a");
+    assert_non_null(r); /* a replica still answers reads... */
+    freeReplyObject(r);
+    assert_int_equal(atomic_load(&l->cfg.outage), 1); /* ...which say nothing of the writes */
+    assert_int_equal(atomic_load(&l->cfg.unreachable), HH_UNREACHABLE_REFUSED);
+    /* a new connection is not handed out while writes are refused */
+    l->c.next_attempt = 0;
+    assert_int_equal(hh_conn_ready(&l->c), -1);
+    assert_non_null(strstr(l->c.last_error, "READONLY"));
+    assert_true(l->c.next_attempt > uh_mono()); /* and backs off */
+    assert_int_equal(atomic_load(&l->cfg.outage), 1);
+    assert_int_equal(atomic_load(&l->cfg.unreachable), HH_UNREACHABLE_REFUSED);
+
+    x = uh_cmd(&srv, "REPLICAOF NO ONE");
+    freeReplyObject(x);
+    r = cmd_retry(&l->c, 5.0, "SET a 3");
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    double since = uh_mono();
+    while (atomic_load(&l->cfg.outage) != 0 && uh_mono() - since < 5) {
+        uh_sleep(0.1);
+        r = hh_conn_cmd(&l->c, "PING");
+        assert_non_null(r);
+        freeReplyObject(r);
+    }
+    assert_int_equal(atomic_load(&l->cfg.outage), 0);
+    assert_int_equal(atomic_load(&l->cfg.unreachable), 0);
+    x = uh_cmd(&srv, "EXISTS stat:processed");
+    assert_int_equal(x->integer, 0); /* the probe wrote nothing */
+    freeReplyObject(x);
+    hh_conn_close(&reader);
+    live_free(l);
+}
+
 /* A blocking call longer than the command timeout is not a timeout,
  * and the normal timeout is back afterwards. */
 static void test_live_blocking_longer_than_timeout(void **s) {
@@ -965,7 +1063,8 @@ static void test_live_blocking_longer_than_timeout(void **s) {
 }
 
 /* Nothing listening: -1 each time, never longer than the 2 s backoff cap,
- * and the attempts back off to at most one every ~2 s. */
+ * and the attempts back off to one every 1 to 2 s (the cap, less its random
+ * part of up to half). */
 static void test_live_ready_gives_up_with_capped_backoff(void **s) {
     (void)s;
     int port = uh_pick_port();
@@ -981,7 +1080,8 @@ static void test_live_ready_gives_up_with_capped_backoff(void **s) {
         assert_null(l->c.ctx);
         assert_true(l->c.backoff <= 2.0);
     }
-    UH_ASSERT_DBL_IN(last, 1.5, 2.3); /* saturated at the cap */
+    assert_true(l->c.backoff >= 2.0 - 1e-9); /* saturated at the cap */
+    UH_ASSERT_DBL_IN(last, 0.95, 2.3);
     assert_int_equal(atomic_load(&l->cfg.outage), 1);
     assert_true(l->c.last_error[0] != '\0');
 
@@ -1002,17 +1102,22 @@ static void test_live_ready_gives_up_with_capped_backoff(void **s) {
     while (rc != 0 && uh_mono() - t0 < 5) rc = hh_conn_ready(&l->c);
     assert_int_equal(rc, 0);
     assert_true(uh_mono() - t0 < 2.5);
-    assert_true(l->c.backoff > 0.05); /* connecting alone does not reset it (a failover replica accepts connections) */
-    /* a command on a lasting connection does: commands until it is reset,
-     * which must not be before the connection has lasted a second */
+    assert_true(l->c.backoff > 0.05); /* connecting alone does not reset it */
+    /* the first command that goes through does (a replica refusing writes
+     * never gets that far: test_live_readonly_one_outage) */
+    redisReply *pong = hh_conn_cmd(&l->c, "PING");
+    assert_non_null(pong);
+    freeReplyObject(pong);
+    assert_true(l->c.backoff <= 0.05 + 1e-9);
+    /* the outage's end is logged once the connection has lasted a second */
     double since = uh_mono();
-    while (l->c.backoff > 0.05 + 1e-9 && uh_mono() - since < 10) {
-        redisReply *pong = hh_conn_cmd(&l->c, "PING");
+    while (atomic_load(&l->cfg.outage) != 0 && uh_mono() - since < 10) {
+        pong = hh_conn_cmd(&l->c, "PING");
         assert_non_null(pong);
         freeReplyObject(pong);
-        if (l->c.backoff > 0.05 + 1e-9) uh_sleep(0.05);
+        if (atomic_load(&l->cfg.outage) != 0) uh_sleep(0.05);
     }
-    assert_true(l->c.backoff <= 0.05 + 1e-9);
+    assert_int_equal(atomic_load(&l->cfg.outage), 0);
     assert_true(uh_mono() - since >= 0.5); /* not on the first command */
     uh_redis_stop(&other);
     live_free(l);
@@ -1088,6 +1193,8 @@ int main(void) {
         cmocka_unit_test(test_live_eval_reload_after_script_flush),
         cmocka_unit_test(test_live_scripts_over_maxmemory),
         cmocka_unit_test(test_live_readonly_drops_connection),
+        cmocka_unit_test(test_live_killed_connection_replaced_at_once),
+        cmocka_unit_test(test_live_readonly_one_outage),
         cmocka_unit_test(test_live_blocking_longer_than_timeout),
         cmocka_unit_test(test_live_reconnect_after_restart),
         cmocka_unit_test(test_live_ready_gives_up_with_capped_backoff),
