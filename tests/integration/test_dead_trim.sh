@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Field report B09: the dead set is trimmed like Sidekiq's (ZADD dead now + ZREMRANGEBYSCORE
+# The dead set is trimmed like Sidekiq's (ZADD dead now + ZREMRANGEBYSCORE
 # -inf now-15552000 + ZREMRANGEBYRANK 0 -10000, atomically). `dead` prefilled with 10,000 entries
 # scored now-10000..now-1 plus one 200 days old; one job dies in hiredhand; then ZCARD dead ==
 # 9999 (as Sidekiq 6.4), the new entry present, the 200-day entry and the two lowest-scored
@@ -17,7 +17,7 @@ round() {   # LABEL EXPECTED_SIZE MAX_AGE KIND(fail|malformed) WORKER-ARGS...
     assert_eq "$(R zcard dead)" 10001 "[$label] prefilled dead set"
     jid="$(hh_jid)"
     if [ "$kind" = fail ]; then
-        R lpush queue:default "{\"retry\":0,\"queue\":\"default\",\"class\":\"FailJob\",\"args\":[\"b09\"],\"jid\":\"$jid\",\"created_at\":$(hh_now),\"enqueued_at\":$(hh_now)}" >/dev/null
+        R lpush queue:default "{\"retry\":0,\"queue\":\"default\",\"class\":\"FailJob\",\"args\":[\"trim\"],\"jid\":\"$jid\",\"created_at\":$(hh_now),\"enqueued_at\":$(hh_now)}" >/dev/null
         want="$jid"
     else
         R lpush queue:default "not json at all $jid" >/dev/null

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Field report B01: the heartbeat is written
+# The heartbeat is written
 # atomically, always with its TTL, and busy matches the work hash.
 #   -c 3, two SlowJob(12)s; `redis-cli MONITOR` captured from before the start over 4+ beats and
 #   the clean stop. Checked:
@@ -80,7 +80,7 @@ grep -q '"SREM" "processes" "'"$id"'"' "$mon" || fail "no SREM processes $id in 
 after_srem="$(awk -v id="$id" 'index($0, "\"SREM\" \"processes\" \"" id "\"") { s = 1; next } s' "$mon" \
     | grep -E '"(SADD|HSET|HMSET)" "(processes|'"$id"')' || true)"
 assert_eq "$after_srem" "" "registry writes after the unregistering SREM (ghost process)"
-res="$(hb_check_atomic "$mon" "$id")" || fail "B01 atomicity violations in the MONITOR capture (above); $res"
+res="$(hb_check_atomic "$mon" "$id")" || fail "heartbeat atomicity violations in the MONITOR capture (above); $res"
 hh_log "MONITOR: $res"
 nb="${res##*beats=}"
 [ "$nb" -ge 4 ] || fail "the MONITOR capture has only $nb heartbeat transactions"

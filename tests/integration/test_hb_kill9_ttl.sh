@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Field report B01 (kill loop, compressed): a process killed with
+# Heartbeat keys expire after kill -9 (kill loop, compressed): a process killed with
 # kill -9 disappears from Sidekiq::ProcessSet and Sidekiq::Workers by TTL alone (no cleanup by
 # anyone): its <id> hash and work hashes expire within 60 s of its last beat, no key of a killed
 # identity is left without a TTL, and no identity hash anywhere has TTL -1.
 #   1. kill loop: 6 workers, each started and killed with kill -9 after a random 0-2 s (some die
 #      before or during their first beat), with MONITOR running: every heartbeat transaction of
-#      every killed identity passes the B01 atomicity check.
+#      every killed identity passes the heartbeat atomicity check (hb_check_atomic).
 #   2. one worker with a SlowJob running, seen by Sidekiq::Workers, killed with kill -9.
 #   3. 66 s later: `processes` pruned by ProcessSet.new, ProcessSet and Workers empty, no key
 #      named after a killed identity (the reliable-fetch in-progress list is the one exception: it
@@ -54,11 +54,11 @@ assert_between "$(R ttl "$id:work")" 1 60 "TTL $id:work right after kill -9"
 # the handler (sleep.sh) survives its worker: kill it now so it does not write test:ran later
 for p in $(cat "$HH_PIDFILE" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
 
-# ---------------------------------------------------------------- B01 atomicity of every killed identity
+# ---------------------------------------------------------------- heartbeat atomicity of every killed identity
 ids="$(grep -o '"SADD" "processes" "[^"]*"' "$mon" | sed 's/.*"processes" "//; s/"$//' | sort -u)"
 hh_log "identities seen in MONITOR: $(echo $ids)"
 for i in $ids; do
-    hb_check_atomic "$mon" "$i" >/dev/null || fail "B01 atomicity violation for $i (above)"
+    hb_check_atomic "$mon" "$i" >/dev/null || fail "heartbeat atomicity violation for $i (above)"
 done
 
 # ---------------------------------------------------------------- 3. wait for the TTLs

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Field report B02 (with B03's push-back on stop):
+# Quiet and stop from Sidekiq's API (with the push-back of unfinished jobs on stop):
 #  A. Sidekiq::Process#quiet! (Ruby API, the Web UI's Quiet) on a worker (-c 2, beat 5 s) with 2
 #     SlowJobs in flight, sent right after a beat (the worst case): within one beat the signal is
-#     popped (LLEN <id>-signals == 0) and HGET <id> quiet == "true" (B02); 5 OkJobs pushed after
+#     popped (LLEN <id>-signals == 0) and HGET <id> quiet == "true"; 5 OkJobs pushed after
 #     the quiet stay queued (no new job fetched) while the 2 in-flight jobs finish and are
 #     acknowledged; at least 3 consecutive beats carry quiet == "true" (quiet is sticky).
 #  B. Sidekiq::Process#stop! on a worker (-c 2 -t 3) with 2 SlowJob(60)s in flight: it exits with
@@ -45,7 +45,7 @@ hh_log "quiet!: signal popped after ${t_pop:-never} s, quiet=\"true\" in the has
 [ -n "$t_quiet" ] || fail "HGET $ida quiet never became \"true\" within 12 s of quiet!"
 assert_between "$t_pop" 0 $((BEAT + 1)) "seconds until LLEN $ida-signals == 0 (within one beat)"
 awk -v t="$t_quiet" -v lim=$((BEAT + 1)) 'BEGIN { exit !(t <= lim) }' \
-    || hb_soft_fail "B02: HGET $ida quiet became \"true\" only ${t_quiet} s after quiet! (sent right after a beat); expected within one beat (${BEAT} s + 1 s): the quiet state is written by the beat after the one that popped TSTP"
+    || hb_soft_fail "quiet within one beat: HGET $ida quiet became \"true\" only ${t_quiet} s after quiet! (sent right after a beat); expected within one beat (${BEAT} s + 1 s): the quiet state is written by the beat after the one that popped TSTP"
 assert_contains "$(cat "$wa_log")" "TSTP" "worker log mentions the TSTP it received"
 
 # watch: queue stays 5, beats keep quiet == "true", in-flight jobs finish and are acknowledged

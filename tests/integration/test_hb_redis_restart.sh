@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Field report B13 (heartbeat part): Redis lost under an idle
+# The heartbeat when Redis is lost under an idle
 # worker (-c 2, beat 5 s, --http, --liveness-max-age 8).
 #  1. Redis stopped (by pid) for ~12 s: the worker stays up, does not busy-loop (< 5 % of a CPU),
 #     logs the heartbeat failure once; /stats heartbeat_last_pushed_at stops advancing; /healthz

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Signals, and field report B02's TTIN/FOO part: words pushed on
+# Signals, TTIN and unknown words included: words pushed on
 # <id>-signals exactly as Sidekiq's API does (MULTI; LPUSH; EXPIRE 60; EXEC):
 #   - TTIN: within one beat it is popped and the log lists the running job (tid, class, jid,
 #     queue) of each busy thread; nothing else changes (quiet stays "false", busy stays 1, the

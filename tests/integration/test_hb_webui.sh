@@ -61,7 +61,7 @@ webui_post() {   # ACTION (quiet|stop)  -> HTTP status
 t0=$(date +%s.%N)
 code="$(webui_post quiet)"
 assert_eq "$code" 302 "POST /busy quiet=1 (Web UI Quiet button) status"
-# The signal is popped by the next beat; the strict "within one beat" timing of B02 is checked by
+# The signal is popped by the next beat; the strict "within one beat" timing of quiet is checked by
 # test_hb_quiet_stop.sh; here allow the popping beat plus the one that writes quiet (2 x 5 s + 1).
 must_wait 11 '[ "$(R hget "$id" quiet)" = true ] && [ "$(R llen "$id-signals")" = 0 ]' \
     "11 s after the Quiet button: quiet=[$(R hget "$id" quiet)], signals left=[$(R llen "$id-signals")]"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Field report B17 (large payloads), with reliable fetch, -c 4: a 32 MiB string argument and an
+# Large payloads, with reliable fetch, -c 4: a 32 MiB string argument and an
 # array of 200,000 integers pushed by Sidekiq's Ruby client, then 100 small jobs.
 # Expected: every job runs once; the handler gets the big arguments intact (SHA-256 of args[0]
 # equals the pushed one); the 100 small jobs are not starved (done within 10 s of the big ones

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Field report B35 (a): few threads, several queues. `-c 3 -q default -q low -q bulk`, one job
+# Pickup latency with few threads and several queues: `-c 3 -q default -q low -q bulk`, one job
 # running 30 s, then 20 jobs pushed one by one to `default` with redis-cli LPUSH (each after the
 # previous one started): each must start within PK_LIMIT (1 s, pickup_helpers.sh) of its
 # push, since two threads are idle.
@@ -51,7 +51,7 @@ run_case basic strict
 run_case basic weighted
 
 if [ ${#problems[@]} -gt 0 ]; then
-    msg="B35 (a) -c 3, 3 queues, one thread busy:"
+    msg="pickup latency, -c 3, 3 queues, one thread busy:"
     for p in "${problems[@]}"; do msg="$msg
   - $p"; done
     fail "$msg"

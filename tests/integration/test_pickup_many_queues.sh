@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Field report B35 (b): many queues. `-c 10` with 20, 300 and 1,000 queues, idle, then one job
+# Pickup latency with many queues: `-c 10` with 20, 300 and 1,000 queues, idle, then one job
 # pushed by redis-cli LPUSH (not through hiredhand) into the last queue, 20 runs: every pickup
 # under PK_LIMIT (1 s, pickup_helpers.sh). Reliable fetch strict (20, 1,000 queues) and weighted (300), basic fetch (300).
 # With 300 idle queues the whole process sends a few Redis commands per second at most (INFO
@@ -87,7 +87,7 @@ assert_ne "$HH_RC" 0 "10,001 queues must be refused"
 assert_contains "$HH_ERR" "at most 10000" "10,001 queues: the error names the limit"
 
 if [ ${#problems[@]} -gt 0 ]; then
-    msg="B35 (b) -c 10, many queues:"
+    msg="pickup latency, -c 10, many queues:"
     for p in "${problems[@]}"; do msg="$msg
   - $p"; done
     fail "$msg"

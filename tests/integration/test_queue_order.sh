@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run on real queues after field report B15 (A)(B)(C), concurrency 1,
+# Queue order (strict, equal weights, weighted) on real queues, concurrency 1,
 # a fast --exec handler that appends "queue jid" to a file (jids encode queue and FIFO position):
 #   (B) strict  -q a -q b -q c, 300 jobs each pushed before start: every a job (FIFO order), then
 #       every b job, then every c job -- no c job starts while a or b is non-empty.
@@ -8,7 +8,8 @@
 #   (C) -q a,3 -q b,1, 4000 each: among the first 2000 processed, done(a)/done(b) in [2.4, 3.6],
 #       and each job's queue is an independent draw as with Sidekiq's per-fetch shuffle
 #       (P(b after b) in [15 %, 35 %], expected 25 %).
-# Each part runs with the default fetch and with --fetch basic. Counts are B15's. (D) (idle CPU) belongs to the reliable-fetch issue and is not here.
+# Each part runs with the default fetch and with --fetch basic. The idle cost (CPU, Redis
+# commands per second) is checked with reliable fetch by test_rf_idle_cost.sh.
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
 hh_redis_start

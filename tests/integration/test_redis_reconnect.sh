@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Field report B13, reconnect half: hiredhand idle, all threads
+# Reconnect after Redis restarts: hiredhand idle, all threads
 # blocked in fetch; redis-server is killed by PID, stays down 5 s, then starts again on the same
 # port with an empty dataset. During the outage: no exit, no busy loop (worker CPU < 5 %), no log
 # spam. After it: a pushed OkJob runs within 5 s and the process is back in `processes` (fresh
@@ -11,7 +11,7 @@
 hh_require_binary
 hh_redis_start
 
-ident="hh-b13-$$"
+ident="hh-reconnect-$$"
 hh_start_worker -c 3 --identity "$ident" --heartbeat-interval 2 --exec "OkJob=$HH_HANDLERS/record.sh"
 push_ok() {
     local jid; jid="$(hh_jid)"
@@ -50,7 +50,7 @@ hh_redis_restart   # same port, empty dataset
 t0=$(date +%s%N)
 j2="$(push_ok)"
 wait_until 5 'R lrange test:ran 0 -1 | grep -q '"$j2" \
-    || fail "job pushed after the restart did not run within 5 s (queue=$(R llen queue:default)); B13 wants <= 5 s"
+    || fail "job pushed after the restart did not run within 5 s (queue=$(R llen queue:default)); the reconnect bound is <= 5 s"
 hh_log "job ran $(( ($(date +%s%N) - t0) / 1000000 )) ms after the restart"
 must_wait 4 '[ "$(R sismember processes "$ident")" = 1 ]' \
     "identity $ident not back in processes within one beat (+2 s) after the restart"

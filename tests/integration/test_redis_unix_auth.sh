@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Field report B30: a password-protected Redis on a unix socket (no TCP port).
+# A password-protected Redis on a unix socket (no TCP port).
 #   redis-server --port 0 --unixsocket $DIR/r.sock --requirepass 'x/y@z'
 #   -r 'unix://:x%2Fy%40z@$DIR/r.sock?db=2': `push` queues into db 2, `work` runs the job from
 #   db 2 (nothing in db 0), `stats` reads db 2; the password, decoded or encoded, appears in no

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Field reports B07 and B18: failures, retries and the dead set, read
+# Failures, retries and the dead set, and unknown job classes, read
 # back through Sidekiq 6.4's own API (Sidekiq::RetrySet, DeadSet, Stats).
 #   retry true  -> RetrySet, retry_count 0, error_class, error_message (exit status + last stderr
 #                  line), failed_at float, queue, original keys kept in order, first delay in 6.4's
@@ -11,7 +11,7 @@
 #   fails once then succeeds -> no trace in RetrySet or DeadSet, ran once, retry_count 0 on retry;
 #                  awkward args (unicode, escapes, NUL, floats incl. -0.0/5e-324/1e300, int64 limits)
 #                  keep value and JSON type through the re-serialized retry member
-#   unknown class, retry true -> RetrySet with error_class NameError naming the class (B18: also
+#   unknown class, retry true -> RetrySet with error_class NameError naming the class (also
 #                  Foo::Bar::Baz and foo::bar while Foo::Bar is registered -- and Foo::Bar runs)
 #   unknown class, no retry key -> discarded (neither set), logged
 #   stat:failed / stat:processed (and today's daily keys) count every execution exactly.

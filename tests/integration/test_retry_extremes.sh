@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Field report B36: retry counts and limits at their extremes, hiredhand beside real Sidekiq 6.4.
+# Retry counts and limits at their extremes, hiredhand beside real Sidekiq 6.4.
 # The same four failing jobs are LPUSHed raw into two databases of one Redis: db 0 is worked by
 # the real `sidekiq` server (tests/ruby/app.rb's FailWorker), db 1 by hiredhand (fail.sh).
 #   "retry_count": 3.0                                  -> 6.4 writes 4.0 (a float), retried_at

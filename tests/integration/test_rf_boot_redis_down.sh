@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Own work at boot when Redis is down at that moment (field report B13's restart
+# Own work at boot when Redis is down at that moment (the Redis-restart case
 # applied to a fixed identity): a process started with a stable --identity pushes back whatever
 # its previous incarnation left -- also when Redis only becomes reachable after it started
 # (recovery.h: with Redis down at start, the recovery thread retries the boot before any fetch).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Field report B26: SIGTERM while Redis hangs. The stop must keep its deadline whatever Redis does.
+# SIGTERM while Redis hangs. The stop must keep its deadline whatever Redis does.
 # Each round: SlowJob(10)s running (some rounds with every thread busy, some with idle threads in
 # their blocking fetch), -t 3; Redis paused (kill -STOP: it accepts connections but never answers)
 # or refusing connections (shut down, its data kept in an AOF); then SIGTERM to the worker.

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Field report B03: graceful shutdown pushes unfinished jobs back,
+# Graceful shutdown pushes unfinished jobs back,
 # once, before the deadline. -t 2 -c 1; LPUSH OkJob(A), LPUSH OkJob(B), RPUSH SlowJob(30) (taken
 # first); SIGTERM 3 s after start. Expected: exit status 0 within 2 + 3 s; the SlowJob payload is
 # back at the tail of queue:default byte-identical; A and B still queued, never started; retry
-# and dead empty; stat:failed unchanged (as B03 states); the process left `processes`; no
+# and dead empty; stat:failed unchanged (a pushed-back job is no failure); the process left `processes`; no
 # <identity>:work(ers) hash; no other key (in-progress list or otherwise) still holds the job.
 # Run once per fetch mode: the default, --fetch basic and --fetch reliable.
 . "$(dirname "$0")/../lib/harness.sh"
@@ -36,7 +36,7 @@ for mode in default basic reliable; do
     R flushall >/dev/null
     fetch_args=()
     [ "$mode" = default ] || fetch_args=(--fetch "$mode")
-    ident="hh-b03-$mode-$$"
+    ident="hh-sigterm-$mode-$$"
     ja="$(hh_jid)"; jb="$(hh_jid)"; js="$(hh_jid)"
     pa="$(payload OkJob "$ja" '"A"')"
     pb="$(payload OkJob "$jb" '"B"')"
@@ -58,7 +58,7 @@ for mode in default basic reliable; do
     start_ns=$(date +%s%N)
     kill -TERM "$WORKER_PID"
     wait_until 5 "! kill -0 $WORKER_PID" \
-        || fail "[$mode] worker still running 5 s after SIGTERM with -t 2 (B03: exit within 2 + 3 s)"
+        || fail "[$mode] worker still running 5 s after SIGTERM with -t 2 (expected exit within 2 + 3 s)"
     wait "$WORKER_PID"; rc=$?
     took=$(( ($(date +%s%N) - start_ns) / 1000000 ))
     hh_log "[$mode] exited with $rc ${took} ms after SIGTERM"
@@ -74,7 +74,7 @@ for mode in default basic reliable; do
     assert_eq "$(R zcard retry)" 0 "[$mode] ZCARD retry"
     assert_eq "$(R zcard dead)" 0 "[$mode] ZCARD dead"
     failed_after="$(R get stat:failed)"; failed_after="${failed_after:-0}"
-    assert_eq "$failed_after" "$failed_before" "[$mode] stat:failed (B03: unchanged)"
+    assert_eq "$failed_after" "$failed_before" "[$mode] stat:failed (a pushed-back job is no failure: unchanged)"
     assert_eq "$(R sismember processes "$ident")" 0 "[$mode] SISMEMBER processes $ident"
     assert_eq "$(R scard processes)" 0 "[$mode] SCARD processes"
     assert_eq "$(R exists "$ident:work" "$ident:workers")" 0 "[$mode] $ident:work / :workers removed"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Field report B11: timestamps are read in either encoding (JSON real = seconds, integer = ms)
+# Timestamps are read in either encoding (JSON real = seconds, integer = ms)
 # and written in the configured layout, never corrupted.
 #   - `hiredhand stats --json` latency of queues whose job has float, int-ms, mixed or no stamps:
 #     all in [0, 60] s;

@@ -1,4 +1,4 @@
-# Used by test_large_payloads.sh (field report B17).
+# Used by test_large_payloads.sh (large payloads).
 #   push   -> a job whose only arg is a 32 MiB random base64 string, one with an array of 200,000
 #             integers, then 100 small jobs; prints one line per big job:
 #             "jid sha256(arg0 JSON) payload-bytes" (bytes: an upper bound of the stored payload)

@@ -1,4 +1,4 @@
-# Used by test_dead_trim.sh (field report B09).
+# Used by test_dead_trim.sh (the dead set's trims).
 #   prefill           -> `dead` = 10,000 entries scored now-10000 .. now-1 plus one scored 200 days
 #                        ago; prints the prefill time
 #   verify T0 JID|RAW EXPECTED_SIZE [MAX_AGE]

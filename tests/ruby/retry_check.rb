@@ -1,4 +1,4 @@
-# Used by test_retry_dead.sh (B07, B18).
+# Used by test_retry_dead.sh (retries, the dead set, unknown classes).
 #   push               -> LPUSHes the failing jobs (raw JSON, so the "retry" key is exactly as
 #                         wanted); name => jid in the hash test:jobs, name => raw in test:raw
 #   phase1             -> checks after every job's first execution

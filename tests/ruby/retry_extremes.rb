@@ -1,4 +1,4 @@
-# Used by test_retry_extremes.sh (field report B36): retry counts and limits at their extremes.
+# Used by test_retry_extremes.sh: retry counts and limits at their extremes.
 #   push        -> LPUSHes one FailWorker job per case below (raw JSON, so "retry" and
 #                  "retry_count" are exactly the pushed tokens); name => jid in test:jobs
 #   count       -> prints how many cases there are

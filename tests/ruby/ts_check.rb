@@ -1,4 +1,4 @@
-# Used by test_timestamps.sh (field report B11).
+# Used by test_timestamps.sh (timestamps in both encodings).
 #   push LAYOUT  -> queues ts1..ts4 get one OkJob each: (1) float created_at/enqueued_at,
 #                   (2) integer ms both, (3) created_at float + enqueued_at int ms, (4) no stamps;
 #                   FailJobs with int-ms / float stamps (retry true) in queue default; schedule

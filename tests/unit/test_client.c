@@ -1,8 +1,8 @@
 /* test_client.c -- src/client.c against a private redis-server: pushing as
  * Sidekiq::Client does (docs/protocol.md: key order, jid, SADD queues + LPUSH,
  * scheduling, bulk, raw items), argument validation with nothing written,
- * namespaces (B19), the Stats JSON with latency in both encodings (B11),
- * remote signals and the dead-set kill with Sidekiq's trims (B09). */
+ * namespaces, the Stats JSON with latency in both timestamp encodings,
+ * remote signals and the dead-set kill with Sidekiq's trims. */
 #include "unit_helpers.h"
 
 #include <ctype.h>
@@ -450,7 +450,7 @@ static void test_signal(void **s) {
     hh_client_free(c);
 }
 
-/* B09: 10,000 entries + one 200 days old, one kill -> 9,999 left. */
+/* The dead set's size trim: 10,000 entries + one 200 days old, one kill -> 9,999 left. */
 static void test_kill_trims_dead_set(void **s) {
     (void)s;
     hh_client *c = client();
@@ -527,7 +527,7 @@ static void test_processes(void **s) {
     hh_client_free(c);
 }
 
-/* B17: a push over Redis' proto-max-bulk-len fails with Redis' own message,
+/* Large payloads: a push over Redis' proto-max-bulk-len fails with Redis' own message,
  * writes nothing, and the client stays usable. */
 static void test_push_over_proto_max_bulk_len(void **st) {
     (void)st;

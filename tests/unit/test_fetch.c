@@ -1,4 +1,4 @@
-/* test_fetch.c -- src/fetch.c hh_queue_order (docs/protocol.md, B15): strict order,
+/* test_fetch.c -- src/fetch.c hh_queue_order (docs/protocol.md): strict order,
  * weighted orders that are permutations with the first queue drawn in
  * proportion to its weight, zero weights among weighted queues counted as 1;
  * and the manager's queue configuration that feeds it (modes, duplicates). */
@@ -74,7 +74,7 @@ static void test_weighted_all_ones_uniform(void **s) {
     size_t hist[9] = {0};
     draw(w, 3, f, hist);
     for (int i = 0; i < 3; i++) UH_ASSERT_DBL_IN(f[i], 1.0 / 3 - 0.02, 1.0 / 3 + 0.02);
-    /* B15 (A): no starvation, every queue takes every position */
+    /* equal weights: no starvation, every queue takes every position */
     for (int i = 0; i < 9; i++) UH_ASSERT_DBL_IN((double)hist[i] / DRAWS, 1.0 / 3 - 0.02, 1.0 / 3 + 0.02);
 }
 

@@ -1,6 +1,6 @@
 /* test_heartbeat.c -- src/heartbeat.c: the info JSON (docs/protocol.md, the union
  * of the generations' fields) built for a manager that was never started, and one real beat
- * against a private redis-server (B01: processes + hash + TTL in one
+ * against a private redis-server (atomicity: processes + hash + TTL in one
  * transaction, busy == HLEN work, counters flushed, one signal popped),
  * then the clean unregister. */
 #include "unit_helpers.h"

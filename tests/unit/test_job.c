@@ -1,6 +1,6 @@
 /* test_job.c -- src/job.c: parsing and validating payloads (docs/protocol.md), the
  * exact bytes kept, timestamps in both encodings, serialisation with
- * key order and number types kept (B11), error_message
+ * key order and number types kept, error_message
  * truncation, and the public accessors. */
 #include "unit_helpers.h"
 
@@ -406,8 +406,8 @@ static void test_json_dump_reals_roundtrip_value(void **s) {
     }
 }
 
-/* B11: "Retried/dead payloads keep created_at exactly as received (same JSON
- * token, not converted)". Ruby writes the shortest repr; re-serialising must
+/* Timestamp tokens: retried and dead payloads keep created_at exactly as
+ * received (the same JSON token, not converted). Ruby writes the shortest repr; re-serialising must
  * give the same text back for every timestamp in Sidekiq's own traces. */
 static void test_json_dump_keeps_timestamp_tokens(void **s) {
     (void)s;

@@ -1,4 +1,4 @@
-/* test_keys.c -- src/keys.c: every key namespaced exactly once (B19), daily
+/* test_keys.c -- src/keys.c: every key namespaced exactly once, daily
  * stat keys on the UTC date, in-progress keys that parse back, and SCAN
  * patterns that escape glob characters of the namespace. */
 #include "unit_helpers.h"
@@ -214,7 +214,7 @@ static void accepted(hh_name_kind kind, const char *name) {
  * with the reason; the usual shapes are accepted. */
 static void test_identity_rule(void **s) {
     (void)s;
-    /* the field report's examples */
+    /* identities that would collide with Sidekiq's own keys */
     refused(HH_NAME_IDENTITY, "queue:default", "starts with \"queue:\"");
     refused(HH_NAME_IDENTITY, "retry", "Sidekiq's retry set");
     refused(HH_NAME_IDENTITY, "dead", "Sidekiq's dead set");

@@ -1,8 +1,8 @@
 /* test_redis.c -- src/redis.c: URL parsing and masking, score formatting,
- * connection-level error detection (B14), and, against a private
- * redis-server: reconnect after a restart with timeouts and SELECT re-applied
- * (B13), pipelines, EVALSHA reload on NOSCRIPT, READONLY dropping the
- * connection, blocking calls longer than the command timeout (B12), and
+ * connection-level error detection (READONLY, UNBLOCKED), and, against a private
+ * redis-server: reconnect after a restart with timeouts and SELECT re-applied,
+ * pipelines, EVALSHA reload on NOSCRIPT, READONLY dropping the
+ * connection, blocking calls longer than the command timeout, and
  * the capped connect backoff. */
 #include "unit_helpers.h"
 
@@ -683,7 +683,7 @@ static void test_live_reconnect_after_restart(void **s) {
     assert_int_equal(r->type, REDIS_REPLY_STATUS);
     freeReplyObject(r);
     assert_non_null(l->c.ctx);
-    /* B13: the new connection has the command timeout again, and SELECT */
+    /* the new connection has the command timeout again, and SELECT */
     UH_ASSERT_DBL_IN(rcvtimeo(&l->c), 1.49, 1.51);
     char *v = uh_str(&srv, "GET k");
     assert_null(v); /* not in db 0 */
@@ -1034,7 +1034,7 @@ static void test_live_readonly_one_outage(void **s) {
     live_free(l);
 }
 
-/* B12: a blocking call longer than the command timeout is not a timeout,
+/* A blocking call longer than the command timeout is not a timeout,
  * and the normal timeout is back afterwards. */
 static void test_live_blocking_longer_than_timeout(void **s) {
     (void)s;

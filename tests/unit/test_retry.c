@@ -1,5 +1,5 @@
 /* test_retry.c -- src/retry.c: the failure decision (docs/protocol.md) and
- * field report B07 (retry true/false/0/N/absent, dead: false, retry_queue),
+ * the retry option in all its forms (retry true/false/0/N/absent, dead: false, retry_queue),
  * the fields written and where (new keys appended, existing keys in place,
  * unknown keys kept), both timestamp encodings, error_backtrace, the
  * backoff (docs/protocol.md), and the dead-set payload of a malformed job. */
@@ -231,7 +231,7 @@ static void test_retry_absent(void **s) {
     assert_int_equal(p.kind, HH_FAIL_RETRY);
     json_decref(o);
     free(p.payload);
-    cfg.class_known = 0; /* unknown class, no retry key: discarded (B18) */
+    cfg.class_known = 0; /* unknown class, no retry key: discarded, as Sidekiq does */
     assert_null(plan("{\"class\":\"Nope::Missing\",\"args\":[]}", "default", &cfg, &p, NULL));
     assert_int_equal(p.kind, HH_FAIL_DISCARD);
     assert_null(plan("{\"retry\":null,\"class\":\"Nope::Missing\",\"args\":[]}", "default", &cfg, &p, NULL));
@@ -314,7 +314,7 @@ static void test_second_failure(void **s) {
     free(p.payload);
 }
 
-/* B11: the stored timestamps written by Ruby come back as the same token. */
+/* The stored timestamps written by Ruby come back as the same token. */
 static void test_timestamps_kept_as_tokens(void **s) {
     (void)s;
     hh_retry_config cfg = cfg_default();
@@ -760,7 +760,7 @@ static void test_retry_delay_bounds(void **s) {
     assert_true(hh_retry_delay(24, &rng) >= 331791);
 }
 
-/* B36: the delay for a count past 2^31 and 2^32 is Sidekiq's c^4 + 15 +
+/* Retry extremes: the delay for a count past 2^31 and 2^32 is Sidekiq's c^4 + 15 +
  * rand(10) * (c + 1) in full (today's int cast wrapped 2^32 to 0: a 15-24 s
  * delay), and never inf for a count whose c^4 overflows a double. */
 static void test_retry_delay_extremes(void **s) {
@@ -783,7 +783,7 @@ static void test_retry_delay_extremes(void **s) {
     assert_true(d == DBL_MAX);
 }
 
-/* B36 input 1: "retry": 9e18, "retry_count": 4294967295. Sidekiq 6.4 writes
+/* Retry extremes, huge limit: "retry": 9e18, "retry_count": 4294967295. Sidekiq 6.4 writes
  * retry_count 4294967296 and a score about 3.4e38 s away (observed:
  * 3.4028236692093846e+38), a finite double. */
 static void test_retry_count_u32_max_huge_limit(void **s) {
@@ -805,7 +805,7 @@ static void test_retry_count_u32_max_huge_limit(void **s) {
     free(p.payload);
 }
 
-/* B36: retry_count 9e18 with retry 9e18: 9e18 + 1 >= 9e18, dead, as 6.4 */
+/* Retry extremes: retry_count 9e18 with retry 9e18: 9e18 + 1 >= 9e18, dead, as 6.4 */
 static void test_retry_count_huge_dead(void **s) {
     (void)s;
     hh_retry_config cfg = cfg_default();
@@ -831,7 +831,7 @@ static void test_retry_count_huge_dead(void **s) {
     free(p.payload);
 }
 
-/* B36: retry_count 3.0 is read as Ruby reads it: 3.0 + 1 = 4.0, a float,
+/* Retry extremes: retry_count 3.0 is read as Ruby reads it: 3.0 + 1 = 4.0, a float,
  * retried_at set, delay 4.0^4 + 15 + rand(10) * 5.0 (6.4 wrote 4.0). */
 static void test_retry_count_float(void **s) {
     (void)s;
@@ -854,7 +854,7 @@ static void test_retry_count_float(void **s) {
     free(p.payload);
 }
 
-/* B36: retry_count "3" (or true, [], {}): Sidekiq 6.4 raises TypeError in
+/* Retry extremes: retry_count "3" (or true, [], {}): Sidekiq 6.4 raises TypeError in
  * its retry code and writes no retry (observed: "no implicit conversion of
  * Integer into String", nothing in retry or dead). hiredhand writes no retry
  * either, and keeps the job in the dead set with the reason, retry_count

@@ -1,8 +1,8 @@
 /* test_scheduler.c -- src/scheduler.c: Sidekiq's wait between polls
  * (docs/design.md) for fewer and for ten or more processes, and one poll against a
  * private redis-server: due members of retry and schedule moved to
- * their queue once with a fresh enqueued_at (B11), future ones left,
- * malformed ones buried in the dead set, namespaced keys (B19). */
+ * their queue once with a fresh enqueued_at, future ones left,
+ * malformed ones buried in the dead set, namespaced keys. */
 #include "unit_helpers.h"
 
 #include <math.h>

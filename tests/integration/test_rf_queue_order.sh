@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Queue weights and strict order keep their meaning / field report B15 with
+# Queue weights and strict order keep their meaning with
 # --fetch reliable (explicit), concurrency 1 unless said, fast jobs (handlers/rf_job.sh records
 # "jid worker time queue" at start, in start order):
 #   (B) strict -q a -q b -q c, 300 jobs each pushed before the start: the start order is every a
 #       job (FIFO), then every b job, then every c job -- no c job starts while a or b is non-empty.
 #   (C) -q a,3 -q b,1, 4000 each: among the first 2000 started, done(a)/done(b) in [2.4, 3.6].
-# (D), idle cost, is test_rf_b15_idle.sh.
+# (Equal weights, part A, are in test_queue_order.sh; the idle cost is test_rf_idle_cost.sh.)
 . "$(dirname "$0")/../lib/harness.sh"
 . "$(dirname "$0")/../lib/recovery_helpers.sh"
 hh_require_binary

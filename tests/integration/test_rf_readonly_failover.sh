@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Field report B14 with --fetch reliable: failover -- READONLY and UNBLOCKED replies are
+# Failover with --fetch reliable: READONLY and UNBLOCKED replies are
 # connection errors, not job failures, and the pending ack is retried, not dropped.
 # Worker --identity I -c 2 --heartbeat-interval 1 --poll-interval 1 (the scheduler reads about
 # every second) runs SlowJob J (5 s). R REPLICAOF 127.0.0.1
@@ -11,7 +11,7 @@
 # hiredhand:inprogress:I|default is empty, stat:processed has grown by exactly 1, the heartbeat
 # hash I exists, and a new job pushed then runs.
 # Last (checked after all of the above): during the 20 s of refused writes the worker does not
-# reconnect in a tight loop -- B13's bound for an outage, reconnect attempts back off to <= 1/s
+# reconnect in a tight loop -- the reconnect bound for an outage, reconnect attempts back off to <= 1/s
 # per connection, applied to READONLY, which hiredhand treats as a connection error: at most
 # 5 connections (2 fetchers, heartbeat, scheduler, recovery) x 20 s x 1/s + 10 new connections
 # (INFO stats total_connections_received) and at most 100 log lines in the window.
@@ -23,7 +23,7 @@
 hh_require_binary
 hh_redis_start
 
-ident="rf-b14-$$"
+ident="rf-readonly-$$"
 inprog="hiredhand:inprogress:$ident|default"
 j="$HH_TMP/j.jids"; : >"$j"
 rf_push default SlowJob 1 "$j"
