@@ -108,9 +108,22 @@ HH_EXPORT const char *hh_strerror(int err);
  * listen on 127.0.0.1:8080: Address already in use". The reason is kept
  * per thread, as errno and dlerror() are: read it right after the failing
  * call, on the same thread. A call that succeeds leaves it as it was.
- * hh_client_last_error() keeps what Redis said to one client; the library
- * never writes to stderr or stdout itself: what it logs goes to the log
- * callback (hh_manager_options.log; a NULL log there means stderr). */
+ * That covers every call with an error to return, a NULL client, manager
+ * or output pointer included. The calls without one leave it as it was
+ * too: the *_init functions, the frees, quiet/stop/dump, hh_manager_log
+ * and the job's void setters; accessors and flags (hh_job_*,
+ * hh_manager_identity, hh_manager_has_handler, hh_manager_detached);
+ * hh_chain_next, which returns the handler's result; and the functions
+ * whose NULL means "absent" or out of memory (hh_jobset_entry_get,
+ * hh_job_get, hh_log_format_line). Errors reach a caller through up to
+ * three channels: the returned code (or *err), this reason, and, for a
+ * client, hh_client_last_error(), which keeps what Redis said to that
+ * client (also on success: a queue cleared that held another type). The
+ * checks that take an errbuf (hh_name_check, hh_redis_url_check,
+ * hh_redis_options_check, hh_manager_options_check) write the same reason
+ * there. The library never writes to stderr or stdout itself: what it
+ * logs goes to the log callback (hh_manager_options.log; a NULL log there
+ * means stderr). */
 
 /* The reason the last failing hiredhand call on this thread failed. Never
  * NULL; "" before any failure. Valid until this thread's next failing

@@ -3,7 +3,9 @@
  * library copies only the bytes the caller's struct_size covers onto the
  * defaults, and writes only that many back. struct_size 0 means the first
  * layout with the rule (the *_V1 sizes below, frozen: never change them).
- * No Redis keys. */
+ * The defaults themselves (hh_*_options_init) live here too, so that the
+ * bottom of the library reads a caller's struct without calling up into
+ * client.c or manager.c. No Redis keys. */
 #include "abi.h"
 
 #include <stdalign.h>
@@ -20,6 +22,39 @@
 static size_t caller_size(size_t given, size_t v1, size_t ours) {
     size_t n = given ? given : v1;
     return n < ours ? n : ours;
+}
+
+/* The defaults: what a field the caller's struct does not reach holds. */
+void hh_redis_options_init(hh_redis_options *o) {
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+    o->connect_timeout = 5;
+    o->command_timeout = 5;
+    o->timestamps = HH_TS_FLOAT;
+}
+
+void hh_push_options_init(hh_push_options *o) {
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+}
+
+void hh_manager_options_init(hh_manager_options *o) {
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+    hh_redis_options_init(&o->redis);
+    o->concurrency = 10;
+    o->shutdown_timeout = 25;
+    o->fetch = HH_FETCH_RELIABLE;
+    o->heartbeat_interval = 5;
+    o->max_retries = 25;
+    o->dead_max_jobs = 10000;
+    o->dead_timeout = 15552000;
+    o->recovery_interval = 60;
+    o->max_recoveries = 3;
+    o->version = "6.4.1";
+    o->log_level = HH_LOG_INFO;
+    o->liveness_max_age = 30;
+    o->job_metrics = HH_JOB_METRICS_7 | HH_JOB_METRICS_8;
 }
 
 void hh_redis_options_read(hh_redis_options *dst, const hh_redis_options *src) {

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "admin.h"
+#include "error.h"
 #include "job.h"
 #include "util.h"
 
@@ -71,7 +72,7 @@ static char *dump_out(json_t *v) {
     return s;
 }
 
-int hh_queues_list(hh_client *c, char **json_out) {
+static int queues_list_run(hh_client *c, char **json_out) {
     if (!c || !json_out) return HH_ERR_INVALID;
     *json_out = NULL;
     redisReply *qs = sorted_members(c, HH_K_QUEUES);
@@ -152,6 +153,12 @@ int hh_queues_list(hh_client *c, char **json_out) {
     return *json_out ? HH_OK : HH_ERR_NOMEM;
 }
 
+int hh_queues_list(hh_client *c, char **json_out) {
+    const char *bad = !c ? "the client is missing" : !json_out ? "json_out is NULL" : NULL;
+    if (bad) return hh_fail(HH_ERR_INVALID, "queues list: %s", bad);
+    return hh_admin_fail(c, queues_list_run(c, json_out), "queues list");
+}
+
 /* The job object for a list entry: its item parsed when it can be without
  * loss, else the payload as a string. */
 static json_t *job_json(const char *s, size_t len) {
@@ -177,7 +184,7 @@ static json_t *job_json(const char *s, size_t len) {
  * which only these reach. */
 static int existing_queue_name(const char *name) { return name && strlen(name) <= HH_NAME_QUEUE_MAX; }
 
-int hh_queue_show(hh_client *c, const char *name, size_t n, char **json_out) {
+static int queue_show_run(hh_client *c, const char *name, size_t n, char **json_out) {
     if (!c || !json_out || !existing_queue_name(name) || n > 100000) return HH_ERR_INVALID;
     *json_out = NULL;
     sds k = hh_key_queue(hh_client_keys(c), name);
@@ -210,12 +217,32 @@ int hh_queue_show(hh_client *c, const char *name, size_t n, char **json_out) {
     return *json_out ? HH_OK : HH_ERR_NOMEM;
 }
 
-int hh_queue_clear(hh_client *c, const char *name, long long *removed) {
+int hh_queue_show(hh_client *c, const char *name, size_t n, char **json_out) {
+    const char *bad = !c             ? "the client is missing"
+        : !json_out                  ? "json_out is NULL"
+        : !name                      ? "the queue name is NULL"
+        : !existing_queue_name(name) ? "the queue name is over HH_NAME_QUEUE_MAX bytes"
+        : n > 100000                 ? "n is over 100000 jobs"
+                                     : NULL;
+    if (bad) return hh_fail(HH_ERR_INVALID, "queue show: %s", bad);
+    return hh_admin_fail(c, queue_show_run(c, name, n, json_out), "queue show");
+}
+
+static int queue_clear_run(hh_client *c, const char *name, long long *removed) {
     if (!c || !existing_queue_name(name)) return HH_ERR_INVALID;
     sds k = hh_key_queue(hh_client_keys(c), name);
     int rc = k ? hh_admin_clear_key(c, "LLEN", k, name, removed) : HH_ERR_NOMEM;
     sdsfree(k);
     return rc;
+}
+
+int hh_queue_clear(hh_client *c, const char *name, long long *removed) {
+    const char *bad = !c             ? "the client is missing"
+        : !name                      ? "the queue name is NULL"
+        : !existing_queue_name(name) ? "the queue name is over HH_NAME_QUEUE_MAX bytes"
+                                     : NULL;
+    if (bad) return hh_fail(HH_ERR_INVALID, "queue clear: %s", bad);
+    return hh_admin_fail(c, queue_clear_run(c, name, removed), "queue clear");
 }
 
 /* ------------------------------------------------------- running jobs */
@@ -305,7 +332,7 @@ static int cmp_run_at(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-int hh_busy(hh_client *c, char **json_out) {
+static int busy_run(hh_client *c, char **json_out) {
     if (!c || !json_out) return HH_ERR_INVALID;
     *json_out = NULL;
     busy_ctx b = {json_array(), hh_now(), NULL};
@@ -328,6 +355,12 @@ int hh_busy(hh_client *c, char **json_out) {
     free(rows);
     *json_out = dump_out(b.arr);
     return *json_out ? HH_OK : HH_ERR_NOMEM;
+}
+
+int hh_busy(hh_client *c, char **json_out) {
+    const char *bad = !c ? "the client is missing" : !json_out ? "json_out is NULL" : NULL;
+    if (bad) return hh_fail(HH_ERR_INVALID, "busy: %s", bad);
+    return hh_admin_fail(c, busy_run(c, json_out), "busy");
 }
 
 /* ------------------------------------------------------------ finding */
@@ -431,7 +464,7 @@ static int find_in_progress(hh_client *c, const char *jid, json_t *arr) {
     return rc;
 }
 
-int hh_jobs_find(hh_client *c, const char *jid, char **json_out) {
+static int jobs_find_run(hh_client *c, const char *jid, char **json_out) {
     if (!c || !json_out || !hh_admin_jid_ok(jid)) return HH_ERR_INVALID;
     *json_out = NULL;
     json_t *arr = json_array();
@@ -459,4 +492,13 @@ int hh_jobs_find(hh_client *c, const char *jid, char **json_out) {
     }
     *json_out = dump_out(arr);
     return *json_out ? HH_OK : HH_ERR_NOMEM;
+}
+
+int hh_jobs_find(hh_client *c, const char *jid, char **json_out) {
+    const char *bad = !c        ? "the client is missing"
+        : !json_out             ? "json_out is NULL"
+        : !hh_admin_jid_ok(jid) ? "the jid is missing, empty or over 1024 bytes"
+                                : NULL;
+    if (bad) return hh_fail(HH_ERR_INVALID, "jobs find: %s", bad);
+    return hh_admin_fail(c, jobs_find_run(c, jid, json_out), "jobs find");
 }

@@ -17,6 +17,12 @@ int hh_admin_bad_reply(hh_client *c, const redisReply *r, const char *what);
  * Redis's WRONGTYPE becomes "<what>: key <key> holds a <type>, not a
  * <want>" (hh_client_key_problem), so the operator learns which key. */
 int hh_admin_bad_key_reply(hh_client *c, const redisReply *r, const char *what, const char *key, const char *want);
+/* The end of every exported call of jobset.c and admin.c: rc as given,
+ * and when it is a failure, the reason in hh_last_error() ("<what>: Redis
+ * error: <what the connection or the reply said>", or "<what>: <why>" for
+ * an entry refused, or "<what>: not found"), so that none fails without
+ * one (hiredhand.h, "errors that say why"). */
+int hh_admin_fail(hh_client *c, int rc, const char *what);
 /* A string member of a JSON object, or dflt. */
 const char *hh_admin_str(const json_t *o, const char *key, const char *dflt);
 /* Whether a flat [member, score, ...] or [field, value, ...] array holds

@@ -48,51 +48,30 @@ static int check_bulk_len(hh_client *c, size_t len) {
     return 0;
 }
 
-const char *hh_strerror(int err) {
-    switch (err) {
-    case HH_OK: return "ok";
-    case HH_ERR_INVALID: return "invalid argument";
-    case HH_ERR_REDIS: return "Redis error";
-    case HH_ERR_NOMEM: return "out of memory";
-    case HH_ERR_IO: return "system error";
-    case HH_ERR_STATE: return "not allowed in this state";
-    case HH_ERR_EXISTS: return "already exists";
-    case HH_ERR_NOTFOUND: return "not found";
-    case HH_ERR_REFUSED: return "Redis refused the connection settings (password, user, db or Sentinel master name)";
-    default: return "unknown error";
+/* Parses the options as a connection would, without connecting: the
+ * reason goes to errbuf (may be NULL) and to hh_last_error(). */
+static int check_config(const hh_redis_options *o, char *errbuf, size_t errlen) {
+    char msg[512] = "";
+    hh_redis_config cfg;
+    if (hh_redis_config_parse(&cfg, o, msg, sizeof(msg)) != 0) {
+        if (errbuf && errlen) hh_strlcpy(errbuf, msg, errlen);
+        return hh_fail(HH_ERR_INVALID, "%s", *msg ? msg : "bad Redis options");
     }
-}
-
-void hh_redis_options_init(hh_redis_options *o) {
-    memset(o, 0, sizeof(*o));
-    o->struct_size = sizeof(*o);
-    o->connect_timeout = 5;
-    o->command_timeout = 5;
-    o->timestamps = HH_TS_FLOAT;
+    hh_redis_config_free(&cfg);
+    return HH_OK;
 }
 
 int hh_redis_url_check(const char *url, char *errbuf, size_t errlen) {
     hh_redis_options o;
-    hh_redis_config cfg;
     hh_redis_options_init(&o);
     o.url = url;
-    if (hh_redis_config_parse(&cfg, &o, errbuf, errlen) != 0) return HH_ERR_INVALID;
-    hh_redis_config_free(&cfg);
-    return HH_OK;
+    return check_config(&o, errbuf, errlen);
 }
 
 int hh_redis_options_check(const hh_redis_options *caller_opts, char *errbuf, size_t errlen) {
     hh_redis_options o; /* the caller's struct_size bytes on the defaults */
     hh_redis_options_read(&o, caller_opts);
-    hh_redis_config cfg;
-    if (hh_redis_config_parse(&cfg, &o, errbuf, errlen) != 0) return HH_ERR_INVALID;
-    hh_redis_config_free(&cfg);
-    return HH_OK;
-}
-
-void hh_push_options_init(hh_push_options *o) {
-    memset(o, 0, sizeof(*o));
-    o->struct_size = sizeof(*o);
+    return check_config(&o, errbuf, errlen);
 }
 
 static void discard_log(hh_log_level level, const char *msg, void *udata) { (void)level, (void)msg, (void)udata; }

@@ -200,9 +200,9 @@ static int work_append(const hh_heartbeat_env *e, hh_pipe *pipe) {
 static int deliver_signal(const hh_heartbeat_env *e, const char *sig) {
     hh_log(e->log, HH_LOG_INFO, "received %s through %s%s", sig, e->identity, HH_K_SIGNALS_SUFFIX);
     int was_quiet = atomic_load(e->quiet);
-    if (strcmp(sig, "TSTP") == 0) hh_manager_quiet(e->self);
-    else if (strcmp(sig, "TERM") == 0 || strcmp(sig, "INT") == 0) hh_manager_stop(e->self);
-    else if (strcmp(sig, "TTIN") == 0 || strcmp(sig, "INFO") == 0) hh_manager_dump(e->self);
+    if (strcmp(sig, "TSTP") == 0) e->remote_signal(e->udata, HH_REMOTE_QUIET);
+    else if (strcmp(sig, "TERM") == 0 || strcmp(sig, "INT") == 0) e->remote_signal(e->udata, HH_REMOTE_STOP);
+    else if (strcmp(sig, "TTIN") == 0 || strcmp(sig, "INFO") == 0) e->remote_signal(e->udata, HH_REMOTE_DUMP);
     else hh_log(e->log, HH_LOG_WARN, "ignoring unknown signal %s", sig);
     return !was_quiet && atomic_load(e->quiet);
 }

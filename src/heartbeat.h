@@ -19,6 +19,10 @@
  * job it runs (NULL when idle) and whether the hard shutdown took it. */
 typedef void (*hh_heartbeat_thread_fn)(void *ctx, const char *tid, const hh_job *job, int abandoned);
 
+/* What a remote signal popped from <identity>-signals asks for: TSTP
+ * quiets, TERM and INT stop, TTIN and INFO dump the threads. */
+typedef enum { HH_REMOTE_QUIET, HH_REMOTE_STOP, HH_REMOTE_DUMP } hh_remote_signal;
+
 /* All the heartbeat knows of its manager; the manager fills it and keeps
  * it alive while the thread runs. What the beat learns goes back through
  * the callbacks (udata is their argument). */
@@ -45,8 +49,11 @@ typedef struct hh_heartbeat_env {
     atomic_ullong *unflushed_processed, *unflushed_failed; /* flushed here, given back on failure */
     hh_job_metrics *job_metrics;                           /* written after each beat Redis took; NULL: off */
     hh_wake *wake;
-    hh_manager *self; /* remote signals: hh_manager_quiet/stop/dump (public API) */
     void *udata;
+    /* Acts on a remote signal as the Unix one would, before returning (the
+     * beat reads the quiet flag right after). A callback, not a call into
+     * the manager: heartbeat sits below it (scripts/check-calls.sh). */
+    void (*remote_signal)(void *udata, hh_remote_signal sig);
     /* Visits every worker thread (for the running-jobs hashes and dumps). */
     void (*each_thread)(void *udata, hh_heartbeat_thread_fn fn, void *ctx);
     /* Records a beat's result for the stats; returns whether the previous

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "admin.h"
+#include "error.h"
 #include "job.h"
 #include "outcome.h"
 #include "util.h"
@@ -48,6 +49,18 @@ int hh_admin_bad_reply(hh_client *c, const redisReply *r, const char *what) {
     else snprintf(why, sizeof(why), "unexpected reply to %s", what);
     set_error(c, why);
     return HH_ERR_REDIS;
+}
+
+int hh_admin_fail(hh_client *c, int rc, const char *what) {
+    const char *said = hh_client_conn(c)->last_error;
+    switch (rc) {
+    case HH_OK: return HH_OK;
+    case HH_ERR_REDIS:
+    case HH_ERR_REFUSED: return hh_fail(rc, "%s: %s: %s", what, hh_strerror(rc), *said ? said : "no reply");
+    case HH_ERR_INVALID: /* an entry refused: move_entry set why */
+        return *said ? hh_fail(rc, "%s: %s", what, said) : hh_fail(rc, "%s: %s", what, hh_strerror(rc));
+    default: return hh_fail(rc, "%s: %s", what, hh_strerror(rc));
+    }
 }
 
 int hh_admin_bad_key_reply(hh_client *c, const redisReply *r, const char *what, const char *key, const char *want) {
@@ -377,7 +390,7 @@ out:
 
 /* ------------------------------------------------------------- reading */
 
-int hh_jobset_size(hh_client *c, hh_jobset set, long long *size_out) {
+static int jobset_size_run(hh_client *c, hh_jobset set, long long *size_out) {
     if (!c || !set_name(set) || !size_out) return HH_ERR_INVALID;
     sds sk = hh_key(hh_client_keys(c), set_name(set));
     redisReply *r = hh_conn_cmd(hh_client_conn(c), "ZCARD %s", sk);
@@ -387,6 +400,15 @@ int hh_jobset_size(hh_client *c, hh_jobset set, long long *size_out) {
     if (r) freeReplyObject(r);
     sdsfree(sk);
     return rc;
+}
+
+int hh_jobset_size(hh_client *c, hh_jobset set, long long *size_out) {
+    const char *bad = !c ? "the client is missing"
+        : !set_name(set) ? "no such set"
+        : !size_out      ? "size_out is NULL"
+                         : NULL;
+    if (bad) return hh_fail(HH_ERR_INVALID, "jobset size: %s", bad);
+    return hh_admin_fail(c, jobset_size_run(c, set, size_out), "jobset size");
 }
 
 /* Whether a flat [member, score, ...] array holds only strings. */
@@ -410,7 +432,7 @@ static redisReply *list_page(hh_client *c, hh_jobset set, const char *sk, long l
     return NULL;
 }
 
-int hh_jobset_each(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jobset_fn fn, void *udata) {
+static int jobset_each_run(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jobset_fn fn, void *udata) {
     if (!c || !set_name(set) || !fn || !filter_ok(f)) return HH_ERR_INVALID;
     sds sk = hh_key(hh_client_keys(c), set_name(set));
     size_t seen = 0;
@@ -435,6 +457,16 @@ int hh_jobset_each(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jo
     }
     sdsfree(sk);
     return rc;
+}
+
+int hh_jobset_each(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jobset_fn fn, void *udata) {
+    const char *bad = !c ? "the client is missing"
+        : !set_name(set) ? "no such set"
+        : !fn            ? "fn is NULL"
+        : !filter_ok(f)  ? "the error filter is empty (it would match every entry)"
+                         : NULL;
+    if (bad) return hh_fail(HH_ERR_INVALID, "jobset each: %s", bad);
+    return hh_admin_fail(c, jobset_each_run(c, set, f, fn, udata), "jobset each");
 }
 
 /* "*<jid with glob characters escaped>*" for ZSCAN MATCH. */
@@ -550,7 +582,7 @@ static int keep_found(const hh_jobset_entry *e, void *udata) {
     return 0;
 }
 
-int hh_jobset_find(hh_client *c, hh_jobset set, const char *jid, hh_jobset_fn fn, void *udata) {
+static int jobset_find_run(hh_client *c, hh_jobset set, const char *jid, hh_jobset_fn fn, void *udata) {
     if (!c || !set_name(set) || !hh_admin_jid_ok(jid) || !fn) return HH_ERR_INVALID;
     found_list l = {NULL, 0, 0};
     int rc = find_each(c, set, jid, keep_found, &l);
@@ -568,6 +600,16 @@ int hh_jobset_find(hh_client *c, hh_jobset set, const char *jid, hh_jobset_fn fn
     for (size_t i = 0; i < l.n; i++) free(l.v[i].member);
     free(l.v);
     return rc;
+}
+
+int hh_jobset_find(hh_client *c, hh_jobset set, const char *jid, hh_jobset_fn fn, void *udata) {
+    const char *bad = !c        ? "the client is missing"
+        : !set_name(set)        ? "no such set"
+        : !hh_admin_jid_ok(jid) ? "the jid is missing, empty or over 1024 bytes"
+        : !fn                   ? "fn is NULL"
+                                : NULL;
+    if (bad) return hh_fail(HH_ERR_INVALID, "jobset find: %s", bad);
+    return hh_admin_fail(c, jobset_find_run(c, set, jid, fn, udata), "jobset find");
 }
 
 /* ------------------------------------------------------------- actions */
@@ -597,8 +639,8 @@ static int action_allowed(hh_jobset set, hh_jobset_action a) {
     return !(a == HH_JOBSET_KILL && set == HH_JOBSET_DEAD);
 }
 
-int hh_jobset_act(hh_client *c, hh_jobset set, const char *jid, hh_jobset_action action,
-                  const hh_jobset_options *opts) {
+static int jobset_act_run(hh_client *c, hh_jobset set, const char *jid, hh_jobset_action action,
+                          const hh_jobset_options *opts) {
     if (!c || !hh_admin_jid_ok(jid) || !action_allowed(set, action)) return HH_ERR_INVALID;
     char why[256];
     for (;;) { /* again when another client moved the first one meanwhile */
@@ -611,6 +653,18 @@ int hh_jobset_act(hh_client *c, hh_jobset set, const char *jid, hh_jobset_action
         if (rc == HH_ERR_INVALID) set_error(c, why);
         if (rc != 0) return rc;
     }
+}
+
+int hh_jobset_act(hh_client *c, hh_jobset set, const char *jid, hh_jobset_action action,
+                  const hh_jobset_options *opts) {
+    const char *bad = !c        ? "the client is missing"
+        : !hh_admin_jid_ok(jid) ? "the jid is missing, empty or over 1024 bytes"
+        : !set_name(set)        ? "no such set"
+        : !action_allowed(set, action)
+        ? (action == HH_JOBSET_KILL ? "a dead job cannot be killed again" : "no such action")
+        : NULL;
+    if (bad) return hh_fail(HH_ERR_INVALID, "jobset act: %s", bad);
+    return hh_admin_fail(c, jobset_act_run(c, set, jid, action, opts), "jobset act");
 }
 
 /* Whether member x comes before member y in JobSet#each's order: higher
@@ -664,8 +718,8 @@ static int act_listed(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh
     return rc;
 }
 
-int hh_jobset_act_all(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jobset_action action,
-                      const hh_jobset_options *opts, size_t *done, size_t *skipped) {
+static int jobset_act_all_run(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jobset_action action,
+                              const hh_jobset_options *opts, size_t *done, size_t *skipped) {
     size_t nd = 0, ns = 0;
     int rc = HH_OK;
     if (done) *done = 0;
@@ -734,6 +788,20 @@ int hh_jobset_act_all(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh
     return rc;
 }
 
+int hh_jobset_act_all(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jobset_action action,
+                      const hh_jobset_options *opts, size_t *done, size_t *skipped) {
+    if (done) *done = 0; /* set even on error */
+    if (skipped) *skipped = 0;
+    const char *bad = !c ? "the client is missing"
+        : !set_name(set) ? "no such set"
+        : !action_allowed(set, action)
+        ? (action == HH_JOBSET_KILL ? "a dead job cannot be killed again" : "no such action")
+        : !filter_ok(f) ? "the error filter is empty (it would match every entry)"
+                        : NULL;
+    if (bad) return hh_fail(HH_ERR_INVALID, "jobset act all: %s", bad);
+    return hh_admin_fail(c, jobset_act_all_run(c, set, f, action, opts, done, skipped), "jobset act all");
+}
+
 /* MULTI, <count>, UNLINK <key>[, SREM queues <name>], EXEC: the count and the
  * removal in one transaction. */
 int hh_admin_clear_key(hh_client *c, const char *count_cmd, sds key, const char *queue, long long *removed) {
@@ -785,10 +853,16 @@ int hh_admin_clear_key(hh_client *c, const char *count_cmd, sds key, const char 
     return rc;
 }
 
-int hh_jobset_clear(hh_client *c, hh_jobset set, long long *removed) {
+static int jobset_clear_run(hh_client *c, hh_jobset set, long long *removed) {
     if (!c || !set_name(set)) return HH_ERR_INVALID;
     sds sk = hh_key(hh_client_keys(c), set_name(set));
     int rc = sk ? hh_admin_clear_key(c, "ZCARD", sk, NULL, removed) : HH_ERR_NOMEM;
     sdsfree(sk);
     return rc;
+}
+
+int hh_jobset_clear(hh_client *c, hh_jobset set, long long *removed) {
+    const char *bad = !c ? "the client is missing" : !set_name(set) ? "no such set" : NULL;
+    if (bad) return hh_fail(HH_ERR_INVALID, "jobset clear: %s", bad);
+    return hh_admin_fail(c, jobset_clear_run(c, set, removed), "jobset clear");
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "error.h"
 #include "util.h"
 
 int hh_keys_init(hh_keys *k, const char *ns) {
@@ -203,14 +204,16 @@ static int refuse(char *why, size_t whylen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+/* The reason goes to errbuf and to hh_last_error(), as every public
+ * call's does. */
 static int refuse(char *why, size_t whylen, const char *fmt, ...) {
-    if (why && whylen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, whylen, fmt, ap);
-        va_end(ap);
-    }
-    return HH_ERR_INVALID;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (why && whylen) hh_strlcpy(why, msg, whylen);
+    return hh_fail(HH_ERR_INVALID, "%s", msg);
 }
 
 static const char *kind_name(hh_name_kind kind) {

@@ -38,25 +38,6 @@
  * within Kubernetes' default 30 s grace whatever Redis does. */
 #define HH_STOP_BUDGET_MAX 3.0
 
-void hh_manager_options_init(hh_manager_options *o) {
-    memset(o, 0, sizeof(*o));
-    o->struct_size = sizeof(*o);
-    hh_redis_options_init(&o->redis);
-    o->concurrency = 10;
-    o->shutdown_timeout = 25;
-    o->fetch = HH_FETCH_RELIABLE;
-    o->heartbeat_interval = 5;
-    o->max_retries = 25;
-    o->dead_max_jobs = 10000;
-    o->dead_timeout = 15552000;
-    o->recovery_interval = 60;
-    o->max_recoveries = 3;
-    o->version = "6.4.1";
-    o->log_level = HH_LOG_INFO;
-    o->liveness_max_age = 30;
-    o->job_metrics = HH_JOB_METRICS_7 | HH_JOB_METRICS_8;
-}
-
 /* Logs why a name is refused (hh_name_check's rule); 0 when it is fine. */
 static int bad_name(hh_manager *m, hh_name_kind kind, const char *name) {
     char why[512];
@@ -1108,6 +1089,17 @@ static void heartbeat_after_beat(void *udata, hh_conn *c, int ok, int hash_expir
     }
 }
 
+/* A remote signal (Sidekiq's <identity>-signals list) does what the public
+ * call of the same name does. */
+static void heartbeat_remote_signal(void *udata, hh_remote_signal sig) {
+    hh_manager *m = udata;
+    switch (sig) {
+    case HH_REMOTE_QUIET: hh_manager_quiet(m); break;
+    case HH_REMOTE_STOP: hh_manager_stop(m); break;
+    case HH_REMOTE_DUMP: hh_manager_dump(m); break;
+    }
+}
+
 void hh_manager_heartbeat_env(hh_manager *m, hh_heartbeat_env *out) {
     *out = (hh_heartbeat_env){.keys = &m->keys,
                               .log = &m->log,
@@ -1133,8 +1125,8 @@ void hh_manager_heartbeat_env(hh_manager *m, hh_heartbeat_env *out) {
                               .unflushed_failed = &m->unflushed_failed,
                               .job_metrics = m->job_metrics,
                               .wake = &m->wake,
-                              .self = m,
                               .udata = m,
+                              .remote_signal = heartbeat_remote_signal,
                               .each_thread = heartbeat_each_thread,
                               .publish = heartbeat_publish,
                               .publish_queues = heartbeat_publish_queues,
