@@ -13,6 +13,8 @@
 #include "redis.h"
 #include "util.h"
 
+#include "conn_fixture.h" /* after the library headers it uses */
+
 UH_REDIS_GROUP()
 
 /* 2026-02-05 08:03:59 UTC */
@@ -213,23 +215,11 @@ static void test_what_counts(void **s) {
     hh_keys_free(&k);
 }
 
-typedef struct fixture {
-    hh_redis_config cfg;
-    hh_logger log;
-    hh_conn conn;
-    hh_keys keys;
-} fixture;
+typedef uh_conn_fixture fixture;
 
 static int setup(void **s) {
     fixture *f = calloc(1, sizeof(*f));
-    char err[256];
-    hh_redis_options o;
-    hh_redis_options_init(&o);
-    o.url = srv.url;
-    if (hh_redis_config_parse(&f->cfg, &o, err, sizeof(err)) != 0) return -1;
-    f->log.level = HH_LOG_ERROR + 1; /* silent */
-    hh_conn_init(&f->conn, &f->cfg, &f->log, "test", NULL);
-    hh_keys_init(&f->keys, "ns");
+    if (uh_conn_fixture_open(f, srv.url, "ns") != 0) return -1;
     uh_flushall(&srv);
     freeReplyObject(uh_cmd(&srv, "CONFIG SET maxmemory 0"));
     *s = f;
@@ -239,9 +229,7 @@ static int setup(void **s) {
 static int teardown(void **s) {
     fixture *f = *s;
     freeReplyObject(uh_cmd(&srv, "CONFIG SET maxmemory 0"));
-    hh_conn_close(&f->conn);
-    hh_keys_free(&f->keys);
-    hh_redis_config_free(&f->cfg);
+    uh_conn_fixture_close(f);
     free(f);
     return 0;
 }

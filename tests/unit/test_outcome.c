@@ -10,27 +10,17 @@
 #include "redis.h"
 #include "util.h"
 
+#include "conn_fixture.h" /* after the library headers it uses */
+
 UH_REDIS_GROUP()
 
 #define run(cmd) freeReplyObject(uh_cmd(&srv, cmd))
 
-typedef struct fixture {
-    hh_redis_config cfg;
-    hh_logger log;
-    hh_conn conn;
-    hh_keys keys;
-} fixture;
+typedef uh_conn_fixture fixture;
 
 static int setup(void **s) {
     fixture *f = calloc(1, sizeof(*f));
-    char err[256];
-    hh_redis_options o;
-    hh_redis_options_init(&o);
-    o.url = srv.url;
-    if (hh_redis_config_parse(&f->cfg, &o, err, sizeof(err)) != 0) return -1;
-    f->log.level = HH_LOG_ERROR + 1; /* silent */
-    hh_conn_init(&f->conn, &f->cfg, &f->log, "test", NULL);
-    hh_keys_init(&f->keys, NULL);
+    if (uh_conn_fixture_open(f, srv.url, NULL) != 0) return -1;
     uh_flushall(&srv);
     run("CONFIG SET maxmemory 0");
     *s = f;
@@ -40,9 +30,7 @@ static int setup(void **s) {
 static int teardown(void **s) {
     fixture *f = *s;
     run("CONFIG SET maxmemory 0");
-    hh_conn_close(&f->conn);
-    hh_keys_free(&f->keys);
-    hh_redis_config_free(&f->cfg);
+    uh_conn_fixture_close(f);
     free(f);
     return 0;
 }

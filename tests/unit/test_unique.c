@@ -13,6 +13,8 @@
 #include "unique.h"
 #include "util.h"
 
+#include "conn_fixture.h" /* after the library headers it uses */
+
 UH_REDIS_GROUP()
 
 #define D "uniquejobs:0123abcd"
@@ -154,24 +156,14 @@ static void test_keys(void **s) {
 #define run(...) freeReplyObject(uh_cmd(&srv, __VA_ARGS__))
 
 typedef struct fixture {
-    hh_redis_config cfg;
-    hh_logger log;
-    hh_conn conn;
-    hh_keys keys;
+    uh_conn_fixture c;
     hh_unique_env env;
 } fixture;
 
 static int setup(void **s) {
     fixture *f = calloc(1, sizeof(*f));
-    char err[256];
-    hh_redis_options o;
-    hh_redis_options_init(&o);
-    o.url = srv.url;
-    if (hh_redis_config_parse(&f->cfg, &o, err, sizeof(err)) != 0) return -1;
-    f->log.level = HH_LOG_ERROR + 1; /* silent */
-    hh_conn_init(&f->conn, &f->cfg, &f->log, "test", NULL);
-    hh_keys_init(&f->keys, NULL);
-    f->env = (hh_unique_env){&f->conn, &f->log, &f->keys, 0, 0};
+    if (uh_conn_fixture_open(&f->c, srv.url, NULL) != 0) return -1;
+    f->env = (hh_unique_env){&f->c.conn, &f->c.log, &f->c.keys, 0, 0};
     uh_flushall(&srv);
     *s = f;
     return 0;
@@ -179,9 +171,7 @@ static int setup(void **s) {
 
 static int teardown(void **s) {
     fixture *f = *s;
-    hh_conn_close(&f->conn);
-    hh_keys_free(&f->keys);
-    hh_redis_config_free(&f->cfg);
+    uh_conn_fixture_close(&f->c);
     free(f);
     return 0;
 }
