@@ -55,8 +55,9 @@ generation() {   # GEN VERSION TIMESTAMPS
     mapfile -t cj < <(printf '%s\n' "$c" | grep -o '[0-9a-f]\{24\}')
     [ ${#cj[@]} = 4 ] || fail "examples/client.c printed [$c], not 4 jids"
     SPEC_JOBS+=("{\"jid\":\"${cj[0]}\",\"kind\":\"now\",\"class\":\"HardWorker\",\"args\":[\"bob\",5],\"queue\":\"default\",\"retry\":true}")
+    local who=(- ann cy di) # examples/client.c's bulk push: HardWorker ["ann",1], ["cy",2], ["di",3]
     for c in 1 2 3; do
-        SPEC_JOBS+=("{\"jid\":\"${cj[c]}\",\"kind\":\"now\",\"class\":\"NoopJob\",\"args\":[$c],\"queue\":\"default\",\"retry\":true}")
+        SPEC_JOBS+=("{\"jid\":\"${cj[c]}\",\"kind\":\"now\",\"class\":\"HardWorker\",\"args\":[\"${who[c]}\",$c],\"queue\":\"default\",\"retry\":true}")
     done
     spec="{\"now\":$now,\"jobs\":[$(IFS=,; echo "${SPEC_JOBS[*]}")]}"
     REDIS_URL="$SK_URL" hh_peer_ruby "$gen" push_check.rb inspect "$spec" \

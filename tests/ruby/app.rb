@@ -4,7 +4,7 @@
 #   OkWorker    records {"jid","args","queue","class","payload"} as JSON in the list test:ran
 #   FailWorker  raises RuntimeError "boom <args>"
 #   SlowWorker  sleeps args[0] seconds, then records like OkWorker
-#   HardWorker, NoopJob  record like OkWorker (the classes examples/client.c pushes)
+#   HardWorker, NoopJob  record like OkWorker (HardWorker: the class examples/client.c pushes)
 # It runs in Sidekiq 6.4 and in the 7.3 / 8.1 peers (hh_peer_sidekiq_start).
 # HH_SK_POLL=N sets Sidekiq's poll_interval_average (first scheduler poll 0-5 s after boot,
 # then every N/2 .. 3N/2 s) so scheduled/retried jobs move quickly in tests.
