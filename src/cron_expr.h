@@ -1,0 +1,41 @@
+/* cron_expr.h -- cron expressions as fugit (sidekiq-cron's parser) reads
+ * them: 5 fields (minute precision) or 6 (a leading seconds field), names,
+ * ranges, lists, steps, `@hourly`-style aliases, `L` and `#n`, and an
+ * optional trailing IANA time zone. Ticks are computed in the expression's
+ * zone from the system's tz database, with fugit's rules for
+ * daylight-saving gaps and repeats. Touches no Redis key: cron.c polls and
+ * enqueues.
+ *
+ * Times are integer Unix seconds (UTC epoch). Thread safety: a parsed
+ * expression is immutable; any thread may call next/prev on it at once. */
+#ifndef HH_CRON_EXPR_H
+#define HH_CRON_EXPR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct hh_cron_expr hh_cron_expr;
+
+/* Parses `text`. `default_zone` is the zone of an expression that names
+ * none (an IANA name such as "Europe/Berlin", or "UTC"); NULL means the
+ * process's local zone (TZ, else /etc/localtime), which is what fugit uses
+ * in a Ruby process. Returns a new expression the caller frees with
+ * hh_cron_expr_free, or NULL with a reason in err (NUL-terminated,
+ * truncated to errlen) naming the part that is wrong or unsupported, e.g.
+ * "minute field \"61\": out of range 0-59". */
+hh_cron_expr *hh_cron_expr_parse(const char *text, const char *default_zone, char *err, size_t errlen);
+void hh_cron_expr_free(hh_cron_expr *e);
+
+/* The first tick strictly after `t`, as fugit's next_time(t); -1 if there
+ * is none (e.g. "0 0 30 2 *"). */
+int64_t hh_cron_expr_next(const hh_cron_expr *e, int64_t t);
+
+/* The last tick strictly before `t`, as fugit's previous_time(t) (which
+ * starts its search at t - 1); -1 if there is none. */
+int64_t hh_cron_expr_prev(const hh_cron_expr *e, int64_t t);
+
+/* The zone ticks are computed in (the expression's own, or the default it
+ * was parsed with; "" for the process's local zone). Owned by e. */
+const char *hh_cron_expr_zone(const hh_cron_expr *e);
+
+#endif
