@@ -1,10 +1,12 @@
 /* fetch.c -- fetching jobs and the fetcher's state (see fetch.h).
  * Keys: queue:<q> (LMOVE/RPOPLPUSH/BRPOP/RPOP, or LRANGE+LTRIM for several
- * jobs, from; RPUSH back), hiredhand:inprogress:<identity>|<q> (LMOVE or
- * LPUSH into, LREM on ack), the moves in scripts allowed over maxmemory;
+ * jobs, from), hiredhand:inprogress:<identity>|<q> (LMOVE or LPUSH into;
+ * acks and push backs are finish.c's), the moves in scripts allowed over
+ * maxmemory;
  * both (TYPE) once a fetch fails with WRONGTYPE, and a wrong-typed one
  * again every HH_FETCH_BAD_RECHECK_US until it is a list. */
 #include "fetch.h"
+#include "finish.h"
 #include "lease.h"
 #include "outcome.h"
 #include "pickup.h"
@@ -64,18 +66,6 @@ typedef struct bad_mark {
     atomic_llong logged; /* when its ERROR was last logged */
 } bad_mark;
 
-/* A run of errors of one kind (fetch replies, refused acks): logged when it
- * starts and when its error changes, and once when it ends, never per
- * attempt: fetching threads retry every second each, acks every 0.1 s, and
- * an outage (Redis refusing writes over maxmemory) would fill the log with
- * one line. */
-typedef struct err_run {
-    pthread_mutex_t mu;
-    char last[256]; /* the error last logged */
-    double since;   /* hh_mono() when the run began */
-    atomic_int on;  /* a run is going; while 0 a success costs one load */
-} err_run;
-
 struct hh_fetcher {
     const hh_fetch_env *m;
     /* Jobs fetched in a batch and not started yet, shared by every worker
@@ -94,11 +84,6 @@ struct hh_fetcher {
     int batch;      /* jobs wanted per fetch, adapted to job speed (want_locked) */
     atomic_int dry; /* the last fetch found every queue empty */
     int sleeping;   /* idle threads on the stack `sleepers` */
-    /* Finished jobs whose ack (LREM) is not sent yet; acks_mu. */
-    pthread_mutex_t acks_mu;
-    hh_job **acks;
-    size_t nacks, acks_cap;
-    size_t acks_flush; /* queued acks that make the thread adding one send them all */
     /* Idle fetching without pickup.c: waiters[q] threads block on queue q
      * in Redis, the other idle threads sleep on idle_cv. */
     pthread_mutex_t idle_mu;
@@ -114,7 +99,7 @@ struct hh_fetcher {
     atomic_uint span;
     empty_mark *empty; /* per queue */
     bad_mark *bad;     /* per queue */
-    err_run fetch_errors, ack_errors;
+    hh_err_run fetch_errors;
     atomic_int nbad; /* queues marked bad: the checks cost nothing while 0 */
     /* A dry spell's check (dry_check), under mu. */
     pthread_cond_t check_cv; /* the check in flight ended */
@@ -267,10 +252,8 @@ hh_fetcher *hh_fetcher_new(const hh_fetch_env *m) {
     size_t c = (size_t)m->opts.concurrency;
     f->m = m;
     pthread_mutex_init(&f->mu, NULL);
-    pthread_mutex_init(&f->acks_mu, NULL);
     pthread_mutex_init(&f->idle_mu, NULL);
-    pthread_mutex_init(&f->fetch_errors.mu, NULL);
-    pthread_mutex_init(&f->ack_errors.mu, NULL);
+    hh_err_run_init(&f->fetch_errors);
     pthread_cond_init(&f->idle_cv, NULL);
     pthread_cond_init(&f->check_cv, NULL);
     atomic_init(&f->wseq, 1); /* a mark's seq is never 0 */
@@ -279,16 +262,14 @@ hh_fetcher *hh_fetcher_new(const hh_fetch_env *m) {
     /* A thread fetches only while the buffer and the fetches in flight do
      * not cover the idle threads, so the buffer holds at most one job per
      * thread plus the batches in flight; twice that is room to spare (and
-     * want_locked never asks for more than fits). Acks are sent when full. */
+     * want_locked never asks for more than fits). */
     f->cap = 2 * (c + HH_FETCH_BATCH_MAX);
-    f->acks_cap = f->acks_flush = c + HH_FETCH_BATCH_MAX;
     f->ring = calloc(f->cap, sizeof(*f->ring));
-    f->acks = calloc(f->acks_cap, sizeof(*f->acks));
     f->waiters = calloc(m->nqueues, sizeof(*f->waiters));
     f->empty = calloc(m->nqueues, sizeof(*f->empty));
     f->bad = calloc(m->nqueues, sizeof(*f->bad));
     f->threads = calloc(c, sizeof(*f->threads));
-    if (!f->ring || !f->acks || !f->waiters || !f->empty || !f->bad || !f->threads) {
+    if (!f->ring || !f->waiters || !f->empty || !f->bad || !f->threads) {
         hh_fetcher_free(f);
         return NULL;
     }
@@ -307,57 +288,18 @@ hh_fetcher *hh_fetcher_new(const hh_fetch_env *m) {
 void hh_fetcher_free(hh_fetcher *f) {
     if (!f) return;
     for (size_t k = 0; k < f->npending; k++) free(f->ring[(f->head + k) % f->cap].payload);
-    for (size_t k = 0; k < f->nacks; k++) hh_job_free(f->acks[k]);
     for (int i = 0; f->threads && i < f->m->opts.concurrency; i++) {
         free(f->threads[i].held);
         scratch_free(f->threads[i].scratch);
         pthread_cond_destroy(&f->threads[i].wake);
     }
-    free(f->threads), free(f->ring), free(f->acks), free(f->waiters), free(f->empty), free(f->bad);
+    free(f->threads), free(f->ring), free(f->waiters), free(f->empty), free(f->bad);
     pthread_mutex_destroy(&f->mu);
-    pthread_mutex_destroy(&f->acks_mu);
     pthread_mutex_destroy(&f->idle_mu);
-    pthread_mutex_destroy(&f->fetch_errors.mu);
-    pthread_mutex_destroy(&f->ack_errors.mu);
+    hh_err_run_destroy(&f->fetch_errors);
     pthread_cond_destroy(&f->idle_cv);
     pthread_cond_destroy(&f->check_cv);
     free(f);
-}
-
-/* ------------------------------------------------------------ error runs */
-
-/* One more failure in run e: logged as "<what>: <why>" at level when the
- * run starts or why differs from the error last logged. */
-static void err_run_fail(const hh_fetch_env *m, err_run *e, hh_log_level level, const char *what, const char *why) {
-    pthread_mutex_lock(&e->mu);
-    if (!atomic_load(&e->on)) {
-        e->since = hh_mono();
-        e->last[0] = '\0';
-        atomic_store(&e->on, 1);
-    }
-    /* Redis names the script line that failed (" script: <sha>, on
-     * @user_script:25."), which differs between the fetch's paths: the
-     * same refusal, not a change */
-    const char *at = strstr(why, " script: ");
-    size_t n = at ? (size_t)(at - why) : strlen(why);
-    if (n > sizeof(e->last) - 1) n = sizeof(e->last) - 1;
-    int changed = strlen(e->last) != n || strncmp(e->last, why, n) != 0;
-    if (changed) {
-        memcpy(e->last, why, n);
-        e->last[n] = '\0';
-    }
-    pthread_mutex_unlock(&e->mu);
-    if (changed) hh_log(m->log, level, "%s: %s", what, why);
-}
-
-/* A success: ends run e, if one is going, with "<what> restored after N s". */
-static void err_run_ok(const hh_fetch_env *m, err_run *e, const char *what) {
-    if (!atomic_load(&e->on)) return;
-    pthread_mutex_lock(&e->mu);
-    int was = atomic_exchange(&e->on, 0);
-    double since = e->since;
-    pthread_mutex_unlock(&e->mu);
-    if (was) hh_log(m->log, HH_LOG_INFO, "%s restored after %.0f s", what, hh_mono() - since);
 }
 
 /* ------------------------------------------------------------ known-empty queues */
@@ -531,7 +473,7 @@ static double bad_wait(hh_fetcher *f) {
  * (logged there); anything else is logged as is. */
 static void fetch_error(hh_processor *p, const char *err) {
     if (strncmp(err, "WRONGTYPE", 9) == 0 && find_bad(p) > 0) return;
-    err_run_fail(p->fetch, &p->fetch->fetcher->fetch_errors, HH_LOG_ERROR, "fetch", err);
+    hh_err_run_fail(p->fetch->log, &p->fetch->fetcher->fetch_errors, HH_LOG_ERROR, "fetch", err);
 }
 
 /* The queues one fetch of max jobs tries, in configuration order, into
@@ -620,169 +562,6 @@ static int fetch_basic(hh_processor *p, hh_fetched *out, size_t max) {
     }
     if (r) freeReplyObject(r);
     return rc;
-}
-
-/* ------------------------------------------------------------ acks */
-
-static void acks_send(const hh_fetch_env *m, hh_conn *c, hh_job **jobs, size_t n, int once);
-
-/* Acks are queued per manager, not per thread: the thread that fetches
- * next sends them all in its fetch round trip, and the supervisor sends
- * what is left every 50 ms, so a job that finished is acknowledged soon
- * even while its thread runs a slow job or idles in a blocking fetch.
- * Jobs are taken in fetch order, so acks come mostly oldest first: each
- * LREM (which searches from the oldest end of the list) finds its entry
- * within the first few. */
-void hh_fetch_queue_ack(const hh_fetch_env *m, hh_job *job, hh_conn *c) {
-    hh_fetcher *f = m->fetcher;
-    pthread_mutex_lock(&f->acks_mu);
-    /* The queue can be full: acks Redis refused come back (acks_return),
-     * and other threads add theirs between one thread finding it full and
-     * its flush taking them. It grows then; the flush threshold stays. */
-    if (f->nacks == f->acks_cap) {
-        hh_job **grown = realloc(f->acks, 2 * f->acks_cap * sizeof(*grown));
-        if (grown) f->acks = grown, f->acks_cap *= 2;
-    }
-    int added = f->nacks < f->acks_cap;
-    if (added) f->acks[f->nacks++] = job;
-    int full = f->nacks >= f->acks_flush;
-    pthread_mutex_unlock(&f->acks_mu);
-    if (!added) {
-        /* out of memory: this ack goes at once, alone, rather than leave
-         * the job in progress for the reconciliation to run it again; only
-         * when even that fails (no memory for its array, or Redis refuses
-         * it and the queue still cannot take it back) is it dropped */
-        hh_job **one = malloc(sizeof(*one));
-        if (one) {
-            one[0] = job;
-            acks_send(m, c, one, 1, 1);
-        } else {
-            hh_lease_release(m->lease, &job->lease);
-            hh_job_free(job);
-        }
-    }
-    if (full) hh_fetch_flush_acks(m, c);
-}
-
-/* Takes every queued ack; *n set; the array is the caller's to free. */
-static hh_job **acks_take(const hh_fetch_env *m, size_t *n) {
-    hh_fetcher *f = m->fetcher;
-    pthread_mutex_lock(&f->acks_mu);
-    *n = f->nacks;
-    hh_job **out = NULL;
-    if (*n && (out = malloc(*n * sizeof(*out)))) {
-        memcpy(out, f->acks, *n * sizeof(*out));
-        f->nacks = 0;
-    } else {
-        *n = 0;
-    }
-    pthread_mutex_unlock(&f->acks_mu);
-    return out;
-}
-
-/* Frees sent (or abandoned) acks; their jobs are no longer held here. */
-static void acks_free(const hh_fetch_env *m, hh_job **jobs, size_t n) {
-    hh_lease_release_jobs(m->lease, jobs, n);
-    for (size_t i = 0; i < n; i++) hh_job_free(jobs[i]);
-    free(jobs);
-}
-
-/* Puts acks that could not be sent back in the queue. */
-static void acks_return(const hh_fetch_env *m, hh_job **jobs, size_t n) {
-    hh_fetcher *f = m->fetcher;
-    pthread_mutex_lock(&f->acks_mu);
-    if (f->nacks + n > f->acks_cap) {
-        hh_job **grown = realloc(f->acks, (f->nacks + n) * sizeof(*grown));
-        if (grown) f->acks = grown, f->acks_cap = f->nacks + n;
-    }
-    size_t k = 0;
-    for (; k < n && f->nacks < f->acks_cap; k++) f->acks[f->nacks++] = jobs[k];
-    pthread_mutex_unlock(&f->acks_mu);
-    /* out of memory: those jobs stay in progress; reconciliation pushes them back */
-    for (; k < n; k++) {
-        hh_lease_release(m->lease, &jobs[k]->lease);
-        hh_job_free(jobs[k]);
-    }
-    free(jobs);
-}
-/* Reads the replies of n pipelined acks (LREMs) in order: an ack Redis
- * refused goes back in the queue for the next send; an LREM that removed
- * nothing on its first attempt means another process took the job while
- * this one was paused past its heartbeat TTL (lease.c). The rest are freed
- * (no longer held here). Returns how many were refused. */
-static size_t acks_settle(const hh_fetch_env *m, hh_conn *c, hh_job **jobs, redisReply **r, size_t n) {
-    size_t refused = 0, done = 0;
-    char why[256] = "";
-    hh_job **ok = malloc((n ? n : 1) * sizeof(*ok));
-    for (size_t i = 0; i < n; i++) {
-        if (!r[i] || r[i]->type != REDIS_REPLY_INTEGER) {
-            if (!refused)
-                hh_strlcpy(why, r[i] && r[i]->type == REDIS_REPLY_ERROR ? r[i]->str : "unexpected reply", sizeof(why));
-            jobs[refused++] = jobs[i];
-            continue;
-        }
-        if (r[i]->integer == 0 && !jobs[i]->ack_uncertain) hh_lease_lost(m->lease, c, jobs[i]);
-        if (ok) {
-            ok[done++] = jobs[i];
-        } else { /* out of memory: one at a time */
-            hh_lease_release(m->lease, &jobs[i]->lease);
-            hh_job_free(jobs[i]);
-        }
-    }
-    if (ok) acks_free(m, ok, done);
-    if (refused) {
-        /* the count is not part of the message: it changes at every try */
-        err_run_fail(m, &m->fetcher->ack_errors, HH_LOG_WARN, "acknowledgements refused, kept for the next try", why);
-        acks_return(m, jobs, refused);
-    } else {
-        err_run_ok(m, &m->fetcher->ack_errors, "acknowledgements");
-        free(jobs);
-    }
-    return refused;
-}
-
-/* Sends acks (pipelined LREMs), retrying through outages and refusals until
- * done or the stop gave up (then the jobs stay in progress and may run
- * again: at least once). With once, what fails is put back instead. */
-static void acks_send(const hh_fetch_env *m, hh_conn *c, hh_job **jobs, size_t n, int once) {
-    while (n) {
-        hh_pipe pipe;
-        hh_pipe_begin(&pipe, c);
-        for (size_t i = 0; i < n; i++) hh_fetch_ack_append(m, &pipe, jobs[i]);
-        redisReply **r = hh_pipe_exec(&pipe);
-        if (r) {
-            size_t refused = acks_settle(m, c, jobs, r, n);
-            hh_replies_free(r, pipe.n);
-            if (refused && !once && !atomic_load(m->giving_up)) { /* take them again and retry */
-                hh_sleep(0.1);
-                jobs = acks_take(m, &n);
-                continue;
-            }
-            return;
-        }
-        /* Whether those LREMs ran is unknown now: a retry's 0 proves nothing. */
-        for (size_t i = 0; i < n; i++) jobs[i]->ack_uncertain = 1;
-        /* An outage (or a READONLY primary): keep the outcome, retry. */
-        if (once && !atomic_load(m->giving_up)) {
-            acks_return(m, jobs, n);
-            return;
-        }
-        if (atomic_load(m->giving_up)) break;
-        hh_conn_ready(c);
-    }
-    acks_free(m, jobs, n);
-}
-
-void hh_fetch_flush_acks(const hh_fetch_env *m, hh_conn *c) {
-    size_t n;
-    hh_job **jobs = acks_take(m, &n);
-    if (jobs) acks_send(m, c, jobs, n, 0);
-}
-
-void hh_fetch_try_acks(const hh_fetch_env *m, hh_conn *c) {
-    size_t n;
-    hh_job **jobs = acks_take(m, &n);
-    if (jobs) acks_send(m, c, jobs, n, 1);
 }
 
 /* ------------------------------------------------------------ reliable fetch */
@@ -878,13 +657,13 @@ static redisReply *fetch_exchange(hh_processor *p, fetch_scratch *s, size_t n, i
     const hh_fetch_env *m = p->fetch;
     const char **keys = s->argv + 3, **args = s->argv + 3 + 2 * n;
     size_t *klen = s->lens + 3, *alen = s->lens + 3 + 2 * n;
-    if (!p->conn.shas[HH_SCRIPT_FETCH][0]) hh_fetch_flush_acks(m, &p->conn);
+    if (!p->conn.shas[HH_SCRIPT_FETCH][0]) hh_finish_flush_acks(m->finish, &p->conn);
     /* From here until its reply is read, what the script moves is in our
      * list but held by no thread (lease.c). */
     if (!s->basic) hh_lease_fetch_begin(m->lease, p, 0);
     redisReply *r = NULL;
     size_t nacks = 0;
-    hh_job **acks = p->conn.shas[HH_SCRIPT_FETCH][0] ? acks_take(m, &nacks) : NULL;
+    hh_job **acks = p->conn.shas[HH_SCRIPT_FETCH][0] ? hh_finish_take_acks(m->finish, &nacks) : NULL;
     if (acks) {
         char nk[24];
         snprintf(nk, sizeof(nk), "%zu", 2 * n);
@@ -894,16 +673,16 @@ static redisReply *fetch_exchange(hh_processor *p, fetch_scratch *s, size_t n, i
         int argc = 3 + (int)(2 * n) + nargs;
         hh_pipe pipe;
         hh_pipe_begin(&pipe, &p->conn);
-        for (size_t i = 0; i < nacks; i++) hh_fetch_ack_append(m, &pipe, acks[i]);
+        for (size_t i = 0; i < nacks; i++) hh_finish_ack_append(m->finish, &pipe, acks[i]);
         hh_pipe_addargv(&pipe, argc, s->argv, s->lens);
         redisReply **rs = hh_pipe_exec(&pipe);
         if (!rs) {
             if (!s->basic) hh_lease_fetch_end(m->lease, p, out, 0, HH_FETCH_END_LOST);
             for (size_t i = 0; i < nacks; i++) acks[i]->ack_uncertain = 1;
-            acks_send(m, &p->conn, acks, nacks, 0); /* retries the acks alone */
+            hh_finish_send_acks(m->finish, &p->conn, acks, nacks); /* retries the acks alone */
             return NULL;
         }
-        acks_settle(m, &p->conn, acks, rs, nacks);
+        hh_finish_acks_settle(m->finish, &p->conn, acks, rs, nacks, NULL, 0);
         r = rs[pipe.n - 1];
         rs[pipe.n - 1] = NULL;
         hh_replies_free(rs, pipe.n);
@@ -1004,7 +783,7 @@ static int fetch_batch_once(hh_processor *p, hh_fetched *out, size_t max, int *a
     if (max > HH_FETCH_BATCH_MAX) max = HH_FETCH_BATCH_MAX;
     size_t ncand = candidates(p, s, max, wide, all);
     if (ncand == 0) { /* every queue has a trusted mark: nothing to ask; the acks go alone */
-        if (!basic) hh_fetch_try_acks(m, &p->conn);
+        if (!basic) hh_finish_try_acks(m->finish, &p->conn);
         return 0;
     }
     if (basic && !m->weighted && ncand >= 1 && p->conn.version >= 602) {
@@ -1291,7 +1070,7 @@ static int fetch(hh_processor *p, hh_fetched *out, size_t max, size_t *promise, 
         }
     }
     for (int i = 0; i < rc; i++) atomic_fetch_add(&m->fetched[out[i].queue], 1);
-    if (rc >= 0) err_run_ok(m, &m->fetcher->fetch_errors, "fetch");
+    if (rc >= 0) hh_err_run_ok(m->log, &m->fetcher->fetch_errors, "fetch");
     /* A broken link waits out the reconnect's backoff (none after a link
      * that worked: the acks may have reconnected already); an error reply
      * pauses 1 s, as Sidekiq does. */
@@ -1379,9 +1158,8 @@ static size_t want_locked(hh_processor *p, fetch_thread *t) {
 static void unbuffered(hh_processor *p, hh_fetched *jobs, size_t from, size_t to) {
     const hh_fetch_env *m = p->fetch;
     for (size_t i = from; i < to; i++) {
-        hh_fetch_push_back(m, &p->conn, &jobs[i]);
-        hh_lease_release(m->lease, &jobs[i].lease);
-        free(jobs[i].payload);
+        hh_finish_push_back(m->finish, &p->conn, &jobs[i]);
+        hh_lease_finish_fetched(m->lease, &jobs[i]);
     }
 }
 
@@ -1406,7 +1184,7 @@ static void prefetch(hh_processor *p, size_t want) {
     bad_recheck(p);
     int got = fetch_batch(p, t->held, want, 0);
     for (int i = 0; i < got; i++) atomic_fetch_add(&m->fetched[t->held[i].queue], 1);
-    if (got >= 0) err_run_ok(m, &f->fetch_errors, "fetch");
+    if (got >= 0) hh_err_run_ok(m->log, &f->fetch_errors, "fetch");
     pthread_mutex_lock(&f->mu);
     f->promised -= want;
     size_t taken = got > 0 ? pending_push_locked(f, t->held, (size_t)got) : 0;
@@ -1520,29 +1298,6 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out) {
     return 1;
 }
 
-struct push_back_attempt {
-    const hh_fetch_env *m;
-    const hh_fetched *f;
-};
-
-static int push_back_attempt(void *ctx, hh_conn *c, char *why, size_t whylen) {
-    struct push_back_attempt *a = ctx;
-    if (hh_fetch_requeue(a->m, c, a->m->queues[a->f->queue], a->f->payload, a->f->len) >= 0) return 0;
-    hh_strlcpy(why, c->last_error[0] ? c->last_error : "Redis unreachable", whylen);
-    return -1;
-}
-
-/* Pushes a fetched job that will not run here back to the front of its
- * queue until Redis takes it (outcome.c's write-until-done: an outage
- * reconnects, a refusal such as OOM backs off) or the stop gives up; then
- * says where it is. hh_fetch_requeue() logs its own refusals. */
-void hh_fetch_push_back(const hh_fetch_env *m, hh_conn *conn, const hh_fetched *f) {
-    hh_until_done u = {.conn = conn, .log = m->log, .giving_up = m->giving_up, .subject = NULL};
-    struct push_back_attempt a = {m, f};
-    if (hh_write_until_done(&u, push_back_attempt, &a) < 0)
-        hh_fetch_report_unreturned(m, f->queue, f->payload, f->len, u.why);
-}
-
 void hh_fetch_push_back_pending(const hh_fetch_env *m, hh_conn *conn) {
     hh_fetcher *f = m->fetcher;
     for (;;) {
@@ -1551,9 +1306,8 @@ void hh_fetch_push_back_pending(const hh_fetch_env *m, hh_conn *conn) {
         int got = pending_pop_locked(f, &x);
         pthread_mutex_unlock(&f->mu);
         if (!got) return;
-        hh_fetch_push_back(m, conn, &x);
-        hh_lease_release(m->lease, &x.lease);
-        free(x.payload);
+        hh_finish_push_back(m->finish, conn, &x);
+        hh_lease_finish_fetched(m->lease, &x);
     }
 }
 
@@ -1612,94 +1366,4 @@ int hh_fetch_pending_drop(const hh_fetch_env *m, const char *payload, uint64_t l
     }
     pthread_mutex_unlock(&f->mu);
     return k >= 0;
-}
-
-void hh_fetch_ack_append(const hh_fetch_env *m, hh_pipe *pipe, const hh_job *job) {
-    if (m->opts.fetch == HH_FETCH_BASIC) return;
-    int known = job->queue_index >= 0 && (size_t)job->queue_index < m->nqueues;
-    sds k = known ? m->inprog_keys[job->queue_index] : hh_key_inprogress(m->keys, m->identity, job->queue);
-    const char *argv[4] = {"LREM", k, "-1", job->payload};
-    size_t lens[4] = {4, sdslen(k), 2, job->len}; /* argv: a big payload is held once (redis.c) */
-    hh_pipe_addargv(pipe, 4, argv, lens);
-    if (!known) sdsfree(k);
-}
-
-int hh_fetch_requeue(const hh_fetch_env *m, hh_conn *c, const char *queue, const char *payload, size_t len) {
-    sds qk = hh_key_queue(m->keys, queue);
-    redisReply *r;
-    if (m->opts.fetch == HH_FETCH_BASIC) {
-        const char *keys[1] = {qk};
-        size_t klen[1] = {sdslen(qk)};
-        const char *args[1] = {payload};
-        size_t alen[1] = {len};
-        r = hh_conn_eval(c, HH_SCRIPT_PUSH_BACK, 1, keys, klen, 1, args, alen);
-    } else {
-        sds ik = hh_key_inprogress(m->keys, m->identity, queue);
-        const char *keys[2] = {ik, qk};
-        size_t klen[2] = {sdslen(ik), sdslen(qk)};
-        const char *args[1] = {payload};
-        size_t alen[1] = {len};
-        r = hh_conn_eval(c, HH_SCRIPT_REQUEUE, 2, keys, klen, 1, args, alen);
-        sdsfree(ik);
-    }
-    sdsfree(qk);
-    if (!r) return -1;
-    int rc = r->type == REDIS_REPLY_INTEGER ? (r->integer > 0) : -1;
-    freeReplyObject(r);
-    return rc;
-}
-
-void hh_fetch_requeue_append(const hh_fetch_env *m, hh_pipe *pipe, size_t queue, const char *payload, size_t len) {
-    /* Both allowed over maxmemory (scripts.h): they put back what a fetch
-     * took. Plain text while the server is not known to take script flags. */
-    int plain = pipe->c->version < 700 || hh_conn_plain_scripts(pipe->c);
-    if (m->opts.fetch == HH_FETCH_BASIC)
-        hh_pipe_add(pipe, "EVAL %s 1 %s %b", hh_script_source(HH_SCRIPT_PUSH_BACK, plain), m->queue_keys[queue],
-                    payload, len);
-    else
-        hh_pipe_add(pipe, "EVAL %s 2 %s %s %b", hh_script_source(HH_SCRIPT_REQUEUE, plain), m->inprog_keys[queue],
-                    m->queue_keys[queue], payload, len);
-}
-
-hh_job **hh_fetch_take_acks(const hh_fetch_env *m, size_t *n) { return acks_take(m, n); }
-
-void hh_fetch_acks_free(const hh_fetch_env *m, hh_job **jobs, size_t n) { acks_free(m, jobs, n); }
-
-/* Logs a message that may be longer than the logger's line buffer (a job's
- * full payload), through the same sink. */
-static void log_long(const hh_fetch_env *m, hh_log_level level, const char *head, const char *payload, size_t len) {
-    if (level < m->log->level) return;
-    size_t hl = strlen(head);
-    char *msg = malloc(hl + len + 1);
-    if (!msg) {
-        hh_log(m->log, level, "%s%.*s", head, (int)(len > 1000 ? 1000 : len), payload);
-        return;
-    }
-    memcpy(msg, head, hl);
-    memcpy(msg + hl, payload, len);
-    msg[hl + len] = '\0';
-    hh_log_line(m->log, level, msg, hl + len); /* escaped: a payload may hold anything */
-    free(msg);
-}
-
-void hh_fetch_report_unreturned(const hh_fetch_env *m, size_t queue, const char *payload, size_t len, const char *why) {
-    json_t *item = json_loadb(payload, len, JSON_ALLOW_NUL, NULL);
-    const char *jid = json_string_value(json_object_get(item, "jid"));
-    const char *klass = json_string_value(json_object_get(item, "class"));
-    if (m->opts.fetch == HH_FETCH_RELIABLE) {
-        hh_log(m->log, HH_LOG_WARN,
-               "class=%s jid=%s: not pushed back to queue %s (%s): it stays in %s for the "
-               "next start with --identity %s or a peer's recovery",
-               klass ? klass : "?", jid ? jid : "?", m->queues[queue], why, m->inprog_keys[queue], m->identity);
-    } else {
-        char head[700];
-        snprintf(head, sizeof(head),
-                 "class=%s jid=%s: NOT PUSHED BACK to queue %s (%s); with basic fetch it is "
-                 "no longer in Redis unless the push back landed late: check %s and push this payload again if "
-                 "it is missing: ",
-                 klass ? klass : "?", jid ? jid : "?", m->queues[queue], why, m->queue_keys[queue]);
-        log_long(m, HH_LOG_ERROR, head, payload, len);
-        if (m->not_pushed_back) atomic_fetch_add(m->not_pushed_back, 1);
-    }
-    json_decref(item);
 }

@@ -307,6 +307,18 @@ void hh_lease_release(const hh_lease_env *m, uint64_t *lease) {
     *lease = 0;
 }
 
+void hh_lease_finish(const hh_lease_env *m, hh_job *job) {
+    if (!job) return;
+    hh_lease_release(m, &job->lease);
+    hh_job_free(job);
+}
+
+void hh_lease_finish_fetched(const hh_lease_env *m, hh_fetched *f) {
+    hh_lease_release(m, &f->lease);
+    free(f->payload);
+    f->payload = NULL;
+}
+
 void hh_lease_release_jobs(const hh_lease_env *m, hh_job **jobs, size_t n) {
     struct hh_lease *l = m->lease;
     if (!l || !n) return;
@@ -751,8 +763,7 @@ static int lease_check(const hh_lease_env *m, hh_conn *c) {
             hh_fetched dropped = {0};
             m->pending_drop(m->udata, s[k].payload, s[k].key, &dropped);
             if (!dropped.payload) continue; /* a thread took it meanwhile */
-            hh_lease_release(m, &dropped.lease);
-            free(dropped.payload);
+            hh_lease_finish_fetched(m, &dropped);
             atomic_fetch_add(m->lease_lost, 1);
             hh_log(m->log, HH_LOG_WARN,
                    "class=%s jid=%s: lease lost: the job was recovered by another process; dropped from "

@@ -109,6 +109,15 @@ void hh_lease_fetch_end(const hh_lease_env *m, hh_processor *p, hh_fetched *out,
  * is a no-op, so calling twice is harmless. */
 void hh_lease_release(const hh_lease_env *m, uint64_t *lease);
 
+/* The end of a job in this process, at every exit site: releases its lease
+ * (as hh_lease_release, so call it after the job's removal from the list
+ * has answered, or when it is dropped) and frees it. job may be NULL.
+ * hh_lease_finish_fetched does the same for a fetched job not started
+ * (frees its payload; *f stays, emptied). Here, below every caller, since
+ * the lease is the one thing a job's end must give back. */
+void hh_lease_finish(const hh_lease_env *m, hh_job *job);
+void hh_lease_finish_fetched(const hh_lease_env *m, hh_fetched *f);
+
 /* The same for n jobs at once (sent acks), under one lock. */
 void hh_lease_release_jobs(const hh_lease_env *m, hh_job **jobs, size_t n);
 

@@ -71,6 +71,7 @@ void hh_manager_free(hh_manager *m) {
     free(m->procs);
     hh_lease_free(m->lease_env.lease);
     hh_fetcher_free(m->fetch_env.fetcher);
+    hh_acks_free(m->finish_env.acks);
     hh_pickup_free(&m->pickup_env);
     for (size_t i = 0; i < m->nqueues; i++) {
         if (m->queue_keys) sdsfree(m->queue_keys[i]);
@@ -233,9 +234,22 @@ static void pickup_env(hh_manager *m) {
                                     .tracking = pickup_tracking};
 }
 
-/* The fetchers' shared state: fetched-but-unclaimed jobs, idle waiters,
- * acks to send (fetch.c). */
+/* The fetchers' shared state: fetched-but-unclaimed jobs, idle waiters
+ * (fetch.c); the acks to send (finish.c). */
 static int alloc_fetch_state(hh_manager *m) {
+    hh_finish_env *fe = &m->finish_env;
+    *fe = (hh_finish_env){.keys = &m->keys,
+                          .log = &m->log,
+                          .identity = m->identity,
+                          .nqueues = m->nqueues,
+                          .queues = m->queues,
+                          .queue_keys = m->queue_keys,
+                          .inprog_keys = m->inprog_keys,
+                          .giving_up = &m->giving_up,
+                          .not_pushed_back = &m->not_pushed_back,
+                          .lease = &m->lease_env};
+    fe->opts.fetch = m->opts.fetch;
+    if (!(fe->acks = hh_acks_new((size_t)m->opts.concurrency + HH_FETCH_BATCH_MAX))) return HH_ERR_NOMEM;
     hh_fetch_env *e = &m->fetch_env;
     *e = (hh_fetch_env){.keys = &m->keys,
                         .log = &m->log,
@@ -247,11 +261,10 @@ static int alloc_fetch_state(hh_manager *m) {
                         .weights = m->weights,
                         .weighted = m->weighted,
                         .quiet = &m->quiet,
-                        .giving_up = &m->giving_up,
                         .fetched = m->fetched,
-                        .not_pushed_back = &m->not_pushed_back,
                         .procs = m->procs,
                         .lease = &m->lease_env,
+                        .finish = &m->finish_env,
                         .pickup = &m->pickup_env};
     e->opts.concurrency = m->opts.concurrency;
     e->opts.fetch = m->opts.fetch;
@@ -710,7 +723,7 @@ static void *chores_main(void *arg) {
             hh_fetch_unblock(&m->fetch_env, &c);
             next_unblock = hh_mono() + 0.25;
         }
-        hh_fetch_try_acks(&m->fetch_env, &c);
+        hh_finish_try_acks(&m->finish_env, &c);
         hh_sleep(0.05);
     }
     hh_conn_close(&c);
@@ -738,8 +751,8 @@ static int join_by(hh_manager *m, pthread_t t, double deadline) {
 static void push_back(hh_manager *m, hh_conn *c, hh_unfinished *u, size_t n, size_t nrun, hh_job **acks, size_t nacks) {
     hh_pipe pipe;
     hh_pipe_begin(&pipe, c);
-    for (size_t i = 0; i < n; i++) hh_fetch_requeue_append(&m->fetch_env, &pipe, u[i].queue, u[i].payload, u[i].len);
-    for (size_t i = 0; i < nacks; i++) hh_fetch_ack_append(&m->fetch_env, &pipe, acks[i]);
+    for (size_t i = 0; i < n; i++) hh_finish_requeue_append(&m->finish_env, &pipe, u[i].queue, u[i].payload, u[i].len);
+    for (size_t i = 0; i < nacks; i++) hh_finish_ack_append(&m->finish_env, &pipe, acks[i]);
     redisReply **r = hh_pipe_exec(&pipe);
     int pushed = 0, pend_pushed = 0, left = 0;
     for (size_t i = 0; i < n; i++) {
@@ -767,7 +780,7 @@ static void push_back(hh_manager *m, hh_conn *c, hh_unfinished *u, size_t n, siz
                    klass ? klass : "?", jid ? jid : "?", m->inprog_keys[u[i].queue]);
         } else {
             left++;
-            hh_fetch_report_unreturned(&m->fetch_env, u[i].queue, u[i].payload, u[i].len, why);
+            hh_finish_report_unreturned(&m->finish_env, u[i].queue, u[i].payload, u[i].len, why);
         }
         json_decref(item);
     }
@@ -896,13 +909,13 @@ static void cancel_and_push_back(hh_manager *m, hh_conn *c, double wait_until) {
         }
     }
     size_t nacks = 0;
-    hh_job **acks = hh_fetch_take_acks(&m->fetch_env, &nacks);
+    hh_job **acks = hh_finish_take_acks(&m->finish_env, &nacks);
     if (n || nacks) push_back(m, c, u, n, nrun, acks, nacks);
     for (size_t i = 0; i < n; i++) hh_unfinished_free(&u[i]);
     for (size_t i = 0; i < npend; i++) hh_unfinished_free(&pend[i]); /* not taken: stay in progress */
     free(u);
     free(pend);
-    hh_fetch_acks_free(&m->fetch_env, acks, nacks);
+    hh_finish_acks_free(&m->finish_env, acks, nacks);
 }
 
 /* The hard shutdown's second part, by `end`: the heartbeat off, leftovers
@@ -948,7 +961,7 @@ static void leave_redis(hh_manager *m, hh_conn *c, pthread_t chores, int chores_
     if (m->recovery_started) join_by(m, m->recovery_thread, end);
     if (chores_started) join_by(m, chores, end);
     m->scheduler_started = m->recovery_started = m->heartbeat_started = 0;
-    hh_fetch_flush_acks(&m->fetch_env, c); /* left by threads that ended late; one try within the budget */
+    hh_finish_flush_acks(&m->finish_env, c); /* left by threads that ended late; one try within the budget */
 }
 
 /* Waits for the stop request, then up to the grace period for the worker
@@ -1060,10 +1073,7 @@ static int heartbeat_taken_over(void *udata, const char *by) {
     if (rc != 1) return rc != 0;
     hh_fetched *f = NULL;
     size_t n = hh_fetch_take_pending(&m->fetch_env, &f);
-    for (size_t i = 0; i < n; i++) {
-        hh_lease_release(&m->lease_env, &f[i].lease);
-        free(f[i].payload);
-    }
+    for (size_t i = 0; i < n; i++) hh_lease_finish_fetched(&m->lease_env, &f[i]);
     free(f);
     if (n) {
         atomic_fetch_add(&m->lease_lost, n);

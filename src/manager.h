@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include "batch.h"
 #include "fetch.h"
+#include "finish.h"
 #include "heartbeat.h"
 #include "hiredhand.h"
 #include "job.h"
@@ -59,7 +60,8 @@ struct hh_manager {
     void *hook_udata;
 
     hh_processor *procs;
-    hh_fetch_env fetch_env;   /* fetch.c's view; .fetcher: buffer, acks, idle waits */
+    hh_fetch_env fetch_env;   /* fetch.c's view; .fetcher: buffer, idle waits */
+    hh_finish_env finish_env; /* finish.c's view; .acks: the queued acks */
     hh_pickup_env pickup_env; /* pickup.c's view; wakes idle threads when a queue is written */
     pthread_t heartbeat_thread, scheduler_thread, recovery_thread, supervisor_thread;
     int heartbeat_started, scheduler_started, recovery_started, supervisor_started;
