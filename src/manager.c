@@ -580,8 +580,7 @@ static void processor_env(hh_manager *m) {
                             .job_metrics = m->job_metrics,
                             .batch = &m->batch,
                             .lease = &m->lease_env,
-                            .fetch = &m->fetch_env,
-                            .self = m};
+                            .fetch = &m->fetch_env};
     e->opts.fetch = m->opts.fetch;
     e->opts.max_retries = m->opts.max_retries;
     e->opts.dead_max_jobs = m->opts.dead_max_jobs;

@@ -233,7 +233,6 @@ static double run_job(hh_processor *p, hh_fetched *f) {
         hh_lease_finish(m->lease, job);
         return 0;
     }
-    job->manager = m->self;
     job->processor = p;
     job->run_at = hh_now();
     pthread_mutex_lock(&p->mu);
