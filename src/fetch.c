@@ -6,6 +6,7 @@
  * both (TYPE) once a fetch fails with WRONGTYPE, and a wrong-typed one
  * again every HH_FETCH_BAD_RECHECK_US until it is a list. */
 #include "fetch.h"
+#include "buffer.h"
 #include "finish.h"
 #include "lease.h"
 #include "outcome.h"
@@ -19,6 +20,8 @@
 
 /* One worker thread's fetch state. */
 typedef struct fetch_thread {
+    /* First: a sleeper popped off the buffer's stack is its thread. */
+    hh_sleeper sleeper;            /* waiting for the buffer or a fetch in flight */
     int batch;                     /* jobs wanted per fetch in a dry spell (want_locked) */
     int per_job;                   /* weighted: draw each job's queue (slow jobs; want_locked) */
     int block_queue;               /* which queue this thread blocks on when idle (no pickup) */
@@ -26,82 +29,33 @@ typedef struct fetch_thread {
     int ran;                       /* jobs run since the last fetch */
     hh_fetched *held;              /* one fetch's replies */
     struct fetch_scratch *scratch; /* argument space, sized for every queue */
-    /* Waiting for the buffer or a fetch in flight (hh_fetcher.sleepers):
-     * its own condition, so the thread woken is the one that slept last. */
-    pthread_cond_t wake;
-    int woken;                         /* set by the waker, under hh_fetcher.mu */
-    struct fetch_thread *next_sleeper; /* below it on the stack */
 } fetch_thread;
-
-/* Known-empty queues: a queue a fetch found empty is left out of the next
- * fetches until it may hold a job again. Writes count on one sequence,
- * `wseq`: a write to the queue seen by pickup.c takes the next number
- * (`written`; a write to every key, FLUSHALL, sets `flushed`), and a mark
- * keeps the number read before its fetch was sent (`seq`), so a write the
- * fetch may not have seen, even one whose notice comes after the reply,
- * ends the mark. Such notices come only while tracking is on: a mark whose
- * fetch was sent with tracking on, still on since (`track_from`), is
- * trusted, HH_FETCH_EMPTY_TRUST_US at most; any other holds only
- * HH_FETCH_EMPTY_RECHECK_US. A fetch that leaves out a queue whose mark is
- * not trusted and finds nothing tries again with every queue, so "nothing
- * fetched" always means every queue was empty, or had a trusted mark: a
- * write after the fetch's pickup ticket that this fetch did not see then
- * wakes the thread (pickup.h), as when every queue was tried. */
-typedef struct empty_mark {
-    atomic_ullong seq;        /* wseq before the fetch that found it empty; 0: not marked */
-    atomic_ullong written;    /* wseq of the last write to it pickup.c saw */
-    atomic_llong until;       /* not trusted: hh_mono() in microseconds until which it holds */
-    atomic_llong trust_until; /* trusted: hh_mono() in microseconds until which it holds */
-} empty_mark;
-
-/* Wrong-typed queues: a queue whose key (or in-progress list) is not a
- * list makes every fetch that names it fail with WRONGTYPE, all queues with
- * it (a script or BRPOP fails as a whole). So a WRONGTYPE reply makes the
- * fetcher ask TYPE of every queue's keys once, and a queue found wrong is
- * left out of every fetch, logged at ERROR once a minute, and asked again
- * every HH_FETCH_BAD_RECHECK_US until it is a list (or gone) again, and at
- * once after a write to it (hh_fetch_queue_written). */
-typedef struct bad_mark {
-    atomic_llong until;  /* hh_mono() in microseconds of the next TYPE; 0: not bad */
-    atomic_llong logged; /* when its ERROR was last logged */
-} bad_mark;
 
 struct hh_fetcher {
     const hh_fetch_env *m;
     /* Jobs fetched in a batch and not started yet, shared by every worker
      * thread (a slow job never holds others hostage), taken in fetch order
-     * (FIFO: a queue's order is kept and the ack of the oldest entry of an
-     * in-progress list finds it first). ring[head .. head+npending) modulo
-     * cap. `promised` counts jobs asked for by fetches in flight; an idle
-     * thread waits on `more` while buffered jobs or a fetch in flight cover
-     * it (want_locked), on the stack `sleepers` (see sleep_locked). */
-    pthread_mutex_t mu;
-    fetch_thread *sleepers;
-    hh_fetched *ring;
-    size_t head, npending, cap;
+     * (buffer.h), and the idle threads sleeping on them. The fields below
+     * up to `dry` are under its mutex b->mu. `promised` counts jobs asked
+     * for by fetches in flight; an idle thread sleeps while buffered jobs
+     * or a fetch in flight cover it (want_locked). */
+    hh_buffer *b;
     size_t promised;
     int idle;       /* threads in hh_fetch_next without a job */
     int batch;      /* jobs wanted per fetch, adapted to job speed (want_locked) */
     atomic_int dry; /* the last fetch found every queue empty */
-    int sleeping;   /* idle threads on the stack `sleepers` */
     /* Idle fetching without pickup.c: waiters[q] threads block on queue q
      * in Redis, the other idle threads sleep on idle_cv. */
     pthread_mutex_t idle_mu;
     pthread_cond_t idle_cv;
     int *waiters;
-    /* see empty_mark: the write sequence, its value at the last write to
-     * every key, and the value tracking came on at (0: off) */
-    atomic_ullong wseq, flushed, track_from;
     /* Strict order: how many queues a fetch names (candidates()): those
      * the last batch emptied and two more, doubled after a batch that ran
      * out of queues, so a batch over queues that each hold a few jobs
      * names enough of them, and one over a long queue names two. */
     atomic_uint span;
-    empty_mark *empty; /* per queue */
-    bad_mark *bad;     /* per queue */
     hh_err_run fetch_errors;
-    atomic_int nbad; /* queues marked bad: the checks cost nothing while 0 */
-    /* A dry spell's check (dry_check), under mu. */
+    /* A dry spell's check (dry_check), under b->mu. */
     pthread_cond_t check_cv; /* the check in flight ended */
     unsigned long check_gen; /* pickup generation of its ticket */
     int check_busy;          /* in flight */
@@ -110,13 +64,13 @@ struct hh_fetcher {
     fetch_thread *threads;   /* per worker thread, by hh_processor.index */
 };
 
-#define HH_FETCH_EMPTY_RECHECK_US 100000 /* see empty_mark */
+#define HH_FETCH_EMPTY_RECHECK_US 100000 /* see hh_empty_mark (buffer.h) */
 /* A trusted mark's bound: the idle poller's period (pickup.h), so a write
  * whose notice never came (a broken subscriber connection not noticed yet)
  * is found as soon as an idle worker's safety poll would find it. */
 #define HH_FETCH_EMPTY_TRUST_US ((long long)(HH_PICKUP_POLL_SECONDS * 1e6))
 /* 3 s: with a blocking fetch's 2 s on top (basic fetch's BRPOP), a queue
- * fixed by hand is served again within 5 s in every mode (see bad_mark) */
+ * fixed by hand is served again within 5 s in every mode (see hh_bad_mark) */
 #define HH_FETCH_BAD_RECHECK_US 3000000
 #define HH_FETCH_BAD_LOG_US 60000000
 
@@ -185,7 +139,7 @@ typedef struct fetch_scratch {
     size_t *place;          /* weighted: the queue at each place */
     size_t *count;          /* per place: at most how many jobs the batch takes from it */
     int basic;              /* this call pops (basic fetch): no in-progress list, no lease */
-    unsigned long long seq; /* the write sequence before this call (empty_mark) */
+    unsigned long long seq; /* the write sequence before this call (hh_empty_mark) */
     int recheck;            /* candidates() names every queue, all known empty */
 } fetch_scratch;
 
@@ -251,29 +205,20 @@ hh_fetcher *hh_fetcher_new(const hh_fetch_env *m) {
     if (!f) return NULL;
     size_t c = (size_t)m->opts.concurrency;
     f->m = m;
-    pthread_mutex_init(&f->mu, NULL);
+    f->b = m->buffer;
     pthread_mutex_init(&f->idle_mu, NULL);
     hh_err_run_init(&f->fetch_errors);
     pthread_cond_init(&f->idle_cv, NULL);
     pthread_cond_init(&f->check_cv, NULL);
-    atomic_init(&f->wseq, 1); /* a mark's seq is never 0 */
     atomic_init(&f->span, 2);
     f->batch = 1;
-    /* A thread fetches only while the buffer and the fetches in flight do
-     * not cover the idle threads, so the buffer holds at most one job per
-     * thread plus the batches in flight; twice that is room to spare (and
-     * want_locked never asks for more than fits). */
-    f->cap = 2 * (c + HH_FETCH_BATCH_MAX);
-    f->ring = calloc(f->cap, sizeof(*f->ring));
     f->waiters = calloc(m->nqueues, sizeof(*f->waiters));
-    f->empty = calloc(m->nqueues, sizeof(*f->empty));
-    f->bad = calloc(m->nqueues, sizeof(*f->bad));
     f->threads = calloc(c, sizeof(*f->threads));
-    if (!f->ring || !f->waiters || !f->empty || !f->bad || !f->threads) {
+    if (!f->b || !f->waiters || !f->threads) {
         hh_fetcher_free(f);
         return NULL;
     }
-    for (size_t i = 0; i < c; i++) pthread_cond_init(&f->threads[i].wake, NULL);
+    for (size_t i = 0; i < c; i++) pthread_cond_init(&f->threads[i].sleeper.wake, NULL);
     for (size_t i = 0; i < c; i++) {
         f->threads[i].block_queue = (int)(i % m->nqueues);
         f->threads[i].batch = 1;
@@ -287,14 +232,12 @@ hh_fetcher *hh_fetcher_new(const hh_fetch_env *m) {
 
 void hh_fetcher_free(hh_fetcher *f) {
     if (!f) return;
-    for (size_t k = 0; k < f->npending; k++) free(f->ring[(f->head + k) % f->cap].payload);
     for (int i = 0; f->threads && i < f->m->opts.concurrency; i++) {
         free(f->threads[i].held);
         scratch_free(f->threads[i].scratch);
-        pthread_cond_destroy(&f->threads[i].wake);
+        pthread_cond_destroy(&f->threads[i].sleeper.wake);
     }
-    free(f->threads), free(f->ring), free(f->waiters), free(f->empty), free(f->bad);
-    pthread_mutex_destroy(&f->mu);
+    free(f->threads), free(f->waiters);
     pthread_mutex_destroy(&f->idle_mu);
     hh_err_run_destroy(&f->fetch_errors);
     pthread_cond_destroy(&f->idle_cv);
@@ -324,53 +267,27 @@ enum {
  * never passes over thousands of such queues, one list command each, to
  * reach a job in a queue after them. */
 static int known_empty(hh_fetcher *f, size_t q, unsigned long long track, long long now) {
-    unsigned long long seq = atomic_load(&f->empty[q].seq);
-    if (!seq || atomic_load(&f->empty[q].written) > seq || atomic_load(&f->flushed) > seq) return EMPTY_NO;
-    if (track && track <= seq) return atomic_load(&f->empty[q].trust_until) > now ? EMPTY_TRUSTED : EMPTY_STALE;
-    long long until = atomic_load(&f->empty[q].until);
+    unsigned long long seq = atomic_load(&f->b->empty[q].seq);
+    if (!seq || atomic_load(&f->b->empty[q].written) > seq || atomic_load(&f->b->flushed) > seq) return EMPTY_NO;
+    if (track && track <= seq) return atomic_load(&f->b->empty[q].trust_until) > now ? EMPTY_TRUSTED : EMPTY_STALE;
+    long long until = atomic_load(&f->b->empty[q].until);
     if (until > now) return EMPTY_MARKED;
-    return atomic_compare_exchange_strong(&f->empty[q].until, &until, now + HH_FETCH_EMPTY_RECHECK_US) ? EMPTY_NO
-                                                                                                       : EMPTY_MARKED;
+    return atomic_compare_exchange_strong(&f->b->empty[q].until, &until, now + HH_FETCH_EMPTY_RECHECK_US)
+        ? EMPTY_NO
+        : EMPTY_MARKED;
 }
 
-/* seq: f->wseq read before the fetch that found q empty was sent. */
+/* seq: f->b->wseq read before the fetch that found q empty was sent. */
 static void mark_empty(hh_fetcher *f, size_t q, unsigned long long seq, long long now) {
-    atomic_store(&f->empty[q].until, now + HH_FETCH_EMPTY_RECHECK_US);
-    atomic_store(&f->empty[q].trust_until, now + HH_FETCH_EMPTY_TRUST_US);
-    atomic_store(&f->empty[q].seq, seq);
-}
-
-/* A write to a wrong-typed queue (the DEL or the push of a fix by hand):
- * its TYPE is due at the woken thread's fetch, not at the recheck period's
- * end, which an idle worker meets only at its next safety poll (up to
- * HH_PICKUP_POLL_SECONDS later still). 1 stays "bad" and is always due. */
-static void bad_due(hh_fetcher *f, size_t q) {
-    long long until = atomic_load(&f->bad[q].until);
-    if (until > 1) atomic_compare_exchange_strong(&f->bad[q].until, &until, 1);
-}
-
-void hh_fetch_queues_written(const hh_fetch_env *m) {
-    if (!m->fetcher) return;
-    atomic_store(&m->fetcher->flushed, atomic_fetch_add(&m->fetcher->wseq, 1) + 1);
-    if (atomic_load(&m->fetcher->nbad) > 0)
-        for (size_t q = 0; q < m->nqueues; q++) bad_due(m->fetcher, q);
-}
-
-void hh_fetch_queue_written(const hh_fetch_env *m, size_t q) {
-    if (!m->fetcher || q >= m->nqueues) return;
-    atomic_store(&m->fetcher->empty[q].written, atomic_fetch_add(&m->fetcher->wseq, 1) + 1);
-    if (atomic_load(&m->fetcher->nbad) > 0) bad_due(m->fetcher, q);
-}
-
-void hh_fetch_tracking(const hh_fetch_env *m, int on) {
-    if (!m->fetcher) return;
-    atomic_store(&m->fetcher->track_from, on ? atomic_fetch_add(&m->fetcher->wseq, 1) + 1 : 0);
+    atomic_store(&f->b->empty[q].until, now + HH_FETCH_EMPTY_RECHECK_US);
+    atomic_store(&f->b->empty[q].trust_until, now + HH_FETCH_EMPTY_TRUST_US);
+    atomic_store(&f->b->empty[q].seq, seq);
 }
 
 /* ------------------------------------------------------------ wrong-typed queues */
 
 static int queue_bad(hh_fetcher *f, size_t q) {
-    return atomic_load(&f->nbad) > 0 && atomic_load(&f->bad[q].until) != 0;
+    return atomic_load(&f->b->nbad) > 0 && atomic_load(&f->b->bad[q].until) != 0;
 }
 
 /* TYPE of queue q's keys on c: 1 both lists (or absent), 0 one is not (its
@@ -400,9 +317,9 @@ static int queue_types(hh_processor *p, size_t q, const char **key, char *type, 
 
 static void bad_log(hh_processor *p, size_t q, const char *key, const char *type, long long now) {
     hh_fetcher *f = p->fetch->fetcher;
-    long long last = atomic_load(&f->bad[q].logged);
+    long long last = atomic_load(&f->b->bad[q].logged);
     if (last && now - last < HH_FETCH_BAD_LOG_US) return;
-    if (!atomic_compare_exchange_strong(&f->bad[q].logged, &last, now)) return; /* another thread logs it */
+    if (!atomic_compare_exchange_strong(&f->b->bad[q].logged, &last, now)) return; /* another thread logs it */
     hh_log(p->fetch->log, HH_LOG_ERROR,
            "fetch: %s is a %s, not a list (WRONGTYPE): queue %s is skipped until it is a list again; the other "
            "queues are served (logged once a minute)",
@@ -421,8 +338,8 @@ static int find_bad(hh_processor *p) {
         char type[32];
         if (queue_bad(f, q) || queue_types(p, q, &key, type, sizeof(type)) != 0) continue;
         long long zero = 0;
-        if (atomic_compare_exchange_strong(&f->bad[q].until, &zero, now + HH_FETCH_BAD_RECHECK_US))
-            atomic_fetch_add(&f->nbad, 1);
+        if (atomic_compare_exchange_strong(&f->b->bad[q].until, &zero, now + HH_FETCH_BAD_RECHECK_US))
+            atomic_fetch_add(&f->b->nbad, 1);
         bad_log(p, q, key, type, now);
         found++;
     }
@@ -434,21 +351,21 @@ static int find_bad(hh_processor *p) {
 static void bad_recheck(hh_processor *p) {
     const hh_fetch_env *m = p->fetch;
     hh_fetcher *f = m->fetcher;
-    if (atomic_load(&f->nbad) == 0) return;
+    if (atomic_load(&f->b->nbad) == 0) return;
     long long now = now_us();
     for (size_t q = 0; q < m->nqueues; q++) {
-        long long until = atomic_load(&f->bad[q].until);
+        long long until = atomic_load(&f->b->bad[q].until);
         if (until == 0 || until > now) continue;
-        if (!atomic_compare_exchange_strong(&f->bad[q].until, &until, now + HH_FETCH_BAD_RECHECK_US)) continue;
+        if (!atomic_compare_exchange_strong(&f->b->bad[q].until, &until, now + HH_FETCH_BAD_RECHECK_US)) continue;
         const char *key = NULL;
         char type[32];
         int rc = queue_types(p, q, &key, type, sizeof(type));
         if (rc == 0) {
             bad_log(p, q, key, type, now);
         } else if (rc == 1) {
-            atomic_store(&f->bad[q].until, 0);
-            atomic_store(&f->bad[q].logged, 0);
-            atomic_fetch_sub(&f->nbad, 1);
+            atomic_store(&f->b->bad[q].until, 0);
+            atomic_store(&f->b->bad[q].logged, 0);
+            atomic_fetch_sub(&f->b->nbad, 1);
             hh_log(m->log, HH_LOG_INFO, "fetch: queue %s is a list again: served again", m->queues[q]);
         }
     }
@@ -459,10 +376,10 @@ static void bad_recheck(hh_processor *p) {
  * wake-up (tracking was off at the write) is still served again within the
  * recheck period. */
 static double bad_wait(hh_fetcher *f) {
-    if (atomic_load(&f->nbad) == 0) return 0;
+    if (atomic_load(&f->b->nbad) == 0) return 0;
     long long first = 0, now = now_us();
     for (size_t q = 0; q < f->m->nqueues; q++) {
-        long long until = atomic_load(&f->bad[q].until);
+        long long until = atomic_load(&f->b->bad[q].until);
         if (until && (!first || until < first)) first = until;
     }
     if (!first) return 0;
@@ -487,8 +404,8 @@ static void fetch_error(hh_processor *p, const char *err) {
 static size_t candidates(hh_processor *p, fetch_scratch *s, size_t max, int wide, int *all) {
     const hh_fetch_env *m = p->fetch;
     hh_fetcher *f = m->fetcher;
-    s->seq = atomic_load(&f->wseq);
-    unsigned long long track = atomic_load(&f->track_from);
+    s->seq = atomic_load(&f->b->wseq);
+    unsigned long long track = atomic_load(&f->b->track_from);
     long long now = now_us();
     size_t k = 0, trusted = 0;
     size_t limit = m->weighted || *all || wide ? m->nqueues : max + 1;
@@ -907,38 +824,12 @@ static int idle_fallback(hh_processor *p, hh_fetched *out) {
 
 /* ------------------------------------------------------------ waiting threads */
 
-/* Threads waiting for the buffer or a fetch in flight form a stack, and a
- * wake-up goes to the thread on top: the one that slept last, whose stack,
- * heap arena and payloads are still in the CPU's caches. With hundreds of
- * threads and fast jobs the same few threads keep running, as with a few
- * threads; the others sleep on (a shared condition variable would wake
- * them in turn, each one cold). Call with f->mu held. */
-static void sleep_locked(hh_fetcher *f, fetch_thread *t) {
-    t->woken = 0;
-    t->next_sleeper = f->sleepers;
-    f->sleepers = t;
-    f->sleeping++;
-    while (!t->woken) pthread_cond_wait(&t->wake, &f->mu);
-}
-
-/* Takes the thread on top off the stack and marks it woken; the caller
- * signals its condition (after unlocking, so it does not wake into a held
- * mutex). NULL when no thread waits. Call with f->mu held. */
+/* The buffer's sleepers (buffer.h), as this file's threads; f->b->mu held. */
+static void sleep_locked(hh_fetcher *f, fetch_thread *t) { hh_buffer_sleep_locked(f->b, &t->sleeper); }
 static fetch_thread *pop_sleeper_locked(hh_fetcher *f) {
-    fetch_thread *t = f->sleepers;
-    if (!t) return NULL;
-    f->sleepers = t->next_sleeper;
-    f->sleeping--;
-    t->woken = 1;
-    return t;
+    return (fetch_thread *)(void *)hh_buffer_pop_sleeper_locked(f->b); /* the sleeper is its first member */
 }
-
-/* Wakes every waiting thread (the queues ran dry, a fetch failed, quiet).
- * Call with f->mu held. */
-static void wake_all_locked(hh_fetcher *f) {
-    fetch_thread *t;
-    while ((t = pop_sleeper_locked(f))) pthread_cond_signal(&t->wake);
-}
+static void wake_all_locked(hh_fetcher *f) { hh_buffer_wake_all_locked(f->b); }
 
 void hh_fetch_wake_sleepers(const hh_fetch_env *m) {
     hh_fetcher *f = m->fetcher;
@@ -947,9 +838,9 @@ void hh_fetch_wake_sleepers(const hh_fetch_env *m) {
     pthread_mutex_lock(&f->idle_mu);
     pthread_cond_broadcast(&f->idle_cv); /* sleepers see quiet */
     pthread_mutex_unlock(&f->idle_mu);
-    pthread_mutex_lock(&f->mu);
+    pthread_mutex_lock(&f->b->mu);
     wake_all_locked(f); /* threads waiting on a fetch in flight */
-    pthread_mutex_unlock(&f->mu);
+    pthread_mutex_unlock(&f->b->mu);
 }
 
 void hh_fetch_unblock(const hh_fetch_env *m, hh_conn *c) {
@@ -986,9 +877,9 @@ enum { DRY_FETCH, DRY_CHECK, DRY_WAIT, DRY_JOIN };
 static int dry_check(hh_fetcher *f, const hh_pickup_ticket *t) {
     if (!t->wakes || !atomic_load(&f->dry)) return DRY_FETCH;
     int rc = DRY_FETCH;
-    pthread_mutex_lock(&f->mu);
+    pthread_mutex_lock(&f->b->mu);
     if (f->check_busy && f->check_gen == t->gen) {
-        while (f->check_busy && f->check_gen == t->gen) pthread_cond_wait(&f->check_cv, &f->mu);
+        while (f->check_busy && f->check_gen == t->gen) pthread_cond_wait(&f->check_cv, &f->b->mu);
         rc = f->check_gen == t->gen && f->check_empty ? DRY_WAIT : DRY_JOIN;
     } else if (f->check_empty && f->check_gen == t->gen && hh_mono() - f->check_at < HH_FETCH_CHECK_SECONDS) {
         rc = DRY_WAIT;
@@ -996,7 +887,7 @@ static int dry_check(hh_fetcher *f, const hh_pickup_ticket *t) {
         f->check_busy = 1, f->check_empty = 0, f->check_gen = t->gen;
         rc = DRY_CHECK;
     }
-    pthread_mutex_unlock(&f->mu);
+    pthread_mutex_unlock(&f->b->mu);
     return rc;
 }
 
@@ -1004,7 +895,7 @@ static int dry_check(hh_fetcher *f, const hh_pickup_ticket *t) {
  * the generation's check. */
 static void dry_check_end(hh_fetcher *f, const hh_pickup_ticket *t, int check, int rc) {
     if (!t->wakes) return;
-    pthread_mutex_lock(&f->mu);
+    pthread_mutex_lock(&f->b->mu);
     if (check) {
         f->check_busy = 0;
         pthread_cond_broadcast(&f->check_cv);
@@ -1012,7 +903,7 @@ static void dry_check_end(hh_fetcher *f, const hh_pickup_ticket *t, int check, i
     if (rc == 0 && (check || !f->check_busy)) f->check_gen = t->gen, f->check_empty = 1, f->check_at = hh_mono();
     else if (rc != 0 && (check || !f->check_busy)) f->check_empty = 0; /* a write it did not see as one */
     if (rc > 0) atomic_store(&f->dry, 0); /* before the waiters look (hh_fetch_next sets it again) */
-    pthread_mutex_unlock(&f->mu);
+    pthread_mutex_unlock(&f->b->mu);
 }
 
 /* Fetches up to max jobs (each job's queue drawn in Sidekiq's order) for
@@ -1049,14 +940,14 @@ static int fetch(hh_processor *p, hh_fetched *out, size_t max, size_t *promise, 
          * and a promise held through the wait would keep the others from
          * fetching once another thread's fetch ends the dry spell. */
         hh_fetcher *f = m->fetcher;
-        pthread_mutex_lock(&f->mu);
+        pthread_mutex_lock(&f->b->mu);
         f->promised -= *promise;
         *promise = 0;
         if (!atomic_load(&f->dry)) {
             atomic_store(&f->dry, 1);
             wake_all_locked(f);
         }
-        pthread_mutex_unlock(&f->mu);
+        pthread_mutex_unlock(&f->b->mu);
     }
     *waited = 0;
     if (rc != 0 || atomic_load(m->quiet)) {
@@ -1081,23 +972,6 @@ static int fetch(hh_processor *p, hh_fetched *out, size_t max, size_t *promise, 
 
 /* ------------------------------------------------------------ the shared buffer */
 
-/* Takes the oldest buffered job; 0 when there is none. Call with f->mu. */
-static int pending_pop_locked(hh_fetcher *f, hh_fetched *out) {
-    if (!f->npending) return 0;
-    *out = f->ring[f->head];
-    f->head = (f->head + 1) % f->cap;
-    f->npending--;
-    return 1;
-}
-
-/* Buffers jobs in fetch order; returns how many fit (all of them: a fetch
- * asks for no more than the buffer's free room). Call with f->mu. */
-static size_t pending_push_locked(hh_fetcher *f, hh_fetched *jobs, size_t n) {
-    size_t k = 0;
-    for (; k < n && f->npending < f->cap; k++, f->npending++) f->ring[(f->head + f->npending) % f->cap] = jobs[k];
-    return k;
-}
-
 void hh_fetch_ran(hh_processor *p, double seconds) {
     fetch_thread *t = thread_of(p);
     t->spent += seconds;
@@ -1105,7 +979,7 @@ void hh_fetch_ran(hh_processor *p, double seconds) {
 }
 
 /* The batch sizes, after the jobs this thread ran since its last fetch
- * (want_locked). Call with f->mu. */
+ * (want_locked). Call with f->b->mu. */
 static void adapt_locked(hh_fetcher *f, fetch_thread *t) {
     if (t->ran && t->spent < 0.001 * t->ran) {
         f->batch = f->batch * 2 > HH_FETCH_BATCH_MAX ? HH_FETCH_BATCH_MAX : f->batch * 2;
@@ -1130,11 +1004,11 @@ static void adapt_locked(hh_fetcher *f, fetch_thread *t) {
  * not a batch per thread. 0: this thread waits for the buffer or the fetch
  * in flight (or prefetch() brings the next batch before the buffer runs
  * out). Once the queues run dry, every idle thread fetches (and waits) on
- * its own. Call with f->mu. */
+ * its own. Call with f->b->mu. */
 static size_t want_locked(hh_processor *p, fetch_thread *t) {
     hh_fetcher *f = p->fetch->fetcher;
     adapt_locked(f, t);
-    size_t covered = f->promised + f->npending;
+    size_t covered = f->promised + f->b->npending;
     /* While the queues run dry every idle thread goes its own way to the
      * idle wait (pickup.h, or one blocking move per queue). */
     if ((covered >= (size_t)f->idle || f->promised) && !f->dry) return 0;
@@ -1145,7 +1019,7 @@ static size_t want_locked(hh_processor *p, fetch_thread *t) {
      * job has a thread ready for it, so none waits in the buffer. */
     if (!f->dry && covered < (size_t)f->idle && want < (size_t)f->idle - covered) want = (size_t)f->idle - covered;
     t->per_job = f->batch == 1;
-    if (want > f->cap - covered) want = f->cap - covered; /* never more than the buffer takes */
+    if (want > f->b->cap - covered) want = f->b->cap - covered; /* never more than the buffer takes */
     /* basic fetch: popped jobs are only in memory (a crash loses them), so
      * no more of them wait than one per thread */
     size_t c = (size_t)p->fetch->opts.concurrency;
@@ -1185,9 +1059,9 @@ static void prefetch(hh_processor *p, size_t want) {
     int got = fetch_batch(p, t->held, want, 0);
     for (int i = 0; i < got; i++) atomic_fetch_add(&m->fetched[t->held[i].queue], 1);
     if (got >= 0) hh_err_run_ok(m->log, &f->fetch_errors, "fetch");
-    pthread_mutex_lock(&f->mu);
+    pthread_mutex_lock(&f->b->mu);
     f->promised -= want;
-    size_t taken = got > 0 ? pending_push_locked(f, t->held, (size_t)got) : 0;
+    size_t taken = got > 0 ? hh_buffer_push_locked(f->b, t->held, (size_t)got) : 0;
     fetch_thread *next = NULL;
     if (got == 0 && !atomic_load(&f->dry)) {
         atomic_store(&f->dry, 1);
@@ -1195,8 +1069,8 @@ static void prefetch(hh_processor *p, size_t want) {
     } else if (got > 0) {
         next = pop_sleeper_locked(f);
     }
-    pthread_mutex_unlock(&f->mu);
-    if (next) pthread_cond_signal(&next->wake);
+    pthread_mutex_unlock(&f->b->mu);
+    if (next) pthread_cond_signal(&next->sleeper.wake);
     /* threads still waiting for a write since the burst began join too, a
      * batch's worth at a time (as a regular fetch's jobs wake them) */
     if (got > 1) hh_pickup_wake(m->pickup, got - 1);
@@ -1207,27 +1081,27 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out) {
     const hh_fetch_env *m = p->fetch;
     hh_fetcher *f = m->fetcher;
     fetch_thread *t = thread_of(p);
-    pthread_mutex_lock(&f->mu);
-    if (f->npending) {
+    pthread_mutex_lock(&f->b->mu);
+    if (f->b->npending) {
         /* A batch or less left besides this thread's job: fetch the next
          * batch first, then take the oldest job. Taking the job first
          * would hold it through the round trip while the others run the
          * rest of the buffer, so it would start up to two batches after
          * its place in the queue. */
-        if (!f->promised && !atomic_load(&f->dry) && f->npending <= (size_t)f->batch + 1 &&
+        if (!f->promised && !atomic_load(&f->dry) && f->b->npending <= (size_t)f->batch + 1 &&
             m->opts.fetch != HH_FETCH_BASIC && !atomic_load(m->quiet)) {
             adapt_locked(f, t); /* this thread fetches: the batch size follows its jobs' speed */
             size_t ahead = f->batch > 1 ? (size_t)f->batch : 0;
-            if (ahead > f->cap - f->npending) ahead = f->cap - f->npending;
+            if (ahead > f->b->cap - f->b->npending) ahead = f->b->cap - f->b->npending;
             if (ahead) {
                 f->promised += ahead;
-                pthread_mutex_unlock(&f->mu);
+                pthread_mutex_unlock(&f->b->mu);
                 prefetch(p, ahead);
-                pthread_mutex_lock(&f->mu);
+                pthread_mutex_lock(&f->b->mu);
             }
         }
-        if (pending_pop_locked(f, out)) {
-            pthread_mutex_unlock(&f->mu);
+        if (hh_buffer_pop_locked(f->b, out)) {
+            pthread_mutex_unlock(&f->b->mu);
             return 1;
         }
         /* the others took every job meanwhile: wait or fetch as any idle
@@ -1237,29 +1111,29 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out) {
     size_t want;
     while (!(want = want_locked(p, t)) && !atomic_load(m->quiet)) {
         sleep_locked(f, t); /* a fetch in flight brings this thread's job */
-        if (pending_pop_locked(f, out)) {
+        if (hh_buffer_pop_locked(f->b, out)) {
             /* Pass the wake-up on while jobs are left (see the end of
              * this function). */
-            fetch_thread *next = f->npending ? pop_sleeper_locked(f) : NULL;
+            fetch_thread *next = f->b->npending ? pop_sleeper_locked(f) : NULL;
             f->idle--;
-            pthread_mutex_unlock(&f->mu);
-            if (next) pthread_cond_signal(&next->wake);
+            pthread_mutex_unlock(&f->b->mu);
+            if (next) pthread_cond_signal(&next->sleeper.wake);
             return 1;
         }
     }
     if (atomic_load(m->quiet)) {
         f->idle--;
-        pthread_mutex_unlock(&f->mu);
+        pthread_mutex_unlock(&f->b->mu);
         return 0;
     }
     f->promised += want;
-    pthread_mutex_unlock(&f->mu);
+    pthread_mutex_unlock(&f->b->mu);
 
     size_t promise = want;
     int waited;
     int got = fetch(p, t->held, want, &promise, &waited);
 
-    pthread_mutex_lock(&f->mu);
+    pthread_mutex_lock(&f->b->mu);
     f->promised -= promise;
     f->idle--;
     /* Nothing after a wait (a wake-up, a timed poll) says nothing of the
@@ -1269,7 +1143,7 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out) {
      * own (hundreds of fetches when a burst lands on an idle process). */
     if (got != 0 || !waited) f->dry = got == 0;
     size_t rest = got > 1 ? (size_t)got - 1 : 0;
-    size_t taken = rest ? pending_push_locked(f, t->held + 1, rest) : 0;
+    size_t taken = rest ? hh_buffer_push_locked(f->b, t->held + 1, rest) : 0;
     /* Fast jobs (batch > 1): wake-ups are passed on, one at a time. This
      * thread wakes one waiting thread (to run a buffered job, or to fetch
      * next), and a thread woken that finds jobs left after taking its own
@@ -1289,9 +1163,9 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out) {
     else if (got > 0 && f->batch > 1) wake[nwake++] = pop_sleeper_locked(f);
     else if (got > 0) /* slow jobs: every job's thread at once */
         while (nwake <= taken && (wake[nwake] = pop_sleeper_locked(f))) nwake++;
-    pthread_mutex_unlock(&f->mu);
+    pthread_mutex_unlock(&f->b->mu);
     for (size_t i = 0; i < nwake; i++)
-        if (wake[i]) pthread_cond_signal(&wake[i]->wake);
+        if (wake[i]) pthread_cond_signal(&wake[i]->sleeper.wake);
     unbuffered(p, t->held, 1 + taken, 1 + rest);
     if (got <= 0) return got;
     *out = t->held[0];
@@ -1302,68 +1176,11 @@ void hh_fetch_push_back_pending(const hh_fetch_env *m, hh_conn *conn) {
     hh_fetcher *f = m->fetcher;
     for (;;) {
         hh_fetched x;
-        pthread_mutex_lock(&f->mu);
-        int got = pending_pop_locked(f, &x);
-        pthread_mutex_unlock(&f->mu);
+        pthread_mutex_lock(&f->b->mu);
+        int got = hh_buffer_pop_locked(f->b, &x);
+        pthread_mutex_unlock(&f->b->mu);
         if (!got) return;
         hh_finish_push_back(m->finish, conn, &x);
         hh_lease_finish_fetched(m->lease, &x);
     }
-}
-
-size_t hh_fetch_take_pending(const hh_fetch_env *m, hh_fetched **out) {
-    hh_fetcher *f = m->fetcher;
-    *out = NULL;
-    pthread_mutex_lock(&f->mu);
-    size_t n = f->npending;
-    if (n && (*out = malloc(n * sizeof(**out)))) {
-        for (size_t i = 0; i < n; i++) pending_pop_locked(f, &(*out)[i]);
-    } else {
-        n = 0; /* out of memory: the threads push them back as they leave */
-    }
-    pthread_mutex_unlock(&f->mu);
-    return n;
-}
-
-size_t hh_fetch_pending_each(const hh_fetch_env *m, void (*fn)(const hh_fetched *, void *), void *udata) {
-    hh_fetcher *f = m->fetcher;
-    pthread_mutex_lock(&f->mu);
-    size_t n = f->npending;
-    for (size_t k = 0; k < n; k++) fn(&f->ring[(f->head + k) % f->cap], udata);
-    pthread_mutex_unlock(&f->mu);
-    return n;
-}
-
-size_t hh_fetch_pending_cap(const hh_fetch_env *m) { return m->fetcher->cap; }
-
-/* Finds the buffered job (payload pointer and lease) at index k of the
- * ring's live part; -1 when it is gone. Call with f->mu. */
-static long pending_find_locked(hh_fetcher *f, const char *payload, uint64_t lease) {
-    for (size_t k = 0; k < f->npending; k++) {
-        const hh_fetched *x = &f->ring[(f->head + k) % f->cap];
-        if (x->payload == payload && x->lease == lease) return (long)k;
-    }
-    return -1;
-}
-
-int hh_fetch_pending_has(const hh_fetch_env *m, const char *payload, uint64_t lease) {
-    hh_fetcher *f = m->fetcher;
-    pthread_mutex_lock(&f->mu);
-    int has = pending_find_locked(f, payload, lease) >= 0;
-    pthread_mutex_unlock(&f->mu);
-    return has;
-}
-
-int hh_fetch_pending_drop(const hh_fetch_env *m, const char *payload, uint64_t lease, hh_fetched *out) {
-    hh_fetcher *f = m->fetcher;
-    pthread_mutex_lock(&f->mu);
-    long k = pending_find_locked(f, payload, lease);
-    if (k >= 0) {
-        *out = f->ring[(f->head + (size_t)k) % f->cap];
-        for (size_t j = (size_t)k; j + 1 < f->npending; j++) /* keep the others in order */
-            f->ring[(f->head + j) % f->cap] = f->ring[(f->head + j + 1) % f->cap];
-        f->npending--;
-    }
-    pthread_mutex_unlock(&f->mu);
-    return k >= 0;
 }

@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include "hiredhand.h"
 #include "job.h"
+#include "buffer.h"
 #include "finish.h"
 #include "keys.h"
 #include "lease.h"
@@ -55,13 +56,13 @@ typedef struct hh_fetch_env {
     hh_processor *procs;         /* opts.concurrency worker threads */
     const hh_lease_env *lease;   /* lease.c: the held jobs of every fetch */
     const hh_finish_env *finish; /* finish.c: acks (sent with each fetch), push backs */
+    hh_buffer *buffer;           /* buffer.c: fetched jobs not started, sleepers, queue marks */
     hh_pickup_env *pickup;       /* pickup.c: idle threads' wake-up */
     struct hh_fetcher *fetcher;  /* the state below: hh_fetcher_new's, set by manager.c */
 } hh_fetch_env;
 
-/* The fetcher's state, owned here: the buffer of fetched jobs not started
- * yet (shared by the worker threads, taken in fetch order), the idle
- * threads' waits, the queues known to be empty and each
+/* The fetcher's state, owned here: the idle threads' waits (the buffer of
+ * fetched jobs not started yet is buffer.h's, used under its mutex), the queues known to be empty and each
  * thread's fetch space. Created and freed by manager.c (m->fetcher). */
 typedef struct hh_fetcher hh_fetcher;
 hh_fetcher *hh_fetcher_new(const hh_fetch_env *m);
@@ -76,25 +77,6 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out);
 void hh_fetch_ran(hh_processor *p, double seconds);
 /* Pushes every buffered job back to its queue (finish.c's push back). */
 void hh_fetch_push_back_pending(const hh_fetch_env *m, hh_conn *conn);
-/* Takes every buffered job, in fetch order (*out malloc'd, the caller's). */
-size_t hh_fetch_take_pending(const hh_fetch_env *m, hh_fetched **out);
-/* For lease.c: calls fn on every buffered job under the buffer's lock;
- * whether a buffered job (by payload pointer and lease) is still there;
- * takes it out (1) or says it is gone (0); the buffer's capacity. */
-size_t hh_fetch_pending_each(const hh_fetch_env *m, void (*fn)(const hh_fetched *, void *), void *udata);
-int hh_fetch_pending_has(const hh_fetch_env *m, const char *payload, uint64_t lease);
-int hh_fetch_pending_drop(const hh_fetch_env *m, const char *payload, uint64_t lease, hh_fetched *out);
-size_t hh_fetch_pending_cap(const hh_fetch_env *m);
-/* pickup.c saw a write to queue q (or to every key: FLUSHALL): a queue
- * known to be empty is tried again. */
-void hh_fetch_queue_written(const hh_fetch_env *m, size_t q);
-void hh_fetch_queues_written(const hh_fetch_env *m);
-/* pickup.c switched tracking on (its notices of writes flow from now on)
- * or off (or lost it): while it stays on, a queue found empty is left out
- * of fetches until a write to it is seen, not only for 0.1 s. Call on
- * before the first write it covers can be missed, off before (or as soon
- * as) notices may stop. */
-void hh_fetch_tracking(const hh_fetch_env *m, int on);
 /* Wakes idle threads sleeping in the process (quiet, stop): no Redis. */
 void hh_fetch_wake_sleepers(const hh_fetch_env *m);
 

@@ -71,6 +71,7 @@ void hh_manager_free(hh_manager *m) {
     free(m->procs);
     hh_lease_free(m->lease_env.lease);
     hh_fetcher_free(m->fetch_env.fetcher);
+    hh_buffer_free(m->buffer);
     hh_acks_free(m->finish_env.acks);
     hh_pickup_free(&m->pickup_env);
     for (size_t i = 0; i < m->nqueues; i++) {
@@ -217,26 +218,27 @@ static int make_queue_keys(hh_manager *m) {
     return HH_OK;
 }
 
-/* What pickup.c sees of m: a write to a queue goes on to fetch.c. */
-static void pickup_queue_written(void *udata, size_t q) { hh_fetch_queue_written(udata, q); }
-static void pickup_queues_written(void *udata) { hh_fetch_queues_written(udata); }
-static void pickup_tracking(void *udata, int on) { hh_fetch_tracking(udata, on); }
+/* What pickup.c sees of m (its .buffer is set with the buffer, below). */
 static void pickup_env(hh_manager *m) {
     m->pickup_env = (hh_pickup_env){.keys = &m->keys,
                                     .cfg = &m->cfg,
                                     .log = &m->log,
                                     .nqueues = m->nqueues,
                                     .queue_keys = m->queue_keys,
-                                    .quiet = &m->quiet,
-                                    .udata = &m->fetch_env,
-                                    .queue_written = pickup_queue_written,
-                                    .queues_written = pickup_queues_written,
-                                    .tracking = pickup_tracking};
+                                    .quiet = &m->quiet};
 }
 
-/* The fetchers' shared state: fetched-but-unclaimed jobs, idle waiters
- * (fetch.c); the acks to send (finish.c). */
+/* The fetchers' shared state: fetched-but-unclaimed jobs, their sleepers
+ * and the queue marks (buffer.c), idle waiters (fetch.c); the acks to send
+ * (finish.c). */
 static int alloc_fetch_state(hh_manager *m) {
+    /* A thread fetches only while the buffer and the fetches in flight do
+     * not cover the idle threads, so the buffer holds at most one job per
+     * thread plus the batches in flight; twice that is room to spare (and
+     * the fetcher never asks for more than fits). */
+    size_t c = (size_t)m->opts.concurrency;
+    if (!(m->buffer = hh_buffer_new(2 * (c + HH_FETCH_BATCH_MAX), m->nqueues))) return HH_ERR_NOMEM;
+    m->pickup_env.buffer = m->buffer;
     hh_finish_env *fe = &m->finish_env;
     *fe = (hh_finish_env){.keys = &m->keys,
                           .log = &m->log,
@@ -265,23 +267,14 @@ static int alloc_fetch_state(hh_manager *m) {
                         .procs = m->procs,
                         .lease = &m->lease_env,
                         .finish = &m->finish_env,
+                        .buffer = m->buffer,
                         .pickup = &m->pickup_env};
     e->opts.concurrency = m->opts.concurrency;
     e->opts.fetch = m->opts.fetch;
     return (e->fetcher = hh_fetcher_new(e)) ? HH_OK : HH_ERR_NOMEM;
 }
 
-/* What lease.c sees of m (lease.h); the fetcher's buffer through fetch.c. */
-static size_t lease_pending_each(void *udata, void (*fn)(const hh_fetched *, void *), void *arg) {
-    return hh_fetch_pending_each(udata, fn, arg);
-}
-static int lease_pending_has(void *udata, const char *payload, uint64_t lease) {
-    return hh_fetch_pending_has(udata, payload, lease);
-}
-static int lease_pending_drop(void *udata, const char *payload, uint64_t lease, hh_fetched *out) {
-    return hh_fetch_pending_drop(udata, payload, lease, out);
-}
-static size_t lease_pending_cap(void *udata) { return hh_fetch_pending_cap(udata); }
+/* What lease.c sees of m (lease.h); the fetcher's buffer directly. */
 static void lease_env(hh_manager *m) {
     hh_lease_env *e = &m->lease_env;
     *e = (hh_lease_env){.keys = &m->keys,
@@ -296,11 +289,7 @@ static void lease_env(hh_manager *m) {
                         .lease_lost = &m->lease_lost,
                         .reconciled = &m->reconciled,
                         .procs = m->procs,
-                        .udata = &m->fetch_env,
-                        .pending_each = lease_pending_each,
-                        .pending_has = lease_pending_has,
-                        .pending_drop = lease_pending_drop,
-                        .pending_cap = lease_pending_cap};
+                        .buffer = m->buffer};
     e->opts.concurrency = m->opts.concurrency;
     e->opts.fetch = m->opts.fetch;
     e->opts.heartbeat_interval = m->opts.heartbeat_interval;
@@ -1071,7 +1060,7 @@ static int heartbeat_taken_over(void *udata, const char *by) {
     int rc = hh_lease_identity_lost(&m->lease_env, by);
     if (rc != 1) return rc != 0;
     hh_fetched *f = NULL;
-    size_t n = hh_fetch_take_pending(&m->fetch_env, &f);
+    size_t n = hh_buffer_take_all(m->buffer, &f);
     for (size_t i = 0; i < n; i++) hh_lease_finish_fetched(&m->lease_env, &f[i]);
     free(f);
     if (n) {

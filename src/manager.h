@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include "batch.h"
+#include "buffer.h"
 #include "fetch.h"
 #include "finish.h"
 #include "heartbeat.h"
@@ -62,6 +63,7 @@ struct hh_manager {
     hh_processor *procs;
     hh_fetch_env fetch_env;   /* fetch.c's view; .fetcher: buffer, idle waits */
     hh_finish_env finish_env; /* finish.c's view; .acks: the queued acks */
+    hh_buffer *buffer;        /* buffer.c: fetched jobs not started, sleepers, queue marks */
     hh_pickup_env pickup_env; /* pickup.c's view; wakes idle threads when a queue is written */
     pthread_t heartbeat_thread, scheduler_thread, recovery_thread, supervisor_thread;
     int heartbeat_started, scheduler_started, recovery_started, supervisor_started;

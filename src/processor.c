@@ -373,7 +373,7 @@ int hh_processor_abandon(hh_processor *p, hh_unfinished *out) {
 size_t hh_processor_take_pending(const hh_fetch_env *m, hh_unfinished **out) {
     *out = NULL;
     hh_fetched *f = NULL;
-    size_t n = hh_fetch_take_pending(m, &f);
+    size_t n = hh_buffer_take_all(m->buffer, &f);
     if (n && !(*out = calloc(n, sizeof(**out)))) { /* out of memory: said where each one is */
         for (size_t i = 0; i < n; i++) {
             hh_finish_report_unreturned(m->finish, f[i].queue, f[i].payload, f[i].len, "out of memory");
