@@ -129,4 +129,8 @@ void hh_manager_heartbeat_env(struct hh_manager *m, hh_heartbeat_env *out);
 /* The recovery thread's view of m (recovery.h); points into m. */
 void hh_manager_recovery_env(struct hh_manager *m, hh_recovery_env *out);
 
+/* The supervisor thread (shutdown.c), started by hh_manager_start with the
+ * manager as arg: waits for the stop, then runs it. */
+void *hh_manager_supervisor_main(void *arg);
+
 #endif
