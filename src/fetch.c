@@ -1,10 +1,13 @@
 /* fetch.c -- fetching jobs and the fetcher's state (see fetch.h).
  * Keys: queue:<q> (LMOVE/RPOPLPUSH/BRPOP/RPOP, or LRANGE+LTRIM for several
- * jobs, from; RPUSH back), hiredhand:inprogress:<identity>|<q> (LMOVE or
- * LPUSH into, LREM on ack), the moves in scripts allowed over maxmemory;
+ * jobs, from), hiredhand:inprogress:<identity>|<q> (LMOVE or LPUSH into;
+ * acks and push backs are finish.c's), the moves in scripts allowed over
+ * maxmemory;
  * both (TYPE) once a fetch fails with WRONGTYPE, and a wrong-typed one
  * again every HH_FETCH_BAD_RECHECK_US until it is a list. */
 #include "fetch.h"
+#include "buffer.h"
+#include "finish.h"
 #include "lease.h"
 #include "outcome.h"
 #include "pickup.h"
@@ -17,6 +20,8 @@
 
 /* One worker thread's fetch state. */
 typedef struct fetch_thread {
+    /* First: a sleeper popped off the buffer's stack is its thread. */
+    hh_sleeper sleeper;            /* waiting for the buffer or a fetch in flight */
     int batch;                     /* jobs wanted per fetch in a dry spell (want_locked) */
     int per_job;                   /* weighted: draw each job's queue (slow jobs; want_locked) */
     int block_queue;               /* which queue this thread blocks on when idle (no pickup) */
@@ -24,99 +29,33 @@ typedef struct fetch_thread {
     int ran;                       /* jobs run since the last fetch */
     hh_fetched *held;              /* one fetch's replies */
     struct fetch_scratch *scratch; /* argument space, sized for every queue */
-    /* Waiting for the buffer or a fetch in flight (hh_fetcher.sleepers):
-     * its own condition, so the thread woken is the one that slept last. */
-    pthread_cond_t wake;
-    int woken;                         /* set by the waker, under hh_fetcher.mu */
-    struct fetch_thread *next_sleeper; /* below it on the stack */
 } fetch_thread;
-
-/* Known-empty queues: a queue a fetch found empty is left out of the next
- * fetches until it may hold a job again. Writes count on one sequence,
- * `wseq`: a write to the queue seen by pickup.c takes the next number
- * (`written`; a write to every key, FLUSHALL, sets `flushed`), and a mark
- * keeps the number read before its fetch was sent (`seq`), so a write the
- * fetch may not have seen, even one whose notice comes after the reply,
- * ends the mark. Such notices come only while tracking is on: a mark whose
- * fetch was sent with tracking on, still on since (`track_from`), is
- * trusted, HH_FETCH_EMPTY_TRUST_US at most; any other holds only
- * HH_FETCH_EMPTY_RECHECK_US. A fetch that leaves out a queue whose mark is
- * not trusted and finds nothing tries again with every queue, so "nothing
- * fetched" always means every queue was empty, or had a trusted mark: a
- * write after the fetch's pickup ticket that this fetch did not see then
- * wakes the thread (pickup.h), as when every queue was tried. */
-typedef struct empty_mark {
-    atomic_ullong seq;        /* wseq before the fetch that found it empty; 0: not marked */
-    atomic_ullong written;    /* wseq of the last write to it pickup.c saw */
-    atomic_llong until;       /* not trusted: hh_mono() in microseconds until which it holds */
-    atomic_llong trust_until; /* trusted: hh_mono() in microseconds until which it holds */
-} empty_mark;
-
-/* Wrong-typed queues: a queue whose key (or in-progress list) is not a
- * list makes every fetch that names it fail with WRONGTYPE, all queues with
- * it (a script or BRPOP fails as a whole). So a WRONGTYPE reply makes the
- * fetcher ask TYPE of every queue's keys once, and a queue found wrong is
- * left out of every fetch, logged at ERROR once a minute, and asked again
- * every HH_FETCH_BAD_RECHECK_US until it is a list (or gone) again, and at
- * once after a write to it (hh_fetch_queue_written). */
-typedef struct bad_mark {
-    atomic_llong until;  /* hh_mono() in microseconds of the next TYPE; 0: not bad */
-    atomic_llong logged; /* when its ERROR was last logged */
-} bad_mark;
-
-/* A run of errors of one kind (fetch replies, refused acks): logged when it
- * starts and when its error changes, and once when it ends, never per
- * attempt: fetching threads retry every second each, acks every 0.1 s, and
- * an outage (Redis refusing writes over maxmemory) would fill the log with
- * one line. */
-typedef struct err_run {
-    pthread_mutex_t mu;
-    char last[256]; /* the error last logged */
-    double since;   /* hh_mono() when the run began */
-    atomic_int on;  /* a run is going; while 0 a success costs one load */
-} err_run;
 
 struct hh_fetcher {
     const hh_fetch_env *m;
     /* Jobs fetched in a batch and not started yet, shared by every worker
      * thread (a slow job never holds others hostage), taken in fetch order
-     * (FIFO: a queue's order is kept and the ack of the oldest entry of an
-     * in-progress list finds it first). ring[head .. head+npending) modulo
-     * cap. `promised` counts jobs asked for by fetches in flight; an idle
-     * thread waits on `more` while buffered jobs or a fetch in flight cover
-     * it (want_locked), on the stack `sleepers` (see sleep_locked). */
-    pthread_mutex_t mu;
-    fetch_thread *sleepers;
-    hh_fetched *ring;
-    size_t head, npending, cap;
+     * (buffer.h), and the idle threads sleeping on them. The fields below
+     * up to `dry` are under its mutex b->mu. `promised` counts jobs asked
+     * for by fetches in flight; an idle thread sleeps while buffered jobs
+     * or a fetch in flight cover it (want_locked). */
+    hh_buffer *b;
     size_t promised;
     int idle;       /* threads in hh_fetch_next without a job */
     int batch;      /* jobs wanted per fetch, adapted to job speed (want_locked) */
     atomic_int dry; /* the last fetch found every queue empty */
-    int sleeping;   /* idle threads on the stack `sleepers` */
-    /* Finished jobs whose ack (LREM) is not sent yet; acks_mu. */
-    pthread_mutex_t acks_mu;
-    hh_job **acks;
-    size_t nacks, acks_cap;
-    size_t acks_flush; /* queued acks that make the thread adding one send them all */
     /* Idle fetching without pickup.c: waiters[q] threads block on queue q
      * in Redis, the other idle threads sleep on idle_cv. */
     pthread_mutex_t idle_mu;
     pthread_cond_t idle_cv;
     int *waiters;
-    /* see empty_mark: the write sequence, its value at the last write to
-     * every key, and the value tracking came on at (0: off) */
-    atomic_ullong wseq, flushed, track_from;
     /* Strict order: how many queues a fetch names (candidates()): those
      * the last batch emptied and two more, doubled after a batch that ran
      * out of queues, so a batch over queues that each hold a few jobs
      * names enough of them, and one over a long queue names two. */
     atomic_uint span;
-    empty_mark *empty; /* per queue */
-    bad_mark *bad;     /* per queue */
-    err_run fetch_errors, ack_errors;
-    atomic_int nbad; /* queues marked bad: the checks cost nothing while 0 */
-    /* A dry spell's check (dry_check), under mu. */
+    hh_err_run fetch_errors;
+    /* A dry spell's check (dry_check), under b->mu. */
     pthread_cond_t check_cv; /* the check in flight ended */
     unsigned long check_gen; /* pickup generation of its ticket */
     int check_busy;          /* in flight */
@@ -125,13 +64,13 @@ struct hh_fetcher {
     fetch_thread *threads;   /* per worker thread, by hh_processor.index */
 };
 
-#define HH_FETCH_EMPTY_RECHECK_US 100000 /* see empty_mark */
+#define HH_FETCH_EMPTY_RECHECK_US 100000 /* see hh_empty_mark (buffer.h) */
 /* A trusted mark's bound: the idle poller's period (pickup.h), so a write
  * whose notice never came (a broken subscriber connection not noticed yet)
  * is found as soon as an idle worker's safety poll would find it. */
 #define HH_FETCH_EMPTY_TRUST_US ((long long)(HH_PICKUP_POLL_SECONDS * 1e6))
 /* 3 s: with a blocking fetch's 2 s on top (basic fetch's BRPOP), a queue
- * fixed by hand is served again within 5 s in every mode (see bad_mark) */
+ * fixed by hand is served again within 5 s in every mode (see hh_bad_mark) */
 #define HH_FETCH_BAD_RECHECK_US 3000000
 #define HH_FETCH_BAD_LOG_US 60000000
 
@@ -200,7 +139,7 @@ typedef struct fetch_scratch {
     size_t *place;          /* weighted: the queue at each place */
     size_t *count;          /* per place: at most how many jobs the batch takes from it */
     int basic;              /* this call pops (basic fetch): no in-progress list, no lease */
-    unsigned long long seq; /* the write sequence before this call (empty_mark) */
+    unsigned long long seq; /* the write sequence before this call (hh_empty_mark) */
     int recheck;            /* candidates() names every queue, all known empty */
 } fetch_scratch;
 
@@ -266,33 +205,20 @@ hh_fetcher *hh_fetcher_new(const hh_fetch_env *m) {
     if (!f) return NULL;
     size_t c = (size_t)m->opts.concurrency;
     f->m = m;
-    pthread_mutex_init(&f->mu, NULL);
-    pthread_mutex_init(&f->acks_mu, NULL);
+    f->b = m->buffer;
     pthread_mutex_init(&f->idle_mu, NULL);
-    pthread_mutex_init(&f->fetch_errors.mu, NULL);
-    pthread_mutex_init(&f->ack_errors.mu, NULL);
+    hh_err_run_init(&f->fetch_errors);
     pthread_cond_init(&f->idle_cv, NULL);
     pthread_cond_init(&f->check_cv, NULL);
-    atomic_init(&f->wseq, 1); /* a mark's seq is never 0 */
     atomic_init(&f->span, 2);
     f->batch = 1;
-    /* A thread fetches only while the buffer and the fetches in flight do
-     * not cover the idle threads, so the buffer holds at most one job per
-     * thread plus the batches in flight; twice that is room to spare (and
-     * want_locked never asks for more than fits). Acks are sent when full. */
-    f->cap = 2 * (c + HH_FETCH_BATCH_MAX);
-    f->acks_cap = f->acks_flush = c + HH_FETCH_BATCH_MAX;
-    f->ring = calloc(f->cap, sizeof(*f->ring));
-    f->acks = calloc(f->acks_cap, sizeof(*f->acks));
     f->waiters = calloc(m->nqueues, sizeof(*f->waiters));
-    f->empty = calloc(m->nqueues, sizeof(*f->empty));
-    f->bad = calloc(m->nqueues, sizeof(*f->bad));
     f->threads = calloc(c, sizeof(*f->threads));
-    if (!f->ring || !f->acks || !f->waiters || !f->empty || !f->bad || !f->threads) {
+    if (!f->b || !f->waiters || !f->threads) {
         hh_fetcher_free(f);
         return NULL;
     }
-    for (size_t i = 0; i < c; i++) pthread_cond_init(&f->threads[i].wake, NULL);
+    for (size_t i = 0; i < c; i++) pthread_cond_init(&f->threads[i].sleeper.wake, NULL);
     for (size_t i = 0; i < c; i++) {
         f->threads[i].block_queue = (int)(i % m->nqueues);
         f->threads[i].batch = 1;
@@ -306,58 +232,17 @@ hh_fetcher *hh_fetcher_new(const hh_fetch_env *m) {
 
 void hh_fetcher_free(hh_fetcher *f) {
     if (!f) return;
-    for (size_t k = 0; k < f->npending; k++) free(f->ring[(f->head + k) % f->cap].payload);
-    for (size_t k = 0; k < f->nacks; k++) hh_job_free(f->acks[k]);
     for (int i = 0; f->threads && i < f->m->opts.concurrency; i++) {
         free(f->threads[i].held);
         scratch_free(f->threads[i].scratch);
-        pthread_cond_destroy(&f->threads[i].wake);
+        pthread_cond_destroy(&f->threads[i].sleeper.wake);
     }
-    free(f->threads), free(f->ring), free(f->acks), free(f->waiters), free(f->empty), free(f->bad);
-    pthread_mutex_destroy(&f->mu);
-    pthread_mutex_destroy(&f->acks_mu);
+    free(f->threads), free(f->waiters);
     pthread_mutex_destroy(&f->idle_mu);
-    pthread_mutex_destroy(&f->fetch_errors.mu);
-    pthread_mutex_destroy(&f->ack_errors.mu);
+    hh_err_run_destroy(&f->fetch_errors);
     pthread_cond_destroy(&f->idle_cv);
     pthread_cond_destroy(&f->check_cv);
     free(f);
-}
-
-/* ------------------------------------------------------------ error runs */
-
-/* One more failure in run e: logged as "<what>: <why>" at level when the
- * run starts or why differs from the error last logged. */
-static void err_run_fail(const hh_fetch_env *m, err_run *e, hh_log_level level, const char *what, const char *why) {
-    pthread_mutex_lock(&e->mu);
-    if (!atomic_load(&e->on)) {
-        e->since = hh_mono();
-        e->last[0] = '\0';
-        atomic_store(&e->on, 1);
-    }
-    /* Redis names the script line that failed (" script: <sha>, on
-     * @user_script:25."), which differs between the fetch's paths: the
-     * same refusal, not a change */
-    const char *at = strstr(why, " script: ");
-    size_t n = at ? (size_t)(at - why) : strlen(why);
-    if (n > sizeof(e->last) - 1) n = sizeof(e->last) - 1;
-    int changed = strlen(e->last) != n || strncmp(e->last, why, n) != 0;
-    if (changed) {
-        memcpy(e->last, why, n);
-        e->last[n] = '\0';
-    }
-    pthread_mutex_unlock(&e->mu);
-    if (changed) hh_log(m->log, level, "%s: %s", what, why);
-}
-
-/* A success: ends run e, if one is going, with "<what> restored after N s". */
-static void err_run_ok(const hh_fetch_env *m, err_run *e, const char *what) {
-    if (!atomic_load(&e->on)) return;
-    pthread_mutex_lock(&e->mu);
-    int was = atomic_exchange(&e->on, 0);
-    double since = e->since;
-    pthread_mutex_unlock(&e->mu);
-    if (was) hh_log(m->log, HH_LOG_INFO, "%s restored after %.0f s", what, hh_mono() - since);
 }
 
 /* ------------------------------------------------------------ known-empty queues */
@@ -382,53 +267,27 @@ enum {
  * never passes over thousands of such queues, one list command each, to
  * reach a job in a queue after them. */
 static int known_empty(hh_fetcher *f, size_t q, unsigned long long track, long long now) {
-    unsigned long long seq = atomic_load(&f->empty[q].seq);
-    if (!seq || atomic_load(&f->empty[q].written) > seq || atomic_load(&f->flushed) > seq) return EMPTY_NO;
-    if (track && track <= seq) return atomic_load(&f->empty[q].trust_until) > now ? EMPTY_TRUSTED : EMPTY_STALE;
-    long long until = atomic_load(&f->empty[q].until);
+    unsigned long long seq = atomic_load(&f->b->empty[q].seq);
+    if (!seq || atomic_load(&f->b->empty[q].written) > seq || atomic_load(&f->b->flushed) > seq) return EMPTY_NO;
+    if (track && track <= seq) return atomic_load(&f->b->empty[q].trust_until) > now ? EMPTY_TRUSTED : EMPTY_STALE;
+    long long until = atomic_load(&f->b->empty[q].until);
     if (until > now) return EMPTY_MARKED;
-    return atomic_compare_exchange_strong(&f->empty[q].until, &until, now + HH_FETCH_EMPTY_RECHECK_US) ? EMPTY_NO
-                                                                                                       : EMPTY_MARKED;
+    return atomic_compare_exchange_strong(&f->b->empty[q].until, &until, now + HH_FETCH_EMPTY_RECHECK_US)
+        ? EMPTY_NO
+        : EMPTY_MARKED;
 }
 
-/* seq: f->wseq read before the fetch that found q empty was sent. */
+/* seq: f->b->wseq read before the fetch that found q empty was sent. */
 static void mark_empty(hh_fetcher *f, size_t q, unsigned long long seq, long long now) {
-    atomic_store(&f->empty[q].until, now + HH_FETCH_EMPTY_RECHECK_US);
-    atomic_store(&f->empty[q].trust_until, now + HH_FETCH_EMPTY_TRUST_US);
-    atomic_store(&f->empty[q].seq, seq);
-}
-
-/* A write to a wrong-typed queue (the DEL or the push of a fix by hand):
- * its TYPE is due at the woken thread's fetch, not at the recheck period's
- * end, which an idle worker meets only at its next safety poll (up to
- * HH_PICKUP_POLL_SECONDS later still). 1 stays "bad" and is always due. */
-static void bad_due(hh_fetcher *f, size_t q) {
-    long long until = atomic_load(&f->bad[q].until);
-    if (until > 1) atomic_compare_exchange_strong(&f->bad[q].until, &until, 1);
-}
-
-void hh_fetch_queues_written(const hh_fetch_env *m) {
-    if (!m->fetcher) return;
-    atomic_store(&m->fetcher->flushed, atomic_fetch_add(&m->fetcher->wseq, 1) + 1);
-    if (atomic_load(&m->fetcher->nbad) > 0)
-        for (size_t q = 0; q < m->nqueues; q++) bad_due(m->fetcher, q);
-}
-
-void hh_fetch_queue_written(const hh_fetch_env *m, size_t q) {
-    if (!m->fetcher || q >= m->nqueues) return;
-    atomic_store(&m->fetcher->empty[q].written, atomic_fetch_add(&m->fetcher->wseq, 1) + 1);
-    if (atomic_load(&m->fetcher->nbad) > 0) bad_due(m->fetcher, q);
-}
-
-void hh_fetch_tracking(const hh_fetch_env *m, int on) {
-    if (!m->fetcher) return;
-    atomic_store(&m->fetcher->track_from, on ? atomic_fetch_add(&m->fetcher->wseq, 1) + 1 : 0);
+    atomic_store(&f->b->empty[q].until, now + HH_FETCH_EMPTY_RECHECK_US);
+    atomic_store(&f->b->empty[q].trust_until, now + HH_FETCH_EMPTY_TRUST_US);
+    atomic_store(&f->b->empty[q].seq, seq);
 }
 
 /* ------------------------------------------------------------ wrong-typed queues */
 
 static int queue_bad(hh_fetcher *f, size_t q) {
-    return atomic_load(&f->nbad) > 0 && atomic_load(&f->bad[q].until) != 0;
+    return atomic_load(&f->b->nbad) > 0 && atomic_load(&f->b->bad[q].until) != 0;
 }
 
 /* TYPE of queue q's keys on c: 1 both lists (or absent), 0 one is not (its
@@ -458,9 +317,9 @@ static int queue_types(hh_processor *p, size_t q, const char **key, char *type, 
 
 static void bad_log(hh_processor *p, size_t q, const char *key, const char *type, long long now) {
     hh_fetcher *f = p->fetch->fetcher;
-    long long last = atomic_load(&f->bad[q].logged);
+    long long last = atomic_load(&f->b->bad[q].logged);
     if (last && now - last < HH_FETCH_BAD_LOG_US) return;
-    if (!atomic_compare_exchange_strong(&f->bad[q].logged, &last, now)) return; /* another thread logs it */
+    if (!atomic_compare_exchange_strong(&f->b->bad[q].logged, &last, now)) return; /* another thread logs it */
     hh_log(p->fetch->log, HH_LOG_ERROR,
            "fetch: %s is a %s, not a list (WRONGTYPE): queue %s is skipped until it is a list again; the other "
            "queues are served (logged once a minute)",
@@ -479,8 +338,8 @@ static int find_bad(hh_processor *p) {
         char type[32];
         if (queue_bad(f, q) || queue_types(p, q, &key, type, sizeof(type)) != 0) continue;
         long long zero = 0;
-        if (atomic_compare_exchange_strong(&f->bad[q].until, &zero, now + HH_FETCH_BAD_RECHECK_US))
-            atomic_fetch_add(&f->nbad, 1);
+        if (atomic_compare_exchange_strong(&f->b->bad[q].until, &zero, now + HH_FETCH_BAD_RECHECK_US))
+            atomic_fetch_add(&f->b->nbad, 1);
         bad_log(p, q, key, type, now);
         found++;
     }
@@ -492,21 +351,21 @@ static int find_bad(hh_processor *p) {
 static void bad_recheck(hh_processor *p) {
     const hh_fetch_env *m = p->fetch;
     hh_fetcher *f = m->fetcher;
-    if (atomic_load(&f->nbad) == 0) return;
+    if (atomic_load(&f->b->nbad) == 0) return;
     long long now = now_us();
     for (size_t q = 0; q < m->nqueues; q++) {
-        long long until = atomic_load(&f->bad[q].until);
+        long long until = atomic_load(&f->b->bad[q].until);
         if (until == 0 || until > now) continue;
-        if (!atomic_compare_exchange_strong(&f->bad[q].until, &until, now + HH_FETCH_BAD_RECHECK_US)) continue;
+        if (!atomic_compare_exchange_strong(&f->b->bad[q].until, &until, now + HH_FETCH_BAD_RECHECK_US)) continue;
         const char *key = NULL;
         char type[32];
         int rc = queue_types(p, q, &key, type, sizeof(type));
         if (rc == 0) {
             bad_log(p, q, key, type, now);
         } else if (rc == 1) {
-            atomic_store(&f->bad[q].until, 0);
-            atomic_store(&f->bad[q].logged, 0);
-            atomic_fetch_sub(&f->nbad, 1);
+            atomic_store(&f->b->bad[q].until, 0);
+            atomic_store(&f->b->bad[q].logged, 0);
+            atomic_fetch_sub(&f->b->nbad, 1);
             hh_log(m->log, HH_LOG_INFO, "fetch: queue %s is a list again: served again", m->queues[q]);
         }
     }
@@ -517,10 +376,10 @@ static void bad_recheck(hh_processor *p) {
  * wake-up (tracking was off at the write) is still served again within the
  * recheck period. */
 static double bad_wait(hh_fetcher *f) {
-    if (atomic_load(&f->nbad) == 0) return 0;
+    if (atomic_load(&f->b->nbad) == 0) return 0;
     long long first = 0, now = now_us();
     for (size_t q = 0; q < f->m->nqueues; q++) {
-        long long until = atomic_load(&f->bad[q].until);
+        long long until = atomic_load(&f->b->bad[q].until);
         if (until && (!first || until < first)) first = until;
     }
     if (!first) return 0;
@@ -531,7 +390,7 @@ static double bad_wait(hh_fetcher *f) {
  * (logged there); anything else is logged as is. */
 static void fetch_error(hh_processor *p, const char *err) {
     if (strncmp(err, "WRONGTYPE", 9) == 0 && find_bad(p) > 0) return;
-    err_run_fail(p->fetch, &p->fetch->fetcher->fetch_errors, HH_LOG_ERROR, "fetch", err);
+    hh_err_run_fail(p->fetch->log, &p->fetch->fetcher->fetch_errors, HH_LOG_ERROR, "fetch", err);
 }
 
 /* The queues one fetch of max jobs tries, in configuration order, into
@@ -545,8 +404,8 @@ static void fetch_error(hh_processor *p, const char *err) {
 static size_t candidates(hh_processor *p, fetch_scratch *s, size_t max, int wide, int *all) {
     const hh_fetch_env *m = p->fetch;
     hh_fetcher *f = m->fetcher;
-    s->seq = atomic_load(&f->wseq);
-    unsigned long long track = atomic_load(&f->track_from);
+    s->seq = atomic_load(&f->b->wseq);
+    unsigned long long track = atomic_load(&f->b->track_from);
     long long now = now_us();
     size_t k = 0, trusted = 0;
     size_t limit = m->weighted || *all || wide ? m->nqueues : max + 1;
@@ -620,169 +479,6 @@ static int fetch_basic(hh_processor *p, hh_fetched *out, size_t max) {
     }
     if (r) freeReplyObject(r);
     return rc;
-}
-
-/* ------------------------------------------------------------ acks */
-
-static void acks_send(const hh_fetch_env *m, hh_conn *c, hh_job **jobs, size_t n, int once);
-
-/* Acks are queued per manager, not per thread: the thread that fetches
- * next sends them all in its fetch round trip, and the supervisor sends
- * what is left every 50 ms, so a job that finished is acknowledged soon
- * even while its thread runs a slow job or idles in a blocking fetch.
- * Jobs are taken in fetch order, so acks come mostly oldest first: each
- * LREM (which searches from the oldest end of the list) finds its entry
- * within the first few. */
-void hh_fetch_queue_ack(const hh_fetch_env *m, hh_job *job, hh_conn *c) {
-    hh_fetcher *f = m->fetcher;
-    pthread_mutex_lock(&f->acks_mu);
-    /* The queue can be full: acks Redis refused come back (acks_return),
-     * and other threads add theirs between one thread finding it full and
-     * its flush taking them. It grows then; the flush threshold stays. */
-    if (f->nacks == f->acks_cap) {
-        hh_job **grown = realloc(f->acks, 2 * f->acks_cap * sizeof(*grown));
-        if (grown) f->acks = grown, f->acks_cap *= 2;
-    }
-    int added = f->nacks < f->acks_cap;
-    if (added) f->acks[f->nacks++] = job;
-    int full = f->nacks >= f->acks_flush;
-    pthread_mutex_unlock(&f->acks_mu);
-    if (!added) {
-        /* out of memory: this ack goes at once, alone, rather than leave
-         * the job in progress for the reconciliation to run it again; only
-         * when even that fails (no memory for its array, or Redis refuses
-         * it and the queue still cannot take it back) is it dropped */
-        hh_job **one = malloc(sizeof(*one));
-        if (one) {
-            one[0] = job;
-            acks_send(m, c, one, 1, 1);
-        } else {
-            hh_lease_release(m->lease, &job->lease);
-            hh_job_free(job);
-        }
-    }
-    if (full) hh_fetch_flush_acks(m, c);
-}
-
-/* Takes every queued ack; *n set; the array is the caller's to free. */
-static hh_job **acks_take(const hh_fetch_env *m, size_t *n) {
-    hh_fetcher *f = m->fetcher;
-    pthread_mutex_lock(&f->acks_mu);
-    *n = f->nacks;
-    hh_job **out = NULL;
-    if (*n && (out = malloc(*n * sizeof(*out)))) {
-        memcpy(out, f->acks, *n * sizeof(*out));
-        f->nacks = 0;
-    } else {
-        *n = 0;
-    }
-    pthread_mutex_unlock(&f->acks_mu);
-    return out;
-}
-
-/* Frees sent (or abandoned) acks; their jobs are no longer held here. */
-static void acks_free(const hh_fetch_env *m, hh_job **jobs, size_t n) {
-    hh_lease_release_jobs(m->lease, jobs, n);
-    for (size_t i = 0; i < n; i++) hh_job_free(jobs[i]);
-    free(jobs);
-}
-
-/* Puts acks that could not be sent back in the queue. */
-static void acks_return(const hh_fetch_env *m, hh_job **jobs, size_t n) {
-    hh_fetcher *f = m->fetcher;
-    pthread_mutex_lock(&f->acks_mu);
-    if (f->nacks + n > f->acks_cap) {
-        hh_job **grown = realloc(f->acks, (f->nacks + n) * sizeof(*grown));
-        if (grown) f->acks = grown, f->acks_cap = f->nacks + n;
-    }
-    size_t k = 0;
-    for (; k < n && f->nacks < f->acks_cap; k++) f->acks[f->nacks++] = jobs[k];
-    pthread_mutex_unlock(&f->acks_mu);
-    /* out of memory: those jobs stay in progress; reconciliation pushes them back */
-    for (; k < n; k++) {
-        hh_lease_release(m->lease, &jobs[k]->lease);
-        hh_job_free(jobs[k]);
-    }
-    free(jobs);
-}
-/* Reads the replies of n pipelined acks (LREMs) in order: an ack Redis
- * refused goes back in the queue for the next send; an LREM that removed
- * nothing on its first attempt means another process took the job while
- * this one was paused past its heartbeat TTL (lease.c). The rest are freed
- * (no longer held here). Returns how many were refused. */
-static size_t acks_settle(const hh_fetch_env *m, hh_conn *c, hh_job **jobs, redisReply **r, size_t n) {
-    size_t refused = 0, done = 0;
-    char why[256] = "";
-    hh_job **ok = malloc((n ? n : 1) * sizeof(*ok));
-    for (size_t i = 0; i < n; i++) {
-        if (!r[i] || r[i]->type != REDIS_REPLY_INTEGER) {
-            if (!refused)
-                hh_strlcpy(why, r[i] && r[i]->type == REDIS_REPLY_ERROR ? r[i]->str : "unexpected reply", sizeof(why));
-            jobs[refused++] = jobs[i];
-            continue;
-        }
-        if (r[i]->integer == 0 && !jobs[i]->ack_uncertain) hh_lease_lost(m->lease, c, jobs[i]);
-        if (ok) {
-            ok[done++] = jobs[i];
-        } else { /* out of memory: one at a time */
-            hh_lease_release(m->lease, &jobs[i]->lease);
-            hh_job_free(jobs[i]);
-        }
-    }
-    if (ok) acks_free(m, ok, done);
-    if (refused) {
-        /* the count is not part of the message: it changes at every try */
-        err_run_fail(m, &m->fetcher->ack_errors, HH_LOG_WARN, "acknowledgements refused, kept for the next try", why);
-        acks_return(m, jobs, refused);
-    } else {
-        err_run_ok(m, &m->fetcher->ack_errors, "acknowledgements");
-        free(jobs);
-    }
-    return refused;
-}
-
-/* Sends acks (pipelined LREMs), retrying through outages and refusals until
- * done or the stop gave up (then the jobs stay in progress and may run
- * again: at least once). With once, what fails is put back instead. */
-static void acks_send(const hh_fetch_env *m, hh_conn *c, hh_job **jobs, size_t n, int once) {
-    while (n) {
-        hh_pipe pipe;
-        hh_pipe_begin(&pipe, c);
-        for (size_t i = 0; i < n; i++) hh_fetch_ack_append(m, &pipe, jobs[i]);
-        redisReply **r = hh_pipe_exec(&pipe);
-        if (r) {
-            size_t refused = acks_settle(m, c, jobs, r, n);
-            hh_replies_free(r, pipe.n);
-            if (refused && !once && !atomic_load(m->giving_up)) { /* take them again and retry */
-                hh_sleep(0.1);
-                jobs = acks_take(m, &n);
-                continue;
-            }
-            return;
-        }
-        /* Whether those LREMs ran is unknown now: a retry's 0 proves nothing. */
-        for (size_t i = 0; i < n; i++) jobs[i]->ack_uncertain = 1;
-        /* An outage (or a READONLY primary): keep the outcome, retry. */
-        if (once && !atomic_load(m->giving_up)) {
-            acks_return(m, jobs, n);
-            return;
-        }
-        if (atomic_load(m->giving_up)) break;
-        hh_conn_ready(c);
-    }
-    acks_free(m, jobs, n);
-}
-
-void hh_fetch_flush_acks(const hh_fetch_env *m, hh_conn *c) {
-    size_t n;
-    hh_job **jobs = acks_take(m, &n);
-    if (jobs) acks_send(m, c, jobs, n, 0);
-}
-
-void hh_fetch_try_acks(const hh_fetch_env *m, hh_conn *c) {
-    size_t n;
-    hh_job **jobs = acks_take(m, &n);
-    if (jobs) acks_send(m, c, jobs, n, 1);
 }
 
 /* ------------------------------------------------------------ reliable fetch */
@@ -878,13 +574,13 @@ static redisReply *fetch_exchange(hh_processor *p, fetch_scratch *s, size_t n, i
     const hh_fetch_env *m = p->fetch;
     const char **keys = s->argv + 3, **args = s->argv + 3 + 2 * n;
     size_t *klen = s->lens + 3, *alen = s->lens + 3 + 2 * n;
-    if (!p->conn.shas[HH_SCRIPT_FETCH][0]) hh_fetch_flush_acks(m, &p->conn);
+    if (!p->conn.shas[HH_SCRIPT_FETCH][0]) hh_finish_flush_acks(m->finish, &p->conn);
     /* From here until its reply is read, what the script moves is in our
      * list but held by no thread (lease.c). */
     if (!s->basic) hh_lease_fetch_begin(m->lease, p, 0);
     redisReply *r = NULL;
     size_t nacks = 0;
-    hh_job **acks = p->conn.shas[HH_SCRIPT_FETCH][0] ? acks_take(m, &nacks) : NULL;
+    hh_job **acks = p->conn.shas[HH_SCRIPT_FETCH][0] ? hh_finish_take_acks(m->finish, &nacks) : NULL;
     if (acks) {
         char nk[24];
         snprintf(nk, sizeof(nk), "%zu", 2 * n);
@@ -894,16 +590,16 @@ static redisReply *fetch_exchange(hh_processor *p, fetch_scratch *s, size_t n, i
         int argc = 3 + (int)(2 * n) + nargs;
         hh_pipe pipe;
         hh_pipe_begin(&pipe, &p->conn);
-        for (size_t i = 0; i < nacks; i++) hh_fetch_ack_append(m, &pipe, acks[i]);
+        for (size_t i = 0; i < nacks; i++) hh_finish_ack_append(m->finish, &pipe, acks[i]);
         hh_pipe_addargv(&pipe, argc, s->argv, s->lens);
         redisReply **rs = hh_pipe_exec(&pipe);
         if (!rs) {
             if (!s->basic) hh_lease_fetch_end(m->lease, p, out, 0, HH_FETCH_END_LOST);
             for (size_t i = 0; i < nacks; i++) acks[i]->ack_uncertain = 1;
-            acks_send(m, &p->conn, acks, nacks, 0); /* retries the acks alone */
+            hh_finish_send_acks(m->finish, &p->conn, acks, nacks); /* retries the acks alone */
             return NULL;
         }
-        acks_settle(m, &p->conn, acks, rs, nacks);
+        hh_finish_acks_settle(m->finish, &p->conn, acks, rs, nacks, NULL, 0);
         r = rs[pipe.n - 1];
         rs[pipe.n - 1] = NULL;
         hh_replies_free(rs, pipe.n);
@@ -1004,7 +700,7 @@ static int fetch_batch_once(hh_processor *p, hh_fetched *out, size_t max, int *a
     if (max > HH_FETCH_BATCH_MAX) max = HH_FETCH_BATCH_MAX;
     size_t ncand = candidates(p, s, max, wide, all);
     if (ncand == 0) { /* every queue has a trusted mark: nothing to ask; the acks go alone */
-        if (!basic) hh_fetch_try_acks(m, &p->conn);
+        if (!basic) hh_finish_try_acks(m->finish, &p->conn);
         return 0;
     }
     if (basic && !m->weighted && ncand >= 1 && p->conn.version >= 602) {
@@ -1128,38 +824,12 @@ static int idle_fallback(hh_processor *p, hh_fetched *out) {
 
 /* ------------------------------------------------------------ waiting threads */
 
-/* Threads waiting for the buffer or a fetch in flight form a stack, and a
- * wake-up goes to the thread on top: the one that slept last, whose stack,
- * heap arena and payloads are still in the CPU's caches. With hundreds of
- * threads and fast jobs the same few threads keep running, as with a few
- * threads; the others sleep on (a shared condition variable would wake
- * them in turn, each one cold). Call with f->mu held. */
-static void sleep_locked(hh_fetcher *f, fetch_thread *t) {
-    t->woken = 0;
-    t->next_sleeper = f->sleepers;
-    f->sleepers = t;
-    f->sleeping++;
-    while (!t->woken) pthread_cond_wait(&t->wake, &f->mu);
-}
-
-/* Takes the thread on top off the stack and marks it woken; the caller
- * signals its condition (after unlocking, so it does not wake into a held
- * mutex). NULL when no thread waits. Call with f->mu held. */
+/* The buffer's sleepers (buffer.h), as this file's threads; f->b->mu held. */
+static void sleep_locked(hh_fetcher *f, fetch_thread *t) { hh_buffer_sleep_locked(f->b, &t->sleeper); }
 static fetch_thread *pop_sleeper_locked(hh_fetcher *f) {
-    fetch_thread *t = f->sleepers;
-    if (!t) return NULL;
-    f->sleepers = t->next_sleeper;
-    f->sleeping--;
-    t->woken = 1;
-    return t;
+    return (fetch_thread *)(void *)hh_buffer_pop_sleeper_locked(f->b); /* the sleeper is its first member */
 }
-
-/* Wakes every waiting thread (the queues ran dry, a fetch failed, quiet).
- * Call with f->mu held. */
-static void wake_all_locked(hh_fetcher *f) {
-    fetch_thread *t;
-    while ((t = pop_sleeper_locked(f))) pthread_cond_signal(&t->wake);
-}
+static void wake_all_locked(hh_fetcher *f) { hh_buffer_wake_all_locked(f->b); }
 
 void hh_fetch_wake_sleepers(const hh_fetch_env *m) {
     hh_fetcher *f = m->fetcher;
@@ -1168,9 +838,9 @@ void hh_fetch_wake_sleepers(const hh_fetch_env *m) {
     pthread_mutex_lock(&f->idle_mu);
     pthread_cond_broadcast(&f->idle_cv); /* sleepers see quiet */
     pthread_mutex_unlock(&f->idle_mu);
-    pthread_mutex_lock(&f->mu);
+    pthread_mutex_lock(&f->b->mu);
     wake_all_locked(f); /* threads waiting on a fetch in flight */
-    pthread_mutex_unlock(&f->mu);
+    pthread_mutex_unlock(&f->b->mu);
 }
 
 void hh_fetch_unblock(const hh_fetch_env *m, hh_conn *c) {
@@ -1207,9 +877,9 @@ enum { DRY_FETCH, DRY_CHECK, DRY_WAIT, DRY_JOIN };
 static int dry_check(hh_fetcher *f, const hh_pickup_ticket *t) {
     if (!t->wakes || !atomic_load(&f->dry)) return DRY_FETCH;
     int rc = DRY_FETCH;
-    pthread_mutex_lock(&f->mu);
+    pthread_mutex_lock(&f->b->mu);
     if (f->check_busy && f->check_gen == t->gen) {
-        while (f->check_busy && f->check_gen == t->gen) pthread_cond_wait(&f->check_cv, &f->mu);
+        while (f->check_busy && f->check_gen == t->gen) pthread_cond_wait(&f->check_cv, &f->b->mu);
         rc = f->check_gen == t->gen && f->check_empty ? DRY_WAIT : DRY_JOIN;
     } else if (f->check_empty && f->check_gen == t->gen && hh_mono() - f->check_at < HH_FETCH_CHECK_SECONDS) {
         rc = DRY_WAIT;
@@ -1217,7 +887,7 @@ static int dry_check(hh_fetcher *f, const hh_pickup_ticket *t) {
         f->check_busy = 1, f->check_empty = 0, f->check_gen = t->gen;
         rc = DRY_CHECK;
     }
-    pthread_mutex_unlock(&f->mu);
+    pthread_mutex_unlock(&f->b->mu);
     return rc;
 }
 
@@ -1225,7 +895,7 @@ static int dry_check(hh_fetcher *f, const hh_pickup_ticket *t) {
  * the generation's check. */
 static void dry_check_end(hh_fetcher *f, const hh_pickup_ticket *t, int check, int rc) {
     if (!t->wakes) return;
-    pthread_mutex_lock(&f->mu);
+    pthread_mutex_lock(&f->b->mu);
     if (check) {
         f->check_busy = 0;
         pthread_cond_broadcast(&f->check_cv);
@@ -1233,7 +903,7 @@ static void dry_check_end(hh_fetcher *f, const hh_pickup_ticket *t, int check, i
     if (rc == 0 && (check || !f->check_busy)) f->check_gen = t->gen, f->check_empty = 1, f->check_at = hh_mono();
     else if (rc != 0 && (check || !f->check_busy)) f->check_empty = 0; /* a write it did not see as one */
     if (rc > 0) atomic_store(&f->dry, 0); /* before the waiters look (hh_fetch_next sets it again) */
-    pthread_mutex_unlock(&f->mu);
+    pthread_mutex_unlock(&f->b->mu);
 }
 
 /* Fetches up to max jobs (each job's queue drawn in Sidekiq's order) for
@@ -1270,14 +940,14 @@ static int fetch(hh_processor *p, hh_fetched *out, size_t max, size_t *promise, 
          * and a promise held through the wait would keep the others from
          * fetching once another thread's fetch ends the dry spell. */
         hh_fetcher *f = m->fetcher;
-        pthread_mutex_lock(&f->mu);
+        pthread_mutex_lock(&f->b->mu);
         f->promised -= *promise;
         *promise = 0;
         if (!atomic_load(&f->dry)) {
             atomic_store(&f->dry, 1);
             wake_all_locked(f);
         }
-        pthread_mutex_unlock(&f->mu);
+        pthread_mutex_unlock(&f->b->mu);
     }
     *waited = 0;
     if (rc != 0 || atomic_load(m->quiet)) {
@@ -1291,7 +961,7 @@ static int fetch(hh_processor *p, hh_fetched *out, size_t max, size_t *promise, 
         }
     }
     for (int i = 0; i < rc; i++) atomic_fetch_add(&m->fetched[out[i].queue], 1);
-    if (rc >= 0) err_run_ok(m, &m->fetcher->fetch_errors, "fetch");
+    if (rc >= 0) hh_err_run_ok(m->log, &m->fetcher->fetch_errors, "fetch");
     /* A broken link waits out the reconnect's backoff (none after a link
      * that worked: the acks may have reconnected already); an error reply
      * pauses 1 s, as Sidekiq does. */
@@ -1302,23 +972,6 @@ static int fetch(hh_processor *p, hh_fetched *out, size_t max, size_t *promise, 
 
 /* ------------------------------------------------------------ the shared buffer */
 
-/* Takes the oldest buffered job; 0 when there is none. Call with f->mu. */
-static int pending_pop_locked(hh_fetcher *f, hh_fetched *out) {
-    if (!f->npending) return 0;
-    *out = f->ring[f->head];
-    f->head = (f->head + 1) % f->cap;
-    f->npending--;
-    return 1;
-}
-
-/* Buffers jobs in fetch order; returns how many fit (all of them: a fetch
- * asks for no more than the buffer's free room). Call with f->mu. */
-static size_t pending_push_locked(hh_fetcher *f, hh_fetched *jobs, size_t n) {
-    size_t k = 0;
-    for (; k < n && f->npending < f->cap; k++, f->npending++) f->ring[(f->head + f->npending) % f->cap] = jobs[k];
-    return k;
-}
-
 void hh_fetch_ran(hh_processor *p, double seconds) {
     fetch_thread *t = thread_of(p);
     t->spent += seconds;
@@ -1326,7 +979,7 @@ void hh_fetch_ran(hh_processor *p, double seconds) {
 }
 
 /* The batch sizes, after the jobs this thread ran since its last fetch
- * (want_locked). Call with f->mu. */
+ * (want_locked). Call with f->b->mu. */
 static void adapt_locked(hh_fetcher *f, fetch_thread *t) {
     if (t->ran && t->spent < 0.001 * t->ran) {
         f->batch = f->batch * 2 > HH_FETCH_BATCH_MAX ? HH_FETCH_BATCH_MAX : f->batch * 2;
@@ -1351,11 +1004,11 @@ static void adapt_locked(hh_fetcher *f, fetch_thread *t) {
  * not a batch per thread. 0: this thread waits for the buffer or the fetch
  * in flight (or prefetch() brings the next batch before the buffer runs
  * out). Once the queues run dry, every idle thread fetches (and waits) on
- * its own. Call with f->mu. */
+ * its own. Call with f->b->mu. */
 static size_t want_locked(hh_processor *p, fetch_thread *t) {
     hh_fetcher *f = p->fetch->fetcher;
     adapt_locked(f, t);
-    size_t covered = f->promised + f->npending;
+    size_t covered = f->promised + f->b->npending;
     /* While the queues run dry every idle thread goes its own way to the
      * idle wait (pickup.h, or one blocking move per queue). */
     if ((covered >= (size_t)f->idle || f->promised) && !f->dry) return 0;
@@ -1366,7 +1019,7 @@ static size_t want_locked(hh_processor *p, fetch_thread *t) {
      * job has a thread ready for it, so none waits in the buffer. */
     if (!f->dry && covered < (size_t)f->idle && want < (size_t)f->idle - covered) want = (size_t)f->idle - covered;
     t->per_job = f->batch == 1;
-    if (want > f->cap - covered) want = f->cap - covered; /* never more than the buffer takes */
+    if (want > f->b->cap - covered) want = f->b->cap - covered; /* never more than the buffer takes */
     /* basic fetch: popped jobs are only in memory (a crash loses them), so
      * no more of them wait than one per thread */
     size_t c = (size_t)p->fetch->opts.concurrency;
@@ -1379,9 +1032,8 @@ static size_t want_locked(hh_processor *p, fetch_thread *t) {
 static void unbuffered(hh_processor *p, hh_fetched *jobs, size_t from, size_t to) {
     const hh_fetch_env *m = p->fetch;
     for (size_t i = from; i < to; i++) {
-        hh_fetch_push_back(m, &p->conn, &jobs[i]);
-        hh_lease_release(m->lease, &jobs[i].lease);
-        free(jobs[i].payload);
+        hh_finish_push_back(m->finish, &p->conn, &jobs[i]);
+        hh_lease_finish_fetched(m->lease, &jobs[i]);
     }
 }
 
@@ -1406,10 +1058,10 @@ static void prefetch(hh_processor *p, size_t want) {
     bad_recheck(p);
     int got = fetch_batch(p, t->held, want, 0);
     for (int i = 0; i < got; i++) atomic_fetch_add(&m->fetched[t->held[i].queue], 1);
-    if (got >= 0) err_run_ok(m, &f->fetch_errors, "fetch");
-    pthread_mutex_lock(&f->mu);
+    if (got >= 0) hh_err_run_ok(m->log, &f->fetch_errors, "fetch");
+    pthread_mutex_lock(&f->b->mu);
     f->promised -= want;
-    size_t taken = got > 0 ? pending_push_locked(f, t->held, (size_t)got) : 0;
+    size_t taken = got > 0 ? hh_buffer_push_locked(f->b, t->held, (size_t)got) : 0;
     fetch_thread *next = NULL;
     if (got == 0 && !atomic_load(&f->dry)) {
         atomic_store(&f->dry, 1);
@@ -1417,8 +1069,8 @@ static void prefetch(hh_processor *p, size_t want) {
     } else if (got > 0) {
         next = pop_sleeper_locked(f);
     }
-    pthread_mutex_unlock(&f->mu);
-    if (next) pthread_cond_signal(&next->wake);
+    pthread_mutex_unlock(&f->b->mu);
+    if (next) pthread_cond_signal(&next->sleeper.wake);
     /* threads still waiting for a write since the burst began join too, a
      * batch's worth at a time (as a regular fetch's jobs wake them) */
     if (got > 1) hh_pickup_wake(m->pickup, got - 1);
@@ -1429,27 +1081,27 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out) {
     const hh_fetch_env *m = p->fetch;
     hh_fetcher *f = m->fetcher;
     fetch_thread *t = thread_of(p);
-    pthread_mutex_lock(&f->mu);
-    if (f->npending) {
+    pthread_mutex_lock(&f->b->mu);
+    if (f->b->npending) {
         /* A batch or less left besides this thread's job: fetch the next
          * batch first, then take the oldest job. Taking the job first
          * would hold it through the round trip while the others run the
          * rest of the buffer, so it would start up to two batches after
          * its place in the queue. */
-        if (!f->promised && !atomic_load(&f->dry) && f->npending <= (size_t)f->batch + 1 &&
+        if (!f->promised && !atomic_load(&f->dry) && f->b->npending <= (size_t)f->batch + 1 &&
             m->opts.fetch != HH_FETCH_BASIC && !atomic_load(m->quiet)) {
             adapt_locked(f, t); /* this thread fetches: the batch size follows its jobs' speed */
             size_t ahead = f->batch > 1 ? (size_t)f->batch : 0;
-            if (ahead > f->cap - f->npending) ahead = f->cap - f->npending;
+            if (ahead > f->b->cap - f->b->npending) ahead = f->b->cap - f->b->npending;
             if (ahead) {
                 f->promised += ahead;
-                pthread_mutex_unlock(&f->mu);
+                pthread_mutex_unlock(&f->b->mu);
                 prefetch(p, ahead);
-                pthread_mutex_lock(&f->mu);
+                pthread_mutex_lock(&f->b->mu);
             }
         }
-        if (pending_pop_locked(f, out)) {
-            pthread_mutex_unlock(&f->mu);
+        if (hh_buffer_pop_locked(f->b, out)) {
+            pthread_mutex_unlock(&f->b->mu);
             return 1;
         }
         /* the others took every job meanwhile: wait or fetch as any idle
@@ -1459,29 +1111,29 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out) {
     size_t want;
     while (!(want = want_locked(p, t)) && !atomic_load(m->quiet)) {
         sleep_locked(f, t); /* a fetch in flight brings this thread's job */
-        if (pending_pop_locked(f, out)) {
+        if (hh_buffer_pop_locked(f->b, out)) {
             /* Pass the wake-up on while jobs are left (see the end of
              * this function). */
-            fetch_thread *next = f->npending ? pop_sleeper_locked(f) : NULL;
+            fetch_thread *next = f->b->npending ? pop_sleeper_locked(f) : NULL;
             f->idle--;
-            pthread_mutex_unlock(&f->mu);
-            if (next) pthread_cond_signal(&next->wake);
+            pthread_mutex_unlock(&f->b->mu);
+            if (next) pthread_cond_signal(&next->sleeper.wake);
             return 1;
         }
     }
     if (atomic_load(m->quiet)) {
         f->idle--;
-        pthread_mutex_unlock(&f->mu);
+        pthread_mutex_unlock(&f->b->mu);
         return 0;
     }
     f->promised += want;
-    pthread_mutex_unlock(&f->mu);
+    pthread_mutex_unlock(&f->b->mu);
 
     size_t promise = want;
     int waited;
     int got = fetch(p, t->held, want, &promise, &waited);
 
-    pthread_mutex_lock(&f->mu);
+    pthread_mutex_lock(&f->b->mu);
     f->promised -= promise;
     f->idle--;
     /* Nothing after a wait (a wake-up, a timed poll) says nothing of the
@@ -1491,7 +1143,7 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out) {
      * own (hundreds of fetches when a burst lands on an idle process). */
     if (got != 0 || !waited) f->dry = got == 0;
     size_t rest = got > 1 ? (size_t)got - 1 : 0;
-    size_t taken = rest ? pending_push_locked(f, t->held + 1, rest) : 0;
+    size_t taken = rest ? hh_buffer_push_locked(f->b, t->held + 1, rest) : 0;
     /* Fast jobs (batch > 1): wake-ups are passed on, one at a time. This
      * thread wakes one waiting thread (to run a buffered job, or to fetch
      * next), and a thread woken that finds jobs left after taking its own
@@ -1511,195 +1163,24 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out) {
     else if (got > 0 && f->batch > 1) wake[nwake++] = pop_sleeper_locked(f);
     else if (got > 0) /* slow jobs: every job's thread at once */
         while (nwake <= taken && (wake[nwake] = pop_sleeper_locked(f))) nwake++;
-    pthread_mutex_unlock(&f->mu);
+    pthread_mutex_unlock(&f->b->mu);
     for (size_t i = 0; i < nwake; i++)
-        if (wake[i]) pthread_cond_signal(&wake[i]->wake);
+        if (wake[i]) pthread_cond_signal(&wake[i]->sleeper.wake);
     unbuffered(p, t->held, 1 + taken, 1 + rest);
     if (got <= 0) return got;
     *out = t->held[0];
     return 1;
 }
 
-struct push_back_attempt {
-    const hh_fetch_env *m;
-    const hh_fetched *f;
-};
-
-static int push_back_attempt(void *ctx, hh_conn *c, char *why, size_t whylen) {
-    struct push_back_attempt *a = ctx;
-    if (hh_fetch_requeue(a->m, c, a->m->queues[a->f->queue], a->f->payload, a->f->len) >= 0) return 0;
-    hh_strlcpy(why, c->last_error[0] ? c->last_error : "Redis unreachable", whylen);
-    return -1;
-}
-
-/* Pushes a fetched job that will not run here back to the front of its
- * queue until Redis takes it (outcome.c's write-until-done: an outage
- * reconnects, a refusal such as OOM backs off) or the stop gives up; then
- * says where it is. hh_fetch_requeue() logs its own refusals. */
-void hh_fetch_push_back(const hh_fetch_env *m, hh_conn *conn, const hh_fetched *f) {
-    hh_until_done u = {.conn = conn, .log = m->log, .giving_up = m->giving_up, .subject = NULL};
-    struct push_back_attempt a = {m, f};
-    if (hh_write_until_done(&u, push_back_attempt, &a) < 0)
-        hh_fetch_report_unreturned(m, f->queue, f->payload, f->len, u.why);
-}
-
 void hh_fetch_push_back_pending(const hh_fetch_env *m, hh_conn *conn) {
     hh_fetcher *f = m->fetcher;
     for (;;) {
         hh_fetched x;
-        pthread_mutex_lock(&f->mu);
-        int got = pending_pop_locked(f, &x);
-        pthread_mutex_unlock(&f->mu);
+        pthread_mutex_lock(&f->b->mu);
+        int got = hh_buffer_pop_locked(f->b, &x);
+        pthread_mutex_unlock(&f->b->mu);
         if (!got) return;
-        hh_fetch_push_back(m, conn, &x);
-        hh_lease_release(m->lease, &x.lease);
-        free(x.payload);
+        hh_finish_push_back(m->finish, conn, &x);
+        hh_lease_finish_fetched(m->lease, &x);
     }
-}
-
-size_t hh_fetch_take_pending(const hh_fetch_env *m, hh_fetched **out) {
-    hh_fetcher *f = m->fetcher;
-    *out = NULL;
-    pthread_mutex_lock(&f->mu);
-    size_t n = f->npending;
-    if (n && (*out = malloc(n * sizeof(**out)))) {
-        for (size_t i = 0; i < n; i++) pending_pop_locked(f, &(*out)[i]);
-    } else {
-        n = 0; /* out of memory: the threads push them back as they leave */
-    }
-    pthread_mutex_unlock(&f->mu);
-    return n;
-}
-
-size_t hh_fetch_pending_each(const hh_fetch_env *m, void (*fn)(const hh_fetched *, void *), void *udata) {
-    hh_fetcher *f = m->fetcher;
-    pthread_mutex_lock(&f->mu);
-    size_t n = f->npending;
-    for (size_t k = 0; k < n; k++) fn(&f->ring[(f->head + k) % f->cap], udata);
-    pthread_mutex_unlock(&f->mu);
-    return n;
-}
-
-size_t hh_fetch_pending_cap(const hh_fetch_env *m) { return m->fetcher->cap; }
-
-/* Finds the buffered job (payload pointer and lease) at index k of the
- * ring's live part; -1 when it is gone. Call with f->mu. */
-static long pending_find_locked(hh_fetcher *f, const char *payload, uint64_t lease) {
-    for (size_t k = 0; k < f->npending; k++) {
-        const hh_fetched *x = &f->ring[(f->head + k) % f->cap];
-        if (x->payload == payload && x->lease == lease) return (long)k;
-    }
-    return -1;
-}
-
-int hh_fetch_pending_has(const hh_fetch_env *m, const char *payload, uint64_t lease) {
-    hh_fetcher *f = m->fetcher;
-    pthread_mutex_lock(&f->mu);
-    int has = pending_find_locked(f, payload, lease) >= 0;
-    pthread_mutex_unlock(&f->mu);
-    return has;
-}
-
-int hh_fetch_pending_drop(const hh_fetch_env *m, const char *payload, uint64_t lease, hh_fetched *out) {
-    hh_fetcher *f = m->fetcher;
-    pthread_mutex_lock(&f->mu);
-    long k = pending_find_locked(f, payload, lease);
-    if (k >= 0) {
-        *out = f->ring[(f->head + (size_t)k) % f->cap];
-        for (size_t j = (size_t)k; j + 1 < f->npending; j++) /* keep the others in order */
-            f->ring[(f->head + j) % f->cap] = f->ring[(f->head + j + 1) % f->cap];
-        f->npending--;
-    }
-    pthread_mutex_unlock(&f->mu);
-    return k >= 0;
-}
-
-void hh_fetch_ack_append(const hh_fetch_env *m, hh_pipe *pipe, const hh_job *job) {
-    if (m->opts.fetch == HH_FETCH_BASIC) return;
-    int known = job->queue_index >= 0 && (size_t)job->queue_index < m->nqueues;
-    sds k = known ? m->inprog_keys[job->queue_index] : hh_key_inprogress(m->keys, m->identity, job->queue);
-    const char *argv[4] = {"LREM", k, "-1", job->payload};
-    size_t lens[4] = {4, sdslen(k), 2, job->len}; /* argv: a big payload is held once (redis.c) */
-    hh_pipe_addargv(pipe, 4, argv, lens);
-    if (!known) sdsfree(k);
-}
-
-int hh_fetch_requeue(const hh_fetch_env *m, hh_conn *c, const char *queue, const char *payload, size_t len) {
-    sds qk = hh_key_queue(m->keys, queue);
-    redisReply *r;
-    if (m->opts.fetch == HH_FETCH_BASIC) {
-        const char *keys[1] = {qk};
-        size_t klen[1] = {sdslen(qk)};
-        const char *args[1] = {payload};
-        size_t alen[1] = {len};
-        r = hh_conn_eval(c, HH_SCRIPT_PUSH_BACK, 1, keys, klen, 1, args, alen);
-    } else {
-        sds ik = hh_key_inprogress(m->keys, m->identity, queue);
-        const char *keys[2] = {ik, qk};
-        size_t klen[2] = {sdslen(ik), sdslen(qk)};
-        const char *args[1] = {payload};
-        size_t alen[1] = {len};
-        r = hh_conn_eval(c, HH_SCRIPT_REQUEUE, 2, keys, klen, 1, args, alen);
-        sdsfree(ik);
-    }
-    sdsfree(qk);
-    if (!r) return -1;
-    int rc = r->type == REDIS_REPLY_INTEGER ? (r->integer > 0) : -1;
-    freeReplyObject(r);
-    return rc;
-}
-
-void hh_fetch_requeue_append(const hh_fetch_env *m, hh_pipe *pipe, size_t queue, const char *payload, size_t len) {
-    /* Both allowed over maxmemory (scripts.h): they put back what a fetch
-     * took. Plain text while the server is not known to take script flags. */
-    int plain = pipe->c->version < 700 || hh_conn_plain_scripts(pipe->c);
-    if (m->opts.fetch == HH_FETCH_BASIC)
-        hh_pipe_add(pipe, "EVAL %s 1 %s %b", hh_script_source(HH_SCRIPT_PUSH_BACK, plain), m->queue_keys[queue],
-                    payload, len);
-    else
-        hh_pipe_add(pipe, "EVAL %s 2 %s %s %b", hh_script_source(HH_SCRIPT_REQUEUE, plain), m->inprog_keys[queue],
-                    m->queue_keys[queue], payload, len);
-}
-
-hh_job **hh_fetch_take_acks(const hh_fetch_env *m, size_t *n) { return acks_take(m, n); }
-
-void hh_fetch_acks_free(const hh_fetch_env *m, hh_job **jobs, size_t n) { acks_free(m, jobs, n); }
-
-/* Logs a message that may be longer than the logger's line buffer (a job's
- * full payload), through the same sink. */
-static void log_long(const hh_fetch_env *m, hh_log_level level, const char *head, const char *payload, size_t len) {
-    if (level < m->log->level) return;
-    size_t hl = strlen(head);
-    char *msg = malloc(hl + len + 1);
-    if (!msg) {
-        hh_log(m->log, level, "%s%.*s", head, (int)(len > 1000 ? 1000 : len), payload);
-        return;
-    }
-    memcpy(msg, head, hl);
-    memcpy(msg + hl, payload, len);
-    msg[hl + len] = '\0';
-    hh_log_line(m->log, level, msg, hl + len); /* escaped: a payload may hold anything */
-    free(msg);
-}
-
-void hh_fetch_report_unreturned(const hh_fetch_env *m, size_t queue, const char *payload, size_t len, const char *why) {
-    json_t *item = json_loadb(payload, len, JSON_ALLOW_NUL, NULL);
-    const char *jid = json_string_value(json_object_get(item, "jid"));
-    const char *klass = json_string_value(json_object_get(item, "class"));
-    if (m->opts.fetch == HH_FETCH_RELIABLE) {
-        hh_log(m->log, HH_LOG_WARN,
-               "class=%s jid=%s: not pushed back to queue %s (%s): it stays in %s for the "
-               "next start with --identity %s or a peer's recovery",
-               klass ? klass : "?", jid ? jid : "?", m->queues[queue], why, m->inprog_keys[queue], m->identity);
-    } else {
-        char head[700];
-        snprintf(head, sizeof(head),
-                 "class=%s jid=%s: NOT PUSHED BACK to queue %s (%s); with basic fetch it is "
-                 "no longer in Redis unless the push back landed late: check %s and push this payload again if "
-                 "it is missing: ",
-                 klass ? klass : "?", jid ? jid : "?", m->queues[queue], why, m->queue_keys[queue]);
-        log_long(m, HH_LOG_ERROR, head, payload, len);
-        if (m->not_pushed_back) atomic_fetch_add(m->not_pushed_back, 1);
-    }
-    json_decref(item);
 }

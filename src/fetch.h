@@ -1,7 +1,8 @@
 /* fetch.h -- taking jobs off queues: the queue order (strict or weighted,
  * Sidekiq 6.4 lib/sidekiq/fetch.rb), reliable fetch into a private
  * in-progress list, basic BRPOP fetch, the buffer of fetched jobs the
- * worker threads share, acknowledging and pushing back. */
+ * worker threads share. Acks ride with a fetch; they and push backs are
+ * finish.h's. */
 #ifndef HH_FETCH_H
 #define HH_FETCH_H
 
@@ -10,6 +11,8 @@
 #include <stdatomic.h>
 #include "hiredhand.h"
 #include "job.h"
+#include "buffer.h"
+#include "finish.h"
 #include "keys.h"
 #include "lease.h"
 #include "pickup.h"
@@ -48,18 +51,18 @@ typedef struct hh_fetch_env {
     sds *inprog_keys;    /* this identity's in-progress list per queue */
     const int *weights;
     int weighted;
-    const atomic_int *quiet, *giving_up;
-    atomic_ullong *fetched;         /* per queue, added to here */
-    atomic_ullong *not_pushed_back; /* basic fetch's jobs gone from Redis (hh_fetch_report_unreturned) */
-    hh_processor *procs;            /* opts.concurrency worker threads */
-    const hh_lease_env *lease;      /* lease.c: the held jobs of every fetch */
-    hh_pickup_env *pickup;          /* pickup.c: idle threads' wake-up */
-    struct hh_fetcher *fetcher;     /* the state below: hh_fetcher_new's, set by manager.c */
+    const atomic_int *quiet;
+    atomic_ullong *fetched;      /* per queue, added to here */
+    hh_processor *procs;         /* opts.concurrency worker threads */
+    const hh_lease_env *lease;   /* lease.c: the held jobs of every fetch */
+    const hh_finish_env *finish; /* finish.c: acks (sent with each fetch), push backs */
+    hh_buffer *buffer;           /* buffer.c: fetched jobs not started, sleepers, queue marks */
+    hh_pickup_env *pickup;       /* pickup.c: idle threads' wake-up */
+    struct hh_fetcher *fetcher;  /* the state below: hh_fetcher_new's, set by manager.c */
 } hh_fetch_env;
 
-/* The fetcher's state, owned here: the buffer of fetched jobs not started
- * yet (shared by the worker threads, taken in fetch order), the queued
- * acks, the idle threads' waits, the queues known to be empty and each
+/* The fetcher's state, owned here: the idle threads' waits (the buffer of
+ * fetched jobs not started yet is buffer.h's, used under its mutex), the queues known to be empty and each
  * thread's fetch space. Created and freed by manager.c (m->fetcher). */
 typedef struct hh_fetcher hh_fetcher;
 hh_fetcher *hh_fetcher_new(const hh_fetch_env *m);
@@ -72,70 +75,10 @@ void hh_fetcher_free(hh_fetcher *f);
 int hh_fetch_next(hh_processor *p, hh_fetched *out);
 /* Tells the fetcher thread p ran a job that took seconds (batch sizing). */
 void hh_fetch_ran(hh_processor *p, double seconds);
-/* Pushes one fetched job back to its queue until Redis takes it or the
- * stop gives up (then says where it is). */
-void hh_fetch_push_back(const hh_fetch_env *m, hh_conn *conn, const hh_fetched *f);
-/* The same for every buffered job. */
+/* Pushes every buffered job back to its queue (finish.c's push back). */
 void hh_fetch_push_back_pending(const hh_fetch_env *m, hh_conn *conn);
-/* Takes every buffered job, in fetch order (*out malloc'd, the caller's). */
-size_t hh_fetch_take_pending(const hh_fetch_env *m, hh_fetched **out);
-/* For lease.c: calls fn on every buffered job under the buffer's lock;
- * whether a buffered job (by payload pointer and lease) is still there;
- * takes it out (1) or says it is gone (0); the buffer's capacity. */
-size_t hh_fetch_pending_each(const hh_fetch_env *m, void (*fn)(const hh_fetched *, void *), void *udata);
-int hh_fetch_pending_has(const hh_fetch_env *m, const char *payload, uint64_t lease);
-int hh_fetch_pending_drop(const hh_fetch_env *m, const char *payload, uint64_t lease, hh_fetched *out);
-size_t hh_fetch_pending_cap(const hh_fetch_env *m);
-/* pickup.c saw a write to queue q (or to every key: FLUSHALL): a queue
- * known to be empty is tried again. */
-void hh_fetch_queue_written(const hh_fetch_env *m, size_t q);
-void hh_fetch_queues_written(const hh_fetch_env *m);
-/* pickup.c switched tracking on (its notices of writes flow from now on)
- * or off (or lost it): while it stays on, a queue found empty is left out
- * of fetches until a write to it is seen, not only for 0.1 s. Call on
- * before the first write it covers can be missed, off before (or as soon
- * as) notices may stop. */
-void hh_fetch_tracking(const hh_fetch_env *m, int on);
 /* Wakes idle threads sleeping in the process (quiet, stop): no Redis. */
 void hh_fetch_wake_sleepers(const hh_fetch_env *m);
-
-/* Queues the ack of a finished job (which it then owns and frees); sends
- * the queue with connection c when it is full, and that ack alone at once
- * when the queue cannot take it (out of memory). Thread-safe. */
-void hh_fetch_queue_ack(const hh_fetch_env *m, hh_job *job, hh_conn *c);
-
-/* Sends every queued ack (pipelined LREMs) with connection c, retrying
- * through outages until done or the stop gave up. Thread-safe. */
-void hh_fetch_flush_acks(const hh_fetch_env *m, hh_conn *c);
-/* The same, one attempt: what fails stays queued (for the supervisor, which
- * must never block on an outage). */
-void hh_fetch_try_acks(const hh_fetch_env *m, hh_conn *c);
-
-/* Appends the ack (LREM of the exact payload) to a pipeline; nothing in
- * basic fetch. */
-void hh_fetch_ack_append(const hh_fetch_env *m, hh_pipe *pipe, const hh_job *job);
-
-/* Pushes a fetched job back to the tail of its queue (runs next), exact
- * bytes, once: LREM+RPUSH in one script for reliable fetch, an RPUSH script
- * for basic (both allowed over maxmemory: scripts.h).
- * Returns 1 pushed, 0 it was no longer in progress, -1 Redis error. */
-int hh_fetch_requeue(const hh_fetch_env *m, hh_conn *c, const char *queue, const char *payload, size_t len);
-
-/* Appends the push back of hh_fetch_requeue to a pipeline (the script's
- * source, not its sha: one round trip even on a fresh connection). Its
- * reply: integer 1 pushed, 0 no longer in progress; anything else failed. */
-void hh_fetch_requeue_append(const hh_fetch_env *m, hh_pipe *pipe, size_t queue, const char *payload, size_t len);
-
-/* Says loudly that a fetched job could not be pushed back before the stop
- * gave up, and where it is: still in this identity's in-progress list
- * (reliable fetch: WARN, recovered later), or nowhere in Redis (basic
- * fetch: ERROR with the full payload, to push again by hand). */
-void hh_fetch_report_unreturned(const hh_fetch_env *m, size_t queue, const char *payload, size_t len, const char *why);
-
-/* Takes every queued ack (the caller sends them, then frees them with
- * hh_fetch_acks_free). NULL and *n 0 when none. */
-hh_job **hh_fetch_take_acks(const hh_fetch_env *m, size_t *n);
-void hh_fetch_acks_free(const hh_fetch_env *m, hh_job **jobs, size_t n);
 
 /* Ends the blocking fetch of every worker thread now (CLIENT UNBLOCK on a
  * connection of its own), so quiet and stop take effect at once. */

@@ -37,11 +37,9 @@ struct hh_job {
     size_t error_message_len; /* its length */
     char **backtrace;
     size_t nbacktrace;
-    uint64_t lease;    /* key in the held-jobs registry, 0 when not held (lease.c) */
-    int ack_uncertain; /* an ack that removes nothing proves no lease loss */
-    /* for the middleware chain */
-    struct hh_manager *manager;
-    struct hh_processor *processor;
+    uint64_t lease;                 /* key in the held-jobs registry, 0 when not held (lease.c) */
+    int ack_uncertain;              /* an ack that removes nothing proves no lease loss */
+    struct hh_processor *processor; /* the worker thread running it (hh_job_cancelled) */
 };
 
 /* Builds a job from fetched bytes (copied). Never NULL unless out of memory.

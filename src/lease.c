@@ -307,6 +307,18 @@ void hh_lease_release(const hh_lease_env *m, uint64_t *lease) {
     *lease = 0;
 }
 
+void hh_lease_finish(const hh_lease_env *m, hh_job *job) {
+    if (!job) return;
+    hh_lease_release(m, &job->lease);
+    hh_job_free(job);
+}
+
+void hh_lease_finish_fetched(const hh_lease_env *m, hh_fetched *f) {
+    hh_lease_release(m, &f->lease);
+    free(f->payload);
+    f->payload = NULL;
+}
+
 void hh_lease_release_jobs(const hh_lease_env *m, hh_job **jobs, size_t n) {
     struct hh_lease *l = m->lease;
     if (!l || !n) return;
@@ -641,7 +653,7 @@ typedef struct suspects_add {
     size_t *ns, cap;
 } suspects_add;
 
-/* The pending_each callback: a buffered held job is a suspect. */
+/* For hh_buffer_each: a buffered held job is a suspect. */
 static void add_buffered(const hh_fetched *f, void *udata) {
     suspects_add *a = udata;
     if (!f->lease || *a->ns >= a->cap) return;
@@ -654,7 +666,7 @@ static void add_buffered(const hh_fetched *f, void *udata) {
  * the file). Returns 0, or -1 to try again at the next beat. */
 static int lease_check(const hh_lease_env *m, hh_conn *c) {
     int nproc = m->opts.concurrency;
-    size_t cap = (size_t)nproc + m->pending_cap(m->udata), ns = 0;
+    size_t cap = (size_t)nproc + hh_buffer_cap(m->buffer), ns = 0;
     suspect *s = calloc(cap ? cap : 1, sizeof(*s));
     if (!s) return -1;
     for (int i = 0; i < nproc; i++) {
@@ -669,7 +681,7 @@ static int lease_check(const hh_lease_env *m, hh_conn *c) {
         pthread_mutex_unlock(&p->mu);
     }
     suspects_add sa = {s, &ns, cap};
-    m->pending_each(m->udata, add_buffered, &sa);
+    hh_buffer_each(m->buffer, add_buffered, &sa);
     if (!ns) {
         free(s);
         return 0;
@@ -700,7 +712,7 @@ static int lease_check(const hh_lease_env *m, hh_conn *c) {
                 stable = p->job && p->runs == s[k].runs && !p->abandoned;
                 pthread_mutex_unlock(&p->mu);
             } else {
-                stable = m->pending_has(m->udata, s[k].payload, s[k].key);
+                stable = hh_buffer_has(m->buffer, s[k].payload, s[k].key);
             }
             if (!stable) continue;
             lease_ent *e = set_find(&found, s[k].key);
@@ -749,10 +761,9 @@ static int lease_check(const hh_lease_env *m, hh_conn *c) {
                         : "its handler here runs to the end (--lease-lost finish), its outcome is not written");
         } else {
             hh_fetched dropped = {0};
-            m->pending_drop(m->udata, s[k].payload, s[k].key, &dropped);
+            hh_buffer_drop(m->buffer, s[k].payload, s[k].key, &dropped);
             if (!dropped.payload) continue; /* a thread took it meanwhile */
-            hh_lease_release(m, &dropped.lease);
-            free(dropped.payload);
+            hh_lease_finish_fetched(m, &dropped);
             atomic_fetch_add(m->lease_lost, 1);
             hh_log(m->log, HH_LOG_WARN,
                    "class=%s jid=%s: lease lost: the job was recovered by another process; dropped from "

@@ -20,6 +20,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include "buffer.h"
 #include "hiredhand.h"
 #include "job.h"
 #include "keys.h"
@@ -27,22 +28,11 @@
 #include "util.h"
 #include "worker.h"
 
-/* One job a fetch took, not started yet. Defined here, below fetch.c,
- * because the held-jobs registry keys it (lease) and reads the fetcher's
- * buffer of them. */
-typedef struct hh_fetched {
-    char *payload; /* malloc'd, NUL-terminated */
-    size_t len;
-    size_t queue;   /* index into the manager's queues */
-    uint64_t lease; /* key in the held-jobs registry, 0 when not held (lease.c) */
-} hh_fetched;
-
 struct hh_lease;
 
 /* All lease.c knows of its manager, filled by manager.c (which keeps it
- * alive as long as the lease) and pointing into it. The fetcher's buffer,
- * which sits above this file, is read through the pending_* callbacks
- * (udata is their argument). */
+ * alive as long as the lease) and pointing into it. The buffer of fetched
+ * jobs not started yet (buffer.h, below this file) is read directly. */
 typedef struct hh_lease_env {
     struct {
         int concurrency;
@@ -61,15 +51,8 @@ typedef struct hh_lease_env {
     const atomic_int *quiet;
     atomic_ullong *lease_lost, *reconciled; /* counters, added to here */
     hh_processor *procs;                    /* opts.concurrency worker threads */
-    void *udata;
-    /* Calls fn on every buffered job under the buffer's lock; whether a
-     * buffered job (by payload pointer and lease) is still there; takes it
-     * out (1) or says it is gone (0); the buffer's capacity. */
-    size_t (*pending_each)(void *udata, void (*fn)(const hh_fetched *, void *), void *arg);
-    int (*pending_has)(void *udata, const char *payload, uint64_t lease);
-    int (*pending_drop)(void *udata, const char *payload, uint64_t lease, hh_fetched *out);
-    size_t (*pending_cap)(void *udata);
-    struct hh_lease *lease; /* the state: hh_lease_new's, set by manager.c */
+    hh_buffer *buffer;                      /* buffer.c: the fetched jobs not started yet */
+    struct hh_lease *lease;                 /* the state: hh_lease_new's, set by manager.c */
 } hh_lease_env;
 
 /* Allocated by hh_manager_new into m->lease (NULL on out of memory), freed
@@ -108,6 +91,15 @@ void hh_lease_fetch_end(const hh_lease_env *m, hh_processor *p, hh_fetched *out,
  * back). Call after the removal, never before. Sets *lease to 0; a 0 lease
  * is a no-op, so calling twice is harmless. */
 void hh_lease_release(const hh_lease_env *m, uint64_t *lease);
+
+/* The end of a job in this process, at every exit site: releases its lease
+ * (as hh_lease_release, so call it after the job's removal from the list
+ * has answered, or when it is dropped) and frees it. job may be NULL.
+ * hh_lease_finish_fetched does the same for a fetched job not started
+ * (frees its payload; *f stays, emptied). Here, below every caller, since
+ * the lease is the one thing a job's end must give back. */
+void hh_lease_finish(const hh_lease_env *m, hh_job *job);
+void hh_lease_finish_fetched(const hh_lease_env *m, hh_fetched *f);
 
 /* The same for n jobs at once (sent acks), under one lock. */
 void hh_lease_release_jobs(const hh_lease_env *m, hh_job **jobs, size_t n);

@@ -1,25 +1,22 @@
-/* manager.c -- the embeddable worker: options, handlers, middleware, and
- * the lifecycle that drives the worker threads (processor.c), heartbeat.c,
- * scheduler.c and recovery.c: start, quiet, stop with a grace period and
- * hard-shutdown push-back, as Sidekiq's launcher does (docs/design.md).
+/* manager.c -- the embeddable worker: options, and the lifecycle that
+ * drives the worker threads (processor.c), heartbeat.c, scheduler.c and
+ * recovery.c: create, start, stats, free, as Sidekiq's launcher does
+ * (docs/design.md). Handlers and middleware are registry.c's; quiet, stop
+ * with a grace period and hard-shutdown push-back are shutdown.c's.
  * It hands every file it drives a narrow view of itself (hh_processor_env,
  * hh_fetch_env, hh_lease_env, hh_pickup_env, hh_heartbeat_env,
  * hh_scheduler_env, hh_recovery_env, hh_http_source) and wakes its
- * threads through wake.h. Keys: only through the files it drives (push back
- * and acks through fetch.c, unregistering through heartbeat.c), plus INFO
- * at start. */
+ * threads through wake.h. Keys: only through the files it drives, plus
+ * INFO at start. */
 #include "manager.h"
 
-#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <sys/auxv.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <jansson.h>
 #include "heartbeat.h"
 #include "processor.h"
 #include "recovery.h"
@@ -32,11 +29,6 @@
 #include "pickup.h"
 #include "abi.h"
 #include "error.h"
-
-/* The Redis work after the grace period (push back, acks, leaving the Busy
- * page) gets one command timeout, at most this long: with -t 25 a stop ends
- * within Kubernetes' default 30 s grace whatever Redis does. */
-#define HH_STOP_BUDGET_MAX 3.0
 
 /* Logs why a name is refused (hh_name_check's rule); 0 when it is fine. */
 static int bad_name(hh_manager *m, hh_name_kind kind, const char *name) {
@@ -71,6 +63,8 @@ void hh_manager_free(hh_manager *m) {
     free(m->procs);
     hh_lease_free(m->lease_env.lease);
     hh_fetcher_free(m->fetch_env.fetcher);
+    hh_buffer_free(m->buffer);
+    hh_acks_free(m->finish_env.acks);
     hh_pickup_free(&m->pickup_env);
     for (size_t i = 0; i < m->nqueues; i++) {
         if (m->queue_keys) sdsfree(m->queue_keys[i]);
@@ -216,26 +210,40 @@ static int make_queue_keys(hh_manager *m) {
     return HH_OK;
 }
 
-/* What pickup.c sees of m: a write to a queue goes on to fetch.c. */
-static void pickup_queue_written(void *udata, size_t q) { hh_fetch_queue_written(udata, q); }
-static void pickup_queues_written(void *udata) { hh_fetch_queues_written(udata); }
-static void pickup_tracking(void *udata, int on) { hh_fetch_tracking(udata, on); }
+/* What pickup.c sees of m (its .buffer is set with the buffer, below). */
 static void pickup_env(hh_manager *m) {
     m->pickup_env = (hh_pickup_env){.keys = &m->keys,
                                     .cfg = &m->cfg,
                                     .log = &m->log,
                                     .nqueues = m->nqueues,
                                     .queue_keys = m->queue_keys,
-                                    .quiet = &m->quiet,
-                                    .udata = &m->fetch_env,
-                                    .queue_written = pickup_queue_written,
-                                    .queues_written = pickup_queues_written,
-                                    .tracking = pickup_tracking};
+                                    .quiet = &m->quiet};
 }
 
-/* The fetchers' shared state: fetched-but-unclaimed jobs, idle waiters,
- * acks to send (fetch.c). */
+/* The fetchers' shared state: fetched-but-unclaimed jobs, their sleepers
+ * and the queue marks (buffer.c), idle waiters (fetch.c); the acks to send
+ * (finish.c). */
 static int alloc_fetch_state(hh_manager *m) {
+    /* A thread fetches only while the buffer and the fetches in flight do
+     * not cover the idle threads, so the buffer holds at most one job per
+     * thread plus the batches in flight; twice that is room to spare (and
+     * the fetcher never asks for more than fits). */
+    size_t c = (size_t)m->opts.concurrency;
+    if (!(m->buffer = hh_buffer_new(2 * (c + HH_FETCH_BATCH_MAX), m->nqueues))) return HH_ERR_NOMEM;
+    m->pickup_env.buffer = m->buffer;
+    hh_finish_env *fe = &m->finish_env;
+    *fe = (hh_finish_env){.keys = &m->keys,
+                          .log = &m->log,
+                          .identity = m->identity,
+                          .nqueues = m->nqueues,
+                          .queues = m->queues,
+                          .queue_keys = m->queue_keys,
+                          .inprog_keys = m->inprog_keys,
+                          .giving_up = &m->giving_up,
+                          .not_pushed_back = &m->not_pushed_back,
+                          .lease = &m->lease_env};
+    fe->opts.fetch = m->opts.fetch;
+    if (!(fe->acks = hh_acks_new((size_t)m->opts.concurrency + HH_FETCH_BATCH_MAX))) return HH_ERR_NOMEM;
     hh_fetch_env *e = &m->fetch_env;
     *e = (hh_fetch_env){.keys = &m->keys,
                         .log = &m->log,
@@ -247,28 +255,18 @@ static int alloc_fetch_state(hh_manager *m) {
                         .weights = m->weights,
                         .weighted = m->weighted,
                         .quiet = &m->quiet,
-                        .giving_up = &m->giving_up,
                         .fetched = m->fetched,
-                        .not_pushed_back = &m->not_pushed_back,
                         .procs = m->procs,
                         .lease = &m->lease_env,
+                        .finish = &m->finish_env,
+                        .buffer = m->buffer,
                         .pickup = &m->pickup_env};
     e->opts.concurrency = m->opts.concurrency;
     e->opts.fetch = m->opts.fetch;
     return (e->fetcher = hh_fetcher_new(e)) ? HH_OK : HH_ERR_NOMEM;
 }
 
-/* What lease.c sees of m (lease.h); the fetcher's buffer through fetch.c. */
-static size_t lease_pending_each(void *udata, void (*fn)(const hh_fetched *, void *), void *arg) {
-    return hh_fetch_pending_each(udata, fn, arg);
-}
-static int lease_pending_has(void *udata, const char *payload, uint64_t lease) {
-    return hh_fetch_pending_has(udata, payload, lease);
-}
-static int lease_pending_drop(void *udata, const char *payload, uint64_t lease, hh_fetched *out) {
-    return hh_fetch_pending_drop(udata, payload, lease, out);
-}
-static size_t lease_pending_cap(void *udata) { return hh_fetch_pending_cap(udata); }
+/* What lease.c sees of m (lease.h); the fetcher's buffer directly. */
 static void lease_env(hh_manager *m) {
     hh_lease_env *e = &m->lease_env;
     *e = (hh_lease_env){.keys = &m->keys,
@@ -283,11 +281,7 @@ static void lease_env(hh_manager *m) {
                         .lease_lost = &m->lease_lost,
                         .reconciled = &m->reconciled,
                         .procs = m->procs,
-                        .udata = &m->fetch_env,
-                        .pending_each = lease_pending_each,
-                        .pending_has = lease_pending_has,
-                        .pending_drop = lease_pending_drop,
-                        .pending_cap = lease_pending_cap};
+                        .buffer = m->buffer};
     e->opts.concurrency = m->opts.concurrency;
     e->opts.fetch = m->opts.fetch;
     e->opts.heartbeat_interval = m->opts.heartbeat_interval;
@@ -384,104 +378,6 @@ const char *hh_manager_identity(const hh_manager *m) { return m->identity; }
 
 int hh_manager_detached(const hh_manager *m) { return m ? atomic_load(&m->detached) : 0; }
 
-/* Where a handler's code lives, for the error of a class registered twice:
- * two plug-ins, or one loaded twice, both calling hh_manager_register() for
- * it are told apart only by their files. "the program itself" for code in
- * the executable (the CLI's --exec and --serve handlers). */
-static void handler_origin(hh_handler_fn fn, char *buf, size_t len) {
-    Dl_info fi, main_fi;
-    void *code = (void *)(uintptr_t)fn;
-    const void *phdr = (const void *)(uintptr_t)getauxval(AT_PHDR);
-    if (!dladdr(code, &fi) || !fi.dli_fname) {
-        hh_strlcpy(buf, "unknown code", len);
-        return;
-    }
-    if (phdr && dladdr(phdr, &main_fi) && main_fi.dli_fbase == fi.dli_fbase) {
-        hh_strlcpy(buf, "the program itself", len);
-        return;
-    }
-    hh_strlcpy(buf, *fi.dli_fname ? fi.dli_fname : "the program itself", len);
-}
-
-/* Remembers the first failed registration (hh_fail has set its reason)
- * for hh_manager_start. Returns e. */
-static int register_failed(hh_manager *m, int e) {
-    if (!m->register_error) {
-        m->register_error = e;
-        hh_strlcpy(m->register_why, hh_last_error(), sizeof(m->register_why));
-    }
-    return e;
-}
-
-int hh_manager_register(hh_manager *m, const char *klass, hh_handler_fn fn, void *udata) {
-    if (!m) return hh_fail(HH_ERR_INVALID, "register: the manager is missing");
-    if (!klass || !*klass || !fn)
-        return register_failed(
-            m, hh_fail(HH_ERR_INVALID, "register: %s is missing", !fn ? "the handler" : "the class name"));
-    if (atomic_load(&m->started)) return hh_fail(HH_ERR_STATE, "register %s: the manager has started", klass);
-    for (size_t i = 0; i < m->nhandlers; i++) {
-        if (strcmp(m->handlers[i].klass, klass) != 0) continue;
-        char had[512], now[512];
-        handler_origin(m->handlers[i].fn, had, sizeof(had));
-        handler_origin(fn, now, sizeof(now));
-        if (strcmp(had, now) == 0)
-            return register_failed(m,
-                                   hh_fail(HH_ERR_EXISTS,
-                                           "register %s: that class has a handler already, registered from %s "
-                                           "too (the same plug-in loaded twice?)",
-                                           klass, had));
-        return register_failed(m,
-                               hh_fail(HH_ERR_EXISTS,
-                                       "register %s: that class has a handler already, registered from %s (this "
-                                       "one is from %s)",
-                                       klass, had, now));
-    }
-    hh_handler *h = realloc(m->handlers, (m->nhandlers + 1) * sizeof(*h));
-    if (!h) return register_failed(m, hh_fail(HH_ERR_NOMEM, "register %s: out of memory", klass));
-    m->handlers = h;
-    if (!(h[m->nhandlers].klass = strdup(klass)))
-        return register_failed(m, hh_fail(HH_ERR_NOMEM, "register %s: out of memory", klass));
-    h[m->nhandlers].fn = fn;
-    h[m->nhandlers].udata = udata;
-    m->nhandlers++;
-    return HH_OK;
-}
-
-int hh_manager_register_default(hh_manager *m, hh_handler_fn fn, void *udata) {
-    if (!m || !fn)
-        return hh_fail(HH_ERR_INVALID, "register_default: %s is missing", !m ? "the manager" : "the handler");
-    if (atomic_load(&m->started)) return hh_fail(HH_ERR_STATE, "register_default: the manager has started");
-    m->default_handler.fn = fn;
-    m->default_handler.udata = udata;
-    return HH_OK;
-}
-
-int hh_manager_has_handler(const hh_manager *m, const char *klass) {
-    for (size_t i = 0; klass && i < m->nhandlers; i++)
-        if (strcmp(m->handlers[i].klass, klass) == 0) return 1;
-    return 0;
-}
-
-int hh_manager_use(hh_manager *m, hh_middleware_fn fn, void *udata) {
-    if (!m || !fn) return hh_fail(HH_ERR_INVALID, "use: %s is missing", !m ? "the manager" : "the middleware");
-    if (atomic_load(&m->started)) return hh_fail(HH_ERR_STATE, "use: the manager has started");
-    hh_middleware *mw = realloc(m->middleware, (m->nmiddleware + 1) * sizeof(*mw));
-    if (!mw) return hh_fail(HH_ERR_NOMEM, "use: out of memory");
-    m->middleware = mw;
-    mw[m->nmiddleware].fn = fn;
-    mw[m->nmiddleware].udata = udata;
-    m->nmiddleware++;
-    return HH_OK;
-}
-
-int hh_manager_on_heartbeat(hh_manager *m, hh_heartbeat_hook_fn fn, void *udata) {
-    if (!m) return hh_fail(HH_ERR_INVALID, "on_heartbeat: the manager is missing");
-    if (atomic_load(&m->started)) return hh_fail(HH_ERR_STATE, "on_heartbeat: the manager has started");
-    m->hook = fn;
-    m->hook_udata = udata;
-    return HH_OK;
-}
-
 int hh_manager_set_unready(hh_manager *m, const char *source, const char *reason) {
     if (!m || !source || !source[0])
         return hh_fail(HH_ERR_INVALID, "set_unready: %s", !m ? "the manager is missing" : "the source is missing");
@@ -534,8 +430,6 @@ static void check_redis(hh_manager *m, hh_conn *c) {
                c->version % 100);
 }
 
-static void *supervisor_main(void *arg);
-
 /* What the worker threads see of m (processor.h): filled at start, once
  * the handlers, the middleware and the metrics are final. */
 static void processor_env(hh_manager *m) {
@@ -567,8 +461,7 @@ static void processor_env(hh_manager *m) {
                             .job_metrics = m->job_metrics,
                             .batch = &m->batch,
                             .lease = &m->lease_env,
-                            .fetch = &m->fetch_env,
-                            .self = m};
+                            .fetch = &m->fetch_env};
     e->opts.fetch = m->opts.fetch;
     e->opts.max_retries = m->opts.max_retries;
     e->opts.dead_max_jobs = m->opts.dead_max_jobs;
@@ -656,7 +549,7 @@ int hh_manager_start(hh_manager *m) {
         failed = pthread_create(&m->recovery_thread, NULL, hh_recovery_main, &m->recovery_env) != 0;
         if (!failed) m->recovery_started = 1;
     }
-    if (!failed) failed = pthread_create(&m->supervisor_thread, NULL, supervisor_main, m) != 0;
+    if (!failed) failed = pthread_create(&m->supervisor_thread, NULL, hh_manager_supervisor_main, m) != 0;
     if (!failed) m->supervisor_started = 1;
     if (failed) {
         hh_log(&m->log, HH_LOG_ERROR, "cannot create threads");
@@ -670,329 +563,6 @@ int hh_manager_start(hh_manager *m) {
         return hh_fail(HH_ERR_IO, "cannot create the worker threads (pthread_create failed)");
     }
     return HH_OK;
-}
-
-/* These three may run in a signal handler: flag, then poke (wake.h). */
-void hh_manager_quiet(hh_manager *m) {
-    atomic_store(&m->quiet, 1);
-    hh_wake_poke(&m->wake);
-}
-
-void hh_manager_stop(hh_manager *m) {
-    atomic_store(&m->quiet, 1);
-    atomic_store(&m->stopping, 1);
-    hh_wake_poke(&m->wake);
-}
-
-void hh_manager_dump(hh_manager *m) {
-    atomic_store(&m->dump_requested, 1);
-    hh_wake_poke(&m->wake);
-}
-
-/* The Redis chores of a running manager, off the supervisor so that it never
- * waits on Redis: acks left by idle or busy threads, and once quiet, ending
- * the idle threads' blocking fetches: woken a few times at first, then every
- * 250 ms any thread still inside a blocking call is unblocked again, for as
- * long as one is (a thread descheduled just before its BRPOP, or reconnecting
- * after an outage, blocks late, and would hold up a stop by its 2 s).
- * Ends when the stop gives up on Redis. */
-static void *chores_main(void *arg) {
-    hh_manager *m = arg;
-    int wakes = 0;
-    double next_unblock = 0;
-    hh_conn c;
-    hh_conn_init(&c, &m->cfg, &m->log, "acks", &m->giving_up);
-    while (!atomic_load(&m->giving_up)) {
-        if (atomic_load(&m->quiet) && wakes < 5) {
-            hh_fetch_wake(&m->fetch_env, &c);
-            wakes++;
-        } else if (atomic_load(&m->quiet) && hh_mono() >= next_unblock) {
-            hh_fetch_unblock(&m->fetch_env, &c);
-            next_unblock = hh_mono() + 0.25;
-        }
-        hh_fetch_try_acks(&m->fetch_env, &c);
-        hh_sleep(0.05);
-    }
-    hh_conn_close(&c);
-    return NULL;
-}
-
-/* Idle threads sleeping in the process see quiet at once (no Redis). */
-static void wake_sleepers(hh_manager *m) { hh_fetch_wake_sleepers(&m->fetch_env); }
-
-/* Joins t by the monotonic deadline, or detaches it: a thread still inside
- * a handler or a Redis call must not hold up the exit (the process may end
- * under it; the manager is then never freed). Returns 1 when joined. */
-static int join_by(hh_manager *m, pthread_t t, double deadline) {
-    if (hh_join_by(t, deadline)) return 1;
-    atomic_fetch_add(&m->detached, 1);
-    return 0;
-}
-
-/* Pushes back, in one pipeline on c (whose deadline bounds the wait), the
- * jobs still running at the end of the grace period (the first nrun of u)
- * and those fetched but not started, together with the queued acks. What
- * Redis did not confirm stays where it is: in this identity's in-progress
- * list with reliable fetch, recovered later; with basic fetch the job is
- * no longer in Redis, so its payload goes to the log for a manual push. */
-static void push_back(hh_manager *m, hh_conn *c, hh_unfinished *u, size_t n, size_t nrun, hh_job **acks, size_t nacks) {
-    hh_pipe pipe;
-    hh_pipe_begin(&pipe, c);
-    for (size_t i = 0; i < n; i++) hh_fetch_requeue_append(&m->fetch_env, &pipe, u[i].queue, u[i].payload, u[i].len);
-    for (size_t i = 0; i < nacks; i++) hh_fetch_ack_append(&m->fetch_env, &pipe, acks[i]);
-    redisReply **r = hh_pipe_exec(&pipe);
-    int pushed = 0, pend_pushed = 0, left = 0;
-    for (size_t i = 0; i < n; i++) {
-        redisReply *x = r ? r[i] : NULL;
-        json_t *item = json_loadb(u[i].payload, u[i].len, JSON_ALLOW_NUL, NULL);
-        const char *jid = json_string_value(json_object_get(item, "jid"));
-        const char *klass = json_string_value(json_object_get(item, "class"));
-        const char *queue = m->queues[u[i].queue];
-        char why[300];
-        snprintf(why, sizeof(why), "%s",
-                 !x                                 ? (c->last_error[0] ? c->last_error : "Redis unreachable")
-                     : x->type == REDIS_REPLY_ERROR ? x->str
-                                                    : "unexpected reply");
-        if (x && x->type == REDIS_REPLY_INTEGER && x->integer > 0) {
-            if (i < nrun) {
-                hh_log(&m->log, HH_LOG_WARN,
-                       "class=%s jid=%s: still running at the shutdown timeout; pushed back to queue %s",
-                       klass ? klass : "?", jid ? jid : "?", queue);
-                pushed++;
-            } else {
-                pend_pushed++;
-            }
-        } else if (x && x->type == REDIS_REPLY_INTEGER) {
-            hh_log(&m->log, HH_LOG_WARN, "class=%s jid=%s: no longer in %s at the stop: not pushed back",
-                   klass ? klass : "?", jid ? jid : "?", m->inprog_keys[u[i].queue]);
-        } else {
-            left++;
-            hh_fetch_report_unreturned(&m->fetch_env, u[i].queue, u[i].payload, u[i].len, why);
-        }
-        json_decref(item);
-    }
-    if (pushed) hh_log(&m->log, HH_LOG_WARN, "pushed %d unfinished jobs back to their queues", pushed);
-    if (pend_pushed)
-        hh_log(&m->log, HH_LOG_INFO, "pushed %d fetched jobs that had not started back to their queues", pend_pushed);
-    if (left && m->opts.fetch == HH_FETCH_RELIABLE)
-        hh_log(&m->log, HH_LOG_WARN, "%d jobs left in this process's in-progress lists for recovery", left);
-    if (nacks && !r)
-        hh_log(&m->log, HH_LOG_WARN,
-               "%zu finished jobs not acknowledged (%s): they stay in progress and run again after recovery", nacks,
-               c->last_error[0] ? c->last_error : "Redis unreachable");
-    hh_replies_free(r, pipe.n);
-}
-
-/* Until the stop request: a refusal of Redis at start stops the manager;
- * the first quiet is announced and wakes the idle threads. Returns whether
- * quiet was announced. */
-static int wait_for_stop(hh_manager *m) {
-    int announced_quiet = 0;
-    while (!atomic_load(&m->stopping)) {
-        if (hh_redis_refused(&m->cfg)) { /* Redis was down at start, then refused us */
-            atomic_store(&m->start_error, HH_ERR_REFUSED);
-            hh_manager_stop(m);
-            break;
-        }
-        if (!announced_quiet && atomic_load(&m->quiet)) {
-            announced_quiet = 1;
-            hh_log(&m->log, HH_LOG_INFO, "quiet: no new jobs will be fetched");
-            wake_sleepers(m);
-        }
-        /* Until a first connection works Redis may still refuse us for
-         * good, which only a look every 20 ms sees; after that a refusal is
-         * never reported (hh_redis_refused), and the supervisor sleeps until
-         * a stop, quiet or dump pokes it (1 s: a late look for a refusal
-         * decided just as the first connection worked). */
-        hh_wake_relay(&m->wake, atomic_load(&m->cfg.ever_ready) ? 1.0 : 0.02);
-    }
-    return announced_quiet;
-}
-
-/* The grace period: a thread leaves once its job's outcome is written
- * (retried through an outage until the grace period ends) and its fetched
- * jobs are back. Returns at grace_end or when every worker left. */
-static void wait_grace(hh_manager *m, double grace_end) {
-    int started = 0;
-    for (int i = 0; i < m->opts.concurrency; i++) started += m->procs[i].thread_started != 0;
-    for (;;) {
-        int running = 0;
-        for (int i = 0; i < m->opts.concurrency; i++) {
-            hh_processor *p = &m->procs[i];
-            if (!p->thread_started) continue;
-            if (pthread_tryjoin_np(p->thread, NULL) == 0) p->thread_started = 0;
-            else running++;
-        }
-        if (running && atomic_load(&m->workers_done) >= started) {
-            /* Every worker poked on its way out and is returning: a join
-             * waits only for that return. */
-            for (int i = 0; i < m->opts.concurrency; i++) {
-                hh_processor *p = &m->procs[i];
-                if (p->thread_started) pthread_join(p->thread, NULL);
-                p->thread_started = 0;
-            }
-            running = 0;
-        }
-        /* One look at the clock: with two, it may pass grace_end between
-         * them (a loaded machine) and the wait below get nothing left. */
-        double left = grace_end - hh_mono();
-        if (!running || left <= 0) break;
-        /* Each worker pokes as it leaves; dumps asked meanwhile are relayed. */
-        hh_wake_relay(&m->wake, left);
-    }
-}
-
-/* Until every cancelled handler returned (its run of the job is over) or
- * `until`. A job pushed back while its handler still runs can start in a
- * peer next to it: an --exec handler that ignores SIGTERM runs on until
- * its SIGKILL, 2 s later. */
-static void wait_cancelled(hh_manager *m, const unsigned long *runs, double until) {
-    for (;;) {
-        int running = 0;
-        for (int i = 0; i < m->opts.concurrency; i++) {
-            hh_processor *p = &m->procs[i];
-            if (!runs[i]) continue;
-            pthread_mutex_lock(&p->mu);
-            if (p->job && p->runs == runs[i]) running++;
-            pthread_mutex_unlock(&p->mu);
-        }
-        if (!running || hh_mono() >= until) return;
-        hh_sleep(0.01);
-    }
-}
-
-/* The hard shutdown's first part: cancels every running handler before
- * any Redis I/O, waits (until wait_until) for them to return, then pushes
- * back on c what ran and what was fetched but not started, with the queued
- * acks, in one pipeline. */
-static void cancel_and_push_back(hh_manager *m, hh_conn *c, double wait_until) {
-    size_t cap = (size_t)m->opts.concurrency, n = 0, nrun = 0;
-    hh_unfinished *u = calloc(cap, sizeof(*u));
-    unsigned long *runs = calloc(cap, sizeof(*runs)); /* of the cancelled runs; 0: none */
-    for (int i = 0; u && i < m->opts.concurrency; i++)
-        if (hh_processor_abandon(&m->procs[i], &u[n]) == 1) {
-            n++;
-            if (runs) {
-                pthread_mutex_lock(&m->procs[i].mu);
-                runs[i] = m->procs[i].job ? m->procs[i].runs : 0;
-                pthread_mutex_unlock(&m->procs[i].mu);
-            }
-        }
-    if (!u) /* out of memory: still cancel them; their jobs stay in progress */
-        for (int i = 0; i < m->opts.concurrency; i++) atomic_store(&m->procs[i].cancelled, 1);
-    if (n && runs) wait_cancelled(m, runs, wait_until);
-    free(runs);
-    nrun = n;
-    hh_unfinished *pend = NULL;
-    size_t npend = hh_processor_take_pending(&m->fetch_env, &pend);
-    if (npend && u) {
-        hh_unfinished *all = realloc(u, (n + npend) * sizeof(*u));
-        if (all) {
-            u = all;
-            memcpy(u + n, pend, npend * sizeof(*pend));
-            n += npend;
-            free(pend);
-            pend = NULL, npend = 0;
-        }
-    }
-    size_t nacks = 0;
-    hh_job **acks = hh_fetch_take_acks(&m->fetch_env, &nacks);
-    if (n || nacks) push_back(m, c, u, n, nrun, acks, nacks);
-    for (size_t i = 0; i < n; i++) hh_unfinished_free(&u[i]);
-    for (size_t i = 0; i < npend; i++) hh_unfinished_free(&pend[i]); /* not taken: stay in progress */
-    free(u);
-    free(pend);
-    hh_fetch_acks_free(&m->fetch_env, acks, nacks);
-}
-
-/* The hard shutdown's second part, by `end`: the heartbeat off, leftovers
- * of our lists back, the process unregistered, every thread joined or left
- * behind. */
-static void leave_redis(hh_manager *m, hh_conn *c, pthread_t chores, int chores_started, double end) {
-    /* The heartbeat must be off before leaving the process set. */
-    int beats_joined = !m->heartbeat_started || join_by(m, m->heartbeat_thread, end);
-    /* What our lists still hold that no thread has (lost fetch replies) goes
-     * back now, not when this identity next starts. Skipped when Redis just
-     * failed us or our last beat (a hung Redis costs no extra time), and when
-     * the identity was never checked (its lists may be a live process's). */
-    pthread_mutex_lock(&m->lock);
-    int beats_failing = m->heartbeat_last_error[0] != '\0';
-    pthread_mutex_unlock(&m->lock);
-    if (atomic_load(&m->booted) && !beats_failing && (c->ctx || !c->last_error[0]) &&
-        m->opts.fetch == HH_FETCH_RELIABLE)
-        hh_lease_reconcile(&m->lease_env, c, 1);
-    /* Never booted, or taken over: the identity is another process's; leave it. */
-    int lost = hh_lease_identity_is_lost(&m->lease_env);
-    if (lost) {
-        hh_log(&m->log, HH_LOG_WARN, "identity %s taken over: not unregistering (the entry is the new owner's)",
-               m->identity);
-    } else if (atomic_load(&m->booted) && hh_heartbeat_unregister(&m->heartbeat_env, c) != 0)
-        hh_log(&m->log, HH_LOG_WARN, "could not unregister from Redis (%s): the process hash expires in 60 s",
-               c->last_error[0] ? c->last_error : "Redis unreachable");
-    else if (!beats_joined)
-        hh_log(&m->log, HH_LOG_WARN, "heartbeat stuck in a Redis call: a late beat may show this process for 60 s");
-    int stuck = 0;
-    for (int i = 0; i < m->opts.concurrency; i++) {
-        hh_processor *p = &m->procs[i];
-        if (p->thread_started && !join_by(m, p->thread, end)) stuck++;
-        p->thread_started = 0;
-    }
-    if (stuck)
-        hh_log(&m->log, HH_LOG_WARN,
-               "%d worker threads still in a handler or a Redis call at the deadline: left behind", stuck);
-    /* The runs since the last beat, the cancelled ones included, as
-     * Sidekiq 8 flushes at its exit; one try within the stop's budget. */
-    hh_job_metrics_flush(m->job_metrics, c, hh_now());
-    if (!hh_pickup_stop_by(&m->pickup_env, end)) atomic_fetch_add(&m->detached, 1);
-    if (m->scheduler_started) join_by(m, m->scheduler_thread, end);
-    if (m->recovery_started) join_by(m, m->recovery_thread, end);
-    if (chores_started) join_by(m, chores, end);
-    m->scheduler_started = m->recovery_started = m->heartbeat_started = 0;
-    hh_fetch_flush_acks(&m->fetch_env, c); /* left by threads that ended late; one try within the budget */
-}
-
-/* Waits for the stop request, then up to the grace period for the worker
- * threads to finish their jobs and leave; then the hard shutdown: running
- * handlers are cancelled at once, and the Redis work left (push back, acks,
- * leaving the Busy page) shares one bounded budget, so the stop ends by
- * grace + budget whatever Redis does (docs/running-workers.md, Signals; docs/design.md).
- * The supervisor itself never waits on Redis before that point. */
-static void *supervisor_main(void *arg) {
-    hh_manager *m = arg;
-    pthread_t chores;
-    int chores_started = pthread_create(&chores, NULL, chores_main, m) == 0;
-    if (!chores_started) hh_log(&m->log, HH_LOG_WARN, "cannot create the acks thread: acks ride with fetches only");
-    int announced_quiet = wait_for_stop(m);
-    double grace_end = hh_mono() + m->opts.shutdown_timeout;
-    if (!announced_quiet) hh_log(&m->log, HH_LOG_INFO, "quiet: no new jobs will be fetched");
-    hh_log(&m->log, HH_LOG_INFO, "stopping: waiting up to %.0f s for %d running jobs", m->opts.shutdown_timeout,
-           atomic_load(&m->busy));
-    wake_sleepers(m);
-    wait_grace(m, grace_end);
-
-    /* Hard shutdown. From here writes that fail are tried once, not retried:
-     * those jobs stay in their in-progress lists for recovery. */
-    atomic_store(&m->giving_up, 1);
-    atomic_store(&m->beats_off, 1);
-    hh_wake_all(&m->wake);
-    double budget = m->cfg.command_timeout < HH_STOP_BUDGET_MAX ? m->cfg.command_timeout : HH_STOP_BUDGET_MAX;
-    double end = hh_mono() + budget;
-    hh_conn c;
-    hh_conn_init(&c, &m->cfg, &m->log, "shutdown", NULL);
-    c.deadline = end;
-    /* the cancelled handlers may take most of the budget to end (an --exec
-     * handler's SIGKILL comes 2 s after its SIGTERM); what Redis needs on a
-     * healthy day, a few round trips, gets the rest */
-    cancel_and_push_back(m, &c, end - (budget / 6 < 0.5 ? budget / 6 : 0.5));
-    leave_redis(m, &c, chores, chores_started, end);
-    hh_conn_close(&c);
-    hh_log(&m->log, HH_LOG_INFO, "stopped: processed=%llu failed=%llu", (unsigned long long)atomic_load(&m->processed),
-           (unsigned long long)atomic_load(&m->failed));
-    hh_http_stop(m->http);
-    m->http = NULL;
-    atomic_store(&m->done, 1);
-    hh_wake_all(&m->wake);
-    return NULL;
 }
 
 void hh_manager_scheduler_env(hh_manager *m, hh_scheduler_env *out) {
@@ -1059,11 +629,8 @@ static int heartbeat_taken_over(void *udata, const char *by) {
     int rc = hh_lease_identity_lost(&m->lease_env, by);
     if (rc != 1) return rc != 0;
     hh_fetched *f = NULL;
-    size_t n = hh_fetch_take_pending(&m->fetch_env, &f);
-    for (size_t i = 0; i < n; i++) {
-        hh_lease_release(&m->lease_env, &f[i].lease);
-        free(f[i].payload);
-    }
+    size_t n = hh_buffer_take_all(m->buffer, &f);
+    for (size_t i = 0; i < n; i++) hh_lease_finish_fetched(&m->lease_env, &f[i]);
     free(f);
     if (n) {
         atomic_fetch_add(&m->lease_lost, n);
@@ -1165,28 +732,6 @@ void hh_manager_recovery_env(hh_manager *m, hh_recovery_env *out) {
                              .peers_judgeable = recovery_peers_judgeable,
                              .tick = recovery_tick,
                              .stop = recovery_stop};
-}
-
-static int is_done(const void *arg) { return atomic_load(&((const hh_manager *)arg)->done); }
-
-int hh_manager_wait(hh_manager *m, double timeout) {
-    if (!m) return hh_fail(HH_ERR_INVALID, "wait: the manager is missing");
-    if (!atomic_load(&m->started)) return HH_OK;
-    if (!hh_wake_wait(&m->wake, timeout >= 0 ? hh_mono() + timeout : -1, is_done, m))
-        return hh_fail(HH_ERR_STATE, "still running after %g s", timeout);
-    if (m->supervisor_started) {
-        pthread_join(m->supervisor_thread, NULL);
-        m->supervisor_started = 0;
-    }
-    int e = atomic_load(&m->start_error);
-    if (e == HH_ERR_EXISTS && atomic_load(&m->taken_over))
-        hh_fail(e, "identity %s was taken over by a newer process: stopped", m->identity);
-    else if (e == HH_ERR_EXISTS)
-        hh_fail(e, "identity %s is live in another process (found once Redis answered): stopped", m->identity);
-    else if (e == HH_ERR_REFUSED)
-        hh_fail(e, "redis %s refused the connection settings (password, user, db or Sentinel master name): stopped",
-                m->cfg.display);
-    return e;
 }
 
 void hh_manager_fill_stats(hh_manager *m, hh_manager_stats *out) {

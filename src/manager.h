@@ -10,7 +10,9 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include "batch.h"
+#include "buffer.h"
 #include "fetch.h"
+#include "finish.h"
 #include "heartbeat.h"
 #include "hiredhand.h"
 #include "job.h"
@@ -59,7 +61,9 @@ struct hh_manager {
     void *hook_udata;
 
     hh_processor *procs;
-    hh_fetch_env fetch_env;   /* fetch.c's view; .fetcher: buffer, acks, idle waits */
+    hh_fetch_env fetch_env;   /* fetch.c's view; .fetcher: buffer, idle waits */
+    hh_finish_env finish_env; /* finish.c's view; .acks: the queued acks */
+    hh_buffer *buffer;        /* buffer.c: fetched jobs not started, sleepers, queue marks */
     hh_pickup_env pickup_env; /* pickup.c's view; wakes idle threads when a queue is written */
     pthread_t heartbeat_thread, scheduler_thread, recovery_thread, supervisor_thread;
     int heartbeat_started, scheduler_started, recovery_started, supervisor_started;
@@ -124,5 +128,9 @@ void hh_manager_scheduler_env(struct hh_manager *m, hh_scheduler_env *out);
 void hh_manager_heartbeat_env(struct hh_manager *m, hh_heartbeat_env *out);
 /* The recovery thread's view of m (recovery.h); points into m. */
 void hh_manager_recovery_env(struct hh_manager *m, hh_recovery_env *out);
+
+/* The supervisor thread (shutdown.c), started by hh_manager_start with the
+ * manager as arg: waits for the stop, then runs it. */
+void *hh_manager_supervisor_main(void *arg);
 
 #endif

@@ -145,7 +145,7 @@ void hh_pickup_poke(hh_pickup_env *m) {
 static void set_mode(hh_pickup *pk, int mode) {
     /* before the waiters wake: their fetches then know whether a queue
      * found empty stays so until a write to it comes here */
-    if (pk->m->tracking) pk->m->tracking(pk->m->udata, mode == PK_ON);
+    hh_buffer_tracking(pk->m->buffer, mode == PK_ON);
     pthread_mutex_lock(&pk->mu);
     pk->mode = mode;
     pk->requested = 0;
@@ -206,16 +206,16 @@ static void on_message(hh_pickup *pk, const redisReply *r) {
         n = -1;
     } else if (keys->type == REDIS_REPLY_STRING) {
         long q = is_ours(pk, keys->str, keys->len);
-        if (q >= 0) n = 1, pk->m->queue_written(pk->m->udata, (size_t)q);
+        if (q >= 0) n = 1, hh_buffer_queue_written(pk->m->buffer, (size_t)q);
     } else if (keys->type == REDIS_REPLY_ARRAY) {
         for (size_t i = 0; i < keys->elements; i++) {
             long q = keys->element[i]->type == REDIS_REPLY_STRING
                 ? is_ours(pk, keys->element[i]->str, keys->element[i]->len)
                 : -1;
-            if (q >= 0) n++, pk->m->queue_written(pk->m->udata, (size_t)q); /* it may hold jobs again */
+            if (q >= 0) n++, hh_buffer_queue_written(pk->m->buffer, (size_t)q); /* it may hold jobs again */
         }
     }
-    if (n < 0) pk->m->queues_written(pk->m->udata); /* every key */
+    if (n < 0) hh_buffer_queues_written(pk->m->buffer); /* every key */
     if (n == 0) return;
     /* gen moves even with nobody waiting: a thread between its ticket and
      * its wait must see that a queue changed. Threads fetching now see it
@@ -305,7 +305,7 @@ static void tracking_on(hh_pickup *pk) {
 }
 
 static void tracking_off(hh_pickup *pk) {
-    if (pk->m->tracking) pk->m->tracking(pk->m->udata, 0); /* writes go unseen from the reply on */
+    hh_buffer_tracking(pk->m->buffer, 0); /* writes go unseen from the reply on */
     redisReply *r = hh_conn_cmd(&pk->ctl, "CLIENT TRACKING off");
     if (r && r->type == REDIS_REPLY_ERROR) {
         freeReplyObject(r);

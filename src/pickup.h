@@ -17,6 +17,7 @@
 #ifndef HH_PICKUP_H
 #define HH_PICKUP_H
 
+#include "buffer.h"
 #include <stdatomic.h>
 #include "keys.h"
 #include "redis.h"
@@ -44,9 +45,8 @@ typedef struct hh_pickup_ticket {
 } hh_pickup_ticket;
 
 /* All pickup.c knows of its manager, filled by manager.c and kept alive
- * while the waker runs. What a wake-up means for the fetch goes back
- * through the callbacks (udata is their argument): fetch.c sits above this
- * file. */
+ * while the waker runs. What a write means for the fetch goes into the
+ * shared buffer's queue marks (buffer.h), below this file. */
 typedef struct hh_pickup_env {
     const hh_keys *keys;
     hh_redis_config *cfg;
@@ -54,13 +54,11 @@ typedef struct hh_pickup_env {
     size_t nqueues;
     sds *queue_keys; /* queue:<q>, namespaced, per queue */
     const atomic_int *quiet;
-    void *udata;
-    /* Queue q was written (it may hold jobs again); every key (FLUSHALL). */
-    void (*queue_written)(void *udata, size_t q);
-    void (*queues_written)(void *udata);
-    /* Tracking came on (1: every write to a queue is seen from now on) or
-     * goes off (0: writes may go unseen from now on). */
-    void (*tracking)(void *udata, int on);
+    /* Told when queue q was written (it may hold jobs again), every key
+     * (FLUSHALL), and when tracking comes on (every write to a queue is
+     * seen from now on) or goes off (writes may go unseen from now on).
+     * NULL: nobody to tell. */
+    hh_buffer *buffer;
     struct hh_pickup *pickup; /* the state: set by hh_pickup_start, NULL without */
 } hh_pickup_env;
 

@@ -225,17 +225,14 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     f->lease = 0;
     if (!job->item) {
         bury_malformed(p, job, f->queue, why);
-        hh_lease_release(m->lease, &job->lease);
-        hh_job_free(job);
+        hh_lease_finish(m->lease, job);
         return 0;
     }
     if (hh_batch_check(m->batch, job) == 2) { /* a batch job left to Ruby processes */
         skip_batch_job(p, job);
-        hh_lease_release(m->lease, &job->lease);
-        hh_job_free(job);
+        hh_lease_finish(m->lease, job);
         return 0;
     }
-    job->manager = m->self;
     job->processor = p;
     job->run_at = hh_now();
     pthread_mutex_lock(&p->mu);
@@ -290,8 +287,7 @@ static double run_job(hh_processor *p, hh_fetched *f) {
             hh_log(m->log, HH_LOG_WARN,
                    "class=%s jid=%s: handler ended (%s) after the lease was lost; outcome not written", shown, job->jid,
                    rc == 0 ? "success" : "failure");
-        hh_lease_release(m->lease, &job->lease);
-        hh_job_free(job);
+        hh_lease_finish(m->lease, job);
         return elapsed;
     }
     atomic_fetch_add(m->processed, 1);
@@ -300,18 +296,17 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     if (rc == 0) {
         hh_log(m->log, HH_LOG_DEBUG, "class=%s jid=%s: done in %.3f s", shown, job->jid, elapsed);
         if (m->opts.fetch == HH_FETCH_BASIC) {
-            hh_job_free(job);
+            hh_lease_finish(m->lease, job); /* no lease in basic fetch: only freed */
         } else {
             /* The ack rides with the next fetch (one round trip, not two). */
             hh_job_shed(job);
-            hh_fetch_queue_ack(m->fetch, job, &p->conn);
+            hh_finish_queue_ack(m->fetch->finish, job, &p->conn);
         }
         return elapsed;
     }
     write_failed(p, job, h, rc, elapsed);
     atomic_fetch_sub(m->busy, 1);
-    hh_lease_release(m->lease, &job->lease);
-    hh_job_free(job);
+    hh_lease_finish(m->lease, job);
     return elapsed;
 }
 
@@ -328,16 +323,15 @@ void *hh_processor_main(void *arg) {
         hh_fetched f;
         if (hh_fetch_next(p, &f) != 1) continue;
         if (atomic_load(m->quiet)) { /* fetched after quiet: straight back */
-            hh_fetch_push_back(m->fetch, &p->conn, &f);
-            hh_lease_release(m->lease, &f.lease);
-            free(f.payload);
+            hh_finish_push_back(m->fetch->finish, &p->conn, &f);
+            hh_lease_finish_fetched(m->lease, &f);
             break;
         }
         hh_fetch_ran(p, run_job(p, &f));
         free(f.payload);
     }
     hh_fetch_push_back_pending(m->fetch, &p->conn);
-    hh_fetch_flush_acks(m->fetch, &p->conn);
+    hh_finish_flush_acks(m->fetch->finish, &p->conn);
     hh_conn_close(&p->conn);
     /* The supervisor's grace period waits for this: counted first, since
      * the thread is not joinable yet when the poke is read. */
@@ -379,10 +373,10 @@ int hh_processor_abandon(hh_processor *p, hh_unfinished *out) {
 size_t hh_processor_take_pending(const hh_fetch_env *m, hh_unfinished **out) {
     *out = NULL;
     hh_fetched *f = NULL;
-    size_t n = hh_fetch_take_pending(m, &f);
+    size_t n = hh_buffer_take_all(m->buffer, &f);
     if (n && !(*out = calloc(n, sizeof(**out)))) { /* out of memory: said where each one is */
         for (size_t i = 0; i < n; i++) {
-            hh_fetch_report_unreturned(m, f[i].queue, f[i].payload, f[i].len, "out of memory");
+            hh_finish_report_unreturned(m->finish, f[i].queue, f[i].payload, f[i].len, "out of memory");
             free(f[i].payload);
         }
         n = 0;

@@ -63,7 +63,6 @@ typedef struct hh_processor_env {
     hh_batch *batch;             /* jobs of Sidekiq Pro batches (batch.h) */
     const hh_lease_env *lease;
     const hh_fetch_env *fetch;
-    hh_manager *self; /* the public handle a job carries (job->manager) */
 } hh_processor_env;
 
 /* Thread entry point; arg is the hh_processor. */

@@ -473,3 +473,45 @@ int hh_proc_stat(long pid, hh_proc_info *out) {
     buf[n] = '\0';
     return hh_proc_stat_parse(buf, sysconf(_SC_CLK_TCK), boot_time(), sysconf(_SC_PAGESIZE), out);
 }
+
+/* ------------------------------------------------------------ error runs */
+
+void hh_err_run_init(hh_err_run *e) {
+    pthread_mutex_init(&e->mu, NULL);
+    e->last[0] = '\0';
+    e->since = 0;
+    atomic_init(&e->on, 0);
+}
+
+void hh_err_run_destroy(hh_err_run *e) { pthread_mutex_destroy(&e->mu); }
+
+void hh_err_run_fail(const hh_logger *log, hh_err_run *e, hh_log_level level, const char *what, const char *why) {
+    pthread_mutex_lock(&e->mu);
+    if (!atomic_load(&e->on)) {
+        e->since = hh_mono();
+        e->last[0] = '\0';
+        atomic_store(&e->on, 1);
+    }
+    /* Redis names the script line that failed (" script: <sha>, on
+     * @user_script:25."), which differs between the fetch's paths: the
+     * same refusal, not a change */
+    const char *at = strstr(why, " script: ");
+    size_t n = at ? (size_t)(at - why) : strlen(why);
+    if (n > sizeof(e->last) - 1) n = sizeof(e->last) - 1;
+    int changed = strlen(e->last) != n || strncmp(e->last, why, n) != 0;
+    if (changed) {
+        memcpy(e->last, why, n);
+        e->last[n] = '\0';
+    }
+    pthread_mutex_unlock(&e->mu);
+    if (changed) hh_log(log, level, "%s: %s", what, why);
+}
+
+void hh_err_run_ok(const hh_logger *log, hh_err_run *e, const char *what) {
+    if (!atomic_load(&e->on)) return;
+    pthread_mutex_lock(&e->mu);
+    int was = atomic_exchange(&e->on, 0);
+    double since = e->since;
+    pthread_mutex_unlock(&e->mu);
+    if (was) hh_log(log, HH_LOG_INFO, "%s restored after %.0f s", what, hh_mono() - since);
+}

@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "hiredhand.h"
@@ -126,5 +127,25 @@ int hh_proc_stat(long pid, hh_proc_info *out);
  * The command name may hold spaces and ')': fields count from the last
  * ')'. Returns 0, or -1 when text is not a stat line or hz <= 0. */
 int hh_proc_stat_parse(const char *text, long hz, double btime, long page, hh_proc_info *out);
+
+/* A run of errors of one kind (fetch replies, refused acks): logged when it
+ * starts and when its error changes, and once when it ends, never per
+ * attempt: fetching threads retry every second each, acks back off from
+ * 50 ms, and an outage (Redis refusing writes over maxmemory) would fill
+ * the log with one line. Initialise with hh_err_run_init. */
+typedef struct hh_err_run {
+    pthread_mutex_t mu;
+    char last[256]; /* the error last logged */
+    double since;   /* hh_mono() when the run began */
+    atomic_int on;  /* a run is going; while 0 a success costs one load */
+} hh_err_run;
+void hh_err_run_init(hh_err_run *e);
+void hh_err_run_destroy(hh_err_run *e);
+/* One more failure in run e: logged as "<what>: <why>" at level when the
+ * run starts or why differs from the error last logged (Redis' script line
+ * in why is not a difference). Thread-safe. */
+void hh_err_run_fail(const hh_logger *log, hh_err_run *e, hh_log_level level, const char *what, const char *why);
+/* A success: ends run e, if one is going, with "<what> restored after N s". */
+void hh_err_run_ok(const hh_logger *log, hh_err_run *e, const char *what);
 
 #endif

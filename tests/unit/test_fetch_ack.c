@@ -1,4 +1,4 @@
-/* test_fetch_ack.c -- src/fetch.c against a private redis-server: the ack of
+/* test_fetch_ack.c -- src/finish.c against a private redis-server: the ack of
  * a finished job that the ack queue has no room for (the queue cannot grow:
  * out of memory) is sent at once, alone, so the job leaves its in-progress
  * list instead of staying there to run again. The binary is linked with
@@ -64,12 +64,12 @@ static void test_ack_sent_when_the_queue_cannot_grow(void **s) {
      * stays full. */
     freeReplyObject(uh_cmd(&srv, "SET %s %s", INPROG "bad", "not a list"));
     size_t cap = (size_t)o.concurrency + HH_FETCH_BATCH_MAX;
-    for (size_t i = 0; i < cap; i++) hh_fetch_queue_ack(&m->fetch_env, job("bad", (int)i), &c);
+    for (size_t i = 0; i < cap; i++) hh_finish_queue_ack(&m->finish_env, job("bad", (int)i), &c);
     /* the next ack finds the queue full, and it cannot grow */
     hh_job *ok = job("default", 0);
     freeReplyObject(uh_cmd(&srv, "LPUSH %s %s", INPROG "default", ok->payload));
     atomic_store(&fail_next_realloc, 1);
-    hh_fetch_queue_ack(&m->fetch_env, ok, &c);
+    hh_finish_queue_ack(&m->finish_env, ok, &c);
     assert_int_equal(atomic_load(&fail_next_realloc), 0); /* the growth was tried, and failed */
     redisReply *r = uh_cmd(&srv, "LLEN %s", INPROG "default");
     assert_non_null(r);
