@@ -8,7 +8,7 @@
 # The same for acks, retried every 0.1 s: the in-progress list of a running job made a string
 # (moved aside) refuses its ack (LREM, WRONGTYPE); one WARN line for the whole time, one
 # `acknowledgements restored after N s`, and the entry is gone once the list is back.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 

@@ -10,7 +10,7 @@
 #     5 s docs/design.md promises although the worker is idle (it took about 12 s when only the
 #     recheck period and the idle safety poll looked again);
 #   - a job the failing script had already moved is pushed back by name of that cause, runs once.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 

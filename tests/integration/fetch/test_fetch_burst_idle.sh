@@ -7,8 +7,8 @@
 # while they drain must stay under n/96 (full batches) + 100, and EXISTS calls inside the script
 # (an empty-queue check each) under 100; before this, each of the 200 threads fetched on its own
 # at the start and again as the queue ran dry, about 2 x 200 to 3 x 200 calls more.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
 hh_require_binary
 hh_require_plugin
 hh_redis_start

@@ -10,8 +10,8 @@
 # hundred fast jobs); taken last in first out, whole batches of several threads are. Fewer than
 # 1 % of the jobs may be displaced. The previous code displaced 10-25 %. Then: every job ran once and the in-progress lists are empty
 # while the worker still runs (every ack landed, nothing left behind).
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
 hh_require_binary
 hh_require_plugin
 hh_redis_start

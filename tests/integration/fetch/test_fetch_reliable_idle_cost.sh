@@ -17,8 +17,8 @@
 #   - 6 single jobs pushed to c (the 3rd queue) at random moments each start within 2 s
 #     (the third queue is the worst case for pickup); p50 and max are printed.
 # Every figure is measured before any is judged, so a failure lists all of them.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
 hh_require_binary
 hh_redis_start
 

@@ -10,8 +10,8 @@
 # priority, still starts: a queue known to be empty is tried again. Then a trickle (40 jobs pushed
 # one at a time, 20 a second, over the 200 queues): at most 10 such calls per job, EXISTS included (passing over
 # every queue for each job's follow-up fetch made about 200).
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
 hh_require_binary
 hh_require_plugin
 hh_redis_start

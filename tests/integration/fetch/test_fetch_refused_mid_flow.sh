@@ -10,7 +10,7 @@
 # runs exactly once (none twice, none lost) and nothing is left in a queue or an in-progress
 # list. A prefetch that lost track of its promised jobs would leave the other threads waiting
 # forever (the drain times out); one that dropped or re-ran a batch fails the per-job check.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 hh_shapes_driver

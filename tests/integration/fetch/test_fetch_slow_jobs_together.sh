@@ -7,7 +7,7 @@
 # per job: then that round trip caps the throughput of all 50 threads together, and the test
 # fails. The driver checks every job ran exactly once and nothing is left in a queue or an
 # in-progress list; weighted order too (each job's queue still drawn on its own).
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 hh_shapes_driver

@@ -6,7 +6,7 @@
 # threads block in BRPOP) gets TSTP while BRPOPs are held: each of them, once in Redis, must end
 # well before its 2 s timeout (CLIENT UNBLOCK goes on while a thread still blocks), and a TERM
 # after that stops the worker.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 command -v ruby >/dev/null || fail "ruby is not installed"
 hh_redis_start

@@ -9,8 +9,8 @@
 #       and each job's queue is an independent draw as with Sidekiq's per-fetch shuffle
 #       (P(b after b) in [15 %, 35 %], expected 25 %).
 # Each part runs with the default fetch and with --fetch basic. The idle cost (CPU, Redis
-# commands per second) is checked with reliable fetch by test_rf_idle_cost.sh.
-. "$(dirname "$0")/../lib/harness.sh"
+# commands per second) is checked with reliable fetch by test_fetch_reliable_idle_cost.sh.
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 export HH_ORDER_FILE="$HH_TMP/order.txt"

@@ -5,9 +5,9 @@
 #   (B) strict -q a -q b -q c, 300 jobs each pushed before the start: the start order is every a
 #       job (FIFO), then every b job, then every c job -- no c job starts while a or b is non-empty.
 #   (C) -q a,3 -q b,1, 4000 each: among the first 2000 started, done(a)/done(b) in [2.4, 3.6].
-# (Equal weights, part A, are in test_queue_order.sh; the idle cost is test_rf_idle_cost.sh.)
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
+# (Equal weights, part A, are in test_queue_order.sh; the idle cost is test_fetch_reliable_idle_cost.sh.)
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
 hh_require_binary
 hh_redis_start
 

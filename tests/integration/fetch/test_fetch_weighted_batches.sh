@@ -6,8 +6,8 @@
 # noisier than per-job draws, [0.68, 0.82] is more than 4 standard deviations either side. Equal
 # treatment (0.5), strict order (1.0) or inverted weights (0.25) fail. Then every job ran once and
 # no queue or in-progress list holds anything.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
 hh_require_binary
 hh_require_plugin
 hh_redis_start

@@ -10,7 +10,7 @@
 #      yet, and the worker's hash keeps beating (its `beat` moves: the Busy page sees it);
 #   3. once memory is back (maxmemory 0) the 3 failures reach `retry` (retry_count 0), the
 #      in-progress lists are empty, and the worker stops cleanly (exit 0).
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 

@@ -9,8 +9,8 @@
 # same identity, without the killer's handler (its boot pushes them back; the KillerJob then
 # fails to the retry set). Then: every NoopJob done at least once over both runs; every job
 # started twice is one of those in the list at the kill.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
 hh_require_binary
 hh_require_plugin
 hh_redis_start
