@@ -7,9 +7,9 @@
 # queues and count them all. More than 10,000 queues are refused with a message naming the limit.
 # Before the pickup design: ~1.3 s pickups with 11-20 queues at -c 10, and more than 64 queues
 # were refused.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
-. "$(dirname "$0")/../lib/pickup_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/pickup_helpers.sh"
 hh_require_binary
 hh_redis_start
 

@@ -6,9 +6,9 @@
 # Run with reliable and basic fetch, strict and weighted order.
 # Before the pickup design, reliable fetch's idle threads sat in 10 s blocking waits on other
 # queues: pickups took 8-10 s.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
-. "$(dirname "$0")/../lib/pickup_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/pickup_helpers.sh"
 hh_require_binary
 hh_redis_start
 

@@ -4,9 +4,9 @@
 # worker subscribes and tracks again by itself, and jobs pushed with redis-cli LPUSH to an idle
 # worker (-c 3, three queues, one thread busy on a 30 s job; --namespace set, so the tracked
 # prefix is ns:queue:) start within PK_LIMIT (1 s, pickup_helpers.sh) again.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
-. "$(dirname "$0")/../lib/pickup_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/pickup_helpers.sh"
 hh_require_binary
 hh_redis_start
 

@@ -4,9 +4,9 @@
 # idle reliable fetchers block on one queue each in 2 s waits: with `-c 3 -q default -q low
 # -q bulk` and one thread busy on a 30 s job, each of 5 jobs pushed to `default` starts within
 # 3 s (one 2 s block plus slack; before: 8-10 s), and nothing is lost.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
-. "$(dirname "$0")/../lib/pickup_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/pickup_helpers.sh"
 hh_require_binary
 hh_redis_start
 

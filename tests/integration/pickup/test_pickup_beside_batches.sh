@@ -8,8 +8,8 @@
 #   - all 31 OkJobs have completed (none is held, unstarted, in the slow thread's batch)
 #   - the in-progress lists hold only the SlowJob (the jobs completed in its batch are acked)
 # Then everything completes, once each, and SIGTERM exits 0.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
 hh_require_binary
 hh_require_plugin
 hh_redis_start
