@@ -18,8 +18,8 @@
 # The state is logged once per change: one "connection lost" naming READONLY (or UNBLOCKED) when
 # the writes are first refused, no "connection restored" while they are (the reads a replica
 # still answers say nothing of the writes), and one "connection restored" after NO ONE.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
 hh_require_binary
 hh_redis_start
 

@@ -4,8 +4,8 @@
 # must put itself back, within a beat or two: its heartbeat finds its hash had expired and
 # registers again. Redis losing a running job's entry is not a lease loss (no process recovered
 # it): the job keeps running to its end, nothing is counted in lease_lost.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
 hh_require_binary
 hh_redis_start
 

@@ -7,14 +7,14 @@
 #   main variant (no argument): the real 60 s TTL of A's heartbeat hash. While the hash exists,
 #     A's in-progress list must keep its 3 jobs (an old beat is not a dead owner); once it has
 #     expired, B must push them back within a few scan periods and run them.
-#   `del` variant (test_rf_orphan_dynamic_del.sh): the same, but the test DELetes A's hash right
+#   `del` variant (test_orphan_dynamic_identity_del.sh): the same, but the test DELetes A's hash right
 #     after the kill instead of waiting for the TTL.
 # Expected: every one of the 23 jids completes; the 3 SlowJobs started twice, the 20 OkJobs once;
 # B logged one recovery per SlowJob naming A as owner; hiredhand:recoveries:<jid> = 1; B's
 # /metrics (--http) shows hiredhand_jobs_recovered_total 3; no job is left in a queue or an
 # in-progress list; B exits 0 on SIGTERM.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
 variant="${1:-ttl}"
 hh_require_binary
 hh_redis_start

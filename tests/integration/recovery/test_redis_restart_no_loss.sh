@@ -9,8 +9,8 @@
 # at the end the queue and every in-progress list are empty; retry and dead are empty (an outage
 # is not a job failure); the worker is back in `processes`; SIGTERM exits 0. Duplicates (jobs
 # finished while Redis was down and run again) are allowed and reported.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
 hh_require_binary
 hh_redis_start --appendonly yes --appendfsync always
 

@@ -12,10 +12,10 @@
 #   - counts them: /stats "lease_lost": 2, /metrics hiredhand_lease_lost_total 2,
 #   - with --lease-lost stop (default; this test with no argument) stops the running handler
 #     (its process group gets SIGTERM) within a beat; with `finish`
-#     (test_rf_paused_worker_finish.sh) lets it run to its end,
+#     (test_paused_worker_lease_lost_finish.sh) lets it run to its end,
 #   - writes no outcome for them either way (no retry or dead entry, nothing left in any list).
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
 policy="${1:-stop}"
 hh_require_binary
 hh_redis_start

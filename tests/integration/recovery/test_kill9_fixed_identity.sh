@@ -8,8 +8,8 @@
 # same identity (slow jobs now sleep 0.3 s): it pushes back the 5 at boot (logged), and all 25
 # jids complete; the 5 ran twice, the 20 once; queue and in-progress list end empty; each of the
 # 5 has hiredhand:recoveries:<jid> = 1; SIGTERM then exits 0.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
 hh_require_binary
 hh_redis_start
 

@@ -10,8 +10,8 @@
 # Expected per round: every orphaned jid starts exactly once (never twice, never lost); the
 # "pushed back" lines of both logs together name each jid exactly once; no ghost list is left;
 # hiredhand:recoveries:<jid> is 1 for every job (a requeue that lost the race must not count).
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
 hh_require_binary
 hh_redis_start
 

@@ -12,8 +12,8 @@
 #     naming the newer B: A logs that I was taken over, stops its handler (--lease-lost stop),
 #     stops beating and exits with status 3 (as a refused start) without touching the list or
 #     unregistering; B runs on.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
 hh_require_binary
 hh_redis_start
 

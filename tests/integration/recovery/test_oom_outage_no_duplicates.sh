@@ -8,8 +8,8 @@
 # (no peer judged dead until this process's own beats ran without a gap for a while) backs it.
 # Expected: no job starts twice; every job completes; nothing left in any list; no recovery
 # logged by either worker.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
 hh_require_binary
 hh_redis_start
 
@@ -45,7 +45,7 @@ hh_log "writes accepted again: hashes of A: $(R exists "$ida"), B: $(R exists "$
 assert_eq "$(rf_inprog_len)" 4 "in-progress entries kept through the outage"
 # Redis refused every beat, but each worker kept its lease with a bare EXPIRE (allowed over
 # maxmemory): both hashes are still there, so no peer could judge the other dead. (The outage
-# rule for hashes that did expire is test_rf_outage_no_duplicates.)
+# rule for hashes that did expire is test_outage_no_duplicates.)
 assert_eq "$(R exists "$ida")" 1 "worker A's heartbeat hash after 65 s of refused writes"
 assert_eq "$(R exists "$idb")" 1 "worker B's heartbeat hash after 65 s of refused writes"
 

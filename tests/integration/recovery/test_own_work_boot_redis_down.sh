@@ -10,8 +10,8 @@
 # Expected: the restarted worker reconnects and runs the 3 OkJobs, and the 3 SlowJobs of its
 # previous incarnation run again and complete within 75 s (longer than the old heartbeat's TTL
 # and many recovery periods); none is lost, the in-progress list ends empty.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
 hh_require_binary
 hh_redis_start --appendonly yes --appendfsync always
 

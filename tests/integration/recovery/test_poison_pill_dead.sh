@@ -16,8 +16,8 @@
 # (3) a poison pill holding an integer beyond 64 bits (Ruby's JSON reads it, jansson cannot):
 #     left in a fixed identity's in-progress list with its recovery counter at the limit, it is
 #     buried at boot with the error fields set in its stored bytes; the bignum keeps its digits.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
 hh_require_binary
 hh_redis_start
 

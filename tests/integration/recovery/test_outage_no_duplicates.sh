@@ -8,8 +8,8 @@
 # gap for max(2 x interval, 10 s) + 3 s, by when the peers have beaten again.
 # Expected: no job starts twice; every job completes; nothing left in any list; no recovery
 # logged by either worker.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
 hh_require_binary
 hh_redis_start --appendonly yes --appendfsync always
 

@@ -10,8 +10,8 @@
 #     with --identity I, redis-server started again 2 s later. Expected: within 20 s of Redis
 #     being back, B has exited (it must not go on running as a second I), A still runs its 2
 #     jobs, and they were never pushed back or started twice.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
 hh_require_binary
 hh_redis_start --appendonly yes --appendfsync always
 

@@ -10,8 +10,8 @@
 # fetches to end: a few seconds); the worker logged the push backs ("reconcile: ...") and
 # /stats counts them; a job may run twice only if its outcome was lost (counted and reported;
 # none expected here, as acks are retried).
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
 hh_require_binary
 hh_redis_start --enable-debug-command local
 
