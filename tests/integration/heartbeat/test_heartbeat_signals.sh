@@ -9,8 +9,8 @@
 #     running, quiet stays "false", it keeps beating and fetching;
 #   - USR1 and KILL (real signal names Sidekiq never sends): the process must not die from them
 #     (docs/protocol.md: anything else is logged and ignored).
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/heartbeat_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/heartbeat_helpers.sh"
 hh_require_binary
 hh_redis_start
 BEAT=5

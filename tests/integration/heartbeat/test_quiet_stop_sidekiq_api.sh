@@ -9,8 +9,8 @@
 #     status 0 within one beat + 3 s + slack, both jobs are back in their queue byte-identical and
 #     once, nothing in retry/dead, and the process left `processes`, Sidekiq::ProcessSet and
 #     Sidekiq::Workers at once (its work hashes deleted). stop! on the quiet worker A exits it too.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/heartbeat_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/heartbeat_helpers.sh"
 hh_require_binary
 hh_redis_start
 BEAT=5

@@ -7,8 +7,8 @@
 # Quiet button; then the Stop button: the process exits within its timeout, its job is back in the
 # queue, and the Busy page no longer shows the process or its job.
 # SKIP (exit 0) only when chromium is missing and cannot be installed.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/heartbeat_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/heartbeat_helpers.sh"
 hh_require_binary
 command -v rackup >/dev/null || fail "rackup (ruby-rack) is not installed"
 command -v curl >/dev/null || fail "curl is not installed"
@@ -62,7 +62,7 @@ t0=$(date +%s.%N)
 code="$(webui_post quiet)"
 assert_eq "$code" 302 "POST /busy quiet=1 (Web UI Quiet button) status"
 # The signal is popped by the next beat; the strict "within one beat" timing of quiet is checked by
-# test_hb_quiet_stop.sh; here allow the popping beat plus the one that writes quiet (2 x 5 s + 1).
+# test_quiet_stop_sidekiq_api.sh; here allow the popping beat plus the one that writes quiet (2 x 5 s + 1).
 must_wait 11 '[ "$(R hget "$id" quiet)" = true ] && [ "$(R llen "$id-signals")" = 0 ]' \
     "11 s after the Quiet button: quiet=[$(R hget "$id" quiet)], signals left=[$(R llen "$id-signals")]"
 hh_log "quiet after $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s"

@@ -13,8 +13,8 @@
 #   - after SIGTERM: no SADD/HSET of <id> follows the SREM (no ghost re-registration), the work
 #     hashes are gone and the <id> hash still has a TTL in [1,60] (never -1).
 # The MONITOR parser is first checked on a synthetic bad capture, so it can fail.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/heartbeat_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/heartbeat_helpers.sh"
 hh_require_binary
 
 # --- self-check of the parser: these captures must be rejected

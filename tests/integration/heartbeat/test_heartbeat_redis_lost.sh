@@ -13,8 +13,8 @@
 #     connection (heartbeat_last_error set, saying it timed out after 5 s, and so does the log;
 #     the process stays up), /healthz turns 503; after
 #     `kill -CONT` heartbeats resume and /healthz is 200 again.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/heartbeat_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/heartbeat_helpers.sh"
 hh_require_binary
 command -v curl >/dev/null || fail "curl is not installed"
 hh_redis_start

@@ -4,8 +4,8 @@
 # count, quiet flag and a fresh beat; Sidekiq::Workers lists each running hiredhand job with its
 # queue, payload (class, jid, args) and run_at. Identity is hostname:pid:12-hex-nonce; with $DYNO
 # set, the hostname is $DYNO (as Sidekiq does). When the jobs end, busy 0 and no Workers rows.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/heartbeat_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/heartbeat_helpers.sh"
 hh_require_binary
 hh_redis_start
 

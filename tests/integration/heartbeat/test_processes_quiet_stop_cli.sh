@@ -11,8 +11,8 @@
 #     and write nothing; a missing ID is a usage error;
 #   - stop ID: the process exits 0 within one beat + -t + slack, its job goes back to the queue, it
 #     leaves `processes` at once; the other process stays listed.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/heartbeat_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/heartbeat_helpers.sh"
 hh_require_binary
 hh_redis_start
 BEAT=5

@@ -10,8 +10,8 @@
 #   3. 66 s later: `processes` pruned by ProcessSet.new, ProcessSet and Workers empty, no key
 #      named after a killed identity (the reliable-fetch in-progress list is the one exception: it
 #      must still hold the killed job, byte-identical, so that recovery can requeue it).
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/heartbeat_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/heartbeat_helpers.sh"
 hh_require_binary
 hh_redis_start
 mon="$HH_TMP/monitor.txt"

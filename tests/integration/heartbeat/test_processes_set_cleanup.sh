@@ -7,7 +7,7 @@
 # the survivor took at its start is dropped. Expected: within a few beats of the survivor only
 # its own member is left, the removal is logged, and the lock is held again (60 s TTL); a member
 # left afterwards stays while the lock holds (no second cleanup within the minute).
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 
