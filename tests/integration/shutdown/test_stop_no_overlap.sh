@@ -6,7 +6,7 @@
 # to A. Before, A pushed the job back at its cancel and B ran it next to A's handler for ~2 s.
 # Expected: the handler records every start; B's start finds no earlier handler process alive;
 # the job ran twice in all (A's cancelled run, B's), A exited 0 within docs/running-workers.md's bound.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 

@@ -11,8 +11,8 @@
 # hiredhand:inprogress:* key exists; retry and dead are empty; stat:failed unchanged; no job
 # completed; the log says 4 jobs were pushed back. Run with a fixed --identity and with a dynamic
 # one.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
 hh_require_binary
 hh_redis_start
 

@@ -14,7 +14,7 @@
 #     with basic fetch a job that could not be pushed back is in the log at ERROR with its payload,
 #     and the worker exits with status 4 saying how many.
 # C handlers: CancellableJob of the example plug-in (it polls hh_job_cancelled and logs when cancelled).
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_require_plugin
 SHUT_DIR="$HH_TMP/shut"

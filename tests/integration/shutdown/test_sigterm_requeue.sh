@@ -6,7 +6,7 @@
 # and dead empty; stat:failed unchanged (a pushed-back job is no failure); the process left `processes`; no
 # <identity>:work(ers) hash; no other key (in-progress list or otherwise) still holds the job.
 # Run once per fetch mode: the default, --fetch basic and --fetch reliable.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 
