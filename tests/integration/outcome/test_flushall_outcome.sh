@@ -4,7 +4,7 @@
 # failed job's retry entry is written all the same (before, it was dropped as "recovered by
 # another process" and the job vanished), the successful one counts as done, and neither is
 # logged or counted as a lease loss.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 dir="$(hh_tmp)"

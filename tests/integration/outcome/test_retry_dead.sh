@@ -15,7 +15,7 @@
 #                  Foo::Bar::Baz and foo::bar while Foo::Bar is registered -- and Foo::Bar runs)
 #   unknown class, no retry key -> discarded (neither set), logged
 #   stat:failed / stat:processed (and today's daily keys) count every execution exactly.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 

@@ -10,7 +10,7 @@
 #       the dead set with the reason (a deliberate difference: it loses nothing)
 # Compared: the set each failure went to, the exact retry_count token, retried_at vs failed_at,
 # and that hiredhand's delay is what 6.4's formula gives for that count.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 command -v sidekiq >/dev/null || fail "sidekiq (Ruby, 6.4.1) is not installed"
 hh_redis_start

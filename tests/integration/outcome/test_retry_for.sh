@@ -3,7 +3,7 @@
 # hours ago goes to the dead set at once, with retry_count 4, where Sidekiq 7.3's own retry
 # handler puts the same payload -- not back to the retry set for another 21 tries.
 # The rule (7.x and 8.x forms) is pinned without Ruby by tests/unit/test_retry.c.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_require_peers
 hh_redis_start

@@ -5,7 +5,7 @@
 # 9999 (as Sidekiq 6.4), the new entry present, the 200-day entry and the two lowest-scored
 # entries gone. Checked for a retry:0 job with the default fetch and with --fetch basic, for a
 # malformed entry (same path, docs/protocol.md), and with --dead-max-jobs 100 --dead-timeout 3600.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 

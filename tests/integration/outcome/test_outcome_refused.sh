@@ -13,7 +13,7 @@
 #      is freed.
 #   6. basic fetch, an outcome still refused when the stop's time is up: the job is logged whole
 #      at ERROR and the worker exits 4 (jobs taken from Redis and not written back).
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 

@@ -5,7 +5,7 @@
 # hiredhand_outcomes_refused, /readyz answers 503 naming the refused outcomes. Once the key is
 # fixed (DEL retry) the outcomes are written, /readyz is 200 again and the jobs waiting in the
 # queue run. -c 2, two FailingJobs (retry: 3) then three NoopJobs.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_require_plugin
 command -v curl >/dev/null || fail "curl is not installed (apt-get install curl)"
