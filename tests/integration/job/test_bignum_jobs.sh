@@ -9,7 +9,7 @@
 # Reading such jobs: a queue's latency (`queues --json`, `stats --json`) and a retry entry's
 # failed_at/enqueued_at (`retries list --json`) follow the stored encoding, integer ms or real
 # seconds, as for any job (read with every integer as a real, ms were taken for seconds).
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 

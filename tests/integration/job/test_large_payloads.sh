@@ -6,7 +6,7 @@
 # starting to run); heartbeats keep going (process hash refreshed); the worker's peak RSS grows
 # by at most 3.2 x the largest payload in flight over a baseline taken before the push;
 # the in-progress lists are empty at the end.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 

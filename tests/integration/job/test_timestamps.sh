@@ -11,7 +11,7 @@
 #     small non-negative number;
 #   - `retries retry --all` with the layout's --timestamps: the job pushed back gets enqueued_at in
 #     the layout's encoding (float seconds, or 13-digit integer ms).
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 

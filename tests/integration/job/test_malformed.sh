@@ -4,7 +4,7 @@
 # non-string class) end in the dead set with a reason (raw bytes kept for non-objects; original
 # keys + error_class/error_message for objects); the good job pushed after them runs; the worker
 # keeps running and handles a second malformed entry + good job pushed while it is live.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 

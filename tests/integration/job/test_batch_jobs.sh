@@ -6,7 +6,7 @@
 #   --batch-jobs skip: not run; the payload, byte for byte, goes into the schedule set about 5 s
 #                  ahead (back to its queue then, for a Ruby process), its in-progress entry gone
 # The decision and the once-per-batch rule are pinned by tests/unit/test_batch.c.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 command -v curl >/dev/null || fail "curl is not installed (apt-get install curl)"
 hh_redis_start

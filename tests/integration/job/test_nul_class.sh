@@ -4,7 +4,7 @@
 # retry rules: dropped with retry false, in the retry set with retry true, the class kept).
 # The stored error_message holds the class raw, as Sidekiq's NameError message does (NUL or control
 # characters included); only what shows it escapes it, once.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 
