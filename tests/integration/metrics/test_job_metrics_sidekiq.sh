@@ -7,8 +7,8 @@
 # /metrics/MxShared) show MxHiredhand as they show MxRuby (runs, failures, ms, histogram), and
 # MxShared as the sum of its Sidekiq and hiredhand runs. With --job-metrics 8 the 7.x keys are
 # left alone.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/job_metrics_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/job_metrics_helpers.sh"
 hh_require_binary
 hh_require_peers
 hh_redis_start

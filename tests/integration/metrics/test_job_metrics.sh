@@ -6,8 +6,8 @@
 # not counted (Sidekiq's NameError comes before its metrics), Active Job's wrapper counted under
 # the wrapped class even when that has no handler; TTLs 8 h and 3 days. With --job-metrics 7 and
 # a heartbeat too slow to come, the stop writes the runs, in 7.x's keys only.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/job_metrics_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/job_metrics_helpers.sh"
 hh_require_binary
 hh_require_plugin
 hh_redis_start
