@@ -4,7 +4,7 @@
 # enqueued_at) run in `hiredhand work --poll-interval 1` after their time and not before; a job
 # due in 40 s is still scheduled at the end; the moved payload keeps every key, gets one fresh
 # float enqueued_at and the same created_at token.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 
