@@ -4,7 +4,7 @@
 # "retry" with the right JSON type, created_at/enqueued_at as float seconds, the queues set, the
 # schedule zset with the right score and no "at" key), and all of them run in the real `sidekiq`
 # server exactly once with their args, without errors, retries or dead jobs.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 

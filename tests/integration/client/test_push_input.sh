@@ -4,7 +4,7 @@
 # objects as Sidekiq::Client.push takes them). Every line is checked before anything is pushed:
 # bad JSON on line N names the line and pushes nothing; a failure while pushing says how many
 # jobs went in and from which line on none did. Jobs land as Sidekiq's client writes them.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 command -v jq >/dev/null || fail "jq is not installed (apt-get install jq)"
 hh_redis_start
