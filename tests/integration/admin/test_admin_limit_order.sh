@@ -2,7 +2,7 @@
 # An action with --all --limit N acts on the first N entries that list with the same filters and
 # --limit N shows: the next to run in the retry and scheduled sets, the newest in the dead set --
 # not on the first N ZSCAN returns. Entries that cannot be pushed count among the N.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 # long payloads: past zset-max-listpack-value ZSCAN's order is the hash table's, not the scores'

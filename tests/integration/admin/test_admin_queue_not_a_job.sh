@@ -3,7 +3,7 @@
 # retries list marks one, "(not a job: N bytes)", not a blank row; --json
 # gives its text as "payload" and "valid": false. A job whose integers are
 # beyond 64 bits is a job: its class shows.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 R sadd queues q >/dev/null

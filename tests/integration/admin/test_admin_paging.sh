@@ -5,7 +5,7 @@
 # `retries retry --all` the other half to the queue, each keeping the CLI's peak RSS under
 # 25 MB (a whole-set read would hold 40 MB of replies alone; skipped in sanitizer builds, whose
 # shadow memory changes the baseline), and `queues show` / `jobs find` page the queue too.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 N=20000

@@ -8,7 +8,7 @@
 #   - `retries kill JID`: Sidekiq::DeadSet holds the entry byte for byte, scored now;
 #   - `dead retry JID` and `retries delete JID`; a jid nowhere exits 1;
 #   - `busy` and `jobs find` show a job Sidekiq is running (its <identity>:workers hash).
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 

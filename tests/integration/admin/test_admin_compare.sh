@@ -6,7 +6,7 @@
 # DeadSet#retry_all/#clear, Queue#clear) and hiredhand on the other, then every key compared
 # parsed (retry_count, queue defaults, jid, enqueued_at "now", dead scores "now", entries that
 # share a score, a payload holding an integer beyond 64 bits).
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 HH_URL0="redis://127.0.0.1:$REDIS_PORT/0" REDIS_URL="redis://127.0.0.1:$REDIS_PORT/1" \

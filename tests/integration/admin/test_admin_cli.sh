@@ -3,7 +3,7 @@
 # action on many jobs refused without --yes when stdin is not a terminal: nothing changes),
 # 3 Redis error; at a terminal the prompt takes "y"; --namespace reaches the namespaced keys
 # only; --json output parses, its reals without binary noise; scheduled enqueue pushes the job now.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 now="$(hh_now)"

@@ -3,7 +3,7 @@
 # push to, is pushed back by `scheduled enqueue` and `retries retry` too: "" lands in `queue:`,
 # a name with ESC in `queue:a<ESC>b`, one with '|' in `queue:a|b`; an entry whose "queue" holds
 # a NUL (no C string carries it) is refused, named, and stays in its set.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 

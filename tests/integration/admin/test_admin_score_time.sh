@@ -3,7 +3,7 @@
 # four digits is a date, one before 1970 included (-5 is 1969-12-31T23:59:55Z,
 # not "-"); a score beyond (1e300, inf) is shown as the score, never as a
 # date printed from garbage ("-219246529-57-01T08:29:52Z").
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 for sc in 1e300 +inf -inf -5 0 -0.5 1767225600 -1e20; do

@@ -14,7 +14,7 @@
 # - An error text that was not UTF-8 (a handler's stderr) shows its bytes as \xNN, as the log
 #   does, in retries and dead list/show (the worker stores them as that text; --json stays
 #   JSON), and --error finds it by what is shown.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 command -v jq >/dev/null || fail "jq is not installed (apt-get install jq)"
 hh_redis_start

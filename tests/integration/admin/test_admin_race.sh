@@ -4,7 +4,7 @@
 # while the commands run) and two `hiredhand retries retry --all` started together. Every job ends in its queue exactly once:
 # the retry set empties, the queue holds 3,000 entries, 3,000 distinct jids, none twice, and the
 # two commands' counts add up to what the scheduler left them.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 N=3000

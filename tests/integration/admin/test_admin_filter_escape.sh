@@ -2,7 +2,7 @@
 # retries/scheduled/dead --queue and --class take a name in the form list prints it (a
 # control character as \xNN, a backslash as \\), as queues show does: a queue a client named
 # a<ESC>b is --queue 'a\x1bb'. The raw bytes still match; a bad escape is a usage error.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 ESC=$'\e'

@@ -2,7 +2,7 @@
 # A key a client wrote with another type (a queue key that is a string, a
 # schedule that is a string, a processes key that is no set) is named with
 # its type where its figure would be; the other queues and figures are shown.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 R sadd queues wt default >/dev/null

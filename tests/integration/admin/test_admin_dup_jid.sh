@@ -3,7 +3,7 @@
 # list shows first -- the lowest score in the retry and scheduled sets, the highest in the dead
 # set (listed newest first) -- not on whichever ZSCAN returns first; `show JID` prints them all in
 # that order.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 # long payloads: past zset-max-listpack-value the set is a hash table and ZSCAN's order is not

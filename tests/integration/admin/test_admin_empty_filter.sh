@@ -4,7 +4,7 @@
 # holds the empty one) is a usage error naming the option, in every command
 # that takes the filters; busy and jobs find, which filter nothing, refuse them. A filter given
 # twice and an empty JID are usage errors; a listing Redis fails prints no "[]".
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 entry() { printf '{"retry":true,"queue":"%s","class":"%s","args":[],"jid":"%s","retry_count":1,"error_class":"E","error_message":"m"}' "$1" "$2" "$3"; }
