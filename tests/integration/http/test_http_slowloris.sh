@@ -8,7 +8,7 @@
 #   C. a worker with 256 descriptors (total limit 64) under 260 clients from 26 addresses:
 #      it never holds more than the total limit of client connections, and keeps beating.
 # Every client runs on lo (127.0.0.0/8); the probe is the only one from 127.0.0.1.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 command -v curl >/dev/null || fail "curl is not installed (apt-get install curl)"
 command -v ruby >/dev/null || fail "ruby is not installed (apt-get install ruby)"

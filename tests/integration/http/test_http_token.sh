@@ -8,7 +8,7 @@
 #   - HIREDHAND_HTTP_TOKEN does the same, and an --exec handler does not inherit it;
 #   - a bad token file (missing, empty, with a space) is a usage error (exit 2);
 #   - without a token, /stats stays open (the default).
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 command -v curl >/dev/null || fail "curl is not installed (apt-get install curl)"
 command -v jq >/dev/null || fail "jq is not installed (apt-get install jq)"

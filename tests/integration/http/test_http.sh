@@ -12,7 +12,7 @@
 #     503 (with a reason) within ~5 s while the process stays up, and restarting Redis on the
 #     same port brings it back to 200 within a few seconds;
 #   - after TERM the worker exits 0 and the port is closed.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 command -v curl >/dev/null || fail "curl is not installed (apt-get install curl)"
 command -v jq >/dev/null || fail "jq is not installed (apt-get install jq)"

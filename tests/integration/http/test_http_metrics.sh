@@ -11,7 +11,7 @@
 #   - the whole page parses as Prometheus text 0.0.4: every line is a sample, HELP or TYPE
 #     line, each family has one TYPE line, before its samples (promtool check metrics too,
 #     when promtool is installed).
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 command -v curl >/dev/null || fail "curl is not installed (apt-get install curl)"
 command -v jq >/dev/null || fail "jq is not installed (apt-get install jq)"

@@ -4,7 +4,7 @@
 # and 503 "quiet" after TSTP, while /healthz (liveness) stays 200 when quiet. The 503 on Redis
 # loss comes with the first call that fails to reach it, not at the next heartbeat, and the 200
 # on its return with the first call that goes through.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 command -v curl >/dev/null || fail "curl is not installed (apt-get install curl)"
 command -v jq >/dev/null || fail "jq is not installed (apt-get install jq)"
