@@ -7,7 +7,7 @@
 # While Redis is down, something else on its port resets every connection at once (a proxy or NAT
 # whose far side is cut): a plain connection that worked before is no TLS port, so the log names
 # the reset (once) and never suggests rediss://.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 

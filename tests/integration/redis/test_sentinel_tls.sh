@@ -4,10 +4,10 @@
 # TLS port, so every byte the worker exchanges with them and with the master is TLS (the plain
 # ports exist for the test's own checks). Jobs run before and after a SENTINEL FAILOVER: none
 # lost, and the worker beats on the new master.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
-. "$(dirname "$0")/../lib/tls_helpers.sh"
-. "$(dirname "$0")/../lib/sentinel_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/tls_helpers.sh"
+. "$(dirname "$0")/../../lib/sentinel_helpers.sh"
 hh_require_binary
 tls_make_certs "$(hh_tmp)"
 SENTINEL_TLS=1 sentinel_start_cluster

@@ -8,8 +8,8 @@
 #   (works, warns); mutual TLS (refused without a client certificate, works with one, by flags
 #   and by environment); a plain redis:// client at the TLS port (a sentinel's too) and a rediss:// client at the
 #   plain port; an unreadable CA file (usage error, exit 2).
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/tls_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/tls_helpers.sh"
 hh_require_binary
 hh_redis_start_tls
 CA=(--tls-ca-file "$TLS_DIR/ca.crt")

@@ -9,9 +9,9 @@
 #      The worker never exits and reconnects with its backoff; every jid runs (lost 0;
 #      duplicates reported); queue and in-progress lists end empty; retry and dead stay empty;
 #      the worker is back in `processes`; SIGTERM exits 0.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
-. "$(dirname "$0")/../lib/tls_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/tls_helpers.sh"
 hh_require_binary
 hh_redis_start_tls --appendonly yes --appendfsync always
 

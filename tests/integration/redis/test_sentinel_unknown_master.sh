@@ -6,9 +6,9 @@
 # that knows the name still wins. After a start that worked, the same answer (the master removed
 # from the sentinels) is an outage: the worker logs it, keeps retrying and runs jobs again once the
 # sentinels know the master again.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
-. "$(dirname "$0")/../lib/sentinel_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/sentinel_helpers.sh"
 hh_require_binary
 command -v redis-sentinel >/dev/null || fail "redis-sentinel is not installed (scripts/deps.sh test)"
 hh_redis_start

@@ -7,7 +7,7 @@
 #   The same with an ACL user: unix://hhuser:p%40ss%2Fw%3Ard%2Bx@/path?db=3.
 # And redis://name@host (no ':'), read as redis-rb reads it: a user name with no password, so
 # no AUTH is sent (works against a Redis without a password, as redis-rb's connection does).
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 pw='x/y@z'
 pw_enc='x%2Fy%40z'

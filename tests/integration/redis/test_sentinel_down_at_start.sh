@@ -4,9 +4,9 @@
 # up (only the last one, at first: they are tried in turn) it finds the master (checked with ROLE),
 # runs the queued jobs and beats there. Also
 # `push` through the sentinels, and a bad --sentinel address refused as a usage error.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
-. "$(dirname "$0")/../lib/sentinel_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/sentinel_helpers.sh"
 hh_require_binary
 command -v redis-sentinel >/dev/null || fail "redis-sentinel is not installed (scripts/deps.sh test)"
 hh_redis_start

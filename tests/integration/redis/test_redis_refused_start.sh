@@ -11,7 +11,7 @@
 #                                                (no connection had ever worked)
 #   a password changed after the worker connected (rotation) -> the worker keeps running with
 #                                                backoff, and works again once the password is back
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 d="$(hh_tmp)"
 ran="$(hh_jid_recorder "$d/rec.sh")"

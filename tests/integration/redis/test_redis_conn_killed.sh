@@ -6,8 +6,8 @@
 # each costing a backoff (one that grew: it was reset only by a command on a connection a second
 # old) and often a second's pause, while every other thread waited for that fetch: a fraction of the
 # pace, windows with nothing done.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
 hh_require_binary
 hh_redis_start
 

@@ -12,10 +12,10 @@
 #      jobs still queued on the promoted master all complete.
 #   Both workers stay alive throughout and exit 0 on SIGTERM; worker 1's /healthz (--http) is 200
 #   again after each event.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
-. "$(dirname "$0")/../lib/sentinel_helpers.sh"
-. "$(dirname "$0")/../lib/heartbeat_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/sentinel_helpers.sh"
+. "$(dirname "$0")/../../lib/heartbeat_helpers.sh"
 hh_require_binary
 command -v curl >/dev/null || fail "curl is not installed"
 sentinel_start_cluster

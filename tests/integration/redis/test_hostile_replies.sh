@@ -6,7 +6,7 @@
 # fetch script (EVALSHA) with wrong element types in its {queue index, payload} pairs, EXEC with
 # the wrong number of replies (the heartbeat), INFO and CLIENT ID on connect, HMGET of a fixed
 # identity's hash, LLEN/LINDEX of the queues shown by --http.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 

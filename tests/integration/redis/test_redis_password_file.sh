@@ -4,7 +4,7 @@
 # (work, push, stats, processes, quiet). Against a --requirepass redis-server: each works, the
 # password appears in no output, no log and not in the worker's /proc/<pid>/cmdline; a missing or
 # empty file, or a wrong password, is a clear error (status 2) that does not show it either.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 pw="pwfile-S3cret-$$"
 hh_redis_start --requirepass "$pw"

@@ -5,7 +5,7 @@
 # db 0); `hiredhand push` with the same URL writes to db 3; the worker's log (with -v) and the
 # output of push/stats never contain the password; a wrong password is reported without echoing
 # it. Then a worker on unix://SOCKET?db=5 runs a job pushed into db 5.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 pw="s3cret-$(hh_jid)"
 sock="$HH_TMP/redis.sock"
