@@ -4,7 +4,7 @@
 # lines (start, fail, the failure), no line that starts with its forged timestamp, and no ESC
 # byte, on stderr and in an -l file. A class with a NUL byte is never cut at it: not in the log, not
 # for a catch-all --exec program (NameError), not in a catch-all --serve job line.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 command -v jq >/dev/null || fail "jq is not installed (apt-get install jq)"
 hh_redis_start

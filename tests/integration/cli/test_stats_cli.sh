@@ -4,7 +4,7 @@
 # Sidekiq::Stats (processed, failed, scheduled_size, retry_size, dead_size, processes_size,
 # enqueued, queue sizes and latencies within 5 s of Sidekiq::Queue#latency); the text form
 # shows the numbers; with REDIS_URL in the environment no -r is needed.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 hh_ruby stats_check.rb setup || fail "setup failed"

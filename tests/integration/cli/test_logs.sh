@@ -6,7 +6,7 @@
 # parses); a job's lines share one tid, the one `hiredhand busy` (the Busy page) shows for it;
 # --log-level warn drops the INFO lines
 # and keeps the failure, --log-level error drops that too; a bad level or format is a usage error.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 ok="$("$HIREDHAND" push OkJob '[1]' -r "$REDIS_URL")" || fail "push OkJob"

@@ -9,7 +9,7 @@
 #     pings resume once Redis is back;
 #   - TSTP makes the STATUS "quiet"; TERM sends STOPPING=1 and the worker exits 0.
 # Skipped when this hiredhand was built without libsystemd (it logs so at start).
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 command -v python3 >/dev/null || fail "python3 is not installed"
 hh_redis_start

@@ -6,8 +6,8 @@
 # YAML merge keys (`<<: *defaults`, `<<: [*a, *b]`) apply as in Ruby's YAML; RAILS_MAX_THREADS is the concurrency when neither -c nor the file sets one; :logfile:,
 # which Sidekiq 6+ ignores, is honoured with one warning; a key no one knows (a plug-in's) is
 # ignored with a warning, as Sidekiq ignores it, but a near miss of a known key is refused.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/heartbeat_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/heartbeat_helpers.sh"
 hh_require_binary
 hh_redis_start
 

@@ -3,7 +3,7 @@
 # every second), yet top reading every 0.2 s shows every snapshot's processed/s near the true
 # rate (the jobs the handler finished over top's run), never the zeros and spikes of two reads'
 # difference; the first snapshot waits for the rates rather than print none.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 

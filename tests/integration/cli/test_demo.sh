@@ -2,7 +2,7 @@
 # `make demo` (scripts/demo.sh) against a Redis of the user's own (REDIS_URL set): its jobs run
 # and it leaves only what the README says (its stats and one dead-set entry), not its queue's
 # name in the `queues` set, which the Web UI would list as an empty queue for ever.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 R sadd queues mine >/dev/null

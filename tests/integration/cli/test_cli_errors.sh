@@ -8,7 +8,7 @@
 # warning that says what it means. A class two plug-ins register (or one plug-in given twice)
 # is refused with exit status 2 and an error naming the class and the files, also when the second
 # plug-in ignores the error and returns 0.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 
 expect_usage_error() {   # DESCRIPTION NEEDLE-IN-STDERR(optional) -- ARGS...

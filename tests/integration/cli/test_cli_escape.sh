@@ -4,7 +4,7 @@
 # shows as \xNN in stats, processes, queues list/show, retries/dead/scheduled list/show,
 # busy and jobs find -- as `top` and the logs show them -- so it cannot drive the terminal.
 # --json stays JSON (its escapes are JSON's).
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 ESC=$'\e'

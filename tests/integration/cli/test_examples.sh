@@ -3,7 +3,7 @@
 # job the client pushes and leave nothing behind (no retry, no dead job, no queued job, no
 # process entry after the worker's TERM), and their errors are the library's reasons
 # (hh_last_error()), not only the code's name ("Redis error", "invalid argument").
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 bin="$(dirname "$HIREDHAND")"
 [ -x "$bin/example_worker" ] && [ -x "$bin/example_client" ] || fail "example_worker/example_client not built in $bin"

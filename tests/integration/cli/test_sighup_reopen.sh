@@ -5,7 +5,7 @@
 # old path, the lines after the HUP (the reopen line, the next job's lines, the stop) go there and
 # not to the renamed file, and the worker still runs jobs and stops with status 0. A reopen that
 # fails (the log's folder removed) is said on stderr too.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 

@@ -7,8 +7,8 @@
 # with a way out; relative handler paths are the file's folder's; Sidekiq's own keys that hiredhand
 # cannot apply (a Ruby :require:, :environment:, :strict:, :pidfile:, the Ruby hooks) are accepted
 # with one warning each, and so is :logfile:, honoured here but ignored by Sidekiq 6+.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/heartbeat_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/heartbeat_helpers.sh"
 hh_require_binary
 hh_redis_start
 

@@ -12,7 +12,7 @@
 #   - at a terminal a resize (SIGWINCH) redraws at once, not at the next tick;
 #   - a queue named with an escape sequence (an OSC that would retitle the terminal) is shown
 #     escaped as \x1b...\x07, never sent raw, at a terminal and elsewhere.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 command -v python3 >/dev/null || fail "python3 is needed for the pseudo-terminal"

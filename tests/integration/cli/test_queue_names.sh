@@ -5,7 +5,7 @@
 # `queues show` / `queues clear` take the name in that same escaped form. The empty name (a job
 # whose "queue" is "" lands in `queue:`): list shows it as '', `queues show ''` and
 # `queues clear ''` reach it; `work -q ''` stays refused.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 

@@ -2,7 +2,7 @@
 # One exit status for "Redis cannot be reached", whatever the command (docs/job-management.md, "Exit status"):
 # every client subcommand pointed at a closed loopback port exits 3 and says why on stderr;
 # usage errors stay 2.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 url="redis://127.0.0.1:$(hh_pick_free_port)/0"
 jid="$(hh_jid)"

@@ -3,7 +3,7 @@
 # with man/groff, names every long option `hiredhand work --help` prints and every command of
 # `hiredhand --help`, and `make install` (cmake --install) puts it in share/man/man1. Also -V
 # prints the version, as `hiredhand version` does.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 build="$(dirname "$HIREDHAND")"
 page="$build/hiredhand.1"

@@ -5,7 +5,7 @@
 # stopped), `retry`, `dead`, `schedule` the same to those sets, and `--identity queue` deleted the
 # lists queue:work / queue:workers each beat. A StatefulSet name and Sidekiq's host:pid:nonce shape
 # start and beat as before.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 
