@@ -2,7 +2,7 @@
 # Routing: '*' (--exec or --serve) takes every class without its own handler and learns the class
 # from HIREDHAND_CLASS / the job line; an exact handler wins over it, whichever flag declares either;
 # two catch-alls, or two handlers for one class, are a usage error.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 export SERVE_DIR; SERVE_DIR="$(hh_tmp)"

@@ -4,7 +4,7 @@
 # -l log file or its --http listen socket; and every descriptor the worker itself holds, an
 # accepted HTTP connection included, has O_CLOEXEC set (/proc/<pid>/fdinfo). And a handler's background child does not keep any of
 # the worker's Redis connections open once the worker is killed with SIGKILL.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 export FDS_DIR; FDS_DIR="$(hh_tmp)"

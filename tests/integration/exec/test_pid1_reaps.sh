@@ -6,7 +6,7 @@
 # (exit 3), each leaving a `sleep 1` behind. Expected: the 20 succeed (nothing in retry for them),
 # BgFail is in the retry set with "exited with status 3"; once the sleeps are over, no process
 # in the namespace is a zombie; TERM to the namespace's PID 1 stops the worker, status 0.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 if ! unshare --pid --fork --mount-proc true 2>/dev/null; then
     echo "SKIP: test_pid1_reaps: unshare --pid --fork --mount-proc not permitted here (needs root)"

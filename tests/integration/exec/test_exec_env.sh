@@ -3,7 +3,7 @@
 # --exec-env-drop NAME) are removed from their environment unless --exec-env NAME passes one;
 # the rest of the worker's environment and the HIREDHAND_* variables are there, a class name
 # longer than any fixed buffer whole. Bad names are refused with status 2.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 pw="exec-env-S3cret"
 hh_redis_start --requirepass "$pw"

@@ -3,7 +3,7 @@
 # set, to -e, else APP_ENV, RAILS_ENV or RACK_ENV, else development (Sidekiq's cli.rb sets both
 # whatever the source). Before, they were set only with -e: a Rails handler under APP_ENV=staging
 # booted in development.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 

@@ -7,7 +7,7 @@
 # writing 1 MB to stderr fails with a bounded error_message (<= 10,000 chars, as Sidekiq truncates)
 # that still carries its last stderr line and exit status; HIREDHAND_QUEUE names the queue the job
 # came from. Failures land in the retry set (retry: true).
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 

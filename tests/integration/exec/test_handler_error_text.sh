@@ -8,7 +8,7 @@
 #   - a line redrawn with \r (progress output) gives what a terminal shows: the text after its
 #     last \r;
 #   - a \r\n line end is not part of the message.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 

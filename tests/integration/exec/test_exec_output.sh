@@ -5,8 +5,8 @@
 # stderr; also as the config file's exec_stdout key) or discard. A line longer than 4096 bytes
 # is logged in whole pieces of 4096 (not cut short by the log line), and the newline that ends
 # it right after a piece adds no empty line.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/heartbeat_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/heartbeat_helpers.sh"
 hh_require_binary
 hh_redis_start
 

@@ -6,7 +6,7 @@
 # it; 0 is no cap; a bad value is a usage error. A --serve process's stderr has the same cap, and
 # is read between jobs too: an idle process writing 330 KiB to stderr after its answer (a background
 # thread's logging) finishes without waiting for another job (it blocked once the pipe was full).
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 

@@ -4,8 +4,8 @@
 # get the limit the worker was started with back. Soft limit 128 (hard left as is), -c 40 --exec
 # with jobs of 0.3 s, 120 jobs: every one succeeds, no retry entry, and a handler sees 128. Then
 # with the hard limit at 128 too, the worker warns at start that the limit is too low.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
 hh_require_binary
 hh_redis_start
 
