@@ -5,7 +5,7 @@
 # class, message and backtrace where Sidekiq's API reads them; stderr lines are logged with jid and
 # class; a crash mid-job, a garbage answer and a timeout each fail that job into the retry set (never
 # lost), kill the process and the pool goes on with a new one.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 export SERVE_DIR; SERVE_DIR="$(hh_tmp)"

@@ -4,7 +4,7 @@
 # "timed out ... waiting for its hello"), not at the 30 s hello deadline; the process keeps its
 # own deadline and the next job runs on it once it says hello. With --serve-pool a job waiting
 # for a process that never says hello fails at its timeout too.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 export SERVE_DIR

@@ -8,7 +8,7 @@
 #   2. --serve-pool 1 under -c 3 with --exec-timeout 3: three 1.2 s jobs queue for the one process;
 #      the third waits 2.4 s, then runs 1.2 s. The wait behind other jobs is not its run: all
 #      three succeed (the timeout used to count the wait and killed the third mid-run).
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 export SERVE_DIR

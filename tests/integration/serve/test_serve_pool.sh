@@ -4,7 +4,7 @@
 # the processes below --concurrency; a stop (TERM) lets a running job finish within the grace period
 # (no retry, nothing left in Redis), then the processes are gone; a job still running when the
 # grace period ends is pushed back to its queue (not lost) and its process killed.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 export SERVE_DIR

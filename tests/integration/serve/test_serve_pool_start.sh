@@ -6,7 +6,7 @@
 # logged and stops the worker cleanly (exit 0, grace honoured), its processes gone. A program
 # that keeps failing makes the worker unready (/readyz 503 naming the class) until a process of it
 # says hello.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 command -v jq >/dev/null || fail "jq is not installed (apt-get install jq)"
 hh_redis_start

@@ -3,7 +3,7 @@
 # an OkJob succeeds, a FailJob lands in the retry set with the language's error class, message and
 # backtrace, a CrashJob (the process exits mid-job) fails into the retry set and the next job runs.
 # Each runs as the catch-all ('*'), so the class comes from the job line.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 EX="$HH_ROOT/examples/serve"

@@ -9,7 +9,7 @@
 # error_message a list or a backtrace line a number keeps them as JSON text (it was StandardError
 # with an empty message), with a warning; an answer over 16 MiB fails the job saying that is the
 # protocol's limit.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 export SERVE_DIR; SERVE_DIR="$(hh_tmp)"
