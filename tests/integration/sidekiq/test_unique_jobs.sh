@@ -8,7 +8,7 @@
 # then a second push of until_executed's job is accepted (the lock was released), and two
 # while_executing jobs of one digest never run at the same time.
 # The gem's logic is pinned without Ruby by tests/unit/test_unique.c.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_require_peers
 hh_redis_start

@@ -2,7 +2,7 @@
 # Real Rails 6.1 Active Job (Debian's ruby-activejob, Sidekiq 6.4's adapter): perform_later and
 # set(wait: ...).perform_later run by the handler of the wrapped class, a --serve Python handler
 # and an --exec shell handler; a failure sits in Sidekiq's RetrySet shown with the wrapped class.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 ruby -e 'require "active_job"' 2>/dev/null || fail "ruby-activejob is not installed (scripts/deps.sh test)"
 hh_redis_start

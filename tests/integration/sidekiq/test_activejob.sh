@@ -4,7 +4,7 @@
 # unchanged; logs, the Busy page (through Sidekiq's API, as its Web UI reads it) and the retry set
 # show the wrapped class; a failure is retried as Sidekiq does (class and wrapped kept, retry_count
 # 0, the handler's error); a catch-all gets the wrapped class.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 export SERVE_DIR; SERVE_DIR="$(hh_tmp)"

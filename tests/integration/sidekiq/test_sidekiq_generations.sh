@@ -15,8 +15,8 @@
 #   - the page's Quiet and Stop buttons (POST /busy, which calls Sidekiq::Process#quiet! /
 #     #stop!) quiet the worker, then stop it (exit 0).
 # The worker runs with `--timestamps millis` for 8.1, the float default for 7.3.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/heartbeat_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/heartbeat_helpers.sh"
 hh_require_binary
 hh_require_peers
 CLIENT="$(dirname "$HIREDHAND")/example_client"

@@ -2,7 +2,7 @@
 # Checks the reference peer itself (no hiredhand involved): the harness starts Redis, the Ruby
 # helpers push with Sidekiq's client, the real `sidekiq` server runs tests/ruby/app.rb's workers,
 # and Sidekiq's API reads the retry set. If this fails, the other tests' verdicts mean nothing.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 
 hh_redis_start
 out="$(hh_ruby reference_check.rb push)" || fail "ruby push failed: $out"

@@ -16,8 +16,8 @@
 # the 3 SlowWorker jobs running in phase 1 completed on hiredhand (the 2 queued ones may run on
 # either side); the queue and the in-progress lists end empty;
 # retry and dead empty; the queues set still only [default]; both processes stop cleanly.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
 hh_require_binary
 command -v sidekiq >/dev/null || fail "sidekiq (Ruby, 6.4.1) is not installed"
 hh_redis_start

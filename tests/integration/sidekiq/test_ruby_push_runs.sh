@@ -5,7 +5,7 @@
 # `hiredhand work --exec OkWorker=record.sh`; the handler's stdin is byte-identical to the stored
 # payload (so args are identical); HIREDHAND_* env vars are right; Sidekiq::Stats#processed counts
 # them after a heartbeat (default interval) and #failed stays 0.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
 

@@ -8,8 +8,8 @@
 #   - a second hiredhand started next to it, then Sidekiq stopped cleanly: the hiredhand process
 #     and its job stay listed.
 # The two sides fetch from different queues (sidekiq: default, hiredhand: hhq) so each runs its own.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/heartbeat_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/heartbeat_helpers.sh"
 hh_require_binary
 command -v sidekiq >/dev/null || fail "the sidekiq command (ruby-sidekiq) is not installed"
 hh_redis_start
