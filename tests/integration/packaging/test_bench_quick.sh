@@ -5,7 +5,7 @@
 # asserts only that the harness's checks pass -- every job of every drain ran exactly once, the
 # counters match, nothing failed or was left -- and that they fail when a job is lost
 # (BENCH_FAULT=drop: hh_bench acknowledges job [0] without running it).
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 HH_BENCH_BIN="$(dirname "$HIREDHAND")/hh_bench"
 [ -x "$HH_BENCH_BIN" ] || fail "no hh_bench next to $HIREDHAND (the build makes both)"

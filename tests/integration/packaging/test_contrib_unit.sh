@@ -7,8 +7,8 @@
 # start after a kill -9 pushes back the job the dead run held at once, not after the dead
 # run's heartbeat expired (60 s), and an identity in $HIREDHAND_OPTS overrides it.
 # The verify step is skipped (with a note) when systemd-analyze is not installed.
-. "$(dirname "$0")/../lib/harness.sh"
-. "$(dirname "$0")/../lib/recovery_helpers.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/recovery_helpers.sh"
 hh_require_binary
 unit="$HH_ROOT/contrib/hiredhand.service"
 [ -r "$unit" ] || fail "contrib/hiredhand.service is missing"

@@ -8,7 +8,7 @@
 #     exists; `cmake --build --target hiredhand` produces a binary that runs (`version`)
 #   - -DHH_TESTS=ON with the same folder fails at configure time naming cmocka (make test's way)
 #   - with the system's .pc files (cmocka present), AUTO configures the unit tests
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 command -v cmake >/dev/null || fail "cmake is not installed"
 command -v pkg-config >/dev/null || fail "pkg-config is not installed"
 sysdirs="$(pkg-config --variable pc_path pkg-config)"

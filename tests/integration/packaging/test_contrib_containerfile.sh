@@ -5,7 +5,7 @@
 # directly (NEEDED), libc aside. Packages are found with dpkg -S on this Debian machine, so a
 # library added to the build without its package in the image fails here, not in a user's
 # `podman build`. Skipped (with a note) without dpkg or pkg-config.
-. "$(dirname "$0")/../lib/harness.sh"
+. "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 file="$HH_ROOT/contrib/Containerfile"
 [ -r "$file" ] || fail "contrib/Containerfile is missing"
