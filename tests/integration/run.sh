@@ -26,7 +26,7 @@ done
 case "$jobs" in ''|*[!0-9]*|0) echo "run.sh: -j wants a positive number" >&2; exit 2 ;; esac
 
 tests=()
-for t in "$here"/test_*.sh "$here"/*/test_*.sh; do
+for t in "$here"/*/test_*.sh; do
     [ -f "$t" ] || continue
     name="$(basename "$t" .sh)"
     group="$(basename "$(dirname "$t")")"
