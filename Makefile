@@ -99,7 +99,7 @@ test-asan:
 # real Redis) and three integration tests that run a worker with several
 # threads: heartbeats, retries and a stop; a fast drain where threads share
 # fetched batches and acks (the shapes driver, built with TSan too).
-TSAN_TESTS ?= ^unit_|^integration_test_retry_dead$$|^integration_test_rf_sigterm_requeue$$|^integration_test_fetch_slow_jobs_together$$
+TSAN_TESTS ?= ^unit_|^integration_test_retry_dead$$|^integration_test_sigterm_requeue_reliable$$|^integration_test_fetch_slow_jobs_together$$
 test-tsan:
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DHH_SANITIZE=thread -DHH_TESTS=ON $(CMAKE_ARGS) >/dev/null
 	cmake --build $(TSAN_BUILD) -j $(JOBS)

@@ -3,7 +3,8 @@
 #
 #   bash tests/integration/run.sh [-j N] [NAME...]
 #
-# Runs every tests/integration/test_*.sh (or only those whose name contains one of NAME...),
+# Runs every tests/integration/<group>/test_*.sh (or only those whose group/name contains one of
+# NAME...: `test_serve_pool`, `serve_pool` or a whole group as `recovery/`),
 # at most N at a time (default $HH_JOBS or 2: every test starts its own redis-server, so they
 # can run side by side). Each test is bounded by HH_TEST_TIMEOUT seconds (default 300).
 # Prints "PASS name (Ns)" / "FAIL name (Ns)" per test, the output of each failed test, and a
@@ -25,12 +26,13 @@ done
 case "$jobs" in ''|*[!0-9]*|0) echo "run.sh: -j wants a positive number" >&2; exit 2 ;; esac
 
 tests=()
-for t in "$here"/test_*.sh; do
+for t in "$here"/*/test_*.sh; do
     [ -f "$t" ] || continue
     name="$(basename "$t" .sh)"
+    group="$(basename "$(dirname "$t")")"
     if [ ${#filters[@]} -gt 0 ]; then
         keep=0
-        for f in "${filters[@]}"; do case "$name" in *"$f"*) keep=1 ;; esac; done
+        for f in "${filters[@]}"; do case "$group/$name" in *"$f"*) keep=1 ;; esac; done
         [ $keep = 1 ] || continue
     fi
     tests+=("$t")

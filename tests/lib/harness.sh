@@ -2,7 +2,7 @@
 # tests/lib/harness.sh -- shared library for hiredhand's integration tests.
 #
 # Source it from a test script:
-#     . "$(dirname "$0")/../lib/harness.sh"
+#     . "$(dirname "$0")/../../lib/harness.sh"
 #
 # What it gives a test:
 #   hh_redis_start [REDIS-ARGS...]   private redis-server on a free 127.0.0.1 port in a fresh temp

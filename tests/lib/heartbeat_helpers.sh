@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # tests/lib/heartbeat_helpers.sh -- helpers for the heartbeat / Busy page tests.
 # Source it AFTER tests/lib/harness.sh:
-#     . "$(dirname "$0")/../lib/harness.sh"
-#     . "$(dirname "$0")/../lib/heartbeat_helpers.sh"
+#     . "$(dirname "$0")/../../lib/harness.sh"
+#     . "$(dirname "$0")/../../lib/heartbeat_helpers.sh"
 #
 #   hb_payload CLASS JID ARGS_JSON [QUEUE]   a Sidekiq 6.4 style job payload (float timestamps)
 #   hb_push CLASS JID ARGS_JSON [QUEUE]      LPUSH queue:QUEUE + SADD queues QUEUE (like the client)

@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # tests/lib/job_metrics_helpers.sh -- reading Sidekiq 7.x/8.x's execution metrics keys (the
 # Metrics tab) from the shell. Source it AFTER tests/lib/harness.sh:
-#     . "$(dirname "$0")/../lib/harness.sh"
-#     . "$(dirname "$0")/../lib/job_metrics_helpers.sh"
+#     . "$(dirname "$0")/../../lib/harness.sh"
+#     . "$(dirname "$0")/../../lib/job_metrics_helpers.sh"
 #
 #   JM7, JM8, JM8_ROLLUP      SCAN patterns of 7.x's minute hashes j|<YYYYMMDD>|<H>:<M>, 8.x's
 #                             j|<YYMMDD>|<H>:<MM> and 8.x's ten-minute j|<YYMMDD>|<H>:<M0>

@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # tests/lib/recovery_helpers.sh -- helpers for the reliable-fetch / recovery tests
-# (tests/integration/test_rf_*.sh, tests/soak/soak.sh). Source it AFTER tests/lib/harness.sh:
-#     . "$(dirname "$0")/../lib/harness.sh"
-#     . "$(dirname "$0")/../lib/recovery_helpers.sh"
+# (tests/integration/recovery/, fetch/test_fetch_*.sh, tests/soak/soak.sh ...). Source it AFTER tests/lib/harness.sh:
+#     . "$(dirname "$0")/../../lib/harness.sh"
+#     . "$(dirname "$0")/../../lib/recovery_helpers.sh"
 #
 # The jobs run tests/integration/handlers/rf_job.sh (or rf_killer.sh), which record to plain
 # files under $RF_DIR (not to Redis, so a Redis outage or restart cannot lose a record):

@@ -1,4 +1,4 @@
-# tests/lib/slowloris.rb -- slow HTTP clients for tests/integration/test_http_slowloris.sh.
+# tests/lib/slowloris.rb -- slow HTTP clients for tests/integration/http/test_http_slowloris.sh.
 #   ruby slowloris.rb HOST PORT SECONDS SRC_IPS PER_IP READY_FILE
 # Opens PER_IP connections from each source address (comma-separated, all on lo), sends a
 # request's headers one byte a second and never ends them; a connection the server closes is

@@ -1,4 +1,4 @@
-# Used by test_rf_coexist_sidekiq.sh (coexistence of reliable fetch with Ruby Sidekiq).
+# Used by test_coexist_reliable_fetch.sh (coexistence of reliable fetch with Ruby Sidekiq).
 #   push CLASS N [ARG]  -> pushes N jobs of CLASS to queue default with Sidekiq::Client.push_bulk
 #                          (args [ARG, i]); prints the jids, one a line
 #   inspect             -> prints one JSON line: what Sidekiq 6.4.1's API reads --

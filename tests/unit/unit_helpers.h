@@ -4,6 +4,8 @@
  *       a private redis-server on 127.0.0.1 and a random free port in
  *       [20000, 32000) (--save "" --appendonly no), killed at the end (also
  *       when the test binary dies: PR_SET_PDEATHSIG + atexit).
+ *   uh_sentinel_start a Redis Sentinel the same way (stop it with
+ *       uh_redis_stop), monitoring one master name.
  *   uh_cmd            one command on a private hiredis context, for checks
  *   uh_keys_csv       the top-level keys of a JSON object, in order, "a,b,c"
  *   UH_ASSERT_DBL_IN  a double within [lo, hi], printing the values
@@ -173,8 +175,9 @@ static inline void uh_redis_track_(uh_redis *r, int on) {
         }
 }
 
-/* Starts redis-server on `port` and waits (<= 5 s) for PING. 0 or -1. */
-static inline int uh_redis_start_on(uh_redis *r, int port) {
+/* Starts redis-server on `port` (a sentinel when sentinel_conf names its
+ * configuration file) and waits (<= 5 s) for PING. 0 or -1. */
+static inline int uh_server_start_on_(uh_redis *r, int port, const char *sentinel_conf) {
     char ports[16];
     snprintf(ports, sizeof(ports), "%d", port);
     pid_t parent = getpid();
@@ -189,8 +192,12 @@ static inline int uh_redis_start_on(uh_redis *r, int port) {
             dup2(devnull, 1);
             dup2(devnull, 2);
         }
-        execlp("redis-server", "redis-server", "--port", ports, "--bind", "127.0.0.1", "--save", "", "--appendonly",
-               "no", "--dir", "/tmp", "--daemonize", "no", "--loglevel", "warning", (char *)NULL);
+        if (sentinel_conf)
+            execlp("redis-server", "redis-server", sentinel_conf, "--sentinel", "--port", ports, "--bind", "127.0.0.1",
+                   "--daemonize", "no", "--loglevel", "warning", (char *)NULL);
+        else
+            execlp("redis-server", "redis-server", "--port", ports, "--bind", "127.0.0.1", "--save", "", "--appendonly",
+                   "no", "--dir", "/tmp", "--daemonize", "no", "--loglevel", "warning", (char *)NULL);
         _exit(127);
     }
     r->pid = pid;
@@ -217,6 +224,30 @@ static inline int uh_redis_start_on(uh_redis *r, int port) {
         uh_sleep(0.02);
     }
     uh_redis_kill(r);
+    return -1;
+}
+
+static inline int uh_redis_start_on(uh_redis *r, int port) { return uh_server_start_on_(r, port, NULL); }
+
+/* A Redis Sentinel on a random free port that monitors `master` at
+ * 127.0.0.1:master_port (nothing needs to listen there: the sentinel names
+ * the address it was given until a failover). Its configuration file (the
+ * sentinel rewrites it) is conf, a path of conflen bytes the caller
+ * unlinks. 0 or -1. */
+static inline int uh_sentinel_start(uh_redis *r, const char *master, int master_port, char *conf, size_t conflen) {
+    memset(r, 0, sizeof(*r));
+    snprintf(conf, conflen, "/tmp/uh-sentinel-%d-XXXXXX", (int)getpid());
+    int fd = mkstemp(conf);
+    if (fd < 0) return -1;
+    char text[256];
+    int n = snprintf(text, sizeof(text), "sentinel monitor %s 127.0.0.1 %d 1\n", master, master_port);
+    int ok = n > 0 && write(fd, text, (size_t)n) == n;
+    close(fd);
+    for (int i = 0; ok && i < 5; i++) {
+        int port = uh_pick_port();
+        if (port > 0 && uh_server_start_on_(r, port, conf) == 0) return 0;
+    }
+    fprintf(stderr, "unit_helpers: cannot start a sentinel (redis-server --sentinel)\n");
     return -1;
 }
 

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# hiredhand(1): the build makes it beside the binary from the binary's own --help; it renders
+# with man/groff, names every long option `hiredhand work --help` prints and every command of
+# `hiredhand --help`, and `make install` (cmake --install) puts it in share/man/man1. Also -V
+# prints the version, as `hiredhand version` does.
+. "$(dirname "$0")/../../lib/harness.sh"
+hh_require_binary
+build="$(dirname "$HIREDHAND")"
+page="$build/hiredhand.1"
+[ -s "$page" ] || fail "no man page $page beside the binary (the build makes it)"
+command -v groff >/dev/null || fail "groff is needed to render the man page"
+text="$(groff -man -Tascii -ww "$page" 2>"$HH_TMP/groff.err" | sed 's/.\x08//g')"
+[ -s "$HH_TMP/groff.err" ] && fail "groff warns on $page: $(cat "$HH_TMP/groff.err")"
+assert_contains "$text" "hiredhand - Sidekiq-compatible" "NAME section"
+opts="$("$HIREDHAND" work --help | grep -o -- '--[a-z][a-z-]*' | sort -u)"
+[ "$(wc -l <<<"$opts")" -gt 30 ] || fail "work --help printed too few long options: $opts"
+for o in $opts; do
+    grep -q -- "$o" <<<"$text" || fail "the man page does not mention $o (from hiredhand work --help)"
+done
+for c in $("$HIREDHAND" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 } /^$/ { on = 0 }'); do
+    grep -qE "^       $c( |$)" <<<"$text" || fail "the man page has no entry for the command $c"
+done
+# make install: the page lands in share/man/man1 of the prefix
+if [ -f "$build/cmake_install.cmake" ]; then
+    prefix="$HH_TMP/prefix"
+    cmake --install "$build" --prefix "$prefix" >"$HH_TMP/install.log" 2>&1 || fail "cmake --install failed: $(tail -5 "$HH_TMP/install.log")"
+    cmp -s "$page" "$prefix/share/man/man1/hiredhand.1" || fail "cmake --install did not install hiredhand.1 in share/man/man1"
+fi
+hh_cli -V
+assert_eq "$HH_RC" 0 "hiredhand -V exit status"
+v="$HH_OUT"
+hh_cli version
+assert_eq "$v" "$HH_OUT" "hiredhand -V prints what hiredhand version does"
+pass

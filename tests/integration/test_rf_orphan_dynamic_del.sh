@@ -1,4 +1,0 @@
-#!/usr/bin/env bash
-# Quick variant: as test_rf_orphan_dynamic.sh, but the dead worker's
-# heartbeat hash is DELeted right after the kill instead of waiting for its 60 s TTL.
-exec bash "$(dirname "$0")/test_rf_orphan_dynamic.sh" del
