@@ -1033,8 +1033,18 @@ hh_cron_expr *hh_cron_expr_parse(const char *text, const char *default_zone, cha
     /* fugit: alt(second_cron, classic_cron): the 6-field form when it
      * parses, and the whole input must be consumed. */
     int ok = try_parse(&p, 6, fl, &amp, &tz, &tzlen);
-    if (!ok)
+    if (!ok) {
+        /* For the message: when the 6-field form ran out of input, the
+         * 5-field form's failure is the one to report. */
+        size_t far6 = p.far;
+        int field6 = p.far_field;
+        p.far = 0;
         ok = try_parse(&p, 5, fl, &amp, &tz, &tzlen);
+        if (!ok && far6 < s->len && far6 > p.far) {
+            p.far = far6;
+            p.far_field = field6;
+        }
+    }
     if (p.oom) {
         seterr(err, errlen, "out of memory");
         goto done;
@@ -1048,7 +1058,7 @@ hh_cron_expr *hh_cron_expr_parse(const char *text, const char *default_zone, cha
             words += !rb_space(s->str[i]) && (i == 0 || rb_space(s->str[i - 1]));
         if (s->len == 0) {
             seterr(err, errlen, "empty cron expression");
-        } else if (isalpha((unsigned char)s->str[0])) {
+        } else if (isalpha((unsigned char)s->str[0]) && isalpha((unsigned char)s->str[1])) {
             seterr(err, errlen, "\"%s\": not a cron expression (natural-language forms such as \"every day at noon\" are not supported)",
                    s->str);
         } else if (words < 5) {
@@ -1058,12 +1068,17 @@ hh_cron_expr *hh_cron_expr_parse(const char *text, const char *default_zone, cha
             const char *w;
             int wl;
             word_at(s->str, at, &w, &wl);
-            if (ok || p.far_field == F_DOW) {
-                /* stopped after the weekday field: a zone that is no name */
-                if (ok && at < s->len && !rb_space(s->str[at]) && at > 0 && !rb_space(s->str[at - 1]))
-                    seterr(err, errlen, "%s field \"%.*s\": not a valid day of week", field_names[F_DOW], wl, w);
-                else
-                    seterr(err, errlen, "\"%.*s\": not a time zone name (or a second day-of-week field, or extra text)", wl, w);
+            if (ok && tz && !rb_space(s->str[p.pos])) {
+                word_at(s->str, (size_t)(tz - s->str), &w, &wl);
+                seterr(err, errlen, "time zone \"%.*s\": unknown", wl, w);
+            } else if (ok && rb_space(s->str[p.pos])) {
+                size_t q = p.pos;
+                while (rb_space(s->str[q]))
+                    q++;
+                word_at(s->str, q, &w, &wl);
+                seterr(err, errlen, "\"%.*s\": extra text after the day-of-week field (a time zone follows it after spaces)", wl, w);
+            } else if (ok) {
+                seterr(err, errlen, "%s field \"%.*s\": not a valid day of week", field_names[F_DOW], wl, w);
             } else {
                 int f = p.far_field;
                 int alldig = wl > 0;
