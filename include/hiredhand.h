@@ -705,6 +705,21 @@ typedef struct hh_manager_options {
      * (logged), and never holds a job. */
     int job_metrics;
     hh_batch_jobs batch_jobs; /* default HH_BATCH_JOBS_RUN */
+    /* The periodic-job poller (sidekiq-cron's Poller, on its keys; see
+     * docs/periodic-jobs.md): average seconds between polls, each wait
+     * drawn in [0.5, 1.5) x this as Sidekiq's pollers draw it. Default 30,
+     * sidekiq-cron's cron_poll_interval; 0 turns the poller off (as 0
+     * does in sidekiq-cron); else 0.1 or more. Each due tick of an enabled
+     * job is enqueued once however many processes, Ruby or hiredhand,
+     * poll. */
+    double cron_poll_interval;
+    /* sidekiq-cron 2.x namespaces polled (cron_jobs:<namespace>), copied;
+     * NULL or 0 of them: "default" only, sidekiq-cron's own default
+     * (available_namespaces = ["default"]). The 1.x set cron_jobs is read
+     * too, whatever this says. Names are 1-255 bytes without ':' or
+     * spaces; "*" is refused. */
+    const char *const *cron_namespaces;
+    size_t ncron_namespaces;
 } hh_manager_options;
 
 #define HH_JOB_METRICS_7 1 /* hh_manager_options.job_metrics: Sidekiq 7.x's layout */
