@@ -99,6 +99,8 @@ int cli_busy(int argc, char **argv);
 int cli_jobs(int argc, char **argv);
 /* The live view (top.c). */
 int cli_top(int argc, char **argv);
+/* `hiredhand cron` (cron.c). */
+int cli_cron(int argc, char **argv);
 
 /* --exec CLASS=COMMAND handlers. */
 typedef struct cli_exec cli_exec;

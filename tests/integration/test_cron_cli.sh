@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# `hiredhand cron`: a job added without Ruby is saved as sidekiq-cron saves
+# it (source dynamic, JSON args and message, the guard of the tick just
+# past), an expression the parser refuses is refused at add time with its
+# reason, enqueue/disable/enable/delete act on it; a worker logs a job it
+# cannot run once per poll with its name and reason, and `cron list` shows
+# it. Then sidekiq-cron's Web UI (Cron tab, peers' 7.3) lists the job and
+# its enqueue/disable/enable buttons act on it.
+. "$(dirname "$0")/../lib/harness.sh"
+hh_require_binary
+hh_redis_start
+HK=cron_job:default:nightly
+
+hh_cli cron add nightly --cron '0 3 * * *' --class NightlyJob --queue low --args '[1,"a"]' -r "$REDIS_URL"
+assert_eq "$HH_RC" 0 "cron add: $HH_ERR"
+assert_eq "$(R HGET $HK source)" dynamic "source"
+assert_eq "$(R HGET $HK status)" enabled "status"
+assert_eq "$(R HGET $HK args)" '[1,"a"]' "args as JSON"
+assert_eq "$(R SISMEMBER cron_jobs:default $HK)" 1 "in cron_jobs:default"
+assert_eq "$(R ZCARD $HK:enqueued)" 1 "the tick just past is guarded"
+hh_cli cron add bad --cron '61 * * * *' --class X -r "$REDIS_URL"
+assert_eq "$HH_RC" 2 "a bad expression is refused"
+assert_contains "$HH_ERR" 'minute field "61"' "with the parser's reason"
+assert_eq "$(R EXISTS cron_job:default:bad)" 0 "and nothing saved"
+
+hh_cli cron enqueue nightly -r "$REDIS_URL"
+assert_eq "$HH_RC" 0 "cron enqueue: $HH_ERR"
+assert_eq "$(R LLEN queue:low)" 1 "run now pushed one job"
+assert_contains "$(R LINDEX queue:low 0)" '"class":"NightlyJob","args":[1,"a"]' "the job pushed"
+assert_eq "$(R LLEN $HK:jid_history)" 1 "jid_history written"
+hh_cli cron disable nightly -r "$REDIS_URL"
+assert_eq "$(R HGET $HK status)" disabled "disabled"
+hh_cli cron enable nightly -r "$REDIS_URL"
+assert_eq "$(R HGET $HK status)" enabled "enabled"
+
+# a job hiredhand cannot run: logged with its name and reason, listed
+R HSET cron_job:default:broken name broken cron '0 0 31 2 * *x' klass X message '{"class":"X","args":[]}' >/dev/null
+R SADD cron_jobs:default cron_job:default:broken >/dev/null
+hh_start_worker -q default -c 1 --cron-poll-interval 0.2
+must_wait 10 'grep -q "cron: 1 periodic job not run: broken" "$WORKER_LOG"' "the broken job logged"
+hh_cli cron list -r "$REDIS_URL"
+assert_contains "$HH_OUT" "! cannot run" "cron list shows the broken job"
+hh_stop_worker
+hh_cli cron delete broken -r "$REDIS_URL"
+assert_eq "$(R EXISTS cron_job:default:broken)" 0 "deleted"
+
+hh_require_peers
+out="$(hh_peer_ruby 73-gems cron_web.rb list nightly)" || fail "Web UI: $out"
+assert_contains "$out" "status=enabled source=dynamic history=1" "sidekiq-cron reads the job"
+hh_peer_ruby 73-gems cron_web.rb press nightly enqueue >/dev/null || fail "enqueue button"
+assert_eq "$(R LLEN queue:low)" 2 "the enqueue button pushed the job"
+hh_peer_ruby 73-gems cron_web.rb press nightly disable >/dev/null || fail "disable button"
+assert_eq "$(R HGET $HK status)" disabled "the disable button"
+hh_peer_ruby 73-gems cron_web.rb press nightly enable >/dev/null || fail "enable button"
+assert_eq "$(R HGET $HK status)" enabled "the enable button"
+pass
