@@ -974,6 +974,16 @@ typedef struct hh_manager_stats {
     /* Jobs of Sidekiq Pro batches (with a "bid") fetched since start: run
      * or skipped as hh_manager_options.batch_jobs says. */
     uint64_t batch_jobs;
+
+    /* Periodic jobs (sidekiq-cron's), as the last poll of this process saw
+     * them (all 0 while the poller is off or has not polled): the jobs,
+     * those disabled, those it cannot run (an expression the parser
+     * refuses, a message that is no job), and the earliest next tick of an
+     * enabled job (Unix seconds; 0: none). cron_enqueued counts the ticks
+     * this process enqueued since start. */
+    long cron_jobs, cron_disabled, cron_broken;
+    int64_t cron_next;
+    uint64_t cron_enqueued;
 } hh_manager_stats;
 
 /* Copies a consistent snapshot into *out (its first out->struct_size

@@ -1254,6 +1254,11 @@ void hh_manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
     out->outcomes_refused = atomic_load(&m->outcomes_refused);
     out->not_pushed_back = atomic_load(&m->not_pushed_back);
     out->batch_jobs = atomic_load(&m->batch.jobs);
+    out->cron_jobs = atomic_load(&m->cron_counts.jobs);
+    out->cron_disabled = atomic_load(&m->cron_counts.disabled);
+    out->cron_broken = atomic_load(&m->cron_counts.broken);
+    out->cron_next = (int64_t)atomic_load(&m->cron_counts.next);
+    out->cron_enqueued = atomic_load(&m->cron_counts.pushed);
     out->nqueues = m->nqueues;
     size_t shown = m->nqueues < cap ? m->nqueues : cap;
     for (size_t i = 0; i < shown; i++) {

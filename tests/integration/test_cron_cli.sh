@@ -4,7 +4,7 @@
 # past), an expression the parser refuses is refused at add time with its
 # reason, enqueue/disable/enable/delete act on it; a worker logs a job it
 # cannot run once per poll with its name and reason, and `cron list` shows
-# it. Then sidekiq-cron's Web UI (Cron tab, peers' 7.3) lists the job and
+# it, /metrics and /stats count it. Then sidekiq-cron's Web UI (Cron tab, peers' 7.3) lists the job and
 # its enqueue/disable/enable buttons act on it.
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
@@ -36,8 +36,14 @@ assert_eq "$(R HGET $HK status)" enabled "enabled"
 # a job hiredhand cannot run: logged with its name and reason, listed
 R HSET cron_job:default:broken name broken cron '0 0 31 2 * *x' klass X message '{"class":"X","args":[]}' >/dev/null
 R SADD cron_jobs:default cron_job:default:broken >/dev/null
-hh_start_worker -q default -c 1 --cron-poll-interval 0.2
+hport=$(hh_pick_free_port)
+hh_start_worker -q default -c 1 --cron-poll-interval 0.2 --http "$hport"
 must_wait 10 'grep -q "cron: 1 periodic job not run: broken" "$WORKER_LOG"' "the broken job logged"
+must_wait 5 'hh_http_body "http://127.0.0.1:$hport/metrics" | grep -qx "hiredhand_cron_jobs_broken 1"' "/metrics counts it"
+metrics="$(hh_http_body "http://127.0.0.1:$hport/metrics")"
+assert_contains "$metrics" "hiredhand_cron_jobs 2" "/metrics: periodic jobs"
+assert_contains "$metrics" "hiredhand_cron_jobs_disabled 0" "/metrics: disabled"
+assert_contains "$(hh_http_body "http://127.0.0.1:$hport/stats")" '"broken":1' "/stats: cron.broken"
 hh_cli cron list -r "$REDIS_URL"
 assert_contains "$HH_OUT" "! cannot run" "cron list shows the broken job"
 hh_stop_worker
