@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include "cli.h"
 #include "common.h"
@@ -198,4 +199,96 @@ int cli_cron(int argc, char **argv) {
     }
     hh_client_free(c);
     return rc;
+}
+
+/* parse_args of sidekiq-cron: an array as is, a hash as [hash], a string
+ * as JSON (or [string]), nothing as []. Returns new JSON text. */
+static char *schedule_args(json_t *v) {
+    json_t *a;
+    if (!v || json_is_null(v)) a = json_array();
+    else if (json_is_array(v)) a = json_incref(v);
+    else if (json_is_string(v)) {
+        json_t *p = json_loads(json_string_value(v), JSON_DECODE_ANY, NULL);
+        a = json_is_array(p) ? p : json_array();
+        if (!json_is_array(p)) {
+            json_decref(p);
+            json_array_append(a, v);
+        }
+    } else {
+        a = json_array();
+        json_array_append(a, v);
+    }
+    char *s = json_dumps(a, JSON_COMPACT);
+    json_decref(a);
+    return s;
+}
+
+static int flag(json_t *v) {
+    if (json_is_true(v)) return 1;
+    const char *s = json_string_value(v);
+    return s && (!strcasecmp(s, "true") || !strcasecmp(s, "t") || !strcasecmp(s, "yes") || !strcasecmp(s, "y") ||
+                 !strcmp(s, "1"));
+}
+
+int cli_cron_load_schedule(const hh_redis_options *ro, const char *const *jobs, size_t n, const char *const *ns,
+                           size_t nns) {
+    int rc = 0;
+    hh_client *c = cli_client_open(ro, EXIT_REDIS, &rc);
+    if (!c) return rc;
+    json_t *names = json_object();
+    for (size_t i = 0; i < n; i++) {
+        json_t *j = json_loads(jobs[i], 0, NULL);
+        const char *name = json_string_value(json_object_get(j, "name"));
+        json_t *klass = json_object_get(j, "class");
+        if (!klass) klass = json_object_get(j, "klass");
+        json_t *retry = json_object_get(j, "retry");
+        char *args = schedule_args(json_object_get(j, "args"));
+        char *retry_s = retry && !json_is_null(retry) ? json_dumps(retry, JSON_ENCODE_ANY) : NULL;
+        hh_cron_spec s = {.struct_size = sizeof(s),
+                          .name = name,
+                          .cron = json_string_value(json_object_get(j, "cron")),
+                          .klass = json_string_value(klass),
+                          .queue = json_string_value(json_object_get(j, "queue")),
+                          .args_json = args,
+                          .description = json_string_value(json_object_get(j, "description")),
+                          .cron_namespace = json_string_value(json_object_get(j, "namespace")),
+                          .retry_json = retry_s,
+                          .active_job = flag(json_object_get(j, "active_job")),
+                          .date_as_argument = flag(json_object_get(j, "date_as_argument")),
+                          .disabled = json_is_string(json_object_get(j, "status")) &&
+                                      !strcmp(json_string_value(json_object_get(j, "status")), "disabled"),
+                          .from_schedule = 1};
+        if (name) json_object_set_new(names, name, json_true());
+        /* as sidekiq-cron's loader: a job it refuses is reported and
+         * left out; the others are saved */
+        if (hh_cron_save(c, &s) != HH_OK)
+            fprintf(stderr, "hiredhand: warning: cron job %s not saved: %s\n", name ? name : "?", hh_last_error());
+        free(args);
+        free(retry_s);
+        json_decref(j);
+    }
+    /* destroy_removed_jobs: jobs the schedule saved before (source
+     * "schedule") that left it go; those added at run time stay */
+    static const char *const dflt[] = {"default"};
+    if (!nns) ns = dflt, nns = 1;
+    for (size_t i = 0; i < nns; i++) {
+        char *out = NULL;
+        if (hh_cron_list(c, ns[i], &out) != HH_OK) {
+            fprintf(stderr, "hiredhand: warning: cron schedule: %s\n", hh_last_error());
+            continue;
+        }
+        json_t *a = json_loads(out, 0, NULL), *j;
+        size_t k;
+        json_array_foreach(a, k, j) {
+            const char *name = str(j, "name");
+            if (strcmp(str(j, "source"), "schedule") || json_object_get(names, name)) continue;
+            if (hh_cron_delete(c, ns[i], name) == HH_OK)
+                fprintf(stderr, "hiredhand: cron job %s deleted: it left the schedule\n", name);
+        }
+        json_decref(a);
+        free(out);
+    }
+    json_decref(names);
+    hh_client_free(c);
+    return 0;
 }

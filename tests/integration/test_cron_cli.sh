@@ -4,7 +4,8 @@
 # past), an expression the parser refuses is refused at add time with its
 # reason, enqueue/disable/enable/delete act on it; a worker logs a job it
 # cannot run once per poll with its name and reason, and `cron list` shows
-# it, /metrics and /stats count it. Then sidekiq-cron's Web UI (Cron tab, peers' 7.3) lists the job and
+# it, /metrics and /stats count it. The config file's cron: section
+# loads as sidekiq-cron's schedule file. Then sidekiq-cron's Web UI (Cron tab, peers' 7.3) lists the job and
 # its enqueue/disable/enable buttons act on it.
 . "$(dirname "$0")/../lib/harness.sh"
 hh_require_binary
@@ -49,6 +50,31 @@ assert_contains "$HH_OUT" "! cannot run" "cron list shows the broken job"
 hh_stop_worker
 hh_cli cron delete broken -r "$REDIS_URL"
 assert_eq "$(R EXISTS cron_job:default:broken)" 0 "deleted"
+
+# the config file's cron: section, sidekiq-cron's schedule-file shape:
+# saved with source schedule; a schedule job that left the file goes, a
+# dynamic one (nightly) stays
+hh_cli cron add old --cron '0 4 * * *' --class OldJob -r "$REDIS_URL"
+R HSET cron_job:default:old source schedule >/dev/null
+cat >"$HH_TMP/hh.yml" <<'YML'
+concurrency: 1
+queues: [default]
+cron:
+  poll_interval: 0.2
+  report:
+    cron: "0 6 * * 1"
+    class: ReportJob
+    queue: reports
+    args: [1, "x"]
+    description: weekly report
+YML
+hh_start_worker -C "$HH_TMP/hh.yml"
+must_wait 10 '[ "$(R HGET cron_job:default:report source)" = schedule ]' "the config's job saved"
+assert_eq "$(R HGET cron_job:default:report args)" '[1,"x"]' "its args"
+assert_contains "$(R HGET cron_job:default:report message)" '"queue":"reports"' "its queue"
+must_wait 5 '[ "$(R EXISTS cron_job:default:old)" = 0 ]' "the schedule job that left the file is deleted"
+assert_eq "$(R EXISTS cron_job:default:nightly)" 1 "the dynamic job stays"
+hh_stop_worker
 
 hh_require_peers
 out="$(hh_peer_ruby 73-gems cron_web.rb list nightly)" || fail "Web UI: $out"
