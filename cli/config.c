@@ -377,7 +377,9 @@ static json_t *node_json(const loader *l, const yaml_node_t *n, int depth) {
         json_t *o = json_object();
         for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
             const char *k = scalar(yaml_document_get_node(l->doc, p->key));
-            if (k) json_object_set_new(o, *k == ':' ? k + 1 : k, node_json(l, yaml_document_get_node(l->doc, p->value), depth + 1));
+            if (k)
+                json_object_set_new(o, *k == ':' ? k + 1 : k,
+                                    node_json(l, yaml_document_get_node(l->doc, p->value), depth + 1));
         }
         return o;
     }

@@ -11,8 +11,21 @@
 #include "cli.h"
 #include "common.h"
 
-enum { C_NS = 1000, C_JSON, C_CRON, C_CLASS, C_QUEUE, C_ARGS, C_DESC, C_AJ, C_DATE, C_RETRY, C_DISABLED, C_PWFILE,
-       C_HELP };
+enum {
+    C_NS = 1000,
+    C_JSON,
+    C_CRON,
+    C_CLASS,
+    C_QUEUE,
+    C_ARGS,
+    C_DESC,
+    C_AJ,
+    C_DATE,
+    C_RETRY,
+    C_DISABLED,
+    C_PWFILE,
+    C_HELP
+};
 
 /* clang-format off */ /* the help text keeps its layout */
 static const char usage[] =
@@ -148,13 +161,14 @@ int cli_cron(int argc, char **argv) {
     const char *name = optind < argc ? argv[optind++] : NULL;
     if (optind < argc) return cli_usage_error("cron: unexpected argument '%s'\n%s", argv[optind], usage);
     int is_list = !strcmp(verb, "list");
-    if (!is_list && strcmp(verb, "show") && strcmp(verb, "add") && strcmp(verb, "enable") &&
-        strcmp(verb, "disable") && strcmp(verb, "delete") && strcmp(verb, "enqueue"))
+    if (!is_list && strcmp(verb, "show") && strcmp(verb, "add") && strcmp(verb, "enable") && strcmp(verb, "disable") &&
+        strcmp(verb, "delete") && strcmp(verb, "enqueue"))
         return cli_usage_error("cron: unknown verb '%s'\n%s", verb, usage);
     if (is_list && name) return cli_usage_error("cron list takes no NAME");
     if (!is_list && !name) return cli_usage_error("cron %s needs a job NAME", verb);
-    if (strcmp(verb, "add") && (s.cron || s.klass || s.queue || s.args_json || s.description || s.retry_json ||
-                                s.active_job || s.date_as_argument || s.disabled))
+    if (strcmp(verb, "add") &&
+        (s.cron || s.klass || s.queue || s.args_json || s.description || s.retry_json || s.active_job ||
+         s.date_as_argument || s.disabled))
         return cli_usage_error("cron %s: --cron, --class, --queue, --args ... are for add", verb);
     if (!strcmp(verb, "add") && (!s.cron || !s.klass)) return cli_usage_error("cron add needs --cron and --class");
     int rc = 0, e;
@@ -226,8 +240,9 @@ static char *schedule_args(json_t *v) {
 static int flag(json_t *v) {
     if (json_is_true(v)) return 1;
     const char *s = json_string_value(v);
-    return s && (!strcasecmp(s, "true") || !strcasecmp(s, "t") || !strcasecmp(s, "yes") || !strcasecmp(s, "y") ||
-                 !strcmp(s, "1"));
+    return s &&
+        (!strcasecmp(s, "true") || !strcasecmp(s, "t") || !strcasecmp(s, "yes") || !strcasecmp(s, "y") ||
+         !strcmp(s, "1"));
 }
 
 int cli_cron_load_schedule(const hh_redis_options *ro, const char *const *jobs, size_t n, const char *const *ns,
@@ -256,7 +271,7 @@ int cli_cron_load_schedule(const hh_redis_options *ro, const char *const *jobs, 
                           .active_job = flag(json_object_get(j, "active_job")),
                           .date_as_argument = flag(json_object_get(j, "date_as_argument")),
                           .disabled = json_is_string(json_object_get(j, "status")) &&
-                                      !strcmp(json_string_value(json_object_get(j, "status")), "disabled"),
+                              !strcmp(json_string_value(json_object_get(j, "status")), "disabled"),
                           .from_schedule = 1};
         if (name) json_object_set_new(names, name, json_true());
         /* as sidekiq-cron's loader: a job it refuses is reported and

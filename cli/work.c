@@ -469,12 +469,11 @@ static int parse_option(work_args *a, int ch, const char *arg) {
         break;
     case OPT_CRON_POLL:
         if (cli_option_seconds("--cron-poll-interval", arg, 0, 0, 86400, &d)) return CLI_EXIT_USAGE;
-        if (d > 0 && d < 0.1) return cli_usage_error("--cron-poll-interval %s: want 0 (off) or 0.1 seconds or more", arg);
+        if (d > 0 && d < 0.1)
+            return cli_usage_error("--cron-poll-interval %s: want 0 (off) or 0.1 seconds or more", arg);
         a->o.cron_poll_interval = d;
         break;
-    case OPT_NO_CRON:
-        a->o.cron_poll_interval = 0;
-        break;
+    case OPT_NO_CRON: a->o.cron_poll_interval = 0; break;
     case OPT_CRON_NS:
         if (a->ncron_ns == MAX_ITEMS) return cli_usage_error("too many --cron-namespace");
         if (!*arg || strpbrk(arg, ": \t") || !strcmp(arg, "*"))

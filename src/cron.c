@@ -80,7 +80,8 @@ int64_t hh_cron_parse_time(const char *s) {
         return -1;
     const char *p = s + n;
     if (*p == '.')
-        for (p++; isdigit((unsigned char)*p); p++);
+        for (p++; isdigit((unsigned char)*p); p++)
+            ;
     while (*p == ' ') p++;
     int off = 0;
     if ((*p == '+' || *p == '-') && isdigit((unsigned char)p[1])) {
@@ -369,9 +370,8 @@ int hh_cron_poll(const hh_cron_env *e, hh_conn *c, double now) {
         }
         int64_t nt = hh_cron_expr_next(x, (int64_t)floor(now));
         if (enabled && nt > 0 && (!next || nt < next)) next = nt;
-        int64_t tick = enabled ? hh_cron_due_tick(x, now, hh_cron_parse_time(field(f, "last_enqueue_time")),
-                                                  HH_CRON_GRACE)
-                               : -1;
+        int64_t tick =
+            enabled ? hh_cron_due_tick(x, now, hh_cron_parse_time(field(f, "last_enqueue_time")), HH_CRON_GRACE) : -1;
         hh_cron_expr_free(x);
         if (tick >= 0) {
             char why[256], jid[HH_JID_SIZE] = "";

@@ -19,11 +19,11 @@
 
 /* What the last poll saw, for /metrics, /stats and `top`. */
 typedef struct hh_cron_counts {
-    atomic_long jobs;      /* job hashes read */
-    atomic_long disabled;  /* status "disabled" */
-    atomic_long broken;    /* expression (or message) hiredhand cannot read */
-    atomic_llong next;     /* earliest next tick of an enabled job, Unix s; 0: none */
-    atomic_ullong pushed;  /* ticks this process enqueued since start */
+    atomic_long jobs;     /* job hashes read */
+    atomic_long disabled; /* status "disabled" */
+    atomic_long broken;   /* expression (or message) hiredhand cannot read */
+    atomic_llong next;    /* earliest next tick of an enabled job, Unix s; 0: none */
+    atomic_ullong pushed; /* ticks this process enqueued since start */
 } hh_cron_counts;
 
 /* All the poller knows of its manager. */
@@ -35,7 +35,7 @@ typedef struct hh_cron_env {
     double poll_interval;          /* average seconds between polls (> 0) */
     const char *const *namespaces; /* sidekiq-cron 2.x namespaces polled */
     size_t nnamespaces;
-    double clock_skew;  /* seconds added to the clock: tests only (HH_TEST_CLOCK_SKEW_MS) */
+    double clock_skew; /* seconds added to the clock: tests only (HH_TEST_CLOCK_SKEW_MS) */
     hh_cron_counts *counts;
     const atomic_int *quiet;
     hh_wake *wake;

@@ -32,7 +32,9 @@ static json_t *hgetall(hh_conn *c, const hh_keys *k, const char *hash_key, int *
         *rc = HH_OK;
     } else {
         *rc = hh_fail(HH_ERR_REDIS, "HGETALL %s: %s", hash_key,
-                      !r ? c->last_error : r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+                      !r                                 ? c->last_error
+                          : r->type == REDIS_REPLY_ERROR ? r->str
+                                                         : "unexpected reply");
     }
     if (r) freeReplyObject(r);
     return o;
@@ -69,15 +71,15 @@ static sds job_key(hh_conn *c, const hh_keys *k, const char *ns, const char *nam
 
 static int redis_ok(hh_conn *c, redisReply *r, const char *what) {
     int ok = r && r->type != REDIS_REPLY_ERROR;
-    int rc = ok ? HH_OK
-                : hh_fail(HH_ERR_REDIS, "%s: %s", what, r ? r->str : c->last_error);
+    int rc = ok ? HH_OK : hh_fail(HH_ERR_REDIS, "%s: %s", what, r ? r->str : c->last_error);
     if (r) freeReplyObject(r);
     return rc;
 }
 
 int hh_cron_save(hh_client *cl, const hh_cron_spec *s) {
     if (!cl || !s) return hh_fail(HH_ERR_INVALID, "hh_cron_save: NULL client or spec");
-    if (!s->name || !*s->name || strlen(s->name) > 255) return hh_fail(HH_ERR_INVALID, "'name' must be set (1-255 bytes)");
+    if (!s->name || !*s->name || strlen(s->name) > 255)
+        return hh_fail(HH_ERR_INVALID, "'name' must be set (1-255 bytes)");
     if (!s->klass || !*s->klass) return hh_fail(HH_ERR_INVALID, "'klass' (or class) must be set");
     if (!s->cron || !*s->cron) return hh_fail(HH_ERR_INVALID, "'cron' must be set");
     const char *ns = ns_of(s->cron_namespace);
@@ -140,7 +142,8 @@ int hh_cron_save(hh_client *cl, const hh_cron_spec *s) {
         redisReply *r = hh_conn_cmd(c, "EXISTS %s", ek);
         int exists = r && r->type == REDIS_REPLY_INTEGER && r->integer > 0;
         rc = redis_ok(c, r, "EXISTS");
-        if (rc == HH_OK && !exists && prev >= 0) rc = redis_ok(c, hh_conn_cmd(c, "ZADD %s %s %s", ek, score, member), "ZADD");
+        if (rc == HH_OK && !exists && prev >= 0)
+            rc = redis_ok(c, hh_conn_cmd(c, "ZADD %s %s %s", ek, score, member), "ZADD");
     }
     json_decref(old), json_decref(retry);
     free(msg_s), free(args_s), free(retry_s);
@@ -265,8 +268,7 @@ int hh_cron_delete(hh_client *cl, const char *ns, const char *name) {
                                               : hh_key(k, "cron_jobs");
     sds key = hh_key(k, hk);
     rc = redis_ok(c, hh_conn_cmd(c, "SREM %s %s", set, hk), "SREM");
-    if (rc == HH_OK)
-        rc = redis_ok(c, hh_conn_cmd(c, "DEL %s:enqueued %s:jid_history %s", key, key, key), "DEL");
+    if (rc == HH_OK) rc = redis_ok(c, hh_conn_cmd(c, "DEL %s:enqueued %s:jid_history %s", key, key, key), "DEL");
     sdsfree(set), sdsfree(key), sdsfree(hk);
     json_decref(f);
     return rc;
@@ -282,10 +284,10 @@ int hh_cron_enqueue_now(hh_client *cl, const char *ns, const char *name, char *j
     if (!hk) return rc;
     char why[256], jid[HH_JID_SIZE] = "";
     int got = hh_cron_enqueue(c, k, hh_client_timestamps(cl), hk, f, -1, hh_now(), 0, jid, why, sizeof(why));
-    rc = got == 1    ? HH_OK
-         : got == -1 ? hh_fail(HH_ERR_NOTFOUND, "periodic job %s was deleted", name)
-         : got == -3 ? hh_fail(HH_ERR_INVALID, "periodic job %s: %s", name, why)
-                     : hh_fail(HH_ERR_REDIS, "periodic job %s: %s", name, why);
+    rc = got == 1   ? HH_OK
+        : got == -1 ? hh_fail(HH_ERR_NOTFOUND, "periodic job %s was deleted", name)
+        : got == -3 ? hh_fail(HH_ERR_INVALID, "periodic job %s: %s", name, why)
+                    : hh_fail(HH_ERR_REDIS, "periodic job %s: %s", name, why);
     if (rc == HH_OK && jid_out) memcpy(jid_out, jid, HH_JID_SIZE);
     sdsfree(hk);
     json_decref(f);

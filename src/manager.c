@@ -121,8 +121,8 @@ static int copy_cron_namespaces(hh_manager *m, const hh_manager_options *opts) {
     if (!m->cron_ns) return hh_fail(HH_ERR_NOMEM, "out of memory");
     m->ncron_ns = n;
     for (size_t i = 0; i < n; i++)
-        if (!(m->cron_ns[i] = strdup(opts->cron_namespaces && opts->ncron_namespaces ? opts->cron_namespaces[i]
-                                                                                      : "default")))
+        if (!(m->cron_ns[i] =
+                  strdup(opts->cron_namespaces && opts->ncron_namespaces ? opts->cron_namespaces[i] : "default")))
             return hh_fail(HH_ERR_NOMEM, "out of memory");
     return HH_OK;
 }

@@ -283,21 +283,21 @@ typedef enum hh_script_id {
  * pushed, 0 when the tick was already taken (by any process, Ruby or
  * hiredhand), -1 when the job is gone, -2 when it is disabled. Plain
  * script: it grows the data set, so a full Redis refuses it whole. */
-#define HH_LUA_CRON_ENQUEUE                                                \
-    "local st = redis.call('HGET', KEYS[1], 'status')\n"                   \
-    "if not st then\n"                                                     \
-    "  if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end\n"         \
-    "  st = 'enabled'\n"                                                   \
-    "end\n"                                                                \
-    "if ARGV[9] == '1' and st ~= 'enabled' then return -2 end\n"           \
-    "if ARGV[1] ~= '' then\n"                                              \
-    "  if redis.call('ZADD', KEYS[2], ARGV[1], ARGV[2]) == 0 then return 0 end\n" \
-    "end\n"                                                                \
-    "redis.call('SADD', KEYS[4], ARGV[4])\n"                               \
-    "redis.call('LPUSH', KEYS[5], ARGV[3])\n"                              \
-    "redis.call('HSET', KEYS[1], 'last_enqueue_time', ARGV[5])\n"          \
-    "redis.call('LPUSH', KEYS[3], ARGV[6])\n"                              \
-    "redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[7]))\n"                 \
+#define HH_LUA_CRON_ENQUEUE                                                           \
+    "local st = redis.call('HGET', KEYS[1], 'status')\n"                              \
+    "if not st then\n"                                                                \
+    "  if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end\n"                    \
+    "  st = 'enabled'\n"                                                              \
+    "end\n"                                                                           \
+    "if ARGV[9] == '1' and st ~= 'enabled' then return -2 end\n"                      \
+    "if ARGV[1] ~= '' then\n"                                                         \
+    "  if redis.call('ZADD', KEYS[2], ARGV[1], ARGV[2]) == 0 then return 0 end\n"     \
+    "end\n"                                                                           \
+    "redis.call('SADD', KEYS[4], ARGV[4])\n"                                          \
+    "redis.call('LPUSH', KEYS[5], ARGV[3])\n"                                         \
+    "redis.call('HSET', KEYS[1], 'last_enqueue_time', ARGV[5])\n"                     \
+    "redis.call('LPUSH', KEYS[3], ARGV[6])\n"                                         \
+    "redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[7]))\n"                            \
     "if ARGV[1] ~= '' then redis.call('ZREMRANGEBYSCORE', KEYS[2], 0, ARGV[8]) end\n" \
     "return 1\n"
 

@@ -73,8 +73,9 @@ static json_t *fields(const char *json) {
 
 static void test_payload_plain(void **state) {
     (void)state;
-    json_t *f = fields("{\"name\":\"t\",\"klass\":\"Tick\",\"args\":\"[1,\\\"a\\\"]\",\"date_as_argument\":\"1\","
-                       "\"message\":\"{\\\"retry\\\":3,\\\"queue\\\":\\\"low\\\",\\\"class\\\":\\\"Tick\\\",\\\"args\\\":[]}\"}");
+    json_t *f = fields(
+        "{\"name\":\"t\",\"klass\":\"Tick\",\"args\":\"[1,\\\"a\\\"]\",\"date_as_argument\":\"1\","
+        "\"message\":\"{\\\"retry\\\":3,\\\"queue\\\":\\\"low\\\",\\\"class\\\":\\\"Tick\\\",\\\"args\\\":[]}\"}");
     char *q = NULL, why[128];
     char *p = hh_cron_payload(f, T0 + 0.25, HH_TS_FLOAT, "0123456789abcdef01234567", &q, why, sizeof(why));
     assert_non_null(p);
