@@ -170,7 +170,8 @@ static void test_refusal_messages(void **s) {
         char err[256] = "";
         hh_cron_expr *e = hh_cron_expr_parse(cases[i].expr, cases[i].zone, err, sizeof err);
         if (e) fail_msg("\"%s\" was accepted", cases[i].expr);
-        if (!strstr(err, cases[i].part)) fail_msg("\"%s\": message \"%s\" lacks \"%s\"", cases[i].expr, err, cases[i].part);
+        if (!strstr(err, cases[i].part))
+            fail_msg("\"%s\": message \"%s\" lacks \"%s\"", cases[i].expr, err, cases[i].part);
     }
     /* a short buffer gets a truncated, terminated message; none is fine too */
     char small[8];
@@ -227,8 +228,11 @@ static void test_cost(void **s) {
 int main(int argc, char **argv) {
     if (argc > 1) fixture = argv[1];
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ticks_as_fugit),   cmocka_unit_test(test_refused_as_fugit), cmocka_unit_test(test_refusal_messages),
-        cmocka_unit_test(test_zone_reported),    cmocka_unit_test(test_cost),
+        cmocka_unit_test(test_ticks_as_fugit),
+        cmocka_unit_test(test_refused_as_fugit),
+        cmocka_unit_test(test_refusal_messages),
+        cmocka_unit_test(test_zone_reported),
+        cmocka_unit_test(test_cost),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
