@@ -644,15 +644,16 @@ static int weekday_match(cursor *c) {
 static int monthday_match(cursor *c) {
     const hh_cron_expr *e = c->e;
     if (e->dom_all) return 1;
-    if (e->dom_pos >> c->day & 1) return 1;
-    if (!e->dom_neg) return 0;
-    /* fugit: last = (midnight of next month's 1st - 24 h).day + 1 */
+    /* fugit: last = (midnight of next month's 1st - 24 h).day + 1, computed
+     * for every restricted day-of-month (so it fails, as fugit raises, when
+     * that midnight is missing or repeated in the zone, even for "1") */
     cursor n = *c;
     inc_month(&n);
     if (n.err) {
         c->err = 1;
         return 0;
     }
+    if (e->dom_pos >> c->day & 1) return 1;
     inc(&n, -DAY_S);
     int last = n.day + 1;
     int k = last - c->day; /* day == last + d  <=>  d == -k */
