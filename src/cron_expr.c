@@ -267,17 +267,24 @@ static int parse_elt(parser *p, int f, elt *e) {
             if (q[0] == '%' && isdig(q[1])) {
                 size_t i = 1;
                 long m = 0, pl = 0;
+                int big = 0;
                 while (isdig(q[i])) {
-                    if (m < 100000) m = m * 10 + (q[i] - '0');
+                    m = m * 10 + (q[i] - '0');
+                    if (m > 1000000) {
+                        big = 1;
+                        m = 1000000;
+                    }
                     i++;
                 }
                 if (q[i] == '+' && isdig(q[i + 1])) {
                     i++;
+                    /* only plus % mod matters: kept reduced, exactly */
                     while (isdig(q[i])) {
-                        if (pl < 100000) pl = pl * 10 + (q[i] - '0');
+                        pl = m > 0 ? (pl * 10 + (q[i] - '0')) % m : 0;
                         i++;
                     }
                 }
+                if (big) m = -1;
                 p->pos += i;
                 e->has_a = 1;
                 e->a = a;
@@ -825,17 +832,30 @@ static int determine(int f, const field_list *fl, uint64_t *mask, uint32_t *negm
     return 1;
 }
 
+/* fugit's weekdays are uniq'ed: entries are kept distinct as they come
+ * (Sunday 7 is 0 already). 0 when there is no room for a new one. */
+#define MAX_DOW 128
+static int add_dow(dow_entry *buf, int *n, dow_entry d) {
+    for (int j = 0; j < *n; j++)
+        if (memcmp(&buf[j], &d, sizeof d) == 0) return 1;
+    if (*n >= MAX_DOW) return 0;
+    buf[(*n)++] = d;
+    return 1;
+}
+
 static int determine_weekdays(const field_list *fl, hh_cron_expr *x, char *err, size_t errlen) {
-    dow_entry buf[64];
+    dow_entry buf[MAX_DOW];
     int n = 0;
     for (int i = 0; i < fl->n; i++) {
         const elt *e = &fl->v[i];
         if (e->hash || e->has_mod) {
             if (e->has_mod && e->mod < 1) {
-                seterr(err, errlen, "day-of-week field \"%.*s\": a modulo of 0", (int)fl->len, fl->text);
+                seterr(err, errlen, "day-of-week field \"%.*s\": %s", (int)fl->len, fl->text,
+                       e->mod == 0 ? "a modulo of 0" : "a modulo over 1000000 weeks: unsupported");
                 return 0;
             }
-            if (n < 64) buf[n++] = (dow_entry){e->a == 7 ? 0 : e->a, e->hash, e->has_mod ? e->mod : 0, e->plus};
+            if (!add_dow(buf, &n, (dow_entry){e->a == 7 ? 0 : e->a, e->hash, e->has_mod ? e->mod : 0, e->plus}))
+                goto many;
             continue;
         }
         int a, z, step = 1;
@@ -853,16 +873,9 @@ static int determine_weekdays(const field_list *fl, hh_cron_expr *x, char *err, 
         }
         if (a > z) z += 7;
         for (int d = a; d <= z; d += step)
-            if (n < 64) buf[n++] = (dow_entry){d > 6 ? d - 7 : d, 0, 0, 0};
+            if (!add_dow(buf, &n, (dow_entry){d > 6 ? d - 7 : d, 0, 0, 0})) goto many;
     }
-    /* sun7 to sun0, then uniq */
-    int m = 0;
-    for (int i = 0; i < n; i++) {
-        if (buf[i].wday == 7) buf[i].wday = 0;
-        int dup = 0;
-        for (int j = 0; j < m; j++) dup |= memcmp(&buf[j], &buf[i], sizeof buf[i]) == 0;
-        if (!dup) buf[m++] = buf[i];
-    }
+    int m = n;
     if (m == 0) {
         x->dow = NULL;
         x->ndow = 0;
@@ -876,6 +889,10 @@ static int determine_weekdays(const field_list *fl, hh_cron_expr *x, char *err, 
     memcpy(x->dow, buf, (size_t)m * sizeof *x->dow);
     x->ndow = m;
     return 1;
+many:
+    seterr(err, errlen, "day-of-week field \"%.*s\": more than %d different entries: unsupported", (int)fl->len,
+           fl->text, MAX_DOW);
+    return 0;
 }
 
 /* ---------- parse ---------- */
