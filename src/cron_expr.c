@@ -1086,7 +1086,7 @@ hh_cron_expr *hh_cron_expr_parse(const char *text, const char *default_zone, cha
 
     /* the zone */
     {
-        char *zname = tz ? g_strndup(tz, tzlen) : default_zone ? g_strdup(default_zone) : NULL;
+        char *zname = tz ? g_strndup(tz, tzlen) : default_zone && *default_zone ? g_strdup(default_zone) : NULL;
         if (zname) {
             x->tz = zone_load(zname);
             if (!x->tz) {

@@ -18,8 +18,8 @@ typedef struct hh_cron_expr hh_cron_expr;
 
 /* Parses `text`. `default_zone` is the zone of an expression that names
  * none (an IANA name such as "Europe/Berlin", "UTC", or an offset "+09:00"
- * as fugit takes them); NULL means the
- * process's local zone (TZ, else /etc/localtime), which is what fugit uses
+ * as fugit takes them); NULL (or "") means the process's local zone (TZ,
+ * else /etc/localtime, read now, at parse time), which is what fugit uses
  * in a Ruby process. Returns a new expression the caller frees with
  * hh_cron_expr_free, or NULL with a reason in err (NUL-terminated,
  * truncated to errlen) naming the part that is wrong or unsupported, e.g.

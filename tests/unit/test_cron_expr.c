@@ -199,6 +199,14 @@ static void test_zone_reported(void **s) {
     assert_non_null(e);
     assert_string_equal(hh_cron_expr_zone(e), "");
     hh_cron_expr_free(e);
+    e = hh_cron_expr_parse("@daily", "", err, sizeof err); /* what zone() gives back for local */
+    assert_non_null(e);
+    assert_string_equal(hh_cron_expr_zone(e), "");
+    hh_cron_expr_free(e);
+    e = hh_cron_expr_parse("0 0 * * * -03:30", NULL, err, sizeof err);
+    assert_non_null(e);
+    assert_string_equal(hh_cron_expr_zone(e), "-03:30");
+    hh_cron_expr_free(e);
     hh_cron_expr_free(NULL);
     assert_int_equal(hh_cron_expr_next(NULL, 0), -1);
     assert_int_equal(hh_cron_expr_prev(NULL, 0), -1);
