@@ -98,19 +98,20 @@ def walk(c, expr, tzenv, rows)
   plan = INSTANTS.map { |t| [t, 1] }
   plan += DST_INSTANTS.map { |t| [t, 2] } if DST_ZONES.include?(zone.name)
   plan += MIDNIGHT_INSTANTS.map { |t| [t, 1] } if MIDNIGHT_ZONES.include?(zone.name)
+  # fugit is slow (milliseconds a call): each answer is asked once
+  memo = Hash.new { |h, (m, t)| h[[m, t]] = safe { c.send(m, EtOrbi::EoTime.new(t, zone)).to_i } }
   seen = {}
   plan.each do |t0, steps|
     # the instant, and `steps` ticks after it and before it
     todo = [t0]
     t = t0
-    steps.times { t = safe { c.next_time(EtOrbi::EoTime.new(t, zone)).to_i }; break if t < 0; todo << t }
+    steps.times { t = memo[[:next_time, t]]; break if t < 0; todo << t }
     t = t0
-    steps.times { t = safe { c.previous_time(EtOrbi::EoTime.new(t, zone)).to_i }; break if t < 0; todo << t }
+    steps.times { t = memo[[:previous_time, t]]; break if t < 0; todo << t }
     todo.each do |x|
       next if seen[x]
       seen[x] = true
-      f = EtOrbi::EoTime.new(x, zone)
-      rows << ['tick', tzenv, expr, x, safe { c.previous_time(f).to_i }, safe { c.next_time(f).to_i }].join("\t")
+      rows << ['tick', tzenv, expr, x, memo[[:previous_time, x]], memo[[:next_time, x]]].join("\t")
     end
   end
 end
