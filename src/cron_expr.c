@@ -61,8 +61,7 @@ struct hh_cron_expr {
 
 static void seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void seterr(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || errlen == 0)
-        return;
+    if (!err || errlen == 0) return;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(err, errlen, fmt, ap);
@@ -101,8 +100,7 @@ static void fail_at(parser *p, size_t at) {
 
 static int ci_prefix(const char *s, const char *w) {
     for (; *w; s++, w++)
-        if (tolower((unsigned char)*s) != *w)
-            return 0;
+        if (tolower((unsigned char)*s) != *w) return 0;
     return 1;
 }
 
@@ -155,8 +153,7 @@ static int tok_value(parser *p, int f, int *out) {
         }
         if (m) {
             n = neg + m;
-            if (neg)
-                v = -v;
+            if (neg) v = -v;
         } else if (ci_prefix(s, "last")) {
             v = -1;
             n = 4;
@@ -203,8 +200,7 @@ static int tok_value(parser *p, int f, int *out) {
         }
         break;
     }
-    default:
-        break;
+    default: break;
     }
     if (!n) {
         fail_at(p, p->pos);
@@ -271,19 +267,24 @@ static int parse_elt(parser *p, int f, elt *e) {
             if (q[0] == '%' && isdig(q[1])) {
                 size_t i = 1;
                 long m = 0, pl = 0;
+                int big = 0;
                 while (isdig(q[i])) {
-                    if (m < 100000)
-                        m = m * 10 + (q[i] - '0');
+                    m = m * 10 + (q[i] - '0');
+                    if (m > 1000000) {
+                        big = 1;
+                        m = 1000000;
+                    }
                     i++;
                 }
                 if (q[i] == '+' && isdig(q[i + 1])) {
                     i++;
+                    /* only plus % mod matters: kept reduced, exactly */
                     while (isdig(q[i])) {
-                        if (pl < 100000)
-                            pl = pl * 10 + (q[i] - '0');
+                        pl = m > 0 ? (pl * 10 + (q[i] - '0')) % m : 0;
                         i++;
                     }
                 }
+                if (big) m = -1;
                 p->pos += i;
                 e->has_a = 1;
                 e->a = a;
@@ -297,8 +298,7 @@ static int parse_elt(parser *p, int f, elt *e) {
     }
     int sl;
     if (s[p->pos] == '/') {
-        if (!tok_slash(p, &sl))
-            return 0;
+        if (!tok_slash(p, &sl)) return 0;
         e->has_sl = 1;
         e->sl = sl;
         return 1;
@@ -306,16 +306,13 @@ static int parse_elt(parser *p, int f, elt *e) {
     if (s[p->pos] == '*') {
         p->pos++;
     } else {
-        if (!tok_value(p, f, &e->a))
-            return 0;
+        if (!tok_value(p, f, &e->a)) return 0;
         e->has_a = 1;
         if (s[p->pos] == '-') {
             size_t h = p->pos;
             p->pos++;
-            if (tok_value(p, f, &e->z))
-                e->has_z = 1;
-            else
-                p->pos = h; /* (hyphen value)? failed as a whole */
+            if (tok_value(p, f, &e->z)) e->has_z = 1;
+            else p->pos = h; /* (hyphen value)? failed as a whole */
         }
     }
     if (s[p->pos] == '/') {
@@ -323,8 +320,7 @@ static int parse_elt(parser *p, int f, elt *e) {
         if (tok_slash(p, &sl)) {
             e->has_sl = 1;
             e->sl = sl;
-        } else
-            p->pos = h;
+        } else p->pos = h;
     }
     return 1;
 }
@@ -335,16 +331,13 @@ static int tok_commas(parser *p, int need) {
     const char *s = p->s;
     size_t i = p->pos;
     if (need) {
-        if (s[i] != ',')
-            return 0;
+        if (s[i] != ',') return 0;
         i++;
     }
     for (;;) {
         size_t j = i;
-        while (s[j] == ' ' || s[j] == '\t')
-            j++;
-        if (s[j] != ',')
-            break;
+        while (s[j] == ' ' || s[j] == '\t') j++;
+        if (s[j] != ',') break;
         i = j + 1;
     }
     p->pos = i;
@@ -372,18 +365,15 @@ static int parse_field(parser *p, int f, field_list *fl, int *amp) {
     tok_commas(p, 0);
     size_t start = p->pos;
     elt e;
-    if (!parse_elt(p, f, &e) || !push_elt(p, fl, &e))
-        return 0;
+    if (!parse_elt(p, f, &e) || !push_elt(p, fl, &e)) return 0;
     for (;;) { /* jseq: (comma elt)*, giving back a comma no element follows */
         size_t h = p->pos;
-        if (!tok_commas(p, 1))
-            break;
+        if (!tok_commas(p, 1)) break;
         if (!parse_elt(p, f, &e)) {
             p->pos = h;
             break;
         }
-        if (!push_elt(p, fl, &e))
-            return 0;
+        if (!push_elt(p, fl, &e)) return 0;
     }
     fl->text = p->s + start;
     fl->len = p->pos - start;
@@ -392,14 +382,12 @@ static int parse_field(parser *p, int f, field_list *fl, int *amp) {
         p->pos++;
         *amp = 1;
     }
-    if (f == F_DOW)
-        return 1;
+    if (f == F_DOW) return 1;
     if (p->s[p->pos] != ' ' && p->s[p->pos] != '\t') {
         fail_at(p, p->pos);
         return 0;
     }
-    while (p->s[p->pos] == ' ' || p->s[p->pos] == '\t')
-        p->pos++;
+    while (p->s[p->pos] == ' ' || p->s[p->pos] == '\t') p->pos++;
     return 1;
 }
 
@@ -409,16 +397,14 @@ static int parse_field(parser *p, int f, field_list *fl, int *amp) {
 static int parse_tz(parser *p, const char **tz, size_t *tzlen) {
     const char *s = p->s;
     size_t i = p->pos;
-    if (s[i] != ' ')
-        return 0;
-    while (s[i] == ' ')
-        i++;
+    if (s[i] != ' ') return 0;
+    while (s[i] == ' ') i++;
     size_t b = i;
     if ((s[i] == '+' || s[i] == '-') &&
-        (((s[i + 1] == '0' || s[i + 1] == '1') && isdig(s[i + 2])) || (s[i + 1] == '2' && s[i + 2] >= '0' && s[i + 2] <= '4'))) {
+        (((s[i + 1] == '0' || s[i + 1] == '1') && isdig(s[i + 2])) ||
+         (s[i + 1] == '2' && s[i + 2] >= '0' && s[i + 2] <= '4'))) {
         size_t j = i + 3;
-        if (s[j] == ':')
-            j++;
+        if (s[j] == ':') j++;
         if ((s[j] == '0' && s[j + 1] == '0') || (s[j] == '1' && s[j + 1] == '5') || (s[j] == '3' && s[j + 1] == '0') ||
             (s[j] == '4' && s[j + 1] == '5')) {
             p->pos = j + 2;
@@ -428,17 +414,13 @@ static int parse_tz(parser *p, const char **tz, size_t *tzlen) {
         }
     }
 #define TZC(c) (isalnum((unsigned char)(c)) || (c) == '+' || (c) == '-')
-    if (!(s[i] >= 'A' && s[i] <= 'Z' && TZC(s[i + 1])))
-        return 0;
+    if (!(s[i] >= 'A' && s[i] <= 'Z' && TZC(s[i + 1]))) return 0;
     i += 2;
-    while (TZC(s[i]))
-        i++;
+    while (TZC(s[i])) i++;
     for (int k = 0; k < 2; k++) {
-        if (!(s[i] == '/' && s[i + 1] >= 'A' && s[i + 1] <= 'Z' && (TZC(s[i + 2]) || s[i + 2] == '_')))
-            break;
+        if (!(s[i] == '/' && s[i + 1] >= 'A' && s[i + 1] <= 'Z' && (TZC(s[i + 2]) || s[i + 2] == '_'))) break;
         i += 3;
-        while (TZC(s[i]) || s[i] == '_')
-            i++;
+        while (TZC(s[i]) || s[i] == '_') i++;
     }
 #undef TZC
     p->pos = i;
@@ -455,8 +437,7 @@ static int parse_tz(parser *p, const char **tz, size_t *tzlen) {
  * strings ("JST-9"), which et-orbi refuses. */
 static GTimeZone *zone_load(const char *name) {
     size_t n = strlen(name);
-    if (n == 0)
-        return NULL;
+    if (n == 0) return NULL;
     if (name[0] == '+' || name[0] == '-') {
         /* et-orbi: /\A([+-][0-1]?[0-9]):?([0-5][0-9])?\z/, |hours| <= 11 */
         size_t i = 1;
@@ -467,27 +448,22 @@ static GTimeZone *zone_load(const char *name) {
         } else if (isdig(name[i])) {
             h = name[i] - '0';
             i++;
-        } else
-            return NULL;
-        if (name[i] == ':')
-            i++;
+        } else return NULL;
+        if (name[i] == ':') i++;
         if (name[i] >= '0' && name[i] <= '5' && isdig(name[i + 1])) {
             m = (name[i] - '0') * 10 + (name[i + 1] - '0');
             i += 2;
         }
-        if (name[i] || h > 11)
-            return NULL;
+        if (name[i] || h > 11) return NULL;
         int off = h * 3600 + m * 60;
         return g_time_zone_new_offset(name[0] == '-' ? -off : off);
     }
-    if (strstr(name, "..") || name[0] == '/')
-        return NULL;
+    if (strstr(name, "..") || name[0] == '/') return NULL;
     const char *dir = getenv("TZDIR");
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : "/usr/share/zoneinfo", name);
     struct stat st;
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
-        return NULL;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return NULL;
     return g_time_zone_new_identifier(name);
 }
 
@@ -523,8 +499,7 @@ static int floordiv(int64_t a, int64_t b) { return (int)(a / b - ((a % b != 0) &
 
 static int days_in_month(int y, int m) {
     static const int dm[] = {0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
-        return 29;
+    if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0)) return 29;
     return dm[m];
 }
 
@@ -534,20 +509,16 @@ static int days_in_month(int y, int m) {
 static int local_to_utc(GTimeZone *tz, int y, int mo, int d, int h, int mi, int s, int64_t *out) {
     int64_t L = days_from_civil(y, mo, d) * DAY_S + h * 3600 + mi * 60 + s;
     int64_t offs[3] = {tz_offset(tz, L - DAY_S), tz_offset(tz, L), tz_offset(tz, L + DAY_S)};
-    int64_t found[3];
+    int64_t found[3] = {0, 0, 0};
     int n = 0;
     for (int i = 0; i < 3; i++) {
         int64_t u = L - offs[i];
-        if (tz_offset(tz, u) != offs[i])
-            continue;
+        if (tz_offset(tz, u) != offs[i]) continue;
         int dup = 0;
-        for (int j = 0; j < n; j++)
-            dup |= found[j] == u;
-        if (!dup)
-            found[n++] = u;
+        for (int j = 0; j < n; j++) dup |= found[j] == u;
+        if (!dup) found[n++] = u;
     }
-    if (n >= 1)
-        *out = found[0] < (n > 1 ? found[1] : found[0]) ? found[0] : (n > 1 ? found[1] : found[0]);
+    if (n == 1) *out = found[0]; /* a gap or a repeat: fugit raises, or skips a day */
     return n > 2 ? 2 : n;
 }
 
@@ -594,17 +565,13 @@ static void inc_month(cursor *c) {
 
 static void inc_day(cursor *c) {
     inc(c, (24 - c->hour) * 3600 - c->min * 60 - c->sec);
-    if (c->hour == 0)
-        return;
+    if (c->hour == 0) return;
     if (c->hour < 12) {
         int64_t u;
         int r = local_to_utc(c->e->tz, c->year, c->month, c->day, 0, 0, 0, &u);
-        if (r == 1)
-            cur_set(c, u);
-        else if (r == 0)
-            inc(c, (24 - c->hour) * 3600);
-        else
-            c->err = 1;
+        if (r == 1) cur_set(c, u);
+        else if (r == 0) inc(c, (24 - c->hour) * 3600);
+        else c->err = 1;
     } else {
         inc(c, (24 - c->hour) * 3600);
     }
@@ -623,7 +590,9 @@ static void inc_sec(cursor *c) {
     inc(c, 60 - c->sec + e->secs[0]);
 }
 
-static void dec_month(cursor *c) { inc(c, -((c->day - 1) * (int64_t)DAY_S + c->hour * 3600 + c->min * 60 + c->sec + 1)); }
+static void dec_month(cursor *c) {
+    inc(c, -((c->day - 1) * (int64_t)DAY_S + c->hour * 3600 + c->min * 60 + c->sec + 1));
+}
 static void dec_day(cursor *c) { inc(c, -(c->hour * 3600 + c->min * 60 + c->sec + 1)); }
 static void dec_hour(cursor *c) { inc(c, -(c->min * 60 + c->sec + 1)); }
 static void dec_min(cursor *c) { inc(c, -(c->sec + 1)); }
@@ -659,26 +628,21 @@ static int rweek(cursor *c) {
 
 static int weekday_match(cursor *c) {
     const hh_cron_expr *e = c->e;
-    if (!e->dow)
-        return 1;
+    if (!e->dow) return 1;
     for (int i = 0; i < e->ndow; i++) {
         const dow_entry *w = &e->dow[i];
-        if (w->wday != c->wday)
-            continue;
-        if (!w->hash && !w->mod)
-            return 1;
+        if (w->wday != c->wday) continue;
+        if (!w->hash && !w->mod) return 1;
         if (w->mod) {
             int rw = rweek(c);
             int r = ((rw % w->mod) + w->mod) % w->mod;
-            if (r == w->plus % w->mod)
-                return 1;
+            if (r == w->plus % w->mod) return 1;
         } else {
             /* et-orbi's wday_in_month: weeks counted from the start and
              * (negative) from the end of the month */
             int ph = (c->day - 1) / 7 + 1;
             int nh = -((days_in_month(c->year, c->month) - c->day) / 7 + 1);
-            if (w->hash == ph || w->hash == nh)
-                return 1;
+            if (w->hash == ph || w->hash == nh) return 1;
         }
     }
     return 0;
@@ -686,19 +650,17 @@ static int weekday_match(cursor *c) {
 
 static int monthday_match(cursor *c) {
     const hh_cron_expr *e = c->e;
-    if (e->dom_all)
-        return 1;
-    if (e->dom_pos >> c->day & 1)
-        return 1;
-    if (!e->dom_neg)
-        return 0;
-    /* fugit: last = (midnight of next month's 1st - 24 h).day + 1 */
+    if (e->dom_all) return 1;
+    /* fugit: last = (midnight of next month's 1st - 24 h).day + 1, computed
+     * for every restricted day-of-month (so it fails, as fugit raises, when
+     * that midnight is missing or repeated in the zone, even for "1") */
     cursor n = *c;
     inc_month(&n);
     if (n.err) {
         c->err = 1;
         return 0;
     }
+    if (e->dom_pos >> c->day & 1) return 1;
     inc(&n, -DAY_S);
     int last = n.day + 1;
     int k = last - c->day; /* day == last + d  <=>  d == -k */
@@ -708,16 +670,14 @@ static int monthday_match(cursor *c) {
 static int day_match(cursor *c) {
     const hh_cron_expr *e = c->e;
     if (e->dow && !e->dom_all) {
-        if (e->day_and)
-            return weekday_match(c) && monthday_match(c);
+        if (e->day_and) return weekday_match(c) && monthday_match(c);
         return weekday_match(c) || monthday_match(c);
     }
     return weekday_match(c) && monthday_match(c);
 }
 
 int64_t hh_cron_expr_next(const hh_cron_expr *e, int64_t from) {
-    if (!e)
-        return -1;
+    if (!e) return -1;
     cursor c = {.e = e};
     cur_set(&c, from);
     /* `from` is read in the expression's zone: its wall time and offset
@@ -727,8 +687,7 @@ int64_t hh_cron_expr_next(const hh_cron_expr *e, int64_t from) {
     const char *zab = g_time_zone_get_abbreviation(e->tz, c.interval < 0 ? 0 : c.interval);
     int64_t ifrom = from;
     for (int i = 1;; i++) {
-        if (i > MAX_ITER || c.err)
-            return -1;
+        if (i > MAX_ITER || c.err) return -1;
         if (ifrom == c.t) {
             inc(&c, 1);
             continue;
@@ -738,8 +697,7 @@ int64_t hh_cron_expr_next(const hh_cron_expr *e, int64_t from) {
             continue;
         }
         if (!day_match(&c)) {
-            if (!c.err)
-                inc_day(&c);
+            if (!c.err) inc_day(&c);
             continue;
         }
         if (!hour_match(&c)) {
@@ -757,8 +715,8 @@ int64_t hh_cron_expr_next(const hh_cron_expr *e, int64_t from) {
         /* Out of daylight saving time, the same wall time comes twice:
          * fugit does not yield it twice in a row. */
         const char *ab = g_time_zone_get_abbreviation(e->tz, c.interval < 0 ? 0 : c.interval);
-        if (c.year == sf[0] && c.month == sf[1] && c.day == sf[2] && c.hour == sf[3] && c.min == sf[4] && c.sec == sf[5] &&
-            (c.off != zoff || strcmp(ab, zab) != 0)) {
+        if (c.year == sf[0] && c.month == sf[1] && c.day == sf[2] && c.hour == sf[3] && c.min == sf[4] &&
+            c.sec == sf[5] && (c.off != zoff || strcmp(ab, zab) != 0)) {
             zoff = c.off;
             zab = ab;
             ifrom = c.t;
@@ -769,20 +727,17 @@ int64_t hh_cron_expr_next(const hh_cron_expr *e, int64_t from) {
 }
 
 int64_t hh_cron_expr_prev(const hh_cron_expr *e, int64_t from) {
-    if (!e)
-        return -1;
+    if (!e) return -1;
     cursor c = {.e = e};
     cur_set(&c, from - 1);
     for (int i = 1;; i++) {
-        if (i > MAX_ITER || c.err)
-            return -1;
+        if (i > MAX_ITER || c.err) return -1;
         if (!month_match(&c)) {
             dec_month(&c);
             continue;
         }
         if (!day_match(&c)) {
-            if (!c.err)
-                dec_day(&c);
+            if (!c.err) dec_day(&c);
             continue;
         }
         if (!hour_match(&c)) {
@@ -807,10 +762,8 @@ int64_t hh_cron_expr_prev(const hh_cron_expr *e, int64_t from) {
  * "the full range" (fugit's [nil]: a wildcard), -1 for fugit's
  * ArgumentError (a negative bound with a positive one). */
 static int range(int min, int max, int sta, int edn, int sla, int *vals, int *nv) {
-    if (sta == min && edn == max && sla == 1)
-        return 0;
-    if ((sta < 0 && edn > 0) || (edn < 0 && sta > 0))
-        return -1;
+    if (sta == min && edn == max && sla == 1) return 0;
+    if ((sta < 0 && edn > 0) || (edn < 0 && sta > 0)) return -1;
     int omax = max;
     if (sta < 0) {
         min = -max;
@@ -819,30 +772,26 @@ static int range(int min, int max, int sta, int edn, int sla, int *vals, int *nv
     int a[256], n = 0, cur = sta;
     for (;;) {
         a[n++] = cur;
-        if (cur == edn)
-            break;
+        if (cur == edn) break;
         cur++;
         if (cur > max) {
             cur = min;
-            if (edn > max)
-                edn = edn - max - 1;
+            if (edn > max) edn = edn - max - 1;
         }
-        if (n > 2 * omax || n >= 255)
-            return -1;
+        if (n > 2 * omax || n >= 255) return -1;
     }
-    for (int i = 0; i < n; i += sla)
-        vals[(*nv)++] = a[i];
+    for (int i = 0; i < n; i += sla) vals[(*nv)++] = a[i];
     return 1;
 }
 
 /* fugit's do_determine for one non-weekday field: the values into *mask
  * (bit v, or for negative day-of-month values bit -v of *negmask), *all
  * when the field is a wildcard. Returns 0 with a message on refusal. */
-static int determine(int f, const field_list *fl, uint64_t *mask, uint32_t *negmask, int *all, char *err, size_t errlen) {
+static int determine(int f, const field_list *fl, uint64_t *mask, uint32_t *negmask, int *all, char *err,
+                     size_t errlen) {
     int min = field_min[f], max = f == F_SEC || f == F_MIN ? 59 : f == F_HOU ? 23 : f == F_DOM ? 31 : 12;
     *mask = 0;
-    if (negmask)
-        *negmask = 0;
+    if (negmask) *negmask = 0;
     *all = 0;
     for (int i = 0; i < fl->n; i++) {
         const elt *e = &fl->v[i];
@@ -861,8 +810,7 @@ static int determine(int f, const field_list *fl, uint64_t *mask, uint32_t *negm
             int sta = e->has_a ? e->a : min;
             int edn = e->has_z ? e->z : max; /* a slash with no end runs to max */
             int sla = e->has_sl ? e->sl : 1;
-            if (edn < 0 && sta > 0)
-                edn = max;
+            if (edn < 0 && sta > 0) edn = max;
             int r = range(min, max, sta, edn, sla, vals, &nv);
             if (r < 0) {
                 seterr(err, errlen, "%s field \"%.*s\": a range from a negative day to a positive one (or back)",
@@ -876,29 +824,38 @@ static int determine(int f, const field_list *fl, uint64_t *mask, uint32_t *negm
         }
         for (int k = 0; k < nv; k++) {
             int v = vals[k];
-            if (f == F_HOU && v == 24)
-                v = 0;
-            if (v < 0 && negmask)
-                *negmask |= 1u << -v;
-            else if (v >= 0 && v < 64)
-                *mask |= (uint64_t)1 << v;
+            if (f == F_HOU && v == 24) v = 0;
+            if (v < 0 && negmask) *negmask |= 1u << -v;
+            else if (v >= 0 && v < 64) *mask |= (uint64_t)1 << v;
         }
     }
     return 1;
 }
 
+/* fugit's weekdays are uniq'ed: entries are kept distinct as they come
+ * (Sunday 7 is 0 already). 0 when there is no room for a new one. */
+#define MAX_DOW 128
+static int add_dow(dow_entry *buf, int *n, dow_entry d) {
+    for (int j = 0; j < *n; j++)
+        if (memcmp(&buf[j], &d, sizeof d) == 0) return 1;
+    if (*n >= MAX_DOW) return 0;
+    buf[(*n)++] = d;
+    return 1;
+}
+
 static int determine_weekdays(const field_list *fl, hh_cron_expr *x, char *err, size_t errlen) {
-    dow_entry buf[64];
+    dow_entry buf[MAX_DOW];
     int n = 0;
     for (int i = 0; i < fl->n; i++) {
         const elt *e = &fl->v[i];
         if (e->hash || e->has_mod) {
             if (e->has_mod && e->mod < 1) {
-                seterr(err, errlen, "day-of-week field \"%.*s\": a modulo of 0", (int)fl->len, fl->text);
+                seterr(err, errlen, "day-of-week field \"%.*s\": %s", (int)fl->len, fl->text,
+                       e->mod == 0 ? "a modulo of 0" : "a modulo over 1000000 weeks: unsupported");
                 return 0;
             }
-            if (n < 64)
-                buf[n++] = (dow_entry){e->a == 7 ? 0 : e->a, e->hash, e->has_mod ? e->mod : 0, e->plus};
+            if (!add_dow(buf, &n, (dow_entry){e->a == 7 ? 0 : e->a, e->hash, e->has_mod ? e->mod : 0, e->plus}))
+                goto many;
             continue;
         }
         int a, z, step = 1;
@@ -914,23 +871,11 @@ static int determine_weekdays(const field_list *fl, hh_cron_expr *x, char *err, 
         } else {
             continue; /* "*" adds nothing */
         }
-        if (a > z)
-            z += 7;
+        if (a > z) z += 7;
         for (int d = a; d <= z; d += step)
-            if (n < 64)
-                buf[n++] = (dow_entry){d > 6 ? d - 7 : d, 0, 0, 0};
+            if (!add_dow(buf, &n, (dow_entry){d > 6 ? d - 7 : d, 0, 0, 0})) goto many;
     }
-    /* sun7 to sun0, then uniq */
-    int m = 0;
-    for (int i = 0; i < n; i++) {
-        if (buf[i].wday == 7)
-            buf[i].wday = 0;
-        int dup = 0;
-        for (int j = 0; j < m; j++)
-            dup |= memcmp(&buf[j], &buf[i], sizeof buf[i]) == 0;
-        if (!dup)
-            buf[m++] = buf[i];
-    }
+    int m = n;
     if (m == 0) {
         x->dow = NULL;
         x->ndow = 0;
@@ -944,6 +889,10 @@ static int determine_weekdays(const field_list *fl, hh_cron_expr *x, char *err, 
     memcpy(x->dow, buf, (size_t)m * sizeof *x->dow);
     x->ndow = m;
     return 1;
+many:
+    seterr(err, errlen, "day-of-week field \"%.*s\": more than %d different entries: unsupported", (int)fl->len,
+           fl->text, MAX_DOW);
+    return 0;
 }
 
 /* ---------- parse ---------- */
@@ -952,7 +901,7 @@ static const struct {
     const char *name, *cron;
 } specials[] = {
     {"@yearly", "0 0 1 1 *"}, {"@annually", "0 0 1 1 *"}, {"@monthly", "0 0 1 * *"}, {"@weekly", "0 0 * * 0"},
-    {"@daily", "0 0 * * *"},  {"@midnight", "0 0 * * *"}, {"@noon", "0 12 * * *"},  {"@hourly", "0 * * * *"},
+    {"@daily", "0 0 * * *"},  {"@midnight", "0 0 * * *"}, {"@noon", "0 12 * * *"},   {"@hourly", "0 * * * *"},
 };
 
 static int rb_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
@@ -960,10 +909,8 @@ static int rb_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == 
 /* The whitespace-delimited word of s around position at. */
 static void word_at(const char *s, size_t at, const char **w, int *wl) {
     size_t b = at, e = at;
-    while (b > 0 && !rb_space(s[b - 1]))
-        b--;
-    while (s[e] && !rb_space(s[e]))
-        e++;
+    while (b > 0 && !rb_space(s[b - 1])) b--;
+    while (s[e] && !rb_space(s[e])) e++;
     *w = s + b;
     *wl = (int)(e - b);
 }
@@ -973,11 +920,9 @@ static int try_parse(parser *p, int nfields, field_list *fl, int *amp, const cha
     *amp = 0;
     *tz = NULL;
     *tzlen = 0;
-    for (int f = 0; f < F_COUNT; f++)
-        fl[f].n = 0;
+    for (int f = 0; f < F_COUNT; f++) fl[f].n = 0;
     for (int f = nfields == 6 ? F_SEC : F_MIN; f < F_COUNT; f++)
-        if (!parse_field(p, f, &fl[f], amp))
-            return 0;
+        if (!parse_field(p, f, &fl[f], amp)) return 0;
     parse_tz(p, tz, tzlen);
     return 1;
 }
@@ -990,10 +935,8 @@ hh_cron_expr *hh_cron_expr_parse(const char *text, const char *default_zone, cha
     }
     /* Ruby's String#strip */
     const char *b = text, *e = text + strlen(text);
-    while (b < e && (rb_space(*b) || *b == '\0'))
-        b++;
-    while (e > b && (rb_space(e[-1]) || e[-1] == '\0'))
-        e--;
+    while (b < e && (rb_space(*b) || *b == '\0')) b++;
+    while (e > b && (rb_space(e[-1]) || e[-1] == '\0')) e--;
     GString *s = g_string_new_len(b, e - b);
     hh_cron_expr *x = NULL;
     field_list fl[F_COUNT];
@@ -1001,22 +944,21 @@ hh_cron_expr *hh_cron_expr_parse(const char *text, const char *default_zone, cha
 
     if (s->str[0] == '@') {
         size_t k = 0;
-        while (s->str[k] && !rb_space(s->str[k]))
-            k++;
+        while (s->str[k] && !rb_space(s->str[k])) k++;
         const char *cron = NULL;
         for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++)
-            if (strlen(specials[i].name) == k && memcmp(specials[i].name, s->str, k) == 0)
-                cron = specials[i].cron;
+            if (strlen(specials[i].name) == k && memcmp(specials[i].name, s->str, k) == 0) cron = specials[i].cron;
         if (!cron) {
             if (k == 7 && memcmp(s->str, "@reboot", 7) == 0)
                 seterr(err, errlen, "\"@reboot\": not a periodic schedule (fugit refuses it too)");
             else
-                seterr(err, errlen, "alias \"%.*s\": unknown (known: @yearly @annually @monthly @weekly @daily @midnight @noon @hourly)",
-                       (int)k, s->str);
+                seterr(
+                    err, errlen,
+                    "alias \"%.*s\": unknown (known: @yearly @annually @monthly @weekly @daily @midnight @noon @hourly)",
+                    (int)k, s->str);
             goto done;
         }
-        while (s->str[k] && rb_space(s->str[k]))
-            k++;
+        while (s->str[k] && rb_space(s->str[k])) k++;
         GString *r = g_string_new(cron);
         if (s->str[k]) {
             g_string_append_c(r, ' ');
@@ -1050,19 +992,20 @@ hh_cron_expr *hh_cron_expr_parse(const char *text, const char *default_zone, cha
         goto done;
     }
     if (!ok || p.pos != s->len) {
-        if (ok)
-            fail_at(&p, p.pos);
+        if (ok) fail_at(&p, p.pos);
         size_t at = p.far > s->len ? s->len : p.far;
         int words = 0;
-        for (size_t i = 0; i < s->len; i++)
-            words += !rb_space(s->str[i]) && (i == 0 || rb_space(s->str[i - 1]));
+        for (size_t i = 0; i < s->len; i++) words += !rb_space(s->str[i]) && (i == 0 || rb_space(s->str[i - 1]));
         if (s->len == 0) {
             seterr(err, errlen, "empty cron expression");
         } else if (isalpha((unsigned char)s->str[0]) && isalpha((unsigned char)s->str[1])) {
-            seterr(err, errlen, "\"%s\": not a cron expression (natural-language forms such as \"every day at noon\" are not supported)",
-                   s->str);
+            seterr(
+                err, errlen,
+                "\"%s\": not a cron expression (natural-language forms such as \"every day at noon\" are not supported)",
+                s->str);
         } else if (words < 5) {
-            seterr(err, errlen, "\"%s\": %d fields, a cron expression has 5 or 6 (seconds first) and an optional time zone", s->str,
+            seterr(err, errlen,
+                   "\"%s\": %d fields, a cron expression has 5 or 6 (seconds first) and an optional time zone", s->str,
                    words);
         } else {
             const char *w;
@@ -1073,22 +1016,22 @@ hh_cron_expr *hh_cron_expr_parse(const char *text, const char *default_zone, cha
                 seterr(err, errlen, "time zone \"%.*s\": unknown", wl, w);
             } else if (ok && rb_space(s->str[p.pos])) {
                 size_t q = p.pos;
-                while (rb_space(s->str[q]))
-                    q++;
+                while (rb_space(s->str[q])) q++;
                 word_at(s->str, q, &w, &wl);
-                seterr(err, errlen, "\"%.*s\": extra text after the day-of-week field (a time zone follows it after spaces)", wl, w);
+                seterr(err, errlen,
+                       "\"%.*s\": extra text after the day-of-week field (a time zone follows it after spaces)", wl, w);
             } else if (ok) {
                 seterr(err, errlen, "%s field \"%.*s\": not a valid day of week", field_names[F_DOW], wl, w);
             } else {
                 int f = p.far_field;
                 int alldig = wl > 0;
-                for (int i = 0; i < wl; i++)
-                    alldig &= isdig(w[i]);
+                for (int i = 0; i < wl; i++) alldig &= isdig(w[i]);
                 if (alldig)
-                    seterr(err, errlen, "%s field \"%.*s\": out of range %d-%d", field_names[f], wl, w, field_min[f], field_max[f]);
+                    seterr(err, errlen, "%s field \"%.*s\": out of range %d-%d", field_names[f], wl, w, field_min[f],
+                           field_max[f]);
                 else
-                    seterr(err, errlen, "%s field \"%.*s\": not a valid %s (numbers, names, ranges, lists, steps)", field_names[f], wl, w,
-                           field_names[f]);
+                    seterr(err, errlen, "%s field \"%.*s\": not a valid %s (numbers, names, ranges, lists, steps)",
+                           field_names[f], wl, w, field_names[f]);
             }
         }
         goto done;
@@ -1103,47 +1046,38 @@ hh_cron_expr *hh_cron_expr_parse(const char *text, const char *default_zone, cha
     /* seconds: [0] for the 5-field form */
     if (fl[F_SEC].n == 0) {
         x->sec = 1;
-    } else if (!determine(F_SEC, &fl[F_SEC], &x->sec, NULL, &x->sec_all, err, errlen))
-        goto fail;
+    } else if (!determine(F_SEC, &fl[F_SEC], &x->sec, NULL, &x->sec_all, err, errlen)) goto fail;
     uint64_t m64;
     uint32_t neg;
-    if (!determine(F_MIN, &fl[F_MIN], &x->min, NULL, &x->min_all, err, errlen))
-        goto fail;
-    if (!determine(F_HOU, &fl[F_HOU], &m64, NULL, &x->hou_all, err, errlen))
-        goto fail;
+    if (!determine(F_MIN, &fl[F_MIN], &x->min, NULL, &x->min_all, err, errlen)) goto fail;
+    if (!determine(F_HOU, &fl[F_HOU], &m64, NULL, &x->hou_all, err, errlen)) goto fail;
     x->hou = (uint32_t)m64;
-    if (!determine(F_DOM, &fl[F_DOM], &m64, &neg, &x->dom_all, err, errlen))
-        goto fail;
+    if (!determine(F_DOM, &fl[F_DOM], &m64, &neg, &x->dom_all, err, errlen)) goto fail;
     x->dom_pos = (uint32_t)m64;
     x->dom_neg = neg;
-    if (!determine(F_MON, &fl[F_MON], &m64, NULL, &x->mon_all, err, errlen))
-        goto fail;
+    if (!determine(F_MON, &fl[F_MON], &m64, NULL, &x->mon_all, err, errlen)) goto fail;
     x->mon = (uint16_t)m64;
-    if (!determine_weekdays(&fl[F_DOW], x, err, errlen))
-        goto fail;
+    if (!determine_weekdays(&fl[F_DOW], x, err, errlen)) goto fail;
     if (!x->sec_all)
         for (int v = 0; v < 60; v++)
-            if (x->sec >> v & 1)
-                x->secs[x->nsecs++] = v;
+            if (x->sec >> v & 1) x->secs[x->nsecs++] = v;
     /* fugit's compact_month_days: keep the months having one of the days */
     if (!x->mon_all && !x->dom_all) {
         static const int maxdays[] = {0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
         uint16_t ms = 0;
         uint32_t pos = 0;
         for (int mo = 1; mo <= 12; mo++) {
-            if (!(x->mon >> mo & 1))
-                continue;
+            if (!(x->mon >> mo & 1)) continue;
             for (int d = 1; d <= 31; d++)
                 if ((x->dom_pos >> d & 1) && d <= maxdays[mo]) {
                     ms |= (uint16_t)(1u << mo);
                     pos |= 1u << d;
                 }
-            if (x->dom_neg)
-                ms |= (uint16_t)(1u << mo);
+            if (x->dom_neg) ms |= (uint16_t)(1u << mo);
         }
         if (!ms) {
-            seterr(err, errlen, "%s field \"%.*s\": no such day in month field \"%.*s\"", field_names[F_DOM], (int)fl[F_DOM].len,
-                   fl[F_DOM].text, (int)fl[F_MON].len, fl[F_MON].text);
+            seterr(err, errlen, "%s field \"%.*s\": no such day in month field \"%.*s\"", field_names[F_DOM],
+                   (int)fl[F_DOM].len, fl[F_DOM].text, (int)fl[F_MON].len, fl[F_MON].text);
             goto fail;
         }
         x->mon = ms;
@@ -1152,7 +1086,7 @@ hh_cron_expr *hh_cron_expr_parse(const char *text, const char *default_zone, cha
 
     /* the zone */
     {
-        char *zname = tz ? g_strndup(tz, tzlen) : default_zone ? g_strdup(default_zone) : NULL;
+        char *zname = tz ? g_strndup(tz, tzlen) : default_zone && *default_zone ? g_strdup(default_zone) : NULL;
         if (zname) {
             x->tz = zone_load(zname);
             if (!x->tz) {
@@ -1176,17 +1110,14 @@ fail:
     hh_cron_expr_free(x);
     x = NULL;
 done:
-    for (int f = 0; f < F_COUNT; f++)
-        free(fl[f].v);
+    for (int f = 0; f < F_COUNT; f++) free(fl[f].v);
     g_string_free(s, TRUE);
     return x;
 }
 
 void hh_cron_expr_free(hh_cron_expr *e) {
-    if (!e)
-        return;
-    if (e->tz)
-        g_time_zone_unref(e->tz);
+    if (!e) return;
+    if (e->tz) g_time_zone_unref(e->tz);
     free(e->dow);
     free(e->zone);
     free(e);

@@ -29,6 +29,13 @@ DST_INSTANTS = %w[
   2026-11-01T05:10:00 2026-11-01T06:45:00
 ].map { |s| utc(s) }
 DST_ZONES = %w[Europe/Berlin America/New_York Australia/Lord_Howe EST5EDT].freeze
+# Zones whose daylight-saving changes happen at midnight (a missing or a
+# repeated midnight: fugit skips the day, or raises), and their change days.
+MIDNIGHT_ZONES = %w[America/Havana America/Santiago Asia/Beirut].freeze
+MIDNIGHT_INSTANTS = %w[
+  2026-03-08T03:00:00 2026-11-01T03:00:00 2026-09-05T12:00:00 2026-03-28T12:00:00
+  2026-10-24T20:30:00
+].map { |s| utc(s) }
 
 ZONED = [
   '* * * * *', '*/15 * * * *', '5/15 * * * *', '/20 * * * *', ',1,,2, * * * *',
@@ -36,7 +43,9 @@ ZONED = [
   '30 4 1,15 * 5&', '0 0 1-7& * mon', '0 0 L * *', '0 0 last * *', '0 0 -2 * *',
   '0 0 -3-L * *', '0 0 25--1 * *', '0 0 31-2 * *', '0 0 1-31 * 1', '0 12 * * fri#-1',
   '0 12 * * mon#2', '0 12 * * fri#L', '0 12 * * sun#5', '0 12 * * mon%2',
-  '0 12 * * tue%3+1', '0 12 * * *,1', '0 0 29 2 *', '0 0 31 2,3 *',
+  '0 12 * * tue%3+1', '0 12 * * *,1', '0 12 * * 0#1,6#L', '0 0 * * Sun-Sat/2', '0 0 1-L * *',
+  '0 0 -1--3 * *', '0 0 L,15 * *', '59-1 * * * *', '*/61 * * * *',
+  '0 12 * * mon%3+123456789012', '0 12 * * mon%7+8,tue%5+3', '0 0 29 2 *', '0 0 31 2,3 *',
   '0 0 * JAN-mar,Dec *', '15 22-2 * * *', '0 0 * * 7', '0 0 * * 5-2',
   '0 0 * * */2', '0 0 * * 1/2', '0 0 * * */0', '0 24 * * *', '0 20-24 * * *',
   '*/90 * * * *', '0 */5 * * *', '0 0 1 */4 *', '59 23 31 12 *',
@@ -51,6 +60,8 @@ ZONED = [
   '*/30 * * * * America/New_York', '0 0 * * 0 America/New_York',
   '0 0 * * * +09:00', '0 0 * * * -03:30', '0 0 * * * +0545', '0 0 * * * UTC',
   '0 0 * * * Asia/Kolkata', '30 2 * * * Australia/Lord_Howe',
+  '0 0 1 * * America/Havana', '0 0 L * * America/Havana', '0 12 * * * America/Havana',
+  '0 0 * * * America/Santiago', '30 0 * * * Asia/Beirut',
   '0 9 * * * America/Argentina/Buenos_Aires', '0 0 * * * EST5EDT', '0 0 * * * Etc/GMT+5',
   '0 9 * * 1-5 UTC'
 ].freeze
@@ -71,12 +82,14 @@ REFUSED = [
   '* * * * * Europe/berlin', '* * * * * +12:00', '* * * * * +24:00',
 '* * * * * Asia/Tokyo Europe/Berlin', '* * * * * # x',
   '1 2 3 4 5 6 7', '@reboot', '@HOURLY', '@every 5m', '@foo',
-  'every day at noon', 'every monday at 01:11', 'L * * * *'
+  'every day at noon', 'every monday at 01:11', 'L * * * *', '* * * * 5L', '0 0 LW * *',
+  '0 0 15W * *'
 ].freeze
 
 # fugit accepts these; hiredhand refuses them (README: what is refused).
 ACCEPTED = [
   '0 0 * * mon%0',          # fugit raises ZeroDivisionError at the first tick
+  '0 0 * * mon%2000000',    # a modulo no week reaches: fugit's walk gives up
   '0 0 * * * Europe/Berlinx' # et-orbi trims an unknown name to a known one
 ].freeze
 
@@ -84,19 +97,21 @@ def walk(c, expr, tzenv, rows)
   zone = c.timezone || EtOrbi.determine_local_tzone
   plan = INSTANTS.map { |t| [t, 1] }
   plan += DST_INSTANTS.map { |t| [t, 2] } if DST_ZONES.include?(zone.name)
+  plan += MIDNIGHT_INSTANTS.map { |t| [t, 1] } if MIDNIGHT_ZONES.include?(zone.name)
+  # fugit is slow (milliseconds a call): each answer is asked once
+  memo = Hash.new { |h, (m, t)| h[[m, t]] = safe { c.send(m, EtOrbi::EoTime.new(t, zone)).to_i } }
   seen = {}
   plan.each do |t0, steps|
     # the instant, and `steps` ticks after it and before it
     todo = [t0]
     t = t0
-    steps.times { t = safe { c.next_time(EtOrbi::EoTime.new(t, zone)).to_i }; break if t < 0; todo << t }
+    steps.times { t = memo[[:next_time, t]]; break if t < 0; todo << t }
     t = t0
-    steps.times { t = safe { c.previous_time(EtOrbi::EoTime.new(t, zone)).to_i }; break if t < 0; todo << t }
+    steps.times { t = memo[[:previous_time, t]]; break if t < 0; todo << t }
     todo.each do |x|
       next if seen[x]
       seen[x] = true
-      f = EtOrbi::EoTime.new(x, zone)
-      rows << ['tick', tzenv, expr, x, safe { c.previous_time(f).to_i }, safe { c.next_time(f).to_i }].join("\t")
+      rows << ['tick', tzenv, expr, x, memo[[:previous_time, x]], memo[[:next_time, x]]].join("\t")
     end
   end
 end

@@ -11,6 +11,7 @@
  * tests/integration/test_cron_expr_fugit.sh passes a freshly generated one. */
 #include "unit_helpers.h"
 
+#include <pthread.h>
 #include <string.h>
 #include <time.h>
 
@@ -150,6 +151,7 @@ static void test_refusal_messages(void **s) {
         {"* * * * monday", NULL, "day-of-week field \"monday\""},
         {"* * * * mon#6", NULL, "day-of-week field \"mon#6\""},
         {"0 0 * * mon%0", NULL, "day-of-week field \"mon%0\": a modulo of 0"},
+        {"0 0 * * mon%2000000", NULL, "a modulo over 1000000 weeks: unsupported"},
         {"*/0 * * * *", NULL, "minute field \"*/0\": a step of 0"},
         {"0 0 30 2 *", NULL, "day-of-month field \"30\": no such day in month field \"2\""},
         {"* * L-3 * *", NULL, "day-of-month field \"L-3\""},
@@ -170,7 +172,8 @@ static void test_refusal_messages(void **s) {
         char err[256] = "";
         hh_cron_expr *e = hh_cron_expr_parse(cases[i].expr, cases[i].zone, err, sizeof err);
         if (e) fail_msg("\"%s\" was accepted", cases[i].expr);
-        if (!strstr(err, cases[i].part)) fail_msg("\"%s\": message \"%s\" lacks \"%s\"", cases[i].expr, err, cases[i].part);
+        if (!strstr(err, cases[i].part))
+            fail_msg("\"%s\": message \"%s\" lacks \"%s\"", cases[i].expr, err, cases[i].part);
     }
     /* a short buffer gets a truncated, terminated message; none is fine too */
     char small[8];
@@ -196,9 +199,60 @@ static void test_zone_reported(void **s) {
     assert_non_null(e);
     assert_string_equal(hh_cron_expr_zone(e), "");
     hh_cron_expr_free(e);
+    e = hh_cron_expr_parse("@daily", "", err, sizeof err); /* what zone() gives back for local */
+    assert_non_null(e);
+    assert_string_equal(hh_cron_expr_zone(e), "");
+    hh_cron_expr_free(e);
+    e = hh_cron_expr_parse("0 0 * * * -03:30", NULL, err, sizeof err);
+    assert_non_null(e);
+    assert_string_equal(hh_cron_expr_zone(e), "-03:30");
+    hh_cron_expr_free(e);
     hh_cron_expr_free(NULL);
     assert_int_equal(hh_cron_expr_next(NULL, 0), -1);
     assert_int_equal(hh_cron_expr_prev(NULL, 0), -1);
+}
+
+/* A parsed expression is shared by threads: each computes the same ticks
+ * as one thread alone (GLib's zone is immutable; nothing is cached). */
+struct thr {
+    hh_cron_expr *e;
+    int64_t want[200];
+    int bad;
+};
+
+static void *thr_main(void *arg) {
+    struct thr *t = arg;
+    for (int round = 0; round < 20; round++)
+        for (int i = 0; i < 100; i++) {
+            int64_t at = 1792800000 + (int64_t)i * 3 * 3600;
+            if (hh_cron_expr_prev(t->e, at) != t->want[2 * i] || hh_cron_expr_next(t->e, at) != t->want[2 * i + 1])
+                t->bad++;
+        }
+    return NULL;
+}
+
+static void test_threads_share_an_expression(void **s) {
+    (void)s;
+    char err[256];
+    hh_cron_expr *e = hh_cron_expr_parse("*/20 2 * * * Europe/Berlin", NULL, err, sizeof err);
+    assert_non_null(e);
+    struct thr t[4];
+    for (int k = 0; k < 4; k++) {
+        t[k].e = e;
+        t[k].bad = 0;
+        for (int i = 0; i < 100; i++) {
+            int64_t at = 1792800000 + (int64_t)i * 3 * 3600;
+            t[k].want[2 * i] = hh_cron_expr_prev(e, at);
+            t[k].want[2 * i + 1] = hh_cron_expr_next(e, at);
+        }
+    }
+    pthread_t th[4];
+    for (int k = 0; k < 4; k++) assert_int_equal(pthread_create(&th[k], NULL, thr_main, &t[k]), 0);
+    for (int k = 0; k < 4; k++) {
+        pthread_join(th[k], NULL);
+        assert_int_equal(t[k].bad, 0);
+    }
+    hh_cron_expr_free(e);
 }
 
 /* Cheap enough for a poller: prev of a thousand expressions, a few times
@@ -227,8 +281,12 @@ static void test_cost(void **s) {
 int main(int argc, char **argv) {
     if (argc > 1) fixture = argv[1];
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ticks_as_fugit),   cmocka_unit_test(test_refused_as_fugit), cmocka_unit_test(test_refusal_messages),
-        cmocka_unit_test(test_zone_reported),    cmocka_unit_test(test_cost),
+        cmocka_unit_test(test_ticks_as_fugit),
+        cmocka_unit_test(test_refused_as_fugit),
+        cmocka_unit_test(test_refusal_messages),
+        cmocka_unit_test(test_zone_reported),
+        cmocka_unit_test(test_threads_share_an_expression),
+        cmocka_unit_test(test_cost),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
