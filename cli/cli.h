@@ -99,6 +99,14 @@ int cli_busy(int argc, char **argv);
 int cli_jobs(int argc, char **argv);
 /* The live view (top.c). */
 int cli_top(int argc, char **argv);
+/* `hiredhand cron` (cron.c). */
+int cli_cron(int argc, char **argv);
+/* Saves the config file's cron: jobs (JSON objects, source "schedule") and
+ * deletes the schedule's jobs that left it in namespaces ns, as
+ * sidekiq-cron's schedule loader does. 0, or an exit status when Redis
+ * cannot be reached; a job refused is reported and skipped. */
+int cli_cron_load_schedule(const hh_redis_options *ro, const char *const *jobs, size_t n, const char *const *ns,
+                           size_t nns);
 
 /* --exec CLASS=COMMAND handlers. */
 typedef struct cli_exec cli_exec;

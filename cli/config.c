@@ -35,6 +35,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <jansson.h>
 #include <yaml.h>
 #include "cli.h"
 #include "config.h"
@@ -362,6 +363,55 @@ static int add_value(loader *l, const struct option *o, const char *key, const y
 
 static int load_mapping(loader *l, const yaml_node_t *map, const char *parent, int top);
 
+/* A YAML node as JSON, with the types Ruby's YAML gives plain scalars
+ * (null, true/false, integers, floats); quoted scalars stay strings. */
+static json_t *node_json(const loader *l, const yaml_node_t *n, int depth) {
+    if (!n || depth > 32) return json_null();
+    if (n->type == YAML_SEQUENCE_NODE) {
+        json_t *a = json_array();
+        for (yaml_node_item_t *i = n->data.sequence.items.start; i < n->data.sequence.items.top; i++)
+            json_array_append_new(a, node_json(l, yaml_document_get_node(l->doc, *i), depth + 1));
+        return a;
+    }
+    if (n->type == YAML_MAPPING_NODE) {
+        json_t *o = json_object();
+        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+            const char *k = scalar(yaml_document_get_node(l->doc, p->key));
+            if (k)
+                json_object_set_new(o, *k == ':' ? k + 1 : k,
+                                    node_json(l, yaml_document_get_node(l->doc, p->value), depth + 1));
+        }
+        return o;
+    }
+    const char *s = scalar(n);
+    if (!s) return json_null();
+    if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE) return json_string(s);
+    if (is_null(n)) return json_null();
+    if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE")) return json_true();
+    if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE")) return json_false();
+    char *end;
+    long long i = strtoll(s, &end, 10);
+    if (*s && !*end) return json_integer(i);
+    double d = strtod(s, &end);
+    if (*s && !*end && strpbrk(s, ".eE")) return json_real(d);
+    return json_string(s);
+}
+
+/* One job of the cron: section, as the item of the hidden option
+ * --cron-job with the job's JSON ({"name": NAME, ...its keys}). */
+static int add_cron_job(loader *l, const char *key, const yaml_node_t *v) {
+    const struct option *o = find_option(l, "cron-job");
+    if (!o) return fail(l, v, "cron jobs are not taken here");
+    json_t *j = node_json(l, v, 0);
+    json_object_set_new(j, "name", json_string(*key == ':' ? key + 1 : key));
+    char *s = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    if (!s) return fail(l, v, "out of memory");
+    int rc = add(l, o, key, s, v);
+    free(s);
+    return rc;
+}
+
 /* Whether a mapping under this name groups options: handlers, and a name
  * that options share as a prefix (redis, http, tls, sentinel...). */
 static int is_group(const loader *l, const char *name) {
@@ -574,6 +624,13 @@ static int load_pairs(loader *l, const yaml_node_pair_t *pairs, size_t npairs, c
         if (again) {
             warn(l, k, "'%s' is given again at line %lu: this one is skipped, as Sidekiq's YAML reader does", key,
                  (unsigned long)again->start_mark.line + 1);
+            continue;
+        }
+        if (parent && !strcmp(parent, "cron") && v->type == YAML_MAPPING_NODE) {
+            /* cron: {NAME: {cron: ..., class: ...}}: a periodic job in
+             * sidekiq-cron's schedule-file shape (its poll options sit
+             * beside them as scalars: cron: {poll_interval: 10}) */
+            if (add_cron_job(l, key, v)) return -1;
             continue;
         }
         const struct option *o = NULL;

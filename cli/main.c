@@ -28,6 +28,8 @@ static const char usage[] =
     "  busy        the running jobs of every process\n"
     "  jobs find JID  where a job is: queue, scheduled, retry, dead, running\n"
     "  top         a live view: rates, queues, processes (see hiredhand top --help)\n"
+    "  cron        periodic jobs (sidekiq-cron's): list, show, add, enable, disable, delete,\n"
+    "              enqueue (see hiredhand cron --help)\n"
     "  version     print the version\n"
     "\n"
     "Every command takes -r/--redis URL (default $REDIS_URL, else redis://127.0.0.1:6379/0),\n"
@@ -94,7 +96,7 @@ static const struct {
     {"quiet", cmd_quiet},         {"stop", cmd_stop}, {"dump", cmd_dump},       {"retries", cmd_retries},
     {"scheduled", cmd_scheduled}, {"dead", cmd_dead}, {"queues", cli_queues},   {"busy", cli_busy},
     {"jobs", cli_jobs},           {"top", cli_top},   {"version", cmd_version}, {"--version", cmd_version},
-    {"-V", cmd_version},
+    {"-V", cmd_version},          {"cron", cli_cron},
 };
 
 static command_fn find_command(const char *name) {

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -84,6 +85,14 @@ static const char work_usage_more[] =
     "      --poll-interval S      scheduler average poll interval (default 5 x processes)\n"
     "      --average-scheduled-poll-interval S  the 5 in that default: seconds per process\n"
     "      --recovery-interval S  orphaned-job scan period (default 60)\n"
+    "      --cron-poll-interval S periodic jobs (sidekiq-cron's): average seconds between\n"
+    "                             polls (default 30; 0 turns the poller off)\n"
+    "      --no-cron              do not poll periodic jobs (as --cron-poll-interval 0)\n"
+    "      --cron-namespace NS    a sidekiq-cron namespace to poll, repeatable (default:\n"
+    "                             default); the 1.x set cron_jobs is always read\n"
+    "      --cron-job JSON        a periodic job saved at start (source schedule): an object\n"
+    "                             with name, cron, class, queue, args ...; repeatable\n"
+    "                             (the config file's cron: entries are these)\n"
     "      --max-recoveries N     recoveries before a job goes dead (default 3)\n"
     "      --lease-lost stop|finish  a job another process recovered from this one (paused\n"
     "                             past the heartbeat TTL): stop its handler here (default)\n"
@@ -124,6 +133,10 @@ enum {
     OPT_LIVENESS,
     OPT_LEASE_LOST,
     OPT_BATCH_JOBS,
+    OPT_CRON_POLL,
+    OPT_NO_CRON,
+    OPT_CRON_NS,
+    OPT_CRON_JOB,
     OPT_HELP,
     OPT_EXEC_ENV,
     OPT_EXEC_ENV_DROP,
@@ -167,6 +180,10 @@ static const struct option longopts[] = {{"redis", required_argument, 0, 'r'},
                                          {"http", required_argument, 0, OPT_HTTP},
                                          {"liveness-max-age", required_argument, 0, OPT_LIVENESS},
                                          {"lease-lost", required_argument, 0, OPT_LEASE_LOST},
+                                         {"cron-poll-interval", required_argument, 0, OPT_CRON_POLL},
+                                         {"no-cron", no_argument, 0, OPT_NO_CRON},
+                                         {"cron-namespace", required_argument, 0, OPT_CRON_NS},
+                                         {"cron-job", required_argument, 0, OPT_CRON_JOB},
                                          {"batch-jobs", required_argument, 0, OPT_BATCH_JOBS},
                                          {"exec-env", required_argument, 0, OPT_EXEC_ENV},
                                          {"exec-env-drop", required_argument, 0, OPT_EXEC_ENV_DROP},
@@ -288,6 +305,10 @@ typedef struct work_args {
     size_t nq;
     const char *labels[MAX_ITEMS + 1];
     size_t nlabels;
+    const char *cron_ns[MAX_ITEMS];
+    size_t ncron_ns;
+    const char *cron_jobs[MAX_ITEMS];
+    size_t ncron_jobs;
     const char *execs[MAX_ITEMS], *requires[MAX_ITEMS], *serves[MAX_ITEMS];
     size_t nexec, nreq, nserve;
     long serve_pool, serve_max_jobs;
@@ -446,6 +467,28 @@ static int parse_option(work_args *a, int ch, const char *arg) {
             return CLI_EXIT_USAGE;
         a->o.average_scheduled_poll_interval = d;
         break;
+    case OPT_CRON_POLL:
+        if (cli_option_seconds("--cron-poll-interval", arg, 0, 0, 86400, &d)) return CLI_EXIT_USAGE;
+        if (d > 0 && d < 0.1)
+            return cli_usage_error("--cron-poll-interval %s: want 0 (off) or 0.1 seconds or more", arg);
+        a->o.cron_poll_interval = d;
+        break;
+    case OPT_NO_CRON: a->o.cron_poll_interval = 0; break;
+    case OPT_CRON_NS:
+        if (a->ncron_ns == MAX_ITEMS) return cli_usage_error("too many --cron-namespace");
+        if (!*arg || strpbrk(arg, ": \t") || !strcmp(arg, "*"))
+            return cli_usage_error("--cron-namespace '%s': want a name without ':' or spaces", arg);
+        a->cron_ns[a->ncron_ns++] = arg;
+        break;
+    case OPT_CRON_JOB: {
+        json_t *j = json_loads(arg, 0, NULL);
+        int ok = json_is_object(j) && json_is_string(json_object_get(j, "name"));
+        json_decref(j);
+        if (!ok) return cli_usage_error("--cron-job '%.80s': want a JSON object with a \"name\"", arg);
+        if (a->ncron_jobs == MAX_ITEMS) return cli_usage_error("too many --cron-job");
+        a->cron_jobs[a->ncron_jobs++] = arg;
+        break;
+    }
     case OPT_RECOVERY:
         if (cli_option_seconds("--recovery-interval", arg, 0, 1, CLI_SECONDS_MAX, &d)) return CLI_EXIT_USAGE;
         a->o.recovery_interval = d;
@@ -505,6 +548,10 @@ static void reset_list(work_args *a, int ch) {
         a->nq = 0;
     } else if (ch == OPT_LABEL) {
         a->nlabels = 0;
+    } else if (ch == OPT_CRON_NS) {
+        a->ncron_ns = 0;
+    } else if (ch == OPT_CRON_JOB) {
+        a->ncron_jobs = 0;
     } else if (ch == OPT_EXEC) {
         a->nexec = 0;
     } else if (ch == OPT_SERVE) {
@@ -598,7 +645,7 @@ static int parse_args(work_args *a, int argc, char **argv) {
     queue_zero = calloc((size_t)argc + nfileq, sizeof(*queue_zero));
     if (!queues || !queue_names || !queue_zero) return cli_usage_error("out of memory");
     if ((rc = apply_config(a, config, items, nitems))) return rc;
-    int from_file[] = {'q', OPT_LABEL, OPT_EXEC, OPT_SERVE, OPT_REQUIRE};
+    int from_file[] = {'q', OPT_LABEL, OPT_EXEC, OPT_SERVE, OPT_REQUIRE, OPT_CRON_NS, OPT_CRON_JOB};
     optind = 0;
     while (rc == 0 && (ch = getopt_long(argc, argv, WORK_SHORTOPTS, longopts, NULL)) != -1) {
         for (size_t i = 0; i < sizeof(from_file) / sizeof(from_file[0]); i++)
@@ -645,6 +692,8 @@ static int check_args(work_args *a) {
     a->o.queues = queues;
     a->o.nqueues = a->nq;
     a->o.labels = a->nlabels ? a->labels : NULL;
+    a->o.cron_namespaces = a->ncron_ns ? a->cron_ns : NULL;
+    a->o.ncron_namespaces = a->ncron_ns;
     char err[512];
     if (hh_manager_options_check(&a->o, err, sizeof(err)) != HH_OK) return cli_usage_error("%s", err);
     /* Sidekiq's rule: poll_interval_average, when set, is the interval */
@@ -902,6 +951,8 @@ int cli_work(int argc, char **argv) {
     warn_zero_weights(m, &a);
     warn_nofile(m, &a, nofile);
     rc = register_handlers(m, &a, &h);
+    if (rc == 0 && a.ncron_jobs)
+        rc = cli_cron_load_schedule(&a.o.redis, a.cron_jobs, a.ncron_jobs, a.cron_ns, a.ncron_ns);
     if (rc == 0) rc = cli_notify_init(m, a.o.heartbeat_interval);
     if (rc == 0) rc = run(m);
     cleanup(m, &a, &h);

@@ -498,6 +498,62 @@ HH_EXPORT int hh_queues_list(hh_client *c, char **json_out);
  * does not exist shows size 0. */
 HH_EXPORT int hh_queue_show(hh_client *c, const char *name, size_t n, char **json_out);
 
+/* ---- Periodic jobs: sidekiq-cron's data model (docs/periodic-jobs.md) ----
+ * Jobs live in Redis as sidekiq-cron 2.x saves them: the set
+ * cron_jobs:<namespace> names the hash cron_job:<namespace>:<name>; the
+ * 1.x layout (cron_jobs, cron_job:<name>) is read too in the namespace
+ * "default". A NULL or "" namespace means "default". Every call is on a
+ * client (thread safety as the client's: one thread at a time). */
+
+/* A job to save (hh_cron_save). Set struct_size to sizeof(hh_cron_spec). */
+typedef struct hh_cron_spec {
+    size_t struct_size;
+    const char *name;           /* required: 1-255 bytes */
+    const char *cron;           /* required: as fugit reads it (5 or 6 fields, aliases, a zone) */
+    const char *klass;          /* required: the job class Sidekiq runs */
+    const char *queue;          /* NULL: "default" */
+    const char *args_json;      /* a JSON array; NULL: [] */
+    const char *description;    /* NULL: none */
+    const char *cron_namespace; /* NULL: "default" */
+    const char *retry_json;     /* the message's "retry" (true, false, a count); NULL: Sidekiq's default */
+    int active_job;             /* 1: pushed in ActiveJob's envelope (JobWrapper) */
+    int date_as_argument;       /* 1: each run gets its enqueue time (a float) as last argument */
+    int disabled;               /* 1: saved disabled; 0: keeps the saved status, else enabled */
+    int from_schedule;          /* 1: source "schedule" (a schedule file); 0: "dynamic" */
+} hh_cron_spec;
+
+/* Saves a job as sidekiq-cron's Job#save does: SADD to its namespace's
+ * set, the hash with every field sidekiq-cron writes (JSON strings for
+ * args and message, "1"/"0" flags, status, source), keeping a saved
+ * last_enqueue_time, and, when the job is new, the guard of the tick just
+ * past so that it does not run at once. Errors: HH_ERR_INVALID (a field
+ * missing, args not a JSON array, retry not JSON, or an expression the
+ * parser refuses: hh_last_error() gives its reason), HH_ERR_REDIS,
+ * HH_ERR_NOMEM. */
+HH_EXPORT int hh_cron_save(hh_client *c, const hh_cron_spec *spec);
+
+/* The jobs of a namespace as a JSON array sorted by name (caller frees
+ * with free()): each {"name","namespace","cron","class","queue","status",
+ * "source","description","args","last_enqueue_time" (as stored, or null),
+ * "next" (the next tick, Unix seconds, or null), "error" (why hiredhand
+ * cannot run it, or null)}. Errors: HH_ERR_REDIS, HH_ERR_NOMEM. */
+HH_EXPORT int hh_cron_list(hh_client *c, const char *cron_namespace, char **json_out);
+
+/* Sets a job's status "enabled" (enabled 1) or "disabled", as the Web
+ * UI's buttons do. Errors: HH_ERR_NOTFOUND, HH_ERR_REDIS. */
+HH_EXPORT int hh_cron_set_enabled(hh_client *c, const char *cron_namespace, const char *name, int enabled);
+
+/* Deletes a job as Job#destroy: its set entry, guard set, jid_history and
+ * hash. Errors: HH_ERR_NOTFOUND, HH_ERR_REDIS. */
+HH_EXPORT int hh_cron_delete(hh_client *c, const char *cron_namespace, const char *name);
+
+/* Runs a job now, as the Web UI's "Enqueue now" (Job#enqueue!): pushes
+ * its job whatever its status and schedule, and writes last_enqueue_time
+ * and jid_history, in one script. jid_out (HH_JID_SIZE bytes, may be
+ * NULL) gets the jid. Errors: HH_ERR_NOTFOUND, HH_ERR_INVALID (its saved
+ * message is no job), HH_ERR_REDIS, HH_ERR_NOMEM. */
+HH_EXPORT int hh_cron_enqueue_now(hh_client *c, const char *cron_namespace, const char *name, char *jid_out);
+
 /* Queue#clear: UNLINK queue:<name> and SREM queues <name> in one
  * transaction; *removed (may be NULL) gets the jobs it held. A key a
  * client wrote with another type is deleted all the same, as Queue#clear
@@ -705,6 +761,21 @@ typedef struct hh_manager_options {
      * (logged), and never holds a job. */
     int job_metrics;
     hh_batch_jobs batch_jobs; /* default HH_BATCH_JOBS_RUN */
+    /* The periodic-job poller (sidekiq-cron's Poller, on its keys; see
+     * docs/periodic-jobs.md): average seconds between polls, each wait
+     * drawn in [0.5, 1.5) x this as Sidekiq's pollers draw it. Default 30,
+     * sidekiq-cron's cron_poll_interval; 0 turns the poller off (as 0
+     * does in sidekiq-cron); else 0.1 or more. Each due tick of an enabled
+     * job is enqueued once however many processes, Ruby or hiredhand,
+     * poll. */
+    double cron_poll_interval;
+    /* sidekiq-cron 2.x namespaces polled (cron_jobs:<namespace>), copied;
+     * NULL or 0 of them: "default" only, sidekiq-cron's own default
+     * (available_namespaces = ["default"]). The 1.x set cron_jobs is read
+     * too, whatever this says. Names are 1-255 bytes without ':' or
+     * spaces; "*" is refused. */
+    const char *const *cron_namespaces;
+    size_t ncron_namespaces;
 } hh_manager_options;
 
 #define HH_JOB_METRICS_7 1 /* hh_manager_options.job_metrics: Sidekiq 7.x's layout */
@@ -903,6 +974,16 @@ typedef struct hh_manager_stats {
     /* Jobs of Sidekiq Pro batches (with a "bid") fetched since start: run
      * or skipped as hh_manager_options.batch_jobs says. */
     uint64_t batch_jobs;
+
+    /* Periodic jobs (sidekiq-cron's), as the last poll of this process saw
+     * them (all 0 while the poller is off or has not polled): the jobs,
+     * those disabled, those it cannot run (an expression the parser
+     * refuses, a message that is no job), and the earliest next tick of an
+     * enabled job (Unix seconds; 0: none). cron_enqueued counts the ticks
+     * this process enqueued since start. */
+    long cron_jobs, cron_disabled, cron_broken;
+    int64_t cron_next;
+    uint64_t cron_enqueued;
 } hh_manager_stats;
 
 /* Copies a consistent snapshot into *out (its first out->struct_size

@@ -8,7 +8,7 @@
 #                           gocraft/work row of `make bench` (built offline in GOPATH mode)
 set -euo pipefail
 what="${1:-test}"
-pkgs=(cmake make gcc clang pkg-config libhiredis-dev libjansson-dev libmicrohttpd-dev libsystemd-dev libyaml-dev zlib1g-dev libssl-dev
+pkgs=(cmake make gcc clang pkg-config libhiredis-dev libjansson-dev libmicrohttpd-dev libsystemd-dev libyaml-dev zlib1g-dev libssl-dev libglib2.0-dev tzdata
       redis-server redis-tools redis-sentinel)
 if [ "$what" = test ] || [ "$what" = bench ]; then
   pkgs+=(libcmocka-dev ruby ruby-sidekiq ruby-rack ruby-webrick curl jq iproute2 chromium procps locales openssl

@@ -50,6 +50,7 @@ void hh_manager_options_init(hh_manager_options *o) {
     o->dead_max_jobs = 10000;
     o->dead_timeout = 15552000;
     o->recovery_interval = 60;
+    o->cron_poll_interval = 30;
     o->max_recoveries = 3;
     o->version = "6.4.1";
     o->log_level = HH_LOG_INFO;

@@ -234,6 +234,13 @@ static json_t *stats_object(const hh_manager_stats *st, double now, double max_a
     ok &= !json_object_set_new(o, "outcomes_refused", json_integer(st->outcomes_refused));
     ok &= !json_object_set_new(o, "not_pushed_back", json_integer(json_u64(st->not_pushed_back)));
     ok &= !json_object_set_new(o, "batch_jobs", json_integer(json_u64(st->batch_jobs)));
+    json_t *cron = json_object();
+    ok &= !json_object_set_new(cron, "jobs", json_integer(st->cron_jobs));
+    ok &= !json_object_set_new(cron, "disabled", json_integer(st->cron_disabled));
+    ok &= !json_object_set_new(cron, "broken", json_integer(st->cron_broken));
+    ok &= !json_object_set_new(cron, "next_tick", st->cron_next > 0 ? json_integer(st->cron_next) : json_null());
+    ok &= !json_object_set_new(cron, "enqueued", json_integer(json_u64(st->cron_enqueued)));
+    ok &= !json_object_set_new(o, "cron", cron);
     ok &= !json_object_set_new(o, "unready", st->unready[0] ? jstr(st->unready) : json_null());
     ok &= !json_object_set_new(o, "heartbeat_last_pushed_at", json_real(st->heartbeat_last_pushed_at));
     ok &= !json_object_set_new(o, "heartbeat_age", age < 0 ? json_null() : json_real(round_ms(age)));
@@ -295,6 +302,18 @@ char *hh_http_metrics_text(const hh_manager_stats *st, double now) {
     hh_prom_header(&b, "hiredhand_lease_lost_total", "counter",
                    "Jobs of this process recovered by another process while this one still had them.");
     hh_prom_printf(&b, "hiredhand_lease_lost_total %llu\n", (unsigned long long)st->lease_lost);
+    hh_prom_header(&b, "hiredhand_cron_jobs", "gauge", "Periodic jobs (sidekiq-cron's) the last cron poll read.");
+    hh_prom_printf(&b, "hiredhand_cron_jobs %ld\n", st->cron_jobs);
+    hh_prom_header(&b, "hiredhand_cron_jobs_disabled", "gauge", "Periodic jobs disabled, at the last cron poll.");
+    hh_prom_printf(&b, "hiredhand_cron_jobs_disabled %ld\n", st->cron_disabled);
+    hh_prom_header(&b, "hiredhand_cron_jobs_broken", "gauge",
+                   "Periodic jobs hiredhand cannot run (expression or message refused), at the last cron poll.");
+    hh_prom_printf(&b, "hiredhand_cron_jobs_broken %ld\n", st->cron_broken);
+    hh_prom_header(&b, "hiredhand_cron_next_tick_seconds", "gauge",
+                   "Unix time of the earliest next tick of an enabled periodic job (0: none).");
+    hh_prom_printf(&b, "hiredhand_cron_next_tick_seconds %lld\n", (long long)st->cron_next);
+    hh_prom_header(&b, "hiredhand_cron_enqueued_total", "counter", "Periodic-job ticks this process enqueued.");
+    hh_prom_printf(&b, "hiredhand_cron_enqueued_total %llu\n", (unsigned long long)st->cron_enqueued);
     hh_prom_header(&b, "hiredhand_jobs_not_pushed_back_total", "counter",
                    "Jobs basic fetch took out of Redis that Redis did not take back (payloads logged at ERROR).");
     hh_prom_printf(&b, "hiredhand_jobs_not_pushed_back_total %llu\n", (unsigned long long)st->not_pushed_back);

@@ -86,6 +86,7 @@ void hh_manager_free(hh_manager *m) {
     free_strv(m->labels, nl);
     free(m->tag);
     free(m->version);
+    free_strv(m->cron_ns, m->ncron_ns);
     for (size_t i = 0; i < m->nhandlers; i++) free(m->handlers[i].klass);
     free(m->handlers);
     free(m->middleware);
@@ -104,6 +105,20 @@ static void apply_defaults(hh_manager *m) {
     if (m->opts.dead_timeout <= 0) m->opts.dead_timeout = 15552000;
     if (m->opts.recovery_interval <= 0) m->opts.recovery_interval = 60;
     if (m->opts.liveness_max_age <= 0) m->opts.liveness_max_age = 30;
+}
+
+/* sidekiq-cron's namespaces to poll; "default" (its own default) when
+ * none is given. */
+static int copy_cron_namespaces(hh_manager *m, const hh_manager_options *opts) {
+    size_t n = opts->cron_namespaces && opts->ncron_namespaces ? opts->ncron_namespaces : 1;
+    m->cron_ns = calloc(n, sizeof(char *));
+    if (!m->cron_ns) return hh_fail(HH_ERR_NOMEM, "out of memory");
+    m->ncron_ns = n;
+    for (size_t i = 0; i < n; i++)
+        if (!(m->cron_ns[i] =
+                  strdup(opts->cron_namespaces && opts->ncron_namespaces ? opts->cron_namespaces[i] : "default")))
+            return hh_fail(HH_ERR_NOMEM, "out of memory");
+    return HH_OK;
 }
 
 /* The queues, in configuration order, repeated names merged; "default"
@@ -192,6 +207,7 @@ static void forget_caller_pointers(hh_manager *m) {
     m->opts.version = m->version;
     m->opts.queues = NULL;
     m->opts.labels = NULL;
+    m->opts.cron_namespaces = NULL; /* m->cron_ns is what is used */
     m->opts.redis.url = NULL;
     m->opts.redis.ns = NULL;
     m->opts.redis.password = NULL; /* the copy in m->cfg is what is used */
@@ -354,6 +370,7 @@ hh_manager *hh_manager_new(const hh_manager_options *caller_opts, int *err) {
         e = copy_queues(m, opts);
     }
     if (e == HH_OK) e = copy_strings(m, opts);
+    if (e == HH_OK) e = copy_cron_namespaces(m, opts);
     if (e == HH_OK) e = make_identity(m, opts);
     if (e == HH_OK) {
         forget_caller_pointers(m);
@@ -545,6 +562,11 @@ int hh_manager_start(hh_manager *m) {
     hh_manager_scheduler_env(m, &m->scheduler_env);
     if (!failed) failed = pthread_create(&m->scheduler_thread, NULL, hh_scheduler_main, &m->scheduler_env) != 0;
     if (!failed) m->scheduler_started = 1;
+    hh_manager_cron_env(m, &m->cron_env);
+    if (!failed && m->opts.cron_poll_interval > 0) {
+        failed = pthread_create(&m->cron_thread, NULL, hh_cron_main, &m->cron_env) != 0;
+        if (!failed) m->cron_started = 1;
+    }
     if (!failed && m->opts.fetch == HH_FETCH_RELIABLE) {
         failed = pthread_create(&m->recovery_thread, NULL, hh_recovery_main, &m->recovery_env) != 0;
         if (!failed) m->recovery_started = 1;
@@ -563,6 +585,27 @@ int hh_manager_start(hh_manager *m) {
         return hh_fail(HH_ERR_IO, "cannot create the worker threads (pthread_create failed)");
     }
     return HH_OK;
+}
+
+/* HH_TEST_CLOCK_SKEW_MS: milliseconds added to the cron poller's clock.
+ * For tests of a fleet whose clocks disagree; documented as such. */
+static double test_clock_skew(void) {
+    const char *s = getenv("HH_TEST_CLOCK_SKEW_MS");
+    return s && *s ? strtod(s, NULL) / 1000.0 : 0;
+}
+
+void hh_manager_cron_env(hh_manager *m, hh_cron_env *out) {
+    *out = (hh_cron_env){.keys = &m->keys,
+                         .log = &m->log,
+                         .cfg = &m->cfg,
+                         .timestamps = m->opts.redis.timestamps,
+                         .poll_interval = m->opts.cron_poll_interval,
+                         .namespaces = (const char *const *)m->cron_ns,
+                         .nnamespaces = m->ncron_ns,
+                         .clock_skew = test_clock_skew(),
+                         .counts = &m->cron_counts,
+                         .quiet = &m->quiet,
+                         .wake = &m->wake};
 }
 
 void hh_manager_scheduler_env(hh_manager *m, hh_scheduler_env *out) {
@@ -755,6 +798,11 @@ void hh_manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
     out->outcomes_refused = atomic_load(&m->outcomes_refused);
     out->not_pushed_back = atomic_load(&m->not_pushed_back);
     out->batch_jobs = atomic_load(&m->batch.jobs);
+    out->cron_jobs = atomic_load(&m->cron_counts.jobs);
+    out->cron_disabled = atomic_load(&m->cron_counts.disabled);
+    out->cron_broken = atomic_load(&m->cron_counts.broken);
+    out->cron_next = (int64_t)atomic_load(&m->cron_counts.next);
+    out->cron_enqueued = atomic_load(&m->cron_counts.pushed);
     out->nqueues = m->nqueues;
     size_t shown = m->nqueues < cap ? m->nqueues : cap;
     for (size_t i = 0; i < shown; i++) {

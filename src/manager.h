@@ -23,6 +23,7 @@
 #include "recovery.h"
 #include "redis.h"
 #include "scheduler.h"
+#include "cron.h"
 #include "util.h"
 #include "wake.h"
 #include "worker.h"
@@ -67,6 +68,8 @@ struct hh_manager {
     hh_pickup_env pickup_env; /* pickup.c's view; wakes idle threads when a queue is written */
     pthread_t heartbeat_thread, scheduler_thread, recovery_thread, supervisor_thread;
     int heartbeat_started, scheduler_started, recovery_started, supervisor_started;
+    pthread_t cron_thread; /* the periodic-job poller (cron.c), when cron_poll_interval > 0 */
+    int cron_started;
 
     atomic_int started;
     atomic_int quiet;       /* stop fetching */
@@ -113,6 +116,10 @@ struct hh_manager {
     hh_job_metrics *job_metrics;    /* Sidekiq's Metrics tab (job_metrics.h); NULL when opts.job_metrics is 0 */
     hh_scheduler_env scheduler_env; /* the scheduler thread's view (scheduler.h) */
     hh_recovery_env recovery_env;   /* the recovery thread's view (recovery.h) */
+    hh_cron_env cron_env;           /* the cron poller's view (cron.h) */
+    hh_cron_counts cron_counts;     /* what its last poll saw */
+    char **cron_ns;                 /* namespaces polled (copied; "default" when none given) */
+    size_t ncron_ns;
     hh_heartbeat_env heartbeat_env; /* the heartbeat thread's view (heartbeat.h) */
     hh_processor_env processor_env; /* the worker threads' view (processor.h), filled at start */
 };
@@ -126,6 +133,8 @@ void hh_manager_scheduler_env(struct hh_manager *m, hh_scheduler_env *out);
 /* The heartbeat thread's view of m (heartbeat.h); points into m. Fill it
  * after started_at and the HTTP server are set. */
 void hh_manager_heartbeat_env(struct hh_manager *m, hh_heartbeat_env *out);
+/* The cron poller's view of m (cron.h); points into m. */
+void hh_manager_cron_env(struct hh_manager *m, hh_cron_env *out);
 /* The recovery thread's view of m (recovery.h); points into m. */
 void hh_manager_recovery_env(struct hh_manager *m, hh_recovery_env *out);
 

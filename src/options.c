@@ -87,6 +87,10 @@ static int check_numbers(const hh_manager_options *o, char *errbuf, size_t errle
                        ? o->poll_interval_average
                        : o->average_scheduled_poll_interval,
                    POLL_MIN);
+    if (isnan(o->cron_poll_interval) || o->cron_poll_interval < 0 ||
+        (o->cron_poll_interval > 0 && o->cron_poll_interval < POLL_MIN) || o->cron_poll_interval > 86400)
+        return why(errbuf, errlen, "cron poll interval %g: want 0 (off) or %g to 86400 seconds", o->cron_poll_interval,
+                   POLL_MIN);
     /* /healthz calls a worker dead once its last beat is older than this:
      * not above one interval, a healthy worker flaps to 503 between beats */
     double live = o->liveness_max_age > 0 ? o->liveness_max_age : 30;
@@ -118,6 +122,13 @@ static int check_names(const hh_manager_options *o, char *errbuf, size_t errlen)
         if (name_ok(HH_NAME_LABEL, o->labels[i], errbuf, errlen) != HH_OK) return HH_ERR_INVALID;
     if (o->identity && *o->identity && name_ok(HH_NAME_IDENTITY, o->identity, errbuf, errlen) != HH_OK)
         return HH_ERR_INVALID;
+    for (size_t i = 0; o->cron_namespaces && i < o->ncron_namespaces; i++) {
+        const char *ns = o->cron_namespaces[i];
+        size_t len = ns ? strlen(ns) : 0;
+        if (!len || len > 255 || strpbrk(ns, ": \t\r\n") || !strcmp(ns, "*"))
+            return why(errbuf, errlen, "cron namespace \"%s\": want 1-255 bytes without ':', spaces or a lone '*'",
+                       ns ? ns : "(null)");
+    }
     if (o->http_token && !hh_http_token_valid(o->http_token))
         return why(errbuf, errlen, "bad http_token: want 1-4096 visible ASCII characters, no space");
     return HH_OK;

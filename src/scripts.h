@@ -32,6 +32,7 @@ typedef enum hh_script_id {
     HH_SCRIPT_UNIQUE_LOCK,   /* lock.lua: the primed token locked */
     HH_SCRIPT_UNIQUE_UNLOCK, /* unlock.lua */
     HH_SCRIPT_UNIQUE_DELETE, /* delete_by_digest.lua: the death handler's */
+    HH_SCRIPT_CRON_ENQUEUE,  /* cron.c: one tick of a periodic job, guard + push + bookkeeping */
     HH_SCRIPT_COUNT
 } hh_script_id;
 
@@ -269,6 +270,35 @@ typedef enum hh_script_id {
     "  return redis.error_reply('ERR admin move: unknown mode')\n"      \
     "end\n"                                                             \
     "redis.call('ZREM', KEYS[1], ARGV[1])\n"                            \
+    "return 1\n"
+
+/* One tick of a sidekiq-cron job, all of it or nothing (cron.c says why).
+ * KEYS: the job's hash cron_job:...<name>, its <hash>:enqueued guard set,
+ * its <hash>:jid_history list, queues, queue:<q>. ARGV: [1] guard score
+ * (sidekiq-cron's tick.to_f.to_s) or "" for a run now without the guard,
+ * [2] guard member (the tick as ISO 8601 UTC), [3] the payload, [4] the
+ * queue name, [5] last_enqueue_time, [6] the jid_history entry, [7] the
+ * last index the history keeps (size - 1), [8] the guard entries' cut-off
+ * ("(<now - 24 h>"), [9] "1": only if the job is enabled. Returns 1 when
+ * pushed, 0 when the tick was already taken (by any process, Ruby or
+ * hiredhand), -1 when the job is gone, -2 when it is disabled. Plain
+ * script: it grows the data set, so a full Redis refuses it whole. */
+#define HH_LUA_CRON_ENQUEUE                                                           \
+    "local st = redis.call('HGET', KEYS[1], 'status')\n"                              \
+    "if not st then\n"                                                                \
+    "  if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end\n"                    \
+    "  st = 'enabled'\n"                                                              \
+    "end\n"                                                                           \
+    "if ARGV[9] == '1' and st ~= 'enabled' then return -2 end\n"                      \
+    "if ARGV[1] ~= '' then\n"                                                         \
+    "  if redis.call('ZADD', KEYS[2], ARGV[1], ARGV[2]) == 0 then return 0 end\n"     \
+    "end\n"                                                                           \
+    "redis.call('SADD', KEYS[4], ARGV[4])\n"                                          \
+    "redis.call('LPUSH', KEYS[5], ARGV[3])\n"                                         \
+    "redis.call('HSET', KEYS[1], 'last_enqueue_time', ARGV[5])\n"                     \
+    "redis.call('LPUSH', KEYS[3], ARGV[6])\n"                                         \
+    "redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[7]))\n"                            \
+    "if ARGV[1] ~= '' then redis.call('ZREMRANGEBYSCORE', KEYS[2], 0, ARGV[8]) end\n" \
     "return 1\n"
 
 #endif

@@ -301,9 +301,10 @@ static void leave_redis(hh_manager *m, hh_conn *c, pthread_t chores, int chores_
     hh_job_metrics_flush(m->job_metrics, c, hh_now());
     if (!hh_pickup_stop_by(&m->pickup_env, end)) atomic_fetch_add(&m->detached, 1);
     if (m->scheduler_started) join_by(m, m->scheduler_thread, end);
+    if (m->cron_started) join_by(m, m->cron_thread, end);
     if (m->recovery_started) join_by(m, m->recovery_thread, end);
     if (chores_started) join_by(m, chores, end);
-    m->scheduler_started = m->recovery_started = m->heartbeat_started = 0;
+    m->scheduler_started = m->recovery_started = m->heartbeat_started = m->cron_started = 0;
     hh_finish_flush_acks(&m->finish_env, c); /* left by threads that ended late; one try within the budget */
 }
 

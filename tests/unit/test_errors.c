@@ -77,6 +77,14 @@ static void test_manager_new_says_why(void **s) {
     opts_init(&o);
     o.max_recoveries = -1;
     expect_refused(&o, "max recoveries -1");
+    opts_init(&o);
+    o.cron_poll_interval = 0.01;
+    expect_refused(&o, "cron poll interval 0.01");
+    const char *bad_ns[] = {"a:b"};
+    opts_init(&o);
+    o.cron_namespaces = bad_ns;
+    o.ncron_namespaces = 1;
+    expect_refused(&o, "cron namespace \"a:b\"");
     hh_queue_weight q[2] = {{"ok", 1}, {"bad|name", 1}};
     opts_init(&o);
     o.queues = q;
@@ -328,6 +336,18 @@ static int f_queue_show(void) {
 }
 static int f_queue_clear(void) { return hh_queue_clear(NULL, "default", NULL); }
 static int f_busy(void) { return hh_busy(down, NULL); }
+static int f_cron_save(void) { return hh_cron_save(down, NULL); }
+static int f_cron_save_bad(void) {
+    hh_cron_spec sp = {.struct_size = sizeof(sp), .name = "n", .cron = "61 * * * *", .klass = "K"};
+    return hh_cron_save(down, &sp);
+}
+static int f_cron_list(void) {
+    char *j = NULL;
+    return hh_cron_list(down, NULL, &j);
+}
+static int f_cron_enable(void) { return hh_cron_set_enabled(down, NULL, "n", 1); }
+static int f_cron_delete(void) { return hh_cron_delete(down, NULL, "n"); }
+static int f_cron_enqueue(void) { return hh_cron_enqueue_now(down, NULL, "n", NULL); }
 static int f_jobs_find(void) {
     char *j = NULL;
     return hh_jobs_find(down, "", &j);
@@ -409,6 +429,12 @@ static const export_case exports[] = {
     {"hh_queue_show", f_queue_show, NULL},
     {"hh_queue_clear", f_queue_clear, NULL},
     {"hh_busy", f_busy, NULL},
+    {"hh_cron_save", f_cron_save, NULL},
+    {"hh_cron_save", f_cron_save_bad, NULL},
+    {"hh_cron_list", f_cron_list, NULL},
+    {"hh_cron_set_enabled", f_cron_enable, NULL},
+    {"hh_cron_delete", f_cron_delete, NULL},
+    {"hh_cron_enqueue_now", f_cron_enqueue, NULL},
     {"hh_jobs_find", f_jobs_find, NULL},
     {"hh_job_jid", NULL, "an accessor of a job a handler runs"},
     {"hh_job_class", NULL, "an accessor"},

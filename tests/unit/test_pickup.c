@@ -8,6 +8,7 @@
 #include "unit_helpers.h"
 
 #include <pthread.h>
+#include "buffer.h"
 #include "keys.h"
 #include "pickup.h"
 #include "redis.h"
@@ -24,12 +25,15 @@ typedef struct fx {
     uh_conn_fixture c;
     hh_pickup_env env;
     sds keys[NQ];
-    atomic_int quiet, tracking_on, written[NQ], all_written;
+    atomic_int quiet;
+    hh_buffer *buf; /* where pickup.c reports writes and tracking */
 } fx;
 
-static void on_written(void *u, size_t q) { atomic_fetch_add(&((fx *)u)->written[q], 1); }
-static void on_all(void *u) { atomic_fetch_add(&((fx *)u)->all_written, 1); }
-static void on_tracking(void *u, int on) { atomic_store(&((fx *)u)->tracking_on, on); }
+/* What pickup.c told the buffer: the sequence number of the last write to
+ * queue q (0: none seen), of the last FLUSHALL, whether tracking is on. */
+static unsigned long long written(fx *f, size_t q) { return atomic_load(&f->buf->empty[q].written); }
+static unsigned long long all_written(fx *f) { return atomic_load(&f->buf->flushed); }
+static int tracking_on(fx *f) { return atomic_load(&f->buf->track_from) != 0; }
 
 static int setup(void **s) {
     fx *f = calloc(1, sizeof(*f));
@@ -43,10 +47,8 @@ static int setup(void **s) {
     e->nqueues = NQ;
     e->queue_keys = f->keys;
     e->quiet = &f->quiet;
-    e->udata = f;
-    e->queue_written = on_written;
-    e->queues_written = on_all;
-    e->tracking = on_tracking;
+    if (!(f->buf = hh_buffer_new(4, NQ))) return -1;
+    e->buffer = f->buf;
     if (hh_pickup_start(e) != 0) return -1;
     *s = f;
     return 0;
@@ -57,6 +59,7 @@ static int teardown(void **s) {
     atomic_store(&f->quiet, 1);
     hh_pickup_poke(&f->env);
     hh_pickup_free(&f->env);
+    hh_buffer_free(f->buf);
     for (int i = 0; i < NQ; i++) sdsfree(f->keys[i]);
     uh_conn_fixture_close(&f->c);
     free(f);
@@ -74,7 +77,7 @@ typedef struct writer {
 
 static void *write_when_tracked(void *arg) {
     writer *w = arg;
-    for (double until = uh_mono() + 10; !atomic_load(&w->f->tracking_on) && uh_mono() < until;) uh_sleep(0.01);
+    for (double until = uh_mono() + 10; !tracking_on(w->f) && uh_mono() < until;) uh_sleep(0.01);
     uh_sleep(0.05); /* the waiter is in its wait by now, or sees gen moved */
     for (int i = 0; i < 3 && w->keys[i]; i++) freeReplyObject(uh_cmd(&srv, "LPUSH %s j", w->keys[i]));
     if (w->flushall) uh_flushall(&srv);
@@ -95,9 +98,7 @@ static double idle_wait(fx *f, writer *w) {
     while (uh_mono() - t0 < 8) {
         hh_pickup_ticket_take(&f->env, &tk);
         assert_int_equal(hh_pickup_wait(&f->env, &tk, 8), 1);
-        if (atomic_load(&f->written[0]) + atomic_load(&f->written[1]) + atomic_load(&f->written[2]) +
-                atomic_load(&f->all_written) >
-            0) {
+        if (written(f, 0) || written(f, 1) || written(f, 2) || all_written(f)) {
             woken = 1;
             break;
         }
@@ -116,18 +117,18 @@ static void test_write_wakes_its_queue_only(void **s) {
     /* woken by the write, not by its 8 s cap nor the 10 s poll */
     UH_ASSERT_DBL_IN(idle_wait(f, &w), -1.0, 2.0);
     uh_sleep(0.2); /* every message of the three writes is in */
-    assert_int_equal(atomic_load(&f->written[1]), 1);
-    assert_int_equal(atomic_load(&f->written[0]), 0);
-    assert_int_equal(atomic_load(&f->written[2]), 0);
-    assert_int_equal(atomic_load(&f->all_written), 0);
+    assert_true(written(f, 1) > 0);
+    assert_true(written(f, 0) == 0);
+    assert_true(written(f, 2) == 0);
+    assert_true(all_written(f) == 0);
 }
 
 static void test_flushall_writes_every_queue(void **s) {
     fx *f = *s;
     writer w = {NULL, {NULL, NULL, NULL}, 1, 0};
     idle_wait(f, &w);
-    assert_true(atomic_load(&f->all_written) >= 1);
-    assert_int_equal(atomic_load(&f->written[0]) + atomic_load(&f->written[1]) + atomic_load(&f->written[2]), 0);
+    assert_true(all_written(f) > 0);
+    assert_true(written(f, 0) == 0 && written(f, 1) == 0 && written(f, 2) == 0);
 }
 
 int main(void) {

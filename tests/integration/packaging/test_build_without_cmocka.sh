@@ -2,7 +2,7 @@
 # `make demo` on a fresh Debian 12 machine installs only the demo's packages (no cmocka, a
 # test-only package). The build must configure and produce the hiredhand binary with only their
 # pkg-config files: PKG_CONFIG_LIBDIR points at a folder holding the .pc files of hiredis, jansson,
-# zlib, libmicrohttpd, yaml-0.1 and libsystemd and of what they require (gnutls... which their -dev packages pull in),
+# zlib, libmicrohttpd, yaml-0.1, libsystemd and glib-2.0 and of what they require (gnutls... which their -dev packages pull in),
 # and nothing else. Checks:
 #   - default configure (HH_TESTS=AUTO) succeeds, says the tests are left out, and no test target
 #     exists; `cmake --build --target hiredhand` produces a binary that runs (`version`)
@@ -21,7 +21,7 @@ find_pc() {   # NAME -> path of NAME.pc in the system's pkg-config path
 }
 
 pcdir="$(hh_tmp)"
-todo=(hiredis jansson zlib libmicrohttpd yaml-0.1 libsystemd)
+todo=(hiredis jansson zlib libmicrohttpd yaml-0.1 libsystemd glib-2.0)
 while [ ${#todo[@]} -gt 0 ]; do
     m="${todo[0]}"; todo=("${todo[@]:1}")
     [ -f "$pcdir/$m.pc" ] && continue

@@ -1,0 +1,309 @@
+/* cron.c -- `hiredhand cron`: sidekiq-cron's periodic jobs listed, shown,
+ * added, switched, deleted and run now, through the hh_cron_* API (which
+ * writes what sidekiq-cron writes). No Redis key of its own. */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include "cli.h"
+#include "common.h"
+
+enum {
+    C_NS = 1000,
+    C_JSON,
+    C_CRON,
+    C_CLASS,
+    C_QUEUE,
+    C_ARGS,
+    C_DESC,
+    C_AJ,
+    C_DATE,
+    C_RETRY,
+    C_DISABLED,
+    C_PWFILE,
+    C_HELP
+};
+
+/* clang-format off */ /* the help text keeps its layout */
+static const char usage[] =
+    "usage: hiredhand cron [list|show NAME|add NAME|enable NAME|disable NAME|delete NAME|enqueue NAME] [options]\n"
+    "  list          the periodic jobs (sidekiq-cron's) of a namespace: status, cron, class,\n"
+    "                queue, next tick, last enqueue, and why a job cannot run\n"
+    "  show NAME     one job, as JSON\n"
+    "  add NAME      save a job as sidekiq-cron does (source dynamic); an expression\n"
+    "                the parser refuses is refused with its reason:\n"
+    "      --cron EXPR         required: 5 or 6 fields, an alias, an optional zone\n"
+    "      --class K           required: the job class\n"
+    "      --queue Q           default: default\n"
+    "      --args JSON         a JSON array (default [])\n"
+    "      --description TEXT\n"
+    "      --retry JSON        true, false or a count (default: Sidekiq's)\n"
+    "      --active-job        push it in ActiveJob's envelope\n"
+    "      --date-as-argument  each run gets its enqueue time as last argument\n"
+    "      --disabled          save it disabled\n"
+    "  enable|disable NAME   switch it, as the Cron tab's buttons\n"
+    "  delete NAME   delete it and its history\n"
+    "  enqueue NAME  run it now, as the Cron tab's \"Enqueue now\"\n"
+    "options: --cron-namespace NS (default: default), --json (list), -r URL,\n"
+    "         --redis-password-file FILE, --namespace NS\n"
+    "exit status: 0 done, 2 usage or a refused job, 3 Redis error, 4 no such job\n";
+/* clang-format on */
+
+#define EXIT_REDIS 3
+#define EXIT_NOTFOUND 4
+
+static void when(char *buf, size_t len, json_t *v) {
+    if (!json_is_integer(v)) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    time_t t = (time_t)json_integer_value(v);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm);
+}
+
+static const char *str(json_t *o, const char *k) {
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "-";
+}
+
+static int print_list(const char *json, int as_json) {
+    if (as_json) {
+        printf("%s\n", json);
+        return 0;
+    }
+    json_t *a = json_loads(json, 0, NULL);
+    size_t i;
+    json_t *j;
+    printf("%-24s %-9s %-20s %-24s %-12s %-24s %s\n", "NAME", "STATUS", "CRON", "CLASS", "QUEUE", "NEXT",
+           "LAST ENQUEUE");
+    json_array_foreach(a, i, j) {
+        char next[40];
+        when(next, sizeof(next), json_object_get(j, "next"));
+        printf("%-24s %-9s %-20s %-24s %-12s %-24s %s\n", str(j, "name"), str(j, "status"), str(j, "cron"),
+               str(j, "class"), str(j, "queue"), next, str(j, "last_enqueue_time"));
+        if (json_is_string(json_object_get(j, "error"))) printf("  ! cannot run: %s\n", str(j, "error"));
+    }
+    if (!json_array_size(a)) printf("(no periodic jobs)\n");
+    json_decref(a);
+    return 0;
+}
+
+static int fail(int e) {
+    fprintf(stderr, "hiredhand: cron: %s\n", hh_last_error());
+    return e == HH_ERR_NOTFOUND ? EXIT_NOTFOUND : e == HH_ERR_INVALID ? CLI_EXIT_USAGE : EXIT_REDIS;
+}
+
+int cli_cron(int argc, char **argv) {
+    static const struct option lo[] = {{"redis", required_argument, 0, 'r'},
+                                       {"namespace", required_argument, 0, C_NS + 100},
+                                       {"redis-password-file", required_argument, 0, C_PWFILE},
+                                       {"cron-namespace", required_argument, 0, C_NS},
+                                       {"json", no_argument, 0, C_JSON},
+                                       {"cron", required_argument, 0, C_CRON},
+                                       {"class", required_argument, 0, C_CLASS},
+                                       {"queue", required_argument, 0, C_QUEUE},
+                                       {"args", required_argument, 0, C_ARGS},
+                                       {"description", required_argument, 0, C_DESC},
+                                       {"retry", required_argument, 0, C_RETRY},
+                                       {"active-job", no_argument, 0, C_AJ},
+                                       {"date-as-argument", no_argument, 0, C_DATE},
+                                       {"disabled", no_argument, 0, C_DISABLED},
+                                       CLI_TLS_LONGOPTS,
+                                       {"help", no_argument, 0, C_HELP},
+                                       {0, 0, 0, 0}};
+    const char *verb = "list";
+    if (argc > 1 && argv[1][0] != '-') {
+        verb = argv[1];
+        argc--, argv++;
+    }
+    hh_redis_options ro;
+    hh_redis_options_init(&ro);
+    hh_cron_spec s;
+    memset(&s, 0, sizeof(s));
+    s.struct_size = sizeof(s);
+    int as_json = 0, ch;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "r:", lo, NULL)) != -1) {
+        switch (ch) {
+        case 'r':
+            if (cli_redis_url(optarg, &ro.url)) return CLI_EXIT_USAGE;
+            break;
+        CLI_TLS_CASES:
+            if (cli_redis_option(ch, optarg, &ro)) return CLI_EXIT_USAGE;
+            break;
+        case C_PWFILE:
+            if (!(ro.password = cli_password_file(optarg))) return CLI_EXIT_USAGE;
+            break;
+        case C_NS + 100:
+            if (*optarg && cli_check_name(HH_NAME_NAMESPACE, optarg)) return CLI_EXIT_USAGE;
+            ro.ns = optarg;
+            break;
+        case C_NS: s.cron_namespace = optarg; break;
+        case C_JSON: as_json = 1; break;
+        case C_CRON: s.cron = optarg; break;
+        case C_CLASS: s.klass = optarg; break;
+        case C_QUEUE: s.queue = optarg; break;
+        case C_ARGS: s.args_json = optarg; break;
+        case C_DESC: s.description = optarg; break;
+        case C_RETRY: s.retry_json = optarg; break;
+        case C_AJ: s.active_job = 1; break;
+        case C_DATE: s.date_as_argument = 1; break;
+        case C_DISABLED: s.disabled = 1; break;
+        case C_HELP: fputs(usage, stdout); return 0;
+        default: fputs(usage, stderr); return CLI_EXIT_USAGE;
+        }
+    }
+    const char *name = optind < argc ? argv[optind++] : NULL;
+    if (optind < argc) return cli_usage_error("cron: unexpected argument '%s'\n%s", argv[optind], usage);
+    int is_list = !strcmp(verb, "list");
+    if (!is_list && strcmp(verb, "show") && strcmp(verb, "add") && strcmp(verb, "enable") && strcmp(verb, "disable") &&
+        strcmp(verb, "delete") && strcmp(verb, "enqueue"))
+        return cli_usage_error("cron: unknown verb '%s'\n%s", verb, usage);
+    if (is_list && name) return cli_usage_error("cron list takes no NAME");
+    if (!is_list && !name) return cli_usage_error("cron %s needs a job NAME", verb);
+    if (strcmp(verb, "add") &&
+        (s.cron || s.klass || s.queue || s.args_json || s.description || s.retry_json || s.active_job ||
+         s.date_as_argument || s.disabled))
+        return cli_usage_error("cron %s: --cron, --class, --queue, --args ... are for add", verb);
+    if (!strcmp(verb, "add") && (!s.cron || !s.klass)) return cli_usage_error("cron add needs --cron and --class");
+    int rc = 0, e;
+    hh_client *c = cli_client_open(&ro, EXIT_REDIS, &rc);
+    if (!c) return rc;
+    char *out = NULL;
+    if (is_list || !strcmp(verb, "show")) {
+        e = hh_cron_list(c, s.cron_namespace, &out);
+        if (e) {
+            rc = fail(e);
+        } else if (is_list) {
+            rc = print_list(out, as_json);
+        } else {
+            json_t *a = json_loads(out, 0, NULL), *j, *found = NULL;
+            size_t i;
+            json_array_foreach(a, i, j) if (!strcmp(str(j, "name"), name)) found = j;
+            if (found) {
+                char *d = json_dumps(found, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+                printf("%s\n", d ? d : "");
+                free(d);
+            } else {
+                fprintf(stderr, "hiredhand: cron: no periodic job %s\n", name);
+                rc = EXIT_NOTFOUND;
+            }
+            json_decref(a);
+        }
+        free(out);
+    } else if (!strcmp(verb, "add")) {
+        s.name = name;
+        if ((e = hh_cron_save(c, &s))) rc = fail(e);
+        else printf("saved %s\n", name);
+    } else if (!strcmp(verb, "enable") || !strcmp(verb, "disable")) {
+        if ((e = hh_cron_set_enabled(c, s.cron_namespace, name, !strcmp(verb, "enable")))) rc = fail(e);
+        else printf("%sd %s\n", verb, name);
+    } else if (!strcmp(verb, "delete")) {
+        if ((e = hh_cron_delete(c, s.cron_namespace, name))) rc = fail(e);
+        else printf("deleted %s\n", name);
+    } else {
+        char jid[HH_JID_SIZE];
+        if ((e = hh_cron_enqueue_now(c, s.cron_namespace, name, jid))) rc = fail(e);
+        else printf("enqueued %s: jid=%s\n", name, jid);
+    }
+    hh_client_free(c);
+    return rc;
+}
+
+/* parse_args of sidekiq-cron: an array as is, a hash as [hash], a string
+ * as JSON (or [string]), nothing as []. Returns new JSON text. */
+static char *schedule_args(json_t *v) {
+    json_t *a;
+    if (!v || json_is_null(v)) a = json_array();
+    else if (json_is_array(v)) a = json_incref(v);
+    else if (json_is_string(v)) {
+        json_t *p = json_loads(json_string_value(v), JSON_DECODE_ANY, NULL);
+        a = json_is_array(p) ? p : json_array();
+        if (!json_is_array(p)) {
+            json_decref(p);
+            json_array_append(a, v);
+        }
+    } else {
+        a = json_array();
+        json_array_append(a, v);
+    }
+    char *s = json_dumps(a, JSON_COMPACT);
+    json_decref(a);
+    return s;
+}
+
+static int flag(json_t *v) {
+    if (json_is_true(v)) return 1;
+    const char *s = json_string_value(v);
+    return s &&
+        (!strcasecmp(s, "true") || !strcasecmp(s, "t") || !strcasecmp(s, "yes") || !strcasecmp(s, "y") ||
+         !strcmp(s, "1"));
+}
+
+int cli_cron_load_schedule(const hh_redis_options *ro, const char *const *jobs, size_t n, const char *const *ns,
+                           size_t nns) {
+    int rc = 0;
+    hh_client *c = cli_client_open(ro, EXIT_REDIS, &rc);
+    if (!c) return rc;
+    json_t *names = json_object();
+    for (size_t i = 0; i < n; i++) {
+        json_t *j = json_loads(jobs[i], 0, NULL);
+        const char *name = json_string_value(json_object_get(j, "name"));
+        json_t *klass = json_object_get(j, "class");
+        if (!klass) klass = json_object_get(j, "klass");
+        json_t *retry = json_object_get(j, "retry");
+        char *args = schedule_args(json_object_get(j, "args"));
+        char *retry_s = retry && !json_is_null(retry) ? json_dumps(retry, JSON_ENCODE_ANY) : NULL;
+        hh_cron_spec s = {.struct_size = sizeof(s),
+                          .name = name,
+                          .cron = json_string_value(json_object_get(j, "cron")),
+                          .klass = json_string_value(klass),
+                          .queue = json_string_value(json_object_get(j, "queue")),
+                          .args_json = args,
+                          .description = json_string_value(json_object_get(j, "description")),
+                          .cron_namespace = json_string_value(json_object_get(j, "namespace")),
+                          .retry_json = retry_s,
+                          .active_job = flag(json_object_get(j, "active_job")),
+                          .date_as_argument = flag(json_object_get(j, "date_as_argument")),
+                          .disabled = json_is_string(json_object_get(j, "status")) &&
+                              !strcmp(json_string_value(json_object_get(j, "status")), "disabled"),
+                          .from_schedule = 1};
+        if (name) json_object_set_new(names, name, json_true());
+        /* as sidekiq-cron's loader: a job it refuses is reported and
+         * left out; the others are saved */
+        if (hh_cron_save(c, &s) != HH_OK)
+            fprintf(stderr, "hiredhand: warning: cron job %s not saved: %s\n", name ? name : "?", hh_last_error());
+        free(args);
+        free(retry_s);
+        json_decref(j);
+    }
+    /* destroy_removed_jobs: jobs the schedule saved before (source
+     * "schedule") that left it go; those added at run time stay */
+    static const char *const dflt[] = {"default"};
+    if (!nns) ns = dflt, nns = 1;
+    for (size_t i = 0; i < nns; i++) {
+        char *out = NULL;
+        if (hh_cron_list(c, ns[i], &out) != HH_OK) {
+            fprintf(stderr, "hiredhand: warning: cron schedule: %s\n", hh_last_error());
+            continue;
+        }
+        json_t *a = json_loads(out, 0, NULL), *j;
+        size_t k;
+        json_array_foreach(a, k, j) {
+            const char *name = str(j, "name");
+            if (strcmp(str(j, "source"), "schedule") || json_object_get(names, name)) continue;
+            if (hh_cron_delete(c, ns[i], name) == HH_OK)
+                fprintf(stderr, "hiredhand: cron job %s deleted: it left the schedule\n", name);
+        }
+        json_decref(a);
+        free(out);
+    }
+    json_decref(names);
+    hh_client_free(c);
+    return 0;
+}

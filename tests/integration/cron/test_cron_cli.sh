@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# `hiredhand cron`: a job added without Ruby is saved as sidekiq-cron saves
+# it (source dynamic, JSON args and message, the guard of the tick just
+# past), an expression the parser refuses is refused at add time with its
+# reason, enqueue/disable/enable/delete act on it; a worker logs a job it
+# cannot run once per poll with its name and reason, and `cron list` shows
+# it, /metrics and /stats count it. The config file's cron: section
+# loads as sidekiq-cron's schedule file. Then sidekiq-cron's Web UI (Cron tab, peers' 7.3) lists the job and
+# its enqueue/disable/enable buttons act on it.
+. "$(dirname "$0")/../../lib/harness.sh"
+hh_require_binary
+hh_redis_start
+HK=cron_job:default:nightly
+
+hh_cli cron add nightly --cron '0 3 * * *' --class NightlyJob --queue low --args '[1,"a"]' -r "$REDIS_URL"
+assert_eq "$HH_RC" 0 "cron add: $HH_ERR"
+assert_eq "$(R HGET $HK source)" dynamic "source"
+assert_eq "$(R HGET $HK status)" enabled "status"
+assert_eq "$(R HGET $HK args)" '[1,"a"]' "args as JSON"
+assert_eq "$(R SISMEMBER cron_jobs:default $HK)" 1 "in cron_jobs:default"
+assert_eq "$(R ZCARD $HK:enqueued)" 1 "the tick just past is guarded"
+hh_cli cron add bad --cron '61 * * * *' --class X -r "$REDIS_URL"
+assert_eq "$HH_RC" 2 "a bad expression is refused"
+assert_contains "$HH_ERR" 'minute field "61"' "with the parser's reason"
+assert_eq "$(R EXISTS cron_job:default:bad)" 0 "and nothing saved"
+
+hh_cli cron enqueue nightly -r "$REDIS_URL"
+assert_eq "$HH_RC" 0 "cron enqueue: $HH_ERR"
+assert_eq "$(R LLEN queue:low)" 1 "run now pushed one job"
+assert_contains "$(R LINDEX queue:low 0)" '"class":"NightlyJob","args":[1,"a"]' "the job pushed"
+assert_eq "$(R LLEN $HK:jid_history)" 1 "jid_history written"
+hh_cli cron disable nightly -r "$REDIS_URL"
+assert_eq "$(R HGET $HK status)" disabled "disabled"
+hh_cli cron enable nightly -r "$REDIS_URL"
+assert_eq "$(R HGET $HK status)" enabled "enabled"
+
+# a job hiredhand cannot run: logged with its name and reason, listed
+R HSET cron_job:default:broken name broken cron '0 0 31 2 * *x' klass X message '{"class":"X","args":[]}' >/dev/null
+R SADD cron_jobs:default cron_job:default:broken >/dev/null
+hport=$(hh_pick_free_port)
+hh_start_worker -q default -c 1 --cron-poll-interval 0.2 --http "$hport"
+must_wait 10 'grep -q "cron: 1 periodic job not run: broken" "$WORKER_LOG"' "the broken job logged"
+must_wait 5 'hh_http_body "http://127.0.0.1:$hport/metrics" | grep -qx "hiredhand_cron_jobs_broken 1"' "/metrics counts it"
+metrics="$(hh_http_body "http://127.0.0.1:$hport/metrics")"
+assert_contains "$metrics" "hiredhand_cron_jobs 2" "/metrics: periodic jobs"
+assert_contains "$metrics" "hiredhand_cron_jobs_disabled 0" "/metrics: disabled"
+assert_contains "$(hh_http_body "http://127.0.0.1:$hport/stats")" '"broken":1' "/stats: cron.broken"
+hh_cli cron list -r "$REDIS_URL"
+assert_contains "$HH_OUT" "! cannot run" "cron list shows the broken job"
+hh_stop_worker
+hh_cli cron delete broken -r "$REDIS_URL"
+assert_eq "$(R EXISTS cron_job:default:broken)" 0 "deleted"
+
+# the config file's cron: section, sidekiq-cron's schedule-file shape:
+# saved with source schedule; a schedule job that left the file goes, a
+# dynamic one (nightly) stays
+hh_cli cron add old --cron '0 4 * * *' --class OldJob -r "$REDIS_URL"
+R HSET cron_job:default:old source schedule >/dev/null
+cat >"$HH_TMP/hh.yml" <<'YML'
+concurrency: 1
+queues: [default]
+cron:
+  poll_interval: 0.2
+  report:
+    cron: "0 6 * * 1"
+    class: ReportJob
+    queue: reports
+    args: [1, "x"]
+    description: weekly report
+YML
+hh_start_worker -C "$HH_TMP/hh.yml"
+must_wait 10 '[ "$(R HGET cron_job:default:report source)" = schedule ]' "the config's job saved"
+assert_eq "$(R HGET cron_job:default:report args)" '[1,"x"]' "its args"
+assert_contains "$(R HGET cron_job:default:report message)" '"queue":"reports"' "its queue"
+must_wait 5 '[ "$(R EXISTS cron_job:default:old)" = 0 ]' "the schedule job that left the file is deleted"
+assert_eq "$(R EXISTS cron_job:default:nightly)" 1 "the dynamic job stays"
+hh_stop_worker
+
+hh_require_peers
+out="$(hh_peer_ruby 73-gems cron_web.rb list nightly)" || fail "Web UI: $out"
+assert_contains "$out" "status=enabled source=dynamic history=1" "sidekiq-cron reads the job"
+hh_peer_ruby 73-gems cron_web.rb press nightly enqueue >/dev/null || fail "enqueue button"
+assert_eq "$(R LLEN queue:low)" 2 "the enqueue button pushed the job"
+hh_peer_ruby 73-gems cron_web.rb press nightly disable >/dev/null || fail "disable button"
+assert_eq "$(R HGET $HK status)" disabled "the disable button"
+hh_peer_ruby 73-gems cron_web.rb press nightly enable >/dev/null || fail "enable button"
+assert_eq "$(R HGET $HK status)" enabled "the enable button"
+pass
