@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "web.h"
 
 /* clang-format off */ /* the help text keeps its layout */
 static const char usage[] =
@@ -28,6 +29,7 @@ static const char usage[] =
     "  busy        the running jobs of every process\n"
     "  jobs find JID  where a job is: queue, scheduled, retry, dead, running\n"
     "  top         a live view: rates, queues, processes (see hiredhand top --help)\n"
+    "  web         a web dashboard: --http [HOST:]PORT (see hiredhand web --help)\n"
     "  version     print the version\n"
     "\n"
     "Every command takes -r/--redis URL (default $REDIS_URL, else redis://127.0.0.1:6379/0),\n"
@@ -93,7 +95,7 @@ static const struct {
     {"work", cli_work},           {"push", cli_push}, {"stats", cli_stats},     {"processes", cli_processes},
     {"quiet", cmd_quiet},         {"stop", cmd_stop}, {"dump", cmd_dump},       {"retries", cmd_retries},
     {"scheduled", cmd_scheduled}, {"dead", cmd_dead}, {"queues", cli_queues},   {"busy", cli_busy},
-    {"jobs", cli_jobs},           {"top", cli_top},   {"version", cmd_version}, {"--version", cmd_version},
+    {"jobs", cli_jobs},           {"top", cli_top},   {"web", cli_web}, {"version", cmd_version}, {"--version", cmd_version},
     {"-V", cmd_version},
 };
 
