@@ -189,7 +189,8 @@ static int page_cb(const hh_jobset_entry *e, void *udata) {
     if (p->klass && (!e->valid || strcmp(e->display_class, p->klass) != 0) && strcmp(e->klass, p->klass) != 0) return 0;
     if (p->queue && strcmp(e->queue, p->queue) != 0) return 0;
     if (p->error && !has(e->error_class, p->error) && !has(e->error_message, p->error)) return 0;
-    json_array_append_new(p->rows, entry_json(e, p->full));
+    /* an entry that is no job object (not JSON, not UTF-8) shows its bytes */
+    json_array_append_new(p->rows, entry_json(e, p->full || !e->valid));
     return ++p->matched >= p->want;
 }
 

@@ -296,7 +296,7 @@ function jobset(set, q) {
       return el('tr', null, [el('td', null, [cb]),
         td(time(e.score)),
         el('td', null, [el('a', { href: '#/job/' + set + '/' + encodeURIComponent(e.jid), text: e.jid || '(no jid)' })]),
-        td(e['class']), td(e.queue), td(e.args, 'args'), td(e.retry_count, 'num'),
+        td(e.valid ? e['class'] : '(not a job)'), td(e.queue), td(e.valid ? e.args : e.payload, 'args'), td(e.retry_count, 'num'),
         td((e.error_class ? e.error_class + ': ' : '') + str(e.error_message), 'err')]);
     });
     var inputs = {};
