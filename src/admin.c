@@ -353,8 +353,8 @@ static int stats_history_run(hh_client *c, int days, char **json_out) {
     hh_pipe p;
     hh_pipe_begin(&p, hh_client_conn(c));
     for (int d = 0; d < days; d++) {
-        sds kp = hh_key_stat_daily(hh_client_keys(c), "processed", now - 86400.0 * d);
-        sds kf = hh_key_stat_daily(hh_client_keys(c), "failed", now - 86400.0 * d);
+        sds kp = hh_key_stat_daily(hh_client_keys(c), "stat:processed", now - 86400.0 * d);
+        sds kf = hh_key_stat_daily(hh_client_keys(c), "stat:failed", now - 86400.0 * d);
         hh_pipe_add(&p, "GET %s", kp);
         hh_pipe_add(&p, "GET %s", kf);
         sdsfree(kp);
