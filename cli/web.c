@@ -50,14 +50,13 @@ static const char csp[] = "default-src 'none'; script-src 'self'; style-src 'sel
 
 /* clang-format off */ /* the help text keeps its layout */
 static const char usage[] =
-    "usage: hiredhand web [--http [HOST:]PORT] [--web-auth FILE] [--http-token-file FILE]\n"
-    "                     [--read-only] [-r URL] [--redis-password-file FILE] [--namespace NS]\n"
+    "usage: hiredhand web [--http [HOST:]PORT] [--web-auth FILE] [--read-only] [Redis options]\n"
     "A web dashboard (Sidekiq's Web UI pages: dashboard, busy, queues, retries, scheduled,\n"
     "dead) served from the binary itself. See docs/web-dashboard.md.\n"
     "      --http [HOST:]PORT     where to listen (default " WEB_DEFAULT_BIND "; a bare PORT\n"
     "                             binds 127.0.0.1, [::1]:PORT for IPv6)\n"
     "      --web-auth FILE        HTTP basic authentication: FILE's first line is user:password\n"
-    "      --http-token-file FILE or \"Authorization: Bearer <token>\", the token FILE's first line\n"
+    "      --http-token-file FILE or a bearer token (\"Authorization: Bearer <token>\"): FILE's first line\n"
     "      --read-only            refuse every change (retry, delete, kill, clear, quiet, stop)\n"
     "  -r, --redis URL            Redis (default $REDIS_URL, else redis://127.0.0.1:6379/0)\n"
     "      --redis-password-file FILE  the password, when the URL has none\n"
