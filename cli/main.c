@@ -92,11 +92,11 @@ static const struct {
     const char *name;
     command_fn fn;
 } commands[] = {
-    {"work", cli_work},           {"push", cli_push}, {"stats", cli_stats},     {"processes", cli_processes},
-    {"quiet", cmd_quiet},         {"stop", cmd_stop}, {"dump", cmd_dump},       {"retries", cmd_retries},
-    {"scheduled", cmd_scheduled}, {"dead", cmd_dead}, {"queues", cli_queues},   {"busy", cli_busy},
-    {"jobs", cli_jobs},           {"top", cli_top},   {"web", cli_web}, {"version", cmd_version}, {"--version", cmd_version},
-    {"-V", cmd_version},
+    {"work", cli_work},           {"push", cli_push},  {"stats", cli_stats},   {"processes", cli_processes},
+    {"quiet", cmd_quiet},         {"stop", cmd_stop},  {"dump", cmd_dump},     {"retries", cmd_retries},
+    {"scheduled", cmd_scheduled}, {"dead", cmd_dead},  {"queues", cli_queues}, {"busy", cli_busy},
+    {"jobs", cli_jobs},           {"top", cli_top},    {"web", cli_web},       {"version", cmd_version},
+    {"--version", cmd_version},   {"-V", cmd_version},
 };
 
 static command_fn find_command(const char *name) {

@@ -79,9 +79,9 @@ typedef struct mhd_api {
 typedef struct web {
     mhd_api api;
     hh_client *client;
-    char csrf[65];      /* hex of 32 random bytes */
-    char *basic;        /* "user:password", or NULL */
-    char *bearer;       /* the token, or NULL */
+    char csrf[65]; /* hex of 32 random bytes */
+    char *basic;   /* "user:password", or NULL */
+    char *bearer;  /* the token, or NULL */
     int read_only;
 } web;
 
@@ -94,10 +94,10 @@ typedef struct web_req {
 
 static int mhd_load(mhd_api *api) {
     api->so = dlopen("libmicrohttpd.so.12", RTLD_NOW | RTLD_LOCAL);
-    if (!api->so) return cli_usage_error("cannot load libmicrohttpd.so.12 (Debian package libmicrohttpd12): %s", dlerror());
-#define SYM(field, name)                                                    \
-    if (!(*(void **)(&api->field) = dlsym(api->so, name)))                  \
-        return cli_usage_error("libmicrohttpd.so.12 lacks %s", name);
+    if (!api->so)
+        return cli_usage_error("cannot load libmicrohttpd.so.12 (Debian package libmicrohttpd12): %s", dlerror());
+#define SYM(field, name) \
+    if (!(*(void **)(&api->field) = dlsym(api->so, name))) return cli_usage_error("libmicrohttpd.so.12 lacks %s", name);
     SYM(start_daemon, "MHD_start_daemon")
     SYM(stop_daemon, "MHD_stop_daemon")
     SYM(create_response_from_buffer, "MHD_create_response_from_buffer")
@@ -197,7 +197,7 @@ static const char *post_refused(const web *w, struct MHD_Connection *conn) {
 }
 
 static enum MHD_Result respond(web *w, struct MHD_Connection *conn, unsigned int status, const char *type, void *body,
-                            size_t len, enum MHD_ResponseMemoryMode mode, int set_cookie) {
+                               size_t len, enum MHD_ResponseMemoryMode mode, int set_cookie) {
     struct MHD_Response *r = w->api.create_response_from_buffer(len, body, mode);
     if (!r) {
         if (mode == MHD_RESPMEM_MUST_FREE) free(body);
@@ -224,7 +224,8 @@ static enum MHD_Result respond(web *w, struct MHD_Connection *conn, unsigned int
 static enum MHD_Result send_json(web *w, struct MHD_Connection *conn, cli_web_reply *rp) {
     if (!rp->body) {
         static const char oom[] = "{\"error\":\"out of memory\"}";
-        return respond(w, conn, 500, "application/json", (void *)(uintptr_t)oom, sizeof oom - 1, MHD_RESPMEM_PERSISTENT, 0);
+        return respond(w, conn, 500, "application/json", (void *)(uintptr_t)oom, sizeof oom - 1, MHD_RESPMEM_PERSISTENT,
+                       0);
     }
     return respond(w, conn, rp->status, "application/json", rp->body, strlen(rp->body), MHD_RESPMEM_MUST_FREE, 0);
 }
@@ -303,7 +304,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     for (size_t i = 0; i < cli_web_assets_count; i++)
         if (!strcmp(cli_web_assets[i].path, path))
             return respond(w, conn, MHD_HTTP_OK, type_of(path), (void *)(uintptr_t)cli_web_assets[i].data,
-                        cli_web_assets[i].len, MHD_RESPMEM_PERSISTENT, !strcmp(path, "/index.html"));
+                           cli_web_assets[i].len, MHD_RESPMEM_PERSISTENT, !strcmp(path, "/index.html"));
     return send_error(w, conn, MHD_HTTP_NOT_FOUND, "not found");
 }
 

@@ -51,11 +51,15 @@ static int reply_failure(cli_web_reply *out, hh_client *c, int e) {
 /* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
 static size_t utf8_seq(const unsigned char *s, size_t n) {
     if (s[0] < 0x80) return 1;
-    size_t len = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+    size_t len = s[0] >= 0xc2 && s[0] <= 0xdf ? 2
+        : s[0] >= 0xe0 && s[0] <= 0xef        ? 3
+        : s[0] >= 0xf0 && s[0] <= 0xf4        ? 4
+                                              : 0;
     if (!len || len > n) return 0;
     for (size_t i = 1; i < len; i++)
         if ((s[i] & 0xc0) != 0x80) return 0;
-    if (len == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0))) return 0; /* overlong, surrogate */
+    if (len == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0)))
+        return 0; /* overlong, surrogate */
     if (len == 4 && ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))) return 0;
     return len;
 }
@@ -207,11 +211,18 @@ static const char *filter_arg(cli_web_arg_fn arg, void *ctx, const char *name) {
 static int api_set(hh_client *c, cli_web_arg_fn arg, void *ctx, cli_web_reply *out) {
     hh_jobset set;
     if (!set_of(arg(ctx, "set"), &set)) return reply_error(out, 400, "set is retry, scheduled or dead");
-    long long start = int_arg(arg, ctx, "start", 0, INT64_MAX / 2), count = int_arg(arg, ctx, "count", PAGE_DEFAULT, PAGE_MAX);
+    long long start = int_arg(arg, ctx, "start", 0, INT64_MAX / 2),
+              count = int_arg(arg, ctx, "count", PAGE_DEFAULT, PAGE_MAX);
     int reverse = arg(ctx, "reverse") && !strcmp(arg(ctx, "reverse"), "1");
     if (start < 0 || count <= 0) return reply_error(out, 400, "start or count out of range (count 1..500)");
-    set_page p = {json_array(), filter_arg(arg, ctx, "class"), filter_arg(arg, ctx, "queue"),
-                  filter_arg(arg, ctx, "error"), (size_t)count, 0, 0, 0};
+    set_page p = {json_array(),
+                  filter_arg(arg, ctx, "class"),
+                  filter_arg(arg, ctx, "queue"),
+                  filter_arg(arg, ctx, "error"),
+                  (size_t)count,
+                  0,
+                  0,
+                  0};
     int filtered = p.klass || p.queue || p.error;
     long long size = 0;
     int e = hh_jobset_size(c, set, &size);
@@ -262,7 +273,8 @@ static int api_job(hh_client *c, cli_web_arg_fn arg, void *ctx, cli_web_reply *o
 int cli_web_api_get(hh_client *c, const char *path, cli_web_arg_fn arg, void *ctx, cli_web_reply *out) {
     char *json = NULL;
     int e = HH_OK;
-    long long start = int_arg(arg, ctx, "start", 0, INT32_MAX), count = int_arg(arg, ctx, "count", PAGE_DEFAULT, PAGE_MAX);
+    long long start = int_arg(arg, ctx, "start", 0, INT32_MAX),
+              count = int_arg(arg, ctx, "count", PAGE_DEFAULT, PAGE_MAX);
     if (!strcmp(path, "stats")) e = hh_client_stats(c, &json);
     else if (!strcmp(path, "history")) {
         long long days = int_arg(arg, ctx, "days", 30, 180);

@@ -444,8 +444,8 @@ HH_EXPORT char *hh_jobset_entry_get(const hh_jobset_entry *e, const char *key);
  * as with Sidekiq's paginator. Errors: HH_ERR_INVALID (no client, no fn,
  * start < 0, count 0 or over 1000), HH_ERR_REDIS (the key holds another
  * type: hh_last_error() names it). */
-HH_EXPORT int hh_jobset_page(hh_client *c, hh_jobset set, long long start, size_t count, int reverse,
-                             hh_jobset_fn fn, void *udata);
+HH_EXPORT int hh_jobset_page(hh_client *c, hh_jobset set, long long start, size_t count, int reverse, hh_jobset_fn fn,
+                             void *udata);
 
 /* ZCARD. Errors: HH_ERR_INVALID, HH_ERR_REDIS. */
 HH_EXPORT int hh_jobset_size(hh_client *c, hh_jobset set, long long *size_out);

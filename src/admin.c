@@ -296,13 +296,13 @@ static int queue_page_run(hh_client *c, const char *name, long long start, size_
 }
 
 int hh_queue_page(hh_client *c, const char *name, long long start, size_t count, char **json_out) {
-    const char *bad = !c                       ? "the client is missing"
-        : !json_out                            ? "json_out is NULL"
-        : !name                                ? "the queue name is NULL"
-        : !existing_queue_name(name)           ? "the queue name is over HH_NAME_QUEUE_MAX bytes"
-        : start < 0                            ? "start is negative"
-        : !count || count > HH_QUEUE_PAGE_MAX  ? "count is not 1..1000"
-                                               : NULL;
+    const char *bad = !c                      ? "the client is missing"
+        : !json_out                           ? "json_out is NULL"
+        : !name                               ? "the queue name is NULL"
+        : !existing_queue_name(name)          ? "the queue name is over HH_NAME_QUEUE_MAX bytes"
+        : start < 0                           ? "start is negative"
+        : !count || count > HH_QUEUE_PAGE_MAX ? "count is not 1..1000"
+                                              : NULL;
     if (bad) return hh_fail(HH_ERR_INVALID, "queue page: %s", bad);
     return hh_admin_fail(c, queue_page_run(c, name, start, count, json_out), "queue page");
 }
@@ -379,8 +379,8 @@ static int stats_history_run(hh_client *c, int days, char **json_out) {
                 if (end != e->str && !*end) v[j] = x;
             }
         }
-        json_array_append_new(hist, json_pack("{s:s,s:I,s:I}", "date", date, "processed", (json_int_t)v[0],
-                                              "failed", (json_int_t)v[1]));
+        json_array_append_new(
+            hist, json_pack("{s:s,s:I,s:I}", "date", date, "processed", (json_int_t)v[0], "failed", (json_int_t)v[1]));
     }
     const redisReply *info = r[2 * days];
     if (info->type == REDIS_REPLY_STRING || info->type == REDIS_REPLY_STATUS) {
@@ -399,10 +399,10 @@ static int stats_history_run(hh_client *c, int days, char **json_out) {
 }
 
 int hh_stats_history(hh_client *c, int days, char **json_out) {
-    const char *bad = !c                              ? "the client is missing"
-        : !json_out                                   ? "json_out is NULL"
-        : days < 1 || days > HH_HISTORY_MAX_DAYS      ? "days is not 1..180"
-                                                      : NULL;
+    const char *bad = !c                         ? "the client is missing"
+        : !json_out                              ? "json_out is NULL"
+        : days < 1 || days > HH_HISTORY_MAX_DAYS ? "days is not 1..180"
+                                                 : NULL;
     if (bad) return hh_fail(HH_ERR_INVALID, "stats history: %s", bad);
     return hh_admin_fail(c, stats_history_run(c, days, json_out), "stats history");
 }

@@ -487,8 +487,9 @@ static int jobset_page_run(hh_client *c, hh_jobset set, long long start, size_t 
     } else {
         for (size_t i = 0; i + 1 < r->elements; i += 2) {
             hh_jobset_entry e;
-            json_t *shown, *item = entry_fill(&e, set, r->element[i]->str, r->element[i]->len,
-                                              hh_strtod_c(r->element[i + 1]->str, NULL), &shown);
+            json_t *shown,
+                *item = entry_fill(&e, set, r->element[i]->str, r->element[i]->len,
+                                   hh_strtod_c(r->element[i + 1]->str, NULL), &shown);
             int stop = fn(&e, udata);
             json_decref(item);
             json_decref(shown);
@@ -502,12 +503,12 @@ static int jobset_page_run(hh_client *c, hh_jobset set, long long start, size_t 
 
 int hh_jobset_page(hh_client *c, hh_jobset set, long long start, size_t count, int reverse, hh_jobset_fn fn,
                    void *udata) {
-    const char *bad = !c                                ? "the client is missing"
-        : !set_name(set)                                ? "no such set"
-        : !fn                                           ? "fn is NULL"
-        : start < 0                                     ? "start is negative"
-        : !count || count > HH_JOBSET_PAGE_MAX          ? "count is not 1..1000"
-                                                        : NULL;
+    const char *bad = !c                       ? "the client is missing"
+        : !set_name(set)                       ? "no such set"
+        : !fn                                  ? "fn is NULL"
+        : start < 0                            ? "start is negative"
+        : !count || count > HH_JOBSET_PAGE_MAX ? "count is not 1..1000"
+                                               : NULL;
     if (bad) return hh_fail(HH_ERR_INVALID, "jobset page: %s", bad);
     return hh_admin_fail(c, jobset_page_run(c, set, start, count, reverse, fn, udata), "jobset page");
 }

@@ -94,10 +94,15 @@ char *hh_backtrace_decode(const char *encoded, size_t len) {
     }
     size_t cap = 4096, n = 0;
     char *out = malloc(cap);
+    if (!out) {
+        inflateEnd(&st);
+        free(z);
+        return NULL;
+    }
     int zr = Z_OK;
     st.next_in = z;
     st.avail_in = (uInt)zn;
-    while (out && zr == Z_OK) {
+    while (zr == Z_OK) {
         if (cap - n < 2) {
             char *bigger = cap < HH_BACKTRACE_MAX ? realloc(out, cap * 2) : NULL;
             if (!bigger) break;
@@ -111,7 +116,7 @@ char *hh_backtrace_decode(const char *encoded, size_t len) {
     }
     inflateEnd(&st);
     free(z);
-    if (!out || zr != Z_STREAM_END) {
+    if (zr != Z_STREAM_END) {
         free(out);
         hh_fail(HH_ERR_INVALID, "backtrace decode: not zlib data (or over 16 MiB)");
         return NULL;

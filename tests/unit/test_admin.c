@@ -264,7 +264,8 @@ static void test_jobset_page(void **s) {
 static void test_queue_page_delete(void **s) {
     (void)s;
     hh_client *c = client_ns(NULL);
-    const char *jobs[] = {"{\"class\":\"K\",\"args\":[0],\"jid\":\"j0\"}", "{\"class\":\"K\",\"args\":[1],\"jid\":\"j1\"}",
+    const char *jobs[] = {"{\"class\":\"K\",\"args\":[0],\"jid\":\"j0\"}",
+                          "{\"class\":\"K\",\"args\":[1],\"jid\":\"j1\"}",
                           "{\"class\":\"K\",\"args\":[2],\"jid\":\"j2\"}"};
     for (int i = 0; i < 3; i++) freeReplyObject(uh_cmd(&srv, "LPUSH queue:q %s", jobs[i])); /* j0 runs first */
     char *out = NULL;
