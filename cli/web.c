@@ -23,6 +23,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <microhttpd.h>
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -58,6 +59,8 @@ static const char usage[] =
     "      --web-auth FILE        HTTP basic authentication: FILE's first line is user:password\n"
     "      --http-token-file FILE or a bearer token (\"Authorization: Bearer <token>\"): FILE's first line\n"
     "      --read-only            refuse every change (retry, delete, kill, clear, quiet, stop)\n"
+    "      --allowed-host NAME    also answer requests for Host NAME (a proxy's name); by default\n"
+    "                             only IP addresses and localhost, against DNS rebinding\n"
     "  -r, --redis URL            Redis (default $REDIS_URL, else redis://127.0.0.1:6379/0)\n"
     "      --redis-password-file FILE  the password, when the URL has none\n"
     "      --namespace NS         the key namespace (redis-namespace)\n"
@@ -83,6 +86,7 @@ typedef struct web {
     char *basic;   /* "user:password", or NULL */
     char *bearer;  /* the token, or NULL */
     int read_only;
+    const char *allowed_host; /* --allowed-host NAME, or NULL */
 } web;
 
 /* The body of one request being read. */
@@ -172,6 +176,24 @@ static const char *cookie_value(const char *cookies, const char *name, size_t *l
         p = strchr(p, ';');
     }
     return NULL;
+}
+
+/* Whether the Host header names this server: an IP literal, localhost, or
+ * --allowed-host (the name a proxy forwards). Anything else may be a DNS
+ * rebinding (a hostile name resolving to 127.0.0.1): the browser would
+ * then treat that site's pages as this server's origin, cookie and all. */
+static int host_ok(const web *w, const char *host) {
+    if (!host || !*host) return 0;
+    char name[256];
+    size_t n = strlen(host);
+    if (n >= sizeof name) return 0;
+    memcpy(name, host, n + 1);
+    if (name[0] == '[') return strchr(name, ']') != NULL; /* [v6]:port */
+    char *colon = strrchr(name, ':');
+    if (colon) *colon = '\0';
+    if (!strcasecmp(name, "localhost") || (w->allowed_host && !strcasecmp(name, w->allowed_host))) return 1;
+    struct in_addr a4;
+    return inet_pton(AF_INET, name, &a4) == 1;
 }
 
 /* Why a POST is refused, or NULL: read-only, the CSRF token missing from
@@ -280,6 +302,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_data_size = 0;
         return MHD_YES;
     }
+    if (!host_ok(w, w->api.lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST)))
+        return send_error(w, conn, MHD_HTTP_MISDIRECTED_REQUEST,
+                          "unknown Host (name it with --allowed-host to reach this dashboard by that name)");
     const char *auth = w->api.lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
     if (!authorized(w, auth)) return send_error(w, conn, MHD_HTTP_UNAUTHORIZED, "unauthorized");
     int get = !strcmp(method, MHD_HTTP_METHOD_GET) || !strcmp(method, MHD_HTTP_METHOD_HEAD);
@@ -346,7 +371,7 @@ static int parse_bind(const char *arg, struct sockaddr_storage *ss, socklen_t *s
     return 0;
 }
 
-enum { O_NS = 1000, O_PWFILE, O_HTTP, O_AUTH, O_TOKEN, O_RO, O_HELP };
+enum { O_NS = 1000, O_PWFILE, O_HTTP, O_AUTH, O_TOKEN, O_RO, O_HOST, O_HELP };
 
 int cli_web(int argc, char **argv) {
     static const struct option lo[] = {{"redis", required_argument, 0, 'r'},
@@ -356,6 +381,7 @@ int cli_web(int argc, char **argv) {
                                        {"web-auth", required_argument, 0, O_AUTH},
                                        {"http-token-file", required_argument, 0, O_TOKEN},
                                        {"read-only", no_argument, 0, O_RO},
+                                       {"allowed-host", required_argument, 0, O_HOST},
                                        CLI_TLS_LONGOPTS,
                                        {"help", no_argument, 0, O_HELP},
                                        {0, 0, 0, 0}};
@@ -391,6 +417,7 @@ int cli_web(int argc, char **argv) {
             if (!(w.bearer = read_secret("--http-token-file", optarg, 0))) return CLI_EXIT_USAGE;
             break;
         case O_RO: w.read_only = 1; break;
+        case O_HOST: w.allowed_host = optarg; break;
         case O_HELP: fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return CLI_EXIT_USAGE;
         }

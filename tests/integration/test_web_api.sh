@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `hiredhand web`'s API against jobs Debian's Sidekiq 6.4 wrote (tests/ruby/web_data.rb):
-#  - every answer carries the Content-Security-Policy and nosniff; / sets the CSRF cookie;
+#  - every answer carries the Content-Security-Policy and nosniff; / sets the CSRF cookie; a
+#    Host that is no IP address, localhost or --allowed-host (DNS rebinding) gets 421;
 #  - a POST without the token, with a wrong one, with the token in the header only, from a
 #    foreign Origin or a cross-site Sec-Fetch-Site is refused with 403 and changes nothing;
 #    --read-only refuses every POST; --web-auth wants basic authentication (401 without);
@@ -25,6 +26,9 @@ assert_contains "$hdr" "Content-Security-Policy: default-src 'none'; script-src 
 assert_contains "$hdr" "X-Content-Type-Options: nosniff" "no nosniff on /"
 assert_contains "$hdr" "SameSite=Strict" "the CSRF cookie is not SameSite=Strict"
 assert_contains "$(curl -s -D - -o /dev/null "$WEB_URL/api/stats")" "Content-Security-Policy:" "no CSP on the API"
+# DNS rebinding: a page of another name resolving to 127.0.0.1 is not this origin
+assert_eq "$(curl -s -o /dev/null -w '%{http_code}' -H 'Host: rebind.example:80' "$WEB_URL/api/stats")" 421 "a foreign Host"
+assert_eq "$(curl -s -o /dev/null -w '%{http_code}' -H "Host: localhost:${WEB_URL##*:}" "$WEB_URL/api/stats")" 200 "Host localhost"
 
 # --- reads
 assert_eq "$(api stats | jq_ 'd["retry_size"], d["dead_size"], d["scheduled_size"], d["enqueued"]')" "(8, 2, 4, 5)" "stats"
