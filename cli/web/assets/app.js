@@ -364,6 +364,14 @@ function job(set, jid) {
       kids.push(el('h3', { text: 'Payload' }));
       kids.push(el('pre', { id: 'payload', text: e.payload }));
     });
+    var actions = set === 'scheduled' ? ['enqueue', 'delete', 'kill'] : set === 'dead' ? ['retry', 'delete'] : ['retry', 'delete', 'kill'];
+    if (d.entries.length) {
+      kids.unshift(el('div', { 'class': 'tools' }, actions.map(function (a) {
+        return el('button', { text: a, onclick: function () {
+          post('set', { set: set, action: a, jids: [jid] }).then(function () { location.hash = '#/' + set; }, showError);
+        } });
+      })));
+    }
     setMain('Job ' + jid, kids);
     done('job');
   }, showError);
