@@ -53,7 +53,7 @@ static const char csp[] = "default-src 'none'; script-src 'self'; style-src 'sel
 static const char usage[] =
     "usage: hiredhand web [--http [HOST:]PORT] [--web-auth FILE] [--read-only] [Redis options]\n"
     "A web dashboard (Sidekiq's Web UI pages: dashboard, busy, queues, retries, scheduled,\n"
-    "dead) served from the binary itself. See docs/web-dashboard.md.\n"
+    "dead, metrics) served from the binary itself. See docs/web-dashboard.md.\n"
     "      --http [HOST:]PORT     where to listen (default " WEB_DEFAULT_BIND "; a bare PORT\n"
     "                             binds 127.0.0.1, [::1]:PORT for IPv6)\n"
     "      --web-auth FILE        HTTP basic authentication: FILE's first line is user:password\n"

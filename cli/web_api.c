@@ -280,6 +280,10 @@ int cli_web_api_get(hh_client *c, const char *path, cli_web_arg_fn arg, void *ct
         long long days = int_arg(arg, ctx, "days", 30, 180);
         if (days < 1) return reply_error(out, 400, "days is 1..180");
         e = hh_stats_history(c, (int)days, &json);
+    } else if (!strcmp(path, "metrics")) {
+        long long minutes = int_arg(arg, ctx, "minutes", 60, 480);
+        if (minutes < 1) return reply_error(out, 400, "minutes is 1..480");
+        e = hh_job_metrics_summary(c, (int)minutes, &json);
     } else if (!strcmp(path, "queues")) e = hh_queues_list(c, &json);
     else if (!strcmp(path, "queue")) {
         const char *name = arg(ctx, "name");

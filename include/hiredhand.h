@@ -536,6 +536,17 @@ HH_EXPORT int hh_busy(hh_client *c, char **json_out);
  * History does). Errors: HH_ERR_INVALID, HH_ERR_REDIS, HH_ERR_NOMEM. */
 HH_EXPORT int hh_stats_history(hh_client *c, int days, char **json_out);
 
+/* What the Web UI's Metrics tab sums, per class, over the last `minutes`
+ * UTC minutes (1..480, the 8 hours the per-minute keys live): runs
+ * ("processed", Sidekiq's "p"), failures ("failed", "f") and run time in
+ * milliseconds ("ms") from the per-minute hashes job metrics write
+ * (Sidekiq 8.x's j|YYMMDD|H:MM, else 7.x's j|YYYYMMDD|H:M for a minute the
+ * 8.x layout lacks: a worker writing both layouts is counted once). A JSON
+ * object in *json_out (free with free()): {"minutes": n, "classes":
+ * [{"class","processed","failed","ms","avg_ms"}, ...]} sorted by processed,
+ * most first. Errors: HH_ERR_INVALID, HH_ERR_REDIS, HH_ERR_NOMEM. */
+HH_EXPORT int hh_job_metrics_summary(hh_client *c, int minutes, char **json_out);
+
 /* Deletes one job from queue:<name>, as the Web UI's Delete button of a
  * queue page does (Sidekiq::JobRecord#delete: LREM queue 1 <payload>):
  * payload must be the entry's exact bytes (len of them), so a job that

@@ -6,7 +6,8 @@
  * Keys read: queues (SMEMBERS), queue:<q> (LLEN, LRANGE), processes
  * (SMEMBERS), <id> (EXISTS), <id>:work and <id>:workers (HGETALL),
  * hiredhand:inprogress:<id>|<q> (SCAN, LRANGE) for jobs find.
- * stat:processed:<date>, stat:failed:<date> (GET) and INFO for the history.
+ * stat:processed:<date>, stat:failed:<date> (GET) and INFO for the history;
+ * j|<date>|<minute> (HGETALL, Sidekiq 8.x's then 7.x's) for the metrics.
  * Keys written: queue:<q> (UNLINK) and queues (SREM) for a queue clear,
  * queue:<q> (LREM 1) for the delete of one job.
  * Queues are read in pages of HH_ADMIN_PAGE entries, never whole. */
@@ -327,6 +328,104 @@ int hh_queue_delete_job(hh_client *c, const char *name, const char *payload, siz
                                      : NULL;
     if (bad) return hh_fail(HH_ERR_INVALID, "queue delete: %s", bad);
     return hh_admin_fail(c, queue_delete_run(c, name, payload, len), "queue delete");
+}
+
+/* ------------------------------------------------------------ metrics */
+
+#define HH_METRICS_MAX_MINUTES 480
+
+/* Adds one per-minute hash (field "<Class>|p|f|ms" => integer) into per. */
+static void metrics_add(json_t *per, const redisReply *h) {
+    for (size_t i = 0; i + 1 < h->elements; i += 2) {
+        const redisReply *f = h->element[i], *v = h->element[i + 1];
+        if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING) continue;
+        const char *bar = NULL;
+        for (size_t j = f->len; j-- > 0;)
+            if (f->str[j] == '|') {
+                bar = f->str + j;
+                break;
+            }
+        if (!bar) continue;
+        const char *kind = bar + 1;
+        size_t klen = (size_t)(f->str + f->len - kind);
+        const char *field = klen == 1 && *kind == 'p' ? "processed"
+            : klen == 1 && *kind == 'f'               ? "failed"
+            : klen == 2 && !memcmp(kind, "ms", 2)     ? "ms"
+                                                      : NULL;
+        if (!field) continue;
+        json_t *name = json_stringn(f->str, (size_t)(bar - f->str));
+        if (!name) continue; /* a class that is not UTF-8: not shown */
+        json_t *row = json_object_get(per, json_string_value(name));
+        if (!row) {
+            row = json_pack("{s:O,s:I,s:I,s:I}", "class", name, "processed", (json_int_t)0, "failed", (json_int_t)0,
+                            "ms", (json_int_t)0);
+            json_object_set_new(per, json_string_value(name), row);
+        }
+        json_decref(name);
+        json_object_set_new(row, field,
+                            json_integer(json_integer_value(json_object_get(row, field)) + strtoll(v->str, NULL, 10)));
+    }
+}
+
+static int cmp_processed(const void *a, const void *b) {
+    json_int_t x = json_integer_value(json_object_get(*(json_t *const *)a, "processed"));
+    json_int_t y = json_integer_value(json_object_get(*(json_t *const *)b, "processed"));
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static int metrics_run(hh_client *c, int minutes, char **json_out) {
+    if (!c || !json_out || minutes < 1 || minutes > HH_METRICS_MAX_MINUTES) return HH_ERR_INVALID;
+    *json_out = NULL;
+    time_t now = time(NULL);
+    hh_pipe p;
+    hh_pipe_begin(&p, hh_client_conn(c));
+    for (int m = 0; m < minutes; m++) {
+        sds k8 = hh_key_jm_counts8(hh_client_keys(c), now - 60 * m);
+        sds k7 = hh_key_jm_counts7(hh_client_keys(c), now - 60 * m);
+        hh_pipe_add(&p, "HGETALL %s", k8);
+        hh_pipe_add(&p, "HGETALL %s", k7);
+        sdsfree(k8);
+        sdsfree(k7);
+    }
+    redisReply **r = hh_pipe_exec(&p);
+    if (!r) return HH_ERR_REDIS;
+    json_t *per = json_object();
+    for (int m = 0; m < minutes; m++) {
+        const redisReply *h8 = r[2 * m], *h7 = r[2 * m + 1];
+        if (h8->type == REDIS_REPLY_ARRAY && h8->elements) metrics_add(per, h8);
+        else if (h7->type == REDIS_REPLY_ARRAY) metrics_add(per, h7);
+    }
+    hh_replies_free(r, p.n);
+    size_t n = json_object_size(per), i = 0;
+    json_t **rows = calloc(n ? n : 1, sizeof *rows), *row;
+    const char *name;
+    if (!rows) {
+        json_decref(per);
+        return HH_ERR_NOMEM;
+    }
+    json_object_foreach(per, name, row) {
+        json_int_t ok =
+            json_integer_value(json_object_get(row, "processed")) - json_integer_value(json_object_get(row, "failed"));
+        json_object_set_new(
+            row, "avg_ms", json_real(ok > 0 ? (double)json_integer_value(json_object_get(row, "ms")) / (double)ok : 0));
+        rows[i++] = row;
+    }
+    qsort(rows, n, sizeof *rows, cmp_processed);
+    json_t *arr = json_array();
+    for (i = 0; i < n; i++) json_array_append(arr, rows[i]);
+    free(rows);
+    json_decref(per);
+    *json_out = dump_out(json_pack("{s:i,s:o}", "minutes", minutes, "classes", arr));
+    return *json_out ? HH_OK : HH_ERR_NOMEM;
+}
+
+int hh_job_metrics_summary(hh_client *c, int minutes, char **json_out) {
+    const char *bad = !c                                  ? "the client is missing"
+        : !json_out                                       ? "json_out is NULL"
+        : minutes < 1 || minutes > HH_METRICS_MAX_MINUTES ? "minutes is not 1..480"
+                                                          : NULL;
+    if (bad) return hh_fail(HH_ERR_INVALID, "job metrics summary: %s", bad);
+    return hh_admin_fail(c, metrics_run(c, minutes, json_out), "job metrics summary");
 }
 
 /* ------------------------------------------------------------ history */

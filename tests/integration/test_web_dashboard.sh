@@ -2,7 +2,8 @@
 # `hiredhand web` in a real browser (Debian's chromium, headless) over jobs Debian's Sidekiq 6.4
 # wrote (tests/ruby/web_data.rb) and a running hiredhand worker: each page's DOM shows the right
 # figures and rows (dashboard totals, history and Redis info; the worker and its running job on
-# Busy; queues; a queue's jobs; retries, scheduled and dead; one job's decoded backtrace), and
+# Busy; queues; a queue's jobs; retries, scheduled and dead; per-class metrics; one job's decoded
+# backtrace), and
 # the hostile entries (markup in class, args, error and backtrace, a javascript: jid, bytes that
 # are not UTF-8) are text: no element they describe exists and the title is untouched. A
 # screenshot of each page goes to <build>/web-screenshots/ (docs/web-dashboard.md shows them).
@@ -22,6 +23,7 @@ web_seed 0
 R set stat:processed 1234 >/dev/null
 R set stat:failed 56 >/dev/null
 R set "stat:processed:$(date -u +%F)" 77 >/dev/null
+R hset "$(date -u +'j|%y%m%d|%-H:%M')" 'MetricJob|p' 12 'MetricJob|f' 2 'MetricJob|ms' 500 >/dev/null   # Sidekiq 8.x's layout
 hh_cli push SlowJob '["busy-arg"]' -q busyq
 hh_start_worker -c 2 -q busyq --tag webtag --exec "SlowJob=$HH_HANDLERS/sleep.sh 60"
 must_wait 15 '[ "$(R hget "$(R smembers processes | head -n1)" busy)" = 1 ]' "the worker did not run SlowJob within 15 s"
@@ -76,6 +78,10 @@ assert_contains "$DOM" ">LaterJob<" "scheduled: a job"
 page dead dead dead
 assert_contains "$DOM" "Dead (2)" "dead: the size"
 assert_contains "$DOM" "died 1" "dead: an error message"
+
+page metrics metrics metrics
+assert_contains "$DOM" '<td class="">MetricJob</td><td class="num">12</td><td class="num">2</td><td class="num">0.50</td><td class="num">50.0</td>' \
+    "metrics: the class's runs, failures, time and average"
 
 page job 'job/retry/javascript%3Aalert(1)' job
 assert_contains "$DOM" '<pre id="backtrace">&lt;script&gt;document.title=' "job: the decoded backtrace as text"

@@ -332,13 +332,44 @@ static void test_backtrace_decode(void **s) {
     assert_null(hh_backtrace_decode("YWJj", 4)); /* base64 of "abc": not zlib */
 }
 
+/* hh_job_metrics_summary: per class over the minutes, 8.x's hash of a
+ * minute preferred to 7.x's (a worker writing both is counted once). */
+static void test_job_metrics_summary(void **s) {
+    (void)s;
+    hh_client *c = client_ns(NULL);
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    char k8[64], k7[64];
+    snprintf(k8, sizeof k8, "j|%02d%02d%02d|%d:%02d", tm.tm_year % 100, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+             tm.tm_min);
+    snprintf(k7, sizeof k7, "j|%04d%02d%02d|%d:%d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+             tm.tm_min);
+    freeReplyObject(uh_cmd(&srv, "HSET %s A|p 4 A|f 1 A|ms 300 B|p 9 B|ms 90", k8));
+    freeReplyObject(uh_cmd(&srv, "HSET %s A|p 4 A|f 1 A|ms 300", k7)); /* the same runs, 7.x's layout */
+    char *out = NULL;
+    assert_int_equal(hh_job_metrics_summary(c, 5, &out), HH_OK);
+    json_t *o = json_loads(out, 0, NULL);
+    free(out);
+    json_t *cl = json_object_get(o, "classes");
+    assert_int_equal(json_array_size(cl), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(cl, 0), "class")), "B");
+    json_t *a = json_array_get(cl, 1);
+    assert_int_equal(json_integer_value(json_object_get(a, "processed")), 4);
+    assert_int_equal(json_integer_value(json_object_get(a, "failed")), 1);
+    assert_true(fabs(json_real_value(json_object_get(a, "avg_ms")) - 100.0) < 1e-9);
+    json_decref(o);
+    assert_int_equal(hh_job_metrics_summary(c, 0, &out), HH_ERR_INVALID);
+    hh_client_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_argument_checks),    cmocka_unit_test(test_not_found),
         cmocka_unit_test(test_not_a_job_stays),    cmocka_unit_test(test_namespace_filter_limit),
         cmocka_unit_test(test_dead_trims_on_kill), cmocka_unit_test(test_jobset_page),
         cmocka_unit_test(test_queue_page_delete),  cmocka_unit_test(test_stats_history),
-        cmocka_unit_test(test_backtrace_decode),
+        cmocka_unit_test(test_backtrace_decode),   cmocka_unit_test(test_job_metrics_summary),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -331,6 +331,7 @@ static int f_js_page(void) { return hh_jobset_page(NULL, HH_JOBSET_RETRY, 0, 10,
 static int f_queue_page(void) { return hh_queue_page(NULL, "default", 0, 10, NULL); }
 static int f_queue_delete(void) { return hh_queue_delete_job(NULL, "default", "x", 1); }
 static int f_history(void) { return hh_stats_history(NULL, 1, NULL); }
+static int f_metrics(void) { return hh_job_metrics_summary(NULL, 1, NULL); }
 static int f_busy(void) { return hh_busy(down, NULL); }
 static int f_jobs_find(void) {
     char *j = NULL;
@@ -416,6 +417,7 @@ static const export_case exports[] = {
     {"hh_queue_page", f_queue_page, NULL},
     {"hh_queue_delete_job", f_queue_delete, NULL},
     {"hh_stats_history", f_history, NULL},
+    {"hh_job_metrics_summary", f_metrics, NULL},
     {"hh_backtrace_decode", NULL, "NULL for input that is not an encoded backtrace"},
     {"hh_busy", f_busy, NULL},
     {"hh_jobs_find", f_jobs_find, NULL},

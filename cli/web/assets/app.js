@@ -377,6 +377,25 @@ function job(set, jid) {
   }, showError);
 }
 
+/* -------------------------------------------------------------- metrics */
+
+function metrics(q) {
+  var minutes = parseInt(q.get('minutes') || '60', 10) || 60;
+  api('metrics?minutes=' + minutes).then(function (d) {
+    var rows = d.classes.map(function (m) {
+      return el('tr', null, [td(m['class']), td(m.processed, 'num'), td(m.failed, 'num'),
+        td((m.ms / 1000).toFixed(2), 'num'), td(m.avg_ms.toFixed(1), 'num')]);
+    });
+    var links = el('p', null, [60, 180, 480].map(function (n) {
+      return el('a', { href: '#/metrics?minutes=' + n, text: 'last ' + n / 60 + ' h  ' });
+    }));
+    setMain('Metrics (last ' + d.minutes + ' minutes)', [links,
+      table([['Job'], ['Processed', 'num'], ['Failed', 'num'], ['Total time (s)', 'num'], ['Average (ms)', 'num']], rows, 'metrics'),
+      el('p', { 'class': 'note', text: 'From the per-minute keys job metrics write (hiredhand work --job-metrics, Sidekiq 7/8).' })]);
+    done('metrics');
+  }, showError);
+}
+
 /* --------------------------------------------------------------- router */
 
 function route() {
@@ -391,6 +410,7 @@ function route() {
   else if (page === 'queues') queues();
   else if (page === 'queue') queue(p.path[1] || '', p.q);
   else if (page === 'retry' || page === 'scheduled' || page === 'dead') jobset(page, p.q);
+  else if (page === 'metrics') metrics(p.q);
   else if (page === 'job') job(p.path[1], p.path.slice(2).join('/'));
   else setMain('Not found', []);
 }
