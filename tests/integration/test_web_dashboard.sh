@@ -50,6 +50,11 @@ assert_contains "$DOM" 'id="stat-retries">8<' "dashboard: retries"
 assert_contains "$DOM" "<td class=\"\">$(date -u +%F)</td><td class=\"num\">77</td>" "dashboard: today's history"
 assert_contains "$DOM" "$(R info server | tr -d '\r' | sed -n 's/^redis_version://p')" "dashboard: the Redis version"
 assert_contains "$DOM" '<svg class="graph"' "dashboard: the graphs"
+# the live graph: two polls later (virtual time) it has points, the page not reloaded
+R incrby stat:processed 10 >/dev/null
+hb_chromium --virtual-time-budget=12000 --dump-dom "$WEB_URL/#/" >"$HH_TMP/live.html" || fail "chromium --dump-dom (live) failed"
+grep -q '<div id="live"><svg class="graph"[^>]*><polyline class="p" points="[0-9]' "$HH_TMP/live.html" \
+    || fail "the live graph has no points after two polls: $(grep -o '<div id="live">.\{0,200\}' "$HH_TMP/live.html")"
 
 page busy busy busy
 assert_contains "$DOM" "webtag" "busy: the worker's tag"
