@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "web.h"
 
 /* clang-format off */ /* the help text keeps its layout */
 static const char usage[] =
@@ -30,6 +31,7 @@ static const char usage[] =
     "  top         a live view: rates, queues, processes (see hiredhand top --help)\n"
     "  cron        periodic jobs (sidekiq-cron's): list, show, add, enable, disable, delete,\n"
     "              enqueue (see hiredhand cron --help)\n"
+    "  web         a web dashboard: --http [HOST:]PORT (see hiredhand web --help)\n"
     "  version     print the version\n"
     "\n"
     "Every command takes -r/--redis URL (default $REDIS_URL, else redis://127.0.0.1:6379/0),\n"
@@ -96,7 +98,7 @@ static const struct {
     {"quiet", cmd_quiet},         {"stop", cmd_stop}, {"dump", cmd_dump},       {"retries", cmd_retries},
     {"scheduled", cmd_scheduled}, {"dead", cmd_dead}, {"queues", cli_queues},   {"busy", cli_busy},
     {"jobs", cli_jobs},           {"top", cli_top},   {"version", cmd_version}, {"--version", cmd_version},
-    {"-V", cmd_version},          {"cron", cli_cron},
+    {"-V", cmd_version},          {"cron", cli_cron},           {"web", cli_web},
 };
 
 static command_fn find_command(const char *name) {

@@ -435,6 +435,18 @@ typedef enum hh_jobset_action {
  * (inside the callback that got it). */
 HH_EXPORT char *hh_jobset_entry_get(const hh_jobset_entry *e, const char *key);
 
+/* One page of a set by rank, as the Web UI's paged tables read it: calls fn
+ * for at most count entries (1..1000) from rank start (0-based) in
+ * hh_jobset_each's order (by score ascending, the dead set descending), or
+ * the reverse order when reverse is non-zero. One ZRANGE/ZREVRANGE by
+ * index: the cost does not grow with the set (a page of a set of a million
+ * entries reads count entries). Entries moved meanwhile shift the ranks,
+ * as with Sidekiq's paginator. Errors: HH_ERR_INVALID (no client, no fn,
+ * start < 0, count 0 or over 1000), HH_ERR_REDIS (the key holds another
+ * type: hh_last_error() names it). */
+HH_EXPORT int hh_jobset_page(hh_client *c, hh_jobset set, long long start, size_t count, int reverse, hh_jobset_fn fn,
+                             void *udata);
+
 /* ZCARD. Errors: HH_ERR_INVALID, HH_ERR_REDIS. */
 HH_EXPORT int hh_jobset_size(hh_client *c, hh_jobset set, long long *size_out);
 
@@ -568,6 +580,52 @@ HH_EXPORT int hh_queue_clear(hh_client *c, const char *name, long long *removed)
  * (or <identity>:workers, what Sidekiq 6.4 writes). Errors: HH_ERR_REDIS,
  * HH_ERR_NOMEM. */
 HH_EXPORT int hh_busy(hh_client *c, char **json_out);
+
+/* What the Web UI's dashboard reads besides hh_client_stats: the daily
+ * counters stat:processed:<date> and stat:failed:<date> of the last `days`
+ * UTC days (1..180, today first), and Redis's INFO figures it shows. A JSON
+ * object in *json_out (free with free()): {"history": [{"date":
+ * "YYYY-MM-DD", "processed": n, "failed": n}, ...], "redis": {
+ * "redis_version", "uptime_in_days", "connected_clients",
+ * "used_memory_human", "used_memory_peak_human"}} (a figure INFO lacks is
+ * absent; a daily key that is not an integer counts 0, as Sidekiq's
+ * History does). Errors: HH_ERR_INVALID, HH_ERR_REDIS, HH_ERR_NOMEM. */
+HH_EXPORT int hh_stats_history(hh_client *c, int days, char **json_out);
+
+/* What the Web UI's Metrics tab sums, per class, over the last `minutes`
+ * UTC minutes (1..480, the 8 hours the per-minute keys live): runs
+ * ("processed", Sidekiq's "p"), failures ("failed", "f") and run time in
+ * milliseconds ("ms") from the per-minute hashes job metrics write
+ * (Sidekiq 8.x's j|YYMMDD|H:MM, else 7.x's j|YYYYMMDD|H:M for a minute the
+ * 8.x layout lacks: a worker writing both layouts is counted once). A JSON
+ * object in *json_out (free with free()): {"minutes": n, "classes":
+ * [{"class","processed","failed","ms","avg_ms"}, ...]} sorted by processed,
+ * most first. Errors: HH_ERR_INVALID, HH_ERR_REDIS, HH_ERR_NOMEM. */
+HH_EXPORT int hh_job_metrics_summary(hh_client *c, int minutes, char **json_out);
+
+/* Deletes one job from queue:<name>, as the Web UI's Delete button of a
+ * queue page does (Sidekiq::JobRecord#delete: LREM queue 1 <payload>):
+ * payload must be the entry's exact bytes (len of them), so a job that
+ * ran or moved meanwhile is not touched. Errors: HH_ERR_INVALID (names as
+ * for hh_queue_show, empty payload), HH_ERR_NOTFOUND (no such entry any
+ * more), HH_ERR_REDIS. */
+HH_EXPORT int hh_queue_delete_job(hh_client *c, const char *name, const char *payload, size_t len);
+
+/* One page of queue:<name> by rank, the next to run first: like
+ * hh_queue_show's object but with the jobs from rank start (0-based) to
+ * start + count - 1 (count 1..1000), each job also holding "payload" (the
+ * entry's bytes as stored, for hh_queue_delete_job). Errors: as
+ * hh_queue_show, and HH_ERR_INVALID for start < 0 or count out of range. */
+HH_EXPORT int hh_queue_page(hh_client *c, const char *name, long long start, size_t count, char **json_out);
+
+/* Decodes a payload's "error_backtrace" as Sidekiq's Web UI does
+ * (Job#error_backtrace: strict base64, then zlib inflate, then a JSON array
+ * of lines): encoded is the string's len bytes. Returns the JSON array
+ * text (malloc'd, free with free()), at most 16 MiB inflated, or NULL when
+ * it is not such an encoding (hh_last_error() says which step failed) or
+ * out of memory. Sidekiq 6.4 and older wrote a plain JSON array instead:
+ * pass that through json yourself. Thread-safe. */
+HH_EXPORT char *hh_backtrace_decode(const char *encoded, size_t len);
 
 /* Where a jid is: a JSON array of {"where": "queue"|"in progress"|
  * "scheduled"|"retry"|"dead"|"running", ...} ("queue" and "position" from

@@ -1,12 +1,13 @@
 #!/bin/sh
 # scripts/manpage.sh BINARY -- prints the hiredhand(1) man page (roff) made from
-# the binary's own `hiredhand --help` and `hiredhand work --help`, so the page
+# the binary's own `hiredhand --help`, `hiredhand work --help` and `hiredhand web --help`, so the page
 # cannot drift from the help: the build runs this on the binary it just built.
 set -eu
 bin="$1"
 version="$("$bin" --version | sed 's/^hiredhand //')"
 top="$("$bin" --help)"
 work="$("$bin" work --help)"
+web="$("$bin" web --help)"
 
 # One help text into roff: "  -x, --opt ARG   text" and "  word   text" lines become tagged
 # paragraphs, deeper-indented lines continue them, other lines are paragraphs of their own.
@@ -50,6 +51,8 @@ ROFF
 printf '%s\n' "$top" | to_roff
 printf '.SH "WORK OPTIONS"\n'
 printf '%s\n' "$work" | to_roff
+printf '.SH "WEB OPTIONS"\n'
+printf '%s\n' "$web" | to_roff
 cat <<ROFF
 .SH "SEE ALSO"
 The README and docs/ of hiredhand; Sidekiq's documentation for the data model it shares.

@@ -6,12 +6,16 @@
  * Keys read: queues (SMEMBERS), queue:<q> (LLEN, LRANGE), processes
  * (SMEMBERS), <id> (EXISTS), <id>:work and <id>:workers (HGETALL),
  * hiredhand:inprogress:<id>|<q> (SCAN, LRANGE) for jobs find.
- * Keys written: queue:<q> (UNLINK) and queues (SREM) for a queue clear.
+ * stat:processed:<date>, stat:failed:<date> (GET) and INFO for the history;
+ * j|<date>|<minute> (HGETALL, Sidekiq 8.x's then 7.x's) for the metrics.
+ * Keys written: queue:<q> (UNLINK) and queues (SREM) for a queue clear,
+ * queue:<q> (LREM 1) for the delete of one job.
  * Queues are read in pages of HH_ADMIN_PAGE entries, never whole. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "admin.h"
 #include "error.h"
 #include "job.h"
@@ -243,6 +247,263 @@ int hh_queue_clear(hh_client *c, const char *name, long long *removed) {
                                      : NULL;
     if (bad) return hh_fail(HH_ERR_INVALID, "queue clear: %s", bad);
     return hh_admin_fail(c, queue_clear_run(c, name, removed), "queue clear");
+}
+
+#define HH_QUEUE_PAGE_MAX 1000 /* jobs one hh_queue_page call reads */
+
+static int queue_page_run(hh_client *c, const char *name, long long start, size_t count, char **json_out) {
+    if (!c || !json_out || !existing_queue_name(name) || start < 0 || !count || count > HH_QUEUE_PAGE_MAX)
+        return HH_ERR_INVALID;
+    *json_out = NULL;
+    sds k = hh_key_queue(hh_client_keys(c), name);
+    /* LPUSH adds at the head and BRPOP takes from the tail: rank 0, the
+     * next to run, is index -1 */
+    long long hi = -1 - start, lo = -(start + (long long)count);
+    hh_pipe p;
+    hh_pipe_begin(&p, hh_client_conn(c));
+    hh_pipe_add(&p, "LLEN %s", k);
+    hh_pipe_add(&p, "LRANGE %s -1 -1", k);
+    hh_pipe_add(&p, "LRANGE %s %lld %lld", k, lo, hi);
+    sdsfree(k);
+    redisReply **r = hh_pipe_exec(&p);
+    if (!r) return HH_ERR_REDIS;
+    int ok = 1, rc = HH_OK;
+    long long size = int_reply(r[0], &ok);
+    if (!ok || r[1]->type != REDIS_REPLY_ARRAY || r[2]->type != REDIS_REPLY_ARRAY) {
+        rc = hh_admin_bad_reply(c, !ok ? r[0] : r[1]->type != REDIS_REPLY_ARRAY ? r[1] : r[2], "LLEN/LRANGE");
+        hh_replies_free(r, p.n);
+        return rc;
+    }
+    json_t *o = json_object(), *jobs = json_array();
+    json_object_set_new(o, "name", json_string(name));
+    json_object_set_new(o, "size", json_integer(size));
+    json_object_set_new(o, "latency", json_real(r[1]->elements ? latency_of(r[1]->element[0], hh_now()) : 0));
+    json_object_set_new(o, "start", json_integer(start));
+    for (size_t j = r[2]->elements; j-- > 0;) { /* the next to run first */
+        const redisReply *e = r[2]->element[j];
+        if (e->type != REDIS_REPLY_STRING) continue;
+        json_t *job = job_json(e->str, e->len);
+        /* bytes that are not UTF-8 cannot travel in JSON: such a job has no "payload" */
+        if (job && !json_object_get(job, "payload")) {
+            json_t *raw = json_stringn(e->str, e->len);
+            if (raw) json_object_set_new(job, "payload", raw);
+        }
+        json_array_append_new(jobs, job);
+    }
+    json_object_set_new(o, "jobs", jobs);
+    hh_replies_free(r, p.n);
+    *json_out = dump_out(o);
+    return *json_out ? HH_OK : HH_ERR_NOMEM;
+}
+
+int hh_queue_page(hh_client *c, const char *name, long long start, size_t count, char **json_out) {
+    const char *bad = !c                      ? "the client is missing"
+        : !json_out                           ? "json_out is NULL"
+        : !name                               ? "the queue name is NULL"
+        : !existing_queue_name(name)          ? "the queue name is over HH_NAME_QUEUE_MAX bytes"
+        : start < 0                           ? "start is negative"
+        : !count || count > HH_QUEUE_PAGE_MAX ? "count is not 1..1000"
+                                              : NULL;
+    if (bad) return hh_fail(HH_ERR_INVALID, "queue page: %s", bad);
+    return hh_admin_fail(c, queue_page_run(c, name, start, count, json_out), "queue page");
+}
+
+static int queue_delete_run(hh_client *c, const char *name, const char *payload, size_t len) {
+    if (!c || !existing_queue_name(name) || !payload || !len) return HH_ERR_INVALID;
+    sds k = hh_key_queue(hh_client_keys(c), name);
+    redisReply *r = hh_conn_cmd(hh_client_conn(c), "LREM %s 1 %b", k, payload, len);
+    int rc = HH_OK;
+    if (!r || r->type != REDIS_REPLY_INTEGER) rc = hh_admin_bad_key_reply(c, r, "LREM", k, "list");
+    else if (r->integer == 0) rc = HH_ERR_NOTFOUND;
+    if (r) freeReplyObject(r);
+    sdsfree(k);
+    return rc;
+}
+
+int hh_queue_delete_job(hh_client *c, const char *name, const char *payload, size_t len) {
+    const char *bad = !c             ? "the client is missing"
+        : !name                      ? "the queue name is NULL"
+        : !existing_queue_name(name) ? "the queue name is over HH_NAME_QUEUE_MAX bytes"
+        : !payload || !len           ? "the payload is empty"
+                                     : NULL;
+    if (bad) return hh_fail(HH_ERR_INVALID, "queue delete: %s", bad);
+    return hh_admin_fail(c, queue_delete_run(c, name, payload, len), "queue delete");
+}
+
+/* ------------------------------------------------------------ metrics */
+
+#define HH_METRICS_MAX_MINUTES 480
+
+/* Adds one per-minute hash (field "<Class>|p|f|ms" => integer) into per. */
+static void metrics_add(json_t *per, const redisReply *h) {
+    for (size_t i = 0; i + 1 < h->elements; i += 2) {
+        const redisReply *f = h->element[i], *v = h->element[i + 1];
+        if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING) continue;
+        const char *bar = NULL;
+        for (size_t j = f->len; j-- > 0;)
+            if (f->str[j] == '|') {
+                bar = f->str + j;
+                break;
+            }
+        if (!bar) continue;
+        const char *kind = bar + 1;
+        size_t klen = (size_t)(f->str + f->len - kind);
+        const char *field = klen == 1 && *kind == 'p' ? "processed"
+            : klen == 1 && *kind == 'f'               ? "failed"
+            : klen == 2 && !memcmp(kind, "ms", 2)     ? "ms"
+                                                      : NULL;
+        if (!field) continue;
+        json_t *name = json_stringn(f->str, (size_t)(bar - f->str));
+        if (!name) continue; /* a class that is not UTF-8: not shown */
+        json_t *row = json_object_get(per, json_string_value(name));
+        if (!row) {
+            row = json_pack("{s:O,s:I,s:I,s:I}", "class", name, "processed", (json_int_t)0, "failed", (json_int_t)0,
+                            "ms", (json_int_t)0);
+            json_object_set_new(per, json_string_value(name), row);
+        }
+        json_decref(name);
+        json_object_set_new(row, field,
+                            json_integer(json_integer_value(json_object_get(row, field)) + strtoll(v->str, NULL, 10)));
+    }
+}
+
+static int cmp_processed(const void *a, const void *b) {
+    json_int_t x = json_integer_value(json_object_get(*(json_t *const *)a, "processed"));
+    json_int_t y = json_integer_value(json_object_get(*(json_t *const *)b, "processed"));
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static int metrics_run(hh_client *c, int minutes, char **json_out) {
+    if (!c || !json_out || minutes < 1 || minutes > HH_METRICS_MAX_MINUTES) return HH_ERR_INVALID;
+    *json_out = NULL;
+    time_t now = time(NULL);
+    hh_pipe p;
+    hh_pipe_begin(&p, hh_client_conn(c));
+    for (int m = 0; m < minutes; m++) {
+        sds k8 = hh_key_jm_counts8(hh_client_keys(c), now - 60 * m);
+        sds k7 = hh_key_jm_counts7(hh_client_keys(c), now - 60 * m);
+        hh_pipe_add(&p, "HGETALL %s", k8);
+        hh_pipe_add(&p, "HGETALL %s", k7);
+        sdsfree(k8);
+        sdsfree(k7);
+    }
+    redisReply **r = hh_pipe_exec(&p);
+    if (!r) return HH_ERR_REDIS;
+    json_t *per = json_object();
+    for (int m = 0; m < minutes; m++) {
+        const redisReply *h8 = r[2 * m], *h7 = r[2 * m + 1];
+        if (h8->type == REDIS_REPLY_ARRAY && h8->elements) metrics_add(per, h8);
+        else if (h7->type == REDIS_REPLY_ARRAY) metrics_add(per, h7);
+    }
+    hh_replies_free(r, p.n);
+    size_t n = json_object_size(per), i = 0;
+    json_t **rows = calloc(n ? n : 1, sizeof *rows), *row;
+    const char *name;
+    if (!rows) {
+        json_decref(per);
+        return HH_ERR_NOMEM;
+    }
+    json_object_foreach(per, name, row) {
+        json_int_t ok =
+            json_integer_value(json_object_get(row, "processed")) - json_integer_value(json_object_get(row, "failed"));
+        json_object_set_new(
+            row, "avg_ms", json_real(ok > 0 ? (double)json_integer_value(json_object_get(row, "ms")) / (double)ok : 0));
+        rows[i++] = row;
+    }
+    qsort(rows, n, sizeof *rows, cmp_processed);
+    json_t *arr = json_array();
+    for (i = 0; i < n; i++) json_array_append(arr, rows[i]);
+    free(rows);
+    json_decref(per);
+    *json_out = dump_out(json_pack("{s:i,s:o}", "minutes", minutes, "classes", arr));
+    return *json_out ? HH_OK : HH_ERR_NOMEM;
+}
+
+int hh_job_metrics_summary(hh_client *c, int minutes, char **json_out) {
+    const char *bad = !c                                  ? "the client is missing"
+        : !json_out                                       ? "json_out is NULL"
+        : minutes < 1 || minutes > HH_METRICS_MAX_MINUTES ? "minutes is not 1..480"
+                                                          : NULL;
+    if (bad) return hh_fail(HH_ERR_INVALID, "job metrics summary: %s", bad);
+    return hh_admin_fail(c, metrics_run(c, minutes, json_out), "job metrics summary");
+}
+
+/* ------------------------------------------------------------ history */
+
+#define HH_HISTORY_MAX_DAYS 180
+
+/* The value of INFO's "field:" line as a new JSON string, or NULL. */
+static json_t *info_field(const char *info, const char *field) {
+    size_t n = strlen(field);
+    for (const char *l = info; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+        if (!strncmp(l, field, n) && l[n] == ':') {
+            const char *v = l + n + 1;
+            size_t vl = strcspn(v, "\r\n");
+            return json_stringn(v, vl);
+        }
+    }
+    return NULL;
+}
+
+static int stats_history_run(hh_client *c, int days, char **json_out) {
+    if (!c || !json_out || days < 1 || days > HH_HISTORY_MAX_DAYS) return HH_ERR_INVALID;
+    *json_out = NULL;
+    double now = hh_now();
+    hh_pipe p;
+    hh_pipe_begin(&p, hh_client_conn(c));
+    for (int d = 0; d < days; d++) {
+        sds kp = hh_key_stat_daily(hh_client_keys(c), "stat:processed", now - 86400.0 * d);
+        sds kf = hh_key_stat_daily(hh_client_keys(c), "stat:failed", now - 86400.0 * d);
+        hh_pipe_add(&p, "GET %s", kp);
+        hh_pipe_add(&p, "GET %s", kf);
+        sdsfree(kp);
+        sdsfree(kf);
+    }
+    hh_pipe_add(&p, "INFO");
+    redisReply **r = hh_pipe_exec(&p);
+    if (!r) return HH_ERR_REDIS;
+    json_t *o = json_object(), *hist = json_array(), *redis = json_object();
+    for (int d = 0; d < days; d++) {
+        char date[16];
+        time_t t = (time_t)(now - 86400.0 * d);
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        strftime(date, sizeof date, "%Y-%m-%d", &tm);
+        long long v[2] = {0, 0};
+        for (int j = 0; j < 2; j++) {
+            const redisReply *e = r[2 * d + j];
+            if (e->type == REDIS_REPLY_STRING) {
+                char *end;
+                long long x = strtoll(e->str, &end, 10);
+                if (end != e->str && !*end) v[j] = x;
+            }
+        }
+        json_array_append_new(
+            hist, json_pack("{s:s,s:I,s:I}", "date", date, "processed", (json_int_t)v[0], "failed", (json_int_t)v[1]));
+    }
+    const redisReply *info = r[2 * days];
+    if (info->type == REDIS_REPLY_STRING || info->type == REDIS_REPLY_STATUS) {
+        static const char *const fields[] = {"redis_version", "uptime_in_days", "connected_clients",
+                                             "used_memory_human", "used_memory_peak_human"};
+        for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+            json_t *v = info_field(info->str, fields[i]);
+            if (v) json_object_set_new(redis, fields[i], v);
+        }
+    }
+    json_object_set_new(o, "history", hist);
+    json_object_set_new(o, "redis", redis);
+    hh_replies_free(r, p.n);
+    *json_out = dump_out(o);
+    return *json_out ? HH_OK : HH_ERR_NOMEM;
+}
+
+int hh_stats_history(hh_client *c, int days, char **json_out) {
+    const char *bad = !c                         ? "the client is missing"
+        : !json_out                              ? "json_out is NULL"
+        : days < 1 || days > HH_HISTORY_MAX_DAYS ? "days is not 1..180"
+                                                 : NULL;
+    if (bad) return hh_fail(HH_ERR_INVALID, "stats history: %s", bad);
+    return hh_admin_fail(c, stats_history_run(c, days, json_out), "stats history");
 }
 
 /* ------------------------------------------------------- running jobs */

@@ -4,7 +4,8 @@
  * and its Web UI do, for operators without Ruby (`hiredhand retries`,
  * `scheduled`, `dead`).
  *
- * Keys read: schedule, retry, dead (ZRANGE/ZREVRANGE, ZSCAN, ZCARD).
+ * Keys read: schedule, retry, dead (ZRANGE/ZREVRANGE, ZSCAN, ZCARD; by rank
+ * for hh_jobset_page).
  * Keys written: in HH_LUA_ADMIN_MOVE, the sorted set (ZREM), queue:<q>
  * (LPUSH), queues (SADD), dead (ZADD + trims); schedule, retry or dead
  * (UNLINK, for a clear).
@@ -467,6 +468,49 @@ int hh_jobset_each(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jo
                          : NULL;
     if (bad) return hh_fail(HH_ERR_INVALID, "jobset each: %s", bad);
     return hh_admin_fail(c, jobset_each_run(c, set, f, fn, udata), "jobset each");
+}
+
+#define HH_JOBSET_PAGE_MAX 1000 /* entries one hh_jobset_page call reads */
+
+static int jobset_page_run(hh_client *c, hh_jobset set, long long start, size_t count, int reverse, hh_jobset_fn fn,
+                           void *udata) {
+    if (!c || !set_name(set) || !fn || start < 0 || !count || count > HH_JOBSET_PAGE_MAX) return HH_ERR_INVALID;
+    sds sk = hh_key(hh_client_keys(c), set_name(set));
+    /* the Web UI's order is ZRANGE, the dead set's ZREVRANGE; reverse flips it */
+    int desc = (set == HH_JOBSET_DEAD) != (reverse != 0);
+    const char *cmd = desc ? "ZREVRANGE" : "ZRANGE";
+    redisReply *r =
+        hh_conn_cmd(hh_client_conn(c), "%s %s %lld %lld WITHSCORES", cmd, sk, start, start + (long long)count - 1);
+    int rc = HH_OK;
+    if (!hh_admin_pairs_ok(r)) {
+        rc = hh_admin_bad_key_reply(c, r, cmd, sk, "zset");
+    } else {
+        for (size_t i = 0; i + 1 < r->elements; i += 2) {
+            hh_jobset_entry e;
+            json_t *shown,
+                *item = entry_fill(&e, set, r->element[i]->str, r->element[i]->len,
+                                   hh_strtod_c(r->element[i + 1]->str, NULL), &shown);
+            int stop = fn(&e, udata);
+            json_decref(item);
+            json_decref(shown);
+            if (stop) break;
+        }
+    }
+    if (r) freeReplyObject(r);
+    sdsfree(sk);
+    return rc;
+}
+
+int hh_jobset_page(hh_client *c, hh_jobset set, long long start, size_t count, int reverse, hh_jobset_fn fn,
+                   void *udata) {
+    const char *bad = !c                       ? "the client is missing"
+        : !set_name(set)                       ? "no such set"
+        : !fn                                  ? "fn is NULL"
+        : start < 0                            ? "start is negative"
+        : !count || count > HH_JOBSET_PAGE_MAX ? "count is not 1..1000"
+                                               : NULL;
+    if (bad) return hh_fail(HH_ERR_INVALID, "jobset page: %s", bad);
+    return hh_admin_fail(c, jobset_page_run(c, set, start, count, reverse, fn, udata), "jobset page");
 }
 
 /* "*<jid with glob characters escaped>*" for ZSCAN MATCH. */

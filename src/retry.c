@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include <openssl/evp.h>
+#include "error.h"
 
 /* In long double: a count up to 2^63 is exact and c^4 (up to about 7e75)
  * stays finite, so the delay is Sidekiq's exact integer rounded once to a
@@ -58,6 +60,74 @@ char *hh_backtrace_encode(char *const *lines, size_t n) {
     free(z);
     free(text);
     return out;
+}
+
+#define HH_BACKTRACE_MAX (16u << 20) /* inflated bytes hh_backtrace_decode accepts */
+
+char *hh_backtrace_decode(const char *encoded, size_t len) {
+    if (!encoded || !len || len > HH_BACKTRACE_MAX) {
+        hh_fail(HH_ERR_INVALID, "backtrace decode: empty or over 16 MiB");
+        return NULL;
+    }
+    /* Sidekiq 6.x wrote Base64.encode64 (a line end every 60 characters),
+     * 7.x and later strict base64: line ends are dropped first */
+    char *b64 = malloc(len + 1);
+    unsigned char *z = malloc(len / 4 * 3 + 4);
+    size_t bn = 0;
+    for (size_t i = 0; b64 && i < len; i++)
+        if (encoded[i] != '\n' && encoded[i] != '\r') b64[bn++] = encoded[i];
+    int zn = b64 && z && bn && bn % 4 == 0 ? EVP_DecodeBlock(z, (const unsigned char *)b64, (int)bn) : -1;
+    /* EVP_DecodeBlock counts the '=' padding as zero bytes: drop them */
+    if (zn >= 0 && b64[bn - 1] == '=') zn--;
+    if (zn >= 0 && b64[bn - 2] == '=') zn--;
+    free(b64);
+    if (zn < 0) {
+        free(z);
+        hh_fail(HH_ERR_INVALID, "backtrace decode: not base64");
+        return NULL;
+    }
+    z_stream st;
+    memset(&st, 0, sizeof st);
+    if (inflateInit(&st) != Z_OK) {
+        free(z);
+        return NULL;
+    }
+    size_t cap = 4096, n = 0;
+    char *out = malloc(cap);
+    if (!out) {
+        inflateEnd(&st);
+        free(z);
+        return NULL;
+    }
+    int zr = Z_OK;
+    st.next_in = z;
+    st.avail_in = (uInt)zn;
+    while (zr == Z_OK) {
+        if (cap - n < 2) {
+            char *bigger = cap < HH_BACKTRACE_MAX ? realloc(out, cap * 2) : NULL;
+            if (!bigger) break;
+            out = bigger;
+            cap *= 2;
+        }
+        st.next_out = (Bytef *)out + n;
+        st.avail_out = (uInt)(cap - n - 1);
+        zr = inflate(&st, Z_NO_FLUSH);
+        n = cap - 1 - st.avail_out;
+    }
+    inflateEnd(&st);
+    free(z);
+    if (zr != Z_STREAM_END) {
+        free(out);
+        hh_fail(HH_ERR_INVALID, "backtrace decode: not zlib data (or over 16 MiB)");
+        return NULL;
+    }
+    out[n] = '\0';
+    json_t *arr = json_loadb(out, n, 0, NULL);
+    free(out);
+    char *text = json_is_array(arr) ? json_dumps(arr, JSON_COMPACT) : NULL;
+    if (!json_is_array(arr)) hh_fail(HH_ERR_INVALID, "backtrace decode: not a JSON array of lines");
+    json_decref(arr);
+    return text;
 }
 
 /* How many backtrace lines the payload asks for, as Sidekiq (6.4 to 8.x)

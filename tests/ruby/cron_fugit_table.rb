@@ -1,7 +1,7 @@
 # cron_fugit_table.rb -- prints fugit's answers for the cron expressions
 # hiredhand's src/cron_expr.c must read the same way. Its output is
 # committed as tests/fixtures/cron_fugit.tsv (read by
-# tests/unit/test_cron_expr.c); tests/integration/test_cron_expr_fugit.sh
+# tests/unit/test_cron_expr.c); tests/integration/cron/test_cron_expr_fugit.sh
 # regenerates it with sidekiq-cron's fugit and diffs it against the fixture.
 #
 #   ruby73-gems tests/ruby/cron_fugit_table.rb > tests/fixtures/cron_fugit.tsv

@@ -6,7 +6,9 @@
  * shown and cleared. Against a private redis-server. */
 #include "unit_helpers.h"
 
+#include <jansson.h>
 #include <math.h>
+#include <time.h>
 #include "hiredhand.h"
 
 UH_REDIS_GROUP()
@@ -218,11 +220,156 @@ static void test_dead_trims_on_kill(void **s) {
     hh_client_free(c);
 }
 
+/* hh_jobset_page: a page by rank in the Web UI's order (the dead set
+ * newest first), reversed on demand, bounded; arguments checked. */
+static int jid_cb(const hh_jobset_entry *e, void *udata) {
+    strcat((char *)udata, e->jid);
+    return 0;
+}
+
+static void test_jobset_page(void **s) {
+    (void)s;
+    hh_client *c = client_ns(NULL);
+    const char *jids[] = {"a", "b", "c", "d", "e"};
+    for (int i = 0; i < 5; i++) {
+        add_retry("retry", 100 + i, jids[i], "K", 1);
+        add_retry("dead", 100 + i, jids[i], "K", 1);
+    }
+    char got[64] = "";
+    assert_int_equal(hh_jobset_page(c, HH_JOBSET_RETRY, 1, 3, 0, jid_cb, got), HH_OK);
+    assert_string_equal(got, "bcd");
+    got[0] = '\0';
+    assert_int_equal(hh_jobset_page(c, HH_JOBSET_RETRY, 0, 2, 1, jid_cb, got), HH_OK);
+    assert_string_equal(got, "ed");
+    got[0] = '\0';
+    assert_int_equal(hh_jobset_page(c, HH_JOBSET_DEAD, 0, 2, 0, jid_cb, got), HH_OK);
+    assert_string_equal(got, "ed"); /* the dead set: newest first */
+    got[0] = '\0';
+    assert_int_equal(hh_jobset_page(c, HH_JOBSET_RETRY, 4, 100, 0, jid_cb, got), HH_OK);
+    assert_string_equal(got, "e");
+    got[0] = '\0';
+    assert_int_equal(hh_jobset_page(c, HH_JOBSET_RETRY, 9, 10, 0, jid_cb, got), HH_OK);
+    assert_string_equal(got, "");
+    assert_int_equal(hh_jobset_page(c, HH_JOBSET_RETRY, -1, 10, 0, jid_cb, got), HH_ERR_INVALID);
+    assert_int_equal(hh_jobset_page(c, HH_JOBSET_RETRY, 0, 0, 0, jid_cb, got), HH_ERR_INVALID);
+    assert_int_equal(hh_jobset_page(c, HH_JOBSET_RETRY, 0, 1001, 0, jid_cb, got), HH_ERR_INVALID);
+    assert_int_equal(hh_jobset_page(c, HH_JOBSET_RETRY, 0, 10, 0, NULL, NULL), HH_ERR_INVALID);
+    freeReplyObject(uh_cmd(&srv, "SET schedule x"));
+    assert_int_equal(hh_jobset_page(c, HH_JOBSET_SCHEDULED, 0, 10, 0, jid_cb, got), HH_ERR_REDIS);
+    hh_client_free(c);
+}
+
+/* hh_queue_page and hh_queue_delete_job: pages from the next to run, the
+ * exact bytes deleted once. */
+static void test_queue_page_delete(void **s) {
+    (void)s;
+    hh_client *c = client_ns(NULL);
+    const char *jobs[] = {"{\"class\":\"K\",\"args\":[0],\"jid\":\"j0\"}",
+                          "{\"class\":\"K\",\"args\":[1],\"jid\":\"j1\"}",
+                          "{\"class\":\"K\",\"args\":[2],\"jid\":\"j2\"}"};
+    for (int i = 0; i < 3; i++) freeReplyObject(uh_cmd(&srv, "LPUSH queue:q %s", jobs[i])); /* j0 runs first */
+    char *out = NULL;
+    assert_int_equal(hh_queue_page(c, "q", 1, 5, &out), HH_OK);
+    json_t *o = json_loads(out, 0, NULL);
+    free(out);
+    assert_int_equal(json_integer_value(json_object_get(o, "size")), 3);
+    json_t *js = json_object_get(o, "jobs");
+    assert_int_equal(json_array_size(js), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(js, 0), "jid")), "j1");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(js, 0), "payload")), jobs[1]);
+    json_decref(o);
+    assert_int_equal(hh_queue_delete_job(c, "q", jobs[1], strlen(jobs[1])), HH_OK);
+    assert_int_equal(hh_queue_delete_job(c, "q", jobs[1], strlen(jobs[1])), HH_ERR_NOTFOUND);
+    assert_int_equal(uh_int(&srv, "LLEN queue:q"), 2);
+    assert_int_equal(hh_queue_delete_job(c, "q", "", 0), HH_ERR_INVALID);
+    assert_int_equal(hh_queue_page(c, "q", 0, 0, &out), HH_ERR_INVALID);
+    assert_int_equal(hh_queue_page(c, "q", -1, 5, &out), HH_ERR_INVALID);
+    hh_client_free(c);
+}
+
+/* hh_stats_history: today's daily counters, a non-integer as 0, INFO's
+ * version. */
+static void test_stats_history(void **s) {
+    (void)s;
+    hh_client *c = client_ns(NULL);
+    char key[64], date[16];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(date, sizeof date, "%Y-%m-%d", &tm);
+    snprintf(key, sizeof key, "stat:processed:%s", date);
+    freeReplyObject(uh_cmd(&srv, "SET %s 42", key));
+    snprintf(key, sizeof key, "stat:failed:%s", date);
+    freeReplyObject(uh_cmd(&srv, "SET %s notanumber", key));
+    char *out = NULL;
+    assert_int_equal(hh_stats_history(c, 3, &out), HH_OK);
+    json_t *o = json_loads(out, 0, NULL);
+    free(out);
+    json_t *h = json_object_get(o, "history");
+    assert_int_equal(json_array_size(h), 3);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(h, 0), "date")), date);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(h, 0), "processed")), 42);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(h, 0), "failed")), 0);
+    assert_non_null(json_string_value(json_object_get(json_object_get(o, "redis"), "redis_version")));
+    json_decref(o);
+    assert_int_equal(hh_stats_history(c, 0, &out), HH_ERR_INVALID);
+    assert_int_equal(hh_stats_history(c, 181, &out), HH_ERR_INVALID);
+    hh_client_free(c);
+}
+
+/* hh_backtrace_decode: Sidekiq 6.x's Base64.encode64 (with line ends) of
+ * zlib of a JSON array; anything else is NULL. */
+static void test_backtrace_decode(void **s) {
+    (void)s;
+    /* Ruby: Base64.encode64(Zlib::Deflate.deflate('["a.rb:1","b.rb:2"]')) */
+    const char *enc = "eJyLVkrUK0qyMlTSUUoCMYyUYgEzOAUL\n";
+    char *dec = hh_backtrace_decode(enc, strlen(enc));
+    assert_non_null(dec);
+    assert_string_equal(dec, "[\"a.rb:1\",\"b.rb:2\"]");
+    free(dec);
+    assert_null(hh_backtrace_decode("!!!!", 4));
+    assert_null(hh_backtrace_decode("", 0));
+    assert_null(hh_backtrace_decode("YWJj", 4)); /* base64 of "abc": not zlib */
+}
+
+/* hh_job_metrics_summary: per class over the minutes, 8.x's hash of a
+ * minute preferred to 7.x's (a worker writing both is counted once). */
+static void test_job_metrics_summary(void **s) {
+    (void)s;
+    hh_client *c = client_ns(NULL);
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    char k8[64], k7[64];
+    snprintf(k8, sizeof k8, "j|%02d%02d%02d|%d:%02d", tm.tm_year % 100, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+             tm.tm_min);
+    snprintf(k7, sizeof k7, "j|%04d%02d%02d|%d:%d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+             tm.tm_min);
+    freeReplyObject(uh_cmd(&srv, "HSET %s A|p 4 A|f 1 A|ms 300 B|p 9 B|ms 90", k8));
+    freeReplyObject(uh_cmd(&srv, "HSET %s A|p 4 A|f 1 A|ms 300", k7)); /* the same runs, 7.x's layout */
+    char *out = NULL;
+    assert_int_equal(hh_job_metrics_summary(c, 5, &out), HH_OK);
+    json_t *o = json_loads(out, 0, NULL);
+    free(out);
+    json_t *cl = json_object_get(o, "classes");
+    assert_int_equal(json_array_size(cl), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(cl, 0), "class")), "B");
+    json_t *a = json_array_get(cl, 1);
+    assert_int_equal(json_integer_value(json_object_get(a, "processed")), 4);
+    assert_int_equal(json_integer_value(json_object_get(a, "failed")), 1);
+    assert_true(fabs(json_real_value(json_object_get(a, "avg_ms")) - 100.0) < 1e-9);
+    json_decref(o);
+    assert_int_equal(hh_job_metrics_summary(c, 0, &out), HH_ERR_INVALID);
+    hh_client_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_argument_checks),    cmocka_unit_test(test_not_found),
         cmocka_unit_test(test_not_a_job_stays),    cmocka_unit_test(test_namespace_filter_limit),
-        cmocka_unit_test(test_dead_trims_on_kill),
+        cmocka_unit_test(test_dead_trims_on_kill), cmocka_unit_test(test_jobset_page),
+        cmocka_unit_test(test_queue_page_delete),  cmocka_unit_test(test_stats_history),
+        cmocka_unit_test(test_backtrace_decode),   cmocka_unit_test(test_job_metrics_summary),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

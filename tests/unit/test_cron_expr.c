@@ -8,7 +8,7 @@
  * refuses although fugit takes them, each with the part its message names.
  *
  *   test_cron_expr [FIXTURE]   (default: the committed fixture)
- * tests/integration/test_cron_expr_fugit.sh passes a freshly generated one. */
+ * tests/integration/cron/test_cron_expr_fugit.sh passes a freshly generated one. */
 #include "unit_helpers.h"
 
 #include <pthread.h>

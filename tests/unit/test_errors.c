@@ -335,6 +335,11 @@ static int f_queue_show(void) {
     return hh_queue_show(down, "default", 1000000, &j);
 }
 static int f_queue_clear(void) { return hh_queue_clear(NULL, "default", NULL); }
+static int f_js_page(void) { return hh_jobset_page(NULL, HH_JOBSET_RETRY, 0, 10, 0, NULL, NULL); }
+static int f_queue_page(void) { return hh_queue_page(NULL, "default", 0, 10, NULL); }
+static int f_queue_delete(void) { return hh_queue_delete_job(NULL, "default", "x", 1); }
+static int f_history(void) { return hh_stats_history(NULL, 1, NULL); }
+static int f_metrics(void) { return hh_job_metrics_summary(NULL, 1, NULL); }
 static int f_busy(void) { return hh_busy(down, NULL); }
 static int f_cron_save(void) { return hh_cron_save(down, NULL); }
 static int f_cron_save_bad(void) {
@@ -428,6 +433,12 @@ static const export_case exports[] = {
     {"hh_queues_list", f_queues, NULL},
     {"hh_queue_show", f_queue_show, NULL},
     {"hh_queue_clear", f_queue_clear, NULL},
+    {"hh_jobset_page", f_js_page, NULL},
+    {"hh_queue_page", f_queue_page, NULL},
+    {"hh_queue_delete_job", f_queue_delete, NULL},
+    {"hh_stats_history", f_history, NULL},
+    {"hh_job_metrics_summary", f_metrics, NULL},
+    {"hh_backtrace_decode", NULL, "NULL for input that is not an encoded backtrace"},
     {"hh_busy", f_busy, NULL},
     {"hh_cron_save", f_cron_save, NULL},
     {"hh_cron_save", f_cron_save_bad, NULL},

@@ -1,0 +1,77 @@
+# shellcheck shell=bash
+# tests/lib/web_helpers.sh -- `hiredhand web` for the dashboard's tests (test_web_*.sh).
+# Source after harness.sh:
+#   web_seed [DB]                  Sidekiq 6.4 writes the test's jobs (tests/ruby/web_data.rb) into
+#                                  db DB (default 0); sets WEB_DATA (its JSON line)
+#   web_start ARGS...              `hiredhand web -r $REDIS_URL --http 127.0.0.1:<free port> ARGS`;
+#                                  waits for its "listening" line; sets WEB_URL, WEB_PID, WEB_LOG
+#   web_token                      prints the CSRF token of the cookie the page sets
+#   web_post PATH JSON [CURL ARGS] POST /api/PATH as the page does (token in cookie and header,
+#                                  same Origin); sets WEB_STATUS and WEB_BODY
+#   web_state DB                   the job data of db DB, normalized for comparison: every list and
+#                                  set of Sidekiq's model, payloads parsed, times that differ
+#                                  between two runs of one operation (enqueued_at, scores) dropped
+
+web_seed() {
+    local url="${REDIS_URL%/*}/${1:-0}"
+    WEB_DATA="$(REDIS_URL="$url" hh_ruby "$HH_ROOT/tests/ruby/web_data.rb")" || fail "web_data.rb failed: $WEB_DATA"
+    export WEB_DATA
+}
+
+web_start() {
+    local port
+    port="$(hh_pick_free_port)"
+    WEB_LOG="$(hh_tmp)/web.log"
+    setsid "$HIREDHAND" web -r "$REDIS_URL" --http "127.0.0.1:$port" "$@" >"$WEB_LOG" 2>&1 &
+    WEB_PID=$!
+    hh_track_pid "$WEB_PID"
+    WEB_URL="http://127.0.0.1:$port"
+    must_wait 10 'grep -q listening "$WEB_LOG" || ! kill -0 "$WEB_PID"' "hiredhand web did not listen within 10 s"
+    grep -q listening "$WEB_LOG" || fail "hiredhand web did not start: $(cat "$WEB_LOG")"
+    export WEB_URL WEB_PID WEB_LOG
+}
+
+web_token() {
+    curl -s -D - -o /dev/null "$WEB_URL/" | tr -d '\r' | sed -n 's/^Set-Cookie: hh_csrf=\([0-9a-f]*\);.*/\1/p'
+}
+
+web_post() {
+    local path="$1" body="$2" tok out
+    shift 2
+    tok="$(web_token)"
+    out="$(hh_tmp)/post"
+    WEB_STATUS="$(curl -s -o "$out" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+        -H "X-CSRF-Token: $tok" -H "Cookie: hh_csrf=$tok" -H "Origin: $WEB_URL" "$@" \
+        --data-binary "$body" "$WEB_URL/api/$path")"
+    WEB_BODY="$(cat "$out")"
+    export WEB_STATUS WEB_BODY
+}
+
+web_state() {
+    redis-cli -h 127.0.0.1 -p "$REDIS_PORT" -n "$1" --raw eval '
+        local out = {}
+        for _, k in ipairs(redis.call("keys", "*")) do
+          local t = redis.call("type", k).ok
+          if t == "zset" then out[#out+1] = {k, t, redis.call("zrange", k, 0, -1)}
+          elseif t == "list" then out[#out+1] = {k, t, redis.call("lrange", k, 0, -1)}
+          elseif t == "set" then out[#out+1] = {k, t, redis.call("smembers", k)}
+          end
+        end
+        return cjson.encode(out)' 0 | python3 -c '
+import json, sys
+raw = sys.stdin.buffer.read().decode("utf-8", "replace").strip()
+state = {}
+for key, typ, members in json.loads(raw):
+    if key.startswith("stat:") or key in ("processes",) or ":work" in key: continue
+    norm = []
+    for m in members:
+        try:
+            j = json.loads(m)
+            if isinstance(j, dict):
+                for t in ("enqueued_at", "retried_at", "failed_at"): j.pop(t, None)
+            norm.append(json.dumps(j, sort_keys=True))
+        except ValueError:
+            norm.append(m)
+    state[key] = sorted(norm) if typ != "list" else norm
+print(json.dumps(state, sort_keys=True, indent=1))'
+}
