@@ -98,7 +98,7 @@ static const struct {
     {"quiet", cmd_quiet},         {"stop", cmd_stop}, {"dump", cmd_dump},       {"retries", cmd_retries},
     {"scheduled", cmd_scheduled}, {"dead", cmd_dead}, {"queues", cli_queues},   {"busy", cli_busy},
     {"jobs", cli_jobs},           {"top", cli_top},   {"version", cmd_version}, {"--version", cmd_version},
-    {"-V", cmd_version},          {"cron", cli_cron},           {"web", cli_web},
+    {"-V", cmd_version},          {"cron", cli_cron}, {"web", cli_web},
 };
 
 static command_fn find_command(const char *name) {
