@@ -388,6 +388,24 @@ static void human_latency(char *buf, size_t n, double s) {
     else snprintf(buf, n, "%.1f h", s / 3600);
 }
 
+/* "Periodic  N (D disabled, B broken)" from hh_cron_list's JSON; nothing
+ * when there are none (most fleets run no sidekiq-cron). */
+static void print_cron_counts(const char *list) {
+    json_t *jobs = list ? json_loads(list, 0, NULL) : NULL, *j;
+    size_t i, disabled = 0, broken = 0;
+    json_array_foreach(jobs, i, j) {
+        const char *status = json_string_value(json_object_get(j, "status"));
+        if (status && strcmp(status, "enabled") != 0) disabled++;
+        if (json_is_string(json_object_get(j, "error"))) broken++;
+    }
+    if (json_array_size(jobs)) {
+        printf("%-10s %zu", "Periodic", json_array_size(jobs));
+        if (disabled || broken) printf(" (%zu disabled, %zu broken)", disabled, broken);
+        fputc('\n', stdout);
+    }
+    json_decref(jobs);
+}
+
 int cli_stats(int argc, char **argv) {
     common c = {0};
     int rc = parse_common(argc, argv, &c,
@@ -397,11 +415,16 @@ int cli_stats(int argc, char **argv) {
     if (!cl) return rc;
     char *out = NULL;
     int e = hh_client_stats(cl, &out);
-    hh_client_free(cl);
     if (e != HH_OK) {
+        hh_client_free(cl);
         fprintf(stderr, "hiredhand: %s\n", hh_last_error()); /* Redis's words and the key */
         return e == HH_ERR_REDIS ? CLI_EXIT_REDIS : 1;
     }
+    /* The periodic jobs of sidekiq-cron's default namespace, when any:
+     * best effort, the queue figures stand without them. */
+    char *cron = NULL;
+    if (!c.json && hh_cron_list(cl, NULL, &cron) != HH_OK) cron = NULL;
+    hh_client_free(cl);
     if (c.json) {
         printf("%s\n", out);
     } else {
@@ -416,6 +439,7 @@ int cli_stats(int argc, char **argv) {
             if (json_is_integer(v)) printf("%-10s %lld\n", rows[i][0], (long long)json_integer_value(v));
             else if (why) printf("%-10s ? (%s)\n", rows[i][0], cli_shown_json(why)); /* a key of another type */
         }
+        print_cron_counts(cron);
         json_t *qs = json_object_get(s, "queues"), *q;
         size_t i;
         cli_table *t = NULL;
@@ -438,6 +462,7 @@ int cli_stats(int argc, char **argv) {
         json_decref(s);
     }
     free(out);
+    free(cron);
     return 0;
 }
 

@@ -4,7 +4,7 @@
 # past), an expression the parser refuses is refused at add time with its
 # reason, enqueue/disable/enable/delete act on it; a worker logs a job it
 # cannot run once per poll with its name and reason, and `cron list` shows
-# it, /metrics and /stats count it. The config file's cron: section
+# it, /metrics, /stats and `hiredhand stats` count it. The config file's cron: section
 # loads as sidekiq-cron's schedule file. Then sidekiq-cron's Web UI (Cron tab, peers' 7.3) lists the job and
 # its enqueue/disable/enable buttons act on it.
 . "$(dirname "$0")/../../lib/harness.sh"
@@ -47,6 +47,8 @@ assert_contains "$metrics" "hiredhand_cron_jobs_disabled 0" "/metrics: disabled"
 assert_contains "$(hh_http_body "http://127.0.0.1:$hport/stats")" '"broken":1' "/stats: cron.broken"
 hh_cli cron list -r "$REDIS_URL"
 assert_contains "$HH_OUT" "! cannot run" "cron list shows the broken job"
+hh_cli stats -r "$REDIS_URL"
+assert_contains "$HH_OUT" "Periodic   2 (0 disabled, 1 broken)" "stats counts the periodic jobs"
 hh_stop_worker
 hh_cli cron delete broken -r "$REDIS_URL"
 assert_eq "$(R EXISTS cron_job:default:broken)" 0 "deleted"
