@@ -20,96 +20,6 @@
 #define CLI_STR_(x) #x
 #define CLI_STR(x) CLI_STR_(x)
 
-/* clang-format off */ /* the help text keeps its layout */
-static const char work_usage[] =
-    "usage: hiredhand work [options]\n"
-    "  -C, --config FILE          read options from a YAML file (Sidekiq's config/sidekiq.yml\n"
-    "                             keys and these options' names); flags override it\n"
-    "                             (default ./config/sidekiq.yml when it exists, as in Sidekiq)\n"
-    "  -e, --environment ENV      the config file's environment section to apply (as Sidekiq's\n"
-    "                             -e; default $APP_ENV, $RAILS_ENV, $RACK_ENV, else development);\n"
-    "                             exported as RAILS_ENV and RACK_ENV to handlers, as Sidekiq does\n"
-    "  -r, --redis URL            redis[s]://[user:password@]host:port/db (rediss: TLS) or\n"
-    "                             unix://[user:password@]/path?db=N (percent-encoded user info)\n"
-    "                             (default $REDIS_URL, else redis://127.0.0.1:6379/0)\n"
-    CLI_PASSWORD_FILE_HELP
-    "  -q, --queue NAME[,WEIGHT]  a queue to fetch from; repeatable (default: default).\n"
-    "                             No weights: strict order; weights: weighted random order.\n"
-    "                             At most " CLI_STR(HH_QUEUES_LIMIT) " queues\n"
-    "  -c, --concurrency N        worker threads (default $RAILS_MAX_THREADS, else 10)\n"
-    "  -t, --timeout SECONDS      shutdown grace period (default 25)\n"
-    "  -v, --verbose              debug level (same as --log-level debug)\n"
-    "      --log-level LEVEL      debug, info (default: a start and a done/fail line per job),\n"
-    "                             warn or error\n"
-    "      --log-format text|json Sidekiq's layouts: text (default) or one JSON object per line\n"
-    "  -g, --tag TAG              tag shown on the Web UI's Busy page\n"
-    "      --label LABEL          extra Busy page label; repeatable\n"
-    "  -l, --logfile FILE         append logs to FILE instead of stderr (SIGHUP reopens it)\n"
-    "      --exec CLASS=COMMAND   run COMMAND for jobs of CLASS (job JSON on stdin); repeatable\n"
-    "      --exec-timeout SECONDS fail an --exec or --serve job that runs longer (default: none);\n"
-    "                             a --serve job's wait for a process and its hello counts\n"
-    "      --exec-stdout inherit|log|discard  an --exec handler's stdout: the worker's\n"
-    "                             (default), logged with the job's class and jid, or dropped;\n"
-    "                             its stderr lines are always logged so\n"
-    "      --exec-log-max BYTES   bytes of a handler's output logged per job (--exec stderr and\n"
-    "                             logged stdout, --serve stderr); the rest is read and dropped,\n"
-    "                             with one line saying how many bytes (default 65536; 0: no cap)\n"
-    "      --exec-env NAME        pass NAME to --exec handlers even if removed below; repeatable\n"
-    "                             (handlers get the worker's environment without REDIS_URL,\n"
-    "                             REDIS_PASSWORD and --exec-env-drop names; e.g. --exec-env REDIS_URL)\n"
-    "      --exec-env-drop NAME   also remove NAME from handlers' environment; repeatable\n"
-    "      --serve CLASS=COMMAND  run jobs of CLASS in long-lived COMMAND processes speaking\n"
-    "                             hiredhand's line protocol (docs/handlers.md); repeatable.\n"
-    "                             CLASS * (--exec or --serve) takes every class without its own\n"
-    "      --serve-pool N         start N processes per --serve at once (at most --concurrency),\n"
-    "                             in the background: the worker fetches meanwhile; default: up to\n"
-    "                             --concurrency, each started when a job needs it\n"
-    "      --serve-max-jobs N     replace a --serve process after N jobs (default: never)\n"
-    "      --serve-hello-timeout S  seconds a new --serve process has to say hello before it is\n"
-    "                             killed and started again with backoff (default 30)\n"
-    ;
-/* clang-format on */
-/* in two: one string would pass the 4095 characters C99 promises */
-/* clang-format off */ /* the help text keeps its layout */
-static const char work_usage_more[] =
-    "      --require PATH.so      load a plug-in that registers C handlers; repeatable\n"
-    "      --namespace NS         prefix every key with NS: (redis-namespace)\n"
-    "      --identity ID          stable process identity (default host:pid:random); not a\n"
-    "                             name Sidekiq or hiredhand uses for keys (queue:..., retry, stat:...)\n"
-    "      --fetch reliable|basic reliable (default) keeps fetched jobs in Redis until done\n"
-    "      --timestamps float|millis  payload timestamps for Sidekiq 6/7 (float) or 8 (millis)\n"
-    "      --sidekiq-version V    version shown to 7.x/8.x Web UIs (default 6.4.1)\n"
-    "      --job-metrics 7,8|7|8|none  whose Metrics tab shows this worker's jobs: Sidekiq\n"
-    "                             7.x's keys, 8.x's, both (default) or none\n"
-    "      --heartbeat-interval S seconds between heartbeats (default 5)\n"
-    "      --poll-interval S      scheduler average poll interval (default 5 x processes)\n"
-    "      --average-scheduled-poll-interval S  the 5 in that default: seconds per process\n"
-    "      --recovery-interval S  orphaned-job scan period (default 60)\n"
-    "      --cron-poll-interval S periodic jobs (sidekiq-cron's): average seconds between\n"
-    "                             polls (default 30; 0 turns the poller off)\n"
-    "      --no-cron              do not poll periodic jobs (as --cron-poll-interval 0)\n"
-    "      --cron-namespace NS    a sidekiq-cron namespace to poll, repeatable (default:\n"
-    "                             default); the 1.x set cron_jobs is always read\n"
-    "      --cron-job JSON        a periodic job saved at start (source schedule): an object\n"
-    "                             with name, cron, class, queue, args ...; repeatable\n"
-    "                             (the config file's cron: entries are these)\n"
-    "      --max-recoveries N     recoveries before a job goes dead (default 3)\n"
-    "      --lease-lost stop|finish  a job another process recovered from this one (paused\n"
-    "                             past the heartbeat TTL): stop its handler here (default)\n"
-    "                             or let it finish; its outcome is not written either way\n"
-    "      --batch-jobs run|skip  jobs of Sidekiq Pro batches (a bid): run them, their\n"
-    "                             batch's books not kept (default), or leave them to\n"
-    "                             Ruby processes (back to their queue through the\n"
-    "                             schedule set, 5 s later); either way WARN once a batch\n"
-    "      --max-retries N        retries for retry: true (default 25)\n"
-    "      --dead-max-jobs N      dead set size limit (default 10000)\n"
-    "      --dead-timeout S       dead set age limit (default 15552000)\n"
-    "      --http [HOST:]PORT     serve /healthz, /readyz, /stats, /metrics (bare port: 127.0.0.1)\n"
-    "      --liveness-max-age S   /healthz fails once the last heartbeat is older (default 30)\n"
-    "      --http-token-file FILE /stats and /metrics want \"Authorization: Bearer <token>\", the\n"
-    "                             token being FILE's first line (or $HIREDHAND_HTTP_TOKEN)\n";
-/* clang-format on */
-
 enum {
     OPT_TAG = 1000,
     OPT_LABEL,
@@ -152,57 +62,6 @@ enum {
     OPT_EXEC_LOG_MAX = 1250, /* its own range, for merges */
     OPT_JOB_METRICS = 1300   /* its own range, for merges */
 };
-
-static const struct option longopts[] = {{"redis", required_argument, 0, 'r'},
-                                         {"queue", required_argument, 0, 'q'},
-                                         {"concurrency", required_argument, 0, 'c'},
-                                         {"timeout", required_argument, 0, 't'},
-                                         {"verbose", no_argument, 0, 'v'},
-                                         {"logfile", required_argument, 0, 'l'},
-                                         {"tag", required_argument, 0, 'g'},
-                                         {"label", required_argument, 0, OPT_LABEL},
-                                         {"exec", required_argument, 0, OPT_EXEC},
-                                         {"exec-timeout", required_argument, 0, OPT_EXEC_TIMEOUT},
-                                         {"require", required_argument, 0, OPT_REQUIRE},
-                                         {"namespace", required_argument, 0, OPT_NS},
-                                         {"identity", required_argument, 0, OPT_IDENTITY},
-                                         {"fetch", required_argument, 0, OPT_FETCH},
-                                         {"timestamps", required_argument, 0, OPT_TS},
-                                         {"sidekiq-version", required_argument, 0, OPT_VERSION},
-                                         {"heartbeat-interval", required_argument, 0, OPT_HB},
-                                         {"poll-interval", required_argument, 0, OPT_POLL},
-                                         {"average-scheduled-poll-interval", required_argument, 0, OPT_POLL_PER},
-                                         {"recovery-interval", required_argument, 0, OPT_RECOVERY},
-                                         {"max-recoveries", required_argument, 0, OPT_MAXREC},
-                                         {"max-retries", required_argument, 0, OPT_MAXRETRY},
-                                         {"dead-max-jobs", required_argument, 0, OPT_DEADMAX},
-                                         {"dead-timeout", required_argument, 0, OPT_DEADTIMEOUT},
-                                         {"http", required_argument, 0, OPT_HTTP},
-                                         {"liveness-max-age", required_argument, 0, OPT_LIVENESS},
-                                         {"lease-lost", required_argument, 0, OPT_LEASE_LOST},
-                                         {"cron-poll-interval", required_argument, 0, OPT_CRON_POLL},
-                                         {"no-cron", no_argument, 0, OPT_NO_CRON},
-                                         {"cron-namespace", required_argument, 0, OPT_CRON_NS},
-                                         {"cron-job", required_argument, 0, OPT_CRON_JOB},
-                                         {"batch-jobs", required_argument, 0, OPT_BATCH_JOBS},
-                                         {"exec-env", required_argument, 0, OPT_EXEC_ENV},
-                                         {"exec-env-drop", required_argument, 0, OPT_EXEC_ENV_DROP},
-                                         {"redis-password-file", required_argument, 0, OPT_PWFILE},
-                                         {"http-token-file", required_argument, 0, OPT_HTTP_TOKEN_FILE},
-                                         {"log-format", required_argument, 0, OPT_LOG_FORMAT},
-                                         {"log-level", required_argument, 0, OPT_LOG_LEVEL},
-                                         CLI_TLS_LONGOPTS,
-                                         {"serve", required_argument, 0, OPT_SERVE},
-                                         {"serve-pool", required_argument, 0, OPT_SERVE_POOL},
-                                         {"serve-max-jobs", required_argument, 0, OPT_SERVE_MAX_JOBS},
-                                         {"serve-hello-timeout", required_argument, 0, OPT_SERVE_HELLO_TIMEOUT},
-                                         {"exec-stdout", required_argument, 0, OPT_EXEC_STDOUT},
-                                         {"exec-log-max", required_argument, 0, OPT_EXEC_LOG_MAX},
-                                         {"job-metrics", required_argument, 0, OPT_JOB_METRICS},
-                                         {"config", required_argument, 0, 'C'},
-                                         {"environment", required_argument, 0, 'e'},
-                                         {"help", no_argument, 0, OPT_HELP},
-                                         {0, 0, 0, 0}};
 
 /* The -l file; SIGHUP swaps it for a new one at the same path (logrotate),
  * so every write takes log_mu. */
@@ -314,6 +173,7 @@ typedef struct work_args {
     long serve_pool, serve_max_jobs;
     double exec_timeout, serve_hello_timeout;
     cli_exec_stdout exec_stdout;
+    int log_format; /* hh_log_format (--log-format) */
     long exec_log_max;
     const char *logpath;
     const char *logpath_file; /* the config file logpath came from, or NULL (a flag) */
@@ -323,14 +183,226 @@ typedef struct work_args {
 
 #define WORK_HELP (-1) /* --help printed: exit 0 */
 
+/* The options of `hiredhand work`, one entry each, in --help's order: its
+ * long name (also its key in the config file, with - or _), short letter
+ * or OPT_ id, argument, kind, bounds or choices, where the value goes and
+ * its help. The table drives getopt (longopts), the config file
+ * (cli_config_load looks names up in longopts and runs values through
+ * parse_option), the checks of numbers and choices (parse_option, with
+ * the message naming the option and its range), and --help and so the
+ * man page (scripts/manpage.sh reads --help). Defaults are the library's
+ * (hh_manager_options_init), given in the help. A number's range is
+ * hiredhand.h's, the one hh_manager_options_check applies to a C caller.
+ * A WO_CUSTOM entry, and any entry that needs more than storing its value,
+ * has a case in parse_option. docs/adding-an-option.md walks through it. */
+typedef enum {
+    WO_TEXT,    /* no option: lines of help shared with other commands */
+    WO_CUSTOM,  /* parse_option's own case reads the argument */
+    WO_SECONDS, /* a double in [lo, hi] (lo excluded when lo_excluded) */
+    WO_INT,     /* an int in [lo, hi] */
+    WO_LONG,    /* a long in [lo, hi] */
+    WO_CHOICE,  /* one of choices' names: its value, into an int-sized field */
+    WO_STRING   /* the argument as given */
+} wo_kind;
+
+typedef struct wo_choice {
+    const char *name;
+    int value;
+} wo_choice;
+
+typedef struct work_option {
+    const char *name; /* NULL for WO_TEXT */
+    int id;           /* the short letter, or an OPT_ constant */
+    const char *arg;  /* the argument's name in --help; NULL: takes none */
+    wo_kind kind;
+    double lo, hi;
+    int lo_excluded;
+    size_t field; /* offsetof(work_args, ...) of the value */
+    const wo_choice *choices;
+    const char *help; /* lines without their indent, '\n' between; NULL: none */
+} work_option;
+
+/* The field's offset, when its type is the kind's (else no compile). */
+#define WO_FIELD(f, type) _Generic(((work_args *)0)->f, type : offsetof(work_args, f))
+#define WO_INT_SIZED(f) (offsetof(work_args, f) + 0 * sizeof(char[sizeof(((work_args *)0)->f) == sizeof(int) ? 1 : -1]))
+#define WO_TEXT(text) \
+    { NULL, 0, NULL, WO_TEXT, 0, 0, 0, 0, NULL, text }
+#define WO_CUSTOM(name, id, arg, help) \
+    { name, id, arg, WO_CUSTOM, 0, 0, 0, 0, NULL, help }
+#define WO_SECONDS(name, id, arg, lo, lox, hi, f, help) \
+    { name, id, arg, WO_SECONDS, lo, hi, lox, WO_FIELD(f, double), NULL, help }
+#define WO_INT(name, id, arg, lo, hi, f, help) \
+    { name, id, arg, WO_INT, lo, hi, 0, WO_FIELD(f, int), NULL, help }
+#define WO_LONG(name, id, arg, lo, hi, f, help) \
+    { name, id, arg, WO_LONG, lo, hi, 0, WO_FIELD(f, long), NULL, help }
+#define WO_CHOICE(name, id, arg, choices, f, help) \
+    { name, id, arg, WO_CHOICE, 0, 0, 0, WO_INT_SIZED(f), choices, help }
+#define WO_STRING(name, id, arg, f, help) \
+    { name, id, arg, WO_STRING, 0, 0, 0, WO_FIELD(f, const char *), NULL, help }
+
+static const wo_choice log_levels[] = {
+    {"debug", HH_LOG_DEBUG}, {"info", HH_LOG_INFO}, {"warn", HH_LOG_WARN}, {"error", HH_LOG_ERROR}, {NULL, 0}};
+static const wo_choice log_formats[] = {{"text", HH_LOG_FORMAT_TEXT}, {"json", HH_LOG_FORMAT_JSON}, {NULL, 0}};
+static const wo_choice exec_stdouts[] = {{"inherit", CLI_EXEC_STDOUT_INHERIT},
+                                         {"log", CLI_EXEC_STDOUT_LOG},
+                                         {"discard", CLI_EXEC_STDOUT_DISCARD},
+                                         {NULL, 0}};
+static const wo_choice fetch_modes[] = {{"reliable", HH_FETCH_RELIABLE}, {"basic", HH_FETCH_BASIC}, {NULL, 0}};
+static const wo_choice lease_lost_policies[] = {
+    {"stop", HH_LEASE_LOST_STOP}, {"finish", HH_LEASE_LOST_FINISH}, {NULL, 0}};
+static const wo_choice batch_jobs_modes[] = {{"run", HH_BATCH_JOBS_RUN}, {"skip", HH_BATCH_JOBS_SKIP}, {NULL, 0}};
+
+/* clang-format off */ /* one entry a line or two: the table reads as one */
+static const work_option work_options[] = {
+    WO_CUSTOM("config", 'C', "FILE", "read options from a YAML file (Sidekiq's config/sidekiq.yml\n" "keys and these options' names); flags override it\n" "(default ./config/sidekiq.yml when it exists, as in Sidekiq)"),
+    WO_CUSTOM("environment", 'e', "ENV", "the config file's environment section to apply (as Sidekiq's\n" "-e; default $APP_ENV, $RAILS_ENV, $RACK_ENV, else development);\n" "exported as RAILS_ENV and RACK_ENV to handlers, as Sidekiq does"),
+    WO_CUSTOM("redis", 'r', "URL", "redis[s]://[user:password@]host:port/db (rediss: TLS) or\n" "unix://[user:password@]/path?db=N (percent-encoded user info)\n" "(default $REDIS_URL, else redis://127.0.0.1:6379/0)"),
+    WO_TEXT(CLI_PASSWORD_FILE_HELP),
+    WO_CUSTOM("redis-password-file", OPT_PWFILE, "FILE", NULL),
+    WO_CUSTOM("queue", 'q', "NAME[,WEIGHT]", "a queue to fetch from; repeatable (default: default).\nNo weights: strict order; weights: weighted random order.\nAt most " CLI_STR(HH_QUEUES_LIMIT) " queues"),
+    WO_INT("concurrency", 'c', "N", 1, HH_CONCURRENCY_LIMIT, o.concurrency, "worker threads (default $RAILS_MAX_THREADS, else 10)"),
+    WO_SECONDS("timeout", 't', "SECONDS", 0, 0, CLI_SECONDS_MAX, o.shutdown_timeout, "shutdown grace period (default 25)"),
+    WO_CUSTOM("verbose", 'v', NULL, "debug level (same as --log-level debug)"),
+    WO_CHOICE("log-level", OPT_LOG_LEVEL, "LEVEL", log_levels, o.log_level, "debug, info (default: a start and a done/fail line per job),\n" "warn or error"),
+    WO_CHOICE("log-format", OPT_LOG_FORMAT, "text|json", log_formats, log_format, "Sidekiq's layouts: text (default) or one JSON object per line"),
+    WO_STRING("tag", 'g', "TAG", o.tag, "tag shown on the Web UI's Busy page"),
+    WO_CUSTOM("label", OPT_LABEL, "LABEL", "extra Busy page label; repeatable"),
+    WO_CUSTOM("logfile", 'l', "FILE", "append logs to FILE instead of stderr (SIGHUP reopens it)"),
+    WO_CUSTOM("exec", OPT_EXEC, "CLASS=COMMAND", "run COMMAND for jobs of CLASS (job JSON on stdin); repeatable"),
+    WO_SECONDS("exec-timeout", OPT_EXEC_TIMEOUT, "SECONDS", 0, 0, CLI_SECONDS_MAX, exec_timeout, "fail an --exec or --serve job that runs longer (default: none);\n" "a --serve job's wait for a process and its hello counts"),
+    WO_CHOICE("exec-stdout", OPT_EXEC_STDOUT, "inherit|log|discard", exec_stdouts, exec_stdout, "an --exec handler's stdout: the worker's\n" "(default), logged with the job's class and jid, or dropped;\n" "its stderr lines are always logged so"),
+    WO_LONG("exec-log-max", OPT_EXEC_LOG_MAX, "BYTES", 0, 1073741824, exec_log_max, "bytes of a handler's output logged per job (--exec stderr and\n" "logged stdout, --serve stderr); the rest is read and dropped,\n" "with one line saying how many bytes (default 65536; 0: no cap)"),
+    WO_CUSTOM("exec-env", OPT_EXEC_ENV, "NAME", "pass NAME to --exec handlers even if removed below; repeatable\n" "(handlers get the worker's environment without REDIS_URL,\n" "REDIS_PASSWORD and --exec-env-drop names; e.g. --exec-env REDIS_URL)"),
+    WO_CUSTOM("exec-env-drop", OPT_EXEC_ENV_DROP, "NAME", "also remove NAME from handlers' environment; repeatable"),
+    WO_CUSTOM("serve", OPT_SERVE, "CLASS=COMMAND", "run jobs of CLASS in long-lived COMMAND processes speaking\n" "hiredhand's line protocol (docs/handlers.md); repeatable.\n" "CLASS * (--exec or --serve) takes every class without its own"),
+    WO_LONG("serve-pool", OPT_SERVE_POOL, "N", 1, HH_CONCURRENCY_LIMIT, serve_pool, "start N processes per --serve at once (at most --concurrency),\n" "in the background: the worker fetches meanwhile; default: up to\n" "--concurrency, each started when a job needs it"),
+    WO_LONG("serve-max-jobs", OPT_SERVE_MAX_JOBS, "N", 1, 1000000000, serve_max_jobs, "replace a --serve process after N jobs (default: never)"),
+    WO_SECONDS("serve-hello-timeout", OPT_SERVE_HELLO_TIMEOUT, "S", 0, 1, CLI_SECONDS_MAX, serve_hello_timeout, "seconds a new --serve process has to say hello before it is\n" "killed and started again with backoff (default 30)"),
+    WO_CUSTOM("require", OPT_REQUIRE, "PATH.so", "load a plug-in that registers C handlers; repeatable"),
+    WO_STRING("namespace", OPT_NS, "NS", o.redis.ns, "prefix every key with NS: (redis-namespace)"),
+    WO_STRING("identity", OPT_IDENTITY, "ID", o.identity, "stable process identity (default host:pid:random); not a\n" "name Sidekiq or hiredhand uses for keys (queue:..., retry, stat:...)"),
+    WO_CHOICE("fetch", OPT_FETCH, "reliable|basic", fetch_modes, o.fetch, "reliable (default) keeps fetched jobs in Redis until done"),
+    WO_CUSTOM("timestamps", OPT_TS, "float|millis", "payload timestamps for Sidekiq 6/7 (float) or 8 (millis)"),
+    WO_STRING("sidekiq-version", OPT_VERSION, "V", o.version, "version shown to 7.x/8.x Web UIs (default 6.4.1)"),
+    WO_CUSTOM("job-metrics", OPT_JOB_METRICS, "7,8|7|8|none", "whose Metrics tab shows this worker's jobs: Sidekiq\n" "7.x's keys, 8.x's, both (default) or none"),
+    WO_SECONDS("heartbeat-interval", OPT_HB, "S", HH_HEARTBEAT_INTERVAL_MIN, 0, HH_HEARTBEAT_INTERVAL_MAX, o.heartbeat_interval, "seconds between heartbeats (default 5)"),
+    WO_SECONDS("poll-interval", OPT_POLL, "S", 0.1, 0, CLI_SECONDS_MAX, o.poll_interval_average, "scheduler average poll interval (default 5 x processes)"),
+    WO_SECONDS("average-scheduled-poll-interval", OPT_POLL_PER, "S", 0.1, 0, CLI_SECONDS_MAX, o.average_scheduled_poll_interval, "the 5 in that default: seconds per process"),
+    WO_SECONDS("recovery-interval", OPT_RECOVERY, "S", 0, 1, CLI_SECONDS_MAX, o.recovery_interval, "orphaned-job scan period (default 60)"),
+    WO_SECONDS("cron-poll-interval", OPT_CRON_POLL, "S", 0, 0, 86400, o.cron_poll_interval, "periodic jobs (sidekiq-cron's): average seconds between\n" "polls (default 30; 0 turns the poller off)"),
+    WO_CUSTOM("no-cron", OPT_NO_CRON, NULL, "do not poll periodic jobs (as --cron-poll-interval 0)"),
+    WO_CUSTOM("cron-namespace", OPT_CRON_NS, "NS", "a sidekiq-cron namespace to poll, repeatable (default:\n" "default); the 1.x set cron_jobs is always read"),
+    WO_CUSTOM("cron-job", OPT_CRON_JOB, "JSON", "a periodic job saved at start (source schedule): an object\n" "with name, cron, class, queue, args ...; repeatable\n" "(the config file's cron: entries are these)"),
+    WO_INT("max-recoveries", OPT_MAXREC, "N", 0, HH_RETRIES_LIMIT, o.max_recoveries, "recoveries before a job goes dead (default 3)"),
+    WO_CHOICE("lease-lost", OPT_LEASE_LOST, "stop|finish", lease_lost_policies, o.lease_lost, "a job another process recovered from this one (paused\n" "past the heartbeat TTL): stop its handler here (default)\n" "or let it finish; its outcome is not written either way"),
+    WO_CHOICE("batch-jobs", OPT_BATCH_JOBS, "run|skip", batch_jobs_modes, o.batch_jobs, "jobs of Sidekiq Pro batches (a bid): run them, their\n" "batch's books not kept (default), or leave them to\n" "Ruby processes (back to their queue through the\n" "schedule set, 5 s later); either way WARN once a batch"),
+    WO_INT("max-retries", OPT_MAXRETRY, "N", 0, HH_RETRIES_LIMIT, o.max_retries, "retries for retry: true (default 25)"),
+    WO_LONG("dead-max-jobs", OPT_DEADMAX, "N", 1, HH_DEAD_MAX_JOBS_LIMIT, o.dead_max_jobs, "dead set size limit (default 10000)"),
+    WO_SECONDS("dead-timeout", OPT_DEADTIMEOUT, "S", 0, 1, CLI_SECONDS_MAX, o.dead_timeout, "dead set age limit (default 15552000)"),
+    WO_STRING("http", OPT_HTTP, "[HOST:]PORT", o.http_bind, "serve /healthz, /readyz, /stats, /metrics (bare port: 127.0.0.1)"),
+    WO_SECONDS("liveness-max-age", OPT_LIVENESS, "S", 0, 1, CLI_SECONDS_MAX, o.liveness_max_age, "/healthz fails once the last heartbeat is older (default 30)"),
+    WO_CUSTOM("http-token-file", OPT_HTTP_TOKEN_FILE, "FILE", "/stats and /metrics want \"Authorization: Bearer <token>\", the\n" "token being FILE's first line (or $HIREDHAND_HTTP_TOKEN)"),
+    WO_TEXT(CLI_TLS_HELP), /* its options: CLI_TLS_LONGOPTS, cases: CLI_TLS_CASES */
+    WO_CUSTOM("help", OPT_HELP, NULL, NULL),
+};
+/* clang-format on */
+#define NWORK_OPTIONS (sizeof(work_options) / sizeof(*work_options))
+
+/* getopt's table: every named entry above, then the shared TLS and
+ * Sentinel options; filled once by work_longopts(). */
+static const struct option tls_longopts[] = {CLI_TLS_LONGOPTS, {0, 0, 0, 0}};
+static struct option longopts[NWORK_OPTIONS + sizeof(tls_longopts) / sizeof(*tls_longopts)];
+
+static const struct option *work_longopts(void) {
+    if (longopts[0].name) return longopts;
+    size_t n = 0;
+    for (size_t i = 0; i < NWORK_OPTIONS; i++)
+        if (work_options[i].name)
+            longopts[n++] = (struct option){work_options[i].name, work_options[i].arg ? required_argument : no_argument,
+                                            NULL, work_options[i].id};
+    for (size_t i = 0; tls_longopts[i].name; i++) longopts[n++] = tls_longopts[i];
+    longopts[n] = (struct option){0, 0, 0, 0};
+    return longopts;
+}
+
+static const work_option *find_work_option(int id) {
+    for (size_t i = 0; i < NWORK_OPTIONS; i++)
+        if (work_options[i].name && work_options[i].id == id) return &work_options[i];
+    return NULL;
+}
+
+/* --help from the table: "  -c, --concurrency N" (or six spaces before a
+ * long-only option) padded to column 30, where the help and each of its
+ * continuation lines start (scripts/manpage.sh relies on that column); a
+ * longer left part is followed by two spaces. */
+#define WORK_HELP_COLUMN 29
+static void print_work_usage(FILE *f) {
+    fputs("usage: hiredhand work [options]\n", f);
+    for (size_t i = 0; i < NWORK_OPTIONS; i++) {
+        const work_option *o = &work_options[i];
+        if (o->kind == WO_TEXT) {
+            fputs(o->help, f);
+            continue;
+        }
+        if (!o->help) continue;
+        int n = o->id < 128 ? fprintf(f, "  -%c, --%s", o->id, o->name) : fprintf(f, "      --%s", o->name);
+        if (o->arg) n += fprintf(f, " %s", o->arg);
+        fprintf(f, "%*s", n < WORK_HELP_COLUMN ? WORK_HELP_COLUMN - n : 2, "");
+        for (const char *p = o->help; *p;) {
+            size_t len = strcspn(p, "\n");
+            fprintf(f, "%.*s\n", (int)len, p);
+            p += len;
+            if (*p == '\n' && *++p) fprintf(f, "%*s", WORK_HELP_COLUMN, "");
+        }
+    }
+}
+
+/* The argument of a table entry of a kind that stores it, checked and
+ * stored; 0 or CLI_EXIT_USAGE. WO_CUSTOM: nothing to do here. */
+static int store_option(work_args *a, const work_option *o, const char *arg) {
+    char flag[64];
+    snprintf(flag, sizeof(flag), "--%s", o->name);
+    void *p = (char *)a + o->field;
+    long l;
+    switch (o->kind) {
+    case WO_SECONDS: return cli_option_seconds(flag, arg, o->lo, o->lo_excluded, o->hi, (double *)p);
+    case WO_INT:
+        if (cli_option_int(flag, arg, (long)o->lo, (long)o->hi, &l)) return CLI_EXIT_USAGE;
+        *(int *)p = (int)l;
+        return 0;
+    case WO_LONG: return cli_option_int(flag, arg, (long)o->lo, (long)o->hi, (long *)p);
+    case WO_STRING: *(const char **)p = arg; return 0;
+    case WO_CHOICE: {
+        char names[128] = "";
+        size_t n = 0;
+        for (const wo_choice *c = o->choices; c->name; c++, n++) {
+            if (!strcmp(arg, c->name)) {
+                *(int *)p = c->value;
+                return 0;
+            }
+        }
+        for (size_t i = 0; i < n; i++) /* "a, b or c" */
+            snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+                     i == 0          ? ""
+                         : i + 1 < n ? ", "
+                                     : " or ",
+                     o->choices[i].name);
+        return cli_usage_error("%s is %s, not '%s'", flag, names, arg);
+    }
+    case WO_TEXT:
+    case WO_CUSTOM: return 0;
+    }
+    return 0;
+}
+
 /* One option into *a. A number is checked against its range here, so
  * that the message names the option and the range (cli_option_int); the
  * worker's ranges are hiredhand.h's, the ones hh_manager_options_check
  * applies (in check_args, with the rest). Returns 0, WORK_HELP or an exit
  * status. */
 static int parse_option(work_args *a, int ch, const char *arg) {
-    long l;
-    double d;
+    const work_option *o = find_work_option(ch);
+    if (o && store_option(a, o, arg)) return CLI_EXIT_USAGE;
     switch (ch) {
     case 'r': {
         /* checked here, not only at start: a config file's URL then gets
@@ -366,36 +438,15 @@ static int parse_option(work_args *a, int ch, const char *arg) {
         queues[a->nq++].weight = (int)w;
         break;
     }
-    case 'c':
-        if (cli_option_int("--concurrency", arg, 1, HH_CONCURRENCY_LIMIT, &l)) return CLI_EXIT_USAGE;
-        a->o.concurrency = (int)l;
-        a->concurrency_set = 1;
-        break;
-    case 't':
-        if (cli_option_seconds("--timeout", arg, 0, 0, CLI_SECONDS_MAX, &a->o.shutdown_timeout)) return CLI_EXIT_USAGE;
-        break;
+    case 'c': a->concurrency_set = 1; break;
     case 'v': a->o.log_level = HH_LOG_DEBUG; break;
-    case OPT_LOG_LEVEL: {
-        static const char *const lv[] = {"debug", "info", "warn", "error"};
-        int found = -1;
-        for (int i = 0; i < 4; i++)
-            if (!strcmp(arg, lv[i])) found = i;
-        if (found < 0) return cli_usage_error("--log-level is debug, info, warn or error, not '%s'", arg);
-        a->o.log_level = (hh_log_level)found;
-        break;
-    }
-    case OPT_LOG_FORMAT:
-        if (!strcmp(arg, "json")) log_format = HH_LOG_FORMAT_JSON;
-        else if (!strcmp(arg, "text")) log_format = HH_LOG_FORMAT_TEXT;
-        else return cli_usage_error("--log-format is text or json, not '%s'", arg);
-        break;
+    case OPT_LOG_FORMAT: log_format = (hh_log_format)a->log_format; break;
     case 'l':
         a->logpath = arg;
         a->logpath_file = a->reading;
         break;
     case 'C': /* read before every other option (parse_args) */
     case 'e': break;
-    case 'g': a->o.tag = arg; break;
     case OPT_LABEL:
         if (a->nlabels == MAX_ITEMS) return cli_usage_error("too many --label");
         a->labels[a->nlabels++] = arg;
@@ -408,29 +459,6 @@ static int parse_option(work_args *a, int ch, const char *arg) {
         if (a->nserve == MAX_ITEMS) return cli_usage_error("too many --serve");
         a->serves[a->nserve++] = arg;
         break;
-    case OPT_SERVE_POOL:
-        /* more than --concurrency is clamped to it (register_handlers) */
-        if (cli_option_int("--serve-pool", arg, 1, HH_CONCURRENCY_LIMIT, &a->serve_pool)) return CLI_EXIT_USAGE;
-        break;
-    case OPT_SERVE_MAX_JOBS:
-        if (cli_option_int("--serve-max-jobs", arg, 1, 1000000000, &a->serve_max_jobs)) return CLI_EXIT_USAGE;
-        break;
-    case OPT_SERVE_HELLO_TIMEOUT:
-        if (cli_option_seconds("--serve-hello-timeout", arg, 0, 1, CLI_SECONDS_MAX, &a->serve_hello_timeout))
-            return CLI_EXIT_USAGE;
-        break;
-    case OPT_EXEC_TIMEOUT:
-        if (cli_option_seconds("--exec-timeout", arg, 0, 0, CLI_SECONDS_MAX, &a->exec_timeout)) return CLI_EXIT_USAGE;
-        break;
-    case OPT_EXEC_STDOUT:
-        if (!strcmp(arg, "inherit")) a->exec_stdout = CLI_EXEC_STDOUT_INHERIT;
-        else if (!strcmp(arg, "log")) a->exec_stdout = CLI_EXEC_STDOUT_LOG;
-        else if (!strcmp(arg, "discard")) a->exec_stdout = CLI_EXEC_STDOUT_DISCARD;
-        else return cli_usage_error("--exec-stdout is inherit, log or discard, not '%s'", arg);
-        break;
-    case OPT_EXEC_LOG_MAX:
-        if (cli_option_int("--exec-log-max", arg, 0, 1073741824, &a->exec_log_max)) return CLI_EXIT_USAGE;
-        break;
     case OPT_EXEC_ENV:
         if (cli_exec_env_pass(arg)) return cli_usage_error("bad --exec-env '%s' (a variable name)", arg);
         break;
@@ -441,37 +469,12 @@ static int parse_option(work_args *a, int ch, const char *arg) {
         if (a->nreq == MAX_ITEMS) return cli_usage_error("too many --require");
         a->requires[a->nreq++] = arg;
         break;
-    case OPT_NS: a->o.redis.ns = arg; break;
-    case OPT_IDENTITY: a->o.identity = arg; break;
-    case OPT_FETCH:
-        if (!strcmp(arg, "reliable")) a->o.fetch = HH_FETCH_RELIABLE;
-        else if (!strcmp(arg, "basic")) a->o.fetch = HH_FETCH_BASIC;
-        else return cli_usage_error("--fetch is reliable or basic, not '%s'", arg);
-        break;
     case OPT_TS:
         if (cli_option_timestamps(arg, &a->o.redis.timestamps)) return CLI_EXIT_USAGE;
         break;
-    case OPT_VERSION: a->o.version = arg; break;
-    case OPT_HB:
-        if (cli_option_seconds("--heartbeat-interval", arg, HH_HEARTBEAT_INTERVAL_MIN, 0, HH_HEARTBEAT_INTERVAL_MAX,
-                               &d))
-            return CLI_EXIT_USAGE;
-        a->o.heartbeat_interval = d;
-        break;
-    case OPT_POLL:
-        if (cli_option_seconds("--poll-interval", arg, 0.1, 0, CLI_SECONDS_MAX, &d)) return CLI_EXIT_USAGE;
-        a->o.poll_interval_average = d;
-        break;
-    case OPT_POLL_PER:
-        if (cli_option_seconds("--average-scheduled-poll-interval", arg, 0.1, 0, CLI_SECONDS_MAX, &d))
-            return CLI_EXIT_USAGE;
-        a->o.average_scheduled_poll_interval = d;
-        break;
     case OPT_CRON_POLL:
-        if (cli_option_seconds("--cron-poll-interval", arg, 0, 0, 86400, &d)) return CLI_EXIT_USAGE;
-        if (d > 0 && d < 0.1)
+        if (a->o.cron_poll_interval > 0 && a->o.cron_poll_interval < 0.1)
             return cli_usage_error("--cron-poll-interval %s: want 0 (off) or 0.1 seconds or more", arg);
-        a->o.cron_poll_interval = d;
         break;
     case OPT_NO_CRON: a->o.cron_poll_interval = 0; break;
     case OPT_CRON_NS:
@@ -489,51 +492,18 @@ static int parse_option(work_args *a, int ch, const char *arg) {
         a->cron_jobs[a->ncron_jobs++] = arg;
         break;
     }
-    case OPT_RECOVERY:
-        if (cli_option_seconds("--recovery-interval", arg, 0, 1, CLI_SECONDS_MAX, &d)) return CLI_EXIT_USAGE;
-        a->o.recovery_interval = d;
-        break;
-    case OPT_MAXREC:
-        if (cli_option_int("--max-recoveries", arg, 0, HH_RETRIES_LIMIT, &l)) return CLI_EXIT_USAGE;
-        a->o.max_recoveries = (int)l;
-        break;
-    case OPT_MAXRETRY:
-        if (cli_option_int("--max-retries", arg, 0, HH_RETRIES_LIMIT, &l)) return CLI_EXIT_USAGE;
-        a->o.max_retries = (int)l;
-        break;
-    case OPT_DEADMAX:
-        if (cli_option_int("--dead-max-jobs", arg, 1, HH_DEAD_MAX_JOBS_LIMIT, &l)) return CLI_EXIT_USAGE;
-        a->o.dead_max_jobs = l;
-        break;
-    case OPT_DEADTIMEOUT:
-        if (cli_option_seconds("--dead-timeout", arg, 0, 1, CLI_SECONDS_MAX, &a->o.dead_timeout)) return CLI_EXIT_USAGE;
-        break;
-    case OPT_HTTP: a->o.http_bind = arg; break;
-    case OPT_LIVENESS:
-        if (cli_option_seconds("--liveness-max-age", arg, 0, 1, CLI_SECONDS_MAX, &d)) return CLI_EXIT_USAGE;
-        a->o.liveness_max_age = d;
-        break;
-    case OPT_LEASE_LOST:
-        if (!strcmp(arg, "stop")) a->o.lease_lost = HH_LEASE_LOST_STOP;
-        else if (!strcmp(arg, "finish")) a->o.lease_lost = HH_LEASE_LOST_FINISH;
-        else return cli_usage_error("--lease-lost is stop or finish, not '%s'", arg);
-        break;
     case OPT_JOB_METRICS:
         if (job_metrics_layouts(arg, &a->o.job_metrics)) return CLI_EXIT_USAGE;
-        break;
-    case OPT_BATCH_JOBS:
-        if (!strcmp(arg, "run")) a->o.batch_jobs = HH_BATCH_JOBS_RUN;
-        else if (!strcmp(arg, "skip")) a->o.batch_jobs = HH_BATCH_JOBS_SKIP;
-        else return cli_usage_error("--batch-jobs is run or skip, not '%s'", arg);
         break;
     case OPT_HTTP_TOKEN_FILE:
         if (read_token_file(arg)) return CLI_EXIT_USAGE;
         a->o.http_token = http_token;
         break;
-    case OPT_HELP:
-        fputs(work_usage, stdout), fputs(work_usage_more, stdout), fputs(CLI_TLS_HELP, stdout);
-        return WORK_HELP;
-    default: fputs(work_usage, stderr), fputs(work_usage_more, stderr); return CLI_EXIT_USAGE;
+    case OPT_HELP: print_work_usage(stdout); return WORK_HELP;
+    default:
+        if (o) break; /* a table entry: stored above */
+        print_work_usage(stderr);
+        return CLI_EXIT_USAGE;
     }
     return 0;
 }
@@ -614,7 +584,7 @@ static int parse_args(work_args *a, int argc, char **argv) {
     optind = 0; /* glibc: start afresh (a second pass follows) */
     opterr = 0;
     const char *environment = NULL;
-    while ((ch = getopt_long(argc, argv, WORK_SHORTOPTS, longopts, NULL)) != -1)
+    while ((ch = getopt_long(argc, argv, WORK_SHORTOPTS, work_longopts(), NULL)) != -1)
         if (ch == 'C') config = optarg;
         else if (ch == 'e') environment = optarg;
     opterr = 1;
@@ -636,7 +606,7 @@ static int parse_args(work_args *a, int argc, char **argv) {
     free(env);
     if (!config) config = find_default_config();
     size_t nitems = 0, nfileq = 0;
-    const cli_config_item *items = config ? cli_config_load(config, longopts, &nitems) : NULL;
+    const cli_config_item *items = config ? cli_config_load(config, work_longopts(), &nitems) : NULL;
     if (config && !items) return CLI_EXIT_USAGE;
     for (size_t i = 0; i < nitems; i++) nfileq += items[i].id == 'q';
     /* -q can appear at most argc times: no fixed cap below HH_QUEUES_LIMIT */
@@ -647,7 +617,7 @@ static int parse_args(work_args *a, int argc, char **argv) {
     if ((rc = apply_config(a, config, items, nitems))) return rc;
     int from_file[] = {'q', OPT_LABEL, OPT_EXEC, OPT_SERVE, OPT_REQUIRE, OPT_CRON_NS, OPT_CRON_JOB};
     optind = 0;
-    while (rc == 0 && (ch = getopt_long(argc, argv, WORK_SHORTOPTS, longopts, NULL)) != -1) {
+    while (rc == 0 && (ch = getopt_long(argc, argv, WORK_SHORTOPTS, work_longopts(), NULL)) != -1) {
         for (size_t i = 0; i < sizeof(from_file) / sizeof(from_file[0]); i++)
             if (from_file[i] == ch) {
                 reset_list(a, ch);
