@@ -41,9 +41,9 @@ static int group_teardown(void **s) {
 }
 
 typedef struct fx {
-    hh_redis_config cfg;
-    hh_logger log;
-    hh_conn conn;
+    hh__redis_config cfg;
+    hh__logger log;
+    hh__conn conn;
     char host[256];
     int port;
 } fx;
@@ -59,19 +59,19 @@ static void fx_open(fx *f, const char *master, const char *password, const int *
     o.sentinels = list;
     o.sentinel_master = master;
     o.sentinel_password = password;
-    if (hh_redis_config_parse(&f->cfg, &o, err, sizeof(err)) != 0) fail_msg("config refused: %s", err);
+    if (hh__redis_config_parse(&f->cfg, &o, err, sizeof(err)) != 0) fail_msg("config refused: %s", err);
     memset(&f->log, 0, sizeof(f->log));
     f->log.level = HH_LOG_ERROR + 1; /* silent */
-    hh_conn_init(&f->conn, &f->cfg, &f->log, "test", NULL);
+    hh__conn_init(&f->conn, &f->cfg, &f->log, "test", NULL);
     f->host[0] = '\0';
     f->port = 0;
 }
 
-static int fx_discover(fx *f) { return hh_sentinel_discover(&f->conn, f->host, sizeof(f->host), &f->port); }
+static int fx_discover(fx *f) { return hh__sentinel_discover(&f->conn, f->host, sizeof(f->host), &f->port); }
 
 static void fx_close(fx *f) {
-    hh_conn_close(&f->conn);
-    hh_redis_config_free(&f->cfg);
+    hh__conn_close(&f->conn);
+    hh__redis_config_free(&f->cfg);
 }
 
 static void test_master_from_first_that_knows(void **s) {
@@ -163,7 +163,7 @@ static void test_watch_own_master_only(void **s) {
     (void)s;
     fx f;
     fx_open(&f, NULL, NULL, (int[]){plain.port}, 1);
-    hh_sentinel_watch(&f.cfg, &f.log);
+    hh__sentinel_watch(&f.cfg, &f.log);
     /* until the listener is subscribed, a message reaches no one: repeat */
     for (double until = uh_mono() + 10; atomic_load(&f.cfg.master_epoch) == 0 && uh_mono() < until; uh_sleep(0.05))
         publish("+switch-master", "mymaster 127.0.0.1 6391 127.0.0.1 7000");
