@@ -40,9 +40,9 @@ static int check_bulk_len(hh_client *c, size_t len) {
         if (r) freeReplyObject(r);
     }
     if (c->max_bulk > 0 && (long long)len > c->max_bulk) {
-        snprintf(c->conn.last_error, sizeof(c->conn.last_error),
-                 "job payload of %zu bytes is over Redis' proto-max-bulk-len (%lld bytes): invalid bulk length", len,
-                 c->max_bulk);
+        hh__conn_set_error(
+            &c->conn, "job payload of %zu bytes is over Redis' proto-max-bulk-len (%lld bytes): invalid bulk length",
+            len, c->max_bulk);
         return -1;
     }
     return 0;
@@ -111,8 +111,8 @@ hh_client *hh_client_new(const hh_redis_options *caller_opts, int *err) {
     if (hh__conn_ready(&c->conn) != 0) { /* one attempt: the caller decides whether to try again */
         e = hh__redis_refused(&c->cfg) ? HH_ERR_REFUSED : HH_ERR_REDIS;
         if (e == HH_ERR_REFUSED)
-            hh__fail(e, "redis %s refused the connection settings: %s", c->cfg.display, c->conn.last_error);
-        else hh__fail(e, "cannot connect to redis %s: %s", c->cfg.display, c->conn.last_error);
+            hh__fail(e, "redis %s refused the connection settings: %s", c->cfg.display, hh__conn_last_error(&c->conn));
+        else hh__fail(e, "cannot connect to redis %s: %s", c->cfg.display, hh__conn_last_error(&c->conn));
         hh_client_free(c);
         c = NULL;
     }
@@ -121,7 +121,7 @@ out:
     return c;
 }
 
-const char *hh_client_last_error(const hh_client *c) { return c ? c->conn.last_error : ""; }
+const char *hh_client_last_error(const hh_client *c) { return c ? hh__conn_last_error(&c->conn) : ""; }
 
 void hh_client_free(hh_client *c) {
     if (!c) return;
@@ -228,13 +228,13 @@ static int write_payloads(hh_client *c, const char *queue, char *const *dumps, c
         } else {
             hh__enqueue_append(&p, &c->keys, queue, (const char *const *)dumps, lens, n);
         }
-        c->conn.last_error[0] = '\0';
+        hh__conn_clear_error(&c->conn);
         redisReply **r = hh__pipe_exec(&p);
         if (!r) continue;
         rc = HH_OK;
         for (int i = 0; i < p.n; i++)
             if (r[i]->type == REDIS_REPLY_ERROR) {
-                hh__strlcpy(c->conn.last_error, r[i]->str, sizeof(c->conn.last_error));
+                hh__conn_set_error(&c->conn, "%s", r[i]->str);
                 rc = HH_ERR_REDIS;
             }
         hh__replies_free(r, p.n);
@@ -459,8 +459,7 @@ static int explain_push(const char *klass, const char *const *args_json, size_t 
 /* The reason for a failing client call, from its code and the connection. */
 static int client_fail(hh_client *c, int rc, const char *what) {
     if (rc == HH_ERR_REDIS || rc == HH_ERR_REFUSED)
-        return hh__fail(rc, "%s: %s: %s", what, hh_strerror(rc),
-                        c->conn.last_error[0] ? c->conn.last_error : "no reply");
+        return hh__fail(rc, "%s: %s: %s", what, hh_strerror(rc), hh__conn_error_or(&c->conn, "no reply"));
     return hh__fail(rc, "%s: %s", what, hh_strerror(rc));
 }
 
@@ -546,8 +545,8 @@ static redisReply *members(hh_client *c, const char *name) {
     int ok = r && r->type == REDIS_REPLY_ARRAY;
     for (size_t i = 0; ok && i < r->elements; i++) ok = r->element[i]->type == REDIS_REPLY_STRING;
     if (r && !ok) { /* the key named: "processes" is what to look at */
-        snprintf(c->conn.last_error, sizeof(c->conn.last_error), "SMEMBERS %s: %s", name,
-                 r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+        hh__conn_set_error(&c->conn, "SMEMBERS %s: %s", name,
+                           r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
         freeReplyObject(r);
         r = NULL;
     }
@@ -767,7 +766,7 @@ static int client_signal(hh_client *c, const char *identity, const char *signal)
             r = hh__pipe_exec(&p);
             char why[256];
             rc = r && hh__tx_check(r, 0, 3, why, sizeof(why), NULL) == 0 ? HH_OK : HH_ERR_REDIS;
-            if (r && rc != HH_OK) hh__strlcpy(c->conn.last_error, why, sizeof(c->conn.last_error));
+            if (r && rc != HH_OK) hh__conn_set_error(&c->conn, "%s", why);
             hh__replies_free(r, p.n);
         }
     }
@@ -788,7 +787,7 @@ static int client_kill(hh_client *c, const char *payload, size_t len, double dea
                      hh__now(),       dead_timeout,   dead_max_jobs};
     char why[256];
     if (hh__outcome_write(&c->conn, &c->keys, &o, why, sizeof(why)) == 1) return HH_OK;
-    hh__strlcpy(c->conn.last_error, why, sizeof(c->conn.last_error));
+    hh__conn_set_error(&c->conn, "%s", why);
     return HH_ERR_REDIS;
 }
 

@@ -23,6 +23,13 @@ void hh__conn_init(hh__conn *c, hh__redis_config *cfg, const hh__logger *log, co
     c->rng = ((unsigned long long)(uintptr_t)c ^ (unsigned long long)(hh__mono() * 1e9)) | 1;
 }
 
+void hh__conn_set_error(hh__conn *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->last_error, sizeof(c->last_error), fmt, ap);
+    va_end(ap);
+}
+
 void hh__conn_close(hh__conn *c) {
     if (c->ssl) hh__tls_free(c->ssl);
     c->ssl = NULL;

@@ -109,6 +109,61 @@ typedef struct hh__conn {
     double deadline;
 } hh__conn;
 
+/* Accessors. hh__conn's fields belong to conn.c and redis.c: every other
+ * file reads and changes a connection through these (or the calls of
+ * redis.h), so that what a connection's state means stays decided in one
+ * place. Inline: some sit on the fetch path. */
+
+/* Why the last call on c failed ("" when nothing has failed yet). Valid
+ * until the next call on c. */
+static inline const char *hh__conn_last_error(const hh__conn *c) { return c->last_error; }
+/* The same, or fallback when no reason was recorded. */
+static inline const char *hh__conn_error_or(const hh__conn *c, const char *fallback) {
+    return c->last_error[0] ? c->last_error : fallback;
+}
+/* Records why (printf-style) as c's last error, for a caller that judged a
+ * reply itself (the client API's "why" of a refused push). */
+void hh__conn_set_error(hh__conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline void hh__conn_clear_error(hh__conn *c) { c->last_error[0] = '\0'; }
+/* Whether c holds an open connection (it may still prove dead on use). */
+static inline int hh__conn_connected(const hh__conn *c) { return c->ctx != NULL; }
+/* The socket of an open connection, -1 when closed: for callers that poll
+ * it themselves (then hh__conn_read_some, hh__conn_buffered_reply). */
+static inline int hh__conn_fd(const hh__conn *c) { return c->ctx ? c->ctx->fd : -1; }
+/* hiredis's own words for the last I/O or protocol error of the open
+ * connection, or fallback when it has none (or c is closed). */
+static inline const char *hh__conn_io_error(const hh__conn *c, const char *fallback) {
+    return c->ctx && c->ctx->errstr[0] ? c->ctx->errstr : fallback;
+}
+/* A reply hh__conn_read_some already read, without touching the socket:
+ * REDIS_OK with *reply NULL when none is complete yet; REDIS_ERR on a
+ * protocol error or a closed connection. */
+static inline int hh__conn_buffered_reply(hh__conn *c, void **reply) {
+    *reply = NULL;
+    return c->ctx ? redisGetReplyFromReader(c->ctx, reply) : REDIS_ERR;
+}
+/* The server's version, major*100+minor (702 is 7.2); 0 before the first
+ * connect or when the server did not say. */
+static inline int hh__conn_version(const hh__conn *c) { return c->version; }
+/* CLIENT ID of the live connection (0: none or Redis < 5). Any thread. */
+static inline long long hh__conn_client_id(const hh__conn *c) { return atomic_load(&c->client_id); }
+/* Whether c waits in a blocking command now (CLIENT UNBLOCK ends it). Any thread. */
+static inline int hh__conn_blocking(const hh__conn *c) { return atomic_load(&c->blocking); }
+/* How many times a call on c failed so far: a change tells a broken link
+ * from an error reply. */
+static inline unsigned long hh__conn_failures(const hh__conn *c) { return c->failures; }
+/* The SHA1 c loaded script id under ("" while not loaded), and forgetting
+ * it (NOSCRIPT: the server lost it; the next call loads it again). */
+static inline const char *hh__conn_script_sha(const hh__conn *c, int script) { return c->shas[script]; }
+static inline void hh__conn_forget_script(hh__conn *c, int script) { c->shas[script][0] = '\0'; }
+/* The configuration and logger c was made from. */
+static inline hh__redis_config *hh__conn_config(const hh__conn *c) { return c->cfg; }
+static inline const hh__logger *hh__conn_logger(const hh__conn *c) { return c->log; }
+/* The monotonic time after which every call on c fails at once (0: none),
+ * and setting it (the stop's push-back must end by its deadline). */
+static inline double hh__conn_deadline(const hh__conn *c) { return c->deadline; }
+static inline void hh__conn_set_deadline(hh__conn *c, double deadline) { c->deadline = deadline; }
+
 void hh__conn_init(hh__conn *c, hh__redis_config *cfg, const hh__logger *log, const char *name,
                    const atomic_int *cancel);
 /* Closes the socket (and TLS); c stays initialised, ready to open again. */

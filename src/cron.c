@@ -271,7 +271,7 @@ int hh__cron_enqueue(hh__conn *c, const hh__keys *k, hh_timestamps ts, const cha
     } else {
         rc = -4;
         snprintf(why, whylen, "%s",
-                 !r                                 ? c->last_error
+                 !r                                 ? hh__conn_last_error(c)
                      : r->type == REDIS_REPLY_ERROR ? r->str
                                                     : "unexpected reply to the cron script");
     }
@@ -314,7 +314,7 @@ static int set_members(hh__conn *c, const hh__keys *k, const char *name, sds **o
         /* not a set: nothing of ours there */
     } else {
         *err = sdscatprintf(sdsempty(), "SMEMBERS %s: %s", name,
-                            !r                                 ? c->last_error
+                            !r                                 ? hh__conn_last_error(c)
                                 : r->type == REDIS_REPLY_ERROR ? r->str
                                                                : "unexpected reply");
         rc = -1;
@@ -343,7 +343,7 @@ int hh__cron_poll(const hh__cron_env *e, hh__conn *c, double now) {
         sdsfree(hk);
         json_t *f = hash_fields(r);
         if (!r || r->type == REDIS_REPLY_ERROR) {
-            err = sdscatprintf(sdsempty(), "HGETALL %s: %s", members[i], r ? r->str : c->last_error);
+            err = sdscatprintf(sdsempty(), "HGETALL %s: %s", members[i], r ? r->str : hh__conn_last_error(c));
             rc = -1;
         }
         if (r) freeReplyObject(r);

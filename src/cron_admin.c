@@ -32,7 +32,7 @@ static json_t *hgetall(hh__conn *c, const hh__keys *k, const char *hash_key, int
         *rc = HH_OK;
     } else {
         *rc = hh__fail(HH_ERR_REDIS, "HGETALL %s: %s", hash_key,
-                       !r                                 ? c->last_error
+                       !r                                 ? hh__conn_last_error(c)
                            : r->type == REDIS_REPLY_ERROR ? r->str
                                                           : "unexpected reply");
     }
@@ -71,7 +71,7 @@ static sds job_key(hh__conn *c, const hh__keys *k, const char *ns, const char *n
 
 static int redis_ok(hh__conn *c, redisReply *r, const char *what) {
     int ok = r && r->type != REDIS_REPLY_ERROR;
-    int rc = ok ? HH_OK : hh__fail(HH_ERR_REDIS, "%s: %s", what, r ? r->str : c->last_error);
+    int rc = ok ? HH_OK : hh__fail(HH_ERR_REDIS, "%s: %s", what, r ? r->str : hh__conn_last_error(c));
     if (r) freeReplyObject(r);
     return rc;
 }
@@ -164,7 +164,7 @@ static void list_set(hh__conn *c, const hh__keys *k, const char *set, const char
     sdsfree(key);
     if (!r || r->type != REDIS_REPLY_ARRAY) {
         if (!(r && r->type == REDIS_REPLY_ERROR && !strncmp(r->str, "WRONGTYPE", 9)))
-            *rc = hh__fail(HH_ERR_REDIS, "SMEMBERS %s: %s", set, r ? (r->str ? r->str : "?") : c->last_error);
+            *rc = hh__fail(HH_ERR_REDIS, "SMEMBERS %s: %s", set, r ? (r->str ? r->str : "?") : hh__conn_last_error(c));
         if (r) freeReplyObject(r);
         return;
     }

@@ -552,7 +552,10 @@ static int fetch_args(hh__processor *p, fetch_scratch *s, size_t max, size_t *nc
      * queue, or in strict order the others not known empty), where passing
      * over thousands of empty queues one list command each would cost
      * Redis milliseconds */
-    int check = full || (ncand == n && p->fetch->fetcher->dry), mode = s->basic ? 2 : p->conn.version >= 602 ? 0 : 1;
+    int check = full || (ncand == n && p->fetch->fetcher->dry),
+        mode = s->basic                     ? 2
+        : hh__conn_version(&p->conn) >= 602 ? 0
+                                            : 1;
     args[0] = modes[mode][check], alen[0] = strlen(args[0]);
     char *o = s->ord;
     int len = snprintf(o, 24, "%zu", max);
@@ -574,18 +577,18 @@ static redisReply *fetch_exchange(hh__processor *p, fetch_scratch *s, size_t n, 
     const hh__fetch_env *m = p->fetch;
     const char **keys = s->argv + 3, **args = s->argv + 3 + 2 * n;
     size_t *klen = s->lens + 3, *alen = s->lens + 3 + 2 * n;
-    if (!p->conn.shas[HH_SCRIPT_FETCH][0]) hh__finish_flush_acks(m->finish, &p->conn);
+    if (!hh__conn_script_sha(&p->conn, HH_SCRIPT_FETCH)[0]) hh__finish_flush_acks(m->finish, &p->conn);
     /* From here until its reply is read, what the script moves is in our
      * list but held by no thread (lease.c). */
     if (!s->basic) hh__lease_fetch_begin(m->lease, p, 0);
     redisReply *r = NULL;
     size_t nacks = 0;
-    hh_job **acks = p->conn.shas[HH_SCRIPT_FETCH][0] ? hh__finish_take_acks(m->finish, &nacks) : NULL;
+    hh_job **acks = hh__conn_script_sha(&p->conn, HH_SCRIPT_FETCH)[0] ? hh__finish_take_acks(m->finish, &nacks) : NULL;
     if (acks) {
         char nk[24];
         snprintf(nk, sizeof(nk), "%zu", 2 * n);
         s->argv[0] = "EVALSHA", s->lens[0] = 7;
-        s->argv[1] = p->conn.shas[HH_SCRIPT_FETCH], s->lens[1] = 40;
+        s->argv[1] = hh__conn_script_sha(&p->conn, HH_SCRIPT_FETCH), s->lens[1] = 40;
         s->argv[2] = nk, s->lens[2] = strlen(nk);
         int argc = 3 + (int)(2 * n) + nargs;
         hh__pipe pipe;
@@ -606,7 +609,7 @@ static redisReply *fetch_exchange(hh__processor *p, fetch_scratch *s, size_t n, 
         if (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOSCRIPT", 8) == 0) {
             freeReplyObject(r);
             r = NULL;
-            p->conn.shas[HH_SCRIPT_FETCH][0] = '\0';
+            hh__conn_forget_script(&p->conn, HH_SCRIPT_FETCH);
         }
     }
     if (!r) r = hh__conn_eval(&p->conn, HH_SCRIPT_FETCH, (int)(2 * n), keys, klen, nargs, args, alen);
@@ -703,7 +706,7 @@ static int fetch_batch_once(hh__processor *p, hh__fetched *out, size_t max, int 
         if (!basic) hh__finish_try_acks(m->finish, &p->conn);
         return 0;
     }
-    if (basic && !m->weighted && ncand >= 1 && p->conn.version >= 602) {
+    if (basic && !m->weighted && ncand >= 1 && hh__conn_version(&p->conn) >= 602) {
         /* strict order: the first queue that holds jobs gives what it has
          * (a short batch when it runs out: the next fetch goes on); only
          * when it is empty does the script try the others */
@@ -790,7 +793,7 @@ static int idle_fallback(hh__processor *p, hh__fetched *out) {
     }
     const char *bs = "2"; /* HH_FETCH_BLOCK_SECONDS */
     sds src = m->queue_keys[q], dst = m->inprog_keys[q];
-    int lmove = p->conn.version >= 602;
+    int lmove = hh__conn_version(&p->conn) >= 602;
     const char *bargv[6] = {lmove ? "BLMOVE" : "BRPOPLPUSH", src, dst, "RIGHT", "LEFT", bs};
     size_t blens[6] = {strlen(bargv[0]), sdslen(src), sdslen(dst), 5, 4, strlen(bs)};
     if (!lmove) bargv[3] = bs, blens[3] = strlen(bs);
@@ -845,8 +848,8 @@ void hh__fetch_wake_sleepers(const hh__fetch_env *m) {
 
 void hh__fetch_unblock(const hh__fetch_env *m, hh__conn *c) {
     for (int i = 0; i < m->opts.concurrency; i++) {
-        long long id = atomic_load(&m->procs[i].conn.client_id);
-        if (!id || !atomic_load(&m->procs[i].conn.blocking)) continue;
+        long long id = hh__conn_client_id(&m->procs[i].conn);
+        if (!id || !hh__conn_blocking(&m->procs[i].conn)) continue;
         redisReply *r = hh__conn_cmd(c, "CLIENT UNBLOCK %lld TIMEOUT", id);
         if (r) freeReplyObject(r);
     }
@@ -921,7 +924,7 @@ static int fetch(hh__processor *p, hh__fetched *out, size_t max, size_t *promise
      * an empty fetch and the wait. */
     hh__pickup_ticket ticket;
     hh__pickup_ticket_take(m->pickup, &ticket);
-    unsigned long failures = p->conn.failures;
+    unsigned long failures = hh__conn_failures(&p->conn);
     bad_recheck(p);
     int dry = basic ? DRY_FETCH : dry_check(m->fetcher, &ticket);
     if (dry == DRY_JOIN) { /* another thread's check found jobs */
@@ -965,7 +968,7 @@ static int fetch(hh__processor *p, hh__fetched *out, size_t max, size_t *promise
     /* A broken link waits out the reconnect's backoff (none after a link
      * that worked: the acks may have reconnected already); an error reply
      * pauses 1 s, as Sidekiq does. */
-    if (rc < 0 && (!p->conn.ctx || p->conn.failures != failures)) hh__conn_ready(&p->conn);
+    if (rc < 0 && (!hh__conn_connected(&p->conn) || hh__conn_failures(&p->conn) != failures)) hh__conn_ready(&p->conn);
     else if (rc < 0) hh__sleep(1.0);
     return rc;
 }

@@ -175,7 +175,7 @@ static int acks_attempt_fn(void *ctx, hh__conn *c, char *why, size_t whylen) {
     redisReply **r = hh__pipe_exec(&pipe);
     if (!r) {
         for (size_t i = 0; i < a->n; i++) a->jobs[i]->ack_uncertain = 1;
-        hh__strlcpy(why, c->last_error[0] ? c->last_error : "Redis unreachable", whylen);
+        hh__strlcpy(why, hh__conn_error_or(c, "Redis unreachable"), whylen);
         return -1;
     }
     size_t refused = hh__finish_acks_settle(a->m, c, a->jobs, r, a->n, why, whylen);
@@ -232,7 +232,7 @@ struct push_back_attempt {
 static int push_back_attempt(void *ctx, hh__conn *c, char *why, size_t whylen) {
     struct push_back_attempt *a = ctx;
     if (hh__finish_requeue(a->m, c, a->m->queues[a->f->queue], a->f->payload, a->f->len) >= 0) return 0;
-    hh__strlcpy(why, c->last_error[0] ? c->last_error : "Redis unreachable", whylen);
+    hh__strlcpy(why, hh__conn_error_or(c, "Redis unreachable"), whylen);
     return -1;
 }
 
@@ -287,7 +287,7 @@ int hh__finish_requeue(const hh__finish_env *m, hh__conn *c, const char *queue, 
 void hh__finish_requeue_append(const hh__finish_env *m, hh__pipe *pipe, size_t queue, const char *payload, size_t len) {
     /* Both allowed over maxmemory (scripts.h): they put back what a fetch
      * took. Plain text while the server is not known to take script flags. */
-    int plain = pipe->c->version < 700 || hh__conn_plain_scripts(pipe->c);
+    int plain = hh__conn_version(pipe->c) < 700 || hh__conn_plain_scripts(pipe->c);
     if (m->opts.fetch == HH_FETCH_BASIC)
         hh__pipe_add(pipe, "EVAL %s 1 %s %b", hh__script_source(HH_SCRIPT_PUSH_BACK, plain), m->queue_keys[queue],
                      payload, len);

@@ -169,7 +169,7 @@ static int work_append(const hh__heartbeat_env *e, hh__pipe *pipe) {
     sds keys[2] = {hh__key_work(e->keys, e->identity), hh__key_workers(e->keys, e->identity)};
     /* The 6.4 key is a server-side COPY where Redis has it (6.2+): a 32 MiB
      * payload is sent once per beat, not twice. */
-    int copy = pipe->c->version >= 602;
+    int copy = hh__conn_version(pipe->c) >= 602;
     int n = e->concurrency, busy = 0;
     sds *cmds = calloc((size_t)n * 2, sizeof(sds)); /* HSET commands, RESP: [i] work, [n+i] workers */
     struct work_ctx w = {keys, copy, n, 0, 0, cmds};
@@ -288,7 +288,7 @@ static void read_queues(const hh__heartbeat_env *e, hh__conn *c, double now) {
  * the return to normal, once each. */
 static void record_beat(const hh__heartbeat_env *e, const hh__conn *c, double now, int ok, const char *err) {
     char prev_error[256];
-    int was_error = e->publish(e->udata, now, ok, err, c->ctx != NULL, prev_error, sizeof(prev_error));
+    int was_error = e->publish(e->udata, now, ok, err, hh__conn_connected(c), prev_error, sizeof(prev_error));
     static _Thread_local char partial[320]; /* a part refused while the beat itself went in */
     if (!ok) {
         if (!was_error || strncmp(prev_error, err, sizeof(prev_error) - 1) != 0)
@@ -523,8 +523,7 @@ static int beat(const hh__heartbeat_env *e, hh__conn *c, const char *info, int *
      * beat's MULTI: a refused metrics write must not cost the lease. */
     if (ok) hh__job_metrics_flush(e->job_metrics, c, now);
     if (ok) processes_cleanup(e, c);
-    if (!ok && !err[0])
-        snprintf(err, sizeof(err), "heartbeat: %s", c->last_error[0] ? c->last_error : "Redis unreachable");
+    if (!ok && !err[0]) snprintf(err, sizeof(err), "heartbeat: %s", hh__conn_error_or(c, "Redis unreachable"));
     if (!stats_ok) { /* keep the counts for the next beat, as Sidekiq 6.4 does */
         atomic_fetch_add(e->unflushed_processed, p);
         atomic_fetch_add(e->unflushed_failed, f);

@@ -342,7 +342,7 @@ int hh__job_metrics_flush(hh__job_metrics *jm, hh__conn *c, double now) {
     char why[256];
     int rc = 0;
     if (!r) {
-        note(jm, c->last_error[0] ? c->last_error : "Redis unreachable");
+        note(jm, hh__conn_error_or(c, "Redis unreachable"));
         return -1;
     }
     if (hh__tx_check(r, 0, pipe.n - 1, why, sizeof(why), NULL) != 0) rc = -1;

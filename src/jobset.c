@@ -37,9 +37,7 @@ static const char *set_name(hh_jobset s) {
     }
 }
 
-static void set_error(hh_client *c, const char *why) {
-    hh__strlcpy(hh__client_conn(c)->last_error, why, sizeof(hh__client_conn(c)->last_error));
-}
+static void set_error(hh_client *c, const char *why) { hh__conn_set_error(hh__client_conn(c), "%s", why); }
 
 /* A Redis reply that is no reply, an error or the wrong shape: the error is
  * kept for hh_client_last_error(). Returns HH_ERR_REDIS. */
@@ -53,7 +51,7 @@ int hh__admin_bad_reply(hh_client *c, const redisReply *r, const char *what) {
 }
 
 int hh__admin_fail(hh_client *c, int rc, const char *what) {
-    const char *said = hh__client_conn(c)->last_error;
+    const char *said = hh__conn_last_error(hh__client_conn(c));
     switch (rc) {
     case HH_OK: return HH_OK;
     case HH_ERR_REDIS:

@@ -503,7 +503,7 @@ int hh__lease_reconcile(const hh__lease_env *m, hh__conn *c, int final) {
         for (int i = 0; i < nproc; i++) {
             if (!unblock[i]) continue;
             unblocked[i] = now;
-            long long id = atomic_load(&m->procs[i].conn.client_id);
+            long long id = hh__conn_client_id(&m->procs[i].conn);
             redisReply *r = id ? hh__conn_cmd(c, "CLIENT UNBLOCK %lld TIMEOUT", id) : NULL;
             if (r) freeReplyObject(r);
         }
@@ -552,7 +552,7 @@ int hh__lease_reconcile(const hh__lease_env *m, hh__conn *c, int final) {
         redisReply *r = hh__conn_eval(c, HH_SCRIPT_REQUEUE, 2, keys, klen, 1, args, alen);
         if (!r || r->type != REDIS_REPLY_INTEGER) {
             hh__log(m->log, HH_LOG_ERROR, "reconcile: pushing back to queue %s failed: %s", m->queues[q],
-                    r && r->type == REDIS_REPLY_ERROR ? r->str : c->last_error);
+                    r && r->type == REDIS_REPLY_ERROR ? r->str : hh__conn_last_error(c));
             if (r) freeReplyObject(r);
             rc = -1;
             break;

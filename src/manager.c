@@ -442,9 +442,10 @@ static void check_redis(hh_manager *m, hh__conn *c) {
             hh__log(&m->log, HH_LOG_WARN, "Redis maxmemory_policy is not noeviction: Redis may evict jobs");
     }
     if (r) freeReplyObject(r);
-    if (c->version && c->version < 400)
-        hh__log(&m->log, HH_LOG_WARN, "Redis %d.%d is older than 4.0, which Sidekiq requires", c->version / 100,
-                c->version % 100);
+    int version = hh__conn_version(c);
+    if (version && version < 400)
+        hh__log(&m->log, HH_LOG_WARN, "Redis %d.%d is older than 4.0, which Sidekiq requires", version / 100,
+                version % 100);
 }
 
 /* What the worker threads see of m (processor.h): filled at start, once
@@ -524,9 +525,10 @@ int hh_manager_start(hh_manager *m) {
         hh__http_stop(m->http);
         m->http = NULL;
         atomic_store(&m->done, 1);
-        return hh__fail(HH_ERR_REFUSED, "redis %s refused the connection settings: %s", m->cfg.display, c.last_error);
+        return hh__fail(HH_ERR_REFUSED, "redis %s refused the connection settings: %s", m->cfg.display,
+                        hh__conn_last_error(&c));
     }
-    if (c.ctx) {
+    if (hh__conn_connected(&c)) {
         check_redis(m, &c);
         int rc = hh__recovery_boot(&m->recovery_env, &c);
         if (rc == HH_OK) atomic_store(&m->booted, 1); /* no thread waits yet */

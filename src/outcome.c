@@ -40,7 +40,7 @@ int hh__outcome_write(hh__conn *c, const hh__keys *k, const hh__outcome *o, char
     sdsfree(target);
     int rc = -1;
     if (!r) {
-        snprintf(why, whylen, "%s", c->last_error[0] ? c->last_error : "connection lost");
+        snprintf(why, whylen, "%s", hh__conn_error_or(c, "connection lost"));
     } else if (r->type == REDIS_REPLY_INTEGER && (r->integer == 0 || r->integer == 1)) {
         rc = (int)r->integer;
     } else {
@@ -179,7 +179,7 @@ int hh__write_until_done(hh__until_done *u, hh__attempt_fn fn, void *ctx) {
         }
         if (!u->attempts && u->refused) atomic_fetch_add(u->refused, 1);
         u->attempts++;
-        if (!u->conn->ctx) u->uncertain = 1; /* the write may have run before the link broke */
+        if (!hh__conn_connected(u->conn)) u->uncertain = 1; /* the write may have run before the link broke */
         if (u->subject && strcmp(u->why, last) != 0) {
             hh__log(u->log, HH_LOG_WARN, "%s not written, retrying until Redis takes it: %s", u->subject, u->why);
             hh__strlcpy(last, u->why, sizeof(last));
@@ -188,7 +188,7 @@ int hh__write_until_done(hh__until_done *u, hh__attempt_fn fn, void *ctx) {
             if (u->refused) atomic_fetch_sub(u->refused, 1);
             return -1;
         }
-        if (!u->conn->ctx) {
+        if (!hh__conn_connected(u->conn)) {
             hh__conn_ready(u->conn); /* waits out the reconnect backoff */
         } else {
             /* In slices, so a stop that gives up is seen within 20 ms. */

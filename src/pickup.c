@@ -155,7 +155,7 @@ static void set_mode(hh__pickup *pk, int mode) {
 
 /* Both connections go: closing the tracking one switches tracking off. */
 static void drop(hh__pickup *pk, const char *why) {
-    if (pk->sub.ctx) hh__conn_fail(&pk->sub, why);
+    if (hh__conn_connected(&pk->sub)) hh__conn_fail(&pk->sub, why);
     hh__conn_close(&pk->ctl);
     pk->subscribed = 0;
     set_mode(pk, PK_OFF);
@@ -233,13 +233,13 @@ static void on_message(hh__pickup *pk, const redisReply *r) {
  * socket first, or only what hiredis buffered already). */
 static void read_sub(hh__pickup *pk, int read) {
     if (read && hh__conn_read_some(&pk->sub) != REDIS_OK) {
-        drop(pk, pk->sub.ctx->errstr[0] ? pk->sub.ctx->errstr : "subscriber connection lost");
+        drop(pk, hh__conn_io_error(&pk->sub, "subscriber connection lost"));
         return;
     }
     for (;;) {
         void *rep = NULL;
-        if (redisGetReplyFromReader(pk->sub.ctx, &rep) != REDIS_OK) {
-            drop(pk, pk->sub.ctx->errstr[0] ? pk->sub.ctx->errstr : "bad reply on the subscriber connection");
+        if (hh__conn_buffered_reply(&pk->sub, &rep) != REDIS_OK) {
+            drop(pk, hh__conn_io_error(&pk->sub, "bad reply on the subscriber connection"));
             return;
         }
         if (!rep) return;
@@ -249,7 +249,7 @@ static void read_sub(hh__pickup *pk, int read) {
 }
 
 static int subscribe(hh__pickup *pk) {
-    if (pk->subscribed && pk->sub.ctx) return 0;
+    if (pk->subscribed && hh__conn_connected(&pk->sub)) return 0;
     if (hh__conn_ready(&pk->sub) != 0) return -1;
     redisReply *r = hh__conn_cmd(&pk->sub, "SUBSCRIBE __redis__:invalidate");
     if (!r) return -1;
@@ -273,8 +273,9 @@ static int subscribe(hh__pickup *pk) {
 
 static void tracking_on(hh__pickup *pk) {
     if (subscribe(pk) != 0 || hh__conn_ready(&pk->ctl) != 0) return;
-    int version = pk->sub.version < pk->ctl.version ? pk->sub.version : pk->ctl.version;
-    long long id = atomic_load(&pk->sub.client_id);
+    int version = hh__conn_version(&pk->sub) < hh__conn_version(&pk->ctl) ? hh__conn_version(&pk->sub)
+                                                                          : hh__conn_version(&pk->ctl);
+    long long id = hh__conn_client_id(&pk->sub);
     if (version && version < 600) {
         char why[64];
         snprintf(why, sizeof(why), "Redis %d.%d is older than 6.0", version / 100, version % 100);
@@ -328,13 +329,14 @@ static void *waker_main(void *arg) {
         if (mode == PK_UNSUPPORTED) break;
         if (want && mode == PK_OFF) tracking_on(pk);
         else if (!want && mode == PK_ON) tracking_off(pk);
-        if (pk->subscribed && pk->sub.ctx) read_sub(pk, 0); /* replies hiredis buffered already */
+        if (pk->subscribed && hh__conn_connected(&pk->sub)) read_sub(pk, 0); /* replies hiredis buffered already */
 
         struct pollfd fds[3];
         int nfds = 0, isub = -1, ictl = -1;
         fds[nfds++] = (struct pollfd){pk->pipe[0], POLLIN, 0};
-        if (pk->subscribed && pk->sub.ctx) isub = nfds, fds[nfds++] = (struct pollfd){pk->sub.ctx->fd, POLLIN, 0};
-        if (pk->ctl.ctx) ictl = nfds, fds[nfds++] = (struct pollfd){pk->ctl.ctx->fd, POLLIN, 0};
+        if (pk->subscribed && hh__conn_connected(&pk->sub))
+            isub = nfds, fds[nfds++] = (struct pollfd){hh__conn_fd(&pk->sub), POLLIN, 0};
+        if (hh__conn_connected(&pk->ctl)) ictl = nfds, fds[nfds++] = (struct pollfd){hh__conn_fd(&pk->ctl), POLLIN, 0};
         int timeout = 1000;
         pthread_mutex_lock(&pk->mu);
         if (pk->mode == PK_OFF && pk->waiting > 0) timeout = 100; /* turning on failed: try again soon */
@@ -349,9 +351,9 @@ static void *waker_main(void *arg) {
             char buf[64];
             while (read(pk->pipe[0], buf, sizeof(buf)) > 0) {}
         }
-        if (isub >= 0 && fds[isub].revents && pk->sub.ctx) read_sub(pk, 1);
+        if (isub >= 0 && fds[isub].revents && hh__conn_connected(&pk->sub)) read_sub(pk, 1);
         /* The tracking connection never gets data: readable means closed. */
-        if (ictl >= 0 && fds[ictl].revents && pk->ctl.ctx) drop(pk, "tracking connection closed");
+        if (ictl >= 0 && fds[ictl].revents && hh__conn_connected(&pk->ctl)) drop(pk, "tracking connection closed");
     }
     hh__conn_close(&pk->sub);
     hh__conn_close(&pk->ctl);

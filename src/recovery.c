@@ -109,7 +109,7 @@ static int drain(const hh__recovery_env *e, hh__conn *c, const char *key, const 
                     owner, queue,
                     x && x->type == REDIS_REPLY_ERROR ? x->str
                         : x                           ? "unexpected reply to the recovery script"
-                                                      : c->last_error);
+                                                      : hh__conn_last_error(c));
         }
         if (x) freeReplyObject(x);
         if (rc == 3) hh__log(e->log, HH_LOG_INFO, "recovery: owner=%s beat again: leaving its jobs to it", owner);

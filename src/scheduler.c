@@ -74,7 +74,7 @@ static int poll_set(const hh__scheduler_env *e, hh__conn *c, const char *set) {
         redisReply *r = hh__conn_cmd(c, "ZRANGEBYSCORE %s -inf %s LIMIT 0 %d", sk, now_s, HH_POLL_BATCH);
         if (!r || r->type != REDIS_REPLY_ARRAY) {
             note_error(e, set,
-                       !r                                 ? c->last_error
+                       !r                                 ? hh__conn_last_error(c)
                            : r->type == REDIS_REPLY_ERROR ? r->str
                                                           : "unexpected reply to ZRANGEBYSCORE");
             if (r) freeReplyObject(r);
@@ -145,7 +145,7 @@ static int poll_set(const hh__scheduler_env *e, hh__conn *c, const char *set) {
                 if (rc == 1) moved++;
                 if (rc < 0)
                     hh__strlcpy(why,
-                                !x                                 ? c->last_error
+                                !x                                 ? hh__conn_last_error(c)
                                     : x->type == REDIS_REPLY_ERROR ? x->str
                                                                    : "unexpected reply",
                                 sizeof(why));

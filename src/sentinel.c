@@ -127,16 +127,16 @@ void hh__sentinel_config_free(hh__redis_config *cfg) {
 /* Connects to sentinel i and AUTHs with the sentinels' password. Returns
  * 0, -1 (no connection or no reply) or -3 (AUTH refused: an answer). */
 static int sentinel_open(hh__conn *s, int i, char *why, size_t len) {
-    hh__redis_config *cfg = s->cfg;
+    hh__redis_config *cfg = hh__conn_config(s);
     if (hh__conn_open(s, cfg->sentinel_host[i], cfg->sentinel_port[i]) != 0) {
-        hh__strlcpy(why, s->last_error, len);
+        hh__strlcpy(why, hh__conn_last_error(s), len);
         return -1;
     }
     if (!cfg->sentinel_password) return 0;
     redisReply *r = hh__conn_raw(s, "AUTH %b", cfg->sentinel_password, sdslen(cfg->sentinel_password));
     int ok = r && r->type == REDIS_REPLY_STATUS, answered = r != NULL;
     snprintf(why, len, "AUTH failed: %s",
-             !r                                 ? s->ctx->errstr
+             !r                                 ? hh__conn_io_error(s, "")
                  : r->type == REDIS_REPLY_ERROR ? r->str
                                                 : "unexpected reply");
     if (!r) hh__conn_tls_hint(s, why, len);
@@ -151,15 +151,15 @@ static int sentinel_open(hh__conn *s, int i, char *why, size_t len) {
 static int ask(hh__conn *s, int i, char *host, size_t hostlen, int *port, char *why, size_t len) {
     int rc = sentinel_open(s, i, why, len);
     if (rc != 0) return rc;
-    redisReply *r = hh__conn_raw(s, "SENTINEL get-master-addr-by-name %s", s->cfg->sentinel_master);
+    redisReply *r = hh__conn_raw(s, "SENTINEL get-master-addr-by-name %s", hh__conn_config(s)->sentinel_master);
     rc = -3;
     if (!r) {
         rc = -1;
-        snprintf(why, len, "%s", s->ctx->errstr);
+        snprintf(why, len, "%s", hh__conn_io_error(s, ""));
         hh__conn_tls_hint(s, why, len);
     } else if (r->type == REDIS_REPLY_NIL) {
         rc = -2;
-        snprintf(why, len, "does not know a master named %s", s->cfg->sentinel_master);
+        snprintf(why, len, "does not know a master named %s", hh__conn_config(s)->sentinel_master);
     } else if (r->type == REDIS_REPLY_ERROR) {
         snprintf(why, len, "%s", r->str);
     } else if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_STRING ||
@@ -182,7 +182,7 @@ static int ask(hh__conn *s, int i, char *host, size_t hostlen, int *port, char *
 }
 
 int hh__sentinel_discover(hh__conn *c, char *host, size_t hostlen, int *port) {
-    hh__redis_config *cfg = c->cfg;
+    hh__redis_config *cfg = hh__conn_config(c);
     int first = atomic_load(&cfg->sentinel_last), answered_else = 0;
     /* every failure; the sentinels that do not know the name; the others */
     sds errs = sdsempty(), unknown = sdsempty(), silent = sdsempty();
@@ -190,8 +190,8 @@ int hh__sentinel_discover(hh__conn *c, char *host, size_t hostlen, int *port) {
         int i = (first + k) % cfg->nsentinels;
         hh__conn s;
         char why[256];
-        hh__conn_init(&s, cfg, c->log, "sentinel", NULL);
-        s.deadline = c->deadline;
+        hh__conn_init(&s, cfg, hh__conn_logger(c), "sentinel", NULL);
+        hh__conn_set_deadline(&s, hh__conn_deadline(c));
         int rc = ask(&s, i, host, hostlen, port, why, sizeof(why));
         hh__conn_close(&s);
         if (rc == 0) {
@@ -214,12 +214,12 @@ int hh__sentinel_discover(hh__conn *c, char *host, size_t hostlen, int *port) {
      * (at start) rather than an outage, unless some other answer came. */
     int rc = -1;
     if (unknown && silent && sdslen(unknown) && !answered_else) {
-        snprintf(c->last_error, sizeof(c->last_error), "no sentinel knows a master named %s (asked %s%s%s)",
-                 cfg->sentinel_master, unknown, sdslen(silent) ? "; no answer from " : "", silent);
+        hh__conn_set_error(c, "no sentinel knows a master named %s (asked %s%s%s)", cfg->sentinel_master, unknown,
+                           sdslen(silent) ? "; no answer from " : "", silent);
         rc = -2;
     } else {
-        snprintf(c->last_error, sizeof(c->last_error), "no sentinel gave the master %s: %s", cfg->sentinel_master,
-                 errs ? errs : "out of memory");
+        hh__conn_set_error(c, "no sentinel gave the master %s: %s", cfg->sentinel_master,
+                           errs ? errs : "out of memory");
     }
     sdsfree(errs), sdsfree(unknown), sdsfree(silent);
     return rc;
@@ -266,7 +266,7 @@ static void *watch_main(void *arg) {
     hh__conn_init(&s, cfg, cfg->watch_log, "sentinel-watch", NULL);
     int i = atomic_load(&cfg->sentinel_last);
     while (watching(cfg)) {
-        if (!s.ctx) {
+        if (!hh__conn_connected(&s)) {
             char why[256];
             redisReply *r = NULL;
             if (sentinel_open(&s, i, why, sizeof(why)) != 0 ||
@@ -281,13 +281,13 @@ static void *watch_main(void *arg) {
             }
             freeReplyObject(r);
         }
-        struct pollfd pfd = {s.ctx->fd, POLLIN, 0};
+        struct pollfd pfd = {hh__conn_fd(&s), POLLIN, 0};
         int rc = poll(&pfd, 1, 100);
         if (rc == 0 || (rc < 0 && errno == EINTR)) continue;
         int bad = hh__conn_read_some(&s) != REDIS_OK;
         void *rep = NULL;
         while (!bad) {
-            if (redisGetReplyFromReader(s.ctx, &rep) != REDIS_OK) bad = 1;
+            if (hh__conn_buffered_reply(&s, &rep) != REDIS_OK) bad = 1;
             if (!rep) break;
             on_message(cfg, rep);
             freeReplyObject(rep);

@@ -107,7 +107,7 @@ static void push_back(hh_manager *m, hh__conn *c, hh__unfinished *u, size_t n, s
         const char *queue = m->queues[u[i].queue];
         char why[300];
         snprintf(why, sizeof(why), "%s",
-                 !x                                 ? (c->last_error[0] ? c->last_error : "Redis unreachable")
+                 !x                                 ? hh__conn_error_or(c, "Redis unreachable")
                      : x->type == REDIS_REPLY_ERROR ? x->str
                                                     : "unexpected reply");
         if (x && x->type == REDIS_REPLY_INTEGER && x->integer > 0) {
@@ -136,7 +136,7 @@ static void push_back(hh_manager *m, hh__conn *c, hh__unfinished *u, size_t n, s
     if (nacks && !r)
         hh__log(&m->log, HH_LOG_WARN,
                 "%zu finished jobs not acknowledged (%s): they stay in progress and run again after recovery", nacks,
-                c->last_error[0] ? c->last_error : "Redis unreachable");
+                hh__conn_error_or(c, "Redis unreachable"));
     hh__replies_free(r, pipe.n);
 }
 
@@ -275,7 +275,7 @@ static void leave_redis(hh_manager *m, hh__conn *c, pthread_t chores, int chores
     pthread_mutex_lock(&m->lock);
     int beats_failing = m->heartbeat_last_error[0] != '\0';
     pthread_mutex_unlock(&m->lock);
-    if (atomic_load(&m->booted) && !beats_failing && (c->ctx || !c->last_error[0]) &&
+    if (atomic_load(&m->booted) && !beats_failing && (hh__conn_connected(c) || !hh__conn_last_error(c)[0]) &&
         m->opts.fetch == HH_FETCH_RELIABLE)
         hh__lease_reconcile(&m->lease_env, c, 1);
     /* Never booted, or taken over: the identity is another process's; leave it. */
@@ -285,7 +285,7 @@ static void leave_redis(hh_manager *m, hh__conn *c, pthread_t chores, int chores
                 m->identity);
     } else if (atomic_load(&m->booted) && hh__heartbeat_unregister(&m->heartbeat_env, c) != 0)
         hh__log(&m->log, HH_LOG_WARN, "could not unregister from Redis (%s): the process hash expires in 60 s",
-                c->last_error[0] ? c->last_error : "Redis unreachable");
+                hh__conn_error_or(c, "Redis unreachable"));
     else if (!beats_joined)
         hh__log(&m->log, HH_LOG_WARN, "heartbeat stuck in a Redis call: a late beat may show this process for 60 s");
     int stuck = 0;
@@ -337,7 +337,7 @@ void *hh__manager_supervisor_main(void *arg) {
     double end = hh__mono() + budget;
     hh__conn c;
     hh__conn_init(&c, &m->cfg, &m->log, "shutdown", NULL);
-    c.deadline = end;
+    hh__conn_set_deadline(&c, end);
     /* the cancelled handlers may take most of the budget to end (an --exec
      * handler's SIGKILL comes 2 s after its SIGTERM); what Redis needs on a
      * healthy day, a few round trips, gets the rest */

@@ -110,9 +110,11 @@ static void test_unknown_name(void **s) {
     char want[128];
     snprintf(want, sizeof(want), "no sentinel knows a master named nosuch (asked 127.0.0.1:%d, 127.0.0.1:%d; ", s1.port,
              s2.port);
-    if (!strstr(f.conn.last_error, want)) fail_msg("last_error '%s', want '%s'", f.conn.last_error, want);
+    if (!strstr(hh__conn_last_error(&f.conn), want))
+        fail_msg("last_error '%s', want '%s'", hh__conn_last_error(&f.conn), want);
     snprintf(want, sizeof(want), "no answer from 127.0.0.1:%d", closed_port);
-    if (!strstr(f.conn.last_error, want)) fail_msg("last_error '%s', want '%s'", f.conn.last_error, want);
+    if (!strstr(hh__conn_last_error(&f.conn), want))
+        fail_msg("last_error '%s', want '%s'", hh__conn_last_error(&f.conn), want);
     fx_close(&f);
 }
 
@@ -124,7 +126,7 @@ static void test_other_answers_are_outages(void **s) {
     /* a plain Redis answers SENTINEL with an error */
     fx_open(&f, "nosuch", NULL, (int[]){s1.port, plain.port}, 2);
     assert_int_equal(fx_discover(&f), -1);
-    assert_non_null(strstr(f.conn.last_error, "no sentinel gave the master nosuch: "));
+    assert_non_null(strstr(hh__conn_last_error(&f.conn), "no sentinel gave the master nosuch: "));
     fx_close(&f);
 
     fx_open(&f, NULL, NULL, (int[]){closed_port}, 1);
@@ -134,7 +136,7 @@ static void test_other_answers_are_outages(void **s) {
     /* a password the sentinels do not take: the AUTH error, said */
     fx_open(&f, NULL, "wrong", (int[]){s1.port}, 1);
     assert_int_equal(fx_discover(&f), -1);
-    if (!strstr(f.conn.last_error, "AUTH failed")) fail_msg("last_error '%s'", f.conn.last_error);
+    if (!strstr(hh__conn_last_error(&f.conn), "AUTH failed")) fail_msg("last_error '%s'", hh__conn_last_error(&f.conn));
     fx_close(&f);
 }
 
