@@ -725,7 +725,7 @@ static int beyond_64_bits(const char *t, size_t n) {
  * *big says whether there was one. jansson reads either every integer as
  * a real or none (JSON_DECODE_INT_AS_REAL), which turned a job's 7 into
  * 7.0 beside one bignum: so such a payload, which jansson has already
- * accepted as JSON (hh_job_adopt), is copied with ".0" after each of its
+ * accepted as JSON (hh__job_adopt), is copied with ".0" after each of its
  * bignums, and only they become reals. In valid JSON a number is the one
  * token outside strings that holds digits, and a string ends at the
  * first '"' that no backslash escapes: that is all the copy needs to

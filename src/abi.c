@@ -58,14 +58,14 @@ void hh_manager_options_init(hh_manager_options *o) {
     o->job_metrics = HH_JOB_METRICS_7 | HH_JOB_METRICS_8;
 }
 
-void hh_redis_options_read(hh_redis_options *dst, const hh_redis_options *src) {
+void hh__redis_options_read(hh_redis_options *dst, const hh_redis_options *src) {
     hh_redis_options_init(dst);
     if (!src) return;
     memcpy(dst, src, caller_size(src->struct_size, REDIS_V1, sizeof(*dst)));
     dst->struct_size = sizeof(*dst);
 }
 
-void hh_push_options_read(hh_push_options *dst, const hh_push_options *src) {
+void hh__push_options_read(hh_push_options *dst, const hh_push_options *src) {
     hh_push_options_init(dst);
     if (!src) return;
     memcpy(dst, src, caller_size(src->struct_size, PUSH_V1, sizeof(*dst)));
@@ -76,13 +76,13 @@ void hh_push_options_read(hh_push_options *dst, const hh_push_options *src) {
  * struct_size may differ from ours: the fields after it start where the
  * caller's redis ends (rounded up to a pointer's alignment, as the
  * compiler lays out the pointer that follows it), not where ours does. */
-void hh_manager_options_read(hh_manager_options *dst, const hh_manager_options *src) {
+void hh__manager_options_read(hh_manager_options *dst, const hh_manager_options *src) {
     hh_manager_options_init(dst);
     if (!src) return;
     size_t total = src->struct_size ? src->struct_size : MANAGER_V1;
     size_t redis_at = offsetof(hh_manager_options, redis);
     size_t redis_size = src->redis.struct_size ? src->redis.struct_size : REDIS_V1;
-    hh_redis_options_read(&dst->redis, &src->redis);
+    hh__redis_options_read(&dst->redis, &src->redis);
     size_t tail_src = redis_at + redis_size;
     tail_src = (tail_src + alignof(void *) - 1) / alignof(void *) * alignof(void *);
     size_t tail_dst = offsetof(hh_manager_options, queues);
@@ -93,7 +93,7 @@ void hh_manager_options_read(hh_manager_options *dst, const hh_manager_options *
     dst->struct_size = sizeof(*dst);
 }
 
-void hh_manager_stats_write(hh_manager_stats *out, const hh_manager_stats *full) {
+void hh__manager_stats_write(hh_manager_stats *out, const hh_manager_stats *full) {
     size_t given = out->struct_size;
     memcpy(out, full, caller_size(given, STATS_V1, sizeof(*out)));
     out->struct_size = given;

@@ -8,10 +8,10 @@
 
 /* Each fills *dst (this library's full layout, struct_size = sizeof) from
  * the caller's *src; src NULL gives the defaults. */
-void hh_redis_options_read(hh_redis_options *dst, const hh_redis_options *src);
-void hh_push_options_read(hh_push_options *dst, const hh_push_options *src);
-void hh_manager_options_read(hh_manager_options *dst, const hh_manager_options *src);
+void hh__redis_options_read(hh_redis_options *dst, const hh_redis_options *src);
+void hh__push_options_read(hh_push_options *dst, const hh_push_options *src);
+void hh__manager_options_read(hh_manager_options *dst, const hh_manager_options *src);
 /* Copies a full snapshot into the caller's *out, its struct_size bytes. */
-void hh_manager_stats_write(hh_manager_stats *out, const hh_manager_stats *full);
+void hh__manager_stats_write(hh_manager_stats *out, const hh_manager_stats *full);
 
 #endif

@@ -25,7 +25,7 @@
  * wrapped class, a mailer's Mailer#method...): a new JSON string, dflt
  * when the payload has no class. */
 static json_t *shown_class(const json_t *item, const char *dflt) {
-    json_t *k = json_is_object(item) ? hh_item_web_class(item) : NULL;
+    json_t *k = json_is_object(item) ? hh__item_web_class(item) : NULL;
     return k ? k : json_string(dflt);
 }
 
@@ -39,13 +39,13 @@ static int cmp_reply_str(const void *a, const void *b) {
 
 /* SMEMBERS of a set, checked element by element and sorted. */
 static redisReply *sorted_members(hh_client *c, const char *name) {
-    sds k = hh_key(hh_client_keys(c), name);
-    redisReply *r = hh_conn_cmd(hh_client_conn(c), "SMEMBERS %s", k);
+    sds k = hh__key(hh__client_keys(c), name);
+    redisReply *r = hh__conn_cmd(hh__client_conn(c), "SMEMBERS %s", k);
     sdsfree(k);
     int ok = r && r->type == REDIS_REPLY_ARRAY;
     for (size_t i = 0; ok && i < r->elements; i++) ok = r->element[i]->type == REDIS_REPLY_STRING;
     if (!ok) {
-        hh_admin_bad_reply(c, r, "SMEMBERS");
+        hh__admin_bad_reply(c, r, "SMEMBERS");
         if (r) freeReplyObject(r);
         return NULL;
     }
@@ -64,14 +64,14 @@ static long long int_reply(const redisReply *r, int *ok) {
 static double latency_of(const redisReply *e, double now) {
     if (!e || e->type != REDIS_REPLY_STRING) return 0;
     int lossy;
-    json_t *j = hh_json_load_payload(e->str, e->len, &lossy);
-    double t = hh_payload_time(j, lossy, e->str, e->len, "enqueued_at");
+    json_t *j = hh__json_load_payload(e->str, e->len, &lossy);
+    double t = hh__payload_time(j, lossy, e->str, e->len, "enqueued_at");
     json_decref(j);
     return t > 0 ? now - t : 0;
 }
 
 static char *dump_out(json_t *v) {
-    char *s = hh_json_dump(v); /* key order kept, reals as payloads are written */
+    char *s = hh__json_dump(v); /* key order kept, reals as payloads are written */
     json_decref(v);
     return s;
 }
@@ -87,20 +87,20 @@ static int queues_list_run(hh_client *c, char **json_out) {
      * reply of every queue's head at once. */
     for (size_t from = 0; from < qs->elements && rc == HH_OK; from += 100) {
         size_t to = from + 100 < qs->elements ? from + 100 : qs->elements;
-        hh_pipe p;
-        hh_pipe_begin(&p, hh_client_conn(c));
+        hh__pipe p;
+        hh__pipe_begin(&p, hh__client_conn(c));
         for (size_t i = from; i < to; i++) {
-            sds k = hh_key_queue(hh_client_keys(c), qs->element[i]->str);
-            hh_pipe_add(&p, "LLEN %s", k);
-            hh_pipe_add(&p, "LRANGE %s %d -1", k, -HH_QUEUE_HEAD);
+            sds k = hh__key_queue(hh__client_keys(c), qs->element[i]->str);
+            hh__pipe_add(&p, "LLEN %s", k);
+            hh__pipe_add(&p, "LRANGE %s %d -1", k, -HH_QUEUE_HEAD);
             sdsfree(k);
         }
-        redisReply **r = hh_pipe_exec(&p);
+        redisReply **r = hh__pipe_exec(&p);
         if (!r) {
             rc = HH_ERR_REDIS;
             break;
         }
-        double now = hh_now();
+        double now = hh__now();
         for (size_t i = from; i < to; i++) {
             const redisReply *len = r[2 * (i - from)], *head = r[2 * (i - from) + 1];
             int ok = 1;
@@ -108,20 +108,20 @@ static int queues_list_run(hh_client *c, char **json_out) {
             if (!ok && len->type == REDIS_REPLY_ERROR) {
                 /* one queue key a client wrote with another type: that
                  * queue shows the problem, the others are listed */
-                sds k = hh_key_queue(hh_client_keys(c), qs->element[i]->str);
+                sds k = hh__key_queue(hh__client_keys(c), qs->element[i]->str);
                 json_t *q = json_object();
                 json_object_set_new(q, "name", json_string(qs->element[i]->str));
                 json_object_set_new(q, "size", json_null());
                 json_object_set_new(q, "latency", json_real(0));
                 json_object_set_new(q, "paused", json_false());
                 json_object_set_new(q, "head", json_object());
-                json_object_set_new(q, "error", hh_client_key_problem(c, k, "list", len));
+                json_object_set_new(q, "error", hh__client_key_problem(c, k, "list", len));
                 json_array_append_new(arr, q);
                 sdsfree(k);
                 continue;
             }
             if (!ok || head->type != REDIS_REPLY_ARRAY) {
-                rc = hh_admin_bad_reply(c, !ok ? len : head, !ok ? "LLEN" : "LRANGE");
+                rc = hh__admin_bad_reply(c, !ok ? len : head, !ok ? "LLEN" : "LRANGE");
                 break;
             }
             json_t *classes = json_object();
@@ -129,7 +129,7 @@ static int queues_list_run(hh_client *c, char **json_out) {
                 const redisReply *e = head->element[j];
                 if (e->type != REDIS_REPLY_STRING) continue;
                 int lossy;
-                json_t *it = hh_json_load_payload(e->str, e->len, &lossy);
+                json_t *it = hh__json_load_payload(e->str, e->len, &lossy);
                 json_t *shown = json_is_object(it) ? shown_class(it, "?") : json_string("(not a job)");
                 const char *k = shown ? json_string_value(shown) : "?";
                 json_t *n = json_object_get(classes, k);
@@ -146,7 +146,7 @@ static int queues_list_run(hh_client *c, char **json_out) {
             json_object_set_new(q, "head", classes);
             json_array_append_new(arr, q);
         }
-        hh_replies_free(r, p.n);
+        hh__replies_free(r, p.n);
     }
     freeReplyObject(qs);
     if (rc != HH_OK) {
@@ -159,8 +159,8 @@ static int queues_list_run(hh_client *c, char **json_out) {
 
 int hh_queues_list(hh_client *c, char **json_out) {
     const char *bad = !c ? "the client is missing" : !json_out ? "json_out is NULL" : NULL;
-    if (bad) return hh_fail(HH_ERR_INVALID, "queues list: %s", bad);
-    return hh_admin_fail(c, queues_list_run(c, json_out), "queues list");
+    if (bad) return hh__fail(HH_ERR_INVALID, "queues list: %s", bad);
+    return hh__admin_fail(c, queues_list_run(c, json_out), "queues list");
 }
 
 /* The job object for a list entry: its item parsed when it can be without
@@ -168,10 +168,10 @@ int hh_queues_list(hh_client *c, char **json_out) {
 static json_t *job_json(const char *s, size_t len) {
     json_t *o = json_object();
     int lossy;
-    json_t *it = hh_json_load_payload(s, len, &lossy);
-    json_object_set_new(o, "jid", json_string(json_is_object(it) ? hh_admin_str(it, "jid", "") : ""));
+    json_t *it = hh__json_load_payload(s, len, &lossy);
+    json_object_set_new(o, "jid", json_string(json_is_object(it) ? hh__admin_str(it, "jid", "") : ""));
     json_object_set_new(o, "class", shown_class(it, ""));
-    double ea = json_is_object(it) ? hh_payload_time(it, lossy, s, len, "enqueued_at") : 0;
+    double ea = json_is_object(it) ? hh__payload_time(it, lossy, s, len, "enqueued_at") : 0;
     json_object_set_new(o, "enqueued_at", ea > 0 ? json_real(ea) : json_null());
     if (json_is_object(it) && !lossy) json_object_set(o, "item", it);
     else json_object_set_new(o, "payload", json_stringn(s, len));
@@ -191,32 +191,32 @@ static int existing_queue_name(const char *name) { return name && strlen(name) <
 static int queue_show_run(hh_client *c, const char *name, size_t n, char **json_out) {
     if (!c || !json_out || !existing_queue_name(name) || n > 100000) return HH_ERR_INVALID;
     *json_out = NULL;
-    sds k = hh_key_queue(hh_client_keys(c), name);
-    hh_pipe p;
-    hh_pipe_begin(&p, hh_client_conn(c));
-    hh_pipe_add(&p, "LLEN %s", k);
-    hh_pipe_add(&p, "LRANGE %s -1 -1", k);
-    hh_pipe_add(&p, "LRANGE %s %lld -1", k, -(long long)(n ? n : 1));
+    sds k = hh__key_queue(hh__client_keys(c), name);
+    hh__pipe p;
+    hh__pipe_begin(&p, hh__client_conn(c));
+    hh__pipe_add(&p, "LLEN %s", k);
+    hh__pipe_add(&p, "LRANGE %s -1 -1", k);
+    hh__pipe_add(&p, "LRANGE %s %lld -1", k, -(long long)(n ? n : 1));
     sdsfree(k);
-    redisReply **r = hh_pipe_exec(&p);
+    redisReply **r = hh__pipe_exec(&p);
     if (!r) return HH_ERR_REDIS;
     int ok = 1, rc = HH_OK;
     long long size = int_reply(r[0], &ok);
     if (!ok || r[1]->type != REDIS_REPLY_ARRAY || r[2]->type != REDIS_REPLY_ARRAY) {
-        rc = hh_admin_bad_reply(c, !ok ? r[0] : r[1]->type != REDIS_REPLY_ARRAY ? r[1] : r[2], "LLEN/LRANGE");
-        hh_replies_free(r, p.n);
+        rc = hh__admin_bad_reply(c, !ok ? r[0] : r[1]->type != REDIS_REPLY_ARRAY ? r[1] : r[2], "LLEN/LRANGE");
+        hh__replies_free(r, p.n);
         return rc;
     }
     json_t *o = json_object(), *jobs = json_array();
     json_object_set_new(o, "name", json_string(name));
     json_object_set_new(o, "size", json_integer(size));
-    json_object_set_new(o, "latency", json_real(r[1]->elements ? latency_of(r[1]->element[0], hh_now()) : 0));
+    json_object_set_new(o, "latency", json_real(r[1]->elements ? latency_of(r[1]->element[0], hh__now()) : 0));
     for (size_t j = n ? r[2]->elements : 0; j-- > 0;) { /* the next to run first */
         const redisReply *e = r[2]->element[j];
         if (e->type == REDIS_REPLY_STRING) json_array_append_new(jobs, job_json(e->str, e->len));
     }
     json_object_set_new(o, "jobs", jobs);
-    hh_replies_free(r, p.n);
+    hh__replies_free(r, p.n);
     *json_out = dump_out(o);
     return *json_out ? HH_OK : HH_ERR_NOMEM;
 }
@@ -228,14 +228,14 @@ int hh_queue_show(hh_client *c, const char *name, size_t n, char **json_out) {
         : !existing_queue_name(name) ? "the queue name is over HH_NAME_QUEUE_MAX bytes"
         : n > 100000                 ? "n is over 100000 jobs"
                                      : NULL;
-    if (bad) return hh_fail(HH_ERR_INVALID, "queue show: %s", bad);
-    return hh_admin_fail(c, queue_show_run(c, name, n, json_out), "queue show");
+    if (bad) return hh__fail(HH_ERR_INVALID, "queue show: %s", bad);
+    return hh__admin_fail(c, queue_show_run(c, name, n, json_out), "queue show");
 }
 
 static int queue_clear_run(hh_client *c, const char *name, long long *removed) {
     if (!c || !existing_queue_name(name)) return HH_ERR_INVALID;
-    sds k = hh_key_queue(hh_client_keys(c), name);
-    int rc = k ? hh_admin_clear_key(c, "LLEN", k, name, removed) : HH_ERR_NOMEM;
+    sds k = hh__key_queue(hh__client_keys(c), name);
+    int rc = k ? hh__admin_clear_key(c, "LLEN", k, name, removed) : HH_ERR_NOMEM;
     sdsfree(k);
     return rc;
 }
@@ -245,8 +245,8 @@ int hh_queue_clear(hh_client *c, const char *name, long long *removed) {
         : !name                      ? "the queue name is NULL"
         : !existing_queue_name(name) ? "the queue name is over HH_NAME_QUEUE_MAX bytes"
                                      : NULL;
-    if (bad) return hh_fail(HH_ERR_INVALID, "queue clear: %s", bad);
-    return hh_admin_fail(c, queue_clear_run(c, name, removed), "queue clear");
+    if (bad) return hh__fail(HH_ERR_INVALID, "queue clear: %s", bad);
+    return hh__admin_fail(c, queue_clear_run(c, name, removed), "queue clear");
 }
 
 #define HH_QUEUE_PAGE_MAX 1000 /* jobs one hh_queue_page call reads */
@@ -255,29 +255,29 @@ static int queue_page_run(hh_client *c, const char *name, long long start, size_
     if (!c || !json_out || !existing_queue_name(name) || start < 0 || !count || count > HH_QUEUE_PAGE_MAX)
         return HH_ERR_INVALID;
     *json_out = NULL;
-    sds k = hh_key_queue(hh_client_keys(c), name);
+    sds k = hh__key_queue(hh__client_keys(c), name);
     /* LPUSH adds at the head and BRPOP takes from the tail: rank 0, the
      * next to run, is index -1 */
     long long hi = -1 - start, lo = -(start + (long long)count);
-    hh_pipe p;
-    hh_pipe_begin(&p, hh_client_conn(c));
-    hh_pipe_add(&p, "LLEN %s", k);
-    hh_pipe_add(&p, "LRANGE %s -1 -1", k);
-    hh_pipe_add(&p, "LRANGE %s %lld %lld", k, lo, hi);
+    hh__pipe p;
+    hh__pipe_begin(&p, hh__client_conn(c));
+    hh__pipe_add(&p, "LLEN %s", k);
+    hh__pipe_add(&p, "LRANGE %s -1 -1", k);
+    hh__pipe_add(&p, "LRANGE %s %lld %lld", k, lo, hi);
     sdsfree(k);
-    redisReply **r = hh_pipe_exec(&p);
+    redisReply **r = hh__pipe_exec(&p);
     if (!r) return HH_ERR_REDIS;
     int ok = 1, rc = HH_OK;
     long long size = int_reply(r[0], &ok);
     if (!ok || r[1]->type != REDIS_REPLY_ARRAY || r[2]->type != REDIS_REPLY_ARRAY) {
-        rc = hh_admin_bad_reply(c, !ok ? r[0] : r[1]->type != REDIS_REPLY_ARRAY ? r[1] : r[2], "LLEN/LRANGE");
-        hh_replies_free(r, p.n);
+        rc = hh__admin_bad_reply(c, !ok ? r[0] : r[1]->type != REDIS_REPLY_ARRAY ? r[1] : r[2], "LLEN/LRANGE");
+        hh__replies_free(r, p.n);
         return rc;
     }
     json_t *o = json_object(), *jobs = json_array();
     json_object_set_new(o, "name", json_string(name));
     json_object_set_new(o, "size", json_integer(size));
-    json_object_set_new(o, "latency", json_real(r[1]->elements ? latency_of(r[1]->element[0], hh_now()) : 0));
+    json_object_set_new(o, "latency", json_real(r[1]->elements ? latency_of(r[1]->element[0], hh__now()) : 0));
     json_object_set_new(o, "start", json_integer(start));
     for (size_t j = r[2]->elements; j-- > 0;) { /* the next to run first */
         const redisReply *e = r[2]->element[j];
@@ -291,7 +291,7 @@ static int queue_page_run(hh_client *c, const char *name, long long start, size_
         json_array_append_new(jobs, job);
     }
     json_object_set_new(o, "jobs", jobs);
-    hh_replies_free(r, p.n);
+    hh__replies_free(r, p.n);
     *json_out = dump_out(o);
     return *json_out ? HH_OK : HH_ERR_NOMEM;
 }
@@ -304,16 +304,16 @@ int hh_queue_page(hh_client *c, const char *name, long long start, size_t count,
         : start < 0                           ? "start is negative"
         : !count || count > HH_QUEUE_PAGE_MAX ? "count is not 1..1000"
                                               : NULL;
-    if (bad) return hh_fail(HH_ERR_INVALID, "queue page: %s", bad);
-    return hh_admin_fail(c, queue_page_run(c, name, start, count, json_out), "queue page");
+    if (bad) return hh__fail(HH_ERR_INVALID, "queue page: %s", bad);
+    return hh__admin_fail(c, queue_page_run(c, name, start, count, json_out), "queue page");
 }
 
 static int queue_delete_run(hh_client *c, const char *name, const char *payload, size_t len) {
     if (!c || !existing_queue_name(name) || !payload || !len) return HH_ERR_INVALID;
-    sds k = hh_key_queue(hh_client_keys(c), name);
-    redisReply *r = hh_conn_cmd(hh_client_conn(c), "LREM %s 1 %b", k, payload, len);
+    sds k = hh__key_queue(hh__client_keys(c), name);
+    redisReply *r = hh__conn_cmd(hh__client_conn(c), "LREM %s 1 %b", k, payload, len);
     int rc = HH_OK;
-    if (!r || r->type != REDIS_REPLY_INTEGER) rc = hh_admin_bad_key_reply(c, r, "LREM", k, "list");
+    if (!r || r->type != REDIS_REPLY_INTEGER) rc = hh__admin_bad_key_reply(c, r, "LREM", k, "list");
     else if (r->integer == 0) rc = HH_ERR_NOTFOUND;
     if (r) freeReplyObject(r);
     sdsfree(k);
@@ -326,8 +326,8 @@ int hh_queue_delete_job(hh_client *c, const char *name, const char *payload, siz
         : !existing_queue_name(name) ? "the queue name is over HH_NAME_QUEUE_MAX bytes"
         : !payload || !len           ? "the payload is empty"
                                      : NULL;
-    if (bad) return hh_fail(HH_ERR_INVALID, "queue delete: %s", bad);
-    return hh_admin_fail(c, queue_delete_run(c, name, payload, len), "queue delete");
+    if (bad) return hh__fail(HH_ERR_INVALID, "queue delete: %s", bad);
+    return hh__admin_fail(c, queue_delete_run(c, name, payload, len), "queue delete");
 }
 
 /* ------------------------------------------------------------ metrics */
@@ -377,17 +377,17 @@ static int metrics_run(hh_client *c, int minutes, char **json_out) {
     if (!c || !json_out || minutes < 1 || minutes > HH_METRICS_MAX_MINUTES) return HH_ERR_INVALID;
     *json_out = NULL;
     time_t now = time(NULL);
-    hh_pipe p;
-    hh_pipe_begin(&p, hh_client_conn(c));
+    hh__pipe p;
+    hh__pipe_begin(&p, hh__client_conn(c));
     for (int m = 0; m < minutes; m++) {
-        sds k8 = hh_key_jm_counts8(hh_client_keys(c), now - 60 * m);
-        sds k7 = hh_key_jm_counts7(hh_client_keys(c), now - 60 * m);
-        hh_pipe_add(&p, "HGETALL %s", k8);
-        hh_pipe_add(&p, "HGETALL %s", k7);
+        sds k8 = hh__key_jm_counts8(hh__client_keys(c), now - 60 * m);
+        sds k7 = hh__key_jm_counts7(hh__client_keys(c), now - 60 * m);
+        hh__pipe_add(&p, "HGETALL %s", k8);
+        hh__pipe_add(&p, "HGETALL %s", k7);
         sdsfree(k8);
         sdsfree(k7);
     }
-    redisReply **r = hh_pipe_exec(&p);
+    redisReply **r = hh__pipe_exec(&p);
     if (!r) return HH_ERR_REDIS;
     json_t *per = json_object();
     for (int m = 0; m < minutes; m++) {
@@ -395,7 +395,7 @@ static int metrics_run(hh_client *c, int minutes, char **json_out) {
         if (h8->type == REDIS_REPLY_ARRAY && h8->elements) metrics_add(per, h8);
         else if (h7->type == REDIS_REPLY_ARRAY) metrics_add(per, h7);
     }
-    hh_replies_free(r, p.n);
+    hh__replies_free(r, p.n);
     size_t n = json_object_size(per), i = 0;
     json_t **rows = calloc(n ? n : 1, sizeof *rows), *row;
     const char *name;
@@ -424,8 +424,8 @@ int hh_job_metrics_summary(hh_client *c, int minutes, char **json_out) {
         : !json_out                                       ? "json_out is NULL"
         : minutes < 1 || minutes > HH_METRICS_MAX_MINUTES ? "minutes is not 1..480"
                                                           : NULL;
-    if (bad) return hh_fail(HH_ERR_INVALID, "job metrics summary: %s", bad);
-    return hh_admin_fail(c, metrics_run(c, minutes, json_out), "job metrics summary");
+    if (bad) return hh__fail(HH_ERR_INVALID, "job metrics summary: %s", bad);
+    return hh__admin_fail(c, metrics_run(c, minutes, json_out), "job metrics summary");
 }
 
 /* ------------------------------------------------------------ history */
@@ -448,19 +448,19 @@ static json_t *info_field(const char *info, const char *field) {
 static int stats_history_run(hh_client *c, int days, char **json_out) {
     if (!c || !json_out || days < 1 || days > HH_HISTORY_MAX_DAYS) return HH_ERR_INVALID;
     *json_out = NULL;
-    double now = hh_now();
-    hh_pipe p;
-    hh_pipe_begin(&p, hh_client_conn(c));
+    double now = hh__now();
+    hh__pipe p;
+    hh__pipe_begin(&p, hh__client_conn(c));
     for (int d = 0; d < days; d++) {
-        sds kp = hh_key_stat_daily(hh_client_keys(c), "stat:processed", now - 86400.0 * d);
-        sds kf = hh_key_stat_daily(hh_client_keys(c), "stat:failed", now - 86400.0 * d);
-        hh_pipe_add(&p, "GET %s", kp);
-        hh_pipe_add(&p, "GET %s", kf);
+        sds kp = hh__key_stat_daily(hh__client_keys(c), "stat:processed", now - 86400.0 * d);
+        sds kf = hh__key_stat_daily(hh__client_keys(c), "stat:failed", now - 86400.0 * d);
+        hh__pipe_add(&p, "GET %s", kp);
+        hh__pipe_add(&p, "GET %s", kf);
         sdsfree(kp);
         sdsfree(kf);
     }
-    hh_pipe_add(&p, "INFO");
-    redisReply **r = hh_pipe_exec(&p);
+    hh__pipe_add(&p, "INFO");
+    redisReply **r = hh__pipe_exec(&p);
     if (!r) return HH_ERR_REDIS;
     json_t *o = json_object(), *hist = json_array(), *redis = json_object();
     for (int d = 0; d < days; d++) {
@@ -492,7 +492,7 @@ static int stats_history_run(hh_client *c, int days, char **json_out) {
     }
     json_object_set_new(o, "history", hist);
     json_object_set_new(o, "redis", redis);
-    hh_replies_free(r, p.n);
+    hh__replies_free(r, p.n);
     *json_out = dump_out(o);
     return *json_out ? HH_OK : HH_ERR_NOMEM;
 }
@@ -502,8 +502,8 @@ int hh_stats_history(hh_client *c, int days, char **json_out) {
         : !json_out                              ? "json_out is NULL"
         : days < 1 || days > HH_HISTORY_MAX_DAYS ? "days is not 1..180"
                                                  : NULL;
-    if (bad) return hh_fail(HH_ERR_INVALID, "stats history: %s", bad);
-    return hh_admin_fail(c, stats_history_run(c, days, json_out), "stats history");
+    if (bad) return hh__fail(HH_ERR_INVALID, "stats history: %s", bad);
+    return hh__admin_fail(c, stats_history_run(c, days, json_out), "stats history");
 }
 
 /* ------------------------------------------------------- running jobs */
@@ -520,23 +520,23 @@ static int each_work(hh_client *c, work_fn fn, void *udata) {
     int rc = HH_OK;
     for (size_t i = 0; i < procs->elements && rc == HH_OK; i++) {
         const char *id = procs->element[i]->str;
-        sds hk = hh_key_process(hh_client_keys(c), id), wk = hh_key_work(hh_client_keys(c), id),
-            wsk = hh_key_workers(hh_client_keys(c), id);
-        hh_pipe p;
-        hh_pipe_begin(&p, hh_client_conn(c));
-        hh_pipe_add(&p, "EXISTS %s", hk);
-        hh_pipe_add(&p, "HGETALL %s", wk);
-        hh_pipe_add(&p, "HGETALL %s", wsk);
+        sds hk = hh__key_process(hh__client_keys(c), id), wk = hh__key_work(hh__client_keys(c), id),
+            wsk = hh__key_workers(hh__client_keys(c), id);
+        hh__pipe p;
+        hh__pipe_begin(&p, hh__client_conn(c));
+        hh__pipe_add(&p, "EXISTS %s", hk);
+        hh__pipe_add(&p, "HGETALL %s", wk);
+        hh__pipe_add(&p, "HGETALL %s", wsk);
         sdsfree(hk), sdsfree(wk), sdsfree(wsk);
-        redisReply **r = hh_pipe_exec(&p);
+        redisReply **r = hh__pipe_exec(&p);
         if (!r) {
             rc = HH_ERR_REDIS;
             break;
         }
         int ok = 1;
         long long live = int_reply(r[0], &ok);
-        if (!ok || !hh_admin_pairs_ok(r[1]) || !hh_admin_pairs_ok(r[2])) {
-            rc = hh_admin_bad_reply(c, !ok ? r[0] : !hh_admin_pairs_ok(r[1]) ? r[1] : r[2], "EXISTS/HGETALL");
+        if (!ok || !hh__admin_pairs_ok(r[1]) || !hh__admin_pairs_ok(r[2])) {
+            rc = hh__admin_bad_reply(c, !ok ? r[0] : !hh__admin_pairs_ok(r[1]) ? r[1] : r[2], "EXISTS/HGETALL");
         } else if (live) {
             const redisReply *h = r[1]->elements ? r[1] : r[2];
             for (size_t j = 0; j + 1 < h->elements; j += 2) {
@@ -548,14 +548,14 @@ static int each_work(hh_client *c, work_fn fn, void *udata) {
                 json_t *pl = json_object_get(w, "payload"), *item = NULL;
                 int lossy;
                 if (json_is_string(pl))
-                    item = hh_json_load_payload(json_string_value(pl), json_string_length(pl), &lossy);
+                    item = hh__json_load_payload(json_string_value(pl), json_string_length(pl), &lossy);
                 else if (json_is_object(pl)) item = json_incref(pl);
                 fn(id, h->element[j]->str, w, item, udata);
                 json_decref(item);
                 json_decref(w);
             }
         }
-        hh_replies_free(r, p.n);
+        hh__replies_free(r, p.n);
     }
     freeReplyObject(procs);
     return rc;
@@ -569,13 +569,13 @@ typedef struct busy_ctx {
 
 static void busy_row(const char *identity, const char *thread, json_t *w, json_t *item, void *udata) {
     busy_ctx *b = udata;
-    const char *jid = json_is_object(item) ? hh_admin_str(item, "jid", "") : "";
+    const char *jid = json_is_object(item) ? hh__admin_str(item, "jid", "") : "";
     if (b->jid && strcmp(jid, b->jid) != 0) return;
     json_t *o = json_object();
     if (b->jid) json_object_set_new(o, "where", json_string("running"));
     json_object_set_new(o, "identity", json_string(identity));
     json_object_set_new(o, "thread", json_string(thread));
-    json_object_set_new(o, "queue", json_string(hh_admin_str(w, "queue", "")));
+    json_object_set_new(o, "queue", json_string(hh__admin_str(w, "queue", "")));
     if (!b->jid) {
         json_object_set_new(o, "class", shown_class(item, ""));
         json_object_set_new(o, "jid", json_string(jid));
@@ -596,7 +596,7 @@ static int cmp_run_at(const void *a, const void *b) {
 static int busy_run(hh_client *c, char **json_out) {
     if (!c || !json_out) return HH_ERR_INVALID;
     *json_out = NULL;
-    busy_ctx b = {json_array(), hh_now(), NULL};
+    busy_ctx b = {json_array(), hh__now(), NULL};
     int rc = each_work(c, busy_row, &b);
     if (rc != HH_OK) {
         json_decref(b.arr);
@@ -620,8 +620,8 @@ static int busy_run(hh_client *c, char **json_out) {
 
 int hh_busy(hh_client *c, char **json_out) {
     const char *bad = !c ? "the client is missing" : !json_out ? "json_out is NULL" : NULL;
-    if (bad) return hh_fail(HH_ERR_INVALID, "busy: %s", bad);
-    return hh_admin_fail(c, busy_run(c, json_out), "busy");
+    if (bad) return hh__fail(HH_ERR_INVALID, "busy: %s", bad);
+    return hh__admin_fail(c, busy_run(c, json_out), "busy");
 }
 
 /* ------------------------------------------------------------ finding */
@@ -653,11 +653,11 @@ static int find_in_list(hh_client *c, const char *key, const char *where, const 
     size_t jl = strlen(jid);
     int rc = HH_OK;
     for (long long pos = 0;; pos += HH_ADMIN_PAGE) {
-        redisReply *r = hh_conn_cmd(hh_client_conn(c), "LRANGE %s %lld %lld", key, -pos - HH_ADMIN_PAGE, -pos - 1);
+        redisReply *r = hh__conn_cmd(hh__client_conn(c), "LRANGE %s %lld %lld", key, -pos - HH_ADMIN_PAGE, -pos - 1);
         int ok = r && r->type == REDIS_REPLY_ARRAY;
         for (size_t i = 0; ok && i < r->elements; i++) ok = r->element[i]->type == REDIS_REPLY_STRING;
         if (!ok) {
-            rc = hh_admin_bad_reply(c, r, "LRANGE");
+            rc = hh__admin_bad_reply(c, r, "LRANGE");
             if (r) freeReplyObject(r);
             break;
         }
@@ -665,8 +665,8 @@ static int find_in_list(hh_client *c, const char *key, const char *where, const 
             const redisReply *e = r->element[i];
             if (!memmem(e->str, e->len, jid, jl)) continue;
             int lossy;
-            json_t *it = hh_json_load_payload(e->str, e->len, &lossy);
-            if (json_is_object(it) && strcmp(hh_admin_str(it, "jid", ""), jid) == 0) {
+            json_t *it = hh__json_load_payload(e->str, e->len, &lossy);
+            if (json_is_object(it) && strcmp(hh__admin_str(it, "jid", ""), jid) == 0) {
                 json_t *o = json_object();
                 json_object_set_new(o, "where", json_string(where));
                 json_object_set_new(o, "queue", json_string(queue));
@@ -685,7 +685,7 @@ static int find_in_list(hh_client *c, const char *key, const char *where, const 
 }
 
 static int find_in_queue(hh_client *c, const char *queue, const char *jid, json_t *arr) {
-    sds k = hh_key_queue(hh_client_keys(c), queue);
+    sds k = hh__key_queue(hh__client_keys(c), queue);
     int rc = find_in_list(c, k, "queue", queue, NULL, jid, arr);
     sdsfree(k);
     return rc;
@@ -695,14 +695,14 @@ static int find_in_queue(hh_client *c, const char *queue, const char *jid, json_
  * and not finished, running or left by a process that died, until a
  * recovery pushes it back. */
 static int find_in_progress(hh_client *c, const char *jid, json_t *arr) {
-    const hh_keys *keys = hh_client_keys(c);
-    sds pattern = hh_key_inprogress_pattern(keys), cursor = sdsnew("0");
+    const hh__keys *keys = hh__client_keys(c);
+    sds pattern = hh__key_inprogress_pattern(keys), cursor = sdsnew("0");
     int rc = HH_OK;
     do {
-        redisReply *r = hh_conn_cmd(hh_client_conn(c), "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
+        redisReply *r = hh__conn_cmd(hh__client_conn(c), "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
         if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_STRING ||
             r->element[1]->type != REDIS_REPLY_ARRAY) {
-            rc = hh_admin_bad_reply(c, r, "SCAN");
+            rc = hh__admin_bad_reply(c, r, "SCAN");
             if (r) freeReplyObject(r);
             break;
         }
@@ -712,7 +712,7 @@ static int find_in_progress(hh_client *c, const char *jid, json_t *arr) {
         for (size_t i = 0; i < ks->elements && rc == HH_OK; i++) {
             sds owner, queue;
             if (ks->element[i]->type != REDIS_REPLY_STRING ||
-                hh_key_inprogress_parse(keys, ks->element[i]->str, &owner, &queue) != 0)
+                hh__key_inprogress_parse(keys, ks->element[i]->str, &owner, &queue) != 0)
                 continue;
             rc = find_in_list(c, ks->element[i]->str, "in progress", queue, owner, jid, arr);
             sdsfree(owner);
@@ -726,7 +726,7 @@ static int find_in_progress(hh_client *c, const char *jid, json_t *arr) {
 }
 
 static int jobs_find_run(hh_client *c, const char *jid, char **json_out) {
-    if (!c || !json_out || !hh_admin_jid_ok(jid)) return HH_ERR_INVALID;
+    if (!c || !json_out || !hh__admin_jid_ok(jid)) return HH_ERR_INVALID;
     *json_out = NULL;
     json_t *arr = json_array();
     redisReply *qs = sorted_members(c, HH_K_QUEUES);
@@ -744,7 +744,7 @@ static int jobs_find_run(hh_client *c, const char *jid, char **json_out) {
         if (rc == HH_ERR_NOTFOUND) rc = HH_OK;
     }
     if (rc == HH_OK) {
-        busy_ctx b = {arr, hh_now(), jid};
+        busy_ctx b = {arr, hh__now(), jid};
         rc = each_work(c, busy_row, &b);
     }
     if (rc != HH_OK) {
@@ -756,10 +756,10 @@ static int jobs_find_run(hh_client *c, const char *jid, char **json_out) {
 }
 
 int hh_jobs_find(hh_client *c, const char *jid, char **json_out) {
-    const char *bad = !c        ? "the client is missing"
-        : !json_out             ? "json_out is NULL"
-        : !hh_admin_jid_ok(jid) ? "the jid is missing, empty or over 1024 bytes"
-                                : NULL;
-    if (bad) return hh_fail(HH_ERR_INVALID, "jobs find: %s", bad);
-    return hh_admin_fail(c, jobs_find_run(c, jid, json_out), "jobs find");
+    const char *bad = !c         ? "the client is missing"
+        : !json_out              ? "json_out is NULL"
+        : !hh__admin_jid_ok(jid) ? "the jid is missing, empty or over 1024 bytes"
+                                 : NULL;
+    if (bad) return hh__fail(HH_ERR_INVALID, "jobs find: %s", bad);
+    return hh__admin_fail(c, jobs_find_run(c, jid, json_out), "jobs find");
 }

@@ -12,29 +12,29 @@
 /* For a reply that is NULL (the connection's error is kept), an error or
  * the wrong shape: keeps "<what>: <error>" for hh_client_last_error().
  * Returns HH_ERR_REDIS. */
-int hh_admin_bad_reply(hh_client *c, const redisReply *r, const char *what);
+int hh__admin_bad_reply(hh_client *c, const redisReply *r, const char *what);
 /* The same for a command on one key that wants a want ("zset", "list"):
  * Redis's WRONGTYPE becomes "<what>: key <key> holds a <type>, not a
- * <want>" (hh_client_key_problem), so the operator learns which key. */
-int hh_admin_bad_key_reply(hh_client *c, const redisReply *r, const char *what, const char *key, const char *want);
+ * <want>" (hh__client_key_problem), so the operator learns which key. */
+int hh__admin_bad_key_reply(hh_client *c, const redisReply *r, const char *what, const char *key, const char *want);
 /* The end of every exported call of jobset.c and admin.c: rc as given,
  * and when it is a failure, the reason in hh_last_error() ("<what>: Redis
  * error: <what the connection or the reply said>", or "<what>: <why>" for
  * an entry refused, or "<what>: not found"), so that none fails without
  * one (hiredhand.h, "errors that say why"). */
-int hh_admin_fail(hh_client *c, int rc, const char *what);
+int hh__admin_fail(hh_client *c, int rc, const char *what);
 /* A string member of a JSON object, or dflt. */
-const char *hh_admin_str(const json_t *o, const char *key, const char *dflt);
+const char *hh__admin_str(const json_t *o, const char *key, const char *dflt);
 /* Whether a flat [member, score, ...] or [field, value, ...] array holds
  * only strings, in pairs. */
-int hh_admin_pairs_ok(const redisReply *r);
+int hh__admin_pairs_ok(const redisReply *r);
 /* A jid an operator may ask for: non-empty, at most 1,024 bytes. */
-int hh_admin_jid_ok(const char *jid);
+int hh__admin_jid_ok(const char *jid);
 /* MULTI, TYPE key, <count_cmd> key, UNLINK key [, SREM queues <queue>],
  * EXEC: how many the key held goes to *removed (may be NULL), in the same
  * transaction. A key of another type is deleted all the same (as Sidekiq
  * clears): HH_OK, *removed -1, and hh_client_last_error() says what it was
  * ("key queue:q held a string, not a list"). */
-int hh_admin_clear_key(hh_client *c, const char *count_cmd, sds key, const char *queue, long long *removed);
+int hh__admin_clear_key(hh_client *c, const char *count_cmd, sds key, const char *queue, long long *removed);
 
 #endif

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-void hh_batch_init(hh_batch *b, hh_batch_jobs mode, const hh_logger *log) {
+void hh__batch_init(hh__batch *b, hh_batch_jobs mode, const hh__logger *log) {
     memset(b, 0, sizeof(*b));
     b->mode = mode;
     b->log = log;
@@ -13,9 +13,9 @@ void hh_batch_init(hh_batch *b, hh_batch_jobs mode, const hh_logger *log) {
     pthread_mutex_init(&b->mu, NULL);
 }
 
-void hh_batch_destroy(hh_batch *b) { pthread_mutex_destroy(&b->mu); }
+void hh__batch_destroy(hh__batch *b) { pthread_mutex_destroy(&b->mu); }
 
-const char *hh_batch_id(const json_t *item) {
+const char *hh__batch_id(const json_t *item) {
     const char *bid = json_string_value(json_object_get(item, "bid"));
     return bid && *bid ? bid : NULL;
 }
@@ -29,7 +29,7 @@ static uint64_t bid_hash(const char *s) {
 
 /* 1 when bid was not seen before (and now is), 0 otherwise. Open
  * addressing; past three quarters full nothing new is recorded. */
-static int first_time(hh_batch *b, const char *bid) {
+static int first_time(hh__batch *b, const char *bid) {
     uint64_t h = bid_hash(bid);
     int fresh = 0;
     pthread_mutex_lock(&b->mu);
@@ -49,15 +49,16 @@ static int first_time(hh_batch *b, const char *bid) {
     return fresh;
 }
 
-int hh_batch_check(hh_batch *b, const hh_job *job) {
-    const char *bid = b && job && job->item ? hh_batch_id(job->item) : NULL;
+int hh__batch_check(hh__batch *b, const hh_job *job) {
+    const char *bid = b && job && job->item ? hh__batch_id(job->item) : NULL;
     if (!bid) return 0;
     atomic_fetch_add(&b->jobs, 1);
     if (first_time(b, bid))
-        hh_log(b->log, HH_LOG_WARN,
-               "class=%s jid=%s: job of Sidekiq Pro batch %s: %s; its batch's books (pending counts, callbacks) "
-               "are kept by Sidekiq Pro only (logged once per batch)",
-               job->klass, job->jid, bid,
-               b->mode == HH_BATCH_JOBS_SKIP ? "left to Ruby processes (--batch-jobs skip)" : "run (--batch-jobs run)");
+        hh__log(b->log, HH_LOG_WARN,
+                "class=%s jid=%s: job of Sidekiq Pro batch %s: %s; its batch's books (pending counts, callbacks) "
+                "are kept by Sidekiq Pro only (logged once per batch)",
+                job->klass, job->jid, bid,
+                b->mode == HH_BATCH_JOBS_SKIP ? "left to Ruby processes (--batch-jobs skip)"
+                                              : "run (--batch-jobs run)");
     return b->mode == HH_BATCH_JOBS_SKIP ? 2 : 1;
 }

@@ -19,24 +19,24 @@
 #define HH_BATCH_SEEN_SLOTS 4096
 #define HH_BATCH_SKIP_DELAY 5.0 /* seconds a skipped job waits in schedule */
 
-typedef struct hh_batch {
+typedef struct hh__batch {
     hh_batch_jobs mode;
-    const hh_logger *log;
+    const hh__logger *log;
     atomic_ullong jobs; /* jobs with a bid, since start */
     pthread_mutex_t mu;
     uint64_t seen[HH_BATCH_SEEN_SLOTS]; /* 0: empty */
     size_t nseen;
-} hh_batch;
+} hh__batch;
 
-void hh_batch_init(hh_batch *b, hh_batch_jobs mode, const hh_logger *log);
-void hh_batch_destroy(hh_batch *b);
+void hh__batch_init(hh__batch *b, hh_batch_jobs mode, const hh__logger *log);
+void hh__batch_destroy(hh__batch *b);
 
 /* The "bid" of a parsed payload (a non-empty string), or NULL. */
-const char *hh_batch_id(const json_t *item);
+const char *hh__batch_id(const json_t *item);
 
 /* Whether a fetched job is one of a batch: 0 not, 1 run it, 2 skip it (the
  * caller moves it to the schedule set). Counts it and logs its batch the
  * first time. Thread-safe. */
-int hh_batch_check(hh_batch *b, const hh_job *job);
+int hh__batch_check(hh__batch *b, const hh_job *job);
 
 #endif

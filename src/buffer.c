@@ -4,8 +4,8 @@
 
 #include <stdlib.h>
 
-hh_buffer *hh_buffer_new(size_t cap, size_t nqueues) {
-    hh_buffer *b = calloc(1, sizeof(*b));
+hh__buffer *hh__buffer_new(size_t cap, size_t nqueues) {
+    hh__buffer *b = calloc(1, sizeof(*b));
     if (!b) return NULL;
     pthread_mutex_init(&b->mu, NULL);
     atomic_init(&b->wseq, 1); /* a mark's seq is never 0 */
@@ -15,13 +15,13 @@ hh_buffer *hh_buffer_new(size_t cap, size_t nqueues) {
     b->empty = calloc(nqueues ? nqueues : 1, sizeof(*b->empty));
     b->bad = calloc(nqueues ? nqueues : 1, sizeof(*b->bad));
     if (!b->ring || !b->empty || !b->bad) {
-        hh_buffer_free(b);
+        hh__buffer_free(b);
         return NULL;
     }
     return b;
 }
 
-void hh_buffer_free(hh_buffer *b) {
+void hh__buffer_free(hh__buffer *b) {
     if (!b) return;
     for (size_t k = 0; b->ring && k < b->npending; k++) free(b->ring[(b->head + k) % b->cap].payload);
     free(b->ring), free(b->empty), free(b->bad);
@@ -31,7 +31,7 @@ void hh_buffer_free(hh_buffer *b) {
 
 /* ------------------------------------------------------------ the ring */
 
-int hh_buffer_pop_locked(hh_buffer *b, hh_fetched *out) {
+int hh__buffer_pop_locked(hh__buffer *b, hh__fetched *out) {
     if (!b->npending) return 0;
     *out = b->ring[b->head];
     b->head = (b->head + 1) % b->cap;
@@ -39,18 +39,18 @@ int hh_buffer_pop_locked(hh_buffer *b, hh_fetched *out) {
     return 1;
 }
 
-size_t hh_buffer_push_locked(hh_buffer *b, hh_fetched *jobs, size_t n) {
+size_t hh__buffer_push_locked(hh__buffer *b, hh__fetched *jobs, size_t n) {
     size_t k = 0;
     for (; k < n && b->npending < b->cap; k++, b->npending++) b->ring[(b->head + b->npending) % b->cap] = jobs[k];
     return k;
 }
 
-size_t hh_buffer_take_all(hh_buffer *b, hh_fetched **out) {
+size_t hh__buffer_take_all(hh__buffer *b, hh__fetched **out) {
     *out = NULL;
     pthread_mutex_lock(&b->mu);
     size_t n = b->npending;
     if (n && (*out = malloc(n * sizeof(**out)))) {
-        for (size_t i = 0; i < n; i++) hh_buffer_pop_locked(b, &(*out)[i]);
+        for (size_t i = 0; i < n; i++) hh__buffer_pop_locked(b, &(*out)[i]);
     } else {
         n = 0; /* out of memory: the threads push them back as they leave */
     }
@@ -58,7 +58,7 @@ size_t hh_buffer_take_all(hh_buffer *b, hh_fetched **out) {
     return n;
 }
 
-size_t hh_buffer_each(hh_buffer *b, void (*fn)(const hh_fetched *, void *), void *udata) {
+size_t hh__buffer_each(hh__buffer *b, void (*fn)(const hh__fetched *, void *), void *udata) {
     pthread_mutex_lock(&b->mu);
     size_t n = b->npending;
     for (size_t k = 0; k < n; k++) fn(&b->ring[(b->head + k) % b->cap], udata);
@@ -66,26 +66,26 @@ size_t hh_buffer_each(hh_buffer *b, void (*fn)(const hh_fetched *, void *), void
     return n;
 }
 
-size_t hh_buffer_cap(const hh_buffer *b) { return b->cap; }
+size_t hh__buffer_cap(const hh__buffer *b) { return b->cap; }
 
 /* Finds the buffered job (payload pointer and lease) at index k of the
  * ring's live part; -1 when it is gone. Call with b->mu. */
-static long find_locked(hh_buffer *b, const char *payload, uint64_t lease) {
+static long find_locked(hh__buffer *b, const char *payload, uint64_t lease) {
     for (size_t k = 0; k < b->npending; k++) {
-        const hh_fetched *x = &b->ring[(b->head + k) % b->cap];
+        const hh__fetched *x = &b->ring[(b->head + k) % b->cap];
         if (x->payload == payload && x->lease == lease) return (long)k;
     }
     return -1;
 }
 
-int hh_buffer_has(hh_buffer *b, const char *payload, uint64_t lease) {
+int hh__buffer_has(hh__buffer *b, const char *payload, uint64_t lease) {
     pthread_mutex_lock(&b->mu);
     int has = find_locked(b, payload, lease) >= 0;
     pthread_mutex_unlock(&b->mu);
     return has;
 }
 
-int hh_buffer_drop(hh_buffer *b, const char *payload, uint64_t lease, hh_fetched *out) {
+int hh__buffer_drop(hh__buffer *b, const char *payload, uint64_t lease, hh__fetched *out) {
     pthread_mutex_lock(&b->mu);
     long k = find_locked(b, payload, lease);
     if (k >= 0) {
@@ -106,7 +106,7 @@ int hh_buffer_drop(hh_buffer *b, const char *payload, uint64_t lease, hh_fetched
  * threads and fast jobs the same few threads keep running, as with a few
  * threads; the others sleep on (a shared condition variable would wake
  * them in turn, each one cold). */
-void hh_buffer_sleep_locked(hh_buffer *b, hh_sleeper *s) {
+void hh__buffer_sleep_locked(hh__buffer *b, hh__sleeper *s) {
     s->woken = 0;
     s->next = b->sleepers;
     b->sleepers = s;
@@ -114,8 +114,8 @@ void hh_buffer_sleep_locked(hh_buffer *b, hh_sleeper *s) {
     while (!s->woken) pthread_cond_wait(&s->wake, &b->mu);
 }
 
-hh_sleeper *hh_buffer_pop_sleeper_locked(hh_buffer *b) {
-    hh_sleeper *s = b->sleepers;
+hh__sleeper *hh__buffer_pop_sleeper_locked(hh__buffer *b) {
+    hh__sleeper *s = b->sleepers;
     if (!s) return NULL;
     b->sleepers = s->next;
     b->sleeping--;
@@ -123,9 +123,9 @@ hh_sleeper *hh_buffer_pop_sleeper_locked(hh_buffer *b) {
     return s;
 }
 
-void hh_buffer_wake_all_locked(hh_buffer *b) {
-    hh_sleeper *s;
-    while ((s = hh_buffer_pop_sleeper_locked(b))) pthread_cond_signal(&s->wake);
+void hh__buffer_wake_all_locked(hh__buffer *b) {
+    hh__sleeper *s;
+    while ((s = hh__buffer_pop_sleeper_locked(b))) pthread_cond_signal(&s->wake);
 }
 
 /* ------------------------------------------------------------ marks a write ends */
@@ -134,25 +134,25 @@ void hh_buffer_wake_all_locked(hh_buffer *b) {
  * its TYPE is due at the woken thread's fetch, not at the recheck period's
  * end, which an idle worker meets only at its next safety poll (up to
  * HH_PICKUP_POLL_SECONDS later still). 1 stays "bad" and is always due. */
-static void bad_due(hh_buffer *b, size_t q) {
+static void bad_due(hh__buffer *b, size_t q) {
     long long until = atomic_load(&b->bad[q].until);
     if (until > 1) atomic_compare_exchange_strong(&b->bad[q].until, &until, 1);
 }
 
-void hh_buffer_queues_written(hh_buffer *b) {
+void hh__buffer_queues_written(hh__buffer *b) {
     if (!b) return;
     atomic_store(&b->flushed, atomic_fetch_add(&b->wseq, 1) + 1);
     if (atomic_load(&b->nbad) > 0)
         for (size_t q = 0; q < b->nqueues; q++) bad_due(b, q);
 }
 
-void hh_buffer_queue_written(hh_buffer *b, size_t q) {
+void hh__buffer_queue_written(hh__buffer *b, size_t q) {
     if (!b || q >= b->nqueues) return;
     atomic_store(&b->empty[q].written, atomic_fetch_add(&b->wseq, 1) + 1);
     if (atomic_load(&b->nbad) > 0) bad_due(b, q);
 }
 
-void hh_buffer_tracking(hh_buffer *b, int on) {
+void hh__buffer_tracking(hh__buffer *b, int on) {
     if (!b) return;
     atomic_store(&b->track_from, on ? atomic_fetch_add(&b->wseq, 1) + 1 : 0);
 }

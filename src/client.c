@@ -18,10 +18,10 @@
 #include "util.h"
 
 struct hh_client {
-    hh_redis_config cfg;
-    hh_keys keys;
-    hh_logger log;
-    hh_conn conn;
+    hh__redis_config cfg;
+    hh__keys keys;
+    hh__logger log;
+    hh__conn conn;
     hh_timestamps ts;
     long long max_bulk; /* Redis' proto-max-bulk-len, 0 unknown, -1 unreadable */
 };
@@ -33,16 +33,16 @@ struct hh_client {
 static int check_bulk_len(hh_client *c, size_t len) {
     if (len <= 1024 * 1024) return 0;
     if (c->max_bulk == 0) {
-        redisReply *r = hh_conn_cmd(&c->conn, "CONFIG GET proto-max-bulk-len");
+        redisReply *r = hh__conn_cmd(&c->conn, "CONFIG GET proto-max-bulk-len");
         c->max_bulk = -1; /* CONFIG may be denied (ACLs, managed Redis) */
         if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[1]->type == REDIS_REPLY_STRING)
             c->max_bulk = strtoll(r->element[1]->str, NULL, 10);
         if (r) freeReplyObject(r);
     }
     if (c->max_bulk > 0 && (long long)len > c->max_bulk) {
-        snprintf(c->conn.last_error, sizeof(c->conn.last_error),
-                 "job payload of %zu bytes is over Redis' proto-max-bulk-len (%lld bytes): invalid bulk length", len,
-                 c->max_bulk);
+        hh__conn_set_error(
+            &c->conn, "job payload of %zu bytes is over Redis' proto-max-bulk-len (%lld bytes): invalid bulk length",
+            len, c->max_bulk);
         return -1;
     }
     return 0;
@@ -52,12 +52,12 @@ static int check_bulk_len(hh_client *c, size_t len) {
  * reason goes to errbuf (may be NULL) and to hh_last_error(). */
 static int check_config(const hh_redis_options *o, char *errbuf, size_t errlen) {
     char msg[512] = "";
-    hh_redis_config cfg;
-    if (hh_redis_config_parse(&cfg, o, msg, sizeof(msg)) != 0) {
-        if (errbuf && errlen) hh_strlcpy(errbuf, msg, errlen);
-        return hh_fail(HH_ERR_INVALID, "%s", *msg ? msg : "bad Redis options");
+    hh__redis_config cfg;
+    if (hh__redis_config_parse(&cfg, o, msg, sizeof(msg)) != 0) {
+        if (errbuf && errlen) hh__strlcpy(errbuf, msg, errlen);
+        return hh__fail(HH_ERR_INVALID, "%s", *msg ? msg : "bad Redis options");
     }
-    hh_redis_config_free(&cfg);
+    hh__redis_config_free(&cfg);
     return HH_OK;
 }
 
@@ -70,7 +70,7 @@ int hh_redis_url_check(const char *url, char *errbuf, size_t errlen) {
 
 int hh_redis_options_check(const hh_redis_options *caller_opts, char *errbuf, size_t errlen) {
     hh_redis_options o; /* the caller's struct_size bytes on the defaults */
-    hh_redis_options_read(&o, caller_opts);
+    hh__redis_options_read(&o, caller_opts);
     return check_config(&o, errbuf, errlen);
 }
 
@@ -78,19 +78,19 @@ static void discard_log(hh_log_level level, const char *msg, void *udata) { (voi
 
 hh_client *hh_client_new(const hh_redis_options *caller_opts, int *err) {
     hh_redis_options copy; /* the caller's struct_size bytes on the defaults */
-    hh_redis_options_read(&copy, caller_opts);
+    hh__redis_options_read(&copy, caller_opts);
     const hh_redis_options *opts = &copy;
     int e = HH_OK;
     hh_client *c = calloc(1, sizeof(*c));
     if (!c) {
-        e = hh_fail(HH_ERR_NOMEM, "out of memory creating the client");
+        e = hh__fail(HH_ERR_NOMEM, "out of memory creating the client");
         goto out;
     }
     char msg[256];
-    if (hh_redis_config_parse(&c->cfg, opts, msg, sizeof(msg)) != 0) {
+    if (hh__redis_config_parse(&c->cfg, opts, msg, sizeof(msg)) != 0) {
         free(c);
         c = NULL;
-        e = hh_fail(HH_ERR_INVALID, "%s", msg);
+        e = hh__fail(HH_ERR_INVALID, "%s", msg);
         goto out;
     }
     /* A client has no log sink of its own: what goes wrong reaches the
@@ -99,20 +99,20 @@ hh_client *hh_client_new(const hh_redis_options *caller_opts, int *err) {
     c->log.fn = discard_log;
     c->log.level = HH_LOG_ERROR;
     if (opts->ns && *opts->ns && hh_name_check(HH_NAME_NAMESPACE, opts->ns, msg, sizeof(msg)) != HH_OK) {
-        hh_redis_config_free(&c->cfg);
+        hh__redis_config_free(&c->cfg);
         free(c);
         c = NULL;
-        e = hh_fail(HH_ERR_INVALID, "%s", msg);
+        e = hh__fail(HH_ERR_INVALID, "%s", msg);
         goto out;
     }
-    hh_keys_init(&c->keys, opts->ns);
+    hh__keys_init(&c->keys, opts->ns);
     c->ts = opts->timestamps;
-    hh_conn_init(&c->conn, &c->cfg, &c->log, "client", NULL);
-    if (hh_conn_ready(&c->conn) != 0) { /* one attempt: the caller decides whether to try again */
-        e = hh_redis_refused(&c->cfg) ? HH_ERR_REFUSED : HH_ERR_REDIS;
+    hh__conn_init(&c->conn, &c->cfg, &c->log, "client", NULL);
+    if (hh__conn_ready(&c->conn) != 0) { /* one attempt: the caller decides whether to try again */
+        e = hh__redis_refused(&c->cfg) ? HH_ERR_REFUSED : HH_ERR_REDIS;
         if (e == HH_ERR_REFUSED)
-            hh_fail(e, "redis %s refused the connection settings: %s", c->cfg.display, c->conn.last_error);
-        else hh_fail(e, "cannot connect to redis %s: %s", c->cfg.display, c->conn.last_error);
+            hh__fail(e, "redis %s refused the connection settings: %s", c->cfg.display, hh__conn_last_error(&c->conn));
+        else hh__fail(e, "cannot connect to redis %s: %s", c->cfg.display, hh__conn_last_error(&c->conn));
         hh_client_free(c);
         c = NULL;
     }
@@ -121,22 +121,22 @@ out:
     return c;
 }
 
-const char *hh_client_last_error(const hh_client *c) { return c ? c->conn.last_error : ""; }
+const char *hh_client_last_error(const hh_client *c) { return c ? hh__conn_last_error(&c->conn) : ""; }
 
 void hh_client_free(hh_client *c) {
     if (!c) return;
-    hh_conn_close(&c->conn);
-    hh_keys_free(&c->keys);
-    hh_redis_config_free(&c->cfg);
+    hh__conn_close(&c->conn);
+    hh__keys_free(&c->keys);
+    hh__redis_config_free(&c->cfg);
     free(c);
 }
 
 /* ------------------------------------------------------ shared sequences */
 
-void hh_enqueue_append(hh_pipe *p, const hh_keys *k, const char *queue, const char *const *payloads, const size_t *lens,
-                       size_t n) {
-    sds qs = hh_key(k, HH_K_QUEUES), ql = hh_key_queue(k, queue);
-    hh_pipe_add(p, "SADD %s %s", qs, queue);
+void hh__enqueue_append(hh__pipe *p, const hh__keys *k, const char *queue, const char *const *payloads,
+                        const size_t *lens, size_t n) {
+    sds qs = hh__key(k, HH_K_QUEUES), ql = hh__key_queue(k, queue);
+    hh__pipe_add(p, "SADD %s %s", qs, queue);
     size_t argc = n + 2;
     const char **argv = malloc(argc * sizeof(*argv));
     size_t *alen = malloc(argc * sizeof(*alen));
@@ -144,7 +144,7 @@ void hh_enqueue_append(hh_pipe *p, const hh_keys *k, const char *queue, const ch
         argv[0] = "LPUSH", alen[0] = 5;
         argv[1] = ql, alen[1] = sdslen(ql);
         for (size_t i = 0; i < n; i++) argv[2 + i] = payloads[i], alen[2 + i] = lens[i];
-        hh_pipe_addargv(p, (int)argc, argv, alen);
+        hh__pipe_addargv(p, (int)argc, argv, alen);
     } else {
         p->failed = 1;
     }
@@ -165,24 +165,24 @@ static json_t *normalize(json_t *item, double *at, char *why, size_t whylen) {
     json_t *k = json_object_get(item, "class"), *a = json_object_get(item, "args");
     json_t *q = json_object_get(item, "queue"), *t = json_object_get(item, "at");
     if (!json_is_string(k) || !json_string_length(k)) {
-        hh_strlcpy(why, "job needs a non-empty \"class\" string", whylen);
+        hh__strlcpy(why, "job needs a non-empty \"class\" string", whylen);
         return NULL;
     }
     if (!json_is_array(a)) {
-        hh_strlcpy(why, "job \"args\" must be a JSON array", whylen);
+        hh__strlcpy(why, "job \"args\" must be a JSON array", whylen);
         return NULL;
     }
     if (q && (!json_is_string(q) || !valid_queue(json_string_value(q)))) {
-        hh_strlcpy(why, "job \"queue\" must be a non-empty string without '|'", whylen);
+        hh__strlcpy(why, "job \"queue\" must be a non-empty string without '|'", whylen);
         return NULL;
     }
     if (t && !json_is_number(t)) {
-        hh_strlcpy(why, "job \"at\" must be a number (epoch seconds)", whylen);
+        hh__strlcpy(why, "job \"at\" must be a number (epoch seconds)", whylen);
         return NULL;
     }
     json_t *tags = json_object_get(item, "tags");
     if (tags && !json_is_array(tags)) {
-        hh_strlcpy(why, "job \"tags\" must be an array", whylen);
+        hh__strlcpy(why, "job \"tags\" must be an array", whylen);
         return NULL;
     }
     *at = t ? json_number_value(t) : 0;
@@ -201,12 +201,12 @@ static void stamp(json_t *job, double now, hh_timestamps ts, int scheduled) {
     json_t *j = json_object_get(job, "jid");
     if (!json_is_string(j) || !json_string_length(j)) {
         char jid[HH_JID_SIZE];
-        hh_new_jid(jid);
+        hh__new_jid(jid);
         json_object_set_new(job, "jid", json_string(jid));
     }
-    if (!json_object_get(job, "created_at")) json_object_set_new(job, "created_at", hh_json_time_new(now, ts));
+    if (!json_object_get(job, "created_at")) json_object_set_new(job, "created_at", hh__json_time_new(now, ts));
     if (scheduled) json_object_del(job, "enqueued_at");
-    else json_object_set_new(job, "enqueued_at", hh_json_time_new(now, ts));
+    else json_object_set_new(job, "enqueued_at", hh__json_time_new(now, ts));
 }
 
 /* Writes serialised payloads: one pipelined SADD+LPUSH, or ZADDs, as
@@ -217,27 +217,27 @@ static int write_payloads(hh_client *c, const char *queue, char *const *dumps, c
     for (size_t i = 0; i < n; i++)
         if (check_bulk_len(c, lens[i]) != 0) return HH_ERR_REDIS;
     for (int attempt = 0; attempt < 2; attempt++) {
-        hh_pipe p;
-        hh_pipe_begin(&p, &c->conn);
+        hh__pipe p;
+        hh__pipe_begin(&p, &c->conn);
         if (at > 0) {
-            sds zk = hh_key(&c->keys, HH_K_SCHEDULE);
+            sds zk = hh__key(&c->keys, HH_K_SCHEDULE);
             char score[32];
-            hh_fmt_double(score, sizeof(score), at);
-            for (size_t i = 0; i < n; i++) hh_pipe_add(&p, "ZADD %s %s %b", zk, score, dumps[i], lens[i]);
+            hh__fmt_double(score, sizeof(score), at);
+            for (size_t i = 0; i < n; i++) hh__pipe_add(&p, "ZADD %s %s %b", zk, score, dumps[i], lens[i]);
             sdsfree(zk);
         } else {
-            hh_enqueue_append(&p, &c->keys, queue, (const char *const *)dumps, lens, n);
+            hh__enqueue_append(&p, &c->keys, queue, (const char *const *)dumps, lens, n);
         }
-        c->conn.last_error[0] = '\0';
-        redisReply **r = hh_pipe_exec(&p);
+        hh__conn_clear_error(&c->conn);
+        redisReply **r = hh__pipe_exec(&p);
         if (!r) continue;
         rc = HH_OK;
         for (int i = 0; i < p.n; i++)
             if (r[i]->type == REDIS_REPLY_ERROR) {
-                hh_strlcpy(c->conn.last_error, r[i]->str, sizeof(c->conn.last_error));
+                hh__conn_set_error(&c->conn, "%s", r[i]->str);
                 rc = HH_ERR_REDIS;
             }
-        hh_replies_free(r, p.n);
+        hh__replies_free(r, p.n);
         break;
     }
     return rc;
@@ -251,16 +251,16 @@ static void free_dumps(char **dumps, size_t *lens, size_t n) {
 
 /* Writes already-normalised jobs. */
 static int write_jobs(hh_client *c, json_t **jobs, size_t n, double at, char (*jids_out)[HH_JID_SIZE]) {
-    double now = hh_now();
+    double now = hh__now();
     char **dumps = calloc(n, sizeof(char *));
     size_t *lens = calloc(n, sizeof(size_t));
     int rc = HH_ERR_NOMEM;
     if (!dumps || !lens) goto done;
     for (size_t i = 0; i < n; i++) {
         stamp(jobs[i], now, c->ts, at > 0);
-        if (!(dumps[i] = hh_json_dump(jobs[i]))) goto done;
+        if (!(dumps[i] = hh__json_dump(jobs[i]))) goto done;
         lens[i] = strlen(dumps[i]);
-        if (jids_out) hh_strlcpy(jids_out[i], json_string_value(json_object_get(jobs[i], "jid")), HH_JID_SIZE);
+        if (jids_out) hh__strlcpy(jids_out[i], json_string_value(json_object_get(jobs[i], "jid")), HH_JID_SIZE);
     }
     rc = write_payloads(c, json_string_value(json_object_get(jobs[0], "queue")), dumps, lens, n, at);
 done:
@@ -311,30 +311,30 @@ static int bulk_fast(hh_client *c, const char *klass, const char *const *args_js
         rc = HH_ERR_INVALID; /* not UTF-8 */
         goto out;
     }
-    double now = hh_now();
-    json_t *t = hh_json_time_new(now, c->ts);
-    head_s = hh_json_dump(head); /* {"retry":…,"queue":…,"class":…} */
-    extra_s = extra ? hh_json_dump(extra) : strdup("{}");
-    stamp_s = hh_json_dump(t);
+    double now = hh__now();
+    json_t *t = hh__json_time_new(now, c->ts);
+    head_s = hh__json_dump(head); /* {"retry":…,"queue":…,"class":…} */
+    extra_s = extra ? hh__json_dump(extra) : strdup("{}");
+    stamp_s = hh__json_dump(t);
     json_decref(t);
     rc = HH_ERR_NOMEM;
     dumps = calloc(n, sizeof(char *));
     lens = calloc(n, sizeof(size_t));
     raw = malloc(12 * n);
     if (!head_s || !extra_s || !stamp_s || !dumps || !lens || !raw) goto out;
-    if (hh_random_bytes(raw, 12 * n) != 0) goto out;
+    if (hh__random_bytes(raw, 12 * n) != 0) goto out;
     size_t hl = strlen(head_s) - 1, el = strlen(extra_s) - 2; /* without '}', without braces */
     for (size_t i = 0; i < n; i++) {
         json_t *args = json_loads(args_json[i] ? args_json[i] : "[]", JSON_ALLOW_NUL, NULL);
         int is_array = json_is_array(args);
-        char *a = is_array ? hh_json_dump(args) : NULL;
+        char *a = is_array ? hh__json_dump(args) : NULL;
         json_decref(args);
         if (!a) {
             rc = is_array ? HH_ERR_NOMEM : HH_ERR_INVALID;
             goto out;
         }
         char jid[HH_JID_SIZE];
-        hh_hex(jid, raw + 12 * i, 12);
+        hh__hex(jid, raw + 12 * i, 12);
         if (jids_out) memcpy(jids_out[i], jid, HH_JID_SIZE);
         sds p = sdsnewlen(head_s, hl);
         p = sdscat(p, ",\"args\":");
@@ -412,7 +412,7 @@ bad:
 }
 
 /* perform_at semantics: a time not in the future means now. */
-static double effective_at(const hh_push_options *o) { return (o && o->at > hh_now()) ? o->at : 0; }
+static double effective_at(const hh_push_options *o) { return (o && o->at > hh__now()) ? o->at : 0; }
 
 int hh_client_push(hh_client *c, const char *klass, const char *args_json, const hh_push_options *opts,
                    char jid_out[HH_JID_SIZE]) {
@@ -427,19 +427,19 @@ static int push_bulk(hh_client *c, const char *klass, const char *const *args_js
 static int explain_push(const char *klass, const char *const *args_json, size_t n, const hh_push_options *o) {
     char msg[512];
     json_error_t je;
-    if (!klass || !*klass) return hh_fail(HH_ERR_INVALID, "push: the class is %s", klass ? "empty" : "missing");
+    if (!klass || !*klass) return hh__fail(HH_ERR_INVALID, "push: the class is %s", klass ? "empty" : "missing");
     if (hh_name_check(HH_NAME_QUEUE, o->queue ? o->queue : "default", msg, sizeof(msg)) != HH_OK)
-        return hh_fail(HH_ERR_INVALID, "push: %s", msg);
+        return hh__fail(HH_ERR_INVALID, "push: %s", msg);
     if (o->retry == HH_RETRY_COUNT && o->retry_max < 0)
-        return hh_fail(HH_ERR_INVALID, "push: retry_max %d with HH_RETRY_COUNT: want 0 or more", o->retry_max);
+        return hh__fail(HH_ERR_INVALID, "push: retry_max %d with HH_RETRY_COUNT: want 0 or more", o->retry_max);
     if (o->extra_json) {
         json_t *extra = json_loads(o->extra_json, JSON_ALLOW_NUL, &je);
         int obj = json_is_object(extra);
         json_decref(extra);
         if (!extra)
-            return hh_fail(HH_ERR_INVALID, "push: extra_json is not JSON: %s near line %d, column %d", je.text, je.line,
-                           je.column);
-        if (!obj) return hh_fail(HH_ERR_INVALID, "push: extra_json must be a JSON object");
+            return hh__fail(HH_ERR_INVALID, "push: extra_json is not JSON: %s near line %d, column %d", je.text,
+                            je.line, je.column);
+        if (!obj) return hh__fail(HH_ERR_INVALID, "push: extra_json must be a JSON object");
     }
     for (size_t i = 0; i < n; i++) {
         json_t *args = json_loads(args_json[i] ? args_json[i] : "[]", JSON_ALLOW_NUL, &je);
@@ -449,32 +449,31 @@ static int explain_push(const char *klass, const char *const *args_json, size_t 
         char idx[32] = "";
         if (n > 1) snprintf(idx, sizeof(idx), "%zu", i);
         if (!args)
-            return hh_fail(HH_ERR_INVALID, "push: %s%s%s is not JSON: %s near line %d, column %d", which, idx, close,
-                           je.text, je.line, je.column);
-        if (!arr) return hh_fail(HH_ERR_INVALID, "push: %s%s%s must be a JSON array", which, idx, close);
+            return hh__fail(HH_ERR_INVALID, "push: %s%s%s is not JSON: %s near line %d, column %d", which, idx, close,
+                            je.text, je.line, je.column);
+        if (!arr) return hh__fail(HH_ERR_INVALID, "push: %s%s%s must be a JSON array", which, idx, close);
     }
-    return hh_fail(HH_ERR_INVALID, "push: the class, queue or a key of extra_json is not valid UTF-8");
+    return hh__fail(HH_ERR_INVALID, "push: the class, queue or a key of extra_json is not valid UTF-8");
 }
 
 /* The reason for a failing client call, from its code and the connection. */
 static int client_fail(hh_client *c, int rc, const char *what) {
     if (rc == HH_ERR_REDIS || rc == HH_ERR_REFUSED)
-        return hh_fail(rc, "%s: %s: %s", what, hh_strerror(rc),
-                       c->conn.last_error[0] ? c->conn.last_error : "no reply");
-    return hh_fail(rc, "%s: %s", what, hh_strerror(rc));
+        return hh__fail(rc, "%s: %s: %s", what, hh_strerror(rc), hh__conn_error_or(&c->conn, "no reply"));
+    return hh__fail(rc, "%s: %s", what, hh_strerror(rc));
 }
 
 int hh_client_push_bulk(hh_client *c, const char *klass, const char *const *args_json, size_t n,
                         const hh_push_options *caller_opts, char (*jids_out)[HH_JID_SIZE]) {
     if (!c || n == 0 || !args_json)
-        return hh_fail(HH_ERR_INVALID, "push: %s",
-                       !c           ? "the client is missing"
-                           : n == 0 ? "no jobs (n is 0)"
-                                    : "args_json is NULL");
+        return hh__fail(HH_ERR_INVALID, "push: %s",
+                        !c           ? "the client is missing"
+                            : n == 0 ? "no jobs (n is 0)"
+                                     : "args_json is NULL");
     int rc = push_bulk(c, klass, args_json, n, caller_opts, jids_out);
     if (rc == HH_ERR_INVALID) {
         hh_push_options o;
-        hh_push_options_read(&o, caller_opts);
+        hh__push_options_read(&o, caller_opts);
         return explain_push(klass, args_json, n, &o);
     }
     return rc == HH_OK ? rc : client_fail(c, rc, "push");
@@ -483,7 +482,7 @@ int hh_client_push_bulk(hh_client *c, const char *klass, const char *const *args
 static int push_bulk(hh_client *c, const char *klass, const char *const *args_json, size_t n,
                      const hh_push_options *caller_opts, char (*jids_out)[HH_JID_SIZE]) {
     hh_push_options copy; /* the caller's struct_size bytes on the defaults */
-    hh_push_options_read(&copy, caller_opts);
+    hh__push_options_read(&copy, caller_opts);
     const hh_push_options *opts = &copy;
     int fast = bulk_fast(c, klass, args_json, n, opts, jids_out, effective_at(opts));
     if (fast != 1) return fast;
@@ -498,21 +497,21 @@ static int push_bulk(hh_client *c, const char *klass, const char *const *args_js
 }
 
 int hh_client_push_item(hh_client *c, const char *item_json, char jid_out[HH_JID_SIZE]) {
-    if (!c || !item_json) return hh_fail(HH_ERR_INVALID, "push_item: %s is missing", !c ? "the client" : "the item");
+    if (!c || !item_json) return hh__fail(HH_ERR_INVALID, "push_item: %s is missing", !c ? "the client" : "the item");
     json_error_t je;
     json_t *item = json_loads(item_json, JSON_ALLOW_NUL, &je);
     if (!item)
-        return hh_fail(HH_ERR_INVALID, "push_item: the item is not JSON: %s near line %d, column %d", je.text, je.line,
-                       je.column);
+        return hh__fail(HH_ERR_INVALID, "push_item: the item is not JSON: %s near line %d, column %d", je.text, je.line,
+                        je.column);
     if (!json_is_object(item)) {
         json_decref(item);
-        return hh_fail(HH_ERR_INVALID, "push_item: the item must be a JSON object");
+        return hh__fail(HH_ERR_INVALID, "push_item: the item must be a JSON object");
     }
     char why[128];
     double at = 0;
     json_t *job = normalize(item, &at, why, sizeof(why));
     json_decref(item);
-    if (!job) return hh_fail(HH_ERR_INVALID, "push_item: %s", why);
+    if (!job) return hh__fail(HH_ERR_INVALID, "push_item: %s", why);
     int rc = write_jobs(c, &job, 1, at, (char(*)[HH_JID_SIZE])jid_out);
     json_decref(job);
     return rc == HH_OK ? rc : client_fail(c, rc, "push_item");
@@ -533,21 +532,21 @@ static double latency_of(const redisReply *tail, double now) {
     const redisReply *e = tail->element[0];
     if (e->type != REDIS_REPLY_STRING) return 0;
     int lossy; /* a job holding a bignum still has its latency */
-    json_t *j = hh_json_load_payload(e->str, e->len, &lossy);
-    double t = hh_payload_time(j, lossy, e->str, e->len, "enqueued_at");
+    json_t *j = hh__json_load_payload(e->str, e->len, &lossy);
+    double t = hh__payload_time(j, lossy, e->str, e->len, "enqueued_at");
     json_decref(j);
     return t > 0 ? now - t : 0;
 }
 
 static redisReply *members(hh_client *c, const char *name) {
-    sds k = hh_key(&c->keys, name);
-    redisReply *r = hh_conn_cmd(&c->conn, "SMEMBERS %s", k);
+    sds k = hh__key(&c->keys, name);
+    redisReply *r = hh__conn_cmd(&c->conn, "SMEMBERS %s", k);
     sdsfree(k);
     int ok = r && r->type == REDIS_REPLY_ARRAY;
     for (size_t i = 0; ok && i < r->elements; i++) ok = r->element[i]->type == REDIS_REPLY_STRING;
     if (r && !ok) { /* the key named: "processes" is what to look at */
-        snprintf(c->conn.last_error, sizeof(c->conn.last_error), "SMEMBERS %s: %s", name,
-                 r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+        hh__conn_set_error(&c->conn, "SMEMBERS %s: %s", name,
+                           r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
         freeReplyObject(r);
         r = NULL;
     }
@@ -560,7 +559,7 @@ static int cmp_str(const void *a, const void *b) {
 
 static int client_stats(hh_client *c, char **json_out);
 int hh_client_stats(hh_client *c, char **json_out) {
-    if (!c || !json_out) return hh_fail(HH_ERR_INVALID, "stats: %s is missing", !c ? "the client" : "json_out");
+    if (!c || !json_out) return hh__fail(HH_ERR_INVALID, "stats: %s is missing", !c ? "the client" : "json_out");
     int rc = client_stats(c, json_out);
     return rc == HH_OK ? rc : client_fail(c, rc, "stats");
 }
@@ -575,36 +574,36 @@ static int client_stats(hh_client *c, char **json_out) {
         return HH_ERR_REDIS;
     }
     if (queues->elements) qsort(queues->element, queues->elements, sizeof(redisReply *), cmp_str);
-    sds kp = hh_key(&c->keys, HH_K_STAT_PROCESSED), kf = hh_key(&c->keys, HH_K_STAT_FAILED);
-    sds ks = hh_key(&c->keys, HH_K_SCHEDULE), kr = hh_key(&c->keys, HH_K_RETRY);
-    sds kd = hh_key(&c->keys, HH_K_DEAD), kpr = hh_key(&c->keys, HH_K_PROCESSES);
-    hh_pipe p;
-    hh_pipe_begin(&p, &c->conn);
-    hh_pipe_add(&p, "GET %s", kp);
-    hh_pipe_add(&p, "GET %s", kf);
-    hh_pipe_add(&p, "ZCARD %s", ks);
-    hh_pipe_add(&p, "ZCARD %s", kr);
-    hh_pipe_add(&p, "ZCARD %s", kd);
-    hh_pipe_add(&p, "SCARD %s", kpr);
+    sds kp = hh__key(&c->keys, HH_K_STAT_PROCESSED), kf = hh__key(&c->keys, HH_K_STAT_FAILED);
+    sds ks = hh__key(&c->keys, HH_K_SCHEDULE), kr = hh__key(&c->keys, HH_K_RETRY);
+    sds kd = hh__key(&c->keys, HH_K_DEAD), kpr = hh__key(&c->keys, HH_K_PROCESSES);
+    hh__pipe p;
+    hh__pipe_begin(&p, &c->conn);
+    hh__pipe_add(&p, "GET %s", kp);
+    hh__pipe_add(&p, "GET %s", kf);
+    hh__pipe_add(&p, "ZCARD %s", ks);
+    hh__pipe_add(&p, "ZCARD %s", kr);
+    hh__pipe_add(&p, "ZCARD %s", kd);
+    hh__pipe_add(&p, "SCARD %s", kpr);
     for (size_t i = 0; i < procs->elements; i++) {
-        sds k = hh_key_process(&c->keys, procs->element[i]->str);
-        hh_pipe_add(&p, "HGET %s busy", k);
+        sds k = hh__key_process(&c->keys, procs->element[i]->str);
+        hh__pipe_add(&p, "HGET %s busy", k);
         sdsfree(k);
     }
     for (size_t i = 0; i < queues->elements; i++) {
-        sds k = hh_key_queue(&c->keys, queues->element[i]->str);
-        hh_pipe_add(&p, "LLEN %s", k);
-        hh_pipe_add(&p, "LRANGE %s -1 -1", k);
+        sds k = hh__key_queue(&c->keys, queues->element[i]->str);
+        hh__pipe_add(&p, "LLEN %s", k);
+        hh__pipe_add(&p, "LRANGE %s -1 -1", k);
         sdsfree(k);
     }
     sdsfree(kp), sdsfree(kf), sdsfree(ks), sdsfree(kr), sdsfree(kd), sdsfree(kpr);
-    redisReply **r = hh_pipe_exec(&p);
+    redisReply **r = hh__pipe_exec(&p);
     if (!r) {
         freeReplyObject(procs);
         freeReplyObject(queues);
         return HH_ERR_REDIS;
     }
-    double now = hh_now();
+    double now = hh__now();
     json_t *o = json_object(), *problems = json_object();
     static const struct {
         const char *field, *key, *type;
@@ -616,8 +615,8 @@ static int client_stats(hh_client *c, char **json_out) {
                    {"processes_size", HH_K_PROCESSES, "set"}};
     for (size_t i = 0; i < 6; i++) {
         /* a key of another type is no 0: null, and the problem named */
-        sds k = hh_key(&c->keys, figures[i].key);
-        json_t *why = hh_client_key_problem(c, k, figures[i].type, r[i]);
+        sds k = hh__key(&c->keys, figures[i].key);
+        json_t *why = hh__client_key_problem(c, k, figures[i].type, r[i]);
         sdsfree(k);
         json_object_set_new(o, figures[i].field, why ? json_null() : json_integer(reply_ll(r[i])));
         if (why) json_object_set_new(problems, figures[i].field, why);
@@ -628,8 +627,8 @@ static int client_stats(hh_client *c, char **json_out) {
     json_t *qs = json_array();
     double default_latency = 0;
     for (size_t i = 0; i < queues->elements; i++) {
-        sds k = hh_key_queue(&c->keys, queues->element[i]->str);
-        json_t *why = hh_client_key_problem(c, k, "list", r[at]);
+        sds k = hh__key_queue(&c->keys, queues->element[i]->str);
+        json_t *why = hh__client_key_problem(c, k, "list", r[at]);
         sdsfree(k);
         long long size = why ? 0 : reply_ll(r[at]);
         double lat = why ? 0 : latency_of(r[at + 1], now);
@@ -649,7 +648,7 @@ static int client_stats(hh_client *c, char **json_out) {
     json_object_set_new(o, "queues", qs);
     if (json_object_size(problems)) json_object_set(o, "errors", problems);
     json_decref(problems);
-    hh_replies_free(r, p.n);
+    hh__replies_free(r, p.n);
     freeReplyObject(procs);
     freeReplyObject(queues);
     *json_out = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
@@ -659,7 +658,7 @@ static int client_stats(hh_client *c, char **json_out) {
 
 static int client_processes(hh_client *c, char **json_out);
 int hh_client_processes(hh_client *c, char **json_out) {
-    if (!c || !json_out) return hh_fail(HH_ERR_INVALID, "processes: %s is missing", !c ? "the client" : "json_out");
+    if (!c || !json_out) return hh__fail(HH_ERR_INVALID, "processes: %s is missing", !c ? "the client" : "json_out");
     int rc = client_processes(c, json_out);
     return rc == HH_OK ? rc : client_fail(c, rc, "processes");
 }
@@ -670,26 +669,26 @@ static int client_processes(hh_client *c, char **json_out) {
     redisReply *procs = members(c, HH_K_PROCESSES);
     if (!procs) return HH_ERR_REDIS;
     if (procs->elements) qsort(procs->element, procs->elements, sizeof(redisReply *), cmp_str);
-    hh_pipe p;
-    hh_pipe_begin(&p, &c->conn);
+    hh__pipe p;
+    hh__pipe_begin(&p, &c->conn);
     for (size_t i = 0; i < procs->elements; i++) {
-        sds k = hh_key_process(&c->keys, procs->element[i]->str);
-        hh_pipe_add(&p, "HMGET %s info busy beat quiet rss rtt_us concurrency", k);
+        sds k = hh__key_process(&c->keys, procs->element[i]->str);
+        hh__pipe_add(&p, "HMGET %s info busy beat quiet rss rtt_us concurrency", k);
         sdsfree(k);
     }
-    redisReply **r = hh_pipe_exec(&p);
+    redisReply **r = hh__pipe_exec(&p);
     if (!r && procs->elements) {
         freeReplyObject(procs);
         return HH_ERR_REDIS;
     }
-    double now = hh_now();
+    double now = hh__now();
     json_t *arr = json_array();
     for (size_t i = 0; i < procs->elements; i++) {
         redisReply *h = r[i];
         if (h->type != REDIS_REPLY_ARRAY || h->elements < 7 || h->element[0]->type != REDIS_REPLY_STRING) {
             /* ProcessSet.new prunes members whose hash expired. */
-            sds pk = hh_key(&c->keys, HH_K_PROCESSES);
-            redisReply *x = hh_conn_cmd(&c->conn, "SREM %s %s", pk, procs->element[i]->str);
+            sds pk = hh__key(&c->keys, HH_K_PROCESSES);
+            redisReply *x = hh__conn_cmd(&c->conn, "SREM %s %s", pk, procs->element[i]->str);
             if (x) freeReplyObject(x);
             sdsfree(pk);
             continue;
@@ -710,7 +709,7 @@ static int client_processes(hh_client *c, char **json_out) {
             h->element[6]->type == REDIS_REPLY_STRING ? reply_ll(h->element[6]) : (conc ? json_integer_value(conc) : 0);
         json_object_set_new(o, "concurrency", json_integer(cc));
         json_object_set_new(o, "busy", json_integer(reply_ll(h->element[1])));
-        double beat = h->element[2]->type == REDIS_REPLY_STRING ? hh_strtod_c(h->element[2]->str, NULL) : 0;
+        double beat = h->element[2]->type == REDIS_REPLY_STRING ? hh__strtod_c(h->element[2]->str, NULL) : 0;
         json_object_set_new(o, "beat", json_real(beat));
         json_object_set_new(o, "beat_age", json_real(beat > 0 ? now - beat : 0));
         json_object_set_new(
@@ -721,7 +720,7 @@ static int client_processes(hh_client *c, char **json_out) {
         json_array_append_new(arr, o);
         json_decref(info);
     }
-    hh_replies_free(r, p.n);
+    hh__replies_free(r, p.n);
     freeReplyObject(procs);
     /* 15 digits: beat to 10 us without 17 digits' binary noise (as /stats) */
     *json_out = json_dumps(arr, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
@@ -732,43 +731,43 @@ static int client_processes(hh_client *c, char **json_out) {
 static int client_signal(hh_client *c, const char *identity, const char *signal);
 int hh_client_signal(hh_client *c, const char *identity, const char *signal) {
     if (!c || !identity || !signal)
-        return hh_fail(HH_ERR_INVALID, "signal: %s is missing",
-                       !c              ? "the client"
-                           : !identity ? "the identity"
-                                       : "the signal");
+        return hh__fail(HH_ERR_INVALID, "signal: %s is missing",
+                        !c              ? "the client"
+                            : !identity ? "the identity"
+                                        : "the signal");
     int rc = client_signal(c, identity, signal);
-    if (rc == HH_ERR_INVALID) return hh_fail(rc, "signal %s: want TSTP, TERM or TTIN", signal);
+    if (rc == HH_ERR_INVALID) return hh__fail(rc, "signal %s: want TSTP, TERM or TTIN", signal);
     if (rc == HH_ERR_NOTFOUND)
-        return hh_fail(rc, "signal: no live process %s (not in processes, or its heartbeat expired)", identity);
+        return hh__fail(rc, "signal: no live process %s (not in processes, or its heartbeat expired)", identity);
     return rc == HH_OK ? rc : client_fail(c, rc, "signal");
 }
 
 static int client_signal(hh_client *c, const char *identity, const char *signal) {
     if (!c || !identity || !signal) return HH_ERR_INVALID;
     if (strcmp(signal, "TSTP") && strcmp(signal, "TERM") && strcmp(signal, "TTIN")) return HH_ERR_INVALID;
-    sds pk = hh_key(&c->keys, HH_K_PROCESSES), hk = hh_key_process(&c->keys, identity);
-    sds sk = hh_key_signals(&c->keys, identity);
+    sds pk = hh__key(&c->keys, HH_K_PROCESSES), hk = hh__key_process(&c->keys, identity);
+    sds sk = hh__key_signals(&c->keys, identity);
     int rc = HH_ERR_REDIS;
-    hh_pipe p;
-    hh_pipe_begin(&p, &c->conn);
-    hh_pipe_add(&p, "SISMEMBER %s %s", pk, identity);
-    hh_pipe_add(&p, "EXISTS %s", hk);
-    redisReply **r = hh_pipe_exec(&p);
+    hh__pipe p;
+    hh__pipe_begin(&p, &c->conn);
+    hh__pipe_add(&p, "SISMEMBER %s %s", pk, identity);
+    hh__pipe_add(&p, "EXISTS %s", hk);
+    redisReply **r = hh__pipe_exec(&p);
     if (r) {
         int live = reply_ll(r[0]) == 1 && reply_ll(r[1]) == 1;
-        hh_replies_free(r, p.n);
+        hh__replies_free(r, p.n);
         rc = HH_ERR_NOTFOUND;
         if (live) {
-            hh_pipe_begin(&p, &c->conn);
-            hh_pipe_add(&p, "MULTI");
-            hh_pipe_add(&p, "LPUSH %s %s", sk, signal);
-            hh_pipe_add(&p, "EXPIRE %s 60", sk);
-            hh_pipe_add(&p, "EXEC");
-            r = hh_pipe_exec(&p);
+            hh__pipe_begin(&p, &c->conn);
+            hh__pipe_add(&p, "MULTI");
+            hh__pipe_add(&p, "LPUSH %s %s", sk, signal);
+            hh__pipe_add(&p, "EXPIRE %s 60", sk);
+            hh__pipe_add(&p, "EXEC");
+            r = hh__pipe_exec(&p);
             char why[256];
-            rc = r && hh_tx_check(r, 0, 3, why, sizeof(why), NULL) == 0 ? HH_OK : HH_ERR_REDIS;
-            if (r && rc != HH_OK) hh_strlcpy(c->conn.last_error, why, sizeof(c->conn.last_error));
-            hh_replies_free(r, p.n);
+            rc = r && hh__tx_check(r, 0, 3, why, sizeof(why), NULL) == 0 ? HH_OK : HH_ERR_REDIS;
+            if (r && rc != HH_OK) hh__conn_set_error(&c->conn, "%s", why);
+            hh__replies_free(r, p.n);
         }
     }
     sdsfree(pk), sdsfree(hk), sdsfree(sk);
@@ -777,30 +776,30 @@ static int client_signal(hh_client *c, const char *identity, const char *signal)
 
 static int client_kill(hh_client *c, const char *payload, size_t len, double dead_timeout, long dead_max_jobs);
 int hh_client_kill(hh_client *c, const char *payload, size_t len, double dead_timeout, long dead_max_jobs) {
-    if (!c || !payload) return hh_fail(HH_ERR_INVALID, "kill: %s is missing", !c ? "the client" : "the payload");
+    if (!c || !payload) return hh__fail(HH_ERR_INVALID, "kill: %s is missing", !c ? "the client" : "the payload");
     int rc = client_kill(c, payload, len, dead_timeout, dead_max_jobs);
     return rc == HH_OK ? rc : client_fail(c, rc, "kill");
 }
 
 static int client_kill(hh_client *c, const char *payload, size_t len, double dead_timeout, long dead_max_jobs) {
     if (!c || !payload) return HH_ERR_INVALID;
-    hh_outcome o = {HH_OUTCOME_DEAD, HH_SOURCE_NONE, NULL,         NULL, 0, payload, len,
-                    hh_now(),        dead_timeout,   dead_max_jobs};
+    hh__outcome o = {HH_OUTCOME_DEAD, HH_SOURCE_NONE, NULL,         NULL, 0, payload, len,
+                     hh__now(),       dead_timeout,   dead_max_jobs};
     char why[256];
-    if (hh_outcome_write(&c->conn, &c->keys, &o, why, sizeof(why)) == 1) return HH_OK;
-    hh_strlcpy(c->conn.last_error, why, sizeof(c->conn.last_error));
+    if (hh__outcome_write(&c->conn, &c->keys, &o, why, sizeof(why)) == 1) return HH_OK;
+    hh__conn_set_error(&c->conn, "%s", why);
     return HH_ERR_REDIS;
 }
 
-hh_conn *hh_client_conn(hh_client *c) { return &c->conn; }
-const hh_keys *hh_client_keys(const hh_client *c) { return &c->keys; }
-hh_timestamps hh_client_timestamps(const hh_client *c) { return c->ts; }
+hh__conn *hh__client_conn(hh_client *c) { return &c->conn; }
+const hh__keys *hh__client_keys(const hh_client *c) { return &c->keys; }
+hh_timestamps hh__client_timestamps(const hh_client *c) { return c->ts; }
 
-json_t *hh_client_key_problem(hh_client *c, const char *key, const char *want, const redisReply *r) {
+json_t *hh__client_key_problem(hh_client *c, const char *key, const char *want, const redisReply *r) {
     if (!r || r->type != REDIS_REPLY_ERROR) return NULL;
     /* the key's type says what a client wrote there; one more round trip,
      * on this rare path only */
-    redisReply *t = strncmp(r->str, "WRONGTYPE", 9) ? NULL : hh_conn_cmd(hh_client_conn(c), "TYPE %s", key);
+    redisReply *t = strncmp(r->str, "WRONGTYPE", 9) ? NULL : hh__conn_cmd(hh__client_conn(c), "TYPE %s", key);
     const char *type = t && t->type == REDIS_REPLY_STATUS ? t->str : NULL;
     json_t *why =
         type ? json_sprintf("key %s holds a %s, not a %s", key, type, want) : json_sprintf("key %s: %s", key, r->str);

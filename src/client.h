@@ -9,20 +9,20 @@
 #include "redis.h"
 
 /* Appends SADD queues <q> + LPUSH queue:<q> <payload...> to a pipeline. */
-void hh_enqueue_append(hh_pipe *p, const hh_keys *k, const char *queue, const char *const *payloads, const size_t *lens,
-                       size_t n);
+void hh__enqueue_append(hh__pipe *p, const hh__keys *k, const char *queue, const char *const *payloads,
+                        const size_t *lens, size_t n);
 
 /* For admin.c (job management on a client): its connection, key names
  * and timestamp encoding. */
-hh_conn *hh_client_conn(hh_client *c);
-const hh_keys *hh_client_keys(const hh_client *c);
-hh_timestamps hh_client_timestamps(const hh_client *c);
+hh__conn *hh__client_conn(hh_client *c);
+const hh__keys *hh__client_keys(const hh_client *c);
+hh_timestamps hh__client_timestamps(const hh_client *c);
 
 /* For Redis's error about one key: WRONGTYPE (a client wrote another type
  * there) as "key <key> holds a <type>, not a <want>", the type read with
  * TYPE; another error as "key <key>: <error>". A new JSON string, NULL
  * when r is no error reply. The caller shows the problem in place of the
  * figure and goes on with the other keys. */
-json_t *hh_client_key_problem(hh_client *c, const char *key, const char *want, const redisReply *r);
+json_t *hh__client_key_problem(hh_client *c, const char *key, const char *want, const redisReply *r);
 
 #endif

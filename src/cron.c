@@ -13,7 +13,7 @@
  * Exactly once. sidekiq-cron's rule is the guard: every poller, Ruby or
  * not, runs `ZADD <hash>:enqueued <tick.to_f> <tick.iso8601>` and pushes
  * only when that added the member. The member bytes are the whole rule:
- * hh_cron_member() writes them as Ruby's Time#iso8601 of the UTC tick
+ * hh__cron_member() writes them as Ruby's Time#iso8601 of the UTC tick
  * ("2026-12-04T06:30:00Z"), so a Ruby poller and this one race on one
  * member and one of them wins. Ruby then pushes and writes its bookkeeping
  * in separate commands (a kill between the ZADD and the push loses that
@@ -25,7 +25,7 @@
  * A Redis restart between ticks keeps what its persistence kept; a tick
  * whose guard was lost with the data is enqueued again only if the job's
  * last_enqueue_time (in the same hash, lost or kept with it) is before the
- * tick, sidekiq-cron's enqueued_after? rule, which hh_cron_due_tick keeps.
+ * tick, sidekiq-cron's enqueued_after? rule, which hh__cron_due_tick keeps.
  *
  * Which tick: fugit's previous_time(now), within the reschedule grace
  * period (60 s, sidekiq-cron's default and 1.8's fixed value): a tick
@@ -47,16 +47,16 @@
 
 /* ---- pure parts ---- */
 
-void hh_cron_member(int64_t t, char buf[32]) {
+void hh__cron_member(int64_t t, char buf[32]) {
     time_t tt = (time_t)t;
     struct tm tm;
     gmtime_r(&tt, &tm);
     strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-void hh_cron_score(int64_t t, char buf[32]) { snprintf(buf, 32, "%lld.0", (long long)t); }
+void hh__cron_score(int64_t t, char buf[32]) { snprintf(buf, 32, "%lld.0", (long long)t); }
 
-void hh_cron_enqueue_time(double now, char buf[32]) {
+void hh__cron_enqueue_time(double now, char buf[32]) {
     time_t tt = (time_t)floor(now);
     struct tm tm;
     gmtime_r(&tt, &tm);
@@ -72,7 +72,7 @@ static int64_t days_from_civil(int y, int m, int d) { /* Howard Hinnant's algori
     return era * 146097 + doe - 719468;
 }
 
-int64_t hh_cron_parse_time(const char *s) {
+int64_t hh__cron_parse_time(const char *s) {
     if (!s || !*s) return -1;
     int y, mo, d, h, mi, se, n = 0;
     char sep;
@@ -95,16 +95,16 @@ int64_t hh_cron_parse_time(const char *s) {
     return days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - off;
 }
 
-int64_t hh_cron_due_tick(const hh_cron_expr *x, double now, int64_t last, double grace) {
+int64_t hh__cron_due_tick(const hh__cron_expr *x, double now, int64_t last, double grace) {
     int64_t t = (int64_t)floor(now);
-    int64_t prev = hh_cron_expr_prev(x, t);
+    int64_t prev = hh__cron_expr_prev(x, t);
     if (prev < 0) return -1;
     if ((double)(t - prev) > grace) return -1; /* past_scheduled_time? */
     if (last >= 0 && last >= prev) return -1;  /* enqueued_after? */
     return prev;
 }
 
-int hh_cron_truthy(const char *v) {
+int hh__cron_truthy(const char *v) {
     if (!v) return 0;
     static const char *yes[] = {"true", "t", "yes", "y", "1"};
     for (size_t i = 0; i < sizeof(yes) / sizeof(*yes); i++)
@@ -137,15 +137,15 @@ static json_t *job_args(const json_t *fields) {
 
 static void uuid4(char out[37]) {
     unsigned char b[16];
-    hh_random_bytes(b, sizeof(b));
+    hh__random_bytes(b, sizeof(b));
     b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
     b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
     snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3],
              b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
 }
 
-char *hh_cron_payload(const json_t *fields, double now, hh_timestamps ts, const char *jid, char **queue_out, char *why,
-                      size_t whylen) {
+char *hh__cron_payload(const json_t *fields, double now, hh_timestamps ts, const char *jid, char **queue_out, char *why,
+                       size_t whylen) {
     *queue_out = NULL;
     const char *msg_s = field(fields, "message");
     json_t *msg = msg_s ? json_loads(msg_s, 0, NULL) : NULL;
@@ -157,12 +157,12 @@ char *hh_cron_payload(const json_t *fields, double now, hh_timestamps ts, const 
     json_t *q = json_object_get(msg, "queue");
     const char *queue = json_is_string(q) && json_string_length(q) ? json_string_value(q) : "default";
     json_t *args = job_args(fields);
-    if (hh_cron_truthy(field(fields, "date_as_argument"))) json_array_append_new(args, json_real(now));
+    if (hh__cron_truthy(field(fields, "date_as_argument"))) json_array_append_new(args, json_real(now));
     json_t *item = json_object();
     json_object_set_new(item, "retry", json_true()); /* Sidekiq's client defaults first */
     json_object_set_new(item, "queue", json_string("default"));
     char *qname = NULL;
-    if (hh_cron_truthy(field(fields, "active_job"))) {
+    if (hh__cron_truthy(field(fields, "active_job"))) {
         const char *klass = field(fields, "klass");
         if (!klass || !*klass) klass = json_string_value(json_object_get(msg, "class"));
         if (!klass || !*klass) {
@@ -201,7 +201,7 @@ char *hh_cron_payload(const json_t *fields, double now, hh_timestamps ts, const 
         qname = strdup(queue);
     }
     json_decref(msg);
-    const char *problem = hh_job_problem(item);
+    const char *problem = hh__job_problem(item);
     if (problem || !qname) {
         snprintf(why, whylen, "its job is not valid: %s", problem ? problem : "out of memory");
         free(qname);
@@ -209,9 +209,9 @@ char *hh_cron_payload(const json_t *fields, double now, hh_timestamps ts, const 
         return NULL;
     }
     json_object_set_new(item, "jid", json_string(jid));
-    json_object_set_new(item, "created_at", hh_json_time_new(now, ts));
-    json_object_set_new(item, "enqueued_at", hh_json_time_new(now, ts));
-    char *out = hh_json_dump(item);
+    json_object_set_new(item, "created_at", hh__json_time_new(now, ts));
+    json_object_set_new(item, "enqueued_at", hh__json_time_new(now, ts));
+    char *out = hh__json_dump(item);
     json_decref(item);
     if (!out) {
         free(qname);
@@ -222,7 +222,7 @@ char *hh_cron_payload(const json_t *fields, double now, hh_timestamps ts, const 
     return out;
 }
 
-char *hh_cron_history_entry(const char *jid, double now, int legacy) {
+char *hh__cron_history_entry(const char *jid, double now, int legacy) {
     time_t tt = (time_t)floor(now);
     struct tm tm;
     gmtime_r(&tt, &tm);
@@ -231,47 +231,47 @@ char *hh_cron_history_entry(const char *jid, double now, int legacy) {
     json_t *o = json_object();
     json_object_set_new(o, "jid", json_string(jid));
     json_object_set_new(o, "enqueued", json_string(when));
-    char *s = hh_json_dump(o);
+    char *s = hh__json_dump(o);
     json_decref(o);
     return s;
 }
 
 /* ---- Redis ---- */
 
-int hh_cron_enqueue(hh_conn *c, const hh_keys *k, hh_timestamps ts, const char *hash_key, const json_t *fields,
-                    int64_t guard_tick, double now, int only_enabled, char *jid_out, char *why, size_t whylen) {
+int hh__cron_enqueue(hh__conn *c, const hh__keys *k, hh_timestamps ts, const char *hash_key, const json_t *fields,
+                     int64_t guard_tick, double now, int only_enabled, char *jid_out, char *why, size_t whylen) {
     char jid[HH_JID_SIZE];
-    hh_new_jid(jid);
+    hh__new_jid(jid);
     char *queue = NULL;
-    char *payload = hh_cron_payload(fields, now, ts, jid, &queue, why, whylen);
+    char *payload = hh__cron_payload(fields, now, ts, jid, &queue, why, whylen);
     if (!payload) return -3;
     /* 2.x saves a namespace field; 1.8 does not, and writes the history's
      * time in its own format. */
-    char *hist = hh_cron_history_entry(jid, now, json_object_get(fields, "namespace") == NULL);
+    char *hist = hh__cron_history_entry(jid, now, json_object_get(fields, "namespace") == NULL);
     char score[32] = "", member[32] = "", last[32], cut[40], keep[16];
     if (guard_tick >= 0) {
-        hh_cron_score(guard_tick, score);
-        hh_cron_member(guard_tick, member);
+        hh__cron_score(guard_tick, score);
+        hh__cron_member(guard_tick, member);
     }
-    hh_cron_enqueue_time(now, last);
+    hh__cron_enqueue_time(now, last);
     snprintf(cut, sizeof(cut), "(%.6f", now - HH_CRON_REMEMBER);
     snprintf(keep, sizeof(keep), "%d", HH_CRON_HISTORY - 1);
-    sds hk = hh_key(k, hash_key);
+    sds hk = hh__key(k, hash_key);
     sds ek = sdscatlen(sdsdup(hk), ":enqueued", 9), jk = sdscatlen(sdsdup(hk), ":jid_history", 12);
-    sds qs = hh_key(k, HH_K_QUEUES), qk = hh_key_queue(k, queue);
+    sds qs = hh__key(k, HH_K_QUEUES), qk = hh__key_queue(k, queue);
     const char *keys[5] = {hk, ek, jk, qs, qk};
     size_t klen[5] = {sdslen(hk), sdslen(ek), sdslen(jk), sdslen(qs), sdslen(qk)};
     const char *args[9] = {score, member, payload, queue, last, hist ? hist : "", keep, cut, only_enabled ? "1" : "0"};
     size_t alen[9];
     for (int i = 0; i < 9; i++) alen[i] = strlen(args[i]);
-    redisReply *r = hh_conn_eval(c, HH_SCRIPT_CRON_ENQUEUE, 5, keys, klen, 9, args, alen);
+    redisReply *r = hh__conn_eval(c, HH_SCRIPT_CRON_ENQUEUE, 5, keys, klen, 9, args, alen);
     int rc;
     if (r && r->type == REDIS_REPLY_INTEGER && r->integer >= -2 && r->integer <= 1) {
         rc = (int)r->integer;
     } else {
         rc = -4;
         snprintf(why, whylen, "%s",
-                 !r                                 ? c->last_error
+                 !r                                 ? hh__conn_last_error(c)
                      : r->type == REDIS_REPLY_ERROR ? r->str
                                                     : "unexpected reply to the cron script");
     }
@@ -296,9 +296,9 @@ static json_t *hash_fields(const redisReply *r) {
 }
 
 /* Appends the members of set `name` (unprefixed) to *out. */
-static int set_members(hh_conn *c, const hh_keys *k, const char *name, sds **out, size_t *n, sds *err) {
-    sds key = hh_key(k, name);
-    redisReply *r = hh_conn_cmd(c, "SMEMBERS %s", key);
+static int set_members(hh__conn *c, const hh__keys *k, const char *name, sds **out, size_t *n, sds *err) {
+    sds key = hh__key(k, name);
+    redisReply *r = hh__conn_cmd(c, "SMEMBERS %s", key);
     sdsfree(key);
     int rc = 0;
     if (r && r->type == REDIS_REPLY_ARRAY) {
@@ -314,7 +314,7 @@ static int set_members(hh_conn *c, const hh_keys *k, const char *name, sds **out
         /* not a set: nothing of ours there */
     } else {
         *err = sdscatprintf(sdsempty(), "SMEMBERS %s: %s", name,
-                            !r                                 ? c->last_error
+                            !r                                 ? hh__conn_last_error(c)
                                 : r->type == REDIS_REPLY_ERROR ? r->str
                                                                : "unexpected reply");
         rc = -1;
@@ -323,7 +323,7 @@ static int set_members(hh_conn *c, const hh_keys *k, const char *name, sds **out
     return rc;
 }
 
-int hh_cron_poll(const hh_cron_env *e, hh_conn *c, double now) {
+int hh__cron_poll(const hh__cron_env *e, hh__conn *c, double now) {
     sds *members = NULL, err = NULL;
     size_t n = 0;
     int rc = 0;
@@ -338,12 +338,12 @@ int hh_cron_poll(const hh_cron_env *e, hh_conn *c, double now) {
     int pushed = 0;
     sds broken_list = sdsempty();
     for (size_t i = 0; i < n && !rc && !atomic_load(e->quiet); i++) {
-        sds hk = hh_key(e->keys, members[i]);
-        redisReply *r = hh_conn_cmd(c, "HGETALL %s", hk);
+        sds hk = hh__key(e->keys, members[i]);
+        redisReply *r = hh__conn_cmd(c, "HGETALL %s", hk);
         sdsfree(hk);
         json_t *f = hash_fields(r);
         if (!r || r->type == REDIS_REPLY_ERROR) {
-            err = sdscatprintf(sdsempty(), "HGETALL %s: %s", members[i], r ? r->str : c->last_error);
+            err = sdscatprintf(sdsempty(), "HGETALL %s: %s", members[i], r ? r->str : hh__conn_last_error(c));
             rc = -1;
         }
         if (r) freeReplyObject(r);
@@ -358,7 +358,7 @@ int hh_cron_poll(const hh_cron_env *e, hh_conn *c, double now) {
         if (!enabled) disabled++;
         char reason[256] = "";
         const char *text = field(f, "cron");
-        hh_cron_expr *x = text ? hh_cron_expr_parse(text, NULL, reason, sizeof(reason)) : NULL;
+        hh__cron_expr *x = text ? hh__cron_expr_parse(text, NULL, reason, sizeof(reason)) : NULL;
         if (!text) snprintf(reason, sizeof(reason), "no cron expression");
         if (!x) {
             broken++;
@@ -368,19 +368,19 @@ int hh_cron_poll(const hh_cron_env *e, hh_conn *c, double now) {
             json_decref(f);
             continue;
         }
-        int64_t nt = hh_cron_expr_next(x, (int64_t)floor(now));
+        int64_t nt = hh__cron_expr_next(x, (int64_t)floor(now));
         if (enabled && nt > 0 && (!next || nt < next)) next = nt;
         int64_t tick =
-            enabled ? hh_cron_due_tick(x, now, hh_cron_parse_time(field(f, "last_enqueue_time")), HH_CRON_GRACE) : -1;
-        hh_cron_expr_free(x);
+            enabled ? hh__cron_due_tick(x, now, hh__cron_parse_time(field(f, "last_enqueue_time")), HH_CRON_GRACE) : -1;
+        hh__cron_expr_free(x);
         if (tick >= 0) {
             char why[256], jid[HH_JID_SIZE] = "";
-            int got = hh_cron_enqueue(c, e->keys, e->timestamps, members[i], f, tick, now, 1, jid, why, sizeof(why));
+            int got = hh__cron_enqueue(c, e->keys, e->timestamps, members[i], f, tick, now, 1, jid, why, sizeof(why));
             if (got == 1) {
                 pushed++;
                 char m[32];
-                hh_cron_member(tick, m);
-                hh_log(e->log, HH_LOG_INFO, "cron: enqueued %s for %s: jid=%s", name, m, jid);
+                hh__cron_member(tick, m);
+                hh__log(e->log, HH_LOG_INFO, "cron: enqueued %s for %s: jid=%s", name, m, jid);
             } else if (got == -3) {
                 broken++;
                 if (sdslen(broken_list) < 2000)
@@ -403,9 +403,9 @@ int hh_cron_poll(const hh_cron_env *e, hh_conn *c, double now) {
      * a broken job is never skipped in silence, nor logged per job per
      * second. */
     if (broken)
-        hh_log(e->log, HH_LOG_WARN, "cron: %ld periodic job%s not run: %s", broken, broken == 1 ? "" : "s",
-               broken_list);
-    if (rc) hh_log(e->log, HH_LOG_WARN, "cron: poll failed, next poll retries: %s", err ? err : "?");
+        hh__log(e->log, HH_LOG_WARN, "cron: %ld periodic job%s not run: %s", broken, broken == 1 ? "" : "s",
+                broken_list);
+    if (rc) hh__log(e->log, HH_LOG_WARN, "cron: poll failed, next poll retries: %s", err ? err : "?");
     sdsfree(broken_list);
     sdsfree(err);
     for (size_t i = 0; i < n; i++) sdsfree(members[i]);
@@ -413,22 +413,22 @@ int hh_cron_poll(const hh_cron_env *e, hh_conn *c, double now) {
     return rc ? -1 : pushed;
 }
 
-static int is_quiet(const void *arg) { return atomic_load(((const hh_cron_env *)arg)->quiet); }
+static int is_quiet(const void *arg) { return atomic_load(((const hh__cron_env *)arg)->quiet); }
 
-void *hh_cron_main(void *arg) {
-    const hh_cron_env *e = arg;
-    hh_conn c;
-    hh_conn_init(&c, e->cfg, e->log, "cron", e->quiet);
-    hh_rng rng;
-    hh_rng_seed(&rng);
+void *hh__cron_main(void *arg) {
+    const hh__cron_env *e = arg;
+    hh__conn c;
+    hh__conn_init(&c, e->cfg, e->log, "cron", e->quiet);
+    hh__rng rng;
+    hh__rng_seed(&rng);
     double iv = e->poll_interval;
     /* Sidekiq's poller waits avg * r + avg / 2 between polls (r uniform in
      * [0, 1)); the first poll comes within one interval of the start. */
-    hh_wake_wait(e->wake, hh_mono() + iv * hh_rng_double(&rng), is_quiet, e);
+    hh__wake_wait(e->wake, hh__mono() + iv * hh__rng_double(&rng), is_quiet, e);
     while (!atomic_load(e->quiet)) {
-        hh_cron_poll(e, &c, hh_now() + e->clock_skew);
-        hh_wake_wait(e->wake, hh_mono() + iv * hh_rng_double(&rng) + iv / 2, is_quiet, e);
+        hh__cron_poll(e, &c, hh__now() + e->clock_skew);
+        hh__wake_wait(e->wake, hh__mono() + iv * hh__rng_double(&rng) + iv / 2, is_quiet, e);
     }
-    hh_conn_close(&c);
+    hh__conn_close(&c);
     return NULL;
 }

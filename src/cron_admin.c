@@ -18,9 +18,9 @@
 
 static const char *ns_of(const char *ns) { return ns && *ns ? ns : "default"; }
 
-static json_t *hgetall(hh_conn *c, const hh_keys *k, const char *hash_key, int *rc) {
-    sds key = hh_key(k, hash_key);
-    redisReply *r = hh_conn_cmd(c, "HGETALL %s", key);
+static json_t *hgetall(hh__conn *c, const hh__keys *k, const char *hash_key, int *rc) {
+    sds key = hh__key(k, hash_key);
+    redisReply *r = hh__conn_cmd(c, "HGETALL %s", key);
     sdsfree(key);
     json_t *o = NULL;
     if (r && r->type == REDIS_REPLY_ARRAY && r->elements % 2 == 0) {
@@ -31,10 +31,10 @@ static json_t *hgetall(hh_conn *c, const hh_keys *k, const char *hash_key, int *
                                     json_stringn(r->element[i + 1]->str, r->element[i + 1]->len));
         *rc = HH_OK;
     } else {
-        *rc = hh_fail(HH_ERR_REDIS, "HGETALL %s: %s", hash_key,
-                      !r                                 ? c->last_error
-                          : r->type == REDIS_REPLY_ERROR ? r->str
-                                                         : "unexpected reply");
+        *rc = hh__fail(HH_ERR_REDIS, "HGETALL %s: %s", hash_key,
+                       !r                                 ? hh__conn_last_error(c)
+                           : r->type == REDIS_REPLY_ERROR ? r->str
+                                                          : "unexpected reply");
     }
     if (r) freeReplyObject(r);
     return o;
@@ -42,7 +42,7 @@ static json_t *hgetall(hh_conn *c, const hh_keys *k, const char *hash_key, int *
 
 /* The hash of job `name`: the 2.x key, or in "default" the 1.x one when
  * only that exists. *found: 0 when neither holds a job. */
-static sds job_key(hh_conn *c, const hh_keys *k, const char *ns, const char *name, json_t **fields, int *rc) {
+static sds job_key(hh__conn *c, const hh__keys *k, const char *ns, const char *name, json_t **fields, int *rc) {
     sds hk = sdscatprintf(sdsempty(), "cron_job:%s:%s", ns_of(ns), name);
     *fields = hgetall(c, k, hk, rc);
     if (*rc) {
@@ -63,35 +63,35 @@ static sds job_key(hh_conn *c, const hh_keys *k, const char *ns, const char *nam
         json_decref(*fields);
         *fields = NULL;
         sdsfree(hk);
-        *rc = hh_fail(HH_ERR_NOTFOUND, "no periodic job %s in namespace %s", name, ns_of(ns));
+        *rc = hh__fail(HH_ERR_NOTFOUND, "no periodic job %s in namespace %s", name, ns_of(ns));
         return NULL;
     }
     return hk;
 }
 
-static int redis_ok(hh_conn *c, redisReply *r, const char *what) {
+static int redis_ok(hh__conn *c, redisReply *r, const char *what) {
     int ok = r && r->type != REDIS_REPLY_ERROR;
-    int rc = ok ? HH_OK : hh_fail(HH_ERR_REDIS, "%s: %s", what, r ? r->str : c->last_error);
+    int rc = ok ? HH_OK : hh__fail(HH_ERR_REDIS, "%s: %s", what, r ? r->str : hh__conn_last_error(c));
     if (r) freeReplyObject(r);
     return rc;
 }
 
 int hh_cron_save(hh_client *cl, const hh_cron_spec *s) {
-    if (!cl || !s) return hh_fail(HH_ERR_INVALID, "hh_cron_save: NULL client or spec");
+    if (!cl || !s) return hh__fail(HH_ERR_INVALID, "hh_cron_save: NULL client or spec");
     if (!s->name || !*s->name || strlen(s->name) > 255)
-        return hh_fail(HH_ERR_INVALID, "'name' must be set (1-255 bytes)");
-    if (!s->klass || !*s->klass) return hh_fail(HH_ERR_INVALID, "'klass' (or class) must be set");
-    if (!s->cron || !*s->cron) return hh_fail(HH_ERR_INVALID, "'cron' must be set");
+        return hh__fail(HH_ERR_INVALID, "'name' must be set (1-255 bytes)");
+    if (!s->klass || !*s->klass) return hh__fail(HH_ERR_INVALID, "'klass' (or class) must be set");
+    if (!s->cron || !*s->cron) return hh__fail(HH_ERR_INVALID, "'cron' must be set");
     const char *ns = ns_of(s->cron_namespace);
-    if (strchr(ns, ':') || !strcmp(ns, "*")) return hh_fail(HH_ERR_INVALID, "namespace %s: no ':' and not '*'", ns);
+    if (strchr(ns, ':') || !strcmp(ns, "*")) return hh__fail(HH_ERR_INVALID, "namespace %s: no ':' and not '*'", ns);
     char why[256];
-    hh_cron_expr *x = hh_cron_expr_parse(s->cron, NULL, why, sizeof(why));
-    if (!x) return hh_fail(HH_ERR_INVALID, "'cron' -> \"%s\": %s", s->cron, why);
+    hh__cron_expr *x = hh__cron_expr_parse(s->cron, NULL, why, sizeof(why));
+    if (!x) return hh__fail(HH_ERR_INVALID, "'cron' -> \"%s\": %s", s->cron, why);
     json_t *args = json_loads(s->args_json ? s->args_json : "[]", JSON_DECODE_ANY, NULL);
     json_t *retry = s->retry_json ? json_loads(s->retry_json, JSON_DECODE_ANY, NULL) : NULL;
     if (!json_is_array(args) || (s->retry_json && !retry)) {
-        json_decref(args), json_decref(retry), hh_cron_expr_free(x);
-        return hh_fail(HH_ERR_INVALID, json_is_array(args) ? "retry is not JSON" : "args must be a JSON array");
+        json_decref(args), json_decref(retry), hh__cron_expr_free(x);
+        return hh__fail(HH_ERR_INVALID, json_is_array(args) ? "retry is not JSON" : "args must be a JSON array");
     }
     /* The message as Job.new builds it for a class Ruby may not know:
      * {"queue"=>"default"} merged with class and args, then queue and
@@ -101,12 +101,12 @@ int hh_cron_save(hh_client *cl, const hh_cron_spec *s) {
     json_object_set_new(msg, "class", json_string(s->klass));
     json_object_set(msg, "args", args);
     if (retry) json_object_set(msg, "retry", retry);
-    char *msg_s = hh_json_dump(msg), *args_s = hh_json_dump(args), *retry_s = retry ? hh_json_dump(retry) : NULL;
+    char *msg_s = hh__json_dump(msg), *args_s = hh__json_dump(args), *retry_s = retry ? hh__json_dump(retry) : NULL;
     json_decref(msg), json_decref(args);
-    hh_conn *c = hh_client_conn(cl);
-    const hh_keys *k = hh_client_keys(cl);
+    hh__conn *c = hh__client_conn(cl);
+    const hh__keys *k = hh__client_keys(cl);
     sds hk = sdscatprintf(sdsempty(), "cron_job:%s:%s", ns, s->name);
-    sds key = hh_key(k, hk), set = sdscatprintf(hh_key(k, "cron_jobs:"), "%s", ns);
+    sds key = hh__key(k, hk), set = sdscatprintf(hh__key(k, "cron_jobs:"), "%s", ns);
     sds ek = sdscatlen(sdsdup(key), ":enqueued", 9);
     int rc = HH_OK;
     int e;
@@ -120,35 +120,35 @@ int hh_cron_save(hh_client *cl, const hh_cron_spec *s) {
     if (retry && json_is_string(retry)) retry_field = json_string_value(retry);
     else if (retry_s && !json_is_boolean(retry)) retry_field = retry_s;
     else if (retry && json_is_boolean(retry)) retry_field = json_is_true(retry) ? "true" : "false";
-    if (!msg_s || !args_s) rc = hh_fail(HH_ERR_NOMEM, "out of memory");
-    if (rc == HH_OK) rc = redis_ok(c, hh_conn_cmd(c, "SADD %s %s", set, hk), "SADD");
+    if (!msg_s || !args_s) rc = hh__fail(HH_ERR_NOMEM, "out of memory");
+    if (rc == HH_OK) rc = redis_ok(c, hh__conn_cmd(c, "SADD %s %s", set, hk), "SADD");
     if (rc == HH_OK)
         rc = redis_ok(c,
-                      hh_conn_cmd(c,
-                                  "HSET %s name %s namespace %s klass %s cron %s description %s source %s args %s "
-                                  "date_as_argument %s message %s status %s active_job %s queue_name_prefix %s "
-                                  "queue_name_delimiter %s retry %s last_enqueue_time %s symbolize_args %s",
-                                  key, s->name, ns, s->klass, s->cron, s->description ? s->description : "",
-                                  s->from_schedule ? "schedule" : "dynamic", args_s, s->date_as_argument ? "1" : "0",
-                                  msg_s, status, s->active_job ? "1" : "0", "", "", retry_field,
-                                  old_last ? old_last : "", "0"),
+                      hh__conn_cmd(c,
+                                   "HSET %s name %s namespace %s klass %s cron %s description %s source %s args %s "
+                                   "date_as_argument %s message %s status %s active_job %s queue_name_prefix %s "
+                                   "queue_name_delimiter %s retry %s last_enqueue_time %s symbolize_args %s",
+                                   key, s->name, ns, s->klass, s->cron, s->description ? s->description : "",
+                                   s->from_schedule ? "schedule" : "dynamic", args_s, s->date_as_argument ? "1" : "0",
+                                   msg_s, status, s->active_job ? "1" : "0", "", "", retry_field,
+                                   old_last ? old_last : "", "0"),
                       "HSET");
     if (rc == HH_OK) { /* a new job does not run the tick just past (Job#save) */
-        double now = hh_now();
-        int64_t prev = hh_cron_expr_prev(x, (int64_t)floor(now));
+        double now = hh__now();
+        int64_t prev = hh__cron_expr_prev(x, (int64_t)floor(now));
         char member[32], score[40];
-        hh_cron_member(prev, member);
-        hh_fmt_double(score, sizeof(score), now);
-        redisReply *r = hh_conn_cmd(c, "EXISTS %s", ek);
+        hh__cron_member(prev, member);
+        hh__fmt_double(score, sizeof(score), now);
+        redisReply *r = hh__conn_cmd(c, "EXISTS %s", ek);
         int exists = r && r->type == REDIS_REPLY_INTEGER && r->integer > 0;
         rc = redis_ok(c, r, "EXISTS");
         if (rc == HH_OK && !exists && prev >= 0)
-            rc = redis_ok(c, hh_conn_cmd(c, "ZADD %s %s %s", ek, score, member), "ZADD");
+            rc = redis_ok(c, hh__conn_cmd(c, "ZADD %s %s %s", ek, score, member), "ZADD");
     }
     json_decref(old), json_decref(retry);
     free(msg_s), free(args_s), free(retry_s);
     sdsfree(hk), sdsfree(key), sdsfree(set), sdsfree(ek);
-    hh_cron_expr_free(x);
+    hh__cron_expr_free(x);
     return rc;
 }
 
@@ -158,17 +158,17 @@ static int cmp_name(const void *a, const void *b) {
     return strcmp(p ? p : "", q ? q : "");
 }
 
-static void list_set(hh_conn *c, const hh_keys *k, const char *set, const char *ns, json_t *out, int *rc) {
-    sds key = hh_key(k, set);
-    redisReply *r = hh_conn_cmd(c, "SMEMBERS %s", key);
+static void list_set(hh__conn *c, const hh__keys *k, const char *set, const char *ns, json_t *out, int *rc) {
+    sds key = hh__key(k, set);
+    redisReply *r = hh__conn_cmd(c, "SMEMBERS %s", key);
     sdsfree(key);
     if (!r || r->type != REDIS_REPLY_ARRAY) {
         if (!(r && r->type == REDIS_REPLY_ERROR && !strncmp(r->str, "WRONGTYPE", 9)))
-            *rc = hh_fail(HH_ERR_REDIS, "SMEMBERS %s: %s", set, r ? (r->str ? r->str : "?") : c->last_error);
+            *rc = hh__fail(HH_ERR_REDIS, "SMEMBERS %s: %s", set, r ? (r->str ? r->str : "?") : hh__conn_last_error(c));
         if (r) freeReplyObject(r);
         return;
     }
-    double now = hh_now();
+    double now = hh__now();
     for (size_t i = 0; i < r->elements && !*rc; i++) {
         if (r->element[i]->type != REDIS_REPLY_STRING) continue;
         json_t *f = hgetall(c, k, r->element[i]->str, rc);
@@ -195,13 +195,13 @@ static void list_set(hh_conn *c, const hh_keys *k, const char *set, const char *
         json_object_set_new(j, "last_enqueue_time", last && *last ? json_string(last) : json_null());
         char why[256] = "";
         const char *cron = json_string_value(json_object_get(f, "cron"));
-        hh_cron_expr *x = cron ? hh_cron_expr_parse(cron, NULL, why, sizeof(why)) : NULL;
-        if (!cron) hh_strlcpy(why, "no cron expression", sizeof(why));
-        else if (x && !json_is_object(msg)) hh_strlcpy(why, "its message is not a JSON object", sizeof(why));
-        int64_t nt = x ? hh_cron_expr_next(x, (int64_t)floor(now)) : -1;
+        hh__cron_expr *x = cron ? hh__cron_expr_parse(cron, NULL, why, sizeof(why)) : NULL;
+        if (!cron) hh__strlcpy(why, "no cron expression", sizeof(why));
+        else if (x && !json_is_object(msg)) hh__strlcpy(why, "its message is not a JSON object", sizeof(why));
+        int64_t nt = x ? hh__cron_expr_next(x, (int64_t)floor(now)) : -1;
         json_object_set_new(j, "next", nt > 0 ? json_integer(nt) : json_null());
         json_object_set_new(j, "error", *why ? json_string(why) : json_null());
-        hh_cron_expr_free(x);
+        hh__cron_expr_free(x);
         json_decref(msg);
         json_decref(f);
         json_array_append_new(out, j);
@@ -210,10 +210,10 @@ static void list_set(hh_conn *c, const hh_keys *k, const char *set, const char *
 }
 
 int hh_cron_list(hh_client *cl, const char *cron_namespace, char **json_out) {
-    if (!cl || !json_out) return hh_fail(HH_ERR_INVALID, "hh_cron_list: NULL argument");
+    if (!cl || !json_out) return hh__fail(HH_ERR_INVALID, "hh_cron_list: NULL argument");
     *json_out = NULL;
-    hh_conn *c = hh_client_conn(cl);
-    const hh_keys *k = hh_client_keys(cl);
+    hh__conn *c = hh__client_conn(cl);
+    const hh__keys *k = hh__client_keys(cl);
     const char *ns = ns_of(cron_namespace);
     json_t *out = json_array();
     int rc = HH_OK;
@@ -229,65 +229,65 @@ int hh_cron_list(hh_client *cl, const char *cron_namespace, char **json_out) {
     json_t **v = malloc((n ? n : 1) * sizeof(*v));
     if (!v) {
         json_decref(out);
-        return hh_fail(HH_ERR_NOMEM, "out of memory");
+        return hh__fail(HH_ERR_NOMEM, "out of memory");
     }
     for (size_t i = 0; i < n; i++) v[i] = json_incref(json_array_get(out, i));
     qsort(v, n, sizeof(*v), cmp_name);
     json_array_clear(out);
     for (size_t i = 0; i < n; i++) json_array_append_new(out, v[i]);
     free(v);
-    *json_out = hh_json_dump(out);
+    *json_out = hh__json_dump(out);
     json_decref(out);
-    return *json_out ? HH_OK : hh_fail(HH_ERR_NOMEM, "out of memory");
+    return *json_out ? HH_OK : hh__fail(HH_ERR_NOMEM, "out of memory");
 }
 
 int hh_cron_set_enabled(hh_client *cl, const char *ns, const char *name, int enabled) {
-    if (!cl || !name) return hh_fail(HH_ERR_INVALID, "hh_cron_set_enabled: NULL argument");
-    hh_conn *c = hh_client_conn(cl);
+    if (!cl || !name) return hh__fail(HH_ERR_INVALID, "hh_cron_set_enabled: NULL argument");
+    hh__conn *c = hh__client_conn(cl);
     json_t *f;
     int rc;
-    sds hk = job_key(c, hh_client_keys(cl), ns, name, &f, &rc);
+    sds hk = job_key(c, hh__client_keys(cl), ns, name, &f, &rc);
     if (!hk) return rc;
-    sds key = hh_key(hh_client_keys(cl), hk);
-    rc = redis_ok(c, hh_conn_cmd(c, "HSET %s status %s", key, enabled ? "enabled" : "disabled"), "HSET");
+    sds key = hh__key(hh__client_keys(cl), hk);
+    rc = redis_ok(c, hh__conn_cmd(c, "HSET %s status %s", key, enabled ? "enabled" : "disabled"), "HSET");
     sdsfree(key), sdsfree(hk);
     json_decref(f);
     return rc;
 }
 
 int hh_cron_delete(hh_client *cl, const char *ns, const char *name) {
-    if (!cl || !name) return hh_fail(HH_ERR_INVALID, "hh_cron_delete: NULL argument");
-    hh_conn *c = hh_client_conn(cl);
-    const hh_keys *k = hh_client_keys(cl);
+    if (!cl || !name) return hh__fail(HH_ERR_INVALID, "hh_cron_delete: NULL argument");
+    hh__conn *c = hh__client_conn(cl);
+    const hh__keys *k = hh__client_keys(cl);
     json_t *f;
     int rc;
     sds hk = job_key(c, k, ns, name, &f, &rc);
     if (!hk) return rc;
     /* the 1.x hash has no namespace field and sits in cron_jobs */
-    sds set = json_object_get(f, "namespace") ? sdscatprintf(hh_key(k, "cron_jobs:"), "%s", ns_of(ns))
-                                              : hh_key(k, "cron_jobs");
-    sds key = hh_key(k, hk);
-    rc = redis_ok(c, hh_conn_cmd(c, "SREM %s %s", set, hk), "SREM");
-    if (rc == HH_OK) rc = redis_ok(c, hh_conn_cmd(c, "DEL %s:enqueued %s:jid_history %s", key, key, key), "DEL");
+    sds set = json_object_get(f, "namespace") ? sdscatprintf(hh__key(k, "cron_jobs:"), "%s", ns_of(ns))
+                                              : hh__key(k, "cron_jobs");
+    sds key = hh__key(k, hk);
+    rc = redis_ok(c, hh__conn_cmd(c, "SREM %s %s", set, hk), "SREM");
+    if (rc == HH_OK) rc = redis_ok(c, hh__conn_cmd(c, "DEL %s:enqueued %s:jid_history %s", key, key, key), "DEL");
     sdsfree(set), sdsfree(key), sdsfree(hk);
     json_decref(f);
     return rc;
 }
 
 int hh_cron_enqueue_now(hh_client *cl, const char *ns, const char *name, char *jid_out) {
-    if (!cl || !name) return hh_fail(HH_ERR_INVALID, "hh_cron_enqueue_now: NULL argument");
-    hh_conn *c = hh_client_conn(cl);
-    const hh_keys *k = hh_client_keys(cl);
+    if (!cl || !name) return hh__fail(HH_ERR_INVALID, "hh_cron_enqueue_now: NULL argument");
+    hh__conn *c = hh__client_conn(cl);
+    const hh__keys *k = hh__client_keys(cl);
     json_t *f;
     int rc;
     sds hk = job_key(c, k, ns, name, &f, &rc);
     if (!hk) return rc;
     char why[256], jid[HH_JID_SIZE] = "";
-    int got = hh_cron_enqueue(c, k, hh_client_timestamps(cl), hk, f, -1, hh_now(), 0, jid, why, sizeof(why));
+    int got = hh__cron_enqueue(c, k, hh__client_timestamps(cl), hk, f, -1, hh__now(), 0, jid, why, sizeof(why));
     rc = got == 1   ? HH_OK
-        : got == -1 ? hh_fail(HH_ERR_NOTFOUND, "periodic job %s was deleted", name)
-        : got == -3 ? hh_fail(HH_ERR_INVALID, "periodic job %s: %s", name, why)
-                    : hh_fail(HH_ERR_REDIS, "periodic job %s: %s", name, why);
+        : got == -1 ? hh__fail(HH_ERR_NOTFOUND, "periodic job %s was deleted", name)
+        : got == -3 ? hh__fail(HH_ERR_INVALID, "periodic job %s: %s", name, why)
+                    : hh__fail(HH_ERR_REDIS, "periodic job %s: %s", name, why);
     if (rc == HH_OK && jid_out) memcpy(jid_out, jid, HH_JID_SIZE);
     sdsfree(hk);
     json_decref(f);

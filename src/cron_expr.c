@@ -40,7 +40,7 @@ typedef struct {
     int plus;
 } dow_entry;
 
-struct hh_cron_expr {
+struct hh__cron_expr {
     /* A NULL field of fugit (wildcard) is all = 1 here. */
     int sec_all, min_all, hou_all, dom_all, mon_all;
     uint64_t sec, min; /* bit n: second/minute n */
@@ -54,7 +54,7 @@ struct hh_cron_expr {
     int ndow;
     int day_and; /* the "&" modifier: day-of-month AND day-of-week */
     GTimeZone *tz;
-    char *zone; /* as hh_cron_expr_zone returns it */
+    char *zone; /* as hh__cron_expr_zone returns it */
 };
 
 /* ---------- errors ---------- */
@@ -525,7 +525,7 @@ static int local_to_utc(GTimeZone *tz, int y, int mo, int d, int h, int mi, int 
 /* ---------- the cursor (fugit's TimeCursor) ---------- */
 
 typedef struct {
-    const hh_cron_expr *e;
+    const hh__cron_expr *e;
     int64_t t;
     int year, month, day, hour, min, sec, wday;
     int64_t off;
@@ -581,7 +581,7 @@ static void inc_hour(cursor *c) { inc(c, (60 - c->min) * 60 - c->sec); }
 static void inc_min(cursor *c) { inc(c, 60 - c->sec); }
 
 static void inc_sec(cursor *c) {
-    const hh_cron_expr *e = c->e;
+    const hh__cron_expr *e = c->e;
     for (int i = 0; i < e->nsecs; i++)
         if (e->secs[i] > c->sec) {
             inc(c, e->secs[i] - c->sec);
@@ -598,7 +598,7 @@ static void dec_hour(cursor *c) { inc(c, -(c->min * 60 + c->sec + 1)); }
 static void dec_min(cursor *c) { inc(c, -(c->sec + 1)); }
 
 static void dec_sec(cursor *c) {
-    const hh_cron_expr *e = c->e;
+    const hh__cron_expr *e = c->e;
     int target = e->secs[e->nsecs - 1];
     for (int i = e->nsecs - 1; i >= 0; i--)
         if (e->secs[i] < c->sec) {
@@ -627,7 +627,7 @@ static int rweek(cursor *c) {
 }
 
 static int weekday_match(cursor *c) {
-    const hh_cron_expr *e = c->e;
+    const hh__cron_expr *e = c->e;
     if (!e->dow) return 1;
     for (int i = 0; i < e->ndow; i++) {
         const dow_entry *w = &e->dow[i];
@@ -649,7 +649,7 @@ static int weekday_match(cursor *c) {
 }
 
 static int monthday_match(cursor *c) {
-    const hh_cron_expr *e = c->e;
+    const hh__cron_expr *e = c->e;
     if (e->dom_all) return 1;
     /* fugit: last = (midnight of next month's 1st - 24 h).day + 1, computed
      * for every restricted day-of-month (so it fails, as fugit raises, when
@@ -668,7 +668,7 @@ static int monthday_match(cursor *c) {
 }
 
 static int day_match(cursor *c) {
-    const hh_cron_expr *e = c->e;
+    const hh__cron_expr *e = c->e;
     if (e->dow && !e->dom_all) {
         if (e->day_and) return weekday_match(c) && monthday_match(c);
         return weekday_match(c) || monthday_match(c);
@@ -676,7 +676,7 @@ static int day_match(cursor *c) {
     return weekday_match(c) && monthday_match(c);
 }
 
-int64_t hh_cron_expr_next(const hh_cron_expr *e, int64_t from) {
+int64_t hh__cron_expr_next(const hh__cron_expr *e, int64_t from) {
     if (!e) return -1;
     cursor c = {.e = e};
     cur_set(&c, from);
@@ -726,7 +726,7 @@ int64_t hh_cron_expr_next(const hh_cron_expr *e, int64_t from) {
     }
 }
 
-int64_t hh_cron_expr_prev(const hh_cron_expr *e, int64_t from) {
+int64_t hh__cron_expr_prev(const hh__cron_expr *e, int64_t from) {
     if (!e) return -1;
     cursor c = {.e = e};
     cur_set(&c, from - 1);
@@ -843,7 +843,7 @@ static int add_dow(dow_entry *buf, int *n, dow_entry d) {
     return 1;
 }
 
-static int determine_weekdays(const field_list *fl, hh_cron_expr *x, char *err, size_t errlen) {
+static int determine_weekdays(const field_list *fl, hh__cron_expr *x, char *err, size_t errlen) {
     dow_entry buf[MAX_DOW];
     int n = 0;
     for (int i = 0; i < fl->n; i++) {
@@ -927,7 +927,7 @@ static int try_parse(parser *p, int nfields, field_list *fl, int *amp, const cha
     return 1;
 }
 
-hh_cron_expr *hh_cron_expr_parse(const char *text, const char *default_zone, char *err, size_t errlen) {
+hh__cron_expr *hh__cron_expr_parse(const char *text, const char *default_zone, char *err, size_t errlen) {
     seterr(err, errlen, "%s", "");
     if (!text) {
         seterr(err, errlen, "no cron expression");
@@ -938,7 +938,7 @@ hh_cron_expr *hh_cron_expr_parse(const char *text, const char *default_zone, cha
     while (b < e && (rb_space(*b) || *b == '\0')) b++;
     while (e > b && (rb_space(e[-1]) || e[-1] == '\0')) e--;
     GString *s = g_string_new_len(b, e - b);
-    hh_cron_expr *x = NULL;
+    hh__cron_expr *x = NULL;
     field_list fl[F_COUNT];
     memset(fl, 0, sizeof fl);
 
@@ -1107,7 +1107,7 @@ hh_cron_expr *hh_cron_expr_parse(const char *text, const char *default_zone, cha
     }
     goto done;
 fail:
-    hh_cron_expr_free(x);
+    hh__cron_expr_free(x);
     x = NULL;
 done:
     for (int f = 0; f < F_COUNT; f++) free(fl[f].v);
@@ -1115,7 +1115,7 @@ done:
     return x;
 }
 
-void hh_cron_expr_free(hh_cron_expr *e) {
+void hh__cron_expr_free(hh__cron_expr *e) {
     if (!e) return;
     if (e->tz) g_time_zone_unref(e->tz);
     free(e->dow);
@@ -1123,4 +1123,4 @@ void hh_cron_expr_free(hh_cron_expr *e) {
     free(e);
 }
 
-const char *hh_cron_expr_zone(const hh_cron_expr *e) { return e && e->zone ? e->zone : ""; }
+const char *hh__cron_expr_zone(const hh__cron_expr *e) { return e && e->zone ? e->zone : ""; }

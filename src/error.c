@@ -3,7 +3,7 @@
  * human-readable reason here before it returns, and hh_last_error() reads
  * it back. Thread-local so that calls on other threads (a worker's own
  * threads included) never overwrite the caller's reason. hh_strerror()'s
- * fixed text per code lives here as well: hh_fail_plain() falls back on it,
+ * fixed text per code lives here as well: hh__fail_plain() falls back on it,
  * and every file above may call it. No Redis keys. */
 #include "error.h"
 
@@ -13,10 +13,10 @@
 
 static _Thread_local char last_error[1024];
 
-int hh_fail(int code, const char *fmt, ...) {
+int hh__fail(int code, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    hh_vsnprintf_c(last_error, sizeof(last_error), fmt, ap); /* "0.5" in any locale */
+    hh__vsnprintf_c(last_error, sizeof(last_error), fmt, ap); /* "0.5" in any locale */
     va_end(ap);
     return code;
 }
@@ -36,6 +36,6 @@ const char *hh_strerror(int err) {
     }
 }
 
-int hh_fail_plain(int code) { return hh_fail(code, "%s", hh_strerror(code)); }
+int hh__fail_plain(int code) { return hh__fail(code, "%s", hh_strerror(code)); }
 
 const char *hh_last_error(void) { return last_error; }

@@ -6,14 +6,14 @@
 #include <stdarg.h>
 
 /* Records the reason (printf-style) and returns code, so that a failing
- * call can end with `return hh_fail(HH_ERR_INVALID, "...", ...);`. */
-int hh_fail(int code, const char *fmt, ...)
+ * call can end with `return hh__fail(HH_ERR_INVALID, "...", ...);`. */
+int hh__fail(int code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
 /* The reason, if the call failed for the reason hh_strerror(code) says and
  * nothing more precise was recorded yet (an allocation failure, say). */
-int hh_fail_plain(int code);
+int hh__fail_plain(int code);
 
 #endif

@@ -21,27 +21,27 @@
 /* One worker thread's fetch state. */
 typedef struct fetch_thread {
     /* First: a sleeper popped off the buffer's stack is its thread. */
-    hh_sleeper sleeper;            /* waiting for the buffer or a fetch in flight */
+    hh__sleeper sleeper;           /* waiting for the buffer or a fetch in flight */
     int batch;                     /* jobs wanted per fetch in a dry spell (want_locked) */
     int per_job;                   /* weighted: draw each job's queue (slow jobs; want_locked) */
     int block_queue;               /* which queue this thread blocks on when idle (no pickup) */
     double spent;                  /* handler seconds since the last fetch */
     int ran;                       /* jobs run since the last fetch */
-    hh_fetched *held;              /* one fetch's replies */
+    hh__fetched *held;             /* one fetch's replies */
     struct fetch_scratch *scratch; /* argument space, sized for every queue */
 } fetch_thread;
 
-struct hh_fetcher {
-    const hh_fetch_env *m;
+struct hh__fetcher {
+    const hh__fetch_env *m;
     /* Jobs fetched in a batch and not started yet, shared by every worker
      * thread (a slow job never holds others hostage), taken in fetch order
      * (buffer.h), and the idle threads sleeping on them. The fields below
      * up to `dry` are under its mutex b->mu. `promised` counts jobs asked
      * for by fetches in flight; an idle thread sleeps while buffered jobs
      * or a fetch in flight cover it (want_locked). */
-    hh_buffer *b;
+    hh__buffer *b;
     size_t promised;
-    int idle;       /* threads in hh_fetch_next without a job */
+    int idle;       /* threads in hh__fetch_next without a job */
     int batch;      /* jobs wanted per fetch, adapted to job speed (want_locked) */
     atomic_int dry; /* the last fetch found every queue empty */
     /* Idle fetching without pickup.c: waiters[q] threads block on queue q
@@ -54,27 +54,27 @@ struct hh_fetcher {
      * out of queues, so a batch over queues that each hold a few jobs
      * names enough of them, and one over a long queue names two. */
     atomic_uint span;
-    hh_err_run fetch_errors;
+    hh__err_run fetch_errors;
     /* A dry spell's check (dry_check), under b->mu. */
     pthread_cond_t check_cv; /* the check in flight ended */
     unsigned long check_gen; /* pickup generation of its ticket */
     int check_busy;          /* in flight */
     int check_empty;         /* it (or a fetch of that generation) found every queue empty */
     double check_at;         /* when */
-    fetch_thread *threads;   /* per worker thread, by hh_processor.index */
+    fetch_thread *threads;   /* per worker thread, by hh__processor.index */
 };
 
-#define HH_FETCH_EMPTY_RECHECK_US 100000 /* see hh_empty_mark (buffer.h) */
+#define HH_FETCH_EMPTY_RECHECK_US 100000 /* see hh__empty_mark (buffer.h) */
 /* A trusted mark's bound: the idle poller's period (pickup.h), so a write
  * whose notice never came (a broken subscriber connection not noticed yet)
  * is found as soon as an idle worker's safety poll would find it. */
 #define HH_FETCH_EMPTY_TRUST_US ((long long)(HH_PICKUP_POLL_SECONDS * 1e6))
 /* 3 s: with a blocking fetch's 2 s on top (basic fetch's BRPOP), a queue
- * fixed by hand is served again within 5 s in every mode (see hh_bad_mark) */
+ * fixed by hand is served again within 5 s in every mode (see hh__bad_mark) */
 #define HH_FETCH_BAD_RECHECK_US 3000000
 #define HH_FETCH_BAD_LOG_US 60000000
 
-size_t hh_queue_order(const int *weights, size_t n, int weighted, hh_rng *rng, size_t *out) {
+size_t hh__queue_order(const int *weights, size_t n, int weighted, hh__rng *rng, size_t *out) {
     if (!weighted) {
         for (size_t i = 0; i < n; i++) out[i] = i;
         return n;
@@ -91,7 +91,7 @@ size_t hh_queue_order(const int *weights, size_t n, int weighted, hh_rng *rng, s
     for (size_t i = 0; i < n; i++)
         for (int w = 0; w < (weights[i] > 1 ? weights[i] : 1); w++) rep[k++] = i;
     for (size_t i = total - 1; i > 0; i--) { /* Fisher-Yates */
-        size_t j = (size_t)hh_rng_below(rng, i + 1), t = rep[i];
+        size_t j = (size_t)hh__rng_below(rng, i + 1), t = rep[i];
         rep[i] = rep[j], rep[j] = t;
     }
     size_t m = 0;
@@ -112,7 +112,7 @@ size_t hh_queue_order(const int *weights, size_t n, int weighted, hh_rng *rng, s
 /* Takes the payload out of the reply (hiredis allocated it with a NUL
  * after it; freeReplyObject then frees NULL): a big payload is not
  * copied once more. */
-static int take(hh_fetched *out, redisReply *v, size_t q) {
+static int take(hh__fetched *out, redisReply *v, size_t q) {
     /* a payload is a bulk string; anything else (a broken or hostile
      * server) is not taken: the job, if moved, stays in progress for the
      * recovery */
@@ -139,7 +139,7 @@ typedef struct fetch_scratch {
     size_t *place;          /* weighted: the queue at each place */
     size_t *count;          /* per place: at most how many jobs the batch takes from it */
     int basic;              /* this call pops (basic fetch): no in-progress list, no lease */
-    unsigned long long seq; /* the write sequence before this call (hh_empty_mark) */
+    unsigned long long seq; /* the write sequence before this call (hh__empty_mark) */
     int recheck;            /* candidates() names every queue, all known empty */
 } fetch_scratch;
 
@@ -165,11 +165,11 @@ typedef struct fetch_scratch {
 #define HH_FETCH_DRAWS 4
 #define HH_FETCH_TAIL 8
 
-static fetch_thread *thread_of(hh_processor *p) { return &p->fetch->fetcher->threads[p->index]; }
+static fetch_thread *thread_of(hh__processor *p) { return &p->fetch->fetcher->threads[p->index]; }
 
 static void scratch_free(fetch_scratch *s);
 
-static fetch_scratch *scratch(hh_processor *p) {
+static fetch_scratch *scratch(hh__processor *p) {
     fetch_thread *t = thread_of(p);
     if (t->scratch) return t->scratch;
     size_t n = p->fetch->nqueues, argc = 3 + 2 * n + 2 + 2 * n;
@@ -200,14 +200,14 @@ static void scratch_free(fetch_scratch *s) {
 
 /* ------------------------------------------------------------ the fetcher */
 
-hh_fetcher *hh_fetcher_new(const hh_fetch_env *m) {
-    hh_fetcher *f = calloc(1, sizeof(*f));
+hh__fetcher *hh__fetcher_new(const hh__fetch_env *m) {
+    hh__fetcher *f = calloc(1, sizeof(*f));
     if (!f) return NULL;
     size_t c = (size_t)m->opts.concurrency;
     f->m = m;
     f->b = m->buffer;
     pthread_mutex_init(&f->idle_mu, NULL);
-    hh_err_run_init(&f->fetch_errors);
+    hh__err_run_init(&f->fetch_errors);
     pthread_cond_init(&f->idle_cv, NULL);
     pthread_cond_init(&f->check_cv, NULL);
     atomic_init(&f->span, 2);
@@ -215,22 +215,22 @@ hh_fetcher *hh_fetcher_new(const hh_fetch_env *m) {
     f->waiters = calloc(m->nqueues, sizeof(*f->waiters));
     f->threads = calloc(c, sizeof(*f->threads));
     if (!f->b || !f->waiters || !f->threads) {
-        hh_fetcher_free(f);
+        hh__fetcher_free(f);
         return NULL;
     }
     for (size_t i = 0; i < c; i++) pthread_cond_init(&f->threads[i].sleeper.wake, NULL);
     for (size_t i = 0; i < c; i++) {
         f->threads[i].block_queue = (int)(i % m->nqueues);
         f->threads[i].batch = 1;
-        if (!(f->threads[i].held = calloc(HH_FETCH_BATCH_MAX, sizeof(hh_fetched)))) {
-            hh_fetcher_free(f);
+        if (!(f->threads[i].held = calloc(HH_FETCH_BATCH_MAX, sizeof(hh__fetched)))) {
+            hh__fetcher_free(f);
             return NULL;
         }
     }
     return f;
 }
 
-void hh_fetcher_free(hh_fetcher *f) {
+void hh__fetcher_free(hh__fetcher *f) {
     if (!f) return;
     for (int i = 0; f->threads && i < f->m->opts.concurrency; i++) {
         free(f->threads[i].held);
@@ -239,7 +239,7 @@ void hh_fetcher_free(hh_fetcher *f) {
     }
     free(f->threads), free(f->waiters);
     pthread_mutex_destroy(&f->idle_mu);
-    hh_err_run_destroy(&f->fetch_errors);
+    hh__err_run_destroy(&f->fetch_errors);
     pthread_cond_destroy(&f->idle_cv);
     pthread_cond_destroy(&f->check_cv);
     free(f);
@@ -247,7 +247,7 @@ void hh_fetcher_free(hh_fetcher *f) {
 
 /* ------------------------------------------------------------ known-empty queues */
 
-static long long now_us(void) { return (long long)(hh_mono() * 1e6); }
+static long long now_us(void) { return (long long)(hh__mono() * 1e6); }
 
 /* What known_empty() says of a queue. */
 enum {
@@ -266,7 +266,7 @@ enum {
  * them empty but for a notice lost, and marks them again): a strict fetch
  * never passes over thousands of such queues, one list command each, to
  * reach a job in a queue after them. */
-static int known_empty(hh_fetcher *f, size_t q, unsigned long long track, long long now) {
+static int known_empty(hh__fetcher *f, size_t q, unsigned long long track, long long now) {
     unsigned long long seq = atomic_load(&f->b->empty[q].seq);
     if (!seq || atomic_load(&f->b->empty[q].written) > seq || atomic_load(&f->b->flushed) > seq) return EMPTY_NO;
     if (track && track <= seq) return atomic_load(&f->b->empty[q].trust_until) > now ? EMPTY_TRUSTED : EMPTY_STALE;
@@ -278,7 +278,7 @@ static int known_empty(hh_fetcher *f, size_t q, unsigned long long track, long l
 }
 
 /* seq: f->b->wseq read before the fetch that found q empty was sent. */
-static void mark_empty(hh_fetcher *f, size_t q, unsigned long long seq, long long now) {
+static void mark_empty(hh__fetcher *f, size_t q, unsigned long long seq, long long now) {
     atomic_store(&f->b->empty[q].until, now + HH_FETCH_EMPTY_RECHECK_US);
     atomic_store(&f->b->empty[q].trust_until, now + HH_FETCH_EMPTY_TRUST_US);
     atomic_store(&f->b->empty[q].seq, seq);
@@ -286,20 +286,20 @@ static void mark_empty(hh_fetcher *f, size_t q, unsigned long long seq, long lon
 
 /* ------------------------------------------------------------ wrong-typed queues */
 
-static int queue_bad(hh_fetcher *f, size_t q) {
+static int queue_bad(hh__fetcher *f, size_t q) {
     return atomic_load(&f->b->nbad) > 0 && atomic_load(&f->b->bad[q].until) != 0;
 }
 
 /* TYPE of queue q's keys on c: 1 both lists (or absent), 0 one is not (its
  * key and type into key/type), -1 no answer. */
-static int queue_types(hh_processor *p, size_t q, const char **key, char *type, size_t tlen) {
-    const hh_fetch_env *m = p->fetch;
+static int queue_types(hh__processor *p, size_t q, const char **key, char *type, size_t tlen) {
+    const hh__fetch_env *m = p->fetch;
     int basic = m->opts.fetch == HH_FETCH_BASIC;
-    hh_pipe pipe;
-    hh_pipe_begin(&pipe, &p->conn);
-    hh_pipe_add(&pipe, "TYPE %s", m->queue_keys[q]);
-    if (!basic) hh_pipe_add(&pipe, "TYPE %s", m->inprog_keys[q]);
-    redisReply **r = hh_pipe_exec(&pipe);
+    hh__pipe pipe;
+    hh__pipe_begin(&pipe, &p->conn);
+    hh__pipe_add(&pipe, "TYPE %s", m->queue_keys[q]);
+    if (!basic) hh__pipe_add(&pipe, "TYPE %s", m->inprog_keys[q]);
+    redisReply **r = hh__pipe_exec(&pipe);
     if (!r) return -1;
     int rc = 1;
     for (int i = 0; i < pipe.n && rc == 1; i++) {
@@ -307,30 +307,30 @@ static int queue_types(hh_processor *p, size_t q, const char **key, char *type, 
             rc = -1;
         } else if (strcmp(r[i]->str, "list") != 0 && strcmp(r[i]->str, "none") != 0) {
             *key = i == 0 ? m->queue_keys[q] : m->inprog_keys[q];
-            hh_strlcpy(type, r[i]->str, tlen);
+            hh__strlcpy(type, r[i]->str, tlen);
             rc = 0;
         }
     }
-    hh_replies_free(r, pipe.n);
+    hh__replies_free(r, pipe.n);
     return rc;
 }
 
-static void bad_log(hh_processor *p, size_t q, const char *key, const char *type, long long now) {
-    hh_fetcher *f = p->fetch->fetcher;
+static void bad_log(hh__processor *p, size_t q, const char *key, const char *type, long long now) {
+    hh__fetcher *f = p->fetch->fetcher;
     long long last = atomic_load(&f->b->bad[q].logged);
     if (last && now - last < HH_FETCH_BAD_LOG_US) return;
     if (!atomic_compare_exchange_strong(&f->b->bad[q].logged, &last, now)) return; /* another thread logs it */
-    hh_log(p->fetch->log, HH_LOG_ERROR,
-           "fetch: %s is a %s, not a list (WRONGTYPE): queue %s is skipped until it is a list again; the other "
-           "queues are served (logged once a minute)",
-           key, type, p->fetch->queues[q]);
+    hh__log(p->fetch->log, HH_LOG_ERROR,
+            "fetch: %s is a %s, not a list (WRONGTYPE): queue %s is skipped until it is a list again; the other "
+            "queues are served (logged once a minute)",
+            key, type, p->fetch->queues[q]);
 }
 
 /* After a WRONGTYPE reply: finds the wrong-typed queues (Redis's error does
  * not name the key) and leaves them out. Returns how many were found. */
-static int find_bad(hh_processor *p) {
-    const hh_fetch_env *m = p->fetch;
-    hh_fetcher *f = m->fetcher;
+static int find_bad(hh__processor *p) {
+    const hh__fetch_env *m = p->fetch;
+    hh__fetcher *f = m->fetcher;
     int found = 0;
     long long now = now_us();
     for (size_t q = 0; q < m->nqueues; q++) {
@@ -348,9 +348,9 @@ static int find_bad(hh_processor *p) {
 
 /* Asks TYPE again of each bad queue whose recheck is due (one thread per
  * queue claims it): a list again is served again. */
-static void bad_recheck(hh_processor *p) {
-    const hh_fetch_env *m = p->fetch;
-    hh_fetcher *f = m->fetcher;
+static void bad_recheck(hh__processor *p) {
+    const hh__fetch_env *m = p->fetch;
+    hh__fetcher *f = m->fetcher;
     if (atomic_load(&f->b->nbad) == 0) return;
     long long now = now_us();
     for (size_t q = 0; q < m->nqueues; q++) {
@@ -366,7 +366,7 @@ static void bad_recheck(hh_processor *p) {
             atomic_store(&f->b->bad[q].until, 0);
             atomic_store(&f->b->bad[q].logged, 0);
             atomic_fetch_sub(&f->b->nbad, 1);
-            hh_log(m->log, HH_LOG_INFO, "fetch: queue %s is a list again: served again", m->queues[q]);
+            hh__log(m->log, HH_LOG_INFO, "fetch: queue %s is a list again: served again", m->queues[q]);
         }
     }
 }
@@ -375,7 +375,7 @@ static void bad_recheck(hh_processor *p) {
  * bad): an idle thread waits no longer, so a queue fixed by hand without a
  * wake-up (tracking was off at the write) is still served again within the
  * recheck period. */
-static double bad_wait(hh_fetcher *f) {
+static double bad_wait(hh__fetcher *f) {
     if (atomic_load(&f->b->nbad) == 0) return 0;
     long long first = 0, now = now_us();
     for (size_t q = 0; q < f->m->nqueues; q++) {
@@ -388,9 +388,9 @@ static double bad_wait(hh_fetcher *f) {
 
 /* An error reply to a fetch: WRONGTYPE finds and leaves out the bad queues
  * (logged there); anything else is logged as is. */
-static void fetch_error(hh_processor *p, const char *err) {
+static void fetch_error(hh__processor *p, const char *err) {
     if (strncmp(err, "WRONGTYPE", 9) == 0 && find_bad(p) > 0) return;
-    hh_err_run_fail(p->fetch->log, &p->fetch->fetcher->fetch_errors, HH_LOG_ERROR, "fetch", err);
+    hh__err_run_fail(p->fetch->log, &p->fetch->fetcher->fetch_errors, HH_LOG_ERROR, "fetch", err);
 }
 
 /* The queues one fetch of max jobs tries, in configuration order, into
@@ -401,9 +401,9 @@ static void fetch_error(hh_processor *p, const char *err) {
  * is trusted (then none: 0, with nothing to ask Redis). Sets s->seq, the
  * write sequence the fetch's marks keep. Returns how many, and *all whether
  * every queue is tried or has a trusted mark. */
-static size_t candidates(hh_processor *p, fetch_scratch *s, size_t max, int wide, int *all) {
-    const hh_fetch_env *m = p->fetch;
-    hh_fetcher *f = m->fetcher;
+static size_t candidates(hh__processor *p, fetch_scratch *s, size_t max, int wide, int *all) {
+    const hh__fetch_env *m = p->fetch;
+    hh__fetcher *f = m->fetcher;
     s->seq = atomic_load(&f->b->wseq);
     unsigned long long track = atomic_load(&f->b->track_from);
     long long now = now_us();
@@ -433,7 +433,7 @@ static size_t candidates(hh_processor *p, fetch_scratch *s, size_t max, int wide
 
 /* ------------------------------------------------------------ basic fetch */
 
-static int fetch_batch(hh_processor *p, hh_fetched *out, size_t max, int basic);
+static int fetch_batch(hh__processor *p, hh__fetched *out, size_t max, int basic);
 
 /* Basic fetch: BRPOP, as Sidekiq's BasicFetch, one job. When more than one
  * thread is idle and jobs are fast (max > 1), one script call pops a job for
@@ -441,8 +441,8 @@ static int fetch_batch(hh_processor *p, hh_fetched *out, size_t max, int basic);
  * an empty result falls back to the BRPOP. The jobs popped are only in
  * memory, as with BRPOP: a crash loses them, and no more of them wait than
  * one per thread (want_locked). */
-static int fetch_basic(hh_processor *p, hh_fetched *out, size_t max) {
-    const hh_fetch_env *m = p->fetch;
+static int fetch_basic(hh__processor *p, hh__fetched *out, size_t max) {
+    const hh__fetch_env *m = p->fetch;
     if (max > 1) {
         int rc = fetch_batch(p, out, max, 1);
         if (rc != 0) return rc;
@@ -451,7 +451,7 @@ static int fetch_basic(hh_processor *p, hh_fetched *out, size_t max) {
     if (!s) return -1;
     size_t n = m->nqueues, argc = n + 2;
     const size_t *order = s->order;
-    hh_queue_order(m->weights, n, m->weighted, &p->rng, s->order);
+    hh__queue_order(m->weights, n, m->weighted, &p->rng, s->order);
     const char **argv = s->argv;
     size_t *lens = s->lens;
     argv[0] = "BRPOP", lens[0] = 5;
@@ -460,12 +460,12 @@ static int fetch_basic(hh_processor *p, hh_fetched *out, size_t max) {
         if (!queue_bad(m->fetcher, order[i]))
             argv[1 + good] = m->queue_keys[order[i]], lens[1 + good] = sdslen(m->queue_keys[order[i]]), good++;
     if (good == 0) { /* every queue wrong-typed: wait as an empty BRPOP would */
-        hh_sleep(HH_FETCH_BLOCK_SECONDS);
+        hh__sleep(HH_FETCH_BLOCK_SECONDS);
         return 0;
     }
     argv[good + 1] = "2", lens[good + 1] = 1;
     argc = good + 2;
-    redisReply *r = hh_conn_cmdargv_blocking(&p->conn, HH_FETCH_BLOCK_SECONDS, (int)argc, argv, lens);
+    redisReply *r = hh__conn_cmdargv_blocking(&p->conn, HH_FETCH_BLOCK_SECONDS, (int)argc, argv, lens);
     int rc = r ? 0 : -1;
     if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[0]->type == REDIS_REPLY_STRING) {
         for (size_t i = 0; i < n; i++) {
@@ -488,7 +488,7 @@ static int fetch_basic(hh_processor *p, hh_fetched *out, size_t max) {
  * drawn, in s->cand in the order first drawn, with their number of draws
  * in s->count; with tail, the other candidates follow in one weighted
  * shuffle, each for the whole batch. Returns the new candidate count. */
-static size_t draw_weighted(hh_processor *p, fetch_scratch *s, size_t max, size_t ncand, int tail) {
+static size_t draw_weighted(hh__processor *p, fetch_scratch *s, size_t max, size_t ncand, int tail) {
     uint64_t total = 0;
     for (size_t i = 0; i < ncand; i++) {
         total += (uint64_t)(s->cweights[i] > 1 ? s->cweights[i] : 1);
@@ -497,7 +497,7 @@ static size_t draw_weighted(hh_processor *p, fetch_scratch *s, size_t max, size_
     }
     size_t kept = 0, draws = max < HH_FETCH_DRAWS || thread_of(p)->per_job ? max : HH_FETCH_DRAWS;
     for (size_t j = 0; j < draws; j++) {
-        uint64_t r = hh_rng_below(&p->rng, total);
+        uint64_t r = hh__rng_below(&p->rng, total);
         size_t lo = 0, hi = ncand - 1;
         while (lo < hi) { /* first prefix above r */
             size_t mid = lo + (hi - lo) / 2;
@@ -508,7 +508,7 @@ static size_t draw_weighted(hh_processor *p, fetch_scratch *s, size_t max, size_
         s->count[s->pos[lo]] += max / draws + (j < max % draws); /* the batch in draws near-equal parts */
     }
     if (tail) {
-        size_t no = hh_queue_order(s->cweights, ncand, 1, &p->rng, s->order);
+        size_t no = hh__queue_order(s->cweights, ncand, 1, &p->rng, s->order);
         for (size_t k = 0; k < no; k++) {
             size_t i = s->order[k];
             if (s->pos[i] < 0) s->pos[i] = (long)kept, s->place[kept] = s->cand[i], s->count[kept++] = max;
@@ -525,8 +525,8 @@ static size_t draw_weighted(hh_processor *p, fetch_scratch *s, size_t max, size_
  * it (draw_weighted). full: the queues named are likely empty (a retry
  * after a fetch that found nothing, or every queue known empty).
  * Returns the argument count after the keys, or -1 out of memory. */
-static int fetch_args(hh_processor *p, fetch_scratch *s, size_t max, size_t *ncandp, int full) {
-    const hh_fetch_env *m = p->fetch;
+static int fetch_args(hh__processor *p, fetch_scratch *s, size_t max, size_t *ncandp, int full) {
+    const hh__fetch_env *m = p->fetch;
     size_t n = m->nqueues, ncand = *ncandp;
     if (m->weighted) *ncandp = ncand = draw_weighted(p, s, max, ncand, full || ncand <= HH_FETCH_TAIL);
     else
@@ -552,7 +552,10 @@ static int fetch_args(hh_processor *p, fetch_scratch *s, size_t max, size_t *nca
      * queue, or in strict order the others not known empty), where passing
      * over thousands of empty queues one list command each would cost
      * Redis milliseconds */
-    int check = full || (ncand == n && p->fetch->fetcher->dry), mode = s->basic ? 2 : p->conn.version >= 602 ? 0 : 1;
+    int check = full || (ncand == n && p->fetch->fetcher->dry),
+        mode = s->basic                     ? 2
+        : hh__conn_version(&p->conn) >= 602 ? 0
+                                            : 1;
     args[0] = modes[mode][check], alen[0] = strlen(args[0]);
     char *o = s->ord;
     int len = snprintf(o, 24, "%zu", max);
@@ -570,47 +573,47 @@ static int fetch_args(hh_processor *p, fetch_scratch *s, size_t max, size_t *nca
  * script alone when its sha is not known yet: EVAL then loads it). Returns
  * the script's reply, or NULL when the connection failed (the acks are
  * then retried alone, the lease told). */
-static redisReply *fetch_exchange(hh_processor *p, fetch_scratch *s, size_t n, int nargs, hh_fetched *out) {
-    const hh_fetch_env *m = p->fetch;
+static redisReply *fetch_exchange(hh__processor *p, fetch_scratch *s, size_t n, int nargs, hh__fetched *out) {
+    const hh__fetch_env *m = p->fetch;
     const char **keys = s->argv + 3, **args = s->argv + 3 + 2 * n;
     size_t *klen = s->lens + 3, *alen = s->lens + 3 + 2 * n;
-    if (!p->conn.shas[HH_SCRIPT_FETCH][0]) hh_finish_flush_acks(m->finish, &p->conn);
+    if (!hh__conn_script_sha(&p->conn, HH_SCRIPT_FETCH)[0]) hh__finish_flush_acks(m->finish, &p->conn);
     /* From here until its reply is read, what the script moves is in our
      * list but held by no thread (lease.c). */
-    if (!s->basic) hh_lease_fetch_begin(m->lease, p, 0);
+    if (!s->basic) hh__lease_fetch_begin(m->lease, p, 0);
     redisReply *r = NULL;
     size_t nacks = 0;
-    hh_job **acks = p->conn.shas[HH_SCRIPT_FETCH][0] ? hh_finish_take_acks(m->finish, &nacks) : NULL;
+    hh_job **acks = hh__conn_script_sha(&p->conn, HH_SCRIPT_FETCH)[0] ? hh__finish_take_acks(m->finish, &nacks) : NULL;
     if (acks) {
         char nk[24];
         snprintf(nk, sizeof(nk), "%zu", 2 * n);
         s->argv[0] = "EVALSHA", s->lens[0] = 7;
-        s->argv[1] = p->conn.shas[HH_SCRIPT_FETCH], s->lens[1] = 40;
+        s->argv[1] = hh__conn_script_sha(&p->conn, HH_SCRIPT_FETCH), s->lens[1] = 40;
         s->argv[2] = nk, s->lens[2] = strlen(nk);
         int argc = 3 + (int)(2 * n) + nargs;
-        hh_pipe pipe;
-        hh_pipe_begin(&pipe, &p->conn);
-        for (size_t i = 0; i < nacks; i++) hh_finish_ack_append(m->finish, &pipe, acks[i]);
-        hh_pipe_addargv(&pipe, argc, s->argv, s->lens);
-        redisReply **rs = hh_pipe_exec(&pipe);
+        hh__pipe pipe;
+        hh__pipe_begin(&pipe, &p->conn);
+        for (size_t i = 0; i < nacks; i++) hh__finish_ack_append(m->finish, &pipe, acks[i]);
+        hh__pipe_addargv(&pipe, argc, s->argv, s->lens);
+        redisReply **rs = hh__pipe_exec(&pipe);
         if (!rs) {
-            if (!s->basic) hh_lease_fetch_end(m->lease, p, out, 0, HH_FETCH_END_LOST);
+            if (!s->basic) hh__lease_fetch_end(m->lease, p, out, 0, HH_FETCH_END_LOST);
             for (size_t i = 0; i < nacks; i++) acks[i]->ack_uncertain = 1;
-            hh_finish_send_acks(m->finish, &p->conn, acks, nacks); /* retries the acks alone */
+            hh__finish_send_acks(m->finish, &p->conn, acks, nacks); /* retries the acks alone */
             return NULL;
         }
-        hh_finish_acks_settle(m->finish, &p->conn, acks, rs, nacks, NULL, 0);
+        hh__finish_acks_settle(m->finish, &p->conn, acks, rs, nacks, NULL, 0);
         r = rs[pipe.n - 1];
         rs[pipe.n - 1] = NULL;
-        hh_replies_free(rs, pipe.n);
+        hh__replies_free(rs, pipe.n);
         if (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOSCRIPT", 8) == 0) {
             freeReplyObject(r);
             r = NULL;
-            p->conn.shas[HH_SCRIPT_FETCH][0] = '\0';
+            hh__conn_forget_script(&p->conn, HH_SCRIPT_FETCH);
         }
     }
-    if (!r) r = hh_conn_eval(&p->conn, HH_SCRIPT_FETCH, (int)(2 * n), keys, klen, nargs, args, alen);
-    if (!r && !s->basic) hh_lease_fetch_end(m->lease, p, out, 0, HH_FETCH_END_LOST);
+    if (!r) r = hh__conn_eval(&p->conn, HH_SCRIPT_FETCH, (int)(2 * n), keys, klen, nargs, args, alen);
+    if (!r && !s->basic) hh__lease_fetch_end(m->lease, p, out, 0, HH_FETCH_END_LOST);
     return r;
 }
 
@@ -619,8 +622,8 @@ static redisReply *fetch_exchange(hh_processor *p, fetch_scratch *s, size_t n, i
  * jobs and ends the lease's fetch window. Returns the number of jobs, or
  * -1 on an error reply (logged). A malformed element ends the parse: what
  * it moved is stranded and reconciliation pushes it back. */
-static int fetch_parse(hh_processor *p, const fetch_scratch *s, size_t n, redisReply *r, hh_fetched *out) {
-    const hh_fetch_env *m = p->fetch;
+static int fetch_parse(hh__processor *p, const fetch_scratch *s, size_t n, redisReply *r, hh__fetched *out) {
+    const hh__fetch_env *m = p->fetch;
     int rc = 0;
     if (r->type == REDIS_REPLY_ARRAY && r->elements >= 1 && r->element[0]->type == REDIS_REPLY_ARRAY) {
         const redisReply *e = r->element[0];
@@ -638,20 +641,20 @@ static int fetch_parse(hh_processor *p, const fetch_scratch *s, size_t n, redisR
             rc++;
         }
         if (!s->basic)
-            hh_lease_fetch_end(m->lease, p, out, rc,
-                               (size_t)rc * 2 + 1 != r->elements ? HH_FETCH_END_PARTIAL : HH_FETCH_END_OK);
+            hh__lease_fetch_end(m->lease, p, out, rc,
+                                (size_t)rc * 2 + 1 != r->elements ? HH_FETCH_END_PARTIAL : HH_FETCH_END_OK);
     } else if (r->type == REDIS_REPLY_ERROR) {
         fetch_error(p, r->str);
         rc = -1;
-        if (!s->basic) hh_lease_fetch_end(m->lease, p, out, 0, HH_FETCH_END_ERROR);
+        if (!s->basic) hh__lease_fetch_end(m->lease, p, out, 0, HH_FETCH_END_ERROR);
     } else {
         /* nil: every queue named was empty (the script's EXISTS, or every
          * queue passed over), so each is marked as one it reports empty */
         long long now = now_us();
         for (size_t i = 0; r->type == REDIS_REPLY_NIL && i < n; i++) mark_empty(m->fetcher, s->cand[i], s->seq, now);
         if (!s->basic)
-            hh_lease_fetch_end(m->lease, p, out, 0,
-                               r->type != REDIS_REPLY_NIL ? HH_FETCH_END_PARTIAL : HH_FETCH_END_OK);
+            hh__lease_fetch_end(m->lease, p, out, 0,
+                                r->type != REDIS_REPLY_NIL ? HH_FETCH_END_PARTIAL : HH_FETCH_END_OK);
     }
     return rc;
 }
@@ -661,13 +664,13 @@ static int fetch_parse(hh_processor *p, const fetch_scratch *s, size_t n, redisR
  * no more jobs than idle threads, so its batches are small and a call's
  * fixed cost weighs on each job. Returns the number of jobs (the
  * queue is marked empty when it gave fewer than max), or -1 on an error. */
-static int pop_count(hh_processor *p, size_t q, unsigned long long seq, hh_fetched *out, size_t max) {
-    const hh_fetch_env *m = p->fetch;
+static int pop_count(hh__processor *p, size_t q, unsigned long long seq, hh__fetched *out, size_t max) {
+    const hh__fetch_env *m = p->fetch;
     char nb[24];
     snprintf(nb, sizeof(nb), "%zu", max);
     const char *argv[3] = {"RPOP", m->queue_keys[q], nb};
     size_t lens[3] = {4, sdslen(m->queue_keys[q]), strlen(nb)};
-    redisReply *r = hh_conn_cmdargv(&p->conn, 3, argv, lens);
+    redisReply *r = hh__conn_cmdargv(&p->conn, 3, argv, lens);
     if (!r) return -1;
     int rc = 0;
     if (r->type == REDIS_REPLY_ARRAY) {
@@ -690,9 +693,9 @@ static int pop_count(hh_processor *p, size_t q, unsigned long long seq, hh_fetch
  * on return whether every queue was tried. basic: pop the jobs (RPOP, no
  * in-progress list), for basic fetch's batches. wide: in strict order, try
  * every queue not known to be empty, not only the first few. */
-static int fetch_batch_once(hh_processor *p, hh_fetched *out, size_t max, int *all, int basic, int wide) {
-    const hh_fetch_env *m = p->fetch;
-    if (hh_conn_ready(&p->conn) != 0) return -1;
+static int fetch_batch_once(hh__processor *p, hh__fetched *out, size_t max, int *all, int basic, int wide) {
+    const hh__fetch_env *m = p->fetch;
+    if (hh__conn_ready(&p->conn) != 0) return -1;
     fetch_scratch *s = scratch(p);
     if (!s) return -1;
     s->basic = basic;
@@ -700,10 +703,10 @@ static int fetch_batch_once(hh_processor *p, hh_fetched *out, size_t max, int *a
     if (max > HH_FETCH_BATCH_MAX) max = HH_FETCH_BATCH_MAX;
     size_t ncand = candidates(p, s, max, wide, all);
     if (ncand == 0) { /* every queue has a trusted mark: nothing to ask; the acks go alone */
-        if (!basic) hh_finish_try_acks(m->finish, &p->conn);
+        if (!basic) hh__finish_try_acks(m->finish, &p->conn);
         return 0;
     }
-    if (basic && !m->weighted && ncand >= 1 && p->conn.version >= 602) {
+    if (basic && !m->weighted && ncand >= 1 && hh__conn_version(&p->conn) >= 602) {
         /* strict order: the first queue that holds jobs gives what it has
          * (a short batch when it runs out: the next fetch goes on); only
          * when it is empty does the script try the others */
@@ -735,7 +738,7 @@ static int fetch_batch_once(hh_processor *p, hh_fetched *out, size_t max, int *a
  * and found nothing tries the other queues not known to be empty, then
  * every queue, before the caller goes idle (only writes after that are
  * waited for). */
-static int fetch_batch(hh_processor *p, hh_fetched *out, size_t max, int basic) {
+static int fetch_batch(hh__processor *p, hh__fetched *out, size_t max, int basic) {
     if (max > HH_FETCH_BATCH_MAX) max = HH_FETCH_BATCH_MAX;
     int all = 0;
     int rc = fetch_batch_once(p, out, max, &all, basic, 0);
@@ -751,16 +754,16 @@ static int fetch_batch(hh_processor *p, hh_fetched *out, size_t max, int basic) 
  * us at once. Threads spread over the queues so each queue has a waiter
  * when concurrency >= queues, otherwise they rotate; the blocks last
  * Sidekiq's 2 s, so a job in a queue without a waiter waits 2 s at most. */
-static int idle_fallback(hh_processor *p, hh_fetched *out) {
-    const hh_fetch_env *m = p->fetch;
-    hh_fetcher *f = m->fetcher;
+static int idle_fallback(hh__processor *p, hh__fetched *out) {
+    const hh__fetch_env *m = p->fetch;
+    hh__fetcher *f = m->fetcher;
     fetch_thread *t = thread_of(p);
     size_t n = m->nqueues;
     size_t q = (size_t)t->block_queue % n;
     int rotate = (size_t)m->opts.concurrency < n;
     for (size_t i = 0; i < n && queue_bad(f, q); i++) q = (q + 1) % n; /* a wrong-typed one: the next */
     if (queue_bad(f, q)) {                                             /* all wrong-typed: wait as a block would */
-        hh_sleep(HH_FETCH_BLOCK_SECONDS);
+        hh__sleep(HH_FETCH_BLOCK_SECONDS);
         return 0;
     }
     if (rotate) t->block_queue = (int)((q + 1) % n);
@@ -790,20 +793,20 @@ static int idle_fallback(hh_processor *p, hh_fetched *out) {
     }
     const char *bs = "2"; /* HH_FETCH_BLOCK_SECONDS */
     sds src = m->queue_keys[q], dst = m->inprog_keys[q];
-    int lmove = p->conn.version >= 602;
+    int lmove = hh__conn_version(&p->conn) >= 602;
     const char *bargv[6] = {lmove ? "BLMOVE" : "BRPOPLPUSH", src, dst, "RIGHT", "LEFT", bs};
     size_t blens[6] = {strlen(bargv[0]), sdslen(src), sdslen(dst), 5, 4, strlen(bs)};
     if (!lmove) bargv[3] = bs, blens[3] = strlen(bs);
     if (!atomic_load(m->quiet)) {
-        hh_lease_fetch_begin(m->lease, p, 1);
-        r = hh_conn_cmdargv_blocking(&p->conn, HH_FETCH_BLOCK_SECONDS, lmove ? 6 : 4, bargv, blens);
+        hh__lease_fetch_begin(m->lease, p, 1);
+        r = hh__conn_cmdargv_blocking(&p->conn, HH_FETCH_BLOCK_SECONDS, lmove ? 6 : 4, bargv, blens);
         if (!r) rc = atomic_load(m->quiet) ? 0 : -1;
         if (r && r->type == REDIS_REPLY_STRING) rc = take(out, r, q);
-        hh_lease_fetch_end(m->lease, p, out, rc > 0 ? rc : 0,
-                           !r                                 ? HH_FETCH_END_LOST
-                               : r->type == REDIS_REPLY_ERROR ? HH_FETCH_END_ERROR
-                               : rc < 0                       ? HH_FETCH_END_PARTIAL
-                                                              : HH_FETCH_END_OK);
+        hh__lease_fetch_end(m->lease, p, out, rc > 0 ? rc : 0,
+                            !r                                 ? HH_FETCH_END_LOST
+                                : r->type == REDIS_REPLY_ERROR ? HH_FETCH_END_ERROR
+                                : rc < 0                       ? HH_FETCH_END_PARTIAL
+                                                               : HH_FETCH_END_OK);
     }
     if (!rotate) {
         /* Leaving the post. After a job (more may follow) or an error,
@@ -825,15 +828,15 @@ static int idle_fallback(hh_processor *p, hh_fetched *out) {
 /* ------------------------------------------------------------ waiting threads */
 
 /* The buffer's sleepers (buffer.h), as this file's threads; f->b->mu held. */
-static void sleep_locked(hh_fetcher *f, fetch_thread *t) { hh_buffer_sleep_locked(f->b, &t->sleeper); }
-static fetch_thread *pop_sleeper_locked(hh_fetcher *f) {
-    return (fetch_thread *)(void *)hh_buffer_pop_sleeper_locked(f->b); /* the sleeper is its first member */
+static void sleep_locked(hh__fetcher *f, fetch_thread *t) { hh__buffer_sleep_locked(f->b, &t->sleeper); }
+static fetch_thread *pop_sleeper_locked(hh__fetcher *f) {
+    return (fetch_thread *)(void *)hh__buffer_pop_sleeper_locked(f->b); /* the sleeper is its first member */
 }
-static void wake_all_locked(hh_fetcher *f) { hh_buffer_wake_all_locked(f->b); }
+static void wake_all_locked(hh__fetcher *f) { hh__buffer_wake_all_locked(f->b); }
 
-void hh_fetch_wake_sleepers(const hh_fetch_env *m) {
-    hh_fetcher *f = m->fetcher;
-    hh_pickup_poke(m->pickup); /* idle threads waiting for a wake-up see quiet */
+void hh__fetch_wake_sleepers(const hh__fetch_env *m) {
+    hh__fetcher *f = m->fetcher;
+    hh__pickup_poke(m->pickup); /* idle threads waiting for a wake-up see quiet */
     if (!f) return;
     pthread_mutex_lock(&f->idle_mu);
     pthread_cond_broadcast(&f->idle_cv); /* sleepers see quiet */
@@ -843,18 +846,18 @@ void hh_fetch_wake_sleepers(const hh_fetch_env *m) {
     pthread_mutex_unlock(&f->b->mu);
 }
 
-void hh_fetch_unblock(const hh_fetch_env *m, hh_conn *c) {
+void hh__fetch_unblock(const hh__fetch_env *m, hh__conn *c) {
     for (int i = 0; i < m->opts.concurrency; i++) {
-        long long id = atomic_load(&m->procs[i].conn.client_id);
-        if (!id || !atomic_load(&m->procs[i].conn.blocking)) continue;
-        redisReply *r = hh_conn_cmd(c, "CLIENT UNBLOCK %lld TIMEOUT", id);
+        long long id = hh__conn_client_id(&m->procs[i].conn);
+        if (!id || !hh__conn_blocking(&m->procs[i].conn)) continue;
+        redisReply *r = hh__conn_cmd(c, "CLIENT UNBLOCK %lld TIMEOUT", id);
         if (r) freeReplyObject(r);
     }
 }
 
-void hh_fetch_wake(const hh_fetch_env *m, hh_conn *c) {
-    hh_fetch_wake_sleepers(m);
-    hh_fetch_unblock(m, c);
+void hh__fetch_wake(const hh__fetch_env *m, hh__conn *c) {
+    hh__fetch_wake_sleepers(m);
+    hh__fetch_unblock(m, c);
 }
 
 /* A dry spell (the queues ran dry) with hundreds of idle threads: each
@@ -874,14 +877,14 @@ void hh_fetch_wake(const hh_fetch_env *m, hh_conn *c) {
 #define HH_FETCH_CHECK_SECONDS 0.1
 enum { DRY_FETCH, DRY_CHECK, DRY_WAIT, DRY_JOIN };
 
-static int dry_check(hh_fetcher *f, const hh_pickup_ticket *t) {
+static int dry_check(hh__fetcher *f, const hh__pickup_ticket *t) {
     if (!t->wakes || !atomic_load(&f->dry)) return DRY_FETCH;
     int rc = DRY_FETCH;
     pthread_mutex_lock(&f->b->mu);
     if (f->check_busy && f->check_gen == t->gen) {
         while (f->check_busy && f->check_gen == t->gen) pthread_cond_wait(&f->check_cv, &f->b->mu);
         rc = f->check_gen == t->gen && f->check_empty ? DRY_WAIT : DRY_JOIN;
-    } else if (f->check_empty && f->check_gen == t->gen && hh_mono() - f->check_at < HH_FETCH_CHECK_SECONDS) {
+    } else if (f->check_empty && f->check_gen == t->gen && hh__mono() - f->check_at < HH_FETCH_CHECK_SECONDS) {
         rc = DRY_WAIT;
     } else if (!f->check_busy) {
         f->check_busy = 1, f->check_empty = 0, f->check_gen = t->gen;
@@ -893,16 +896,16 @@ static int dry_check(hh_fetcher *f, const hh_pickup_ticket *t) {
 
 /* After a fetch (rc jobs, -1 an error) taken with ticket t; check: it was
  * the generation's check. */
-static void dry_check_end(hh_fetcher *f, const hh_pickup_ticket *t, int check, int rc) {
+static void dry_check_end(hh__fetcher *f, const hh__pickup_ticket *t, int check, int rc) {
     if (!t->wakes) return;
     pthread_mutex_lock(&f->b->mu);
     if (check) {
         f->check_busy = 0;
         pthread_cond_broadcast(&f->check_cv);
     }
-    if (rc == 0 && (check || !f->check_busy)) f->check_gen = t->gen, f->check_empty = 1, f->check_at = hh_mono();
+    if (rc == 0 && (check || !f->check_busy)) f->check_gen = t->gen, f->check_empty = 1, f->check_at = hh__mono();
     else if (rc != 0 && (check || !f->check_busy)) f->check_empty = 0; /* a write it did not see as one */
-    if (rc > 0) atomic_store(&f->dry, 0); /* before the waiters look (hh_fetch_next sets it again) */
+    if (rc > 0) atomic_store(&f->dry, 0); /* before the waiters look (hh__fetch_next sets it again) */
     pthread_mutex_unlock(&f->b->mu);
 }
 
@@ -913,19 +916,19 @@ static void dry_check_end(hh_fetcher *f, const hh_pickup_ticket *t, int check, i
  * error (already logged and backed off); *waited says whether a 0 came
  * after a wait (or another thread's check): it then says nothing of the
  * queues now. */
-static int fetch(hh_processor *p, hh_fetched *out, size_t max, size_t *promise, int *waited) {
-    const hh_fetch_env *m = p->fetch;
+static int fetch(hh__processor *p, hh__fetched *out, size_t max, size_t *promise, int *waited) {
+    const hh__fetch_env *m = p->fetch;
     int rc, basic = m->opts.fetch == HH_FETCH_BASIC;
     /* Taken before the fetch: a write to any queue after it (the fetch
      * included) shows as a new generation, so nothing is missed between
      * an empty fetch and the wait. */
-    hh_pickup_ticket ticket;
-    hh_pickup_ticket_take(m->pickup, &ticket);
-    unsigned long failures = p->conn.failures;
+    hh__pickup_ticket ticket;
+    hh__pickup_ticket_take(m->pickup, &ticket);
+    unsigned long failures = hh__conn_failures(&p->conn);
     bad_recheck(p);
     int dry = basic ? DRY_FETCH : dry_check(m->fetcher, &ticket);
     if (dry == DRY_JOIN) { /* another thread's check found jobs */
-        hh_pickup_done(m->pickup, &ticket, 0);
+        hh__pickup_done(m->pickup, &ticket, 0);
         *waited = 1;
         return 0;
     }
@@ -939,7 +942,7 @@ static int fetch(hh_processor *p, hh_fetched *out, size_t max, size_t *promise, 
          * promise ends here: while it waits for a write, it brings no job,
          * and a promise held through the wait would keep the others from
          * fetching once another thread's fetch ends the dry spell. */
-        hh_fetcher *f = m->fetcher;
+        hh__fetcher *f = m->fetcher;
         pthread_mutex_lock(&f->b->mu);
         f->promised -= *promise;
         *promise = 0;
@@ -951,28 +954,28 @@ static int fetch(hh_processor *p, hh_fetched *out, size_t max, size_t *promise, 
     }
     *waited = 0;
     if (rc != 0 || atomic_load(m->quiet)) {
-        hh_pickup_done(m->pickup, &ticket, rc);
+        hh__pickup_done(m->pickup, &ticket, rc);
     } else {
         *waited = 1;
-        if (!hh_pickup_wait(m->pickup, &ticket, bad_wait(m->fetcher)) && !basic) {
+        if (!hh__pickup_wait(m->pickup, &ticket, bad_wait(m->fetcher)) && !basic) {
             /* No wake-up available. Basic fetch's BRPOP covered every
              * queue for 2 s already; reliable fetch blocks on one queue. */
             rc = idle_fallback(p, out);
         }
     }
     for (int i = 0; i < rc; i++) atomic_fetch_add(&m->fetched[out[i].queue], 1);
-    if (rc >= 0) hh_err_run_ok(m->log, &m->fetcher->fetch_errors, "fetch");
+    if (rc >= 0) hh__err_run_ok(m->log, &m->fetcher->fetch_errors, "fetch");
     /* A broken link waits out the reconnect's backoff (none after a link
      * that worked: the acks may have reconnected already); an error reply
      * pauses 1 s, as Sidekiq does. */
-    if (rc < 0 && (!p->conn.ctx || p->conn.failures != failures)) hh_conn_ready(&p->conn);
-    else if (rc < 0) hh_sleep(1.0);
+    if (rc < 0 && (!hh__conn_connected(&p->conn) || hh__conn_failures(&p->conn) != failures)) hh__conn_ready(&p->conn);
+    else if (rc < 0) hh__sleep(1.0);
     return rc;
 }
 
 /* ------------------------------------------------------------ the shared buffer */
 
-void hh_fetch_ran(hh_processor *p, double seconds) {
+void hh__fetch_ran(hh__processor *p, double seconds) {
     fetch_thread *t = thread_of(p);
     t->spent += seconds;
     t->ran++;
@@ -980,7 +983,7 @@ void hh_fetch_ran(hh_processor *p, double seconds) {
 
 /* The batch sizes, after the jobs this thread ran since its last fetch
  * (want_locked). Call with f->b->mu. */
-static void adapt_locked(hh_fetcher *f, fetch_thread *t) {
+static void adapt_locked(hh__fetcher *f, fetch_thread *t) {
     if (t->ran && t->spent < 0.001 * t->ran) {
         f->batch = f->batch * 2 > HH_FETCH_BATCH_MAX ? HH_FETCH_BATCH_MAX : f->batch * 2;
         t->batch = t->batch * 2 > HH_FETCH_BATCH_MAX ? HH_FETCH_BATCH_MAX : t->batch * 2;
@@ -1005,8 +1008,8 @@ static void adapt_locked(hh_fetcher *f, fetch_thread *t) {
  * in flight (or prefetch() brings the next batch before the buffer runs
  * out). Once the queues run dry, every idle thread fetches (and waits) on
  * its own. Call with f->b->mu. */
-static size_t want_locked(hh_processor *p, fetch_thread *t) {
-    hh_fetcher *f = p->fetch->fetcher;
+static size_t want_locked(hh__processor *p, fetch_thread *t) {
+    hh__fetcher *f = p->fetch->fetcher;
     adapt_locked(f, t);
     size_t covered = f->promised + f->b->npending;
     /* While the queues run dry every idle thread goes its own way to the
@@ -1029,11 +1032,11 @@ static size_t want_locked(hh_processor *p, fetch_thread *t) {
 
 /* Jobs fetched that did not fit into the buffer (cannot happen: a fetch
  * never asks for more than its room), pushed back rather than lost. */
-static void unbuffered(hh_processor *p, hh_fetched *jobs, size_t from, size_t to) {
-    const hh_fetch_env *m = p->fetch;
+static void unbuffered(hh__processor *p, hh__fetched *jobs, size_t from, size_t to) {
+    const hh__fetch_env *m = p->fetch;
     for (size_t i = from; i < to; i++) {
-        hh_finish_push_back(m->finish, &p->conn, &jobs[i]);
-        hh_lease_finish_fetched(m->lease, &jobs[i]);
+        hh__finish_push_back(m->finish, &p->conn, &jobs[i]);
+        hh__lease_finish_fetched(m->lease, &jobs[i]);
     }
 }
 
@@ -1050,18 +1053,18 @@ static void unbuffered(hh_processor *p, hh_fetched *jobs, size_t from, size_t to
  * queue empty starts the dry spell as a regular one does; an error is
  * left to the next regular fetch, which backs off (this thread takes a
  * buffered job if one is left, and does not wait). */
-static void prefetch(hh_processor *p, size_t want) {
-    const hh_fetch_env *m = p->fetch;
-    hh_fetcher *f = m->fetcher;
+static void prefetch(hh__processor *p, size_t want) {
+    const hh__fetch_env *m = p->fetch;
+    hh__fetcher *f = m->fetcher;
     fetch_thread *t = thread_of(p);
     t->per_job = 0;
     bad_recheck(p);
     int got = fetch_batch(p, t->held, want, 0);
     for (int i = 0; i < got; i++) atomic_fetch_add(&m->fetched[t->held[i].queue], 1);
-    if (got >= 0) hh_err_run_ok(m->log, &f->fetch_errors, "fetch");
+    if (got >= 0) hh__err_run_ok(m->log, &f->fetch_errors, "fetch");
     pthread_mutex_lock(&f->b->mu);
     f->promised -= want;
-    size_t taken = got > 0 ? hh_buffer_push_locked(f->b, t->held, (size_t)got) : 0;
+    size_t taken = got > 0 ? hh__buffer_push_locked(f->b, t->held, (size_t)got) : 0;
     fetch_thread *next = NULL;
     if (got == 0 && !atomic_load(&f->dry)) {
         atomic_store(&f->dry, 1);
@@ -1073,13 +1076,13 @@ static void prefetch(hh_processor *p, size_t want) {
     if (next) pthread_cond_signal(&next->sleeper.wake);
     /* threads still waiting for a write since the burst began join too, a
      * batch's worth at a time (as a regular fetch's jobs wake them) */
-    if (got > 1) hh_pickup_wake(m->pickup, got - 1);
+    if (got > 1) hh__pickup_wake(m->pickup, got - 1);
     if (got > 0) unbuffered(p, t->held, taken, (size_t)got);
 }
 
-int hh_fetch_next(hh_processor *p, hh_fetched *out) {
-    const hh_fetch_env *m = p->fetch;
-    hh_fetcher *f = m->fetcher;
+int hh__fetch_next(hh__processor *p, hh__fetched *out) {
+    const hh__fetch_env *m = p->fetch;
+    hh__fetcher *f = m->fetcher;
     fetch_thread *t = thread_of(p);
     pthread_mutex_lock(&f->b->mu);
     if (f->b->npending) {
@@ -1100,7 +1103,7 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out) {
                 pthread_mutex_lock(&f->b->mu);
             }
         }
-        if (hh_buffer_pop_locked(f->b, out)) {
+        if (hh__buffer_pop_locked(f->b, out)) {
             pthread_mutex_unlock(&f->b->mu);
             return 1;
         }
@@ -1111,7 +1114,7 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out) {
     size_t want;
     while (!(want = want_locked(p, t)) && !atomic_load(m->quiet)) {
         sleep_locked(f, t); /* a fetch in flight brings this thread's job */
-        if (hh_buffer_pop_locked(f->b, out)) {
+        if (hh__buffer_pop_locked(f->b, out)) {
             /* Pass the wake-up on while jobs are left (see the end of
              * this function). */
             fetch_thread *next = f->b->npending ? pop_sleeper_locked(f) : NULL;
@@ -1143,7 +1146,7 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out) {
      * own (hundreds of fetches when a burst lands on an idle process). */
     if (got != 0 || !waited) f->dry = got == 0;
     size_t rest = got > 1 ? (size_t)got - 1 : 0;
-    size_t taken = rest ? hh_buffer_push_locked(f->b, t->held + 1, rest) : 0;
+    size_t taken = rest ? hh__buffer_push_locked(f->b, t->held + 1, rest) : 0;
     /* Fast jobs (batch > 1): wake-ups are passed on, one at a time. This
      * thread wakes one waiting thread (to run a buffered job, or to fetch
      * next), and a thread woken that finds jobs left after taking its own
@@ -1172,15 +1175,15 @@ int hh_fetch_next(hh_processor *p, hh_fetched *out) {
     return 1;
 }
 
-void hh_fetch_push_back_pending(const hh_fetch_env *m, hh_conn *conn) {
-    hh_fetcher *f = m->fetcher;
+void hh__fetch_push_back_pending(const hh__fetch_env *m, hh__conn *conn) {
+    hh__fetcher *f = m->fetcher;
     for (;;) {
-        hh_fetched x;
+        hh__fetched x;
         pthread_mutex_lock(&f->b->mu);
-        int got = hh_buffer_pop_locked(f->b, &x);
+        int got = hh__buffer_pop_locked(f->b, &x);
         pthread_mutex_unlock(&f->b->mu);
         if (!got) return;
-        hh_finish_push_back(m->finish, conn, &x);
-        hh_lease_finish_fetched(m->lease, &x);
+        hh__finish_push_back(m->finish, conn, &x);
+        hh__lease_finish_fetched(m->lease, &x);
     }
 }

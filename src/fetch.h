@@ -32,18 +32,18 @@
  * Sidekiq does: strict keeps configuration order; weighted repeats queue i
  * max(weights[i], 1) times, shuffles, keeps each queue's first occurrence.
  * Returns n. Thread-safe with a per-caller rng. */
-size_t hh_queue_order(const int *weights, size_t n, int weighted, hh_rng *rng, size_t *out);
+size_t hh__queue_order(const int *weights, size_t n, int weighted, hh__rng *rng, size_t *out);
 
 /* All fetch.c knows of its manager, filled by manager.c (which keeps it
  * alive while the fetcher lives) and pointing into it; every worker thread
- * reaches it through its hh_processor.fetch. */
-typedef struct hh_fetch_env {
+ * reaches it through its hh__processor.fetch. */
+typedef struct hh__fetch_env {
     struct {
         int concurrency;
         hh_fetch_mode fetch;
     } opts;
-    const hh_keys *keys;
-    const hh_logger *log;
+    const hh__keys *keys;
+    const hh__logger *log;
     const char *identity;
     size_t nqueues;
     char *const *queues; /* names, configuration order */
@@ -52,38 +52,38 @@ typedef struct hh_fetch_env {
     const int *weights;
     int weighted;
     const atomic_int *quiet;
-    atomic_ullong *fetched;      /* per queue, added to here */
-    hh_processor *procs;         /* opts.concurrency worker threads */
-    const hh_lease_env *lease;   /* lease.c: the held jobs of every fetch */
-    const hh_finish_env *finish; /* finish.c: acks (sent with each fetch), push backs */
-    hh_buffer *buffer;           /* buffer.c: fetched jobs not started, sleepers, queue marks */
-    hh_pickup_env *pickup;       /* pickup.c: idle threads' wake-up */
-    struct hh_fetcher *fetcher;  /* the state below: hh_fetcher_new's, set by manager.c */
-} hh_fetch_env;
+    atomic_ullong *fetched;       /* per queue, added to here */
+    hh__processor *procs;         /* opts.concurrency worker threads */
+    const hh__lease_env *lease;   /* lease.c: the held jobs of every fetch */
+    const hh__finish_env *finish; /* finish.c: acks (sent with each fetch), push backs */
+    hh__buffer *buffer;           /* buffer.c: fetched jobs not started, sleepers, queue marks */
+    hh__pickup_env *pickup;       /* pickup.c: idle threads' wake-up */
+    struct hh__fetcher *fetcher;  /* the state below: hh__fetcher_new's, set by manager.c */
+} hh__fetch_env;
 
 /* The fetcher's state, owned here: the idle threads' waits (the buffer of
  * fetched jobs not started yet is buffer.h's, used under its mutex), the queues known to be empty and each
  * thread's fetch space. Created and freed by manager.c (m->fetcher). */
-typedef struct hh_fetcher hh_fetcher;
-hh_fetcher *hh_fetcher_new(const hh_fetch_env *m);
-void hh_fetcher_free(hh_fetcher *f);
+typedef struct hh__fetcher hh__fetcher;
+hh__fetcher *hh__fetcher_new(const hh__fetch_env *m);
+void hh__fetcher_free(hh__fetcher *f);
 
 /* The next job for worker thread p: the oldest buffered one, else a fetch
  * for this thread and the idle ones (the rest buffered), waiting while
  * every queue is empty. Returns 1 with *out set, 0 when nothing came (quiet,
  * or look again), -1 on a Redis error (logged, backed off). */
-int hh_fetch_next(hh_processor *p, hh_fetched *out);
+int hh__fetch_next(hh__processor *p, hh__fetched *out);
 /* Tells the fetcher thread p ran a job that took seconds (batch sizing). */
-void hh_fetch_ran(hh_processor *p, double seconds);
+void hh__fetch_ran(hh__processor *p, double seconds);
 /* Pushes every buffered job back to its queue (finish.c's push back). */
-void hh_fetch_push_back_pending(const hh_fetch_env *m, hh_conn *conn);
+void hh__fetch_push_back_pending(const hh__fetch_env *m, hh__conn *conn);
 /* Wakes idle threads sleeping in the process (quiet, stop): no Redis. */
-void hh_fetch_wake_sleepers(const hh_fetch_env *m);
+void hh__fetch_wake_sleepers(const hh__fetch_env *m);
 
 /* Ends the blocking fetch of every worker thread now (CLIENT UNBLOCK on a
  * connection of its own), so quiet and stop take effect at once. */
-void hh_fetch_wake(const hh_fetch_env *m, hh_conn *c);
+void hh__fetch_wake(const hh__fetch_env *m, hh__conn *c);
 /* Only the CLIENT UNBLOCK part, for the threads inside a blocking call. */
-void hh_fetch_unblock(const hh_fetch_env *m, hh_conn *c);
+void hh__fetch_unblock(const hh__fetch_env *m, hh__conn *c);
 
 #endif

@@ -15,16 +15,16 @@
 
 /* Finished jobs whose ack (LREM) is not sent yet, shared by the worker
  * threads. */
-struct hh_acks {
+struct hh__acks {
     pthread_mutex_t mu;
     hh_job **jobs;
     size_t n, cap;
-    size_t flush_at;   /* queued acks that make the thread adding one send them all */
-    hh_err_run errors; /* refusals, logged once per run */
+    size_t flush_at;    /* queued acks that make the thread adding one send them all */
+    hh__err_run errors; /* refusals, logged once per run */
 };
 
-struct hh_acks *hh_acks_new(size_t flush_at) {
-    struct hh_acks *a = calloc(1, sizeof(*a));
+struct hh__acks *hh__acks_new(size_t flush_at) {
+    struct hh__acks *a = calloc(1, sizeof(*a));
     if (!a) return NULL;
     a->cap = a->flush_at = flush_at ? flush_at : 1;
     if (!(a->jobs = calloc(a->cap, sizeof(*a->jobs)))) {
@@ -32,22 +32,22 @@ struct hh_acks *hh_acks_new(size_t flush_at) {
         return NULL;
     }
     pthread_mutex_init(&a->mu, NULL);
-    hh_err_run_init(&a->errors);
+    hh__err_run_init(&a->errors);
     return a;
 }
 
-void hh_acks_free(struct hh_acks *a) {
+void hh__acks_free(struct hh__acks *a) {
     if (!a) return;
-    for (size_t k = 0; k < a->n; k++) hh_job_free(a->jobs[k]);
+    for (size_t k = 0; k < a->n; k++) hh__job_free(a->jobs[k]);
     free(a->jobs);
     pthread_mutex_destroy(&a->mu);
-    hh_err_run_destroy(&a->errors);
+    hh__err_run_destroy(&a->errors);
     free(a);
 }
 
 /* ------------------------------------------------------------ acks */
 
-static void acks_once(const hh_finish_env *m, hh_conn *c, hh_job **jobs, size_t n);
+static void acks_once(const hh__finish_env *m, hh__conn *c, hh_job **jobs, size_t n);
 
 /* Acks are queued per manager, not per thread: the thread that fetches
  * next sends them all in its fetch round trip, and the chores thread sends
@@ -56,8 +56,8 @@ static void acks_once(const hh_finish_env *m, hh_conn *c, hh_job **jobs, size_t 
  * Jobs are taken in fetch order, so acks come mostly oldest first: each
  * LREM (which searches from the oldest end of the list) finds its entry
  * within the first few. */
-void hh_finish_queue_ack(const hh_finish_env *m, hh_job *job, hh_conn *c) {
-    struct hh_acks *a = m->acks;
+void hh__finish_queue_ack(const hh__finish_env *m, hh_job *job, hh__conn *c) {
+    struct hh__acks *a = m->acks;
     pthread_mutex_lock(&a->mu);
     /* The queue can be full: acks Redis refused come back (acks_return),
      * and other threads add theirs between one thread finding it full and
@@ -80,14 +80,14 @@ void hh_finish_queue_ack(const hh_finish_env *m, hh_job *job, hh_conn *c) {
             one[0] = job;
             acks_once(m, c, one, 1);
         } else {
-            hh_lease_finish(m->lease, job);
+            hh__lease_finish(m->lease, job);
         }
     }
-    if (full) hh_finish_flush_acks(m, c);
+    if (full) hh__finish_flush_acks(m, c);
 }
 
-hh_job **hh_finish_take_acks(const hh_finish_env *m, size_t *n) {
-    struct hh_acks *a = m->acks;
+hh_job **hh__finish_take_acks(const hh__finish_env *m, size_t *n) {
+    struct hh__acks *a = m->acks;
     pthread_mutex_lock(&a->mu);
     *n = a->n;
     hh_job **out = NULL;
@@ -101,15 +101,15 @@ hh_job **hh_finish_take_acks(const hh_finish_env *m, size_t *n) {
     return out;
 }
 
-void hh_finish_acks_free(const hh_finish_env *m, hh_job **jobs, size_t n) {
-    hh_lease_release_jobs(m->lease, jobs, n);
-    for (size_t i = 0; i < n; i++) hh_job_free(jobs[i]);
+void hh__finish_acks_free(const hh__finish_env *m, hh_job **jobs, size_t n) {
+    hh__lease_release_jobs(m->lease, jobs, n);
+    for (size_t i = 0; i < n; i++) hh__job_free(jobs[i]);
     free(jobs);
 }
 
 /* Puts acks that could not be sent back in the queue (the array is freed). */
-static void acks_return(const hh_finish_env *m, hh_job **jobs, size_t n) {
-    struct hh_acks *a = m->acks;
+static void acks_return(const hh__finish_env *m, hh_job **jobs, size_t n) {
+    struct hh__acks *a = m->acks;
     pthread_mutex_lock(&a->mu);
     if (a->n + n > a->cap) {
         hh_job **grown = realloc(a->jobs, (a->n + n) * sizeof(*grown));
@@ -119,67 +119,67 @@ static void acks_return(const hh_finish_env *m, hh_job **jobs, size_t n) {
     for (; k < n && a->n < a->cap; k++) a->jobs[a->n++] = jobs[k];
     pthread_mutex_unlock(&a->mu);
     /* out of memory: those jobs stay in progress; reconciliation pushes them back */
-    for (; k < n; k++) hh_lease_finish(m->lease, jobs[k]);
+    for (; k < n; k++) hh__lease_finish(m->lease, jobs[k]);
     free(jobs);
 }
 
-size_t hh_finish_acks_settle(const hh_finish_env *m, hh_conn *c, hh_job **jobs, redisReply **r, size_t n, char *why,
-                             size_t whylen) {
+size_t hh__finish_acks_settle(const hh__finish_env *m, hh__conn *c, hh_job **jobs, redisReply **r, size_t n, char *why,
+                              size_t whylen) {
     size_t refused = 0, done = 0;
     char first[256] = "";
     hh_job **ok = malloc((n ? n : 1) * sizeof(*ok));
     for (size_t i = 0; i < n; i++) {
         if (!r[i] || r[i]->type != REDIS_REPLY_INTEGER) {
             if (!refused)
-                hh_strlcpy(first, r[i] && r[i]->type == REDIS_REPLY_ERROR ? r[i]->str : "unexpected reply",
-                           sizeof(first));
+                hh__strlcpy(first, r[i] && r[i]->type == REDIS_REPLY_ERROR ? r[i]->str : "unexpected reply",
+                            sizeof(first));
             jobs[refused++] = jobs[i];
             continue;
         }
-        if (r[i]->integer == 0 && !jobs[i]->ack_uncertain) hh_lease_lost(m->lease, c, jobs[i]);
+        if (r[i]->integer == 0 && !jobs[i]->ack_uncertain) hh__lease_lost(m->lease, c, jobs[i]);
         if (ok) ok[done++] = jobs[i];
-        else hh_lease_finish(m->lease, jobs[i]); /* out of memory: one at a time */
+        else hh__lease_finish(m->lease, jobs[i]); /* out of memory: one at a time */
     }
-    if (ok) hh_finish_acks_free(m, ok, done);
+    if (ok) hh__finish_acks_free(m, ok, done);
     if (refused) {
         /* the count is not part of the message: it changes at every try */
-        hh_err_run_fail(m->log, &m->acks->errors, HH_LOG_WARN, "acknowledgements refused, kept for the next try",
-                        first);
-        if (why) hh_strlcpy(why, first, whylen);
+        hh__err_run_fail(m->log, &m->acks->errors, HH_LOG_WARN, "acknowledgements refused, kept for the next try",
+                         first);
+        if (why) hh__strlcpy(why, first, whylen);
         acks_return(m, jobs, refused);
     } else {
-        hh_err_run_ok(m->log, &m->acks->errors, "acknowledgements");
+        hh__err_run_ok(m->log, &m->acks->errors, "acknowledgements");
         free(jobs);
     }
     return refused;
 }
 
-/* One attempt of an ack send, for hh_write_until_done: sends the acks in
+/* One attempt of an ack send, for hh__write_until_done: sends the acks in
  * hand (the queued ones when none: after a refusal the refused ones went
  * back to the queue, and the retry takes them with any queued since).
  * Refused acks go back to the queue; acks whose connection failed stay in
  * hand, marked uncertain (whether those LREMs ran is unknown, so a retry's
  * 0 proves nothing). Returns 0 all sent, -1 otherwise with why set. */
 typedef struct acks_attempt {
-    const hh_finish_env *m;
+    const hh__finish_env *m;
     hh_job **jobs; /* in hand; NULL: take the queued ones */
     size_t n;
 } acks_attempt;
 
-static int acks_attempt_fn(void *ctx, hh_conn *c, char *why, size_t whylen) {
+static int acks_attempt_fn(void *ctx, hh__conn *c, char *why, size_t whylen) {
     acks_attempt *a = ctx;
-    if (!a->jobs && !(a->jobs = hh_finish_take_acks(a->m, &a->n))) return 0;
-    hh_pipe pipe;
-    hh_pipe_begin(&pipe, c);
-    for (size_t i = 0; i < a->n; i++) hh_finish_ack_append(a->m, &pipe, a->jobs[i]);
-    redisReply **r = hh_pipe_exec(&pipe);
+    if (!a->jobs && !(a->jobs = hh__finish_take_acks(a->m, &a->n))) return 0;
+    hh__pipe pipe;
+    hh__pipe_begin(&pipe, c);
+    for (size_t i = 0; i < a->n; i++) hh__finish_ack_append(a->m, &pipe, a->jobs[i]);
+    redisReply **r = hh__pipe_exec(&pipe);
     if (!r) {
         for (size_t i = 0; i < a->n; i++) a->jobs[i]->ack_uncertain = 1;
-        hh_strlcpy(why, c->last_error[0] ? c->last_error : "Redis unreachable", whylen);
+        hh__strlcpy(why, hh__conn_error_or(c, "Redis unreachable"), whylen);
         return -1;
     }
-    size_t refused = hh_finish_acks_settle(a->m, c, a->jobs, r, a->n, why, whylen);
-    hh_replies_free(r, pipe.n);
+    size_t refused = hh__finish_acks_settle(a->m, c, a->jobs, r, a->n, why, whylen);
+    hh__replies_free(r, pipe.n);
     a->jobs = NULL, a->n = 0;
     return refused ? -1 : 0;
 }
@@ -188,93 +188,93 @@ static int acks_attempt_fn(void *ctx, hh_conn *c, char *why, size_t whylen) {
  * outage reconnects, a refusal backs off from 50 ms to 2 s, until done or
  * the stop gave up (then the jobs stay in progress and may run again: at
  * least once). Logged by the acks' error run, not per attempt. */
-static void acks_until_done(const hh_finish_env *m, hh_conn *c, hh_job **jobs, size_t n) {
-    hh_until_done u = {.conn = c, .log = m->log, .giving_up = m->giving_up, .subject = NULL};
+static void acks_until_done(const hh__finish_env *m, hh__conn *c, hh_job **jobs, size_t n) {
+    hh__until_done u = {.conn = c, .log = m->log, .giving_up = m->giving_up, .subject = NULL};
     acks_attempt a = {m, jobs, n};
-    hh_write_until_done(&u, acks_attempt_fn, &a);
-    if (a.jobs) hh_finish_acks_free(m, a.jobs, a.n); /* gave up with acks in hand */
+    hh__write_until_done(&u, acks_attempt_fn, &a);
+    if (a.jobs) hh__finish_acks_free(m, a.jobs, a.n); /* gave up with acks in hand */
 }
 
 /* One attempt: what fails is put back in the queue, unless the stop gave
  * up (then the jobs stay in progress). */
-static void acks_once(const hh_finish_env *m, hh_conn *c, hh_job **jobs, size_t n) {
+static void acks_once(const hh__finish_env *m, hh__conn *c, hh_job **jobs, size_t n) {
     char why[256];
     acks_attempt a = {m, jobs, n};
     acks_attempt_fn(&a, c, why, sizeof(why));
     if (!a.jobs) return;
-    if (atomic_load(m->giving_up)) hh_finish_acks_free(m, a.jobs, a.n);
+    if (atomic_load(m->giving_up)) hh__finish_acks_free(m, a.jobs, a.n);
     else acks_return(m, a.jobs, a.n);
 }
 
-void hh_finish_send_acks(const hh_finish_env *m, hh_conn *c, hh_job **jobs, size_t n) {
+void hh__finish_send_acks(const hh__finish_env *m, hh__conn *c, hh_job **jobs, size_t n) {
     if (jobs) acks_until_done(m, c, jobs, n);
 }
 
-void hh_finish_flush_acks(const hh_finish_env *m, hh_conn *c) {
+void hh__finish_flush_acks(const hh__finish_env *m, hh__conn *c) {
     size_t n;
-    hh_job **jobs = hh_finish_take_acks(m, &n);
+    hh_job **jobs = hh__finish_take_acks(m, &n);
     if (jobs) acks_until_done(m, c, jobs, n);
 }
 
-void hh_finish_try_acks(const hh_finish_env *m, hh_conn *c) {
+void hh__finish_try_acks(const hh__finish_env *m, hh__conn *c) {
     size_t n;
-    hh_job **jobs = hh_finish_take_acks(m, &n);
+    hh_job **jobs = hh__finish_take_acks(m, &n);
     if (jobs) acks_once(m, c, jobs, n);
 }
 
 /* ------------------------------------------------------------ push back */
 
 struct push_back_attempt {
-    const hh_finish_env *m;
-    const hh_fetched *f;
+    const hh__finish_env *m;
+    const hh__fetched *f;
 };
 
-static int push_back_attempt(void *ctx, hh_conn *c, char *why, size_t whylen) {
+static int push_back_attempt(void *ctx, hh__conn *c, char *why, size_t whylen) {
     struct push_back_attempt *a = ctx;
-    if (hh_finish_requeue(a->m, c, a->m->queues[a->f->queue], a->f->payload, a->f->len) >= 0) return 0;
-    hh_strlcpy(why, c->last_error[0] ? c->last_error : "Redis unreachable", whylen);
+    if (hh__finish_requeue(a->m, c, a->m->queues[a->f->queue], a->f->payload, a->f->len) >= 0) return 0;
+    hh__strlcpy(why, hh__conn_error_or(c, "Redis unreachable"), whylen);
     return -1;
 }
 
 /* Pushes a fetched job that will not run here back to the front of its
  * queue until Redis takes it (outcome.c's write-until-done: an outage
  * reconnects, a refusal such as OOM backs off) or the stop gives up; then
- * says where it is. hh_finish_requeue() logs its own refusals. */
-void hh_finish_push_back(const hh_finish_env *m, hh_conn *conn, const hh_fetched *f) {
-    hh_until_done u = {.conn = conn, .log = m->log, .giving_up = m->giving_up, .subject = NULL};
+ * says where it is. hh__finish_requeue() logs its own refusals. */
+void hh__finish_push_back(const hh__finish_env *m, hh__conn *conn, const hh__fetched *f) {
+    hh__until_done u = {.conn = conn, .log = m->log, .giving_up = m->giving_up, .subject = NULL};
     struct push_back_attempt a = {m, f};
-    if (hh_write_until_done(&u, push_back_attempt, &a) < 0)
-        hh_finish_report_unreturned(m, f->queue, f->payload, f->len, u.why);
+    if (hh__write_until_done(&u, push_back_attempt, &a) < 0)
+        hh__finish_report_unreturned(m, f->queue, f->payload, f->len, u.why);
 }
 
 /* ------------------------------------------------------------ ack and push back commands */
 
-void hh_finish_ack_append(const hh_finish_env *m, hh_pipe *pipe, const hh_job *job) {
+void hh__finish_ack_append(const hh__finish_env *m, hh__pipe *pipe, const hh_job *job) {
     if (m->opts.fetch == HH_FETCH_BASIC) return;
     int known = job->queue_index >= 0 && (size_t)job->queue_index < m->nqueues;
-    sds k = known ? m->inprog_keys[job->queue_index] : hh_key_inprogress(m->keys, m->identity, job->queue);
+    sds k = known ? m->inprog_keys[job->queue_index] : hh__key_inprogress(m->keys, m->identity, job->queue);
     const char *argv[4] = {"LREM", k, "-1", job->payload};
     size_t lens[4] = {4, sdslen(k), 2, job->len}; /* argv: a big payload is held once (redis.c) */
-    hh_pipe_addargv(pipe, 4, argv, lens);
+    hh__pipe_addargv(pipe, 4, argv, lens);
     if (!known) sdsfree(k);
 }
 
-int hh_finish_requeue(const hh_finish_env *m, hh_conn *c, const char *queue, const char *payload, size_t len) {
-    sds qk = hh_key_queue(m->keys, queue);
+int hh__finish_requeue(const hh__finish_env *m, hh__conn *c, const char *queue, const char *payload, size_t len) {
+    sds qk = hh__key_queue(m->keys, queue);
     redisReply *r;
     if (m->opts.fetch == HH_FETCH_BASIC) {
         const char *keys[1] = {qk};
         size_t klen[1] = {sdslen(qk)};
         const char *args[1] = {payload};
         size_t alen[1] = {len};
-        r = hh_conn_eval(c, HH_SCRIPT_PUSH_BACK, 1, keys, klen, 1, args, alen);
+        r = hh__conn_eval(c, HH_SCRIPT_PUSH_BACK, 1, keys, klen, 1, args, alen);
     } else {
-        sds ik = hh_key_inprogress(m->keys, m->identity, queue);
+        sds ik = hh__key_inprogress(m->keys, m->identity, queue);
         const char *keys[2] = {ik, qk};
         size_t klen[2] = {sdslen(ik), sdslen(qk)};
         const char *args[1] = {payload};
         size_t alen[1] = {len};
-        r = hh_conn_eval(c, HH_SCRIPT_REQUEUE, 2, keys, klen, 1, args, alen);
+        r = hh__conn_eval(c, HH_SCRIPT_REQUEUE, 2, keys, klen, 1, args, alen);
         sdsfree(ik);
     }
     sdsfree(qk);
@@ -284,47 +284,47 @@ int hh_finish_requeue(const hh_finish_env *m, hh_conn *c, const char *queue, con
     return rc;
 }
 
-void hh_finish_requeue_append(const hh_finish_env *m, hh_pipe *pipe, size_t queue, const char *payload, size_t len) {
+void hh__finish_requeue_append(const hh__finish_env *m, hh__pipe *pipe, size_t queue, const char *payload, size_t len) {
     /* Both allowed over maxmemory (scripts.h): they put back what a fetch
      * took. Plain text while the server is not known to take script flags. */
-    int plain = pipe->c->version < 700 || hh_conn_plain_scripts(pipe->c);
+    int plain = hh__conn_version(pipe->c) < 700 || hh__conn_plain_scripts(pipe->c);
     if (m->opts.fetch == HH_FETCH_BASIC)
-        hh_pipe_add(pipe, "EVAL %s 1 %s %b", hh_script_source(HH_SCRIPT_PUSH_BACK, plain), m->queue_keys[queue],
-                    payload, len);
+        hh__pipe_add(pipe, "EVAL %s 1 %s %b", hh__script_source(HH_SCRIPT_PUSH_BACK, plain), m->queue_keys[queue],
+                     payload, len);
     else
-        hh_pipe_add(pipe, "EVAL %s 2 %s %s %b", hh_script_source(HH_SCRIPT_REQUEUE, plain), m->inprog_keys[queue],
-                    m->queue_keys[queue], payload, len);
+        hh__pipe_add(pipe, "EVAL %s 2 %s %s %b", hh__script_source(HH_SCRIPT_REQUEUE, plain), m->inprog_keys[queue],
+                     m->queue_keys[queue], payload, len);
 }
 
 /* ------------------------------------------------------------ the unreturned report */
 
 /* Logs a message that may be longer than the logger's line buffer (a job's
  * full payload), through the same sink. */
-static void log_long(const hh_finish_env *m, hh_log_level level, const char *head, const char *payload, size_t len) {
+static void log_long(const hh__finish_env *m, hh_log_level level, const char *head, const char *payload, size_t len) {
     if (level < m->log->level) return;
     size_t hl = strlen(head);
     char *msg = malloc(hl + len + 1);
     if (!msg) {
-        hh_log(m->log, level, "%s%.*s", head, (int)(len > 1000 ? 1000 : len), payload);
+        hh__log(m->log, level, "%s%.*s", head, (int)(len > 1000 ? 1000 : len), payload);
         return;
     }
     memcpy(msg, head, hl);
     memcpy(msg + hl, payload, len);
     msg[hl + len] = '\0';
-    hh_log_line(m->log, level, msg, hl + len); /* escaped: a payload may hold anything */
+    hh__log_line(m->log, level, msg, hl + len); /* escaped: a payload may hold anything */
     free(msg);
 }
 
-void hh_finish_report_unreturned(const hh_finish_env *m, size_t queue, const char *payload, size_t len,
-                                 const char *why) {
+void hh__finish_report_unreturned(const hh__finish_env *m, size_t queue, const char *payload, size_t len,
+                                  const char *why) {
     json_t *item = json_loadb(payload, len, JSON_ALLOW_NUL, NULL);
     const char *jid = json_string_value(json_object_get(item, "jid"));
     const char *klass = json_string_value(json_object_get(item, "class"));
     if (m->opts.fetch == HH_FETCH_RELIABLE) {
-        hh_log(m->log, HH_LOG_WARN,
-               "class=%s jid=%s: not pushed back to queue %s (%s): it stays in %s for the "
-               "next start with --identity %s or a peer's recovery",
-               klass ? klass : "?", jid ? jid : "?", m->queues[queue], why, m->inprog_keys[queue], m->identity);
+        hh__log(m->log, HH_LOG_WARN,
+                "class=%s jid=%s: not pushed back to queue %s (%s): it stays in %s for the "
+                "next start with --identity %s or a peer's recovery",
+                klass ? klass : "?", jid ? jid : "?", m->queues[queue], why, m->inprog_keys[queue], m->identity);
     } else {
         char head[700];
         snprintf(head, sizeof(head),

@@ -1,5 +1,5 @@
 /* heartbeat.c -- see heartbeat.h. Owns the beat and the process
- * registry entries; sees the manager only through hh_heartbeat_env and
+ * registry entries; sees the manager only through hh__heartbeat_env and
  * waits between beats on its wake (wake.h).
  * Keys written: processes (SADD, SREM on stop), <id> (HGET info: whose it
  * is, then HSET + EXPIRE 60),
@@ -22,7 +22,7 @@
 #define HH_STAT_DAILY_TTL 157680000 /* 5 years */
 #define HH_CLEANUP_LOCK_TTL 60      /* Sidekiq's: one cleanup a minute, fleet-wide */
 
-long hh_rss_kb(void) {
+long hh__rss_kb(void) {
     FILE *f = fopen("/proc/self/status", "re");
     char line[256];
     long kb = 0;
@@ -33,7 +33,7 @@ long hh_rss_kb(void) {
     return kb;
 }
 
-char *hh_heartbeat_info(const hh_heartbeat_env *e) {
+char *hh__heartbeat_info(const hh__heartbeat_env *e) {
     json_t *o = json_object(), *queues = json_array(), *weights = json_object(), *labels = json_array();
     for (size_t i = 0; i < e->nqueues; i++) {
         json_array_append_new(queues, json_string(e->queues[i]));
@@ -63,21 +63,21 @@ char *hh_heartbeat_info(const hh_heartbeat_env *e) {
     json_object_set_new(o, "identity", json_string(e->identity));
     json_object_set_new(o, "version", json_string(e->version));
     json_object_set_new(o, "embedded", json_false());
-    char *s = hh_json_dump(o);
+    char *s = hh__json_dump(o);
     json_decref(o);
     return s;
 }
 
 /* Appends the counter flush for p processed and f failed. */
-static void stats_append(const hh_heartbeat_env *e, hh_pipe *pipe, unsigned long long p, unsigned long long f,
+static void stats_append(const hh__heartbeat_env *e, hh__pipe *pipe, unsigned long long p, unsigned long long f,
                          double now) {
     const char *names[2] = {HH_K_STAT_PROCESSED, HH_K_STAT_FAILED};
     unsigned long long v[2] = {p, f};
     for (int i = 0; i < 2; i++) {
-        sds k = hh_key(e->keys, names[i]), d = hh_key_stat_daily(e->keys, names[i], now);
-        hh_pipe_add(pipe, "INCRBY %s %llu", k, v[i]);
-        hh_pipe_add(pipe, "INCRBY %s %llu", d, v[i]);
-        hh_pipe_add(pipe, "EXPIRE %s %d", d, HH_STAT_DAILY_TTL);
+        sds k = hh__key(e->keys, names[i]), d = hh__key_stat_daily(e->keys, names[i], now);
+        hh__pipe_add(pipe, "INCRBY %s %llu", k, v[i]);
+        hh__pipe_add(pipe, "INCRBY %s %llu", d, v[i]);
+        hh__pipe_add(pipe, "EXPIRE %s %d", d, HH_STAT_DAILY_TTL);
         sdsfree(k);
         sdsfree(d);
     }
@@ -119,8 +119,8 @@ static size_t json_escape(char *out, const char *s, size_t n) {
  * then copying it to hiredis' output buffer held it four times over. The
  * value is what json_dumps gives for that object. NULL when the payload is
  * not valid UTF-8 (a JSON string cannot hold it) or out of memory. */
-sds hh_heartbeat_work_hset(const char *key, const char *tid, const hh_job *job) {
-    if (!hh_utf8_valid(job->payload, job->len) || !hh_utf8_valid(job->queue, strlen(job->queue))) return NULL;
+sds hh__heartbeat_work_hset(const char *key, const char *tid, const hh_job *job) {
+    if (!hh__utf8_valid(job->payload, job->len) || !hh__utf8_valid(job->queue, strlen(job->queue))) return NULL;
     char tail[48];
     int tl = snprintf(tail, sizeof(tail), "\",\"run_at\":%lld}", (long long)job->run_at);
     size_t ql = json_escape(NULL, job->queue, strlen(job->queue));
@@ -154,8 +154,8 @@ static void work_one(void *ctx, const char *tid, const hh_job *job, int abandone
     struct work_ctx *w = ctx;
     int i = w->i++;
     if (i >= w->n || !job || abandoned) return;
-    w->cmds[i] = hh_heartbeat_work_hset(w->keys[0], tid, job);
-    if (w->cmds[i] && !w->copy && !(w->cmds[w->n + i] = hh_heartbeat_work_hset(w->keys[1], tid, job))) {
+    w->cmds[i] = hh__heartbeat_work_hset(w->keys[0], tid, job);
+    if (w->cmds[i] && !w->copy && !(w->cmds[w->n + i] = hh__heartbeat_work_hset(w->keys[1], tid, job))) {
         sdsfree(w->cmds[i]);
         w->cmds[i] = NULL;
     }
@@ -165,29 +165,29 @@ static void work_one(void *ctx, const char *tid, const hh_job *job, int abandone
 /* Appends the running-jobs hashes, both generations' keys, and
  * returns how many jobs run: the same snapshot gives `busy`, so busy always
  * equals HLEN of the work hash. */
-static int work_append(const hh_heartbeat_env *e, hh_pipe *pipe) {
-    sds keys[2] = {hh_key_work(e->keys, e->identity), hh_key_workers(e->keys, e->identity)};
+static int work_append(const hh__heartbeat_env *e, hh__pipe *pipe) {
+    sds keys[2] = {hh__key_work(e->keys, e->identity), hh__key_workers(e->keys, e->identity)};
     /* The 6.4 key is a server-side COPY where Redis has it (6.2+): a 32 MiB
      * payload is sent once per beat, not twice. */
-    int copy = pipe->c->version >= 602;
+    int copy = hh__conn_version(pipe->c) >= 602;
     int n = e->concurrency, busy = 0;
     sds *cmds = calloc((size_t)n * 2, sizeof(sds)); /* HSET commands, RESP: [i] work, [n+i] workers */
     struct work_ctx w = {keys, copy, n, 0, 0, cmds};
     if (cmds) e->each_thread(e->udata, work_one, &w);
     busy = w.busy;
     /* Idle: one UNLINK and nothing else, as 7.2.3+ does. */
-    hh_pipe_add(pipe, "UNLINK %s %s", keys[0], keys[1]);
+    hh__pipe_add(pipe, "UNLINK %s %s", keys[0], keys[1]);
     for (int k = 0; k < 2 && busy; k++) {
         if (k == 1 && copy) {
-            hh_pipe_add(pipe, "COPY %s %s", keys[0], keys[1]);
+            hh__pipe_add(pipe, "COPY %s %s", keys[0], keys[1]);
         } else {
             for (int i = 0; i < n; i++) {
                 if (!cmds[k * n + i]) continue;
-                hh_pipe_add_formatted(pipe, cmds[k * n + i]); /* owned by the pipe now */
+                hh__pipe_add_formatted(pipe, cmds[k * n + i]); /* owned by the pipe now */
                 cmds[k * n + i] = NULL;
             }
         }
-        hh_pipe_add(pipe, "EXPIRE %s %d", keys[k], HH_PROCESS_TTL);
+        hh__pipe_add(pipe, "EXPIRE %s %d", keys[k], HH_PROCESS_TTL);
     }
     for (int i = 0; cmds && i < 2 * n; i++) sdsfree(cmds[i]);
     free(cmds);
@@ -197,18 +197,18 @@ static int work_append(const hh_heartbeat_env *e, hh_pipe *pipe) {
 }
 
 /* Returns 1 when the signal changed the quiet flag the hash shows. */
-static int deliver_signal(const hh_heartbeat_env *e, const char *sig) {
-    hh_log(e->log, HH_LOG_INFO, "received %s through %s%s", sig, e->identity, HH_K_SIGNALS_SUFFIX);
+static int deliver_signal(const hh__heartbeat_env *e, const char *sig) {
+    hh__log(e->log, HH_LOG_INFO, "received %s through %s%s", sig, e->identity, HH_K_SIGNALS_SUFFIX);
     int was_quiet = atomic_load(e->quiet);
     if (strcmp(sig, "TSTP") == 0) e->remote_signal(e->udata, HH_REMOTE_QUIET);
     else if (strcmp(sig, "TERM") == 0 || strcmp(sig, "INT") == 0) e->remote_signal(e->udata, HH_REMOTE_STOP);
     else if (strcmp(sig, "TTIN") == 0 || strcmp(sig, "INFO") == 0) e->remote_signal(e->udata, HH_REMOTE_DUMP);
-    else hh_log(e->log, HH_LOG_WARN, "ignoring unknown signal %s", sig);
+    else hh__log(e->log, HH_LOG_WARN, "ignoring unknown signal %s", sig);
     return !was_quiet && atomic_load(e->quiet);
 }
 
 struct dump_ctx {
-    const hh_heartbeat_env *e;
+    const hh__heartbeat_env *e;
     int busy;
 };
 
@@ -217,42 +217,42 @@ static void dump_one(void *ctx, const char *tid, const hh_job *job, int abandone
     (void)abandoned;
     if (job) {
         d->busy++;
-        hh_log(d->e->log, HH_LOG_WARN, "thread tid=%s: class=%s jid=%s queue=%s running for %.1f s", tid, job->klass,
-               job->jid, job->queue, hh_now() - job->run_at);
+        hh__log(d->e->log, HH_LOG_WARN, "thread tid=%s: class=%s jid=%s queue=%s running for %.1f s", tid, job->klass,
+                job->jid, job->queue, hh__now() - job->run_at);
     } else {
-        hh_log(d->e->log, HH_LOG_WARN, "thread tid=%s: idle", tid);
+        hh__log(d->e->log, HH_LOG_WARN, "thread tid=%s: idle", tid);
     }
 }
 
 /* TTIN: every thread and what it runs, to the log. */
-static void dump_threads(const hh_heartbeat_env *e) {
+static void dump_threads(const hh__heartbeat_env *e) {
     struct dump_ctx d = {e, 0};
     e->each_thread(e->udata, dump_one, &d);
-    hh_log(e->log, HH_LOG_WARN, "%d of %d threads busy, quiet=%d", d.busy, e->concurrency, atomic_load(e->quiet));
+    hh__log(e->log, HH_LOG_WARN, "%d of %d threads busy, quiet=%d", d.busy, e->concurrency, atomic_load(e->quiet));
 }
 
 /* Queue sizes and latency for the stats snapshot and /metrics, and the
  * retry/schedule/dead sizes for /metrics: read once per beat, never per
  * request. */
-static void read_queues(const hh_heartbeat_env *e, hh_conn *c, double now) {
+static void read_queues(const hh__heartbeat_env *e, hh__conn *c, double now) {
     /* only the queues the snapshot shows (hiredhand.h): with thousands of
      * queues, reading them all would cost thousands of commands a beat */
     size_t shown = e->nqueues < HH_MAX_QUEUES ? e->nqueues : HH_MAX_QUEUES;
-    hh_pipe pipe;
-    hh_pipe_begin(&pipe, c);
+    hh__pipe pipe;
+    hh__pipe_begin(&pipe, c);
     for (size_t i = 0; i < shown; i++) {
-        sds k = hh_key_queue(e->keys, e->queues[i]);
-        hh_pipe_add(&pipe, "LLEN %s", k);
-        hh_pipe_add(&pipe, "LINDEX %s -1", k);
+        sds k = hh__key_queue(e->keys, e->queues[i]);
+        hh__pipe_add(&pipe, "LLEN %s", k);
+        hh__pipe_add(&pipe, "LINDEX %s -1", k);
         sdsfree(k);
     }
     static const char *const sets[] = {HH_K_RETRY, HH_K_SCHEDULE, HH_K_DEAD};
     for (size_t i = 0; e->publish_sets && i < 3; i++) {
-        sds k = hh_key(e->keys, sets[i]);
-        hh_pipe_add(&pipe, "ZCARD %s", k);
+        sds k = hh__key(e->keys, sets[i]);
+        hh__pipe_add(&pipe, "ZCARD %s", k);
         sdsfree(k);
     }
-    redisReply **r = hh_pipe_exec(&pipe);
+    redisReply **r = hh__pipe_exec(&pipe);
     if (!r) return;
     if (e->publish_sets) {
         int64_t n[3];
@@ -270,8 +270,8 @@ static void read_queues(const hh_heartbeat_env *e, hh_conn *c, double now) {
         double lat = 0;
         if (tail->type == REDIS_REPLY_STRING) {
             int lossy;
-            json_t *j = hh_json_load_payload(tail->str, tail->len, &lossy);
-            double t = hh_payload_time(j, lossy, tail->str, tail->len, "enqueued_at");
+            json_t *j = hh__json_load_payload(tail->str, tail->len, &lossy);
+            double t = hh__payload_time(j, lossy, tail->str, tail->len, "enqueued_at");
             json_decref(j);
             if (t > 0 && now > t) lat = now - t;
         }
@@ -280,26 +280,27 @@ static void read_queues(const hh_heartbeat_env *e, hh_conn *c, double now) {
     if (size && latency) e->publish_queues(e->udata, size, latency, shown);
     free(size);
     free(latency);
-    hh_replies_free(r, pipe.n);
+    hh__replies_free(r, pipe.n);
 }
 
 /* Records a beat's result for the stats snapshot and /healthz, and logs
  * each change: a failed beat, a part refused while the beat went in, and
  * the return to normal, once each. */
-static void record_beat(const hh_heartbeat_env *e, const hh_conn *c, double now, int ok, const char *err) {
+static void record_beat(const hh__heartbeat_env *e, const hh__conn *c, double now, int ok, const char *err) {
     char prev_error[256];
-    int was_error = e->publish(e->udata, now, ok, err, c->ctx != NULL, prev_error, sizeof(prev_error));
+    int was_error = e->publish(e->udata, now, ok, err, hh__conn_connected(c), prev_error, sizeof(prev_error));
     static _Thread_local char partial[320]; /* a part refused while the beat itself went in */
     if (!ok) {
-        if (!was_error || strncmp(prev_error, err, sizeof(prev_error) - 1) != 0) hh_log(e->log, HH_LOG_WARN, "%s", err);
+        if (!was_error || strncmp(prev_error, err, sizeof(prev_error) - 1) != 0)
+            hh__log(e->log, HH_LOG_WARN, "%s", err);
     } else if (err[0]) {
-        if (strcmp(partial, err) != 0) hh_log(e->log, HH_LOG_WARN, "%s", err);
-        hh_strlcpy(partial, err, sizeof(partial));
+        if (strcmp(partial, err) != 0) hh__log(e->log, HH_LOG_WARN, "%s", err);
+        hh__strlcpy(partial, err, sizeof(partial));
     } else if (partial[0]) {
         partial[0] = '\0';
-        hh_log(e->log, HH_LOG_INFO, "heartbeat: every write accepted again");
+        hh__log(e->log, HH_LOG_INFO, "heartbeat: every write accepted again");
     } else if (was_error) {
-        hh_log(e->log, HH_LOG_INFO, "heartbeat: back to normal");
+        hh__log(e->log, HH_LOG_INFO, "heartbeat: back to normal");
     }
 }
 
@@ -307,7 +308,7 @@ static void record_beat(const hh_heartbeat_env *e, const hh_conn *c, double now,
  * process's (a later started_at): that process took our identity over
  * while this one was paused or cut off. An older one's is a late beat of
  * the process we took it from, which our HSET just overwrote. by gets who. */
-static int taken_over(const hh_heartbeat_env *e, const redisReply *seen, const char *info, char *by, size_t len) {
+static int taken_over(const hh__heartbeat_env *e, const redisReply *seen, const char *info, char *by, size_t len) {
     if (seen->type != REDIS_REPLY_STRING || strcmp(seen->str, info) == 0) return 0;
     json_t *o = json_loadb(seen->str, seen->len, 0, NULL);
     json_t *sj = json_object_get(o, "started_at"), *pj = json_object_get(o, "pid");
@@ -329,9 +330,9 @@ static int taken_over(const hh_heartbeat_env *e, const redisReply *seen, const c
  * beat, so a member removed in a race with its (re)registration comes back
  * at its next beat. Tried after each beat Redis took; best effort: an
  * error just leaves the members for the next one. */
-static void processes_cleanup(const hh_heartbeat_env *e, hh_conn *c) {
-    sds lk = hh_key(e->keys, "process_cleanup"), pk = hh_key(e->keys, HH_K_PROCESSES);
-    redisReply *r = hh_conn_cmd(c, "SET %s 1 NX EX %d", lk, HH_CLEANUP_LOCK_TTL);
+static void processes_cleanup(const hh__heartbeat_env *e, hh__conn *c) {
+    sds lk = hh__key(e->keys, "process_cleanup"), pk = hh__key(e->keys, HH_K_PROCESSES);
+    redisReply *r = hh__conn_cmd(c, "SET %s 1 NX EX %d", lk, HH_CLEANUP_LOCK_TTL);
     int locked = r && r->type == REDIS_REPLY_STATUS;
     if (r) freeReplyObject(r);
     r = NULL;
@@ -339,7 +340,7 @@ static void processes_cleanup(const hh_heartbeat_env *e, hh_conn *c) {
     size_t n = 0, cap = 0;
     char cursor[32] = "0";
     while (locked) { /* every member, as Sidekiq's sscan */
-        r = hh_conn_cmd(c, "SSCAN %s %s COUNT 1000", pk, cursor);
+        r = hh__conn_cmd(c, "SSCAN %s %s COUNT 1000", pk, cursor);
         if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_STRING ||
             r->element[1]->type != REDIS_REPLY_ARRAY) {
             locked = 0;
@@ -355,21 +356,21 @@ static void processes_cleanup(const hh_heartbeat_env *e, hh_conn *c) {
             }
             members[n++] = sdsnewlen(page->element[i]->str, page->element[i]->len);
         }
-        hh_strlcpy(cursor, r->element[0]->str, sizeof(cursor));
+        hh__strlcpy(cursor, r->element[0]->str, sizeof(cursor));
         freeReplyObject(r);
         r = NULL;
         if (strcmp(cursor, "0") == 0) break;
     }
     if (r) freeReplyObject(r);
     if (locked && n > 0) {
-        hh_pipe pipe;
-        hh_pipe_begin(&pipe, c);
+        hh__pipe pipe;
+        hh__pipe_begin(&pipe, c);
         for (size_t i = 0; i < n; i++) {
-            sds hk = hh_key_process(e->keys, members[i]);
-            hh_pipe_add(&pipe, "HEXISTS %s info", hk);
+            sds hk = hh__key_process(e->keys, members[i]);
+            hh__pipe_add(&pipe, "HEXISTS %s info", hk);
             sdsfree(hk);
         }
-        redisReply **rs = hh_pipe_exec(&pipe);
+        redisReply **rs = hh__pipe_exec(&pipe);
         size_t gone = 0;
         for (size_t i = 0; rs && i < n; i++) {
             /* only a hash seen without info: an error reply keeps the member */
@@ -377,7 +378,7 @@ static void processes_cleanup(const hh_heartbeat_env *e, hh_conn *c) {
             else sdsfree(members[i]);
         }
         if (!rs) gone = 0; /* the members are freed below */
-        hh_replies_free(rs, pipe.n);
+        hh__replies_free(rs, pipe.n);
         if (gone > 0) {
             size_t argc = gone + 2;
             const char **argv = malloc(argc * sizeof(*argv));
@@ -386,10 +387,10 @@ static void processes_cleanup(const hh_heartbeat_env *e, hh_conn *c) {
                 argv[0] = "SREM", lens[0] = 4;
                 argv[1] = pk, lens[1] = sdslen(pk);
                 for (size_t i = 0; i < gone; i++) argv[2 + i] = members[i], lens[2 + i] = sdslen(members[i]);
-                r = hh_conn_cmdargv(c, (int)argc, argv, lens);
+                r = hh__conn_cmdargv(c, (int)argc, argv, lens);
                 if (r && r->type == REDIS_REPLY_INTEGER && r->integer > 0)
-                    hh_log(e->log, HH_LOG_INFO,
-                           "heartbeat: removed %lld dead process(es) from processes (no heartbeat hash)", r->integer);
+                    hh__log(e->log, HH_LOG_INFO,
+                            "heartbeat: removed %lld dead process(es) from processes (no heartbeat hash)", r->integer);
                 if (r) freeReplyObject(r);
             }
             free(argv), free(lens);
@@ -410,18 +411,18 @@ static void processes_cleanup(const hh_heartbeat_env *e, hh_conn *c) {
  * EXPIRE, allowed over maxmemory, still keeps the hash from expiring.
  * Returns 1 when the hash was refreshed, with the signal popped (if any)
  * in *sig (freed by the caller). */
-static int lease_over_maxmemory(const hh_heartbeat_env *e, hh_conn *c, const char *hk, const char *sk, const char *info,
-                                int busy, const char *beat_s, long rtt_us, redisReply **sig) {
+static int lease_over_maxmemory(const hh__heartbeat_env *e, hh__conn *c, const char *hk, const char *sk,
+                                const char *info, int busy, const char *beat_s, long rtt_us, redisReply **sig) {
     char ttl[16], busy_s[16], rtt_s[24], rss_s[24];
     snprintf(ttl, sizeof(ttl), "%d", HH_PROCESS_TTL);
     snprintf(busy_s, sizeof(busy_s), "%d", busy);
     snprintf(rtt_s, sizeof(rtt_s), "%ld", rtt_us);
-    snprintf(rss_s, sizeof(rss_s), "%ld", hh_rss_kb());
+    snprintf(rss_s, sizeof(rss_s), "%ld", hh__rss_kb());
     const char *keys[2] = {hk, sk};
     const char *args[12] = {info,   ttl,    "beat",   beat_s,
                             "busy", busy_s, "quiet",  atomic_load(e->quiet) ? "true" : "false",
                             "rss",  rss_s,  "rtt_us", rtt_s};
-    redisReply *r = hh_conn_eval(c, HH_SCRIPT_LEASE, 2, keys, NULL, 12, args, NULL);
+    redisReply *r = hh__conn_eval(c, HH_SCRIPT_LEASE, 2, keys, NULL, 12, args, NULL);
     int ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[0]->type == REDIS_REPLY_INTEGER &&
         r->element[0]->integer == 1;
     if (ok && r->element[1]->type == REDIS_REPLY_STRING) {
@@ -430,7 +431,7 @@ static int lease_over_maxmemory(const hh_heartbeat_env *e, hh_conn *c, const cha
     }
     if (r) freeReplyObject(r);
     if (!ok) {
-        redisReply *x = hh_conn_cmd(c, "EXPIRE %s %d", hk, HH_PROCESS_TTL);
+        redisReply *x = hh__conn_cmd(c, "EXPIRE %s %d", hk, HH_PROCESS_TTL);
         if (x) freeReplyObject(x);
     }
     return ok;
@@ -439,24 +440,24 @@ static int lease_over_maxmemory(const hh_heartbeat_env *e, hh_conn *c, const cha
 /* One beat; returns 1 when another should follow at once (a remote quiet
  * must show on the Busy page within one beat). *lost is set, with who in
  * by, when a newer process has taken the identity over. */
-static int beat(const hh_heartbeat_env *e, hh_conn *c, const char *info, int *registered, int *lost, char *by,
+static int beat(const hh__heartbeat_env *e, hh__conn *c, const char *info, int *registered, int *lost, char *by,
                 size_t bylen) {
     int again = 0;
-    double now = hh_now();
+    double now = hh__now();
     unsigned long long p = atomic_exchange(e->unflushed_processed, 0);
     unsigned long long f = atomic_exchange(e->unflushed_failed, 0);
     int ok = 0, stats_ok = 0, expired = 0, leased = 0;
     char err[320] = "";
-    double t0 = hh_mono();
-    redisReply *ping = hh_conn_cmd(c, "PING");
-    long rtt_us = (long)((hh_mono() - t0) * 1e6);
+    double t0 = hh__mono();
+    redisReply *ping = hh__conn_cmd(c, "PING");
+    long rtt_us = (long)((hh__mono() - t0) * 1e6);
     if (ping) {
         freeReplyObject(ping);
-        sds pk = hh_key(e->keys, HH_K_PROCESSES), hk = hh_key_process(e->keys, e->identity);
-        sds sk = hh_key_signals(e->keys, e->identity);
-        hh_pipe pipe;
-        hh_pipe_begin(&pipe, c);
-        hh_pipe_add(&pipe, "MULTI");
+        sds pk = hh__key(e->keys, HH_K_PROCESSES), hk = hh__key_process(e->keys, e->identity);
+        sds sk = hh__key_signals(e->keys, e->identity);
+        hh__pipe pipe;
+        hh__pipe_begin(&pipe, c);
+        hh__pipe_add(&pipe, "MULTI");
         int stats_n = 0;
         if (p || f) { /* only non-zero, as 7.x */
             stats_append(e, &pipe, p, f, now);
@@ -464,37 +465,37 @@ static int beat(const hh_heartbeat_env *e, hh_conn *c, const char *info, int *re
         }
         int busy = work_append(e, &pipe);
         char beat_s[32];
-        hh_fmt_double(beat_s, sizeof(beat_s), now);
-        hh_pipe_add(&pipe, "SADD %s %s", pk, e->identity);
+        hh__fmt_double(beat_s, sizeof(beat_s), now);
+        hh__pipe_add(&pipe, "SADD %s %s", pk, e->identity);
         int exists_at = pipe.n - 1; /* index inside EXEC's array */
-        hh_pipe_add(&pipe, "EXISTS %s", hk);
-        hh_pipe_add(&pipe, "HGET %s info", hk); /* whose hash it was: ours, or a newer owner's */
-        hh_pipe_add(&pipe, "HSET %s info %s concurrency %d busy %d beat %s rtt_us %ld quiet %s rss %ld", hk, info,
-                    e->concurrency, busy, beat_s, rtt_us, atomic_load(e->quiet) ? "true" : "false", hh_rss_kb());
-        hh_pipe_add(&pipe, "EXPIRE %s %d", hk, HH_PROCESS_TTL);
-        hh_pipe_add(&pipe, "RPOP %s", sk);
-        hh_pipe_add(&pipe, "EXEC");
-        redisReply **r = hh_pipe_exec(&pipe);
+        hh__pipe_add(&pipe, "EXISTS %s", hk);
+        hh__pipe_add(&pipe, "HGET %s info", hk); /* whose hash it was: ours, or a newer owner's */
+        hh__pipe_add(&pipe, "HSET %s info %s concurrency %d busy %d beat %s rtt_us %ld quiet %s rss %ld", hk, info,
+                     e->concurrency, busy, beat_s, rtt_us, atomic_load(e->quiet) ? "true" : "false", hh__rss_kb());
+        hh__pipe_add(&pipe, "EXPIRE %s %d", hk, HH_PROCESS_TTL);
+        hh__pipe_add(&pipe, "RPOP %s", sk);
+        hh__pipe_add(&pipe, "EXEC");
+        redisReply **r = hh__pipe_exec(&pipe);
         if (r) {
             char why[256];
             int at = -1;
-            if (hh_tx_check(r, 0, pipe.n - 1, why, sizeof(why), &at) == 0 || at >= 0) {
+            if (hh__tx_check(r, 0, pipe.n - 1, why, sizeof(why), &at) == 0 || at >= 0) {
                 /* EXEC ran: a failed command inside it does not undo the
                  * others, so each part is judged on its own replies. */
                 redisReply *ex = r[pipe.n - 1];
                 int n = (int)ex->elements;
-                stats_ok = hh_replies_check(ex->element, 0, stats_n, why, sizeof(why)) < 0;
+                stats_ok = hh__replies_check(ex->element, 0, stats_n, why, sizeof(why)) < 0;
                 if (!stats_ok)
                     snprintf(err, sizeof(err), "heartbeat: stats not written (kept for the next beat): %s", why);
-                if (hh_replies_check(ex->element, stats_n, exists_at - 1, why, sizeof(why)) >= 0)
+                if (hh__replies_check(ex->element, stats_n, exists_at - 1, why, sizeof(why)) >= 0)
                     snprintf(err, sizeof(err), "heartbeat: busy jobs not written: %s", why);
-                if (hh_replies_check(ex->element, n - 1, n, why, sizeof(why)) >= 0)
+                if (hh__replies_check(ex->element, n - 1, n, why, sizeof(why)) >= 0)
                     snprintf(err, sizeof(err), "heartbeat: signals not read: %s", why);
-                ok = hh_replies_check(ex->element, exists_at - 1, n - 1, why, sizeof(why)) < 0;
+                ok = hh__replies_check(ex->element, exists_at - 1, n - 1, why, sizeof(why)) < 0;
                 if (!ok) snprintf(err, sizeof(err), "heartbeat: process hash not written: %s", why);
                 redisReply *exists = ex->element[exists_at];
                 if (ok && exists->type == REDIS_REPLY_INTEGER && exists->integer == 0 && *registered) {
-                    hh_log(e->log, HH_LOG_WARN, "heartbeat: process hash had expired; registered again");
+                    hh__log(e->log, HH_LOG_WARN, "heartbeat: process hash had expired; registered again");
                     expired = 1;
                 }
                 if (ok) *registered = 1;
@@ -512,7 +513,7 @@ static int beat(const hh_heartbeat_env *e, hh_conn *c, const char *info, int *re
                 if (sig) again = deliver_signal(e, sig->str);
                 if (sig) freeReplyObject(sig);
             }
-            hh_replies_free(r, pipe.n);
+            hh__replies_free(r, pipe.n);
         }
         sdsfree(pk), sdsfree(hk), sdsfree(sk);
     }
@@ -520,10 +521,9 @@ static int beat(const hh_heartbeat_env *e, hh_conn *c, const char *info, int *re
     /* Sidekiq flushes its metrics on each beat that went in (its :beat
      * event); after a failed one they wait for the next. Not part of the
      * beat's MULTI: a refused metrics write must not cost the lease. */
-    if (ok) hh_job_metrics_flush(e->job_metrics, c, now);
+    if (ok) hh__job_metrics_flush(e->job_metrics, c, now);
     if (ok) processes_cleanup(e, c);
-    if (!ok && !err[0])
-        snprintf(err, sizeof(err), "heartbeat: %s", c->last_error[0] ? c->last_error : "Redis unreachable");
+    if (!ok && !err[0]) snprintf(err, sizeof(err), "heartbeat: %s", hh__conn_error_or(c, "Redis unreachable"));
     if (!stats_ok) { /* keep the counts for the next beat, as Sidekiq 6.4 does */
         atomic_fetch_add(e->unflushed_processed, p);
         atomic_fetch_add(e->unflushed_failed, f);
@@ -539,65 +539,65 @@ static int beat(const hh_heartbeat_env *e, hh_conn *c, const char *info, int *re
 }
 
 static int booted_or_off(const void *arg) {
-    const hh_heartbeat_env *e = arg;
+    const hh__heartbeat_env *e = arg;
     int go = atomic_load(e->booted) || atomic_load(e->beats_off);
     if (!go && e->boot_waits) atomic_fetch_add(e->boot_waits, 1);
     return go;
 }
 
 static int off_or_dump(const void *arg) {
-    const hh_heartbeat_env *e = arg;
+    const hh__heartbeat_env *e = arg;
     return atomic_load(e->beats_off) || atomic_load(e->dump_requested);
 }
 
-void *hh_heartbeat_main(void *arg) {
-    const hh_heartbeat_env *e = arg;
-    hh_conn c;
-    hh_conn_init(&c, e->cfg, e->log, "heartbeat", e->beats_off);
-    char *info = hh_heartbeat_info(e);
+void *hh__heartbeat_main(void *arg) {
+    const hh__heartbeat_env *e = arg;
+    hh__conn c;
+    hh__conn_init(&c, e->cfg, e->log, "heartbeat", e->beats_off);
+    char *info = hh__heartbeat_info(e);
     int registered = 0, lost = 0;
     char by[256] = "";
     /* Never beat under an identity that may be another process's. */
-    hh_wake_wait(e->wake, -1, booted_or_off, e);
+    hh__wake_wait(e->wake, -1, booted_or_off, e);
     while (!atomic_load(e->beats_off)) {
         int again = beat(e, &c, info ? info : "{}", &registered, &lost, by, sizeof(by));
         if (lost && e->taken_over && e->taken_over(e->udata, by)) {
             /* The hash is the new owner's: beat no more, until the stop. */
-            hh_wake_wait(e->wake, -1, off_or_dump, e);
+            hh__wake_wait(e->wake, -1, off_or_dump, e);
             while (!atomic_load(e->beats_off)) {
                 if (atomic_exchange(e->dump_requested, 0)) dump_threads(e);
-                hh_wake_wait(e->wake, -1, off_or_dump, e);
+                hh__wake_wait(e->wake, -1, off_or_dump, e);
             }
             break;
         }
         lost = 0;
         /* Woken at once by TTIN and by the end of a stop. */
-        double until = hh_mono() + (again ? 0 : e->interval);
-        while (!atomic_load(e->beats_off) && hh_mono() < until) {
-            hh_wake_wait(e->wake, until, off_or_dump, e);
+        double until = hh__mono() + (again ? 0 : e->interval);
+        while (!atomic_load(e->beats_off) && hh__mono() < until) {
+            hh__wake_wait(e->wake, until, off_or_dump, e);
             if (atomic_exchange(e->dump_requested, 0)) dump_threads(e);
         }
     }
     free(info);
-    hh_conn_close(&c);
+    hh__conn_close(&c);
     return NULL;
 }
 
-int hh_heartbeat_unregister(const hh_heartbeat_env *e, hh_conn *c) {
-    sds pk = hh_key(e->keys, HH_K_PROCESSES);
-    sds wk = hh_key_work(e->keys, e->identity), wsk = hh_key_workers(e->keys, e->identity);
+int hh__heartbeat_unregister(const hh__heartbeat_env *e, hh__conn *c) {
+    sds pk = hh__key(e->keys, HH_K_PROCESSES);
+    sds wk = hh__key_work(e->keys, e->identity), wsk = hh__key_workers(e->keys, e->identity);
     int rc = -1;
     for (int attempt = 0; attempt < 3 && rc != 0; attempt++) {
         unsigned long long p = atomic_exchange(e->unflushed_processed, 0);
         unsigned long long f = atomic_exchange(e->unflushed_failed, 0);
-        hh_pipe pipe;
-        hh_pipe_begin(&pipe, c);
-        if (p || f) stats_append(e, &pipe, p, f, hh_now());
-        hh_pipe_add(&pipe, "SREM %s %s", pk, e->identity);
-        hh_pipe_add(&pipe, "UNLINK %s %s", wk, wsk);
-        redisReply **r = hh_pipe_exec(&pipe);
+        hh__pipe pipe;
+        hh__pipe_begin(&pipe, c);
+        if (p || f) stats_append(e, &pipe, p, f, hh__now());
+        hh__pipe_add(&pipe, "SREM %s %s", pk, e->identity);
+        hh__pipe_add(&pipe, "UNLINK %s %s", wk, wsk);
+        redisReply **r = hh__pipe_exec(&pipe);
         char why[256];
-        int bad = r ? hh_replies_check(r, 0, pipe.n, why, sizeof(why)) : 0;
+        int bad = r ? hh__replies_check(r, 0, pipe.n, why, sizeof(why)) : 0;
         if (r && bad < 0) {
             rc = 0;
         } else {
@@ -608,13 +608,13 @@ int hh_heartbeat_unregister(const hh_heartbeat_env *e, hh_conn *c) {
                 atomic_fetch_add(e->unflushed_failed, f);
             }
             if (r) {
-                hh_log(e->log, HH_LOG_WARN, "unregistering: %s", why);
+                hh__log(e->log, HH_LOG_WARN, "unregistering: %s", why);
                 if (bad >= stats_n) rc = 0; /* only the removal of the busy jobs failed: they expire */
             } else {
-                hh_conn_ready(c);
+                hh__conn_ready(c);
             }
         }
-        hh_replies_free(r, pipe.n);
+        hh__replies_free(r, pipe.n);
     }
     sdsfree(pk), sdsfree(wk), sdsfree(wsk);
     return rc;

@@ -17,19 +17,19 @@
 
 /* Called for each worker thread, under that thread's lock: its tid, the
  * job it runs (NULL when idle) and whether the hard shutdown took it. */
-typedef void (*hh_heartbeat_thread_fn)(void *ctx, const char *tid, const hh_job *job, int abandoned);
+typedef void (*hh__heartbeat_thread_fn)(void *ctx, const char *tid, const hh_job *job, int abandoned);
 
 /* What a remote signal popped from <identity>-signals asks for: TSTP
  * quiets, TERM and INT stop, TTIN and INFO dump the threads. */
-typedef enum { HH_REMOTE_QUIET, HH_REMOTE_STOP, HH_REMOTE_DUMP } hh_remote_signal;
+typedef enum { HH_REMOTE_QUIET, HH_REMOTE_STOP, HH_REMOTE_DUMP } hh__remote_signal;
 
 /* All the heartbeat knows of its manager; the manager fills it and keeps
  * it alive while the thread runs. What the beat learns goes back through
  * the callbacks (udata is their argument). */
-typedef struct hh_heartbeat_env {
-    const hh_keys *keys;
-    const hh_logger *log;
-    hh_redis_config *cfg;
+typedef struct hh__heartbeat_env {
+    const hh__keys *keys;
+    const hh__logger *log;
+    hh__redis_config *cfg;
     const char *identity, *hostname, *tag, *version;
     double started_at;
     double interval; /* seconds between beats */
@@ -47,15 +47,15 @@ typedef struct hh_heartbeat_env {
     atomic_int *boot_waits;
     atomic_int *dump_requested;                            /* taken (reset) here */
     atomic_ullong *unflushed_processed, *unflushed_failed; /* flushed here, given back on failure */
-    hh_job_metrics *job_metrics;                           /* written after each beat Redis took; NULL: off */
-    hh_wake *wake;
+    hh__job_metrics *job_metrics;                          /* written after each beat Redis took; NULL: off */
+    hh__wake *wake;
     void *udata;
     /* Acts on a remote signal as the Unix one would, before returning (the
      * beat reads the quiet flag right after). A callback, not a call into
      * the manager: heartbeat sits below it (scripts/check-calls.sh). */
-    void (*remote_signal)(void *udata, hh_remote_signal sig);
+    void (*remote_signal)(void *udata, hh__remote_signal sig);
     /* Visits every worker thread (for the running-jobs hashes and dumps). */
-    void (*each_thread)(void *udata, hh_heartbeat_thread_fn fn, void *ctx);
+    void (*each_thread)(void *udata, hh__heartbeat_thread_fn fn, void *ctx);
     /* Records a beat's result for the stats; returns whether the previous
      * beat had failed, with its error in prev. */
     int (*publish)(void *udata, double now, int ok, const char *err, int connected, char *prev, size_t prevlen);
@@ -66,30 +66,30 @@ typedef struct hh_heartbeat_env {
      * shows them). */
     void (*publish_sets)(void *udata, int64_t retry, int64_t scheduled, int64_t dead);
     /* After each beat: the outage rule and lease upkeep, and the hook. */
-    void (*after_beat)(void *udata, hh_conn *c, int ok, int hash_expired);
+    void (*after_beat)(void *udata, hh__conn *c, int ok, int hash_expired);
     /* A beat found the process hash written by a newer process with our
      * identity (`by` names it). Returns 1 to beat no more. May be NULL. */
     int (*taken_over)(void *udata, const char *by);
-} hh_heartbeat_env;
+} hh__heartbeat_env;
 
-/* Thread entry point; arg is an hh_heartbeat_env. Beats every interval
+/* Thread entry point; arg is an hh__heartbeat_env. Beats every interval
  * until beats_off is set. */
-void *hh_heartbeat_main(void *arg);
+void *hh__heartbeat_main(void *arg);
 
 /* The info JSON. Free with free(). */
-char *hh_heartbeat_info(const hh_heartbeat_env *e);
+char *hh__heartbeat_info(const hh__heartbeat_env *e);
 
 /* Clean stop: leave `processes`, delete both running-jobs
  * hashes, flush the counters not yet flushed. Returns 0 or -1. */
-int hh_heartbeat_unregister(const hh_heartbeat_env *e, hh_conn *c);
+int hh__heartbeat_unregister(const hh__heartbeat_env *e, hh__conn *c);
 
 /* The command writing a running job into a work hash, in RESP: HSET key tid
  * {"queue":..,"payload":"<payload as a JSON string>","run_at":N}, the value
  * byte for byte what jansson's json_dumps gives, built in one buffer. NULL
  * when the payload is not valid UTF-8 or out of memory. */
-sds hh_heartbeat_work_hset(const char *key, const char *tid, const hh_job *job);
+sds hh__heartbeat_work_hset(const char *key, const char *tid, const hh_job *job);
 
 /* Resident set size in KB from /proc/self/status (0 when unknown). */
-long hh_rss_kb(void);
+long hh__rss_kb(void);
 
 #endif

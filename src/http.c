@@ -2,7 +2,7 @@
  * manager: parses the --http bind address, runs one internal polling thread
  * (started in hh_manager_start, stopped at the end of shutdown) and answers
  * GET/HEAD /healthz, /readyz, /stats and /metrics from the snapshots its
- * hh_http_source gives (the manager's, filled in memory); anything else is a JSON 404 (405 for other methods). With a
+ * hh__http_source gives (the manager's, filled in memory); anything else is a JSON 404 (405 for other methods). With a
  * token, /stats and /metrics want "Authorization: Bearer <token>" (401).
  * The port may face a network (a probe of an orchestrator): connections are
  * limited per client address and in total, and a watchdog thread cuts any
@@ -34,7 +34,7 @@
 #include "keys.h" /* HH_MAX_QUEUES */
 #include "metrics.h"
 
-static char *metrics_more(const hh_http *h, char *body);
+static char *metrics_more(const hh__http *h, char *body);
 #include "util.h"
 
 /* Slow or idle clients must not starve a liveness probe. One address gets
@@ -103,20 +103,20 @@ static int mhd_load(mhd_api *api, char *err, size_t errlen) {
 
 /* One open connection, for the header deadline. Created and freed by MHD's
  * connection notifications (its polling thread); the watchdog thread reads
- * the list. Both hold hh_http.mu. MHD closes the descriptor only after the
+ * the list. Both hold hh__http.mu. MHD closes the descriptor only after the
  * "closed" notification, so a descriptor on the list is still this
  * connection's: shutdown() on it cannot hit a reused number. */
 typedef struct http_conn {
     struct http_conn *prev, *next;
     int fd;
-    double since; /* hh_mono() when the current request's headers began */
+    double since; /* hh__mono() when the current request's headers began */
     int reading;  /* 1 until the current request's headers are in */
     int cut;      /* the watchdog shut it down already */
 } http_conn;
 
-struct hh_http {
+struct hh__http {
     mhd_api api;
-    hh_http_source src; /* the snapshots and the log: all it knows of the manager */
+    hh__http_source src; /* the snapshots and the log: all it knows of the manager */
     struct MHD_Daemon *daemon;
     double max_age;
     char *token;                         /* NULL: /stats and /metrics are open */
@@ -167,29 +167,29 @@ static json_t *jstr(const char *s) {
 
 /* ------------------------------------------------------- pure functions */
 
-int hh_http_healthy(const hh_manager_stats *st, double now, double max_age, char *reason, size_t len) {
+int hh__http_healthy(const hh_manager_stats *st, double now, double max_age, char *reason, size_t len) {
     char tmp[256];
     int healthy;
     if (st->heartbeat_last_pushed_at > 0) {
         double age = heartbeat_age(st, now);
         healthy = age < max_age;
-        hh_snprintf_c(tmp, sizeof(tmp), "last heartbeat acknowledged by Redis %.1f s ago (liveness max age %g s)", age,
-                      max_age);
+        hh__snprintf_c(tmp, sizeof(tmp), "last heartbeat acknowledged by Redis %.1f s ago (liveness max age %g s)", age,
+                       max_age);
     } else if (st->started_at > 0) {
         double since = now - st->started_at;
         healthy = since < max_age;
-        hh_snprintf_c(tmp, sizeof(tmp),
-                      "no heartbeat acknowledged by Redis in the %.1f s since start (liveness max age %g s)",
-                      since < 0 ? 0 : since, max_age);
+        hh__snprintf_c(tmp, sizeof(tmp),
+                       "no heartbeat acknowledged by Redis in the %.1f s since start (liveness max age %g s)",
+                       since < 0 ? 0 : since, max_age);
     } else {
         healthy = 0;
         snprintf(tmp, sizeof(tmp), "the manager has not started");
     }
-    if (reason && len) hh_strlcpy(reason, healthy ? "" : tmp, len);
+    if (reason && len) hh__strlcpy(reason, healthy ? "" : tmp, len);
     return healthy;
 }
 
-int hh_http_ready(const hh_manager_stats *st, char *reason, size_t len) {
+int hh__http_ready(const hh_manager_stats *st, char *reason, size_t len) {
     const char *why = NULL;
     if (st->started_at <= 0) why = "the manager has not started";
     else if (st->stopping) why = "stopping";
@@ -206,7 +206,7 @@ int hh_http_ready(const hh_manager_stats *st, char *reason, size_t len) {
     else if (st->outcomes_refused > 0) why = "Redis refuses job outcomes (retry or dead entries): see the log";
     /* a handler's own resources (hh_manager_set_unready) */
     else if (st->unready[0]) why = st->unready;
-    if (reason && len) hh_strlcpy(reason, why ? why : "", len);
+    if (reason && len) hh__strlcpy(reason, why ? why : "", len);
     return why == NULL;
 }
 
@@ -246,7 +246,7 @@ static json_t *stats_object(const hh_manager_stats *st, double now, double max_a
     ok &= !json_object_set_new(o, "heartbeat_age", age < 0 ? json_null() : json_real(round_ms(age)));
     ok &= !json_object_set_new(o, "heartbeat_last_error", jstr(st->heartbeat_last_error));
     ok &= !json_object_set_new(o, "redis_connected", json_boolean(st->redis_connected));
-    ok &= !json_object_set_new(o, "healthy", json_boolean(hh_http_healthy(st, now, max_age, NULL, 0)));
+    ok &= !json_object_set_new(o, "healthy", json_boolean(hh__http_healthy(st, now, max_age, NULL, 0)));
     ok &= !json_object_set_new(o, "liveness_max_age", json_real(max_age));
     size_t nq = st->nqueues < st->queues_cap ? st->nqueues : st->queues_cap;
     for (size_t i = 0; i < nq && ok; i++) {
@@ -270,118 +270,118 @@ static json_t *stats_object(const hh_manager_stats *st, double now, double max_a
     return o;
 }
 
-char *hh_http_stats_json(const hh_manager_stats *st, double now, double max_age) {
+char *hh__http_stats_json(const hh_manager_stats *st, double now, double max_age) {
     json_t *o = stats_object(st, now, max_age);
     char *s = o ? json_dumps(o, HH_JSON_FLAGS) : NULL;
     json_decref(o);
     return s;
 }
 
-char *hh_http_metrics_text(const hh_manager_stats *st, double now) {
-    hh_prom b = {0};
+char *hh__http_metrics_text(const hh_manager_stats *st, double now) {
+    hh__prom b = {0};
     size_t nq = st->nqueues < st->queues_cap ? st->nqueues : st->queues_cap;
 
-    hh_prom_header(&b, "hiredhand_info", "gauge", "Identity and version of this worker process (always 1).");
-    hh_prom_printf(&b, "hiredhand_info{identity=\"");
-    hh_prom_label(&b, st->identity);
-    hh_prom_printf(&b, "\",version=\"");
-    hh_prom_label(&b, HH_VERSION);
-    hh_prom_printf(&b, "\"} 1\n");
+    hh__prom_header(&b, "hiredhand_info", "gauge", "Identity and version of this worker process (always 1).");
+    hh__prom_printf(&b, "hiredhand_info{identity=\"");
+    hh__prom_label(&b, st->identity);
+    hh__prom_printf(&b, "\",version=\"");
+    hh__prom_label(&b, HH_VERSION);
+    hh__prom_printf(&b, "\"} 1\n");
 
-    hh_prom_header(&b, "hiredhand_jobs_processed_total", "counter",
-                   "Jobs finished by this process since start, failures included.");
-    hh_prom_printf(&b, "hiredhand_jobs_processed_total %llu\n", (unsigned long long)st->processed);
-    hh_prom_header(&b, "hiredhand_jobs_failed_total", "counter", "Jobs that failed in this process since start.");
-    hh_prom_printf(&b, "hiredhand_jobs_failed_total %llu\n", (unsigned long long)st->failed);
-    hh_prom_header(&b, "hiredhand_jobs_recovered_total", "counter",
-                   "Orphaned jobs this process pushed back to their queues.");
-    hh_prom_printf(&b, "hiredhand_jobs_recovered_total %llu\n", (unsigned long long)st->recovered);
-    hh_prom_header(&b, "hiredhand_jobs_reconciled_total", "counter",
-                   "Entries of this process's in-progress lists held by no thread (lost fetch replies), pushed back.");
-    hh_prom_printf(&b, "hiredhand_jobs_reconciled_total %llu\n", (unsigned long long)st->reconciled);
-    hh_prom_header(&b, "hiredhand_lease_lost_total", "counter",
-                   "Jobs of this process recovered by another process while this one still had them.");
-    hh_prom_printf(&b, "hiredhand_lease_lost_total %llu\n", (unsigned long long)st->lease_lost);
-    hh_prom_header(&b, "hiredhand_cron_jobs", "gauge", "Periodic jobs (sidekiq-cron's) the last cron poll read.");
-    hh_prom_printf(&b, "hiredhand_cron_jobs %ld\n", st->cron_jobs);
-    hh_prom_header(&b, "hiredhand_cron_jobs_disabled", "gauge", "Periodic jobs disabled, at the last cron poll.");
-    hh_prom_printf(&b, "hiredhand_cron_jobs_disabled %ld\n", st->cron_disabled);
-    hh_prom_header(&b, "hiredhand_cron_jobs_broken", "gauge",
-                   "Periodic jobs hiredhand cannot run (expression or message refused), at the last cron poll.");
-    hh_prom_printf(&b, "hiredhand_cron_jobs_broken %ld\n", st->cron_broken);
-    hh_prom_header(&b, "hiredhand_cron_next_tick_seconds", "gauge",
-                   "Unix time of the earliest next tick of an enabled periodic job (0: none).");
-    hh_prom_printf(&b, "hiredhand_cron_next_tick_seconds %lld\n", (long long)st->cron_next);
-    hh_prom_header(&b, "hiredhand_cron_enqueued_total", "counter", "Periodic-job ticks this process enqueued.");
-    hh_prom_printf(&b, "hiredhand_cron_enqueued_total %llu\n", (unsigned long long)st->cron_enqueued);
-    hh_prom_header(&b, "hiredhand_jobs_not_pushed_back_total", "counter",
-                   "Jobs basic fetch took out of Redis that Redis did not take back (payloads logged at ERROR).");
-    hh_prom_printf(&b, "hiredhand_jobs_not_pushed_back_total %llu\n", (unsigned long long)st->not_pushed_back);
-    hh_prom_header(&b, "hiredhand_batch_jobs_total", "counter",
-                   "Jobs of Sidekiq Pro batches (with a bid) fetched: run or skipped per --batch-jobs; their batches' "
-                   "books are kept by Sidekiq Pro only.");
-    hh_prom_printf(&b, "hiredhand_batch_jobs_total %llu\n", (unsigned long long)st->batch_jobs);
+    hh__prom_header(&b, "hiredhand_jobs_processed_total", "counter",
+                    "Jobs finished by this process since start, failures included.");
+    hh__prom_printf(&b, "hiredhand_jobs_processed_total %llu\n", (unsigned long long)st->processed);
+    hh__prom_header(&b, "hiredhand_jobs_failed_total", "counter", "Jobs that failed in this process since start.");
+    hh__prom_printf(&b, "hiredhand_jobs_failed_total %llu\n", (unsigned long long)st->failed);
+    hh__prom_header(&b, "hiredhand_jobs_recovered_total", "counter",
+                    "Orphaned jobs this process pushed back to their queues.");
+    hh__prom_printf(&b, "hiredhand_jobs_recovered_total %llu\n", (unsigned long long)st->recovered);
+    hh__prom_header(&b, "hiredhand_jobs_reconciled_total", "counter",
+                    "Entries of this process's in-progress lists held by no thread (lost fetch replies), pushed back.");
+    hh__prom_printf(&b, "hiredhand_jobs_reconciled_total %llu\n", (unsigned long long)st->reconciled);
+    hh__prom_header(&b, "hiredhand_lease_lost_total", "counter",
+                    "Jobs of this process recovered by another process while this one still had them.");
+    hh__prom_printf(&b, "hiredhand_lease_lost_total %llu\n", (unsigned long long)st->lease_lost);
+    hh__prom_header(&b, "hiredhand_cron_jobs", "gauge", "Periodic jobs (sidekiq-cron's) the last cron poll read.");
+    hh__prom_printf(&b, "hiredhand_cron_jobs %ld\n", st->cron_jobs);
+    hh__prom_header(&b, "hiredhand_cron_jobs_disabled", "gauge", "Periodic jobs disabled, at the last cron poll.");
+    hh__prom_printf(&b, "hiredhand_cron_jobs_disabled %ld\n", st->cron_disabled);
+    hh__prom_header(&b, "hiredhand_cron_jobs_broken", "gauge",
+                    "Periodic jobs hiredhand cannot run (expression or message refused), at the last cron poll.");
+    hh__prom_printf(&b, "hiredhand_cron_jobs_broken %ld\n", st->cron_broken);
+    hh__prom_header(&b, "hiredhand_cron_next_tick_seconds", "gauge",
+                    "Unix time of the earliest next tick of an enabled periodic job (0: none).");
+    hh__prom_printf(&b, "hiredhand_cron_next_tick_seconds %lld\n", (long long)st->cron_next);
+    hh__prom_header(&b, "hiredhand_cron_enqueued_total", "counter", "Periodic-job ticks this process enqueued.");
+    hh__prom_printf(&b, "hiredhand_cron_enqueued_total %llu\n", (unsigned long long)st->cron_enqueued);
+    hh__prom_header(&b, "hiredhand_jobs_not_pushed_back_total", "counter",
+                    "Jobs basic fetch took out of Redis that Redis did not take back (payloads logged at ERROR).");
+    hh__prom_printf(&b, "hiredhand_jobs_not_pushed_back_total %llu\n", (unsigned long long)st->not_pushed_back);
+    hh__prom_header(&b, "hiredhand_batch_jobs_total", "counter",
+                    "Jobs of Sidekiq Pro batches (with a bid) fetched: run or skipped per --batch-jobs; their batches' "
+                    "books are kept by Sidekiq Pro only.");
+    hh__prom_printf(&b, "hiredhand_batch_jobs_total %llu\n", (unsigned long long)st->batch_jobs);
 
-    hh_prom_header(&b, "hiredhand_busy", "gauge", "Jobs running now (a failed one until its outcome is written).");
-    hh_prom_printf(&b, "hiredhand_busy %d\n", st->busy);
-    hh_prom_header(&b, "hiredhand_outcomes_refused", "gauge",
-                   "Failed jobs whose retry or dead entry Redis refuses now (retried until written).");
-    hh_prom_printf(&b, "hiredhand_outcomes_refused %d\n", st->outcomes_refused);
-    hh_prom_header(&b, "hiredhand_concurrency", "gauge", "Worker threads.");
-    hh_prom_printf(&b, "hiredhand_concurrency %d\n", st->concurrency);
-    hh_prom_header(&b, "hiredhand_quiet", "gauge", "1 once the process is quiet or stopping (fetches no new jobs).");
-    hh_prom_printf(&b, "hiredhand_quiet %d\n", st->quiet ? 1 : 0);
-    hh_prom_header(&b, "hiredhand_redis_connected", "gauge", "1 when the heartbeat connection to Redis is up.");
-    hh_prom_printf(&b, "hiredhand_redis_connected %d\n", st->redis_connected ? 1 : 0);
-    hh_prom_header(&b, "hiredhand_start_time_seconds", "gauge", "When the worker started, epoch seconds.");
-    hh_prom_printf(&b, "hiredhand_start_time_seconds");
-    hh_prom_value(&b, st->started_at);
+    hh__prom_header(&b, "hiredhand_busy", "gauge", "Jobs running now (a failed one until its outcome is written).");
+    hh__prom_printf(&b, "hiredhand_busy %d\n", st->busy);
+    hh__prom_header(&b, "hiredhand_outcomes_refused", "gauge",
+                    "Failed jobs whose retry or dead entry Redis refuses now (retried until written).");
+    hh__prom_printf(&b, "hiredhand_outcomes_refused %d\n", st->outcomes_refused);
+    hh__prom_header(&b, "hiredhand_concurrency", "gauge", "Worker threads.");
+    hh__prom_printf(&b, "hiredhand_concurrency %d\n", st->concurrency);
+    hh__prom_header(&b, "hiredhand_quiet", "gauge", "1 once the process is quiet or stopping (fetches no new jobs).");
+    hh__prom_printf(&b, "hiredhand_quiet %d\n", st->quiet ? 1 : 0);
+    hh__prom_header(&b, "hiredhand_redis_connected", "gauge", "1 when the heartbeat connection to Redis is up.");
+    hh__prom_printf(&b, "hiredhand_redis_connected %d\n", st->redis_connected ? 1 : 0);
+    hh__prom_header(&b, "hiredhand_start_time_seconds", "gauge", "When the worker started, epoch seconds.");
+    hh__prom_printf(&b, "hiredhand_start_time_seconds");
+    hh__prom_value(&b, st->started_at);
 
-    hh_prom_header(&b, "hiredhand_heartbeat_last_pushed_timestamp_seconds", "gauge",
-                   "When Redis last acknowledged a heartbeat, epoch seconds (0 before the first).");
-    hh_prom_printf(&b, "hiredhand_heartbeat_last_pushed_timestamp_seconds");
-    hh_prom_value(&b, st->heartbeat_last_pushed_at > 0 ? st->heartbeat_last_pushed_at : 0);
+    hh__prom_header(&b, "hiredhand_heartbeat_last_pushed_timestamp_seconds", "gauge",
+                    "When Redis last acknowledged a heartbeat, epoch seconds (0 before the first).");
+    hh__prom_printf(&b, "hiredhand_heartbeat_last_pushed_timestamp_seconds");
+    hh__prom_value(&b, st->heartbeat_last_pushed_at > 0 ? st->heartbeat_last_pushed_at : 0);
     /* No sample before the first acknowledged beat: there is no age yet. */
-    hh_prom_header(&b, "hiredhand_heartbeat_age_seconds", "gauge",
-                   "Seconds since Redis last acknowledged a heartbeat.");
+    hh__prom_header(&b, "hiredhand_heartbeat_age_seconds", "gauge",
+                    "Seconds since Redis last acknowledged a heartbeat.");
     double age = heartbeat_age(st, now);
     if (age >= 0) {
-        hh_prom_printf(&b, "hiredhand_heartbeat_age_seconds");
-        hh_prom_value(&b, age);
+        hh__prom_printf(&b, "hiredhand_heartbeat_age_seconds");
+        hh__prom_value(&b, age);
     }
 
     /* Per-queue series cover the first HH_MAX_QUEUES queues (manager.h). */
-    hh_prom_header(&b, "hiredhand_queues", "gauge",
-                   "Queues this process fetches from; the per-queue series cover the first 64.");
-    hh_prom_printf(&b, "hiredhand_queues %zu\n", st->nqueues);
+    hh__prom_header(&b, "hiredhand_queues", "gauge",
+                    "Queues this process fetches from; the per-queue series cover the first 64.");
+    hh__prom_printf(&b, "hiredhand_queues %zu\n", st->nqueues);
     /* Sizes and latencies are read at each beat: none before the first. */
-    hh_prom_header(&b, "hiredhand_queue_size", "gauge",
-                   "Jobs waiting in the queue, read at the last heartbeat. The same on every process "
-                   "(scope=\"cluster\"): aggregate with max(), not sum().");
+    hh__prom_header(&b, "hiredhand_queue_size", "gauge",
+                    "Jobs waiting in the queue, read at the last heartbeat. The same on every process "
+                    "(scope=\"cluster\"): aggregate with max(), not sum().");
     for (size_t i = 0; i < nq; i++) {
         if (st->queues[i].size < 0) continue;
-        hh_prom_printf(&b, "hiredhand_queue_size{queue=\"");
-        hh_prom_label(&b, st->queues[i].name);
-        hh_prom_printf(&b, "\",scope=\"cluster\"} %lld\n", (long long)st->queues[i].size);
+        hh__prom_printf(&b, "hiredhand_queue_size{queue=\"");
+        hh__prom_label(&b, st->queues[i].name);
+        hh__prom_printf(&b, "\",scope=\"cluster\"} %lld\n", (long long)st->queues[i].size);
     }
-    hh_prom_header(&b, "hiredhand_queue_latency_seconds", "gauge",
-                   "Age of the oldest job in the queue, read at the last heartbeat; the same on every process "
-                   "(scope=\"cluster\").");
+    hh__prom_header(&b, "hiredhand_queue_latency_seconds", "gauge",
+                    "Age of the oldest job in the queue, read at the last heartbeat; the same on every process "
+                    "(scope=\"cluster\").");
     for (size_t i = 0; i < nq; i++) {
         if (st->queues[i].size < 0) continue;
-        hh_prom_printf(&b, "hiredhand_queue_latency_seconds{queue=\"");
-        hh_prom_label(&b, st->queues[i].name);
-        hh_prom_printf(&b, "\",scope=\"cluster\"}");
-        hh_prom_value(&b, st->queues[i].latency);
+        hh__prom_printf(&b, "hiredhand_queue_latency_seconds{queue=\"");
+        hh__prom_label(&b, st->queues[i].name);
+        hh__prom_printf(&b, "\",scope=\"cluster\"}");
+        hh__prom_value(&b, st->queues[i].latency);
     }
-    hh_prom_header(&b, "hiredhand_queue_fetched_total", "counter",
-                   "Jobs this process took from the queue since start.");
+    hh__prom_header(&b, "hiredhand_queue_fetched_total", "counter",
+                    "Jobs this process took from the queue since start.");
     for (size_t i = 0; i < nq; i++) {
-        hh_prom_printf(&b, "hiredhand_queue_fetched_total{queue=\"");
-        hh_prom_label(&b, st->queues[i].name);
-        hh_prom_printf(&b, "\"} %llu\n", (unsigned long long)st->queues[i].fetched);
+        hh__prom_printf(&b, "hiredhand_queue_fetched_total{queue=\"");
+        hh__prom_label(&b, st->queues[i].name);
+        hh__prom_printf(&b, "\"} %llu\n", (unsigned long long)st->queues[i].fetched);
     }
-    return hh_prom_take(&b);
+    return hh__prom_take(&b);
 }
 
 /* ------------------------------------------------------------ routing */
@@ -390,7 +390,7 @@ char *hh_http_metrics_text(const hh_manager_stats *st, double now) {
  * case (RFC 7235); the token compare takes the same time wherever the first
  * difference is, so the answer's timing does not leak the token byte by
  * byte (only its length). */
-int hh_http_token_ok(const char *authorization, const char *token) {
+int hh__http_token_ok(const char *authorization, const char *token) {
     if (!token) return 1;
     if (!authorization || strncasecmp(authorization, "Bearer", 6) != 0) return 0;
     const char *given = authorization + 6;
@@ -403,7 +403,7 @@ int hh_http_token_ok(const char *authorization, const char *token) {
     return diff == 0;
 }
 
-hh_http_route hh_http_route_of(const char *method, const char *url, const char *authorization, const char *token) {
+hh__http_route hh__http_route_of(const char *method, const char *url, const char *authorization, const char *token) {
     if (!method || (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0))
         return HH_HTTP_ROUTE_METHOD;
     if (!url) return HH_HTTP_ROUTE_NOT_FOUND;
@@ -413,7 +413,7 @@ hh_http_route hh_http_route_of(const char *method, const char *url, const char *
     if (!strcmp(url, "/readyz")) return HH_HTTP_ROUTE_READYZ; /* open too: status only */
     int stats = !strcmp(url, "/stats"), metrics = !strcmp(url, "/metrics");
     if (!stats && !metrics) return HH_HTTP_ROUTE_NOT_FOUND;
-    if (!hh_http_token_ok(authorization, token)) return HH_HTTP_ROUTE_UNAUTHORIZED;
+    if (!hh__http_token_ok(authorization, token)) return HH_HTTP_ROUTE_UNAUTHORIZED;
     return stats ? HH_HTTP_ROUTE_STATS : HH_HTTP_ROUTE_METRICS;
 }
 
@@ -427,7 +427,7 @@ static char *dump_new(json_t *o) {
  * so no identity, host or Redis error here (those are in /stats). */
 static char *healthz_json(const hh_manager_stats *st, double now, double max_age, int *healthy) {
     char reason[256];
-    *healthy = hh_http_healthy(st, now, max_age, reason, sizeof(reason));
+    *healthy = hh__http_healthy(st, now, max_age, reason, sizeof(reason));
     double age = heartbeat_age(st, now);
     json_t *o = json_object();
     if (o) {
@@ -443,12 +443,13 @@ static char *healthz_json(const hh_manager_stats *st, double now, double max_age
  * /healthz (the Redis error itself is in /stats). */
 static char *readyz_json(const hh_manager_stats *st, int *ready) {
     char reason[128];
-    *ready = hh_http_ready(st, reason, sizeof(reason));
+    *ready = hh__http_ready(st, reason, sizeof(reason));
     return dump_new(*ready ? json_pack("{s:s}", "status", "ready")
                            : json_pack("{s:s, s:s}", "status", "not ready", "reason", reason));
 }
 
-void hh_http_reply_for(hh_http_route route, const hh_manager_stats *st, double now, double max_age, hh_http_reply *r) {
+void hh__http_reply_for(hh__http_route route, const hh_manager_stats *st, double now, double max_age,
+                        hh__http_reply *r) {
     int healthy = 0;
     memset(r, 0, sizeof(*r));
     r->type = HH_HTTP_JSON;
@@ -463,12 +464,12 @@ void hh_http_reply_for(hh_http_route route, const hh_manager_stats *st, double n
         break;
     case HH_HTTP_ROUTE_STATS:
         r->status = MHD_HTTP_OK;
-        r->body = hh_http_stats_json(st, now, max_age);
+        r->body = hh__http_stats_json(st, now, max_age);
         break;
     case HH_HTTP_ROUTE_METRICS:
         r->status = MHD_HTTP_OK;
         r->type = HH_HTTP_PROMETHEUS;
-        r->body = hh_http_metrics_text(st, now);
+        r->body = hh__http_metrics_text(st, now);
         break;
     case HH_HTTP_ROUTE_UNAUTHORIZED:
         r->status = MHD_HTTP_UNAUTHORIZED;
@@ -494,7 +495,7 @@ void hh_http_reply_for(hh_http_route route, const hh_manager_stats *st, double n
 
 /* ------------------------------------------------------------- serving */
 
-static enum MHD_Result respond(const hh_http *h, struct MHD_Connection *conn, hh_http_reply *rp) {
+static enum MHD_Result respond(const hh__http *h, struct MHD_Connection *conn, hh__http_reply *rp) {
     static const char oom[] = "{\"error\":\"out of memory\"}";
     struct MHD_Response *r;
     unsigned int status = rp->status;
@@ -517,18 +518,18 @@ static enum MHD_Result respond(const hh_http *h, struct MHD_Connection *conn, hh
     return rc;
 }
 
-static http_conn *conn_of(const hh_http *h, struct MHD_Connection *conn) {
+static http_conn *conn_of(const hh__http *h, struct MHD_Connection *conn) {
     const union MHD_ConnectionInfo *ci = h->api.get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     return ci ? ci->socket_context : NULL;
 }
 
 /* The headers of this connection's current request are in (reading 0), or
  * a request ended and the next one's headers start now (reading 1). */
-static void conn_phase(hh_http *h, struct MHD_Connection *conn, int reading) {
+static void conn_phase(hh__http *h, struct MHD_Connection *conn, int reading) {
     http_conn *c = conn_of(h, conn);
     if (!c) return;
     pthread_mutex_lock(&h->mu);
-    if (reading && !c->reading) c->since = hh_mono();
+    if (reading && !c->reading) c->since = hh__mono();
     c->reading = reading;
     pthread_mutex_unlock(&h->mu);
 }
@@ -536,17 +537,17 @@ static void conn_phase(hh_http *h, struct MHD_Connection *conn, int reading) {
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
                                   const char *version, const char *upload_data, size_t *upload_data_size,
                                   void **con_cls) {
-    hh_http *h = cls;
-    hh_http_reply r;
+    hh__http *h = cls;
+    hh__http_reply r;
     (void)version, (void)upload_data;
     if (!*con_cls) conn_phase(h, conn, 0); /* MHD calls us once the headers are in */
     const char *auth =
         h->token ? h->api.lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION) : NULL;
-    hh_http_route route = hh_http_route_of(method, url, auth, h->token);
+    hh__http_route route = hh__http_route_of(method, url, auth, h->token);
     /* Other methods are answered at once, on the first call: MHD discards
      * the request body and closes that connection after the response. */
     if (route == HH_HTTP_ROUTE_METHOD) {
-        hh_http_reply_for(route, NULL, 0, h->max_age, &r);
+        hh__http_reply_for(route, NULL, 0, h->max_age, &r);
         return respond(h, conn, &r);
     }
     /* GET/HEAD: wait for the whole request (skipping any body) so that the
@@ -561,7 +562,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     if (route != HH_HTTP_ROUTE_HEALTHZ && route != HH_HTTP_ROUTE_READYZ && route != HH_HTTP_ROUTE_STATS &&
         route != HH_HTTP_ROUTE_METRICS) {
-        hh_http_reply_for(route, NULL, 0, h->max_age, &r);
+        hh__http_reply_for(route, NULL, 0, h->max_age, &r);
         return respond(h, conn, &r);
     }
     /* The snapshot with its queues is a few KB: keep it off the MHD thread's stack. */
@@ -575,7 +576,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return respond(h, conn, &r);
     }
     h->src.fill_stats(h->src.udata, st);
-    hh_http_reply_for(route, st, hh_now(), h->max_age, &r);
+    hh__http_reply_for(route, st, hh__now(), h->max_age, &r);
     free(st);
     if (route == HH_HTTP_ROUTE_METRICS && r.body) r.body = metrics_more(h, r.body);
     return respond(h, conn, &r);
@@ -583,9 +584,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 /* body, then the source's series and the process metrics; NULL (a 500)
  * when out of memory. */
-static char *metrics_more(const hh_http *h, char *body) {
+static char *metrics_more(const hh__http *h, char *body) {
     char *more = h->src.metrics_text ? h->src.metrics_text(h->src.udata) : NULL;
-    char *proc = hh_metrics_process_text();
+    char *proc = hh__metrics_process_text();
     size_t bl = strlen(body), ml = more ? strlen(more) : 0, pl = proc ? strlen(proc) : 0;
     char *all = (h->src.metrics_text && !more) || !proc ? NULL : malloc(bl + ml + pl + 1);
     if (all) {
@@ -608,13 +609,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe) {
-    hh_http *h = cls;
+    hh__http *h = cls;
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
         const union MHD_ConnectionInfo *ci = h->api.get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
         http_conn *c = ci ? calloc(1, sizeof(*c)) : NULL;
         if (!c) return; /* no deadline for this one; the idle timeout still applies */
         c->fd = ci->connect_fd;
-        c->since = hh_mono();
+        c->since = hh__mono();
         c->reading = 1;
         pthread_mutex_lock(&h->mu);
         c->next = h->conns;
@@ -639,7 +640,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
  * (not close()) leaves the descriptor to MHD, which sees the end of the
  * stream at its next poll and closes the connection the usual way. */
 static void *watchdog_main(void *arg) {
-    hh_http *h = arg;
+    hh__http *h = arg;
     pthread_mutex_lock(&h->mu);
     while (!h->stopping) {
         struct timespec ts;
@@ -650,7 +651,7 @@ static void *watchdog_main(void *arg) {
             ts.tv_nsec -= 1000000000L;
         }
         pthread_cond_timedwait(&h->cv, &h->mu, &ts);
-        double now = hh_mono();
+        double now = hh__mono();
         for (http_conn *c = h->conns; c && !h->stopping; c = c->next) {
             if (!c->reading || c->cut || now - c->since < HH_HTTP_HEADER_DEADLINE) continue;
             shutdown(c->fd, SHUT_RDWR);
@@ -664,27 +665,27 @@ static void *watchdog_main(void *arg) {
 
 /* MHD's own messages: kept while starting (for the error), logged after. */
 static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
-    hh_http *h = cls;
+    hh__http *h = cls;
     char msg[256];
     vsnprintf(msg, sizeof(msg), fmt, ap);
     size_t n = strlen(msg);
     while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r')) msg[--n] = '\0';
     if (!atomic_load(&h->serving)) {
-        hh_strlcpy(h->start_msg, msg, sizeof(h->start_msg));
+        hh__strlcpy(h->start_msg, msg, sizeof(h->start_msg));
         return;
     }
     /* Each refused or cut connection makes a message: at most one every
      * HH_HTTP_LOG_EVERY seconds, or slow clients would flood the log. */
-    double now = hh_mono();
+    double now = hh__mono();
     if (now < h->log_next) {
         h->log_suppressed++;
         return;
     }
     h->log_next = now + HH_HTTP_LOG_EVERY;
     if (h->log_suppressed)
-        hh_log(h->src.log, HH_LOG_WARN, "http: %s (and %lu more messages in the last %d s)", msg, h->log_suppressed,
-               HH_HTTP_LOG_EVERY);
-    else hh_log(h->src.log, HH_LOG_WARN, "http: %s", msg);
+        hh__log(h->src.log, HH_LOG_WARN, "http: %s (and %lu more messages in the last %d s)", msg, h->log_suppressed,
+                HH_HTTP_LOG_EVERY);
+    else hh__log(h->src.log, HH_LOG_WARN, "http: %s", msg);
     h->log_suppressed = 0;
 }
 
@@ -722,7 +723,7 @@ static int parse_bind(const char *bind, struct sockaddr_storage *ss, socklen_t *
         memcpy(host, bind, (size_t)(colon - bind));
         host[colon - bind] = '\0';
     } else {
-        hh_strlcpy(host, "127.0.0.1", sizeof(host));
+        hh__strlcpy(host, "127.0.0.1", sizeof(host));
         colon = bind - 1; /* the whole string is the port */
     }
     const char *p = colon + 1;
@@ -781,7 +782,7 @@ static void bind_display(const struct sockaddr_storage *ss, socklen_t sslen, int
     snprintf(out, n, v6 ? "[%s]:%s" : "%s:%s", addr, port);
 }
 
-int hh_http_bind_check(const char *bind, int try_bind, char *err, size_t errlen) {
+int hh__http_bind_check(const char *bind, int try_bind, char *err, size_t errlen) {
     struct sockaddr_storage ss;
     socklen_t sslen = 0;
     int v6 = 0;
@@ -806,14 +807,14 @@ static unsigned int connection_limit(void) {
     return lim < HH_HTTP_CONNECTION_MIN ? HH_HTTP_CONNECTION_MIN : (unsigned int)lim;
 }
 
-static void http_free(hh_http *h) {
+static void http_free(hh__http *h) {
     pthread_mutex_destroy(&h->mu);
     pthread_cond_destroy(&h->cv);
     free(h->token);
     free(h);
 }
 
-static void watchdog_stop(hh_http *h) {
+static void watchdog_stop(hh__http *h) {
     if (!h->watchdog_running) return;
     pthread_mutex_lock(&h->mu);
     h->stopping = 1;
@@ -823,8 +824,8 @@ static void watchdog_stop(hh_http *h) {
     h->watchdog_running = 0;
 }
 
-hh_http *hh_http_start(const hh_http_source *src, const char *bind, double liveness_max_age, const char *token,
-                       char *err, size_t errlen) {
+hh__http *hh__http_start(const hh__http_source *src, const char *bind, double liveness_max_age, const char *token,
+                         char *err, size_t errlen) {
     struct sockaddr_storage ss;
     socklen_t sslen = 0;
     int v6 = 0;
@@ -841,7 +842,7 @@ hh_http *hh_http_start(const hh_http_source *src, const char *bind, double liven
     memset(&ss, 0, sizeof(ss));
     if (parse_bind(bind, &ss, &sslen, &v6, err, errlen) != 0) return NULL;
 
-    hh_http *h = calloc(1, sizeof(*h));
+    hh__http *h = calloc(1, sizeof(*h));
     if (!h) {
         snprintf(err, errlen, "out of memory");
         return NULL;
@@ -891,15 +892,15 @@ hh_http *hh_http_start(const hh_http_source *src, const char *bind, double liven
         return NULL;
     }
     atomic_store(&h->serving, 1);
-    hh_log(h->src.log, HH_LOG_INFO,
-           "http: serving /healthz, /readyz, /stats and /metrics on http://%s (liveness max age %g s; %s; at most %u "
-           "connections, %d per client address, %g s to send request headers)",
-           h->display, h->max_age, h->token ? "/stats and /metrics need the bearer token" : "no token", h->conn_limit,
-           HH_HTTP_PER_IP_LIMIT, HH_HTTP_HEADER_DEADLINE);
+    hh__log(h->src.log, HH_LOG_INFO,
+            "http: serving /healthz, /readyz, /stats and /metrics on http://%s (liveness max age %g s; %s; at most %u "
+            "connections, %d per client address, %g s to send request headers)",
+            h->display, h->max_age, h->token ? "/stats and /metrics need the bearer token" : "no token", h->conn_limit,
+            HH_HTTP_PER_IP_LIMIT, HH_HTTP_HEADER_DEADLINE);
     return h;
 }
 
-void hh_http_stop(hh_http *h) {
+void hh__http_stop(hh__http *h) {
     if (!h) return;
     watchdog_stop(h);
     h->api.stop_daemon(h->daemon); /* joins the polling thread, closes every connection */
@@ -907,7 +908,7 @@ void hh_http_stop(hh_http *h) {
     http_free(h);
 }
 
-int hh_http_token_valid(const char *token) {
+int hh__http_token_valid(const char *token) {
     if (!token || !*token) return 0;
     size_t n = 0;
     for (const unsigned char *p = (const unsigned char *)token; *p; p++, n++)

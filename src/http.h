@@ -16,52 +16,52 @@
 #include <stddef.h>
 #include "hiredhand.h"
 
-typedef struct hh_http hh_http;
+typedef struct hh__http hh__http;
 
 /* All the server knows of its manager: a snapshot on demand and where to
  * log. fill_stats is called from the server's threads and must be
  * thread-safe; it does no I/O. */
-typedef struct hh_http_source {
+typedef struct hh__http_source {
     void (*fill_stats)(void *udata, hh_manager_stats *out);
     void *udata;
-    struct hh_logger *log;
+    struct hh__logger *log;
     /* More /metrics text appended after the snapshot's (metrics.c: the
      * per-class series and the set sizes); malloc()ed, NULL when out of memory.
      * Thread-safe, no I/O. Optional. */
     char *(*metrics_text)(void *udata);
-} hh_http_source;
+} hh__http_source;
 
 /* Starts serving on bind ("HOST:PORT", "[::1]:PORT" or "PORT" meaning
  * 127.0.0.1:PORT). Returns NULL with a message in err on a bad address or
  * a port in use. */
-hh_http *hh_http_start(const hh_http_source *src, const char *bind, double liveness_max_age, const char *token,
-                       char *err, size_t errlen);
-void hh_http_stop(hh_http *h);
-/* The checks hh_http_start makes of bind before it serves, without
+hh__http *hh__http_start(const hh__http_source *src, const char *bind, double liveness_max_age, const char *token,
+                         char *err, size_t errlen);
+void hh__http_stop(hh__http *h);
+/* The checks hh__http_start makes of bind before it serves, without
  * serving: the address parsed and resolved and, with try_bind, a socket
  * bound to it and closed at once (a port in use, an address not local).
- * 0, or -1 with the message hh_http_start would give in err. */
-int hh_http_bind_check(const char *bind, int try_bind, char *err, size_t errlen);
+ * 0, or -1 with the message hh__http_start would give in err. */
+int hh__http_bind_check(const char *bind, int try_bind, char *err, size_t errlen);
 
 /* The liveness rule, pure for tests: 1 healthy, 0 not (reason filled). */
-int hh_http_healthy(const hh_manager_stats *st, double now, double max_age, char *reason, size_t len);
+int hh__http_healthy(const hh_manager_stats *st, double now, double max_age, char *reason, size_t len);
 /* The /stats JSON and /metrics text for a snapshot; free() the result. */
-char *hh_http_stats_json(const hh_manager_stats *st, double now, double max_age);
-char *hh_http_metrics_text(const hh_manager_stats *st, double now);
+char *hh__http_stats_json(const hh_manager_stats *st, double now, double max_age);
+char *hh__http_metrics_text(const hh_manager_stats *st, double now);
 
 /* A bearer token: 1..4096 visible ASCII characters (no space). */
-int hh_http_token_valid(const char *token);
+int hh__http_token_valid(const char *token);
 /* Whether authorization ("Bearer <token>", the header's value or NULL)
  * carries token; 1 when token is NULL. Constant time in the given value. */
-int hh_http_token_ok(const char *authorization, const char *token);
+int hh__http_token_ok(const char *authorization, const char *token);
 
 /* Readiness (/readyz): 1 when the heartbeat connection is up, the last beat
  * reached Redis and the worker fetches (neither quiet nor stopping); else 0
  * with why in reason (len bytes; "" when ready). */
-int hh_http_ready(const hh_manager_stats *st, char *reason, size_t len);
+int hh__http_ready(const hh_manager_stats *st, char *reason, size_t len);
 
 /* What a request gets, decided without a socket (and fuzzed so). */
-typedef enum hh_http_route {
+typedef enum hh__http_route {
     HH_HTTP_ROUTE_HEALTHZ,
     HH_HTTP_ROUTE_STATS,
     HH_HTTP_ROUTE_METRICS,
@@ -69,18 +69,18 @@ typedef enum hh_http_route {
     HH_HTTP_ROUTE_METHOD,
     HH_HTTP_ROUTE_UNAUTHORIZED,
     HH_HTTP_ROUTE_READYZ
-} hh_http_route;
-hh_http_route hh_http_route_of(const char *method, const char *url, const char *authorization, const char *token);
+} hh__http_route;
+hh__http_route hh__http_route_of(const char *method, const char *url, const char *authorization, const char *token);
 
-typedef struct hh_http_reply {
+typedef struct hh__http_reply {
     unsigned int status;
     char *body;         /* malloc()ed; NULL: out of memory (a 500) */
     const char *type;   /* Content-Type */
     const char *header; /* one more header (Allow, WWW-Authenticate) or NULL */
     const char *value;
-} hh_http_reply;
+} hh__http_reply;
 /* The answer to a route; st is read for HEALTHZ, READYZ, STATS and METRICS only. */
-void hh_http_reply_for(hh_http_route route, const hh_manager_stats *st, double now, double max_age,
-                       hh_http_reply *reply);
+void hh__http_reply_for(hh__http_route route, const hh_manager_stats *st, double now, double max_age,
+                        hh__http_reply *reply);
 
 #endif

@@ -21,9 +21,9 @@ static char *dupn(const char *s, size_t n) {
     return d;
 }
 
-hh_job *hh_job_new(const char *payload, size_t len, const char *queue, char *why, size_t whylen) {
+hh_job *hh__job_new(const char *payload, size_t len, const char *queue, char *why, size_t whylen) {
     char *copy = dupn(payload, len);
-    return copy ? hh_job_adopt(copy, len, queue, why, whylen) : NULL;
+    return copy ? hh__job_adopt(copy, len, queue, why, whylen) : NULL;
 }
 
 /* Parsing a payload with jansson holds it three times at its peak (the
@@ -45,7 +45,7 @@ static int too_big(const json_error_t *err) {
     return strstr(err->text, "too big integer") || strstr(err->text, "too big negative integer");
 }
 
-json_t *hh_json_load_payload(const char *payload, size_t len, int *lossy) {
+json_t *hh__json_load_payload(const char *payload, size_t len, int *lossy) {
     json_error_t err;
     *lossy = 0;
     json_t *item = json_loadb(payload, len, JSON_ALLOW_NUL, &err);
@@ -56,7 +56,7 @@ json_t *hh_json_load_payload(const char *payload, size_t len, int *lossy) {
     return item;
 }
 
-hh_job *hh_job_adopt(char *payload, size_t len, const char *queue, char *why, size_t whylen) {
+hh_job *hh__job_adopt(char *payload, size_t len, const char *queue, char *why, size_t whylen) {
     /* the queue name lives in the same block: one allocation per job less,
      * freed by whichever thread sends the ack (processor.c) */
     if (!queue) queue = "default";
@@ -73,7 +73,7 @@ hh_job *hh_job_adopt(char *payload, size_t len, const char *queue, char *why, si
     job->queue_index = -1;
     job->jid = "";
     if (!job->payload) {
-        hh_job_free(job);
+        hh__job_free(job);
         return NULL;
     }
     if (why && whylen) why[0] = '\0';
@@ -91,10 +91,10 @@ hh_job *hh_job_adopt(char *payload, size_t len, const char *queue, char *why, si
             snprintf(why, whylen, "payload is not valid JSON: %s (line %d, column %d)", err.text, err.line, err.column);
         return job;
     }
-    const char *problem = hh_job_problem(item);
+    const char *problem = hh__job_problem(item);
     json_t *k = json_object_get(item, "class");
     if (problem) {
-        if (why) hh_strlcpy(why, problem, whylen);
+        if (why) hh__strlcpy(why, problem, whylen);
         json_decref(item);
         return job;
     }
@@ -113,7 +113,7 @@ hh_job *hh_job_adopt(char *payload, size_t len, const char *queue, char *why, si
     return job;
 }
 
-const char *hh_job_problem(const json_t *item) {
+const char *hh__job_problem(const json_t *item) {
     json_t *k = json_object_get(item, "class");
     if (!json_is_object(item)) return "payload is not a JSON object";
     if (!json_is_string(k)) return "payload has no \"class\" string";
@@ -122,13 +122,13 @@ const char *hh_job_problem(const json_t *item) {
     return NULL;
 }
 
-json_t *hh_job_item_full(const hh_job *job) {
+json_t *hh__job_item_full(const hh_job *job) {
     if (!job->item) return NULL;
     if (!job->slim) return json_incref(job->item);
     return parse(job->payload, job->len, JSON_ALLOW_NUL | JSON_DECODE_ANY, NULL);
 }
 
-void hh_job_reset_error(hh_job *job) {
+void hh__job_reset_error(hh_job *job) {
     free(job->error_class);
     free(job->error_message);
     for (size_t i = 0; i < job->nbacktrace; i++) free(job->backtrace[i]);
@@ -139,8 +139,8 @@ void hh_job_reset_error(hh_job *job) {
     job->nbacktrace = 0;
 }
 
-void hh_job_shed(hh_job *job) {
-    hh_job_reset_error(job);
+void hh__job_shed(hh_job *job) {
+    hh__job_reset_error(job);
     json_decref(job->item);
     job->item = NULL;
     job->klass = NULL;
@@ -150,31 +150,31 @@ void hh_job_shed(hh_job *job) {
     job->args_json = NULL;
 }
 
-void hh_job_free(hh_job *job) {
+void hh__job_free(hh_job *job) {
     if (!job) return;
-    hh_job_reset_error(job);
+    hh__job_reset_error(job);
     json_decref(job->item);
     free(job->payload);
     free(job->args_json);
     free(job);
 }
 
-double hh_json_time(const json_t *v) {
+double hh__json_time(const json_t *v) {
     if (json_is_real(v)) return json_real_value(v);
     if (json_is_integer(v)) return (double)json_integer_value(v) / 1000.0;
     return 0;
 }
 
-double hh_payload_time(const json_t *item, int lossy, const char *payload, size_t len, const char *key) {
+double hh__payload_time(const json_t *item, int lossy, const char *payload, size_t len, const char *key) {
     const json_t *v = json_object_get(item, key);
-    if (!lossy || !json_is_real(v)) return hh_json_time(v);
+    if (!lossy || !json_is_real(v)) return hh__json_time(v);
     size_t n;
-    const char *tok = hh_json_get_raw(payload, len, key, &n);
+    const char *tok = hh__json_get_raw(payload, len, key, &n);
     int integer = tok && n && !memchr(tok, '.', n) && !memchr(tok, 'e', n) && !memchr(tok, 'E', n);
     return integer ? json_real_value(v) / 1000.0 : json_real_value(v);
 }
 
-json_t *hh_json_time_new(double epoch, hh_timestamps ts) {
+json_t *hh__json_time_new(double epoch, hh_timestamps ts) {
     if (ts == HH_TS_MILLIS) return json_integer((json_int_t)llround(epoch * 1000.0));
     return json_real(epoch);
 }
@@ -185,8 +185,8 @@ json_t *hh_json_time_new(double epoch, hh_timestamps ts) {
  * fixed precision, which would print 1795962157.0613379. */
 static void fmt_real(char *buf, size_t len, double v) {
     for (int prec = 15; prec <= 17; prec++) {
-        hh_snprintf_c(buf, len, "%.*g", prec, v); /* '.' whatever the locale */
-        if (hh_strtod_c(buf, NULL) == v) break;
+        hh__snprintf_c(buf, len, "%.*g", prec, v); /* '.' whatever the locale */
+        if (hh__strtod_c(buf, NULL) == v) break;
     }
     if (!strpbrk(buf, ".eEn")) { /* keep it a real: 1.0 stays 1.0 */
         size_t l = strlen(buf);
@@ -240,7 +240,7 @@ static int dump_into(const json_t *v, sds *out) {
     return *out ? 0 : -1;
 }
 
-char *hh_json_dump(const json_t *v) {
+char *hh__json_dump(const json_t *v) {
     sds out = sdsempty();
     if (!out || dump_into(v, &out) != 0) {
         sdsfree(out);
@@ -314,7 +314,7 @@ static int find_member(const char *obj, size_t len, const char *key, size_t *vs,
     }
 }
 
-const char *hh_json_get_raw(const char *obj, size_t len, const char *key, size_t *vlen) {
+const char *hh__json_get_raw(const char *obj, size_t len, const char *key, size_t *vlen) {
     size_t vs, ve, last;
     int members;
     if (find_member(obj, len, key, &vs, &ve, &last, &members) != 1) return NULL;
@@ -342,7 +342,7 @@ static char *digits_step(char *d, size_t n, int up) {
     return d;
 }
 
-char *hh_json_int_step(const char *tok, size_t n, int delta) {
+char *hh__json_int_step(const char *tok, size_t n, int delta) {
     int neg = n > 0 && tok[0] == '-';
     size_t m = n - (size_t)neg;
     if (m == 0 || (delta != 1 && delta != -1)) return NULL;
@@ -367,16 +367,16 @@ char *hh_json_int_step(const char *tok, size_t n, int delta) {
     return buf;
 }
 
-char *hh_json_set_raw_take(char *obj, size_t *len, const char *key, json_t *v) {
-    char *text = v ? hh_json_dump(v) : NULL;
+char *hh__json_set_raw_take(char *obj, size_t *len, const char *key, json_t *v) {
+    char *text = v ? hh__json_dump(v) : NULL;
     json_decref(v);
-    char *out = text ? hh_json_set_raw(obj, *len, key, text, len) : NULL;
+    char *out = text ? hh__json_set_raw(obj, *len, key, text, len) : NULL;
     free(text);
     free(obj);
     return out;
 }
 
-char *hh_json_set_raw(const char *obj, size_t len, const char *key, const char *value, size_t *outlen) {
+char *hh__json_set_raw(const char *obj, size_t len, const char *key, const char *value, size_t *outlen) {
     size_t vs, ve, last;
     int members;
     int found = find_member(obj, len, key, &vs, &ve, &last, &members);
@@ -424,7 +424,7 @@ const char *hh_job_class(const hh_job *job) { return job->klass; }
 static const char *const aj_wrappers[] = {"ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper",
                                           "Sidekiq::ActiveJob::Wrapper"};
 
-const char *hh_item_display_class(const json_t *item, size_t *len) {
+const char *hh__item_display_class(const json_t *item, size_t *len) {
     json_t *k = json_object_get(item, "class");
     if (!json_is_string(k)) return NULL;
     const char *klass = json_string_value(k);
@@ -447,7 +447,7 @@ const char *hh_item_display_class(const json_t *item, size_t *len) {
  * "Mailer#method" from the job's first two arguments; else "class".
  * Sidekiq::Extensions::Delayed* payloads hold YAML, which is not read
  * here: they show their class, as Sidekiq does when its YAML load fails. */
-json_t *hh_item_web_class(const json_t *item) {
+json_t *hh__item_web_class(const json_t *item) {
     json_t *k = json_object_get(item, "class"), *dc = json_object_get(item, "display_class");
     if (json_is_string(dc)) return json_stringn(json_string_value(dc), json_string_length(dc));
     if (!json_is_string(k)) return NULL;
@@ -481,7 +481,7 @@ json_t *hh_item_web_class(const json_t *item) {
 }
 
 const char *hh_job_handler_class(const hh_job *job, size_t *len) {
-    const char *shown = job->item ? hh_item_display_class(job->item, len) : NULL;
+    const char *shown = job->item ? hh__item_display_class(job->item, len) : NULL;
     if (shown) return shown;
     if (len) *len = job->klass_len;
     return job->klass;
@@ -497,8 +497,8 @@ const char *hh_job_payload(const hh_job *job, size_t *len) {
 const char *hh_job_args(const hh_job *job) {
     hh_job *j = (hh_job *)job; /* lazily cached; the job belongs to one thread */
     if (!j->args_json && j->item) {
-        json_t *full = hh_job_item_full(j);
-        j->args_json = hh_json_dump(json_object_get(full, "args"));
+        json_t *full = hh__job_item_full(j);
+        j->args_json = hh__json_dump(json_object_get(full, "args"));
         json_decref(full);
     }
     return j->args_json ? j->args_json : "[]";
@@ -507,25 +507,25 @@ const char *hh_job_args(const hh_job *job) {
 char *hh_job_get(const hh_job *job, const char *key) {
     if (job->lossy) { /* read with every integer as a real: the stored text is the value */
         size_t n;
-        const char *raw = hh_json_get_raw(job->payload, job->len, key, &n);
+        const char *raw = hh__json_get_raw(job->payload, job->len, key, &n);
         return raw ? dupn(raw, n) : NULL;
     }
-    json_t *full = job->slim && strcmp(key, "args") == 0 ? hh_job_item_full(job) : NULL;
+    json_t *full = job->slim && strcmp(key, "args") == 0 ? hh__job_item_full(job) : NULL;
     json_t *v = json_object_get(full ? full : job->item, key);
-    char *out = v ? hh_json_dump(v) : NULL;
+    char *out = v ? hh__json_dump(v) : NULL;
     json_decref(full);
     return out;
 }
 
-void hh_job_fail_bytes(hh_job *job, const char *error_class, const char *msg, size_t len) {
+void hh__job_fail_bytes(hh_job *job, const char *error_class, const char *msg, size_t len) {
     free(job->error_class);
     free(job->error_message);
     /* JSON holds only UTF-8: a byte that is not is kept as the text \xNN,
      * as the log shows it (Sidekiq scrubs such bytes away; the text says
      * which they were, in the retry set, the Web UI and the CLI alike) */
     const char *ec = error_class ? error_class : "StandardError";
-    job->error_class = hh_utf8_escape_len(ec, strlen(ec), NULL);
-    char *clean = msg ? hh_utf8_escape_len(msg, len, &len) : NULL;
+    job->error_class = hh__utf8_escape_len(ec, strlen(ec), NULL);
+    char *clean = msg ? hh__utf8_escape_len(msg, len, &len) : NULL;
     if (clean && len > HH_ERROR_MESSAGE_MAX) {
         /* cut on a UTF-8 boundary, and not inside a \xNN */
         len = HH_ERROR_MESSAGE_MAX;
@@ -551,7 +551,7 @@ void hh_job_fail(hh_job *job, const char *error_class, const char *fmt, ...) {
         if (vasprintf(&msg, fmt, ap) < 0) msg = NULL;
         va_end(ap);
     }
-    hh_job_fail_bytes(job, error_class, msg, msg ? strlen(msg) : 0);
+    hh__job_fail_bytes(job, error_class, msg, msg ? strlen(msg) : 0);
     free(msg);
 }
 
@@ -562,7 +562,7 @@ void hh_job_set_backtrace(hh_job *job, const char *const *lines, size_t n) {
     job->nbacktrace = 0;
     if (!job->backtrace) return;
     for (size_t i = 0; i < n; i++) {
-        job->backtrace[i] = hh_utf8_escape_len(lines[i] ? lines[i] : "", lines[i] ? strlen(lines[i]) : 0, NULL);
+        job->backtrace[i] = hh__utf8_escape_len(lines[i] ? lines[i] : "", lines[i] ? strlen(lines[i]) : 0, NULL);
         if (!job->backtrace[i]) break;
         job->nbacktrace++;
     }

@@ -22,9 +22,9 @@ static const uint64_t edges[HH_JM_BUCKETS - 1] = {
     3800, 5750, 8500, 13000, 20000, 30000, 45000, 65000, 100000, 150000, 225000, 335000,
 };
 
-uint64_t hh_job_metrics_edge(int i) { return i >= 0 && i < HH_JM_BUCKETS - 1 ? edges[i] : UINT64_MAX; }
+uint64_t hh__job_metrics_edge(int i) { return i >= 0 && i < HH_JM_BUCKETS - 1 ? edges[i] : UINT64_MAX; }
 
-int hh_job_metrics_bucket(uint64_t ms) {
+int hh__job_metrics_bucket(uint64_t ms) {
     int i = 0;
     while (i < HH_JM_BUCKETS - 1 && ms >= edges[i]) i++;
     return i;
@@ -46,11 +46,11 @@ typedef struct jm_table {
     jm_class *first, *last;
 } jm_table;
 
-struct hh_job_metrics {
+struct hh__job_metrics {
     pthread_mutex_t mu; /* guards cur and last_error */
     jm_table cur;
-    const hh_keys *keys;
-    const hh_logger *log;
+    const hh__keys *keys;
+    const hh__logger *log;
     int layouts;
     char last_error[256]; /* the flushes' run of errors; "" when none */
 };
@@ -105,8 +105,8 @@ static jm_class *lookup(jm_table *t, const char *klass, size_t len) {
     return c;
 }
 
-hh_job_metrics *hh_job_metrics_new(const hh_keys *keys, const hh_logger *log, int layouts) {
-    hh_job_metrics *jm = calloc(1, sizeof(*jm));
+hh__job_metrics *hh__job_metrics_new(const hh__keys *keys, const hh__logger *log, int layouts) {
+    hh__job_metrics *jm = calloc(1, sizeof(*jm));
     if (!jm) return NULL;
     pthread_mutex_init(&jm->mu, NULL);
     jm->keys = keys;
@@ -115,14 +115,14 @@ hh_job_metrics *hh_job_metrics_new(const hh_keys *keys, const hh_logger *log, in
     return jm;
 }
 
-void hh_job_metrics_free(hh_job_metrics *jm) {
+void hh__job_metrics_free(hh__job_metrics *jm) {
     if (!jm) return;
     table_free(&jm->cur);
     pthread_mutex_destroy(&jm->mu);
     free(jm);
 }
 
-void hh_job_metrics_record(hh_job_metrics *jm, const char *klass, size_t len, uint64_t ms, int failed) {
+void hh__job_metrics_record(hh__job_metrics *jm, const char *klass, size_t len, uint64_t ms, int failed) {
     if (!jm || !klass) return;
     pthread_mutex_lock(&jm->mu);
     jm_class *c = lookup(&jm->cur, klass, len);
@@ -135,7 +135,7 @@ void hh_job_metrics_record(hh_job_metrics *jm, const char *klass, size_t len, ui
              * little about the job's speed */
             c->ok++;
             c->ms += ms;
-            c->hist[hh_job_metrics_bucket(ms)]++;
+            c->hist[hh__job_metrics_bucket(ms)]++;
         }
     }
     pthread_mutex_unlock(&jm->mu);
@@ -149,29 +149,29 @@ static int run_by_wrapper(const hh_job *job) {
     return shown && job->klass && (len != job->klass_len || memcmp(shown, job->klass, len) != 0);
 }
 
-void hh_job_metrics_ran(hh_job_metrics *jm, const hh_job *job, int has_handler, double elapsed_s, int failed) {
+void hh__job_metrics_ran(hh__job_metrics *jm, const hh_job *job, int has_handler, double elapsed_s, int failed) {
     if (!jm || !job->item || (!has_handler && !run_by_wrapper(job))) return;
     /* hash["wrapped"] || hash["class"]: "wrapped" of any job, if a string */
     json_t *w = json_object_get(job->item, "wrapped");
     const char *klass = json_is_string(w) ? json_string_value(w) : job->klass;
     size_t len = json_is_string(w) ? json_string_length(w) : job->klass_len;
     uint64_t ms = elapsed_s > 0 ? (uint64_t)(elapsed_s * 1000.0) : 0;
-    hh_job_metrics_record(jm, klass, len, ms, failed);
+    hh__job_metrics_record(jm, klass, len, ms, failed);
 }
 
 /* --------------------------------------------------------------- commands */
 
 typedef struct cmds {
-    hh_jm_cmd *v;
+    hh__jm_cmd *v;
     int n, cap, oom;
 } cmds;
 
 /* Starts a command of up to max arguments with the first one, verb. */
-static hh_jm_cmd *cmd_new(cmds *cs, const char *verb, int max) {
+static hh__jm_cmd *cmd_new(cmds *cs, const char *verb, int max) {
     if (cs->oom) return NULL;
     if (cs->n == cs->cap) {
         int cap = cs->cap ? cs->cap * 2 : 32;
-        hh_jm_cmd *v = realloc(cs->v, (size_t)cap * sizeof(*v));
+        hh__jm_cmd *v = realloc(cs->v, (size_t)cap * sizeof(*v));
         if (!v) {
             cs->oom = 1;
             return NULL;
@@ -179,7 +179,7 @@ static hh_jm_cmd *cmd_new(cmds *cs, const char *verb, int max) {
         cs->v = v;
         cs->cap = cap;
     }
-    hh_jm_cmd *c = &cs->v[cs->n];
+    hh__jm_cmd *c = &cs->v[cs->n];
     c->argc = 0;
     if (!(c->argv = calloc((size_t)max, sizeof(sds)))) {
         cs->oom = 1;
@@ -191,14 +191,14 @@ static hh_jm_cmd *cmd_new(cmds *cs, const char *verb, int max) {
 }
 
 /* Appends an argument (a copy of len bytes). */
-static void arg(cmds *cs, hh_jm_cmd *c, const char *s, size_t len) {
+static void arg(cmds *cs, hh__jm_cmd *c, const char *s, size_t len) {
     if (!c || cs->oom) return;
     if (!(c->argv[c->argc++] = sdsnewlen(s, len))) cs->oom = 1;
 }
 
-static void arg_str(cmds *cs, hh_jm_cmd *c, const char *s) { arg(cs, c, s, strlen(s)); }
+static void arg_str(cmds *cs, hh__jm_cmd *c, const char *s) { arg(cs, c, s, strlen(s)); }
 
-static void arg_u64(cmds *cs, hh_jm_cmd *c, uint64_t v) {
+static void arg_u64(cmds *cs, hh__jm_cmd *c, uint64_t v) {
     char buf[24];
     int n = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
     arg(cs, c, buf, (size_t)n);
@@ -206,7 +206,7 @@ static void arg_u64(cmds *cs, hh_jm_cmd *c, uint64_t v) {
 
 /* Takes ownership of key (NULL: out of memory). */
 static void expire(cmds *cs, sds key, int ttl) {
-    hh_jm_cmd *c = key ? cmd_new(cs, "EXPIRE", 3) : NULL;
+    hh__jm_cmd *c = key ? cmd_new(cs, "EXPIRE", 3) : NULL;
     if (!key) cs->oom = 1;
     if (c) {
         arg(cs, c, key, sdslen(key));
@@ -218,7 +218,7 @@ static void expire(cmds *cs, sds key, int ttl) {
 /* Histogram#persist: the non-zero buckets in one BITFIELD, unsigned 16-bit
  * counters that saturate at 65535 rather than wrap, then the TTL. */
 static void histogram(cmds *cs, const jm_class *k, sds key) {
-    hh_jm_cmd *c = key ? cmd_new(cs, "BITFIELD", 4 + 4 * HH_JM_BUCKETS) : NULL;
+    hh__jm_cmd *c = key ? cmd_new(cs, "BITFIELD", 4 + 4 * HH_JM_BUCKETS) : NULL;
     if (!key) cs->oom = 1;
     if (c) {
         arg(cs, c, key, sdslen(key));
@@ -248,7 +248,7 @@ static void counters(cmds *cs, const jm_table *t, sds key, int ttl) {
         int has[3] = {1, k->f > 0, k->ok > 0};
         for (int i = 0; i < 3; i++) {
             if (!has[i]) continue;
-            hh_jm_cmd *c = cmd_new(cs, "HINCRBY", 4);
+            hh__jm_cmd *c = cmd_new(cs, "HINCRBY", 4);
             if (!c) break;
             arg(cs, c, key, sdslen(key));
             sds field = sdsnewlen(k->name, k->len);
@@ -262,7 +262,7 @@ static void counters(cmds *cs, const jm_table *t, sds key, int ttl) {
     expire(cs, key, ttl);
 }
 
-void hh_jm_cmds_free(hh_jm_cmd *v, int n) {
+void hh__jm_cmds_free(hh__jm_cmd *v, int n) {
     for (int i = 0; v && i < n; i++) {
         for (int j = 0; j < v[i].argc; j++) sdsfree(v[i].argv[j]);
         free(v[i].argv);
@@ -270,7 +270,7 @@ void hh_jm_cmds_free(hh_jm_cmd *v, int n) {
     free(v);
 }
 
-hh_jm_cmd *hh_job_metrics_take(hh_job_metrics *jm, double now, int *n) {
+hh__jm_cmd *hh__job_metrics_take(hh__job_metrics *jm, double now, int *n) {
     *n = 0;
     if (!jm) return NULL;
     pthread_mutex_lock(&jm->mu);
@@ -282,22 +282,22 @@ hh_jm_cmd *hh_job_metrics_take(hh_job_metrics *jm, double now, int *n) {
         return NULL;
     }
     time_t at = (time_t)now;
-    const hh_keys *keys = jm->keys;
+    const hh__keys *keys = jm->keys;
     int v7 = jm->layouts & HH_JOB_METRICS_7, v8 = jm->layouts & HH_JOB_METRICS_8;
     cmds cs = {0};
     /* the histograms first, then the counters, as Sidekiq's flush */
     for (const jm_class *k = t.first; k && !cs.oom; k = k->next) {
         if (!k->ok) continue; /* only successful runs are timed */
-        if (v7) histogram(&cs, k, hh_key_jm_hist7(keys, k->name, k->len, at));
-        if (v8) histogram(&cs, k, hh_key_jm_hist8(keys, k->name, k->len, at));
+        if (v7) histogram(&cs, k, hh__key_jm_hist7(keys, k->name, k->len, at));
+        if (v8) histogram(&cs, k, hh__key_jm_hist8(keys, k->name, k->len, at));
     }
-    if (v7 && !cs.oom) counters(&cs, &t, hh_key_jm_counts7(keys, at), HH_JM_TTL);
-    if (v8 && !cs.oom) counters(&cs, &t, hh_key_jm_rollup8(keys, at), HH_JM_ROLLUP_TTL);
-    if (v8 && !cs.oom) counters(&cs, &t, hh_key_jm_counts8(keys, at), HH_JM_TTL);
+    if (v7 && !cs.oom) counters(&cs, &t, hh__key_jm_counts7(keys, at), HH_JM_TTL);
+    if (v8 && !cs.oom) counters(&cs, &t, hh__key_jm_rollup8(keys, at), HH_JM_ROLLUP_TTL);
+    if (v8 && !cs.oom) counters(&cs, &t, hh__key_jm_counts8(keys, at), HH_JM_TTL);
     table_free(&t);
     if (cs.oom) {
-        hh_jm_cmds_free(cs.v, cs.n);
-        hh_log(jm->log, HH_LOG_WARN, "job metrics: out of memory: this interval's counts dropped");
+        hh__jm_cmds_free(cs.v, cs.n);
+        hh__log(jm->log, HH_LOG_WARN, "job metrics: out of memory: this interval's counts dropped");
         return NULL;
     }
     *n = cs.n;
@@ -308,45 +308,45 @@ hh_jm_cmd *hh_job_metrics_take(hh_job_metrics *jm, double now, int *n) {
 
 /* Logs the start of a run of refusals and each change of error, then its
  * end. Locked: the stop's flush may meet a heartbeat stuck in a late one. */
-static void note(hh_job_metrics *jm, const char *err) {
+static void note(hh__job_metrics *jm, const char *err) {
     pthread_mutex_lock(&jm->mu);
     if (!err) {
         if (jm->last_error[0])
-            hh_log(jm->log, HH_LOG_INFO, "job metrics: written again (the Metrics tab misses the runs of the gap)");
+            hh__log(jm->log, HH_LOG_INFO, "job metrics: written again (the Metrics tab misses the runs of the gap)");
         jm->last_error[0] = '\0';
     } else {
         if (strcmp(jm->last_error, err) != 0)
-            hh_log(jm->log, HH_LOG_WARN, "job metrics not written (dropped, as Sidekiq drops them): %s", err);
-        hh_strlcpy(jm->last_error, err, sizeof(jm->last_error));
+            hh__log(jm->log, HH_LOG_WARN, "job metrics not written (dropped, as Sidekiq drops them): %s", err);
+        hh__strlcpy(jm->last_error, err, sizeof(jm->last_error));
     }
     pthread_mutex_unlock(&jm->mu);
 }
 
-int hh_job_metrics_flush(hh_job_metrics *jm, hh_conn *c, double now) {
+int hh__job_metrics_flush(hh__job_metrics *jm, hh__conn *c, double now) {
     int n = 0;
-    hh_jm_cmd *v = hh_job_metrics_take(jm, now, &n);
+    hh__jm_cmd *v = hh__job_metrics_take(jm, now, &n);
     if (!v) return 0;
     /* In a transaction, so a refusal (OOM over maxmemory) writes nothing
      * rather than some of the keys, and a reader never sees half a flush. */
-    hh_pipe pipe;
-    hh_pipe_begin(&pipe, c);
-    hh_pipe_add(&pipe, "MULTI");
+    hh__pipe pipe;
+    hh__pipe_begin(&pipe, c);
+    hh__pipe_add(&pipe, "MULTI");
     for (int i = 0; i < n; i++) {
         size_t lens[4 + 4 * HH_JM_BUCKETS];
         for (int j = 0; j < v[i].argc; j++) lens[j] = sdslen(v[i].argv[j]);
-        hh_pipe_addargv(&pipe, v[i].argc, (const char **)v[i].argv, lens);
+        hh__pipe_addargv(&pipe, v[i].argc, (const char **)v[i].argv, lens);
     }
-    hh_pipe_add(&pipe, "EXEC");
-    hh_jm_cmds_free(v, n);
-    redisReply **r = hh_pipe_exec(&pipe);
+    hh__pipe_add(&pipe, "EXEC");
+    hh__jm_cmds_free(v, n);
+    redisReply **r = hh__pipe_exec(&pipe);
     char why[256];
     int rc = 0;
     if (!r) {
-        note(jm, c->last_error[0] ? c->last_error : "Redis unreachable");
+        note(jm, hh__conn_error_or(c, "Redis unreachable"));
         return -1;
     }
-    if (hh_tx_check(r, 0, pipe.n - 1, why, sizeof(why), NULL) != 0) rc = -1;
+    if (hh__tx_check(r, 0, pipe.n - 1, why, sizeof(why), NULL) != 0) rc = -1;
     note(jm, rc ? why : NULL);
-    hh_replies_free(r, pipe.n);
+    hh__replies_free(r, pipe.n);
     return rc;
 }

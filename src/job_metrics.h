@@ -21,9 +21,9 @@
  * the last bucket ("Slow", edge 1e20 in Sidekiq) takes the rest. */
 #define HH_JM_BUCKETS 26
 /* Bucket i's edge in ms, for i < HH_JM_BUCKETS - 1; UINT64_MAX for the last. */
-uint64_t hh_job_metrics_edge(int i);
+uint64_t hh__job_metrics_edge(int i);
 /* The bucket of a run of ms milliseconds. */
-int hh_job_metrics_bucket(uint64_t ms);
+int hh__job_metrics_bucket(uint64_t ms);
 
 /* TTLs, seconds: the minute counters and histograms of both generations
  * (Sidekiq's SHORT_TERM and HISTOGRAM_TTL, 8 h), and 8.x's ten-minute
@@ -31,12 +31,12 @@ int hh_job_metrics_bucket(uint64_t ms);
 #define HH_JM_TTL 28800
 #define HH_JM_ROLLUP_TTL 259200
 
-typedef struct hh_job_metrics hh_job_metrics;
+typedef struct hh__job_metrics hh__job_metrics;
 
 /* layouts: HH_JOB_METRICS_7 | HH_JOB_METRICS_8 (hiredhand.h); keys and log
  * must outlive it. NULL when out of memory. */
-hh_job_metrics *hh_job_metrics_new(const hh_keys *keys, const hh_logger *log, int layouts);
-void hh_job_metrics_free(hh_job_metrics *jm);
+hh__job_metrics *hh__job_metrics_new(const hh__keys *keys, const hh__logger *log, int layouts);
+void hh__job_metrics_free(hh__job_metrics *jm);
 
 /* A job's run ended: counted under its "wrapped" class, else its "class",
  * as Sidekiq's metrics middleware counts: one run, a failure when failed,
@@ -46,16 +46,16 @@ void hh_job_metrics_free(hh_job_metrics *jm);
  * counted: a job no handler took (has_handler 0) is not counted either,
  * unless Active Job's wrapper ran it (the wrapper exists in Sidekiq and
  * fails inside). jm NULL: nothing. Thread-safe; no I/O. */
-void hh_job_metrics_ran(hh_job_metrics *jm, const hh_job *job, int has_handler, double elapsed_s, int failed);
+void hh__job_metrics_ran(hh__job_metrics *jm, const hh_job *job, int has_handler, double elapsed_s, int failed);
 
 /* The same for a class of len bytes (it may hold NUL) and ms milliseconds. */
-void hh_job_metrics_record(hh_job_metrics *jm, const char *klass, size_t len, uint64_t ms, int failed);
+void hh__job_metrics_record(hh__job_metrics *jm, const char *klass, size_t len, uint64_t ms, int failed);
 
 /* One Redis command as arguments (binary-safe sds). */
-typedef struct hh_jm_cmd {
+typedef struct hh__jm_cmd {
     int argc;
     sds *argv;
-} hh_jm_cmd;
+} hh__jm_cmd;
 
 /* Takes what was recorded (the next record starts afresh) and returns the
  * commands that write it at `now` (epoch seconds), in the order sent: per
@@ -64,15 +64,15 @@ typedef struct hh_jm_cmd {
  * key (7.x's minute, 8.x's ten minutes, 8.x's minute) HINCRBY <key>
  * <Class>|p|f|ms <n>... and its EXPIRE. *n gets their number; NULL (n 0)
  * when nothing was recorded or out of memory (then dropped). Free with
- * hh_jm_cmds_free. Thread-safe. */
-hh_jm_cmd *hh_job_metrics_take(hh_job_metrics *jm, double now, int *n);
-void hh_jm_cmds_free(hh_jm_cmd *cmds, int n);
+ * hh__jm_cmds_free. Thread-safe. */
+hh__jm_cmd *hh__job_metrics_take(hh__job_metrics *jm, double now, int *n);
+void hh__jm_cmds_free(hh__jm_cmd *cmds, int n);
 
 /* Takes what was recorded and writes it on c in one MULTI/EXEC (one round
  * trip). Returns 0 when written or nothing to write; -1 when Redis refused
  * it or is unreachable: the counts are dropped, as Sidekiq drops them, and
  * the first refusal of a run (and each change of error, and the end of the
  * run) is logged. jm NULL: 0. Thread-safe (c is the caller's). */
-int hh_job_metrics_flush(hh_job_metrics *jm, hh_conn *c, double now);
+int hh__job_metrics_flush(hh__job_metrics *jm, hh__conn *c, double now);
 
 #endif

@@ -37,13 +37,11 @@ static const char *set_name(hh_jobset s) {
     }
 }
 
-static void set_error(hh_client *c, const char *why) {
-    hh_strlcpy(hh_client_conn(c)->last_error, why, sizeof(hh_client_conn(c)->last_error));
-}
+static void set_error(hh_client *c, const char *why) { hh__conn_set_error(hh__client_conn(c), "%s", why); }
 
 /* A Redis reply that is no reply, an error or the wrong shape: the error is
  * kept for hh_client_last_error(). Returns HH_ERR_REDIS. */
-int hh_admin_bad_reply(hh_client *c, const redisReply *r, const char *what) {
+int hh__admin_bad_reply(hh_client *c, const redisReply *r, const char *what) {
     char why[256];
     if (!r) return HH_ERR_REDIS; /* the connection's own message is there */
     if (r->type == REDIS_REPLY_ERROR) snprintf(why, sizeof(why), "%s: %s", what, r->str);
@@ -52,21 +50,21 @@ int hh_admin_bad_reply(hh_client *c, const redisReply *r, const char *what) {
     return HH_ERR_REDIS;
 }
 
-int hh_admin_fail(hh_client *c, int rc, const char *what) {
-    const char *said = hh_client_conn(c)->last_error;
+int hh__admin_fail(hh_client *c, int rc, const char *what) {
+    const char *said = hh__conn_last_error(hh__client_conn(c));
     switch (rc) {
     case HH_OK: return HH_OK;
     case HH_ERR_REDIS:
-    case HH_ERR_REFUSED: return hh_fail(rc, "%s: %s: %s", what, hh_strerror(rc), *said ? said : "no reply");
+    case HH_ERR_REFUSED: return hh__fail(rc, "%s: %s: %s", what, hh_strerror(rc), *said ? said : "no reply");
     case HH_ERR_INVALID: /* an entry refused: move_entry set why */
-        return *said ? hh_fail(rc, "%s: %s", what, said) : hh_fail(rc, "%s: %s", what, hh_strerror(rc));
-    default: return hh_fail(rc, "%s: %s", what, hh_strerror(rc));
+        return *said ? hh__fail(rc, "%s: %s", what, said) : hh__fail(rc, "%s: %s", what, hh_strerror(rc));
+    default: return hh__fail(rc, "%s: %s", what, hh_strerror(rc));
     }
 }
 
-int hh_admin_bad_key_reply(hh_client *c, const redisReply *r, const char *what, const char *key, const char *want) {
-    json_t *why = key ? hh_client_key_problem(c, key, want, r) : NULL;
-    if (!why) return hh_admin_bad_reply(c, r, what);
+int hh__admin_bad_key_reply(hh_client *c, const redisReply *r, const char *what, const char *key, const char *want) {
+    json_t *why = key ? hh__client_key_problem(c, key, want, r) : NULL;
+    if (!why) return hh__admin_bad_reply(c, r, what);
     char msg[512];
     snprintf(msg, sizeof(msg), "%s: %s", what, json_string_value(why));
     json_decref(why);
@@ -74,7 +72,7 @@ int hh_admin_bad_key_reply(hh_client *c, const redisReply *r, const char *what, 
     return HH_ERR_REDIS;
 }
 
-const char *hh_admin_str(const json_t *o, const char *key, const char *dflt) {
+const char *hh__admin_str(const json_t *o, const char *key, const char *dflt) {
     const json_t *v = json_object_get(o, key);
     return json_is_string(v) ? json_string_value(v) : dflt;
 }
@@ -94,29 +92,29 @@ static json_t *entry_fill(hh_jobset_entry *e, hh_jobset set, const char *payload
     e->jid = e->klass = e->queue = "";
     e->retry_count = -1;
     int lossy = 0;
-    json_t *item = hh_json_load_payload(payload, len, &lossy);
+    json_t *item = hh__json_load_payload(payload, len, &lossy);
     if (!json_is_object(item)) {
         json_decref(item);
         return NULL;
     }
     e->valid = 1;
-    e->jid = hh_admin_str(item, "jid", "");
-    e->klass = hh_admin_str(item, "class", "");
-    if ((*shown = hh_item_web_class(item)) != NULL) {
+    e->jid = hh__admin_str(item, "jid", "");
+    e->klass = hh__admin_str(item, "class", "");
+    if ((*shown = hh__item_web_class(item)) != NULL) {
         e->display_class = json_string_value(*shown);
         e->display_class_len = json_string_length(*shown);
     }
-    e->queue = hh_admin_str(item, "queue", "");
-    e->error_class = hh_admin_str(item, "error_class", NULL);
-    e->error_message = hh_admin_str(item, "error_message", NULL);
+    e->queue = hh__admin_str(item, "queue", "");
+    e->error_class = hh__admin_str(item, "error_class", NULL);
+    e->error_message = hh__admin_str(item, "error_message", NULL);
     json_t *rc = json_object_get(item, "retry_count");
     /* beyond an int (a bignum, 1e20) it is not an int: hh_jobset_entry_get() has its text */
     if (json_is_number(rc) && json_number_value(rc) >= 0 && json_number_value(rc) <= INT_MAX)
         e->retry_count = (int)json_number_value(rc);
-    e->enqueued_at = hh_payload_time(item, lossy, payload, len, "enqueued_at");
-    e->created_at = hh_payload_time(item, lossy, payload, len, "created_at");
-    e->failed_at = hh_payload_time(item, lossy, payload, len, "failed_at");
-    e->retried_at = hh_payload_time(item, lossy, payload, len, "retried_at");
+    e->enqueued_at = hh__payload_time(item, lossy, payload, len, "enqueued_at");
+    e->created_at = hh__payload_time(item, lossy, payload, len, "created_at");
+    e->failed_at = hh__payload_time(item, lossy, payload, len, "failed_at");
+    e->retried_at = hh__payload_time(item, lossy, payload, len, "retried_at");
     return item;
 }
 
@@ -162,7 +160,7 @@ static int filter_match(const hh_jobset_filter *f, const hh_jobset_entry *e, con
 
 char *hh_jobset_entry_get(const hh_jobset_entry *e, const char *key) {
     size_t n;
-    const char *raw = e && e->valid && key ? hh_json_get_raw(e->payload, e->len, key, &n) : NULL;
+    const char *raw = e && e->valid && key ? hh__json_get_raw(e->payload, e->len, key, &n) : NULL;
     char *out = raw ? malloc(n + 1) : NULL;
     if (out) {
         memcpy(out, raw, n);
@@ -182,10 +180,10 @@ char *hh_jobset_entry_get(const hh_jobset_entry *e, const char *key) {
 static char *push_payload(hh_client *c, const char *member, size_t len, int decrement, char **queue_out, size_t *outlen,
                           char *why, size_t whylen) {
     int lossy = 0;
-    json_t *item = hh_json_load_payload(member, len, &lossy);
+    json_t *item = hh__json_load_payload(member, len, &lossy);
     char *out = NULL, *rc_text = NULL; /* rc_text: an integer's new text (Ruby's Integer has no 64-bit limit) */
     *queue_out = NULL;
-    const char *problem = item ? hh_job_problem(item) : "payload is not valid JSON";
+    const char *problem = item ? hh__job_problem(item) : "payload is not valid JSON";
     if (problem) { /* the worker's own rule: pushed, it would only be buried */
         snprintf(why, whylen, "the entry is not a job: %s", problem);
         goto done;
@@ -198,14 +196,14 @@ static char *push_payload(hh_client *c, const char *member, size_t len, int decr
         /* a payload the worker buried as not a job, kept as it came (a
          * wrapper holds its exact text in args[0]): pushed, it fails again
          * with no handler, retry false, and its bytes are gone */
-        hh_strlcpy(why,
-                   "the entry is a payload that was not a valid job, kept as it came (hiredhand::InvalidJob): pushing "
-                   "it would lose it; fix it and push it yourself",
-                   whylen);
+        hh__strlcpy(why,
+                    "the entry is a payload that was not a valid job, kept as it came (hiredhand::InvalidJob): pushing "
+                    "it would lose it; fix it and push it yourself",
+                    whylen);
         goto done;
     }
     if (json_object_get(item, "at")) {
-        hh_strlcpy(why, "the entry holds \"at\": Sidekiq's client would schedule it again", whylen);
+        hh__strlcpy(why, "the entry holds \"at\": Sidekiq's client would schedule it again", whylen);
         goto done;
     }
     const char *queue = q ? (json_is_string(q) ? json_string_value(q) : NULL) : "default";
@@ -214,32 +212,33 @@ static char *push_payload(hh_client *c, const char *member, size_t len, int decr
      * any); only a NUL, which no C string carries, or a name beyond the
      * limit is refused. */
     if (!queue || (q && json_string_length(q) != strlen(queue)) || strlen(queue) > HH_NAME_QUEUE_MAX) {
-        hh_strlcpy(why, "the entry's \"queue\" is not a queue name (not a string, holds a NUL or is too long)", whylen);
+        hh__strlcpy(why, "the entry's \"queue\" is not a queue name (not a string, holds a NUL or is too long)",
+                    whylen);
         goto done;
     }
     json_t *new_rc = NULL;
     if (decrement && rc && !json_is_null(rc) && !json_is_false(rc)) {
         size_t tl = 0;
-        const char *tok = json_is_number(rc) ? hh_json_get_raw(member, len, "retry_count", &tl) : NULL;
+        const char *tok = json_is_number(rc) ? hh__json_get_raw(member, len, "retry_count", &tl) : NULL;
         /* An integer as stored, digit by digit: 100000000000000000000 - 1
          * is 99999999999999999999 in Sidekiq (a lossy parse read it as a
          * real, and int64 arithmetic would wrap at its ends). The key keeps
          * its place; its value text is put in once the payload is built. */
-        if (tok && (rc_text = hh_json_int_step(tok, tl, -1))) new_rc = json_null();
+        if (tok && (rc_text = hh__json_int_step(tok, tl, -1))) new_rc = json_null();
         else if (json_is_real(rc)) new_rc = json_real(json_real_value(rc) - 1);
         else {
-            hh_strlcpy(why, "the entry's \"retry_count\" is not a number", whylen);
+            hh__strlcpy(why, "the entry's \"retry_count\" is not a number", whylen);
             goto done;
         }
     }
-    double now = hh_now();
-    hh_timestamps ts = hh_client_timestamps(c);
+    double now = hh__now();
+    hh_timestamps ts = hh__client_timestamps(c);
     json_t *jid = json_object_get(item, "jid"), *ca = json_object_get(item, "created_at");
     int need_jid = !jid || json_is_null(jid) || json_is_false(jid);
     int need_ca = !ca || json_is_null(ca) || json_is_false(ca);
     char fresh[HH_JID_SIZE];
-    if (need_jid && hh_new_jid(fresh) != 0) {
-        hh_strlcpy(why, "no randomness for a jid", whylen);
+    if (need_jid && hh__new_jid(fresh) != 0) {
+        hh__strlcpy(why, "no randomness for a jid", whylen);
         json_decref(new_rc);
         goto done;
     }
@@ -257,16 +256,16 @@ static char *push_payload(hh_client *c, const char *member, size_t len, int decr
         out[len] = '\0';
         *outlen = len;
         if (rc_text) {
-            char *set = hh_json_set_raw(out, *outlen, "retry_count", rc_text, outlen);
+            char *set = hh__json_set_raw(out, *outlen, "retry_count", rc_text, outlen);
             free(out);
             out = set;
             json_decref(new_rc);
-        } else if (new_rc) out = hh_json_set_raw_take(out, outlen, "retry_count", new_rc);
-        if (out && !json_object_get(item, "retry")) out = hh_json_set_raw_take(out, outlen, "retry", json_true());
-        if (out && !q) out = hh_json_set_raw_take(out, outlen, "queue", json_string("default"));
-        if (out && need_jid) out = hh_json_set_raw_take(out, outlen, "jid", json_string(fresh));
-        if (out && need_ca) out = hh_json_set_raw_take(out, outlen, "created_at", hh_json_time_new(now, ts));
-        if (out) out = hh_json_set_raw_take(out, outlen, "enqueued_at", hh_json_time_new(now, ts));
+        } else if (new_rc) out = hh__json_set_raw_take(out, outlen, "retry_count", new_rc);
+        if (out && !json_object_get(item, "retry")) out = hh__json_set_raw_take(out, outlen, "retry", json_true());
+        if (out && !q) out = hh__json_set_raw_take(out, outlen, "queue", json_string("default"));
+        if (out && need_jid) out = hh__json_set_raw_take(out, outlen, "jid", json_string(fresh));
+        if (out && need_ca) out = hh__json_set_raw_take(out, outlen, "created_at", hh__json_time_new(now, ts));
+        if (out) out = hh__json_set_raw_take(out, outlen, "enqueued_at", hh__json_time_new(now, ts));
         if (!out) goto nomem;
         goto done;
     }
@@ -284,20 +283,20 @@ static char *push_payload(hh_client *c, const char *member, size_t len, int decr
     }
     json_decref(new_rc);
     if (need_jid) json_object_set_new(o, "jid", json_string(fresh));
-    if (need_ca) json_object_set_new(o, "created_at", hh_json_time_new(now, ts));
-    json_object_set_new(o, "enqueued_at", hh_json_time_new(now, ts));
-    out = hh_json_dump(o);
+    if (need_ca) json_object_set_new(o, "created_at", hh__json_time_new(now, ts));
+    json_object_set_new(o, "enqueued_at", hh__json_time_new(now, ts));
+    out = hh__json_dump(o);
     json_decref(o);
     if (!out) goto nomem;
     *outlen = strlen(out);
     if (rc_text) {
-        char *set = hh_json_set_raw(out, *outlen, "retry_count", rc_text, outlen);
+        char *set = hh__json_set_raw(out, *outlen, "retry_count", rc_text, outlen);
         free(out);
         if (!(out = set)) goto nomem;
     }
     goto done;
 nomem:
-    hh_strlcpy(why, "out of memory", whylen);
+    hh__strlcpy(why, "out of memory", whylen);
     free(out);
     out = NULL;
 done:
@@ -317,8 +316,8 @@ done:
  * HH_ERR_REDIS, HH_ERR_NOMEM. */
 static int move_entry(hh_client *c, hh_jobset set, const char *member, size_t mlen, hh_jobset_action a,
                       const hh_jobset_options *opts, char *why, size_t whylen) {
-    const hh_keys *k = hh_client_keys(c);
-    sds sk = hh_key(k, set_name(set)), qs = hh_key(k, HH_K_QUEUES), target = NULL;
+    const hh__keys *k = hh__client_keys(c);
+    sds sk = hh__key(k, set_name(set)), qs = hh__key(k, HH_K_QUEUES), target = NULL;
     char *payload = NULL, *queue = NULL;
     size_t plen = 0;
     char score[32], cutoff[32], maxr[32];
@@ -334,20 +333,20 @@ static int move_entry(hh_client *c, hh_jobset set, const char *member, size_t ml
             rc = HH_ERR_INVALID;
             goto out;
         }
-        target = hh_key_queue(k, queue);
+        target = hh__key_queue(k, queue);
         args[1] = "queue", alen[1] = 5;
         args[2] = payload, alen[2] = plen;
         args[3] = queue, alen[3] = strlen(queue);
         nargs = 4;
         break;
     case HH_JOBSET_KILL: {
-        double now = hh_now();
+        double now = hh__now();
         double timeout = opts && opts->dead_timeout > 0 ? opts->dead_timeout : HH_DEAD_TIMEOUT;
         long max = opts && opts->dead_max_jobs > 0 ? opts->dead_max_jobs : HH_DEAD_MAX_JOBS;
-        hh_fmt_double(score, sizeof(score), now);
-        hh_fmt_double(cutoff, sizeof(cutoff), now - timeout);
+        hh__fmt_double(score, sizeof(score), now);
+        hh__fmt_double(cutoff, sizeof(cutoff), now - timeout);
         snprintf(maxr, sizeof(maxr), "%ld", -max);
-        target = hh_key(k, HH_K_DEAD);
+        target = hh__key(k, HH_K_DEAD);
         args[1] = "dead", alen[1] = 4;
         args[2] = member, alen[2] = mlen; /* DeadSet#kill(message): the bytes as they are */
         args[3] = "", alen[3] = 0;
@@ -362,7 +361,7 @@ static int move_entry(hh_client *c, hh_jobset set, const char *member, size_t ml
         args[1] = "drop", alen[1] = 4;
         break;
     default:
-        hh_strlcpy(why, "unknown action", whylen);
+        hh__strlcpy(why, "unknown action", whylen);
         rc = HH_ERR_INVALID;
         goto out;
     }
@@ -372,12 +371,12 @@ static int move_entry(hh_client *c, hh_jobset set, const char *member, size_t ml
     }
     const char *keys[3] = {sk, target, qs};
     size_t klen[3] = {sdslen(sk), sdslen(target), sdslen(qs)};
-    redisReply *r = hh_conn_eval(hh_client_conn(c), HH_SCRIPT_ADMIN_MOVE, 3, keys, klen, nargs, args, alen);
+    redisReply *r = hh__conn_eval(hh__client_conn(c), HH_SCRIPT_ADMIN_MOVE, 3, keys, klen, nargs, args, alen);
     if (r && r->type == REDIS_REPLY_INTEGER && (r->integer == 0 || r->integer == 1)) {
         rc = (int)r->integer;
     } else {
-        rc = hh_admin_bad_reply(c, r, "the move script");
-        hh_strlcpy(why, hh_client_last_error(c), whylen);
+        rc = hh__admin_bad_reply(c, r, "the move script");
+        hh__strlcpy(why, hh_client_last_error(c), whylen);
     }
     if (r) freeReplyObject(r);
 out:
@@ -393,11 +392,11 @@ out:
 
 static int jobset_size_run(hh_client *c, hh_jobset set, long long *size_out) {
     if (!c || !set_name(set) || !size_out) return HH_ERR_INVALID;
-    sds sk = hh_key(hh_client_keys(c), set_name(set));
-    redisReply *r = hh_conn_cmd(hh_client_conn(c), "ZCARD %s", sk);
+    sds sk = hh__key(hh__client_keys(c), set_name(set));
+    redisReply *r = hh__conn_cmd(hh__client_conn(c), "ZCARD %s", sk);
     int rc = HH_OK;
     if (r && r->type == REDIS_REPLY_INTEGER) *size_out = r->integer;
-    else rc = hh_admin_bad_key_reply(c, r, "ZCARD", sk, "zset");
+    else rc = hh__admin_bad_key_reply(c, r, "ZCARD", sk, "zset");
     if (r) freeReplyObject(r);
     sdsfree(sk);
     return rc;
@@ -408,12 +407,12 @@ int hh_jobset_size(hh_client *c, hh_jobset set, long long *size_out) {
         : !set_name(set) ? "no such set"
         : !size_out      ? "size_out is NULL"
                          : NULL;
-    if (bad) return hh_fail(HH_ERR_INVALID, "jobset size: %s", bad);
-    return hh_admin_fail(c, jobset_size_run(c, set, size_out), "jobset size");
+    if (bad) return hh__fail(HH_ERR_INVALID, "jobset size: %s", bad);
+    return hh__admin_fail(c, jobset_size_run(c, set, size_out), "jobset size");
 }
 
 /* Whether a flat [member, score, ...] array holds only strings. */
-int hh_admin_pairs_ok(const redisReply *r) {
+int hh__admin_pairs_ok(const redisReply *r) {
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements % 2) return 0;
     for (size_t i = 0; i < r->elements; i++)
         if (r->element[i]->type != REDIS_REPLY_STRING) return 0;
@@ -426,16 +425,16 @@ int hh_admin_pairs_ok(const redisReply *r) {
 static redisReply *list_page(hh_client *c, hh_jobset set, const char *sk, long long start, int *rc) {
     const char *cmd = set == HH_JOBSET_DEAD ? "ZREVRANGE" : "ZRANGE";
     redisReply *r =
-        hh_conn_cmd(hh_client_conn(c), "%s %s %lld %lld WITHSCORES", cmd, sk, start, start + HH_ADMIN_PAGE - 1);
-    if (hh_admin_pairs_ok(r)) return r;
-    *rc = hh_admin_bad_key_reply(c, r, cmd, sk, "zset");
+        hh__conn_cmd(hh__client_conn(c), "%s %s %lld %lld WITHSCORES", cmd, sk, start, start + HH_ADMIN_PAGE - 1);
+    if (hh__admin_pairs_ok(r)) return r;
+    *rc = hh__admin_bad_key_reply(c, r, cmd, sk, "zset");
     if (r) freeReplyObject(r);
     return NULL;
 }
 
 static int jobset_each_run(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jobset_fn fn, void *udata) {
     if (!c || !set_name(set) || !fn || !filter_ok(f)) return HH_ERR_INVALID;
-    sds sk = hh_key(hh_client_keys(c), set_name(set));
+    sds sk = hh__key(hh__client_keys(c), set_name(set));
     size_t seen = 0;
     int rc = HH_OK, stop = 0;
     for (long long start = 0; !stop; start += HH_ADMIN_PAGE) {
@@ -445,7 +444,7 @@ static int jobset_each_run(hh_client *c, hh_jobset set, const hh_jobset_filter *
             hh_jobset_entry e;
             json_t *shown,
                 *item = entry_fill(&e, set, r->element[i]->str, r->element[i]->len,
-                                   hh_strtod_c(r->element[i + 1]->str, NULL), &shown);
+                                   hh__strtod_c(r->element[i + 1]->str, NULL), &shown);
             if (filter_match(f, &e, item)) {
                 if (fn(&e, udata) != 0) stop = 1;
                 if (f && f->limit && ++seen >= f->limit) stop = 1;
@@ -466,8 +465,8 @@ int hh_jobset_each(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jo
         : !fn            ? "fn is NULL"
         : !filter_ok(f)  ? "the error filter is empty (it would match every entry)"
                          : NULL;
-    if (bad) return hh_fail(HH_ERR_INVALID, "jobset each: %s", bad);
-    return hh_admin_fail(c, jobset_each_run(c, set, f, fn, udata), "jobset each");
+    if (bad) return hh__fail(HH_ERR_INVALID, "jobset each: %s", bad);
+    return hh__admin_fail(c, jobset_each_run(c, set, f, fn, udata), "jobset each");
 }
 
 #define HH_JOBSET_PAGE_MAX 1000 /* entries one hh_jobset_page call reads */
@@ -475,21 +474,21 @@ int hh_jobset_each(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jo
 static int jobset_page_run(hh_client *c, hh_jobset set, long long start, size_t count, int reverse, hh_jobset_fn fn,
                            void *udata) {
     if (!c || !set_name(set) || !fn || start < 0 || !count || count > HH_JOBSET_PAGE_MAX) return HH_ERR_INVALID;
-    sds sk = hh_key(hh_client_keys(c), set_name(set));
+    sds sk = hh__key(hh__client_keys(c), set_name(set));
     /* the Web UI's order is ZRANGE, the dead set's ZREVRANGE; reverse flips it */
     int desc = (set == HH_JOBSET_DEAD) != (reverse != 0);
     const char *cmd = desc ? "ZREVRANGE" : "ZRANGE";
     redisReply *r =
-        hh_conn_cmd(hh_client_conn(c), "%s %s %lld %lld WITHSCORES", cmd, sk, start, start + (long long)count - 1);
+        hh__conn_cmd(hh__client_conn(c), "%s %s %lld %lld WITHSCORES", cmd, sk, start, start + (long long)count - 1);
     int rc = HH_OK;
-    if (!hh_admin_pairs_ok(r)) {
-        rc = hh_admin_bad_key_reply(c, r, cmd, sk, "zset");
+    if (!hh__admin_pairs_ok(r)) {
+        rc = hh__admin_bad_key_reply(c, r, cmd, sk, "zset");
     } else {
         for (size_t i = 0; i + 1 < r->elements; i += 2) {
             hh_jobset_entry e;
             json_t *shown,
                 *item = entry_fill(&e, set, r->element[i]->str, r->element[i]->len,
-                                   hh_strtod_c(r->element[i + 1]->str, NULL), &shown);
+                                   hh__strtod_c(r->element[i + 1]->str, NULL), &shown);
             int stop = fn(&e, udata);
             json_decref(item);
             json_decref(shown);
@@ -509,8 +508,8 @@ int hh_jobset_page(hh_client *c, hh_jobset set, long long start, size_t count, i
         : start < 0                            ? "start is negative"
         : !count || count > HH_JOBSET_PAGE_MAX ? "count is not 1..1000"
                                                : NULL;
-    if (bad) return hh_fail(HH_ERR_INVALID, "jobset page: %s", bad);
-    return hh_admin_fail(c, jobset_page_run(c, set, start, count, reverse, fn, udata), "jobset page");
+    if (bad) return hh__fail(HH_ERR_INVALID, "jobset page: %s", bad);
+    return hh__admin_fail(c, jobset_page_run(c, set, start, count, reverse, fn, udata), "jobset page");
 }
 
 /* "*<jid with glob characters escaped>*" for ZSCAN MATCH. */
@@ -527,26 +526,26 @@ static sds match_pattern(const char *jid) {
  * shape; returns the next cursor in cursor. */
 static int zscan_step(hh_client *c, const char *key, char *cursor, size_t clen, const char *pattern, redisReply **out) {
     redisReply *r = pattern
-        ? hh_conn_cmd(hh_client_conn(c), "ZSCAN %s %s MATCH %s COUNT %d", key, cursor, pattern, HH_ADMIN_PAGE)
-        : hh_conn_cmd(hh_client_conn(c), "ZSCAN %s %s COUNT %d", key, cursor, HH_ADMIN_PAGE);
+        ? hh__conn_cmd(hh__client_conn(c), "ZSCAN %s %s MATCH %s COUNT %d", key, cursor, pattern, HH_ADMIN_PAGE)
+        : hh__conn_cmd(hh__client_conn(c), "ZSCAN %s %s COUNT %d", key, cursor, HH_ADMIN_PAGE);
     *out = NULL;
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_STRING ||
-        !hh_admin_pairs_ok(r->element[1])) {
-        int rc = hh_admin_bad_key_reply(c, r, "ZSCAN", key, "zset");
+        !hh__admin_pairs_ok(r->element[1])) {
+        int rc = hh__admin_bad_key_reply(c, r, "ZSCAN", key, "zset");
         if (r) freeReplyObject(r);
         return rc;
     }
-    hh_strlcpy(cursor, r->element[0]->str, clen);
+    hh__strlcpy(cursor, r->element[0]->str, clen);
     *out = r;
     return HH_OK;
 }
 
-int hh_admin_jid_ok(const char *jid) { return jid && *jid && strlen(jid) <= 1024; }
+int hh__admin_jid_ok(const char *jid) { return jid && *jid && strlen(jid) <= 1024; }
 
 /* Walks entries whose "jid" equals jid, in ZSCAN's order; fn as
  * hh_jobset_fn, and a negative return (an hh_err) is returned. */
 static int find_each(hh_client *c, hh_jobset set, const char *jid, hh_jobset_fn fn, void *udata) {
-    sds sk = hh_key(hh_client_keys(c), set_name(set)), pat = match_pattern(jid);
+    sds sk = hh__key(hh__client_keys(c), set_name(set)), pat = match_pattern(jid);
     char cursor[32] = "0";
     int rc = HH_OK, stop = 0;
     if (!sk || !pat) rc = HH_ERR_NOMEM;
@@ -558,7 +557,7 @@ static int find_each(hh_client *c, hh_jobset set, const char *jid, hh_jobset_fn 
             hh_jobset_entry e;
             json_t *shown,
                 *item = entry_fill(&e, set, a->element[i]->str, a->element[i]->len,
-                                   hh_strtod_c(a->element[i + 1]->str, NULL), &shown);
+                                   hh__strtod_c(a->element[i + 1]->str, NULL), &shown);
             if (e.valid && strcmp(e.jid, jid) == 0) {
                 int x = fn(&e, udata);
                 if (x) stop = 1, rc = x < 0 ? x : HH_OK;
@@ -627,7 +626,7 @@ static int keep_found(const hh_jobset_entry *e, void *udata) {
 }
 
 static int jobset_find_run(hh_client *c, hh_jobset set, const char *jid, hh_jobset_fn fn, void *udata) {
-    if (!c || !set_name(set) || !hh_admin_jid_ok(jid) || !fn) return HH_ERR_INVALID;
+    if (!c || !set_name(set) || !hh__admin_jid_ok(jid) || !fn) return HH_ERR_INVALID;
     found_list l = {NULL, 0, 0};
     int rc = find_each(c, set, jid, keep_found, &l);
     if (rc == HH_OK && !l.n) rc = HH_ERR_NOTFOUND;
@@ -647,13 +646,13 @@ static int jobset_find_run(hh_client *c, hh_jobset set, const char *jid, hh_jobs
 }
 
 int hh_jobset_find(hh_client *c, hh_jobset set, const char *jid, hh_jobset_fn fn, void *udata) {
-    const char *bad = !c        ? "the client is missing"
-        : !set_name(set)        ? "no such set"
-        : !hh_admin_jid_ok(jid) ? "the jid is missing, empty or over 1024 bytes"
-        : !fn                   ? "fn is NULL"
-                                : NULL;
-    if (bad) return hh_fail(HH_ERR_INVALID, "jobset find: %s", bad);
-    return hh_admin_fail(c, jobset_find_run(c, set, jid, fn, udata), "jobset find");
+    const char *bad = !c         ? "the client is missing"
+        : !set_name(set)         ? "no such set"
+        : !hh__admin_jid_ok(jid) ? "the jid is missing, empty or over 1024 bytes"
+        : !fn                    ? "fn is NULL"
+                                 : NULL;
+    if (bad) return hh__fail(HH_ERR_INVALID, "jobset find: %s", bad);
+    return hh__admin_fail(c, jobset_find_run(c, set, jid, fn, udata), "jobset find");
 }
 
 /* ------------------------------------------------------------- actions */
@@ -685,7 +684,7 @@ static int action_allowed(hh_jobset set, hh_jobset_action a) {
 
 static int jobset_act_run(hh_client *c, hh_jobset set, const char *jid, hh_jobset_action action,
                           const hh_jobset_options *opts) {
-    if (!c || !hh_admin_jid_ok(jid) || !action_allowed(set, action)) return HH_ERR_INVALID;
+    if (!c || !hh__admin_jid_ok(jid) || !action_allowed(set, action)) return HH_ERR_INVALID;
     char why[256];
     for (;;) { /* again when another client moved the first one meanwhile */
         first_ctx x = {NULL, 0, 0};
@@ -701,14 +700,14 @@ static int jobset_act_run(hh_client *c, hh_jobset set, const char *jid, hh_jobse
 
 int hh_jobset_act(hh_client *c, hh_jobset set, const char *jid, hh_jobset_action action,
                   const hh_jobset_options *opts) {
-    const char *bad = !c        ? "the client is missing"
-        : !hh_admin_jid_ok(jid) ? "the jid is missing, empty or over 1024 bytes"
-        : !set_name(set)        ? "no such set"
+    const char *bad = !c         ? "the client is missing"
+        : !hh__admin_jid_ok(jid) ? "the jid is missing, empty or over 1024 bytes"
+        : !set_name(set)         ? "no such set"
         : !action_allowed(set, action)
         ? (action == HH_JOBSET_KILL ? "a dead job cannot be killed again" : "no such action")
         : NULL;
-    if (bad) return hh_fail(HH_ERR_INVALID, "jobset act: %s", bad);
-    return hh_admin_fail(c, jobset_act_run(c, set, jid, action, opts), "jobset act");
+    if (bad) return hh__fail(HH_ERR_INVALID, "jobset act: %s", bad);
+    return hh__admin_fail(c, jobset_act_run(c, set, jid, action, opts), "jobset act");
 }
 
 /* Whether member x comes before member y in JobSet#each's order: higher
@@ -730,7 +729,7 @@ static int before(const redisReply *a, const double *scores, size_t x, size_t y)
  * An entry that cannot be pushed stays and counts as one of the N. */
 static int act_listed(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh_jobset_action action,
                       const hh_jobset_options *opts, size_t *nd, size_t *ns) {
-    sds sk = hh_key(hh_client_keys(c), set_name(set));
+    sds sk = hh__key(hh__client_keys(c), set_name(set));
     char why[256];
     size_t seen = 0;
     int rc = sk ? HH_OK : HH_ERR_NOMEM, stop = !sk;
@@ -742,7 +741,7 @@ static int act_listed(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh
             hh_jobset_entry e;
             json_t *shown,
                 *item = entry_fill(&e, set, r->element[i]->str, r->element[i]->len,
-                                   hh_strtod_c(r->element[i + 1]->str, NULL), &shown);
+                                   hh__strtod_c(r->element[i + 1]->str, NULL), &shown);
             if (filter_match(f, &e, item)) {
                 int m = move_entry(c, set, e.payload, e.len, action, opts, why, sizeof(why));
                 if (m == 1) (*nd)++, gone++;
@@ -775,7 +774,7 @@ static int jobset_act_all_run(hh_client *c, hh_jobset set, const hh_jobset_filte
         if (skipped) *skipped = ns;
         return rc;
     }
-    sds sk = hh_key(hh_client_keys(c), set_name(set));
+    sds sk = hh__key(hh__client_keys(c), set_name(set));
     char cursor[32] = "0", why[256];
     int stop = 0;
     /* ZSCAN returns every member present from the first call to the last
@@ -800,7 +799,7 @@ static int jobset_act_all_run(hh_client *c, hh_jobset set, const hh_jobset_filte
             rc = HH_ERR_NOMEM;
             break;
         }
-        for (size_t i = 0; i < n; i++) order[i] = i, scores[i] = hh_strtod_c(a->element[2 * i + 1]->str, NULL);
+        for (size_t i = 0; i < n; i++) order[i] = i, scores[i] = hh__strtod_c(a->element[2 * i + 1]->str, NULL);
         /* insertion sort: a batch is a few hundred entries */
         for (size_t i = 1; i < n; i++) {
             size_t x = order[i], j = i;
@@ -842,32 +841,32 @@ int hh_jobset_act_all(hh_client *c, hh_jobset set, const hh_jobset_filter *f, hh
         ? (action == HH_JOBSET_KILL ? "a dead job cannot be killed again" : "no such action")
         : !filter_ok(f) ? "the error filter is empty (it would match every entry)"
                         : NULL;
-    if (bad) return hh_fail(HH_ERR_INVALID, "jobset act all: %s", bad);
-    return hh_admin_fail(c, jobset_act_all_run(c, set, f, action, opts, done, skipped), "jobset act all");
+    if (bad) return hh__fail(HH_ERR_INVALID, "jobset act all: %s", bad);
+    return hh__admin_fail(c, jobset_act_all_run(c, set, f, action, opts, done, skipped), "jobset act all");
 }
 
 /* MULTI, <count>, UNLINK <key>[, SREM queues <name>], EXEC: the count and the
  * removal in one transaction. */
-int hh_admin_clear_key(hh_client *c, const char *count_cmd, sds key, const char *queue, long long *removed) {
-    hh_pipe p;
-    hh_pipe_begin(&p, hh_client_conn(c));
-    hh_pipe_add(&p, "MULTI");
-    hh_pipe_add(&p, "TYPE %s", key); /* what went, when it was no list or zset */
-    hh_pipe_add(&p, "%s %s", count_cmd, key);
-    hh_pipe_add(&p, "UNLINK %s", key);
+int hh__admin_clear_key(hh_client *c, const char *count_cmd, sds key, const char *queue, long long *removed) {
+    hh__pipe p;
+    hh__pipe_begin(&p, hh__client_conn(c));
+    hh__pipe_add(&p, "MULTI");
+    hh__pipe_add(&p, "TYPE %s", key); /* what went, when it was no list or zset */
+    hh__pipe_add(&p, "%s %s", count_cmd, key);
+    hh__pipe_add(&p, "UNLINK %s", key);
     sds qs = NULL;
     if (queue) {
-        qs = hh_key(hh_client_keys(c), HH_K_QUEUES);
-        hh_pipe_add(&p, "SREM %s %s", qs, queue);
+        qs = hh__key(hh__client_keys(c), HH_K_QUEUES);
+        hh__pipe_add(&p, "SREM %s %s", qs, queue);
     }
-    hh_pipe_add(&p, "EXEC");
+    hh__pipe_add(&p, "EXEC");
     sdsfree(qs);
-    redisReply **r = hh_pipe_exec(&p);
+    redisReply **r = hh__pipe_exec(&p);
     if (!r) return HH_ERR_REDIS;
     char why[256];
     int rc = HH_OK, at = -1;
     if (removed) *removed = 0;
-    if (hh_tx_check(r, 0, p.n - 1, why, sizeof(why), &at) != 0) {
+    if (hh__tx_check(r, 0, p.n - 1, why, sizeof(why), &at) != 0) {
         /* A key of another type: the count fails (WRONGTYPE) but a
          * transaction runs every command, so UNLINK removed it, as
          * Sidekiq's Queue#clear and SortedSet#clear remove any key. That
@@ -888,25 +887,25 @@ int hh_admin_clear_key(hh_client *c, const char *count_cmd, sds key, const char 
     } else {
         const redisReply *x = r[p.n - 1];
         if (x->element[1]->type != REDIS_REPLY_INTEGER) {
-            rc = hh_admin_bad_reply(c, x, "EXEC");
+            rc = hh__admin_bad_reply(c, x, "EXEC");
         } else if (removed) {
             *removed = x->element[1]->integer;
         }
     }
-    hh_replies_free(r, p.n);
+    hh__replies_free(r, p.n);
     return rc;
 }
 
 static int jobset_clear_run(hh_client *c, hh_jobset set, long long *removed) {
     if (!c || !set_name(set)) return HH_ERR_INVALID;
-    sds sk = hh_key(hh_client_keys(c), set_name(set));
-    int rc = sk ? hh_admin_clear_key(c, "ZCARD", sk, NULL, removed) : HH_ERR_NOMEM;
+    sds sk = hh__key(hh__client_keys(c), set_name(set));
+    int rc = sk ? hh__admin_clear_key(c, "ZCARD", sk, NULL, removed) : HH_ERR_NOMEM;
     sdsfree(sk);
     return rc;
 }
 
 int hh_jobset_clear(hh_client *c, hh_jobset set, long long *removed) {
     const char *bad = !c ? "the client is missing" : !set_name(set) ? "no such set" : NULL;
-    if (bad) return hh_fail(HH_ERR_INVALID, "jobset clear: %s", bad);
-    return hh_admin_fail(c, jobset_clear_run(c, set, removed), "jobset clear");
+    if (bad) return hh__fail(HH_ERR_INVALID, "jobset clear: %s", bad);
+    return hh__admin_fail(c, jobset_clear_run(c, set, removed), "jobset clear");
 }

@@ -13,17 +13,17 @@
 #include "error.h"
 #include "util.h"
 
-int hh_keys_init(hh_keys *k, const char *ns) {
+int hh__keys_init(hh__keys *k, const char *ns) {
     k->ns = (ns && *ns) ? sdscatfmt(sdsempty(), "%s:", ns) : sdsempty();
     return k->ns ? 0 : -1;
 }
 
-void hh_keys_free(hh_keys *k) {
+void hh__keys_free(hh__keys *k) {
     sdsfree(k->ns);
     k->ns = NULL;
 }
 
-static sds join(const hh_keys *k, const char *a, const char *b, const char *c) {
+static sds join(const hh__keys *k, const char *a, const char *b, const char *c) {
     sds s = sdsdup(k->ns);
     if (!s) return NULL;
     s = sdscat(s, a);
@@ -32,14 +32,14 @@ static sds join(const hh_keys *k, const char *a, const char *b, const char *c) {
     return s;
 }
 
-sds hh_key(const hh_keys *k, const char *name) { return join(k, name, NULL, NULL); }
-sds hh_key_queue(const hh_keys *k, const char *q) { return join(k, HH_K_QUEUE_PREFIX, q, NULL); }
-sds hh_key_process(const hh_keys *k, const char *id) { return join(k, id, NULL, NULL); }
-sds hh_key_work(const hh_keys *k, const char *id) { return join(k, id, HH_K_WORK_SUFFIX, NULL); }
-sds hh_key_workers(const hh_keys *k, const char *id) { return join(k, id, HH_K_WORKERS_SUFFIX, NULL); }
-sds hh_key_signals(const hh_keys *k, const char *id) { return join(k, id, HH_K_SIGNALS_SUFFIX, NULL); }
+sds hh__key(const hh__keys *k, const char *name) { return join(k, name, NULL, NULL); }
+sds hh__key_queue(const hh__keys *k, const char *q) { return join(k, HH_K_QUEUE_PREFIX, q, NULL); }
+sds hh__key_process(const hh__keys *k, const char *id) { return join(k, id, NULL, NULL); }
+sds hh__key_work(const hh__keys *k, const char *id) { return join(k, id, HH_K_WORK_SUFFIX, NULL); }
+sds hh__key_workers(const hh__keys *k, const char *id) { return join(k, id, HH_K_WORKERS_SUFFIX, NULL); }
+sds hh__key_signals(const hh__keys *k, const char *id) { return join(k, id, HH_K_SIGNALS_SUFFIX, NULL); }
 
-sds hh_key_stat_daily(const hh_keys *k, const char *stat, double epoch) {
+sds hh__key_stat_daily(const hh__keys *k, const char *stat, double epoch) {
     time_t t = (time_t)epoch;
     struct tm tm;
     char date[16];
@@ -58,14 +58,14 @@ static struct tm utc(time_t t) {
     return tm;
 }
 
-sds hh_key_jm_counts7(const hh_keys *k, time_t t) {
+sds hh__key_jm_counts7(const hh__keys *k, time_t t) {
     struct tm tm = utc(t);
     sds s = sdsdup(k->ns);
     if (!s) return NULL;
     return sdscatprintf(s, "j|%04d%02d%02d|%d:%d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min);
 }
 
-sds hh_key_jm_counts8(const hh_keys *k, time_t t) {
+sds hh__key_jm_counts8(const hh__keys *k, time_t t) {
     struct tm tm = utc(t);
     sds s = sdsdup(k->ns);
     if (!s) return NULL;
@@ -74,7 +74,7 @@ sds hh_key_jm_counts8(const hh_keys *k, time_t t) {
 }
 
 /* 8.x drops the minute's last digit: "9:05" and "9:09" share "9:0". */
-sds hh_key_jm_rollup8(const hh_keys *k, time_t t) {
+sds hh__key_jm_rollup8(const hh__keys *k, time_t t) {
     struct tm tm = utc(t);
     sds s = sdsdup(k->ns);
     if (!s) return NULL;
@@ -82,14 +82,14 @@ sds hh_key_jm_rollup8(const hh_keys *k, time_t t) {
                         tm.tm_min / 10);
 }
 
-sds hh_key_jm_hist7(const hh_keys *k, const char *klass, size_t len, time_t t) {
+sds hh__key_jm_hist7(const hh__keys *k, const char *klass, size_t len, time_t t) {
     struct tm tm = utc(t);
     sds s = sdsdup(k->ns);
     if (s) s = sdscatlen(s, klass, len);
     return s ? sdscatprintf(s, "-%02d-%02d:%d", tm.tm_mday, tm.tm_hour, tm.tm_min) : NULL;
 }
 
-sds hh_key_jm_hist8(const hh_keys *k, const char *klass, size_t len, time_t t) {
+sds hh__key_jm_hist8(const hh__keys *k, const char *klass, size_t len, time_t t) {
     struct tm tm = utc(t);
     sds s = sdsdup(k->ns);
     if (s) s = sdscat(s, "h|");
@@ -97,12 +97,12 @@ sds hh_key_jm_hist8(const hh_keys *k, const char *klass, size_t len, time_t t) {
     return s ? sdscatprintf(s, "-%d-%d:%d", tm.tm_mday, tm.tm_hour, tm.tm_min) : NULL;
 }
 
-sds hh_key_inprogress(const hh_keys *k, const char *id, const char *q) {
+sds hh__key_inprogress(const hh__keys *k, const char *id, const char *q) {
     sds s = join(k, HH_K_INPROGRESS_PREFIX, id, HH_K_INPROGRESS_SEP);
     return s ? sdscat(s, q) : NULL;
 }
 
-sds hh_key_inprogress_pattern(const hh_keys *k) {
+sds hh__key_inprogress_pattern(const hh__keys *k) {
     sds s = sdsempty();
     for (const char *p = k->ns; s && *p; p++) {
         if (strchr("*?[]\\", *p)) s = sdscatlen(s, "\\", 1);
@@ -112,13 +112,13 @@ sds hh_key_inprogress_pattern(const hh_keys *k) {
     return s;
 }
 
-const char *hh_key_strip(const hh_keys *k, const char *key) {
+const char *hh__key_strip(const hh__keys *k, const char *key) {
     size_t l = sdslen(k->ns);
     return strncmp(key, k->ns, l) == 0 ? key + l : NULL;
 }
 
-int hh_key_inprogress_parse(const hh_keys *k, const char *key, sds *id, sds *q) {
-    const char *p = hh_key_strip(k, key);
+int hh__key_inprogress_parse(const hh__keys *k, const char *key, sds *id, sds *q) {
+    const char *p = hh__key_strip(k, key);
     size_t pl = strlen(HH_K_INPROGRESS_PREFIX);
     if (!p || strncmp(p, HH_K_INPROGRESS_PREFIX, pl) != 0) return -1;
     p += pl;
@@ -212,8 +212,8 @@ static int refuse(char *why, size_t whylen, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    if (why && whylen) hh_strlcpy(why, msg, whylen);
-    return hh_fail(HH_ERR_INVALID, "%s", msg);
+    if (why && whylen) hh__strlcpy(why, msg, whylen);
+    return hh__fail(HH_ERR_INVALID, "%s", msg);
 }
 
 static const char *kind_name(hh_name_kind kind) {
@@ -232,7 +232,7 @@ int hh_name_check(hh_name_kind kind, const char *name, char *errbuf, size_t errl
     if (!name) return refuse(errbuf, errlen, "no %s given", what);
     size_t len = strlen(name);
     int keyish = kind == HH_NAME_IDENTITY || kind == HH_NAME_NAMESPACE || kind == HH_NAME_QUEUE;
-    char *shown = hh_escape_ctl(name, len > 80 ? 80 : len);
+    char *shown = hh__escape_ctl(name, len > 80 ? 80 : len);
     const char *sh = shown ? shown : "?", *more = len > 80 ? "..." : "";
     int rc = HH_OK;
     size_t max = kind == HH_NAME_QUEUE ? HH_NAME_QUEUE_MAX : kind <= HH_NAME_NAMESPACE ? HH_NAME_MAX : 0;
@@ -240,9 +240,9 @@ int hh_name_check(hh_name_kind kind, const char *name, char *errbuf, size_t errl
         rc = refuse(errbuf, errlen, "bad %s: it is empty", what);
     } else if (max && len > max) {
         rc = refuse(errbuf, errlen, "bad %s \"%s%s\": longer than %zu bytes", what, sh, more, max);
-    } else if (!hh_utf8_valid(name, len)) {
+    } else if (!hh__utf8_valid(name, len)) {
         rc = refuse(errbuf, errlen, "bad %s \"%s%s\": not valid UTF-8", what, sh, more);
-    } else if (hh_needs_escape(name, len)) {
+    } else if (hh__needs_escape(name, len)) {
         rc = refuse(errbuf, errlen, "bad %s \"%s%s\": it holds a control character", what, sh, more);
     } else if (keyish && strchr(name, HH_K_INPROGRESS_SEP[0])) {
         rc = refuse(errbuf, errlen,

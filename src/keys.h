@@ -50,41 +50,41 @@
  * days): times the job was recovered from a dead owner (poison pills). */
 #define HH_K_RECOVERIES "hiredhand:recoveries"
 
-typedef struct hh_keys {
+typedef struct hh__keys {
     sds ns; /* "" or "ns:" */
-} hh_keys;
+} hh__keys;
 
-int hh_keys_init(hh_keys *k, const char *ns);
-void hh_keys_free(hh_keys *k);
+int hh__keys_init(hh__keys *k, const char *ns);
+void hh__keys_free(hh__keys *k);
 
 /* Each returns a new sds (sdsfree it); NULL only when out of memory. */
-sds hh_key(const hh_keys *k, const char *name);
-sds hh_key_queue(const hh_keys *k, const char *queue);
-sds hh_key_process(const hh_keys *k, const char *identity);
-sds hh_key_work(const hh_keys *k, const char *identity);
-sds hh_key_workers(const hh_keys *k, const char *identity);
-sds hh_key_signals(const hh_keys *k, const char *identity);
+sds hh__key(const hh__keys *k, const char *name);
+sds hh__key_queue(const hh__keys *k, const char *queue);
+sds hh__key_process(const hh__keys *k, const char *identity);
+sds hh__key_work(const hh__keys *k, const char *identity);
+sds hh__key_workers(const hh__keys *k, const char *identity);
+sds hh__key_signals(const hh__keys *k, const char *identity);
 /* stat:processed:<date> / stat:failed:<date>, UTC date of `epoch`. */
-sds hh_key_stat_daily(const hh_keys *k, const char *stat, double epoch);
-sds hh_key_inprogress(const hh_keys *k, const char *identity, const char *queue);
+sds hh__key_stat_daily(const hh__keys *k, const char *stat, double epoch);
+sds hh__key_inprogress(const hh__keys *k, const char *identity, const char *queue);
 /* Sidekiq 7.x/8.x's execution metrics (job_metrics.c), for the UTC minute
  * of t, each generation's own spelling: 7.x's counters j|20261203|9:5 and
  * histograms <Class>-03-09:5; 8.x's counters j|261203|9:05, their
  * ten-minute rollup j|261203|9:0 and histograms h|<Class>-3-9:5. klass is
  * len bytes (it may hold NUL). */
-sds hh_key_jm_counts7(const hh_keys *k, time_t t);
-sds hh_key_jm_counts8(const hh_keys *k, time_t t);
-sds hh_key_jm_rollup8(const hh_keys *k, time_t t);
-sds hh_key_jm_hist7(const hh_keys *k, const char *klass, size_t len, time_t t);
-sds hh_key_jm_hist8(const hh_keys *k, const char *klass, size_t len, time_t t);
+sds hh__key_jm_counts7(const hh__keys *k, time_t t);
+sds hh__key_jm_counts8(const hh__keys *k, time_t t);
+sds hh__key_jm_rollup8(const hh__keys *k, time_t t);
+sds hh__key_jm_hist7(const hh__keys *k, const char *klass, size_t len, time_t t);
+sds hh__key_jm_hist8(const hh__keys *k, const char *klass, size_t len, time_t t);
 /* SCAN MATCH pattern for every in-progress list (glob chars in ns escaped). */
-sds hh_key_inprogress_pattern(const hh_keys *k);
+sds hh__key_inprogress_pattern(const hh__keys *k);
 /* Splits an in-progress key back into owner identity and queue; returns 0,
  * or -1 when the key is not one. *identity and *queue are new sds. */
-int hh_key_inprogress_parse(const hh_keys *k, const char *key, sds *identity, sds *queue);
+int hh__key_inprogress_parse(const hh__keys *k, const char *key, sds *identity, sds *queue);
 /* Strips the namespace from a full key, returning a pointer into key, or
  * NULL when the key lacks it. */
-const char *hh_key_strip(const hh_keys *k, const char *key);
+const char *hh__key_strip(const hh__keys *k, const char *key);
 
 /* Queues whose size and latency the heartbeat reads, and that /stats and
  * /metrics list: with thousands of queues, reading them all would cost

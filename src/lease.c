@@ -44,7 +44,7 @@
  * paused, every hash may be gone while its owner is alive and about to
  * beat. So recovery.c scans only once our own beats have succeeded without
  * a gap (no two successes further apart than 2 x interval + command
- * timeout) for hh_lease_gate_seconds(): max(2 x own interval, 10 s) + 2 s
+ * timeout) for hh__lease_gate_seconds(): max(2 x own interval, 10 s) + 2 s
  * (the reconnect backoff cap) + 1 s. A peer beating at any interval up to
  * max(2 x ours, 10 s) has beaten by then.
  *
@@ -66,7 +66,7 @@
  * process of that identity: it runs them from the very lists we check, so
  * the check above sees nothing gone. The beat reads the hash's info before
  * writing its own; info naming a later started_at means a newer owner, and
- * hh_lease_identity_lost() gives up everything at once: every job loses its
+ * hh__lease_identity_lost() gives up everything at once: every job loses its
  * lease, reconciliation stops, and the stop pushes back, acks and
  * unregisters nothing (the lists are the new owner's). */
 #include "lease.h"
@@ -166,7 +166,7 @@ static void set_clear(lease_set *s) {
 
 enum { REC_OFF = 0, REC_ALL, REC_WATCHED };
 
-struct hh_lease {
+struct hh__lease {
     pthread_mutex_t mu; /* guards everything below */
     lease_set held;
     lease_set removed; /* keys released while REC_ALL */
@@ -183,7 +183,7 @@ struct hh_lease {
     double last_ok;
     int check_beats;              /* lease checks still to run after an expiry */
     int fetchers_dirty;           /* hiredhand:fetchers must get our identity again */
-    atomic_int identity_lost;     /* a newer process took our identity (hh_lease_identity_lost) */
+    atomic_int identity_lost;     /* a newer process took our identity (hh__lease_identity_lost) */
     pthread_mutex_t reconcile_mu; /* one reconciliation at a time */
 };
 
@@ -192,11 +192,11 @@ static double boot_clock(void) {
 #ifdef CLOCK_BOOTTIME
     if (clock_gettime(CLOCK_BOOTTIME, &ts) == 0) return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 #endif
-    return hh_mono();
+    return hh__mono();
 }
 
-struct hh_lease *hh_lease_new(const hh_lease_env *m) {
-    struct hh_lease *l = calloc(1, sizeof(*l));
+struct hh__lease *hh__lease_new(const hh__lease_env *m) {
+    struct hh__lease *l = calloc(1, sizeof(*l));
     if (!l) return NULL;
     size_t n = (size_t)m->opts.concurrency;
     l->begun = calloc(n, sizeof(*l->begun));
@@ -208,11 +208,11 @@ struct hh_lease *hh_lease_new(const hh_lease_env *m) {
     }
     pthread_mutex_init(&l->mu, NULL);
     pthread_mutex_init(&l->reconcile_mu, NULL);
-    l->reconcile_at = hh_mono() + m->opts.recovery_interval;
+    l->reconcile_at = hh__mono() + m->opts.recovery_interval;
     return l;
 }
 
-void hh_lease_free(struct hh_lease *l) {
+void hh__lease_free(struct hh__lease *l) {
     if (!l) return;
     set_clear(&l->held);
     set_clear(&l->removed);
@@ -246,7 +246,7 @@ static uint64_t mix_words(uint64_t h, const unsigned char *p, size_t n) {
     return h;
 }
 
-uint64_t hh_lease_key(size_t q, const char *payload, size_t len) {
+uint64_t hh__lease_key(size_t q, const char *payload, size_t len) {
     uint64_t h = 0xcbf29ce484222325ull ^ ((uint64_t)q * 0x9E3779B97F4A7C15ull);
     const unsigned char *p = (const unsigned char *)payload;
     if (len <= 2 * LEASE_SAMPLE) {
@@ -261,21 +261,21 @@ uint64_t hh_lease_key(size_t q, const char *payload, size_t len) {
     return h ? h : 1;
 }
 
-static void ask_reconcile(struct hh_lease *l, double at) {
+static void ask_reconcile(struct hh__lease *l, double at) {
     if (at < l->reconcile_at) l->reconcile_at = at;
 }
 
-void hh_lease_fetch_begin(const hh_lease_env *m, hh_processor *p, int blocking) {
-    struct hh_lease *l = m->lease;
+void hh__lease_fetch_begin(const hh__lease_env *m, hh__processor *p, int blocking) {
+    struct hh__lease *l = m->lease;
     pthread_mutex_lock(&l->mu);
     l->begun[p->index]++;
     l->blocking[p->index] = blocking;
     pthread_mutex_unlock(&l->mu);
 }
 
-void hh_lease_fetch_end(const hh_lease_env *m, hh_processor *p, hh_fetched *out, int n, hh_fetch_end_how how) {
-    struct hh_lease *l = m->lease;
-    for (int i = 0; i < n; i++) out[i].lease = hh_lease_key(out[i].queue, out[i].payload, out[i].len);
+void hh__lease_fetch_end(const hh__lease_env *m, hh__processor *p, hh__fetched *out, int n, hh__fetch_end_how how) {
+    struct hh__lease *l = m->lease;
+    for (int i = 0; i < n; i++) out[i].lease = hh__lease_key(out[i].queue, out[i].payload, out[i].len);
     pthread_mutex_lock(&l->mu);
     for (int i = 0; i < n; i++) {
         if (set_add(&l->held, out[i].lease, 1) != 0) {
@@ -290,16 +290,16 @@ void hh_lease_fetch_end(const hh_lease_env *m, hh_processor *p, hh_fetched *out,
         l->failures |= 1u << how;
         /* Now, and once more when the lost command has surely run or been
          * dropped by Redis (it may still be waiting in a socket buffer). */
-        double now = hh_mono();
+        double now = hh__mono();
         ask_reconcile(l, now);
         l->again_at = now + m->cfg->command_timeout + 1;
     }
     pthread_mutex_unlock(&l->mu);
 }
 
-void hh_lease_release(const hh_lease_env *m, uint64_t *lease) {
+void hh__lease_release(const hh__lease_env *m, uint64_t *lease) {
     if (!lease || !*lease || !m->lease) return;
-    struct hh_lease *l = m->lease;
+    struct hh__lease *l = m->lease;
     pthread_mutex_lock(&l->mu);
     set_add(&l->held, *lease, -1);
     if (l->recording == REC_ALL) set_add(&l->removed, *lease, 1);
@@ -307,20 +307,20 @@ void hh_lease_release(const hh_lease_env *m, uint64_t *lease) {
     *lease = 0;
 }
 
-void hh_lease_finish(const hh_lease_env *m, hh_job *job) {
+void hh__lease_finish(const hh__lease_env *m, hh_job *job) {
     if (!job) return;
-    hh_lease_release(m, &job->lease);
-    hh_job_free(job);
+    hh__lease_release(m, &job->lease);
+    hh__job_free(job);
 }
 
-void hh_lease_finish_fetched(const hh_lease_env *m, hh_fetched *f) {
-    hh_lease_release(m, &f->lease);
+void hh__lease_finish_fetched(const hh__lease_env *m, hh__fetched *f) {
+    hh__lease_release(m, &f->lease);
     free(f->payload);
     f->payload = NULL;
 }
 
-void hh_lease_release_jobs(const hh_lease_env *m, hh_job **jobs, size_t n) {
-    struct hh_lease *l = m->lease;
+void hh__lease_release_jobs(const hh__lease_env *m, hh_job **jobs, size_t n) {
+    struct hh__lease *l = m->lease;
     if (!l || !n) return;
     pthread_mutex_lock(&l->mu);
     for (size_t i = 0; i < n; i++) {
@@ -332,11 +332,11 @@ void hh_lease_release_jobs(const hh_lease_env *m, hh_job **jobs, size_t n) {
     pthread_mutex_unlock(&l->mu);
 }
 
-static int recovered_by_peer(const hh_lease_env *m, hh_conn *c, const char *jid);
+static int recovered_by_peer(const hh__lease_env *m, hh__conn *c, const char *jid);
 
 static void job_names(const char *payload, size_t len, char *klass, size_t kl, char *jid, size_t jl);
 
-int hh_lease_lost(const hh_lease_env *m, hh_conn *c, const hh_job *job) {
+int hh__lease_lost(const hh__lease_env *m, hh__conn *c, const hh_job *job) {
     char kbuf[256], jbuf[64];
     const char *klass = job->klass ? job->klass : "?", *jid = job->jid ? job->jid : "";
     if (!job->item) { /* shed after it ran (job.h): the names are in the payload */
@@ -344,17 +344,17 @@ int hh_lease_lost(const hh_lease_env *m, hh_conn *c, const hh_job *job) {
         klass = kbuf, jid = jbuf;
     }
     if (recovered_by_peer(m, c, jid) == 0) {
-        hh_log(m->log, HH_LOG_WARN,
-               "class=%s jid=%s: its in-progress entry is gone but no process recovered it (Redis lost its "
-               "data?): not a lease loss, its outcome is written here",
-               klass, jid);
+        hh__log(m->log, HH_LOG_WARN,
+                "class=%s jid=%s: its in-progress entry is gone but no process recovered it (Redis lost its "
+                "data?): not a lease loss, its outcome is written here",
+                klass, jid);
         return 0;
     }
     atomic_fetch_add(m->lease_lost, 1);
-    hh_log(m->log, HH_LOG_WARN,
-           "class=%s jid=%s: lease lost: the job was recovered by another process (this process was "
-           "paused or cut off past its heartbeat TTL); it may have run twice",
-           klass, jid);
+    hh__log(m->log, HH_LOG_WARN,
+            "class=%s jid=%s: lease lost: the job was recovered by another process (this process was "
+            "paused or cut off past its heartbeat TTL); it may have run twice",
+            klass, jid);
     return 1;
 }
 
@@ -371,12 +371,12 @@ static void job_names(const char *payload, size_t len, char *klass, size_t kl, c
     json_t *item = json_loadb(payload, len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, NULL);
     const char *k = json_string_value(json_object_get(item, "class"));
     const char *j = json_string_value(json_object_get(item, "jid"));
-    hh_strlcpy(klass, k ? k : "?", kl);
-    hh_strlcpy(jid, j ? j : "", jl);
+    hh__strlcpy(klass, k ? k : "?", kl);
+    hh__strlcpy(jid, j ? j : "", jl);
     json_decref(item);
 }
 
-static void stop_recording(struct hh_lease *l) {
+static void stop_recording(struct hh__lease *l) {
     pthread_mutex_lock(&l->mu);
     l->recording = REC_OFF;
     set_clear(&l->removed);
@@ -387,19 +387,19 @@ static void stop_recording(struct hh_lease *l) {
 
 /* Reads every list of ours in one pipeline; NULL on a Redis error or a
  * reply of the wrong shape (logged). */
-static redisReply **read_lists(const hh_lease_env *m, hh_conn *c, const char *why) {
-    hh_pipe pipe;
-    hh_pipe_begin(&pipe, c);
-    for (size_t q = 0; q < m->nqueues; q++) hh_pipe_add(&pipe, "LRANGE %s 0 -1", m->inprog_keys[q]);
-    redisReply **r = hh_pipe_exec(&pipe);
+static redisReply **read_lists(const hh__lease_env *m, hh__conn *c, const char *why) {
+    hh__pipe pipe;
+    hh__pipe_begin(&pipe, c);
+    for (size_t q = 0; q < m->nqueues; q++) hh__pipe_add(&pipe, "LRANGE %s 0 -1", m->inprog_keys[q]);
+    redisReply **r = hh__pipe_exec(&pipe);
     if (!r) return NULL;
     for (size_t q = 0; q < m->nqueues; q++) {
         int ok = r[q]->type == REDIS_REPLY_ARRAY;
         for (size_t i = 0; ok && i < r[q]->elements; i++) ok = r[q]->element[i]->type == REDIS_REPLY_STRING;
         if (!ok) {
-            hh_log(m->log, HH_LOG_ERROR, "%s: LRANGE %s: %s", why, m->inprog_keys[q],
-                   r[q]->type == REDIS_REPLY_ERROR ? r[q]->str : "unexpected reply");
-            hh_replies_free(r, pipe.n);
+            hh__log(m->log, HH_LOG_ERROR, "%s: LRANGE %s: %s", why, m->inprog_keys[q],
+                    r[q]->type == REDIS_REPLY_ERROR ? r[q]->str : "unexpected reply");
+            hh__replies_free(r, pipe.n);
             return NULL;
         }
     }
@@ -419,11 +419,11 @@ static const char *stranded_why(unsigned failures) {
     return "a fetch reply was lost";
 }
 
-int hh_lease_reconcile(const hh_lease_env *m, hh_conn *c, int final) {
+int hh__lease_reconcile(const hh__lease_env *m, hh__conn *c, int final) {
     if (m->opts.fetch == HH_FETCH_BASIC || !m->lease) return 0;
     /* our lists are the new owner's now: what no thread here holds is its */
     if (atomic_load(&m->lease->identity_lost)) return 0;
-    struct hh_lease *l = m->lease;
+    struct hh__lease *l = m->lease;
     int nproc = m->opts.concurrency, pushed = 0;
     pthread_mutex_lock(&l->reconcile_mu);
     /* a */
@@ -456,7 +456,7 @@ int hh_lease_reconcile(const hh_lease_env *m, hh_conn *c, int final) {
     for (size_t q = 0, k = 0; q < m->nqueues; q++)
         for (size_t i = 0; i < lists[q]->elements; i++, k++) {
             const redisReply *v = lists[q]->element[i];
-            cs[k] = (cand){q, hh_lease_key(q, v->str, v->len), v, 0};
+            cs[k] = (cand){q, hh__lease_key(q, v->str, v->len), v, 0};
         }
     /* c */
     {
@@ -486,10 +486,10 @@ int hh_lease_reconcile(const hh_lease_env *m, hh_conn *c, int final) {
     }
     if (rc != 0 || nc == 0) goto done;
     /* d */
-    double deadline = hh_mono() + HH_FETCH_BLOCK_SECONDS + m->cfg->command_timeout + 2;
+    double deadline = hh__mono() + HH_FETCH_BLOCK_SECONDS + m->cfg->command_timeout + 2;
     for (;;) {
         int waiting = 0;
-        double now = hh_mono();
+        double now = hh__mono();
         pthread_mutex_lock(&l->mu);
         for (int i = 0; i < nproc; i++) {
             unblock[i] = 0;
@@ -503,15 +503,15 @@ int hh_lease_reconcile(const hh_lease_env *m, hh_conn *c, int final) {
         for (int i = 0; i < nproc; i++) {
             if (!unblock[i]) continue;
             unblocked[i] = now;
-            long long id = atomic_load(&m->procs[i].conn.client_id);
-            redisReply *r = id ? hh_conn_cmd(c, "CLIENT UNBLOCK %lld TIMEOUT", id) : NULL;
+            long long id = hh__conn_client_id(&m->procs[i].conn);
+            redisReply *r = id ? hh__conn_cmd(c, "CLIENT UNBLOCK %lld TIMEOUT", id) : NULL;
             if (r) freeReplyObject(r);
         }
-        if (hh_mono() > deadline || (!final && atomic_load(m->quiet))) {
+        if (hh__mono() > deadline || (!final && atomic_load(m->quiet))) {
             rc = -1;
             goto done;
         }
-        hh_sleep(0.02);
+        hh__sleep(0.02);
     }
     /* e */
     {
@@ -549,10 +549,10 @@ int hh_lease_reconcile(const hh_lease_env *m, hh_conn *c, int final) {
         size_t klen[2] = {sdslen(m->inprog_keys[q]), sdslen(m->queue_keys[q])};
         const char *args[1] = {v->str};
         size_t alen[1] = {v->len};
-        redisReply *r = hh_conn_eval(c, HH_SCRIPT_REQUEUE, 2, keys, klen, 1, args, alen);
+        redisReply *r = hh__conn_eval(c, HH_SCRIPT_REQUEUE, 2, keys, klen, 1, args, alen);
         if (!r || r->type != REDIS_REPLY_INTEGER) {
-            hh_log(m->log, HH_LOG_ERROR, "reconcile: pushing back to queue %s failed: %s", m->queues[q],
-                   r && r->type == REDIS_REPLY_ERROR ? r->str : c->last_error);
+            hh__log(m->log, HH_LOG_ERROR, "reconcile: pushing back to queue %s failed: %s", m->queues[q],
+                    r && r->type == REDIS_REPLY_ERROR ? r->str : hh__conn_last_error(c));
             if (r) freeReplyObject(r);
             rc = -1;
             break;
@@ -562,10 +562,10 @@ int hh_lease_reconcile(const hh_lease_env *m, hh_conn *c, int final) {
         if (moved != 1) continue;
         char klass[128], jid[64];
         job_names(v->str, v->len, klass, sizeof(klass), jid, sizeof(jid));
-        hh_log(m->log, HH_LOG_WARN,
-               "reconcile: class=%s jid=%s queue=%s: in this process's in-progress list but held by no "
-               "thread (%s%s); pushed back to the queue",
-               klass, jid, m->queues[q], stranded_why(failures), final ? ", or the stop left it" : "");
+        hh__log(m->log, HH_LOG_WARN,
+                "reconcile: class=%s jid=%s queue=%s: in this process's in-progress list but held by no "
+                "thread (%s%s); pushed back to the queue",
+                klass, jid, m->queues[q], stranded_why(failures), final ? ", or the stop left it" : "");
         atomic_fetch_add(m->reconciled, 1);
         pushed++;
     }
@@ -575,15 +575,15 @@ done:
     free(mark);
     free(unblocked);
     free(unblock);
-    hh_replies_free(lists, (int)m->nqueues);
+    hh__replies_free(lists, (int)m->nqueues);
     pthread_mutex_unlock(&l->reconcile_mu);
     return rc != 0 ? -1 : pushed;
 }
 
-void hh_lease_tick(const hh_lease_env *m, hh_conn *c) {
-    struct hh_lease *l = m->lease;
+void hh__lease_tick(const hh__lease_env *m, hh__conn *c) {
+    struct hh__lease *l = m->lease;
     if (!l || m->opts.fetch == HH_FETCH_BASIC) return;
-    double now = hh_mono();
+    double now = hh__mono();
     pthread_mutex_lock(&l->mu);
     int due = now >= l->reconcile_at;
     if (due) {
@@ -595,24 +595,24 @@ void hh_lease_tick(const hh_lease_env *m, hh_conn *c) {
     }
     pthread_mutex_unlock(&l->mu);
     if (!due) return;
-    if (hh_lease_reconcile(m, c, 0) < 0) {
+    if (hh__lease_reconcile(m, c, 0) < 0) {
         pthread_mutex_lock(&l->mu);
-        ask_reconcile(l, hh_mono() + 1); /* try again soon */
+        ask_reconcile(l, hh__mono() + 1); /* try again soon */
         pthread_mutex_unlock(&l->mu);
     }
 }
 
 /* ------------------------------------------------------------- outage rule */
 
-double hh_lease_gate_seconds(const hh_lease_env *m) {
+double hh__lease_gate_seconds(const hh__lease_env *m) {
     double two = 2 * m->opts.heartbeat_interval;
     return (two > 10 ? two : 10) + LEASE_BACKOFF_CAP + LEASE_MARGIN;
 }
 
-int hh_lease_peers_judgeable(const hh_lease_env *m, double *left) {
-    struct hh_lease *l = m->lease;
+int hh__lease_peers_judgeable(const hh__lease_env *m, double *left) {
+    struct hh__lease *l = m->lease;
     if (!l) return 1;
-    double now = boot_clock(), gate = hh_lease_gate_seconds(m);
+    double now = boot_clock(), gate = hh__lease_gate_seconds(m);
     double gap = 2 * m->opts.heartbeat_interval + m->cfg->command_timeout;
     pthread_mutex_lock(&l->mu);
     double since = l->streak_since, last = l->last_ok;
@@ -637,11 +637,11 @@ typedef struct suspect {
 
 /* Whether a peer recovered the job: HH_LUA_RECOVER counts every recovery
  * in hiredhand:recoveries:<jid>. 1 yes, 0 no, -1 Redis error. */
-static int recovered_by_peer(const hh_lease_env *m, hh_conn *c, const char *jid) {
+static int recovered_by_peer(const hh__lease_env *m, hh__conn *c, const char *jid) {
     if (!*jid) return 1; /* nothing to ask by; an entry gone while we live: assume a peer */
-    sds ck = hh_key(m->keys, HH_K_RECOVERIES);
+    sds ck = hh__key(m->keys, HH_K_RECOVERIES);
     ck = sdscatfmt(ck, ":%s", jid);
-    redisReply *r = hh_conn_cmd(c, "EXISTS %s", ck);
+    redisReply *r = hh__conn_cmd(c, "EXISTS %s", ck);
     sdsfree(ck);
     int rc = r && r->type == REDIS_REPLY_INTEGER ? r->integer > 0 : -1;
     if (r) freeReplyObject(r);
@@ -653,8 +653,8 @@ typedef struct suspects_add {
     size_t *ns, cap;
 } suspects_add;
 
-/* For hh_buffer_each: a buffered held job is a suspect. */
-static void add_buffered(const hh_fetched *f, void *udata) {
+/* For hh__buffer_each: a buffered held job is a suspect. */
+static void add_buffered(const hh__fetched *f, void *udata) {
     suspects_add *a = udata;
     if (!f->lease || *a->ns >= a->cap) return;
     suspect *x = &a->s[(*a->ns)++];
@@ -664,24 +664,24 @@ static void add_buffered(const hh_fetched *f, void *udata) {
 
 /* Checks every running and buffered job against our lists (see the top of
  * the file). Returns 0, or -1 to try again at the next beat. */
-static int lease_check(const hh_lease_env *m, hh_conn *c) {
+static int lease_check(const hh__lease_env *m, hh__conn *c) {
     int nproc = m->opts.concurrency;
-    size_t cap = (size_t)nproc + hh_buffer_cap(m->buffer), ns = 0;
+    size_t cap = (size_t)nproc + hh__buffer_cap(m->buffer), ns = 0;
     suspect *s = calloc(cap ? cap : 1, sizeof(*s));
     if (!s) return -1;
     for (int i = 0; i < nproc; i++) {
-        hh_processor *p = &m->procs[i];
+        hh__processor *p = &m->procs[i];
         pthread_mutex_lock(&p->mu);
         if (p->job && !p->abandoned && !p->lease_lost && p->job->lease) {
             s[ns] = (suspect){.proc = i, .runs = p->runs, .key = p->job->lease};
-            hh_strlcpy(s[ns].klass, p->job->klass ? p->job->klass : "?", sizeof(s[ns].klass));
-            hh_strlcpy(s[ns].jid, p->job->jid ? p->job->jid : "", sizeof(s[ns].jid));
+            hh__strlcpy(s[ns].klass, p->job->klass ? p->job->klass : "?", sizeof(s[ns].klass));
+            hh__strlcpy(s[ns].jid, p->job->jid ? p->job->jid : "", sizeof(s[ns].jid));
             ns++;
         }
         pthread_mutex_unlock(&p->mu);
     }
     suspects_add sa = {s, &ns, cap};
-    hh_buffer_each(m->buffer, add_buffered, &sa);
+    hh__buffer_each(m->buffer, add_buffered, &sa);
     if (!ns) {
         free(s);
         return 0;
@@ -695,10 +695,10 @@ static int lease_check(const hh_lease_env *m, hh_conn *c) {
     for (size_t k = 0; k < ns; k++) set_add(&want, s[k].key, 1);
     for (size_t q = 0; q < m->nqueues; q++)
         for (size_t i = 0; i < lists[q]->elements; i++) {
-            uint64_t key = hh_lease_key(q, lists[q]->element[i]->str, lists[q]->element[i]->len);
+            uint64_t key = hh__lease_key(q, lists[q]->element[i]->str, lists[q]->element[i]->len);
             if (set_find(&want, key)) set_add(&found, key, 1);
         }
-    hh_replies_free(lists, (int)m->nqueues);
+    hh__replies_free(lists, (int)m->nqueues);
     set_clear(&want);
     /* Only jobs still where they were (no removal of theirs can have been in
      * flight) are judged; running ones take the copies first. */
@@ -707,12 +707,12 @@ static int lease_check(const hh_lease_env *m, hh_conn *c) {
             if ((pass == 0) != (s[k].proc >= 0)) continue;
             int stable = 0;
             if (s[k].proc >= 0) {
-                hh_processor *p = &m->procs[s[k].proc];
+                hh__processor *p = &m->procs[s[k].proc];
                 pthread_mutex_lock(&p->mu);
                 stable = p->job && p->runs == s[k].runs && !p->abandoned;
                 pthread_mutex_unlock(&p->mu);
             } else {
-                stable = hh_buffer_has(m->buffer, s[k].payload, s[k].key);
+                stable = hh__buffer_has(m->buffer, s[k].payload, s[k].key);
             }
             if (!stable) continue;
             lease_ent *e = set_find(&found, s[k].key);
@@ -730,12 +730,12 @@ static int lease_check(const hh_lease_env *m, hh_conn *c) {
             break;
         }
         if (!peer) {
-            hh_log(m->log, HH_LOG_WARN,
-                   "class=%s jid=%s: its in-progress entry is gone but no process recovered it (Redis lost "
-                   "its data?): it %s here",
-                   s[k].klass, s[k].jid, s[k].proc >= 0 ? "keeps running" : "runs");
+            hh__log(m->log, HH_LOG_WARN,
+                    "class=%s jid=%s: its in-progress entry is gone but no process recovered it (Redis lost "
+                    "its data?): it %s here",
+                    s[k].klass, s[k].jid, s[k].proc >= 0 ? "keeps running" : "runs");
             if (s[k].proc >= 0) { /* its ack will remove nothing: not a lease loss */
-                hh_processor *p = &m->procs[s[k].proc];
+                hh__processor *p = &m->procs[s[k].proc];
                 pthread_mutex_lock(&p->mu);
                 if (p->job && p->runs == s[k].runs) p->job->ack_uncertain = 1;
                 pthread_mutex_unlock(&p->mu);
@@ -744,7 +744,7 @@ static int lease_check(const hh_lease_env *m, hh_conn *c) {
         }
         int stop = m->opts.lease_lost == HH_LEASE_LOST_STOP;
         if (s[k].proc >= 0) {
-            hh_processor *p = &m->procs[s[k].proc];
+            hh__processor *p = &m->procs[s[k].proc];
             int marked = 0;
             pthread_mutex_lock(&p->mu);
             if (p->job && p->runs == s[k].runs && !p->abandoned) {
@@ -755,61 +755,61 @@ static int lease_check(const hh_lease_env *m, hh_conn *c) {
             pthread_mutex_unlock(&p->mu);
             if (!marked) continue; /* it finished meanwhile: its ack reports it */
             atomic_fetch_add(m->lease_lost, 1);
-            hh_log(m->log, HH_LOG_WARN, "class=%s jid=%s: lease lost: the job was recovered by another process; %s",
-                   s[k].klass, s[k].jid,
-                   stop ? "its handler here is told to stop (--lease-lost stop), its outcome is not written"
-                        : "its handler here runs to the end (--lease-lost finish), its outcome is not written");
+            hh__log(m->log, HH_LOG_WARN, "class=%s jid=%s: lease lost: the job was recovered by another process; %s",
+                    s[k].klass, s[k].jid,
+                    stop ? "its handler here is told to stop (--lease-lost stop), its outcome is not written"
+                         : "its handler here runs to the end (--lease-lost finish), its outcome is not written");
         } else {
-            hh_fetched dropped = {0};
-            hh_buffer_drop(m->buffer, s[k].payload, s[k].key, &dropped);
+            hh__fetched dropped = {0};
+            hh__buffer_drop(m->buffer, s[k].payload, s[k].key, &dropped);
             if (!dropped.payload) continue; /* a thread took it meanwhile */
-            hh_lease_finish_fetched(m, &dropped);
+            hh__lease_finish_fetched(m, &dropped);
             atomic_fetch_add(m->lease_lost, 1);
-            hh_log(m->log, HH_LOG_WARN,
-                   "class=%s jid=%s: lease lost: the job was recovered by another process; dropped from "
-                   "this process's buffer before it started",
-                   s[k].klass, s[k].jid);
+            hh__log(m->log, HH_LOG_WARN,
+                    "class=%s jid=%s: lease lost: the job was recovered by another process; dropped from "
+                    "this process's buffer before it started",
+                    s[k].klass, s[k].jid);
         }
     }
     free(s);
     return rc;
 }
 
-int hh_lease_identity_lost(const hh_lease_env *m, const char *by) {
-    struct hh_lease *l = m->lease;
+int hh__lease_identity_lost(const hh__lease_env *m, const char *by) {
+    struct hh__lease *l = m->lease;
     if (!l || m->opts.fetch == HH_FETCH_BASIC) return 0; /* no lists to share */
     if (atomic_exchange(&l->identity_lost, 1)) return 2;
     int stop = m->opts.lease_lost == HH_LEASE_LOST_STOP;
-    hh_log(m->log, HH_LOG_ERROR,
-           "identity %s was taken over by a newer process (%s): every job here has lost its lease; this process "
-           "stops beating and stops, writing nothing more to its in-progress lists",
-           m->identity, by);
+    hh__log(m->log, HH_LOG_ERROR,
+            "identity %s was taken over by a newer process (%s): every job here has lost its lease; this process "
+            "stops beating and stops, writing nothing more to its in-progress lists",
+            m->identity, by);
     for (int i = 0; i < m->opts.concurrency; i++) {
-        hh_processor *p = &m->procs[i];
+        hh__processor *p = &m->procs[i];
         char klass[128] = "?", jid[64] = "";
         int marked = 0;
         pthread_mutex_lock(&p->mu);
         if (p->job && !p->abandoned && !p->lease_lost) {
             p->lease_lost = 1;
             if (stop) atomic_store(&p->cancelled, 1);
-            hh_strlcpy(klass, p->job->klass ? p->job->klass : "?", sizeof(klass));
-            hh_strlcpy(jid, p->job->jid ? p->job->jid : "", sizeof(jid));
+            hh__strlcpy(klass, p->job->klass ? p->job->klass : "?", sizeof(klass));
+            hh__strlcpy(jid, p->job->jid ? p->job->jid : "", sizeof(jid));
             marked = 1;
         }
         pthread_mutex_unlock(&p->mu);
         if (!marked) continue;
         atomic_fetch_add(m->lease_lost, 1);
-        hh_log(m->log, HH_LOG_WARN, "class=%s jid=%s: lease lost: identity %s taken over; %s", klass, jid, m->identity,
-               stop ? "its handler here is told to stop (--lease-lost stop), its outcome is not written"
-                    : "its handler here runs to the end (--lease-lost finish), its outcome is not written");
+        hh__log(m->log, HH_LOG_WARN, "class=%s jid=%s: lease lost: identity %s taken over; %s", klass, jid, m->identity,
+                stop ? "its handler here is told to stop (--lease-lost stop), its outcome is not written"
+                     : "its handler here runs to the end (--lease-lost finish), its outcome is not written");
     }
     return 1;
 }
 
-int hh_lease_identity_is_lost(const hh_lease_env *m) { return m->lease && atomic_load(&m->lease->identity_lost); }
+int hh__lease_identity_is_lost(const hh__lease_env *m) { return m->lease && atomic_load(&m->lease->identity_lost); }
 
-void hh_lease_beat(const hh_lease_env *m, hh_conn *c, int ok, int hash_expired) {
-    struct hh_lease *l = m->lease;
+void hh__lease_beat(const hh__lease_env *m, hh__conn *c, int ok, int hash_expired) {
+    struct hh__lease *l = m->lease;
     if (!l) return;
     double now = boot_clock(), gap = 2 * m->opts.heartbeat_interval + m->cfg->command_timeout;
     pthread_mutex_lock(&l->mu);
@@ -824,20 +824,20 @@ void hh_lease_beat(const hh_lease_env *m, hh_conn *c, int ok, int hash_expired) 
          * hash came back is seen by the later checks. */
         l->check_beats = 3;
         l->fetchers_dirty = 1;
-        ask_reconcile(l, hh_mono());
+        ask_reconcile(l, hh__mono());
     }
     int check = ok && l->check_beats > 0, fetchers = ok && l->fetchers_dirty;
     pthread_mutex_unlock(&l->mu);
     if (m->opts.fetch == HH_FETCH_BASIC) return;
     if (fetchers) {
-        sds fk = hh_key(m->keys, HH_K_FETCHERS);
-        redisReply *r = hh_conn_cmd(c, "SADD %s %s", fk, m->identity);
+        sds fk = hh__key(m->keys, HH_K_FETCHERS);
+        redisReply *r = hh__conn_cmd(c, "SADD %s %s", fk, m->identity);
         sdsfree(fk);
         if (r && r->type == REDIS_REPLY_INTEGER) {
             pthread_mutex_lock(&l->mu);
             l->fetchers_dirty = 0;
             pthread_mutex_unlock(&l->mu);
-            if (r->integer > 0) hh_log(m->log, HH_LOG_INFO, "registered %s in hiredhand:fetchers again", m->identity);
+            if (r->integer > 0) hh__log(m->log, HH_LOG_INFO, "registered %s in hiredhand:fetchers again", m->identity);
         }
         if (r) freeReplyObject(r);
     }

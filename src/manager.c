@@ -3,9 +3,9 @@
  * recovery.c: create, start, stats, free, as Sidekiq's launcher does
  * (docs/design.md). Handlers and middleware are registry.c's; quiet, stop
  * with a grace period and hard-shutdown push-back are shutdown.c's.
- * It hands every file it drives a narrow view of itself (hh_processor_env,
- * hh_fetch_env, hh_lease_env, hh_pickup_env, hh_heartbeat_env,
- * hh_scheduler_env, hh_recovery_env, hh_http_source) and wakes its
+ * It hands every file it drives a narrow view of itself (hh__processor_env,
+ * hh__fetch_env, hh__lease_env, hh__pickup_env, hh__heartbeat_env,
+ * hh__scheduler_env, hh__recovery_env, hh__http_source) and wakes its
  * threads through wake.h. Keys: only through the files it drives, plus
  * INFO at start. */
 #include "manager.h"
@@ -34,7 +34,7 @@
 static int bad_name(hh_manager *m, hh_name_kind kind, const char *name) {
     char why[512];
     if (hh_name_check(kind, name, why, sizeof(why)) == HH_OK) return 0;
-    hh_log(&m->log, HH_LOG_ERROR, "%s", why);
+    hh__log(&m->log, HH_LOG_ERROR, "%s", why);
     return 1;
 }
 
@@ -50,22 +50,22 @@ void hh_manager_free(hh_manager *m) {
         hh_manager_wait(m, -1);
     }
     if (atomic_load(&m->detached)) {
-        hh_log(&m->log, HH_LOG_WARN,
-               "%d threads still running after the stop (in a handler or a Redis call): manager not freed",
-               atomic_load(&m->detached));
+        hh__log(&m->log, HH_LOG_WARN,
+                "%d threads still running after the stop (in a handler or a Redis call): manager not freed",
+                atomic_load(&m->detached));
         return;
     }
     for (int i = 0; m->procs && i < m->opts.concurrency; i++) {
-        hh_processor *p = &m->procs[i];
-        hh_conn_close(&p->conn);
+        hh__processor *p = &m->procs[i];
+        hh__conn_close(&p->conn);
         pthread_mutex_destroy(&p->mu);
     }
     free(m->procs);
-    hh_lease_free(m->lease_env.lease);
-    hh_fetcher_free(m->fetch_env.fetcher);
-    hh_buffer_free(m->buffer);
-    hh_acks_free(m->finish_env.acks);
-    hh_pickup_free(&m->pickup_env);
+    hh__lease_free(m->lease_env.lease);
+    hh__fetcher_free(m->fetch_env.fetcher);
+    hh__buffer_free(m->buffer);
+    hh__acks_free(m->finish_env.acks);
+    hh__pickup_free(&m->pickup_env);
     for (size_t i = 0; i < m->nqueues; i++) {
         if (m->queue_keys) sdsfree(m->queue_keys[i]);
         if (m->inprog_keys) sdsfree(m->inprog_keys[i]);
@@ -77,8 +77,8 @@ void hh_manager_free(hh_manager *m) {
     free(m->fetched);
     free(m->queue_size);
     free(m->queue_latency);
-    hh_metrics_free(m->metrics);
-    hh_job_metrics_free(m->job_metrics);
+    hh__metrics_free(m->metrics);
+    hh__job_metrics_free(m->job_metrics);
     free((char *)m->opts.http_bind);
     free((char *)m->opts.http_token);
     size_t nl = 0;
@@ -90,11 +90,11 @@ void hh_manager_free(hh_manager *m) {
     for (size_t i = 0; i < m->nhandlers; i++) free(m->handlers[i].klass);
     free(m->handlers);
     free(m->middleware);
-    hh_keys_free(&m->keys);
-    hh_redis_config_free(&m->cfg);
+    hh__keys_free(&m->keys);
+    hh__redis_config_free(&m->cfg);
     pthread_mutex_destroy(&m->lock);
-    hh_batch_destroy(&m->batch);
-    hh_wake_destroy(&m->wake);
+    hh__batch_destroy(&m->batch);
+    hh__wake_destroy(&m->wake);
     free(m);
 }
 
@@ -112,12 +112,12 @@ static void apply_defaults(hh_manager *m) {
 static int copy_cron_namespaces(hh_manager *m, const hh_manager_options *opts) {
     size_t n = opts->cron_namespaces && opts->ncron_namespaces ? opts->ncron_namespaces : 1;
     m->cron_ns = calloc(n, sizeof(char *));
-    if (!m->cron_ns) return hh_fail(HH_ERR_NOMEM, "out of memory");
+    if (!m->cron_ns) return hh__fail(HH_ERR_NOMEM, "out of memory");
     m->ncron_ns = n;
     for (size_t i = 0; i < n; i++)
         if (!(m->cron_ns[i] =
                   strdup(opts->cron_namespaces && opts->ncron_namespaces ? opts->cron_namespaces[i] : "default")))
-            return hh_fail(HH_ERR_NOMEM, "out of memory");
+            return hh__fail(HH_ERR_NOMEM, "out of memory");
     return HH_OK;
 }
 
@@ -153,10 +153,10 @@ static int copy_queues(hh_manager *m, const hh_manager_options *opts) {
     if (m->weighted)
         for (size_t i = 0; i < m->nqueues; i++)
             if (m->weights[i] == 0)
-                hh_log(&m->log, HH_LOG_WARN,
-                       "queue %s has no weight while others do: it gets weight 1, as in Sidekiq (weight 0 "
-                       "is no weight, not a paused queue)",
-                       m->queues[i]);
+                hh__log(&m->log, HH_LOG_WARN,
+                        "queue %s has no weight while others do: it gets weight 1, as in Sidekiq (weight 0 "
+                        "is no weight, not a paused queue)",
+                        m->queues[i]);
     return HH_OK;
 }
 
@@ -179,22 +179,22 @@ static int copy_strings(hh_manager *m, const hh_manager_options *opts) {
  * "<host>:<pid>:<12 hex>". */
 static int make_identity(hh_manager *m, const hh_manager_options *opts) {
     const char *dyno = getenv("DYNO");
-    if (dyno && *dyno) hh_strlcpy(m->hostname, dyno, sizeof(m->hostname));
+    if (dyno && *dyno) hh__strlcpy(m->hostname, dyno, sizeof(m->hostname));
     else if (gethostname(m->hostname, sizeof(m->hostname) - 1) != 0)
-        hh_strlcpy(m->hostname, "localhost", sizeof(m->hostname));
+        hh__strlcpy(m->hostname, "localhost", sizeof(m->hostname));
     if (opts->identity && *opts->identity) {
-        hh_strlcpy(m->identity, opts->identity, sizeof(m->identity));
+        hh__strlcpy(m->identity, opts->identity, sizeof(m->identity));
         m->fixed_identity = 1;
         return HH_OK;
     }
     char nonce[13];
-    if (hh_random_hex(nonce, 6) != 0)
-        return hh_fail(HH_ERR_INVALID, "no random bytes for the identity (getrandom failed)");
+    if (hh__random_hex(nonce, 6) != 0)
+        return hh__fail(HH_ERR_INVALID, "no random bytes for the identity (getrandom failed)");
     snprintf(m->identity, sizeof(m->identity), "%s:%d:%s", m->hostname, (int)getpid(), nonce);
     if (bad_name(m, HH_NAME_IDENTITY, m->identity)) { /* a host named "queue", say */
-        hh_fail(HH_ERR_INVALID, "the identity %s made from the host name is refused: give one (--identity)",
-                m->identity);
-        hh_log(&m->log, HH_LOG_ERROR, "%s", hh_last_error());
+        hh__fail(HH_ERR_INVALID, "the identity %s made from the host name is refused: give one (--identity)",
+                 m->identity);
+        hh__log(&m->log, HH_LOG_ERROR, "%s", hh_last_error());
         return HH_ERR_INVALID;
     }
     return HH_OK;
@@ -219,8 +219,8 @@ static int make_queue_keys(hh_manager *m) {
     m->inprog_keys = calloc(m->nqueues, sizeof(sds));
     if (!m->queue_keys || !m->inprog_keys) return HH_ERR_NOMEM;
     for (size_t i = 0; i < m->nqueues; i++) {
-        m->queue_keys[i] = hh_key_queue(&m->keys, m->queues[i]);
-        m->inprog_keys[i] = hh_key_inprogress(&m->keys, m->identity, m->queues[i]);
+        m->queue_keys[i] = hh__key_queue(&m->keys, m->queues[i]);
+        m->inprog_keys[i] = hh__key_inprogress(&m->keys, m->identity, m->queues[i]);
         if (!m->queue_keys[i] || !m->inprog_keys[i]) return HH_ERR_NOMEM;
     }
     return HH_OK;
@@ -228,12 +228,12 @@ static int make_queue_keys(hh_manager *m) {
 
 /* What pickup.c sees of m (its .buffer is set with the buffer, below). */
 static void pickup_env(hh_manager *m) {
-    m->pickup_env = (hh_pickup_env){.keys = &m->keys,
-                                    .cfg = &m->cfg,
-                                    .log = &m->log,
-                                    .nqueues = m->nqueues,
-                                    .queue_keys = m->queue_keys,
-                                    .quiet = &m->quiet};
+    m->pickup_env = (hh__pickup_env){.keys = &m->keys,
+                                     .cfg = &m->cfg,
+                                     .log = &m->log,
+                                     .nqueues = m->nqueues,
+                                     .queue_keys = m->queue_keys,
+                                     .quiet = &m->quiet};
 }
 
 /* The fetchers' shared state: fetched-but-unclaimed jobs, their sleepers
@@ -245,59 +245,59 @@ static int alloc_fetch_state(hh_manager *m) {
      * thread plus the batches in flight; twice that is room to spare (and
      * the fetcher never asks for more than fits). */
     size_t c = (size_t)m->opts.concurrency;
-    if (!(m->buffer = hh_buffer_new(2 * (c + HH_FETCH_BATCH_MAX), m->nqueues))) return HH_ERR_NOMEM;
+    if (!(m->buffer = hh__buffer_new(2 * (c + HH_FETCH_BATCH_MAX), m->nqueues))) return HH_ERR_NOMEM;
     m->pickup_env.buffer = m->buffer;
-    hh_finish_env *fe = &m->finish_env;
-    *fe = (hh_finish_env){.keys = &m->keys,
-                          .log = &m->log,
-                          .identity = m->identity,
-                          .nqueues = m->nqueues,
-                          .queues = m->queues,
-                          .queue_keys = m->queue_keys,
-                          .inprog_keys = m->inprog_keys,
-                          .giving_up = &m->giving_up,
-                          .not_pushed_back = &m->not_pushed_back,
-                          .lease = &m->lease_env};
+    hh__finish_env *fe = &m->finish_env;
+    *fe = (hh__finish_env){.keys = &m->keys,
+                           .log = &m->log,
+                           .identity = m->identity,
+                           .nqueues = m->nqueues,
+                           .queues = m->queues,
+                           .queue_keys = m->queue_keys,
+                           .inprog_keys = m->inprog_keys,
+                           .giving_up = &m->giving_up,
+                           .not_pushed_back = &m->not_pushed_back,
+                           .lease = &m->lease_env};
     fe->opts.fetch = m->opts.fetch;
-    if (!(fe->acks = hh_acks_new((size_t)m->opts.concurrency + HH_FETCH_BATCH_MAX))) return HH_ERR_NOMEM;
-    hh_fetch_env *e = &m->fetch_env;
-    *e = (hh_fetch_env){.keys = &m->keys,
-                        .log = &m->log,
-                        .identity = m->identity,
-                        .nqueues = m->nqueues,
-                        .queues = m->queues,
-                        .queue_keys = m->queue_keys,
-                        .inprog_keys = m->inprog_keys,
-                        .weights = m->weights,
-                        .weighted = m->weighted,
-                        .quiet = &m->quiet,
-                        .fetched = m->fetched,
-                        .procs = m->procs,
-                        .lease = &m->lease_env,
-                        .finish = &m->finish_env,
-                        .buffer = m->buffer,
-                        .pickup = &m->pickup_env};
+    if (!(fe->acks = hh__acks_new((size_t)m->opts.concurrency + HH_FETCH_BATCH_MAX))) return HH_ERR_NOMEM;
+    hh__fetch_env *e = &m->fetch_env;
+    *e = (hh__fetch_env){.keys = &m->keys,
+                         .log = &m->log,
+                         .identity = m->identity,
+                         .nqueues = m->nqueues,
+                         .queues = m->queues,
+                         .queue_keys = m->queue_keys,
+                         .inprog_keys = m->inprog_keys,
+                         .weights = m->weights,
+                         .weighted = m->weighted,
+                         .quiet = &m->quiet,
+                         .fetched = m->fetched,
+                         .procs = m->procs,
+                         .lease = &m->lease_env,
+                         .finish = &m->finish_env,
+                         .buffer = m->buffer,
+                         .pickup = &m->pickup_env};
     e->opts.concurrency = m->opts.concurrency;
     e->opts.fetch = m->opts.fetch;
-    return (e->fetcher = hh_fetcher_new(e)) ? HH_OK : HH_ERR_NOMEM;
+    return (e->fetcher = hh__fetcher_new(e)) ? HH_OK : HH_ERR_NOMEM;
 }
 
 /* What lease.c sees of m (lease.h); the fetcher's buffer directly. */
 static void lease_env(hh_manager *m) {
-    hh_lease_env *e = &m->lease_env;
-    *e = (hh_lease_env){.keys = &m->keys,
-                        .log = &m->log,
-                        .cfg = &m->cfg,
-                        .identity = m->identity,
-                        .nqueues = m->nqueues,
-                        .queues = m->queues,
-                        .queue_keys = m->queue_keys,
-                        .inprog_keys = m->inprog_keys,
-                        .quiet = &m->quiet,
-                        .lease_lost = &m->lease_lost,
-                        .reconciled = &m->reconciled,
-                        .procs = m->procs,
-                        .buffer = m->buffer};
+    hh__lease_env *e = &m->lease_env;
+    *e = (hh__lease_env){.keys = &m->keys,
+                         .log = &m->log,
+                         .cfg = &m->cfg,
+                         .identity = m->identity,
+                         .nqueues = m->nqueues,
+                         .queues = m->queues,
+                         .queue_keys = m->queue_keys,
+                         .inprog_keys = m->inprog_keys,
+                         .quiet = &m->quiet,
+                         .lease_lost = &m->lease_lost,
+                         .reconciled = &m->reconciled,
+                         .procs = m->procs,
+                         .buffer = m->buffer};
     e->opts.concurrency = m->opts.concurrency;
     e->opts.fetch = m->opts.fetch;
     e->opts.heartbeat_interval = m->opts.heartbeat_interval;
@@ -307,10 +307,10 @@ static void lease_env(hh_manager *m) {
 
 /* One processor (worker thread state, not started) per unit of concurrency. */
 static int init_processors(hh_manager *m) {
-    m->procs = calloc((size_t)m->opts.concurrency, sizeof(hh_processor));
+    m->procs = calloc((size_t)m->opts.concurrency, sizeof(hh__processor));
     if (!m->procs) return HH_ERR_NOMEM;
     for (int i = 0; i < m->opts.concurrency; i++) {
-        hh_processor *p = &m->procs[i];
+        hh__processor *p = &m->procs[i];
         p->m = &m->processor_env;
         p->fetch = &m->fetch_env;
         p->index = i;
@@ -325,8 +325,8 @@ static int init_processors(hh_manager *m) {
         } while (v && k < 6);
         for (int j = 0; j < k; j++) p->tid[j] = tmp[k - 1 - j];
         p->tid[k] = '\0';
-        hh_rng_seed(&p->rng);
-        hh_conn_init(&p->conn, &m->cfg, &m->log, "fetch", &m->giving_up);
+        hh__rng_seed(&p->rng);
+        hh__conn_init(&p->conn, &m->cfg, &m->log, "fetch", &m->giving_up);
     }
     return HH_OK;
 }
@@ -335,7 +335,7 @@ static int init_processors(hh_manager *m) {
 static hh_manager *manager_alloc(const hh_manager_options *opts) {
     hh_manager *m = calloc(1, sizeof(*m));
     if (!m) return NULL;
-    if (hh_wake_init(&m->wake) != 0) {
+    if (hh__wake_init(&m->wake) != 0) {
         free(m);
         return NULL;
     }
@@ -346,26 +346,26 @@ static hh_manager *manager_alloc(const hh_manager_options *opts) {
     m->log.fn = opts->log;
     m->log.udata = opts->log_udata;
     m->log.level = opts->log_level;
-    hh_batch_init(&m->batch, opts->batch_jobs, &m->log);
+    hh__batch_init(&m->batch, opts->batch_jobs, &m->log);
     return m;
 }
 
 hh_manager *hh_manager_new(const hh_manager_options *caller_opts, int *err) {
     hh_manager_options copy; /* the caller's struct_size bytes on the defaults */
-    hh_manager_options_read(&copy, caller_opts);
+    hh__manager_options_read(&copy, caller_opts);
     const hh_manager_options *opts = &copy;
     hh_manager *m = manager_alloc(opts);
     if (!m) {
-        if (err) *err = hh_fail(HH_ERR_NOMEM, "out of memory creating the manager");
+        if (err) *err = hh__fail(HH_ERR_NOMEM, "out of memory creating the manager");
         return NULL;
     }
     char msg[512];
-    int e = hh_options_check(opts, 0, msg, sizeof(msg)); /* the reason is in hh_last_error() */
-    if (e != HH_OK) hh_log(&m->log, HH_LOG_ERROR, "%s", msg);
-    if (e == HH_OK && hh_redis_config_parse(&m->cfg, &opts->redis, msg, sizeof(msg)) != 0)
-        e = hh_fail(HH_ERR_INVALID, "%s", msg);
+    int e = hh__options_check(opts, 0, msg, sizeof(msg)); /* the reason is in hh_last_error() */
+    if (e != HH_OK) hh__log(&m->log, HH_LOG_ERROR, "%s", msg);
+    if (e == HH_OK && hh__redis_config_parse(&m->cfg, &opts->redis, msg, sizeof(msg)) != 0)
+        e = hh__fail(HH_ERR_INVALID, "%s", msg);
     if (e == HH_OK) {
-        hh_keys_init(&m->keys, opts->redis.ns);
+        hh__keys_init(&m->keys, opts->redis.ns);
         apply_defaults(m);
         e = copy_queues(m, opts);
     }
@@ -380,11 +380,11 @@ hh_manager *hh_manager_new(const hh_manager_options *caller_opts, int *err) {
     if (e == HH_OK) e = init_processors(m);
     if (e == HH_OK) e = alloc_fetch_state(m);
     if (e == HH_OK) lease_env(m);
-    if (e == HH_OK && !(m->lease_env.lease = hh_lease_new(&m->lease_env))) e = HH_ERR_NOMEM;
+    if (e == HH_OK && !(m->lease_env.lease = hh__lease_new(&m->lease_env))) e = HH_ERR_NOMEM;
     if (e == HH_OK && m->opts.job_metrics &&
-        !(m->job_metrics = hh_job_metrics_new(&m->keys, &m->log, m->opts.job_metrics)))
+        !(m->job_metrics = hh__job_metrics_new(&m->keys, &m->log, m->opts.job_metrics)))
         e = HH_ERR_NOMEM;
-    if (e == HH_ERR_NOMEM) hh_fail(e, "out of memory creating the manager");
+    if (e == HH_ERR_NOMEM) hh__fail(e, "out of memory creating the manager");
     if (err) *err = e;
     if (e == HH_OK) return m;
     hh_manager_free(m);
@@ -397,7 +397,7 @@ int hh_manager_detached(const hh_manager *m) { return m ? atomic_load(&m->detach
 
 int hh_manager_set_unready(hh_manager *m, const char *source, const char *reason) {
     if (!m || !source || !source[0])
-        return hh_fail(HH_ERR_INVALID, "set_unready: %s", !m ? "the manager is missing" : "the source is missing");
+        return hh__fail(HH_ERR_INVALID, "set_unready: %s", !m ? "the manager is missing" : "the source is missing");
     int rc = HH_OK;
     pthread_mutex_lock(&m->lock);
     int slot = -1, free_slot = -1;
@@ -414,71 +414,72 @@ int hh_manager_set_unready(hh_manager *m, const char *source, const char *reason
     } else {
         if (slot < 0) {
             slot = free_slot;
-            hh_strlcpy(m->unready[slot].source, source, sizeof(m->unready[slot].source));
+            hh__strlcpy(m->unready[slot].source, source, sizeof(m->unready[slot].source));
             m->unready[slot].seq = ++m->unready_seq;
         }
-        hh_strlcpy(m->unready[slot].reason, reason, sizeof(m->unready[slot].reason));
+        hh__strlcpy(m->unready[slot].reason, reason, sizeof(m->unready[slot].reason));
     }
     pthread_mutex_unlock(&m->lock);
     if (rc == HH_ERR_NOMEM)
-        return hh_fail(rc, "set_unready: %d sources already hold a problem; '%s' not recorded", HH_MANAGER_UNREADY_MAX,
-                       source);
+        return hh__fail(rc, "set_unready: %d sources already hold a problem; '%s' not recorded", HH_MANAGER_UNREADY_MAX,
+                        source);
     return HH_OK;
 }
 
 void hh_manager_log(hh_manager *m, hh_log_level level, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    hh_vlog(&m->log, level, fmt, ap);
+    hh__vlog(&m->log, level, fmt, ap);
     va_end(ap);
 }
 
 /* Sidekiq warns when Redis may evict keys: eviction silently drops jobs. */
-static void check_redis(hh_manager *m, hh_conn *c) {
-    redisReply *r = hh_conn_cmd(c, "INFO memory");
+static void check_redis(hh_manager *m, hh__conn *c) {
+    redisReply *r = hh__conn_cmd(c, "INFO memory");
     if (r && r->type == REDIS_REPLY_STRING) {
         const char *p = strstr(r->str, "maxmemory_policy:");
         if (p && strncmp(p + 17, "noeviction", 10) != 0)
-            hh_log(&m->log, HH_LOG_WARN, "Redis maxmemory_policy is not noeviction: Redis may evict jobs");
+            hh__log(&m->log, HH_LOG_WARN, "Redis maxmemory_policy is not noeviction: Redis may evict jobs");
     }
     if (r) freeReplyObject(r);
-    if (c->version && c->version < 400)
-        hh_log(&m->log, HH_LOG_WARN, "Redis %d.%d is older than 4.0, which Sidekiq requires", c->version / 100,
-               c->version % 100);
+    int version = hh__conn_version(c);
+    if (version && version < 400)
+        hh__log(&m->log, HH_LOG_WARN, "Redis %d.%d is older than 4.0, which Sidekiq requires", version / 100,
+                version % 100);
 }
 
 /* What the worker threads see of m (processor.h): filled at start, once
  * the handlers, the middleware and the metrics are final. */
 static void processor_env(hh_manager *m) {
-    hh_processor_env *e = &m->processor_env;
-    *e = (hh_processor_env){.keys = &m->keys,
-                            .log = &m->log,
-                            .identity = m->identity,
-                            .nqueues = m->nqueues,
-                            .queues = m->queues,
-                            .inprog_keys = m->inprog_keys,
-                            .handlers = m->handlers,
-                            .nhandlers = m->nhandlers,
-                            .default_handler = m->default_handler,
-                            .middleware = m->middleware,
-                            .nmiddleware = m->nmiddleware,
-                            .quiet = &m->quiet,
-                            .booted = &m->booted,
-                            .giving_up = &m->giving_up,
-                            .busy = &m->busy,
-                            .outcomes_refused = &m->outcomes_refused,
-                            .not_pushed_back = &m->not_pushed_back,
-                            .workers_done = &m->workers_done,
-                            .processed = &m->processed,
-                            .failed = &m->failed,
-                            .unflushed_processed = &m->unflushed_processed,
-                            .unflushed_failed = &m->unflushed_failed,
-                            .wake = &m->wake,
-                            .metrics = m->metrics,
-                            .job_metrics = m->job_metrics,
-                            .batch = &m->batch,
-                            .lease = &m->lease_env,
-                            .fetch = &m->fetch_env};
+    hh__processor_env *e = &m->processor_env;
+    *e = (hh__processor_env){.keys = &m->keys,
+                             .log = &m->log,
+                             .identity = m->identity,
+                             .nqueues = m->nqueues,
+                             .queues = m->queues,
+                             .inprog_keys = m->inprog_keys,
+                             .handlers = m->handlers,
+                             .nhandlers = m->nhandlers,
+                             .default_handler = m->default_handler,
+                             .middleware = m->middleware,
+                             .nmiddleware = m->nmiddleware,
+                             .quiet = &m->quiet,
+                             .booted = &m->booted,
+                             .giving_up = &m->giving_up,
+                             .busy = &m->busy,
+                             .outcomes_refused = &m->outcomes_refused,
+                             .not_pushed_back = &m->not_pushed_back,
+                             .workers_done = &m->workers_done,
+                             .processed = &m->processed,
+                             .failed = &m->failed,
+                             .unflushed_processed = &m->unflushed_processed,
+                             .unflushed_failed = &m->unflushed_failed,
+                             .wake = &m->wake,
+                             .metrics = m->metrics,
+                             .job_metrics = m->job_metrics,
+                             .batch = &m->batch,
+                             .lease = &m->lease_env,
+                             .fetch = &m->fetch_env};
     e->opts.fetch = m->opts.fetch;
     e->opts.max_retries = m->opts.max_retries;
     e->opts.dead_max_jobs = m->opts.dead_max_jobs;
@@ -487,102 +488,103 @@ static void processor_env(hh_manager *m) {
 }
 
 /* What the HTTP server sees of the manager (http.h). */
-static void http_stats(void *udata, hh_manager_stats *out) { hh_manager_fill_stats(udata, out); }
-static char *http_metrics(void *udata) { return hh_metrics_text(((hh_manager *)udata)->metrics); }
+static void http_stats(void *udata, hh_manager_stats *out) { hh__manager_fill_stats(udata, out); }
+static char *http_metrics(void *udata) { return hh__metrics_text(((hh_manager *)udata)->metrics); }
 
 int hh_manager_start(hh_manager *m) {
-    if (!m) return hh_fail(HH_ERR_INVALID, "start: the manager is missing");
+    if (!m) return hh__fail(HH_ERR_INVALID, "start: the manager is missing");
     int expected = 0;
     if (!atomic_compare_exchange_strong(&m->started, &expected, 1))
-        return hh_fail(HH_ERR_STATE, "start: the manager was started already");
-    m->started_at = hh_now();
+        return hh__fail(HH_ERR_STATE, "start: the manager was started already");
+    m->started_at = hh__now();
     if (m->register_error) { /* e.g. a plug-in whose init went on after it */
-        hh_log(&m->log, HH_LOG_ERROR, "not starting: a handler registration failed: %s", m->register_why);
+        hh__log(&m->log, HH_LOG_ERROR, "not starting: a handler registration failed: %s", m->register_why);
         atomic_store(&m->done, 1);
-        return hh_fail(HH_ERR_INVALID, "not starting: a handler registration failed: %s", m->register_why);
+        return hh__fail(HH_ERR_INVALID, "not starting: a handler registration failed: %s", m->register_why);
     }
     if (m->opts.http_bind) {
         char err[256];
-        hh_http_source src = {http_stats, m, &m->log, http_metrics};
-        if (!(m->metrics = hh_metrics_new())) {
+        hh__http_source src = {http_stats, m, &m->log, http_metrics};
+        if (!(m->metrics = hh__metrics_new())) {
             atomic_store(&m->done, 1);
-            return hh_fail(HH_ERR_NOMEM, "http: out of memory");
+            return hh__fail(HH_ERR_NOMEM, "http: out of memory");
         }
-        if (!(m->http = hh_http_start(&src, m->opts.http_bind, m->opts.liveness_max_age, m->opts.http_token, err,
-                                      sizeof(err)))) {
-            hh_log(&m->log, HH_LOG_ERROR, "http: %s", err);
+        if (!(m->http = hh__http_start(&src, m->opts.http_bind, m->opts.liveness_max_age, m->opts.http_token, err,
+                                       sizeof(err)))) {
+            hh__log(&m->log, HH_LOG_ERROR, "http: %s", err);
             atomic_store(&m->done, 1);
-            return hh_fail(HH_ERR_INVALID, "http: %s", err);
+            return hh__fail(HH_ERR_INVALID, "http: %s", err);
         }
     }
-    hh_manager_recovery_env(m, &m->recovery_env);
-    hh_conn c;
-    hh_conn_init(&c, &m->cfg, &m->log, "start", NULL);
+    hh__manager_recovery_env(m, &m->recovery_env);
+    hh__conn c;
+    hh__conn_init(&c, &m->cfg, &m->log, "start", NULL);
     /* One attempt now: Redis being down is not fatal, the threads reconnect;
      * Redis refusing the password or db is, since retrying cannot help. */
-    if (hh_conn_ready(&c) != 0 && hh_redis_refused(&m->cfg)) {
-        hh_http_stop(m->http);
+    if (hh__conn_ready(&c) != 0 && hh__redis_refused(&m->cfg)) {
+        hh__http_stop(m->http);
         m->http = NULL;
         atomic_store(&m->done, 1);
-        return hh_fail(HH_ERR_REFUSED, "redis %s refused the connection settings: %s", m->cfg.display, c.last_error);
+        return hh__fail(HH_ERR_REFUSED, "redis %s refused the connection settings: %s", m->cfg.display,
+                        hh__conn_last_error(&c));
     }
-    if (c.ctx) {
+    if (hh__conn_connected(&c)) {
         check_redis(m, &c);
-        int rc = hh_recovery_boot(&m->recovery_env, &c);
+        int rc = hh__recovery_boot(&m->recovery_env, &c);
         if (rc == HH_OK) atomic_store(&m->booted, 1); /* no thread waits yet */
         if (rc == HH_ERR_EXISTS) {
-            hh_log(&m->log, HH_LOG_ERROR, "identity %s is live in another process; refusing to start", m->identity);
-            hh_conn_close(&c);
-            hh_http_stop(m->http);
+            hh__log(&m->log, HH_LOG_ERROR, "identity %s is live in another process; refusing to start", m->identity);
+            hh__conn_close(&c);
+            hh__http_stop(m->http);
             m->http = NULL;
             atomic_store(&m->done, 1);
-            return hh_fail(HH_ERR_EXISTS, "identity %s is live in another process", m->identity);
+            return hh__fail(HH_ERR_EXISTS, "identity %s is live in another process", m->identity);
         }
     }
-    hh_conn_close(&c);
+    hh__conn_close(&c);
     /* A fixed identity must pass its checks (not live elsewhere, leftovers
      * pushed back) before it fetches or beats: with Redis down now, the
      * recovery thread does them once Redis answers. A random identity is
      * new, so nothing can hold it. */
     if (!m->fixed_identity || m->opts.fetch == HH_FETCH_BASIC) atomic_store(&m->booted, 1);
     if (!atomic_load(&m->booted))
-        hh_log(&m->log, HH_LOG_WARN, "Redis unreachable: identity %s checks and recovery wait for it", m->identity);
-    hh_log(&m->log, HH_LOG_INFO, "hiredhand %s starting: identity=%s concurrency=%d fetch=%s redis=%s", HH_VERSION,
-           m->identity, m->opts.concurrency, m->opts.fetch == HH_FETCH_BASIC ? "basic" : "reliable", m->cfg.display);
-    hh_pickup_start(&m->pickup_env); /* on failure idle threads fall back, logged */
+        hh__log(&m->log, HH_LOG_WARN, "Redis unreachable: identity %s checks and recovery wait for it", m->identity);
+    hh__log(&m->log, HH_LOG_INFO, "hiredhand %s starting: identity=%s concurrency=%d fetch=%s redis=%s", HH_VERSION,
+            m->identity, m->opts.concurrency, m->opts.fetch == HH_FETCH_BASIC ? "basic" : "reliable", m->cfg.display);
+    hh__pickup_start(&m->pickup_env); /* on failure idle threads fall back, logged */
     processor_env(m);
     int failed = 0;
     for (int i = 0; i < m->opts.concurrency && !failed; i++) {
-        failed = pthread_create(&m->procs[i].thread, NULL, hh_processor_main, &m->procs[i]) != 0;
+        failed = pthread_create(&m->procs[i].thread, NULL, hh__processor_main, &m->procs[i]) != 0;
         if (!failed) m->procs[i].thread_started = 1;
     }
-    hh_manager_heartbeat_env(m, &m->heartbeat_env);
-    if (!failed) failed = pthread_create(&m->heartbeat_thread, NULL, hh_heartbeat_main, &m->heartbeat_env) != 0;
+    hh__manager_heartbeat_env(m, &m->heartbeat_env);
+    if (!failed) failed = pthread_create(&m->heartbeat_thread, NULL, hh__heartbeat_main, &m->heartbeat_env) != 0;
     if (!failed) m->heartbeat_started = 1;
-    hh_manager_scheduler_env(m, &m->scheduler_env);
-    if (!failed) failed = pthread_create(&m->scheduler_thread, NULL, hh_scheduler_main, &m->scheduler_env) != 0;
+    hh__manager_scheduler_env(m, &m->scheduler_env);
+    if (!failed) failed = pthread_create(&m->scheduler_thread, NULL, hh__scheduler_main, &m->scheduler_env) != 0;
     if (!failed) m->scheduler_started = 1;
-    hh_manager_cron_env(m, &m->cron_env);
+    hh__manager_cron_env(m, &m->cron_env);
     if (!failed && m->opts.cron_poll_interval > 0) {
-        failed = pthread_create(&m->cron_thread, NULL, hh_cron_main, &m->cron_env) != 0;
+        failed = pthread_create(&m->cron_thread, NULL, hh__cron_main, &m->cron_env) != 0;
         if (!failed) m->cron_started = 1;
     }
     if (!failed && m->opts.fetch == HH_FETCH_RELIABLE) {
-        failed = pthread_create(&m->recovery_thread, NULL, hh_recovery_main, &m->recovery_env) != 0;
+        failed = pthread_create(&m->recovery_thread, NULL, hh__recovery_main, &m->recovery_env) != 0;
         if (!failed) m->recovery_started = 1;
     }
-    if (!failed) failed = pthread_create(&m->supervisor_thread, NULL, hh_manager_supervisor_main, m) != 0;
+    if (!failed) failed = pthread_create(&m->supervisor_thread, NULL, hh__manager_supervisor_main, m) != 0;
     if (!failed) m->supervisor_started = 1;
     if (failed) {
-        hh_log(&m->log, HH_LOG_ERROR, "cannot create threads");
+        hh__log(&m->log, HH_LOG_ERROR, "cannot create threads");
         hh_manager_stop(m);
         if (!m->supervisor_started) { /* stop what did start, here */
             atomic_store(&m->quiet, 1);
             atomic_store(&m->beats_off, 1);
             atomic_store(&m->done, 1);
-            hh_wake_all(&m->wake); /* no supervisor relays the stop's poke */
+            hh__wake_all(&m->wake); /* no supervisor relays the stop's poke */
         }
-        return hh_fail(HH_ERR_IO, "cannot create the worker threads (pthread_create failed)");
+        return hh__fail(HH_ERR_IO, "cannot create the worker threads (pthread_create failed)");
     }
     return HH_OK;
 }
@@ -594,39 +596,39 @@ static double test_clock_skew(void) {
     return s && *s ? strtod(s, NULL) / 1000.0 : 0;
 }
 
-void hh_manager_cron_env(hh_manager *m, hh_cron_env *out) {
-    *out = (hh_cron_env){.keys = &m->keys,
-                         .log = &m->log,
-                         .cfg = &m->cfg,
-                         .timestamps = m->opts.redis.timestamps,
-                         .poll_interval = m->opts.cron_poll_interval,
-                         .namespaces = (const char *const *)m->cron_ns,
-                         .nnamespaces = m->ncron_ns,
-                         .clock_skew = test_clock_skew(),
-                         .counts = &m->cron_counts,
-                         .quiet = &m->quiet,
-                         .wake = &m->wake};
+void hh__manager_cron_env(hh_manager *m, hh__cron_env *out) {
+    *out = (hh__cron_env){.keys = &m->keys,
+                          .log = &m->log,
+                          .cfg = &m->cfg,
+                          .timestamps = m->opts.redis.timestamps,
+                          .poll_interval = m->opts.cron_poll_interval,
+                          .namespaces = (const char *const *)m->cron_ns,
+                          .nnamespaces = m->ncron_ns,
+                          .clock_skew = test_clock_skew(),
+                          .counts = &m->cron_counts,
+                          .quiet = &m->quiet,
+                          .wake = &m->wake};
 }
 
-void hh_manager_scheduler_env(hh_manager *m, hh_scheduler_env *out) {
-    *out = (hh_scheduler_env){&m->keys,
-                              &m->log,
-                              &m->cfg,
-                              m->opts.redis.timestamps,
-                              m->opts.poll_interval_average,
-                              m->opts.average_scheduled_poll_interval,
-                              m->opts.dead_timeout,
-                              m->opts.dead_max_jobs,
-                              &m->quiet,
-                              &m->wake};
+void hh__manager_scheduler_env(hh_manager *m, hh__scheduler_env *out) {
+    *out = (hh__scheduler_env){&m->keys,
+                               &m->log,
+                               &m->cfg,
+                               m->opts.redis.timestamps,
+                               m->opts.poll_interval_average,
+                               m->opts.average_scheduled_poll_interval,
+                               m->opts.dead_timeout,
+                               m->opts.dead_max_jobs,
+                               &m->quiet,
+                               &m->wake};
 }
 
 /* The heartbeat's callbacks: the worker threads, the stats it records,
  * and what follows a beat. */
-static void heartbeat_each_thread(void *udata, hh_heartbeat_thread_fn fn, void *ctx) {
+static void heartbeat_each_thread(void *udata, hh__heartbeat_thread_fn fn, void *ctx) {
     hh_manager *m = udata;
     for (int i = 0; i < m->opts.concurrency; i++) {
-        hh_processor *p = &m->procs[i];
+        hh__processor *p = &m->procs[i];
         pthread_mutex_lock(&p->mu);
         fn(ctx, p->tid, p->job, p->abandoned);
         pthread_mutex_unlock(&p->mu);
@@ -638,12 +640,12 @@ static int heartbeat_publish(void *udata, double now, int ok, const char *err, i
     hh_manager *m = udata;
     pthread_mutex_lock(&m->lock);
     int was_error = m->heartbeat_last_error[0] != '\0';
-    hh_strlcpy(prev, m->heartbeat_last_error, prevlen);
+    hh__strlcpy(prev, m->heartbeat_last_error, prevlen);
     if (ok) {
         m->heartbeat_last_pushed_at = now;
         m->heartbeat_last_error[0] = '\0';
     } else {
-        hh_strlcpy(m->heartbeat_last_error, err, sizeof(m->heartbeat_last_error));
+        hh__strlcpy(m->heartbeat_last_error, err, sizeof(m->heartbeat_last_error));
     }
     m->redis_connected = connected;
     pthread_mutex_unlock(&m->lock);
@@ -661,7 +663,7 @@ static void heartbeat_publish_queues(void *udata, const int64_t *size, const dou
 }
 
 static void heartbeat_publish_sets(void *udata, int64_t retry, int64_t scheduled, int64_t dead) {
-    hh_metrics_set_sizes(((hh_manager *)udata)->metrics, retry, scheduled, dead);
+    hh__metrics_set_sizes(((hh_manager *)udata)->metrics, retry, scheduled, dead);
 }
 
 /* A newer process took our identity: every running job lost its lease
@@ -669,16 +671,16 @@ static void heartbeat_publish_sets(void *udata, int64_t retry, int64_t scheduled
  * recover, so they are dropped here, and the manager stops. */
 static int heartbeat_taken_over(void *udata, const char *by) {
     hh_manager *m = udata;
-    int rc = hh_lease_identity_lost(&m->lease_env, by);
+    int rc = hh__lease_identity_lost(&m->lease_env, by);
     if (rc != 1) return rc != 0;
-    hh_fetched *f = NULL;
-    size_t n = hh_buffer_take_all(m->buffer, &f);
-    for (size_t i = 0; i < n; i++) hh_lease_finish_fetched(&m->lease_env, &f[i]);
+    hh__fetched *f = NULL;
+    size_t n = hh__buffer_take_all(m->buffer, &f);
+    for (size_t i = 0; i < n; i++) hh__lease_finish_fetched(&m->lease_env, &f[i]);
     free(f);
     if (n) {
         atomic_fetch_add(&m->lease_lost, n);
-        hh_log(&m->log, HH_LOG_WARN, "lease lost: %zu fetched jobs that had not started dropped (identity taken over)",
-               n);
+        hh__log(&m->log, HH_LOG_WARN, "lease lost: %zu fetched jobs that had not started dropped (identity taken over)",
+                n);
     }
     /* as a refused start: the identity is live elsewhere, and a supervisor
      * that restarted this process with it would take it back */
@@ -688,20 +690,20 @@ static int heartbeat_taken_over(void *udata, const char *by) {
     return 1;
 }
 
-static void heartbeat_after_beat(void *udata, hh_conn *c, int ok, int hash_expired) {
+static void heartbeat_after_beat(void *udata, hh__conn *c, int ok, int hash_expired) {
     hh_manager *m = udata;
-    hh_lease_beat(&m->lease_env, c, ok, hash_expired); /* the outage rule, lease loss, hiredhand:fetchers */
+    hh__lease_beat(&m->lease_env, c, ok, hash_expired); /* the outage rule, lease loss, hiredhand:fetchers */
     if (m->hook) {
         hh_queue_stats qs[HH_MAX_QUEUES];
         hh_manager_stats st = {.queues = qs, .queues_cap = HH_MAX_QUEUES};
-        hh_manager_fill_stats(m, &st);
+        hh__manager_fill_stats(m, &st);
         m->hook(ok, &st, m->hook_udata);
     }
 }
 
 /* A remote signal (Sidekiq's <identity>-signals list) does what the public
  * call of the same name does. */
-static void heartbeat_remote_signal(void *udata, hh_remote_signal sig) {
+static void heartbeat_remote_signal(void *udata, hh__remote_signal sig) {
     hh_manager *m = udata;
     switch (sig) {
     case HH_REMOTE_QUIET: hh_manager_quiet(m); break;
@@ -710,81 +712,81 @@ static void heartbeat_remote_signal(void *udata, hh_remote_signal sig) {
     }
 }
 
-void hh_manager_heartbeat_env(hh_manager *m, hh_heartbeat_env *out) {
-    *out = (hh_heartbeat_env){.keys = &m->keys,
-                              .log = &m->log,
-                              .cfg = &m->cfg,
-                              .identity = m->identity,
-                              .hostname = m->hostname,
-                              .tag = m->tag,
-                              .version = m->version,
-                              .started_at = m->started_at,
-                              .interval = m->opts.heartbeat_interval,
-                              .concurrency = m->opts.concurrency,
-                              .nqueues = m->nqueues,
-                              .queues = m->queues,
-                              .weights = m->weights,
-                              .weighted = m->weighted,
-                              .labels = m->labels,
-                              .reads_queues = m->http != NULL || m->hook != NULL,
-                              .quiet = &m->quiet,
-                              .booted = &m->booted,
-                              .beats_off = &m->beats_off,
-                              .dump_requested = &m->dump_requested,
-                              .unflushed_processed = &m->unflushed_processed,
-                              .unflushed_failed = &m->unflushed_failed,
-                              .job_metrics = m->job_metrics,
-                              .wake = &m->wake,
-                              .udata = m,
-                              .remote_signal = heartbeat_remote_signal,
-                              .each_thread = heartbeat_each_thread,
-                              .publish = heartbeat_publish,
-                              .publish_queues = heartbeat_publish_queues,
-                              .publish_sets = m->http ? heartbeat_publish_sets : NULL,
-                              .after_beat = heartbeat_after_beat,
-                              .taken_over = heartbeat_taken_over};
+void hh__manager_heartbeat_env(hh_manager *m, hh__heartbeat_env *out) {
+    *out = (hh__heartbeat_env){.keys = &m->keys,
+                               .log = &m->log,
+                               .cfg = &m->cfg,
+                               .identity = m->identity,
+                               .hostname = m->hostname,
+                               .tag = m->tag,
+                               .version = m->version,
+                               .started_at = m->started_at,
+                               .interval = m->opts.heartbeat_interval,
+                               .concurrency = m->opts.concurrency,
+                               .nqueues = m->nqueues,
+                               .queues = m->queues,
+                               .weights = m->weights,
+                               .weighted = m->weighted,
+                               .labels = m->labels,
+                               .reads_queues = m->http != NULL || m->hook != NULL,
+                               .quiet = &m->quiet,
+                               .booted = &m->booted,
+                               .beats_off = &m->beats_off,
+                               .dump_requested = &m->dump_requested,
+                               .unflushed_processed = &m->unflushed_processed,
+                               .unflushed_failed = &m->unflushed_failed,
+                               .job_metrics = m->job_metrics,
+                               .wake = &m->wake,
+                               .udata = m,
+                               .remote_signal = heartbeat_remote_signal,
+                               .each_thread = heartbeat_each_thread,
+                               .publish = heartbeat_publish,
+                               .publish_queues = heartbeat_publish_queues,
+                               .publish_sets = m->http ? heartbeat_publish_sets : NULL,
+                               .after_beat = heartbeat_after_beat,
+                               .taken_over = heartbeat_taken_over};
 }
 
 /* Recovery's callbacks into the fetcher's leases and the stop. */
 static int recovery_peers_judgeable(void *udata, double *left) {
-    return hh_lease_peers_judgeable(&((hh_manager *)udata)->lease_env, left);
+    return hh__lease_peers_judgeable(&((hh_manager *)udata)->lease_env, left);
 }
-static void recovery_tick(void *udata, hh_conn *c) { hh_lease_tick(&((hh_manager *)udata)->lease_env, c); }
+static void recovery_tick(void *udata, hh__conn *c) { hh__lease_tick(&((hh_manager *)udata)->lease_env, c); }
 static void recovery_stop(void *udata) { hh_manager_stop(udata); }
 
-void hh_manager_recovery_env(hh_manager *m, hh_recovery_env *out) {
-    *out = (hh_recovery_env){.keys = &m->keys,
-                             .log = &m->log,
-                             .cfg = &m->cfg,
-                             .identity = m->identity,
-                             .hostname = m->hostname,
-                             .fixed_identity = m->fixed_identity,
-                             .fetch = m->opts.fetch,
-                             .timestamps = m->opts.redis.timestamps,
-                             .recovery_interval = m->opts.recovery_interval,
-                             .heartbeat_interval = m->opts.heartbeat_interval,
-                             .dead_timeout = m->opts.dead_timeout,
-                             .dead_max_jobs = m->opts.dead_max_jobs,
-                             .max_recoveries = m->opts.max_recoveries,
-                             .quiet = &m->quiet,
-                             .booted = &m->booted,
-                             .start_error = &m->start_error,
-                             .recovered = &m->recovered,
-                             .wake = &m->wake,
-                             .udata = m,
-                             .peers_judgeable = recovery_peers_judgeable,
-                             .tick = recovery_tick,
-                             .stop = recovery_stop};
+void hh__manager_recovery_env(hh_manager *m, hh__recovery_env *out) {
+    *out = (hh__recovery_env){.keys = &m->keys,
+                              .log = &m->log,
+                              .cfg = &m->cfg,
+                              .identity = m->identity,
+                              .hostname = m->hostname,
+                              .fixed_identity = m->fixed_identity,
+                              .fetch = m->opts.fetch,
+                              .timestamps = m->opts.redis.timestamps,
+                              .recovery_interval = m->opts.recovery_interval,
+                              .heartbeat_interval = m->opts.heartbeat_interval,
+                              .dead_timeout = m->opts.dead_timeout,
+                              .dead_max_jobs = m->opts.dead_max_jobs,
+                              .max_recoveries = m->opts.max_recoveries,
+                              .quiet = &m->quiet,
+                              .booted = &m->booted,
+                              .start_error = &m->start_error,
+                              .recovered = &m->recovered,
+                              .wake = &m->wake,
+                              .udata = m,
+                              .peers_judgeable = recovery_peers_judgeable,
+                              .tick = recovery_tick,
+                              .stop = recovery_stop};
 }
 
-void hh_manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
+void hh__manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
     hh_queue_stats *qs = out->queues;
     size_t cap = qs ? out->queues_cap : 0;
     memset(out, 0, sizeof(*out));
     out->struct_size = sizeof(*out);
     out->queues = qs;
     out->queues_cap = cap;
-    hh_strlcpy(out->identity, m->identity, sizeof(out->identity));
+    hh__strlcpy(out->identity, m->identity, sizeof(out->identity));
     out->started_at = m->started_at;
     out->concurrency = m->opts.concurrency;
     out->busy = atomic_load(&m->busy);
@@ -815,7 +817,7 @@ void hh_manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
         out->queues[i].latency = m->queue_latency[i];
     }
     out->heartbeat_last_pushed_at = m->heartbeat_last_pushed_at;
-    hh_strlcpy(out->heartbeat_last_error, m->heartbeat_last_error, sizeof(out->heartbeat_last_error));
+    hh__strlcpy(out->heartbeat_last_error, m->heartbeat_last_error, sizeof(out->heartbeat_last_error));
     out->redis_connected = m->redis_connected;
     int oldest = -1;
     for (int i = 0; i < HH_MANAGER_UNREADY_MAX; i++)
@@ -830,12 +832,12 @@ void hh_manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
 
 int hh_manager_get_stats(hh_manager *m, hh_manager_stats *out) {
     if (!m || !out)
-        return hh_fail(HH_ERR_INVALID, "get_stats: %s is missing", !m ? "the manager" : "the output struct");
+        return hh__fail(HH_ERR_INVALID, "get_stats: %s is missing", !m ? "the manager" : "the output struct");
     hh_manager_stats full; /* this library's layout; the caller's may be shorter */
     memset(&full, 0, sizeof(full));
     full.queues = out->queues; /* both in the first layout: always the caller's */
     full.queues_cap = out->queues_cap;
-    hh_manager_fill_stats(m, &full);
-    hh_manager_stats_write(out, &full);
+    hh__manager_fill_stats(m, &full);
+    hh__manager_stats_write(out, &full);
     return HH_OK;
 }

@@ -32,9 +32,9 @@
 
 struct hh_manager {
     hh_manager_options opts; /* strings below are owned copies */
-    hh_redis_config cfg;
-    hh_keys keys;
-    hh_logger log;
+    hh__redis_config cfg;
+    hh__keys keys;
+    hh__logger log;
     char identity[256];
     char hostname[200];
     int fixed_identity;
@@ -48,24 +48,24 @@ struct hh_manager {
     char **labels;
     char *tag, *version;
 
-    hh_handler *handlers;
+    hh__handler *handlers;
     size_t nhandlers;
-    hh_handler default_handler;
+    hh__handler default_handler;
     /* The first hh_manager_register() that failed (0: none) and its reason:
      * hh_manager_start refuses to start after one, so a plug-in that
      * ignores the error does not run with another handler in its place. */
     int register_error;
     char register_why[1024];
-    hh_middleware *middleware;
+    hh__middleware *middleware;
     size_t nmiddleware;
     hh_heartbeat_hook_fn hook;
     void *hook_udata;
 
-    hh_processor *procs;
-    hh_fetch_env fetch_env;   /* fetch.c's view; .fetcher: buffer, idle waits */
-    hh_finish_env finish_env; /* finish.c's view; .acks: the queued acks */
-    hh_buffer *buffer;        /* buffer.c: fetched jobs not started, sleepers, queue marks */
-    hh_pickup_env pickup_env; /* pickup.c's view; wakes idle threads when a queue is written */
+    hh__processor *procs;
+    hh__fetch_env fetch_env;   /* fetch.c's view; .fetcher: buffer, idle waits */
+    hh__finish_env finish_env; /* finish.c's view; .acks: the queued acks */
+    hh__buffer *buffer;        /* buffer.c: fetched jobs not started, sleepers, queue marks */
+    hh__pickup_env pickup_env; /* pickup.c's view; wakes idle threads when a queue is written */
     pthread_t heartbeat_thread, scheduler_thread, recovery_thread, supervisor_thread;
     int heartbeat_started, scheduler_started, recovery_started, supervisor_started;
     pthread_t cron_thread; /* the periodic-job poller (cron.c), when cron_poll_interval > 0 */
@@ -87,17 +87,17 @@ struct hh_manager {
     atomic_int detached;           /* threads left in a handler or a Redis call at the stop's deadline */
     atomic_int workers_done;       /* worker threads past their last use of Redis, about to return */
     /* Wakes the threads waiting for a change of the flags above (wake.h):
-     * whoever sets one calls hh_wake_all(), or hh_wake_poke() where it may
+     * whoever sets one calls hh__wake_all(), or hh__wake_poke() where it may
      * run in a signal handler (the supervisor relays those). */
-    hh_wake wake;
+    hh__wake wake;
 
     /* counters: totals since start, and not yet flushed to Redis */
     atomic_ullong processed, failed, recovered;
     atomic_ullong unflushed_processed, unflushed_failed;
     atomic_ullong *fetched;               /* per queue */
     atomic_ullong lease_lost, reconciled; /* lease.c */
-    hh_batch batch;                       /* jobs of Sidekiq Pro batches: counted, logged once a batch */
-    hh_lease_env lease_env;               /* lease.c's view; .lease: held jobs, reconciliation, outage rule */
+    hh__batch batch;                      /* jobs of Sidekiq Pro batches: counted, logged once a batch */
+    hh__lease_env lease_env;              /* lease.c's view; .lease: held jobs, reconciliation, outage rule */
 
     double started_at;
     pthread_mutex_t lock; /* guards the heartbeat fields below */
@@ -111,35 +111,35 @@ struct hh_manager {
         unsigned long long seq;        /* set order: the oldest is shown */
     } unready[HH_MANAGER_UNREADY_MAX]; /* guarded by lock (hh_manager_set_unready) */
     unsigned long long unready_seq;
-    struct hh_http *http;           /* NULL unless http_bind */
-    struct hh_metrics *metrics;     /* per-class counts and set sizes for /metrics; NULL unless http_bind */
-    hh_job_metrics *job_metrics;    /* Sidekiq's Metrics tab (job_metrics.h); NULL when opts.job_metrics is 0 */
-    hh_scheduler_env scheduler_env; /* the scheduler thread's view (scheduler.h) */
-    hh_recovery_env recovery_env;   /* the recovery thread's view (recovery.h) */
-    hh_cron_env cron_env;           /* the cron poller's view (cron.h) */
-    hh_cron_counts cron_counts;     /* what its last poll saw */
-    char **cron_ns;                 /* namespaces polled (copied; "default" when none given) */
+    struct hh__http *http;           /* NULL unless http_bind */
+    struct hh__metrics *metrics;     /* per-class counts and set sizes for /metrics; NULL unless http_bind */
+    hh__job_metrics *job_metrics;    /* Sidekiq's Metrics tab (job_metrics.h); NULL when opts.job_metrics is 0 */
+    hh__scheduler_env scheduler_env; /* the scheduler thread's view (scheduler.h) */
+    hh__recovery_env recovery_env;   /* the recovery thread's view (recovery.h) */
+    hh__cron_env cron_env;           /* the cron poller's view (cron.h) */
+    hh__cron_counts cron_counts;     /* what its last poll saw */
+    char **cron_ns;                  /* namespaces polled (copied; "default" when none given) */
     size_t ncron_ns;
-    hh_heartbeat_env heartbeat_env; /* the heartbeat thread's view (heartbeat.h) */
-    hh_processor_env processor_env; /* the worker threads' view (processor.h), filled at start */
+    hh__heartbeat_env heartbeat_env; /* the heartbeat thread's view (heartbeat.h) */
+    hh__processor_env processor_env; /* the worker threads' view (processor.h), filled at start */
 };
 
 /* manager.c */
 /* The stats snapshot behind hh_manager_get_stats(); no I/O. Queues go to
  * out->queues, up to out->queues_cap (both kept). */
-void hh_manager_fill_stats(struct hh_manager *m, hh_manager_stats *out);
+void hh__manager_fill_stats(struct hh_manager *m, hh_manager_stats *out);
 /* The scheduler's view of m (scheduler.h); points into m. */
-void hh_manager_scheduler_env(struct hh_manager *m, hh_scheduler_env *out);
+void hh__manager_scheduler_env(struct hh_manager *m, hh__scheduler_env *out);
 /* The heartbeat thread's view of m (heartbeat.h); points into m. Fill it
  * after started_at and the HTTP server are set. */
-void hh_manager_heartbeat_env(struct hh_manager *m, hh_heartbeat_env *out);
+void hh__manager_heartbeat_env(struct hh_manager *m, hh__heartbeat_env *out);
 /* The cron poller's view of m (cron.h); points into m. */
-void hh_manager_cron_env(struct hh_manager *m, hh_cron_env *out);
+void hh__manager_cron_env(struct hh_manager *m, hh__cron_env *out);
 /* The recovery thread's view of m (recovery.h); points into m. */
-void hh_manager_recovery_env(struct hh_manager *m, hh_recovery_env *out);
+void hh__manager_recovery_env(struct hh_manager *m, hh__recovery_env *out);
 
 /* The supervisor thread (shutdown.c), started by hh_manager_start with the
  * manager as arg: waits for the stop, then runs it. */
-void *hh_manager_supervisor_main(void *arg);
+void *hh__manager_supervisor_main(void *arg);
 
 #endif

@@ -35,7 +35,7 @@ typedef struct cls {
     double sum;
 } cls;
 
-struct hh_metrics {
+struct hh__metrics {
     pthread_mutex_t mu;
     size_t nclasses; /* named ones, "__other__" not counted */
     cls other;
@@ -43,8 +43,8 @@ struct hh_metrics {
     int64_t sets[3]; /* retry, schedule, dead; -1 before the first read */
 };
 
-hh_metrics *hh_metrics_new(void) {
-    hh_metrics *mx = calloc(1, sizeof(*mx));
+hh__metrics *hh__metrics_new(void) {
+    hh__metrics *mx = calloc(1, sizeof(*mx));
     if (!mx) return NULL;
     if (pthread_mutex_init(&mx->mu, NULL) != 0) {
         free(mx);
@@ -54,7 +54,7 @@ hh_metrics *hh_metrics_new(void) {
     return mx;
 }
 
-void hh_metrics_free(hh_metrics *mx) {
+void hh__metrics_free(hh__metrics *mx) {
     if (!mx) return;
     for (size_t i = 0; i < NSLOTS; i++) free(mx->slots[i].name);
     pthread_mutex_destroy(&mx->mu);
@@ -69,7 +69,7 @@ static uint64_t hash(const char *s) {
 
 /* The class's entry, made if there is room; "__other__" otherwise (and on
  * out of memory, so a job is never left uncounted). Under mx->mu. */
-static cls *find(hh_metrics *mx, const char *klass) {
+static cls *find(hh__metrics *mx, const char *klass) {
     if (!strcmp(klass, HH_METRICS_OTHER)) return &mx->other;
     for (size_t i = hash(klass) & (NSLOTS - 1);; i = (i + 1) & (NSLOTS - 1)) {
         cls *c = &mx->slots[i];
@@ -82,7 +82,7 @@ static cls *find(hh_metrics *mx, const char *klass) {
     }
 }
 
-void hh_metrics_job(hh_metrics *mx, const char *klass, double seconds, int failed) {
+void hh__metrics_job(hh__metrics *mx, const char *klass, double seconds, int failed) {
     if (!mx) return;
     if (!klass) klass = "";
     if (!(seconds >= 0)) seconds = 0; /* NaN or a clock step back */
@@ -97,7 +97,7 @@ void hh_metrics_job(hh_metrics *mx, const char *klass, double seconds, int faile
     pthread_mutex_unlock(&mx->mu);
 }
 
-void hh_metrics_set_sizes(hh_metrics *mx, int64_t retry, int64_t scheduled, int64_t dead) {
+void hh__metrics_set_sizes(hh__metrics *mx, int64_t retry, int64_t scheduled, int64_t dead) {
     if (!mx) return;
     pthread_mutex_lock(&mx->mu);
     mx->sets[0] = retry;
@@ -108,12 +108,12 @@ void hh_metrics_set_sizes(hh_metrics *mx, int64_t retry, int64_t scheduled, int6
 
 /* ------------------------------------------------------------ rendering */
 
-void hh_prom_printf(hh_prom *o, const char *fmt, ...) {
+void hh__prom_printf(hh__prom *o, const char *fmt, ...) {
     while (!o->oom) {
         size_t room = o->cap - o->len;
         va_list ap;
         va_start(ap, fmt);
-        int n = hh_vsnprintf_c(o->s ? o->s + o->len : NULL, room, fmt, ap); /* "0.5" in any locale */
+        int n = hh__vsnprintf_c(o->s ? o->s + o->len : NULL, room, fmt, ap); /* "0.5" in any locale */
         va_end(ap);
         if (n < 0) {
             o->oom = 1;
@@ -135,7 +135,7 @@ void hh_prom_printf(hh_prom *o, const char *fmt, ...) {
     }
 }
 
-char *hh_prom_take(hh_prom *o) {
+char *hh__prom_take(hh__prom *o) {
     if (o->oom || !o->s) {
         free(o->s);
         return o->oom ? NULL : strdup("");
@@ -146,22 +146,22 @@ char *hh_prom_take(hh_prom *o) {
 /* A label value as the text format wants it: \\, \" and \n escaped. Bytes
  * that are not UTF-8 become U+FFFD: the format's text is UTF-8 and a
  * scraper rejects the whole page for one bad byte. */
-void hh_prom_label(hh_prom *o, const char *v) {
+void hh__prom_label(hh__prom *o, const char *v) {
     const unsigned char *p = (const unsigned char *)v;
     while (*p) {
-        if (*p == '\\') hh_prom_printf(o, "\\\\");
-        else if (*p == '"') hh_prom_printf(o, "\\\"");
-        else if (*p == '\n') hh_prom_printf(o, "\\n");
-        else if (*p < 0x80) hh_prom_printf(o, "%c", *p);
+        if (*p == '\\') hh__prom_printf(o, "\\\\");
+        else if (*p == '"') hh__prom_printf(o, "\\\"");
+        else if (*p == '\n') hh__prom_printf(o, "\\n");
+        else if (*p < 0x80) hh__prom_printf(o, "%c", *p);
         else {
             size_t n = *p >= 0xf0 && *p <= 0xf4 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc2 && *p < 0xe0 ? 2 : 0;
             size_t k = 1;
             while (n && k < n && (p[k] & 0xc0) == 0x80) k++;
             if (n && k == n) {
-                hh_prom_printf(o, "%.*s", (int)n, (const char *)p);
+                hh__prom_printf(o, "%.*s", (int)n, (const char *)p);
                 p += n;
             } else {
-                hh_prom_printf(o, "\xef\xbf\xbd");
+                hh__prom_printf(o, "\xef\xbf\xbd");
                 p++;
             }
             continue;
@@ -170,26 +170,26 @@ void hh_prom_label(hh_prom *o, const char *v) {
     }
 }
 
-void hh_prom_header(hh_prom *o, const char *name, const char *type, const char *help) {
-    hh_prom_printf(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+void hh__prom_header(hh__prom *o, const char *name, const char *type, const char *help) {
+    hh__prom_printf(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 /* A value in Go's float syntax, which the text format uses. */
-void hh_prom_value(hh_prom *o, double v) {
-    if (isnan(v)) hh_prom_printf(o, " NaN\n");
-    else if (isinf(v)) hh_prom_printf(o, v > 0 ? " +Inf\n" : " -Inf\n");
-    else if (v == floor(v) && fabs(v) < 1e15) hh_prom_printf(o, " %.0f\n", v);
-    else hh_prom_printf(o, " %.15g\n", v); /* 0.07, not 0.070000000000000007 */
+void hh__prom_value(hh__prom *o, double v) {
+    if (isnan(v)) hh__prom_printf(o, " NaN\n");
+    else if (isinf(v)) hh__prom_printf(o, v > 0 ? " +Inf\n" : " -Inf\n");
+    else if (v == floor(v) && fabs(v) < 1e15) hh__prom_printf(o, " %.0f\n", v);
+    else hh__prom_printf(o, " %.15g\n", v); /* 0.07, not 0.070000000000000007 */
 }
 
-static void put_class_counter(hh_prom *o, const char *metric, const cls *c, uint64_t v) {
-    hh_prom_printf(o, "%s{class=\"", metric);
-    hh_prom_label(o, c->name);
-    hh_prom_printf(o, "\"} %llu\n", (unsigned long long)v);
+static void put_class_counter(hh__prom *o, const char *metric, const cls *c, uint64_t v) {
+    hh__prom_printf(o, "%s{class=\"", metric);
+    hh__prom_label(o, c->name);
+    hh__prom_printf(o, "\"} %llu\n", (unsigned long long)v);
 }
 
-char *hh_metrics_text(hh_metrics *mx) {
-    hh_prom o = {0};
+char *hh__metrics_text(hh__metrics *mx) {
+    hh__prom o = {0};
     /* A copy of the table, so the text is built without the lock, and
      * room for the most it can hold, allocated before taking the lock: the
      * processor threads wait for a scrape only while it copies. */
@@ -205,66 +205,67 @@ char *hh_metrics_text(hh_metrics *mx) {
         if (mx->other.processed) snap[n++] = mx->other;
         memcpy(sets, mx->sets, sizeof(sets));
         pthread_mutex_unlock(&mx->mu);
-        /* the names stay: entries are never removed before hh_metrics_free */
+        /* the names stay: entries are never removed before hh__metrics_free */
         for (size_t i = 0; i < n; i++)
             if (!snap[i].name) snap[i].name = HH_METRICS_OTHER;
     }
-    hh_prom_header(&o, "hiredhand_class_jobs_processed_total", "counter",
-                   "Jobs of the class finished by this process since start, failures included (Active Job: the wrapped "
-                   "class; past 1000 classes, \"__other__\").");
+    hh__prom_header(
+        &o, "hiredhand_class_jobs_processed_total", "counter",
+        "Jobs of the class finished by this process since start, failures included (Active Job: the wrapped "
+        "class; past 1000 classes, \"__other__\").");
     for (size_t i = 0; i < n; i++)
         put_class_counter(&o, "hiredhand_class_jobs_processed_total", &snap[i], snap[i].processed);
-    hh_prom_header(&o, "hiredhand_class_jobs_failed_total", "counter",
-                   "Jobs of the class that failed in this process since start.");
+    hh__prom_header(&o, "hiredhand_class_jobs_failed_total", "counter",
+                    "Jobs of the class that failed in this process since start.");
     for (size_t i = 0; i < n; i++) put_class_counter(&o, "hiredhand_class_jobs_failed_total", &snap[i], snap[i].failed);
-    hh_prom_header(&o, "hiredhand_job_duration_seconds", "histogram", "Time the job's handler ran, by class.");
+    hh__prom_header(&o, "hiredhand_job_duration_seconds", "histogram", "Time the job's handler ran, by class.");
     for (size_t i = 0; i < n; i++) {
         uint64_t cum = 0;
         for (size_t b = 0; b <= NBOUNDS; b++) {
             cum += snap[i].buckets[b];
-            hh_prom_printf(&o, "hiredhand_job_duration_seconds_bucket{class=\"");
-            hh_prom_label(&o, snap[i].name);
-            hh_prom_printf(&o, "\",le=\"%s\"} %llu\n", b < NBOUNDS ? bound_text[b] : "+Inf", (unsigned long long)cum);
+            hh__prom_printf(&o, "hiredhand_job_duration_seconds_bucket{class=\"");
+            hh__prom_label(&o, snap[i].name);
+            hh__prom_printf(&o, "\",le=\"%s\"} %llu\n", b < NBOUNDS ? bound_text[b] : "+Inf", (unsigned long long)cum);
         }
-        hh_prom_printf(&o, "hiredhand_job_duration_seconds_sum{class=\"");
-        hh_prom_label(&o, snap[i].name);
-        hh_prom_printf(&o, "\"}");
-        hh_prom_value(&o, snap[i].sum);
-        hh_prom_printf(&o, "hiredhand_job_duration_seconds_count{class=\"");
-        hh_prom_label(&o, snap[i].name);
-        hh_prom_printf(&o, "\"} %llu\n", (unsigned long long)cum);
+        hh__prom_printf(&o, "hiredhand_job_duration_seconds_sum{class=\"");
+        hh__prom_label(&o, snap[i].name);
+        hh__prom_printf(&o, "\"}");
+        hh__prom_value(&o, snap[i].sum);
+        hh__prom_printf(&o, "hiredhand_job_duration_seconds_count{class=\"");
+        hh__prom_label(&o, snap[i].name);
+        hh__prom_printf(&o, "\"} %llu\n", (unsigned long long)cum);
     }
     free(snap);
 
-    hh_prom_header(&o, "hiredhand_set_size", "gauge",
-                   "Jobs in the retry, schedule and dead sets, read at the last heartbeat. The same on every process "
-                   "(scope=\"cluster\"): aggregate with max(), not sum().");
+    hh__prom_header(&o, "hiredhand_set_size", "gauge",
+                    "Jobs in the retry, schedule and dead sets, read at the last heartbeat. The same on every process "
+                    "(scope=\"cluster\"): aggregate with max(), not sum().");
     static const char *const set_names[] = {"retry", "schedule", "dead"};
     for (size_t i = 0; i < 3; i++)
         if (sets[i] >= 0)
-            hh_prom_printf(&o, "hiredhand_set_size{set=\"%s\",scope=\"cluster\"} %lld\n", set_names[i],
-                           (long long)sets[i]);
-    return hh_prom_take(&o);
+            hh__prom_printf(&o, "hiredhand_set_size{set=\"%s\",scope=\"cluster\"} %lld\n", set_names[i],
+                            (long long)sets[i]);
+    return hh__prom_take(&o);
 }
 
 /* ----------------------------------------------------- process metrics */
 
-char *hh_metrics_process_text(void) {
-    hh_prom o = {0};
+char *hh__metrics_process_text(void) {
+    hh__prom o = {0};
     long page = sysconf(_SC_PAGESIZE);
-    hh_proc_info pi;
-    int have_stat = hh_proc_stat((long)getpid(), &pi) == 0;
+    hh__proc_info pi;
+    int have_stat = hh__proc_stat((long)getpid(), &pi) == 0;
     if (have_stat) {
-        hh_prom_header(&o, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.");
-        hh_prom_printf(&o, "process_cpu_seconds_total");
-        hh_prom_value(&o, pi.utime + pi.stime);
-        hh_prom_header(&o, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
-        hh_prom_printf(&o, "process_virtual_memory_bytes %llu\n", pi.vsize);
+        hh__prom_header(&o, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.");
+        hh__prom_printf(&o, "process_cpu_seconds_total");
+        hh__prom_value(&o, pi.utime + pi.stime);
+        hh__prom_header(&o, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
+        hh__prom_printf(&o, "process_virtual_memory_bytes %llu\n", pi.vsize);
         if (pi.start > 0) {
-            hh_prom_header(&o, "process_start_time_seconds", "gauge",
-                           "Start time of the process since unix epoch in seconds.");
-            hh_prom_printf(&o, "process_start_time_seconds");
-            hh_prom_value(&o, pi.start);
+            hh__prom_header(&o, "process_start_time_seconds", "gauge",
+                            "Start time of the process since unix epoch in seconds.");
+            hh__prom_printf(&o, "process_start_time_seconds");
+            hh__prom_value(&o, pi.start);
         }
     }
     /* statm's resident count is the one the client libraries read */
@@ -272,13 +273,13 @@ char *hh_metrics_process_text(void) {
     FILE *f = fopen("/proc/self/statm", "re");
     if (f) {
         if (fscanf(f, "%llu %llu", &vm, &res) == 2 && page > 0) {
-            hh_prom_header(&o, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
-            hh_prom_printf(&o, "process_resident_memory_bytes %llu\n", res * (unsigned long long)page);
+            hh__prom_header(&o, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+            hh__prom_printf(&o, "process_resident_memory_bytes %llu\n", res * (unsigned long long)page);
         }
         fclose(f);
     } else if (have_stat && page > 0) {
-        hh_prom_header(&o, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
-        hh_prom_printf(&o, "process_resident_memory_bytes %llu\n", pi.rss);
+        hh__prom_header(&o, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+        hh__prom_printf(&o, "process_resident_memory_bytes %llu\n", pi.rss);
     }
     DIR *d = opendir("/proc/self/fd");
     if (d) {
@@ -287,14 +288,14 @@ char *hh_metrics_process_text(void) {
         while ((e = readdir(d)) != NULL)
             if (e->d_name[0] != '.') n++;
         closedir(d);
-        hh_prom_header(&o, "process_open_fds", "gauge", "Number of open file descriptors.");
-        hh_prom_printf(&o, "process_open_fds %ld\n", n - 1); /* not the one reading the directory */
+        hh__prom_header(&o, "process_open_fds", "gauge", "Number of open file descriptors.");
+        hh__prom_printf(&o, "process_open_fds %ld\n", n - 1); /* not the one reading the directory */
     }
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-        hh_prom_header(&o, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
-        if (rl.rlim_cur == RLIM_INFINITY) hh_prom_printf(&o, "process_max_fds +Inf\n");
-        else hh_prom_printf(&o, "process_max_fds %llu\n", (unsigned long long)rl.rlim_cur);
+        hh__prom_header(&o, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
+        if (rl.rlim_cur == RLIM_INFINITY) hh__prom_printf(&o, "process_max_fds +Inf\n");
+        else hh__prom_printf(&o, "process_max_fds %llu\n", (unsigned long long)rl.rlim_cur);
     }
-    return hh_prom_take(&o);
+    return hh__prom_take(&o);
 }

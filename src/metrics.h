@@ -13,46 +13,46 @@
 #define HH_METRICS_MAX_CLASSES 1000
 #define HH_METRICS_OTHER "__other__"
 
-typedef struct hh_metrics hh_metrics;
+typedef struct hh__metrics hh__metrics;
 
-hh_metrics *hh_metrics_new(void);
-void hh_metrics_free(hh_metrics *mx);
+hh__metrics *hh__metrics_new(void);
+void hh__metrics_free(hh__metrics *mx);
 /* A job of klass ended after seconds; failed when its handler failed.
  * Thread-safe; one short lock, no allocation once the class is known. */
-void hh_metrics_job(hh_metrics *mx, const char *klass, double seconds, int failed);
+void hh__metrics_job(hh__metrics *mx, const char *klass, double seconds, int failed);
 /* The sizes of retry, schedule and dead read at the last beat (-1: not read). */
-void hh_metrics_set_sizes(hh_metrics *mx, int64_t retry, int64_t scheduled, int64_t dead);
+void hh__metrics_set_sizes(hh__metrics *mx, int64_t retry, int64_t scheduled, int64_t dead);
 /* The per-class and set-size families as text; free() the result (NULL: out
  * of memory). mx may be NULL: only the families' HELP and TYPE lines. */
-char *hh_metrics_text(hh_metrics *mx);
+char *hh__metrics_text(hh__metrics *mx);
 /* The standard process_* families (Prometheus client libraries' names),
  * read from /proc/self and getrlimit; free() the result. */
-char *hh_metrics_process_text(void);
+char *hh__metrics_process_text(void);
 
 /* A Prometheus text exposition being written (metrics.c and http.c's
  * /metrics): a growable buffer that, once an allocation failed, keeps
- * failing quietly; hh_prom_take() then returns NULL. Zero-initialise. */
-typedef struct hh_prom {
+ * failing quietly; hh__prom_take() then returns NULL. Zero-initialise. */
+typedef struct hh__prom {
     char *s;
     size_t len, cap;
     int oom;
-} hh_prom;
+} hh__prom;
 
 /* Appends printf-formatted text; numbers in the C locale ("0.5"). */
-void hh_prom_printf(hh_prom *o, const char *fmt, ...)
+void hh__prom_printf(hh__prom *o, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
 /* A label value: \\, \" and \n escaped, bytes that are not UTF-8 as U+FFFD
  * (a scraper rejects the whole page for one bad byte). */
-void hh_prom_label(hh_prom *o, const char *v);
+void hh__prom_label(hh__prom *o, const char *v);
 /* The # HELP and # TYPE lines of a family. */
-void hh_prom_header(hh_prom *o, const char *name, const char *type, const char *help);
+void hh__prom_header(hh__prom *o, const char *name, const char *type, const char *help);
 /* " <value>\n" in Go's float syntax (NaN, +Inf, integers without a point). */
-void hh_prom_value(hh_prom *o, double v);
+void hh__prom_value(hh__prom *o, double v);
 /* The text (the caller frees it), "" when empty, NULL after a failed
  * allocation. */
-char *hh_prom_take(hh_prom *o);
+char *hh__prom_take(hh__prom *o);
 
 #endif

@@ -32,10 +32,10 @@ static int why(char *errbuf, size_t errlen, const char *fmt, ...) {
     char msg[600];
     va_list ap;
     va_start(ap, fmt);
-    hh_vsnprintf_c(msg, sizeof(msg), fmt, ap);
+    hh__vsnprintf_c(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    if (errbuf && errlen) hh_strlcpy(errbuf, msg, errlen);
-    return hh_fail(HH_ERR_INVALID, "%s", msg);
+    if (errbuf && errlen) hh__strlcpy(errbuf, msg, errlen);
+    return hh__fail(HH_ERR_INVALID, "%s", msg);
 }
 
 /* hh_name_check with the reason passed on. */
@@ -129,31 +129,31 @@ static int check_names(const hh_manager_options *o, char *errbuf, size_t errlen)
             return why(errbuf, errlen, "cron namespace \"%s\": want 1-255 bytes without ':', spaces or a lone '*'",
                        ns ? ns : "(null)");
     }
-    if (o->http_token && !hh_http_token_valid(o->http_token))
+    if (o->http_token && !hh__http_token_valid(o->http_token))
         return why(errbuf, errlen, "bad http_token: want 1-4096 visible ASCII characters, no space");
     return HH_OK;
 }
 
 static int check_http(const hh_manager_options *o, int try_bind, char *errbuf, size_t errlen) {
     char msg[512];
-    if (o->http_bind && hh_http_bind_check(o->http_bind, try_bind, msg, sizeof(msg)) != 0)
+    if (o->http_bind && hh__http_bind_check(o->http_bind, try_bind, msg, sizeof(msg)) != 0)
         return why(errbuf, errlen, "http: %s", msg);
     return HH_OK;
 }
 
 static int check_redis(const hh_redis_options *r, char *errbuf, size_t errlen) {
     char msg[512];
-    hh_redis_config cfg;
-    if (hh_redis_config_parse(&cfg, r, msg, sizeof(msg)) != 0) return why(errbuf, errlen, "%s", msg);
-    hh_redis_config_free(&cfg);
+    hh__redis_config cfg;
+    if (hh__redis_config_parse(&cfg, r, msg, sizeof(msg)) != 0) return why(errbuf, errlen, "%s", msg);
+    hh__redis_config_free(&cfg);
     if (r->ns && *r->ns && name_ok(HH_NAME_NAMESPACE, r->ns, errbuf, errlen) != HH_OK) return HH_ERR_INVALID;
     return HH_OK;
 }
 
-int hh_options_check(const hh_manager_options *caller_opts, int try_bind, char *errbuf, size_t errlen) {
+int hh__options_check(const hh_manager_options *caller_opts, int try_bind, char *errbuf, size_t errlen) {
     if (!caller_opts) return why(errbuf, errlen, "no options given");
     hh_manager_options o; /* the caller's struct_size bytes on the defaults */
-    hh_manager_options_read(&o, caller_opts);
+    hh__manager_options_read(&o, caller_opts);
     int rc = check_numbers(&o, errbuf, errlen);
     if (rc == HH_OK) rc = check_choices(&o, errbuf, errlen);
     if (rc == HH_OK) rc = check_redis(&o.redis, errbuf, errlen);
@@ -165,5 +165,5 @@ int hh_options_check(const hh_manager_options *caller_opts, int try_bind, char *
 }
 
 int hh_manager_options_check(const hh_manager_options *caller_opts, char *errbuf, size_t errlen) {
-    return hh_options_check(caller_opts, 1, errbuf, errlen);
+    return hh__options_check(caller_opts, 1, errbuf, errlen);
 }

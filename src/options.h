@@ -11,6 +11,6 @@
  * anything starts. hh_manager_new() passes 0 (the address is parsed only):
  * a manager created early and started later takes its port at start, and
  * the port's state at creation proves nothing then. */
-int hh_options_check(const hh_manager_options *caller_opts, int try_bind, char *errbuf, size_t errlen);
+int hh__options_check(const hh_manager_options *caller_opts, int try_bind, char *errbuf, size_t errlen);
 
 #endif

@@ -10,19 +10,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-int hh_outcome_write(hh_conn *c, const hh_keys *k, const hh_outcome *o, char *why, size_t whylen) {
+int hh__outcome_write(hh__conn *c, const hh__keys *k, const hh__outcome *o, char *why, size_t whylen) {
     static const char *modes[] = {"drop", "retry", "dead", "schedule"};
     static const char *sources[] = {"none", "list", "zset"};
     double dead_timeout = o->dead_timeout > 0 ? o->dead_timeout : HH_DEAD_TIMEOUT;
     long max_jobs = o->dead_max_jobs > 0 ? o->dead_max_jobs : HH_DEAD_MAX_JOBS;
     char score[32], cutoff[32], maxrank[32];
-    hh_fmt_double(score, sizeof(score), o->score);
-    hh_fmt_double(cutoff, sizeof(cutoff), o->score - dead_timeout);
+    hh__fmt_double(score, sizeof(score), o->score);
+    hh__fmt_double(cutoff, sizeof(cutoff), o->score - dead_timeout);
     snprintf(maxrank, sizeof(maxrank), "%ld", -max_jobs);
-    sds target = hh_key(k,
-                        o->mode == HH_OUTCOME_RETRY          ? HH_K_RETRY
-                            : o->mode == HH_OUTCOME_SCHEDULE ? HH_K_SCHEDULE
-                                                             : HH_K_DEAD);
+    sds target = hh__key(k,
+                         o->mode == HH_OUTCOME_RETRY          ? HH_K_RETRY
+                             : o->mode == HH_OUTCOME_SCHEDULE ? HH_K_SCHEDULE
+                                                              : HH_K_DEAD);
     const char *src = o->source == HH_SOURCE_NONE ? target : o->source_key;
     const char *keys[2] = {src, target};
     size_t klen[2] = {strlen(src), sdslen(target)};
@@ -36,11 +36,11 @@ int hh_outcome_write(hh_conn *c, const hh_keys *k, const hh_outcome *o, char *wh
                       strlen(cutoff),
                       strlen(maxrank),
                       strlen(sources[o->source])};
-    redisReply *r = hh_conn_eval(c, HH_SCRIPT_OUTCOME, 2, keys, klen, 7, args, alen);
+    redisReply *r = hh__conn_eval(c, HH_SCRIPT_OUTCOME, 2, keys, klen, 7, args, alen);
     sdsfree(target);
     int rc = -1;
     if (!r) {
-        snprintf(why, whylen, "%s", c->last_error[0] ? c->last_error : "connection lost");
+        snprintf(why, whylen, "%s", hh__conn_error_or(c, "connection lost"));
     } else if (r->type == REDIS_REPLY_INTEGER && (r->integer == 0 || r->integer == 1)) {
         rc = (int)r->integer;
     } else {
@@ -50,20 +50,20 @@ int hh_outcome_write(hh_conn *c, const hh_keys *k, const hh_outcome *o, char *wh
     return rc;
 }
 
-void hh_outcome_of_plan(hh_outcome *o, const hh_failure_plan *plan, const char *source_key, const char *member,
-                        size_t member_len, double dead_timeout, long dead_max_jobs) {
-    *o = (hh_outcome){plan->kind == HH_FAIL_RETRY      ? HH_OUTCOME_RETRY
-                          : plan->kind == HH_FAIL_DEAD ? HH_OUTCOME_DEAD
-                                                       : HH_OUTCOME_DROP,
-                      source_key ? HH_SOURCE_LIST : HH_SOURCE_NONE,
-                      source_key,
-                      member,
-                      member_len,
-                      plan->payload,
-                      plan->payload ? strlen(plan->payload) : 0,
-                      plan->score,
-                      dead_timeout,
-                      dead_max_jobs};
+void hh__outcome_of_plan(hh__outcome *o, const hh__failure_plan *plan, const char *source_key, const char *member,
+                         size_t member_len, double dead_timeout, long dead_max_jobs) {
+    *o = (hh__outcome){plan->kind == HH_FAIL_RETRY      ? HH_OUTCOME_RETRY
+                           : plan->kind == HH_FAIL_DEAD ? HH_OUTCOME_DEAD
+                                                        : HH_OUTCOME_DROP,
+                       source_key ? HH_SOURCE_LIST : HH_SOURCE_NONE,
+                       source_key,
+                       member,
+                       member_len,
+                       plan->payload,
+                       plan->payload ? strlen(plan->payload) : 0,
+                       plan->score,
+                       dead_timeout,
+                       dead_max_jobs};
 }
 
 /* A malformed object holding an integer beyond 64 bits (jansson has no
@@ -86,8 +86,8 @@ static char *splice_reason(const char *payload, size_t len, const char *why, dou
     json_t *add = json_object();
     json_object_set_new(add, "error_class", json_string("hiredhand::InvalidJob"));
     json_object_set_new(add, "error_message", json_string(why));
-    if (!json_object_get(probe, "failed_at")) json_object_set_new(add, "failed_at", hh_json_time_new(now, ts));
-    char *inner = hh_json_dump(add); /* {"error_class":...}: its braces dropped below */
+    if (!json_object_get(probe, "failed_at")) json_object_set_new(add, "failed_at", hh__json_time_new(now, ts));
+    char *inner = hh__json_dump(add); /* {"error_class":...}: its braces dropped below */
     int empty = json_object_size(probe) == 0;
     json_decref(add);
     json_decref(probe);
@@ -110,8 +110,8 @@ static char *splice_reason(const char *payload, size_t len, const char *why, dou
     return out;
 }
 
-char *hh_malformed_dead_payload(const char *payload, size_t len, const char *why, double now, hh_timestamps ts,
-                                size_t *outlen) {
+char *hh__malformed_dead_payload(const char *payload, size_t len, const char *why, double now, hh_timestamps ts,
+                                 size_t *outlen) {
     json_error_t jerr;
     json_t *item = json_loadb(payload, len, JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
     char *out = NULL;
@@ -129,8 +129,8 @@ char *hh_malformed_dead_payload(const char *payload, size_t len, const char *why
     if (json_is_object(item)) {
         json_object_set_new(item, "error_class", json_string("hiredhand::InvalidJob"));
         json_object_set_new(item, "error_message", json_string(why));
-        if (!json_object_get(item, "failed_at")) json_object_set_new(item, "failed_at", hh_json_time_new(now, ts));
-        out = hh_json_dump(item);
+        if (!json_object_get(item, "failed_at")) json_object_set_new(item, "failed_at", hh__json_time_new(now, ts));
+        out = hh__json_dump(item);
     } else if (item) {
         /* Valid JSON that is not an object (an array, a number...): stored as
          * is it would break Sidekiq's Dead page (JobRecord indexes it like a
@@ -141,12 +141,12 @@ char *hh_malformed_dead_payload(const char *payload, size_t len, const char *why
         json_array_append_new(args, json_stringn(payload, len));
         json_object_set_new(w, "class", json_string("hiredhand::InvalidJob"));
         json_object_set_new(w, "args", args);
-        if (hh_new_jid(jid) == 0) json_object_set_new(w, "jid", json_string(jid));
+        if (hh__new_jid(jid) == 0) json_object_set_new(w, "jid", json_string(jid));
         json_object_set_new(w, "retry", json_false());
         json_object_set_new(w, "error_class", json_string("hiredhand::InvalidJob"));
         json_object_set_new(w, "error_message", json_string(why));
-        json_object_set_new(w, "failed_at", hh_json_time_new(now, ts));
-        out = hh_json_dump(w);
+        json_object_set_new(w, "failed_at", hh__json_time_new(now, ts));
+        out = hh__json_dump(w);
         json_decref(w);
     }
     json_decref(item);
@@ -163,7 +163,7 @@ char *hh_malformed_dead_payload(const char *payload, size_t len, const char *why
     return out;
 }
 
-int hh_write_until_done(hh_until_done *u, hh_attempt_fn fn, void *ctx) {
+int hh__write_until_done(hh__until_done *u, hh__attempt_fn fn, void *ctx) {
     char last[256] = "";
     double backoff = 0.05;
     u->attempts = 0;
@@ -173,43 +173,43 @@ int hh_write_until_done(hh_until_done *u, hh_attempt_fn fn, void *ctx) {
         int rc = fn(ctx, u->conn, u->why, sizeof(u->why));
         if (rc >= 0) {
             if (u->attempts && u->subject)
-                hh_log(u->log, HH_LOG_INFO, "%s written after %d refused attempts", u->subject, u->attempts);
+                hh__log(u->log, HH_LOG_INFO, "%s written after %d refused attempts", u->subject, u->attempts);
             if (u->attempts && u->refused) atomic_fetch_sub(u->refused, 1);
             return rc;
         }
         if (!u->attempts && u->refused) atomic_fetch_add(u->refused, 1);
         u->attempts++;
-        if (!u->conn->ctx) u->uncertain = 1; /* the write may have run before the link broke */
+        if (!hh__conn_connected(u->conn)) u->uncertain = 1; /* the write may have run before the link broke */
         if (u->subject && strcmp(u->why, last) != 0) {
-            hh_log(u->log, HH_LOG_WARN, "%s not written, retrying until Redis takes it: %s", u->subject, u->why);
-            hh_strlcpy(last, u->why, sizeof(last));
+            hh__log(u->log, HH_LOG_WARN, "%s not written, retrying until Redis takes it: %s", u->subject, u->why);
+            hh__strlcpy(last, u->why, sizeof(last));
         }
         if (atomic_load(u->giving_up)) {
             if (u->refused) atomic_fetch_sub(u->refused, 1);
             return -1;
         }
-        if (!u->conn->ctx) {
-            hh_conn_ready(u->conn); /* waits out the reconnect backoff */
+        if (!hh__conn_connected(u->conn)) {
+            hh__conn_ready(u->conn); /* waits out the reconnect backoff */
         } else {
             /* In slices, so a stop that gives up is seen within 20 ms. */
-            double until = hh_mono() + backoff;
-            while (hh_mono() < until && !atomic_load(u->giving_up)) hh_sleep(0.02);
+            double until = hh__mono() + backoff;
+            while (hh__mono() < until && !atomic_load(u->giving_up)) hh__sleep(0.02);
             backoff = backoff * 2 > 2.0 ? 2.0 : backoff * 2;
         }
     }
 }
 
 struct outcome_attempt {
-    const hh_keys *k;
-    const hh_outcome *o;
+    const hh__keys *k;
+    const hh__outcome *o;
 };
 
-static int outcome_attempt(void *ctx, hh_conn *c, char *why, size_t whylen) {
+static int outcome_attempt(void *ctx, hh__conn *c, char *why, size_t whylen) {
     struct outcome_attempt *a = ctx;
-    return hh_outcome_write(c, a->k, a->o, why, whylen);
+    return hh__outcome_write(c, a->k, a->o, why, whylen);
 }
 
-int hh_outcome_write_until_done(hh_until_done *u, const hh_keys *k, const hh_outcome *o) {
+int hh__outcome_write_until_done(hh__until_done *u, const hh__keys *k, const hh__outcome *o) {
     struct outcome_attempt a = {k, o};
-    return hh_write_until_done(u, outcome_attempt, &a);
+    return hh__write_until_done(u, outcome_attempt, &a);
 }

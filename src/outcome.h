@@ -19,22 +19,22 @@
 #define HH_DEAD_TIMEOUT 15552000.0 /* 180 days, Sidekiq's dead_timeout_in_seconds */
 #define HH_DEAD_MAX_JOBS 10000     /* Sidekiq's dead_max_jobs */
 
-typedef enum hh_outcome_mode {
+typedef enum hh__outcome_mode {
     HH_OUTCOME_DROP = 0, /* nothing written: the job only leaves its source */
     HH_OUTCOME_RETRY,    /* ZADD retry */
     HH_OUTCOME_DEAD,     /* ZADD dead, with Sidekiq's trims */
     HH_OUTCOME_SCHEDULE, /* ZADD schedule (a job left to other processes) */
-} hh_outcome_mode;
+} hh__outcome_mode;
 
-typedef enum hh_outcome_source {
+typedef enum hh__outcome_source {
     HH_SOURCE_NONE = 0, /* held in memory only (basic fetch, a kill) */
     HH_SOURCE_LIST,     /* an in-progress list */
     HH_SOURCE_ZSET,     /* a sorted set (retry or schedule) */
-} hh_outcome_source;
+} hh__outcome_source;
 
-typedef struct hh_outcome {
-    hh_outcome_mode mode;
-    hh_outcome_source source;
+typedef struct hh__outcome {
+    hh__outcome_mode mode;
+    hh__outcome_source source;
     const char *source_key; /* full key (namespaced) unless HH_SOURCE_NONE */
     const char *member;     /* exact bytes held in the source */
     size_t member_len;
@@ -43,19 +43,19 @@ typedef struct hh_outcome {
     double score;        /* epoch seconds, float */
     double dead_timeout; /* seconds; <= 0: Sidekiq's 180 days */
     long dead_max_jobs;  /* <= 0: Sidekiq's 10,000 */
-} hh_outcome;
+} hh__outcome;
 
 /* Writes one outcome (HH_LUA_OUTCOME). Returns 1 written, 0 when the
  * member was no longer in its source (nothing written: somebody else took
  * it), -1 when Redis failed or refused it, with Redis' own message (or the
  * connection's error) in why. Never retries: callers decide. */
-int hh_outcome_write(hh_conn *c, const hh_keys *k, const hh_outcome *o, char *why, size_t whylen);
+int hh__outcome_write(hh__conn *c, const hh__keys *k, const hh__outcome *o, char *why, size_t whylen);
 
 /* The outcome a failure plan (retry.h) asks for. `source_key` is the job's
  * in-progress list, or NULL when nothing in Redis holds the job (basic
  * fetch). Points into plan and job: keep both alive while o is used. */
-void hh_outcome_of_plan(hh_outcome *o, const hh_failure_plan *plan, const char *source_key, const char *member,
-                        size_t member_len, double dead_timeout, long dead_max_jobs);
+void hh__outcome_of_plan(hh__outcome *o, const hh__failure_plan *plan, const char *source_key, const char *member,
+                         size_t member_len, double dead_timeout, long dead_max_jobs);
 
 /* The payload for a malformed job going to the dead set: JSON objects keep
  * every key and gain error_class/error_message with the reason; other JSON
@@ -64,18 +64,18 @@ void hh_outcome_of_plan(hh_outcome *o, const hh_failure_plan *plan, const char *
  * page); anything that is not JSON is stored as fetched (as Sidekiq does,
  * Sidekiq's Web UI shows it as args). Returns a malloc'd copy;
  * *len set. */
-char *hh_malformed_dead_payload(const char *payload, size_t len, const char *why, double now, hh_timestamps ts,
-                                size_t *outlen);
+char *hh__malformed_dead_payload(const char *payload, size_t len, const char *why, double now, hh_timestamps ts,
+                                 size_t *outlen);
 
 /* One attempt of a write: >= 0 when Redis took it (passed back as the
  * result), -1 when refused or unreachable, with the reason in why. */
-typedef int (*hh_attempt_fn)(void *ctx, hh_conn *c, char *why, size_t whylen);
+typedef int (*hh__attempt_fn)(void *ctx, hh__conn *c, char *why, size_t whylen);
 
 /* State of one write-until-done. Set conn, log, giving_up and subject;
  * the rest is filled in. */
-typedef struct hh_until_done {
-    hh_conn *conn;
-    const hh_logger *log;
+typedef struct hh__until_done {
+    hh__conn *conn;
+    const hh__logger *log;
     const atomic_int *giving_up; /* the stop gave up on Redis: stop trying */
     const char *subject;         /* "class=X jid=Y: retry entry" for logs; NULL: silent */
     char why[256];               /* the last refusal */
@@ -84,16 +84,16 @@ typedef struct hh_until_done {
     /* Counts this write while Redis refuses it (from the first refusal to
      * the end), for readiness and the stats; NULL: not counted. */
     atomic_int *refused;
-} hh_until_done;
+} hh__until_done;
 
 /* Writes until Redis takes it, whatever the error (an outage reconnects
  * with the connection's backoff; a refusal such as OOM or a wrong-typed key
  * backs off from 50 ms to 2 s): a job stays where it is held until then, so
  * a refused write never loses it. Each change of error is logged once.
  * Returns fn's result, or -1 once *giving_up is set (u->why says why). */
-int hh_write_until_done(hh_until_done *u, hh_attempt_fn fn, void *ctx);
+int hh__write_until_done(hh__until_done *u, hh__attempt_fn fn, void *ctx);
 
-/* hh_outcome_write() until done. */
-int hh_outcome_write_until_done(hh_until_done *u, const hh_keys *k, const hh_outcome *o);
+/* hh__outcome_write() until done. */
+int hh__outcome_write_until_done(hh__until_done *u, const hh__keys *k, const hh__outcome *o);
 
 #endif

@@ -15,14 +15,14 @@
 
 enum { PK_OFF, PK_ON, PK_UNSUPPORTED };
 
-typedef struct hh_pickup {
-    hh_pickup_env *m;
+typedef struct hh__pickup {
+    hh__pickup_env *m;
     /* Guarded by mu: */
     pthread_mutex_t mu;
     pthread_cond_t cv; /* idle threads wait here */
     unsigned long gen; /* bumped by every event after which a fetch may find a job */
     int mode;          /* PK_* */
-    int waiting;       /* threads inside hh_pickup_wait */
+    int waiting;       /* threads inside hh__pickup_wait */
     int fetching;      /* threads between their ticket and its outcome */
     int poller;        /* one of them holds the timed safety poll */
     int requested;     /* a waiter asked the waker to switch tracking on */
@@ -35,23 +35,23 @@ typedef struct hh_pickup {
     sds *const *sorted; /* pointers into m->queue_keys, sorted by key for bsearch
                          * (the pointer's offset is the queue's index) */
     size_t nsorted;
-    hh_conn sub, ctl; /* subscriber and tracking connections */
+    hh__conn sub, ctl; /* subscriber and tracking connections */
     int subscribed;
     int leaked; /* the waker was left behind by a stop's deadline */
-} hh_pickup;
+} hh__pickup;
 
 /* ------------------------------------------------------------ the idle side */
 
 /* Bumps gen and wakes up to n waiters (n < 0: all). Call with mu held. */
-static void wake_locked(hh_pickup *pk, long n) {
+static void wake_locked(hh__pickup *pk, long n) {
     pk->gen++;
     if (n < 0 || n >= pk->waiting) pthread_cond_broadcast(&pk->cv);
     else
         for (long i = 0; i < n; i++) pthread_cond_signal(&pk->cv);
 }
 
-void hh_pickup_ticket_take(hh_pickup_env *m, hh_pickup_ticket *t) {
-    hh_pickup *pk = m->pickup;
+void hh__pickup_ticket_take(hh__pickup_env *m, hh__pickup_ticket *t) {
+    hh__pickup *pk = m->pickup;
     t->gen = 0;
     t->wakes = 0;
     if (!pk) return;
@@ -62,13 +62,13 @@ void hh_pickup_ticket_take(hh_pickup_env *m, hh_pickup_ticket *t) {
     pthread_mutex_unlock(&pk->mu);
 }
 
-static void poke_pipe(hh_pickup *pk) {
+static void poke_pipe(hh__pickup *pk) {
     ssize_t w = write(pk->pipe[1], "x", 1);
     (void)w; /* full pipe: the waker has a wake-up pending already */
 }
 
-int hh_pickup_wait(hh_pickup_env *m, const hh_pickup_ticket *t, double cap) {
-    hh_pickup *pk = m->pickup;
+int hh__pickup_wait(hh__pickup_env *m, const hh__pickup_ticket *t, double cap) {
+    hh__pickup *pk = m->pickup;
     if (!pk) return 0;
     pthread_mutex_lock(&pk->mu);
     pk->fetching--;
@@ -105,14 +105,14 @@ int hh_pickup_wait(hh_pickup_env *m, const hh_pickup_ticket *t, double cap) {
     }
     if (poller) pk->poller = 0;
     pk->waiting--;
-    pk->last_idle = hh_mono();
+    pk->last_idle = hh__mono();
     int fallback = pk->mode == PK_UNSUPPORTED && pk->gen == t->gen;
     pthread_mutex_unlock(&pk->mu);
     return !fallback;
 }
 
-void hh_pickup_done(hh_pickup_env *m, const hh_pickup_ticket *t, int got) {
-    hh_pickup *pk = m->pickup;
+void hh__pickup_done(hh__pickup_env *m, const hh__pickup_ticket *t, int got) {
+    hh__pickup *pk = m->pickup;
     if (!pk) return;
     pthread_mutex_lock(&pk->mu);
     pk->fetching--;
@@ -123,16 +123,16 @@ void hh_pickup_done(hh_pickup_env *m, const hh_pickup_ticket *t, int got) {
     pthread_mutex_unlock(&pk->mu);
 }
 
-void hh_pickup_wake(hh_pickup_env *m, long n) {
-    hh_pickup *pk = m->pickup;
+void hh__pickup_wake(hh__pickup_env *m, long n) {
+    hh__pickup *pk = m->pickup;
     if (!pk || n <= 0) return;
     pthread_mutex_lock(&pk->mu);
     if (pk->waiting > 0) wake_locked(pk, n);
     pthread_mutex_unlock(&pk->mu);
 }
 
-void hh_pickup_poke(hh_pickup_env *m) {
-    hh_pickup *pk = m->pickup;
+void hh__pickup_poke(hh__pickup_env *m) {
+    hh__pickup *pk = m->pickup;
     if (!pk) return;
     pthread_mutex_lock(&pk->mu);
     pthread_cond_broadcast(&pk->cv);
@@ -142,10 +142,10 @@ void hh_pickup_poke(hh_pickup_env *m) {
 
 /* ------------------------------------------------------------ the waker */
 
-static void set_mode(hh_pickup *pk, int mode) {
+static void set_mode(hh__pickup *pk, int mode) {
     /* before the waiters wake: their fetches then know whether a queue
      * found empty stays so until a write to it comes here */
-    hh_buffer_tracking(pk->m->buffer, mode == PK_ON);
+    hh__buffer_tracking(pk->m->buffer, mode == PK_ON);
     pthread_mutex_lock(&pk->mu);
     pk->mode = mode;
     pk->requested = 0;
@@ -154,20 +154,20 @@ static void set_mode(hh_pickup *pk, int mode) {
 }
 
 /* Both connections go: closing the tracking one switches tracking off. */
-static void drop(hh_pickup *pk, const char *why) {
-    if (pk->sub.ctx) hh_conn_fail(&pk->sub, why);
-    hh_conn_close(&pk->ctl);
+static void drop(hh__pickup *pk, const char *why) {
+    if (hh__conn_connected(&pk->sub)) hh__conn_fail(&pk->sub, why);
+    hh__conn_close(&pk->ctl);
     pk->subscribed = 0;
     set_mode(pk, PK_OFF);
 }
 
-static void unsupported(hh_pickup *pk, const char *why) {
-    hh_log(pk->m->log, HH_LOG_WARN,
-           "pickup: no CLIENT TRACKING (%s): idle threads wait on one queue each and poll the others "
-           "every %.0f s instead of waking at once",
-           why, HH_FETCH_BLOCK_SECONDS);
-    hh_conn_close(&pk->ctl);
-    hh_conn_close(&pk->sub);
+static void unsupported(hh__pickup *pk, const char *why) {
+    hh__log(pk->m->log, HH_LOG_WARN,
+            "pickup: no CLIENT TRACKING (%s): idle threads wait on one queue each and poll the others "
+            "every %.0f s instead of waking at once",
+            why, HH_FETCH_BLOCK_SECONDS);
+    hh__conn_close(&pk->ctl);
+    hh__conn_close(&pk->sub);
     pk->subscribed = 0;
     set_mode(pk, PK_UNSUPPORTED);
 }
@@ -180,7 +180,7 @@ static int key_cmp(const void *a, const void *b) {
 }
 
 /* The index of the queue whose key this is, or -1 when not ours. */
-static long is_ours(hh_pickup *pk, const char *key, size_t len) {
+static long is_ours(hh__pickup *pk, const char *key, size_t len) {
     /* bsearch on (length, bytes), the order key_cmp sorted by */
     size_t lo = 0, hi = pk->nsorted;
     while (lo < hi) {
@@ -196,7 +196,7 @@ static long is_ours(hh_pickup *pk, const char *key, size_t len) {
 
 /* One pushed message: ["message", "__redis__:invalidate", [key...] | nil].
  * nil means every key (FLUSHALL, FLUSHDB). */
-static void on_message(hh_pickup *pk, const redisReply *r) {
+static void on_message(hh__pickup *pk, const redisReply *r) {
     if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 || r->element[0]->type != REDIS_REPLY_STRING ||
         strcmp(r->element[0]->str, "message") != 0)
         return; /* the subscribe confirmation */
@@ -206,20 +206,20 @@ static void on_message(hh_pickup *pk, const redisReply *r) {
         n = -1;
     } else if (keys->type == REDIS_REPLY_STRING) {
         long q = is_ours(pk, keys->str, keys->len);
-        if (q >= 0) n = 1, hh_buffer_queue_written(pk->m->buffer, (size_t)q);
+        if (q >= 0) n = 1, hh__buffer_queue_written(pk->m->buffer, (size_t)q);
     } else if (keys->type == REDIS_REPLY_ARRAY) {
         for (size_t i = 0; i < keys->elements; i++) {
             long q = keys->element[i]->type == REDIS_REPLY_STRING
                 ? is_ours(pk, keys->element[i]->str, keys->element[i]->len)
                 : -1;
-            if (q >= 0) n++, hh_buffer_queue_written(pk->m->buffer, (size_t)q); /* it may hold jobs again */
+            if (q >= 0) n++, hh__buffer_queue_written(pk->m->buffer, (size_t)q); /* it may hold jobs again */
         }
     }
-    if (n < 0) hh_buffer_queues_written(pk->m->buffer); /* every key */
+    if (n < 0) hh__buffer_queues_written(pk->m->buffer); /* every key */
     if (n == 0) return;
     /* gen moves even with nobody waiting: a thread between its ticket and
      * its wait must see that a queue changed. Threads fetching now see it
-     * too (they fetch again, or hand it on: hh_pickup_done), so only the
+     * too (they fetch again, or hand it on: hh__pickup_done), so only the
      * wake-ups beyond them go to waiting threads: a job's own pop, which
      * comes back here as a write, then costs no extra fetch most times. */
     pthread_mutex_lock(&pk->mu);
@@ -231,15 +231,15 @@ static void on_message(hh_pickup *pk, const redisReply *r) {
 
 /* Reads what the subscriber socket has (read says whether to read the
  * socket first, or only what hiredis buffered already). */
-static void read_sub(hh_pickup *pk, int read) {
-    if (read && hh_conn_read_some(&pk->sub) != REDIS_OK) {
-        drop(pk, pk->sub.ctx->errstr[0] ? pk->sub.ctx->errstr : "subscriber connection lost");
+static void read_sub(hh__pickup *pk, int read) {
+    if (read && hh__conn_read_some(&pk->sub) != REDIS_OK) {
+        drop(pk, hh__conn_io_error(&pk->sub, "subscriber connection lost"));
         return;
     }
     for (;;) {
         void *rep = NULL;
-        if (redisGetReplyFromReader(pk->sub.ctx, &rep) != REDIS_OK) {
-            drop(pk, pk->sub.ctx->errstr[0] ? pk->sub.ctx->errstr : "bad reply on the subscriber connection");
+        if (hh__conn_buffered_reply(&pk->sub, &rep) != REDIS_OK) {
+            drop(pk, hh__conn_io_error(&pk->sub, "bad reply on the subscriber connection"));
             return;
         }
         if (!rep) return;
@@ -248,10 +248,10 @@ static void read_sub(hh_pickup *pk, int read) {
     }
 }
 
-static int subscribe(hh_pickup *pk) {
-    if (pk->subscribed && pk->sub.ctx) return 0;
-    if (hh_conn_ready(&pk->sub) != 0) return -1;
-    redisReply *r = hh_conn_cmd(&pk->sub, "SUBSCRIBE __redis__:invalidate");
+static int subscribe(hh__pickup *pk) {
+    if (pk->subscribed && hh__conn_connected(&pk->sub)) return 0;
+    if (hh__conn_ready(&pk->sub) != 0) return -1;
+    redisReply *r = hh__conn_cmd(&pk->sub, "SUBSCRIBE __redis__:invalidate");
     if (!r) return -1;
     int ok = r->type == REDIS_REPLY_ARRAY && r->elements == 3 && r->element[0]->type == REDIS_REPLY_STRING &&
         strcmp(r->element[0]->str, "subscribe") == 0;
@@ -264,17 +264,18 @@ static int subscribe(hh_pickup *pk) {
     }
     freeReplyObject(r);
     if (!ok) {
-        hh_conn_fail(&pk->sub, "unexpected reply to SUBSCRIBE");
+        hh__conn_fail(&pk->sub, "unexpected reply to SUBSCRIBE");
         return -1;
     }
     pk->subscribed = 1;
     return 0;
 }
 
-static void tracking_on(hh_pickup *pk) {
-    if (subscribe(pk) != 0 || hh_conn_ready(&pk->ctl) != 0) return;
-    int version = pk->sub.version < pk->ctl.version ? pk->sub.version : pk->ctl.version;
-    long long id = atomic_load(&pk->sub.client_id);
+static void tracking_on(hh__pickup *pk) {
+    if (subscribe(pk) != 0 || hh__conn_ready(&pk->ctl) != 0) return;
+    int version = hh__conn_version(&pk->sub) < hh__conn_version(&pk->ctl) ? hh__conn_version(&pk->sub)
+                                                                          : hh__conn_version(&pk->ctl);
+    long long id = hh__conn_client_id(&pk->sub);
     if (version && version < 600) {
         char why[64];
         snprintf(why, sizeof(why), "Redis %d.%d is older than 6.0", version / 100, version % 100);
@@ -287,7 +288,7 @@ static void tracking_on(hh_pickup *pk) {
     }
     /* One prefix only: Redis refuses overlapping ones, and `queue:` covers
      * every queue list (`queues`, the set, does not match it). */
-    redisReply *r = hh_conn_cmd(&pk->ctl, "CLIENT TRACKING on REDIRECT %lld BCAST PREFIX %s NOLOOP", id, pk->prefix);
+    redisReply *r = hh__conn_cmd(&pk->ctl, "CLIENT TRACKING on REDIRECT %lld BCAST PREFIX %s NOLOOP", id, pk->prefix);
     if (!r) {
         drop(pk, "tracking connection lost");
         return;
@@ -300,46 +301,47 @@ static void tracking_on(hh_pickup *pk) {
         return;
     }
     freeReplyObject(r);
-    hh_log(pk->m->log, HH_LOG_DEBUG, "pickup: tracking on (threads idle)");
+    hh__log(pk->m->log, HH_LOG_DEBUG, "pickup: tracking on (threads idle)");
     set_mode(pk, PK_ON);
 }
 
-static void tracking_off(hh_pickup *pk) {
-    hh_buffer_tracking(pk->m->buffer, 0); /* writes go unseen from the reply on */
-    redisReply *r = hh_conn_cmd(&pk->ctl, "CLIENT TRACKING off");
+static void tracking_off(hh__pickup *pk) {
+    hh__buffer_tracking(pk->m->buffer, 0); /* writes go unseen from the reply on */
+    redisReply *r = hh__conn_cmd(&pk->ctl, "CLIENT TRACKING off");
     if (r && r->type == REDIS_REPLY_ERROR) {
         freeReplyObject(r);
         r = NULL;
-        hh_conn_close(&pk->ctl); /* closing it switches tracking off too */
+        hh__conn_close(&pk->ctl); /* closing it switches tracking off too */
     }
     if (r) freeReplyObject(r);
-    hh_log(pk->m->log, HH_LOG_DEBUG, "pickup: tracking off (every thread busy)");
+    hh__log(pk->m->log, HH_LOG_DEBUG, "pickup: tracking off (every thread busy)");
     set_mode(pk, PK_OFF);
 }
 
 static void *waker_main(void *arg) {
-    hh_pickup *pk = arg;
-    hh_pickup_env *m = pk->m;
+    hh__pickup *pk = arg;
+    hh__pickup_env *m = pk->m;
     while (!atomic_load(m->quiet)) {
         pthread_mutex_lock(&pk->mu);
         int mode = pk->mode;
-        int want = pk->waiting > 0 || (mode == PK_ON && hh_mono() - pk->last_idle < HH_PICKUP_OFF_AFTER);
+        int want = pk->waiting > 0 || (mode == PK_ON && hh__mono() - pk->last_idle < HH_PICKUP_OFF_AFTER);
         pthread_mutex_unlock(&pk->mu);
         if (mode == PK_UNSUPPORTED) break;
         if (want && mode == PK_OFF) tracking_on(pk);
         else if (!want && mode == PK_ON) tracking_off(pk);
-        if (pk->subscribed && pk->sub.ctx) read_sub(pk, 0); /* replies hiredis buffered already */
+        if (pk->subscribed && hh__conn_connected(&pk->sub)) read_sub(pk, 0); /* replies hiredis buffered already */
 
         struct pollfd fds[3];
         int nfds = 0, isub = -1, ictl = -1;
         fds[nfds++] = (struct pollfd){pk->pipe[0], POLLIN, 0};
-        if (pk->subscribed && pk->sub.ctx) isub = nfds, fds[nfds++] = (struct pollfd){pk->sub.ctx->fd, POLLIN, 0};
-        if (pk->ctl.ctx) ictl = nfds, fds[nfds++] = (struct pollfd){pk->ctl.ctx->fd, POLLIN, 0};
+        if (pk->subscribed && hh__conn_connected(&pk->sub))
+            isub = nfds, fds[nfds++] = (struct pollfd){hh__conn_fd(&pk->sub), POLLIN, 0};
+        if (hh__conn_connected(&pk->ctl)) ictl = nfds, fds[nfds++] = (struct pollfd){hh__conn_fd(&pk->ctl), POLLIN, 0};
         int timeout = 1000;
         pthread_mutex_lock(&pk->mu);
         if (pk->mode == PK_OFF && pk->waiting > 0) timeout = 100; /* turning on failed: try again soon */
         if (pk->mode == PK_ON && pk->waiting == 0) {              /* be back when it is time to switch off */
-            double left = HH_PICKUP_OFF_AFTER - (hh_mono() - pk->last_idle);
+            double left = HH_PICKUP_OFF_AFTER - (hh__mono() - pk->last_idle);
             timeout = left < 0.01 ? 10 : (int)(left * 1000) + 1;
         }
         pthread_mutex_unlock(&pk->mu);
@@ -349,17 +351,17 @@ static void *waker_main(void *arg) {
             char buf[64];
             while (read(pk->pipe[0], buf, sizeof(buf)) > 0) {}
         }
-        if (isub >= 0 && fds[isub].revents && pk->sub.ctx) read_sub(pk, 1);
+        if (isub >= 0 && fds[isub].revents && hh__conn_connected(&pk->sub)) read_sub(pk, 1);
         /* The tracking connection never gets data: readable means closed. */
-        if (ictl >= 0 && fds[ictl].revents && pk->ctl.ctx) drop(pk, "tracking connection closed");
+        if (ictl >= 0 && fds[ictl].revents && hh__conn_connected(&pk->ctl)) drop(pk, "tracking connection closed");
     }
-    hh_conn_close(&pk->sub);
-    hh_conn_close(&pk->ctl);
+    hh__conn_close(&pk->sub);
+    hh__conn_close(&pk->ctl);
     return NULL;
 }
 
-int hh_pickup_start(hh_pickup_env *m) {
-    hh_pickup *pk = calloc(1, sizeof(*pk));
+int hh__pickup_start(hh__pickup_env *m) {
+    hh__pickup *pk = calloc(1, sizeof(*pk));
     if (!pk) return -1;
     pk->m = m;
     pk->pipe[0] = pk->pipe[1] = -1;
@@ -372,8 +374,8 @@ int hh_pickup_start(hh_pickup_env *m) {
     for (size_t i = 0; i < m->nqueues; i++) sorted[i] = &m->queue_keys[i];
     pk->nsorted = m->nqueues;
     qsort(sorted, pk->nsorted, sizeof(*sorted), key_cmp);
-    hh_conn_init(&pk->sub, m->cfg, m->log, "pickup", m->quiet);
-    hh_conn_init(&pk->ctl, m->cfg, m->log, "pickup", m->quiet);
+    hh__conn_init(&pk->sub, m->cfg, m->log, "pickup", m->quiet);
+    hh__conn_init(&pk->ctl, m->cfg, m->log, "pickup", m->quiet);
     m->pickup = pk;
     if (pthread_create(&pk->thread, NULL, waker_main, pk) != 0) {
         m->pickup = NULL;
@@ -382,7 +384,7 @@ int hh_pickup_start(hh_pickup_env *m) {
     pk->started = 1;
     return 0;
 fail:
-    hh_log(m->log, HH_LOG_WARN, "pickup: cannot start the waker: idle threads wait on one queue each");
+    hh__log(m->log, HH_LOG_WARN, "pickup: cannot start the waker: idle threads wait on one queue each");
     if (pk->pipe[0] >= 0) close(pk->pipe[0]), close(pk->pipe[1]);
     sdsfree(pk->prefix);
     free((void *)pk->sorted);
@@ -392,28 +394,28 @@ fail:
     return -1;
 }
 
-void hh_pickup_stop(hh_pickup_env *m) {
-    hh_pickup *pk = m->pickup;
+void hh__pickup_stop(hh__pickup_env *m) {
+    hh__pickup *pk = m->pickup;
     if (!pk || !pk->started) return;
-    hh_pickup_poke(m); /* the waker leaves on quiet, set by every stop */
+    hh__pickup_poke(m); /* the waker leaves on quiet, set by every stop */
     pthread_join(pk->thread, NULL);
     pk->started = 0;
 }
 
-int hh_pickup_stop_by(hh_pickup_env *m, double deadline) {
-    hh_pickup *pk = m->pickup;
+int hh__pickup_stop_by(hh__pickup_env *m, double deadline) {
+    hh__pickup *pk = m->pickup;
     if (!pk || !pk->started) return 1;
-    hh_pickup_poke(m);
+    hh__pickup_poke(m);
     pk->started = 0;
-    if (hh_join_by(pk->thread, deadline)) return 1;
+    if (hh__join_by(pk->thread, deadline)) return 1;
     pk->leaked = 1; /* still in a Redis call: its state must outlive us */
     return 0;
 }
 
-void hh_pickup_free(hh_pickup_env *m) {
-    hh_pickup *pk = m->pickup;
+void hh__pickup_free(hh__pickup_env *m) {
+    hh__pickup *pk = m->pickup;
     if (!pk) return;
-    hh_pickup_stop(m);
+    hh__pickup_stop(m);
     m->pickup = NULL;
     if (pk->leaked) return;
     close(pk->pipe[0]);

@@ -11,7 +11,7 @@
  * thread per queue written, which runs the ordinary fetch. Tracking is on
  * only while threads are idle, so a busy process pays nothing per job.
  *
- * Without CLIENT TRACKING (Redis < 6, or refused by an ACL) hh_pickup_wait
+ * Without CLIENT TRACKING (Redis < 6, or refused by an ACL) hh__pickup_wait
  * says so and the fetcher falls back to blocking on one queue per thread
  * (fetch.c), logged once. Keys: none written; tracks <ns>queue:*. */
 #ifndef HH_PICKUP_H
@@ -34,23 +34,23 @@
  * it on again costs one command and one fetch per idle thread. */
 #define HH_PICKUP_OFF_AFTER 0.25
 
-/* Taken before every fetch; then exactly one of hh_pickup_wait (the fetch
- * found nothing) or hh_pickup_done. */
-typedef struct hh_pickup_ticket {
+/* Taken before every fetch; then exactly one of hh__pickup_wait (the fetch
+ * found nothing) or hh__pickup_done. */
+typedef struct hh__pickup_ticket {
     unsigned long gen;
-    /* hh_pickup_wait can wake this thread for a write made after the
+    /* hh__pickup_wait can wake this thread for a write made after the
      * ticket (tracking on, or being switched on); 0: no wake-up (no
      * pickup, or no CLIENT TRACKING) */
     int wakes;
-} hh_pickup_ticket;
+} hh__pickup_ticket;
 
 /* All pickup.c knows of its manager, filled by manager.c and kept alive
  * while the waker runs. What a write means for the fetch goes into the
  * shared buffer's queue marks (buffer.h), below this file. */
-typedef struct hh_pickup_env {
-    const hh_keys *keys;
-    hh_redis_config *cfg;
-    const hh_logger *log;
+typedef struct hh__pickup_env {
+    const hh__keys *keys;
+    hh__redis_config *cfg;
+    const hh__logger *log;
     size_t nqueues;
     sds *queue_keys; /* queue:<q>, namespaced, per queue */
     const atomic_int *quiet;
@@ -58,38 +58,38 @@ typedef struct hh_pickup_env {
      * (FLUSHALL), and when tracking comes on (every write to a queue is
      * seen from now on) or goes off (writes may go unseen from now on).
      * NULL: nobody to tell. */
-    hh_buffer *buffer;
-    struct hh_pickup *pickup; /* the state: set by hh_pickup_start, NULL without */
-} hh_pickup_env;
+    hh__buffer *buffer;
+    struct hh__pickup *pickup; /* the state: set by hh__pickup_start, NULL without */
+} hh__pickup_env;
 
 /* Creates the pickup state and starts the waker thread (m->pickup). Returns
  * 0, or -1 when it could not (then every wait falls back). */
-int hh_pickup_start(hh_pickup_env *m);
+int hh__pickup_start(hh__pickup_env *m);
 /* Jobs flow again (a batch came in): wakes up to n threads waiting for a
  * write, so they join the flow rather than wait for the writes their
  * queues may never see again (a burst that landed in one write). */
-void hh_pickup_wake(hh_pickup_env *m, long n);
+void hh__pickup_wake(hh__pickup_env *m, long n);
 /* Wakes the waker and every idle thread (quiet, stop): they see m->quiet. */
-void hh_pickup_poke(hh_pickup_env *m);
+void hh__pickup_poke(hh__pickup_env *m);
 /* Joins the waker thread (call after quiet); idempotent. */
-void hh_pickup_stop(hh_pickup_env *m);
-/* The same, waiting only until deadline (hh_mono() seconds): returns 1
+void hh__pickup_stop(hh__pickup_env *m);
+/* The same, waiting only until deadline (hh__mono() seconds): returns 1
  * joined, 0 the waker was left behind (still in a Redis call). */
-int hh_pickup_stop_by(hh_pickup_env *m, double deadline);
+int hh__pickup_stop_by(hh__pickup_env *m, double deadline);
 /* Stops, then frees the state (m->pickup NULL). */
-void hh_pickup_free(hh_pickup_env *m);
+void hh__pickup_free(hh__pickup_env *m);
 
-void hh_pickup_ticket_take(hh_pickup_env *m, hh_pickup_ticket *t);
+void hh__pickup_ticket_take(hh__pickup_env *m, hh__pickup_ticket *t);
 /* After a fetch taken with ticket t found every queue empty: waits until a
  * queue of this process may have been written since the ticket, the poll
  * interval passed, `cap` seconds passed (cap > 0: the fetcher has a check
  * due then, such as a wrong-typed queue's), or quiet. Returns 1: fetch
  * again; 0: no wake-up is available (no CLIENT TRACKING), the caller must
  * wait its own way. */
-int hh_pickup_wait(hh_pickup_env *m, const hh_pickup_ticket *t, double cap);
+int hh__pickup_wait(hh__pickup_env *m, const hh__pickup_ticket *t, double cap);
 /* After a fetch taken with ticket t that got `got` jobs (or -1: an error),
- * instead of hh_pickup_wait: wakes idle threads for a batch's other jobs,
+ * instead of hh__pickup_wait: wakes idle threads for a batch's other jobs,
  * and hands on a wake-up that came while this thread was fetching. */
-void hh_pickup_done(hh_pickup_env *m, const hh_pickup_ticket *t, int got);
+void hh__pickup_done(hh__pickup_env *m, const hh__pickup_ticket *t, int got);
 
 #endif

@@ -19,15 +19,15 @@
 #include "unique.h"
 
 struct hh_chain {
-    const hh_processor_env *m;
+    const hh__processor_env *m;
     size_t next;
-    const hh_handler *handler;
+    const hh__handler *handler;
 };
 
 int hh_chain_next(hh_chain *chain, hh_job *job) {
-    const hh_processor_env *m = chain->m;
+    const hh__processor_env *m = chain->m;
     if (chain->next < m->nmiddleware) {
-        const hh_middleware *mw = &m->middleware[chain->next++];
+        const hh__middleware *mw = &m->middleware[chain->next++];
         return mw->fn(job, chain, mw->udata);
     }
     if (!chain->handler) {
@@ -44,7 +44,7 @@ int hh_chain_next(hh_chain *chain, hh_job *job) {
             memcpy(msg, prefix, sizeof(prefix) - 1);
             memcpy(msg + sizeof(prefix) - 1, klass, len);
         }
-        hh_job_fail_bytes(job, "NameError", msg, msg ? sizeof(prefix) - 1 + len : 0);
+        hh__job_fail_bytes(job, "NameError", msg, msg ? sizeof(prefix) - 1 + len : 0);
         free(msg);
         return -1;
     }
@@ -52,17 +52,17 @@ int hh_chain_next(hh_chain *chain, hh_job *job) {
 }
 
 int hh_job_cancelled(const hh_job *job) {
-    const hh_processor *p = job->processor;
+    const hh__processor *p = job->processor;
     return p ? atomic_load(&p->cancelled) : 0;
 }
 
 /* The whole class, not its C string: "T\u0000Evil" is not T. Active Job
  * payloads go by their wrapped class; an exact handler wins over the
  * catch-all "*", which wins over the default handler. */
-static const hh_handler *find_handler(const hh_processor_env *m, const hh_job *job) {
+static const hh__handler *find_handler(const hh__processor_env *m, const hh_job *job) {
     size_t len;
     const char *klass = hh_job_handler_class(job, &len);
-    const hh_handler *any = NULL;
+    const hh__handler *any = NULL;
     for (size_t i = 0; i < m->nhandlers; i++) {
         if (strlen(m->handlers[i].klass) == len && memcmp(m->handlers[i].klass, klass, len) == 0)
             return &m->handlers[i];
@@ -79,36 +79,36 @@ static const hh_handler *find_handler(const hh_processor_env *m, const hh_job *j
  * whole (basic fetch, where nothing else holds it). Returns 1 written, 0 the
  * job was no longer in this process's list (taken over by a recovery), -1
  * given up. */
-static int write_outcome(hh_processor *p, const hh_job *job, hh_outcome *o, const char *what) {
-    const hh_processor_env *m = p->m;
+static int write_outcome(hh__processor *p, const hh_job *job, hh__outcome *o, const char *what) {
+    const hh__processor_env *m = p->m;
     const char *klass = job->klass ? job->klass : "-", *jid = job->jid ? job->jid : "-";
     char *subject = NULL; /* whole, however long the class: the logs name the job */
     if (asprintf(&subject, "class=%s jid=%s: %s", klass, jid, what) < 0) subject = NULL;
-    hh_until_done u = {.conn = &p->conn,
-                       .log = m->log,
-                       .giving_up = m->giving_up,
-                       .subject = subject ? subject : what,
-                       .refused = m->outcomes_refused};
-    int rc = hh_outcome_write_until_done(&u, m->keys, o);
+    hh__until_done u = {.conn = &p->conn,
+                        .log = m->log,
+                        .giving_up = m->giving_up,
+                        .subject = subject ? subject : what,
+                        .refused = m->outcomes_refused};
+    int rc = hh__outcome_write_until_done(&u, m->keys, o);
     /* Gone from the list: recovered by another process while this one
      * could not beat, unless an earlier attempt whose reply was lost wrote
      * it already. */
-    if (rc == 0 && o->source == HH_SOURCE_LIST && !u.uncertain && !hh_lease_lost(m->lease, &p->conn, job)) {
+    if (rc == 0 && o->source == HH_SOURCE_LIST && !u.uncertain && !hh__lease_lost(m->lease, &p->conn, job)) {
         /* Redis lost the entry, nobody recovered the job: write its
          * outcome all the same (nothing else will). */
         o->source = HH_SOURCE_NONE;
-        rc = hh_outcome_write_until_done(&u, m->keys, o);
+        rc = hh__outcome_write_until_done(&u, m->keys, o);
     }
     if (rc < 0 && o->source == HH_SOURCE_LIST)
-        hh_log(m->log, HH_LOG_ERROR,
-               "%s not written before the shutdown deadline: "
-               "left in the in-progress list for recovery",
-               u.subject);
+        hh__log(m->log, HH_LOG_ERROR,
+                "%s not written before the shutdown deadline: "
+                "left in the in-progress list for recovery",
+                u.subject);
     else if (rc < 0) {
-        hh_log(m->log, HH_LOG_ERROR,
-               "%s not written before the shutdown deadline (%s); "
-               "the job is lost unless re-pushed: %.*s",
-               u.subject, u.why, (int)job->len, job->payload);
+        hh__log(m->log, HH_LOG_ERROR,
+                "%s not written before the shutdown deadline (%s); "
+                "the job is lost unless re-pushed: %.*s",
+                u.subject, u.why, (int)job->len, job->payload);
         if (m->not_pushed_back) atomic_fetch_add(m->not_pushed_back, 1);
     }
     free(subject);
@@ -116,19 +116,19 @@ static int write_outcome(hh_processor *p, const hh_job *job, hh_outcome *o, cons
 }
 
 /* sidekiq-unique-jobs' server side writes on this thread's connection. */
-static hh_unique_env unique_env(hh_processor *p) {
-    const hh_processor_env *m = p->m;
-    return (hh_unique_env){&p->conn, m->log, m->keys, m->opts.dead_timeout, m->opts.dead_max_jobs};
+static hh__unique_env unique_env(hh__processor *p) {
+    const hh__processor_env *m = p->m;
+    return (hh__unique_env){&p->conn, m->log, m->keys, m->opts.dead_timeout, m->opts.dead_max_jobs};
 }
 
 /* The outcome of a failed job, per its plan. */
-static void write_plan(hh_processor *p, hh_job *job, const hh_failure_plan *plan) {
-    const hh_processor_env *m = p->m;
+static void write_plan(hh__processor *p, hh_job *job, const hh__failure_plan *plan) {
+    const hh__processor_env *m = p->m;
     int reliable = m->opts.fetch != HH_FETCH_BASIC;
     if (plan->kind == HH_FAIL_DISCARD && !reliable) return; /* nothing holds it */
-    sds list = reliable ? hh_key_inprogress(m->keys, m->identity, job->queue) : NULL;
-    hh_outcome o;
-    hh_outcome_of_plan(&o, plan, list, job->payload, job->len, m->opts.dead_timeout, m->opts.dead_max_jobs);
+    sds list = reliable ? hh__key_inprogress(m->keys, m->identity, job->queue) : NULL;
+    hh__outcome o;
+    hh__outcome_of_plan(&o, plan, list, job->payload, job->len, m->opts.dead_timeout, m->opts.dead_max_jobs);
     write_outcome(p, job, &o,
                   plan->kind == HH_FAIL_RETRY      ? "retry entry"
                       : plan->kind == HH_FAIL_DEAD ? "dead entry"
@@ -139,71 +139,71 @@ static void write_plan(hh_processor *p, hh_job *job, const hh_failure_plan *plan
 /* A job of a Sidekiq Pro batch left to Ruby processes (--batch-jobs skip):
  * into the schedule set, unchanged, HH_BATCH_SKIP_DELAY from now, leaving
  * its in-progress list in the same step; back on its queue then. */
-static void skip_batch_job(hh_processor *p, const hh_job *job) {
-    const hh_processor_env *m = p->m;
+static void skip_batch_job(hh__processor *p, const hh_job *job) {
+    const hh__processor_env *m = p->m;
     int reliable = m->opts.fetch != HH_FETCH_BASIC;
-    hh_outcome o = {HH_OUTCOME_SCHEDULE,
-                    reliable ? HH_SOURCE_LIST : HH_SOURCE_NONE,
-                    m->inprog_keys[job->queue_index],
-                    job->payload,
-                    job->len,
-                    job->payload,
-                    job->len,
-                    hh_now() + HH_BATCH_SKIP_DELAY,
-                    0,
-                    0};
+    hh__outcome o = {HH_OUTCOME_SCHEDULE,
+                     reliable ? HH_SOURCE_LIST : HH_SOURCE_NONE,
+                     m->inprog_keys[job->queue_index],
+                     job->payload,
+                     job->len,
+                     job->payload,
+                     job->len,
+                     hh__now() + HH_BATCH_SKIP_DELAY,
+                     0,
+                     0};
     write_outcome(p, job, &o, "schedule entry (batch job skipped)");
 }
 
 /* A malformed payload goes to the dead set with the reason, never dropped. */
-static void bury_malformed(hh_processor *p, const hh_job *job, size_t qi, const char *why) {
-    const hh_processor_env *m = p->m;
+static void bury_malformed(hh__processor *p, const hh_job *job, size_t qi, const char *why) {
+    const hh__processor_env *m = p->m;
     const char *queue = m->queues[qi];
     size_t len = 0;
-    double now = hh_now();
-    char *entry = hh_malformed_dead_payload(job->payload, job->len, why, now, m->opts.redis.timestamps, &len);
-    hh_log(m->log, HH_LOG_WARN, "queue=%s: malformed job moved to the dead set: %s", queue, why);
+    double now = hh__now();
+    char *entry = hh__malformed_dead_payload(job->payload, job->len, why, now, m->opts.redis.timestamps, &len);
+    hh__log(m->log, HH_LOG_WARN, "queue=%s: malformed job moved to the dead set: %s", queue, why);
     if (!entry) return; /* out of memory: it stays in progress and is recovered */
     int reliable = m->opts.fetch != HH_FETCH_BASIC;
-    hh_outcome o = {HH_OUTCOME_DEAD,
-                    reliable ? HH_SOURCE_LIST : HH_SOURCE_NONE,
-                    m->inprog_keys[qi],
-                    job->payload,
-                    job->len,
-                    entry,
-                    len,
-                    now,
-                    m->opts.dead_timeout,
-                    m->opts.dead_max_jobs};
+    hh__outcome o = {HH_OUTCOME_DEAD,
+                     reliable ? HH_SOURCE_LIST : HH_SOURCE_NONE,
+                     m->inprog_keys[qi],
+                     job->payload,
+                     job->len,
+                     entry,
+                     len,
+                     now,
+                     m->opts.dead_timeout,
+                     m->opts.dead_max_jobs};
     write_outcome(p, job, &o, "dead entry");
     free(entry);
 }
 
 /* A failed job: counted, planned (retry, dead or nothing, as Sidekiq's
  * retry rules say; outcome.h for integers beyond 64 bits) and written. */
-static void write_failed(hh_processor *p, hh_job *job, const hh_handler *h, int rc, double elapsed) {
-    const hh_processor_env *m = p->m;
+static void write_failed(hh__processor *p, hh_job *job, const hh__handler *h, int rc, double elapsed) {
+    const hh__processor_env *m = p->m;
     size_t shown_len;
     const char *shown = hh_job_handler_class(job, &shown_len); /* Active Job: the wrapped class */
     /* whole, NUL bytes included ("T\u0000Evil" is not T), as run_job's lines show it */
-    char *nul_class = memchr(shown, '\0', shown_len) ? hh_escape_ctl(shown, shown_len) : NULL;
+    char *nul_class = memchr(shown, '\0', shown_len) ? hh__escape_ctl(shown, shown_len) : NULL;
     if (nul_class) shown = nul_class;
     char *nul_msg = NULL; /* the message too: a NameError's holds the class */
     atomic_fetch_add(m->failed, 1);
     atomic_fetch_add(m->unflushed_failed, 1);
     if (!job->error_class) hh_job_fail(job, "hiredhand::JobFailed", "handler returned %d", rc);
-    hh_retry_config rcfg = {m->opts.max_retries, m->opts.redis.timestamps, h != NULL && h != &m->default_handler};
-    hh_failure_plan plan;
+    hh__retry_config rcfg = {m->opts.max_retries, m->opts.redis.timestamps, h != NULL && h != &m->default_handler};
+    hh__failure_plan plan;
     const char *msg = job->error_message ? job->error_message : "";
     if (job->error_message && memchr(msg, '\0', job->error_message_len))
-        msg = nul_msg = hh_escape_ctl(job->error_message, job->error_message_len);
+        msg = nul_msg = hh__escape_ctl(job->error_message, job->error_message_len);
     if (!msg) msg = "?"; /* out of memory */
-    if (hh_retry_plan(job, &rcfg, hh_now(), &p->rng, &plan) == 0) {
-        hh_log(m->log, HH_LOG_WARN, "class=%s jid=%s: failed in %.3f s: %s: %s (%s)", shown, job->jid, elapsed,
-               job->error_class, msg, plan.reason);
+    if (hh__retry_plan(job, &rcfg, hh__now(), &p->rng, &plan) == 0) {
+        hh__log(m->log, HH_LOG_WARN, "class=%s jid=%s: failed in %.3f s: %s: %s (%s)", shown, job->jid, elapsed,
+                job->error_class, msg, plan.reason);
         write_plan(p, job, &plan);
-        hh_unique_env uenv = unique_env(p);
-        if (plan.kind != HH_FAIL_RETRY) hh_unique_dead(&uenv, job); /* the gem's death handler */
+        hh__unique_env uenv = unique_env(p);
+        if (plan.kind != HH_FAIL_RETRY) hh__unique_dead(&uenv, job); /* the gem's death handler */
         free(plan.payload);
     }
     free(nul_class);
@@ -211,13 +211,13 @@ static void write_failed(hh_processor *p, hh_job *job, const hh_handler *h, int 
 }
 
 /* Runs one fetched job; returns the seconds its handler took. */
-static double run_job(hh_processor *p, hh_fetched *f) {
-    const hh_processor_env *m = p->m;
+static double run_job(hh__processor *p, hh__fetched *f) {
+    const hh__processor_env *m = p->m;
     char why[256];
-    hh_job *job = hh_job_adopt(f->payload, f->len, m->queues[f->queue], why, sizeof(why));
+    hh_job *job = hh__job_adopt(f->payload, f->len, m->queues[f->queue], why, sizeof(why));
     f->payload = NULL; /* the job owns it now */
     if (!job) {        /* out of memory: the job stays in progress, reconciliation pushes it back */
-        hh_lease_release(m->lease, &f->lease);
+        hh__lease_release(m->lease, &f->lease);
         return 0;
     }
     job->lease = f->lease;
@@ -225,16 +225,16 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     f->lease = 0;
     if (!job->item) {
         bury_malformed(p, job, f->queue, why);
-        hh_lease_finish(m->lease, job);
+        hh__lease_finish(m->lease, job);
         return 0;
     }
-    if (hh_batch_check(m->batch, job) == 2) { /* a batch job left to Ruby processes */
+    if (hh__batch_check(m->batch, job) == 2) { /* a batch job left to Ruby processes */
         skip_batch_job(p, job);
-        hh_lease_finish(m->lease, job);
+        hh__lease_finish(m->lease, job);
         return 0;
     }
     job->processor = p;
-    job->run_at = hh_now();
+    job->run_at = hh__now();
     pthread_mutex_lock(&p->mu);
     p->job = job;
     p->abandoned = 0;
@@ -249,33 +249,33 @@ static double run_job(hh_processor *p, hh_fetched *f) {
     size_t shown_len;
     const char *shown = hh_job_handler_class(job, &shown_len);
     /* whole, NUL bytes included ("T\u0000Evil" is not T), as the other lines show it */
-    char *ctx_class = memchr(shown, '\0', shown_len) ? hh_escape_ctl(shown, shown_len) : NULL;
-    hh_log_job_begin(p->tid, ctx_class ? ctx_class : shown, job->jid);
+    char *ctx_class = memchr(shown, '\0', shown_len) ? hh__escape_ctl(shown, shown_len) : NULL;
+    hh__log_job_begin(p->tid, ctx_class ? ctx_class : shown, job->jid);
     free(ctx_class);
-    hh_log(m->log, HH_LOG_INFO, "start");
+    hh__log(m->log, HH_LOG_INFO, "start");
 
-    const hh_handler *h = find_handler(m, job);
+    const hh__handler *h = find_handler(m, job);
     hh_chain chain = {m, 0, h};
-    double t0 = hh_mono();
-    hh_unique_env uenv = unique_env(p);
-    hh_unique_lock ulock; /* the job's sidekiq-unique-jobs lock, taken or released around the run */
-    hh_unique_verdict uv = hh_unique_before(&uenv, job, &ulock);
+    double t0 = hh__mono();
+    hh__unique_env uenv = unique_env(p);
+    hh__unique_lock ulock; /* the job's sidekiq-unique-jobs lock, taken or released around the run */
+    hh__unique_verdict uv = hh__unique_before(&uenv, job, &ulock);
     int rc = uv == HH_UNIQUE_RUN ? hh_chain_next(&chain, job) : uv == HH_UNIQUE_FAIL ? -1 : 0;
-    double elapsed = hh_mono() - t0;
-    hh_log_job_elapsed(elapsed);
-    hh_log(m->log, HH_LOG_INFO, rc == 0 ? "done" : "fail");
-    hh_log_job_end();
-    hh_job_metrics_ran(m->job_metrics, job, h != NULL, elapsed, rc != 0); /* Sidekiq's Metrics tab */
+    double elapsed = hh__mono() - t0;
+    hh__log_job_elapsed(elapsed);
+    hh__log(m->log, HH_LOG_INFO, rc == 0 ? "done" : "fail");
+    hh__log_job_end();
+    hh__job_metrics_ran(m->job_metrics, job, h != NULL, elapsed, rc != 0); /* Sidekiq's Metrics tab */
 
     pthread_mutex_lock(&p->mu);
     int abandoned = p->abandoned, lost = p->lease_lost;
     p->job = NULL;
     p->lease_lost = 0;
     pthread_mutex_unlock(&p->mu);
-    hh_unique_after(&uenv, &ulock,
-                    abandoned || lost ? HH_UNIQUE_INTERRUPTED
-                        : rc          ? HH_UNIQUE_FAILED
-                                      : HH_UNIQUE_SUCCEEDED);
+    hh__unique_after(&uenv, &ulock,
+                     abandoned || lost ? HH_UNIQUE_INTERRUPTED
+                         : rc          ? HH_UNIQUE_FAILED
+                                       : HH_UNIQUE_SUCCEEDED);
     /* A failed job's thread stays busy until Redis takes its outcome: a
      * retry set Redis refuses (a wrong-typed key, OOM) holds the thread,
      * and the busy count, the stop's wait and readiness say so. */
@@ -284,68 +284,68 @@ static double run_job(hh_processor *p, hh_fetched *f) {
         /* Pushed back by the hard shutdown, or recovered by another process
          * (lease.c): the job belongs elsewhere now, so no outcome here. */
         if (lost)
-            hh_log(m->log, HH_LOG_WARN,
-                   "class=%s jid=%s: handler ended (%s) after the lease was lost; outcome not written", shown, job->jid,
-                   rc == 0 ? "success" : "failure");
-        hh_lease_finish(m->lease, job);
+            hh__log(m->log, HH_LOG_WARN,
+                    "class=%s jid=%s: handler ended (%s) after the lease was lost; outcome not written", shown,
+                    job->jid, rc == 0 ? "success" : "failure");
+        hh__lease_finish(m->lease, job);
         return elapsed;
     }
     atomic_fetch_add(m->processed, 1);
     atomic_fetch_add(m->unflushed_processed, 1);
-    hh_metrics_job(m->metrics, shown, elapsed, rc != 0); /* /metrics per class; no-op without HTTP */
+    hh__metrics_job(m->metrics, shown, elapsed, rc != 0); /* /metrics per class; no-op without HTTP */
     if (rc == 0) {
-        hh_log(m->log, HH_LOG_DEBUG, "class=%s jid=%s: done in %.3f s", shown, job->jid, elapsed);
+        hh__log(m->log, HH_LOG_DEBUG, "class=%s jid=%s: done in %.3f s", shown, job->jid, elapsed);
         if (m->opts.fetch == HH_FETCH_BASIC) {
-            hh_lease_finish(m->lease, job); /* no lease in basic fetch: only freed */
+            hh__lease_finish(m->lease, job); /* no lease in basic fetch: only freed */
         } else {
             /* The ack rides with the next fetch (one round trip, not two). */
-            hh_job_shed(job);
-            hh_finish_queue_ack(m->fetch->finish, job, &p->conn);
+            hh__job_shed(job);
+            hh__finish_queue_ack(m->fetch->finish, job, &p->conn);
         }
         return elapsed;
     }
     write_failed(p, job, h, rc, elapsed);
     atomic_fetch_sub(m->busy, 1);
-    hh_lease_finish(m->lease, job);
+    hh__lease_finish(m->lease, job);
     return elapsed;
 }
 
 static int booted_or_quiet(const void *arg) {
-    const hh_processor_env *m = arg;
+    const hh__processor_env *m = arg;
     return atomic_load(m->booted) || atomic_load(m->quiet);
 }
 
-void *hh_processor_main(void *arg) {
-    hh_processor *p = arg;
-    const hh_processor_env *m = p->m;
-    hh_wake_wait(m->wake, -1, booted_or_quiet, m); /* the identity checks come first */
+void *hh__processor_main(void *arg) {
+    hh__processor *p = arg;
+    const hh__processor_env *m = p->m;
+    hh__wake_wait(m->wake, -1, booted_or_quiet, m); /* the identity checks come first */
     while (!atomic_load(m->quiet)) {
-        hh_fetched f;
-        if (hh_fetch_next(p, &f) != 1) continue;
+        hh__fetched f;
+        if (hh__fetch_next(p, &f) != 1) continue;
         if (atomic_load(m->quiet)) { /* fetched after quiet: straight back */
-            hh_finish_push_back(m->fetch->finish, &p->conn, &f);
-            hh_lease_finish_fetched(m->lease, &f);
+            hh__finish_push_back(m->fetch->finish, &p->conn, &f);
+            hh__lease_finish_fetched(m->lease, &f);
             break;
         }
-        hh_fetch_ran(p, run_job(p, &f));
+        hh__fetch_ran(p, run_job(p, &f));
         free(f.payload);
     }
-    hh_fetch_push_back_pending(m->fetch, &p->conn);
-    hh_finish_flush_acks(m->fetch->finish, &p->conn);
-    hh_conn_close(&p->conn);
+    hh__fetch_push_back_pending(m->fetch, &p->conn);
+    hh__finish_flush_acks(m->fetch->finish, &p->conn);
+    hh__conn_close(&p->conn);
     /* The supervisor's grace period waits for this: counted first, since
      * the thread is not joinable yet when the poke is read. */
     atomic_fetch_add(m->workers_done, 1);
-    hh_wake_poke(m->wake);
+    hh__wake_poke(m->wake);
     return NULL;
 }
 
-void hh_unfinished_free(hh_unfinished *u) {
+void hh__unfinished_free(hh__unfinished *u) {
     free(u->payload);
     u->payload = NULL;
 }
 
-int hh_processor_abandon(hh_processor *p, hh_unfinished *out) {
+int hh__processor_abandon(hh__processor *p, hh__unfinished *out) {
     int rc = 0;
     memset(out, 0, sizeof(*out));
     pthread_mutex_lock(&p->mu);
@@ -353,7 +353,7 @@ int hh_processor_abandon(hh_processor *p, hh_unfinished *out) {
         p->abandoned = 1; /* its entry is another process's now: cancel, never push back */
         atomic_store(&p->cancelled, 1);
     } else if (p->job && !p->abandoned) {
-        const hh_processor_env *m = p->m;
+        const hh__processor_env *m = p->m;
         size_t q = 0;
         while (q + 1 < m->nqueues && strcmp(m->queues[q], p->job->queue) != 0) q++;
         if ((out->payload = malloc(p->job->len + 1))) {
@@ -370,13 +370,13 @@ int hh_processor_abandon(hh_processor *p, hh_unfinished *out) {
     return rc;
 }
 
-size_t hh_processor_take_pending(const hh_fetch_env *m, hh_unfinished **out) {
+size_t hh__processor_take_pending(const hh__fetch_env *m, hh__unfinished **out) {
     *out = NULL;
-    hh_fetched *f = NULL;
-    size_t n = hh_buffer_take_all(m->buffer, &f);
+    hh__fetched *f = NULL;
+    size_t n = hh__buffer_take_all(m->buffer, &f);
     if (n && !(*out = calloc(n, sizeof(**out)))) { /* out of memory: said where each one is */
         for (size_t i = 0; i < n; i++) {
-            hh_finish_report_unreturned(m->finish, f[i].queue, f[i].payload, f[i].len, "out of memory");
+            hh__finish_report_unreturned(m->finish, f[i].queue, f[i].payload, f[i].len, "out of memory");
             free(f[i].payload);
         }
         n = 0;

@@ -17,21 +17,21 @@
 #include "wake.h"
 #include "worker.h"
 
-typedef struct hh_handler {
+typedef struct hh__handler {
     char *klass;
     hh_handler_fn fn;
     void *udata;
-} hh_handler;
+} hh__handler;
 
-typedef struct hh_middleware {
+typedef struct hh__middleware {
     hh_middleware_fn fn;
     void *udata;
-} hh_middleware;
+} hh__middleware;
 
 /* All the worker threads know of their manager, filled by manager.c at
  * start (the handlers and middleware are final then) and pointing into
- * it; each thread reaches it through its hh_processor.m. */
-typedef struct hh_processor_env {
+ * it; each thread reaches it through its hh__processor.m. */
+typedef struct hh__processor_env {
     struct {
         hh_fetch_mode fetch;
         int max_retries;
@@ -41,52 +41,52 @@ typedef struct hh_processor_env {
             hh_timestamps timestamps;
         } redis;
     } opts;
-    const hh_keys *keys;
-    const hh_logger *log;
+    const hh__keys *keys;
+    const hh__logger *log;
     const char *identity;
     size_t nqueues;
     char *const *queues; /* names, configuration order */
     sds *inprog_keys;    /* this identity's in-progress list per queue */
-    const hh_handler *handlers;
+    const hh__handler *handlers;
     size_t nhandlers;
-    hh_handler default_handler; /* fn NULL: none */
-    const hh_middleware *middleware;
+    hh__handler default_handler; /* fn NULL: none */
+    const hh__middleware *middleware;
     size_t nmiddleware;
     const atomic_int *quiet, *booted, *giving_up;
     atomic_int *busy, *workers_done;
     atomic_int *outcomes_refused;   /* outcome writes Redis refuses now (outcome.h) */
     atomic_ullong *not_pushed_back; /* basic fetch's failed jobs given up at the stop */
     atomic_ullong *processed, *failed, *unflushed_processed, *unflushed_failed; /* added to here */
-    hh_wake *wake;                                                              /* workers_done is announced on it */
-    hh_metrics *metrics;         /* per-class counts for /metrics; NULL without HTTP */
-    hh_job_metrics *job_metrics; /* Sidekiq's Metrics tab; NULL when off */
-    hh_batch *batch;             /* jobs of Sidekiq Pro batches (batch.h) */
-    const hh_lease_env *lease;
-    const hh_fetch_env *fetch;
-} hh_processor_env;
+    hh__wake *wake;                                                             /* workers_done is announced on it */
+    hh__metrics *metrics;         /* per-class counts for /metrics; NULL without HTTP */
+    hh__job_metrics *job_metrics; /* Sidekiq's Metrics tab; NULL when off */
+    hh__batch *batch;             /* jobs of Sidekiq Pro batches (batch.h) */
+    const hh__lease_env *lease;
+    const hh__fetch_env *fetch;
+} hh__processor_env;
 
-/* Thread entry point; arg is the hh_processor. */
-void *hh_processor_main(void *arg);
+/* Thread entry point; arg is the hh__processor. */
+void *hh__processor_main(void *arg);
 
 /* A job the hard shutdown pushes back: a copy of its exact bytes, owned by
- * the holder (hh_unfinished_free), and its queue. */
-typedef struct hh_unfinished {
+ * the holder (hh__unfinished_free), and its queue. */
+typedef struct hh__unfinished {
     char *payload;
     size_t len;
     size_t queue; /* index into the queues */
-} hh_unfinished;
+} hh__unfinished;
 
 /* Hard shutdown, no I/O: if p still runs a job, marks it abandoned (the
  * handler's outcome will be ignored) and cancelled (hh_job_cancelled(),
  * --exec kills its process group), and copies it into *out for the push
  * back. Returns 1 when it copied a job, 0 when idle or out of memory (the
  * job is cancelled then, not abandoned: its outcome is written as usual). */
-int hh_processor_abandon(hh_processor *p, hh_unfinished *out);
+int hh__processor_abandon(hh__processor *p, hh__unfinished *out);
 
 /* Takes every fetched job no thread has started yet; *out is malloc'd.
  * Returns how many (0 and *out NULL when none). No I/O. */
-size_t hh_processor_take_pending(const hh_fetch_env *f, hh_unfinished **out);
+size_t hh__processor_take_pending(const hh__fetch_env *f, hh__unfinished **out);
 
-void hh_unfinished_free(hh_unfinished *u);
+void hh__unfinished_free(hh__unfinished *u);
 
 #endif

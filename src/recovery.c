@@ -1,5 +1,5 @@
 /* recovery.c -- see recovery.h. It sees the manager only through
- * hh_recovery_env.
+ * hh__recovery_env.
  * Keys read: hiredhand:inprogress:* (SCAN, LINDEX), <id> (EXISTS, HMGET),
  * processes (SISMEMBER), hiredhand:fetchers (SMEMBERS). Keys written: hiredhand:fetchers (SADD,
  * SREM), hiredhand:recovery-lock (SET NX PX), hiredhand:recoveries:<jid>
@@ -23,20 +23,20 @@
 
 /* The dead-set entry for a poison pill: the job with Sidekiq's error fields
  * saying why. NULL when the payload is not a JSON object (stored as is). */
-static char *poison_entry(const hh_recovery_env *e, const char *payload, size_t len, double now) {
+static char *poison_entry(const hh__recovery_env *e, const char *payload, size_t len, double now) {
     char why[160];
     /* the script buries a job on the first recovery past the limit */
     snprintf(why, sizeof(why), "job was running when its process died %d times (max_recoveries %d)",
              e->max_recoveries + 1, e->max_recoveries);
     int lossy;
-    json_t *item = hh_json_load_payload(payload, len, &lossy);
+    json_t *item = hh__json_load_payload(payload, len, &lossy);
     char *entry = NULL;
     if (json_is_object(item) && !lossy) {
         json_object_set_new(item, "error_class", json_string("hiredhand::PoisonPill"));
         json_object_set_new(item, "error_message", json_string(why));
         if (!json_object_get(item, "failed_at"))
-            json_object_set_new(item, "failed_at", hh_json_time_new(now, e->timestamps));
-        entry = hh_json_dump(item);
+            json_object_set_new(item, "failed_at", hh__json_time_new(now, e->timestamps));
+        entry = hh__json_dump(item);
     } else if (json_is_object(item) && (entry = malloc(len + 1))) {
         /* integers beyond 64 bits: the stored bytes with the error fields
          * set in them, every other byte kept (a re-serialised bignum would
@@ -44,10 +44,10 @@ static char *poison_entry(const hh_recovery_env *e, const char *payload, size_t 
         memcpy(entry, payload, len);
         entry[len] = '\0';
         size_t n = len;
-        entry = hh_json_set_raw_take(entry, &n, "error_class", json_string("hiredhand::PoisonPill"));
-        if (entry) entry = hh_json_set_raw_take(entry, &n, "error_message", json_string(why));
+        entry = hh__json_set_raw_take(entry, &n, "error_class", json_string("hiredhand::PoisonPill"));
+        if (entry) entry = hh__json_set_raw_take(entry, &n, "error_message", json_string(why));
         if (entry && !json_object_get(item, "failed_at"))
-            entry = hh_json_set_raw_take(entry, &n, "failed_at", hh_json_time_new(now, e->timestamps));
+            entry = hh__json_set_raw_take(entry, &n, "failed_at", hh__json_time_new(now, e->timestamps));
     }
     json_decref(item);
     return entry;
@@ -56,13 +56,13 @@ static char *poison_entry(const hh_recovery_env *e, const char *payload, size_t 
 /* Pushes every job of one in-progress list back to its queue, oldest first,
  * each move atomic, done and counted once (HH_LUA_RECOVER); poison pills go
  * to the dead set. Returns jobs pushed back, or -1. */
-static int drain(const hh_recovery_env *e, hh_conn *c, const char *key, const char *owner, const char *queue,
+static int drain(const hh__recovery_env *e, hh__conn *c, const char *key, const char *owner, const char *queue,
                  int boot) {
-    sds list = sdsnew(key), qk = hh_key_queue(e->keys, queue), dk = hh_key(e->keys, HH_K_DEAD);
-    sds hk = hh_key_process(e->keys, owner);
+    sds list = sdsnew(key), qk = hh__key_queue(e->keys, queue), dk = hh__key(e->keys, HH_K_DEAD);
+    sds hk = hh__key_process(e->keys, owner);
     int moved = 0;
     for (int guard = 0; guard < 1000000; guard++) {
-        redisReply *r = hh_conn_cmd(c, "LINDEX %s -1", list);
+        redisReply *r = hh__conn_cmd(c, "LINDEX %s -1", list);
         if (!r) {
             moved = -1;
             break;
@@ -75,16 +75,16 @@ static int drain(const hh_recovery_env *e, hh_conn *c, const char *key, const ch
         json_t *j = json_object_get(item, "jid"), *k = json_object_get(item, "class");
         const char *jid = json_is_string(j) ? json_string_value(j) : "";
         const char *klass = json_is_string(k) ? json_string_value(k) : "?";
-        double now = hh_now();
+        double now = hh__now();
         char *entry = poison_entry(e, r->str, r->len, now);
         char score[32], cutoff[32], maxrank[24], max[24], ttl[24];
-        hh_fmt_double(score, sizeof(score), now);
-        hh_fmt_double(cutoff, sizeof(cutoff), now - e->dead_timeout);
+        hh__fmt_double(score, sizeof(score), now);
+        hh__fmt_double(cutoff, sizeof(cutoff), now - e->dead_timeout);
         snprintf(maxrank, sizeof(maxrank), "%ld", -e->dead_max_jobs);
         /* without a jid there is nothing to count by: no poison-pill limit */
         snprintf(max, sizeof(max), "%d", *jid ? e->max_recoveries : 0);
         snprintf(ttl, sizeof(ttl), "%d", HH_RECOVERY_COUNT_TTL);
-        sds ck = hh_key(e->keys, HH_K_RECOVERIES);
+        sds ck = hh__key(e->keys, HH_K_RECOVERIES);
         ck = sdscatfmt(ck, ":%s", *jid ? jid : "-");
         const char *keys[5] = {list, qk, ck, dk, hk};
         size_t klen[5] = {sdslen(list), sdslen(qk), sdslen(ck), sdslen(dk), sdslen(hk)};
@@ -97,7 +97,7 @@ static int drain(const hh_recovery_env *e, hh_conn *c, const char *key, const ch
                           strlen(maxrank),
                           strlen(ttl),
                           1};
-        redisReply *x = hh_conn_eval(c, HH_SCRIPT_RECOVER, 5, keys, klen, 8, args, alen);
+        redisReply *x = hh__conn_eval(c, HH_SCRIPT_RECOVER, 5, keys, klen, 8, args, alen);
         int rc = -1;
         long long count = 0;
         if (x && x->type == REDIS_REPLY_ARRAY && x->elements == 2 && x->element[0]->type == REDIS_REPLY_INTEGER &&
@@ -105,21 +105,22 @@ static int drain(const hh_recovery_env *e, hh_conn *c, const char *key, const ch
             rc = (int)x->element[0]->integer;
             count = x->element[1]->integer;
         } else {
-            hh_log(e->log, HH_LOG_ERROR, "recovery: owner=%s queue=%s: not pushed back, left for the next scan: %s",
-                   owner, queue,
-                   x && x->type == REDIS_REPLY_ERROR ? x->str
-                       : x                           ? "unexpected reply to the recovery script"
-                                                     : c->last_error);
+            hh__log(e->log, HH_LOG_ERROR, "recovery: owner=%s queue=%s: not pushed back, left for the next scan: %s",
+                    owner, queue,
+                    x && x->type == REDIS_REPLY_ERROR ? x->str
+                        : x                           ? "unexpected reply to the recovery script"
+                                                      : hh__conn_last_error(c));
         }
         if (x) freeReplyObject(x);
-        if (rc == 3) hh_log(e->log, HH_LOG_INFO, "recovery: owner=%s beat again: leaving its jobs to it", owner);
+        if (rc == 3) hh__log(e->log, HH_LOG_INFO, "recovery: owner=%s beat again: leaving its jobs to it", owner);
         if (rc == 1)
-            hh_log(e->log, HH_LOG_WARN,
-                   "recovery: class=%s jid=%s owner=%s queue=%s: pushed back to the queue (recovery %lld)", klass, jid,
-                   owner, queue, count);
+            hh__log(e->log, HH_LOG_WARN,
+                    "recovery: class=%s jid=%s owner=%s queue=%s: pushed back to the queue (recovery %lld)", klass, jid,
+                    owner, queue, count);
         else if (rc == 2)
-            hh_log(e->log, HH_LOG_WARN, "recovery: class=%s jid=%s owner=%s: recovered %d times, moved to the dead set",
-                   klass, jid, owner, e->max_recoveries + 1);
+            hh__log(e->log, HH_LOG_WARN,
+                    "recovery: class=%s jid=%s owner=%s: recovered %d times, moved to the dead set", klass, jid, owner,
+                    e->max_recoveries + 1);
         sdsfree(ck);
         free(entry);
         json_decref(item);
@@ -140,9 +141,9 @@ static int drain(const hh_recovery_env *e, hh_conn *c, const char *key, const ch
 }
 
 /* Whether an owner is alive: its heartbeat hash exists. */
-static int owner_alive(const hh_recovery_env *e, hh_conn *c, const char *owner) {
-    sds hk = hh_key_process(e->keys, owner);
-    redisReply *r = hh_conn_cmd(c, "EXISTS %s", hk);
+static int owner_alive(const hh__recovery_env *e, hh__conn *c, const char *owner) {
+    sds hk = hh__key_process(e->keys, owner);
+    redisReply *r = hh__conn_cmd(c, "EXISTS %s", hk);
     sdsfree(hk);
     int alive = r && r->type == REDIS_REPLY_INTEGER ? r->integer > 0 : -1;
     if (r) freeReplyObject(r);
@@ -151,18 +152,18 @@ static int owner_alive(const hh_recovery_env *e, hh_conn *c, const char *owner) 
 
 /* SCANs for in-progress lists and drains those whose owner matches `only`
  * (boot) or, when only is NULL, whose owner is dead (orphans). */
-static int scan_lists(const hh_recovery_env *e, hh_conn *c, const char *only) {
-    sds pattern = hh_key_inprogress_pattern(e->keys);
+static int scan_lists(const hh__recovery_env *e, hh__conn *c, const char *only) {
+    sds pattern = hh__key_inprogress_pattern(e->keys);
     sds cursor = sdsnew("0");
     int total = 0;
     do {
-        redisReply *r = cursor ? hh_conn_cmd(c, "SCAN %s MATCH %s COUNT 1000", cursor, pattern) : NULL;
+        redisReply *r = cursor ? hh__conn_cmd(c, "SCAN %s MATCH %s COUNT 1000", cursor, pattern) : NULL;
         /* {cursor, [keys...]}: anything else ends this scan */
         if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_STRING ||
             r->element[0]->len == 0 || r->element[1]->type != REDIS_REPLY_ARRAY) {
             if (r)
-                hh_log(e->log, HH_LOG_WARN, "recovery: unexpected reply to SCAN%s%s",
-                       r->type == REDIS_REPLY_ERROR ? ": " : "", r->type == REDIS_REPLY_ERROR ? r->str : "");
+                hh__log(e->log, HH_LOG_WARN, "recovery: unexpected reply to SCAN%s%s",
+                        r->type == REDIS_REPLY_ERROR ? ": " : "", r->type == REDIS_REPLY_ERROR ? r->str : "");
             if (r) freeReplyObject(r);
             total = -1;
             break;
@@ -173,7 +174,7 @@ static int scan_lists(const hh_recovery_env *e, hh_conn *c, const char *only) {
         for (size_t i = 0; i < keys->elements; i++) {
             sds owner, queue;
             if (keys->element[i]->type != REDIS_REPLY_STRING) continue;
-            if (hh_key_inprogress_parse(e->keys, keys->element[i]->str, &owner, &queue) != 0) continue;
+            if (hh__key_inprogress_parse(e->keys, keys->element[i]->str, &owner, &queue) != 0) continue;
             int mine = strcmp(owner, e->identity) == 0;
             int take = only ? strcmp(owner, only) == 0 : (!mine && owner_alive(e, c, owner) == 0);
             if (take) {
@@ -204,9 +205,9 @@ static int scan_lists(const hh_recovery_env *e, hh_conn *c, const char *only) {
  * its hash expires. On another host nothing can be asked: the hash decides
  * alone, until its TTL ends it. Returns 1 live (logged, naming the pid), 0
  * free, -1 Redis error. */
-static int identity_in_use(const hh_recovery_env *e, hh_conn *c) {
-    sds hk = hh_key_process(e->keys, e->identity);
-    redisReply *r = hh_conn_cmd(c, "HMGET %s info beat", hk);
+static int identity_in_use(const hh__recovery_env *e, hh__conn *c) {
+    sds hk = hh__key_process(e->keys, e->identity);
+    redisReply *r = hh__conn_cmd(c, "HMGET %s info beat", hk);
     sdsfree(hk);
     if (!r) return -1;
     if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_STRING) {
@@ -219,12 +220,12 @@ static int identity_in_use(const hh_recovery_env *e, hh_conn *c) {
     json_t *pj = json_object_get(info, "pid"), *sj = json_object_get(info, "started_at");
     long pid = json_is_integer(pj) ? (long)json_integer_value(pj) : 0;
     double started = json_is_number(sj) ? json_number_value(sj) : 0;
-    double beat = r->element[1]->type == REDIS_REPLY_STRING ? hh_strtod_c(r->element[1]->str, NULL) : 0;
+    double beat = r->element[1]->type == REDIS_REPLY_STRING ? hh__strtod_c(r->element[1]->str, NULL) : 0;
     json_decref(info);
     freeReplyObject(r);
 
-    sds pk = hh_key(e->keys, HH_K_PROCESSES);
-    r = hh_conn_cmd(c, "SISMEMBER %s %s", pk, e->identity);
+    sds pk = hh__key(e->keys, HH_K_PROCESSES);
+    r = hh__conn_cmd(c, "SISMEMBER %s %s", pk, e->identity);
     sdsfree(pk);
     if (!r) {
         sdsfree(host);
@@ -234,12 +235,12 @@ static int identity_in_use(const hh_recovery_env *e, hh_conn *c) {
     freeReplyObject(r);
     char why[160] = "";
     if (live && strcmp(host, e->hostname) == 0) {
-        hh_proc_info pi;
+        hh__proc_info pi;
         if (pid <= 0) {
             snprintf(why, sizeof(why), "its hash names no pid");
         } else if (pid == (long)getpid() || (kill((pid_t)pid, 0) != 0 && errno == ESRCH)) {
             live = 0;
-        } else if (hh_proc_stat(pid, &pi) != 0 || pi.start <= 0) {
+        } else if (hh__proc_stat(pid, &pi) != 0 || pi.start <= 0) {
             snprintf(why, sizeof(why), "pid %ld on this host is alive", pid); /* /proc hidden: assume it */
         } else if (pi.state == 'Z' || (started > 0 && pi.start > started + HH_START_SLACK)) {
             live = 0; /* exited, or the pid now names a later process */
@@ -250,52 +251,52 @@ static int identity_in_use(const hh_recovery_env *e, hh_conn *c) {
         snprintf(why, sizeof(why), "pid %ld on host %s, its heartbeat hash not expired", pid, host);
     }
     if (live)
-        hh_log(e->log, HH_LOG_ERROR, "identity %s is live in another process: %s (last beat %.0f s ago)", e->identity,
-               why, beat > 0 ? hh_now() - beat : -1.0);
+        hh__log(e->log, HH_LOG_ERROR, "identity %s is live in another process: %s (last beat %.0f s ago)", e->identity,
+                why, beat > 0 ? hh__now() - beat : -1.0);
     sdsfree(host);
     return live;
 }
 
-int hh_recovery_boot(const hh_recovery_env *e, hh_conn *c) {
+int hh__recovery_boot(const hh__recovery_env *e, hh__conn *c) {
     if (e->fetch == HH_FETCH_BASIC) return HH_OK;
     if (e->fixed_identity) {
         int used = identity_in_use(e, c);
         if (used < 0) return HH_ERR_REDIS;
         if (used) return HH_ERR_EXISTS;
     }
-    sds fk = hh_key(e->keys, HH_K_FETCHERS);
-    redisReply *r = hh_conn_cmd(c, "SADD %s %s", fk, e->identity);
+    sds fk = hh__key(e->keys, HH_K_FETCHERS);
+    redisReply *r = hh__conn_cmd(c, "SADD %s %s", fk, e->identity);
     sdsfree(fk);
     if (!r) return HH_ERR_REDIS;
     /* the registry only names fetchers: a refused write (OOM) is logged, not fatal */
     if (r->type != REDIS_REPLY_INTEGER)
-        hh_log(e->log, HH_LOG_WARN, "recovery: SADD hiredhand:fetchers: %s",
-               r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+        hh__log(e->log, HH_LOG_WARN, "recovery: SADD hiredhand:fetchers: %s",
+                r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
     freeReplyObject(r);
     if (!e->fixed_identity) return HH_OK; /* a fresh random identity owns nothing */
     int n = scan_lists(e, c, e->identity);
     if (n > 0)
-        hh_log(e->log, HH_LOG_WARN, "recovery: pushed back %d jobs left by a previous run of %s", n, e->identity);
+        hh__log(e->log, HH_LOG_WARN, "recovery: pushed back %d jobs left by a previous run of %s", n, e->identity);
     return n < 0 ? HH_ERR_REDIS : HH_OK;
 }
 
-int hh_recovery_scan(const hh_recovery_env *e, hh_conn *c) {
+int hh__recovery_scan(const hh__recovery_env *e, hh__conn *c) {
     /* The outage rule (lease.c): a missing heartbeat hash means a dead
      * owner only once this process has itself beaten long enough for every
      * live peer to have beaten too. */
     double left = 0;
     if (!e->peers_judgeable(e->udata, &left)) {
-        hh_log(e->log, HH_LOG_DEBUG,
-               "recovery: scan deferred %.1f s: this process's own heartbeats have not "
-               "run long enough since start or since Redis failed them",
-               left);
+        hh__log(e->log, HH_LOG_DEBUG,
+                "recovery: scan deferred %.1f s: this process's own heartbeats have not "
+                "run long enough since start or since Redis failed them",
+                left);
         return -1;
     }
-    sds lk = hh_key(e->keys, HH_K_RECOVERY_LOCK);
+    sds lk = hh__key(e->keys, HH_K_RECOVERY_LOCK);
     long ms = (long)(e->recovery_interval * 500);
     if (ms > HH_RECOVERY_LOCK_MS) ms = HH_RECOVERY_LOCK_MS;
     if (ms < 100) ms = 100;
-    redisReply *r = hh_conn_cmd(c, "SET %s %s NX PX %ld", lk, e->identity, ms);
+    redisReply *r = hh__conn_cmd(c, "SET %s %s NX PX %ld", lk, e->identity, ms);
     int got = r && r->type == REDIS_REPLY_STATUS;
     if (r) freeReplyObject(r);
     if (!got) {
@@ -304,13 +305,13 @@ int hh_recovery_scan(const hh_recovery_env *e, hh_conn *c) {
     }
     int n = scan_lists(e, c, NULL);
     /* Forget registered fetchers that are dead and own nothing any more. */
-    sds fk = hh_key(e->keys, HH_K_FETCHERS);
-    redisReply *mem = hh_conn_cmd(c, "SMEMBERS %s", fk);
+    sds fk = hh__key(e->keys, HH_K_FETCHERS);
+    redisReply *mem = hh__conn_cmd(c, "SMEMBERS %s", fk);
     for (size_t i = 0; mem && mem->type == REDIS_REPLY_ARRAY && i < mem->elements; i++) {
         if (mem->element[i]->type != REDIS_REPLY_STRING) continue;
         const char *owner = mem->element[i]->str;
         if (strcmp(owner, e->identity) != 0 && owner_alive(e, c, owner) == 0) {
-            redisReply *x = hh_conn_cmd(c, "SREM %s %s", fk, owner);
+            redisReply *x = hh__conn_cmd(c, "SREM %s %s", fk, owner);
             if (x) freeReplyObject(x);
         }
     }
@@ -319,48 +320,48 @@ int hh_recovery_scan(const hh_recovery_env *e, hh_conn *c) {
     /* The lock is not released: it expires, so the fleet scans at most
      * once per lock period however many processes run. */
     sdsfree(lk);
-    if (n > 0) hh_log(e->log, HH_LOG_WARN, "recovery: pushed back %d orphaned jobs", n);
+    if (n > 0) hh__log(e->log, HH_LOG_WARN, "recovery: pushed back %d orphaned jobs", n);
     return n;
 }
 
-static int is_quiet(const void *arg) { return atomic_load(((const hh_recovery_env *)arg)->quiet); }
+static int is_quiet(const void *arg) { return atomic_load(((const hh__recovery_env *)arg)->quiet); }
 
-void *hh_recovery_main(void *arg) {
-    const hh_recovery_env *e = arg;
-    hh_conn c;
-    hh_conn_init(&c, e->cfg, e->log, "recovery", e->quiet);
-    hh_rng rng;
-    hh_rng_seed(&rng);
-    double next = hh_mono() + 1 + hh_rng_double(&rng) * 2; /* soon after boot */
+void *hh__recovery_main(void *arg) {
+    const hh__recovery_env *e = arg;
+    hh__conn c;
+    hh__conn_init(&c, e->cfg, e->log, "recovery", e->quiet);
+    hh__rng rng;
+    hh__rng_seed(&rng);
+    double next = hh__mono() + 1 + hh__rng_double(&rng) * 2; /* soon after boot */
     /* Redis was down at start: the identity checks come first, then the
      * workers and the heartbeat may go. */
     while (!atomic_load(e->booted) && !atomic_load(e->quiet)) {
-        int rc = hh_conn_ready(&c) == 0 ? hh_recovery_boot(e, &c) : HH_ERR_REDIS;
+        int rc = hh__conn_ready(&c) == 0 ? hh__recovery_boot(e, &c) : HH_ERR_REDIS;
         if (rc == HH_OK) {
             atomic_store(e->booted, 1);
-            hh_wake_all(e->wake); /* the workers and the heartbeat wait for it */
+            hh__wake_all(e->wake); /* the workers and the heartbeat wait for it */
         } else if (rc == HH_ERR_EXISTS) {
-            hh_log(e->log, HH_LOG_ERROR, "identity %s is live in another process; stopping", e->identity);
+            hh__log(e->log, HH_LOG_ERROR, "identity %s is live in another process; stopping", e->identity);
             atomic_store(e->start_error, HH_ERR_EXISTS);
             e->stop(e->udata);
         } else {
-            hh_wake_wait(e->wake, hh_mono() + 0.2, is_quiet, e);
+            hh__wake_wait(e->wake, hh__mono() + 0.2, is_quiet, e);
         }
     }
     while (!atomic_load(e->quiet)) {
-        if (hh_mono() >= next) {
+        if (hh__mono() >= next) {
             double left = 0, iv = e->recovery_interval;
             if (!e->peers_judgeable(e->udata, &left) && left < iv) {
-                next = hh_mono() + left + 0.1; /* scan as soon as the rule allows */
+                next = hh__mono() + left + 0.1; /* scan as soon as the rule allows */
             } else {
-                hh_recovery_scan(e, &c);
-                next = hh_mono() + iv * (0.75 + 0.5 * hh_rng_double(&rng));
+                hh__recovery_scan(e, &c);
+                next = hh__mono() + iv * (0.75 + 0.5 * hh__rng_double(&rng));
             }
         }
         e->tick(e->udata, &c); /* reconciliation of this process's own lists */
         /* lease.c's tick wants a call every 100 ms; a quiet ends the wait. */
-        hh_wake_wait(e->wake, hh_mono() + 0.1, is_quiet, e);
+        hh__wake_wait(e->wake, hh__mono() + 0.1, is_quiet, e);
     }
-    hh_conn_close(&c);
+    hh__conn_close(&c);
     return NULL;
 }

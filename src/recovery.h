@@ -15,10 +15,10 @@
 /* All recovery knows of its manager; the manager fills it and keeps it
  * alive while the thread runs. The outage rule and this process's own
  * reconciliation live with the fetcher's leases, reached by callbacks. */
-typedef struct hh_recovery_env {
-    const hh_keys *keys;
-    const hh_logger *log;
-    hh_redis_config *cfg;
+typedef struct hh__recovery_env {
+    const hh__keys *keys;
+    const hh__logger *log;
+    hh__redis_config *cfg;
     const char *identity, *hostname;
     int fixed_identity; /* a stable identity: may own leftovers of an earlier run */
     hh_fetch_mode fetch;
@@ -30,28 +30,28 @@ typedef struct hh_recovery_env {
     atomic_int *booted;       /* set here once the identity checks passed */
     atomic_int *start_error;  /* HH_ERR_EXISTS when the identity is live elsewhere */
     atomic_ullong *recovered; /* jobs pushed back, for the stats */
-    hh_wake *wake;
+    hh__wake *wake;
     void *udata;                                       /* for the callbacks */
     int (*peers_judgeable)(void *udata, double *left); /* the outage rule */
-    void (*tick)(void *udata, hh_conn *c);             /* own reconciliation, every 100 ms */
+    void (*tick)(void *udata, hh__conn *c);            /* own reconciliation, every 100 ms */
     void (*stop)(void *udata);                         /* the identity proved live elsewhere */
-} hh_recovery_env;
+} hh__recovery_env;
 
 /* At start: refuse (HH_ERR_EXISTS) when this identity is live in another
  * process, else push back what a previous incarnation of this identity left
  * and register it in hiredhand:fetchers. Returns HH_OK, HH_ERR_EXISTS, or
  * HH_ERR_REDIS when Redis is unreachable (then the recovery thread calls it
  * again until it answers, and no worker fetches before). */
-int hh_recovery_boot(const hh_recovery_env *e, hh_conn *c);
+int hh__recovery_boot(const hh__recovery_env *e, hh__conn *c);
 
 /* Scans for in-progress lists whose owner's heartbeat hash has expired and
  * pushes their jobs back, under a short fleet-wide lock. Returns jobs
  * recovered, or -1 (lock held elsewhere or a Redis error). */
-int hh_recovery_scan(const hh_recovery_env *e, hh_conn *c);
+int hh__recovery_scan(const hh__recovery_env *e, hh__conn *c);
 
-/* Thread entry; arg is an hh_recovery_env. Finishes the identity checks
- * when Redis was down at start, then hh_recovery_scan() every
+/* Thread entry; arg is an hh__recovery_env. Finishes the identity checks
+ * when Redis was down at start, then hh__recovery_scan() every
  * recovery_interval (with jitter) until quiet. */
-void *hh_recovery_main(void *arg);
+void *hh__recovery_main(void *arg);
 
 #endif

@@ -40,15 +40,15 @@ static const char *script_src[HH_SCRIPT_COUNT] = {
     [HH_SCRIPT_PUSH_BACK] = HH_LUA_PUSH_BACK,
 };
 
-const char *hh_script_source(hh_script_id id, int plain) {
+const char *hh__script_source(hh__script_id id, int plain) {
     const char *s = script_src[id];
     if (plain && strncmp(s, "#!", 2) == 0) s = strchr(s, '\n') + 1;
     return s;
 }
 
-int hh_conn_plain_scripts(const hh_conn *c) { return c->plain_scripts || (c->version > 0 && c->version < 700); }
+int hh__conn_plain_scripts(const hh__conn *c) { return c->plain_scripts || (c->version > 0 && c->version < 700); }
 
-int hh_script_flags_refused(const redisReply *r) {
+int hh__script_flags_refused(const redisReply *r) {
     /* Redis 6: "ERR Error compiling script ... unexpected symbol near '#'";
      * a Redis 7 that knows no flag of ours: "ERR Unexpected flag in script
      * shebang". Not a transient refusal (LOADING, BUSY) nor an ACL one. */
@@ -222,7 +222,7 @@ static sds pct_decode(const char *s, size_t n) {
 /* [user][:password] as redis-rb reads it (Ruby's URI, then CGI.unescape):
  * the first ':' splits; an empty part is absent; no ':' at all makes the
  * whole a user name, with no password, and redis-rb then sends no AUTH. */
-static void parse_userinfo(hh_redis_config *cfg, const char *p, size_t n) {
+static void parse_userinfo(hh__redis_config *cfg, const char *p, size_t n) {
     const char *colon = memchr(p, ':', n);
     size_t ulen = colon ? (size_t)(colon - p) : n;
     if (ulen) cfg->user = pct_decode(p, ulen);
@@ -232,7 +232,7 @@ static void parse_userinfo(hh_redis_config *cfg, const char *p, size_t n) {
 /* What logs show: the password as ***; a user name without a password is
  * masked too (it is never sent, and is most often a password written
  * without its ':'). */
-static void mask_url(hh_redis_config *cfg) {
+static void mask_url(hh__redis_config *cfg) {
     const char *ui = cfg->password ? ":***@" : cfg->user ? "***@" : "";
     const char *un = cfg->password && cfg->user ? cfg->user : "";
     if (cfg->unix_path) cfg->display = sdscatfmt(sdsempty(), "unix://%s%s%s?db=%i", un, ui, cfg->unix_path, cfg->db);
@@ -245,7 +245,7 @@ static void mask_url(hh_redis_config *cfg) {
 
 /* A URL without a password takes the options' (a password file), else
  * $REDIS_PASSWORD: either keeps the secret off the command line. */
-static void default_password(hh_redis_config *cfg, const hh_redis_options *o) {
+static void default_password(hh__redis_config *cfg, const hh_redis_options *o) {
     if (cfg->password) return;
     const char *pw = o && o->password && *o->password ? o->password : getenv("REDIS_PASSWORD");
     if (pw && *pw) cfg->password = sdsnew(pw);
@@ -267,8 +267,8 @@ static int env_true(const char *env) {
  * one SSL_CTX for every connection of this configuration (the CA store and
  * client certificate are read once, here, so a bad file is reported before
  * anything connects). */
-static int tls_setup(hh_redis_config *cfg, const hh_redis_options *o, char *err, size_t errlen) {
-    hh_tls_settings s;
+static int tls_setup(hh__redis_config *cfg, const hh_redis_options *o, char *err, size_t errlen) {
+    hh__tls_settings s;
     s.ca_file = opt_env(o ? o->tls_ca_file : NULL, "HIREDHAND_TLS_CA_FILE");
     s.ca_dir = opt_env(o ? o->tls_ca_dir : NULL, "HIREDHAND_TLS_CA_DIR");
     s.cert = opt_env(o ? o->tls_cert : NULL, "HIREDHAND_TLS_CERT");
@@ -279,11 +279,11 @@ static int tls_setup(hh_redis_config *cfg, const hh_redis_options *o, char *err,
     cfg->tls_name = sdsnew(s.server_name ? s.server_name : cfg->host);
     cfg->tls_client_cert = s.cert != NULL;
     cfg->tls_name_forced = s.server_name != NULL;
-    cfg->tls_ctx = hh_tls_ctx_new(&s, err, errlen);
+    cfg->tls_ctx = hh__tls_ctx_new(&s, err, errlen);
     return cfg->tls_ctx && cfg->tls_name ? 0 : -1;
 }
 
-int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char *err, size_t errlen) {
+int hh__redis_config_parse(hh__redis_config *cfg, const hh_redis_options *o, char *err, size_t errlen) {
     memset(cfg, 0, sizeof(*cfg));
     const char *url = o ? o->url : NULL;
     if (!url || !*url) url = getenv("REDIS_URL");
@@ -306,13 +306,13 @@ int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char 
         cfg->unix_path = sdsnewlen(path, plen);
         if (q) {
             if (strncmp(q, "?db=", 4) != 0)
-                return hh_redis_config_free(cfg), fail_url(err, errlen, "unix:// takes only ?db=N", url);
+                return hh__redis_config_free(cfg), fail_url(err, errlen, "unix:// takes only ?db=N", url);
             if (parse_int(q + 4, strlen(q + 4), 0, 1 << 20, &cfg->db))
-                return hh_redis_config_free(cfg), fail_url(err, errlen, "db must be a number 0-1048576", url);
+                return hh__redis_config_free(cfg), fail_url(err, errlen, "db must be a number 0-1048576", url);
         }
         default_password(cfg, o);
         mask_url(cfg);
-        if (hh_sentinel_config(cfg, o, err, errlen) != 0) return hh_redis_config_free(cfg), -1;
+        if (hh__sentinel_config(cfg, o, err, errlen) != 0) return hh__redis_config_free(cfg), -1;
         return 0;
     }
     cfg->tls = strncmp(url, "rediss://", 9) == 0;
@@ -331,11 +331,11 @@ int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char 
     const char *hend, *portp = NULL;
     if (*p == '[') {
         const char *rb = memchr(p, ']', (size_t)(end - p));
-        if (!rb) return hh_redis_config_free(cfg), fail_url(err, errlen, "unclosed [", url);
+        if (!rb) return hh__redis_config_free(cfg), fail_url(err, errlen, "unclosed [", url);
         cfg->host = sdsnewlen(p + 1, (size_t)(rb - p - 1));
         hend = rb + 1;
         if (hend < end && *hend == ':') portp = hend + 1;
-        else if (hend != end) return hh_redis_config_free(cfg), fail_url(err, errlen, "bad host", url);
+        else if (hend != end) return hh__redis_config_free(cfg), fail_url(err, errlen, "bad host", url);
     } else {
         const char *colon = memchr(p, ':', (size_t)(end - p));
         hend = colon ? colon : end;
@@ -348,14 +348,14 @@ int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char 
     }
     cfg->port = 6379;
     if (portp && parse_int(portp, (size_t)(end - portp), 1, 65535, &cfg->port))
-        return hh_redis_config_free(cfg), fail_port(err, errlen, url, end, portp, (size_t)(end - portp));
+        return hh__redis_config_free(cfg), fail_port(err, errlen, url, end, portp, (size_t)(end - portp));
     if (*end == '/' && end[1]) {
         const char *d = end + 1;
         size_t dl = strcspn(d, "?#");
         if (dl && parse_int(d, dl, 0, 1 << 20, &cfg->db)) {
             /* an '@' past the '/': the '/' was in the password, not before the db */
             int late_at = memchr(d, '@', dl) != NULL;
-            return hh_redis_config_free(cfg),
+            return hh__redis_config_free(cfg),
                    fail_url(err, errlen,
                             late_at ? "a '/' in the user info ends the host early: write it as %2F, and '@' as %40"
                                     : "db must be a number 0-1048576",
@@ -366,15 +366,15 @@ int hh_redis_config_parse(hh_redis_config *cfg, const hh_redis_options *o, char 
     mask_url(cfg);
     cfg->probe_key =
         o && o->ns && *o->ns ? sdscatfmt(sdsempty(), "%s:stat:processed", o->ns) : sdsnew("stat:processed");
-    if ((cfg->tls && tls_setup(cfg, o, err, errlen) != 0) || hh_sentinel_config(cfg, o, err, errlen) != 0) {
-        hh_redis_config_free(cfg);
+    if ((cfg->tls && tls_setup(cfg, o, err, errlen) != 0) || hh__sentinel_config(cfg, o, err, errlen) != 0) {
+        hh__redis_config_free(cfg);
         return -1;
     }
     return 0;
 }
 
-void hh_redis_config_free(hh_redis_config *cfg) {
-    hh_sentinel_config_free(cfg);
+void hh__redis_config_free(hh__redis_config *cfg) {
+    hh__sentinel_config_free(cfg);
     sdsfree(cfg->host);
     sdsfree(cfg->unix_path);
     sdsfree(cfg->user);
@@ -383,14 +383,14 @@ void hh_redis_config_free(hh_redis_config *cfg) {
     sdsfree(cfg->tls_name);
     sdsfree(cfg->probe_key);
     cfg->probe_key = NULL;
-    if (cfg->tls_ctx) hh_tls_ctx_free(cfg->tls_ctx);
+    if (cfg->tls_ctx) hh__tls_ctx_free(cfg->tls_ctx);
     cfg->tls_ctx = NULL;
     cfg->host = cfg->unix_path = cfg->user = cfg->password = cfg->display = cfg->tls_name = NULL;
 }
 
 /* ------------------------------------------------------------- connections */
 
-int hh_error_is_connection_level(const char *msg) {
+int hh__error_is_connection_level(const char *msg) {
     static const char *prefixes[] = {"READONLY", "UNBLOCKED", "LOADING",     "MASTERDOWN",
                                      "NOAUTH",   "MISCONF",   "CLUSTERDOWN", NULL};
     if (!msg) return 0;
@@ -399,19 +399,19 @@ int hh_error_is_connection_level(const char *msg) {
     return 0;
 }
 
-int hh_reply_is_error(const redisReply *r) { return !r || r->type == REDIS_REPLY_ERROR; }
+int hh__reply_is_error(const redisReply *r) { return !r || r->type == REDIS_REPLY_ERROR; }
 
 /* Seconds to wait before the next connect: the backoff, less a random
  * part of up to half of it, so that connections broken at one instant (a
  * restart, CLIENT KILL, a proxy) do not all come back at one instant, and
  * do not stay in step with faults that recur at a fixed period. */
-static double jittered(hh_conn *c, double backoff) {
+static double jittered(hh__conn *c, double backoff) {
     c->rng ^= c->rng << 13, c->rng ^= c->rng >> 7, c->rng ^= c->rng << 17; /* xorshift64 */
     return backoff * (0.5 + 0.5 * (double)(c->rng >> 11) / 9007199254740992.0);
 }
 
 /* Causes of a failure, as the outage log names them (each once per outage:
- * outage_log): a bit each in hh_redis_config.outage_causes. */
+ * outage_log): a bit each in hh__redis_config.outage_causes. */
 enum {
     CAUSE_OTHER,
     CAUSE_CLOSED,
@@ -462,7 +462,7 @@ static int cause_of(const char *why, const char **hint) {
             *hint = known[i].hint;
             return known[i].cause;
         }
-    return why && hh_error_is_connection_level(why) ? CAUSE_REPLY : CAUSE_OTHER;
+    return why && hh__error_is_connection_level(why) ? CAUSE_REPLY : CAUSE_OTHER;
 }
 
 /* Logs a failure of c (c->last_error) once per outage and cause: the
@@ -471,8 +471,8 @@ static int cause_of(const char *why, const char **hint) {
  * happen when the message holds none; the rest at DEBUG. An outage whose
  * cause stays one (a replica refusing writes for minutes) thus logs one
  * line, and one more when it ends (succeeded). */
-static void outage_log(hh_conn *c, const char *what, const char *then) {
-    hh_redis_config *cfg = c->cfg;
+static void outage_log(hh__conn *c, const char *what, const char *then) {
+    hh__redis_config *cfg = c->cfg;
     const char *hint;
     unsigned bit = 1u << cause_of(c->last_error, &hint);
     char h[160] = "";
@@ -480,29 +480,30 @@ static void outage_log(hh_conn *c, const char *what, const char *then) {
     int was = 0;
     if (atomic_compare_exchange_strong(&cfg->outage, &was, 1)) {
         atomic_store(&cfg->outage_causes, bit);
-        atomic_store(&cfg->outage_since_ms, (long long)(hh_mono() * 1000));
-        hh_log(c->log, HH_LOG_WARN, "redis %s: %s (%s): %s%s; %s", cfg->display, what, c->name, c->last_error, h, then);
+        atomic_store(&cfg->outage_since_ms, (long long)(hh__mono() * 1000));
+        hh__log(c->log, HH_LOG_WARN, "redis %s: %s (%s): %s%s; %s", cfg->display, what, c->name, c->last_error, h,
+                then);
     } else if (!(atomic_fetch_or(&cfg->outage_causes, bit) & bit)) {
-        hh_log(c->log, HH_LOG_WARN, "redis %s: still unavailable (%s): %s%s", cfg->display, c->name, c->last_error, h);
+        hh__log(c->log, HH_LOG_WARN, "redis %s: still unavailable (%s): %s%s", cfg->display, c->name, c->last_error, h);
     } else {
-        hh_log(c->log, HH_LOG_DEBUG, "redis (%s): %s", c->name, c->last_error);
+        hh__log(c->log, HH_LOG_DEBUG, "redis (%s): %s", c->name, c->last_error);
     }
 }
 
-void hh_conn_fail(hh_conn *c, const char *why) {
-    hh_strlcpy(c->last_error, why ? why : "connection lost", sizeof(c->last_error));
-    hh_conn_close(c);
+void hh__conn_fail(hh__conn *c, const char *why) {
+    hh__strlcpy(c->last_error, why ? why : "connection lost", sizeof(c->last_error));
+    hh__conn_close(c);
     c->failures++;
     /* EXECABORT hides READONLY (conn_level) */
-    int refused = hh_error_is_connection_level(c->last_error) || strstr(c->last_error, "READONLY");
+    int refused = hh__error_is_connection_level(c->last_error) || strstr(c->last_error, "READONLY");
     if (!refused && c->worked) {
         /* A link that worked and then broke (a restart, CLIENT KILL, a
          * proxy or NAT dropping it): try a new one at once. A server that
          * is down refuses that connect, whose failure then backs off; a
          * server refusing our writes is no reason to hurry. */
-        c->next_attempt = hh_mono();
+        c->next_attempt = hh__mono();
     } else {
-        c->next_attempt = hh_mono() + jittered(c, c->backoff);
+        c->next_attempt = hh__mono() + jittered(c, c->backoff);
         c->backoff = c->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : c->backoff * 2;
     }
     c->worked = 0;
@@ -535,7 +536,7 @@ static int auth_refusal(const char *msg) {
         (strncmp(msg, "NOAUTH", 6) == 0 || strncmp(msg, "NOPERM", 6) == 0 || strncmp(msg, "WRONGPASS", 9) == 0);
 }
 
-const char *hh_redis_refused(hh_redis_config *cfg) { return atomic_load(&cfg->refused) ? cfg->refused_why : NULL; }
+const char *hh__redis_refused(hh__redis_config *cfg) { return atomic_load(&cfg->refused) ? cfg->refused_why : NULL; }
 
 /* AUTH, SELECT, INFO server and CLIENT ID on a new connection. Returns 0,
  * -1 (may pass: retry) or -2 (Redis refused these settings for good). */
@@ -548,10 +549,10 @@ const char *hh_redis_refused(hh_redis_config *cfg) { return atomic_load(&cfg->re
  * "Resource temporarily unavailable": that says how long was waited (the
  * socket's receive timeout then: the command timeout, more for a blocking
  * call, less near a deadline). Returns buf. */
-static const char *io_error(const hh_conn *c, char *buf, size_t len) {
+static const char *io_error(const hh__conn *c, char *buf, size_t len) {
     if (!c->ctx || !c->ctx->errstr[0]) {
-        hh_strlcpy(buf, "connection lost", len);
-    } else if (hh_conn_timed_out(c->ctx)) {
+        hh__strlcpy(buf, "connection lost", len);
+    } else if (hh__conn_timed_out(c->ctx)) {
         struct timeval tv = {0, 0};
         socklen_t tl = sizeof(tv);
         double s = c->cfg->command_timeout;
@@ -560,12 +561,12 @@ static const char *io_error(const hh_conn *c, char *buf, size_t len) {
         snprintf(buf, len, "Redis call timed out: no reply within %g s (Redis busy or paused?)",
                  (double)(long long)(s * 100 + 0.5) / 100);
     } else {
-        hh_strlcpy(buf, c->ctx->errstr, len);
+        hh__strlcpy(buf, c->ctx->errstr, len);
     }
     return buf;
 }
 
-static int setup(hh_conn *c) {
+static int setup(hh__conn *c) {
     redisReply *r;
     char why[200];
     c->version = 0;
@@ -574,7 +575,7 @@ static int setup(hh_conn *c) {
         const char *argv[3] = {"AUTH", c->cfg->user, c->cfg->password};
         size_t lens[3] = {4, c->cfg->user ? sdslen(c->cfg->user) : 0, sdslen(c->cfg->password)};
         if (!c->cfg->user) argv[1] = argv[2], lens[1] = lens[2];
-        r = hh_conn_rawargv(c, c->cfg->user ? 3 : 2, argv, lens);
+        r = hh__conn_rawargv(c, c->cfg->user ? 3 : 2, argv, lens);
         if (!r || r->type == REDIS_REPLY_ERROR) {
             snprintf(c->last_error, sizeof(c->last_error), "AUTH failed: %s",
                      r ? r->str : io_error(c, why, sizeof(why)));
@@ -585,7 +586,7 @@ static int setup(hh_conn *c) {
         freeReplyObject(r);
     }
     if (c->cfg->db) {
-        r = hh_conn_raw(c, "SELECT %d", c->cfg->db);
+        r = hh__conn_raw(c, "SELECT %d", c->cfg->db);
         if (!r || r->type == REDIS_REPLY_ERROR) {
             snprintf(c->last_error, sizeof(c->last_error), "SELECT failed: %s",
                      r ? r->str : io_error(c, why, sizeof(why)));
@@ -595,7 +596,7 @@ static int setup(hh_conn *c) {
         }
         freeReplyObject(r);
     }
-    r = hh_conn_raw(c, "INFO server");
+    r = hh__conn_raw(c, "INFO server");
     if (!r || r->type != REDIS_REPLY_STRING) {
         snprintf(c->last_error, sizeof(c->last_error), "INFO failed: %s",
                  r && r->str ? r->str : io_error(c, why, sizeof(why)));
@@ -611,7 +612,7 @@ static int setup(hh_conn *c) {
     }
     freeReplyObject(r);
     if (c->cfg->nsentinels) { /* never write to a replica the sentinels named too early */
-        r = hh_conn_raw(c, "ROLE");
+        r = hh__conn_raw(c, "ROLE");
         int master = r && r->type == REDIS_REPLY_ARRAY && r->elements >= 1 &&
             r->element[0]->type == REDIS_REPLY_STRING && strcmp(r->element[0]->str, "master") == 0;
         if (!master) {
@@ -633,9 +634,9 @@ static int setup(hh_conn *c) {
      * answer (OOM, NOPERM, WRONGTYPE) is no such refusal. */
     int epoch = atomic_load(&c->cfg->refusal_epoch);
     if (atomic_load(&c->cfg->unreachable) == HH_UNREACHABLE_REFUSED) {
-        r = hh_conn_raw(c, "SETRANGE %s 0 %s", c->cfg->probe_key ? c->cfg->probe_key : "stat:processed", "");
-        if (!r || (r->type == REDIS_REPLY_ERROR && hh_error_is_connection_level(r->str))) {
-            hh_strlcpy(c->last_error, r ? r->str : io_error(c, why, sizeof(why)), sizeof(c->last_error));
+        r = hh__conn_raw(c, "SETRANGE %s 0 %s", c->cfg->probe_key ? c->cfg->probe_key : "stat:processed", "");
+        if (!r || (r->type == REDIS_REPLY_ERROR && hh__error_is_connection_level(r->str))) {
+            hh__strlcpy(c->last_error, r ? r->str : io_error(c, why, sizeof(why)), sizeof(c->last_error));
             if (r) freeReplyObject(r);
             return -1;
         }
@@ -643,7 +644,7 @@ static int setup(hh_conn *c) {
     }
     c->refusal_epoch = epoch;
     if (c->version >= 500) { /* lets another thread end our blocking calls */
-        r = hh_conn_raw(c, "CLIENT ID");
+        r = hh__conn_raw(c, "CLIENT ID");
         if (r && r->type == REDIS_REPLY_INTEGER) atomic_store(&c->client_id, r->integer);
         if (r) freeReplyObject(r);
     }
@@ -653,7 +654,7 @@ static int setup(hh_conn *c) {
 /* Whether the server closed or reset c while no reply was due: the socket
  * reads as its end (or an error) without waiting. Pending bytes (a TLS
  * record, an invalidation message) are the reader's: not a close. */
-static int closed_by_peer(const hh_conn *c) {
+static int closed_by_peer(const hh__conn *c) {
     char b;
     if (!c->ctx || c->ctx->fd < 0) return 0;
     ssize_t n = recv(c->ctx->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
@@ -662,75 +663,75 @@ static int closed_by_peer(const hh_conn *c) {
 
 /* Before each command on a connection with a deadline: shortens the socket
  * timeout to what is left, or drops the connection once nothing is. */
-static int arm(hh_conn *c) {
+static int arm(hh__conn *c) {
     if (c->deadline <= 0 || !c->ctx) return 0;
-    double t = hh_conn_time_left(c, c->cfg->command_timeout);
+    double t = hh__conn_time_left(c, c->cfg->command_timeout);
     if (t <= 0) {
-        hh_strlcpy(c->last_error, "deadline reached", sizeof(c->last_error));
-        hh_conn_close(c);
+        hh__strlcpy(c->last_error, "deadline reached", sizeof(c->last_error));
+        hh__conn_close(c);
         return -1;
     }
-    redisSetTimeout(c->ctx, hh_timeval(t));
+    redisSetTimeout(c->ctx, hh__timeval(t));
     return 0;
 }
 
-int hh_conn_ready(hh_conn *c) {
+int hh__conn_ready(hh__conn *c) {
     if (c->ctx && c->cfg->nsentinels && c->master_epoch != atomic_load(&c->cfg->master_epoch)) {
-        hh_conn_fail(c, "the sentinels announced a new master (+switch-master)");
-        c->next_attempt = hh_mono(); /* move now: the old master may take writes it will lose */
+        hh__conn_fail(c, "the sentinels announced a new master (+switch-master)");
+        c->next_attempt = hh__mono(); /* move now: the old master may take writes it will lose */
     }
     if (c->ctx && closed_by_peer(c)) {
         /* Closed while idle (CLIENT KILL, Redis' timeout, a restart, a
          * proxy or NAT dropping idle links): nothing was sent on it, so
          * nothing is in doubt; a new connection now, without backoff. */
-        hh_log(c->log, HH_LOG_DEBUG, "redis (%s): closed by the server while idle; reconnecting", c->name);
-        hh_conn_close(c);
+        hh__log(c->log, HH_LOG_DEBUG, "redis (%s): closed by the server while idle; reconnecting", c->name);
+        hh__conn_close(c);
         c->worked = 0;
-        c->next_attempt = hh_mono();
+        c->next_attempt = hh__mono();
     }
     if (c->ctx) return 0;
-    if (c->deadline > 0 && (c->next_attempt >= c->deadline || hh_mono() >= c->deadline)) {
-        hh_strlcpy(c->last_error, "deadline reached", sizeof(c->last_error));
+    if (c->deadline > 0 && (c->next_attempt >= c->deadline || hh__mono() >= c->deadline)) {
+        hh__strlcpy(c->last_error, "deadline reached", sizeof(c->last_error));
         return -1;
     }
-    while (hh_mono() < c->next_attempt) {
+    while (hh__mono() < c->next_attempt) {
         if (c->cancel && atomic_load(c->cancel)) return -1;
-        double left = c->next_attempt - hh_mono();
-        hh_sleep(left > 0.05 ? 0.05 : left);
+        double left = c->next_attempt - hh__mono();
+        hh__sleep(left > 0.05 ? 0.05 : left);
     }
-    double cto = hh_conn_time_left(c, c->cfg->connect_timeout);
+    double cto = hh__conn_time_left(c, c->cfg->connect_timeout);
     if (cto <= 0) {
-        hh_strlcpy(c->last_error, "deadline reached", sizeof(c->last_error));
+        hh__strlcpy(c->last_error, "deadline reached", sizeof(c->last_error));
         return -1;
     }
     int ok, opened, rc = -1;
     if (c->cfg->unix_path) {
-        c->ctx = redisConnectUnixWithTimeout(c->cfg->unix_path, hh_timeval(cto));
+        c->ctx = redisConnectUnixWithTimeout(c->cfg->unix_path, hh__timeval(cto));
         ok = c->ctx && !c->ctx->err;
         if (ok) {
-            hh_fd_cloexec(c->ctx->fd); /* see hh_conn_open */
-            double cmd = hh_conn_time_left(c, c->cfg->command_timeout);
-            redisSetTimeout(c->ctx, hh_timeval(cmd > 0 ? cmd : 0.001));
+            hh__fd_cloexec(c->ctx->fd); /* see hh__conn_open */
+            double cmd = hh__conn_time_left(c, c->cfg->command_timeout);
+            redisSetTimeout(c->ctx, hh__timeval(cmd > 0 ? cmd : 0.001));
         } else {
-            hh_strlcpy(c->last_error, c->ctx ? c->ctx->errstr : "out of memory", sizeof(c->last_error));
-            hh_conn_close(c);
+            hh__strlcpy(c->last_error, c->ctx ? c->ctx->errstr : "out of memory", sizeof(c->last_error));
+            hh__conn_close(c);
         }
     } else if (c->cfg->nsentinels) {
         /* the master is whoever the sentinels name now; an epoch bumped
          * after this point makes this connection move again */
         char host[256];
         int port = 0;
-        hh_sentinel_watch(c->cfg, c->log);
+        hh__sentinel_watch(c->cfg, c->log);
         c->master_epoch = atomic_load(&c->cfg->master_epoch);
-        int found = hh_sentinel_discover(c, host, sizeof(host), &port);
+        int found = hh__sentinel_discover(c, host, sizeof(host), &port);
         ok = found == 0;
         if (found == -2) rc = -2; /* no sentinel knows the name: refused as a wrong password is */
         if (ok) {
             snprintf(c->master_addr, sizeof(c->master_addr), "%s:%d", host, port);
-            ok = hh_conn_open(c, host, port) == 0;
+            ok = hh__conn_open(c, host, port) == 0;
         }
     } else {
-        ok = hh_conn_open(c, c->cfg->host, c->cfg->port) == 0;
+        ok = hh__conn_open(c, c->cfg->host, c->cfg->port) == 0;
     }
     opened = ok;
     if (ok) {
@@ -740,9 +741,9 @@ int hh_conn_ready(hh_conn *c) {
     /* No reply in time (setup said so) is a busy or paused server, not a
      * TLS port: a TLS server closes the connection (EOF) or resets it at
      * once. */
-    if (!ok && opened && rc == -1 && c->version == 0) hh_conn_tls_hint(c, c->last_error, sizeof(c->last_error));
+    if (!ok && opened && rc == -1 && c->version == 0) hh__conn_tls_hint(c, c->last_error, sizeof(c->last_error));
     if (!ok && opened && c->cfg->tls && c->ssl && !c->cfg->tls_client_cert && rc == -1 && c->version == 0 &&
-        !hh_conn_timed_out(c->ctx) && (c->ctx->err == REDIS_ERR_EOF || c->ctx->err == REDIS_ERR_IO)) {
+        !hh__conn_timed_out(c->ctx) && (c->ctx->err == REDIS_ERR_EOF || c->ctx->err == REDIS_ERR_IO)) {
         /* TLS 1.3 finishes the client's side of the handshake before the
          * server checks for a client certificate: its refusal comes as an
          * alert, or a reset, on the first command. */
@@ -751,9 +752,9 @@ int hh_conn_ready(hh_conn *c) {
                  " (dropped after the handshake: does the server want a client certificate? --tls-cert/--tls-key)");
     }
     if (!ok) {
-        hh_conn_close(c);
+        hh__conn_close(c);
         c->backoff = c->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : c->backoff * 2;
-        c->next_attempt = hh_mono() + jittered(c, c->backoff);
+        c->next_attempt = hh__mono() + jittered(c, c->backoff);
         /* Refused before anything ever worked: the settings are wrong, and
          * the owner (the CLI, the manager) gives up instead of retrying.
          * Not opened: the sentinels do not know the master's name. */
@@ -763,22 +764,22 @@ int hh_conn_ready(hh_conn *c) {
             snprintf(c->cfg->refused_why, sizeof(c->cfg->refused_why),
                      opened ? "Redis %s refused the connection: %s" : "Redis %s: %s", c->cfg->display, c->last_error);
             atomic_store(&c->cfg->refused, 1);
-            hh_log(c->log, HH_LOG_ERROR, "%s (%s); not retried: %s", c->cfg->refused_why, c->name,
-                   opened ? "check the URL's password, user and db"
-                          : "check the master's name (--sentinel-master, else the URL's host)");
+            hh__log(c->log, HH_LOG_ERROR, "%s (%s); not retried: %s", c->cfg->refused_why, c->name,
+                    opened ? "check the URL's password, user and db"
+                           : "check the master's name (--sentinel-master, else the URL's host)");
             return -1;
         }
         int unlogged = 0;
         /* a connection refused at setup as a replica would keeps that
          * state (and its epoch): the server answered, and refuses still */
         if (!(atomic_load(&c->cfg->unreachable) == HH_UNREACHABLE_REFUSED &&
-              hh_error_is_connection_level(c->last_error)))
+              hh__error_is_connection_level(c->last_error)))
             atomic_store(&c->cfg->unreachable, HH_UNREACHABLE_IO);
         if (!atomic_load(&c->cfg->outage) || rc != -2) outage_log(c, "cannot connect", "retrying with backoff");
         else if (atomic_compare_exchange_strong(&c->cfg->refusal_logged, &unlogged, 1))
             /* after a "connection lost": say why reconnecting fails */
-            hh_log(c->log, HH_LOG_WARN, "redis %s: refused (%s): %s; retrying with backoff (%s)", c->cfg->display,
-                   c->name, c->last_error, opened ? "password or db changed?" : "master removed from the sentinels?");
+            hh__log(c->log, HH_LOG_WARN, "redis %s: refused (%s): %s; retrying with backoff (%s)", c->cfg->display,
+                    c->name, c->last_error, opened ? "password or db changed?" : "master removed from the sentinels?");
         return -1;
     }
     atomic_store(&c->cfg->ever_ready, 1);
@@ -788,7 +789,7 @@ int hh_conn_ready(hh_conn *c) {
      * refuses every write (READONLY), and must not be hammered. */
     memset(c->shas, 0, sizeof(c->shas));
     c->plain_scripts = 0; /* the server may have changed (a failover, an upgrade) */
-    c->connected_at = hh_mono();
+    c->connected_at = hh__mono();
     c->worked = 0;
     return 0;
 }
@@ -815,14 +816,14 @@ static void trim_reader(redisContext *ctx) {
  * onto its output buffer: two copies of a payload at once. A big command
  * instead becomes the output buffer itself, once what was queued before it
  * has been written. */
-static int append_sds(hh_conn *c, sds cmd) {
+static int append_sds(hh__conn *c, sds cmd) {
     redisContext *ctx = c->ctx;
     if (sdslen(cmd) < BIG_COMMAND) {
         int rc = redisAppendFormattedCommand(ctx, cmd, sdslen(cmd));
         sdsfree(cmd);
         return rc;
     }
-    if (hh_conn_flush(c) != REDIS_OK) {
+    if (hh__conn_flush(c) != REDIS_OK) {
         sdsfree(cmd);
         return REDIS_ERR;
     }
@@ -831,25 +832,25 @@ static int append_sds(hh_conn *c, sds cmd) {
     return REDIS_OK;
 }
 
-static int append_argv(hh_conn *c, int argc, const char **argv, const size_t *lens) {
+static int append_argv(hh__conn *c, int argc, const char **argv, const size_t *lens) {
     sds cmd = NULL;
     if (redisFormatSdsCommandArgv(&cmd, argc, argv, lens) < 0 || !cmd) return REDIS_ERR;
     return append_sds(c, cmd);
 }
 
 /* redisCommandArgv, through append_argv. */
-static redisReply *command_argv(hh_conn *c, int argc, const char **argv, const size_t *lens) {
+static redisReply *command_argv(hh__conn *c, int argc, const char **argv, const size_t *lens) {
     void *r = NULL;
     if (append_argv(c, argc, argv, lens) != REDIS_OK) return NULL;
-    if (hh_conn_get_reply(c, &r) != REDIS_OK) return NULL;
+    if (hh__conn_get_reply(c, &r) != REDIS_OK) return NULL;
     return r;
 }
 
 /* Inspects a reply (recursively for EXEC arrays) for connection-level errors. */
 static int conn_level(const redisReply *r, char *why, size_t len) {
     if (!r) return 0;
-    if (r->type == REDIS_REPLY_ERROR && hh_error_is_connection_level(r->str)) {
-        hh_strlcpy(why, r->str, len);
+    if (r->type == REDIS_REPLY_ERROR && hh__error_is_connection_level(r->str)) {
+        hh__strlcpy(why, r->str, len);
         return 1;
     }
     if (r->type == REDIS_REPLY_ARRAY)
@@ -857,20 +858,20 @@ static int conn_level(const redisReply *r, char *why, size_t len) {
             if (conn_level(r->element[i], why, len)) return 1;
     /* EXECABORT hides READONLY of a queued command. */
     if (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "EXECABORT", 9) == 0 && strstr(r->str, "READONLY")) {
-        hh_strlcpy(why, r->str, len);
+        hh__strlcpy(why, r->str, len);
         return 1;
     }
     return 0;
 }
 
 /* A command went through: the backoff starts over (a link that keeps
- * breaking still gets a new one at once each time: hh_conn_fail). While
+ * breaking still gets a new one at once each time: hh__conn_fail). While
  * Redis refuses writes as a replica would, only a connection opened and
  * probed since (setup) says anything of the writes: the reads a replica
  * still answers on older ones must not end that state. The outage's end
  * is logged once a connection has lasted a second, so a link that breaks
  * again at once does not log an end and a start each time. */
-static void succeeded(hh_conn *c) {
+static void succeeded(hh__conn *c) {
     c->worked = 1;
     c->backoff = BACKOFF_MIN;
     /* Readiness follows the first call that goes through, whichever thread
@@ -881,63 +882,63 @@ static void succeeded(hh_conn *c) {
     if (atomic_load(&c->cfg->unreachable) == HH_UNREACHABLE_REFUSED &&
         c->refusal_epoch != atomic_load(&c->cfg->refusal_epoch))
         return;
-    if (hh_mono() - c->connected_at < 1.0) return;
+    if (hh__mono() - c->connected_at < 1.0) return;
     atomic_store(&c->cfg->unreachable, 0);
     int was = 1;
     if (atomic_compare_exchange_strong(&c->cfg->outage, &was, 0)) {
-        double s = hh_mono() - (double)atomic_load(&c->cfg->outage_since_ms) / 1000;
+        double s = hh__mono() - (double)atomic_load(&c->cfg->outage_since_ms) / 1000;
         atomic_store(&c->cfg->outage_causes, 0);
-        hh_log(c->log, HH_LOG_INFO, "redis %s: connection restored (%s) after %.0f s", c->cfg->display, c->name, s);
+        hh__log(c->log, HH_LOG_INFO, "redis %s: connection restored (%s) after %.0f s", c->cfg->display, c->name, s);
     }
 }
 
-static redisReply *finish(hh_conn *c, redisReply *r) {
+static redisReply *finish(hh__conn *c, redisReply *r) {
     char why[256];
     if (c->ctx) trim_reader(c->ctx);
     if (!r) {
-        hh_conn_fail(c, io_error(c, why, sizeof(why)));
+        hh__conn_fail(c, io_error(c, why, sizeof(why)));
         return NULL;
     }
     if (conn_level(r, why, sizeof(why))) {
         freeReplyObject(r);
-        hh_conn_fail(c, why);
+        hh__conn_fail(c, why);
         return NULL;
     }
     succeeded(c);
     return r;
 }
 
-redisReply *hh_conn_cmd(hh_conn *c, const char *fmt, ...) {
-    if (hh_conn_ready(c) != 0 || arm(c) != 0) return NULL;
+redisReply *hh__conn_cmd(hh__conn *c, const char *fmt, ...) {
+    if (hh__conn_ready(c) != 0 || arm(c) != 0) return NULL;
     va_list ap;
     va_start(ap, fmt);
-    redisReply *r = hh_conn_vraw(c, fmt, ap);
+    redisReply *r = hh__conn_vraw(c, fmt, ap);
     va_end(ap);
     return finish(c, r);
 }
 
-redisReply *hh_conn_cmdargv(hh_conn *c, int argc, const char **argv, const size_t *lens) {
-    if (hh_conn_ready(c) != 0 || arm(c) != 0) return NULL;
+redisReply *hh__conn_cmdargv(hh__conn *c, int argc, const char **argv, const size_t *lens) {
+    if (hh__conn_ready(c) != 0 || arm(c) != 0) return NULL;
     return finish(c, command_argv(c, argc, argv, lens));
 }
 
-redisReply *hh_conn_cmdargv_blocking(hh_conn *c, double block_s, int argc, const char **argv, const size_t *lens) {
-    if (hh_conn_ready(c) != 0 || arm(c) != 0) return NULL;
-    redisSetTimeout(c->ctx, hh_timeval(hh_conn_time_left(c, block_s + c->cfg->command_timeout)));
+redisReply *hh__conn_cmdargv_blocking(hh__conn *c, double block_s, int argc, const char **argv, const size_t *lens) {
+    if (hh__conn_ready(c) != 0 || arm(c) != 0) return NULL;
+    redisSetTimeout(c->ctx, hh__timeval(hh__conn_time_left(c, block_s + c->cfg->command_timeout)));
     atomic_store(&c->blocking, 1);
     redisReply *r = finish(c, command_argv(c, argc, argv, lens));
     atomic_store(&c->blocking, 0);
-    if (c->ctx) redisSetTimeout(c->ctx, hh_timeval(c->cfg->command_timeout));
+    if (c->ctx) redisSetTimeout(c->ctx, hh__timeval(c->cfg->command_timeout));
     return r;
 }
 
-void hh_pipe_begin(hh_pipe *p, hh_conn *c) {
+void hh__pipe_begin(hh__pipe *p, hh__conn *c) {
     p->c = c;
     p->n = 0;
-    p->failed = hh_conn_ready(c) != 0 || arm(c) != 0;
+    p->failed = hh__conn_ready(c) != 0 || arm(c) != 0;
 }
 
-void hh_pipe_add(hh_pipe *p, const char *fmt, ...) {
+void hh__pipe_add(hh__pipe *p, const char *fmt, ...) {
     if (p->failed) return;
     va_list ap;
     va_start(ap, fmt);
@@ -946,13 +947,13 @@ void hh_pipe_add(hh_pipe *p, const char *fmt, ...) {
     va_end(ap);
 }
 
-void hh_pipe_addargv(hh_pipe *p, int argc, const char **argv, const size_t *lens) {
+void hh__pipe_addargv(hh__pipe *p, int argc, const char **argv, const size_t *lens) {
     if (p->failed) return;
     if (append_argv(p->c, argc, argv, lens) != REDIS_OK) p->failed = 1;
     else p->n++;
 }
 
-void hh_pipe_add_formatted(hh_pipe *p, sds cmd) {
+void hh__pipe_add_formatted(hh__pipe *p, sds cmd) {
     if (!cmd) p->failed = 1;
     if (p->failed) {
         sdsfree(cmd);
@@ -962,21 +963,21 @@ void hh_pipe_add_formatted(hh_pipe *p, sds cmd) {
     else p->n++;
 }
 
-void hh_replies_free(redisReply **r, int n) {
+void hh__replies_free(redisReply **r, int n) {
     if (!r) return;
     for (int i = 0; i < n; i++)
         if (r[i]) freeReplyObject(r[i]);
     free(r);
 }
 
-redisReply **hh_pipe_exec(hh_pipe *p) {
+redisReply **hh__pipe_exec(hh__pipe *p) {
     if (p->failed) {
-        if (p->c->ctx) hh_conn_fail(p->c, "pipeline could not be written");
+        if (p->c->ctx) hh__conn_fail(p->c, "pipeline could not be written");
         return NULL;
     }
     redisReply **out = calloc((size_t)(p->n ? p->n : 1), sizeof(*out));
     if (!out) {
-        hh_conn_fail(p->c, "out of memory");
+        hh__conn_fail(p->c, "out of memory");
         return NULL;
     }
     char why[256];
@@ -984,12 +985,12 @@ redisReply **hh_pipe_exec(hh_pipe *p) {
     for (int i = 0; i < p->n; i++) {
         void *r = NULL;
         if (arm(p->c) != 0) { /* the deadline passed between replies */
-            hh_replies_free(out, i);
+            hh__replies_free(out, i);
             return NULL;
         }
-        if (hh_conn_get_reply(p->c, &r) != REDIS_OK || !r) {
-            hh_replies_free(out, i);
-            hh_conn_fail(p->c, io_error(p->c, why, sizeof(why)));
+        if (hh__conn_get_reply(p->c, &r) != REDIS_OK || !r) {
+            hh__replies_free(out, i);
+            hh__conn_fail(p->c, io_error(p->c, why, sizeof(why)));
             return NULL;
         }
         out[i] = r;
@@ -997,51 +998,51 @@ redisReply **hh_pipe_exec(hh_pipe *p) {
     }
     trim_reader(p->c->ctx);
     if (bad) {
-        hh_replies_free(out, p->n);
-        hh_conn_fail(p->c, why);
+        hh__replies_free(out, p->n);
+        hh__conn_fail(p->c, why);
         return NULL;
     }
     succeeded(p->c);
     return out;
 }
 
-int hh_replies_check(redisReply **r, int from, int to, char *why, size_t len) {
+int hh__replies_check(redisReply **r, int from, int to, char *why, size_t len) {
     for (int i = from; r && i < to; i++) {
         if (!r[i]) {
-            hh_strlcpy(why, "missing reply", len);
+            hh__strlcpy(why, "missing reply", len);
             return i;
         }
         if (r[i]->type == REDIS_REPLY_ERROR) {
-            hh_strlcpy(why, r[i]->str, len);
+            hh__strlcpy(why, r[i]->str, len);
             return i;
         }
     }
     return -1;
 }
 
-int hh_tx_check(redisReply **r, int multi, int exec, char *why, size_t len, int *failed_at) {
+int hh__tx_check(redisReply **r, int multi, int exec, char *why, size_t len, int *failed_at) {
     if (failed_at) *failed_at = -1;
     /* A command refused when queued (OOM, a syntax error) aborts the EXEC;
      * its own reply says why, where EXECABORT only says "previous errors". */
-    int bad = hh_replies_check(r, multi, exec, why, len);
+    int bad = hh__replies_check(r, multi, exec, why, len);
     if (bad >= 0 || r[multi]->type != REDIS_REPLY_STATUS) {
-        if (bad < 0) hh_strlcpy(why, "MULTI refused", len);
+        if (bad < 0) hh__strlcpy(why, "MULTI refused", len);
         return -1;
     }
     redisReply *ex = r[exec];
     if (ex->type == REDIS_REPLY_ERROR) {
-        hh_strlcpy(why, ex->str, len);
+        hh__strlcpy(why, ex->str, len);
         return -1;
     }
     if (ex->type != REDIS_REPLY_ARRAY) { /* nil: a WATCHed key changed */
-        hh_strlcpy(why, "transaction aborted", len);
+        hh__strlcpy(why, "transaction aborted", len);
         return -1;
     }
     if (ex->elements != (size_t)(exec - multi - 1)) {
         snprintf(why, len, "transaction answered %zu replies for %d commands", ex->elements, exec - multi - 1);
         return -1;
     }
-    int at = hh_replies_check(ex->element, 0, (int)ex->elements, why, len);
+    int at = hh__replies_check(ex->element, 0, (int)ex->elements, why, len);
     if (at >= 0) {
         if (failed_at) *failed_at = at;
         return -1;
@@ -1049,30 +1050,30 @@ int hh_tx_check(redisReply **r, int multi, int exec, char *why, size_t len, int 
     return 0;
 }
 
-redisReply *hh_conn_eval(hh_conn *c, hh_script_id id, int nkeys, const char **keys, const size_t *keylens, int nargs,
-                         const char **args, const size_t *arglens) {
+redisReply *hh__conn_eval(hh__conn *c, hh__script_id id, int nkeys, const char **keys, const size_t *keylens, int nargs,
+                          const char **args, const size_t *arglens) {
     for (int attempt = 0; attempt < 2; attempt++) {
-        if (hh_conn_ready(c) != 0) return NULL;
+        if (hh__conn_ready(c) != 0) return NULL;
         if (!c->shas[id][0]) {
-            int plain = hh_conn_plain_scripts(c);
-            redisReply *r = hh_conn_cmd(c, "SCRIPT LOAD %s", hh_script_source(id, plain));
+            int plain = hh__conn_plain_scripts(c);
+            redisReply *r = hh__conn_cmd(c, "SCRIPT LOAD %s", hh__script_source(id, plain));
             if (!r) return NULL;
-            if (!plain && script_src[id][0] == '#' && hh_script_flags_refused(r)) {
+            if (!plain && script_src[id][0] == '#' && hh__script_flags_refused(r)) {
                 /* A server without script flags (Redis before 7.0): the
                  * same script without its shebang, for this connection. */
-                hh_log(c->log, HH_LOG_INFO, "redis: scripts without flags (%s): %s", c->name, r->str);
+                hh__log(c->log, HH_LOG_INFO, "redis: scripts without flags (%s): %s", c->name, r->str);
                 freeReplyObject(r);
                 c->plain_scripts = 1;
-                r = hh_conn_cmd(c, "SCRIPT LOAD %s", hh_script_source(id, 1));
+                r = hh__conn_cmd(c, "SCRIPT LOAD %s", hh__script_source(id, 1));
                 if (!r) return NULL;
             }
             if (r->type != REDIS_REPLY_STRING || r->len != 40) { /* an error reply, or not a SHA1 */
                 if (r->type == REDIS_REPLY_ERROR) return r;
                 freeReplyObject(r);
-                hh_conn_fail(c, "unexpected reply to SCRIPT LOAD");
+                hh__conn_fail(c, "unexpected reply to SCRIPT LOAD");
                 return NULL;
             }
-            hh_strlcpy(c->shas[id], r->str, sizeof(c->shas[id]));
+            hh__strlcpy(c->shas[id], r->str, sizeof(c->shas[id]));
             freeReplyObject(r);
         }
         int argc = 3 + nkeys + nargs;
@@ -1091,7 +1092,7 @@ redisReply *hh_conn_eval(hh_conn *c, hh_script_id id, int nkeys, const char **ke
             argv[3 + nkeys + i] = args[i];
             lens[3 + nkeys + i] = arglens ? arglens[i] : strlen(args[i]);
         }
-        redisReply *r = hh_conn_cmdargv(c, argc, argv, lens);
+        redisReply *r = hh__conn_cmdargv(c, argc, argv, lens);
         if (r && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOSCRIPT", 8) == 0) {
             freeReplyObject(r);
             c->shas[id][0] = '\0';
@@ -1102,11 +1103,11 @@ redisReply *hh_conn_eval(hh_conn *c, hh_script_id id, int nkeys, const char **ke
     return NULL;
 }
 
-void hh_fmt_double(char *buf, size_t len, double v) {
+void hh__fmt_double(char *buf, size_t len, double v) {
     /* The shortest of 15..17 digits that reads back as the same double,
      * with a '.' whatever the locale (a score "1700000020,5" is refused). */
     for (int prec = 15; prec <= 17; prec++) {
-        hh_snprintf_c(buf, len, "%.*g", prec, v);
-        if (hh_strtod_c(buf, NULL) == v) return;
+        hh__snprintf_c(buf, len, "%.*g", prec, v);
+        if (hh__strtod_c(buf, NULL) == v) return;
     }
 }

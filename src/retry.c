@@ -21,13 +21,13 @@
  * wrapped to 0 and gave a 15 s delay). A float count (3.0 read as Ruby
  * reads it) is computed the same way; a float so big that c^4 overflows
  * gives the largest finite delay, never inf. */
-double hh_retry_delay(long double c, hh_rng *rng) {
-    long double d = c * c * c * c + 15.0L + (long double)hh_rng_below(rng, 10) * (c + 1.0L);
+double hh__retry_delay(long double c, hh__rng *rng) {
+    long double d = c * c * c * c + 15.0L + (long double)hh__rng_below(rng, 10) * (c + 1.0L);
     return d <= DBL_MAX ? (double)d : DBL_MAX; /* also for inf and NaN */
 }
 
-double hh_retry_delay8(long double c, hh_rng *rng) {
-    long double d = c * c * c * c + 15.0L + floorl((long double)hh_rng_double(rng) * 10.0L * (c + 1.0L));
+double hh__retry_delay8(long double c, hh__rng *rng) {
+    long double d = c * c * c * c + 15.0L + floorl((long double)hh__rng_double(rng) * 10.0L * (c + 1.0L));
     return d <= DBL_MAX && d >= 0 ? (double)d : d < 0 ? 15.0 : DBL_MAX; /* also for inf and NaN */
 }
 
@@ -46,7 +46,7 @@ static char *base64(const unsigned char *in, size_t n) {
     return out;
 }
 
-char *hh_backtrace_encode(char *const *lines, size_t n) {
+char *hh__backtrace_encode(char *const *lines, size_t n) {
     json_t *arr = json_array();
     for (size_t i = 0; i < n; i++) json_array_append_new(arr, json_string(lines[i]));
     char *text = json_dumps(arr, JSON_COMPACT);
@@ -66,7 +66,7 @@ char *hh_backtrace_encode(char *const *lines, size_t n) {
 
 char *hh_backtrace_decode(const char *encoded, size_t len) {
     if (!encoded || !len || len > HH_BACKTRACE_MAX) {
-        hh_fail(HH_ERR_INVALID, "backtrace decode: empty or over 16 MiB");
+        hh__fail(HH_ERR_INVALID, "backtrace decode: empty or over 16 MiB");
         return NULL;
     }
     /* Sidekiq 6.x wrote Base64.encode64 (a line end every 60 characters),
@@ -83,7 +83,7 @@ char *hh_backtrace_decode(const char *encoded, size_t len) {
     free(b64);
     if (zn < 0) {
         free(z);
-        hh_fail(HH_ERR_INVALID, "backtrace decode: not base64");
+        hh__fail(HH_ERR_INVALID, "backtrace decode: not base64");
         return NULL;
     }
     z_stream st;
@@ -118,14 +118,14 @@ char *hh_backtrace_decode(const char *encoded, size_t len) {
     free(z);
     if (zr != Z_STREAM_END) {
         free(out);
-        hh_fail(HH_ERR_INVALID, "backtrace decode: not zlib data (or over 16 MiB)");
+        hh__fail(HH_ERR_INVALID, "backtrace decode: not zlib data (or over 16 MiB)");
         return NULL;
     }
     out[n] = '\0';
     json_t *arr = json_loadb(out, n, 0, NULL);
     free(out);
     char *text = json_is_array(arr) ? json_dumps(arr, JSON_COMPACT) : NULL;
-    if (!json_is_array(arr)) hh_fail(HH_ERR_INVALID, "backtrace decode: not a JSON array of lines");
+    if (!json_is_array(arr)) hh__fail(HH_ERR_INVALID, "backtrace decode: not a JSON array of lines");
     json_decref(arr);
     return text;
 }
@@ -156,7 +156,7 @@ static long backtrace_wanted(const json_t *item, size_t have) {
  * an integer beyond 64 bits (malloc'd), for retry_count's step; else NULL. */
 static char *lossy_int(const hh_job *job, json_t *msg, const char *key) {
     size_t n;
-    const char *t = hh_json_get_raw(job->payload, job->len, key, &n);
+    const char *t = hh__json_get_raw(job->payload, job->len, key, &n);
     if (!t || !n) return NULL;
     size_t i = t[0] == '-' ? 1 : 0;
     if (i == n) return NULL;
@@ -193,8 +193,8 @@ static char *lossy_payload(const hh_job *job, const json_t *orig, const json_t *
         const json_t *v = json_object_get(msg, keys[i]);
         int rc = !strcmp(keys[i], "retry_count") && rc_text;
         if (!v || (!rc && json_equal((json_t *)v, json_object_get(orig, keys[i])))) continue;
-        char *text = rc ? strdup(rc_text) : hh_json_dump(v);
-        char *set = text ? hh_json_set_raw(out, len, keys[i], text, &len) : NULL;
+        char *text = rc ? strdup(rc_text) : hh__json_dump(v);
+        char *set = text ? hh__json_set_raw(out, len, keys[i], text, &len) : NULL;
         free(text);
         free(out);
         out = set;
@@ -202,10 +202,10 @@ static char *lossy_payload(const hh_job *job, const json_t *orig, const json_t *
     return out;
 }
 
-int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_rng *rng, hh_failure_plan *out) {
+int hh__retry_plan(const hh_job *job, const hh__retry_config *cfg, double now, hh__rng *rng, hh__failure_plan *out) {
     memset(out, 0, sizeof(*out));
     /* the original, not middleware's edits; a slim job's parse is its own */
-    json_t *full = hh_job_item_full(job);
+    json_t *full = hh__job_item_full(job);
     json_t *msg = full && job->slim ? json_incref(full) : json_deep_copy(full);
     if (!msg) {
         json_decref(full);
@@ -273,17 +273,17 @@ int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_
         free(shown);
         if (why) json_object_set_new(msg, "error_message", json_stringn(why, sdslen(why)));
         sdsfree(why);
-        json_object_set_new(msg, "retried_at", hh_json_time_new(now, cfg->timestamps));
+        json_object_set_new(msg, "retried_at", hh__json_time_new(now, cfg->timestamps));
     } else if (present) {
-        json_object_set_new(msg, "retried_at", hh_json_time_new(now, cfg->timestamps));
+        json_object_set_new(msg, "retried_at", hh__json_time_new(now, cfg->timestamps));
         if (!is_real) json_object_set_new(msg, "retry_count", json_integer(count));
     } else {
-        json_object_set_new(msg, "failed_at", hh_json_time_new(now, cfg->timestamps));
+        json_object_set_new(msg, "failed_at", hh__json_time_new(now, cfg->timestamps));
         json_object_set_new(msg, "retry_count", json_integer(count));
     }
     long nb = backtrace_wanted(msg, job->nbacktrace);
     if (nb >= 0) {
-        char *bt = hh_backtrace_encode(job->backtrace, (size_t)nb);
+        char *bt = hh__backtrace_encode(job->backtrace, (size_t)nb);
         if (bt) json_object_set_new(msg, "error_backtrace", json_string(bt));
         free(bt);
     }
@@ -295,7 +295,7 @@ int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_
     const json_t *rf = json_object_get(msg, "retry_for");
     int window_over = 0;
     if (json_is_number(rf)) {
-        double failed_at = present ? hh_payload_time(full, job->lossy, job->payload, job->len, "failed_at") : now;
+        double failed_at = present ? hh__payload_time(full, job->lossy, job->payload, job->len, "failed_at") : now;
         window_over = failed_at + json_number_value(rf) < now;
         exhausted = cfg->timestamps == HH_TS_MILLIS ? window_over : exhausted || window_over;
     }
@@ -315,18 +315,18 @@ int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_
     } else {
         out->kind = HH_FAIL_RETRY;
         long double c = is_real ? (long double)fcount : (long double)count;
-        double delay = cfg->timestamps == HH_TS_MILLIS ? hh_retry_delay8(c, rng) : hh_retry_delay(c, rng);
+        double delay = cfg->timestamps == HH_TS_MILLIS ? hh__retry_delay8(c, rng) : hh__retry_delay(c, rng);
         out->score = now + delay;
         if (!isfinite(out->score)) out->score = DBL_MAX;
         out->reason = "will retry";
     }
     if (out->kind != HH_FAIL_DISCARD) {
         if (job->lossy) {
-            char *rc_text = rc_big ? hh_json_int_step(rc_big, strlen(rc_big), 1) : NULL;
+            char *rc_text = rc_big ? hh__json_int_step(rc_big, strlen(rc_big), 1) : NULL;
             out->payload = (!rc_big || rc_text) ? lossy_payload(job, full, msg, rc_text) : NULL;
             free(rc_text);
         } else {
-            out->payload = hh_json_dump(msg);
+            out->payload = hh__json_dump(msg);
         }
     }
     free(rc_big);
@@ -336,7 +336,7 @@ int hh_retry_plan(const hh_job *job, const hh_retry_config *cfg, double now, hh_
         return -1;
     }
     if (out->payload && big) { /* 9223372036854775807 + 1, as Sidekiq writes it */
-        char *set = hh_json_set_raw(out->payload, strlen(out->payload), "retry_count", "9223372036854775808", NULL);
+        char *set = hh__json_set_raw(out->payload, strlen(out->payload), "retry_count", "9223372036854775808", NULL);
         free(out->payload);
         if (!(out->payload = set)) {
             json_decref(msg);

@@ -1,6 +1,6 @@
 /* scheduler.c -- see scheduler.h.
  * Keys read: retry, schedule (ZRANGEBYSCORE), processes (SCARD).
- * It sees the manager only through hh_scheduler_env.
+ * It sees the manager only through hh__scheduler_env.
  * Keys written (in HH_LUA_ENQUEUE_DUE): queue:<q> (LPUSH), queues (SADD),
  * retry/schedule (ZREM); dead (ZADD, in HH_LUA_OUTCOME) for members that are
  * not job JSON; schedule (ZADD, in HH_LUA_OUTCOME) for a member whose own
@@ -17,64 +17,64 @@
 #define HH_POLL_AVERAGE 5.0 /* Sidekiq's average_scheduled_poll_interval */
 #define HH_POLL_BATCH 100
 
-double hh_scheduler_average(double fixed, double per_process, long processes) {
+double hh__scheduler_average(double fixed, double per_process, long processes) {
     if (fixed > 0) return fixed;
     return (per_process > 0 ? per_process : HH_POLL_AVERAGE) * (double)(processes < 1 ? 1 : processes);
 }
 
-double hh_scheduler_wait(double average, long processes, double r) {
+double hh__scheduler_wait(double average, long processes, double r) {
     return processes < 10 ? average * r + average / 2 : average * r;
 }
 
-/* A member that is not a job by the fetch's own rule (hh_job_problem)
+/* A member that is not a job by the fetch's own rule (hh__job_problem)
  * goes to the dead set with the reason, once, as the fetch would bury it:
  * moved to its queue it would only be buried there, and left here it would
  * be polled forever. Written first, removed last, so a refused write keeps
  * it where it was. */
-static int bury(const hh_scheduler_env *e, hh_conn *c, const char *set, const redisReply *member, const char *problem,
+static int bury(const hh__scheduler_env *e, hh__conn *c, const char *set, const redisReply *member, const char *problem,
                 char *why, size_t whylen) {
-    double now = hh_now();
+    double now = hh__now();
     size_t len;
-    char *entry = hh_malformed_dead_payload(member->str, member->len, problem, now, e->timestamps, &len);
+    char *entry = hh__malformed_dead_payload(member->str, member->len, problem, now, e->timestamps, &len);
     if (!entry) {
-        hh_strlcpy(why, "out of memory", whylen);
+        hh__strlcpy(why, "out of memory", whylen);
         return -1;
     }
-    sds sk = hh_key(e->keys, set);
-    hh_outcome o = {HH_OUTCOME_DEAD, HH_SOURCE_ZSET,  sk, member->str, member->len, entry, len, now,
-                    e->dead_timeout, e->dead_max_jobs};
-    int rc = hh_outcome_write(c, e->keys, &o, why, whylen);
-    if (rc == 1) hh_log(e->log, HH_LOG_WARN, "%s: malformed entry moved to the dead set: %s", set, problem);
+    sds sk = hh__key(e->keys, set);
+    hh__outcome o = {HH_OUTCOME_DEAD, HH_SOURCE_ZSET,  sk, member->str, member->len, entry, len, now,
+                     e->dead_timeout, e->dead_max_jobs};
+    int rc = hh__outcome_write(c, e->keys, &o, why, whylen);
+    if (rc == 1) hh__log(e->log, HH_LOG_WARN, "%s: malformed entry moved to the dead set: %s", set, problem);
     sdsfree(sk);
     free(entry);
     return rc;
 }
 
 /* Logs a refused scheduler write once per change of error, and its end. */
-static void note_error(const hh_scheduler_env *e, const char *set, const char *why) {
+static void note_error(const hh__scheduler_env *e, const char *set, const char *why) {
     static _Thread_local char last[256];
     if (!why) {
-        if (last[0]) hh_log(e->log, HH_LOG_INFO, "scheduler: writes accepted again");
+        if (last[0]) hh__log(e->log, HH_LOG_INFO, "scheduler: writes accepted again");
         last[0] = '\0';
         return;
     }
     if (strcmp(last, why) == 0) return;
-    hh_strlcpy(last, why, sizeof(last));
-    hh_log(e->log, HH_LOG_WARN, "scheduler: %s: due jobs stay where they are until Redis takes the write: %s", set,
-           why);
+    hh__strlcpy(last, why, sizeof(last));
+    hh__log(e->log, HH_LOG_WARN, "scheduler: %s: due jobs stay where they are until Redis takes the write: %s", set,
+            why);
 }
 
-static int poll_set(const hh_scheduler_env *e, hh_conn *c, const char *set) {
-    sds sk = hh_key(e->keys, set), qs = hh_key(e->keys, HH_K_QUEUES);
+static int poll_set(const hh__scheduler_env *e, hh__conn *c, const char *set) {
+    sds sk = hh__key(e->keys, set), qs = hh__key(e->keys, HH_K_QUEUES);
     int moved = 0, failed = 0;
     for (;;) {
         char now_s[32];
-        double now = hh_now();
-        hh_fmt_double(now_s, sizeof(now_s), now);
-        redisReply *r = hh_conn_cmd(c, "ZRANGEBYSCORE %s -inf %s LIMIT 0 %d", sk, now_s, HH_POLL_BATCH);
+        double now = hh__now();
+        hh__fmt_double(now_s, sizeof(now_s), now);
+        redisReply *r = hh__conn_cmd(c, "ZRANGEBYSCORE %s -inf %s LIMIT 0 %d", sk, now_s, HH_POLL_BATCH);
         if (!r || r->type != REDIS_REPLY_ARRAY) {
             note_error(e, set,
-                       !r                                 ? c->last_error
+                       !r                                 ? hh__conn_last_error(c)
                            : r->type == REDIS_REPLY_ERROR ? r->str
                                                           : "unexpected reply to ZRANGEBYSCORE");
             if (r) freeReplyObject(r);
@@ -86,11 +86,11 @@ static int poll_set(const hh_scheduler_env *e, hh_conn *c, const char *set) {
             const redisReply *mem = r->element[i];
             if (mem->type != REDIS_REPLY_STRING) continue;
             int lossy;
-            json_t *item = hh_json_load_payload(mem->str, mem->len, &lossy);
+            json_t *item = hh__json_load_payload(mem->str, mem->len, &lossy);
             json_t *q = json_object_get(item, "queue");
             const char *queue = json_is_string(q) ? json_string_value(q) : "default";
             char *fresh = NULL;
-            const char *problem = item ? hh_job_problem(item) : "payload is not valid JSON";
+            const char *problem = item ? hh__job_problem(item) : "payload is not valid JSON";
             json_t *at = problem || lossy ? NULL : json_object_get(item, "at");
             double when = json_is_number(at) ? json_number_value(at) : 0;
             if (json_is_number(at)) {
@@ -104,10 +104,10 @@ static int poll_set(const hh_scheduler_env *e, hh_conn *c, const char *set) {
             }
             if (!problem && when > now) { /* not due by its own "at": back into schedule then */
                 char why[256];
-                fresh = hh_json_dump(item);
-                hh_outcome o = {HH_OUTCOME_SCHEDULE,       HH_SOURCE_ZSET, sk, mem->str, mem->len, fresh,
-                                fresh ? strlen(fresh) : 0, when,           0,  0};
-                int rc = fresh ? hh_outcome_write(c, e->keys, &o, why, sizeof(why)) : 0;
+                fresh = hh__json_dump(item);
+                hh__outcome o = {HH_OUTCOME_SCHEDULE,       HH_SOURCE_ZSET, sk, mem->str, mem->len, fresh,
+                                 fresh ? strlen(fresh) : 0, when,           0,  0};
+                int rc = fresh ? hh__outcome_write(c, e->keys, &o, why, sizeof(why)) : 0;
                 free(fresh);
                 json_decref(item);
                 if (rc < 0) {
@@ -118,15 +118,15 @@ static int poll_set(const hh_scheduler_env *e, hh_conn *c, const char *set) {
                 continue;
             }
             if (!problem) { /* enqueued_at refreshed in place or appended, all else kept */
-                json_t *ea = hh_json_time_new(now, e->timestamps);
+                json_t *ea = hh__json_time_new(now, e->timestamps);
                 if (lossy) { /* integers beyond 64 bits: only enqueued_at's bytes change */
-                    char *v = hh_json_dump(ea);
-                    fresh = v ? hh_json_set_raw(mem->str, mem->len, "enqueued_at", v, NULL) : NULL;
+                    char *v = hh__json_dump(ea);
+                    fresh = v ? hh__json_set_raw(mem->str, mem->len, "enqueued_at", v, NULL) : NULL;
                     free(v);
                     json_decref(ea);
                 } else {
                     json_object_set_new(item, "enqueued_at", ea);
-                    fresh = hh_json_dump(item);
+                    fresh = hh__json_dump(item);
                 }
             }
             char why[256];
@@ -135,20 +135,20 @@ static int poll_set(const hh_scheduler_env *e, hh_conn *c, const char *set) {
                 rc = bury(e, c, set, mem, problem ? problem : "enqueued_at could not be set in the payload", why,
                           sizeof(why));
             } else {
-                sds qk = hh_key_queue(e->keys, queue);
+                sds qk = hh__key_queue(e->keys, queue);
                 const char *keys[3] = {sk, qs, qk};
                 size_t klen[3] = {sdslen(sk), sdslen(qs), sdslen(qk)};
                 const char *args[3] = {mem->str, fresh, queue};
                 size_t alen[3] = {mem->len, strlen(fresh), strlen(queue)};
-                redisReply *x = hh_conn_eval(c, HH_SCRIPT_ENQUEUE_DUE, 3, keys, klen, 3, args, alen);
+                redisReply *x = hh__conn_eval(c, HH_SCRIPT_ENQUEUE_DUE, 3, keys, klen, 3, args, alen);
                 rc = x && x->type == REDIS_REPLY_INTEGER && (x->integer == 0 || x->integer == 1) ? (int)x->integer : -1;
                 if (rc == 1) moved++;
                 if (rc < 0)
-                    hh_strlcpy(why,
-                               !x                                 ? c->last_error
-                                   : x->type == REDIS_REPLY_ERROR ? x->str
-                                                                  : "unexpected reply",
-                               sizeof(why));
+                    hh__strlcpy(why,
+                                !x                                 ? hh__conn_last_error(c)
+                                    : x->type == REDIS_REPLY_ERROR ? x->str
+                                                                   : "unexpected reply",
+                                sizeof(why));
                 if (x) freeReplyObject(x);
                 sdsfree(qk);
             }
@@ -173,43 +173,45 @@ static int poll_set(const hh_scheduler_env *e, hh_conn *c, const char *set) {
     return moved;
 }
 
-int hh_scheduler_poll(const hh_scheduler_env *e, hh_conn *c) {
+int hh__scheduler_poll(const hh__scheduler_env *e, hh__conn *c) {
     int a = poll_set(e, c, HH_K_RETRY);
     int b = poll_set(e, c, HH_K_SCHEDULE);
     if (a < 0 || b < 0) return -1;
-    if (a + b) hh_log(e->log, HH_LOG_DEBUG, "scheduler: enqueued %d due jobs", a + b);
+    if (a + b) hh__log(e->log, HH_LOG_DEBUG, "scheduler: enqueued %d due jobs", a + b);
     return a + b;
 }
 
-static long process_count(const hh_scheduler_env *e, hh_conn *c) {
-    sds pk = hh_key(e->keys, HH_K_PROCESSES);
-    redisReply *r = hh_conn_cmd(c, "SCARD %s", pk);
+static long process_count(const hh__scheduler_env *e, hh__conn *c) {
+    sds pk = hh__key(e->keys, HH_K_PROCESSES);
+    redisReply *r = hh__conn_cmd(c, "SCARD %s", pk);
     sdsfree(pk);
     long n = r && r->type == REDIS_REPLY_INTEGER ? (long)r->integer : 1;
     if (r) freeReplyObject(r);
     return n < 1 ? 1 : n;
 }
 
-static int is_quiet(const void *arg) { return atomic_load(((const hh_scheduler_env *)arg)->quiet); }
+static int is_quiet(const void *arg) { return atomic_load(((const hh__scheduler_env *)arg)->quiet); }
 
 /* Sleeps, but a quiet or stop ends the nap at once. */
-static void nap(const hh_scheduler_env *e, double seconds) { hh_wake_wait(e->wake, hh_mono() + seconds, is_quiet, e); }
+static void nap(const hh__scheduler_env *e, double seconds) {
+    hh__wake_wait(e->wake, hh__mono() + seconds, is_quiet, e);
+}
 
-void *hh_scheduler_main(void *arg) {
-    const hh_scheduler_env *e = arg;
-    hh_conn c;
-    hh_conn_init(&c, e->cfg, e->log, "scheduler", e->quiet);
-    hh_rng rng;
-    hh_rng_seed(&rng);
+void *hh__scheduler_main(void *arg) {
+    const hh__scheduler_env *e = arg;
+    hh__conn c;
+    hh__conn_init(&c, e->cfg, e->log, "scheduler", e->quiet);
+    hh__rng rng;
+    hh__rng_seed(&rng);
     double fixed = e->poll_interval_average;
     /* Initial wait: let the heartbeat register us, spread a fleet's polls. */
-    nap(e, fixed > 0 ? fixed * hh_rng_double(&rng) : 10 + 5 * hh_rng_double(&rng));
+    nap(e, fixed > 0 ? fixed * hh__rng_double(&rng) : 10 + 5 * hh__rng_double(&rng));
     while (!atomic_load(e->quiet)) {
-        hh_scheduler_poll(e, &c);
+        hh__scheduler_poll(e, &c);
         long procs = fixed > 0 ? 1 : process_count(e, &c);
-        double avg = hh_scheduler_average(fixed, e->per_process, procs);
-        nap(e, hh_scheduler_wait(avg, procs, hh_rng_double(&rng)));
+        double avg = hh__scheduler_average(fixed, e->per_process, procs);
+        nap(e, hh__scheduler_wait(avg, procs, hh__rng_double(&rng)));
     }
-    hh_conn_close(&c);
+    hh__conn_close(&c);
     return NULL;
 }

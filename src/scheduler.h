@@ -12,33 +12,33 @@
 
 /* All the scheduler knows of its manager; the manager fills it and keeps
  * it alive while the thread runs. */
-typedef struct hh_scheduler_env {
-    const hh_keys *keys;
-    const hh_logger *log;
-    hh_redis_config *cfg;
+typedef struct hh__scheduler_env {
+    const hh__keys *keys;
+    const hh__logger *log;
+    hh__redis_config *cfg;
     hh_timestamps timestamps;     /* enqueued_at and failed_at as Sidekiq 6/7 or 8 write them */
     double poll_interval_average; /* > 0: fixed; else per_process x processes */
     double per_process;           /* average_scheduled_poll_interval; 0: 5 s */
     double dead_timeout;          /* for entries that are not jobs (outcome.h) */
     long dead_max_jobs;
     const atomic_int *quiet; /* set: stop moving jobs and leave */
-    hh_wake *wake;           /* broadcast when quiet is set */
-} hh_scheduler_env;
+    hh__wake *wake;          /* broadcast when quiet is set */
+} hh__scheduler_env;
 
-/* Thread entry point; arg is an hh_scheduler_env. Polls until quiet. */
-void *hh_scheduler_main(void *arg);
+/* Thread entry point; arg is an hh__scheduler_env. Polls until quiet. */
+void *hh__scheduler_main(void *arg);
 
 /* One poll over both sets with connection c. Returns jobs enqueued, or -1
  * on a Redis error. Exposed for tests. */
-int hh_scheduler_poll(const hh_scheduler_env *e, hh_conn *c);
+int hh__scheduler_poll(const hh__scheduler_env *e, hh__conn *c);
 
 /* Sidekiq's wait between polls: with average a (= processes x
  * average_scheduled_poll_interval, or the configured poll_interval_average) and p processes, a*r + a/2 when p < 10,
  * else a*r, r uniform in [0,1). */
-double hh_scheduler_wait(double average, long processes, double r);
+double hh__scheduler_wait(double average, long processes, double r);
 /* That average a: the fixed poll_interval_average when above 0, else
  * Sidekiq's scaled_poll_interval, per_process (0: 5 s) x processes, so a
  * fleet polls about every per_process seconds in all. */
-double hh_scheduler_average(double fixed, double per_process, long processes);
+double hh__scheduler_average(double fixed, double per_process, long processes);
 
 #endif

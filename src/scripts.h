@@ -14,11 +14,11 @@
  * entries, the scheduler's moves, recovery counters, job management) stay
  * plain, so Redis refuses them and the caller retries until it takes them
  * (docs/reliability.md). Redis before 7.0 knows no shebang: redis.c then
- * loads the same script without its first line (hh_script_source). */
+ * loads the same script without its first line (hh__script_source). */
 #ifndef HH_SCRIPTS_H
 #define HH_SCRIPTS_H
 
-typedef enum hh_script_id {
+typedef enum hh__script_id {
     HH_SCRIPT_FETCH = 0,   /* reliable fetch over several queues */
     HH_SCRIPT_ENQUEUE_DUE, /* scheduler: move one due member, once */
     HH_SCRIPT_REQUEUE,     /* in-progress -> front of its queue, once */
@@ -34,7 +34,7 @@ typedef enum hh_script_id {
     HH_SCRIPT_UNIQUE_DELETE, /* delete_by_digest.lua: the death handler's */
     HH_SCRIPT_CRON_ENQUEUE,  /* cron.c: one tick of a periodic job, guard + push + bookkeeping */
     HH_SCRIPT_COUNT
-} hh_script_id;
+} hh__script_id;
 
 /* KEYS: queue:<q1>, inprogress(q1), queue:<q2>, inprogress(q2), ... for
  * the queues to try (fetch.c passes only those not known to be empty, and

@@ -51,7 +51,7 @@ static int parse_addr(const char *s, size_t n, sds *host, int *port) {
     return *host ? 0 : -1;
 }
 
-int hh_sentinel_config(hh_redis_config *cfg, const hh_redis_options *o, char *err, size_t errlen) {
+int hh__sentinel_config(hh__redis_config *cfg, const hh_redis_options *o, char *err, size_t errlen) {
     const char *list = opt_env(o ? o->sentinels : NULL, "HIREDHAND_SENTINELS");
     if (!list) return 0;
     if (cfg->unix_path) {
@@ -107,7 +107,7 @@ int hh_sentinel_config(hh_redis_config *cfg, const hh_redis_options *o, char *er
     return 0;
 }
 
-void hh_sentinel_config_free(hh_redis_config *cfg) {
+void hh__sentinel_config_free(hh__redis_config *cfg) {
     if (atomic_exchange(&cfg->watch_state, 2) == 1 && cfg->watch_thread) {
         pthread_join(*(pthread_t *)cfg->watch_thread, NULL);
         free(cfg->watch_thread);
@@ -126,40 +126,40 @@ void hh_sentinel_config_free(hh_redis_config *cfg) {
 
 /* Connects to sentinel i and AUTHs with the sentinels' password. Returns
  * 0, -1 (no connection or no reply) or -3 (AUTH refused: an answer). */
-static int sentinel_open(hh_conn *s, int i, char *why, size_t len) {
-    hh_redis_config *cfg = s->cfg;
-    if (hh_conn_open(s, cfg->sentinel_host[i], cfg->sentinel_port[i]) != 0) {
-        hh_strlcpy(why, s->last_error, len);
+static int sentinel_open(hh__conn *s, int i, char *why, size_t len) {
+    hh__redis_config *cfg = hh__conn_config(s);
+    if (hh__conn_open(s, cfg->sentinel_host[i], cfg->sentinel_port[i]) != 0) {
+        hh__strlcpy(why, hh__conn_last_error(s), len);
         return -1;
     }
     if (!cfg->sentinel_password) return 0;
-    redisReply *r = hh_conn_raw(s, "AUTH %b", cfg->sentinel_password, sdslen(cfg->sentinel_password));
+    redisReply *r = hh__conn_raw(s, "AUTH %b", cfg->sentinel_password, sdslen(cfg->sentinel_password));
     int ok = r && r->type == REDIS_REPLY_STATUS, answered = r != NULL;
     snprintf(why, len, "AUTH failed: %s",
-             !r                                 ? s->ctx->errstr
+             !r                                 ? hh__conn_io_error(s, "")
                  : r->type == REDIS_REPLY_ERROR ? r->str
                                                 : "unexpected reply");
-    if (!r) hh_conn_tls_hint(s, why, len);
+    if (!r) hh__conn_tls_hint(s, why, len);
     if (r) freeReplyObject(r);
-    if (!ok) hh_conn_close(s);
+    if (!ok) hh__conn_close(s);
     return ok ? 0 : answered ? -3 : -1;
 }
 
 /* Asks sentinel i for the master's address. Returns 0 with host and port;
  * -2 when it does not know the master's name (a nil reply); -1 when it
  * gave no answer; -3 for any other answer (an error). */
-static int ask(hh_conn *s, int i, char *host, size_t hostlen, int *port, char *why, size_t len) {
+static int ask(hh__conn *s, int i, char *host, size_t hostlen, int *port, char *why, size_t len) {
     int rc = sentinel_open(s, i, why, len);
     if (rc != 0) return rc;
-    redisReply *r = hh_conn_raw(s, "SENTINEL get-master-addr-by-name %s", s->cfg->sentinel_master);
+    redisReply *r = hh__conn_raw(s, "SENTINEL get-master-addr-by-name %s", hh__conn_config(s)->sentinel_master);
     rc = -3;
     if (!r) {
         rc = -1;
-        snprintf(why, len, "%s", s->ctx->errstr);
-        hh_conn_tls_hint(s, why, len);
+        snprintf(why, len, "%s", hh__conn_io_error(s, ""));
+        hh__conn_tls_hint(s, why, len);
     } else if (r->type == REDIS_REPLY_NIL) {
         rc = -2;
-        snprintf(why, len, "does not know a master named %s", s->cfg->sentinel_master);
+        snprintf(why, len, "does not know a master named %s", hh__conn_config(s)->sentinel_master);
     } else if (r->type == REDIS_REPLY_ERROR) {
         snprintf(why, len, "%s", r->str);
     } else if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_STRING ||
@@ -181,19 +181,19 @@ static int ask(hh_conn *s, int i, char *host, size_t hostlen, int *port, char *w
     return rc;
 }
 
-int hh_sentinel_discover(hh_conn *c, char *host, size_t hostlen, int *port) {
-    hh_redis_config *cfg = c->cfg;
+int hh__sentinel_discover(hh__conn *c, char *host, size_t hostlen, int *port) {
+    hh__redis_config *cfg = hh__conn_config(c);
     int first = atomic_load(&cfg->sentinel_last), answered_else = 0;
     /* every failure; the sentinels that do not know the name; the others */
     sds errs = sdsempty(), unknown = sdsempty(), silent = sdsempty();
     for (int k = 0; k < cfg->nsentinels; k++) {
         int i = (first + k) % cfg->nsentinels;
-        hh_conn s;
+        hh__conn s;
         char why[256];
-        hh_conn_init(&s, cfg, c->log, "sentinel", NULL);
-        s.deadline = c->deadline;
+        hh__conn_init(&s, cfg, hh__conn_logger(c), "sentinel", NULL);
+        hh__conn_set_deadline(&s, hh__conn_deadline(c));
         int rc = ask(&s, i, host, hostlen, port, why, sizeof(why));
-        hh_conn_close(&s);
+        hh__conn_close(&s);
         if (rc == 0) {
             if (i != first) atomic_store(&cfg->sentinel_last, i);
             sdsfree(errs), sdsfree(unknown), sdsfree(silent);
@@ -214,12 +214,12 @@ int hh_sentinel_discover(hh_conn *c, char *host, size_t hostlen, int *port) {
      * (at start) rather than an outage, unless some other answer came. */
     int rc = -1;
     if (unknown && silent && sdslen(unknown) && !answered_else) {
-        snprintf(c->last_error, sizeof(c->last_error), "no sentinel knows a master named %s (asked %s%s%s)",
-                 cfg->sentinel_master, unknown, sdslen(silent) ? "; no answer from " : "", silent);
+        hh__conn_set_error(c, "no sentinel knows a master named %s (asked %s%s%s)", cfg->sentinel_master, unknown,
+                           sdslen(silent) ? "; no answer from " : "", silent);
         rc = -2;
     } else {
-        snprintf(c->last_error, sizeof(c->last_error), "no sentinel gave the master %s: %s", cfg->sentinel_master,
-                 errs ? errs : "out of memory");
+        hh__conn_set_error(c, "no sentinel gave the master %s: %s", cfg->sentinel_master,
+                           errs ? errs : "out of memory");
     }
     sdsfree(errs), sdsfree(unknown), sdsfree(silent);
     return rc;
@@ -227,10 +227,10 @@ int hh_sentinel_discover(hh_conn *c, char *host, size_t hostlen, int *port) {
 
 /* ------------------------------------------------------ +switch-master */
 
-static int watching(hh_redis_config *cfg) { return atomic_load(&cfg->watch_state) == 1; }
+static int watching(hh__redis_config *cfg) { return atomic_load(&cfg->watch_state) == 1; }
 
-static void nap(hh_redis_config *cfg, double s) {
-    for (double t = 0; t < s && watching(cfg); t += 0.1) hh_sleep(0.1);
+static void nap(hh__redis_config *cfg, double s) {
+    for (double t = 0; t < s && watching(cfg); t += 0.1) hh__sleep(0.1);
 }
 
 /* "+switch-master <name> <old ip> <old port> <new ip> <new port>", or
@@ -241,7 +241,7 @@ static void nap(hh_redis_config *cfg, double s) {
  * master in between are lost when it becomes a replica. Its
  * +promoted-slave lets connections move at once; the other sentinels say
  * +switch-master as soon as they hear of the promotion. */
-static void on_message(hh_redis_config *cfg, redisReply *r) {
+static void on_message(hh__redis_config *cfg, redisReply *r) {
     if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 || r->element[0]->type != REDIS_REPLY_STRING ||
         strcmp(r->element[0]->str, "message") != 0 || r->element[1]->type != REDIS_REPLY_STRING ||
         r->element[2]->type != REDIS_REPLY_STRING)
@@ -257,53 +257,53 @@ static void on_message(hh_redis_config *cfg, redisReply *r) {
         return;
     }
     atomic_fetch_add(&cfg->master_epoch, 1);
-    hh_log(cfg->watch_log, HH_LOG_INFO, "sentinel: %s %s: every connection moves to the new master", chan, msg);
+    hh__log(cfg->watch_log, HH_LOG_INFO, "sentinel: %s %s: every connection moves to the new master", chan, msg);
 }
 
 static void *watch_main(void *arg) {
-    hh_redis_config *cfg = arg;
-    hh_conn s;
-    hh_conn_init(&s, cfg, cfg->watch_log, "sentinel-watch", NULL);
+    hh__redis_config *cfg = arg;
+    hh__conn s;
+    hh__conn_init(&s, cfg, cfg->watch_log, "sentinel-watch", NULL);
     int i = atomic_load(&cfg->sentinel_last);
     while (watching(cfg)) {
-        if (!s.ctx) {
+        if (!hh__conn_connected(&s)) {
             char why[256];
             redisReply *r = NULL;
             if (sentinel_open(&s, i, why, sizeof(why)) != 0 ||
-                !(r = hh_conn_raw(&s, "SUBSCRIBE +switch-master +promoted-slave")) || r->type != REDIS_REPLY_ARRAY) {
+                !(r = hh__conn_raw(&s, "SUBSCRIBE +switch-master +promoted-slave")) || r->type != REDIS_REPLY_ARRAY) {
                 if (r) freeReplyObject(r);
-                hh_conn_close(&s);
-                hh_log(cfg->watch_log, HH_LOG_DEBUG, "sentinel %s:%d: cannot listen to +switch-master",
-                       cfg->sentinel_host[i], cfg->sentinel_port[i]);
+                hh__conn_close(&s);
+                hh__log(cfg->watch_log, HH_LOG_DEBUG, "sentinel %s:%d: cannot listen to +switch-master",
+                        cfg->sentinel_host[i], cfg->sentinel_port[i]);
                 i = (i + 1) % cfg->nsentinels;
                 nap(cfg, 1.0);
                 continue;
             }
             freeReplyObject(r);
         }
-        struct pollfd pfd = {s.ctx->fd, POLLIN, 0};
+        struct pollfd pfd = {hh__conn_fd(&s), POLLIN, 0};
         int rc = poll(&pfd, 1, 100);
         if (rc == 0 || (rc < 0 && errno == EINTR)) continue;
-        int bad = hh_conn_read_some(&s) != REDIS_OK;
+        int bad = hh__conn_read_some(&s) != REDIS_OK;
         void *rep = NULL;
         while (!bad) {
-            if (redisGetReplyFromReader(s.ctx, &rep) != REDIS_OK) bad = 1;
+            if (hh__conn_buffered_reply(&s, &rep) != REDIS_OK) bad = 1;
             if (!rep) break;
             on_message(cfg, rep);
             freeReplyObject(rep);
             rep = NULL;
         }
         if (bad) { /* the sentinel went away: the next one, after a pause */
-            hh_conn_close(&s);
+            hh__conn_close(&s);
             i = (i + 1) % cfg->nsentinels;
             nap(cfg, 0.5);
         }
     }
-    hh_conn_close(&s);
+    hh__conn_close(&s);
     return NULL;
 }
 
-void hh_sentinel_watch(hh_redis_config *cfg, const hh_logger *log) {
+void hh__sentinel_watch(hh__redis_config *cfg, const hh__logger *log) {
     int none = 0;
     if (!cfg->nsentinels || atomic_load(&cfg->watch_state) != 0 ||
         !atomic_compare_exchange_strong(&cfg->watch_state, &none, 1))
@@ -313,9 +313,9 @@ void hh_sentinel_watch(hh_redis_config *cfg, const hh_logger *log) {
     if (!t || pthread_create(t, NULL, watch_main, cfg) != 0) {
         free(t);
         atomic_store(&cfg->watch_state, 0);
-        hh_log(log, HH_LOG_WARN,
-               "sentinel: cannot start the +switch-master listener; failovers are noticed by "
-               "connection loss and READONLY only");
+        hh__log(log, HH_LOG_WARN,
+                "sentinel: cannot start the +switch-master listener; failovers are noticed by "
+                "connection loss and READONLY only");
         return;
     }
     cfg->watch_thread = t;

@@ -26,7 +26,7 @@ static const char *ossl_reason(char *buf, size_t len) {
     return buf;
 }
 
-void *hh_tls_ctx_new(const hh_tls_settings *s, char *err, size_t errlen) {
+void *hh__tls_ctx_new(const hh__tls_settings *s, char *err, size_t errlen) {
     char why[256];
     ERR_clear_error();
     SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
@@ -71,7 +71,7 @@ void *hh_tls_ctx_new(const hh_tls_settings *s, char *err, size_t errlen) {
     return ctx;
 }
 
-void hh_tls_ctx_free(void *ctx) { SSL_CTX_free(ctx); }
+void hh__tls_ctx_free(void *ctx) { SSL_CTX_free(ctx); }
 
 static int is_ip(const char *name) {
     unsigned char buf[16];
@@ -106,7 +106,7 @@ static void handshake_error(SSL *ssl, int rc, int saved_errno, const char *name,
     ERR_clear_error();
 }
 
-void *hh_tls_connect(void *ctx, int fd, const char *name, int verify, double timeout, char *err, size_t errlen) {
+void *hh__tls_connect(void *ctx, int fd, const char *name, int verify, double timeout, char *err, size_t errlen) {
     char why[256];
     ERR_clear_error();
     SSL *ssl = SSL_new(ctx);
@@ -137,7 +137,7 @@ void *hh_tls_connect(void *ctx, int fd, const char *name, int verify, double tim
     return ssl;
 }
 
-void hh_tls_free(void *ssl) { SSL_free(ssl); }
+void hh__tls_free(void *ssl) { SSL_free(ssl); }
 
 /* A failed read or write: a socket timeout reads as hiredis' own message. */
 static void io_error(SSL *ssl, int rc, int saved_errno, const char *what, char *err, size_t errlen) {
@@ -153,7 +153,7 @@ static void io_error(SSL *ssl, int rc, int saved_errno, const char *what, char *
     ERR_clear_error();
 }
 
-int hh_tls_write(void *ssl, const char *buf, size_t len, char *err, size_t errlen) {
+int hh__tls_write(void *ssl, const char *buf, size_t len, char *err, size_t errlen) {
     while (len > 0) {
         size_t chunk = len > (1u << 30) ? (1u << 30) : len;
         errno = 0;
@@ -168,7 +168,7 @@ int hh_tls_write(void *ssl, const char *buf, size_t len, char *err, size_t errle
     return 0;
 }
 
-long hh_tls_read(void *ssl, char *buf, size_t len, char *err, size_t errlen) {
+long hh__tls_read(void *ssl, char *buf, size_t len, char *err, size_t errlen) {
     errno = 0;
     int n = SSL_read(ssl, buf, (int)(len > (1u << 30) ? (1u << 30) : len));
     if (n > 0) return n;
@@ -178,4 +178,4 @@ long hh_tls_read(void *ssl, char *buf, size_t len, char *err, size_t errlen) {
     return (e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && !saved)) ? 0 : -1;
 }
 
-int hh_tls_pending(void *ssl) { return SSL_pending(ssl); }
+int hh__tls_pending(void *ssl) { return SSL_pending(ssl); }

@@ -17,7 +17,7 @@
 #include "util.h"
 
 /* The gem's lock classes, by what its server side does. */
-typedef enum hh_lock_kind {
+typedef enum hh__lock_kind {
     HH_LOCK_NONE = 0,
     HH_LOCK_UNTIL_EXECUTED,  /* until_executed (until_completed, _performed, _processed, _successfully_completed) */
     HH_LOCK_UNTIL_EXECUTING, /* until_executing (while_enqueued) */
@@ -25,22 +25,22 @@ typedef enum hh_lock_kind {
     HH_LOCK_UNTIL_AND_WHILE_EXECUTING,
     HH_LOCK_UNTIL_EXPIRED,
     HH_LOCK_UNKNOWN /* a lock type only a Ruby process knows (a custom lock class) */
-} hh_lock_kind;
+} hh__lock_kind;
 
 /* What the gem's server does when the runtime lock (:RUN) is held by
  * another job: its on_conflict strategy for the server. */
-typedef enum hh_unique_conflict {
+typedef enum hh__unique_conflict {
     HH_CONFLICT_NONE = 0, /* no strategy (the gem's null strategy), or one it does not know: not run */
     HH_CONFLICT_LOG,      /* not run, an INFO line */
     HH_CONFLICT_RAISE,    /* SidekiqUniqueJobs::Conflict: the job fails (retry rules apply) */
     HH_CONFLICT_REJECT,   /* to the dead set, not run */
     HH_CONFLICT_RETRY     /* reschedule, replace: need the job's Ruby class; failed instead, so it is retried */
-} hh_unique_conflict;
+} hh__unique_conflict;
 
 /* One job's lock, read from its payload. Pointers into the item stay valid
  * while the job lives. */
-typedef struct hh_unique_lock {
-    hh_lock_kind kind;
+typedef struct hh__unique_lock {
+    hh__lock_kind kind;
     const char *type;  /* the payload's "lock", as the scripts get it */
     const char *jid;   /* the payload's "jid" */
     sds digest;        /* "lock_digest" as the client wrote it (never recomputed) */
@@ -50,82 +50,82 @@ typedef struct hh_unique_lock {
     long long timeout; /* lock_timeout, seconds; the wait for a queued token is 1..5 s */
     char score[48];    /* "at" as Ruby's to_s writes it ("" when absent): the digests score */
     int lock_info;     /* lock_info true: the INFO key is written */
-    hh_unique_conflict conflict;
+    hh__unique_conflict conflict;
     const json_t *item;
-    int run_held; /* set by hh_unique_before: the :RUN lock is this job's */
-} hh_unique_lock;
+    int run_held; /* set by hh__unique_before: the :RUN lock is this job's */
+} hh__unique_lock;
 
 /* Reads a job's lock from its parsed payload: 1 when the gem's server
  * middleware handles it (a "lock" and a "lock_digest" string, and no
  * "rescheduled" mark: the gem runs such a job without its lock), else 0
  * (*u is then zeroed). now is epoch seconds (for "at" in the future). Returns
- * -1 out of memory. Free with hh_unique_lock_free. */
-int hh_unique_parse(const json_t *item, double now, hh_unique_lock *u);
-void hh_unique_lock_free(hh_unique_lock *u);
+ * -1 out of memory. Free with hh__unique_lock_free. */
+int hh__unique_parse(const json_t *item, double now, hh__unique_lock *u);
+void hh__unique_lock_free(hh__unique_lock *u);
 
 /* The gem's lock type name -> kind (HH_LOCK_UNKNOWN for any other). */
-hh_lock_kind hh_unique_kind(const char *type);
+hh__lock_kind hh__unique_kind(const char *type);
 /* The server conflict strategy a payload names: "on_server_conflict", else
  * "on_conflict" (a name, or an object's "server"); while_executing_reject
  * always rejects. */
-hh_unique_conflict hh_unique_conflict_of(const json_t *item, const char *type);
+hh__unique_conflict hh__unique_conflict_of(const json_t *item, const char *type);
 
 /* The gem's key list for a digest (its Key#to_a): digest, :QUEUED,
  * :PRIMED, :LOCKED, :INFO, uniquejobs:changelog, uniquejobs:digests,
  * uniquejobs:expiring_digests. Never namespaced: the gem's Redis has none.
- * Each a new sds (hh_unique_keys_free); returns -1 out of memory. */
+ * Each a new sds (hh__unique_keys_free); returns -1 out of memory. */
 #define HH_UNIQUE_NKEYS 8
-int hh_unique_keys(const char *digest, sds keys[HH_UNIQUE_NKEYS]);
-void hh_unique_keys_free(sds keys[HH_UNIQUE_NKEYS]);
+int hh__unique_keys(const char *digest, sds keys[HH_UNIQUE_NKEYS]);
+void hh__unique_keys_free(sds keys[HH_UNIQUE_NKEYS]);
 
 /* Ruby's Float#to_s for a score ("1700000000.0", "1700000000.25"). */
-void hh_unique_ruby_float(char *buf, size_t len, double v);
+void hh__unique_ruby_float(char *buf, size_t len, double v);
 
 /* What the gem's server rules say for each lock kind (unique.c's one
  * table; the unit tests pin it). */
-typedef struct hh_unique_rules {
+typedef struct hh__unique_rules {
     int unlock_before;     /* release the until lock before the run (until_executing, until_and_while) */
     int skip_if_not_freed; /* ...and run only when that unlock says the lock was free (until_and_while) */
     int lock_whole;        /* hold the digest's lock for the run: skip when another job holds it */
     int lock_run;          /* take the :RUN lock for the run, released after it whatever the end */
     int unlock_on_success; /* release the digest's lock after a success (until_executed) */
     int relock_on_failure; /* take the until lock back after a failure (until_executing, until_and_while) */
-} hh_unique_rules;
-const hh_unique_rules *hh_unique_rules_of(hh_lock_kind kind);
+} hh__unique_rules;
+const hh__unique_rules *hh__unique_rules_of(hh__lock_kind kind);
 
 /* Where the hooks write. */
-typedef struct hh_unique_env {
-    hh_conn *conn;
-    const hh_logger *log;
-    const hh_keys *keys; /* for the dead set of the reject strategy */
+typedef struct hh__unique_env {
+    hh__conn *conn;
+    const hh__logger *log;
+    const hh__keys *keys; /* for the dead set of the reject strategy */
     double dead_timeout;
     long dead_max_jobs;
-} hh_unique_env;
+} hh__unique_env;
 
-typedef enum hh_unique_verdict {
+typedef enum hh__unique_verdict {
     HH_UNIQUE_RUN = 0, /* run the job */
     HH_UNIQUE_SKIP,    /* done without running (the lock is another job's): ack it */
     HH_UNIQUE_FAIL     /* failed without running (job->error_* set): the retry rules apply */
-} hh_unique_verdict;
+} hh__unique_verdict;
 
-/* Before the run: parses the job's lock into *u (freed by hh_unique_after)
+/* Before the run: parses the job's lock into *u (freed by hh__unique_after)
  * and takes or releases what the gem's server takes or releases before it
  * runs the job. A Redis error fails the job (it is retried, nothing lost). */
-hh_unique_verdict hh_unique_before(const hh_unique_env *env, hh_job *job, hh_unique_lock *u);
+hh__unique_verdict hh__unique_before(const hh__unique_env *env, hh_job *job, hh__unique_lock *u);
 
-typedef enum hh_unique_end {
+typedef enum hh__unique_end {
     HH_UNIQUE_SUCCEEDED = 0,
     HH_UNIQUE_FAILED,     /* failed, run or not (the retry rules apply next) */
     HH_UNIQUE_INTERRUPTED /* pushed back by a hard stop or recovered elsewhere: only :RUN is released */
-} hh_unique_end;
+} hh__unique_end;
 
 /* After the run (or the verdict): releases or takes back what the gem's
  * server does for this end, then frees *u. */
-void hh_unique_after(const hh_unique_env *env, hh_unique_lock *u, hh_unique_end end);
+void hh__unique_after(const hh__unique_env *env, hh__unique_lock *u, hh__unique_end end);
 
 /* A job that went to the dead set, or was dropped (retry: false, dead:
  * false): the gem's death handler deletes every key of its lock_digest
  * (until and :RUN). No-op without a lock_digest. */
-void hh_unique_dead(const hh_unique_env *env, const hh_job *job);
+void hh__unique_dead(const hh__unique_env *env, const hh_job *job);
 
 #endif

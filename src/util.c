@@ -14,19 +14,19 @@
 #include <time.h>
 #include <unistd.h>
 
-double hh_now(void) {
+double hh__now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-double hh_mono(void) {
+double hh__mono(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-void hh_sleep(double seconds) {
+void hh__sleep(double seconds) {
     if (seconds <= 0) return;
     struct timespec ts;
     ts.tv_sec = (time_t)seconds;
@@ -47,9 +47,9 @@ static int fill_random(unsigned char *buf, size_t n) {
     return 0;
 }
 
-int hh_random_bytes(unsigned char *buf, size_t n) { return fill_random(buf, n); }
+int hh__random_bytes(unsigned char *buf, size_t n) { return fill_random(buf, n); }
 
-void hh_hex(char *out, const unsigned char *raw, size_t n) {
+void hh__hex(char *out, const unsigned char *raw, size_t n) {
     static const char hex[] = "0123456789abcdef";
     for (size_t i = 0; i < n; i++) {
         out[2 * i] = hex[raw[i] >> 4];
@@ -58,23 +58,23 @@ void hh_hex(char *out, const unsigned char *raw, size_t n) {
     out[2 * n] = '\0';
 }
 
-int hh_random_hex(char *buf, size_t nbytes) {
+int hh__random_hex(char *buf, size_t nbytes) {
     unsigned char raw[64];
     if (nbytes > sizeof(raw) || fill_random(raw, nbytes) != 0) return -1;
-    hh_hex(buf, raw, nbytes);
+    hh__hex(buf, raw, nbytes);
     return 0;
 }
 
-int hh_new_jid(char jid[HH_JID_SIZE]) { return hh_random_hex(jid, 12); }
+int hh__new_jid(char jid[HH_JID_SIZE]) { return hh__random_hex(jid, 12); }
 
-void hh_rng_seed(hh_rng *r) {
+void hh__rng_seed(hh__rng *r) {
     if (fill_random((unsigned char *)&r->s, sizeof(r->s)) != 0 || r->s == 0)
-        r->s = (uint64_t)hh_mono() * 0x9E3779B97F4A7C15ull + (uint64_t)getpid();
+        r->s = (uint64_t)hh__mono() * 0x9E3779B97F4A7C15ull + (uint64_t)getpid();
     if (r->s == 0) r->s = 0x9E3779B97F4A7C15ull;
 }
 
 /* xorshift64*: plenty for jitter and queue shuffles. */
-uint64_t hh_rng_next(hh_rng *r) {
+uint64_t hh__rng_next(hh__rng *r) {
     uint64_t x = r->s;
     x ^= x >> 12;
     x ^= x << 25;
@@ -83,9 +83,9 @@ uint64_t hh_rng_next(hh_rng *r) {
     return x * 0x2545F4914F6CDD1Dull;
 }
 
-double hh_rng_double(hh_rng *r) { return (double)(hh_rng_next(r) >> 11) / 9007199254740992.0; }
+double hh__rng_double(hh__rng *r) { return (double)(hh__rng_next(r) >> 11) / 9007199254740992.0; }
 
-uint64_t hh_rng_below(hh_rng *r, uint64_t n) { return n ? hh_rng_next(r) % n : 0; }
+uint64_t hh__rng_below(hh__rng *r, uint64_t n) { return n ? hh__rng_next(r) % n : 0; }
 
 /* The "C" locale, made once; (locale_t)0 if even that failed, and then the
  * process's locale is used (nothing better is at hand). */
@@ -102,22 +102,22 @@ static void leave_c(locale_t old) {
     if (old) uselocale(old);
 }
 
-int hh_vsnprintf_c(char *buf, size_t len, const char *fmt, va_list ap) {
+int hh__vsnprintf_c(char *buf, size_t len, const char *fmt, va_list ap) {
     locale_t old = enter_c();
     int n = vsnprintf(buf, len, fmt, ap);
     leave_c(old);
     return n;
 }
 
-int hh_snprintf_c(char *buf, size_t len, const char *fmt, ...) {
+int hh__snprintf_c(char *buf, size_t len, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    int n = hh_vsnprintf_c(buf, len, fmt, ap);
+    int n = hh__vsnprintf_c(buf, len, fmt, ap);
     va_end(ap);
     return n;
 }
 
-double hh_strtod_c(const char *s, char **end) {
+double hh__strtod_c(const char *s, char **end) {
     locale_t old = enter_c();
     double v = strtod(s, end);
     leave_c(old);
@@ -136,27 +136,27 @@ static const char *level_name(hh_log_level l) {
 /* The log context of this thread: its tid, and the job it runs. */
 static _Thread_local struct {
     char tid[16];
-    int job; /* 1 between hh_log_job_begin and _end */
+    int job; /* 1 between hh__log_job_begin and _end */
     int has_elapsed;
     double elapsed;
     char klass[256];
     char jid[128];
 } log_ctx;
 
-void hh_log_job_begin(const char *tid, const char *klass, const char *jid) {
-    if (tid) hh_strlcpy(log_ctx.tid, tid, sizeof(log_ctx.tid));
-    hh_strlcpy(log_ctx.klass, klass ? klass : "", sizeof(log_ctx.klass));
-    hh_strlcpy(log_ctx.jid, jid ? jid : "", sizeof(log_ctx.jid));
+void hh__log_job_begin(const char *tid, const char *klass, const char *jid) {
+    if (tid) hh__strlcpy(log_ctx.tid, tid, sizeof(log_ctx.tid));
+    hh__strlcpy(log_ctx.klass, klass ? klass : "", sizeof(log_ctx.klass));
+    hh__strlcpy(log_ctx.jid, jid ? jid : "", sizeof(log_ctx.jid));
     log_ctx.has_elapsed = 0;
     log_ctx.job = 1;
 }
 
-void hh_log_job_elapsed(double seconds) {
+void hh__log_job_elapsed(double seconds) {
     log_ctx.elapsed = round(seconds * 1000) / 1000; /* JobLogger: .round(3) */
     log_ctx.has_elapsed = 1;
 }
 
-void hh_log_job_end(void) { log_ctx.job = 0; }
+void hh__log_job_end(void) { log_ctx.job = 0; }
 
 /* A thread without a tid of its own (heartbeat, scheduler...) gets one
  * from its kernel thread id, in base 36 as Sidekiq writes them. */
@@ -177,7 +177,7 @@ static const char *thread_tid(void) {
 
 /* Ruby's Float#to_s of a value rounded to ms: "0.012", "1.0", "12.5". */
 static void fmt_elapsed(char *buf, size_t n, double v) {
-    hh_snprintf_c(buf, n, "%.3f", v);
+    hh__snprintf_c(buf, n, "%.3f", v);
     size_t l = strlen(buf);
     while (l > 2 && buf[l - 1] == '0' && buf[l - 2] != '.') buf[--l] = '\0';
 }
@@ -203,8 +203,8 @@ char *hh_log_format_line(hh_log_level level, const char *msg, hh_log_format form
         json_t *m = json_string(msg);
         json_object_set_new(o, "msg", m ? m : json_string("(not UTF-8)"));
         if (log_ctx.job) {
-            char *k = hh_utf8_escape_len(log_ctx.klass, strlen(log_ctx.klass), NULL),
-                 *j = hh_utf8_escape_len(log_ctx.jid, strlen(log_ctx.jid), NULL);
+            char *k = hh__utf8_escape_len(log_ctx.klass, strlen(log_ctx.klass), NULL),
+                 *j = hh__utf8_escape_len(log_ctx.jid, strlen(log_ctx.jid), NULL);
             ctx = json_object();
             json_object_set_new(ctx, "class", json_string(k ? k : ""));
             json_object_set_new(ctx, "jid", json_string(j ? j : ""));
@@ -219,8 +219,8 @@ char *hh_log_format_line(hh_log_level level, const char *msg, hh_log_format form
     }
     char *k = NULL, *j = NULL;
     if (log_ctx.job) { /* from jobs: escaped as messages are */
-        k = hh_escape_ctl(log_ctx.klass, strlen(log_ctx.klass));
-        j = hh_escape_ctl(log_ctx.jid, strlen(log_ctx.jid));
+        k = hh__escape_ctl(log_ctx.klass, strlen(log_ctx.klass));
+        j = hh__escape_ctl(log_ctx.jid, strlen(log_ctx.jid));
         if (!k || !j) {
             free(k);
             free(j);
@@ -240,7 +240,7 @@ char *hh_log_format_line(hh_log_level level, const char *msg, hh_log_format form
     return out;
 }
 
-void hh_log_stderr(hh_log_level level, const char *msg, void *udata) {
+void hh__log_stderr(hh_log_level level, const char *msg, void *udata) {
     FILE *f = udata ? (FILE *)udata : stderr;
     char *line = hh_log_format_line(level, msg, HH_LOG_FORMAT_TEXT);
     /* One fprintf per line: stdio locks the stream, so lines never interleave. */
@@ -250,53 +250,53 @@ void hh_log_stderr(hh_log_level level, const char *msg, void *udata) {
     free(line);
 }
 
-void hh_vlog(const hh_logger *lg, hh_log_level level, const char *fmt, va_list ap) {
+void hh__vlog(const hh__logger *lg, hh_log_level level, const char *fmt, va_list ap) {
     if (!lg || level < lg->level) return;
     char buf[2048];
     va_list again;
     va_copy(again, ap);
-    int n = hh_vsnprintf_c(buf, sizeof(buf), fmt, ap); /* "0.250 s" in any locale */
+    int n = hh__vsnprintf_c(buf, sizeof(buf), fmt, ap); /* "0.250 s" in any locale */
     /* A longer message (a handler's output line, a long error) is logged
      * whole, not cut where the stack buffer ends. */
     char *big = n > 0 && (size_t)n >= sizeof(buf) ? malloc((size_t)n + 1) : NULL;
-    if (big && hh_vsnprintf_c(big, (size_t)n + 1, fmt, again) == n) hh_log_line(lg, level, big, (size_t)n);
-    else hh_log_line(lg, level, buf, n < 0 ? 0 : (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+    if (big && hh__vsnprintf_c(big, (size_t)n + 1, fmt, again) == n) hh__log_line(lg, level, big, (size_t)n);
+    else hh__log_line(lg, level, buf, n < 0 ? 0 : (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
     va_end(again);
     free(big);
 }
 
-void hh_log_line(const hh_logger *lg, hh_log_level level, char *msg, size_t len) {
+void hh__log_line(const hh__logger *lg, hh_log_level level, char *msg, size_t len) {
     if (!lg || level < lg->level) return;
     /* Class names, jids, queues, error texts, payloads come from jobs and
      * Redis: escaped here, where every message passes, so none can end a
      * line early, forge the next one or drive a terminal. */
-    char *esc = hh_needs_escape(msg, len) ? hh_escape_ctl(msg, len) : NULL;
-    if (!esc && hh_needs_escape(msg, len)) /* out of memory: drop what is unsafe */
+    char *esc = hh__needs_escape(msg, len) ? hh__escape_ctl(msg, len) : NULL;
+    if (!esc && hh__needs_escape(msg, len)) /* out of memory: drop what is unsafe */
         for (size_t i = 0; i < len; i++)
             if ((unsigned char)msg[i] < 0x20 || (unsigned char)msg[i] >= 0x7f) msg[i] = '?';
     if (!esc) msg[len] = '\0';
     const char *out = esc ? esc : msg;
     if (lg->fn) lg->fn(level, out, lg->udata);
-    else hh_log_stderr(level, out, NULL);
+    else hh__log_stderr(level, out, NULL);
     free(esc);
 }
 
-void hh_log(const hh_logger *lg, hh_log_level level, const char *fmt, ...) {
+void hh__log(const hh__logger *lg, hh_log_level level, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    hh_vlog(lg, level, fmt, ap);
+    hh__vlog(lg, level, fmt, ap);
     va_end(ap);
 }
 
-char *hh_strdup(const char *s) { return s ? strdup(s) : NULL; }
+char *hh__strdup(const char *s) { return s ? strdup(s) : NULL; }
 
-int hh_fd_cloexec(int fd) {
+int hh__fd_cloexec(int fd) {
     int flags = fcntl(fd, F_GETFD);
     if (flags < 0) return -1;
     return flags & FD_CLOEXEC ? 0 : fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
 }
 
-void hh_strlcpy(char *dst, const char *src, size_t n) {
+void hh__strlcpy(char *dst, const char *src, size_t n) {
     if (!n) return;
     size_t l = src ? strlen(src) : 0;
     if (l >= n) l = n - 1;
@@ -307,7 +307,7 @@ void hh_strlcpy(char *dst, const char *src, size_t n) {
 /* Length of the valid UTF-8 sequence at p (1..4), or 0 if invalid. */
 static size_t utf8_seq(const unsigned char *p, const unsigned char *end);
 
-int hh_utf8_valid(const char *s, size_t len) {
+int hh__utf8_valid(const char *s, size_t len) {
     const unsigned char *p = (const unsigned char *)s, *end = p + len;
     while (p < end) {
         size_t n = utf8_seq(p, end);
@@ -317,7 +317,7 @@ int hh_utf8_valid(const char *s, size_t len) {
     return 1;
 }
 
-char *hh_utf8_escape_len(const char *s, size_t len, size_t *outlen) {
+char *hh__utf8_escape_len(const char *s, size_t len, size_t *outlen) {
     static const char hex[] = "0123456789abcdef";
     char *out = len < SIZE_MAX / 4 ? malloc(4 * len + 1) : NULL;
     if (!out) return NULL;
@@ -364,7 +364,7 @@ static size_t utf8_seq(const unsigned char *p, const unsigned char *end) {
     return n + 1;
 }
 
-/* How many bytes of p hh_escape_ctl() keeps as they are (a printable
+/* How many bytes of p hh__escape_ctl() keeps as they are (a printable
  * character, up to 4 bytes), or 0 when the byte at p is escaped. */
 static size_t kept(const unsigned char *p, const unsigned char *end) {
     if (*p >= 0x20 && *p < 0x7f) return 1;
@@ -374,7 +374,7 @@ static size_t kept(const unsigned char *p, const unsigned char *end) {
     return n;
 }
 
-int hh_needs_escape(const char *s, size_t len) {
+int hh__needs_escape(const char *s, size_t len) {
     const unsigned char *p = (const unsigned char *)s, *end = p + len;
     while (p < end) {
         size_t n = kept(p, end);
@@ -384,7 +384,7 @@ int hh_needs_escape(const char *s, size_t len) {
     return 0;
 }
 
-char *hh_escape_ctl(const char *s, size_t len) {
+char *hh__escape_ctl(const char *s, size_t len) {
     static const char hex[] = "0123456789abcdef";
     char *out = malloc(6 * len + 1), *o = out; /* \u0085 is the longest: 6 for 2 */
     if (!out) return NULL;
@@ -411,8 +411,8 @@ char *hh_escape_ctl(const char *s, size_t len) {
     return out;
 }
 
-int hh_join_by(pthread_t t, double deadline) {
-    double left = deadline - hh_mono();
+int hh__join_by(pthread_t t, double deadline) {
+    double left = deadline - hh__mono();
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     if (left > 0) {
@@ -425,7 +425,7 @@ int hh_join_by(pthread_t t, double deadline) {
     return 0;
 }
 
-int hh_proc_stat_parse(const char *text, long hz, double btime, long page, hh_proc_info *out) {
+int hh__proc_stat_parse(const char *text, long hz, double btime, long page, hh__proc_info *out) {
     unsigned long long utime, stime, start, vsize;
     long long rss;
     char state;
@@ -462,7 +462,7 @@ static double boot_time(void) {
     return bt;
 }
 
-int hh_proc_stat(long pid, hh_proc_info *out) {
+int hh__proc_stat(long pid, hh__proc_info *out) {
     char path[64], buf[2048];
     memset(out, 0, sizeof(*out));
     snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
@@ -471,24 +471,24 @@ int hh_proc_stat(long pid, hh_proc_info *out) {
     size_t n = fread(buf, 1, sizeof(buf) - 1, f);
     fclose(f);
     buf[n] = '\0';
-    return hh_proc_stat_parse(buf, sysconf(_SC_CLK_TCK), boot_time(), sysconf(_SC_PAGESIZE), out);
+    return hh__proc_stat_parse(buf, sysconf(_SC_CLK_TCK), boot_time(), sysconf(_SC_PAGESIZE), out);
 }
 
 /* ------------------------------------------------------------ error runs */
 
-void hh_err_run_init(hh_err_run *e) {
+void hh__err_run_init(hh__err_run *e) {
     pthread_mutex_init(&e->mu, NULL);
     e->last[0] = '\0';
     e->since = 0;
     atomic_init(&e->on, 0);
 }
 
-void hh_err_run_destroy(hh_err_run *e) { pthread_mutex_destroy(&e->mu); }
+void hh__err_run_destroy(hh__err_run *e) { pthread_mutex_destroy(&e->mu); }
 
-void hh_err_run_fail(const hh_logger *log, hh_err_run *e, hh_log_level level, const char *what, const char *why) {
+void hh__err_run_fail(const hh__logger *log, hh__err_run *e, hh_log_level level, const char *what, const char *why) {
     pthread_mutex_lock(&e->mu);
     if (!atomic_load(&e->on)) {
-        e->since = hh_mono();
+        e->since = hh__mono();
         e->last[0] = '\0';
         atomic_store(&e->on, 1);
     }
@@ -504,14 +504,14 @@ void hh_err_run_fail(const hh_logger *log, hh_err_run *e, hh_log_level level, co
         e->last[n] = '\0';
     }
     pthread_mutex_unlock(&e->mu);
-    if (changed) hh_log(log, level, "%s: %s", what, why);
+    if (changed) hh__log(log, level, "%s: %s", what, why);
 }
 
-void hh_err_run_ok(const hh_logger *log, hh_err_run *e, const char *what) {
+void hh__err_run_ok(const hh__logger *log, hh__err_run *e, const char *what) {
     if (!atomic_load(&e->on)) return;
     pthread_mutex_lock(&e->mu);
     int was = atomic_exchange(&e->on, 0);
     double since = e->since;
     pthread_mutex_unlock(&e->mu);
-    if (was) hh_log(log, HH_LOG_INFO, "%s restored after %.0f s", what, hh_mono() - since);
+    if (was) hh__log(log, HH_LOG_INFO, "%s restored after %.0f s", what, hh__mono() - since);
 }

@@ -11,141 +11,141 @@
 #include "hiredhand.h"
 
 /* Wall clock (CLOCK_REALTIME) as epoch seconds: for every stored timestamp. */
-double hh_now(void);
+double hh__now(void);
 /* Monotonic seconds: for intervals, deadlines and rtt. */
-double hh_mono(void);
+double hh__mono(void);
 /* Sleeps `seconds` (interrupted early by nothing; callers keep slices short). */
-void hh_sleep(double seconds);
+void hh__sleep(double seconds);
 
 /* Fills buf with 2*nbytes lowercase hex digits from getrandom() plus a NUL.
  * Returns 0, or -1 when the kernel's CSPRNG failed. */
-int hh_random_hex(char *buf, size_t nbytes);
+int hh__random_hex(char *buf, size_t nbytes);
 /* Fills buf with n bytes from getrandom(); returns 0 or -1. */
-int hh_random_bytes(unsigned char *buf, size_t n);
+int hh__random_bytes(unsigned char *buf, size_t n);
 /* Writes 2*n lowercase hex digits of raw plus a NUL into out. */
-void hh_hex(char *out, const unsigned char *raw, size_t n);
+void hh__hex(char *out, const unsigned char *raw, size_t n);
 /* A fresh jid: 12 CSPRNG bytes as 24 hex digits (Sidekiq's SecureRandom.hex(12)). */
-int hh_new_jid(char jid[HH_JID_SIZE]);
+int hh__new_jid(char jid[HH_JID_SIZE]);
 
 /* Fast non-cryptographic randomness for jitter and shuffles; state per caller. */
-typedef struct hh_rng {
+typedef struct hh__rng {
     uint64_t s;
-} hh_rng;
-void hh_rng_seed(hh_rng *r);
-uint64_t hh_rng_next(hh_rng *r);
+} hh__rng;
+void hh__rng_seed(hh__rng *r);
+uint64_t hh__rng_next(hh__rng *r);
 /* Uniform in [0, 1). */
-double hh_rng_double(hh_rng *r);
+double hh__rng_double(hh__rng *r);
 /* Uniform integer in [0, n-1]; n > 0. */
-uint64_t hh_rng_below(hh_rng *r, uint64_t n);
+uint64_t hh__rng_below(hh__rng *r, uint64_t n);
 
 /* A log sink shared by one manager or client. */
-typedef struct hh_logger {
+typedef struct hh__logger {
     hh_log_fn fn;
     void *udata;
     hh_log_level level;
-} hh_logger;
+} hh__logger;
 
-void hh_log(const hh_logger *lg, hh_log_level level, const char *fmt, ...)
+void hh__log(const hh__logger *lg, hh_log_level level, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
-void hh_vlog(const hh_logger *lg, hh_log_level level, const char *fmt, va_list ap);
+void hh__vlog(const hh__logger *lg, hh_log_level level, const char *fmt, va_list ap);
 /* Sends msg (len bytes, msg[len] writable) to the sink as one line, its
- * control characters escaped (hh_escape_ctl); for messages longer than
- * hh_log's line buffer. Every message goes through here. */
-void hh_log_line(const hh_logger *lg, hh_log_level level, char *msg, size_t len);
+ * control characters escaped (hh__escape_ctl); for messages longer than
+ * hh__log's line buffer. Every message goes through here. */
+void hh__log_line(const hh__logger *lg, hh_log_level level, char *msg, size_t len);
 /* The default sink: hh_log_format_line()'s text layout on stderr
  * ("2026-11-29T15:24:53.123Z pid=1 tid=x2 LEVEL: msg"). */
-void hh_log_stderr(hh_log_level level, const char *msg, void *udata);
+void hh__log_stderr(hh_log_level level, const char *msg, void *udata);
 
 /* The job the calling thread runs, for the context of its log lines
  * (Sidekiq's class=, jid=, elapsed=). Copied: the job may be freed before
- * hh_log_job_end(). tid names the worker thread as the heartbeat does. */
-void hh_log_job_begin(const char *tid, const char *klass, const char *jid);
-void hh_log_job_elapsed(double seconds);
-void hh_log_job_end(void);
+ * hh__log_job_end(). tid names the worker thread as the heartbeat does. */
+void hh__log_job_begin(const char *tid, const char *klass, const char *jid);
+void hh__log_job_elapsed(double seconds);
+void hh__log_job_end(void);
 
 /* Marks a descriptor close-on-exec: an --exec handler, or any program a
  * plug-in starts, must not inherit the worker's Redis connections or files.
  * Returns 0, or -1 with errno set. */
-int hh_fd_cloexec(int fd);
+int hh__fd_cloexec(int fd);
 
 /* Numbers as text whatever the process's locale: an embedding program that
  * calls setlocale(LC_ALL, "de_DE.UTF-8") must not get "1,5" into JSON or a
  * ZADD score. These format and parse under the "C" locale (uselocale, for
  * this thread and this call only). */
-int hh_snprintf_c(char *buf, size_t len, const char *fmt, ...)
+int hh__snprintf_c(char *buf, size_t len, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
-int hh_vsnprintf_c(char *buf, size_t len, const char *fmt, va_list ap);
-double hh_strtod_c(const char *s, char **end);
+int hh__vsnprintf_c(char *buf, size_t len, const char *fmt, va_list ap);
+double hh__strtod_c(const char *s, char **end);
 
 /* strdup that returns NULL for NULL. */
-char *hh_strdup(const char *s);
+char *hh__strdup(const char *s);
 /* Copies src into dst (size n), always NUL-terminated, truncating. */
-void hh_strlcpy(char *dst, const char *src, size_t n);
+void hh__strlcpy(char *dst, const char *src, size_t n);
 /* Whether the bytes are valid UTF-8. */
-int hh_utf8_valid(const char *s, size_t len);
+int hh__utf8_valid(const char *s, size_t len);
 /* A malloc'd copy of len bytes with every byte that is not part of valid
  * UTF-8 written as the text \xNN (four characters), as the logs show it:
  * what stays of a handler's error text that JSON cannot hold. NUL bytes
  * are kept; the copy is NUL-terminated and its length is in *outlen.
  * NULL when out of memory. */
-char *hh_utf8_escape_len(const char *s, size_t len, size_t *outlen);
+char *hh__utf8_escape_len(const char *s, size_t len, size_t *outlen);
 
 /* A malloc'd copy of len bytes fit for one log line: control characters
  * escaped (\n, \r, \t, else \xNN: NUL, ESC, DEL...), C1 controls as
  * \u0080..\u009f, bytes that are not valid UTF-8 as \xNN; everything else
  * (backslashes included) as it is. NULL when out of memory. */
-char *hh_escape_ctl(const char *s, size_t len);
-/* Whether hh_escape_ctl() would change these bytes. */
-int hh_needs_escape(const char *s, size_t len);
+char *hh__escape_ctl(const char *s, size_t len);
+/* Whether hh__escape_ctl() would change these bytes. */
+int hh__needs_escape(const char *s, size_t len);
 
-/* Joins thread t by the monotonic time deadline (hh_mono() seconds), or
+/* Joins thread t by the monotonic time deadline (hh__mono() seconds), or
  * detaches it then: returns 1 joined, 0 left running (detached). */
-int hh_join_by(pthread_t t, double deadline);
+int hh__join_by(pthread_t t, double deadline);
 
 /* What Linux's /proc/<pid>/stat (with the boot time in /proc/stat) tells
  * of a process: the recovery's liveness check of an identity and the
  * process_* metrics both read it. */
-typedef struct hh_proc_info {
+typedef struct hh__proc_info {
     char state;               /* R, S, D, Z (zombie), T... */
     double utime, stime;      /* CPU seconds in user and in kernel mode */
     double start;             /* start, epoch seconds; 0 when the boot time is unknown */
     unsigned long long vsize; /* virtual memory, bytes */
     unsigned long long rss;   /* resident memory, bytes; 0 when the page size is unknown */
-} hh_proc_info;
+} hh__proc_info;
 /* Reads process pid. Returns 0, or -1 when it does not exist (or /proc is
  * not there) or its stat file cannot be parsed. */
-int hh_proc_stat(long pid, hh_proc_info *out);
-/* The parser under hh_proc_stat(), apart so it can be tested: text is a
+int hh__proc_stat(long pid, hh__proc_info *out);
+/* The parser under hh__proc_stat(), apart so it can be tested: text is a
  * stat file's content, hz the clock ticks per second, btime the boot time
  * in epoch seconds (0 unknown), page the page size in bytes (0 unknown).
  * The command name may hold spaces and ')': fields count from the last
  * ')'. Returns 0, or -1 when text is not a stat line or hz <= 0. */
-int hh_proc_stat_parse(const char *text, long hz, double btime, long page, hh_proc_info *out);
+int hh__proc_stat_parse(const char *text, long hz, double btime, long page, hh__proc_info *out);
 
 /* A run of errors of one kind (fetch replies, refused acks): logged when it
  * starts and when its error changes, and once when it ends, never per
  * attempt: fetching threads retry every second each, acks back off from
  * 50 ms, and an outage (Redis refusing writes over maxmemory) would fill
- * the log with one line. Initialise with hh_err_run_init. */
-typedef struct hh_err_run {
+ * the log with one line. Initialise with hh__err_run_init. */
+typedef struct hh__err_run {
     pthread_mutex_t mu;
     char last[256]; /* the error last logged */
-    double since;   /* hh_mono() when the run began */
+    double since;   /* hh__mono() when the run began */
     atomic_int on;  /* a run is going; while 0 a success costs one load */
-} hh_err_run;
-void hh_err_run_init(hh_err_run *e);
-void hh_err_run_destroy(hh_err_run *e);
+} hh__err_run;
+void hh__err_run_init(hh__err_run *e);
+void hh__err_run_destroy(hh__err_run *e);
 /* One more failure in run e: logged as "<what>: <why>" at level when the
  * run starts or why differs from the error last logged (Redis' script line
  * in why is not a difference). Thread-safe. */
-void hh_err_run_fail(const hh_logger *log, hh_err_run *e, hh_log_level level, const char *what, const char *why);
+void hh__err_run_fail(const hh__logger *log, hh__err_run *e, hh_log_level level, const char *what, const char *why);
 /* A success: ends run e, if one is going, with "<what> restored after N s". */
-void hh_err_run_ok(const hh_logger *log, hh_err_run *e, const char *what);
+void hh__err_run_ok(const hh__logger *log, hh__err_run *e, const char *what);
 
 #endif

@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include "util.h"
 
-int hh_wake_init(hh_wake *w) {
+int hh__wake_init(hh__wake *w) {
     pthread_condattr_t ca;
     if (pthread_mutex_init(&w->mu, NULL) != 0) return -1;
     if (pthread_condattr_init(&ca) != 0) {
@@ -26,20 +26,20 @@ int hh_wake_init(hh_wake *w) {
     return 0;
 }
 
-void hh_wake_destroy(hh_wake *w) {
+void hh__wake_destroy(hh__wake *w) {
     if (w->pipe[0] >= 0) close(w->pipe[0]);
     if (w->pipe[1] >= 0) close(w->pipe[1]);
     pthread_cond_destroy(&w->cv);
     pthread_mutex_destroy(&w->mu);
 }
 
-void hh_wake_all(hh_wake *w) {
+void hh__wake_all(hh__wake *w) {
     pthread_mutex_lock(&w->mu);
     pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->mu);
 }
 
-void hh_wake_poke(hh_wake *w) {
+void hh__wake_poke(hh__wake *w) {
     int saved = errno; /* a signal handler must leave errno as it found it */
     if (w->pipe[1] >= 0) {
         char b = 1;
@@ -49,7 +49,7 @@ void hh_wake_poke(hh_wake *w) {
     errno = saved;
 }
 
-int hh_wake_wait(hh_wake *w, double until, hh_wake_pred pred, const void *arg) {
+int hh__wake_wait(hh__wake *w, double until, hh__wake_pred pred, const void *arg) {
     pthread_mutex_lock(&w->mu);
     int ok;
     while (!(ok = pred(arg))) {
@@ -57,7 +57,7 @@ int hh_wake_wait(hh_wake *w, double until, hh_wake_pred pred, const void *arg) {
             pthread_cond_wait(&w->cv, &w->mu);
             continue;
         }
-        double left = until - hh_mono();
+        double left = until - hh__mono();
         if (left <= 0) break;
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -74,10 +74,10 @@ int hh_wake_wait(hh_wake *w, double until, hh_wake_pred pred, const void *arg) {
     return ok;
 }
 
-int hh_wake_relay(hh_wake *w, double seconds) {
+int hh__wake_relay(hh__wake *w, double seconds) {
     if (w->pipe[0] < 0) { /* no pipe: the relay's timeout is all there is */
-        hh_sleep(seconds > 0.02 ? 0.02 : seconds);
-        hh_wake_all(w);
+        hh__sleep(seconds > 0.02 ? 0.02 : seconds);
+        hh__wake_all(w);
         return 1;
     }
     /* Callers pass what is left until a deadline, negative once the clock
@@ -91,6 +91,6 @@ int hh_wake_relay(hh_wake *w, double seconds) {
     if (rc <= 0) return 0;
     char buf[64];
     while (read(w->pipe[0], buf, sizeof(buf)) > 0) {}
-    hh_wake_all(w);
+    hh__wake_all(w);
     return 1;
 }

@@ -10,32 +10,32 @@
 
 #include <pthread.h>
 
-typedef struct hh_wake {
+typedef struct hh__wake {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int pipe[2]; /* -1 when it could not be made: pokes fall back to the relay's timeout */
-} hh_wake;
+} hh__wake;
 
 /* The condition a waiter waits for; checked under the wake's mutex, so a
- * flag set before hh_wake_all() is never missed. */
-typedef int (*hh_wake_pred)(const void *arg);
+ * flag set before hh__wake_all() is never missed. */
+typedef int (*hh__wake_pred)(const void *arg);
 
-int hh_wake_init(hh_wake *w);
-void hh_wake_destroy(hh_wake *w);
+int hh__wake_init(hh__wake *w);
+void hh__wake_destroy(hh__wake *w);
 
 /* Wakes every waiter to check its condition. Not async-signal-safe. */
-void hh_wake_all(hh_wake *w);
+void hh__wake_all(hh__wake *w);
 
-/* Async-signal-safe: asks the relay (hh_wake_relay) to wake every waiter. */
-void hh_wake_poke(hh_wake *w);
+/* Async-signal-safe: asks the relay (hh__wake_relay) to wake every waiter. */
+void hh__wake_poke(hh__wake *w);
 
-/* Waits until pred(arg) holds or the monotonic time `until` (hh_mono();
+/* Waits until pred(arg) holds or the monotonic time `until` (hh__mono();
  * negative: no limit) passes. Returns pred(arg)'s last value. */
-int hh_wake_wait(hh_wake *w, double until, hh_wake_pred pred, const void *arg);
+int hh__wake_wait(hh__wake *w, double until, hh__wake_pred pred, const void *arg);
 
 /* For the one relay thread: waits up to `seconds` (0 or less: does not
  * wait) for a poke, drains the pipe and wakes every waiter. Returns 1 when
  * poked. */
-int hh_wake_relay(hh_wake *w, double seconds);
+int hh__wake_relay(hh__wake *w, double seconds);
 
 #endif

@@ -20,21 +20,21 @@
 
 /* One worker thread: its connection, its fetch state and the job it runs.
  * `mu` guards job/abandoned against the heartbeat and the shutdown path. */
-typedef struct hh_processor {
-    const struct hh_processor_env *m; /* processor.c's view of the manager */
-    const struct hh_fetch_env *fetch; /* fetch.c's view of the manager */
+typedef struct hh__processor {
+    const struct hh__processor_env *m; /* processor.c's view of the manager */
+    const struct hh__fetch_env *fetch; /* fetch.c's view of the manager */
     int index;
     char tid[16];
     pthread_t thread;
     int thread_started;
-    hh_conn conn;
-    hh_rng rng;
+    hh__conn conn;
+    hh__rng rng;
     pthread_mutex_t mu;
     hh_job *job;          /* running job, NULL when idle */
     int abandoned;        /* hard shutdown pushed `job` back already */
     atomic_int cancelled; /* read by hh_job_cancelled() */
     unsigned long runs;   /* jobs started (tells one run of `job` from the next); mu */
     int lease_lost;       /* another process recovered `job` (lease.c); mu */
-} hh_processor;
+} hh__processor;
 
 #endif

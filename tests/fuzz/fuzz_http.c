@@ -1,5 +1,5 @@
 /* fuzz_http.c -- the HTTP request handler without a socket: routing and
- * the bearer token (hh_http_route_of), and every reply (hh_http_reply_for)
+ * the bearer token (hh__http_route_of), and every reply (hh__http_reply_for)
  * for a snapshot holding hostile names and errors. /stats and /metrics are
  * served only with the exact token; /healthz shows no name or error; JSON
  * bodies parse; /metrics lines stay lines (labels escaped).
@@ -26,20 +26,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t tail = strlen(f[7]);
     const uint8_t *nums = (const uint8_t *)f[7];
 
-    hh_http_route r = hh_http_route_of(method, url, auth, token);
+    hh__http_route r = hh__http_route_of(method, url, auth, token);
     if ((r == HH_HTTP_ROUTE_STATS || r == HH_HTTP_ROUTE_METRICS) && token)
         FUZZ_ASSERT(auth && strstr(auth, token), "served %s without the token", url);
-    if (token && hh_http_token_valid(token)) {
+    if (token && hh__http_token_valid(token)) {
         size_t n = strlen(token) + 16;
         char *good = malloc(n), *bad = malloc(n);
         if (!good || !bad) abort();
         snprintf(good, n, "Bearer %s", token);
         snprintf(bad, n, "Bearer %sx", token);
-        FUZZ_ASSERT(hh_http_token_ok(good, token), "the exact token is refused");
-        FUZZ_ASSERT(!hh_http_token_ok(bad, token), "a longer token is taken");
+        FUZZ_ASSERT(hh__http_token_ok(good, token), "the exact token is refused");
+        FUZZ_ASSERT(!hh__http_token_ok(bad, token), "a longer token is taken");
         bad[strlen(bad) - 2] ^= 1;
         bad[strlen(bad) - 1] = '\0';
-        FUZZ_ASSERT(!hh_http_token_ok(bad, token), "a token differing in its last byte is taken");
+        FUZZ_ASSERT(!hh__http_token_ok(bad, token), "a token differing in its last byte is taken");
         free(good);
         free(bad);
     }
@@ -49,8 +49,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!st || !qs) abort();
     st->queues = qs;
     st->queues_cap = HH_MAX_QUEUES;
-    hh_strlcpy(st->identity, f[4], sizeof(st->identity));
-    hh_strlcpy(st->heartbeat_last_error, f[6], sizeof(st->heartbeat_last_error));
+    hh__strlcpy(st->identity, f[4], sizeof(st->identity));
+    hh__strlcpy(st->heartbeat_last_error, f[6], sizeof(st->heartbeat_last_error));
     st->nqueues = tail && (nums[0] & 1) ? 1 : 70; /* more than HH_MAX_QUEUES */
     for (size_t i = 0; i < HH_MAX_QUEUES; i++) {
         st->queues[i].name = f[5];
@@ -64,8 +64,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     double now = 1700000000.0, max_age = 30;
 
     for (int route = HH_HTTP_ROUTE_HEALTHZ; route <= HH_HTTP_ROUTE_UNAUTHORIZED; route++) {
-        hh_http_reply rep;
-        hh_http_reply_for((hh_http_route)route, st, now, max_age, &rep);
+        hh__http_reply rep;
+        hh__http_reply_for((hh__http_route)route, st, now, max_age, &rep);
         FUZZ_ASSERT(rep.status >= 200 && rep.status < 600, "status %u", rep.status);
         if (!rep.body) continue; /* out of memory: a 500 */
         if (strstr(rep.type, "json")) {

@@ -1,9 +1,9 @@
-/* fuzz_job.c -- job payloads: parsing (hh_job_new), the serialiser round
- * trip, and every rewrite of a payload: the retry/dead plan (hh_retry_plan),
+/* fuzz_job.c -- job payloads: parsing (hh__job_new), the serialiser round
+ * trip, and every rewrite of a payload: the retry/dead plan (hh__retry_plan),
  * the scheduler's enqueued_at refresh (done in scheduler.c with
- * json_loadb(JSON_ALLOW_NUL) + hh_json_time_new + hh_json_dump, mirrored
+ * json_loadb(JSON_ALLOW_NUL) + hh__json_time_new + hh__json_dump, mirrored
  * here) and the dead-set wrapper of a malformed job
- * (hh_malformed_dead_payload). Property of every rewrite: each key other
+ * (hh__malformed_dead_payload). Property of every rewrite: each key other
  * than the ones Sidekiq's own path changes keeps its position (relative
  * order), its JSON type and its value. */
 #include <jansson.h>
@@ -69,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     hh_timestamps ts = size && (data[0] & 1) ? HH_TS_MILLIS : HH_TS_FLOAT;
     double now = 1700000000.25;
     char why[512];
-    hh_job *job = hh_job_new(payload, size, "default", why, sizeof(why));
+    hh_job *job = hh__job_new(payload, size, "default", why, sizeof(why));
     if (!job) return 0;
     FUZZ_ASSERT(job->len == size && !memcmp(job->payload, payload, size), "the exact bytes are kept");
     json_t *orig = load(payload, size);
@@ -78,10 +78,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_ASSERT(json_is_object(orig), "a job that parsed is an object");
         /* the serialiser: same keys, order, types and values */
         if (!job->lossy) {
-            char *dump = hh_json_dump(orig);
-            FUZZ_ASSERT(dump != NULL, "hh_json_dump of a parsed payload");
+            char *dump = hh__json_dump(orig);
+            FUZZ_ASSERT(dump != NULL, "hh__json_dump of a parsed payload");
             json_t *back = load(dump, strlen(dump));
-            check_kept(orig, back, NULL, "hh_json_dump round trip");
+            check_kept(orig, back, NULL, "hh__json_dump round trip");
             FUZZ_ASSERT(json_object_size(back) == json_object_size(orig), "round trip adds no key");
             json_decref(back);
             free(dump);
@@ -96,11 +96,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             job->backtrace[1] = strdup(lines[1]);
             job->nbacktrace = 2;
         }
-        hh_retry_config cfg = {.max_retries = 25, .timestamps = ts, .class_known = size > 1 && (data[1] & 1)};
-        hh_rng rng = {42};
-        hh_failure_plan plan;
+        hh__retry_config cfg = {.max_retries = 25, .timestamps = ts, .class_known = size > 1 && (data[1] & 1)};
+        hh__rng rng = {42};
+        hh__failure_plan plan;
         memset(&plan, 0, sizeof(plan));
-        if (hh_retry_plan(job, &cfg, now, &rng, &plan) == 0 && plan.payload) {
+        if (hh__retry_plan(job, &cfg, now, &rng, &plan) == 0 && plan.payload) {
             json_t *out = load(plan.payload, strlen(plan.payload));
             check_kept(orig, out, retry_changes, plan.kind == HH_FAIL_RETRY ? "retry payload" : "dead payload");
             FUZZ_ASSERT(json_is_string(json_object_get(out, "error_message")), "error_message is a string");
@@ -111,9 +111,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         /* the scheduler moving a due entry to its queue */
         json_t *item = json_loadb(payload, size, JSON_ALLOW_NUL, NULL);
         if (json_is_object(item)) {
-            json_object_set_new(item, "enqueued_at", hh_json_time_new(now, ts));
-            char *fresh = hh_json_dump(item);
-            FUZZ_ASSERT(fresh != NULL, "hh_json_dump of a scheduled entry");
+            json_object_set_new(item, "enqueued_at", hh__json_time_new(now, ts));
+            char *fresh = hh__json_dump(item);
+            FUZZ_ASSERT(fresh != NULL, "hh__json_dump of a scheduled entry");
             json_t *out = load(fresh, strlen(fresh));
             check_kept(orig, out, schedule_changes, "scheduled entry");
             FUZZ_ASSERT(json_is_number(json_object_get(out, "enqueued_at")), "enqueued_at is a number");
@@ -124,7 +124,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     } else {
         FUZZ_ASSERT(why[0] != '\0', "a malformed job says why");
         size_t outlen = 0;
-        char *dead = hh_malformed_dead_payload(payload, size, why, now, ts, &outlen);
+        char *dead = hh__malformed_dead_payload(payload, size, why, now, ts, &outlen);
         FUZZ_ASSERT(dead != NULL, "a dead payload");
         if (json_is_object(orig)) {
             json_t *out = load(dead, outlen);
@@ -145,6 +145,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         free(dead);
     }
     json_decref(orig);
-    hh_job_free(job);
+    hh__job_free(job);
     return 0;
 }

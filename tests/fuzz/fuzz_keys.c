@@ -1,7 +1,7 @@
 /* fuzz_keys.c -- namespaces, identities and queue names: whatever
  * hh_manager_new accepts (the validation the worker applies to --namespace,
  * --identity and -q) builds keys that split back exactly
- * (hh_key_inprogress / hh_key_inprogress_parse in keys.c), carry the
+ * (hh__key_inprogress / hh__key_inprogress_parse in keys.c), carry the
  * namespace once, and never name one of Sidekiq's own keys.
  * Input: namespace NUL identity NUL queue. */
 #include "fuzz.h"
@@ -35,22 +35,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* The documented contract of the key functions: no '|' in identity.
      * (An empty identity makes the manager choose one: nothing to check.) */
     if (*identity && *queue && (accepted || !strchr(identity, '|'))) {
-        hh_keys k;
-        if (hh_keys_init(&k, *ns ? ns : NULL) == 0) {
-            sds key = hh_key_inprogress(&k, identity, queue);
+        hh__keys k;
+        if (hh__keys_init(&k, *ns ? ns : NULL) == 0) {
+            sds key = hh__key_inprogress(&k, identity, queue);
             FUZZ_ASSERT(key != NULL, "out of memory");
             sds id2 = NULL, q2 = NULL;
-            FUZZ_ASSERT(hh_key_inprogress_parse(&k, key, &id2, &q2) == 0, "in-progress key %s does not parse", key);
+            FUZZ_ASSERT(hh__key_inprogress_parse(&k, key, &id2, &q2) == 0, "in-progress key %s does not parse", key);
             FUZZ_ASSERT(!strcmp(id2, identity) && !strcmp(q2, queue), "in-progress key %s splits differently", key);
-            const char *bare = hh_key_strip(&k, key);
+            const char *bare = hh__key_strip(&k, key);
             FUZZ_ASSERT(bare != NULL, "the key carries its namespace");
             sdsfree(id2);
             sdsfree(q2);
             sdsfree(key);
-            sds qk = hh_key_queue(&k, queue);
-            FUZZ_ASSERT(qk && hh_key_inprogress_parse(&k, qk, &id2, &q2) != 0, "a queue key is no in-progress key");
+            sds qk = hh__key_queue(&k, queue);
+            FUZZ_ASSERT(qk && hh__key_inprogress_parse(&k, qk, &id2, &q2) != 0, "a queue key is no in-progress key");
             sdsfree(qk);
-            hh_keys_free(&k);
+            hh__keys_free(&k);
         }
     }
     fuzz_fields_free(f, 3);

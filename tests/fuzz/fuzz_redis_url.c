@@ -1,6 +1,6 @@
 /* fuzz_redis_url.c -- Redis URL parsing and masking (redis.c), through the
  * interfaces the worker uses: hh_redis_url_check (CLI, C API) and
- * hh_redis_config_parse (manager). Any input: no memory error, a message
+ * hh__redis_config_parse (manager). Any input: no memory error, a message
  * on failure. Input 'P' NUL prefix NUL password NUL suffix builds
  * prefix:password@suffix, and neither the error nor the masked display
  * may contain that password, whatever the URL's shape.
@@ -20,13 +20,13 @@ static char *shown(const char *url) {
     err[0] = err2[0] = '\0';
     int rc = hh_redis_url_check(url, err, sizeof(err));
     FUZZ_ASSERT(rc == HH_OK || err[0], "a refused URL gets a message");
-    hh_redis_config cfg;
+    hh__redis_config cfg;
     memset(&cfg, 0, sizeof(cfg));
     hh_redis_options o;
     hh_redis_options_init(&o);
     o.url = url;
     const char *second = err2;
-    if (hh_redis_config_parse(&cfg, &o, err2, sizeof(err2)) == 0) {
+    if (hh__redis_config_parse(&cfg, &o, err2, sizeof(err2)) == 0) {
         FUZZ_ASSERT(cfg.display != NULL, "a parsed URL has a display form");
         second = cfg.display;
     } else {
@@ -36,7 +36,7 @@ static char *shown(const char *url) {
     char *out = malloc(n);
     if (!out) abort();
     snprintf(out, n, "%s\n%s", err, second);
-    hh_redis_config_free(&cfg);
+    hh__redis_config_free(&cfg);
     return out;
 }
 

@@ -1,6 +1,6 @@
-/* fuzz_utf8.c -- hh_utf8_valid and hh_utf8_escape_len (util.c): the escaped
+/* fuzz_utf8.c -- hh__utf8_valid and hh__utf8_escape_len (util.c): the escaped
  * copy is valid UTF-8, valid text is left alone, every other byte becomes
- * its \xNN, and hh_utf8_valid agrees with jansson, which refuses to store
+ * its \xNN, and hh__utf8_valid agrees with jansson, which refuses to store
  * invalid UTF-8 (what the escape is for: error texts written into JSON). */
 #include <jansson.h>
 #include "fuzz.h"
@@ -8,20 +8,20 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const char *s = (const char *)data;
-    int valid = hh_utf8_valid(s, size);
+    int valid = hh__utf8_valid(s, size);
     json_t *j = json_stringn(s, size);
-    FUZZ_ASSERT(valid == (j != NULL), "hh_utf8_valid says %d, jansson %s", valid, j ? "valid" : "invalid");
+    FUZZ_ASSERT(valid == (j != NULL), "hh__utf8_valid says %d, jansson %s", valid, j ? "valid" : "invalid");
     json_decref(j);
 
     char *f[1];
     fuzz_fields(data, size, f, 1);
     size_t n = strlen(f[0]);
     size_t m = 0;
-    char *clean = hh_utf8_escape_len(f[0], n, &m);
+    char *clean = hh__utf8_escape_len(f[0], n, &m);
     FUZZ_ASSERT(clean != NULL, "out of memory");
     FUZZ_ASSERT(strlen(clean) == m, "the escaped copy's length (%zu, %zu)", strlen(clean), m);
-    FUZZ_ASSERT(hh_utf8_valid(clean, m), "the escaped copy is valid UTF-8");
-    if (hh_utf8_valid(f[0], n)) FUZZ_ASSERT(m == n && !strcmp(clean, f[0]), "valid text is left alone");
+    FUZZ_ASSERT(hh__utf8_valid(clean, m), "the escaped copy is valid UTF-8");
+    if (hh__utf8_valid(f[0], n)) FUZZ_ASSERT(m == n && !strcmp(clean, f[0]), "valid text is left alone");
     /* read back: every byte is itself or, when it is not UTF-8, \xNN */
     size_t i = 0, o = 0;
     while (i < n) {

@@ -1,16 +1,16 @@
-/* conn_fixture.h -- one library connection (hh_conn) with its config, a
+/* conn_fixture.h -- one library connection (hh__conn) with its config, a
  * silent logger and the key names, opened on a unit test's private Redis:
- * the setup the tests of modules that talk to Redis through hh_conn share
+ * the setup the tests of modules that talk to Redis through hh__conn share
  * (outcome, unique jobs, job metrics). Include after the library's headers
  * (redis.h, keys.h). */
 #ifndef HH_CONN_FIXTURE_H
 #define HH_CONN_FIXTURE_H
 
 typedef struct uh_conn_fixture {
-    hh_redis_config cfg;
-    hh_logger log;
-    hh_conn conn;
-    hh_keys keys;
+    hh__redis_config cfg;
+    hh__logger log;
+    hh__conn conn;
+    hh__keys keys;
 } uh_conn_fixture;
 
 /* Opens *c on the Redis at url, its keys under namespace ns (NULL: none).
@@ -20,17 +20,17 @@ static inline int uh_conn_fixture_open(uh_conn_fixture *c, const char *url, cons
     hh_redis_options o;
     hh_redis_options_init(&o);
     o.url = url;
-    if (hh_redis_config_parse(&c->cfg, &o, err, sizeof(err)) != 0) return -1;
+    if (hh__redis_config_parse(&c->cfg, &o, err, sizeof(err)) != 0) return -1;
     c->log.level = HH_LOG_ERROR + 1; /* silent */
-    hh_conn_init(&c->conn, &c->cfg, &c->log, "test", NULL);
-    hh_keys_init(&c->keys, ns);
+    hh__conn_init(&c->conn, &c->cfg, &c->log, "test", NULL);
+    hh__keys_init(&c->keys, ns);
     return 0;
 }
 
 static inline void uh_conn_fixture_close(uh_conn_fixture *c) {
-    hh_conn_close(&c->conn);
-    hh_keys_free(&c->keys);
-    hh_redis_config_free(&c->cfg);
+    hh__conn_close(&c->conn);
+    hh__keys_free(&c->keys);
+    hh__redis_config_free(&c->cfg);
 }
 
 #endif

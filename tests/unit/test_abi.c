@@ -35,7 +35,7 @@ static void test_manager_options_from_a_longer_redis(void **s) {
     caller->struct_size = total;
     caller->redis.struct_size = sizeof(hh_redis_options) + 8;
     hh_manager_options got;
-    hh_manager_options_read(&got, caller);
+    hh__manager_options_read(&got, caller);
     assert_int_equal(got.struct_size, sizeof(got));
     assert_int_equal(got.redis.struct_size, sizeof(got.redis));
     assert_string_equal(got.redis.url, "redis://127.0.0.1:1/3");
@@ -57,7 +57,7 @@ static void test_short_structs_take_defaults(void **s) {
     o.struct_size = offsetof(hh_manager_options, shutdown_timeout);
     memset(&o.shutdown_timeout, 0x7f, sizeof(o) - offsetof(hh_manager_options, shutdown_timeout));
     hh_manager_options got;
-    hh_manager_options_read(&got, &o);
+    hh__manager_options_read(&got, &o);
     assert_int_equal(got.concurrency, 3);
     assert_int_equal(got.dead_max_jobs, 10000); /* beyond: the default */
     assert_true(got.shutdown_timeout == 25);
@@ -68,7 +68,7 @@ static void test_short_structs_take_defaults(void **s) {
     p.struct_size = offsetof(hh_push_options, retry);
     p.queue = "low";
     hh_push_options gp;
-    hh_push_options_read(&gp, &p);
+    hh__push_options_read(&gp, &p);
     assert_string_equal(gp.queue, "low");
     assert_int_equal(gp.retry, HH_RETRY_DEFAULT);
     assert_null(gp.extra_json);
@@ -78,10 +78,10 @@ static void test_short_structs_take_defaults(void **s) {
     memset(&r, 0, sizeof(r));
     r.ns = "app";
     hh_redis_options gr;
-    hh_redis_options_read(&gr, &r);
+    hh__redis_options_read(&gr, &r);
     assert_string_equal(gr.ns, "app");
     assert_int_equal(gr.struct_size, sizeof(gr));
-    hh_redis_options_read(&gr, NULL);
+    hh__redis_options_read(&gr, NULL);
     assert_true(gr.connect_timeout == 5);
 }
 
@@ -96,13 +96,13 @@ static void test_stats_written_to_the_callers_size(void **s) {
     hh_manager_stats out;
     memset(&out, 0xee, sizeof(out));
     out.struct_size = offsetof(hh_manager_stats, busy);
-    hh_manager_stats_write(&out, &full);
+    hh__manager_stats_write(&out, &full);
     assert_int_equal(out.struct_size, offsetof(hh_manager_stats, busy));
     assert_int_equal(out.concurrency, 9);
     unsigned char *past = (unsigned char *)&out.busy;
     for (size_t i = 0; i < sizeof(out) - offsetof(hh_manager_stats, busy); i++) assert_int_equal(past[i], 0xee);
     out.struct_size = sizeof(out);
-    hh_manager_stats_write(&out, &full);
+    hh__manager_stats_write(&out, &full);
     assert_int_equal(out.reconciled, 5);
 }
 

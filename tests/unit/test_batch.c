@@ -16,7 +16,7 @@ static void count_log(hh_log_level level, const char *line, void *udata) {
 
 static hh_job *job_of(const char *json) {
     char why[128];
-    hh_job *j = hh_job_new(json, strlen(json), "default", why, sizeof(why));
+    hh_job *j = hh__job_new(json, strlen(json), "default", why, sizeof(why));
     assert_non_null(j);
     assert_non_null(j->item);
     return j;
@@ -24,9 +24,9 @@ static hh_job *job_of(const char *json) {
 
 static void test_batch_ids(void **s) {
     (void)s;
-    hh_logger log = {count_log, NULL, HH_LOG_DEBUG};
-    hh_batch b;
-    hh_batch_init(&b, HH_BATCH_JOBS_RUN, &log);
+    hh__logger log = {count_log, NULL, HH_LOG_DEBUG};
+    hh__batch b;
+    hh__batch_init(&b, HH_BATCH_JOBS_RUN, &log);
     warns = 0;
     const char *jobs[] = {
         "{\"class\":\"K\",\"args\":[],\"jid\":\"a\",\"bid\":\"b1\"}",
@@ -39,38 +39,38 @@ static void test_batch_ids(void **s) {
     int want[] = {1, 1, 1, 0, 0, 0};
     for (size_t i = 0; i < 6; i++) {
         hh_job *j = job_of(jobs[i]);
-        assert_int_equal(hh_batch_check(&b, j), want[i]);
-        hh_job_free(j);
+        assert_int_equal(hh__batch_check(&b, j), want[i]);
+        hh__job_free(j);
     }
     assert_int_equal(atomic_load(&b.jobs), 3);
     assert_int_equal(warns, 2); /* once per batch */
-    hh_batch_destroy(&b);
+    hh__batch_destroy(&b);
 
-    hh_batch_init(&b, HH_BATCH_JOBS_SKIP, &log);
+    hh__batch_init(&b, HH_BATCH_JOBS_SKIP, &log);
     hh_job *j = job_of(jobs[0]);
-    assert_int_equal(hh_batch_check(&b, j), 2);
-    hh_job_free(j);
-    hh_batch_destroy(&b);
-    assert_int_equal(hh_batch_check(NULL, NULL), 0);
+    assert_int_equal(hh__batch_check(&b, j), 2);
+    hh__job_free(j);
+    hh__batch_destroy(&b);
+    assert_int_equal(hh__batch_check(NULL, NULL), 0);
 }
 
 /* A full table logs no new batch but still counts and decides. */
 static void test_batch_table_full(void **s) {
     (void)s;
-    hh_logger log = {count_log, NULL, HH_LOG_DEBUG};
-    hh_batch b;
-    hh_batch_init(&b, HH_BATCH_JOBS_RUN, &log);
+    hh__logger log = {count_log, NULL, HH_LOG_DEBUG};
+    hh__batch b;
+    hh__batch_init(&b, HH_BATCH_JOBS_RUN, &log);
     warns = 0;
     for (int i = 0; i < HH_BATCH_SEEN_SLOTS; i++) {
         char json[96];
         snprintf(json, sizeof(json), "{\"class\":\"K\",\"args\":[],\"jid\":\"x\",\"bid\":\"bid-%d\"}", i);
         hh_job *j = job_of(json);
-        assert_int_equal(hh_batch_check(&b, j), 1);
-        hh_job_free(j);
+        assert_int_equal(hh__batch_check(&b, j), 1);
+        hh__job_free(j);
     }
     assert_int_equal(warns, HH_BATCH_SEEN_SLOTS / 4 * 3);
     assert_int_equal(atomic_load(&b.jobs), HH_BATCH_SEEN_SLOTS);
-    hh_batch_destroy(&b);
+    hh__batch_destroy(&b);
 }
 
 int main(void) {

@@ -71,9 +71,9 @@ static void test_push_payload(void **s) {
     (void)s;
     hh_client *c = client();
     char jid[HH_JID_SIZE];
-    double before = hh_now();
+    double before = hh__now();
     assert_int_equal(hh_client_push(c, "HardWorker", "[1,\"two\",{\"b\":1,\"a\":2.0}]", NULL, jid), HH_OK);
-    double after = hh_now();
+    double after = hh__now();
     assert_true(is_jid(jid));
     char *raw;
     json_t *v = lindex("queue:default", 0, &raw);
@@ -136,9 +136,9 @@ static void test_push_payload(void **s) {
 static void test_push_millis_and_namespace(void **s) {
     (void)s;
     hh_client *c = client_ns("ns", HH_TS_MILLIS);
-    double before = hh_now();
+    double before = hh__now();
     assert_int_equal(hh_client_push(c, "K", "[]", NULL, NULL), HH_OK);
-    double after = hh_now();
+    double after = hh__now();
     assert_int_equal(uh_int(&srv, "EXISTS queue:default"), 0);
     assert_int_equal(uh_int(&srv, "SISMEMBER ns:queues default"), 1); /* bare name */
     json_t *v = lindex("ns:queue:default", 0, NULL);
@@ -162,7 +162,7 @@ static void test_push_scheduled(void **s) {
     hh_client *c = client();
     hh_push_options o;
     hh_push_options_init(&o);
-    double at = floor(hh_now()) + 3600.25;
+    double at = floor(hh__now()) + 3600.25;
     o.at = at;
     char jid[HH_JID_SIZE];
     assert_int_equal(hh_client_push(c, "Later", "[1]", &o, jid), HH_OK);
@@ -180,7 +180,7 @@ static void test_push_scheduled(void **s) {
     freeReplyObject(r);
 
     /* a time in the past: pushed now, as perform_at does */
-    o.at = hh_now() - 100;
+    o.at = hh__now() - 100;
     assert_int_equal(hh_client_push(c, "Late", "[]", &o, NULL), HH_OK);
     assert_int_equal(uh_int(&srv, "ZCARD schedule"), 1);
     assert_int_equal(uh_int(&srv, "LLEN queue:default"), 1);
@@ -239,7 +239,7 @@ static void test_push_bulk(void **s) {
     /* scheduled bulk: all in schedule with the same score */
     hh_push_options o;
     hh_push_options_init(&o);
-    o.at = hh_now() + 600;
+    o.at = hh__now() + 600;
     const char *two[] = {"[1]", "[2]"};
     assert_int_equal(hh_client_push_bulk(c, "Bulk", two, 2, &o, NULL), HH_OK);
     assert_int_equal(uh_int(&srv, "ZCOUNT schedule %.17g %.17g", o.at, o.at), 2);
@@ -278,7 +278,7 @@ static void test_push_item(void **s) {
     free(raw);
 
     /* "at" in the future: schedule, key removed, score = at */
-    double at = floor(hh_now()) + 1000.5;
+    double at = floor(hh__now()) + 1000.5;
     char buf[256];
     snprintf(buf, sizeof(buf), "{\"class\":\"K\",\"at\":%.17g,\"args\":[1],\"x\":true}", at);
     assert_int_equal(hh_client_push_item(c, buf, jid), HH_OK);
@@ -288,7 +288,7 @@ static void test_push_item(void **s) {
     assert_string_equal(uh_keys_csv(r->element[0]->str), "retry,queue,class,args,x,jid,created_at");
     freeReplyObject(r);
     /* a raw item with "at" in the past still goes to schedule (docs/protocol.md) */
-    snprintf(buf, sizeof(buf), "{\"class\":\"K\",\"args\":[],\"at\":%.17g}", hh_now() - 50);
+    snprintf(buf, sizeof(buf), "{\"class\":\"K\",\"args\":[],\"at\":%.17g}", hh__now() - 50);
     assert_int_equal(hh_client_push_item(c, buf, NULL), HH_OK);
     assert_int_equal(uh_int(&srv, "ZCARD schedule"), 2);
     hh_client_free(c);
@@ -340,7 +340,7 @@ static void test_invalid_arguments_write_nothing(void **s) {
 static void test_stats(void **s) {
     (void)s;
     hh_client *c = client();
-    double now = hh_now();
+    double now = hh__now();
     char buf[256];
     redisContext *rc = uh_connect(srv.port);
     redisReply *x;
@@ -454,7 +454,7 @@ static void test_signal(void **s) {
 static void test_kill_trims_dead_set(void **s) {
     (void)s;
     hh_client *c = client();
-    double now = hh_now();
+    double now = hh__now();
     redisContext *rc = uh_connect(srv.port);
     for (int i = 1; i <= 10000; i++) redisAppendCommand(rc, "ZADD dead %.6f job-%d", now - i, i);
     redisAppendCommand(rc, "ZADD dead %.6f ancient", now - 200 * 86400.0);
@@ -476,12 +476,12 @@ static void test_kill_trims_dead_set(void **s) {
     redisReply *r = uh_cmd(&srv, "ZREVRANGE dead 0 0 WITHSCORES");
     assert_int_equal(r->element[0]->len, sizeof(payload) - 1);
     assert_memory_equal(r->element[0]->str, payload, sizeof(payload) - 1);
-    UH_ASSERT_DBL_IN(strtod(r->element[1]->str, NULL), now, hh_now());
+    UH_ASSERT_DBL_IN(strtod(r->element[1]->str, NULL), now, hh__now());
     freeReplyObject(r);
 
     /* configured limits */
     uh_flushall(&srv);
-    now = hh_now();
+    now = hh__now();
     for (int i = 1; i <= 10; i++) {
         redisReply *x = uh_cmd(&srv, "ZADD dead %.6f j%d", now - i * 100, i);
         freeReplyObject(x);
@@ -502,7 +502,7 @@ static void test_processes(void **s) {
     hh_client *c = client();
     redisReply *x = uh_cmd(&srv, "SADD processes live:1:aa gone:2:bb");
     freeReplyObject(x);
-    double beat = hh_now() - 2;
+    double beat = hh__now() - 2;
     x = uh_cmd(&srv, "HSET live:1:aa info %s busy 1 beat %.7f quiet true rss 1234 rtt_us 77 concurrency 5",
                "{\"hostname\":\"live\",\"started_at\":1795962144.1420772,\"pid\":1,\"tag\":\"t\","
                "\"concurrency\":3,\"queues\":[\"default\"],\"labels\":[],"

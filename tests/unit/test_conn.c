@@ -18,20 +18,20 @@ UH_REDIS_GROUP()
 
 static void test_timeval_and_time_left(void **s) {
     (void)s;
-    struct timeval tv = hh_timeval(1.25);
+    struct timeval tv = hh__timeval(1.25);
     assert_int_equal(tv.tv_sec, 1);
     assert_int_equal(tv.tv_usec, 250000);
-    tv = hh_timeval(0.0005);
+    tv = hh__timeval(0.0005);
     assert_int_equal(tv.tv_sec, 0);
     assert_int_equal(tv.tv_usec, 500);
-    hh_conn c;
+    hh__conn c;
     memset(&c, 0, sizeof(c));
-    UH_ASSERT_DBL_IN(hh_conn_time_left(&c, 5), 5, 5); /* no deadline */
-    c.deadline = hh_mono() + 1;
-    UH_ASSERT_DBL_IN(hh_conn_time_left(&c, 5), 0.5, 1.0);
-    UH_ASSERT_DBL_IN(hh_conn_time_left(&c, 0.25), 0.25, 0.25);
-    c.deadline = hh_mono() - 0.1;
-    UH_ASSERT_DBL_IN(hh_conn_time_left(&c, 5), 0, 0);
+    UH_ASSERT_DBL_IN(hh__conn_time_left(&c, 5), 5, 5); /* no deadline */
+    c.deadline = hh__mono() + 1;
+    UH_ASSERT_DBL_IN(hh__conn_time_left(&c, 5), 0.5, 1.0);
+    UH_ASSERT_DBL_IN(hh__conn_time_left(&c, 0.25), 0.25, 0.25);
+    c.deadline = hh__mono() - 0.1;
+    UH_ASSERT_DBL_IN(hh__conn_time_left(&c, 5), 0, 0);
 }
 
 static double rcvtimeo(int fd) {
@@ -46,29 +46,29 @@ static void test_open(void **s) {
     uh_conn_fixture f;
     assert_int_equal(uh_conn_fixture_open(&f, srv.url, NULL), 0);
     f.cfg.command_timeout = 3;
-    assert_int_equal(hh_conn_open(&f.conn, "127.0.0.1", srv.port), 0);
+    assert_int_equal(hh__conn_open(&f.conn, "127.0.0.1", srv.port), 0);
     int fl = fcntl(f.conn.ctx->fd, F_GETFD);
     assert_true(fl >= 0 && (fl & FD_CLOEXEC));
     UH_ASSERT_DBL_IN(rcvtimeo(f.conn.ctx->fd), 2.99, 3.0);
-    redisReply *r = hh_conn_raw(&f.conn, "PING");
+    redisReply *r = hh__conn_raw(&f.conn, "PING");
     assert_non_null(r);
     assert_string_equal(r->str, "PONG");
     freeReplyObject(r);
-    hh_conn_close(&f.conn);
+    hh__conn_close(&f.conn);
     assert_null(f.conn.ctx);
     /* a deadline 1 s away: the command timeout is what is left of it */
-    f.conn.deadline = hh_mono() + 1;
-    assert_int_equal(hh_conn_open(&f.conn, "127.0.0.1", srv.port), 0);
+    f.conn.deadline = hh__mono() + 1;
+    assert_int_equal(hh__conn_open(&f.conn, "127.0.0.1", srv.port), 0);
     UH_ASSERT_DBL_IN(rcvtimeo(f.conn.ctx->fd), 0.001, 1.0);
-    hh_conn_close(&f.conn);
+    hh__conn_close(&f.conn);
     /* past it: no attempt */
-    f.conn.deadline = hh_mono() - 1;
-    assert_int_equal(hh_conn_open(&f.conn, "127.0.0.1", srv.port), -1);
+    f.conn.deadline = hh__mono() - 1;
+    assert_int_equal(hh__conn_open(&f.conn, "127.0.0.1", srv.port), -1);
     assert_string_equal(f.conn.last_error, "deadline reached");
     assert_null(f.conn.ctx);
     f.conn.deadline = 0;
     int closed = uh_pick_port();
-    assert_int_equal(hh_conn_open(&f.conn, "127.0.0.1", closed), -1);
+    assert_int_equal(hh__conn_open(&f.conn, "127.0.0.1", closed), -1);
     assert_non_null(strstr(f.conn.last_error, "refused"));
     assert_null(f.conn.ctx);
     uh_conn_fixture_close(&f);
@@ -91,13 +91,13 @@ static int listener(int *port) {
 
 /* PING on a connection to port, with why filled and hinted. */
 static void ping_hint(uh_conn_fixture *f, int port, int close_fd, char *why, size_t len) {
-    assert_int_equal(hh_conn_open(&f->conn, "127.0.0.1", port), 0);
+    assert_int_equal(hh__conn_open(&f->conn, "127.0.0.1", port), 0);
     if (close_fd >= 0) close(close_fd); /* pending connections are reset */
-    redisReply *r = hh_conn_raw(&f->conn, "PING");
+    redisReply *r = hh__conn_raw(&f->conn, "PING");
     assert_null(r);
     snprintf(why, len, "%s", f->conn.ctx->errstr);
-    hh_conn_tls_hint(&f->conn, why, len);
-    hh_conn_close(&f->conn);
+    hh__conn_tls_hint(&f->conn, why, len);
+    hh__conn_close(&f->conn);
 }
 
 static void test_tls_hint(void **s) {

@@ -15,54 +15,54 @@
 static void test_member_and_score(void **state) {
     (void)state;
     char b[32];
-    hh_cron_member(T0, b);
+    hh__cron_member(T0, b);
     assert_string_equal(b, "2026-12-04T04:30:00Z"); /* Time#iso8601 of a UTC time */
-    hh_cron_score(T0, b);
+    hh__cron_score(T0, b);
     assert_string_equal(b, "1796358600.0"); /* Float#to_s */
-    hh_cron_enqueue_time(T0 + 5.75, b);
+    hh__cron_enqueue_time(T0 + 5.75, b);
     assert_string_equal(b, "2026-12-04 04:30:05 +0000");
 }
 
 static void test_parse_time(void **state) {
     (void)state;
-    assert_int_equal(hh_cron_parse_time("2026-12-04 04:30:05 +0000"), T0 + 5);
-    assert_int_equal(hh_cron_parse_time("2026-12-04 05:30:05 +0100"), T0 + 5);
-    assert_int_equal(hh_cron_parse_time("2026-12-04T04:30:05Z"), T0 + 5);
-    assert_int_equal(hh_cron_parse_time("2026-12-04 04:30:05 UTC"), T0 + 5);
-    assert_int_equal(hh_cron_parse_time(""), -1);
-    assert_int_equal(hh_cron_parse_time(NULL), -1);
-    assert_int_equal(hh_cron_parse_time("yesterday"), -1);
+    assert_int_equal(hh__cron_parse_time("2026-12-04 04:30:05 +0000"), T0 + 5);
+    assert_int_equal(hh__cron_parse_time("2026-12-04 05:30:05 +0100"), T0 + 5);
+    assert_int_equal(hh__cron_parse_time("2026-12-04T04:30:05Z"), T0 + 5);
+    assert_int_equal(hh__cron_parse_time("2026-12-04 04:30:05 UTC"), T0 + 5);
+    assert_int_equal(hh__cron_parse_time(""), -1);
+    assert_int_equal(hh__cron_parse_time(NULL), -1);
+    assert_int_equal(hh__cron_parse_time("yesterday"), -1);
 }
 
 static void test_due_tick(void **state) {
     (void)state;
     char err[128];
-    hh_cron_expr *x = hh_cron_expr_parse("*/2 * * * * *", "UTC", err, sizeof(err));
+    hh__cron_expr *x = hh__cron_expr_parse("*/2 * * * * *", "UTC", err, sizeof(err));
     assert_non_null(x);
     /* fugit's previous_time(now) starts at floor(now) - 1 */
-    assert_int_equal(hh_cron_due_tick(x, T0 + 0.5, -1, 60), T0 - 2);
-    assert_int_equal(hh_cron_due_tick(x, T0 + 1.5, -1, 60), T0);
+    assert_int_equal(hh__cron_due_tick(x, T0 + 0.5, -1, 60), T0 - 2);
+    assert_int_equal(hh__cron_due_tick(x, T0 + 1.5, -1, 60), T0);
     /* enqueued at or after the tick: not again */
-    assert_int_equal(hh_cron_due_tick(x, T0 + 1.5, T0, 60), -1);
-    assert_int_equal(hh_cron_due_tick(x, T0 + 1.5, T0 - 1, 60), T0);
-    hh_cron_expr_free(x);
-    x = hh_cron_expr_parse("0 * * * *", "UTC", err, sizeof(err)); /* hourly, T0 is :30 */
+    assert_int_equal(hh__cron_due_tick(x, T0 + 1.5, T0, 60), -1);
+    assert_int_equal(hh__cron_due_tick(x, T0 + 1.5, T0 - 1, 60), T0);
+    hh__cron_expr_free(x);
+    x = hh__cron_expr_parse("0 * * * *", "UTC", err, sizeof(err)); /* hourly, T0 is :30 */
     assert_non_null(x);
-    assert_int_equal(hh_cron_due_tick(x, T0 + 30 * 60 + 59, -1, 60), T0 + 30 * 60); /* within the grace */
-    assert_int_equal(hh_cron_due_tick(x, T0 + 30 * 60 + 61, -1, 60), -1);           /* past it: skipped */
-    hh_cron_expr_free(x);
+    assert_int_equal(hh__cron_due_tick(x, T0 + 30 * 60 + 59, -1, 60), T0 + 30 * 60); /* within the grace */
+    assert_int_equal(hh__cron_due_tick(x, T0 + 30 * 60 + 61, -1, 60), -1);           /* past it: skipped */
+    hh__cron_expr_free(x);
 }
 
 static void test_history_entry(void **state) {
     (void)state;
-    char *s = hh_cron_history_entry("abc", T0 + 1, 0);
+    char *s = hh__cron_history_entry("abc", T0 + 1, 0);
     assert_string_equal(s, "{\"jid\":\"abc\",\"enqueued\":\"2026-12-04 04:30:01 UTC\"}");
     free(s);
-    s = hh_cron_history_entry("abc", T0 + 1, 1);
+    s = hh__cron_history_entry("abc", T0 + 1, 1);
     assert_string_equal(s, "{\"jid\":\"abc\",\"enqueued\":\"2026-12-04 04:30:01 +0000\"}");
     free(s);
-    assert_true(hh_cron_truthy("1") && hh_cron_truthy("TRUE") && hh_cron_truthy("y"));
-    assert_false(hh_cron_truthy("0") || hh_cron_truthy("false") || hh_cron_truthy("") || hh_cron_truthy(NULL));
+    assert_true(hh__cron_truthy("1") && hh__cron_truthy("TRUE") && hh__cron_truthy("y"));
+    assert_false(hh__cron_truthy("0") || hh__cron_truthy("false") || hh__cron_truthy("") || hh__cron_truthy(NULL));
 }
 
 static json_t *fields(const char *json) {
@@ -77,7 +77,7 @@ static void test_payload_plain(void **state) {
         "{\"name\":\"t\",\"klass\":\"Tick\",\"args\":\"[1,\\\"a\\\"]\",\"date_as_argument\":\"1\","
         "\"message\":\"{\\\"retry\\\":3,\\\"queue\\\":\\\"low\\\",\\\"class\\\":\\\"Tick\\\",\\\"args\\\":[]}\"}");
     char *q = NULL, why[128];
-    char *p = hh_cron_payload(f, T0 + 0.25, HH_TS_FLOAT, "0123456789abcdef01234567", &q, why, sizeof(why));
+    char *p = hh__cron_payload(f, T0 + 0.25, HH_TS_FLOAT, "0123456789abcdef01234567", &q, why, sizeof(why));
     assert_non_null(p);
     assert_string_equal(q, "low");
     json_t *j = json_loads(p, 0, NULL);
@@ -91,7 +91,7 @@ static void test_payload_plain(void **state) {
     json_decref(j), free(p), free(q), json_decref(f);
 
     f = fields("{\"name\":\"t\",\"message\":\"not json\"}");
-    assert_null(hh_cron_payload(f, T0, HH_TS_FLOAT, "x", &q, why, sizeof(why)));
+    assert_null(hh__cron_payload(f, T0, HH_TS_FLOAT, "x", &q, why, sizeof(why)));
     assert_non_null(strstr(why, "message"));
     json_decref(f);
 }
@@ -102,7 +102,7 @@ static void test_payload_active_job(void **state) {
                        "\"queue_name_prefix\":\"prod\",\"description\":\"nightly\","
                        "\"message\":\"{\\\"class\\\":\\\"CleanupJob\\\",\\\"args\\\":[],\\\"queue\\\":\\\"low\\\"}\"}");
     char *q = NULL, why[128];
-    char *p = hh_cron_payload(f, T0, HH_TS_FLOAT, "0123456789abcdef01234567", &q, why, sizeof(why));
+    char *p = hh__cron_payload(f, T0, HH_TS_FLOAT, "0123456789abcdef01234567", &q, why, sizeof(why));
     assert_non_null(p);
     assert_string_equal(q, "prod_low");
     json_t *j = json_loads(p, 0, NULL);

@@ -91,19 +91,19 @@ static void test_ticks_as_fugit(void **s) {
         for (int pass = 0; pass < 2; pass++) {
             if (pass == 1 && has_zone_suffix(r->expr)) break;
             char err[256];
-            hh_cron_expr *e = hh_cron_expr_parse(r->expr, pass ? r->tz : NULL, err, sizeof err);
+            hh__cron_expr *e = hh__cron_expr_parse(r->expr, pass ? r->tz : NULL, err, sizeof err);
             if (!e) {
                 if (bad++ < 20) print_error("%s: refused: %s\n", r->expr, err);
                 continue;
             }
-            long long p = hh_cron_expr_prev(e, r->t), x = hh_cron_expr_next(e, r->t);
+            long long p = hh__cron_expr_prev(e, r->t), x = hh__cron_expr_next(e, r->t);
             if (p != r->prev || x != r->next) {
                 if (bad++ < 20)
                     print_error("TZ=%s default=%s \"%s\" at %lld: prev %lld next %lld, fugit %lld %lld\n", r->tz,
                                 pass ? r->tz : "NULL", r->expr, r->t, p, x, r->prev, r->next);
             }
             checked++;
-            hh_cron_expr_free(e);
+            hh__cron_expr_free(e);
         }
     }
     if (oldtz) {
@@ -128,7 +128,7 @@ static void test_refused_as_fugit(void **s) {
         row *r = &rows[i];
         if (strcmp(r->kind, "refused") != 0 && strcmp(r->kind, "accepted") != 0) continue;
         char err[256] = "x";
-        hh_cron_expr *e = hh_cron_expr_parse(r->expr, "UTC", err, sizeof err);
+        hh__cron_expr *e = hh__cron_expr_parse(r->expr, "UTC", err, sizeof err);
         if (e) fail_msg("\"%s\" was accepted (fugit: %s %s)", r->expr, r->kind, r->extra);
         if (err[0] == 0) fail_msg("\"%s\": refused without a message", r->expr);
         seen++;
@@ -170,52 +170,52 @@ static void test_refusal_messages(void **s) {
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char err[256] = "";
-        hh_cron_expr *e = hh_cron_expr_parse(cases[i].expr, cases[i].zone, err, sizeof err);
+        hh__cron_expr *e = hh__cron_expr_parse(cases[i].expr, cases[i].zone, err, sizeof err);
         if (e) fail_msg("\"%s\" was accepted", cases[i].expr);
         if (!strstr(err, cases[i].part))
             fail_msg("\"%s\": message \"%s\" lacks \"%s\"", cases[i].expr, err, cases[i].part);
     }
     /* a short buffer gets a truncated, terminated message; none is fine too */
     char small[8];
-    assert_null(hh_cron_expr_parse("61 * * * *", NULL, small, sizeof small));
+    assert_null(hh__cron_expr_parse("61 * * * *", NULL, small, sizeof small));
     assert_int_equal(strlen(small), sizeof small - 1);
-    assert_null(hh_cron_expr_parse("61 * * * *", NULL, NULL, 0));
-    assert_null(hh_cron_expr_parse(NULL, NULL, small, sizeof small));
+    assert_null(hh__cron_expr_parse("61 * * * *", NULL, NULL, 0));
+    assert_null(hh__cron_expr_parse(NULL, NULL, small, sizeof small));
 }
 
 /* The zone reported: the expression's, else the default, else "" (local). */
 static void test_zone_reported(void **s) {
     (void)s;
     char err[256];
-    hh_cron_expr *e = hh_cron_expr_parse("0 9 * * * Europe/Berlin", "UTC", err, sizeof err);
+    hh__cron_expr *e = hh__cron_expr_parse("0 9 * * * Europe/Berlin", "UTC", err, sizeof err);
     assert_non_null(e);
-    assert_string_equal(hh_cron_expr_zone(e), "Europe/Berlin");
-    hh_cron_expr_free(e);
-    e = hh_cron_expr_parse("0 9 * * *", "America/New_York", err, sizeof err);
+    assert_string_equal(hh__cron_expr_zone(e), "Europe/Berlin");
+    hh__cron_expr_free(e);
+    e = hh__cron_expr_parse("0 9 * * *", "America/New_York", err, sizeof err);
     assert_non_null(e);
-    assert_string_equal(hh_cron_expr_zone(e), "America/New_York");
-    hh_cron_expr_free(e);
-    e = hh_cron_expr_parse("@daily", NULL, err, sizeof err);
+    assert_string_equal(hh__cron_expr_zone(e), "America/New_York");
+    hh__cron_expr_free(e);
+    e = hh__cron_expr_parse("@daily", NULL, err, sizeof err);
     assert_non_null(e);
-    assert_string_equal(hh_cron_expr_zone(e), "");
-    hh_cron_expr_free(e);
-    e = hh_cron_expr_parse("@daily", "", err, sizeof err); /* what zone() gives back for local */
+    assert_string_equal(hh__cron_expr_zone(e), "");
+    hh__cron_expr_free(e);
+    e = hh__cron_expr_parse("@daily", "", err, sizeof err); /* what zone() gives back for local */
     assert_non_null(e);
-    assert_string_equal(hh_cron_expr_zone(e), "");
-    hh_cron_expr_free(e);
-    e = hh_cron_expr_parse("0 0 * * * -03:30", NULL, err, sizeof err);
+    assert_string_equal(hh__cron_expr_zone(e), "");
+    hh__cron_expr_free(e);
+    e = hh__cron_expr_parse("0 0 * * * -03:30", NULL, err, sizeof err);
     assert_non_null(e);
-    assert_string_equal(hh_cron_expr_zone(e), "-03:30");
-    hh_cron_expr_free(e);
-    hh_cron_expr_free(NULL);
-    assert_int_equal(hh_cron_expr_next(NULL, 0), -1);
-    assert_int_equal(hh_cron_expr_prev(NULL, 0), -1);
+    assert_string_equal(hh__cron_expr_zone(e), "-03:30");
+    hh__cron_expr_free(e);
+    hh__cron_expr_free(NULL);
+    assert_int_equal(hh__cron_expr_next(NULL, 0), -1);
+    assert_int_equal(hh__cron_expr_prev(NULL, 0), -1);
 }
 
 /* A parsed expression is shared by threads: each computes the same ticks
  * as one thread alone (GLib's zone is immutable; nothing is cached). */
 struct thr {
-    hh_cron_expr *e;
+    hh__cron_expr *e;
     int64_t want[200];
     int bad;
 };
@@ -225,7 +225,7 @@ static void *thr_main(void *arg) {
     for (int round = 0; round < 20; round++)
         for (int i = 0; i < 100; i++) {
             int64_t at = 1792800000 + (int64_t)i * 3 * 3600;
-            if (hh_cron_expr_prev(t->e, at) != t->want[2 * i] || hh_cron_expr_next(t->e, at) != t->want[2 * i + 1])
+            if (hh__cron_expr_prev(t->e, at) != t->want[2 * i] || hh__cron_expr_next(t->e, at) != t->want[2 * i + 1])
                 t->bad++;
         }
     return NULL;
@@ -234,7 +234,7 @@ static void *thr_main(void *arg) {
 static void test_threads_share_an_expression(void **s) {
     (void)s;
     char err[256];
-    hh_cron_expr *e = hh_cron_expr_parse("*/20 2 * * * Europe/Berlin", NULL, err, sizeof err);
+    hh__cron_expr *e = hh__cron_expr_parse("*/20 2 * * * Europe/Berlin", NULL, err, sizeof err);
     assert_non_null(e);
     struct thr t[4];
     for (int k = 0; k < 4; k++) {
@@ -242,8 +242,8 @@ static void test_threads_share_an_expression(void **s) {
         t[k].bad = 0;
         for (int i = 0; i < 100; i++) {
             int64_t at = 1792800000 + (int64_t)i * 3 * 3600;
-            t[k].want[2 * i] = hh_cron_expr_prev(e, at);
-            t[k].want[2 * i + 1] = hh_cron_expr_next(e, at);
+            t[k].want[2 * i] = hh__cron_expr_prev(e, at);
+            t[k].want[2 * i + 1] = hh__cron_expr_next(e, at);
         }
     }
     pthread_t th[4];
@@ -252,7 +252,7 @@ static void test_threads_share_an_expression(void **s) {
         pthread_join(th[k], NULL);
         assert_int_equal(t[k].bad, 0);
     }
-    hh_cron_expr_free(e);
+    hh__cron_expr_free(e);
 }
 
 /* Cheap enough for a poller: prev of a thousand expressions, a few times
@@ -260,22 +260,22 @@ static void test_threads_share_an_expression(void **s) {
 static void test_cost(void **s) {
     (void)s;
     char err[256];
-    hh_cron_expr *e[4] = {
-        hh_cron_expr_parse("0 12 * * fri#-1 Europe/Berlin", NULL, err, sizeof err),
-        hh_cron_expr_parse("*/7 3 L * * America/New_York", NULL, err, sizeof err),
-        hh_cron_expr_parse("0 0 29 2 *", "UTC", err, sizeof err),
-        hh_cron_expr_parse("0 0 31 * 2&", "UTC", err, sizeof err),
+    hh__cron_expr *e[4] = {
+        hh__cron_expr_parse("0 12 * * fri#-1 Europe/Berlin", NULL, err, sizeof err),
+        hh__cron_expr_parse("*/7 3 L * * America/New_York", NULL, err, sizeof err),
+        hh__cron_expr_parse("0 0 29 2 *", "UTC", err, sizeof err),
+        hh__cron_expr_parse("0 0 31 * 2&", "UTC", err, sizeof err),
     };
     for (int i = 0; i < 4; i++) assert_non_null(e[i]);
     struct timespec a, b;
     clock_gettime(CLOCK_MONOTONIC, &a);
     int64_t t = 1795962147;
-    for (int i = 0; i < 1000; i++) assert_true(hh_cron_expr_prev(e[i % 3], t + i * 3600) > 0);
+    for (int i = 0; i < 1000; i++) assert_true(hh__cron_expr_prev(e[i % 3], t + i * 3600) > 0);
     clock_gettime(CLOCK_MONOTONIC, &b);
     double took = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
     print_message("1000 prev: %.3f s\n", took);
     assert_true(took < 2.0); /* generous: sanitizer builds on a loaded machine */
-    for (int i = 0; i < 4; i++) hh_cron_expr_free(e[i]);
+    for (int i = 0; i < 4; i++) hh__cron_expr_free(e[i]);
 }
 
 int main(int argc, char **argv) {

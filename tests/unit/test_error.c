@@ -1,8 +1,8 @@
 /* test_error.c -- src/error.c, the reason behind the last failing call:
- * hh_fail records the formatted reason and returns the code it was given;
+ * hh__fail records the formatted reason and returns the code it was given;
  * the reason is per thread (a failure on another thread, a worker's own
  * threads included, never overwrites the caller's); a reason longer than
- * the buffer is cut, not overflowed; hh_fail_plain falls back on
+ * the buffer is cut, not overflowed; hh__fail_plain falls back on
  * hh_strerror's fixed text, which has one for every code and a default.
  * That every public call leaves a reason is test_errors.c's. */
 #include "unit_helpers.h"
@@ -13,10 +13,10 @@
 
 static void test_fail_records_and_returns(void **s) {
     (void)s;
-    assert_int_equal(hh_fail(HH_ERR_STATE, "queue %s: %d jobs, %.1f s", "q", 3, 0.5), HH_ERR_STATE);
+    assert_int_equal(hh__fail(HH_ERR_STATE, "queue %s: %d jobs, %.1f s", "q", 3, 0.5), HH_ERR_STATE);
     assert_string_equal(hh_last_error(), "queue q: 3 jobs, 0.5 s");
     /* a later failure replaces it */
-    assert_int_equal(hh_fail(HH_ERR_IO, "second"), HH_ERR_IO);
+    assert_int_equal(hh__fail(HH_ERR_IO, "second"), HH_ERR_IO);
     assert_string_equal(hh_last_error(), "second");
 }
 
@@ -25,13 +25,13 @@ static void *other_thread(void *arg) {
     static char seen[64];
     /* a fresh thread starts with no reason, whatever the caller's */
     snprintf(seen, sizeof(seen), "%s", hh_last_error());
-    hh_fail(HH_ERR_REDIS, "from the other thread");
+    hh__fail(HH_ERR_REDIS, "from the other thread");
     return seen;
 }
 
 static void test_per_thread(void **s) {
     (void)s;
-    hh_fail(HH_ERR_INVALID, "mine");
+    hh__fail(HH_ERR_INVALID, "mine");
     pthread_t t;
     void *seen = NULL;
     assert_int_equal(pthread_create(&t, NULL, other_thread, NULL), 0);
@@ -45,7 +45,7 @@ static void test_long_reason_cut(void **s) {
     char big[5000];
     memset(big, 'x', sizeof(big) - 1);
     big[sizeof(big) - 1] = '\0';
-    hh_fail(HH_ERR_INVALID, "%s", big);
+    hh__fail(HH_ERR_INVALID, "%s", big);
     size_t n = strlen(hh_last_error());
     assert_true(n > 500 && n < sizeof(big) - 1);
     assert_int_equal(hh_last_error()[0], 'x');
@@ -63,7 +63,7 @@ static void test_plain_and_strerror(void **s) {
         if (strcmp(t, unknown) == 0) fail_msg("code %d has no text of its own", codes[i]);
         for (size_t j = 0; j < i; j++)
             if (strcmp(t, hh_strerror(codes[j])) == 0) fail_msg("codes %d and %d say the same", codes[i], codes[j]);
-        assert_int_equal(hh_fail_plain(codes[i]), codes[i]);
+        assert_int_equal(hh__fail_plain(codes[i]), codes[i]);
         assert_string_equal(hh_last_error(), t);
     }
     assert_string_equal(hh_strerror(HH_ERR_NOMEM), "out of memory");

@@ -380,14 +380,14 @@ static int f_register_default(void) {
     hh_manager *m = hh_manager_new(&o, &err);
     assert_non_null(m);
     assert_int_equal(hh_manager_start(m), HH_OK);
-    hh_fail(HH_ERR_IO, "sentinel reason");
+    hh__fail(HH_ERR_IO, "sentinel reason");
     int rc = hh_manager_register_default(m, handler, NULL);
     char why[1024];
-    hh_strlcpy(why, hh_last_error(), sizeof(why));
+    hh__strlcpy(why, hh_last_error(), sizeof(why));
     hh_manager_stop(m);
     assert_int_equal(hh_manager_wait(m, 10), HH_OK);
     hh_manager_free(m);
-    hh_fail(rc, "%s", why); /* the reason as the call left it */
+    hh__fail(rc, "%s", why); /* the reason as the call left it */
     return rc;
 }
 static int f_use(void) { return hh_manager_use(mgr, NULL, NULL); }
@@ -543,7 +543,7 @@ static void test_every_export_says_why(void **s) {
     for (size_t i = 0; i < NEXPORTS; i++) {
         if (i == 0 || strcmp(exports[i].name, exports[i - 1].name) != 0) distinct++;
         if (!exports[i].call) continue;
-        hh_fail(HH_ERR_IO, "sentinel reason"); /* what a stale reason would look like */
+        hh__fail(HH_ERR_IO, "sentinel reason"); /* what a stale reason would look like */
         int rc = exports[i].call();
         if (rc == HH_OK) fail_msg("%s did not fail", exports[i].name);
         const char *why = hh_last_error();

@@ -1,4 +1,4 @@
-/* test_fetch.c -- src/fetch.c hh_queue_order (docs/protocol.md): strict order,
+/* test_fetch.c -- src/fetch.c hh__queue_order (docs/protocol.md): strict order,
  * weighted orders that are permutations with the first queue drawn in
  * proportion to its weight, zero weights among weighted queues counted as 1;
  * and the manager's queue configuration that feeds it (modes, duplicates). */
@@ -23,33 +23,33 @@ static void assert_permutation(const size_t *out, size_t got, size_t n) {
 
 static void test_strict_is_config_order(void **s) {
     (void)s;
-    hh_rng rng;
-    hh_rng_seed(&rng);
+    hh__rng rng;
+    hh__rng_seed(&rng);
     int w[5] = {0, 0, 0, 0, 0};
     size_t out[5];
     for (int i = 0; i < 100; i++) {
         memset(out, 0xff, sizeof(out));
-        assert_int_equal(hh_queue_order(w, 5, 0, &rng, out), 5);
+        assert_int_equal(hh__queue_order(w, 5, 0, &rng, out), 5);
         for (size_t k = 0; k < 5; k++) assert_int_equal(out[k], k);
     }
     /* weights are ignored in strict mode */
     int w2[3] = {1, 5, 9};
-    assert_int_equal(hh_queue_order(w2, 3, 0, &rng, out), 3);
+    assert_int_equal(hh__queue_order(w2, 3, 0, &rng, out), 3);
     assert_int_equal(out[0], 0);
     assert_int_equal(out[1], 1);
     assert_int_equal(out[2], 2);
-    assert_int_equal(hh_queue_order(w2, 1, 1, &rng, out), 1);
+    assert_int_equal(hh__queue_order(w2, 1, 1, &rng, out), 1);
     assert_int_equal(out[0], 0);
 }
 
 /* Draws DRAWS orders; first[i] = how often queue i came first. */
 static void draw(const int *w, size_t n, double *first_frac, size_t *pos_hist /* n*n or NULL */) {
-    hh_rng rng;
-    hh_rng_seed(&rng);
+    hh__rng rng;
+    hh__rng_seed(&rng);
     size_t out[HH_MAX_QUEUES];
     long first[HH_MAX_QUEUES] = {0};
     for (int d = 0; d < DRAWS; d++) {
-        size_t got = hh_queue_order(w, n, 1, &rng, out);
+        size_t got = hh__queue_order(w, n, 1, &rng, out);
         assert_permutation(out, got, n);
         first[out[0]]++;
         if (pos_hist)
@@ -102,14 +102,14 @@ static void test_weighted_many_queues(void **s) {
     (void)s;
     int w[HH_MAX_QUEUES];
     for (int i = 0; i < HH_MAX_QUEUES; i++) w[i] = 1 + (i % 3);
-    hh_rng rng;
-    hh_rng_seed(&rng);
+    hh__rng rng;
+    hh__rng_seed(&rng);
     size_t out[HH_MAX_QUEUES];
     for (int d = 0; d < 2000; d++)
-        assert_permutation(out, hh_queue_order(w, HH_MAX_QUEUES, 1, &rng, out), HH_MAX_QUEUES);
+        assert_permutation(out, hh__queue_order(w, HH_MAX_QUEUES, 1, &rng, out), HH_MAX_QUEUES);
 }
 
-/* Beyond the stack buffer hh_queue_order uses for up to 256 queues. */
+/* Beyond the stack buffer hh__queue_order uses for up to 256 queues. */
 static void test_weighted_thousands_of_queues(void **s) {
     (void)s;
     enum { N = 3000 };
@@ -117,10 +117,10 @@ static void test_weighted_thousands_of_queues(void **s) {
     static size_t out[N];
     static unsigned char seen[N];
     for (int i = 0; i < N; i++) w[i] = 1 + (i % 3);
-    hh_rng rng;
-    hh_rng_seed(&rng);
+    hh__rng rng;
+    hh__rng_seed(&rng);
     for (int d = 0; d < 20; d++) {
-        assert_int_equal(hh_queue_order(w, N, 1, &rng, out), N);
+        assert_int_equal(hh__queue_order(w, N, 1, &rng, out), N);
         memset(seen, 0, sizeof(seen));
         for (size_t i = 0; i < N; i++) {
             assert_true(out[i] < N);

@@ -38,7 +38,7 @@ static int teardown(void **s) {
 static hh_job *job(const char *queue, int n) {
     char payload[128], why[128];
     snprintf(payload, sizeof(payload), "{\"class\":\"A\",\"jid\":\"%s%d\",\"args\":[]}", queue, n);
-    hh_job *j = hh_job_new(payload, strlen(payload), queue, why, sizeof(why));
+    hh_job *j = hh__job_new(payload, strlen(payload), queue, why, sizeof(why));
     assert_non_null(j);
     return j;
 }
@@ -57,25 +57,25 @@ static void test_ack_sent_when_the_queue_cannot_grow(void **s) {
     assert_non_null(m);
     /* a refused flush puts its acks back instead of retrying forever */
     atomic_store(&m->giving_up, 1);
-    hh_conn c;
-    hh_conn_init(&c, &m->cfg, &m->log, "test", NULL);
+    hh__conn c;
+    hh__conn_init(&c, &m->cfg, &m->log, "test", NULL);
     /* Fill the ack queue with acks Redis refuses (their in-progress key is
      * not a list): the flush at the threshold gives them back, so the queue
      * stays full. */
     freeReplyObject(uh_cmd(&srv, "SET %s %s", INPROG "bad", "not a list"));
     size_t cap = (size_t)o.concurrency + HH_FETCH_BATCH_MAX;
-    for (size_t i = 0; i < cap; i++) hh_finish_queue_ack(&m->finish_env, job("bad", (int)i), &c);
+    for (size_t i = 0; i < cap; i++) hh__finish_queue_ack(&m->finish_env, job("bad", (int)i), &c);
     /* the next ack finds the queue full, and it cannot grow */
     hh_job *ok = job("default", 0);
     freeReplyObject(uh_cmd(&srv, "LPUSH %s %s", INPROG "default", ok->payload));
     atomic_store(&fail_next_realloc, 1);
-    hh_finish_queue_ack(&m->finish_env, ok, &c);
+    hh__finish_queue_ack(&m->finish_env, ok, &c);
     assert_int_equal(atomic_load(&fail_next_realloc), 0); /* the growth was tried, and failed */
     redisReply *r = uh_cmd(&srv, "LLEN %s", INPROG "default");
     assert_non_null(r);
     assert_int_equal(r->integer, 0); /* acknowledged: it will not run again */
     freeReplyObject(r);
-    hh_conn_close(&c);
+    hh__conn_close(&c);
     hh_manager_free(m);
 }
 

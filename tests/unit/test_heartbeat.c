@@ -13,9 +13,9 @@
 #include "util.h"
 
 /* The view the manager gives its heartbeat thread, as of now. */
-static const hh_heartbeat_env *env_of(struct hh_manager *m) {
-    static hh_heartbeat_env e;
-    hh_manager_heartbeat_env(m, &e);
+static const hh__heartbeat_env *env_of(struct hh_manager *m) {
+    static hh__heartbeat_env e;
+    hh__manager_heartbeat_env(m, &e);
     return &e;
 }
 
@@ -47,7 +47,7 @@ static void check_common(json_t *o, struct hh_manager *m) {
     assert_int_equal(json_integer_value(json_object_get(o, "pid")), getpid());
     assert_string_equal(json_string_value(json_object_get(o, "tag")), "demo");
     assert_int_equal(json_integer_value(json_object_get(o, "concurrency")), 3);
-    /* identity == the key the heartbeat writes (hh_key_process of it) */
+    /* identity == the key the heartbeat writes (hh__key_process of it) */
     const char *id = json_string_value(json_object_get(o, "identity"));
     assert_non_null(id);
     assert_string_equal(id, hh_manager_identity((hh_manager *)m));
@@ -63,7 +63,7 @@ static void test_info_weighted(void **s) {
     hh_manager *mm = new_manager(NULL, q, 3, labels);
     struct hh_manager *m = (struct hh_manager *)mm;
     m->started_at = 1795962144.1420772;
-    char *info = hh_heartbeat_info(env_of((struct hh_manager *)m));
+    char *info = hh__heartbeat_info(env_of((struct hh_manager *)m));
     assert_non_null(info);
     json_t *o = json_loads(info, 0, NULL);
     assert_non_null(o);
@@ -108,7 +108,7 @@ static void test_info_strict_defaults(void **s) {
     setenv("DYNO", "web.1", 1);
     hh_manager *mm = new_manager(NULL, NULL, 0, NULL);
     struct hh_manager *m = (struct hh_manager *)mm;
-    char *info = hh_heartbeat_info(env_of((struct hh_manager *)m));
+    char *info = hh__heartbeat_info(env_of((struct hh_manager *)m));
     json_t *o = json_loads(info, 0, NULL);
     check_common(o, m);
     /* never started: started_at 0.0, but still a real */
@@ -138,7 +138,7 @@ static void test_info_random_mode(void **s) {
     (void)s;
     hh_queue_weight q[] = {{"a", 1}, {"b", 1}, {"c", 1}};
     hh_manager *mm = new_manager(NULL, q, 3, NULL);
-    char *info = hh_heartbeat_info(env_of((struct hh_manager *)mm));
+    char *info = hh__heartbeat_info(env_of((struct hh_manager *)mm));
     json_t *o = json_loads(info, 0, NULL);
     json_t *cap = json_object_get(json_object_get(o, "capsules"), "default");
     char mode[32];
@@ -159,7 +159,7 @@ static void test_info_fixed_identity(void **s) {
     int err;
     hh_manager *mm = hh_manager_new(&o, &err);
     assert_non_null(mm);
-    char *info = hh_heartbeat_info(env_of((struct hh_manager *)mm));
+    char *info = hh__heartbeat_info(env_of((struct hh_manager *)mm));
     json_t *j = json_loads(info, 0, NULL);
     assert_string_equal(json_string_value(json_object_get(j, "identity")), "billing-worker-1");
     assert_string_equal(json_string_value(json_object_get(j, "version")), "6.4.1"); /* default */
@@ -174,7 +174,7 @@ static void test_info_fixed_identity(void **s) {
 
 static void test_rss(void **s) {
     (void)s;
-    long kb = hh_rss_kb();
+    long kb = hh__rss_kb();
     assert_true(kb > 100 && kb < 10L * 1024 * 1024);
 }
 
@@ -196,7 +196,7 @@ static void test_one_beat_and_unregister(void **s) {
     hh_manager *mm = new_manager(srv.url, q, 1, NULL);
     struct hh_manager *m = (struct hh_manager *)mm;
     const char *id = m->identity;
-    m->started_at = hh_now();
+    m->started_at = hh__now();
     atomic_store(&m->unflushed_processed, 7);
     atomic_store(&m->unflushed_failed, 3);
     redisReply *x = uh_cmd(&srv, "LPUSH %s-signals TSTP", id);
@@ -204,22 +204,22 @@ static void test_one_beat_and_unregister(void **s) {
 
     /* The heartbeat waits for the identity checks of a start: once the
      * thread is seen waiting for boot, no beat may have been pushed. */
-    hh_heartbeat_env e;
-    hh_manager_heartbeat_env(m, &e);
+    hh__heartbeat_env e;
+    hh__manager_heartbeat_env(m, &e);
     atomic_int boot_waits = 0;
     e.boot_waits = &boot_waits;
     pthread_t t;
-    assert_int_equal(pthread_create(&t, NULL, hh_heartbeat_main, &e), 0);
+    assert_int_equal(pthread_create(&t, NULL, hh__heartbeat_main, &e), 0);
     double until = uh_mono() + 10;
     while (atomic_load(&boot_waits) == 0 && uh_mono() < until) uh_sleep(0.01);
     assert_true(atomic_load(&boot_waits) > 0);
     assert_int_equal(last_pushed(m), 0);
     atomic_store(&m->booted, 1);
-    hh_wake_all(&m->wake); /* whoever sets a flag wakes the waiters (wake.h) */
+    hh__wake_all(&m->wake); /* whoever sets a flag wakes the waiters (wake.h) */
     until = uh_mono() + 5;
     while (last_pushed(m) == 0 && uh_mono() < until) uh_sleep(0.02);
     atomic_store(&m->beats_off, 1);
-    hh_wake_all(&m->wake);
+    hh__wake_all(&m->wake);
     pthread_join(t, NULL);
     assert_true(last_pushed(m) > 0);
 
@@ -228,7 +228,7 @@ static void test_one_beat_and_unregister(void **s) {
     assert_true(ttl >= 1 && ttl <= 60);
     char *info = uh_str(&srv, "HGET %s info", id);
     assert_non_null(info);
-    char *mine = hh_heartbeat_info(env_of((struct hh_manager *)m));
+    char *mine = hh__heartbeat_info(env_of((struct hh_manager *)m));
     assert_string_equal(info, mine);
     free(mine);
     free(info);
@@ -240,7 +240,7 @@ static void test_one_beat_and_unregister(void **s) {
     assert_string_equal(conc, "3");
     free(conc);
     char *beat = uh_str(&srv, "HGET %s beat", id);
-    UH_ASSERT_DBL_IN(strtod(beat, NULL), m->started_at, hh_now());
+    UH_ASSERT_DBL_IN(strtod(beat, NULL), m->started_at, hh__now());
     free(beat);
     char *rss = uh_str(&srv, "HGET %s rss", id);
     assert_true(rss && atol(rss) > 0);
@@ -269,14 +269,14 @@ static void test_one_beat_and_unregister(void **s) {
     freeReplyObject(keys);
 
     /* clean stop: out of processes, work hashes gone */
-    hh_conn c;
-    hh_conn_init(&c, &m->cfg, &m->log, "test", NULL);
+    hh__conn c;
+    hh__conn_init(&c, &m->cfg, &m->log, "test", NULL);
     atomic_store(&m->unflushed_processed, 2);
-    assert_int_equal(hh_heartbeat_unregister(env_of(m), &c), 0);
+    assert_int_equal(hh__heartbeat_unregister(env_of(m), &c), 0);
     assert_int_equal(uh_int(&srv, "SISMEMBER processes %s", id), 0);
     assert_int_equal(uh_int(&srv, "EXISTS %s:work %s:workers", id, id), 0);
     assert_int_equal(uh_int(&srv, "GET stat:processed"), 9);
-    hh_conn_close(&c);
+    hh__conn_close(&c);
     hh_manager_free(mm);
 }
 
@@ -303,13 +303,13 @@ static void test_work_hset_matches_jansson(void **s) {
             job.len = strlen(payloads[i]);
             job.queue = (char *)queues[q];
             job.run_at = 1795962147.75;
-            sds cmd = hh_heartbeat_work_hset("ns:host:1:abc:work", "tid9", &job);
+            sds cmd = hh__heartbeat_work_hset("ns:host:1:abc:work", "tid9", &job);
             assert_non_null(cmd);
             json_t *w = json_object();
             json_object_set_new(w, "queue", json_string(job.queue));
             json_object_set_new(w, "payload", json_stringn(job.payload, job.len));
             json_object_set_new(w, "run_at", json_integer((json_int_t)job.run_at));
-            char *v = hh_json_dump(w);
+            char *v = hh__json_dump(w);
             json_decref(w);
             assert_non_null(v);
             char want[2048];
@@ -326,7 +326,7 @@ static void test_work_hset_matches_jansson(void **s) {
     bad.payload = (char *)"{\"a\":\"\xff\"}";
     bad.len = strlen(bad.payload);
     bad.queue = (char *)"default";
-    assert_null(hh_heartbeat_work_hset("k", "t", &bad));
+    assert_null(hh__heartbeat_work_hset("k", "t", &bad));
 }
 
 int main(void) {

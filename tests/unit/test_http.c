@@ -16,52 +16,52 @@
 
 static void test_token_compare(void **s) {
     (void)s;
-    assert_true(hh_http_token_ok(NULL, NULL));
-    assert_true(hh_http_token_ok("anything", NULL));
-    assert_true(hh_http_token_ok("Bearer abc123", "abc123"));
-    assert_true(hh_http_token_ok("bearer  abc123 ", "abc123"));
-    assert_true(hh_http_token_ok("BEARER\tabc123", "abc123"));
-    assert_false(hh_http_token_ok(NULL, "abc123"));
-    assert_false(hh_http_token_ok("", "abc123"));
-    assert_false(hh_http_token_ok("Bearer", "abc123"));
-    assert_false(hh_http_token_ok("Bearer ", "abc123"));
-    assert_false(hh_http_token_ok("Bearerabc123", "abc123"));
-    assert_false(hh_http_token_ok("Basic abc123", "abc123"));
-    assert_false(hh_http_token_ok("Bearer abc12", "abc123"));
-    assert_false(hh_http_token_ok("Bearer abc1234", "abc123"));
-    assert_false(hh_http_token_ok("Bearer abc124", "abc123"));
-    assert_false(hh_http_token_ok("Bearer bbc123", "abc123"));
-    assert_false(hh_http_token_ok("Bearer abc123 x", "abc123"));
+    assert_true(hh__http_token_ok(NULL, NULL));
+    assert_true(hh__http_token_ok("anything", NULL));
+    assert_true(hh__http_token_ok("Bearer abc123", "abc123"));
+    assert_true(hh__http_token_ok("bearer  abc123 ", "abc123"));
+    assert_true(hh__http_token_ok("BEARER\tabc123", "abc123"));
+    assert_false(hh__http_token_ok(NULL, "abc123"));
+    assert_false(hh__http_token_ok("", "abc123"));
+    assert_false(hh__http_token_ok("Bearer", "abc123"));
+    assert_false(hh__http_token_ok("Bearer ", "abc123"));
+    assert_false(hh__http_token_ok("Bearerabc123", "abc123"));
+    assert_false(hh__http_token_ok("Basic abc123", "abc123"));
+    assert_false(hh__http_token_ok("Bearer abc12", "abc123"));
+    assert_false(hh__http_token_ok("Bearer abc1234", "abc123"));
+    assert_false(hh__http_token_ok("Bearer abc124", "abc123"));
+    assert_false(hh__http_token_ok("Bearer bbc123", "abc123"));
+    assert_false(hh__http_token_ok("Bearer abc123 x", "abc123"));
 }
 
 static void test_token_valid(void **s) {
     (void)s;
     char big[4098];
-    assert_true(hh_http_token_valid("abc-._~+/="));
-    assert_false(hh_http_token_valid(NULL));
-    assert_false(hh_http_token_valid(""));
-    assert_false(hh_http_token_valid("two words"));
-    assert_false(hh_http_token_valid("tab\there"));
-    assert_false(hh_http_token_valid("caf\xc3\xa9"));
+    assert_true(hh__http_token_valid("abc-._~+/="));
+    assert_false(hh__http_token_valid(NULL));
+    assert_false(hh__http_token_valid(""));
+    assert_false(hh__http_token_valid("two words"));
+    assert_false(hh__http_token_valid("tab\there"));
+    assert_false(hh__http_token_valid("caf\xc3\xa9"));
     memset(big, 'a', 4096);
     big[4096] = '\0';
-    assert_true(hh_http_token_valid(big));
+    assert_true(hh__http_token_valid(big));
     big[4096] = 'a';
     big[4097] = '\0';
-    assert_false(hh_http_token_valid(big));
+    assert_false(hh__http_token_valid(big));
 }
 
 static void test_routes(void **s) {
     (void)s;
-    assert_int_equal(hh_http_route_of("GET", "/healthz", NULL, "t0k3n"), HH_HTTP_ROUTE_HEALTHZ);
-    assert_int_equal(hh_http_route_of("HEAD", "/healthz", "Bearer wrong", "t0k3n"), HH_HTTP_ROUTE_HEALTHZ);
-    assert_int_equal(hh_http_route_of("GET", "/stats", NULL, "t0k3n"), HH_HTTP_ROUTE_UNAUTHORIZED);
-    assert_int_equal(hh_http_route_of("GET", "/metrics", "Bearer wrong", "t0k3n"), HH_HTTP_ROUTE_UNAUTHORIZED);
-    assert_int_equal(hh_http_route_of("GET", "/stats", "Bearer t0k3n", "t0k3n"), HH_HTTP_ROUTE_STATS);
-    assert_int_equal(hh_http_route_of("GET", "/metrics", "Bearer t0k3n", "t0k3n"), HH_HTTP_ROUTE_METRICS);
-    assert_int_equal(hh_http_route_of("GET", "/stats", NULL, NULL), HH_HTTP_ROUTE_STATS);
-    assert_int_equal(hh_http_route_of("GET", "/nope", NULL, "t0k3n"), HH_HTTP_ROUTE_NOT_FOUND);
-    assert_int_equal(hh_http_route_of("POST", "/stats", "Bearer t0k3n", "t0k3n"), HH_HTTP_ROUTE_METHOD);
+    assert_int_equal(hh__http_route_of("GET", "/healthz", NULL, "t0k3n"), HH_HTTP_ROUTE_HEALTHZ);
+    assert_int_equal(hh__http_route_of("HEAD", "/healthz", "Bearer wrong", "t0k3n"), HH_HTTP_ROUTE_HEALTHZ);
+    assert_int_equal(hh__http_route_of("GET", "/stats", NULL, "t0k3n"), HH_HTTP_ROUTE_UNAUTHORIZED);
+    assert_int_equal(hh__http_route_of("GET", "/metrics", "Bearer wrong", "t0k3n"), HH_HTTP_ROUTE_UNAUTHORIZED);
+    assert_int_equal(hh__http_route_of("GET", "/stats", "Bearer t0k3n", "t0k3n"), HH_HTTP_ROUTE_STATS);
+    assert_int_equal(hh__http_route_of("GET", "/metrics", "Bearer t0k3n", "t0k3n"), HH_HTTP_ROUTE_METRICS);
+    assert_int_equal(hh__http_route_of("GET", "/stats", NULL, NULL), HH_HTTP_ROUTE_STATS);
+    assert_int_equal(hh__http_route_of("GET", "/nope", NULL, "t0k3n"), HH_HTTP_ROUTE_NOT_FOUND);
+    assert_int_equal(hh__http_route_of("POST", "/stats", "Bearer t0k3n", "t0k3n"), HH_HTTP_ROUTE_METHOD);
 }
 
 static void test_readyz_wants_redis_and_fetching(void **s) {
@@ -69,44 +69,44 @@ static void test_readyz_wants_redis_and_fetching(void **s) {
     char why[128];
     hh_manager_stats *st = calloc(1, sizeof(*st));
     assert_non_null(st);
-    assert_int_equal(hh_http_route_of("GET", "/readyz", NULL, "t0k3n"), HH_HTTP_ROUTE_READYZ);
-    assert_false(hh_http_ready(st, why, sizeof(why))); /* not started */
+    assert_int_equal(hh__http_route_of("GET", "/readyz", NULL, "t0k3n"), HH_HTTP_ROUTE_READYZ);
+    assert_false(hh__http_ready(st, why, sizeof(why))); /* not started */
     st->started_at = 1000;
     st->redis_connected = 1;
     st->heartbeat_last_pushed_at = 1001;
-    assert_false(hh_http_ready(st, why, sizeof(why))); /* a call failed to reach Redis */
+    assert_false(hh__http_ready(st, why, sizeof(why))); /* a call failed to reach Redis */
     assert_non_null(strstr(why, "Redis"));
     st->redis_reachable = 1;
-    assert_true(hh_http_ready(st, why, sizeof(why)));
+    assert_true(hh__http_ready(st, why, sizeof(why)));
     assert_string_equal(why, "");
-    hh_http_reply r;
-    hh_http_reply_for(HH_HTTP_ROUTE_READYZ, st, 1002, 30, &r);
+    hh__http_reply r;
+    hh__http_reply_for(HH_HTTP_ROUTE_READYZ, st, 1002, 30, &r);
     assert_int_equal(r.status, 200);
     free(r.body);
     /* the beat failed with its connection during an outage, and calls go
      * through again: ready without waiting for the next beat */
     st->redis_connected = 0;
     snprintf(st->heartbeat_last_error, sizeof(st->heartbeat_last_error), "Connection refused");
-    assert_true(hh_http_ready(st, why, sizeof(why)));
+    assert_true(hh__http_ready(st, why, sizeof(why)));
     st->redis_reachable = 0;
-    assert_false(hh_http_ready(st, why, sizeof(why)));
+    assert_false(hh__http_ready(st, why, sizeof(why)));
     assert_non_null(strstr(why, "Redis"));
     st->redis_reachable = 1;
     /* the beat reached Redis and was refused */
     st->redis_connected = 1;
     snprintf(st->heartbeat_last_error, sizeof(st->heartbeat_last_error), "OOM command not allowed");
-    assert_false(hh_http_ready(st, why, sizeof(why)));
+    assert_false(hh__http_ready(st, why, sizeof(why)));
     assert_non_null(strstr(why, "heartbeat"));
     st->heartbeat_last_error[0] = '\0';
     st->quiet = 1;
-    assert_false(hh_http_ready(st, why, sizeof(why)));
+    assert_false(hh__http_ready(st, why, sizeof(why)));
     assert_non_null(strstr(why, "quiet"));
-    hh_http_reply_for(HH_HTTP_ROUTE_READYZ, st, 1002, 30, &r);
+    hh__http_reply_for(HH_HTTP_ROUTE_READYZ, st, 1002, 30, &r);
     assert_int_equal(r.status, 503);
     assert_non_null(strstr(r.body, "quiet"));
     free(r.body);
     st->stopping = 1;
-    assert_false(hh_http_ready(st, why, sizeof(why)));
+    assert_false(hh__http_ready(st, why, sizeof(why)));
     assert_string_equal(why, "stopping");
     free(st);
 }
@@ -124,8 +124,8 @@ static void test_healthz_tells_status_and_ages_only(void **s) {
     st->started_at = 1000;
     st->heartbeat_last_pushed_at = 1000;
     for (int healthy = 1; healthy >= 0; healthy--) {
-        hh_http_reply r;
-        hh_http_reply_for(HH_HTTP_ROUTE_HEALTHZ, st, healthy ? 1001 : 1100, 30, &r);
+        hh__http_reply r;
+        hh__http_reply_for(HH_HTTP_ROUTE_HEALTHZ, st, healthy ? 1001 : 1100, 30, &r);
         assert_int_equal(r.status, healthy ? 200 : 503);
         assert_non_null(r.body);
         assert_null(strstr(r.body, "secret-host"));
@@ -137,8 +137,8 @@ static void test_healthz_tells_status_and_ages_only(void **s) {
         json_decref(j);
         free(r.body);
     }
-    hh_http_reply r;
-    hh_http_reply_for(HH_HTTP_ROUTE_UNAUTHORIZED, NULL, 0, 30, &r);
+    hh__http_reply r;
+    hh__http_reply_for(HH_HTTP_ROUTE_UNAUTHORIZED, NULL, 0, 30, &r);
     assert_int_equal(r.status, 401);
     assert_string_equal(r.header, "WWW-Authenticate");
     free(r.body);
@@ -157,7 +157,7 @@ static void test_metrics_queue_scope(void **s) {
     st->queues_cap = 1;
     st->nqueues = 1;
     st->started_at = 1000;
-    char *t = hh_http_metrics_text(st, 1001);
+    char *t = hh__http_metrics_text(st, 1001);
     assert_non_null(t);
     assert_non_null(strstr(t, "\nhiredhand_queue_size{queue=\"a\\\"b\\\\c\\nd\",scope=\"cluster\"} 5\n"));
     assert_non_null(strstr(t, "\nhiredhand_queue_latency_seconds{queue=\"a\\\"b\\\\c\\nd\",scope=\"cluster\"} 1.5\n"));
@@ -225,7 +225,7 @@ static void test_set_unready(void **s) {
     st->started_at = 1000, st->redis_connected = 1, st->redis_reachable = 1, st->heartbeat_last_pushed_at = 1001;
     st->quiet = st->stopping = 0;
     char why[300];
-    assert_false(hh_http_ready(st, why, sizeof(why)));
+    assert_false(hh__http_ready(st, why, sizeof(why)));
     assert_string_equal(why, "db: auth failed");
     assert_int_equal(hh_manager_set_unready(m, "db", NULL), HH_OK);
     assert_int_equal(hh_manager_get_stats(m, st), HH_OK);
@@ -234,7 +234,7 @@ static void test_set_unready(void **s) {
     assert_int_equal(hh_manager_get_stats(m, st), HH_OK);
     assert_string_equal(st->unready, "");
     st->started_at = 1000, st->redis_connected = 1, st->redis_reachable = 1, st->heartbeat_last_pushed_at = 1001;
-    assert_true(hh_http_ready(st, why, sizeof(why)));
+    assert_true(hh__http_ready(st, why, sizeof(why)));
     /* 16 sources at once; a 17th is refused with a reason, an old one may change */
     char src[16];
     for (int i = 0; i < 16; i++) {

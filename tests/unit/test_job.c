@@ -9,7 +9,7 @@
 #include "util.h"
 
 static hh_job *mk(const char *payload, char *why, size_t whylen) {
-    hh_job *j = hh_job_new(payload, strlen(payload), "low", why, whylen);
+    hh_job *j = hh__job_new(payload, strlen(payload), "low", why, whylen);
     assert_non_null(j);
     return j;
 }
@@ -35,7 +35,7 @@ static void test_valid_payload(void **s) {
     assert_string_equal(v, "1795962147.0172818");
     free(v);
     assert_null(hh_job_get(j, "nope"));
-    hh_job_free(j);
+    hh__job_free(j);
 }
 
 /* After a run, only what the ack needs is kept: the exact bytes, the queue
@@ -48,7 +48,7 @@ static void test_shed_keeps_what_the_ack_needs(void **s) {
     j->queue_index = 2;
     assert_string_equal(hh_job_args(j), "[1]"); /* dumped: freed by the shed */
     hh_job_fail(j, "E", "boom %d", 1);
-    hh_job_shed(j);
+    hh__job_shed(j);
     assert_null(j->item);
     assert_null(j->klass);
     assert_string_equal(j->jid, "");
@@ -59,7 +59,7 @@ static void test_shed_keeps_what_the_ack_needs(void **s) {
     assert_string_equal(j->queue, "low");
     assert_int_equal(j->lease, 7);
     assert_int_equal(j->queue_index, 2);
-    hh_job_free(j);
+    hh__job_free(j);
 }
 
 /* A payload read lossily (a bignum): its timestamps keep their encoding. */
@@ -68,18 +68,18 @@ static void test_payload_time_lossy(void **s) {
     const char *p = "{\"class\":\"K\",\"args\":[100000000000000000000],\"enqueued_at\":1700000000123,"
                     "\"failed_at\":1700000000.5,\"created_at\":17e8}";
     int lossy;
-    json_t *item = hh_json_load_payload(p, strlen(p), &lossy);
+    json_t *item = hh__json_load_payload(p, strlen(p), &lossy);
     assert_non_null(item);
     assert_int_equal(lossy, 1);
-    UH_ASSERT_DBL_IN(hh_payload_time(item, lossy, p, strlen(p), "enqueued_at"), 1700000000.122, 1700000000.124);
-    UH_ASSERT_DBL_IN(hh_payload_time(item, lossy, p, strlen(p), "failed_at"), 1700000000.49, 1700000000.51);
-    UH_ASSERT_DBL_IN(hh_payload_time(item, lossy, p, strlen(p), "created_at"), 1699999999.9, 1700000000.1);
-    assert_true(hh_payload_time(item, lossy, p, strlen(p), "retried_at") == 0);
+    UH_ASSERT_DBL_IN(hh__payload_time(item, lossy, p, strlen(p), "enqueued_at"), 1700000000.122, 1700000000.124);
+    UH_ASSERT_DBL_IN(hh__payload_time(item, lossy, p, strlen(p), "failed_at"), 1700000000.49, 1700000000.51);
+    UH_ASSERT_DBL_IN(hh__payload_time(item, lossy, p, strlen(p), "created_at"), 1699999999.9, 1700000000.1);
+    assert_true(hh__payload_time(item, lossy, p, strlen(p), "retried_at") == 0);
     json_decref(item);
     const char *q = "{\"class\":\"K\",\"args\":[],\"enqueued_at\":1700000000123}";
-    item = hh_json_load_payload(q, strlen(q), &lossy);
+    item = hh__json_load_payload(q, strlen(q), &lossy);
     assert_int_equal(lossy, 0);
-    UH_ASSERT_DBL_IN(hh_payload_time(item, lossy, q, strlen(q), "enqueued_at"), 1700000000.122, 1700000000.124);
+    UH_ASSERT_DBL_IN(hh__payload_time(item, lossy, q, strlen(q), "enqueued_at"), 1700000000.122, 1700000000.124);
     json_decref(item);
 }
 
@@ -89,15 +89,15 @@ static void test_retry_count_and_defaults(void **s) {
     assert_non_null(j->item);
     assert_int_equal(hh_job_retry_count(j), 3);
     assert_string_equal(hh_job_jid(j), ""); /* absent jid */
-    hh_job_free(j);
+    hh__job_free(j);
     j = mk("{\"class\":\"K\",\"args\":[],\"retry_count\":0}", NULL, 0);
     assert_int_equal(hh_job_retry_count(j), 0);
-    hh_job_free(j);
+    hh__job_free(j);
     const char *d = "{\"class\":\"K\",\"args\":[]}";
-    j = hh_job_new(d, strlen(d), NULL, NULL, 0);
+    j = hh__job_new(d, strlen(d), NULL, NULL, 0);
     assert_non_null(j);
     assert_string_equal(hh_job_queue(j), "default");
-    hh_job_free(j);
+    hh__job_free(j);
 }
 
 static void test_exact_bytes_kept(void **s) {
@@ -111,22 +111,22 @@ static void test_exact_bytes_kept(void **s) {
     assert_int_equal(len, strlen(p));
     assert_memory_equal(got, p, len);
     assert_int_equal(got[len], '\0');
-    hh_job_free(j);
+    hh__job_free(j);
 
     /* only len bytes are taken from the buffer */
     const char *buf = "{\"class\":\"A\",\"args\":[]}TRAILING";
     size_t n = strlen("{\"class\":\"A\",\"args\":[]}");
-    j = hh_job_new(buf, n, "q", NULL, 0);
+    j = hh__job_new(buf, n, "q", NULL, 0);
     assert_non_null(j->item);
     got = hh_job_payload(j, &len);
     assert_int_equal(len, n);
     assert_string_equal(got, "{\"class\":\"A\",\"args\":[]}");
-    hh_job_free(j);
+    hh__job_free(j);
 }
 
 static void malformed(const char *payload, size_t len, const char *why_contains) {
     char why[256] = "";
-    hh_job *j = hh_job_new(payload, len, "default", why, sizeof(why));
+    hh_job *j = hh__job_new(payload, len, "default", why, sizeof(why));
     assert_non_null(j);
     if (j->item) fail_msg("payload accepted: %.*s", (int)len, payload);
     assert_null(j->klass);
@@ -140,7 +140,7 @@ static void malformed(const char *payload, size_t len, const char *why_contains)
     assert_string_equal(hh_job_args(j), "[]");
     assert_null(hh_job_get(j, "class"));
     assert_int_equal(hh_job_retry_count(j), -1);
-    hh_job_free(j);
+    hh__job_free(j);
 }
 
 #define MALFORMED(lit, needle) malformed(lit, sizeof(lit) - 1, needle)
@@ -172,7 +172,7 @@ static void test_integer_limits_accepted(void **s) {
     hh_job *j = mk(p, NULL, 0);
     assert_non_null(j->item);
     assert_string_equal(hh_job_args(j), "[9223372036854775807,-9223372036854775808]");
-    hh_job_free(j);
+    hh__job_free(j);
 }
 
 /* Ruby's JSON reads bignums and Sidekiq runs such jobs: they run too, with
@@ -188,14 +188,14 @@ static void test_bignum_args_run_lossy(void **s) {
     size_t len;
     assert_memory_equal(hh_job_payload(j, &len), p, strlen(p));
     assert_int_equal(len, strlen(p));
-    hh_job_free(j);
+    hh__job_free(j);
     /* a bignum does not rescue an otherwise malformed payload */
     j = mk("{\"args\":[99999999999999999999999]}", NULL, 0);
     assert_null(j->item);
-    hh_job_free(j);
+    hh__job_free(j);
     j = mk("{\"class\":\"A\",\"args\":[1]}", NULL, 0);
     assert_int_equal(j->lossy, 0);
-    hh_job_free(j);
+    hh__job_free(j);
 }
 
 /* A negative bignum alone (jansson says "too big negative integer") runs
@@ -212,20 +212,20 @@ static void test_negative_bignum_runs_lossy(void **s) {
     assert_string_equal(hh_job_class(j), "T");
     size_t len;
     assert_memory_equal(hh_job_payload(j, &len), p, strlen(p));
-    hh_job_free(j);
+    hh__job_free(j);
     int lossy = 0;
-    json_t *v = hh_json_load_payload(p, strlen(p), &lossy);
+    json_t *v = hh__json_load_payload(p, strlen(p), &lossy);
     assert_true(json_is_object(v));
     assert_int_equal(lossy, 1);
     json_decref(v);
-    v = hh_json_load_payload("{\"a\":-1}", 8, &lossy);
+    v = hh__json_load_payload("{\"a\":-1}", 8, &lossy);
     assert_non_null(v);
     assert_int_equal(lossy, 0);
     json_decref(v);
 }
 
 static void step_is(const char *tok, int delta, const char *want) {
-    char *got = hh_json_int_step(tok, strlen(tok), delta);
+    char *got = hh__json_int_step(tok, strlen(tok), delta);
     if (!want) {
         assert_null(got);
         return;
@@ -262,24 +262,24 @@ static void test_json_get_raw(void **s) {
     (void)s;
     const char *o = "{\"a\":1, \"retry_count\" : 100000000000000000000 ,\"z\":[-12345678901234567890123]}";
     size_t n = 0;
-    const char *v = hh_json_get_raw(o, strlen(o), "retry_count", &n);
+    const char *v = hh__json_get_raw(o, strlen(o), "retry_count", &n);
     assert_non_null(v);
     assert_int_equal(n, strlen("100000000000000000000"));
     assert_memory_equal(v, "100000000000000000000", n);
-    assert_null(hh_json_get_raw(o, strlen(o), "missing", &n));
-    assert_null(hh_json_get_raw("[1]", 3, "a", &n));
+    assert_null(hh__json_get_raw(o, strlen(o), "missing", &n));
+    assert_null(hh__json_get_raw("[1]", 3, "a", &n));
     /* a lossy job's hh_job_get gives the stored text, not the real it was read as */
     hh_job *j = mk("{\"class\":\"A\",\"args\":[1],\"retry_count\":100000000000000000000}", NULL, 0);
     assert_int_equal(j->lossy, 1);
     char *rc = hh_job_get(j, "retry_count");
     assert_string_equal(rc, "100000000000000000000");
     free(rc);
-    hh_job_free(j);
+    hh__job_free(j);
 }
 
 static char *set_raw(const char *obj, const char *key, const char *value) {
     size_t n = 0;
-    char *out = hh_json_set_raw(obj, strlen(obj), key, value, &n);
+    char *out = hh__json_set_raw(obj, strlen(obj), key, value, &n);
     if (out) assert_int_equal(n, strlen(out));
     return out;
 }
@@ -323,39 +323,39 @@ static void test_json_time(void **s) {
                            "1795962147.0,0]",
                            0, NULL);
     assert_non_null(v);
-    assert_true(hh_json_time(json_array_get(v, 0)) == 1795962147.0172818);
-    UH_ASSERT_DBL_IN(hh_json_time(json_array_get(v, 1)), 1795962547.349 - 1e-6, 1795962547.349 + 1e-6);
-    assert_true(hh_json_time(json_array_get(v, 2)) == 0);
-    assert_true(hh_json_time(json_array_get(v, 3)) == 0);
-    assert_true(hh_json_time(json_array_get(v, 4)) == 0);
-    assert_true(hh_json_time(json_array_get(v, 5)) == 1795962147.0);
-    assert_true(hh_json_time(json_array_get(v, 6)) == 0);
-    assert_true(hh_json_time(NULL) == 0);
+    assert_true(hh__json_time(json_array_get(v, 0)) == 1795962147.0172818);
+    UH_ASSERT_DBL_IN(hh__json_time(json_array_get(v, 1)), 1795962547.349 - 1e-6, 1795962547.349 + 1e-6);
+    assert_true(hh__json_time(json_array_get(v, 2)) == 0);
+    assert_true(hh__json_time(json_array_get(v, 3)) == 0);
+    assert_true(hh__json_time(json_array_get(v, 4)) == 0);
+    assert_true(hh__json_time(json_array_get(v, 5)) == 1795962147.0);
+    assert_true(hh__json_time(json_array_get(v, 6)) == 0);
+    assert_true(hh__json_time(NULL) == 0);
     json_decref(v);
 }
 
 static void test_json_time_new(void **s) {
     (void)s;
-    json_t *f = hh_json_time_new(1795962147.0172818, HH_TS_FLOAT);
+    json_t *f = hh__json_time_new(1795962147.0172818, HH_TS_FLOAT);
     assert_true(json_is_real(f));
     assert_true(json_real_value(f) == 1795962147.0172818);
-    assert_true(hh_json_time(f) == 1795962147.0172818);
+    assert_true(hh__json_time(f) == 1795962147.0172818);
     json_decref(f);
 
     /* a whole number of seconds must still be a real (8.x reads ints as ms) */
-    f = hh_json_time_new(1795962147.0, HH_TS_FLOAT);
+    f = hh__json_time_new(1795962147.0, HH_TS_FLOAT);
     assert_true(json_is_real(f));
-    char *d = hh_json_dump(f);
+    char *d = hh__json_dump(f);
     assert_string_equal(d, "1795962147.0");
     free(d);
     json_decref(f);
 
-    json_t *m = hh_json_time_new(1795962547.349, HH_TS_MILLIS);
+    json_t *m = hh__json_time_new(1795962547.349, HH_TS_MILLIS);
     assert_true(json_is_integer(m));
     assert_int_equal(json_integer_value(m), 1795962547349LL);
-    UH_ASSERT_DBL_IN(hh_json_time(m), 1795962547.349 - 1e-6, 1795962547.349 + 1e-6);
+    UH_ASSERT_DBL_IN(hh__json_time(m), 1795962547.349 - 1e-6, 1795962547.349 + 1e-6);
     json_decref(m);
-    m = hh_json_time_new(1795962547.3496, HH_TS_MILLIS); /* rounds to nearest ms */
+    m = hh__json_time_new(1795962547.3496, HH_TS_MILLIS); /* rounds to nearest ms */
     assert_int_equal(json_integer_value(m), 1795962547350LL);
     json_decref(m);
 }
@@ -367,7 +367,7 @@ static void test_json_dump_order_and_types(void **s) {
                      "\"s\":\"\\u00e9\\n\"}";
     json_t *v = json_loads(in, 0, NULL);
     assert_non_null(v);
-    char *out = hh_json_dump(v);
+    char *out = hh__json_dump(v);
     assert_non_null(out);
     /* compact, same order, 1.0 stays a real, é written as UTF-8 */
     assert_string_equal(out,
@@ -386,17 +386,17 @@ static void test_json_dump_order_and_types(void **s) {
 /* Every real reads back as the same double (no precision lost). */
 static void test_json_dump_reals_roundtrip_value(void **s) {
     (void)s;
-    hh_rng rng = {0x1234567ull};
+    hh__rng rng = {0x1234567ull};
     for (int i = 0; i < 20000; i++) {
         double d;
-        if (i % 2) d = 1.7e9 + hh_rng_double(&rng) * 2e8; /* epoch-like */
+        if (i % 2) d = 1.7e9 + hh__rng_double(&rng) * 2e8; /* epoch-like */
         else {
-            uint64_t bits = hh_rng_next(&rng);
+            uint64_t bits = hh__rng_next(&rng);
             memcpy(&d, &bits, sizeof(d));
             if (!isfinite(d)) continue;
         }
         json_t *r = json_real(d);
-        char *t = hh_json_dump(r);
+        char *t = hh__json_dump(r);
         json_t *b = json_loads(t, JSON_DECODE_ANY, NULL);
         if (!json_is_real(b) || json_real_value(b) != d)
             fail_msg("%.17g dumped as %s does not read back as the same real", d, t);
@@ -428,7 +428,7 @@ static void test_json_dump_keeps_timestamp_tokens(void **s) {
         snprintf(in, sizeof(in), "{\"created_at\":%s}", tokens[i]);
         json_t *v = json_loads(in, 0, NULL);
         assert_non_null(v);
-        char *out = hh_json_dump(v);
+        char *out = hh__json_dump(v);
         if (strcmp(out, in) != 0) {
             print_error("token %s re-serialised as %s\n", tokens[i], out);
             bad++;
@@ -439,7 +439,7 @@ static void test_json_dump_keeps_timestamp_tokens(void **s) {
     assert_int_equal(bad, 0);
 }
 
-static int utf8_ok(const char *s) { return hh_utf8_valid(s, strlen(s)); }
+static int utf8_ok(const char *s) { return hh__utf8_valid(s, strlen(s)); }
 
 static void fail_with(hh_job *j, const char *prefix_fill, size_t nfill, const char *tail, size_t want_len) {
     char *msg = malloc(nfill + strlen(tail) + 1);
@@ -486,7 +486,7 @@ static void test_job_fail_truncation(void **s) {
               "\xf0\x9f\x98\x80"
               "b",
               10000);
-    hh_job_free(j);
+    hh__job_free(j);
 }
 
 /* Bytes that are not UTF-8 are stored as the text \xNN (as the log shows
@@ -514,7 +514,7 @@ static void test_job_fail_invalid_utf8_escaped(void **s) {
         else assert_int_equal(len, fill);
         free(msg);
     }
-    hh_job_free(j);
+    hh__job_free(j);
 }
 
 static void test_job_fail_fields(void **s) {
@@ -531,11 +531,11 @@ static void test_job_fail_fields(void **s) {
     assert_int_equal(j->nbacktrace, 2);
     assert_string_equal(j->backtrace[1], "b.c:2:in 'g'");
     assert_true(j->backtrace[0] != lines[0]); /* copied */
-    hh_job_reset_error(j);
+    hh__job_reset_error(j);
     assert_null(j->error_class);
     assert_null(j->error_message);
     assert_int_equal(j->nbacktrace, 0);
-    hh_job_free(j);
+    hh__job_free(j);
 }
 
 static void test_job_args(void **s) {
@@ -544,10 +544,10 @@ static void test_job_args(void **s) {
     assert_string_equal(hh_job_args(j), "[1,2.0,\"x\",{\"k\":[true]}]");
     const char *first = hh_job_args(j);
     assert_ptr_equal(first, hh_job_args(j)); /* cached, stable while the job lives */
-    hh_job_free(j);
+    hh__job_free(j);
     j = mk("{\"class\":\"A\",\"args\":[]}", NULL, 0);
     assert_string_equal(hh_job_args(j), "[]");
-    hh_job_free(j);
+    hh__job_free(j);
 }
 
 /* Active Job payloads are handled and shown by their "wrapped" class, for
@@ -573,7 +573,7 @@ static void test_handler_class(void **s) {
         assert_string_equal(hh_job_handler_class(j, &len), cases[i].want);
         assert_int_equal(len, strlen(cases[i].want));
         assert_string_equal(hh_job_handler_class(j, NULL), cases[i].want);
-        hh_job_free(j);
+        hh__job_free(j);
     }
 }
 

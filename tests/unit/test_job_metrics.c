@@ -31,14 +31,14 @@ static void test_bucket_edges(void **s) {
                                          30000, 45000, 65000, 100000, 150000, 225000, 335000};
     assert_int_equal(HH_JM_BUCKETS, 26);
     for (int i = 0; i < 25; i++) {
-        assert_int_equal(hh_job_metrics_edge(i), sidekiq[i]);
+        assert_int_equal(hh__job_metrics_edge(i), sidekiq[i]);
         /* `ms < edge` picks the bucket: the edge itself is the next one's */
-        assert_int_equal(hh_job_metrics_bucket(sidekiq[i] - 1), i);
-        assert_int_equal(hh_job_metrics_bucket(sidekiq[i]), i + 1);
+        assert_int_equal(hh__job_metrics_bucket(sidekiq[i] - 1), i);
+        assert_int_equal(hh__job_metrics_bucket(sidekiq[i]), i + 1);
     }
-    assert_true(hh_job_metrics_edge(25) == UINT64_MAX);
-    assert_int_equal(hh_job_metrics_bucket(0), 0);
-    assert_int_equal(hh_job_metrics_bucket(UINT64_MAX), 25);
+    assert_true(hh__job_metrics_edge(25) == UINT64_MAX);
+    assert_int_equal(hh__job_metrics_bucket(0), 0);
+    assert_int_equal(hh__job_metrics_bucket(UINT64_MAX), 25);
 }
 
 static void assert_key(sds got, const char *want, size_t wantlen) {
@@ -51,41 +51,41 @@ static void assert_key(sds got, const char *want, size_t wantlen) {
 
 static void test_key_names(void **s) {
     (void)s;
-    hh_keys k, ns;
-    hh_keys_init(&k, NULL);
-    hh_keys_init(&ns, "ns");
+    hh__keys k, ns;
+    hh__keys_init(&k, NULL);
+    hh__keys_init(&ns, "ns");
     time_t t = at_0803();
     /* 7.x: strftime("%Y%m%d|%-H:%-M") and "%d-%H:%-M" */
-    KEY(hh_key_jm_counts7(&k, t), "j|20260205|8:3");
-    KEY(hh_key_jm_hist7(&k, "PyJob", 5, t), "PyJob-05-08:3");
+    KEY(hh__key_jm_counts7(&k, t), "j|20260205|8:3");
+    KEY(hh__key_jm_hist7(&k, "PyJob", 5, t), "PyJob-05-08:3");
     /* 8.x: "%y%m%d|%-H:%M", the same without its last digit, "%-d-%-H:%-M" */
-    KEY(hh_key_jm_counts8(&k, t), "j|260205|8:03");
-    KEY(hh_key_jm_rollup8(&k, t), "j|260205|8:0");
-    KEY(hh_key_jm_hist8(&k, "PyJob", 5, t), "h|PyJob-5-8:3");
+    KEY(hh__key_jm_counts8(&k, t), "j|260205|8:03");
+    KEY(hh__key_jm_rollup8(&k, t), "j|260205|8:0");
+    KEY(hh__key_jm_hist8(&k, "PyJob", 5, t), "h|PyJob-5-8:3");
     /* namespaced once, like every key; a class holding NUL kept whole */
-    KEY(hh_key_jm_counts7(&ns, t), "ns:j|20260205|8:3");
-    KEY(hh_key_jm_rollup8(&ns, t), "ns:j|260205|8:0");
-    KEY(hh_key_jm_hist7(&ns, "T\0Evil", 6, t), "ns:T\0Evil-05-08:3");
-    KEY(hh_key_jm_hist8(&ns, "T\0Evil", 6, t), "ns:h|T\0Evil-5-8:3");
+    KEY(hh__key_jm_counts7(&ns, t), "ns:j|20260205|8:3");
+    KEY(hh__key_jm_rollup8(&ns, t), "ns:j|260205|8:0");
+    KEY(hh__key_jm_hist7(&ns, "T\0Evil", 6, t), "ns:T\0Evil-05-08:3");
+    KEY(hh__key_jm_hist8(&ns, "T\0Evil", 6, t), "ns:h|T\0Evil-5-8:3");
     /* minute rounding: down to the minute, the rollup down to ten, in UTC */
     time_t late = t + 20 * 3600 + 43 * 60; /* 2026-02-06 04:46:59 */
-    KEY(hh_key_jm_counts7(&k, late), "j|20260206|4:46");
-    KEY(hh_key_jm_counts8(&k, late), "j|260206|4:46");
-    KEY(hh_key_jm_rollup8(&k, late), "j|260206|4:4");
-    KEY(hh_key_jm_hist7(&k, "A", 1, late), "A-06-04:46");
-    KEY(hh_key_jm_hist8(&k, "A", 1, late), "h|A-6-4:46");
+    KEY(hh__key_jm_counts7(&k, late), "j|20260206|4:46");
+    KEY(hh__key_jm_counts8(&k, late), "j|260206|4:46");
+    KEY(hh__key_jm_rollup8(&k, late), "j|260206|4:4");
+    KEY(hh__key_jm_hist7(&k, "A", 1, late), "A-06-04:46");
+    KEY(hh__key_jm_hist8(&k, "A", 1, late), "h|A-6-4:46");
     time_t next = t - 3 * 60 - 59 + 10 * 60; /* 08:10:00 starts the next rollup */
-    KEY(hh_key_jm_rollup8(&k, next - 1), "j|260205|8:0");
-    KEY(hh_key_jm_rollup8(&k, next), "j|260205|8:1");
-    KEY(hh_key_jm_counts7(&k, next), "j|20260205|8:10");
-    KEY(hh_key_jm_counts8(&k, next - 1), "j|260205|8:09");
+    KEY(hh__key_jm_rollup8(&k, next - 1), "j|260205|8:0");
+    KEY(hh__key_jm_rollup8(&k, next), "j|260205|8:1");
+    KEY(hh__key_jm_counts7(&k, next), "j|20260205|8:10");
+    KEY(hh__key_jm_counts8(&k, next - 1), "j|260205|8:09");
     /* 7.x's eight-digit date and 8.x's six never name the same hash */
-    hh_keys_free(&k);
-    hh_keys_free(&ns);
+    hh__keys_free(&k);
+    hh__keys_free(&ns);
 }
 
 /* The command as one line, arguments joined by spaces. */
-static char *line(const hh_jm_cmd *c) {
+static char *line(const hh__jm_cmd *c) {
     static char buf[2048];
     size_t n = 0;
     for (int i = 0; i < c->argc; i++) n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? " " : "", c->argv[i]);
@@ -94,17 +94,17 @@ static char *line(const hh_jm_cmd *c) {
 
 static void test_flush_commands(void **s) {
     (void)s;
-    hh_keys k;
-    hh_keys_init(&k, NULL);
-    hh_logger log = {.level = HH_LOG_ERROR + 1};
-    hh_job_metrics *jm = hh_job_metrics_new(&k, &log, HH_JOB_METRICS_7 | HH_JOB_METRICS_8);
-    hh_job_metrics_record(jm, "A", 1, 10, 0);
-    hh_job_metrics_record(jm, "A", 1, 25, 0);
-    hh_job_metrics_record(jm, "A", 1, 500, 1); /* a failure: counted, never timed */
-    hh_job_metrics_record(jm, "B", 1, 40, 1);
-    hh_job_metrics_record(jm, "A", 1, 400000, 0);
+    hh__keys k;
+    hh__keys_init(&k, NULL);
+    hh__logger log = {.level = HH_LOG_ERROR + 1};
+    hh__job_metrics *jm = hh__job_metrics_new(&k, &log, HH_JOB_METRICS_7 | HH_JOB_METRICS_8);
+    hh__job_metrics_record(jm, "A", 1, 10, 0);
+    hh__job_metrics_record(jm, "A", 1, 25, 0);
+    hh__job_metrics_record(jm, "A", 1, 500, 1); /* a failure: counted, never timed */
+    hh__job_metrics_record(jm, "B", 1, 40, 1);
+    hh__job_metrics_record(jm, "A", 1, 400000, 0);
     int n = 0;
-    hh_jm_cmd *v = hh_job_metrics_take(jm, (double)at_0803() + 0.5, &n);
+    hh__jm_cmd *v = hh__job_metrics_take(jm, (double)at_0803() + 0.5, &n);
     static const char *const want[] = {
         "BITFIELD A-05-08:3 OVERFLOW SAT INCRBY u16 #0 1 INCRBY u16 #1 1 INCRBY u16 #25 1",
         "EXPIRE A-05-08:3 28800",
@@ -132,45 +132,45 @@ static void test_flush_commands(void **s) {
     };
     assert_int_equal(n, sizeof(want) / sizeof(*want));
     for (int i = 0; i < n; i++) assert_string_equal(line(&v[i]), want[i]);
-    hh_jm_cmds_free(v, n);
+    hh__jm_cmds_free(v, n);
     /* taken: the next flush starts afresh */
-    assert_null(hh_job_metrics_take(jm, (double)at_0803(), &n));
+    assert_null(hh__job_metrics_take(jm, (double)at_0803(), &n));
     assert_int_equal(n, 0);
-    hh_job_metrics_free(jm);
-    hh_keys_free(&k);
+    hh__job_metrics_free(jm);
+    hh__keys_free(&k);
 }
 
 static void test_layouts_and_zero_ms(void **s) {
     (void)s;
-    hh_keys k;
-    hh_keys_init(&k, NULL);
-    hh_logger log = {.level = HH_LOG_ERROR + 1};
+    hh__keys k;
+    hh__keys_init(&k, NULL);
+    hh__logger log = {.level = HH_LOG_ERROR + 1};
     int n;
     /* 7.x alone */
-    hh_job_metrics *jm = hh_job_metrics_new(&k, &log, HH_JOB_METRICS_7);
-    hh_job_metrics_record(jm, "A", 1, 0, 0); /* 0 ms still writes A|ms, as Sidekiq's Hash.new(0) += 0 */
-    hh_jm_cmd *v = hh_job_metrics_take(jm, (double)at_0803(), &n);
+    hh__job_metrics *jm = hh__job_metrics_new(&k, &log, HH_JOB_METRICS_7);
+    hh__job_metrics_record(jm, "A", 1, 0, 0); /* 0 ms still writes A|ms, as Sidekiq's Hash.new(0) += 0 */
+    hh__jm_cmd *v = hh__job_metrics_take(jm, (double)at_0803(), &n);
     assert_int_equal(n, 5);
     assert_string_equal(line(&v[0]), "BITFIELD A-05-08:3 OVERFLOW SAT INCRBY u16 #0 1");
     assert_string_equal(line(&v[2]), "HINCRBY j|20260205|8:3 A|p 1");
     assert_string_equal(line(&v[3]), "HINCRBY j|20260205|8:3 A|ms 0");
-    hh_jm_cmds_free(v, n);
-    hh_job_metrics_free(jm);
+    hh__jm_cmds_free(v, n);
+    hh__job_metrics_free(jm);
     /* 8.x alone */
-    jm = hh_job_metrics_new(&k, &log, HH_JOB_METRICS_8);
-    hh_job_metrics_record(jm, "A", 1, 5, 1);
-    v = hh_job_metrics_take(jm, (double)at_0803(), &n);
+    jm = hh__job_metrics_new(&k, &log, HH_JOB_METRICS_8);
+    hh__job_metrics_record(jm, "A", 1, 5, 1);
+    v = hh__job_metrics_take(jm, (double)at_0803(), &n);
     assert_int_equal(n, 6);
     assert_string_equal(line(&v[0]), "HINCRBY j|260205|8:0 A|p 1");
     assert_string_equal(line(&v[3]), "HINCRBY j|260205|8:03 A|p 1");
-    hh_jm_cmds_free(v, n);
-    hh_job_metrics_free(jm);
-    hh_keys_free(&k);
+    hh__jm_cmds_free(v, n);
+    hh__job_metrics_free(jm);
+    hh__keys_free(&k);
 }
 
 static hh_job *job(const char *json) {
     char why[128];
-    hh_job *j = hh_job_new(json, strlen(json), "default", why, sizeof(why));
+    hh_job *j = hh__job_new(json, strlen(json), "default", why, sizeof(why));
     assert_non_null(j);
     assert_non_null(j->item);
     return j;
@@ -178,20 +178,20 @@ static hh_job *job(const char *json) {
 
 static void test_what_counts(void **s) {
     (void)s;
-    hh_keys k;
-    hh_keys_init(&k, NULL);
-    hh_logger log = {.level = HH_LOG_ERROR + 1};
-    hh_job_metrics *jm = hh_job_metrics_new(&k, &log, HH_JOB_METRICS_7);
+    hh__keys k;
+    hh__keys_init(&k, NULL);
+    hh__logger log = {.level = HH_LOG_ERROR + 1};
+    hh__job_metrics *jm = hh__job_metrics_new(&k, &log, HH_JOB_METRICS_7);
     hh_job *plain = job("{\"class\":\"Plain\",\"args\":[],\"jid\":\"1\"}");
     hh_job *aj = job("{\"class\":\"Sidekiq::ActiveJob::Wrapper\",\"wrapped\":\"MyJob\",\"args\":[{}],\"jid\":\"2\"}");
     hh_job *other = job("{\"class\":\"Custom\",\"wrapped\":\"Inner\",\"args\":[],\"jid\":\"3\"}");
-    hh_job_metrics_ran(jm, plain, 1, 0.0199, 0); /* 19.9 ms: 19, bucket 0 */
-    hh_job_metrics_ran(jm, plain, 0, 1.0, 1);    /* no handler: Sidekiq's NameError, before its middleware */
-    hh_job_metrics_ran(jm, aj, 0, 1.0, 1);       /* the wrapper ran and failed inside: counted */
-    hh_job_metrics_ran(jm, other, 1, 0.002, 0);  /* "wrapped" of any class names it */
-    hh_job_metrics_ran(NULL, plain, 1, 1, 0);    /* off */
+    hh__job_metrics_ran(jm, plain, 1, 0.0199, 0); /* 19.9 ms: 19, bucket 0 */
+    hh__job_metrics_ran(jm, plain, 0, 1.0, 1);    /* no handler: Sidekiq's NameError, before its middleware */
+    hh__job_metrics_ran(jm, aj, 0, 1.0, 1);       /* the wrapper ran and failed inside: counted */
+    hh__job_metrics_ran(jm, other, 1, 0.002, 0);  /* "wrapped" of any class names it */
+    hh__job_metrics_ran(NULL, plain, 1, 1, 0);    /* off */
     int n;
-    hh_jm_cmd *v = hh_job_metrics_take(jm, (double)at_0803(), &n);
+    hh__jm_cmd *v = hh__job_metrics_take(jm, (double)at_0803(), &n);
     static const char *const want[] = {
         "BITFIELD Plain-05-08:3 OVERFLOW SAT INCRBY u16 #0 1",
         "EXPIRE Plain-05-08:3 28800",
@@ -207,12 +207,12 @@ static void test_what_counts(void **s) {
     };
     assert_int_equal(n, sizeof(want) / sizeof(*want));
     for (int i = 0; i < n; i++) assert_string_equal(line(&v[i]), want[i]);
-    hh_jm_cmds_free(v, n);
-    hh_job_free(plain);
-    hh_job_free(aj);
-    hh_job_free(other);
-    hh_job_metrics_free(jm);
-    hh_keys_free(&k);
+    hh__jm_cmds_free(v, n);
+    hh__job_free(plain);
+    hh__job_free(aj);
+    hh__job_free(other);
+    hh__job_metrics_free(jm);
+    hh__keys_free(&k);
 }
 
 typedef uh_conn_fixture fixture;
@@ -236,11 +236,11 @@ static int teardown(void **s) {
 
 static void test_written_and_saturated(void **s) {
     fixture *f = *s;
-    hh_job_metrics *jm = hh_job_metrics_new(&f->keys, &f->log, HH_JOB_METRICS_7 | HH_JOB_METRICS_8);
+    hh__job_metrics *jm = hh__job_metrics_new(&f->keys, &f->log, HH_JOB_METRICS_7 | HH_JOB_METRICS_8);
     double now = (double)at_0803();
-    for (int i = 0; i < 70000; i++) hh_job_metrics_record(jm, "A", 1, 1, 0);
-    hh_job_metrics_record(jm, "A", 1, 30, 1);
-    assert_int_equal(hh_job_metrics_flush(jm, &f->conn, now), 0);
+    for (int i = 0; i < 70000; i++) hh__job_metrics_record(jm, "A", 1, 1, 0);
+    hh__job_metrics_record(jm, "A", 1, 30, 1);
+    assert_int_equal(hh__job_metrics_flush(jm, &f->conn, now), 0);
     /* a Ruby process's flush of the same minute adds into the same fields */
     freeReplyObject(uh_cmd(&srv, "HINCRBY ns:j|20260205|8:3 A|p 5"));
     assert_int_equal(uh_int(&srv, "HGET ns:j|20260205|8:3 A|p"), 70006);
@@ -263,27 +263,27 @@ static void test_written_and_saturated(void **s) {
     ttl = uh_int(&srv, "TTL ns:j|20260205|8:3");
     assert_true(ttl > 28790 && ttl <= 28800);
     /* nothing recorded since: nothing sent */
-    assert_int_equal(hh_job_metrics_flush(jm, &f->conn, now), 0);
-    hh_job_metrics_free(jm);
+    assert_int_equal(hh__job_metrics_flush(jm, &f->conn, now), 0);
+    hh__job_metrics_free(jm);
 }
 
 static void test_refused_is_dropped(void **s) {
     fixture *f = *s;
-    hh_job_metrics *jm = hh_job_metrics_new(&f->keys, &f->log, HH_JOB_METRICS_7 | HH_JOB_METRICS_8);
+    hh__job_metrics *jm = hh__job_metrics_new(&f->keys, &f->log, HH_JOB_METRICS_7 | HH_JOB_METRICS_8);
     double now = (double)at_0803();
-    hh_job_metrics_record(jm, "A", 1, 3, 0);
+    hh__job_metrics_record(jm, "A", 1, 3, 0);
     freeReplyObject(uh_cmd(&srv, "CONFIG SET maxmemory 1"));
-    assert_int_equal(hh_job_metrics_flush(jm, &f->conn, now), -1);
+    assert_int_equal(hh__job_metrics_flush(jm, &f->conn, now), -1);
     freeReplyObject(uh_cmd(&srv, "CONFIG SET maxmemory 0"));
     /* the transaction wrote nothing, and the counts are gone (Sidekiq's rule) */
     assert_int_equal(uh_int(&srv, "DBSIZE"), 0);
-    assert_int_equal(hh_job_metrics_flush(jm, &f->conn, now), 0);
+    assert_int_equal(hh__job_metrics_flush(jm, &f->conn, now), 0);
     assert_int_equal(uh_int(&srv, "DBSIZE"), 0);
     /* recording goes on meanwhile, and the next flush goes in */
-    hh_job_metrics_record(jm, "A", 1, 3, 0);
-    assert_int_equal(hh_job_metrics_flush(jm, &f->conn, now), 0);
+    hh__job_metrics_record(jm, "A", 1, 3, 0);
+    assert_int_equal(hh__job_metrics_flush(jm, &f->conn, now), 0);
     assert_int_equal(uh_int(&srv, "HGET ns:j|20260205|8:3 A|p"), 1);
-    hh_job_metrics_free(jm);
+    hh__job_metrics_free(jm);
 }
 
 int main(void) {

@@ -11,27 +11,27 @@
 
 /* Every builder, for one namespace; expected = prefix + bare name. */
 static void check_all_builders(const char *ns, const char *prefix) {
-    hh_keys k;
-    assert_int_equal(hh_keys_init(&k, ns), 0);
+    hh__keys k;
+    assert_int_equal(hh__keys_init(&k, ns), 0);
     struct {
         sds got;
         const char *bare;
     } cases[] = {
-        {hh_key(&k, HH_K_QUEUES), "queues"},
-        {hh_key(&k, HH_K_SCHEDULE), "schedule"},
-        {hh_key(&k, HH_K_RETRY), "retry"},
-        {hh_key(&k, HH_K_DEAD), "dead"},
-        {hh_key(&k, HH_K_PROCESSES), "processes"},
-        {hh_key(&k, HH_K_STAT_PROCESSED), "stat:processed"},
-        {hh_key(&k, HH_K_FETCHERS), "hiredhand:fetchers"},
-        {hh_key_queue(&k, "x"), "queue:x"},
-        {hh_key_queue(&k, "a:b"), "queue:a:b"},
-        {hh_key_process(&k, ID), ID},
-        {hh_key_work(&k, ID), ID ":work"},
-        {hh_key_workers(&k, ID), ID ":workers"},
-        {hh_key_signals(&k, ID), ID "-signals"},
-        {hh_key_stat_daily(&k, HH_K_STAT_FAILED, 0.0), "stat:failed:1970-01-01"},
-        {hh_key_inprogress(&k, ID, "low"), "hiredhand:inprogress:" ID "|low"},
+        {hh__key(&k, HH_K_QUEUES), "queues"},
+        {hh__key(&k, HH_K_SCHEDULE), "schedule"},
+        {hh__key(&k, HH_K_RETRY), "retry"},
+        {hh__key(&k, HH_K_DEAD), "dead"},
+        {hh__key(&k, HH_K_PROCESSES), "processes"},
+        {hh__key(&k, HH_K_STAT_PROCESSED), "stat:processed"},
+        {hh__key(&k, HH_K_FETCHERS), "hiredhand:fetchers"},
+        {hh__key_queue(&k, "x"), "queue:x"},
+        {hh__key_queue(&k, "a:b"), "queue:a:b"},
+        {hh__key_process(&k, ID), ID},
+        {hh__key_work(&k, ID), ID ":work"},
+        {hh__key_workers(&k, ID), ID ":workers"},
+        {hh__key_signals(&k, ID), ID "-signals"},
+        {hh__key_stat_daily(&k, HH_K_STAT_FAILED, 0.0), "stat:failed:1970-01-01"},
+        {hh__key_inprogress(&k, ID, "low"), "hiredhand:inprogress:" ID "|low"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char want[512];
@@ -46,13 +46,13 @@ static void check_all_builders(const char *ns, const char *prefix) {
         } else {
             assert_true(cases[i].got[0] != ':');
         }
-        /* hh_key_strip gives the bare name back */
-        const char *bare = hh_key_strip(&k, cases[i].got);
+        /* hh__key_strip gives the bare name back */
+        const char *bare = hh__key_strip(&k, cases[i].got);
         assert_non_null(bare);
         assert_string_equal(bare, cases[i].bare);
         sdsfree(cases[i].got);
     }
-    hh_keys_free(&k);
+    hh__keys_free(&k);
 }
 
 static void test_namespace_applied_once(void **s) {
@@ -69,24 +69,24 @@ static void test_empty_namespace_no_prefix(void **s) {
 
 static void test_key_strip_foreign(void **s) {
     (void)s;
-    hh_keys k;
-    assert_int_equal(hh_keys_init(&k, "ns"), 0);
-    assert_null(hh_key_strip(&k, "queue:x"));
-    assert_null(hh_key_strip(&k, "ns2:queue:x"));
-    assert_null(hh_key_strip(&k, "nsqueue:x"));
-    assert_string_equal(hh_key_strip(&k, "ns:queue:x"), "queue:x");
-    hh_keys_free(&k);
+    hh__keys k;
+    assert_int_equal(hh__keys_init(&k, "ns"), 0);
+    assert_null(hh__key_strip(&k, "queue:x"));
+    assert_null(hh__key_strip(&k, "ns2:queue:x"));
+    assert_null(hh__key_strip(&k, "nsqueue:x"));
+    assert_string_equal(hh__key_strip(&k, "ns:queue:x"), "queue:x");
+    hh__keys_free(&k);
 }
 
 static void check_daily(double epoch, const char *want) {
-    hh_keys k;
-    assert_int_equal(hh_keys_init(&k, "ns"), 0);
-    sds d = hh_key_stat_daily(&k, HH_K_STAT_PROCESSED, epoch);
+    hh__keys k;
+    assert_int_equal(hh__keys_init(&k, "ns"), 0);
+    sds d = hh__key_stat_daily(&k, HH_K_STAT_PROCESSED, epoch);
     char full[64];
     snprintf(full, sizeof(full), "ns:stat:processed:%s", want);
     assert_string_equal(d, full);
     sdsfree(d);
-    hh_keys_free(&k);
+    hh__keys_free(&k);
 }
 
 static void test_daily_stat_key_utc(void **s) {
@@ -116,22 +116,22 @@ static void test_daily_stat_key_utc(void **s) {
 }
 
 static void roundtrip(const char *ns, const char *id, const char *queue) {
-    hh_keys k;
-    assert_int_equal(hh_keys_init(&k, ns), 0);
-    sds key = hh_key_inprogress(&k, id, queue);
+    hh__keys k;
+    assert_int_equal(hh__keys_init(&k, ns), 0);
+    sds key = hh__key_inprogress(&k, id, queue);
     assert_non_null(key);
     sds gid = NULL, gq = NULL;
-    assert_int_equal(hh_key_inprogress_parse(&k, key, &gid, &gq), 0);
+    assert_int_equal(hh__key_inprogress_parse(&k, key, &gid, &gq), 0);
     assert_string_equal(gid, id);
     assert_string_equal(gq, queue);
     sdsfree(gid);
     sdsfree(gq);
     /* the key also matches the SCAN pattern the recoverer uses */
-    sds pat = hh_key_inprogress_pattern(&k);
+    sds pat = hh__key_inprogress_pattern(&k);
     assert_int_equal(fnmatch(pat, key, 0), 0);
     sdsfree(pat);
     sdsfree(key);
-    hh_keys_free(&k);
+    hh__keys_free(&k);
 }
 
 static void test_inprogress_roundtrip(void **s) {
@@ -145,12 +145,12 @@ static void test_inprogress_roundtrip(void **s) {
 }
 
 static void parse_rejects(const char *ns, const char *key) {
-    hh_keys k;
-    assert_int_equal(hh_keys_init(&k, ns), 0);
+    hh__keys k;
+    assert_int_equal(hh__keys_init(&k, ns), 0);
     sds id = NULL, q = NULL;
-    if (hh_key_inprogress_parse(&k, key, &id, &q) != -1)
+    if (hh__key_inprogress_parse(&k, key, &id, &q) != -1)
         fail_msg("parse accepted \"%s\" (ns \"%s\") as id=\"%s\" queue=\"%s\"", key, ns, id, q);
-    hh_keys_free(&k);
+    hh__keys_free(&k);
 }
 
 static void test_inprogress_parse_rejects_foreign(void **s) {
@@ -172,26 +172,26 @@ static void test_inprogress_parse_rejects_foreign(void **s) {
 
 static void test_scan_pattern_escapes_glob(void **s) {
     (void)s;
-    hh_keys k;
-    assert_int_equal(hh_keys_init(&k, ""), 0);
-    sds p = hh_key_inprogress_pattern(&k);
+    hh__keys k;
+    assert_int_equal(hh__keys_init(&k, ""), 0);
+    sds p = hh__key_inprogress_pattern(&k);
     assert_string_equal(p, "hiredhand:inprogress:*");
     sdsfree(p);
-    hh_keys_free(&k);
+    hh__keys_free(&k);
 
-    assert_int_equal(hh_keys_init(&k, "n*s?[x]\\y"), 0);
-    p = hh_key_inprogress_pattern(&k);
+    assert_int_equal(hh__keys_init(&k, "n*s?[x]\\y"), 0);
+    p = hh__key_inprogress_pattern(&k);
     assert_string_equal(p, "n\\*s\\?\\[x\\]\\\\y:hiredhand:inprogress:*");
     /* Redis' stringmatchlen and fnmatch agree on these escapes: the pattern
      * matches our own keys and not another namespace the raw glob would. */
-    sds own = hh_key_inprogress(&k, "id", "q");
+    sds own = hh__key_inprogress(&k, "id", "q");
     assert_int_equal(fnmatch(p, own, 0), 0);
     assert_int_not_equal(fnmatch(p, "nZZsQx\\y:hiredhand:inprogress:id|q", 0), 0);
     assert_int_not_equal(fnmatch(p, "nZZsQx\\y:hiredhand:inprogress:id|q", FNM_NOESCAPE), 0);
     assert_int_not_equal(fnmatch(p, "n*s?[x]\\y:queue:default", 0), 0);
     sdsfree(own);
     sdsfree(p);
-    hh_keys_free(&k);
+    hh__keys_free(&k);
 }
 
 /* ------------------------------------------------------------ names */
@@ -304,7 +304,7 @@ static void test_other_names(void **s) {
 static char logged[1024];
 static void capture(hh_log_level level, const char *msg, void *udata) {
     (void)level, (void)udata;
-    hh_strlcpy(logged, msg, sizeof(logged));
+    hh__strlcpy(logged, msg, sizeof(logged));
 }
 
 /* hh_manager_new refuses such names with the reason in its log */

@@ -41,14 +41,14 @@ static hh_manager *new_manager(void) {
 #define LIST "hiredhand:inprogress:lease-test|default"
 
 /* Registers payloads as held by processor p, as a fetch reply would. */
-static void hold(hh_manager *m, int p, hh_fetched *out, const char **payloads, int n) {
+static void hold(hh_manager *m, int p, hh__fetched *out, const char **payloads, int n) {
     for (int i = 0; i < n; i++) {
         out[i].payload = strdup(payloads[i]);
         out[i].len = strlen(payloads[i]);
         out[i].queue = 0;
     }
-    hh_lease_fetch_begin(&m->lease_env, &m->procs[p], 0);
-    hh_lease_fetch_end(&m->lease_env, &m->procs[p], out, n, HH_FETCH_END_OK);
+    hh__lease_fetch_begin(&m->lease_env, &m->procs[p], 0);
+    hh__lease_fetch_end(&m->lease_env, &m->procs[p], out, n, HH_FETCH_END_OK);
 }
 
 static long long count_in(const char *key, const char *payload) {
@@ -63,16 +63,16 @@ static void test_pushes_back_only_unheld_copies(void **s) {
     (void)s;
     uh_flushall(&srv);
     hh_manager *m = new_manager();
-    hh_conn c;
-    hh_conn_init(&c, &m->cfg, &m->log, "test", NULL);
+    hh__conn c;
+    hh__conn_init(&c, &m->cfg, &m->log, "test", NULL);
     /* list: X, Y, Y, Z (Y twice: the same bytes pushed twice) */
     const char *X = "{\"class\":\"A\",\"jid\":\"x\",\"args\":[]}", *Y = "{\"class\":\"A\",\"jid\":\"y\",\"args\":[]}";
     const char *Z = "{\"class\":\"A\",\"jid\":\"z\",\"args\":[]}";
     freeReplyObject(uh_cmd(&srv, "LPUSH %s %s %s %s %s", LIST, X, Y, Y, Z));
-    hh_fetched held[2];
+    hh__fetched held[2];
     const char *mine[2] = {X, Y};
     hold(m, 0, held, mine, 2);
-    assert_int_equal(hh_lease_reconcile(&m->lease_env, &c, 0), 2);
+    assert_int_equal(hh__lease_reconcile(&m->lease_env, &c, 0), 2);
     assert_int_equal(count_in(LIST, X), 1);
     assert_int_equal(count_in(LIST, Y), 1);
     assert_int_equal(count_in(LIST, Z), 0);
@@ -80,27 +80,27 @@ static void test_pushes_back_only_unheld_copies(void **s) {
     assert_int_equal(count_in("queue:default", Z), 1);
     assert_int_equal(atomic_load(&m->reconciled), 2);
     /* nothing more to do: the held ones stay */
-    assert_int_equal(hh_lease_reconcile(&m->lease_env, &c, 0), 0);
+    assert_int_equal(hh__lease_reconcile(&m->lease_env, &c, 0), 0);
     assert_int_equal(count_in(LIST, X), 1);
     /* X acked (LREM), then released: still nothing pushed back */
     freeReplyObject(uh_cmd(&srv, "LREM %s -1 %s", LIST, X));
-    hh_lease_release(&m->lease_env, &held[0].lease);
+    hh__lease_release(&m->lease_env, &held[0].lease);
     assert_int_equal(held[0].lease, 0);
-    hh_lease_release(&m->lease_env, &held[0].lease); /* twice: a no-op */
-    assert_int_equal(hh_lease_reconcile(&m->lease_env, &c, 0), 0);
+    hh__lease_release(&m->lease_env, &held[0].lease); /* twice: a no-op */
+    assert_int_equal(hh__lease_reconcile(&m->lease_env, &c, 0), 0);
     /* Y dropped without its removal (as when an ack is given up): pushed back */
-    hh_lease_release(&m->lease_env, &held[1].lease);
-    assert_int_equal(hh_lease_reconcile(&m->lease_env, &c, 0), 1);
+    hh__lease_release(&m->lease_env, &held[1].lease);
+    assert_int_equal(hh__lease_reconcile(&m->lease_env, &c, 0), 1);
     assert_int_equal(count_in(LIST, Y), 0);
     assert_int_equal(count_in("queue:default", Y), 2);
     for (int i = 0; i < 2; i++) free(held[i].payload);
-    hh_conn_close(&c);
+    hh__conn_close(&c);
     hh_manager_free(m);
 }
 
 typedef struct late_fetch {
     hh_manager *m;
-    hh_fetched out[1];
+    hh__fetched out[1];
     const char *payload;
     redisContext *blocked; /* stands for the fetcher's blocked connection */
     atomic_int ended;
@@ -123,7 +123,7 @@ static void *finish_fetch_late(void *arg) {
     lf->out[0].payload = strdup(lf->payload);
     lf->out[0].len = strlen(lf->payload);
     lf->out[0].queue = 0;
-    hh_lease_fetch_end(&lf->m->lease_env, &lf->m->procs[1], lf->out, 1, HH_FETCH_END_OK);
+    hh__lease_fetch_end(&lf->m->lease_env, &lf->m->procs[1], lf->out, 1, HH_FETCH_END_OK);
     return NULL;
 }
 
@@ -131,14 +131,14 @@ static void test_never_takes_a_fetch_in_flight(void **s) {
     (void)s;
     uh_flushall(&srv);
     hh_manager *m = new_manager();
-    hh_conn c;
-    hh_conn_init(&c, &m->cfg, &m->log, "test", NULL);
+    hh__conn c;
+    hh__conn_init(&c, &m->cfg, &m->log, "test", NULL);
     const char *W = "{\"class\":\"A\",\"jid\":\"w\",\"args\":[]}", *S = "{\"class\":\"A\",\"jid\":\"s\",\"args\":[]}";
     /* S is stranded (its fetch failed); W was moved by a fetch whose reply is
      * still on its way */
-    hh_lease_fetch_begin(&m->lease_env, &m->procs[0], 0);
-    hh_lease_fetch_end(&m->lease_env, &m->procs[0], NULL, 0, HH_FETCH_END_LOST);
-    hh_lease_fetch_begin(&m->lease_env, &m->procs[1], 1);
+    hh__lease_fetch_begin(&m->lease_env, &m->procs[0], 0);
+    hh__lease_fetch_end(&m->lease_env, &m->procs[0], NULL, 0, HH_FETCH_END_LOST);
+    hh__lease_fetch_begin(&m->lease_env, &m->procs[1], 1);
     freeReplyObject(uh_cmd(&srv, "LPUSH %s %s %s", LIST, S, W));
     late_fetch lf = {m, {{0}}, W, uh_connect(srv.port), 0};
     assert_non_null(lf.blocked);
@@ -151,7 +151,7 @@ static void test_never_takes_a_fetch_in_flight(void **s) {
     freeReplyObject(id);
     pthread_t t;
     pthread_create(&t, NULL, finish_fetch_late, &lf);
-    assert_int_equal(hh_lease_reconcile(&m->lease_env, &c, 0), 1);
+    assert_int_equal(hh__lease_reconcile(&m->lease_env, &c, 0), 1);
     assert_int_equal(atomic_load(&lf.ended), 1); /* it waited for the fetch */
     pthread_join(t, NULL);
     atomic_store(&m->procs[1].conn.client_id, 0);
@@ -161,7 +161,7 @@ static void test_never_takes_a_fetch_in_flight(void **s) {
     assert_int_equal(count_in("queue:default", S), 1);
     assert_int_equal(count_in("queue:default", W), 0);
     free(lf.out[0].payload);
-    hh_conn_close(&c);
+    hh__conn_close(&c);
     hh_manager_free(m);
 }
 
@@ -170,19 +170,19 @@ static void test_gate_after_failed_beats(void **s) {
     hh_manager *m = new_manager();
     double left = -1;
     /* before any beat: closed for the whole gate */
-    assert_int_equal(hh_lease_peers_judgeable(&m->lease_env, &left), 0);
-    UH_ASSERT_DBL_IN(left, hh_lease_gate_seconds(&m->lease_env) - 0.01, hh_lease_gate_seconds(&m->lease_env));
+    assert_int_equal(hh__lease_peers_judgeable(&m->lease_env, &left), 0);
+    UH_ASSERT_DBL_IN(left, hh__lease_gate_seconds(&m->lease_env) - 0.01, hh__lease_gate_seconds(&m->lease_env));
     /* default 5 s interval: max(10, 10) + 2 + 1 */
-    UH_ASSERT_DBL_IN(hh_lease_gate_seconds(&m->lease_env), 13, 13);
-    hh_conn c;
-    hh_conn_init(&c, &m->cfg, &m->log, "test", NULL);
-    hh_lease_beat(&m->lease_env, &c, 1, 0);
-    assert_int_equal(hh_lease_peers_judgeable(&m->lease_env, &left), 0);
+    UH_ASSERT_DBL_IN(hh__lease_gate_seconds(&m->lease_env), 13, 13);
+    hh__conn c;
+    hh__conn_init(&c, &m->cfg, &m->log, "test", NULL);
+    hh__lease_beat(&m->lease_env, &c, 1, 0);
+    assert_int_equal(hh__lease_peers_judgeable(&m->lease_env, &left), 0);
     UH_ASSERT_DBL_IN(left, 12, 13);
-    hh_lease_beat(&m->lease_env, &c, 0, 0); /* a refused beat closes it again */
-    assert_int_equal(hh_lease_peers_judgeable(&m->lease_env, &left), 0);
+    hh__lease_beat(&m->lease_env, &c, 0, 0); /* a refused beat closes it again */
+    assert_int_equal(hh__lease_peers_judgeable(&m->lease_env, &left), 0);
     UH_ASSERT_DBL_IN(left, 12.9, 13);
-    hh_conn_close(&c);
+    hh__conn_close(&c);
     hh_manager_free(m);
 }
 
@@ -190,22 +190,22 @@ static void test_key(void **s) {
     (void)s;
     char big[20000];
     memset(big, 'a', sizeof(big));
-    assert_true(hh_lease_key(0, "x", 1) != 0);
-    assert_true(hh_lease_key(0, "x", 1) == hh_lease_key(0, "x", 1));
-    assert_true(hh_lease_key(0, "x", 1) != hh_lease_key(1, "x", 1));
-    assert_true(hh_lease_key(0, big, sizeof(big)) != hh_lease_key(0, big, sizeof(big) - 1));
-    uint64_t k = hh_lease_key(0, big, sizeof(big));
+    assert_true(hh__lease_key(0, "x", 1) != 0);
+    assert_true(hh__lease_key(0, "x", 1) == hh__lease_key(0, "x", 1));
+    assert_true(hh__lease_key(0, "x", 1) != hh__lease_key(1, "x", 1));
+    assert_true(hh__lease_key(0, big, sizeof(big)) != hh__lease_key(0, big, sizeof(big) - 1));
+    uint64_t k = hh__lease_key(0, big, sizeof(big));
     big[sizeof(big) - 1] = 'b'; /* the tail is hashed */
-    assert_true(k != hh_lease_key(0, big, sizeof(big)));
+    assert_true(k != hh__lease_key(0, big, sizeof(big)));
     /* every byte of a small payload counts, in the words and in the tail */
     char p1[] = "{\"class\":\"A\",\"jid\":\"0123456789ab\"}", p2[sizeof(p1)];
-    uint64_t k1 = hh_lease_key(0, p1, sizeof(p1) - 1);
+    uint64_t k1 = hh__lease_key(0, p1, sizeof(p1) - 1);
     for (size_t i = 0; i < sizeof(p1) - 1; i++) {
         memcpy(p2, p1, sizeof(p1));
         p2[i] ^= 1;
-        assert_true(hh_lease_key(0, p2, sizeof(p1) - 1) != k1);
+        assert_true(hh__lease_key(0, p2, sizeof(p1) - 1) != k1);
     }
-    assert_true(hh_lease_key(0, "ab", 2) != hh_lease_key(0, "ab\0", 3)); /* the zero-padded tail */
+    assert_true(hh__lease_key(0, "ab", 2) != hh__lease_key(0, "ab\0", 3)); /* the zero-padded tail */
 }
 
 int main(void) {

@@ -63,15 +63,15 @@ static void test_json_dump(void **s) {
     (void)s;
     json_t *v = json_loads("[1.5,2,{\"t\":1795962157.061338,\"x\":0.1,\"one\":1.0}]", 0, NULL);
     assert_non_null(v);
-    char *out = hh_json_dump(v);
+    char *out = hh__json_dump(v);
     assert_string_equal(out, "[1.5,2,{\"t\":1795962157.061338,\"x\":0.1,\"one\":1.0}]");
     free(out);
     json_decref(v);
     char num[64];
-    hh_fmt_double(num, sizeof(num), 1700000020.5);
+    hh__fmt_double(num, sizeof(num), 1700000020.5);
     assert_string_equal(num, "1700000020.5");
-    assert_true(hh_strtod_c("1700000020.5", NULL) == 1700000020.5);
-    hh_snprintf_c(num, sizeof(num), "%.3f", 0.25);
+    assert_true(hh__strtod_c("1700000020.5", NULL) == 1700000020.5);
+    hh__snprintf_c(num, sizeof(num), "%.3f", 0.25);
     assert_string_equal(num, "0.250");
 }
 
@@ -80,14 +80,14 @@ static void test_retry_payload(void **s) {
     (void)s;
     const char *p = "{\"class\":\"K\",\"args\":[1.5,2],\"jid\":\"aaaaaaaaaaaaaaaaaaaaaaaa\","
                     "\"retry\":true,\"created_at\":1795962147.0172818}";
-    hh_job *j = hh_job_new(p, strlen(p), "default", NULL, 0);
+    hh_job *j = hh__job_new(p, strlen(p), "default", NULL, 0);
     assert_non_null(j);
     hh_job_fail(j, "E", "boom");
-    hh_retry_config cfg = {25, HH_TS_FLOAT, 1};
-    hh_rng rng;
-    hh_rng_seed(&rng);
-    hh_failure_plan plan;
-    assert_int_equal(hh_retry_plan(j, &cfg, 1795962150.25, &rng, &plan), 0);
+    hh__retry_config cfg = {25, HH_TS_FLOAT, 1};
+    hh__rng rng;
+    hh__rng_seed(&rng);
+    hh__failure_plan plan;
+    assert_int_equal(hh__retry_plan(j, &cfg, 1795962150.25, &rng, &plan), 0);
     assert_int_equal(plan.kind, HH_FAIL_RETRY);
     assert_non_null(strstr(plan.payload, "\"args\":[1.5,2]"));
     assert_string_equal(uh_token(plan.payload, "created_at"), "1795962147.0172818");
@@ -96,7 +96,7 @@ static void test_retry_payload(void **s) {
     assert_non_null(v); /* valid JSON */
     json_decref(v);
     free(plan.payload);
-    hh_job_free(j);
+    hh__job_free(j);
 }
 
 /* through Redis: the pushed payload and the schedule score */
@@ -111,7 +111,7 @@ static void test_push_and_score(void **s) {
     assert_non_null(c);
     hh_push_options po;
     hh_push_options_init(&po);
-    po.at = floor(hh_now()) + 1000.5;
+    po.at = floor(hh__now()) + 1000.5;
     char jid[HH_JID_SIZE];
     assert_int_equal(hh_client_push(c, "K", "[1.5,2]", &po, jid), HH_OK);
     char *raw = uh_str(&srv, "EVAL %s 0", "return redis.call('zrange', 'schedule', 0, 0)[1]");
@@ -123,7 +123,7 @@ static void test_push_and_score(void **s) {
     json_decref(v);
     char *score = uh_str(&srv, "EVAL %s 0", "return redis.call('zrange', 'schedule', 0, 0, 'WITHSCORES')[2]");
     char want[64];
-    hh_snprintf_c(want, sizeof(want), "%.1f", po.at);
+    hh__snprintf_c(want, sizeof(want), "%.1f", po.at);
     assert_string_equal(score, want);
     free(score);
     free(raw);
@@ -133,7 +133,7 @@ static void test_push_and_score(void **s) {
     raw = uh_str(&srv, "LINDEX queue:default 0");
     v = json_loads(raw, 0, NULL);
     assert_non_null(v);
-    UH_ASSERT_DBL_IN(json_real_value(json_object_get(v, "enqueued_at")), hh_now() - 60, hh_now() + 1);
+    UH_ASSERT_DBL_IN(json_real_value(json_object_get(v, "enqueued_at")), hh__now() - 60, hh__now() + 1);
     assert_non_null(strstr(raw, "\"args\":[0.5]"));
     json_decref(v);
     free(raw);

@@ -22,12 +22,12 @@ static void assert_matches(const char *s, const char *re) {
 static void test_text(void **s) {
     (void)s;
     char re[256];
-    hh_log_job_end();
+    hh__log_job_end();
     char *l = hh_log_format_line(HH_LOG_WARN, "hello", HH_LOG_FORMAT_TEXT);
     snprintf(re, sizeof(re), TS "pid=%d tid=[0-9a-z]+ WARN: hello$", (int)getpid());
     assert_matches(l, re);
     free(l);
-    hh_log_job_begin("abc", "HardJob", "0123");
+    hh__log_job_begin("abc", "HardJob", "0123");
     l = hh_log_format_line(HH_LOG_INFO, "start", HH_LOG_FORMAT_TEXT);
     snprintf(re, sizeof(re), TS "pid=%d tid=abc class=HardJob jid=0123 INFO: start$", (int)getpid());
     assert_matches(l, re);
@@ -37,7 +37,7 @@ static void test_text(void **s) {
         const char *out;
     } el[] = {{0.0123, "0.012"}, {1.0, "1.0"}, {2.5004, "2.5"}, {0.0004, "0.0"}, {12.3456, "12.346"}};
     for (size_t i = 0; i < sizeof(el) / sizeof(*el); i++) {
-        hh_log_job_elapsed(el[i].in);
+        hh__log_job_elapsed(el[i].in);
         l = hh_log_format_line(HH_LOG_INFO, "done", HH_LOG_FORMAT_TEXT);
         snprintf(re, sizeof(re), " tid=abc class=HardJob jid=0123 elapsed=%s INFO: done", el[i].out);
         char *at = strstr(l, " tid=");
@@ -45,7 +45,7 @@ static void test_text(void **s) {
         assert_string_equal(at, re);
         free(l);
     }
-    hh_log_job_end();
+    hh__log_job_end();
     l = hh_log_format_line(HH_LOG_ERROR, "after", HH_LOG_FORMAT_TEXT);
     assert_null(strstr(l, "class="));
     assert_null(strstr(l, "elapsed="));
@@ -55,7 +55,7 @@ static void test_text(void **s) {
 
 static void test_context_escaped(void **s) {
     (void)s;
-    hh_log_job_begin("t1", "Evil\n2026-01-01T00:00:00.000Z pid=1 ERROR: x\x1b[31m", "j\nj");
+    hh__log_job_begin("t1", "Evil\n2026-01-01T00:00:00.000Z pid=1 ERROR: x\x1b[31m", "j\nj");
     char *l = hh_log_format_line(HH_LOG_INFO, "start", HH_LOG_FORMAT_TEXT);
     assert_null(strchr(l, '\n'));
     assert_null(strchr(l, '\x1b'));
@@ -70,12 +70,12 @@ static void test_context_escaped(void **s) {
     assert_string_equal(json_string_value(json_object_get(json_object_get(o, "ctx"), "jid")), "j\nj");
     json_decref(o);
     free(l);
-    hh_log_job_end();
+    hh__log_job_end();
 }
 
 static void test_json(void **s) {
     (void)s;
-    hh_log_job_end();
+    hh__log_job_end();
     char *l = hh_log_format_line(HH_LOG_DEBUG, "hi", HH_LOG_FORMAT_JSON);
     json_t *o = json_loads(l, 0, NULL);
     assert_non_null(o);
@@ -85,8 +85,8 @@ static void test_json(void **s) {
     assert_null(json_object_get(o, "ctx"));
     json_decref(o);
     free(l);
-    hh_log_job_begin("t2", "K", "J");
-    hh_log_job_elapsed(0.25);
+    hh__log_job_begin("t2", "K", "J");
+    hh__log_job_elapsed(0.25);
     l = hh_log_format_line(HH_LOG_INFO, "done", HH_LOG_FORMAT_JSON);
     o = json_loads(l, 0, NULL);
     assert_non_null(o);
@@ -98,7 +98,7 @@ static void test_json(void **s) {
     assert_string_equal(json_string_value(json_object_get(o, "tid")), "t2");
     json_decref(o);
     free(l);
-    hh_log_job_end();
+    hh__log_job_end();
 }
 
 int main(void) {

@@ -15,9 +15,9 @@
 
 static void test_empty(void **s) {
     (void)s;
-    hh_metrics *mx = hh_metrics_new();
+    hh__metrics *mx = hh__metrics_new();
     assert_non_null(mx);
-    char *t = hh_metrics_text(mx);
+    char *t = hh__metrics_text(mx);
     assert_non_null(t);
     assert_non_null(strstr(t, "# TYPE hiredhand_class_jobs_processed_total counter\n"));
     assert_non_null(strstr(t, "# TYPE hiredhand_class_jobs_failed_total counter\n"));
@@ -26,9 +26,9 @@ static void test_empty(void **s) {
     /* nothing counted, nothing read: no samples at all */
     for (char *p = t; *p; p = strchr(p, '\n') + 1) assert_int_equal(*p, '#');
     free(t);
-    hh_metrics_free(mx);
+    hh__metrics_free(mx);
     /* without a table: the families still declared */
-    t = hh_metrics_text(NULL);
+    t = hh__metrics_text(NULL);
     assert_non_null(t);
     assert_non_null(strstr(t, "# TYPE hiredhand_job_duration_seconds histogram\n"));
     free(t);
@@ -36,13 +36,13 @@ static void test_empty(void **s) {
 
 static void test_classes_and_histogram(void **s) {
     (void)s;
-    hh_metrics *mx = hh_metrics_new();
-    hh_metrics_job(mx, "Ok", 0.001, 0);
-    hh_metrics_job(mx, "Ok", 0.2, 0);
-    hh_metrics_job(mx, "Ok", 100, 0);
-    hh_metrics_job(mx, "Bad", 0.03, 1);
-    hh_metrics_job(mx, "Bad", -1, 1); /* a clock step back counts as 0 */
-    char *t = hh_metrics_text(mx);
+    hh__metrics *mx = hh__metrics_new();
+    hh__metrics_job(mx, "Ok", 0.001, 0);
+    hh__metrics_job(mx, "Ok", 0.2, 0);
+    hh__metrics_job(mx, "Ok", 100, 0);
+    hh__metrics_job(mx, "Bad", 0.03, 1);
+    hh__metrics_job(mx, "Bad", -1, 1); /* a clock step back counts as 0 */
+    char *t = hh__metrics_text(mx);
     assert_non_null(t);
     assert_non_null(strstr(t, "hiredhand_class_jobs_processed_total{class=\"Ok\"} 3\n"));
     assert_non_null(strstr(t, "hiredhand_class_jobs_failed_total{class=\"Ok\"} 0\n"));
@@ -63,19 +63,19 @@ static void test_classes_and_histogram(void **s) {
     assert_true(strstr(t, "# TYPE hiredhand_job_duration_seconds histogram") <
                 strstr(t, "hiredhand_job_duration_seconds_bucket"));
     free(t);
-    hh_metrics_free(mx);
+    hh__metrics_free(mx);
 }
 
 static void test_label_escaping(void **s) {
     (void)s;
-    hh_metrics *mx = hh_metrics_new();
-    hh_metrics_job(mx, "A\"b\\c\nd", 0, 0);
-    hh_metrics_job(mx, "Caf\xc3\xa9", 0, 0); /* UTF-8: kept */
-    hh_metrics_job(mx,
-                   "X\xff"
-                   "Y\xc3",
-                   0, 0); /* not UTF-8: U+FFFD */
-    char *t = hh_metrics_text(mx);
+    hh__metrics *mx = hh__metrics_new();
+    hh__metrics_job(mx, "A\"b\\c\nd", 0, 0);
+    hh__metrics_job(mx, "Caf\xc3\xa9", 0, 0); /* UTF-8: kept */
+    hh__metrics_job(mx,
+                    "X\xff"
+                    "Y\xc3",
+                    0, 0); /* not UTF-8: U+FFFD */
+    char *t = hh__metrics_text(mx);
     assert_non_null(t);
     assert_non_null(strstr(t, "hiredhand_class_jobs_processed_total{class=\"A\\\"b\\\\c\\nd\"} 1\n"));
     assert_non_null(strstr(t, "hiredhand_job_duration_seconds_bucket{class=\"A\\\"b\\\\c\\nd\",le=\"+Inf\"} 1\n"));
@@ -84,20 +84,20 @@ static void test_label_escaping(void **s) {
     /* no raw newline inside any sample line: each line is a sample or a comment */
     for (char *p = t; *p; p = strchr(p, '\n') + 1) assert_true(*p == '#' || !strncmp(p, "hiredhand_", 10));
     free(t);
-    hh_metrics_free(mx);
+    hh__metrics_free(mx);
 }
 
 static void test_class_cap(void **s) {
     (void)s;
-    hh_metrics *mx = hh_metrics_new();
+    hh__metrics *mx = hh__metrics_new();
     char name[32];
     for (int i = 0; i < HH_METRICS_MAX_CLASSES + 5; i++) {
         snprintf(name, sizeof(name), "C%d", i);
-        hh_metrics_job(mx, name, 0.001, i % 2);
+        hh__metrics_job(mx, name, 0.001, i % 2);
     }
-    hh_metrics_job(mx, "C0", 0.001, 0); /* a known class still counts apart */
-    hh_metrics_job(mx, "Late", 0.001, 1);
-    char *t = hh_metrics_text(mx);
+    hh__metrics_job(mx, "C0", 0.001, 0); /* a known class still counts apart */
+    hh__metrics_job(mx, "Late", 0.001, 1);
+    char *t = hh__metrics_text(mx);
     assert_non_null(t);
     size_t series = 0;
     for (char *p = t; (p = strstr(p, "hiredhand_class_jobs_processed_total{")) != NULL; p++) series++;
@@ -107,24 +107,24 @@ static void test_class_cap(void **s) {
     assert_non_null(strstr(t, "hiredhand_class_jobs_failed_total{class=\"__other__\"} 3\n"));
     assert_null(strstr(t, "class=\"Late\""));
     free(t);
-    hh_metrics_free(mx);
+    hh__metrics_free(mx);
 }
 
 static void test_set_sizes(void **s) {
     (void)s;
-    hh_metrics *mx = hh_metrics_new();
-    hh_metrics_set_sizes(mx, 3, 0, 12);
-    char *t = hh_metrics_text(mx);
+    hh__metrics *mx = hh__metrics_new();
+    hh__metrics_set_sizes(mx, 3, 0, 12);
+    char *t = hh__metrics_text(mx);
     assert_non_null(strstr(t, "hiredhand_set_size{set=\"retry\",scope=\"cluster\"} 3\n"));
     assert_non_null(strstr(t, "hiredhand_set_size{set=\"schedule\",scope=\"cluster\"} 0\n"));
     assert_non_null(strstr(t, "hiredhand_set_size{set=\"dead\",scope=\"cluster\"} 12\n"));
     free(t);
-    hh_metrics_set_sizes(mx, 3, -1, 12); /* a reply that was not a number: no sample */
-    t = hh_metrics_text(mx);
+    hh__metrics_set_sizes(mx, 3, -1, 12); /* a reply that was not a number: no sample */
+    t = hh__metrics_text(mx);
     assert_null(strstr(t, "set=\"schedule\""));
     assert_non_null(strstr(t, "set=\"dead\""));
     free(t);
-    hh_metrics_free(mx);
+    hh__metrics_free(mx);
 }
 
 static double sample(const char *t, const char *name) {
@@ -137,7 +137,7 @@ static double sample(const char *t, const char *name) {
 
 static void test_process(void **s) {
     (void)s;
-    char *t = hh_metrics_process_text();
+    char *t = hh__metrics_process_text();
     assert_non_null(t);
     static const char *const names[] = {"process_cpu_seconds_total",
                                         "process_resident_memory_bytes",

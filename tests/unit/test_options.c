@@ -21,17 +21,17 @@ static void base(hh_manager_options *o) {
 /* o passes (errbuf cleared), or fails with `needle` in the reason. */
 static void expect_ok(const hh_manager_options *o) {
     char buf[512] = "unset";
-    int rc = hh_options_check(o, 0, buf, sizeof(buf));
+    int rc = hh__options_check(o, 0, buf, sizeof(buf));
     if (rc != HH_OK) fail_msg("refused: %s", buf);
     assert_string_equal(buf, "");
 }
 
 static void expect_no(const hh_manager_options *o, const char *needle) {
     char buf[512] = "";
-    assert_int_equal(hh_options_check(o, 0, buf, sizeof(buf)), HH_ERR_INVALID);
+    assert_int_equal(hh__options_check(o, 0, buf, sizeof(buf)), HH_ERR_INVALID);
     if (!strstr(buf, needle)) fail_msg("reason '%s', want '%s' in it", buf, needle);
     /* no errbuf: the same answer, nothing written */
-    assert_int_equal(hh_options_check(o, 0, NULL, 0), HH_ERR_INVALID);
+    assert_int_equal(hh__options_check(o, 0, NULL, 0), HH_ERR_INVALID);
 }
 
 static void test_defaults_pass(void **s) {
@@ -39,7 +39,7 @@ static void test_defaults_pass(void **s) {
     hh_manager_options o;
     base(&o);
     expect_ok(&o);
-    assert_int_equal(hh_options_check(NULL, 0, NULL, 0), HH_ERR_INVALID);
+    assert_int_equal(hh__options_check(NULL, 0, NULL, 0), HH_ERR_INVALID);
 }
 
 static void test_number_edges(void **s) {
@@ -194,7 +194,7 @@ static void test_queues_and_names(void **s) {
     base(&o);
     o.redis.url = "http://127.0.0.1/";
     char buf[256];
-    assert_int_equal(hh_options_check(&o, 0, buf, sizeof(buf)), HH_ERR_INVALID);
+    assert_int_equal(hh__options_check(&o, 0, buf, sizeof(buf)), HH_ERR_INVALID);
     assert_true(buf[0] != '\0');
 }
 
@@ -214,13 +214,13 @@ static void test_try_bind(void **s) {
     hh_manager_options o;
     base(&o);
     o.http_bind = addr;
-    assert_int_equal(hh_options_check(&o, 0, NULL, 0), HH_OK);
+    assert_int_equal(hh__options_check(&o, 0, NULL, 0), HH_OK);
     char buf[512];
-    assert_int_equal(hh_options_check(&o, 1, buf, sizeof(buf)), HH_ERR_INVALID);
+    assert_int_equal(hh__options_check(&o, 1, buf, sizeof(buf)), HH_ERR_INVALID);
     assert_non_null(strstr(buf, "http: "));
     close(fd);
     o.http_bind = "127.0.0.1:70000";
-    assert_int_equal(hh_options_check(&o, 0, NULL, 0), HH_ERR_INVALID);
+    assert_int_equal(hh__options_check(&o, 0, NULL, 0), HH_ERR_INVALID);
 }
 
 int main(void) {

@@ -1,5 +1,5 @@
 /* test_pickup.c -- src/pickup.c against a private redis-server: an idle
- * thread (hh_pickup_wait) turns CLIENT TRACKING on and is woken by a write
+ * thread (hh__pickup_wait) turns CLIENT TRACKING on and is woken by a write
  * to one of its queues, whoever makes it (a bare LPUSH here), long before
  * its poll interval; the write is reported for that queue only, and a
  * write to a key that is no queue of ours (one of the same length among
@@ -23,10 +23,10 @@ static const char *names[NQ] = {"queue:a", "queue:bb", "queue:c"};
 
 typedef struct fx {
     uh_conn_fixture c;
-    hh_pickup_env env;
+    hh__pickup_env env;
     sds keys[NQ];
     atomic_int quiet;
-    hh_buffer *buf; /* where pickup.c reports writes and tracking */
+    hh__buffer *buf; /* where pickup.c reports writes and tracking */
 } fx;
 
 /* What pickup.c told the buffer: the sequence number of the last write to
@@ -40,16 +40,16 @@ static int setup(void **s) {
     if (!f || uh_conn_fixture_open(&f->c, srv.url, NULL) != 0) return -1;
     uh_flushall(&srv);
     for (int i = 0; i < NQ; i++) f->keys[i] = sdsnew(names[i]);
-    hh_pickup_env *e = &f->env;
+    hh__pickup_env *e = &f->env;
     e->keys = &f->c.keys;
     e->cfg = &f->c.cfg;
     e->log = &f->c.log;
     e->nqueues = NQ;
     e->queue_keys = f->keys;
     e->quiet = &f->quiet;
-    if (!(f->buf = hh_buffer_new(4, NQ))) return -1;
+    if (!(f->buf = hh__buffer_new(4, NQ))) return -1;
     e->buffer = f->buf;
-    if (hh_pickup_start(e) != 0) return -1;
+    if (hh__pickup_start(e) != 0) return -1;
     *s = f;
     return 0;
 }
@@ -57,9 +57,9 @@ static int setup(void **s) {
 static int teardown(void **s) {
     fx *f = *s;
     atomic_store(&f->quiet, 1);
-    hh_pickup_poke(&f->env);
-    hh_pickup_free(&f->env);
-    hh_buffer_free(f->buf);
+    hh__pickup_poke(&f->env);
+    hh__pickup_free(&f->env);
+    hh__buffer_free(f->buf);
     for (int i = 0; i < NQ; i++) sdsfree(f->keys[i]);
     uh_conn_fixture_close(&f->c);
     free(f);
@@ -72,7 +72,7 @@ typedef struct writer {
     fx *f;
     const char *keys[3];
     int flushall;
-    _Atomic double at; /* hh_mono() once written */
+    _Atomic double at; /* hh__mono() once written */
 } writer;
 
 static void *write_when_tracked(void *arg) {
@@ -91,13 +91,13 @@ static double idle_wait(fx *f, writer *w) {
     pthread_t t;
     w->f = f;
     assert_int_equal(pthread_create(&t, NULL, write_when_tracked, w), 0);
-    hh_pickup_ticket tk;
+    hh__pickup_ticket tk;
     double t0 = uh_mono();
     int woken = 0;
     /* the first waits may end at the fetch pace while tracking comes on */
     while (uh_mono() - t0 < 8) {
-        hh_pickup_ticket_take(&f->env, &tk);
-        assert_int_equal(hh_pickup_wait(&f->env, &tk, 8), 1);
+        hh__pickup_ticket_take(&f->env, &tk);
+        assert_int_equal(hh__pickup_wait(&f->env, &tk, 8), 1);
         if (written(f, 0) || written(f, 1) || written(f, 2) || all_written(f)) {
             woken = 1;
             break;

@@ -21,7 +21,7 @@ UH_REDIS_GROUP()
 
 typedef struct fx {
     uh_conn_fixture c;
-    hh_recovery_env env;
+    hh__recovery_env env;
     atomic_int quiet, booted, start_error;
     atomic_ullong recovered;
     int judgeable;
@@ -38,7 +38,7 @@ static int setup(void **s) {
     if (!f || uh_conn_fixture_open(&f->c, srv.url, NULL) != 0) return -1;
     uh_flushall(&srv);
     f->judgeable = 1;
-    hh_recovery_env *e = &f->env;
+    hh__recovery_env *e = &f->env;
     e->keys = &f->c.keys;
     e->log = &f->c.log;
     e->cfg = &f->c.cfg;
@@ -80,7 +80,7 @@ static void test_scan_takes_dead_owners_only(void **s) {
     run("RPUSH hiredhand:inprogress:live|q %s", JOB("c"));
     run("HSET live beat 1");
     run("RPUSH hiredhand:inprogress:me|q %s", JOB("d")); /* ours, and no hash */
-    assert_int_equal(hh_recovery_scan(&f->env, &f->c.conn), 2);
+    assert_int_equal(hh__recovery_scan(&f->env, &f->c.conn), 2);
     assert_int_equal(atomic_load(&f->recovered), 2);
     assert_int_equal(uh_int(&srv, "EXISTS hiredhand:inprogress:gone|q"), 0);
     /* the oldest (the list's tail) is pushed back first, as the fetch took it */
@@ -101,7 +101,7 @@ static void test_poison_pill_to_dead(void **s) {
     fx *f = *s;
     run("SET hiredhand:recoveries:p 3");
     run("RPUSH hiredhand:inprogress:gone|q %s", JOB("p"));
-    assert_int_equal(hh_recovery_scan(&f->env, &f->c.conn), 0); /* none back to a queue */
+    assert_int_equal(hh__recovery_scan(&f->env, &f->c.conn), 0); /* none back to a queue */
     assert_int_equal(atomic_load(&f->recovered), 1);
     assert_int_equal(uh_int(&srv, "LLEN queue:q"), 0);
     assert_int_equal(uh_int(&srv, "EXISTS hiredhand:inprogress:gone|q"), 0);
@@ -121,7 +121,7 @@ static void test_poison_pill_to_dead(void **s) {
     run("DEL hiredhand:recovery-lock");
     run("SET hiredhand:recoveries:z 50");
     run("RPUSH hiredhand:inprogress:gone|q %s", JOB("z"));
-    assert_int_equal(hh_recovery_scan(&f->env, &f->c.conn), 1);
+    assert_int_equal(hh__recovery_scan(&f->env, &f->c.conn), 1);
     assert_int_equal(uh_int(&srv, "LLEN queue:q"), 1);
 }
 
@@ -132,20 +132,20 @@ static void test_scan_held_back(void **s) {
     fx *f = *s;
     run("RPUSH hiredhand:inprogress:gone|q %s", JOB("a"));
     f->judgeable = 0;
-    assert_int_equal(hh_recovery_scan(&f->env, &f->c.conn), -1);
+    assert_int_equal(hh__recovery_scan(&f->env, &f->c.conn), -1);
     assert_int_equal(uh_int(&srv, "LLEN hiredhand:inprogress:gone|q"), 1);
     assert_int_equal(uh_int(&srv, "EXISTS hiredhand:recovery-lock"), 0);
     f->judgeable = 1;
     run("SET hiredhand:recovery-lock other PX 30000");
-    assert_int_equal(hh_recovery_scan(&f->env, &f->c.conn), -1);
+    assert_int_equal(hh__recovery_scan(&f->env, &f->c.conn), -1);
     assert_int_equal(uh_int(&srv, "LLEN hiredhand:inprogress:gone|q"), 1);
     run("DEL hiredhand:recovery-lock");
-    assert_int_equal(hh_recovery_scan(&f->env, &f->c.conn), 1);
+    assert_int_equal(hh__recovery_scan(&f->env, &f->c.conn), 1);
     /* the lock stays (it expires): a second scan right after does nothing */
     long long pttl = uh_int(&srv, "PTTL hiredhand:recovery-lock");
     assert_true(pttl > 0 && pttl <= 30000);
     run("RPUSH hiredhand:inprogress:gone|q %s", JOB("b"));
-    assert_int_equal(hh_recovery_scan(&f->env, &f->c.conn), -1);
+    assert_int_equal(hh__recovery_scan(&f->env, &f->c.conn), -1);
 }
 
 /* Registered fetchers that are dead are forgotten; live ones and we stay. */
@@ -153,7 +153,7 @@ static void test_fetchers_pruned(void **s) {
     fx *f = *s;
     run("SADD hiredhand:fetchers me live gone");
     run("HSET live beat 1");
-    assert_int_equal(hh_recovery_scan(&f->env, &f->c.conn), 0);
+    assert_int_equal(hh__recovery_scan(&f->env, &f->c.conn), 0);
     assert_int_equal(uh_int(&srv, "SISMEMBER hiredhand:fetchers gone"), 0);
     assert_int_equal(uh_int(&srv, "SISMEMBER hiredhand:fetchers live"), 1);
     assert_int_equal(uh_int(&srv, "SISMEMBER hiredhand:fetchers me"), 1);
@@ -162,8 +162,8 @@ static void test_fetchers_pruned(void **s) {
 /* A heartbeat hash of identity "me" naming host and pid. */
 static void write_me(const char *host, long pid, int member) {
     char info[256];
-    snprintf(info, sizeof(info), "{\"hostname\":\"%s\",\"pid\":%ld,\"started_at\":%.3f}", host, pid, hh_now() - 5);
-    run("HSET me info %s beat %.3f", info, hh_now());
+    snprintf(info, sizeof(info), "{\"hostname\":\"%s\",\"pid\":%ld,\"started_at\":%.3f}", host, pid, hh__now() - 5);
+    run("HSET me info %s beat %.3f", info, hh__now());
     if (member) run("SADD processes me");
 }
 
@@ -186,29 +186,29 @@ static void test_boot_identity(void **s) {
     assert_true(live > 0);
     write_me("thishost", (long)live, 1);
     run("RPUSH hiredhand:inprogress:me|q %s", JOB("left"));
-    assert_int_equal(hh_recovery_boot(&f->env, &f->c.conn), HH_ERR_EXISTS);
+    assert_int_equal(hh__recovery_boot(&f->env, &f->c.conn), HH_ERR_EXISTS);
     assert_int_equal(uh_int(&srv, "LLEN hiredhand:inprogress:me|q"), 1);
     /* on another host only the hash can tell */
     write_me("otherhost", 999999, 1);
-    assert_int_equal(hh_recovery_boot(&f->env, &f->c.conn), HH_ERR_EXISTS);
+    assert_int_equal(hh__recovery_boot(&f->env, &f->c.conn), HH_ERR_EXISTS);
     /* the live pid, but the identity left `processes` (a clean stop) */
     run("SREM processes me");
     write_me("thishost", (long)live, 0);
-    assert_int_equal(hh_recovery_boot(&f->env, &f->c.conn), HH_OK);
+    assert_int_equal(hh__recovery_boot(&f->env, &f->c.conn), HH_OK);
     assert_int_equal(uh_int(&srv, "LLEN queue:q"), 1);
     assert_int_equal(uh_int(&srv, "SISMEMBER hiredhand:fetchers me"), 1);
     /* the pid is gone: free */
     kill(live, SIGKILL);
     waitpid(live, NULL, 0);
     write_me("thishost", (long)live, 1);
-    assert_int_equal(hh_recovery_boot(&f->env, &f->c.conn), HH_OK);
+    assert_int_equal(hh__recovery_boot(&f->env, &f->c.conn), HH_OK);
     /* our own pid (a container restarted as pid 1): free */
     write_me("thishost", (long)getpid(), 1);
-    assert_int_equal(hh_recovery_boot(&f->env, &f->c.conn), HH_OK);
+    assert_int_equal(hh__recovery_boot(&f->env, &f->c.conn), HH_OK);
     /* a random identity owns nothing: its lists are not looked at */
     f->env.fixed_identity = 0;
     run("RPUSH hiredhand:inprogress:me|q %s", JOB("x"));
-    assert_int_equal(hh_recovery_boot(&f->env, &f->c.conn), HH_OK);
+    assert_int_equal(hh__recovery_boot(&f->env, &f->c.conn), HH_OK);
     assert_int_equal(uh_int(&srv, "LLEN hiredhand:inprogress:me|q"), 1);
 }
 

@@ -12,16 +12,16 @@
 
 #define SECRET "hunter2S3cret"
 
-static int parse(const char *url, hh_redis_config *cfg, char *err, size_t errlen) {
+static int parse(const char *url, hh__redis_config *cfg, char *err, size_t errlen) {
     hh_redis_options o;
     hh_redis_options_init(&o);
     o.url = url;
-    return hh_redis_config_parse(cfg, &o, err, errlen);
+    return hh__redis_config_parse(cfg, &o, err, errlen);
 }
 
 static void expect_tcp(const char *url, const char *host, int port, int db, const char *user, const char *pass,
                        const char *display) {
-    hh_redis_config cfg;
+    hh__redis_config cfg;
     char err[256] = "";
     if (parse(url, &cfg, err, sizeof(err)) != 0) fail_msg("%s rejected: %s", url, err);
     assert_null(cfg.unix_path);
@@ -41,7 +41,7 @@ static void expect_tcp(const char *url, const char *host, int port, int db, cons
             char msg[256];
             snprintf(msg, sizeof(msg), "%s: password decoded as %zu bytes \"%s\", want \"%s\"", url,
                      sdslen(cfg.password), cfg.password, pass);
-            hh_redis_config_free(&cfg);
+            hh__redis_config_free(&cfg);
             fail_msg("%s", msg);
         }
         assert_null(strstr(cfg.display, pass));
@@ -49,7 +49,7 @@ static void expect_tcp(const char *url, const char *host, int port, int db, cons
         assert_null(cfg.password);
     }
     if (display) assert_string_equal(cfg.display, display);
-    hh_redis_config_free(&cfg);
+    hh__redis_config_free(&cfg);
 }
 
 static void test_parse_tcp_urls(void **s) {
@@ -108,7 +108,7 @@ static void test_parse_unix_userinfo(void **s) {
         {"unix:///tmp/a@b.sock", NULL, NULL, "/tmp/a@b.sock", "unix:///tmp/a@b.sock?db=0", 0},
     };
     for (size_t i = 0; i < sizeof(ok) / sizeof(*ok); i++) {
-        hh_redis_config cfg;
+        hh__redis_config cfg;
         char err[256] = "";
         if (parse(ok[i].url, &cfg, err, sizeof(err)) != 0) fail_msg("%s rejected: %s", ok[i].url, err);
         assert_null(cfg.host);
@@ -120,67 +120,67 @@ static void test_parse_unix_userinfo(void **s) {
         else assert_null(cfg.password);
         assert_string_equal(cfg.display, ok[i].display);
         assert_null(strstr(cfg.display, SECRET));
-        hh_redis_config_free(&cfg);
+        hh__redis_config_free(&cfg);
     }
 }
 
 static void test_parse_unix(void **s) {
     (void)s;
-    hh_redis_config cfg;
+    hh__redis_config cfg;
     char err[256];
     assert_int_equal(parse("unix:///tmp/r.sock?db=2", &cfg, err, sizeof(err)), 0);
     assert_null(cfg.host);
     assert_string_equal(cfg.unix_path, "/tmp/r.sock");
     assert_int_equal(cfg.db, 2);
     assert_string_equal(cfg.display, "unix:///tmp/r.sock?db=2");
-    hh_redis_config_free(&cfg);
+    hh__redis_config_free(&cfg);
     assert_int_equal(parse("unix:///var/run/redis/redis.sock", &cfg, err, sizeof(err)), 0);
     assert_string_equal(cfg.unix_path, "/var/run/redis/redis.sock");
     assert_int_equal(cfg.db, 0);
-    hh_redis_config_free(&cfg);
+    hh__redis_config_free(&cfg);
 }
 
 static void test_parse_defaults(void **s) {
     (void)s;
     char *saved = getenv("REDIS_URL") ? strdup(getenv("REDIS_URL")) : NULL;
-    hh_redis_config cfg;
+    hh__redis_config cfg;
     char err[256];
 
     unsetenv("REDIS_URL");
-    assert_int_equal(hh_redis_config_parse(&cfg, NULL, err, sizeof(err)), 0);
+    assert_int_equal(hh__redis_config_parse(&cfg, NULL, err, sizeof(err)), 0);
     assert_string_equal(cfg.host, "127.0.0.1");
     assert_int_equal(cfg.port, 6379);
     assert_int_equal(cfg.db, 0);
     assert_null(cfg.password);
     assert_true(cfg.connect_timeout == 5.0 && cfg.command_timeout == 5.0);
-    hh_redis_config_free(&cfg);
+    hh__redis_config_free(&cfg);
 
     hh_redis_options o;
     memset(&o, 0, sizeof(o)); /* zeroed options: url NULL, timeouts 0 = defaults */
-    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_int_equal(hh__redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
     assert_string_equal(cfg.display, "redis://127.0.0.1:6379/0");
     assert_true(cfg.connect_timeout == 5.0 && cfg.command_timeout == 5.0);
-    hh_redis_config_free(&cfg);
+    hh__redis_config_free(&cfg);
 
     setenv("REDIS_URL", "redis://:" SECRET "@envhost:7001/5", 1);
-    assert_int_equal(hh_redis_config_parse(&cfg, NULL, err, sizeof(err)), 0);
+    assert_int_equal(hh__redis_config_parse(&cfg, NULL, err, sizeof(err)), 0);
     assert_string_equal(cfg.host, "envhost");
     assert_int_equal(cfg.port, 7001);
     assert_int_equal(cfg.db, 5);
     assert_string_equal(cfg.password, SECRET);
     assert_null(strstr(cfg.display, SECRET));
-    hh_redis_config_free(&cfg);
+    hh__redis_config_free(&cfg);
     o.url = ""; /* empty means unset too */
     o.connect_timeout = 0.25;
     o.command_timeout = 1.5;
-    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_int_equal(hh__redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
     assert_string_equal(cfg.host, "envhost");
     assert_true(cfg.connect_timeout == 0.25 && cfg.command_timeout == 1.5);
-    hh_redis_config_free(&cfg);
+    hh__redis_config_free(&cfg);
     o.url = "redis://explicit:1/1"; /* an explicit URL wins over the environment */
-    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_int_equal(hh__redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
     assert_string_equal(cfg.host, "explicit");
-    hh_redis_config_free(&cfg);
+    hh__redis_config_free(&cfg);
 
     if (saved) {
         setenv("REDIS_URL", saved, 1);
@@ -195,65 +195,65 @@ static void test_parse_defaults(void **s) {
 static void test_password_option_and_env(void **s) {
     (void)s;
     hh_redis_options o;
-    hh_redis_config cfg;
+    hh__redis_config cfg;
     char err[256];
     unsetenv("REDIS_PASSWORD");
     hh_redis_options_init(&o);
     assert_null(o.password);
     o.url = "redis://h:6379/0";
-    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_int_equal(hh__redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
     assert_null(cfg.password);
-    hh_redis_config_free(&cfg);
+    hh__redis_config_free(&cfg);
 
     setenv("REDIS_PASSWORD", "env" SECRET, 1);
-    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_int_equal(hh__redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
     assert_non_null(cfg.password);
     assert_string_equal(cfg.password, "env" SECRET);
     assert_null(cfg.user);
     assert_string_equal(cfg.display, "redis://:***@h:6379/0");
-    hh_redis_config_free(&cfg);
+    hh__redis_config_free(&cfg);
 
     o.password = "opt" SECRET; /* the option wins over the environment */
-    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_int_equal(hh__redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
     assert_string_equal(cfg.password, "opt" SECRET);
     assert_null(strstr(cfg.display, SECRET));
-    hh_redis_config_free(&cfg);
+    hh__redis_config_free(&cfg);
 
     o.url = "redis://alice@h:6379/0"; /* a user name without a password: both are sent */
-    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_int_equal(hh__redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
     assert_string_equal(cfg.user, "alice");
     assert_string_equal(cfg.password, "opt" SECRET);
-    hh_redis_config_free(&cfg);
+    hh__redis_config_free(&cfg);
 
     o.url = "unix:///tmp/r.sock?db=1";
-    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_int_equal(hh__redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
     assert_string_equal(cfg.password, "opt" SECRET);
     assert_string_equal(cfg.display, "unix://:***@/tmp/r.sock?db=1");
-    hh_redis_config_free(&cfg);
+    hh__redis_config_free(&cfg);
 
     o.url = "redis://:url" SECRET "@h:6379/0"; /* the URL's own wins */
-    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_int_equal(hh__redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
     assert_string_equal(cfg.password, "url" SECRET);
-    hh_redis_config_free(&cfg);
+    hh__redis_config_free(&cfg);
 
     o.password = ""; /* empty: as NULL */
     o.url = "redis://h:6379/0";
-    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_int_equal(hh__redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
     assert_string_equal(cfg.password, "env" SECRET);
-    hh_redis_config_free(&cfg);
+    hh__redis_config_free(&cfg);
     setenv("REDIS_PASSWORD", "", 1);
-    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_int_equal(hh__redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
     assert_null(cfg.password);
-    hh_redis_config_free(&cfg);
+    hh__redis_config_free(&cfg);
     unsetenv("REDIS_PASSWORD");
 }
 
 static void expect_bad(const char *url) {
-    hh_redis_config cfg;
+    hh__redis_config cfg;
     char err[512];
     memset(err, 0, sizeof(err));
     if (parse(url, &cfg, err, sizeof(err)) != -1) {
-        hh_redis_config_free(&cfg);
+        hh__redis_config_free(&cfg);
         fail_msg("accepted bad URL %s", url);
     }
     if (!err[0]) fail_msg("no message for %s", url);
@@ -299,7 +299,7 @@ static void test_parse_bad_urls(void **s) {
  * the URL's host as the name to check, and the password masked in logs. */
 static void test_parse_rediss(void **s) {
     (void)s;
-    hh_redis_config cfg;
+    hh__redis_config cfg;
     char err[512] = "";
     unsetenv("HIREDHAND_TLS_INSECURE");
     unsetenv("HIREDHAND_TLS_SERVER_NAME");
@@ -314,12 +314,12 @@ static void test_parse_rediss(void **s) {
     assert_int_equal(cfg.db, 3);
     assert_string_equal(cfg.password, SECRET);
     assert_string_equal(cfg.display, "rediss://u:***@redis.example:6380/3");
-    hh_redis_config_free(&cfg);
+    hh__redis_config_free(&cfg);
     /* plain URLs stay plain whatever the TLS options say */
     if (parse("redis://h:6379/0", &cfg, err, sizeof(err)) != 0) fail_msg("%s", err);
     assert_int_equal(cfg.tls, 0);
     assert_null(cfg.tls_ctx);
-    hh_redis_config_free(&cfg);
+    hh__redis_config_free(&cfg);
 }
 
 /* The TLS options: a file that cannot be read is an error naming it, a
@@ -328,38 +328,38 @@ static void test_parse_rediss(void **s) {
 static void test_parse_tls_options(void **s) {
     (void)s;
     hh_redis_options o;
-    hh_redis_config cfg;
+    hh__redis_config cfg;
     char err[512] = "";
     hh_redis_options_init(&o);
     o.url = "rediss://:" SECRET "@127.0.0.1:6380";
     o.tls_ca_file = "/nonexistent/ca.pem";
-    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), -1);
+    assert_int_equal(hh__redis_config_parse(&cfg, &o, err, sizeof(err)), -1);
     assert_non_null(strstr(err, "/nonexistent/ca.pem"));
     assert_null(strstr(err, SECRET));
     assert_int_equal(hh_redis_options_check(&o, NULL, 0), HH_ERR_INVALID);
     o.tls_ca_file = NULL;
     setenv("HIREDHAND_TLS_CA_DIR", "/nonexistent/dir", 1);
-    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0); /* a directory is searched lazily */
-    hh_redis_config_free(&cfg);
+    assert_int_equal(hh__redis_config_parse(&cfg, &o, err, sizeof(err)), 0); /* a directory is searched lazily */
+    hh__redis_config_free(&cfg);
     unsetenv("HIREDHAND_TLS_CA_DIR");
     setenv("HIREDHAND_TLS_CERT", "/nonexistent/client.pem", 1);
-    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), -1);
+    assert_int_equal(hh__redis_config_parse(&cfg, &o, err, sizeof(err)), -1);
     assert_non_null(strstr(err, "--tls-key"));
     setenv("HIREDHAND_TLS_KEY", "/nonexistent/client.key", 1);
-    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), -1);
+    assert_int_equal(hh__redis_config_parse(&cfg, &o, err, sizeof(err)), -1);
     assert_non_null(strstr(err, "/nonexistent/client.pem"));
     unsetenv("HIREDHAND_TLS_CERT");
     unsetenv("HIREDHAND_TLS_KEY");
     setenv("HIREDHAND_TLS_SERVER_NAME", "redis.test", 1);
     setenv("HIREDHAND_TLS_INSECURE", "1", 1);
-    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_int_equal(hh__redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
     assert_string_equal(cfg.tls_name, "redis.test");
     assert_int_equal(cfg.tls_verify, 0);
-    hh_redis_config_free(&cfg);
+    hh__redis_config_free(&cfg);
     o.tls_server_name = "option.test"; /* the option wins over the environment */
-    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
+    assert_int_equal(hh__redis_config_parse(&cfg, &o, err, sizeof(err)), 0);
     assert_string_equal(cfg.tls_name, "option.test");
-    hh_redis_config_free(&cfg);
+    hh__redis_config_free(&cfg);
     unsetenv("HIREDHAND_TLS_SERVER_NAME");
     unsetenv("HIREDHAND_TLS_INSECURE");
 }
@@ -371,13 +371,13 @@ static void test_parse_tls_options(void **s) {
 static void test_parse_sentinel(void **s) {
     (void)s;
     hh_redis_options o;
-    hh_redis_config cfg;
+    hh__redis_config cfg;
     char err[512] = "";
     hh_redis_options_init(&o);
     o.url = "redis://:" SECRET "@mymaster/2";
     o.sentinels = "127.0.0.1:26380,[::1]:26381,sentinel.example";
     o.sentinel_password = "sentinel-pw";
-    if (hh_redis_config_parse(&cfg, &o, err, sizeof(err)) != 0) fail_msg("rejected: %s", err);
+    if (hh__redis_config_parse(&cfg, &o, err, sizeof(err)) != 0) fail_msg("rejected: %s", err);
     assert_int_equal(cfg.nsentinels, 3);
     assert_string_equal(cfg.sentinel_host[0], "127.0.0.1");
     assert_int_equal(cfg.sentinel_port[0], 26380);
@@ -392,27 +392,27 @@ static void test_parse_sentinel(void **s) {
     assert_null(strstr(cfg.display, SECRET));
     assert_null(strstr(cfg.display, "sentinel-pw"));
     assert_non_null(strstr(cfg.display, "mymaster"));
-    hh_redis_config_free(&cfg);
+    hh__redis_config_free(&cfg);
     o.sentinel_master = "other";
     o.sentinels = NULL;
     setenv("HIREDHAND_SENTINELS", "127.0.0.1:1", 1);
-    if (hh_redis_config_parse(&cfg, &o, err, sizeof(err)) != 0) fail_msg("rejected: %s", err);
+    if (hh__redis_config_parse(&cfg, &o, err, sizeof(err)) != 0) fail_msg("rejected: %s", err);
     assert_int_equal(cfg.nsentinels, 1);
     assert_string_equal(cfg.sentinel_master, "other");
-    hh_redis_config_free(&cfg);
+    hh__redis_config_free(&cfg);
     unsetenv("HIREDHAND_SENTINELS");
     const char *bad[] = {"127.0.0.1:0", "127.0.0.1:x", "::1:26379", "[::1", "h:123456", ",", NULL};
     for (int i = 0; bad[i]; i++) {
         o.sentinels = bad[i];
-        if (hh_redis_config_parse(&cfg, &o, err, sizeof(err)) == 0) {
-            hh_redis_config_free(&cfg);
+        if (hh__redis_config_parse(&cfg, &o, err, sizeof(err)) == 0) {
+            hh__redis_config_free(&cfg);
             fail_msg("accepted sentinels '%s'", bad[i]);
         }
         assert_null(strstr(err, SECRET));
     }
     o.url = "unix:///tmp/r.sock";
     o.sentinels = "127.0.0.1:26379";
-    assert_int_equal(hh_redis_config_parse(&cfg, &o, err, sizeof(err)), -1);
+    assert_int_equal(hh__redis_config_parse(&cfg, &o, err, sizeof(err)), -1);
     assert_non_null(strstr(err, "unix://"));
 }
 
@@ -463,10 +463,10 @@ static void test_parse_bad_url_shapes_hide_password(void **s) {
  * (no '@', a bare word before the ':') is the "port" hidden, and a '/' in
  * a password is named as the cause. */
 static void expect_err(const char *url, const char *want) {
-    hh_redis_config cfg;
+    hh__redis_config cfg;
     char err[512] = "";
     if (parse(url, &cfg, err, sizeof(err)) != -1) {
-        hh_redis_config_free(&cfg);
+        hh__redis_config_free(&cfg);
         fail_msg("accepted bad URL %s", url);
     }
     if (strcmp(err, want) != 0) fail_msg("for %s\n got: %s\nwant: %s", url, err, want);
@@ -513,11 +513,11 @@ static void test_sentinel_display_masks_only_password(void **s) {
     hh_redis_options_init(&o);
     o.url = "redis://app:" SECRET "@mymaster/2";
     o.sentinels = "127.0.0.1:26379";
-    hh_redis_config cfg;
+    hh__redis_config cfg;
     char err[512] = "";
-    if (hh_redis_config_parse(&cfg, &o, err, sizeof(err)) != 0) fail_msg("%s", err);
+    if (hh__redis_config_parse(&cfg, &o, err, sizeof(err)) != 0) fail_msg("%s", err);
     assert_string_equal(cfg.display, "redis://app:***@mymaster/2 (via Sentinel 127.0.0.1:26379)");
-    hh_redis_config_free(&cfg);
+    hh__redis_config_free(&cfg);
 }
 
 /* The input that overflowed a 512-byte stack copy while masking (a long
@@ -532,7 +532,7 @@ static void test_parse_bad_long_url_no_overflow(void **s) {
     for (size_t errlen = 1; errlen <= 1024; errlen = errlen * 2 + 1) {
         char *err = malloc(errlen);
         assert_non_null(err);
-        hh_redis_config cfg;
+        hh__redis_config cfg;
         assert_int_equal(parse(url, &cfg, err, errlen), -1);
         assert_true(strlen(err) < errlen);
         if (errlen > 40) assert_non_null(strstr(err, "invalid Redis URL"));
@@ -541,7 +541,7 @@ static void test_parse_bad_long_url_no_overflow(void **s) {
     assert_int_equal(hh_redis_url_check(url, NULL, 0), HH_ERR_INVALID);
     /* the empty user info is masked like any other */
     char err[2048];
-    hh_redis_config cfg;
+    hh__redis_config cfg;
     assert_int_equal(parse(url, &cfg, err, sizeof(err)), -1);
     assert_non_null(strstr(err, "redis://***@aaaa"));
     assert_non_null(strstr(err, "aaaa:bad"));
@@ -567,20 +567,20 @@ static void test_fmt_double_shortest(void **s) {
         {123456789012345680.0, "1.2345678901234568e+17"},
     };
     for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
-        hh_fmt_double(buf, sizeof(buf), fixed[i].v);
+        hh__fmt_double(buf, sizeof(buf), fixed[i].v);
         assert_string_equal(buf, fixed[i].want);
     }
     /* random doubles: reads back exactly, and no shorter %g reads back */
-    hh_rng rng = {0xfeedbeefull};
+    hh__rng rng = {0xfeedbeefull};
     for (int i = 0; i < 20000; i++) {
         double v;
-        if (i % 2) v = 1.7e9 + hh_rng_double(&rng) * 1e8;
+        if (i % 2) v = 1.7e9 + hh__rng_double(&rng) * 1e8;
         else {
-            uint64_t bits = hh_rng_next(&rng);
+            uint64_t bits = hh__rng_next(&rng);
             memcpy(&v, &bits, sizeof(v));
             if (!isfinite(v)) continue;
         }
-        hh_fmt_double(buf, sizeof(buf), v);
+        hh__fmt_double(buf, sizeof(buf), v);
         if (strtod(buf, NULL) != v) fail_msg("%.17g formatted as %s", v, buf);
         int shortest = 17;
         char t[40];
@@ -613,9 +613,9 @@ static void test_connection_level_errors(void **s) {
                         "readonly lower case is not a Redis error prefix",
                         NULL};
     for (size_t i = 0; i < sizeof(yes) / sizeof(*yes); i++)
-        if (!hh_error_is_connection_level(yes[i])) fail_msg("not connection-level: %s", yes[i]);
+        if (!hh__error_is_connection_level(yes[i])) fail_msg("not connection-level: %s", yes[i]);
     for (size_t i = 0; i < sizeof(no) / sizeof(*no); i++)
-        if (hh_error_is_connection_level(no[i])) fail_msg("wrongly connection-level: %s", no[i] ? no[i] : "(null)");
+        if (hh__error_is_connection_level(no[i])) fail_msg("wrongly connection-level: %s", no[i] ? no[i] : "(null)");
 }
 
 /* ------------------------------------------------------ live Redis tests */
@@ -623,9 +623,9 @@ static void test_connection_level_errors(void **s) {
 UH_REDIS_GROUP()
 
 typedef struct live {
-    hh_redis_config cfg;
-    hh_logger log;
-    hh_conn c;
+    hh__redis_config cfg;
+    hh__logger log;
+    hh__conn c;
 } live;
 
 static live *live_new(const char *url, double command_timeout) {
@@ -636,19 +636,19 @@ static live *live_new(const char *url, double command_timeout) {
     o.connect_timeout = 1;
     if (command_timeout > 0) o.command_timeout = command_timeout;
     char err[256];
-    assert_int_equal(hh_redis_config_parse(&l->cfg, &o, err, sizeof(err)), 0);
+    assert_int_equal(hh__redis_config_parse(&l->cfg, &o, err, sizeof(err)), 0);
     l->log.level = HH_LOG_ERROR + 1; /* silent */
-    hh_conn_init(&l->c, &l->cfg, &l->log, "test", NULL);
+    hh__conn_init(&l->c, &l->cfg, &l->log, "test", NULL);
     return l;
 }
 
 static void live_free(live *l) {
-    hh_conn_close(&l->c);
-    hh_redis_config_free(&l->cfg);
+    hh__conn_close(&l->c);
+    hh__redis_config_free(&l->cfg);
     free(l);
 }
 
-static double rcvtimeo(const hh_conn *c) {
+static double rcvtimeo(const hh__conn *c) {
     struct timeval tv;
     socklen_t len = sizeof(tv);
     assert_int_equal(getsockopt(c->ctx->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &len), 0);
@@ -656,10 +656,10 @@ static double rcvtimeo(const hh_conn *c) {
 }
 
 /* Runs cmd until it returns a reply, through at most `seconds` of backoff. */
-static redisReply *cmd_retry(hh_conn *c, double seconds, const char *cmd) {
+static redisReply *cmd_retry(hh__conn *c, double seconds, const char *cmd) {
     double until = uh_mono() + seconds;
     redisReply *r = NULL;
-    while (!r && uh_mono() < until) r = hh_conn_cmd(c, cmd);
+    while (!r && uh_mono() < until) r = hh__conn_cmd(c, cmd);
     return r;
 }
 
@@ -669,7 +669,7 @@ static void test_live_reconnect_after_restart(void **s) {
     char url[96];
     snprintf(url, sizeof(url), "redis://127.0.0.1:%d/3", srv.port);
     live *l = live_new(url, 1.5);
-    redisReply *r = hh_conn_cmd(&l->c, "SET k before");
+    redisReply *r = hh__conn_cmd(&l->c, "SET k before");
     assert_non_null(r);
     freeReplyObject(r);
     assert_true(l->c.version >= 400); /* INFO read on connect */
@@ -678,7 +678,7 @@ static void test_live_reconnect_after_restart(void **s) {
     assert_int_equal(uh_redis_restart(&srv), 0); /* empty dataset, same port */
     /* the old socket was closed while idle: replaced before the command,
      * which goes through on the first try, and no outage began */
-    r = hh_conn_cmd(&l->c, "SET k after");
+    r = hh__conn_cmd(&l->c, "SET k after");
     assert_non_null(r);
     assert_int_equal(r->type, REDIS_REPLY_STATUS);
     freeReplyObject(r);
@@ -708,13 +708,13 @@ static void test_live_socket_close_on_exec(void **s) {
     (void)s;
     live *l = live_new(srv.url, 0);
     for (int round = 0; round < 2; round++) {
-        redisReply *r = hh_conn_cmd(&l->c, "PING");
+        redisReply *r = hh__conn_cmd(&l->c, "PING");
         assert_non_null(r);
         freeReplyObject(r);
         assert_non_null(l->c.ctx);
         int flags = fcntl(l->c.ctx->fd, F_GETFD);
         assert_true(flags >= 0 && (flags & FD_CLOEXEC));
-        hh_conn_fail(&l->c, "test: reconnect");
+        hh__conn_fail(&l->c, "test: reconnect");
         l->c.next_attempt = 0;
     }
     live_free(l);
@@ -724,41 +724,41 @@ static void test_live_pipeline(void **s) {
     (void)s;
     uh_flushall(&srv);
     live *l = live_new(srv.url, 0);
-    hh_pipe p;
-    hh_pipe_begin(&p, &l->c);
+    hh__pipe p;
+    hh__pipe_begin(&p, &l->c);
     assert_int_equal(p.failed, 0);
-    hh_pipe_add(&p, "SET %s %b", "bin", "a\0b", (size_t)3);
-    hh_pipe_add(&p, "INCRBY %s %d", "ctr", 5);
-    hh_pipe_add(&p, "LPUSH %s %s", "ctr", "x"); /* WRONGTYPE: an ordinary error */
+    hh__pipe_add(&p, "SET %s %b", "bin", "a\0b", (size_t)3);
+    hh__pipe_add(&p, "INCRBY %s %d", "ctr", 5);
+    hh__pipe_add(&p, "LPUSH %s %s", "ctr", "x"); /* WRONGTYPE: an ordinary error */
     const char *argv[] = {"GET", "bin"};
-    hh_pipe_addargv(&p, 2, argv, NULL);
+    hh__pipe_addargv(&p, 2, argv, NULL);
     assert_int_equal(p.n, 4);
-    redisReply **r = hh_pipe_exec(&p);
+    redisReply **r = hh__pipe_exec(&p);
     assert_non_null(r);
     assert_int_equal(r[0]->type, REDIS_REPLY_STATUS);
     assert_int_equal(r[1]->type, REDIS_REPLY_INTEGER);
     assert_int_equal(r[1]->integer, 5);
     assert_int_equal(r[2]->type, REDIS_REPLY_ERROR);
-    assert_true(hh_reply_is_error(r[2]));
-    assert_false(hh_reply_is_error(r[1]));
+    assert_true(hh__reply_is_error(r[2]));
+    assert_false(hh__reply_is_error(r[1]));
     assert_int_equal(r[3]->type, REDIS_REPLY_STRING);
     assert_int_equal(r[3]->len, 3);
     assert_memory_equal(r[3]->str, "a\0b", 3);
-    hh_replies_free(r, p.n);
+    hh__replies_free(r, p.n);
     assert_non_null(l->c.ctx); /* WRONGTYPE does not drop the connection */
 
     /* MULTI/EXEC inside a pipeline */
-    hh_pipe_begin(&p, &l->c);
-    hh_pipe_add(&p, "MULTI");
-    hh_pipe_add(&p, "INCR ctr");
-    hh_pipe_add(&p, "EXPIRE ctr 60");
-    hh_pipe_add(&p, "EXEC");
-    r = hh_pipe_exec(&p);
+    hh__pipe_begin(&p, &l->c);
+    hh__pipe_add(&p, "MULTI");
+    hh__pipe_add(&p, "INCR ctr");
+    hh__pipe_add(&p, "EXPIRE ctr 60");
+    hh__pipe_add(&p, "EXEC");
+    r = hh__pipe_exec(&p);
     assert_non_null(r);
     assert_int_equal(r[3]->type, REDIS_REPLY_ARRAY);
     assert_int_equal(r[3]->elements, 2);
     assert_int_equal(r[3]->element[0]->integer, 6);
-    hh_replies_free(r, p.n);
+    hh__replies_free(r, p.n);
     long long ttl = uh_int(&srv, "TTL ctr");
     assert_true(ttl > 0 && ttl <= 60);
     live_free(l);
@@ -772,7 +772,7 @@ static void test_live_eval_reload_after_script_flush(void **s) {
     freeReplyObject(x);
     const char *keys[2] = {"inprog", "queue:q"};
     const char *args[1] = {"payload-1"};
-    redisReply *r = hh_conn_eval(&l->c, HH_SCRIPT_REQUEUE, 2, keys, NULL, 1, args, NULL);
+    redisReply *r = hh__conn_eval(&l->c, HH_SCRIPT_REQUEUE, 2, keys, NULL, 1, args, NULL);
     assert_non_null(r);
     assert_int_equal(r->type, REDIS_REPLY_INTEGER);
     assert_int_equal(r->integer, 1);
@@ -791,7 +791,7 @@ static void test_live_eval_reload_after_script_flush(void **s) {
     x = uh_cmd(&srv, "RPUSH inprog payload-2");
     freeReplyObject(x);
     args[0] = "payload-2";
-    r = hh_conn_eval(&l->c, HH_SCRIPT_REQUEUE, 2, keys, NULL, 1, args, NULL);
+    r = hh__conn_eval(&l->c, HH_SCRIPT_REQUEUE, 2, keys, NULL, 1, args, NULL);
     assert_non_null(r);
     assert_int_equal(r->type, REDIS_REPLY_INTEGER);
     assert_int_equal(r->integer, 1);
@@ -802,7 +802,7 @@ static void test_live_eval_reload_after_script_flush(void **s) {
     assert_int_equal(uh_int(&srv, "LLEN queue:q"), 2);
     assert_int_equal(uh_int(&srv, "LLEN inprog"), 0);
     /* once only: a second requeue of the same payload does nothing */
-    r = hh_conn_eval(&l->c, HH_SCRIPT_REQUEUE, 2, keys, NULL, 1, args, NULL);
+    r = hh__conn_eval(&l->c, HH_SCRIPT_REQUEUE, 2, keys, NULL, 1, args, NULL);
     assert_int_equal(r->integer, 0);
     freeReplyObject(r);
     assert_non_null(l->c.ctx);
@@ -825,7 +825,7 @@ static void test_live_scripts_over_maxmemory(void **s) {
     freeReplyObject(x);
     const char *keys[2] = {"queue:q", "inprog"};
     const char *args[4] = {"1x", "1", "1", "1"}; /* reliable (LMOVE), one job, from queue 1 */
-    redisReply *r = hh_conn_eval(&l->c, HH_SCRIPT_FETCH, 2, keys, NULL, 4, args, NULL);
+    redisReply *r = hh__conn_eval(&l->c, HH_SCRIPT_FETCH, 2, keys, NULL, 4, args, NULL);
     assert_non_null(r);
     assert_int_equal(r->type, REDIS_REPLY_ARRAY);
     assert_int_equal(r->elements, 3);
@@ -834,57 +834,57 @@ static void test_live_scripts_over_maxmemory(void **s) {
     assert_int_equal(uh_int(&srv, "LLEN inprog"), 1);
     /* the push back too (several jobs: LRANGE + LPUSH + LTRIM) */
     args[1] = "2", args[3] = "2";
-    r = hh_conn_eval(&l->c, HH_SCRIPT_FETCH, 2, keys, NULL, 4, args, NULL);
+    r = hh__conn_eval(&l->c, HH_SCRIPT_FETCH, 2, keys, NULL, 4, args, NULL);
     assert_int_equal(r->type, REDIS_REPLY_ARRAY);
     assert_int_equal(r->elements, 5);
     freeReplyObject(r);
     const char *rkeys[2] = {"inprog", "queue:q"}, *rargs[1] = {"p1"};
-    r = hh_conn_eval(&l->c, HH_SCRIPT_REQUEUE, 2, rkeys, NULL, 1, rargs, NULL);
+    r = hh__conn_eval(&l->c, HH_SCRIPT_REQUEUE, 2, rkeys, NULL, 1, rargs, NULL);
     assert_int_equal(r->type, REDIS_REPLY_INTEGER);
     assert_int_equal(r->integer, 1);
     freeReplyObject(r);
     /* basic fetch's push back of a job it took */
     const char *bkeys[1] = {"queue:b"}, *bargs[1] = {"pb"};
-    r = hh_conn_eval(&l->c, HH_SCRIPT_PUSH_BACK, 1, bkeys, NULL, 1, bargs, NULL);
+    r = hh__conn_eval(&l->c, HH_SCRIPT_PUSH_BACK, 1, bkeys, NULL, 1, bargs, NULL);
     assert_int_equal(r->type, REDIS_REPLY_INTEGER);
     assert_int_equal(r->integer, 1);
     freeReplyObject(r);
     /* a retry entry grows the data set: refused, the job left in place */
     const char *okeys[2] = {"inprog", "retry"}, *oargs[7] = {"p2", "entry", "1", "retry", "0", "0", "list"};
-    r = hh_conn_eval(&l->c, HH_SCRIPT_OUTCOME, 2, okeys, NULL, 7, oargs, NULL);
+    r = hh__conn_eval(&l->c, HH_SCRIPT_OUTCOME, 2, okeys, NULL, 7, oargs, NULL);
     assert_int_equal(r->type, REDIS_REPLY_ERROR);
     assert_memory_equal(r->str, "OOM", 3);
     freeReplyObject(r);
     assert_int_equal(uh_int(&srv, "LLEN inprog"), 2);
 
     /* without flags (as on Redis 6): loads, runs, refused over maxmemory */
-    assert_memory_equal(hh_script_source(HH_SCRIPT_FETCH, 0), "#!lua flags=allow-oom\n", 22);
-    assert_string_equal(hh_script_source(HH_SCRIPT_FETCH, 1), hh_script_source(HH_SCRIPT_FETCH, 0) + 22);
-    assert_string_equal(hh_script_source(HH_SCRIPT_OUTCOME, 1), hh_script_source(HH_SCRIPT_OUTCOME, 0));
+    assert_memory_equal(hh__script_source(HH_SCRIPT_FETCH, 0), "#!lua flags=allow-oom\n", 22);
+    assert_string_equal(hh__script_source(HH_SCRIPT_FETCH, 1), hh__script_source(HH_SCRIPT_FETCH, 0) + 22);
+    assert_string_equal(hh__script_source(HH_SCRIPT_OUTCOME, 1), hh__script_source(HH_SCRIPT_OUTCOME, 0));
     l->c.plain_scripts = 1;
     l->c.shas[HH_SCRIPT_FETCH][0] = '\0';
     args[1] = "1", args[3] = "1";
-    r = hh_conn_eval(&l->c, HH_SCRIPT_FETCH, 2, keys, NULL, 4, args, NULL);
+    r = hh__conn_eval(&l->c, HH_SCRIPT_FETCH, 2, keys, NULL, 4, args, NULL);
     assert_int_equal(r->type, REDIS_REPLY_ERROR);
     assert_memory_equal(r->str, "OOM", 3);
     freeReplyObject(r);
     x = uh_cmd(&srv, "CONFIG SET maxmemory 0");
     freeReplyObject(x);
-    r = hh_conn_eval(&l->c, HH_SCRIPT_FETCH, 2, keys, NULL, 4, args, NULL);
+    r = hh__conn_eval(&l->c, HH_SCRIPT_FETCH, 2, keys, NULL, 4, args, NULL);
     assert_int_equal(r->type, REDIS_REPLY_ARRAY);
     freeReplyObject(r);
 
     /* which replies to SCRIPT LOAD of a flagged script mean "no flags here" */
     redisReply e = {.type = REDIS_REPLY_ERROR};
     e.str = "ERR Error compiling script (new function): user_script:1: unexpected symbol near '#'";
-    assert_true(hh_script_flags_refused(&e));
+    assert_true(hh__script_flags_refused(&e));
     e.str = "ERR Unexpected flag in script shebang: allow-oom";
-    assert_true(hh_script_flags_refused(&e));
+    assert_true(hh__script_flags_refused(&e));
     e.str = "LOADING Redis is loading the dataset in memory";
-    assert_false(hh_script_flags_refused(&e));
+    assert_false(hh__script_flags_refused(&e));
     e.str = "NOPERM this user has no permissions to run the 'script|load' command";
-    assert_false(hh_script_flags_refused(&e));
-    assert_false(hh_script_flags_refused(NULL));
+    assert_false(hh__script_flags_refused(&e));
+    assert_false(hh__script_flags_refused(NULL));
     live_free(l);
 }
 
@@ -892,7 +892,7 @@ static void test_live_readonly_drops_connection(void **s) {
     (void)s;
     uh_flushall(&srv);
     live *l = live_new(srv.url, 0);
-    redisReply *r = hh_conn_cmd(&l->c, "SET a 1");
+    redisReply *r = hh__conn_cmd(&l->c, "SET a 1");
     assert_non_null(r);
     freeReplyObject(r);
     int nowhere = uh_pick_port();
@@ -900,21 +900,21 @@ static void test_live_readonly_drops_connection(void **s) {
     assert_non_null(x);
     freeReplyObject(x);
 
-    r = hh_conn_cmd(&l->c, "SET a 2");
+    r = hh__conn_cmd(&l->c, "SET a 2");
     assert_null(r);        /* READONLY is not handed out as a reply */
     assert_null(l->c.ctx); /* the connection was dropped */
     assert_non_null(strstr(l->c.last_error, "READONLY"));
 
     /* READONLY inside EXEC, in a pipeline, also drops it */
-    hh_conn_fail(&l->c, "reset");
+    hh__conn_fail(&l->c, "reset");
     l->c.next_attempt = 0;
-    hh_pipe p;
-    hh_pipe_begin(&p, &l->c);
+    hh__pipe p;
+    hh__pipe_begin(&p, &l->c);
     assert_int_equal(p.failed, 0);
-    hh_pipe_add(&p, "MULTI");
-    hh_pipe_add(&p, "SET a 3");
-    hh_pipe_add(&p, "EXEC");
-    assert_null(hh_pipe_exec(&p));
+    hh__pipe_add(&p, "MULTI");
+    hh__pipe_add(&p, "SET a 3");
+    hh__pipe_add(&p, "EXEC");
+    assert_null(hh__pipe_exec(&p));
     assert_null(l->c.ctx);
 
     x = uh_cmd(&srv, "REPLICAOF NO ONE");
@@ -933,7 +933,7 @@ static void test_live_killed_connection_replaced_at_once(void **s) {
     (void)s;
     live *l = live_new(srv.url, 0);
     for (int round = 0; round < 3; round++) {
-        redisReply *r = hh_conn_cmd(&l->c, "PING");
+        redisReply *r = hh__conn_cmd(&l->c, "PING");
         assert_non_null(r);
         freeReplyObject(r);
         long long id = atomic_load(&l->c.client_id);
@@ -952,7 +952,7 @@ static void test_live_killed_connection_replaced_at_once(void **s) {
             uh_sleep(0.01);
         }
         double t0 = uh_mono();
-        r = hh_conn_cmd(&l->c, "PING");
+        r = hh__conn_cmd(&l->c, "PING");
         assert_non_null(r); /* the first try goes through */
         freeReplyObject(r);
         assert_true(uh_mono() - t0 < 0.5);
@@ -961,13 +961,13 @@ static void test_live_killed_connection_replaced_at_once(void **s) {
         assert_true(l->c.backoff <= 0.05 + 1e-9);
     }
     /* broken mid-command after it worked: the next try is due now */
-    hh_conn_fail(&l->c, "Server closed the connection");
+    hh__conn_fail(&l->c, "Server closed the connection");
     assert_true(l->c.next_attempt <= uh_mono());
     assert_true(l->c.backoff <= 0.05 + 1e-9);
     /* broken again before anything went through: that one backs off */
     redisReply *r = NULL;
-    assert_int_equal(hh_conn_ready(&l->c), 0);
-    hh_conn_fail(&l->c, "Server closed the connection");
+    assert_int_equal(hh__conn_ready(&l->c), 0);
+    hh__conn_fail(&l->c, "Server closed the connection");
     assert_true(l->c.next_attempt > uh_mono());
     r = cmd_retry(&l->c, 2.0, "PING");
     assert_non_null(r);
@@ -983,30 +983,30 @@ static void test_live_readonly_one_outage(void **s) {
     (void)s;
     uh_flushall(&srv);
     live *l = live_new(srv.url, 0);
-    hh_conn reader;
-    hh_conn_init(&reader, &l->cfg, &l->log, "reader", NULL);
-    redisReply *r = hh_conn_cmd(&l->c, "SET a 1");
+    hh__conn reader;
+    hh__conn_init(&reader, &l->cfg, &l->log, "reader", NULL);
+    redisReply *r = hh__conn_cmd(&l->c, "SET a 1");
     assert_non_null(r);
     freeReplyObject(r);
-    r = hh_conn_cmd(&reader, "GET a");
+    r = hh__conn_cmd(&reader, "GET a");
     assert_non_null(r);
     freeReplyObject(r);
     redisReply *x = uh_cmd(&srv, "REPLICAOF 127.0.0.1 %d", uh_pick_port());
     assert_non_null(x);
     freeReplyObject(x);
 
-    assert_null(hh_conn_cmd(&l->c, "SET a 2"));
+    assert_null(hh__conn_cmd(&l->c, "SET a 2"));
     assert_int_equal(atomic_load(&l->cfg.outage), 1);
     assert_int_equal(atomic_load(&l->cfg.unreachable), HH_UNREACHABLE_REFUSED);
     uh_sleep(1.1); /* past the second after which a success ends an outage */
-    r = hh_conn_cmd(&reader, "GET a");
+    r = hh__conn_cmd(&reader, "GET a");
     assert_non_null(r); /* a replica still answers reads... */
     freeReplyObject(r);
     assert_int_equal(atomic_load(&l->cfg.outage), 1); /* ...which say nothing of the writes */
     assert_int_equal(atomic_load(&l->cfg.unreachable), HH_UNREACHABLE_REFUSED);
     /* a new connection is not handed out while writes are refused */
     l->c.next_attempt = 0;
-    assert_int_equal(hh_conn_ready(&l->c), -1);
+    assert_int_equal(hh__conn_ready(&l->c), -1);
     assert_non_null(strstr(l->c.last_error, "READONLY"));
     assert_true(l->c.next_attempt > uh_mono()); /* and backs off */
     assert_int_equal(atomic_load(&l->cfg.outage), 1);
@@ -1021,7 +1021,7 @@ static void test_live_readonly_one_outage(void **s) {
     double since = uh_mono();
     while (atomic_load(&l->cfg.outage) != 0 && uh_mono() - since < 5) {
         uh_sleep(0.1);
-        r = hh_conn_cmd(&l->c, "PING");
+        r = hh__conn_cmd(&l->c, "PING");
         assert_non_null(r);
         freeReplyObject(r);
     }
@@ -1030,7 +1030,7 @@ static void test_live_readonly_one_outage(void **s) {
     x = uh_cmd(&srv, "EXISTS stat:processed");
     assert_int_equal(x->integer, 0); /* the probe wrote nothing */
     freeReplyObject(x);
-    hh_conn_close(&reader);
+    hh__conn_close(&reader);
     live_free(l);
 }
 
@@ -1040,12 +1040,12 @@ static void test_live_blocking_longer_than_timeout(void **s) {
     (void)s;
     uh_flushall(&srv);
     live *l = live_new(srv.url, 0.3);
-    redisReply *r = hh_conn_cmd(&l->c, "PING");
+    redisReply *r = hh__conn_cmd(&l->c, "PING");
     assert_non_null(r);
     freeReplyObject(r);
     const char *argv[] = {"BLPOP", "empty", "1"};
     double t0 = uh_mono();
-    r = hh_conn_cmdargv_blocking(&l->c, 1.0, 3, argv, NULL);
+    r = hh__conn_cmdargv_blocking(&l->c, 1.0, 3, argv, NULL);
     double took = uh_mono() - t0;
     assert_non_null(r);
     assert_int_equal(r->type, REDIS_REPLY_NIL);
@@ -1055,7 +1055,7 @@ static void test_live_blocking_longer_than_timeout(void **s) {
     UH_ASSERT_DBL_IN(rcvtimeo(&l->c), 0.29, 0.31);
     /* while a plain command that blocks past the timeout fails fast */
     t0 = uh_mono();
-    r = hh_conn_cmd(&l->c, "BLPOP empty 2");
+    r = hh__conn_cmd(&l->c, "BLPOP empty 2");
     took = uh_mono() - t0;
     assert_null(r);
     UH_ASSERT_DBL_IN(took, 0.2, 0.8);
@@ -1074,7 +1074,7 @@ static void test_live_ready_gives_up_with_capped_backoff(void **s) {
     double last = 0;
     for (int i = 0; i < 8; i++) {
         double t0 = uh_mono();
-        assert_int_equal(hh_conn_ready(&l->c), -1);
+        assert_int_equal(hh__conn_ready(&l->c), -1);
         last = uh_mono() - t0;
         if (last > 2.3) fail_msg("attempt %d took %.3f s (cap 2 s)", i, last);
         assert_null(l->c.ctx);
@@ -1089,7 +1089,7 @@ static void test_live_ready_gives_up_with_capped_backoff(void **s) {
     atomic_int cancel = 1;
     l->c.cancel = &cancel;
     double t0 = uh_mono();
-    assert_int_equal(hh_conn_ready(&l->c), -1);
+    assert_int_equal(hh__conn_ready(&l->c), -1);
     assert_true(uh_mono() - t0 < 0.2);
 
     /* the server appears: connected within one backoff period */
@@ -1099,20 +1099,20 @@ static void test_live_ready_gives_up_with_capped_backoff(void **s) {
     assert_int_equal(uh_redis_start_on(&other, port), 0);
     t0 = uh_mono();
     int rc = -1;
-    while (rc != 0 && uh_mono() - t0 < 5) rc = hh_conn_ready(&l->c);
+    while (rc != 0 && uh_mono() - t0 < 5) rc = hh__conn_ready(&l->c);
     assert_int_equal(rc, 0);
     assert_true(uh_mono() - t0 < 2.5);
     assert_true(l->c.backoff > 0.05); /* connecting alone does not reset it */
     /* the first command that goes through does (a replica refusing writes
      * never gets that far: test_live_readonly_one_outage) */
-    redisReply *pong = hh_conn_cmd(&l->c, "PING");
+    redisReply *pong = hh__conn_cmd(&l->c, "PING");
     assert_non_null(pong);
     freeReplyObject(pong);
     assert_true(l->c.backoff <= 0.05 + 1e-9);
     /* the outage's end is logged once the connection has lasted a second */
     double since = uh_mono();
     while (atomic_load(&l->cfg.outage) != 0 && uh_mono() - since < 10) {
-        pong = hh_conn_cmd(&l->c, "PING");
+        pong = hh__conn_cmd(&l->c, "PING");
         assert_non_null(pong);
         freeReplyObject(pong);
         if (atomic_load(&l->cfg.outage) != 0) uh_sleep(0.05);
@@ -1132,27 +1132,27 @@ static void test_live_refusal_only_before_first_success(void **s) {
     char url[96];
     snprintf(url, sizeof(url), "redis://127.0.0.1:%d/99999", srv.port);
     live *l = live_new(url, 0);
-    assert_int_equal(hh_conn_ready(&l->c), -1);
-    const char *why = hh_redis_refused(&l->cfg);
+    assert_int_equal(hh__conn_ready(&l->c), -1);
+    const char *why = hh__redis_refused(&l->cfg);
     assert_non_null(why);
     assert_non_null(strstr(why, "DB index is out of range"));
     live_free(l);
 
     snprintf(url, sizeof(url), "redis://:" SECRET "@127.0.0.1:%d/0", srv.port);
     l = live_new(url, 0);
-    assert_int_equal(hh_conn_ready(&l->c), -1); /* no password configured: AUTH refused */
-    assert_non_null(hh_redis_refused(&l->cfg));
-    assert_null(strstr(hh_redis_refused(&l->cfg), SECRET));
+    assert_int_equal(hh__conn_ready(&l->c), -1); /* no password configured: AUTH refused */
+    assert_non_null(hh__redis_refused(&l->cfg));
+    assert_null(strstr(hh__redis_refused(&l->cfg), SECRET));
     live_free(l);
 
     /* worked once, then refused: not permanent */
     l = live_new(srv.url, 0);
-    assert_int_equal(hh_conn_ready(&l->c), 0);
-    hh_conn_close(&l->c);
+    assert_int_equal(hh__conn_ready(&l->c), 0);
+    hh__conn_close(&l->c);
     l->cfg.db = 99999;
     l->c.next_attempt = 0;
-    assert_int_equal(hh_conn_ready(&l->c), -1);
-    assert_null(hh_redis_refused(&l->cfg));
+    assert_int_equal(hh__conn_ready(&l->c), -1);
+    assert_null(hh__redis_refused(&l->cfg));
     live_free(l);
 
     /* nobody listening: transient */
@@ -1162,8 +1162,8 @@ static void test_live_refusal_only_before_first_success(void **s) {
     uh_redis_stop(&other);
     snprintf(url, sizeof(url), "redis://127.0.0.1:%d/0", port);
     l = live_new(url, 0);
-    assert_int_equal(hh_conn_ready(&l->c), -1);
-    assert_null(hh_redis_refused(&l->cfg));
+    assert_int_equal(hh__conn_ready(&l->c), -1);
+    assert_null(hh__redis_refused(&l->cfg));
     live_free(l);
 }
 

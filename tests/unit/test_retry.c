@@ -15,8 +15,8 @@
 
 #define NOW 1795962147.2214
 
-static hh_retry_config cfg_default(void) {
-    hh_retry_config c;
+static hh__retry_config cfg_default(void) {
+    hh__retry_config c;
     c.max_retries = 25;
     c.timestamps = HH_TS_FLOAT;
     c.class_known = 1;
@@ -25,7 +25,7 @@ static hh_retry_config cfg_default(void) {
 
 static hh_job *failed_job(const char *payload, const char *queue) {
     char why[256];
-    hh_job *j = hh_job_new(payload, strlen(payload), queue, why, sizeof(why));
+    hh_job *j = hh__job_new(payload, strlen(payload), queue, why, sizeof(why));
     assert_non_null(j);
     if (!j->item) fail_msg("test payload malformed: %s", why);
     hh_job_fail(j, "ArgumentError", "boom f1");
@@ -33,13 +33,13 @@ static hh_job *failed_job(const char *payload, const char *queue) {
 }
 
 /* Plans a failure and parses the new payload (NULL for discard). */
-static json_t *plan(const char *payload, const char *queue, const hh_retry_config *cfg, hh_failure_plan *out,
+static json_t *plan(const char *payload, const char *queue, const hh__retry_config *cfg, hh__failure_plan *out,
                     char **text) {
     hh_job *j = failed_job(payload, queue);
-    hh_rng rng;
-    hh_rng_seed(&rng);
-    assert_int_equal(hh_retry_plan(j, cfg, NOW, &rng, out), 0);
-    hh_job_free(j);
+    hh__rng rng;
+    hh__rng_seed(&rng);
+    assert_int_equal(hh__retry_plan(j, cfg, NOW, &rng, out), 0);
+    hh__job_free(j);
     if (text) *text = out->payload;
     if (!out->payload) return NULL;
     json_t *v = json_loads(out->payload, 0, NULL);
@@ -61,8 +61,8 @@ static const char *sval(json_t *o, const char *k) {
 
 static void test_retry_true_first_failure(void **s) {
     (void)s;
-    hh_retry_config cfg = cfg_default();
-    hh_failure_plan p;
+    hh__retry_config cfg = cfg_default();
+    hh__failure_plan p;
     const char *in = "{\"retry\":true,\"queue\":\"default\",\"class\":\"FailWorker\","
                      "\"args\":[\"f1\"],\"custom_key\":{\"x\":[1,2.0]},\"tags\":[\"t1\"],"
                      "\"jid\":\"ef7ca11055ffe52f71c8b6e3\",\"created_at\":1795962147.0172818,"
@@ -95,8 +95,8 @@ static void test_retry_true_first_failure(void **s) {
  * failure", byte for byte (error_backtrace aside). */
 static void test_retry_payload_matches_spec_example(void **s) {
     (void)s;
-    hh_retry_config cfg = cfg_default();
-    hh_failure_plan p;
+    hh__retry_config cfg = cfg_default();
+    hh__failure_plan p;
     const char *in = "{\"retry\":1,\"queue\":\"default\",\"backtrace\":3,\"args\":[\"f1\"],"
                      "\"class\":\"FailWorker\",\"jid\":\"ef7ca11055ffe52f71c8b6e3\","
                      "\"created_at\":1795962147.0172818,\"enqueued_at\":1795962147.0173023}";
@@ -118,8 +118,8 @@ static void test_retry_payload_matches_spec_example(void **s) {
 
 static void test_retry_false_discards(void **s) {
     (void)s;
-    hh_retry_config cfg = cfg_default();
-    hh_failure_plan p;
+    hh__retry_config cfg = cfg_default();
+    hh__failure_plan p;
     assert_null(plan("{\"retry\":false,\"class\":\"K\",\"args\":[]}", "default", &cfg, &p, NULL));
     assert_int_equal(p.kind, HH_FAIL_DISCARD);
     assert_null(p.payload);
@@ -132,8 +132,8 @@ static void test_retry_false_discards(void **s) {
 
 static void test_retry_zero_goes_dead(void **s) {
     (void)s;
-    hh_retry_config cfg = cfg_default();
-    hh_failure_plan p;
+    hh__retry_config cfg = cfg_default();
+    hh__failure_plan p;
     char *text;
     json_t *o =
         plan("{\"retry\":0,\"queue\":\"default\",\"class\":\"DieWorker\",\"args\":[]}", "default", &cfg, &p, &text);
@@ -155,13 +155,13 @@ static void test_retry_zero_goes_dead(void **s) {
 /* "retry": 2 gives 3 executions: count 0 retry, count 1 retry, count 2 dead. */
 static void test_retry_n_counts(void **s) {
     (void)s;
-    hh_retry_config cfg = cfg_default();
-    hh_failure_plan p;
+    hh__retry_config cfg = cfg_default();
+    hh__failure_plan p;
     const char *base = "{\"retry\":2,\"queue\":\"default\",\"class\":\"K\",\"args\":[]";
     char in[512];
     struct {
         const char *extra;
-        hh_failure_kind kind;
+        hh__failure_kind kind;
         int count;
     } steps[] = {
         {"", HH_FAIL_RETRY, 0},
@@ -186,8 +186,8 @@ static void test_retry_n_counts(void **s) {
 
 static void test_retry_true_limit_25_and_configured(void **s) {
     (void)s;
-    hh_retry_config cfg = cfg_default();
-    hh_failure_plan p;
+    hh__retry_config cfg = cfg_default();
+    hh__failure_plan p;
     json_t *o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":23}", "default", &cfg, &p, NULL);
     assert_int_equal(p.kind, HH_FAIL_RETRY); /* 24 < 25 */
     assert_int_equal(ival(o, "retry_count"), 24);
@@ -218,8 +218,8 @@ static void test_retry_true_limit_25_and_configured(void **s) {
 
 static void test_retry_absent(void **s) {
     (void)s;
-    hh_retry_config cfg = cfg_default();
-    hh_failure_plan p;
+    hh__retry_config cfg = cfg_default();
+    hh__failure_plan p;
     cfg.class_known = 1; /* a registered handler: the class default, true */
     json_t *o = plan("{\"class\":\"K\",\"args\":[]}", "default", &cfg, &p, NULL);
     assert_int_equal(p.kind, HH_FAIL_RETRY);
@@ -245,8 +245,8 @@ static void test_retry_absent(void **s) {
 
 static void test_dead_false_on_exhaustion(void **s) {
     (void)s;
-    hh_retry_config cfg = cfg_default();
-    hh_failure_plan p;
+    hh__retry_config cfg = cfg_default();
+    hh__failure_plan p;
     assert_null(
         plan("{\"retry\":1,\"dead\":false,\"class\":\"K\",\"args\":[],\"retry_count\":0}", "default", &cfg, &p, NULL));
     assert_int_equal(p.kind, HH_FAIL_DISCARD);
@@ -264,8 +264,8 @@ static void test_dead_false_on_exhaustion(void **s) {
 
 static void test_queue_and_retry_queue(void **s) {
     (void)s;
-    hh_retry_config cfg = cfg_default();
-    hh_failure_plan p;
+    hh__retry_config cfg = cfg_default();
+    hh__failure_plan p;
     char *text;
     /* queue <- the queue it was fetched from */
     json_t *o = plan("{\"queue\":\"default\",\"class\":\"K\",\"args\":[]}", "critical", &cfg, &p, &text);
@@ -289,8 +289,8 @@ static void test_queue_and_retry_queue(void **s) {
 
 static void test_second_failure(void **s) {
     (void)s;
-    hh_retry_config cfg = cfg_default();
-    hh_failure_plan p;
+    hh__retry_config cfg = cfg_default();
+    hh__failure_plan p;
     char *text;
     const char *in = "{\"retry\":3,\"queue\":\"default\",\"class\":\"FailWorker\",\"args\":[\"f1\"],"
                      "\"jid\":\"ef7ca11055ffe52f71c8b6e3\",\"created_at\":1795962147.0172818,"
@@ -317,8 +317,8 @@ static void test_second_failure(void **s) {
 /* The stored timestamps written by Ruby come back as the same token. */
 static void test_timestamps_kept_as_tokens(void **s) {
     (void)s;
-    hh_retry_config cfg = cfg_default();
-    hh_failure_plan p;
+    hh__retry_config cfg = cfg_default();
+    hh__failure_plan p;
     char *text;
     const char *in = "{\"retry\":3,\"queue\":\"default\",\"class\":\"K\",\"args\":[],"
                      "\"created_at\":1795962157.061338,\"enqueued_at\":1795962544.396041,"
@@ -339,9 +339,9 @@ static void test_timestamps_kept_as_tokens(void **s) {
 
 static void test_millisecond_timestamps(void **s) {
     (void)s;
-    hh_retry_config cfg = cfg_default();
+    hh__retry_config cfg = cfg_default();
     cfg.timestamps = HH_TS_MILLIS;
-    hh_failure_plan p;
+    hh__failure_plan p;
     char *text;
     json_t *o =
         plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"created_at\":1795962547349}", "default", &cfg, &p, &text);
@@ -366,20 +366,20 @@ static void test_millisecond_timestamps(void **s) {
  * stored text (retry_count 2 is 2, not 2.0) and its new payload is its
  * stored text with only the members the plan changes rewritten, every
  * digit kept. */
-static char *lossy_plan(const char *payload, hh_failure_plan *out) {
-    hh_retry_config cfg = cfg_default();
+static char *lossy_plan(const char *payload, hh__failure_plan *out) {
+    hh__retry_config cfg = cfg_default();
     hh_job *j = failed_job(payload, "default");
     assert_int_equal(j->lossy, 1);
-    hh_rng rng;
-    hh_rng_seed(&rng);
-    assert_int_equal(hh_retry_plan(j, &cfg, NOW, &rng, out), 0);
-    hh_job_free(j);
+    hh__rng rng;
+    hh__rng_seed(&rng);
+    assert_int_equal(hh__retry_plan(j, &cfg, NOW, &rng, out), 0);
+    hh__job_free(j);
     return out->payload;
 }
 
 static void test_bignum_job_retried(void **s) {
     (void)s;
-    hh_failure_plan p;
+    hh__failure_plan p;
     char *t =
         lossy_plan("{\"retry\":true,\"queue\":\"default\",\"class\":\"K\",\"args\":[100000000000000000000,-1],"
                    "\"jid\":\"b1\",\"created_at\":1795962147.5,\"retry_count\":2,\"wei\":123456789012345678901234}",
@@ -463,16 +463,16 @@ static json_t *decode_backtrace(const char *b64) {
     return arr;
 }
 
-static json_t *plan_bt(const char *payload, size_t nlines, hh_failure_plan *p) {
-    hh_retry_config cfg = cfg_default();
+static json_t *plan_bt(const char *payload, size_t nlines, hh__failure_plan *p) {
+    hh__retry_config cfg = cfg_default();
     hh_job *j = failed_job(payload, "default");
     const char *lines[] = {"app.rb:23:in 'perform'", "lib/x.rb:1:in 'call'", "lib/y.rb:2:in \"q\\uote\"", "main.c:99",
                            "\xc3\xa9t\xc3\xa9.c:5"};
     hh_job_set_backtrace(j, lines, nlines);
-    hh_rng rng;
-    hh_rng_seed(&rng);
-    assert_int_equal(hh_retry_plan(j, &cfg, NOW, &rng, p), 0);
-    hh_job_free(j);
+    hh__rng rng;
+    hh__rng_seed(&rng);
+    assert_int_equal(hh__retry_plan(j, &cfg, NOW, &rng, p), 0);
+    hh__job_free(j);
     json_t *o = json_loads(p->payload, 0, NULL);
     assert_non_null(o);
     return o;
@@ -480,7 +480,7 @@ static json_t *plan_bt(const char *payload, size_t nlines, hh_failure_plan *p) {
 
 static void test_error_backtrace(void **s) {
     (void)s;
-    hh_failure_plan p;
+    hh__failure_plan p;
     /* true: every line */
     json_t *o = plan_bt("{\"retry\":true,\"backtrace\":true,\"class\":\"K\",\"args\":[]}", 5, &p);
     const char *b = sval(o, "error_backtrace");
@@ -540,7 +540,7 @@ static void test_error_backtrace_to_i(void **s) {
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char in[128];
         snprintf(in, sizeof(in), "{\"retry\":true,\"backtrace\":%s,\"class\":\"K\",\"args\":[]}", cases[i].value);
-        hh_failure_plan p;
+        hh__failure_plan p;
         json_t *o = plan_bt(in, 5, &p);
         json_t *arr = decode_backtrace(sval(o, "error_backtrace"));
         if (json_array_size(arr) != cases[i].want)
@@ -556,8 +556,8 @@ static void test_error_backtrace_to_i(void **s) {
  * (millisecond timestamps) the window instead of the count. */
 static void test_retry_for(void **s) {
     (void)s;
-    hh_retry_config cfg = cfg_default();
-    hh_failure_plan p;
+    hh__retry_config cfg = cfg_default();
+    hh__failure_plan p;
     /* the window ended two hours ago: dead, whatever the count */
     const char *over = "{\"retry\":true,\"retry_for\":3600,\"retry_count\":3,\"failed_at\":1795947747.0,"
                        "\"class\":\"K\",\"args\":[]}";
@@ -609,23 +609,23 @@ static void test_retry_for(void **s) {
  * multiples of count + 1. */
 static void test_retry_delay8(void **s) {
     (void)s;
-    hh_rng rng;
-    hh_rng_seed(&rng);
+    hh__rng rng;
+    hh__rng_seed(&rng);
     int off_multiple = 0;
     for (int i = 0; i < 200; i++) {
-        double d = hh_retry_delay8(3, &rng);
+        double d = hh__retry_delay8(3, &rng);
         UH_ASSERT_DBL_IN(d, 81 + 15, 81 + 15 + 39);
         assert_true(d == floor(d));
         if (((long)d - 96) % 4) off_multiple = 1;
     }
     assert_true(off_multiple);
-    assert_true(hh_retry_delay8(1e30L, &rng) <= DBL_MAX);
+    assert_true(hh__retry_delay8(1e30L, &rng) <= DBL_MAX);
 }
 
 static void test_backtrace_encode_direct(void **s) {
     (void)s;
     char *lines[] = {"a", "b:1"};
-    char *b = hh_backtrace_encode(lines, 2);
+    char *b = hh__backtrace_encode(lines, 2);
     assert_non_null(b);
     json_t *arr = decode_backtrace(b);
     char *d = json_dumps(arr, JSON_COMPACT);
@@ -633,7 +633,7 @@ static void test_backtrace_encode_direct(void **s) {
     free(d);
     json_decref(arr);
     free(b);
-    b = hh_backtrace_encode(NULL, 0);
+    b = hh__backtrace_encode(NULL, 0);
     assert_non_null(b);
     arr = decode_backtrace(b);
     assert_int_equal(json_array_size(arr), 0);
@@ -646,20 +646,20 @@ static void test_backtrace_encode_direct(void **s) {
  * the previous failure's message). */
 static void test_invalid_utf8_error_message(void **s) {
     (void)s;
-    hh_retry_config cfg = cfg_default();
+    hh__retry_config cfg = cfg_default();
     const char *in = "{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":0,"
                      "\"error_message\":\"stale message\",\"error_class\":\"Old\"}";
-    hh_job *j = hh_job_new(in, strlen(in), "default", NULL, 0);
+    hh_job *j = hh__job_new(in, strlen(in), "default", NULL, 0);
     assert_non_null(j->item);
     hh_job_fail(j,
                 "Bad\xff"
                 "Class",
                 "bad bytes \xff\xfe here");
-    hh_rng rng;
-    hh_rng_seed(&rng);
-    hh_failure_plan p;
-    assert_int_equal(hh_retry_plan(j, &cfg, NOW, &rng, &p), 0);
-    hh_job_free(j);
+    hh__rng rng;
+    hh__rng_seed(&rng);
+    hh__failure_plan p;
+    assert_int_equal(hh__retry_plan(j, &cfg, NOW, &rng, &p), 0);
+    hh__job_free(j);
     assert_non_null(p.payload);
     json_t *o = json_loads(p.payload, 0, NULL);
     assert_non_null(o);
@@ -681,16 +681,16 @@ static void test_invalid_utf8_error_message(void **s) {
  * still one entry of error_backtrace: lines are neither dropped nor shifted. */
 static void test_backtrace_invalid_utf8_line_kept(void **s) {
     (void)s;
-    hh_retry_config cfg = cfg_default();
+    hh__retry_config cfg = cfg_default();
     const char *in = "{\"retry\":true,\"backtrace\":true,\"class\":\"K\",\"args\":[]}";
     hh_job *j = failed_job(in, "default");
     const char *lines[] = {"first.c:1", "/srv/caf\xe9/x.c:2", "third.c:3"};
     hh_job_set_backtrace(j, lines, 3);
-    hh_rng rng;
-    hh_rng_seed(&rng);
-    hh_failure_plan p;
-    assert_int_equal(hh_retry_plan(j, &cfg, NOW, &rng, &p), 0);
-    hh_job_free(j);
+    hh__rng rng;
+    hh__rng_seed(&rng);
+    hh__failure_plan p;
+    assert_int_equal(hh__retry_plan(j, &cfg, NOW, &rng, &p), 0);
+    hh__job_free(j);
     json_t *o = json_loads(p.payload, 0, NULL);
     free(p.payload);
     json_t *arr = decode_backtrace(sval(o, "error_backtrace"));
@@ -707,11 +707,11 @@ static void test_backtrace_invalid_utf8_line_kept(void **s) {
  * to int. 2^32 failures already happened: the job is exhausted. */
 static void test_retry_count_beyond_int(void **s) {
     (void)s;
-    hh_retry_config cfg = cfg_default();
-    hh_failure_plan p;
+    hh__retry_config cfg = cfg_default();
+    hh__failure_plan p;
     json_t *o =
         plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":4294967296}", "default", &cfg, &p, NULL);
-    hh_failure_kind kind = p.kind;
+    hh__failure_kind kind = p.kind;
     long long count = json_integer_value(json_object_get(o, "retry_count"));
     json_decref(o);
     free(p.payload);
@@ -723,11 +723,11 @@ static void test_retry_count_beyond_int(void **s) {
  * under -fsanitize=undefined it aborts). Last in the list for that reason. */
 static void test_retry_count_int_max(void **s) {
     (void)s;
-    hh_retry_config cfg = cfg_default();
-    hh_failure_plan p;
+    hh__retry_config cfg = cfg_default();
+    hh__failure_plan p;
     json_t *o =
         plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":2147483647}", "default", &cfg, &p, NULL);
-    hh_failure_kind kind = p.kind;
+    hh__failure_kind kind = p.kind;
     double score = p.score;
     long long count = json_integer_value(json_object_get(o, "retry_count"));
     json_decref(o);
@@ -739,15 +739,15 @@ static void test_retry_count_int_max(void **s) {
 
 static void test_retry_delay_bounds(void **s) {
     (void)s;
-    hh_rng rng;
-    hh_rng_seed(&rng);
+    hh__rng rng;
+    hh__rng_seed(&rng);
     int counts[] = {0, 1, 2, 3, 5, 10, 24};
     for (size_t k = 0; k < sizeof(counts) / sizeof(*counts); k++) {
         double c = counts[k];
         double lo = c * c * c * c + 15, hi = lo + 9 * (c + 1);
         int seen[10] = {0};
         for (int i = 0; i < 5000; i++) {
-            double d = hh_retry_delay(counts[k], &rng);
+            double d = hh__retry_delay(counts[k], &rng);
             UH_ASSERT_DBL_IN(d, lo, hi);
             double step = (d - lo) / (c + 1);
             if (step != floor(step)) fail_msg("delay %.17g not base + k*(c+1)", d);
@@ -757,8 +757,8 @@ static void test_retry_delay_bounds(void **s) {
             if (!seen[r]) fail_msg("count %d: rand(10) = %d never drawn", counts[k], r);
     }
     /* Sidekiq's base delays */
-    assert_true(hh_retry_delay(4, &rng) >= 271);
-    assert_true(hh_retry_delay(24, &rng) >= 331791);
+    assert_true(hh__retry_delay(4, &rng) >= 271);
+    assert_true(hh__retry_delay(24, &rng) >= 331791);
 }
 
 /* Retry extremes: the delay for a count past 2^31 and 2^32 is Sidekiq's c^4 + 15 +
@@ -766,20 +766,20 @@ static void test_retry_delay_bounds(void **s) {
  * delay), and never inf for a count whose c^4 overflows a double. */
 static void test_retry_delay_extremes(void **s) {
     (void)s;
-    hh_rng rng;
-    hh_rng_seed(&rng);
+    hh__rng rng;
+    hh__rng_seed(&rng);
     long double cs[] = {2147483648.0L, 4294967296.0L, 9000000000000000001.0L};
     for (size_t k = 0; k < sizeof(cs) / sizeof(*cs); k++) {
         long double c = cs[k];
         double lo = (double)(c * c * c * c + 15), hi = (double)(c * c * c * c + 15 + 9 * (c + 1));
         for (int i = 0; i < 50; i++) {
-            double d = hh_retry_delay(c, &rng);
+            double d = hh__retry_delay(c, &rng);
             assert_true(isfinite(d));
             UH_ASSERT_DBL_IN(d, lo * (1 - 1e-15), hi * (1 + 1e-15));
         }
     }
     volatile long double big = 1e300L; /* c^4 overflows a double */
-    double d = hh_retry_delay(big, &rng);
+    double d = hh__retry_delay(big, &rng);
     assert_true(isfinite(d));
     assert_true(d == DBL_MAX);
 }
@@ -789,8 +789,8 @@ static void test_retry_delay_extremes(void **s) {
  * 3.4028236692093846e+38), a finite double. */
 static void test_retry_count_u32_max_huge_limit(void **s) {
     (void)s;
-    hh_retry_config cfg = cfg_default();
-    hh_failure_plan p;
+    hh__retry_config cfg = cfg_default();
+    hh__failure_plan p;
     char *text;
     json_t *o = plan("{\"retry\":9000000000000000000,\"class\":\"K\",\"args\":[],"
                      "\"retry_count\":4294967295}",
@@ -809,8 +809,8 @@ static void test_retry_count_u32_max_huge_limit(void **s) {
 /* Retry extremes: retry_count 9e18 with retry 9e18: 9e18 + 1 >= 9e18, dead, as 6.4 */
 static void test_retry_count_huge_dead(void **s) {
     (void)s;
-    hh_retry_config cfg = cfg_default();
-    hh_failure_plan p;
+    hh__retry_config cfg = cfg_default();
+    hh__failure_plan p;
     char *text;
     json_t *o = plan("{\"retry\":9000000000000000000,\"class\":\"K\",\"args\":[],"
                      "\"retry_count\":9000000000000000000}",
@@ -823,10 +823,10 @@ static void test_retry_count_huge_dead(void **s) {
     /* the int64 maximum neither wraps nor sticks: Ruby goes on to a bignum */
     hh_job *j =
         failed_job("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":9223372036854775807}", "default");
-    hh_rng rng;
-    hh_rng_seed(&rng);
-    assert_int_equal(hh_retry_plan(j, &cfg, NOW, &rng, &p), 0);
-    hh_job_free(j);
+    hh__rng rng;
+    hh__rng_seed(&rng);
+    assert_int_equal(hh__retry_plan(j, &cfg, NOW, &rng, &p), 0);
+    hh__job_free(j);
     assert_int_equal(p.kind, HH_FAIL_DEAD);
     assert_non_null(strstr(p.payload, "\"retry_count\":9223372036854775808,"));
     free(p.payload);
@@ -836,8 +836,8 @@ static void test_retry_count_huge_dead(void **s) {
  * retried_at set, delay 4.0^4 + 15 + rand(10) * 5.0 (6.4 wrote 4.0). */
 static void test_retry_count_float(void **s) {
     (void)s;
-    hh_retry_config cfg = cfg_default();
-    hh_failure_plan p;
+    hh__retry_config cfg = cfg_default();
+    hh__failure_plan p;
     char *text;
     json_t *o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":3.0}", "default", &cfg, &p, &text);
     assert_int_equal(p.kind, HH_FAIL_RETRY);
@@ -862,12 +862,12 @@ static void test_retry_count_float(void **s) {
  * untouched. */
 static void test_retry_count_not_a_number(void **s) {
     (void)s;
-    hh_retry_config cfg = cfg_default();
+    hh__retry_config cfg = cfg_default();
     const char *in[] = {"\"3\"", "true", "[1]", "{}"};
     for (size_t i = 0; i < sizeof(in) / sizeof(*in); i++) {
         char payload[128];
         snprintf(payload, sizeof(payload), "{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":%s}", in[i]);
-        hh_failure_plan p;
+        hh__failure_plan p;
         char *text;
         json_t *o = plan(payload, "default", &cfg, &p, &text);
         if (p.kind != HH_FAIL_DEAD) fail_msg("retry_count %s: kind %d, payload %s", in[i], p.kind, text);
@@ -887,7 +887,7 @@ static void test_retry_count_not_a_number(void **s) {
         char payload[128];
         snprintf(payload, sizeof(payload), "{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":%s}",
                  absent[i]);
-        hh_failure_plan p;
+        hh__failure_plan p;
         char *text;
         json_t *o = plan(payload, "default", &cfg, &p, &text);
         assert_int_equal(p.kind, HH_FAIL_RETRY);
@@ -902,8 +902,8 @@ static void test_retry_count_not_a_number(void **s) {
  * for it: 256 + 15 + rand(10) * -3. */
 static void test_retry_count_negative(void **s) {
     (void)s;
-    hh_retry_config cfg = cfg_default();
-    hh_failure_plan p;
+    hh__retry_config cfg = cfg_default();
+    hh__failure_plan p;
     char *text;
     json_t *o = plan("{\"retry\":true,\"class\":\"K\",\"args\":[],\"retry_count\":-5}", "default", &cfg, &p, &text);
     assert_int_equal(p.kind, HH_FAIL_RETRY);
@@ -918,7 +918,7 @@ static void test_malformed_dead_payload(void **s) {
     size_t len = 0;
     /* an object keeps every key, in order, and gains the error fields */
     const char *obj = "{\"class\":\"\",\"args\":[],\"jid\":\"j1\",\"custom\":{\"a\":1.0}}";
-    char *out = hh_malformed_dead_payload(obj, strlen(obj), "payload has an empty \"class\"", NOW, HH_TS_FLOAT, &len);
+    char *out = hh__malformed_dead_payload(obj, strlen(obj), "payload has an empty \"class\"", NOW, HH_TS_FLOAT, &len);
     assert_non_null(out);
     assert_int_equal(len, strlen(out));
     json_t *o = json_loads(out, 0, NULL);
@@ -933,11 +933,11 @@ static void test_malformed_dead_payload(void **s) {
 
     /* failed_at already there: kept */
     obj = "{\"args\":{},\"failed_at\":1795962000.5}";
-    out = hh_malformed_dead_payload(obj, strlen(obj), "why", NOW, HH_TS_MILLIS, &len);
+    out = hh__malformed_dead_payload(obj, strlen(obj), "why", NOW, HH_TS_MILLIS, &len);
     assert_string_equal(uh_token(out, "failed_at"), "1795962000.5");
     free(out);
     obj = "{\"args\":{}}";
-    out = hh_malformed_dead_payload(obj, strlen(obj), "why", NOW, HH_TS_MILLIS, &len);
+    out = hh__malformed_dead_payload(obj, strlen(obj), "why", NOW, HH_TS_MILLIS, &len);
     assert_string_equal(uh_token(out, "failed_at"), "1795962147221");
     free(out);
 
@@ -945,7 +945,7 @@ static void test_malformed_dead_payload(void **s) {
      * Sidekiq's Dead page can show it */
     const char *vals[] = {"[1,2,3]", "\"str\"", "null", "42"};
     for (size_t i = 0; i < sizeof(vals) / sizeof(*vals); i++) {
-        out = hh_malformed_dead_payload(vals[i], strlen(vals[i]), "why", NOW, HH_TS_FLOAT, &len);
+        out = hh__malformed_dead_payload(vals[i], strlen(vals[i]), "why", NOW, HH_TS_FLOAT, &len);
         json_t *w = json_loads(out, 0, NULL);
         assert_true(json_is_object(w));
         assert_string_equal(json_string_value(json_object_get(w, "class")), "hiredhand::InvalidJob");
@@ -959,13 +959,13 @@ static void test_malformed_dead_payload(void **s) {
     /* anything else: stored byte for byte, embedded NUL and bad UTF-8 too */
     const char *raws[] = {"not json", "{\"a\":\xff}", "{\"a\":1"};
     for (size_t i = 0; i < sizeof(raws) / sizeof(*raws); i++) {
-        out = hh_malformed_dead_payload(raws[i], strlen(raws[i]), "why", NOW, HH_TS_FLOAT, &len);
+        out = hh__malformed_dead_payload(raws[i], strlen(raws[i]), "why", NOW, HH_TS_FLOAT, &len);
         assert_int_equal(len, strlen(raws[i]));
         assert_memory_equal(out, raws[i], len);
         free(out);
     }
     const char bin[] = "ab\0cd\xff";
-    out = hh_malformed_dead_payload(bin, sizeof(bin) - 1, "why", NOW, HH_TS_FLOAT, &len);
+    out = hh__malformed_dead_payload(bin, sizeof(bin) - 1, "why", NOW, HH_TS_FLOAT, &len);
     assert_int_equal(len, sizeof(bin) - 1);
     assert_memory_equal(out, bin, len);
     free(out);

@@ -15,17 +15,17 @@ static void test_wait_formula_few_processes(void **s) {
     /* P < 10: A*r + A/2, so in [A/2, 3A/2) */
     for (long p = 1; p < 10; p++) {
         double a = 5.0 * (double)p;
-        assert_true(hh_scheduler_wait(a, p, 0.0) == a / 2);
-        assert_true(hh_scheduler_wait(a, p, 0.5) == a);
-        double top = hh_scheduler_wait(a, p, nextafter(1.0, 0.0));
+        assert_true(hh__scheduler_wait(a, p, 0.0) == a / 2);
+        assert_true(hh__scheduler_wait(a, p, 0.5) == a);
+        double top = hh__scheduler_wait(a, p, nextafter(1.0, 0.0));
         assert_true(top <= 1.5 * a && top > 1.5 * a - 1e-9);
     }
     /* one process, A = 5 s: polls every 2.5-7.5 s */
-    hh_rng rng;
-    hh_rng_seed(&rng);
+    hh__rng rng;
+    hh__rng_seed(&rng);
     double lo = 1e9, hi = 0, sum = 0;
     for (int i = 0; i < 100000; i++) {
-        double w = hh_scheduler_wait(5.0, 1, hh_rng_double(&rng));
+        double w = hh__scheduler_wait(5.0, 1, hh__rng_double(&rng));
         lo = fmin(lo, w), hi = fmax(hi, w), sum += w;
     }
     UH_ASSERT_DBL_IN(lo, 2.5, 2.51);
@@ -33,18 +33,18 @@ static void test_wait_formula_few_processes(void **s) {
     assert_true(hi < 7.5);
     UH_ASSERT_DBL_IN(sum / 100000, 4.95, 5.05);
     /* a fixed poll_interval_average works the same way */
-    assert_true(hh_scheduler_wait(2.0, 1, 0.25) == 1.5);
+    assert_true(hh__scheduler_wait(2.0, 1, 0.25) == 1.5);
 }
 
 /* Sidekiq's average: poll_interval_average as it is, else
  * average_scheduled_poll_interval (5 s) times the processes. */
 static void test_average_scaled_by_processes(void **s) {
     (void)s;
-    assert_true(hh_scheduler_average(0, 0, 1) == 5.0);
-    assert_true(hh_scheduler_average(0, 0, 4) == 20.0);
-    assert_true(hh_scheduler_average(0, 2.0, 3) == 6.0);   /* :average_scheduled_poll_interval: 2 */
-    assert_true(hh_scheduler_average(4.0, 2.0, 3) == 4.0); /* :poll_interval_average: wins */
-    assert_true(hh_scheduler_average(0, 2.0, 0) == 2.0);   /* SCARD 0: ourselves */
+    assert_true(hh__scheduler_average(0, 0, 1) == 5.0);
+    assert_true(hh__scheduler_average(0, 0, 4) == 20.0);
+    assert_true(hh__scheduler_average(0, 2.0, 3) == 6.0);   /* :average_scheduled_poll_interval: 2 */
+    assert_true(hh__scheduler_average(4.0, 2.0, 3) == 4.0); /* :poll_interval_average: wins */
+    assert_true(hh__scheduler_average(0, 2.0, 0) == 2.0);   /* SCARD 0: ourselves */
 }
 
 static void test_wait_formula_many_processes(void **s) {
@@ -53,13 +53,13 @@ static void test_wait_formula_many_processes(void **s) {
     long ps[] = {10, 11, 50, 1000};
     for (size_t i = 0; i < sizeof(ps) / sizeof(*ps); i++) {
         double a = 5.0 * (double)ps[i];
-        assert_true(hh_scheduler_wait(a, ps[i], 0.0) == 0.0);
-        assert_true(hh_scheduler_wait(a, ps[i], 0.5) == a / 2);
-        assert_true(hh_scheduler_wait(a, ps[i], nextafter(1.0, 0.0)) < a);
+        assert_true(hh__scheduler_wait(a, ps[i], 0.0) == 0.0);
+        assert_true(hh__scheduler_wait(a, ps[i], 0.5) == a / 2);
+        assert_true(hh__scheduler_wait(a, ps[i], nextafter(1.0, 0.0)) < a);
     }
     /* the boundary: 9 processes still get the A/2 floor, 10 do not */
-    assert_true(hh_scheduler_wait(45.0, 9, 0.0) == 22.5);
-    assert_true(hh_scheduler_wait(50.0, 10, 0.0) == 0.0);
+    assert_true(hh__scheduler_wait(45.0, 9, 0.0) == 22.5);
+    assert_true(hh__scheduler_wait(50.0, 10, 0.0) == 0.0);
 }
 
 /* ------------------------------------------------------------- polling */
@@ -81,9 +81,9 @@ static struct hh_manager *manager(const char *ns, hh_timestamps ts) {
 }
 
 /* The view the manager gives its scheduler thread. */
-static const hh_scheduler_env *env_of(struct hh_manager *m) {
-    static hh_scheduler_env e;
-    hh_manager_scheduler_env(m, &e);
+static const hh__scheduler_env *env_of(struct hh_manager *m) {
+    static hh__scheduler_env e;
+    hh__manager_scheduler_env(m, &e);
     return &e;
 }
 
@@ -98,9 +98,9 @@ static void test_poll_moves_due_jobs(void **s) {
     (void)s;
     uh_flushall(&srv);
     struct hh_manager *m = manager(NULL, HH_TS_FLOAT);
-    hh_conn c;
-    hh_conn_init(&c, &m->cfg, &m->log, "test", NULL);
-    double now = hh_now();
+    hh__conn c;
+    hh__conn_init(&c, &m->cfg, &m->log, "test", NULL);
+    double now = hh__now();
     const char *due_sched = "{\"retry\":true,\"queue\":\"low\",\"class\":\"K\",\"args\":[1],"
                             "\"jid\":\"aaaaaaaaaaaaaaaaaaaaaaaa\",\"created_at\":1795962147.0172818,"
                             "\"custom\":{\"k\":[1.0]}}";
@@ -121,9 +121,9 @@ static void test_poll_moves_due_jobs(void **s) {
     zadd("schedule", now - 4, "{\"class\":\"\",\"args\":[],\"queue\":\"low\"}");
     zadd("retry", now - 4, "{\"class\":7,\"args\":[],\"queue\":\"low\",\"retry_count\":1}");
 
-    double t0 = hh_now();
-    assert_int_equal(hh_scheduler_poll(env_of(m), &c), 2);
-    double t1 = hh_now();
+    double t0 = hh__now();
+    assert_int_equal(hh__scheduler_poll(env_of(m), &c), 2);
+    double t1 = hh__now();
     assert_int_equal(uh_int(&srv, "ZCARD schedule"), 1);
     assert_int_equal(uh_int(&srv, "ZCARD retry"), 0);
     assert_int_equal(uh_int(&srv, "SISMEMBER queues low"), 1);
@@ -178,9 +178,9 @@ static void test_poll_moves_due_jobs(void **s) {
         1);
 
     /* nothing due: a second poll moves nothing */
-    assert_int_equal(hh_scheduler_poll(env_of(m), &c), 0);
+    assert_int_equal(hh__scheduler_poll(env_of(m), &c), 0);
     assert_int_equal(uh_int(&srv, "LLEN queue:low"), 1);
-    hh_conn_close(&c);
+    hh__conn_close(&c);
     hh_manager_free((hh_manager *)m);
 }
 
@@ -190,17 +190,17 @@ static void test_poll_moves_bignum_entries(void **s) {
     (void)s;
     uh_flushall(&srv);
     struct hh_manager *m = manager(NULL, HH_TS_FLOAT);
-    hh_conn c;
-    hh_conn_init(&c, &m->cfg, &m->log, "test", NULL);
+    hh__conn c;
+    hh__conn_init(&c, &m->cfg, &m->log, "test", NULL);
     const char *sched = "{\"class\":\"T\",\"args\":[123456789012345678901234567890],\"jid\":\"bigsched\","
                         "\"retry\":true,\"queue\":\"default\",\"created_at\":1700000000.1}";
     const char *retry = "{\"class\":\"T\",\"args\":[-123456789012345678901234567890,1.10],\"jid\":\"bigretry\","
                         "\"queue\":\"low\",\"enqueued_at\":1700000000.25,\"retry_count\":0,\"failed_at\":1700000001}";
     zadd("schedule", 1, sched);
     zadd("retry", 2, retry);
-    double t0 = hh_now();
-    assert_int_equal(hh_scheduler_poll(env_of(m), &c), 2);
-    double t1 = hh_now();
+    double t0 = hh__now();
+    assert_int_equal(hh__scheduler_poll(env_of(m), &c), 2);
+    double t1 = hh__now();
     assert_int_equal(uh_int(&srv, "ZCARD dead"), 0);
     assert_int_equal(uh_int(&srv, "ZCARD schedule") + uh_int(&srv, "ZCARD retry"), 0);
 
@@ -225,7 +225,7 @@ static void test_poll_moves_bignum_entries(void **s) {
     UH_ASSERT_DBL_IN(json_real_value(json_object_get(v, "enqueued_at")), t0 - 1, t1);
     json_decref(v);
     free(raw);
-    hh_conn_close(&c);
+    hh__conn_close(&c);
     hh_manager_free((hh_manager *)m);
 }
 
@@ -233,9 +233,9 @@ static void test_poll_many_and_quiet(void **s) {
     (void)s;
     uh_flushall(&srv);
     struct hh_manager *m = manager("ns", HH_TS_MILLIS);
-    hh_conn c;
-    hh_conn_init(&c, &m->cfg, &m->log, "test", NULL);
-    double now = hh_now();
+    hh__conn c;
+    hh__conn_init(&c, &m->cfg, &m->log, "test", NULL);
+    double now = hh__now();
     /* more than one batch of 100 */
     redisContext *rc = uh_connect(srv.port);
     for (int i = 0; i < 250; i++)
@@ -246,7 +246,7 @@ static void test_poll_many_and_quiet(void **s) {
         freeReplyObject(r);
     }
     redisFree(rc);
-    assert_int_equal(hh_scheduler_poll(env_of(m), &c), 250);
+    assert_int_equal(hh__scheduler_poll(env_of(m), &c), 250);
     assert_int_equal(uh_int(&srv, "LLEN ns:queue:default"), 250); /* no queue: "default" */
     assert_int_equal(uh_int(&srv, "ZCARD ns:schedule"), 0);
     assert_int_equal(uh_int(&srv, "EXISTS queue:default"), 0);
@@ -263,9 +263,9 @@ static void test_poll_many_and_quiet(void **s) {
     redisReply *x = uh_cmd(&srv, "ZADD ns:schedule %.6f {\"class\":\"K\",\"args\":[]}", now - 1);
     freeReplyObject(x);
     atomic_store(&m->quiet, 1);
-    assert_int_equal(hh_scheduler_poll(env_of(m), &c), 0);
+    assert_int_equal(hh__scheduler_poll(env_of(m), &c), 0);
     assert_int_equal(uh_int(&srv, "ZCARD ns:schedule"), 1);
-    hh_conn_close(&c);
+    hh__conn_close(&c);
     hh_manager_free((hh_manager *)m);
 }
 
@@ -277,9 +277,9 @@ static void test_poll_member_with_at(void **s) {
     (void)s;
     uh_flushall(&srv);
     struct hh_manager *m = manager(NULL, HH_TS_FLOAT);
-    hh_conn c;
-    hh_conn_init(&c, &m->cfg, &m->log, "test", NULL);
-    double now = hh_now();
+    hh__conn c;
+    hh__conn_init(&c, &m->cfg, &m->log, "test", NULL);
+    double now = hh__now();
     char past[256], ahead[256];
     snprintf(past, sizeof(past),
              "{\"class\":\"K\",\"args\":[1],\"queue\":\"default\",\"at\":%.3f,\"enqueued_at\":1.5,\"jid\":\"a\"}",
@@ -289,12 +289,12 @@ static void test_poll_member_with_at(void **s) {
              now + 3600);
     zadd("schedule", now - 5, past);
     zadd("retry", now - 1, ahead);
-    assert_int_equal(hh_scheduler_poll(env_of(m), &c), 1);
+    assert_int_equal(hh__scheduler_poll(env_of(m), &c), 1);
     char *q = uh_str(&srv, "LINDEX queue:default 0");
     assert_non_null(q);
     assert_string_equal(uh_keys_csv(q), "class,args,queue,jid,enqueued_at");
     json_t *o = json_loads(q, 0, NULL);
-    UH_ASSERT_DBL_IN(json_real_value(json_object_get(o, "enqueued_at")), now - 1, hh_now() + 1);
+    UH_ASSERT_DBL_IN(json_real_value(json_object_get(o, "enqueued_at")), now - 1, hh__now() + 1);
     json_decref(o);
     free(q);
     assert_int_equal(uh_int(&srv, "ZCARD retry"), 0);
@@ -305,7 +305,7 @@ static void test_poll_member_with_at(void **s) {
     assert_string_equal(uh_keys_csv(r->element[0]->str), "class,args,queue,jid,retry_count");
     UH_ASSERT_DBL_IN(strtod(r->element[1]->str, NULL), now + 3599, now + 3601);
     freeReplyObject(r);
-    hh_conn_close(&c);
+    hh__conn_close(&c);
     hh_manager_free((hh_manager *)m);
 }
 

@@ -41,9 +41,9 @@ static int group_teardown(void **s) {
 }
 
 typedef struct fx {
-    hh_redis_config cfg;
-    hh_logger log;
-    hh_conn conn;
+    hh__redis_config cfg;
+    hh__logger log;
+    hh__conn conn;
     char host[256];
     int port;
 } fx;
@@ -59,19 +59,19 @@ static void fx_open(fx *f, const char *master, const char *password, const int *
     o.sentinels = list;
     o.sentinel_master = master;
     o.sentinel_password = password;
-    if (hh_redis_config_parse(&f->cfg, &o, err, sizeof(err)) != 0) fail_msg("config refused: %s", err);
+    if (hh__redis_config_parse(&f->cfg, &o, err, sizeof(err)) != 0) fail_msg("config refused: %s", err);
     memset(&f->log, 0, sizeof(f->log));
     f->log.level = HH_LOG_ERROR + 1; /* silent */
-    hh_conn_init(&f->conn, &f->cfg, &f->log, "test", NULL);
+    hh__conn_init(&f->conn, &f->cfg, &f->log, "test", NULL);
     f->host[0] = '\0';
     f->port = 0;
 }
 
-static int fx_discover(fx *f) { return hh_sentinel_discover(&f->conn, f->host, sizeof(f->host), &f->port); }
+static int fx_discover(fx *f) { return hh__sentinel_discover(&f->conn, f->host, sizeof(f->host), &f->port); }
 
 static void fx_close(fx *f) {
-    hh_conn_close(&f->conn);
-    hh_redis_config_free(&f->cfg);
+    hh__conn_close(&f->conn);
+    hh__redis_config_free(&f->cfg);
 }
 
 static void test_master_from_first_that_knows(void **s) {
@@ -110,9 +110,11 @@ static void test_unknown_name(void **s) {
     char want[128];
     snprintf(want, sizeof(want), "no sentinel knows a master named nosuch (asked 127.0.0.1:%d, 127.0.0.1:%d; ", s1.port,
              s2.port);
-    if (!strstr(f.conn.last_error, want)) fail_msg("last_error '%s', want '%s'", f.conn.last_error, want);
+    if (!strstr(hh__conn_last_error(&f.conn), want))
+        fail_msg("last_error '%s', want '%s'", hh__conn_last_error(&f.conn), want);
     snprintf(want, sizeof(want), "no answer from 127.0.0.1:%d", closed_port);
-    if (!strstr(f.conn.last_error, want)) fail_msg("last_error '%s', want '%s'", f.conn.last_error, want);
+    if (!strstr(hh__conn_last_error(&f.conn), want))
+        fail_msg("last_error '%s', want '%s'", hh__conn_last_error(&f.conn), want);
     fx_close(&f);
 }
 
@@ -124,7 +126,7 @@ static void test_other_answers_are_outages(void **s) {
     /* a plain Redis answers SENTINEL with an error */
     fx_open(&f, "nosuch", NULL, (int[]){s1.port, plain.port}, 2);
     assert_int_equal(fx_discover(&f), -1);
-    assert_non_null(strstr(f.conn.last_error, "no sentinel gave the master nosuch: "));
+    assert_non_null(strstr(hh__conn_last_error(&f.conn), "no sentinel gave the master nosuch: "));
     fx_close(&f);
 
     fx_open(&f, NULL, NULL, (int[]){closed_port}, 1);
@@ -134,7 +136,7 @@ static void test_other_answers_are_outages(void **s) {
     /* a password the sentinels do not take: the AUTH error, said */
     fx_open(&f, NULL, "wrong", (int[]){s1.port}, 1);
     assert_int_equal(fx_discover(&f), -1);
-    if (!strstr(f.conn.last_error, "AUTH failed")) fail_msg("last_error '%s'", f.conn.last_error);
+    if (!strstr(hh__conn_last_error(&f.conn), "AUTH failed")) fail_msg("last_error '%s'", hh__conn_last_error(&f.conn));
     fx_close(&f);
 }
 
@@ -163,7 +165,7 @@ static void test_watch_own_master_only(void **s) {
     (void)s;
     fx f;
     fx_open(&f, NULL, NULL, (int[]){plain.port}, 1);
-    hh_sentinel_watch(&f.cfg, &f.log);
+    hh__sentinel_watch(&f.cfg, &f.log);
     /* until the listener is subscribed, a message reaches no one: repeat */
     for (double until = uh_mono() + 10; atomic_load(&f.cfg.master_epoch) == 0 && uh_mono() < until; uh_sleep(0.05))
         publish("+switch-master", "mymaster 127.0.0.1 6391 127.0.0.1 7000");

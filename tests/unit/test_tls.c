@@ -1,4 +1,4 @@
-/* test_tls.c -- the TLS context of src/tls.c (hh_tls_ctx_new): every file
+/* test_tls.c -- the TLS context of src/tls.c (hh__tls_ctx_new): every file
  * it cannot use is refused with a message that names the file and the
  * cause (a CA file missing or not PEM, a client certificate without its
  * key or the other way round, a key that is not the certificate's), and a
@@ -49,13 +49,13 @@ static int group_teardown(void **s) {
     return system(cmd) == 0 ? 0 : -1;
 }
 
-/* hh_tls_ctx_new refuses s with `want` and `file` (when given) in the
+/* hh__tls_ctx_new refuses s with `want` and `file` (when given) in the
  * message. */
-static void expect_refused(const hh_tls_settings *s, const char *want, const char *file) {
+static void expect_refused(const hh__tls_settings *s, const char *want, const char *file) {
     char err[512] = "";
-    void *ctx = hh_tls_ctx_new(s, err, sizeof(err));
+    void *ctx = hh__tls_ctx_new(s, err, sizeof(err));
     if (ctx) {
-        hh_tls_ctx_free(ctx);
+        hh__tls_ctx_free(ctx);
         fail_msg("accepted, want '%s'", want);
     }
     if (!strstr(err, want)) fail_msg("said '%s', want '%s'", err, want);
@@ -64,7 +64,7 @@ static void expect_refused(const hh_tls_settings *s, const char *want, const cha
 
 static void test_ca_refused(void **st) {
     (void)st;
-    hh_tls_settings s = {0};
+    hh__tls_settings s = {0};
     char missing[160];
     snprintf(missing, sizeof(missing), "%s/nosuch.pem", dir);
     s.ca_file = missing;
@@ -75,7 +75,7 @@ static void test_ca_refused(void **st) {
 
 static void test_client_cert_refused(void **st) {
     (void)st;
-    hh_tls_settings s = {0};
+    hh__tls_settings s = {0};
     s.ca_file = cert1;
     s.cert = cert1;
     expect_refused(&s, "needs both --tls-cert and --tls-key", NULL);
@@ -95,23 +95,23 @@ static void test_client_cert_refused(void **st) {
 static void test_good_files_load(void **st) {
     (void)st;
     char err[256] = "";
-    hh_tls_settings s = {0};
+    hh__tls_settings s = {0};
     s.ca_file = cert1;
     s.cert = cert1;
     s.key = key1;
-    void *ctx = hh_tls_ctx_new(&s, err, sizeof(err));
+    void *ctx = hh__tls_ctx_new(&s, err, sizeof(err));
     if (!ctx) fail_msg("refused: %s", err);
-    hh_tls_ctx_free(ctx);
+    hh__tls_ctx_free(ctx);
     /* a CA directory, and none (the system's store) */
-    hh_tls_settings d = {0};
+    hh__tls_settings d = {0};
     d.ca_dir = dir;
-    ctx = hh_tls_ctx_new(&d, err, sizeof(err));
+    ctx = hh__tls_ctx_new(&d, err, sizeof(err));
     if (!ctx) fail_msg("refused: %s", err);
-    hh_tls_ctx_free(ctx);
-    hh_tls_settings none = {0};
-    ctx = hh_tls_ctx_new(&none, err, sizeof(err));
+    hh__tls_ctx_free(ctx);
+    hh__tls_settings none = {0};
+    ctx = hh__tls_ctx_new(&none, err, sizeof(err));
     if (!ctx) fail_msg("refused: %s", err);
-    hh_tls_ctx_free(ctx);
+    hh__tls_ctx_free(ctx);
 }
 
 int main(void) {

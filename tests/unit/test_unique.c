@@ -21,32 +21,32 @@ UH_REDIS_GROUP()
 
 static void test_kinds(void **s) {
     (void)s;
-    assert_int_equal(hh_unique_kind("until_executed"), HH_LOCK_UNTIL_EXECUTED);
-    assert_int_equal(hh_unique_kind("until_completed"), HH_LOCK_UNTIL_EXECUTED);
-    assert_int_equal(hh_unique_kind("until_successfully_completed"), HH_LOCK_UNTIL_EXECUTED);
-    assert_int_equal(hh_unique_kind("until_executing"), HH_LOCK_UNTIL_EXECUTING);
-    assert_int_equal(hh_unique_kind("while_enqueued"), HH_LOCK_UNTIL_EXECUTING);
-    assert_int_equal(hh_unique_kind("while_executing"), HH_LOCK_WHILE_EXECUTING);
-    assert_int_equal(hh_unique_kind("while_executing_reject"), HH_LOCK_WHILE_EXECUTING);
-    assert_int_equal(hh_unique_kind("around_perform"), HH_LOCK_WHILE_EXECUTING);
-    assert_int_equal(hh_unique_kind("until_and_while_executing"), HH_LOCK_UNTIL_AND_WHILE_EXECUTING);
-    assert_int_equal(hh_unique_kind("until_expired"), HH_LOCK_UNTIL_EXPIRED);
-    assert_int_equal(hh_unique_kind("my_custom_lock"), HH_LOCK_UNKNOWN);
-    assert_int_equal(hh_unique_kind(NULL), HH_LOCK_NONE);
+    assert_int_equal(hh__unique_kind("until_executed"), HH_LOCK_UNTIL_EXECUTED);
+    assert_int_equal(hh__unique_kind("until_completed"), HH_LOCK_UNTIL_EXECUTED);
+    assert_int_equal(hh__unique_kind("until_successfully_completed"), HH_LOCK_UNTIL_EXECUTED);
+    assert_int_equal(hh__unique_kind("until_executing"), HH_LOCK_UNTIL_EXECUTING);
+    assert_int_equal(hh__unique_kind("while_enqueued"), HH_LOCK_UNTIL_EXECUTING);
+    assert_int_equal(hh__unique_kind("while_executing"), HH_LOCK_WHILE_EXECUTING);
+    assert_int_equal(hh__unique_kind("while_executing_reject"), HH_LOCK_WHILE_EXECUTING);
+    assert_int_equal(hh__unique_kind("around_perform"), HH_LOCK_WHILE_EXECUTING);
+    assert_int_equal(hh__unique_kind("until_and_while_executing"), HH_LOCK_UNTIL_AND_WHILE_EXECUTING);
+    assert_int_equal(hh__unique_kind("until_expired"), HH_LOCK_UNTIL_EXPIRED);
+    assert_int_equal(hh__unique_kind("my_custom_lock"), HH_LOCK_UNKNOWN);
+    assert_int_equal(hh__unique_kind(NULL), HH_LOCK_NONE);
 }
 
 /* The gem's Lock::*#execute, one row each. */
 static void test_rules(void **s) {
     (void)s;
-    const hh_unique_rules *r = hh_unique_rules_of(HH_LOCK_UNTIL_EXECUTED);
+    const hh__unique_rules *r = hh__unique_rules_of(HH_LOCK_UNTIL_EXECUTED);
     assert_true(r->lock_whole && r->unlock_on_success && !r->unlock_before && !r->lock_run && !r->relock_on_failure);
-    r = hh_unique_rules_of(HH_LOCK_UNTIL_EXPIRED);
+    r = hh__unique_rules_of(HH_LOCK_UNTIL_EXPIRED);
     assert_true(r->lock_whole && !r->unlock_on_success && !r->unlock_before && !r->lock_run && !r->relock_on_failure);
-    r = hh_unique_rules_of(HH_LOCK_UNTIL_EXECUTING);
+    r = hh__unique_rules_of(HH_LOCK_UNTIL_EXECUTING);
     assert_true(r->unlock_before && !r->skip_if_not_freed && r->relock_on_failure && !r->lock_whole && !r->lock_run);
-    r = hh_unique_rules_of(HH_LOCK_WHILE_EXECUTING);
+    r = hh__unique_rules_of(HH_LOCK_WHILE_EXECUTING);
     assert_true(r->lock_run && !r->unlock_before && !r->lock_whole && !r->unlock_on_success && !r->relock_on_failure);
-    r = hh_unique_rules_of(HH_LOCK_UNTIL_AND_WHILE_EXECUTING);
+    r = hh__unique_rules_of(HH_LOCK_UNTIL_AND_WHILE_EXECUTING);
     assert_true(r->unlock_before && r->skip_if_not_freed && r->lock_run && r->relock_on_failure && !r->lock_whole);
 }
 
@@ -59,10 +59,10 @@ static json_t *item_of(const char *json) {
 
 static void test_parse(void **s) {
     (void)s;
-    hh_unique_lock u;
+    hh__unique_lock u;
     json_t *it = item_of("{\"class\":\"J\",\"jid\":\"j1\",\"lock\":\"while_executing\",\"lock_digest\":\"" D
                          "\",\"lock_ttl\":30,\"lock_timeout\":2}");
-    assert_int_equal(hh_unique_parse(it, 1700000000.0, &u), 1);
+    assert_int_equal(hh__unique_parse(it, 1700000000.0, &u), 1);
     assert_string_equal(u.digest, D);
     assert_string_equal(u.run_digest, D ":RUN");
     assert_int_equal(u.pttl, 30000);
@@ -70,28 +70,28 @@ static void test_parse(void **s) {
     assert_int_equal(u.timeout, 2);
     assert_string_equal(u.score, "");
     assert_int_equal(u.conflict, HH_CONFLICT_NONE);
-    hh_unique_lock_free(&u);
+    hh__unique_lock_free(&u);
     json_decref(it);
 
     /* a digest already ending in :RUN keeps it; a due time ahead adds to the ttl (the gem's LockTTL) */
     it = item_of("{\"jid\":\"j\",\"lock\":\"until_expired\",\"lock_digest\":\"" D
                  ":RUN\",\"lock_expiration\":\"10\",\"lock_limit\":3,\"at\":1700000100.0}");
-    assert_int_equal(hh_unique_parse(it, 1700000000.5, &u), 1);
+    assert_int_equal(hh__unique_parse(it, 1700000000.5, &u), 1);
     assert_string_equal(u.run_digest, D ":RUN");
     assert_int_equal(u.pttl, 110000);
     assert_int_equal(u.limit, 3);
     assert_string_equal(u.score, "1700000100.0"); /* Ruby's Float#to_s */
-    hh_unique_lock_free(&u);
+    hh__unique_lock_free(&u);
     json_decref(it);
 
     /* lock_limit: null is nil, which the gem passes as 0 */
     it = item_of("{\"jid\":\"j\",\"lock\":\"until_executed\",\"lock_digest\":\"" D
                  "\",\"lock_limit\":null,\"at\":1700000100.25}");
-    assert_int_equal(hh_unique_parse(it, 1700000000.0, &u), 1);
+    assert_int_equal(hh__unique_parse(it, 1700000000.0, &u), 1);
     assert_int_equal(u.limit, 0);
     assert_int_equal(u.pttl, 0);
     assert_string_equal(u.score, "1700000100.25");
-    hh_unique_lock_free(&u);
+    hh__unique_lock_free(&u);
     json_decref(it);
 
     /* left alone: no lock, no digest, or rescheduled by the gem's reschedule strategy */
@@ -100,7 +100,7 @@ static void test_parse(void **s) {
                            "\",\"rescheduled\":true}"};
     for (size_t i = 0; i < 3; i++) {
         it = item_of(alone[i]);
-        assert_int_equal(hh_unique_parse(it, 0, &u), 0);
+        assert_int_equal(hh__unique_parse(it, 0, &u), 0);
         assert_null(u.digest);
         json_decref(it);
     }
@@ -111,7 +111,7 @@ static void test_conflict_names(void **s) {
     struct {
         const char *json;
         const char *type;
-        hh_unique_conflict want;
+        hh__unique_conflict want;
     } cases[] = {
         {"{}", "while_executing", HH_CONFLICT_NONE},
         {"{\"on_conflict\":\"log\"}", "while_executing", HH_CONFLICT_LOG},
@@ -125,7 +125,7 @@ static void test_conflict_names(void **s) {
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         json_t *it = item_of(cases[i].json);
-        assert_int_equal(hh_unique_conflict_of(it, cases[i].type), cases[i].want);
+        assert_int_equal(hh__unique_conflict_of(it, cases[i].type), cases[i].want);
         json_decref(it);
     }
 }
@@ -133,7 +133,7 @@ static void test_conflict_names(void **s) {
 static void test_keys(void **s) {
     (void)s;
     sds k[HH_UNIQUE_NKEYS];
-    assert_int_equal(hh_unique_keys(D, k), 0);
+    assert_int_equal(hh__unique_keys(D, k), 0);
     const char *want[] = {D,
                           D ":QUEUED",
                           D ":PRIMED",
@@ -143,11 +143,11 @@ static void test_keys(void **s) {
                           "uniquejobs:digests",
                           "uniquejobs:expiring_digests"};
     for (int i = 0; i < HH_UNIQUE_NKEYS; i++) assert_string_equal(k[i], want[i]);
-    hh_unique_keys_free(k);
+    hh__unique_keys_free(k);
     char buf[48];
-    hh_unique_ruby_float(buf, sizeof(buf), 1700000000.0);
+    hh__unique_ruby_float(buf, sizeof(buf), 1700000000.0);
     assert_string_equal(buf, "1700000000.0");
-    hh_unique_ruby_float(buf, sizeof(buf), 1700000000.125);
+    hh__unique_ruby_float(buf, sizeof(buf), 1700000000.125);
     assert_string_equal(buf, "1700000000.125");
 }
 
@@ -157,13 +157,13 @@ static void test_keys(void **s) {
 
 typedef struct fixture {
     uh_conn_fixture c;
-    hh_unique_env env;
+    hh__unique_env env;
 } fixture;
 
 static int setup(void **s) {
     fixture *f = calloc(1, sizeof(*f));
     if (uh_conn_fixture_open(&f->c, srv.url, NULL) != 0) return -1;
-    f->env = (hh_unique_env){&f->c.conn, &f->c.log, &f->c.keys, 0, 0};
+    f->env = (hh__unique_env){&f->c.conn, &f->c.log, &f->c.keys, 0, 0};
     uh_flushall(&srv);
     *s = f;
     return 0;
@@ -182,7 +182,7 @@ static hh_job *job_of(const char *type, const char *jid, const char *extra) {
              "{\"class\":\"J\",\"args\":[],\"queue\":\"default\",\"jid\":\"%s\",\"lock\":\"%s\",\"lock_digest\":\"" D
              "\"%s}",
              jid, type, extra ? extra : "");
-    hh_job *j = hh_job_new(buf, strlen(buf), "default", why, sizeof(why));
+    hh_job *j = hh__job_new(buf, strlen(buf), "default", why, sizeof(why));
     assert_non_null(j);
     assert_non_null(j->item);
     return j;
@@ -213,155 +213,155 @@ static void assert_freed(const char *digest) {
 
 static void test_until_executed(void **s) {
     fixture *f = *s;
-    hh_unique_lock u;
+    hh__unique_lock u;
     client_locked("a");
     hh_job *j = job_of("until_executed", "a", NULL);
-    assert_int_equal(hh_unique_before(&f->env, j, &u), HH_UNIQUE_RUN);
+    assert_int_equal(hh__unique_before(&f->env, j, &u), HH_UNIQUE_RUN);
     assert_true(locked_by(D, "a"));
-    hh_unique_after(&f->env, &u, HH_UNIQUE_SUCCEEDED);
+    hh__unique_after(&f->env, &u, HH_UNIQUE_SUCCEEDED);
     assert_freed(D);
-    hh_job_free(j);
+    hh__job_free(j);
     /* failure keeps it */
     uh_flushall(&srv);
     client_locked("b");
     j = job_of("until_executed", "b", NULL);
-    assert_int_equal(hh_unique_before(&f->env, j, &u), HH_UNIQUE_RUN);
-    hh_unique_after(&f->env, &u, HH_UNIQUE_FAILED);
+    assert_int_equal(hh__unique_before(&f->env, j, &u), HH_UNIQUE_RUN);
+    hh__unique_after(&f->env, &u, HH_UNIQUE_FAILED);
     assert_true(locked_by(D, "b"));
     assert_int_equal(uh_int(&srv, "EXISTS %s", D), 1);
-    hh_job_free(j);
+    hh__job_free(j);
     /* held by another job: not run, nothing changed */
     j = job_of("until_executed", "c", NULL);
-    assert_int_equal(hh_unique_before(&f->env, j, &u), HH_UNIQUE_SKIP);
-    hh_unique_after(&f->env, &u, HH_UNIQUE_SUCCEEDED);
+    assert_int_equal(hh__unique_before(&f->env, j, &u), HH_UNIQUE_SKIP);
+    hh__unique_after(&f->env, &u, HH_UNIQUE_SUCCEEDED);
     assert_true(locked_by(D, "b"));
     assert_false(locked_by(D, "c"));
-    hh_job_free(j);
+    hh__job_free(j);
     /* a lock gone (deleted, expired) is taken for the run, then released */
     uh_flushall(&srv);
     j = job_of("until_executed", "d", NULL);
-    assert_int_equal(hh_unique_before(&f->env, j, &u), HH_UNIQUE_RUN);
+    assert_int_equal(hh__unique_before(&f->env, j, &u), HH_UNIQUE_RUN);
     assert_true(locked_by(D, "d"));
-    hh_unique_after(&f->env, &u, HH_UNIQUE_SUCCEEDED);
+    hh__unique_after(&f->env, &u, HH_UNIQUE_SUCCEEDED);
     assert_freed(D);
-    hh_job_free(j);
+    hh__job_free(j);
 }
 
 static void test_until_expired(void **s) {
     fixture *f = *s;
-    hh_unique_lock u;
+    hh__unique_lock u;
     client_locked("a");
     run("PEXPIRE %s:LOCKED 60000", D);
     hh_job *j = job_of("until_expired", "a", ",\"lock_ttl\":60");
-    assert_int_equal(hh_unique_before(&f->env, j, &u), HH_UNIQUE_RUN);
-    hh_unique_after(&f->env, &u, HH_UNIQUE_SUCCEEDED);
+    assert_int_equal(hh__unique_before(&f->env, j, &u), HH_UNIQUE_RUN);
+    hh__unique_after(&f->env, &u, HH_UNIQUE_SUCCEEDED);
     assert_true(locked_by(D, "a"));
     assert_true(uh_int(&srv, "PTTL %s:LOCKED", D) > 50000);
-    hh_job_free(j);
+    hh__job_free(j);
 }
 
 static void test_until_executing(void **s) {
     fixture *f = *s;
-    hh_unique_lock u;
+    hh__unique_lock u;
     client_locked("a");
     hh_job *j = job_of("until_executing", "a", NULL);
-    assert_int_equal(hh_unique_before(&f->env, j, &u), HH_UNIQUE_RUN);
+    assert_int_equal(hh__unique_before(&f->env, j, &u), HH_UNIQUE_RUN);
     assert_freed(D); /* before the run */
-    hh_unique_after(&f->env, &u, HH_UNIQUE_SUCCEEDED);
+    hh__unique_after(&f->env, &u, HH_UNIQUE_SUCCEEDED);
     assert_false(locked_by(D, "a"));
-    hh_job_free(j);
+    hh__job_free(j);
     /* a failure takes it back */
     uh_flushall(&srv);
     client_locked("b");
     j = job_of("until_executing", "b", NULL);
-    assert_int_equal(hh_unique_before(&f->env, j, &u), HH_UNIQUE_RUN);
+    assert_int_equal(hh__unique_before(&f->env, j, &u), HH_UNIQUE_RUN);
     assert_false(locked_by(D, "b"));
-    hh_unique_after(&f->env, &u, HH_UNIQUE_FAILED);
+    hh__unique_after(&f->env, &u, HH_UNIQUE_FAILED);
     assert_true(locked_by(D, "b"));
-    hh_job_free(j);
+    hh__job_free(j);
 }
 
 static void test_while_executing(void **s) {
     fixture *f = *s;
-    hh_unique_lock ua, ub;
+    hh__unique_lock ua, ub;
     hh_job *a = job_of("while_executing", "a", NULL), *b = job_of("while_executing", "b", NULL);
-    assert_int_equal(hh_unique_before(&f->env, a, &ua), HH_UNIQUE_RUN);
+    assert_int_equal(hh__unique_before(&f->env, a, &ua), HH_UNIQUE_RUN);
     assert_true(locked_by(D ":RUN", "a"));
     assert_int_equal(uh_int(&srv, "EXISTS %s:LOCKED", D), 0); /* the client's lock is not touched */
     /* the same digest while a runs: not run (no strategy) */
     double t0 = uh_mono();
-    assert_int_equal(hh_unique_before(&f->env, b, &ub), HH_UNIQUE_SKIP);
+    assert_int_equal(hh__unique_before(&f->env, b, &ub), HH_UNIQUE_SKIP);
     assert_true(uh_mono() - t0 < 0.9); /* the gem gives up at once, without the token wait */
-    hh_unique_after(&f->env, &ub, HH_UNIQUE_SUCCEEDED);
+    hh__unique_after(&f->env, &ub, HH_UNIQUE_SUCCEEDED);
     assert_true(locked_by(D ":RUN", "a"));
     /* a failure releases it too */
-    hh_unique_after(&f->env, &ua, HH_UNIQUE_FAILED);
+    hh__unique_after(&f->env, &ua, HH_UNIQUE_FAILED);
     assert_freed(D ":RUN");
-    assert_int_equal(hh_unique_before(&f->env, b, &ub), HH_UNIQUE_RUN);
-    hh_unique_after(&f->env, &ub, HH_UNIQUE_SUCCEEDED);
+    assert_int_equal(hh__unique_before(&f->env, b, &ub), HH_UNIQUE_RUN);
+    hh__unique_after(&f->env, &ub, HH_UNIQUE_SUCCEEDED);
     assert_freed(D ":RUN");
-    hh_job_free(a);
-    hh_job_free(b);
+    hh__job_free(a);
+    hh__job_free(b);
 }
 
 static void test_while_executing_conflicts(void **s) {
     fixture *f = *s;
-    hh_unique_lock ua, ub;
+    hh__unique_lock ua, ub;
     hh_job *a = job_of("while_executing", "a", NULL);
-    assert_int_equal(hh_unique_before(&f->env, a, &ua), HH_UNIQUE_RUN);
+    assert_int_equal(hh__unique_before(&f->env, a, &ua), HH_UNIQUE_RUN);
     hh_job *b = job_of("while_executing", "b", ",\"on_conflict\":\"raise\"");
-    assert_int_equal(hh_unique_before(&f->env, b, &ub), HH_UNIQUE_FAIL);
+    assert_int_equal(hh__unique_before(&f->env, b, &ub), HH_UNIQUE_FAIL);
     assert_string_equal(b->error_class, "SidekiqUniqueJobs::Conflict");
-    hh_unique_after(&f->env, &ub, HH_UNIQUE_FAILED);
+    hh__unique_after(&f->env, &ub, HH_UNIQUE_FAILED);
     assert_true(locked_by(D ":RUN", "a"));
-    hh_job_free(b);
+    hh__job_free(b);
     b = job_of("while_executing_reject", "c", NULL);
-    assert_int_equal(hh_unique_before(&f->env, b, &ub), HH_UNIQUE_SKIP);
-    hh_unique_after(&f->env, &ub, HH_UNIQUE_SUCCEEDED);
+    assert_int_equal(hh__unique_before(&f->env, b, &ub), HH_UNIQUE_SKIP);
+    hh__unique_after(&f->env, &ub, HH_UNIQUE_SUCCEEDED);
     assert_int_equal(uh_int(&srv, "ZCARD dead"), 1);
     assert_true(uh_int(&srv, "ZSCORE dead %b", b->payload, b->len) > 1700000000); /* the payload as fetched */
-    hh_job_free(b);
-    hh_unique_after(&f->env, &ua, HH_UNIQUE_SUCCEEDED);
-    hh_job_free(a);
+    hh__job_free(b);
+    hh__unique_after(&f->env, &ua, HH_UNIQUE_SUCCEEDED);
+    hh__job_free(a);
 }
 
 static void test_until_and_while_executing(void **s) {
     fixture *f = *s;
-    hh_unique_lock u;
+    hh__unique_lock u;
     client_locked("a");
     hh_job *j = job_of("until_and_while_executing", "a", NULL);
-    assert_int_equal(hh_unique_before(&f->env, j, &u), HH_UNIQUE_RUN);
+    assert_int_equal(hh__unique_before(&f->env, j, &u), HH_UNIQUE_RUN);
     assert_false(locked_by(D, "a"));
     assert_true(locked_by(D ":RUN", "a"));
-    hh_unique_after(&f->env, &u, HH_UNIQUE_SUCCEEDED);
+    hh__unique_after(&f->env, &u, HH_UNIQUE_SUCCEEDED);
     assert_freed(D ":RUN");
     assert_false(locked_by(D, "a"));
-    hh_job_free(j);
+    hh__job_free(j);
     /* a failure: :RUN released, the until lock taken back */
     uh_flushall(&srv);
     client_locked("b");
     j = job_of("until_and_while_executing", "b", NULL);
-    assert_int_equal(hh_unique_before(&f->env, j, &u), HH_UNIQUE_RUN);
-    hh_unique_after(&f->env, &u, HH_UNIQUE_FAILED);
+    assert_int_equal(hh__unique_before(&f->env, j, &u), HH_UNIQUE_RUN);
+    hh__unique_after(&f->env, &u, HH_UNIQUE_FAILED);
     assert_true(locked_by(D, "b"));
     assert_false(locked_by(D ":RUN", "b"));
-    hh_job_free(j);
+    hh__job_free(j);
     /* the until lock held by another job: the unlock yields, the job is not run */
     j = job_of("until_and_while_executing", "c", NULL);
-    assert_int_equal(hh_unique_before(&f->env, j, &u), HH_UNIQUE_SKIP);
-    hh_unique_after(&f->env, &u, HH_UNIQUE_SUCCEEDED);
+    assert_int_equal(hh__unique_before(&f->env, j, &u), HH_UNIQUE_SKIP);
+    hh__unique_after(&f->env, &u, HH_UNIQUE_SUCCEEDED);
     assert_true(locked_by(D, "b"));
-    hh_job_free(j);
+    hh__job_free(j);
 }
 
 static void test_unknown_lock_fails(void **s) {
     fixture *f = *s;
-    hh_unique_lock u;
+    hh__unique_lock u;
     hh_job *j = job_of("my_custom_lock", "a", NULL);
-    assert_int_equal(hh_unique_before(&f->env, j, &u), HH_UNIQUE_FAIL);
+    assert_int_equal(hh__unique_before(&f->env, j, &u), HH_UNIQUE_FAIL);
     assert_string_equal(j->error_class, "SidekiqUniqueJobs::UnknownLock");
-    hh_unique_after(&f->env, &u, HH_UNIQUE_FAILED);
-    hh_job_free(j);
+    hh__unique_after(&f->env, &u, HH_UNIQUE_FAILED);
+    hh__job_free(j);
 }
 
 static void test_death_handler(void **s) {
@@ -371,11 +371,11 @@ static void test_death_handler(void **s) {
     run("SET %s:RUN x", D);
     run("SET %s:INFO x", D); /* the gem's delete_by_digest leaves INFO: so does hiredhand */
     hh_job *j = job_of("until_executed", "a", NULL);
-    hh_unique_dead(&f->env, j);
+    hh__unique_dead(&f->env, j);
     assert_int_equal(uh_int(&srv, "EXISTS %s %s:LOCKED %s:RUN %s:RUN:LOCKED", D, D, D, D), 0);
     assert_int_equal(uh_int(&srv, "ZCARD uniquejobs:digests"), 0);
     assert_int_equal(uh_int(&srv, "EXISTS %s:INFO", D), 1);
-    hh_job_free(j);
+    hh__job_free(j);
 }
 
 int main(void) {
