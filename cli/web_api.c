@@ -2,7 +2,9 @@
  * route, each standing on the public API (hiredhand.h) exactly as the
  * admin commands do, so a button of the dashboard and `hiredhand retries
  * retry JID` change Redis alike (the same library calls: hh_jobset_act,
- * hh_jobset_act_all, hh_jobset_clear, hh_queue_clear, hh_client_signal).
+ * hh_jobset_act_all, hh_jobset_clear, hh_queue_clear, hh_client_signal;
+ * for periodic jobs those of `hiredhand cron`: hh_cron_list,
+ * hh_cron_enqueue_now, hh_cron_set_enabled, hh_cron_delete).
  * Keys: those of the library functions called (hiredhand.h); nothing here
  * names a key itself.
  *
@@ -270,6 +272,36 @@ static int api_job(hh_client *c, cli_web_arg_fn arg, void *ctx, cli_web_reply *o
     return 0;
 }
 
+/* ------------------------------------------------------ periodic jobs */
+
+/* GET /api/cron/job?name=N[&namespace=NS]: the job as `hiredhand cron show`
+ * finds it in hh_cron_list, with "history" (hh_cron_history). */
+static int api_cron_job(hh_client *c, cli_web_arg_fn arg, void *ctx, cli_web_reply *out) {
+    const char *name = arg(ctx, "name"), *ns = filter_arg(arg, ctx, "namespace");
+    if (!name || !*name) return reply_error(out, 400, "want name");
+    char *json = NULL;
+    int e = hh_cron_list(c, ns, &json);
+    if (e != HH_OK) return reply_failure(out, c, e);
+    json_t *all = json_loads(json, 0, NULL), *j, *found = NULL;
+    free(json);
+    size_t i;
+    json_array_foreach(all, i, j) {
+        const char *n = json_string_value(json_object_get(j, "name"));
+        if (n && !strcmp(n, name)) found = json_incref(j);
+    }
+    json_decref(all);
+    if (!found) return reply_error(out, 404, "no such periodic job");
+    char *hist = NULL;
+    if ((e = hh_cron_history(c, ns, name, &hist)) != HH_OK) {
+        json_decref(found);
+        return reply_failure(out, c, e);
+    }
+    json_t *h = json_loads(hist, 0, NULL);
+    free(hist);
+    json_object_set_new(found, "history", h ? h : json_array());
+    return reply_json(out, 200, found);
+}
+
 int cli_web_api_get(hh_client *c, const char *path, cli_web_arg_fn arg, void *ctx, cli_web_reply *out) {
     char *json = NULL;
     int e = HH_OK;
@@ -295,6 +327,8 @@ int cli_web_api_get(hh_client *c, const char *path, cli_web_arg_fn arg, void *ct
         if (e == HH_OK) return reply_slice(out, json, path[0] == 'p' ? "processes" : "jobs", start, count);
     } else if (!strcmp(path, "set")) return api_set(c, arg, ctx, out);
     else if (!strcmp(path, "job")) return api_job(c, arg, ctx, out);
+    else if (!strcmp(path, "cron")) e = hh_cron_list(c, filter_arg(arg, ctx, "namespace"), &json);
+    else if (!strcmp(path, "cron/job")) return api_cron_job(c, arg, ctx, out);
     else return reply_error(out, 404, "no such API route");
     if (e != HH_OK) return reply_failure(out, c, e);
     reply_text(out, json);
@@ -359,6 +393,24 @@ static int post_set(hh_client *c, json_t *b, cli_web_reply *out) {
     return 0;
 }
 
+/* POST /api/cron: {"name","action": enqueue|enable|disable|delete
+ * [,"namespace"]}, as `hiredhand cron ACTION NAME`: the same call each. */
+static int post_cron(hh_client *c, json_t *b, cli_web_reply *out) {
+    const char *name = str_field(b, "name"), *act = str_field(b, "action"), *ns = str_field(b, "namespace");
+    if (!name || !*name || !act) return reply_error(out, 400, "want name and action");
+    if (ns && !*ns) ns = NULL;
+    char jid[HH_JID_SIZE] = "";
+    int e;
+    if (!strcmp(act, "enqueue")) e = hh_cron_enqueue_now(c, ns, name, jid);
+    else if (!strcmp(act, "enable") || !strcmp(act, "disable")) e = hh_cron_set_enabled(c, ns, name, act[0] == 'e');
+    else if (!strcmp(act, "delete")) e = hh_cron_delete(c, ns, name);
+    else return reply_error(out, 400, "action is enqueue, enable, disable or delete");
+    if (e != HH_OK) return reply_failure(out, c, e);
+    json_t *o = json_pack("{s:i}", "done", 1);
+    if (*jid) json_object_set_new(o, "jid", json_string(jid));
+    return reply_json(out, 200, o);
+}
+
 int cli_web_api_post(hh_client *c, const char *path, const char *body, size_t len, cli_web_reply *out) {
     json_t *b = json_loadb(body, len, 0, NULL);
     if (!json_is_object(b)) {
@@ -368,6 +420,7 @@ int cli_web_api_post(hh_client *c, const char *path, const char *body, size_t le
     int e = HH_OK;
     long long removed = 0;
     if (!strcmp(path, "set")) post_set(c, b, out);
+    else if (!strcmp(path, "cron")) post_cron(c, b, out);
     else if (!strcmp(path, "queue/clear")) {
         const char *name = str_field(b, "name");
         if (!name) reply_error(out, 400, "want name");

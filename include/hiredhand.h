@@ -559,6 +559,14 @@ HH_EXPORT int hh_cron_set_enabled(hh_client *c, const char *cron_namespace, cons
  * hash. Errors: HH_ERR_NOTFOUND, HH_ERR_REDIS. */
 HH_EXPORT int hh_cron_delete(hh_client *c, const char *cron_namespace, const char *name);
 
+/* A job's jid history (cron_job:...:<name>:jid_history, the last 10 runs
+ * sidekiq-cron and the poller remember), newest first, as a JSON array
+ * (caller frees with free()): each entry as written, {"jid","enqueued"},
+ * or a JSON string when an entry is not a JSON object. Bytes that are not
+ * UTF-8, here and in hh_cron_list's fields, are shown as the text \xNN.
+ * Errors: HH_ERR_NOTFOUND (no such job), HH_ERR_REDIS, HH_ERR_NOMEM. */
+HH_EXPORT int hh_cron_history(hh_client *c, const char *cron_namespace, const char *name, char **json_out);
+
 /* Runs a job now, as the Web UI's "Enqueue now" (Job#enqueue!): pushes
  * its job whatever its status and schedule, and writes last_enqueue_time
  * and jid_history, in one script. jid_out (HH_JID_SIZE bytes, may be

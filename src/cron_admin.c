@@ -6,7 +6,8 @@
  * cron_job:<namespace>:<name> (HSET/HGETALL/DEL) and its :enqueued (ZADD
  * at a first save, DEL) and :jid_history (DEL); cron_jobs and
  * cron_job:<name> (the 1.x layout) read in the namespace "default"; a run
- * now writes as the poller does (HH_LUA_CRON_ENQUEUE). */
+ * now writes as the poller does (HH_LUA_CRON_ENQUEUE); :jid_history read
+ * (LRANGE) by hh_cron_history. */
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
@@ -18,6 +19,19 @@
 
 static const char *ns_of(const char *ns) { return ns && *ns ? ns : "default"; }
 
+/* A JSON string of len bytes; bytes that are not UTF-8 (a job a script
+ * wrote by hand) as the text \xNN, so the field still shows and is not
+ * silently dropped (JSON cannot hold them). */
+static json_t *text(const char *s, size_t len) {
+    json_t *v = json_stringn(s, len);
+    if (v) return v;
+    size_t n = 0;
+    char *esc = hh__utf8_escape_len(s, len, &n);
+    v = esc ? json_stringn(esc, n) : NULL;
+    free(esc);
+    return v;
+}
+
 static json_t *hgetall(hh__conn *c, const hh__keys *k, const char *hash_key, int *rc) {
     sds key = hh__key(k, hash_key);
     redisReply *r = hh__conn_cmd(c, "HGETALL %s", key);
@@ -27,8 +41,7 @@ static json_t *hgetall(hh__conn *c, const hh__keys *k, const char *hash_key, int
         o = json_object();
         for (size_t i = 0; i + 1 < r->elements; i += 2)
             if (r->element[i]->type == REDIS_REPLY_STRING && r->element[i + 1]->type == REDIS_REPLY_STRING)
-                json_object_set_new(o, r->element[i]->str,
-                                    json_stringn(r->element[i + 1]->str, r->element[i + 1]->len));
+                json_object_set_new(o, r->element[i]->str, text(r->element[i + 1]->str, r->element[i + 1]->len));
         *rc = HH_OK;
     } else {
         *rc = hh__fail(HH_ERR_REDIS, "HGETALL %s: %s", hash_key,
@@ -181,7 +194,7 @@ static void list_set(hh__conn *c, const hh__keys *k, const char *set, const char
         const char *msg_s = json_string_value(json_object_get(f, "message"));
         json_t *msg = msg_s ? json_loads(msg_s, 0, NULL) : NULL;
         json_t *q = json_object_get(msg, "queue");
-        json_object_set_new(j, "name", json_string(name ? name : r->element[i]->str));
+        json_object_set_new(j, "name", name ? json_string(name) : text(r->element[i]->str, r->element[i]->len));
         json_object_set_new(j, "namespace", json_string(ns));
         const char *fl[] = {"cron", "status", "source", "description", "args"};
         for (size_t n = 0; n < sizeof(fl) / sizeof(*fl); n++) {
@@ -292,4 +305,45 @@ int hh_cron_enqueue_now(hh_client *cl, const char *ns, const char *name, char *j
     sdsfree(hk);
     json_decref(f);
     return rc;
+}
+
+int hh_cron_history(hh_client *cl, const char *ns, const char *name, char **json_out) {
+    if (!cl || !name || !json_out) return hh__fail(HH_ERR_INVALID, "hh_cron_history: NULL argument");
+    *json_out = NULL;
+    hh__conn *c = hh__client_conn(cl);
+    const hh__keys *k = hh__client_keys(cl);
+    json_t *f;
+    int rc;
+    sds hk = job_key(c, k, ns, name, &f, &rc);
+    if (!hk) return rc;
+    json_decref(f);
+    sds key = sdscatlen(hh__key(k, hk), ":jid_history", 12);
+    sdsfree(hk);
+    redisReply *r = hh__conn_cmd(c, "LRANGE %s 0 -1", key);
+    sdsfree(key);
+    if (!r || r->type != REDIS_REPLY_ARRAY) {
+        rc = hh__fail(HH_ERR_REDIS, "LRANGE jid_history: %s",
+                      !r                                 ? hh__conn_last_error(c)
+                          : r->type == REDIS_REPLY_ERROR ? r->str
+                                                         : "unexpected reply");
+        if (r) freeReplyObject(r);
+        return rc;
+    }
+    json_t *out = json_array();
+    for (size_t i = 0; i < r->elements; i++) {
+        const redisReply *e = r->element[i];
+        if (e->type != REDIS_REPLY_STRING) continue;
+        /* sidekiq-cron writes {"jid","enqueued"}; anything else is shown
+         * as the text it is */
+        json_t *v = json_loadb(e->str, e->len, 0, NULL);
+        if (!json_is_object(v)) {
+            json_decref(v);
+            v = text(e->str, e->len);
+        }
+        if (v) json_array_append_new(out, v);
+    }
+    freeReplyObject(r);
+    *json_out = hh__json_dump(out);
+    json_decref(out);
+    return *json_out ? HH_OK : hh__fail(HH_ERR_NOMEM, "out of memory");
 }

@@ -22,6 +22,15 @@
 #                                            returns 1 when it cannot be had
 #   hb_chromium ARGS... URL                  headless chromium with the flags of
 #                                            docs testing-with-real-sidekiq.md and a fresh profile
+#   hb_cdp_open URL                          headless chromium (hb_chromium's flags) showing URL in
+#                                            REAL time, driven over the DevTools pipe by
+#                                            tests/lib/cdp.py (timers run as the clock does, unlike
+#                                            --virtual-time-budget); sets CDP_PID
+#   hb_cdp_eval TIMEOUT JS                   prints the JSON value of JS once it is truthy (polled
+#                                            every 0.25 s); returns 1 after TIMEOUT s without
+#   hb_cdp_close                             closes that browser
+#   hb_cdp URL SECONDS JS                    one shot: open URL, wait SECONDS real seconds, print
+#                                            the JSON value of JS, close
 #   hb_webui_start                           rackup/webrick serving Sidekiq::Web on loopback;
 #                                            sets WEBUI_PORT, WEBUI_URL, WEBUI_PID, WEBUI_LOG
 #   hb_pick_listen_port                      a free port below the ephemeral range, for servers
@@ -186,6 +195,48 @@ hb_chromium() {   # ARGS... (last one the URL); stdout = chromium's stdout; boun
     timeout -k 5 60 "$HB_CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
         --disable-background-networking --disable-component-update --disable-sync \
         --user-data-dir="$prof" "$@" 2>>"$HH_TMP/chromium.err"
+}
+
+hb_cdp_open() {   # URL
+    local prof
+    prof="$(hh_tmp)"
+    coproc CDP { exec setsid python3 "$HH_ROOT/tests/lib/cdp.py" "$1" "$HB_CHROMIUM" --headless --no-sandbox \
+        --disable-gpu --disable-quic --no-first-run --disable-background-networking --disable-component-update \
+        --disable-sync --disable-background-timer-throttling --disable-renderer-backgrounding \
+        --user-data-dir="$prof" about:blank 2>>"$HH_TMP/chromium.err"; }
+    hh_track_pid "$CDP_PID"
+}
+
+hb_cdp_cmd() {   # JSON-COMMAND READ-TIMEOUT: one command to cdp.py, its answer in HB_CDP_OUT
+    HB_CDP_OUT=""
+    printf '%s\n' "$1" >&"${CDP[1]}" || return 1
+    IFS= read -r -t "$2" HB_CDP_OUT <&"${CDP[0]}"
+}
+
+hb_cdp_eval() {   # TIMEOUT JS
+    local cmd
+    cmd="$(python3 -c 'import json,sys; print(json.dumps({"expr": sys.argv[2], "until": True, "timeout": float(sys.argv[1])}))' "$1" "$2")"
+    hb_cdp_cmd "$cmd" "$(($1 + 30))" || return 1
+    python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print(json.dumps(r.get("value", r.get("error")))); sys.exit(0 if r["ok"] else 1)' "$HB_CDP_OUT"
+}
+
+hb_cdp_close() {
+    [ -n "${CDP_PID:-}" ] || return 0
+    local fd="${CDP[1]}"
+    exec {fd}>&-
+    wait "$CDP_PID" 2>/dev/null
+    CDP_PID=""
+}
+
+hb_cdp() {   # URL SECONDS JS
+    hb_cdp_open "$1"
+    hb_cdp_cmd "{\"sleep\": $2}" "$(($2 + 60))" || { hb_cdp_close; return 1; }
+    local cmd rc
+    cmd="$(python3 -c 'import json,sys; print(json.dumps({"expr": sys.argv[1]}))' "$3")"
+    hb_cdp_cmd "$cmd" 60 && python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print(json.dumps(r.get("value", r.get("error")))); sys.exit(0 if r["ok"] else 1)' "$HB_CDP_OUT"
+    rc=$?
+    hb_cdp_close
+    return $rc
 }
 
 # ------------------------------------------------------------------ Web UI

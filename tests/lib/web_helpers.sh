@@ -11,6 +11,10 @@
 #   web_state DB                   the job data of db DB, normalized for comparison: every list and
 #                                  set of Sidekiq's model, payloads parsed, times that differ
 #                                  between two runs of one operation (enqueued_at, scores) dropped
+#   web_cron_state DB              the periodic-job data of db DB (cron* keys: hashes, sets, lists,
+#                                  zsets; queue:* lists), normalized as web_state and with jids, run
+#                                  times, floats and last_enqueue_time masked: two runs of one operation
+#                                  leave equal states
 
 web_seed() {
     local url="${REDIS_URL%/*}/${1:-0}"
@@ -73,5 +77,48 @@ for key, typ, members in json.loads(raw):
         except ValueError:
             norm.append(m)
     state[key] = sorted(norm) if typ != "list" else norm
+print(json.dumps(state, sort_keys=True, indent=1))'
+}
+
+web_cron_state() {
+    redis-cli -h 127.0.0.1 -p "$REDIS_PORT" -n "$1" --raw eval '
+        local out = {}
+        for _, pat in ipairs({"cron*", "queue:*"}) do
+          for _, k in ipairs(redis.call("keys", pat)) do
+            local t = redis.call("type", k).ok
+            local v
+            if t == "hash" then v = redis.call("hgetall", k)
+            elseif t == "zset" then v = redis.call("zrange", k, 0, -1)
+            elseif t == "list" then v = redis.call("lrange", k, 0, -1)
+            elseif t == "set" then v = redis.call("smembers", k)
+            else v = {} end
+            out[#out+1] = {k, t, v}
+          end
+        end
+        return cjson.encode(out)' 0 | python3 -c '
+import json, sys
+MASK = {"jid", "enqueued", "enqueued_at", "created_at", "last_enqueue_time"}
+def norm(v):
+    if isinstance(v, str):
+        try:
+            j = json.loads(v)
+        except ValueError:
+            return v
+        return json.dumps(norm(j), sort_keys=True) if isinstance(j, (dict, list)) else v
+    if isinstance(v, dict):
+        return {k: ("*" if k in MASK else norm(x)) for k, x in v.items()}
+    if isinstance(v, list):
+        return [norm(x) for x in v]
+    return "*" if isinstance(v, float) else v   # date_as_argument: the run time as last argument
+raw = sys.stdin.buffer.read().decode("utf-8", "replace").strip()
+state = {}
+for key, typ, members in json.loads(raw):
+    if isinstance(members, dict): members = []   # cjson: an empty table is {}
+    if typ == "hash":
+        h = dict(zip(members[0::2], members[1::2]))
+        state[key] = {k: ("*" if k in MASK else norm(x)) for k, x in h.items()}
+    else:
+        m = [norm(x) for x in members]
+        state[key] = [typ, m if typ == "list" else sorted(m, key=str)]
 print(json.dumps(state, sort_keys=True, indent=1))'
 }

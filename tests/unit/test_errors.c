@@ -353,6 +353,10 @@ static int f_cron_list(void) {
 static int f_cron_enable(void) { return hh_cron_set_enabled(down, NULL, "n", 1); }
 static int f_cron_delete(void) { return hh_cron_delete(down, NULL, "n"); }
 static int f_cron_enqueue(void) { return hh_cron_enqueue_now(down, NULL, "n", NULL); }
+static int f_cron_history(void) {
+    char *j = NULL;
+    return hh_cron_history(down, NULL, "n", &j);
+}
 static int f_jobs_find(void) {
     char *j = NULL;
     return hh_jobs_find(down, "", &j);
@@ -446,6 +450,7 @@ static const export_case exports[] = {
     {"hh_cron_set_enabled", f_cron_enable, NULL},
     {"hh_cron_delete", f_cron_delete, NULL},
     {"hh_cron_enqueue_now", f_cron_enqueue, NULL},
+    {"hh_cron_history", f_cron_history, NULL},
     {"hh_jobs_find", f_jobs_find, NULL},
     {"hh_job_jid", NULL, "an accessor of a job a handler runs"},
     {"hh_job_class", NULL, "an accessor"},

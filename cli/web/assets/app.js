@@ -8,7 +8,10 @@
 var POLL_MS = 5000;
 var PAGE = 25;
 var timer = null;
-var live = { processed: [], failed: [], last: null };
+/* the live graph: jobs processed and failed between two polls of
+ * /api/stats, and stat:processed as each poll read it (one more value
+ * than points: the polls the points lie between) */
+var live = { processed: [], failed: [], polled: [], last: null };
 
 function el(tag, attrs, kids) {
   var e = document.createElement(tag);
@@ -149,14 +152,20 @@ function liveGraph() {
   var box = document.getElementById('live');
   if (!box) return;
   while (box.firstChild) box.removeChild(box.firstChild);
-  box.appendChild(graph([{ cls: 'p', data: live.processed }, { cls: 'f', data: live.failed }]));
+  var svg = graph([{ cls: 'p', data: live.processed }, { cls: 'f', data: live.failed }]);
+  /* the numbers drawn, for scripts and tests to read back from the DOM */
+  svg.setAttribute('data-processed', live.processed.join(','));
+  svg.setAttribute('data-failed', live.failed.join(','));
+  svg.setAttribute('data-polled', live.polled.join(','));
+  box.appendChild(svg);
 }
 
 function sample(s) {
+  live.polled.push(s.processed);
   if (live.last) {
     live.processed.push(Math.max(0, s.processed - live.last.processed));
     live.failed.push(Math.max(0, s.failed - live.last.failed));
-    if (live.processed.length > 60) { live.processed.shift(); live.failed.shift(); }
+    if (live.processed.length > 60) { live.processed.shift(); live.failed.shift(); live.polled.shift(); }
   }
   live.last = s;
 }
@@ -396,6 +405,68 @@ function metrics(q) {
   }, showError);
 }
 
+/* ---------------------------------------------------------------- cron */
+
+function cronQuery(ns) { return ns ? '?namespace=' + encodeURIComponent(ns) : ''; }
+
+/* The buttons of one periodic job: POST /api/cron, as `hiredhand cron
+ * enqueue|enable|disable|delete NAME`; then after() (afterDelete() for
+ * Delete, when given). */
+function cronButtons(j, after, afterDelete) {
+  var body = function (a) { var b = { name: j.name, action: a }; if (j.namespace) b.namespace = j.namespace; return b; };
+  var press = function (a, what) {
+    return function () {
+      if (what && !window.confirm(what)) return;
+      post('cron', body(a)).then(a === 'delete' && afterDelete ? afterDelete : after, showError);
+    };
+  };
+  return [el('button', { text: 'Enqueue now', 'data-action': 'enqueue', onclick: press('enqueue') }),
+    j.status === 'enabled' ? el('button', { text: 'Disable', 'data-action': 'disable', onclick: press('disable') })
+      : el('button', { text: 'Enable', 'data-action': 'enable', onclick: press('enable') }),
+    el('button', { 'class': 'danger', text: 'Delete', 'data-action': 'delete', onclick: press('delete', 'Delete periodic job ' + j.name + '?') })];
+}
+
+function cronList(q) {
+  var ns = q.get('namespace') || '';
+  api('cron' + cronQuery(ns)).then(function (jobs) {
+    var rows = jobs.map(function (j) {
+      return el('tr', { 'class': j.status === 'enabled' ? '' : 'disabled' }, [
+        el('td', null, [el('a', { href: '#/cron/' + encodeURIComponent(j.name) + cronQuery(ns), text: j.name })]),
+        td(j.status), td(j.cron), td(j['class']), td(j.queue), td(j.last_enqueue_time), td(time(j.next)),
+        td(j.error, 'err'), el('td', null, cronButtons(j, route))]);
+    });
+    var form = el('form', { 'class': 'tools', id: 'cron-namespace' }, [
+      el('input', { name: 'namespace', placeholder: 'namespace (default)', value: ns }), el('button', { type: 'submit', text: 'Show' })]);
+    form.addEventListener('submit', function (ev) {
+      ev.preventDefault();
+      location.hash = '#/cron' + cronQuery(form.elements.namespace.value);
+    });
+    setMain('Cron (' + jobs.length + ')', [form,
+      table([['Name'], ['Status'], ['Cron'], ['Job'], ['Queue'], ['Last enqueue'], ['Next'], ['Error'], ['']], rows, 'cron'),
+      el('p', { 'class': 'note', text: 'Periodic jobs (sidekiq-cron\'s) of namespace ' + (ns || 'default') + '.' })]);
+    done('cron');
+  }, showError);
+}
+
+function cronJob(name, q) {
+  var ns = q.get('namespace') || '';
+  api('cron/job?name=' + encodeURIComponent(name) + (ns ? '&namespace=' + encodeURIComponent(ns) : '')).then(function (j) {
+    var rows = [['Name', j.name], ['Namespace', j.namespace], ['Status', j.status], ['Cron', j.cron], ['Job', j['class']],
+      ['Queue', j.queue], ['Arguments', j.args], ['Description', j.description], ['Source', j.source],
+      ['Last enqueue', j.last_enqueue_time], ['Next', time(j.next)], ['Error', j.error]].map(function (r) {
+      return el('tr', null, [td(r[0]), td(r[1], 'args')]);
+    });
+    var hist = (j.history || []).map(function (h) {
+      return el('tr', null, typeof h === 'object' ? [td(h.jid), td(h.enqueued)] : [td(h), td('')]);
+    });
+    /* after Delete there is no job left to show: back to the list */
+    var buttons = cronButtons(j, route, function () { location.hash = '#/cron' + cronQuery(ns); });
+    setMain('Cron job ' + j.name, [el('div', { 'class': 'tools' }, buttons), table([['Field'], ['Value']], rows, 'cron-job'),
+      el('h3', { text: 'Last runs' }), table([['JID'], ['Enqueued']], hist, 'cron-history')]);
+    done('cron-job');
+  }, showError);
+}
+
 /* --------------------------------------------------------------- router */
 
 function route() {
@@ -411,6 +482,8 @@ function route() {
   else if (page === 'queue') queue(p.path[1] || '', p.q);
   else if (page === 'retry' || page === 'scheduled' || page === 'dead') jobset(page, p.q);
   else if (page === 'metrics') metrics(p.q);
+  else if (page === 'cron' && p.path.length > 1) cronJob(p.path.slice(1).join('/'), p.q);
+  else if (page === 'cron') cronList(p.q);
   else if (page === 'job') job(p.path[1], p.path.slice(2).join('/'));
   else setMain('Not found', []);
 }

@@ -3,9 +3,10 @@
 # wrote (tests/ruby/web_data.rb) and a running hiredhand worker: each page's DOM shows the right
 # figures and rows (dashboard totals, history and Redis info; the worker and its running job on
 # Busy; queues; a queue's jobs; retries, scheduled and dead; per-class metrics; one job's decoded
-# backtrace), and
-# the hostile entries (markup in class, args, error and backtrace, a javascript: jid, bytes that
-# are not UTF-8) are text: no element they describe exists and the title is untouched. A
+# backtrace; periodic jobs, one of them saved by Debian's sidekiq-cron 1.8 from Ruby, and one
+# periodic job's args and jid history), and
+# the hostile entries (markup in class, args, error and backtrace, a javascript: jid, a periodic
+# job whose name, class and args hold markup, bytes that are not UTF-8) are text: no element they describe exists and the title is untouched. A
 # screenshot of each page goes to <build>/web-screenshots/ (docs/web-dashboard.md shows them).
 # SKIP (exit 77) only when chromium is missing.
 . "$(dirname "$0")/../../lib/harness.sh"
@@ -27,6 +28,21 @@ R hset "$(date -u +'j|%y%m%d|%-H:%M')" 'MetricJob|p' 12 'MetricJob|f' 2 'MetricJ
 hh_cli push SlowJob '["busy-arg"]' -q busyq
 hh_start_worker -c 2 -q busyq --tag webtag --exec "SlowJob=$HH_HANDLERS/sleep.sh 60"
 must_wait 15 '[ "$(R hget "$(R smembers processes | head -n1)" busy)" = 1 ]' "the worker did not run SlowJob within 15 s"
+# periodic jobs: a plain one run once (a jid history), one sidekiq-cron 1.8 saved from Ruby,
+# one whose name, class and args are markup, one whose fields are not UTF-8 (those two never
+# tick during the test: the worker polls periodic jobs, and queue default must keep its 5 jobs)
+hh_cli cron add nightly --cron '0 3 * * *' --class NightlyJob --queue cronq --args '[7,"seven"]'
+[ "$HH_RC" = 0 ] || fail "cron add: $HH_ERR"
+hh_cli cron enqueue nightly
+cron_jid="${HH_OUT##*jid=}"
+out="$(hh_ruby cron_fleet.rb define rubyjob '*/5 * * * *' rubyq 2>&1)" || fail "sidekiq-cron 1.8 define: $out"
+evil_name="<script>document.title='pwned-cron'</script>"
+hh_cli cron add "$evil_name" --cron '0 4 1 1 *' --class '"><img src=x onerror="document.title='"'pwned-img'"'">' \
+    --args '["<script>document.title=\u0027pwned-args\u0027</script>","\"><img src=x onerror=alert(1)>"]'
+[ "$HH_RC" = 0 ] || fail "cron add (markup): $HH_ERR"
+R sadd cron_jobs:default $'cron_job:default:bad\xffname' >/dev/null
+R hset $'cron_job:default:bad\xffname' name $'bad\xffname' cron '* * * * *' klass $'Bad\xfe\xffClass' status disabled \
+    message '{"class":"X","args":[]}' args $'["\xff"]' >/dev/null
 web_start
 
 page() {   # NAME HASH: the rendered DOM in $HH_TMP/NAME.html, a screenshot in $shots/NAME.png
@@ -87,6 +103,30 @@ assert_contains "$DOM" "died 1" "dead: an error message"
 page metrics metrics metrics
 assert_contains "$DOM" '<td class="">MetricJob</td><td class="num">12</td><td class="num">2</td><td class="num">0.50</td><td class="num">50.0</td>' \
     "metrics: the class's runs, failures, time and average"
+
+ruby_next="$(python3 -c 'import time; t=int(time.time()); print(t - t % 300 + 300)')"   # before: a tick may pass
+page cron cron cron
+assert_contains "$DOM" "Cron (4)" "cron: the number of periodic jobs"
+nightly_next="$(date -u -d "$(date -u -d tomorrow +%F) 03:00" +%s)"
+[ "$(date -u +%H)" -lt 3 ] && nightly_next="$(date -u -d "$(date -u +%F) 03:00" +%s)"
+assert_contains "$DOM" "<td class=\"\">enabled</td><td class=\"\">0 3 * * *</td><td class=\"\">NightlyJob</td><td class=\"\">cronq</td><td class=\"\">$(date -u +%F)" \
+    "cron: the plain job's row (status, cron, class, queue, last enqueue today)"
+assert_contains "$DOM" "$(date -u -d "@$nightly_next" '+%F %T UTC')" "cron: the plain job's next tick"
+assert_contains "$DOM" ">rubyjob</a></td><td class=\"\">enabled</td><td class=\"\">*/5 * * * *</td><td class=\"\">CronTick</td><td class=\"\">rubyq</td>" \
+    "cron: the job sidekiq-cron 1.8 saved"
+case "$DOM" in
+*"$(date -u -d "@$ruby_next" '+%F %T UTC')"* | *"$(date -u -d "@$((ruby_next + 300))" '+%F %T UTC')"*) ;;
+*) fail "cron: the Ruby job's next tick is not $(date -u -d "@$ruby_next" '+%F %T UTC') (or 5 min later)" ;;
+esac
+assert_contains "$DOM" "&lt;script&gt;document.title='pwned-cron'&lt;/script&gt;</a>" "cron: a markup name as text"
+assert_contains "$DOM" '"&gt;&lt;img src=x onerror=' "cron: a markup class as text"
+assert_contains "$DOM" 'Bad\xfe\xffClass' "cron: bytes that are not UTF-8 as \\xNN"
+assert_contains "$DOM" '>Enqueue now</button>' "cron: the Enqueue now button"
+page cronjob cron/nightly cron-job
+assert_contains "$DOM" '[7,"seven"]' "cron job: its args"
+assert_contains "$DOM" "<td class=\"\">$cron_jid</td>" "cron job: the jid history"
+page cronevil "cron/$(python3 -c 'import sys,urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$evil_name")" cron-job
+assert_contains "$DOM" "&lt;script&gt;document.title='pwned-args'&lt;/script&gt;" "cron job: markup args as text"
 
 page job 'job/retry/javascript%3Aalert(1)' job
 assert_contains "$DOM" '<pre id="backtrace">&lt;script&gt;document.title=' "job: the decoded backtrace as text"
