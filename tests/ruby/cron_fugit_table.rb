@@ -6,13 +6,19 @@
 #
 #   ruby73-gems tests/ruby/cron_fugit_table.rb > tests/fixtures/cron_fugit.tsv
 #
-# Rows (tab-separated):
+# A first line "# tzdata VERSION", then rows (tab-separated):
 #   tick  TZ  EXPR  T  PREV  NEXT   fugit's previous_time(T) and next_time(T)
 #         with the process's TZ set to TZ (the zone of an EXPR that names
 #         none), T given in the expression's zone; -1 where fugit raises
 #   refused  EXPR  nil|raise       fugit's Cron.parse refuses it
 #   accepted EXPR                  fugit accepts it, hiredhand refuses it
 require 'fugit'
+
+# The tz database fugit's zones came from (tzinfo reads the system's): a
+# zone's future rules change with it, so the fixture names it, and the
+# unit test knows which rows another machine's data may answer otherwise.
+tzdata = (File.open('/usr/share/zoneinfo/tzdata.zi', &:readline)[/version (\S+)/, 1] rescue nil) || 'unknown'
+puts "# tzdata #{tzdata}"
 
 def utc(s) = Time.utc(*s.split(/[-T:]/).map(&:to_i)).to_i
 

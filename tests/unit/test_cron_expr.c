@@ -24,6 +24,22 @@ typedef struct {
     long long t, prev, next;
 } row;
 
+/* The tz database versions of the fixture (its first line) and of this
+ * machine (/usr/share/zoneinfo/tzdata.zi's first line, the data GLib
+ * reads): a named zone's future rules change between versions, so where
+ * they differ, a zoned row answered otherwise is counted, not failed; the
+ * integration test then checks every row against fugit on this machine's
+ * data. UTC and fixed-offset rows must match whatever the data. */
+static char fixture_tzdata[32] = "unknown";
+
+static void system_tzdata(char *out, size_t len) {
+    snprintf(out, len, "unknown");
+    FILE *f = fopen("/usr/share/zoneinfo/tzdata.zi", "r");
+    char line[128], v[32];
+    if (f && fgets(line, sizeof line, f) && sscanf(line, "# version %31s", v) == 1) snprintf(out, len, "%s", v);
+    if (f) fclose(f);
+}
+
 /* Reads the fixture's rows (tab-separated, see cron_fugit_table.rb). */
 static row *read_rows(size_t *n) {
     FILE *f = fopen(fixture, "r");
@@ -34,6 +50,10 @@ static row *read_rows(size_t *n) {
     char line[512];
     while (fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = 0;
+        if (line[0] == '#') { /* "# tzdata VERSION" */
+            sscanf(line, "# tzdata %31s", fixture_tzdata);
+            continue;
+        }
         char *fld[6] = {0};
         int nf = 0;
         for (char *p = line; nf < 6;) {
@@ -70,6 +90,14 @@ static row *read_rows(size_t *n) {
     return rows;
 }
 
+/* A row whose answer comes from a named zone's rules: its TZ, or a zone
+ * name ending its expression (not UTC, Z or a fixed offset). */
+static int named_zone(const row *r) {
+    const char *sp = strrchr(r->expr, ' ');
+    int suffix = sp && sp[1] >= 'A' && sp[1] <= 'Z' && strcmp(sp + 1, "UTC") != 0 && strcmp(sp + 1, "Z") != 0;
+    return suffix || strcmp(r->tz, "UTC") != 0;
+}
+
 static int has_zone_suffix(const char *expr) {
     const char *sp = strrchr(expr, ' ');
     return sp && (sp[1] == '+' || sp[1] == '-' || (sp[1] >= 'A' && sp[1] <= 'Z'));
@@ -80,8 +108,11 @@ static int has_zone_suffix(const char *expr) {
  * NULL) and with that zone passed as the default. */
 static void test_ticks_as_fugit(void **s) {
     (void)s;
-    size_t n, checked = 0, bad = 0;
+    size_t n, checked = 0, bad = 0, other_data = 0;
     row *rows = read_rows(&n);
+    char here[32];
+    system_tzdata(here, sizeof here);
+    int same_data = strcmp(here, fixture_tzdata) == 0;
     char *oldtz = getenv("TZ") ? strdup(getenv("TZ")) : NULL;
     for (size_t i = 0; i < n; i++) {
         row *r = &rows[i];
@@ -97,7 +128,9 @@ static void test_ticks_as_fugit(void **s) {
                 continue;
             }
             long long p = hh__cron_expr_prev(e, r->t), x = hh__cron_expr_next(e, r->t);
-            if (p != r->prev || x != r->next) {
+            if ((p != r->prev || x != r->next) && !same_data && named_zone(r)) {
+                other_data++;
+            } else if (p != r->prev || x != r->next) {
                 if (bad++ < 20)
                     print_error("TZ=%s default=%s \"%s\" at %lld: prev %lld next %lld, fugit %lld %lld\n", r->tz,
                                 pass ? r->tz : "NULL", r->expr, r->t, p, x, r->prev, r->next);
@@ -114,6 +147,10 @@ static void test_ticks_as_fugit(void **s) {
     }
     free(rows);
     print_message("%zu ticks checked against fugit's, %zu wrong\n", checked, bad);
+    if (other_data)
+        print_message("%zu zoned ticks differ: the fixture's tz data is %s, this machine's %s (the integration "
+                      "test compares them with fugit on this machine's data)\n",
+                      other_data, fixture_tzdata, here);
     assert_true(checked > 1000);
     assert_int_equal(bad, 0);
 }
