@@ -538,7 +538,11 @@ typedef struct hh_cron_spec {
  * set, the hash with every field sidekiq-cron writes (JSON strings for
  * args and message, "1"/"0" flags, status, source), keeping a saved
  * last_enqueue_time, and, when the job is new, the guard of the tick just
- * past so that it does not run at once. Errors: HH_ERR_INVALID (a field
+ * past so that it does not run at once. In namespace "default" it saves
+ * sidekiq-cron 1.x's layout (cron_jobs, cron_job:<name>) when a 1.x job
+ * of that name exists (updated, not doubled) or the Redis holds 1.x jobs
+ * and no cron_jobs:default set (a 1.x fleet reads nothing else); else
+ * 2.x's. Errors: HH_ERR_INVALID (a field
  * missing, args not a JSON array, retry not JSON, or an expression the
  * parser refuses: hh_last_error() gives its reason), HH_ERR_REDIS,
  * HH_ERR_NOMEM. */

@@ -89,6 +89,29 @@ static int redis_ok(hh__conn *c, redisReply *r, const char *what) {
     return rc;
 }
 
+/* Whether a job of namespace "default" is saved in sidekiq-cron 1.x's
+ * layout (cron_jobs, cron_job:<name>, no namespace field): when a 1.x job
+ * of that name exists and no 2.x one, so that it is updated rather than
+ * doubled (two hashes of one name would both run each tick), or when the
+ * Redis holds a 1.x fleet's jobs and no 2.x "default" set, so that 1.x
+ * processes (which read nothing else) see the job. *rc: a Redis error. */
+static int legacy_layout(hh__conn *c, const hh__keys *k, const char *name, int *rc) {
+    sds k1 = sdscatprintf(hh__key(k, "cron_job:"), "%s", name);
+    sds k2 = sdscatprintf(hh__key(k, "cron_job:default:"), "%s", name);
+    sds s1 = hh__key(k, "cron_jobs"), s2 = hh__key(k, "cron_jobs:default");
+    long long v[4] = {0, 0, 0, 0};
+    const char *keys[4] = {k1, k2, s1, s2};
+    for (int i = 0; i < 4 && *rc == HH_OK; i++) {
+        redisReply *r = hh__conn_cmd(c, "EXISTS %s", keys[i]);
+        if (r && r->type == REDIS_REPLY_INTEGER) v[i] = r->integer;
+        else *rc = hh__fail(HH_ERR_REDIS, "EXISTS: %s", r && r->str ? r->str : hh__conn_last_error(c));
+        if (r) freeReplyObject(r);
+    }
+    sdsfree(k1), sdsfree(k2), sdsfree(s1), sdsfree(s2);
+    if (*rc != HH_OK || v[1]) return 0;
+    return v[0] || (v[2] && !v[3]);
+}
+
 int hh_cron_save(hh_client *cl, const hh_cron_spec *s) {
     if (!cl || !s) return hh__fail(HH_ERR_INVALID, "hh_cron_save: NULL client or spec");
     if (!s->name || !*s->name || strlen(s->name) > 255)
@@ -118,10 +141,12 @@ int hh_cron_save(hh_client *cl, const hh_cron_spec *s) {
     json_decref(msg), json_decref(args);
     hh__conn *c = hh__client_conn(cl);
     const hh__keys *k = hh__client_keys(cl);
-    sds hk = sdscatprintf(sdsempty(), "cron_job:%s:%s", ns, s->name);
-    sds key = hh__key(k, hk), set = sdscatprintf(hh__key(k, "cron_jobs:"), "%s", ns);
-    sds ek = sdscatlen(sdsdup(key), ":enqueued", 9);
     int rc = HH_OK;
+    int legacy = !strcmp(ns, "default") ? legacy_layout(c, k, s->name, &rc) : 0;
+    sds hk = legacy ? sdscatprintf(sdsempty(), "cron_job:%s", s->name)
+                    : sdscatprintf(sdsempty(), "cron_job:%s:%s", ns, s->name);
+    sds key = hh__key(k, hk), set = legacy ? hh__key(k, "cron_jobs") : sdscatprintf(hh__key(k, "cron_jobs:"), "%s", ns);
+    sds ek = sdscatlen(sdsdup(key), ":enqueued", 9);
     int e;
     json_t *old = hgetall(c, k, hk, &e);
     if (e) rc = e;
@@ -136,16 +161,17 @@ int hh_cron_save(hh_client *cl, const hh_cron_spec *s) {
     if (!msg_s || !args_s) rc = hh__fail(HH_ERR_NOMEM, "out of memory");
     if (rc == HH_OK) rc = redis_ok(c, hh__conn_cmd(c, "SADD %s %s", set, hk), "SADD");
     if (rc == HH_OK)
-        rc = redis_ok(c,
-                      hh__conn_cmd(c,
-                                   "HSET %s name %s namespace %s klass %s cron %s description %s source %s args %s "
-                                   "date_as_argument %s message %s status %s active_job %s queue_name_prefix %s "
-                                   "queue_name_delimiter %s retry %s last_enqueue_time %s symbolize_args %s",
-                                   key, s->name, ns, s->klass, s->cron, s->description ? s->description : "",
-                                   s->from_schedule ? "schedule" : "dynamic", args_s, s->date_as_argument ? "1" : "0",
-                                   msg_s, status, s->active_job ? "1" : "0", "", "", retry_field,
-                                   old_last ? old_last : "", "0"),
-                      "HSET");
+        rc =
+            redis_ok(c,
+                     hh__conn_cmd(c,
+                                  "HSET %s name %s %s %s klass %s cron %s description %s source %s args %s "
+                                  "date_as_argument %s message %s status %s active_job %s queue_name_prefix %s "
+                                  "queue_name_delimiter %s retry %s last_enqueue_time %s symbolize_args %s",
+                                  key, s->name, legacy ? "name" : "namespace", legacy ? s->name : ns, s->klass, s->cron,
+                                  s->description ? s->description : "", s->from_schedule ? "schedule" : "dynamic",
+                                  args_s, s->date_as_argument ? "1" : "0", msg_s, status, s->active_job ? "1" : "0", "",
+                                  "", retry_field, old_last ? old_last : "", "0"),
+                     "HSET");
     if (rc == HH_OK) { /* a new job does not run the tick just past (Job#save) */
         double now = hh__now();
         int64_t prev = hh__cron_expr_prev(x, (int64_t)floor(now));

@@ -4,7 +4,8 @@
 # namespaces polled. A job saved by 1.8, 1.8's poller and a hiredhand
 # worker whose clock is 1.5 s ahead (HH_TEST_CLOCK_SKEW_MS, test-only) so
 # that it wins ticks: each tick is enqueued once, and 1.8 reads back the
-# last_enqueue_time and jid_history hiredhand wrote.
+# last_enqueue_time and jid_history hiredhand wrote. `hiredhand cron add`
+# there saves 1.x's layout, updating a 1.8 job of the same name.
 . "$(dirname "$0")/../../lib/harness.sh"
 . "$(dirname "$0")/../../lib/cron_helpers.sh"
 hh_require_binary
@@ -29,5 +30,20 @@ last=${out#last=}; last=${last%% *}
 assert_between "$last" "$(($(date +%s) - 30))" "$(($(date +%s) + 5))" "last_enqueue_time read by sidekiq-cron 1.8 ($out)"
 assert_contains "$out" "jids_ok=1" "jid_history entries read by 1.8 name queued jobs ($out)"
 cron_check_once cron_job:minutely cronmin >/dev/null
+hh_stop_worker
+
+# `hiredhand cron add` on a 1.x fleet's Redis writes the 1.x layout (1.8
+# reads nothing else), and re-adding a job 1.8 defined updates it rather
+# than saving a second job of that name (both would run each tick)
+hh_cli cron add hhadded --cron '0 3 * * *' --class AddedJob -r "$REDIS_URL"
+assert_eq "$HH_RC" 0 "cron add: $HH_ERR"
+hh_cli cron add minutely --cron '* * * * *' --class MinutelyAgain --queue cronmin -r "$REDIS_URL"
+assert_eq "$HH_RC" 0 "cron add over 1.8's job: $HH_ERR"
+assert_eq "$(R EXISTS cron_jobs:default cron_job:default:hhadded cron_job:default:minutely)" 0 "no 2.x keys beside 1.x"
+names="$(REDIS_URL="$REDIS_URL" ruby -e 'require "sidekiq"; require "sidekiq-cron"
+  puts Sidekiq::Cron::Job.all.map { |j| "#{j.name}=#{j.klass}" }.sort.join(",")')"
+assert_contains "$names" "hhadded=AddedJob" "sidekiq-cron 1.8 lists the job hiredhand added ($names)"
+assert_contains "$names" "minutely=MinutelyAgain" "and reads the updated job ($names)"
+assert_eq "$(echo "$names" | tr , '\n' | grep -c '^minutely=')" 1 "one job of that name"
 hh_log "pushed $n ticks, each once"
 pass
