@@ -198,7 +198,9 @@ static int host_ok(const web *w, const char *host) {
 
 /* Why a POST is refused, or NULL: read-only, the CSRF token missing from
  * the cookie or the header or not this process's, a foreign Origin or a
- * cross-site Sec-Fetch-Site. */
+ * cross-site Sec-Fetch-Site. An Origin is this site's when its host is
+ * the request's Host (itself this host's or an --allowed-host), over http
+ * or over https (a TLS-terminating proxy in front). */
 static const char *post_refused(const web *w, struct MHD_Connection *conn) {
     if (w->read_only) return "read-only: this dashboard changes nothing (--read-only)";
     const char *hdr = w->api.lookup_connection_value(conn, MHD_HEADER_KIND, "X-CSRF-Token");
@@ -211,9 +213,9 @@ static const char *post_refused(const web *w, struct MHD_Connection *conn) {
     if (site && strcmp(site, "same-origin") != 0) return "cross-site request refused";
     const char *origin = w->api.lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
     const char *host = w->api.lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
-    if (origin) {
-        if (!host || strncmp(origin, "http://", 7) != 0 || strcmp(origin + 7, host) != 0)
-            return "foreign Origin refused";
+    if (origin) { /* https: the page came through a TLS-terminating proxy */
+        size_t skip = !strncmp(origin, "http://", 7) ? 7 : !strncmp(origin, "https://", 8) ? 8 : 0;
+        if (!host || !skip || strcmp(origin + skip, host) != 0) return "foreign Origin refused";
     }
     return NULL;
 }
@@ -449,8 +451,9 @@ int cli_web(int argc, char **argv) {
         hh_client_free(w.client);
         return cli_usage_error("cannot listen on %s (in use, or not an address of this host)", bind);
     }
-    printf("hiredhand web: listening on http://%s/%s%s\n", bind, w.read_only ? " (read-only)" : "",
-           w.basic || w.bearer ? " (authentication required)" : "");
+    int bare_port = bind[0] && strspn(bind, "0123456789") == strlen(bind); /* binds 127.0.0.1 */
+    printf("hiredhand web: listening on http://%s%s/%s%s\n", bare_port ? "127.0.0.1:" : "", bind,
+           w.read_only ? " (read-only)" : "", w.basic || w.bearer ? " (authentication required)" : "");
     fflush(stdout);
     int sig = 0;
     sigwait(&set, &sig);
