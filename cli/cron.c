@@ -71,6 +71,15 @@ static const char *str(json_t *o, const char *k) {
     return s ? s : "-";
 }
 
+/* A field of a listed job as the terminal may show it (cli_name_escape:
+ * a control byte in a name or class written by any client cannot drive
+ * the terminal or break the table's rows). malloc'd; "-" when absent. */
+static char *shown(json_t *o, const char *k) {
+    json_t *v = json_object_get(o, k);
+    if (!json_is_string(v)) return strdup("-");
+    return cli_name_escape(json_string_value(v), json_string_length(v));
+}
+
 static int print_list(const char *json, int as_json) {
     if (as_json) {
         printf("%s\n", json);
@@ -84,9 +93,13 @@ static int print_list(const char *json, int as_json) {
     json_array_foreach(a, i, j) {
         char next[40];
         when(next, sizeof(next), json_object_get(j, "next"));
-        printf("%-24s %-9s %-20s %-24s %-12s %-24s %s\n", str(j, "name"), str(j, "status"), str(j, "cron"),
-               str(j, "class"), str(j, "queue"), next, str(j, "last_enqueue_time"));
-        if (json_is_string(json_object_get(j, "error"))) printf("  ! cannot run: %s\n", str(j, "error"));
+        const char *keys[] = {"name", "status", "cron", "class", "queue", "last_enqueue_time", "error"};
+        char *f[7];
+        for (size_t n = 0; n < 7; n++) f[n] = shown(j, keys[n]);
+        printf("%-24s %-9s %-20s %-24s %-12s %-24s %s\n", f[0] ? f[0] : "?", f[1] ? f[1] : "?", f[2] ? f[2] : "?",
+               f[3] ? f[3] : "?", f[4] ? f[4] : "?", next, f[5] ? f[5] : "?");
+        if (json_is_string(json_object_get(j, "error"))) printf("  ! cannot run: %s\n", f[6] ? f[6] : "?");
+        for (size_t n = 0; n < 7; n++) free(f[n]);
     }
     if (!json_array_size(a)) printf("(no periodic jobs)\n");
     json_decref(a);

@@ -50,6 +50,15 @@ assert_contains "$HH_OUT" "! cannot run" "cron list shows the broken job"
 hh_cli stats -r "$REDIS_URL"
 assert_contains "$HH_OUT" "Periodic   2 (0 disabled, 1 broken)" "stats counts the periodic jobs"
 hh_stop_worker
+# a class and queue holding control bytes (any client may write them) list
+# escaped, one row each: they cannot drive the terminal
+hh_cli cron add esc --cron '0 0 1 1 *' --class "$(printf '\033[31mRed')" --queue "$(printf 'q\nx')" -r "$REDIS_URL"
+assert_eq "$HH_RC" 0 "cron add esc: $HH_ERR"
+hh_cli cron list -r "$REDIS_URL"
+case "$HH_OUT" in *$'\033'*) fail "cron list printed a raw ESC" ;; esac
+assert_eq "$(printf '%s\n' "$HH_OUT" | grep -c '^esc ')" 1 "the row of esc"
+assert_contains "$HH_OUT" 'q\nx' "the queue's newline escaped"
+hh_cli cron delete esc -r "$REDIS_URL"
 hh_cli cron delete broken -r "$REDIS_URL"
 assert_eq "$(R EXISTS cron_job:default:broken)" 0 "deleted"
 
