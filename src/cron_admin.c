@@ -160,6 +160,8 @@ int hh_cron_save(hh_client *cl, const hh_cron_spec *s) {
     else if (retry && json_is_boolean(retry)) retry_field = json_is_true(retry) ? "true" : "false";
     if (!msg_s || !args_s) rc = hh__fail(HH_ERR_NOMEM, "out of memory");
     if (rc == HH_OK) rc = redis_ok(c, hh__conn_cmd(c, "SADD %s %s", set, hk), "SADD");
+    /* a 1.x hash has no namespace field (hh_cron_delete tells the layouts
+     * apart by it): there the pair repeats name, keeping one command */
     if (rc == HH_OK)
         rc =
             redis_ok(c,
