@@ -121,7 +121,14 @@ HH_EXPORT const char *hh_strerror(int err);
  * client (also on success: a queue cleared that held another type). The
  * checks that take an errbuf (hh_name_check, hh_redis_url_check,
  * hh_redis_options_check, hh_manager_options_check) write the same reason
- * there. The library never writes to stderr or stdout itself: what it
+ * there.
+ *
+ * The habit to follow: test the returned code (or NULL), then read
+ * hh_last_error(). Deprecated, kept working for the whole of ABI 1 and
+ * gone in the next major version: the errbuf/errlen arguments of those four
+ * checks (pass NULL, 0; the reason is in hh_last_error() all the same).
+ * The *err of the constructors stays: it is the only way to the code of a
+ * call that returns NULL. The library never writes to stderr or stdout itself: what it
  * logs goes to the log callback (hh_manager_options.log; a NULL log there
  * means stderr). */
 
@@ -201,15 +208,16 @@ typedef struct hh_redis_options {
  * Thread-safe. */
 HH_EXPORT void hh_redis_options_init(hh_redis_options *o);
 
-/* Checks a Redis URL without connecting. Returns HH_OK or HH_ERR_INVALID and,
- * when errbuf is non-NULL, writes a message (never containing the password)
- * into it. Thread-safe. */
+/* Checks a Redis URL without connecting. Returns HH_OK or HH_ERR_INVALID
+ * with a message (never containing the password) in hh_last_error() and,
+ * when errbuf (deprecated) is non-NULL, in errbuf. Thread-safe. */
 HH_EXPORT int hh_redis_url_check(const char *url, char *errbuf, size_t errlen);
 
 /* Checks redis options without connecting: the URL as hh_redis_url_check
  * does, and for rediss:// the TLS settings (each file readable and valid,
  * a certificate with its key). Returns HH_OK or HH_ERR_INVALID with a
- * message naming the file and OpenSSL's reason. Thread-safe. */
+ * message naming the file and OpenSSL's reason in hh_last_error() (and in
+ * errbuf, deprecated, when non-NULL). Thread-safe. */
 HH_EXPORT int hh_redis_options_check(const hh_redis_options *o, char *errbuf, size_t errlen);
 
 /* What a name given to hiredhand is used for (see hh_name_check()). */
@@ -240,8 +248,9 @@ typedef enum hh_name_kind {
  * Sidekiq 7/8's metrics keys (<Class>-<DD>-<HH>:<M>, <YYYYMMDD>-marks,
  * <token>-<24 hex>). So "queue:default", "retry" and "queue" are refused;
  * "host:1234:0123456789ab", "worker-0" and "myapp:prod" are accepted.
- * Returns HH_OK or HH_ERR_INVALID with the reason in errbuf (may be NULL).
- * hh_manager_new() and hh_client_new() apply it. Thread-safe. */
+ * Returns HH_OK or HH_ERR_INVALID with the reason in hh_last_error() and
+ * in errbuf (deprecated, may be NULL). hh_manager_new() and hh_client_new()
+ * apply it. Thread-safe. */
 HH_EXPORT int hh_name_check(hh_name_kind kind, const char *name, char *errbuf, size_t errlen);
 
 /* ---------------------------------------------------------------- client */
@@ -874,8 +883,9 @@ HH_EXPORT void hh_manager_options_init(hh_manager_options *o);
  * http_bind: parsed, then bound and closed at once, so that a port in use
  * is refused here rather than at hh_manager_start() (hh_manager_new()
  * parses it only: the port is taken at start). Returns
- * HH_OK, or HH_ERR_INVALID with the reason in errbuf (may be NULL) and in
- * hh_last_error(). The CLI prints this reason: one set of limits.
+ * HH_OK, or HH_ERR_INVALID with the reason in hh_last_error() (and in
+ * errbuf, deprecated, when non-NULL). The CLI prints this reason: one set
+ * of limits.
  * Thread-safe. */
 HH_EXPORT int hh_manager_options_check(const hh_manager_options *o, char *errbuf, size_t errlen);
 
