@@ -527,7 +527,8 @@ typedef struct hh_cron_spec {
     const char *args_json;      /* a JSON array; NULL: [] */
     const char *description;    /* NULL: none */
     const char *cron_namespace; /* NULL: "default" */
-    const char *retry_json;     /* the message's "retry" (true, false, a count); NULL: Sidekiq's default */
+    const char *retry_json;     /* the message's "retry": true, false or a count (an integer >= 0);
+                                 * NULL or "null": Sidekiq's default */
     int active_job;             /* 1: pushed in ActiveJob's envelope (JobWrapper) */
     int date_as_argument;       /* 1: each run gets its enqueue time (a float) as last argument */
     int disabled;               /* 1: saved disabled; 0: keeps the saved status, else enabled */
@@ -543,8 +544,10 @@ typedef struct hh_cron_spec {
  * of that name exists (updated, not doubled) or the Redis holds 1.x jobs
  * and no cron_jobs:default set (a 1.x fleet reads nothing else); else
  * 2.x's. Errors: HH_ERR_INVALID (a field
- * missing, args not a JSON array, retry not JSON, or an expression the
- * parser refuses: hh_last_error() gives its reason), HH_ERR_REDIS,
+ * missing, args not a JSON array, retry not true, false, null or an
+ * integer >= 0 (Sidekiq reads a string or a fraction as 25 retries, a
+ * negative count as none), or an expression the parser refuses:
+ * hh_last_error() gives its reason), HH_ERR_REDIS,
  * HH_ERR_NOMEM. */
 HH_EXPORT int hh_cron_save(hh_client *c, const hh_cron_spec *spec);
 

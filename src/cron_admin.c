@@ -129,6 +129,22 @@ int hh_cron_save(hh_client *cl, const hh_cron_spec *s) {
         json_decref(args), json_decref(retry), hh__cron_expr_free(x);
         return hh__fail(HH_ERR_INVALID, json_is_array(args) ? "retry is not JSON" : "args must be a JSON array");
     }
+    if (json_is_null(retry)) { /* as sidekiq-cron's `retry: nil`: Sidekiq's default */
+        json_decref(retry);
+        retry = NULL;
+    }
+    /* sidekiq-cron 2.x stores any retry it is given (1.8 takes none: it
+     * pushes whatever its message holds); Sidekiq
+     * reads false as no retry, an Integer as that many, and any other
+     * truthy value as its default of 25: "abc", "false" (a string) or 2.5
+     * would retry 25 times, -5 would send the first failure to the dead
+     * set. Refused here, so that a saved job runs as it reads. */
+    if (retry && !json_is_boolean(retry) && !(json_is_integer(retry) && json_integer_value(retry) >= 0)) {
+        int rc = hh__fail(HH_ERR_INVALID, "retry %.60s: want true, false or a count of retries (an integer, 0 or more)",
+                          s->retry_json);
+        json_decref(args), json_decref(retry), hh__cron_expr_free(x);
+        return rc;
+    }
     /* The message as Job.new builds it for a class Ruby may not know:
      * {"queue"=>"default"} merged with class and args, then queue and
      * retry when given. */
@@ -153,11 +169,9 @@ int hh_cron_save(hh_client *cl, const hh_cron_spec *s) {
     const char *old_status = old ? json_string_value(json_object_get(old, "status")) : NULL;
     const char *old_last = old ? json_string_value(json_object_get(old, "last_enqueue_time")) : NULL;
     const char *status = s->disabled ? "disabled" : old_status && *old_status ? old_status : "enabled";
-    /* retry: a string only when it is not a number (Job#to_hash) */
-    const char *retry_field = "";
-    if (retry && json_is_string(retry)) retry_field = json_string_value(retry);
-    else if (retry_s && !json_is_boolean(retry)) retry_field = retry_s;
-    else if (retry && json_is_boolean(retry)) retry_field = json_is_true(retry) ? "true" : "false";
+    /* retry as Job#to_hash writes it: the number, or true/false's to_s */
+    const char *retry_field = !retry ? "" : json_is_boolean(retry) ? (json_is_true(retry) ? "true" : "false") : retry_s;
+    if (!retry_field) retry_field = "";
     if (!msg_s || !args_s) rc = hh__fail(HH_ERR_NOMEM, "out of memory");
     if (rc == HH_OK) rc = redis_ok(c, hh__conn_cmd(c, "SADD %s %s", set, hk), "SADD");
     /* a 1.x hash has no namespace field (hh_cron_delete tells the layouts

@@ -23,6 +23,13 @@ hh_cli cron add bad --cron '61 * * * *' --class X -r "$REDIS_URL"
 assert_eq "$HH_RC" 2 "a bad expression is refused"
 assert_contains "$HH_ERR" 'minute field "61"' "with the parser's reason"
 assert_eq "$(R EXISTS cron_job:default:bad)" 0 "and nothing saved"
+# a retry Sidekiq would read otherwise ("abc": 25 retries, -5: none) is refused
+for r in '"abc"' -5; do
+    hh_cli cron add r --cron '0 3 * * *' --class X --retry "$r" -r "$REDIS_URL"
+    assert_eq "$HH_RC" 2 "--retry $r refused"
+    assert_contains "$HH_ERR" "want true, false or a count" "--retry $r: the reason"
+done
+assert_eq "$(R EXISTS cron_job:default:r)" 0 "no job saved with a bad retry"
 
 hh_cli cron enqueue nightly -r "$REDIS_URL"
 assert_eq "$HH_RC" 0 "cron enqueue: $HH_ERR"
