@@ -342,12 +342,20 @@ int hh__cron_poll(const hh__cron_env *e, hh__conn *c, double now) {
         redisReply *r = hh__conn_cmd(c, "HGETALL %s", hk);
         sdsfree(hk);
         json_t *f = hash_fields(r);
-        if (!r || r->type == REDIS_REPLY_ERROR) {
+        if (r && r->type == REDIS_REPLY_ERROR && !strncmp(r->str, "WRONGTYPE", 9)) {
+            /* a member naming a key that is no hash (a script's string):
+             * sidekiq-cron's Job.all raises on it and skips the whole
+             * poll; here it is one broken job and the others run */
+            jobs++, broken++;
+            if (sdslen(broken_list) < 2000)
+                broken_list = sdscatprintf(broken_list, "%s%s: its key is not a hash", sdslen(broken_list) ? "; " : "",
+                                           members[i]);
+        } else if (!r || r->type == REDIS_REPLY_ERROR) {
             err = sdscatprintf(sdsempty(), "HGETALL %s: %s", members[i], r ? r->str : hh__conn_last_error(c));
             rc = -1;
         }
         if (r) freeReplyObject(r);
-        if (!f || !json_object_size(f)) { /* gone since SMEMBERS, or not a hash */
+        if (!f || !json_object_size(f)) { /* gone since SMEMBERS (a save or delete in flight), or not a hash */
             json_decref(f);
             continue;
         }

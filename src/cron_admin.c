@@ -32,12 +32,17 @@ static json_t *text(const char *s, size_t len) {
     return v;
 }
 
-static json_t *hgetall(hh__conn *c, const hh__keys *k, const char *hash_key, int *rc) {
+/* The hash's fields as an object of strings ({} when there is no key).
+ * wrongtype non-NULL: a key of another type sets it (no error, NULL). */
+static json_t *hgetall_ex(hh__conn *c, const hh__keys *k, const char *hash_key, int *rc, int *wrongtype) {
     sds key = hh__key(k, hash_key);
     redisReply *r = hh__conn_cmd(c, "HGETALL %s", key);
     sdsfree(key);
     json_t *o = NULL;
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements % 2 == 0) {
+    if (wrongtype && r && r->type == REDIS_REPLY_ERROR && !strncmp(r->str, "WRONGTYPE", 9)) {
+        *wrongtype = 1;
+        *rc = HH_OK;
+    } else if (r && r->type == REDIS_REPLY_ARRAY && r->elements % 2 == 0) {
         o = json_object();
         for (size_t i = 0; i + 1 < r->elements; i += 2)
             if (r->element[i]->type == REDIS_REPLY_STRING && r->element[i + 1]->type == REDIS_REPLY_STRING)
@@ -51,6 +56,10 @@ static json_t *hgetall(hh__conn *c, const hh__keys *k, const char *hash_key, int
     }
     if (r) freeReplyObject(r);
     return o;
+}
+
+static json_t *hgetall(hh__conn *c, const hh__keys *k, const char *hash_key, int *rc) {
+    return hgetall_ex(c, k, hash_key, rc, NULL);
 }
 
 /* The hash of job `name`: the 2.x key, or in "default" the 1.x one when
@@ -213,6 +222,29 @@ static int cmp_name(const void *a, const void *b) {
     return strcmp(p ? p : "", q ? q : "");
 }
 
+/* The entry of a member whose key holds no job (another type, or no key:
+ * a member left by a script or a crash): listed with its reason, so that
+ * an operator sees it and the other jobs still list. Its name: the key
+ * less cron_job:<ns>: (or 1.x's cron_job:). */
+static json_t *broken_entry(const char *member, size_t len, const char *set, const char *ns, const char *why) {
+    sds p2 = sdscatprintf(sdsempty(), "cron_job:%s:", ns);
+    const char *name = member;
+    if (len > sdslen(p2) && !strncmp(member, p2, sdslen(p2))) name = member + sdslen(p2);
+    else if (len > 9 && !strncmp(member, "cron_job:", 9)) name = member + 9;
+    sdsfree(p2);
+    json_t *j = json_object();
+    json_object_set_new(j, "name", text(name, len - (size_t)(name - member)));
+    json_object_set_new(j, "namespace", json_string(ns));
+    const char *fl[] = {"cron", "status", "source", "description", "args", "class", "queue", "last_enqueue_time", "next"};
+    for (size_t n = 0; n < sizeof(fl) / sizeof(*fl); n++) json_object_set_new(j, fl[n], json_null());
+    json_t *t = text(member, len);
+    sds e = sdscatprintf(sdsempty(), "%s of %s %s", json_string_value(t) ? json_string_value(t) : "?", set, why);
+    json_decref(t);
+    json_object_set_new(j, "error", text(e, sdslen(e)));
+    sdsfree(e);
+    return j;
+}
+
 static void list_set(hh__conn *c, const hh__keys *k, const char *set, const char *ns, json_t *out, int *rc) {
     sds key = hh__key(k, set);
     redisReply *r = hh__conn_cmd(c, "SMEMBERS %s", key);
@@ -225,9 +257,26 @@ static void list_set(hh__conn *c, const hh__keys *k, const char *set, const char
     }
     double now = hh__now();
     for (size_t i = 0; i < r->elements && !*rc; i++) {
-        if (r->element[i]->type != REDIS_REPLY_STRING) continue;
-        json_t *f = hgetall(c, k, r->element[i]->str, rc);
+        const redisReply *m = r->element[i];
+        if (m->type != REDIS_REPLY_STRING) continue;
+        /* sidekiq-cron's Job.all raises at a member whose key is no hash
+         * and skips one with no key: here each lists as broken (once: a
+         * set holds a member once), the others as they are */
+        int wrongtype = 0;
+        json_t *f = hgetall_ex(c, k, m->str, rc, &wrongtype);
+        if (wrongtype) {
+            sds mk = hh__key(k, m->str);
+            redisReply *t = hh__conn_cmd(c, "TYPE %s", mk);
+            sdsfree(mk);
+            sds why = sdscatprintf(sdsempty(), "is a %s, not a job's hash",
+                                   t && t->type == REDIS_REPLY_STATUS ? t->str : "key of another type");
+            if (t) freeReplyObject(t);
+            json_array_append_new(out, broken_entry(m->str, m->len, set, ns, why));
+            sdsfree(why);
+            continue;
+        }
         if (!f || !json_object_size(f)) {
+            if (f) json_array_append_new(out, broken_entry(m->str, m->len, set, ns, "names no key (no job there)"));
             json_decref(f);
             continue;
         }

@@ -1,6 +1,7 @@
 /* test_cron_admin.c -- src/cron_admin.c against a private redis-server:
  * a retry Sidekiq would read otherwise than it reads is refused and
- * nothing is saved. */
+ * nothing is saved; a set member that names no job's hash lists as broken
+ * beside the other jobs. */
 #include "unit_helpers.h"
 
 #include <jansson.h>
@@ -33,6 +34,21 @@ static int save(hh_client *c, const char *name, const char *ns, const char *retr
                       .cron_namespace = ns,
                       .retry_json = retry};
     return hh_cron_save(c, &s);
+}
+
+/* The listing as JSON (decref it). */
+static json_t *list(hh_client *c, const char *ns) {
+    char *out = NULL;
+    int rc = hh_cron_list(c, ns, &out);
+    if (rc != HH_OK) fail_msg("hh_cron_list: %s", hh_last_error());
+    json_t *a = json_loads(out, 0, NULL);
+    free(out);
+    assert_true(json_is_array(a));
+    return a;
+}
+
+static const char *get(json_t *a, size_t i, const char *k) {
+    return json_string_value(json_object_get(json_array_get(a, i), k));
 }
 
 static void test_retry_checked(void **s) {
@@ -69,9 +85,29 @@ static void test_retry_checked(void **s) {
     hh_client_free(c);
 }
 
+static void test_broken_members_listed(void **s) {
+    (void)s;
+    hh_client *c = client_ns(NULL);
+    assert_int_equal(save(c, "good", NULL, NULL), HH_OK);
+    freeReplyObject(uh_cmd(&srv, "SET cron_job:default:str x"));
+    freeReplyObject(uh_cmd(&srv, "SADD cron_jobs:default cron_job:default:str cron_job:default:gone"));
+    json_t *a = list(c, NULL);
+    assert_int_equal(json_array_size(a), 3);
+    assert_string_equal(get(a, 0, "name"), "gone");
+    assert_non_null(strstr(get(a, 0, "error"), "cron_job:default:gone of cron_jobs:default names no key"));
+    assert_string_equal(get(a, 1, "name"), "good");
+    assert_null(get(a, 1, "error"));
+    assert_string_equal(get(a, 2, "name"), "str");
+    assert_non_null(strstr(get(a, 2, "error"), "is a string, not a job's hash"));
+    assert_true(json_is_null(json_object_get(json_array_get(a, 2), "cron")));
+    json_decref(a);
+    hh_client_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_retry_checked),
+        cmocka_unit_test(test_broken_members_listed),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
