@@ -555,7 +555,12 @@ HH_EXPORT int hh_cron_save(hh_client *c, const hh_cron_spec *spec);
  * with free()): each {"name","namespace","cron","class","queue","status",
  * "source","description","args","last_enqueue_time" (as stored, or null),
  * "next" (the next tick, Unix seconds, or null), "error" (why hiredhand
- * cannot run it, or null)}. Errors: HH_ERR_REDIS, HH_ERR_NOMEM. */
+ * cannot run it, or null)}. A set member naming a key that is no job's
+ * hash (another type, or no key) lists with its "error" and null fields,
+ * where sidekiq-cron's Job.all fails whole. cron_namespace "*": every
+ * namespace, those of the cron_jobs:<namespace> keys in Redis and
+ * "default" (Job.all('*') under available_namespaces = :auto).
+ * Errors: HH_ERR_REDIS, HH_ERR_NOMEM. */
 HH_EXPORT int hh_cron_list(hh_client *c, const char *cron_namespace, char **json_out);
 
 /* Sets a job's status "enabled" (enabled 1) or "disabled", as the Web
@@ -846,7 +851,9 @@ typedef struct hh_manager_options {
      * NULL or 0 of them: "default" only, sidekiq-cron's own default
      * (available_namespaces = ["default"]). The 1.x set cron_jobs is read
      * too, whatever this says. Names are 1-255 bytes without ':' or
-     * spaces; "*" is refused. */
+     * spaces; "*" is refused. "auto" stands for every namespace of a
+     * cron_jobs:<namespace> key in Redis at each poll, and "default"
+     * (sidekiq-cron 2.x's available_namespaces = :auto, found by SCAN). */
     const char *const *cron_namespaces;
     size_t ncron_namespaces;
 } hh_manager_options;

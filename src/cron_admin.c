@@ -7,7 +7,8 @@
  * at a first save, DEL) and :jid_history (DEL); cron_jobs and
  * cron_job:<name> (the 1.x layout) read in the namespace "default"; a run
  * now writes as the poller does (HH_LUA_CRON_ENQUEUE); :jid_history read
- * (LRANGE) by hh_cron_history. */
+ * (LRANGE) by hh_cron_history; the namespace '*' of a listing: the keys
+ * cron_jobs:<namespace> found by SCAN. */
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
@@ -65,6 +66,11 @@ static json_t *hgetall(hh__conn *c, const hh__keys *k, const char *hash_key, int
 /* The hash of job `name`: the 2.x key, or in "default" the 1.x one when
  * only that exists. *found: 0 when neither holds a job. */
 static sds job_key(hh__conn *c, const hh__keys *k, const char *ns, const char *name, json_t **fields, int *rc) {
+    if (!strcmp(ns_of(ns), "*")) { /* sidekiq-cron's Job.find takes one namespace */
+        *fields = NULL;
+        *rc = hh__fail(HH_ERR_INVALID, "namespace '*' is for a listing: name the job's namespace");
+        return NULL;
+    }
     sds hk = sdscatprintf(sdsempty(), "cron_job:%s:%s", ns_of(ns), name);
     *fields = hgetall(c, k, hk, rc);
     if (*rc) {
@@ -219,6 +225,9 @@ int hh_cron_save(hh_client *cl, const hh_cron_spec *s) {
 static int cmp_name(const void *a, const void *b) {
     const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
     const char *p = json_string_value(json_object_get(x, "name")), *q = json_string_value(json_object_get(y, "name"));
+    int d = strcmp(p ? p : "", q ? q : "");
+    if (d) return d;
+    p = json_string_value(json_object_get(x, "namespace")), q = json_string_value(json_object_get(y, "namespace"));
     return strcmp(p ? p : "", q ? q : "");
 }
 
@@ -321,10 +330,27 @@ int hh_cron_list(hh_client *cl, const char *cron_namespace, char **json_out) {
     const char *ns = ns_of(cron_namespace);
     json_t *out = json_array();
     int rc = HH_OK;
-    sds set = sdscatprintf(sdsempty(), "cron_jobs:%s", ns);
-    list_set(c, k, set, ns, out, &rc);
-    sdsfree(set);
-    if (!rc && !strcmp(ns, "default")) list_set(c, k, "cron_jobs", ns, out, &rc);
+    /* "*": every namespace, as Job.all('*') under sidekiq-cron 2.x's
+     * `available_namespaces = :auto` (the namespaces of the cron_jobs:*
+     * keys, and "default") */
+    sds *nss = NULL, err = NULL;
+    size_t nns = 0;
+    if (!strcmp(ns, "*")) {
+        if (hh__cron_namespaces_found(c, k, &nss, &nns, &err))
+            rc = hh__fail(HH_ERR_REDIS, "%s", err ? err : "namespaces: out of memory");
+        sdsfree(err);
+    } else if ((nss = malloc(sizeof(sds)))) {
+        nss[nns++] = sdsnew(ns);
+    }
+    for (size_t i = 0; i < nns && !rc; i++) {
+        sds set = sdscatprintf(sdsempty(), "cron_jobs:%s", nss[i]);
+        list_set(c, k, set, nss[i], out, &rc);
+        sdsfree(set);
+        if (!rc && !strcmp(nss[i], "default")) list_set(c, k, "cron_jobs", nss[i], out, &rc);
+    }
+    for (size_t i = 0; i < nns; i++) sdsfree(nss[i]);
+    free(nss);
+    if (!rc && !nns) rc = hh__fail(HH_ERR_NOMEM, "out of memory");
     if (rc) {
         json_decref(out);
         return rc;
