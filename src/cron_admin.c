@@ -244,7 +244,8 @@ static json_t *broken_entry(const char *member, size_t len, const char *set, con
     json_t *j = json_object();
     json_object_set_new(j, "name", text(name, len - (size_t)(name - member)));
     json_object_set_new(j, "namespace", json_string(ns));
-    const char *fl[] = {"cron", "status", "source", "description", "args", "class", "queue", "last_enqueue_time", "next"};
+    const char *fl[] = {"cron", "status", "source", "description", "args", "class", "queue", "last_enqueue_time",
+                        "next"};
     for (size_t n = 0; n < sizeof(fl) / sizeof(*fl); n++) json_object_set_new(j, fl[n], json_null());
     json_t *t = text(member, len);
     sds e = sdscatprintf(sdsempty(), "%s of %s %s", json_string_value(t) ? json_string_value(t) : "?", set, why);

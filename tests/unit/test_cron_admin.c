@@ -71,11 +71,12 @@ static void test_retry_checked(void **s) {
     }
     /* what Sidekiq takes: stored in the message as given, the field as
      * Job#to_hash writes it; null is Sidekiq's default (no key) */
-    const char *good[][3] = {{"true", "true", "true"}, {"false", "false", "false"}, {"0", "0", "0"},
-                             {"7", "7", "7"},          {"null", NULL, ""}};
+    const char *good[][3] = {
+        {"true", "true", "true"}, {"false", "false", "false"}, {"0", "0", "0"}, {"7", "7", "7"}, {"null", NULL, ""}};
     for (size_t i = 0; i < sizeof(good) / sizeof(*good); i++) {
         assert_int_equal(save(c, "j", NULL, good[i][0]), HH_OK);
-        char *msg = uh_str(&srv, "HGET cron_job:default:j message"), *field = uh_str(&srv, "HGET cron_job:default:j retry");
+        char *msg = uh_str(&srv, "HGET cron_job:default:j message"),
+             *field = uh_str(&srv, "HGET cron_job:default:j retry");
         json_t *m = json_loads(msg, 0, NULL);
         json_t *r = json_object_get(m, "retry");
         if (good[i][1]) {
@@ -193,8 +194,8 @@ static void test_redis_errors(void **s) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_retry_checked),   cmocka_unit_test(test_broken_members_listed),
-        cmocka_unit_test(test_all_namespaces),  cmocka_unit_test(test_namespaces_found),
+        cmocka_unit_test(test_retry_checked),  cmocka_unit_test(test_broken_members_listed),
+        cmocka_unit_test(test_all_namespaces), cmocka_unit_test(test_namespaces_found),
         cmocka_unit_test(test_redis_errors),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
