@@ -40,14 +40,15 @@ static const char usage[] =
     "      --queue Q           default: default\n"
     "      --args JSON         a JSON array (default [])\n"
     "      --description TEXT\n"
-    "      --retry JSON        true, false or a count (default: Sidekiq's)\n"
+    "      --retry JSON        true, false or a count, 0 or more (default: Sidekiq's)\n"
     "      --active-job        push it in ActiveJob's envelope\n"
     "      --date-as-argument  each run gets its enqueue time as last argument\n"
     "      --disabled          save it disabled\n"
     "  enable|disable NAME   switch it, as the Cron tab's buttons\n"
     "  delete NAME   delete it and its history\n"
     "  enqueue NAME  run it now, as the Cron tab's \"Enqueue now\"\n"
-    "options: --cron-namespace NS (default: default), --json (list), -r URL,\n"
+    "options: --cron-namespace NS (default: default; list: '*' for every namespace\n"
+    "         found in Redis), --json (list), -r URL,\n"
     "         --redis-password-file FILE, --namespace NS\n"
     "exit status: 0 done, 2 usage or a refused job, 3 Redis error, 4 no such job\n";
 /* clang-format on */
@@ -80,7 +81,8 @@ static char *shown(json_t *o, const char *k) {
     return cli_name_escape(json_string_value(v), json_string_length(v));
 }
 
-static int print_list(const char *json, int as_json) {
+/* all_ns: the listing of every namespace ('*'), a column of its own */
+static int print_list(const char *json, int as_json, int all_ns) {
     if (as_json) {
         printf("%s\n", json);
         return 0;
@@ -88,9 +90,15 @@ static int print_list(const char *json, int as_json) {
     json_t *a = json_loads(json, 0, NULL);
     size_t i;
     json_t *j;
+    if (all_ns) printf("%-16s ", "NAMESPACE");
     printf("%-24s %-9s %-20s %-24s %-12s %-24s %s\n", "NAME", "STATUS", "CRON", "CLASS", "QUEUE", "NEXT",
            "LAST ENQUEUE");
     json_array_foreach(a, i, j) {
+        if (all_ns) {
+            char *ns = shown(j, "namespace");
+            printf("%-16s ", ns ? ns : "?");
+            free(ns);
+        }
         char next[40];
         when(next, sizeof(next), json_object_get(j, "next"));
         const char *keys[] = {"name", "status", "cron", "class", "queue", "last_enqueue_time", "error"};
@@ -178,6 +186,8 @@ int cli_cron(int argc, char **argv) {
         strcmp(verb, "delete") && strcmp(verb, "enqueue"))
         return cli_usage_error("cron: unknown verb '%s'\n%s", verb, usage);
     if (is_list && name) return cli_usage_error("cron list takes no NAME");
+    if (!is_list && s.cron_namespace && !strcmp(s.cron_namespace, "*"))
+        return cli_usage_error("cron %s: --cron-namespace '*' is for list: name the job's namespace", verb);
     if (!is_list && !name) return cli_usage_error("cron %s needs a job NAME", verb);
     if (strcmp(verb, "add") &&
         (s.cron || s.klass || s.queue || s.args_json || s.description || s.retry_json || s.active_job ||
@@ -193,7 +203,7 @@ int cli_cron(int argc, char **argv) {
         if (e) {
             rc = fail(e);
         } else if (is_list) {
-            rc = print_list(out, as_json);
+            rc = print_list(out, as_json, s.cron_namespace && !strcmp(s.cron_namespace, "*"));
         } else {
             json_t *a = json_loads(out, 0, NULL), *j, *found = NULL;
             size_t i;

@@ -291,7 +291,7 @@ static const work_option work_options[] = {
     WO_SECONDS("recovery-interval", OPT_RECOVERY, "S", 0, 1, CLI_SECONDS_MAX, o.recovery_interval, "orphaned-job scan period (default 60)"),
     WO_SECONDS("cron-poll-interval", OPT_CRON_POLL, "S", 0, 0, 86400, o.cron_poll_interval, "periodic jobs (sidekiq-cron's): average seconds between\n" "polls (default 30; 0 turns the poller off)"),
     WO_CUSTOM("no-cron", OPT_NO_CRON, NULL, "do not poll periodic jobs (as --cron-poll-interval 0)"),
-    WO_CUSTOM("cron-namespace", OPT_CRON_NS, "NS", "a sidekiq-cron namespace to poll, repeatable (default:\n" "default); the 1.x set cron_jobs is always read"),
+    WO_CUSTOM("cron-namespace", OPT_CRON_NS, "NS", "a sidekiq-cron namespace to poll, repeatable (default:\n" "default); auto: every namespace found in Redis at each\n" "poll, and default; the 1.x set cron_jobs is always read"),
     WO_CUSTOM("cron-job", OPT_CRON_JOB, "JSON", "a periodic job saved at start (source schedule): an object\n" "with name, cron, class, queue, args ...; repeatable\n" "(the config file's cron: entries are these)"),
     WO_INT("max-recoveries", OPT_MAXREC, "N", 0, HH_RETRIES_LIMIT, o.max_recoveries, "recoveries before a job goes dead (default 3)"),
     WO_CHOICE("lease-lost", OPT_LEASE_LOST, "stop|finish", lease_lost_policies, o.lease_lost, "a job another process recovered from this one (paused\n" "past the heartbeat TTL): stop its handler here (default)\n" "or let it finish; its outcome is not written either way"),
@@ -479,7 +479,9 @@ static int parse_option(work_args *a, int ch, const char *arg) {
     case OPT_NO_CRON: a->o.cron_poll_interval = 0; break;
     case OPT_CRON_NS:
         if (a->ncron_ns == MAX_ITEMS) return cli_usage_error("too many --cron-namespace");
-        if (!*arg || strpbrk(arg, ": \t") || !strcmp(arg, "*"))
+        if (!strcmp(arg, "*"))
+            return cli_usage_error("--cron-namespace '*': want a namespace, or auto for every one found in Redis");
+        if (!*arg || strpbrk(arg, ": \t"))
             return cli_usage_error("--cron-namespace '%s': want a name without ':' or spaces", arg);
         a->cron_ns[a->ncron_ns++] = arg;
         break;

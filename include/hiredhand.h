@@ -536,7 +536,8 @@ typedef struct hh_cron_spec {
     const char *args_json;      /* a JSON array; NULL: [] */
     const char *description;    /* NULL: none */
     const char *cron_namespace; /* NULL: "default" */
-    const char *retry_json;     /* the message's "retry" (true, false, a count); NULL: Sidekiq's default */
+    const char *retry_json;     /* the message's "retry": true, false or a count (an integer >= 0);
+                                 * NULL or "null": Sidekiq's default */
     int active_job;             /* 1: pushed in ActiveJob's envelope (JobWrapper) */
     int date_as_argument;       /* 1: each run gets its enqueue time (a float) as last argument */
     int disabled;               /* 1: saved disabled; 0: keeps the saved status, else enabled */
@@ -552,8 +553,10 @@ typedef struct hh_cron_spec {
  * of that name exists (updated, not doubled) or the Redis holds 1.x jobs
  * and no cron_jobs:default set (a 1.x fleet reads nothing else); else
  * 2.x's. Errors: HH_ERR_INVALID (a field
- * missing, args not a JSON array, retry not JSON, or an expression the
- * parser refuses: hh_last_error() gives its reason), HH_ERR_REDIS,
+ * missing, args not a JSON array, retry not true, false, null or an
+ * integer >= 0 (Sidekiq reads a string or a fraction as 25 retries, a
+ * negative count as none), or an expression the parser refuses:
+ * hh_last_error() gives its reason), HH_ERR_REDIS,
  * HH_ERR_NOMEM. */
 HH_EXPORT int hh_cron_save(hh_client *c, const hh_cron_spec *spec);
 
@@ -561,7 +564,12 @@ HH_EXPORT int hh_cron_save(hh_client *c, const hh_cron_spec *spec);
  * with free()): each {"name","namespace","cron","class","queue","status",
  * "source","description","args","last_enqueue_time" (as stored, or null),
  * "next" (the next tick, Unix seconds, or null), "error" (why hiredhand
- * cannot run it, or null)}. Errors: HH_ERR_REDIS, HH_ERR_NOMEM. */
+ * cannot run it, or null)}. A set member naming a key that is no job's
+ * hash (another type, or no key) lists with its "error" and null fields,
+ * where sidekiq-cron's Job.all fails whole. cron_namespace "*": every
+ * namespace, those of the cron_jobs:<namespace> keys in Redis and
+ * "default" (Job.all('*') under available_namespaces = :auto).
+ * Errors: HH_ERR_REDIS, HH_ERR_NOMEM. */
 HH_EXPORT int hh_cron_list(hh_client *c, const char *cron_namespace, char **json_out);
 
 /* Sets a job's status "enabled" (enabled 1) or "disabled", as the Web
@@ -852,7 +860,9 @@ typedef struct hh_manager_options {
      * NULL or 0 of them: "default" only, sidekiq-cron's own default
      * (available_namespaces = ["default"]). The 1.x set cron_jobs is read
      * too, whatever this says. Names are 1-255 bytes without ':' or
-     * spaces; "*" is refused. */
+     * spaces; "*" is refused. "auto" stands for every namespace of a
+     * cron_jobs:<namespace> key in Redis at each poll, and "default"
+     * (sidekiq-cron 2.x's available_namespaces = :auto, found by SCAN). */
     const char *const *cron_namespaces;
     size_t ncron_namespaces;
 } hh_manager_options;

@@ -3,7 +3,8 @@
  * hiredhand processes can poll one Redis and each tick is enqueued once.
  *
  * Keys read: cron_jobs:<namespace> (2.x, SMEMBERS, one per namespace
- * polled), cron_jobs (1.x layout, SMEMBERS), the job hashes named there
+ * polled; the namespace "auto": those found by SCAN MATCH cron_jobs:*),
+ * cron_jobs (1.x layout, SMEMBERS), the job hashes named there
  * (cron_job:<namespace>:<name> or cron_job:<name>, HGETALL).
  * Keys written, only on a due tick (HH_LUA_CRON_ENQUEUE): <hash>:enqueued
  * (ZADD guard, ZREMRANGEBYSCORE of entries older than 24 h), queue:<q>
@@ -323,15 +324,76 @@ static int set_members(hh__conn *c, const hh__keys *k, const char *name, sds **o
     return rc;
 }
 
+static int push_ns(sds **out, size_t *n, const char *ns, size_t len) {
+    for (size_t i = 0; i < *n; i++)
+        if (sdslen((*out)[i]) == len && memcmp((*out)[i], ns, len) == 0) return 0;
+    sds *grown = realloc(*out, (*n + 1) * sizeof(sds));
+    if (!grown) return -1;
+    *out = grown;
+    (*out)[(*n)++] = sdsnewlen(ns, len);
+    return 0;
+}
+
+int hh__cron_namespaces_found(hh__conn *c, const hh__keys *k, sds **out, size_t *n, sds *err) {
+    sds prefix = hh__key(k, "cron_jobs:"), pattern = sdsempty(), cursor = sdsnew("0");
+    for (const char *p = prefix; *p; p++) { /* the key prefix's glob characters are literal */
+        if (strchr("*?[]\\", *p)) pattern = sdscatlen(pattern, "\\", 1);
+        pattern = sdscatlen(pattern, p, 1);
+    }
+    pattern = sdscatlen(pattern, "*", 1);
+    int rc = push_ns(out, n, "default", 7);
+    do {
+        redisReply *r = hh__conn_cmd(c, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
+        if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_STRING ||
+            r->element[1]->type != REDIS_REPLY_ARRAY) {
+            *err = sdscatprintf(sdsempty(), "SCAN %s: %s", "cron_jobs:*",
+                                !r                                 ? hh__conn_last_error(c)
+                                    : r->type == REDIS_REPLY_ERROR ? r->str
+                                                                   : "unexpected reply");
+            if (r) freeReplyObject(r);
+            rc = -1;
+            break;
+        }
+        sdsfree(cursor);
+        cursor = sdsnewlen(r->element[0]->str, r->element[0]->len);
+        const redisReply *ks = r->element[1];
+        for (size_t i = 0; i < ks->elements && !rc; i++) {
+            const redisReply *key = ks->element[i];
+            if (key->type != REDIS_REPLY_STRING || key->len <= sdslen(prefix)) continue;
+            const char *ns = key->str + sdslen(prefix);
+            size_t len = key->len - sdslen(prefix);
+            if (memchr(ns, ':', len)) continue;
+            rc = push_ns(out, n, ns, len);
+        }
+        freeReplyObject(r);
+    } while (!rc && strcmp(cursor, "0") != 0);
+    if (rc && !*err) *err = sdsnew("out of memory");
+    sdsfree(prefix), sdsfree(pattern), sdsfree(cursor);
+    return rc;
+}
+
 int hh__cron_poll(const hh__cron_env *e, hh__conn *c, double now) {
     sds *members = NULL, err = NULL;
     size_t n = 0;
     int rc = 0;
+    /* the namespaces named, "auto" standing for those found in Redis now */
+    sds *nss = NULL;
+    size_t nns = 0;
     for (size_t i = 0; i < e->nnamespaces && !rc; i++) {
-        sds name = sdscatprintf(sdsempty(), "cron_jobs:%s", e->namespaces[i]);
+        if (!strcmp(e->namespaces[i], HH_CRON_NS_AUTO)) {
+            rc = hh__cron_namespaces_found(c, e->keys, &nss, &nns, &err);
+        } else if (push_ns(&nss, &nns, e->namespaces[i], strlen(e->namespaces[i]))) {
+            err = sdsnew("out of memory");
+            rc = -1;
+        }
+    }
+    for (size_t i = 0; i < nns && !rc; i++) {
+        sds name = sdscatprintf(sdsempty(), "cron_jobs:%s", nss[i]);
         rc = set_members(c, e->keys, name, &members, &n, &err);
         sdsfree(name);
     }
+    for (size_t i = 0; i < nns; i++) sdsfree(nss[i]);
+    free(nss);
     if (!rc) rc = set_members(c, e->keys, "cron_jobs", &members, &n, &err); /* sidekiq-cron 1.x */
     long jobs = 0, disabled = 0, broken = 0;
     long long next = 0;
@@ -342,12 +404,20 @@ int hh__cron_poll(const hh__cron_env *e, hh__conn *c, double now) {
         redisReply *r = hh__conn_cmd(c, "HGETALL %s", hk);
         sdsfree(hk);
         json_t *f = hash_fields(r);
-        if (!r || r->type == REDIS_REPLY_ERROR) {
+        if (r && r->type == REDIS_REPLY_ERROR && !strncmp(r->str, "WRONGTYPE", 9)) {
+            /* a member naming a key that is no hash (a script's string):
+             * sidekiq-cron's Job.all raises on it and skips the whole
+             * poll; here it is one broken job and the others run */
+            jobs++, broken++;
+            if (sdslen(broken_list) < 2000)
+                broken_list = sdscatprintf(broken_list, "%s%s: its key is not a hash", sdslen(broken_list) ? "; " : "",
+                                           members[i]);
+        } else if (!r || r->type == REDIS_REPLY_ERROR) {
             err = sdscatprintf(sdsempty(), "HGETALL %s: %s", members[i], r ? r->str : hh__conn_last_error(c));
             rc = -1;
         }
         if (r) freeReplyObject(r);
-        if (!f || !json_object_size(f)) { /* gone since SMEMBERS, or not a hash */
+        if (!f || !json_object_size(f)) { /* gone since SMEMBERS (a save or delete in flight), or not a hash */
             json_decref(f);
             continue;
         }

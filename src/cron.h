@@ -43,6 +43,18 @@ typedef struct hh__cron_env {
 
 void *hh__cron_main(void *arg);
 
+/* The namespace value that polls every namespace found in Redis, as
+ * sidekiq-cron 2.x's `available_namespaces = :auto`. */
+#define HH_CRON_NS_AUTO "auto"
+
+/* sidekiq-cron 2.x's Namespace.all under `available_namespaces = :auto`:
+ * the namespace of every key cron_jobs:<namespace> (SCAN, where Ruby runs
+ * KEYS), plus "default", each once. A key whose rest holds a ':' names no
+ * namespace hiredhand saves and is left out (Ruby would take the part
+ * after its last ':'). Appends to *out (*n entries, new sds each);
+ * returns 0, or -1 with *err (new sds) on a Redis error. */
+int hh__cron_namespaces_found(hh__conn *c, const hh__keys *k, sds **out, size_t *n, sds *err);
+
 /* One poll at time now (Unix seconds, fractional) over every namespace
  * and the 1.x set. Returns ticks enqueued by this call, -1 on a Redis
  * error. Exposed for tests. */

@@ -7,7 +7,8 @@
  * at a first save, DEL) and :jid_history (DEL); cron_jobs and
  * cron_job:<name> (the 1.x layout) read in the namespace "default"; a run
  * now writes as the poller does (HH_LUA_CRON_ENQUEUE); :jid_history read
- * (LRANGE) by hh_cron_history. */
+ * (LRANGE) by hh_cron_history; the namespace '*' of a listing: the keys
+ * cron_jobs:<namespace> found by SCAN. */
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
@@ -32,12 +33,17 @@ static json_t *text(const char *s, size_t len) {
     return v;
 }
 
-static json_t *hgetall(hh__conn *c, const hh__keys *k, const char *hash_key, int *rc) {
+/* The hash's fields as an object of strings ({} when there is no key).
+ * wrongtype non-NULL: a key of another type sets it (no error, NULL). */
+static json_t *hgetall_ex(hh__conn *c, const hh__keys *k, const char *hash_key, int *rc, int *wrongtype) {
     sds key = hh__key(k, hash_key);
     redisReply *r = hh__conn_cmd(c, "HGETALL %s", key);
     sdsfree(key);
     json_t *o = NULL;
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements % 2 == 0) {
+    if (wrongtype && r && r->type == REDIS_REPLY_ERROR && !strncmp(r->str, "WRONGTYPE", 9)) {
+        *wrongtype = 1;
+        *rc = HH_OK;
+    } else if (r && r->type == REDIS_REPLY_ARRAY && r->elements % 2 == 0) {
         o = json_object();
         for (size_t i = 0; i + 1 < r->elements; i += 2)
             if (r->element[i]->type == REDIS_REPLY_STRING && r->element[i + 1]->type == REDIS_REPLY_STRING)
@@ -53,9 +59,18 @@ static json_t *hgetall(hh__conn *c, const hh__keys *k, const char *hash_key, int
     return o;
 }
 
+static json_t *hgetall(hh__conn *c, const hh__keys *k, const char *hash_key, int *rc) {
+    return hgetall_ex(c, k, hash_key, rc, NULL);
+}
+
 /* The hash of job `name`: the 2.x key, or in "default" the 1.x one when
  * only that exists. *found: 0 when neither holds a job. */
 static sds job_key(hh__conn *c, const hh__keys *k, const char *ns, const char *name, json_t **fields, int *rc) {
+    if (!strcmp(ns_of(ns), "*")) { /* sidekiq-cron's Job.find takes one namespace */
+        *fields = NULL;
+        *rc = hh__fail(HH_ERR_INVALID, "namespace '*' is for a listing: name the job's namespace");
+        return NULL;
+    }
     sds hk = sdscatprintf(sdsempty(), "cron_job:%s:%s", ns_of(ns), name);
     *fields = hgetall(c, k, hk, rc);
     if (*rc) {
@@ -129,6 +144,22 @@ int hh_cron_save(hh_client *cl, const hh_cron_spec *s) {
         json_decref(args), json_decref(retry), hh__cron_expr_free(x);
         return hh__fail(HH_ERR_INVALID, json_is_array(args) ? "retry is not JSON" : "args must be a JSON array");
     }
+    if (json_is_null(retry)) { /* as sidekiq-cron's `retry: nil`: Sidekiq's default */
+        json_decref(retry);
+        retry = NULL;
+    }
+    /* sidekiq-cron 2.x stores any retry it is given (1.8 takes none: it
+     * pushes whatever its message holds); Sidekiq
+     * reads false as no retry, an Integer as that many, and any other
+     * truthy value as its default of 25: "abc", "false" (a string) or 2.5
+     * would retry 25 times, -5 would send the first failure to the dead
+     * set. Refused here, so that a saved job runs as it reads. */
+    if (retry && !json_is_boolean(retry) && !(json_is_integer(retry) && json_integer_value(retry) >= 0)) {
+        int rc = hh__fail(HH_ERR_INVALID, "retry %.60s: want true, false or a count of retries (an integer, 0 or more)",
+                          s->retry_json);
+        json_decref(args), json_decref(retry), hh__cron_expr_free(x);
+        return rc;
+    }
     /* The message as Job.new builds it for a class Ruby may not know:
      * {"queue"=>"default"} merged with class and args, then queue and
      * retry when given. */
@@ -153,11 +184,9 @@ int hh_cron_save(hh_client *cl, const hh_cron_spec *s) {
     const char *old_status = old ? json_string_value(json_object_get(old, "status")) : NULL;
     const char *old_last = old ? json_string_value(json_object_get(old, "last_enqueue_time")) : NULL;
     const char *status = s->disabled ? "disabled" : old_status && *old_status ? old_status : "enabled";
-    /* retry: a string only when it is not a number (Job#to_hash) */
-    const char *retry_field = "";
-    if (retry && json_is_string(retry)) retry_field = json_string_value(retry);
-    else if (retry_s && !json_is_boolean(retry)) retry_field = retry_s;
-    else if (retry && json_is_boolean(retry)) retry_field = json_is_true(retry) ? "true" : "false";
+    /* retry as Job#to_hash writes it: the number, or true/false's to_s */
+    const char *retry_field = !retry ? "" : json_is_boolean(retry) ? (json_is_true(retry) ? "true" : "false") : retry_s;
+    if (!retry_field) retry_field = "";
     if (!msg_s || !args_s) rc = hh__fail(HH_ERR_NOMEM, "out of memory");
     if (rc == HH_OK) rc = redis_ok(c, hh__conn_cmd(c, "SADD %s %s", set, hk), "SADD");
     /* a 1.x hash has no namespace field (hh_cron_delete tells the layouts
@@ -196,7 +225,34 @@ int hh_cron_save(hh_client *cl, const hh_cron_spec *s) {
 static int cmp_name(const void *a, const void *b) {
     const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
     const char *p = json_string_value(json_object_get(x, "name")), *q = json_string_value(json_object_get(y, "name"));
+    int d = strcmp(p ? p : "", q ? q : "");
+    if (d) return d;
+    p = json_string_value(json_object_get(x, "namespace")), q = json_string_value(json_object_get(y, "namespace"));
     return strcmp(p ? p : "", q ? q : "");
+}
+
+/* The entry of a member whose key holds no job (another type, or no key:
+ * a member left by a script or a crash): listed with its reason, so that
+ * an operator sees it and the other jobs still list. Its name: the key
+ * less cron_job:<ns>: (or 1.x's cron_job:). */
+static json_t *broken_entry(const char *member, size_t len, const char *set, const char *ns, const char *why) {
+    sds p2 = sdscatprintf(sdsempty(), "cron_job:%s:", ns);
+    const char *name = member;
+    if (len > sdslen(p2) && !strncmp(member, p2, sdslen(p2))) name = member + sdslen(p2);
+    else if (len > 9 && !strncmp(member, "cron_job:", 9)) name = member + 9;
+    sdsfree(p2);
+    json_t *j = json_object();
+    json_object_set_new(j, "name", text(name, len - (size_t)(name - member)));
+    json_object_set_new(j, "namespace", json_string(ns));
+    const char *fl[] = {"cron", "status", "source", "description", "args", "class", "queue", "last_enqueue_time",
+                        "next"};
+    for (size_t n = 0; n < sizeof(fl) / sizeof(*fl); n++) json_object_set_new(j, fl[n], json_null());
+    json_t *t = text(member, len);
+    sds e = sdscatprintf(sdsempty(), "%s of %s %s", json_string_value(t) ? json_string_value(t) : "?", set, why);
+    json_decref(t);
+    json_object_set_new(j, "error", text(e, sdslen(e)));
+    sdsfree(e);
+    return j;
 }
 
 static void list_set(hh__conn *c, const hh__keys *k, const char *set, const char *ns, json_t *out, int *rc) {
@@ -211,9 +267,26 @@ static void list_set(hh__conn *c, const hh__keys *k, const char *set, const char
     }
     double now = hh__now();
     for (size_t i = 0; i < r->elements && !*rc; i++) {
-        if (r->element[i]->type != REDIS_REPLY_STRING) continue;
-        json_t *f = hgetall(c, k, r->element[i]->str, rc);
+        const redisReply *m = r->element[i];
+        if (m->type != REDIS_REPLY_STRING) continue;
+        /* sidekiq-cron's Job.all raises at a member whose key is no hash
+         * and skips one with no key: here each lists as broken (once: a
+         * set holds a member once), the others as they are */
+        int wrongtype = 0;
+        json_t *f = hgetall_ex(c, k, m->str, rc, &wrongtype);
+        if (wrongtype) {
+            sds mk = hh__key(k, m->str);
+            redisReply *t = hh__conn_cmd(c, "TYPE %s", mk);
+            sdsfree(mk);
+            sds why = sdscatprintf(sdsempty(), "is a %s, not a job's hash",
+                                   t && t->type == REDIS_REPLY_STATUS ? t->str : "key of another type");
+            if (t) freeReplyObject(t);
+            json_array_append_new(out, broken_entry(m->str, m->len, set, ns, why));
+            sdsfree(why);
+            continue;
+        }
         if (!f || !json_object_size(f)) {
+            if (f) json_array_append_new(out, broken_entry(m->str, m->len, set, ns, "names no key (no job there)"));
             json_decref(f);
             continue;
         }
@@ -258,10 +331,27 @@ int hh_cron_list(hh_client *cl, const char *cron_namespace, char **json_out) {
     const char *ns = ns_of(cron_namespace);
     json_t *out = json_array();
     int rc = HH_OK;
-    sds set = sdscatprintf(sdsempty(), "cron_jobs:%s", ns);
-    list_set(c, k, set, ns, out, &rc);
-    sdsfree(set);
-    if (!rc && !strcmp(ns, "default")) list_set(c, k, "cron_jobs", ns, out, &rc);
+    /* "*": every namespace, as Job.all('*') under sidekiq-cron 2.x's
+     * `available_namespaces = :auto` (the namespaces of the cron_jobs:*
+     * keys, and "default") */
+    sds *nss = NULL, err = NULL;
+    size_t nns = 0;
+    if (!strcmp(ns, "*")) {
+        if (hh__cron_namespaces_found(c, k, &nss, &nns, &err))
+            rc = hh__fail(HH_ERR_REDIS, "%s", err ? err : "namespaces: out of memory");
+        sdsfree(err);
+    } else if ((nss = malloc(sizeof(sds)))) {
+        nss[nns++] = sdsnew(ns);
+    }
+    for (size_t i = 0; i < nns && !rc; i++) {
+        sds set = sdscatprintf(sdsempty(), "cron_jobs:%s", nss[i]);
+        list_set(c, k, set, nss[i], out, &rc);
+        sdsfree(set);
+        if (!rc && !strcmp(nss[i], "default")) list_set(c, k, "cron_jobs", nss[i], out, &rc);
+    }
+    for (size_t i = 0; i < nns; i++) sdsfree(nss[i]);
+    free(nss);
+    if (!rc && !nns) rc = hh__fail(HH_ERR_NOMEM, "out of memory");
     if (rc) {
         json_decref(out);
         return rc;

@@ -23,6 +23,13 @@ hh_cli cron add bad --cron '61 * * * *' --class X -r "$REDIS_URL"
 assert_eq "$HH_RC" 2 "a bad expression is refused"
 assert_contains "$HH_ERR" 'minute field "61"' "with the parser's reason"
 assert_eq "$(R EXISTS cron_job:default:bad)" 0 "and nothing saved"
+# a retry Sidekiq would read otherwise ("abc": 25 retries, -5: none) is refused
+for r in '"abc"' -5; do
+    hh_cli cron add r --cron '0 3 * * *' --class X --retry "$r" -r "$REDIS_URL"
+    assert_eq "$HH_RC" 2 "--retry $r refused"
+    assert_contains "$HH_ERR" "want true, false or a count" "--retry $r: the reason"
+done
+assert_eq "$(R EXISTS cron_job:default:r)" 0 "no job saved with a bad retry"
 
 hh_cli cron enqueue nightly -r "$REDIS_URL"
 assert_eq "$HH_RC" 0 "cron enqueue: $HH_ERR"
@@ -34,22 +41,60 @@ assert_eq "$(R HGET $HK status)" disabled "disabled"
 hh_cli cron enable nightly -r "$REDIS_URL"
 assert_eq "$(R HGET $HK status)" enabled "enabled"
 
-# a job hiredhand cannot run: logged with its name and reason, listed
+# a job hiredhand cannot run: logged with its name and reason, listed;
+# so is a set member whose key is a string (sidekiq-cron fails its whole
+# poll on it): the other jobs still run, here one of namespace nsb that
+# `--cron-namespace auto` finds in Redis; a member naming no key lists
+# as broken and the poller passes it over (a save may be in flight)
 R HSET cron_job:default:broken name broken cron '0 0 31 2 * *x' klass X message '{"class":"X","args":[]}' >/dev/null
-R SADD cron_jobs:default cron_job:default:broken >/dev/null
+R SADD cron_jobs:default cron_job:default:broken cron_job:default:str cron_job:default:gone >/dev/null
+R SET cron_job:default:str x >/dev/null
+hh_cli cron add tick --cron '* * * * * *' --class TickJob --queue ticks --cron-namespace nsb -r "$REDIS_URL"
+assert_eq "$HH_RC" 0 "cron add tick: $HH_ERR"
+hh_cli work --cron-namespace '*' -r "$REDIS_URL"
+assert_eq "$HH_RC" 2 "the poller refuses --cron-namespace '*'"
+assert_contains "$HH_ERR" "auto for every one found in Redis" "and says what to use"
 hport=$(hh_pick_free_port)
-hh_start_worker -q default -c 1 --cron-poll-interval 0.2 --http "$hport"
-must_wait 10 'grep -q "cron: 1 periodic job not run: broken" "$WORKER_LOG"' "the broken job logged"
-must_wait 5 'hh_http_body "http://127.0.0.1:$hport/metrics" | grep -qx "hiredhand_cron_jobs_broken 1"' "/metrics counts it"
+hh_start_worker -q default -c 1 --cron-poll-interval 0.2 --cron-namespace auto --http "$hport"
+must_wait 10 'grep -q "cron: 2 periodic jobs not run: .*broken (" "$WORKER_LOG"' "the broken job logged"
+assert_contains "$(cat "$WORKER_LOG")" "cron_job:default:str: its key is not a hash" "the string member logged"
+must_wait 10 '[ "$(R LLEN queue:ticks)" -ge 1 ]' "the job of namespace nsb runs (auto)"
+must_wait 5 'hh_http_body "http://127.0.0.1:$hport/metrics" | grep -qx "hiredhand_cron_jobs_broken 2"' "/metrics counts it"
 metrics="$(hh_http_body "http://127.0.0.1:$hport/metrics")"
-assert_contains "$metrics" "hiredhand_cron_jobs 2" "/metrics: periodic jobs"
+assert_contains "$metrics" "hiredhand_cron_jobs 4" "/metrics: periodic jobs"
 assert_contains "$metrics" "hiredhand_cron_jobs_disabled 0" "/metrics: disabled"
-assert_contains "$(hh_http_body "http://127.0.0.1:$hport/stats")" '"broken":1' "/stats: cron.broken"
+assert_contains "$(hh_http_body "http://127.0.0.1:$hport/stats")" '"broken":2' "/stats: cron.broken"
+assert_not_contains "$(cat "$WORKER_LOG")" "poll failed" "no poll failed"
 hh_cli cron list -r "$REDIS_URL"
+assert_eq "$HH_RC" 0 "cron list with broken members: $HH_ERR"
 assert_contains "$HH_OUT" "! cannot run" "cron list shows the broken job"
+assert_contains "$HH_OUT" "cron_job:default:str of cron_jobs:default is a string, not a job's hash" "and the string member"
+assert_contains "$HH_OUT" "cron_job:default:gone of cron_jobs:default names no key" "and the member with no key"
 hh_cli stats -r "$REDIS_URL"
-assert_contains "$HH_OUT" "Periodic   2 (0 disabled, 1 broken)" "stats counts the periodic jobs"
+assert_contains "$HH_OUT" "Periodic   4 (0 disabled, 3 broken)" "stats counts the periodic jobs"
+hh_cli cron list --cron-namespace '*' -r "$REDIS_URL"
+assert_contains "$HH_OUT" "NAMESPACE" "cron list '*': a namespace column"
+assert_contains "$(printf '%s\n' "$HH_OUT" | grep ' tick ')" "nsb" "cron list '*': the job of nsb"
+hh_cli cron show tick --cron-namespace '*' -r "$REDIS_URL"
+assert_eq "$HH_RC" 2 "'*' names no one job"
 hh_stop_worker
+R SREM cron_jobs:default cron_job:default:str cron_job:default:gone >/dev/null
+R DEL cron_job:default:str >/dev/null
+hh_cli cron delete tick --cron-namespace nsb -r "$REDIS_URL"
+
+# a Redis error (an ACL user without EXISTS, and with SMEMBERS only on
+# the keys stats read): add's check of the 1.x/2.x layout fails the add,
+# saving nothing; stats print without their Periodic line
+R ACL SETUSER nocron on '>pw' '~*' '&*' '+@all' '-exists' '-smembers' '(+smembers ~queues ~processes)' >/dev/null
+hh_cli cron add j2 --cron '0 3 * * *' --class X -r "redis://nocron:pw@127.0.0.1:$REDIS_PORT"
+assert_eq "$HH_RC" 3 "a Redis error in add's layout check"
+assert_contains "$HH_ERR" "EXISTS" "names the command"
+assert_eq "$(R EXISTS cron_job:default:j2)" 0 "nothing saved"
+hh_cli stats -r "redis://nocron:pw@127.0.0.1:$REDIS_PORT"
+assert_eq "$HH_RC" 0 "stats despite the cron listing's error: $HH_ERR"
+assert_contains "$HH_OUT" "Processed" "the stats print"
+assert_not_contains "$HH_OUT" "Periodic" "without the Periodic line"
+R ACL DELUSER nocron >/dev/null
 # a class and queue holding control bytes (any client may write them) list
 # escaped, one row each: they cannot drive the terminal
 hh_cli cron add esc --cron '0 0 1 1 *' --class "$(printf '\033[31mRed')" --queue "$(printf 'q\nx')" -r "$REDIS_URL"

@@ -1,0 +1,202 @@
+/* test_cron_admin.c -- src/cron_admin.c and the namespace discovery of
+ * src/cron.c, against a private redis-server: a retry Sidekiq would read
+ * otherwise than it reads is refused and nothing is saved; a set member
+ * that names no job's hash lists as broken beside the other jobs; the
+ * namespace '*' lists every namespace found in Redis (under a key prefix
+ * too) and names no single job; a Redis error during add's layout check
+ * is an error and saves nothing. */
+#include "unit_helpers.h"
+
+#include <jansson.h>
+#include "cron.h"
+#include "hiredhand.h"
+#include "keys.h"
+#include "redis.h"
+#include "conn_fixture.h"
+
+UH_REDIS_GROUP()
+
+static hh_client *client_url(const char *url, const char *ns) {
+    hh_redis_options o;
+    hh_redis_options_init(&o);
+    o.url = url;
+    o.ns = ns;
+    int err = 99;
+    hh_client *c = hh_client_new(&o, &err);
+    assert_non_null(c);
+    assert_int_equal(err, HH_OK);
+    return c;
+}
+
+static hh_client *client_ns(const char *ns) {
+    uh_flushall(&srv);
+    return client_url(srv.url, ns);
+}
+
+static int save(hh_client *c, const char *name, const char *ns, const char *retry) {
+    hh_cron_spec s = {.struct_size = sizeof(s),
+                      .name = name,
+                      .cron = "0 3 * * *",
+                      .klass = "NightlyJob",
+                      .cron_namespace = ns,
+                      .retry_json = retry};
+    return hh_cron_save(c, &s);
+}
+
+/* The listing as JSON (decref it). */
+static json_t *list(hh_client *c, const char *ns) {
+    char *out = NULL;
+    int rc = hh_cron_list(c, ns, &out);
+    if (rc != HH_OK) fail_msg("hh_cron_list: %s", hh_last_error());
+    json_t *a = json_loads(out, 0, NULL);
+    free(out);
+    assert_true(json_is_array(a));
+    return a;
+}
+
+static const char *get(json_t *a, size_t i, const char *k) {
+    return json_string_value(json_object_get(json_array_get(a, i), k));
+}
+
+static void test_retry_checked(void **s) {
+    (void)s;
+    hh_client *c = client_ns(NULL);
+    /* Sidekiq reads "abc" (any string) and 2.5 as 25 retries, -5 as none:
+     * refused, with the reason, and nothing written */
+    const char *bad[] = {"\"abc\"", "-5", "2.5", "\"3\"", "[1]", "{}"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+        assert_int_equal(save(c, "j", NULL, bad[i]), HH_ERR_INVALID);
+        assert_non_null(strstr(hh_last_error(), "want true, false or a count"));
+        assert_int_equal(uh_int(&srv, "DBSIZE"), 0);
+    }
+    /* what Sidekiq takes: stored in the message as given, the field as
+     * Job#to_hash writes it; null is Sidekiq's default (no key) */
+    const char *good[][3] = {
+        {"true", "true", "true"}, {"false", "false", "false"}, {"0", "0", "0"}, {"7", "7", "7"}, {"null", NULL, ""}};
+    for (size_t i = 0; i < sizeof(good) / sizeof(*good); i++) {
+        assert_int_equal(save(c, "j", NULL, good[i][0]), HH_OK);
+        char *msg = uh_str(&srv, "HGET cron_job:default:j message"),
+             *field = uh_str(&srv, "HGET cron_job:default:j retry");
+        json_t *m = json_loads(msg, 0, NULL);
+        json_t *r = json_object_get(m, "retry");
+        if (good[i][1]) {
+            char *d = json_dumps(r, JSON_ENCODE_ANY);
+            assert_string_equal(d, good[i][1]);
+            free(d);
+        } else {
+            assert_null(r);
+        }
+        assert_string_equal(field, good[i][2]);
+        json_decref(m);
+        free(msg), free(field);
+    }
+    hh_client_free(c);
+}
+
+static void test_broken_members_listed(void **s) {
+    (void)s;
+    hh_client *c = client_ns(NULL);
+    assert_int_equal(save(c, "good", NULL, NULL), HH_OK);
+    freeReplyObject(uh_cmd(&srv, "SET cron_job:default:str x"));
+    freeReplyObject(uh_cmd(&srv, "SADD cron_jobs:default cron_job:default:str cron_job:default:gone"));
+    json_t *a = list(c, NULL);
+    assert_int_equal(json_array_size(a), 3);
+    assert_string_equal(get(a, 0, "name"), "gone");
+    assert_non_null(strstr(get(a, 0, "error"), "cron_job:default:gone of cron_jobs:default names no key"));
+    assert_string_equal(get(a, 1, "name"), "good");
+    assert_null(get(a, 1, "error"));
+    assert_string_equal(get(a, 2, "name"), "str");
+    assert_non_null(strstr(get(a, 2, "error"), "is a string, not a job's hash"));
+    assert_true(json_is_null(json_object_get(json_array_get(a, 2), "cron")));
+    json_decref(a);
+    hh_client_free(c);
+}
+
+static void test_all_namespaces(void **s) {
+    (void)s;
+    const char *prefixes[] = {NULL, "a*b"}; /* a key prefix with a glob character stays literal */
+    for (size_t p = 0; p < 2; p++) {
+        hh_client *c = client_ns(prefixes[p]);
+        assert_int_equal(save(c, "x", NULL, NULL), HH_OK);
+        assert_int_equal(save(c, "x", "nsb", NULL), HH_OK);
+        assert_int_equal(save(c, "y", "nsc", NULL), HH_OK);
+        /* keys that are no namespace's set: another prefix, a ':' in the rest */
+        freeReplyObject(uh_cmd(&srv, "SADD other:cron_jobs:nsd m"));
+        freeReplyObject(uh_cmd(&srv, "SADD %scron_jobs:a:b m", prefixes[p] ? "a*b:" : ""));
+        json_t *a = list(c, "*");
+        assert_int_equal(json_array_size(a), 3);
+        assert_string_equal(get(a, 0, "name"), "x");
+        assert_string_equal(get(a, 0, "namespace"), "default");
+        assert_string_equal(get(a, 1, "name"), "x");
+        assert_string_equal(get(a, 1, "namespace"), "nsb");
+        assert_string_equal(get(a, 2, "name"), "y");
+        assert_string_equal(get(a, 2, "namespace"), "nsc");
+        json_decref(a);
+        a = list(c, "nsb");
+        assert_int_equal(json_array_size(a), 1);
+        json_decref(a);
+        /* '*' is no one job's namespace */
+        assert_int_equal(hh_cron_set_enabled(c, "*", "x", 0), HH_ERR_INVALID);
+        assert_int_equal(hh_cron_delete(c, "*", "x"), HH_ERR_INVALID);
+        assert_int_equal(hh_cron_enqueue_now(c, "*", "x", NULL), HH_ERR_INVALID);
+        assert_int_equal(save(c, "z", "*", NULL), HH_ERR_INVALID);
+        hh_client_free(c);
+    }
+}
+
+static void test_namespaces_found(void **s) {
+    (void)s;
+    uh_flushall(&srv);
+    uh_conn_fixture f;
+    assert_int_equal(uh_conn_fixture_open(&f, srv.url, NULL), 0);
+    sds *ns = NULL, err = NULL;
+    size_t n = 0;
+    /* nothing in Redis: "default" alone, as sidekiq-cron's namespaces | [default] */
+    assert_int_equal(hh__cron_namespaces_found(&f.conn, &f.keys, &ns, &n, &err), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(ns[0], "default");
+    freeReplyObject(uh_cmd(&srv, "SADD cron_jobs:default m"));
+    freeReplyObject(uh_cmd(&srv, "SADD cron_jobs:nsb m"));
+    freeReplyObject(uh_cmd(&srv, "SADD cron_jobs m")); /* 1.x: no namespace */
+    freeReplyObject(uh_cmd(&srv, "SET cron_jobs:x:y 1"));
+    size_t before = n;
+    assert_int_equal(hh__cron_namespaces_found(&f.conn, &f.keys, &ns, &n, &err), 0);
+    assert_int_equal(n - before, 1); /* appended: nsb; default once */
+    assert_string_equal(ns[1], "nsb");
+    for (size_t i = 0; i < n; i++) sdsfree(ns[i]);
+    free(ns);
+    assert_null(err);
+    uh_conn_fixture_close(&f);
+}
+
+/* A Redis error in add's check of the 1.x/2.x layout, and in a listing:
+ * an ACL user that may not run EXISTS nor SMEMBERS. */
+static void test_redis_errors(void **s) {
+    (void)s;
+    uh_flushall(&srv);
+    redisReply *r = uh_cmd(&srv, "ACL SETUSER nocron on >pw ~* &* +@all -exists -smembers");
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    char url[128];
+    snprintf(url, sizeof(url), "redis://nocron:pw@127.0.0.1:%d", srv.port);
+    hh_client *c = client_url(url, NULL);
+    assert_int_equal(save(c, "j", NULL, NULL), HH_ERR_REDIS);
+    assert_non_null(strstr(hh_last_error(), "EXISTS"));
+    assert_int_equal(uh_int(&srv, "DBSIZE"), 0); /* nothing saved */
+    char *out = (char *)1;
+    assert_int_equal(hh_cron_list(c, NULL, &out), HH_ERR_REDIS);
+    assert_null(out);
+    assert_int_equal(hh_cron_list(c, "*", &out), HH_ERR_REDIS);
+    hh_client_free(c);
+    freeReplyObject(uh_cmd(&srv, "ACL DELUSER nocron"));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_retry_checked),  cmocka_unit_test(test_broken_members_listed),
+        cmocka_unit_test(test_all_namespaces), cmocka_unit_test(test_namespaces_found),
+        cmocka_unit_test(test_redis_errors),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
