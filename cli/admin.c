@@ -18,21 +18,7 @@
 #define EXIT_NOTFOUND 1
 #define EXIT_REDIS CLI_EXIT_REDIS
 
-enum {
-    O_NS = 1000,
-    O_JSON,
-    O_CLASS,
-    O_QUEUE,
-    O_ERROR,
-    O_LIMIT,
-    O_ALL,
-    O_YES,
-    O_PWFILE,
-    O_DEADMAX,
-    O_DEADTIMEOUT,
-    O_TS,
-    O_HELP
-};
+enum { O_JSON = 1000, O_CLASS, O_QUEUE, O_ERROR, O_LIMIT, O_ALL, O_YES, O_DEADMAX, O_DEADTIMEOUT, O_TS, O_HELP };
 
 typedef struct adm {
     hh_redis_options redis;
@@ -58,43 +44,32 @@ static int unescape_in_place(char *arg) {
 /* Options shared by every command here. Returns 0, -1 after --help, or
  * CLI_EXIT_USAGE. */
 static int parse(int argc, char **argv, adm *a, const char *usage) {
-    static const struct option lo[] = {{"redis", required_argument, 0, 'r'},
-                                       {"namespace", required_argument, 0, O_NS},
-                                       {"json", no_argument, 0, O_JSON},
-                                       {"class", required_argument, 0, O_CLASS},
-                                       {"queue", required_argument, 0, O_QUEUE},
-                                       {"error", required_argument, 0, O_ERROR},
-                                       {"limit", required_argument, 0, O_LIMIT},
-                                       {"all", no_argument, 0, O_ALL},
-                                       {"yes", no_argument, 0, O_YES},
-                                       {"redis-password-file", required_argument, 0, O_PWFILE},
-                                       {"dead-max-jobs", required_argument, 0, O_DEADMAX},
-                                       {"dead-timeout", required_argument, 0, O_DEADTIMEOUT},
-                                       {"timestamps", required_argument, 0, O_TS},
-                                       CLI_TLS_LONGOPTS,
-                                       {"help", no_argument, 0, O_HELP},
-                                       {0, 0, 0, 0}};
+    static const struct option own[] = {{"json", no_argument, 0, O_JSON},
+                                        {"class", required_argument, 0, O_CLASS},
+                                        {"queue", required_argument, 0, O_QUEUE},
+                                        {"error", required_argument, 0, O_ERROR},
+                                        {"limit", required_argument, 0, O_LIMIT},
+                                        {"all", no_argument, 0, O_ALL},
+                                        {"yes", no_argument, 0, O_YES},
+                                        {"dead-max-jobs", required_argument, 0, O_DEADMAX},
+                                        {"dead-timeout", required_argument, 0, O_DEADTIMEOUT},
+                                        {"timestamps", required_argument, 0, O_TS},
+                                        {"help", no_argument, 0, O_HELP},
+                                        {0, 0, 0, 0}};
     memset(a, 0, sizeof(*a));
     hh_redis_options_init(&a->redis);
     int ch;
     long n;
     double d;
     optind = 1;
+    const struct option *lo = cli_longopts(own);
     while ((ch = getopt_long(argc, argv, "r:y", lo, NULL)) != -1) {
+        int rc = cli_redis_option(ch, optarg, &a->redis);
+        if (rc >= 0) {
+            if (rc) return rc;
+            continue;
+        }
         switch (ch) {
-        case 'r':
-            if (cli_redis_url(optarg, &a->redis.url)) return CLI_EXIT_USAGE;
-            break;
-        CLI_TLS_CASES:
-            if (cli_redis_option(ch, optarg, &a->redis)) return CLI_EXIT_USAGE;
-            break;
-        case O_PWFILE:
-            if (!(a->redis.password = cli_password_file(optarg))) return CLI_EXIT_USAGE;
-            break;
-        case O_NS:
-            if (*optarg && cli_check_name(HH_NAME_NAMESPACE, optarg)) return CLI_EXIT_USAGE;
-            a->redis.ns = optarg;
-            break;
         case O_JSON: a->json = 1; break;
         case O_CLASS:
         case O_QUEUE:
