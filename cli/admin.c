@@ -115,19 +115,20 @@ static int parse(int argc, char **argv, adm *a, const char *usage) {
     return 0;
 }
 
-/* "SUBCOMMAND [VERB] [options] [OPERAND]": the verb (default "list"), the
- * options, then at most one operand (a jid or a queue name, else NULL).
- * Returns 0, -1 after --help, or an exit status. */
+/* "SUBCOMMAND [VERB] [OPERAND]" with the options anywhere among them, as
+ * git's and redis-cli's: getopt_long moves the words that are not options
+ * after the options, in their order, so the verb (default "list") and at
+ * most one operand (a jid or a queue name, else NULL) are those words,
+ * wherever the options were (`retries -r URL list`). Returns 0, -1 after
+ * --help, or an exit status. */
 static int parse_verb(int argc, char **argv, adm *a, const char *usage, const char **verb, const char **operand) {
-    *verb = "list";
-    if (argc > 1 && argv[1][0] != '-') {
-        *verb = argv[1];
-        argc--, argv++;
-    }
     int rc = parse(argc, argv, a, usage);
     if (rc) return rc;
+    *verb = optind < argc ? argv[optind++] : "list";
     *operand = optind < argc ? argv[optind++] : NULL;
-    if (optind < argc) return cli_usage_error("unexpected argument '%s'\n%s", argv[optind], usage);
+    if (optind < argc)
+        return cli_usage_error("%s %s: unexpected argument '%s' (after '%s')\n%s", argv[0], *verb, argv[optind],
+                               *operand, usage);
     return 0;
 }
 
@@ -517,7 +518,7 @@ int cli_jobset(int argc, char **argv, hh_jobset set) {
     else action = HH_JOBSET_DELETE; /* unused */
 
     int filters = a.filter.klass || a.filter.queue || a.filter.error || a.limit_set;
-    if ((is_list || is_clear) && jid) return cli_usage_error("%s %s takes no JID", set_word(set), verb);
+    if ((is_list || is_clear) && jid) return cli_usage_error("%s %s takes no JID ('%s')", set_word(set), verb, jid);
     if (is_show && (!jid || a.all)) return cli_usage_error("%s show needs one JID", set_word(set));
     if (is_clear && (a.all || filters))
         return cli_usage_error("%s clear takes no filter (use delete --all)", set_word(set));
@@ -631,7 +632,7 @@ int cli_queues(int argc, char **argv) {
     if (rc) return rc < 0 ? 0 : rc;
     int is_list = !strcmp(verb, "list"), is_show = !strcmp(verb, "show"), is_clear = !strcmp(verb, "clear");
     if (!is_list && !is_show && !is_clear) return cli_usage_error("queues: unknown verb '%s'\n%s", verb, usage);
-    if (is_list && name) return cli_usage_error("queues list takes no NAME");
+    if (is_list && name) return cli_usage_error("queues list takes no NAME ('%s')", name);
     if (!is_list && !name) return cli_usage_error("queues %s needs a queue NAME", verb);
     if ((rc = no_filters(&a, "queues"))) return rc;
     /* NAME as list prints it: control characters escaped (Sidekiq's clients
@@ -812,18 +813,15 @@ int cli_jobs(int argc, char **argv) {
                                 "Where a jid is: queue (and position, 0 runs next), scheduled, retry, dead, running.\n"
                                 "exit status: 0 found, 1 not found, 2 usage, 3 Redis error\n";
     /* clang-format on */
-    if (argc < 2 || strcmp(argv[1], "find") != 0) {
-        if (argc >= 2 && !strcmp(argv[1], "--help")) {
-            fputs(usage, stdout);
-            return 0;
-        }
-        return cli_usage_error("jobs: expected 'find JID'\n%s", usage);
-    }
-    argc--, argv++;
     adm a;
     int rc = parse(argc, argv, &a, usage);
     if (rc) return rc < 0 ? 0 : rc;
-    if (optind + 1 != argc) return cli_usage_error("jobs find needs one JID");
+    /* the words that are not options, wherever the options were: find JID */
+    if (optind == argc || strcmp(argv[optind], "find") != 0)
+        return cli_usage_error("jobs: expected 'find JID'%s%s%s\n%s", optind < argc ? ", not '" : "",
+                               optind < argc ? argv[optind] : "", optind < argc ? "'" : "", usage);
+    if (++optind == argc) return cli_usage_error("jobs find needs one JID");
+    if (optind + 1 != argc) return cli_usage_error("jobs find needs one JID, not '%s' too", argv[optind + 1]);
     if ((rc = no_filters(&a, "jobs find"))) return rc;
     const char *jid = argv[optind];
     if (!*jid) return cli_usage_error("jobs find: the JID is empty (an unset variable?)");

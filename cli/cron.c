@@ -111,11 +111,6 @@ int cli_cron(int argc, char **argv) {
                                         {"disabled", no_argument, 0, C_DISABLED},
                                         {"help", no_argument, 0, C_HELP},
                                         {0, 0, 0, 0}};
-    const char *verb = "list";
-    if (argc > 1 && argv[1][0] != '-') {
-        verb = argv[1];
-        argc--, argv++;
-    }
     hh_redis_options ro;
     hh_redis_options_init(&ro);
     hh_cron_spec s;
@@ -146,13 +141,17 @@ int cli_cron(int argc, char **argv) {
         default: fputs(usage, stderr); return CLI_EXIT_USAGE;
         }
     }
+    /* getopt_long moved the words that are not options after them, in
+     * their order: VERB [NAME], wherever the options were */
+    const char *verb = optind < argc ? argv[optind++] : "list";
     const char *name = optind < argc ? argv[optind++] : NULL;
-    if (optind < argc) return cli_usage_error("cron: unexpected argument '%s'\n%s", argv[optind], usage);
+    if (optind < argc)
+        return cli_usage_error("cron %s: unexpected argument '%s' (after '%s')\n%s", verb, argv[optind], name, usage);
     int is_list = !strcmp(verb, "list");
     if (!is_list && strcmp(verb, "show") && strcmp(verb, "add") && strcmp(verb, "enable") && strcmp(verb, "disable") &&
         strcmp(verb, "delete") && strcmp(verb, "enqueue"))
         return cli_usage_error("cron: unknown verb '%s'\n%s", verb, usage);
-    if (is_list && name) return cli_usage_error("cron list takes no NAME");
+    if (is_list && name) return cli_usage_error("cron list takes no NAME ('%s')", name);
     if (!is_list && !name) return cli_usage_error("cron %s needs a job NAME", verb);
     if (strcmp(verb, "add") &&
         (s.cron || s.klass || s.queue || s.args_json || s.description || s.retry_json || s.active_job ||
