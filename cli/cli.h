@@ -171,8 +171,8 @@ cli_serve *cli_serve_new(const char *spec, double timeout, int pool, long max_jo
 const char *cli_serve_class(const cli_serve *s);
 /* Where stderr lines and process events are logged; before start. */
 void cli_serve_set_manager(cli_serve *s, hh_manager *m);
-/* Starts the class's keeper thread, which reads idle processes' stderr
- * (a handler never blocks writing it between jobs), and with eager > 0
+/* Starts the class's keeper thread, which reads idle processes' stderr and stdout
+ * (a handler never blocks writing them between jobs), and with eager > 0
  * (--serve-pool) starts that many processes (at most the pool) at once,
  * reads their hellos while the worker runs, and starts each again (after
  * the backoff) when it fails its hello or ends; the class's jobs wait for
