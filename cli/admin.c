@@ -63,13 +63,15 @@ static int parse(int argc, char **argv, adm *a, const char *usage) {
     double d;
     optind = 1;
     const struct option *lo = cli_longopts(own);
-    while ((ch = getopt_long(argc, argv, "r:y", lo, NULL)) != -1) {
+    int w = 1;
+    while ((ch = getopt_long(argc, argv, "-r:y", lo, NULL)) != -1) {
         int rc = cli_redis_option(ch, optarg, &a->redis);
         if (rc >= 0) {
             if (rc) return rc;
             continue;
         }
         switch (ch) {
+        case 1: argv[w++] = optarg; break; /* a word: cli_words_end */
         case O_JSON: a->json = 1; break;
         case O_CLASS:
         case O_QUEUE:
@@ -112,15 +114,16 @@ static int parse(int argc, char **argv, adm *a, const char *usage) {
         default: fputs(usage, stderr); return CLI_EXIT_USAGE;
         }
     }
+    optind = cli_words_end(argc, argv, w);
     return 0;
 }
 
 /* "SUBCOMMAND [VERB] [OPERAND]" with the options anywhere among them, as
- * git's and redis-cli's: getopt_long moves the words that are not options
- * after the options, in their order, so the verb (default "list") and at
- * most one operand (a jid or a queue name, else NULL) are those words,
- * wherever the options were (`retries -r URL list`). Returns 0, -1 after
- * --help, or an exit status. */
+ * git's and redis-cli's: parse() leaves the words that are not options at
+ * the end of argv, in their order (cli_words_end), so the verb (default
+ * "list") and at most one operand (a jid or a queue name, else NULL) are
+ * those words, wherever the options were (`retries -r URL list`). Returns
+ * 0, -1 after --help, or an exit status. */
 static int parse_verb(int argc, char **argv, adm *a, const char *usage, const char **verb, const char **operand) {
     int rc = parse(argc, argv, a, usage);
     if (rc) return rc;

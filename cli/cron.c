@@ -119,13 +119,15 @@ int cli_cron(int argc, char **argv) {
     int as_json = 0, ch;
     optind = 1;
     const struct option *lo = cli_longopts(own);
-    while ((ch = getopt_long(argc, argv, "r:", lo, NULL)) != -1) {
+    int w = 1;
+    while ((ch = getopt_long(argc, argv, "-r:", lo, NULL)) != -1) {
         int rc = cli_redis_option(ch, optarg, &ro);
         if (rc >= 0) {
             if (rc) return rc;
             continue;
         }
         switch (ch) {
+        case 1: argv[w++] = optarg; break; /* a word: cli_words_end */
         case C_NS: s.cron_namespace = optarg; break;
         case C_JSON: as_json = 1; break;
         case C_CRON: s.cron = optarg; break;
@@ -141,8 +143,9 @@ int cli_cron(int argc, char **argv) {
         default: fputs(usage, stderr); return CLI_EXIT_USAGE;
         }
     }
-    /* getopt_long moved the words that are not options after them, in
-     * their order: VERB [NAME], wherever the options were */
+    /* the words that are not options, in their order: VERB [NAME],
+     * wherever the options were */
+    optind = cli_words_end(argc, argv, w);
     const char *verb = optind < argc ? argv[optind++] : "list";
     const char *name = optind < argc ? argv[optind++] : NULL;
     if (optind < argc)

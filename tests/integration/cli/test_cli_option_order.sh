@@ -39,6 +39,10 @@ ok "queues" queues -r "$url" --namespace "$ns" list
 ok "jobs find" jobs -r "$url" --namespace "$ns" find r1
 assert_contains "$HH_OUT" retry "jobs -r URL find JID finds it in the retry set"
 ok "busy" busy -r "$url" --json
+# POSIXLY_CORRECT stops a permuting getopt at the first word: the verb's options still count
+POSIXLY_CORRECT=1 ok "retries under POSIXLY_CORRECT" retries list -r "$url" --namespace "$ns" --json
+assert_contains "$HH_OUT" '"jid":"r1"' "retries list -r URL under POSIXLY_CORRECT"
+POSIXLY_CORRECT=1 ok "cron under POSIXLY_CORRECT" cron list -r "$url"
 hh_cli retries -r "$url" --namespace "$ns" show -- -r1
 assert_eq "$HH_RC" 1 "after --, a JID that starts with - is a JID (not found: 1): $HH_ERR"
 
