@@ -18,21 +18,7 @@
 #define EXIT_NOTFOUND 1
 #define EXIT_REDIS CLI_EXIT_REDIS
 
-enum {
-    O_NS = 1000,
-    O_JSON,
-    O_CLASS,
-    O_QUEUE,
-    O_ERROR,
-    O_LIMIT,
-    O_ALL,
-    O_YES,
-    O_PWFILE,
-    O_DEADMAX,
-    O_DEADTIMEOUT,
-    O_TS,
-    O_HELP
-};
+enum { O_JSON = 1000, O_CLASS, O_QUEUE, O_ERROR, O_LIMIT, O_ALL, O_YES, O_DEADMAX, O_DEADTIMEOUT, O_TS, O_HELP };
 
 typedef struct adm {
     hh_redis_options redis;
@@ -58,43 +44,34 @@ static int unescape_in_place(char *arg) {
 /* Options shared by every command here. Returns 0, -1 after --help, or
  * CLI_EXIT_USAGE. */
 static int parse(int argc, char **argv, adm *a, const char *usage) {
-    static const struct option lo[] = {{"redis", required_argument, 0, 'r'},
-                                       {"namespace", required_argument, 0, O_NS},
-                                       {"json", no_argument, 0, O_JSON},
-                                       {"class", required_argument, 0, O_CLASS},
-                                       {"queue", required_argument, 0, O_QUEUE},
-                                       {"error", required_argument, 0, O_ERROR},
-                                       {"limit", required_argument, 0, O_LIMIT},
-                                       {"all", no_argument, 0, O_ALL},
-                                       {"yes", no_argument, 0, O_YES},
-                                       {"redis-password-file", required_argument, 0, O_PWFILE},
-                                       {"dead-max-jobs", required_argument, 0, O_DEADMAX},
-                                       {"dead-timeout", required_argument, 0, O_DEADTIMEOUT},
-                                       {"timestamps", required_argument, 0, O_TS},
-                                       CLI_TLS_LONGOPTS,
-                                       {"help", no_argument, 0, O_HELP},
-                                       {0, 0, 0, 0}};
+    static const struct option own[] = {{"json", no_argument, 0, O_JSON},
+                                        {"class", required_argument, 0, O_CLASS},
+                                        {"queue", required_argument, 0, O_QUEUE},
+                                        {"error", required_argument, 0, O_ERROR},
+                                        {"limit", required_argument, 0, O_LIMIT},
+                                        {"all", no_argument, 0, O_ALL},
+                                        {"yes", no_argument, 0, O_YES},
+                                        {"dead-max-jobs", required_argument, 0, O_DEADMAX},
+                                        {"dead-timeout", required_argument, 0, O_DEADTIMEOUT},
+                                        {"timestamps", required_argument, 0, O_TS},
+                                        {"help", no_argument, 0, O_HELP},
+                                        {0, 0, 0, 0}};
     memset(a, 0, sizeof(*a));
     hh_redis_options_init(&a->redis);
     int ch;
     long n;
     double d;
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "r:y", lo, NULL)) != -1) {
+    const struct option *lo = cli_longopts(own);
+    int w = 1;
+    while ((ch = getopt_long(argc, argv, "-r:y", lo, NULL)) != -1) {
+        int rc = cli_redis_option(ch, optarg, &a->redis);
+        if (rc >= 0) {
+            if (rc) return rc;
+            continue;
+        }
         switch (ch) {
-        case 'r':
-            if (cli_redis_url(optarg, &a->redis.url)) return CLI_EXIT_USAGE;
-            break;
-        CLI_TLS_CASES:
-            if (cli_redis_option(ch, optarg, &a->redis)) return CLI_EXIT_USAGE;
-            break;
-        case O_PWFILE:
-            if (!(a->redis.password = cli_password_file(optarg))) return CLI_EXIT_USAGE;
-            break;
-        case O_NS:
-            if (*optarg && cli_check_name(HH_NAME_NAMESPACE, optarg)) return CLI_EXIT_USAGE;
-            a->redis.ns = optarg;
-            break;
+        case 1: argv[w++] = optarg; break; /* a word: cli_words_end */
         case O_JSON: a->json = 1; break;
         case O_CLASS:
         case O_QUEUE:
@@ -137,22 +114,24 @@ static int parse(int argc, char **argv, adm *a, const char *usage) {
         default: fputs(usage, stderr); return CLI_EXIT_USAGE;
         }
     }
+    optind = cli_words_end(argc, argv, w);
     return 0;
 }
 
-/* "SUBCOMMAND [VERB] [options] [OPERAND]": the verb (default "list"), the
- * options, then at most one operand (a jid or a queue name, else NULL).
- * Returns 0, -1 after --help, or an exit status. */
+/* "SUBCOMMAND [VERB] [OPERAND]" with the options anywhere among them, as
+ * git's and redis-cli's: parse() leaves the words that are not options at
+ * the end of argv, in their order (cli_words_end), so the verb (default
+ * "list") and at most one operand (a jid or a queue name, else NULL) are
+ * those words, wherever the options were (`retries -r URL list`). Returns
+ * 0, -1 after --help, or an exit status. */
 static int parse_verb(int argc, char **argv, adm *a, const char *usage, const char **verb, const char **operand) {
-    *verb = "list";
-    if (argc > 1 && argv[1][0] != '-') {
-        *verb = argv[1];
-        argc--, argv++;
-    }
     int rc = parse(argc, argv, a, usage);
     if (rc) return rc;
+    *verb = optind < argc ? argv[optind++] : "list";
     *operand = optind < argc ? argv[optind++] : NULL;
-    if (optind < argc) return cli_usage_error("unexpected argument '%s'\n%s", argv[optind], usage);
+    if (optind < argc)
+        return cli_usage_error("%s %s: unexpected argument '%s' (after '%s')\n%s", argv[0], *verb, argv[optind],
+                               *operand, usage);
     return 0;
 }
 
@@ -542,7 +521,7 @@ int cli_jobset(int argc, char **argv, hh_jobset set) {
     else action = HH_JOBSET_DELETE; /* unused */
 
     int filters = a.filter.klass || a.filter.queue || a.filter.error || a.limit_set;
-    if ((is_list || is_clear) && jid) return cli_usage_error("%s %s takes no JID", set_word(set), verb);
+    if ((is_list || is_clear) && jid) return cli_usage_error("%s %s takes no JID ('%s')", set_word(set), verb, jid);
     if (is_show && (!jid || a.all)) return cli_usage_error("%s show needs one JID", set_word(set));
     if (is_clear && (a.all || filters))
         return cli_usage_error("%s clear takes no filter (use delete --all)", set_word(set));
@@ -656,7 +635,7 @@ int cli_queues(int argc, char **argv) {
     if (rc) return rc < 0 ? 0 : rc;
     int is_list = !strcmp(verb, "list"), is_show = !strcmp(verb, "show"), is_clear = !strcmp(verb, "clear");
     if (!is_list && !is_show && !is_clear) return cli_usage_error("queues: unknown verb '%s'\n%s", verb, usage);
-    if (is_list && name) return cli_usage_error("queues list takes no NAME");
+    if (is_list && name) return cli_usage_error("queues list takes no NAME ('%s')", name);
     if (!is_list && !name) return cli_usage_error("queues %s needs a queue NAME", verb);
     if ((rc = no_filters(&a, "queues"))) return rc;
     /* NAME as list prints it: control characters escaped (Sidekiq's clients
@@ -837,18 +816,15 @@ int cli_jobs(int argc, char **argv) {
                                 "Where a jid is: queue (and position, 0 runs next), scheduled, retry, dead, running.\n"
                                 "exit status: 0 found, 1 not found, 2 usage, 3 Redis error\n";
     /* clang-format on */
-    if (argc < 2 || strcmp(argv[1], "find") != 0) {
-        if (argc >= 2 && !strcmp(argv[1], "--help")) {
-            fputs(usage, stdout);
-            return 0;
-        }
-        return cli_usage_error("jobs: expected 'find JID'\n%s", usage);
-    }
-    argc--, argv++;
     adm a;
     int rc = parse(argc, argv, &a, usage);
     if (rc) return rc < 0 ? 0 : rc;
-    if (optind + 1 != argc) return cli_usage_error("jobs find needs one JID");
+    /* the words that are not options, wherever the options were: find JID */
+    if (optind == argc || strcmp(argv[optind], "find") != 0)
+        return cli_usage_error("jobs: expected 'find JID'%s%s%s\n%s", optind < argc ? ", not '" : "",
+                               optind < argc ? argv[optind] : "", optind < argc ? "'" : "", usage);
+    if (++optind == argc) return cli_usage_error("jobs find needs one JID");
+    if (optind + 1 != argc) return cli_usage_error("jobs find needs one JID, not '%s' too", argv[optind + 1]);
     if ((rc = no_filters(&a, "jobs find"))) return rc;
     const char *jid = argv[optind];
     if (!*jid) return cli_usage_error("jobs find: the JID is empty (an unset variable?)");

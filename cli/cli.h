@@ -5,6 +5,8 @@
 #ifndef HH_CLI_H
 #define HH_CLI_H
 
+#include <getopt.h>
+#include <stdio.h>
 #include "common.h"
 #include "hiredhand.h"
 
@@ -15,11 +17,20 @@
  * them so too. Use with <jansson.h>. */
 #define CLI_JSON_FLAGS (JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
 
-/* Options every subcommand takes for a rediss:// URL (redis_opts.c):
- * CLI_TLS_LONGOPTS in its getopt table, CLI_TLS_CASES before a call to
- * cli_redis_option() in its switch. */
+/* The connection options every command that talks to Redis takes
+ * (redis_opts.c): -r/--redis, --redis-password-file, --namespace, the
+ * --tls-* settings of a rediss:// URL and the --sentinel* ones. Each is one
+ * entry of cli_redis_opts: its getopt entry, and its --help line where the
+ * commands share it (cli_redis_help). A command's getopt table is its own
+ * entries with these appended (cli_longopts), and its option loop hands
+ * every option to cli_redis_option first. main.c takes these (and only
+ * these) before the command name too. A new connection option: a CLI_OPT_
+ * constant, an entry of cli_redis_opts and a case in cli_redis_option. */
 enum {
-    CLI_OPT_TLS_CA_FILE = 1900,
+    CLI_OPT_REDIS_FIRST = 1900, /* the range of the ids below, with 'r' */
+    CLI_OPT_NAMESPACE = CLI_OPT_REDIS_FIRST,
+    CLI_OPT_PASSWORD_FILE,
+    CLI_OPT_TLS_CA_FILE,
     CLI_OPT_TLS_CA_DIR,
     CLI_OPT_TLS_CERT,
     CLI_OPT_TLS_KEY,
@@ -28,51 +39,35 @@ enum {
     CLI_OPT_SENTINEL,
     CLI_OPT_SENTINEL_MASTER,
     CLI_OPT_SENTINEL_PASSWORD,
-    CLI_OPT_SENTINEL_PASSWORD_FILE
+    CLI_OPT_SENTINEL_PASSWORD_FILE,
+    CLI_OPT_REDIS_END
 };
-#define CLI_TLS_LONGOPTS                                                                                              \
-    {"tls-ca-file", required_argument, 0, CLI_OPT_TLS_CA_FILE},                                                       \
-        {"tls-ca-dir", required_argument, 0, CLI_OPT_TLS_CA_DIR},                                                     \
-        {"tls-cert", required_argument, 0, CLI_OPT_TLS_CERT}, {"tls-key", required_argument, 0, CLI_OPT_TLS_KEY},     \
-        {"tls-server-name", required_argument, 0, CLI_OPT_TLS_SERVER_NAME},                                           \
-        {"tls-insecure", no_argument, 0, CLI_OPT_TLS_INSECURE}, {"sentinel", required_argument, 0, CLI_OPT_SENTINEL}, \
-        {"sentinel-master", required_argument, 0, CLI_OPT_SENTINEL_MASTER},                                           \
-        {"sentinel-password", required_argument, 0, CLI_OPT_SENTINEL_PASSWORD}, {                                     \
-        "sentinel-password-file", required_argument, 0, CLI_OPT_SENTINEL_PASSWORD_FILE                                \
-    }
-#define CLI_TLS_CASES               \
-    case CLI_OPT_TLS_CA_FILE:       \
-    case CLI_OPT_TLS_CA_DIR:        \
-    case CLI_OPT_TLS_CERT:          \
-    case CLI_OPT_TLS_KEY:           \
-    case CLI_OPT_TLS_SERVER_NAME:   \
-    case CLI_OPT_TLS_INSECURE:      \
-    case CLI_OPT_SENTINEL:          \
-    case CLI_OPT_SENTINEL_MASTER:   \
-    case CLI_OPT_SENTINEL_PASSWORD: \
-    case CLI_OPT_SENTINEL_PASSWORD_FILE
-/* Returns 0, or CLI_EXIT_USAGE after printing why (an unreadable file). */
+typedef struct cli_redis_opt {
+    const char *name; /* the long option, without -- */
+    int id;           /* 'r' or a CLI_OPT_ constant */
+    const char *arg;  /* the argument's name in --help; NULL: takes none */
+    const char *help; /* its lines in cli_redis_help ('\n' between, continuation
+                         lines from column 30); NULL: each command words it */
+} cli_redis_opt;
+/* Ended by an entry with a NULL name. */
+extern const cli_redis_opt cli_redis_opts[];
+/* getopt_long's table: own's entries (up to their zero entry), then each
+ * connection option whose id own does not hold already, then a zero entry.
+ * In one static table, which each call fills again: one command's per
+ * process (work's second pass and its config file reuse it). */
+const struct option *cli_longopts(const struct option *own);
+/* Prints the help lines of the connection options that have one, in the
+ * layout of `work --help` (the man page reads it). */
+void cli_redis_help(FILE *f);
+/* An option getopt_long returned: when it is a connection option, stores
+ * arg into *o (checking it: an empty URL, a bad namespace, an unreadable
+ * password file) and returns 0, or CLI_EXIT_USAGE after printing why;
+ * returns -1 when opt is none of them (the command's own). */
 int cli_redis_option(int opt, const char *arg, hh_redis_options *o);
 /* Checks the options, warns about --tls-insecure and connects. NULL after
  * printing why, with *rc set: CLI_EXIT_USAGE for bad options or a refused
  * connection (wrong password, not a master), else redis_exit. */
 hh_client *cli_client_open(const hh_redis_options *o, int redis_exit, int *rc);
-/* clang-format off */ /* the help text keeps its layout */
-#define CLI_TLS_HELP \
-    "      --tls-ca-file FILE     rediss://: CA bundle (PEM) to verify the server with (default:\n" \
-    "                             the system's CA store) [$HIREDHAND_TLS_CA_FILE]\n" \
-    "      --tls-ca-dir DIR       rediss://: hashed CA directory [$HIREDHAND_TLS_CA_DIR]\n" \
-    "      --tls-cert FILE        rediss://: client certificate for mutual TLS [$HIREDHAND_TLS_CERT]\n" \
-    "      --tls-key FILE         rediss://: its private key [$HIREDHAND_TLS_KEY]\n" \
-    "      --tls-server-name NAME rediss://: the name the certificate must match, and SNI\n" \
-    "                             (default: the URL's host) [$HIREDHAND_TLS_SERVER_NAME]\n" \
-    "      --tls-insecure         rediss://: no certificate check (logged) [$HIREDHAND_TLS_INSECURE=1]\n" \
-    "      --sentinel HOST:PORT   find the master through Redis Sentinel; repeatable\n" \
-    "                             [$HIREDHAND_SENTINELS=h:p,h:p]. The URL gives db, user, password\n" \
-    "      --sentinel-master NAME the master's name (default: the URL's host) [$HIREDHAND_SENTINEL_MASTER]\n" \
-    "      --sentinel-password-file FILE  the sentinels' password, apart from the master's\n" \
-    "                             (or --sentinel-password PW, or $HIREDHAND_SENTINEL_PASSWORD)\n"
-/* clang-format on */
 
 int cli_work(int argc, char **argv);
 
@@ -176,8 +171,8 @@ cli_serve *cli_serve_new(const char *spec, double timeout, int pool, long max_jo
 const char *cli_serve_class(const cli_serve *s);
 /* Where stderr lines and process events are logged; before start. */
 void cli_serve_set_manager(cli_serve *s, hh_manager *m);
-/* Starts the class's keeper thread, which reads idle processes' stderr
- * (a handler never blocks writing it between jobs), and with eager > 0
+/* Starts the class's keeper thread, which reads idle processes' stderr and stdout
+ * (a handler never blocks writing them between jobs), and with eager > 0
  * (--serve-pool) starts that many processes (at most the pool) at once,
  * reads their hellos while the worker runs, and starts each again (after
  * the backoff) when it fails its hello or ends; the class's jobs wait for

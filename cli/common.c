@@ -4,6 +4,7 @@
  * budget. Depends on the public API only; main.c and the subcommands
  * depend on it, never the other way round. No Redis keys. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,13 @@ int cli_usage_error(const char *fmt, ...) {
 
 /* The last password read: reachable until exit (no leak reports). */
 static char *password_read;
+
+int cli_words_end(int argc, char **argv, int w) {
+    while (optind < argc) argv[w++] = argv[optind++]; /* after "--" */
+    int n = w - 1;
+    memmove(argv + argc - n, argv + 1, sizeof(*argv) * (size_t)n);
+    return argc - n;
+}
 
 int cli_redis_url(const char *arg, const char **url) {
     if (!*arg)

@@ -105,6 +105,16 @@ size_t cli_width(const char *s);
  * empty); the password itself is never printed. */
 const char *cli_password_file(const char *path);
 
+/* The words of a command (its verb, its operand) wherever its options
+ * are, even under POSIXLY_CORRECT (which stops a permuting getopt at the
+ * first word: `retries list -r URL` would lose its -r). The command runs
+ * getopt_long in its "-" mode, which returns each word as option 1 in
+ * their order; its loop stores it with argv[(*w)++] = optarg (*w from 1:
+ * those slots getopt has passed). cli_words_end then puts those words, and
+ * the ones after a "--", at the end of argv in their order and returns the
+ * index of the first, what optind is after a permuting getopt. */
+int cli_words_end(int argc, char **argv, int w);
+
 /* -r/--redis URL into *url: 0, or CLI_EXIT_USAGE after saying why when it
  * is empty (-r "$URL" with URL unset must not mean the default Redis). */
 int cli_redis_url(const char *arg, const char **url);

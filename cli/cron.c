@@ -11,21 +11,7 @@
 #include "cli.h"
 #include "common.h"
 
-enum {
-    C_NS = 1000,
-    C_JSON,
-    C_CRON,
-    C_CLASS,
-    C_QUEUE,
-    C_ARGS,
-    C_DESC,
-    C_AJ,
-    C_DATE,
-    C_RETRY,
-    C_DISABLED,
-    C_PWFILE,
-    C_HELP
-};
+enum { C_NS = 1000, C_JSON, C_CRON, C_CLASS, C_QUEUE, C_ARGS, C_DESC, C_AJ, C_DATE, C_RETRY, C_DISABLED, C_HELP };
 
 /* clang-format off */ /* the help text keeps its layout */
 static const char usage[] =
@@ -120,28 +106,19 @@ static int fail(int e) {
 }
 
 int cli_cron(int argc, char **argv) {
-    static const struct option lo[] = {{"redis", required_argument, 0, 'r'},
-                                       {"namespace", required_argument, 0, C_NS + 100},
-                                       {"redis-password-file", required_argument, 0, C_PWFILE},
-                                       {"cron-namespace", required_argument, 0, C_NS},
-                                       {"json", no_argument, 0, C_JSON},
-                                       {"cron", required_argument, 0, C_CRON},
-                                       {"class", required_argument, 0, C_CLASS},
-                                       {"queue", required_argument, 0, C_QUEUE},
-                                       {"args", required_argument, 0, C_ARGS},
-                                       {"description", required_argument, 0, C_DESC},
-                                       {"retry", required_argument, 0, C_RETRY},
-                                       {"active-job", no_argument, 0, C_AJ},
-                                       {"date-as-argument", no_argument, 0, C_DATE},
-                                       {"disabled", no_argument, 0, C_DISABLED},
-                                       CLI_TLS_LONGOPTS,
-                                       {"help", no_argument, 0, C_HELP},
-                                       {0, 0, 0, 0}};
-    const char *verb = "list";
-    if (argc > 1 && argv[1][0] != '-') {
-        verb = argv[1];
-        argc--, argv++;
-    }
+    static const struct option own[] = {{"cron-namespace", required_argument, 0, C_NS},
+                                        {"json", no_argument, 0, C_JSON},
+                                        {"cron", required_argument, 0, C_CRON},
+                                        {"class", required_argument, 0, C_CLASS},
+                                        {"queue", required_argument, 0, C_QUEUE},
+                                        {"args", required_argument, 0, C_ARGS},
+                                        {"description", required_argument, 0, C_DESC},
+                                        {"retry", required_argument, 0, C_RETRY},
+                                        {"active-job", no_argument, 0, C_AJ},
+                                        {"date-as-argument", no_argument, 0, C_DATE},
+                                        {"disabled", no_argument, 0, C_DISABLED},
+                                        {"help", no_argument, 0, C_HELP},
+                                        {0, 0, 0, 0}};
     hh_redis_options ro;
     hh_redis_options_init(&ro);
     hh_cron_spec s;
@@ -149,21 +126,16 @@ int cli_cron(int argc, char **argv) {
     s.struct_size = sizeof(s);
     int as_json = 0, ch;
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "r:", lo, NULL)) != -1) {
+    const struct option *lo = cli_longopts(own);
+    int w = 1;
+    while ((ch = getopt_long(argc, argv, "-r:", lo, NULL)) != -1) {
+        int rc = cli_redis_option(ch, optarg, &ro);
+        if (rc >= 0) {
+            if (rc) return rc;
+            continue;
+        }
         switch (ch) {
-        case 'r':
-            if (cli_redis_url(optarg, &ro.url)) return CLI_EXIT_USAGE;
-            break;
-        CLI_TLS_CASES:
-            if (cli_redis_option(ch, optarg, &ro)) return CLI_EXIT_USAGE;
-            break;
-        case C_PWFILE:
-            if (!(ro.password = cli_password_file(optarg))) return CLI_EXIT_USAGE;
-            break;
-        case C_NS + 100:
-            if (*optarg && cli_check_name(HH_NAME_NAMESPACE, optarg)) return CLI_EXIT_USAGE;
-            ro.ns = optarg;
-            break;
+        case 1: argv[w++] = optarg; break; /* a word: cli_words_end */
         case C_NS: s.cron_namespace = optarg; break;
         case C_JSON: as_json = 1; break;
         case C_CRON: s.cron = optarg; break;
@@ -179,13 +151,18 @@ int cli_cron(int argc, char **argv) {
         default: fputs(usage, stderr); return CLI_EXIT_USAGE;
         }
     }
+    /* the words that are not options, in their order: VERB [NAME],
+     * wherever the options were */
+    optind = cli_words_end(argc, argv, w);
+    const char *verb = optind < argc ? argv[optind++] : "list";
     const char *name = optind < argc ? argv[optind++] : NULL;
-    if (optind < argc) return cli_usage_error("cron: unexpected argument '%s'\n%s", argv[optind], usage);
+    if (optind < argc)
+        return cli_usage_error("cron %s: unexpected argument '%s' (after '%s')\n%s", verb, argv[optind], name, usage);
     int is_list = !strcmp(verb, "list");
     if (!is_list && strcmp(verb, "show") && strcmp(verb, "add") && strcmp(verb, "enable") && strcmp(verb, "disable") &&
         strcmp(verb, "delete") && strcmp(verb, "enqueue"))
         return cli_usage_error("cron: unknown verb '%s'\n%s", verb, usage);
-    if (is_list && name) return cli_usage_error("cron list takes no NAME");
+    if (is_list && name) return cli_usage_error("cron list takes no NAME ('%s')", name);
     if (!is_list && s.cron_namespace && !strcmp(s.cron_namespace, "*"))
         return cli_usage_error("cron %s: --cron-namespace '*' is for list: name the job's namespace", verb);
     if (!is_list && !name) return cli_usage_error("cron %s needs a job NAME", verb);

@@ -16,7 +16,7 @@ typedef struct common {
     int json;
 } common;
 
-enum { OPT_NS = 1000, OPT_JSON, OPT_IN, OPT_AT, OPT_RETRY, OPT_TS, OPT_HELP, OPT_PWFILE, OPT_ARGS_FILE, OPT_BULK };
+enum { OPT_JSON = 1000, OPT_IN, OPT_AT, OPT_RETRY, OPT_TS, OPT_HELP, OPT_ARGS_FILE, OPT_BULK };
 
 static hh_client *connect_or_explain(common *c, int *rc) { return cli_client_open(&c->redis, CLI_EXIT_REDIS, rc); }
 
@@ -183,19 +183,15 @@ static int bulk_push(hh_client *cl, const char *path, const char *klass, const h
 }
 
 int cli_push(int argc, char **argv) {
-    static const struct option lo[] = {{"redis", required_argument, 0, 'r'},
-                                       {"queue", required_argument, 0, 'q'},
-                                       {"namespace", required_argument, 0, OPT_NS},
-                                       {"in", required_argument, 0, OPT_IN},
-                                       {"at", required_argument, 0, OPT_AT},
-                                       {"retry", required_argument, 0, OPT_RETRY},
-                                       {"timestamps", required_argument, 0, OPT_TS},
-                                       {"redis-password-file", required_argument, 0, OPT_PWFILE},
-                                       {"args-file", required_argument, 0, OPT_ARGS_FILE},
-                                       {"bulk", required_argument, 0, OPT_BULK},
-                                       CLI_TLS_LONGOPTS,
-                                       {"help", no_argument, 0, OPT_HELP},
-                                       {0, 0, 0, 0}};
+    static const struct option own[] = {{"queue", required_argument, 0, 'q'},
+                                        {"in", required_argument, 0, OPT_IN},
+                                        {"at", required_argument, 0, OPT_AT},
+                                        {"retry", required_argument, 0, OPT_RETRY},
+                                        {"timestamps", required_argument, 0, OPT_TS},
+                                        {"args-file", required_argument, 0, OPT_ARGS_FILE},
+                                        {"bulk", required_argument, 0, OPT_BULK},
+                                        {"help", no_argument, 0, OPT_HELP},
+                                        {0, 0, 0, 0}};
     /* clang-format off */ /* the help text keeps its layout */
     static const char usage[] =
         "usage: hiredhand push CLASS [ARGS_JSON | --args-file FILE] [-q QUEUE] [--in SECONDS | --at EPOCH]\n"
@@ -225,24 +221,17 @@ int cli_push(int argc, char **argv) {
     int ch, retry_set = 0;
     long n;
     optind = 1;
+    const struct option *lo = cli_longopts(own);
     while ((ch = getopt_long(argc, argv, "r:q:", lo, NULL)) != -1) {
+        int rc = cli_redis_option(ch, optarg, &c.redis);
+        if (rc >= 0) {
+            if (rc) return rc;
+            continue;
+        }
         switch (ch) {
-        case 'r':
-            if (cli_redis_url(optarg, &c.redis.url)) return CLI_EXIT_USAGE;
-            break;
-        CLI_TLS_CASES:
-            if (cli_redis_option(ch, optarg, &c.redis)) return CLI_EXIT_USAGE;
-            break;
-        case OPT_PWFILE:
-            if (!(c.redis.password = cli_password_file(optarg))) return CLI_EXIT_USAGE;
-            break;
         case 'q':
             if (cli_check_name(HH_NAME_QUEUE, optarg)) return CLI_EXIT_USAGE;
             po.queue = optarg;
-            break;
-        case OPT_NS:
-            if (*optarg && cli_check_name(HH_NAME_NAMESPACE, optarg)) return CLI_EXIT_USAGE;
-            c.redis.ns = optarg;
             break;
         case OPT_IN:
             /* negative too: like perform_in, a time already past pushes
@@ -348,31 +337,19 @@ int cli_push(int argc, char **argv) {
 
 /* Shared option loop for stats/processes/quiet/stop/dump. */
 static int parse_common(int argc, char **argv, common *c, const char *usage) {
-    static const struct option lo[] = {{"redis", required_argument, 0, 'r'},
-                                       {"namespace", required_argument, 0, OPT_NS},
-                                       {"json", no_argument, 0, OPT_JSON},
-                                       {"redis-password-file", required_argument, 0, OPT_PWFILE},
-                                       CLI_TLS_LONGOPTS,
-                                       {"help", no_argument, 0, OPT_HELP},
-                                       {0, 0, 0, 0}};
+    static const struct option own[] = {
+        {"json", no_argument, 0, OPT_JSON}, {"help", no_argument, 0, OPT_HELP}, {0, 0, 0, 0}};
     int ch;
     hh_redis_options_init(&c->redis);
     optind = 1;
+    const struct option *lo = cli_longopts(own);
     while ((ch = getopt_long(argc, argv, "r:", lo, NULL)) != -1) {
+        int rc = cli_redis_option(ch, optarg, &c->redis);
+        if (rc >= 0) {
+            if (rc) return rc;
+            continue;
+        }
         switch (ch) {
-        case 'r':
-            if (cli_redis_url(optarg, &c->redis.url)) return CLI_EXIT_USAGE;
-            break;
-        CLI_TLS_CASES:
-            if (cli_redis_option(ch, optarg, &c->redis)) return CLI_EXIT_USAGE;
-            break;
-        case OPT_PWFILE:
-            if (!(c->redis.password = cli_password_file(optarg))) return CLI_EXIT_USAGE;
-            break;
-        case OPT_NS:
-            if (*optarg && cli_check_name(HH_NAME_NAMESPACE, optarg)) return CLI_EXIT_USAGE;
-            c->redis.ns = optarg;
-            break;
         case OPT_JSON: c->json = 1; break;
         case OPT_HELP: fputs(usage, stdout); return -1;
         default: fputs(usage, stderr); return CLI_EXIT_USAGE;

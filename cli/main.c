@@ -46,35 +46,21 @@ static const char usage[] =
     "sentinel knows, included) or not confirmed, 3 Redis unreachable or failing.\n";
 /* clang-format on */
 
-/* The options every command takes (cli_redis_option and -r/--namespace):
- * these alone may also come before the command, as git allows
- * (`hiredhand -r URL retries`). Those that take a separate value: */
-static const char *const global_with_value[] = {"-r",
-                                                "--redis",
-                                                "--redis-password-file",
-                                                "--namespace",
-                                                "--tls-ca-file",
-                                                "--tls-ca-dir",
-                                                "--tls-cert",
-                                                "--tls-key",
-                                                "--tls-server-name",
-                                                "--sentinel",
-                                                "--sentinel-master",
-                                                "--sentinel-password",
-                                                "--sentinel-password-file",
-                                                NULL};
-
-/* 2 if ARG is a global option whose value is the next word, 1 if it is one
- * complete in itself (--redis=URL, -rURL, --tls-insecure), 0 if it is not
- * a global option. */
+/* 2 if ARG is a connection option (cli_redis_opts: the options every
+ * command takes, and the only ones that may also come before the command,
+ * as git allows: `hiredhand -r URL retries`) whose value is the next word,
+ * 1 if it is one complete in itself (--redis=URL, -rURL, --tls-insecure),
+ * 0 if it is no connection option. */
 static int global_option(const char *arg) {
-    for (const char *const *g = global_with_value; *g; g++) {
-        size_t n = strlen(*g);
-        if (!strcmp(arg, *g)) return 2;
-        if (!strncmp(arg, *g, n) && arg[n] == '=' && (*g)[1] == '-') return 1;
+    for (const cli_redis_opt *r = cli_redis_opts; r->name; r++) {
+        size_t n = strlen(r->name);
+        if (arg[0] == '-' && arg[1] == '-' && !strncmp(arg + 2, r->name, n)) {
+            if (!arg[2 + n]) return r->arg ? 2 : 1;
+            if (arg[2 + n] == '=' && r->arg) return 1;
+        }
+        if (r->id < 128 && arg[0] == '-' && arg[1] == r->id) return arg[2] ? 1 : 2;
     }
-    if (!strncmp(arg, "-r", 2) && arg[2]) return 1;
-    return !strcmp(arg, "--tls-insecure");
+    return 0;
 }
 
 typedef int (*command_fn)(int argc, char **argv);

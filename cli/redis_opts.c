@@ -1,6 +1,9 @@
-/* redis_opts.c -- the connection options every subcommand shares beyond
- * -r/--redis: the --tls-* settings of a rediss:// URL and the --sentinel-*
- * ones (see cli.h). */
+/* redis_opts.c -- the connection options every subcommand that talks to
+ * Redis shares (see cli.h): -r/--redis, --redis-password-file,
+ * --namespace, the --tls-* settings of a rediss:// URL and the
+ * --sentinel* ones; their getopt entries, their help and their handler,
+ * one place for all commands. Touches no Redis key. */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,8 +15,78 @@
 static char *sentinels;
 static char *sentinel_password;
 
+/* clang-format off */ /* one entry a line or two: the table reads as one */
+const cli_redis_opt cli_redis_opts[] = {
+    {"redis", 'r', "URL", NULL},
+    {"redis-password-file", CLI_OPT_PASSWORD_FILE, "FILE", NULL},
+    {"namespace", CLI_OPT_NAMESPACE, "NS", NULL},
+    {"tls-ca-file", CLI_OPT_TLS_CA_FILE, "FILE", "rediss://: CA bundle (PEM) to verify the server with (default:\nthe system's CA store) [$HIREDHAND_TLS_CA_FILE]"},
+    {"tls-ca-dir", CLI_OPT_TLS_CA_DIR, "DIR", "rediss://: hashed CA directory [$HIREDHAND_TLS_CA_DIR]"},
+    {"tls-cert", CLI_OPT_TLS_CERT, "FILE", "rediss://: client certificate for mutual TLS [$HIREDHAND_TLS_CERT]"},
+    {"tls-key", CLI_OPT_TLS_KEY, "FILE", "rediss://: its private key [$HIREDHAND_TLS_KEY]"},
+    {"tls-server-name", CLI_OPT_TLS_SERVER_NAME, "NAME", "rediss://: the name the certificate must match, and SNI\n(default: the URL's host) [$HIREDHAND_TLS_SERVER_NAME]"},
+    {"tls-insecure", CLI_OPT_TLS_INSECURE, NULL, "rediss://: no certificate check (logged) [$HIREDHAND_TLS_INSECURE=1]"},
+    {"sentinel", CLI_OPT_SENTINEL, "HOST:PORT", "find the master through Redis Sentinel; repeatable\n[$HIREDHAND_SENTINELS=h:p,h:p]. The URL gives db, user, password"},
+    {"sentinel-master", CLI_OPT_SENTINEL_MASTER, "NAME", "the master's name (default: the URL's host) [$HIREDHAND_SENTINEL_MASTER]"},
+    /* said in --sentinel-password-file's help: a password in argv shows in ps */
+    {"sentinel-password", CLI_OPT_SENTINEL_PASSWORD, "PW", NULL},
+    {"sentinel-password-file", CLI_OPT_SENTINEL_PASSWORD_FILE, "FILE", "the sentinels' password, apart from the master's\n(or --sentinel-password PW, or $HIREDHAND_SENTINEL_PASSWORD)"},
+    {NULL, 0, NULL, NULL},
+};
+/* clang-format on */
+#define NREDIS_OPTS (sizeof(cli_redis_opts) / sizeof(*cli_redis_opts) - 1)
+
+/* The most options a command of its own has (work's are about 50). */
+#define CLI_OWN_OPTIONS_MAX 128
+
+const struct option *cli_longopts(const struct option *own) {
+    static struct option table[CLI_OWN_OPTIONS_MAX + NREDIS_OPTS + 1];
+    size_t n = 0;
+    for (; own[n].name; n++) {
+        assert(n < CLI_OWN_OPTIONS_MAX); /* a programming error: raise the cap */
+        table[n] = own[n];
+    }
+    size_t mine = n;
+    for (const cli_redis_opt *r = cli_redis_opts; r->name; r++) {
+        size_t i = 0;
+        while (i < mine && table[i].val != r->id) i++;
+        if (i == mine) table[n++] = (struct option){r->name, r->arg ? required_argument : no_argument, NULL, r->id};
+    }
+    table[n] = (struct option){0, 0, 0, 0};
+    return table;
+}
+
+/* The column the help starts at: work --help's (scripts/manpage.sh reads
+ * it there); a longer left part is followed by two spaces. */
+#define CLI_HELP_COLUMN 29
+
+void cli_redis_help(FILE *f) {
+    for (const cli_redis_opt *r = cli_redis_opts; r->name; r++) {
+        if (!r->help) continue;
+        int n = r->id < 128 ? fprintf(f, "  -%c, --%s", r->id, r->name) : fprintf(f, "      --%s", r->name);
+        if (r->arg) n += fprintf(f, " %s", r->arg);
+        fprintf(f, "%*s", n < CLI_HELP_COLUMN ? CLI_HELP_COLUMN - n : 2, "");
+        for (const char *p = r->help; *p;) {
+            size_t len = strcspn(p, "\n");
+            fprintf(f, "%.*s\n", (int)len, p);
+            p += len;
+            if (*p == '\n' && *++p) fprintf(f, "%*s", CLI_HELP_COLUMN, "");
+        }
+    }
+}
+
 int cli_redis_option(int opt, const char *arg, hh_redis_options *o) {
     switch (opt) {
+    case 'r':
+        if (cli_redis_url(arg, &o->url)) return CLI_EXIT_USAGE;
+        break;
+    case CLI_OPT_PASSWORD_FILE:
+        if (!(o->password = cli_password_file(arg))) return CLI_EXIT_USAGE;
+        break;
+    case CLI_OPT_NAMESPACE:
+        if (*arg && cli_check_name(HH_NAME_NAMESPACE, arg)) return CLI_EXIT_USAGE;
+        o->ns = arg;
+        break;
     case CLI_OPT_TLS_CA_FILE: o->tls_ca_file = arg; break;
     case CLI_OPT_TLS_CA_DIR: o->tls_ca_dir = arg; break;
     case CLI_OPT_TLS_CERT: o->tls_cert = arg; break;
@@ -46,7 +119,7 @@ int cli_redis_option(int opt, const char *arg, hh_redis_options *o) {
         o->sentinel_password = sentinel_password;
         break;
     }
-    default: break;
+    default: return -1;
     }
     return 0;
 }

@@ -14,8 +14,9 @@
  * keeper thread, which reads their hellos while the worker runs: a slow
  * or mute process delays neither the worker's start nor other classes'
  * jobs, and one past its hello deadline is killed and started again after
- * the backoff. The keeper also reads idle processes' stderr, so none
- * blocks writing it between jobs. They run with the --exec conventions:
+ * the backoff. The keeper also reads idle processes' stderr and stdout
+ * (out of protocol there: logged, the process replaced before its next
+ * job), so none blocks writing either between jobs. They run with the --exec conventions:
  * no shell, the filtered environment, their own process group, killed
  * with the worker. A process
  * that dies, closes its stdout, answers anything but one such line or runs
@@ -48,6 +49,7 @@
 #define ANSWER_MAX (16 * 1024 * 1024) /* longest answer (or hello) line taken: docs/handlers.md's 16 MiB */
 #define ERR_LINE_MAX 4096             /* a longer stderr line is logged in pieces */
 #define TAIL_LINES 20                 /* stderr lines kept for a failure's backtrace */
+#define NFDS_NONE ((nfds_t)-1)        /* the keeper's "not polled" */
 #define BACKOFF_MIN 0.1
 #define BACKOFF_MAX 5.0
 #define KILL_GRACE 2.0 /* SIGTERM to SIGKILL, and a recycled process's exit */
@@ -63,7 +65,10 @@ typedef struct {
     long jobs; /* jobs answered */
     char *out; /* stdout bytes not yet consumed */
     size_t outlen, outcap;
-    cli_lines err; /* partial stderr line */
+    cli_lines err;   /* partial stderr line */
+    cli_lines outl;  /* partial stdout line read between jobs */
+    int out_between; /* wrote to stdout between jobs: replaced before its next job */
+    int out_eof;     /* its stdout ended between jobs: the keeper stops polling it */
     char *tail[TAIL_LINES];
     size_t ntail; /* the job's last stderr lines, for its failure */
     int status;   /* wait status once reaped */
@@ -182,6 +187,36 @@ static void err_line(void *udata, const char *line, size_t len) {
     err_ctx *c = udata;
     cli_log_handler_line(&c->p->logb, c->s->m, c->job, c->s->klass, (int)c->p->pid, "stderr", line, len);
     tail_push(c->p, line, len);
+}
+
+/* One stdout line an idle process wrote: out of protocol, logged as its
+ * stderr lines between jobs are (jid=-), within the same budget. */
+static void out_line(void *udata, const char *line, size_t len) {
+    err_ctx *c = udata;
+    cli_log_handler_line(&c->p->logb, c->s->m, NULL, c->s->klass, (int)c->p->pid, "stdout", line, len);
+}
+
+/* Reads what an idle process's stdout has, max bytes at most; 0 at EOF or
+ * error, 1 otherwise. No job is waiting for an answer (the slot is not
+ * busy): whatever comes is out of protocol. */
+static int read_out_idle(cli_serve *s, srv_proc *p, size_t max) {
+    err_ctx c = {s, p, NULL};
+    for (size_t total = 0; total < max;) {
+        char buf[ERR_LINE_MAX];
+        ssize_t got = read(p->out_fd, buf, sizeof(buf));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) {
+            if (got == 0 || errno != EAGAIN) {
+                cli_lines_end(&p->outl, out_line, &c);
+                return 0;
+            }
+            return 1;
+        }
+        p->out_between = 1;
+        cli_lines_feed(&p->outl, buf, (size_t)got, out_line, &c);
+        total += (size_t)got;
+    }
+    return 1;
 }
 
 /* Reads what stderr has, max bytes at most (0: all); 0 at EOF or error,
@@ -410,6 +445,8 @@ static int spawn_proc(cli_serve *s, srv_proc *p) {
     p->logb = (cli_log_budget){.max = s->log_max};
     p->outlen = 0;
     p->err.len = 0;
+    p->outl.len = 0, p->outl.cut = 0;
+    p->out_between = p->out_eof = 0;
     p->in_fd = in[1], p->out_fd = out[0], p->err_fd = errp[0];
     fcntl(p->in_fd, F_SETFL, O_NONBLOCK);
     fcntl(p->out_fd, F_SETFL, O_NONBLOCK);
@@ -515,21 +552,31 @@ static int worker_quiet(cli_serve *s) {
     return s->m && hh_manager_get_stats(s->m, &st) == HH_OK && st.quiet;
 }
 
-/* Reads what an idle process (slot p, pid as seen when its stderr fd was
- * polled) wrote to stderr, holding the slot meanwhile (draining): a
- * handler's background threads log between jobs too, and a process whose
- * stderr pipe fills up would block in its write until its next job, or
+/* Reads what an idle process (slot p, pid as seen when its fd was polled)
+ * wrote to stderr (out: to stdout), holding the slot meanwhile (draining):
+ * a handler's background threads log between jobs too, and a process
+ * whose pipe fills up would block in its write until its next job, or
  * forever. Lines are logged with jid=- up to --exec-log-max, the rest
- * read and dropped. Skipped when a job took the slot since. */
-static void drain_idle(cli_serve *s, srv_proc *p, pid_t pid, int fd) {
+ * read and dropped. Stdout between jobs is out of protocol: the process
+ * is replaced before its next job, as it was when that job found the
+ * output, but no longer blocked until then, and what it wrote is in the
+ * log. Only an idle slot is read, so no job's answer is ever taken here.
+ * Skipped when a job took the slot since. */
+static void drain_idle(cli_serve *s, srv_proc *p, pid_t pid, int fd, int out) {
     pthread_mutex_lock(&s->mu);
-    int mine = !p->busy && p->pid == pid && p->err_fd == fd;
+    int mine = !p->busy && p->pid == pid && (out ? p->out_fd : p->err_fd) == fd;
     if (mine) p->busy = p->draining = 1;
     pthread_mutex_unlock(&s->mu);
     if (!mine) return;
     /* a pipe's worth at a time: a process that never stops writing still
      * lets a job take it */
-    if (!read_err_max(s, p, NULL, 65536)) close_fd(&p->err_fd); /* it ended: the next job sees it */
+    if (out) {
+        /* the end of stdout: left open for the next job to see it (and
+         * replace the process), only no longer polled */
+        if (!read_out_idle(s, p, 65536)) p->out_eof = 1;
+    } else if (!read_err_max(s, p, NULL, 65536)) {
+        close_fd(&p->err_fd); /* it ended: the next job sees it */
+    }
     pthread_mutex_lock(&s->mu);
     p->busy = p->draining = 0;
     pthread_cond_broadcast(&s->cv);
@@ -547,8 +594,8 @@ static void drain_idle(cli_serve *s, srv_proc *p, pid_t pid, int fd) {
 static void *starter_main(void *arg) {
     cli_serve *s = arg;
     struct pollfd *pf = calloc((size_t)s->pool * 2, sizeof(*pf));
-    pid_t *idle = calloc((size_t)s->pool, sizeof(*idle)); /* the pid whose stderr is polled, per slot */
-    nfds_t *at = calloc((size_t)s->pool, sizeof(*at));    /* and where in pf */
+    pid_t *idle = calloc((size_t)s->pool, sizeof(*idle));  /* the pid whose stderr and stdout are polled, per slot */
+    nfds_t *at = calloc((size_t)s->pool * 2, sizeof(*at)); /* and where in pf (NFDS_NONE: not polled) */
     pthread_mutex_lock(&s->mu);
     while (!s->stopping && pf && idle && at) {
         pthread_mutex_unlock(&s->mu); /* never the manager's lock under ours */
@@ -568,10 +615,15 @@ static void *starter_main(void *arg) {
             if (rc != 0) p->busy = p->starting = 0;
         }
         nfds_t n = 0;
-        for (int i = 0; i < s->pool; i++) { /* idle processes: their stderr, as they are now */
+        for (int i = 0; i < s->pool; i++) { /* idle processes: their stderr and stdout, as they are now */
             srv_proc *p = &s->procs[i];
-            idle[i] = !p->busy && p->pid > 0 && p->err_fd >= 0 ? p->pid : 0;
-            if (idle[i]) at[i] = n, pf[n].fd = p->err_fd, pf[n].events = POLLIN, pf[n].revents = 0, n++;
+            /* not the stdout of one whose hello is due: that hello is the
+             * protocol's, read by its next job */
+            int err = p->err_fd >= 0, out = p->out_fd >= 0 && !p->out_eof && !p->hello_due;
+            idle[i] = !p->busy && p->pid > 0 && (err || out) ? p->pid : 0;
+            at[2 * i] = at[2 * i + 1] = NFDS_NONE;
+            if (idle[i] && err) at[2 * i] = n, pf[n].fd = p->err_fd, pf[n].events = POLLIN, pf[n].revents = 0, n++;
+            if (idle[i] && out) at[2 * i + 1] = n, pf[n].fd = p->out_fd, pf[n].events = POLLIN, pf[n].revents = 0, n++;
         }
         /* only this thread sets or clears `starting`: read without mu below */
         pthread_mutex_unlock(&s->mu);
@@ -596,7 +648,9 @@ static void *starter_main(void *arg) {
             pthread_mutex_unlock(&s->mu);
         }
         for (int i = 0; i < s->pool; i++)
-            if (idle[i] && pf[at[i]].revents) drain_idle(s, &s->procs[i], idle[i], pf[at[i]].fd);
+            for (int out = 0; out < 2; out++)
+                if (idle[i] && at[2 * i + out] != NFDS_NONE && pf[at[2 * i + out]].revents)
+                    drain_idle(s, &s->procs[i], idle[i], pf[at[2 * i + out]].fd, out);
         for (int i = 0; i < s->pool; i++) {
             srv_proc *p = &s->procs[i];
             char what[300];
@@ -978,9 +1032,14 @@ again:
             read_out(p);
             bad = 1;
         }
-        if (bad || p->outlen) {
+        if (bad || p->outlen || p->out_between) {
+            if (p->out_between) { /* what the keeper read of it: its last line, and how much was not logged */
+                err_ctx c = {s, p, NULL};
+                cli_lines_end(&p->outl, out_line, &c);
+                cli_log_budget_end(&p->logb, s->m, NULL, s->klass, (int)p->pid);
+            }
             SLOG(s, HH_LOG_WARN, "--serve %s: pid=%d %s between jobs; replacing it", s->klass, (int)p->pid,
-                 p->outlen ? "wrote to stdout" : "ended");
+                 p->outlen || p->out_between ? "wrote to stdout" : "ended");
             end_proc(s, p, 0);
             backoff(s);
         }

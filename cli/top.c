@@ -35,7 +35,7 @@
 
 #define EXIT_REDIS CLI_EXIT_REDIS
 
-enum { T_NS = 1000, T_JSON, T_INTERVAL, T_COUNT, T_PWFILE, T_HELP };
+enum { T_JSON = 1000, T_INTERVAL, T_COUNT, T_HELP };
 
 /* clang-format off */ /* the help text keeps its layout */
 static const char top_usage[] =
@@ -514,36 +514,25 @@ static int term_wait(double secs, int keys) {
 /* ------------------------------------------------------------ command */
 
 int cli_top(int argc, char **argv) {
-    static const struct option lo[] = {{"redis", required_argument, 0, 'r'},
-                                       {"namespace", required_argument, 0, T_NS},
-                                       {"json", no_argument, 0, T_JSON},
-                                       {"interval", required_argument, 0, T_INTERVAL},
-                                       {"count", required_argument, 0, T_COUNT},
-                                       {"redis-password-file", required_argument, 0, T_PWFILE},
-                                       CLI_TLS_LONGOPTS,
-                                       {"help", no_argument, 0, T_HELP},
-                                       {0, 0, 0, 0}};
+    static const struct option own[] = {{"json", no_argument, 0, T_JSON},
+                                        {"interval", required_argument, 0, T_INTERVAL},
+                                        {"count", required_argument, 0, T_COUNT},
+                                        {"help", no_argument, 0, T_HELP},
+                                        {0, 0, 0, 0}};
     hh_redis_options ro;
     hh_redis_options_init(&ro);
     int json = 0, ch;
     double interval = 2;
     long count = -1;
     optind = 1;
+    const struct option *lo = cli_longopts(own);
     while ((ch = getopt_long(argc, argv, "r:n:", lo, NULL)) != -1) {
+        int rc = cli_redis_option(ch, optarg, &ro);
+        if (rc >= 0) {
+            if (rc) return rc;
+            continue;
+        }
         switch (ch) {
-        case 'r':
-            if (cli_redis_url(optarg, &ro.url)) return CLI_EXIT_USAGE;
-            break;
-        CLI_TLS_CASES:
-            if (cli_redis_option(ch, optarg, &ro)) return CLI_EXIT_USAGE;
-            break;
-        case T_PWFILE:
-            if (!(ro.password = cli_password_file(optarg))) return CLI_EXIT_USAGE;
-            break;
-        case T_NS:
-            if (*optarg && cli_check_name(HH_NAME_NAMESPACE, optarg)) return CLI_EXIT_USAGE;
-            ro.ns = optarg;
-            break;
         case T_JSON: json = 1; break;
         case T_INTERVAL:
             if (cli_option_seconds("--interval", optarg, 0.1, 0, 86400, &interval)) return CLI_EXIT_USAGE;

@@ -63,8 +63,7 @@ static const char usage[] =
     "                             only IP addresses and localhost, against DNS rebinding\n"
     "  -r, --redis URL            Redis (default $REDIS_URL, else redis://127.0.0.1:6379/0)\n"
     "      --redis-password-file FILE  the password, when the URL has none\n"
-    "      --namespace NS         the key namespace (redis-namespace)\n"
-    CLI_TLS_HELP;
+    "      --namespace NS         the key namespace (redis-namespace)\n"; /* then cli_redis_help's lines */
 /* clang-format on */
 
 typedef struct mhd_api {
@@ -373,20 +372,16 @@ static int parse_bind(const char *arg, struct sockaddr_storage *ss, socklen_t *s
     return 0;
 }
 
-enum { O_NS = 1000, O_PWFILE, O_HTTP, O_AUTH, O_TOKEN, O_RO, O_HOST, O_HELP };
+enum { O_HTTP = 1000, O_AUTH, O_TOKEN, O_RO, O_HOST, O_HELP };
 
 int cli_web(int argc, char **argv) {
-    static const struct option lo[] = {{"redis", required_argument, 0, 'r'},
-                                       {"namespace", required_argument, 0, O_NS},
-                                       {"redis-password-file", required_argument, 0, O_PWFILE},
-                                       {"http", required_argument, 0, O_HTTP},
-                                       {"web-auth", required_argument, 0, O_AUTH},
-                                       {"http-token-file", required_argument, 0, O_TOKEN},
-                                       {"read-only", no_argument, 0, O_RO},
-                                       {"allowed-host", required_argument, 0, O_HOST},
-                                       CLI_TLS_LONGOPTS,
-                                       {"help", no_argument, 0, O_HELP},
-                                       {0, 0, 0, 0}};
+    static const struct option own[] = {{"http", required_argument, 0, O_HTTP},
+                                        {"web-auth", required_argument, 0, O_AUTH},
+                                        {"http-token-file", required_argument, 0, O_TOKEN},
+                                        {"read-only", no_argument, 0, O_RO},
+                                        {"allowed-host", required_argument, 0, O_HOST},
+                                        {"help", no_argument, 0, O_HELP},
+                                        {0, 0, 0, 0}};
     static web w;
     memset(&w, 0, sizeof w);
     hh_redis_options ro;
@@ -394,21 +389,14 @@ int cli_web(int argc, char **argv) {
     const char *bind = WEB_DEFAULT_BIND;
     int ch;
     optind = 1;
+    const struct option *lo = cli_longopts(own);
     while ((ch = getopt_long(argc, argv, "r:", lo, NULL)) != -1) {
+        int rc = cli_redis_option(ch, optarg, &ro);
+        if (rc >= 0) {
+            if (rc) return rc;
+            continue;
+        }
         switch (ch) {
-        case 'r':
-            if (cli_redis_url(optarg, &ro.url)) return CLI_EXIT_USAGE;
-            break;
-        CLI_TLS_CASES:
-            if (cli_redis_option(ch, optarg, &ro)) return CLI_EXIT_USAGE;
-            break;
-        case O_PWFILE:
-            if (!(ro.password = cli_password_file(optarg))) return CLI_EXIT_USAGE;
-            break;
-        case O_NS:
-            if (*optarg && cli_check_name(HH_NAME_NAMESPACE, optarg)) return CLI_EXIT_USAGE;
-            ro.ns = optarg;
-            break;
         case O_HTTP: bind = optarg; break;
         case O_AUTH:
             free(w.basic);
@@ -420,11 +408,21 @@ int cli_web(int argc, char **argv) {
             break;
         case O_RO: w.read_only = 1; break;
         case O_HOST: w.allowed_host = optarg; break;
-        case O_HELP: fputs(usage, stdout); return 0;
-        default: fputs(usage, stderr); return CLI_EXIT_USAGE;
+        case O_HELP:
+            fputs(usage, stdout);
+            cli_redis_help(stdout);
+            return 0;
+        default:
+            fputs(usage, stderr);
+            cli_redis_help(stderr);
+            return CLI_EXIT_USAGE;
         }
     }
-    if (optind != argc) return cli_usage_error("web takes no operand ('%s')\n%s", argv[optind], usage);
+    if (optind != argc) {
+        cli_usage_error("web takes no operand ('%s')\n%s", argv[optind], usage);
+        cli_redis_help(stderr);
+        return CLI_EXIT_USAGE;
+    }
     struct sockaddr_storage ss;
     socklen_t sl;
     int v6 = 0, rc = 0;

@@ -26,7 +26,6 @@ enum {
     OPT_EXEC,
     OPT_EXEC_TIMEOUT,
     OPT_REQUIRE,
-    OPT_NS,
     OPT_IDENTITY,
     OPT_FETCH,
     OPT_TS,
@@ -50,7 +49,6 @@ enum {
     OPT_HELP,
     OPT_EXEC_ENV,
     OPT_EXEC_ENV_DROP,
-    OPT_PWFILE,
     OPT_HTTP_TOKEN_FILE,
     OPT_SERVE,
     OPT_SERVE_POOL,
@@ -258,7 +256,7 @@ static const work_option work_options[] = {
     WO_CUSTOM("environment", 'e', "ENV", "the config file's environment section to apply (as Sidekiq's\n" "-e; default $APP_ENV, $RAILS_ENV, $RACK_ENV, else development);\n" "exported as RAILS_ENV and RACK_ENV to handlers, as Sidekiq does"),
     WO_CUSTOM("redis", 'r', "URL", "redis[s]://[user:password@]host:port/db (rediss: TLS) or\n" "unix://[user:password@]/path?db=N (percent-encoded user info)\n" "(default $REDIS_URL, else redis://127.0.0.1:6379/0)"),
     WO_TEXT(CLI_PASSWORD_FILE_HELP),
-    WO_CUSTOM("redis-password-file", OPT_PWFILE, "FILE", NULL),
+    WO_CUSTOM("redis-password-file", CLI_OPT_PASSWORD_FILE, "FILE", NULL),
     WO_CUSTOM("queue", 'q', "NAME[,WEIGHT]", "a queue to fetch from; repeatable (default: default).\nNo weights: strict order; weights: weighted random order.\nAt most " CLI_STR(HH_QUEUES_LIMIT) " queues"),
     WO_INT("concurrency", 'c', "N", 1, HH_CONCURRENCY_LIMIT, o.concurrency, "worker threads (default $RAILS_MAX_THREADS, else 10)"),
     WO_SECONDS("timeout", 't', "SECONDS", 0, 0, CLI_SECONDS_MAX, o.shutdown_timeout, "shutdown grace period (default 25)"),
@@ -279,7 +277,7 @@ static const work_option work_options[] = {
     WO_LONG("serve-max-jobs", OPT_SERVE_MAX_JOBS, "N", 1, 1000000000, serve_max_jobs, "replace a --serve process after N jobs (default: never)"),
     WO_SECONDS("serve-hello-timeout", OPT_SERVE_HELLO_TIMEOUT, "S", 0, 1, CLI_SECONDS_MAX, serve_hello_timeout, "seconds a new --serve process has to say hello before it is\n" "killed and started again with backoff (default 30)"),
     WO_CUSTOM("require", OPT_REQUIRE, "PATH.so", "load a plug-in that registers C handlers; repeatable"),
-    WO_STRING("namespace", OPT_NS, "NS", o.redis.ns, "prefix every key with NS: (redis-namespace)"),
+    WO_CUSTOM("namespace", CLI_OPT_NAMESPACE, "NS", "prefix every key with NS: (redis-namespace)"),
     WO_STRING("identity", OPT_IDENTITY, "ID", o.identity, "stable process identity (default host:pid:random); not a\n" "name Sidekiq or hiredhand uses for keys (queue:..., retry, stat:...)"),
     WO_CHOICE("fetch", OPT_FETCH, "reliable|basic", fetch_modes, o.fetch, "reliable (default) keeps fetched jobs in Redis until done"),
     WO_CUSTOM("timestamps", OPT_TS, "float|millis", "payload timestamps for Sidekiq 6/7 (float) or 8 (millis)"),
@@ -302,27 +300,25 @@ static const work_option work_options[] = {
     WO_STRING("http", OPT_HTTP, "[HOST:]PORT", o.http_bind, "serve /healthz, /readyz, /stats, /metrics (bare port: 127.0.0.1)"),
     WO_SECONDS("liveness-max-age", OPT_LIVENESS, "S", 0, 1, CLI_SECONDS_MAX, o.liveness_max_age, "/healthz fails once the last heartbeat is older (default 30)"),
     WO_CUSTOM("http-token-file", OPT_HTTP_TOKEN_FILE, "FILE", "/stats and /metrics want \"Authorization: Bearer <token>\", the\n" "token being FILE's first line (or $HIREDHAND_HTTP_TOKEN)"),
-    WO_TEXT(CLI_TLS_HELP), /* its options: CLI_TLS_LONGOPTS, cases: CLI_TLS_CASES */
+    WO_TEXT(NULL), /* the --tls-* and --sentinel* options' lines: cli_redis_help */
     WO_CUSTOM("help", OPT_HELP, NULL, NULL),
 };
 /* clang-format on */
 #define NWORK_OPTIONS (sizeof(work_options) / sizeof(*work_options))
 
-/* getopt's table: every named entry above, then the shared TLS and
- * Sentinel options; filled once by work_longopts(). */
-static const struct option tls_longopts[] = {CLI_TLS_LONGOPTS, {0, 0, 0, 0}};
-static struct option longopts[NWORK_OPTIONS + sizeof(tls_longopts) / sizeof(*tls_longopts)];
-
+/* getopt's table: every named entry above, then the connection options
+ * none of them is (the --tls-* and --sentinel* ones, cli_longopts). */
 static const struct option *work_longopts(void) {
-    if (longopts[0].name) return longopts;
-    size_t n = 0;
-    for (size_t i = 0; i < NWORK_OPTIONS; i++)
-        if (work_options[i].name)
-            longopts[n++] = (struct option){work_options[i].name, work_options[i].arg ? required_argument : no_argument,
-                                            NULL, work_options[i].id};
-    for (size_t i = 0; tls_longopts[i].name; i++) longopts[n++] = tls_longopts[i];
-    longopts[n] = (struct option){0, 0, 0, 0};
-    return longopts;
+    static struct option own[NWORK_OPTIONS + 1];
+    if (!own[0].name) {
+        size_t n = 0;
+        for (size_t i = 0; i < NWORK_OPTIONS; i++)
+            if (work_options[i].name)
+                own[n++] = (struct option){work_options[i].name, work_options[i].arg ? required_argument : no_argument,
+                                           NULL, work_options[i].id};
+        own[n] = (struct option){0, 0, 0, 0};
+    }
+    return cli_longopts(own);
 }
 
 static const work_option *find_work_option(int id) {
@@ -341,7 +337,8 @@ static void print_work_usage(FILE *f) {
     for (size_t i = 0; i < NWORK_OPTIONS; i++) {
         const work_option *o = &work_options[i];
         if (o->kind == WO_TEXT) {
-            fputs(o->help, f);
+            if (o->help) fputs(o->help, f);
+            else cli_redis_help(f);
             continue;
         }
         if (!o->help) continue;
@@ -403,21 +400,15 @@ static int store_option(work_args *a, const work_option *o, const char *arg) {
 static int parse_option(work_args *a, int ch, const char *arg) {
     const work_option *o = find_work_option(ch);
     if (o && store_option(a, o, arg)) return CLI_EXIT_USAGE;
-    switch (ch) {
-    case 'r': {
-        /* checked here, not only at start: a config file's URL then gets
-         * its FILE:LINE:COLUMN (apply_config) */
+    int rc = cli_redis_option(ch, arg, &a->o.redis);
+    if (rc >= 0) {
+        /* the URL checked here, not only at start: a config file's then
+         * gets its FILE:LINE:COLUMN (apply_config) */
         char why[512];
-        if (cli_redis_url(arg, &a->o.redis.url)) return CLI_EXIT_USAGE;
-        if (hh_redis_url_check(arg, why, sizeof(why)) != HH_OK) return cli_usage_error("%s", why);
-        break;
+        if (!rc && ch == 'r' && hh_redis_url_check(arg, why, sizeof(why)) != HH_OK) return cli_usage_error("%s", why);
+        return rc;
     }
-    CLI_TLS_CASES:
-        if (cli_redis_option(ch, arg, &a->o.redis)) return CLI_EXIT_USAGE;
-        break;
-    case OPT_PWFILE:
-        if (!(a->o.redis.password = cli_password_file(arg))) return CLI_EXIT_USAGE;
-        break;
+    switch (ch) {
     case 'q': {
         char *name = queue_names[a->nq] = strdup(arg), *comma = name ? strrchr(name, ',') : NULL;
         if (!name) return cli_usage_error("out of memory");

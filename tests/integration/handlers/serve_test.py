@@ -14,6 +14,9 @@
 #   FailBare answers {"ok":false}       TwoLines  answers two ok lines at once
 #   OddFail  fails with a number as error_class, a list as error_message, a number in backtrace
 #   Huge     answers a line of 17 MiB
+#   Chatty   answers ok, then once $SERVE_DIR/chatty.go exists (its job done; 20 s at most)
+#            writes 128 KiB of "chatty line N" lines to stdout (out of protocol, more than a pipe
+#            holds) and notes "pid" in $SERVE_DIR/chatty once they are written
 # As the process of --serve NoHello it writes "no hello: missing config" and a blank line to
 # stderr and exits 1 before its hello; of --serve BadHello it says
 # {"hiredhand":2}. "started" gets "pid HIREDHAND_CLASS HIREDHAND_SERVE" per process.
@@ -61,6 +64,16 @@ while True:
         continue
     if k == "Huge":
         answer({"ok": False, "error_message": "x" * (17 << 20)})
+        continue
+    if k == "Chatty":
+        answer({"ok": True})
+        until = time.time() + 20
+        while not os.path.exists(os.path.join(D, "chatty.go")) and time.time() < until:
+            time.sleep(0.02)
+        for n in range(8192):
+            sys.stdout.write("chatty line %05d\n" % n)
+        sys.stdout.flush()
+        note("chatty", "%d" % pid)
         continue
     if k == "TwoLines":
         sys.stdout.write('{"ok":true}\n{"ok":true}\n')
