@@ -21,6 +21,11 @@
 #      one queue for reference);
 #   6. prints medians (min-max over -r runs) with the ratios hiredhand/peer, and writes the same
 #      as markdown to bench/results.md (-o to change).
+# With --against REF, hiredhand as it was at git commit REF is one more row, "hiredhand@<sha>",
+# interleaved with the others in the drains, the shapes and the pickup runs: its hh_bench is built
+# out of tree (git archive into build-bench/against-<sha>/, RelWithDebInfo, kept for the next run)
+# from REF's library and this tree's driver (bench/bench.c), so both rows run the same driver code
+# and the same checks, and the ratio hiredhand / hiredhand@<sha> says what changed since REF.
 # Speed figures are printed, never asserted. The exit status is 1 only when a correctness check
 # failed (a job that ran twice or never, a counter that does not match, a failed job, a crashed
 # or timed-out step), 2 on bad usage.
@@ -50,6 +55,7 @@ SHAPES=1
 INSTALL=1
 ONLY=""
 SKIP=""
+AGAINST=""
 CMDLINE="bench/run.sh${*:+ $*}"
 PEERS="${HH_PEERS_DIR:-/work/shared/peers}"
 NODE_DIR="${HH_BENCH_NODE_DIR:-$ROOT/build-bench/node}"
@@ -77,6 +83,9 @@ usage: bench/run.sh [options]
       --no-install        never npm ci / go build; a peer not ready is skipped
       --no-extras         without the TLS and any-language rows (bench/tls_row.sh,
                           bench/serve_rows.sh; off in --quick)
+      --against REF       one more row: hiredhand at git commit REF (built once into
+                          build-bench/against-<sha>/ with this tree's driver), interleaved with
+                          the others; the ratio column hh / hiredhand@<sha> is current / REF
   -o, --output FILE       markdown results file (default bench/results.md)
   -h, --help
 Environment:
@@ -86,6 +95,7 @@ Environment:
   HH_BENCH_NODE_DIR where BullMQ is installed from bench/package-lock.json (default build-bench/node)
   HH_BENCH_GO_DIR   GOPATH where gocraft_bench is built (default build-bench/go)
   HH_BENCH          hh_bench to measure (default build/hh_bench when optimized, else build-bench/)
+  HH_BENCH_AGAINST  with --against: this hh_bench is the REF row's driver, nothing is built
   HH_BENCH_KEEP=1   keep the temp dir with the logs of every step
   BENCH_FAULT=drop  (hh_bench) acknowledge job [0] without running it: the checks must fail
 USAGE
@@ -119,6 +129,7 @@ while [ $# -gt 0 ]; do
         --no-shapes) SHAPES=0; shift ;;
         --no-install) INSTALL=0; shift ;;
         --no-extras) EXTRAS=0; shift ;;
+        --against) [ -n "${2:-}" ] || die_usage "--against needs a git commit"; AGAINST=$2; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) die_usage "unknown argument: $1" ;;
     esac
@@ -191,6 +202,12 @@ trap 'exit 141' PIPE
 
 build_type() { sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$1/CMakeCache.txt" 2>/dev/null; }
 
+# Some warnings only appear at -O2 (flow analysis): an optimized build that fails on one of them
+# is retried with those (and only those) not fatal, and the results say so.
+O2_ONLY="-Wno-error=format-truncation -Wno-error=format-overflow -Wno-error=stringop-truncation"
+O2_ONLY="$O2_ONLY -Wno-error=stringop-overflow -Wno-error=maybe-uninitialized -Wno-error=array-bounds"
+O2_ONLY="$O2_ONLY -Wno-error=restrict -Wno-error=null-dereference -Wno-unknown-warning-option"
+
 BUILD_NOTE=""
 if [ -n "${HH_BENCH:-}" ]; then
     BUILD_NOTE="HH_BENCH=$HH_BENCH"
@@ -201,13 +218,8 @@ elif [ "$WITH_HH" = 1 ]; then
     case "$bt" in
         Release|RelWithDebInfo|MinSizeRel) ;;
         *)
-            # numbers from an unoptimized library would mislead: build an optimized copy. Some
-            # warnings only appear at -O2 (flow analysis); if the strict build fails on one of
-            # them, retry with those (and only those) not fatal, and say so in the results.
+            # numbers from an unoptimized library would mislead: build an optimized copy
             log "build/ is a '${bt:-unknown}' build: building an optimized hh_bench in build-bench/"
-            O2_ONLY="-Wno-error=format-truncation -Wno-error=format-overflow -Wno-error=stringop-truncation"
-            O2_ONLY="$O2_ONLY -Wno-error=stringop-overflow -Wno-error=maybe-uninitialized -Wno-error=array-bounds"
-            O2_ONLY="$O2_ONLY -Wno-error=restrict -Wno-error=null-dereference -Wno-unknown-warning-option"
             for flags in "" "$O2_ONLY"; do
                 if timeout -k 5 600 cmake -S "$ROOT" -B "$ROOT/build-bench" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
                         -DHH_TESTS=OFF -DCMAKE_C_FLAGS="$flags" >"$TMP/build-bench.log" 2>&1 &&
@@ -235,6 +247,63 @@ if [ "$WITH_HH" = 1 ] && [ ! -x "$HH_BENCH" ]; then
     exit 2
 fi
 
+# --against REF: hiredhand's library at commit REF with this tree's driver. The sources come from
+# `git archive` (REF as committed, whatever the work tree holds) into build-bench/against-<sha>/src,
+# the build goes to .../build; both stay for the next run against the same commit, where only a
+# changed driver is rebuilt. When this tree's bench/bench.c does not build against REF's library
+# (a public API it uses came later), REF's own bench/bench.c is the driver, and the results say so.
+AGAINST_BENCH=""
+AGAINST_NOTE=""
+build_against() {   # sets AGAINST_BENCH and AGAINST_NOTE, or prints why not and returns 1
+    local dir="$ROOT/build-bench/against-$AGAINST_SHA" src bld f flags driver
+    src="$dir/src"; bld="$dir/build"
+    if [ ! -f "$src/CMakeLists.txt" ]; then
+        log "extracting $AGAINST_SHORT into ${src#"$ROOT"/} (git archive)"
+        rm -rf "$src" && mkdir -p "$src" &&
+            git -C "$ROOT" archive --format=tar "$AGAINST_SHA" | tar -x -C "$src" ||
+            { echo "git archive $AGAINST_SHA failed"; rm -rf "$src"; return 1; }
+        cp -p "$src/bench/bench.c" "$dir/own-bench.c" 2>/dev/null
+    fi
+    for driver in current own; do
+        if [ "$driver" = current ]; then
+            for f in bench.c bench_util.h; do
+                [ -f "$ROOT/bench/$f" ] && ! cmp -s "$ROOT/bench/$f" "$src/bench/$f" && cp "$ROOT/bench/$f" "$src/bench/$f"
+            done
+        else
+            [ -f "$dir/own-bench.c" ] || break
+            warn "this tree's bench/bench.c does not build against $AGAINST_SHORT's library: using its own"
+            git -C "$ROOT" show "$AGAINST_SHA:bench/bench_util.h" >"$src/bench/bench_util.h" 2>/dev/null
+            cp -p "$dir/own-bench.c" "$src/bench/bench.c"
+        fi
+        for flags in "" "$O2_ONLY"; do
+            log "building hh_bench at $AGAINST_SHORT in ${bld#"$ROOT"/} (driver: $driver bench.c${flags:+, -O2 warnings not fatal})"
+            if timeout -k 5 900 cmake -S "$src" -B "$bld" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHH_TESTS=OFF \
+                    -DCMAKE_C_FLAGS="$flags" >"$TMP/build-against.log" 2>&1 &&
+               timeout -k 5 900 nice cmake --build "$bld" -j 2 --target hh_bench >>"$TMP/build-against.log" 2>&1; then
+                AGAINST_BENCH="$bld/hh_bench"
+                AGAINST_NOTE="hiredhand@$AGAINST_SHORT is commit $AGAINST_SHA built into ${dir#"$ROOT"/} (RelWithDebInfo$( [ -n "$flags" ] && echo '; -O2 warnings not fatal')), driven by $( [ "$driver" = current ] && echo "this tree's bench/bench.c" || echo "its own bench/bench.c") through the same steps as the hiredhand row."
+                return 0
+            fi
+            tail -n 15 "$TMP/build-against.log" >&2
+        done
+    done
+    echo "hh_bench at $AGAINST_SHORT does not build (log above)"
+    return 1
+}
+if [ -n "$AGAINST" ]; then
+    AGAINST_SHA="$(git -C "$ROOT" rev-parse --verify --quiet "$AGAINST^{commit}")" ||
+        { echo "bench: --against $AGAINST: not a commit of this repository" >&2; exit 2; }
+    AGAINST_SHORT="$(git -C "$ROOT" rev-parse --short "$AGAINST_SHA")"
+    if [ -n "${HH_BENCH_AGAINST:-}" ]; then
+        [ -x "$HH_BENCH_AGAINST" ] || { echo "bench: HH_BENCH_AGAINST=$HH_BENCH_AGAINST is not executable" >&2; exit 2; }
+        AGAINST_BENCH="$HH_BENCH_AGAINST"
+        AGAINST_NOTE="hiredhand@$AGAINST_SHORT is HH_BENCH_AGAINST=$HH_BENCH_AGAINST, driven through the same steps as the hiredhand row."
+    elif ! build_against >"$TMP/why.against"; then
+        echo "bench: --against $AGAINST: $(cat "$TMP/why.against")" >&2
+        exit 2
+    fi
+fi
+
 # ------------------------------------------------------------------ systems (one row each)
 
 SYSTEMS=()              # ids, in column order
@@ -248,6 +317,14 @@ sys_hiredhand() {
     LABEL[hiredhand]="hiredhand"
     PICKUP[hiredhand]=1
 }
+
+# hiredhand at --against REF: the same driver modes and flags as the row above
+sys_against() {
+    [ "${1:-}" = cmd ] && { CMD=("$AGAINST_BENCH"); EXTRA=(--settle "$SETTLE"); return 0; }
+    LABEL[against]="hiredhand@$AGAINST_SHORT"
+    PICKUP[against]=1
+}
+is_hh() { [ "$1" = hiredhand ] || [ "$1" = against ]; }
 
 SK_COMMON=()            # set once redis runs
 sys_sidekiq64() {
@@ -394,7 +471,16 @@ run_step() {
 }
 
 SK_COMMON=(--tmp "$TMP" --pidfile "$TMP/sidekiq.pid" --settle "$SETTLE")
-for id in ${ALL_SYSTEMS//,/ }; do add_system "$id"; done
+for id in ${ALL_SYSTEMS//,/ }; do
+    add_system "$id"
+    # REF's row right after the current one: it is not a peer, -s and --no-peers keep it
+    if [ "$id" = hiredhand ] && [ -n "$AGAINST" ]; then
+        sys_against
+        SYSTEMS+=(against)
+        NOTES+=("$AGAINST_NOTE")
+        log "system: ${LABEL[against]} ($AGAINST_BENCH)"
+    fi
+done
 
 # ------------------------------------------------------------------ the runs
 
@@ -445,15 +531,16 @@ if [ "$SHAPES" = 1 ]; then
     [ "$QUICK" = 1 ] || add_shape basic100 "basic fetch, c=100"    -c 100 --fetch basic
 fi
 
-shape() {   # ID TAG
-    local id="$1" tag="$2" q args
+shape() {   # SYSTEM ID TAG: SYSTEM is hiredhand, or against (its steps are named against.shape.*)
+    local sys="$1" id="$2" tag="$3" q args bin="$HH_BENCH" step="shape"
+    [ "$sys" = against ] && { bin="$AGAINST_BENCH"; step="against.shape"; }
     read -r -a args <<<"${SHAPE_ARGS[$id]}"
     q=1
     [[ " ${SHAPE_ARGS[$id]} " =~ \ --queues\ ([0-9]+)\  ]] && q="${BASH_REMATCH[1]}"
     flush || return 1
-    run_step "shape.$id.enqueue.$tag" "$ENQ_T" "$TMP/shapes.enq.kv" "$HH_BENCH" enqueue -u "$REDIS_URL" -n "$N" \
+    run_step "$step.$id.enqueue.$tag" "$ENQ_T" "$TMP/shapes.enq.kv" "$bin" enqueue -u "$REDIS_URL" -n "$N" \
         -b "$BATCH" --queues "$q" || return 1
-    run_step "shape.$id.process.$tag" "$STEP_T" "${KV[hiredhand]}" "$HH_BENCH" process -u "$REDIS_URL" -n "$N" \
+    run_step "$step.$id.process.$tag" "$STEP_T" "${KV[$sys]}" "$bin" process -u "$REDIS_URL" -n "$N" \
         "${args[@]}" --prefix "shape_$id" --settle "$SETTLE" --timeout "$PROC_T"
 }
 
@@ -462,7 +549,7 @@ latency() {   # ID TAG: pickup latency at a fixed rate, then idle; one-at-a-time
     flush && drv "$id" latency -c 10 -j "$LAT_JOBS" --rate "$RATE" --idle "$IDLE" &&
         run_step "$id.latency.$tag" "$LAT_T" "${KV[$id]}" "${DRV[@]}"
     [ "${PICKUP[$id]:-0}" = 1 ] || return 0
-    busy=(--busy); [ "$id" = hiredhand ] || busy=(--busy 1)
+    busy=(--busy); is_hh "$id" || busy=(--busy 1)
     flush && drv "$id" pickup -c 3 --queues 3 "${busy[@]}" -j "$PICK_JOBS" --prefix pickup_busy &&
         run_step "$id.pickup.busy.$tag" "$PICK_T" "${KV[$id]}" "${DRV[@]}"
     flush && drv "$id" pickup -c 10 --queues 100 -j "$PICK_JOBS" --prefix pickup_many &&
@@ -478,7 +565,10 @@ for ((run = 1; run <= RUNS; run++)); do
     for c in "${CONC_LIST[@]}"; do
         for id in "${SYSTEMS[@]}"; do drain "$id" "run$run.c$c" "$c"; done
     done
-    for id in "${SHAPE_IDS[@]}"; do shape "$id" "run$run"; done
+    for id in "${SHAPE_IDS[@]}"; do
+        shape hiredhand "$id" "run$run"
+        [ -n "$AGAINST" ] && shape against "$id" "run$run"
+    done
     for id in "${SYSTEMS[@]}"; do latency "$id" "run$run"; done
 done
 ELAPSED=$(($(date +%s) - T_START))
@@ -576,18 +666,35 @@ systems_table() {
 
 # hiredhand's shapes: throughput, CPU, and how close to what Redis alone allows
 shapes_table() {
-    local id f="${MED[hiredhand]}" k rus
-    echo "| hiredhand shape ($N jobs) | jobs/s | worker CPU µs/job | Redis CPU µs/job | Redis-bound limit jobs/s | fraction of the limit | peak RSS MiB | Redis cmds/job |"
-    echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+    local id f="${MED[hiredhand]}" g="" k rus m a
+    # with --against: REF's jobs/s, worker and Redis CPU per job, and the ratios current / REF
+    if [ -n "$AGAINST" ]; then
+        g="${MED[against]}"
+        a="hiredhand@$AGAINST_SHORT"
+        printf '| hiredhand shape (%s jobs) | jobs/s | worker CPU µs/job | Redis CPU µs/job | Redis-bound limit jobs/s | fraction of the limit | peak RSS MiB | Redis cmds/job | %s |\n' \
+            "$N" "jobs/s $a | worker CPU µs/job $a | Redis CPU µs/job $a | jobs/s hh / $a | worker CPU hh / $a | Redis CPU hh / $a"
+        echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    else
+        echo "| hiredhand shape ($N jobs) | jobs/s | worker CPU µs/job | Redis CPU µs/job | Redis-bound limit jobs/s | fraction of the limit | peak RSS MiB | Redis cmds/job |"
+        echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+    fi
     for id in "${SHAPE_IDS[@]}"; do
         k="shape_$id"
         rus="$(get "$f" "${k}_redis_cpu_us_per_job")"
-        printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "${SHAPE_LABEL[$id]}" \
+        printf '| %s | %s | %s | %s | %s | %s | %s | %s |' "${SHAPE_LABEL[$id]}" \
             "$(cell "$f" "${k}_jobs_per_s" "%.0f")" "$(cell "$f" "${k}_cpu_us_per_job" "%.1f")" \
             "$(cell "$f" "${k}_redis_cpu_us_per_job" "%.2f")" \
             "$(awk -v r="$rus" 'BEGIN { if (r > 0) printf "%.0f", 1e6 / r; else print "n/a" }')" \
             "$(cell "$f" "${k}_limit_frac" "%.2f")" \
             "$(cell "$f" "${k}_peak_rss_kib" "%.1f" 1024)" "$(cell "$f" "${k}_cmds_per_job" "%.2f")"
+        if [ -n "$g" ]; then
+            printf ' %s | %s | %s |' "$(cell "$g" "${k}_jobs_per_s" "%.0f")" "$(cell "$g" "${k}_cpu_us_per_job" "%.1f")" \
+                "$(cell "$g" "${k}_redis_cpu_us_per_job" "%.2f")"
+            for m in jobs_per_s cpu_us_per_job redis_cpu_us_per_job; do
+                printf ' %s |' "$(ratio "$(get "$f" "${k}_$m")" "$(get "$g" "${k}_$m")")"
+            done
+        fi
+        echo
     done
     shape_ratio() {   # LABEL A B GOAL
         local a b

@@ -4,7 +4,9 @@
 # hiredhand and, when ruby-sidekiq is installed, Sidekiq 6.4. Nothing here is timed: the test
 # asserts only that the harness's checks pass -- every job of every drain ran exactly once, the
 # counters match, nothing failed or was left -- and that they fail when a job is lost
-# (BENCH_FAULT=drop: hh_bench acknowledges job [0] without running it).
+# (BENCH_FAULT=drop: hh_bench acknowledges job [0] without running it). --against REF adds a row
+# for hiredhand at commit REF, checked as the current one; here HH_BENCH_AGAINST stands in for the
+# build of REF, which is the same C build as any other.
 . "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 HH_BENCH_BIN="$(dirname "$HIREDHAND")/hh_bench"
@@ -36,9 +38,22 @@ assert_contains "$(cat "$HH_TMP/results.md")" "| c=100 |" "hiredhand's shapes in
 assert_contains "$(cat "$HH_TMP/results.md")" "| trickle Redis CPU µs/job (50/s, c=10, 5000 strict queues) |" \
     "the trickle rows in the results file"
 
-# 2. a lost job makes the run fail, and says which check caught it
-BENCH_FAULT=drop bench "$HH_TMP/results-drop.md" --no-peers --no-shapes
+# 2. a lost job makes the run fail, and says which check caught it, for the --against row too
+against=()
+if ref="$(git -C "$HH_ROOT" rev-parse --short HEAD 2>/dev/null)"; then against=(--against HEAD); fi
+HH_BENCH_AGAINST="$HH_BENCH_BIN" BENCH_FAULT=drop bench "$HH_TMP/results-drop.md" --no-peers --no-shapes "${against[@]}"
 assert_eq "$BENCH_RC" 1 "exit status of a run whose system lost a job"
 assert_contains "$BENCH_OUT" "CHECK FAILED: 1 job(s) never ran" "the per-job check names the lost job"
 assert_contains "$BENCH_OUT" "- hiredhand: correctness: FAILED" "the summary line"
+if [ ${#against[@]} -gt 0 ]; then
+    assert_contains "$BENCH_OUT" "| drain jobs/s, c=10 |" "the drain row"
+    assert_contains "$BENCH_OUT" "| hiredhand | hiredhand@$ref | hh / hiredhand@$ref |" "REF's row and the ratio current / REF"
+    assert_contains "$BENCH_OUT" "- hiredhand@$ref: correctness: FAILED" "REF's row is checked too"
+    # a REF that is no commit is refused before anything runs
+    bench "$HH_TMP/results-bad.md" --no-peers --against no-such-commit-anywhere
+    assert_eq "$BENCH_RC" 2 "exit status of --against a ref that does not exist"
+    assert_contains "$BENCH_OUT" "--against no-such-commit-anywhere: not a commit" "why"
+else
+    echo "note: not a git checkout: --against is not exercised"
+fi
 pass
