@@ -561,15 +561,29 @@ latency() {   # ID TAG: pickup latency at a fixed rate, then idle; one-at-a-time
         run_step "$id.trickle.one.$tag" "$TRICKLE_T" "${KV[$id]}" "${DRV[@]}"
 }
 
+# Odd runs go in column order, even runs in reverse: whatever the first
+# system of a step pays (a cold cache, a Redis that just flushed, a burst of
+# another process's load) falls on each system in turn, so a ratio of
+# medians over an even number of runs does not lean on the order.
 for ((run = 1; run <= RUNS; run++)); do
+    ORDER=("${SYSTEMS[@]}")
+    if ((run % 2 == 0)); then
+        ORDER=()
+        for ((i = ${#SYSTEMS[@]} - 1; i >= 0; i--)); do ORDER+=("${SYSTEMS[$i]}"); done
+    fi
     for c in "${CONC_LIST[@]}"; do
-        for id in "${SYSTEMS[@]}"; do drain "$id" "run$run.c$c" "$c"; done
+        for id in "${ORDER[@]}"; do drain "$id" "run$run.c$c" "$c"; done
     done
     for id in "${SHAPE_IDS[@]}"; do
-        shape hiredhand "$id" "run$run"
-        [ -n "$AGAINST" ] && shape against "$id" "run$run"
+        if [ -n "$AGAINST" ] && ((run % 2 == 0)); then
+            shape against "$id" "run$run"
+            shape hiredhand "$id" "run$run"
+        else
+            shape hiredhand "$id" "run$run"
+            [ -n "$AGAINST" ] && shape against "$id" "run$run"
+        fi
     done
-    for id in "${SYSTEMS[@]}"; do latency "$id" "run$run"; done
+    for id in "${ORDER[@]}"; do latency "$id" "run$run"; done
 done
 ELAPSED=$(($(date +%s) - T_START))
 
