@@ -73,9 +73,8 @@ int cli_parse_seconds(const char *s, double *out) {
 }
 
 int cli_check_name(hh_name_kind kind, const char *name) {
-    char why[512];
-    if (hh_name_check(kind, name, why, sizeof(why)) == HH_OK) return 0;
-    return cli_usage_error("%s", why);
+    if (hh_name_check(kind, name, NULL, 0) == HH_OK) return 0;
+    return cli_usage_error("%s", hh_last_error());
 }
 
 int cli_parse_int(const char *s, long lo, long hi, long *out) {

@@ -125,9 +125,8 @@ int cli_redis_option(int opt, const char *arg, hh_redis_options *o) {
 }
 
 hh_client *cli_client_open(const hh_redis_options *o, int redis_exit, int *rc) {
-    char err[256];
-    if (hh_redis_options_check(o, err, sizeof(err)) != HH_OK) {
-        *rc = cli_usage_error("%s", err);
+    if (hh_redis_options_check(o, NULL, 0) != HH_OK) {
+        *rc = cli_usage_error("%s", hh_last_error());
         return NULL;
     }
     /* A client logs nothing of its own: the warning --tls-insecure owes the

@@ -404,8 +404,8 @@ static int parse_option(work_args *a, int ch, const char *arg) {
     if (rc >= 0) {
         /* the URL checked here, not only at start: a config file's then
          * gets its FILE:LINE:COLUMN (apply_config) */
-        char why[512];
-        if (!rc && ch == 'r' && hh_redis_url_check(arg, why, sizeof(why)) != HH_OK) return cli_usage_error("%s", why);
+        if (!rc && ch == 'r' && hh_redis_url_check(arg, NULL, 0) != HH_OK)
+            return cli_usage_error("%s", hh_last_error());
         return rc;
     }
     switch (ch) {
@@ -657,8 +657,7 @@ static int check_args(work_args *a) {
     a->o.labels = a->nlabels ? a->labels : NULL;
     a->o.cron_namespaces = a->ncron_ns ? a->cron_ns : NULL;
     a->o.ncron_namespaces = a->ncron_ns;
-    char err[512];
-    if (hh_manager_options_check(&a->o, err, sizeof(err)) != HH_OK) return cli_usage_error("%s", err);
+    if (hh_manager_options_check(&a->o, NULL, 0) != HH_OK) return cli_usage_error("%s", hh_last_error());
     /* Sidekiq's rule: poll_interval_average, when set, is the interval */
     if (a->o.poll_interval_average > 0 && a->o.average_scheduled_poll_interval > 0)
         fprintf(stderr,
