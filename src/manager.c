@@ -45,7 +45,7 @@ static void free_strv(char **v, size_t n) {
 
 void hh_manager_free(hh_manager *m) {
     if (!m) return;
-    if (atomic_load(&m->started) && !atomic_load(&m->done)) {
+    if (atomic_load(&m->started) && !atomic_load(&m->flags.done)) {
         hh_manager_stop(m);
         hh_manager_wait(m, -1);
     }
@@ -74,7 +74,7 @@ void hh_manager_free(hh_manager *m) {
     free(m->inprog_keys);
     free_strv(m->queues, m->nqueues);
     free(m->weights);
-    free(m->fetched);
+    free(m->counters.fetched);
     free(m->queue_size);
     free(m->queue_latency);
     hh__metrics_free(m->metrics);
@@ -127,10 +127,10 @@ static int copy_queues(hh_manager *m, const hh_manager_options *opts) {
     size_t nq = opts->nqueues ? opts->nqueues : 1;
     m->queues = calloc(nq, sizeof(char *));
     m->weights = calloc(nq, sizeof(int));
-    m->fetched = calloc(nq, sizeof(*m->fetched));
+    m->counters.fetched = calloc(nq, sizeof(*m->counters.fetched));
     m->queue_size = calloc(nq, sizeof(*m->queue_size));
     m->queue_latency = calloc(nq, sizeof(*m->queue_latency));
-    if (!m->queues || !m->weights || !m->fetched || !m->queue_size || !m->queue_latency) return HH_ERR_NOMEM;
+    if (!m->queues || !m->weights || !m->counters.fetched || !m->queue_size || !m->queue_latency) return HH_ERR_NOMEM;
     for (size_t i = 0; i < nq; i++) m->queue_size[i] = -1;
     if (!opts->nqueues) {
         if (!(m->queues[0] = strdup("default"))) return HH_ERR_NOMEM;
@@ -226,6 +226,43 @@ static int make_queue_keys(hh_manager *m) {
     return HH_OK;
 }
 
+/* The context every loop reads (context.h), filled once: after the queue
+ * keys, before any loop's env points at it. */
+static void fill_ctx(hh_manager *m) {
+    hh__ctx *c = &m->ctx;
+    *c = (hh__ctx){.keys = &m->keys,
+                   .log = &m->log,
+                   .cfg = &m->cfg,
+                   .identity = m->identity,
+                   .hostname = m->hostname,
+                   .tag = m->tag,
+                   .version = m->version,
+                   .labels = m->labels,
+                   .fixed_identity = m->fixed_identity,
+                   .nqueues = m->nqueues,
+                   .queues = m->queues,
+                   .queue_keys = m->queue_keys,
+                   .inprog_keys = m->inprog_keys,
+                   .weights = m->weights,
+                   .weighted = m->weighted,
+                   .flags = &m->flags,
+                   .counters = &m->counters,
+                   .wake = &m->wake};
+    c->opts.concurrency = m->opts.concurrency;
+    c->opts.fetch = m->opts.fetch;
+    c->opts.timestamps = m->opts.redis.timestamps;
+    c->opts.heartbeat_interval = m->opts.heartbeat_interval;
+    c->opts.recovery_interval = m->opts.recovery_interval;
+    c->opts.poll_interval_average = m->opts.poll_interval_average;
+    c->opts.average_scheduled_poll_interval = m->opts.average_scheduled_poll_interval;
+    c->opts.dead_timeout = m->opts.dead_timeout;
+    c->opts.dead_max_jobs = m->opts.dead_max_jobs;
+    c->opts.max_retries = m->opts.max_retries;
+    c->opts.max_recoveries = m->opts.max_recoveries;
+    c->opts.lease_lost = m->opts.lease_lost;
+    c->opts.cron_poll_interval = m->opts.cron_poll_interval;
+}
+
 /* What pickup.c sees of m (its .buffer is set with the buffer, below). */
 static void pickup_env(hh_manager *m) {
     m->pickup_env = (hh__pickup_env){.keys = &m->keys,
@@ -233,7 +270,7 @@ static void pickup_env(hh_manager *m) {
                                      .log = &m->log,
                                      .nqueues = m->nqueues,
                                      .queue_keys = m->queue_keys,
-                                     .quiet = &m->quiet};
+                                     .quiet = &m->flags.quiet};
 }
 
 /* The fetchers' shared state: fetched-but-unclaimed jobs, their sleepers
@@ -255,8 +292,8 @@ static int alloc_fetch_state(hh_manager *m) {
                            .queues = m->queues,
                            .queue_keys = m->queue_keys,
                            .inprog_keys = m->inprog_keys,
-                           .giving_up = &m->giving_up,
-                           .not_pushed_back = &m->not_pushed_back,
+                           .giving_up = &m->flags.giving_up,
+                           .not_pushed_back = &m->counters.not_pushed_back,
                            .lease = &m->lease_env};
     fe->opts.fetch = m->opts.fetch;
     if (!(fe->acks = hh__acks_new((size_t)m->opts.concurrency + HH_FETCH_BATCH_MAX))) return HH_ERR_NOMEM;
@@ -270,8 +307,8 @@ static int alloc_fetch_state(hh_manager *m) {
                          .inprog_keys = m->inprog_keys,
                          .weights = m->weights,
                          .weighted = m->weighted,
-                         .quiet = &m->quiet,
-                         .fetched = m->fetched,
+                         .quiet = &m->flags.quiet,
+                         .fetched = m->counters.fetched,
                          .procs = m->procs,
                          .lease = &m->lease_env,
                          .finish = &m->finish_env,
@@ -293,9 +330,9 @@ static void lease_env(hh_manager *m) {
                          .queues = m->queues,
                          .queue_keys = m->queue_keys,
                          .inprog_keys = m->inprog_keys,
-                         .quiet = &m->quiet,
-                         .lease_lost = &m->lease_lost,
-                         .reconciled = &m->reconciled,
+                         .quiet = &m->flags.quiet,
+                         .lease_lost = &m->counters.lease_lost,
+                         .reconciled = &m->counters.reconciled,
                          .procs = m->procs,
                          .buffer = m->buffer};
     e->opts.concurrency = m->opts.concurrency;
@@ -326,7 +363,7 @@ static int init_processors(hh_manager *m) {
         for (int j = 0; j < k; j++) p->tid[j] = tmp[k - 1 - j];
         p->tid[k] = '\0';
         hh__rng_seed(&p->rng);
-        hh__conn_init(&p->conn, &m->cfg, &m->log, "fetch", &m->giving_up);
+        hh__conn_init(&p->conn, &m->cfg, &m->log, "fetch", &m->flags.giving_up);
     }
     return HH_OK;
 }
@@ -376,6 +413,7 @@ hh_manager *hh_manager_new(const hh_manager_options *caller_opts, int *err) {
         forget_caller_pointers(m);
         e = make_queue_keys(m);
     }
+    if (e == HH_OK) fill_ctx(m);
     if (e == HH_OK) pickup_env(m);
     if (e == HH_OK) e = init_processors(m);
     if (e == HH_OK) e = alloc_fetch_state(m);
@@ -463,17 +501,17 @@ static void processor_env(hh_manager *m) {
                              .default_handler = m->default_handler,
                              .middleware = m->middleware,
                              .nmiddleware = m->nmiddleware,
-                             .quiet = &m->quiet,
-                             .booted = &m->booted,
-                             .giving_up = &m->giving_up,
-                             .busy = &m->busy,
-                             .outcomes_refused = &m->outcomes_refused,
-                             .not_pushed_back = &m->not_pushed_back,
-                             .workers_done = &m->workers_done,
-                             .processed = &m->processed,
-                             .failed = &m->failed,
-                             .unflushed_processed = &m->unflushed_processed,
-                             .unflushed_failed = &m->unflushed_failed,
+                             .quiet = &m->flags.quiet,
+                             .booted = &m->flags.booted,
+                             .giving_up = &m->flags.giving_up,
+                             .busy = &m->counters.busy,
+                             .outcomes_refused = &m->counters.outcomes_refused,
+                             .not_pushed_back = &m->counters.not_pushed_back,
+                             .workers_done = &m->counters.workers_done,
+                             .processed = &m->counters.processed,
+                             .failed = &m->counters.failed,
+                             .unflushed_processed = &m->counters.unflushed_processed,
+                             .unflushed_failed = &m->counters.unflushed_failed,
                              .wake = &m->wake,
                              .metrics = m->metrics,
                              .job_metrics = m->job_metrics,
@@ -497,22 +535,23 @@ int hh_manager_start(hh_manager *m) {
     if (!atomic_compare_exchange_strong(&m->started, &expected, 1))
         return hh__fail(HH_ERR_STATE, "start: the manager was started already");
     m->started_at = hh__now();
+    m->ctx.started_at = m->started_at;
     if (m->register_error) { /* e.g. a plug-in whose init went on after it */
         hh__log(&m->log, HH_LOG_ERROR, "not starting: a handler registration failed: %s", m->register_why);
-        atomic_store(&m->done, 1);
+        atomic_store(&m->flags.done, 1);
         return hh__fail(HH_ERR_INVALID, "not starting: a handler registration failed: %s", m->register_why);
     }
     if (m->opts.http_bind) {
         char err[256];
         hh__http_source src = {http_stats, m, &m->log, http_metrics};
         if (!(m->metrics = hh__metrics_new())) {
-            atomic_store(&m->done, 1);
+            atomic_store(&m->flags.done, 1);
             return hh__fail(HH_ERR_NOMEM, "http: out of memory");
         }
         if (!(m->http = hh__http_start(&src, m->opts.http_bind, m->opts.liveness_max_age, m->opts.http_token, err,
                                        sizeof(err)))) {
             hh__log(&m->log, HH_LOG_ERROR, "http: %s", err);
-            atomic_store(&m->done, 1);
+            atomic_store(&m->flags.done, 1);
             return hh__fail(HH_ERR_INVALID, "http: %s", err);
         }
     }
@@ -524,20 +563,20 @@ int hh_manager_start(hh_manager *m) {
     if (hh__conn_ready(&c) != 0 && hh__redis_refused(&m->cfg)) {
         hh__http_stop(m->http);
         m->http = NULL;
-        atomic_store(&m->done, 1);
+        atomic_store(&m->flags.done, 1);
         return hh__fail(HH_ERR_REFUSED, "redis %s refused the connection settings: %s", m->cfg.display,
                         hh__conn_last_error(&c));
     }
     if (hh__conn_connected(&c)) {
         check_redis(m, &c);
         int rc = hh__recovery_boot(&m->recovery_env, &c);
-        if (rc == HH_OK) atomic_store(&m->booted, 1); /* no thread waits yet */
+        if (rc == HH_OK) atomic_store(&m->flags.booted, 1); /* no thread waits yet */
         if (rc == HH_ERR_EXISTS) {
             hh__log(&m->log, HH_LOG_ERROR, "identity %s is live in another process; refusing to start", m->identity);
             hh__conn_close(&c);
             hh__http_stop(m->http);
             m->http = NULL;
-            atomic_store(&m->done, 1);
+            atomic_store(&m->flags.done, 1);
             return hh__fail(HH_ERR_EXISTS, "identity %s is live in another process", m->identity);
         }
     }
@@ -546,8 +585,8 @@ int hh_manager_start(hh_manager *m) {
      * pushed back) before it fetches or beats: with Redis down now, the
      * recovery thread does them once Redis answers. A random identity is
      * new, so nothing can hold it. */
-    if (!m->fixed_identity || m->opts.fetch == HH_FETCH_BASIC) atomic_store(&m->booted, 1);
-    if (!atomic_load(&m->booted))
+    if (!m->fixed_identity || m->opts.fetch == HH_FETCH_BASIC) atomic_store(&m->flags.booted, 1);
+    if (!atomic_load(&m->flags.booted))
         hh__log(&m->log, HH_LOG_WARN, "Redis unreachable: identity %s checks and recovery wait for it", m->identity);
     hh__log(&m->log, HH_LOG_INFO, "hiredhand %s starting: identity=%s concurrency=%d fetch=%s redis=%s", HH_VERSION,
             m->identity, m->opts.concurrency, m->opts.fetch == HH_FETCH_BASIC ? "basic" : "reliable", m->cfg.display);
@@ -561,8 +600,7 @@ int hh_manager_start(hh_manager *m) {
     hh__manager_heartbeat_env(m, &m->heartbeat_env);
     if (!failed) failed = pthread_create(&m->heartbeat_thread, NULL, hh__heartbeat_main, &m->heartbeat_env) != 0;
     if (!failed) m->heartbeat_started = 1;
-    hh__manager_scheduler_env(m, &m->scheduler_env);
-    if (!failed) failed = pthread_create(&m->scheduler_thread, NULL, hh__scheduler_main, &m->scheduler_env) != 0;
+    if (!failed) failed = pthread_create(&m->scheduler_thread, NULL, hh__scheduler_main, (void *)&m->ctx) != 0;
     if (!failed) m->scheduler_started = 1;
     hh__manager_cron_env(m, &m->cron_env);
     if (!failed && m->opts.cron_poll_interval > 0) {
@@ -579,9 +617,9 @@ int hh_manager_start(hh_manager *m) {
         hh__log(&m->log, HH_LOG_ERROR, "cannot create threads");
         hh_manager_stop(m);
         if (!m->supervisor_started) { /* stop what did start, here */
-            atomic_store(&m->quiet, 1);
-            atomic_store(&m->beats_off, 1);
-            atomic_store(&m->done, 1);
+            atomic_store(&m->flags.quiet, 1);
+            atomic_store(&m->flags.beats_off, 1);
+            atomic_store(&m->flags.done, 1);
             hh__wake_all(&m->wake); /* no supervisor relays the stop's poke */
         }
         return hh__fail(HH_ERR_IO, "cannot create the worker threads (pthread_create failed)");
@@ -597,31 +635,13 @@ static double test_clock_skew(void) {
 }
 
 void hh__manager_cron_env(hh_manager *m, hh__cron_env *out) {
-    *out = (hh__cron_env){.keys = &m->keys,
-                          .log = &m->log,
-                          .cfg = &m->cfg,
-                          .timestamps = m->opts.redis.timestamps,
-                          .poll_interval = m->opts.cron_poll_interval,
+    *out = (hh__cron_env){.ctx = &m->ctx,
                           .namespaces = (const char *const *)m->cron_ns,
                           .nnamespaces = m->ncron_ns,
                           .clock_skew = test_clock_skew(),
-                          .counts = &m->cron_counts,
-                          .quiet = &m->quiet,
-                          .wake = &m->wake};
+                          .counts = &m->cron_counts};
 }
 
-void hh__manager_scheduler_env(hh_manager *m, hh__scheduler_env *out) {
-    *out = (hh__scheduler_env){&m->keys,
-                               &m->log,
-                               &m->cfg,
-                               m->opts.redis.timestamps,
-                               m->opts.poll_interval_average,
-                               m->opts.average_scheduled_poll_interval,
-                               m->opts.dead_timeout,
-                               m->opts.dead_max_jobs,
-                               &m->quiet,
-                               &m->wake};
-}
 
 /* The heartbeat's callbacks: the worker threads, the stats it records,
  * and what follows a beat. */
@@ -678,14 +698,14 @@ static int heartbeat_taken_over(void *udata, const char *by) {
     for (size_t i = 0; i < n; i++) hh__lease_finish_fetched(&m->lease_env, &f[i]);
     free(f);
     if (n) {
-        atomic_fetch_add(&m->lease_lost, n);
+        atomic_fetch_add(&m->counters.lease_lost, n);
         hh__log(&m->log, HH_LOG_WARN, "lease lost: %zu fetched jobs that had not started dropped (identity taken over)",
                 n);
     }
     /* as a refused start: the identity is live elsewhere, and a supervisor
      * that restarted this process with it would take it back */
-    atomic_store(&m->taken_over, 1);
-    atomic_store(&m->start_error, HH_ERR_EXISTS);
+    atomic_store(&m->flags.taken_over, 1);
+    atomic_store(&m->flags.start_error, HH_ERR_EXISTS);
     hh_manager_stop(m);
     return 1;
 }
@@ -729,12 +749,12 @@ void hh__manager_heartbeat_env(hh_manager *m, hh__heartbeat_env *out) {
                                .weighted = m->weighted,
                                .labels = m->labels,
                                .reads_queues = m->http != NULL || m->hook != NULL,
-                               .quiet = &m->quiet,
-                               .booted = &m->booted,
-                               .beats_off = &m->beats_off,
-                               .dump_requested = &m->dump_requested,
-                               .unflushed_processed = &m->unflushed_processed,
-                               .unflushed_failed = &m->unflushed_failed,
+                               .quiet = &m->flags.quiet,
+                               .booted = &m->flags.booted,
+                               .beats_off = &m->flags.beats_off,
+                               .dump_requested = &m->flags.dump_requested,
+                               .unflushed_processed = &m->counters.unflushed_processed,
+                               .unflushed_failed = &m->counters.unflushed_failed,
                                .job_metrics = m->job_metrics,
                                .wake = &m->wake,
                                .udata = m,
@@ -755,24 +775,7 @@ static void recovery_tick(void *udata, hh__conn *c) { hh__lease_tick(&((hh_manag
 static void recovery_stop(void *udata) { hh_manager_stop(udata); }
 
 void hh__manager_recovery_env(hh_manager *m, hh__recovery_env *out) {
-    *out = (hh__recovery_env){.keys = &m->keys,
-                              .log = &m->log,
-                              .cfg = &m->cfg,
-                              .identity = m->identity,
-                              .hostname = m->hostname,
-                              .fixed_identity = m->fixed_identity,
-                              .fetch = m->opts.fetch,
-                              .timestamps = m->opts.redis.timestamps,
-                              .recovery_interval = m->opts.recovery_interval,
-                              .heartbeat_interval = m->opts.heartbeat_interval,
-                              .dead_timeout = m->opts.dead_timeout,
-                              .dead_max_jobs = m->opts.dead_max_jobs,
-                              .max_recoveries = m->opts.max_recoveries,
-                              .quiet = &m->quiet,
-                              .booted = &m->booted,
-                              .start_error = &m->start_error,
-                              .recovered = &m->recovered,
-                              .wake = &m->wake,
+    *out = (hh__recovery_env){.ctx = &m->ctx,
                               .udata = m,
                               .peers_judgeable = recovery_peers_judgeable,
                               .tick = recovery_tick,
@@ -789,16 +792,16 @@ void hh__manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
     hh__strlcpy(out->identity, m->identity, sizeof(out->identity));
     out->started_at = m->started_at;
     out->concurrency = m->opts.concurrency;
-    out->busy = atomic_load(&m->busy);
-    out->quiet = atomic_load(&m->quiet);
-    out->stopping = atomic_load(&m->stopping);
-    out->processed = atomic_load(&m->processed);
-    out->failed = atomic_load(&m->failed);
-    out->recovered = atomic_load(&m->recovered);
-    out->lease_lost = atomic_load(&m->lease_lost);
-    out->reconciled = atomic_load(&m->reconciled);
-    out->outcomes_refused = atomic_load(&m->outcomes_refused);
-    out->not_pushed_back = atomic_load(&m->not_pushed_back);
+    out->busy = atomic_load(&m->counters.busy);
+    out->quiet = atomic_load(&m->flags.quiet);
+    out->stopping = atomic_load(&m->flags.stopping);
+    out->processed = atomic_load(&m->counters.processed);
+    out->failed = atomic_load(&m->counters.failed);
+    out->recovered = atomic_load(&m->counters.recovered);
+    out->lease_lost = atomic_load(&m->counters.lease_lost);
+    out->reconciled = atomic_load(&m->counters.reconciled);
+    out->outcomes_refused = atomic_load(&m->counters.outcomes_refused);
+    out->not_pushed_back = atomic_load(&m->counters.not_pushed_back);
     out->batch_jobs = atomic_load(&m->batch.jobs);
     out->cron_jobs = atomic_load(&m->cron_counts.jobs);
     out->cron_disabled = atomic_load(&m->cron_counts.disabled);
@@ -809,7 +812,7 @@ void hh__manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
     size_t shown = m->nqueues < cap ? m->nqueues : cap;
     for (size_t i = 0; i < shown; i++) {
         out->queues[i].name = m->queues[i];
-        out->queues[i].fetched = atomic_load(&m->fetched[i]);
+        out->queues[i].fetched = atomic_load(&m->counters.fetched[i]);
     }
     pthread_mutex_lock(&m->lock);
     for (size_t i = 0; i < shown; i++) {

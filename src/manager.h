@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include "batch.h"
 #include "buffer.h"
+#include "context.h"
 #include "fetch.h"
 #include "finish.h"
 #include "heartbeat.h"
@@ -72,30 +73,17 @@ struct hh_manager {
     int cron_started;
 
     atomic_int started;
-    atomic_int quiet;       /* stop fetching */
-    atomic_int stopping;    /* stop requested */
-    atomic_int beats_off;   /* heartbeat thread must exit */
-    atomic_int booted;      /* identity checked and own leftovers recovered */
-    atomic_int start_error; /* HH_ERR_EXISTS when the identity proved live elsewhere */
-    atomic_int taken_over;  /* a newer process took the identity over (then start_error is HH_ERR_EXISTS) */
-    atomic_int giving_up;   /* stop timed out: stop retrying writes, leave jobs to recovery */
-    atomic_int done;        /* fully stopped */
-    atomic_int dump_requested;
-    atomic_int busy;
-    atomic_int outcomes_refused;   /* job outcomes Redis refuses now, retried (outcome.h) */
-    atomic_ullong not_pushed_back; /* basic fetch's jobs gone from Redis (fetch.c) */
-    atomic_int detached;           /* threads left in a handler or a Redis call at the stop's deadline */
-    atomic_int workers_done;       /* worker threads past their last use of Redis, about to return */
+    atomic_int detached; /* threads left in a handler or a Redis call at the stop's deadline */
+    hh__flags flags;     /* quiet, stopping, booted ... (context.h) */
     /* Wakes the threads waiting for a change of the flags above (wake.h):
      * whoever sets one calls hh__wake_all(), or hh__wake_poke() where it may
      * run in a signal handler (the supervisor relays those). */
     hh__wake wake;
+    hh__counters counters; /* processed, failed, fetched[] ... (context.h) */
+    /* What every loop reads (context.h): filled once by hh_manager_new,
+     * its started_at by hh_manager_start; points into the fields here. */
+    hh__ctx ctx;
 
-    /* counters: totals since start, and not yet flushed to Redis */
-    atomic_ullong processed, failed, recovered;
-    atomic_ullong unflushed_processed, unflushed_failed;
-    atomic_ullong *fetched;               /* per queue */
-    atomic_ullong lease_lost, reconciled; /* lease.c */
     hh__batch batch;                      /* jobs of Sidekiq Pro batches: counted, logged once a batch */
     hh__lease_env lease_env;              /* lease.c's view; .lease: held jobs, reconciliation, outage rule */
 
@@ -114,7 +102,6 @@ struct hh_manager {
     struct hh__http *http;           /* NULL unless http_bind */
     struct hh__metrics *metrics;     /* per-class counts and set sizes for /metrics; NULL unless http_bind */
     hh__job_metrics *job_metrics;    /* Sidekiq's Metrics tab (job_metrics.h); NULL when opts.job_metrics is 0 */
-    hh__scheduler_env scheduler_env; /* the scheduler thread's view (scheduler.h) */
     hh__recovery_env recovery_env;   /* the recovery thread's view (recovery.h) */
     hh__cron_env cron_env;           /* the cron poller's view (cron.h) */
     hh__cron_counts cron_counts;     /* what its last poll saw */
@@ -128,8 +115,6 @@ struct hh_manager {
 /* The stats snapshot behind hh_manager_get_stats(); no I/O. Queues go to
  * out->queues, up to out->queues_cap (both kept). */
 void hh__manager_fill_stats(struct hh_manager *m, hh_manager_stats *out);
-/* The scheduler's view of m (scheduler.h); points into m. */
-void hh__manager_scheduler_env(struct hh_manager *m, hh__scheduler_env *out);
 /* The heartbeat thread's view of m (heartbeat.h); points into m. Fill it
  * after started_at and the HTTP server are set. */
 void hh__manager_heartbeat_env(struct hh_manager *m, hh__heartbeat_env *out);
