@@ -7,6 +7,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include "context.h"
 #include "hiredhand.h"
 #include "job.h"
 #include "job_metrics.h"
@@ -23,32 +24,17 @@ typedef void (*hh__heartbeat_thread_fn)(void *ctx, const char *tid, const hh_job
  * quiets, TERM and INT stop, TTIN and INFO dump the threads. */
 typedef enum { HH_REMOTE_QUIET, HH_REMOTE_STOP, HH_REMOTE_DUMP } hh__remote_signal;
 
-/* All the heartbeat knows of its manager; the manager fills it and keeps
- * it alive while the thread runs. What the beat learns goes back through
+/* The heartbeat's env: the manager's context and its own fields; the
+ * manager fills it and keeps it alive while the thread runs. What the beat learns goes back through
  * the callbacks (udata is their argument). */
 typedef struct hh__heartbeat_env {
-    const hh__keys *keys;
-    const hh__logger *log;
-    hh__redis_config *cfg;
-    const char *identity, *hostname, *tag, *version;
-    double started_at;
-    double interval; /* seconds between beats */
-    int concurrency;
-    size_t nqueues;
-    char *const *queues;
-    const int *weights;
-    int weighted;
-    char *const *labels; /* NULL-terminated, may be NULL */
-    int reads_queues;    /* someone reads queue sizes (HTTP, the hook): read them each beat */
-    const atomic_int *quiet, *booted, *beats_off;
+    const hh__ctx *ctx; /* the manager's (context.h): identity, queues, options, flags, counters */
+    int reads_queues;   /* someone reads queue sizes (HTTP, the hook): read them each beat */
     /* For tests, NULL otherwise: bumped each time the thread finds boot not
      * done yet and waits for it, so a test can tell the thread reached the
      * wait (and has not beaten) without sleeping. */
     atomic_int *boot_waits;
-    atomic_int *dump_requested;                            /* taken (reset) here */
-    atomic_ullong *unflushed_processed, *unflushed_failed; /* flushed here, given back on failure */
-    hh__job_metrics *job_metrics;                          /* written after each beat Redis took; NULL: off */
-    hh__wake *wake;
+    hh__job_metrics *job_metrics; /* written after each beat Redis took; NULL: off */
     void *udata;
     /* Acts on a remote signal as the Unix one would, before returning (the
      * beat reads the quiet flag right after). A callback, not a call into

@@ -534,8 +534,7 @@ int hh_manager_start(hh_manager *m) {
     int expected = 0;
     if (!atomic_compare_exchange_strong(&m->started, &expected, 1))
         return hh__fail(HH_ERR_STATE, "start: the manager was started already");
-    m->started_at = hh__now();
-    m->ctx.started_at = m->started_at;
+    m->ctx.started_at = hh__now();
     if (m->register_error) { /* e.g. a plug-in whose init went on after it */
         hh__log(&m->log, HH_LOG_ERROR, "not starting: a handler registration failed: %s", m->register_why);
         atomic_store(&m->flags.done, 1);
@@ -733,30 +732,9 @@ static void heartbeat_remote_signal(void *udata, hh__remote_signal sig) {
 }
 
 void hh__manager_heartbeat_env(hh_manager *m, hh__heartbeat_env *out) {
-    *out = (hh__heartbeat_env){.keys = &m->keys,
-                               .log = &m->log,
-                               .cfg = &m->cfg,
-                               .identity = m->identity,
-                               .hostname = m->hostname,
-                               .tag = m->tag,
-                               .version = m->version,
-                               .started_at = m->started_at,
-                               .interval = m->opts.heartbeat_interval,
-                               .concurrency = m->opts.concurrency,
-                               .nqueues = m->nqueues,
-                               .queues = m->queues,
-                               .weights = m->weights,
-                               .weighted = m->weighted,
-                               .labels = m->labels,
+    *out = (hh__heartbeat_env){.ctx = &m->ctx,
                                .reads_queues = m->http != NULL || m->hook != NULL,
-                               .quiet = &m->flags.quiet,
-                               .booted = &m->flags.booted,
-                               .beats_off = &m->flags.beats_off,
-                               .dump_requested = &m->flags.dump_requested,
-                               .unflushed_processed = &m->counters.unflushed_processed,
-                               .unflushed_failed = &m->counters.unflushed_failed,
                                .job_metrics = m->job_metrics,
-                               .wake = &m->wake,
                                .udata = m,
                                .remote_signal = heartbeat_remote_signal,
                                .each_thread = heartbeat_each_thread,
@@ -790,7 +768,7 @@ void hh__manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
     out->queues = qs;
     out->queues_cap = cap;
     hh__strlcpy(out->identity, m->identity, sizeof(out->identity));
-    out->started_at = m->started_at;
+    out->started_at = m->ctx.started_at;
     out->concurrency = m->opts.concurrency;
     out->busy = atomic_load(&m->counters.busy);
     out->quiet = atomic_load(&m->flags.quiet);

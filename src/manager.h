@@ -87,7 +87,6 @@ struct hh_manager {
     hh__batch batch;                      /* jobs of Sidekiq Pro batches: counted, logged once a batch */
     hh__lease_env lease_env;              /* lease.c's view; .lease: held jobs, reconciliation, outage rule */
 
-    double started_at;
     pthread_mutex_t lock; /* guards the heartbeat fields below */
     double heartbeat_last_pushed_at;
     char heartbeat_last_error[256];

@@ -62,7 +62,7 @@ static void test_info_weighted(void **s) {
     const char *labels[] = {"blue", "canary", NULL};
     hh_manager *mm = new_manager(NULL, q, 3, labels);
     struct hh_manager *m = (struct hh_manager *)mm;
-    m->started_at = 1795962144.1420772;
+    m->ctx.started_at = 1795962144.1420772;
     char *info = hh__heartbeat_info(env_of((struct hh_manager *)m));
     assert_non_null(info);
     json_t *o = json_loads(info, 0, NULL);
@@ -196,7 +196,7 @@ static void test_one_beat_and_unregister(void **s) {
     hh_manager *mm = new_manager(srv.url, q, 1, NULL);
     struct hh_manager *m = (struct hh_manager *)mm;
     const char *id = m->identity;
-    m->started_at = hh__now();
+    m->ctx.started_at = hh__now();
     atomic_store(&m->counters.unflushed_processed, 7);
     atomic_store(&m->counters.unflushed_failed, 3);
     redisReply *x = uh_cmd(&srv, "LPUSH %s-signals TSTP", id);
@@ -240,7 +240,7 @@ static void test_one_beat_and_unregister(void **s) {
     assert_string_equal(conc, "3");
     free(conc);
     char *beat = uh_str(&srv, "HGET %s beat", id);
-    UH_ASSERT_DBL_IN(strtod(beat, NULL), m->started_at, hh__now());
+    UH_ASSERT_DBL_IN(strtod(beat, NULL), m->ctx.started_at, hh__now());
     free(beat);
     char *rss = uh_str(&srv, "HGET %s rss", id);
     assert_true(rss && atol(rss) > 0);
