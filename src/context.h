@@ -76,6 +76,8 @@ typedef struct hh__ctx {
         double cron_poll_interval;
     } opts;
 
+    struct hh__processor *procs; /* opts.concurrency worker threads (worker.h) */
+
     hh__flags *flags;       /* the manager's */
     hh__counters *counters; /* the manager's */
     hh__wake *wake;         /* wakes the threads waiting for a flag */

@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include "buffer.h"
+#include "context.h"
 #include "hiredhand.h"
 #include "job.h"
 #include "keys.h"
@@ -30,29 +31,13 @@
 
 struct hh__lease;
 
-/* All lease.c knows of its manager, filled by manager.c (which keeps it
- * alive as long as the lease) and pointing into it. The buffer of fetched
+/* lease.c's env: the manager's context and its own state, filled by
+ * manager.c (which keeps it alive as long as the lease). The buffer of fetched
  * jobs not started yet (buffer.h, below this file) is read directly. */
 typedef struct hh__lease_env {
-    struct {
-        int concurrency;
-        hh_fetch_mode fetch;
-        double heartbeat_interval, recovery_interval;
-        hh_lease_lost_policy lease_lost;
-    } opts;
-    const hh__keys *keys;
-    const hh__logger *log;
-    const hh__redis_config *cfg;
-    const char *identity;
-    size_t nqueues;
-    char *const *queues;
-    sds *queue_keys;  /* queue:<q>, namespaced, per queue */
-    sds *inprog_keys; /* this identity's in-progress list per queue */
-    const atomic_int *quiet;
-    atomic_ullong *lease_lost, *reconciled; /* counters, added to here */
-    hh__processor *procs;                   /* opts.concurrency worker threads */
-    hh__buffer *buffer;                     /* buffer.c: the fetched jobs not started yet */
-    struct hh__lease *lease;                /* the state: hh__lease_new's, set by manager.c */
+    const hh__ctx *ctx;      /* the manager's (context.h): queues, options, procs, counters */
+    hh__buffer *buffer;      /* buffer.c: the fetched jobs not started yet */
+    struct hh__lease *lease; /* the state: hh__lease_new's, set by manager.c */
 } hh__lease_env;
 
 /* Allocated by hh_manager_new into m->lease (NULL on out of memory), freed

@@ -265,12 +265,7 @@ static void fill_ctx(hh_manager *m) {
 
 /* What pickup.c sees of m (its .buffer is set with the buffer, below). */
 static void pickup_env(hh_manager *m) {
-    m->pickup_env = (hh__pickup_env){.keys = &m->keys,
-                                     .cfg = &m->cfg,
-                                     .log = &m->log,
-                                     .nqueues = m->nqueues,
-                                     .queue_keys = m->queue_keys,
-                                     .quiet = &m->flags.quiet};
+    m->pickup_env = (hh__pickup_env){.ctx = &m->ctx};
 }
 
 /* The fetchers' shared state: fetched-but-unclaimed jobs, their sleepers
@@ -322,30 +317,14 @@ static int alloc_fetch_state(hh_manager *m) {
 /* What lease.c sees of m (lease.h); the fetcher's buffer directly. */
 static void lease_env(hh_manager *m) {
     hh__lease_env *e = &m->lease_env;
-    *e = (hh__lease_env){.keys = &m->keys,
-                         .log = &m->log,
-                         .cfg = &m->cfg,
-                         .identity = m->identity,
-                         .nqueues = m->nqueues,
-                         .queues = m->queues,
-                         .queue_keys = m->queue_keys,
-                         .inprog_keys = m->inprog_keys,
-                         .quiet = &m->flags.quiet,
-                         .lease_lost = &m->counters.lease_lost,
-                         .reconciled = &m->counters.reconciled,
-                         .procs = m->procs,
-                         .buffer = m->buffer};
-    e->opts.concurrency = m->opts.concurrency;
-    e->opts.fetch = m->opts.fetch;
-    e->opts.heartbeat_interval = m->opts.heartbeat_interval;
-    e->opts.recovery_interval = m->opts.recovery_interval;
-    e->opts.lease_lost = m->opts.lease_lost;
+    *e = (hh__lease_env){.ctx = &m->ctx, .buffer = m->buffer};
 }
 
 /* One processor (worker thread state, not started) per unit of concurrency. */
 static int init_processors(hh_manager *m) {
     m->procs = calloc((size_t)m->opts.concurrency, sizeof(hh__processor));
     if (!m->procs) return HH_ERR_NOMEM;
+    m->ctx.procs = m->procs;
     for (int i = 0; i < m->opts.concurrency; i++) {
         hh__processor *p = &m->procs[i];
         p->m = &m->processor_env;

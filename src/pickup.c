@@ -32,7 +32,7 @@ typedef struct hh__pickup {
     pthread_t thread;
     int started;
     sds prefix;         /* <ns>queue: */
-    sds *const *sorted; /* pointers into m->queue_keys, sorted by key for bsearch
+    sds *const *sorted; /* pointers into the context's queue_keys, sorted by key for bsearch
                          * (the pointer's offset is the queue's index) */
     size_t nsorted;
     hh__conn sub, ctl; /* subscriber and tracking connections */
@@ -96,7 +96,7 @@ int hh__pickup_wait(hh__pickup_env *m, const hh__pickup_ticket *t, double cap) {
     long long ns = until.tv_nsec + (long long)((secs - (double)(time_t)secs) * 1e9);
     until.tv_sec += (time_t)secs + (time_t)(ns / 1000000000);
     until.tv_nsec = (long)(ns % 1000000000);
-    while (!atomic_load(m->quiet) && pk->gen == t->gen && pk->mode != PK_UNSUPPORTED) {
+    while (!atomic_load(&m->ctx->flags->quiet) && pk->gen == t->gen && pk->mode != PK_UNSUPPORTED) {
         if (secs <= 0) {
             pthread_cond_wait(&pk->cv, &pk->mu);
         } else if (pthread_cond_timedwait(&pk->cv, &pk->mu, &until) == ETIMEDOUT) {
@@ -162,7 +162,7 @@ static void drop(hh__pickup *pk, const char *why) {
 }
 
 static void unsupported(hh__pickup *pk, const char *why) {
-    hh__log(pk->m->log, HH_LOG_WARN,
+    hh__log(pk->m->ctx->log, HH_LOG_WARN,
             "pickup: no CLIENT TRACKING (%s): idle threads wait on one queue each and poll the others "
             "every %.0f s instead of waking at once",
             why, HH_FETCH_BLOCK_SECONDS);
@@ -187,7 +187,7 @@ static long is_ours(hh__pickup *pk, const char *key, size_t len) {
         size_t mid = lo + (hi - lo) / 2;
         sds k = *pk->sorted[mid];
         int c = sdslen(k) != len ? (sdslen(k) < len ? -1 : 1) : memcmp(k, key, len);
-        if (c == 0) return (long)(pk->sorted[mid] - pk->m->queue_keys);
+        if (c == 0) return (long)(pk->sorted[mid] - pk->m->ctx->queue_keys);
         if (c < 0) lo = mid + 1;
         else hi = mid;
     }
@@ -301,7 +301,7 @@ static void tracking_on(hh__pickup *pk) {
         return;
     }
     freeReplyObject(r);
-    hh__log(pk->m->log, HH_LOG_DEBUG, "pickup: tracking on (threads idle)");
+    hh__log(pk->m->ctx->log, HH_LOG_DEBUG, "pickup: tracking on (threads idle)");
     set_mode(pk, PK_ON);
 }
 
@@ -314,14 +314,14 @@ static void tracking_off(hh__pickup *pk) {
         hh__conn_close(&pk->ctl); /* closing it switches tracking off too */
     }
     if (r) freeReplyObject(r);
-    hh__log(pk->m->log, HH_LOG_DEBUG, "pickup: tracking off (every thread busy)");
+    hh__log(pk->m->ctx->log, HH_LOG_DEBUG, "pickup: tracking off (every thread busy)");
     set_mode(pk, PK_OFF);
 }
 
 static void *waker_main(void *arg) {
     hh__pickup *pk = arg;
     hh__pickup_env *m = pk->m;
-    while (!atomic_load(m->quiet)) {
+    while (!atomic_load(&m->ctx->flags->quiet)) {
         pthread_mutex_lock(&pk->mu);
         int mode = pk->mode;
         int want = pk->waiting > 0 || (mode == PK_ON && hh__mono() - pk->last_idle < HH_PICKUP_OFF_AFTER);
@@ -367,15 +367,15 @@ int hh__pickup_start(hh__pickup_env *m) {
     pk->pipe[0] = pk->pipe[1] = -1;
     pthread_mutex_init(&pk->mu, NULL);
     pthread_cond_init(&pk->cv, NULL);
-    pk->prefix = sdscat(sdsdup(m->keys->ns), HH_K_QUEUE_PREFIX);
-    sds **sorted = malloc(m->nqueues * sizeof(*sorted));
+    pk->prefix = sdscat(sdsdup(m->ctx->keys->ns), HH_K_QUEUE_PREFIX);
+    sds **sorted = malloc(m->ctx->nqueues * sizeof(*sorted));
     pk->sorted = (sds *const *)sorted;
     if (!pk->prefix || !pk->sorted || pipe2(pk->pipe, O_CLOEXEC | O_NONBLOCK) != 0) goto fail;
-    for (size_t i = 0; i < m->nqueues; i++) sorted[i] = &m->queue_keys[i];
-    pk->nsorted = m->nqueues;
+    for (size_t i = 0; i < m->ctx->nqueues; i++) sorted[i] = &m->ctx->queue_keys[i];
+    pk->nsorted = m->ctx->nqueues;
     qsort(sorted, pk->nsorted, sizeof(*sorted), key_cmp);
-    hh__conn_init(&pk->sub, m->cfg, m->log, "pickup", m->quiet);
-    hh__conn_init(&pk->ctl, m->cfg, m->log, "pickup", m->quiet);
+    hh__conn_init(&pk->sub, m->ctx->cfg, m->ctx->log, "pickup", &m->ctx->flags->quiet);
+    hh__conn_init(&pk->ctl, m->ctx->cfg, m->ctx->log, "pickup", &m->ctx->flags->quiet);
     m->pickup = pk;
     if (pthread_create(&pk->thread, NULL, waker_main, pk) != 0) {
         m->pickup = NULL;
@@ -384,7 +384,7 @@ int hh__pickup_start(hh__pickup_env *m) {
     pk->started = 1;
     return 0;
 fail:
-    hh__log(m->log, HH_LOG_WARN, "pickup: cannot start the waker: idle threads wait on one queue each");
+    hh__log(m->ctx->log, HH_LOG_WARN, "pickup: cannot start the waker: idle threads wait on one queue each");
     if (pk->pipe[0] >= 0) close(pk->pipe[0]), close(pk->pipe[1]);
     sdsfree(pk->prefix);
     free((void *)pk->sorted);

@@ -18,6 +18,7 @@
 #define HH_PICKUP_H
 
 #include "buffer.h"
+#include "context.h"
 #include <stdatomic.h>
 #include "keys.h"
 #include "redis.h"
@@ -44,16 +45,11 @@ typedef struct hh__pickup_ticket {
     int wakes;
 } hh__pickup_ticket;
 
-/* All pickup.c knows of its manager, filled by manager.c and kept alive
- * while the waker runs. What a write means for the fetch goes into the
+/* pickup.c's env: the manager's context and its own state, filled by
+ * manager.c and kept alive while the waker runs. What a write means for the fetch goes into the
  * shared buffer's queue marks (buffer.h), below this file. */
 typedef struct hh__pickup_env {
-    const hh__keys *keys;
-    hh__redis_config *cfg;
-    const hh__logger *log;
-    size_t nqueues;
-    sds *queue_keys; /* queue:<q>, namespaced, per queue */
-    const atomic_int *quiet;
+    const hh__ctx *ctx; /* the manager's (context.h): queue keys, quiet */
     /* Told when queue q was written (it may hold jobs again), every key
      * (FLUSHALL), and when tracking comes on (every write to a queue is
      * seen from now on) or goes off (writes may go unseen from now on).
