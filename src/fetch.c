@@ -172,7 +172,7 @@ static void scratch_free(fetch_scratch *s);
 static fetch_scratch *scratch(hh__processor *p) {
     fetch_thread *t = thread_of(p);
     if (t->scratch) return t->scratch;
-    size_t n = p->fetch->nqueues, argc = 3 + 2 * n + 2 + 2 * n;
+    size_t n = p->fetch->ctx->nqueues, argc = 3 + 2 * n + 2 + 2 * n;
     fetch_scratch *s = calloc(1, sizeof(*s));
     if (!s) return NULL;
     s->argv = malloc(argc * sizeof(*s->argv));
@@ -203,7 +203,7 @@ static void scratch_free(fetch_scratch *s) {
 hh__fetcher *hh__fetcher_new(const hh__fetch_env *m) {
     hh__fetcher *f = calloc(1, sizeof(*f));
     if (!f) return NULL;
-    size_t c = (size_t)m->opts.concurrency;
+    size_t c = (size_t)m->ctx->opts.concurrency;
     f->m = m;
     f->b = m->buffer;
     pthread_mutex_init(&f->idle_mu, NULL);
@@ -212,7 +212,7 @@ hh__fetcher *hh__fetcher_new(const hh__fetch_env *m) {
     pthread_cond_init(&f->check_cv, NULL);
     atomic_init(&f->span, 2);
     f->batch = 1;
-    f->waiters = calloc(m->nqueues, sizeof(*f->waiters));
+    f->waiters = calloc(m->ctx->nqueues, sizeof(*f->waiters));
     f->threads = calloc(c, sizeof(*f->threads));
     if (!f->b || !f->waiters || !f->threads) {
         hh__fetcher_free(f);
@@ -220,7 +220,7 @@ hh__fetcher *hh__fetcher_new(const hh__fetch_env *m) {
     }
     for (size_t i = 0; i < c; i++) pthread_cond_init(&f->threads[i].sleeper.wake, NULL);
     for (size_t i = 0; i < c; i++) {
-        f->threads[i].block_queue = (int)(i % m->nqueues);
+        f->threads[i].block_queue = (int)(i % m->ctx->nqueues);
         f->threads[i].batch = 1;
         if (!(f->threads[i].held = calloc(HH_FETCH_BATCH_MAX, sizeof(hh__fetched)))) {
             hh__fetcher_free(f);
@@ -232,7 +232,7 @@ hh__fetcher *hh__fetcher_new(const hh__fetch_env *m) {
 
 void hh__fetcher_free(hh__fetcher *f) {
     if (!f) return;
-    for (int i = 0; f->threads && i < f->m->opts.concurrency; i++) {
+    for (int i = 0; f->threads && i < f->m->ctx->opts.concurrency; i++) {
         free(f->threads[i].held);
         scratch_free(f->threads[i].scratch);
         pthread_cond_destroy(&f->threads[i].sleeper.wake);
@@ -294,11 +294,11 @@ static int queue_bad(hh__fetcher *f, size_t q) {
  * key and type into key/type), -1 no answer. */
 static int queue_types(hh__processor *p, size_t q, const char **key, char *type, size_t tlen) {
     const hh__fetch_env *m = p->fetch;
-    int basic = m->opts.fetch == HH_FETCH_BASIC;
+    int basic = m->ctx->opts.fetch == HH_FETCH_BASIC;
     hh__pipe pipe;
     hh__pipe_begin(&pipe, &p->conn);
-    hh__pipe_add(&pipe, "TYPE %s", m->queue_keys[q]);
-    if (!basic) hh__pipe_add(&pipe, "TYPE %s", m->inprog_keys[q]);
+    hh__pipe_add(&pipe, "TYPE %s", m->ctx->queue_keys[q]);
+    if (!basic) hh__pipe_add(&pipe, "TYPE %s", m->ctx->inprog_keys[q]);
     redisReply **r = hh__pipe_exec(&pipe);
     if (!r) return -1;
     int rc = 1;
@@ -306,7 +306,7 @@ static int queue_types(hh__processor *p, size_t q, const char **key, char *type,
         if (r[i]->type != REDIS_REPLY_STATUS) {
             rc = -1;
         } else if (strcmp(r[i]->str, "list") != 0 && strcmp(r[i]->str, "none") != 0) {
-            *key = i == 0 ? m->queue_keys[q] : m->inprog_keys[q];
+            *key = i == 0 ? m->ctx->queue_keys[q] : m->ctx->inprog_keys[q];
             hh__strlcpy(type, r[i]->str, tlen);
             rc = 0;
         }
@@ -320,10 +320,10 @@ static void bad_log(hh__processor *p, size_t q, const char *key, const char *typ
     long long last = atomic_load(&f->b->bad[q].logged);
     if (last && now - last < HH_FETCH_BAD_LOG_US) return;
     if (!atomic_compare_exchange_strong(&f->b->bad[q].logged, &last, now)) return; /* another thread logs it */
-    hh__log(p->fetch->log, HH_LOG_ERROR,
+    hh__log(p->fetch->ctx->log, HH_LOG_ERROR,
             "fetch: %s is a %s, not a list (WRONGTYPE): queue %s is skipped until it is a list again; the other "
             "queues are served (logged once a minute)",
-            key, type, p->fetch->queues[q]);
+            key, type, p->fetch->ctx->queues[q]);
 }
 
 /* After a WRONGTYPE reply: finds the wrong-typed queues (Redis's error does
@@ -333,7 +333,7 @@ static int find_bad(hh__processor *p) {
     hh__fetcher *f = m->fetcher;
     int found = 0;
     long long now = now_us();
-    for (size_t q = 0; q < m->nqueues; q++) {
+    for (size_t q = 0; q < m->ctx->nqueues; q++) {
         const char *key = NULL;
         char type[32];
         if (queue_bad(f, q) || queue_types(p, q, &key, type, sizeof(type)) != 0) continue;
@@ -353,7 +353,7 @@ static void bad_recheck(hh__processor *p) {
     hh__fetcher *f = m->fetcher;
     if (atomic_load(&f->b->nbad) == 0) return;
     long long now = now_us();
-    for (size_t q = 0; q < m->nqueues; q++) {
+    for (size_t q = 0; q < m->ctx->nqueues; q++) {
         long long until = atomic_load(&f->b->bad[q].until);
         if (until == 0 || until > now) continue;
         if (!atomic_compare_exchange_strong(&f->b->bad[q].until, &until, now + HH_FETCH_BAD_RECHECK_US)) continue;
@@ -366,7 +366,7 @@ static void bad_recheck(hh__processor *p) {
             atomic_store(&f->b->bad[q].until, 0);
             atomic_store(&f->b->bad[q].logged, 0);
             atomic_fetch_sub(&f->b->nbad, 1);
-            hh__log(m->log, HH_LOG_INFO, "fetch: queue %s is a list again: served again", m->queues[q]);
+            hh__log(m->ctx->log, HH_LOG_INFO, "fetch: queue %s is a list again: served again", m->ctx->queues[q]);
         }
     }
 }
@@ -378,7 +378,7 @@ static void bad_recheck(hh__processor *p) {
 static double bad_wait(hh__fetcher *f) {
     if (atomic_load(&f->b->nbad) == 0) return 0;
     long long first = 0, now = now_us();
-    for (size_t q = 0; q < f->m->nqueues; q++) {
+    for (size_t q = 0; q < f->m->ctx->nqueues; q++) {
         long long until = atomic_load(&f->b->bad[q].until);
         if (until && (!first || until < first)) first = until;
     }
@@ -390,7 +390,7 @@ static double bad_wait(hh__fetcher *f) {
  * (logged there); anything else is logged as is. */
 static void fetch_error(hh__processor *p, const char *err) {
     if (strncmp(err, "WRONGTYPE", 9) == 0 && find_bad(p) > 0) return;
-    hh__err_run_fail(p->fetch->log, &p->fetch->fetcher->fetch_errors, HH_LOG_ERROR, "fetch", err);
+    hh__err_run_fail(p->fetch->ctx->log, &p->fetch->fetcher->fetch_errors, HH_LOG_ERROR, "fetch", err);
 }
 
 /* The queues one fetch of max jobs tries, in configuration order, into
@@ -408,26 +408,26 @@ static size_t candidates(hh__processor *p, fetch_scratch *s, size_t max, int wid
     unsigned long long track = atomic_load(&f->b->track_from);
     long long now = now_us();
     size_t k = 0, trusted = 0;
-    size_t limit = m->weighted || *all || wide ? m->nqueues : max + 1;
+    size_t limit = m->ctx->weighted || *all || wide ? m->ctx->nqueues : max + 1;
     size_t span = (size_t)atomic_load_explicit(&f->span, memory_order_relaxed);
-    if (!m->weighted && !*all && !wide && span < limit) limit = span;
-    size_t good = m->nqueues, i = 0;
-    for (; i < m->nqueues && k < limit; i++) {
+    if (!m->ctx->weighted && !*all && !wide && span < limit) limit = span;
+    size_t good = m->ctx->nqueues, i = 0;
+    for (; i < m->ctx->nqueues && k < limit; i++) {
         if (queue_bad(f, i)) {
             good--;
             continue;
         }
         int known = *all ? EMPTY_NO : known_empty(f, i, track, now);
-        if (known == EMPTY_NO) s->cand[k] = i, s->cweights[k++] = m->weights[i];
+        if (known == EMPTY_NO) s->cand[k] = i, s->cweights[k++] = m->ctx->weights[i];
         else if (known == EMPTY_TRUSTED) trusted++;
     }
     s->recheck = k == 0 && trusted < good;
     if (s->recheck) { /* all known empty, some not trusted: a full check */
-        for (i = 0; i < m->nqueues; i++)
-            if (!queue_bad(f, i)) s->cand[k] = i, s->cweights[k++] = m->weights[i];
+        for (i = 0; i < m->ctx->nqueues; i++)
+            if (!queue_bad(f, i)) s->cand[k] = i, s->cweights[k++] = m->ctx->weights[i];
         good = k, trusted = 0;
     }
-    *all = i == m->nqueues && k + trusted == good;
+    *all = i == m->ctx->nqueues && k + trusted == good;
     return k;
 }
 
@@ -449,16 +449,16 @@ static int fetch_basic(hh__processor *p, hh__fetched *out, size_t max) {
     }
     fetch_scratch *s = scratch(p);
     if (!s) return -1;
-    size_t n = m->nqueues, argc = n + 2;
+    size_t n = m->ctx->nqueues, argc = n + 2;
     const size_t *order = s->order;
-    hh__queue_order(m->weights, n, m->weighted, &p->rng, s->order);
+    hh__queue_order(m->ctx->weights, n, m->ctx->weighted, &p->rng, s->order);
     const char **argv = s->argv;
     size_t *lens = s->lens;
     argv[0] = "BRPOP", lens[0] = 5;
     size_t good = 0; /* the queues not wrong-typed */
     for (size_t i = 0; i < n; i++)
         if (!queue_bad(m->fetcher, order[i]))
-            argv[1 + good] = m->queue_keys[order[i]], lens[1 + good] = sdslen(m->queue_keys[order[i]]), good++;
+            argv[1 + good] = m->ctx->queue_keys[order[i]], lens[1 + good] = sdslen(m->ctx->queue_keys[order[i]]), good++;
     if (good == 0) { /* every queue wrong-typed: wait as an empty BRPOP would */
         hh__sleep(HH_FETCH_BLOCK_SECONDS);
         return 0;
@@ -469,7 +469,7 @@ static int fetch_basic(hh__processor *p, hh__fetched *out, size_t max) {
     int rc = r ? 0 : -1;
     if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[0]->type == REDIS_REPLY_STRING) {
         for (size_t i = 0; i < n; i++) {
-            sds k = m->queue_keys[i];
+            sds k = m->ctx->queue_keys[i];
             if (r->element[0]->len == sdslen(k) && memcmp(r->element[0]->str, k, sdslen(k)) == 0)
                 rc = take(out, r->element[1], i);
         }
@@ -527,16 +527,16 @@ static size_t draw_weighted(hh__processor *p, fetch_scratch *s, size_t max, size
  * Returns the argument count after the keys, or -1 out of memory. */
 static int fetch_args(hh__processor *p, fetch_scratch *s, size_t max, size_t *ncandp, int full) {
     const hh__fetch_env *m = p->fetch;
-    size_t n = m->nqueues, ncand = *ncandp;
-    if (m->weighted) *ncandp = ncand = draw_weighted(p, s, max, ncand, full || ncand <= HH_FETCH_TAIL);
+    size_t n = m->ctx->nqueues, ncand = *ncandp;
+    if (m->ctx->weighted) *ncandp = ncand = draw_weighted(p, s, max, ncand, full || ncand <= HH_FETCH_TAIL);
     else
         for (size_t i = 0; i < ncand; i++) s->count[i] = max;
     const char **keys = s->argv + 3, **args = s->argv + 3 + 2 * ncand;
     size_t *klen = s->lens + 3, *alen = s->lens + 3 + 2 * ncand;
     for (size_t i = 0; i < ncand; i++) {
         size_t q = s->cand[i];
-        keys[2 * i] = m->queue_keys[q], klen[2 * i] = sdslen(m->queue_keys[q]);
-        keys[2 * i + 1] = m->inprog_keys[q], klen[2 * i + 1] = sdslen(m->inprog_keys[q]);
+        keys[2 * i] = m->ctx->queue_keys[q], klen[2 * i] = sdslen(m->ctx->queue_keys[q]);
+        keys[2 * i + 1] = m->ctx->inprog_keys[q], klen[2 * i + 1] = sdslen(m->ctx->inprog_keys[q]);
     }
     size_t need = (1 + 2 * ncand) * 24;
     if (s->ordcap < need) {
@@ -668,8 +668,8 @@ static int pop_count(hh__processor *p, size_t q, unsigned long long seq, hh__fet
     const hh__fetch_env *m = p->fetch;
     char nb[24];
     snprintf(nb, sizeof(nb), "%zu", max);
-    const char *argv[3] = {"RPOP", m->queue_keys[q], nb};
-    size_t lens[3] = {4, sdslen(m->queue_keys[q]), strlen(nb)};
+    const char *argv[3] = {"RPOP", m->ctx->queue_keys[q], nb};
+    size_t lens[3] = {4, sdslen(m->ctx->queue_keys[q]), strlen(nb)};
     redisReply *r = hh__conn_cmdargv(&p->conn, 3, argv, lens);
     if (!r) return -1;
     int rc = 0;
@@ -706,7 +706,7 @@ static int fetch_batch_once(hh__processor *p, hh__fetched *out, size_t max, int 
         if (!basic) hh__finish_try_acks(m->finish, &p->conn);
         return 0;
     }
-    if (basic && !m->weighted && ncand >= 1 && hh__conn_version(&p->conn) >= 602) {
+    if (basic && !m->ctx->weighted && ncand >= 1 && hh__conn_version(&p->conn) >= 602) {
         /* strict order: the first queue that holds jobs gives what it has
          * (a short batch when it runs out: the next fetch goes on); only
          * when it is empty does the script try the others */
@@ -722,7 +722,7 @@ static int fetch_batch_once(hh__processor *p, hh__fetched *out, size_t max, int 
     redisReply *r = fetch_exchange(p, s, ncand, nargs, out);
     if (!r) return -1;
     int rc = fetch_parse(p, s, ncand, r, out);
-    if (!m->weighted && !*all && !wide && rc >= 0) { /* the next strict fetch's span */
+    if (!m->ctx->weighted && !*all && !wide && rc >= 0) { /* the next strict fetch's span */
         size_t gone = r->type == REDIS_REPLY_ARRAY && r->elements && r->element[0]->type == REDIS_REPLY_ARRAY
             ? r->element[0]->elements
             : ncand;
@@ -742,7 +742,7 @@ static int fetch_batch(hh__processor *p, hh__fetched *out, size_t max, int basic
     if (max > HH_FETCH_BATCH_MAX) max = HH_FETCH_BATCH_MAX;
     int all = 0;
     int rc = fetch_batch_once(p, out, max, &all, basic, 0);
-    if (rc == 0 && !all && !p->fetch->weighted) rc = fetch_batch_once(p, out, max, &all, basic, 1);
+    if (rc == 0 && !all && !p->fetch->ctx->weighted) rc = fetch_batch_once(p, out, max, &all, basic, 1);
     if (rc == 0 && !all) rc = fetch_batch_once(p, out, max, &(int){1}, basic, 0);
     return rc;
 }
@@ -758,9 +758,9 @@ static int idle_fallback(hh__processor *p, hh__fetched *out) {
     const hh__fetch_env *m = p->fetch;
     hh__fetcher *f = m->fetcher;
     fetch_thread *t = thread_of(p);
-    size_t n = m->nqueues;
+    size_t n = m->ctx->nqueues;
     size_t q = (size_t)t->block_queue % n;
-    int rotate = (size_t)m->opts.concurrency < n;
+    int rotate = (size_t)m->ctx->opts.concurrency < n;
     for (size_t i = 0; i < n && queue_bad(f, q); i++) q = (q + 1) % n; /* a wrong-typed one: the next */
     if (queue_bad(f, q)) {                                             /* all wrong-typed: wait as a block would */
         hh__sleep(HH_FETCH_BLOCK_SECONDS);
@@ -778,7 +778,7 @@ static int idle_fallback(hh__processor *p, hh__fetched *out) {
         for (size_t i = 0; i < n && pick == n; i++)
             if (f->waiters[i] == 0 && !queue_bad(f, i)) pick = i;
         if (pick == n) {
-            if (!atomic_load(m->quiet)) {
+            if (!atomic_load(&m->ctx->flags->quiet)) {
                 struct timespec until;
                 clock_gettime(CLOCK_REALTIME, &until);
                 until.tv_sec += HH_FETCH_SLEEPER_SECONDS;
@@ -792,15 +792,15 @@ static int idle_fallback(hh__processor *p, hh__fetched *out) {
         pthread_mutex_unlock(&f->idle_mu);
     }
     const char *bs = "2"; /* HH_FETCH_BLOCK_SECONDS */
-    sds src = m->queue_keys[q], dst = m->inprog_keys[q];
+    sds src = m->ctx->queue_keys[q], dst = m->ctx->inprog_keys[q];
     int lmove = hh__conn_version(&p->conn) >= 602;
     const char *bargv[6] = {lmove ? "BLMOVE" : "BRPOPLPUSH", src, dst, "RIGHT", "LEFT", bs};
     size_t blens[6] = {strlen(bargv[0]), sdslen(src), sdslen(dst), 5, 4, strlen(bs)};
     if (!lmove) bargv[3] = bs, blens[3] = strlen(bs);
-    if (!atomic_load(m->quiet)) {
+    if (!atomic_load(&m->ctx->flags->quiet)) {
         hh__lease_fetch_begin(m->lease, p, 1);
         r = hh__conn_cmdargv_blocking(&p->conn, HH_FETCH_BLOCK_SECONDS, lmove ? 6 : 4, bargv, blens);
-        if (!r) rc = atomic_load(m->quiet) ? 0 : -1;
+        if (!r) rc = atomic_load(&m->ctx->flags->quiet) ? 0 : -1;
         if (r && r->type == REDIS_REPLY_STRING) rc = take(out, r, q);
         hh__lease_fetch_end(m->lease, p, out, rc > 0 ? rc : 0,
                             !r                                 ? HH_FETCH_END_LOST
@@ -847,9 +847,9 @@ void hh__fetch_wake_sleepers(const hh__fetch_env *m) {
 }
 
 void hh__fetch_unblock(const hh__fetch_env *m, hh__conn *c) {
-    for (int i = 0; i < m->opts.concurrency; i++) {
-        long long id = hh__conn_client_id(&m->procs[i].conn);
-        if (!id || !hh__conn_blocking(&m->procs[i].conn)) continue;
+    for (int i = 0; i < m->ctx->opts.concurrency; i++) {
+        long long id = hh__conn_client_id(&m->ctx->procs[i].conn);
+        if (!id || !hh__conn_blocking(&m->ctx->procs[i].conn)) continue;
         redisReply *r = hh__conn_cmd(c, "CLIENT UNBLOCK %lld TIMEOUT", id);
         if (r) freeReplyObject(r);
     }
@@ -918,7 +918,7 @@ static void dry_check_end(hh__fetcher *f, const hh__pickup_ticket *t, int check,
  * queues now. */
 static int fetch(hh__processor *p, hh__fetched *out, size_t max, size_t *promise, int *waited) {
     const hh__fetch_env *m = p->fetch;
-    int rc, basic = m->opts.fetch == HH_FETCH_BASIC;
+    int rc, basic = m->ctx->opts.fetch == HH_FETCH_BASIC;
     /* Taken before the fetch: a write to any queue after it (the fetch
      * included) shows as a new generation, so nothing is missed between
      * an empty fetch and the wait. */
@@ -953,7 +953,7 @@ static int fetch(hh__processor *p, hh__fetched *out, size_t max, size_t *promise
         pthread_mutex_unlock(&f->b->mu);
     }
     *waited = 0;
-    if (rc != 0 || atomic_load(m->quiet)) {
+    if (rc != 0 || atomic_load(&m->ctx->flags->quiet)) {
         hh__pickup_done(m->pickup, &ticket, rc);
     } else {
         *waited = 1;
@@ -963,8 +963,8 @@ static int fetch(hh__processor *p, hh__fetched *out, size_t max, size_t *promise
             rc = idle_fallback(p, out);
         }
     }
-    for (int i = 0; i < rc; i++) atomic_fetch_add(&m->fetched[out[i].queue], 1);
-    if (rc >= 0) hh__err_run_ok(m->log, &m->fetcher->fetch_errors, "fetch");
+    for (int i = 0; i < rc; i++) atomic_fetch_add(&m->ctx->counters->fetched[out[i].queue], 1);
+    if (rc >= 0) hh__err_run_ok(m->ctx->log, &m->fetcher->fetch_errors, "fetch");
     /* A broken link waits out the reconnect's backoff (none after a link
      * that worked: the acks may have reconnected already); an error reply
      * pauses 1 s, as Sidekiq does. */
@@ -1025,8 +1025,8 @@ static size_t want_locked(hh__processor *p, fetch_thread *t) {
     if (want > f->b->cap - covered) want = f->b->cap - covered; /* never more than the buffer takes */
     /* basic fetch: popped jobs are only in memory (a crash loses them), so
      * no more of them wait than one per thread */
-    size_t c = (size_t)p->fetch->opts.concurrency;
-    if (p->fetch->opts.fetch == HH_FETCH_BASIC) want = covered < c && want > c - covered ? c - covered : want;
+    size_t c = (size_t)p->fetch->ctx->opts.concurrency;
+    if (p->fetch->ctx->opts.fetch == HH_FETCH_BASIC) want = covered < c && want > c - covered ? c - covered : want;
     return want ? want : 1;
 }
 
@@ -1060,8 +1060,8 @@ static void prefetch(hh__processor *p, size_t want) {
     t->per_job = 0;
     bad_recheck(p);
     int got = fetch_batch(p, t->held, want, 0);
-    for (int i = 0; i < got; i++) atomic_fetch_add(&m->fetched[t->held[i].queue], 1);
-    if (got >= 0) hh__err_run_ok(m->log, &f->fetch_errors, "fetch");
+    for (int i = 0; i < got; i++) atomic_fetch_add(&m->ctx->counters->fetched[t->held[i].queue], 1);
+    if (got >= 0) hh__err_run_ok(m->ctx->log, &f->fetch_errors, "fetch");
     pthread_mutex_lock(&f->b->mu);
     f->promised -= want;
     size_t taken = got > 0 ? hh__buffer_push_locked(f->b, t->held, (size_t)got) : 0;
@@ -1092,7 +1092,7 @@ int hh__fetch_next(hh__processor *p, hh__fetched *out) {
          * rest of the buffer, so it would start up to two batches after
          * its place in the queue. */
         if (!f->promised && !atomic_load(&f->dry) && f->b->npending <= (size_t)f->batch + 1 &&
-            m->opts.fetch != HH_FETCH_BASIC && !atomic_load(m->quiet)) {
+            m->ctx->opts.fetch != HH_FETCH_BASIC && !atomic_load(&m->ctx->flags->quiet)) {
             adapt_locked(f, t); /* this thread fetches: the batch size follows its jobs' speed */
             size_t ahead = f->batch > 1 ? (size_t)f->batch : 0;
             if (ahead > f->b->cap - f->b->npending) ahead = f->b->cap - f->b->npending;
@@ -1112,7 +1112,7 @@ int hh__fetch_next(hh__processor *p, hh__fetched *out) {
     }
     f->idle++;
     size_t want;
-    while (!(want = want_locked(p, t)) && !atomic_load(m->quiet)) {
+    while (!(want = want_locked(p, t)) && !atomic_load(&m->ctx->flags->quiet)) {
         sleep_locked(f, t); /* a fetch in flight brings this thread's job */
         if (hh__buffer_pop_locked(f->b, out)) {
             /* Pass the wake-up on while jobs are left (see the end of
@@ -1124,7 +1124,7 @@ int hh__fetch_next(hh__processor *p, hh__fetched *out) {
             return 1;
         }
     }
-    if (atomic_load(m->quiet)) {
+    if (atomic_load(&m->ctx->flags->quiet)) {
         f->idle--;
         pthread_mutex_unlock(&f->b->mu);
         return 0;

@@ -34,26 +34,12 @@
  * Returns n. Thread-safe with a per-caller rng. */
 size_t hh__queue_order(const int *weights, size_t n, int weighted, hh__rng *rng, size_t *out);
 
-/* All fetch.c knows of its manager, filled by manager.c (which keeps it
- * alive while the fetcher lives) and pointing into it; every worker thread
+/* fetch.c's env: the manager's context, the files it drives and its own
+ * state, filled by manager.c (which keeps it alive while the fetcher
+ * lives); every worker thread
  * reaches it through its hh__processor.fetch. */
 typedef struct hh__fetch_env {
-    struct {
-        int concurrency;
-        hh_fetch_mode fetch;
-    } opts;
-    const hh__keys *keys;
-    const hh__logger *log;
-    const char *identity;
-    size_t nqueues;
-    char *const *queues; /* names, configuration order */
-    sds *queue_keys;     /* queue:<q>, namespaced, per queue */
-    sds *inprog_keys;    /* this identity's in-progress list per queue */
-    const int *weights;
-    int weighted;
-    const atomic_int *quiet;
-    atomic_ullong *fetched;       /* per queue, added to here */
-    hh__processor *procs;         /* opts.concurrency worker threads */
+    const hh__ctx *ctx;           /* the manager's (context.h): queues, weights, quiet, fetched, procs */
     const hh__lease_env *lease;   /* lease.c: the held jobs of every fetch */
     const hh__finish_env *finish; /* finish.c: acks (sent with each fetch), push backs */
     hh__buffer *buffer;           /* buffer.c: fetched jobs not started, sleepers, queue marks */

@@ -143,12 +143,12 @@ size_t hh__finish_acks_settle(const hh__finish_env *m, hh__conn *c, hh_job **job
     if (ok) hh__finish_acks_free(m, ok, done);
     if (refused) {
         /* the count is not part of the message: it changes at every try */
-        hh__err_run_fail(m->log, &m->acks->errors, HH_LOG_WARN, "acknowledgements refused, kept for the next try",
+        hh__err_run_fail(m->ctx->log, &m->acks->errors, HH_LOG_WARN, "acknowledgements refused, kept for the next try",
                          first);
         if (why) hh__strlcpy(why, first, whylen);
         acks_return(m, jobs, refused);
     } else {
-        hh__err_run_ok(m->log, &m->acks->errors, "acknowledgements");
+        hh__err_run_ok(m->ctx->log, &m->acks->errors, "acknowledgements");
         free(jobs);
     }
     return refused;
@@ -189,7 +189,7 @@ static int acks_attempt_fn(void *ctx, hh__conn *c, char *why, size_t whylen) {
  * the stop gave up (then the jobs stay in progress and may run again: at
  * least once). Logged by the acks' error run, not per attempt. */
 static void acks_until_done(const hh__finish_env *m, hh__conn *c, hh_job **jobs, size_t n) {
-    hh__until_done u = {.conn = c, .log = m->log, .giving_up = m->giving_up, .subject = NULL};
+    hh__until_done u = {.conn = c, .log = m->ctx->log, .giving_up = &m->ctx->flags->giving_up, .subject = NULL};
     acks_attempt a = {m, jobs, n};
     hh__write_until_done(&u, acks_attempt_fn, &a);
     if (a.jobs) hh__finish_acks_free(m, a.jobs, a.n); /* gave up with acks in hand */
@@ -202,7 +202,7 @@ static void acks_once(const hh__finish_env *m, hh__conn *c, hh_job **jobs, size_
     acks_attempt a = {m, jobs, n};
     acks_attempt_fn(&a, c, why, sizeof(why));
     if (!a.jobs) return;
-    if (atomic_load(m->giving_up)) hh__finish_acks_free(m, a.jobs, a.n);
+    if (atomic_load(&m->ctx->flags->giving_up)) hh__finish_acks_free(m, a.jobs, a.n);
     else acks_return(m, a.jobs, a.n);
 }
 
@@ -231,7 +231,7 @@ struct push_back_attempt {
 
 static int push_back_attempt(void *ctx, hh__conn *c, char *why, size_t whylen) {
     struct push_back_attempt *a = ctx;
-    if (hh__finish_requeue(a->m, c, a->m->queues[a->f->queue], a->f->payload, a->f->len) >= 0) return 0;
+    if (hh__finish_requeue(a->m, c, a->m->ctx->queues[a->f->queue], a->f->payload, a->f->len) >= 0) return 0;
     hh__strlcpy(why, hh__conn_error_or(c, "Redis unreachable"), whylen);
     return -1;
 }
@@ -241,7 +241,7 @@ static int push_back_attempt(void *ctx, hh__conn *c, char *why, size_t whylen) {
  * reconnects, a refusal such as OOM backs off) or the stop gives up; then
  * says where it is. hh__finish_requeue() logs its own refusals. */
 void hh__finish_push_back(const hh__finish_env *m, hh__conn *conn, const hh__fetched *f) {
-    hh__until_done u = {.conn = conn, .log = m->log, .giving_up = m->giving_up, .subject = NULL};
+    hh__until_done u = {.conn = conn, .log = m->ctx->log, .giving_up = &m->ctx->flags->giving_up, .subject = NULL};
     struct push_back_attempt a = {m, f};
     if (hh__write_until_done(&u, push_back_attempt, &a) < 0)
         hh__finish_report_unreturned(m, f->queue, f->payload, f->len, u.why);
@@ -250,9 +250,9 @@ void hh__finish_push_back(const hh__finish_env *m, hh__conn *conn, const hh__fet
 /* ------------------------------------------------------------ ack and push back commands */
 
 void hh__finish_ack_append(const hh__finish_env *m, hh__pipe *pipe, const hh_job *job) {
-    if (m->opts.fetch == HH_FETCH_BASIC) return;
-    int known = job->queue_index >= 0 && (size_t)job->queue_index < m->nqueues;
-    sds k = known ? m->inprog_keys[job->queue_index] : hh__key_inprogress(m->keys, m->identity, job->queue);
+    if (m->ctx->opts.fetch == HH_FETCH_BASIC) return;
+    int known = job->queue_index >= 0 && (size_t)job->queue_index < m->ctx->nqueues;
+    sds k = known ? m->ctx->inprog_keys[job->queue_index] : hh__key_inprogress(m->ctx->keys, m->ctx->identity, job->queue);
     const char *argv[4] = {"LREM", k, "-1", job->payload};
     size_t lens[4] = {4, sdslen(k), 2, job->len}; /* argv: a big payload is held once (redis.c) */
     hh__pipe_addargv(pipe, 4, argv, lens);
@@ -260,16 +260,16 @@ void hh__finish_ack_append(const hh__finish_env *m, hh__pipe *pipe, const hh_job
 }
 
 int hh__finish_requeue(const hh__finish_env *m, hh__conn *c, const char *queue, const char *payload, size_t len) {
-    sds qk = hh__key_queue(m->keys, queue);
+    sds qk = hh__key_queue(m->ctx->keys, queue);
     redisReply *r;
-    if (m->opts.fetch == HH_FETCH_BASIC) {
+    if (m->ctx->opts.fetch == HH_FETCH_BASIC) {
         const char *keys[1] = {qk};
         size_t klen[1] = {sdslen(qk)};
         const char *args[1] = {payload};
         size_t alen[1] = {len};
         r = hh__conn_eval(c, HH_SCRIPT_PUSH_BACK, 1, keys, klen, 1, args, alen);
     } else {
-        sds ik = hh__key_inprogress(m->keys, m->identity, queue);
+        sds ik = hh__key_inprogress(m->ctx->keys, m->ctx->identity, queue);
         const char *keys[2] = {ik, qk};
         size_t klen[2] = {sdslen(ik), sdslen(qk)};
         const char *args[1] = {payload};
@@ -288,12 +288,12 @@ void hh__finish_requeue_append(const hh__finish_env *m, hh__pipe *pipe, size_t q
     /* Both allowed over maxmemory (scripts.h): they put back what a fetch
      * took. Plain text while the server is not known to take script flags. */
     int plain = hh__conn_version(pipe->c) < 700 || hh__conn_plain_scripts(pipe->c);
-    if (m->opts.fetch == HH_FETCH_BASIC)
-        hh__pipe_add(pipe, "EVAL %s 1 %s %b", hh__script_source(HH_SCRIPT_PUSH_BACK, plain), m->queue_keys[queue],
+    if (m->ctx->opts.fetch == HH_FETCH_BASIC)
+        hh__pipe_add(pipe, "EVAL %s 1 %s %b", hh__script_source(HH_SCRIPT_PUSH_BACK, plain), m->ctx->queue_keys[queue],
                      payload, len);
     else
-        hh__pipe_add(pipe, "EVAL %s 2 %s %s %b", hh__script_source(HH_SCRIPT_REQUEUE, plain), m->inprog_keys[queue],
-                     m->queue_keys[queue], payload, len);
+        hh__pipe_add(pipe, "EVAL %s 2 %s %s %b", hh__script_source(HH_SCRIPT_REQUEUE, plain), m->ctx->inprog_keys[queue],
+                     m->ctx->queue_keys[queue], payload, len);
 }
 
 /* ------------------------------------------------------------ the unreturned report */
@@ -301,17 +301,17 @@ void hh__finish_requeue_append(const hh__finish_env *m, hh__pipe *pipe, size_t q
 /* Logs a message that may be longer than the logger's line buffer (a job's
  * full payload), through the same sink. */
 static void log_long(const hh__finish_env *m, hh_log_level level, const char *head, const char *payload, size_t len) {
-    if (level < m->log->level) return;
+    if (level < m->ctx->log->level) return;
     size_t hl = strlen(head);
     char *msg = malloc(hl + len + 1);
     if (!msg) {
-        hh__log(m->log, level, "%s%.*s", head, (int)(len > 1000 ? 1000 : len), payload);
+        hh__log(m->ctx->log, level, "%s%.*s", head, (int)(len > 1000 ? 1000 : len), payload);
         return;
     }
     memcpy(msg, head, hl);
     memcpy(msg + hl, payload, len);
     msg[hl + len] = '\0';
-    hh__log_line(m->log, level, msg, hl + len); /* escaped: a payload may hold anything */
+    hh__log_line(m->ctx->log, level, msg, hl + len); /* escaped: a payload may hold anything */
     free(msg);
 }
 
@@ -320,20 +320,20 @@ void hh__finish_report_unreturned(const hh__finish_env *m, size_t queue, const c
     json_t *item = json_loadb(payload, len, JSON_ALLOW_NUL, NULL);
     const char *jid = json_string_value(json_object_get(item, "jid"));
     const char *klass = json_string_value(json_object_get(item, "class"));
-    if (m->opts.fetch == HH_FETCH_RELIABLE) {
-        hh__log(m->log, HH_LOG_WARN,
+    if (m->ctx->opts.fetch == HH_FETCH_RELIABLE) {
+        hh__log(m->ctx->log, HH_LOG_WARN,
                 "class=%s jid=%s: not pushed back to queue %s (%s): it stays in %s for the "
                 "next start with --identity %s or a peer's recovery",
-                klass ? klass : "?", jid ? jid : "?", m->queues[queue], why, m->inprog_keys[queue], m->identity);
+                klass ? klass : "?", jid ? jid : "?", m->ctx->queues[queue], why, m->ctx->inprog_keys[queue], m->ctx->identity);
     } else {
         char head[700];
         snprintf(head, sizeof(head),
                  "class=%s jid=%s: NOT PUSHED BACK to queue %s (%s); with basic fetch it is "
                  "no longer in Redis unless the push back landed late: check %s and push this payload again if "
                  "it is missing: ",
-                 klass ? klass : "?", jid ? jid : "?", m->queues[queue], why, m->queue_keys[queue]);
+                 klass ? klass : "?", jid ? jid : "?", m->ctx->queues[queue], why, m->ctx->queue_keys[queue]);
         log_long(m, HH_LOG_ERROR, head, payload, len);
-        if (m->not_pushed_back) atomic_fetch_add(m->not_pushed_back, 1);
+        atomic_fetch_add(&m->ctx->counters->not_pushed_back, 1);
     }
     json_decref(item);
 }

@@ -17,6 +17,7 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include "context.h"
 #include "hiredhand.h"
 #include "job.h"
 #include "keys.h"
@@ -26,21 +27,11 @@
 
 struct hh__acks;
 
-/* All finish.c knows of its manager, filled by manager.c (which keeps it
- * alive as long as the worker threads) and pointing into it. */
+/* finish.c's env: the manager's context, the lease and its own queued
+ * acks, filled by manager.c (which keeps it alive as long as the worker
+ * threads). */
 typedef struct hh__finish_env {
-    struct {
-        hh_fetch_mode fetch;
-    } opts;
-    const hh__keys *keys;
-    const hh__logger *log;
-    const char *identity;
-    size_t nqueues;
-    char *const *queues;            /* names, configuration order */
-    sds *queue_keys;                /* queue:<q>, namespaced, per queue */
-    sds *inprog_keys;               /* this identity's in-progress list per queue */
-    const atomic_int *giving_up;    /* the stop gave up on Redis: stop retrying */
-    atomic_ullong *not_pushed_back; /* basic fetch's jobs gone from Redis (hh__finish_report_unreturned) */
+    const hh__ctx *ctx;             /* the manager's (context.h): queues, giving_up, not_pushed_back */
     const hh__lease_env *lease;     /* lease.c: a job's end releases its lease */
     struct hh__acks *acks;          /* the queued acks: hh__acks_new's, set by manager.c */
 } hh__finish_env;

@@ -280,37 +280,14 @@ static int alloc_fetch_state(hh_manager *m) {
     if (!(m->buffer = hh__buffer_new(2 * (c + HH_FETCH_BATCH_MAX), m->nqueues))) return HH_ERR_NOMEM;
     m->pickup_env.buffer = m->buffer;
     hh__finish_env *fe = &m->finish_env;
-    *fe = (hh__finish_env){.keys = &m->keys,
-                           .log = &m->log,
-                           .identity = m->identity,
-                           .nqueues = m->nqueues,
-                           .queues = m->queues,
-                           .queue_keys = m->queue_keys,
-                           .inprog_keys = m->inprog_keys,
-                           .giving_up = &m->flags.giving_up,
-                           .not_pushed_back = &m->counters.not_pushed_back,
-                           .lease = &m->lease_env};
-    fe->opts.fetch = m->opts.fetch;
+    *fe = (hh__finish_env){.ctx = &m->ctx, .lease = &m->lease_env};
     if (!(fe->acks = hh__acks_new((size_t)m->opts.concurrency + HH_FETCH_BATCH_MAX))) return HH_ERR_NOMEM;
     hh__fetch_env *e = &m->fetch_env;
-    *e = (hh__fetch_env){.keys = &m->keys,
-                         .log = &m->log,
-                         .identity = m->identity,
-                         .nqueues = m->nqueues,
-                         .queues = m->queues,
-                         .queue_keys = m->queue_keys,
-                         .inprog_keys = m->inprog_keys,
-                         .weights = m->weights,
-                         .weighted = m->weighted,
-                         .quiet = &m->flags.quiet,
-                         .fetched = m->counters.fetched,
-                         .procs = m->procs,
+    *e = (hh__fetch_env){.ctx = &m->ctx,
                          .lease = &m->lease_env,
                          .finish = &m->finish_env,
                          .buffer = m->buffer,
                          .pickup = &m->pickup_env};
-    e->opts.concurrency = m->opts.concurrency;
-    e->opts.fetch = m->opts.fetch;
     return (e->fetcher = hh__fetcher_new(e)) ? HH_OK : HH_ERR_NOMEM;
 }
 
@@ -469,39 +446,17 @@ static void check_redis(hh_manager *m, hh__conn *c) {
  * the handlers, the middleware and the metrics are final. */
 static void processor_env(hh_manager *m) {
     hh__processor_env *e = &m->processor_env;
-    *e = (hh__processor_env){.keys = &m->keys,
-                             .log = &m->log,
-                             .identity = m->identity,
-                             .nqueues = m->nqueues,
-                             .queues = m->queues,
-                             .inprog_keys = m->inprog_keys,
+    *e = (hh__processor_env){.ctx = &m->ctx,
                              .handlers = m->handlers,
                              .nhandlers = m->nhandlers,
                              .default_handler = m->default_handler,
                              .middleware = m->middleware,
                              .nmiddleware = m->nmiddleware,
-                             .quiet = &m->flags.quiet,
-                             .booted = &m->flags.booted,
-                             .giving_up = &m->flags.giving_up,
-                             .busy = &m->counters.busy,
-                             .outcomes_refused = &m->counters.outcomes_refused,
-                             .not_pushed_back = &m->counters.not_pushed_back,
-                             .workers_done = &m->counters.workers_done,
-                             .processed = &m->counters.processed,
-                             .failed = &m->counters.failed,
-                             .unflushed_processed = &m->counters.unflushed_processed,
-                             .unflushed_failed = &m->counters.unflushed_failed,
-                             .wake = &m->wake,
                              .metrics = m->metrics,
                              .job_metrics = m->job_metrics,
                              .batch = &m->batch,
                              .lease = &m->lease_env,
                              .fetch = &m->fetch_env};
-    e->opts.fetch = m->opts.fetch;
-    e->opts.max_retries = m->opts.max_retries;
-    e->opts.dead_max_jobs = m->opts.dead_max_jobs;
-    e->opts.dead_timeout = m->opts.dead_timeout;
-    e->opts.redis.timestamps = m->opts.redis.timestamps;
 }
 
 /* What the HTTP server sees of the manager (http.h). */

@@ -85,11 +85,11 @@ static int write_outcome(hh__processor *p, const hh_job *job, hh__outcome *o, co
     char *subject = NULL; /* whole, however long the class: the logs name the job */
     if (asprintf(&subject, "class=%s jid=%s: %s", klass, jid, what) < 0) subject = NULL;
     hh__until_done u = {.conn = &p->conn,
-                        .log = m->log,
-                        .giving_up = m->giving_up,
+                        .log = m->ctx->log,
+                        .giving_up = &m->ctx->flags->giving_up,
                         .subject = subject ? subject : what,
-                        .refused = m->outcomes_refused};
-    int rc = hh__outcome_write_until_done(&u, m->keys, o);
+                        .refused = &m->ctx->counters->outcomes_refused};
+    int rc = hh__outcome_write_until_done(&u, m->ctx->keys, o);
     /* Gone from the list: recovered by another process while this one
      * could not beat, unless an earlier attempt whose reply was lost wrote
      * it already. */
@@ -97,19 +97,19 @@ static int write_outcome(hh__processor *p, const hh_job *job, hh__outcome *o, co
         /* Redis lost the entry, nobody recovered the job: write its
          * outcome all the same (nothing else will). */
         o->source = HH_SOURCE_NONE;
-        rc = hh__outcome_write_until_done(&u, m->keys, o);
+        rc = hh__outcome_write_until_done(&u, m->ctx->keys, o);
     }
     if (rc < 0 && o->source == HH_SOURCE_LIST)
-        hh__log(m->log, HH_LOG_ERROR,
+        hh__log(m->ctx->log, HH_LOG_ERROR,
                 "%s not written before the shutdown deadline: "
                 "left in the in-progress list for recovery",
                 u.subject);
     else if (rc < 0) {
-        hh__log(m->log, HH_LOG_ERROR,
+        hh__log(m->ctx->log, HH_LOG_ERROR,
                 "%s not written before the shutdown deadline (%s); "
                 "the job is lost unless re-pushed: %.*s",
                 u.subject, u.why, (int)job->len, job->payload);
-        if (m->not_pushed_back) atomic_fetch_add(m->not_pushed_back, 1);
+        atomic_fetch_add(&m->ctx->counters->not_pushed_back, 1);
     }
     free(subject);
     return rc;
@@ -118,17 +118,17 @@ static int write_outcome(hh__processor *p, const hh_job *job, hh__outcome *o, co
 /* sidekiq-unique-jobs' server side writes on this thread's connection. */
 static hh__unique_env unique_env(hh__processor *p) {
     const hh__processor_env *m = p->m;
-    return (hh__unique_env){&p->conn, m->log, m->keys, m->opts.dead_timeout, m->opts.dead_max_jobs};
+    return (hh__unique_env){&p->conn, m->ctx->log, m->ctx->keys, m->ctx->opts.dead_timeout, m->ctx->opts.dead_max_jobs};
 }
 
 /* The outcome of a failed job, per its plan. */
 static void write_plan(hh__processor *p, hh_job *job, const hh__failure_plan *plan) {
     const hh__processor_env *m = p->m;
-    int reliable = m->opts.fetch != HH_FETCH_BASIC;
+    int reliable = m->ctx->opts.fetch != HH_FETCH_BASIC;
     if (plan->kind == HH_FAIL_DISCARD && !reliable) return; /* nothing holds it */
-    sds list = reliable ? hh__key_inprogress(m->keys, m->identity, job->queue) : NULL;
+    sds list = reliable ? hh__key_inprogress(m->ctx->keys, m->ctx->identity, job->queue) : NULL;
     hh__outcome o;
-    hh__outcome_of_plan(&o, plan, list, job->payload, job->len, m->opts.dead_timeout, m->opts.dead_max_jobs);
+    hh__outcome_of_plan(&o, plan, list, job->payload, job->len, m->ctx->opts.dead_timeout, m->ctx->opts.dead_max_jobs);
     write_outcome(p, job, &o,
                   plan->kind == HH_FAIL_RETRY      ? "retry entry"
                       : plan->kind == HH_FAIL_DEAD ? "dead entry"
@@ -141,10 +141,10 @@ static void write_plan(hh__processor *p, hh_job *job, const hh__failure_plan *pl
  * its in-progress list in the same step; back on its queue then. */
 static void skip_batch_job(hh__processor *p, const hh_job *job) {
     const hh__processor_env *m = p->m;
-    int reliable = m->opts.fetch != HH_FETCH_BASIC;
+    int reliable = m->ctx->opts.fetch != HH_FETCH_BASIC;
     hh__outcome o = {HH_OUTCOME_SCHEDULE,
                      reliable ? HH_SOURCE_LIST : HH_SOURCE_NONE,
-                     m->inprog_keys[job->queue_index],
+                     m->ctx->inprog_keys[job->queue_index],
                      job->payload,
                      job->len,
                      job->payload,
@@ -158,23 +158,23 @@ static void skip_batch_job(hh__processor *p, const hh_job *job) {
 /* A malformed payload goes to the dead set with the reason, never dropped. */
 static void bury_malformed(hh__processor *p, const hh_job *job, size_t qi, const char *why) {
     const hh__processor_env *m = p->m;
-    const char *queue = m->queues[qi];
+    const char *queue = m->ctx->queues[qi];
     size_t len = 0;
     double now = hh__now();
-    char *entry = hh__malformed_dead_payload(job->payload, job->len, why, now, m->opts.redis.timestamps, &len);
-    hh__log(m->log, HH_LOG_WARN, "queue=%s: malformed job moved to the dead set: %s", queue, why);
+    char *entry = hh__malformed_dead_payload(job->payload, job->len, why, now, m->ctx->opts.timestamps, &len);
+    hh__log(m->ctx->log, HH_LOG_WARN, "queue=%s: malformed job moved to the dead set: %s", queue, why);
     if (!entry) return; /* out of memory: it stays in progress and is recovered */
-    int reliable = m->opts.fetch != HH_FETCH_BASIC;
+    int reliable = m->ctx->opts.fetch != HH_FETCH_BASIC;
     hh__outcome o = {HH_OUTCOME_DEAD,
                      reliable ? HH_SOURCE_LIST : HH_SOURCE_NONE,
-                     m->inprog_keys[qi],
+                     m->ctx->inprog_keys[qi],
                      job->payload,
                      job->len,
                      entry,
                      len,
                      now,
-                     m->opts.dead_timeout,
-                     m->opts.dead_max_jobs};
+                     m->ctx->opts.dead_timeout,
+                     m->ctx->opts.dead_max_jobs};
     write_outcome(p, job, &o, "dead entry");
     free(entry);
 }
@@ -189,17 +189,17 @@ static void write_failed(hh__processor *p, hh_job *job, const hh__handler *h, in
     char *nul_class = memchr(shown, '\0', shown_len) ? hh__escape_ctl(shown, shown_len) : NULL;
     if (nul_class) shown = nul_class;
     char *nul_msg = NULL; /* the message too: a NameError's holds the class */
-    atomic_fetch_add(m->failed, 1);
-    atomic_fetch_add(m->unflushed_failed, 1);
+    atomic_fetch_add(&m->ctx->counters->failed, 1);
+    atomic_fetch_add(&m->ctx->counters->unflushed_failed, 1);
     if (!job->error_class) hh_job_fail(job, "hiredhand::JobFailed", "handler returned %d", rc);
-    hh__retry_config rcfg = {m->opts.max_retries, m->opts.redis.timestamps, h != NULL && h != &m->default_handler};
+    hh__retry_config rcfg = {m->ctx->opts.max_retries, m->ctx->opts.timestamps, h != NULL && h != &m->default_handler};
     hh__failure_plan plan;
     const char *msg = job->error_message ? job->error_message : "";
     if (job->error_message && memchr(msg, '\0', job->error_message_len))
         msg = nul_msg = hh__escape_ctl(job->error_message, job->error_message_len);
     if (!msg) msg = "?"; /* out of memory */
     if (hh__retry_plan(job, &rcfg, hh__now(), &p->rng, &plan) == 0) {
-        hh__log(m->log, HH_LOG_WARN, "class=%s jid=%s: failed in %.3f s: %s: %s (%s)", shown, job->jid, elapsed,
+        hh__log(m->ctx->log, HH_LOG_WARN, "class=%s jid=%s: failed in %.3f s: %s: %s (%s)", shown, job->jid, elapsed,
                 job->error_class, msg, plan.reason);
         write_plan(p, job, &plan);
         hh__unique_env uenv = unique_env(p);
@@ -214,7 +214,7 @@ static void write_failed(hh__processor *p, hh_job *job, const hh__handler *h, in
 static double run_job(hh__processor *p, hh__fetched *f) {
     const hh__processor_env *m = p->m;
     char why[256];
-    hh_job *job = hh__job_adopt(f->payload, f->len, m->queues[f->queue], why, sizeof(why));
+    hh_job *job = hh__job_adopt(f->payload, f->len, m->ctx->queues[f->queue], why, sizeof(why));
     f->payload = NULL; /* the job owns it now */
     if (!job) {        /* out of memory: the job stays in progress, reconciliation pushes it back */
         hh__lease_release(m->lease, &f->lease);
@@ -242,7 +242,7 @@ static double run_job(hh__processor *p, hh__fetched *f) {
     p->runs++;
     atomic_store(&p->cancelled, 0);
     pthread_mutex_unlock(&p->mu);
-    atomic_fetch_add(m->busy, 1);
+    atomic_fetch_add(&m->ctx->counters->busy, 1);
     /* Sidekiq's JobLogger: "start", then "done" or "fail" with elapsed, at
      * INFO, in the job's log context (Active Job's wrapped class as its
      * class, as Sidekiq's Web UI shows it). */
@@ -252,7 +252,7 @@ static double run_job(hh__processor *p, hh__fetched *f) {
     char *ctx_class = memchr(shown, '\0', shown_len) ? hh__escape_ctl(shown, shown_len) : NULL;
     hh__log_job_begin(p->tid, ctx_class ? ctx_class : shown, job->jid);
     free(ctx_class);
-    hh__log(m->log, HH_LOG_INFO, "start");
+    hh__log(m->ctx->log, HH_LOG_INFO, "start");
 
     const hh__handler *h = find_handler(m, job);
     hh_chain chain = {m, 0, h};
@@ -263,7 +263,7 @@ static double run_job(hh__processor *p, hh__fetched *f) {
     int rc = uv == HH_UNIQUE_RUN ? hh_chain_next(&chain, job) : uv == HH_UNIQUE_FAIL ? -1 : 0;
     double elapsed = hh__mono() - t0;
     hh__log_job_elapsed(elapsed);
-    hh__log(m->log, HH_LOG_INFO, rc == 0 ? "done" : "fail");
+    hh__log(m->ctx->log, HH_LOG_INFO, rc == 0 ? "done" : "fail");
     hh__log_job_end();
     hh__job_metrics_ran(m->job_metrics, job, h != NULL, elapsed, rc != 0); /* Sidekiq's Metrics tab */
 
@@ -279,23 +279,23 @@ static double run_job(hh__processor *p, hh__fetched *f) {
     /* A failed job's thread stays busy until Redis takes its outcome: a
      * retry set Redis refuses (a wrong-typed key, OOM) holds the thread,
      * and the busy count, the stop's wait and readiness say so. */
-    if (rc == 0 || abandoned || lost) atomic_fetch_sub(m->busy, 1);
+    if (rc == 0 || abandoned || lost) atomic_fetch_sub(&m->ctx->counters->busy, 1);
     if (abandoned || lost) {
         /* Pushed back by the hard shutdown, or recovered by another process
          * (lease.c): the job belongs elsewhere now, so no outcome here. */
         if (lost)
-            hh__log(m->log, HH_LOG_WARN,
+            hh__log(m->ctx->log, HH_LOG_WARN,
                     "class=%s jid=%s: handler ended (%s) after the lease was lost; outcome not written", shown,
                     job->jid, rc == 0 ? "success" : "failure");
         hh__lease_finish(m->lease, job);
         return elapsed;
     }
-    atomic_fetch_add(m->processed, 1);
-    atomic_fetch_add(m->unflushed_processed, 1);
+    atomic_fetch_add(&m->ctx->counters->processed, 1);
+    atomic_fetch_add(&m->ctx->counters->unflushed_processed, 1);
     hh__metrics_job(m->metrics, shown, elapsed, rc != 0); /* /metrics per class; no-op without HTTP */
     if (rc == 0) {
-        hh__log(m->log, HH_LOG_DEBUG, "class=%s jid=%s: done in %.3f s", shown, job->jid, elapsed);
-        if (m->opts.fetch == HH_FETCH_BASIC) {
+        hh__log(m->ctx->log, HH_LOG_DEBUG, "class=%s jid=%s: done in %.3f s", shown, job->jid, elapsed);
+        if (m->ctx->opts.fetch == HH_FETCH_BASIC) {
             hh__lease_finish(m->lease, job); /* no lease in basic fetch: only freed */
         } else {
             /* The ack rides with the next fetch (one round trip, not two). */
@@ -305,24 +305,24 @@ static double run_job(hh__processor *p, hh__fetched *f) {
         return elapsed;
     }
     write_failed(p, job, h, rc, elapsed);
-    atomic_fetch_sub(m->busy, 1);
+    atomic_fetch_sub(&m->ctx->counters->busy, 1);
     hh__lease_finish(m->lease, job);
     return elapsed;
 }
 
 static int booted_or_quiet(const void *arg) {
     const hh__processor_env *m = arg;
-    return atomic_load(m->booted) || atomic_load(m->quiet);
+    return atomic_load(&m->ctx->flags->booted) || atomic_load(&m->ctx->flags->quiet);
 }
 
 void *hh__processor_main(void *arg) {
     hh__processor *p = arg;
     const hh__processor_env *m = p->m;
-    hh__wake_wait(m->wake, -1, booted_or_quiet, m); /* the identity checks come first */
-    while (!atomic_load(m->quiet)) {
+    hh__wake_wait(m->ctx->wake, -1, booted_or_quiet, m); /* the identity checks come first */
+    while (!atomic_load(&m->ctx->flags->quiet)) {
         hh__fetched f;
         if (hh__fetch_next(p, &f) != 1) continue;
-        if (atomic_load(m->quiet)) { /* fetched after quiet: straight back */
+        if (atomic_load(&m->ctx->flags->quiet)) { /* fetched after quiet: straight back */
             hh__finish_push_back(m->fetch->finish, &p->conn, &f);
             hh__lease_finish_fetched(m->lease, &f);
             break;
@@ -335,8 +335,8 @@ void *hh__processor_main(void *arg) {
     hh__conn_close(&p->conn);
     /* The supervisor's grace period waits for this: counted first, since
      * the thread is not joinable yet when the poke is read. */
-    atomic_fetch_add(m->workers_done, 1);
-    hh__wake_poke(m->wake);
+    atomic_fetch_add(&m->ctx->counters->workers_done, 1);
+    hh__wake_poke(m->ctx->wake);
     return NULL;
 }
 
@@ -355,7 +355,7 @@ int hh__processor_abandon(hh__processor *p, hh__unfinished *out) {
     } else if (p->job && !p->abandoned) {
         const hh__processor_env *m = p->m;
         size_t q = 0;
-        while (q + 1 < m->nqueues && strcmp(m->queues[q], p->job->queue) != 0) q++;
+        while (q + 1 < m->ctx->nqueues && strcmp(m->ctx->queues[q], p->job->queue) != 0) q++;
         if ((out->payload = malloc(p->job->len + 1))) {
             memcpy(out->payload, p->job->payload, p->job->len);
             out->payload[p->job->len] = '\0';
