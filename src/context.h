@@ -45,6 +45,19 @@ typedef struct hh__counters {
     atomic_ullong *fetched;                         /* per queue (nqueues) */
 } hh__counters;
 
+/* What a loop asks of the manager above it, through hh__ctx.signal: the
+ * one way up (a loop never calls the public API). QUIET, STOP and DUMP do
+ * what hh_manager_quiet, _stop and _dump do (a remote signal, an identity
+ * live elsewhere); BEAT_OK and BEAT_FAILED follow each beat (the user's
+ * heartbeat hook, with the stats). */
+typedef enum {
+    HH_SIGNAL_QUIET,
+    HH_SIGNAL_STOP,
+    HH_SIGNAL_DUMP,
+    HH_SIGNAL_BEAT_OK,
+    HH_SIGNAL_BEAT_FAILED,
+} hh__signal;
+
 /* Read-only once the manager has started its threads. */
 typedef struct hh__ctx {
     const hh__keys *keys;
@@ -81,6 +94,11 @@ typedef struct hh__ctx {
     hh__flags *flags;       /* the manager's */
     hh__counters *counters; /* the manager's */
     hh__wake *wake;         /* wakes the threads waiting for a flag */
+
+    /* The manager's answer to hh__signal; signal_udata is its argument.
+     * May run on any loop's thread; never NULL once the manager is made. */
+    void (*signal)(void *signal_udata, hh__signal what);
+    void *signal_udata;
 } hh__ctx;
 
 #endif

@@ -226,6 +226,21 @@ static int make_queue_keys(hh_manager *m) {
     return HH_OK;
 }
 
+static void heartbeat_hook(hh_manager *m, int ok);
+
+/* The one way up from the loops (hh__ctx.signal): what a loop asks of the
+ * manager, done as the public call of the same name does. */
+static void manager_signal(void *udata, hh__signal what) {
+    hh_manager *m = udata;
+    switch (what) {
+    case HH_SIGNAL_QUIET: hh_manager_quiet(m); break;
+    case HH_SIGNAL_STOP: hh_manager_stop(m); break;
+    case HH_SIGNAL_DUMP: hh_manager_dump(m); break;
+    case HH_SIGNAL_BEAT_OK: heartbeat_hook(m, 1); break;
+    case HH_SIGNAL_BEAT_FAILED: heartbeat_hook(m, 0); break;
+    }
+}
+
 /* The context every loop reads (context.h), filled once: after the queue
  * keys, before any loop's env points at it. */
 static void fill_ctx(hh_manager *m) {
@@ -247,7 +262,9 @@ static void fill_ctx(hh_manager *m) {
                    .weighted = m->weighted,
                    .flags = &m->flags,
                    .counters = &m->counters,
-                   .wake = &m->wake};
+                   .wake = &m->wake,
+                   .signal = manager_signal,
+                   .signal_udata = m};
     c->opts.concurrency = m->opts.concurrency;
     c->opts.fetch = m->opts.fetch;
     c->opts.timestamps = m->opts.redis.timestamps;
@@ -576,6 +593,16 @@ void hh__manager_cron_env(hh_manager *m, hh__cron_env *out) {
 }
 
 
+/* The user's heartbeat hook (hh_manager_on_heartbeat), after each beat,
+ * with the stats as of now. */
+static void heartbeat_hook(hh_manager *m, int ok) {
+    if (!m->hook) return;
+    hh_queue_stats qs[HH_MAX_QUEUES];
+    hh_manager_stats st = {.queues = qs, .queues_cap = HH_MAX_QUEUES};
+    hh__manager_fill_stats(m, &st);
+    m->hook(ok, &st, m->hook_udata);
+}
+
 /* The heartbeat's callbacks: the worker threads, the stats it records,
  * and what follows a beat. */
 static void heartbeat_each_thread(void *udata, hh__heartbeat_thread_fn fn, void *ctx) {
@@ -646,12 +673,7 @@ static int heartbeat_taken_over(void *udata, const char *by) {
 static void heartbeat_after_beat(void *udata, hh__conn *c, int ok, int hash_expired) {
     hh_manager *m = udata;
     hh__lease_beat(&m->lease_env, c, ok, hash_expired); /* the outage rule, lease loss, hiredhand:fetchers */
-    if (m->hook) {
-        hh_queue_stats qs[HH_MAX_QUEUES];
-        hh_manager_stats st = {.queues = qs, .queues_cap = HH_MAX_QUEUES};
-        hh__manager_fill_stats(m, &st);
-        m->hook(ok, &st, m->hook_udata);
-    }
+    heartbeat_hook(m, ok);
 }
 
 /* A remote signal (Sidekiq's <identity>-signals list) does what the public
@@ -679,19 +701,9 @@ void hh__manager_heartbeat_env(hh_manager *m, hh__heartbeat_env *out) {
                                .taken_over = heartbeat_taken_over};
 }
 
-/* Recovery's callbacks into the fetcher's leases and the stop. */
-static int recovery_peers_judgeable(void *udata, double *left) {
-    return hh__lease_peers_judgeable(&((hh_manager *)udata)->lease_env, left);
-}
-static void recovery_tick(void *udata, hh__conn *c) { hh__lease_tick(&((hh_manager *)udata)->lease_env, c); }
-static void recovery_stop(void *udata) { hh_manager_stop(udata); }
 
 void hh__manager_recovery_env(hh_manager *m, hh__recovery_env *out) {
-    *out = (hh__recovery_env){.ctx = &m->ctx,
-                              .udata = m,
-                              .peers_judgeable = recovery_peers_judgeable,
-                              .tick = recovery_tick,
-                              .stop = recovery_stop};
+    *out = (hh__recovery_env){.ctx = &m->ctx, .lease = &m->lease_env};
 }
 
 void hh__manager_fill_stats(hh_manager *m, hh_manager_stats *out) {

@@ -285,7 +285,7 @@ int hh__recovery_scan(const hh__recovery_env *e, hh__conn *c) {
      * owner only once this process has itself beaten long enough for every
      * live peer to have beaten too. */
     double left = 0;
-    if (!e->peers_judgeable(e->udata, &left)) {
+    if (!hh__lease_peers_judgeable(e->lease, &left)) {
         hh__log(e->ctx->log, HH_LOG_DEBUG,
                 "recovery: scan deferred %.1f s: this process's own heartbeats have not "
                 "run long enough since start or since Redis failed them",
@@ -343,7 +343,7 @@ void *hh__recovery_main(void *arg) {
         } else if (rc == HH_ERR_EXISTS) {
             hh__log(e->ctx->log, HH_LOG_ERROR, "identity %s is live in another process; stopping", e->ctx->identity);
             atomic_store(&e->ctx->flags->start_error, HH_ERR_EXISTS);
-            e->stop(e->udata);
+            e->ctx->signal(e->ctx->signal_udata, HH_SIGNAL_STOP);
         } else {
             hh__wake_wait(e->ctx->wake, hh__mono() + 0.2, is_quiet, e);
         }
@@ -351,14 +351,14 @@ void *hh__recovery_main(void *arg) {
     while (!atomic_load(&e->ctx->flags->quiet)) {
         if (hh__mono() >= next) {
             double left = 0, iv = e->ctx->opts.recovery_interval;
-            if (!e->peers_judgeable(e->udata, &left) && left < iv) {
+            if (!hh__lease_peers_judgeable(e->lease, &left) && left < iv) {
                 next = hh__mono() + left + 0.1; /* scan as soon as the rule allows */
             } else {
                 hh__recovery_scan(e, &c);
                 next = hh__mono() + iv * (0.75 + 0.5 * hh__rng_double(&rng));
             }
         }
-        e->tick(e->udata, &c); /* reconciliation of this process's own lists */
+        hh__lease_tick(e->lease, &c); /* reconciliation of this process's own lists */
         /* lease.c's tick wants a call every 100 ms; a quiet ends the wait. */
         hh__wake_wait(e->ctx->wake, hh__mono() + 0.1, is_quiet, e);
     }

@@ -6,17 +6,16 @@
 #define HH_RECOVERY_H
 
 #include "context.h"
+#include "lease.h"
 #include "redis.h"
 
-/* Recovery's env: the manager's context, and the callbacks the manager
- * routes; it keeps it alive while the thread runs. The outage rule and this process's own
- * reconciliation live with the fetcher's leases, reached by callbacks. */
+/* Recovery's env: the manager's context and the lease (below this file:
+ * the outage rule and this process's own reconciliation are called
+ * directly); the manager keeps both alive while the thread runs. An
+ * identity proved live elsewhere goes up as HH_SIGNAL_STOP. */
 typedef struct hh__recovery_env {
-    const hh__ctx *ctx; /* the manager's (context.h): identity, options, flags, recovered */
-    void *udata;                                       /* for the callbacks */
-    int (*peers_judgeable)(void *udata, double *left); /* the outage rule */
-    void (*tick)(void *udata, hh__conn *c);            /* own reconciliation, every 100 ms */
-    void (*stop)(void *udata);                         /* the identity proved live elsewhere */
+    const hh__ctx *ctx;         /* the manager's (context.h): identity, options, flags, recovered */
+    const hh__lease_env *lease; /* lease.c: hh__lease_peers_judgeable, hh__lease_tick */
 } hh__recovery_env;
 
 /* At start: refuse (HH_ERR_EXISTS) when this identity is live in another

@@ -22,23 +22,21 @@ UH_REDIS_GROUP()
 typedef struct fx {
     uh_conn_fixture c;
     hh__recovery_env env;
+    hh__lease_env lease; /* .lease NULL: peers judgeable; `held`: not yet (no beat) */
+    struct hh__lease *held;
     hh__ctx ctx;
     hh__flags flags;
     hh__counters counters;
-    int judgeable;
 } fx;
 
-static int judge(void *udata, double *left) {
-    fx *f = udata;
-    *left = f->judgeable ? 0 : 12.5;
-    return f->judgeable;
-}
+/* The outage rule as lease.c answers it: no lease state (basic fetch)
+ * judges at once; a lease that has seen no beat yet holds the scan back. */
+static void judgeable(fx *f, int yes) { f->lease.lease = yes ? NULL : f->held; }
 
 static int setup(void **s) {
     fx *f = calloc(1, sizeof(*f));
     if (!f || uh_conn_fixture_open(&f->c, srv.url, NULL) != 0) return -1;
     uh_flushall(&srv);
-    f->judgeable = 1;
     hh__ctx *x = &f->ctx;
     x->keys = &f->c.keys;
     x->log = &f->c.log;
@@ -51,12 +49,14 @@ static int setup(void **s) {
     x->opts.dead_timeout = 15552000;
     x->opts.dead_max_jobs = 10000;
     x->opts.max_recoveries = 3;
+    x->opts.concurrency = 1;
     x->flags = &f->flags;
     x->counters = &f->counters;
     hh__recovery_env *e = &f->env;
     e->ctx = x;
-    e->udata = f;
-    e->peers_judgeable = judge;
+    f->lease.ctx = x;
+    if (!(f->held = hh__lease_new(&f->lease))) return -1;
+    e->lease = &f->lease;
     *s = f;
     return 0;
 }
@@ -64,6 +64,7 @@ static int setup(void **s) {
 static int teardown(void **s) {
     fx *f = *s;
     uh_conn_fixture_close(&f->c);
+    hh__lease_free(f->held);
     free(f);
     return 0;
 }
@@ -132,11 +133,11 @@ static void test_poison_pill_to_dead(void **s) {
 static void test_scan_held_back(void **s) {
     fx *f = *s;
     run("RPUSH hiredhand:inprogress:gone|q %s", JOB("a"));
-    f->judgeable = 0;
+    judgeable(f, 0);
     assert_int_equal(hh__recovery_scan(&f->env, &f->c.conn), -1);
     assert_int_equal(uh_int(&srv, "LLEN hiredhand:inprogress:gone|q"), 1);
     assert_int_equal(uh_int(&srv, "EXISTS hiredhand:recovery-lock"), 0);
-    f->judgeable = 1;
+    judgeable(f, 1);
     run("SET hiredhand:recovery-lock other PX 30000");
     assert_int_equal(hh__recovery_scan(&f->env, &f->c.conn), -1);
     assert_int_equal(uh_int(&srv, "LLEN hiredhand:inprogress:gone|q"), 1);
