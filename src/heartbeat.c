@@ -162,6 +162,17 @@ static void work_one(void *ctx, const char *tid, const hh_job *job, int abandone
     if (w->cmds[i]) w->busy++;
 }
 
+/* Visits every worker thread under its lock (worker.h): the running-jobs
+ * hashes and the dumps. */
+static void each_thread(const hh__heartbeat_env *e, hh__heartbeat_thread_fn fn, void *arg) {
+    for (int i = 0; e->ctx->procs && i < e->ctx->opts.concurrency; i++) {
+        hh__processor *p = &e->ctx->procs[i];
+        pthread_mutex_lock(&p->mu);
+        fn(arg, p->tid, p->job, p->abandoned);
+        pthread_mutex_unlock(&p->mu);
+    }
+}
+
 /* Appends the running-jobs hashes, both generations' keys, and
  * returns how many jobs run: the same snapshot gives `busy`, so busy always
  * equals HLEN of the work hash. */
@@ -173,7 +184,7 @@ static int work_append(const hh__heartbeat_env *e, hh__pipe *pipe) {
     int n = e->ctx->opts.concurrency, busy = 0;
     sds *cmds = calloc((size_t)n * 2, sizeof(sds)); /* HSET commands, RESP: [i] work, [n+i] workers */
     struct work_ctx w = {keys, copy, n, 0, 0, cmds};
-    if (cmds) e->each_thread(e->udata, work_one, &w);
+    if (cmds) each_thread(e, work_one, &w);
     busy = w.busy;
     /* Idle: one UNLINK and nothing else, as 7.2.3+ does. */
     hh__pipe_add(pipe, "UNLINK %s %s", keys[0], keys[1]);
@@ -196,13 +207,58 @@ static int work_append(const hh__heartbeat_env *e, hh__pipe *pipe) {
     return busy;
 }
 
+int hh__board_init(hh__board *b, size_t nqueues) {
+    memset(b, 0, sizeof(*b));
+    pthread_mutex_init(&b->mu, NULL);
+    size_t n = nqueues ? nqueues : 1;
+    b->queue_size = malloc(n * sizeof(*b->queue_size));
+    b->queue_latency = calloc(n, sizeof(*b->queue_latency));
+    if (!b->queue_size || !b->queue_latency) return -1;
+    for (size_t i = 0; i < n; i++) b->queue_size[i] = -1;
+    b->nqueues = nqueues;
+    return 0;
+}
+
+void hh__board_destroy(hh__board *b) {
+    pthread_mutex_destroy(&b->mu);
+    free(b->queue_size);
+    free(b->queue_latency);
+}
+
+/* Records a beat's result; returns whether the previous beat had failed,
+ * with its error in prev. */
+static int board_beat(hh__board *b, double now, int ok, const char *err, int connected, char *prev, size_t prevlen) {
+    pthread_mutex_lock(&b->mu);
+    int was_error = b->last_error[0] != '\0';
+    hh__strlcpy(prev, b->last_error, prevlen);
+    if (ok) {
+        b->last_pushed_at = now;
+        b->last_error[0] = '\0';
+    } else {
+        hh__strlcpy(b->last_error, err, sizeof(b->last_error));
+    }
+    b->connected = connected;
+    pthread_mutex_unlock(&b->mu);
+    return was_error;
+}
+
+/* The queue sizes and latencies read this beat (the first n queues). */
+static void board_queues(hh__board *b, const int64_t *size, const double *latency, size_t n) {
+    pthread_mutex_lock(&b->mu);
+    for (size_t i = 0; i < n && i < b->nqueues; i++) {
+        b->queue_size[i] = size[i];
+        b->queue_latency[i] = latency[i];
+    }
+    pthread_mutex_unlock(&b->mu);
+}
+
 /* Returns 1 when the signal changed the quiet flag the hash shows. */
 static int deliver_signal(const hh__heartbeat_env *e, const char *sig) {
     hh__log(e->ctx->log, HH_LOG_INFO, "received %s through %s%s", sig, e->ctx->identity, HH_K_SIGNALS_SUFFIX);
     int was_quiet = atomic_load(&e->ctx->flags->quiet);
-    if (strcmp(sig, "TSTP") == 0) e->remote_signal(e->udata, HH_REMOTE_QUIET);
-    else if (strcmp(sig, "TERM") == 0 || strcmp(sig, "INT") == 0) e->remote_signal(e->udata, HH_REMOTE_STOP);
-    else if (strcmp(sig, "TTIN") == 0 || strcmp(sig, "INFO") == 0) e->remote_signal(e->udata, HH_REMOTE_DUMP);
+    if (strcmp(sig, "TSTP") == 0) e->ctx->signal(e->ctx->signal_udata, HH_SIGNAL_QUIET);
+    else if (strcmp(sig, "TERM") == 0 || strcmp(sig, "INT") == 0) e->ctx->signal(e->ctx->signal_udata, HH_SIGNAL_STOP);
+    else if (strcmp(sig, "TTIN") == 0 || strcmp(sig, "INFO") == 0) e->ctx->signal(e->ctx->signal_udata, HH_SIGNAL_DUMP);
     else hh__log(e->ctx->log, HH_LOG_WARN, "ignoring unknown signal %s", sig);
     return !was_quiet && atomic_load(&e->ctx->flags->quiet);
 }
@@ -227,7 +283,7 @@ static void dump_one(void *ctx, const char *tid, const hh_job *job, int abandone
 /* TTIN: every thread and what it runs, to the log. */
 static void dump_threads(const hh__heartbeat_env *e) {
     struct dump_ctx d = {e, 0};
-    e->each_thread(e->udata, dump_one, &d);
+    each_thread(e, dump_one, &d);
     hh__log(e->ctx->log, HH_LOG_WARN, "%d of %d threads busy, quiet=%d", d.busy, e->ctx->opts.concurrency, atomic_load(&e->ctx->flags->quiet));
 }
 
@@ -247,20 +303,20 @@ static void read_queues(const hh__heartbeat_env *e, hh__conn *c, double now) {
         sdsfree(k);
     }
     static const char *const sets[] = {HH_K_RETRY, HH_K_SCHEDULE, HH_K_DEAD};
-    for (size_t i = 0; e->publish_sets && i < 3; i++) {
+    for (size_t i = 0; e->metrics && i < 3; i++) {
         sds k = hh__key(e->ctx->keys, sets[i]);
         hh__pipe_add(&pipe, "ZCARD %s", k);
         sdsfree(k);
     }
     redisReply **r = hh__pipe_exec(&pipe);
     if (!r) return;
-    if (e->publish_sets) {
+    if (e->metrics) {
         int64_t n[3];
         for (size_t i = 0; i < 3; i++) {
             redisReply *x = r[2 * shown + i];
             n[i] = x && x->type == REDIS_REPLY_INTEGER ? x->integer : -1;
         }
-        e->publish_sets(e->udata, n[0], n[1], n[2]);
+        hh__metrics_set_sizes(e->metrics, n[0], n[1], n[2]);
     }
     int64_t *size = malloc((shown ? shown : 1) * sizeof(*size));
     double *latency = malloc((shown ? shown : 1) * sizeof(*latency));
@@ -277,7 +333,7 @@ static void read_queues(const hh__heartbeat_env *e, hh__conn *c, double now) {
         }
         latency[i] = lat;
     }
-    if (size && latency) e->publish_queues(e->udata, size, latency, shown);
+    if (size && latency) board_queues(e->board, size, latency, shown);
     free(size);
     free(latency);
     hh__replies_free(r, pipe.n);
@@ -288,7 +344,7 @@ static void read_queues(const hh__heartbeat_env *e, hh__conn *c, double now) {
  * the return to normal, once each. */
 static void record_beat(const hh__heartbeat_env *e, const hh__conn *c, double now, int ok, const char *err) {
     char prev_error[256];
-    int was_error = e->publish(e->udata, now, ok, err, hh__conn_connected(c), prev_error, sizeof(prev_error));
+    int was_error = board_beat(e->board, now, ok, err, hh__conn_connected(c), prev_error, sizeof(prev_error));
     static _Thread_local char partial[320]; /* a part refused while the beat itself went in */
     if (!ok) {
         if (!was_error || strncmp(prev_error, err, sizeof(prev_error) - 1) != 0)
@@ -534,8 +590,34 @@ static int beat(const hh__heartbeat_env *e, hh__conn *c, const char *info, int *
      * expire meanwhile. */
     record_beat(e, c, now, ok || leased, err);
     /* the outage rule, lease loss, hiredhand:fetchers (lease.c); the hook */
-    e->after_beat(e->udata, c, ok, expired);
+    if (e->lease) hh__lease_beat(e->lease, c, ok, expired);
+    e->ctx->signal(e->ctx->signal_udata, ok ? HH_SIGNAL_BEAT_OK : HH_SIGNAL_BEAT_FAILED);
     return again;
+}
+
+/* A newer process took our identity: every running job lost its lease
+ * (lease.c); the buffered jobs' entries are the new owner's to run or
+ * recover, so they are dropped here, and the manager is told to stop, as
+ * a refused start (the identity is live elsewhere, and a supervisor that
+ * restarted this process with it would take it back). Returns 1 to beat
+ * no more. */
+static int identity_taken(const hh__heartbeat_env *e, const char *by) {
+    if (!e->lease) return 0;
+    int rc = hh__lease_identity_lost(e->lease, by);
+    if (rc != 1) return rc != 0;
+    hh__fetched *f = NULL;
+    size_t n = hh__buffer_take_all(e->lease->buffer, &f);
+    for (size_t i = 0; i < n; i++) hh__lease_finish_fetched(e->lease, &f[i]);
+    free(f);
+    if (n) {
+        atomic_fetch_add(&e->ctx->counters->lease_lost, n);
+        hh__log(e->ctx->log, HH_LOG_WARN,
+                "lease lost: %zu fetched jobs that had not started dropped (identity taken over)", n);
+    }
+    atomic_store(&e->ctx->flags->taken_over, 1);
+    atomic_store(&e->ctx->flags->start_error, HH_ERR_EXISTS);
+    e->ctx->signal(e->ctx->signal_udata, HH_SIGNAL_STOP);
+    return 1;
 }
 
 static int booted_or_off(const void *arg) {
@@ -561,7 +643,7 @@ void *hh__heartbeat_main(void *arg) {
     hh__wake_wait(e->ctx->wake, -1, booted_or_off, e);
     while (!atomic_load(&e->ctx->flags->beats_off)) {
         int again = beat(e, &c, info ? info : "{}", &registered, &lost, by, sizeof(by));
-        if (lost && e->taken_over && e->taken_over(e->udata, by)) {
+        if (lost && identity_taken(e, by)) {
             /* The hash is the new owner's: beat no more, until the stop. */
             hh__wake_wait(e->ctx->wake, -1, off_or_dump, e);
             while (!atomic_load(&e->ctx->flags->beats_off)) {

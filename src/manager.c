@@ -75,8 +75,7 @@ void hh_manager_free(hh_manager *m) {
     free_strv(m->queues, m->nqueues);
     free(m->weights);
     free(m->counters.fetched);
-    free(m->queue_size);
-    free(m->queue_latency);
+    hh__board_destroy(&m->board);
     hh__metrics_free(m->metrics);
     hh__job_metrics_free(m->job_metrics);
     free((char *)m->opts.http_bind);
@@ -128,10 +127,7 @@ static int copy_queues(hh_manager *m, const hh_manager_options *opts) {
     m->queues = calloc(nq, sizeof(char *));
     m->weights = calloc(nq, sizeof(int));
     m->counters.fetched = calloc(nq, sizeof(*m->counters.fetched));
-    m->queue_size = calloc(nq, sizeof(*m->queue_size));
-    m->queue_latency = calloc(nq, sizeof(*m->queue_latency));
-    if (!m->queues || !m->weights || !m->counters.fetched || !m->queue_size || !m->queue_latency) return HH_ERR_NOMEM;
-    for (size_t i = 0; i < nq; i++) m->queue_size[i] = -1;
+    if (!m->queues || !m->weights || !m->counters.fetched) return HH_ERR_NOMEM;
     if (!opts->nqueues) {
         if (!(m->queues[0] = strdup("default"))) return HH_ERR_NOMEM;
         m->nqueues = 1;
@@ -379,6 +375,7 @@ hh_manager *hh_manager_new(const hh_manager_options *caller_opts, int *err) {
         apply_defaults(m);
         e = copy_queues(m, opts);
     }
+    if (e == HH_OK && hh__board_init(&m->board, m->nqueues) != 0) e = HH_ERR_NOMEM;
     if (e == HH_OK) e = copy_strings(m, opts);
     if (e == HH_OK) e = copy_cron_namespaces(m, opts);
     if (e == HH_OK) e = make_identity(m, opts);
@@ -603,102 +600,13 @@ static void heartbeat_hook(hh_manager *m, int ok) {
     m->hook(ok, &st, m->hook_udata);
 }
 
-/* The heartbeat's callbacks: the worker threads, the stats it records,
- * and what follows a beat. */
-static void heartbeat_each_thread(void *udata, hh__heartbeat_thread_fn fn, void *ctx) {
-    hh_manager *m = udata;
-    for (int i = 0; i < m->opts.concurrency; i++) {
-        hh__processor *p = &m->procs[i];
-        pthread_mutex_lock(&p->mu);
-        fn(ctx, p->tid, p->job, p->abandoned);
-        pthread_mutex_unlock(&p->mu);
-    }
-}
-
-static int heartbeat_publish(void *udata, double now, int ok, const char *err, int connected, char *prev,
-                             size_t prevlen) {
-    hh_manager *m = udata;
-    pthread_mutex_lock(&m->lock);
-    int was_error = m->heartbeat_last_error[0] != '\0';
-    hh__strlcpy(prev, m->heartbeat_last_error, prevlen);
-    if (ok) {
-        m->heartbeat_last_pushed_at = now;
-        m->heartbeat_last_error[0] = '\0';
-    } else {
-        hh__strlcpy(m->heartbeat_last_error, err, sizeof(m->heartbeat_last_error));
-    }
-    m->redis_connected = connected;
-    pthread_mutex_unlock(&m->lock);
-    return was_error;
-}
-
-static void heartbeat_publish_queues(void *udata, const int64_t *size, const double *latency, size_t n) {
-    hh_manager *m = udata;
-    pthread_mutex_lock(&m->lock);
-    for (size_t i = 0; i < n && i < m->nqueues; i++) {
-        m->queue_size[i] = size[i];
-        m->queue_latency[i] = latency[i];
-    }
-    pthread_mutex_unlock(&m->lock);
-}
-
-static void heartbeat_publish_sets(void *udata, int64_t retry, int64_t scheduled, int64_t dead) {
-    hh__metrics_set_sizes(((hh_manager *)udata)->metrics, retry, scheduled, dead);
-}
-
-/* A newer process took our identity: every running job lost its lease
- * (lease.c); the buffered jobs' entries are the new owner's to run or
- * recover, so they are dropped here, and the manager stops. */
-static int heartbeat_taken_over(void *udata, const char *by) {
-    hh_manager *m = udata;
-    int rc = hh__lease_identity_lost(&m->lease_env, by);
-    if (rc != 1) return rc != 0;
-    hh__fetched *f = NULL;
-    size_t n = hh__buffer_take_all(m->buffer, &f);
-    for (size_t i = 0; i < n; i++) hh__lease_finish_fetched(&m->lease_env, &f[i]);
-    free(f);
-    if (n) {
-        atomic_fetch_add(&m->counters.lease_lost, n);
-        hh__log(&m->log, HH_LOG_WARN, "lease lost: %zu fetched jobs that had not started dropped (identity taken over)",
-                n);
-    }
-    /* as a refused start: the identity is live elsewhere, and a supervisor
-     * that restarted this process with it would take it back */
-    atomic_store(&m->flags.taken_over, 1);
-    atomic_store(&m->flags.start_error, HH_ERR_EXISTS);
-    hh_manager_stop(m);
-    return 1;
-}
-
-static void heartbeat_after_beat(void *udata, hh__conn *c, int ok, int hash_expired) {
-    hh_manager *m = udata;
-    hh__lease_beat(&m->lease_env, c, ok, hash_expired); /* the outage rule, lease loss, hiredhand:fetchers */
-    heartbeat_hook(m, ok);
-}
-
-/* A remote signal (Sidekiq's <identity>-signals list) does what the public
- * call of the same name does. */
-static void heartbeat_remote_signal(void *udata, hh__remote_signal sig) {
-    hh_manager *m = udata;
-    switch (sig) {
-    case HH_REMOTE_QUIET: hh_manager_quiet(m); break;
-    case HH_REMOTE_STOP: hh_manager_stop(m); break;
-    case HH_REMOTE_DUMP: hh_manager_dump(m); break;
-    }
-}
-
 void hh__manager_heartbeat_env(hh_manager *m, hh__heartbeat_env *out) {
     *out = (hh__heartbeat_env){.ctx = &m->ctx,
                                .reads_queues = m->http != NULL || m->hook != NULL,
                                .job_metrics = m->job_metrics,
-                               .udata = m,
-                               .remote_signal = heartbeat_remote_signal,
-                               .each_thread = heartbeat_each_thread,
-                               .publish = heartbeat_publish,
-                               .publish_queues = heartbeat_publish_queues,
-                               .publish_sets = m->http ? heartbeat_publish_sets : NULL,
-                               .after_beat = heartbeat_after_beat,
-                               .taken_over = heartbeat_taken_over};
+                               .metrics = m->http ? m->metrics : NULL,
+                               .board = &m->board,
+                               .lease = &m->lease_env};
 }
 
 
@@ -738,14 +646,16 @@ void hh__manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
         out->queues[i].name = m->queues[i];
         out->queues[i].fetched = atomic_load(&m->counters.fetched[i]);
     }
-    pthread_mutex_lock(&m->lock);
+    pthread_mutex_lock(&m->board.mu); /* what the beats learned (heartbeat.h) */
     for (size_t i = 0; i < shown; i++) {
-        out->queues[i].size = m->queue_size[i];
-        out->queues[i].latency = m->queue_latency[i];
+        out->queues[i].size = m->board.queue_size[i];
+        out->queues[i].latency = m->board.queue_latency[i];
     }
-    out->heartbeat_last_pushed_at = m->heartbeat_last_pushed_at;
-    hh__strlcpy(out->heartbeat_last_error, m->heartbeat_last_error, sizeof(out->heartbeat_last_error));
-    out->redis_connected = m->redis_connected;
+    out->heartbeat_last_pushed_at = m->board.last_pushed_at;
+    hh__strlcpy(out->heartbeat_last_error, m->board.last_error, sizeof(out->heartbeat_last_error));
+    out->redis_connected = m->board.connected;
+    pthread_mutex_unlock(&m->board.mu);
+    pthread_mutex_lock(&m->lock);
     int oldest = -1;
     for (int i = 0; i < HH_MANAGER_UNREADY_MAX; i++)
         if (m->unready[i].source[0] && (oldest < 0 || m->unready[i].seq < m->unready[oldest].seq)) oldest = i;

@@ -87,12 +87,8 @@ struct hh_manager {
     hh__batch batch;                      /* jobs of Sidekiq Pro batches: counted, logged once a batch */
     hh__lease_env lease_env;              /* lease.c's view; .lease: held jobs, reconciliation, outage rule */
 
-    pthread_mutex_t lock; /* guards the heartbeat fields below */
-    double heartbeat_last_pushed_at;
-    char heartbeat_last_error[256];
-    int redis_connected;
-    int64_t *queue_size; /* per queue, read at each beat; guarded by lock */
-    double *queue_latency;
+    hh__board board;      /* what the beats learned (heartbeat.h), for the stats */
+    pthread_mutex_t lock; /* guards unready below */
     struct {
         char source[64], reason[190];  /* source "": a free slot; "source: reason" fits the stats */
         unsigned long long seq;        /* set order: the oldest is shown */

@@ -272,9 +272,9 @@ static void leave_redis(hh_manager *m, hh__conn *c, pthread_t chores, int chores
      * back now, not when this identity next starts. Skipped when Redis just
      * failed us or our last beat (a hung Redis costs no extra time), and when
      * the identity was never checked (its lists may be a live process's). */
-    pthread_mutex_lock(&m->lock);
-    int beats_failing = m->heartbeat_last_error[0] != '\0';
-    pthread_mutex_unlock(&m->lock);
+    pthread_mutex_lock(&m->board.mu);
+    int beats_failing = m->board.last_error[0] != '\0';
+    pthread_mutex_unlock(&m->board.mu);
     if (atomic_load(&m->flags.booted) && !beats_failing && (hh__conn_connected(c) || !hh__conn_last_error(c)[0]) &&
         m->opts.fetch == HH_FETCH_RELIABLE)
         hh__lease_reconcile(&m->lease_env, c, 1);

@@ -183,9 +183,9 @@ static void test_rss(void **s) {
 UH_REDIS_GROUP()
 
 static double last_pushed(struct hh_manager *m) {
-    pthread_mutex_lock(&m->lock);
-    double v = m->heartbeat_last_pushed_at;
-    pthread_mutex_unlock(&m->lock);
+    pthread_mutex_lock(&m->board.mu);
+    double v = m->board.last_pushed_at;
+    pthread_mutex_unlock(&m->board.mu);
     return v;
 }
 
