@@ -473,9 +473,8 @@ static void processor_env(hh_manager *m) {
                              .fetch = &m->fetch_env};
 }
 
-/* What the HTTP server sees of the manager (http.h). */
+/* The HTTP server's one way up (http.h): the stats snapshot. */
 static void http_stats(void *udata, hh_manager_stats *out) { hh__manager_fill_stats(udata, out); }
-static char *http_metrics(void *udata) { return hh__metrics_text(((hh_manager *)udata)->metrics); }
 
 int hh_manager_start(hh_manager *m) {
     if (!m) return hh__fail(HH_ERR_INVALID, "start: the manager is missing");
@@ -490,11 +489,12 @@ int hh_manager_start(hh_manager *m) {
     }
     if (m->opts.http_bind) {
         char err[256];
-        hh__http_source src = {http_stats, m, &m->log, http_metrics};
+        hh__http_source src = {http_stats, m, &m->log, NULL};
         if (!(m->metrics = hh__metrics_new())) {
             atomic_store(&m->flags.done, 1);
             return hh__fail(HH_ERR_NOMEM, "http: out of memory");
         }
+        src.metrics = m->metrics;
         if (!(m->http = hh__http_start(&src, m->opts.http_bind, m->opts.liveness_max_age, m->opts.http_token, err,
                                        sizeof(err)))) {
             hh__log(&m->log, HH_LOG_ERROR, "http: %s", err);
