@@ -35,14 +35,14 @@ typedef struct hh__flags {
 
 /* The counters: totals since start, and those not yet flushed to Redis. */
 typedef struct hh__counters {
-    atomic_int busy;                                /* jobs running now */
-    atomic_int outcomes_refused;                    /* job outcomes Redis refuses now, retried (outcome.h) */
-    atomic_int workers_done;                        /* worker threads past their last use of Redis */
-    atomic_ullong processed, failed, recovered;     /* totals */
+    atomic_int busy;                                     /* jobs running now */
+    atomic_int outcomes_refused;                         /* job outcomes Redis refuses now, retried (outcome.h) */
+    atomic_int workers_done;                             /* worker threads past their last use of Redis */
+    atomic_ullong processed, failed, recovered;          /* totals */
     atomic_ullong unflushed_processed, unflushed_failed; /* not yet in Redis's stat:* */
-    atomic_ullong not_pushed_back;                  /* basic fetch's jobs gone from Redis (fetch.c) */
-    atomic_ullong lease_lost, reconciled;           /* lease.c */
-    atomic_ullong *fetched;                         /* per queue (nqueues) */
+    atomic_ullong not_pushed_back;                       /* basic fetch's jobs gone from Redis (fetch.c) */
+    atomic_ullong lease_lost, reconciled;                /* lease.c */
+    atomic_ullong *fetched;                              /* per queue (nqueues) */
 } hh__counters;
 
 /* What a loop asks of the manager above it, through hh__ctx.signal: the

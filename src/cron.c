@@ -375,7 +375,8 @@ int hh__cron_poll(const hh__cron_env *e, hh__conn *c, double now) {
         hh__cron_expr_free(x);
         if (tick >= 0) {
             char why[256], jid[HH_JID_SIZE] = "";
-            int got = hh__cron_enqueue(c, e->ctx->keys, e->ctx->opts.timestamps, members[i], f, tick, now, 1, jid, why, sizeof(why));
+            int got = hh__cron_enqueue(c, e->ctx->keys, e->ctx->opts.timestamps, members[i], f, tick, now, 1, jid, why,
+                                       sizeof(why));
             if (got == 1) {
                 pushed++;
                 char m[32];

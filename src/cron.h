@@ -32,7 +32,7 @@ typedef struct hh__cron_env {
     const hh__ctx *ctx;            /* the manager's (context.h): opts.cron_poll_interval > 0 */
     const char *const *namespaces; /* sidekiq-cron 2.x namespaces polled */
     size_t nnamespaces;
-    double clock_skew; /* seconds added to the clock: tests only (HH_TEST_CLOCK_SKEW_MS) */
+    double clock_skew;       /* seconds added to the clock: tests only (HH_TEST_CLOCK_SKEW_MS) */
     hh__cron_counts *counts; /* what the last poll saw, for the stats */
 } hh__cron_env;
 

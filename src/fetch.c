@@ -458,7 +458,8 @@ static int fetch_basic(hh__processor *p, hh__fetched *out, size_t max) {
     size_t good = 0; /* the queues not wrong-typed */
     for (size_t i = 0; i < n; i++)
         if (!queue_bad(m->fetcher, order[i]))
-            argv[1 + good] = m->ctx->queue_keys[order[i]], lens[1 + good] = sdslen(m->ctx->queue_keys[order[i]]), good++;
+            argv[1 + good] = m->ctx->queue_keys[order[i]], lens[1 + good] = sdslen(m->ctx->queue_keys[order[i]]),
+                     good++;
     if (good == 0) { /* every queue wrong-typed: wait as an empty BRPOP would */
         hh__sleep(HH_FETCH_BLOCK_SECONDS);
         return 0;

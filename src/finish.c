@@ -252,7 +252,8 @@ void hh__finish_push_back(const hh__finish_env *m, hh__conn *conn, const hh__fet
 void hh__finish_ack_append(const hh__finish_env *m, hh__pipe *pipe, const hh_job *job) {
     if (m->ctx->opts.fetch == HH_FETCH_BASIC) return;
     int known = job->queue_index >= 0 && (size_t)job->queue_index < m->ctx->nqueues;
-    sds k = known ? m->ctx->inprog_keys[job->queue_index] : hh__key_inprogress(m->ctx->keys, m->ctx->identity, job->queue);
+    sds k =
+        known ? m->ctx->inprog_keys[job->queue_index] : hh__key_inprogress(m->ctx->keys, m->ctx->identity, job->queue);
     const char *argv[4] = {"LREM", k, "-1", job->payload};
     size_t lens[4] = {4, sdslen(k), 2, job->len}; /* argv: a big payload is held once (redis.c) */
     hh__pipe_addargv(pipe, 4, argv, lens);
@@ -292,8 +293,8 @@ void hh__finish_requeue_append(const hh__finish_env *m, hh__pipe *pipe, size_t q
         hh__pipe_add(pipe, "EVAL %s 1 %s %b", hh__script_source(HH_SCRIPT_PUSH_BACK, plain), m->ctx->queue_keys[queue],
                      payload, len);
     else
-        hh__pipe_add(pipe, "EVAL %s 2 %s %s %b", hh__script_source(HH_SCRIPT_REQUEUE, plain), m->ctx->inprog_keys[queue],
-                     m->ctx->queue_keys[queue], payload, len);
+        hh__pipe_add(pipe, "EVAL %s 2 %s %s %b", hh__script_source(HH_SCRIPT_REQUEUE, plain),
+                     m->ctx->inprog_keys[queue], m->ctx->queue_keys[queue], payload, len);
 }
 
 /* ------------------------------------------------------------ the unreturned report */
@@ -324,7 +325,8 @@ void hh__finish_report_unreturned(const hh__finish_env *m, size_t queue, const c
         hh__log(m->ctx->log, HH_LOG_WARN,
                 "class=%s jid=%s: not pushed back to queue %s (%s): it stays in %s for the "
                 "next start with --identity %s or a peer's recovery",
-                klass ? klass : "?", jid ? jid : "?", m->ctx->queues[queue], why, m->ctx->inprog_keys[queue], m->ctx->identity);
+                klass ? klass : "?", jid ? jid : "?", m->ctx->queues[queue], why, m->ctx->inprog_keys[queue],
+                m->ctx->identity);
     } else {
         char head[700];
         snprintf(head, sizeof(head),

@@ -31,9 +31,9 @@ struct hh__acks;
  * acks, filled by manager.c (which keeps it alive as long as the worker
  * threads). */
 typedef struct hh__finish_env {
-    const hh__ctx *ctx;             /* the manager's (context.h): queues, giving_up, not_pushed_back */
-    const hh__lease_env *lease;     /* lease.c: a job's end releases its lease */
-    struct hh__acks *acks;          /* the queued acks: hh__acks_new's, set by manager.c */
+    const hh__ctx *ctx;         /* the manager's (context.h): queues, giving_up, not_pushed_back */
+    const hh__lease_env *lease; /* lease.c: a job's end releases its lease */
+    struct hh__acks *acks;      /* the queued acks: hh__acks_new's, set by manager.c */
 } hh__finish_env;
 
 /* The queue of acks not sent yet, shared by the worker threads. flush_at:

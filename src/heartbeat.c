@@ -1,6 +1,8 @@
 /* heartbeat.c -- see heartbeat.h. Owns the beat and the process
- * registry entries; sees the manager only through hh__heartbeat_env and
- * waits between beats on its wake (wake.h).
+ * registry entries, and the board of what the beats learned (the stats
+ * read it); sees the manager only through its context (context.h) and
+ * hh__heartbeat_env, calls the lease and walks the worker threads
+ * directly, and waits between beats on the context's wake (wake.h).
  * Keys written: processes (SADD, SREM on stop), <id> (HGET info: whose it
  * is, then HSET + EXPIRE 60),
  * <id>:work and <id>:workers (UNLINK, HSET, EXPIRE 60), <id>-signals (RPOP),
@@ -39,7 +41,8 @@ char *hh__heartbeat_info(const hh__heartbeat_env *e) {
         json_array_append_new(queues, json_string(e->ctx->queues[i]));
         json_object_set_new(weights, e->ctx->queues[i], json_integer(e->ctx->weighted ? e->ctx->weights[i] : 0));
     }
-    for (size_t i = 0; e->ctx->labels && e->ctx->labels[i]; i++) json_array_append_new(labels, json_string(e->ctx->labels[i]));
+    for (size_t i = 0; e->ctx->labels && e->ctx->labels[i]; i++)
+        json_array_append_new(labels, json_string(e->ctx->labels[i]));
     json_object_set_new(o, "hostname", json_string(e->ctx->hostname));
     json_object_set_new(o, "started_at", json_real(e->ctx->started_at));
     json_object_set_new(o, "pid", json_integer(getpid()));
@@ -273,8 +276,8 @@ static void dump_one(void *ctx, const char *tid, const hh_job *job, int abandone
     (void)abandoned;
     if (job) {
         d->busy++;
-        hh__log(d->e->ctx->log, HH_LOG_WARN, "thread tid=%s: class=%s jid=%s queue=%s running for %.1f s", tid, job->klass,
-                job->jid, job->queue, hh__now() - job->run_at);
+        hh__log(d->e->ctx->log, HH_LOG_WARN, "thread tid=%s: class=%s jid=%s queue=%s running for %.1f s", tid,
+                job->klass, job->jid, job->queue, hh__now() - job->run_at);
     } else {
         hh__log(d->e->ctx->log, HH_LOG_WARN, "thread tid=%s: idle", tid);
     }
@@ -284,7 +287,8 @@ static void dump_one(void *ctx, const char *tid, const hh_job *job, int abandone
 static void dump_threads(const hh__heartbeat_env *e) {
     struct dump_ctx d = {e, 0};
     each_thread(e, dump_one, &d);
-    hh__log(e->ctx->log, HH_LOG_WARN, "%d of %d threads busy, quiet=%d", d.busy, e->ctx->opts.concurrency, atomic_load(&e->ctx->flags->quiet));
+    hh__log(e->ctx->log, HH_LOG_WARN, "%d of %d threads busy, quiet=%d", d.busy, e->ctx->opts.concurrency,
+            atomic_load(&e->ctx->flags->quiet));
 }
 
 /* Queue sizes and latency for the stats snapshot and /metrics, and the
@@ -527,7 +531,8 @@ static int beat(const hh__heartbeat_env *e, hh__conn *c, const char *info, int *
         hh__pipe_add(&pipe, "EXISTS %s", hk);
         hh__pipe_add(&pipe, "HGET %s info", hk); /* whose hash it was: ours, or a newer owner's */
         hh__pipe_add(&pipe, "HSET %s info %s concurrency %d busy %d beat %s rtt_us %ld quiet %s rss %ld", hk, info,
-                     e->ctx->opts.concurrency, busy, beat_s, rtt_us, atomic_load(&e->ctx->flags->quiet) ? "true" : "false", hh__rss_kb());
+                     e->ctx->opts.concurrency, busy, beat_s, rtt_us,
+                     atomic_load(&e->ctx->flags->quiet) ? "true" : "false", hh__rss_kb());
         hh__pipe_add(&pipe, "EXPIRE %s %d", hk, HH_PROCESS_TTL);
         hh__pipe_add(&pipe, "RPOP %s", sk);
         hh__pipe_add(&pipe, "EXEC");

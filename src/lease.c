@@ -755,8 +755,8 @@ static int lease_check(const hh__lease_env *m, hh__conn *c) {
             pthread_mutex_unlock(&p->mu);
             if (!marked) continue; /* it finished meanwhile: its ack reports it */
             atomic_fetch_add(&m->ctx->counters->lease_lost, 1);
-            hh__log(m->ctx->log, HH_LOG_WARN, "class=%s jid=%s: lease lost: the job was recovered by another process; %s",
-                    s[k].klass, s[k].jid,
+            hh__log(m->ctx->log, HH_LOG_WARN,
+                    "class=%s jid=%s: lease lost: the job was recovered by another process; %s", s[k].klass, s[k].jid,
                     stop ? "its handler here is told to stop (--lease-lost stop), its outcome is not written"
                          : "its handler here runs to the end (--lease-lost finish), its outcome is not written");
         } else {
@@ -799,7 +799,8 @@ int hh__lease_identity_lost(const hh__lease_env *m, const char *by) {
         pthread_mutex_unlock(&p->mu);
         if (!marked) continue;
         atomic_fetch_add(&m->ctx->counters->lease_lost, 1);
-        hh__log(m->ctx->log, HH_LOG_WARN, "class=%s jid=%s: lease lost: identity %s taken over; %s", klass, jid, m->ctx->identity,
+        hh__log(m->ctx->log, HH_LOG_WARN, "class=%s jid=%s: lease lost: identity %s taken over; %s", klass, jid,
+                m->ctx->identity,
                 stop ? "its handler here is told to stop (--lease-lost stop), its outcome is not written"
                      : "its handler here runs to the end (--lease-lost finish), its outcome is not written");
     }
@@ -837,7 +838,8 @@ void hh__lease_beat(const hh__lease_env *m, hh__conn *c, int ok, int hash_expire
             pthread_mutex_lock(&l->mu);
             l->fetchers_dirty = 0;
             pthread_mutex_unlock(&l->mu);
-            if (r->integer > 0) hh__log(m->ctx->log, HH_LOG_INFO, "registered %s in hiredhand:fetchers again", m->ctx->identity);
+            if (r->integer > 0)
+                hh__log(m->ctx->log, HH_LOG_INFO, "registered %s in hiredhand:fetchers again", m->ctx->identity);
         }
         if (r) freeReplyObject(r);
     }

@@ -3,10 +3,13 @@
  * recovery.c: create, start, stats, free, as Sidekiq's launcher does
  * (docs/design.md). Handlers and middleware are registry.c's; quiet, stop
  * with a grace period and hard-shutdown push-back are shutdown.c's.
- * It hands every file it drives a narrow view of itself (hh__processor_env,
- * hh__fetch_env, hh__lease_env, hh__pickup_env, hh__heartbeat_env,
- * hh__scheduler_env, hh__recovery_env, hh__http_source) and wakes its
- * threads through wake.h. Keys: only through the files it drives, plus
+ * It fills the one read-only context every file it drives reads (hh__ctx,
+ * context.h: identity, queues, options, flags, counters), once, and answers
+ * the loops' one upward callback (manager_signal); each loop's env
+ * (hh__processor_env, hh__fetch_env, hh__finish_env, hh__lease_env,
+ * hh__pickup_env, hh__heartbeat_env, hh__cron_env, hh__recovery_env,
+ * hh__http_source) holds only its own state. It wakes its threads through
+ * wake.h. Keys: only through the files it drives, plus
  * INFO at start. */
 #include "manager.h"
 
@@ -277,9 +280,7 @@ static void fill_ctx(hh_manager *m) {
 }
 
 /* What pickup.c sees of m (its .buffer is set with the buffer, below). */
-static void pickup_env(hh_manager *m) {
-    m->pickup_env = (hh__pickup_env){.ctx = &m->ctx};
-}
+static void pickup_env(hh_manager *m) { m->pickup_env = (hh__pickup_env){.ctx = &m->ctx}; }
 
 /* The fetchers' shared state: fetched-but-unclaimed jobs, their sleepers
  * and the queue marks (buffer.c), idle waiters (fetch.c); the acks to send
@@ -589,7 +590,6 @@ void hh__manager_cron_env(hh_manager *m, hh__cron_env *out) {
                           .counts = &m->cron_counts};
 }
 
-
 /* The user's heartbeat hook (hh_manager_on_heartbeat), after each beat,
  * with the stats as of now. */
 static void heartbeat_hook(hh_manager *m, int ok) {
@@ -608,7 +608,6 @@ void hh__manager_heartbeat_env(hh_manager *m, hh__heartbeat_env *out) {
                                .board = &m->board,
                                .lease = &m->lease_env};
 }
-
 
 void hh__manager_recovery_env(hh_manager *m, hh__recovery_env *out) {
     *out = (hh__recovery_env){.ctx = &m->ctx, .lease = &m->lease_env};

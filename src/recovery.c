@@ -1,5 +1,5 @@
-/* recovery.c -- see recovery.h. It sees the manager only through
- * hh__recovery_env.
+/* recovery.c -- see recovery.h. It sees the manager only through its
+ * context (context.h) and calls the lease (lease.h) directly.
  * Keys read: hiredhand:inprogress:* (SCAN, LINDEX), <id> (EXISTS, HMGET),
  * processes (SISMEMBER), hiredhand:fetchers (SMEMBERS). Keys written: hiredhand:fetchers (SADD,
  * SREM), hiredhand:recovery-lock (SET NX PX), hiredhand:recoveries:<jid>
@@ -105,8 +105,8 @@ static int drain(const hh__recovery_env *e, hh__conn *c, const char *key, const 
             rc = (int)x->element[0]->integer;
             count = x->element[1]->integer;
         } else {
-            hh__log(e->ctx->log, HH_LOG_ERROR, "recovery: owner=%s queue=%s: not pushed back, left for the next scan: %s",
-                    owner, queue,
+            hh__log(e->ctx->log, HH_LOG_ERROR,
+                    "recovery: owner=%s queue=%s: not pushed back, left for the next scan: %s", owner, queue,
                     x && x->type == REDIS_REPLY_ERROR ? x->str
                         : x                           ? "unexpected reply to the recovery script"
                                                       : hh__conn_last_error(c));
@@ -251,8 +251,8 @@ static int identity_in_use(const hh__recovery_env *e, hh__conn *c) {
         snprintf(why, sizeof(why), "pid %ld on host %s, its heartbeat hash not expired", pid, host);
     }
     if (live)
-        hh__log(e->ctx->log, HH_LOG_ERROR, "identity %s is live in another process: %s (last beat %.0f s ago)", e->ctx->identity,
-                why, beat > 0 ? hh__now() - beat : -1.0);
+        hh__log(e->ctx->log, HH_LOG_ERROR, "identity %s is live in another process: %s (last beat %.0f s ago)",
+                e->ctx->identity, why, beat > 0 ? hh__now() - beat : -1.0);
     sdsfree(host);
     return live;
 }
@@ -276,7 +276,8 @@ int hh__recovery_boot(const hh__recovery_env *e, hh__conn *c) {
     if (!e->ctx->fixed_identity) return HH_OK; /* a fresh random identity owns nothing */
     int n = scan_lists(e, c, e->ctx->identity);
     if (n > 0)
-        hh__log(e->ctx->log, HH_LOG_WARN, "recovery: pushed back %d jobs left by a previous run of %s", n, e->ctx->identity);
+        hh__log(e->ctx->log, HH_LOG_WARN, "recovery: pushed back %d jobs left by a previous run of %s", n,
+                e->ctx->identity);
     return n < 0 ? HH_ERR_REDIS : HH_OK;
 }
 

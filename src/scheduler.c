@@ -41,7 +41,7 @@ static int bury(const hh__ctx *ctx, hh__conn *c, const char *set, const redisRep
         return -1;
     }
     sds sk = hh__key(ctx->keys, set);
-    hh__outcome o = {HH_OUTCOME_DEAD, HH_SOURCE_ZSET,  sk, member->str, member->len, entry, len, now,
+    hh__outcome o = {HH_OUTCOME_DEAD,        HH_SOURCE_ZSET,         sk, member->str, member->len, entry, len, now,
                      ctx->opts.dead_timeout, ctx->opts.dead_max_jobs};
     int rc = hh__outcome_write(c, ctx->keys, &o, why, whylen);
     if (rc == 1) hh__log(ctx->log, HH_LOG_WARN, "%s: malformed entry moved to the dead set: %s", set, problem);
@@ -193,9 +193,7 @@ static long process_count(const hh__ctx *ctx, hh__conn *c) {
 static int is_quiet(const void *arg) { return atomic_load(&((const hh__ctx *)arg)->flags->quiet); }
 
 /* Sleeps, but a quiet or stop ends the nap at once. */
-static void nap(const hh__ctx *ctx, double seconds) {
-    hh__wake_wait(ctx->wake, hh__mono() + seconds, is_quiet, ctx);
-}
+static void nap(const hh__ctx *ctx, double seconds) { hh__wake_wait(ctx->wake, hh__mono() + seconds, is_quiet, ctx); }
 
 void *hh__scheduler_main(void *arg) {
     const hh__ctx *ctx = arg;

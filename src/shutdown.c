@@ -344,7 +344,8 @@ void *hh__manager_supervisor_main(void *arg) {
     cancel_and_push_back(m, &c, end - (budget / 6 < 0.5 ? budget / 6 : 0.5));
     leave_redis(m, &c, chores, chores_started, end);
     hh__conn_close(&c);
-    hh__log(&m->log, HH_LOG_INFO, "stopped: processed=%llu failed=%llu", (unsigned long long)atomic_load(&m->counters.processed),
+    hh__log(&m->log, HH_LOG_INFO, "stopped: processed=%llu failed=%llu",
+            (unsigned long long)atomic_load(&m->counters.processed),
             (unsigned long long)atomic_load(&m->counters.failed));
     hh__http_stop(m->http);
     m->http = NULL;

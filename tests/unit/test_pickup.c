@@ -41,7 +41,11 @@ static int setup(void **s) {
     if (!f || uh_conn_fixture_open(&f->c, srv.url, NULL) != 0) return -1;
     uh_flushall(&srv);
     for (int i = 0; i < NQ; i++) f->keys[i] = sdsnew(names[i]);
-    f->ctx = (hh__ctx){.keys = &f->c.keys, .cfg = &f->c.cfg, .log = &f->c.log, .nqueues = NQ, .queue_keys = f->keys,
+    f->ctx = (hh__ctx){.keys = &f->c.keys,
+                       .cfg = &f->c.cfg,
+                       .log = &f->c.log,
+                       .nqueues = NQ,
+                       .queue_keys = f->keys,
                        .flags = &f->flags};
     hh__pickup_env *e = &f->env;
     e->ctx = &f->ctx;
