@@ -49,9 +49,9 @@ typedef struct hh__fetch_env {
 
 /* The fetcher's state, owned here: the idle threads' waits (the buffer of
  * fetched jobs not started yet is buffer.h's, used under its mutex), the queues known to be empty and each
- * thread's fetch space. Created and freed by manager.c (m->fetcher). */
+ * thread's fetch space. Created and freed by manager.c (env->fetcher). */
 typedef struct hh__fetcher hh__fetcher;
-hh__fetcher *hh__fetcher_new(const hh__fetch_env *m);
+hh__fetcher *hh__fetcher_new(const hh__fetch_env *env);
 void hh__fetcher_free(hh__fetcher *f);
 
 /* The next job for worker thread p: the oldest buffered one, else a fetch
@@ -62,14 +62,14 @@ int hh__fetch_next(hh__processor *p, hh__fetched *out);
 /* Tells the fetcher thread p ran a job that took seconds (batch sizing). */
 void hh__fetch_ran(hh__processor *p, double seconds);
 /* Pushes every buffered job back to its queue (finish.c's push back). */
-void hh__fetch_push_back_pending(const hh__fetch_env *m, hh__conn *conn);
+void hh__fetch_push_back_pending(const hh__fetch_env *env, hh__conn *conn);
 /* Wakes idle threads sleeping in the process (quiet, stop): no Redis. */
-void hh__fetch_wake_sleepers(const hh__fetch_env *m);
+void hh__fetch_wake_sleepers(const hh__fetch_env *env);
 
 /* Ends the blocking fetch of every worker thread now (CLIENT UNBLOCK on a
  * connection of its own), so quiet and stop take effect at once. */
-void hh__fetch_wake(const hh__fetch_env *m, hh__conn *c);
+void hh__fetch_wake(const hh__fetch_env *env, hh__conn *c);
 /* Only the CLIENT UNBLOCK part, for the threads inside a blocking call. */
-void hh__fetch_unblock(const hh__fetch_env *m, hh__conn *c);
+void hh__fetch_unblock(const hh__fetch_env *env, hh__conn *c);
 
 #endif

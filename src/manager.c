@@ -318,7 +318,7 @@ static int init_processors(hh_manager *m) {
     m->ctx.procs = m->procs;
     for (int i = 0; i < m->opts.concurrency; i++) {
         hh__processor *p = &m->procs[i];
-        p->m = &m->processor_env;
+        p->env = &m->processor_env;
         p->fetch = &m->fetch_env;
         p->index = i;
         pthread_mutex_init(&p->mu, NULL);

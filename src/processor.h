@@ -31,7 +31,7 @@ typedef struct hh__middleware {
 /* The worker threads' env: the manager's context and what only they use
  * (handlers, middleware, metrics), filled by manager.c at start (the
  * handlers and middleware are final then); each thread reaches it through
- * its hh__processor.m. */
+ * its hh__processor.env. */
 typedef struct hh__processor_env {
     const hh__ctx *ctx; /* the manager's (context.h): queues, options, flags, counters */
     const hh__handler *handlers;

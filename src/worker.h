@@ -21,8 +21,8 @@
 /* One worker thread: its connection, its fetch state and the job it runs.
  * `mu` guards job/abandoned against the heartbeat and the shutdown path. */
 typedef struct hh__processor {
-    const struct hh__processor_env *m; /* processor.c's env (its ->ctx: the manager's context) */
-    const struct hh__fetch_env *fetch; /* fetch.c's env */
+    const struct hh__processor_env *env; /* processor.c's env (its ->ctx: the manager's context) */
+    const struct hh__fetch_env *fetch;   /* fetch.c's env */
     int index;
     char tid[16];
     pthread_t thread;
