@@ -381,7 +381,7 @@ int hh__cron_poll(const hh__cron_env *e, hh__conn *c, double now) {
     size_t nns = 0;
     for (size_t i = 0; i < e->nnamespaces && !rc; i++) {
         if (!strcmp(e->namespaces[i], HH_CRON_NS_AUTO)) {
-            rc = hh__cron_namespaces_found(c, e->keys, &nss, &nns, &err);
+            rc = hh__cron_namespaces_found(c, e->ctx->keys, &nss, &nns, &err);
         } else if (push_ns(&nss, &nns, e->namespaces[i], strlen(e->namespaces[i]))) {
             err = sdsnew("out of memory");
             rc = -1;
@@ -389,18 +389,18 @@ int hh__cron_poll(const hh__cron_env *e, hh__conn *c, double now) {
     }
     for (size_t i = 0; i < nns && !rc; i++) {
         sds name = sdscatprintf(sdsempty(), "cron_jobs:%s", nss[i]);
-        rc = set_members(c, e->keys, name, &members, &n, &err);
+        rc = set_members(c, e->ctx->keys, name, &members, &n, &err);
         sdsfree(name);
     }
     for (size_t i = 0; i < nns; i++) sdsfree(nss[i]);
     free(nss);
-    if (!rc) rc = set_members(c, e->keys, "cron_jobs", &members, &n, &err); /* sidekiq-cron 1.x */
+    if (!rc) rc = set_members(c, e->ctx->keys, "cron_jobs", &members, &n, &err); /* sidekiq-cron 1.x */
     long jobs = 0, disabled = 0, broken = 0;
     long long next = 0;
     int pushed = 0;
     sds broken_list = sdsempty();
-    for (size_t i = 0; i < n && !rc && !atomic_load(e->quiet); i++) {
-        sds hk = hh__key(e->keys, members[i]);
+    for (size_t i = 0; i < n && !rc && !atomic_load(&e->ctx->flags->quiet); i++) {
+        sds hk = hh__key(e->ctx->keys, members[i]);
         redisReply *r = hh__conn_cmd(c, "HGETALL %s", hk);
         sdsfree(hk);
         json_t *f = hash_fields(r);
@@ -445,12 +445,13 @@ int hh__cron_poll(const hh__cron_env *e, hh__conn *c, double now) {
         hh__cron_expr_free(x);
         if (tick >= 0) {
             char why[256], jid[HH_JID_SIZE] = "";
-            int got = hh__cron_enqueue(c, e->keys, e->timestamps, members[i], f, tick, now, 1, jid, why, sizeof(why));
+            int got = hh__cron_enqueue(c, e->ctx->keys, e->ctx->opts.timestamps, members[i], f, tick, now, 1, jid, why,
+                                       sizeof(why));
             if (got == 1) {
                 pushed++;
                 char m[32];
                 hh__cron_member(tick, m);
-                hh__log(e->log, HH_LOG_INFO, "cron: enqueued %s for %s: jid=%s", name, m, jid);
+                hh__log(e->ctx->log, HH_LOG_INFO, "cron: enqueued %s for %s: jid=%s", name, m, jid);
             } else if (got == -3) {
                 broken++;
                 if (sdslen(broken_list) < 2000)
@@ -473,9 +474,9 @@ int hh__cron_poll(const hh__cron_env *e, hh__conn *c, double now) {
      * a broken job is never skipped in silence, nor logged per job per
      * second. */
     if (broken)
-        hh__log(e->log, HH_LOG_WARN, "cron: %ld periodic job%s not run: %s", broken, broken == 1 ? "" : "s",
+        hh__log(e->ctx->log, HH_LOG_WARN, "cron: %ld periodic job%s not run: %s", broken, broken == 1 ? "" : "s",
                 broken_list);
-    if (rc) hh__log(e->log, HH_LOG_WARN, "cron: poll failed, next poll retries: %s", err ? err : "?");
+    if (rc) hh__log(e->ctx->log, HH_LOG_WARN, "cron: poll failed, next poll retries: %s", err ? err : "?");
     sdsfree(broken_list);
     sdsfree(err);
     for (size_t i = 0; i < n; i++) sdsfree(members[i]);
@@ -483,21 +484,21 @@ int hh__cron_poll(const hh__cron_env *e, hh__conn *c, double now) {
     return rc ? -1 : pushed;
 }
 
-static int is_quiet(const void *arg) { return atomic_load(((const hh__cron_env *)arg)->quiet); }
+static int is_quiet(const void *arg) { return atomic_load(&((const hh__cron_env *)arg)->ctx->flags->quiet); }
 
 void *hh__cron_main(void *arg) {
     const hh__cron_env *e = arg;
     hh__conn c;
-    hh__conn_init(&c, e->cfg, e->log, "cron", e->quiet);
+    hh__conn_init(&c, e->ctx->cfg, e->ctx->log, "cron", &e->ctx->flags->quiet);
     hh__rng rng;
     hh__rng_seed(&rng);
-    double iv = e->poll_interval;
+    double iv = e->ctx->opts.cron_poll_interval;
     /* Sidekiq's poller waits avg * r + avg / 2 between polls (r uniform in
      * [0, 1)); the first poll comes within one interval of the start. */
-    hh__wake_wait(e->wake, hh__mono() + iv * hh__rng_double(&rng), is_quiet, e);
-    while (!atomic_load(e->quiet)) {
+    hh__wake_wait(e->ctx->wake, hh__mono() + iv * hh__rng_double(&rng), is_quiet, e);
+    while (!atomic_load(&e->ctx->flags->quiet)) {
         hh__cron_poll(e, &c, hh__now() + e->clock_skew);
-        hh__wake_wait(e->wake, hh__mono() + iv * hh__rng_double(&rng) + iv / 2, is_quiet, e);
+        hh__wake_wait(e->ctx->wake, hh__mono() + iv * hh__rng_double(&rng) + iv / 2, is_quiet, e);
     }
     hh__conn_close(&c);
     return NULL;

@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include "context.h"
 #include "cron_expr.h"
 #include "keys.h"
 #include "redis.h"
@@ -28,17 +29,11 @@ typedef struct hh__cron_counts {
 
 /* All the poller knows of its manager. */
 typedef struct hh__cron_env {
-    const hh__keys *keys;
-    const hh__logger *log;
-    hh__redis_config *cfg;
-    hh_timestamps timestamps;
-    double poll_interval;          /* average seconds between polls (> 0) */
+    const hh__ctx *ctx;            /* the manager's (context.h): opts.cron_poll_interval > 0 */
     const char *const *namespaces; /* sidekiq-cron 2.x namespaces polled */
     size_t nnamespaces;
-    double clock_skew; /* seconds added to the clock: tests only (HH_TEST_CLOCK_SKEW_MS) */
-    hh__cron_counts *counts;
-    const atomic_int *quiet;
-    hh__wake *wake;
+    double clock_skew;       /* seconds added to the clock: tests only (HH_TEST_CLOCK_SKEW_MS) */
+    hh__cron_counts *counts; /* what the last poll saw, for the stats */
 } hh__cron_env;
 
 void *hh__cron_main(void *arg);

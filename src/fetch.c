@@ -32,7 +32,7 @@ typedef struct fetch_thread {
 } fetch_thread;
 
 struct hh__fetcher {
-    const hh__fetch_env *m;
+    const hh__fetch_env *env;
     /* Jobs fetched in a batch and not started yet, shared by every worker
      * thread (a slow job never holds others hostage), taken in fetch order
      * (buffer.h), and the idle threads sleeping on them. The fields below
@@ -94,7 +94,7 @@ size_t hh__queue_order(const int *weights, size_t n, int weighted, hh__rng *rng,
         size_t j = (size_t)hh__rng_below(rng, i + 1), t = rep[i];
         rep[i] = rep[j], rep[j] = t;
     }
-    size_t m = 0;
+    size_t got = 0;
     unsigned char seenbuf[256] = {0};
     unsigned char *seen = n <= sizeof(seenbuf) ? seenbuf : calloc(n, 1);
     if (!seen) { /* degrade to strict rather than fail a fetch */
@@ -102,11 +102,11 @@ size_t hh__queue_order(const int *weights, size_t n, int weighted, hh__rng *rng,
         for (size_t i = 0; i < n; i++) out[i] = i;
         return n;
     }
-    for (size_t i = 0; i < total && m < n; i++)
-        if (!seen[rep[i]]) seen[rep[i]] = 1, out[m++] = rep[i];
+    for (size_t i = 0; i < total && got < n; i++)
+        if (!seen[rep[i]]) seen[rep[i]] = 1, out[got++] = rep[i];
     if (seen != seenbuf) free(seen);
     if (rep != stackbuf) free(rep);
-    return m;
+    return got;
 }
 
 /* Takes the payload out of the reply (hiredis allocated it with a NUL
@@ -172,7 +172,7 @@ static void scratch_free(fetch_scratch *s);
 static fetch_scratch *scratch(hh__processor *p) {
     fetch_thread *t = thread_of(p);
     if (t->scratch) return t->scratch;
-    size_t n = p->fetch->nqueues, argc = 3 + 2 * n + 2 + 2 * n;
+    size_t n = p->fetch->ctx->nqueues, argc = 3 + 2 * n + 2 + 2 * n;
     fetch_scratch *s = calloc(1, sizeof(*s));
     if (!s) return NULL;
     s->argv = malloc(argc * sizeof(*s->argv));
@@ -200,19 +200,19 @@ static void scratch_free(fetch_scratch *s) {
 
 /* ------------------------------------------------------------ the fetcher */
 
-hh__fetcher *hh__fetcher_new(const hh__fetch_env *m) {
+hh__fetcher *hh__fetcher_new(const hh__fetch_env *env) {
     hh__fetcher *f = calloc(1, sizeof(*f));
     if (!f) return NULL;
-    size_t c = (size_t)m->opts.concurrency;
-    f->m = m;
-    f->b = m->buffer;
+    size_t c = (size_t)env->ctx->opts.concurrency;
+    f->env = env;
+    f->b = env->buffer;
     pthread_mutex_init(&f->idle_mu, NULL);
     hh__err_run_init(&f->fetch_errors);
     pthread_cond_init(&f->idle_cv, NULL);
     pthread_cond_init(&f->check_cv, NULL);
     atomic_init(&f->span, 2);
     f->batch = 1;
-    f->waiters = calloc(m->nqueues, sizeof(*f->waiters));
+    f->waiters = calloc(env->ctx->nqueues, sizeof(*f->waiters));
     f->threads = calloc(c, sizeof(*f->threads));
     if (!f->b || !f->waiters || !f->threads) {
         hh__fetcher_free(f);
@@ -220,7 +220,7 @@ hh__fetcher *hh__fetcher_new(const hh__fetch_env *m) {
     }
     for (size_t i = 0; i < c; i++) pthread_cond_init(&f->threads[i].sleeper.wake, NULL);
     for (size_t i = 0; i < c; i++) {
-        f->threads[i].block_queue = (int)(i % m->nqueues);
+        f->threads[i].block_queue = (int)(i % env->ctx->nqueues);
         f->threads[i].batch = 1;
         if (!(f->threads[i].held = calloc(HH_FETCH_BATCH_MAX, sizeof(hh__fetched)))) {
             hh__fetcher_free(f);
@@ -232,7 +232,7 @@ hh__fetcher *hh__fetcher_new(const hh__fetch_env *m) {
 
 void hh__fetcher_free(hh__fetcher *f) {
     if (!f) return;
-    for (int i = 0; f->threads && i < f->m->opts.concurrency; i++) {
+    for (int i = 0; f->threads && i < f->env->ctx->opts.concurrency; i++) {
         free(f->threads[i].held);
         scratch_free(f->threads[i].scratch);
         pthread_cond_destroy(&f->threads[i].sleeper.wake);
@@ -293,12 +293,12 @@ static int queue_bad(hh__fetcher *f, size_t q) {
 /* TYPE of queue q's keys on c: 1 both lists (or absent), 0 one is not (its
  * key and type into key/type), -1 no answer. */
 static int queue_types(hh__processor *p, size_t q, const char **key, char *type, size_t tlen) {
-    const hh__fetch_env *m = p->fetch;
-    int basic = m->opts.fetch == HH_FETCH_BASIC;
+    const hh__fetch_env *env = p->fetch;
+    int basic = env->ctx->opts.fetch == HH_FETCH_BASIC;
     hh__pipe pipe;
     hh__pipe_begin(&pipe, &p->conn);
-    hh__pipe_add(&pipe, "TYPE %s", m->queue_keys[q]);
-    if (!basic) hh__pipe_add(&pipe, "TYPE %s", m->inprog_keys[q]);
+    hh__pipe_add(&pipe, "TYPE %s", env->ctx->queue_keys[q]);
+    if (!basic) hh__pipe_add(&pipe, "TYPE %s", env->ctx->inprog_keys[q]);
     redisReply **r = hh__pipe_exec(&pipe);
     if (!r) return -1;
     int rc = 1;
@@ -306,7 +306,7 @@ static int queue_types(hh__processor *p, size_t q, const char **key, char *type,
         if (r[i]->type != REDIS_REPLY_STATUS) {
             rc = -1;
         } else if (strcmp(r[i]->str, "list") != 0 && strcmp(r[i]->str, "none") != 0) {
-            *key = i == 0 ? m->queue_keys[q] : m->inprog_keys[q];
+            *key = i == 0 ? env->ctx->queue_keys[q] : env->ctx->inprog_keys[q];
             hh__strlcpy(type, r[i]->str, tlen);
             rc = 0;
         }
@@ -320,20 +320,20 @@ static void bad_log(hh__processor *p, size_t q, const char *key, const char *typ
     long long last = atomic_load(&f->b->bad[q].logged);
     if (last && now - last < HH_FETCH_BAD_LOG_US) return;
     if (!atomic_compare_exchange_strong(&f->b->bad[q].logged, &last, now)) return; /* another thread logs it */
-    hh__log(p->fetch->log, HH_LOG_ERROR,
+    hh__log(p->fetch->ctx->log, HH_LOG_ERROR,
             "fetch: %s is a %s, not a list (WRONGTYPE): queue %s is skipped until it is a list again; the other "
             "queues are served (logged once a minute)",
-            key, type, p->fetch->queues[q]);
+            key, type, p->fetch->ctx->queues[q]);
 }
 
 /* After a WRONGTYPE reply: finds the wrong-typed queues (Redis's error does
  * not name the key) and leaves them out. Returns how many were found. */
 static int find_bad(hh__processor *p) {
-    const hh__fetch_env *m = p->fetch;
-    hh__fetcher *f = m->fetcher;
+    const hh__fetch_env *env = p->fetch;
+    hh__fetcher *f = env->fetcher;
     int found = 0;
     long long now = now_us();
-    for (size_t q = 0; q < m->nqueues; q++) {
+    for (size_t q = 0; q < env->ctx->nqueues; q++) {
         const char *key = NULL;
         char type[32];
         if (queue_bad(f, q) || queue_types(p, q, &key, type, sizeof(type)) != 0) continue;
@@ -349,11 +349,11 @@ static int find_bad(hh__processor *p) {
 /* Asks TYPE again of each bad queue whose recheck is due (one thread per
  * queue claims it): a list again is served again. */
 static void bad_recheck(hh__processor *p) {
-    const hh__fetch_env *m = p->fetch;
-    hh__fetcher *f = m->fetcher;
+    const hh__fetch_env *env = p->fetch;
+    hh__fetcher *f = env->fetcher;
     if (atomic_load(&f->b->nbad) == 0) return;
     long long now = now_us();
-    for (size_t q = 0; q < m->nqueues; q++) {
+    for (size_t q = 0; q < env->ctx->nqueues; q++) {
         long long until = atomic_load(&f->b->bad[q].until);
         if (until == 0 || until > now) continue;
         if (!atomic_compare_exchange_strong(&f->b->bad[q].until, &until, now + HH_FETCH_BAD_RECHECK_US)) continue;
@@ -366,7 +366,7 @@ static void bad_recheck(hh__processor *p) {
             atomic_store(&f->b->bad[q].until, 0);
             atomic_store(&f->b->bad[q].logged, 0);
             atomic_fetch_sub(&f->b->nbad, 1);
-            hh__log(m->log, HH_LOG_INFO, "fetch: queue %s is a list again: served again", m->queues[q]);
+            hh__log(env->ctx->log, HH_LOG_INFO, "fetch: queue %s is a list again: served again", env->ctx->queues[q]);
         }
     }
 }
@@ -378,7 +378,7 @@ static void bad_recheck(hh__processor *p) {
 static double bad_wait(hh__fetcher *f) {
     if (atomic_load(&f->b->nbad) == 0) return 0;
     long long first = 0, now = now_us();
-    for (size_t q = 0; q < f->m->nqueues; q++) {
+    for (size_t q = 0; q < f->env->ctx->nqueues; q++) {
         long long until = atomic_load(&f->b->bad[q].until);
         if (until && (!first || until < first)) first = until;
     }
@@ -390,7 +390,7 @@ static double bad_wait(hh__fetcher *f) {
  * (logged there); anything else is logged as is. */
 static void fetch_error(hh__processor *p, const char *err) {
     if (strncmp(err, "WRONGTYPE", 9) == 0 && find_bad(p) > 0) return;
-    hh__err_run_fail(p->fetch->log, &p->fetch->fetcher->fetch_errors, HH_LOG_ERROR, "fetch", err);
+    hh__err_run_fail(p->fetch->ctx->log, &p->fetch->fetcher->fetch_errors, HH_LOG_ERROR, "fetch", err);
 }
 
 /* The queues one fetch of max jobs tries, in configuration order, into
@@ -402,32 +402,32 @@ static void fetch_error(hh__processor *p, const char *err) {
  * write sequence the fetch's marks keep. Returns how many, and *all whether
  * every queue is tried or has a trusted mark. */
 static size_t candidates(hh__processor *p, fetch_scratch *s, size_t max, int wide, int *all) {
-    const hh__fetch_env *m = p->fetch;
-    hh__fetcher *f = m->fetcher;
+    const hh__fetch_env *env = p->fetch;
+    hh__fetcher *f = env->fetcher;
     s->seq = atomic_load(&f->b->wseq);
     unsigned long long track = atomic_load(&f->b->track_from);
     long long now = now_us();
     size_t k = 0, trusted = 0;
-    size_t limit = m->weighted || *all || wide ? m->nqueues : max + 1;
+    size_t limit = env->ctx->weighted || *all || wide ? env->ctx->nqueues : max + 1;
     size_t span = (size_t)atomic_load_explicit(&f->span, memory_order_relaxed);
-    if (!m->weighted && !*all && !wide && span < limit) limit = span;
-    size_t good = m->nqueues, i = 0;
-    for (; i < m->nqueues && k < limit; i++) {
+    if (!env->ctx->weighted && !*all && !wide && span < limit) limit = span;
+    size_t good = env->ctx->nqueues, i = 0;
+    for (; i < env->ctx->nqueues && k < limit; i++) {
         if (queue_bad(f, i)) {
             good--;
             continue;
         }
         int known = *all ? EMPTY_NO : known_empty(f, i, track, now);
-        if (known == EMPTY_NO) s->cand[k] = i, s->cweights[k++] = m->weights[i];
+        if (known == EMPTY_NO) s->cand[k] = i, s->cweights[k++] = env->ctx->weights[i];
         else if (known == EMPTY_TRUSTED) trusted++;
     }
     s->recheck = k == 0 && trusted < good;
     if (s->recheck) { /* all known empty, some not trusted: a full check */
-        for (i = 0; i < m->nqueues; i++)
-            if (!queue_bad(f, i)) s->cand[k] = i, s->cweights[k++] = m->weights[i];
+        for (i = 0; i < env->ctx->nqueues; i++)
+            if (!queue_bad(f, i)) s->cand[k] = i, s->cweights[k++] = env->ctx->weights[i];
         good = k, trusted = 0;
     }
-    *all = i == m->nqueues && k + trusted == good;
+    *all = i == env->ctx->nqueues && k + trusted == good;
     return k;
 }
 
@@ -442,23 +442,24 @@ static int fetch_batch(hh__processor *p, hh__fetched *out, size_t max, int basic
  * memory, as with BRPOP: a crash loses them, and no more of them wait than
  * one per thread (want_locked). */
 static int fetch_basic(hh__processor *p, hh__fetched *out, size_t max) {
-    const hh__fetch_env *m = p->fetch;
+    const hh__fetch_env *env = p->fetch;
     if (max > 1) {
         int rc = fetch_batch(p, out, max, 1);
         if (rc != 0) return rc;
     }
     fetch_scratch *s = scratch(p);
     if (!s) return -1;
-    size_t n = m->nqueues, argc = n + 2;
+    size_t n = env->ctx->nqueues, argc = n + 2;
     const size_t *order = s->order;
-    hh__queue_order(m->weights, n, m->weighted, &p->rng, s->order);
+    hh__queue_order(env->ctx->weights, n, env->ctx->weighted, &p->rng, s->order);
     const char **argv = s->argv;
     size_t *lens = s->lens;
     argv[0] = "BRPOP", lens[0] = 5;
     size_t good = 0; /* the queues not wrong-typed */
     for (size_t i = 0; i < n; i++)
-        if (!queue_bad(m->fetcher, order[i]))
-            argv[1 + good] = m->queue_keys[order[i]], lens[1 + good] = sdslen(m->queue_keys[order[i]]), good++;
+        if (!queue_bad(env->fetcher, order[i]))
+            argv[1 + good] = env->ctx->queue_keys[order[i]], lens[1 + good] = sdslen(env->ctx->queue_keys[order[i]]),
+                     good++;
     if (good == 0) { /* every queue wrong-typed: wait as an empty BRPOP would */
         hh__sleep(HH_FETCH_BLOCK_SECONDS);
         return 0;
@@ -469,7 +470,7 @@ static int fetch_basic(hh__processor *p, hh__fetched *out, size_t max) {
     int rc = r ? 0 : -1;
     if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[0]->type == REDIS_REPLY_STRING) {
         for (size_t i = 0; i < n; i++) {
-            sds k = m->queue_keys[i];
+            sds k = env->ctx->queue_keys[i];
             if (r->element[0]->len == sdslen(k) && memcmp(r->element[0]->str, k, sdslen(k)) == 0)
                 rc = take(out, r->element[1], i);
         }
@@ -526,17 +527,17 @@ static size_t draw_weighted(hh__processor *p, fetch_scratch *s, size_t max, size
  * after a fetch that found nothing, or every queue known empty).
  * Returns the argument count after the keys, or -1 out of memory. */
 static int fetch_args(hh__processor *p, fetch_scratch *s, size_t max, size_t *ncandp, int full) {
-    const hh__fetch_env *m = p->fetch;
-    size_t n = m->nqueues, ncand = *ncandp;
-    if (m->weighted) *ncandp = ncand = draw_weighted(p, s, max, ncand, full || ncand <= HH_FETCH_TAIL);
+    const hh__fetch_env *env = p->fetch;
+    size_t n = env->ctx->nqueues, ncand = *ncandp;
+    if (env->ctx->weighted) *ncandp = ncand = draw_weighted(p, s, max, ncand, full || ncand <= HH_FETCH_TAIL);
     else
         for (size_t i = 0; i < ncand; i++) s->count[i] = max;
     const char **keys = s->argv + 3, **args = s->argv + 3 + 2 * ncand;
     size_t *klen = s->lens + 3, *alen = s->lens + 3 + 2 * ncand;
     for (size_t i = 0; i < ncand; i++) {
         size_t q = s->cand[i];
-        keys[2 * i] = m->queue_keys[q], klen[2 * i] = sdslen(m->queue_keys[q]);
-        keys[2 * i + 1] = m->inprog_keys[q], klen[2 * i + 1] = sdslen(m->inprog_keys[q]);
+        keys[2 * i] = env->ctx->queue_keys[q], klen[2 * i] = sdslen(env->ctx->queue_keys[q]);
+        keys[2 * i + 1] = env->ctx->inprog_keys[q], klen[2 * i + 1] = sdslen(env->ctx->inprog_keys[q]);
     }
     size_t need = (1 + 2 * ncand) * 24;
     if (s->ordcap < need) {
@@ -574,16 +575,17 @@ static int fetch_args(hh__processor *p, fetch_scratch *s, size_t max, size_t *nc
  * the script's reply, or NULL when the connection failed (the acks are
  * then retried alone, the lease told). */
 static redisReply *fetch_exchange(hh__processor *p, fetch_scratch *s, size_t n, int nargs, hh__fetched *out) {
-    const hh__fetch_env *m = p->fetch;
+    const hh__fetch_env *env = p->fetch;
     const char **keys = s->argv + 3, **args = s->argv + 3 + 2 * n;
     size_t *klen = s->lens + 3, *alen = s->lens + 3 + 2 * n;
-    if (!hh__conn_script_sha(&p->conn, HH_SCRIPT_FETCH)[0]) hh__finish_flush_acks(m->finish, &p->conn);
+    if (!hh__conn_script_sha(&p->conn, HH_SCRIPT_FETCH)[0]) hh__finish_flush_acks(env->finish, &p->conn);
     /* From here until its reply is read, what the script moves is in our
      * list but held by no thread (lease.c). */
-    if (!s->basic) hh__lease_fetch_begin(m->lease, p, 0);
+    if (!s->basic) hh__lease_fetch_begin(env->lease, p, 0);
     redisReply *r = NULL;
     size_t nacks = 0;
-    hh_job **acks = hh__conn_script_sha(&p->conn, HH_SCRIPT_FETCH)[0] ? hh__finish_take_acks(m->finish, &nacks) : NULL;
+    hh_job **acks =
+        hh__conn_script_sha(&p->conn, HH_SCRIPT_FETCH)[0] ? hh__finish_take_acks(env->finish, &nacks) : NULL;
     if (acks) {
         char nk[24];
         snprintf(nk, sizeof(nk), "%zu", 2 * n);
@@ -593,16 +595,16 @@ static redisReply *fetch_exchange(hh__processor *p, fetch_scratch *s, size_t n, 
         int argc = 3 + (int)(2 * n) + nargs;
         hh__pipe pipe;
         hh__pipe_begin(&pipe, &p->conn);
-        for (size_t i = 0; i < nacks; i++) hh__finish_ack_append(m->finish, &pipe, acks[i]);
+        for (size_t i = 0; i < nacks; i++) hh__finish_ack_append(env->finish, &pipe, acks[i]);
         hh__pipe_addargv(&pipe, argc, s->argv, s->lens);
         redisReply **rs = hh__pipe_exec(&pipe);
         if (!rs) {
-            if (!s->basic) hh__lease_fetch_end(m->lease, p, out, 0, HH_FETCH_END_LOST);
+            if (!s->basic) hh__lease_fetch_end(env->lease, p, out, 0, HH_FETCH_END_LOST);
             for (size_t i = 0; i < nacks; i++) acks[i]->ack_uncertain = 1;
-            hh__finish_send_acks(m->finish, &p->conn, acks, nacks); /* retries the acks alone */
+            hh__finish_send_acks(env->finish, &p->conn, acks, nacks); /* retries the acks alone */
             return NULL;
         }
-        hh__finish_acks_settle(m->finish, &p->conn, acks, rs, nacks, NULL, 0);
+        hh__finish_acks_settle(env->finish, &p->conn, acks, rs, nacks, NULL, 0);
         r = rs[pipe.n - 1];
         rs[pipe.n - 1] = NULL;
         hh__replies_free(rs, pipe.n);
@@ -613,7 +615,7 @@ static redisReply *fetch_exchange(hh__processor *p, fetch_scratch *s, size_t n, 
         }
     }
     if (!r) r = hh__conn_eval(&p->conn, HH_SCRIPT_FETCH, (int)(2 * n), keys, klen, nargs, args, alen);
-    if (!r && !s->basic) hh__lease_fetch_end(m->lease, p, out, 0, HH_FETCH_END_LOST);
+    if (!r && !s->basic) hh__lease_fetch_end(env->lease, p, out, 0, HH_FETCH_END_LOST);
     return r;
 }
 
@@ -623,7 +625,7 @@ static redisReply *fetch_exchange(hh__processor *p, fetch_scratch *s, size_t n, 
  * -1 on an error reply (logged). A malformed element ends the parse: what
  * it moved is stranded and reconciliation pushes it back. */
 static int fetch_parse(hh__processor *p, const fetch_scratch *s, size_t n, redisReply *r, hh__fetched *out) {
-    const hh__fetch_env *m = p->fetch;
+    const hh__fetch_env *env = p->fetch;
     int rc = 0;
     if (r->type == REDIS_REPLY_ARRAY && r->elements >= 1 && r->element[0]->type == REDIS_REPLY_ARRAY) {
         const redisReply *e = r->element[0];
@@ -631,7 +633,7 @@ static int fetch_parse(hh__processor *p, const fetch_scratch *s, size_t n, redis
         for (size_t i = 0; i < e->elements; i++)
             if (e->element[i]->type == REDIS_REPLY_INTEGER && e->element[i]->integer >= 1 &&
                 (size_t)e->element[i]->integer <= n)
-                mark_empty(m->fetcher, s->cand[e->element[i]->integer - 1], s->seq, now);
+                mark_empty(env->fetcher, s->cand[e->element[i]->integer - 1], s->seq, now);
         for (size_t i = 1; i + 1 < r->elements; i += 2) {
             const redisReply *qi = r->element[i];
             redisReply *v = r->element[i + 1];
@@ -641,19 +643,19 @@ static int fetch_parse(hh__processor *p, const fetch_scratch *s, size_t n, redis
             rc++;
         }
         if (!s->basic)
-            hh__lease_fetch_end(m->lease, p, out, rc,
+            hh__lease_fetch_end(env->lease, p, out, rc,
                                 (size_t)rc * 2 + 1 != r->elements ? HH_FETCH_END_PARTIAL : HH_FETCH_END_OK);
     } else if (r->type == REDIS_REPLY_ERROR) {
         fetch_error(p, r->str);
         rc = -1;
-        if (!s->basic) hh__lease_fetch_end(m->lease, p, out, 0, HH_FETCH_END_ERROR);
+        if (!s->basic) hh__lease_fetch_end(env->lease, p, out, 0, HH_FETCH_END_ERROR);
     } else {
         /* nil: every queue named was empty (the script's EXISTS, or every
          * queue passed over), so each is marked as one it reports empty */
         long long now = now_us();
-        for (size_t i = 0; r->type == REDIS_REPLY_NIL && i < n; i++) mark_empty(m->fetcher, s->cand[i], s->seq, now);
+        for (size_t i = 0; r->type == REDIS_REPLY_NIL && i < n; i++) mark_empty(env->fetcher, s->cand[i], s->seq, now);
         if (!s->basic)
-            hh__lease_fetch_end(m->lease, p, out, 0,
+            hh__lease_fetch_end(env->lease, p, out, 0,
                                 r->type != REDIS_REPLY_NIL ? HH_FETCH_END_PARTIAL : HH_FETCH_END_OK);
     }
     return rc;
@@ -665,11 +667,11 @@ static int fetch_parse(hh__processor *p, const fetch_scratch *s, size_t n, redis
  * fixed cost weighs on each job. Returns the number of jobs (the
  * queue is marked empty when it gave fewer than max), or -1 on an error. */
 static int pop_count(hh__processor *p, size_t q, unsigned long long seq, hh__fetched *out, size_t max) {
-    const hh__fetch_env *m = p->fetch;
+    const hh__fetch_env *env = p->fetch;
     char nb[24];
     snprintf(nb, sizeof(nb), "%zu", max);
-    const char *argv[3] = {"RPOP", m->queue_keys[q], nb};
-    size_t lens[3] = {4, sdslen(m->queue_keys[q]), strlen(nb)};
+    const char *argv[3] = {"RPOP", env->ctx->queue_keys[q], nb};
+    size_t lens[3] = {4, sdslen(env->ctx->queue_keys[q]), strlen(nb)};
     redisReply *r = hh__conn_cmdargv(&p->conn, 3, argv, lens);
     if (!r) return -1;
     int rc = 0;
@@ -682,7 +684,7 @@ static int pop_count(hh__processor *p, size_t q, unsigned long long seq, hh__fet
         fetch_error(p, r->str);
         rc = -1;
     }
-    if (rc >= 0 && (size_t)rc < max) mark_empty(m->fetcher, q, seq, now_us());
+    if (rc >= 0 && (size_t)rc < max) mark_empty(env->fetcher, q, seq, now_us());
     freeReplyObject(r);
     return rc;
 }
@@ -694,7 +696,7 @@ static int pop_count(hh__processor *p, size_t q, unsigned long long seq, hh__fet
  * in-progress list), for basic fetch's batches. wide: in strict order, try
  * every queue not known to be empty, not only the first few. */
 static int fetch_batch_once(hh__processor *p, hh__fetched *out, size_t max, int *all, int basic, int wide) {
-    const hh__fetch_env *m = p->fetch;
+    const hh__fetch_env *env = p->fetch;
     if (hh__conn_ready(&p->conn) != 0) return -1;
     fetch_scratch *s = scratch(p);
     if (!s) return -1;
@@ -703,10 +705,10 @@ static int fetch_batch_once(hh__processor *p, hh__fetched *out, size_t max, int 
     if (max > HH_FETCH_BATCH_MAX) max = HH_FETCH_BATCH_MAX;
     size_t ncand = candidates(p, s, max, wide, all);
     if (ncand == 0) { /* every queue has a trusted mark: nothing to ask; the acks go alone */
-        if (!basic) hh__finish_try_acks(m->finish, &p->conn);
+        if (!basic) hh__finish_try_acks(env->finish, &p->conn);
         return 0;
     }
-    if (basic && !m->weighted && ncand >= 1 && hh__conn_version(&p->conn) >= 602) {
+    if (basic && !env->ctx->weighted && ncand >= 1 && hh__conn_version(&p->conn) >= 602) {
         /* strict order: the first queue that holds jobs gives what it has
          * (a short batch when it runs out: the next fetch goes on); only
          * when it is empty does the script try the others */
@@ -722,13 +724,13 @@ static int fetch_batch_once(hh__processor *p, hh__fetched *out, size_t max, int 
     redisReply *r = fetch_exchange(p, s, ncand, nargs, out);
     if (!r) return -1;
     int rc = fetch_parse(p, s, ncand, r, out);
-    if (!m->weighted && !*all && !wide && rc >= 0) { /* the next strict fetch's span */
+    if (!env->ctx->weighted && !*all && !wide && rc >= 0) { /* the next strict fetch's span */
         size_t gone = r->type == REDIS_REPLY_ARRAY && r->elements && r->element[0]->type == REDIS_REPLY_ARRAY
             ? r->element[0]->elements
             : ncand;
         size_t span = (size_t)rc < max && gone >= ncand ? 2 * ncand + 2 : gone + 2;
         if (span > HH_FETCH_BATCH_MAX + 1) span = HH_FETCH_BATCH_MAX + 1;
-        atomic_store_explicit(&m->fetcher->span, (unsigned)span, memory_order_relaxed);
+        atomic_store_explicit(&env->fetcher->span, (unsigned)span, memory_order_relaxed);
     }
     freeReplyObject(r);
     return rc;
@@ -742,7 +744,7 @@ static int fetch_batch(hh__processor *p, hh__fetched *out, size_t max, int basic
     if (max > HH_FETCH_BATCH_MAX) max = HH_FETCH_BATCH_MAX;
     int all = 0;
     int rc = fetch_batch_once(p, out, max, &all, basic, 0);
-    if (rc == 0 && !all && !p->fetch->weighted) rc = fetch_batch_once(p, out, max, &all, basic, 1);
+    if (rc == 0 && !all && !p->fetch->ctx->weighted) rc = fetch_batch_once(p, out, max, &all, basic, 1);
     if (rc == 0 && !all) rc = fetch_batch_once(p, out, max, &(int){1}, basic, 0);
     return rc;
 }
@@ -755,12 +757,12 @@ static int fetch_batch(hh__processor *p, hh__fetched *out, size_t max, int basic
  * when concurrency >= queues, otherwise they rotate; the blocks last
  * Sidekiq's 2 s, so a job in a queue without a waiter waits 2 s at most. */
 static int idle_fallback(hh__processor *p, hh__fetched *out) {
-    const hh__fetch_env *m = p->fetch;
-    hh__fetcher *f = m->fetcher;
+    const hh__fetch_env *env = p->fetch;
+    hh__fetcher *f = env->fetcher;
     fetch_thread *t = thread_of(p);
-    size_t n = m->nqueues;
+    size_t n = env->ctx->nqueues;
     size_t q = (size_t)t->block_queue % n;
-    int rotate = (size_t)m->opts.concurrency < n;
+    int rotate = (size_t)env->ctx->opts.concurrency < n;
     for (size_t i = 0; i < n && queue_bad(f, q); i++) q = (q + 1) % n; /* a wrong-typed one: the next */
     if (queue_bad(f, q)) {                                             /* all wrong-typed: wait as a block would */
         hh__sleep(HH_FETCH_BLOCK_SECONDS);
@@ -778,7 +780,7 @@ static int idle_fallback(hh__processor *p, hh__fetched *out) {
         for (size_t i = 0; i < n && pick == n; i++)
             if (f->waiters[i] == 0 && !queue_bad(f, i)) pick = i;
         if (pick == n) {
-            if (!atomic_load(m->quiet)) {
+            if (!atomic_load(&env->ctx->flags->quiet)) {
                 struct timespec until;
                 clock_gettime(CLOCK_REALTIME, &until);
                 until.tv_sec += HH_FETCH_SLEEPER_SECONDS;
@@ -792,17 +794,17 @@ static int idle_fallback(hh__processor *p, hh__fetched *out) {
         pthread_mutex_unlock(&f->idle_mu);
     }
     const char *bs = "2"; /* HH_FETCH_BLOCK_SECONDS */
-    sds src = m->queue_keys[q], dst = m->inprog_keys[q];
+    sds src = env->ctx->queue_keys[q], dst = env->ctx->inprog_keys[q];
     int lmove = hh__conn_version(&p->conn) >= 602;
     const char *bargv[6] = {lmove ? "BLMOVE" : "BRPOPLPUSH", src, dst, "RIGHT", "LEFT", bs};
     size_t blens[6] = {strlen(bargv[0]), sdslen(src), sdslen(dst), 5, 4, strlen(bs)};
     if (!lmove) bargv[3] = bs, blens[3] = strlen(bs);
-    if (!atomic_load(m->quiet)) {
-        hh__lease_fetch_begin(m->lease, p, 1);
+    if (!atomic_load(&env->ctx->flags->quiet)) {
+        hh__lease_fetch_begin(env->lease, p, 1);
         r = hh__conn_cmdargv_blocking(&p->conn, HH_FETCH_BLOCK_SECONDS, lmove ? 6 : 4, bargv, blens);
-        if (!r) rc = atomic_load(m->quiet) ? 0 : -1;
+        if (!r) rc = atomic_load(&env->ctx->flags->quiet) ? 0 : -1;
         if (r && r->type == REDIS_REPLY_STRING) rc = take(out, r, q);
-        hh__lease_fetch_end(m->lease, p, out, rc > 0 ? rc : 0,
+        hh__lease_fetch_end(env->lease, p, out, rc > 0 ? rc : 0,
                             !r                                 ? HH_FETCH_END_LOST
                                 : r->type == REDIS_REPLY_ERROR ? HH_FETCH_END_ERROR
                                 : rc < 0                       ? HH_FETCH_END_PARTIAL
@@ -834,9 +836,9 @@ static fetch_thread *pop_sleeper_locked(hh__fetcher *f) {
 }
 static void wake_all_locked(hh__fetcher *f) { hh__buffer_wake_all_locked(f->b); }
 
-void hh__fetch_wake_sleepers(const hh__fetch_env *m) {
-    hh__fetcher *f = m->fetcher;
-    hh__pickup_poke(m->pickup); /* idle threads waiting for a wake-up see quiet */
+void hh__fetch_wake_sleepers(const hh__fetch_env *env) {
+    hh__fetcher *f = env->fetcher;
+    hh__pickup_poke(env->pickup); /* idle threads waiting for a wake-up see quiet */
     if (!f) return;
     pthread_mutex_lock(&f->idle_mu);
     pthread_cond_broadcast(&f->idle_cv); /* sleepers see quiet */
@@ -846,18 +848,18 @@ void hh__fetch_wake_sleepers(const hh__fetch_env *m) {
     pthread_mutex_unlock(&f->b->mu);
 }
 
-void hh__fetch_unblock(const hh__fetch_env *m, hh__conn *c) {
-    for (int i = 0; i < m->opts.concurrency; i++) {
-        long long id = hh__conn_client_id(&m->procs[i].conn);
-        if (!id || !hh__conn_blocking(&m->procs[i].conn)) continue;
+void hh__fetch_unblock(const hh__fetch_env *env, hh__conn *c) {
+    for (int i = 0; i < env->ctx->opts.concurrency; i++) {
+        long long id = hh__conn_client_id(&env->ctx->procs[i].conn);
+        if (!id || !hh__conn_blocking(&env->ctx->procs[i].conn)) continue;
         redisReply *r = hh__conn_cmd(c, "CLIENT UNBLOCK %lld TIMEOUT", id);
         if (r) freeReplyObject(r);
     }
 }
 
-void hh__fetch_wake(const hh__fetch_env *m, hh__conn *c) {
-    hh__fetch_wake_sleepers(m);
-    hh__fetch_unblock(m, c);
+void hh__fetch_wake(const hh__fetch_env *env, hh__conn *c) {
+    hh__fetch_wake_sleepers(env);
+    hh__fetch_unblock(env, c);
 }
 
 /* A dry spell (the queues ran dry) with hundreds of idle threads: each
@@ -917,32 +919,32 @@ static void dry_check_end(hh__fetcher *f, const hh__pickup_ticket *t, int check,
  * after a wait (or another thread's check): it then says nothing of the
  * queues now. */
 static int fetch(hh__processor *p, hh__fetched *out, size_t max, size_t *promise, int *waited) {
-    const hh__fetch_env *m = p->fetch;
-    int rc, basic = m->opts.fetch == HH_FETCH_BASIC;
+    const hh__fetch_env *env = p->fetch;
+    int rc, basic = env->ctx->opts.fetch == HH_FETCH_BASIC;
     /* Taken before the fetch: a write to any queue after it (the fetch
      * included) shows as a new generation, so nothing is missed between
      * an empty fetch and the wait. */
     hh__pickup_ticket ticket;
-    hh__pickup_ticket_take(m->pickup, &ticket);
+    hh__pickup_ticket_take(env->pickup, &ticket);
     unsigned long failures = hh__conn_failures(&p->conn);
     bad_recheck(p);
-    int dry = basic ? DRY_FETCH : dry_check(m->fetcher, &ticket);
+    int dry = basic ? DRY_FETCH : dry_check(env->fetcher, &ticket);
     if (dry == DRY_JOIN) { /* another thread's check found jobs */
-        hh__pickup_done(m->pickup, &ticket, 0);
+        hh__pickup_done(env->pickup, &ticket, 0);
         *waited = 1;
         return 0;
     }
     if (dry == DRY_WAIT) rc = 0;
     else if (basic) rc = fetch_basic(p, out, max ? max : 1);
     else rc = fetch_batch(p, out, max ? max : 1, 0);
-    if (dry != DRY_WAIT && !basic) dry_check_end(m->fetcher, &ticket, dry == DRY_CHECK, rc);
+    if (dry != DRY_WAIT && !basic) dry_check_end(env->fetcher, &ticket, dry == DRY_CHECK, rc);
     if (rc == 0) {
         /* The queues ran dry: threads waiting for this fetch's jobs go
          * their own way to the idle wait (want_locked). This thread's
          * promise ends here: while it waits for a write, it brings no job,
          * and a promise held through the wait would keep the others from
          * fetching once another thread's fetch ends the dry spell. */
-        hh__fetcher *f = m->fetcher;
+        hh__fetcher *f = env->fetcher;
         pthread_mutex_lock(&f->b->mu);
         f->promised -= *promise;
         *promise = 0;
@@ -953,18 +955,18 @@ static int fetch(hh__processor *p, hh__fetched *out, size_t max, size_t *promise
         pthread_mutex_unlock(&f->b->mu);
     }
     *waited = 0;
-    if (rc != 0 || atomic_load(m->quiet)) {
-        hh__pickup_done(m->pickup, &ticket, rc);
+    if (rc != 0 || atomic_load(&env->ctx->flags->quiet)) {
+        hh__pickup_done(env->pickup, &ticket, rc);
     } else {
         *waited = 1;
-        if (!hh__pickup_wait(m->pickup, &ticket, bad_wait(m->fetcher)) && !basic) {
+        if (!hh__pickup_wait(env->pickup, &ticket, bad_wait(env->fetcher)) && !basic) {
             /* No wake-up available. Basic fetch's BRPOP covered every
              * queue for 2 s already; reliable fetch blocks on one queue. */
             rc = idle_fallback(p, out);
         }
     }
-    for (int i = 0; i < rc; i++) atomic_fetch_add(&m->fetched[out[i].queue], 1);
-    if (rc >= 0) hh__err_run_ok(m->log, &m->fetcher->fetch_errors, "fetch");
+    for (int i = 0; i < rc; i++) atomic_fetch_add(&env->ctx->counters->fetched[out[i].queue], 1);
+    if (rc >= 0) hh__err_run_ok(env->ctx->log, &env->fetcher->fetch_errors, "fetch");
     /* A broken link waits out the reconnect's backoff (none after a link
      * that worked: the acks may have reconnected already); an error reply
      * pauses 1 s, as Sidekiq does. */
@@ -1025,18 +1027,18 @@ static size_t want_locked(hh__processor *p, fetch_thread *t) {
     if (want > f->b->cap - covered) want = f->b->cap - covered; /* never more than the buffer takes */
     /* basic fetch: popped jobs are only in memory (a crash loses them), so
      * no more of them wait than one per thread */
-    size_t c = (size_t)p->fetch->opts.concurrency;
-    if (p->fetch->opts.fetch == HH_FETCH_BASIC) want = covered < c && want > c - covered ? c - covered : want;
+    size_t c = (size_t)p->fetch->ctx->opts.concurrency;
+    if (p->fetch->ctx->opts.fetch == HH_FETCH_BASIC) want = covered < c && want > c - covered ? c - covered : want;
     return want ? want : 1;
 }
 
 /* Jobs fetched that did not fit into the buffer (cannot happen: a fetch
  * never asks for more than its room), pushed back rather than lost. */
 static void unbuffered(hh__processor *p, hh__fetched *jobs, size_t from, size_t to) {
-    const hh__fetch_env *m = p->fetch;
+    const hh__fetch_env *env = p->fetch;
     for (size_t i = from; i < to; i++) {
-        hh__finish_push_back(m->finish, &p->conn, &jobs[i]);
-        hh__lease_finish_fetched(m->lease, &jobs[i]);
+        hh__finish_push_back(env->finish, &p->conn, &jobs[i]);
+        hh__lease_finish_fetched(env->lease, &jobs[i]);
     }
 }
 
@@ -1054,14 +1056,14 @@ static void unbuffered(hh__processor *p, hh__fetched *jobs, size_t from, size_t 
  * left to the next regular fetch, which backs off (this thread takes a
  * buffered job if one is left, and does not wait). */
 static void prefetch(hh__processor *p, size_t want) {
-    const hh__fetch_env *m = p->fetch;
-    hh__fetcher *f = m->fetcher;
+    const hh__fetch_env *env = p->fetch;
+    hh__fetcher *f = env->fetcher;
     fetch_thread *t = thread_of(p);
     t->per_job = 0;
     bad_recheck(p);
     int got = fetch_batch(p, t->held, want, 0);
-    for (int i = 0; i < got; i++) atomic_fetch_add(&m->fetched[t->held[i].queue], 1);
-    if (got >= 0) hh__err_run_ok(m->log, &f->fetch_errors, "fetch");
+    for (int i = 0; i < got; i++) atomic_fetch_add(&env->ctx->counters->fetched[t->held[i].queue], 1);
+    if (got >= 0) hh__err_run_ok(env->ctx->log, &f->fetch_errors, "fetch");
     pthread_mutex_lock(&f->b->mu);
     f->promised -= want;
     size_t taken = got > 0 ? hh__buffer_push_locked(f->b, t->held, (size_t)got) : 0;
@@ -1076,13 +1078,13 @@ static void prefetch(hh__processor *p, size_t want) {
     if (next) pthread_cond_signal(&next->sleeper.wake);
     /* threads still waiting for a write since the burst began join too, a
      * batch's worth at a time (as a regular fetch's jobs wake them) */
-    if (got > 1) hh__pickup_wake(m->pickup, got - 1);
+    if (got > 1) hh__pickup_wake(env->pickup, got - 1);
     if (got > 0) unbuffered(p, t->held, taken, (size_t)got);
 }
 
 int hh__fetch_next(hh__processor *p, hh__fetched *out) {
-    const hh__fetch_env *m = p->fetch;
-    hh__fetcher *f = m->fetcher;
+    const hh__fetch_env *env = p->fetch;
+    hh__fetcher *f = env->fetcher;
     fetch_thread *t = thread_of(p);
     pthread_mutex_lock(&f->b->mu);
     if (f->b->npending) {
@@ -1092,7 +1094,7 @@ int hh__fetch_next(hh__processor *p, hh__fetched *out) {
          * rest of the buffer, so it would start up to two batches after
          * its place in the queue. */
         if (!f->promised && !atomic_load(&f->dry) && f->b->npending <= (size_t)f->batch + 1 &&
-            m->opts.fetch != HH_FETCH_BASIC && !atomic_load(m->quiet)) {
+            env->ctx->opts.fetch != HH_FETCH_BASIC && !atomic_load(&env->ctx->flags->quiet)) {
             adapt_locked(f, t); /* this thread fetches: the batch size follows its jobs' speed */
             size_t ahead = f->batch > 1 ? (size_t)f->batch : 0;
             if (ahead > f->b->cap - f->b->npending) ahead = f->b->cap - f->b->npending;
@@ -1112,7 +1114,7 @@ int hh__fetch_next(hh__processor *p, hh__fetched *out) {
     }
     f->idle++;
     size_t want;
-    while (!(want = want_locked(p, t)) && !atomic_load(m->quiet)) {
+    while (!(want = want_locked(p, t)) && !atomic_load(&env->ctx->flags->quiet)) {
         sleep_locked(f, t); /* a fetch in flight brings this thread's job */
         if (hh__buffer_pop_locked(f->b, out)) {
             /* Pass the wake-up on while jobs are left (see the end of
@@ -1124,7 +1126,7 @@ int hh__fetch_next(hh__processor *p, hh__fetched *out) {
             return 1;
         }
     }
-    if (atomic_load(m->quiet)) {
+    if (atomic_load(&env->ctx->flags->quiet)) {
         f->idle--;
         pthread_mutex_unlock(&f->b->mu);
         return 0;
@@ -1175,15 +1177,15 @@ int hh__fetch_next(hh__processor *p, hh__fetched *out) {
     return 1;
 }
 
-void hh__fetch_push_back_pending(const hh__fetch_env *m, hh__conn *conn) {
-    hh__fetcher *f = m->fetcher;
+void hh__fetch_push_back_pending(const hh__fetch_env *env, hh__conn *conn) {
+    hh__fetcher *f = env->fetcher;
     for (;;) {
         hh__fetched x;
         pthread_mutex_lock(&f->b->mu);
         int got = hh__buffer_pop_locked(f->b, &x);
         pthread_mutex_unlock(&f->b->mu);
         if (!got) return;
-        hh__finish_push_back(m->finish, conn, &x);
-        hh__lease_finish_fetched(m->lease, &x);
+        hh__finish_push_back(env->finish, conn, &x);
+        hh__lease_finish_fetched(env->lease, &x);
     }
 }

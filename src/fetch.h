@@ -34,26 +34,12 @@
  * Returns n. Thread-safe with a per-caller rng. */
 size_t hh__queue_order(const int *weights, size_t n, int weighted, hh__rng *rng, size_t *out);
 
-/* All fetch.c knows of its manager, filled by manager.c (which keeps it
- * alive while the fetcher lives) and pointing into it; every worker thread
+/* fetch.c's env: the manager's context, the files it drives and its own
+ * state, filled by manager.c (which keeps it alive while the fetcher
+ * lives); every worker thread
  * reaches it through its hh__processor.fetch. */
 typedef struct hh__fetch_env {
-    struct {
-        int concurrency;
-        hh_fetch_mode fetch;
-    } opts;
-    const hh__keys *keys;
-    const hh__logger *log;
-    const char *identity;
-    size_t nqueues;
-    char *const *queues; /* names, configuration order */
-    sds *queue_keys;     /* queue:<q>, namespaced, per queue */
-    sds *inprog_keys;    /* this identity's in-progress list per queue */
-    const int *weights;
-    int weighted;
-    const atomic_int *quiet;
-    atomic_ullong *fetched;       /* per queue, added to here */
-    hh__processor *procs;         /* opts.concurrency worker threads */
+    const hh__ctx *ctx;           /* the manager's (context.h): queues, weights, quiet, fetched, procs */
     const hh__lease_env *lease;   /* lease.c: the held jobs of every fetch */
     const hh__finish_env *finish; /* finish.c: acks (sent with each fetch), push backs */
     hh__buffer *buffer;           /* buffer.c: fetched jobs not started, sleepers, queue marks */
@@ -63,9 +49,9 @@ typedef struct hh__fetch_env {
 
 /* The fetcher's state, owned here: the idle threads' waits (the buffer of
  * fetched jobs not started yet is buffer.h's, used under its mutex), the queues known to be empty and each
- * thread's fetch space. Created and freed by manager.c (m->fetcher). */
+ * thread's fetch space. Created and freed by manager.c (env->fetcher). */
 typedef struct hh__fetcher hh__fetcher;
-hh__fetcher *hh__fetcher_new(const hh__fetch_env *m);
+hh__fetcher *hh__fetcher_new(const hh__fetch_env *env);
 void hh__fetcher_free(hh__fetcher *f);
 
 /* The next job for worker thread p: the oldest buffered one, else a fetch
@@ -76,14 +62,14 @@ int hh__fetch_next(hh__processor *p, hh__fetched *out);
 /* Tells the fetcher thread p ran a job that took seconds (batch sizing). */
 void hh__fetch_ran(hh__processor *p, double seconds);
 /* Pushes every buffered job back to its queue (finish.c's push back). */
-void hh__fetch_push_back_pending(const hh__fetch_env *m, hh__conn *conn);
+void hh__fetch_push_back_pending(const hh__fetch_env *env, hh__conn *conn);
 /* Wakes idle threads sleeping in the process (quiet, stop): no Redis. */
-void hh__fetch_wake_sleepers(const hh__fetch_env *m);
+void hh__fetch_wake_sleepers(const hh__fetch_env *env);
 
 /* Ends the blocking fetch of every worker thread now (CLIENT UNBLOCK on a
  * connection of its own), so quiet and stop take effect at once. */
-void hh__fetch_wake(const hh__fetch_env *m, hh__conn *c);
+void hh__fetch_wake(const hh__fetch_env *env, hh__conn *c);
 /* Only the CLIENT UNBLOCK part, for the threads inside a blocking call. */
-void hh__fetch_unblock(const hh__fetch_env *m, hh__conn *c);
+void hh__fetch_unblock(const hh__fetch_env *env, hh__conn *c);
 
 #endif

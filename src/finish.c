@@ -47,7 +47,7 @@ void hh__acks_free(struct hh__acks *a) {
 
 /* ------------------------------------------------------------ acks */
 
-static void acks_once(const hh__finish_env *m, hh__conn *c, hh_job **jobs, size_t n);
+static void acks_once(const hh__finish_env *env, hh__conn *c, hh_job **jobs, size_t n);
 
 /* Acks are queued per manager, not per thread: the thread that fetches
  * next sends them all in its fetch round trip, and the chores thread sends
@@ -56,8 +56,8 @@ static void acks_once(const hh__finish_env *m, hh__conn *c, hh_job **jobs, size_
  * Jobs are taken in fetch order, so acks come mostly oldest first: each
  * LREM (which searches from the oldest end of the list) finds its entry
  * within the first few. */
-void hh__finish_queue_ack(const hh__finish_env *m, hh_job *job, hh__conn *c) {
-    struct hh__acks *a = m->acks;
+void hh__finish_queue_ack(const hh__finish_env *env, hh_job *job, hh__conn *c) {
+    struct hh__acks *a = env->acks;
     pthread_mutex_lock(&a->mu);
     /* The queue can be full: acks Redis refused come back (acks_return),
      * and other threads add theirs between one thread finding it full and
@@ -78,16 +78,16 @@ void hh__finish_queue_ack(const hh__finish_env *m, hh_job *job, hh__conn *c) {
         hh_job **one = malloc(sizeof(*one));
         if (one) {
             one[0] = job;
-            acks_once(m, c, one, 1);
+            acks_once(env, c, one, 1);
         } else {
-            hh__lease_finish(m->lease, job);
+            hh__lease_finish(env->lease, job);
         }
     }
-    if (full) hh__finish_flush_acks(m, c);
+    if (full) hh__finish_flush_acks(env, c);
 }
 
-hh_job **hh__finish_take_acks(const hh__finish_env *m, size_t *n) {
-    struct hh__acks *a = m->acks;
+hh_job **hh__finish_take_acks(const hh__finish_env *env, size_t *n) {
+    struct hh__acks *a = env->acks;
     pthread_mutex_lock(&a->mu);
     *n = a->n;
     hh_job **out = NULL;
@@ -101,15 +101,15 @@ hh_job **hh__finish_take_acks(const hh__finish_env *m, size_t *n) {
     return out;
 }
 
-void hh__finish_acks_free(const hh__finish_env *m, hh_job **jobs, size_t n) {
-    hh__lease_release_jobs(m->lease, jobs, n);
+void hh__finish_acks_free(const hh__finish_env *env, hh_job **jobs, size_t n) {
+    hh__lease_release_jobs(env->lease, jobs, n);
     for (size_t i = 0; i < n; i++) hh__job_free(jobs[i]);
     free(jobs);
 }
 
 /* Puts acks that could not be sent back in the queue (the array is freed). */
-static void acks_return(const hh__finish_env *m, hh_job **jobs, size_t n) {
-    struct hh__acks *a = m->acks;
+static void acks_return(const hh__finish_env *env, hh_job **jobs, size_t n) {
+    struct hh__acks *a = env->acks;
     pthread_mutex_lock(&a->mu);
     if (a->n + n > a->cap) {
         hh_job **grown = realloc(a->jobs, (a->n + n) * sizeof(*grown));
@@ -119,12 +119,12 @@ static void acks_return(const hh__finish_env *m, hh_job **jobs, size_t n) {
     for (; k < n && a->n < a->cap; k++) a->jobs[a->n++] = jobs[k];
     pthread_mutex_unlock(&a->mu);
     /* out of memory: those jobs stay in progress; reconciliation pushes them back */
-    for (; k < n; k++) hh__lease_finish(m->lease, jobs[k]);
+    for (; k < n; k++) hh__lease_finish(env->lease, jobs[k]);
     free(jobs);
 }
 
-size_t hh__finish_acks_settle(const hh__finish_env *m, hh__conn *c, hh_job **jobs, redisReply **r, size_t n, char *why,
-                              size_t whylen) {
+size_t hh__finish_acks_settle(const hh__finish_env *env, hh__conn *c, hh_job **jobs, redisReply **r, size_t n,
+                              char *why, size_t whylen) {
     size_t refused = 0, done = 0;
     char first[256] = "";
     hh_job **ok = malloc((n ? n : 1) * sizeof(*ok));
@@ -136,19 +136,19 @@ size_t hh__finish_acks_settle(const hh__finish_env *m, hh__conn *c, hh_job **job
             jobs[refused++] = jobs[i];
             continue;
         }
-        if (r[i]->integer == 0 && !jobs[i]->ack_uncertain) hh__lease_lost(m->lease, c, jobs[i]);
+        if (r[i]->integer == 0 && !jobs[i]->ack_uncertain) hh__lease_lost(env->lease, c, jobs[i]);
         if (ok) ok[done++] = jobs[i];
-        else hh__lease_finish(m->lease, jobs[i]); /* out of memory: one at a time */
+        else hh__lease_finish(env->lease, jobs[i]); /* out of memory: one at a time */
     }
-    if (ok) hh__finish_acks_free(m, ok, done);
+    if (ok) hh__finish_acks_free(env, ok, done);
     if (refused) {
         /* the count is not part of the message: it changes at every try */
-        hh__err_run_fail(m->log, &m->acks->errors, HH_LOG_WARN, "acknowledgements refused, kept for the next try",
-                         first);
+        hh__err_run_fail(env->ctx->log, &env->acks->errors, HH_LOG_WARN,
+                         "acknowledgements refused, kept for the next try", first);
         if (why) hh__strlcpy(why, first, whylen);
-        acks_return(m, jobs, refused);
+        acks_return(env, jobs, refused);
     } else {
-        hh__err_run_ok(m->log, &m->acks->errors, "acknowledgements");
+        hh__err_run_ok(env->ctx->log, &env->acks->errors, "acknowledgements");
         free(jobs);
     }
     return refused;
@@ -161,24 +161,24 @@ size_t hh__finish_acks_settle(const hh__finish_env *m, hh__conn *c, hh_job **job
  * hand, marked uncertain (whether those LREMs ran is unknown, so a retry's
  * 0 proves nothing). Returns 0 all sent, -1 otherwise with why set. */
 typedef struct acks_attempt {
-    const hh__finish_env *m;
+    const hh__finish_env *env;
     hh_job **jobs; /* in hand; NULL: take the queued ones */
     size_t n;
 } acks_attempt;
 
 static int acks_attempt_fn(void *ctx, hh__conn *c, char *why, size_t whylen) {
     acks_attempt *a = ctx;
-    if (!a->jobs && !(a->jobs = hh__finish_take_acks(a->m, &a->n))) return 0;
+    if (!a->jobs && !(a->jobs = hh__finish_take_acks(a->env, &a->n))) return 0;
     hh__pipe pipe;
     hh__pipe_begin(&pipe, c);
-    for (size_t i = 0; i < a->n; i++) hh__finish_ack_append(a->m, &pipe, a->jobs[i]);
+    for (size_t i = 0; i < a->n; i++) hh__finish_ack_append(a->env, &pipe, a->jobs[i]);
     redisReply **r = hh__pipe_exec(&pipe);
     if (!r) {
         for (size_t i = 0; i < a->n; i++) a->jobs[i]->ack_uncertain = 1;
         hh__strlcpy(why, hh__conn_error_or(c, "Redis unreachable"), whylen);
         return -1;
     }
-    size_t refused = hh__finish_acks_settle(a->m, c, a->jobs, r, a->n, why, whylen);
+    size_t refused = hh__finish_acks_settle(a->env, c, a->jobs, r, a->n, why, whylen);
     hh__replies_free(r, pipe.n);
     a->jobs = NULL, a->n = 0;
     return refused ? -1 : 0;
@@ -188,50 +188,50 @@ static int acks_attempt_fn(void *ctx, hh__conn *c, char *why, size_t whylen) {
  * outage reconnects, a refusal backs off from 50 ms to 2 s, until done or
  * the stop gave up (then the jobs stay in progress and may run again: at
  * least once). Logged by the acks' error run, not per attempt. */
-static void acks_until_done(const hh__finish_env *m, hh__conn *c, hh_job **jobs, size_t n) {
-    hh__until_done u = {.conn = c, .log = m->log, .giving_up = m->giving_up, .subject = NULL};
-    acks_attempt a = {m, jobs, n};
+static void acks_until_done(const hh__finish_env *env, hh__conn *c, hh_job **jobs, size_t n) {
+    hh__until_done u = {.conn = c, .log = env->ctx->log, .giving_up = &env->ctx->flags->giving_up, .subject = NULL};
+    acks_attempt a = {env, jobs, n};
     hh__write_until_done(&u, acks_attempt_fn, &a);
-    if (a.jobs) hh__finish_acks_free(m, a.jobs, a.n); /* gave up with acks in hand */
+    if (a.jobs) hh__finish_acks_free(env, a.jobs, a.n); /* gave up with acks in hand */
 }
 
 /* One attempt: what fails is put back in the queue, unless the stop gave
  * up (then the jobs stay in progress). */
-static void acks_once(const hh__finish_env *m, hh__conn *c, hh_job **jobs, size_t n) {
+static void acks_once(const hh__finish_env *env, hh__conn *c, hh_job **jobs, size_t n) {
     char why[256];
-    acks_attempt a = {m, jobs, n};
+    acks_attempt a = {env, jobs, n};
     acks_attempt_fn(&a, c, why, sizeof(why));
     if (!a.jobs) return;
-    if (atomic_load(m->giving_up)) hh__finish_acks_free(m, a.jobs, a.n);
-    else acks_return(m, a.jobs, a.n);
+    if (atomic_load(&env->ctx->flags->giving_up)) hh__finish_acks_free(env, a.jobs, a.n);
+    else acks_return(env, a.jobs, a.n);
 }
 
-void hh__finish_send_acks(const hh__finish_env *m, hh__conn *c, hh_job **jobs, size_t n) {
-    if (jobs) acks_until_done(m, c, jobs, n);
+void hh__finish_send_acks(const hh__finish_env *env, hh__conn *c, hh_job **jobs, size_t n) {
+    if (jobs) acks_until_done(env, c, jobs, n);
 }
 
-void hh__finish_flush_acks(const hh__finish_env *m, hh__conn *c) {
+void hh__finish_flush_acks(const hh__finish_env *env, hh__conn *c) {
     size_t n;
-    hh_job **jobs = hh__finish_take_acks(m, &n);
-    if (jobs) acks_until_done(m, c, jobs, n);
+    hh_job **jobs = hh__finish_take_acks(env, &n);
+    if (jobs) acks_until_done(env, c, jobs, n);
 }
 
-void hh__finish_try_acks(const hh__finish_env *m, hh__conn *c) {
+void hh__finish_try_acks(const hh__finish_env *env, hh__conn *c) {
     size_t n;
-    hh_job **jobs = hh__finish_take_acks(m, &n);
-    if (jobs) acks_once(m, c, jobs, n);
+    hh_job **jobs = hh__finish_take_acks(env, &n);
+    if (jobs) acks_once(env, c, jobs, n);
 }
 
 /* ------------------------------------------------------------ push back */
 
 struct push_back_attempt {
-    const hh__finish_env *m;
+    const hh__finish_env *env;
     const hh__fetched *f;
 };
 
 static int push_back_attempt(void *ctx, hh__conn *c, char *why, size_t whylen) {
     struct push_back_attempt *a = ctx;
-    if (hh__finish_requeue(a->m, c, a->m->queues[a->f->queue], a->f->payload, a->f->len) >= 0) return 0;
+    if (hh__finish_requeue(a->env, c, a->env->ctx->queues[a->f->queue], a->f->payload, a->f->len) >= 0) return 0;
     hh__strlcpy(why, hh__conn_error_or(c, "Redis unreachable"), whylen);
     return -1;
 }
@@ -240,36 +240,37 @@ static int push_back_attempt(void *ctx, hh__conn *c, char *why, size_t whylen) {
  * queue until Redis takes it (outcome.c's write-until-done: an outage
  * reconnects, a refusal such as OOM backs off) or the stop gives up; then
  * says where it is. hh__finish_requeue() logs its own refusals. */
-void hh__finish_push_back(const hh__finish_env *m, hh__conn *conn, const hh__fetched *f) {
-    hh__until_done u = {.conn = conn, .log = m->log, .giving_up = m->giving_up, .subject = NULL};
-    struct push_back_attempt a = {m, f};
+void hh__finish_push_back(const hh__finish_env *env, hh__conn *conn, const hh__fetched *f) {
+    hh__until_done u = {.conn = conn, .log = env->ctx->log, .giving_up = &env->ctx->flags->giving_up, .subject = NULL};
+    struct push_back_attempt a = {env, f};
     if (hh__write_until_done(&u, push_back_attempt, &a) < 0)
-        hh__finish_report_unreturned(m, f->queue, f->payload, f->len, u.why);
+        hh__finish_report_unreturned(env, f->queue, f->payload, f->len, u.why);
 }
 
 /* ------------------------------------------------------------ ack and push back commands */
 
-void hh__finish_ack_append(const hh__finish_env *m, hh__pipe *pipe, const hh_job *job) {
-    if (m->opts.fetch == HH_FETCH_BASIC) return;
-    int known = job->queue_index >= 0 && (size_t)job->queue_index < m->nqueues;
-    sds k = known ? m->inprog_keys[job->queue_index] : hh__key_inprogress(m->keys, m->identity, job->queue);
+void hh__finish_ack_append(const hh__finish_env *env, hh__pipe *pipe, const hh_job *job) {
+    if (env->ctx->opts.fetch == HH_FETCH_BASIC) return;
+    int known = job->queue_index >= 0 && (size_t)job->queue_index < env->ctx->nqueues;
+    sds k = known ? env->ctx->inprog_keys[job->queue_index]
+                  : hh__key_inprogress(env->ctx->keys, env->ctx->identity, job->queue);
     const char *argv[4] = {"LREM", k, "-1", job->payload};
     size_t lens[4] = {4, sdslen(k), 2, job->len}; /* argv: a big payload is held once (redis.c) */
     hh__pipe_addargv(pipe, 4, argv, lens);
     if (!known) sdsfree(k);
 }
 
-int hh__finish_requeue(const hh__finish_env *m, hh__conn *c, const char *queue, const char *payload, size_t len) {
-    sds qk = hh__key_queue(m->keys, queue);
+int hh__finish_requeue(const hh__finish_env *env, hh__conn *c, const char *queue, const char *payload, size_t len) {
+    sds qk = hh__key_queue(env->ctx->keys, queue);
     redisReply *r;
-    if (m->opts.fetch == HH_FETCH_BASIC) {
+    if (env->ctx->opts.fetch == HH_FETCH_BASIC) {
         const char *keys[1] = {qk};
         size_t klen[1] = {sdslen(qk)};
         const char *args[1] = {payload};
         size_t alen[1] = {len};
         r = hh__conn_eval(c, HH_SCRIPT_PUSH_BACK, 1, keys, klen, 1, args, alen);
     } else {
-        sds ik = hh__key_inprogress(m->keys, m->identity, queue);
+        sds ik = hh__key_inprogress(env->ctx->keys, env->ctx->identity, queue);
         const char *keys[2] = {ik, qk};
         size_t klen[2] = {sdslen(ik), sdslen(qk)};
         const char *args[1] = {payload};
@@ -284,56 +285,58 @@ int hh__finish_requeue(const hh__finish_env *m, hh__conn *c, const char *queue, 
     return rc;
 }
 
-void hh__finish_requeue_append(const hh__finish_env *m, hh__pipe *pipe, size_t queue, const char *payload, size_t len) {
+void hh__finish_requeue_append(const hh__finish_env *env, hh__pipe *pipe, size_t queue, const char *payload,
+                               size_t len) {
     /* Both allowed over maxmemory (scripts.h): they put back what a fetch
      * took. Plain text while the server is not known to take script flags. */
     int plain = hh__conn_version(pipe->c) < 700 || hh__conn_plain_scripts(pipe->c);
-    if (m->opts.fetch == HH_FETCH_BASIC)
-        hh__pipe_add(pipe, "EVAL %s 1 %s %b", hh__script_source(HH_SCRIPT_PUSH_BACK, plain), m->queue_keys[queue],
-                     payload, len);
+    if (env->ctx->opts.fetch == HH_FETCH_BASIC)
+        hh__pipe_add(pipe, "EVAL %s 1 %s %b", hh__script_source(HH_SCRIPT_PUSH_BACK, plain),
+                     env->ctx->queue_keys[queue], payload, len);
     else
-        hh__pipe_add(pipe, "EVAL %s 2 %s %s %b", hh__script_source(HH_SCRIPT_REQUEUE, plain), m->inprog_keys[queue],
-                     m->queue_keys[queue], payload, len);
+        hh__pipe_add(pipe, "EVAL %s 2 %s %s %b", hh__script_source(HH_SCRIPT_REQUEUE, plain),
+                     env->ctx->inprog_keys[queue], env->ctx->queue_keys[queue], payload, len);
 }
 
 /* ------------------------------------------------------------ the unreturned report */
 
 /* Logs a message that may be longer than the logger's line buffer (a job's
  * full payload), through the same sink. */
-static void log_long(const hh__finish_env *m, hh_log_level level, const char *head, const char *payload, size_t len) {
-    if (level < m->log->level) return;
+static void log_long(const hh__finish_env *env, hh_log_level level, const char *head, const char *payload, size_t len) {
+    if (level < env->ctx->log->level) return;
     size_t hl = strlen(head);
     char *msg = malloc(hl + len + 1);
     if (!msg) {
-        hh__log(m->log, level, "%s%.*s", head, (int)(len > 1000 ? 1000 : len), payload);
+        hh__log(env->ctx->log, level, "%s%.*s", head, (int)(len > 1000 ? 1000 : len), payload);
         return;
     }
     memcpy(msg, head, hl);
     memcpy(msg + hl, payload, len);
     msg[hl + len] = '\0';
-    hh__log_line(m->log, level, msg, hl + len); /* escaped: a payload may hold anything */
+    hh__log_line(env->ctx->log, level, msg, hl + len); /* escaped: a payload may hold anything */
     free(msg);
 }
 
-void hh__finish_report_unreturned(const hh__finish_env *m, size_t queue, const char *payload, size_t len,
+void hh__finish_report_unreturned(const hh__finish_env *env, size_t queue, const char *payload, size_t len,
                                   const char *why) {
     json_t *item = json_loadb(payload, len, JSON_ALLOW_NUL, NULL);
     const char *jid = json_string_value(json_object_get(item, "jid"));
     const char *klass = json_string_value(json_object_get(item, "class"));
-    if (m->opts.fetch == HH_FETCH_RELIABLE) {
-        hh__log(m->log, HH_LOG_WARN,
+    if (env->ctx->opts.fetch == HH_FETCH_RELIABLE) {
+        hh__log(env->ctx->log, HH_LOG_WARN,
                 "class=%s jid=%s: not pushed back to queue %s (%s): it stays in %s for the "
                 "next start with --identity %s or a peer's recovery",
-                klass ? klass : "?", jid ? jid : "?", m->queues[queue], why, m->inprog_keys[queue], m->identity);
+                klass ? klass : "?", jid ? jid : "?", env->ctx->queues[queue], why, env->ctx->inprog_keys[queue],
+                env->ctx->identity);
     } else {
         char head[700];
         snprintf(head, sizeof(head),
                  "class=%s jid=%s: NOT PUSHED BACK to queue %s (%s); with basic fetch it is "
                  "no longer in Redis unless the push back landed late: check %s and push this payload again if "
                  "it is missing: ",
-                 klass ? klass : "?", jid ? jid : "?", m->queues[queue], why, m->queue_keys[queue]);
-        log_long(m, HH_LOG_ERROR, head, payload, len);
-        if (m->not_pushed_back) atomic_fetch_add(m->not_pushed_back, 1);
+                 klass ? klass : "?", jid ? jid : "?", env->ctx->queues[queue], why, env->ctx->queue_keys[queue]);
+        log_long(env, HH_LOG_ERROR, head, payload, len);
+        atomic_fetch_add(&env->ctx->counters->not_pushed_back, 1);
     }
     json_decref(item);
 }

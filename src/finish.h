@@ -17,6 +17,7 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include "context.h"
 #include "hiredhand.h"
 #include "job.h"
 #include "keys.h"
@@ -26,23 +27,13 @@
 
 struct hh__acks;
 
-/* All finish.c knows of its manager, filled by manager.c (which keeps it
- * alive as long as the worker threads) and pointing into it. */
+/* finish.c's env: the manager's context, the lease and its own queued
+ * acks, filled by manager.c (which keeps it alive as long as the worker
+ * threads). */
 typedef struct hh__finish_env {
-    struct {
-        hh_fetch_mode fetch;
-    } opts;
-    const hh__keys *keys;
-    const hh__logger *log;
-    const char *identity;
-    size_t nqueues;
-    char *const *queues;            /* names, configuration order */
-    sds *queue_keys;                /* queue:<q>, namespaced, per queue */
-    sds *inprog_keys;               /* this identity's in-progress list per queue */
-    const atomic_int *giving_up;    /* the stop gave up on Redis: stop retrying */
-    atomic_ullong *not_pushed_back; /* basic fetch's jobs gone from Redis (hh__finish_report_unreturned) */
-    const hh__lease_env *lease;     /* lease.c: a job's end releases its lease */
-    struct hh__acks *acks;          /* the queued acks: hh__acks_new's, set by manager.c */
+    const hh__ctx *ctx;         /* the manager's (context.h): queues, giving_up, not_pushed_back */
+    const hh__lease_env *lease; /* lease.c: a job's end releases its lease */
+    struct hh__acks *acks;      /* the queued acks: hh__acks_new's, set by manager.c */
 } hh__finish_env;
 
 /* The queue of acks not sent yet, shared by the worker threads. flush_at:
@@ -56,54 +47,55 @@ void hh__acks_free(struct hh__acks *a);
 /* Queues the ack of a finished job (which it then owns and frees); sends
  * the queue with connection c when it is full, and that ack alone at once
  * when the queue cannot take it (out of memory). Thread-safe. */
-void hh__finish_queue_ack(const hh__finish_env *m, hh_job *job, hh__conn *c);
+void hh__finish_queue_ack(const hh__finish_env *env, hh_job *job, hh__conn *c);
 
 /* Sends every queued ack (pipelined LREMs) with connection c, through
  * hh__write_until_done until done or the stop gave up. Thread-safe. */
-void hh__finish_flush_acks(const hh__finish_env *m, hh__conn *c);
+void hh__finish_flush_acks(const hh__finish_env *env, hh__conn *c);
 /* The same, one attempt: what fails stays queued (for the supervisor, which
  * must never block on an outage). */
-void hh__finish_try_acks(const hh__finish_env *m, hh__conn *c);
+void hh__finish_try_acks(const hh__finish_env *env, hh__conn *c);
 /* Sends the n acks of jobs (a malloc'd array, taken over) until done, as
  * hh__finish_flush_acks does with the queued ones: for a fetch whose round
  * trip carried them and lost its connection. */
-void hh__finish_send_acks(const hh__finish_env *m, hh__conn *c, hh_job **jobs, size_t n);
+void hh__finish_send_acks(const hh__finish_env *env, hh__conn *c, hh_job **jobs, size_t n);
 
 /* Takes every queued ack (the caller sends them, reads their replies with
  * hh__finish_acks_settle or frees them with hh__finish_acks_free). NULL and
  * *n 0 when none. */
-hh_job **hh__finish_take_acks(const hh__finish_env *m, size_t *n);
+hh_job **hh__finish_take_acks(const hh__finish_env *env, size_t *n);
 /* Appends the ack (LREM of the exact payload) to a pipeline; nothing in
  * basic fetch. */
-void hh__finish_ack_append(const hh__finish_env *m, hh__pipe *pipe, const hh_job *job);
+void hh__finish_ack_append(const hh__finish_env *env, hh__pipe *pipe, const hh_job *job);
 /* Reads the replies r of n pipelined acks (taken over with jobs): refused
  * ones are queued again (their error in why when why is not NULL), the
  * others end (lease released, freed); an LREM that removed nothing on its
  * first attempt is a lease loss (lease.c). Returns how many were refused. */
-size_t hh__finish_acks_settle(const hh__finish_env *m, hh__conn *c, hh_job **jobs, redisReply **r, size_t n, char *why,
-                              size_t whylen);
+size_t hh__finish_acks_settle(const hh__finish_env *env, hh__conn *c, hh_job **jobs, redisReply **r, size_t n,
+                              char *why, size_t whylen);
 /* Ends n taken acks without sending them (lease released, freed, and the
  * array): they stay in progress. */
-void hh__finish_acks_free(const hh__finish_env *m, hh_job **jobs, size_t n);
+void hh__finish_acks_free(const hh__finish_env *env, hh_job **jobs, size_t n);
 
 /* Pushes a fetched job back to the tail of its queue (runs next), exact
  * bytes, once: LREM+RPUSH in one script for reliable fetch, an RPUSH script
  * for basic (both allowed over maxmemory: scripts.h).
  * Returns 1 pushed, 0 it was no longer in progress, -1 Redis error. */
-int hh__finish_requeue(const hh__finish_env *m, hh__conn *c, const char *queue, const char *payload, size_t len);
+int hh__finish_requeue(const hh__finish_env *env, hh__conn *c, const char *queue, const char *payload, size_t len);
 /* Appends the push back of hh__finish_requeue to a pipeline (the script's
  * source, not its sha: one round trip even on a fresh connection). Its
  * reply: integer 1 pushed, 0 no longer in progress; anything else failed. */
-void hh__finish_requeue_append(const hh__finish_env *m, hh__pipe *pipe, size_t queue, const char *payload, size_t len);
+void hh__finish_requeue_append(const hh__finish_env *env, hh__pipe *pipe, size_t queue, const char *payload,
+                               size_t len);
 /* Pushes one fetched job back to its queue until Redis takes it or the
  * stop gives up (then says where it is). The job stays the caller's. */
-void hh__finish_push_back(const hh__finish_env *m, hh__conn *conn, const hh__fetched *f);
+void hh__finish_push_back(const hh__finish_env *env, hh__conn *conn, const hh__fetched *f);
 
 /* Says loudly that a fetched job could not be pushed back before the stop
  * gave up, and where it is: still in this identity's in-progress list
  * (reliable fetch: WARN, recovered later), or nowhere in Redis (basic
  * fetch: ERROR with the full payload, to push again by hand). */
-void hh__finish_report_unreturned(const hh__finish_env *m, size_t queue, const char *payload, size_t len,
+void hh__finish_report_unreturned(const hh__finish_env *env, size_t queue, const char *payload, size_t len,
                                   const char *why);
 
 #endif

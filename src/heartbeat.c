@@ -1,6 +1,8 @@
 /* heartbeat.c -- see heartbeat.h. Owns the beat and the process
- * registry entries; sees the manager only through hh__heartbeat_env and
- * waits between beats on its wake (wake.h).
+ * registry entries, and the board of what the beats learned (the stats
+ * read it); sees the manager only through its context (context.h) and
+ * hh__heartbeat_env, calls the lease and walks the worker threads
+ * directly, and waits between beats on the context's wake (wake.h).
  * Keys written: processes (SADD, SREM on stop), <id> (HGET info: whose it
  * is, then HSET + EXPIRE 60),
  * <id>:work and <id>:workers (UNLINK, HSET, EXPIRE 60), <id>-signals (RPOP),
@@ -35,33 +37,34 @@ long hh__rss_kb(void) {
 
 char *hh__heartbeat_info(const hh__heartbeat_env *e) {
     json_t *o = json_object(), *queues = json_array(), *weights = json_object(), *labels = json_array();
-    for (size_t i = 0; i < e->nqueues; i++) {
-        json_array_append_new(queues, json_string(e->queues[i]));
-        json_object_set_new(weights, e->queues[i], json_integer(e->weighted ? e->weights[i] : 0));
+    for (size_t i = 0; i < e->ctx->nqueues; i++) {
+        json_array_append_new(queues, json_string(e->ctx->queues[i]));
+        json_object_set_new(weights, e->ctx->queues[i], json_integer(e->ctx->weighted ? e->ctx->weights[i] : 0));
     }
-    for (size_t i = 0; e->labels && e->labels[i]; i++) json_array_append_new(labels, json_string(e->labels[i]));
-    json_object_set_new(o, "hostname", json_string(e->hostname));
-    json_object_set_new(o, "started_at", json_real(e->started_at));
+    for (size_t i = 0; e->ctx->labels && e->ctx->labels[i]; i++)
+        json_array_append_new(labels, json_string(e->ctx->labels[i]));
+    json_object_set_new(o, "hostname", json_string(e->ctx->hostname));
+    json_object_set_new(o, "started_at", json_real(e->ctx->started_at));
     json_object_set_new(o, "pid", json_integer(getpid()));
-    json_object_set_new(o, "tag", json_string(e->tag));
-    json_object_set_new(o, "concurrency", json_integer(e->concurrency));
+    json_object_set_new(o, "tag", json_string(e->ctx->tag));
+    json_object_set_new(o, "concurrency", json_integer(e->ctx->opts.concurrency));
     json_object_set_new(o, "queues", queues);
     json_t *wl = json_array();
     json_array_append(wl, weights);
     json_object_set_new(o, "weights", wl);
     json_t *cap = json_object(), *def = json_object();
-    json_object_set_new(def, "concurrency", json_integer(e->concurrency));
+    json_object_set_new(def, "concurrency", json_integer(e->ctx->opts.concurrency));
     /* Sidekiq 7/8 Capsule#queues=: all 0 strict, all 1 random, else weighted */
-    int all_one = e->weighted;
-    for (size_t i = 0; i < e->nqueues; i++)
-        if (e->weights[i] != 1) all_one = 0;
-    json_object_set_new(def, "mode", json_string(!e->weighted ? "strict" : all_one ? "random" : "weighted"));
+    int all_one = e->ctx->weighted;
+    for (size_t i = 0; i < e->ctx->nqueues; i++)
+        if (e->ctx->weights[i] != 1) all_one = 0;
+    json_object_set_new(def, "mode", json_string(!e->ctx->weighted ? "strict" : all_one ? "random" : "weighted"));
     json_object_set_new(def, "weights", weights);
     json_object_set_new(cap, "default", def);
     json_object_set_new(o, "capsules", cap);
     json_object_set_new(o, "labels", labels);
-    json_object_set_new(o, "identity", json_string(e->identity));
-    json_object_set_new(o, "version", json_string(e->version));
+    json_object_set_new(o, "identity", json_string(e->ctx->identity));
+    json_object_set_new(o, "version", json_string(e->ctx->version));
     json_object_set_new(o, "embedded", json_false());
     char *s = hh__json_dump(o);
     json_decref(o);
@@ -74,7 +77,7 @@ static void stats_append(const hh__heartbeat_env *e, hh__pipe *pipe, unsigned lo
     const char *names[2] = {HH_K_STAT_PROCESSED, HH_K_STAT_FAILED};
     unsigned long long v[2] = {p, f};
     for (int i = 0; i < 2; i++) {
-        sds k = hh__key(e->keys, names[i]), d = hh__key_stat_daily(e->keys, names[i], now);
+        sds k = hh__key(e->ctx->keys, names[i]), d = hh__key_stat_daily(e->ctx->keys, names[i], now);
         hh__pipe_add(pipe, "INCRBY %s %llu", k, v[i]);
         hh__pipe_add(pipe, "INCRBY %s %llu", d, v[i]);
         hh__pipe_add(pipe, "EXPIRE %s %d", d, HH_STAT_DAILY_TTL);
@@ -162,18 +165,29 @@ static void work_one(void *ctx, const char *tid, const hh_job *job, int abandone
     if (w->cmds[i]) w->busy++;
 }
 
+/* Visits every worker thread under its lock (worker.h): the running-jobs
+ * hashes and the dumps. */
+static void each_thread(const hh__heartbeat_env *e, hh__heartbeat_thread_fn fn, void *arg) {
+    for (int i = 0; e->ctx->procs && i < e->ctx->opts.concurrency; i++) {
+        hh__processor *p = &e->ctx->procs[i];
+        pthread_mutex_lock(&p->mu);
+        fn(arg, p->tid, p->job, p->abandoned);
+        pthread_mutex_unlock(&p->mu);
+    }
+}
+
 /* Appends the running-jobs hashes, both generations' keys, and
  * returns how many jobs run: the same snapshot gives `busy`, so busy always
  * equals HLEN of the work hash. */
 static int work_append(const hh__heartbeat_env *e, hh__pipe *pipe) {
-    sds keys[2] = {hh__key_work(e->keys, e->identity), hh__key_workers(e->keys, e->identity)};
+    sds keys[2] = {hh__key_work(e->ctx->keys, e->ctx->identity), hh__key_workers(e->ctx->keys, e->ctx->identity)};
     /* The 6.4 key is a server-side COPY where Redis has it (6.2+): a 32 MiB
      * payload is sent once per beat, not twice. */
     int copy = hh__conn_version(pipe->c) >= 602;
-    int n = e->concurrency, busy = 0;
+    int n = e->ctx->opts.concurrency, busy = 0;
     sds *cmds = calloc((size_t)n * 2, sizeof(sds)); /* HSET commands, RESP: [i] work, [n+i] workers */
     struct work_ctx w = {keys, copy, n, 0, 0, cmds};
-    if (cmds) e->each_thread(e->udata, work_one, &w);
+    if (cmds) each_thread(e, work_one, &w);
     busy = w.busy;
     /* Idle: one UNLINK and nothing else, as 7.2.3+ does. */
     hh__pipe_add(pipe, "UNLINK %s %s", keys[0], keys[1]);
@@ -196,15 +210,60 @@ static int work_append(const hh__heartbeat_env *e, hh__pipe *pipe) {
     return busy;
 }
 
+int hh__board_init(hh__board *b, size_t nqueues) {
+    memset(b, 0, sizeof(*b));
+    pthread_mutex_init(&b->mu, NULL);
+    size_t n = nqueues ? nqueues : 1;
+    b->queue_size = malloc(n * sizeof(*b->queue_size));
+    b->queue_latency = calloc(n, sizeof(*b->queue_latency));
+    if (!b->queue_size || !b->queue_latency) return -1;
+    for (size_t i = 0; i < n; i++) b->queue_size[i] = -1;
+    b->nqueues = nqueues;
+    return 0;
+}
+
+void hh__board_destroy(hh__board *b) {
+    pthread_mutex_destroy(&b->mu);
+    free(b->queue_size);
+    free(b->queue_latency);
+}
+
+/* Records a beat's result; returns whether the previous beat had failed,
+ * with its error in prev. */
+static int board_beat(hh__board *b, double now, int ok, const char *err, int connected, char *prev, size_t prevlen) {
+    pthread_mutex_lock(&b->mu);
+    int was_error = b->last_error[0] != '\0';
+    hh__strlcpy(prev, b->last_error, prevlen);
+    if (ok) {
+        b->last_pushed_at = now;
+        b->last_error[0] = '\0';
+    } else {
+        hh__strlcpy(b->last_error, err, sizeof(b->last_error));
+    }
+    b->connected = connected;
+    pthread_mutex_unlock(&b->mu);
+    return was_error;
+}
+
+/* The queue sizes and latencies read this beat (the first n queues). */
+static void board_queues(hh__board *b, const int64_t *size, const double *latency, size_t n) {
+    pthread_mutex_lock(&b->mu);
+    for (size_t i = 0; i < n && i < b->nqueues; i++) {
+        b->queue_size[i] = size[i];
+        b->queue_latency[i] = latency[i];
+    }
+    pthread_mutex_unlock(&b->mu);
+}
+
 /* Returns 1 when the signal changed the quiet flag the hash shows. */
 static int deliver_signal(const hh__heartbeat_env *e, const char *sig) {
-    hh__log(e->log, HH_LOG_INFO, "received %s through %s%s", sig, e->identity, HH_K_SIGNALS_SUFFIX);
-    int was_quiet = atomic_load(e->quiet);
-    if (strcmp(sig, "TSTP") == 0) e->remote_signal(e->udata, HH_REMOTE_QUIET);
-    else if (strcmp(sig, "TERM") == 0 || strcmp(sig, "INT") == 0) e->remote_signal(e->udata, HH_REMOTE_STOP);
-    else if (strcmp(sig, "TTIN") == 0 || strcmp(sig, "INFO") == 0) e->remote_signal(e->udata, HH_REMOTE_DUMP);
-    else hh__log(e->log, HH_LOG_WARN, "ignoring unknown signal %s", sig);
-    return !was_quiet && atomic_load(e->quiet);
+    hh__log(e->ctx->log, HH_LOG_INFO, "received %s through %s%s", sig, e->ctx->identity, HH_K_SIGNALS_SUFFIX);
+    int was_quiet = atomic_load(&e->ctx->flags->quiet);
+    if (strcmp(sig, "TSTP") == 0) e->ctx->signal(e->ctx->signal_udata, HH_SIGNAL_QUIET);
+    else if (strcmp(sig, "TERM") == 0 || strcmp(sig, "INT") == 0) e->ctx->signal(e->ctx->signal_udata, HH_SIGNAL_STOP);
+    else if (strcmp(sig, "TTIN") == 0 || strcmp(sig, "INFO") == 0) e->ctx->signal(e->ctx->signal_udata, HH_SIGNAL_DUMP);
+    else hh__log(e->ctx->log, HH_LOG_WARN, "ignoring unknown signal %s", sig);
+    return !was_quiet && atomic_load(&e->ctx->flags->quiet);
 }
 
 struct dump_ctx {
@@ -217,18 +276,19 @@ static void dump_one(void *ctx, const char *tid, const hh_job *job, int abandone
     (void)abandoned;
     if (job) {
         d->busy++;
-        hh__log(d->e->log, HH_LOG_WARN, "thread tid=%s: class=%s jid=%s queue=%s running for %.1f s", tid, job->klass,
-                job->jid, job->queue, hh__now() - job->run_at);
+        hh__log(d->e->ctx->log, HH_LOG_WARN, "thread tid=%s: class=%s jid=%s queue=%s running for %.1f s", tid,
+                job->klass, job->jid, job->queue, hh__now() - job->run_at);
     } else {
-        hh__log(d->e->log, HH_LOG_WARN, "thread tid=%s: idle", tid);
+        hh__log(d->e->ctx->log, HH_LOG_WARN, "thread tid=%s: idle", tid);
     }
 }
 
 /* TTIN: every thread and what it runs, to the log. */
 static void dump_threads(const hh__heartbeat_env *e) {
     struct dump_ctx d = {e, 0};
-    e->each_thread(e->udata, dump_one, &d);
-    hh__log(e->log, HH_LOG_WARN, "%d of %d threads busy, quiet=%d", d.busy, e->concurrency, atomic_load(e->quiet));
+    each_thread(e, dump_one, &d);
+    hh__log(e->ctx->log, HH_LOG_WARN, "%d of %d threads busy, quiet=%d", d.busy, e->ctx->opts.concurrency,
+            atomic_load(&e->ctx->flags->quiet));
 }
 
 /* Queue sizes and latency for the stats snapshot and /metrics, and the
@@ -237,30 +297,30 @@ static void dump_threads(const hh__heartbeat_env *e) {
 static void read_queues(const hh__heartbeat_env *e, hh__conn *c, double now) {
     /* only the queues the snapshot shows (hiredhand.h): with thousands of
      * queues, reading them all would cost thousands of commands a beat */
-    size_t shown = e->nqueues < HH_MAX_QUEUES ? e->nqueues : HH_MAX_QUEUES;
+    size_t shown = e->ctx->nqueues < HH_MAX_QUEUES ? e->ctx->nqueues : HH_MAX_QUEUES;
     hh__pipe pipe;
     hh__pipe_begin(&pipe, c);
     for (size_t i = 0; i < shown; i++) {
-        sds k = hh__key_queue(e->keys, e->queues[i]);
+        sds k = hh__key_queue(e->ctx->keys, e->ctx->queues[i]);
         hh__pipe_add(&pipe, "LLEN %s", k);
         hh__pipe_add(&pipe, "LINDEX %s -1", k);
         sdsfree(k);
     }
     static const char *const sets[] = {HH_K_RETRY, HH_K_SCHEDULE, HH_K_DEAD};
-    for (size_t i = 0; e->publish_sets && i < 3; i++) {
-        sds k = hh__key(e->keys, sets[i]);
+    for (size_t i = 0; e->metrics && i < 3; i++) {
+        sds k = hh__key(e->ctx->keys, sets[i]);
         hh__pipe_add(&pipe, "ZCARD %s", k);
         sdsfree(k);
     }
     redisReply **r = hh__pipe_exec(&pipe);
     if (!r) return;
-    if (e->publish_sets) {
+    if (e->metrics) {
         int64_t n[3];
         for (size_t i = 0; i < 3; i++) {
             redisReply *x = r[2 * shown + i];
             n[i] = x && x->type == REDIS_REPLY_INTEGER ? x->integer : -1;
         }
-        e->publish_sets(e->udata, n[0], n[1], n[2]);
+        hh__metrics_set_sizes(e->metrics, n[0], n[1], n[2]);
     }
     int64_t *size = malloc((shown ? shown : 1) * sizeof(*size));
     double *latency = malloc((shown ? shown : 1) * sizeof(*latency));
@@ -277,7 +337,7 @@ static void read_queues(const hh__heartbeat_env *e, hh__conn *c, double now) {
         }
         latency[i] = lat;
     }
-    if (size && latency) e->publish_queues(e->udata, size, latency, shown);
+    if (size && latency) board_queues(e->board, size, latency, shown);
     free(size);
     free(latency);
     hh__replies_free(r, pipe.n);
@@ -288,19 +348,19 @@ static void read_queues(const hh__heartbeat_env *e, hh__conn *c, double now) {
  * the return to normal, once each. */
 static void record_beat(const hh__heartbeat_env *e, const hh__conn *c, double now, int ok, const char *err) {
     char prev_error[256];
-    int was_error = e->publish(e->udata, now, ok, err, hh__conn_connected(c), prev_error, sizeof(prev_error));
+    int was_error = board_beat(e->board, now, ok, err, hh__conn_connected(c), prev_error, sizeof(prev_error));
     static _Thread_local char partial[320]; /* a part refused while the beat itself went in */
     if (!ok) {
         if (!was_error || strncmp(prev_error, err, sizeof(prev_error) - 1) != 0)
-            hh__log(e->log, HH_LOG_WARN, "%s", err);
+            hh__log(e->ctx->log, HH_LOG_WARN, "%s", err);
     } else if (err[0]) {
-        if (strcmp(partial, err) != 0) hh__log(e->log, HH_LOG_WARN, "%s", err);
+        if (strcmp(partial, err) != 0) hh__log(e->ctx->log, HH_LOG_WARN, "%s", err);
         hh__strlcpy(partial, err, sizeof(partial));
     } else if (partial[0]) {
         partial[0] = '\0';
-        hh__log(e->log, HH_LOG_INFO, "heartbeat: every write accepted again");
+        hh__log(e->ctx->log, HH_LOG_INFO, "heartbeat: every write accepted again");
     } else if (was_error) {
-        hh__log(e->log, HH_LOG_INFO, "heartbeat: back to normal");
+        hh__log(e->ctx->log, HH_LOG_INFO, "heartbeat: back to normal");
     }
 }
 
@@ -313,7 +373,7 @@ static int taken_over(const hh__heartbeat_env *e, const redisReply *seen, const 
     json_t *o = json_loadb(seen->str, seen->len, 0, NULL);
     json_t *sj = json_object_get(o, "started_at"), *pj = json_object_get(o, "pid");
     const char *host = json_string_value(json_object_get(o, "hostname"));
-    int newer = json_is_number(sj) && json_number_value(sj) > e->started_at;
+    int newer = json_is_number(sj) && json_number_value(sj) > e->ctx->started_at;
     if (newer)
         snprintf(by, len, "pid %lld on host %s, started at %.3f", json_is_integer(pj) ? json_integer_value(pj) : -1LL,
                  host ? host : "?", json_number_value(sj));
@@ -331,7 +391,7 @@ static int taken_over(const hh__heartbeat_env *e, const redisReply *seen, const 
  * at its next beat. Tried after each beat Redis took; best effort: an
  * error just leaves the members for the next one. */
 static void processes_cleanup(const hh__heartbeat_env *e, hh__conn *c) {
-    sds lk = hh__key(e->keys, "process_cleanup"), pk = hh__key(e->keys, HH_K_PROCESSES);
+    sds lk = hh__key(e->ctx->keys, "process_cleanup"), pk = hh__key(e->ctx->keys, HH_K_PROCESSES);
     redisReply *r = hh__conn_cmd(c, "SET %s 1 NX EX %d", lk, HH_CLEANUP_LOCK_TTL);
     int locked = r && r->type == REDIS_REPLY_STATUS;
     if (r) freeReplyObject(r);
@@ -366,7 +426,7 @@ static void processes_cleanup(const hh__heartbeat_env *e, hh__conn *c) {
         hh__pipe pipe;
         hh__pipe_begin(&pipe, c);
         for (size_t i = 0; i < n; i++) {
-            sds hk = hh__key_process(e->keys, members[i]);
+            sds hk = hh__key_process(e->ctx->keys, members[i]);
             hh__pipe_add(&pipe, "HEXISTS %s info", hk);
             sdsfree(hk);
         }
@@ -389,7 +449,7 @@ static void processes_cleanup(const hh__heartbeat_env *e, hh__conn *c) {
                 for (size_t i = 0; i < gone; i++) argv[2 + i] = members[i], lens[2 + i] = sdslen(members[i]);
                 r = hh__conn_cmdargv(c, (int)argc, argv, lens);
                 if (r && r->type == REDIS_REPLY_INTEGER && r->integer > 0)
-                    hh__log(e->log, HH_LOG_INFO,
+                    hh__log(e->ctx->log, HH_LOG_INFO,
                             "heartbeat: removed %lld dead process(es) from processes (no heartbeat hash)", r->integer);
                 if (r) freeReplyObject(r);
             }
@@ -420,7 +480,7 @@ static int lease_over_maxmemory(const hh__heartbeat_env *e, hh__conn *c, const c
     snprintf(rss_s, sizeof(rss_s), "%ld", hh__rss_kb());
     const char *keys[2] = {hk, sk};
     const char *args[12] = {info,   ttl,    "beat",   beat_s,
-                            "busy", busy_s, "quiet",  atomic_load(e->quiet) ? "true" : "false",
+                            "busy", busy_s, "quiet",  atomic_load(&e->ctx->flags->quiet) ? "true" : "false",
                             "rss",  rss_s,  "rtt_us", rtt_s};
     redisReply *r = hh__conn_eval(c, HH_SCRIPT_LEASE, 2, keys, NULL, 12, args, NULL);
     int ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[0]->type == REDIS_REPLY_INTEGER &&
@@ -444,8 +504,8 @@ static int beat(const hh__heartbeat_env *e, hh__conn *c, const char *info, int *
                 size_t bylen) {
     int again = 0;
     double now = hh__now();
-    unsigned long long p = atomic_exchange(e->unflushed_processed, 0);
-    unsigned long long f = atomic_exchange(e->unflushed_failed, 0);
+    unsigned long long p = atomic_exchange(&e->ctx->counters->unflushed_processed, 0);
+    unsigned long long f = atomic_exchange(&e->ctx->counters->unflushed_failed, 0);
     int ok = 0, stats_ok = 0, expired = 0, leased = 0;
     char err[320] = "";
     double t0 = hh__mono();
@@ -453,8 +513,8 @@ static int beat(const hh__heartbeat_env *e, hh__conn *c, const char *info, int *
     long rtt_us = (long)((hh__mono() - t0) * 1e6);
     if (ping) {
         freeReplyObject(ping);
-        sds pk = hh__key(e->keys, HH_K_PROCESSES), hk = hh__key_process(e->keys, e->identity);
-        sds sk = hh__key_signals(e->keys, e->identity);
+        sds pk = hh__key(e->ctx->keys, HH_K_PROCESSES), hk = hh__key_process(e->ctx->keys, e->ctx->identity);
+        sds sk = hh__key_signals(e->ctx->keys, e->ctx->identity);
         hh__pipe pipe;
         hh__pipe_begin(&pipe, c);
         hh__pipe_add(&pipe, "MULTI");
@@ -466,12 +526,13 @@ static int beat(const hh__heartbeat_env *e, hh__conn *c, const char *info, int *
         int busy = work_append(e, &pipe);
         char beat_s[32];
         hh__fmt_double(beat_s, sizeof(beat_s), now);
-        hh__pipe_add(&pipe, "SADD %s %s", pk, e->identity);
+        hh__pipe_add(&pipe, "SADD %s %s", pk, e->ctx->identity);
         int exists_at = pipe.n - 1; /* index inside EXEC's array */
         hh__pipe_add(&pipe, "EXISTS %s", hk);
         hh__pipe_add(&pipe, "HGET %s info", hk); /* whose hash it was: ours, or a newer owner's */
         hh__pipe_add(&pipe, "HSET %s info %s concurrency %d busy %d beat %s rtt_us %ld quiet %s rss %ld", hk, info,
-                     e->concurrency, busy, beat_s, rtt_us, atomic_load(e->quiet) ? "true" : "false", hh__rss_kb());
+                     e->ctx->opts.concurrency, busy, beat_s, rtt_us,
+                     atomic_load(&e->ctx->flags->quiet) ? "true" : "false", hh__rss_kb());
         hh__pipe_add(&pipe, "EXPIRE %s %d", hk, HH_PROCESS_TTL);
         hh__pipe_add(&pipe, "RPOP %s", sk);
         hh__pipe_add(&pipe, "EXEC");
@@ -495,7 +556,7 @@ static int beat(const hh__heartbeat_env *e, hh__conn *c, const char *info, int *
                 if (!ok) snprintf(err, sizeof(err), "heartbeat: process hash not written: %s", why);
                 redisReply *exists = ex->element[exists_at];
                 if (ok && exists->type == REDIS_REPLY_INTEGER && exists->integer == 0 && *registered) {
-                    hh__log(e->log, HH_LOG_WARN, "heartbeat: process hash had expired; registered again");
+                    hh__log(e->ctx->log, HH_LOG_WARN, "heartbeat: process hash had expired; registered again");
                     expired = 1;
                 }
                 if (ok) *registered = 1;
@@ -525,8 +586,8 @@ static int beat(const hh__heartbeat_env *e, hh__conn *c, const char *info, int *
     if (ok) processes_cleanup(e, c);
     if (!ok && !err[0]) snprintf(err, sizeof(err), "heartbeat: %s", hh__conn_error_or(c, "Redis unreachable"));
     if (!stats_ok) { /* keep the counts for the next beat, as Sidekiq 6.4 does */
-        atomic_fetch_add(e->unflushed_processed, p);
-        atomic_fetch_add(e->unflushed_failed, f);
+        atomic_fetch_add(&e->ctx->counters->unflushed_processed, p);
+        atomic_fetch_add(&e->ctx->counters->unflushed_failed, f);
     }
     /* A lease kept over maxmemory is a beat for the Busy page and /readyz
      * (the process runs and drains), not for the outage rule: a peer that
@@ -534,48 +595,74 @@ static int beat(const hh__heartbeat_env *e, hh__conn *c, const char *info, int *
      * expire meanwhile. */
     record_beat(e, c, now, ok || leased, err);
     /* the outage rule, lease loss, hiredhand:fetchers (lease.c); the hook */
-    e->after_beat(e->udata, c, ok, expired);
+    if (e->lease) hh__lease_beat(e->lease, c, ok, expired);
+    e->ctx->signal(e->ctx->signal_udata, ok ? HH_SIGNAL_BEAT_OK : HH_SIGNAL_BEAT_FAILED);
     return again;
+}
+
+/* A newer process took our identity: every running job lost its lease
+ * (lease.c); the buffered jobs' entries are the new owner's to run or
+ * recover, so they are dropped here, and the manager is told to stop, as
+ * a refused start (the identity is live elsewhere, and a supervisor that
+ * restarted this process with it would take it back). Returns 1 to beat
+ * no more. */
+static int identity_taken(const hh__heartbeat_env *e, const char *by) {
+    if (!e->lease) return 0;
+    int rc = hh__lease_identity_lost(e->lease, by);
+    if (rc != 1) return rc != 0;
+    hh__fetched *f = NULL;
+    size_t n = hh__buffer_take_all(e->lease->buffer, &f);
+    for (size_t i = 0; i < n; i++) hh__lease_finish_fetched(e->lease, &f[i]);
+    free(f);
+    if (n) {
+        atomic_fetch_add(&e->ctx->counters->lease_lost, n);
+        hh__log(e->ctx->log, HH_LOG_WARN,
+                "lease lost: %zu fetched jobs that had not started dropped (identity taken over)", n);
+    }
+    atomic_store(&e->ctx->flags->taken_over, 1);
+    atomic_store(&e->ctx->flags->start_error, HH_ERR_EXISTS);
+    e->ctx->signal(e->ctx->signal_udata, HH_SIGNAL_STOP);
+    return 1;
 }
 
 static int booted_or_off(const void *arg) {
     const hh__heartbeat_env *e = arg;
-    int go = atomic_load(e->booted) || atomic_load(e->beats_off);
+    int go = atomic_load(&e->ctx->flags->booted) || atomic_load(&e->ctx->flags->beats_off);
     if (!go && e->boot_waits) atomic_fetch_add(e->boot_waits, 1);
     return go;
 }
 
 static int off_or_dump(const void *arg) {
     const hh__heartbeat_env *e = arg;
-    return atomic_load(e->beats_off) || atomic_load(e->dump_requested);
+    return atomic_load(&e->ctx->flags->beats_off) || atomic_load(&e->ctx->flags->dump_requested);
 }
 
 void *hh__heartbeat_main(void *arg) {
     const hh__heartbeat_env *e = arg;
     hh__conn c;
-    hh__conn_init(&c, e->cfg, e->log, "heartbeat", e->beats_off);
+    hh__conn_init(&c, e->ctx->cfg, e->ctx->log, "heartbeat", &e->ctx->flags->beats_off);
     char *info = hh__heartbeat_info(e);
     int registered = 0, lost = 0;
     char by[256] = "";
     /* Never beat under an identity that may be another process's. */
-    hh__wake_wait(e->wake, -1, booted_or_off, e);
-    while (!atomic_load(e->beats_off)) {
+    hh__wake_wait(e->ctx->wake, -1, booted_or_off, e);
+    while (!atomic_load(&e->ctx->flags->beats_off)) {
         int again = beat(e, &c, info ? info : "{}", &registered, &lost, by, sizeof(by));
-        if (lost && e->taken_over && e->taken_over(e->udata, by)) {
+        if (lost && identity_taken(e, by)) {
             /* The hash is the new owner's: beat no more, until the stop. */
-            hh__wake_wait(e->wake, -1, off_or_dump, e);
-            while (!atomic_load(e->beats_off)) {
-                if (atomic_exchange(e->dump_requested, 0)) dump_threads(e);
-                hh__wake_wait(e->wake, -1, off_or_dump, e);
+            hh__wake_wait(e->ctx->wake, -1, off_or_dump, e);
+            while (!atomic_load(&e->ctx->flags->beats_off)) {
+                if (atomic_exchange(&e->ctx->flags->dump_requested, 0)) dump_threads(e);
+                hh__wake_wait(e->ctx->wake, -1, off_or_dump, e);
             }
             break;
         }
         lost = 0;
         /* Woken at once by TTIN and by the end of a stop. */
-        double until = hh__mono() + (again ? 0 : e->interval);
-        while (!atomic_load(e->beats_off) && hh__mono() < until) {
-            hh__wake_wait(e->wake, until, off_or_dump, e);
-            if (atomic_exchange(e->dump_requested, 0)) dump_threads(e);
+        double until = hh__mono() + (again ? 0 : e->ctx->opts.heartbeat_interval);
+        while (!atomic_load(&e->ctx->flags->beats_off) && hh__mono() < until) {
+            hh__wake_wait(e->ctx->wake, until, off_or_dump, e);
+            if (atomic_exchange(&e->ctx->flags->dump_requested, 0)) dump_threads(e);
         }
     }
     free(info);
@@ -584,16 +671,16 @@ void *hh__heartbeat_main(void *arg) {
 }
 
 int hh__heartbeat_unregister(const hh__heartbeat_env *e, hh__conn *c) {
-    sds pk = hh__key(e->keys, HH_K_PROCESSES);
-    sds wk = hh__key_work(e->keys, e->identity), wsk = hh__key_workers(e->keys, e->identity);
+    sds pk = hh__key(e->ctx->keys, HH_K_PROCESSES);
+    sds wk = hh__key_work(e->ctx->keys, e->ctx->identity), wsk = hh__key_workers(e->ctx->keys, e->ctx->identity);
     int rc = -1;
     for (int attempt = 0; attempt < 3 && rc != 0; attempt++) {
-        unsigned long long p = atomic_exchange(e->unflushed_processed, 0);
-        unsigned long long f = atomic_exchange(e->unflushed_failed, 0);
+        unsigned long long p = atomic_exchange(&e->ctx->counters->unflushed_processed, 0);
+        unsigned long long f = atomic_exchange(&e->ctx->counters->unflushed_failed, 0);
         hh__pipe pipe;
         hh__pipe_begin(&pipe, c);
         if (p || f) stats_append(e, &pipe, p, f, hh__now());
-        hh__pipe_add(&pipe, "SREM %s %s", pk, e->identity);
+        hh__pipe_add(&pipe, "SREM %s %s", pk, e->ctx->identity);
         hh__pipe_add(&pipe, "UNLINK %s %s", wk, wsk);
         redisReply **r = hh__pipe_exec(&pipe);
         char why[256];
@@ -604,11 +691,11 @@ int hh__heartbeat_unregister(const hh__heartbeat_env *e, hh__conn *c) {
             /* the stats go first in the pipeline: keep them when any failed */
             int stats_n = (p || f) ? 6 : 0;
             if (!r || bad < stats_n) {
-                atomic_fetch_add(e->unflushed_processed, p);
-                atomic_fetch_add(e->unflushed_failed, f);
+                atomic_fetch_add(&e->ctx->counters->unflushed_processed, p);
+                atomic_fetch_add(&e->ctx->counters->unflushed_failed, f);
             }
             if (r) {
-                hh__log(e->log, HH_LOG_WARN, "unregistering: %s", why);
+                hh__log(e->ctx->log, HH_LOG_WARN, "unregistering: %s", why);
                 if (bad >= stats_n) rc = 0; /* only the removal of the busy jobs failed: they expire */
             } else {
                 hh__conn_ready(c);

@@ -5,11 +5,15 @@
 #ifndef HH_HEARTBEAT_H
 #define HH_HEARTBEAT_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include "context.h"
 #include "hiredhand.h"
 #include "job.h"
 #include "job_metrics.h"
+#include "lease.h"
+#include "metrics.h"
 #include "keys.h"
 #include "redis.h"
 #include "util.h"
@@ -19,57 +23,39 @@
  * job it runs (NULL when idle) and whether the hard shutdown took it. */
 typedef void (*hh__heartbeat_thread_fn)(void *ctx, const char *tid, const hh_job *job, int abandoned);
 
-/* What a remote signal popped from <identity>-signals asks for: TSTP
- * quiets, TERM and INT stop, TTIN and INFO dump the threads. */
-typedef enum { HH_REMOTE_QUIET, HH_REMOTE_STOP, HH_REMOTE_DUMP } hh__remote_signal;
-
-/* All the heartbeat knows of its manager; the manager fills it and keeps
- * it alive while the thread runs. What the beat learns goes back through
- * the callbacks (udata is their argument). */
-typedef struct hh__heartbeat_env {
-    const hh__keys *keys;
-    const hh__logger *log;
-    hh__redis_config *cfg;
-    const char *identity, *hostname, *tag, *version;
-    double started_at;
-    double interval; /* seconds between beats */
-    int concurrency;
+/* What the beats learned, for the stats snapshot and /healthz: the
+ * heartbeat writes it after each beat, hh__manager_fill_stats reads it,
+ * both under mu. The manager owns it (hh__board_init/_destroy). */
+typedef struct hh__board {
+    pthread_mutex_t mu;
+    double last_pushed_at; /* the last beat Redis took; 0: none yet */
+    char last_error[256];  /* the last beat's error; "": it went in */
+    int connected;         /* the heartbeat's connection is up */
     size_t nqueues;
-    char *const *queues;
-    const int *weights;
-    int weighted;
-    char *const *labels; /* NULL-terminated, may be NULL */
-    int reads_queues;    /* someone reads queue sizes (HTTP, the hook): read them each beat */
-    const atomic_int *quiet, *booted, *beats_off;
+    int64_t *queue_size;   /* per queue, read at each beat; -1: not read */
+    double *queue_latency; /* per queue, seconds */
+} hh__board;
+
+/* Returns 0, or -1 out of memory. */
+int hh__board_init(hh__board *b, size_t nqueues);
+void hh__board_destroy(hh__board *b);
+
+/* The heartbeat's env: the manager's context and its own fields; the
+ * manager fills it and keeps it alive while the thread runs. What a beat
+ * learns goes on the board; the lease's upkeep after a beat and a take-over
+ * are direct calls (lease.c is below this file); a remote signal and the
+ * user's hook go up through hh__ctx.signal. */
+typedef struct hh__heartbeat_env {
+    const hh__ctx *ctx; /* the manager's (context.h): identity, queues, options, flags, counters */
+    int reads_queues;   /* someone reads queue sizes (HTTP, the hook): read them each beat */
     /* For tests, NULL otherwise: bumped each time the thread finds boot not
      * done yet and waits for it, so a test can tell the thread reached the
      * wait (and has not beaten) without sleeping. */
     atomic_int *boot_waits;
-    atomic_int *dump_requested;                            /* taken (reset) here */
-    atomic_ullong *unflushed_processed, *unflushed_failed; /* flushed here, given back on failure */
-    hh__job_metrics *job_metrics;                          /* written after each beat Redis took; NULL: off */
-    hh__wake *wake;
-    void *udata;
-    /* Acts on a remote signal as the Unix one would, before returning (the
-     * beat reads the quiet flag right after). A callback, not a call into
-     * the manager: heartbeat sits below it (scripts/check-calls.sh). */
-    void (*remote_signal)(void *udata, hh__remote_signal sig);
-    /* Visits every worker thread (for the running-jobs hashes and dumps). */
-    void (*each_thread)(void *udata, hh__heartbeat_thread_fn fn, void *ctx);
-    /* Records a beat's result for the stats; returns whether the previous
-     * beat had failed, with its error in prev. */
-    int (*publish)(void *udata, double now, int ok, const char *err, int connected, char *prev, size_t prevlen);
-    /* The queue sizes and latencies read this beat (the first n queues). */
-    void (*publish_queues)(void *udata, const int64_t *size, const double *latency, size_t n);
-    /* The sizes of retry, schedule and dead read this beat (-1: not read),
-     * in the same round trip as the queues'. NULL: not read (only /metrics
-     * shows them). */
-    void (*publish_sets)(void *udata, int64_t retry, int64_t scheduled, int64_t dead);
-    /* After each beat: the outage rule and lease upkeep, and the hook. */
-    void (*after_beat)(void *udata, hh__conn *c, int ok, int hash_expired);
-    /* A beat found the process hash written by a newer process with our
-     * identity (`by` names it). Returns 1 to beat no more. May be NULL. */
-    int (*taken_over)(void *udata, const char *by);
+    hh__job_metrics *job_metrics; /* written after each beat Redis took; NULL: off */
+    hh__metrics *metrics;         /* retry/schedule/dead sizes for /metrics; NULL: not read */
+    hh__board *board;             /* what the beats learned, for the stats */
+    const hh__lease_env *lease;   /* lease.c: upkeep after each beat, identity taken over; NULL: none */
 } hh__heartbeat_env;
 
 /* Thread entry point; arg is an hh__heartbeat_env. Beats every interval

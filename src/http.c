@@ -585,10 +585,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 /* body, then the source's series and the process metrics; NULL (a 500)
  * when out of memory. */
 static char *metrics_more(const hh__http *h, char *body) {
-    char *more = h->src.metrics_text ? h->src.metrics_text(h->src.udata) : NULL;
+    char *more = h->src.metrics ? hh__metrics_text(h->src.metrics) : NULL;
     char *proc = hh__metrics_process_text();
     size_t bl = strlen(body), ml = more ? strlen(more) : 0, pl = proc ? strlen(proc) : 0;
-    char *all = (h->src.metrics_text && !more) || !proc ? NULL : malloc(bl + ml + pl + 1);
+    char *all = (h->src.metrics && !more) || !proc ? NULL : malloc(bl + ml + pl + 1);
     if (all) {
         memcpy(all, body, bl);
         if (ml) memcpy(all + bl, more, ml);

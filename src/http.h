@@ -18,17 +18,18 @@
 
 typedef struct hh__http hh__http;
 
-/* All the server knows of its manager: a snapshot on demand and where to
- * log. fill_stats is called from the server's threads and must be
- * thread-safe; it does no I/O. */
+/* All the server knows of its manager: a snapshot on demand (the one
+ * callback up: the stats are the manager's), where to log, and the
+ * per-class metrics (metrics.c, below this file, read directly).
+ * fill_stats is called from the server's threads and must be thread-safe;
+ * it does no I/O. */
 typedef struct hh__http_source {
     void (*fill_stats)(void *udata, hh_manager_stats *out);
     void *udata;
     struct hh__logger *log;
-    /* More /metrics text appended after the snapshot's (metrics.c: the
-     * per-class series and the set sizes); malloc()ed, NULL when out of memory.
-     * Thread-safe, no I/O. Optional. */
-    char *(*metrics_text)(void *udata);
+    /* Its hh__metrics_text is appended to /metrics after the snapshot's
+     * (the per-class series and the set sizes). NULL: none. */
+    struct hh__metrics *metrics;
 } hh__http_source;
 
 /* Starts serving on bind ("HOST:PORT", "[::1]:PORT" or "PORT" meaning

@@ -195,10 +195,10 @@ static double boot_clock(void) {
     return hh__mono();
 }
 
-struct hh__lease *hh__lease_new(const hh__lease_env *m) {
+struct hh__lease *hh__lease_new(const hh__lease_env *env) {
     struct hh__lease *l = calloc(1, sizeof(*l));
     if (!l) return NULL;
-    size_t n = (size_t)m->opts.concurrency;
+    size_t n = (size_t)env->ctx->opts.concurrency;
     l->begun = calloc(n, sizeof(*l->begun));
     l->ended = calloc(n, sizeof(*l->ended));
     l->blocking = calloc(n, sizeof(*l->blocking));
@@ -208,7 +208,7 @@ struct hh__lease *hh__lease_new(const hh__lease_env *m) {
     }
     pthread_mutex_init(&l->mu, NULL);
     pthread_mutex_init(&l->reconcile_mu, NULL);
-    l->reconcile_at = hh__mono() + m->opts.recovery_interval;
+    l->reconcile_at = hh__mono() + env->ctx->opts.recovery_interval;
     return l;
 }
 
@@ -265,16 +265,16 @@ static void ask_reconcile(struct hh__lease *l, double at) {
     if (at < l->reconcile_at) l->reconcile_at = at;
 }
 
-void hh__lease_fetch_begin(const hh__lease_env *m, hh__processor *p, int blocking) {
-    struct hh__lease *l = m->lease;
+void hh__lease_fetch_begin(const hh__lease_env *env, hh__processor *p, int blocking) {
+    struct hh__lease *l = env->lease;
     pthread_mutex_lock(&l->mu);
     l->begun[p->index]++;
     l->blocking[p->index] = blocking;
     pthread_mutex_unlock(&l->mu);
 }
 
-void hh__lease_fetch_end(const hh__lease_env *m, hh__processor *p, hh__fetched *out, int n, hh__fetch_end_how how) {
-    struct hh__lease *l = m->lease;
+void hh__lease_fetch_end(const hh__lease_env *env, hh__processor *p, hh__fetched *out, int n, hh__fetch_end_how how) {
+    struct hh__lease *l = env->lease;
     for (int i = 0; i < n; i++) out[i].lease = hh__lease_key(out[i].queue, out[i].payload, out[i].len);
     pthread_mutex_lock(&l->mu);
     for (int i = 0; i < n; i++) {
@@ -292,14 +292,14 @@ void hh__lease_fetch_end(const hh__lease_env *m, hh__processor *p, hh__fetched *
          * dropped by Redis (it may still be waiting in a socket buffer). */
         double now = hh__mono();
         ask_reconcile(l, now);
-        l->again_at = now + m->cfg->command_timeout + 1;
+        l->again_at = now + env->ctx->cfg->command_timeout + 1;
     }
     pthread_mutex_unlock(&l->mu);
 }
 
-void hh__lease_release(const hh__lease_env *m, uint64_t *lease) {
-    if (!lease || !*lease || !m->lease) return;
-    struct hh__lease *l = m->lease;
+void hh__lease_release(const hh__lease_env *env, uint64_t *lease) {
+    if (!lease || !*lease || !env->lease) return;
+    struct hh__lease *l = env->lease;
     pthread_mutex_lock(&l->mu);
     set_add(&l->held, *lease, -1);
     if (l->recording == REC_ALL) set_add(&l->removed, *lease, 1);
@@ -307,20 +307,20 @@ void hh__lease_release(const hh__lease_env *m, uint64_t *lease) {
     *lease = 0;
 }
 
-void hh__lease_finish(const hh__lease_env *m, hh_job *job) {
+void hh__lease_finish(const hh__lease_env *env, hh_job *job) {
     if (!job) return;
-    hh__lease_release(m, &job->lease);
+    hh__lease_release(env, &job->lease);
     hh__job_free(job);
 }
 
-void hh__lease_finish_fetched(const hh__lease_env *m, hh__fetched *f) {
-    hh__lease_release(m, &f->lease);
+void hh__lease_finish_fetched(const hh__lease_env *env, hh__fetched *f) {
+    hh__lease_release(env, &f->lease);
     free(f->payload);
     f->payload = NULL;
 }
 
-void hh__lease_release_jobs(const hh__lease_env *m, hh_job **jobs, size_t n) {
-    struct hh__lease *l = m->lease;
+void hh__lease_release_jobs(const hh__lease_env *env, hh_job **jobs, size_t n) {
+    struct hh__lease *l = env->lease;
     if (!l || !n) return;
     pthread_mutex_lock(&l->mu);
     for (size_t i = 0; i < n; i++) {
@@ -332,26 +332,26 @@ void hh__lease_release_jobs(const hh__lease_env *m, hh_job **jobs, size_t n) {
     pthread_mutex_unlock(&l->mu);
 }
 
-static int recovered_by_peer(const hh__lease_env *m, hh__conn *c, const char *jid);
+static int recovered_by_peer(const hh__lease_env *env, hh__conn *c, const char *jid);
 
 static void job_names(const char *payload, size_t len, char *klass, size_t kl, char *jid, size_t jl);
 
-int hh__lease_lost(const hh__lease_env *m, hh__conn *c, const hh_job *job) {
+int hh__lease_lost(const hh__lease_env *env, hh__conn *c, const hh_job *job) {
     char kbuf[256], jbuf[64];
     const char *klass = job->klass ? job->klass : "?", *jid = job->jid ? job->jid : "";
     if (!job->item) { /* shed after it ran (job.h): the names are in the payload */
         job_names(job->payload, job->len, kbuf, sizeof(kbuf), jbuf, sizeof(jbuf));
         klass = kbuf, jid = jbuf;
     }
-    if (recovered_by_peer(m, c, jid) == 0) {
-        hh__log(m->log, HH_LOG_WARN,
+    if (recovered_by_peer(env, c, jid) == 0) {
+        hh__log(env->ctx->log, HH_LOG_WARN,
                 "class=%s jid=%s: its in-progress entry is gone but no process recovered it (Redis lost its "
                 "data?): not a lease loss, its outcome is written here",
                 klass, jid);
         return 0;
     }
-    atomic_fetch_add(m->lease_lost, 1);
-    hh__log(m->log, HH_LOG_WARN,
+    atomic_fetch_add(&env->ctx->counters->lease_lost, 1);
+    hh__log(env->ctx->log, HH_LOG_WARN,
             "class=%s jid=%s: lease lost: the job was recovered by another process (this process was "
             "paused or cut off past its heartbeat TTL); it may have run twice",
             klass, jid);
@@ -387,17 +387,17 @@ static void stop_recording(struct hh__lease *l) {
 
 /* Reads every list of ours in one pipeline; NULL on a Redis error or a
  * reply of the wrong shape (logged). */
-static redisReply **read_lists(const hh__lease_env *m, hh__conn *c, const char *why) {
+static redisReply **read_lists(const hh__lease_env *env, hh__conn *c, const char *why) {
     hh__pipe pipe;
     hh__pipe_begin(&pipe, c);
-    for (size_t q = 0; q < m->nqueues; q++) hh__pipe_add(&pipe, "LRANGE %s 0 -1", m->inprog_keys[q]);
+    for (size_t q = 0; q < env->ctx->nqueues; q++) hh__pipe_add(&pipe, "LRANGE %s 0 -1", env->ctx->inprog_keys[q]);
     redisReply **r = hh__pipe_exec(&pipe);
     if (!r) return NULL;
-    for (size_t q = 0; q < m->nqueues; q++) {
+    for (size_t q = 0; q < env->ctx->nqueues; q++) {
         int ok = r[q]->type == REDIS_REPLY_ARRAY;
         for (size_t i = 0; ok && i < r[q]->elements; i++) ok = r[q]->element[i]->type == REDIS_REPLY_STRING;
         if (!ok) {
-            hh__log(m->log, HH_LOG_ERROR, "%s: LRANGE %s: %s", why, m->inprog_keys[q],
+            hh__log(env->ctx->log, HH_LOG_ERROR, "%s: LRANGE %s: %s", why, env->ctx->inprog_keys[q],
                     r[q]->type == REDIS_REPLY_ERROR ? r[q]->str : "unexpected reply");
             hh__replies_free(r, pipe.n);
             return NULL;
@@ -419,12 +419,12 @@ static const char *stranded_why(unsigned failures) {
     return "a fetch reply was lost";
 }
 
-int hh__lease_reconcile(const hh__lease_env *m, hh__conn *c, int final) {
-    if (m->opts.fetch == HH_FETCH_BASIC || !m->lease) return 0;
+int hh__lease_reconcile(const hh__lease_env *env, hh__conn *c, int final) {
+    if (env->ctx->opts.fetch == HH_FETCH_BASIC || !env->lease) return 0;
     /* our lists are the new owner's now: what no thread here holds is its */
-    if (atomic_load(&m->lease->identity_lost)) return 0;
-    struct hh__lease *l = m->lease;
-    int nproc = m->opts.concurrency, pushed = 0;
+    if (atomic_load(&env->lease->identity_lost)) return 0;
+    struct hh__lease *l = env->lease;
+    int nproc = env->ctx->opts.concurrency, pushed = 0;
     pthread_mutex_lock(&l->reconcile_mu);
     /* a */
     pthread_mutex_lock(&l->mu);
@@ -434,14 +434,14 @@ int hh__lease_reconcile(const hh__lease_env *m, hh__conn *c, int final) {
     l->recording = REC_ALL;
     pthread_mutex_unlock(&l->mu);
     /* b */
-    redisReply **lists = read_lists(m, c, "reconcile");
+    redisReply **lists = read_lists(env, c, "reconcile");
     if (!lists) {
         stop_recording(l);
         pthread_mutex_unlock(&l->reconcile_mu);
         return -1;
     }
     size_t total = 0;
-    for (size_t q = 0; q < m->nqueues; q++) total += lists[q]->elements;
+    for (size_t q = 0; q < env->ctx->nqueues; q++) total += lists[q]->elements;
     cand *cs = total ? calloc(total, sizeof(*cs)) : NULL;
     unsigned long *mark = calloc((size_t)nproc, sizeof(*mark));
     double *unblocked = calloc((size_t)nproc, sizeof(*unblocked)); /* when, 0 never */
@@ -453,7 +453,7 @@ int hh__lease_reconcile(const hh__lease_env *m, hh__conn *c, int final) {
         rc = -1;
         goto done;
     }
-    for (size_t q = 0, k = 0; q < m->nqueues; q++)
+    for (size_t q = 0, k = 0; q < env->ctx->nqueues; q++)
         for (size_t i = 0; i < lists[q]->elements; i++, k++) {
             const redisReply *v = lists[q]->element[i];
             cs[k] = (cand){q, hh__lease_key(q, v->str, v->len), v, 0};
@@ -486,7 +486,7 @@ int hh__lease_reconcile(const hh__lease_env *m, hh__conn *c, int final) {
     }
     if (rc != 0 || nc == 0) goto done;
     /* d */
-    double deadline = hh__mono() + HH_FETCH_BLOCK_SECONDS + m->cfg->command_timeout + 2;
+    double deadline = hh__mono() + HH_FETCH_BLOCK_SECONDS + env->ctx->cfg->command_timeout + 2;
     for (;;) {
         int waiting = 0;
         double now = hh__mono();
@@ -503,11 +503,11 @@ int hh__lease_reconcile(const hh__lease_env *m, hh__conn *c, int final) {
         for (int i = 0; i < nproc; i++) {
             if (!unblock[i]) continue;
             unblocked[i] = now;
-            long long id = hh__conn_client_id(&m->procs[i].conn);
+            long long id = hh__conn_client_id(&env->ctx->procs[i].conn);
             redisReply *r = id ? hh__conn_cmd(c, "CLIENT UNBLOCK %lld TIMEOUT", id) : NULL;
             if (r) freeReplyObject(r);
         }
-        if (hh__mono() > deadline || (!final && atomic_load(m->quiet))) {
+        if (hh__mono() > deadline || (!final && atomic_load(&env->ctx->flags->quiet))) {
             rc = -1;
             goto done;
         }
@@ -545,13 +545,13 @@ int hh__lease_reconcile(const hh__lease_env *m, hh__conn *c, int final) {
         if (!cs[k].go) continue;
         const redisReply *v = cs[k].v;
         size_t q = cs[k].q;
-        const char *keys[2] = {m->inprog_keys[q], m->queue_keys[q]};
-        size_t klen[2] = {sdslen(m->inprog_keys[q]), sdslen(m->queue_keys[q])};
+        const char *keys[2] = {env->ctx->inprog_keys[q], env->ctx->queue_keys[q]};
+        size_t klen[2] = {sdslen(env->ctx->inprog_keys[q]), sdslen(env->ctx->queue_keys[q])};
         const char *args[1] = {v->str};
         size_t alen[1] = {v->len};
         redisReply *r = hh__conn_eval(c, HH_SCRIPT_REQUEUE, 2, keys, klen, 1, args, alen);
         if (!r || r->type != REDIS_REPLY_INTEGER) {
-            hh__log(m->log, HH_LOG_ERROR, "reconcile: pushing back to queue %s failed: %s", m->queues[q],
+            hh__log(env->ctx->log, HH_LOG_ERROR, "reconcile: pushing back to queue %s failed: %s", env->ctx->queues[q],
                     r && r->type == REDIS_REPLY_ERROR ? r->str : hh__conn_last_error(c));
             if (r) freeReplyObject(r);
             rc = -1;
@@ -562,11 +562,11 @@ int hh__lease_reconcile(const hh__lease_env *m, hh__conn *c, int final) {
         if (moved != 1) continue;
         char klass[128], jid[64];
         job_names(v->str, v->len, klass, sizeof(klass), jid, sizeof(jid));
-        hh__log(m->log, HH_LOG_WARN,
+        hh__log(env->ctx->log, HH_LOG_WARN,
                 "reconcile: class=%s jid=%s queue=%s: in this process's in-progress list but held by no "
                 "thread (%s%s); pushed back to the queue",
-                klass, jid, m->queues[q], stranded_why(failures), final ? ", or the stop left it" : "");
-        atomic_fetch_add(m->reconciled, 1);
+                klass, jid, env->ctx->queues[q], stranded_why(failures), final ? ", or the stop left it" : "");
+        atomic_fetch_add(&env->ctx->counters->reconciled, 1);
         pushed++;
     }
 done:
@@ -575,19 +575,19 @@ done:
     free(mark);
     free(unblocked);
     free(unblock);
-    hh__replies_free(lists, (int)m->nqueues);
+    hh__replies_free(lists, (int)env->ctx->nqueues);
     pthread_mutex_unlock(&l->reconcile_mu);
     return rc != 0 ? -1 : pushed;
 }
 
-void hh__lease_tick(const hh__lease_env *m, hh__conn *c) {
-    struct hh__lease *l = m->lease;
-    if (!l || m->opts.fetch == HH_FETCH_BASIC) return;
+void hh__lease_tick(const hh__lease_env *env, hh__conn *c) {
+    struct hh__lease *l = env->lease;
+    if (!l || env->ctx->opts.fetch == HH_FETCH_BASIC) return;
     double now = hh__mono();
     pthread_mutex_lock(&l->mu);
     int due = now >= l->reconcile_at;
     if (due) {
-        l->reconcile_at = now + m->opts.recovery_interval;
+        l->reconcile_at = now + env->ctx->opts.recovery_interval;
         if (l->again_at > 0) {
             ask_reconcile(l, l->again_at);
             l->again_at = 0;
@@ -595,7 +595,7 @@ void hh__lease_tick(const hh__lease_env *m, hh__conn *c) {
     }
     pthread_mutex_unlock(&l->mu);
     if (!due) return;
-    if (hh__lease_reconcile(m, c, 0) < 0) {
+    if (hh__lease_reconcile(env, c, 0) < 0) {
         pthread_mutex_lock(&l->mu);
         ask_reconcile(l, hh__mono() + 1); /* try again soon */
         pthread_mutex_unlock(&l->mu);
@@ -604,16 +604,16 @@ void hh__lease_tick(const hh__lease_env *m, hh__conn *c) {
 
 /* ------------------------------------------------------------- outage rule */
 
-double hh__lease_gate_seconds(const hh__lease_env *m) {
-    double two = 2 * m->opts.heartbeat_interval;
+double hh__lease_gate_seconds(const hh__lease_env *env) {
+    double two = 2 * env->ctx->opts.heartbeat_interval;
     return (two > 10 ? two : 10) + LEASE_BACKOFF_CAP + LEASE_MARGIN;
 }
 
-int hh__lease_peers_judgeable(const hh__lease_env *m, double *left) {
-    struct hh__lease *l = m->lease;
+int hh__lease_peers_judgeable(const hh__lease_env *env, double *left) {
+    struct hh__lease *l = env->lease;
     if (!l) return 1;
-    double now = boot_clock(), gate = hh__lease_gate_seconds(m);
-    double gap = 2 * m->opts.heartbeat_interval + m->cfg->command_timeout;
+    double now = boot_clock(), gate = hh__lease_gate_seconds(env);
+    double gap = 2 * env->ctx->opts.heartbeat_interval + env->ctx->cfg->command_timeout;
     pthread_mutex_lock(&l->mu);
     double since = l->streak_since, last = l->last_ok;
     pthread_mutex_unlock(&l->mu);
@@ -637,9 +637,9 @@ typedef struct suspect {
 
 /* Whether a peer recovered the job: HH_LUA_RECOVER counts every recovery
  * in hiredhand:recoveries:<jid>. 1 yes, 0 no, -1 Redis error. */
-static int recovered_by_peer(const hh__lease_env *m, hh__conn *c, const char *jid) {
+static int recovered_by_peer(const hh__lease_env *env, hh__conn *c, const char *jid) {
     if (!*jid) return 1; /* nothing to ask by; an entry gone while we live: assume a peer */
-    sds ck = hh__key(m->keys, HH_K_RECOVERIES);
+    sds ck = hh__key(env->ctx->keys, HH_K_RECOVERIES);
     ck = sdscatfmt(ck, ":%s", jid);
     redisReply *r = hh__conn_cmd(c, "EXISTS %s", ck);
     sdsfree(ck);
@@ -664,13 +664,13 @@ static void add_buffered(const hh__fetched *f, void *udata) {
 
 /* Checks every running and buffered job against our lists (see the top of
  * the file). Returns 0, or -1 to try again at the next beat. */
-static int lease_check(const hh__lease_env *m, hh__conn *c) {
-    int nproc = m->opts.concurrency;
-    size_t cap = (size_t)nproc + hh__buffer_cap(m->buffer), ns = 0;
+static int lease_check(const hh__lease_env *env, hh__conn *c) {
+    int nproc = env->ctx->opts.concurrency;
+    size_t cap = (size_t)nproc + hh__buffer_cap(env->buffer), ns = 0;
     suspect *s = calloc(cap ? cap : 1, sizeof(*s));
     if (!s) return -1;
     for (int i = 0; i < nproc; i++) {
-        hh__processor *p = &m->procs[i];
+        hh__processor *p = &env->ctx->procs[i];
         pthread_mutex_lock(&p->mu);
         if (p->job && !p->abandoned && !p->lease_lost && p->job->lease) {
             s[ns] = (suspect){.proc = i, .runs = p->runs, .key = p->job->lease};
@@ -681,24 +681,24 @@ static int lease_check(const hh__lease_env *m, hh__conn *c) {
         pthread_mutex_unlock(&p->mu);
     }
     suspects_add sa = {s, &ns, cap};
-    hh__buffer_each(m->buffer, add_buffered, &sa);
+    hh__buffer_each(env->buffer, add_buffered, &sa);
     if (!ns) {
         free(s);
         return 0;
     }
-    redisReply **lists = read_lists(m, c, "lease check");
+    redisReply **lists = read_lists(env, c, "lease check");
     if (!lists) {
         free(s);
         return -1;
     }
     lease_set want = {0}, found = {0};
     for (size_t k = 0; k < ns; k++) set_add(&want, s[k].key, 1);
-    for (size_t q = 0; q < m->nqueues; q++)
+    for (size_t q = 0; q < env->ctx->nqueues; q++)
         for (size_t i = 0; i < lists[q]->elements; i++) {
             uint64_t key = hh__lease_key(q, lists[q]->element[i]->str, lists[q]->element[i]->len);
             if (set_find(&want, key)) set_add(&found, key, 1);
         }
-    hh__replies_free(lists, (int)m->nqueues);
+    hh__replies_free(lists, (int)env->ctx->nqueues);
     set_clear(&want);
     /* Only jobs still where they were (no removal of theirs can have been in
      * flight) are judged; running ones take the copies first. */
@@ -707,12 +707,12 @@ static int lease_check(const hh__lease_env *m, hh__conn *c) {
             if ((pass == 0) != (s[k].proc >= 0)) continue;
             int stable = 0;
             if (s[k].proc >= 0) {
-                hh__processor *p = &m->procs[s[k].proc];
+                hh__processor *p = &env->ctx->procs[s[k].proc];
                 pthread_mutex_lock(&p->mu);
                 stable = p->job && p->runs == s[k].runs && !p->abandoned;
                 pthread_mutex_unlock(&p->mu);
             } else {
-                stable = hh__buffer_has(m->buffer, s[k].payload, s[k].key);
+                stable = hh__buffer_has(env->buffer, s[k].payload, s[k].key);
             }
             if (!stable) continue;
             lease_ent *e = set_find(&found, s[k].key);
@@ -724,27 +724,27 @@ static int lease_check(const hh__lease_env *m, hh__conn *c) {
     int rc = 0;
     for (size_t k = 0; k < ns && rc == 0; k++) {
         if (!s[k].lost) continue;
-        int peer = recovered_by_peer(m, c, s[k].jid);
+        int peer = recovered_by_peer(env, c, s[k].jid);
         if (peer < 0) {
             rc = -1;
             break;
         }
         if (!peer) {
-            hh__log(m->log, HH_LOG_WARN,
+            hh__log(env->ctx->log, HH_LOG_WARN,
                     "class=%s jid=%s: its in-progress entry is gone but no process recovered it (Redis lost "
                     "its data?): it %s here",
                     s[k].klass, s[k].jid, s[k].proc >= 0 ? "keeps running" : "runs");
             if (s[k].proc >= 0) { /* its ack will remove nothing: not a lease loss */
-                hh__processor *p = &m->procs[s[k].proc];
+                hh__processor *p = &env->ctx->procs[s[k].proc];
                 pthread_mutex_lock(&p->mu);
                 if (p->job && p->runs == s[k].runs) p->job->ack_uncertain = 1;
                 pthread_mutex_unlock(&p->mu);
             }
             continue;
         }
-        int stop = m->opts.lease_lost == HH_LEASE_LOST_STOP;
+        int stop = env->ctx->opts.lease_lost == HH_LEASE_LOST_STOP;
         if (s[k].proc >= 0) {
-            hh__processor *p = &m->procs[s[k].proc];
+            hh__processor *p = &env->ctx->procs[s[k].proc];
             int marked = 0;
             pthread_mutex_lock(&p->mu);
             if (p->job && p->runs == s[k].runs && !p->abandoned) {
@@ -754,18 +754,18 @@ static int lease_check(const hh__lease_env *m, hh__conn *c) {
             }
             pthread_mutex_unlock(&p->mu);
             if (!marked) continue; /* it finished meanwhile: its ack reports it */
-            atomic_fetch_add(m->lease_lost, 1);
-            hh__log(m->log, HH_LOG_WARN, "class=%s jid=%s: lease lost: the job was recovered by another process; %s",
-                    s[k].klass, s[k].jid,
+            atomic_fetch_add(&env->ctx->counters->lease_lost, 1);
+            hh__log(env->ctx->log, HH_LOG_WARN,
+                    "class=%s jid=%s: lease lost: the job was recovered by another process; %s", s[k].klass, s[k].jid,
                     stop ? "its handler here is told to stop (--lease-lost stop), its outcome is not written"
                          : "its handler here runs to the end (--lease-lost finish), its outcome is not written");
         } else {
             hh__fetched dropped = {0};
-            hh__buffer_drop(m->buffer, s[k].payload, s[k].key, &dropped);
+            hh__buffer_drop(env->buffer, s[k].payload, s[k].key, &dropped);
             if (!dropped.payload) continue; /* a thread took it meanwhile */
-            hh__lease_finish_fetched(m, &dropped);
-            atomic_fetch_add(m->lease_lost, 1);
-            hh__log(m->log, HH_LOG_WARN,
+            hh__lease_finish_fetched(env, &dropped);
+            atomic_fetch_add(&env->ctx->counters->lease_lost, 1);
+            hh__log(env->ctx->log, HH_LOG_WARN,
                     "class=%s jid=%s: lease lost: the job was recovered by another process; dropped from "
                     "this process's buffer before it started",
                     s[k].klass, s[k].jid);
@@ -775,17 +775,17 @@ static int lease_check(const hh__lease_env *m, hh__conn *c) {
     return rc;
 }
 
-int hh__lease_identity_lost(const hh__lease_env *m, const char *by) {
-    struct hh__lease *l = m->lease;
-    if (!l || m->opts.fetch == HH_FETCH_BASIC) return 0; /* no lists to share */
+int hh__lease_identity_lost(const hh__lease_env *env, const char *by) {
+    struct hh__lease *l = env->lease;
+    if (!l || env->ctx->opts.fetch == HH_FETCH_BASIC) return 0; /* no lists to share */
     if (atomic_exchange(&l->identity_lost, 1)) return 2;
-    int stop = m->opts.lease_lost == HH_LEASE_LOST_STOP;
-    hh__log(m->log, HH_LOG_ERROR,
+    int stop = env->ctx->opts.lease_lost == HH_LEASE_LOST_STOP;
+    hh__log(env->ctx->log, HH_LOG_ERROR,
             "identity %s was taken over by a newer process (%s): every job here has lost its lease; this process "
             "stops beating and stops, writing nothing more to its in-progress lists",
-            m->identity, by);
-    for (int i = 0; i < m->opts.concurrency; i++) {
-        hh__processor *p = &m->procs[i];
+            env->ctx->identity, by);
+    for (int i = 0; i < env->ctx->opts.concurrency; i++) {
+        hh__processor *p = &env->ctx->procs[i];
         char klass[128] = "?", jid[64] = "";
         int marked = 0;
         pthread_mutex_lock(&p->mu);
@@ -798,20 +798,23 @@ int hh__lease_identity_lost(const hh__lease_env *m, const char *by) {
         }
         pthread_mutex_unlock(&p->mu);
         if (!marked) continue;
-        atomic_fetch_add(m->lease_lost, 1);
-        hh__log(m->log, HH_LOG_WARN, "class=%s jid=%s: lease lost: identity %s taken over; %s", klass, jid, m->identity,
+        atomic_fetch_add(&env->ctx->counters->lease_lost, 1);
+        hh__log(env->ctx->log, HH_LOG_WARN, "class=%s jid=%s: lease lost: identity %s taken over; %s", klass, jid,
+                env->ctx->identity,
                 stop ? "its handler here is told to stop (--lease-lost stop), its outcome is not written"
                      : "its handler here runs to the end (--lease-lost finish), its outcome is not written");
     }
     return 1;
 }
 
-int hh__lease_identity_is_lost(const hh__lease_env *m) { return m->lease && atomic_load(&m->lease->identity_lost); }
+int hh__lease_identity_is_lost(const hh__lease_env *env) {
+    return env->lease && atomic_load(&env->lease->identity_lost);
+}
 
-void hh__lease_beat(const hh__lease_env *m, hh__conn *c, int ok, int hash_expired) {
-    struct hh__lease *l = m->lease;
+void hh__lease_beat(const hh__lease_env *env, hh__conn *c, int ok, int hash_expired) {
+    struct hh__lease *l = env->lease;
     if (!l) return;
-    double now = boot_clock(), gap = 2 * m->opts.heartbeat_interval + m->cfg->command_timeout;
+    double now = boot_clock(), gap = 2 * env->ctx->opts.heartbeat_interval + env->ctx->cfg->command_timeout;
     pthread_mutex_lock(&l->mu);
     if (!ok) {
         l->streak_since = 0;
@@ -828,20 +831,21 @@ void hh__lease_beat(const hh__lease_env *m, hh__conn *c, int ok, int hash_expire
     }
     int check = ok && l->check_beats > 0, fetchers = ok && l->fetchers_dirty;
     pthread_mutex_unlock(&l->mu);
-    if (m->opts.fetch == HH_FETCH_BASIC) return;
+    if (env->ctx->opts.fetch == HH_FETCH_BASIC) return;
     if (fetchers) {
-        sds fk = hh__key(m->keys, HH_K_FETCHERS);
-        redisReply *r = hh__conn_cmd(c, "SADD %s %s", fk, m->identity);
+        sds fk = hh__key(env->ctx->keys, HH_K_FETCHERS);
+        redisReply *r = hh__conn_cmd(c, "SADD %s %s", fk, env->ctx->identity);
         sdsfree(fk);
         if (r && r->type == REDIS_REPLY_INTEGER) {
             pthread_mutex_lock(&l->mu);
             l->fetchers_dirty = 0;
             pthread_mutex_unlock(&l->mu);
-            if (r->integer > 0) hh__log(m->log, HH_LOG_INFO, "registered %s in hiredhand:fetchers again", m->identity);
+            if (r->integer > 0)
+                hh__log(env->ctx->log, HH_LOG_INFO, "registered %s in hiredhand:fetchers again", env->ctx->identity);
         }
         if (r) freeReplyObject(r);
     }
-    if (check && lease_check(m, c) == 0) {
+    if (check && lease_check(env, c) == 0) {
         pthread_mutex_lock(&l->mu);
         if (l->check_beats > 0) l->check_beats--;
         pthread_mutex_unlock(&l->mu);

@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include "buffer.h"
+#include "context.h"
 #include "hiredhand.h"
 #include "job.h"
 #include "keys.h"
@@ -30,34 +31,18 @@
 
 struct hh__lease;
 
-/* All lease.c knows of its manager, filled by manager.c (which keeps it
- * alive as long as the lease) and pointing into it. The buffer of fetched
+/* lease.c's env: the manager's context and its own state, filled by
+ * manager.c (which keeps it alive as long as the lease). The buffer of fetched
  * jobs not started yet (buffer.h, below this file) is read directly. */
 typedef struct hh__lease_env {
-    struct {
-        int concurrency;
-        hh_fetch_mode fetch;
-        double heartbeat_interval, recovery_interval;
-        hh_lease_lost_policy lease_lost;
-    } opts;
-    const hh__keys *keys;
-    const hh__logger *log;
-    const hh__redis_config *cfg;
-    const char *identity;
-    size_t nqueues;
-    char *const *queues;
-    sds *queue_keys;  /* queue:<q>, namespaced, per queue */
-    sds *inprog_keys; /* this identity's in-progress list per queue */
-    const atomic_int *quiet;
-    atomic_ullong *lease_lost, *reconciled; /* counters, added to here */
-    hh__processor *procs;                   /* opts.concurrency worker threads */
-    hh__buffer *buffer;                     /* buffer.c: the fetched jobs not started yet */
-    struct hh__lease *lease;                /* the state: hh__lease_new's, set by manager.c */
+    const hh__ctx *ctx;      /* the manager's (context.h): queues, options, procs, counters */
+    hh__buffer *buffer;      /* buffer.c: the fetched jobs not started yet */
+    struct hh__lease *lease; /* the state: hh__lease_new's, set by manager.c */
 } hh__lease_env;
 
-/* Allocated by hh_manager_new into m->lease (NULL on out of memory), freed
+/* Allocated by hh_manager_new into env->lease (NULL on out of memory), freed
  * by hh_manager_free. */
-struct hh__lease *hh__lease_new(const hh__lease_env *m);
+struct hh__lease *hh__lease_new(const hh__lease_env *env);
 void hh__lease_free(struct hh__lease *l);
 
 /* The registry key of a payload fetched from queue index q: a 64-bit hash
@@ -83,14 +68,14 @@ typedef enum {
  * ended with CLIENT UNBLOCK). end: once its reply was read (n jobs in out,
  * registered as held here, out[i].lease set) or the command failed (how is
  * not OK: whatever it moved is stranded, a reconciliation is asked). */
-void hh__lease_fetch_begin(const hh__lease_env *m, hh__processor *p, int blocking);
-void hh__lease_fetch_end(const hh__lease_env *m, hh__processor *p, hh__fetched *out, int n, hh__fetch_end_how how);
+void hh__lease_fetch_begin(const hh__lease_env *env, hh__processor *p, int blocking);
+void hh__lease_fetch_end(const hh__lease_env *env, hh__processor *p, hh__fetched *out, int n, hh__fetch_end_how how);
 
 /* The job behind *lease is no longer held by this process: its removal from
  * the list has answered, or it is dropped (then a reconciliation pushes it
  * back). Call after the removal, never before. Sets *lease to 0; a 0 lease
  * is a no-op, so calling twice is harmless. */
-void hh__lease_release(const hh__lease_env *m, uint64_t *lease);
+void hh__lease_release(const hh__lease_env *env, uint64_t *lease);
 
 /* The end of a job in this process, at every exit site: releases its lease
  * (as hh__lease_release, so call it after the job's removal from the list
@@ -98,11 +83,11 @@ void hh__lease_release(const hh__lease_env *m, uint64_t *lease);
  * hh__lease_finish_fetched does the same for a fetched job not started
  * (frees its payload; *f stays, emptied). Here, below every caller, since
  * the lease is the one thing a job's end must give back. */
-void hh__lease_finish(const hh__lease_env *m, hh_job *job);
-void hh__lease_finish_fetched(const hh__lease_env *m, hh__fetched *f);
+void hh__lease_finish(const hh__lease_env *env, hh_job *job);
+void hh__lease_finish_fetched(const hh__lease_env *env, hh__fetched *f);
 
 /* The same for n jobs at once (sent acks), under one lock. */
-void hh__lease_release_jobs(const hh__lease_env *m, hh_job **jobs, size_t n);
+void hh__lease_release_jobs(const hh__lease_env *env, hh_job **jobs, size_t n);
 
 /* A job's entry was gone from this process's list when its outcome or ack
  * came: if a recovery is recorded for its jid (another process took it
@@ -113,23 +98,23 @@ void hh__lease_release_jobs(const hh__lease_env *m, hh_job **jobs, size_t n);
  * say, assumes a recovery (1), the side that never duplicates. Not for a
  * retried removal whose first attempt may have gone through (the empty
  * removal then means nothing). Thread-safe. */
-int hh__lease_lost(const hh__lease_env *m, hh__conn *c, const hh_job *job);
+int hh__lease_lost(const hh__lease_env *env, hh__conn *c, const hh_job *job);
 
 /* Recovery-thread hook, every 100 ms: runs a reconciliation when one was
  * asked (failed fetch) or the periodic one (every recovery_interval) is due. */
-void hh__lease_tick(const hh__lease_env *m, hh__conn *c);
+void hh__lease_tick(const hh__lease_env *env, hh__conn *c);
 
 /* One reconciliation (see lease.c). final: the stop's last pass, every worker
  * thread has left (pushes back everything not held, whatever quiet says).
  * Returns jobs pushed back, or -1 (Redis error, or fetches did not settle). */
-int hh__lease_reconcile(const hh__lease_env *m, hh__conn *c, int final);
+int hh__lease_reconcile(const hh__lease_env *env, hh__conn *c, int final);
 
 /* Heartbeat hook, after every beat: ok = Redis took the whole beat,
  * hash_expired = the process hash had expired (or was deleted) since the
  * last beat. Keeps the record the outage rule reads; after an expiry checks
  * every running and buffered job for lease loss and writes this process
  * back into hiredhand:fetchers. Uses c (the heartbeat connection). */
-void hh__lease_beat(const hh__lease_env *m, hh__conn *c, int ok, int hash_expired);
+void hh__lease_beat(const hh__lease_env *env, hh__conn *c, int ok, int hash_expired);
 
 /* Heartbeat hook: the process hash names a newer process with our identity
  * (`by` says which). Every running job loses its lease at once
@@ -138,14 +123,14 @@ void hh__lease_beat(const hh__lease_env *m, hh__conn *c, int ok, int hash_expire
  * or unregistering anything (the lists and the registry entry are the new
  * owner's). Returns 1 the first time (the caller must beat no more and
  * stop), 2 after that, 0 under basic fetch (no lists; nothing is done). */
-int hh__lease_identity_lost(const hh__lease_env *m, const char *by);
-int hh__lease_identity_is_lost(const hh__lease_env *m);
+int hh__lease_identity_lost(const hh__lease_env *env, const char *by);
+int hh__lease_identity_is_lost(const hh__lease_env *env);
 
 /* The outage rule: 1 when this process may judge other processes dead (an
  * expired heartbeat hash means a dead owner), 0 while its own beats have not
  * run without interruption for hh__lease_gate_seconds(). *left (may be NULL)
  * gets the seconds still to wait. Thread-safe. */
-int hh__lease_peers_judgeable(const hh__lease_env *m, double *left);
-double hh__lease_gate_seconds(const hh__lease_env *m);
+int hh__lease_peers_judgeable(const hh__lease_env *env, double *left);
+double hh__lease_gate_seconds(const hh__lease_env *env);
 
 #endif

@@ -3,10 +3,13 @@
  * recovery.c: create, start, stats, free, as Sidekiq's launcher does
  * (docs/design.md). Handlers and middleware are registry.c's; quiet, stop
  * with a grace period and hard-shutdown push-back are shutdown.c's.
- * It hands every file it drives a narrow view of itself (hh__processor_env,
- * hh__fetch_env, hh__lease_env, hh__pickup_env, hh__heartbeat_env,
- * hh__scheduler_env, hh__recovery_env, hh__http_source) and wakes its
- * threads through wake.h. Keys: only through the files it drives, plus
+ * It fills the one read-only context every file it drives reads (hh__ctx,
+ * context.h: identity, queues, options, flags, counters), once, and answers
+ * the loops' one upward callback (manager_signal); each loop's env
+ * (hh__processor_env, hh__fetch_env, hh__finish_env, hh__lease_env,
+ * hh__pickup_env, hh__heartbeat_env, hh__cron_env, hh__recovery_env,
+ * hh__http_source) holds only its own state. It wakes its threads through
+ * wake.h. Keys: only through the files it drives, plus
  * INFO at start. */
 #include "manager.h"
 
@@ -45,7 +48,7 @@ static void free_strv(char **v, size_t n) {
 
 void hh_manager_free(hh_manager *m) {
     if (!m) return;
-    if (atomic_load(&m->started) && !atomic_load(&m->done)) {
+    if (atomic_load(&m->started) && !atomic_load(&m->flags.done)) {
         hh_manager_stop(m);
         hh_manager_wait(m, -1);
     }
@@ -74,9 +77,8 @@ void hh_manager_free(hh_manager *m) {
     free(m->inprog_keys);
     free_strv(m->queues, m->nqueues);
     free(m->weights);
-    free(m->fetched);
-    free(m->queue_size);
-    free(m->queue_latency);
+    free(m->counters.fetched);
+    hh__board_destroy(&m->board);
     hh__metrics_free(m->metrics);
     hh__job_metrics_free(m->job_metrics);
     free((char *)m->opts.http_bind);
@@ -127,11 +129,8 @@ static int copy_queues(hh_manager *m, const hh_manager_options *opts) {
     size_t nq = opts->nqueues ? opts->nqueues : 1;
     m->queues = calloc(nq, sizeof(char *));
     m->weights = calloc(nq, sizeof(int));
-    m->fetched = calloc(nq, sizeof(*m->fetched));
-    m->queue_size = calloc(nq, sizeof(*m->queue_size));
-    m->queue_latency = calloc(nq, sizeof(*m->queue_latency));
-    if (!m->queues || !m->weights || !m->fetched || !m->queue_size || !m->queue_latency) return HH_ERR_NOMEM;
-    for (size_t i = 0; i < nq; i++) m->queue_size[i] = -1;
+    m->counters.fetched = calloc(nq, sizeof(*m->counters.fetched));
+    if (!m->queues || !m->weights || !m->counters.fetched) return HH_ERR_NOMEM;
     if (!opts->nqueues) {
         if (!(m->queues[0] = strdup("default"))) return HH_ERR_NOMEM;
         m->nqueues = 1;
@@ -226,15 +225,62 @@ static int make_queue_keys(hh_manager *m) {
     return HH_OK;
 }
 
-/* What pickup.c sees of m (its .buffer is set with the buffer, below). */
-static void pickup_env(hh_manager *m) {
-    m->pickup_env = (hh__pickup_env){.keys = &m->keys,
-                                     .cfg = &m->cfg,
-                                     .log = &m->log,
-                                     .nqueues = m->nqueues,
-                                     .queue_keys = m->queue_keys,
-                                     .quiet = &m->quiet};
+static void heartbeat_hook(hh_manager *m, int ok);
+
+/* The one way up from the loops (hh__ctx.signal): what a loop asks of the
+ * manager, done as the public call of the same name does. */
+static void manager_signal(void *udata, hh__signal what) {
+    hh_manager *m = udata;
+    switch (what) {
+    case HH_SIGNAL_QUIET: hh_manager_quiet(m); break;
+    case HH_SIGNAL_STOP: hh_manager_stop(m); break;
+    case HH_SIGNAL_DUMP: hh_manager_dump(m); break;
+    case HH_SIGNAL_BEAT_OK: heartbeat_hook(m, 1); break;
+    case HH_SIGNAL_BEAT_FAILED: heartbeat_hook(m, 0); break;
+    }
 }
+
+/* The context every loop reads (context.h), filled once: after the queue
+ * keys, before any loop's env points at it. */
+static void fill_ctx(hh_manager *m) {
+    hh__ctx *c = &m->ctx;
+    *c = (hh__ctx){.keys = &m->keys,
+                   .log = &m->log,
+                   .cfg = &m->cfg,
+                   .identity = m->identity,
+                   .hostname = m->hostname,
+                   .tag = m->tag,
+                   .version = m->version,
+                   .labels = m->labels,
+                   .fixed_identity = m->fixed_identity,
+                   .nqueues = m->nqueues,
+                   .queues = m->queues,
+                   .queue_keys = m->queue_keys,
+                   .inprog_keys = m->inprog_keys,
+                   .weights = m->weights,
+                   .weighted = m->weighted,
+                   .flags = &m->flags,
+                   .counters = &m->counters,
+                   .wake = &m->wake,
+                   .signal = manager_signal,
+                   .signal_udata = m};
+    c->opts.concurrency = m->opts.concurrency;
+    c->opts.fetch = m->opts.fetch;
+    c->opts.timestamps = m->opts.redis.timestamps;
+    c->opts.heartbeat_interval = m->opts.heartbeat_interval;
+    c->opts.recovery_interval = m->opts.recovery_interval;
+    c->opts.poll_interval_average = m->opts.poll_interval_average;
+    c->opts.average_scheduled_poll_interval = m->opts.average_scheduled_poll_interval;
+    c->opts.dead_timeout = m->opts.dead_timeout;
+    c->opts.dead_max_jobs = m->opts.dead_max_jobs;
+    c->opts.max_retries = m->opts.max_retries;
+    c->opts.max_recoveries = m->opts.max_recoveries;
+    c->opts.lease_lost = m->opts.lease_lost;
+    c->opts.cron_poll_interval = m->opts.cron_poll_interval;
+}
+
+/* What pickup.c sees of m (its .buffer is set with the buffer, below). */
+static void pickup_env(hh_manager *m) { m->pickup_env = (hh__pickup_env){.ctx = &m->ctx}; }
 
 /* The fetchers' shared state: fetched-but-unclaimed jobs, their sleepers
  * and the queue marks (buffer.c), idle waiters (fetch.c); the acks to send
@@ -248,70 +294,31 @@ static int alloc_fetch_state(hh_manager *m) {
     if (!(m->buffer = hh__buffer_new(2 * (c + HH_FETCH_BATCH_MAX), m->nqueues))) return HH_ERR_NOMEM;
     m->pickup_env.buffer = m->buffer;
     hh__finish_env *fe = &m->finish_env;
-    *fe = (hh__finish_env){.keys = &m->keys,
-                           .log = &m->log,
-                           .identity = m->identity,
-                           .nqueues = m->nqueues,
-                           .queues = m->queues,
-                           .queue_keys = m->queue_keys,
-                           .inprog_keys = m->inprog_keys,
-                           .giving_up = &m->giving_up,
-                           .not_pushed_back = &m->not_pushed_back,
-                           .lease = &m->lease_env};
-    fe->opts.fetch = m->opts.fetch;
+    *fe = (hh__finish_env){.ctx = &m->ctx, .lease = &m->lease_env};
     if (!(fe->acks = hh__acks_new((size_t)m->opts.concurrency + HH_FETCH_BATCH_MAX))) return HH_ERR_NOMEM;
     hh__fetch_env *e = &m->fetch_env;
-    *e = (hh__fetch_env){.keys = &m->keys,
-                         .log = &m->log,
-                         .identity = m->identity,
-                         .nqueues = m->nqueues,
-                         .queues = m->queues,
-                         .queue_keys = m->queue_keys,
-                         .inprog_keys = m->inprog_keys,
-                         .weights = m->weights,
-                         .weighted = m->weighted,
-                         .quiet = &m->quiet,
-                         .fetched = m->fetched,
-                         .procs = m->procs,
+    *e = (hh__fetch_env){.ctx = &m->ctx,
                          .lease = &m->lease_env,
                          .finish = &m->finish_env,
                          .buffer = m->buffer,
                          .pickup = &m->pickup_env};
-    e->opts.concurrency = m->opts.concurrency;
-    e->opts.fetch = m->opts.fetch;
     return (e->fetcher = hh__fetcher_new(e)) ? HH_OK : HH_ERR_NOMEM;
 }
 
 /* What lease.c sees of m (lease.h); the fetcher's buffer directly. */
 static void lease_env(hh_manager *m) {
     hh__lease_env *e = &m->lease_env;
-    *e = (hh__lease_env){.keys = &m->keys,
-                         .log = &m->log,
-                         .cfg = &m->cfg,
-                         .identity = m->identity,
-                         .nqueues = m->nqueues,
-                         .queues = m->queues,
-                         .queue_keys = m->queue_keys,
-                         .inprog_keys = m->inprog_keys,
-                         .quiet = &m->quiet,
-                         .lease_lost = &m->lease_lost,
-                         .reconciled = &m->reconciled,
-                         .procs = m->procs,
-                         .buffer = m->buffer};
-    e->opts.concurrency = m->opts.concurrency;
-    e->opts.fetch = m->opts.fetch;
-    e->opts.heartbeat_interval = m->opts.heartbeat_interval;
-    e->opts.recovery_interval = m->opts.recovery_interval;
-    e->opts.lease_lost = m->opts.lease_lost;
+    *e = (hh__lease_env){.ctx = &m->ctx, .buffer = m->buffer};
 }
 
 /* One processor (worker thread state, not started) per unit of concurrency. */
 static int init_processors(hh_manager *m) {
     m->procs = calloc((size_t)m->opts.concurrency, sizeof(hh__processor));
     if (!m->procs) return HH_ERR_NOMEM;
+    m->ctx.procs = m->procs;
     for (int i = 0; i < m->opts.concurrency; i++) {
         hh__processor *p = &m->procs[i];
-        p->m = &m->processor_env;
+        p->env = &m->processor_env;
         p->fetch = &m->fetch_env;
         p->index = i;
         pthread_mutex_init(&p->mu, NULL);
@@ -326,7 +333,7 @@ static int init_processors(hh_manager *m) {
         for (int j = 0; j < k; j++) p->tid[j] = tmp[k - 1 - j];
         p->tid[k] = '\0';
         hh__rng_seed(&p->rng);
-        hh__conn_init(&p->conn, &m->cfg, &m->log, "fetch", &m->giving_up);
+        hh__conn_init(&p->conn, &m->cfg, &m->log, "fetch", &m->flags.giving_up);
     }
     return HH_OK;
 }
@@ -369,6 +376,7 @@ hh_manager *hh_manager_new(const hh_manager_options *caller_opts, int *err) {
         apply_defaults(m);
         e = copy_queues(m, opts);
     }
+    if (e == HH_OK && hh__board_init(&m->board, m->nqueues) != 0) e = HH_ERR_NOMEM;
     if (e == HH_OK) e = copy_strings(m, opts);
     if (e == HH_OK) e = copy_cron_namespaces(m, opts);
     if (e == HH_OK) e = make_identity(m, opts);
@@ -376,6 +384,7 @@ hh_manager *hh_manager_new(const hh_manager_options *caller_opts, int *err) {
         forget_caller_pointers(m);
         e = make_queue_keys(m);
     }
+    if (e == HH_OK) fill_ctx(m);
     if (e == HH_OK) pickup_env(m);
     if (e == HH_OK) e = init_processors(m);
     if (e == HH_OK) e = alloc_fetch_state(m);
@@ -452,67 +461,45 @@ static void check_redis(hh_manager *m, hh__conn *c) {
  * the handlers, the middleware and the metrics are final. */
 static void processor_env(hh_manager *m) {
     hh__processor_env *e = &m->processor_env;
-    *e = (hh__processor_env){.keys = &m->keys,
-                             .log = &m->log,
-                             .identity = m->identity,
-                             .nqueues = m->nqueues,
-                             .queues = m->queues,
-                             .inprog_keys = m->inprog_keys,
+    *e = (hh__processor_env){.ctx = &m->ctx,
                              .handlers = m->handlers,
                              .nhandlers = m->nhandlers,
                              .default_handler = m->default_handler,
                              .middleware = m->middleware,
                              .nmiddleware = m->nmiddleware,
-                             .quiet = &m->quiet,
-                             .booted = &m->booted,
-                             .giving_up = &m->giving_up,
-                             .busy = &m->busy,
-                             .outcomes_refused = &m->outcomes_refused,
-                             .not_pushed_back = &m->not_pushed_back,
-                             .workers_done = &m->workers_done,
-                             .processed = &m->processed,
-                             .failed = &m->failed,
-                             .unflushed_processed = &m->unflushed_processed,
-                             .unflushed_failed = &m->unflushed_failed,
-                             .wake = &m->wake,
                              .metrics = m->metrics,
                              .job_metrics = m->job_metrics,
                              .batch = &m->batch,
                              .lease = &m->lease_env,
                              .fetch = &m->fetch_env};
-    e->opts.fetch = m->opts.fetch;
-    e->opts.max_retries = m->opts.max_retries;
-    e->opts.dead_max_jobs = m->opts.dead_max_jobs;
-    e->opts.dead_timeout = m->opts.dead_timeout;
-    e->opts.redis.timestamps = m->opts.redis.timestamps;
 }
 
-/* What the HTTP server sees of the manager (http.h). */
+/* The HTTP server's one way up (http.h): the stats snapshot. */
 static void http_stats(void *udata, hh_manager_stats *out) { hh__manager_fill_stats(udata, out); }
-static char *http_metrics(void *udata) { return hh__metrics_text(((hh_manager *)udata)->metrics); }
 
 int hh_manager_start(hh_manager *m) {
     if (!m) return hh__fail(HH_ERR_INVALID, "start: the manager is missing");
     int expected = 0;
     if (!atomic_compare_exchange_strong(&m->started, &expected, 1))
         return hh__fail(HH_ERR_STATE, "start: the manager was started already");
-    m->started_at = hh__now();
+    m->ctx.started_at = hh__now();
     if (m->register_error) { /* e.g. a plug-in whose init went on after it */
         hh__log(&m->log, HH_LOG_ERROR, "not starting: a handler registration failed: %s", m->register_why);
-        atomic_store(&m->done, 1);
+        atomic_store(&m->flags.done, 1);
         return hh__fail(HH_ERR_INVALID, "not starting: a handler registration failed: %s", m->register_why);
     }
     if (m->opts.http_bind) {
         char err[256];
-        hh__http_source src = {http_stats, m, &m->log, http_metrics};
+        hh__http_source src = {http_stats, m, &m->log, NULL};
         if (!(m->metrics = hh__metrics_new())) {
-            atomic_store(&m->done, 1);
+            atomic_store(&m->flags.done, 1);
             return hh__fail(HH_ERR_NOMEM, "http: out of memory");
         }
+        src.metrics = m->metrics;
         if (!(m->http = hh__http_start(&src, m->opts.http_bind, m->opts.liveness_max_age, m->opts.http_token, err,
                                        sizeof(err)))) {
             hh__log(&m->log, HH_LOG_ERROR, "http: %s", err);
-            atomic_store(&m->done, 1);
+            atomic_store(&m->flags.done, 1);
             return hh__fail(HH_ERR_INVALID, "http: %s", err);
         }
     }
@@ -524,20 +511,20 @@ int hh_manager_start(hh_manager *m) {
     if (hh__conn_ready(&c) != 0 && hh__redis_refused(&m->cfg)) {
         hh__http_stop(m->http);
         m->http = NULL;
-        atomic_store(&m->done, 1);
+        atomic_store(&m->flags.done, 1);
         return hh__fail(HH_ERR_REFUSED, "redis %s refused the connection settings: %s", m->cfg.display,
                         hh__conn_last_error(&c));
     }
     if (hh__conn_connected(&c)) {
         check_redis(m, &c);
         int rc = hh__recovery_boot(&m->recovery_env, &c);
-        if (rc == HH_OK) atomic_store(&m->booted, 1); /* no thread waits yet */
+        if (rc == HH_OK) atomic_store(&m->flags.booted, 1); /* no thread waits yet */
         if (rc == HH_ERR_EXISTS) {
             hh__log(&m->log, HH_LOG_ERROR, "identity %s is live in another process; refusing to start", m->identity);
             hh__conn_close(&c);
             hh__http_stop(m->http);
             m->http = NULL;
-            atomic_store(&m->done, 1);
+            atomic_store(&m->flags.done, 1);
             return hh__fail(HH_ERR_EXISTS, "identity %s is live in another process", m->identity);
         }
     }
@@ -546,8 +533,8 @@ int hh_manager_start(hh_manager *m) {
      * pushed back) before it fetches or beats: with Redis down now, the
      * recovery thread does them once Redis answers. A random identity is
      * new, so nothing can hold it. */
-    if (!m->fixed_identity || m->opts.fetch == HH_FETCH_BASIC) atomic_store(&m->booted, 1);
-    if (!atomic_load(&m->booted))
+    if (!m->fixed_identity || m->opts.fetch == HH_FETCH_BASIC) atomic_store(&m->flags.booted, 1);
+    if (!atomic_load(&m->flags.booted))
         hh__log(&m->log, HH_LOG_WARN, "Redis unreachable: identity %s checks and recovery wait for it", m->identity);
     hh__log(&m->log, HH_LOG_INFO, "hiredhand %s starting: identity=%s concurrency=%d fetch=%s redis=%s", HH_VERSION,
             m->identity, m->opts.concurrency, m->opts.fetch == HH_FETCH_BASIC ? "basic" : "reliable", m->cfg.display);
@@ -561,8 +548,7 @@ int hh_manager_start(hh_manager *m) {
     hh__manager_heartbeat_env(m, &m->heartbeat_env);
     if (!failed) failed = pthread_create(&m->heartbeat_thread, NULL, hh__heartbeat_main, &m->heartbeat_env) != 0;
     if (!failed) m->heartbeat_started = 1;
-    hh__manager_scheduler_env(m, &m->scheduler_env);
-    if (!failed) failed = pthread_create(&m->scheduler_thread, NULL, hh__scheduler_main, &m->scheduler_env) != 0;
+    if (!failed) failed = pthread_create(&m->scheduler_thread, NULL, hh__scheduler_main, (void *)&m->ctx) != 0;
     if (!failed) m->scheduler_started = 1;
     hh__manager_cron_env(m, &m->cron_env);
     if (!failed && m->opts.cron_poll_interval > 0) {
@@ -579,9 +565,9 @@ int hh_manager_start(hh_manager *m) {
         hh__log(&m->log, HH_LOG_ERROR, "cannot create threads");
         hh_manager_stop(m);
         if (!m->supervisor_started) { /* stop what did start, here */
-            atomic_store(&m->quiet, 1);
-            atomic_store(&m->beats_off, 1);
-            atomic_store(&m->done, 1);
+            atomic_store(&m->flags.quiet, 1);
+            atomic_store(&m->flags.beats_off, 1);
+            atomic_store(&m->flags.done, 1);
             hh__wake_all(&m->wake); /* no supervisor relays the stop's poke */
         }
         return hh__fail(HH_ERR_IO, "cannot create the worker threads (pthread_create failed)");
@@ -597,186 +583,34 @@ static double test_clock_skew(void) {
 }
 
 void hh__manager_cron_env(hh_manager *m, hh__cron_env *out) {
-    *out = (hh__cron_env){.keys = &m->keys,
-                          .log = &m->log,
-                          .cfg = &m->cfg,
-                          .timestamps = m->opts.redis.timestamps,
-                          .poll_interval = m->opts.cron_poll_interval,
+    *out = (hh__cron_env){.ctx = &m->ctx,
                           .namespaces = (const char *const *)m->cron_ns,
                           .nnamespaces = m->ncron_ns,
                           .clock_skew = test_clock_skew(),
-                          .counts = &m->cron_counts,
-                          .quiet = &m->quiet,
-                          .wake = &m->wake};
+                          .counts = &m->cron_counts};
 }
 
-void hh__manager_scheduler_env(hh_manager *m, hh__scheduler_env *out) {
-    *out = (hh__scheduler_env){&m->keys,
-                               &m->log,
-                               &m->cfg,
-                               m->opts.redis.timestamps,
-                               m->opts.poll_interval_average,
-                               m->opts.average_scheduled_poll_interval,
-                               m->opts.dead_timeout,
-                               m->opts.dead_max_jobs,
-                               &m->quiet,
-                               &m->wake};
-}
-
-/* The heartbeat's callbacks: the worker threads, the stats it records,
- * and what follows a beat. */
-static void heartbeat_each_thread(void *udata, hh__heartbeat_thread_fn fn, void *ctx) {
-    hh_manager *m = udata;
-    for (int i = 0; i < m->opts.concurrency; i++) {
-        hh__processor *p = &m->procs[i];
-        pthread_mutex_lock(&p->mu);
-        fn(ctx, p->tid, p->job, p->abandoned);
-        pthread_mutex_unlock(&p->mu);
-    }
-}
-
-static int heartbeat_publish(void *udata, double now, int ok, const char *err, int connected, char *prev,
-                             size_t prevlen) {
-    hh_manager *m = udata;
-    pthread_mutex_lock(&m->lock);
-    int was_error = m->heartbeat_last_error[0] != '\0';
-    hh__strlcpy(prev, m->heartbeat_last_error, prevlen);
-    if (ok) {
-        m->heartbeat_last_pushed_at = now;
-        m->heartbeat_last_error[0] = '\0';
-    } else {
-        hh__strlcpy(m->heartbeat_last_error, err, sizeof(m->heartbeat_last_error));
-    }
-    m->redis_connected = connected;
-    pthread_mutex_unlock(&m->lock);
-    return was_error;
-}
-
-static void heartbeat_publish_queues(void *udata, const int64_t *size, const double *latency, size_t n) {
-    hh_manager *m = udata;
-    pthread_mutex_lock(&m->lock);
-    for (size_t i = 0; i < n && i < m->nqueues; i++) {
-        m->queue_size[i] = size[i];
-        m->queue_latency[i] = latency[i];
-    }
-    pthread_mutex_unlock(&m->lock);
-}
-
-static void heartbeat_publish_sets(void *udata, int64_t retry, int64_t scheduled, int64_t dead) {
-    hh__metrics_set_sizes(((hh_manager *)udata)->metrics, retry, scheduled, dead);
-}
-
-/* A newer process took our identity: every running job lost its lease
- * (lease.c); the buffered jobs' entries are the new owner's to run or
- * recover, so they are dropped here, and the manager stops. */
-static int heartbeat_taken_over(void *udata, const char *by) {
-    hh_manager *m = udata;
-    int rc = hh__lease_identity_lost(&m->lease_env, by);
-    if (rc != 1) return rc != 0;
-    hh__fetched *f = NULL;
-    size_t n = hh__buffer_take_all(m->buffer, &f);
-    for (size_t i = 0; i < n; i++) hh__lease_finish_fetched(&m->lease_env, &f[i]);
-    free(f);
-    if (n) {
-        atomic_fetch_add(&m->lease_lost, n);
-        hh__log(&m->log, HH_LOG_WARN, "lease lost: %zu fetched jobs that had not started dropped (identity taken over)",
-                n);
-    }
-    /* as a refused start: the identity is live elsewhere, and a supervisor
-     * that restarted this process with it would take it back */
-    atomic_store(&m->taken_over, 1);
-    atomic_store(&m->start_error, HH_ERR_EXISTS);
-    hh_manager_stop(m);
-    return 1;
-}
-
-static void heartbeat_after_beat(void *udata, hh__conn *c, int ok, int hash_expired) {
-    hh_manager *m = udata;
-    hh__lease_beat(&m->lease_env, c, ok, hash_expired); /* the outage rule, lease loss, hiredhand:fetchers */
-    if (m->hook) {
-        hh_queue_stats qs[HH_MAX_QUEUES];
-        hh_manager_stats st = {.queues = qs, .queues_cap = HH_MAX_QUEUES};
-        hh__manager_fill_stats(m, &st);
-        m->hook(ok, &st, m->hook_udata);
-    }
-}
-
-/* A remote signal (Sidekiq's <identity>-signals list) does what the public
- * call of the same name does. */
-static void heartbeat_remote_signal(void *udata, hh__remote_signal sig) {
-    hh_manager *m = udata;
-    switch (sig) {
-    case HH_REMOTE_QUIET: hh_manager_quiet(m); break;
-    case HH_REMOTE_STOP: hh_manager_stop(m); break;
-    case HH_REMOTE_DUMP: hh_manager_dump(m); break;
-    }
+/* The user's heartbeat hook (hh_manager_on_heartbeat), after each beat,
+ * with the stats as of now. */
+static void heartbeat_hook(hh_manager *m, int ok) {
+    if (!m->hook) return;
+    hh_queue_stats qs[HH_MAX_QUEUES];
+    hh_manager_stats st = {.queues = qs, .queues_cap = HH_MAX_QUEUES};
+    hh__manager_fill_stats(m, &st);
+    m->hook(ok, &st, m->hook_udata);
 }
 
 void hh__manager_heartbeat_env(hh_manager *m, hh__heartbeat_env *out) {
-    *out = (hh__heartbeat_env){.keys = &m->keys,
-                               .log = &m->log,
-                               .cfg = &m->cfg,
-                               .identity = m->identity,
-                               .hostname = m->hostname,
-                               .tag = m->tag,
-                               .version = m->version,
-                               .started_at = m->started_at,
-                               .interval = m->opts.heartbeat_interval,
-                               .concurrency = m->opts.concurrency,
-                               .nqueues = m->nqueues,
-                               .queues = m->queues,
-                               .weights = m->weights,
-                               .weighted = m->weighted,
-                               .labels = m->labels,
+    *out = (hh__heartbeat_env){.ctx = &m->ctx,
                                .reads_queues = m->http != NULL || m->hook != NULL,
-                               .quiet = &m->quiet,
-                               .booted = &m->booted,
-                               .beats_off = &m->beats_off,
-                               .dump_requested = &m->dump_requested,
-                               .unflushed_processed = &m->unflushed_processed,
-                               .unflushed_failed = &m->unflushed_failed,
                                .job_metrics = m->job_metrics,
-                               .wake = &m->wake,
-                               .udata = m,
-                               .remote_signal = heartbeat_remote_signal,
-                               .each_thread = heartbeat_each_thread,
-                               .publish = heartbeat_publish,
-                               .publish_queues = heartbeat_publish_queues,
-                               .publish_sets = m->http ? heartbeat_publish_sets : NULL,
-                               .after_beat = heartbeat_after_beat,
-                               .taken_over = heartbeat_taken_over};
+                               .metrics = m->http ? m->metrics : NULL,
+                               .board = &m->board,
+                               .lease = &m->lease_env};
 }
-
-/* Recovery's callbacks into the fetcher's leases and the stop. */
-static int recovery_peers_judgeable(void *udata, double *left) {
-    return hh__lease_peers_judgeable(&((hh_manager *)udata)->lease_env, left);
-}
-static void recovery_tick(void *udata, hh__conn *c) { hh__lease_tick(&((hh_manager *)udata)->lease_env, c); }
-static void recovery_stop(void *udata) { hh_manager_stop(udata); }
 
 void hh__manager_recovery_env(hh_manager *m, hh__recovery_env *out) {
-    *out = (hh__recovery_env){.keys = &m->keys,
-                              .log = &m->log,
-                              .cfg = &m->cfg,
-                              .identity = m->identity,
-                              .hostname = m->hostname,
-                              .fixed_identity = m->fixed_identity,
-                              .fetch = m->opts.fetch,
-                              .timestamps = m->opts.redis.timestamps,
-                              .recovery_interval = m->opts.recovery_interval,
-                              .heartbeat_interval = m->opts.heartbeat_interval,
-                              .dead_timeout = m->opts.dead_timeout,
-                              .dead_max_jobs = m->opts.dead_max_jobs,
-                              .max_recoveries = m->opts.max_recoveries,
-                              .quiet = &m->quiet,
-                              .booted = &m->booted,
-                              .start_error = &m->start_error,
-                              .recovered = &m->recovered,
-                              .wake = &m->wake,
-                              .udata = m,
-                              .peers_judgeable = recovery_peers_judgeable,
-                              .tick = recovery_tick,
-                              .stop = recovery_stop};
+    *out = (hh__recovery_env){.ctx = &m->ctx, .lease = &m->lease_env};
 }
 
 void hh__manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
@@ -787,18 +621,18 @@ void hh__manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
     out->queues = qs;
     out->queues_cap = cap;
     hh__strlcpy(out->identity, m->identity, sizeof(out->identity));
-    out->started_at = m->started_at;
+    out->started_at = m->ctx.started_at;
     out->concurrency = m->opts.concurrency;
-    out->busy = atomic_load(&m->busy);
-    out->quiet = atomic_load(&m->quiet);
-    out->stopping = atomic_load(&m->stopping);
-    out->processed = atomic_load(&m->processed);
-    out->failed = atomic_load(&m->failed);
-    out->recovered = atomic_load(&m->recovered);
-    out->lease_lost = atomic_load(&m->lease_lost);
-    out->reconciled = atomic_load(&m->reconciled);
-    out->outcomes_refused = atomic_load(&m->outcomes_refused);
-    out->not_pushed_back = atomic_load(&m->not_pushed_back);
+    out->busy = atomic_load(&m->counters.busy);
+    out->quiet = atomic_load(&m->flags.quiet);
+    out->stopping = atomic_load(&m->flags.stopping);
+    out->processed = atomic_load(&m->counters.processed);
+    out->failed = atomic_load(&m->counters.failed);
+    out->recovered = atomic_load(&m->counters.recovered);
+    out->lease_lost = atomic_load(&m->counters.lease_lost);
+    out->reconciled = atomic_load(&m->counters.reconciled);
+    out->outcomes_refused = atomic_load(&m->counters.outcomes_refused);
+    out->not_pushed_back = atomic_load(&m->counters.not_pushed_back);
     out->batch_jobs = atomic_load(&m->batch.jobs);
     out->cron_jobs = atomic_load(&m->cron_counts.jobs);
     out->cron_disabled = atomic_load(&m->cron_counts.disabled);
@@ -809,16 +643,18 @@ void hh__manager_fill_stats(hh_manager *m, hh_manager_stats *out) {
     size_t shown = m->nqueues < cap ? m->nqueues : cap;
     for (size_t i = 0; i < shown; i++) {
         out->queues[i].name = m->queues[i];
-        out->queues[i].fetched = atomic_load(&m->fetched[i]);
+        out->queues[i].fetched = atomic_load(&m->counters.fetched[i]);
     }
-    pthread_mutex_lock(&m->lock);
+    pthread_mutex_lock(&m->board.mu); /* what the beats learned (heartbeat.h) */
     for (size_t i = 0; i < shown; i++) {
-        out->queues[i].size = m->queue_size[i];
-        out->queues[i].latency = m->queue_latency[i];
+        out->queues[i].size = m->board.queue_size[i];
+        out->queues[i].latency = m->board.queue_latency[i];
     }
-    out->heartbeat_last_pushed_at = m->heartbeat_last_pushed_at;
-    hh__strlcpy(out->heartbeat_last_error, m->heartbeat_last_error, sizeof(out->heartbeat_last_error));
-    out->redis_connected = m->redis_connected;
+    out->heartbeat_last_pushed_at = m->board.last_pushed_at;
+    hh__strlcpy(out->heartbeat_last_error, m->board.last_error, sizeof(out->heartbeat_last_error));
+    out->redis_connected = m->board.connected;
+    pthread_mutex_unlock(&m->board.mu);
+    pthread_mutex_lock(&m->lock);
     int oldest = -1;
     for (int i = 0; i < HH_MANAGER_UNREADY_MAX; i++)
         if (m->unready[i].source[0] && (oldest < 0 || m->unready[i].seq < m->unready[oldest].seq)) oldest = i;

@@ -1,9 +1,9 @@
-/* manager.h -- the manager's internal state. Only manager.c creates,
- * frees or reads it: every file it drives (the worker threads, the fetcher,
- * the lease, pickup, the heartbeat, the scheduler, recovery, the HTTP
- * server) gets a narrow view defined in its own header and filled here, so
- * none of them includes this one (docs/design.md). No Redis keys of its
- * own. */
+/* manager.h -- the manager's internal state. Only manager.c, registry.c
+ * and shutdown.c create, free or read it: every file it drives (the worker
+ * threads, the fetcher, the lease, pickup, the heartbeat, the scheduler,
+ * cron, recovery, the HTTP server) reads the one read-only context
+ * (context.h) filled here, plus an env of its own state, so none of them
+ * includes this one (docs/design.md). No Redis keys of its own. */
 #ifndef HH_MANAGER_H
 #define HH_MANAGER_H
 
@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include "batch.h"
 #include "buffer.h"
+#include "context.h"
 #include "fetch.h"
 #include "finish.h"
 #include "heartbeat.h"
@@ -62,80 +63,59 @@ struct hh_manager {
     void *hook_udata;
 
     hh__processor *procs;
-    hh__fetch_env fetch_env;   /* fetch.c's view; .fetcher: buffer, idle waits */
-    hh__finish_env finish_env; /* finish.c's view; .acks: the queued acks */
+    hh__fetch_env fetch_env;   /* fetch.c's env; .fetcher: buffer, idle waits */
+    hh__finish_env finish_env; /* finish.c's env; .acks: the queued acks */
     hh__buffer *buffer;        /* buffer.c: fetched jobs not started, sleepers, queue marks */
-    hh__pickup_env pickup_env; /* pickup.c's view; wakes idle threads when a queue is written */
+    hh__pickup_env pickup_env; /* pickup.c's env; wakes idle threads when a queue is written */
     pthread_t heartbeat_thread, scheduler_thread, recovery_thread, supervisor_thread;
     int heartbeat_started, scheduler_started, recovery_started, supervisor_started;
     pthread_t cron_thread; /* the periodic-job poller (cron.c), when cron_poll_interval > 0 */
     int cron_started;
 
     atomic_int started;
-    atomic_int quiet;       /* stop fetching */
-    atomic_int stopping;    /* stop requested */
-    atomic_int beats_off;   /* heartbeat thread must exit */
-    atomic_int booted;      /* identity checked and own leftovers recovered */
-    atomic_int start_error; /* HH_ERR_EXISTS when the identity proved live elsewhere */
-    atomic_int taken_over;  /* a newer process took the identity over (then start_error is HH_ERR_EXISTS) */
-    atomic_int giving_up;   /* stop timed out: stop retrying writes, leave jobs to recovery */
-    atomic_int done;        /* fully stopped */
-    atomic_int dump_requested;
-    atomic_int busy;
-    atomic_int outcomes_refused;   /* job outcomes Redis refuses now, retried (outcome.h) */
-    atomic_ullong not_pushed_back; /* basic fetch's jobs gone from Redis (fetch.c) */
-    atomic_int detached;           /* threads left in a handler or a Redis call at the stop's deadline */
-    atomic_int workers_done;       /* worker threads past their last use of Redis, about to return */
+    atomic_int detached; /* threads left in a handler or a Redis call at the stop's deadline */
+    hh__flags flags;     /* quiet, stopping, booted ... (context.h) */
     /* Wakes the threads waiting for a change of the flags above (wake.h):
      * whoever sets one calls hh__wake_all(), or hh__wake_poke() where it may
      * run in a signal handler (the supervisor relays those). */
     hh__wake wake;
+    hh__counters counters; /* processed, failed, fetched[] ... (context.h) */
+    /* What every loop reads (context.h): filled once by hh_manager_new,
+     * its started_at by hh_manager_start; points into the fields here. */
+    hh__ctx ctx;
 
-    /* counters: totals since start, and not yet flushed to Redis */
-    atomic_ullong processed, failed, recovered;
-    atomic_ullong unflushed_processed, unflushed_failed;
-    atomic_ullong *fetched;               /* per queue */
-    atomic_ullong lease_lost, reconciled; /* lease.c */
-    hh__batch batch;                      /* jobs of Sidekiq Pro batches: counted, logged once a batch */
-    hh__lease_env lease_env;              /* lease.c's view; .lease: held jobs, reconciliation, outage rule */
+    hh__batch batch;         /* jobs of Sidekiq Pro batches: counted, logged once a batch */
+    hh__lease_env lease_env; /* lease.c's env; .lease: held jobs, reconciliation, outage rule */
 
-    double started_at;
-    pthread_mutex_t lock; /* guards the heartbeat fields below */
-    double heartbeat_last_pushed_at;
-    char heartbeat_last_error[256];
-    int redis_connected;
-    int64_t *queue_size; /* per queue, read at each beat; guarded by lock */
-    double *queue_latency;
+    hh__board board;      /* what the beats learned (heartbeat.h), for the stats */
+    pthread_mutex_t lock; /* guards unready below */
     struct {
         char source[64], reason[190];  /* source "": a free slot; "source: reason" fits the stats */
         unsigned long long seq;        /* set order: the oldest is shown */
     } unready[HH_MANAGER_UNREADY_MAX]; /* guarded by lock (hh_manager_set_unready) */
     unsigned long long unready_seq;
-    struct hh__http *http;           /* NULL unless http_bind */
-    struct hh__metrics *metrics;     /* per-class counts and set sizes for /metrics; NULL unless http_bind */
-    hh__job_metrics *job_metrics;    /* Sidekiq's Metrics tab (job_metrics.h); NULL when opts.job_metrics is 0 */
-    hh__scheduler_env scheduler_env; /* the scheduler thread's view (scheduler.h) */
-    hh__recovery_env recovery_env;   /* the recovery thread's view (recovery.h) */
-    hh__cron_env cron_env;           /* the cron poller's view (cron.h) */
-    hh__cron_counts cron_counts;     /* what its last poll saw */
-    char **cron_ns;                  /* namespaces polled (copied; "default" when none given) */
+    struct hh__http *http;         /* NULL unless http_bind */
+    struct hh__metrics *metrics;   /* per-class counts and set sizes for /metrics; NULL unless http_bind */
+    hh__job_metrics *job_metrics;  /* Sidekiq's Metrics tab (job_metrics.h); NULL when opts.job_metrics is 0 */
+    hh__recovery_env recovery_env; /* the recovery thread's env (recovery.h) */
+    hh__cron_env cron_env;         /* the cron poller's env (cron.h) */
+    hh__cron_counts cron_counts;   /* what its last poll saw */
+    char **cron_ns;                /* namespaces polled (copied; "default" when none given) */
     size_t ncron_ns;
-    hh__heartbeat_env heartbeat_env; /* the heartbeat thread's view (heartbeat.h) */
-    hh__processor_env processor_env; /* the worker threads' view (processor.h), filled at start */
+    hh__heartbeat_env heartbeat_env; /* the heartbeat thread's env (heartbeat.h) */
+    hh__processor_env processor_env; /* the worker threads' env (processor.h), filled at start */
 };
 
 /* manager.c */
 /* The stats snapshot behind hh_manager_get_stats(); no I/O. Queues go to
  * out->queues, up to out->queues_cap (both kept). */
 void hh__manager_fill_stats(struct hh_manager *m, hh_manager_stats *out);
-/* The scheduler's view of m (scheduler.h); points into m. */
-void hh__manager_scheduler_env(struct hh_manager *m, hh__scheduler_env *out);
-/* The heartbeat thread's view of m (heartbeat.h); points into m. Fill it
+/* The heartbeat thread's env (heartbeat.h); points into m. Fill it
  * after started_at and the HTTP server are set. */
 void hh__manager_heartbeat_env(struct hh_manager *m, hh__heartbeat_env *out);
-/* The cron poller's view of m (cron.h); points into m. */
+/* The cron poller's env (cron.h); points into m. */
 void hh__manager_cron_env(struct hh_manager *m, hh__cron_env *out);
-/* The recovery thread's view of m (recovery.h); points into m. */
+/* The recovery thread's env (recovery.h); points into m. */
 void hh__manager_recovery_env(struct hh_manager *m, hh__recovery_env *out);
 
 /* The supervisor thread (shutdown.c), started by hh_manager_start with the

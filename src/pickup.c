@@ -16,7 +16,7 @@
 enum { PK_OFF, PK_ON, PK_UNSUPPORTED };
 
 typedef struct hh__pickup {
-    hh__pickup_env *m;
+    hh__pickup_env *env;
     /* Guarded by mu: */
     pthread_mutex_t mu;
     pthread_cond_t cv; /* idle threads wait here */
@@ -32,7 +32,7 @@ typedef struct hh__pickup {
     pthread_t thread;
     int started;
     sds prefix;         /* <ns>queue: */
-    sds *const *sorted; /* pointers into m->queue_keys, sorted by key for bsearch
+    sds *const *sorted; /* pointers into the context's queue_keys, sorted by key for bsearch
                          * (the pointer's offset is the queue's index) */
     size_t nsorted;
     hh__conn sub, ctl; /* subscriber and tracking connections */
@@ -50,8 +50,8 @@ static void wake_locked(hh__pickup *pk, long n) {
         for (long i = 0; i < n; i++) pthread_cond_signal(&pk->cv);
 }
 
-void hh__pickup_ticket_take(hh__pickup_env *m, hh__pickup_ticket *t) {
-    hh__pickup *pk = m->pickup;
+void hh__pickup_ticket_take(hh__pickup_env *env, hh__pickup_ticket *t) {
+    hh__pickup *pk = env->pickup;
     t->gen = 0;
     t->wakes = 0;
     if (!pk) return;
@@ -67,8 +67,8 @@ static void poke_pipe(hh__pickup *pk) {
     (void)w; /* full pipe: the waker has a wake-up pending already */
 }
 
-int hh__pickup_wait(hh__pickup_env *m, const hh__pickup_ticket *t, double cap) {
-    hh__pickup *pk = m->pickup;
+int hh__pickup_wait(hh__pickup_env *env, const hh__pickup_ticket *t, double cap) {
+    hh__pickup *pk = env->pickup;
     if (!pk) return 0;
     pthread_mutex_lock(&pk->mu);
     pk->fetching--;
@@ -96,7 +96,7 @@ int hh__pickup_wait(hh__pickup_env *m, const hh__pickup_ticket *t, double cap) {
     long long ns = until.tv_nsec + (long long)((secs - (double)(time_t)secs) * 1e9);
     until.tv_sec += (time_t)secs + (time_t)(ns / 1000000000);
     until.tv_nsec = (long)(ns % 1000000000);
-    while (!atomic_load(m->quiet) && pk->gen == t->gen && pk->mode != PK_UNSUPPORTED) {
+    while (!atomic_load(&env->ctx->flags->quiet) && pk->gen == t->gen && pk->mode != PK_UNSUPPORTED) {
         if (secs <= 0) {
             pthread_cond_wait(&pk->cv, &pk->mu);
         } else if (pthread_cond_timedwait(&pk->cv, &pk->mu, &until) == ETIMEDOUT) {
@@ -111,8 +111,8 @@ int hh__pickup_wait(hh__pickup_env *m, const hh__pickup_ticket *t, double cap) {
     return !fallback;
 }
 
-void hh__pickup_done(hh__pickup_env *m, const hh__pickup_ticket *t, int got) {
-    hh__pickup *pk = m->pickup;
+void hh__pickup_done(hh__pickup_env *env, const hh__pickup_ticket *t, int got) {
+    hh__pickup *pk = env->pickup;
     if (!pk) return;
     pthread_mutex_lock(&pk->mu);
     pk->fetching--;
@@ -123,16 +123,16 @@ void hh__pickup_done(hh__pickup_env *m, const hh__pickup_ticket *t, int got) {
     pthread_mutex_unlock(&pk->mu);
 }
 
-void hh__pickup_wake(hh__pickup_env *m, long n) {
-    hh__pickup *pk = m->pickup;
+void hh__pickup_wake(hh__pickup_env *env, long n) {
+    hh__pickup *pk = env->pickup;
     if (!pk || n <= 0) return;
     pthread_mutex_lock(&pk->mu);
     if (pk->waiting > 0) wake_locked(pk, n);
     pthread_mutex_unlock(&pk->mu);
 }
 
-void hh__pickup_poke(hh__pickup_env *m) {
-    hh__pickup *pk = m->pickup;
+void hh__pickup_poke(hh__pickup_env *env) {
+    hh__pickup *pk = env->pickup;
     if (!pk) return;
     pthread_mutex_lock(&pk->mu);
     pthread_cond_broadcast(&pk->cv);
@@ -145,7 +145,7 @@ void hh__pickup_poke(hh__pickup_env *m) {
 static void set_mode(hh__pickup *pk, int mode) {
     /* before the waiters wake: their fetches then know whether a queue
      * found empty stays so until a write to it comes here */
-    hh__buffer_tracking(pk->m->buffer, mode == PK_ON);
+    hh__buffer_tracking(pk->env->buffer, mode == PK_ON);
     pthread_mutex_lock(&pk->mu);
     pk->mode = mode;
     pk->requested = 0;
@@ -162,7 +162,7 @@ static void drop(hh__pickup *pk, const char *why) {
 }
 
 static void unsupported(hh__pickup *pk, const char *why) {
-    hh__log(pk->m->log, HH_LOG_WARN,
+    hh__log(pk->env->ctx->log, HH_LOG_WARN,
             "pickup: no CLIENT TRACKING (%s): idle threads wait on one queue each and poll the others "
             "every %.0f s instead of waking at once",
             why, HH_FETCH_BLOCK_SECONDS);
@@ -187,7 +187,7 @@ static long is_ours(hh__pickup *pk, const char *key, size_t len) {
         size_t mid = lo + (hi - lo) / 2;
         sds k = *pk->sorted[mid];
         int c = sdslen(k) != len ? (sdslen(k) < len ? -1 : 1) : memcmp(k, key, len);
-        if (c == 0) return (long)(pk->sorted[mid] - pk->m->queue_keys);
+        if (c == 0) return (long)(pk->sorted[mid] - pk->env->ctx->queue_keys);
         if (c < 0) lo = mid + 1;
         else hi = mid;
     }
@@ -206,16 +206,16 @@ static void on_message(hh__pickup *pk, const redisReply *r) {
         n = -1;
     } else if (keys->type == REDIS_REPLY_STRING) {
         long q = is_ours(pk, keys->str, keys->len);
-        if (q >= 0) n = 1, hh__buffer_queue_written(pk->m->buffer, (size_t)q);
+        if (q >= 0) n = 1, hh__buffer_queue_written(pk->env->buffer, (size_t)q);
     } else if (keys->type == REDIS_REPLY_ARRAY) {
         for (size_t i = 0; i < keys->elements; i++) {
             long q = keys->element[i]->type == REDIS_REPLY_STRING
                 ? is_ours(pk, keys->element[i]->str, keys->element[i]->len)
                 : -1;
-            if (q >= 0) n++, hh__buffer_queue_written(pk->m->buffer, (size_t)q); /* it may hold jobs again */
+            if (q >= 0) n++, hh__buffer_queue_written(pk->env->buffer, (size_t)q); /* it may hold jobs again */
         }
     }
-    if (n < 0) hh__buffer_queues_written(pk->m->buffer); /* every key */
+    if (n < 0) hh__buffer_queues_written(pk->env->buffer); /* every key */
     if (n == 0) return;
     /* gen moves even with nobody waiting: a thread between its ticket and
      * its wait must see that a queue changed. Threads fetching now see it
@@ -301,12 +301,12 @@ static void tracking_on(hh__pickup *pk) {
         return;
     }
     freeReplyObject(r);
-    hh__log(pk->m->log, HH_LOG_DEBUG, "pickup: tracking on (threads idle)");
+    hh__log(pk->env->ctx->log, HH_LOG_DEBUG, "pickup: tracking on (threads idle)");
     set_mode(pk, PK_ON);
 }
 
 static void tracking_off(hh__pickup *pk) {
-    hh__buffer_tracking(pk->m->buffer, 0); /* writes go unseen from the reply on */
+    hh__buffer_tracking(pk->env->buffer, 0); /* writes go unseen from the reply on */
     redisReply *r = hh__conn_cmd(&pk->ctl, "CLIENT TRACKING off");
     if (r && r->type == REDIS_REPLY_ERROR) {
         freeReplyObject(r);
@@ -314,14 +314,14 @@ static void tracking_off(hh__pickup *pk) {
         hh__conn_close(&pk->ctl); /* closing it switches tracking off too */
     }
     if (r) freeReplyObject(r);
-    hh__log(pk->m->log, HH_LOG_DEBUG, "pickup: tracking off (every thread busy)");
+    hh__log(pk->env->ctx->log, HH_LOG_DEBUG, "pickup: tracking off (every thread busy)");
     set_mode(pk, PK_OFF);
 }
 
 static void *waker_main(void *arg) {
     hh__pickup *pk = arg;
-    hh__pickup_env *m = pk->m;
-    while (!atomic_load(m->quiet)) {
+    hh__pickup_env *env = pk->env;
+    while (!atomic_load(&env->ctx->flags->quiet)) {
         pthread_mutex_lock(&pk->mu);
         int mode = pk->mode;
         int want = pk->waiting > 0 || (mode == PK_ON && hh__mono() - pk->last_idle < HH_PICKUP_OFF_AFTER);
@@ -360,31 +360,31 @@ static void *waker_main(void *arg) {
     return NULL;
 }
 
-int hh__pickup_start(hh__pickup_env *m) {
+int hh__pickup_start(hh__pickup_env *env) {
     hh__pickup *pk = calloc(1, sizeof(*pk));
     if (!pk) return -1;
-    pk->m = m;
+    pk->env = env;
     pk->pipe[0] = pk->pipe[1] = -1;
     pthread_mutex_init(&pk->mu, NULL);
     pthread_cond_init(&pk->cv, NULL);
-    pk->prefix = sdscat(sdsdup(m->keys->ns), HH_K_QUEUE_PREFIX);
-    sds **sorted = malloc(m->nqueues * sizeof(*sorted));
+    pk->prefix = sdscat(sdsdup(env->ctx->keys->ns), HH_K_QUEUE_PREFIX);
+    sds **sorted = malloc(env->ctx->nqueues * sizeof(*sorted));
     pk->sorted = (sds *const *)sorted;
     if (!pk->prefix || !pk->sorted || pipe2(pk->pipe, O_CLOEXEC | O_NONBLOCK) != 0) goto fail;
-    for (size_t i = 0; i < m->nqueues; i++) sorted[i] = &m->queue_keys[i];
-    pk->nsorted = m->nqueues;
+    for (size_t i = 0; i < env->ctx->nqueues; i++) sorted[i] = &env->ctx->queue_keys[i];
+    pk->nsorted = env->ctx->nqueues;
     qsort(sorted, pk->nsorted, sizeof(*sorted), key_cmp);
-    hh__conn_init(&pk->sub, m->cfg, m->log, "pickup", m->quiet);
-    hh__conn_init(&pk->ctl, m->cfg, m->log, "pickup", m->quiet);
-    m->pickup = pk;
+    hh__conn_init(&pk->sub, env->ctx->cfg, env->ctx->log, "pickup", &env->ctx->flags->quiet);
+    hh__conn_init(&pk->ctl, env->ctx->cfg, env->ctx->log, "pickup", &env->ctx->flags->quiet);
+    env->pickup = pk;
     if (pthread_create(&pk->thread, NULL, waker_main, pk) != 0) {
-        m->pickup = NULL;
+        env->pickup = NULL;
         goto fail;
     }
     pk->started = 1;
     return 0;
 fail:
-    hh__log(m->log, HH_LOG_WARN, "pickup: cannot start the waker: idle threads wait on one queue each");
+    hh__log(env->ctx->log, HH_LOG_WARN, "pickup: cannot start the waker: idle threads wait on one queue each");
     if (pk->pipe[0] >= 0) close(pk->pipe[0]), close(pk->pipe[1]);
     sdsfree(pk->prefix);
     free((void *)pk->sorted);
@@ -394,29 +394,29 @@ fail:
     return -1;
 }
 
-void hh__pickup_stop(hh__pickup_env *m) {
-    hh__pickup *pk = m->pickup;
+void hh__pickup_stop(hh__pickup_env *env) {
+    hh__pickup *pk = env->pickup;
     if (!pk || !pk->started) return;
-    hh__pickup_poke(m); /* the waker leaves on quiet, set by every stop */
+    hh__pickup_poke(env); /* the waker leaves on quiet, set by every stop */
     pthread_join(pk->thread, NULL);
     pk->started = 0;
 }
 
-int hh__pickup_stop_by(hh__pickup_env *m, double deadline) {
-    hh__pickup *pk = m->pickup;
+int hh__pickup_stop_by(hh__pickup_env *env, double deadline) {
+    hh__pickup *pk = env->pickup;
     if (!pk || !pk->started) return 1;
-    hh__pickup_poke(m);
+    hh__pickup_poke(env);
     pk->started = 0;
     if (hh__join_by(pk->thread, deadline)) return 1;
     pk->leaked = 1; /* still in a Redis call: its state must outlive us */
     return 0;
 }
 
-void hh__pickup_free(hh__pickup_env *m) {
-    hh__pickup *pk = m->pickup;
+void hh__pickup_free(hh__pickup_env *env) {
+    hh__pickup *pk = env->pickup;
     if (!pk) return;
-    hh__pickup_stop(m);
-    m->pickup = NULL;
+    hh__pickup_stop(env);
+    env->pickup = NULL;
     if (pk->leaked) return;
     close(pk->pipe[0]);
     close(pk->pipe[1]);

@@ -18,6 +18,7 @@
 #define HH_PICKUP_H
 
 #include "buffer.h"
+#include "context.h"
 #include <stdatomic.h>
 #include "keys.h"
 #include "redis.h"
@@ -44,16 +45,11 @@ typedef struct hh__pickup_ticket {
     int wakes;
 } hh__pickup_ticket;
 
-/* All pickup.c knows of its manager, filled by manager.c and kept alive
- * while the waker runs. What a write means for the fetch goes into the
+/* pickup.c's env: the manager's context and its own state, filled by
+ * manager.c and kept alive while the waker runs. What a write means for the fetch goes into the
  * shared buffer's queue marks (buffer.h), below this file. */
 typedef struct hh__pickup_env {
-    const hh__keys *keys;
-    hh__redis_config *cfg;
-    const hh__logger *log;
-    size_t nqueues;
-    sds *queue_keys; /* queue:<q>, namespaced, per queue */
-    const atomic_int *quiet;
+    const hh__ctx *ctx; /* the manager's (context.h): queue keys, quiet */
     /* Told when queue q was written (it may hold jobs again), every key
      * (FLUSHALL), and when tracking comes on (every write to a queue is
      * seen from now on) or goes off (writes may go unseen from now on).
@@ -62,34 +58,34 @@ typedef struct hh__pickup_env {
     struct hh__pickup *pickup; /* the state: set by hh__pickup_start, NULL without */
 } hh__pickup_env;
 
-/* Creates the pickup state and starts the waker thread (m->pickup). Returns
+/* Creates the pickup state and starts the waker thread (env->pickup). Returns
  * 0, or -1 when it could not (then every wait falls back). */
-int hh__pickup_start(hh__pickup_env *m);
+int hh__pickup_start(hh__pickup_env *env);
 /* Jobs flow again (a batch came in): wakes up to n threads waiting for a
  * write, so they join the flow rather than wait for the writes their
  * queues may never see again (a burst that landed in one write). */
-void hh__pickup_wake(hh__pickup_env *m, long n);
-/* Wakes the waker and every idle thread (quiet, stop): they see m->quiet. */
-void hh__pickup_poke(hh__pickup_env *m);
+void hh__pickup_wake(hh__pickup_env *env, long n);
+/* Wakes the waker and every idle thread (quiet, stop): they see the quiet flag. */
+void hh__pickup_poke(hh__pickup_env *env);
 /* Joins the waker thread (call after quiet); idempotent. */
-void hh__pickup_stop(hh__pickup_env *m);
+void hh__pickup_stop(hh__pickup_env *env);
 /* The same, waiting only until deadline (hh__mono() seconds): returns 1
  * joined, 0 the waker was left behind (still in a Redis call). */
-int hh__pickup_stop_by(hh__pickup_env *m, double deadline);
-/* Stops, then frees the state (m->pickup NULL). */
-void hh__pickup_free(hh__pickup_env *m);
+int hh__pickup_stop_by(hh__pickup_env *env, double deadline);
+/* Stops, then frees the state (env->pickup NULL). */
+void hh__pickup_free(hh__pickup_env *env);
 
-void hh__pickup_ticket_take(hh__pickup_env *m, hh__pickup_ticket *t);
+void hh__pickup_ticket_take(hh__pickup_env *env, hh__pickup_ticket *t);
 /* After a fetch taken with ticket t found every queue empty: waits until a
  * queue of this process may have been written since the ticket, the poll
  * interval passed, `cap` seconds passed (cap > 0: the fetcher has a check
  * due then, such as a wrong-typed queue's), or quiet. Returns 1: fetch
  * again; 0: no wake-up is available (no CLIENT TRACKING), the caller must
  * wait its own way. */
-int hh__pickup_wait(hh__pickup_env *m, const hh__pickup_ticket *t, double cap);
+int hh__pickup_wait(hh__pickup_env *env, const hh__pickup_ticket *t, double cap);
 /* After a fetch taken with ticket t that got `got` jobs (or -1: an error),
  * instead of hh__pickup_wait: wakes idle threads for a batch's other jobs,
  * and hands on a wake-up that came while this thread was fetching. */
-void hh__pickup_done(hh__pickup_env *m, const hh__pickup_ticket *t, int got);
+void hh__pickup_done(hh__pickup_env *env, const hh__pickup_ticket *t, int got);
 
 #endif

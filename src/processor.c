@@ -19,15 +19,15 @@
 #include "unique.h"
 
 struct hh_chain {
-    const hh__processor_env *m;
+    const hh__processor_env *env;
     size_t next;
     const hh__handler *handler;
 };
 
 int hh_chain_next(hh_chain *chain, hh_job *job) {
-    const hh__processor_env *m = chain->m;
-    if (chain->next < m->nmiddleware) {
-        const hh__middleware *mw = &m->middleware[chain->next++];
+    const hh__processor_env *env = chain->env;
+    if (chain->next < env->nmiddleware) {
+        const hh__middleware *mw = &env->middleware[chain->next++];
         return mw->fn(job, chain, mw->udata);
     }
     if (!chain->handler) {
@@ -59,17 +59,17 @@ int hh_job_cancelled(const hh_job *job) {
 /* The whole class, not its C string: "T\u0000Evil" is not T. Active Job
  * payloads go by their wrapped class; an exact handler wins over the
  * catch-all "*", which wins over the default handler. */
-static const hh__handler *find_handler(const hh__processor_env *m, const hh_job *job) {
+static const hh__handler *find_handler(const hh__processor_env *env, const hh_job *job) {
     size_t len;
     const char *klass = hh_job_handler_class(job, &len);
     const hh__handler *any = NULL;
-    for (size_t i = 0; i < m->nhandlers; i++) {
-        if (strlen(m->handlers[i].klass) == len && memcmp(m->handlers[i].klass, klass, len) == 0)
-            return &m->handlers[i];
-        if (!strcmp(m->handlers[i].klass, "*")) any = &m->handlers[i];
+    for (size_t i = 0; i < env->nhandlers; i++) {
+        if (strlen(env->handlers[i].klass) == len && memcmp(env->handlers[i].klass, klass, len) == 0)
+            return &env->handlers[i];
+        if (!strcmp(env->handlers[i].klass, "*")) any = &env->handlers[i];
     }
     if (any) return any;
-    return m->default_handler.fn ? &m->default_handler : NULL;
+    return env->default_handler.fn ? &env->default_handler : NULL;
 }
 
 /* Writes a job's outcome until Redis takes it (outcome.c): the job stays
@@ -80,36 +80,36 @@ static const hh__handler *find_handler(const hh__processor_env *m, const hh_job 
  * job was no longer in this process's list (taken over by a recovery), -1
  * given up. */
 static int write_outcome(hh__processor *p, const hh_job *job, hh__outcome *o, const char *what) {
-    const hh__processor_env *m = p->m;
+    const hh__processor_env *env = p->env;
     const char *klass = job->klass ? job->klass : "-", *jid = job->jid ? job->jid : "-";
     char *subject = NULL; /* whole, however long the class: the logs name the job */
     if (asprintf(&subject, "class=%s jid=%s: %s", klass, jid, what) < 0) subject = NULL;
     hh__until_done u = {.conn = &p->conn,
-                        .log = m->log,
-                        .giving_up = m->giving_up,
+                        .log = env->ctx->log,
+                        .giving_up = &env->ctx->flags->giving_up,
                         .subject = subject ? subject : what,
-                        .refused = m->outcomes_refused};
-    int rc = hh__outcome_write_until_done(&u, m->keys, o);
+                        .refused = &env->ctx->counters->outcomes_refused};
+    int rc = hh__outcome_write_until_done(&u, env->ctx->keys, o);
     /* Gone from the list: recovered by another process while this one
      * could not beat, unless an earlier attempt whose reply was lost wrote
      * it already. */
-    if (rc == 0 && o->source == HH_SOURCE_LIST && !u.uncertain && !hh__lease_lost(m->lease, &p->conn, job)) {
+    if (rc == 0 && o->source == HH_SOURCE_LIST && !u.uncertain && !hh__lease_lost(env->lease, &p->conn, job)) {
         /* Redis lost the entry, nobody recovered the job: write its
          * outcome all the same (nothing else will). */
         o->source = HH_SOURCE_NONE;
-        rc = hh__outcome_write_until_done(&u, m->keys, o);
+        rc = hh__outcome_write_until_done(&u, env->ctx->keys, o);
     }
     if (rc < 0 && o->source == HH_SOURCE_LIST)
-        hh__log(m->log, HH_LOG_ERROR,
+        hh__log(env->ctx->log, HH_LOG_ERROR,
                 "%s not written before the shutdown deadline: "
                 "left in the in-progress list for recovery",
                 u.subject);
     else if (rc < 0) {
-        hh__log(m->log, HH_LOG_ERROR,
+        hh__log(env->ctx->log, HH_LOG_ERROR,
                 "%s not written before the shutdown deadline (%s); "
                 "the job is lost unless re-pushed: %.*s",
                 u.subject, u.why, (int)job->len, job->payload);
-        if (m->not_pushed_back) atomic_fetch_add(m->not_pushed_back, 1);
+        atomic_fetch_add(&env->ctx->counters->not_pushed_back, 1);
     }
     free(subject);
     return rc;
@@ -117,18 +117,20 @@ static int write_outcome(hh__processor *p, const hh_job *job, hh__outcome *o, co
 
 /* sidekiq-unique-jobs' server side writes on this thread's connection. */
 static hh__unique_env unique_env(hh__processor *p) {
-    const hh__processor_env *m = p->m;
-    return (hh__unique_env){&p->conn, m->log, m->keys, m->opts.dead_timeout, m->opts.dead_max_jobs};
+    const hh__processor_env *env = p->env;
+    return (hh__unique_env){&p->conn, env->ctx->log, env->ctx->keys, env->ctx->opts.dead_timeout,
+                            env->ctx->opts.dead_max_jobs};
 }
 
 /* The outcome of a failed job, per its plan. */
 static void write_plan(hh__processor *p, hh_job *job, const hh__failure_plan *plan) {
-    const hh__processor_env *m = p->m;
-    int reliable = m->opts.fetch != HH_FETCH_BASIC;
+    const hh__processor_env *env = p->env;
+    int reliable = env->ctx->opts.fetch != HH_FETCH_BASIC;
     if (plan->kind == HH_FAIL_DISCARD && !reliable) return; /* nothing holds it */
-    sds list = reliable ? hh__key_inprogress(m->keys, m->identity, job->queue) : NULL;
+    sds list = reliable ? hh__key_inprogress(env->ctx->keys, env->ctx->identity, job->queue) : NULL;
     hh__outcome o;
-    hh__outcome_of_plan(&o, plan, list, job->payload, job->len, m->opts.dead_timeout, m->opts.dead_max_jobs);
+    hh__outcome_of_plan(&o, plan, list, job->payload, job->len, env->ctx->opts.dead_timeout,
+                        env->ctx->opts.dead_max_jobs);
     write_outcome(p, job, &o,
                   plan->kind == HH_FAIL_RETRY      ? "retry entry"
                       : plan->kind == HH_FAIL_DEAD ? "dead entry"
@@ -140,11 +142,11 @@ static void write_plan(hh__processor *p, hh_job *job, const hh__failure_plan *pl
  * into the schedule set, unchanged, HH_BATCH_SKIP_DELAY from now, leaving
  * its in-progress list in the same step; back on its queue then. */
 static void skip_batch_job(hh__processor *p, const hh_job *job) {
-    const hh__processor_env *m = p->m;
-    int reliable = m->opts.fetch != HH_FETCH_BASIC;
+    const hh__processor_env *env = p->env;
+    int reliable = env->ctx->opts.fetch != HH_FETCH_BASIC;
     hh__outcome o = {HH_OUTCOME_SCHEDULE,
                      reliable ? HH_SOURCE_LIST : HH_SOURCE_NONE,
-                     m->inprog_keys[job->queue_index],
+                     env->ctx->inprog_keys[job->queue_index],
                      job->payload,
                      job->len,
                      job->payload,
@@ -157,24 +159,24 @@ static void skip_batch_job(hh__processor *p, const hh_job *job) {
 
 /* A malformed payload goes to the dead set with the reason, never dropped. */
 static void bury_malformed(hh__processor *p, const hh_job *job, size_t qi, const char *why) {
-    const hh__processor_env *m = p->m;
-    const char *queue = m->queues[qi];
+    const hh__processor_env *env = p->env;
+    const char *queue = env->ctx->queues[qi];
     size_t len = 0;
     double now = hh__now();
-    char *entry = hh__malformed_dead_payload(job->payload, job->len, why, now, m->opts.redis.timestamps, &len);
-    hh__log(m->log, HH_LOG_WARN, "queue=%s: malformed job moved to the dead set: %s", queue, why);
+    char *entry = hh__malformed_dead_payload(job->payload, job->len, why, now, env->ctx->opts.timestamps, &len);
+    hh__log(env->ctx->log, HH_LOG_WARN, "queue=%s: malformed job moved to the dead set: %s", queue, why);
     if (!entry) return; /* out of memory: it stays in progress and is recovered */
-    int reliable = m->opts.fetch != HH_FETCH_BASIC;
+    int reliable = env->ctx->opts.fetch != HH_FETCH_BASIC;
     hh__outcome o = {HH_OUTCOME_DEAD,
                      reliable ? HH_SOURCE_LIST : HH_SOURCE_NONE,
-                     m->inprog_keys[qi],
+                     env->ctx->inprog_keys[qi],
                      job->payload,
                      job->len,
                      entry,
                      len,
                      now,
-                     m->opts.dead_timeout,
-                     m->opts.dead_max_jobs};
+                     env->ctx->opts.dead_timeout,
+                     env->ctx->opts.dead_max_jobs};
     write_outcome(p, job, &o, "dead entry");
     free(entry);
 }
@@ -182,24 +184,25 @@ static void bury_malformed(hh__processor *p, const hh_job *job, size_t qi, const
 /* A failed job: counted, planned (retry, dead or nothing, as Sidekiq's
  * retry rules say; outcome.h for integers beyond 64 bits) and written. */
 static void write_failed(hh__processor *p, hh_job *job, const hh__handler *h, int rc, double elapsed) {
-    const hh__processor_env *m = p->m;
+    const hh__processor_env *env = p->env;
     size_t shown_len;
     const char *shown = hh_job_handler_class(job, &shown_len); /* Active Job: the wrapped class */
     /* whole, NUL bytes included ("T\u0000Evil" is not T), as run_job's lines show it */
     char *nul_class = memchr(shown, '\0', shown_len) ? hh__escape_ctl(shown, shown_len) : NULL;
     if (nul_class) shown = nul_class;
     char *nul_msg = NULL; /* the message too: a NameError's holds the class */
-    atomic_fetch_add(m->failed, 1);
-    atomic_fetch_add(m->unflushed_failed, 1);
+    atomic_fetch_add(&env->ctx->counters->failed, 1);
+    atomic_fetch_add(&env->ctx->counters->unflushed_failed, 1);
     if (!job->error_class) hh_job_fail(job, "hiredhand::JobFailed", "handler returned %d", rc);
-    hh__retry_config rcfg = {m->opts.max_retries, m->opts.redis.timestamps, h != NULL && h != &m->default_handler};
+    hh__retry_config rcfg = {env->ctx->opts.max_retries, env->ctx->opts.timestamps,
+                             h != NULL && h != &env->default_handler};
     hh__failure_plan plan;
     const char *msg = job->error_message ? job->error_message : "";
     if (job->error_message && memchr(msg, '\0', job->error_message_len))
         msg = nul_msg = hh__escape_ctl(job->error_message, job->error_message_len);
     if (!msg) msg = "?"; /* out of memory */
     if (hh__retry_plan(job, &rcfg, hh__now(), &p->rng, &plan) == 0) {
-        hh__log(m->log, HH_LOG_WARN, "class=%s jid=%s: failed in %.3f s: %s: %s (%s)", shown, job->jid, elapsed,
+        hh__log(env->ctx->log, HH_LOG_WARN, "class=%s jid=%s: failed in %.3f s: %s: %s (%s)", shown, job->jid, elapsed,
                 job->error_class, msg, plan.reason);
         write_plan(p, job, &plan);
         hh__unique_env uenv = unique_env(p);
@@ -212,12 +215,12 @@ static void write_failed(hh__processor *p, hh_job *job, const hh__handler *h, in
 
 /* Runs one fetched job; returns the seconds its handler took. */
 static double run_job(hh__processor *p, hh__fetched *f) {
-    const hh__processor_env *m = p->m;
+    const hh__processor_env *env = p->env;
     char why[256];
-    hh_job *job = hh__job_adopt(f->payload, f->len, m->queues[f->queue], why, sizeof(why));
+    hh_job *job = hh__job_adopt(f->payload, f->len, env->ctx->queues[f->queue], why, sizeof(why));
     f->payload = NULL; /* the job owns it now */
     if (!job) {        /* out of memory: the job stays in progress, reconciliation pushes it back */
-        hh__lease_release(m->lease, &f->lease);
+        hh__lease_release(env->lease, &f->lease);
         return 0;
     }
     job->lease = f->lease;
@@ -225,12 +228,12 @@ static double run_job(hh__processor *p, hh__fetched *f) {
     f->lease = 0;
     if (!job->item) {
         bury_malformed(p, job, f->queue, why);
-        hh__lease_finish(m->lease, job);
+        hh__lease_finish(env->lease, job);
         return 0;
     }
-    if (hh__batch_check(m->batch, job) == 2) { /* a batch job left to Ruby processes */
+    if (hh__batch_check(env->batch, job) == 2) { /* a batch job left to Ruby processes */
         skip_batch_job(p, job);
-        hh__lease_finish(m->lease, job);
+        hh__lease_finish(env->lease, job);
         return 0;
     }
     job->processor = p;
@@ -242,7 +245,7 @@ static double run_job(hh__processor *p, hh__fetched *f) {
     p->runs++;
     atomic_store(&p->cancelled, 0);
     pthread_mutex_unlock(&p->mu);
-    atomic_fetch_add(m->busy, 1);
+    atomic_fetch_add(&env->ctx->counters->busy, 1);
     /* Sidekiq's JobLogger: "start", then "done" or "fail" with elapsed, at
      * INFO, in the job's log context (Active Job's wrapped class as its
      * class, as Sidekiq's Web UI shows it). */
@@ -252,10 +255,10 @@ static double run_job(hh__processor *p, hh__fetched *f) {
     char *ctx_class = memchr(shown, '\0', shown_len) ? hh__escape_ctl(shown, shown_len) : NULL;
     hh__log_job_begin(p->tid, ctx_class ? ctx_class : shown, job->jid);
     free(ctx_class);
-    hh__log(m->log, HH_LOG_INFO, "start");
+    hh__log(env->ctx->log, HH_LOG_INFO, "start");
 
-    const hh__handler *h = find_handler(m, job);
-    hh_chain chain = {m, 0, h};
+    const hh__handler *h = find_handler(env, job);
+    hh_chain chain = {env, 0, h};
     double t0 = hh__mono();
     hh__unique_env uenv = unique_env(p);
     hh__unique_lock ulock; /* the job's sidekiq-unique-jobs lock, taken or released around the run */
@@ -263,9 +266,9 @@ static double run_job(hh__processor *p, hh__fetched *f) {
     int rc = uv == HH_UNIQUE_RUN ? hh_chain_next(&chain, job) : uv == HH_UNIQUE_FAIL ? -1 : 0;
     double elapsed = hh__mono() - t0;
     hh__log_job_elapsed(elapsed);
-    hh__log(m->log, HH_LOG_INFO, rc == 0 ? "done" : "fail");
+    hh__log(env->ctx->log, HH_LOG_INFO, rc == 0 ? "done" : "fail");
     hh__log_job_end();
-    hh__job_metrics_ran(m->job_metrics, job, h != NULL, elapsed, rc != 0); /* Sidekiq's Metrics tab */
+    hh__job_metrics_ran(env->job_metrics, job, h != NULL, elapsed, rc != 0); /* Sidekiq's Metrics tab */
 
     pthread_mutex_lock(&p->mu);
     int abandoned = p->abandoned, lost = p->lease_lost;
@@ -279,64 +282,64 @@ static double run_job(hh__processor *p, hh__fetched *f) {
     /* A failed job's thread stays busy until Redis takes its outcome: a
      * retry set Redis refuses (a wrong-typed key, OOM) holds the thread,
      * and the busy count, the stop's wait and readiness say so. */
-    if (rc == 0 || abandoned || lost) atomic_fetch_sub(m->busy, 1);
+    if (rc == 0 || abandoned || lost) atomic_fetch_sub(&env->ctx->counters->busy, 1);
     if (abandoned || lost) {
         /* Pushed back by the hard shutdown, or recovered by another process
          * (lease.c): the job belongs elsewhere now, so no outcome here. */
         if (lost)
-            hh__log(m->log, HH_LOG_WARN,
+            hh__log(env->ctx->log, HH_LOG_WARN,
                     "class=%s jid=%s: handler ended (%s) after the lease was lost; outcome not written", shown,
                     job->jid, rc == 0 ? "success" : "failure");
-        hh__lease_finish(m->lease, job);
+        hh__lease_finish(env->lease, job);
         return elapsed;
     }
-    atomic_fetch_add(m->processed, 1);
-    atomic_fetch_add(m->unflushed_processed, 1);
-    hh__metrics_job(m->metrics, shown, elapsed, rc != 0); /* /metrics per class; no-op without HTTP */
+    atomic_fetch_add(&env->ctx->counters->processed, 1);
+    atomic_fetch_add(&env->ctx->counters->unflushed_processed, 1);
+    hh__metrics_job(env->metrics, shown, elapsed, rc != 0); /* /metrics per class; no-op without HTTP */
     if (rc == 0) {
-        hh__log(m->log, HH_LOG_DEBUG, "class=%s jid=%s: done in %.3f s", shown, job->jid, elapsed);
-        if (m->opts.fetch == HH_FETCH_BASIC) {
-            hh__lease_finish(m->lease, job); /* no lease in basic fetch: only freed */
+        hh__log(env->ctx->log, HH_LOG_DEBUG, "class=%s jid=%s: done in %.3f s", shown, job->jid, elapsed);
+        if (env->ctx->opts.fetch == HH_FETCH_BASIC) {
+            hh__lease_finish(env->lease, job); /* no lease in basic fetch: only freed */
         } else {
             /* The ack rides with the next fetch (one round trip, not two). */
             hh__job_shed(job);
-            hh__finish_queue_ack(m->fetch->finish, job, &p->conn);
+            hh__finish_queue_ack(env->fetch->finish, job, &p->conn);
         }
         return elapsed;
     }
     write_failed(p, job, h, rc, elapsed);
-    atomic_fetch_sub(m->busy, 1);
-    hh__lease_finish(m->lease, job);
+    atomic_fetch_sub(&env->ctx->counters->busy, 1);
+    hh__lease_finish(env->lease, job);
     return elapsed;
 }
 
 static int booted_or_quiet(const void *arg) {
-    const hh__processor_env *m = arg;
-    return atomic_load(m->booted) || atomic_load(m->quiet);
+    const hh__processor_env *env = arg;
+    return atomic_load(&env->ctx->flags->booted) || atomic_load(&env->ctx->flags->quiet);
 }
 
 void *hh__processor_main(void *arg) {
     hh__processor *p = arg;
-    const hh__processor_env *m = p->m;
-    hh__wake_wait(m->wake, -1, booted_or_quiet, m); /* the identity checks come first */
-    while (!atomic_load(m->quiet)) {
+    const hh__processor_env *env = p->env;
+    hh__wake_wait(env->ctx->wake, -1, booted_or_quiet, env); /* the identity checks come first */
+    while (!atomic_load(&env->ctx->flags->quiet)) {
         hh__fetched f;
         if (hh__fetch_next(p, &f) != 1) continue;
-        if (atomic_load(m->quiet)) { /* fetched after quiet: straight back */
-            hh__finish_push_back(m->fetch->finish, &p->conn, &f);
-            hh__lease_finish_fetched(m->lease, &f);
+        if (atomic_load(&env->ctx->flags->quiet)) { /* fetched after quiet: straight back */
+            hh__finish_push_back(env->fetch->finish, &p->conn, &f);
+            hh__lease_finish_fetched(env->lease, &f);
             break;
         }
         hh__fetch_ran(p, run_job(p, &f));
         free(f.payload);
     }
-    hh__fetch_push_back_pending(m->fetch, &p->conn);
-    hh__finish_flush_acks(m->fetch->finish, &p->conn);
+    hh__fetch_push_back_pending(env->fetch, &p->conn);
+    hh__finish_flush_acks(env->fetch->finish, &p->conn);
     hh__conn_close(&p->conn);
     /* The supervisor's grace period waits for this: counted first, since
      * the thread is not joinable yet when the poke is read. */
-    atomic_fetch_add(m->workers_done, 1);
-    hh__wake_poke(m->wake);
+    atomic_fetch_add(&env->ctx->counters->workers_done, 1);
+    hh__wake_poke(env->ctx->wake);
     return NULL;
 }
 
@@ -353,9 +356,9 @@ int hh__processor_abandon(hh__processor *p, hh__unfinished *out) {
         p->abandoned = 1; /* its entry is another process's now: cancel, never push back */
         atomic_store(&p->cancelled, 1);
     } else if (p->job && !p->abandoned) {
-        const hh__processor_env *m = p->m;
+        const hh__processor_env *env = p->env;
         size_t q = 0;
-        while (q + 1 < m->nqueues && strcmp(m->queues[q], p->job->queue) != 0) q++;
+        while (q + 1 < env->ctx->nqueues && strcmp(env->ctx->queues[q], p->job->queue) != 0) q++;
         if ((out->payload = malloc(p->job->len + 1))) {
             memcpy(out->payload, p->job->payload, p->job->len);
             out->payload[p->job->len] = '\0';
@@ -370,13 +373,13 @@ int hh__processor_abandon(hh__processor *p, hh__unfinished *out) {
     return rc;
 }
 
-size_t hh__processor_take_pending(const hh__fetch_env *m, hh__unfinished **out) {
+size_t hh__processor_take_pending(const hh__fetch_env *env, hh__unfinished **out) {
     *out = NULL;
     hh__fetched *f = NULL;
-    size_t n = hh__buffer_take_all(m->buffer, &f);
+    size_t n = hh__buffer_take_all(env->buffer, &f);
     if (n && !(*out = calloc(n, sizeof(**out)))) { /* out of memory: said where each one is */
         for (size_t i = 0; i < n; i++) {
-            hh__finish_report_unreturned(m->finish, f[i].queue, f[i].payload, f[i].len, "out of memory");
+            hh__finish_report_unreturned(env->finish, f[i].queue, f[i].payload, f[i].len, "out of memory");
             free(f[i].payload);
         }
         n = 0;

@@ -28,36 +28,17 @@ typedef struct hh__middleware {
     void *udata;
 } hh__middleware;
 
-/* All the worker threads know of their manager, filled by manager.c at
- * start (the handlers and middleware are final then) and pointing into
- * it; each thread reaches it through its hh__processor.m. */
+/* The worker threads' env: the manager's context and what only they use
+ * (handlers, middleware, metrics), filled by manager.c at start (the
+ * handlers and middleware are final then); each thread reaches it through
+ * its hh__processor.env. */
 typedef struct hh__processor_env {
-    struct {
-        hh_fetch_mode fetch;
-        int max_retries;
-        long dead_max_jobs;
-        double dead_timeout;
-        struct {
-            hh_timestamps timestamps;
-        } redis;
-    } opts;
-    const hh__keys *keys;
-    const hh__logger *log;
-    const char *identity;
-    size_t nqueues;
-    char *const *queues; /* names, configuration order */
-    sds *inprog_keys;    /* this identity's in-progress list per queue */
+    const hh__ctx *ctx; /* the manager's (context.h): queues, options, flags, counters */
     const hh__handler *handlers;
     size_t nhandlers;
     hh__handler default_handler; /* fn NULL: none */
     const hh__middleware *middleware;
     size_t nmiddleware;
-    const atomic_int *quiet, *booted, *giving_up;
-    atomic_int *busy, *workers_done;
-    atomic_int *outcomes_refused;   /* outcome writes Redis refuses now (outcome.h) */
-    atomic_ullong *not_pushed_back; /* basic fetch's failed jobs given up at the stop */
-    atomic_ullong *processed, *failed, *unflushed_processed, *unflushed_failed; /* added to here */
-    hh__wake *wake;                                                             /* workers_done is announced on it */
     hh__metrics *metrics;         /* per-class counts for /metrics; NULL without HTTP */
     hh__job_metrics *job_metrics; /* Sidekiq's Metrics tab; NULL when off */
     hh__batch *batch;             /* jobs of Sidekiq Pro batches (batch.h) */

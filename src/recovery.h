@@ -5,36 +5,17 @@
 #ifndef HH_RECOVERY_H
 #define HH_RECOVERY_H
 
-#include <stdatomic.h>
-#include "hiredhand.h"
-#include "keys.h"
+#include "context.h"
+#include "lease.h"
 #include "redis.h"
-#include "util.h"
-#include "wake.h"
 
-/* All recovery knows of its manager; the manager fills it and keeps it
- * alive while the thread runs. The outage rule and this process's own
- * reconciliation live with the fetcher's leases, reached by callbacks. */
+/* Recovery's env: the manager's context and the lease (below this file:
+ * the outage rule and this process's own reconciliation are called
+ * directly); the manager keeps both alive while the thread runs. An
+ * identity proved live elsewhere goes up as HH_SIGNAL_STOP. */
 typedef struct hh__recovery_env {
-    const hh__keys *keys;
-    const hh__logger *log;
-    hh__redis_config *cfg;
-    const char *identity, *hostname;
-    int fixed_identity; /* a stable identity: may own leftovers of an earlier run */
-    hh_fetch_mode fetch;
-    hh_timestamps timestamps;
-    double recovery_interval, heartbeat_interval, dead_timeout;
-    long dead_max_jobs;
-    int max_recoveries;
-    atomic_int *quiet;        /* set: leave */
-    atomic_int *booted;       /* set here once the identity checks passed */
-    atomic_int *start_error;  /* HH_ERR_EXISTS when the identity is live elsewhere */
-    atomic_ullong *recovered; /* jobs pushed back, for the stats */
-    hh__wake *wake;
-    void *udata;                                       /* for the callbacks */
-    int (*peers_judgeable)(void *udata, double *left); /* the outage rule */
-    void (*tick)(void *udata, hh__conn *c);            /* own reconciliation, every 100 ms */
-    void (*stop)(void *udata);                         /* the identity proved live elsewhere */
+    const hh__ctx *ctx;         /* the manager's (context.h): identity, options, flags, recovered */
+    const hh__lease_env *lease; /* lease.c: hh__lease_peers_judgeable, hh__lease_tick */
 } hh__recovery_env;
 
 /* At start: refuse (HH_ERR_EXISTS) when this identity is live in another

@@ -2,7 +2,7 @@
  * job class (hh_manager_register, one per class, refused twice with where
  * both came from), the default handler, the middleware chain
  * (hh_manager_use) and the heartbeat hook, all set before the start; the
- * worker threads read them through their view (processor.h) once started.
+ * worker threads read them through their env (processor.h) once started.
  * Touches no Redis key. */
 #include "manager.h"
 

@@ -1,6 +1,6 @@
 /* scheduler.c -- see scheduler.h.
  * Keys read: retry, schedule (ZRANGEBYSCORE), processes (SCARD).
- * It sees the manager only through hh__scheduler_env.
+ * It reads the manager's context (context.h) and keeps no state of its own.
  * Keys written (in HH_LUA_ENQUEUE_DUE): queue:<q> (LPUSH), queues (SADD),
  * retry/schedule (ZREM); dead (ZADD, in HH_LUA_OUTCOME) for members that are
  * not job JSON; schedule (ZADD, in HH_LUA_OUTCOME) for a member whose own
@@ -31,41 +31,41 @@ double hh__scheduler_wait(double average, long processes, double r) {
  * moved to its queue it would only be buried there, and left here it would
  * be polled forever. Written first, removed last, so a refused write keeps
  * it where it was. */
-static int bury(const hh__scheduler_env *e, hh__conn *c, const char *set, const redisReply *member, const char *problem,
+static int bury(const hh__ctx *ctx, hh__conn *c, const char *set, const redisReply *member, const char *problem,
                 char *why, size_t whylen) {
     double now = hh__now();
     size_t len;
-    char *entry = hh__malformed_dead_payload(member->str, member->len, problem, now, e->timestamps, &len);
+    char *entry = hh__malformed_dead_payload(member->str, member->len, problem, now, ctx->opts.timestamps, &len);
     if (!entry) {
         hh__strlcpy(why, "out of memory", whylen);
         return -1;
     }
-    sds sk = hh__key(e->keys, set);
-    hh__outcome o = {HH_OUTCOME_DEAD, HH_SOURCE_ZSET,  sk, member->str, member->len, entry, len, now,
-                     e->dead_timeout, e->dead_max_jobs};
-    int rc = hh__outcome_write(c, e->keys, &o, why, whylen);
-    if (rc == 1) hh__log(e->log, HH_LOG_WARN, "%s: malformed entry moved to the dead set: %s", set, problem);
+    sds sk = hh__key(ctx->keys, set);
+    hh__outcome o = {HH_OUTCOME_DEAD,        HH_SOURCE_ZSET,         sk, member->str, member->len, entry, len, now,
+                     ctx->opts.dead_timeout, ctx->opts.dead_max_jobs};
+    int rc = hh__outcome_write(c, ctx->keys, &o, why, whylen);
+    if (rc == 1) hh__log(ctx->log, HH_LOG_WARN, "%s: malformed entry moved to the dead set: %s", set, problem);
     sdsfree(sk);
     free(entry);
     return rc;
 }
 
 /* Logs a refused scheduler write once per change of error, and its end. */
-static void note_error(const hh__scheduler_env *e, const char *set, const char *why) {
+static void note_error(const hh__ctx *ctx, const char *set, const char *why) {
     static _Thread_local char last[256];
     if (!why) {
-        if (last[0]) hh__log(e->log, HH_LOG_INFO, "scheduler: writes accepted again");
+        if (last[0]) hh__log(ctx->log, HH_LOG_INFO, "scheduler: writes accepted again");
         last[0] = '\0';
         return;
     }
     if (strcmp(last, why) == 0) return;
     hh__strlcpy(last, why, sizeof(last));
-    hh__log(e->log, HH_LOG_WARN, "scheduler: %s: due jobs stay where they are until Redis takes the write: %s", set,
+    hh__log(ctx->log, HH_LOG_WARN, "scheduler: %s: due jobs stay where they are until Redis takes the write: %s", set,
             why);
 }
 
-static int poll_set(const hh__scheduler_env *e, hh__conn *c, const char *set) {
-    sds sk = hh__key(e->keys, set), qs = hh__key(e->keys, HH_K_QUEUES);
+static int poll_set(const hh__ctx *ctx, hh__conn *c, const char *set) {
+    sds sk = hh__key(ctx->keys, set), qs = hh__key(ctx->keys, HH_K_QUEUES);
     int moved = 0, failed = 0;
     for (;;) {
         char now_s[32];
@@ -73,7 +73,7 @@ static int poll_set(const hh__scheduler_env *e, hh__conn *c, const char *set) {
         hh__fmt_double(now_s, sizeof(now_s), now);
         redisReply *r = hh__conn_cmd(c, "ZRANGEBYSCORE %s -inf %s LIMIT 0 %d", sk, now_s, HH_POLL_BATCH);
         if (!r || r->type != REDIS_REPLY_ARRAY) {
-            note_error(e, set,
+            note_error(ctx, set,
                        !r                                 ? hh__conn_last_error(c)
                            : r->type == REDIS_REPLY_ERROR ? r->str
                                                           : "unexpected reply to ZRANGEBYSCORE");
@@ -82,7 +82,7 @@ static int poll_set(const hh__scheduler_env *e, hh__conn *c, const char *set) {
             break;
         }
         size_t n = r->elements;
-        for (size_t i = 0; i < n && !atomic_load(e->quiet); i++) {
+        for (size_t i = 0; i < n && !atomic_load(&ctx->flags->quiet); i++) {
             const redisReply *mem = r->element[i];
             if (mem->type != REDIS_REPLY_STRING) continue;
             int lossy;
@@ -107,18 +107,18 @@ static int poll_set(const hh__scheduler_env *e, hh__conn *c, const char *set) {
                 fresh = hh__json_dump(item);
                 hh__outcome o = {HH_OUTCOME_SCHEDULE,       HH_SOURCE_ZSET, sk, mem->str, mem->len, fresh,
                                  fresh ? strlen(fresh) : 0, when,           0,  0};
-                int rc = fresh ? hh__outcome_write(c, e->keys, &o, why, sizeof(why)) : 0;
+                int rc = fresh ? hh__outcome_write(c, ctx->keys, &o, why, sizeof(why)) : 0;
                 free(fresh);
                 json_decref(item);
                 if (rc < 0) {
-                    note_error(e, set, why);
+                    note_error(ctx, set, why);
                     failed = 1;
                     break;
                 }
                 continue;
             }
             if (!problem) { /* enqueued_at refreshed in place or appended, all else kept */
-                json_t *ea = hh__json_time_new(now, e->timestamps);
+                json_t *ea = hh__json_time_new(now, ctx->opts.timestamps);
                 if (lossy) { /* integers beyond 64 bits: only enqueued_at's bytes change */
                     char *v = hh__json_dump(ea);
                     fresh = v ? hh__json_set_raw(mem->str, mem->len, "enqueued_at", v, NULL) : NULL;
@@ -132,10 +132,10 @@ static int poll_set(const hh__scheduler_env *e, hh__conn *c, const char *set) {
             char why[256];
             int rc;
             if (problem || !fresh) { /* !fresh: enqueued_at could not be set; left, it would block the set */
-                rc = bury(e, c, set, mem, problem ? problem : "enqueued_at could not be set in the payload", why,
+                rc = bury(ctx, c, set, mem, problem ? problem : "enqueued_at could not be set in the payload", why,
                           sizeof(why));
             } else {
-                sds qk = hh__key_queue(e->keys, queue);
+                sds qk = hh__key_queue(ctx->keys, queue);
                 const char *keys[3] = {sk, qs, qk};
                 size_t klen[3] = {sdslen(sk), sdslen(qs), sdslen(qk)};
                 const char *args[3] = {mem->str, fresh, queue};
@@ -155,7 +155,7 @@ static int poll_set(const hh__scheduler_env *e, hh__conn *c, const char *set) {
             free(fresh);
             json_decref(item);
             if (rc < 0) { /* refused (OOM...) or unreachable: the rest waits for the next poll */
-                note_error(e, set, why);
+                note_error(ctx, set, why);
                 failed = 1;
                 break;
             }
@@ -165,24 +165,24 @@ static int poll_set(const hh__scheduler_env *e, hh__conn *c, const char *set) {
             moved = -1;
             break;
         }
-        if (n) note_error(e, set, NULL);
-        if (n < HH_POLL_BATCH || atomic_load(e->quiet)) break;
+        if (n) note_error(ctx, set, NULL);
+        if (n < HH_POLL_BATCH || atomic_load(&ctx->flags->quiet)) break;
     }
     sdsfree(sk);
     sdsfree(qs);
     return moved;
 }
 
-int hh__scheduler_poll(const hh__scheduler_env *e, hh__conn *c) {
-    int a = poll_set(e, c, HH_K_RETRY);
-    int b = poll_set(e, c, HH_K_SCHEDULE);
+int hh__scheduler_poll(const hh__ctx *ctx, hh__conn *c) {
+    int a = poll_set(ctx, c, HH_K_RETRY);
+    int b = poll_set(ctx, c, HH_K_SCHEDULE);
     if (a < 0 || b < 0) return -1;
-    if (a + b) hh__log(e->log, HH_LOG_DEBUG, "scheduler: enqueued %d due jobs", a + b);
+    if (a + b) hh__log(ctx->log, HH_LOG_DEBUG, "scheduler: enqueued %d due jobs", a + b);
     return a + b;
 }
 
-static long process_count(const hh__scheduler_env *e, hh__conn *c) {
-    sds pk = hh__key(e->keys, HH_K_PROCESSES);
+static long process_count(const hh__ctx *ctx, hh__conn *c) {
+    sds pk = hh__key(ctx->keys, HH_K_PROCESSES);
     redisReply *r = hh__conn_cmd(c, "SCARD %s", pk);
     sdsfree(pk);
     long n = r && r->type == REDIS_REPLY_INTEGER ? (long)r->integer : 1;
@@ -190,27 +190,25 @@ static long process_count(const hh__scheduler_env *e, hh__conn *c) {
     return n < 1 ? 1 : n;
 }
 
-static int is_quiet(const void *arg) { return atomic_load(((const hh__scheduler_env *)arg)->quiet); }
+static int is_quiet(const void *arg) { return atomic_load(&((const hh__ctx *)arg)->flags->quiet); }
 
 /* Sleeps, but a quiet or stop ends the nap at once. */
-static void nap(const hh__scheduler_env *e, double seconds) {
-    hh__wake_wait(e->wake, hh__mono() + seconds, is_quiet, e);
-}
+static void nap(const hh__ctx *ctx, double seconds) { hh__wake_wait(ctx->wake, hh__mono() + seconds, is_quiet, ctx); }
 
 void *hh__scheduler_main(void *arg) {
-    const hh__scheduler_env *e = arg;
+    const hh__ctx *ctx = arg;
     hh__conn c;
-    hh__conn_init(&c, e->cfg, e->log, "scheduler", e->quiet);
+    hh__conn_init(&c, ctx->cfg, ctx->log, "scheduler", &ctx->flags->quiet);
     hh__rng rng;
     hh__rng_seed(&rng);
-    double fixed = e->poll_interval_average;
+    double fixed = ctx->opts.poll_interval_average;
     /* Initial wait: let the heartbeat register us, spread a fleet's polls. */
-    nap(e, fixed > 0 ? fixed * hh__rng_double(&rng) : 10 + 5 * hh__rng_double(&rng));
-    while (!atomic_load(e->quiet)) {
-        hh__scheduler_poll(e, &c);
-        long procs = fixed > 0 ? 1 : process_count(e, &c);
-        double avg = hh__scheduler_average(fixed, e->per_process, procs);
-        nap(e, hh__scheduler_wait(avg, procs, hh__rng_double(&rng)));
+    nap(ctx, fixed > 0 ? fixed * hh__rng_double(&rng) : 10 + 5 * hh__rng_double(&rng));
+    while (!atomic_load(&ctx->flags->quiet)) {
+        hh__scheduler_poll(ctx, &c);
+        long procs = fixed > 0 ? 1 : process_count(ctx, &c);
+        double avg = hh__scheduler_average(fixed, ctx->opts.average_scheduled_poll_interval, procs);
+        nap(ctx, hh__scheduler_wait(avg, procs, hh__rng_double(&rng)));
     }
     hh__conn_close(&c);
     return NULL;

@@ -30,18 +30,18 @@
 
 /* These three may run in a signal handler: flag, then poke (wake.h). */
 void hh_manager_quiet(hh_manager *m) {
-    atomic_store(&m->quiet, 1);
+    atomic_store(&m->flags.quiet, 1);
     hh__wake_poke(&m->wake);
 }
 
 void hh_manager_stop(hh_manager *m) {
-    atomic_store(&m->quiet, 1);
-    atomic_store(&m->stopping, 1);
+    atomic_store(&m->flags.quiet, 1);
+    atomic_store(&m->flags.stopping, 1);
     hh__wake_poke(&m->wake);
 }
 
 void hh_manager_dump(hh_manager *m) {
-    atomic_store(&m->dump_requested, 1);
+    atomic_store(&m->flags.dump_requested, 1);
     hh__wake_poke(&m->wake);
 }
 
@@ -57,12 +57,12 @@ static void *chores_main(void *arg) {
     int wakes = 0;
     double next_unblock = 0;
     hh__conn c;
-    hh__conn_init(&c, &m->cfg, &m->log, "acks", &m->giving_up);
-    while (!atomic_load(&m->giving_up)) {
-        if (atomic_load(&m->quiet) && wakes < 5) {
+    hh__conn_init(&c, &m->cfg, &m->log, "acks", &m->flags.giving_up);
+    while (!atomic_load(&m->flags.giving_up)) {
+        if (atomic_load(&m->flags.quiet) && wakes < 5) {
             hh__fetch_wake(&m->fetch_env, &c);
             wakes++;
-        } else if (atomic_load(&m->quiet) && hh__mono() >= next_unblock) {
+        } else if (atomic_load(&m->flags.quiet) && hh__mono() >= next_unblock) {
             hh__fetch_unblock(&m->fetch_env, &c);
             next_unblock = hh__mono() + 0.25;
         }
@@ -145,13 +145,13 @@ static void push_back(hh_manager *m, hh__conn *c, hh__unfinished *u, size_t n, s
  * quiet was announced. */
 static int wait_for_stop(hh_manager *m) {
     int announced_quiet = 0;
-    while (!atomic_load(&m->stopping)) {
+    while (!atomic_load(&m->flags.stopping)) {
         if (hh__redis_refused(&m->cfg)) { /* Redis was down at start, then refused us */
-            atomic_store(&m->start_error, HH_ERR_REFUSED);
+            atomic_store(&m->flags.start_error, HH_ERR_REFUSED);
             hh_manager_stop(m);
             break;
         }
-        if (!announced_quiet && atomic_load(&m->quiet)) {
+        if (!announced_quiet && atomic_load(&m->flags.quiet)) {
             announced_quiet = 1;
             hh__log(&m->log, HH_LOG_INFO, "quiet: no new jobs will be fetched");
             wake_sleepers(m);
@@ -180,7 +180,7 @@ static void wait_grace(hh_manager *m, double grace_end) {
             if (pthread_tryjoin_np(p->thread, NULL) == 0) p->thread_started = 0;
             else running++;
         }
-        if (running && atomic_load(&m->workers_done) >= started) {
+        if (running && atomic_load(&m->counters.workers_done) >= started) {
             /* Every worker poked on its way out and is returning: a join
              * waits only for that return. */
             for (int i = 0; i < m->opts.concurrency; i++) {
@@ -272,10 +272,10 @@ static void leave_redis(hh_manager *m, hh__conn *c, pthread_t chores, int chores
      * back now, not when this identity next starts. Skipped when Redis just
      * failed us or our last beat (a hung Redis costs no extra time), and when
      * the identity was never checked (its lists may be a live process's). */
-    pthread_mutex_lock(&m->lock);
-    int beats_failing = m->heartbeat_last_error[0] != '\0';
-    pthread_mutex_unlock(&m->lock);
-    if (atomic_load(&m->booted) && !beats_failing && (hh__conn_connected(c) || !hh__conn_last_error(c)[0]) &&
+    pthread_mutex_lock(&m->board.mu);
+    int beats_failing = m->board.last_error[0] != '\0';
+    pthread_mutex_unlock(&m->board.mu);
+    if (atomic_load(&m->flags.booted) && !beats_failing && (hh__conn_connected(c) || !hh__conn_last_error(c)[0]) &&
         m->opts.fetch == HH_FETCH_RELIABLE)
         hh__lease_reconcile(&m->lease_env, c, 1);
     /* Never booted, or taken over: the identity is another process's; leave it. */
@@ -283,7 +283,7 @@ static void leave_redis(hh_manager *m, hh__conn *c, pthread_t chores, int chores
     if (lost) {
         hh__log(&m->log, HH_LOG_WARN, "identity %s taken over: not unregistering (the entry is the new owner's)",
                 m->identity);
-    } else if (atomic_load(&m->booted) && hh__heartbeat_unregister(&m->heartbeat_env, c) != 0)
+    } else if (atomic_load(&m->flags.booted) && hh__heartbeat_unregister(&m->heartbeat_env, c) != 0)
         hh__log(&m->log, HH_LOG_WARN, "could not unregister from Redis (%s): the process hash expires in 60 s",
                 hh__conn_error_or(c, "Redis unreachable"));
     else if (!beats_joined)
@@ -324,14 +324,14 @@ void *hh__manager_supervisor_main(void *arg) {
     double grace_end = hh__mono() + m->opts.shutdown_timeout;
     if (!announced_quiet) hh__log(&m->log, HH_LOG_INFO, "quiet: no new jobs will be fetched");
     hh__log(&m->log, HH_LOG_INFO, "stopping: waiting up to %.0f s for %d running jobs", m->opts.shutdown_timeout,
-            atomic_load(&m->busy));
+            atomic_load(&m->counters.busy));
     wake_sleepers(m);
     wait_grace(m, grace_end);
 
     /* Hard shutdown. From here writes that fail are tried once, not retried:
      * those jobs stay in their in-progress lists for recovery. */
-    atomic_store(&m->giving_up, 1);
-    atomic_store(&m->beats_off, 1);
+    atomic_store(&m->flags.giving_up, 1);
+    atomic_store(&m->flags.beats_off, 1);
     hh__wake_all(&m->wake);
     double budget = m->cfg.command_timeout < HH_STOP_BUDGET_MAX ? m->cfg.command_timeout : HH_STOP_BUDGET_MAX;
     double end = hh__mono() + budget;
@@ -344,16 +344,17 @@ void *hh__manager_supervisor_main(void *arg) {
     cancel_and_push_back(m, &c, end - (budget / 6 < 0.5 ? budget / 6 : 0.5));
     leave_redis(m, &c, chores, chores_started, end);
     hh__conn_close(&c);
-    hh__log(&m->log, HH_LOG_INFO, "stopped: processed=%llu failed=%llu", (unsigned long long)atomic_load(&m->processed),
-            (unsigned long long)atomic_load(&m->failed));
+    hh__log(&m->log, HH_LOG_INFO, "stopped: processed=%llu failed=%llu",
+            (unsigned long long)atomic_load(&m->counters.processed),
+            (unsigned long long)atomic_load(&m->counters.failed));
     hh__http_stop(m->http);
     m->http = NULL;
-    atomic_store(&m->done, 1);
+    atomic_store(&m->flags.done, 1);
     hh__wake_all(&m->wake);
     return NULL;
 }
 
-static int is_done(const void *arg) { return atomic_load(&((const hh_manager *)arg)->done); }
+static int is_done(const void *arg) { return atomic_load(&((const hh_manager *)arg)->flags.done); }
 
 int hh_manager_wait(hh_manager *m, double timeout) {
     if (!m) return hh__fail(HH_ERR_INVALID, "wait: the manager is missing");
@@ -364,8 +365,8 @@ int hh_manager_wait(hh_manager *m, double timeout) {
         pthread_join(m->supervisor_thread, NULL);
         m->supervisor_started = 0;
     }
-    int e = atomic_load(&m->start_error);
-    if (e == HH_ERR_EXISTS && atomic_load(&m->taken_over))
+    int e = atomic_load(&m->flags.start_error);
+    if (e == HH_ERR_EXISTS && atomic_load(&m->flags.taken_over))
         hh__fail(e, "identity %s was taken over by a newer process: stopped", m->identity);
     else if (e == HH_ERR_EXISTS)
         hh__fail(e, "identity %s is live in another process (found once Redis answered): stopped", m->identity);

@@ -1,9 +1,9 @@
 /* worker.h -- one worker thread's state, shared by the files that serve
  * the worker threads (processor.c runs the job, fetch.c fetches for it,
- * lease.c watches what it holds, the heartbeat lists it through manager.c)
- * and owned by manager.c, which makes one per unit of concurrency. It sits
- * below all of them and includes none: each reaches the manager through a
- * view of its own. No Redis keys. */
+ * lease.c watches what it holds, the heartbeat lists it) and owned by
+ * manager.c, which makes one per unit of concurrency; the array is in the
+ * manager's context (context.h). It sits below all of them and includes
+ * none. No Redis keys. */
 #ifndef HH_WORKER_H
 #define HH_WORKER_H
 
@@ -21,8 +21,8 @@
 /* One worker thread: its connection, its fetch state and the job it runs.
  * `mu` guards job/abandoned against the heartbeat and the shutdown path. */
 typedef struct hh__processor {
-    const struct hh__processor_env *m; /* processor.c's view of the manager */
-    const struct hh__fetch_env *fetch; /* fetch.c's view of the manager */
+    const struct hh__processor_env *env; /* processor.c's env (its ->ctx: the manager's context) */
+    const struct hh__fetch_env *fetch;   /* fetch.c's env */
     int index;
     char tid[16];
     pthread_t thread;

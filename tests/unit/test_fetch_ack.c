@@ -56,7 +56,7 @@ static void test_ack_sent_when_the_queue_cannot_grow(void **s) {
     hh_manager *m = hh_manager_new(&o, &err);
     assert_non_null(m);
     /* a refused flush puts its acks back instead of retrying forever */
-    atomic_store(&m->giving_up, 1);
+    atomic_store(&m->flags.giving_up, 1);
     hh__conn c;
     hh__conn_init(&c, &m->cfg, &m->log, "test", NULL);
     /* Fill the ack queue with acks Redis refuses (their in-progress key is

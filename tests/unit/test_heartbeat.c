@@ -62,7 +62,7 @@ static void test_info_weighted(void **s) {
     const char *labels[] = {"blue", "canary", NULL};
     hh_manager *mm = new_manager(NULL, q, 3, labels);
     struct hh_manager *m = (struct hh_manager *)mm;
-    m->started_at = 1795962144.1420772;
+    m->ctx.started_at = 1795962144.1420772;
     char *info = hh__heartbeat_info(env_of((struct hh_manager *)m));
     assert_non_null(info);
     json_t *o = json_loads(info, 0, NULL);
@@ -183,9 +183,9 @@ static void test_rss(void **s) {
 UH_REDIS_GROUP()
 
 static double last_pushed(struct hh_manager *m) {
-    pthread_mutex_lock(&m->lock);
-    double v = m->heartbeat_last_pushed_at;
-    pthread_mutex_unlock(&m->lock);
+    pthread_mutex_lock(&m->board.mu);
+    double v = m->board.last_pushed_at;
+    pthread_mutex_unlock(&m->board.mu);
     return v;
 }
 
@@ -196,9 +196,9 @@ static void test_one_beat_and_unregister(void **s) {
     hh_manager *mm = new_manager(srv.url, q, 1, NULL);
     struct hh_manager *m = (struct hh_manager *)mm;
     const char *id = m->identity;
-    m->started_at = hh__now();
-    atomic_store(&m->unflushed_processed, 7);
-    atomic_store(&m->unflushed_failed, 3);
+    m->ctx.started_at = hh__now();
+    atomic_store(&m->counters.unflushed_processed, 7);
+    atomic_store(&m->counters.unflushed_failed, 3);
     redisReply *x = uh_cmd(&srv, "LPUSH %s-signals TSTP", id);
     freeReplyObject(x);
 
@@ -214,11 +214,11 @@ static void test_one_beat_and_unregister(void **s) {
     while (atomic_load(&boot_waits) == 0 && uh_mono() < until) uh_sleep(0.01);
     assert_true(atomic_load(&boot_waits) > 0);
     assert_int_equal(last_pushed(m), 0);
-    atomic_store(&m->booted, 1);
+    atomic_store(&m->flags.booted, 1);
     hh__wake_all(&m->wake); /* whoever sets a flag wakes the waiters (wake.h) */
     until = uh_mono() + 5;
     while (last_pushed(m) == 0 && uh_mono() < until) uh_sleep(0.02);
-    atomic_store(&m->beats_off, 1);
+    atomic_store(&m->flags.beats_off, 1);
     hh__wake_all(&m->wake);
     pthread_join(t, NULL);
     assert_true(last_pushed(m) > 0);
@@ -240,7 +240,7 @@ static void test_one_beat_and_unregister(void **s) {
     assert_string_equal(conc, "3");
     free(conc);
     char *beat = uh_str(&srv, "HGET %s beat", id);
-    UH_ASSERT_DBL_IN(strtod(beat, NULL), m->started_at, hh__now());
+    UH_ASSERT_DBL_IN(strtod(beat, NULL), m->ctx.started_at, hh__now());
     free(beat);
     char *rss = uh_str(&srv, "HGET %s rss", id);
     assert_true(rss && atol(rss) > 0);
@@ -248,7 +248,7 @@ static void test_one_beat_and_unregister(void **s) {
     /* counters flushed, daily keys with a TTL */
     assert_int_equal(uh_int(&srv, "GET stat:processed"), 7);
     assert_int_equal(uh_int(&srv, "GET stat:failed"), 3);
-    assert_int_equal(atomic_load(&m->unflushed_processed), 0);
+    assert_int_equal(atomic_load(&m->counters.unflushed_processed), 0);
     char day[16];
     time_t now = time(NULL);
     struct tm tm;
@@ -258,7 +258,7 @@ static void test_one_beat_and_unregister(void **s) {
     assert_true(uh_int(&srv, "TTL stat:processed:%s", day) > 0);
     /* the signal was popped and acted on */
     assert_int_equal(uh_int(&srv, "LLEN %s-signals", id), 0);
-    assert_int_equal(atomic_load(&m->quiet), 1);
+    assert_int_equal(atomic_load(&m->flags.quiet), 1);
     /* no key without a TTL except the counters and the processes set */
     redisReply *keys = uh_cmd(&srv, "KEYS *");
     for (size_t i = 0; i < keys->elements; i++) {
@@ -271,7 +271,7 @@ static void test_one_beat_and_unregister(void **s) {
     /* clean stop: out of processes, work hashes gone */
     hh__conn c;
     hh__conn_init(&c, &m->cfg, &m->log, "test", NULL);
-    atomic_store(&m->unflushed_processed, 2);
+    atomic_store(&m->counters.unflushed_processed, 2);
     assert_int_equal(hh__heartbeat_unregister(env_of(m), &c), 0);
     assert_int_equal(uh_int(&srv, "SISMEMBER processes %s", id), 0);
     assert_int_equal(uh_int(&srv, "EXISTS %s:work %s:workers", id, id), 0);

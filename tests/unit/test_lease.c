@@ -78,7 +78,7 @@ static void test_pushes_back_only_unheld_copies(void **s) {
     assert_int_equal(count_in(LIST, Z), 0);
     assert_int_equal(count_in("queue:default", Y), 1);
     assert_int_equal(count_in("queue:default", Z), 1);
-    assert_int_equal(atomic_load(&m->reconciled), 2);
+    assert_int_equal(atomic_load(&m->counters.reconciled), 2);
     /* nothing more to do: the held ones stay */
     assert_int_equal(hh__lease_reconcile(&m->lease_env, &c, 0), 0);
     assert_int_equal(count_in(LIST, X), 1);

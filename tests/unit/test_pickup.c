@@ -24,8 +24,9 @@ static const char *names[NQ] = {"queue:a", "queue:bb", "queue:c"};
 typedef struct fx {
     uh_conn_fixture c;
     hh__pickup_env env;
+    hh__ctx ctx;
+    hh__flags flags;
     sds keys[NQ];
-    atomic_int quiet;
     hh__buffer *buf; /* where pickup.c reports writes and tracking */
 } fx;
 
@@ -40,13 +41,14 @@ static int setup(void **s) {
     if (!f || uh_conn_fixture_open(&f->c, srv.url, NULL) != 0) return -1;
     uh_flushall(&srv);
     for (int i = 0; i < NQ; i++) f->keys[i] = sdsnew(names[i]);
+    f->ctx = (hh__ctx){.keys = &f->c.keys,
+                       .cfg = &f->c.cfg,
+                       .log = &f->c.log,
+                       .nqueues = NQ,
+                       .queue_keys = f->keys,
+                       .flags = &f->flags};
     hh__pickup_env *e = &f->env;
-    e->keys = &f->c.keys;
-    e->cfg = &f->c.cfg;
-    e->log = &f->c.log;
-    e->nqueues = NQ;
-    e->queue_keys = f->keys;
-    e->quiet = &f->quiet;
+    e->ctx = &f->ctx;
     if (!(f->buf = hh__buffer_new(4, NQ))) return -1;
     e->buffer = f->buf;
     if (hh__pickup_start(e) != 0) return -1;
@@ -56,7 +58,7 @@ static int setup(void **s) {
 
 static int teardown(void **s) {
     fx *f = *s;
-    atomic_store(&f->quiet, 1);
+    atomic_store(&f->flags.quiet, 1);
     hh__pickup_poke(&f->env);
     hh__pickup_free(&f->env);
     hh__buffer_free(f->buf);

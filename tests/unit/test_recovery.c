@@ -22,40 +22,41 @@ UH_REDIS_GROUP()
 typedef struct fx {
     uh_conn_fixture c;
     hh__recovery_env env;
-    atomic_int quiet, booted, start_error;
-    atomic_ullong recovered;
-    int judgeable;
+    hh__lease_env lease; /* .lease NULL: peers judgeable; `held`: not yet (no beat) */
+    struct hh__lease *held;
+    hh__ctx ctx;
+    hh__flags flags;
+    hh__counters counters;
 } fx;
 
-static int judge(void *udata, double *left) {
-    fx *f = udata;
-    *left = f->judgeable ? 0 : 12.5;
-    return f->judgeable;
-}
+/* The outage rule as lease.c answers it: no lease state (basic fetch)
+ * judges at once; a lease that has seen no beat yet holds the scan back. */
+static void judgeable(fx *f, int yes) { f->lease.lease = yes ? NULL : f->held; }
 
 static int setup(void **s) {
     fx *f = calloc(1, sizeof(*f));
     if (!f || uh_conn_fixture_open(&f->c, srv.url, NULL) != 0) return -1;
     uh_flushall(&srv);
-    f->judgeable = 1;
+    hh__ctx *x = &f->ctx;
+    x->keys = &f->c.keys;
+    x->log = &f->c.log;
+    x->cfg = &f->c.cfg;
+    x->identity = "me";
+    x->hostname = "thishost";
+    x->opts.fetch = HH_FETCH_RELIABLE;
+    x->opts.recovery_interval = 60;
+    x->opts.heartbeat_interval = 5;
+    x->opts.dead_timeout = 15552000;
+    x->opts.dead_max_jobs = 10000;
+    x->opts.max_recoveries = 3;
+    x->opts.concurrency = 1;
+    x->flags = &f->flags;
+    x->counters = &f->counters;
     hh__recovery_env *e = &f->env;
-    e->keys = &f->c.keys;
-    e->log = &f->c.log;
-    e->cfg = &f->c.cfg;
-    e->identity = "me";
-    e->hostname = "thishost";
-    e->fetch = HH_FETCH_RELIABLE;
-    e->recovery_interval = 60;
-    e->heartbeat_interval = 5;
-    e->dead_timeout = 15552000;
-    e->dead_max_jobs = 10000;
-    e->max_recoveries = 3;
-    e->quiet = &f->quiet;
-    e->booted = &f->booted;
-    e->start_error = &f->start_error;
-    e->recovered = &f->recovered;
-    e->udata = f;
-    e->peers_judgeable = judge;
+    e->ctx = x;
+    f->lease.ctx = x;
+    if (!(f->held = hh__lease_new(&f->lease))) return -1;
+    e->lease = &f->lease;
     *s = f;
     return 0;
 }
@@ -63,6 +64,7 @@ static int setup(void **s) {
 static int teardown(void **s) {
     fx *f = *s;
     uh_conn_fixture_close(&f->c);
+    hh__lease_free(f->held);
     free(f);
     return 0;
 }
@@ -81,7 +83,7 @@ static void test_scan_takes_dead_owners_only(void **s) {
     run("HSET live beat 1");
     run("RPUSH hiredhand:inprogress:me|q %s", JOB("d")); /* ours, and no hash */
     assert_int_equal(hh__recovery_scan(&f->env, &f->c.conn), 2);
-    assert_int_equal(atomic_load(&f->recovered), 2);
+    assert_int_equal(atomic_load(&f->counters.recovered), 2);
     assert_int_equal(uh_int(&srv, "EXISTS hiredhand:inprogress:gone|q"), 0);
     /* the oldest (the list's tail) is pushed back first, as the fetch took it */
     assert_int_equal(uh_int(&srv, "LLEN queue:q"), 2);
@@ -102,7 +104,7 @@ static void test_poison_pill_to_dead(void **s) {
     run("SET hiredhand:recoveries:p 3");
     run("RPUSH hiredhand:inprogress:gone|q %s", JOB("p"));
     assert_int_equal(hh__recovery_scan(&f->env, &f->c.conn), 0); /* none back to a queue */
-    assert_int_equal(atomic_load(&f->recovered), 1);
+    assert_int_equal(atomic_load(&f->counters.recovered), 1);
     assert_int_equal(uh_int(&srv, "LLEN queue:q"), 0);
     assert_int_equal(uh_int(&srv, "EXISTS hiredhand:inprogress:gone|q"), 0);
     redisReply *r = uh_cmd(&srv, "ZRANGE dead 0 -1");
@@ -117,7 +119,7 @@ static void test_poison_pill_to_dead(void **s) {
     assert_true(json_is_number(json_object_get(j, "failed_at")));
     json_decref(j);
     /* max_recoveries 0: no limit */
-    f->env.max_recoveries = 0;
+    f->ctx.opts.max_recoveries = 0;
     run("DEL hiredhand:recovery-lock");
     run("SET hiredhand:recoveries:z 50");
     run("RPUSH hiredhand:inprogress:gone|q %s", JOB("z"));
@@ -131,11 +133,11 @@ static void test_poison_pill_to_dead(void **s) {
 static void test_scan_held_back(void **s) {
     fx *f = *s;
     run("RPUSH hiredhand:inprogress:gone|q %s", JOB("a"));
-    f->judgeable = 0;
+    judgeable(f, 0);
     assert_int_equal(hh__recovery_scan(&f->env, &f->c.conn), -1);
     assert_int_equal(uh_int(&srv, "LLEN hiredhand:inprogress:gone|q"), 1);
     assert_int_equal(uh_int(&srv, "EXISTS hiredhand:recovery-lock"), 0);
-    f->judgeable = 1;
+    judgeable(f, 1);
     run("SET hiredhand:recovery-lock other PX 30000");
     assert_int_equal(hh__recovery_scan(&f->env, &f->c.conn), -1);
     assert_int_equal(uh_int(&srv, "LLEN hiredhand:inprogress:gone|q"), 1);
@@ -181,7 +183,7 @@ static pid_t sleeper(void) {
  * pushes back what the earlier run of the identity left. */
 static void test_boot_identity(void **s) {
     fx *f = *s;
-    f->env.fixed_identity = 1;
+    f->ctx.fixed_identity = 1;
     pid_t live = sleeper();
     assert_true(live > 0);
     write_me("thishost", (long)live, 1);
@@ -206,7 +208,7 @@ static void test_boot_identity(void **s) {
     write_me("thishost", (long)getpid(), 1);
     assert_int_equal(hh__recovery_boot(&f->env, &f->c.conn), HH_OK);
     /* a random identity owns nothing: its lists are not looked at */
-    f->env.fixed_identity = 0;
+    f->ctx.fixed_identity = 0;
     run("RPUSH hiredhand:inprogress:me|q %s", JOB("x"));
     assert_int_equal(hh__recovery_boot(&f->env, &f->c.conn), HH_OK);
     assert_int_equal(uh_int(&srv, "LLEN hiredhand:inprogress:me|q"), 1);

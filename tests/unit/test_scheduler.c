@@ -80,12 +80,8 @@ static struct hh_manager *manager(const char *ns, hh_timestamps ts) {
     return (struct hh_manager *)m;
 }
 
-/* The view the manager gives its scheduler thread. */
-static const hh__scheduler_env *env_of(struct hh_manager *m) {
-    static hh__scheduler_env e;
-    hh__manager_scheduler_env(m, &e);
-    return &e;
-}
+/* What the manager gives its scheduler thread: its context. */
+static const hh__ctx *env_of(struct hh_manager *m) { return &m->ctx; }
 
 static void zadd(const char *key, double score, const char *member) {
     redisReply *r = uh_cmd(&srv, "ZADD %s %.17g %s", key, score, member);
@@ -262,7 +258,7 @@ static void test_poll_many_and_quiet(void **s) {
     /* quiet: the scheduler stops moving jobs */
     redisReply *x = uh_cmd(&srv, "ZADD ns:schedule %.6f {\"class\":\"K\",\"args\":[]}", now - 1);
     freeReplyObject(x);
-    atomic_store(&m->quiet, 1);
+    atomic_store(&m->flags.quiet, 1);
     assert_int_equal(hh__scheduler_poll(env_of(m), &c), 0);
     assert_int_equal(uh_int(&srv, "ZCARD ns:schedule"), 1);
     hh__conn_close(&c);
