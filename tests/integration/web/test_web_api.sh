@@ -25,7 +25,7 @@ hh_cli cron add nightly --cron '0 3 * * *' --class NightlyJob --queue cronq --ar
 out="$(hh_ruby cron_fleet.rb define rubyjob '*/5 * * * *' rubyq 2>&1)" || fail "sidekiq-cron 1.8 define: $out"
 R sadd cron_jobs:default cron_job:default:broken >/dev/null
 R hset cron_job:default:broken name broken cron 'every day' klass BrokenJob status disabled message '{}' >/dev/null
-for k in $(R keys '*'); do R copy "$k" "$k" db 1 >/dev/null; done
+web_copy_db
 web_start
 api() { curl -s "$WEB_URL/api/$1"; }
 jq_() { python3 -c 'import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }
@@ -77,35 +77,31 @@ assert_eq "$proxied" 400 "the site's own Origin over https (a TLS proxy)"
 assert_eq "$(web_state 0)" "$before" "a refused POST changed Redis"
 
 # --- the buttons, against the admin commands on a copy
-same() {   # what: db 0 (API) and db 1 (CLI) alike
-    assert_eq "$(web_state 0)" "$(web_state 1)" "$1: the API and the CLI left different data"
-}
-cli1() { hh_cli "$@" -r "${REDIS_URL%/*}/1" --yes; [ "$HH_RC" = 0 ] || fail "hiredhand $*: $HH_ERR"; }
 j0="$(echo "$WEB_DATA" | jq_ 'd["retry_jids"][0]')"
 j1="$(echo "$WEB_DATA" | jq_ 'd["retry_jids"][1]')"
 j2="$(echo "$WEB_DATA" | jq_ 'd["retry_jids"][2]')"
 web_post set '{"set":"retry","action":"retry","jids":["'"$j0"'"]}'
 assert_eq "$WEB_STATUS $WEB_BODY" '200 {"done":1,"skipped":0,"notfound":0}' "retry one"
-cli1 retries retry "$j0"; same "retry one"
+web_cli1 retries retry "$j0"; web_same "retry one"
 web_post set '{"set":"retry","action":"kill","jids":["'"$j1"'","'"$j2"'"]}'
 assert_eq "$WEB_STATUS" 200 "kill a selection"
-cli1 retries kill "$j1"; cli1 retries kill "$j2"; same "kill a selection"
+web_cli1 retries kill "$j1"; web_cli1 retries kill "$j2"; web_same "kill a selection"
 web_post set '{"set":"retry","action":"delete","all":true,"queue":"mail"}'
-cli1 retries delete --all --queue mail; same "delete all matching a filter"
+web_cli1 retries delete --all --queue mail; web_same "delete all matching a filter"
 web_post set '{"set":"scheduled","action":"enqueue","all":true,"class":"LaterJob"}'
-cli1 scheduled enqueue --all --class LaterJob; same "enqueue all scheduled of a class"
+web_cli1 scheduled enqueue --all --class LaterJob; web_same "enqueue all scheduled of a class"
 web_post set '{"set":"dead","action":"retry","all":true}'
-cli1 dead retry --all; same "retry all dead"
+web_cli1 dead retry --all; web_same "retry all dead"
 web_post queue/clear '{"name":"mail"}'
 assert_eq "$WEB_STATUS" 200 "clear a queue"
-cli1 queues clear mail; same "clear a queue"
+web_cli1 queues clear mail; web_same "clear a queue"
 payload="$(R lindex queue:default -1)"
 web_post queue/delete "$(python3 -c 'import json,sys; print(json.dumps({"name":"default","payload":sys.argv[1]}))' "$payload")"
 assert_eq "$WEB_STATUS" 200 "delete one queue job"
 R -n 1 lrem queue:default 1 "$payload" >/dev/null   # the Web UI's Delete: LREM 1 of the exact entry
-same "delete one queue job"
+web_same "delete one queue job"
 web_post set '{"set":"retry","action":"delete","all":true}'
-cli1 retries delete --all; same "delete all"
+web_cli1 retries delete --all; web_same "delete all"
 R -n 0 sadd processes fakeproc:1 >/dev/null; R -n 0 hset fakeproc:1 info '{}' beat "$(hh_now)" >/dev/null
 R -n 1 sadd processes fakeproc:1 >/dev/null; R -n 1 hset fakeproc:1 info '{}' beat "$(hh_now)" >/dev/null
 web_post process '{"identity":"fakeproc:1","signal":"quiet"}'
