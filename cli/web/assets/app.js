@@ -305,7 +305,8 @@ function jobset(set, q) {
       boxes.push(cb);
       return el('tr', null, [el('td', null, [cb]),
         td(time(e.score)),
-        el('td', null, [el('a', { href: '#/job/' + set + '/' + encodeURIComponent(e.jid), text: e.jid || '(no jid)' })]),
+        /* an entry without a jid has no page to link to: its row shows all of it */
+        el('td', null, [e.jid ? el('a', { href: '#/job/' + set + '/' + encodeURIComponent(e.jid), text: e.jid }) : el('span', { 'class': 'nojid', text: '(no jid)' })]),
         td(e.valid ? e['class'] : '(not a job)'), td(e.queue), td(e.valid ? e.args : e.payload, 'args'), td(e.retry_count, 'num'),
         td((e.error_class ? e.error_class + ': ' : '') + str(e.error_message), 'err')]);
     });

@@ -55,6 +55,10 @@ assert_contains "$bad" '"error_message":"bad�� bytes"' "bytes that are not U
 assert_eq "$(api 'queue?name=default&start=1&count=2' | jq_ '[j["args"] for j in d["jobs"]]')" "['[1,\"q\"]', '[2,\"q\"]']" \
     "a page of a queue by rank, the next to run first"
 
+# a query argument holding a NUL byte: 400, not the argument cut at the NUL
+assert_eq "$(curl -s -w ' %{http_code}' "$WEB_URL/api/queue?name=default%00x&count=1")" \
+    '{"error":"a query argument holds a NUL byte (%00)"} 400' "a GET argument with %00"
+
 # --- CSRF: each refused with 403, nothing changed
 before="$(web_state 0)"
 tok="$(web_token)"
@@ -189,6 +193,12 @@ assert_eq "$(R lrange queue:bigq 0 -1 | python3 -c 'import json,sys; print(*[jso
     "small2 small1" "a delete by digest touched another entry"
 R del queue:bigq >/dev/null
 R zremrangebyscore retry 99999999999 99999999999 >/dev/null
+
+# --web-auth with an empty password is refused at start
+printf 'admin:\n' >"$HH_TMP/auth-empty"
+hh_cli web -r "$REDIS_URL" --http "127.0.0.1:$(hh_pick_free_port)" --web-auth "$HH_TMP/auth-empty"
+assert_eq "$HH_RC" 2 "--web-auth user: (an empty password) must be refused at start"
+assert_contains "$HH_ERR" "the password (after ':') is empty" "--web-auth user: says why"
 
 # --- read-only and basic auth
 kill "$WEB_PID"

@@ -10,6 +10,7 @@
 #  - a scheduled entry's page: Delete and Enqueue (Add to queue); a dead entry's page: Retry;
 #  - Queues: Clear (after a confirmation, `hiredhand queues clear`); a queue's page: Delete of
 #    one job (the Web UI's LREM 1 of that entry);
+#  - an entry without a jid is listed without a link (no page to link to);
 #  - Busy: Quiet on a running `hiredhand work` makes it quiet (its heartbeat says so and the page
 #    shows it), Stop (after a confirmation) makes it exit.
 # A button whose handler does nothing or posts the wrong request fails here: the page never
@@ -25,6 +26,7 @@ if ! hb_chromium_ensure; then
 fi
 hh_redis_start
 web_seed 0
+R zadd dead "$(hh_now)" '{"class":"NoJidJob","args":[],"queue":"default"}' >/dev/null   # an entry without a jid
 web_copy_db
 # a worker of its own queue: it takes none of the jobs compared, and its heartbeat is quick
 hh_start_worker -c 1 -q buttonsq --heartbeat-interval 1
@@ -100,6 +102,10 @@ goto "job/scheduled/$s1" job
 press "scheduled entry: enqueue" scheduled "$(button enqueue)"
 web_cli1 scheduled enqueue "$s1"
 web_same "scheduled entry: enqueue"
+goto dead dead   # an entry without a jid: a row without a link (there is no page to link to)
+hb_cdp_eval 5 "(function () { var r = Array.prototype.find.call(document.querySelectorAll('#entries tr'), function (r) {
+    return r.textContent.indexOf('NoJidJob') >= 0; }); return !!r && !r.querySelector('a') && r.textContent.indexOf('(no jid)') >= 0; })()" \
+    >/dev/null || fail "dead: an entry without a jid is a link, or not shown: $HB_CDP_OUT"
 read -r d0 _ <<<"$(jids dead DeadJob)"
 goto "job/dead/$d0" job
 press "dead entry: retry" dead "$(button retry)"
