@@ -76,6 +76,7 @@ typedef struct mhd_api {
     enum MHD_Result (*queue_response)(struct MHD_Connection *, unsigned int, struct MHD_Response *);
     void (*destroy_response)(struct MHD_Response *);
     const char *(*lookup_connection_value)(struct MHD_Connection *, enum MHD_ValueKind, const char *);
+    int (*get_connection_values_n)(struct MHD_Connection *, enum MHD_ValueKind, MHD_KeyValueIteratorN, void *);
 } mhd_api;
 
 typedef struct web {
@@ -108,6 +109,7 @@ static int mhd_load(mhd_api *api) {
     SYM(queue_response, "MHD_queue_response")
     SYM(destroy_response, "MHD_destroy_response")
     SYM(lookup_connection_value, "MHD_lookup_connection_value")
+    SYM(get_connection_values_n, "MHD_get_connection_values_n")
 #undef SYM
     return 0;
 }
@@ -128,6 +130,11 @@ static char *read_secret(const char *opt, const char *path, int need_colon) {
     buf[strcspn(buf, "\r\n")] = '\0';
     if (!*buf || strlen(buf) > WEB_SECRET_MAX || (need_colon && (!strchr(buf, ':') || buf[0] == ':'))) {
         cli_usage_error("%s %s: want one line of 1-4096 characters%s", opt, path, need_colon ? ", user:password" : "");
+        free(buf);
+        return NULL;
+    }
+    if (need_colon && !strchr(buf, ':')[1]) { /* "user:": anyone knowing the name would get in */
+        cli_usage_error("%s %s: the password (after ':') is empty", opt, path);
         free(buf);
         return NULL;
     }
@@ -274,6 +281,17 @@ static const char *type_of(const char *path) {
     return "text/html; charset=utf-8";
 }
 
+/* MHD_KeyValueIteratorN: stops (MHD_NO) at a query argument whose name or
+ * value holds a NUL byte (%00). MHD's lookup gives C strings, which would
+ * cut such a value at the NUL and answer for another argument than sent. */
+static enum MHD_Result no_nul(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size, const char *value,
+                              size_t value_size) {
+    (void)kind;
+    int *bad = cls;
+    if ((key && memchr(key, '\0', key_size)) || (value && memchr(value, '\0', value_size))) *bad = 1;
+    return *bad ? MHD_NO : MHD_YES;
+}
+
 static const char *query_arg(void *ctx, const char *name) {
     const web_query *q = ctx;
     return q->w->api.lookup_connection_value(q->c, MHD_GET_ARGUMENT_KIND, name);
@@ -313,6 +331,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (!strncmp(url, "/api/", 5)) {
         cli_web_reply rp = {500, NULL};
         if (get) {
+            int bad = 0;
+            w->api.get_connection_values_n(conn, MHD_GET_ARGUMENT_KIND, no_nul, &bad);
+            if (bad) return send_error(w, conn, MHD_HTTP_BAD_REQUEST, "a query argument holds a NUL byte (%00)");
             web_query q = {w, conn};
             cli_web_api_get(w->client, url + 5, query_arg, &q, &rp);
         } else if (post) {

@@ -12,6 +12,7 @@
  * UTF-8 are replaced by U+FFFD (JSON cannot carry them), so hostile job
  * data reaches the page as data and is shown with textContent only. */
 #include <jansson.h>
+#include <openssl/evp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,12 @@
 
 #define PAGE_DEFAULT 25
 #define PAGE_MAX 500
+/* Characters of a job's args (or of an entry that is no job) a list shows,
+ * as Sidekiq's Web UI truncates them (its helpers' truncate(..., 2000)):
+ * a 5 MB argument must not make a 5 MB page. A job's own page shows all. */
+#define SHOWN_MAX 2000
+/* Queue entries one step of a delete by digest reads (hh_queue_page). */
+#define DELETE_SCAN_PAGE 100
 
 static int reply_json(cli_web_reply *out, unsigned int status, json_t *v) {
     out->status = status;
@@ -92,6 +99,37 @@ static json_t *text(const char *s, size_t len) {
 }
 
 static json_t *text0(const char *s) { return s ? text(s, strlen(s)) : json_null(); }
+
+/* s (len bytes) as a list shows it: its first SHOWN_MAX characters, then
+ * "..." when there were more (Sidekiq's truncate). */
+static json_t *shown(const char *s, size_t len) {
+    if (!s) return json_null();
+    size_t i = 0, chars = 0;
+    while (i < len && chars < SHOWN_MAX) {
+        i++;
+        while (i < len && ((unsigned char)s[i] & 0xc0) == 0x80) i++; /* the rest of one character */
+        chars++;
+    }
+    if (i >= len) return text(s, len);
+    char *buf = malloc(i + 4);
+    if (!buf) return json_null();
+    memcpy(buf, s, i);
+    memcpy(buf + i, "...", 4);
+    json_t *v = text(buf, i + 3);
+    free(buf);
+    return v;
+}
+
+/* The hex SHA-256 of an entry's bytes: what a list gives for each queue
+ * entry and a delete names it by, so the request stays small however big
+ * the entry. Returns 0, or -1 when OpenSSL fails. */
+static int digest_hex(const char *s, size_t len, char out[2 * EVP_MAX_MD_SIZE + 1]) {
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    if (EVP_Digest(s, len, md, &n, EVP_sha256(), NULL) != 1) return -1;
+    for (unsigned int i = 0; i < n; i++) snprintf(out + 2 * i, 3, "%02x", md[i]);
+    return 0;
+}
 
 /* A non-negative integer argument, dflt when absent, -1 when malformed. */
 static long long int_arg(cli_web_arg_fn arg, void *ctx, const char *name, long long dflt, long long max) {
@@ -168,8 +206,10 @@ static json_t *entry_json(const hh_jobset_entry *e, int full) {
     json_object_set_new(o, "enqueued_at", e->enqueued_at > 0 ? json_real(e->enqueued_at) : json_null());
     json_object_set_new(o, "valid", json_boolean(e->valid));
     char *args = hh_jobset_entry_get(e, "args");
-    json_object_set_new(o, "args", args ? text0(args) : json_null());
+    json_object_set_new(o, "args", args ? (full ? text0(args) : shown(args, strlen(args))) : json_null());
     free(args);
+    /* an entry that is no job object (not JSON, not UTF-8) shows its bytes */
+    if (!full && !e->valid) json_object_set_new(o, "payload", shown(e->payload, e->len));
     if (full) {
         json_object_set_new(o, "payload", text(e->payload, e->len));
         char *bt = hh_jobset_entry_get(e, "error_backtrace");
@@ -195,8 +235,7 @@ static int page_cb(const hh_jobset_entry *e, void *udata) {
     if (p->klass && (!e->valid || strcmp(e->display_class, p->klass) != 0) && strcmp(e->klass, p->klass) != 0) return 0;
     if (p->queue && strcmp(e->queue, p->queue) != 0) return 0;
     if (p->error && !has(e->error_class, p->error) && !has(e->error_message, p->error)) return 0;
-    /* an entry that is no job object (not JSON, not UTF-8) shows its bytes */
-    json_array_append_new(p->rows, entry_json(e, p->full || !e->valid));
+    json_array_append_new(p->rows, entry_json(e, p->full));
     return ++p->matched >= p->want;
 }
 
@@ -272,6 +311,80 @@ static int api_job(hh_client *c, cli_web_arg_fn arg, void *ctx, cli_web_reply *o
     return 0;
 }
 
+/* ------------------------------------------------------------ queues */
+
+/* GET /api/queue?name&start&count: hh_queue_page's object, each job as a
+ * list shows it: "args" as JSON text cut to SHOWN_MAX characters (no
+ * "item"), an entry that is no job as its "payload" cut alike, and the
+ * "digest" a Delete names it by (absent when its bytes are not UTF-8:
+ * such an entry cannot be named from the page). */
+static int api_queue(hh_client *c, const char *name, long long start, long long count, cli_web_reply *out) {
+    char *json = NULL;
+    int e = hh_queue_page(c, name, start, (size_t)count, &json);
+    if (e != HH_OK) return reply_failure(out, c, e);
+    json_t *o = json_loads(json, JSON_ALLOW_NUL, NULL);
+    free(json);
+    json_t *jobs = json_object_get(o, "jobs"), *j;
+    if (!json_is_array(jobs)) {
+        json_decref(o);
+        return reply_error(out, 502, "unreadable queue page");
+    }
+    size_t i;
+    json_array_foreach(jobs, i, j) {
+        json_t *pl = json_object_get(j, "payload"), *item = json_object_get(j, "item");
+        if (json_is_string(pl)) {
+            char hex[2 * EVP_MAX_MD_SIZE + 1];
+            if (digest_hex(json_string_value(pl), json_string_length(pl), hex) == 0)
+                json_object_set_new(j, "digest", json_string(hex));
+        }
+        json_t *args = json_is_object(item) ? json_object_get(item, "args") : NULL;
+        if (args) {
+            char *a = json_dumps(args, JSON_COMPACT | JSON_ENCODE_ANY);
+            json_object_set_new(j, "args", a ? shown(a, strlen(a)) : json_null());
+            free(a);
+        }
+        if (json_is_object(item) || !json_is_string(pl)) json_object_del(j, "payload");
+        else json_object_set_new(j, "payload", shown(json_string_value(pl), json_string_length(pl)));
+        json_object_del(j, "item");
+    }
+    return reply_json(out, 200, o);
+}
+
+/* POST /api/queue/delete {"name","digest"}: the first entry of queue:name
+ * (by rank, the next to run first) whose SHA-256 is digest, deleted by
+ * LREM 1 of its exact bytes (hh_queue_delete_job, as the Web UI's Delete):
+ * the request names a 2 MiB entry in 64 characters, and exactly one
+ * entry equal to it goes. 404 when no entry has that digest any more. */
+static int queue_delete_digest(hh_client *c, const char *name, const char *digest, cli_web_reply *out) {
+    for (long long at = 0;; at += DELETE_SCAN_PAGE) {
+        char *json = NULL;
+        int e = hh_queue_page(c, name, at, DELETE_SCAN_PAGE, &json);
+        if (e != HH_OK) return reply_failure(out, c, e);
+        json_t *o = json_loads(json, JSON_ALLOW_NUL, NULL), *j;
+        free(json);
+        json_t *jobs = json_object_get(o, "jobs");
+        if (!json_is_array(jobs)) {
+            json_decref(o);
+            return reply_error(out, 502, "unreadable queue page");
+        }
+        size_t i, n = json_array_size(jobs);
+        json_array_foreach(jobs, i, j) {
+            json_t *pl = json_object_get(j, "payload");
+            char hex[2 * EVP_MAX_MD_SIZE + 1];
+            if (!json_is_string(pl) || digest_hex(json_string_value(pl), json_string_length(pl), hex) != 0 ||
+                strcmp(hex, digest) != 0)
+                continue;
+            e = hh_queue_delete_job(c, name, json_string_value(pl), json_string_length(pl));
+            json_decref(o);
+            if (e == HH_ERR_NOTFOUND) return reply_error(out, 404, "no such job in the queue any more");
+            if (e != HH_OK) return reply_failure(out, c, e);
+            return reply_json(out, 200, json_pack("{s:i}", "done", 1));
+        }
+        json_decref(o);
+        if (n < DELETE_SCAN_PAGE) return reply_error(out, 404, "no such job in the queue any more");
+    }
+}
+
 /* ------------------------------------------------------ periodic jobs */
 
 /* GET /api/cron/job?name=N[&namespace=NS]: the job as `hiredhand cron show`
@@ -320,7 +433,7 @@ int cli_web_api_get(hh_client *c, const char *path, cli_web_arg_fn arg, void *ct
     else if (!strcmp(path, "queue")) {
         const char *name = arg(ctx, "name");
         if (!name || start < 0 || count <= 0) return reply_error(out, 400, "want name, start, count 1..500");
-        e = hh_queue_page(c, name, start, (size_t)count, &json);
+        return api_queue(c, name, start, count, out);
     } else if (!strcmp(path, "processes") || !strcmp(path, "busy")) {
         if (start < 0 || count <= 0) return reply_error(out, 400, "start or count out of range (count 1..500)");
         e = path[0] == 'p' ? hh_client_processes(c, &json) : hh_busy(c, &json);
@@ -427,9 +540,10 @@ int cli_web_api_post(hh_client *c, const char *path, const char *body, size_t le
         else if ((e = hh_queue_clear(c, name, &removed)) != HH_OK) reply_failure(out, c, e);
         else reply_json(out, 200, json_pack("{s:I}", "removed", (json_int_t)removed));
     } else if (!strcmp(path, "queue/delete")) {
-        const char *name = str_field(b, "name");
+        const char *name = str_field(b, "name"), *digest = str_field(b, "digest");
         json_t *pl = json_object_get(b, "payload");
-        if (!name || !json_is_string(pl)) reply_error(out, 400, "want name and payload");
+        if (name && digest) queue_delete_digest(c, name, digest, out);
+        else if (!name || !json_is_string(pl)) reply_error(out, 400, "want name and digest (or payload)");
         else if ((e = hh_queue_delete_job(c, name, json_string_value(pl), json_string_length(pl))) != HH_OK)
             reply_failure(out, c, e);
         else reply_json(out, 200, json_pack("{s:i}", "done", 1));

@@ -16,6 +16,12 @@
 #                                         evaluate every 0.25 s until V is truthy,
 #                                         at most T s -> {"ok": false, "value": last}
 #                                         when it never was
+#   {"click": JS, "timeout": T}          JS names an element (evaluated every 0.25 s
+#                                         until it does, at most T s): scrolled into
+#                                         view, then a real left click at its centre
+#                                         (Input.dispatchMouseEvent: hit-tested as a
+#                                         user's, so a covered or hidden element is
+#                                         not clicked) -> {"ok": true, "value": tag}
 # An exception in JS gives {"ok": false, "error": text}. End of stdin
 # closes the browser.
 import json
@@ -89,6 +95,25 @@ class Browser:
             return False, (d.get("exception") or {}).get("description") or d.get("text")
         return True, r.get("result", {}).get("value")
 
+    def click(self, expr, timeout):
+        # the element's centre in viewport coordinates, once it exists and has a box
+        where = ("(function () { var e = (%s); if (!e) return null; e.scrollIntoView({block: 'center'});"
+                 " var r = e.getBoundingClientRect(); if (!r.width || !r.height) return null;"
+                 " return [r.left + r.width / 2, r.top + r.height / 2, e.tagName]; })()" % expr)
+        deadline = time.time() + timeout
+        while True:
+            ok, v = self.evaluate(where)
+            if ok and v:
+                break
+            if time.time() > deadline:
+                return False, v if not ok else "no such element: " + expr
+            time.sleep(0.25)
+        x, y, tag = v
+        self.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
+        for t in ("mousePressed", "mouseReleased"):
+            self.send("Input.dispatchMouseEvent", {"type": t, "x": x, "y": y, "button": "left", "clickCount": 1})
+        return True, tag
+
 
 def main():
     url, argv = sys.argv[1], sys.argv[2:]
@@ -100,6 +125,9 @@ def main():
             if "sleep" in cmd:
                 time.sleep(float(cmd["sleep"]))
                 out = {"ok": True}
+            elif "click" in cmd:
+                ok, v = b.click(cmd["click"], float(cmd.get("timeout", 0)))
+                out = {"ok": True, "value": v} if ok else {"ok": False, "error": v}
             else:
                 deadline = time.time() + float(cmd.get("timeout", 0))
                 while True:

@@ -28,6 +28,9 @@
 #                                            --virtual-time-budget); sets CDP_PID
 #   hb_cdp_eval TIMEOUT JS                   prints the JSON value of JS once it is truthy (polled
 #                                            every 0.25 s); returns 1 after TIMEOUT s without
+#   hb_cdp_click TIMEOUT JS                  a real mouse click (DevTools Input events) at the centre
+#                                            of the element JS names, once it exists (polled every
+#                                            0.25 s); returns 1 after TIMEOUT s without
 #   hb_cdp_close                             closes that browser
 #   hb_cdp URL SECONDS JS                    one shot: open URL, wait SECONDS real seconds, print
 #                                            the JSON value of JS, close
@@ -216,6 +219,13 @@ hb_cdp_cmd() {   # JSON-COMMAND READ-TIMEOUT: one command to cdp.py, its answer 
 hb_cdp_eval() {   # TIMEOUT JS
     local cmd
     cmd="$(python3 -c 'import json,sys; print(json.dumps({"expr": sys.argv[2], "until": True, "timeout": float(sys.argv[1])}))' "$1" "$2")"
+    hb_cdp_cmd "$cmd" "$(($1 + 30))" || return 1
+    python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print(json.dumps(r.get("value", r.get("error")))); sys.exit(0 if r["ok"] else 1)' "$HB_CDP_OUT"
+}
+
+hb_cdp_click() {   # TIMEOUT JS
+    local cmd
+    cmd="$(python3 -c 'import json,sys; print(json.dumps({"click": sys.argv[2], "timeout": float(sys.argv[1])}))' "$1" "$2")"
     hb_cdp_cmd "$cmd" "$(($1 + 30))" || return 1
     python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print(json.dumps(r.get("value", r.get("error")))); sys.exit(0 if r["ok"] else 1)' "$HB_CDP_OUT"
 }

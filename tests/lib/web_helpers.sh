@@ -11,6 +11,11 @@
 #   web_state DB                   the job data of db DB, normalized for comparison: every list and
 #                                  set of Sidekiq's model, payloads parsed, times that differ
 #                                  between two runs of one operation (enqueued_at, scores) dropped
+#   web_copy_db                    copies every key of db 0 into db 1 (the admin commands' copy)
+#   web_cli1 ARGS...               `hiredhand ARGS -r <db 1> --yes` (the admin command on the copy);
+#                                  fails the test when it fails
+#   web_same WHAT                  fails unless db 0 (changed through the dashboard) and db 1
+#                                  (changed by the admin command) hold the same job data (web_state)
 #   web_cron_state DB              the periodic-job data of db DB (cron* keys: hashes, sets, lists,
 #                                  zsets; queue:* lists), normalized as web_state and with jids, run
 #                                  times, floats and last_enqueue_time masked: two runs of one operation
@@ -33,6 +38,20 @@ web_start() {
     must_wait 10 'grep -q listening "$WEB_LOG" || ! kill -0 "$WEB_PID"' "hiredhand web did not listen within 10 s"
     grep -q listening "$WEB_LOG" || fail "hiredhand web did not start: $(cat "$WEB_LOG")"
     export WEB_URL WEB_PID WEB_LOG
+}
+
+web_copy_db() {
+    local k
+    for k in $(R keys '*'); do R copy "$k" "$k" db 1 >/dev/null || fail "COPY $k db 1 failed"; done
+}
+
+web_cli1() {
+    hh_cli "$@" -r "${REDIS_URL%/*}/1" --yes
+    [ "$HH_RC" = 0 ] || fail "hiredhand $*: $HH_ERR"
+}
+
+web_same() {
+    assert_eq "$(web_state 0)" "$(web_state 1)" "$1: the dashboard and the admin command left different data"
 }
 
 web_token() {
@@ -66,7 +85,8 @@ import json, sys
 raw = sys.stdin.buffer.read().decode("utf-8", "replace").strip()
 state = {}
 for key, typ, members in json.loads(raw):
-    if key.startswith("stat:") or key in ("processes",) or ":work" in key: continue
+    # the bookkeeping of a worker (on db 0 only), not job data
+    if key.startswith("stat:") or key in ("processes", "hiredhand:fetchers") or ":work" in key: continue
     norm = []
     for m in members:
         try:

@@ -273,10 +273,11 @@ function queue(name, q) {
   var start = parseInt(q.get('start') || '0', 10) || 0;
   api('queue?name=' + encodeURIComponent(name) + '&start=' + start + '&count=' + PAGE).then(function (d) {
     var rows = d.jobs.map(function (j) {
-      var it = j.item || {};
-      return el('tr', null, [td(j['class']), td(it.args !== undefined ? it.args : j.payload, 'args'), td(j.jid),
-        td(time(j.enqueued_at)), el('td', null, j.payload !== undefined && j.item ? [el('button', { 'class': 'danger', text: 'Delete', onclick: function () {
-          act('queue/delete', { name: name, payload: j.payload });
+      /* the args as the server cut them (2000 characters); Delete names the
+       * entry by its digest, never sends it back whole */
+      return el('tr', null, [td(j['class']), td(j.args !== undefined ? j.args : j.payload, 'args'), td(j.jid),
+        td(time(j.enqueued_at)), el('td', null, j.digest && j.args !== undefined ? [el('button', { 'class': 'danger', text: 'Delete', onclick: function () {
+          act('queue/delete', { name: name, digest: j.digest });
         } })] : [])]);
     });
     setMain('Queue ' + name, [el('p', { text: 'Size ' + d.size + ', latency ' + ago(d.latency) }),
@@ -304,7 +305,8 @@ function jobset(set, q) {
       boxes.push(cb);
       return el('tr', null, [el('td', null, [cb]),
         td(time(e.score)),
-        el('td', null, [el('a', { href: '#/job/' + set + '/' + encodeURIComponent(e.jid), text: e.jid || '(no jid)' })]),
+        /* an entry without a jid has no page to link to: its row shows all of it */
+        el('td', null, [e.jid ? el('a', { href: '#/job/' + set + '/' + encodeURIComponent(e.jid), text: e.jid }) : el('span', { 'class': 'nojid', text: '(no jid)' })]),
         td(e.valid ? e['class'] : '(not a job)'), td(e.queue), td(e.valid ? e.args : e.payload, 'args'), td(e.retry_count, 'num'),
         td((e.error_class ? e.error_class + ': ' : '') + str(e.error_message), 'err')]);
     });

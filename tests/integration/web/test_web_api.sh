@@ -25,7 +25,7 @@ hh_cli cron add nightly --cron '0 3 * * *' --class NightlyJob --queue cronq --ar
 out="$(hh_ruby cron_fleet.rb define rubyjob '*/5 * * * *' rubyq 2>&1)" || fail "sidekiq-cron 1.8 define: $out"
 R sadd cron_jobs:default cron_job:default:broken >/dev/null
 R hset cron_job:default:broken name broken cron 'every day' klass BrokenJob status disabled message '{}' >/dev/null
-for k in $(R keys '*'); do R copy "$k" "$k" db 1 >/dev/null; done
+web_copy_db
 web_start
 api() { curl -s "$WEB_URL/api/$1"; }
 jq_() { python3 -c 'import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }
@@ -52,8 +52,12 @@ bt="$(api 'job?set=retry&jid=javascript%3Aalert(1)' | jq_ 'd["entries"][0]["back
 assert_eq "$bt" "<script>document.title='pwned-script'</script>" "the decoded backtrace"
 bad="$(api 'set?set=retry&count=100' | jq_ '[e["payload"] for e in d["entries"] if not e["valid"]][0]')"
 assert_contains "$bad" '"error_message":"bad�� bytes"' "bytes that are not UTF-8 as U+FFFD"
-assert_eq "$(api 'queue?name=default&start=1&count=2' | jq_ '[j["item"]["args"][0] for j in d["jobs"]]')" "[1, 2]" \
+assert_eq "$(api 'queue?name=default&start=1&count=2' | jq_ '[j["args"] for j in d["jobs"]]')" "['[1,\"q\"]', '[2,\"q\"]']" \
     "a page of a queue by rank, the next to run first"
+
+# a query argument holding a NUL byte: 400, not the argument cut at the NUL
+assert_eq "$(curl -s -w ' %{http_code}' "$WEB_URL/api/queue?name=default%00x&count=1")" \
+    '{"error":"a query argument holds a NUL byte (%00)"} 400' "a GET argument with %00"
 
 # --- CSRF: each refused with 403, nothing changed
 before="$(web_state 0)"
@@ -77,35 +81,31 @@ assert_eq "$proxied" 400 "the site's own Origin over https (a TLS proxy)"
 assert_eq "$(web_state 0)" "$before" "a refused POST changed Redis"
 
 # --- the buttons, against the admin commands on a copy
-same() {   # what: db 0 (API) and db 1 (CLI) alike
-    assert_eq "$(web_state 0)" "$(web_state 1)" "$1: the API and the CLI left different data"
-}
-cli1() { hh_cli "$@" -r "${REDIS_URL%/*}/1" --yes; [ "$HH_RC" = 0 ] || fail "hiredhand $*: $HH_ERR"; }
 j0="$(echo "$WEB_DATA" | jq_ 'd["retry_jids"][0]')"
 j1="$(echo "$WEB_DATA" | jq_ 'd["retry_jids"][1]')"
 j2="$(echo "$WEB_DATA" | jq_ 'd["retry_jids"][2]')"
 web_post set '{"set":"retry","action":"retry","jids":["'"$j0"'"]}'
 assert_eq "$WEB_STATUS $WEB_BODY" '200 {"done":1,"skipped":0,"notfound":0}' "retry one"
-cli1 retries retry "$j0"; same "retry one"
+web_cli1 retries retry "$j0"; web_same "retry one"
 web_post set '{"set":"retry","action":"kill","jids":["'"$j1"'","'"$j2"'"]}'
 assert_eq "$WEB_STATUS" 200 "kill a selection"
-cli1 retries kill "$j1"; cli1 retries kill "$j2"; same "kill a selection"
+web_cli1 retries kill "$j1"; web_cli1 retries kill "$j2"; web_same "kill a selection"
 web_post set '{"set":"retry","action":"delete","all":true,"queue":"mail"}'
-cli1 retries delete --all --queue mail; same "delete all matching a filter"
+web_cli1 retries delete --all --queue mail; web_same "delete all matching a filter"
 web_post set '{"set":"scheduled","action":"enqueue","all":true,"class":"LaterJob"}'
-cli1 scheduled enqueue --all --class LaterJob; same "enqueue all scheduled of a class"
+web_cli1 scheduled enqueue --all --class LaterJob; web_same "enqueue all scheduled of a class"
 web_post set '{"set":"dead","action":"retry","all":true}'
-cli1 dead retry --all; same "retry all dead"
+web_cli1 dead retry --all; web_same "retry all dead"
 web_post queue/clear '{"name":"mail"}'
 assert_eq "$WEB_STATUS" 200 "clear a queue"
-cli1 queues clear mail; same "clear a queue"
+web_cli1 queues clear mail; web_same "clear a queue"
 payload="$(R lindex queue:default -1)"
 web_post queue/delete "$(python3 -c 'import json,sys; print(json.dumps({"name":"default","payload":sys.argv[1]}))' "$payload")"
 assert_eq "$WEB_STATUS" 200 "delete one queue job"
 R -n 1 lrem queue:default 1 "$payload" >/dev/null   # the Web UI's Delete: LREM 1 of the exact entry
-same "delete one queue job"
+web_same "delete one queue job"
 web_post set '{"set":"retry","action":"delete","all":true}'
-cli1 retries delete --all; same "delete all"
+web_cli1 retries delete --all; web_same "delete all"
 R -n 0 sadd processes fakeproc:1 >/dev/null; R -n 0 hset fakeproc:1 info '{}' beat "$(hh_now)" >/dev/null
 R -n 1 sadd processes fakeproc:1 >/dev/null; R -n 1 hset fakeproc:1 info '{}' beat "$(hh_now)" >/dev/null
 web_post process '{"identity":"fakeproc:1","signal":"quiet"}'
@@ -161,6 +161,44 @@ assert_eq "$(ccode)" 403 "cron: a POST without a token"
 assert_eq "$(ccode -H "X-CSRF-Token: $tok" -H "Cookie: hh_csrf=$tok" -H 'Origin: http://evil.example')" 403 "cron: a foreign Origin"
 assert_eq "$(ccode -H "X-CSRF-Token: $tok" -H "Cookie: hh_csrf=$tok" -H 'Sec-Fetch-Site: cross-site')" 403 "cron: cross-site"
 assert_eq "$(web_cron_state 0)" "$before" "cron: a refused POST changed Redis"
+
+# --- lists cut args at 2000 characters (Sidekiq's Web UI truncates them so); a job's page shows them
+# whole; a queue entry over the 1 MiB body cap is deleted by its digest, exactly one copy at a time
+bigjid="$(hh_jid)"
+big() {   # JID CHARACTERS: a job whose one argument is that many x
+    python3 -c 'import json,sys; sys.stdout.write(json.dumps({"class": "BigJob", "args": ["x" * int(sys.argv[2])],
+        "queue": "bigq", "jid": sys.argv[1], "retry": True, "error_class": "E", "error_message": "big", "retry_count": 0},
+        separators=(",", ":")))' "$1" "$2"
+}
+big "$bigjid" 5000000 | R -x zadd retry 99999999999 >/dev/null
+list="$(api 'set?set=retry&count=500&class=BigJob')"
+[ "${#list}" -lt 20000 ] || fail "a retry list holding a 5 MB argument is ${#list} bytes"
+assert_eq "$(echo "$list" | jq_ 'len(d["entries"][0]["args"]), d["entries"][0]["args"][-4:]')" "(2003, 'x...')" \
+    "a retry list's args cut at 2000 characters"
+assert_eq "$(api "job?set=retry&jid=$bigjid" | jq_ 'len(d["entries"][0]["args"])')" 5000004 "a job's page shows its args whole"
+R lpush queue:bigq '{"class":"Small","args":[1],"jid":"small1","queue":"bigq"}' >/dev/null
+for _ in 1 2; do big "$bigjid" 2097152 | R -x lpush queue:bigq >/dev/null; done
+R lpush queue:bigq '{"class":"Small","args":[2],"jid":"small2","queue":"bigq"}' >/dev/null
+page="$(api 'queue?name=bigq&count=10')"
+[ "${#page}" -lt 20000 ] || fail "a queue page holding 2 MiB entries is ${#page} bytes"
+assert_eq "$(echo "$page" | jq_ '[len(j["args"]) for j in d["jobs"]], "payload" in d["jobs"][1]')" "([3, 2003, 2003, 3], False)" \
+    "a queue page's args cut at 2000 characters, no payload"
+digest="$(echo "$page" | jq_ 'd["jobs"][1]["digest"]')"
+assert_eq "$digest" "$(big "$bigjid" 2097152 | sha256sum | cut -c1-64)" "a queue entry's digest is the SHA-256 of its bytes"
+for want in "200 3" "200 2" "404 2"; do
+    web_post queue/delete '{"name":"bigq","digest":"'"$digest"'"}'
+    assert_eq "$WEB_STATUS $(R llen queue:bigq)" "$want" "delete a 2 MiB queue entry by its digest ($WEB_BODY)"
+done
+assert_eq "$(R lrange queue:bigq 0 -1 | python3 -c 'import json,sys; print(*[json.loads(l)["jid"] for l in sys.stdin])')" \
+    "small2 small1" "a delete by digest touched another entry"
+R del queue:bigq >/dev/null
+R zremrangebyscore retry 99999999999 99999999999 >/dev/null
+
+# --web-auth with an empty password is refused at start
+printf 'admin:\n' >"$HH_TMP/auth-empty"
+hh_cli web -r "$REDIS_URL" --http "127.0.0.1:$(hh_pick_free_port)" --web-auth "$HH_TMP/auth-empty"
+assert_eq "$HH_RC" 2 "--web-auth user: (an empty password) must be refused at start"
+assert_contains "$HH_ERR" "the password (after ':') is empty" "--web-auth user: says why"
 
 # --- read-only and basic auth
 kill "$WEB_PID"
