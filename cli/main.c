@@ -111,9 +111,11 @@ int main(int argc, char **argv) {
         return argc < 2 ? CLI_EXIT_USAGE : 0;
     }
     /* Global options before the command: skip them to find the command,
-     * then hand the command its words with those options moved after its
-     * own (before a `--`, so they stay options): the subcommands read
-     * their verb (`retries list`) from right after the command name. */
+     * then hand the command its words with those options first, right
+     * after its name: every command takes its options anywhere among its
+     * words, so an option given again after the command wins (the last
+     * value, as everywhere), and a trailing option missing its value is
+     * refused rather than taking a leading option as its value. */
     int lead = 1;
     while (lead < argc && argv[lead][0] == '-' && !find_command(argv[lead])) {
         int kind = global_option(argv[lead]);
@@ -126,23 +128,21 @@ int main(int argc, char **argv) {
         lead += kind;
     }
     if (lead == argc) return cli_usage_error("no command after the options (the commands: hiredhand help)");
+    if (!strcmp(argv[lead], "help") || !strcmp(argv[lead], "--help") || !strcmp(argv[lead], "-h")) {
+        fputs(usage, stdout);
+        return 0;
+    }
     command_fn fn = find_command(argv[lead]);
     if (!fn) return unknown_command(argv[lead]);
     if (lead == 1) return fn(argc - 1, argv + 1);
-    /* the command's argv: its name, its words, the leading options, then any `--` and what follows */
-    int nopts = lead - 1, rest = argc - lead - 1, dashes = 1 + rest;
+    /* the command's argv: its name, the leading options, then its words */
+    int nopts = lead - 1, rest = argc - lead - 1;
     char **words = malloc(sizeof *words * (size_t)argc + sizeof *words);
     if (!words) return cli_usage_error("out of memory");
-    for (int i = 1; i <= rest; i++)
-        if (!strcmp(argv[lead + i], "--")) {
-            dashes = i;
-            break;
-        }
     int n = 0;
     words[n++] = argv[lead];
-    for (int i = 1; i < dashes; i++) words[n++] = argv[lead + i];
     for (int i = 1; i <= nopts; i++) words[n++] = argv[i];
-    for (int i = dashes; i <= rest; i++) words[n++] = argv[lead + i];
+    for (int i = 1; i <= rest; i++) words[n++] = argv[lead + i];
     words[n] = NULL;
     int rc = fn(n, words);
     free(words);

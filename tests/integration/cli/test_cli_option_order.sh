@@ -90,4 +90,19 @@ assert_contains "$HH_ERR" "'stray'" "web names the operand"
 # main.c: the Redis options before the command still work
 ok "options before the command" -r "$url" --namespace "$ns" retries list
 assert_contains "$HH_OUT" r1 "hiredhand -r URL retries list lists r1"
+# an option given before the command and again after it: the last value wins, as everywhere
+# (an alias `hh='hiredhand -r prod'` then `hh queues clear x -r staging` clears staging)
+ok "the later --namespace wins" --namespace nosuch -r "$url" retries list --json --namespace "$ns"
+assert_contains "$HH_OUT" '"jid":"r1"' "--namespace after the command overrides the one before it"
+R lpush "$ns:queue:twice" '{"class":"K","args":[],"jid":"t1","queue":"twice"}' >/dev/null
+R lpush "other:queue:twice" '{"class":"K","args":[],"jid":"t2","queue":"twice"}' >/dev/null
+ok "clear with two namespaces" --namespace "$ns" -r "$url" queues clear twice --yes --namespace other
+assert_eq "$(R llen "$ns:queue:twice")" 1 "the namespace given before the command is left alone"
+assert_eq "$(R llen other:queue:twice)" 0 "the one given after it is cleared"
+# a trailing option missing its value is refused, not fed the leading option
+hh_cli -r "$url" retries list --limit
+assert_eq "$HH_RC" 2 "a trailing --limit without a value"
+assert_not_contains "$HH_ERR" "'-r'" "--limit did not take the leading -r as its value: $HH_ERR"
+ok "help after the Redis options" -r "$url" help
+assert_contains "$HH_OUT" "usage: hiredhand" "hiredhand -r URL help prints the usage"
 pass
