@@ -141,8 +141,10 @@ int hh_cron_save(hh_client *cl, const hh_cron_spec *s) {
     json_t *args = json_loads(s->args_json ? s->args_json : "[]", JSON_DECODE_ANY, NULL);
     json_t *retry = s->retry_json ? json_loads(s->retry_json, JSON_DECODE_ANY, NULL) : NULL;
     if (!json_is_array(args) || (s->retry_json && !retry)) {
+        int rc = json_is_array(args) ? hh__fail(HH_ERR_INVALID, "retry %.60s is not JSON", s->retry_json)
+                                     : hh__fail(HH_ERR_INVALID, "args must be a JSON array");
         json_decref(args), json_decref(retry), hh__cron_expr_free(x);
-        return hh__fail(HH_ERR_INVALID, json_is_array(args) ? "retry is not JSON" : "args must be a JSON array");
+        return rc;
     }
     if (json_is_null(retry)) { /* as sidekiq-cron's `retry: nil`: Sidekiq's default */
         json_decref(retry);

@@ -69,6 +69,14 @@ static void test_retry_checked(void **s) {
         assert_non_null(strstr(hh_last_error(), "want true, false or a count"));
         assert_int_equal(uh_int(&srv, "DBSIZE"), 0);
     }
+    /* not JSON at all: the reason names retry, not the args given right */
+    const char *not_json[] = {"abc", "", "TRUE", "03"};
+    for (size_t i = 0; i < sizeof(not_json) / sizeof(*not_json); i++) {
+        assert_int_equal(save(c, "j", NULL, not_json[i]), HH_ERR_INVALID);
+        if (!strstr(hh_last_error(), "is not JSON") || strncmp(hh_last_error(), "retry", 5))
+            fail_msg("retry '%s': the reason '%s' does not name retry", not_json[i], hh_last_error());
+        assert_int_equal(uh_int(&srv, "DBSIZE"), 0);
+    }
     /* what Sidekiq takes: stored in the message as given, the field as
      * Job#to_hash writes it; null is Sidekiq's default (no key) */
     const char *good[][3] = {
