@@ -577,7 +577,9 @@ HH_EXPORT int hh_cron_list(hh_client *c, const char *cron_namespace, char **json
 HH_EXPORT int hh_cron_set_enabled(hh_client *c, const char *cron_namespace, const char *name, int enabled);
 
 /* Deletes a job as Job#destroy: its set entry, guard set, jid_history and
- * hash. Errors: HH_ERR_NOTFOUND, HH_ERR_REDIS. */
+ * hash. A set member hh_cron_list shows as broken (its key missing, or
+ * not a hash) is taken out of its set, and the key left alone.
+ * Errors: HH_ERR_NOTFOUND (no job nor member of that name), HH_ERR_REDIS. */
 HH_EXPORT int hh_cron_delete(hh_client *c, const char *cron_namespace, const char *name);
 
 /* A job's jid history (cron_job:...:<name>:jid_history, the last 10 runs

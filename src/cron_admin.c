@@ -388,6 +388,30 @@ int hh_cron_set_enabled(hh_client *cl, const char *ns, const char *name, int ena
     return rc;
 }
 
+/* Takes a member `cron list` shows as broken (its key missing, or not a
+ * hash) out of its set: the sidekiq-cron key names of `name` in namespace
+ * ns (and sidekiq-cron 1.x's in "default"). The key itself is left alone:
+ * it is no job's hash, and may be somebody else's. Returns how many
+ * members went, or -1 on a Redis error (recorded). */
+static int drop_broken_member(hh__conn *c, const hh__keys *k, const char *ns, const char *name) {
+    int removed = 0;
+    for (int v1 = 0; v1 < 2 && removed >= 0; v1++) {
+        if (v1 && strcmp(ns_of(ns), "default")) break;
+        sds set = v1 ? hh__key(k, "cron_jobs") : sdscatprintf(hh__key(k, "cron_jobs:"), "%s", ns_of(ns));
+        sds member = v1 ? sdscatprintf(sdsempty(), "cron_job:%s", name)
+                        : sdscatprintf(sdsempty(), "cron_job:%s:%s", ns_of(ns), name);
+        redisReply *r = hh__conn_cmd(c, "SREM %s %s", set, member);
+        if (r && r->type == REDIS_REPLY_INTEGER) removed += (int)r->integer;
+        else {
+            hh__fail(HH_ERR_REDIS, "SREM: %s", r && r->type == REDIS_REPLY_ERROR ? r->str : hh__conn_last_error(c));
+            removed = -1;
+        }
+        if (r) freeReplyObject(r);
+        sdsfree(set), sdsfree(member);
+    }
+    return removed;
+}
+
 int hh_cron_delete(hh_client *cl, const char *ns, const char *name) {
     if (!cl || !name) return hh__fail(HH_ERR_INVALID, "hh_cron_delete: NULL argument");
     hh__conn *c = hh__client_conn(cl);
@@ -395,6 +419,14 @@ int hh_cron_delete(hh_client *cl, const char *ns, const char *name) {
     json_t *f;
     int rc;
     sds hk = job_key(c, k, ns, name, &f, &rc);
+    if (!hk && (rc == HH_ERR_NOTFOUND || (rc == HH_ERR_REDIS && strstr(hh_last_error(), "WRONGTYPE")))) {
+        /* no job's hash: a set member listed as broken goes, as SREM by hand would */
+        char why[512];
+        hh__strlcpy(why, hh_last_error(), sizeof(why));
+        int removed = drop_broken_member(c, k, ns, name);
+        if (removed < 0) return HH_ERR_REDIS;
+        return removed ? HH_OK : hh__fail(rc, "%s", why);
+    }
     if (!hk) return rc;
     /* the 1.x hash has no namespace field and sits in cron_jobs */
     sds set = json_object_get(f, "namespace") ? sdscatprintf(hh__key(k, "cron_jobs:"), "%s", ns_of(ns))

@@ -117,6 +117,24 @@ static void test_broken_members_listed(void **s) {
     assert_non_null(strstr(get(a, 2, "error"), "is a string, not a job's hash"));
     assert_true(json_is_null(json_object_get(json_array_get(a, 2), "cron")));
     json_decref(a);
+    /* delete takes the broken members out of the set by the names listed,
+     * and leaves the string key (no job's hash) alone; a name that is
+     * neither a job nor a member is still not found */
+    assert_int_equal(hh_cron_delete(c, NULL, "str"), HH_OK);
+    assert_int_equal(hh_cron_delete(c, NULL, "gone"), HH_OK);
+    assert_int_equal(hh_cron_delete(c, NULL, "nosuch"), HH_ERR_NOTFOUND);
+    assert_non_null(strstr(hh_last_error(), "no periodic job nosuch"));
+    assert_int_equal(uh_int(&srv, "SCARD cron_jobs:default"), 1);
+    assert_int_equal(uh_int(&srv, "EXISTS cron_job:default:str"), 1);
+    /* sidekiq-cron 1.x's set in the default namespace too */
+    freeReplyObject(uh_cmd(&srv, "SET cron_job:old1 x"));
+    freeReplyObject(uh_cmd(&srv, "SADD cron_jobs cron_job:old1"));
+    assert_int_equal(hh_cron_delete(c, NULL, "old1"), HH_OK);
+    assert_int_equal(uh_int(&srv, "EXISTS cron_jobs"), 0);
+    a = list(c, NULL);
+    assert_int_equal(json_array_size(a), 1);
+    assert_string_equal(get(a, 0, "name"), "good");
+    json_decref(a);
     hh_client_free(c);
 }
 
