@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # tests/lib/web_helpers.sh -- `hiredhand web` for the dashboard's tests (test_web_*.sh).
-# Source after harness.sh:
+# Source after harness.sh (and heartbeat_helpers.sh for the browser):
+#   web_require_chromium           the binary must be built; SKIP (exit 77) when chromium is missing
 #   web_seed [DB]                  Sidekiq 6.4 writes the test's jobs (tests/ruby/web_data.rb) into
 #                                  db DB (default 0); sets WEB_DATA (its JSON line)
 #   web_start ARGS...              `hiredhand web -r $REDIS_URL --http 127.0.0.1:<free port> ARGS`;
@@ -20,6 +21,14 @@
 #                                  zsets; queue:* lists), normalized as web_state and with jids, run
 #                                  times, floats and last_enqueue_time masked: two runs of one operation
 #                                  leave equal states
+
+web_require_chromium() {
+    hh_require_binary
+    if ! hb_chromium_ensure; then
+        echo "SKIP: $HH_TEST_NAME: chromium is not installed"
+        exit 77
+    fi
+}
 
 web_seed() {
     local url="${REDIS_URL%/*}/${1:-0}"

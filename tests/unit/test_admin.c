@@ -15,15 +15,7 @@ UH_REDIS_GROUP()
 
 static hh_client *client_ns(const char *ns) {
     uh_flushall(&srv);
-    hh_redis_options o;
-    hh_redis_options_init(&o);
-    o.url = srv.url;
-    o.ns = ns;
-    int err = 99;
-    hh_client *c = hh_client_new(&o, &err);
-    assert_non_null(c);
-    assert_int_equal(err, HH_OK);
-    return c;
+    return uh_client(srv.url, ns);
 }
 
 static long long dbsize(void) { return uh_int(&srv, "DBSIZE"); }

@@ -16,21 +16,9 @@
 
 UH_REDIS_GROUP()
 
-static hh_client *client_url(const char *url, const char *ns) {
-    hh_redis_options o;
-    hh_redis_options_init(&o);
-    o.url = url;
-    o.ns = ns;
-    int err = 99;
-    hh_client *c = hh_client_new(&o, &err);
-    assert_non_null(c);
-    assert_int_equal(err, HH_OK);
-    return c;
-}
-
 static hh_client *client_ns(const char *ns) {
     uh_flushall(&srv);
-    return client_url(srv.url, ns);
+    return uh_client(srv.url, ns);
 }
 
 static int save(hh_client *c, const char *name, const char *ns, const char *retry) {
@@ -206,7 +194,7 @@ static void test_redis_errors(void **s) {
     freeReplyObject(r);
     char url[128];
     snprintf(url, sizeof(url), "redis://nocron:pw@127.0.0.1:%d", srv.port);
-    hh_client *c = client_url(url, NULL);
+    hh_client *c = uh_client(url, NULL);
     assert_int_equal(save(c, "j", NULL, NULL), HH_ERR_REDIS);
     assert_non_null(strstr(hh_last_error(), "EXISTS"));
     assert_int_equal(uh_int(&srv, "DBSIZE"), 0); /* nothing saved */

@@ -38,6 +38,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "hiredhand.h"
 
 #define UH_ASSERT_DBL_IN(x, lo, hi)                                                  \
     do {                                                                             \
@@ -331,6 +332,20 @@ static inline void uh_flushall(const uh_redis *r) {
     redisReply *rep = uh_cmd(r, "FLUSHALL");
     assert_non_null(rep);
     freeReplyObject(rep);
+}
+
+/* A client of the Redis at url, keys under ns (NULL: none); the test
+ * fails if it cannot connect. */
+static inline hh_client *uh_client(const char *url, const char *ns) {
+    hh_redis_options o;
+    hh_redis_options_init(&o);
+    o.url = url;
+    o.ns = ns;
+    int err = 99;
+    hh_client *c = hh_client_new(&o, &err);
+    assert_non_null(c);
+    assert_int_equal(err, HH_OK);
+    return c;
 }
 
 /* One private redis-server for a cmocka group: defines `srv` and the

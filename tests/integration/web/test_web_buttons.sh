@@ -19,11 +19,7 @@
 . "$(dirname "$0")/../../lib/harness.sh"
 . "$(dirname "$0")/../../lib/heartbeat_helpers.sh"
 . "$(dirname "$0")/../../lib/web_helpers.sh"
-hh_require_binary
-if ! hb_chromium_ensure; then
-    echo "SKIP: $HH_TEST_NAME: chromium is not installed"
-    exit 77
-fi
+web_require_chromium
 hh_redis_start
 web_seed 0
 R zadd dead "$(hh_now)" '{"class":"NoJidJob","args":[],"queue":"default"}' >/dev/null   # an entry without a jid

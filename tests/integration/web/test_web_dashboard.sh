@@ -12,11 +12,7 @@
 . "$(dirname "$0")/../../lib/harness.sh"
 . "$(dirname "$0")/../../lib/heartbeat_helpers.sh"
 . "$(dirname "$0")/../../lib/web_helpers.sh"
-hh_require_binary
-if ! hb_chromium_ensure; then
-    echo "SKIP: $HH_TEST_NAME: chromium is not installed"
-    exit 77
-fi
+web_require_chromium
 shots="$(dirname "$HIREDHAND")/web-screenshots"
 mkdir -p "$shots" || fail "cannot create $shots"
 hh_redis_start

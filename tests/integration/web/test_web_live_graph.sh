@@ -13,11 +13,7 @@
 . "$(dirname "$0")/../../lib/harness.sh"
 . "$(dirname "$0")/../../lib/heartbeat_helpers.sh"
 . "$(dirname "$0")/../../lib/web_helpers.sh"
-hh_require_binary
-if ! hb_chromium_ensure; then
-    echo "SKIP: $HH_TEST_NAME: chromium is not installed"
-    exit 77
-fi
+web_require_chromium
 window="${HH_LIVE_GRAPH_SECONDS:-60}"
 case "$window" in '' | *[!0-9]*) fail "HH_LIVE_GRAPH_SECONDS=$window: want whole seconds" ;; esac
 hh_redis_start
