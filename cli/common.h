@@ -143,6 +143,7 @@ void cli_lines_end(cli_lines *l, cli_line_fn *fn, void *udata);
  * while their bytes fit (the one that crosses max is cut there); the bytes
  * after that are only counted, their pipe still read. */
 #define CLI_LOG_MAX_DEFAULT 65536
+#define CLI_SERVE_HELLO_TIMEOUT_DEFAULT 30.0 /* seconds for a new --serve process to say hello */
 typedef struct cli_log_budget {
     size_t max;     /* bytes logged per job at most; 0: no cap */
     size_t logged;  /* so far */

@@ -45,7 +45,6 @@
 #include "cli.h"
 
 #define SERVE_PROTOCOL 1
-#define HELLO_TIMEOUT 30.0            /* seconds for a new process to say hello (default) */
 #define ANSWER_MAX (16 * 1024 * 1024) /* longest answer (or hello) line taken: docs/handlers.md's 16 MiB */
 #define ERR_LINE_MAX 4096             /* a longer stderr line is logged in pieces */
 #define TAIL_LINES 20                 /* stderr lines kept for a failure's backtrace */
@@ -135,7 +134,7 @@ cli_serve *cli_serve_new(const char *spec, double timeout, int pool, long max_jo
     pthread_cond_init(&s->kcv, NULL);
     s->klass = strndup(spec, (size_t)(eq - spec));
     s->timeout = timeout;
-    s->hello_timeout = HELLO_TIMEOUT;
+    s->hello_timeout = CLI_SERVE_HELLO_TIMEOUT_DEFAULT;
     s->log_max = CLI_LOG_MAX_DEFAULT;
     s->max_jobs = max_jobs;
     s->pool = pool > 0 ? pool : 1;

@@ -189,7 +189,9 @@ typedef struct work_args {
  * parse_option), the checks of numbers and choices (parse_option, with
  * the message naming the option and its range), and --help and so the
  * man page (scripts/manpage.sh reads --help). Defaults are the library's
- * (hh_manager_options_init), given in the help. A number's range is
+ * (hh_manager_options_init, through work_args_defaults): a help that says
+ * "(default {default})" prints the value its field starts from, so the
+ * help and the library hold one default. A number's range is
  * hiredhand.h's, the one hh_manager_options_check applies to a C caller.
  * A WO_CUSTOM entry, and any entry that needs more than storing its value,
  * has a case in parse_option. docs/adding-an-option.md walks through it. */
@@ -259,7 +261,7 @@ static const work_option work_options[] = {
     WO_CUSTOM("redis-password-file", CLI_OPT_PASSWORD_FILE, "FILE", NULL),
     WO_CUSTOM("queue", 'q', "NAME[,WEIGHT]", "a queue to fetch from; repeatable (default: default).\nNo weights: strict order; weights: weighted random order.\nAt most " CLI_STR(HH_QUEUES_LIMIT) " queues"),
     WO_INT("concurrency", 'c', "N", 1, HH_CONCURRENCY_LIMIT, o.concurrency, "worker threads (default $RAILS_MAX_THREADS, else 10)"),
-    WO_SECONDS("timeout", 't', "SECONDS", 0, 0, CLI_SECONDS_MAX, o.shutdown_timeout, "shutdown grace period (default 25)"),
+    WO_SECONDS("timeout", 't', "SECONDS", 0, 0, CLI_SECONDS_MAX, o.shutdown_timeout, "shutdown grace period (default {default})"),
     WO_CUSTOM("verbose", 'v', NULL, "debug level (same as --log-level debug)"),
     WO_CHOICE("log-level", OPT_LOG_LEVEL, "LEVEL", log_levels, o.log_level, "debug, info (default: a start and a done/fail line per job),\n" "warn or error"),
     WO_CHOICE("log-format", OPT_LOG_FORMAT, "text|json", log_formats, log_format, "Sidekiq's layouts: text (default) or one JSON object per line"),
@@ -269,36 +271,36 @@ static const work_option work_options[] = {
     WO_CUSTOM("exec", OPT_EXEC, "CLASS=COMMAND", "run COMMAND for jobs of CLASS (job JSON on stdin); repeatable"),
     WO_SECONDS("exec-timeout", OPT_EXEC_TIMEOUT, "SECONDS", 0, 0, CLI_SECONDS_MAX, exec_timeout, "fail an --exec or --serve job that runs longer (default: none);\n" "a --serve job's wait for a process and its hello counts"),
     WO_CHOICE("exec-stdout", OPT_EXEC_STDOUT, "inherit|log|discard", exec_stdouts, exec_stdout, "an --exec handler's stdout: the worker's\n" "(default), logged with the job's class and jid, or dropped;\n" "its stderr lines are always logged so"),
-    WO_LONG("exec-log-max", OPT_EXEC_LOG_MAX, "BYTES", 0, 1073741824, exec_log_max, "bytes of a handler's output logged per job (--exec stderr and\n" "logged stdout, --serve stderr); the rest is read and dropped,\n" "with one line saying how many bytes (default 65536; 0: no cap)"),
+    WO_LONG("exec-log-max", OPT_EXEC_LOG_MAX, "BYTES", 0, 1073741824, exec_log_max, "bytes of a handler's output logged per job (--exec stderr and\n" "logged stdout, --serve stderr); the rest is read and dropped,\n" "with one line saying how many bytes (default {default}; 0: no cap)"),
     WO_CUSTOM("exec-env", OPT_EXEC_ENV, "NAME", "pass NAME to --exec handlers even if removed below; repeatable\n" "(handlers get the worker's environment without REDIS_URL,\n" "REDIS_PASSWORD and --exec-env-drop names; e.g. --exec-env REDIS_URL)"),
     WO_CUSTOM("exec-env-drop", OPT_EXEC_ENV_DROP, "NAME", "also remove NAME from handlers' environment; repeatable"),
     WO_CUSTOM("serve", OPT_SERVE, "CLASS=COMMAND", "run jobs of CLASS in long-lived COMMAND processes speaking\n" "hiredhand's line protocol (docs/handlers.md); repeatable.\n" "CLASS * (--exec or --serve) takes every class without its own"),
     WO_LONG("serve-pool", OPT_SERVE_POOL, "N", 1, HH_CONCURRENCY_LIMIT, serve_pool, "start N processes per --serve at once (at most --concurrency),\n" "in the background: the worker fetches meanwhile; default: up to\n" "--concurrency, each started when a job needs it"),
     WO_LONG("serve-max-jobs", OPT_SERVE_MAX_JOBS, "N", 1, 1000000000, serve_max_jobs, "replace a --serve process after N jobs (default: never)"),
-    WO_SECONDS("serve-hello-timeout", OPT_SERVE_HELLO_TIMEOUT, "S", 0, 1, CLI_SECONDS_MAX, serve_hello_timeout, "seconds a new --serve process has to say hello before it is\n" "killed and started again with backoff (default 30)"),
+    WO_SECONDS("serve-hello-timeout", OPT_SERVE_HELLO_TIMEOUT, "S", 0, 1, CLI_SECONDS_MAX, serve_hello_timeout, "seconds a new --serve process has to say hello before it is\n" "killed and started again with backoff (default {default})"),
     WO_CUSTOM("require", OPT_REQUIRE, "PATH.so", "load a plug-in that registers C handlers; repeatable"),
     WO_CUSTOM("namespace", CLI_OPT_NAMESPACE, "NS", "prefix every key with NS: (redis-namespace)"),
     WO_STRING("identity", OPT_IDENTITY, "ID", o.identity, "stable process identity (default host:pid:random); not a\n" "name Sidekiq or hiredhand uses for keys (queue:..., retry, stat:...)"),
     WO_CHOICE("fetch", OPT_FETCH, "reliable|basic", fetch_modes, o.fetch, "reliable (default) keeps fetched jobs in Redis until done"),
     WO_CUSTOM("timestamps", OPT_TS, "float|millis", "payload timestamps for Sidekiq 6/7 (float) or 8 (millis)"),
-    WO_STRING("sidekiq-version", OPT_VERSION, "V", o.version, "version shown to 7.x/8.x Web UIs (default 6.4.1)"),
+    WO_STRING("sidekiq-version", OPT_VERSION, "V", o.version, "version shown to 7.x/8.x Web UIs (default {default})"),
     WO_CUSTOM("job-metrics", OPT_JOB_METRICS, "7,8|7|8|none", "whose Metrics tab shows this worker's jobs: Sidekiq\n" "7.x's keys, 8.x's, both (default) or none"),
-    WO_SECONDS("heartbeat-interval", OPT_HB, "S", HH_HEARTBEAT_INTERVAL_MIN, 0, HH_HEARTBEAT_INTERVAL_MAX, o.heartbeat_interval, "seconds between heartbeats (default 5)"),
+    WO_SECONDS("heartbeat-interval", OPT_HB, "S", HH_HEARTBEAT_INTERVAL_MIN, 0, HH_HEARTBEAT_INTERVAL_MAX, o.heartbeat_interval, "seconds between heartbeats (default {default})"),
     WO_SECONDS("poll-interval", OPT_POLL, "S", 0.1, 0, CLI_SECONDS_MAX, o.poll_interval_average, "scheduler average poll interval (default 5 x processes)"),
     WO_SECONDS("average-scheduled-poll-interval", OPT_POLL_PER, "S", 0.1, 0, CLI_SECONDS_MAX, o.average_scheduled_poll_interval, "the 5 in that default: seconds per process"),
-    WO_SECONDS("recovery-interval", OPT_RECOVERY, "S", 0, 1, CLI_SECONDS_MAX, o.recovery_interval, "orphaned-job scan period (default 60)"),
-    WO_SECONDS("cron-poll-interval", OPT_CRON_POLL, "S", 0, 0, 86400, o.cron_poll_interval, "periodic jobs (sidekiq-cron's): average seconds between\n" "polls (default 30; 0 turns the poller off)"),
+    WO_SECONDS("recovery-interval", OPT_RECOVERY, "S", 0, 1, CLI_SECONDS_MAX, o.recovery_interval, "orphaned-job scan period (default {default})"),
+    WO_SECONDS("cron-poll-interval", OPT_CRON_POLL, "S", 0, 0, 86400, o.cron_poll_interval, "periodic jobs (sidekiq-cron's): average seconds between\n" "polls (default {default}; 0 turns the poller off)"),
     WO_CUSTOM("no-cron", OPT_NO_CRON, NULL, "do not poll periodic jobs (as --cron-poll-interval 0)"),
     WO_CUSTOM("cron-namespace", OPT_CRON_NS, "NS", "a sidekiq-cron namespace to poll, repeatable (default:\n" "default); auto: every namespace found in Redis at each\n" "poll, and default; the 1.x set cron_jobs is always read"),
     WO_CUSTOM("cron-job", OPT_CRON_JOB, "JSON", "a periodic job saved at start (source schedule): an object\n" "with name, cron, class, queue, args ...; repeatable\n" "(the config file's cron: entries are these)"),
-    WO_INT("max-recoveries", OPT_MAXREC, "N", 0, HH_RETRIES_LIMIT, o.max_recoveries, "recoveries before a job goes dead (default 3)"),
+    WO_INT("max-recoveries", OPT_MAXREC, "N", 0, HH_RETRIES_LIMIT, o.max_recoveries, "recoveries before a job goes dead (default {default})"),
     WO_CHOICE("lease-lost", OPT_LEASE_LOST, "stop|finish", lease_lost_policies, o.lease_lost, "a job another process recovered from this one (paused\n" "past the heartbeat TTL): stop its handler here (default)\n" "or let it finish; its outcome is not written either way"),
     WO_CHOICE("batch-jobs", OPT_BATCH_JOBS, "run|skip", batch_jobs_modes, o.batch_jobs, "jobs of Sidekiq Pro batches (a bid): run them, their\n" "batch's books not kept (default), or leave them to\n" "Ruby processes (back to their queue through the\n" "schedule set, 5 s later); either way WARN once a batch"),
-    WO_INT("max-retries", OPT_MAXRETRY, "N", 0, HH_RETRIES_LIMIT, o.max_retries, "retries for retry: true (default 25)"),
-    WO_LONG("dead-max-jobs", OPT_DEADMAX, "N", 1, HH_DEAD_MAX_JOBS_LIMIT, o.dead_max_jobs, "dead set size limit (default 10000)"),
-    WO_SECONDS("dead-timeout", OPT_DEADTIMEOUT, "S", 0, 1, CLI_SECONDS_MAX, o.dead_timeout, "dead set age limit (default 15552000)"),
+    WO_INT("max-retries", OPT_MAXRETRY, "N", 0, HH_RETRIES_LIMIT, o.max_retries, "retries for retry: true (default {default})"),
+    WO_LONG("dead-max-jobs", OPT_DEADMAX, "N", 1, HH_DEAD_MAX_JOBS_LIMIT, o.dead_max_jobs, "dead set size limit (default {default})"),
+    WO_SECONDS("dead-timeout", OPT_DEADTIMEOUT, "S", 0, 1, CLI_SECONDS_MAX, o.dead_timeout, "dead set age limit (default {default})"),
     WO_STRING("http", OPT_HTTP, "[HOST:]PORT", o.http_bind, "serve /healthz, /readyz, /stats, /metrics (bare port: 127.0.0.1)"),
-    WO_SECONDS("liveness-max-age", OPT_LIVENESS, "S", 0, 1, CLI_SECONDS_MAX, o.liveness_max_age, "/healthz fails once the last heartbeat is older (default 30)"),
+    WO_SECONDS("liveness-max-age", OPT_LIVENESS, "S", 0, 1, CLI_SECONDS_MAX, o.liveness_max_age, "/healthz fails once the last heartbeat is older (default {default})"),
     WO_CUSTOM("http-token-file", OPT_HTTP_TOKEN_FILE, "FILE", "/stats and /metrics want \"Authorization: Bearer <token>\", the\n" "token being FILE's first line (or $HIREDHAND_HTTP_TOKEN)"),
     WO_TEXT(NULL), /* the --tls-* and --sentinel* options' lines: cli_redis_help */
     WO_CUSTOM("help", OPT_HELP, NULL, NULL),
@@ -327,12 +329,47 @@ static const work_option *find_work_option(int id) {
     return NULL;
 }
 
+/* What `hiredhand work` starts from before any option: the library's
+ * defaults (hh_manager_options_init) and the CLI's own. --help reads its
+ * "(default ...)" figures from here, so they cannot disagree. */
+static void work_args_defaults(work_args *a) {
+    memset(a, 0, sizeof(*a));
+    hh_manager_options_init(&a->o);
+    a->exec_log_max = CLI_LOG_MAX_DEFAULT;
+    a->serve_hello_timeout = CLI_SERVE_HELLO_TIMEOUT_DEFAULT;
+    a->o.log = log_line;
+}
+
+#define WO_DEFAULT_TOKEN "{default}"
+
+/* o's help with WO_DEFAULT_TOKEN replaced by the value its field starts
+ * from in d (work_args_defaults), in buf; the help itself when it names
+ * no default that way. */
+static const char *help_text(const work_option *o, const work_args *d, char *buf, size_t len) {
+    const char *t = strstr(o->help, WO_DEFAULT_TOKEN);
+    if (!t) return o->help;
+    const void *p = (const char *)d + o->field;
+    char v[64];
+    switch (o->kind) {
+    case WO_SECONDS: snprintf(v, sizeof(v), "%.15g", *(const double *)p); break;
+    case WO_INT: snprintf(v, sizeof(v), "%d", *(const int *)p); break;
+    case WO_LONG: snprintf(v, sizeof(v), "%ld", *(const long *)p); break;
+    case WO_STRING: snprintf(v, sizeof(v), "%s", *(const char *const *)p ? *(const char *const *)p : ""); break;
+    default: return o->help; /* a kind without a field of its own */
+    }
+    snprintf(buf, len, "%.*s%s%s", (int)(t - o->help), o->help, v, t + strlen(WO_DEFAULT_TOKEN));
+    return buf;
+}
+
 /* --help from the table: "  -c, --concurrency N" (or six spaces before a
  * long-only option) padded to column 30, where the help and each of its
  * continuation lines start (scripts/manpage.sh relies on that column); a
  * longer left part is followed by two spaces. */
 #define WORK_HELP_COLUMN 29
 static void print_work_usage(FILE *f) {
+    work_args d;
+    work_args_defaults(&d);
+    char buf[1024];
     fputs("usage: hiredhand work [options]\n", f);
     for (size_t i = 0; i < NWORK_OPTIONS; i++) {
         const work_option *o = &work_options[i];
@@ -345,7 +382,7 @@ static void print_work_usage(FILE *f) {
         int n = o->id < 128 ? fprintf(f, "  -%c, --%s", o->id, o->name) : fprintf(f, "      --%s", o->name);
         if (o->arg) n += fprintf(f, " %s", o->arg);
         fprintf(f, "%*s", n < WORK_HELP_COLUMN ? WORK_HELP_COLUMN - n : 2, "");
-        for (const char *p = o->help; *p;) {
+        for (const char *p = help_text(o, &d, buf, sizeof(buf)); *p;) {
             size_t len = strcspn(p, "\n");
             fprintf(f, "%.*s\n", (int)len, p);
             p += len;
@@ -568,10 +605,7 @@ static int apply_config(work_args *a, const char *path, const cli_config_item *i
  * HIREDHAND_HTTP_TOKEN, RAILS_MAX_THREADS) only fills what neither set. 0, WORK_HELP or an
  * exit status. */
 static int parse_args(work_args *a, int argc, char **argv) {
-    memset(a, 0, sizeof(*a));
-    hh_manager_options_init(&a->o);
-    a->exec_log_max = CLI_LOG_MAX_DEFAULT;
-    a->o.log = log_line;
+    work_args_defaults(a);
     int ch, rc = 0;
     const char *config = NULL;
     optind = 0; /* glibc: start afresh (a second pass follows) */

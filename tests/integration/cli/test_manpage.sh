@@ -26,6 +26,14 @@ if [ -f "$build/cmake_install.cmake" ]; then
     cmake --install "$build" --prefix "$prefix" >"$HH_TMP/install.log" 2>&1 || fail "cmake --install failed: $(tail -5 "$HH_TMP/install.log")"
     cmp -s "$page" "$prefix/share/man/man1/hiredhand.1" || fail "cmake --install did not install hiredhand.1 in share/man/man1"
 fi
+# the defaults --help states are the library's: a numeric entry of the option table writes
+# "(default {default})", which --help fills from hh_manager_options_init, never a figure of its own
+# (a default that is a rule, "5 x processes", stays words)
+help="$("$HIREDHAND" work --help)"
+assert_not_contains "$help" "{default}" "work --help leaves no default unfilled"
+assert_contains "$help" "dead set age limit (default 15552000)" "a filled default prints as an integer"
+literal="$(grep -nE '^ *WO_(SECONDS|INT|LONG)\(.*\(default [0-9.]+[;)]' "$HH_ROOT/cli/work.c" || true)"
+assert_eq "$literal" "" "numeric options of cli/work.c state their default through {default}"
 hh_cli -V
 assert_eq "$HH_RC" 0 "hiredhand -V exit status"
 v="$HH_OUT"
