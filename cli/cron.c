@@ -11,7 +11,21 @@
 #include "cli.h"
 #include "common.h"
 
-enum { C_NS = 1000, C_JSON, C_CRON, C_CLASS, C_QUEUE, C_ARGS, C_DESC, C_AJ, C_DATE, C_RETRY, C_DISABLED, C_HELP };
+enum {
+    C_NS = 1000,
+    C_JSON,
+    C_CRON,
+    C_CLASS,
+    C_QUEUE,
+    C_ARGS,
+    C_DESC,
+    C_AJ,
+    C_DATE,
+    C_RETRY,
+    C_DISABLED,
+    C_LAYOUT,
+    C_HELP
+};
 
 /* clang-format off */ /* the help text keeps its layout */
 static const char usage[] =
@@ -30,6 +44,8 @@ static const char usage[] =
     "      --active-job        push it in ActiveJob's envelope\n"
     "      --date-as-argument  each run gets its enqueue time as last argument\n"
     "      --disabled          save it disabled\n"
+    "      --layout 1|2        save in sidekiq-cron 1.x's keys or 2.x's (default: 1.x's\n"
+    "                          when Redis holds 1.x jobs and no 2.x ones, else 2.x's)\n"
     "  enable|disable NAME   switch it, as the Cron tab's buttons\n"
     "  delete NAME   delete it and its history\n"
     "  enqueue NAME  run it now, as the Cron tab's \"Enqueue now\"\n"
@@ -117,6 +133,7 @@ int cli_cron(int argc, char **argv) {
                                         {"active-job", no_argument, 0, C_AJ},
                                         {"date-as-argument", no_argument, 0, C_DATE},
                                         {"disabled", no_argument, 0, C_DISABLED},
+                                        {"layout", required_argument, 0, C_LAYOUT},
                                         {"help", no_argument, 0, C_HELP},
                                         {0, 0, 0, 0}};
     hh_redis_options ro;
@@ -147,6 +164,11 @@ int cli_cron(int argc, char **argv) {
         case C_AJ: s.active_job = 1; break;
         case C_DATE: s.date_as_argument = 1; break;
         case C_DISABLED: s.disabled = 1; break;
+        case C_LAYOUT:
+            if (strcmp(optarg, "1") && strcmp(optarg, "2"))
+                return cli_usage_error("cron: --layout %s: want 1 (sidekiq-cron 1.x) or 2 (2.x)", optarg);
+            s.layout = optarg[0] - '0';
+            break;
         case C_HELP: fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return CLI_EXIT_USAGE;
         }
@@ -167,7 +189,7 @@ int cli_cron(int argc, char **argv) {
         return cli_usage_error("cron %s: --cron-namespace '*' is for list: name the job's namespace", verb);
     if (!is_list && !name) return cli_usage_error("cron %s needs a job NAME", verb);
     if (strcmp(verb, "add") &&
-        (s.cron || s.klass || s.queue || s.args_json || s.description || s.retry_json || s.active_job ||
+        (s.cron || s.klass || s.queue || s.args_json || s.description || s.retry_json || s.active_job || s.layout ||
          s.date_as_argument || s.disabled))
         return cli_usage_error("cron %s: --cron, --class, --queue, --args ... are for add", verb);
     if (!strcmp(verb, "add") && (!s.cron || !s.klass)) return cli_usage_error("cron add needs --cron and --class");

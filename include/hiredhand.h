@@ -542,6 +542,10 @@ typedef struct hh_cron_spec {
     int date_as_argument;       /* 1: each run gets its enqueue time (a float) as last argument */
     int disabled;               /* 1: saved disabled; 0: keeps the saved status, else enabled */
     int from_schedule;          /* 1: source "schedule" (a schedule file); 0: "dynamic" */
+    int layout;                 /* sidekiq-cron's layout to save in: 0 (default) the rule of
+                                 * hh_cron_save; 1: 1.x's (cron_jobs, cron_job:<name>; namespace
+                                 * "default" only), for a fleet on sidekiq-cron 1.x (Debian 12's
+                                 * 1.8) whose Redis holds no job yet; 2: 2.x's */
 } hh_cron_spec;
 
 /* Saves a job as sidekiq-cron's Job#save does: SADD to its namespace's
@@ -552,8 +556,10 @@ typedef struct hh_cron_spec {
  * sidekiq-cron 1.x's layout (cron_jobs, cron_job:<name>) when a 1.x job
  * of that name exists (updated, not doubled) or the Redis holds 1.x jobs
  * and no cron_jobs:default set (a 1.x fleet reads nothing else); else
- * 2.x's. Errors: HH_ERR_INVALID (a field
- * missing, args not a JSON array, retry not true, false, null or an
+ * 2.x's; spec->layout 1 or 2 chooses instead. Errors: HH_ERR_INVALID (a field
+ * missing, layout not 0, 1 or 2, layout 1 outside namespace "default",
+ * a layout given while the other layout holds a job of that name in
+ * "default" (both would run each tick), args not a JSON array, retry not true, false, null or an
  * integer >= 0 (Sidekiq reads a string or a fraction as 25 retries, a
  * negative count as none), or an expression the parser refuses:
  * hh_last_error() gives its reason), HH_ERR_REDIS,

@@ -11,6 +11,7 @@
  * cron_jobs:<namespace> found by SCAN. */
 #include <jansson.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "client.h"
@@ -135,6 +136,12 @@ int hh_cron_save(hh_client *cl, const hh_cron_spec *s) {
     if (!s->cron || !*s->cron) return hh__fail(HH_ERR_INVALID, "'cron' must be set");
     const char *ns = ns_of(s->cron_namespace);
     if (strchr(ns, ':') || !strcmp(ns, "*")) return hh__fail(HH_ERR_INVALID, "namespace %s: no ':' and not '*'", ns);
+    /* a caller built against a header without layout passes a shorter struct */
+    int layout = s->struct_size >= offsetof(hh_cron_spec, layout) + sizeof(s->layout) ? s->layout : 0;
+    if (layout < 0 || layout > 2)
+        return hh__fail(HH_ERR_INVALID, "layout %d: want 0 (chosen by what Redis holds), 1 or 2", layout);
+    if (layout == 1 && strcmp(ns, "default"))
+        return hh__fail(HH_ERR_INVALID, "layout 1: sidekiq-cron 1.x has no namespace %s, only default", ns);
     char why[256];
     hh__cron_expr *x = hh__cron_expr_parse(s->cron, NULL, why, sizeof(why));
     if (!x) return hh__fail(HH_ERR_INVALID, "'cron' -> \"%s\": %s", s->cron, why);
@@ -175,7 +182,22 @@ int hh_cron_save(hh_client *cl, const hh_cron_spec *s) {
     hh__conn *c = hh__client_conn(cl);
     const hh__keys *k = hh__client_keys(cl);
     int rc = HH_OK;
-    int legacy = !strcmp(ns, "default") ? legacy_layout(c, k, s->name, &rc) : 0;
+    int legacy = layout == 1 || (layout == 0 && !strcmp(ns, "default") && legacy_layout(c, k, s->name, &rc));
+    if (layout && !strcmp(ns, "default")) {
+        /* the other layout's hash of the same name would run beside this one, each tick */
+        sds other = layout == 2 ? sdscatprintf(hh__key(k, "cron_job:"), "%s", s->name)
+                                : sdscatprintf(hh__key(k, "cron_job:default:"), "%s", s->name);
+        redisReply *r = hh__conn_cmd(c, "EXISTS %s", other);
+        sdsfree(other);
+        if (!r || r->type != REDIS_REPLY_INTEGER)
+            rc = hh__fail(HH_ERR_REDIS, "EXISTS: %s", r && r->str ? r->str : hh__conn_last_error(c));
+        else if (r->integer)
+            rc = hh__fail(HH_ERR_INVALID,
+                          "layout %d: a sidekiq-cron %s job %s exists, and both would run each tick: delete it "
+                          "first, or save it in layout %d",
+                          layout, layout == 2 ? "1.x" : "2.x", s->name, 3 - layout);
+        if (r) freeReplyObject(r);
+    }
     sds hk = legacy ? sdscatprintf(sdsempty(), "cron_job:%s", s->name)
                     : sdscatprintf(sdsempty(), "cron_job:%s:%s", ns, s->name);
     sds key = hh__key(k, hk), set = legacy ? hh__key(k, "cron_jobs") : sdscatprintf(hh__key(k, "cron_jobs:"), "%s", ns);

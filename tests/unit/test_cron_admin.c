@@ -31,6 +31,52 @@ static int save(hh_client *c, const char *name, const char *ns, const char *retr
     return hh_cron_save(c, &s);
 }
 
+static int save_layout(hh_client *c, const char *name, const char *ns, int layout, size_t struct_size) {
+    hh_cron_spec s = {.struct_size = struct_size,
+                      .name = name,
+                      .cron = "0 3 * * *",
+                      .klass = "NightlyJob",
+                      .cron_namespace = ns,
+                      .layout = layout};
+    return hh_cron_save(c, &s);
+}
+
+/* layout 1 saves sidekiq-cron 1.x's keys on a Redis that holds no job (a
+ * fleet on 1.8 reads nothing else), layout 2 2.x's; a layout that would
+ * leave two hashes of one name (both run each tick) is refused, and so are
+ * layout 1 outside "default" and a layout that is no layout. A caller
+ * built before the field (a shorter struct) gets the rule, whatever the
+ * bytes after its struct hold. */
+static void test_layout_chosen(void **s) {
+    (void)s;
+    hh_client *c = client_ns(NULL);
+    assert_int_equal(save_layout(c, "old", NULL, 1, sizeof(hh_cron_spec)), HH_OK);
+    assert_int_equal(uh_int(&srv, "SISMEMBER cron_jobs cron_job:old"), 1);
+    assert_int_equal(uh_int(&srv, "EXISTS cron_job:old"), 1);
+    assert_int_equal(uh_int(&srv, "HEXISTS cron_job:old namespace"), 0);
+    assert_int_equal(uh_int(&srv, "EXISTS cron_jobs:default"), 0);
+    /* the rule would now pick 1.x for a new name: layout 2 picks 2.x */
+    assert_int_equal(save_layout(c, "new", NULL, 2, sizeof(hh_cron_spec)), HH_OK);
+    assert_int_equal(uh_int(&srv, "SISMEMBER cron_jobs:default cron_job:default:new"), 1);
+    assert_int_equal(uh_int(&srv, "EXISTS cron_job:new"), 0);
+    /* the other layout holds the name: refused, nothing written */
+    assert_int_equal(save_layout(c, "old", NULL, 2, sizeof(hh_cron_spec)), HH_ERR_INVALID);
+    assert_non_null(strstr(hh_last_error(), "both would run"));
+    assert_int_equal(save_layout(c, "new", NULL, 1, sizeof(hh_cron_spec)), HH_ERR_INVALID);
+    assert_int_equal(uh_int(&srv, "EXISTS cron_job:default:old"), 0);
+    assert_int_equal(uh_int(&srv, "EXISTS cron_job:new"), 0);
+    assert_int_equal(save_layout(c, "x", "nsb", 1, sizeof(hh_cron_spec)), HH_ERR_INVALID);
+    assert_non_null(strstr(hh_last_error(), "no namespace nsb"));
+    assert_int_equal(save_layout(c, "x", NULL, 3, sizeof(hh_cron_spec)), HH_ERR_INVALID);
+    assert_int_equal(save_layout(c, "x", NULL, -1, sizeof(hh_cron_spec)), HH_ERR_INVALID);
+    /* a struct that ends before layout: its 1 is not read, the rule is
+     * (an empty Redis: 2.x's) */
+    uh_flushall(&srv);
+    assert_int_equal(save_layout(c, "short", NULL, 1, offsetof(hh_cron_spec, layout)), HH_OK);
+    assert_int_equal(uh_int(&srv, "SISMEMBER cron_jobs:default cron_job:default:short"), 1);
+    hh_client_free(c);
+}
+
 /* The listing as JSON (decref it). */
 static json_t *list(hh_client *c, const char *ns) {
     char *out = NULL;
@@ -210,7 +256,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_retry_checked),  cmocka_unit_test(test_broken_members_listed),
         cmocka_unit_test(test_all_namespaces), cmocka_unit_test(test_namespaces_found),
-        cmocka_unit_test(test_redis_errors),
+        cmocka_unit_test(test_redis_errors),   cmocka_unit_test(test_layout_chosen),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -45,5 +45,15 @@ names="$(REDIS_URL="$REDIS_URL" ruby -e 'require "sidekiq"; require "sidekiq-cro
 assert_contains "$names" "hhadded=AddedJob" "sidekiq-cron 1.8 lists the job hiredhand added ($names)"
 assert_contains "$names" "minutely=MinutelyAgain" "and reads the updated job ($names)"
 assert_eq "$(echo "$names" | tr , '\n' | grep -c '^minutely=')" 1 "one job of that name"
+# a 1.8 fleet whose Redis holds no job yet: the rule saves 2.x's layout, which 1.8 never
+# reads; --layout 1 saves the one it does
+R flushall >/dev/null
+hh_cli cron add fresh --cron '0 4 * * *' --class FreshJob --layout 1 -r "$REDIS_URL"
+assert_eq "$HH_RC" 0 "cron add --layout 1 on an empty Redis: $HH_ERR"
+names="$(REDIS_URL="$REDIS_URL" ruby -e 'require "sidekiq"; require "sidekiq-cron"
+  puts Sidekiq::Cron::Job.all.map { |j| "#{j.name}=#{j.klass}" }.sort.join(",")')"
+assert_eq "$names" "fresh=FreshJob" "sidekiq-cron 1.8 lists the job saved with --layout 1 on an empty Redis"
+hh_cli cron add fresh --cron '0 4 * * *' --class FreshJob --layout 2 -r "$REDIS_URL"
+assert_eq "$HH_RC" 2 "--layout 2 beside a 1.x job of that name is refused (both would run): $HH_ERR"
 hh_log "pushed $n ticks, each once"
 pass
