@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# `hiredhand web` and large jobs: lists cut args at 2000 characters (as Sidekiq's Web UI
+# truncates them), a job's own page shows them whole, and a queue entry over the 1 MiB body
+# cap is deleted by its SHA-256 digest, exactly one copy at a time, 404 once none is left.
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/web_helpers.sh"
+hh_require_binary
+command -v curl >/dev/null || fail "curl is not installed"
+hh_redis_start
+web_start
+api() { curl -s "$WEB_URL/api/$1"; }
+jq_() { python3 -c 'import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }
+
+# --- lists cut args at 2000 characters (Sidekiq's Web UI truncates them so); a job's page shows them
+# whole; a queue entry over the 1 MiB body cap is deleted by its digest, exactly one copy at a time
+bigjid="$(hh_jid)"
+big() {   # JID CHARACTERS: a job whose one argument is that many x
+    python3 -c 'import json,sys; sys.stdout.write(json.dumps({"class": "BigJob", "args": ["x" * int(sys.argv[2])],
+        "queue": "bigq", "jid": sys.argv[1], "retry": True, "error_class": "E", "error_message": "big", "retry_count": 0},
+        separators=(",", ":")))' "$1" "$2"
+}
+big "$bigjid" 5000000 | R -x zadd retry 99999999999 >/dev/null
+list="$(api 'set?set=retry&count=500&class=BigJob')"
+[ "${#list}" -lt 20000 ] || fail "a retry list holding a 5 MB argument is ${#list} bytes"
+assert_eq "$(echo "$list" | jq_ 'len(d["entries"][0]["args"]), d["entries"][0]["args"][-4:]')" "(2003, 'x...')" \
+    "a retry list's args cut at 2000 characters"
+assert_eq "$(api "job?set=retry&jid=$bigjid" | jq_ 'len(d["entries"][0]["args"])')" 5000004 "a job's page shows its args whole"
+R lpush queue:bigq '{"class":"Small","args":[1],"jid":"small1","queue":"bigq"}' >/dev/null
+for _ in 1 2; do big "$bigjid" 2097152 | R -x lpush queue:bigq >/dev/null; done
+R lpush queue:bigq '{"class":"Small","args":[2],"jid":"small2","queue":"bigq"}' >/dev/null
+page="$(api 'queue?name=bigq&count=10')"
+[ "${#page}" -lt 20000 ] || fail "a queue page holding 2 MiB entries is ${#page} bytes"
+assert_eq "$(echo "$page" | jq_ '[len(j["args"]) for j in d["jobs"]], "payload" in d["jobs"][1]')" "([3, 2003, 2003, 3], False)" \
+    "a queue page's args cut at 2000 characters, no payload"
+digest="$(echo "$page" | jq_ 'd["jobs"][1]["digest"]')"
+assert_eq "$digest" "$(big "$bigjid" 2097152 | sha256sum | cut -c1-64)" "a queue entry's digest is the SHA-256 of its bytes"
+for want in "200 3" "200 2" "404 2"; do
+    web_post queue/delete '{"name":"bigq","digest":"'"$digest"'"}'
+    assert_eq "$WEB_STATUS $(R llen queue:bigq)" "$want" "delete a 2 MiB queue entry by its digest ($WEB_BODY)"
+done
+assert_eq "$(R lrange queue:bigq 0 -1 | python3 -c 'import json,sys; print(*[json.loads(l)["jid"] for l in sys.stdin])')" \
+    "small2 small1" "a delete by digest touched another entry"
+R del queue:bigq >/dev/null
+R zremrangebyscore retry 99999999999 99999999999 >/dev/null
+
+pass

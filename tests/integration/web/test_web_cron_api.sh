@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# `hiredhand web`'s periodic-job API: one job added by `hiredhand cron add`, one by Debian's
+# sidekiq-cron 1.8 from Ruby, one broken entry, listed with their fields, next tick and error;
+# one job's args and jid history; Enqueue now / Disable / Enable / Delete change Redis as
+# `hiredhand cron` does (the same data copied into db 1, each operation done through the API on
+# db 0 and by `hiredhand cron` on db 1, the two compared); cross-site and --read-only POSTs are
+# refused and change nothing.
+. "$(dirname "$0")/../../lib/harness.sh"
+. "$(dirname "$0")/../../lib/web_helpers.sh"
+hh_require_binary
+command -v curl >/dev/null || fail "curl is not installed"
+hh_redis_start
+# periodic jobs: one saved without Ruby, one by sidekiq-cron 1.8 (1.x layout), one broken
+hh_cli cron add nightly --cron '0 3 * * *' --class NightlyJob --queue cronq --args '[1,"a"]'
+[ "$HH_RC" = 0 ] || fail "hiredhand cron add: $HH_ERR"
+out="$(hh_ruby cron_fleet.rb define rubyjob '*/5 * * * *' rubyq 2>&1)" || fail "sidekiq-cron 1.8 define: $out"
+R sadd cron_jobs:default cron_job:default:broken >/dev/null
+R hset cron_job:default:broken name broken cron 'every day' klass BrokenJob status disabled message '{}' >/dev/null
+web_copy_db
+web_start
+api() { curl -s "$WEB_URL/api/$1"; }
+jq_() { python3 -c 'import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }
+
+# --- periodic jobs: the list, one job, the buttons against `hiredhand cron` on the copy
+assert_eq "$(api cron | jq_ '[(j["name"], j["status"], j["cron"], j["class"], j["queue"]) for j in d]')" \
+    "[('broken', 'disabled', 'every day', 'BrokenJob', 'default'), ('nightly', 'enabled', '0 3 * * *', 'NightlyJob', 'cronq'), ('rubyjob', 'enabled', '*/5 * * * *', 'CronTick', 'rubyq')]" \
+    "cron: the list (name, status, cron, class, queue)"
+want_next="$(python3 -c 'import time; t=int(time.time()); print(t - t % 300 + 300)')"
+got_next="$(api cron | jq_ '[j["next"] for j in d if j["name"] == "rubyjob"][0]')"
+[ "$got_next" = "$want_next" ] || [ "$got_next" = $((want_next + 300)) ] \
+    || fail "cron: the Ruby job's next tick is $got_next, want $want_next (or a tick later)"
+assert_contains "$(api cron | jq_ '[j["error"] for j in d if j["name"] == "broken"][0]')" "every day" "cron: a broken entry's error"
+assert_eq "$(api 'cron/job?name=nightly' | jq_ 'd["args"], d["history"]')" "('[1,\"a\"]', [])" "cron: one job's args and (empty) history"
+assert_eq "$(curl -s -o /dev/null -w '%{http_code}' "$WEB_URL/api/cron/job?name=nosuch")" 404 "cron: no such job"
+cron_same() { assert_eq "$(web_cron_state 0)" "$(web_cron_state 1)" "cron $1: the API and \`hiredhand cron\` left different data"; }
+cron1() { hh_cli cron "$@" -r "${REDIS_URL%/*}/1"; [ "$HH_RC" = 0 ] || fail "hiredhand cron $*: $HH_ERR"; }
+cron_same "before"
+web_post cron '{"name":"nightly","action":"enqueue"}'
+assert_eq "$WEB_STATUS" 200 "cron: Enqueue now ($WEB_BODY)"
+jid="$(echo "$WEB_BODY" | jq_ 'd["jid"]')"
+assert_eq "$(R lindex queue:cronq 0 | jq_ 'd["jid"], d["class"], d["args"]')" "('$jid', 'NightlyJob', [1, 'a'])" "cron: the job pushed"
+assert_eq "$(api 'cron/job?name=nightly' | jq_ '[h["jid"] for h in d["history"]]')" "['$jid']" "cron: the jid history"
+assert_ne "$(api cron | jq_ '[j["last_enqueue_time"] for j in d if j["name"] == "nightly"][0]')" "None" "cron: last enqueue time"
+cron1 enqueue nightly; cron_same "enqueue"
+web_post cron '{"name":"nightly","action":"disable"}'
+assert_eq "$WEB_STATUS $(R hget cron_job:default:nightly status)" "200 disabled" "cron: Disable"
+cron1 disable nightly; cron_same "disable"
+web_post cron '{"name":"nightly","action":"enable"}'
+cron1 enable nightly; cron_same "enable"
+web_post cron '{"name":"rubyjob","action":"disable"}'
+assert_eq "$WEB_STATUS $(R hget cron_job:rubyjob status)" "200 disabled" "cron: Disable a job sidekiq-cron 1.8 saved"
+cron1 disable rubyjob; cron_same "disable (1.x layout)"
+web_post cron '{"name":"rubyjob","action":"enqueue"}'
+assert_eq "$WEB_STATUS $(R llen queue:rubyq)" "200 1" "cron: Enqueue now a disabled 1.x job"
+cron1 enqueue rubyjob; cron_same "enqueue (1.x layout)"
+web_post cron '{"name":"nightly","action":"delete"}'
+assert_eq "$WEB_STATUS $(R exists cron_job:default:nightly cron_job:default:nightly:jid_history)" "200 0" "cron: Delete"
+cron1 delete nightly; cron_same "delete"
+web_post cron '{"name":"nightly","action":"enqueue"}'
+assert_eq "$WEB_STATUS" 404 "cron: Enqueue now of a deleted job"
+web_post cron '{"name":"rubyjob","action":"explode"}'
+assert_eq "$WEB_STATUS" 400 "cron: an unknown action"
+before="$(web_cron_state 0)"
+tok="$(web_token)"
+cbody='{"name":"rubyjob","action":"delete"}'
+ccode() { curl -s -o /dev/null -w '%{http_code}' -X POST --data-binary "$cbody" "$@" "$WEB_URL/api/cron"; }
+assert_eq "$(ccode)" 403 "cron: a POST without a token"
+assert_eq "$(ccode -H "X-CSRF-Token: $tok" -H "Cookie: hh_csrf=$tok" -H 'Origin: http://evil.example')" 403 "cron: a foreign Origin"
+assert_eq "$(ccode -H "X-CSRF-Token: $tok" -H "Cookie: hh_csrf=$tok" -H 'Sec-Fetch-Site: cross-site')" 403 "cron: cross-site"
+assert_eq "$(web_cron_state 0)" "$before" "cron: a refused POST changed Redis"
+
+# --- --read-only refuses every button
+kill "$WEB_PID"
+web_start --read-only
+before="$(web_cron_state 0)"
+for a in enqueue enable disable delete; do
+    web_post cron '{"name":"rubyjob","action":"'$a'"}'
+    assert_eq "$WEB_STATUS" 403 "--read-only refuses cron $a"
+done
+assert_eq "$(web_cron_state 0)" "$before" "cron: --read-only changed Redis"
+pass
