@@ -335,7 +335,10 @@ int cli_push(int argc, char **argv) {
     return 0;
 }
 
-/* Shared option loop for stats/processes/quiet/stop/dump. */
+/* Shared option loop for stats/processes/quiet/stop/dump. The words that
+ * are not options are left at optind on (getopt permutes them there): each
+ * command checks their count, so that `stats foo` is refused, not read as
+ * `stats`. */
 static int parse_common(int argc, char **argv, common *c, const char *usage) {
     static const struct option own[] = {
         {"json", no_argument, 0, OPT_JSON}, {"help", no_argument, 0, OPT_HELP}, {0, 0, 0, 0}};
@@ -388,6 +391,7 @@ int cli_stats(int argc, char **argv) {
     int rc = parse_common(argc, argv, &c,
                           "usage: hiredhand stats [--json] [-r URL] [--redis-password-file FILE] [--namespace NS]\n");
     if (rc) return rc < 0 ? 0 : rc;
+    if (optind < argc) return cli_usage_error("stats: unexpected argument '%s' (stats takes none)", argv[optind]);
     hh_client *cl = connect_or_explain(&c, &rc);
     if (!cl) return rc;
     char *out = NULL;
@@ -448,6 +452,8 @@ int cli_processes(int argc, char **argv) {
     int rc = parse_common(
         argc, argv, &c, "usage: hiredhand processes [--json] [-r URL] [--redis-password-file FILE] [--namespace NS]\n");
     if (rc) return rc < 0 ? 0 : rc;
+    if (optind < argc)
+        return cli_usage_error("processes: unexpected argument '%s' (processes takes none)", argv[optind]);
     hh_client *cl = connect_or_explain(&c, &rc);
     if (!cl) return rc;
     char *out = NULL;

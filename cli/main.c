@@ -71,7 +71,14 @@ static int cmd_retries(int argc, char **argv) { return cli_jobset(argc, argv, HH
 static int cmd_scheduled(int argc, char **argv) { return cli_jobset(argc, argv, HH_JOBSET_SCHEDULED); }
 static int cmd_dead(int argc, char **argv) { return cli_jobset(argc, argv, HH_JOBSET_DEAD); }
 static int cmd_version(int argc, char **argv) {
-    (void)argc, (void)argv;
+    /* no words: `version foo` is refused as every command refuses a word
+     * it does not take; the connection options, which may come before any
+     * command (and main hands over), are passed over */
+    for (int i = 1; i < argc; i++) {
+        int kind = global_option(argv[i]);
+        if (!kind) return cli_usage_error("%s: unexpected argument '%s' (it takes none)", argv[0], argv[i]);
+        i += kind - 1;
+    }
     printf("hiredhand %s\n", hh_version()); /* the library's, at run time */
     return 0;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Bad input: an unknown command, options before the command (the Redis ones work there), bad
-# flags, a bad URL, a missing handler program and shell syntax in a handler's COMMAND (which no
+# Bad input: an unknown command, a word after a command that takes none, options before the
+# command (the Redis ones work there), bad flags, a bad URL, a missing handler program and shell syntax in a handler's COMMAND (which no
 # shell reads) give a clear message on
 # stderr and exit status 2 (checked for `work` and `push`); Redis unreachable at start does NOT
 # make the worker exit: it stays up, logs the outage once per state change (no log spam), and when
@@ -49,6 +49,12 @@ for cmd in work stats processes "push OkJob []" "retries list" "queues" "jobs fi
     # shellcheck disable=SC2086
     expect_usage_error "empty -r ($cmd)" "the URL is empty" -- $cmd -r ""
 done
+# A command that takes no word refuses one, naming it, before it connects: `stats foo` is no `stats`
+for cmd in stats processes busy top web version work; do
+    expect_usage_error "a word after $cmd" "'foo'" -- "$cmd" foo -r "$url"
+done
+hh_cli -r "$url" version # the Redis options before it are no word of its own
+assert_eq "$HH_RC" 0 "'hiredhand -r URL version': $HH_ERR"
 expect_usage_error "bad URL port" "" -- work -r "redis://127.0.0.1:99999999/0" --exec "OkJob=$HH_HANDLERS/record.sh"
 expect_usage_error "bad URL db" "" -- work -r "redis://127.0.0.1:$port/notadb" --exec "OkJob=$HH_HANDLERS/record.sh"
 # A class registered twice by plug-ins: the error names the class and the files, not only that
