@@ -153,7 +153,14 @@ int cli_cron(int argc, char **argv) {
         }
         switch (ch) {
         case 1: argv[w++] = optarg; break; /* a word: cli_words_end */
-        case C_NS: s.cron_namespace = optarg; break;
+        case C_NS:
+            /* "" is no namespace (sidekiq-cron would key cron_jobs: by it):
+             * an unset variable, refused rather than read as default */
+            if (!*optarg)
+                return cli_usage_error("cron: --cron-namespace '': the namespace is empty (an unset variable?); "
+                                       "leave the option out for default");
+            s.cron_namespace = optarg;
+            break;
         case C_JSON: as_json = 1; break;
         case C_CRON: s.cron = optarg; break;
         case C_CLASS: s.klass = optarg; break;

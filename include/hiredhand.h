@@ -523,8 +523,11 @@ HH_EXPORT int hh_queue_show(hh_client *c, const char *name, size_t n, char **jso
  * Jobs live in Redis as sidekiq-cron 2.x saves them: the set
  * cron_jobs:<namespace> names the hash cron_job:<namespace>:<name>; the
  * 1.x layout (cron_jobs, cron_job:<name>) is read too in the namespace
- * "default". A NULL or "" namespace means "default". Every call is on a
- * client (thread safety as the client's: one thread at a time). */
+ * "default". A NULL namespace means "default"; "" is refused with
+ * HH_ERR_INVALID by every hh_cron_* call (hh_last_error() says so), as
+ * sidekiq-cron would key a namespace "" of its own (cron_jobs:) where a
+ * caller meant "default". Every call is on a client (thread safety as
+ * the client's: one thread at a time). */
 
 /* A job to save (hh_cron_save). Set struct_size to sizeof(hh_cron_spec). */
 typedef struct hh_cron_spec {
@@ -535,7 +538,7 @@ typedef struct hh_cron_spec {
     const char *queue;          /* NULL: "default" */
     const char *args_json;      /* a JSON array; NULL: [] */
     const char *description;    /* NULL: none */
-    const char *cron_namespace; /* NULL: "default" */
+    const char *cron_namespace; /* NULL: "default"; "" is refused */
     const char *retry_json;     /* the message's "retry": true, false or a count (an integer >= 0);
                                  * NULL or "null": Sidekiq's default */
     int active_job;             /* 1: pushed in ActiveJob's envelope (JobWrapper) */
@@ -557,7 +560,7 @@ typedef struct hh_cron_spec {
  * of that name exists (updated, not doubled) or the Redis holds 1.x jobs
  * and no cron_jobs:default set (a 1.x fleet reads nothing else); else
  * 2.x's; spec->layout 1 or 2 chooses instead. Errors: HH_ERR_INVALID (a field
- * missing, layout not 0, 1 or 2, layout 1 outside namespace "default",
+ * missing, the namespace "", "*" or holding ':', layout not 0, 1 or 2, layout 1 outside namespace "default",
  * a layout given while the other layout holds a job of that name in
  * "default" (both would run each tick), args not a JSON array, retry not true, false, null or an
  * integer >= 0 (Sidekiq reads a string or a fraction as 25 retries, a
@@ -575,17 +578,19 @@ HH_EXPORT int hh_cron_save(hh_client *c, const hh_cron_spec *spec);
  * where sidekiq-cron's Job.all fails whole. cron_namespace "*": every
  * namespace, those of the cron_jobs:<namespace> keys in Redis and
  * "default" (Job.all('*') under available_namespaces = :auto).
- * Errors: HH_ERR_REDIS, HH_ERR_NOMEM. */
+ * Errors: HH_ERR_INVALID (the namespace ""), HH_ERR_REDIS, HH_ERR_NOMEM. */
 HH_EXPORT int hh_cron_list(hh_client *c, const char *cron_namespace, char **json_out);
 
 /* Sets a job's status "enabled" (enabled 1) or "disabled", as the Web
- * UI's buttons do. Errors: HH_ERR_NOTFOUND, HH_ERR_REDIS. */
+ * UI's buttons do. Errors: HH_ERR_INVALID (the namespace "" or "*"),
+ * HH_ERR_NOTFOUND, HH_ERR_REDIS. */
 HH_EXPORT int hh_cron_set_enabled(hh_client *c, const char *cron_namespace, const char *name, int enabled);
 
 /* Deletes a job as Job#destroy: its set entry, guard set, jid_history and
  * hash. A set member hh_cron_list shows as broken (its key missing, or
  * not a hash) is taken out of its set, and the key left alone.
- * Errors: HH_ERR_NOTFOUND (no job nor member of that name), HH_ERR_REDIS. */
+ * Errors: HH_ERR_INVALID (the namespace "" or "*"), HH_ERR_NOTFOUND (no
+ * job nor member of that name), HH_ERR_REDIS. */
 HH_EXPORT int hh_cron_delete(hh_client *c, const char *cron_namespace, const char *name);
 
 /* A job's jid history (cron_job:...:<name>:jid_history, the last 10 runs
@@ -593,14 +598,15 @@ HH_EXPORT int hh_cron_delete(hh_client *c, const char *cron_namespace, const cha
  * (caller frees with free()): each entry as written, {"jid","enqueued"},
  * or a JSON string when an entry is not a JSON object. Bytes that are not
  * UTF-8, here and in hh_cron_list's fields, are shown as the text \xNN.
- * Errors: HH_ERR_NOTFOUND (no such job), HH_ERR_REDIS, HH_ERR_NOMEM. */
+ * Errors: HH_ERR_INVALID (the namespace "" or "*"), HH_ERR_NOTFOUND (no
+ * such job), HH_ERR_REDIS, HH_ERR_NOMEM. */
 HH_EXPORT int hh_cron_history(hh_client *c, const char *cron_namespace, const char *name, char **json_out);
 
 /* Runs a job now, as the Web UI's "Enqueue now" (Job#enqueue!): pushes
  * its job whatever its status and schedule, and writes last_enqueue_time
  * and jid_history, in one script. jid_out (HH_JID_SIZE bytes, may be
  * NULL) gets the jid. Errors: HH_ERR_NOTFOUND, HH_ERR_INVALID (its saved
- * message is no job), HH_ERR_REDIS, HH_ERR_NOMEM. */
+ * message is no job; the namespace "" or "*"), HH_ERR_REDIS, HH_ERR_NOMEM. */
 HH_EXPORT int hh_cron_enqueue_now(hh_client *c, const char *cron_namespace, const char *name, char *jid_out);
 
 /* Queue#clear: UNLINK queue:<name> and SREM queues <name> in one

@@ -19,7 +19,17 @@
 #include "error.h"
 #include "job.h"
 
-static const char *ns_of(const char *ns) { return ns && *ns ? ns : "default"; }
+static const char *ns_of(const char *ns) { return ns ? ns : "default"; }
+
+/* The empty namespace is refused, not read as "default": sidekiq-cron
+ * keeps "" as given (keys cron_jobs: and cron_job::<name>), so reading
+ * it as "default" would save or touch another namespace's job than the
+ * caller named, and `--cron-namespace "$NS"` with NS unset would pass
+ * unnoticed. Returns HH_OK or HH_ERR_INVALID (recorded). */
+static int check_ns(const char *ns) {
+    return ns && !*ns ? hh__fail(HH_ERR_INVALID, "the cron namespace is empty: give a name, or NULL for default")
+                      : HH_OK;
+}
 
 /* A JSON string of len bytes; bytes that are not UTF-8 (a job a script
  * wrote by hand) as the text \xNN, so the field still shows and is not
@@ -67,6 +77,10 @@ static json_t *hgetall(hh__conn *c, const hh__keys *k, const char *hash_key, int
 /* The hash of job `name`: the 2.x key, or in "default" the 1.x one when
  * only that exists. *found: 0 when neither holds a job. */
 static sds job_key(hh__conn *c, const hh__keys *k, const char *ns, const char *name, json_t **fields, int *rc) {
+    if ((*rc = check_ns(ns)) != HH_OK) {
+        *fields = NULL;
+        return NULL;
+    }
     if (!strcmp(ns_of(ns), "*")) { /* sidekiq-cron's Job.find takes one namespace */
         *fields = NULL;
         *rc = hh__fail(HH_ERR_INVALID, "namespace '*' is for a listing: name the job's namespace");
@@ -134,6 +148,7 @@ int hh_cron_save(hh_client *cl, const hh_cron_spec *s) {
         return hh__fail(HH_ERR_INVALID, "'name' must be set (1-255 bytes)");
     if (!s->klass || !*s->klass) return hh__fail(HH_ERR_INVALID, "'klass' (or class) must be set");
     if (!s->cron || !*s->cron) return hh__fail(HH_ERR_INVALID, "'cron' must be set");
+    if (check_ns(s->cron_namespace)) return HH_ERR_INVALID;
     const char *ns = ns_of(s->cron_namespace);
     if (strchr(ns, ':') || !strcmp(ns, "*")) return hh__fail(HH_ERR_INVALID, "namespace %s: no ':' and not '*'", ns);
     /* a caller built against a header without layout passes a shorter struct */
@@ -350,6 +365,7 @@ static void list_set(hh__conn *c, const hh__keys *k, const char *set, const char
 int hh_cron_list(hh_client *cl, const char *cron_namespace, char **json_out) {
     if (!cl || !json_out) return hh__fail(HH_ERR_INVALID, "hh_cron_list: NULL argument");
     *json_out = NULL;
+    if (check_ns(cron_namespace)) return HH_ERR_INVALID;
     hh__conn *c = hh__client_conn(cl);
     const hh__keys *k = hh__client_keys(cl);
     const char *ns = ns_of(cron_namespace);

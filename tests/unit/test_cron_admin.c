@@ -204,6 +204,30 @@ static void test_all_namespaces(void **s) {
     }
 }
 
+/* The namespace "" is refused by every call, with its reason, and
+ * nothing is written: it is not read as "default" (sidekiq-cron would key
+ * a namespace "" of its own). */
+static void test_empty_namespace_refused(void **s) {
+    (void)s;
+    hh_client *c = client_ns(NULL);
+    assert_int_equal(save(c, "x", NULL, NULL), HH_OK);
+    assert_int_equal(save(c, "x", "", NULL), HH_ERR_INVALID);
+    assert_non_null(strstr(hh_last_error(), "namespace is empty"));
+    char *out = NULL;
+    assert_int_equal(hh_cron_list(c, "", &out), HH_ERR_INVALID);
+    assert_null(out);
+    assert_int_equal(hh_cron_set_enabled(c, "", "x", 0), HH_ERR_INVALID);
+    assert_int_equal(hh_cron_delete(c, "", "x"), HH_ERR_INVALID);
+    assert_int_equal(hh_cron_enqueue_now(c, "", "x", NULL), HH_ERR_INVALID);
+    assert_int_equal(hh_cron_history(c, "", "x", &out), HH_ERR_INVALID);
+    assert_non_null(strstr(hh_last_error(), "namespace is empty"));
+    char *status = uh_str(&srv, "HGET cron_job:default:x status");
+    assert_string_equal(status, "enabled");
+    free(status);
+    assert_int_equal(uh_int(&srv, "LLEN queue:default"), 0);
+    hh_client_free(c);
+}
+
 static void test_namespaces_found(void **s) {
     (void)s;
     uh_flushall(&srv);
@@ -254,9 +278,13 @@ static void test_redis_errors(void **s) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_retry_checked),  cmocka_unit_test(test_broken_members_listed),
-        cmocka_unit_test(test_all_namespaces), cmocka_unit_test(test_namespaces_found),
-        cmocka_unit_test(test_redis_errors),   cmocka_unit_test(test_layout_chosen),
+        cmocka_unit_test(test_retry_checked),
+        cmocka_unit_test(test_broken_members_listed),
+        cmocka_unit_test(test_all_namespaces),
+        cmocka_unit_test(test_namespaces_found),
+        cmocka_unit_test(test_redis_errors),
+        cmocka_unit_test(test_layout_chosen),
+        cmocka_unit_test(test_empty_namespace_refused),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -2,7 +2,8 @@
 # `hiredhand cron`: a job added without Ruby is saved as sidekiq-cron saves
 # it (source dynamic, JSON args and message, the guard of the tick just
 # past), an expression the parser refuses is refused at add time with its
-# reason, enqueue/disable/enable/delete act on it; a worker logs a job it
+# reason, and so is an empty --cron-namespace in every verb;
+# enqueue/disable/enable/delete act on it; a worker logs a job it
 # cannot run once per poll with its name and reason, and `cron list` shows
 # it, /metrics, /stats and `hiredhand stats` count it. The config file's cron: section
 # loads as sidekiq-cron's schedule file. Then sidekiq-cron's Web UI (Cron tab, peers' 7.3) lists the job and
@@ -30,6 +31,15 @@ for r in '"abc"' -5; do
     assert_contains "$HH_ERR" "want true, false or a count" "--retry $r: the reason"
 done
 assert_eq "$(R EXISTS cron_job:default:r)" 0 "no job saved with a bad retry"
+# an empty --cron-namespace (an unset variable) is refused by every verb, not read as default
+for verb in "add e --cron @daily --class X" list "show nightly" "enable nightly" "disable nightly" \
+    "delete nightly" "enqueue nightly"; do
+    # shellcheck disable=SC2086
+    hh_cli cron $verb --cron-namespace '' -r "$REDIS_URL"
+    assert_eq "$HH_RC" 2 "cron $verb --cron-namespace '': $HH_ERR"
+    assert_contains "$HH_ERR" "the namespace is empty" "cron $verb --cron-namespace '': the reason"
+done
+assert_eq "$(R EXISTS cron_job:default:e)$(R HGET $HK status)$(R LLEN queue:low)" 0enabled0 "nothing written"
 
 hh_cli cron enqueue nightly -r "$REDIS_URL"
 assert_eq "$HH_RC" 0 "cron enqueue: $HH_ERR"
