@@ -4,7 +4,8 @@
  * that names no job's hash lists as broken beside the other jobs; the
  * namespace '*' lists every namespace found in Redis (under a key prefix
  * too) and names no single job; a Redis error during add's layout check
- * is an error and saves nothing. */
+ * (the rule's, or a chosen layout's check of the other layout's key) is an
+ * error and saves nothing; the namespace "" is refused. */
 #include "unit_helpers.h"
 
 #include <jansson.h>
@@ -267,6 +268,11 @@ static void test_redis_errors(void **s) {
     hh_client *c = uh_client(url, NULL);
     assert_int_equal(save(c, "j", NULL, NULL), HH_ERR_REDIS);
     assert_non_null(strstr(hh_last_error(), "EXISTS"));
+    /* with a layout chosen: the check of the other layout's key */
+    for (int l = 1; l <= 2; l++) {
+        assert_int_equal(save_layout(c, "j", NULL, l, sizeof(hh_cron_spec)), HH_ERR_REDIS);
+        assert_non_null(strstr(hh_last_error(), "EXISTS"));
+    }
     assert_int_equal(uh_int(&srv, "DBSIZE"), 0); /* nothing saved */
     char *out = (char *)1;
     assert_int_equal(hh_cron_list(c, NULL, &out), HH_ERR_REDIS);

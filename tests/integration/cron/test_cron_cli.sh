@@ -93,13 +93,20 @@ R DEL cron_job:default:str >/dev/null
 hh_cli cron delete tick --cron-namespace nsb -r "$REDIS_URL"
 
 # a Redis error (an ACL user without EXISTS, and with SMEMBERS only on
-# the keys stats read): add's check of the 1.x/2.x layout fails the add,
+# the keys stats read): add's check of the 1.x/2.x layout (or, with
+# --layout, of the other layout's key) fails the add,
 # saving nothing; stats print without their Periodic line
 R ACL SETUSER nocron on '>pw' '~*' '&*' '+@all' '-exists' '-smembers' '(+smembers ~queues ~processes)' >/dev/null
 hh_cli cron add j2 --cron '0 3 * * *' --class X -r "redis://nocron:pw@127.0.0.1:$REDIS_PORT"
 assert_eq "$HH_RC" 3 "a Redis error in add's layout check"
 assert_contains "$HH_ERR" "EXISTS" "names the command"
 assert_eq "$(R EXISTS cron_job:default:j2)" 0 "nothing saved"
+for l in 1 2; do # --layout's check of the other layout's key: the same
+    hh_cli cron add j2 --cron '0 3 * * *' --class X --layout $l -r "redis://nocron:pw@127.0.0.1:$REDIS_PORT"
+    assert_eq "$HH_RC" 3 "a Redis error in --layout $l's check: $HH_ERR"
+    assert_contains "$HH_ERR" "EXISTS" "--layout $l: names the command"
+done
+assert_eq "$(R EXISTS cron_job:default:j2 cron_job:j2)" 0 "nothing saved (--layout)"
 hh_cli stats -r "redis://nocron:pw@127.0.0.1:$REDIS_PORT"
 assert_eq "$HH_RC" 0 "stats despite the cron listing's error: $HH_ERR"
 assert_contains "$HH_OUT" "Processed" "the stats print"
