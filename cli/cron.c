@@ -52,7 +52,8 @@ static const char usage[] =
     "options: --cron-namespace NS (default: default; list: '*' for every namespace\n"
     "         found in Redis), --json (list), -r URL,\n"
     "         --redis-password-file FILE, --namespace NS\n"
-    "exit status: 0 done, 2 usage or a refused job, 3 Redis error, 4 no such job\n";
+    "exit status: 0 done, 1 a namespace's cron_jobs key of another type (list), 2 usage\n"
+    "or a refused job, 3 Redis error, 4 no such job\n";
 /* clang-format on */
 
 #define EXIT_REDIS 3
@@ -83,13 +84,32 @@ static char *shown(json_t *o, const char *k) {
     return cli_name_escape(json_string_value(v), json_string_length(v));
 }
 
+/* A namespace's set whose key is of another type (the entry with "key"):
+ * its jobs cannot be read, so the listing is not whole. Each is named on
+ * stderr with its type, and the status is 1 (0 when there is none). */
+static int bad_sets(json_t *a) {
+    size_t i;
+    json_t *j;
+    int rc = 0;
+    json_array_foreach(a, i, j) {
+        if (!json_is_string(json_object_get(j, "key"))) continue;
+        char *why = shown(j, "error");
+        fprintf(stderr, "hiredhand: cron: %s\n", why ? why : "?");
+        free(why);
+        rc = 1;
+    }
+    return rc;
+}
+
 /* all_ns: the listing of every namespace ('*'), a column of its own */
 static int print_list(const char *json, int as_json, int all_ns) {
+    json_t *a = json_loads(json, 0, NULL);
     if (as_json) {
         printf("%s\n", json);
-        return 0;
+        int rc = bad_sets(a);
+        json_decref(a);
+        return rc;
     }
-    json_t *a = json_loads(json, 0, NULL);
     size_t i;
     json_t *j;
     if (all_ns) printf("%-16s ", "NAMESPACE");
@@ -112,8 +132,9 @@ static int print_list(const char *json, int as_json, int all_ns) {
         for (size_t n = 0; n < 7; n++) free(f[n]);
     }
     if (!json_array_size(a)) printf("(no periodic jobs)\n");
+    int rc = bad_sets(a);
     json_decref(a);
-    return 0;
+    return rc;
 }
 
 static int fail(int e) {

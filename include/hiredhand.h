@@ -575,7 +575,11 @@ HH_EXPORT int hh_cron_save(hh_client *c, const hh_cron_spec *spec);
  * "next" (the next tick, Unix seconds, or null), "error" (why hiredhand
  * cannot run it, or null)}. A set member naming a key that is no job's
  * hash (another type, or no key) lists with its "error" and null fields,
- * where sidekiq-cron's Job.all fails whole. cron_namespace "*": every
+ * where sidekiq-cron's Job.all fails whole. So does a namespace's set
+ * whose key is of another type (a string, a list: sidekiq-cron fails on
+ * it too): one entry named as the key, with "key" (the key, a field no
+ * job entry has) and "error" ("key cron_jobs:default is a string, not a
+ * set: ..."). cron_namespace "*": every
  * namespace, those of the cron_jobs:<namespace> keys in Redis and
  * "default" (Job.all('*') under available_namespaces = :auto).
  * Errors: HH_ERR_INVALID (the namespace ""), HH_ERR_REDIS, HH_ERR_NOMEM. */

@@ -5,7 +5,8 @@
  * Keys read: cron_jobs:<namespace> (2.x, SMEMBERS, one per namespace
  * polled; the namespace "auto": those found by SCAN MATCH cron_jobs:*),
  * cron_jobs (1.x layout, SMEMBERS), the job hashes named there
- * (cron_job:<namespace>:<name> or cron_job:<name>, HGETALL).
+ * (cron_job:<namespace>:<name> or cron_job:<name>, HGETALL); TYPE of a
+ * set key of another type, to name it in the WARN line.
  * Keys written, only on a due tick (HH_LUA_CRON_ENQUEUE): <hash>:enqueued
  * (ZADD guard, ZREMRANGEBYSCORE of entries older than 24 h), queue:<q>
  * (LPUSH), queues (SADD), <hash> (HSET last_enqueue_time),
@@ -296,11 +297,14 @@ static json_t *hash_fields(const redisReply *r) {
     return o;
 }
 
-/* Appends the members of set `name` (unprefixed) to *out. */
-static int set_members(hh__conn *c, const hh__keys *k, const char *name, sds **out, size_t *n, sds *err) {
+/* Appends the members of set `name` (unprefixed) to *out. A key of
+ * another type (a script's string) holds none: it is named in *bad (a
+ * "; "-separated list, with its type) and counted in *nbad, for the
+ * poll's WARN line, rather than passed over in silence. */
+static int set_members(hh__conn *c, const hh__keys *k, const char *name, sds **out, size_t *n, sds *err, sds *bad,
+                       long *nbad) {
     sds key = hh__key(k, name);
     redisReply *r = hh__conn_cmd(c, "SMEMBERS %s", key);
-    sdsfree(key);
     int rc = 0;
     if (r && r->type == REDIS_REPLY_ARRAY) {
         for (size_t i = 0; i < r->elements; i++) {
@@ -312,7 +316,14 @@ static int set_members(hh__conn *c, const hh__keys *k, const char *name, sds **o
             (*out)[(*n)++] = sdsnewlen(m->str, m->len);
         }
     } else if (r && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "WRONGTYPE", 9) == 0) {
-        /* not a set: nothing of ours there */
+        /* not a set: no job of it can be read (sidekiq-cron's poll fails
+         * on it); the type, one more round trip on this rare path */
+        redisReply *t = hh__conn_cmd(c, "TYPE %s", key);
+        (*nbad)++;
+        if (sdslen(*bad) < 2000)
+            *bad = sdscatprintf(*bad, "%s%s: its key is a %s, not a set", sdslen(*bad) ? "; " : "", name,
+                                t && t->type == REDIS_REPLY_STATUS ? t->str : "key of another type");
+        if (t) freeReplyObject(t);
     } else {
         *err = sdscatprintf(sdsempty(), "SMEMBERS %s: %s", name,
                             !r                                 ? hh__conn_last_error(c)
@@ -321,6 +332,7 @@ static int set_members(hh__conn *c, const hh__keys *k, const char *name, sds **o
         rc = -1;
     }
     if (r) freeReplyObject(r);
+    sdsfree(key);
     return rc;
 }
 
@@ -387,18 +399,22 @@ int hh__cron_poll(const hh__cron_env *e, hh__conn *c, double now) {
             rc = -1;
         }
     }
+    /* a set whose key is of another type counts as one broken job and is
+     * named in the poll's WARN line, beside the broken jobs */
+    long jobs = 0, disabled = 0, broken = 0;
+    sds broken_list = sdsempty();
     for (size_t i = 0; i < nns && !rc; i++) {
         sds name = sdscatprintf(sdsempty(), "cron_jobs:%s", nss[i]);
-        rc = set_members(c, e->ctx->keys, name, &members, &n, &err);
+        rc = set_members(c, e->ctx->keys, name, &members, &n, &err, &broken_list, &broken);
         sdsfree(name);
     }
     for (size_t i = 0; i < nns; i++) sdsfree(nss[i]);
     free(nss);
-    if (!rc) rc = set_members(c, e->ctx->keys, "cron_jobs", &members, &n, &err); /* sidekiq-cron 1.x */
-    long jobs = 0, disabled = 0, broken = 0;
+    if (!rc) /* sidekiq-cron 1.x */
+        rc = set_members(c, e->ctx->keys, "cron_jobs", &members, &n, &err, &broken_list, &broken);
+    jobs = broken;
     long long next = 0;
     int pushed = 0;
-    sds broken_list = sdsempty();
     for (size_t i = 0; i < n && !rc && !atomic_load(&e->ctx->flags->quiet); i++) {
         sds hk = hh__key(e->ctx->keys, members[i]);
         redisReply *r = hh__conn_cmd(c, "HGETALL %s", hk);

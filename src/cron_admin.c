@@ -8,7 +8,8 @@
  * cron_job:<name> (the 1.x layout) read in the namespace "default"; a run
  * now writes as the poller does (HH_LUA_CRON_ENQUEUE); :jid_history read
  * (LRANGE) by hh_cron_history; the namespace '*' of a listing: the keys
- * cron_jobs:<namespace> found by SCAN. */
+ * cron_jobs:<namespace> found by SCAN; TYPE of a set's or a member's key
+ * of another type, to name it. */
 #include <jansson.h>
 #include <math.h>
 #include <stddef.h>
@@ -294,13 +295,38 @@ static json_t *broken_entry(const char *member, size_t len, const char *set, con
     return j;
 }
 
+/* The entry of a namespace's set whose key is of another type (a string
+ * or a list a script wrote): no job of it can be read, and sidekiq-cron
+ * fails on it (its SMEMBERS raises WRONGTYPE). Listed, as a broken member
+ * is, with "key" (the set's key, its name too) and the reason in "error",
+ * so that a listing shows it rather than an empty namespace. */
+static json_t *broken_set_entry(hh__conn *c, const hh__keys *k, const char *set, const char *ns) {
+    sds key = hh__key(k, set);
+    redisReply *t = hh__conn_cmd(c, "TYPE %s", key);
+    sdsfree(key);
+    json_t *j = json_object();
+    json_object_set_new(j, "name", json_string(set));
+    json_object_set_new(j, "namespace", json_string(ns));
+    const char *fl[] = {"cron", "status", "source", "description", "args", "class", "queue", "last_enqueue_time",
+                        "next"};
+    for (size_t n = 0; n < sizeof(fl) / sizeof(*fl); n++) json_object_set_new(j, fl[n], json_null());
+    json_object_set_new(j, "key", json_string(set));
+    sds e = sdscatprintf(sdsempty(), "key %s is a %s, not a set: no periodic job of it can be read", set,
+                         t && t->type == REDIS_REPLY_STATUS ? t->str : "key of another type");
+    json_object_set_new(j, "error", text(e, sdslen(e)));
+    sdsfree(e);
+    if (t) freeReplyObject(t);
+    return j;
+}
+
 static void list_set(hh__conn *c, const hh__keys *k, const char *set, const char *ns, json_t *out, int *rc) {
     sds key = hh__key(k, set);
     redisReply *r = hh__conn_cmd(c, "SMEMBERS %s", key);
     sdsfree(key);
     if (!r || r->type != REDIS_REPLY_ARRAY) {
-        if (!(r && r->type == REDIS_REPLY_ERROR && !strncmp(r->str, "WRONGTYPE", 9)))
-            *rc = hh__fail(HH_ERR_REDIS, "SMEMBERS %s: %s", set, r ? (r->str ? r->str : "?") : hh__conn_last_error(c));
+        if (r && r->type == REDIS_REPLY_ERROR && !strncmp(r->str, "WRONGTYPE", 9))
+            json_array_append_new(out, broken_set_entry(c, k, set, ns));
+        else *rc = hh__fail(HH_ERR_REDIS, "SMEMBERS %s: %s", set, r ? (r->str ? r->str : "?") : hh__conn_last_error(c));
         if (r) freeReplyObject(r);
         return;
     }

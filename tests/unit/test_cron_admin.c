@@ -1,7 +1,8 @@
 /* test_cron_admin.c -- src/cron_admin.c and the namespace discovery of
  * src/cron.c, against a private redis-server: a retry Sidekiq would read
  * otherwise than it reads is refused and nothing is saved; a set member
- * that names no job's hash lists as broken beside the other jobs; the
+ * that names no job's hash lists as broken beside the other jobs, and so
+ * does a namespace's set of another type; the
  * namespace '*' lists every namespace found in Redis (under a key prefix
  * too) and names no single job; a Redis error during add's layout check
  * (the rule's, or a chosen layout's check of the other layout's key) is an
@@ -169,6 +170,21 @@ static void test_broken_members_listed(void **s) {
     a = list(c, NULL);
     assert_int_equal(json_array_size(a), 1);
     assert_string_equal(get(a, 0, "name"), "good");
+    json_decref(a);
+    /* a namespace's set (2.x's, 1.x's) whose key is of another type lists
+     * as one entry naming the key and its type, the other jobs as they are */
+    freeReplyObject(uh_cmd(&srv, "SET cron_jobs x"));
+    freeReplyObject(uh_cmd(&srv, "RPUSH cron_jobs:nsl m"));
+    a = list(c, NULL);
+    assert_int_equal(json_array_size(a), 2);
+    assert_string_equal(get(a, 0, "key"), "cron_jobs");
+    assert_non_null(strstr(get(a, 0, "error"), "key cron_jobs is a string, not a set"));
+    assert_string_equal(get(a, 1, "name"), "good");
+    assert_null(get(a, 1, "key"));
+    json_decref(a);
+    a = list(c, "nsl");
+    assert_int_equal(json_array_size(a), 1);
+    assert_non_null(strstr(get(a, 0, "error"), "key cron_jobs:nsl is a list, not a set"));
     json_decref(a);
     hh_client_free(c);
 }

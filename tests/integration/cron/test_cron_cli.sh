@@ -2,7 +2,8 @@
 # `hiredhand cron`: a job added without Ruby is saved as sidekiq-cron saves
 # it (source dynamic, JSON args and message, the guard of the tick just
 # past), an expression the parser refuses is refused at add time with its
-# reason, and so is an empty --cron-namespace in every verb;
+# reason, and so is an empty --cron-namespace in every verb; a namespace's
+# set key of another type is named by the poller and by `cron list` (exit 1);
 # enqueue/disable/enable/delete act on it; a worker logs a job it
 # cannot run once per poll with its name and reason, and `cron list` shows
 # it, /metrics, /stats and `hiredhand stats` count it. The config file's cron: section
@@ -87,6 +88,14 @@ assert_contains "$HH_OUT" "NAMESPACE" "cron list '*': a namespace column"
 assert_contains "$(printf '%s\n' "$HH_OUT" | grep ' tick ')" "nsb" "cron list '*': the job of nsb"
 hh_cli cron show tick --cron-namespace '*' -r "$REDIS_URL"
 assert_eq "$HH_RC" 2 "'*' names no one job"
+# a namespace's set key of another type (sidekiq-cron fails on it): the poller
+# (auto finds it) names it in its WARN line; cron list names it and its type, exit 1
+R SET cron_jobs:nsbad x >/dev/null
+must_wait 10 'grep -q "cron_jobs:nsbad: its key is a string, not a set" "$WORKER_LOG"' "the poller names the bad set"
+hh_cli cron list --cron-namespace nsbad -r "$REDIS_URL"
+assert_eq "$HH_RC" 1 "cron list of a set of another type: $HH_ERR"
+assert_contains "$HH_ERR" "key cron_jobs:nsbad is a string, not a set" "cron list names the key and its type"
+R DEL cron_jobs:nsbad >/dev/null
 hh_stop_worker
 R SREM cron_jobs:default cron_job:default:str cron_job:default:gone >/dev/null
 R DEL cron_job:default:str >/dev/null
