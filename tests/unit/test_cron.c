@@ -46,6 +46,15 @@ static void test_due_tick(void **state) {
     assert_int_equal(hh__cron_due_tick(x, T0 + 1.5, T0, 60), -1);
     assert_int_equal(hh__cron_due_tick(x, T0 + 1.5, T0 - 1, 60), T0);
     hh__cron_expr_free(x);
+    /* every second: tick T0 enqueued at T0 + 1.4 writes last_enqueue_time
+     * T0 + 1 (whole seconds), so T0 + 1 is skipped and T0 + 2 runs: every
+     * other second, as sidekiq-cron (docs/periodic-jobs.md says so) */
+    x = hh__cron_expr_parse("* * * * * *", "UTC", err, sizeof(err));
+    assert_non_null(x);
+    assert_int_equal(hh__cron_due_tick(x, T0 + 1.4, -1, 60), T0);
+    assert_int_equal(hh__cron_due_tick(x, T0 + 2.4, T0 + 1, 60), -1);
+    assert_int_equal(hh__cron_due_tick(x, T0 + 3.4, T0 + 1, 60), T0 + 2);
+    hh__cron_expr_free(x);
     x = hh__cron_expr_parse("0 * * * *", "UTC", err, sizeof(err)); /* hourly, T0 is :30 */
     assert_non_null(x);
     assert_int_equal(hh__cron_due_tick(x, T0 + 30 * 60 + 59, -1, 60), T0 + 30 * 60); /* within the grace */
