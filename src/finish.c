@@ -231,15 +231,14 @@ struct push_back_attempt {
 
 static int push_back_attempt(void *ctx, hh__conn *c, char *why, size_t whylen) {
     struct push_back_attempt *a = ctx;
-    if (hh__finish_requeue(a->env, c, a->env->ctx->queues[a->f->queue], a->f->payload, a->f->len) >= 0) return 0;
-    hh__strlcpy(why, hh__conn_error_or(c, "Redis unreachable"), whylen);
-    return -1;
+    int rc = hh__finish_requeue(a->env, c, a->env->ctx->queues[a->f->queue], a->f->payload, a->f->len, why, whylen);
+    return rc >= 0 ? 0 : -1;
 }
 
 /* Pushes a fetched job that will not run here back to the front of its
  * queue until Redis takes it (outcome.c's write-until-done: an outage
  * reconnects, a refusal such as OOM backs off) or the stop gives up; then
- * says where it is. hh__finish_requeue() logs its own refusals. */
+ * says where it is, with the reason of the last attempt. */
 void hh__finish_push_back(const hh__finish_env *env, hh__conn *conn, const hh__fetched *f) {
     hh__until_done u = {.conn = conn, .log = env->ctx->log, .giving_up = &env->ctx->flags->giving_up, .subject = NULL};
     struct push_back_attempt a = {env, f};
@@ -260,7 +259,8 @@ void hh__finish_ack_append(const hh__finish_env *env, hh__pipe *pipe, const hh_j
     if (!known) sdsfree(k);
 }
 
-int hh__finish_requeue(const hh__finish_env *env, hh__conn *c, const char *queue, const char *payload, size_t len) {
+int hh__finish_requeue(const hh__finish_env *env, hh__conn *c, const char *queue, const char *payload, size_t len,
+                       char *why, size_t whylen) {
     sds qk = hh__key_queue(env->ctx->keys, queue);
     redisReply *r;
     if (env->ctx->opts.fetch == HH_FETCH_BASIC) {
@@ -279,8 +279,14 @@ int hh__finish_requeue(const hh__finish_env *env, hh__conn *c, const char *queue
         sdsfree(ik);
     }
     sdsfree(qk);
-    if (!r) return -1;
+    if (!r) {
+        hh__strlcpy(why, hh__conn_error_or(c, "Redis unreachable"), whylen);
+        return -1;
+    }
     int rc = r->type == REDIS_REPLY_INTEGER ? (r->integer > 0) : -1;
+    /* Redis' own words (WRONGTYPE...): the report of a job not pushed back
+     * must not call a refusal an outage */
+    if (rc < 0) hh__strlcpy(why, r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply to the push back", whylen);
     freeReplyObject(r);
     return rc;
 }

@@ -80,8 +80,10 @@ void hh__finish_acks_free(const hh__finish_env *env, hh_job **jobs, size_t n);
 /* Pushes a fetched job back to the tail of its queue (runs next), exact
  * bytes, once: LREM+RPUSH in one script for reliable fetch, an RPUSH script
  * for basic (both allowed over maxmemory: scripts.h).
- * Returns 1 pushed, 0 it was no longer in progress, -1 Redis error. */
-int hh__finish_requeue(const hh__finish_env *env, hh__conn *c, const char *queue, const char *payload, size_t len);
+ * Returns 1 pushed, 0 it was no longer in progress, -1 Redis error, with
+ * Redis' own message (or the connection's error) in why. */
+int hh__finish_requeue(const hh__finish_env *env, hh__conn *c, const char *queue, const char *payload, size_t len,
+                       char *why, size_t whylen);
 /* Appends the push back of hh__finish_requeue to a pipeline (the script's
  * source, not its sha: one round trip even on a fresh connection). Its
  * reply: integer 1 pushed, 0 no longer in progress; anything else failed. */

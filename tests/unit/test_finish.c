@@ -16,9 +16,10 @@
  *   - a push back puts the exact payload at the end of its queue that is
  *     fetched next, once (gone from the in-progress list: nothing pushed),
  *     leaves the entry where it was when Redis refuses, is retried until
- *     Redis takes it, and once the stop gave up says where the job is:
- *     its in-progress list (reliable fetch), or nowhere, with the whole
- *     payload in an ERROR line and counted (basic fetch). */
+ *     Redis takes it, and once the stop gave up says where the job is and
+ *     why (Redis' own refusal, not "Redis unreachable"): its in-progress
+ *     list (reliable fetch), or nowhere, with the whole payload in an
+ *     ERROR line and counted (basic fetch). */
 #include "unit_helpers.h"
 
 #include <pthread.h>
@@ -344,23 +345,25 @@ static void test_ack_after_lost_reply_is_no_lease_loss(void **s) {
 static void test_requeue_reliable(void **s) {
     (void)s;
     fx *f = fx_new(HH_FETCH_RELIABLE);
+    char why[256] = "";
     const char *p = payload_of("rq-1");
     uh_int(&srv, "RPUSH queue:default older newer");
     uh_int(&srv, "RPUSH %s %s", INPROG "default", p);
-    assert_int_equal(hh__finish_requeue(&f->env, &f->c, "default", p, strlen(p)), 1);
+    assert_int_equal(hh__finish_requeue(&f->env, &f->c, "default", p, strlen(p), why, sizeof(why)), 1);
     assert_int_equal(llen(INPROG "default"), 0);
     assert_int_equal(llen("queue:default"), 3);
     char *next = uh_str(&srv, "LINDEX queue:default -1");
     assert_string_equal(next, p);
     free(next);
     /* gone from the in-progress list: nothing pushed (never twice) */
-    assert_int_equal(hh__finish_requeue(&f->env, &f->c, "default", p, strlen(p)), 0);
+    assert_int_equal(hh__finish_requeue(&f->env, &f->c, "default", p, strlen(p), why, sizeof(why)), 0);
     assert_int_equal(llen("queue:default"), 3);
     /* Redis refuses (the queue is not a list): the entry stays where it was */
     const char *q = payload_of("rq-2");
     uh_int(&srv, "RPUSH %s %s", INPROG "other", q);
     freeReplyObject(uh_cmd(&srv, "SET queue:other x"));
-    assert_int_equal(hh__finish_requeue(&f->env, &f->c, "other", q, strlen(q)), -1);
+    assert_int_equal(hh__finish_requeue(&f->env, &f->c, "other", q, strlen(q), why, sizeof(why)), -1);
+    assert_non_null(strstr(why, "WRONGTYPE")); /* Redis' own words, not an outage */
     assert_int_equal(llen(INPROG "other"), 1);
     /* the pipelined form: one reply each, 1 pushed, 0 gone */
     uh_int(&srv, "DEL queue:other");
@@ -384,9 +387,10 @@ static void test_requeue_reliable(void **s) {
 static void test_requeue_basic(void **s) {
     (void)s;
     fx *f = fx_new(HH_FETCH_BASIC);
+    char why[256] = "";
     const char *p = payload_of("rqb-1");
     uh_int(&srv, "RPUSH queue:default older");
-    assert_int_equal(hh__finish_requeue(&f->env, &f->c, "default", p, strlen(p)), 1);
+    assert_int_equal(hh__finish_requeue(&f->env, &f->c, "default", p, strlen(p), why, sizeof(why)), 1);
     char *next = uh_str(&srv, "LINDEX queue:default -1");
     assert_string_equal(next, p);
     free(next);
@@ -466,7 +470,7 @@ static void test_push_back_given_up_reports(void **s) {
         hh__fetched fe = {p, len, 0, 0};
         hh__finish_push_back(&f->env, &f->c, &fe);
         if (basic) {
-            expect_logged("ERROR class=Fin jid=gu-1: NOT PUSHED BACK to queue default (");
+            expect_logged("ERROR class=Fin jid=gu-1: NOT PUSHED BACK to queue default (WRONGTYPE");
             pthread_mutex_lock(&log_mu);
             char *line = strstr(log_text, "NOT PUSHED BACK");
             char *end = line ? strchr(line, '\n') : NULL;
@@ -475,7 +479,7 @@ static void test_push_back_given_up_reports(void **s) {
             assert_true(whole); /* ends with the whole payload */
             assert_int_equal(atomic_load(&f->m->counters.not_pushed_back), 1);
         } else {
-            expect_logged("WARN class=Fin jid=gu-0: not pushed back to queue default (");
+            expect_logged("WARN class=Fin jid=gu-0: not pushed back to queue default (WRONGTYPE");
             expect_logged("it stays in " INPROG "default for the next start with --identity " IDENT);
             assert_int_equal(llen(INPROG "default"), 1);
             assert_int_equal(atomic_load(&f->m->counters.not_pushed_back), 0);
