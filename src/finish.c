@@ -195,8 +195,10 @@ static void acks_until_done(const hh__finish_env *env, hh__conn *c, hh_job **job
     if (a.jobs) hh__finish_acks_free(env, a.jobs, a.n); /* gave up with acks in hand */
 }
 
-/* One attempt: what fails is put back in the queue, unless the stop gave
- * up (then the jobs stay in progress). */
+/* One attempt. Acks Redis refused go back to the queue (settled by the
+ * attempt), even after the stop gave up: its last flush takes them. Acks
+ * whose reply was lost stay in hand: back to the queue, or, once the stop
+ * gave up, dropped with their leases (the jobs stay in progress). */
 static void acks_once(const hh__finish_env *env, hh__conn *c, hh_job **jobs, size_t n) {
     char why[256];
     acks_attempt a = {env, jobs, n};
