@@ -49,6 +49,8 @@ static const char usage[] =
     "  enable|disable NAME   switch it, as the Cron tab's buttons\n"
     "  delete NAME   delete it and its history\n"
     "  enqueue NAME  run it now, as the Cron tab's \"Enqueue now\"\n"
+    "  show, enable, disable, delete, enqueue: --layout 1|2 picks the copy of a job\n"
+    "                saved in both layouts (refused without it, exit 2)\n"
     "options: --cron-namespace NS (default: default; list: '*' for every namespace\n"
     "         found in Redis), --json (list), -r URL,\n"
     "         --redis-password-file FILE, --namespace NS\n"
@@ -129,6 +131,11 @@ static int print_list(const char *json, int as_json, int all_ns) {
         printf("%-24s %-9s %-20s %-24s %-12s %-24s %s\n", f[0] ? f[0] : "?", f[1] ? f[1] : "?", f[2] ? f[2] : "?",
                f[3] ? f[3] : "?", f[4] ? f[4] : "?", next, f[5] ? f[5] : "?");
         if (json_is_string(json_object_get(j, "error"))) printf("  ! cannot run: %s\n", f[6] ? f[6] : "?");
+        json_int_t other = json_integer_value(json_object_get(j, "also_in_layout"));
+        if (other)
+            printf("  ! layout %d copy; also in layout %d: both run each tick (delete one: cron delete %s "
+                   "--layout 1|2)\n",
+                   (int)json_integer_value(json_object_get(j, "layout")), (int)other, f[0] ? f[0] : "?");
         for (size_t n = 0; n < 7; n++) free(f[n]);
     }
     if (!json_array_size(a)) printf("(no periodic jobs)\n");
@@ -217,13 +224,15 @@ int cli_cron(int argc, char **argv) {
         return cli_usage_error("cron %s: --cron-namespace '*' is for list: name the job's namespace", verb);
     if (!is_list && !name) return cli_usage_error("cron %s needs a job NAME", verb);
     if (strcmp(verb, "add") &&
-        (s.cron || s.klass || s.queue || s.args_json || s.description || s.retry_json || s.active_job || s.layout ||
+        (s.cron || s.klass || s.queue || s.args_json || s.description || s.retry_json || s.active_job ||
          s.date_as_argument || s.disabled))
         return cli_usage_error("cron %s: --cron, --class, --queue, --args ... are for add", verb);
+    if (is_list && s.layout) return cli_usage_error("cron list: --layout is for one job (list shows both layouts)");
     if (!strcmp(verb, "add") && (!s.cron || !s.klass)) return cli_usage_error("cron add needs --cron and --class");
     int rc = 0, e;
     hh_client *c = cli_client_open(&ro, EXIT_REDIS, &rc);
     if (!c) return rc;
+    hh_cron_use_layout(c, s.layout); /* 1 or 2 checked above; 0: a name in both is refused */
     char *out = NULL;
     if (is_list || !strcmp(verb, "show")) {
         e = hh_cron_list(c, s.cron_namespace, &out);
@@ -234,8 +243,19 @@ int cli_cron(int argc, char **argv) {
         } else {
             json_t *a = json_loads(out, 0, NULL), *j, *found = NULL;
             size_t i;
-            json_array_foreach(a, i, j) if (!strcmp(str(j, "name"), name)) found = j;
-            if (found) {
+            int nfound = 0;
+            json_array_foreach(a, i, j) {
+                if (strcmp(str(j, "name"), name)) continue;
+                if (s.layout && json_integer_value(json_object_get(j, "layout")) != s.layout) continue;
+                found = j, nfound++;
+            }
+            if (nfound > 1) {
+                fprintf(stderr,
+                        "hiredhand: cron: periodic job %s is saved in both sidekiq-cron layouts, each run each "
+                        "tick: choose one with --layout 1|2\n",
+                        name);
+                rc = CLI_EXIT_USAGE;
+            } else if (found) {
                 char *d = json_dumps(found, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
                 printf("%s\n", d ? d : "");
                 free(d);

@@ -573,7 +573,9 @@ HH_EXPORT int hh_cron_save(hh_client *c, const hh_cron_spec *spec);
  * with free()): each {"name","namespace","cron","class","queue","status",
  * "source","description","args","last_enqueue_time" (as stored, or null),
  * "next" (the next tick, Unix seconds, or null), "error" (why hiredhand
- * cannot run it, or null)}. A set member naming a key that is no job's
+ * cannot run it, or null), "layout" (1: sidekiq-cron 1.x's keys, 2:
+ * 2.x's), and "also_in_layout" (1 or 2) on a job of namespace "default"
+ * saved in both layouts, each copy running each tick}. A set member naming a key that is no job's
  * hash (another type, or no key) lists with its "error" and null fields,
  * where sidekiq-cron's Job.all fails whole. So does a namespace's set
  * whose key is of another type (a string, a list: sidekiq-cron fails on
@@ -612,6 +614,18 @@ HH_EXPORT int hh_cron_history(hh_client *c, const char *cron_namespace, const ch
  * NULL) gets the jid. Errors: HH_ERR_NOTFOUND, HH_ERR_INVALID (its saved
  * message is no job; the namespace "" or "*"), HH_ERR_REDIS, HH_ERR_NOMEM. */
 HH_EXPORT int hh_cron_enqueue_now(hh_client *c, const char *cron_namespace, const char *name, char *jid_out);
+
+/* Which of sidekiq-cron's layouts the single-job calls on c
+ * (hh_cron_set_enabled, hh_cron_delete, hh_cron_enqueue_now,
+ * hh_cron_history) act on in namespace "default", where one name may be
+ * saved twice: 1.x's (cron_job:<name>) and 2.x's
+ * (cron_job:default:<name>; sidekiq-cron 1.8 saves its own copy of a job
+ * it cannot see there). layout 0 (a new client's): the one that exists,
+ * and a name in both is refused with HH_ERR_INVALID (acting on one copy
+ * would leave the other running); 1 or 2: that layout's copy only.
+ * Applies to later calls on c; not thread-safe, as c itself.
+ * Errors: HH_ERR_INVALID (NULL c, layout not 0, 1 or 2). */
+HH_EXPORT int hh_cron_use_layout(hh_client *c, int layout);
 
 /* Queue#clear: UNLINK queue:<name> and SREM queues <name> in one
  * transaction; *removed (may be NULL) gets the jobs it held. A key a

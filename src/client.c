@@ -24,6 +24,7 @@ struct hh_client {
     hh__conn conn;
     hh_timestamps ts;
     long long max_bulk; /* Redis' proto-max-bulk-len, 0 unknown, -1 unreadable */
+    int cron_layout;    /* hh_cron_use_layout: 0, 1 or 2 */
 };
 
 /* Redis drops the connection on an argument over proto-max-bulk-len, so
@@ -794,6 +795,16 @@ static int client_kill(hh_client *c, const char *payload, size_t len, double dea
 hh__conn *hh__client_conn(hh_client *c) { return &c->conn; }
 const hh__keys *hh__client_keys(const hh_client *c) { return &c->keys; }
 hh_timestamps hh__client_timestamps(const hh_client *c) { return c->ts; }
+
+int hh__client_cron_layout(const hh_client *c) { return c->cron_layout; }
+
+int hh_cron_use_layout(hh_client *c, int layout) {
+    if (!c) return hh__fail(HH_ERR_INVALID, "hh_cron_use_layout: NULL client");
+    if (layout < 0 || layout > 2)
+        return hh__fail(HH_ERR_INVALID, "layout %d: want 0 (the one that exists), 1 or 2", layout);
+    c->cron_layout = layout;
+    return HH_OK;
+}
 
 json_t *hh__client_key_problem(hh_client *c, const char *key, const char *want, const redisReply *r) {
     if (!r || r->type != REDIS_REPLY_ERROR) return NULL;

@@ -17,6 +17,8 @@ void hh__enqueue_append(hh__pipe *p, const hh__keys *k, const char *queue, const
 hh__conn *hh__client_conn(hh_client *c);
 const hh__keys *hh__client_keys(const hh_client *c);
 hh_timestamps hh__client_timestamps(const hh_client *c);
+/* hh_cron_use_layout's choice (0, 1 or 2), for cron_admin.c. */
+int hh__client_cron_layout(const hh_client *c);
 
 /* For Redis's error about one key: WRONGTYPE (a client wrote another type
  * there) as "key <key> holds a <type>, not a <want>", the type read with

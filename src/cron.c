@@ -6,7 +6,8 @@
  * polled; the namespace "auto": those found by SCAN MATCH cron_jobs:*),
  * cron_jobs (1.x layout, SMEMBERS), the job hashes named there
  * (cron_job:<namespace>:<name> or cron_job:<name>, HGETALL); TYPE of a
- * set key of another type, to name it in the WARN line.
+ * set key of another type, to name it in the WARN line. A job of
+ * namespace "default" in both layouts runs from its 1.x copy only.
  * Keys written, only on a due tick (HH_LUA_CRON_ENQUEUE): <hash>:enqueued
  * (ZADD guard, ZREMRANGEBYSCORE of entries older than 24 h), queue:<q>
  * (LPUSH), queues (SADD), <hash> (HSET last_enqueue_time),
@@ -410,12 +411,42 @@ int hh__cron_poll(const hh__cron_env *e, hh__conn *c, double now) {
     }
     for (size_t i = 0; i < nns; i++) sdsfree(nss[i]);
     free(nss);
-    if (!rc) /* sidekiq-cron 1.x */
+    size_t n2 = n; /* members before n2: 2.x sets; from n2 on: the 1.x set */
+    if (!rc)       /* sidekiq-cron 1.x */
         rc = set_members(c, e->ctx->keys, "cron_jobs", &members, &n, &err, &broken_list, &broken);
+    /* A job of namespace "default" saved in both layouts (cron_job:NAME
+     * and cron_job:default:NAME: sidekiq-cron 1.8 saves its own copy of a
+     * job it cannot see in 2.x's keys) is two hashes with two guards
+     * (<hash>:enqueued), so each would be pushed every tick. This poller
+     * runs one: the 1.x copy, because its guard is the one sidekiq-cron
+     * 1.8's pollers race on (they read nothing else), so a fleet of 1.8
+     * and hiredhand processes pushes each tick once. A sidekiq-cron 2.x
+     * poller runs the 2.x copy on its own guard and hiredhand cannot stop
+     * it, hence the WARN each poll naming both keys until one is deleted
+     * (`hiredhand cron delete NAME --layout 1|2`). */
+    unsigned char *twin = n > n2 ? calloc(n, 1) : NULL;
+    sds twins = sdsempty();
+    long ntwins = 0;
+    for (size_t i = 0; twin && i < n2; i++) {
+        if (strncmp(members[i], "cron_job:default:", 17)) continue;
+        for (size_t j = n2; j < n; j++)
+            if (!strncmp(members[j], "cron_job:", 9) && !strcmp(members[j] + 9, members[i] + 17)) {
+                twin[i] = 1;
+                ntwins++;
+                if (sdslen(twins) < 2000)
+                    twins = sdscatprintf(twins, "%s%s (%s and %s)", sdslen(twins) ? "; " : "", members[i] + 17,
+                                         members[j], members[i]);
+                break;
+            }
+    }
     jobs = broken;
     long long next = 0;
     int pushed = 0;
     for (size_t i = 0; i < n && !rc && !atomic_load(&e->ctx->flags->quiet); i++) {
+        if (twin && twin[i]) {
+            jobs++; /* listed and counted, run through its 1.x copy */
+            continue;
+        }
         sds hk = hh__key(e->ctx->keys, members[i]);
         redisReply *r = hh__conn_cmd(c, "HGETALL %s", hk);
         sdsfree(hk);
@@ -492,8 +523,15 @@ int hh__cron_poll(const hh__cron_env *e, hh__conn *c, double now) {
     if (broken)
         hh__log(e->ctx->log, HH_LOG_WARN, "cron: %ld periodic job%s not run: %s", broken, broken == 1 ? "" : "s",
                 broken_list);
+    if (ntwins)
+        hh__log(e->ctx->log, HH_LOG_WARN,
+                "cron: %ld periodic job%s saved in both sidekiq-cron layouts, run here from the 1.x copy only "
+                "(a sidekiq-cron 2.x process runs the other: delete one copy): %s",
+                ntwins, ntwins == 1 ? "" : "s", twins);
     if (rc) hh__log(e->ctx->log, HH_LOG_WARN, "cron: poll failed, next poll retries: %s", err ? err : "?");
     sdsfree(broken_list);
+    sdsfree(twins);
+    free(twin);
     sdsfree(err);
     for (size_t i = 0; i < n; i++) sdsfree(members[i]);
     free(members);

@@ -76,41 +76,54 @@ static json_t *hgetall(hh__conn *c, const hh__keys *k, const char *hash_key, int
 }
 
 /* The hash of job `name`: the 2.x key, or in "default" the 1.x one when
- * only that exists. *found: 0 when neither holds a job. */
-static sds job_key(hh__conn *c, const hh__keys *k, const char *ns, const char *name, json_t **fields, int *rc) {
-    if ((*rc = check_ns(ns)) != HH_OK) {
-        *fields = NULL;
-        return NULL;
-    }
+ * only that exists. A name saved in both layouts (two hashes, each run
+ * each tick) is refused unless layout (hh_cron_use_layout: 1 or 2) picks
+ * one: acting on one copy alone (a disable) would leave the other
+ * running unseen. *rc: HH_ERR_NOTFOUND when no chosen key holds a job. */
+static sds job_key(hh__conn *c, const hh__keys *k, const char *ns, const char *name, int layout, json_t **fields,
+                   int *rc) {
+    *fields = NULL;
+    if ((*rc = check_ns(ns)) != HH_OK) return NULL;
     if (!strcmp(ns_of(ns), "*")) { /* sidekiq-cron's Job.find takes one namespace */
-        *fields = NULL;
         *rc = hh__fail(HH_ERR_INVALID, "namespace '*' is for a listing: name the job's namespace");
         return NULL;
     }
-    sds hk = sdscatprintf(sdsempty(), "cron_job:%s:%s", ns_of(ns), name);
-    *fields = hgetall(c, k, hk, rc);
-    if (*rc) {
-        sdsfree(hk);
+    int dflt = !strcmp(ns_of(ns), "default");
+    if (layout == 1 && !dflt) {
+        *rc = hh__fail(HH_ERR_INVALID, "layout 1: sidekiq-cron 1.x has no namespace %s, only default", ns_of(ns));
         return NULL;
     }
-    if (json_object_size(*fields) == 0 && !strcmp(ns_of(ns), "default")) {
-        json_decref(*fields);
-        sdsfree(hk);
-        hk = sdscatprintf(sdsempty(), "cron_job:%s", name);
-        *fields = hgetall(c, k, hk, rc);
-        if (*rc) {
-            sdsfree(hk);
-            return NULL;
+    /* [0]: 2.x's key, [1]: 1.x's (namespace "default" only) */
+    sds hk[2] = {sdscatprintf(sdsempty(), "cron_job:%s:%s", ns_of(ns), name),
+                 dflt ? sdscatprintf(sdsempty(), "cron_job:%s", name) : NULL};
+    json_t *f[2] = {NULL, NULL};
+    for (int i = 0; i < 2 && *rc == HH_OK; i++)
+        if (hk[i] && layout != 1 + i) f[i] = hgetall(c, k, hk[i], rc);
+    int has[2] = {json_object_size(f[0]) > 0, json_object_size(f[1]) > 0};
+    int pick = -1;
+    if (*rc != HH_OK) {
+    } else if (has[0] && has[1]) {
+        *rc = hh__fail(HH_ERR_INVALID,
+                       "periodic job %s is saved in both sidekiq-cron layouts (%s and %s), each run each tick: "
+                       "choose one with layout 1 or 2 (the CLI's --layout)",
+                       name, hk[1], hk[0]);
+    } else if (has[0] || has[1]) {
+        pick = has[0] ? 0 : 1;
+    } else {
+        *rc = layout
+            ? hh__fail(HH_ERR_NOTFOUND, "no periodic job %s in namespace %s in layout %d", name, ns_of(ns), layout)
+            : hh__fail(HH_ERR_NOTFOUND, "no periodic job %s in namespace %s", name, ns_of(ns));
+    }
+    sds out = NULL;
+    for (int i = 0; i < 2; i++) {
+        if (i == pick) {
+            out = hk[i], *fields = f[i];
+        } else {
+            sdsfree(hk[i]);
+            json_decref(f[i]);
         }
     }
-    if (json_object_size(*fields) == 0) {
-        json_decref(*fields);
-        *fields = NULL;
-        sdsfree(hk);
-        *rc = hh__fail(HH_ERR_NOTFOUND, "no periodic job %s in namespace %s", name, ns_of(ns));
-        return NULL;
-    }
-    return hk;
+    return out;
 }
 
 static int redis_ok(hh__conn *c, redisReply *r, const char *what) {
@@ -362,6 +375,7 @@ static void list_set(hh__conn *c, const hh__keys *k, const char *set, const char
         json_t *q = json_object_get(msg, "queue");
         json_object_set_new(j, "name", name ? json_string(name) : text(r->element[i]->str, r->element[i]->len));
         json_object_set_new(j, "namespace", json_string(ns));
+        json_object_set_new(j, "layout", json_integer(strcmp(set, "cron_jobs") ? 2 : 1));
         const char *fl[] = {"cron", "status", "source", "description", "args"};
         for (size_t n = 0; n < sizeof(fl) / sizeof(*fl); n++) {
             json_t *v = json_object_get(f, fl[n]);
@@ -417,6 +431,23 @@ int hh_cron_list(hh_client *cl, const char *cron_namespace, char **json_out) {
     }
     for (size_t i = 0; i < nns; i++) sdsfree(nss[i]);
     free(nss);
+    /* a job of "default" in both layouts: each copy names the other */
+    size_t i1, i2;
+    json_t *a, *b;
+    json_array_foreach(out, i1, a) {
+        if (!json_integer_value(json_object_get(a, "layout"))) continue;
+        json_array_foreach(out, i2, b) {
+            const char *na = json_string_value(json_object_get(a, "name")),
+                       *nb = json_string_value(json_object_get(b, "name"));
+            json_int_t la = json_integer_value(json_object_get(a, "layout")),
+                       lb = json_integer_value(json_object_get(b, "layout"));
+            const char *sa = json_string_value(json_object_get(a, "namespace")),
+                       *sb = json_string_value(json_object_get(b, "namespace"));
+            if (lb && la != lb && na && nb && sa && sb && !strcmp(na, nb) && !strcmp(sa, "default") &&
+                !strcmp(sb, "default"))
+                json_object_set_new(a, "also_in_layout", json_integer(lb));
+        }
+    }
     if (!rc && !nns) rc = hh__fail(HH_ERR_NOMEM, "out of memory");
     if (rc) {
         json_decref(out);
@@ -443,7 +474,7 @@ int hh_cron_set_enabled(hh_client *cl, const char *ns, const char *name, int ena
     hh__conn *c = hh__client_conn(cl);
     json_t *f;
     int rc;
-    sds hk = job_key(c, hh__client_keys(cl), ns, name, &f, &rc);
+    sds hk = job_key(c, hh__client_keys(cl), ns, name, hh__client_cron_layout(cl), &f, &rc);
     if (!hk) return rc;
     sds key = hh__key(hh__client_keys(cl), hk);
     rc = redis_ok(c, hh__conn_cmd(c, "HSET %s status %s", key, enabled ? "enabled" : "disabled"), "HSET");
@@ -454,13 +485,15 @@ int hh_cron_set_enabled(hh_client *cl, const char *ns, const char *name, int ena
 
 /* Takes a member `cron list` shows as broken (its key missing, or not a
  * hash) out of its set: the sidekiq-cron key names of `name` in namespace
- * ns (and sidekiq-cron 1.x's in "default"). The key itself is left alone:
+ * ns (and sidekiq-cron 1.x's in "default"; only the layout chosen, if
+ * one is: 1 or 2). The key itself is left alone:
  * it is no job's hash, and may be somebody else's. Returns how many
  * members went, or -1 on a Redis error (recorded). */
-static int drop_broken_member(hh__conn *c, const hh__keys *k, const char *ns, const char *name) {
+static int drop_broken_member(hh__conn *c, const hh__keys *k, const char *ns, const char *name, int layout) {
     int removed = 0;
     for (int v1 = 0; v1 < 2 && removed >= 0; v1++) {
         if (v1 && strcmp(ns_of(ns), "default")) break;
+        if (layout == 1 + v1) continue; /* hh_cron_use_layout: only the chosen layout's set */
         sds set = v1 ? hh__key(k, "cron_jobs") : sdscatprintf(hh__key(k, "cron_jobs:"), "%s", ns_of(ns));
         sds member = v1 ? sdscatprintf(sdsempty(), "cron_job:%s", name)
                         : sdscatprintf(sdsempty(), "cron_job:%s:%s", ns_of(ns), name);
@@ -482,12 +515,12 @@ int hh_cron_delete(hh_client *cl, const char *ns, const char *name) {
     const hh__keys *k = hh__client_keys(cl);
     json_t *f;
     int rc;
-    sds hk = job_key(c, k, ns, name, &f, &rc);
+    sds hk = job_key(c, k, ns, name, hh__client_cron_layout(cl), &f, &rc);
     if (!hk && (rc == HH_ERR_NOTFOUND || (rc == HH_ERR_REDIS && strstr(hh_last_error(), "WRONGTYPE")))) {
         /* no job's hash: a set member listed as broken goes, as SREM by hand would */
         char why[512];
         hh__strlcpy(why, hh_last_error(), sizeof(why));
-        int removed = drop_broken_member(c, k, ns, name);
+        int removed = drop_broken_member(c, k, ns, name, hh__client_cron_layout(cl));
         if (removed < 0) return HH_ERR_REDIS;
         return removed ? HH_OK : hh__fail(rc, "%s", why);
     }
@@ -509,7 +542,7 @@ int hh_cron_enqueue_now(hh_client *cl, const char *ns, const char *name, char *j
     const hh__keys *k = hh__client_keys(cl);
     json_t *f;
     int rc;
-    sds hk = job_key(c, k, ns, name, &f, &rc);
+    sds hk = job_key(c, k, ns, name, hh__client_cron_layout(cl), &f, &rc);
     if (!hk) return rc;
     char why[256], jid[HH_JID_SIZE] = "";
     int got = hh__cron_enqueue(c, k, hh__client_timestamps(cl), hk, f, -1, hh__now(), 0, jid, why, sizeof(why));
@@ -530,7 +563,7 @@ int hh_cron_history(hh_client *cl, const char *ns, const char *name, char **json
     const hh__keys *k = hh__client_keys(cl);
     json_t *f;
     int rc;
-    sds hk = job_key(c, k, ns, name, &f, &rc);
+    sds hk = job_key(c, k, ns, name, hh__client_cron_layout(cl), &f, &rc);
     if (!hk) return rc;
     json_decref(f);
     sds key = sdscatlen(hh__key(k, hk), ":jid_history", 12);

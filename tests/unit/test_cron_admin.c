@@ -6,7 +6,8 @@
  * namespace '*' lists every namespace found in Redis (under a key prefix
  * too) and names no single job; a Redis error during add's layout check
  * (the rule's, or a chosen layout's check of the other layout's key) is an
- * error and saves nothing; the namespace "" is refused. */
+ * error and saves nothing; the namespace "" is refused; a name saved in
+ * both layouts is marked and refused until a layout is chosen. */
 #include "unit_helpers.h"
 
 #include <jansson.h>
@@ -76,6 +77,47 @@ static void test_layout_chosen(void **s) {
     uh_flushall(&srv);
     assert_int_equal(save_layout(c, "short", NULL, 1, offsetof(hh_cron_spec, layout)), HH_OK);
     assert_int_equal(uh_int(&srv, "SISMEMBER cron_jobs:default cron_job:default:short"), 1);
+    hh_client_free(c);
+}
+
+static json_t *list(hh_client *c, const char *ns);
+
+/* A name saved in both layouts (sidekiq-cron 1.8 saves its own copy of a
+ * job it cannot see in 2.x's keys): listed twice, each copy naming the
+ * other; a one-job call refuses it until hh_cron_use_layout picks one. */
+static void test_job_in_both_layouts(void **s) {
+    (void)s;
+    hh_client *c = client_ns(NULL);
+    assert_int_equal(save_layout(c, "twin", NULL, 2, sizeof(hh_cron_spec)), HH_OK);
+    freeReplyObject(uh_cmd(&srv, "HSET cron_job:twin name twin cron @daily klass X status enabled message {}"));
+    freeReplyObject(uh_cmd(&srv, "SADD cron_jobs cron_job:twin"));
+    json_t *a = list(c, NULL);
+    assert_int_equal(json_array_size(a), 2);
+    for (size_t i = 0; i < 2; i++) {
+        json_t *j = json_array_get(a, i);
+        json_int_t l = json_integer_value(json_object_get(j, "layout"));
+        assert_true(l == 1 || l == 2);
+        assert_int_equal(json_integer_value(json_object_get(j, "also_in_layout")), 3 - l);
+    }
+    json_decref(a);
+    assert_int_equal(hh_cron_set_enabled(c, NULL, "twin", 0), HH_ERR_INVALID);
+    assert_non_null(strstr(hh_last_error(), "both sidekiq-cron layouts"));
+    assert_int_equal(hh_cron_delete(c, NULL, "twin"), HH_ERR_INVALID);
+    assert_int_equal(hh_cron_enqueue_now(c, NULL, "twin", NULL), HH_ERR_INVALID);
+    assert_int_equal(uh_int(&srv, "EXISTS cron_job:twin cron_job:default:twin"), 2);
+    assert_int_equal(hh_cron_use_layout(c, 3), HH_ERR_INVALID);
+    assert_int_equal(hh_cron_use_layout(c, 1), HH_OK);
+    assert_int_equal(hh_cron_set_enabled(c, NULL, "twin", 0), HH_OK);
+    char *v1 = uh_str(&srv, "HGET cron_job:twin status"), *v2 = uh_str(&srv, "HGET cron_job:default:twin status");
+    assert_string_equal(v1, "disabled"); /* the 1.x copy only */
+    assert_string_equal(v2, "enabled");
+    free(v1), free(v2);
+    assert_int_equal(hh_cron_set_enabled(c, "nsb", "twin", 0), HH_ERR_INVALID); /* 1.x: default only */
+    assert_int_equal(hh_cron_delete(c, NULL, "twin"), HH_OK);
+    assert_int_equal(uh_int(&srv, "EXISTS cron_job:twin"), 0);
+    assert_int_equal(hh_cron_delete(c, NULL, "twin"), HH_ERR_NOTFOUND);
+    assert_int_equal(hh_cron_use_layout(c, 0), HH_OK);
+    assert_int_equal(hh_cron_delete(c, NULL, "twin"), HH_OK); /* one copy left */
     hh_client_free(c);
 }
 
@@ -300,13 +342,10 @@ static void test_redis_errors(void **s) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_retry_checked),
-        cmocka_unit_test(test_broken_members_listed),
-        cmocka_unit_test(test_all_namespaces),
-        cmocka_unit_test(test_namespaces_found),
-        cmocka_unit_test(test_redis_errors),
-        cmocka_unit_test(test_layout_chosen),
-        cmocka_unit_test(test_empty_namespace_refused),
+        cmocka_unit_test(test_retry_checked),       cmocka_unit_test(test_broken_members_listed),
+        cmocka_unit_test(test_all_namespaces),      cmocka_unit_test(test_namespaces_found),
+        cmocka_unit_test(test_redis_errors),        cmocka_unit_test(test_layout_chosen),
+        cmocka_unit_test(test_job_in_both_layouts), cmocka_unit_test(test_empty_namespace_refused),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -4,7 +4,8 @@
 # past), an expression the parser refuses is refused at add time with its
 # reason, and so is an empty --cron-namespace in every verb; a namespace's
 # set key of another type is named by the poller and by `cron list` (exit 1);
-# enqueue/disable/enable/delete act on it; a worker logs a job it
+# enqueue/disable/enable/delete act on it; a job saved in both layouts
+# runs once and is named; a worker logs a job it
 # cannot run once per poll with its name and reason, and `cron list` shows
 # it, /metrics, /stats and `hiredhand stats` count it. The config file's cron: section
 # loads as sidekiq-cron's schedule file. Then sidekiq-cron's Web UI (Cron tab, peers' 7.3) lists the job and
@@ -100,6 +101,39 @@ hh_stop_worker
 R SREM cron_jobs:default cron_job:default:str cron_job:default:gone >/dev/null
 R DEL cron_job:default:str >/dev/null
 hh_cli cron delete tick --cron-namespace nsb -r "$REDIS_URL"
+
+# a job saved in both layouts (sidekiq-cron 1.8 saves its own copy of one
+# it cannot see in 2.x's keys): the poller runs the 1.x copy only and
+# WARNs naming both keys; list marks both rows; the one-job verbs refuse
+# the name without --layout, and act on the copy --layout names
+hh_cli cron add twin --cron '* * * * * *' --class Rep --queue dupq -r "$REDIS_URL"
+R HSET cron_job:twin name twin cron '* * * * * *' klass Rep status enabled \
+    message '{"queue":"dupq","class":"Rep","args":[]}' >/dev/null
+R SADD cron_jobs cron_job:twin >/dev/null
+hh_start_worker -q default -c 1 --cron-poll-interval 0.2
+must_wait 10 'grep -q "both sidekiq-cron layouts.*twin (cron_job:twin and cron_job:default:twin)" "$WORKER_LOG"' \
+    "the poller names the job in both layouts"
+must_wait 10 '[ "$(R LLEN cron_job:twin:jid_history)" -ge 2 ]' "the 1.x copy runs"
+hh_stop_worker
+assert_eq "$(R LLEN cron_job:default:twin:jid_history)" 0 "the 2.x copy does not run beside it"
+hh_cli cron list -r "$REDIS_URL"
+assert_contains "$HH_OUT" "layout 1 copy; also in layout 2" "list marks the 1.x row"
+assert_contains "$HH_OUT" "layout 2 copy; also in layout 1" "list marks the 2.x row"
+for verb in show enable disable enqueue delete; do
+    hh_cli cron $verb twin -r "$REDIS_URL"
+    assert_eq "$HH_RC" 2 "cron $verb of a job in both layouts: $HH_ERR"
+    assert_contains "$HH_ERR" "--layout" "cron $verb: says to give --layout"
+done
+hh_cli cron disable twin --layout 2 -r "$REDIS_URL"
+assert_eq "$HH_RC" 0 "cron disable --layout 2: $HH_ERR"
+assert_eq "$(R HGET cron_job:default:twin status)/$(R HGET cron_job:twin status)" disabled/enabled "only the 2.x copy"
+hh_cli cron show twin --layout 1 -r "$REDIS_URL"
+assert_contains "$HH_OUT" '"layout": 1' "show --layout 1"
+hh_cli cron delete twin --layout 1 -r "$REDIS_URL"
+assert_eq "$(R EXISTS cron_job:twin)$(R SISMEMBER cron_jobs cron_job:twin)" 00 "delete --layout 1: the 1.x copy"
+hh_cli cron delete twin -r "$REDIS_URL"
+assert_eq "$HH_RC" 0 "one copy left: no --layout needed: $HH_ERR"
+R DEL cron_jobs dupq queue:dupq >/dev/null
 
 # a Redis error (an ACL user without EXISTS, and with SMEMBERS only on
 # the keys stats read): add's check of the 1.x/2.x layout (or, with
