@@ -96,6 +96,12 @@ int cli_jobs(int argc, char **argv);
 int cli_top(int argc, char **argv);
 /* `hiredhand cron` (cron.c). */
 int cli_cron(int argc, char **argv);
+/* Checks one --cron-job JSON (a config file's cron: entry) before the
+ * start: an object with a "name", only the keys hh_cron_spec takes
+ * (name, cron, class/klass, queue, args, description, namespace, retry,
+ * active_job, date_as_argument, status, layout), layout 1 or 2. 0, or
+ * CLI_EXIT_USAGE with the reason on stderr, naming the key. */
+int cli_cron_job_check(const char *json);
 /* Saves the config file's cron: jobs (JSON objects, source "schedule") and
  * deletes the schedule's jobs that left it in namespaces ns, as
  * sidekiq-cron's schedule loader does. 0, or an exit status when Redis

@@ -315,6 +315,50 @@ static int flag(json_t *v) {
          !strcmp(s, "1"));
 }
 
+/* A layout given in a schedule entry: 1 or 2 (a YAML scalar may come as
+ * the number or the string); 0 when absent, -1 when anything else. */
+static int schedule_layout(json_t *v) {
+    if (!v) return 0;
+    const char *s = json_string_value(v);
+    json_int_t n = json_is_integer(v)               ? json_integer_value(v)
+        : s && (!strcmp(s, "1") || !strcmp(s, "2")) ? s[0] - '0'
+                                                    : -1;
+    return n == 1 || n == 2 ? (int)n : -1;
+}
+
+int cli_cron_job_check(const char *json) {
+    /* the keys cli_cron_load_schedule applies: any other one (a typo, or
+     * a sidekiq-cron key hiredhand does not apply, as queue_name_prefix)
+     * would change nothing and pass unseen, so it is refused, as an
+     * unknown key in one of hiredhand's own groups of the config is */
+    static const char *const known[] = {"name",   "cron",        "class",           "klass", "queue",
+                                        "args",   "description", "namespace",       "retry", "active_job",
+                                        "status", "layout",      "date_as_argument"};
+    json_t *j = json_loads(json, 0, NULL);
+    int rc = 0;
+    if (!json_is_object(j) || !json_is_string(json_object_get(j, "name"))) {
+        rc = cli_usage_error("--cron-job '%.80s': want a JSON object with a \"name\"", json);
+        json_decref(j);
+        return rc;
+    }
+    const char *name = json_string_value(json_object_get(j, "name")), *key;
+    json_t *v;
+    json_object_foreach(j, key, v) {
+        size_t i = 0;
+        while (i < sizeof(known) / sizeof(*known) && strcmp(key, known[i])) i++;
+        if (i == sizeof(known) / sizeof(*known)) {
+            rc = cli_usage_error("cron job %s: unknown key '%s' (known: name, cron, class, queue, args, description, "
+                                 "namespace, retry, active_job, date_as_argument, status, layout)",
+                                 name, key);
+            break;
+        }
+    }
+    if (!rc && schedule_layout(json_object_get(j, "layout")) < 0)
+        rc = cli_usage_error("cron job %s: layout: want 1 (sidekiq-cron 1.x) or 2 (2.x)", name);
+    json_decref(j);
+    return rc;
+}
+
 int cli_cron_load_schedule(const hh_redis_options *ro, const char *const *jobs, size_t n, const char *const *ns,
                            size_t nns) {
     int rc = 0;
@@ -342,7 +386,8 @@ int cli_cron_load_schedule(const hh_redis_options *ro, const char *const *jobs, 
                           .date_as_argument = flag(json_object_get(j, "date_as_argument")),
                           .disabled = json_is_string(json_object_get(j, "status")) &&
                               !strcmp(json_string_value(json_object_get(j, "status")), "disabled"),
-                          .from_schedule = 1};
+                          .from_schedule = 1,
+                          .layout = schedule_layout(json_object_get(j, "layout"))};
         if (name) json_object_set_new(names, name, json_true());
         /* as sidekiq-cron's loader: a job it refuses is reported and
          * left out; the others are saved */

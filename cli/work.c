@@ -514,10 +514,8 @@ static int parse_option(work_args *a, int ch, const char *arg) {
         a->cron_ns[a->ncron_ns++] = arg;
         break;
     case OPT_CRON_JOB: {
-        json_t *j = json_loads(arg, 0, NULL);
-        int ok = json_is_object(j) && json_is_string(json_object_get(j, "name"));
-        json_decref(j);
-        if (!ok) return cli_usage_error("--cron-job '%.80s': want a JSON object with a \"name\"", arg);
+        int bad = cli_cron_job_check(arg);
+        if (bad) return bad;
         if (a->ncron_jobs == MAX_ITEMS) return cli_usage_error("too many --cron-job");
         a->cron_jobs[a->ncron_jobs++] = arg;
         break;

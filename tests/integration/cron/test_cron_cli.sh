@@ -8,7 +8,8 @@
 # runs once and is named; a worker logs a job it
 # cannot run once per poll with its name and reason, and `cron list` shows
 # it, /metrics, /stats and `hiredhand stats` count it. The config file's cron: section
-# loads as sidekiq-cron's schedule file. Then sidekiq-cron's Web UI (Cron tab, peers' 7.3) lists the job and
+# loads as sidekiq-cron's schedule file (layout: 1 saves 1.x's keys; an
+# unknown key in an entry is refused at start). Then sidekiq-cron's Web UI (Cron tab, peers' 7.3) lists the job and
 # its enqueue/disable/enable buttons act on it.
 . "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
@@ -183,14 +184,29 @@ cron:
     queue: reports
     args: [1, "x"]
     description: weekly report
+  legacy:
+    cron: "0 7 * * *"
+    class: LegacyJob
+    layout: 1
 YML
 hh_start_worker -C "$HH_TMP/hh.yml"
 must_wait 10 '[ "$(R HGET cron_job:default:report source)" = schedule ]' "the config's job saved"
+assert_eq "$(R SISMEMBER cron_jobs cron_job:legacy)$(R EXISTS cron_job:default:legacy)" 10 "layout: 1 saves 1.x's keys"
 assert_eq "$(R HGET cron_job:default:report args)" '[1,"x"]' "its args"
 assert_contains "$(R HGET cron_job:default:report message)" '"queue":"reports"' "its queue"
 must_wait 5 '[ "$(R EXISTS cron_job:default:old)" = 0 ]' "the schedule job that left the file is deleted"
 assert_eq "$(R EXISTS cron_job:default:nightly)" 1 "the dynamic job stays"
 hh_stop_worker
+R DEL cron_jobs cron_job:legacy >/dev/null
+# a key a job entry does not take is refused at start, named, not ignored
+printf 'cron:\n  typo:\n    cron: "@daily"\n    class: X\n    bogus_key: true\n' >"$HH_TMP/bad.yml"
+hh_cli work -C "$HH_TMP/bad.yml" -r "$REDIS_URL"
+assert_eq "$HH_RC" 2 "an unknown key in a cron: entry: $HH_ERR"
+assert_contains "$HH_ERR" "unknown key 'bogus_key'" "names the key"
+hh_cli work --cron-job '{"name":"j","cron":"@daily","class":"X","layout":3}' -r "$REDIS_URL"
+assert_eq "$HH_RC" 2 "--cron-job layout 3: $HH_ERR"
+assert_contains "$HH_ERR" "layout: want 1" "says what layout takes"
+assert_eq "$(R EXISTS cron_job:default:typo cron_job:default:j)" 0 "nothing saved"
 
 hh_require_peers
 out="$(hh_peer_ruby 73-gems cron_web.rb list nightly)" || fail "Web UI: $out"
