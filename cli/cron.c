@@ -11,6 +11,8 @@
 #include "cli.h"
 #include "common.h"
 
+#define HH_CRON_NS_AUTO "auto" /* as the poller's --cron-namespace auto */
+
 enum {
     C_NS = 1000,
     C_JSON,
@@ -51,8 +53,8 @@ static const char usage[] =
     "  enqueue NAME  run it now, as the Cron tab's \"Enqueue now\"\n"
     "  show, enable, disable, delete, enqueue: --layout 1|2 picks the copy of a job\n"
     "                saved in both layouts (refused without it, exit 2)\n"
-    "options: --cron-namespace NS (default: default; list: '*' for every namespace\n"
-    "         found in Redis), --json (list), -r URL,\n"
+    "options: --cron-namespace NS (default: default; list: '*' or auto for every\n"
+    "         namespace found in Redis; the other verbs refuse both), --json (list), -r URL,\n"
     "         --redis-password-file FILE, --namespace NS\n"
     "exit status: 0 done, 1 a namespace's cron_jobs key of another type (list), 2 usage\n"
     "or a refused job, 3 Redis error, 4 no such job\n";
@@ -220,8 +222,15 @@ int cli_cron(int argc, char **argv) {
         strcmp(verb, "delete") && strcmp(verb, "enqueue"))
         return cli_usage_error("cron: unknown verb '%s'\n%s", verb, usage);
     if (is_list && name) return cli_usage_error("cron list takes no NAME ('%s')", name);
-    if (!is_list && s.cron_namespace && !strcmp(s.cron_namespace, "*"))
-        return cli_usage_error("cron %s: --cron-namespace '*' is for list: name the job's namespace", verb);
+    /* `work --cron-namespace auto` polls every namespace found in Redis:
+     * the same word here names them all (list) rather than a namespace
+     * called auto, which add would create and no poller named auto reads
+     * by that name */
+    if (!is_list && s.cron_namespace && (!strcmp(s.cron_namespace, "*") || !strcmp(s.cron_namespace, HH_CRON_NS_AUTO)))
+        return cli_usage_error("cron %s: --cron-namespace '%s' means every namespace, for list: name the job's "
+                               "namespace",
+                               verb, s.cron_namespace);
+    if (is_list && s.cron_namespace && !strcmp(s.cron_namespace, HH_CRON_NS_AUTO)) s.cron_namespace = "*";
     if (!is_list && !name) return cli_usage_error("cron %s needs a job NAME", verb);
     if (strcmp(verb, "add") &&
         (s.cron || s.klass || s.queue || s.args_json || s.description || s.retry_json || s.active_job ||

@@ -2,7 +2,8 @@
 # `hiredhand cron`: a job added without Ruby is saved as sidekiq-cron saves
 # it (source dynamic, JSON args and message, the guard of the tick just
 # past), an expression the parser refuses is refused at add time with its
-# reason, and so is an empty --cron-namespace in every verb; a namespace's
+# reason, and so is an empty --cron-namespace in every verb, and auto
+# or '*' in a one-job verb; a namespace's
 # set key of another type is named by the poller and by `cron list` (exit 1);
 # enqueue/disable/enable/delete act on it; a job saved in both layouts
 # runs once and is named; a worker logs a job it
@@ -43,6 +44,17 @@ for verb in "add e --cron @daily --class X" list "show nightly" "enable nightly"
     assert_contains "$HH_ERR" "the namespace is empty" "cron $verb --cron-namespace '': the reason"
 done
 assert_eq "$(R EXISTS cron_job:default:e)$(R HGET $HK status)$(R LLEN queue:low)" 0enabled0 "nothing written"
+# auto (work's "every namespace found") and '*' name no namespace of one job;
+# list reads auto as '*'
+for verb in "add e --cron @daily --class X" "show nightly" "enable nightly" "delete nightly" "enqueue nightly"; do
+    # shellcheck disable=SC2086
+    hh_cli cron $verb --cron-namespace auto -r "$REDIS_URL"
+    assert_eq "$HH_RC" 2 "cron $verb --cron-namespace auto: $HH_ERR"
+    assert_contains "$HH_ERR" "means every namespace" "cron $verb --cron-namespace auto: the reason"
+done
+assert_eq "$(R EXISTS cron_jobs:auto cron_job:auto:e)$(R LLEN queue:low)" 00 "nothing written (auto)"
+hh_cli cron list --cron-namespace auto -r "$REDIS_URL"
+assert_contains "$HH_OUT" "NAMESPACE" "cron list --cron-namespace auto lists every namespace"
 
 hh_cli cron enqueue nightly -r "$REDIS_URL"
 assert_eq "$HH_RC" 0 "cron enqueue: $HH_ERR"
