@@ -192,9 +192,18 @@ int cli_cron(int argc, char **argv) {
             s.cron_namespace = optarg;
             break;
         case C_JSON: as_json = 1; break;
-        case C_CRON: s.cron = optarg; break;
-        case C_CLASS: s.klass = optarg; break;
-        case C_QUEUE: s.queue = optarg; break;
+        case C_CRON:
+        case C_CLASS:
+        case C_QUEUE:
+            /* "" is an unset variable, not "default" (nor a job of no class) */
+            if (!*optarg)
+                return cli_usage_error("cron: --%s '': empty (an unset variable?)%s",
+                                       ch == C_CRON        ? "cron"
+                                           : ch == C_CLASS ? "class"
+                                                           : "queue",
+                                       ch == C_QUEUE ? "; leave the option out for default" : "");
+            *(ch == C_CRON ? &s.cron : ch == C_CLASS ? &s.klass : &s.queue) = optarg;
+            break;
         case C_ARGS: s.args_json = optarg; break;
         case C_DESC: s.description = optarg; break;
         case C_RETRY: s.retry_json = optarg; break;

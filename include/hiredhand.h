@@ -535,7 +535,7 @@ typedef struct hh_cron_spec {
     const char *name;           /* required: 1-255 bytes */
     const char *cron;           /* required: as fugit reads it (5 or 6 fields, aliases, a zone) */
     const char *klass;          /* required: the job class Sidekiq runs */
-    const char *queue;          /* NULL: "default" */
+    const char *queue;          /* NULL: "default"; "" is refused */
     const char *args_json;      /* a JSON array; NULL: [] */
     const char *description;    /* NULL: none */
     const char *cron_namespace; /* NULL: "default"; "" is refused */
@@ -560,7 +560,7 @@ typedef struct hh_cron_spec {
  * of that name exists (updated, not doubled) or the Redis holds 1.x jobs
  * and no cron_jobs:default set (a 1.x fleet reads nothing else); else
  * 2.x's; spec->layout 1 or 2 chooses instead. Errors: HH_ERR_INVALID (a field
- * missing, the namespace "", "*" or holding ':', layout not 0, 1 or 2, layout 1 outside namespace "default",
+ * missing, the queue "", the namespace "", "*" or holding ':', layout not 0, 1 or 2, layout 1 outside namespace "default",
  * a layout given while the other layout holds a job of that name in
  * "default" (both would run each tick), args not a JSON array, retry not true, false, null or an
  * integer >= 0 (Sidekiq reads a string or a fraction as 25 retries, a

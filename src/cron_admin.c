@@ -162,6 +162,9 @@ int hh_cron_save(hh_client *cl, const hh_cron_spec *s) {
         return hh__fail(HH_ERR_INVALID, "'name' must be set (1-255 bytes)");
     if (!s->klass || !*s->klass) return hh__fail(HH_ERR_INVALID, "'klass' (or class) must be set");
     if (!s->cron || !*s->cron) return hh__fail(HH_ERR_INVALID, "'cron' must be set");
+    /* "" is refused, not read as "default": an unset variable or an empty
+     * config value would otherwise put the job in a queue nobody named */
+    if (s->queue && !*s->queue) return hh__fail(HH_ERR_INVALID, "'queue' is empty: give a name, or none for default");
     if (check_ns(s->cron_namespace)) return HH_ERR_INVALID;
     const char *ns = ns_of(s->cron_namespace);
     if (strchr(ns, ':') || !strcmp(ns, "*")) return hh__fail(HH_ERR_INVALID, "namespace %s: no ':' and not '*'", ns);
@@ -202,7 +205,7 @@ int hh_cron_save(hh_client *cl, const hh_cron_spec *s) {
      * {"queue"=>"default"} merged with class and args, then queue and
      * retry when given. */
     json_t *msg = json_object();
-    json_object_set_new(msg, "queue", json_string(s->queue && *s->queue ? s->queue : "default"));
+    json_object_set_new(msg, "queue", json_string(s->queue ? s->queue : "default"));
     json_object_set_new(msg, "class", json_string(s->klass));
     json_object_set(msg, "args", args);
     if (retry) json_object_set(msg, "retry", retry);

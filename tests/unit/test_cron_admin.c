@@ -284,6 +284,11 @@ static void test_empty_namespace_refused(void **s) {
     assert_string_equal(status, "enabled");
     free(status);
     assert_int_equal(uh_int(&srv, "LLEN queue:default"), 0);
+    /* an empty queue is refused too, not read as default */
+    hh_cron_spec q = {.struct_size = sizeof(q), .name = "q", .cron = "@daily", .klass = "X", .queue = ""};
+    assert_int_equal(hh_cron_save(c, &q), HH_ERR_INVALID);
+    assert_non_null(strstr(hh_last_error(), "'queue' is empty"));
+    assert_int_equal(uh_int(&srv, "EXISTS cron_job:default:q"), 0);
     hh_client_free(c);
 }
 

@@ -35,6 +35,12 @@ for r in '"abc"' -5; do
     assert_contains "$HH_ERR" "want true, false or a count" "--retry $r: the reason"
 done
 assert_eq "$(R EXISTS cron_job:default:r)" 0 "no job saved with a bad retry"
+for o in queue class cron; do # an empty one (an unset variable) is not read as default
+    hh_cli cron add r --cron '0 3 * * *' --class X --$o '' -r "$REDIS_URL"
+    assert_eq "$HH_RC" 2 "--$o '' refused: $HH_ERR"
+    assert_contains "$HH_ERR" "--$o '': empty" "--$o '': the reason"
+done
+assert_eq "$(R EXISTS cron_job:default:r)" 0 "no job saved with an empty queue"
 # an empty --cron-namespace (an unset variable) is refused by every verb, not read as default
 for verb in "add e --cron @daily --class X" list "show nightly" "enable nightly" "disable nightly" \
     "delete nightly" "enqueue nightly"; do
