@@ -223,6 +223,10 @@ int cli_cron(int argc, char **argv) {
      * wherever the options were */
     optind = cli_words_end(argc, argv, w);
     const char *verb = optind < argc ? argv[optind++] : "list";
+    if (!strcmp(verb, "help")) { /* `cron help`, as `cron --help` and `hiredhand help cron` */
+        fputs(usage, stdout);
+        return 0;
+    }
     const char *name = optind < argc ? argv[optind++] : NULL;
     if (optind < argc)
         return cli_usage_error("cron %s: unexpected argument '%s' (after '%s')\n%s", verb, argv[optind], name, usage);

@@ -41,9 +41,12 @@ static const char usage[] =
     "--sentinel HOST:PORT (repeatable), --sentinel-master NAME and --sentinel-password-file FILE\n"
     "find the master through Redis Sentinel (see hiredhand work --help).\n"
     "\n"
+    "hiredhand help COMMAND (or COMMAND --help): that command's options.\n"
+    "\n"
     "Exit status of every command but work: 0 done, 1 not found (no such jid, queue entry\n"
-    "or process), 2 usage error (a password, user or db Redis refuses, or a master name no\n"
-    "sentinel knows, included) or not confirmed, 3 Redis unreachable or failing.\n";
+    "or process; cron: 4, see hiredhand cron --help), 2 usage error (a password, user or db\n"
+    "Redis refuses, or a master name no sentinel knows, included) or not confirmed, 3 Redis\n"
+    "unreachable or failing.\n";
 /* clang-format on */
 
 /* 2 if ARG is a connection option (cli_redis_opts: the options every
@@ -75,6 +78,10 @@ static int cmd_version(int argc, char **argv) {
      * it does not take; the connection options, which may come before any
      * command (and main hands over), are passed over */
     for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: hiredhand version (also --version, -V): print the version\n");
+            return 0;
+        }
         int kind = global_option(argv[i]);
         if (!kind) return cli_usage_error("%s: unexpected argument '%s' (it takes none)", argv[0], argv[i]);
         i += kind - 1;
@@ -104,6 +111,22 @@ static int unknown_command(const char *name) {
     return cli_usage_error("unknown command '%s' (the commands: hiredhand help)", name);
 }
 
+static int is_help(const char *w) { return !strcmp(w, "help") || !strcmp(w, "--help") || !strcmp(w, "-h"); }
+
+/* `help [COMMAND]` (words after "help"): the general help, or that
+ * command's, as `COMMAND --help` prints it, so both spellings agree. */
+static int help(int n, char **words) {
+    if (!n) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    if (n > 1) return cli_usage_error("help takes one command ('%s' is a second)", words[1]);
+    command_fn fn = find_command(words[0]);
+    if (!fn) return unknown_command(words[0]);
+    char *av[] = {words[0], "--help", NULL};
+    return fn(2, av);
+}
+
 int main(int argc, char **argv) {
 #ifdef __GLIBC__
     /* Job payloads can be tens of MB. glibc raises its mmap threshold to
@@ -113,9 +136,9 @@ int main(int argc, char **argv) {
      * keeps every big buffer mmapped: returned to the system when freed. */
     mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 #endif
-    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
-        fputs(usage, argc < 2 ? stderr : stdout);
-        return argc < 2 ? CLI_EXIT_USAGE : 0;
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return CLI_EXIT_USAGE;
     }
     /* Global options before the command: skip them to find the command,
      * then hand the command its words with those options first, right
@@ -124,7 +147,7 @@ int main(int argc, char **argv) {
      * value, as everywhere), and a trailing option missing its value is
      * refused rather than taking a leading option as its value. */
     int lead = 1;
-    while (lead < argc && argv[lead][0] == '-' && !find_command(argv[lead])) {
+    while (lead < argc && argv[lead][0] == '-' && !find_command(argv[lead]) && !is_help(argv[lead])) {
         int kind = global_option(argv[lead]);
         if (!kind)
             return cli_usage_error("%s before the command: only the Redis options (-r URL, --namespace NS, "
@@ -135,10 +158,8 @@ int main(int argc, char **argv) {
         lead += kind;
     }
     if (lead == argc) return cli_usage_error("no command after the options (the commands: hiredhand help)");
-    if (!strcmp(argv[lead], "help") || !strcmp(argv[lead], "--help") || !strcmp(argv[lead], "-h")) {
-        fputs(usage, stdout);
-        return 0;
-    }
+    /* help, --help, -h: after the connection options too (-r URL --help) */
+    if (is_help(argv[lead])) return help(strcmp(argv[lead], "help") ? 0 : argc - lead - 1, argv + lead + 1);
     command_fn fn = find_command(argv[lead]);
     if (!fn) return unknown_command(argv[lead]);
     if (lead == 1) return fn(argc - 1, argv + 1);

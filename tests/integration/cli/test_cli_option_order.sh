@@ -4,7 +4,8 @@
 # "list" as a JID: "retries list takes no JID"), `cron -r URL show NAME`, `jobs -r URL find JID`,
 # for each family of commands (the job sets and queues, jobs find, cron, push/stats/quiet, top,
 # web). The default Redis is one that refuses: only the -r given among the words reaches the
-# server. A word that really is wrong is named in the error.
+# server. A word that really is wrong is named in the error. help (and --help) come after the
+# Redis options too, and `help COMMAND`/`COMMAND help` print that command's help.
 . "$(dirname "$0")/../../lib/harness.sh"
 hh_require_binary
 hh_redis_start
@@ -105,4 +106,21 @@ assert_eq "$HH_RC" 2 "a trailing --limit without a value"
 assert_not_contains "$HH_ERR" "'-r'" "--limit did not take the leading -r as its value: $HH_ERR"
 ok "help after the Redis options" -r "$url" help
 assert_contains "$HH_OUT" "usage: hiredhand" "hiredhand -r URL help prints the usage"
+ok "--help after the Redis options" -r "$url" --help
+assert_contains "$HH_OUT" "usage: hiredhand <command>" "hiredhand -r URL --help prints the usage"
+# help COMMAND, COMMAND help and COMMAND --help print the command's help
+for words in "help cron" "cron help" "cron --help" "-r $url help cron"; do
+    # shellcheck disable=SC2086
+    ok "$words" $words
+    assert_contains "$HH_OUT" "usage: hiredhand cron" "'hiredhand $words' prints cron's help"
+done
+ok "help version" help version
+hh_cli help bogus
+assert_eq "$HH_RC" 2 "help of an unknown command: $HH_ERR"
+assert_contains "$HH_ERR" "unknown command 'bogus'" "help bogus names it"
+# the general help's exit statuses are those the commands use: cron's not found is 4
+hh_cli help
+assert_contains "$HH_OUT" "cron: 4" "help says cron exits 4 for not found"
+hh_cli cron show nosuch -r "$url"
+assert_eq "$HH_RC" 4 "cron show of no job exits 4, as help says"
 pass
