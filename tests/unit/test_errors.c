@@ -357,6 +357,8 @@ static int f_cron_history(void) {
     char *j = NULL;
     return hh_cron_history(down, NULL, "n", &j);
 }
+static int f_cron_layout(void) { return hh_cron_use_layout(down, 3); }
+static int f_cron_layout_null(void) { return hh_cron_use_layout(NULL, 1); }
 static int f_jobs_find(void) {
     char *j = NULL;
     return hh_jobs_find(down, "", &j);
@@ -451,6 +453,8 @@ static const export_case exports[] = {
     {"hh_cron_delete", f_cron_delete, NULL},
     {"hh_cron_enqueue_now", f_cron_enqueue, NULL},
     {"hh_cron_history", f_cron_history, NULL},
+    {"hh_cron_use_layout", f_cron_layout, NULL},
+    {"hh_cron_use_layout", f_cron_layout_null, NULL},
     {"hh_jobs_find", f_jobs_find, NULL},
     {"hh_job_jid", NULL, "an accessor of a job a handler runs"},
     {"hh_job_class", NULL, "an accessor"},
