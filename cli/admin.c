@@ -750,8 +750,11 @@ static int queues_run(adm *a, const char *verb, const char *name, const char *sh
                          : 0);
             snprintf(pos, sizeof(pos), "%zu", i);
             char mark[48];
+            json_t *bytes = json_object_get(j, "bytes");    /* the real length of an entry that is not UTF-8 */
             if (json_is_false(json_object_get(j, "valid"))) /* marked as retries list marks it */
-                not_a_job(mark, sizeof(mark), json_string_length(json_object_get(j, "payload")));
+                not_a_job(mark, sizeof(mark),
+                          json_is_integer(bytes) ? (size_t)json_integer_value(bytes)
+                                                 : json_string_length(json_object_get(j, "payload")));
             const char *row[] = {
                 pos, cli_shown_json(json_object_get(j, "jid")),
                 json_is_false(json_object_get(j, "valid")) ? mark : cli_shown_json(json_object_get(j, "class")), ea};

@@ -313,11 +313,37 @@ static int api_job(hh_client *c, cli_web_arg_fn arg, void *ctx, cli_web_reply *o
 
 /* ------------------------------------------------------------ queues */
 
+/* The exact bytes of queue entry j of hh_queue_page: its "payload", or
+ * for an entry that is not UTF-8 the decoding of its "payload_base64"
+ * (*owned set, free it). NULL when it has neither or out of memory. */
+static const char *entry_bytes(json_t *j, size_t *len, char **owned) {
+    json_t *pl = json_object_get(j, "payload"), *b64 = json_object_get(j, "payload_base64");
+    *owned = NULL;
+    if (!json_is_string(b64)) {
+        *len = json_string_length(pl);
+        return json_string_value(pl);
+    }
+    size_t bn = json_string_length(b64);
+    if (bn % 4 || bn > INT32_MAX || !(*owned = malloc(bn / 4 * 3 + 1))) return NULL;
+    int n = EVP_DecodeBlock((unsigned char *)*owned, (const unsigned char *)json_string_value(b64), (int)bn);
+    if (n < 0) {
+        free(*owned);
+        *owned = NULL;
+        return NULL;
+    }
+    /* EVP_DecodeBlock counts the '=' padding as bytes: drop them */
+    const char *t = json_string_value(b64) + bn;
+    while (n > 0 && bn-- > 0 && *--t == '=') n--;
+    *len = (size_t)n;
+    return *owned;
+}
+
 /* GET /api/queue?name&start&count: hh_queue_page's object, each job as a
  * list shows it: "args" as JSON text cut to SHOWN_MAX characters (no
  * "item"), an entry that is no job as its "payload" cut alike, and the
- * "digest" a Delete names it by (absent when its bytes are not UTF-8:
- * such an entry cannot be named from the page). */
+ * "digest" of its exact bytes a Delete names it by. An entry that is not
+ * UTF-8 shows U+FFFD for those bytes, as the retry set does; when its
+ * text is a job object, its args are shown as read from that text. */
 static int api_queue(hh_client *c, const char *name, long long start, long long count, cli_web_reply *out) {
     char *json = NULL;
     int e = hh_queue_page(c, name, start, (size_t)count, &json);
@@ -332,20 +358,26 @@ static int api_queue(hh_client *c, const char *name, long long start, long long 
     size_t i;
     json_array_foreach(jobs, i, j) {
         json_t *pl = json_object_get(j, "payload"), *item = json_object_get(j, "item");
-        if (json_is_string(pl)) {
-            char hex[2 * EVP_MAX_MD_SIZE + 1];
-            if (digest_hex(json_string_value(pl), json_string_length(pl), hex) == 0)
-                json_object_set_new(j, "digest", json_string(hex));
-        }
-        json_t *args = json_is_object(item) ? json_object_get(item, "args") : NULL;
+        char *owned, hex[2 * EVP_MAX_MD_SIZE + 1];
+        size_t len = 0;
+        const char *raw = entry_bytes(j, &len, &owned);
+        if (raw && digest_hex(raw, len, hex) == 0) json_object_set_new(j, "digest", json_string(hex));
+        free(owned);
+        json_t *seen = NULL;
+        if (json_is_string(json_object_get(j, "payload_base64"))) /* not UTF-8: its text with U+FFFD */
+            seen = json_loadb(json_string_value(pl), json_string_length(pl), JSON_ALLOW_NUL, NULL);
+        json_t *from = json_is_object(item) ? item : json_is_object(seen) ? seen : NULL;
+        json_t *args = from ? json_object_get(from, "args") : NULL;
         if (args) {
             char *a = json_dumps(args, JSON_COMPACT | JSON_ENCODE_ANY);
             json_object_set_new(j, "args", a ? shown(a, strlen(a)) : json_null());
             free(a);
         }
+        json_decref(seen);
         if (json_is_object(item) || !json_is_string(pl)) json_object_del(j, "payload");
         else json_object_set_new(j, "payload", shown(json_string_value(pl), json_string_length(pl)));
         json_object_del(j, "item");
+        json_object_del(j, "payload_base64");
     }
     return reply_json(out, 200, o);
 }
@@ -354,7 +386,8 @@ static int api_queue(hh_client *c, const char *name, long long start, long long 
  * (by rank, the next to run first) whose SHA-256 is digest, deleted by
  * LREM 1 of its exact bytes (hh_queue_delete_job, as the Web UI's Delete):
  * the request names a 2 MiB entry in 64 characters, and exactly one
- * entry equal to it goes. 404 when no entry has that digest any more. */
+ * entry equal to it goes, bytes that are not UTF-8 included. 404 when no
+ * entry has that digest any more. */
 static int queue_delete_digest(hh_client *c, const char *name, const char *digest, cli_web_reply *out) {
     for (long long at = 0;; at += DELETE_SCAN_PAGE) {
         char *json = NULL;
@@ -369,12 +402,15 @@ static int queue_delete_digest(hh_client *c, const char *name, const char *diges
         }
         size_t i, n = json_array_size(jobs);
         json_array_foreach(jobs, i, j) {
-            json_t *pl = json_object_get(j, "payload");
-            char hex[2 * EVP_MAX_MD_SIZE + 1];
-            if (!json_is_string(pl) || digest_hex(json_string_value(pl), json_string_length(pl), hex) != 0 ||
-                strcmp(hex, digest) != 0)
+            char *owned, hex[2 * EVP_MAX_MD_SIZE + 1];
+            size_t len = 0;
+            const char *raw = entry_bytes(j, &len, &owned);
+            if (!raw || digest_hex(raw, len, hex) != 0 || strcmp(hex, digest) != 0) {
+                free(owned);
                 continue;
-            e = hh_queue_delete_job(c, name, json_string_value(pl), json_string_length(pl));
+            }
+            e = hh_queue_delete_job(c, name, raw, len);
+            free(owned);
             json_decref(o);
             if (e == HH_ERR_NOTFOUND) return reply_error(out, 404, "no such job in the queue any more");
             if (e != HH_OK) return reply_failure(out, c, e);

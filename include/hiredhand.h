@@ -512,7 +512,11 @@ HH_EXPORT int hh_queues_list(hh_client *c, char **json_out);
  * to run (each {"jid","class","enqueued_at","item"}; "payload", the text
  * as stored, in place of "item" when it cannot be read without loss, and
  * "valid": false too when it is no job object: not JSON, or an array).
- * Errors:
+ * An entry holding bytes that are not UTF-8 (JSON cannot carry them; a
+ * fetch buries it as no job) has "valid": false, "payload" with U+FFFD in
+ * place of each such byte, "jid" and "class" read from that text, and its
+ * exact bytes in "payload_base64" (standard base64) and their count in
+ * "bytes". Errors:
  * HH_ERR_INVALID (a name longer than HH_NAME_QUEUE_MAX; control
  * characters, '|' and the empty name, whose key is `queue:`, are taken,
  * as other clients write them), HH_ERR_REDIS, HH_ERR_NOMEM. A queue that
@@ -675,7 +679,9 @@ HH_EXPORT int hh_queue_delete_job(hh_client *c, const char *name, const char *pa
 /* One page of queue:<name> by rank, the next to run first: like
  * hh_queue_show's object but with the jobs from rank start (0-based) to
  * start + count - 1 (count 1..1000), each job also holding "payload" (the
- * entry's bytes as stored, for hh_queue_delete_job). Errors: as
+ * entry's bytes as stored, for hh_queue_delete_job; for an entry that is
+ * not UTF-8 the text with U+FFFD, its bytes being "payload_base64"'s
+ * decoding). Errors: as
  * hh_queue_show, and HH_ERR_INVALID for start < 0 or count out of range. */
 HH_EXPORT int hh_queue_page(hh_client *c, const char *name, long long start, size_t count, char **json_out);
 

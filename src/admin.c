@@ -12,6 +12,8 @@
  * queue:<q> (LREM 1) for the delete of one job.
  * Queues are read in pages of HH_ADMIN_PAGE entries, never whole. */
 #include <jansson.h>
+#include <limits.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,21 +165,47 @@ int hh_queues_list(hh_client *c, char **json_out) {
     return hh__admin_fail(c, queues_list_run(c, json_out), "queues list");
 }
 
+/* The exact bytes of an entry as base64 (a new JSON string): JSON cannot
+ * hold bytes that are not UTF-8, and a delete must name them all. */
+static json_t *base64_json(const char *s, size_t len) {
+    if (len > INT_MAX / 2) return NULL;
+    char *b = malloc(4 * ((len + 2) / 3) + 1);
+    if (!b) return NULL;
+    EVP_EncodeBlock((unsigned char *)b, (const unsigned char *)s, (int)len);
+    json_t *v = json_string(b);
+    free(b);
+    return v;
+}
+
 /* The job object for a list entry: its item parsed when it can be without
- * loss, else the payload as a string. */
+ * loss, else the payload as a string. An entry whose bytes are not UTF-8
+ * (JSON cannot carry them, and a fetch buries it as no job) is shown as
+ * a browser decodes it: "payload", "jid" and "class" read from its text
+ * with U+FFFD for each such byte, its exact bytes in "payload_base64" and
+ * their number in "bytes". */
 static json_t *job_json(const char *s, size_t len) {
     json_t *o = json_object();
-    int lossy;
-    json_t *it = hh__json_load_payload(s, len, &lossy);
-    json_object_set_new(o, "jid", json_string(json_is_object(it) ? hh__admin_str(it, "jid", "") : ""));
-    json_object_set_new(o, "class", shown_class(it, ""));
+    int lossy, lossy2;
+    json_t *it = hh__json_load_payload(s, len, &lossy), *seen = it;
+    char *fixed = NULL;
+    size_t flen = len;
+    if (!it && !hh__utf8_valid(s, len) && (fixed = hh__utf8_replace_len(s, len, &flen)) != NULL)
+        seen = hh__json_load_payload(fixed, flen, &lossy2);
+    json_object_set_new(o, "jid", json_string(json_is_object(seen) ? hh__admin_str(seen, "jid", "") : ""));
+    json_object_set_new(o, "class", shown_class(seen, ""));
     double ea = json_is_object(it) ? hh__payload_time(it, lossy, s, len, "enqueued_at") : 0;
     json_object_set_new(o, "enqueued_at", ea > 0 ? json_real(ea) : json_null());
     if (json_is_object(it) && !lossy) json_object_set(o, "item", it);
-    else json_object_set_new(o, "payload", json_stringn(s, len));
+    else json_object_set_new(o, "payload", json_stringn(fixed ? fixed : s, flen));
+    if (fixed) {
+        json_object_set_new(o, "payload_base64", base64_json(s, len));
+        json_object_set_new(o, "bytes", json_integer((json_int_t)len));
+    }
     /* not JSON, or no object: what a fetch would bury as not a valid job */
     if (!json_is_object(it)) json_object_set_new(o, "valid", json_false());
+    if (seen != it) json_decref(seen);
     json_decref(it);
+    free(fixed);
     return o;
 }
 
@@ -283,7 +311,6 @@ static int queue_page_run(hh_client *c, const char *name, long long start, size_
         const redisReply *e = r[2]->element[j];
         if (e->type != REDIS_REPLY_STRING) continue;
         json_t *job = job_json(e->str, e->len);
-        /* bytes that are not UTF-8 cannot travel in JSON: such a job has no "payload" */
         if (job && !json_object_get(job, "payload")) {
             json_t *raw = json_stringn(e->str, e->len);
             if (raw) json_object_set_new(job, "payload", raw);

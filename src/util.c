@@ -338,6 +338,26 @@ char *hh__utf8_escape_len(const char *s, size_t len, size_t *outlen) {
     return out;
 }
 
+char *hh__utf8_replace_len(const char *s, size_t len, size_t *outlen) {
+    char *out = len < SIZE_MAX / 3 ? malloc(3 * len + 1) : NULL;
+    if (!out) return NULL;
+    const unsigned char *p = (const unsigned char *)s, *end = p + len;
+    size_t o = 0;
+    while (p < end) {
+        size_t n = utf8_seq(p, end);
+        if (n) {
+            memcpy(out + o, p, n);
+            o += n, p += n;
+        } else {
+            memcpy(out + o, "\xef\xbf\xbd", 3);
+            o += 3, p++;
+        }
+    }
+    out[o] = '\0';
+    if (outlen) *outlen = o;
+    return out;
+}
+
 static size_t utf8_seq(const unsigned char *p, const unsigned char *end) {
     unsigned char c = *p;
     size_t n;

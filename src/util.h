@@ -95,6 +95,11 @@ int hh__utf8_valid(const char *s, size_t len);
  * are kept; the copy is NUL-terminated and its length is in *outlen.
  * NULL when out of memory. */
 char *hh__utf8_escape_len(const char *s, size_t len, size_t *outlen);
+/* A malloc'd copy of len bytes with every byte that is not part of valid
+ * UTF-8 replaced by U+FFFD, as a browser decodes them: text JSON can carry
+ * when the exact bytes cannot travel. NUL-terminated, its length in
+ * *outlen. NULL when out of memory. */
+char *hh__utf8_replace_len(const char *s, size_t len, size_t *outlen);
 
 /* A malloc'd copy of len bytes fit for one log line: control characters
  * escaped (\n, \r, \t, else \xNN: NUL, ESC, DEL...), C1 controls as

@@ -276,6 +276,19 @@ static void test_queue_page_delete(void **s) {
     assert_int_equal(hh_queue_delete_job(c, "q", "", 0), HH_ERR_INVALID);
     assert_int_equal(hh_queue_page(c, "q", 0, 0, &out), HH_ERR_INVALID);
     assert_int_equal(hh_queue_page(c, "q", -1, 5, &out), HH_ERR_INVALID);
+    /* bytes that are not UTF-8: U+FFFD in the text, the exact bytes in base64 */
+    freeReplyObject(uh_cmd(&srv, "DEL queue:q"));
+    freeReplyObject(uh_cmd(&srv, "LPUSH queue:q %b", "{\"class\":\"K\",\"jid\":\"j\xff\"}", (size_t)24));
+    assert_int_equal(hh_queue_page(c, "q", 0, 5, &out), HH_OK);
+    o = json_loads(out, 0, NULL);
+    free(out);
+    json_t *j = json_array_get(json_object_get(o, "jobs"), 0);
+    assert_string_equal(json_string_value(json_object_get(j, "jid")), "j\xef\xbf\xbd");
+    assert_string_equal(json_string_value(json_object_get(j, "class")), "K");
+    assert_string_equal(json_string_value(json_object_get(j, "payload_base64")), "eyJjbGFzcyI6IksiLCJqaWQiOiJq/yJ9");
+    assert_int_equal(json_integer_value(json_object_get(j, "bytes")), 24);
+    assert_true(json_is_false(json_object_get(j, "valid")));
+    json_decref(o);
     hh_client_free(c);
 }
 

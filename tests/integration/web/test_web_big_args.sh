@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `hiredhand web` and large jobs: lists cut args at 2000 characters (as Sidekiq's Web UI
 # truncates them), a job's own page shows them whole, and a queue entry over the 1 MiB body
-# cap is deleted by its SHA-256 digest, exactly one copy at a time, 404 once none is left.
+# cap is deleted by its SHA-256 digest, exactly one copy at a time, 404 once none is left; a
+# queue entry holding bytes that are not UTF-8 shows U+FFFD for them and is deleted by the digest
+# of its real bytes.
 . "$(dirname "$0")/../../lib/harness.sh"
 . "$(dirname "$0")/../../lib/web_helpers.sh"
 hh_require_binary
@@ -42,5 +44,19 @@ assert_eq "$(R lrange queue:bigq 0 -1 | python3 -c 'import json,sys; print(*[jso
     "small2 small1" "a delete by digest touched another entry"
 R del queue:bigq >/dev/null
 R zremrangebyscore retry 99999999999 99999999999 >/dev/null
+
+# --- a queue entry holding bytes that are not UTF-8 (JSON cannot carry them): its jid, class and
+# args with U+FFFD, as the retry set shows them, and the digest of its real bytes deletes it
+bad() { printf '{"class":"Ok\xff","args":["\xff"],"jid":"j\xff"}'; }
+bad | R -x rpush queue:byteq >/dev/null
+R rpush queue:byteq 'plain text' >/dev/null
+row="$(api 'queue?name=byteq' | jq_ 'd["jobs"][1]["jid"], d["jobs"][1]["class"], d["jobs"][1]["args"], d["jobs"][1]["digest"]')"
+assert_eq "$row" "('j�', 'Ok�', '[\"�\"]', '$(bad | sha256sum | cut -c1-64)')" \
+    "an entry that is not UTF-8 on the queue page"
+hh_cli queues show byteq -r "$REDIS_URL"
+assert_contains "$HH_OUT" "(not a job: 39 bytes)" "queues show: an entry that is not UTF-8 and its real length"
+web_post queue/delete '{"name":"byteq","digest":"'"$(bad | sha256sum | cut -c1-64)"'"}'
+assert_eq "$WEB_STATUS $(R lrange queue:byteq 0 -1)" "200 plain text" "delete an entry that is not UTF-8 by its digest"
+R del queue:byteq >/dev/null
 
 pass
