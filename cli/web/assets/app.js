@@ -274,9 +274,10 @@ function queue(name, q) {
   api('queue?name=' + encodeURIComponent(name) + '&start=' + start + '&count=' + PAGE).then(function (d) {
     var rows = d.jobs.map(function (j) {
       /* the args as the server cut them (2000 characters); Delete names the
-       * entry by its digest, never sends it back whole */
+       * entry by its digest, never sends it back whole: every entry has
+       * one, an entry that is no job (plain text, [1,2]) too */
       return el('tr', null, [td(j['class']), td(j.args !== undefined ? j.args : j.payload, 'args'), td(j.jid),
-        td(time(j.enqueued_at)), el('td', null, j.digest && j.args !== undefined ? [el('button', { 'class': 'danger', text: 'Delete', onclick: function () {
+        td(time(j.enqueued_at)), el('td', null, j.digest ? [el('button', { 'class': 'danger', text: 'Delete', onclick: function () {
           act('queue/delete', { name: name, digest: j.digest });
         } })] : [])]);
     });

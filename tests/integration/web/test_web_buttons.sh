@@ -9,7 +9,7 @@
 #    the retry list: a checkbox and "kill selected";
 #  - a scheduled entry's page: Delete and Enqueue (Add to queue); a dead entry's page: Retry;
 #  - Queues: Clear (after a confirmation, `hiredhand queues clear`); a queue's page: Delete of
-#    one job (the Web UI's LREM 1 of that entry);
+#    one job (the Web UI's LREM 1 of that entry), and of an entry that is no job (plain text);
 #  - an entry without a jid is listed without a link (no page to link to);
 #  - Busy: Quiet on a running `hiredhand work` makes it quiet (its heartbeat says so and the page
 #    shows it), Stop (after a confirmation) makes it exit.
@@ -23,6 +23,7 @@ web_require_chromium
 hh_redis_start
 web_seed 0
 R zadd dead "$(hh_now)" '{"class":"NoJidJob","args":[],"queue":"default"}' >/dev/null   # an entry without a jid
+R rpush queue:default 'plain text' >/dev/null   # an entry that is no job: it has a Delete too
 web_copy_db
 # a worker of its own queue: it takes none of the jobs compared, and its heartbeat is quick
 hh_start_worker -c 1 -q buttonsq --heartbeat-interval 1
@@ -112,6 +113,9 @@ web_same "dead entry: retry"
 payload="$(R lrange queue:default 0 -1 | grep -F '"args":[2,"q"]')"
 qjid="$(echo "$payload" | jq_ 'd["jid"]')"
 goto queue/default queue
+press "queue: delete an entry that is no job" queue "$(row_button Delete 'plain text')"
+R -n 1 lrem queue:default 1 'plain text' >/dev/null
+web_same "queue: delete an entry that is no job"
 press "queue: delete one job" queue "$(row_button Delete "$qjid")"
 R -n 1 lrem queue:default 1 "$payload" >/dev/null   # the Web UI's Delete: LREM 1 of that entry
 web_same "queue: delete one job"
