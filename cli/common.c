@@ -5,6 +5,8 @@
  * depend on it, never the other way round. No Redis keys. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -436,4 +438,23 @@ void cli_table_end(cli_table *t) {
     free(t->width);
     free(t->align);
     free(t);
+}
+
+int cli_base64_field(const json_t *o, const char *key, char **out, size_t *len) {
+    json_t *v = json_object_get(o, key);
+    *out = NULL;
+    size_t bn = json_string_length(v);
+    if (!json_is_string(v) || bn % 4 || bn > INT_MAX || !(*out = malloc(bn / 4 * 3 + 1))) return -1;
+    const char *b = json_string_value(v);
+    int n = EVP_DecodeBlock((unsigned char *)*out, (const unsigned char *)b, (int)bn);
+    if (n < 0) {
+        free(*out);
+        *out = NULL;
+        return -1;
+    }
+    /* EVP_DecodeBlock counts the '=' padding as bytes: drop them */
+    for (size_t i = bn; n > 0 && i > 0 && b[i - 1] == '='; i--) n--;
+    (*out)[n] = '\0';
+    *len = (size_t)n;
+    return 0;
 }

@@ -72,6 +72,11 @@ const char *cli_shown_text(const char *s, size_t len);
 /* A payload (JSON text) as `show` prints it: control characters and bytes
  * that are not UTF-8 as \xNN, backslashes as they are (JSON's own). */
 void cli_put_payload(const char *s, size_t len, FILE *f);
+/* The bytes of o's member key, a base64 string (the library's
+ * "payload_base64", "name_base64": what JSON cannot carry): malloc'd in
+ * *out (NUL-terminated), their count in *len. Returns 0, or -1 when the
+ * member is absent, not base64, or out of memory. */
+int cli_base64_field(const json_t *o, const char *key, char **out, size_t *len);
 /* The inverse: \\, \n, \r, \t and \xNN (two hex digits, not 00) are
  * decoded, any other backslash is kept as it is. Returns the name
  * (malloc'd) or NULL after printing why. */

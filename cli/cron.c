@@ -130,6 +130,13 @@ static int print_list(const char *json, int as_json, int all_ns) {
         const char *keys[] = {"name", "status", "cron", "class", "queue", "last_enqueue_time", "error"};
         char *f[7];
         for (size_t n = 0; n < 7; n++) f[n] = shown(j, keys[n]);
+        char *raw = NULL;
+        size_t rl = 0;
+        if (cli_base64_field(j, "name_base64", &raw, &rl) == 0) { /* not UTF-8: its bytes as \xNN, a \ as \\ */
+            free(f[0]);
+            f[0] = cli_name_escape(raw, rl);
+            free(raw);
+        }
         printf("%-24s %-9s %-20s %-24s %-12s %-24s %s\n", f[0] ? f[0] : "?", f[1] ? f[1] : "?", f[2] ? f[2] : "?",
                f[3] ? f[3] : "?", f[4] ? f[4] : "?", next, f[5] ? f[5] : "?");
         if (json_is_string(json_object_get(j, "error"))) printf("  ! cannot run: %s\n", f[6] ? f[6] : "?");
@@ -267,7 +274,8 @@ int cli_cron(int argc, char **argv) {
             size_t i;
             int nfound = 0;
             json_array_foreach(a, i, j) {
-                if (strcmp(str(j, "name"), name)) continue;
+                /* a name that is not UTF-8 shows as \xNN text: never the job of that literal name */
+                if (json_object_get(j, "name_base64") || strcmp(str(j, "name"), name)) continue;
                 if (s.layout && json_integer_value(json_object_get(j, "layout")) != s.layout) continue;
                 found = j, nfound++;
             }
@@ -433,7 +441,9 @@ int cli_cron_load_schedule(const hh_redis_options *ro, const char *const *jobs, 
         size_t k;
         json_array_foreach(a, k, j) {
             const char *name = str(j, "name");
-            if (strcmp(str(j, "source"), "schedule") || json_object_get(names, name)) continue;
+            if (strcmp(str(j, "source"), "schedule") || json_object_get(names, name) ||
+                json_object_get(j, "name_base64"))
+                continue; /* (a name that is not UTF-8 is in no schedule file; its text names another job) */
             if (hh_cron_delete(c, ns[i], name) == HH_OK)
                 fprintf(stderr, "hiredhand: cron job %s deleted: it left the schedule\n", name);
         }

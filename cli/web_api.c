@@ -317,25 +317,13 @@ static int api_job(hh_client *c, cli_web_arg_fn arg, void *ctx, cli_web_reply *o
  * for an entry that is not UTF-8 the decoding of its "payload_base64"
  * (*owned set, free it). NULL when it has neither or out of memory. */
 static const char *entry_bytes(json_t *j, size_t *len, char **owned) {
-    json_t *pl = json_object_get(j, "payload"), *b64 = json_object_get(j, "payload_base64");
+    json_t *pl = json_object_get(j, "payload");
     *owned = NULL;
-    if (!json_is_string(b64)) {
+    if (!json_object_get(j, "payload_base64")) {
         *len = json_string_length(pl);
         return json_string_value(pl);
     }
-    size_t bn = json_string_length(b64);
-    if (bn % 4 || bn > INT32_MAX || !(*owned = malloc(bn / 4 * 3 + 1))) return NULL;
-    int n = EVP_DecodeBlock((unsigned char *)*owned, (const unsigned char *)json_string_value(b64), (int)bn);
-    if (n < 0) {
-        free(*owned);
-        *owned = NULL;
-        return NULL;
-    }
-    /* EVP_DecodeBlock counts the '=' padding as bytes: drop them */
-    const char *t = json_string_value(b64) + bn;
-    while (n > 0 && bn-- > 0 && *--t == '=') n--;
-    *len = (size_t)n;
-    return *owned;
+    return cli_base64_field(j, "payload_base64", owned, len) == 0 ? *owned : NULL;
 }
 
 /* GET /api/queue?name&start&count: hh_queue_page's object, each job as a
@@ -424,7 +412,9 @@ static int queue_delete_digest(hh_client *c, const char *name, const char *diges
 /* ------------------------------------------------------ periodic jobs */
 
 /* GET /api/cron/job?name=N[&namespace=NS]: the job as `hiredhand cron show`
- * finds it in hh_cron_list, with "history" (hh_cron_history). */
+ * finds it in hh_cron_list, with "history" (hh_cron_history). A job whose
+ * name is not UTF-8 (listed with "name_base64") is never the one found:
+ * its \xNN text is another job's name. */
 static int api_cron_job(hh_client *c, cli_web_arg_fn arg, void *ctx, cli_web_reply *out) {
     const char *name = arg(ctx, "name"), *ns = filter_arg(arg, ctx, "namespace");
     if (!name || !*name) return reply_error(out, 400, "want name");
@@ -436,7 +426,8 @@ static int api_cron_job(hh_client *c, cli_web_arg_fn arg, void *ctx, cli_web_rep
     size_t i;
     json_array_foreach(all, i, j) {
         const char *n = json_string_value(json_object_get(j, "name"));
-        if (n && !strcmp(n, name)) found = json_incref(j);
+        /* a name that is not UTF-8 shows as \xNN text, which names another job (or none): never resolved */
+        if (n && !json_object_get(j, "name_base64") && !strcmp(n, name)) found = json_incref(j);
     }
     json_decref(all);
     if (!found) return reply_error(out, 404, "no such periodic job");

@@ -579,7 +579,12 @@ HH_EXPORT int hh_cron_save(hh_client *c, const hh_cron_spec *spec);
  * "next" (the next tick, Unix seconds, or null), "error" (why hiredhand
  * cannot run it, or null), "layout" (1: sidekiq-cron 1.x's keys, 2:
  * 2.x's), and "also_in_layout" (1 or 2) on a job of namespace "default"
- * saved in both layouts, each copy running each tick}. A set member naming a key that is no job's
+ * saved in both layouts, each copy running each tick}. A field holding
+ * bytes that are not UTF-8 shows each as the text \xNN; a name that is not
+ * UTF-8 also has its exact bytes as "name_base64" (standard base64): its
+ * "name" text then names no job, or another job whose name is that text,
+ * so a caller acting on a job must not pass it on. A set member naming a
+ * key that is no job's
  * hash (another type, or no key) lists with its "error" and null fields,
  * where sidekiq-cron's Job.all fails whole. So does a namespace's set
  * whose key is of another type (a string, a list: sidekiq-cron fails on

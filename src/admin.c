@@ -12,8 +12,6 @@
  * queue:<q> (LREM 1) for the delete of one job.
  * Queues are read in pages of HH_ADMIN_PAGE entries, never whole. */
 #include <jansson.h>
-#include <limits.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,18 +163,6 @@ int hh_queues_list(hh_client *c, char **json_out) {
     return hh__admin_fail(c, queues_list_run(c, json_out), "queues list");
 }
 
-/* The exact bytes of an entry as base64 (a new JSON string): JSON cannot
- * hold bytes that are not UTF-8, and a delete must name them all. */
-static json_t *base64_json(const char *s, size_t len) {
-    if (len > INT_MAX / 2) return NULL;
-    char *b = malloc(4 * ((len + 2) / 3) + 1);
-    if (!b) return NULL;
-    EVP_EncodeBlock((unsigned char *)b, (const unsigned char *)s, (int)len);
-    json_t *v = json_string(b);
-    free(b);
-    return v;
-}
-
 /* The job object for a list entry: its item parsed when it can be without
  * loss, else the payload as a string. An entry whose bytes are not UTF-8
  * (JSON cannot carry them, and a fetch buries it as no job) is shown as
@@ -198,7 +184,7 @@ static json_t *job_json(const char *s, size_t len) {
     if (json_is_object(it) && !lossy) json_object_set(o, "item", it);
     else json_object_set_new(o, "payload", json_stringn(fixed ? fixed : s, flen));
     if (fixed) {
-        json_object_set_new(o, "payload_base64", base64_json(s, len));
+        json_object_set_new(o, "payload_base64", hh__json_base64(s, len));
         json_object_set_new(o, "bytes", json_integer((json_int_t)len));
     }
     /* not JSON, or no object: what a fetch would bury as not a valid job */

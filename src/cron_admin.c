@@ -45,9 +45,19 @@ static json_t *text(const char *s, size_t len) {
     return v;
 }
 
+/* Sets j's "name" to the name's len bytes: text() of them, and when they
+ * are not UTF-8 their exact bytes as "name_base64" too, since the \xNN
+ * text then names no job (or, worse, another one whose name is that text). */
+static void set_name(json_t *j, const char *s, size_t len) {
+    json_object_set_new(j, "name", text(s, len));
+    if (!hh__utf8_valid(s, len)) json_object_set_new(j, "name_base64", hh__json_base64(s, len));
+}
+
 /* The hash's fields as an object of strings ({} when there is no key).
- * wrongtype non-NULL: a key of another type sets it (no error, NULL). */
-static json_t *hgetall_ex(hh__conn *c, const hh__keys *k, const char *hash_key, int *rc, int *wrongtype) {
+ * wrongtype non-NULL: a key of another type sets it (no error, NULL).
+ * raw non-NULL: each field whose value is not UTF-8 (shown as \xNN) also
+ * gets its exact bytes there, as base64. */
+static json_t *hgetall_ex(hh__conn *c, const hh__keys *k, const char *hash_key, int *rc, int *wrongtype, json_t *raw) {
     sds key = hh__key(k, hash_key);
     redisReply *r = hh__conn_cmd(c, "HGETALL %s", key);
     sdsfree(key);
@@ -58,8 +68,12 @@ static json_t *hgetall_ex(hh__conn *c, const hh__keys *k, const char *hash_key, 
     } else if (r && r->type == REDIS_REPLY_ARRAY && r->elements % 2 == 0) {
         o = json_object();
         for (size_t i = 0; i + 1 < r->elements; i += 2)
-            if (r->element[i]->type == REDIS_REPLY_STRING && r->element[i + 1]->type == REDIS_REPLY_STRING)
-                json_object_set_new(o, r->element[i]->str, text(r->element[i + 1]->str, r->element[i + 1]->len));
+            if (r->element[i]->type == REDIS_REPLY_STRING && r->element[i + 1]->type == REDIS_REPLY_STRING) {
+                const redisReply *v = r->element[i + 1];
+                json_object_set_new(o, r->element[i]->str, text(v->str, v->len));
+                if (raw && !hh__utf8_valid(v->str, v->len))
+                    json_object_set_new(raw, r->element[i]->str, hh__json_base64(v->str, v->len));
+            }
         *rc = HH_OK;
     } else {
         *rc = hh__fail(HH_ERR_REDIS, "HGETALL %s: %s", hash_key,
@@ -72,7 +86,7 @@ static json_t *hgetall_ex(hh__conn *c, const hh__keys *k, const char *hash_key, 
 }
 
 static json_t *hgetall(hh__conn *c, const hh__keys *k, const char *hash_key, int *rc) {
-    return hgetall_ex(c, k, hash_key, rc, NULL);
+    return hgetall_ex(c, k, hash_key, rc, NULL, NULL);
 }
 
 /* The hash of job `name`: the 2.x key, or in "default" the 1.x one when
@@ -298,7 +312,7 @@ static json_t *broken_entry(const char *member, size_t len, const char *set, con
     else if (len > 9 && !strncmp(member, "cron_job:", 9)) name = member + 9;
     sdsfree(p2);
     json_t *j = json_object();
-    json_object_set_new(j, "name", text(name, len - (size_t)(name - member)));
+    set_name(j, name, len - (size_t)(name - member));
     json_object_set_new(j, "namespace", json_string(ns));
     const char *fl[] = {"cron", "status", "source", "description", "args", "class", "queue", "last_enqueue_time",
                         "next"};
@@ -354,7 +368,8 @@ static void list_set(hh__conn *c, const hh__keys *k, const char *set, const char
          * and skips one with no key: here each lists as broken (once: a
          * set holds a member once), the others as they are */
         int wrongtype = 0;
-        json_t *f = hgetall_ex(c, k, m->str, rc, &wrongtype);
+        json_t *raw = json_object();
+        json_t *f = hgetall_ex(c, k, m->str, rc, &wrongtype, raw);
         if (wrongtype) {
             sds mk = hh__key(k, m->str);
             redisReply *t = hh__conn_cmd(c, "TYPE %s", mk);
@@ -364,11 +379,13 @@ static void list_set(hh__conn *c, const hh__keys *k, const char *set, const char
             if (t) freeReplyObject(t);
             json_array_append_new(out, broken_entry(m->str, m->len, set, ns, why));
             sdsfree(why);
+            json_decref(raw);
             continue;
         }
         if (!f || !json_object_size(f)) {
             if (f) json_array_append_new(out, broken_entry(m->str, m->len, set, ns, "names no key (no job there)"));
             json_decref(f);
+            json_decref(raw);
             continue;
         }
         json_t *j = json_object();
@@ -376,7 +393,10 @@ static void list_set(hh__conn *c, const hh__keys *k, const char *set, const char
         const char *msg_s = json_string_value(json_object_get(f, "message"));
         json_t *msg = msg_s ? json_loads(msg_s, 0, NULL) : NULL;
         json_t *q = json_object_get(msg, "queue");
-        json_object_set_new(j, "name", name ? json_string(name) : text(r->element[i]->str, r->element[i]->len));
+        if (name) json_object_set_new(j, "name", json_string(name));
+        else set_name(j, r->element[i]->str, r->element[i]->len);
+        json_t *raw_name = json_object_get(raw, "name");
+        if (name && raw_name) json_object_set(j, "name_base64", raw_name);
         json_object_set_new(j, "namespace", json_string(ns));
         json_object_set_new(j, "layout", json_integer(strcmp(set, "cron_jobs") ? 2 : 1));
         const char *fl[] = {"cron", "status", "source", "description", "args"};
@@ -400,6 +420,7 @@ static void list_set(hh__conn *c, const hh__keys *k, const char *set, const char
         hh__cron_expr_free(x);
         json_decref(msg);
         json_decref(f);
+        json_decref(raw);
         json_array_append_new(out, j);
     }
     freeReplyObject(r);

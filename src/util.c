@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
+#include <openssl/evp.h>
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -356,6 +358,16 @@ char *hh__utf8_replace_len(const char *s, size_t len, size_t *outlen) {
     out[o] = '\0';
     if (outlen) *outlen = o;
     return out;
+}
+
+json_t *hh__json_base64(const char *s, size_t len) {
+    if (len > INT_MAX / 2) return NULL;
+    char *b = malloc(4 * ((len + 2) / 3) + 1);
+    if (!b) return NULL;
+    EVP_EncodeBlock((unsigned char *)b, (const unsigned char *)s, (int)len);
+    json_t *v = json_string(b);
+    free(b);
+    return v;
 }
 
 static size_t utf8_seq(const unsigned char *p, const unsigned char *end) {

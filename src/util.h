@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <jansson.h>
 #include "hiredhand.h"
 
 /* Wall clock (CLOCK_REALTIME) as epoch seconds: for every stored timestamp. */
@@ -100,6 +101,9 @@ char *hh__utf8_escape_len(const char *s, size_t len, size_t *outlen);
  * when the exact bytes cannot travel. NUL-terminated, its length in
  * *outlen. NULL when out of memory. */
 char *hh__utf8_replace_len(const char *s, size_t len, size_t *outlen);
+/* A new JSON string of len bytes as standard base64: bytes that JSON
+ * cannot carry (not UTF-8) given exactly. NULL when out of memory. */
+json_t *hh__json_base64(const char *s, size_t len);
 
 /* A malloc'd copy of len bytes fit for one log line: control characters
  * escaped (\n, \r, \t, else \xNN: NUL, ESC, DEL...), C1 controls as

@@ -434,9 +434,11 @@ function cronList(q) {
   api('cron' + cronQuery(ns)).then(function (jobs) {
     var rows = jobs.map(function (j) {
       return el('tr', { 'class': j.status === 'enabled' ? '' : 'disabled' }, [
-        el('td', null, [el('a', { href: '#/cron/' + encodeURIComponent(j.name) + cronQuery(ns), text: j.name })]),
+        /* a name that is not UTF-8 arrives as \xNN text, the name of another
+         * job (or none): shown, but no link and no buttons */
+        j.name_base64 ? td(j.name) : el('td', null, [el('a', { href: '#/cron/' + encodeURIComponent(j.name) + cronQuery(ns), text: j.name })]),
         td(j.status), td(j.cron), td(j['class']), td(j.queue), td(j.last_enqueue_time), td(time(j.next)),
-        td(j.error, 'err'), el('td', null, cronButtons(j, route))]);
+        td(j.error, 'err'), el('td', null, j.name_base64 ? [] : cronButtons(j, route))]);
     });
     var form = el('form', { 'class': 'tools', id: 'cron-namespace' }, [
       el('input', { name: 'namespace', placeholder: 'namespace (default)', value: ns }), el('button', { type: 'submit', text: 'Show' })]);

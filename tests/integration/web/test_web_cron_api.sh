@@ -4,7 +4,8 @@
 # one job's args and jid history; Enqueue now / Disable / Enable / Delete change Redis as
 # `hiredhand cron` does (the same data copied into db 1, each operation done through the API on
 # db 0 and by `hiredhand cron` on db 1, the two compared); cross-site and --read-only POSTs are
-# refused and change nothing.
+# refused and change nothing; a job whose name is not UTF-8 is listed, never taken for the job
+# whose name is its \xNN text.
 . "$(dirname "$0")/../../lib/harness.sh"
 . "$(dirname "$0")/../../lib/web_helpers.sh"
 hh_require_binary
@@ -68,6 +69,19 @@ assert_eq "$(ccode)" 403 "cron: a POST without a token"
 assert_eq "$(ccode -H "X-CSRF-Token: $tok" -H "Cookie: hh_csrf=$tok" -H 'Origin: http://evil.example')" 403 "cron: a foreign Origin"
 assert_eq "$(ccode -H "X-CSRF-Token: $tok" -H "Cookie: hh_csrf=$tok" -H 'Sec-Fetch-Site: cross-site')" 403 "cron: cross-site"
 assert_eq "$(web_cron_state 0)" "$before" "cron: a refused POST changed Redis"
+
+# --- a name that is not UTF-8 shows as the text \xff, the name of another job: listed with its
+# bytes (name_base64), never resolved to that job; `cron list` escapes a backslash as \\
+R eval "redis.call('sadd','cron_jobs:default',ARGV[1]); redis.call('hset',ARGV[1],'name',ARGV[2],'cron','*/5 * * * *',
+    'klass','K','status','enabled','message','{\"class\":\"K\",\"args\":[]}')" 0 \
+    "$(printf 'cron_job:default:bad\xffname')" "$(printf 'bad\xffname')" >/dev/null
+hh_cli cron add 'bad\xffname' --cron '0 1 * * *' --class LiteralOne -r "$REDIS_URL"
+assert_eq "$(api cron | jq_ 'sorted((j["class"], j.get("name_base64")) for j in d if j["name"] == "bad\\xffname")')" \
+    "[('K', 'YmFk/25hbWU='), ('LiteralOne', None)]" "cron: a name that is not UTF-8 and the job of its text"
+assert_eq "$(api 'cron/job?name=bad%5Cxffname' | jq_ 'd["class"]')" LiteralOne "cron: the text names its own job only"
+hh_cli cron list -r "$REDIS_URL"
+shown() { echo "$HH_OUT" | awk -v k="$1" '$0 ~ " " k " " { print $1 }'; }   # CLASS: the name on its row
+assert_eq "$(shown K) $(shown LiteralOne)" 'bad\xffname bad\\xffname' "cron list: a byte and a backslash escaped apart"
 
 # --- --read-only refuses every button
 kill "$WEB_PID"

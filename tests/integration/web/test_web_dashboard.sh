@@ -118,6 +118,9 @@ assert_contains "$DOM" "&lt;script&gt;document.title='pwned-cron'&lt;/script&gt;
 assert_contains "$DOM" '"&gt;&lt;img src=x onerror=' "cron: a markup class as text"
 assert_contains "$DOM" 'Bad\xfe\xffClass' "cron: bytes that are not UTF-8 as \\xNN"
 assert_contains "$DOM" '>Enqueue now</button>' "cron: the Enqueue now button"
+# its name is the text bad\xffname, which names another job: no link, no buttons on its row
+assert_eq "$(echo "$DOM" | python3 -c 'import re,sys; r=[r for r in re.findall(r"<tr[^>]*>.*?</tr>", sys.stdin.read()) if "bad\\xffname" in r]
+print(len(r), [x for x in r if "<a " in x or "<button" in x])')" "1 []" "cron: a name that is not UTF-8 is not actionable"
 page cronjob cron/nightly cron-job
 assert_contains "$DOM" '[7,"seven"]' "cron job: its args"
 assert_contains "$DOM" "<td class=\"\">$cron_jid</td>" "cron job: the jid history"
