@@ -45,8 +45,8 @@ static const char usage[] =
     "\n"
     "Exit status of every command but work: 0 done, 1 not found (no such jid, queue entry\n"
     "or process; cron: 4, see hiredhand cron --help), 2 usage error (a password, user or db\n"
-    "Redis refuses, or a master name no sentinel knows, included) or not confirmed, 3 Redis\n"
-    "unreachable or failing.\n";
+    "Redis refuses, or a master name no sentinel knows, included) or not confirmed,\n"
+    "3 Redis unreachable or failing.\n";
 /* clang-format on */
 
 /* 2 if ARG is a connection option (cli_redis_opts: the options every
