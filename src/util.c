@@ -319,7 +319,10 @@ int hh__utf8_valid(const char *s, size_t len) {
     return 1;
 }
 
-char *hh__utf8_escape_len(const char *s, size_t len, size_t *outlen) {
+/* The copy both rewrites below make: valid UTF-8 as it is, every other
+ * byte as U+FFFD (replace) or as the text \xNN. At most 4 bytes out per
+ * byte in. */
+static char *utf8_rewrite(const char *s, size_t len, size_t *outlen, int replace) {
     static const char hex[] = "0123456789abcdef";
     char *out = len < SIZE_MAX / 4 ? malloc(4 * len + 1) : NULL;
     if (!out) return NULL;
@@ -330,6 +333,9 @@ char *hh__utf8_escape_len(const char *s, size_t len, size_t *outlen) {
         if (n) {
             memcpy(out + o, p, n);
             o += n, p += n;
+        } else if (replace) {
+            memcpy(out + o, "\xef\xbf\xbd", 3);
+            o += 3, p++;
         } else {
             out[o++] = '\\', out[o++] = 'x', out[o++] = hex[*p >> 4], out[o++] = hex[*p & 15];
             p++;
@@ -340,25 +346,9 @@ char *hh__utf8_escape_len(const char *s, size_t len, size_t *outlen) {
     return out;
 }
 
-char *hh__utf8_replace_len(const char *s, size_t len, size_t *outlen) {
-    char *out = len < SIZE_MAX / 3 ? malloc(3 * len + 1) : NULL;
-    if (!out) return NULL;
-    const unsigned char *p = (const unsigned char *)s, *end = p + len;
-    size_t o = 0;
-    while (p < end) {
-        size_t n = utf8_seq(p, end);
-        if (n) {
-            memcpy(out + o, p, n);
-            o += n, p += n;
-        } else {
-            memcpy(out + o, "\xef\xbf\xbd", 3);
-            o += 3, p++;
-        }
-    }
-    out[o] = '\0';
-    if (outlen) *outlen = o;
-    return out;
-}
+char *hh__utf8_escape_len(const char *s, size_t len, size_t *outlen) { return utf8_rewrite(s, len, outlen, 0); }
+
+char *hh__utf8_replace_len(const char *s, size_t len, size_t *outlen) { return utf8_rewrite(s, len, outlen, 1); }
 
 json_t *hh__json_base64(const char *s, size_t len) {
     if (len > INT_MAX / 2) return NULL;

@@ -12,6 +12,28 @@ static char *esc(const char *s, size_t len) {
     return o;
 }
 
+/* Bytes that are not UTF-8 become \xNN text (the logs) or U+FFFD (a
+ * page); valid sequences, NUL included, stay as they are. */
+static void test_utf8_rewrites(void **s) {
+    (void)s;
+    static const char in[] = "a\xff\xc3\xa9\0b\xe2\x82";
+    size_t n = 0;
+    char *e = hh__utf8_escape_len(in, sizeof(in) - 1, &n);
+    assert_non_null(e);
+    assert_int_equal(n, 17);
+    assert_memory_equal(e, "a\\xff\xc3\xa9\0b\\xe2\\x82", 17);
+    free(e);
+    char *r = hh__utf8_replace_len(in, sizeof(in) - 1, &n);
+    assert_non_null(r);
+    assert_int_equal(n, 14);
+    assert_memory_equal(r, "a\xef\xbf\xbd\xc3\xa9\0b\xef\xbf\xbd\xef\xbf\xbd", 14);
+    free(r);
+    r = hh__utf8_replace_len("", 0, &n);
+    assert_non_null(r);
+    assert_int_equal(n, 0);
+    free(r);
+}
+
 static void test_escape_ctl(void **s) {
     (void)s;
     char *o = esc("a\nb\rc\td\x1b[31m\x7f", 13);
@@ -147,6 +169,7 @@ int main(void) {
         cmocka_unit_test(test_log_line_long_payload),
         cmocka_unit_test(test_proc_stat_parse),
         cmocka_unit_test(test_proc_stat_self),
+        cmocka_unit_test(test_utf8_rewrites),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
