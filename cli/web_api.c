@@ -8,6 +8,11 @@
  * Keys: those of the library functions called (hiredhand.h); nothing here
  * names a key itself.
  *
+ * One hh_client serves every request, from MHD's single polling thread
+ * (web.c), so a request's choice of sidekiq-cron layout
+ * (hh_cron_use_layout) is set for its calls and put back to 0 before the
+ * next request: one request's layout never reaches another's.
+ *
  * Every string read from Redis goes out as JSON text; bytes that are not
  * UTF-8 are replaced by U+FFFD (JSON cannot carry them), so hostile job
  * data reaches the page as data and is shown with textContent only. */
@@ -411,28 +416,53 @@ static int queue_delete_digest(hh_client *c, const char *name, const char *diges
 
 /* ------------------------------------------------------ periodic jobs */
 
-/* GET /api/cron/job?name=N[&namespace=NS]: the job as `hiredhand cron show`
- * finds it in hh_cron_list, with "history" (hh_cron_history). A job whose
- * name is not UTF-8 (listed with "name_base64") is never the one found:
- * its \xNN text is another job's name. */
+/* A request's sidekiq-cron layout, from the query's "layout" or the
+ * body's (a number or a string): 1 or 2, 0 when absent, -1 when it is
+ * anything else. */
+static int layout_of(const char *v) {
+    if (!v || !*v) return 0;
+    return (v[0] == '1' || v[0] == '2') && !v[1] ? v[0] - '0' : -1;
+}
+
+/* GET /api/cron/job?name=N[&namespace=NS][&layout=1|2]: the job as
+ * `hiredhand cron show` finds it in hh_cron_list, with "history"
+ * (hh_cron_history). A job whose name is not UTF-8 (listed with
+ * "name_base64") is never the one found: its \xNN text is another job's
+ * name. A job saved in both sidekiq-cron layouts is refused (400) unless
+ * layout names the copy, as `cron show --layout`. */
 static int api_cron_job(hh_client *c, cli_web_arg_fn arg, void *ctx, cli_web_reply *out) {
     const char *name = arg(ctx, "name"), *ns = filter_arg(arg, ctx, "namespace");
+    int layout = layout_of(arg(ctx, "layout"));
     if (!name || !*name) return reply_error(out, 400, "want name");
+    if (layout < 0) return reply_error(out, 400, "layout is 1 (sidekiq-cron 1.x) or 2 (2.x)");
     char *json = NULL;
     int e = hh_cron_list(c, ns, &json);
     if (e != HH_OK) return reply_failure(out, c, e);
     json_t *all = json_loads(json, 0, NULL), *j, *found = NULL;
     free(json);
     size_t i;
+    int nfound = 0;
     json_array_foreach(all, i, j) {
         const char *n = json_string_value(json_object_get(j, "name"));
         /* a name that is not UTF-8 shows as \xNN text, which names another job (or none): never resolved */
-        if (n && !json_object_get(j, "name_base64") && !strcmp(n, name)) found = json_incref(j);
+        if (!n || json_object_get(j, "name_base64") || strcmp(n, name)) continue;
+        if (layout && json_integer_value(json_object_get(j, "layout")) != layout) continue;
+        json_decref(found);
+        found = json_incref(j), nfound++;
     }
     json_decref(all);
+    if (nfound > 1) {
+        json_decref(found);
+        return reply_error(out, 400,
+                           "this periodic job is saved in both sidekiq-cron layouts, each run each tick: "
+                           "choose one with layout=1 or layout=2");
+    }
     if (!found) return reply_error(out, 404, "no such periodic job");
     char *hist = NULL;
-    if ((e = hh_cron_history(c, ns, name, &hist)) != HH_OK) {
+    hh_cron_use_layout(c, layout); /* 0, 1 or 2: checked above */
+    e = hh_cron_history(c, ns, name, &hist);
+    hh_cron_use_layout(c, 0);
+    if (e != HH_OK) {
         json_decref(found);
         return reply_failure(out, c, e);
     }
@@ -534,17 +564,29 @@ static int post_set(hh_client *c, json_t *b, cli_web_reply *out) {
 }
 
 /* POST /api/cron: {"name","action": enqueue|enable|disable|delete
- * [,"namespace"]}, as `hiredhand cron ACTION NAME`: the same call each. */
+ * [,"namespace"][,"layout": 1|2]}, as `hiredhand cron ACTION NAME
+ * [--layout N]`: the same call each. A job saved in both sidekiq-cron
+ * layouts is refused by the library (400) unless layout names the copy. */
 static int post_cron(hh_client *c, json_t *b, cli_web_reply *out) {
     const char *name = str_field(b, "name"), *act = str_field(b, "action"), *ns = str_field(b, "namespace");
     if (!name || !*name || !act) return reply_error(out, 400, "want name and action");
     if (ns && !*ns) ns = NULL;
+    json_t *lv = json_object_get(b, "layout");
+    int layout = !lv || json_is_null(lv) ? 0
+        : json_is_integer(lv)
+        ? (json_integer_value(lv) == 1 || json_integer_value(lv) == 2 ? (int)json_integer_value(lv) : -1)
+        : json_is_string(lv) ? layout_of(json_string_value(lv))
+                             : -1;
+    if (layout < 0) return reply_error(out, 400, "layout is 1 (sidekiq-cron 1.x) or 2 (2.x)");
+    if (strcmp(act, "enqueue") && strcmp(act, "enable") && strcmp(act, "disable") && strcmp(act, "delete"))
+        return reply_error(out, 400, "action is enqueue, enable, disable or delete");
     char jid[HH_JID_SIZE] = "";
     int e;
+    hh_cron_use_layout(c, layout); /* put back to 0 below: the client serves every request */
     if (!strcmp(act, "enqueue")) e = hh_cron_enqueue_now(c, ns, name, jid);
-    else if (!strcmp(act, "enable") || !strcmp(act, "disable")) e = hh_cron_set_enabled(c, ns, name, act[0] == 'e');
     else if (!strcmp(act, "delete")) e = hh_cron_delete(c, ns, name);
-    else return reply_error(out, 400, "action is enqueue, enable, disable or delete");
+    else e = hh_cron_set_enabled(c, ns, name, act[0] == 'e');
+    hh_cron_use_layout(c, 0);
     if (e != HH_OK) return reply_failure(out, c, e);
     json_t *o = json_pack("{s:i}", "done", 1);
     if (*jid) json_object_set_new(o, "jid", json_string(jid));

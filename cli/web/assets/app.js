@@ -412,11 +412,31 @@ function metrics(q) {
 
 function cronQuery(ns) { return ns ? '?namespace=' + encodeURIComponent(ns) : ''; }
 
+/* A job's page: its namespace and the layout of its copy (a job saved in
+ * both sidekiq-cron layouts has two rows; each links to its own copy). */
+function cronJobHref(j, ns) {
+  var q = [];
+  if (ns) q.push('namespace=' + encodeURIComponent(ns));
+  if (j.layout) q.push('layout=' + j.layout);
+  return '#/cron/' + encodeURIComponent(j.name) + (q.length ? '?' + q.join('&') : '');
+}
+
+/* The note on each copy of a job saved in both layouts: both run each tick. */
+function cronTwinNote(j) {
+  return j.also_in_layout ? 'layout ' + j.layout + ' copy; also in layout ' + j.also_in_layout + ': both run each tick' : '';
+}
+
 /* The buttons of one periodic job: POST /api/cron, as `hiredhand cron
- * enqueue|enable|disable|delete NAME`; then after() (afterDelete() for
- * Delete, when given). */
+ * enqueue|enable|disable|delete NAME --layout N` (the layout of the row's
+ * own copy: a job saved in both layouts is refused without it); then
+ * after() (afterDelete() for Delete, when given). */
 function cronButtons(j, after, afterDelete) {
-  var body = function (a) { var b = { name: j.name, action: a }; if (j.namespace) b.namespace = j.namespace; return b; };
+  var body = function (a) {
+    var b = { name: j.name, action: a };
+    if (j.namespace) b.namespace = j.namespace;
+    if (j.layout) b.layout = j.layout;
+    return b;
+  };
   var press = function (a, what) {
     return function () {
       if (what && !window.confirm(what)) return;
@@ -436,7 +456,8 @@ function cronList(q) {
       return el('tr', { 'class': j.status === 'enabled' ? '' : 'disabled' }, [
         /* a name that is not UTF-8 arrives as \xNN text, the name of another
          * job (or none): shown, but no link and no buttons */
-        j.name_base64 ? td(j.name) : el('td', null, [el('a', { href: '#/cron/' + encodeURIComponent(j.name) + cronQuery(ns), text: j.name })]),
+        j.name_base64 ? td(j.name) : el('td', null, [el('a', { href: cronJobHref(j, ns), text: j.name })].concat(
+          j.also_in_layout ? [el('div', { 'class': 'error twin', text: cronTwinNote(j) })] : [])),
         td(j.status), td(j.cron), td(j['class']), td(j.queue), td(j.last_enqueue_time), td(time(j.next)),
         td(j.error, 'err'), el('td', null, j.name_base64 ? [] : cronButtons(j, route))]);
     });
@@ -455,8 +476,11 @@ function cronList(q) {
 
 function cronJob(name, q) {
   var ns = q.get('namespace') || '';
-  api('cron/job?name=' + encodeURIComponent(name) + (ns ? '&namespace=' + encodeURIComponent(ns) : '')).then(function (j) {
-    var rows = [['Name', j.name], ['Namespace', j.namespace], ['Status', j.status], ['Cron', j.cron], ['Job', j['class']],
+  var layout = q.get('layout') || '';
+  api('cron/job?name=' + encodeURIComponent(name) + (ns ? '&namespace=' + encodeURIComponent(ns) : '') +
+    (layout ? '&layout=' + encodeURIComponent(layout) : '')).then(function (j) {
+    var rows = [['Name', j.name], ['Namespace', j.namespace], ['Layout', j.layout ? j.layout + (j.also_in_layout ? ' (' + cronTwinNote(j) + ')' : '') : ''],
+      ['Status', j.status], ['Cron', j.cron], ['Job', j['class']],
       ['Queue', j.queue], ['Arguments', j.args], ['Description', j.description], ['Source', j.source],
       ['Last enqueue', j.last_enqueue_time], ['Next', time(j.next)], ['Error', j.error]].map(function (r) {
       return el('tr', null, [td(r[0]), td(r[1], 'args')]);

@@ -11,6 +11,8 @@
 #  - Queues: Clear (after a confirmation, `hiredhand queues clear`); a queue's page: Delete of
 #    one job (the Web UI's LREM 1 of that entry), and of an entry that is no job (plain text);
 #  - an entry without a jid is listed without a link (no page to link to);
+#  - Cron: a job saved in both sidekiq-cron layouts: each row notes the other copy, its Disable
+#    changes its own copy only, its link shows its own copy;
 #  - Busy: Quiet on a running `hiredhand work` makes it quiet (its heartbeat says so and the page
 #    shows it), Stop (after a confirmation) makes it exit.
 # A button whose handler does nothing or posts the wrong request fails here: the page never
@@ -125,6 +127,24 @@ press "queues: clear" queues "$(row_button Clear default)"
 assert_eq "$(asked)" $((n + 1)) "queues: Clear asked no confirmation"
 web_cli1 queues clear default
 web_same "queues: clear"
+
+# --- cron: a job saved in both sidekiq-cron layouts: each row notes the other copy; its Disable
+# and its link act on / show that row's own copy (without its layout both are refused)
+hh_cli cron add twin --cron '0 5 * * *' --class Rep --queue dupq -r "$REDIS_URL"
+[ "$HH_RC" = 0 ] || fail "hiredhand cron add twin: $HH_ERR"
+R HSET cron_job:twin name twin cron '0 5 * * *' klass Rep status enabled message '{"queue":"dupq","class":"Rep","args":[]}' >/dev/null
+R SADD cron_jobs cron_job:twin >/dev/null
+goto cron cron
+twin_row() {   # LAYOUT: JS naming the twin's row of that layout (by its note)
+    printf "Array.prototype.find.call(document.querySelectorAll('#main tr'), function (r) {
+        return r.textContent.indexOf('layout %s copy; also in layout %s') >= 0; })" "$1" $((3 - $1))
+}
+hb_cdp_eval 5 "!!$(twin_row 1) && !!$(twin_row 2)" >/dev/null || fail "cron: no note on both copies: $HB_CDP_OUT"
+press "cron: disable the 1.x copy" cron "$(twin_row 1).querySelector('button[data-action=disable]')"
+assert_eq "$(R hget cron_job:twin status)/$(R hget cron_job:default:twin status)" disabled/enabled "cron: Disable of the 1.x row"
+hb_cdp_click 10 "$(twin_row 2).querySelector('a')" >/dev/null || fail "cron: cannot follow the 2.x row's link: $HB_CDP_OUT"
+hb_cdp_eval 15 "document.body.getAttribute('data-ready') === 'cron-job' && Array.prototype.some.call(document.querySelectorAll('#main tr'),
+    function (r) { return r.cells[0].textContent === 'Status' && r.cells[1].textContent === 'enabled'; })" >/dev/null || fail "cron: the 2.x row's link does not show its copy: $HB_CDP_OUT"
 
 # --- busy: Quiet and Stop on a running worker
 goto busy busy

@@ -5,7 +5,8 @@
 # `hiredhand cron` does (the same data copied into db 1, each operation done through the API on
 # db 0 and by `hiredhand cron` on db 1, the two compared); cross-site and --read-only POSTs are
 # refused and change nothing; a job whose name is not UTF-8 is listed, never taken for the job
-# whose name is its \xNN text.
+# whose name is its \xNN text; a job saved in both sidekiq-cron layouts is acted on and shown
+# by the copy a request's layout names, and refused without one.
 . "$(dirname "$0")/../../lib/harness.sh"
 . "$(dirname "$0")/../../lib/web_helpers.sh"
 hh_require_binary
@@ -82,6 +83,35 @@ assert_eq "$(api 'cron/job?name=bad%5Cxffname' | jq_ 'd["class"]')" LiteralOne "
 hh_cli cron list -r "$REDIS_URL"
 shown() { echo "$HH_OUT" | awk -v k="$1" '$0 ~ " " k " " { print $1 }'; }   # CLASS: the name on its row
 assert_eq "$(shown K) $(shown LiteralOne)" 'bad\xffname bad\\xffname' "cron list: a byte and a backslash escaped apart"
+
+# --- a job saved in both sidekiq-cron layouts (sidekiq-cron 1.8 saves its own copy of one it
+# cannot see in 2.x's keys): each row names the other copy; a button or the job page without a
+# layout is refused and changes nothing; with layout N it acts on / shows that copy only
+hh_cli cron add twin --cron '0 5 * * *' --class Rep --queue dupq -r "$REDIS_URL"
+[ "$HH_RC" = 0 ] || fail "hiredhand cron add twin: $HH_ERR"
+R HSET cron_job:twin name twin cron '0 5 * * *' klass Rep status enabled \
+    message '{"queue":"dupq","class":"Rep","args":[]}' >/dev/null
+R SADD cron_jobs cron_job:twin >/dev/null
+assert_eq "$(api cron | jq_ 'sorted((j["layout"], j.get("also_in_layout")) for j in d if j["name"] == "twin")')" \
+    "[(1, 2), (2, 1)]" "cron: both copies listed, each naming the other"
+twin_status() { echo "$(R hget cron_job:twin status)/$(R hget cron_job:default:twin status)"; }
+web_post cron '{"name":"twin","action":"disable"}'
+assert_eq "$WEB_STATUS $(twin_status)" "400 enabled/enabled" "cron: Disable without a layout is refused"
+assert_contains "$WEB_BODY" "both sidekiq-cron layouts" "cron: the refusal says why"
+assert_contains "$WEB_BODY" "layout 1 or 2" "cron: the refusal says what to give"
+web_post cron '{"name":"twin","action":"disable","layout":3}'
+assert_eq "$WEB_STATUS $(twin_status)" "400 enabled/enabled" "cron: layout 3 is refused"
+web_post cron '{"name":"twin","action":"disable","layout":1}'
+assert_eq "$WEB_STATUS $(twin_status)" "200 disabled/enabled" "cron: Disable with layout 1: the 1.x copy only"
+assert_eq "$(curl -s -o /dev/null -w '%{http_code}' "$WEB_URL/api/cron/job?name=twin")" 400 "cron: the job page without a layout"
+assert_eq "$(api 'cron/job?name=twin&layout=1' | jq_ 'd["layout"], d["status"], d["also_in_layout"]')" \
+    "(1, 'disabled', 2)" "cron: the job page of the 1.x copy"
+assert_eq "$(api 'cron/job?name=twin&layout=2' | jq_ 'd["layout"], d["status"]')" "(2, 'enabled')" "cron: the job page of the 2.x copy"
+web_post cron '{"name":"twin","action":"delete","layout":2}'
+assert_eq "$WEB_STATUS $(R exists cron_job:default:twin) $(R hget cron_job:twin status)" "200 0 disabled" \
+    "cron: Delete with layout 2: the 2.x copy only"
+web_post cron '{"name":"twin","action":"enable"}'
+assert_eq "$WEB_STATUS $(R hget cron_job:twin status)" "200 enabled" "cron: one copy left, no layout needed"
 
 # --- --read-only refuses every button
 kill "$WEB_PID"
