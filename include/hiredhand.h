@@ -391,13 +391,19 @@ typedef struct hh_jobset_filter {
 
 /* One entry, as handed to an hh_jobset_fn. Strings are valid during the
  * call only; the ones read from the payload are "" when absent (and
- * error_class/error_message NULL when absent). */
+ * error_class/error_message NULL when absent). A payload whose bytes are
+ * not UTF-8 is valid 0 (no JSON parser takes it), and its fields are read
+ * from its text with U+FFFD for each such byte, as a browser decodes it
+ * (hh_queue_page does the same): such an entry has its jid and class, is
+ * found by that jid (hh_jobset_act, hh_jobset_find) and is acted on by its
+ * exact bytes (payload); a retry or enqueue of it is refused, a delete or
+ * kill moves those bytes. */
 typedef struct hh_jobset_entry {
     hh_jobset set;
     double score;        /* SortedEntry#score: epoch seconds (#at) */
     const char *payload; /* the member, byte for byte */
     size_t len;
-    int valid; /* 0 when the payload is not a JSON object */
+    int valid; /* 0 when the payload is not a JSON object (or not UTF-8) */
     const char *jid;
     const char *klass;
     const char *queue;
@@ -440,7 +446,8 @@ typedef enum hh_jobset_action {
 /* The JSON text of the entry's top-level field `key` exactly as stored (an
  * integer beyond 64 bits keeps its digits, where retry_count above is -1):
  * malloc'd, free with free(); NULL when absent, when the entry is not a
- * JSON object, or out of memory. Reads e only: thread-safe while e lives
+ * JSON object, or out of memory. An entry whose bytes are not UTF-8 gives
+ * the field of its text with U+FFFD (see hh_jobset_entry). Reads e only: thread-safe while e lives
  * (inside the callback that got it). */
 HH_EXPORT char *hh_jobset_entry_get(const hh_jobset_entry *e, const char *key);
 

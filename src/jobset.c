@@ -79,7 +79,12 @@ const char *hh__admin_str(const json_t *o, const char *key, const char *dflt) {
 
 /* Fills *e from a member; returns the parsed item (json_decref it), NULL
  * when the payload is not a JSON object (e->valid 0). *shown holds
- * e->display_class (json_decref it too; NULL when there is none). */
+ * e->display_class (json_decref it too; NULL when there is none). A member
+ * whose bytes are not UTF-8 (no JSON parser takes them) is read as the
+ * queue page reads one: from its text with U+FFFD for each such byte, so
+ * its jid, class and fields are shown and it can be named by its jid; it
+ * stays e->valid 0 (its bytes are no job), e->payload keeps its exact
+ * bytes (what a delete removes), and that text's item is returned. */
 static json_t *entry_fill(hh_jobset_entry *e, hh_jobset set, const char *payload, size_t len, double score,
                           json_t **shown) {
     memset(e, 0, sizeof(*e));
@@ -93,11 +98,18 @@ static json_t *entry_fill(hh_jobset_entry *e, hh_jobset set, const char *payload
     e->retry_count = -1;
     int lossy = 0;
     json_t *item = hh__json_load_payload(payload, len, &lossy);
+    char *fixed = NULL;
+    size_t flen = 0;
+    if (!item && !hh__utf8_valid(payload, len) && (fixed = hh__utf8_replace_len(payload, len, &flen)) != NULL) {
+        item = hh__json_load_payload(fixed, flen, &lossy);
+        payload = fixed, len = flen; /* for the times below; e->payload keeps the exact bytes */
+    }
     if (!json_is_object(item)) {
         json_decref(item);
+        free(fixed);
         return NULL;
     }
-    e->valid = 1;
+    e->valid = fixed == NULL;
     e->jid = hh__admin_str(item, "jid", "");
     e->klass = hh__admin_str(item, "class", "");
     if ((*shown = hh__item_web_class(item)) != NULL) {
@@ -115,6 +127,7 @@ static json_t *entry_fill(hh_jobset_entry *e, hh_jobset set, const char *payload
     e->created_at = hh__payload_time(item, lossy, payload, len, "created_at");
     e->failed_at = hh__payload_time(item, lossy, payload, len, "failed_at");
     e->retried_at = hh__payload_time(item, lossy, payload, len, "retried_at");
+    free(fixed);
     return item;
 }
 
@@ -159,13 +172,20 @@ static int filter_match(const hh_jobset_filter *f, const hh_jobset_entry *e, con
 }
 
 char *hh_jobset_entry_get(const hh_jobset_entry *e, const char *key) {
-    size_t n;
-    const char *raw = e && e->valid && key ? hh__json_get_raw(e->payload, e->len, key, &n) : NULL;
+    if (!e || !key) return NULL;
+    size_t n, flen = 0;
+    /* bytes that are not UTF-8: read from the text entry_fill read the jid from */
+    char *fixed =
+        !e->valid && !hh__utf8_valid(e->payload, e->len) ? hh__utf8_replace_len(e->payload, e->len, &flen) : NULL;
+    const char *raw = e->valid ? hh__json_get_raw(e->payload, e->len, key, &n)
+        : fixed                ? hh__json_get_raw(fixed, flen, key, &n)
+                               : NULL;
     char *out = raw ? malloc(n + 1) : NULL;
     if (out) {
         memcpy(out, raw, n);
         out[n] = '\0';
     }
+    free(fixed);
     return out;
 }
 
@@ -558,7 +578,9 @@ static int find_each(hh_client *c, hh_jobset set, const char *jid, hh_jobset_fn 
             json_t *shown,
                 *item = entry_fill(&e, set, a->element[i]->str, a->element[i]->len,
                                    hh__strtod_c(a->element[i + 1]->str, NULL), &shown);
-            if (e.valid && strcmp(e.jid, jid) == 0) {
+            /* an entry that is not UTF-8 has the jid of its U+FFFD text (e.valid 0): found
+             * too, and acted on by its exact bytes; one that is no job has jid "" */
+            if (*e.jid && strcmp(e.jid, jid) == 0) {
                 int x = fn(&e, udata);
                 if (x) stop = 1, rc = x < 0 ? x : HH_OK;
             }

@@ -308,7 +308,8 @@ function jobset(set, q) {
         td(time(e.score)),
         /* an entry without a jid has no page to link to: its row shows all of it */
         el('td', null, [e.jid ? el('a', { href: '#/job/' + set + '/' + encodeURIComponent(e.jid), text: e.jid }) : el('span', { 'class': 'nojid', text: '(no jid)' })]),
-        td(e.valid ? e['class'] : '(not a job)'), td(e.queue), td(e.valid ? e.args : e.payload, 'args'), td(e.retry_count, 'num'),
+        /* an entry whose bytes are not UTF-8 (valid false) has the class and args of its U+FFFD text */
+        td(e.valid || e['class'] ? e['class'] : '(not a job)'), td(e.queue), td(e.valid || e.args !== null ? e.args : e.payload, 'args'), td(e.retry_count, 'num'),
         td((e.error_class ? e.error_class + ': ' : '') + str(e.error_message), 'err')]);
     });
     var inputs = {};

@@ -3,7 +3,8 @@
 # truncates them), a job's own page shows them whole, and a queue entry over the 1 MiB body
 # cap is deleted by its SHA-256 digest, exactly one copy at a time, 404 once none is left; a
 # queue entry holding bytes that are not UTF-8 shows U+FFFD for them and is deleted by the digest
-# of its real bytes.
+# of its real bytes; a retry, scheduled or dead entry holding such bytes is listed with the jid,
+# class and args of that text, and deleted by its jid, exactly its bytes.
 . "$(dirname "$0")/../../lib/harness.sh"
 . "$(dirname "$0")/../../lib/web_helpers.sh"
 hh_require_binary
@@ -58,5 +59,29 @@ assert_contains "$HH_OUT" "(not a job: 39 bytes)" "queues show: an entry that is
 web_post queue/delete '{"name":"byteq","digest":"'"$(bad | sha256sum | cut -c1-64)"'"}'
 assert_eq "$WEB_STATUS $(R lrange queue:byteq 0 -1)" "200 plain text" "delete an entry that is not UTF-8 by its digest"
 R del queue:byteq >/dev/null
+
+# --- a retry entry holding bytes that are not UTF-8: listed (API and `retries list`) with the
+# jid, class and args of its U+FFFD text, as the queue page shows one; found by that jid; a retry
+# of it is refused (no job to push), a delete removes exactly its bytes
+sbad() { printf '{"class":"Ok\xff","args":["\xff"],"jid":"bytejid1","queue":"q","error_class":"E","error_message":"m","retry_count":1}'; }
+sbad | R -x zadd retry 99999999999 >/dev/null
+R zadd retry 99999999999 'plain text' >/dev/null
+for s in retry dead scheduled; do   # the other sets list through the same calls: one entry each
+    key=$s; [ $s = scheduled ] && key=schedule
+    [ $s = retry ] || sbad | R -x zadd $key 99999999999 >/dev/null
+    assert_eq "$(api "set?set=$s" | jq_ '[(e["jid"], e["class"], e["args"], e["valid"]) for e in d["entries"] if e["jid"]]')" \
+        "[('bytejid1', 'Ok�', '[\"�\"]', False)]" "$s: an entry that is not UTF-8 in the list"
+done
+assert_eq "$(api 'job?set=retry&jid=bytejid1' | jq_ 'd["entries"][0]["class"], d["entries"][0]["args"]')" "('Ok�', '[\"�\"]')" \
+    "the page of an entry that is not UTF-8"
+hh_cli retries list -r "$REDIS_URL"
+assert_contains "$HH_OUT" "bytejid1" "retries list: the jid of an entry that is not UTF-8"
+assert_contains "$HH_OUT" "Ok�" "retries list: its class"
+web_post set '{"set":"retry","action":"retry","jids":["bytejid1"]}'
+assert_eq "$WEB_STATUS $WEB_BODY $(R zcard retry)" '200 {"done":0,"skipped":1,"notfound":0} 2' "a retry of it is refused"
+web_post set '{"set":"retry","action":"delete","jids":["bytejid1"]}'
+assert_eq "$WEB_STATUS $WEB_BODY $(R zrange retry 0 -1)" '200 {"done":1,"skipped":0,"notfound":0} plain text' \
+    "a delete removes exactly its bytes"
+R del retry dead schedule >/dev/null
 
 pass

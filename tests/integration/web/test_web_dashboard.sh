@@ -87,6 +87,10 @@ assert_contains "$DOM" "Retries (8)" "retry: the size"
 assert_contains "$DOM" "plain failure 0" "retry: an error message"
 assert_contains "$DOM" "&lt;script&gt;document.title=" "retry: the hostile class as text"
 assert_contains "$DOM" 'bad�� bytes' "retry: bytes that are not UTF-8 as U+FFFD"
+# that entry's row: the jid (a link), class and args of its U+FFFD text, as the queue page shows one
+assert_eq "$(echo "$DOM" | python3 -c 'import re,sys; r=[r for r in re.findall(r"<tr[^>]*>.*?</tr>", sys.stdin.read()) if "bad\ufffd\ufffd bytes" in r]
+print(len(r), [x for x in ("<a href=\"#/job/retry/", "<td class=\"\">BinaryJob</td>", "<td class=\"args\">[\"x\"]</td>") if r and x not in r[0]])')" \
+    "1 []" "retry: an entry that is not UTF-8 with its jid, class and args"
 
 page scheduled scheduled scheduled
 assert_contains "$DOM" "Scheduled (4)" "scheduled: the size"
